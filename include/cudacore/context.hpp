@@ -1,0 +1,36 @@
+// A device's primary context.
+//
+// Ownership: copies share one retained primary context; it is released when the last Context,
+// Stream, Event or other object that holds it is destroyed. Release errors (the driver shutting
+// down, the device reset by someone else) are ignored: destruction never throws or prints.
+#pragma once
+
+#include <cuda.h>
+
+#include <memory>
+
+namespace cudacore {
+
+namespace detail {
+struct ContextBox;
+}
+
+class Device;
+
+class Context {
+public:
+    CUcontext handle() const noexcept;
+    Device device() const;
+    // Makes this context current on the calling thread.
+    void set_current() const;
+
+    bool operator==(const Context& other) const noexcept { return handle() == other.handle(); }
+
+    explicit Context(std::shared_ptr<detail::ContextBox> box) noexcept : box_(std::move(box)) {}
+    const std::shared_ptr<detail::ContextBox>& box() const noexcept { return box_; }
+
+private:
+    std::shared_ptr<detail::ContextBox> box_;
+};
+
+}  // namespace cudacore

@@ -1,0 +1,74 @@
+// A CUDA device: its properties, its primary context, and the factories for streams and events.
+//
+// Device is a small value (an ordinal); copying it is free. Querying properties needs no
+// context. Everything throws NoDriverError when no driver is present and DriverError when a
+// driver call fails.
+#pragma once
+
+#include "cudacore/context.hpp"
+#include "cudacore/event.hpp"
+#include "cudacore/stream.hpp"
+
+#include <cuda.h>
+
+#include <array>
+#include <cstddef>
+#include <map>
+#include <string>
+
+namespace cudacore {
+
+struct ComputeCapability {
+    int major = 0;
+    int minor = 0;
+    bool operator==(const ComputeCapability&) const = default;
+};
+
+class Device {
+public:
+    // Throws InvalidArgumentError when ordinal is not in [0, device_count()).
+    explicit Device(int ordinal = 0);
+
+    // The device of the calling thread's current context, or device 0 when none is current.
+    static Device current();
+
+    int ordinal() const noexcept { return ordinal_; }
+    CUdevice handle() const noexcept { return handle_; }
+
+    std::string name() const;
+    std::array<unsigned char, 16> uuid() const;
+    std::string uuid_string() const;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+    std::string pci_bus_id() const;
+    ComputeCapability compute_capability() const;
+    std::string arch() const;  // "sm_90"
+    std::size_t total_memory() const;
+    int multiprocessor_count() const;
+    int attribute(CUdevice_attribute attribute) const;
+    // Every attribute the driver reports, by its CU_DEVICE_ATTRIBUTE_ name (without the prefix,
+    // lower case: "max_threads_per_block"). Attributes this driver rejects are left out.
+    std::map<std::string, int> attributes() const;
+
+    // The primary context, retained while the returned Context (or anything holding it) lives.
+    Context context() const;
+    // Makes the primary context current on the calling thread; it stays retained for the life of
+    // the process, so the thread's current context never dangles.
+    Context set_current() const;
+    // Waits for all work on the device's primary context.
+    void sync() const;
+    bool can_access_peer(const Device& peer) const;
+
+    // The legacy default stream of the primary context (sets that context current, since the
+    // default stream always means the calling thread's current context).
+    Stream default_stream() const;
+    Stream create_stream(const StreamOptions& options = {}) const;
+    // Creates an event that is not recorded on any stream yet: record it with stream.record(ev).
+    Event create_event(const EventOptions& options = {}) const;
+
+    bool operator==(const Device& other) const noexcept { return ordinal_ == other.ordinal_; }
+
+private:
+    int ordinal_;
+    CUdevice handle_;
+};
+
+}  // namespace cudacore

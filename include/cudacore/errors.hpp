@@ -1,0 +1,132 @@
+// The one exception hierarchy of cudacore.
+//
+// Every message names the call that failed, the status by name and text where there is one, and
+// the object involved (kernel name, code type, size, arch...). Catch `cudacore::Error` for all of
+// them, or a derived class for one kind of failure.
+#pragma once
+
+#include <cuda.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cudacore {
+
+// Base of every exception cudacore throws.
+class Error : public std::runtime_error {
+public:
+    explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+// A caller passed something unusable (empty source, zero size, a closed buffer...).
+class InvalidArgumentError : public Error {
+public:
+    using Error::Error;
+};
+
+// A shared library (driver, NVRTC, nvJitLink) could not be opened or lacks a symbol.
+class LoaderError : public Error {
+public:
+    LoaderError(std::string library, std::vector<std::string> searched, std::string env_var,
+                std::string reason);
+    const std::string& library() const noexcept { return library_; }
+    const std::vector<std::string>& searched() const noexcept { return searched_; }
+    const std::string& env_var() const noexcept { return env_var_; }
+    const std::string& reason() const noexcept { return reason_; }
+
+private:
+    std::string library_;
+    std::vector<std::string> searched_;
+    std::string env_var_;
+    std::string reason_;
+};
+
+// The CUDA driver (libcuda.so.1) is not present, or is too old for this build.
+class NoDriverError : public LoaderError {
+public:
+    using LoaderError::LoaderError;
+};
+
+// A CUDA driver call returned an error.
+class DriverError : public Error {
+public:
+    DriverError(CUresult status, std::string call, std::string object);
+    CUresult status() const noexcept { return status_; }
+    const std::string& status_name() const noexcept { return status_name_; }
+    const std::string& status_text() const noexcept { return status_text_; }
+    const std::string& call() const noexcept { return call_; }
+    const std::string& object() const noexcept { return object_; }
+
+private:
+    CUresult status_;
+    std::string status_name_;
+    std::string status_text_;
+    std::string call_;
+    std::string object_;
+};
+
+// NVRTC or nvJitLink failed outside of compiling or linking proper (bad option, out of memory).
+class CompilerApiError : public Error {
+public:
+    CompilerApiError(std::string call, int status, std::string status_name, std::string object);
+    const std::string& call() const noexcept { return call_; }
+    int status() const noexcept { return status_; }
+    const std::string& status_name() const noexcept { return status_name_; }
+
+private:
+    std::string call_;
+    int status_;
+    std::string status_name_;
+};
+
+// Compiling a program failed. Carries the full compiler log, the program name and the options.
+class CompileError : public Error {
+public:
+    CompileError(std::string program_name, std::string log, std::vector<std::string> options,
+                 std::string backend);
+    const std::string& program_name() const noexcept { return program_name_; }
+    const std::string& log() const noexcept { return log_; }
+    const std::vector<std::string>& options() const noexcept { return options_; }
+
+private:
+    std::string program_name_;
+    std::string log_;
+    std::vector<std::string> options_;
+};
+
+// Linking failed. Carries the full linker log, the inputs' names and the options.
+class LinkError : public Error {
+public:
+    LinkError(std::string name, std::string log, std::vector<std::string> options,
+              std::string backend);
+    const std::string& name() const noexcept { return name_; }
+    const std::string& log() const noexcept { return log_; }
+    const std::vector<std::string>& options() const noexcept { return options_; }
+
+private:
+    std::string name_;
+    std::string log_;
+    std::vector<std::string> options_;
+};
+
+// Serialized data is malformed: truncated, corrupted, oversized or from a future format.
+class SerializationError : public Error {
+public:
+    using Error::Error;
+};
+
+// The program cache could not be used (unsafe directory, I/O failure).
+class CacheError : public Error {
+public:
+    using Error::Error;
+};
+
+// Name and text of a driver status, without needing the driver (falls back to the number).
+std::string driver_status_name(CUresult status);
+std::string driver_status_text(CUresult status);
+
+// First line of a compiler or linker log that reports an error (or the first non-empty line).
+std::string first_error_line(const std::string& log);
+
+}  // namespace cudacore

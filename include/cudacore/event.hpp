@@ -1,0 +1,78 @@
+// Events: markers recorded on streams, for ordering and for timing.
+//
+// An event is created unrecorded (Device::create_event) and recorded any number of times with
+// stream.record(event). Ownership: copies share one event, destroyed when the last copy goes; an
+// event holds its context. Destruction never throws; release errors are ignored.
+#pragma once
+
+#include "cudacore/context.hpp"
+#include "cudacore/stream.hpp"
+
+#include <cuda.h>
+
+#include <chrono>
+#include <memory>
+
+namespace cudacore {
+
+namespace detail {
+struct EventBox;
+}
+
+class Device;
+
+struct EventOptions {
+    bool timing_enabled = false;  // needed to measure elapsed time
+    bool blocking_sync = false;   // sync() yields the CPU instead of spinning
+    bool ipc_enabled = false;     // shareable between processes; needs timing_enabled == false
+};
+
+// Milliseconds with sub-microsecond resolution (the driver reports about 0.5 us).
+using Milliseconds = std::chrono::duration<double, std::milli>;
+
+class Event {
+public:
+    CUevent handle() const noexcept;
+    const EventOptions& options() const noexcept;
+    bool timing_enabled() const noexcept { return options().timing_enabled; }
+    // True once recorded on a stream through cudacore.
+    bool is_recorded() const noexcept;
+    Context context() const;
+    Device device() const;
+
+    // Waits until the work before the last record has finished.
+    void sync() const;
+    // True when the work before the last record has finished (or it was never recorded).
+    bool is_done() const;
+
+    bool operator==(const Event& other) const noexcept { return handle() == other.handle(); }
+
+    explicit Event(std::shared_ptr<detail::EventBox> box) noexcept : box_(std::move(box)) {}
+    const std::shared_ptr<detail::EventBox>& box() const noexcept { return box_; }
+
+private:
+    std::shared_ptr<detail::EventBox> box_;
+};
+
+// Time from `start` to `end`. Throws InvalidArgumentError when either was created without
+// timing_enabled or was never recorded (the message says which), and DriverError with
+// CUDA_ERROR_NOT_READY when either has not completed yet.
+Milliseconds operator-(const Event& end, const Event& start);
+
+// Times a region of a stream: records a start event on construction and an end event on stop().
+class ScopedTimer {
+public:
+    explicit ScopedTimer(const Stream& stream);
+    // Records the end event; the first call only. Returns immediately (asynchronous).
+    void stop();
+    // Stops if needed, waits for the end event and returns the elapsed time.
+    Milliseconds elapsed();
+
+private:
+    Stream stream_;
+    Event start_;
+    Event end_;
+    bool stopped_ = false;
+};
+
+}  // namespace cudacore

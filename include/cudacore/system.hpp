@@ -1,0 +1,32 @@
+// Process-wide facts about the CUDA driver and devices.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cudacore {
+
+class Device;
+
+namespace system {
+
+// Whether a usable CUDA driver is present. Never throws; loads the driver on first call.
+bool driver_available() noexcept;
+
+// The driver's CUDA version as an integer (13000 for 13.0). Throws NoDriverError without one.
+int driver_version();
+
+// The path the driver was opened from. Throws NoDriverError without one.
+std::string driver_path();
+
+// Number of CUDA devices. Throws NoDriverError when no driver is present.
+int device_count();
+
+// Every device, by ordinal. Throws NoDriverError when no driver is present.
+std::vector<Device> devices();
+
+// The CUDA version of the headers cudacore was built with.
+int built_cuda_version() noexcept;
+
+}  // namespace system
+}  // namespace cudacore

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set up, build, and run every test (GPU tests report "skipped" with the reason when no GPU).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+build_dir="${BUILD_DIR:-build}"
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600

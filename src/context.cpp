@@ -1,0 +1,82 @@
+#include "cudacore/context.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "runtime_handles.hpp"
+
+#include <mutex>
+#include <vector>
+
+namespace cudacore {
+namespace detail {
+
+ContextBox::~ContextBox() {
+    if (!retained) return;
+    if (const DriverApi* api = driver_if_loaded()) api->cuDevicePrimaryCtxRelease(device);
+}
+
+namespace {
+struct ContextRegistry {
+    std::mutex mutex;
+    std::vector<std::weak_ptr<ContextBox>> by_ordinal;
+};
+// Leaked on purpose: objects destroyed after main returns may still look it up.
+ContextRegistry& registry() {
+    static auto* instance = new ContextRegistry;
+    return *instance;
+}
+}  // namespace
+
+std::shared_ptr<ContextBox> primary_context(int ordinal) {
+    const DriverApi& api = driver();
+    ContextRegistry& reg = registry();
+    std::lock_guard lock(reg.mutex);
+    if (reg.by_ordinal.size() <= static_cast<std::size_t>(ordinal))
+        reg.by_ordinal.resize(ordinal + 1);
+    if (auto existing = reg.by_ordinal[ordinal].lock()) return existing;
+
+    const std::string object = "device " + std::to_string(ordinal);
+    CUdevice device = 0;
+    check(api.cuDeviceGet(&device, ordinal), "cuDeviceGet", object);
+    CUcontext handle = nullptr;
+    check(api.cuDevicePrimaryCtxRetain(&handle, device), "cuDevicePrimaryCtxRetain", object);
+    auto box = std::make_shared<ContextBox>();
+    box->handle = handle;
+    box->device = device;
+    box->ordinal = ordinal;
+    reg.by_ordinal[ordinal] = box;
+    return box;
+}
+
+ContextScope::ContextScope(const ContextBox& context)
+    : ContextScope(context.handle, context.ordinal) {}
+
+ContextScope::ContextScope(CUcontext context, int ordinal) {
+    const DriverApi& api = driver();
+    CUcontext current = nullptr;
+    check(api.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    if (current != context) {
+        check(api.cuCtxPushCurrent(context), "cuCtxPushCurrent",
+              "device " + std::to_string(ordinal));
+        pushed_ = true;
+    }
+}
+
+ContextScope::~ContextScope() {
+    if (!pushed_) return;
+    CUcontext popped = nullptr;
+    driver().cuCtxPopCurrent(&popped);
+}
+
+}  // namespace detail
+
+CUcontext Context::handle() const noexcept { return box_ ? box_->handle : nullptr; }
+
+Device Context::device() const { return Device(box_->ordinal); }
+
+void Context::set_current() const {
+    detail::check(detail::driver().cuCtxSetCurrent(box_->handle), "cuCtxSetCurrent",
+                  "device " + std::to_string(box_->ordinal));
+}
+
+}  // namespace cudacore

@@ -1,0 +1,121 @@
+#include "cudacore/event.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "runtime_handles.hpp"
+
+#include <cstdio>
+
+namespace cudacore {
+
+namespace detail {
+
+EventBox::~EventBox() {
+    if (!handle) return;
+    if (const DriverApi* api = driver_if_loaded()) api->cuEventDestroy(handle);
+}
+
+std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& context,
+                                           const EventOptions& options) {
+    const std::string object = "event on device " + std::to_string(context->ordinal);
+    if (options.ipc_enabled && options.timing_enabled) {
+        throw InvalidArgumentError(
+            "EventOptions: ipc_enabled requires timing_enabled = false (" + object + ")");
+    }
+    unsigned flags = CU_EVENT_DEFAULT;
+    if (!options.timing_enabled) flags |= CU_EVENT_DISABLE_TIMING;
+    if (options.blocking_sync) flags |= CU_EVENT_BLOCKING_SYNC;
+    if (options.ipc_enabled) flags |= CU_EVENT_INTERPROCESS;
+
+    ContextScope scope(*context);
+    CUevent handle = nullptr;
+    check(driver().cuEventCreate(&handle, flags), "cuEventCreate", object);
+    auto box = std::make_shared<EventBox>();
+    box->handle = handle;
+    box->context = context;
+    box->options = options;
+    return box;
+}
+
+}  // namespace detail
+
+namespace {
+std::string describe(const detail::EventBox& box) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "event %p on device %d", static_cast<void*>(box.handle),
+                  box.context->ordinal);
+    return buffer;
+}
+}  // namespace
+
+CUevent Event::handle() const noexcept { return box_ ? box_->handle : nullptr; }
+
+const EventOptions& Event::options() const noexcept { return box_->options; }
+
+bool Event::is_recorded() const noexcept {
+    return box_->recorded.load(std::memory_order_acquire);
+}
+
+Context Event::context() const { return Context(box_->context); }
+
+Device Event::device() const { return Device(box_->context->ordinal); }
+
+void Event::sync() const {
+    detail::check(detail::driver().cuEventSynchronize(box_->handle), "cuEventSynchronize",
+                  describe(*box_));
+}
+
+bool Event::is_done() const {
+    CUresult status = detail::driver().cuEventQuery(box_->handle);
+    if (status == CUDA_ERROR_NOT_READY) return false;
+    detail::check(status, "cuEventQuery", describe(*box_));
+    return true;
+}
+
+Milliseconds operator-(const Event& end, const Event& start) {
+    auto require = [](const Event& event, const char* role) {
+        if (!event.timing_enabled()) {
+            throw InvalidArgumentError(std::string("elapsed time: the ") + role + " event (" +
+                                       describe(*event.box()) +
+                                       ") was created without timing_enabled");
+        }
+        if (!event.is_recorded()) {
+            throw InvalidArgumentError(std::string("elapsed time: the ") + role + " event (" +
+                                       describe(*event.box()) + ") was never recorded");
+        }
+        CUresult status = detail::driver().cuEventQuery(event.handle());
+        if (status == CUDA_ERROR_NOT_READY) {
+            throw DriverError(status, "cuEventQuery",
+                              std::string("the ") + role + " event (" + describe(*event.box()) +
+                                  ") has not completed; call sync() on it first");
+        }
+        detail::check(status, "cuEventQuery", describe(*event.box()));
+    };
+    require(start, "start");
+    require(end, "end");
+    float ms = 0.0f;
+    detail::check(detail::driver().cuEventElapsedTime(&ms, start.handle(), end.handle()),
+                  "cuEventElapsedTime", describe(*start.box()) + " -> " + describe(*end.box()));
+    return Milliseconds(ms);
+}
+
+ScopedTimer::ScopedTimer(const Stream& stream)
+    : stream_(stream),
+      start_(detail::create_event_box(stream.box()->context, {.timing_enabled = true})),
+      end_(detail::create_event_box(stream.box()->context, {.timing_enabled = true})) {
+    stream_.record(start_);
+}
+
+void ScopedTimer::stop() {
+    if (stopped_) return;
+    stream_.record(end_);
+    stopped_ = true;
+}
+
+Milliseconds ScopedTimer::elapsed() {
+    stop();
+    end_.sync();
+    return end_ - start_;
+}
+
+}  // namespace cudacore

@@ -1,0 +1,136 @@
+#include "loader/compiler_apis.hpp"
+
+#include "cudacore/errors.hpp"
+#include "loader/dynamic_library.hpp"
+
+#include <exception>
+
+namespace cudacore::detail {
+
+namespace {
+
+template <typename Api>
+struct Loaded {
+    Api api;
+    std::exception_ptr failure;
+};
+
+void require(const OpenedLibrary& library, const LibrarySearch& search, const char* symbol,
+             void** slot) {
+    *slot = find_symbol(library, symbol);
+    if (!*slot) {
+        throw LoaderError(search.library, {library.path}, search.env_var,
+                          std::string("symbol ") + symbol + " is missing; a CUDA " +
+                              std::to_string(CUDA_VERSION / 1000) + " toolkit is needed");
+    }
+}
+
+Loaded<NvrtcApi> load_nvrtc() {
+    Loaded<NvrtcApi> out;
+    try {
+        LibrarySearch search{"NVRTC (libnvrtc.so.13)", "CUDACORE_NVRTC_PATH",
+                             toolkit_library_candidates({"libnvrtc.so.13", "libnvrtc.so"})};
+        OpenedLibrary library = open_library(search);
+        out.api.path = library.path;
+#define CUDACORE_NVRTC_FUNCTION(name) \
+    require(library, search, #name, reinterpret_cast<void**>(&out.api.name));
+#include "loader/nvrtc_functions.inc"
+#undef CUDACORE_NVRTC_FUNCTION
+        out.api.nvrtcVersion(&out.api.major, &out.api.minor);
+    } catch (...) {
+        out.failure = std::current_exception();
+    }
+    return out;
+}
+
+Loaded<NvJitLinkApi> load_nvjitlink() {
+    Loaded<NvJitLinkApi> out;
+    try {
+        LibrarySearch search{"nvJitLink (libnvJitLink.so.13)", "CUDACORE_NVJITLINK_PATH",
+                             toolkit_library_candidates({"libnvJitLink.so.13", "libnvJitLink.so"})};
+        OpenedLibrary library = open_library(search);
+        auto& api = out.api;
+        api.path = library.path;
+        auto get = [&](const char* symbol, auto& slot) {
+            require(library, search, symbol, reinterpret_cast<void**>(&slot));
+        };
+        get("__nvJitLinkCreate_13_0", api.create);
+        get("__nvJitLinkDestroy_13_0", api.destroy);
+        get("__nvJitLinkAddData_13_0", api.add_data);
+        get("__nvJitLinkComplete_13_0", api.complete);
+        get("__nvJitLinkGetLinkedCubinSize_13_0", api.get_linked_cubin_size);
+        get("__nvJitLinkGetLinkedCubin_13_0", api.get_linked_cubin);
+        get("__nvJitLinkGetLinkedPtxSize_13_0", api.get_linked_ptx_size);
+        get("__nvJitLinkGetLinkedPtx_13_0", api.get_linked_ptx);
+        get("__nvJitLinkGetErrorLogSize_13_0", api.get_error_log_size);
+        get("__nvJitLinkGetErrorLog_13_0", api.get_error_log);
+        get("__nvJitLinkGetInfoLogSize_13_0", api.get_info_log_size);
+        get("__nvJitLinkGetInfoLog_13_0", api.get_info_log);
+        get("nvJitLinkVersion", api.version);
+        api.version(&api.major, &api.minor);
+    } catch (...) {
+        out.failure = std::current_exception();
+    }
+    return out;
+}
+
+}  // namespace
+
+const NvrtcApi& nvrtc() {
+    static const auto* loaded = new Loaded<NvrtcApi>(load_nvrtc());  // leaked: valid at exit
+    if (loaded->failure) std::rethrow_exception(loaded->failure);
+    return loaded->api;
+}
+
+const NvJitLinkApi& nvjitlink() {
+    static const auto* loaded = new Loaded<NvJitLinkApi>(load_nvjitlink());
+    if (loaded->failure) std::rethrow_exception(loaded->failure);
+    return loaded->api;
+}
+
+bool nvjitlink_available() noexcept {
+    try {
+        nvjitlink();
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+void check_nvrtc(nvrtcResult status, const char* call, const std::string& object) {
+    if (status == NVRTC_SUCCESS) return;
+    const char* name = nvrtc().nvrtcGetErrorString(status);
+    throw CompilerApiError(call, static_cast<int>(status), name ? name : "NVRTC error", object);
+}
+
+std::string nvjitlink_status_name(nvJitLinkResult status) {
+    switch (status) {
+        case NVJITLINK_SUCCESS: return "NVJITLINK_SUCCESS";
+        case NVJITLINK_ERROR_UNRECOGNIZED_OPTION: return "NVJITLINK_ERROR_UNRECOGNIZED_OPTION";
+        case NVJITLINK_ERROR_MISSING_ARCH: return "NVJITLINK_ERROR_MISSING_ARCH";
+        case NVJITLINK_ERROR_INVALID_INPUT: return "NVJITLINK_ERROR_INVALID_INPUT";
+        case NVJITLINK_ERROR_PTX_COMPILE: return "NVJITLINK_ERROR_PTX_COMPILE";
+        case NVJITLINK_ERROR_NVVM_COMPILE: return "NVJITLINK_ERROR_NVVM_COMPILE";
+        case NVJITLINK_ERROR_INTERNAL: return "NVJITLINK_ERROR_INTERNAL";
+        case NVJITLINK_ERROR_THREADPOOL: return "NVJITLINK_ERROR_THREADPOOL";
+        case NVJITLINK_ERROR_UNRECOGNIZED_INPUT: return "NVJITLINK_ERROR_UNRECOGNIZED_INPUT";
+        case NVJITLINK_ERROR_FINALIZE: return "NVJITLINK_ERROR_FINALIZE";
+        case NVJITLINK_ERROR_NULL_INPUT: return "NVJITLINK_ERROR_NULL_INPUT";
+        case NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS: return "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS";
+        case NVJITLINK_ERROR_INCORRECT_INPUT_TYPE: return "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE";
+        case NVJITLINK_ERROR_ARCH_MISMATCH: return "NVJITLINK_ERROR_ARCH_MISMATCH";
+        case NVJITLINK_ERROR_OUTDATED_LIBRARY: return "NVJITLINK_ERROR_OUTDATED_LIBRARY";
+        case NVJITLINK_ERROR_MISSING_FATBIN: return "NVJITLINK_ERROR_MISSING_FATBIN";
+        case NVJITLINK_ERROR_UNRECOGNIZED_ARCH: return "NVJITLINK_ERROR_UNRECOGNIZED_ARCH";
+        case NVJITLINK_ERROR_UNSUPPORTED_ARCH: return "NVJITLINK_ERROR_UNSUPPORTED_ARCH";
+        case NVJITLINK_ERROR_LTO_NOT_ENABLED: return "NVJITLINK_ERROR_LTO_NOT_ENABLED";
+        default: return "nvJitLinkResult " + std::to_string(static_cast<int>(status));
+    }
+}
+
+void check_nvjitlink(nvJitLinkResult status, const char* call, const std::string& object) {
+    if (status == NVJITLINK_SUCCESS) return;
+    throw CompilerApiError(call, static_cast<int>(status), nvjitlink_status_name(status), object);
+}
+
+}  // namespace cudacore::detail

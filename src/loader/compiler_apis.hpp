@@ -1,0 +1,50 @@
+// NVRTC and nvJitLink, opened at run time on first use (toolkit soname, then $CUDA_HOME, then
+// /usr/local/cuda), once and thread-safely. CUDACORE_NVRTC_PATH / CUDACORE_NVJITLINK_PATH force
+// a path. Failures throw LoaderError, and the same error again on every later call.
+#pragma once
+
+#include <nvJitLink.h>
+#include <nvrtc.h>
+
+#include <string>
+
+namespace cudacore::detail {
+
+struct NvrtcApi {
+#define CUDACORE_NVRTC_FUNCTION(name) decltype(&::name) name = nullptr;
+#include "loader/nvrtc_functions.inc"
+#undef CUDACORE_NVRTC_FUNCTION
+    std::string path;
+    int major = 0, minor = 0;
+};
+
+// nvJitLink's header maps each name to a versioned symbol (__nvJitLinkCreate_13_0); we take the
+// versioned symbols so the ABI matches the header we were built with.
+struct NvJitLinkApi {
+    decltype(&__nvJitLinkCreate_13_0) create = nullptr;
+    decltype(&__nvJitLinkDestroy_13_0) destroy = nullptr;
+    decltype(&__nvJitLinkAddData_13_0) add_data = nullptr;
+    decltype(&__nvJitLinkComplete_13_0) complete = nullptr;
+    decltype(&__nvJitLinkGetLinkedCubinSize_13_0) get_linked_cubin_size = nullptr;
+    decltype(&__nvJitLinkGetLinkedCubin_13_0) get_linked_cubin = nullptr;
+    decltype(&__nvJitLinkGetLinkedPtxSize_13_0) get_linked_ptx_size = nullptr;
+    decltype(&__nvJitLinkGetLinkedPtx_13_0) get_linked_ptx = nullptr;
+    decltype(&__nvJitLinkGetErrorLogSize_13_0) get_error_log_size = nullptr;
+    decltype(&__nvJitLinkGetErrorLog_13_0) get_error_log = nullptr;
+    decltype(&__nvJitLinkGetInfoLogSize_13_0) get_info_log_size = nullptr;
+    decltype(&__nvJitLinkGetInfoLog_13_0) get_info_log = nullptr;
+    decltype(&::nvJitLinkVersion) version = nullptr;
+    std::string path;
+    unsigned major = 0, minor = 0;
+};
+
+const NvrtcApi& nvrtc();
+const NvJitLinkApi& nvjitlink();
+bool nvjitlink_available() noexcept;
+
+// Throws CompilerApiError naming the call, the status and the object when status is not success.
+void check_nvrtc(nvrtcResult status, const char* call, const std::string& object);
+void check_nvjitlink(nvJitLinkResult status, const char* call, const std::string& object);
+std::string nvjitlink_status_name(nvJitLinkResult status);
+
+}  // namespace cudacore::detail

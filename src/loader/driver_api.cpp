@@ -1,0 +1,124 @@
+#include "loader/driver_api.hpp"
+
+#include "cudacore/errors.hpp"
+#include "loader/dynamic_library.hpp"
+
+#include <atomic>
+#include <exception>
+#include <mutex>
+
+namespace cudacore::detail {
+
+namespace {
+
+constexpr const char* kDriverVariable = "CUDACORE_LIBCUDA_PATH";
+
+struct DriverState {
+    DriverApi api;
+    std::exception_ptr failure;
+};
+
+using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
+                                    CUdriverProcAddressQueryResult*);
+
+std::atomic<const DriverApi*> loaded{nullptr};
+
+DriverState load_driver() {
+    DriverState state;
+    try {
+        LibrarySearch search{"the CUDA driver (libcuda.so.1)", kDriverVariable,
+                             {"libcuda.so.1", "libcuda.so"}};
+        OpenedLibrary library;
+        try {
+            library = open_library(search);
+        } catch (const LoaderError& e) {
+            // Same message, but typed: no driver is an expected condition callers test for.
+            throw NoDriverError(e.library(), e.searched(), e.env_var(), e.reason());
+        }
+        state.api.path = library.path;
+        auto get_proc = reinterpret_cast<GetProcAddress>(find_symbol(library, "cuGetProcAddress_v2"));
+        if (!get_proc) {
+            throw NoDriverError(search.library, {library.path}, kDriverVariable,
+                                "the driver has no cuGetProcAddress_v2; a driver for CUDA " +
+                                    std::to_string(CUDA_VERSION / 1000) + " or newer is needed");
+        }
+        std::string missing;
+        auto resolve = [&](const char* name, void** slot) {
+            CUdriverProcAddressQueryResult found{};
+            if (get_proc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
+                    CUDA_SUCCESS ||
+                found != CU_GET_PROC_ADDRESS_SUCCESS) {
+                *slot = nullptr;
+                missing += missing.empty() ? name : std::string(", ") + name;
+            }
+        };
+#define CUDACORE_DRIVER_FUNCTION(name) \
+    resolve(#name, reinterpret_cast<void**>(&state.api.name));
+#include "loader/driver_functions.inc"
+#undef CUDACORE_DRIVER_FUNCTION
+
+        int version = 0;
+        if (state.api.cuDriverGetVersion) state.api.cuDriverGetVersion(&version);
+        state.api.driver_version = version;
+        if (version < CUDA_VERSION || !missing.empty()) {
+            throw NoDriverError(
+                search.library, {library.path}, kDriverVariable,
+                "driver version " + std::to_string(version / 1000) + "." +
+                    std::to_string(version % 1000 / 10) + " is older than CUDA " +
+                    std::to_string(CUDA_VERSION / 1000) + "." +
+                    std::to_string(CUDA_VERSION % 1000 / 10) + ", which cudacore was built for" +
+                    (missing.empty() ? "" : " (missing entry points: " + missing + ")"));
+        }
+        CUresult status = state.api.cuInit(0);
+        if (status != CUDA_SUCCESS) {
+            const char* name = nullptr;
+            const char* text = nullptr;
+            state.api.cuGetErrorName(status, &name);
+            state.api.cuGetErrorString(status, &text);
+            throw NoDriverError(search.library, {library.path}, kDriverVariable,
+                                std::string("cuInit failed: ") + (name ? name : "?") + ": " +
+                                    (text ? text : "?"));
+        }
+    } catch (...) {
+        state.failure = std::current_exception();
+    }
+    return state;
+}
+
+const DriverState& driver_state() {
+    // A function-local static: initialised once, thread-safely, never destroyed before users
+    // that were created after it (and it holds only plain data, so its destruction is trivial).
+    static const DriverState* state = [] {
+        auto* s = new DriverState(load_driver());  // intentionally leaked: valid during exit
+        if (!s->failure) loaded.store(&s->api, std::memory_order_release);
+        return s;
+    }();
+    return *state;
+}
+
+}  // namespace
+
+const DriverApi& driver() {
+    if (const DriverApi* api = loaded.load(std::memory_order_acquire)) [[likely]]
+        return *api;
+    const DriverState& state = driver_state();
+    if (state.failure) std::rethrow_exception(state.failure);
+    return state.api;
+}
+
+const DriverApi* driver_if_loaded() noexcept { return loaded.load(std::memory_order_acquire); }
+
+bool driver_available() noexcept {
+    try {
+        driver();
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+void throw_driver_error(CUresult status, const char* call, const std::string& object) {
+    throw DriverError(status, call, object);
+}
+
+}  // namespace cudacore::detail

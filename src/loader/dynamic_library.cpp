@@ -1,0 +1,61 @@
+#include "loader/dynamic_library.hpp"
+
+#include "cudacore/errors.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+
+namespace cudacore::detail {
+
+OpenedLibrary open_library(const LibrarySearch& search) {
+    std::vector<std::string> tried;
+    std::string reasons;
+    auto attempt = [&](const std::string& path) -> void* {
+        tried.push_back(path);
+        void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!handle) {
+            const char* why = dlerror();
+            if (!reasons.empty()) reasons += "; ";
+            reasons += why ? why : (path + ": not found");
+        }
+        return handle;
+    };
+
+    if (const char* forced = std::getenv(search.env_var.c_str()); forced && *forced) {
+        if (void* handle = attempt(forced)) return {handle, forced};
+        throw LoaderError(search.library, tried, search.env_var,
+                          "the path in " + search.env_var + " does not load (" + reasons + ")");
+    }
+    for (const auto& candidate : search.candidates) {
+        if (void* handle = attempt(candidate)) return {handle, candidate};
+    }
+    throw LoaderError(search.library, tried, search.env_var, "not found (" + reasons + ")");
+}
+
+void* find_symbol(const OpenedLibrary& library, const char* name) {
+    return dlsym(library.handle, name);
+}
+
+std::vector<std::string> toolkit_library_candidates(const std::vector<std::string>& sonames) {
+    std::vector<std::string> roots;
+    if (const char* home = std::getenv("CUDA_HOME"); home && *home) roots.emplace_back(home);
+    if (const char* path = std::getenv("CUDA_PATH"); path && *path) roots.emplace_back(path);
+#ifdef CUDACORE_DEFAULT_CUDA_HOME
+    roots.emplace_back(CUDACORE_DEFAULT_CUDA_HOME);
+#endif
+    roots.emplace_back("/usr/local/cuda");
+
+    std::vector<std::string> candidates(sonames.begin(), sonames.end());
+    for (const auto& root : roots) {
+        for (const auto& soname : sonames) {
+            std::string path = root + "/lib64/" + soname;
+            bool seen = false;
+            for (const auto& c : candidates) seen = seen || c == path;
+            if (!seen) candidates.push_back(path);
+        }
+    }
+    return candidates;
+}
+
+}  // namespace cudacore::detail

@@ -1,0 +1,57 @@
+// The boxes behind Context, Stream and Event: the raw handle, what it depends on, and how to
+// release it. Shared ownership of a box gives the lifetime rules: no rebinding, no invalidation,
+// dependencies held. Release errors are ignored (the driver may be gone at exit).
+#pragma once
+
+#include "cudacore/event.hpp"
+#include "loader/driver_api.hpp"
+
+#include <atomic>
+#include <memory>
+
+namespace cudacore::detail {
+
+struct ContextBox {
+    CUcontext handle = nullptr;
+    CUdevice device = 0;
+    int ordinal = 0;
+    bool retained = true;  // false for a context the caller owns (Stream::from_handle)
+    ~ContextBox();
+};
+
+struct StreamBox {
+    CUstream handle = nullptr;
+    std::shared_ptr<ContextBox> context;
+    bool owned = true;
+    ~StreamBox();
+};
+
+struct EventBox {
+    CUevent handle = nullptr;
+    std::shared_ptr<ContextBox> context;
+    EventOptions options;
+    std::atomic<bool> recorded{false};
+    ~EventBox();
+};
+
+// The primary context of a device, retained once and shared while anything holds it.
+std::shared_ptr<ContextBox> primary_context(int ordinal);
+
+// Makes `context` current for the scope when it is not already (push/pop), so creating
+// resources never changes the caller's current context.
+class ContextScope {
+public:
+    explicit ContextScope(const ContextBox& context);
+    ContextScope(CUcontext context, int ordinal);
+    ~ContextScope();
+    ContextScope(const ContextScope&) = delete;
+    ContextScope& operator=(const ContextScope&) = delete;
+
+private:
+    bool pushed_ = false;
+};
+
+std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& context,
+                                           const EventOptions& options);
+
+}  // namespace cudacore::detail

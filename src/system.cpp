@@ -1,0 +1,30 @@
+#include "cudacore/system.hpp"
+
+#include "cudacore/device.hpp"
+#include "loader/driver_api.hpp"
+
+namespace cudacore::system {
+
+bool driver_available() noexcept { return detail::driver_available(); }
+
+int driver_version() { return detail::driver().driver_version; }
+
+std::string driver_path() { return detail::driver().path; }
+
+int device_count() {
+    int count = 0;
+    detail::check(detail::driver().cuDeviceGetCount(&count), "cuDeviceGetCount");
+    return count;
+}
+
+std::vector<Device> devices() {
+    std::vector<Device> out;
+    const int count = device_count();
+    out.reserve(count);
+    for (int i = 0; i < count; ++i) out.emplace_back(i);
+    return out;
+}
+
+int built_cuda_version() noexcept { return CUDA_VERSION; }
+
+}  // namespace cudacore::system

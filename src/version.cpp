@@ -1,0 +1,5 @@
+#include "cudacore/version.hpp"
+
+namespace cudacore {
+const char* version() noexcept { return CUDACORE_VERSION_STRING; }
+}  // namespace cudacore

@@ -1,0 +1,42 @@
+// Loads one library through cudacore's loader and reports the outcome on stdout.
+// Exit codes: 0 loaded, 2 LoaderError, 3 NoDriverError, 1 anything else.
+#include "cudacore/errors.hpp"
+#include "cudacore/system.hpp"
+#include "loader/compiler_apis.hpp"
+#include "loader/driver_api.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+int main(int argc, char** argv) {
+    const char* what = argc > 1 ? argv[1] : "driver";
+    try {
+        if (std::strcmp(what, "driver") == 0) {
+            std::printf("driver %d\n", cudacore::system::driver_version());
+        } else if (std::strcmp(what, "driver-twice") == 0) {
+            std::string first, second;
+            try { cudacore::system::driver_version(); } catch (const cudacore::Error& e) { first = e.what(); }
+            try { cudacore::system::device_count(); } catch (const cudacore::Error& e) { second = e.what(); }
+            if (!first.empty() && first == second && !cudacore::system::driver_available())
+                std::printf("same error twice: %s\n", first.c_str());
+            else
+                std::printf("different: [%s] [%s]\n", first.c_str(), second.c_str());
+        } else if (std::strcmp(what, "nvrtc") == 0) {
+            const auto& api = cudacore::detail::nvrtc();
+            std::printf("nvrtc %d.%d from %s\n", api.major, api.minor, api.path.c_str());
+        } else if (std::strcmp(what, "nvjitlink") == 0) {
+            const auto& api = cudacore::detail::nvjitlink();
+            std::printf("nvjitlink %u.%u from %s\n", api.major, api.minor, api.path.c_str());
+        }
+    } catch (const cudacore::NoDriverError& e) {
+        std::printf("NoDriverError: %s\n", e.what());
+        return 3;
+    } catch (const cudacore::LoaderError& e) {
+        std::printf("LoaderError: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::printf("other: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,57 @@
+// Shared helpers for cudacore's tests: GPU detection and running child processes.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cudacore::test {
+
+// Empty when a driver and at least one device are present; else why GPU tests must skip.
+std::string gpu_unavailable_reason();
+
+// Skips the current test, printing the reason, when there is no GPU.
+#define CUDACORE_REQUIRE_GPU()                                                  \
+    do {                                                                        \
+        const std::string reason_ = ::cudacore::test::gpu_unavailable_reason(); \
+        if (!reason_.empty()) GTEST_SKIP() << "no GPU: " << reason_;            \
+    } while (0)
+
+// The folder of the running test executable; helper programs are built beside it.
+std::filesystem::path executable_dir();
+// A helper program built from tests/helpers/NAME.cpp.
+std::filesystem::path helper_path(const std::string& name);
+// The cudacore command-line tool of this build.
+std::filesystem::path cli_path();
+
+struct ProcessResult {
+    int exit_code = -1;  // -signal when killed by a signal
+    std::string out;
+    std::string err;
+};
+
+// Runs a program to completion, capturing stdout and stderr. `env` entries are added to (or
+// replace in) the child's environment; an empty value removes the variable.
+ProcessResult run_process(const std::vector<std::string>& argv,
+                          const std::map<std::string, std::string>& env = {});
+
+// A fresh, empty temporary directory, removed when the object is destroyed.
+class TempDir {
+public:
+    TempDir();
+    ~TempDir();
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
+    const std::filesystem::path& path() const { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+std::string read_file(const std::filesystem::path& path);
+void write_file(const std::filesystem::path& path, const std::string& contents);
+
+}  // namespace cudacore::test

@@ -1,0 +1,12 @@
+// The subcommands of the cudacore CLI. Each registers its options and callback on the app.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace cudacore::cli {
+
+void add_devices_command(CLI::App& app);
+void add_demo_command(CLI::App& app);
+
+// Exit code a subcommand callback asks for (set by throwing CLI::RuntimeError(code)).
+}  // namespace cudacore::cli

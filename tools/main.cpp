@@ -1,0 +1,24 @@
+// cudacore: compile, link, inspect and run CUDA code from the command line.
+#include "commands.hpp"
+
+#include "cudacore/errors.hpp"
+#include "cudacore/version.hpp"
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+    CLI::App app{"cudacore: compile, link, cache and launch CUDA C++ at run time"};
+    app.set_version_flag("--version", std::string("cudacore ") + cudacore::version());
+    app.require_subcommand(1);
+    cudacore::cli::add_devices_command(app);
+    cudacore::cli::add_demo_command(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    } catch (const cudacore::Error& e) {
+        std::cerr << "cudacore: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}
