@@ -1,0 +1,38 @@
+// Linker: nvJitLink over inputs of any code type, producing a cubin or PTX ObjectCode.
+// Needs no GPU. One Linker links once; make a new one per link.
+#pragma once
+
+#include "cudacore/linker_options.hpp"
+#include "cudacore/object_code.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cudacore {
+
+class Linker {
+public:
+    // Throws InvalidArgumentError when `inputs` is empty.
+    Linker(std::vector<ObjectCode> inputs, LinkerOptions options = {});
+
+    // Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure.
+    ObjectCode link(CodeType target = CodeType::cubin);
+
+    const std::vector<ObjectCode>& inputs() const noexcept { return inputs_; }
+    const LinkerOptions& options() const noexcept { return options_; }
+    // The exact flags passed to the backend.
+    std::vector<std::string> flags() const;
+    const std::string& info_log() const noexcept { return info_log_; }
+    const std::string& error_log() const noexcept { return error_log_; }
+    // "nvJitLink" or "driver" (cuLink*, used when nvJitLink cannot be loaded).
+    const std::string& backend() const noexcept { return backend_; }
+
+private:
+    std::vector<ObjectCode> inputs_;
+    LinkerOptions options_;
+    std::string info_log_;
+    std::string error_log_;
+    std::string backend_;
+};
+
+}  // namespace cudacore
