@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -57,6 +58,25 @@ public:
 
     // Equal when code type, name, bytes and symbol map are all equal.
     bool operator==(const ObjectCode& other) const noexcept;
+
+    // Serialized form (src/object_code_serialization.cpp documents the layout): magic, format
+    // version, byte-order mark, code type, name, symbol map, code bytes and an XXH3-64 checksum,
+    // every integer little-endian. Holds no driver state: a deserialized ObjectCode loads lazily
+    // like any other. deserialize() throws SerializationError for truncated, corrupted,
+    // oversized (beyond max_serialized_size) or future-version input, and never reads outside
+    // `bytes`.
+    static constexpr std::uint32_t serialization_format_version = 1;
+    static constexpr std::uint64_t max_serialized_size = std::uint64_t{4} << 30;  // 4 GiB
+    std::string serialize() const;
+    static ObjectCode deserialize(std::string_view bytes);
+    // Writes serialize() to `path` atomically (a temporary file in the same directory, fsync,
+    // rename, fsync of the directory): a crash leaves the old file or the new one, never a
+    // half-written one. Throws SerializationError naming the path and errno text on I/O failure.
+    void save(const std::filesystem::path& path) const;
+    // Reads a file written by save(). Static, unlike the member load() that loads the code into
+    // the driver: `ObjectCode::load(path)` reads a file, `code.load()` loads a module. Throws
+    // SerializationError (naming the path) when it cannot be read or is not a valid serialization.
+    static ObjectCode load(const std::filesystem::path& path);
 
     const std::shared_ptr<detail::ObjectCodeState>& state() const noexcept { return state_; }
 
