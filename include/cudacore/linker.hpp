@@ -15,12 +15,16 @@ public:
     // Throws InvalidArgumentError when `inputs` is empty.
     Linker(std::vector<ObjectCode> inputs, LinkerOptions options = {});
 
-    // Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure.
+    // Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure,
+    // CompilerApiError when nvJitLink rejects the flags, LoaderError when neither nvJitLink nor
+    // a driver can be loaded. The driver fallback uses the current device's primary context.
     ObjectCode link(CodeType target = CodeType::cubin);
 
     const std::vector<ObjectCode>& inputs() const noexcept { return inputs_; }
     const LinkerOptions& options() const noexcept { return options_; }
-    // The exact flags passed to the backend.
+    // The exact flags passed to the backend: nvJitLink flags for a cubin link (link(ptx) adds
+    // -ptx), or the driver's CU_JIT options as NAME=VALUE. Resolves arch from the current device
+    // when unset; throws InvalidArgumentError for options the backend cannot honour.
     std::vector<std::string> flags() const;
     const std::string& info_log() const noexcept { return info_log_; }
     const std::string& error_log() const noexcept { return error_log_; }
@@ -28,6 +32,9 @@ public:
     const std::string& backend() const noexcept { return backend_; }
 
 private:
+    ObjectCode link_with_nvjitlink(CodeType target);
+    ObjectCode link_with_driver();
+
     std::vector<ObjectCode> inputs_;
     LinkerOptions options_;
     std::string info_log_;

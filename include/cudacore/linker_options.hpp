@@ -1,0 +1,54 @@
+// LinkerOptions: the options cuda.core's LinkerOptions exposes, as a plain struct with defaults.
+//
+// Unset fields pass no flag. The fields turn into nvJitLink flags in exactly one place,
+// nvjitlink_flags() (Linker::flags() shows the result); the driver-linker fallback maps the
+// subset the driver understands to CU_JIT options in src/linker.cpp and refuses the rest.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudacore {
+
+struct LinkerOptions {
+    // Name of the link, used in logs and error messages.
+    std::string name = "default_linker";
+    // Target architecture, "sm_90" (or "90"). Unset: the current device's arch; with no driver
+    // or device, Linker throws InvalidArgumentError asking to set it.
+    std::optional<std::string> arch;
+    std::optional<int> max_register_count;          // -maxrregcount=N
+    std::optional<bool> time;                       // -time (timings in the info log)
+    std::optional<bool> verbose;                    // -verbose
+    std::optional<bool> link_time_optimization;     // -lto (needed to link LTO-IR)
+    std::optional<bool> ptx;                        // -ptx (implied by the ptx target)
+    std::optional<int> optimization_level;          // -O0 .. -O4
+    std::optional<bool> debug;                      // -g
+    std::optional<bool> lineinfo;                   // -lineinfo
+    std::optional<bool> ftz;                        // -ftz=true|false
+    std::optional<bool> prec_div;                   // -prec-div=true|false
+    std::optional<bool> prec_sqrt;                  // -prec-sqrt=true|false
+    std::optional<bool> fma;                        // -fma=true|false
+    std::vector<std::string> kernels_used;          // -kernels-used=<name>
+    std::vector<std::string> variables_used;        // -variables-used=<name>
+    std::optional<bool> optimize_unused_variables;  // -optimize-unused-variables
+    std::vector<std::string> ptxas_options;         // -Xptxas=<each>
+    std::optional<int> split_compile;               // -split-compile=N
+    std::optional<int> split_compile_extended;      // -split-compile-extended=N
+    std::optional<bool> no_cache;                   // -no-cache
+
+    // Passed to nvJitLink as they are, after every flag above.
+    std::vector<std::string> extra_flags;
+
+    bool operator==(const LinkerOptions&) const = default;
+};
+
+// The arch (normalised, "sm_90") or the current device's arch when unset; throws
+// InvalidArgumentError saying to set arch when there is no device.
+std::string resolve_arch(const LinkerOptions& options);
+
+// The nvJitLink flags for `options` in a fixed order (the one place fields become flags).
+// `ptx_target` adds -ptx when ptx is not already set.
+std::vector<std::string> nvjitlink_flags(const LinkerOptions& options, bool ptx_target = false);
+
+}  // namespace cudacore

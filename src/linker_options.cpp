@@ -1,0 +1,48 @@
+#include "cudacore/linker_options.hpp"
+
+#include "cudacore/program_options.hpp"
+
+namespace cudacore {
+
+std::string resolve_arch(const LinkerOptions& options) {
+    if (options.arch) return normalize_arch(*options.arch);
+    return current_device_arch(("linker '" + options.name + "'").c_str());
+}
+
+std::vector<std::string> nvjitlink_flags(const LinkerOptions& o, bool ptx_target) {
+    std::vector<std::string> f;
+    auto add_bool = [&](const std::optional<bool>& field, const char* flag) {
+        if (field.value_or(false)) f.emplace_back(flag);
+    };
+    auto add_true_false = [&](const std::optional<bool>& field, const char* flag) {
+        if (field) f.push_back(std::string(flag) + "=" + (*field ? "true" : "false"));
+    };
+    auto add_int = [&](const std::optional<int>& field, const char* flag) {
+        if (field) f.push_back(std::string(flag) + "=" + std::to_string(*field));
+    };
+
+    f.push_back("-arch=" + resolve_arch(o));
+    add_int(o.max_register_count, "-maxrregcount");
+    add_bool(o.time, "-time");
+    add_bool(o.verbose, "-verbose");
+    add_bool(o.link_time_optimization, "-lto");
+    if (o.ptx.value_or(ptx_target)) f.emplace_back("-ptx");
+    if (o.optimization_level) f.push_back("-O" + std::to_string(*o.optimization_level));
+    add_bool(o.debug, "-g");
+    add_bool(o.lineinfo, "-lineinfo");
+    add_true_false(o.ftz, "-ftz");
+    add_true_false(o.prec_div, "-prec-div");
+    add_true_false(o.prec_sqrt, "-prec-sqrt");
+    add_true_false(o.fma, "-fma");
+    for (const auto& name : o.kernels_used) f.push_back("-kernels-used=" + name);
+    for (const auto& name : o.variables_used) f.push_back("-variables-used=" + name);
+    add_bool(o.optimize_unused_variables, "-optimize-unused-variables");
+    for (const auto& option : o.ptxas_options) f.push_back("-Xptxas=" + option);
+    add_int(o.split_compile, "-split-compile");
+    add_int(o.split_compile_extended, "-split-compile-extended");
+    add_bool(o.no_cache, "-no-cache");
+    f.insert(f.end(), o.extra_flags.begin(), o.extra_flags.end());
+    return f;
+}
+
+}  // namespace cudacore

@@ -1,0 +1,192 @@
+#include "cudacore/program_options.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/system.hpp"
+#include "loader/driver_api.hpp"
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <regex>
+
+#ifndef CUDACORE_DEFAULT_CUDA_HOME
+#define CUDACORE_DEFAULT_CUDA_HOME ""
+#endif
+
+namespace cudacore {
+
+namespace {
+
+const char* true_false(bool value) { return value ? "true" : "false"; }
+
+}  // namespace
+
+std::string normalize_arch(const std::string& arch) {
+    static const std::regex number("[0-9]{2,3}[af]?");
+    static const std::regex named("(sm|compute|lto)_[0-9]{2,3}[af]?");
+    if (std::regex_match(arch, number)) return "sm_" + arch;
+    if (std::regex_match(arch, named)) return arch;
+    throw InvalidArgumentError("invalid arch '" + arch +
+                               "': expected sm_NN, sm_NNa, compute_NN or a bare number such as 90");
+}
+
+std::string current_device_arch(const char* what_needs_it) {
+    std::string reason;
+    if (!detail::driver_available()) {
+        reason = "no CUDA driver is present";
+    } else {
+        try {
+            if (system::device_count() > 0) return Device::current().arch();
+            reason = "no CUDA device is present";
+        } catch (const Error& e) {
+            reason = e.what();
+        }
+    }
+    throw InvalidArgumentError(std::string(what_needs_it) +
+                               ": arch is not set and the current device's arch cannot be used (" +
+                               reason + "); set arch, for example \"sm_90\"");
+}
+
+std::string resolve_arch(const ProgramOptions& options) {
+    if (options.arch) return normalize_arch(*options.arch);
+    return current_device_arch(("program '" + options.name + "'").c_str());
+}
+
+std::vector<std::string> toolkit_include_dirs() {
+    std::vector<std::filesystem::path> roots;
+    if (const char* home = std::getenv("CUDA_HOME"); home && *home) roots.emplace_back(home);
+    if (*CUDACORE_DEFAULT_CUDA_HOME) roots.emplace_back(CUDACORE_DEFAULT_CUDA_HOME);
+    roots.emplace_back("/usr/local/cuda");
+    std::error_code ignored;
+    for (const auto& root : roots) {
+        const auto include = root / "include";
+        if (!std::filesystem::exists(include / "cuda_runtime.h", ignored)) continue;
+        std::vector<std::string> dirs{include.string()};
+        // CCCL (<cuda/std/...>, cub, thrust) lives in include/cccl in CUDA 13.
+        if (std::filesystem::is_directory(include / "cccl", ignored))
+            dirs.push_back((include / "cccl").string());
+        return dirs;
+    }
+    return {};
+}
+
+std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
+    std::vector<std::string> f;
+    auto add_bool = [&](const std::optional<bool>& field, const char* flag) {
+        if (field.value_or(false)) f.emplace_back(flag);
+    };
+    auto add_true_false = [&](const std::optional<bool>& field, const char* flag) {
+        if (field) f.push_back(std::string(flag) + "=" + true_false(*field));
+    };
+    auto add_value = [&](const auto& field, const char* flag) {
+        if (field) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(*field)>, std::string>)
+                f.push_back(std::string(flag) + "=" + *field);
+            else
+                f.push_back(std::string(flag) + "=" + std::to_string(*field));
+        }
+    };
+
+    f.push_back("-arch=" + resolve_arch(o));
+    add_true_false(o.relocatable_device_code, "--relocatable-device-code");
+    add_bool(o.extensible_whole_program, "--extensible-whole-program");
+    add_bool(o.debug, "--device-debug");
+    add_bool(o.lineinfo, "--generate-line-info");
+    if (o.device_code_optimize) f.push_back(*o.device_code_optimize ? "--dopt=on" : "--dopt=off");
+    for (const auto& option : o.ptxas_options) f.push_back("--ptxas-options=" + option);
+    add_value(o.max_register_count, "--maxrregcount");
+    add_true_false(o.ftz, "--ftz");
+    add_true_false(o.prec_sqrt, "--prec-sqrt");
+    add_true_false(o.prec_div, "--prec-div");
+    add_true_false(o.fma, "--fmad");
+    add_bool(o.use_fast_math, "--use_fast_math");
+    add_bool(o.extra_device_vectorization, "--extra-device-vectorization");
+    if (o.link_time_optimization.value_or(lto)) f.emplace_back("-dlto");
+    add_bool(o.gen_opt_lto, "--gen-opt-lto");
+    for (const auto& macro : o.define_macro)
+        f.push_back("--define-macro=" + macro.name + (macro.value ? "=" + *macro.value : ""));
+    for (const auto& name : o.undefine_macro) f.push_back("--undefine-macro=" + name);
+    for (const auto& dir : o.include_path) f.push_back("--include-path=" + dir);
+    if (o.toolkit_include_path) {
+        for (const auto& dir : toolkit_include_dirs()) f.push_back("--include-path=" + dir);
+    }
+    for (const auto& header : o.pre_include) f.push_back("--pre-include=" + header);
+    add_bool(o.no_source_include, "--no-source-include");
+    add_value(o.std, "--std");
+    add_true_false(o.builtin_move_forward, "--builtin-move-forward");
+    add_true_false(o.builtin_initializer_list, "--builtin-initializer-list");
+    add_bool(o.disable_warnings, "--disable-warnings");
+    add_bool(o.restrict, "--restrict");
+    add_bool(o.device_as_default_execution_space, "--device-as-default-execution-space");
+    add_bool(o.device_int128, "--device-int128");
+    add_bool(o.device_float128, "--device-float128");
+    add_value(o.optimization_info, "--optimization-info");
+    add_bool(o.no_display_error_number, "--no-display-error-number");
+    for (int number : o.diag_error) f.push_back("--diag-error=" + std::to_string(number));
+    for (int number : o.diag_suppress) f.push_back("--diag-suppress=" + std::to_string(number));
+    for (int number : o.diag_warn) f.push_back("--diag-warn=" + std::to_string(number));
+    add_true_false(o.brief_diagnostics, "--brief-diagnostics");
+    add_value(o.time, "--time");
+    add_value(o.split_compile, "--split-compile");
+    add_bool(o.fdevice_syntax_only, "--fdevice-syntax-only");
+    add_bool(o.minimal, "--minimal");
+    add_bool(o.no_cache, "--no-cache");
+    add_value(o.fdevice_time_trace, "--fdevice-time-trace");
+    add_value(o.frandom_seed, "--frandom-seed");
+    add_value(o.ofast_compile, "--Ofast-compile");
+    add_bool(o.pch, "--pch");
+    add_value(o.create_pch, "--create-pch");
+    add_value(o.use_pch, "--use-pch");
+    add_value(o.pch_dir, "--pch-dir");
+    add_true_false(o.pch_verbose, "--pch-verbose");
+    add_true_false(o.pch_messages, "--pch-messages");
+    add_true_false(o.instantiate_templates_in_pch, "--instantiate-templates-in-pch");
+    f.insert(f.end(), o.extra_flags.begin(), o.extra_flags.end());
+    return f;
+}
+
+LinkerOptions to_linker_options(const ProgramOptions& o) {
+    // Options that only mean something to a C++ front end: refuse them rather than ignore them.
+    std::vector<std::string> unsupported;
+    auto refuse = [&](bool set, const char* field) {
+        if (set) unsupported.emplace_back(field);
+    };
+    refuse(o.relocatable_device_code.value_or(false), "relocatable_device_code");
+    refuse(o.extensible_whole_program.value_or(false), "extensible_whole_program");
+    refuse(o.use_fast_math.has_value(), "use_fast_math");
+    refuse(o.gen_opt_lto.has_value(), "gen_opt_lto");
+    refuse(!o.define_macro.empty(), "define_macro");
+    refuse(!o.undefine_macro.empty(), "undefine_macro");
+    refuse(!o.include_path.empty(), "include_path");
+    refuse(!o.pre_include.empty(), "pre_include");
+    refuse(o.std.has_value(), "std");
+    refuse(o.device_int128.has_value(), "device_int128");
+    refuse(o.time.has_value() && *o.time != "-", "time (a file; nvJitLink logs times)");
+    if (!unsupported.empty()) {
+        std::string list;
+        for (const auto& field : unsupported) list += (list.empty() ? "" : ", ") + field;
+        throw InvalidArgumentError("program '" + o.name +
+                                   "': these options do not apply to a PTX program: " + list);
+    }
+    LinkerOptions l;
+    l.name = o.name;
+    l.arch = o.arch;
+    l.max_register_count = o.max_register_count;
+    l.time = o.time ? std::optional<bool>(true) : std::nullopt;
+    l.link_time_optimization = o.link_time_optimization;
+    l.debug = o.debug;
+    l.lineinfo = o.lineinfo;
+    l.ftz = o.ftz;
+    l.prec_div = o.prec_div;
+    l.prec_sqrt = o.prec_sqrt;
+    l.fma = o.fma;
+    l.ptxas_options = o.ptxas_options;
+    l.split_compile = o.split_compile;
+    l.no_cache = o.no_cache;
+    if (o.device_code_optimize) l.optimization_level = *o.device_code_optimize ? 3 : 0;
+    l.extra_flags = o.extra_flags;
+    return l;
+}
+
+}  // namespace cudacore
