@@ -16,15 +16,26 @@ class RatioReporter : public benchmark::ConsoleReporter {
 public:
     void ReportRuns(const std::vector<Run>& runs) override {
         ConsoleReporter::ReportRuns(runs);
+        // The median of repetitions where there are some, else the single run.
         for (const Run& run : runs) {
-            if (run.error_occurred || run.run_type != Run::RT_Iteration) continue;
-            times_[run.benchmark_name()] = run.GetAdjustedRealTime();
+            if (run.error_occurred) continue;
+            std::string name = run.run_name.function_name;
+            if (!run.run_name.args.empty()) name += "/" + run.run_name.args;
+            if (run.run_type == Run::RT_Aggregate && run.aggregate_name == "median")
+                medians_[name] = run.GetAdjustedRealTime();
+            else if (run.run_type == Run::RT_Iteration)
+                singles_[name] = run.GetAdjustedRealTime();
         }
     }
-    const std::map<std::string, double>& times() const { return times_; }
+    std::map<std::string, double> times() const {
+        std::map<std::string, double> out = singles_;
+        for (const auto& [name, time] : medians_) out[name] = time;
+        return out;
+    }
 
 private:
-    std::map<std::string, double> times_;
+    std::map<std::string, double> singles_;
+    std::map<std::string, double> medians_;
 };
 
 }  // namespace
@@ -37,11 +48,12 @@ int run_with_ratios(int argc, char** argv) {
     benchmark::Shutdown();
 
     bool header = false;
-    for (const auto& [name, raw_time] : reporter.times()) {
+    const auto times = reporter.times();
+    for (const auto& [name, raw_time] : times) {
         if (name.rfind("raw/", 0) != 0) continue;
         const std::string op = name.substr(4);
-        auto ours = reporter.times().find("cudacore/" + op);
-        if (ours == reporter.times().end() || raw_time <= 0) continue;
+        auto ours = times.find("cudacore/" + op);
+        if (ours == times.end() || raw_time <= 0) continue;
         if (!header) {
             std::printf("\n%-48s %14s %14s %8s\n", "operation", "raw", "cudacore", "ratio");
             header = true;

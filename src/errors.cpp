@@ -85,6 +85,13 @@ LinkError::LinkError(std::string name, std::string log, std::vector<std::string>
       options_(std::move(options)) {}
 
 std::string driver_status_name(CUresult status) {
+    switch (status) {
+#define CUDACORE_DRIVER_STATUS(name) \
+    case name: return #name;
+#include "driver_status_names.inc"
+#undef CUDACORE_DRIVER_STATUS
+        default: break;
+    }
     if (const auto* api = detail::driver_if_loaded()) {
         const char* name = nullptr;
         if (api->cuGetErrorName(status, &name) == CUDA_SUCCESS && name) return name;
@@ -97,7 +104,7 @@ std::string driver_status_text(CUresult status) {
         const char* text = nullptr;
         if (api->cuGetErrorString(status, &text) == CUDA_SUCCESS && text) return text;
     }
-    return "unknown error";
+    return "no description (the driver is not loaded)";
 }
 
 std::string first_error_line(const std::string& log) {
