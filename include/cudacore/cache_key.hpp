@@ -1,0 +1,55 @@
+// CacheKey: the SHA-256 (OpenSSL) of everything that decides what Program::compile returns.
+//
+// In the key (each field length-prefixed, so no two inputs run together):
+//   - a key-format tag ("cudacore-program-cache-key-v1"), bumped whenever this list changes;
+//   - the source text and source type (C++ or PTX);
+//   - the target code type;
+//   - the canonical flags, Program::flags(target): arch (resolved from the device when unset),
+//     every option, macro definitions, include paths (the paths, not what is in them);
+//   - the program name (it becomes the ObjectCode's name);
+//   - the name expressions, in order;
+//   - the backend (NVRTC, nvJitLink or driver) and the NVRTC and nvJitLink versions ("none"
+//     when a library cannot be loaded), plus the driver version when the driver's linker is the
+//     backend.
+// NOT in the key: the contents of included headers (your own or the toolkit's: a change to a
+// header behind an unchanged include path is not seen, so clear the cache or bump a macro when
+// headers change), files named by options (pre-include, PCH), environment variables the
+// compiler reads, and the exact NVRTC build beyond its major.minor version.
+#pragma once
+
+#include "cudacore/object_code.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudacore {
+
+class Program;
+
+struct CacheKey {
+    std::array<std::uint8_t, 32> digest{};
+
+    // 64 lower-case hex digits; used as the disk cache's file name.
+    std::string hex() const;
+    // The inverse of hex(); throws InvalidArgumentError unless given exactly 64 hex digits.
+    static CacheKey from_hex(std::string_view hex);
+    // SHA-256 of arbitrary bytes (for caches keyed by something other than a Program).
+    static CacheKey of_bytes(std::string_view bytes);
+
+    auto operator<=>(const CacheKey&) const = default;
+};
+
+// The key of program.compile(target, name_expressions). Calls program.flags(target), so it
+// throws what that throws (InvalidArgumentError when arch is unset and there is no device).
+// Loads NVRTC / nvJitLink to read their versions; never compiles.
+CacheKey cache_key(const Program& program, CodeType target,
+                   const std::vector<std::string>& name_expressions = {});
+
+struct CacheKeyHash {
+    std::size_t operator()(const CacheKey& key) const noexcept;
+};
+
+}  // namespace cudacore

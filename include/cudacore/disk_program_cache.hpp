@@ -1,0 +1,86 @@
+// DiskProgramCache: a ProgramCache in a directory, shared by the processes of one user.
+//
+// One file per entry, named <key hex>.ccentry: a small header (magic, the key) followed by the
+// serialized ObjectCode, whose checksum is verified on every read. Writes go to a temporary file
+// that is fsynced and renamed into place, so readers (and a writer killed at any instant) never
+// see a partial entry; the last of several concurrent writers of one key wins, and every version
+// is complete. A bad entry (wrong magic or key, failed checksum, truncated) counts as a miss, is
+// removed and is never returned.
+//
+// Bounded in bytes: after each put, the least recently used entries (oldest modification time; a
+// hit touches the file) are removed, under an exclusive flock on <dir>/.lock, until the total is
+// within the bound. Temporary files left by killed writers are removed by put and prune once
+// they are older than stale_temporary_age.
+//
+// Security: cached code runs on your GPU, so the directory must be yours alone. It is created
+// with mode 0700; an existing directory that is owned by another user or writable by group or
+// others is refused with CacheError.
+//
+// Thread-safe and multi-process-safe; the hit/miss counters in stats() are this object's.
+#pragma once
+
+#include "cudacore/program_cache.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string_view>
+
+namespace cudacore {
+
+class DiskProgramCache final : public ProgramCache {
+public:
+    static constexpr std::uint64_t default_max_bytes = std::uint64_t{1} << 30;  // 1 GiB
+    static constexpr std::chrono::seconds stale_temporary_age{600};
+
+    // Creates `directory` (mode 0700; missing parents with the default mode) when absent. Throws
+    // CacheError when it cannot be created, is not a directory, is owned by another user, or is
+    // writable by group or others.
+    explicit DiskProgramCache(std::filesystem::path directory,
+                              std::uint64_t max_bytes = default_max_bytes);
+
+    // Throws CacheError on an I/O error other than the entry being absent or bad.
+    std::optional<ObjectCode> get(const CacheKey& key) override;
+    // Throws CacheError naming the file and the failing call on an I/O error.
+    void put(const CacheKey& key, const ObjectCode& code) override;
+    // Counters of this object, plus the entries and bytes now in the directory.
+    CacheStats stats() const override;
+    // Removes every entry (and stale temporary files).
+    void clear() override;
+    // Removes least recently used entries until the total is at most `max_bytes`, and stale
+    // temporary files. Returns how many entries were removed.
+    std::uint64_t prune(std::uint64_t max_bytes);
+
+    const std::filesystem::path& directory() const noexcept { return directory_; }
+    std::uint64_t max_bytes() const noexcept { return max_bytes_; }
+    std::filesystem::path entry_path(const CacheKey& key) const;
+
+    // The bytes of an entry file, and their inverse. decode_entry throws SerializationError
+    // unless `bytes` is a valid entry for `expected` (it never reads outside `bytes`).
+    static std::string encode_entry(const CacheKey& key, const ObjectCode& code);
+    static ObjectCode decode_entry(std::string_view bytes, const CacheKey& expected);
+
+private:
+    std::uint64_t evict_to(std::uint64_t bound);
+
+    std::filesystem::path directory_;
+    std::uint64_t max_bytes_;
+    std::atomic<std::uint64_t> hits_{0}, misses_{0}, insertions_{0}, evictions_{0}, corrupt_{0};
+};
+
+// Where the default cache lives: $CUDACORE_CACHE_DIR, else $XDG_CACHE_HOME/cudacore, else
+// $HOME/.cache/cudacore (empty values are ignored, and relative XDG_CACHE_HOME / HOME values too,
+// as the XDG spec asks). Throws
+// CacheError when none of them is set.
+std::filesystem::path default_cache_directory();
+
+// Whether CUDACORE_DISABLE_CACHE is set to something other than "" or "0".
+bool cache_disabled_by_environment() noexcept;
+
+// A DiskProgramCache at default_cache_directory(), or nullptr when the environment disables
+// caching. Throws what the DiskProgramCache constructor throws.
+std::unique_ptr<ProgramCache> open_default_program_cache(
+    std::uint64_t max_bytes = DiskProgramCache::default_max_bytes);
+
+}  // namespace cudacore

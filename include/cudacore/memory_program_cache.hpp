@@ -1,0 +1,36 @@
+// MemoryProgramCache: a ProgramCache in this process's memory, bounded in bytes (the size of each
+// entry's code, name and symbols), evicting the least recently used entry first. Thread-safe;
+// entries share their bytes with the ObjectCode values handed out (no copies on get).
+#pragma once
+
+#include "cudacore/program_cache.hpp"
+
+#include <list>
+#include <mutex>
+#include <unordered_map>
+
+namespace cudacore {
+
+class MemoryProgramCache final : public ProgramCache {
+public:
+    explicit MemoryProgramCache(std::uint64_t max_bytes = std::uint64_t{256} << 20);
+
+    std::optional<ObjectCode> get(const CacheKey& key) override;
+    void put(const CacheKey& key, const ObjectCode& code) override;
+    CacheStats stats() const override;
+    void clear() override;
+
+    // The bytes an entry is charged for.
+    static std::uint64_t entry_size(const ObjectCode& code) noexcept;
+
+private:
+    using Entry = std::pair<CacheKey, ObjectCode>;
+    void evict_to(std::uint64_t bound);  // with mutex_ held
+
+    mutable std::mutex mutex_;
+    std::list<Entry> recency_;  // most recently used first
+    std::unordered_map<CacheKey, std::list<Entry>::iterator, CacheKeyHash> index_;
+    CacheStats stats_;
+};
+
+}  // namespace cudacore

@@ -1,0 +1,135 @@
+#include "cudacore/cache_key.hpp"
+
+#include "cudacore/errors.hpp"
+#include "cudacore/program.hpp"
+#include "cudacore/system.hpp"
+#include "loader/compiler_apis.hpp"
+
+#include <openssl/evp.h>
+
+#include <cstring>
+#include <memory>
+
+namespace cudacore {
+namespace {
+
+// Feeds length-prefixed fields into one SHA-256.
+class KeyHasher {
+public:
+    KeyHasher() : context_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
+        if (!context_ || EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr) != 1) {
+            throw CacheError("cache_key: EVP_DigestInit_ex(SHA-256) failed");
+        }
+    }
+    void field(std::string_view bytes) {
+        std::uint8_t length[8];
+        for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(bytes.size() >> (8 * i));
+        update(length, sizeof length);
+        update(bytes.data(), bytes.size());
+    }
+    CacheKey finish() {
+        CacheKey key;
+        unsigned int size = 0;
+        if (EVP_DigestFinal_ex(context_.get(), key.digest.data(), &size) != 1 || size != 32) {
+            throw CacheError("cache_key: EVP_DigestFinal_ex(SHA-256) failed");
+        }
+        return key;
+    }
+
+private:
+    void update(const void* data, std::size_t size) {
+        if (EVP_DigestUpdate(context_.get(), data, size) != 1) {
+            throw CacheError("cache_key: EVP_DigestUpdate(SHA-256) failed");
+        }
+    }
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context_;
+};
+
+std::string nvrtc_version() {
+    try {
+        const auto& api = detail::nvrtc();
+        return std::to_string(api.major) + "." + std::to_string(api.minor);
+    } catch (const Error&) {
+        return "none";
+    }
+}
+
+std::string nvjitlink_version() {
+    if (!detail::nvjitlink_available()) return "none";
+    try {
+        const auto& api = detail::nvjitlink();
+        return std::to_string(api.major) + "." + std::to_string(api.minor);
+    } catch (const Error&) {
+        return "none";
+    }
+}
+
+}  // namespace
+
+std::string CacheKey::hex() const {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(64);
+    for (std::uint8_t byte : digest) {
+        out.push_back(digits[byte >> 4]);
+        out.push_back(digits[byte & 15]);
+    }
+    return out;
+}
+
+CacheKey CacheKey::from_hex(std::string_view hex) {
+    auto value = [](char c) -> int {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    };
+    CacheKey key;
+    bool valid = hex.size() == 64;
+    for (std::size_t i = 0; valid && i < 32; ++i) {
+        int high = value(hex[2 * i]), low = value(hex[2 * i + 1]);
+        valid = high >= 0 && low >= 0;
+        if (valid) key.digest[i] = static_cast<std::uint8_t>(high << 4 | low);
+    }
+    if (!valid) {
+        throw InvalidArgumentError("CacheKey::from_hex: '" + std::string(hex.substr(0, 80)) +
+                                   "' is not 64 hex digits");
+    }
+    return key;
+}
+
+CacheKey CacheKey::of_bytes(std::string_view bytes) {
+    KeyHasher hasher;
+    hasher.field("cudacore-bytes-key-v1");
+    hasher.field(bytes);
+    return hasher.finish();
+}
+
+std::size_t CacheKeyHash::operator()(const CacheKey& key) const noexcept {
+    std::size_t value;
+    std::memcpy(&value, key.digest.data(), sizeof value);  // already uniformly distributed
+    return value;
+}
+
+CacheKey cache_key(const Program& program, CodeType target,
+                   const std::vector<std::string>& name_expressions) {
+    const std::vector<std::string> flags = program.flags(target);
+    const std::string backend = program.backend();
+    KeyHasher hasher;
+    hasher.field("cudacore-program-cache-key-v1");
+    hasher.field(program.source());
+    hasher.field(program.source_type() == SourceType::cxx ? "c++" : "ptx");
+    hasher.field(to_string(target));
+    hasher.field(std::to_string(flags.size()));
+    for (const auto& flag : flags) hasher.field(flag);
+    hasher.field(program.options().name);
+    hasher.field(std::to_string(name_expressions.size()));
+    for (const auto& expression : name_expressions) hasher.field(expression);
+    hasher.field(backend);
+    hasher.field(nvrtc_version());
+    hasher.field(nvjitlink_version());
+    if (backend == "driver") hasher.field(std::to_string(system::driver_version()));
+    return hasher.finish();
+}
+
+}  // namespace cudacore

@@ -1,0 +1,66 @@
+#include "cudacore/memory_program_cache.hpp"
+
+namespace cudacore {
+
+MemoryProgramCache::MemoryProgramCache(std::uint64_t max_bytes) { stats_.max_bytes = max_bytes; }
+
+std::uint64_t MemoryProgramCache::entry_size(const ObjectCode& code) noexcept {
+    std::uint64_t size = code.size() + code.name().size();
+    for (const auto& [expression, lowered] : code.symbol_map()) size += expression.size() + lowered.size();
+    return size;
+}
+
+std::optional<ObjectCode> MemoryProgramCache::get(const CacheKey& key) {
+    std::lock_guard lock(mutex_);
+    auto it = index_.find(key);
+    if (it == index_.end()) {
+        ++stats_.misses;
+        return std::nullopt;
+    }
+    recency_.splice(recency_.begin(), recency_, it->second);
+    ++stats_.hits;
+    return it->second->second;
+}
+
+void MemoryProgramCache::put(const CacheKey& key, const ObjectCode& code) {
+    const std::uint64_t size = entry_size(code);
+    std::lock_guard lock(mutex_);
+    if (auto it = index_.find(key); it != index_.end()) {
+        stats_.bytes -= entry_size(it->second->second);
+        --stats_.entries;
+        recency_.erase(it->second);
+        index_.erase(it);
+    }
+    if (size > stats_.max_bytes) return;  // would evict everything and still not fit
+    evict_to(stats_.max_bytes - size);
+    recency_.emplace_front(key, code);
+    index_.emplace(key, recency_.begin());
+    stats_.bytes += size;
+    ++stats_.entries;
+    ++stats_.insertions;
+}
+
+void MemoryProgramCache::evict_to(std::uint64_t bound) {
+    while (stats_.bytes > bound && !recency_.empty()) {
+        stats_.bytes -= entry_size(recency_.back().second);
+        --stats_.entries;
+        ++stats_.evictions;
+        index_.erase(recency_.back().first);
+        recency_.pop_back();
+    }
+}
+
+CacheStats MemoryProgramCache::stats() const {
+    std::lock_guard lock(mutex_);
+    return stats_;
+}
+
+void MemoryProgramCache::clear() {
+    std::lock_guard lock(mutex_);
+    recency_.clear();
+    index_.clear();
+    stats_.entries = 0;
+    stats_.bytes = 0;
+}
+
+}  // namespace cudacore
