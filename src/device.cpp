@@ -1,5 +1,6 @@
 #include "cudacore/device.hpp"
 
+#include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
 #include "runtime_handles.hpp"
@@ -7,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <mutex>
 
 namespace cudacore {
 
@@ -182,6 +184,35 @@ Stream Device::create_stream(const StreamOptions& options) const {
 
 Event Device::create_event(const EventOptions& options) const {
     return Event(detail::create_event_box(context().box(), options));
+}
+
+namespace {
+// One default memory resource per device, made on first use; leaked on purpose so that buffers
+// destroyed after main returns still find their resource.
+const std::shared_ptr<MemoryResource>& default_memory_resource(const Device& device) {
+    struct Defaults {
+        std::unique_ptr<std::once_flag[]> once;
+        std::unique_ptr<std::shared_ptr<MemoryResource>[]> resources;
+    };
+    static Defaults* defaults = [] {
+        const int count = system::device_count();
+        return new Defaults{std::make_unique<std::once_flag[]>(count),
+                            std::make_unique<std::shared_ptr<MemoryResource>[]>(count)};
+    }();
+    const int ordinal = device.ordinal();
+    std::call_once(defaults->once[ordinal], [&] {
+        defaults->resources[ordinal] = std::make_shared<DeviceMemoryResource>(device);
+    });
+    return defaults->resources[ordinal];
+}
+}  // namespace
+
+std::shared_ptr<MemoryResource> Device::memory_resource() const {
+    return default_memory_resource(*this);
+}
+
+Buffer Device::allocate(std::size_t size, const Stream& stream) const {
+    return default_memory_resource(*this)->allocate(size, stream);
 }
 
 }  // namespace cudacore

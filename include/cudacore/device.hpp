@@ -5,6 +5,7 @@
 // driver call fails.
 #pragma once
 
+#include "cudacore/buffer.hpp"
 #include "cudacore/context.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/stream.hpp"
@@ -14,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 
 namespace cudacore {
@@ -63,6 +65,14 @@ public:
     Stream create_stream(const StreamOptions& options = {}) const;
     // Creates an event that is not recorded on any stream yet: record it with stream.record(ev).
     Event create_event(const EventOptions& options = {}) const;
+
+    // The device's default memory resource: one DeviceMemoryResource per device on its default
+    // memory pool, created on first use and kept for the life of the process (so it holds the
+    // primary context from then on).
+    std::shared_ptr<MemoryResource> memory_resource() const;
+    // `size` bytes of device memory from memory_resource(), ordered on `stream` (see
+    // MemoryResource::allocate for what it throws).
+    Buffer allocate(std::size_t size, const Stream& stream) const;
 
     bool operator==(const Device& other) const noexcept { return ordinal_ == other.ordinal_; }
 

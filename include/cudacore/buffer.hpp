@@ -1,0 +1,135 @@
+// Buffer: a range of memory (device, pinned host or managed) with its size and its resource.
+//
+// Ownership: copies share one allocation (cheap, like Stream); it is freed, on the stream it was
+// allocated on, when the last copy goes, or earlier by close(). A Buffer holds its
+// MemoryResource and that stream, so both outlive the memory. Buffer::from_handle wraps memory the
+// caller owns and never frees it. Destruction never throws; release errors are ignored (the
+// driver may be shut down at exit), in any order, at any time.
+//
+// Errors: using a closed (or default-constructed) buffer, copying between ranges of different
+// sizes and null host pointers throw InvalidArgumentError naming the buffer and the sizes; failed
+// driver calls throw DriverError; no driver at all, NoDriverError.
+//
+// Thread-safety: copies, fills and queries may run from several threads; close() must not race
+// with other uses of the same buffer (or its copies).
+#pragma once
+
+#include "cudacore/memory_resource.hpp"
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <ranges>
+#include <span>
+#include <string>
+#include <type_traits>
+
+namespace cudacore {
+
+class Device;
+class Stream;
+
+class Buffer {
+public:
+    // An empty buffer: every use but the queries below throws InvalidArgumentError, like a closed
+    // one. Useful as a placeholder.
+    Buffer() noexcept = default;
+
+    // Wraps `size` bytes at `pointer`, which the caller owns, keeps valid while the Buffer is
+    // used, and frees itself: the Buffer never frees it. With a resource, accessibility and
+    // device are the resource's (and it is kept alive); without one they are asked of the driver
+    // (cuPointerGetAttribute), which must know the memory. Throws InvalidArgumentError for a null
+    // pointer or size 0.
+    static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
+                              std::shared_ptr<MemoryResource> resource = nullptr);
+    static Buffer from_handle(void* pointer, std::size_t size,
+                              std::shared_ptr<MemoryResource> resource = nullptr) {
+        return from_handle(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource));
+    }
+
+    // The address (0 once closed), as a device pointer and as a host pointer.
+    CUdeviceptr handle() const noexcept;
+    void* data() const noexcept { return reinterpret_cast<void*>(handle()); }
+    // The size in bytes (kept after close, for messages).
+    std::size_t size() const noexcept;
+    // True after close() and for a default-constructed buffer.
+    bool is_closed() const noexcept;
+    explicit operator bool() const noexcept { return !is_closed(); }
+    // False for Buffer::from_handle.
+    bool owns_memory() const noexcept;
+
+    bool is_device_accessible() const;
+    bool is_host_accessible() const;
+    int device_ordinal() const;
+    Device device() const;
+    // Null for from_handle without a resource.
+    const std::shared_ptr<MemoryResource>& memory_resource() const noexcept;
+
+    // Asynchronous copies on `stream`; both sides must have the same size. Host memory must stay
+    // valid until the stream has done the copy (pageable memory may be copied synchronously).
+    void copy_to(const Buffer& destination, const Stream& stream) const;
+    void copy_from(const Buffer& source, const Stream& stream) const;
+    void copy_to(void* host, std::size_t size, const Stream& stream) const;
+    void copy_from(const void* host, std::size_t size, const Stream& stream) const;
+
+    // The same for any contiguous host range of trivially copyable values (vector, array, span).
+    template <std::ranges::contiguous_range Range>
+        requires(!std::is_same_v<std::remove_cvref_t<Range>, Buffer> &&
+                 std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>)
+    void copy_to(Range&& host, const Stream& stream) const {
+        static_assert(!std::is_const_v<std::remove_reference_t<std::ranges::range_reference_t<Range>>>,
+                      "copy_to needs a writable host range");
+        copy_to(static_cast<void*>(std::ranges::data(host)),
+                std::ranges::size(host) * sizeof(std::ranges::range_value_t<Range>), stream);
+    }
+    template <std::ranges::contiguous_range Range>
+        requires(!std::is_same_v<std::remove_cvref_t<Range>, Buffer> &&
+                 std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>)
+    void copy_from(const Range& host, const Stream& stream) const {
+        copy_from(static_cast<const void*>(std::ranges::data(host)),
+                  std::ranges::size(host) * sizeof(std::ranges::range_value_t<Range>), stream);
+    }
+
+    // Sets every byte to `value` / every 32-bit word to `pattern` (the size must be a multiple
+    // of 4), asynchronously on `stream`.
+    void fill_byte(std::uint8_t value, const Stream& stream) const;
+    void fill_uint32(std::uint32_t pattern, const Stream& stream) const;
+
+    // Frees the memory now, ordered on `stream` (work enqueued before on that stream may still use
+    // it); without a stream, on the stream it was allocated on. Every copy of this Buffer becomes
+    // closed. Closing a closed buffer does nothing; a from_handle buffer is only marked closed.
+    // Throws DriverError when freeing fails (the buffer is closed all the same).
+    void close(const Stream& stream);
+    void close();
+
+    // The memory as host bytes / values. Throws InvalidArgumentError when it is not host
+    // accessible, closed, or (span<T>) its size is not a multiple of sizeof(T).
+    std::span<std::byte> bytes() const;
+    template <class T>
+    std::span<T> span() const {
+        static_assert(std::is_trivially_copyable_v<T>, "span<T> needs a trivially copyable T");
+        const std::span<std::byte> raw = bytes();
+        check_multiple_of(sizeof(T), "span");
+        return {reinterpret_cast<T*>(raw.data()), raw.size() / sizeof(T)};
+    }
+
+    // "buffer 0x7f0000000000 of 4096 bytes on device 0 (memory pool of device 0)".
+    std::string description() const;
+
+    // Same allocation (shared by copies).
+    bool operator==(const Buffer& other) const noexcept { return box_ == other.box_; }
+
+    explicit Buffer(std::shared_ptr<detail::BufferBox> box) noexcept : box_(std::move(box)) {}
+    const std::shared_ptr<detail::BufferBox>& box() const noexcept { return box_; }
+
+private:
+    // The box of an open buffer, else InvalidArgumentError naming `operation`.
+    detail::BufferBox& open_box(const char* operation) const;
+    void check_multiple_of(std::size_t unit, const char* operation) const;
+
+    std::shared_ptr<detail::BufferBox> box_;
+};
+
+}  // namespace cudacore

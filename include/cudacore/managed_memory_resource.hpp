@@ -1,0 +1,53 @@
+// ManagedMemoryResource: unified memory (cuMemAllocManaged, attached globally), usable from the
+// host and every device, migrated on demand or ahead of use with prefetch().
+//
+// Allocation is immediate (not stream-ordered). Freeing waits for the stream it is ordered on
+// before cuMemFree. Holds the primary context of the device it allocates through. Create it with
+// std::make_shared. Thread-safe.
+#pragma once
+
+#include "cudacore/memory_resource.hpp"
+
+#include <memory>
+
+namespace cudacore {
+
+namespace detail {
+struct ContextBox;
+}
+
+class Buffer;
+class Device;
+class Stream;
+
+class ManagedMemoryResource final : public MemoryResource {
+public:
+    // Allocates through the primary context of `device`. Throws NoDriverError without a driver.
+    explicit ManagedMemoryResource(const Device& device);
+    // Device 0.
+    ManagedMemoryResource();
+    ~ManagedMemoryResource() override;
+
+    bool is_device_accessible() const noexcept override { return true; }
+    bool is_host_accessible() const noexcept override { return true; }
+    int device_ordinal() const noexcept override { return ordinal_; }
+    std::string description() const override;
+
+protected:
+    CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
+    void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
+
+private:
+    std::shared_ptr<detail::ContextBox> context_;
+    int ordinal_ = 0;
+};
+
+// Migrates the pages of a managed buffer to `device` / to host memory, asynchronously on
+// `stream` (cuMemPrefetchAsync): later work on that stream finds them there. Host code may read
+// after the stream has reached this point (stream.sync()). Throws InvalidArgumentError for a
+// closed buffer, DriverError when the memory is not managed or the device cannot prefetch
+// (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0).
+void prefetch(const Buffer& buffer, const Device& device, const Stream& stream);
+void prefetch_to_host(const Buffer& buffer, const Stream& stream);
+
+}  // namespace cudacore

@@ -1,0 +1,67 @@
+// Memory resources: where a Buffer's memory comes from and how it is given back.
+//
+// A MemoryResource hands out Buffers (allocate) and frees what it handed out (deallocate), both
+// ordered on a stream. Implementations: DeviceMemoryResource (stream-ordered, from a device's
+// memory pool), PinnedMemoryResource (page-locked host memory), ManagedMemoryResource (unified
+// memory). Device::memory_resource() is a device's default.
+//
+// Ownership: a resource is always owned by a std::shared_ptr (create it with std::make_shared);
+// every Buffer it allocates holds it, so a resource outlives its memory. allocate() on a resource
+// not owned by a shared_ptr throws InvalidArgumentError. Resources are thread-safe.
+//
+// Writing a resource: derive, implement the accessibility queries, device_ordinal(),
+// description(), do_allocate() and do_deallocate(). do_deallocate() may throw; when a Buffer is
+// destroyed its errors are ignored (the driver may already be shut down at exit).
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace cudacore {
+
+namespace detail {
+struct BufferBox;
+}
+
+class Buffer;
+class Device;
+class Stream;
+
+class MemoryResource : public std::enable_shared_from_this<MemoryResource> {
+public:
+    virtual ~MemoryResource() = default;
+    MemoryResource(const MemoryResource&) = delete;
+    MemoryResource& operator=(const MemoryResource&) = delete;
+
+    // `size` bytes, usable by work enqueued on `stream` after this call (stream-ordered resources)
+    // or at once (the others). The Buffer frees them on `stream` when its last copy goes, unless
+    // closed earlier. Throws InvalidArgumentError for size 0 or a resource not owned by a
+    // shared_ptr, DriverError when the driver cannot allocate (CUDA_ERROR_OUT_OF_MEMORY...).
+    Buffer allocate(std::size_t size, const Stream& stream);
+
+    // Frees memory this resource allocated, ordered on `stream`. Buffers call this themselves;
+    // it is public for memory taken out of a Buffer's control by the caller. Throws DriverError.
+    void deallocate(CUdeviceptr pointer, std::size_t size, const Stream& stream);
+
+    // Whether kernels on the device / code on the host may dereference the memory.
+    virtual bool is_device_accessible() const noexcept = 0;
+    virtual bool is_host_accessible() const noexcept = 0;
+    // The device the memory belongs to (for host and managed memory: the device whose context
+    // allocates it).
+    virtual int device_ordinal() const noexcept = 0;
+    Device device() const;
+    // What the resource is, for error messages ("memory pool of device 0").
+    virtual std::string description() const = 0;
+
+protected:
+    MemoryResource() = default;
+    virtual CUdeviceptr do_allocate(std::size_t size, CUstream stream) = 0;
+    virtual void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) = 0;
+
+    friend struct detail::BufferBox;
+};
+
+}  // namespace cudacore

@@ -1,0 +1,46 @@
+// PinnedMemoryResource: page-locked host memory (cuMemHostAlloc), portable to every context and
+// mapped into the device address space, so copies from it run at full DMA speed and overlap with
+// kernels, and kernels may read it directly.
+//
+// Allocation is immediate (not stream-ordered). Freeing waits for the stream it is ordered on
+// (the buffer's stream, or close(stream)'s) before cuMemFreeHost, so pending copies never read
+// freed memory. Holds the primary context of the device it allocates through. Create it with
+// std::make_shared. Thread-safe.
+#pragma once
+
+#include "cudacore/memory_resource.hpp"
+
+#include <memory>
+
+namespace cudacore {
+
+namespace detail {
+struct ContextBox;
+}
+
+class Device;
+
+class PinnedMemoryResource final : public MemoryResource {
+public:
+    // Allocates through the primary context of `device` (the memory itself is usable from all).
+    // Throws NoDriverError without a driver.
+    explicit PinnedMemoryResource(const Device& device);
+    // Device 0.
+    PinnedMemoryResource();
+    ~PinnedMemoryResource() override;
+
+    bool is_device_accessible() const noexcept override { return true; }
+    bool is_host_accessible() const noexcept override { return true; }
+    int device_ordinal() const noexcept override { return ordinal_; }
+    std::string description() const override;
+
+protected:
+    CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
+    void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
+
+private:
+    std::shared_ptr<detail::ContextBox> context_;
+    int ordinal_ = 0;
+};
+
+}  // namespace cudacore

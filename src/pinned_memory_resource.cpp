@@ -1,0 +1,39 @@
+#include "cudacore/pinned_memory_resource.hpp"
+
+#include "buffer_box.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+
+namespace cudacore {
+
+PinnedMemoryResource::PinnedMemoryResource(const Device& device)
+    : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {}
+
+PinnedMemoryResource::PinnedMemoryResource() : PinnedMemoryResource(Device(0)) {}
+
+PinnedMemoryResource::~PinnedMemoryResource() = default;
+
+std::string PinnedMemoryResource::description() const {
+    return "pinned host memory through device " + std::to_string(ordinal_);
+}
+
+CUdeviceptr PinnedMemoryResource::do_allocate(std::size_t size, CUstream) {
+    detail::ContextScope scope(*context_);
+    void* pointer = nullptr;
+    detail::check(detail::driver().cuMemHostAlloc(
+                      &pointer, size, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
+                  "cuMemHostAlloc", std::to_string(size) + " bytes of " + description());
+    return reinterpret_cast<CUdeviceptr>(pointer);
+}
+
+void PinnedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
+    const detail::DriverApi* api = detail::driver_if_loaded();
+    if (!api) return;
+    detail::ContextScope scope(*context_);
+    const std::string object = std::to_string(size) + " bytes of " + description();
+    // Work still queued on the stream may read or write the memory.
+    detail::check(api->cuStreamSynchronize(stream), "cuStreamSynchronize", object);
+    detail::check(api->cuMemFreeHost(reinterpret_cast<void*>(pointer)), "cuMemFreeHost", object);
+}
+
+}  // namespace cudacore
