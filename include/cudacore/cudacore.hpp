@@ -1,18 +1,23 @@
 // Everything cudacore offers, in one include.
 #pragma once
 
+#include "cudacore/buffer.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/context.hpp"
 #include "cudacore/device.hpp"
+#include "cudacore/device_memory_resource.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/linker.hpp"
 #include "cudacore/linker_options.hpp"
+#include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/memory_program_cache.hpp"
+#include "cudacore/memory_resource.hpp"
 #include "cudacore/object_code.hpp"
+#include "cudacore/pinned_memory_resource.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/program_options.hpp"
 #include "cudacore/program_cache.hpp"
