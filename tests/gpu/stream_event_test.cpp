@@ -4,6 +4,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime_handles.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -83,7 +84,7 @@ TEST(StreamGpu, OptionsAndFromHandle) {
     CUstream raw = nullptr;
     {
         detail::ContextScope scope(*device.context().box());
-        ASSERT_EQ(detail::driver().cuStreamCreate(&raw, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        ASSERT_EQ(detail::driver().cuStreamCreateWithPriority(&raw, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
     }
     {
         Stream wrapped = Stream::from_handle(raw);
