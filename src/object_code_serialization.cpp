@@ -21,6 +21,8 @@
 
 #include "atomic_file.hpp"
 
+// Header-only use of the packaged xxHash: no link dependency, and the hash inlines.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <array>

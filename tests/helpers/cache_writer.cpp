@@ -1,0 +1,63 @@
+// Writes or reads one disk cache entry in a loop, for the crash and multi-process cache tests.
+//
+//   helper_cache_writer put DIR KEY_HEX SIZE COUNT TAG
+//       puts COUNT entries (0: until killed) under KEY_HEX; entry i is SIZE copies of the letter
+//       'a' + i % 26, named TAG-i. Prints "ready" before the first put.
+//   helper_cache_writer get DIR KEY_HEX COUNT
+//       reads the entry COUNT times; exit code 2 if any read found a corrupt entry, 3 if a
+//       returned entry is not one a writer could have written.
+#include "cudacore/disk_program_cache.hpp"
+#include "cudacore/errors.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+namespace {
+
+bool well_formed(const cudacore::ObjectCode& code) {
+    const std::string_view bytes = code.code();
+    if (bytes.empty()) return false;
+    const auto dash = code.name().rfind('-');
+    if (dash == std::string::npos) return false;
+    const char letter = static_cast<char>('a' + std::stoull(code.name().substr(dash + 1)) % 26);
+    return bytes.find_first_not_of(letter) == std::string_view::npos;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 5) {
+        std::cerr << "usage: helper_cache_writer put DIR KEY SIZE COUNT TAG | get DIR KEY COUNT\n";
+        return 64;
+    }
+    try {
+        const std::string mode = argv[1];
+        cudacore::DiskProgramCache cache(argv[2], std::uint64_t{1} << 40);
+        const auto key = cudacore::CacheKey::from_hex(argv[3]);
+        if (mode == "put" && argc == 7) {
+            const std::size_t size = std::stoull(argv[4]);
+            const unsigned long long count = std::stoull(argv[5]);
+            std::cout << "ready" << std::endl;
+            for (unsigned long long i = 0; count == 0 || i < count; ++i) {
+                cache.put(key, cudacore::ObjectCode::from_cubin(
+                                   std::string(size, static_cast<char>('a' + i % 26)),
+                                   std::string(argv[6]) + "-" + std::to_string(i)));
+            }
+            return 0;
+        }
+        if (mode == "get") {
+            const unsigned long long count = std::stoull(argv[4]);
+            for (unsigned long long i = 0; i < count; ++i) {
+                if (auto code = cache.get(key); code && !well_formed(*code)) return 3;
+            }
+            return cache.stats().corrupt_entries == 0 ? 0 : 2;
+        }
+        std::cerr << "helper_cache_writer: bad arguments\n";
+        return 64;
+    } catch (const std::exception& e) {
+        std::cerr << "helper_cache_writer: " << e.what() << "\n";
+        return 1;
+    }
+}
