@@ -1,0 +1,158 @@
+// Code inspection: the code type, arch and kernels told from bytes alone, and malformed input
+// refused without crashing.
+#include "test_support.hpp"
+
+#include "cudacore/code_inspection.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/program.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+
+namespace {
+
+using namespace cudacore;
+
+constexpr const char* kSource = R"(
+extern "C" __global__ void first(int* p) { *p = 1; }
+extern "C" __global__ void second(int* p) { *p = 2; }
+__device__ int helper(int x) { return x + 1; }
+)";
+
+ObjectCode compile(CodeType target, const std::string& arch = "sm_90") {
+    ProgramOptions options;
+    options.arch = arch;
+    return Program(kSource, SourceType::cxx, options).compile(target);
+}
+
+template <typename T>
+void put(std::string& bytes, std::size_t offset, T value) {
+    if (bytes.size() < offset + sizeof(T)) bytes.resize(offset + sizeof(T), '\0');
+    std::memcpy(bytes.data() + offset, &value, sizeof(T));
+}
+
+// A fatbin holding one ELF image, laid out as the toolkit's fatbinary writes it.
+std::string fatbin_around(std::string_view cubin, std::uint32_t sm) {
+    constexpr std::uint32_t kEntryHeader = 64;
+    std::string entry;
+    put<std::uint16_t>(entry, 0, 2);  // kind: ELF
+    put<std::uint16_t>(entry, 2, 0x0101);
+    put<std::uint32_t>(entry, 4, kEntryHeader);
+    put<std::uint64_t>(entry, 8, cubin.size());
+    put<std::uint32_t>(entry, 28, sm);
+    put<std::uint64_t>(entry, 32, 0x11);
+    entry.resize(kEntryHeader, '\0');
+    entry += cubin;
+    std::string fatbin;
+    put<std::uint32_t>(fatbin, 0, 0xBA55ED50);
+    put<std::uint16_t>(fatbin, 4, 1);
+    put<std::uint16_t>(fatbin, 6, 16);
+    put<std::uint64_t>(fatbin, 8, entry.size());
+    return fatbin + entry;
+}
+
+TEST(CodeInspection, Cubin) {
+    for (const std::string arch : {"sm_75", "sm_90", "sm_100"}) {
+        ObjectCode cubin = compile(CodeType::cubin, arch);
+        CodeInfo info = inspect_code(cubin.code());
+        EXPECT_EQ(info.type, CodeType::cubin);
+        EXPECT_EQ(info.arch, arch);
+        EXPECT_EQ(info.size, cubin.size());
+        EXPECT_EQ(info.kernels, (std::vector<std::string>{"first", "second"}));
+    }
+}
+
+TEST(CodeInspection, Ptx) {
+    ObjectCode ptx = compile(CodeType::ptx, "sm_86");
+    CodeInfo info = inspect_code(ptx.code());
+    EXPECT_EQ(info.type, CodeType::ptx);
+    EXPECT_EQ(info.arch, "sm_86");
+    EXPECT_FALSE(info.ptx_version.empty());
+    EXPECT_EQ(info.kernels, (std::vector<std::string>{"first", "second"}));
+}
+
+TEST(CodeInspection, LtoIr) {
+    ObjectCode ltoir = compile(CodeType::ltoir);
+    CodeInfo info = inspect_code(ltoir.code());
+    EXPECT_EQ(info.type, CodeType::ltoir);
+    EXPECT_EQ(info.size, ltoir.size());
+    EXPECT_TRUE(info.kernels.empty());
+}
+
+TEST(CodeInspection, Fatbin) {
+    ObjectCode cubin = compile(CodeType::cubin);
+    const std::string fatbin = fatbin_around(cubin.code(), 90);
+    CodeInfo info = inspect_code(fatbin);
+    EXPECT_EQ(info.type, CodeType::fatbin);
+    ASSERT_EQ(info.entries.size(), 1u);
+    EXPECT_EQ(info.entries[0].kind, "elf");
+    EXPECT_EQ(info.entries[0].arch, "sm_90");
+    EXPECT_EQ(info.entries[0].size, cubin.size());
+    EXPECT_EQ(info.arch, "sm_90");
+    EXPECT_EQ(info.kernels, (std::vector<std::string>{"first", "second"}));
+}
+
+TEST(CodeInspection, FatbinFromTheToolkitWhenPresent) {
+    const std::filesystem::path tool = "/usr/local/cuda/bin/fatbinary";
+    if (!std::filesystem::exists(tool)) GTEST_SKIP() << "no " << tool;
+    test::TempDir dir;
+    test::write_file(dir.path() / "a.cubin", std::string(compile(CodeType::cubin, "sm_80").code()));
+    test::write_file(dir.path() / "b.cubin", std::string(compile(CodeType::cubin, "sm_90").code()));
+    auto result = test::run_process(
+        {tool.string(), "--create=" + (dir.path() / "x.fatbin").string(),
+         "--image3=kind=elf,sm=80,file=" + (dir.path() / "a.cubin").string(),
+         "--image3=kind=elf,sm=90,file=" + (dir.path() / "b.cubin").string()});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    CodeInfo info = inspect_code(test::read_file(dir.path() / "x.fatbin"));
+    EXPECT_EQ(info.type, CodeType::fatbin);
+    ASSERT_EQ(info.entries.size(), 2u);
+    EXPECT_EQ(info.entries[0].arch, "sm_80");
+    EXPECT_EQ(info.entries[1].arch, "sm_90");
+    EXPECT_EQ(info.arch, "");  // several archs: see entries
+    EXPECT_EQ(info.kernels, (std::vector<std::string>{"first", "second"}));
+}
+
+TEST(CodeInspection, HostObjectAndLibrary) {
+    // Any non-CUDA ELF is a host object; this test's own executable will do.
+    const std::string self = test::read_file("/proc/self/exe");
+    EXPECT_EQ(detect_code_type(self), CodeType::object);
+    EXPECT_EQ(detect_code_type("!<arch>\nmember/  0 0 0 644 4 `\nabcd"), CodeType::library);
+}
+
+TEST(CodeInspection, GarbageAndTruncatedInputAreErrors) {
+    EXPECT_FALSE(try_detect_code_type("hello world").has_value());
+    EXPECT_FALSE(try_detect_code_type("").has_value());
+    try {
+        detect_code_type("hello world");
+        FAIL();
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("11 bytes"), std::string::npos) << e.what();
+    }
+    const std::string cubin(compile(CodeType::cubin).code());
+    for (std::size_t size : {std::size_t{5}, std::size_t{40}, std::size_t{64}, cubin.size() / 2}) {
+        const std::string cut = cubin.substr(0, size);
+        EXPECT_THROW(inspect_code(cut), InvalidArgumentError) << size;
+    }
+    std::string fatbin = fatbin_around(cubin, 90);
+    EXPECT_THROW(inspect_code(std::string_view(fatbin).substr(0, 80)), InvalidArgumentError);
+}
+
+TEST(CodeInspection, ObjectCodeTrustsItsDeclaredType) {
+    ObjectCode ptx = compile(CodeType::ptx);
+    EXPECT_EQ(inspect_code(ptx).kernels, (std::vector<std::string>{"first", "second"}));
+    ObjectCode odd = ObjectCode::from_ptx("not recognisable", "odd");
+    CodeInfo info = inspect_code(odd);
+    EXPECT_EQ(info.type, CodeType::ptx);
+    EXPECT_EQ(info.size, odd.size());
+}
+
+TEST(CodeInspection, PtxEntryNames) {
+    const std::string ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                            ".visible .entry _Z3fooPi(\n.param .u64 p\n)\n{ ret; }\n"
+                            ".entry bar (\n)\n{ ret; }\n.func helper()\n{ ret; }\n";
+    EXPECT_EQ(ptx_kernel_names(ptx), (std::vector<std::string>{"_Z3fooPi", "bar"}));
+    EXPECT_EQ(inspect_code(ptx).arch, "sm_90");
+}
+
+}  // namespace

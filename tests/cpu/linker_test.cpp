@@ -1,0 +1,140 @@
+// Linker: nvJitLink over LTO-IR, PTX and cubin inputs; options become flags; link errors carry
+// the log. No GPU needed: every test gives an explicit arch.
+#include "test_support.hpp"
+
+#include "cudacore/code_inspection.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/linker.hpp"
+#include "cudacore/program.hpp"
+
+#include <algorithm>
+
+namespace {
+
+using namespace cudacore;
+
+// Unit A's kernel calls a device function defined in unit B: only a real link resolves it.
+constexpr const char* kUnitA = R"(
+extern __device__ float scale_of(float x);
+extern "C" __global__ void kernel_a(float* data) { data[threadIdx.x] = scale_of(data[threadIdx.x]); }
+)";
+constexpr const char* kUnitB = R"(
+__device__ float scale_of(float x) { return 3.0f * x; }
+extern "C" __global__ void kernel_b(float* data) { data[threadIdx.x] += 1.0f; }
+)";
+
+ObjectCode compile_unit(const char* source, const std::string& name, CodeType target,
+                        const std::string& arch = "sm_90") {
+    ProgramOptions options;
+    options.name = name;
+    options.arch = arch;
+    options.relocatable_device_code = true;
+    return Program(source, SourceType::cxx, options).compile(target);
+}
+
+LinkerOptions linker_options(bool lto, const std::string& name = "test_link") {
+    LinkerOptions options;
+    options.name = name;
+    options.arch = "sm_90";
+    if (lto) options.link_time_optimization = true;
+    return options;
+}
+
+TEST(Linker, TwoLtoIrUnitsLinkIntoOneCubinWithBothKernels) {
+    ObjectCode a = compile_unit(kUnitA, "unit_a", CodeType::ltoir);
+    ObjectCode b = compile_unit(kUnitB, "unit_b", CodeType::ltoir);
+    Linker linker({a, b}, linker_options(true));
+    EXPECT_EQ(linker.backend(), "nvJitLink");
+    ObjectCode cubin = linker.link(CodeType::cubin);
+    EXPECT_EQ(cubin.code_type(), CodeType::cubin);
+    EXPECT_EQ(cubin.name(), "test_link");
+    CodeInfo info = inspect_code(cubin.code());
+    EXPECT_EQ(info.type, CodeType::cubin);
+    EXPECT_EQ(info.arch, "sm_90");
+    EXPECT_EQ(info.kernels, (std::vector<std::string>{"kernel_a", "kernel_b"}));
+    EXPECT_TRUE(linker.error_log().empty()) << linker.error_log();
+}
+
+TEST(Linker, LtoIrToPtx) {
+    ObjectCode a = compile_unit(kUnitA, "unit_a", CodeType::ltoir);
+    ObjectCode b = compile_unit(kUnitB, "unit_b", CodeType::ltoir);
+    Linker linker({a, b}, linker_options(true));
+    ObjectCode ptx = linker.link(CodeType::ptx);
+    EXPECT_EQ(ptx.code_type(), CodeType::ptx);
+    EXPECT_EQ(ptx_kernel_names(ptx.code()), (std::vector<std::string>{"kernel_a", "kernel_b"}));
+}
+
+TEST(Linker, RelocatablePtxAndCubinInputs) {
+    ObjectCode a = compile_unit(kUnitA, "unit_a", CodeType::ptx);
+    ObjectCode b = compile_unit(kUnitB, "unit_b", CodeType::cubin);
+    Linker linker({a, b}, linker_options(false));
+    ObjectCode cubin = linker.link();
+    EXPECT_EQ(inspect_code(cubin.code()).kernels,
+              (std::vector<std::string>{"kernel_a", "kernel_b"}));
+}
+
+TEST(Linker, UnresolvedSymbolIsALinkErrorWithTheLog) {
+    ObjectCode a = compile_unit(kUnitA, "unit_a", CodeType::cubin);
+    Linker linker({a}, linker_options(false, "lonely"));
+    try {
+        linker.link();
+        FAIL() << "expected LinkError";
+    } catch (const LinkError& e) {
+        EXPECT_EQ(e.name(), "lonely");
+        EXPECT_NE(e.log().find("scale_of"), std::string::npos) << e.log();
+        EXPECT_NE(std::string(e.what()).find("lonely"), std::string::npos) << e.what();
+        EXPECT_EQ(e.options(), linker.flags());
+        EXPECT_FALSE(linker.error_log().empty());
+    }
+}
+
+TEST(Linker, GarbageInputIsALinkError) {
+    Linker linker({ObjectCode::from_ptx("garbage that is not ptx", "junk.ptx")}, linker_options(false));
+    try {
+        linker.link();
+        FAIL() << "expected LinkError";
+    } catch (const LinkError& e) {
+        EXPECT_NE(e.log().find("nvJitLinkAddData(ptx 'junk.ptx'"), std::string::npos) << e.log();
+    }
+}
+
+TEST(Linker, OptionsBecomeFlagsInOrder) {
+    LinkerOptions options = linker_options(true);
+    options.arch = "90";
+    options.max_register_count = 64;
+    options.optimization_level = 3;
+    options.lineinfo = true;
+    options.ftz = true;
+    options.kernels_used = {"kernel_a"};
+    options.ptxas_options = {"-v"};
+    options.extra_flags = {"-raw"};
+    Linker linker({ObjectCode::from_ptx(".version 8.0", "x")}, options);
+    EXPECT_EQ(linker.flags(),
+              (std::vector<std::string>{"-arch=sm_90", "-maxrregcount=64", "-lto", "-O3",
+                                        "-lineinfo", "-ftz=true", "-kernels-used=kernel_a",
+                                        "-Xptxas=-v", "-raw"}));
+    EXPECT_EQ(nvjitlink_flags(options, true).at(3), "-ptx");
+}
+
+TEST(Linker, BadInputsAreRefused) {
+    EXPECT_THROW(Linker({}, linker_options(false)), InvalidArgumentError);
+    Linker linker({compile_unit(kUnitB, "unit_b", CodeType::cubin)}, linker_options(false));
+    EXPECT_THROW(linker.link(CodeType::ltoir), InvalidArgumentError);
+    LinkerOptions bad_arch = linker_options(false);
+    bad_arch.arch = "sm_12";
+    EXPECT_THROW(Linker({compile_unit(kUnitB, "unit_b", CodeType::cubin)}, bad_arch).link(),
+                 Error);
+    bad_arch.arch = "not-an-arch";
+    EXPECT_THROW(Linker({compile_unit(kUnitB, "unit_b", CodeType::cubin)}, bad_arch).flags(),
+                 InvalidArgumentError);
+}
+
+TEST(Linker, InfoLogWithVerbose) {
+    LinkerOptions options = linker_options(false);
+    options.verbose = true;
+    Linker linker({compile_unit(kUnitB, "unit_b", CodeType::ptx)}, options);
+    linker.link();
+    EXPECT_FALSE(linker.info_log().empty());
+}
+
+}  // namespace
