@@ -1,0 +1,210 @@
+// Cache keys, the in-memory cache, and compiling through a cache (single flight, hits).
+#include "test_support.hpp"
+
+#include "cudacore/cache_key.hpp"
+#include "cudacore/cached_compile.hpp"
+#include "cudacore/disk_program_cache.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/memory_program_cache.hpp"
+#include "cudacore/program.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <thread>
+
+namespace {
+
+using namespace cudacore;
+using namespace std::chrono_literals;
+
+const char* const small_kernel = R"(
+extern "C" __global__ void scale(float* data, float factor, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) data[i] *= factor;
+}
+)";
+
+ProgramOptions sm90() {
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.name = "scale.cu";
+    return options;
+}
+
+CacheKey key_of(int n) { return CacheKey::of_bytes("key " + std::to_string(n)); }
+
+ObjectCode code_of_size(std::size_t size, char fill = 'x') {
+    return ObjectCode::from_cubin(std::string(size, fill));
+}
+
+TEST(CacheKey, HexRoundTripsAndRejectsGarbage) {
+    const CacheKey key = key_of(1);
+    EXPECT_EQ(key.hex().size(), 64u);
+    EXPECT_EQ(CacheKey::from_hex(key.hex()), key);
+    EXPECT_THROW(CacheKey::from_hex("abc"), InvalidArgumentError);
+    EXPECT_THROW(CacheKey::from_hex(std::string(64, 'g')), InvalidArgumentError);
+    EXPECT_NE(key_of(1), key_of(2));
+}
+
+TEST(CacheKey, ChangesWithEveryInputThatChangesTheOutput) {
+    Program base(small_kernel, SourceType::cxx, sm90());
+    const CacheKey reference = cache_key(base, CodeType::cubin);
+    EXPECT_EQ(cache_key(Program(small_kernel, SourceType::cxx, sm90()), CodeType::cubin), reference);
+
+    std::set<CacheKey> keys{reference};
+    auto add = [&](const CacheKey& key, const char* what) {
+        EXPECT_TRUE(keys.insert(key).second) << what << " did not change the key";
+    };
+    add(cache_key(Program(std::string(small_kernel) + " ", SourceType::cxx, sm90()), CodeType::cubin),
+        "source");
+    add(cache_key(base, CodeType::ptx), "target");
+    add(cache_key(base, CodeType::cubin, {"scale"}), "name expressions");
+    auto options = sm90();
+    options.arch = "sm_80";
+    add(cache_key(Program(small_kernel, SourceType::cxx, options), CodeType::cubin), "arch");
+    options = sm90();
+    options.use_fast_math = true;
+    add(cache_key(Program(small_kernel, SourceType::cxx, options), CodeType::cubin), "an option");
+    options = sm90();
+    options.define_macro.push_back({"N", "4"});
+    add(cache_key(Program(small_kernel, SourceType::cxx, options), CodeType::cubin), "a macro");
+    options = sm90();
+    options.name = "other.cu";
+    add(cache_key(Program(small_kernel, SourceType::cxx, options), CodeType::cubin), "the name");
+}
+
+TEST(MemoryProgramCache, HitReturnsTheStoredCode) {
+    MemoryProgramCache cache;
+    const ObjectCode code = ObjectCode::from_cubin("bytes", "n", {{"a", "b"}});
+    EXPECT_FALSE(cache.get(key_of(1)));
+    cache.put(key_of(1), code);
+    auto hit = cache.get(key_of(1));
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(*hit, code);
+    EXPECT_EQ(hit->code(), code.code());
+    const CacheStats stats = cache.stats();
+    EXPECT_EQ(stats.hits, 1u);
+    EXPECT_EQ(stats.misses, 1u);
+    EXPECT_EQ(stats.entries, 1u);
+    EXPECT_EQ(stats.bytes, MemoryProgramCache::entry_size(code));
+}
+
+TEST(MemoryProgramCache, EvictsLeastRecentlyUsedAndStaysUnderItsBound) {
+    MemoryProgramCache cache(300);
+    for (int i = 0; i < 3; ++i) cache.put(key_of(i), code_of_size(100));
+    ASSERT_TRUE(cache.get(key_of(0)));  // 0 is now the most recent; 1 is the oldest
+    cache.put(key_of(3), code_of_size(100));
+    EXPECT_TRUE(cache.get(key_of(0)));
+    EXPECT_FALSE(cache.get(key_of(1)));
+    EXPECT_TRUE(cache.get(key_of(2)));
+    EXPECT_TRUE(cache.get(key_of(3)));
+    for (int i = 4; i < 50; ++i) {
+        cache.put(key_of(i), code_of_size(1 + i * 7 % 150));
+        EXPECT_LE(cache.stats().bytes, 300u);
+    }
+    EXPECT_GT(cache.stats().evictions, 0u);
+    cache.put(key_of(99), code_of_size(301));  // larger than the whole cache: not kept
+    EXPECT_FALSE(cache.get(key_of(99)));
+    cache.clear();
+    EXPECT_EQ(cache.stats().entries, 0u);
+    EXPECT_EQ(cache.stats().bytes, 0u);
+}
+
+TEST(MemoryProgramCache, ReplacingAKeyKeepsTheByteCountRight) {
+    MemoryProgramCache cache(1000);
+    cache.put(key_of(1), code_of_size(100));
+    cache.put(key_of(1), code_of_size(50));
+    EXPECT_EQ(cache.stats().entries, 1u);
+    EXPECT_EQ(cache.stats().bytes, 50u);
+}
+
+// Many threads asking for one missing key: the compile function runs once.
+void expect_single_flight(ProgramCache& cache) {
+    std::atomic<int> compiles{0};
+    const ObjectCode result = ObjectCode::from_cubin("compiled once", "single");
+    std::vector<std::thread> threads;
+    std::vector<std::optional<ObjectCode>> results(16);
+    for (std::size_t t = 0; t < results.size(); ++t) {
+        threads.emplace_back([&, t] {
+            results[t] = get_or_compile(cache, key_of(7), [&] {
+                ++compiles;
+                std::this_thread::sleep_for(100ms);  // long enough for every thread to ask
+                return result;
+            });
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(compiles.load(), 1);
+    for (const auto& r : results) {
+        ASSERT_TRUE(r);
+        EXPECT_EQ(*r, result);
+    }
+    EXPECT_EQ(get_or_compile(cache, key_of(7), [&]() -> ObjectCode { throw std::logic_error("hit expected"); }),
+              result);
+}
+
+TEST(CachedCompile, ManyThreadsOneMissingKeyCompileOnceInMemory) {
+    MemoryProgramCache cache;
+    expect_single_flight(cache);
+}
+
+TEST(CachedCompile, ManyThreadsOneMissingKeyCompileOnceOnDisk) {
+    test::TempDir dir;
+    DiskProgramCache cache(dir.path() / "cache");
+    expect_single_flight(cache);
+}
+
+TEST(CachedCompile, FailureReachesEveryWaiterAndIsNotCached) {
+    MemoryProgramCache cache;
+    std::atomic<int> compiles{0};
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+        threads.emplace_back([&] {
+            try {
+                get_or_compile(cache, key_of(8), [&]() -> ObjectCode {
+                    ++compiles;
+                    std::this_thread::sleep_for(100ms);
+                    throw CompileError("bad.cu", "error: expected a ';'", {}, "NVRTC");
+                });
+            } catch (const CompileError&) {
+                ++failures;
+            }
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(compiles.load(), 1);
+    EXPECT_EQ(failures.load(), 8);
+    // The failure is not remembered: the next call compiles again.
+    const ObjectCode fixed = ObjectCode::from_cubin("fixed");
+    EXPECT_EQ(get_or_compile(cache, key_of(8), [&] { return fixed; }), fixed);
+}
+
+TEST(CachedCompile, RealProgramHitReturnsIdenticalBytesWithoutCompiling) {
+    MemoryProgramCache cache;
+    Program first(small_kernel, SourceType::cxx, sm90());
+    const ObjectCode compiled = compile_cached(cache, first, CodeType::cubin, {"scale"});
+    EXPECT_EQ(cache.stats().insertions, 1u);
+    EXPECT_EQ(compiled.symbol_map().at("scale"), "scale");
+
+    // A second, equal Program: served from the cache (the very same shared value, so no
+    // compile produced it), with identical bytes.
+    Program second(small_kernel, SourceType::cxx, sm90());
+    const ObjectCode hit = compile_cached(cache, second, CodeType::cubin, {"scale"});
+    EXPECT_EQ(hit, compiled);
+    EXPECT_EQ(hit.state(), compiled.state());
+    EXPECT_EQ(cache.stats().hits, 1u);
+    EXPECT_EQ(cache.stats().insertions, 1u);
+
+    // Through the disk cache: the hit is a new value with byte-identical code.
+    test::TempDir dir;
+    DiskProgramCache disk(dir.path() / "cache");
+    const ObjectCode stored = compile_cached(disk, first, CodeType::cubin, {"scale"});
+    const ObjectCode from_disk = compile_cached(disk, second, CodeType::cubin, {"scale"});
+    EXPECT_EQ(from_disk, stored);
+    EXPECT_EQ(from_disk.code(), compiled.code());
+    EXPECT_EQ(disk.stats().hits, 1u);
+}
+
+}  // namespace
