@@ -15,6 +15,7 @@
 #pragma once
 
 #include "cudacore/memory_resource.hpp"
+#include "cudacore/stream.hpp"
 
 #include <cuda.h>
 
@@ -29,7 +30,6 @@
 namespace cudacore {
 
 class Device;
-class Stream;
 
 class Buffer {
 public:
@@ -133,3 +133,6 @@ private:
 };
 
 }  // namespace cudacore
+
+// Last, so that Buffer::device() is usable from this header alone (device.hpp includes this one).
+#include "cudacore/device.hpp"

@@ -1,0 +1,231 @@
+// Buffer and memory resources without a GPU: argument validation, ownership and lifetime
+// (through a host-memory test resource), and no-driver behaviour (in a child process).
+#include "host_memory_resource.hpp"
+#include "test_support.hpp"
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/stream.hpp"
+
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+namespace {
+
+using cudacore::Buffer;
+using cudacore::InvalidArgumentError;
+using cudacore::Stream;
+using cudacore::test::HostMemoryResource;
+
+// A Stream with no driver stream behind it: enough for resources that ignore the stream.
+Stream no_stream() { return Stream(std::shared_ptr<cudacore::detail::StreamBox>{}); }
+
+// Runs `call`, expecting InvalidArgumentError whose message contains every one of `parts`.
+template <class Call>
+void expect_invalid(Call&& call, std::initializer_list<const char*> parts) {
+    try {
+        call();
+        ADD_FAILURE() << "no InvalidArgumentError";
+    } catch (const InvalidArgumentError& e) {
+        for (const char* part : parts)
+            EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+                << "missing \"" << part << "\" in: " << e.what();
+    }
+}
+
+TEST(Buffer, AllocateHoldsResourceAndFreesOnceWhenLastCopyGoes) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    std::weak_ptr<HostMemoryResource> weak = resource;
+    HostMemoryResource* raw = resource.get();
+    {
+        Buffer buffer = resource->allocate(64, no_stream());
+        EXPECT_EQ(buffer.size(), 64u);
+        EXPECT_NE(buffer.handle(), 0u);
+        EXPECT_TRUE(buffer.owns_memory());
+        EXPECT_FALSE(buffer.is_closed());
+        EXPECT_TRUE(buffer.is_host_accessible());
+        EXPECT_FALSE(buffer.is_device_accessible());
+        EXPECT_EQ(buffer.memory_resource().get(), raw);
+        resource.reset();
+        EXPECT_FALSE(weak.expired()) << "the buffer must keep its resource alive";
+        Buffer copy = buffer;
+        EXPECT_EQ(copy, buffer);
+        EXPECT_EQ(copy.handle(), buffer.handle());
+        { Buffer dropped = std::move(buffer); }
+        EXPECT_EQ(raw->frees.load(), 0) << "a copy still holds the memory";
+        EXPECT_EQ(raw->allocations.load(), 1);
+    }
+    EXPECT_TRUE(weak.expired()) << "the resource goes with its last buffer";
+}
+
+TEST(Buffer, CloseFreesOnceAndClosesEveryCopy) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer buffer = resource->allocate(16, no_stream());
+    Buffer copy = buffer;
+    buffer.close();
+    EXPECT_EQ(resource->frees.load(), 1);
+    EXPECT_TRUE(buffer.is_closed());
+    EXPECT_TRUE(copy.is_closed());
+    EXPECT_EQ(copy.handle(), 0u);
+    EXPECT_EQ(copy.size(), 16u) << "the size is kept for messages";
+    buffer.close();
+    copy.close(no_stream());
+    EXPECT_EQ(resource->frees.load(), 1) << "closing twice frees once";
+    { Buffer last = std::move(copy); }
+    buffer = Buffer();
+    EXPECT_EQ(resource->frees.load(), 1);
+}
+
+TEST(Buffer, UsingAClosedBufferNamesItAndItsSize) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer buffer = resource->allocate(4096, no_stream());
+    Buffer other = resource->allocate(4096, no_stream());
+    buffer.close();
+    std::vector<std::uint8_t> host(4096);
+    const Stream stream = no_stream();
+    expect_invalid([&] { buffer.copy_from(host, stream); }, {"copy_from", "closed", "4096 bytes"});
+    expect_invalid([&] { buffer.copy_to(host, stream); }, {"copy_to", "closed", "4096 bytes"});
+    expect_invalid([&] { buffer.copy_to(other, stream); }, {"closed", "4096 bytes"});
+    expect_invalid([&] { other.copy_from(buffer, stream); }, {"source", "closed"});
+    expect_invalid([&] { buffer.fill_byte(1, stream); }, {"fill_byte", "closed"});
+    expect_invalid([&] { buffer.fill_uint32(1, stream); }, {"fill_uint32", "closed"});
+    expect_invalid([&] { buffer.bytes(); }, {"bytes", "closed"});
+    expect_invalid([&] { (void)buffer.is_host_accessible(); }, {"closed"});
+    expect_invalid([&] { (void)buffer.device(); }, {"closed"});
+}
+
+TEST(Buffer, DefaultConstructedIsEmptyAndClosed) {
+    Buffer empty;
+    EXPECT_TRUE(empty.is_closed());
+    EXPECT_FALSE(empty);
+    EXPECT_EQ(empty.size(), 0u);
+    EXPECT_EQ(empty.handle(), 0u);
+    EXPECT_EQ(empty.memory_resource(), nullptr);
+    EXPECT_FALSE(empty.owns_memory());
+    empty.close();
+    expect_invalid([&] { empty.fill_byte(0, no_stream()); }, {"empty buffer"});
+}
+
+TEST(Buffer, CopiesBetweenDifferentSizesNameBothSizes) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer small = resource->allocate(100, no_stream());
+    Buffer large = resource->allocate(200, no_stream());
+    expect_invalid([&] { large.copy_from(small, no_stream()); },
+                   {"sizes differ", "100 bytes", "200 bytes"});
+    expect_invalid([&] { small.copy_to(large, no_stream()); },
+                   {"sizes differ", "100 bytes", "200 bytes"});
+    std::vector<std::uint32_t> host(10);  // 40 bytes
+    expect_invalid([&] { small.copy_from(host, no_stream()); },
+                   {"sizes differ", "40 bytes", "100 bytes"});
+    expect_invalid([&] { small.copy_to(host, no_stream()); },
+                   {"sizes differ", "40 bytes", "100 bytes"});
+}
+
+TEST(Buffer, NullHostPointersAreRejected) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer buffer = resource->allocate(8, no_stream());
+    expect_invalid([&] { buffer.copy_from(static_cast<const void*>(nullptr), 8, no_stream()); },
+                   {"null host pointer", "8 bytes"});
+    expect_invalid([&] { buffer.copy_to(static_cast<void*>(nullptr), 8, no_stream()); },
+                   {"null host pointer", "8 bytes"});
+}
+
+TEST(Buffer, Fill32NeedsAMultipleOfFourBytes) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer buffer = resource->allocate(6, no_stream());
+    expect_invalid([&] { buffer.fill_uint32(0xdeadbeef, no_stream()); },
+                   {"fill_uint32", "6 bytes", "multiple of 4"});
+}
+
+TEST(Buffer, ZeroSizeAndNullHandlesAreRejected) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    expect_invalid([&] { resource->allocate(0, no_stream()); }, {"size 0", "test host memory"});
+    EXPECT_EQ(resource->allocations.load(), 0);
+    expect_invalid([&] { Buffer::from_handle(CUdeviceptr{0}, 16, resource); },
+                   {"null pointer", "16"});
+    int value = 0;
+    expect_invalid([&] { Buffer::from_handle(&value, 0, resource); }, {"size 0"});
+}
+
+TEST(Buffer, ResourceNotOwnedBySharedPtrIsRejected) {
+    HostMemoryResource on_stack;
+    expect_invalid([&] { on_stack.allocate(8, no_stream()); }, {"std::shared_ptr"});
+    EXPECT_EQ(on_stack.allocations.load(), 0);
+}
+
+TEST(Buffer, FromHandleNeverFreesAndKeepsTheResource) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    std::vector<std::uint32_t> memory(4, 7);
+    {
+        Buffer wrapped = Buffer::from_handle(memory.data(), 16, resource);
+        EXPECT_FALSE(wrapped.owns_memory());
+        EXPECT_EQ(wrapped.data(), memory.data());
+        EXPECT_TRUE(wrapped.is_host_accessible());
+        EXPECT_EQ(wrapped.span<std::uint32_t>()[3], 7u);
+        wrapped.close();
+        EXPECT_TRUE(wrapped.is_closed());
+    }
+    { Buffer dropped = Buffer::from_handle(memory.data(), 16, resource); }
+    EXPECT_EQ(resource->frees.load(), 0);
+    EXPECT_EQ(memory[0], 7u);
+}
+
+TEST(Buffer, SpanViewsHostAccessibleMemory) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer buffer = resource->allocate(32, no_stream());
+    auto words = buffer.span<std::uint32_t>();
+    ASSERT_EQ(words.size(), 8u);
+    std::iota(words.begin(), words.end(), 1u);
+    auto bytes = buffer.bytes();
+    ASSERT_EQ(bytes.size(), 32u);
+    std::uint32_t third = 0;
+    std::memcpy(&third, bytes.data() + 8, 4);
+    EXPECT_EQ(third, 3u);
+    expect_invalid([&] { buffer.span<std::array<char, 5>>(); }, {"multiple of 5"});
+
+    auto device_only = std::make_shared<HostMemoryResource>(/*host_accessible=*/false);
+    Buffer hidden = device_only->allocate(8, no_stream());
+    expect_invalid([&] { hidden.bytes(); }, {"not host accessible", "8 bytes"});
+}
+
+TEST(Buffer, CloseReportsAFailedFreeAndDestructionIgnoresIt) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    resource->fail_to_free = true;
+    Buffer buffer = resource->allocate(8, no_stream());
+    EXPECT_THROW(buffer.close(), std::runtime_error);
+    EXPECT_TRUE(buffer.is_closed()) << "closed even though freeing failed";
+    {
+        Buffer dropped = resource->allocate(8, no_stream());
+    }  // destructor: the failure is swallowed
+    EXPECT_EQ(resource->frees.load(), 2);
+}
+
+TEST(Buffer, DescriptionSaysWhatAndWhere) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer buffer = resource->allocate(4096, no_stream());
+    const std::string text = buffer.description();
+    EXPECT_NE(text.find("buffer 0x"), std::string::npos) << text;
+    EXPECT_NE(text.find("4096 bytes"), std::string::npos) << text;
+    EXPECT_NE(text.find("test host memory"), std::string::npos) << text;
+}
+
+TEST(MemoryNoDriver, EveryMemoryEntryPointThrowsNoDriverError) {
+    auto result = cudacore::test::run_process(
+        {cudacore::test::helper_path("memory_no_driver_probe").string()},
+        {{"CUDACORE_LIBCUDA_PATH", "/nonexistent/libcuda.so.1"}});
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(result.err, "");
+    for (const char* entry :
+         {"PinnedMemoryResource()", "ManagedMemoryResource()", "Buffer::from_handle",
+          "Buffer::copy_from(host)", "Buffer::copy_to(host)", "Buffer::copy_from(Buffer)",
+          "Buffer::fill_byte", "Buffer::fill_uint32", "Buffer::device", "prefetch_to_host"}) {
+        EXPECT_NE(result.out.find(std::string(entry) + ": NoDriverError"), std::string::npos)
+            << entry << "\n" << result.out;
+    }
+    EXPECT_NE(result.out.find("CUDACORE_LIBCUDA_PATH"), std::string::npos) << result.out;
+    EXPECT_EQ(result.out.find("UNEXPECTED"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("buffers released"), std::string::npos) << result.out;
+}
+
+}  // namespace

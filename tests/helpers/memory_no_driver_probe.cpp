@@ -1,0 +1,49 @@
+// Calls every memory entry point that needs the driver, with none present, and prints how each
+// failed; then drops its buffers (which must not need the driver).
+#include "../support/host_memory_resource.hpp"
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/managed_memory_resource.hpp"
+#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/stream.hpp"
+
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+int main() {
+    auto probe = [](const char* name, const std::function<void()>& call) {
+        try {
+            call();
+            std::printf("%s: UNEXPECTED success\n", name);
+        } catch (const cudacore::NoDriverError& e) {
+            std::printf("%s: NoDriverError: %s\n", name, e.what());
+        } catch (const std::exception& e) {
+            std::printf("%s: UNEXPECTED %s\n", name, e.what());
+        }
+    };
+    using cudacore::Buffer;
+    const cudacore::Stream stream(std::shared_ptr<cudacore::detail::StreamBox>{});
+    auto resource = std::make_shared<cudacore::test::HostMemoryResource>();
+    {
+        Buffer a = resource->allocate(64, stream);
+        Buffer b = resource->allocate(64, stream);
+        std::vector<char> host(64);
+        probe("PinnedMemoryResource()", [] { cudacore::PinnedMemoryResource resource; });
+        probe("ManagedMemoryResource()", [] { cudacore::ManagedMemoryResource resource; });
+        probe("Buffer::from_handle", [&] { Buffer::from_handle(host.data(), host.size()); });
+        probe("Buffer::copy_from(host)", [&] { a.copy_from(host, stream); });
+        probe("Buffer::copy_to(host)", [&] { a.copy_to(host, stream); });
+        probe("Buffer::copy_from(Buffer)", [&] { a.copy_from(b, stream); });
+        probe("Buffer::fill_byte", [&] { a.fill_byte(1, stream); });
+        probe("Buffer::fill_uint32", [&] { a.fill_uint32(1, stream); });
+        probe("Buffer::device", [&] { a.device(); });
+        probe("prefetch_to_host", [&] { cudacore::prefetch_to_host(a, stream); });
+        a.close();
+    }
+    std::printf("buffers released: %d of %d\n", resource->frees.load(),
+                resource->allocations.load());
+    return resource->frees.load() == 2 ? 0 : 1;
+}
