@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cudacore/object_code.hpp"
+#include "library_box.hpp"
 
 namespace cudacore::detail {
 
@@ -11,6 +12,7 @@ struct ObjectCodeState {
     std::string name;
     std::string code;
     SymbolMap symbols;
+    LazyLibrary library;  // loaded on first use (src/object_code_loading.cpp)
 };
 
 }  // namespace cudacore::detail

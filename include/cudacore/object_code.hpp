@@ -5,6 +5,8 @@
 // driver call and needs no GPU. Copies share the same bytes.
 #pragma once
 
+#include "cudacore/kernel.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -77,6 +79,22 @@ public:
     // the driver: `ObjectCode::load(path)` reads a file, `code.load()` loads a module. Throws
     // SerializationError (naming the path) when it cannot be read or is not a valid serialization.
     static ObjectCode load(const std::filesystem::path& path);
+
+    // Loading (needs a driver; src/object_code_loading.cpp). The code is loaded into the driver
+    // (cuLibraryLoadData, context-independent) on the first get_kernel() or load(), exactly once
+    // even when many threads ask at once, and into the current device's context (Device::current())
+    // so that code for another arch fails then. The outcome is kept: a failure (no driver: the
+    // NoDriverError; code for another arch, corrupt bytes: DriverError naming the kernel, code
+    // type, size and device arch) is thrown again, identically, on every later use. LTO-IR and
+    // relocatable objects/libraries are refused with InvalidArgumentError saying to link them;
+    // PTX is JIT-compiled by the driver. Copies share the loaded library; it is unloaded when
+    // the last ObjectCode or Kernel using it is gone (and kernels launched from it are done).
+    void load() const;
+    bool is_loaded() const noexcept;
+    // The kernel for a name expression of the symbol map ("scale<float>") or a plain name. The
+    // first lookup of a name asks the driver; later ones are a cached read (no driver call).
+    // Throws InvalidArgumentError listing the kernels the code holds when there is none so named.
+    Kernel get_kernel(std::string_view name) const;
 
     const std::shared_ptr<detail::ObjectCodeState>& state() const noexcept { return state_; }
 

@@ -1,0 +1,144 @@
+// Kernel: one kernel of a loaded library (a context-independent CUkernel), with its attributes,
+// occupancy and parameter layout.
+//
+// Get one from ObjectCode::get_kernel (the library is loaded then, once) or wrap a handle with
+// Kernel::from_handle. Ownership: copies share one box; a Kernel holds its library, so the code
+// stays loaded while any Kernel (or the ObjectCode) lives, and while kernels launched from it may
+// still run (see launch.hpp). Kernel::from_handle never unloads anything.
+//
+// Attributes are per device: the calls without a Device use Device::current() (the device of the
+// calling thread's current context, else device 0). Set attributes through set_attribute so that
+// launch()'s cached limits (max threads per block, max dynamic shared memory) stay exact.
+//
+// Errors: DriverError (naming the call, the kernel and the device), NoDriverError without a
+// driver. Thread-safety: every member may be called from several threads.
+#pragma once
+
+#include "cudacore/device.hpp"
+#include "cudacore/launch_config.hpp"
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cudacore {
+
+namespace detail {
+struct KernelBox;
+struct ContextBox;
+}
+
+// Where one kernel parameter lives in the parameter buffer (cuKernelGetParamInfo).
+struct KernelParameter {
+    std::size_t offset = 0;
+    std::size_t size = 0;
+    bool operator==(const KernelParameter&) const = default;
+};
+
+// Everything cuKernelGetAttribute reports, for one device.
+struct KernelAttributes {
+    int max_threads_per_block = 0;
+    int shared_size_bytes = 0;  // static shared memory
+    int const_size_bytes = 0;
+    int local_size_bytes = 0;
+    int num_registers = 0;
+    int ptx_version = 0;     // major * 10 + minor
+    int binary_version = 0;  // major * 10 + minor
+    int cache_mode_ca = 0;
+    int max_dynamic_shared_size_bytes = 0;
+    int preferred_shared_memory_carveout = 0;
+    int cluster_size_must_be_set = 0;
+    int required_cluster_width = 0;
+    int required_cluster_height = 0;
+    int required_cluster_depth = 0;
+    int non_portable_cluster_size_allowed = 0;
+    int cluster_scheduling_policy_preference = 0;
+};
+
+struct BlockSizeSuggestion {
+    int min_grid_size = 0;  // blocks needed to fill the device at that block size
+    int block_size = 0;     // threads per block that maximise occupancy
+};
+
+class Kernel;
+
+// Occupancy of a kernel on one device (computed in that device's primary context, held here).
+class KernelOccupancy {
+public:
+    int max_active_blocks_per_multiprocessor(int block_size,
+                                             std::size_t dynamic_shared_memory_bytes = 0) const;
+    BlockSizeSuggestion max_potential_block_size(std::size_t dynamic_shared_memory_bytes = 0,
+                                                 int block_size_limit = 0) const;
+    // Dynamic shared memory as a function of the block size.
+    BlockSizeSuggestion max_potential_block_size(CUoccupancyB2DSize shared_memory_for_block_size,
+                                                 int block_size_limit = 0) const;
+    std::size_t available_dynamic_shared_memory_per_block(int blocks_per_multiprocessor,
+                                                          int block_size) const;
+    // For `config`'s grid, block and shared memory (its cluster is ignored).
+    int max_potential_cluster_size(const LaunchConfig& config) const;
+    // For `config` with its cluster (a cluster of 1 x 1 x 1 means the kernel's own, if any).
+    int max_active_clusters(const LaunchConfig& config) const;
+
+    const Device& device() const noexcept { return device_; }
+
+private:
+    friend class Kernel;
+    KernelOccupancy(std::shared_ptr<detail::KernelBox> kernel, Device device,
+                    std::shared_ptr<detail::ContextBox> context)
+        : kernel_(std::move(kernel)), device_(device), context_(std::move(context)) {}
+    std::shared_ptr<detail::KernelBox> kernel_;
+    Device device_;
+    std::shared_ptr<detail::ContextBox> context_;
+};
+
+class Kernel {
+public:
+    // Wraps a kernel the caller loaded; the caller keeps its library loaded while the Kernel is
+    // used. Queries its name and parameters (DriverError for an invalid handle).
+    static Kernel from_handle(CUkernel kernel);
+
+    CUkernel handle() const noexcept;
+    // The name it was asked for by (a name expression such as "scale<float>", or a plain name).
+    const std::string& name() const noexcept;
+    // The name in the code (mangled for C++ kernels not declared extern "C").
+    const std::string& lowered_name() const noexcept;
+    // "kernel 'saxpy' (cubin 'saxpy', 5120 bytes)": used in every error message about it.
+    const std::string& description() const noexcept;
+
+    // Parameter layout, queried once when the Kernel was made.
+    const std::vector<KernelParameter>& parameters() const noexcept;
+    std::size_t parameter_count() const noexcept { return parameters().size(); }
+
+    int attribute(CUfunction_attribute attribute, const Device& device = Device::current()) const;
+    KernelAttributes attributes(const Device& device = Device::current()) const;
+    int max_threads_per_block(const Device& device = Device::current()) const;
+    int num_registers(const Device& device = Device::current()) const;
+    int shared_size_bytes(const Device& device = Device::current()) const;
+    int const_size_bytes(const Device& device = Device::current()) const;
+    int local_size_bytes(const Device& device = Device::current()) const;
+    int ptx_version(const Device& device = Device::current()) const;
+    int binary_version(const Device& device = Device::current()) const;
+    int max_dynamic_shared_size_bytes(const Device& device = Device::current()) const;
+
+    // cuKernelSetAttribute for one device.
+    void set_attribute(CUfunction_attribute attribute, int value,
+                       const Device& device = Device::current()) const;
+    // Allows launches with up to `bytes` of dynamic shared memory (over 48 KB needs this).
+    void set_max_dynamic_shared_size_bytes(int bytes,
+                                           const Device& device = Device::current()) const;
+
+    KernelOccupancy occupancy(const Device& device = Device::current()) const;
+
+    bool operator==(const Kernel& other) const noexcept { return handle() == other.handle(); }
+
+    explicit Kernel(std::shared_ptr<detail::KernelBox> box) noexcept : box_(std::move(box)) {}
+    const std::shared_ptr<detail::KernelBox>& box() const noexcept { return box_; }
+
+private:
+    std::shared_ptr<detail::KernelBox> box_;
+};
+
+}  // namespace cudacore

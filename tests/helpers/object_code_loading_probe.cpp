@@ -1,0 +1,48 @@
+// Uses ObjectCode's loading side with whatever driver the environment gives, and reports on
+// stdout. Mode "no-driver": create and copy an ObjectCode, then get_kernel twice and load();
+// prints each outcome on its own line ("create: ok", "get_kernel 1: NoDriverError: ...").
+#include "cudacore/errors.hpp"
+#include "cudacore/object_code.hpp"
+#include "library_box.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+
+namespace {
+
+void report(const char* step, const std::function<void()>& call) {
+    try {
+        call();
+        std::printf("%s: ok\n", step);
+    } catch (const cudacore::NoDriverError& e) {
+        std::printf("%s: NoDriverError: %s\n", step, e.what());
+    } catch (const cudacore::Error& e) {
+        std::printf("%s: Error: %s\n", step, e.what());
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const char* mode = argc > 1 ? argv[1] : "no-driver";
+    if (std::strcmp(mode, "no-driver") != 0) return 2;
+
+    auto code = cudacore::ObjectCode::from_cubin(std::string(100, '\x7f'), "probe_code");
+    report("create", [&] {
+        cudacore::ObjectCode copy = code;
+        cudacore::ObjectCode assigned = cudacore::ObjectCode::from_ptx(".version 8.0", "other");
+        assigned = copy;
+        if (!(assigned == code) || copy.is_loaded() || code.is_loaded())
+            throw cudacore::Error("copies differ or claim to be loaded");
+    });
+    report("get_kernel 1", [&] { code.get_kernel("saxpy"); });
+    cudacore::ObjectCode copy = code;
+    report("get_kernel 2", [&] { copy.get_kernel("saxpy"); });
+    report("load", [&] { code.load(); });
+    std::printf("is_loaded: %s\n", code.is_loaded() ? "true" : "false");
+    std::printf("library loads: %llu\n",
+                static_cast<unsigned long long>(cudacore::detail::library_load_count()));
+    return 0;
+}
