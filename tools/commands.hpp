@@ -7,6 +7,9 @@ namespace cudacore::cli {
 
 void add_devices_command(CLI::App& app);
 void add_demo_command(CLI::App& app);
+void add_compile_command(CLI::App& app);
+void add_link_command(CLI::App& app);
+void add_inspect_command(CLI::App& app);
 
 // Exit code a subcommand callback asks for (set by throwing CLI::RuntimeError(code)).
 }  // namespace cudacore::cli

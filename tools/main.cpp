@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     cudacore::cli::add_devices_command(app);
     cudacore::cli::add_demo_command(app);
+    cudacore::cli::add_compile_command(app);
+    cudacore::cli::add_link_command(app);
+    cudacore::cli::add_inspect_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -1,0 +1,155 @@
+// The compile, link and inspect commands of the cudacore CLI, driven as a user would.
+#include "test_support.hpp"
+
+#include "cudacore/code_inspection.hpp"
+#include "cudacore/system.hpp"
+
+#include <filesystem>
+
+namespace {
+
+using cudacore::CodeType;
+using cudacore::inspect_code;
+using cudacore::test::cli_path;
+using cudacore::test::read_file;
+using cudacore::test::run_process;
+using cudacore::test::TempDir;
+using cudacore::test::write_file;
+
+constexpr const char* kKernels = R"(
+template <typename T>
+__global__ void scale(T* data, T factor) { data[threadIdx.x] *= factor; }
+extern "C" __global__ void fill(int* data) { data[threadIdx.x] = WIDTH; }
+)";
+
+std::string path_of(const TempDir& dir, const char* name) { return (dir.path() / name).string(); }
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+TEST(CliCode, CompileToCubinPrintsLoweredNames) {
+    TempDir dir;
+    write_file(dir.path() / "k.cu", kKernels);
+    auto result = run_process({cli_path().string(), "compile", path_of(dir, "k.cu"), "-o",
+                               path_of(dir, "k.cubin"), "--arch", "sm_90", "-D", "WIDTH=4",
+                               "--name-expr", "scale<float>", "--std", "c++17"});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_TRUE(contains(result.out, "scale<float> -> _Z5scaleIfEvPT_S0_")) << result.out;
+    const auto info = inspect_code(read_file(dir.path() / "k.cubin"));
+    EXPECT_EQ(info.type, CodeType::cubin);
+    EXPECT_EQ(info.arch, "sm_90");
+    EXPECT_EQ(info.kernels, (std::vector<std::string>{"_Z5scaleIfEvPT_S0_", "fill"}));
+}
+
+TEST(CliCode, CubinIsReadableByCuobjdump) {
+    const std::filesystem::path cuobjdump = "/usr/local/cuda/bin/cuobjdump";
+    if (!std::filesystem::exists(cuobjdump)) GTEST_SKIP() << "no " << cuobjdump;
+    TempDir dir;
+    write_file(dir.path() / "k.cu", kKernels);
+    ASSERT_EQ(run_process({cli_path().string(), "compile", path_of(dir, "k.cu"), "-o",
+                           path_of(dir, "k.cubin"), "--arch", "sm_90", "-DWIDTH=1"})
+                  .exit_code,
+              0);
+    auto dump = run_process({cuobjdump.string(), "-elf", path_of(dir, "k.cubin")});
+    EXPECT_EQ(dump.exit_code, 0) << dump.err;
+    EXPECT_TRUE(contains(dump.out, "fill")) << dump.out;
+    EXPECT_TRUE(contains(dump.out, "sm_90")) << dump.out;
+}
+
+TEST(CliCode, CompileToPtxThenInspect) {
+    TempDir dir;
+    write_file(dir.path() / "k.cu", kKernels);
+    ASSERT_EQ(run_process({cli_path().string(), "compile", path_of(dir, "k.cu"), "-o",
+                           path_of(dir, "k.ptx"), "--arch", "sm_86", "--target", "ptx",
+                           "-DWIDTH=2", "--name-expr", "scale<double>"})
+                  .exit_code,
+              0);
+    auto result = run_process({cli_path().string(), "inspect", path_of(dir, "k.ptx")});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_TRUE(contains(result.out, "type     ptx")) << result.out;
+    EXPECT_TRUE(contains(result.out, "arch     sm_86")) << result.out;
+    EXPECT_TRUE(contains(result.out, "  fill\n")) << result.out;
+    EXPECT_TRUE(contains(result.out, "  _Z5scaleIdEvPT_S0_\n")) << result.out;
+    EXPECT_TRUE(contains(result.out, "kernels  2")) << result.out;
+}
+
+TEST(CliCode, FailedCompileExitsNonZeroWithTheLog) {
+    TempDir dir;
+    write_file(dir.path() / "bad.cu", "__global__ void k() {\n  int x = ;\n}\n");
+    auto result = run_process({cli_path().string(), "compile", path_of(dir, "bad.cu"), "-o",
+                               path_of(dir, "bad.cubin"), "--arch", "sm_90"});
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_TRUE(contains(result.err, "bad.cu(2): error")) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "bad.cubin"));
+}
+
+TEST(CliCode, MissingSourceIsAClearError) {
+    TempDir dir;
+    auto result = run_process({cli_path().string(), "compile", path_of(dir, "missing.cu"), "-o",
+                               path_of(dir, "out.cubin"), "--arch", "sm_90"});
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_TRUE(contains(result.err, "missing.cu")) << result.err;
+    EXPECT_TRUE(contains(result.err, "no such file")) << result.err;
+}
+
+TEST(CliCode, CompileLtoIrUnitsAndLinkThem) {
+    TempDir dir;
+    write_file(dir.path() / "a.cu",
+               "extern __device__ int twice(int);\n"
+               "extern \"C\" __global__ void kernel_a(int* p) { *p = twice(*p); }\n");
+    write_file(dir.path() / "b.cu",
+               "__device__ int twice(int x) { return 2 * x; }\n"
+               "extern \"C\" __global__ void kernel_b(int* p) { *p = 7; }\n");
+    for (const char* unit : {"a", "b"}) {
+        auto result = run_process({cli_path().string(), "compile",
+                                   path_of(dir, (std::string(unit) + ".cu").c_str()), "-o",
+                                   path_of(dir, (std::string(unit) + ".ltoir").c_str()), "--arch",
+                                   "sm_90", "--target", "ltoir", "--rdc"});
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+    }
+    auto inspected = run_process({cli_path().string(), "inspect", path_of(dir, "a.ltoir")});
+    EXPECT_TRUE(contains(inspected.out, "type     ltoir")) << inspected.out << inspected.err;
+
+    auto link = run_process({cli_path().string(), "link", path_of(dir, "a.ltoir"),
+                             path_of(dir, "b.ltoir"), "-o", path_of(dir, "ab.cubin"), "--arch",
+                             "sm_90", "--lto"});
+    ASSERT_EQ(link.exit_code, 0) << link.err;
+    const auto info = inspect_code(read_file(dir.path() / "ab.cubin"));
+    EXPECT_EQ(info.kernels, (std::vector<std::string>{"kernel_a", "kernel_b"}));
+
+    // Without b, twice() is unresolved: the link fails with the linker's log.
+    auto failed = run_process({cli_path().string(), "link", path_of(dir, "a.ltoir"), "-o",
+                               path_of(dir, "a.cubin"), "--arch", "sm_90", "--lto"});
+    EXPECT_NE(failed.exit_code, 0);
+    EXPECT_TRUE(contains(failed.err, "twice")) << failed.err;
+}
+
+TEST(CliCode, InspectRefusesGarbage) {
+    TempDir dir;
+    write_file(dir.path() / "junk.bin", "definitely not GPU code");
+    auto result = run_process({cli_path().string(), "inspect", path_of(dir, "junk.bin")});
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_TRUE(contains(result.err, "unrecognised code")) << result.err;
+}
+
+TEST(CliCode, PtxWithoutNvJitLinkUsesTheDriverOrSaysWhatToSet) {
+    TempDir dir;
+    write_file(dir.path() / "k.cu", kKernels);
+    ASSERT_EQ(run_process({cli_path().string(), "compile", path_of(dir, "k.cu"), "-o",
+                           path_of(dir, "k.ptx"), "--arch", "sm_90", "--target", "ptx", "-DWIDTH=1"})
+                  .exit_code,
+              0);
+    auto result = run_process({cli_path().string(), "compile", path_of(dir, "k.ptx"), "-o",
+                               path_of(dir, "k.cubin"), "--arch", "sm_90"},
+                              {{"CUDACORE_NVJITLINK_PATH", "/nonexistent/libnvJitLink.so.13"}});
+    if (!cudacore::system::driver_available()) {
+        EXPECT_NE(result.exit_code, 0);
+        EXPECT_TRUE(contains(result.err, "CUDACORE_NVJITLINK_PATH")) << result.err;
+    } else if (cudacore::test::gpu_unavailable_reason().empty()) {
+        // The driver's linker takes over (the GPU test checks the result in detail).
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+    }
+}
+
+}  // namespace

@@ -1,0 +1,112 @@
+// `cudacore compile SRC -o OUT`: CUDA C++ (or PTX) to cubin, PTX or LTO-IR, written raw.
+#include "commands.hpp"
+
+#include "file_io.hpp"
+
+#include "cudacore/errors.hpp"
+#include "cudacore/program.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace cudacore::cli {
+
+namespace {
+
+struct CompileArgs {
+    std::string source_path;
+    std::string output_path;
+    std::string arch;         // empty: the current device's
+    std::string target = "cubin";
+    std::string source_type;  // "c++" or "ptx"; empty: from the extension (.ptx is PTX)
+    std::string name;         // empty: the source's file name
+    std::vector<std::string> defines;
+    std::vector<std::string> include_dirs;
+    std::vector<std::string> name_expressions;
+    std::string std;
+    bool rdc = false;
+    bool lto = false;
+    bool debug = false;
+    bool lineinfo = false;
+    bool no_toolkit_include = false;
+};
+
+void add_compile_options(CLI::App& command, CompileArgs& args) {
+    command.add_option("source", args.source_path, "CUDA C++ or PTX source file")->required();
+    command.add_option("-o,--output", args.output_path, "Where to write the compiled code")
+        ->required();
+    command.add_option("--arch", args.arch, "Target arch, e.g. sm_90 (default: current device)");
+    command.add_option("--target", args.target, "What to produce")
+        ->check(CLI::IsMember({"cubin", "ptx", "ltoir"}));
+    command.add_option("--source-type", args.source_type, "Source language (default: .ptx is PTX)")
+        ->check(CLI::IsMember({"c++", "ptx"}));
+    command.add_option("--name", args.name, "Program name in logs (default: the file name)");
+    command.add_option("-D,--define", args.defines, "Define a macro: NAME or NAME=VALUE");
+    command.add_option("-I,--include", args.include_dirs, "Add an include directory");
+    command.add_option("--name-expr", args.name_expressions,
+                       "Name expression to instantiate and lower, e.g. 'scale<float>'");
+    command.add_option("--std", args.std, "C++ dialect, e.g. c++17");
+    command.add_flag("--rdc", args.rdc, "Relocatable device code (for linking)");
+    command.add_flag("--lto", args.lto, "Link-time optimisation (implied by --target ltoir)");
+    command.add_flag("-G,--debug", args.debug, "Device debug information");
+    command.add_flag("--lineinfo", args.lineinfo, "Line information");
+    command.add_flag("--no-toolkit-include", args.no_toolkit_include,
+                     "Do not put the toolkit's headers (and CCCL) on the include path");
+}
+
+ProgramOptions to_program_options(const CompileArgs& args) {
+    ProgramOptions options;
+    options.name = args.name.empty() ? std::filesystem::path(args.source_path).filename().string()
+                                     : args.name;
+    if (!args.arch.empty()) options.arch = args.arch;
+    for (const auto& define : args.defines) {
+        const auto equals = define.find('=');
+        if (equals == std::string::npos)
+            options.define_macro.push_back({define, std::nullopt});
+        else
+            options.define_macro.push_back({define.substr(0, equals), define.substr(equals + 1)});
+    }
+    options.include_path = args.include_dirs;
+    if (!args.std.empty()) options.std = args.std;
+    if (args.rdc) options.relocatable_device_code = true;
+    if (args.lto) options.link_time_optimization = true;
+    if (args.debug) options.debug = true;
+    if (args.lineinfo) options.lineinfo = true;
+    options.toolkit_include_path = !args.no_toolkit_include;
+    return options;
+}
+
+SourceType source_type_of(const CompileArgs& args) {
+    if (!args.source_type.empty()) return args.source_type == "ptx" ? SourceType::ptx : SourceType::cxx;
+    return std::filesystem::path(args.source_path).extension() == ".ptx" ? SourceType::ptx
+                                                                         : SourceType::cxx;
+}
+
+void run_compile(const CompileArgs& args) {
+    Program program(read_input_file(args.source_path), source_type_of(args), to_program_options(args));
+    const CodeType target = code_type_from_string(args.target);
+    ObjectCode code = [&] {
+        try {
+            return program.compile(target, args.name_expressions);
+        } catch (const CompileError& e) {
+            std::cerr << "cudacore: " << e.what() << "\n" << e.log() << "\n";
+            throw CLI::RuntimeError(1);
+        }
+    }();
+    if (!program.log().empty()) std::cerr << program.log() << "\n";
+    write_output_file(args.output_path, code.code());
+    for (const auto& [expression, lowered] : code.symbol_map())
+        std::cout << expression << " -> " << lowered << "\n";
+}
+
+}  // namespace
+
+void add_compile_command(CLI::App& app) {
+    auto* command = app.add_subcommand("compile", "Compile CUDA C++ or PTX to cubin, PTX or LTO-IR");
+    auto args = std::make_shared<CompileArgs>();
+    add_compile_options(*command, *args);
+    command->callback([args] { run_compile(*args); });
+}
+
+}  // namespace cudacore::cli
