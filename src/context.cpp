@@ -57,7 +57,7 @@ ContextScope::ContextScope(CUcontext context, int ordinal) {
     check(api.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
     if (current != context) {
         check(api.cuCtxPushCurrent(context), "cuCtxPushCurrent",
-              "device " + std::to_string(ordinal));
+              [&] { return "device " + std::to_string(ordinal); });
         pushed_ = true;
     }
 }

@@ -45,14 +45,14 @@ Device Device::current() {
 std::string Device::name() const {
     char buffer[256] = {};
     detail::check(detail::driver().cuDeviceGetName(buffer, sizeof buffer, handle_),
-                  "cuDeviceGetName", describe(ordinal_));
+                  "cuDeviceGetName", [&] { return describe(ordinal_); });
     return buffer;
 }
 
 std::array<unsigned char, 16> Device::uuid() const {
     CUuuid raw{};
     detail::check(detail::driver().cuDeviceGetUuid(&raw, handle_), "cuDeviceGetUuid",
-                  describe(ordinal_));
+                  [&] { return describe(ordinal_); });
     std::array<unsigned char, 16> out{};
     std::copy(std::begin(raw.bytes), std::end(raw.bytes), out.begin());
     return out;
@@ -73,7 +73,7 @@ std::string Device::uuid_string() const {
 std::string Device::pci_bus_id() const {
     char buffer[64] = {};
     detail::check(detail::driver().cuDeviceGetPCIBusId(buffer, sizeof buffer, handle_),
-                  "cuDeviceGetPCIBusId", describe(ordinal_));
+                  "cuDeviceGetPCIBusId", [&] { return describe(ordinal_); });
     return buffer;
 }
 
@@ -90,7 +90,7 @@ std::string Device::arch() const {
 std::size_t Device::total_memory() const {
     std::size_t bytes = 0;
     detail::check(detail::driver().cuDeviceTotalMem(&bytes, handle_), "cuDeviceTotalMem",
-                  describe(ordinal_));
+                  [&] { return describe(ordinal_); });
     return bytes;
 }
 
@@ -141,7 +141,7 @@ Context Device::set_current() const {
 void Device::sync() const {
     Context context = this->context();
     detail::ContextScope scope(*context.box());
-    detail::check(detail::driver().cuCtxSynchronize(), "cuCtxSynchronize", describe(ordinal_));
+    detail::check(detail::driver().cuCtxSynchronize(), "cuCtxSynchronize", [&] { return describe(ordinal_); });
 }
 
 bool Device::can_access_peer(const Device& peer) const {
@@ -169,13 +169,13 @@ Stream Device::create_stream(const StreamOptions& options) const {
     if (options.priority) {
         int least = 0, greatest = 0;
         detail::check(api.cuCtxGetStreamPriorityRange(&least, &greatest),
-                      "cuCtxGetStreamPriorityRange", describe(ordinal_));
+                      "cuCtxGetStreamPriorityRange", [&] { return describe(ordinal_); });
         priority = std::clamp(*options.priority, greatest, least);
     }
     const unsigned flags = options.non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
     CUstream handle = nullptr;
     detail::check(api.cuStreamCreateWithPriority(&handle, flags, priority),
-                  "cuStreamCreateWithPriority", describe(ordinal_));
+                  "cuStreamCreateWithPriority", [&] { return describe(ordinal_); });
     auto box = std::make_shared<detail::StreamBox>();
     box->handle = handle;
     box->context = context.box();

@@ -17,10 +17,10 @@ EventBox::~EventBox() {
 
 std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& context,
                                            const EventOptions& options) {
-    const std::string object = "event on device " + std::to_string(context->ordinal);
+    auto object = [&] { return "event on device " + std::to_string(context->ordinal); };
     if (options.ipc_enabled && options.timing_enabled) {
         throw InvalidArgumentError(
-            "EventOptions: ipc_enabled requires timing_enabled = false (" + object + ")");
+            "EventOptions: ipc_enabled requires timing_enabled = false (" + object() + ")");
     }
     unsigned flags = CU_EVENT_DEFAULT;
     if (!options.timing_enabled) flags |= CU_EVENT_DISABLE_TIMING;
@@ -62,13 +62,13 @@ Device Event::device() const { return Device(box_->context->ordinal); }
 
 void Event::sync() const {
     detail::check(detail::driver().cuEventSynchronize(box_->handle), "cuEventSynchronize",
-                  describe(*box_));
+                  [&] { return describe(*box_); });
 }
 
 bool Event::is_done() const {
     CUresult status = detail::driver().cuEventQuery(box_->handle);
     if (status == CUDA_ERROR_NOT_READY) return false;
-    detail::check(status, "cuEventQuery", describe(*box_));
+    detail::check(status, "cuEventQuery", [&] { return describe(*box_); });
     return true;
 }
 

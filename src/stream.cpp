@@ -63,14 +63,14 @@ bool Stream::owns_handle() const noexcept { return box_->owned; }
 bool Stream::non_blocking() const {
     unsigned flags = 0;
     detail::check(detail::driver().cuStreamGetFlags(box_->handle, &flags), "cuStreamGetFlags",
-                  describe(*box_));
+                  [&] { return describe(*box_); });
     return (flags & CU_STREAM_NON_BLOCKING) != 0;
 }
 
 int Stream::priority() const {
     int priority = 0;
     detail::check(detail::driver().cuStreamGetPriority(box_->handle, &priority),
-                  "cuStreamGetPriority", describe(*box_));
+                  "cuStreamGetPriority", [&] { return describe(*box_); });
     return priority;
 }
 
@@ -84,13 +84,13 @@ Event Stream::record() const { return record(EventOptions{}); }
 
 void Stream::record(const Event& event) const {
     detail::check(detail::driver().cuEventRecord(event.handle(), box_->handle), "cuEventRecord",
-                  describe(*box_));
+                  [&] { return describe(*box_); });
     event.box()->recorded.store(true, std::memory_order_release);
 }
 
 void Stream::wait(const Event& event) const {
     detail::check(detail::driver().cuStreamWaitEvent(box_->handle, event.handle(), 0),
-                  "cuStreamWaitEvent", describe(*box_));
+                  "cuStreamWaitEvent", [&] { return describe(*box_); });
 }
 
 void Stream::wait(const Stream& other) const {
@@ -101,13 +101,13 @@ void Stream::wait(const Stream& other) const {
 
 void Stream::sync() const {
     detail::check(detail::driver().cuStreamSynchronize(box_->handle), "cuStreamSynchronize",
-                  describe(*box_));
+                  [&] { return describe(*box_); });
 }
 
 bool Stream::is_done() const {
     CUresult status = detail::driver().cuStreamQuery(box_->handle);
     if (status == CUDA_ERROR_NOT_READY) return false;
-    detail::check(status, "cuStreamQuery", describe(*box_));
+    detail::check(status, "cuStreamQuery", [&] { return describe(*box_); });
     return true;
 }
 

@@ -43,17 +43,17 @@ DriverState load_driver() {
                                     std::to_string(CUDA_VERSION / 1000) + " or newer is needed");
         }
         std::string missing;
-        auto resolve = [&](const char* name, void** slot) {
+        auto resolve = [&](const char* name, int version, void** slot) {
             CUdriverProcAddressQueryResult found{};
-            if (get_proc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
+            if (get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
                     CUDA_SUCCESS ||
                 found != CU_GET_PROC_ADDRESS_SUCCESS) {
                 *slot = nullptr;
                 missing += missing.empty() ? name : std::string(", ") + name;
             }
         };
-#define CUDACORE_DRIVER_FUNCTION(name) \
-    resolve(#name, reinterpret_cast<void**>(&state.api.name));
+#define CUDACORE_DRIVER_FUNCTION(name, version) \
+    resolve(#name, version, reinterpret_cast<void**>(&state.api.name));
 #include "loader/driver_functions.inc"
 #undef CUDACORE_DRIVER_FUNCTION
 

@@ -3,13 +3,15 @@
 #pragma once
 
 #include <cuda.h>
+#include <cudaTypedefs.h>
 
 #include <string>
+#include <type_traits>
 
 namespace cudacore::detail {
 
 struct DriverApi {
-#define CUDACORE_DRIVER_FUNCTION(name) decltype(&::name) name = nullptr;
+#define CUDACORE_DRIVER_FUNCTION(name, version) PFN_##name##_v##version name = nullptr;
 #include "loader/driver_functions.inc"
 #undef CUDACORE_DRIVER_FUNCTION
     std::string path;         // the library that was opened
@@ -26,13 +28,24 @@ const DriverApi* driver_if_loaded() noexcept;
 // Whether a usable driver is present (loads it on first call). Never throws.
 bool driver_available() noexcept;
 
-// Throws DriverError when status is not CUDA_SUCCESS.
-inline void check(CUresult status, const char* call, const std::string& object = {});
 [[noreturn]] void throw_driver_error(CUresult status, const char* call, const std::string& object);
 
+// Throws DriverError when status is not CUDA_SUCCESS. On hot paths pass the object as a
+// callable returning its description, so the string is only built on failure:
+//   check(status, "cuEventRecord", [&] { return describe(box); });
+inline void check(CUresult status, const char* call, const char* object = "") {
+    if (status != CUDA_SUCCESS) [[unlikely]]
+        throw_driver_error(status, call, object);
+}
 inline void check(CUresult status, const char* call, const std::string& object) {
     if (status != CUDA_SUCCESS) [[unlikely]]
         throw_driver_error(status, call, object);
+}
+template <typename Describe>
+    requires std::is_invocable_r_v<std::string, Describe>
+inline void check(CUresult status, const char* call, Describe&& describe) {
+    if (status != CUDA_SUCCESS) [[unlikely]]
+        throw_driver_error(status, call, describe());
 }
 
 }  // namespace cudacore::detail
