@@ -39,4 +39,5 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     sed -n '/^operation /,$p' "$out/$name.txt" | tee -a "$summary" >/dev/null
   done
 fi
+tar -C "$out" -czf "$out/../gpu-check-logs.tar.gz" . 2>/dev/null && mv "$out/../gpu-check-logs.tar.gz" "$out/logs.tar.gz"
 note "== done"
