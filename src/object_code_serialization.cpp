@@ -21,9 +21,7 @@
 
 #include "atomic_file.hpp"
 
-// Header-only use of the packaged xxHash: no link dependency, and the hash inlines.
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
 
 #include <array>
 #include <cstring>
