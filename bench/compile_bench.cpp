@@ -1,0 +1,173 @@
+// Program::compile against the raw NVRTC calls for the same source and the same flags, and the
+// speed-up of compiling 16 programs on all cores against one core. No GPU needed.
+//
+//   build/bench/compile_bench                       (all)
+//   build/bench/compile_bench --benchmark_filter=cubin
+#include "bench_support.hpp"
+
+#include "cudacore/program.hpp"
+#include "loader/compiler_apis.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+
+constexpr const char* kSource = R"(
+template <typename T>
+__global__ void saxpy(T a, const T* x, T* y, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        y[i] = a * x[i] + y[i];
+}
+extern "C" __global__ void reduce(const float* in, float* out, int n) {
+    __shared__ float partial[256];
+    float sum = 0.0f;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        sum += in[i];
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicAdd(out, partial[0]);
+}
+)";
+
+const char* const kNameExpression = "saxpy<float>";
+
+ProgramOptions bench_options(const std::string& name = "bench_program") {
+    ProgramOptions options;
+    options.name = name;
+    options.arch = "sm_90";
+    return options;
+}
+
+// The raw NVRTC sequence Program::compile runs: create, add the name expression, compile with
+// the same flags, fetch the log, the code and the lowered name, destroy.
+std::string raw_compile(const std::vector<std::string>& flags, CodeType target) {
+    const auto& api = detail::nvrtc();
+    nvrtcProgram program = nullptr;
+    if (api.nvrtcCreateProgram(&program, kSource, "bench_program", 0, nullptr, nullptr) != NVRTC_SUCCESS)
+        throw std::runtime_error("nvrtcCreateProgram failed");
+    api.nvrtcAddNameExpression(program, kNameExpression);
+    std::vector<const char*> argv;
+    for (const auto& flag : flags) argv.push_back(flag.c_str());
+    if (api.nvrtcCompileProgram(program, static_cast<int>(argv.size()), argv.data()) != NVRTC_SUCCESS)
+        throw std::runtime_error("nvrtcCompileProgram failed");
+    size_t log_size = 0;
+    api.nvrtcGetProgramLogSize(program, &log_size);
+    std::string log(log_size, '\0');
+    api.nvrtcGetProgramLog(program, log.data());
+    size_t size = 0;
+    std::string code;
+    if (target == CodeType::cubin) {
+        api.nvrtcGetCUBINSize(program, &size);
+        code.resize(size);
+        api.nvrtcGetCUBIN(program, code.data());
+    } else {
+        api.nvrtcGetPTXSize(program, &size);
+        code.resize(size);
+        api.nvrtcGetPTX(program, code.data());
+    }
+    const char* lowered = nullptr;
+    api.nvrtcGetLoweredName(program, kNameExpression, &lowered);
+    std::string keep = lowered ? lowered : "";
+    api.nvrtcDestroyProgram(&program);
+    return code;
+}
+
+void raw_compile_to(benchmark::State& state, CodeType target) {
+    // Same flags as Program, computed once outside the timed loop as a raw user would.
+    const auto flags = Program(kSource, SourceType::cxx, bench_options()).flags(target);
+    for (auto _ : state) benchmark::DoNotOptimize(raw_compile(flags, target));
+}
+
+void cudacore_compile_to(benchmark::State& state, CodeType target) {
+    for (auto _ : state) {
+        Program program(kSource, SourceType::cxx, bench_options());
+        benchmark::DoNotOptimize(program.compile(target, {kNameExpression}));
+    }
+}
+
+void BM_raw_cubin(benchmark::State& state) { raw_compile_to(state, CodeType::cubin); }
+void BM_cudacore_cubin(benchmark::State& state) { cudacore_compile_to(state, CodeType::cubin); }
+void BM_raw_ptx(benchmark::State& state) { raw_compile_to(state, CodeType::ptx); }
+void BM_cudacore_ptx(benchmark::State& state) { cudacore_compile_to(state, CodeType::ptx); }
+
+BENCHMARK(BM_raw_cubin)->Name("raw/compile_cubin")->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_cudacore_cubin)->Name("cudacore/compile_cubin")->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_raw_ptx)->Name("raw/compile_ptx")->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(BM_cudacore_ptx)->Name("cudacore/compile_ptx")->Unit(benchmark::kMillisecond)
+    ->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+
+// What Program adds around NVRTC, alone: building the Program and its flags (arch check, toolkit
+// include dirs). Against a compile of tens of milliseconds this is the whole overhead.
+void BM_program_overhead(benchmark::State& state) {
+    for (auto _ : state) {
+        Program program(kSource, SourceType::cxx, bench_options());
+        benchmark::DoNotOptimize(program.flags(CodeType::cubin));
+    }
+}
+BENCHMARK(BM_program_overhead)->Name("overhead/program_and_flags")->Unit(benchmark::kMicrosecond);
+
+// Compiles `count` distinct programs on `threads` threads; returns the wall time in seconds.
+double compile_many(int count, unsigned threads) {
+    std::atomic<int> next{0};
+    std::atomic<int> failures{0};
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t) {
+        workers.emplace_back([&] {
+            for (int i = next++; i < count; i = next++) {
+                try {
+                    // Distinct sources, so nothing could be shared between the compiles.
+                    Program program(std::string(kSource) + "\n// program " + std::to_string(i) + "\n",
+                                    SourceType::cxx, bench_options("program_" + std::to_string(i)));
+                    benchmark::DoNotOptimize(program.compile(CodeType::cubin, {kNameExpression}));
+                } catch (...) {
+                    ++failures;
+                }
+            }
+        });
+    }
+    for (auto& worker : workers) worker.join();
+    if (failures) throw std::runtime_error("compiles failed");
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// One core against all cores, 16 programs each, in the same run; the speed-up is a counter.
+void BM_parallel_speedup(benchmark::State& state) {
+    constexpr int kPrograms = 16;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    double serial = 0, parallel = 0;
+    for (auto _ : state) {
+        const double one = compile_many(kPrograms, 1);
+        const double all = compile_many(kPrograms, cores);
+        serial += one;
+        parallel += all;
+        state.SetIterationTime(all);
+    }
+    state.counters["cores"] = cores;
+    state.counters["serial_s"] = serial / state.iterations();
+    state.counters["parallel_s"] = parallel / state.iterations();
+    state.counters["speedup"] = serial / parallel;
+    std::printf("compile 16 programs: 1 core %.3f s, %u cores %.3f s, speed-up %.2fx\n",
+                serial / state.iterations(), cores, parallel / state.iterations(), serial / parallel);
+}
+BENCHMARK(BM_parallel_speedup)->Name("parallel/compile_16_programs")->Unit(benchmark::kMillisecond)
+    ->UseManualTime()->Iterations(2);
+
+}  // namespace
+
+CUDACORE_BENCH_MAIN()
