@@ -1,0 +1,98 @@
+// Lifetime scenarios for buffers and memory resources: each must end with exit code 0 and
+// nothing on stderr.
+//   static - buffers of every kind in static objects, with work pending, destroyed after main
+//   random - buffers, resources and streams destroyed in random orders, work still queued
+//   reset  - buffers destroyed after someone else reset the primary context
+//   exit   - std::exit() with live buffers on the stack and in statics
+#include "cudacore/buffer.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/device_memory_resource.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/managed_memory_resource.hpp"
+#include "cudacore/pinned_memory_resource.hpp"
+#include "loader/driver_api.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <variant>
+#include <vector>
+
+using namespace cudacore;
+
+namespace {
+
+using Object = std::variant<Buffer, Stream, std::shared_ptr<MemoryResource>>;
+std::vector<Object> static_objects;
+
+// Buffers of every kind, each with a copy and a fill queued, plus the streams and resources.
+std::vector<Object> make_objects(const Device& device, int rounds) {
+    std::vector<Object> objects;
+    std::vector<std::shared_ptr<MemoryResource>> resources = {
+        device.memory_resource(), std::make_shared<DeviceMemoryResource>(device),
+        std::make_shared<PinnedMemoryResource>(device),
+        std::make_shared<ManagedMemoryResource>(device)};
+    for (int i = 0; i < rounds; ++i) {
+        Stream stream = device.create_stream();
+        for (auto& resource : resources) {
+            Buffer a = resource->allocate(std::size_t{1} << 20, stream);
+            Buffer b = resource->allocate(std::size_t{1} << 20, stream);
+            a.fill_byte(static_cast<std::uint8_t>(i), stream);
+            b.copy_from(a, stream);
+            objects.emplace_back(std::move(a));
+            objects.emplace_back(std::move(b));
+        }
+        objects.emplace_back(std::move(stream));
+    }
+    for (auto& resource : resources) objects.emplace_back(std::move(resource));
+    return objects;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const char* scenario = argc > 1 ? argv[1] : "static";
+    try {
+        Device device(0);
+        if (std::strcmp(scenario, "static") == 0) {
+            static Buffer function_static = device.allocate(4096, device.create_stream());
+            for (auto& o : make_objects(device, 4)) static_objects.push_back(std::move(o));
+        } else if (std::strcmp(scenario, "random") == 0) {
+            std::mt19937 rng(2024);
+            for (int round = 0; round < 10; ++round) {
+                auto objects = make_objects(device, 3);
+                std::shuffle(objects.begin(), objects.end(), rng);
+                while (!objects.empty()) objects.erase(objects.begin());
+            }
+            device.sync();
+        } else if (std::strcmp(scenario, "reset") == 0) {
+            auto objects = make_objects(device, 3);
+            device.sync();
+            CUresult status = detail::driver().cuDevicePrimaryCtxReset(device.handle());
+            std::printf("reset: %d\n", static_cast<int>(status));
+            std::shuffle(objects.begin(), objects.end(), std::mt19937(7));
+            objects.clear();
+            // The library keeps working afterwards with fresh objects.
+            Stream stream = device.create_stream();
+            Buffer buffer = device.allocate(4096, stream);
+            buffer.fill_byte(1, stream);
+            stream.sync();
+        } else if (std::strcmp(scenario, "exit") == 0) {
+            for (auto& o : make_objects(device, 2)) static_objects.push_back(std::move(o));
+            auto objects = make_objects(device, 2);
+            std::printf("scenario %s done\n", scenario);
+            std::fflush(stdout);
+            std::exit(0);
+        } else {
+            std::fprintf(stderr, "unknown scenario %s\n", scenario);
+            return 2;
+        }
+    } catch (const Error& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+    std::printf("scenario %s done\n", scenario);
+    return 0;
+}
