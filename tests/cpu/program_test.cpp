@@ -213,6 +213,19 @@ TEST(Program, UnknownArchIsAClearError) {
                  InvalidArgumentError);
 }
 
+TEST(Program, UnsetArchWithoutADeviceSaysToSetIt) {
+    if (test::gpu_unavailable_reason().empty()) GTEST_SKIP() << "a device is present (GPU test covers it)";
+    Program program(kTwoKernels, SourceType::cxx);
+    try {
+        program.flags(CodeType::cubin);
+        FAIL() << "expected InvalidArgumentError";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("set arch"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("default_program"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(program.compile(CodeType::ptx), InvalidArgumentError);
+}
+
 TEST(Program, EmptySourceIsRefused) {
     EXPECT_THROW(Program("", SourceType::cxx), InvalidArgumentError);
     EXPECT_THROW(Program("  \n\t", SourceType::ptx), InvalidArgumentError);
