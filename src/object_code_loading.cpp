@@ -1,5 +1,6 @@
 // ObjectCode's runtime side: the library is loaded lazily (cuLibraryLoadData), once, and kernels
 // are looked up once per name. See library_box.hpp for the lifetime of the loaded library.
+#include "cudacore/code_inspection.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
 #include "kernel_box.hpp"
@@ -35,6 +36,20 @@ std::string demangle(const char* name) {
     return out;
 }
 
+// ", built for sm_120" when the bytes say (only computed for error messages).
+std::string built_for(const detail::ObjectCodeState& state) {
+    try {
+        const CodeInfo info = inspect_code(std::string_view(state.code));
+        if (!info.arch.empty()) return ", built for " + info.arch;
+        std::string archs;
+        for (const FatbinEntry& entry : info.entries)
+            archs += (archs.empty() ? "" : " ") + entry.kind + ":" + entry.arch;
+        if (!archs.empty()) return ", holding " + archs;
+    } catch (...) {
+    }
+    return {};
+}
+
 [[noreturn]] void refuse_unloadable(const detail::ObjectCodeState& state,
                                     std::string_view kernel_name, const char* why) {
     throw InvalidArgumentError("cannot load " + describe_code(state) + for_kernel(kernel_name) +
@@ -68,8 +83,12 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
                                 for_kernel(kernel_name) + ")");
     }
     const Device device = Device::current();
-    const std::string what = describe_code(state) + for_kernel(kernel_name) + ", on device " +
-                             std::to_string(device.ordinal()) + " (" + device.arch() + ")";
+    // For error messages only: what was loaded (and the arch its bytes were built for), for
+    // which kernel, on which device.
+    auto what = [&] {
+        return describe_code(state) + built_for(state) + for_kernel(kernel_name) +
+               ", on device " + std::to_string(device.ordinal()) + " (" + device.arch() + ")";
+    };
 
     // The driver's JIT log, for PTX that does not compile.
     char error_log[4096] = {};
@@ -82,7 +101,7 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
                                                 is_ptx ? options : nullptr,
                                                 is_ptx ? option_values : nullptr, is_ptx ? 2 : 0);
     if (status != CUDA_SUCCESS) {
-        std::string object = what;
+        std::string object = what();
         if (error_log[0]) object += "; JIT log: " + std::string(error_log);
         detail::throw_driver_error(status, "cuLibraryLoadData", object);
     }
@@ -95,8 +114,9 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     {
         detail::ContextScope scope(*context);
         CUmodule module = nullptr;
-        detail::check(detail::driver().cuLibraryGetModule(&module, handle), "cuLibraryGetModule",
-                      what);
+        status = detail::driver().cuLibraryGetModule(&module, handle);
+        if (status != CUDA_SUCCESS)
+            detail::throw_driver_error(status, "cuLibraryGetModule", what());
     }
     box->loaded_context = std::move(context);
     return box;
