@@ -2,7 +2,7 @@
 //
 //   helper_cache_writer put DIR KEY_HEX SIZE COUNT TAG
 //       puts COUNT entries (0: until killed) under KEY_HEX; entry i is SIZE copies of the letter
-//       'a' + i % 26, named TAG-i. Prints "ready" before the first put.
+//       'a' + i % 26, named TAG-i.
 //   helper_cache_writer get DIR KEY_HEX COUNT
 //       reads the entry COUNT times; exit code 2 if any read found a corrupt entry, 3 if a
 //       returned entry is not one a writer could have written.
@@ -39,7 +39,6 @@ int main(int argc, char** argv) {
         if (mode == "put" && argc == 7) {
             const std::size_t size = std::stoull(argv[4]);
             const unsigned long long count = std::stoull(argv[5]);
-            std::cout << "ready" << std::endl;
             for (unsigned long long i = 0; count == 0 || i < count; ++i) {
                 cache.put(key, cudacore::ObjectCode::from_cubin(
                                    std::string(size, static_cast<char>('a' + i % 26)),

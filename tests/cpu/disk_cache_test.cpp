@@ -1,0 +1,349 @@
+// The disk program cache: persistence, integrity, crash safety, several processes, eviction,
+// the permission check and the default location.
+#include "test_support.hpp"
+
+#include "cudacore/disk_program_cache.hpp"
+#include "cudacore/errors.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+extern char** environ;
+
+namespace {
+
+using namespace cudacore;
+using cudacore::test::TempDir;
+namespace fs = std::filesystem;
+
+CacheKey key_of(int n) { return CacheKey::of_bytes("disk key " + std::to_string(n)); }
+
+ObjectCode sample(std::size_t size = 64, char fill = 'c') {
+    return ObjectCode::from_cubin(std::string(size, fill), "sample", {{"k<int>", "_Z1kIiEvv"}});
+}
+
+std::size_t count_files(const fs::path& dir, std::string_view suffix) {
+    std::size_t n = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().filename().string().ends_with(suffix)) ++n;
+    }
+    return n;
+}
+
+std::size_t count_temporaries(const fs::path& dir) {
+    std::size_t n = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        if (entry.path().filename().string().find(".tmp-") != std::string::npos) ++n;
+    }
+    return n;
+}
+
+void set_mtime(const fs::path& path, std::time_t seconds_ago) {
+    timespec times[2];
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    times[0] = times[1] = {now.tv_sec - seconds_ago, 0};
+    ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+}
+
+mode_t mode_of(const fs::path& path) {
+    struct stat info {};
+    EXPECT_EQ(stat(path.c_str(), &info), 0);
+    return info.st_mode & 07777;
+}
+
+pid_t spawn(const std::vector<std::string>& argv) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ), 0);
+    return pid;
+}
+
+int wait_for(pid_t pid) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+TEST(DiskProgramCache, HitReturnsIdenticalBytesAcrossInstances) {
+    TempDir dir;
+    const ObjectCode code = sample();
+    {
+        DiskProgramCache cache(dir.path() / "cache");
+        EXPECT_FALSE(cache.get(key_of(1)));
+        cache.put(key_of(1), code);
+    }
+    DiskProgramCache reopened(dir.path() / "cache");
+    auto hit = reopened.get(key_of(1));
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(*hit, code);
+    EXPECT_EQ(hit->code(), code.code());
+    EXPECT_FALSE(reopened.get(key_of(2)));
+    const CacheStats stats = reopened.stats();
+    EXPECT_EQ(stats.hits, 1u);
+    EXPECT_EQ(stats.misses, 1u);
+    EXPECT_EQ(stats.entries, 1u);
+    EXPECT_EQ(stats.bytes, fs::file_size(reopened.entry_path(key_of(1))));
+}
+
+TEST(DiskProgramCache, DirectoryIsPrivateAndEntriesAreOwnerOnly) {
+    TempDir dir;
+    DiskProgramCache cache(dir.path() / "a" / "b" / "cache");
+    EXPECT_EQ(mode_of(cache.directory()), 0700u);
+    cache.put(key_of(1), sample());
+    EXPECT_EQ(mode_of(cache.entry_path(key_of(1))), 0600u);
+    EXPECT_EQ(count_temporaries(cache.directory()), 0u);
+}
+
+TEST(DiskProgramCache, EveryCorruptedByteMakesAMissAndRemovesTheEntry) {
+    TempDir dir;
+    DiskProgramCache cache(dir.path() / "cache");
+    const ObjectCode code = ObjectCode::from_cubin("tiny", "t");
+    cache.put(key_of(1), code);
+    const std::string good = test::read_file(cache.entry_path(key_of(1)));
+    for (std::size_t position = 0; position < good.size(); ++position) {
+        std::string bad = good;
+        bad[position] ^= 0x20;
+        test::write_file(cache.entry_path(key_of(1)), bad);
+        EXPECT_FALSE(cache.get(key_of(1))) << "byte " << position;
+        EXPECT_FALSE(fs::exists(cache.entry_path(key_of(1)))) << "byte " << position;
+    }
+    EXPECT_EQ(cache.stats().corrupt_entries, good.size());
+    cache.put(key_of(1), code);  // and the cache works again afterwards
+    EXPECT_EQ(cache.get(key_of(1)), code);
+}
+
+TEST(DiskProgramCache, TruncatedEmptyMisplacedOrSymlinkedEntriesAreMisses) {
+    TempDir dir;
+    DiskProgramCache cache(dir.path() / "cache");
+    cache.put(key_of(1), sample());
+    const std::string good = test::read_file(cache.entry_path(key_of(1)));
+    for (std::size_t length : {std::size_t{0}, std::size_t{10}, good.size() / 2, good.size() - 1}) {
+        test::write_file(cache.entry_path(key_of(2)), good.substr(0, length));
+        EXPECT_FALSE(cache.get(key_of(2))) << "length " << length;
+        EXPECT_FALSE(fs::exists(cache.entry_path(key_of(2))));
+    }
+    // A valid entry of key 1 copied under key 2's name is not key 2's code.
+    test::write_file(cache.entry_path(key_of(2)), good);
+    EXPECT_FALSE(cache.get(key_of(2)));
+    // A symlink in place of an entry is never followed.
+    fs::create_symlink(cache.entry_path(key_of(1)), cache.entry_path(key_of(3)));
+    EXPECT_FALSE(cache.get(key_of(3)));
+    EXPECT_TRUE(cache.get(key_of(1)));
+}
+
+TEST(DiskProgramCache, EvictionKeepsTheCacheUnderItsBoundLeastRecentlyUsedFirst) {
+    TempDir dir;
+    const std::uint64_t entry_size = DiskProgramCache::encode_entry(key_of(0), sample(1000)).size();
+    DiskProgramCache cache(dir.path() / "cache", 3 * entry_size);
+    for (int i = 0; i < 3; ++i) {
+        cache.put(key_of(i), sample(1000));
+        set_mtime(cache.entry_path(key_of(i)), 100 - i * 10);  // 0 oldest, 2 newest
+    }
+    ASSERT_TRUE(cache.get(key_of(0)));  // a hit makes 0 the most recently used
+    cache.put(key_of(3), sample(1000));
+    EXPECT_TRUE(fs::exists(cache.entry_path(key_of(0))));
+    EXPECT_FALSE(fs::exists(cache.entry_path(key_of(1))));
+    EXPECT_TRUE(fs::exists(cache.entry_path(key_of(2))));
+    EXPECT_TRUE(fs::exists(cache.entry_path(key_of(3))));
+    for (int i = 4; i < 30; ++i) {
+        cache.put(key_of(i), sample(100 + (i * 337) % 1500));
+        EXPECT_LE(cache.stats().bytes, 3 * entry_size);
+    }
+    EXPECT_GT(cache.stats().evictions, 0u);
+    // An entry larger than the whole cache is not stored.
+    cache.put(key_of(99), sample(4 * entry_size));
+    EXPECT_FALSE(cache.get(key_of(99)));
+}
+
+TEST(DiskProgramCache, PruneAndClear) {
+    TempDir dir;
+    DiskProgramCache cache(dir.path() / "cache");
+    for (int i = 0; i < 5; ++i) cache.put(key_of(i), sample(500));
+    const std::uint64_t total = cache.stats().bytes;
+    EXPECT_EQ(cache.prune(total), 0u);
+    EXPECT_EQ(cache.prune(total / 2), 3u);
+    EXPECT_LE(cache.stats().bytes, total / 2);
+    // A temporary left by a killed writer goes once it is stale, not before.
+    const fs::path fresh = cache.directory() / ".x.ccentry.tmp-1-2-3";
+    const fs::path stale = cache.directory() / ".y.ccentry.tmp-4-5-6";
+    test::write_file(fresh, "partial");
+    test::write_file(stale, "partial");
+    set_mtime(stale, DiskProgramCache::stale_temporary_age.count() + 60);
+    EXPECT_EQ(cache.stats().entries, 2u);  // temporaries are not entries
+    cache.clear();
+    EXPECT_EQ(cache.stats().entries, 0u);
+    EXPECT_TRUE(fs::exists(fresh));
+    EXPECT_FALSE(fs::exists(stale));
+}
+
+TEST(DiskProgramCache, RefusesADirectoryWritableByOthers) {
+    TempDir dir;
+    const fs::path open_dir = dir.path() / "shared";
+    fs::create_directory(open_dir);
+    for (mode_t mode : {0777, 0770, 0702}) {
+        ASSERT_EQ(chmod(open_dir.c_str(), mode), 0);
+        try {
+            DiskProgramCache cache(open_dir);
+            FAIL() << "mode " << std::oct << mode << " was accepted";
+        } catch (const CacheError& e) {
+            const std::string message = e.what();
+            EXPECT_NE(message.find(open_dir.string()), std::string::npos) << message;
+            EXPECT_NE(message.find("other users"), std::string::npos) << message;
+        }
+    }
+    ASSERT_EQ(chmod(open_dir.c_str(), 0755), 0);  // readable by others is not a risk
+    EXPECT_NO_THROW(DiskProgramCache{open_dir});
+    const fs::path file = dir.path() / "file";
+    test::write_file(file, "x");
+    EXPECT_THROW(DiskProgramCache{file}, CacheError);
+}
+
+TEST(DiskProgramCache, RefusesADirectoryOwnedBySomeoneElse) {
+    TempDir dir;
+    fs::path foreign;
+    if (geteuid() == 0) {
+        foreign = dir.path() / "foreign";
+        fs::create_directory(foreign);
+        ASSERT_EQ(chmod(foreign.c_str(), 0700), 0);
+        ASSERT_EQ(chown(foreign.c_str(), 65534, 65534), 0);  // nobody
+    } else {
+        foreign = "/";  // owned by root, and not writable by others
+    }
+    try {
+        DiskProgramCache cache(foreign);
+        FAIL() << foreign << " was accepted";
+    } catch (const CacheError& e) {
+        EXPECT_NE(std::string(e.what()).find("owned by uid"), std::string::npos) << e.what();
+    }
+}
+
+TEST(DiskProgramCache, WriterKilledMidWriteLeavesNoBadEntry) {
+    TempDir dir;
+    const fs::path cache_dir = dir.path() / "cache";
+    DiskProgramCache cache(cache_dir);
+    const CacheKey key = key_of(42);
+    std::mt19937 random(12345);
+    std::uniform_int_distribution<int> delay_ms(5, 150);
+    std::size_t returned = 0, killed_mid_write = 0, temporaries_before = 0;
+    for (int round = 0; round < 6; ++round) {
+        // 8 MiB entries, rewritten until killed: the kill lands in write, fsync or rename.
+        const pid_t pid = spawn({test::helper_path("cache_writer").string(), "put",
+                                 cache_dir.string(), key.hex(), std::to_string(8 << 20), "0",
+                                 "round" + std::to_string(round)});
+        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
+        kill(pid, SIGKILL);
+        EXPECT_EQ(wait_for(pid), -SIGKILL);
+        const std::size_t temporaries = count_temporaries(cache_dir);
+        if (temporaries > temporaries_before) ++killed_mid_write;
+        temporaries_before = temporaries;
+        if (auto code = cache.get(key)) {
+            ++returned;
+            EXPECT_EQ(code->size(), std::size_t{8} << 20);
+            const char letter = code->code()[0];
+            EXPECT_EQ(code->code().find_first_not_of(letter), std::string_view::npos);
+        }
+    }
+    // Whatever was under the entry's name was complete: nothing failed its check.
+    EXPECT_EQ(cache.stats().corrupt_entries, 0u);
+    EXPECT_LE(count_files(cache_dir, ".ccentry"), 1u);
+    // The kills did land inside writes (their temporary files remain, never read as entries).
+    EXPECT_GT(killed_mid_write, 0u);
+    std::cout << "6 kills: " << killed_mid_write << " mid-write, " << returned
+              << " left a complete entry from an earlier write\n";
+}
+
+TEST(DiskProgramCache, ProcessesRacingOnOneKeyEndWithOneValidEntry) {
+    TempDir dir;
+    const fs::path cache_dir = dir.path() / "cache";
+    DiskProgramCache cache(cache_dir);
+    const CacheKey key = key_of(7);
+    std::vector<pid_t> writers, readers;
+    for (int w = 0; w < 4; ++w) {
+        writers.push_back(spawn({test::helper_path("cache_writer").string(), "put",
+                                 cache_dir.string(), key.hex(), "65536", "25",
+                                 "writer" + std::to_string(w)}));
+    }
+    for (int r = 0; r < 2; ++r) {
+        readers.push_back(spawn({test::helper_path("cache_writer").string(), "get",
+                                 cache_dir.string(), key.hex(), "500"}));
+    }
+    for (pid_t pid : writers) EXPECT_EQ(wait_for(pid), 0);
+    for (pid_t pid : readers) EXPECT_EQ(wait_for(pid), 0) << "a reader saw a bad entry";
+    EXPECT_EQ(count_files(cache_dir, ".ccentry"), 1u);
+    EXPECT_EQ(count_temporaries(cache_dir), 0u);
+    auto code = cache.get(key);
+    ASSERT_TRUE(code);
+    EXPECT_EQ(code->size(), 65536u);
+    EXPECT_TRUE(code->name().starts_with("writer")) << code->name();
+    EXPECT_EQ(cache.stats().corrupt_entries, 0u);
+}
+
+// Sets an environment variable for one scope (tests in this file run on one thread).
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value) : name_(name) {
+        if (const char* old = std::getenv(name)) old_ = old;
+        if (value) setenv(name, value, 1);
+        else unsetenv(name);
+    }
+    ~ScopedEnv() {
+        if (old_) setenv(name_, old_->c_str(), 1);
+        else unsetenv(name_);
+    }
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+TEST(DiskProgramCache, DefaultLocationFollowsTheEnvironment) {
+    ScopedEnv home("HOME", "/home/someone");
+    {
+        ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+        ScopedEnv own("CUDACORE_CACHE_DIR", nullptr);
+        EXPECT_EQ(default_cache_directory(), fs::path("/home/someone/.cache/cudacore"));
+    }
+    {
+        ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+        ScopedEnv own("CUDACORE_CACHE_DIR", nullptr);
+        EXPECT_EQ(default_cache_directory(), fs::path("/xdg/cudacore"));
+        ScopedEnv relative("XDG_CACHE_HOME", "relative");  // ignored, as XDG says
+        EXPECT_EQ(default_cache_directory(), fs::path("/home/someone/.cache/cudacore"));
+    }
+    {
+        ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+        ScopedEnv own("CUDACORE_CACHE_DIR", "/mine");
+        EXPECT_EQ(default_cache_directory(), fs::path("/mine"));
+    }
+}
+
+TEST(DiskProgramCache, EnvironmentCanTurnCachingOff) {
+    TempDir dir;
+    ScopedEnv own("CUDACORE_CACHE_DIR", (dir.path() / "default").c_str());
+    {
+        ScopedEnv off("CUDACORE_DISABLE_CACHE", "1");
+        EXPECT_TRUE(cache_disabled_by_environment());
+        EXPECT_EQ(open_default_program_cache(), nullptr);
+    }
+    {
+        ScopedEnv on("CUDACORE_DISABLE_CACHE", "0");
+        EXPECT_FALSE(cache_disabled_by_environment());
+        auto cache = open_default_program_cache();
+        ASSERT_NE(cache, nullptr);
+        EXPECT_TRUE(fs::is_directory(dir.path() / "default"));
+    }
+}
+
+}  // namespace
