@@ -235,14 +235,25 @@ TEST(DiskProgramCache, WriterKilledMidWriteLeavesNoBadEntry) {
     DiskProgramCache cache(cache_dir);
     const CacheKey key = key_of(42);
     std::mt19937 random(12345);
-    std::uniform_int_distribution<int> delay_ms(5, 150);
     std::size_t returned = 0, killed_mid_write = 0, temporaries_before = 0;
-    for (int round = 0; round < 6; ++round) {
-        // 8 MiB entries, rewritten until killed: the kill lands in write, fsync or rename.
+    constexpr int rounds = 10;
+    for (int round = 0; round < rounds; ++round) {
+        // 8 MiB entries, rewritten until killed.
         const pid_t pid = spawn({test::helper_path("cache_writer").string(), "put",
                                  cache_dir.string(), key.hex(), std::to_string(8 << 20), "0",
                                  "round" + std::to_string(round)});
-        std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
+        if (round % 2 == 0) {
+            // Kill while a temporary file exists (in write or fsync), a little after it appears.
+            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+            while (count_temporaries(cache_dir) == temporaries_before &&
+                   std::chrono::steady_clock::now() < give_up) {
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+            }
+            std::this_thread::sleep_for(std::chrono::microseconds(random() % 2000));
+        } else {
+            // Kill at a random instant: start-up, building the entry, write, fsync or rename.
+            std::this_thread::sleep_for(std::chrono::milliseconds(5 + random() % 150));
+        }
         kill(pid, SIGKILL);
         EXPECT_EQ(wait_for(pid), -SIGKILL);
         const std::size_t temporaries = count_temporaries(cache_dir);
@@ -260,8 +271,8 @@ TEST(DiskProgramCache, WriterKilledMidWriteLeavesNoBadEntry) {
     EXPECT_LE(count_files(cache_dir, ".ccentry"), 1u);
     // The kills did land inside writes (their temporary files remain, never read as entries).
     EXPECT_GT(killed_mid_write, 0u);
-    std::cout << "6 kills: " << killed_mid_write << " mid-write, " << returned
-              << " left a complete entry from an earlier write\n";
+    std::cout << rounds << " kills: " << killed_mid_write << " mid-write; " << returned
+              << " found a complete entry from an earlier write\n";
 }
 
 TEST(DiskProgramCache, ProcessesRacingOnOneKeyEndWithOneValidEntry) {
