@@ -1,0 +1,194 @@
+// Launch cost, enqueue only: bursts of kBurst launches (below the launch queue depth) timed with
+// the host clock, the stream drained outside the timed region. raw/... calls cuLaunchKernel with
+// the same CUkernel and argument pointers; cudacore/... goes through launch() (argument and config
+// checks included). Also the cost of a repeated get_kernel (cached; target under 100 ns).
+#include "bench_support.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/launch.hpp"
+#include "cudacore/object_code.hpp"
+#include "cudacore/program.hpp"
+#include "loader/driver_api.hpp"
+#include "object_code_state.hpp"
+
+#include <chrono>
+#include <optional>
+
+namespace {
+
+using namespace cudacore;
+
+constexpr int kBurst = 256;
+
+constexpr const char* kSource = R"(
+struct Pair { int i; double d; };
+extern "C" __global__ void empty() {}
+extern "C" __global__ void eight(int a, double b, const int* in, char c, Pair p,
+                                 unsigned long long u, float f, double* out) {
+    if (threadIdx.x == 1024) { out[0] = a + b + in[0] + c + p.i + p.d + u + f; }
+}
+)";
+
+struct Pair {
+    int i;
+    double d;
+};
+
+struct Fixture {
+    std::optional<Device> device;
+    std::optional<Stream> stream;
+    std::optional<ObjectCode> code;
+    std::optional<Kernel> empty;
+    std::optional<Kernel> eight;
+    CUdeviceptr scratch = 0;
+
+    static Fixture& get() {
+        static Fixture fixture;
+        return fixture;
+    }
+
+private:
+    Fixture() {
+        if (*bench::gpu_missing_reason()) return;
+        device.emplace(0);
+        device->set_current();
+        stream.emplace(device->create_stream());
+        ProgramOptions options;
+        options.name = "launch_bench";
+        options.arch = device->arch();
+        code.emplace(Program(kSource, SourceType::cxx, options).compile(CodeType::cubin));
+        empty.emplace(code->get_kernel("empty"));
+        eight.emplace(code->get_kernel("eight"));
+        detail::check(detail::driver().cuMemAlloc(&scratch, 64), "cuMemAlloc");
+    }
+};
+
+bool skip_without_gpu(benchmark::State& state) {
+    if (const char* reason = bench::gpu_missing_reason(); *reason) {
+        state.SkipWithError(reason);
+        return true;
+    }
+    return false;
+}
+
+// Times `burst()` (kBurst launches) per iteration; synchronises outside the timing.
+template <class Burst>
+void run_bursts(benchmark::State& state, Burst&& burst) {
+    Fixture& f = Fixture::get();
+    for (auto _ : state) {
+        const auto start = std::chrono::steady_clock::now();
+        burst();
+        const auto end = std::chrono::steady_clock::now();
+        state.SetIterationTime(std::chrono::duration<double>(end - start).count());
+        f.stream->sync();
+    }
+    state.SetItemsProcessed(state.iterations() * kBurst);
+    state.counters["ns_per_launch"] = benchmark::Counter(
+        state.iterations() * kBurst, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void raw_empty(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Fixture& f = Fixture::get();
+    const auto& api = detail::driver();
+    auto function = reinterpret_cast<CUfunction>(f.empty->handle());
+    CUstream stream = f.stream->handle();
+    run_bursts(state, [&] {
+        for (int i = 0; i < kBurst; ++i)
+            detail::check(api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, nullptr, nullptr),
+                          "cuLaunchKernel");
+    });
+}
+
+void cudacore_empty(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Fixture& f = Fixture::get();
+    const LaunchConfig config{.grid = 1, .block = 32};
+    run_bursts(state, [&] {
+        for (int i = 0; i < kBurst; ++i) launch(*f.stream, config, *f.empty);
+    });
+}
+
+void raw_eight(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Fixture& f = Fixture::get();
+    const auto& api = detail::driver();
+    auto function = reinterpret_cast<CUfunction>(f.eight->handle());
+    CUstream stream = f.stream->handle();
+    int a = 1;
+    double b = 2;
+    CUdeviceptr in = f.scratch;
+    char c = 'c';
+    Pair p{3, 4};
+    unsigned long long u = 5;
+    float fl = 6;
+    CUdeviceptr out = f.scratch + 32;
+    void* args[] = {&a, &b, &in, &c, &p, &u, &fl, &out};
+    run_bursts(state, [&] {
+        for (int i = 0; i < kBurst; ++i)
+            detail::check(api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, args, nullptr),
+                          "cuLaunchKernel");
+    });
+}
+
+void cudacore_eight(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Fixture& f = Fixture::get();
+    const LaunchConfig config{.grid = 1, .block = 32};
+    const auto* in = reinterpret_cast<const int*>(f.scratch);
+    auto* out = reinterpret_cast<double*>(f.scratch + 32);
+    const Pair p{3, 4};
+    run_bursts(state, [&] {
+        for (int i = 0; i < kBurst; ++i)
+            launch(*f.stream, config, *f.eight, 1, 2.0, in, 'c', p, 5ull, 6.0f, out);
+    });
+}
+
+void cudacore_eight_typed(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Fixture& f = Fixture::get();
+    TypedKernel<void(int, double, const int*, char, Pair, unsigned long long, float, double*)>
+        typed(*f.eight);
+    const LaunchConfig config{.grid = 1, .block = 32};
+    const auto* in = reinterpret_cast<const int*>(f.scratch);
+    auto* out = reinterpret_cast<double*>(f.scratch + 32);
+    run_bursts(state, [&] {
+        for (int i = 0; i < kBurst; ++i)
+            launch(*f.stream, config, typed, 1, 2.0, in, 'c', Pair{3, 4}, 5ull, 6.0f, out);
+    });
+}
+
+// The driver's own lookup by name, beside cudacore's cached one.
+void raw_get_kernel(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Fixture& f = Fixture::get();
+    const CUlibrary library = f.code->state()->library.library->handle;
+    for (auto _ : state) {
+        CUkernel kernel = nullptr;
+        detail::driver().cuLibraryGetKernel(&kernel, library, "eight");
+        benchmark::DoNotOptimize(kernel);
+    }
+}
+
+void cudacore_get_kernel(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Fixture& f = Fixture::get();
+    for (auto _ : state) {
+        Kernel kernel = f.code->get_kernel("eight");
+        benchmark::DoNotOptimize(kernel);
+    }
+}
+
+}  // namespace
+
+BENCHMARK(raw_empty)->Name("raw/launch_empty")->UseManualTime();
+BENCHMARK(cudacore_empty)->Name("cudacore/launch_empty")->UseManualTime();
+BENCHMARK(raw_eight)->Name("raw/launch_8_arguments")->UseManualTime();
+BENCHMARK(cudacore_eight)->Name("cudacore/launch_8_arguments")->UseManualTime();
+BENCHMARK(cudacore_eight_typed)->Name("cudacore/launch_8_arguments_typed")->UseManualTime();
+BENCHMARK(raw_get_kernel)->Name("raw/get_kernel");
+BENCHMARK(cudacore_get_kernel)->Name("cudacore/get_kernel");
+// Many threads asking at once (shared lock read path).
+BENCHMARK(cudacore_get_kernel)->Name("cudacore/get_kernel_8_threads")->Threads(8);
+
+CUDACORE_BENCH_MAIN();
