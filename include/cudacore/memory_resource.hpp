@@ -65,3 +65,7 @@ protected:
 };
 
 }  // namespace cudacore
+
+// Last, so that allocate()'s Buffer is complete for users of this header alone (buffer.hpp
+// includes this one first).
+#include "cudacore/buffer.hpp"
