@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Runs a prebuilt tree's tests, CLI checks and benchmarks on a GPU machine, without CTest (so the
-# build folder may have moved), and writes one log per program plus a summary.
+# build folder may have moved), and writes OUT_DIR/summary.txt and OUT_DIR/logs.tar.gz (one log
+# per program).
 #   scripts/gpu-check.sh BUILD_DIR OUT_DIR [tests|bench|all]
 # Shared libraries the build needs and the GPU machine may lack can be put in BUILD_DIR/runtime-libs.
 set -uo pipefail
 build="$(cd "$1" && pwd)"; out="$2"; what="${3:-all}"
 mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+final="$out"
+out="$(mktemp -d)"
 export LD_LIBRARY_PATH="$build:$build/runtime-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-summary="$out/summary.txt"
+summary="$final/summary.txt"
 : >"$summary"
 
 note() { echo "$*" | tee -a "$summary"; }
@@ -39,5 +43,5 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     sed -n '/^operation /,$p' "$out/$name.txt" | tee -a "$summary" >/dev/null
   done
 fi
-tar -C "$out" -czf "$out/../gpu-check-logs.tar.gz" . 2>/dev/null && mv "$out/../gpu-check-logs.tar.gz" "$out/logs.tar.gz"
+tar -C "$out" -czf "$final/logs.tar.gz" .
 note "== done"

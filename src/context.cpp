@@ -15,6 +15,11 @@ ContextBox::~ContextBox() {
     if (const DriverApi* api = driver_if_loaded()) api->cuDevicePrimaryCtxRelease(device);
 }
 
+bool ContextBox::still_alive(const DriverApi& api) const noexcept {
+    unsigned long long now = 0;
+    return api.cuCtxGetId(handle, &now) == CUDA_SUCCESS && now == id;
+}
+
 namespace {
 struct ContextRegistry {
     std::mutex mutex;
@@ -44,6 +49,7 @@ std::shared_ptr<ContextBox> primary_context(int ordinal) {
     box->handle = handle;
     box->device = device;
     box->ordinal = ordinal;
+    api.cuCtxGetId(handle, &box->id);
     reg.by_ordinal[ordinal] = box;
     return box;
 }

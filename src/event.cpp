@@ -12,7 +12,8 @@ namespace detail {
 
 EventBox::~EventBox() {
     if (!handle) return;
-    if (const DriverApi* api = driver_if_loaded()) api->cuEventDestroy(handle);
+    const DriverApi* api = driver_if_loaded();
+    if (api && context->still_alive(*api)) api->cuEventDestroy(handle);
 }
 
 std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& context,
@@ -73,7 +74,8 @@ bool Event::is_done() const {
 }
 
 Milliseconds operator-(const Event& end, const Event& start) {
-    auto require = [](const Event& event, const char* role) {
+    // Misuse of either event is reported before asking the driver whether they completed.
+    auto require_usable = [](const Event& event, const char* role) {
         if (!event.timing_enabled()) {
             throw InvalidArgumentError(std::string("elapsed time: the ") + role + " event (" +
                                        describe(*event.box()) +
@@ -83,19 +85,24 @@ Milliseconds operator-(const Event& end, const Event& start) {
             throw InvalidArgumentError(std::string("elapsed time: the ") + role + " event (" +
                                        describe(*event.box()) + ") was never recorded");
         }
+    };
+    auto require_complete = [](const Event& event, const char* role) {
         CUresult status = detail::driver().cuEventQuery(event.handle());
         if (status == CUDA_ERROR_NOT_READY) {
             throw DriverError(status, "cuEventQuery",
                               std::string("the ") + role + " event (" + describe(*event.box()) +
                                   ") has not completed; call sync() on it first");
         }
-        detail::check(status, "cuEventQuery", describe(*event.box()));
+        detail::check(status, "cuEventQuery", [&] { return describe(*event.box()); });
     };
-    require(start, "start");
-    require(end, "end");
+    require_usable(start, "start");
+    require_usable(end, "end");
+    require_complete(start, "start");
+    require_complete(end, "end");
     float ms = 0.0f;
     detail::check(detail::driver().cuEventElapsedTime(&ms, start.handle(), end.handle()),
-                  "cuEventElapsedTime", describe(*start.box()) + " -> " + describe(*end.box()));
+                  "cuEventElapsedTime",
+                  [&] { return describe(*start.box()) + " -> " + describe(*end.box()); });
     return Milliseconds(ms);
 }
 

@@ -16,7 +16,11 @@ struct ContextBox {
     CUdevice device = 0;
     int ordinal = 0;
     bool retained = true;  // false for a context the caller owns (Stream::from_handle)
+    unsigned long long id = 0;  // cuCtxGetId at retain: changes when someone resets the device
     ~ContextBox();
+    // False once the context this box retained was destroyed under it (cuDevicePrimaryCtxReset
+    // by someone else): its streams and events are gone with it and must not be destroyed again.
+    bool still_alive(const DriverApi& api) const noexcept;
 };
 
 struct StreamBox {

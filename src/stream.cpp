@@ -11,7 +11,8 @@ namespace cudacore {
 namespace detail {
 StreamBox::~StreamBox() {
     if (!owned || !handle) return;
-    if (const DriverApi* api = driver_if_loaded()) api->cuStreamDestroy(handle);
+    const DriverApi* api = driver_if_loaded();
+    if (api && context->still_alive(*api)) api->cuStreamDestroy(handle);
 }
 }  // namespace detail
 
@@ -48,6 +49,7 @@ Stream Stream::from_handle(CUstream stream) {
         box->context->device = device;
         box->context->ordinal = ordinal;
         box->context->retained = false;
+        api.cuCtxGetId(context, &box->context->id);
     }
     return Stream(std::move(box));
 }

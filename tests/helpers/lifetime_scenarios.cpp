@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
             // Someone else resets the primary context under our live objects.
             CUresult status = detail::driver().cuDevicePrimaryCtxReset(device.handle());
             std::printf("reset: %d\n", static_cast<int>(status));
+            std::fflush(stdout);
             std::shuffle(objects.begin(), objects.end(), std::mt19937(7));
             objects.clear();
             // The library keeps working afterwards with fresh objects.
