@@ -230,6 +230,10 @@ ObjectCode ObjectCode::deserialize(std::string_view bytes) {
     return from_bytes(*type, std::move(code), std::move(name), std::move(symbols));
 }
 
+bool ObjectCode::looks_serialized(std::string_view bytes) noexcept {
+    return bytes.size() >= magic.size() && std::memcmp(bytes.data(), magic.data(), magic.size()) == 0;
+}
+
 void ObjectCode::save(const std::filesystem::path& path) const {
     const std::string bytes = serialize();
     try {

@@ -3,6 +3,8 @@
 
 #include "file_io.hpp"
 
+#include "cudacore/cached_compile.hpp"
+#include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 
@@ -30,6 +32,8 @@ struct CompileArgs {
     bool debug = false;
     bool lineinfo = false;
     bool no_toolkit_include = false;
+    bool use_cache = true;    // the program cache (CUDACORE_DISABLE_CACHE=1 also turns it off)
+    bool serialize = false;   // write the serialized ObjectCode instead of the raw code
 };
 
 void add_compile_options(CLI::App& command, CompileArgs& args) {
@@ -53,6 +57,24 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
     command.add_flag("--lineinfo", args.lineinfo, "Line information");
     command.add_flag("--no-toolkit-include", args.no_toolkit_include,
                      "Do not put the toolkit's headers (and CCCL) on the include path");
+    command.add_flag("--cache,!--no-cache", args.use_cache,
+                     "Use the program cache in $CUDACORE_CACHE_DIR (else $XDG_CACHE_HOME/cudacore or "
+                     "~/.cache/cudacore); on by default, CUDACORE_DISABLE_CACHE=1 turns it off");
+    command.add_flag("--serialize", args.serialize,
+                     "Write the serialized ObjectCode (name, type, symbols, checksum) instead of "
+                     "the raw code; read it back with ObjectCode::load or `cudacore inspect`");
+}
+
+// The user's disk cache, or nullptr when caching is off. A cache that cannot be used (an unsafe
+// directory, say) is reported and the compile goes on without it.
+std::unique_ptr<ProgramCache> open_cache(const CompileArgs& args) {
+    if (!args.use_cache) return nullptr;
+    try {
+        return open_default_program_cache();
+    } catch (const CacheError& e) {
+        std::cerr << "cudacore: warning: compiling without the cache: " << e.what() << "\n";
+        return nullptr;
+    }
 }
 
 ProgramOptions to_program_options(const CompileArgs& args) {
@@ -86,8 +108,10 @@ SourceType source_type_of(const CompileArgs& args) {
 void run_compile(const CompileArgs& args) {
     Program program(read_input_file(args.source_path), source_type_of(args), to_program_options(args));
     const CodeType target = code_type_from_string(args.target);
+    const std::unique_ptr<ProgramCache> cache = open_cache(args);
     ObjectCode code = [&] {
         try {
+            if (cache) return compile_cached(*cache, program, target, args.name_expressions);
             return program.compile(target, args.name_expressions);
         } catch (const CompileError& e) {
             std::cerr << "cudacore: " << e.what() << "\n" << e.log() << "\n";
@@ -95,7 +119,9 @@ void run_compile(const CompileArgs& args) {
         }
     }();
     if (!program.log().empty()) std::cerr << program.log() << "\n";
-    write_output_file(args.output_path, code.code());
+    if (cache && cache->stats().hits > 0) std::cerr << "cudacore: cache hit\n";
+    const std::string serialized = args.serialize ? code.serialize() : std::string();
+    write_output_file(args.output_path, args.serialize ? std::string_view(serialized) : code.code());
     for (const auto& [expression, lowered] : code.symbol_map())
         std::cout << expression << " -> " << lowered << "\n";
 }

@@ -4,6 +4,7 @@
 #include "file_io.hpp"
 
 #include "cudacore/code_inspection.hpp"
+#include "cudacore/object_code.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -30,6 +31,24 @@ void print_code_info(const std::string& path, const CodeInfo& info) {
     }
 }
 
+// A serialized ObjectCode (from `compile --serialize` or ObjectCode::save): its header, then the
+// code it holds, inspected like a raw file.
+void inspect_file(const std::string& path) {
+    const std::string bytes = read_input_file(path);
+    if (!ObjectCode::looks_serialized(bytes)) {
+        print_code_info(path, inspect_code(bytes));
+        return;
+    }
+    const ObjectCode code = ObjectCode::deserialize(bytes);
+    std::printf("format   serialized ObjectCode v%u, %zu bytes, checksum ok\n",
+                ObjectCode::serialization_format_version, bytes.size());
+    std::printf("name     %s\n", code.name().c_str());
+    std::printf("symbols  %zu\n", code.symbol_map().size());
+    for (const auto& [expression, lowered] : code.symbol_map())
+        std::printf("  %s -> %s\n", expression.c_str(), lowered.c_str());
+    print_code_info(path, inspect_code(code));
+}
+
 }  // namespace
 
 void add_inspect_command(CLI::App& app) {
@@ -37,7 +56,7 @@ void add_inspect_command(CLI::App& app) {
         "inspect", "Tell a code file's type (cubin, fatbin, PTX, LTO-IR...), arch, size, kernels");
     auto path = std::make_shared<std::string>();
     command->add_option("file", *path, "The file to inspect")->required();
-    command->callback([path] { print_code_info(*path, inspect_code(read_input_file(*path))); });
+    command->callback([path] { inspect_file(*path); });
 }
 
 }  // namespace cudacore::cli

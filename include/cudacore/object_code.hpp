@@ -71,6 +71,8 @@ public:
     static constexpr std::uint64_t max_serialized_size = std::uint64_t{4} << 30;  // 4 GiB
     std::string serialize() const;
     static ObjectCode deserialize(std::string_view bytes);
+    // Whether `bytes` start with the serialized form's magic (says nothing of their validity).
+    static bool looks_serialized(std::string_view bytes) noexcept;
     // Writes serialize() to `path` atomically (a temporary file in the same directory, fsync,
     // rename, fsync of the directory): a crash leaves the old file or the new one, never a
     // half-written one. Throws SerializationError naming the path and errno text on I/O failure.
