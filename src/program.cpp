@@ -19,6 +19,15 @@ std::string describe(const ProgramOptions& options) { return "program '" + optio
 void require_supported_target(SourceType source_type, CodeType target,
                               const ProgramOptions& options) {
     if (source_type == SourceType::cxx) {
+        if (target == CodeType::cubin && options.link_time_optimization.value_or(false)) {
+            throw InvalidArgumentError(describe(options) + ": link_time_optimization makes NVRTC "
+                                       "produce LTO-IR, not cubin; compile to ltoir and link "
+                                       "with a Linker using link_time_optimization");
+        }
+        if (target == CodeType::cubin && options.arch && options.arch->rfind("compute_", 0) == 0) {
+            throw InvalidArgumentError(describe(options) + ": a cubin needs a real arch (sm_NN), "
+                                       "not the virtual " + *options.arch);
+        }
         if (target == CodeType::ptx || target == CodeType::cubin || target == CodeType::ltoir)
             return;
         throw InvalidArgumentError(describe(options) + ": a C++ program compiles to ptx, cubin or "
@@ -60,8 +69,8 @@ std::string compiled_code(const detail::NvrtcApi& api, nvrtcProgram program, Cod
         case CodeType::cubin:
             detail::check_nvrtc(api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize", object);
             if (size == 0) {
-                throw InvalidArgumentError(object + ": no cubin was produced; a cubin needs a real "
-                                           "arch (sm_NN), not a virtual one (compute_NN)");
+                throw InvalidArgumentError(object + ": NVRTC produced no cubin (a virtual arch or "
+                                           "-dlto among the flags?)");
             }
             code.resize(size);
             detail::check_nvrtc(api.nvrtcGetCUBIN(program, code.data()), "nvrtcGetCUBIN", object);

@@ -257,6 +257,15 @@ TEST(Program, GarbageAsPtxIsACompileError) {
 TEST(Program, WrongTargetsAreRefused) {
     Program program(kTwoKernels, SourceType::cxx, options_for("sm_90"));
     EXPECT_THROW(program.compile(CodeType::fatbin), InvalidArgumentError);
+    ProgramOptions lto = options_for("sm_90");
+    lto.link_time_optimization = true;
+    EXPECT_THROW(Program(kTwoKernels, SourceType::cxx, lto).compile(CodeType::cubin),
+                 InvalidArgumentError);
+    EXPECT_THROW(Program(kTwoKernels, SourceType::cxx, options_for("compute_90"))
+                     .compile(CodeType::cubin),
+                 InvalidArgumentError);
+    EXPECT_NO_THROW(Program(kTwoKernels, SourceType::cxx, options_for("compute_90"))
+                        .compile(CodeType::ptx));
     Program ptx(".version 8.0\n.target sm_90\n", SourceType::ptx, options_for("sm_90"));
     EXPECT_THROW(ptx.compile(CodeType::cubin, {"scale<float>"}), InvalidArgumentError);
 }
