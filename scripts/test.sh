@@ -5,3 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 build_dir="${BUILD_DIR:-build}"
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600
+# Fuzz the deserializer and the cache entry reader (clang, ASan + UBSan) for 60 s in all.
+bash scripts/fuzz.sh

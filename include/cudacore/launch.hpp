@@ -80,8 +80,9 @@ void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kern
     constexpr std::size_t count = sizeof...(Args);
     // References for arguments passed as they are, converted values (Buffer) otherwise; both live
     // until the driver has copied them.
-    std::tuple<decltype(KernelArgument<Args>::convert(args))...> converted(
-        KernelArgument<Args>::convert(args)...);
+    // Braces: with parentheses clang parses this line as a function declaration.
+    std::tuple<decltype(KernelArgument<Args>::convert(args))...> converted{
+        KernelArgument<Args>::convert(args)...};
     static constexpr std::size_t sizes[count ? count : 1] = {
         sizeof(detail::converted_argument_t<Args>)...};
     void* pointers[count ? count : 1] = {};

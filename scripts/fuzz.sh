@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer, the
+# library compiled the same way) in ${FUZZ_BUILD_DIR:-build-fuzz} and runs each one, starting
+# from the committed seed corpus in fuzz/corpus/. FUZZ_SECONDS (default 60) is the total time,
+# shared between the targets. Any crash, sanitizer report or leak fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# clang 14 (Debian bookworm) needs libclang-rt-14-dev for -fsanitize=fuzzer's runtime.
+packages=(clang libclang-rt-14-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+cuda_home="${CUDA_HOME:-/usr/local/cuda}"
+build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
+targets=(deserialize cache_entry)
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="$cuda_home" \
+  -DCUDACORE_BUILD_FUZZERS=ON -DCUDACORE_BUILD_TESTS=OFF -DCUDACORE_BUILD_BENCHMARKS=OFF \
+  -DCUDACORE_BUILD_TOOLS=OFF >/dev/null
+cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
+
+total="${FUZZ_SECONDS:-60}"
+per_target=$(( total / ${#targets[@]} ))
+[ "$per_target" -lt 1 ] && per_target=1
+for target in "${targets[@]}"; do
+  # New inputs go to a working corpus in the build folder; the committed seeds are only read.
+  work_corpus="$build_dir/corpus/$target"
+  mkdir -p "$work_corpus" "$build_dir/artifacts"
+  echo "fuzzing $target for ${per_target}s"
+  "$build_dir/fuzz/fuzz_$target" -max_total_time="$per_target" -print_final_stats=1 \
+    -artifact_prefix="$build_dir/artifacts/$target-" "$work_corpus" "fuzz/corpus/$target"
+done
