@@ -108,15 +108,27 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     auto box = std::make_shared<detail::LibraryBox>();
     box->handle = handle;
 
-    // The driver may defer loading into a context until first use; load it into the current
-    // device's context now, so code for another arch fails here, once, with this message.
+    // The driver may defer loading into a context until first use (lazy loading); load it into
+    // the current device's context now, so that code for another arch fails here, once, with
+    // this message. The module, then one kernel's function, both force that load; NOT_FOUND only
+    // says it is not there yet.
     auto context = detail::primary_context(device.ordinal());
     {
+        const detail::DriverApi& api = detail::driver();
         detail::ContextScope scope(*context);
         CUmodule module = nullptr;
-        status = detail::driver().cuLibraryGetModule(&module, handle);
-        if (status != CUDA_SUCCESS)
+        status = api.cuLibraryGetModule(&module, handle);
+        if (status != CUDA_SUCCESS && status != CUDA_ERROR_NOT_FOUND)
             detail::throw_driver_error(status, "cuLibraryGetModule", what());
+        unsigned count = 0;
+        CUkernel first = nullptr;
+        if (api.cuLibraryGetKernelCount(&count, handle) == CUDA_SUCCESS && count > 0 &&
+            api.cuLibraryEnumerateKernels(&first, 1, handle) == CUDA_SUCCESS) {
+            CUfunction function = nullptr;
+            status = api.cuKernelGetFunction(&function, first);
+            if (status != CUDA_SUCCESS && status != CUDA_ERROR_NOT_FOUND)
+                detail::throw_driver_error(status, "cuKernelGetFunction", what());
+        }
     }
     box->loaded_context = std::move(context);
     return box;
