@@ -38,7 +38,10 @@ std::shared_ptr<ContextBox> primary_context(int ordinal) {
     std::lock_guard lock(reg.mutex);
     if (reg.by_ordinal.size() <= static_cast<std::size_t>(ordinal))
         reg.by_ordinal.resize(ordinal + 1);
-    if (auto existing = reg.by_ordinal[ordinal].lock()) return existing;
+    // A box whose context was destroyed under it (someone reset the device) is not handed out
+    // again: retaining anew re-creates the primary context.
+    if (auto existing = reg.by_ordinal[ordinal].lock(); existing && existing->still_alive(api))
+        return existing;
 
     const std::string object = "device " + std::to_string(ordinal);
     CUdevice device = 0;

@@ -187,23 +187,21 @@ Event Device::create_event(const EventOptions& options) const {
 }
 
 namespace {
-// One default memory resource per device, made on first use; leaked on purpose so that buffers
-// destroyed after main returns still find their resource.
-const std::shared_ptr<MemoryResource>& default_memory_resource(const Device& device) {
+// One default memory resource per device, made on first use and kept; leaked on purpose so that
+// buffers destroyed after main returns still find their resource. It is made again when the
+// primary context it was made in is gone (someone reset the device).
+std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
     struct Defaults {
-        std::unique_ptr<std::once_flag[]> once;
-        std::unique_ptr<std::shared_ptr<MemoryResource>[]> resources;
+        std::mutex mutex;
+        std::map<int, std::shared_ptr<DeviceMemoryResource>> by_ordinal;
     };
-    static Defaults* defaults = [] {
-        const int count = system::device_count();
-        return new Defaults{std::make_unique<std::once_flag[]>(count),
-                            std::make_unique<std::shared_ptr<MemoryResource>[]>(count)};
-    }();
-    const int ordinal = device.ordinal();
-    std::call_once(defaults->once[ordinal], [&] {
-        defaults->resources[ordinal] = std::make_shared<DeviceMemoryResource>(device);
-    });
-    return defaults->resources[ordinal];
+    static auto* defaults = new Defaults;
+    auto context = detail::primary_context(device.ordinal());
+    std::lock_guard lock(defaults->mutex);
+    auto& resource = defaults->by_ordinal[device.ordinal()];
+    if (!resource || resource->context_box() != context)
+        resource = std::make_shared<DeviceMemoryResource>(device);
+    return resource;
 }
 }  // namespace
 

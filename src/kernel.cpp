@@ -1,7 +1,9 @@
 #include "cudacore/kernel.hpp"
 
+#include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "kernel_box.hpp"
+#include "library_box.hpp"
 #include "runtime_handles.hpp"
 
 #include <utility>
@@ -74,8 +76,16 @@ std::shared_ptr<KernelBox> make_kernel_box(CUkernel handle, std::string name,
     box->name = std::move(name);
     box->lowered_name = std::move(lowered_name);
     box->description = std::move(description);
+    // Parameter info needs a current context: the one the library was loaded into, else the
+    // primary context of the calling thread's device.
+    std::shared_ptr<ContextBox> context =
+        library && library->loaded_context ? library->loaded_context
+                                           : primary_context(Device::current().ordinal());
     box->library = std::move(library);
-    box->parameters = query_parameters(handle, box->description);
+    {
+        ContextScope scope(*context);
+        box->parameters = query_parameters(handle, box->description);
+    }
     int count = 0;
     check(driver().cuDeviceGetCount(&count), "cuDeviceGetCount", box->description);
     box->limit_count = count;

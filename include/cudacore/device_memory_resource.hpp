@@ -57,6 +57,8 @@ public:
     bool is_host_accessible() const noexcept override { return false; }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
+    // The primary context this resource allocates in (held for its lifetime).
+    const std::shared_ptr<detail::ContextBox>& context_box() const noexcept { return context_; }
 
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
