@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev libxxhash-dev libssl-dev)
+packages=(cmake ninja-build g++ libgtest-dev libbenchmark-dev libcli11-dev libxxhash-dev libssl-dev nlohmann-json3-dev)
 packages+=("$@")
 missing=()
 for p in "${packages[@]}"; do
