@@ -40,6 +40,12 @@ public:
         return true;
     }
 
+    // Blocks until every unload queued so far has been done.
+    void wait_until_idle() {
+        std::unique_lock lock(mutex_);
+        idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    }
+
     // Leaked on purpose: the thread and late destructors may use it during exit.
     static DeferredUnloads& instance() {
         static auto* unloads = new DeferredUnloads;
@@ -66,23 +72,29 @@ private:
                 pending = std::move(queue_.front());
                 queue_.pop_front();
                 if (exiting_) continue;  // the driver frees everything at exit
+                busy_ = true;
             }
-            const DriverApi* api = driver_if_loaded();
-            if (!api) continue;
-            for (const auto& context : pending.contexts) {
-                if (api->cuCtxPushCurrent(context->handle) != CUDA_SUCCESS) continue;
-                api->cuCtxSynchronize();
-                CUcontext popped = nullptr;
-                api->cuCtxPopCurrent(&popped);
+            if (const DriverApi* api = driver_if_loaded()) {
+                for (const auto& context : pending.contexts) {
+                    if (api->cuCtxPushCurrent(context->handle) != CUDA_SUCCESS) continue;
+                    api->cuCtxSynchronize();
+                    CUcontext popped = nullptr;
+                    api->cuCtxPopCurrent(&popped);
+                }
+                unload_now(*api, pending.library);
             }
-            unload_now(*api, pending.library);
-            // pending.contexts released here: primary contexts outlive the unload.
+            pending.contexts.clear();  // primary contexts outlive the unload
+            std::lock_guard lock(mutex_);
+            busy_ = false;
+            idle_.notify_all();
         }
     }
 
     std::mutex mutex_;
     std::condition_variable ready_;
+    std::condition_variable idle_;
     std::deque<Pending> queue_;
+    bool busy_ = false;
     bool started_ = false;
     bool exiting_ = false;
 };
@@ -125,6 +137,7 @@ LibraryBox::~LibraryBox() {
 
 std::uint64_t library_load_count() noexcept { return loads.load(std::memory_order_relaxed); }
 std::uint64_t library_unload_count() noexcept { return unloads.load(std::memory_order_relaxed); }
+void wait_for_deferred_unloads() { DeferredUnloads::instance().wait_until_idle(); }
 
 CUresult load_library_data(CUlibrary* library, const void* code, CUjit_option* options,
                            void** option_values, unsigned option_count) {

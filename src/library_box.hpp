@@ -75,6 +75,8 @@ struct LazyLibrary {
 // Test hooks: how many times cuLibraryLoadData / cuLibraryUnload were called by this process.
 std::uint64_t library_load_count() noexcept;
 std::uint64_t library_unload_count() noexcept;
+// Test hook: blocks until the unloads deferred behind running kernels so far are done.
+void wait_for_deferred_unloads();
 
 // Counted cuLibraryLoadData.
 CUresult load_library_data(CUlibrary* library, const void* code, CUjit_option* options,
