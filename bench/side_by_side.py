@@ -271,6 +271,16 @@ def cuda_core_version():
             return None
 
 
+def from_cubin_keywords(cc, data, name, symbols=None):
+    """The keywords ObjectCode.from_cubin takes in this cuda.core (older releases take no name),
+    chosen once so that timed loops call it directly."""
+    try:
+        cc.ObjectCode.from_cubin(data, name=name, symbol_mapping=symbols)
+        return {"name": name, "symbol_mapping": symbols}
+    except TypeError:
+        return {"symbol_mapping": symbols}
+
+
 def include_digest(include_dirs):
     """A fingerprint of the include directories, for cuda.core's cache key (extra_digest)."""
     return hashlib.sha256("\0".join(include_dirs).encode()).digest()
@@ -325,8 +335,10 @@ def cuda_core_operations(cc, args, results, kernels, environment):
                 results.skip(operation, system, f"{type(error).__name__}: {error}")
                 continue
 
-            def hit(cache=cache, source=source, names=names, options=options,
-                    symbols=dict(getattr(compiled, "symbol_mapping", None) or {})):
+            keywords = from_cubin_keywords(cc, bytes(compiled.code), options.name,
+                                           dict(getattr(compiled, "symbol_mapping", None) or {}))
+
+            def hit(cache=cache, source=source, names=names, options=options, keywords=keywords):
                 start = now_ns()
                 for _ in range(BATCH):
                     key = make_program_cache_key(code=source, code_type="c++", options=options,
@@ -335,7 +347,7 @@ def cuda_core_operations(cc, args, results, kernels, environment):
                     data = cache.get(key)
                     if data is None:
                         raise RuntimeError("a lookup missed the cache")
-                    cc.ObjectCode.from_cubin(data, name=options.name, symbol_mapping=symbols)
+                    cc.ObjectCode.from_cubin(data, **keywords)
                 return (now_ns() - start) / BATCH
 
             compare(results, operation, [(system, hit,
@@ -347,16 +359,18 @@ def cuda_core_operations(cc, args, results, kernels, environment):
     launch_code = cc.Program(launch_source, "c++", options=options_for("side_by_side_launch.cu")).compile("cubin")
     cubin = bytes(launch_code.code)
 
+    launch_keywords = from_cubin_keywords(cc, cubin, "launch.cubin")
+
     def from_bytes():
         start = now_ns()
         for _ in range(BATCH):
-            cc.ObjectCode.from_cubin(cubin, name="launch.cubin")
+            cc.ObjectCode.from_cubin(cubin, **launch_keywords)
         return (now_ns() - start) / BATCH
 
     compare(results, "object_code_from_bytes", [(system, from_bytes, "ObjectCode.from_cubin(bytes)")],
             quick, only)
 
-    code = cc.ObjectCode.from_cubin(cubin, name="launch.cubin")
+    code = cc.ObjectCode.from_cubin(cubin, **launch_keywords)
 
     def roundtrip():
         start = now_ns()
@@ -381,7 +395,7 @@ def cuda_core_operations(cc, args, results, kernels, environment):
     stream = device.create_stream()
 
     def first_get_kernel():
-        fresh = cc.ObjectCode.from_cubin(cubin, name="launch.cubin")
+        fresh = cc.ObjectCode.from_cubin(cubin, **launch_keywords)
         start = now_ns()
         kernel = fresh.get_kernel("eight")
         elapsed = now_ns() - start
@@ -564,9 +578,9 @@ def cupy_operations(cupy, args, results, kernels, environment):
             module = function_module()
             start = now_ns()
             module.load(cubin)
-            function = module.get_function("eight")
+            module.get_function("eight")
             elapsed = now_ns() - start
-            del function, module
+            del module  # unloads, outside the timing
             return elapsed
 
         compare(results, "get_kernel_first",
@@ -593,12 +607,14 @@ def cupy_operations(cupy, args, results, kernels, environment):
                   np.int16(6), scratch)
     grid, block = (1,), (LAUNCH_BLOCK,)
 
+    # RawKernel launches on the current stream: made current outside the timed region.
     def burst(kernel, kernel_args):
         def repetition():
-            start = now_ns()
-            for _ in range(LAUNCH_BURST):
-                kernel(grid, block, kernel_args, stream=stream)
-            elapsed = now_ns() - start
+            with stream:
+                start = now_ns()
+                for _ in range(LAUNCH_BURST):
+                    kernel(grid, block, kernel_args)
+                elapsed = now_ns() - start
             stream.synchronize()
             return elapsed / LAUNCH_BURST
         return repetition
@@ -610,10 +626,11 @@ def cupy_operations(cupy, args, results, kernels, environment):
             quick, only)
 
     def roundtrip_launch():
-        start = now_ns()
-        empty(grid, block, (), stream=stream)
-        stream.synchronize()
-        return now_ns() - start
+        with stream:
+            start = now_ns()
+            empty(grid, block, ())
+            stream.synchronize()
+            return now_ns() - start
 
     compare(results, "launch_sync_roundtrip", [(system, roundtrip_launch, "RawKernel call + Stream.synchronize()")],
             quick, only)
@@ -632,9 +649,10 @@ def cupy_operations(cupy, args, results, kernels, environment):
 
     start_event = cupy.cuda.Event()
     end_event = cupy.cuda.Event()
-    start_event.record(stream)
-    empty(grid, block, (), stream=stream)
-    end_event.record(stream)
+    with stream:
+        start_event.record(stream)
+        empty(grid, block, ())
+        end_event.record(stream)
     end_event.synchronize()
 
     def elapsed_time():
@@ -736,6 +754,11 @@ def print_table(rows):
         "or slower than cuda.core)")
 
 
+def code_spans(text):
+    """Header names such as <cuda/std> as code, so that Markdown does not read them as HTML."""
+    return re.sub(r"(<[^<>\s]+>)", r"`\1`", text)
+
+
 def markdown(results, rows, environment, versions, chart_note):
     out = []
     out.append(f"Date: {environment.get('date')}  ")
@@ -751,7 +774,7 @@ def markdown(results, rows, environment, versions, chart_note):
     out.append("| " + " | ".join(h or "note" for h in HEADER) + " |")
     out.append("|" + "---|" + "---:|" * (len(HEADER) - 2) + "---|")
     for row in rows:
-        out.append("| " + " | ".join(row) + " |")
+        out.append("| " + " | ".join([code_spans(row[0])] + row[1:]) + " |")
     out.append("")
     out.append("Each figure is the median of many repetitions after warm-up (per operation; tiny "
                "operations timed in batches). Ratios below 1: cudacore is faster. (!) marks cudacore "
@@ -764,7 +787,7 @@ def markdown(results, rows, environment, versions, chart_note):
         notes = [f"{system}: {results.figures[(operation, system)]['note']}" for system in SYSTEMS
                  if (operation, system) in results.figures and results.figures[(operation, system)]["note"]]
         if notes:
-            out.append(f"- {label}: " + "; ".join(notes))
+            out.append(f"- {code_spans(label)}: " + "; ".join(notes))
     if results.skipped:
         # One line per system and reason, listing the operations it hit.
         grouped = {}
@@ -830,6 +853,26 @@ def draw_chart(results, path, gpu=None):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return f"Chart: {os.path.basename(path)} (ratios on a log scale)."
+
+
+def write_results_page(path, table_markdown, with_chart):
+    """bench/RESULTS.md with its results section (between the markers) replaced by this run."""
+    template = os.path.join(HERE, "RESULTS.md")
+    begin, end = "<!-- results:begin -->", "<!-- results:end -->"
+    try:
+        with open(template, encoding="utf-8") as f:
+            page = f.read()
+    except OSError as error:
+        say(f"RESULTS.md not written: {error}")
+        return
+    if begin not in page or end not in page:
+        say(f"RESULTS.md not written: {template} has no results markers")
+        return
+    chart = "\n![cudacore's ratios to raw and to cuda.core](side_by_side.png)\n" if with_chart else ""
+    section = f"{begin}\n{table_markdown}{chart}{end}"
+    page = page[:page.index(begin)] + section + page[page.index(end) + len(end):]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(page)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -948,8 +991,9 @@ def main():
     print_table(rows)
     chart_note = draw_chart(results, os.path.join(args.out, "side_by_side.png"), environment.get("gpu"))
     say(chart_note)
+    markdown_text = markdown(results, rows, environment, versions, chart_note)
     with open(os.path.join(args.out, "side_by_side.md"), "w", encoding="utf-8") as f:
-        f.write(markdown(results, rows, environment, versions, chart_note))
+        f.write(markdown_text)
     with open(os.path.join(args.out, "side_by_side.json"), "w", encoding="utf-8") as f:
         json.dump({
             "environment": environment,
@@ -957,7 +1001,9 @@ def main():
             "figures": [{"operation": o, "system": s, **v} for (o, s), v in sorted(results.figures.items())],
             "skipped": [{"operation": o, "system": s, "reason": r} for (o, s), r in sorted(results.skipped.items())],
         }, f, indent=1)
-    say(f"wrote {args.out}/side_by_side.md, side_by_side.json"
+    write_results_page(os.path.join(args.out, "RESULTS.md"), markdown_text,
+                       os.path.exists(os.path.join(args.out, "side_by_side.png")))
+    say(f"wrote {args.out}/side_by_side.md, RESULTS.md, side_by_side.json"
         f"{', side_by_side.png' if os.path.exists(os.path.join(args.out, 'side_by_side.png')) else ''}"
         f" in {time.monotonic() - started:.0f} s")
     return 0
