@@ -38,7 +38,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   for b in "$build"/bench/*_bench; do
     [ -x "$b" ] || continue
     name=$(basename "$b")
-    timeout 240 "$b" --benchmark_min_time=0.2 >"$out/$name.txt" 2>&1
+    timeout 240 "$b" --benchmark_min_time=0.2 --benchmark_enable_random_interleaving=true >"$out/$name.txt" 2>&1
     note "$name: rc=$?"
     sed -n '/^operation /,$p' "$out/$name.txt" | tee -a "$summary" >/dev/null
   done

@@ -38,10 +38,7 @@ std::shared_ptr<ContextBox> primary_context(int ordinal) {
     std::lock_guard lock(reg.mutex);
     if (reg.by_ordinal.size() <= static_cast<std::size_t>(ordinal))
         reg.by_ordinal.resize(ordinal + 1);
-    // A box whose context was destroyed under it (someone reset the device) is not handed out
-    // again: retaining anew re-creates the primary context.
-    if (auto existing = reg.by_ordinal[ordinal].lock(); existing && existing->still_alive(api))
-        return existing;
+    if (auto existing = reg.by_ordinal[ordinal].lock()) return existing;
 
     const std::string object = "device " + std::to_string(ordinal);
     CUdevice device = 0;
@@ -55,6 +52,14 @@ std::shared_ptr<ContextBox> primary_context(int ordinal) {
     api.cuCtxGetId(handle, &box->id);
     reg.by_ordinal[ordinal] = box;
     return box;
+}
+
+void forget_primary_context(const ContextBox& stale) {
+    ContextRegistry& reg = registry();
+    std::lock_guard lock(reg.mutex);
+    for (auto& entry : reg.by_ordinal) {
+        if (auto existing = entry.lock(); existing.get() == &stale) entry.reset();
+    }
 }
 
 ContextScope::ContextScope(const ContextBox& context)

@@ -162,28 +162,31 @@ Stream Device::default_stream() const {
 }
 
 Stream Device::create_stream(const StreamOptions& options) const {
-    Context context = this->context();
-    detail::ContextScope scope(*context.box());
-    const auto& api = detail::driver();
-    int priority = 0;
-    if (options.priority) {
-        int least = 0, greatest = 0;
-        detail::check(api.cuCtxGetStreamPriorityRange(&least, &greatest),
-                      "cuCtxGetStreamPriorityRange", [&] { return describe(ordinal_); });
-        priority = std::clamp(*options.priority, greatest, least);
-    }
-    const unsigned flags = options.non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
-    CUstream handle = nullptr;
-    detail::check(api.cuStreamCreateWithPriority(&handle, flags, priority),
-                  "cuStreamCreateWithPriority", [&] { return describe(ordinal_); });
-    auto box = std::make_shared<detail::StreamBox>();
-    box->handle = handle;
-    box->context = context.box();
-    return Stream(std::move(box));
+    return detail::with_primary_context(ordinal_, [&](const std::shared_ptr<detail::ContextBox>& context) {
+        detail::ContextScope scope(*context);
+        const auto& api = detail::driver();
+        int priority = 0;
+        if (options.priority) {
+            int least = 0, greatest = 0;
+            detail::check(api.cuCtxGetStreamPriorityRange(&least, &greatest),
+                          "cuCtxGetStreamPriorityRange", [&] { return describe(ordinal_); });
+            priority = std::clamp(*options.priority, greatest, least);
+        }
+        const unsigned flags = options.non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
+        CUstream handle = nullptr;
+        detail::check(api.cuStreamCreateWithPriority(&handle, flags, priority),
+                      "cuStreamCreateWithPriority", [&] { return describe(ordinal_); });
+        auto box = std::make_shared<detail::StreamBox>();
+        box->handle = handle;
+        box->context = context;
+        return Stream(std::move(box));
+    });
 }
 
 Event Device::create_event(const EventOptions& options) const {
-    return Event(detail::create_event_box(context().box(), options));
+    return detail::with_primary_context(ordinal_, [&](const std::shared_ptr<detail::ContextBox>& context) {
+        return Event(detail::create_event_box(context, options));
+    });
 }
 
 namespace {

@@ -3,6 +3,7 @@
 // dependencies held. Release errors are ignored (the driver may be gone at exit).
 #pragma once
 
+#include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "loader/driver_api.hpp"
 
@@ -40,6 +41,26 @@ struct EventBox {
 
 // The primary context of a device, retained once and shared while anything holds it.
 std::shared_ptr<ContextBox> primary_context(int ordinal);
+
+// Stops handing out `stale` (its context was destroyed by someone resetting the device): the
+// next primary_context() retains the primary context anew, which re-creates it.
+void forget_primary_context(const ContextBox& stale);
+
+// Runs create(primary context of `ordinal`); when the driver says that context was destroyed
+// under us, forgets it and runs create once more on a freshly retained one. Keeps the check for
+// a reset device off the hot path.
+template <typename Create>
+auto with_primary_context(int ordinal, Create&& create) {
+    auto context = primary_context(ordinal);
+    try {
+        return create(context);
+    } catch (const DriverError& e) {
+        if (e.status() != CUDA_ERROR_CONTEXT_IS_DESTROYED || context->still_alive(driver()))
+            throw;
+    }
+    forget_primary_context(*context);
+    return create(primary_context(ordinal));
+}
 
 // Makes `context` current for the scope when it is not already (push/pop), so creating
 // resources never changes the caller's current context.
