@@ -764,8 +764,10 @@ def markdown(results, rows, environment, versions, chart_note):
     out.append(f"Date: {environment.get('date')}  ")
     out.append(f"GPU: {environment.get('gpu') or 'none (' + str(environment.get('no_gpu_reason')) + ')'}  ")
     driver = environment.get("driver_version")
-    out.append(f"Driver: {driver // 1000}.{driver % 1000 // 10} (CUDA driver API {driver})  " if driver
-               else "Driver: none  ")
+    driver_text = f"CUDA {driver // 1000}.{driver % 1000 // 10} driver API" if driver else "none"
+    if environment.get("nvidia_smi"):
+        driver_text += f"; nvidia-smi: {environment['nvidia_smi']}"
+    out.append(f"Driver: {driver_text}  ")
     out.append(f"Arch: {environment.get('arch')}; NVRTC (C++ side): {environment.get('nvrtc_version')}  ")
     out.append("Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v) + "  ")
     out.append(f"Host: {platform.node()}, {platform.processor() or platform.machine()}, "
@@ -912,6 +914,13 @@ def main():
                 if (operation, system) not in results.figures and (operation, system) not in results.skipped:
                     if not args.only or operation in args.only:
                         results.skip(operation, system, cpp_error)
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+        if smi.returncode == 0 and smi.stdout.strip():
+            environment["nvidia_smi"] = smi.stdout.strip().splitlines()[0]
+    except Exception:
+        pass  # no nvidia-smi: the driver API version alone is reported
     if "arch" not in environment:
         environment["arch"] = "sm_90"
     if "include_dirs" not in environment:
