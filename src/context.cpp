@@ -4,6 +4,8 @@
 #include "cudacore/errors.hpp"
 #include "runtime_handles.hpp"
 
+#include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -32,7 +34,23 @@ ContextRegistry& registry() {
 }
 }  // namespace
 
-std::shared_ptr<ContextBox> primary_context(int ordinal) {
+namespace {
+// Bumped by forget_primary_context so per-thread caches drop a forgotten box.
+std::atomic<std::uint64_t> registry_generation{0};
+
+// The calling thread's last lookup: keeps the common case off the registry's mutex. Holds only
+// a weak reference, so it never keeps a context retained.
+struct ThreadCache {
+    int ordinal = -1;
+    std::uint64_t generation = 0;
+    std::weak_ptr<ContextBox> box;
+    ~ThreadCache() { alive = false; }
+    static thread_local bool alive;  // false once destroyed at thread (or process) exit
+};
+thread_local bool ThreadCache::alive = true;
+thread_local ThreadCache thread_cache;
+
+std::shared_ptr<ContextBox> lookup_or_retain(int ordinal) {
     const DriverApi& api = driver();
     ContextRegistry& reg = registry();
     std::lock_guard lock(reg.mutex);
@@ -53,10 +71,27 @@ std::shared_ptr<ContextBox> primary_context(int ordinal) {
     reg.by_ordinal[ordinal] = box;
     return box;
 }
+}  // namespace
+
+std::shared_ptr<ContextBox> primary_context(int ordinal) {
+    const std::uint64_t generation = registry_generation.load(std::memory_order_acquire);
+    if (ThreadCache::alive && thread_cache.ordinal == ordinal &&
+        thread_cache.generation == generation) {
+        if (auto box = thread_cache.box.lock()) return box;
+    }
+    auto box = lookup_or_retain(ordinal);
+    if (ThreadCache::alive) {
+        thread_cache.ordinal = ordinal;
+        thread_cache.generation = generation;
+        thread_cache.box = box;
+    }
+    return box;
+}
 
 void forget_primary_context(const ContextBox& stale) {
     ContextRegistry& reg = registry();
     std::lock_guard lock(reg.mutex);
+    registry_generation.fetch_add(1, std::memory_order_acq_rel);
     for (auto& entry : reg.by_ordinal) {
         if (auto existing = entry.lock(); existing.get() == &stale) entry.reset();
     }

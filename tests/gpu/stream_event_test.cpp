@@ -201,6 +201,7 @@ TEST(EventGpu, ElapsedErrorsSayWhichEventAndWhy) {
         FAIL() << "no exception for an incomplete event";
     } catch (const DriverError& e) {
         EXPECT_EQ(e.status(), CUDA_ERROR_NOT_READY);
+        EXPECT_NE(std::string(e.what()).find("the end event"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("has not completed"), std::string::npos) << e.what();
     }
     timed_end.sync();
