@@ -71,4 +71,10 @@ const char* gpu_missing_reason() {
     return "";
 }
 
+bool skip_without_gpu(benchmark::State& state) {
+    const char* reason = gpu_missing_reason();
+    if (*reason) state.SkipWithError(reason);
+    return *reason != 0;
+}
+
 }  // namespace cudacore::bench

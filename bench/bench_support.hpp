@@ -11,6 +11,9 @@ int run_with_ratios(int argc, char** argv);
 // The reason GPU benchmarks cannot run here, or empty when a GPU is present.
 const char* gpu_missing_reason();
 
+// Marks the benchmark skipped (with the reason) and returns true when there is no GPU.
+bool skip_without_gpu(benchmark::State& state);
+
 }  // namespace cudacore::bench
 
 #define CUDACORE_BENCH_MAIN() \

@@ -10,11 +10,7 @@ namespace {
 
 using namespace cudacore;
 
-bool skip_without_gpu(benchmark::State& state) {
-    const char* reason = bench::gpu_missing_reason();
-    if (*reason) state.SkipWithError(reason);
-    return *reason != 0;
-}
+using bench::skip_without_gpu;
 
 void ctx_get_current(benchmark::State& state) {
     if (skip_without_gpu(state)) return;

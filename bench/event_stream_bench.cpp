@@ -8,14 +8,7 @@ namespace {
 
 using namespace cudacore;
 
-bool skip_without_gpu(benchmark::State& state) {
-    const char* reason = bench::gpu_missing_reason();
-    if (*reason) {
-        state.SkipWithError(reason);
-        return true;
-    }
-    return false;
-}
+using bench::skip_without_gpu;
 
 void raw_event_create_destroy(benchmark::State& state) {
     if (skip_without_gpu(state)) return;

@@ -63,13 +63,7 @@ private:
     }
 };
 
-bool skip_without_gpu(benchmark::State& state) {
-    if (const char* reason = bench::gpu_missing_reason(); *reason) {
-        state.SkipWithError(reason);
-        return true;
-    }
-    return false;
-}
+using bench::skip_without_gpu;
 
 // Times `burst()` (kBurst launches) per iteration; synchronises outside the timing.
 template <class Burst>

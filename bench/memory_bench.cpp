@@ -16,14 +16,7 @@ using namespace cudacore;
 constexpr std::size_t MiB = std::size_t{1} << 20;
 constexpr std::size_t copy_size = 256 * MiB;
 
-bool skip_without_gpu(benchmark::State& state) {
-    const char* reason = bench::gpu_missing_reason();
-    if (*reason) {
-        state.SkipWithError(reason);
-        return true;
-    }
-    return false;
-}
+using bench::skip_without_gpu;
 
 void raw_alloc_free(benchmark::State& state) {
     if (skip_without_gpu(state)) return;

@@ -7,18 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # clang 14 (Debian bookworm) needs libclang-rt-14-dev for -fsanitize=fuzzer's runtime.
-packages=(clang libclang-rt-14-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+bash scripts/install-packages.sh clang libclang-rt-14-dev
 
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
