@@ -158,8 +158,9 @@ TEST_F(DemoCommand, LeavesNoFilesAndMissesThenHitsOnEveryRun) {
         EXPECT_EQ(cache_dir.parent_path().parent_path(), tmp.path()) << result.out;
         EXPECT_FALSE(fs::exists(cache_dir.parent_path())) << cache_dir;
         EXPECT_TRUE(fs::is_empty(tmp.path()));
-        // The user's cache (under HOME) was never created.
-        EXPECT_TRUE(fs::is_empty(home.path()));
+        // The user's cache (under HOME) was never created. (Other tools may write under HOME,
+        // e.g. the CUDA toolkit's own caches on some machines: only cudacore's place counts.)
+        EXPECT_FALSE(fs::exists(home.path() / ".cache" / "cudacore")) << home.path();
     }
 }
 
