@@ -2,6 +2,7 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "driver_launch_config.hpp"
 #include "kernel_box.hpp"
 #include "library_box.hpp"
 #include "runtime_handles.hpp"
@@ -196,27 +197,6 @@ CUfunction as_function(const detail::KernelBox& kernel) {
     return reinterpret_cast<CUfunction>(kernel.handle);
 }
 
-CUlaunchConfig to_driver_config(const LaunchConfig& config, CUlaunchAttribute* attributes) {
-    CUlaunchConfig out{};
-    out.gridDimX = config.grid.x;
-    out.gridDimY = config.grid.y;
-    out.gridDimZ = config.grid.z;
-    out.blockDimX = config.block.x;
-    out.blockDimY = config.block.y;
-    out.blockDimZ = config.block.z;
-    out.sharedMemBytes = static_cast<unsigned>(config.shared_memory_bytes);
-    out.attrs = attributes;
-    out.numAttrs = 0;
-    if (config.has_cluster()) {
-        attributes[out.numAttrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attributes[out.numAttrs].value.clusterDim.x = config.cluster.x;
-        attributes[out.numAttrs].value.clusterDim.y = config.cluster.y;
-        attributes[out.numAttrs].value.clusterDim.z = config.cluster.z;
-        ++out.numAttrs;
-    }
-    return out;
-}
-
 }  // namespace
 
 int KernelOccupancy::max_active_blocks_per_multiprocessor(
@@ -267,8 +247,9 @@ int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) cons
     detail::ContextScope scope(*context_);
     LaunchConfig without_cluster = config;
     without_cluster.cluster = Dim3{1};
-    CUlaunchAttribute attributes[1];
-    CUlaunchConfig driver_config = to_driver_config(without_cluster, attributes);
+    CUlaunchAttribute attributes[2];
+    const CUlaunchConfig driver_config =
+        detail::to_driver_config(without_cluster, nullptr, attributes, false);
     int size = 0;
     detail::check(detail::driver().cuOccupancyMaxPotentialClusterSize(
                       &size, as_function(*kernel_), &driver_config),
@@ -279,8 +260,8 @@ int KernelOccupancy::max_potential_cluster_size(const LaunchConfig& config) cons
 
 int KernelOccupancy::max_active_clusters(const LaunchConfig& config) const {
     detail::ContextScope scope(*context_);
-    CUlaunchAttribute attributes[1];
-    CUlaunchConfig driver_config = to_driver_config(config, attributes);
+    CUlaunchAttribute attributes[2];
+    const CUlaunchConfig driver_config = detail::to_driver_config(config, nullptr, attributes, false);
     int clusters = 0;
     detail::check(detail::driver().cuOccupancyMaxActiveClusters(
                       &clusters, as_function(*kernel_), &driver_config),

@@ -1,6 +1,7 @@
 #include "cudacore/launch.hpp"
 
 #include "cudacore/errors.hpp"
+#include "driver_launch_config.hpp"
 #include "kernel_box.hpp"
 #include "runtime_handles.hpp"
 
@@ -180,30 +181,7 @@ void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kerne
         return;
     }
     CUlaunchAttribute attributes[2];
-    CUlaunchConfig driver_config{};
-    driver_config.gridDimX = config.grid.x;
-    driver_config.gridDimY = config.grid.y;
-    driver_config.gridDimZ = config.grid.z;
-    driver_config.blockDimX = config.block.x;
-    driver_config.blockDimY = config.block.y;
-    driver_config.blockDimZ = config.block.z;
-    driver_config.sharedMemBytes = static_cast<unsigned>(config.shared_memory_bytes);
-    driver_config.hStream = stream_box.handle;
-    driver_config.attrs = attributes;
-    if (config.has_cluster()) {
-        CUlaunchAttribute& cluster = attributes[driver_config.numAttrs++];
-        cluster = CUlaunchAttribute{};
-        cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        cluster.value.clusterDim.x = config.cluster.x;
-        cluster.value.clusterDim.y = config.cluster.y;
-        cluster.value.clusterDim.z = config.cluster.z;
-    }
-    if (config.cooperative) {
-        CUlaunchAttribute& cooperative = attributes[driver_config.numAttrs++];
-        cooperative = CUlaunchAttribute{};
-        cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-        cooperative.value.cooperative = 1;
-    }
+    const CUlaunchConfig driver_config = to_driver_config(config, stream_box.handle, attributes);
     CUresult status = api.cuLaunchKernelEx(&driver_config, reinterpret_cast<CUfunction>(box.handle),
                                            parameters, nullptr);
     if (status != CUDA_SUCCESS) launch_failed(status, "cuLaunchKernelEx", box, config, stream_box);

@@ -1,0 +1,43 @@
+// LaunchConfig in the driver's form (CUlaunchConfig), for cuLaunchKernelEx and the occupancy
+// queries that take a launch configuration.
+#pragma once
+
+#include "cudacore/launch_config.hpp"
+
+#include <cuda.h>
+
+namespace cudacore::detail {
+
+// `attributes` must have room for 2. Occupancy queries pass with_cooperative = false: the
+// cooperative attribute is a launch property, not a shape the queries understand.
+inline CUlaunchConfig to_driver_config(const LaunchConfig& config, CUstream stream,
+                                       CUlaunchAttribute* attributes,
+                                       bool with_cooperative = true) {
+    CUlaunchConfig out{};
+    out.gridDimX = config.grid.x;
+    out.gridDimY = config.grid.y;
+    out.gridDimZ = config.grid.z;
+    out.blockDimX = config.block.x;
+    out.blockDimY = config.block.y;
+    out.blockDimZ = config.block.z;
+    out.sharedMemBytes = static_cast<unsigned>(config.shared_memory_bytes);
+    out.hStream = stream;
+    out.attrs = attributes;
+    if (config.has_cluster()) {
+        CUlaunchAttribute& cluster = attributes[out.numAttrs++];
+        cluster = CUlaunchAttribute{};
+        cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        cluster.value.clusterDim.x = config.cluster.x;
+        cluster.value.clusterDim.y = config.cluster.y;
+        cluster.value.clusterDim.z = config.cluster.z;
+    }
+    if (with_cooperative && config.cooperative) {
+        CUlaunchAttribute& cooperative = attributes[out.numAttrs++];
+        cooperative = CUlaunchAttribute{};
+        cooperative.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        cooperative.value.cooperative = 1;
+    }
+    return out;
+}
+
+}  // namespace cudacore::detail
