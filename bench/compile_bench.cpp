@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -121,8 +122,8 @@ void BM_program_overhead(benchmark::State& state) {
 }
 BENCHMARK(BM_program_overhead)->Name("overhead/program_and_flags")->Unit(benchmark::kMicrosecond);
 
-// Compiles `count` distinct programs on `threads` threads; returns the wall time in seconds.
-double compile_many(int count, unsigned threads) {
+// Runs compile(i) for i in [0, count) on `threads` threads; returns the wall time in seconds.
+double compile_many(int count, unsigned threads, const std::function<void(int)>& compile) {
     std::atomic<int> next{0};
     std::atomic<int> failures{0};
     const auto start = std::chrono::steady_clock::now();
@@ -131,10 +132,7 @@ double compile_many(int count, unsigned threads) {
         workers.emplace_back([&] {
             for (int i = next++; i < count; i = next++) {
                 try {
-                    // Distinct sources, so nothing could be shared between the compiles.
-                    Program program(std::string(kSource) + "\n// program " + std::to_string(i) + "\n",
-                                    SourceType::cxx, bench_options("program_" + std::to_string(i)));
-                    benchmark::DoNotOptimize(program.compile(CodeType::cubin, {kNameExpression}));
+                    compile(i);
                 } catch (...) {
                     ++failures;
                 }
@@ -146,14 +144,29 @@ double compile_many(int count, unsigned threads) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+void compile_with_program(int i) {
+    // Distinct sources, so nothing could be shared between the compiles.
+    Program program(std::string(kSource) + "\n// program " + std::to_string(i) + "\n",
+                    SourceType::cxx, bench_options("program_" + std::to_string(i)));
+    benchmark::DoNotOptimize(program.compile(CodeType::cubin, {kNameExpression}));
+}
+
+void compile_raw(int) {
+    static const std::vector<std::string> flags = Program(kSource, SourceType::cxx, bench_options())
+                                                      .flags(CodeType::cubin);
+    benchmark::DoNotOptimize(raw_compile(flags, CodeType::cubin));
+}
+
 // One core against all cores, 16 programs each, in the same run; the speed-up is a counter.
-void BM_parallel_speedup(benchmark::State& state) {
+// The raw variant shows how far NVRTC itself scales on this machine.
+void parallel_speedup(benchmark::State& state, const char* what,
+                      const std::function<void(int)>& compile) {
     constexpr int kPrograms = 16;
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     double serial = 0, parallel = 0;
     for (auto _ : state) {
-        const double one = compile_many(kPrograms, 1);
-        const double all = compile_many(kPrograms, cores);
+        const double one = compile_many(kPrograms, 1, compile);
+        const double all = compile_many(kPrograms, cores, compile);
         serial += one;
         parallel += all;
         state.SetIterationTime(all);
@@ -162,11 +175,19 @@ void BM_parallel_speedup(benchmark::State& state) {
     state.counters["serial_s"] = serial / state.iterations();
     state.counters["parallel_s"] = parallel / state.iterations();
     state.counters["speedup"] = serial / parallel;
-    std::printf("compile 16 programs: 1 core %.3f s, %u cores %.3f s, speed-up %.2fx\n",
+    std::printf("%s: compile 16 programs: 1 core %.3f s, %u cores %.3f s, speed-up %.2fx\n", what,
                 serial / state.iterations(), cores, parallel / state.iterations(), serial / parallel);
+}
+void BM_parallel_speedup(benchmark::State& state) {
+    parallel_speedup(state, "cudacore", compile_with_program);
+}
+void BM_parallel_speedup_raw(benchmark::State& state) {
+    parallel_speedup(state, "raw NVRTC", compile_raw);
 }
 BENCHMARK(BM_parallel_speedup)->Name("parallel/compile_16_programs")->Unit(benchmark::kMillisecond)
     ->UseManualTime()->Iterations(2);
+BENCHMARK(BM_parallel_speedup_raw)->Name("parallel/compile_16_programs_raw")
+    ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(2);
 
 }  // namespace
 
