@@ -11,6 +11,4 @@ void add_compile_command(CLI::App& app);
 void add_link_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
-
-// Exit code a subcommand callback asks for (set by throwing CLI::RuntimeError(code)).
 }  // namespace cudacore::cli

@@ -1,7 +1,6 @@
 // cudacore: compile, link, inspect and run CUDA code from the command line.
 #include "commands.hpp"
 
-#include "cudacore/errors.hpp"
 #include "cudacore/version.hpp"
 
 #include <iostream>
@@ -20,7 +19,7 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
-    } catch (const cudacore::Error& e) {
+    } catch (const std::exception& e) {  // cudacore::Error and anything else: one line, exit 1
         std::cerr << "cudacore: " << e.what() << "\n";
         return 1;
     }
