@@ -55,10 +55,10 @@ int run_with_ratios(int argc, char** argv) {
         auto ours = times.find("cudacore/" + op);
         if (ours == times.end() || raw_time <= 0) continue;
         if (!header) {
-            std::printf("\n%-48s %14s %14s %8s\n", "operation", "raw", "cudacore", "ratio");
+            std::printf("\n%-48s %14s %14s %10s\n", "operation", "raw", "cudacore", "ratio");
             header = true;
         }
-        std::printf("%-48s %14.1f %14.1f %8.3f\n", op.c_str(), raw_time, ours->second,
+        std::printf("%-48s %14.1f %14.1f %10.4g\n", op.c_str(), raw_time, ours->second,
                     ours->second / raw_time);
     }
     if (header) std::printf("(times in each benchmark's unit; ratio = cudacore / raw)\n");

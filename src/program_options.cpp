@@ -8,7 +8,9 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
-#include <regex>
+#include <map>
+#include <mutex>
+#include <string_view>
 
 #ifndef CUDACORE_DEFAULT_CUDA_HOME
 #define CUDACORE_DEFAULT_CUDA_HOME ""
@@ -20,13 +22,24 @@ namespace {
 
 const char* true_false(bool value) { return value ? "true" : "false"; }
 
+// "90", "90a", "100f": two or three digits and an optional family suffix. (A plain scan: this
+// runs on every flags() call, which cache keys make a hot path; std::regex costs microseconds.)
+bool is_arch_number(std::string_view text) {
+    if (!text.empty() && (text.back() == 'a' || text.back() == 'f')) text.remove_suffix(1);
+    if (text.size() < 2 || text.size() > 3) return false;
+    for (char c : text)
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
 }  // namespace
 
 std::string normalize_arch(const std::string& arch) {
-    static const std::regex number("[0-9]{2,3}[af]?");
-    static const std::regex named("(sm|compute|lto)_[0-9]{2,3}[af]?");
-    if (std::regex_match(arch, number)) return "sm_" + arch;
-    if (std::regex_match(arch, named)) return arch;
+    if (is_arch_number(arch)) return "sm_" + arch;
+    for (std::string_view prefix : {"sm_", "compute_", "lto_"}) {
+        if (arch.starts_with(prefix) && is_arch_number(std::string_view(arch).substr(prefix.size())))
+            return arch;
+    }
     throw InvalidArgumentError("invalid arch '" + arch +
                                "': expected sm_NN, sm_NNa, compute_NN or a bare number such as 90");
 }
@@ -53,9 +66,10 @@ std::string resolve_arch(const ProgramOptions& options) {
     return current_device_arch(("program '" + options.name + "'").c_str());
 }
 
-std::vector<std::string> toolkit_include_dirs() {
+namespace {
+std::vector<std::string> find_toolkit_include_dirs(const std::string& cuda_home) {
     std::vector<std::filesystem::path> roots;
-    if (const char* home = std::getenv("CUDA_HOME"); home && *home) roots.emplace_back(home);
+    if (!cuda_home.empty()) roots.emplace_back(cuda_home);
     if (*CUDACORE_DEFAULT_CUDA_HOME) roots.emplace_back(CUDACORE_DEFAULT_CUDA_HOME);
     roots.emplace_back("/usr/local/cuda");
     std::error_code ignored;
@@ -69,6 +83,24 @@ std::vector<std::string> toolkit_include_dirs() {
         return dirs;
     }
     return {};
+}
+}  // namespace
+
+std::vector<std::string> toolkit_include_dirs() {
+    // Looked up once per $CUDA_HOME value: flags() runs for every cache lookup.
+    // Leaked on purpose: usable from static destructors.
+    struct Found {
+        std::mutex mutex;
+        std::map<std::string, std::vector<std::string>> by_home;
+    };
+    static auto* found = new Found;
+    const char* home = std::getenv("CUDA_HOME");
+    const std::string key = home ? home : "";
+    std::lock_guard lock(found->mutex);
+    auto it = found->by_home.find(key);
+    if (it == found->by_home.end())
+        it = found->by_home.emplace(key, find_toolkit_include_dirs(key)).first;
+    return it->second;
 }
 
 std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
