@@ -1,5 +1,6 @@
 // Calls every memory entry point that needs the driver, with none present, and prints how each
 // failed; then drops its buffers (which must not need the driver).
+#include "expect_no_driver.hpp"
 #include "../support/host_memory_resource.hpp"
 
 #include "cudacore/buffer.hpp"
@@ -14,16 +15,7 @@
 #include <vector>
 
 int main() {
-    auto probe = [](const char* name, const std::function<void()>& call) {
-        try {
-            call();
-            std::printf("%s: UNEXPECTED success\n", name);
-        } catch (const cudacore::NoDriverError& e) {
-            std::printf("%s: NoDriverError: %s\n", name, e.what());
-        } catch (const std::exception& e) {
-            std::printf("%s: UNEXPECTED %s\n", name, e.what());
-        }
-    };
+    const auto probe = cudacore::test::expect_no_driver;
     using cudacore::Buffer;
     const cudacore::Stream stream(std::shared_ptr<cudacore::detail::StreamBox>{});
     auto resource = std::make_shared<cudacore::test::HostMemoryResource>();

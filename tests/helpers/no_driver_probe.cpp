@@ -1,4 +1,5 @@
 // Calls every runtime entry point that needs the driver and prints how each failed.
+#include "expect_no_driver.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
@@ -7,16 +8,7 @@
 #include <functional>
 
 int main() {
-    auto probe = [](const char* name, const std::function<void()>& call) {
-        try {
-            call();
-            std::printf("%s: UNEXPECTED success\n", name);
-        } catch (const cudacore::NoDriverError& e) {
-            std::printf("%s: NoDriverError: %s\n", name, e.what());
-        } catch (const std::exception& e) {
-            std::printf("%s: UNEXPECTED %s\n", name, e.what());
-        }
-    };
+    const auto probe = cudacore::test::expect_no_driver;
     std::printf("driver_available: %s\n", cudacore::system::driver_available() ? "true" : "false");
     probe("system::driver_version", [] { cudacore::system::driver_version(); });
     probe("system::driver_path", [] { cudacore::system::driver_path(); });
