@@ -165,6 +165,12 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
     std::string object = "linker '" + options_.name + "', flags:";
     for (const auto& flag : flags) object += " " + flag;
 
+    // nvJitLink keeps the name pointers until it is destroyed (it prints them in its logs at
+    // nvJitLinkComplete), so the names must outlive the handle (declared before it).
+    std::vector<std::string> names;
+    names.reserve(inputs_.size());
+    for (std::size_t i = 0; i < inputs_.size(); ++i) names.push_back(input_name(inputs_[i], i));
+
     nvJitLinkHandle raw = nullptr;
     detail::check_nvjitlink(api.create(&raw, static_cast<uint32_t>(argv.size()), argv.data()),
                             "nvJitLinkCreate", object);
@@ -181,7 +187,7 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
 
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
         const ObjectCode& input = inputs_[i];
-        const std::string name = input_name(input, i);
+        const std::string& name = names[i];
         const auto status = api.add_data(raw, nvjitlink_input_type(input.code_type()),
                                          input.code().data(), input.size(), name.c_str());
         if (status != NVJITLINK_SUCCESS) {
@@ -231,6 +237,12 @@ ObjectCode Linker::link_with_driver() {
         error_log_ = error.c_str();
     };
 
+    // Names and input copies live until the link state is gone: the driver may keep pointers
+    // to them until cuLinkComplete (declared before the state, so destroyed after it).
+    std::vector<std::string> names, buffers;
+    names.reserve(inputs_.size());
+    buffers.reserve(inputs_.size());
+
     CUlinkState raw = nullptr;
     detail::check(api.cuLinkCreate(static_cast<unsigned>(jit.keys.size()), jit.keys.data(),
                                    jit.values.data(), &raw),
@@ -247,7 +259,7 @@ ObjectCode Linker::link_with_driver() {
 
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
         const ObjectCode& input = inputs_[i];
-        const std::string name = input_name(input, i);
+        const std::string& name = names.emplace_back(input_name(input, i));
         CUjitInputType type;
         switch (input.code_type()) {
             case CodeType::ptx: type = CU_JIT_INPUT_PTX; break;
@@ -260,7 +272,7 @@ ObjectCode Linker::link_with_driver() {
                                            "linker cannot take LTO-IR input '" + name + "'");
         }
         // PTX must be NUL-terminated for the driver; ObjectCode's bytes need not be.
-        std::string data(input.code());
+        std::string& data = buffers.emplace_back(input.code());
         if (type == CU_JIT_INPUT_PTX) data.push_back('\0');
         const CUresult status = api.cuLinkAddData(raw, type, data.data(), data.size(), name.c_str(),
                                                   0, nullptr, nullptr);
