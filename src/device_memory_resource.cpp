@@ -41,6 +41,8 @@ CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream)
 void DeviceMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
     const detail::DriverApi* api = detail::driver_if_loaded();
     if (!api) return;  // never loaded, so nothing was allocated through it
+    // Someone reset the device: the memory, and the stream, went with the context.
+    if (!context_->still_alive(*api)) return;
     CUresult status;
     if (detail::is_default_stream(stream)) [[unlikely]] {
         detail::ContextScope scope(*context_);

@@ -32,6 +32,8 @@ CUdeviceptr ManagedMemoryResource::do_allocate(std::size_t size, CUstream) {
 void ManagedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
     const detail::DriverApi* api = detail::driver_if_loaded();
     if (!api) return;
+    // Someone reset the device: the memory, and the stream, went with the context.
+    if (!context_->still_alive(*api)) return;
     detail::ContextScope scope(*context_);
     const std::string object = std::to_string(size) + " bytes of " + description();
     // Work still queued on the stream may use the memory.
