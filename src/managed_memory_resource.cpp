@@ -4,6 +4,7 @@
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "free_after_stream.hpp"
 #include "cudacore/stream.hpp"
 
 #include <optional>
@@ -30,15 +31,10 @@ CUdeviceptr ManagedMemoryResource::do_allocate(std::size_t size, CUstream) {
 }
 
 void ManagedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
-    const detail::DriverApi* api = detail::driver_if_loaded();
-    if (!api) return;
-    // Someone reset the device: the memory, and the stream, went with the context.
-    if (!context_->still_alive(*api)) return;
-    detail::ContextScope scope(*context_);
-    const std::string object = std::to_string(size) + " bytes of " + description();
-    // Work still queued on the stream may use the memory.
-    detail::check(api->cuStreamSynchronize(stream), "cuStreamSynchronize", object);
-    detail::check(api->cuMemFree(pointer), "cuMemFree", object);
+    detail::free_after_stream(
+        *context_, stream, "cuMemFree",
+        [&](const detail::DriverApi& api) { return api.cuMemFree(pointer); },
+        std::to_string(size) + " bytes of " + description());
 }
 
 namespace {

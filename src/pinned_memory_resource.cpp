@@ -3,6 +3,7 @@
 #include "buffer_box.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "free_after_stream.hpp"
 
 namespace cudacore {
 
@@ -27,15 +28,10 @@ CUdeviceptr PinnedMemoryResource::do_allocate(std::size_t size, CUstream) {
 }
 
 void PinnedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
-    const detail::DriverApi* api = detail::driver_if_loaded();
-    if (!api) return;
-    // Someone reset the device: the memory, and the stream, went with the context.
-    if (!context_->still_alive(*api)) return;
-    detail::ContextScope scope(*context_);
-    const std::string object = std::to_string(size) + " bytes of " + description();
-    // Work still queued on the stream may read or write the memory.
-    detail::check(api->cuStreamSynchronize(stream), "cuStreamSynchronize", object);
-    detail::check(api->cuMemFreeHost(reinterpret_cast<void*>(pointer)), "cuMemFreeHost", object);
+    detail::free_after_stream(
+        *context_, stream, "cuMemFreeHost",
+        [&](const detail::DriverApi& api) { return api.cuMemFreeHost(reinterpret_cast<void*>(pointer)); },
+        std::to_string(size) + " bytes of " + description());
 }
 
 }  // namespace cudacore
