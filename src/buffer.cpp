@@ -153,7 +153,8 @@ void Buffer::copy_from(const Buffer& source, const Stream& stream) const {
     const CUresult status = in_stream_context(stream, [&] {
         return detail::driver().cuMemcpyAsync(to.handle, from.handle, to.size, stream.handle());
     });
-    detail::check(status, "cuMemcpyAsync", "from " + source.description() + " to " + description());
+    detail::check(status, "cuMemcpyAsync",
+                  [&] { return "from " + source.description() + " to " + description(); });
 }
 
 void Buffer::copy_to(void* host, std::size_t size, const Stream& stream) const {
@@ -168,7 +169,8 @@ void Buffer::copy_to(void* host, std::size_t size, const Stream& stream) const {
         return detail::driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(host), from.handle,
                                               size, stream.handle());
     });
-    detail::check(status, "cuMemcpyAsync", "from " + description() + " to " + describe_host(host, size));
+    detail::check(status, "cuMemcpyAsync",
+                  [&] { return "from " + description() + " to " + describe_host(host, size); });
 }
 
 void Buffer::copy_from(const void* host, std::size_t size, const Stream& stream) const {
@@ -184,7 +186,8 @@ void Buffer::copy_from(const void* host, std::size_t size, const Stream& stream)
         return detail::driver().cuMemcpyAsync(to.handle, reinterpret_cast<CUdeviceptr>(host),
                                               size, stream.handle());
     });
-    detail::check(status, "cuMemcpyAsync", "from " + describe_host(host, size) + " to " + description());
+    detail::check(status, "cuMemcpyAsync",
+                  [&] { return "from " + describe_host(host, size) + " to " + description(); });
 }
 
 void Buffer::fill_byte(std::uint8_t value, const Stream& stream) const {
@@ -192,7 +195,7 @@ void Buffer::fill_byte(std::uint8_t value, const Stream& stream) const {
     const CUresult status = in_stream_context(stream, [&] {
         return detail::driver().cuMemsetD8Async(box.handle, value, box.size, stream.handle());
     });
-    detail::check(status, "cuMemsetD8Async", description());
+    detail::check(status, "cuMemsetD8Async", [&] { return description(); });
 }
 
 void Buffer::fill_uint32(std::uint32_t pattern, const Stream& stream) const {
@@ -201,7 +204,7 @@ void Buffer::fill_uint32(std::uint32_t pattern, const Stream& stream) const {
     const CUresult status = in_stream_context(stream, [&] {
         return detail::driver().cuMemsetD32Async(box.handle, pattern, box.size / 4, stream.handle());
     });
-    detail::check(status, "cuMemsetD32Async", description());
+    detail::check(status, "cuMemsetD32Async", [&] { return description(); });
 }
 
 void Buffer::close(const Stream& stream) {

@@ -10,15 +10,15 @@ namespace cudacore::detail {
 
 // Waits for `stream`, then calls free() (a driver call returning CUresult, named `free_call`).
 // Does nothing without a driver, or when someone reset the device: the memory and the stream
-// went with the context. Throws DriverError naming `object` when a call fails.
-template <typename Free>
+// went with the context. Throws DriverError naming describe() (called only on failure).
+template <typename Free, typename Describe>
 void free_after_stream(const ContextBox& context, CUstream stream, const char* free_call,
-                       Free&& free, const std::string& object) {
+                       Free&& free, Describe&& describe) {
     const DriverApi* api = driver_if_loaded();
     if (!api || !context.still_alive(*api)) return;
     ContextScope scope(context);
-    check(api->cuStreamSynchronize(stream), "cuStreamSynchronize", object);
-    check(free(*api), free_call, object);
+    check(api->cuStreamSynchronize(stream), "cuStreamSynchronize", describe);
+    check(free(*api), free_call, describe);
 }
 
 }  // namespace cudacore::detail

@@ -26,7 +26,8 @@ CUdeviceptr ManagedMemoryResource::do_allocate(std::size_t size, CUstream) {
     detail::ContextScope scope(*context_);
     CUdeviceptr pointer = 0;
     detail::check(detail::driver().cuMemAllocManaged(&pointer, size, CU_MEM_ATTACH_GLOBAL),
-                  "cuMemAllocManaged", std::to_string(size) + " bytes of " + description());
+                  "cuMemAllocManaged",
+                  [&] { return std::to_string(size) + " bytes of " + description(); });
     return pointer;
 }
 
@@ -34,7 +35,7 @@ void ManagedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
     detail::free_after_stream(
         *context_, stream, "cuMemFree",
         [&](const detail::DriverApi& api) { return api.cuMemFree(pointer); },
-        std::to_string(size) + " bytes of " + description());
+        [&] { return std::to_string(size) + " bytes of " + description(); });
 }
 
 namespace {
@@ -47,7 +48,7 @@ void prefetch_to(const Buffer& buffer, CUmemLocation location, const Stream& str
     if (box && box->context) scope.emplace(*box->context);
     detail::check(detail::driver().cuMemPrefetchAsync(buffer.handle(), buffer.size(), location, 0,
                                                       stream.handle()),
-                  "cuMemPrefetchAsync", buffer.description() + " to " + where);
+                  "cuMemPrefetchAsync", [&] { return buffer.description() + " to " + where; });
 }
 }  // namespace
 

@@ -23,15 +23,18 @@ CUdeviceptr PinnedMemoryResource::do_allocate(std::size_t size, CUstream) {
     void* pointer = nullptr;
     detail::check(detail::driver().cuMemHostAlloc(
                       &pointer, size, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
-                  "cuMemHostAlloc", std::to_string(size) + " bytes of " + description());
+                  "cuMemHostAlloc",
+                  [&] { return std::to_string(size) + " bytes of " + description(); });
     return reinterpret_cast<CUdeviceptr>(pointer);
 }
 
 void PinnedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
     detail::free_after_stream(
         *context_, stream, "cuMemFreeHost",
-        [&](const detail::DriverApi& api) { return api.cuMemFreeHost(reinterpret_cast<void*>(pointer)); },
-        std::to_string(size) + " bytes of " + description());
+        [&](const detail::DriverApi& api) {
+            return api.cuMemFreeHost(reinterpret_cast<void*>(pointer));
+        },
+        [&] { return std::to_string(size) + " bytes of " + description(); });
 }
 
 }  // namespace cudacore
