@@ -4,7 +4,7 @@
 
 #include "cudacore/device.hpp"
 #include "loader/driver_api.hpp"
-#include "runtime_handles.hpp"
+#include "runtime/runtime_handles.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
 #include "loader/driver_api.hpp"
-#include "object_code_state.hpp"
+#include "code/object_code_state.hpp"
 
 #include <chrono>
 #include <optional>

@@ -1,7 +1,7 @@
 // Calls every memory entry point that needs the driver, with none present, and prints how each
 // failed; then drops its buffers (which must not need the driver).
 #include "expect_no_driver.hpp"
-#include "../support/host_memory_resource.hpp"
+#include "host_memory_resource.hpp"
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"

@@ -3,7 +3,7 @@
 // prints each outcome on its own line ("create: ok", "get_kernel 1: NoDriverError: ...").
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
-#include "library_box.hpp"
+#include "runtime/library_box.hpp"
 
 #include <cstdio>
 #include <cstring>

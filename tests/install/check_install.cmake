@@ -16,3 +16,13 @@ if(NOT last_output MATCHES "^cudacore [0-9]+\\.[0-9]+\\.[0-9]+, driver (present|
   message(FATAL_ERROR "unexpected consumer output: ${last_output}")
 endif()
 message(STATUS "consumer ran: ${last_output}")
+
+# The installed CLI must find the installed library (its run path is relative to bin/).
+if(INSTALLED_CLI)
+  run(${WORK_DIR}/prefix/bin/cudacore --version)
+  if(NOT last_output MATCHES "cudacore [0-9]+\\.[0-9]+\\.[0-9]+")
+    message(FATAL_ERROR "unexpected `cudacore --version` output: ${last_output}")
+  endif()
+  run(${WORK_DIR}/prefix/bin/cudacore devices)
+  message(STATUS "installed CLI ran: ${last_output}")
+endif()

@@ -1,0 +1,123 @@
+#include "cudacore/errors.hpp"
+
+#include "loader/driver_api.hpp"
+
+#include <sstream>
+
+namespace cudacore {
+
+namespace {
+
+std::string join(const std::vector<std::string>& items, const char* separator) {
+    std::string out;
+    for (const auto& item : items) {
+        if (!out.empty()) out += separator;
+        out += item;
+    }
+    return out;
+}
+
+std::string loader_message(const std::string& library, const std::vector<std::string>& searched,
+                           const std::string& env_var, const std::string& reason) {
+    std::ostringstream out;
+    out << "cannot load " << library << ": " << reason;
+    if (!searched.empty()) out << "; searched: " << join(searched, ", ");
+    if (!env_var.empty()) out << "; set " << env_var << " to the library's full path";
+    return out.str();
+}
+
+std::string driver_message(CUresult status, const std::string& call, const std::string& object) {
+    std::ostringstream out;
+    out << call << " failed: " << driver_status_name(status) << " (" << static_cast<int>(status)
+        << "): " << driver_status_text(status);
+    if (!object.empty()) out << " [" << object << "]";
+    return out.str();
+}
+
+std::string log_message(const char* what, const std::string& name, const std::string& log,
+                        const std::string& backend) {
+    std::ostringstream out;
+    out << what << " '" << name << "' failed";
+    if (!backend.empty()) out << " (" << backend << ")";
+    std::string line = first_error_line(log);
+    if (!line.empty()) out << ": " << line;
+    return out.str();
+}
+
+}  // namespace
+
+LoaderError::LoaderError(std::string library, std::vector<std::string> searched,
+                         std::string env_var, std::string reason)
+    : Error(loader_message(library, searched, env_var, reason)),
+      library_(std::move(library)),
+      searched_(std::move(searched)),
+      env_var_(std::move(env_var)),
+      reason_(std::move(reason)) {}
+
+DriverError::DriverError(CUresult status, std::string call, std::string object)
+    : Error(driver_message(status, call, object)),
+      status_(status),
+      status_name_(driver_status_name(status)),
+      status_text_(driver_status_text(status)),
+      call_(std::move(call)),
+      object_(std::move(object)) {}
+
+CompilerApiError::CompilerApiError(std::string call, int status, std::string status_name,
+                                   std::string object)
+    : Error(call + " failed: " + status_name + " (" + std::to_string(status) + ")" +
+            (object.empty() ? "" : " [" + object + "]")),
+      call_(std::move(call)),
+      status_(status),
+      status_name_(std::move(status_name)) {}
+
+CompileError::CompileError(std::string program_name, std::string log,
+                           std::vector<std::string> options, std::string backend)
+    : Error(log_message("compiling", program_name, log, backend)),
+      program_name_(std::move(program_name)),
+      log_(std::move(log)),
+      options_(std::move(options)) {}
+
+LinkError::LinkError(std::string name, std::string log, std::vector<std::string> options,
+                     std::string backend)
+    : Error(log_message("linking", name, log, backend)),
+      name_(std::move(name)),
+      log_(std::move(log)),
+      options_(std::move(options)) {}
+
+std::string driver_status_name(CUresult status) {
+    switch (status) {
+#define CUDACORE_DRIVER_STATUS(name) \
+    case name: return #name;
+#include "errors/driver_status_names.inc"
+#undef CUDACORE_DRIVER_STATUS
+        default: break;
+    }
+    if (const auto* api = detail::driver_if_loaded()) {
+        const char* name = nullptr;
+        if (api->cuGetErrorName(status, &name) == CUDA_SUCCESS && name) return name;
+    }
+    return "CUresult " + std::to_string(static_cast<int>(status));
+}
+
+std::string driver_status_text(CUresult status) {
+    if (const auto* api = detail::driver_if_loaded()) {
+        const char* text = nullptr;
+        if (api->cuGetErrorString(status, &text) == CUDA_SUCCESS && text) return text;
+    }
+    return "no description (the driver is not loaded)";
+}
+
+std::string first_error_line(const std::string& log) {
+    std::istringstream in(log);
+    std::string line, first_non_empty;
+    while (std::getline(in, line)) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.find_first_not_of(" \t") == std::string::npos) continue;
+        if (first_non_empty.empty()) first_non_empty = line;
+        if (line.find("error") != std::string::npos || line.find("ERROR") != std::string::npos)
+            return line;
+    }
+    return first_non_empty;
+}
+
+}  // namespace cudacore

@@ -1,0 +1,91 @@
+#include "cudacore/device_memory_resource.hpp"
+
+#include "memory/buffer_box.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+
+namespace cudacore {
+
+DeviceMemoryResource::DeviceMemoryResource(const Device& device,
+                                           const DeviceMemoryResourceOptions& options)
+    : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {
+    detail::check(detail::driver().cuDeviceGetDefaultMemPool(&pool_, device.handle()),
+                  "cuDeviceGetDefaultMemPool", "device " + std::to_string(ordinal_));
+    if (options.release_threshold) set_release_threshold(*options.release_threshold);
+}
+
+// The default pool belongs to the device: nothing to destroy.
+DeviceMemoryResource::~DeviceMemoryResource() = default;
+
+std::string DeviceMemoryResource::description() const {
+    return "memory pool of device " + std::to_string(ordinal_);
+}
+
+CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream) {
+    const auto& api = detail::driver();
+    CUdeviceptr pointer = 0;
+    CUresult status;
+    if (detail::is_default_stream(stream)) [[unlikely]] {
+        detail::ContextScope scope(*context_);
+        status = api.cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
+    } else {
+        // An explicit stream carries its context: no push, no query (the hot path).
+        status = api.cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
+    }
+    if (status != CUDA_SUCCESS) [[unlikely]]
+        detail::throw_driver_error(status, "cuMemAllocFromPoolAsync",
+                                   std::to_string(size) + " bytes from " + description());
+    return pointer;
+}
+
+void DeviceMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
+    const detail::DriverApi* api = detail::driver_if_loaded();
+    if (!api) return;  // never loaded, so nothing was allocated through it
+    // Someone reset the device: the memory, and the stream, went with the context.
+    if (!context_->still_alive(*api)) return;
+    CUresult status;
+    if (detail::is_default_stream(stream)) [[unlikely]] {
+        detail::ContextScope scope(*context_);
+        status = api->cuMemFreeAsync(pointer, stream);
+    } else {
+        status = api->cuMemFreeAsync(pointer, stream);
+    }
+    if (status != CUDA_SUCCESS) [[unlikely]]
+        detail::throw_driver_error(status, "cuMemFreeAsync",
+                                   std::to_string(size) + " bytes to " + description());
+}
+
+void DeviceMemoryResource::set_release_threshold(std::uint64_t bytes) {
+    cuuint64_t value = bytes;
+    detail::check(detail::driver().cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                                         &value),
+                  "cuMemPoolSetAttribute",
+                  "release threshold " + std::to_string(bytes) + " of " + description());
+}
+
+std::uint64_t DeviceMemoryResource::pool_attribute(CUmemPool_attribute attribute,
+                                                   const char* name) const {
+    cuuint64_t value = 0;
+    detail::check(detail::driver().cuMemPoolGetAttribute(pool_, attribute, &value),
+                  "cuMemPoolGetAttribute", std::string(name) + " of " + description());
+    return value;
+}
+
+std::uint64_t DeviceMemoryResource::release_threshold() const {
+    return pool_attribute(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, "release threshold");
+}
+
+std::uint64_t DeviceMemoryResource::used_memory() const {
+    return pool_attribute(CU_MEMPOOL_ATTR_USED_MEM_CURRENT, "used memory");
+}
+
+std::uint64_t DeviceMemoryResource::reserved_memory() const {
+    return pool_attribute(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, "reserved memory");
+}
+
+void DeviceMemoryResource::trim_to(std::size_t bytes_to_keep) {
+    detail::check(detail::driver().cuMemPoolTrimTo(pool_, bytes_to_keep), "cuMemPoolTrimTo",
+                  std::to_string(bytes_to_keep) + " bytes kept by " + description());
+}
+
+}  // namespace cudacore

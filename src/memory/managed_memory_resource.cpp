@@ -1,0 +1,69 @@
+#include "cudacore/managed_memory_resource.hpp"
+
+#include "memory/buffer_box.hpp"
+#include "cudacore/buffer.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "memory/free_after_stream.hpp"
+#include "cudacore/stream.hpp"
+
+#include <optional>
+
+namespace cudacore {
+
+ManagedMemoryResource::ManagedMemoryResource(const Device& device)
+    : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {}
+
+ManagedMemoryResource::ManagedMemoryResource() : ManagedMemoryResource(Device(0)) {}
+
+ManagedMemoryResource::~ManagedMemoryResource() = default;
+
+std::string ManagedMemoryResource::description() const {
+    return "managed memory through device " + std::to_string(ordinal_);
+}
+
+CUdeviceptr ManagedMemoryResource::do_allocate(std::size_t size, CUstream) {
+    detail::ContextScope scope(*context_);
+    CUdeviceptr pointer = 0;
+    detail::check(detail::driver().cuMemAllocManaged(&pointer, size, CU_MEM_ATTACH_GLOBAL),
+                  "cuMemAllocManaged",
+                  [&] { return std::to_string(size) + " bytes of " + description(); });
+    return pointer;
+}
+
+void ManagedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
+    detail::free_after_stream(
+        *context_, stream, "cuMemFree",
+        [&](const detail::DriverApi& api) { return api.cuMemFree(pointer); },
+        [&] { return std::to_string(size) + " bytes of " + description(); });
+}
+
+namespace {
+void prefetch_to(const Buffer& buffer, CUmemLocation location, const Stream& stream,
+                 const std::string& where) {
+    if (buffer.is_closed())
+        throw InvalidArgumentError("prefetch: " + buffer.description() + " is closed");
+    const auto& box = stream.box();
+    std::optional<detail::ContextScope> scope;
+    if (box && box->context) scope.emplace(*box->context);
+    detail::check(detail::driver().cuMemPrefetchAsync(buffer.handle(), buffer.size(), location, 0,
+                                                      stream.handle()),
+                  "cuMemPrefetchAsync", [&] { return buffer.description() + " to " + where; });
+}
+}  // namespace
+
+void prefetch(const Buffer& buffer, const Device& device, const Stream& stream) {
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = device.handle();
+    prefetch_to(buffer, location, stream, "device " + std::to_string(device.ordinal()));
+}
+
+void prefetch_to_host(const Buffer& buffer, const Stream& stream) {
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_HOST;
+    location.id = 0;
+    prefetch_to(buffer, location, stream, "host");
+}
+
+}  // namespace cudacore

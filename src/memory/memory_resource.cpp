@@ -1,0 +1,38 @@
+#include "cudacore/memory_resource.hpp"
+
+#include "memory/buffer_box.hpp"
+#include "cudacore/buffer.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/stream.hpp"
+
+namespace cudacore {
+
+Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
+    if (size == 0)
+        throw InvalidArgumentError("MemoryResource::allocate: size 0 requested from " +
+                                   description());
+    std::shared_ptr<MemoryResource> self = weak_from_this().lock();
+    if (!self)
+        throw InvalidArgumentError("MemoryResource::allocate: " + description() +
+                                   " is not owned by a std::shared_ptr (create it with "
+                                   "std::make_shared), so its buffers could not hold it");
+    // The box first: if the allocation throws it goes away holding nothing to free.
+    auto box = std::make_shared<detail::BufferBox>();
+    box->size = size;
+    box->device_ordinal = device_ordinal();
+    box->device_accessible = is_device_accessible();
+    box->host_accessible = is_host_accessible();
+    box->free_stream = stream.box();
+    box->handle = do_allocate(size, stream.handle());
+    box->resource = std::move(self);
+    return Buffer(std::move(box));
+}
+
+void MemoryResource::deallocate(CUdeviceptr pointer, std::size_t size, const Stream& stream) {
+    do_deallocate(pointer, size, stream.handle());
+}
+
+Device MemoryResource::device() const { return Device(device_ordinal()); }
+
+}  // namespace cudacore

@@ -1,0 +1,40 @@
+#include "cudacore/pinned_memory_resource.hpp"
+
+#include "memory/buffer_box.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "memory/free_after_stream.hpp"
+
+namespace cudacore {
+
+PinnedMemoryResource::PinnedMemoryResource(const Device& device)
+    : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {}
+
+PinnedMemoryResource::PinnedMemoryResource() : PinnedMemoryResource(Device(0)) {}
+
+PinnedMemoryResource::~PinnedMemoryResource() = default;
+
+std::string PinnedMemoryResource::description() const {
+    return "pinned host memory through device " + std::to_string(ordinal_);
+}
+
+CUdeviceptr PinnedMemoryResource::do_allocate(std::size_t size, CUstream) {
+    detail::ContextScope scope(*context_);
+    void* pointer = nullptr;
+    detail::check(detail::driver().cuMemHostAlloc(
+                      &pointer, size, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
+                  "cuMemHostAlloc",
+                  [&] { return std::to_string(size) + " bytes of " + description(); });
+    return reinterpret_cast<CUdeviceptr>(pointer);
+}
+
+void PinnedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
+    detail::free_after_stream(
+        *context_, stream, "cuMemFreeHost",
+        [&](const detail::DriverApi& api) {
+            return api.cuMemFreeHost(reinterpret_cast<void*>(pointer));
+        },
+        [&] { return std::to_string(size) + " bytes of " + description(); });
+}
+
+}  // namespace cudacore

@@ -1,0 +1,219 @@
+#include "cudacore/device.hpp"
+
+#include "cudacore/device_memory_resource.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/system.hpp"
+#include "runtime/runtime_handles.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <mutex>
+
+namespace cudacore {
+
+namespace {
+std::string describe(int ordinal) { return "device " + std::to_string(ordinal); }
+}  // namespace
+
+Device::Device(int ordinal) : ordinal_(ordinal), handle_(0) {
+    const int count = system::device_count();
+    if (ordinal < 0 || ordinal >= count) {
+        throw InvalidArgumentError("device ordinal " + std::to_string(ordinal) +
+                                   " is out of range: " + std::to_string(count) +
+                                   " device(s) present");
+    }
+    detail::check(detail::driver().cuDeviceGet(&handle_, ordinal), "cuDeviceGet",
+                  describe(ordinal));
+}
+
+Device Device::current() {
+    const auto& api = detail::driver();
+    CUcontext context = nullptr;
+    detail::check(api.cuCtxGetCurrent(&context), "cuCtxGetCurrent");
+    if (!context) return Device(0);
+    CUdevice device = 0;
+    detail::check(api.cuCtxGetDevice(&device), "cuCtxGetDevice");
+    const int count = system::device_count();
+    for (int i = 0; i < count; ++i) {
+        CUdevice candidate = 0;
+        if (api.cuDeviceGet(&candidate, i) == CUDA_SUCCESS && candidate == device) return Device(i);
+    }
+    return Device(0);
+}
+
+std::string Device::name() const {
+    char buffer[256] = {};
+    detail::check(detail::driver().cuDeviceGetName(buffer, sizeof buffer, handle_),
+                  "cuDeviceGetName", [&] { return describe(ordinal_); });
+    return buffer;
+}
+
+std::array<unsigned char, 16> Device::uuid() const {
+    CUuuid raw{};
+    detail::check(detail::driver().cuDeviceGetUuid(&raw, handle_), "cuDeviceGetUuid",
+                  [&] { return describe(ordinal_); });
+    std::array<unsigned char, 16> out{};
+    std::copy(std::begin(raw.bytes), std::end(raw.bytes), out.begin());
+    return out;
+}
+
+std::string Device::uuid_string() const {
+    const auto bytes = uuid();
+    std::string out = "GPU-";
+    char hex[3];
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+        std::snprintf(hex, sizeof hex, "%02x", bytes[i]);
+        out += hex;
+    }
+    return out;
+}
+
+std::string Device::pci_bus_id() const {
+    char buffer[64] = {};
+    detail::check(detail::driver().cuDeviceGetPCIBusId(buffer, sizeof buffer, handle_),
+                  "cuDeviceGetPCIBusId", [&] { return describe(ordinal_); });
+    return buffer;
+}
+
+ComputeCapability Device::compute_capability() const {
+    return {attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+            attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)};
+}
+
+std::string Device::arch() const {
+    const auto cc = compute_capability();
+    return "sm_" + std::to_string(cc.major) + std::to_string(cc.minor);
+}
+
+std::size_t Device::total_memory() const {
+    std::size_t bytes = 0;
+    detail::check(detail::driver().cuDeviceTotalMem(&bytes, handle_), "cuDeviceTotalMem",
+                  [&] { return describe(ordinal_); });
+    return bytes;
+}
+
+int Device::multiprocessor_count() const {
+    return attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+}
+
+int Device::attribute(CUdevice_attribute which) const {
+    int value = 0;
+    detail::check(detail::driver().cuDeviceGetAttribute(&value, which, handle_),
+                  "cuDeviceGetAttribute",
+                  describe(ordinal_) + ", attribute " + std::to_string(static_cast<int>(which)));
+    return value;
+}
+
+std::map<std::string, int> Device::attributes() const {
+    const auto& api = detail::driver();
+    std::map<std::string, int> out;
+    auto add = [&](CUdevice_attribute which, std::string name) {
+        int value = 0;
+        if (api.cuDeviceGetAttribute(&value, which, handle_) != CUDA_SUCCESS) return;
+        std::transform(name.begin(), name.end(), name.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        out.emplace(std::move(name), value);
+    };
+#define CUDACORE_DEVICE_ATTRIBUTE(suffix) add(CU_DEVICE_ATTRIBUTE_##suffix, #suffix);
+#include "runtime/device_attribute_names.inc"
+#undef CUDACORE_DEVICE_ATTRIBUTE
+    return out;
+}
+
+Context Device::context() const { return Context(detail::primary_context(ordinal_)); }
+
+Context Device::set_current() const {
+    // Kept for the life of the process (leaked on purpose): a thread's current context must not
+    // be released under it, and the driver reclaims it at exit.
+    static std::mutex mutex;
+    static auto* kept = new std::map<int, Context>;
+    Context context = this->context();
+    {
+        std::lock_guard lock(mutex);
+        kept->emplace(ordinal_, context);
+    }
+    context.set_current();
+    return context;
+}
+
+void Device::sync() const {
+    Context context = this->context();
+    detail::ContextScope scope(*context.box());
+    detail::check(detail::driver().cuCtxSynchronize(), "cuCtxSynchronize", [&] { return describe(ordinal_); });
+}
+
+bool Device::can_access_peer(const Device& peer) const {
+    int can = 0;
+    detail::check(detail::driver().cuDeviceCanAccessPeer(&can, handle_, peer.handle_),
+                  "cuDeviceCanAccessPeer",
+                  describe(ordinal_) + " -> " + describe(peer.ordinal_));
+    return can != 0;
+}
+
+Stream Device::default_stream() const {
+    Context context = set_current();
+    auto box = std::make_shared<detail::StreamBox>();
+    box->handle = CU_STREAM_LEGACY;
+    box->context = context.box();
+    box->owned = false;
+    return Stream(std::move(box));
+}
+
+Stream Device::create_stream(const StreamOptions& options) const {
+    return detail::with_primary_context(ordinal_, [&](const std::shared_ptr<detail::ContextBox>& context) {
+        detail::ContextScope scope(*context);
+        const auto& api = detail::driver();
+        int priority = 0;
+        if (options.priority) {
+            int least = 0, greatest = 0;
+            detail::check(api.cuCtxGetStreamPriorityRange(&least, &greatest),
+                          "cuCtxGetStreamPriorityRange", [&] { return describe(ordinal_); });
+            priority = std::clamp(*options.priority, greatest, least);
+        }
+        const unsigned flags = options.non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
+        CUstream handle = nullptr;
+        detail::check(api.cuStreamCreateWithPriority(&handle, flags, priority),
+                      "cuStreamCreateWithPriority", [&] { return describe(ordinal_); });
+        auto box = std::make_shared<detail::StreamBox>();
+        box->handle = handle;
+        box->context = context;
+        return Stream(std::move(box));
+    });
+}
+
+Event Device::create_event(const EventOptions& options) const {
+    return detail::with_primary_context(ordinal_, [&](const std::shared_ptr<detail::ContextBox>& context) {
+        return Event(detail::create_event_box(context, options));
+    });
+}
+
+namespace {
+// One default memory resource per device, made on first use and kept; leaked on purpose so that
+// buffers destroyed after main returns still find their resource. It is made again when the
+// primary context it was made in is gone (someone reset the device).
+std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
+    struct Defaults {
+        std::mutex mutex;
+        std::map<int, std::shared_ptr<DeviceMemoryResource>> by_ordinal;
+    };
+    static auto* defaults = new Defaults;
+    auto context = detail::primary_context(device.ordinal());
+    std::lock_guard lock(defaults->mutex);
+    auto& resource = defaults->by_ordinal[device.ordinal()];
+    if (!resource || resource->context_box() != context)
+        resource = std::make_shared<DeviceMemoryResource>(device);
+    return resource;
+}
+}  // namespace
+
+std::shared_ptr<MemoryResource> Device::memory_resource() const {
+    return default_memory_resource(*this);
+}
+
+Buffer Device::allocate(std::size_t size, const Stream& stream) const {
+    return default_memory_resource(*this)->allocate(size, stream);
+}
+
+}  // namespace cudacore

@@ -1,0 +1,127 @@
+#include "cudacore/event.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "runtime/runtime_handles.hpp"
+
+#include <cstdio>
+
+namespace cudacore {
+
+namespace detail {
+
+EventBox::~EventBox() {
+    if (!handle) return;
+    const DriverApi* api = driver_if_loaded();
+    if (api && context->still_alive(*api)) api->cuEventDestroy(handle);
+}
+
+std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& context,
+                                           const EventOptions& options) {
+    auto object = [&] { return "event on device " + std::to_string(context->ordinal); };
+    if (options.ipc_enabled && options.timing_enabled) {
+        throw InvalidArgumentError(
+            "EventOptions: ipc_enabled requires timing_enabled = false (" + object() + ")");
+    }
+    unsigned flags = CU_EVENT_DEFAULT;
+    if (!options.timing_enabled) flags |= CU_EVENT_DISABLE_TIMING;
+    if (options.blocking_sync) flags |= CU_EVENT_BLOCKING_SYNC;
+    if (options.ipc_enabled) flags |= CU_EVENT_INTERPROCESS;
+
+    ContextScope scope(*context);
+    CUevent handle = nullptr;
+    check(driver().cuEventCreate(&handle, flags), "cuEventCreate", object);
+    auto box = std::make_shared<EventBox>();
+    box->handle = handle;
+    box->context = context;
+    box->options = options;
+    return box;
+}
+
+}  // namespace detail
+
+namespace {
+std::string describe(const detail::EventBox& box) {
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "event %p on device %d", static_cast<void*>(box.handle),
+                  box.context->ordinal);
+    return buffer;
+}
+}  // namespace
+
+CUevent Event::handle() const noexcept { return box_ ? box_->handle : nullptr; }
+
+const EventOptions& Event::options() const noexcept { return box_->options; }
+
+bool Event::is_recorded() const noexcept {
+    return box_->recorded.load(std::memory_order_acquire);
+}
+
+Context Event::context() const { return Context(box_->context); }
+
+Device Event::device() const { return Device(box_->context->ordinal); }
+
+void Event::sync() const {
+    detail::check(detail::driver().cuEventSynchronize(box_->handle), "cuEventSynchronize",
+                  [&] { return describe(*box_); });
+}
+
+bool Event::is_done() const {
+    CUresult status = detail::driver().cuEventQuery(box_->handle);
+    if (status == CUDA_ERROR_NOT_READY) return false;
+    detail::check(status, "cuEventQuery", [&] { return describe(*box_); });
+    return true;
+}
+
+Milliseconds operator-(const Event& end, const Event& start) {
+    // Misuse of either event is reported before asking the driver anything (flags we keep).
+    auto require_usable = [](const Event& event, const char* role) {
+        if (!event.timing_enabled()) [[unlikely]] {
+            throw InvalidArgumentError(std::string("elapsed time: the ") + role + " event (" +
+                                       describe(*event.box()) +
+                                       ") was created without timing_enabled");
+        }
+        if (!event.is_recorded()) [[unlikely]] {
+            throw InvalidArgumentError(std::string("elapsed time: the ") + role + " event (" +
+                                       describe(*event.box()) + ") was never recorded");
+        }
+    };
+    require_usable(start, "start");
+    require_usable(end, "end");
+    float ms = 0.0f;
+    const CUresult status =
+        detail::driver().cuEventElapsedTime(&ms, start.handle(), end.handle());
+    if (status == CUDA_ERROR_NOT_READY) [[unlikely]] {
+        // Say which one has not completed (the common success path makes no extra call).
+        const bool start_done = detail::driver().cuEventQuery(start.handle()) != CUDA_ERROR_NOT_READY;
+        const Event& pending = start_done ? end : start;
+        throw DriverError(status, "cuEventElapsedTime",
+                          std::string("the ") + (start_done ? "end" : "start") + " event (" +
+                              describe(*pending.box()) +
+                              ") has not completed; call sync() on it first");
+    }
+    detail::check(status, "cuEventElapsedTime",
+                  [&] { return describe(*start.box()) + " -> " + describe(*end.box()); });
+    return Milliseconds(ms);
+}
+
+ScopedTimer::ScopedTimer(const Stream& stream)
+    : stream_(stream),
+      start_(detail::create_event_box(stream.box()->context, {.timing_enabled = true})),
+      end_(detail::create_event_box(stream.box()->context, {.timing_enabled = true})) {
+    stream_.record(start_);
+}
+
+void ScopedTimer::stop() {
+    if (stopped_) return;
+    stream_.record(end_);
+    stopped_ = true;
+}
+
+Milliseconds ScopedTimer::elapsed() {
+    stop();
+    end_.sync();
+    return end_ - start_;
+}
+
+}  // namespace cudacore

@@ -1,0 +1,149 @@
+#include "runtime/library_box.hpp"
+
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <thread>
+
+namespace cudacore::detail {
+
+namespace {
+
+std::atomic<std::uint64_t> loads{0};
+std::atomic<std::uint64_t> unloads{0};
+
+void unload_now(const DriverApi& api, CUlibrary library) {
+    api.cuLibraryUnload(library);  // errors ignored: the driver may be shutting down
+    unloads.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Unloads libraries whose kernels may still run: waits for the contexts they were launched in,
+// then unloads, on one background thread so that no destructor blocks (a running kernel may wait
+// for the very thread that dropped the last handle).
+class DeferredUnloads {
+public:
+    // False when the unload cannot be deferred (process exiting, no thread): the caller decides.
+    bool push(CUlibrary library, std::vector<std::shared_ptr<ContextBox>> contexts) {
+        std::lock_guard lock(mutex_);
+        if (exiting_) return false;
+        if (!started_) {
+            try {
+                std::thread([this] { run(); }).detach();
+            } catch (...) {
+                return false;
+            }
+            started_ = true;
+            std::atexit([] { instance().stop_accepting(); });
+        }
+        queue_.push_back({library, std::move(contexts)});
+        ready_.notify_one();
+        return true;
+    }
+
+    // Blocks until every unload queued so far has been done.
+    void wait_until_idle() {
+        std::unique_lock lock(mutex_);
+        idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    }
+
+    // Leaked on purpose: the thread and late destructors may use it during exit.
+    static DeferredUnloads& instance() {
+        static auto* unloads = new DeferredUnloads;
+        return *unloads;
+    }
+
+private:
+    struct Pending {
+        CUlibrary library;
+        std::vector<std::shared_ptr<ContextBox>> contexts;
+    };
+
+    void stop_accepting() {
+        std::lock_guard lock(mutex_);
+        exiting_ = true;
+    }
+
+    void run() {
+        for (;;) {
+            Pending pending;
+            {
+                std::unique_lock lock(mutex_);
+                ready_.wait(lock, [this] { return !queue_.empty(); });
+                pending = std::move(queue_.front());
+                queue_.pop_front();
+                if (exiting_) continue;  // the driver frees everything at exit
+                busy_ = true;
+            }
+            if (const DriverApi* api = driver_if_loaded()) {
+                for (const auto& context : pending.contexts) {
+                    if (api->cuCtxPushCurrent(context->handle) != CUDA_SUCCESS) continue;
+                    api->cuCtxSynchronize();
+                    CUcontext popped = nullptr;
+                    api->cuCtxPopCurrent(&popped);
+                }
+                unload_now(*api, pending.library);
+            }
+            pending.contexts.clear();  // primary contexts outlive the unload
+            std::lock_guard lock(mutex_);
+            busy_ = false;
+            idle_.notify_all();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    std::condition_variable idle_;
+    std::deque<Pending> queue_;
+    bool busy_ = false;
+    bool started_ = false;
+    bool exiting_ = false;
+};
+
+}  // namespace
+
+void LibraryBox::note_launch_slow(const std::shared_ptr<ContextBox>& context) {
+    std::lock_guard lock(launch_contexts_mutex);
+    for (const auto& known : launch_contexts)
+        if (known == context) return;
+    launch_contexts.push_back(context);
+    for (auto& slot : launch_context_slots) {
+        const ContextBox* expected = nullptr;
+        if (slot.compare_exchange_strong(expected, context.get(), std::memory_order_relaxed))
+            return;
+    }
+    // More contexts than slots: later launches there take this (locked) path.
+}
+
+LibraryBox::~LibraryBox() {
+    if (!handle) return;
+    const DriverApi* api = driver_if_loaded();
+    if (!api) return;
+    std::vector<std::shared_ptr<ContextBox>> contexts;
+    {
+        std::lock_guard lock(launch_contexts_mutex);
+        contexts.swap(launch_contexts);
+    }
+    if (contexts.empty()) {
+        unload_now(*api, handle);
+        return;
+    }
+    if (loaded_context) contexts.push_back(std::move(loaded_context));
+    try {
+        if (DeferredUnloads::instance().push(handle, std::move(contexts))) return;
+    } catch (...) {
+    }
+    // Exiting: leave the library to the driver rather than pull code from under a running kernel.
+}
+
+std::uint64_t library_load_count() noexcept { return loads.load(std::memory_order_relaxed); }
+std::uint64_t library_unload_count() noexcept { return unloads.load(std::memory_order_relaxed); }
+void wait_for_deferred_unloads() { DeferredUnloads::instance().wait_until_idle(); }
+
+CUresult load_library_data(CUlibrary* library, const void* code, CUjit_option* options,
+                           void** option_values, unsigned option_count) {
+    loads.fetch_add(1, std::memory_order_relaxed);
+    return driver().cuLibraryLoadData(library, code, options, option_values, option_count,
+                                      nullptr, nullptr, 0);
+}
+
+}  // namespace cudacore::detail

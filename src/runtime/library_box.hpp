@@ -1,0 +1,85 @@
+// The box behind a loaded library (CUlibrary), and the lazily loaded state an ObjectCode shares
+// between its copies.
+//
+// Ownership: an ObjectCode's state and every Kernel taken from it hold the LibraryBox; the library
+// is unloaded when the last of them goes. A library that kernels were launched from is not
+// unloaded at once: a background thread first waits for the contexts those launches ran in
+// (cuCtxSynchronize), so a kernel still running after its last handle was dropped keeps its code.
+// Release errors are ignored; after exit() has begun nothing is unloaded (the driver frees it).
+#pragma once
+
+#include "cudacore/kernel.hpp"
+#include "loader/driver_api.hpp"
+#include "runtime/runtime_handles.hpp"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <vector>
+
+namespace cudacore::detail {
+
+struct LibraryBox {
+    CUlibrary handle = nullptr;
+    // The primary context the library was first loaded into (kept so it is not reloaded).
+    std::shared_ptr<ContextBox> loaded_context;
+
+    // Records that a kernel of this library was launched in `context`. The common case (a context
+    // seen before) is a few relaxed loads: it runs on every launch.
+    void note_launch(const std::shared_ptr<ContextBox>& context) {
+        const ContextBox* wanted = context.get();
+        for (const auto& slot : launch_context_slots) {
+            const ContextBox* seen = slot.load(std::memory_order_relaxed);
+            if (seen == wanted) [[likely]] return;
+            if (seen == nullptr) break;
+        }
+        note_launch_slow(context);
+    }
+
+    LibraryBox() = default;
+    LibraryBox(const LibraryBox&) = delete;
+    LibraryBox& operator=(const LibraryBox&) = delete;
+    ~LibraryBox();
+
+private:
+    void note_launch_slow(const std::shared_ptr<ContextBox>& context);
+
+    std::array<std::atomic<const ContextBox*>, 8> launch_context_slots{};
+    std::mutex launch_contexts_mutex;
+    std::vector<std::shared_ptr<ContextBox>> launch_contexts;  // owners of the slots (and beyond)
+};
+
+// The per-ObjectCode loading state: loaded once (std::call_once), the outcome kept for every
+// later use, and a name -> Kernel cache read under a shared lock.
+struct LazyLibrary {
+    LazyLibrary() = default;
+    // A copy of an ObjectCode's state is a new value: it starts unloaded.
+    LazyLibrary(const LazyLibrary&) {}
+    LazyLibrary& operator=(const LazyLibrary&) = delete;
+
+    std::once_flag once;
+    std::atomic<bool> attempted{false};  // set (release) once `library` or `failure` is final
+    std::shared_ptr<LibraryBox> library;
+    std::exception_ptr failure;
+
+    std::shared_mutex kernels_mutex;
+    std::map<std::string, Kernel, std::less<>> kernels;
+};
+
+// Test hooks: how many times cuLibraryLoadData / cuLibraryUnload were called by this process.
+std::uint64_t library_load_count() noexcept;
+std::uint64_t library_unload_count() noexcept;
+// Test hook: blocks until the unloads deferred behind running kernels so far are done.
+void wait_for_deferred_unloads();
+
+// Counted cuLibraryLoadData.
+CUresult load_library_data(CUlibrary* library, const void* code, CUjit_option* options,
+                           void** option_values, unsigned option_count);
+
+}  // namespace cudacore::detail

@@ -1,0 +1,217 @@
+// ObjectCode's runtime side: the library is loaded lazily (cuLibraryLoadData), once, and kernels
+// are looked up once per name. See library_box.hpp for the lifetime of the loaded library.
+#include "cudacore/code_inspection.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/object_code.hpp"
+#include "runtime/kernel_box.hpp"
+#include "code/object_code_state.hpp"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <shared_mutex>
+
+namespace cudacore {
+
+namespace {
+
+std::string describe_code(const detail::ObjectCodeState& state) {
+    std::string out(to_string(state.type));
+    if (!state.name.empty()) out += " '" + state.name + "'";
+    out += " (" + std::to_string(state.code.size()) + " bytes)";
+    return out;
+}
+
+std::string for_kernel(std::string_view kernel_name) {
+    return kernel_name.empty() ? std::string() : ", for kernel '" + std::string(kernel_name) + "'";
+}
+
+// "_Z6reduceIfEvPKfPfm" -> "void reduce<float>(float const*, float*, unsigned long)".
+std::string demangle(const char* name) {
+    int status = 0;
+    char* readable = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+    std::string out = status == 0 && readable ? readable : name;
+    std::free(readable);
+    return out;
+}
+
+// ", built for sm_120" when the bytes say (only computed for error messages).
+std::string built_for(const detail::ObjectCodeState& state) {
+    try {
+        const CodeInfo info = inspect_code(std::string_view(state.code));
+        if (!info.arch.empty()) return ", built for " + info.arch;
+        std::string archs;
+        for (const FatbinEntry& entry : info.entries)
+            archs += (archs.empty() ? "" : " ") + entry.kind + ":" + entry.arch;
+        if (!archs.empty()) return ", holding " + archs;
+    } catch (...) {
+    }
+    return {};
+}
+
+[[noreturn]] void refuse_unloadable(const detail::ObjectCodeState& state,
+                                    std::string_view kernel_name, const char* why) {
+    throw InvalidArgumentError("cannot load " + describe_code(state) + for_kernel(kernel_name) +
+                               ": " + why);
+}
+
+std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& state,
+                                             std::string_view kernel_name) {
+    switch (state.type) {
+        case CodeType::ltoir:
+            refuse_unloadable(state, kernel_name,
+                              "LTO-IR is not loadable code; link it first "
+                              "(Linker({code}).link(CodeType::cubin)) and load the result");
+        case CodeType::object:
+        case CodeType::library:
+            refuse_unloadable(state, kernel_name,
+                              "relocatable device code must be linked first "
+                              "(Linker({code, ...}).link(CodeType::cubin)) and the result loaded");
+        case CodeType::cubin:
+        case CodeType::ptx:
+        case CodeType::fatbin:
+            break;
+    }
+
+    try {
+        detail::driver();
+    } catch (const NoDriverError& e) {
+        // Same type, with what was being loaded.
+        throw NoDriverError(e.library(), e.searched(), e.env_var(),
+                            e.reason() + " (needed to load " + describe_code(state) +
+                                for_kernel(kernel_name) + ")");
+    }
+    const Device device = Device::current();
+    // For error messages only: what was loaded (and the arch its bytes were built for), for
+    // which kernel, on which device.
+    auto what = [&] {
+        return describe_code(state) + built_for(state) + for_kernel(kernel_name) +
+               ", on device " + std::to_string(device.ordinal()) + " (" + device.arch() + ")";
+    };
+
+    // The driver's JIT log, for PTX that does not compile.
+    char error_log[4096] = {};
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* option_values[] = {error_log, reinterpret_cast<void*>(sizeof error_log - 1)};
+    const bool is_ptx = state.type == CodeType::ptx;
+
+    CUlibrary handle = nullptr;
+    CUresult status = detail::load_library_data(&handle, state.code.data(),
+                                                is_ptx ? options : nullptr,
+                                                is_ptx ? option_values : nullptr, is_ptx ? 2 : 0);
+    if (status != CUDA_SUCCESS) {
+        std::string object = what();
+        if (error_log[0]) object += "; JIT log: " + std::string(error_log);
+        detail::throw_driver_error(status, "cuLibraryLoadData", object);
+    }
+    auto box = std::make_shared<detail::LibraryBox>();
+    box->handle = handle;
+
+    // The driver may defer loading into a context until first use (lazy loading); load it into
+    // the current device's context now, so that code for another arch fails here, once, with
+    // this message. The module, then one kernel's function, both force that load; NOT_FOUND only
+    // says it is not there yet.
+    auto context = detail::primary_context(device.ordinal());
+    {
+        const detail::DriverApi& api = detail::driver();
+        detail::ContextScope scope(*context);
+        CUmodule module = nullptr;
+        status = api.cuLibraryGetModule(&module, handle);
+        if (status != CUDA_SUCCESS && status != CUDA_ERROR_NOT_FOUND)
+            detail::throw_driver_error(status, "cuLibraryGetModule", what());
+        unsigned count = 0;
+        CUkernel first = nullptr;
+        if (api.cuLibraryGetKernelCount(&count, handle) == CUDA_SUCCESS && count > 0 &&
+            api.cuLibraryEnumerateKernels(&first, 1, handle) == CUDA_SUCCESS) {
+            CUfunction function = nullptr;
+            status = api.cuKernelGetFunction(&function, first);
+            if (status != CUDA_SUCCESS && status != CUDA_ERROR_NOT_FOUND)
+                detail::throw_driver_error(status, "cuKernelGetFunction", what());
+        }
+    }
+    box->loaded_context = std::move(context);
+    return box;
+}
+
+// The loaded library, loading it on first call; the first outcome is kept and repeated.
+const std::shared_ptr<detail::LibraryBox>& loaded_library(detail::ObjectCodeState& state,
+                                                          std::string_view kernel_name) {
+    detail::LazyLibrary& lazy = state.library;
+    if (!lazy.attempted.load(std::memory_order_acquire)) {
+        std::call_once(lazy.once, [&] {
+            try {
+                lazy.library = load_now(state, kernel_name);
+            } catch (...) {
+                lazy.failure = std::current_exception();
+            }
+            lazy.attempted.store(true, std::memory_order_release);
+        });
+    }
+    if (lazy.failure) std::rethrow_exception(lazy.failure);
+    return lazy.library;
+}
+
+// "saxpy, reduce<float> = _Z6reduceIfEvPKfPfm, ...": what the code holds, for unknown names.
+std::string kernel_list(const detail::ObjectCodeState& state, CUlibrary library) {
+    const detail::DriverApi& api = detail::driver();
+    unsigned count = 0;
+    if (api.cuLibraryGetKernelCount(&count, library) != CUDA_SUCCESS) return "(unknown)";
+    std::vector<CUkernel> kernels(count);
+    if (count && api.cuLibraryEnumerateKernels(kernels.data(), count, library) != CUDA_SUCCESS)
+        return "(unknown)";
+    std::string out;
+    for (CUkernel kernel : kernels) {
+        const char* name = nullptr;
+        if (api.cuKernelGetName(&name, kernel) != CUDA_SUCCESS || !name) continue;
+        std::string entry;
+        for (const auto& [expression, lowered] : state.symbols)
+            if (lowered == name) entry = expression + " = ";
+        entry += name;
+        if (entry.find(" = ") == std::string::npos && name[0] == '_' && name[1] == 'Z')
+            entry += " (" + demangle(name) + ")";
+        out += out.empty() ? entry : ", " + entry;
+    }
+    return out.empty() ? "no kernels" : out;
+}
+
+}  // namespace
+
+void ObjectCode::load() const { loaded_library(*state_, {}); }
+
+bool ObjectCode::is_loaded() const noexcept {
+    const detail::LazyLibrary& lazy = state_->library;
+    return lazy.attempted.load(std::memory_order_acquire) && lazy.library != nullptr;
+}
+
+Kernel ObjectCode::get_kernel(std::string_view name) const {
+    detail::LazyLibrary& lazy = state_->library;
+    {
+        std::shared_lock lock(lazy.kernels_mutex);
+        auto found = lazy.kernels.find(name);
+        if (found != lazy.kernels.end()) [[likely]] return found->second;
+    }
+    const std::shared_ptr<detail::LibraryBox>& library = loaded_library(*state_, name);
+
+    const std::string lowered = lowered_name(name);
+    CUkernel handle = nullptr;
+    CUresult status = detail::driver().cuLibraryGetKernel(&handle, library->handle, lowered.c_str());
+    if (status == CUDA_ERROR_NOT_FOUND) {
+        throw InvalidArgumentError(
+            "get_kernel: no kernel '" + std::string(name) + "'" +
+            (lowered != name ? " (lowered: '" + lowered + "')" : std::string()) + " in " +
+            describe_code(*state_) + "; it holds: " + kernel_list(*state_, library->handle) +
+            (state_->symbols.empty() ? std::string()
+                                     : " (templates are found by the name expressions given "
+                                       "to Program::compile)"));
+    }
+    std::string description = "kernel '" + std::string(name) + "' (" + describe_code(*state_) + ")";
+    detail::check(status, "cuLibraryGetKernel", description);
+
+    Kernel kernel(detail::make_kernel_box(handle, std::string(name), lowered, description, library));
+    std::unique_lock lock(lazy.kernels_mutex);
+    // Another thread may have made it meanwhile: everyone gets the first one.
+    return lazy.kernels.try_emplace(std::string(name), std::move(kernel)).first->second;
+}
+
+}  // namespace cudacore

@@ -1,0 +1,45 @@
+# The library's sources, one list per layer of the design (each depends only on those above it).
+# Private headers live beside the code that owns them and are included by layer path
+# ("runtime/library_box.hpp"), so a dependency between layers is visible in the include line.
+set(CUDACORE_LOADER_SOURCES
+  src/loader/dynamic_library.cpp
+  src/loader/driver_api.cpp
+  src/loader/compiler_apis.cpp)
+set(CUDACORE_ERRORS_SOURCES
+  src/errors/errors.cpp)
+set(CUDACORE_SUPPORT_SOURCES
+  src/support/atomic_file.cpp
+  src/support/version.cpp)
+set(CUDACORE_CODE_SOURCES
+  src/code/program_options.cpp
+  src/code/program.cpp
+  src/code/linker_options.cpp
+  src/code/linker.cpp
+  src/code/object_code.cpp
+  src/code/object_code_serialization.cpp
+  src/code/code_inspection.cpp)
+set(CUDACORE_CACHE_SOURCES
+  src/cache/cache_key.cpp
+  src/cache/memory_program_cache.cpp
+  src/cache/disk_program_cache.cpp
+  src/cache/cached_compile.cpp)
+set(CUDACORE_RUNTIME_SOURCES
+  src/runtime/system.cpp
+  src/runtime/device.cpp
+  src/runtime/context.cpp
+  src/runtime/stream.cpp
+  src/runtime/event.cpp
+  src/runtime/library_box.cpp
+  src/runtime/object_code_loading.cpp
+  src/runtime/kernel.cpp
+  src/runtime/launch.cpp)
+set(CUDACORE_MEMORY_SOURCES
+  src/memory/memory_resource.cpp
+  src/memory/device_memory_resource.cpp
+  src/memory/pinned_memory_resource.cpp
+  src/memory/managed_memory_resource.cpp
+  src/memory/buffer.cpp)
+set(CUDACORE_SOURCES
+  ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
+  ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
+  ${CUDACORE_MEMORY_SOURCES})

@@ -1,0 +1,284 @@
+// Lazy loading on a real GPU: one load for many threads, cached lookups, names and name
+// expressions, PTX / LTO-IR / wrong-arch code, and the library outliving its handles while a
+// kernel launched from it still runs.
+#include "test_support.hpp"
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/launch.hpp"
+#include "cudacore/linker.hpp"
+#include "cudacore/object_code.hpp"
+#include "cudacore/program.hpp"
+#include "kernel_sources.hpp"
+#include "runtime/library_box.hpp"
+#include "loader/driver_api.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <latch>
+#include <optional>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+using namespace std::chrono_literals;
+
+ObjectCode compile(const char* source, CodeType target, const std::string& arch,
+                   const std::vector<std::string>& names = {}, const char* name = "test_code") {
+    ProgramOptions options;
+    options.name = name;
+    options.arch = arch;
+    return Program(source, SourceType::cxx, options).compile(target, names);
+}
+
+std::string device_arch() { return Device(0).arch(); }
+
+// Runs saxpy from `kernel` on n floats and returns how many results differ from the CPU's.
+std::size_t saxpy_mismatches(const Kernel& kernel, std::size_t n) {
+    Device device(0);
+    Stream stream = device.create_stream();
+    std::mt19937 random(7);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<float> x(n), y(n);
+    for (auto& v : x) v = uniform(random);
+    for (auto& v : y) v = uniform(random);
+    Buffer dx = device.allocate(n * sizeof(float), stream);
+    Buffer dy = device.allocate(n * sizeof(float), stream);
+    dx.copy_from(x, stream);
+    dy.copy_from(y, stream);
+    const float a = 2.5f;
+    launch(stream, LaunchConfig{.grid = unsigned((n + 255) / 256), .block = 256}, kernel, a, dx,
+           dy, n);
+    std::vector<float> out(n);
+    dy.copy_to(out, stream);
+    stream.sync();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        if (std::abs(out[i] - (a * x[i] + y[i])) > 1e-5f) ++wrong;
+    return wrong;
+}
+
+TEST(ObjectCodeLoadingGpu, SixtyFourThreadsCauseExactlyOneLoad) {
+    CUDACORE_REQUIRE_GPU();
+    ObjectCode code = compile(test::kSaxpySource, CodeType::cubin, device_arch());
+    EXPECT_FALSE(code.is_loaded());
+    const auto loads_before = detail::library_load_count();
+
+    constexpr int kThreads = 64;
+    std::latch start(kThreads);
+    std::vector<CUkernel> handles(kThreads);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            start.arrive_and_wait();  // all ask at the same moment
+            try {
+                handles[t] = code.get_kernel("saxpy").handle();
+            } catch (...) {
+                ++failures;
+            }
+        });
+    }
+    for (auto& thread : threads) thread.join();
+
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(detail::library_load_count() - loads_before, 1u);
+    EXPECT_TRUE(code.is_loaded());
+    for (CUkernel handle : handles) EXPECT_EQ(handle, handles[0]);
+}
+
+TEST(ObjectCodeLoadingGpu, SecondLookupIsCachedAndCopiesShareTheLibrary) {
+    CUDACORE_REQUIRE_GPU();
+    ObjectCode code = compile(test::kSaxpySource, CodeType::cubin, device_arch());
+    Kernel first = code.get_kernel("saxpy");
+    ObjectCode copy = code;
+    const auto loads = detail::library_load_count();
+    Kernel second = copy.get_kernel("saxpy");
+    EXPECT_EQ(first.box(), second.box());  // the cached Kernel itself, no new driver lookup
+    EXPECT_EQ(detail::library_load_count(), loads);
+    EXPECT_TRUE(copy.is_loaded());
+    code.load();  // already loaded: nothing happens
+    EXPECT_EQ(detail::library_load_count(), loads);
+}
+
+TEST(ObjectCodeLoadingGpu, SaxpyOnAMillionRandomFloatsMatchesTheCpu) {
+    CUDACORE_REQUIRE_GPU();
+    ObjectCode code = compile(test::kSaxpySource, CodeType::cubin, device_arch());
+    EXPECT_EQ(saxpy_mismatches(code.get_kernel("saxpy"), 1 << 20), 0u);
+}
+
+TEST(ObjectCodeLoadingGpu, TemplateKernelByNameExpression) {
+    CUDACORE_REQUIRE_GPU();
+    ObjectCode code = compile(test::kTemplateSource, CodeType::cubin, device_arch(),
+                              {"scale<float>", "scale<double>"});
+    Kernel as_float = code.get_kernel("scale<float>");
+    Kernel as_double = code.get_kernel("scale<double>");
+    EXPECT_NE(as_float.handle(), as_double.handle());
+    EXPECT_EQ(as_double.lowered_name(), code.symbol_map().at("scale<double>"));
+    EXPECT_EQ(as_double.name(), "scale<double>");
+    // The lowered name finds the same kernel.
+    EXPECT_EQ(code.get_kernel(as_double.lowered_name()).handle(), as_double.handle());
+
+    Device device(0);
+    Stream stream = device.create_stream();
+    std::vector<double> data(1000);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = double(i) * 0.5;
+    Buffer buffer = device.allocate(data.size() * sizeof(double), stream);
+    buffer.copy_from(data, stream);
+    launch(stream, LaunchConfig{.grid = 4, .block = 256}, as_double, buffer, 3.0, data.size());
+    std::vector<double> out(data.size());
+    buffer.copy_to(out, stream);
+    stream.sync();
+    for (std::size_t i = 0; i < data.size(); ++i) ASSERT_EQ(out[i], data[i] * 3.0) << i;
+}
+
+TEST(ObjectCodeLoadingGpu, UnknownNameListsTheKernelsTheCodeHolds) {
+    CUDACORE_REQUIRE_GPU();
+    ObjectCode code = compile(test::kTemplateSource, CodeType::cubin, device_arch(),
+                              {"scale<float>"}, "templates");
+    try {
+        code.get_kernel("scale<int>");
+        FAIL() << "found a kernel that was never instantiated";
+    } catch (const InvalidArgumentError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("'scale<int>'"), std::string::npos) << message;
+        EXPECT_NE(message.find("scale<float> = " + code.symbol_map().at("scale<float>")),
+                  std::string::npos)
+            << message;
+        EXPECT_NE(message.find("cubin 'templates'"), std::string::npos) << message;
+    }
+}
+
+TEST(ObjectCodeLoadingGpu, CubinForAnotherArchFailsAtFirstUseAndAgainTheSame) {
+    CUDACORE_REQUIRE_GPU();
+    // SASS does not run across major versions: pick an arch of another major than the device's.
+    const std::string device = device_arch();
+    const std::string other = Device(0).compute_capability().major >= 12 ? "sm_90" : "sm_120";
+    ObjectCode code = compile(test::kSaxpySource, CodeType::cubin, other, {}, "elsewhere");
+    std::string first, second;
+    try { code.get_kernel("saxpy"); } catch (const DriverError& e) { first = e.what(); }
+    try { code.get_kernel("saxpy"); } catch (const DriverError& e) { second = e.what(); }
+    ASSERT_FALSE(first.empty()) << "code for " << other << " loaded on " << device;
+    EXPECT_EQ(first, second);
+    EXPECT_NE(first.find("kernel 'saxpy'"), std::string::npos) << first;
+    EXPECT_NE(first.find("cubin 'elsewhere' (" + std::to_string(code.size()) + " bytes"),
+              std::string::npos)
+        << first;
+    EXPECT_NE(first.find("(" + device + ")"), std::string::npos) << first;
+    EXPECT_NE(first.find("built for " + other), std::string::npos) << first;
+    EXPECT_FALSE(code.is_loaded());
+    EXPECT_THROW(code.load(), DriverError);
+}
+
+TEST(ObjectCodeLoadingGpu, PtxIsCompiledByTheDriverAndRuns) {
+    CUDACORE_REQUIRE_GPU();
+    ObjectCode code = compile(test::kSaxpySource, CodeType::ptx, device_arch());
+    ASSERT_EQ(code.code_type(), CodeType::ptx);
+    EXPECT_EQ(saxpy_mismatches(code.get_kernel("saxpy"), 4096), 0u);
+}
+
+TEST(ObjectCodeLoadingGpu, LtoIrIsRefusedThenRunsOnceLinked) {
+    CUDACORE_REQUIRE_GPU();
+    ObjectCode lto = compile(test::kSaxpySource, CodeType::ltoir, device_arch());
+    try {
+        lto.get_kernel("saxpy");
+        FAIL() << "LTO-IR loaded";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("link it first"), std::string::npos) << e.what();
+    }
+    LinkerOptions options;
+    options.arch = device_arch();
+    options.link_time_optimization = true;
+    ObjectCode linked = Linker({lto}, options).link(CodeType::cubin);
+    EXPECT_EQ(saxpy_mismatches(linked.get_kernel("saxpy"), 4096), 0u);
+}
+
+// Pinned host memory the device reads and writes directly (unified addressing).
+struct HostFlag {
+    int* pointer = nullptr;
+    HostFlag() {
+        void* memory = nullptr;
+        detail::check(detail::driver().cuMemHostAlloc(&memory, 2 * sizeof(int),
+                                                      CU_MEMHOSTALLOC_PORTABLE |
+                                                          CU_MEMHOSTALLOC_DEVICEMAP),
+                      "cuMemHostAlloc");
+        pointer = static_cast<int*>(memory);
+        pointer[0] = 0;
+        pointer[1] = 0;
+    }
+    ~HostFlag() { detail::driver().cuMemFreeHost(pointer); }
+    int* flag() const { return pointer; }
+    int* result() const { return pointer + 1; }
+    void release() const { std::atomic_ref<int>(pointer[0]).store(1); }
+    int read_result() const { return std::atomic_ref<int>(pointer[1]).load(); }
+};
+
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > end) return false;
+        std::this_thread::sleep_for(5ms);
+    }
+    return true;
+}
+
+TEST(ObjectCodeLoadingGpu, LibraryStaysLoadedWhileALaunchedKernelRunsAfterHandlesAreDropped) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    HostFlag host;
+    const long long timeout_cycles = 20'000'000'000LL;  // ~10 s: the test never hangs forever
+    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    const auto unloads_before = detail::library_unload_count();
+    {
+        ObjectCode code = compile(test::kSpinSource, CodeType::cubin, device.arch());
+        Kernel kernel = code.get_kernel("wait_for_flag");
+        launch(stream, LaunchConfig{}, kernel, host.flag(), host.result(), timeout_cycles);
+    }  // every handle to the code is gone; the kernel still spins
+    std::this_thread::sleep_for(100ms);
+    EXPECT_FALSE(stream.is_done());
+    EXPECT_EQ(detail::library_unload_count(), unloads_before) << "unloaded under a running kernel";
+
+    host.release();
+    stream.sync();
+    EXPECT_EQ(host.read_result(), 42);
+    // Now that the kernel is done, the library goes.
+    EXPECT_TRUE(wait_until([&] { return detail::library_unload_count() > unloads_before; }, 10s));
+}
+
+TEST(ObjectCodeLoadingGpu, KernelKeepsItsLibraryAfterTheObjectCodeIsDropped) {
+    CUDACORE_REQUIRE_GPU();
+    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    const auto unloads_before = detail::library_unload_count();
+    std::optional<Kernel> kernel;
+    {
+        ObjectCode code = compile(test::kSaxpySource, CodeType::cubin, device_arch());
+        kernel = code.get_kernel("saxpy");
+    }
+    EXPECT_EQ(detail::library_unload_count(), unloads_before);
+    EXPECT_EQ(saxpy_mismatches(*kernel, 10000), 0u);
+    kernel.reset();
+    EXPECT_TRUE(wait_until([&] { return detail::library_unload_count() > unloads_before; }, 10s));
+}
+
+TEST(ObjectCodeLoadingGpu, UnlaunchedLibraryIsUnloadedAtOnce) {
+    CUDACORE_REQUIRE_GPU();
+    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    const auto unloads_before = detail::library_unload_count();
+    {
+        ObjectCode code = compile(test::kSaxpySource, CodeType::cubin, device_arch());
+        code.load();
+        Kernel kernel = code.get_kernel("saxpy");
+        EXPECT_EQ(kernel.parameter_count(), 4u);
+    }
+    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
+}
+
+}  // namespace

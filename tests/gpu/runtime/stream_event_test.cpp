@@ -1,0 +1,227 @@
+// Streams and events on a real GPU: ordering, recording later, timing and its error cases.
+#include "test_support.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "loader/driver_api.hpp"
+#include "runtime/runtime_handles.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace {
+
+using namespace cudacore;
+using namespace std::chrono_literals;
+
+// Enqueues a host function that sleeps, then runs `after` (on the driver's callback thread).
+struct Sleeper {
+    std::chrono::milliseconds duration;
+    std::atomic<int>* counter = nullptr;
+    int seen_before = -1;
+};
+
+void sleep_then_count(void* data) {
+    auto* sleeper = static_cast<Sleeper*>(data);
+    std::this_thread::sleep_for(sleeper->duration);
+    if (sleeper->counter) sleeper->seen_before = sleeper->counter->fetch_add(1);
+}
+
+void enqueue_sleep(const Stream& stream, Sleeper& sleeper) {
+    ASSERT_EQ(detail::driver().cuLaunchHostFunc(stream.handle(), sleep_then_count, &sleeper),
+              CUDA_SUCCESS);
+}
+
+TEST(StreamGpu, WaitOnStreamOrdersWork) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream first = device.create_stream();
+    Stream second = device.create_stream();
+    std::atomic<int> counter{0};
+    Sleeper slow{100ms, &counter};
+    Sleeper fast{0ms, &counter};
+    enqueue_sleep(first, slow);
+    second.wait(first);
+    enqueue_sleep(second, fast);
+    EXPECT_FALSE(second.is_done());
+    second.sync();
+    EXPECT_EQ(slow.seen_before, 0);  // the slow one ran first despite its 100 ms sleep
+    EXPECT_EQ(fast.seen_before, 1);
+    EXPECT_TRUE(first.is_done());
+}
+
+TEST(StreamGpu, WithoutWaitStreamsRunIndependently) {
+    CUDACORE_REQUIRE_GPU();
+    // The control for the test above: without wait, the second stream finishes while the first
+    // still sleeps. (Only the first stream runs a host function: the driver runs host functions
+    // of all streams on one thread.)
+    Device device(0);
+    Stream first = device.create_stream();
+    Stream second = device.create_stream();
+    Sleeper slow{200ms};
+    enqueue_sleep(first, slow);
+    Event marker = second.record();
+    second.sync();
+    EXPECT_TRUE(marker.is_done());
+    EXPECT_FALSE(first.is_done());
+    first.sync();
+}
+
+TEST(StreamGpu, OptionsAndFromHandle) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream blocking = device.create_stream({.non_blocking = false});
+    EXPECT_FALSE(blocking.non_blocking());
+    Stream high = device.create_stream({.priority = -1000});  // clamped to the greatest
+    int least = 0, greatest = 0;
+    {
+        detail::ContextScope scope(*device.context().box());
+        detail::driver().cuCtxGetStreamPriorityRange(&least, &greatest);
+    }
+    EXPECT_EQ(high.priority(), greatest);
+    EXPECT_TRUE(high.non_blocking());
+    EXPECT_EQ(high.device(), device);
+
+    CUstream raw = nullptr;
+    {
+        detail::ContextScope scope(*device.context().box());
+        ASSERT_EQ(detail::driver().cuStreamCreateWithPriority(&raw, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
+    }
+    {
+        Stream wrapped = Stream::from_handle(raw);
+        EXPECT_FALSE(wrapped.owns_handle());
+        EXPECT_EQ(wrapped.handle(), raw);
+        EXPECT_EQ(wrapped.context(), device.context());
+        wrapped.record();
+        wrapped.sync();
+    }
+    // Still valid after the wrapper is gone: it never destroyed the caller's stream.
+    EXPECT_EQ(detail::driver().cuStreamQuery(raw), CUDA_SUCCESS);
+    EXPECT_EQ(detail::driver().cuStreamDestroy(raw), CUDA_SUCCESS);
+}
+
+TEST(StreamGpu, DefaultStreamWorks) {
+    CUDACORE_REQUIRE_GPU();
+    Stream stream = Device(0).default_stream();
+    EXPECT_FALSE(stream.owns_handle());
+    Event event = stream.record({.timing_enabled = true});
+    stream.sync();
+    EXPECT_TRUE(event.is_done());
+}
+
+TEST(EventGpu, CreatedUnrecordedThenRecordedLaterManyTimes) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Event event = device.create_event();
+    EXPECT_FALSE(event.is_recorded());
+    EXPECT_TRUE(event.is_done());  // an unrecorded event counts as done
+    Stream stream = device.create_stream();
+    Sleeper slow{50ms};
+    enqueue_sleep(stream, slow);
+    stream.record(event);
+    EXPECT_TRUE(event.is_recorded());
+    EXPECT_FALSE(event.is_done());
+    event.sync();
+    EXPECT_TRUE(event.is_done());
+    // Recorded again on another stream; a third stream waits on it.
+    Stream other = device.create_stream();
+    enqueue_sleep(other, slow);
+    other.record(event);
+    EXPECT_FALSE(event.is_done());
+    Stream waiter = device.create_stream();
+    waiter.wait(event);
+    waiter.sync();
+    EXPECT_TRUE(event.is_done());
+}
+
+TEST(EventGpu, ElapsedTimeAroundTwentyMillisecondSleep) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    Event start = device.create_event({.timing_enabled = true});
+    Event end = device.create_event({.timing_enabled = true});
+    Sleeper sleeper{20ms};
+    stream.record(start);
+    enqueue_sleep(stream, sleeper);
+    stream.record(end);
+    end.sync();
+    Milliseconds elapsed = end - start;
+    EXPECT_NEAR(elapsed.count(), 20.0, 2.0) << elapsed.count() << " ms";
+}
+
+TEST(EventGpu, ScopedTimerMeasuresTheRegion) {
+    CUDACORE_REQUIRE_GPU();
+    Stream stream = Device(0).create_stream();
+    ScopedTimer timer(stream);
+    Sleeper sleeper{20ms};
+    enqueue_sleep(stream, sleeper);
+    timer.stop();
+    EXPECT_NEAR(timer.elapsed().count(), 20.0, 2.0);
+}
+
+TEST(EventGpu, ElapsedErrorsSayWhichEventAndWhy) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    Event timed_start = device.create_event({.timing_enabled = true});
+    Event timed_end = device.create_event({.timing_enabled = true});
+    Event untimed = device.create_event();
+
+    auto message_of = [](auto&& call) -> std::string {
+        try {
+            call();
+        } catch (const Error& e) {
+            return e.what();
+        }
+        return "no exception";
+    };
+    // Never recorded.
+    std::string m = message_of([&] { return timed_end - timed_start; });
+    EXPECT_NE(m.find("start event"), std::string::npos) << m;
+    EXPECT_NE(m.find("never recorded"), std::string::npos) << m;
+    stream.record(timed_start);
+    m = message_of([&] { return timed_end - timed_start; });
+    EXPECT_NE(m.find("end event"), std::string::npos) << m;
+    EXPECT_NE(m.find("never recorded"), std::string::npos) << m;
+    // Created without timing: the message says which side.
+    stream.record(untimed);
+    m = message_of([&] { return untimed - timed_start; });
+    EXPECT_NE(m.find("end event"), std::string::npos) << m;
+    EXPECT_NE(m.find("without timing_enabled"), std::string::npos) << m;
+    m = message_of([&] { return timed_start - untimed; });
+    EXPECT_NE(m.find("start event"), std::string::npos) << m;
+    EXPECT_THROW(untimed - timed_start, InvalidArgumentError);
+    // Not completed yet.
+    Sleeper slow{100ms};
+    enqueue_sleep(stream, slow);
+    stream.record(timed_end);
+    try {
+        (void)(timed_end - timed_start);
+        FAIL() << "no exception for an incomplete event";
+    } catch (const DriverError& e) {
+        EXPECT_EQ(e.status(), CUDA_ERROR_NOT_READY);
+        EXPECT_NE(std::string(e.what()).find("the end event"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("has not completed"), std::string::npos) << e.what();
+    }
+    timed_end.sync();
+    EXPECT_GE((timed_end - timed_start).count(), 90.0);
+    // IPC events cannot time.
+    EXPECT_THROW(device.create_event({.timing_enabled = true, .ipc_enabled = true}),
+                 InvalidArgumentError);
+    Event ipc = device.create_event({.ipc_enabled = true});
+    EXPECT_TRUE(ipc.options().ipc_enabled);
+}
+
+TEST(EventGpu, EventKeepsContextAlive) {
+    CUDACORE_REQUIRE_GPU();
+    Event event = Device(0).create_event({.timing_enabled = true});
+    Stream stream = Device(0).create_stream();
+    // Only the event and the stream hold the primary context now; it must stay usable.
+    stream.record(event);
+    event.sync();
+    EXPECT_NE(event.context().handle(), nullptr);
+    EXPECT_EQ(event.device().ordinal(), 0);
+}
+
+}  // namespace
