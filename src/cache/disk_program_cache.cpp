@@ -106,8 +106,10 @@ DirectoryListing list_directory(int directory_fd, const fs::path& directory,
     ::rewinddir(dir);
     DirectoryListing listing;
     const auto now = std::chrono::system_clock::now();
-    errno = 0;
-    while (const dirent* item = ::readdir(dir)) {
+    for (;;) {
+        errno = 0;  // readdir returns nullptr at the end and on error; only errno tells them apart
+        const dirent* item = ::readdir(dir);
+        if (item == nullptr) break;
         const std::string_view name = item->d_name;
         struct stat info {};
         if (::fstatat(directory_fd, item->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0 ||
@@ -125,7 +127,6 @@ DirectoryListing list_directory(int directory_fd, const fs::path& directory,
             listing.temporary_bytes += size;
             ++listing.temporary_files;
         }
-        errno = 0;
     }
     const int error = errno;
     ::closedir(dir);
