@@ -21,8 +21,10 @@ std::string read_input_file(const std::filesystem::path& path);
 // no partial one). A symlink is written through (the file it points to is replaced); an existing
 // file keeps its permission bits. A path that is not a regular file (/dev/stdout, /dev/full, a
 // FIFO) has nothing to replace: it is written directly, every write and the close checked. A
-// FIFO without a reader is an error, not a wait. Throws std::runtime_error naming the path and
-// the failing call.
+// FIFO without a reader is an error, not a wait. The output's directory must be writable (for
+// the temporary file): a writable file in a read-only directory is refused rather than
+// overwritten in place, which a failing write could truncate. Throws std::runtime_error naming
+// the path and the failing call.
 void write_output_file(const std::filesystem::path& path, std::string_view bytes);
 
 }  // namespace cudacore::cli
