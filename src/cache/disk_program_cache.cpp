@@ -278,8 +278,8 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
         }
     }
     if (!code) {
-        // Not a directory: something this cache never writes, but removing one could remove a
-        // whole tree the user put there by mistake; it just stays a miss.
+        // A directory there is left alone (it may hold a tree someone put there by mistake):
+        // it just stays a miss, and the next put fails and is reported.
         if (!S_ISDIR(info.st_mode)) remove_if_same_file(directory_fd_, name, file.fd);
         ++corrupt_;
         ++misses_;
