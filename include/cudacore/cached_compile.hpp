@@ -6,6 +6,11 @@
 // same cache) compile once: the first caller compiles, the others wait for and share its result
 // or its exception ("single flight"). Across processes, two may compile the same key at once;
 // both store a complete entry and the last one stays.
+//
+// A cache that cannot be used never fails the compile: when get() or put() throws CacheError (a
+// full disk, a read-only or foreign directory, a directory where the entry belongs), the code is
+// compiled (or kept) without the cache, the failure is counted by the cache (a disk cache's
+// stats().failed_stores) and handed to `on_cache_error` when one is given, so the caller can warn.
 #pragma once
 
 #include "cudacore/cache_key.hpp"
@@ -18,17 +23,24 @@
 
 namespace cudacore {
 
+class CacheError;
 class Program;
 
+// Told (on the compiling thread) when the cache could not be read or could not store; what it
+// throws is ignored.
+using CacheWarningHandler = std::function<void(const CacheError&)>;
+
 // The general form: `compile` runs only on a miss, at most once per key at a time in this
-// process. Throws what `compile` throws (to every waiter), and CacheError from the cache.
+// process. Throws what `compile` throws (to every waiter); cache errors are reported, not thrown.
 ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
-                          const std::function<ObjectCode()>& compile);
+                          const std::function<ObjectCode()>& compile,
+                          const CacheWarningHandler& on_cache_error = {});
 
 // program.compile(target, name_expressions) through `cache`. `program` is compiled only on a
 // miss (its log() is then that compile's log; on a hit it is left as it was). Throws what
-// Program::compile and cache_key throw, and CacheError from the cache.
+// Program::compile and cache_key throw; cache errors are reported, not thrown.
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
-                          const std::vector<std::string>& name_expressions = {});
+                          const std::vector<std::string>& name_expressions = {},
+                          const CacheWarningHandler& on_cache_error = {});
 
 }  // namespace cudacore

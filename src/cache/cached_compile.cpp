@@ -1,5 +1,6 @@
 #include "cudacore/cached_compile.hpp"
 
+#include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 
 #include <future>
@@ -23,9 +24,34 @@ InFlight& in_flight() {
 
 }  // namespace
 
+namespace {
+
+void report(const CacheWarningHandler& on_cache_error, const CacheError& error) {
+    if (!on_cache_error) return;
+    try {
+        on_cache_error(error);
+    } catch (...) {
+        // A warning must not turn a successful compile into a failure.
+    }
+}
+
+// The cached code, or nullopt on a miss or when the cache cannot be read (reported).
+std::optional<ObjectCode> lookup(ProgramCache& cache, const CacheKey& key,
+                                 const CacheWarningHandler& on_cache_error) {
+    try {
+        return cache.get(key);
+    } catch (const CacheError& e) {
+        report(on_cache_error, e);
+        return std::nullopt;
+    }
+}
+
+}  // namespace
+
 ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
-                          const std::function<ObjectCode()>& compile) {
-    if (auto hit = cache.get(key)) return *hit;
+                          const std::function<ObjectCode()>& compile,
+                          const CacheWarningHandler& on_cache_error) {
+    if (auto hit = lookup(cache, key, on_cache_error)) return *hit;
 
     auto& table = in_flight();
     const auto slot = std::make_pair(static_cast<const ProgramCache*>(&cache), key);
@@ -46,10 +72,14 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
     };
     try {
         // Another thread may have stored it between our miss and our registration.
-        std::optional<ObjectCode> code = cache.get(key);
+        std::optional<ObjectCode> code = lookup(cache, key, on_cache_error);
         if (!code) {
             code = compile();
-            cache.put(key, *code);
+            try {
+                cache.put(key, *code);
+            } catch (const CacheError& e) {
+                report(on_cache_error, e);  // the code is good; only keeping it failed
+            }
         }
         promise.set_value(*code);
         finish();
@@ -62,9 +92,11 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
 }
 
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
-                          const std::vector<std::string>& name_expressions) {
+                          const std::vector<std::string>& name_expressions,
+                          const CacheWarningHandler& on_cache_error) {
     return get_or_compile(cache, cache_key(program, target, name_expressions),
-                          [&] { return program.compile(target, name_expressions); });
+                          [&] { return program.compile(target, name_expressions); },
+                          on_cache_error);
 }
 
 }  // namespace cudacore

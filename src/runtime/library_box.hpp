@@ -5,7 +5,9 @@
 // is unloaded when the last of them goes. A library that kernels were launched from is not
 // unloaded at once: a background thread first waits for the contexts those launches ran in
 // (cuCtxSynchronize), so a kernel still running after its last handle was dropped keeps its code.
-// Release errors are ignored; after exit() has begun nothing is unloaded (the driver frees it).
+// Release errors are ignored. The background thread is started on a library's first launch
+// (never from a destructor during exit); at exit an atexit handler stops it after waiting for an
+// unload in progress, and the libraries still waiting are left to the driver, which frees them.
 #pragma once
 
 #include "cudacore/kernel.hpp"

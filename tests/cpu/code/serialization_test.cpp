@@ -4,12 +4,16 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 // Header-only use of the packaged xxHash: no link dependency, and the hash inlines.
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <chrono>
 #include <cstring>
+#include <future>
 
 namespace {
 
@@ -230,6 +234,35 @@ TEST(Serialization, SaveIntoMissingDirectoryFailsNamingThePath) {
         FAIL();
     } catch (const SerializationError& e) {
         EXPECT_NE(std::string(e.what()).find("no/such/dir"), std::string::npos) << e.what();
+    }
+}
+
+// A FIFO where a saved ObjectCode belongs is refused at once (opened non-blocking, its type
+// checked before any read), like a directory; both errors name the path and what it is.
+TEST(Serialization, LoadRefusesAFifoWithoutBlockingAndADirectory) {
+    TempDir dir;
+    const auto fifo = dir.path() / "planted.ccobj";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    auto loading = std::async(std::launch::async, [&] { return ObjectCode::load(fifo); });
+    if (loading.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+        const int unblock = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // free the reader
+        loading.wait();
+        if (unblock >= 0) ::close(unblock);
+        FAIL() << "ObjectCode::load blocked on a FIFO";
+    }
+    try {
+        loading.get();
+        FAIL() << "a FIFO was loaded";
+    } catch (const SerializationError& e) {
+        EXPECT_NE(std::string(e.what()).find(fifo.string()), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("a FIFO, not a regular file"), std::string::npos) << e.what();
+    }
+    try {
+        ObjectCode::load(dir.path());
+        FAIL() << "a directory was loaded";
+    } catch (const SerializationError& e) {
+        EXPECT_NE(std::string(e.what()).find("a directory, not a regular file"), std::string::npos)
+            << e.what();
     }
 }
 
