@@ -51,7 +51,7 @@ std::string text_of(const IpcMessage& message) {
 
 unsigned long long mismatches(const ObjectCode& code, const Buffer& buffer, const Stream& stream,
                               unsigned multiplier, unsigned offset) {
-    Buffer bad = buffer.device().allocate(sizeof(unsigned long long), stream);
+    Buffer bad = stream.device().allocate(sizeof(unsigned long long), stream);  // the kernel's device
     bad.fill_byte(0, stream);
     launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("count_mismatches"),
            buffer, static_cast<unsigned long long>(buffer.size() / 4), multiplier, offset, bad);

@@ -32,7 +32,7 @@ constexpr std::size_t MiB = std::size_t{1} << 20;
 // Words of `buffer` (on its device) that differ from i * multiplier + offset.
 unsigned long long mismatches(const ObjectCode& code, const Buffer& buffer, const Stream& stream,
                               unsigned multiplier, unsigned offset) {
-    Buffer bad = buffer.device().allocate(sizeof(unsigned long long), stream);
+    Buffer bad = stream.device().allocate(sizeof(unsigned long long), stream);  // the kernel's device
     bad.fill_byte(0, stream);
     launch(stream, LaunchConfig{.grid = 1024, .block = 256}, code.get_kernel("count_mismatches"),
            buffer, static_cast<unsigned long long>(buffer.size() / 4), multiplier, offset, bad);
