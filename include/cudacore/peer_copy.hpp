@@ -7,6 +7,9 @@
 // directly over the peer link when peer access is enabled between the two devices, otherwise
 // staged through host memory by the driver (slower, but it works on any pair of devices). Any
 // other pair (same device, host or managed memory on either side) is a plain cuMemcpyAsync.
+// Memory from a memory pool is reached through the pool's own access list, not the contexts':
+// for the direct path give the other device access to the pool as well
+// (DeviceMemoryResource::set_peer_accessible_by).
 // Like every stream-ordered copy, work on other streams must wait for `stream` before using
 // the destination.
 #pragma once

@@ -63,7 +63,7 @@ void Device::enable_peer_access(const Device& peer) const {
 }
 
 void Device::disable_peer_access(const Device& peer) const {
-    if (peer == *this) return;
+    if (peer == *this || !can_access_peer(peer)) return;  // nothing can have been enabled
     auto& table = peer_table();
     std::lock_guard lock(table.mutex);
     Context mine = context();

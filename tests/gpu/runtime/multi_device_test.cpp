@@ -165,9 +165,14 @@ TEST(MultiDeviceGpu, OneGibCopiesBetweenDevicesStagedThenPeer) {
 
     if (!b.can_access_peer(a)) GTEST_SKIP() << "staged copy verified; no peer path on this pair";
     b.enable_peer_access(a);
+    // Pool memory: device 1 also needs access to device 0's pool for the direct path.
+    auto source_pool = std::dynamic_pointer_cast<DeviceMemoryResource>(a.memory_resource());
+    ASSERT_TRUE(source_pool);
+    source_pool->set_peer_accessible_by({b});
     destination.fill_byte(0, stream_b);
     EXPECT_EQ(copy_between_devices(destination, source, stream_b), CopyPath::peer);
     EXPECT_EQ(mismatches(code, destination, stream_b, 2654435761u, 17), 0u);
+    source_pool->set_peer_accessible_by({});  // the default pool as it was
     b.disable_peer_access(a);
 }
 
