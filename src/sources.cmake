@@ -32,14 +32,25 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/library_box.cpp
   src/runtime/object_code_loading.cpp
   src/runtime/kernel.cpp
-  src/runtime/launch.cpp)
+  src/runtime/launch.cpp
+  src/runtime/multi_device.cpp)
 set(CUDACORE_MEMORY_SOURCES
   src/memory/memory_resource.cpp
   src/memory/device_memory_resource.cpp
   src/memory/pinned_memory_resource.cpp
   src/memory/managed_memory_resource.cpp
-  src/memory/buffer.cpp)
+  src/memory/buffer.cpp
+  src/memory/ipc_memory_pool.cpp
+  src/memory/pool_access.cpp
+  src/memory/peer_copy.cpp)
+# Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
+set(CUDACORE_IPC_SOURCES
+  src/ipc/ipc_descriptor.cpp
+  src/ipc/ipc_channel.cpp
+  src/ipc/ipc_memory.cpp
+  src/ipc/ipc_event.cpp)
 set(CUDACORE_SOURCES
   ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
   ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
   ${CUDACORE_MEMORY_SOURCES})
+list(APPEND CUDACORE_SOURCES ${CUDACORE_IPC_SOURCES})

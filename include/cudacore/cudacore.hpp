@@ -27,3 +27,8 @@
 #include "cudacore/stream.hpp"
 #include "cudacore/system.hpp"
 #include "cudacore/version.hpp"
+#include "cudacore/device_scope.hpp"
+#include "cudacore/peer_copy.hpp"
+#include "cudacore/ipc_descriptor.hpp"
+#include "cudacore/ipc_channel.hpp"
+#include "cudacore/ipc.hpp"

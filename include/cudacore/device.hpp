@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace cudacore {
 
@@ -33,6 +34,10 @@ public:
 
     // The device of the calling thread's current context, or device 0 when none is current.
     static Device current();
+    // How many devices the driver reports, and all of them in ordinal order (none without a
+    // device; NoDriverError without a driver).
+    static int count();
+    static std::vector<Device> all();
 
     int ordinal() const noexcept { return ordinal_; }
     CUdevice handle() const noexcept { return handle_; }
@@ -58,6 +63,17 @@ public:
     // Waits for all work on the device's primary context.
     void sync() const;
     bool can_access_peer(const Device& peer) const;
+    // Lets kernels and copies on this device's primary context reach memory of `peer`'s primary
+    // context (cuCtxEnablePeerAccess). Idempotent: enabling twice, or disabling what is not
+    // enabled, does nothing; a device always reaches its own memory. Throws DriverError with
+    // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming both devices, when the hardware refuses. Both
+    // primary contexts stay retained while access is enabled. Memory pools are not affected:
+    // see DeviceMemoryResource::set_peer_accessible_by. Thread-safe.
+    void enable_peer_access(const Device& peer) const;
+    void disable_peer_access(const Device& peer) const;
+    // Whether peer access to `peer` was enabled through cudacore in this process (the driver has
+    // no query); true for the device itself.
+    bool is_peer_access_enabled(const Device& peer) const;
 
     // The legacy default stream of the primary context (sets that context current, since the
     // default stream always means the calling thread's current context).
