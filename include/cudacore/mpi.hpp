@@ -18,7 +18,9 @@
 //     InvalidArgumentError; otherwise Error) whose message names the failing rank. An error of
 //     MPI itself is MpiError (with the default MPI_ERRORS_ARE_FATAL handler, MPI aborts first).
 //   - Code travels in ObjectCode's serialized form (magic, version, XXH3-64 checksum; see
-//     object_code.hpp), framed by pack(); a received ObjectCode holds no driver state and loads
+//     object_code.hpp): broadcast() sends it as serialize_parts() (the code bytes straight from
+//     the ObjectCode, received into the new ObjectCode's own storage, no copy), all_gather() as
+//     pack(). Every receiver checks it; a received ObjectCode holds no driver state and loads
 //     lazily like any other. Messages of any size are sent in chunks of at most
 //     TransferOptions::chunk_bytes (MPI counts are `int`).
 #pragma once

@@ -12,6 +12,7 @@ namespace {
 using detail::Failure;
 
 constexpr std::string_view message_magic{"CCMPI\0\0\1", 8};
+constexpr std::string_view frame_magic{"CCMPIBC\1", 8};  // broadcast() frame
 
 // The header every rank learns before the bytes: their length, and whether the root failed to
 // produce them (then every rank goes to the agreement and throws).
@@ -52,29 +53,112 @@ std::optional<Failure> broadcast_message(std::string& bytes, const std::optional
     return failure;
 }
 
-// The broadcast of pack(codes) produced on the root by `produce`, unpacked elsewhere.
+// Takes part in a broadcast of `size` bytes without keeping them (a rank that could not make
+// room for them), so that no rank is left waiting.
+void discard_broadcast(std::uint64_t size, int root, MPI_Comm comm, std::size_t chunk_bytes) {
+    std::string scratch(static_cast<std::size_t>(std::min<std::uint64_t>(size, chunk_bytes)), '\0');
+    for (std::uint64_t offset = 0; offset < size; offset += chunk_bytes) {
+        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, size - offset));
+        detail::broadcast_chunks(scratch.data(), piece, root, comm, chunk_bytes);
+    }
+}
+
+// The root's codes, produced there by `produce`, on every rank. The code bytes are sent from
+// where they lie and received into the strings the new ObjectCodes keep (no copy either side):
+//   1. three u64: frame length, code count, whether the root failed;
+//   2. the code lengths (count u64, host order: they only size the receive buffers);
+//   3. the frame: magic, count, then for each code its serialized head and tail (u64-prefixed);
+//   4. each code's bytes.
+// Receivers rebuild each code with ObjectCode::deserialize_parts (checksum and every field).
 std::vector<ObjectCode> broadcast_codes(const std::function<std::vector<ObjectCode>()>& produce,
                                         int root, MPI_Comm comm, const TransferOptions& options,
                                         const char* operation) {
     detail::require_mpi(operation);
     const int rank = detail::rank_of(comm);
     detail::check_transfer_arguments(operation, root, detail::size_of(comm), options);
+    const std::size_t chunk = options.chunk_bytes;
 
     std::vector<ObjectCode> codes;
-    std::string message;
+    std::string frame;
+    std::vector<std::uint64_t> lengths;
     std::optional<Failure> root_failure;
     if (rank == root) {
         root_failure = detail::attempt([&] {
             codes = produce();
-            message = pack(codes);
+            detail::WireWriter out;
+            out.raw(frame_magic);
+            out.u64(codes.size());
+            for (const auto& code : codes) {
+                ObjectCode::SerializedParts parts = code.serialize_parts();
+                out.string(parts.head);
+                out.string(parts.tail);
+                lengths.push_back(code.size());
+            }
+            frame = std::move(out.bytes());
         });
     }
-    std::optional<Failure> failure =
-        broadcast_message(message, root_failure, root, comm, options, operation);
+    std::array<std::uint64_t, 3> header{frame.size(), lengths.size(), root_failure ? 1u : 0u};
+    detail::check(MPI_Bcast(header.data(), 3, MPI_UINT64_T, root, comm), "MPI_Bcast",
+                  std::string("the message header of ") + operation);
+    if (header[2]) detail::agree(comm, root_failure, operation);  // throws on every rank
+
+    if (rank != root) {
+        frame.resize(static_cast<std::size_t>(header[0]));
+        lengths.resize(static_cast<std::size_t>(header[1]));
+    }
+    detail::broadcast_chunks(reinterpret_cast<char*>(lengths.data()), lengths.size() * sizeof(std::uint64_t),
+                             root, comm, chunk);
+    detail::broadcast_chunks(frame.data(), frame.size(), root, comm, chunk);
+
+    std::optional<Failure> failure;
+    std::vector<std::string> received;
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+        if (rank == root) {
+            // MPI_Bcast only reads the root's buffer.
+            detail::broadcast_chunks(const_cast<char*>(codes[i].code().data()), codes[i].size(), root, comm, chunk);
+            continue;
+        }
+        if (!failure) {
+            failure = detail::attempt([&] {
+                if (lengths[i] > ObjectCode::max_serialized_size) {
+                    throw SerializationError(std::string(operation) + ": code " + std::to_string(i) + " of " +
+                                             std::to_string(lengths[i]) + " bytes exceeds the limit of " +
+                                             std::to_string(ObjectCode::max_serialized_size));
+                }
+                received.emplace_back(static_cast<std::size_t>(lengths[i]), '\0');
+            });
+        }
+        if (!failure) {
+            detail::broadcast_chunks(received.back().data(), received.back().size(), root, comm, chunk);
+        } else {
+            discard_broadcast(lengths[i], root, comm, chunk);
+        }
+    }
+
     if (rank != root && !failure) {
         failure = detail::attempt([&] {
-            if (const auto& filter = detail::receive_filter()) filter(message);
-            codes = unpack(message);
+            if (const auto& filter = detail::receive_filter()) {
+                filter(frame, 0);
+                for (std::size_t i = 0; i < received.size(); ++i) filter(received[i], i + 1);
+            }
+            detail::WireReader in(frame, operation);
+            if (in.raw(frame_magic.size(), "magic") != frame_magic) {
+                throw SerializationError(std::string(operation) + ": the message frame's magic does not match");
+            }
+            const std::uint64_t count = in.u64("code count");
+            if (count != received.size()) {
+                throw SerializationError(std::string(operation) + ": the frame lists " + std::to_string(count) +
+                                         " codes but " + std::to_string(received.size()) + " were sent");
+            }
+            for (auto& bytes : received) {
+                const std::string head = in.string("serialized head");
+                const std::string tail = in.string("serialized tail");
+                codes.push_back(ObjectCode::deserialize_parts(head, std::move(bytes), tail));
+            }
+            if (in.remaining() != 0) {
+                throw SerializationError(std::string(operation) + ": " + std::to_string(in.remaining()) +
+                                         " unexpected bytes after the frame");
+            }
         });
     }
     detail::agree(comm, failure, operation);

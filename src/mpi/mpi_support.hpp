@@ -79,9 +79,10 @@ private:
     std::size_t position_ = 0;
 };
 
-// Test hook: when set, called on every non-root rank with the bytes broadcast() received,
-// before they are unpacked (tests corrupt them to check the failure path).
-using ReceiveFilter = std::function<void(std::string& message)>;
+// Test hook: when set, called on every non-root rank with what broadcast() received before it is
+// checked: part 0 is the frame (heads and checksums), part i the bytes of code i - 1 (tests
+// corrupt them to check the failure path).
+using ReceiveFilter = std::function<void(std::string& bytes, std::size_t part)>;
 void set_receive_filter(ReceiveFilter filter);
 const ReceiveFilter& receive_filter();
 

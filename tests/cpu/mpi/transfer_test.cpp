@@ -109,13 +109,16 @@ TEST_F(MpiTest, BadArgumentsFailOnEveryRankWithoutCommunicating) {
 
 TEST_F(MpiTest, ACorruptedMessageIsASerializationErrorOnEveryRank) {
     const int victim = mpi_size() - 1;
-    for (std::size_t offset : {std::size_t{3}, std::size_t{20}, std::size_t{5000}}) {
-        mpi::detail::set_receive_filter([&](std::string& message) {
-            if (mpi_rank() == victim) message[offset % message.size()] ^= 0x20;
+    // (part, offset): the frame's magic, a length in the frame, a head field, a code byte, the
+    // second code's checksum area.
+    const std::pair<std::size_t, std::size_t> flips[] = {{0, 3}, {0, 20}, {0, 40}, {1, 5000}, {2, 7}};
+    for (const auto& [part, offset] : flips) {
+        mpi::detail::set_receive_filter([&, part = part, offset = offset](std::string& bytes, std::size_t which) {
+            if (mpi_rank() == victim && which == part) bytes[offset % bytes.size()] ^= 0x20;
         });
         try {
             mpi::broadcast(made_codes(3, 2), 0, MPI_COMM_WORLD);
-            ADD_FAILURE() << "no exception for a flip at " << offset;
+            ADD_FAILURE() << "no exception for a flip in part " << part << " at " << offset;
         } catch (const SerializationError& e) {
             if (mpi_rank() != victim) {
                 EXPECT_NE(std::string(e.what()).find("rank " + std::to_string(victim)), std::string::npos) << e.what();
@@ -123,10 +126,16 @@ TEST_F(MpiTest, ACorruptedMessageIsASerializationErrorOnEveryRank) {
         }
         mpi::detail::set_receive_filter(nullptr);
     }
-    // A truncated message, too.
-    mpi::detail::set_receive_filter([](std::string& message) { message.resize(message.size() / 2); });
-    EXPECT_THROW(mpi::broadcast(made_codes(3, 2), 0, MPI_COMM_WORLD), SerializationError);
-    mpi::detail::set_receive_filter(nullptr);
+    // Truncated code bytes and a truncated frame, too.
+    for (std::size_t part : {0u, 1u}) {
+        mpi::detail::set_receive_filter([part](std::string& bytes, std::size_t which) {
+            if (which == part) bytes.resize(bytes.size() / 2);
+        });
+        EXPECT_THROW(mpi::broadcast(made_codes(3, 2), 0, MPI_COMM_WORLD), SerializationError) << "part " << part;
+        mpi::detail::set_receive_filter(nullptr);
+    }
+    // And the communicator still works.
+    expect_identical(mpi::broadcast(made_codes(3, 2), 0, MPI_COMM_WORLD), made_codes(3, 2));
 }
 
 TEST_F(MpiTest, UnpackRejectsEveryDamagedMessage) {
