@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times cudacore::mpi with build/bench/mpi_compile_bench under mpirun, for several rank counts:
+# Times cudacore::mpi with build/bench/mpi_compile_timing under mpirun, for several rank counts:
 # how long until every rank holds all SPECS specializations of a <cuda/std> kernel when every rank
 # compiles them all ("every"), when rank 0 compiles and broadcasts ("once"), and with
 # compile_distributed ("distributed"); then broadcast() of a BYTES ObjectCode against MPI_Bcast.
@@ -13,8 +13,8 @@
 # 1.2x of MPI_Bcast.
 set -euo pipefail
 build_dir="${1:-build}"
-bench="$build_dir/bench/mpi_compile_bench"
-[ -x "$bench" ] || { echo "error: $bench not found (build the mpi_compile_bench target; it needs MPI)" >&2; exit 1; }
+bench="$build_dir/bench/mpi_compile_timing"
+[ -x "$bench" ] || { echo "error: $bench not found (build the mpi_compile_timing target; it needs MPI)" >&2; exit 1; }
 specs="${SPECS:-64}"; ranks_list="${RANKS:-1 2 4 8}"; bytes="${BYTES:-10000000}"; repeat="${REPEAT:-20}"
 arch="${ARCH:-sm_90}"; modes="${MODES:-every once distributed}"; mpirun="${MPIRUN:-mpirun}"
 
