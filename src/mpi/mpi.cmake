@@ -6,8 +6,9 @@ add_library(cudacore_mpi
   src/mpi/distributed_compile.cpp
   src/mpi/local_device.cpp)
 add_library(cudacore::mpi ALIAS cudacore_mpi)
+# Installed, it finds libcudacore beside itself (the run path of a library is not inherited).
 set_target_properties(cudacore_mpi PROPERTIES EXPORT_NAME mpi
-  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR} INSTALL_RPATH "$ORIGIN")
 target_include_directories(cudacore_mpi PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 target_link_libraries(cudacore_mpi PUBLIC cudacore::cudacore MPI::MPI_CXX)
 target_compile_options(cudacore_mpi PRIVATE -Wall -Wextra)
