@@ -21,6 +21,16 @@ struct Header {
     std::uint64_t root_failed = 0;
 };
 
+// Takes part in a broadcast of `size` bytes without keeping them (a rank that could not make
+// room for them), so that no rank is left waiting.
+void discard_broadcast(std::uint64_t size, int root, MPI_Comm comm, std::size_t chunk_bytes) {
+    std::string scratch(static_cast<std::size_t>(std::min<std::uint64_t>(size, chunk_bytes)), '\0');
+    for (std::uint64_t offset = 0; offset < size; offset += chunk_bytes) {
+        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, size - offset));
+        detail::broadcast_chunks(scratch.data(), piece, root, comm, chunk_bytes);
+    }
+}
+
 // Broadcasts `bytes` from the root, or the root's failure. Returns this rank's own failure to
 // receive (no memory for the message), after taking part in every chunk so no rank waits.
 std::optional<Failure> broadcast_message(std::string& bytes, const std::optional<Failure>& root_failure,
@@ -42,25 +52,9 @@ std::optional<Failure> broadcast_message(std::string& bytes, const std::optional
     if (!failure) {
         detail::broadcast_chunks(bytes.data(), bytes.size(), root, comm, options.chunk_bytes);
     } else {
-        // Take part in every chunk into a scratch piece, then report the failure.
-        std::string scratch(std::min<std::uint64_t>(header.length, options.chunk_bytes), '\0');
-        for (std::uint64_t offset = 0; offset < header.length; offset += options.chunk_bytes) {
-            const auto piece = static_cast<std::size_t>(
-                std::min<std::uint64_t>(options.chunk_bytes, header.length - offset));
-            detail::broadcast_chunks(scratch.data(), piece, root, comm, options.chunk_bytes);
-        }
+        discard_broadcast(header.length, root, comm, options.chunk_bytes);
     }
     return failure;
-}
-
-// Takes part in a broadcast of `size` bytes without keeping them (a rank that could not make
-// room for them), so that no rank is left waiting.
-void discard_broadcast(std::uint64_t size, int root, MPI_Comm comm, std::size_t chunk_bytes) {
-    std::string scratch(static_cast<std::size_t>(std::min<std::uint64_t>(size, chunk_bytes)), '\0');
-    for (std::uint64_t offset = 0; offset < size; offset += chunk_bytes) {
-        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, size - offset));
-        detail::broadcast_chunks(scratch.data(), piece, root, comm, chunk_bytes);
-    }
 }
 
 // The root's codes, produced there by `produce`, on every rank. The code bytes are sent from
