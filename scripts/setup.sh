@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 
 bash scripts/install-packages.sh cmake ninja-build g++ libgtest-dev libbenchmark-dev \
   libcli11-dev libxxhash-dev libssl-dev nlohmann-json3-dev "$@"
+# Open MPI: the optional cudacore::mpi component, its tests (mpirun) and benchmark.
+bash scripts/install-packages.sh libopenmpi-dev openmpi-bin
 
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 if [ ! -f "$cuda_home/include/cuda.h" ]; then

@@ -71,6 +71,17 @@ public:
     static constexpr std::uint64_t max_serialized_size = std::uint64_t{4} << 30;  // 4 GiB
     std::string serialize() const;
     static ObjectCode deserialize(std::string_view bytes);
+    // The serialized form in three parts, for senders that send the code bytes where they lie
+    // (MPI): serialize() == head + code() + tail. Costs one pass over the code (the checksum), no
+    // copy of it.
+    struct SerializedParts {
+        std::string head;  // everything before the code bytes
+        std::string tail;  // the checksum
+    };
+    SerializedParts serialize_parts() const;
+    // deserialize(head + code + tail), without copying `code`: it becomes the ObjectCode's bytes.
+    // Throws SerializationError as deserialize() does.
+    static ObjectCode deserialize_parts(std::string_view head, std::string code, std::string_view tail);
     // Whether `bytes` start with the serialized form's magic (says nothing of their validity).
     static bool looks_serialized(std::string_view bytes) noexcept;
     // Writes serialize() to `path` atomically (a temporary file in the same directory, fsync,

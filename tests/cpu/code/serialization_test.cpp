@@ -267,3 +267,41 @@ TEST(Serialization, LoadRefusesAFifoWithoutBlockingAndADirectory) {
 }
 
 }  // namespace
+
+namespace {
+
+// serialize_parts / deserialize_parts: the same form in three pieces, the code not copied.
+TEST(SerializationParts, ConcatenateToSerializeAndRoundTrip) {
+    for (CodeType type : all_types) {
+        const ObjectCode code = ObjectCode::from_bytes(type, every_byte_value(), "name", {{"f<int>", "_Z1fIiEvv"}});
+        const ObjectCode::SerializedParts parts = code.serialize_parts();
+        EXPECT_EQ(parts.head + std::string(code.code()) + parts.tail, code.serialize());
+        EXPECT_EQ(ObjectCode::deserialize_parts(parts.head, std::string(code.code()), parts.tail), code);
+    }
+}
+
+TEST(SerializationParts, EverySingleByteCorruptionAndWrongSplitIsRejected) {
+    const ObjectCode code = small_object();
+    const auto parts = code.serialize_parts();
+    const std::string body(code.code());
+    const std::string whole = parts.head + body + parts.tail;
+    for (std::size_t position = 0; position < whole.size(); ++position) {
+        std::string bad = whole;
+        bad[position] ^= 0x10;
+        const std::size_t head = parts.head.size(), tail = whole.size() - parts.tail.size();
+        EXPECT_THROW(ObjectCode::deserialize_parts(std::string_view(bad).substr(0, head),
+                                                   bad.substr(head, tail - head), std::string_view(bad).substr(tail)),
+                     SerializationError)
+            << "byte " << position;
+    }
+    // The same bytes split elsewhere are refused, as are a short checksum and short code.
+    EXPECT_THROW(ObjectCode::deserialize_parts(parts.head + body.substr(0, 1), body.substr(1), parts.tail),
+                 SerializationError);
+    EXPECT_THROW(ObjectCode::deserialize_parts(parts.head, body, std::string_view(parts.tail).substr(1)),
+                 SerializationError);
+    EXPECT_THROW(ObjectCode::deserialize_parts(parts.head, body.substr(1), parts.tail), SerializationError);
+    EXPECT_THROW(ObjectCode::deserialize_parts(std::string_view(parts.head).substr(0, 10), body, parts.tail),
+                 SerializationError);
+}
+
+}  // namespace
