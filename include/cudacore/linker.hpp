@@ -1,14 +1,31 @@
-// Linker: nvJitLink over inputs of any code type, producing a cubin or PTX ObjectCode.
-// Needs no GPU. One Linker links once; make a new one per link.
+// Linker: nvJitLink (or the driver's linker, cuLink*) over inputs of any code type, producing a
+// cubin or PTX ObjectCode. nvJitLink needs no GPU. One Linker links once; make a new one per link.
+//
+// Handle: handle() is the link state of the last link() (nvJitLinkHandle or CUlinkState), kept
+// alive by the Linker (and its copies) after link() returns or throws, so its logs can be read
+// with nvJitLinkGetInfoLog / the driver's own API. It is destroyed by the next link() or when the
+// last copy of the Linker goes; never destroy it yourself.
 #pragma once
 
 #include "cudacore/linker_options.hpp"
 #include "cudacore/object_code.hpp"
 
+#include <cuda.h>
+#include <nvJitLink.h>
+
+#include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace cudacore {
+
+namespace detail {
+struct LinkStateBox;
+}
+
+// No link yet, an nvJitLink handle, or a driver link state.
+using LinkerHandle = std::variant<std::monostate, nvJitLinkHandle, CUlinkState>;
 
 class Linker {
 public:
@@ -28,8 +45,17 @@ public:
     std::vector<std::string> flags() const;
     const std::string& info_log() const noexcept { return info_log_; }
     const std::string& error_log() const noexcept { return error_log_; }
-    // "nvJitLink" or "driver" (cuLink*, used when nvJitLink cannot be loaded).
+    // "nvJitLink" or "driver" (cuLink*: chosen by LinkerOptions::backend, or used when
+    // nvJitLink cannot be loaded).
     const std::string& backend() const noexcept { return backend_; }
+    // The same as a LinkerBackend (never automatic).
+    LinkerBackend backend_kind() const noexcept;
+    // The backend a Linker with LinkerBackend::automatic would use, without making one:
+    // nvjitlink when nvJitLink loads, else driver when a driver is present, else nvjitlink (its
+    // link() then throws nvJitLink's LoaderError). Loads the libraries on first call; never throws.
+    static LinkerBackend which_backend() noexcept;
+    // The link state of the last link() (see the top of this file); monostate before any.
+    LinkerHandle handle() const noexcept;
 
 private:
     ObjectCode link_with_nvjitlink(CodeType target);
@@ -40,6 +66,7 @@ private:
     std::string info_log_;
     std::string error_log_;
     std::string backend_;
+    std::shared_ptr<detail::LinkStateBox> state_;
 };
 
 }  // namespace cudacore

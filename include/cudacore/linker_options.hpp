@@ -1,15 +1,26 @@
 // LinkerOptions: the options cuda.core's LinkerOptions exposes, as a plain struct with defaults.
 //
 // Unset fields pass no flag. The fields turn into nvJitLink flags in exactly one place,
-// nvjitlink_flags() (Linker::flags() shows the result); the driver-linker fallback maps the
-// subset the driver understands to CU_JIT options in src/linker.cpp and refuses the rest.
+// nvjitlink_flags() (Linker::flags() shows the result); the driver's linker (chosen by `backend`,
+// or as the fallback) maps the subset it understands to CU_JIT options in src/code/linker.cpp
+// and refuses the rest by field name.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudacore {
+
+// Which linker a Linker uses. automatic: nvJitLink when it loads, else the driver's linker
+// (cuLink*) when a driver is present. nvjitlink / driver: that one, whatever else is present
+// (the driver's linker needs a driver and a current device at link time, produces cubin only,
+// takes no LTO-IR, and refuses by name the options only nvJitLink has).
+enum class LinkerBackend { automatic, nvjitlink, driver };
+
+// "automatic", "nvJitLink", "driver".
+std::string_view to_string(LinkerBackend backend) noexcept;
 
 struct LinkerOptions {
     // Name of the link, used in logs and error messages.
@@ -39,6 +50,9 @@ struct LinkerOptions {
 
     // Passed to nvJitLink as they are, after every flag above.
     std::vector<std::string> extra_flags;
+
+    // The linker to use (see LinkerBackend). Passes no flag.
+    LinkerBackend backend = LinkerBackend::automatic;
 
     bool operator==(const LinkerOptions&) const = default;
 };

@@ -1,6 +1,7 @@
 // Process-wide facts about the CUDA driver and devices.
 #pragma once
 
+#include <compare>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,21 @@ std::vector<Device> devices();
 
 // The CUDA version of the headers cudacore was built with.
 int built_cuda_version() noexcept;
+
+// A compiler library's version, as it reports it.
+struct LibraryVersion {
+    int major = 0;
+    int minor = 0;
+    bool operator==(const LibraryVersion&) const = default;
+    auto operator<=>(const LibraryVersion&) const = default;
+};
+
+// The version of the NVRTC cudacore opened (nvrtcVersion), loading it on first call. Needs no
+// GPU. Throws LoaderError (what was searched, CUDACORE_NVRTC_PATH) when NVRTC cannot be loaded.
+LibraryVersion nvrtc_version();
+// The version of the nvJitLink cudacore opened (nvJitLinkVersion), loading it on first call.
+// Needs no GPU. Throws LoaderError (CUDACORE_NVJITLINK_PATH) when it cannot be loaded.
+LibraryVersion nvjitlink_version();
 
 }  // namespace system
 }  // namespace cudacore

@@ -113,6 +113,13 @@ std::size_t CacheKeyHash::operator()(const CacheKey& key) const noexcept {
 
 CacheKey cache_key(const Program& program, CodeType target,
                    const std::vector<std::string>& name_expressions) {
+    // Only Program::from_handle makes a Program without source (the constructor refuses one):
+    // NVRTC holds that source, so no key can tell two such programs apart.
+    if (program.source().empty()) {
+        throw InvalidArgumentError("cache_key: program '" + program.options().name +
+                                   "' wraps an nvrtcProgram (Program::from_handle) whose source "
+                                   "cudacore does not know; compile it without a cache");
+    }
     const std::vector<std::string> flags = program.flags(target);
     const std::string backend = program.backend();
     KeyHasher hasher;

@@ -1,5 +1,6 @@
 #include "cudacore/linker.hpp"
 
+#include "cudacore/context.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program_options.hpp"
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 
 namespace cudacore {
 
@@ -53,6 +55,19 @@ std::string nvjitlink_log(const detail::NvJitLinkApi& api, nvJitLinkHandle handl
 
 // ---- driver linker (cuLink*) --------------------------------------------------------------
 
+// The driver linker's input type; none for LTO-IR, which only nvJitLink links.
+std::optional<CUjitInputType> driver_input_type(CodeType type) {
+    switch (type) {
+        case CodeType::ptx: return CU_JIT_INPUT_PTX;
+        case CodeType::cubin: return CU_JIT_INPUT_CUBIN;
+        case CodeType::fatbin: return CU_JIT_INPUT_FATBINARY;
+        case CodeType::object: return CU_JIT_INPUT_OBJECT;
+        case CodeType::library: return CU_JIT_INPUT_LIBRARY;
+        case CodeType::ltoir: break;
+    }
+    return std::nullopt;
+}
+
 // The CU_JIT options the driver linker is given, with a readable form for flags().
 struct DriverJitOptions {
     std::vector<CUjit_option> keys;
@@ -69,11 +84,16 @@ struct DriverJitOptions {
 // The one place LinkerOptions become driver JIT options. Options the driver linker cannot honour
 // are refused rather than silently dropped.
 DriverJitOptions driver_jit_options(const LinkerOptions& o) {
+    // Why the driver's linker is in use, for the refusal message.
+    const char* why = o.backend == LinkerBackend::driver
+                          ? "the driver's linker (LinkerOptions::backend = driver)"
+                          : "nvJitLink is not available and the driver's linker";
     std::vector<std::string> unsupported;
     auto refuse = [&](bool set, const char* field) {
         if (set) unsupported.emplace_back(field);
     };
     refuse(o.link_time_optimization.value_or(false), "link_time_optimization");
+    refuse(o.time.value_or(false), "time");
     refuse(o.ptx.value_or(false), "ptx");
     refuse(o.ftz.has_value(), "ftz");
     refuse(o.prec_div.has_value(), "prec_div");
@@ -90,9 +110,8 @@ DriverJitOptions driver_jit_options(const LinkerOptions& o) {
     if (!unsupported.empty()) {
         std::string list;
         for (const auto& field : unsupported) list += (list.empty() ? "" : ", ") + field;
-        throw InvalidArgumentError("linker '" + o.name +
-                                   "': nvJitLink is not available and the driver's linker does "
-                                   "not support: " + list);
+        throw InvalidArgumentError("linker '" + o.name + "': " + why +
+                                   " does not support these nvJitLink-only options: " + list);
     }
 
     DriverJitOptions jit;
@@ -118,20 +137,70 @@ DriverJitOptions driver_jit_options(const LinkerOptions& o) {
     return jit;
 }
 
-struct DriverLinkDeleter {
-    void operator()(CUlinkState state) const noexcept { detail::driver().cuLinkDestroy(state); }
+}  // namespace
+
+namespace detail {
+
+// The state of one link, kept after link() so that handle() stays valid. The names (and, for the
+// driver, the NUL-terminated input copies) live as long as the handle that may point at them.
+struct LinkStateBox {
+    nvJitLinkHandle nvjitlink_handle = nullptr;
+    CUlinkState driver_state = nullptr;
+    std::optional<Context> context;  // the driver link's context outlives its state
+    std::vector<std::string> names;
+    std::vector<std::string> buffers;
+    std::string info_log, error_log;  // the driver's log buffers (given to it at cuLinkCreate)
+
+    LinkStateBox() = default;
+    LinkStateBox(const LinkStateBox&) = delete;
+    LinkStateBox& operator=(const LinkStateBox&) = delete;
+    ~LinkStateBox() {
+        // Release errors (a driver already shut down at exit) are ignored.
+        try {
+            if (nvjitlink_handle) nvjitlink().destroy(&nvjitlink_handle);
+            if (driver_state) driver().cuLinkDestroy(driver_state);
+        } catch (...) {
+        }
+    }
 };
 
-}  // namespace
+}  // namespace detail
+
+std::string_view to_string(LinkerBackend backend) noexcept {
+    switch (backend) {
+        case LinkerBackend::automatic: return "automatic";
+        case LinkerBackend::nvjitlink: return kNvJitLink;
+        case LinkerBackend::driver: return kDriver;
+    }
+    return "unknown";
+}
+
+LinkerBackend Linker::which_backend() noexcept {
+    if (detail::nvjitlink_available()) return LinkerBackend::nvjitlink;
+    if (detail::driver_available()) return LinkerBackend::driver;
+    return LinkerBackend::nvjitlink;
+}
+
+LinkerBackend Linker::backend_kind() const noexcept {
+    return backend_ == kDriver ? LinkerBackend::driver : LinkerBackend::nvjitlink;
+}
+
+LinkerHandle Linker::handle() const noexcept {
+    if (!state_) return std::monostate{};
+    if (state_->driver_state) return state_->driver_state;
+    return state_->nvjitlink_handle;
+}
 
 Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
     : inputs_(std::move(inputs)), options_(std::move(options)) {
     if (inputs_.empty()) {
         throw InvalidArgumentError("Linker: no inputs given to linker '" + options_.name + "'");
     }
-    // nvJitLink when it loads; the driver's linker only as a fallback. With neither, link()
-    // reports nvJitLink's loader error (it says which paths were tried and what to set).
-    backend_ = (!detail::nvjitlink_available() && detail::driver_available()) ? kDriver : kNvJitLink;
+    // As asked; automatic: nvJitLink when it loads, the driver's linker only as a fallback. With
+    // neither, link() reports nvJitLink's loader error (which paths were tried, what to set).
+    LinkerBackend chosen = options_.backend;
+    if (chosen == LinkerBackend::automatic) chosen = which_backend();
+    backend_ = chosen == LinkerBackend::driver ? kDriver : kNvJitLink;
 }
 
 std::vector<std::string> Linker::flags() const {
@@ -149,8 +218,17 @@ ObjectCode Linker::link(CodeType target) {
     if (backend_ == kDriver) {
         if (target != CodeType::cubin) {
             throw InvalidArgumentError("linker '" + options_.name +
-                                       "': nvJitLink is not available and the driver's linker "
-                                       "only produces cubin");
+                                       "': the driver's linker only produces cubin, not " +
+                                       std::string(to_string(target)));
+        }
+        // Checked before the driver is needed, so these refusals need no GPU.
+        driver_jit_options(options_);
+        for (std::size_t i = 0; i < inputs_.size(); ++i) {
+            if (!driver_input_type(inputs_[i].code_type())) {
+                throw InvalidArgumentError("linker '" + options_.name + "': the driver's linker "
+                                           "cannot take LTO-IR input '" +
+                                           input_name(inputs_[i], i) + "' (link it with nvJitLink)");
+            }
         }
         return link_with_driver();
     }
@@ -166,16 +244,18 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
     for (const auto& flag : flags) object += " " + flag;
 
     // nvJitLink keeps the name pointers until it is destroyed (it prints them in its logs at
-    // nvJitLinkComplete), so the names must outlive the handle (declared before it).
-    std::vector<std::string> names;
+    // nvJitLinkComplete), so the names live in the state box beside the handle.
+    state_.reset();
+    auto state = std::make_shared<detail::LinkStateBox>();
+    std::vector<std::string>& names = state->names;
     names.reserve(inputs_.size());
     for (std::size_t i = 0; i < inputs_.size(); ++i) names.push_back(input_name(inputs_[i], i));
 
-    nvJitLinkHandle raw = nullptr;
-    detail::check_nvjitlink(api.create(&raw, static_cast<uint32_t>(argv.size()), argv.data()),
-                            "nvJitLinkCreate", object);
-    auto destroy = [&api](nvJitLinkHandle* handle) { api.destroy(handle); };
-    std::unique_ptr<nvJitLinkHandle, decltype(destroy)> guard(&raw, destroy);
+    detail::check_nvjitlink(
+        api.create(&state->nvjitlink_handle, static_cast<uint32_t>(argv.size()), argv.data()),
+        "nvJitLinkCreate", object);
+    nvJitLinkHandle raw = state->nvjitlink_handle;
+    state_ = state;  // handle() shows it from here on, also when the link fails
 
     auto fail = [&](nvJitLinkResult status, const std::string& call) {
         info_log_ = nvjitlink_log(api, raw, false);
@@ -217,14 +297,6 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
 
 ObjectCode Linker::link_with_driver() {
     DriverJitOptions jit = driver_jit_options(options_);
-    // The driver's logs go to buffers we own; their sizes come back through the same options.
-    constexpr std::size_t kLogSize = 64 * 1024;
-    std::string info(kLogSize, '\0'), error(kLogSize, '\0');
-    jit.keys.insert(jit.keys.end(), {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                                     CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES});
-    jit.values.insert(jit.values.end(),
-                      {info.data(), reinterpret_cast<void*>(kLogSize), error.data(),
-                       reinterpret_cast<void*>(kLogSize)});
 
     // cuLink* needs a current context: use the current device's primary context for the call.
     const Context context = Device::current().context();
@@ -232,22 +304,37 @@ ObjectCode Linker::link_with_driver() {
     const auto& api = detail::driver();
     const std::string object = "linker '" + options_.name + "' (driver)";
 
+    // Names, input copies and log buffers live as long as the link state (the state box): the
+    // driver may keep pointers to them.
+    state_.reset();
+    auto state = std::make_shared<detail::LinkStateBox>();
+    state->context = context;
+    std::vector<std::string>& names = state->names;
+    std::vector<std::string>& buffers = state->buffers;
+    names.reserve(inputs_.size());
+    buffers.reserve(inputs_.size());
+
+    // The driver's logs go to buffers we own; their sizes come back through the same options.
+    constexpr std::size_t kLogSize = 64 * 1024;
+    std::string& info = state->info_log;
+    std::string& error = state->error_log;
+    info.assign(kLogSize, '\0');
+    error.assign(kLogSize, '\0');
+    jit.keys.insert(jit.keys.end(), {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                     CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES});
+    jit.values.insert(jit.values.end(),
+                      {info.data(), reinterpret_cast<void*>(kLogSize), error.data(),
+                       reinterpret_cast<void*>(kLogSize)});
     auto take_logs = [&] {
         info_log_ = info.c_str();
         error_log_ = error.c_str();
     };
 
-    // Names and input copies live until the link state is gone: the driver may keep pointers
-    // to them until cuLinkComplete (declared before the state, so destroyed after it).
-    std::vector<std::string> names, buffers;
-    names.reserve(inputs_.size());
-    buffers.reserve(inputs_.size());
-
-    CUlinkState raw = nullptr;
     detail::check(api.cuLinkCreate(static_cast<unsigned>(jit.keys.size()), jit.keys.data(),
-                                   jit.values.data(), &raw),
+                                   jit.values.data(), &state->driver_state),
                   "cuLinkCreate", object);
-    std::unique_ptr<std::remove_pointer_t<CUlinkState>, DriverLinkDeleter> state(raw);
+    CUlinkState raw = state->driver_state;
+    state_ = state;
 
     auto fail = [&](CUresult status, const std::string& call) {
         take_logs();
@@ -260,17 +347,7 @@ ObjectCode Linker::link_with_driver() {
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
         const ObjectCode& input = inputs_[i];
         const std::string& name = names.emplace_back(input_name(input, i));
-        CUjitInputType type;
-        switch (input.code_type()) {
-            case CodeType::ptx: type = CU_JIT_INPUT_PTX; break;
-            case CodeType::cubin: type = CU_JIT_INPUT_CUBIN; break;
-            case CodeType::fatbin: type = CU_JIT_INPUT_FATBINARY; break;
-            case CodeType::object: type = CU_JIT_INPUT_OBJECT; break;
-            case CodeType::library: type = CU_JIT_INPUT_LIBRARY; break;
-            default:
-                throw InvalidArgumentError(object + ": nvJitLink is not available and the driver's "
-                                           "linker cannot take LTO-IR input '" + name + "'");
-        }
+        const CUjitInputType type = *driver_input_type(input.code_type());
         // PTX must be NUL-terminated for the driver; ObjectCode's bytes need not be.
         std::string& data = buffers.emplace_back(input.code());
         if (type == CU_JIT_INPUT_PTX) data.push_back('\0');
@@ -286,7 +363,7 @@ ObjectCode Linker::link_with_driver() {
     if (const CUresult status = api.cuLinkComplete(raw, &cubin, &size); status != CUDA_SUCCESS)
         fail(status, "cuLinkComplete");
     take_logs();
-    // The cubin belongs to the link state: copy it before the state is destroyed.
+    // The cubin belongs to the link state: copy it (the state lives on for handle()).
     return ObjectCode::from_cubin(std::string(static_cast<const char*>(cubin), size), options_.name);
 }
 

@@ -6,6 +6,7 @@
 #include "loader/driver_api.hpp"
 
 #include <memory>
+#include <variant>
 
 namespace cudacore {
 
@@ -41,10 +42,16 @@ void require_supported_target(SourceType source_type, CodeType target,
 
 struct NvrtcProgramDeleter {
     void operator()(nvrtcProgram program) const noexcept {
-        detail::nvrtc().nvrtcDestroyProgram(&program);
+        try {
+            detail::nvrtc().nvrtcDestroyProgram(&program);
+        } catch (...) {  // release errors are ignored
+        }
     }
 };
-using NvrtcProgramHandle = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, NvrtcProgramDeleter>;
+
+ProgramHandle to_program_handle(const LinkerHandle& handle) {
+    return std::visit([](auto value) -> ProgramHandle { return value; }, handle);
+}
 
 std::string program_log(const detail::NvrtcApi& api, nvrtcProgram program) {
     size_t size = 0;
@@ -94,6 +101,20 @@ Program::Program(std::string source, SourceType source_type, ProgramOptions opti
     }
 }
 
+Program Program::from_handle(nvrtcProgram program, ProgramOptions options, bool take_ownership) {
+    if (program == nullptr)
+        throw InvalidArgumentError("Program::from_handle: null nvrtcProgram for " +
+                                   describe(options));
+    // The constructor refuses an empty source; NVRTC holds the source of a wrapped program.
+    Program wrapped("wrapped", SourceType::cxx, std::move(options));
+    wrapped.source_.clear();
+    wrapped.handle_ = program;
+    wrapped.wraps_handle_ = true;
+    if (take_ownership)
+        wrapped.handle_owner_ = std::shared_ptr<_nvrtcProgram>(program, NvrtcProgramDeleter{});
+    return wrapped;
+}
+
 std::vector<std::string> Program::flags(CodeType target) const {
     require_supported_target(source_type_, target, options_);
     if (source_type_ == SourceType::cxx) return nvrtc_flags(options_, target == CodeType::ltoir);
@@ -117,14 +138,28 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
                                        ": name expressions need a C++ program; a PTX program's "
                                        "kernels are reached by their PTX names");
         }
-        Linker linker({ObjectCode::from_ptx(source_, options_.name)}, to_linker_options(options_));
+        handle_ = std::monostate{};
+        handle_owner_.reset();
+        auto owner = std::make_shared<Linker>(
+            std::vector{ObjectCode::from_ptx(source_, options_.name)}, to_linker_options(options_));
+        Linker& linker = *owner;
+        // The link state becomes handle(), whether the link succeeds or not.
+        auto keep_handle = [&] {
+            handle_ = to_program_handle(linker.handle());
+            handle_owner_ = owner;
+        };
         try {
             ObjectCode linked = linker.link(CodeType::cubin);
+            keep_handle();
             log_ = linker.info_log();
             return ObjectCode::from_cubin(std::string(linked.code()), options_.name);
         } catch (const LinkError& e) {
+            keep_handle();
             log_ = e.log();
             throw CompileError(options_.name, e.log(), e.options(), linker.backend());
+        } catch (...) {
+            keep_handle();
+            throw;
         }
     }
 
@@ -133,10 +168,18 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
 
     nvrtcProgram raw = nullptr;
-    detail::check_nvrtc(api.nvrtcCreateProgram(&raw, source_.c_str(), options_.name.c_str(), 0,
-                                               nullptr, nullptr),
-                        "nvrtcCreateProgram", object);
-    NvrtcProgramHandle program(raw);
+    if (wraps_handle_) {
+        raw = std::get<nvrtcProgram>(handle_);
+    } else {
+        // The previous compile's program is released now; this one stays for handle().
+        handle_ = std::monostate{};
+        handle_owner_.reset();
+        detail::check_nvrtc(api.nvrtcCreateProgram(&raw, source_.c_str(), options_.name.c_str(),
+                                                   0, nullptr, nullptr),
+                            "nvrtcCreateProgram", object);
+        handle_owner_ = std::shared_ptr<_nvrtcProgram>(raw, NvrtcProgramDeleter{});
+        handle_ = raw;
+    }
 
     for (const auto& expression : name_expressions) {
         detail::check_nvrtc(api.nvrtcAddNameExpression(raw, expression.c_str()),

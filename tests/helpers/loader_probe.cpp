@@ -1,12 +1,14 @@
 // Loads one library through cudacore's loader and reports the outcome on stdout.
 // Exit codes: 0 loaded, 2 LoaderError, 3 NoDriverError, 1 anything else.
 #include "cudacore/errors.hpp"
+#include "cudacore/linker.hpp"
 #include "cudacore/system.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 
 int main(int argc, char** argv) {
     const char* what = argc > 1 ? argv[1] : "driver";
@@ -24,6 +26,16 @@ int main(int argc, char** argv) {
         } else if (std::strcmp(what, "nvrtc") == 0) {
             const auto& api = cudacore::detail::nvrtc();
             std::printf("nvrtc %d.%d from %s\n", api.major, api.minor, api.path.c_str());
+        } else if (std::strcmp(what, "nvrtc-version") == 0) {
+            const auto version = cudacore::system::nvrtc_version();
+            std::printf("nvrtc version %d.%d\n", version.major, version.minor);
+        } else if (std::strcmp(what, "nvjitlink-version") == 0) {
+            const auto version = cudacore::system::nvjitlink_version();
+            std::printf("nvjitlink version %d.%d\n", version.major, version.minor);
+        } else if (std::strcmp(what, "which-backend") == 0) {
+            std::printf("backend %s, driver %s\n",
+                        std::string(cudacore::to_string(cudacore::Linker::which_backend())).c_str(),
+                        cudacore::system::driver_available() ? "yes" : "no");
         } else if (std::strcmp(what, "nvjitlink") == 0) {
             const auto& api = cudacore::detail::nvjitlink();
             std::printf("nvjitlink %u.%u from %s\n", api.major, api.minor, api.path.c_str());
