@@ -18,7 +18,8 @@ set(CUDACORE_CODE_SOURCES
   src/code/object_code.cpp
   src/code/object_code_serialization.cpp
   src/code/code_inspection.cpp
-  src/code/compiler_versions.cpp)
+  src/code/compiler_versions.cpp
+  src/code/object_code_identity.cpp)
 set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
@@ -34,7 +35,8 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/object_code_loading.cpp
   src/runtime/kernel.cpp
   src/runtime/launch.cpp
-  src/runtime/multi_device.cpp)
+  src/runtime/multi_device.cpp
+  src/runtime/identity.cpp)
 set(CUDACORE_MEMORY_SOURCES
   src/memory/memory_resource.cpp
   src/memory/device_memory_resource.cpp
@@ -43,7 +45,8 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/buffer.cpp
   src/memory/ipc_memory_pool.cpp
   src/memory/pool_access.cpp
-  src/memory/peer_copy.cpp)
+  src/memory/peer_copy.cpp
+  src/memory/buffer_identity.cpp)
 # Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
 set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_descriptor.cpp

@@ -121,10 +121,11 @@ public:
     // Same allocation (shared by copies).
     bool operator==(const Buffer& other) const noexcept { return box_ == other.box_; }
 
-    explicit Buffer(std::shared_ptr<detail::BufferBox> box) noexcept : box_(std::move(box)) {}
     const std::shared_ptr<detail::BufferBox>& box() const noexcept { return box_; }
 
 private:
+    friend struct detail::BoxAccess;
+    explicit Buffer(std::shared_ptr<detail::BufferBox> box) noexcept : box_(std::move(box)) {}
     // The box of an open buffer, else InvalidArgumentError naming `operation`.
     detail::BufferBox& open_box(const char* operation) const;
     void check_multiple_of(std::size_t unit, const char* operation) const;

@@ -13,6 +13,7 @@ namespace cudacore {
 
 namespace detail {
 struct ContextBox;
+struct BoxAccess;
 }
 
 class Device;
@@ -26,10 +27,11 @@ public:
 
     bool operator==(const Context& other) const noexcept { return handle() == other.handle(); }
 
-    explicit Context(std::shared_ptr<detail::ContextBox> box) noexcept : box_(std::move(box)) {}
     const std::shared_ptr<detail::ContextBox>& box() const noexcept { return box_; }
 
 private:
+    friend struct detail::BoxAccess;
+    explicit Context(std::shared_ptr<detail::ContextBox> box) noexcept : box_(std::move(box)) {}
     std::shared_ptr<detail::ContextBox> box_;
 };
 

@@ -32,3 +32,4 @@
 #include "cudacore/ipc_descriptor.hpp"
 #include "cudacore/ipc_channel.hpp"
 #include "cudacore/ipc.hpp"
+#include "cudacore/identity.hpp"

@@ -17,6 +17,7 @@ namespace cudacore {
 
 namespace detail {
 struct EventBox;
+struct BoxAccess;
 }
 
 class Device;
@@ -47,10 +48,11 @@ public:
 
     bool operator==(const Event& other) const noexcept { return handle() == other.handle(); }
 
-    explicit Event(std::shared_ptr<detail::EventBox> box) noexcept : box_(std::move(box)) {}
     const std::shared_ptr<detail::EventBox>& box() const noexcept { return box_; }
 
 private:
+    friend struct detail::BoxAccess;
+    explicit Event(std::shared_ptr<detail::EventBox> box) noexcept : box_(std::move(box)) {}
     std::shared_ptr<detail::EventBox> box_;
 };
 

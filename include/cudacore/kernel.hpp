@@ -28,6 +28,7 @@ namespace cudacore {
 
 namespace detail {
 struct KernelBox;
+struct BoxAccess;
 struct ContextBox;
 }
 
@@ -64,6 +65,7 @@ struct BlockSizeSuggestion {
 };
 
 class Kernel;
+class ObjectCode;
 
 // Occupancy of a kernel on one device (computed in that device's primary context, held here).
 class KernelOccupancy {
@@ -99,6 +101,12 @@ public:
     // Wraps a kernel the caller loaded; the caller keeps its library loaded while the Kernel is
     // used. Queries its name and parameters (DriverError for an invalid handle).
     static Kernel from_handle(CUkernel kernel);
+    // Wraps a kernel of `code`'s library (from cuLibraryGetKernel on code.handle(), for
+    // instance), loading `code` first if needed. The Kernel holds that library, like one from
+    // code.get_kernel(): it stays loaded while the Kernel lives, after every ObjectCode is gone.
+    // Throws InvalidArgumentError when `kernel` is not one of that library's kernels, and what
+    // code.load() throws.
+    static Kernel from_handle(CUkernel kernel, const ObjectCode& code);
 
     CUkernel handle() const noexcept;
     // The name it was asked for by (a name expression such as "scale<float>", or a plain name).
@@ -134,10 +142,11 @@ public:
 
     bool operator==(const Kernel& other) const noexcept { return handle() == other.handle(); }
 
-    explicit Kernel(std::shared_ptr<detail::KernelBox> box) noexcept : box_(std::move(box)) {}
     const std::shared_ptr<detail::KernelBox>& box() const noexcept { return box_; }
 
 private:
+    friend struct detail::BoxAccess;
+    explicit Kernel(std::shared_ptr<detail::KernelBox> box) noexcept : box_(std::move(box)) {}
     std::shared_ptr<detail::KernelBox> box_;
 };
 

@@ -48,6 +48,15 @@ public:
     // naming the path when it cannot be read or is empty.
     static ObjectCode from_file(CodeType type, const std::filesystem::path& path,
                                 std::string name = {});
+    // Reads a whole regular file (refusing directories, FIFOs and devices without blocking, and
+    // files over max_serialized_size) into an ObjectCode with `symbols` as its symbol map. The
+    // code type, when not given, comes from the extension: .cubin, .ptx, .ltoir (.lto), .fatbin,
+    // .o (object), .a (library). The name defaults to the file name. Throws
+    // InvalidArgumentError naming the path when it cannot be read, is empty, or its type cannot
+    // be told from its extension.
+    static ObjectCode from_file(const std::filesystem::path& path,
+                                std::optional<CodeType> type = std::nullopt,
+                                SymbolMap symbols = {}, std::string name = {});
 
     CodeType code_type() const noexcept;
     const std::string& name() const noexcept;
@@ -104,6 +113,10 @@ public:
     // the last ObjectCode or Kernel using it is gone (and kernels launched from it are done).
     void load() const;
     bool is_loaded() const noexcept;
+    // The loaded library (CUlibrary) shared by the copies, or nullopt before a load() or
+    // get_kernel() succeeded (never loads). It stays valid while this ObjectCode, a copy, or a
+    // Kernel taken from it lives; never unload it yourself.
+    std::optional<CUlibrary> handle() const noexcept;
     // The kernel for a name expression of the symbol map ("scale<float>") or a plain name. The
     // first lookup of a name asks the driver; later ones are a cached read (no driver call).
     // Throws InvalidArgumentError listing the kernels the code holds when there is none so named.

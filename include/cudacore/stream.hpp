@@ -17,6 +17,7 @@ namespace cudacore {
 
 namespace detail {
 struct StreamBox;
+struct BoxAccess;
 }
 
 class Device;
@@ -57,10 +58,11 @@ public:
 
     bool operator==(const Stream& other) const noexcept { return handle() == other.handle(); }
 
-    explicit Stream(std::shared_ptr<detail::StreamBox> box) noexcept : box_(std::move(box)) {}
     const std::shared_ptr<detail::StreamBox>& box() const noexcept { return box_; }
 
 private:
+    friend struct detail::BoxAccess;
+    explicit Stream(std::shared_ptr<detail::StreamBox> box) noexcept : box_(std::move(box)) {}
     std::shared_ptr<detail::StreamBox> box_;
 };
 

@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "code/object_code_state.hpp"
+#include "support/atomic_file.hpp"
 
 #include <fstream>
 #include <iterator>
@@ -63,22 +64,50 @@ ObjectCode ObjectCode::from_library(std::string code, std::string name, SymbolMa
     return from_bytes(CodeType::library, std::move(code), std::move(name), std::move(symbols));
 }
 
-ObjectCode ObjectCode::from_file(CodeType type, const std::filesystem::path& path,
-                                 std::string name) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw InvalidArgumentError("ObjectCode::from_file: cannot open '" + path.string() +
-                                   "' as " + std::string(to_string(type)));
-    }
-    std::string code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) {
-        throw InvalidArgumentError("ObjectCode::from_file: error reading '" + path.string() + "'");
+namespace {
+
+std::string read_code_file(const std::filesystem::path& path, std::string_view as) {
+    std::string code;
+    try {
+        code = detail::read_file_bounded(path, ObjectCode::max_serialized_size);
+    } catch (const std::exception& e) {
+        throw InvalidArgumentError("ObjectCode::from_file (" + std::string(as) + "): " + e.what());
     }
     if (code.empty()) {
         throw InvalidArgumentError("ObjectCode::from_file: '" + path.string() + "' is empty");
     }
+    return code;
+}
+
+std::optional<CodeType> code_type_of_extension(const std::filesystem::path& path) {
+    const std::string extension = path.extension().string();
+    if (extension == ".cubin") return CodeType::cubin;
+    if (extension == ".ptx") return CodeType::ptx;
+    if (extension == ".ltoir" || extension == ".lto") return CodeType::ltoir;
+    if (extension == ".fatbin") return CodeType::fatbin;
+    if (extension == ".o") return CodeType::object;
+    if (extension == ".a") return CodeType::library;
+    return std::nullopt;
+}
+
+}  // namespace
+
+ObjectCode ObjectCode::from_file(CodeType type, const std::filesystem::path& path,
+                                 std::string name) {
+    return from_file(path, type, {}, std::move(name));
+}
+
+ObjectCode ObjectCode::from_file(const std::filesystem::path& path, std::optional<CodeType> type,
+                                 SymbolMap symbols, std::string name) {
+    if (!type) type = code_type_of_extension(path);
+    if (!type) {
+        throw InvalidArgumentError("ObjectCode::from_file: cannot tell the code type of '" +
+                                   path.string() + "' from its extension (known: .cubin, .ptx, "
+                                   ".ltoir, .lto, .fatbin, .o, .a); pass the CodeType");
+    }
+    std::string code = read_code_file(path, to_string(*type));
     if (name.empty()) name = path.filename().string();
-    return from_bytes(type, std::move(code), std::move(name));
+    return from_bytes(*type, std::move(code), std::move(name), std::move(symbols));
 }
 
 CodeType ObjectCode::code_type() const noexcept { return state_->type; }

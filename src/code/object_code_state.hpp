@@ -5,6 +5,9 @@
 #include "cudacore/object_code.hpp"
 #include "runtime/library_box.hpp"
 
+#include <atomic>
+#include <cstdint>
+
 namespace cudacore::detail {
 
 struct ObjectCodeState {
@@ -13,6 +16,8 @@ struct ObjectCodeState {
     std::string code;
     SymbolMap symbols;
     LazyLibrary library;  // loaded on first use (src/object_code_loading.cpp)
+    // std::hash<ObjectCode> of the value, computed on first use; 0: not yet.
+    std::atomic<std::uint64_t> value_hash{0};
 };
 
 }  // namespace cudacore::detail

@@ -5,6 +5,7 @@
 #include "cudacore/errors.hpp"
 #include "ipc/ipc_devices.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <unistd.h>
 
@@ -63,7 +64,7 @@ Event import_event(const IpcEventDescriptor& descriptor) {
     box->options = EventOptions{.ipc_enabled = true};
     // The exporter may have recorded it: treat it as recorded for waits and queries.
     box->recorded.store(true, std::memory_order_release);
-    return Event(std::move(box));
+    return detail::BoxAccess::make<Event>(std::move(box));
 }
 
 void send_event(const IpcChannel& channel, const Event& event) {

@@ -6,6 +6,7 @@
 #include "ipc/ipc_devices.hpp"
 #include "memory/buffer_box.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <unistd.h>
 
@@ -97,7 +98,7 @@ Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
         box->handle = pointer;
     }
     box->resource = pool;
-    return Buffer(std::move(box));
+    return detail::BoxAccess::make<Buffer>(std::move(box));
 }
 
 void send_memory_pool(const IpcChannel& channel, const DeviceMemoryResource& pool) {

@@ -4,6 +4,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
+#include "support/box_access.hpp"
 
 #include <cstdio>
 
@@ -70,7 +71,7 @@ Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
         box->device_accessible = resource->is_device_accessible();
         box->host_accessible = resource->is_host_accessible();
         box->resource = std::move(resource);
-        return Buffer(std::move(box));
+        return detail::BoxAccess::make<Buffer>(std::move(box));
     }
     // No resource: the driver says what the memory is.
     const auto& api = detail::driver();
@@ -90,7 +91,7 @@ Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
     box->device_ordinal = ordinal;
     box->device_accessible = true;  // all memory the driver knows is mapped for the device (UVA)
     box->host_accessible = is_managed != 0 || memory_type == CU_MEMORYTYPE_HOST;
-    return Buffer(std::move(box));
+    return detail::BoxAccess::make<Buffer>(std::move(box));
 }
 
 CUdeviceptr Buffer::handle() const noexcept { return box_ ? box_->handle : 0; }

@@ -5,6 +5,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
+#include "support/box_access.hpp"
 
 namespace cudacore {
 
@@ -26,7 +27,7 @@ Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
     box->free_stream = stream.box();
     box->handle = do_allocate(size, stream.handle());
     box->resource = std::move(self);
-    return Buffer(std::move(box));
+    return detail::BoxAccess::make<Buffer>(std::move(box));
 }
 
 void MemoryResource::deallocate(CUdeviceptr pointer, std::size_t size, const Stream& stream) {

@@ -118,11 +118,14 @@ std::map<std::string, int> Device::attributes() const {
     };
 #define CUDACORE_DEVICE_ATTRIBUTE(suffix) add(CU_DEVICE_ATTRIBUTE_##suffix, #suffix);
 #include "runtime/device_attribute_names.inc"
+#include "support/box_access.hpp"
 #undef CUDACORE_DEVICE_ATTRIBUTE
     return out;
 }
 
-Context Device::context() const { return Context(detail::primary_context(ordinal_)); }
+Context Device::context() const {
+    return detail::BoxAccess::make<Context>(detail::primary_context(ordinal_));
+}
 
 Context Device::set_current() const {
     // Kept for the life of the process (leaked on purpose): a thread's current context must not
@@ -158,7 +161,7 @@ Stream Device::default_stream() const {
     box->handle = CU_STREAM_LEGACY;
     box->context = context.box();
     box->owned = false;
-    return Stream(std::move(box));
+    return detail::BoxAccess::make<Stream>(std::move(box));
 }
 
 Stream Device::create_stream(const StreamOptions& options) const {
@@ -179,13 +182,13 @@ Stream Device::create_stream(const StreamOptions& options) const {
         auto box = std::make_shared<detail::StreamBox>();
         box->handle = handle;
         box->context = context;
-        return Stream(std::move(box));
+        return detail::BoxAccess::make<Stream>(std::move(box));
     });
 }
 
 Event Device::create_event(const EventOptions& options) const {
     return detail::with_primary_context(ordinal_, [&](const std::shared_ptr<detail::ContextBox>& context) {
-        return Event(detail::create_event_box(context, options));
+        return detail::BoxAccess::make<Event>(detail::create_event_box(context, options));
     });
 }
 

@@ -3,6 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <cstdio>
 
@@ -57,7 +58,7 @@ bool Event::is_recorded() const noexcept {
     return box_->recorded.load(std::memory_order_acquire);
 }
 
-Context Event::context() const { return Context(box_->context); }
+Context Event::context() const { return detail::BoxAccess::make<Context>(box_->context); }
 
 Device Event::device() const { return Device(box_->context->ordinal); }
 
@@ -107,8 +108,10 @@ Milliseconds operator-(const Event& end, const Event& start) {
 
 ScopedTimer::ScopedTimer(const Stream& stream)
     : stream_(stream),
-      start_(detail::create_event_box(stream.box()->context, {.timing_enabled = true})),
-      end_(detail::create_event_box(stream.box()->context, {.timing_enabled = true})) {
+      start_(detail::BoxAccess::make<Event>(
+          detail::create_event_box(stream.box()->context, {.timing_enabled = true}))),
+      end_(detail::BoxAccess::make<Event>(
+          detail::create_event_box(stream.box()->context, {.timing_enabled = true}))) {
     stream_.record(start_);
 }
 

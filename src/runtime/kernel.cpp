@@ -6,6 +6,7 @@
 #include "runtime/kernel_box.hpp"
 #include "runtime/library_box.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <utility>
 
@@ -101,7 +102,7 @@ Kernel Kernel::from_handle(CUkernel kernel) {
     detail::check(detail::driver().cuKernelGetName(&name, kernel), "cuKernelGetName",
                   "user kernel handle");
     std::string lowered = name ? name : "";
-    return Kernel(detail::make_kernel_box(kernel, lowered, lowered,
+    return detail::BoxAccess::make<Kernel>(detail::make_kernel_box(kernel, lowered, lowered,
                                           "kernel '" + lowered + "' (user handle)", nullptr));
 }
 

@@ -5,9 +5,11 @@
 #include "cudacore/object_code.hpp"
 #include "runtime/kernel_box.hpp"
 #include "code/object_code_state.hpp"
+#include "support/box_access.hpp"
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <shared_mutex>
@@ -184,6 +186,45 @@ bool ObjectCode::is_loaded() const noexcept {
     return lazy.attempted.load(std::memory_order_acquire) && lazy.library != nullptr;
 }
 
+std::optional<CUlibrary> ObjectCode::handle() const noexcept {
+    if (!is_loaded()) return std::nullopt;
+    return state_->library.library->handle;
+}
+
+Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
+    if (kernel == nullptr) throw InvalidArgumentError("Kernel::from_handle: null CUkernel");
+    const detail::ObjectCodeState& state = *code.state();
+    const std::shared_ptr<detail::LibraryBox>& library =
+        loaded_library(*code.state(), {});
+    // The kernel must be one of this library's: otherwise holding the library would not keep
+    // the kernel's code loaded.
+    const detail::DriverApi& api = detail::driver();
+    unsigned count = 0;
+    detail::check(api.cuLibraryGetKernelCount(&count, library->handle), "cuLibraryGetKernelCount",
+                  describe_code(state));
+    std::vector<CUkernel> kernels(count);
+    if (count) {
+        detail::check(api.cuLibraryEnumerateKernels(kernels.data(), count, library->handle),
+                      "cuLibraryEnumerateKernels", describe_code(state));
+    }
+    if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) {
+        throw InvalidArgumentError("Kernel::from_handle: the CUkernel is not one of the kernels "
+                                   "of " + describe_code(state) + " (it holds: " +
+                                   kernel_list(state, library->handle) + ")");
+    }
+    const char* name = nullptr;
+    detail::check(api.cuKernelGetName(&name, kernel), "cuKernelGetName",
+                  "a kernel of " + describe_code(state));
+    const std::string lowered = name ? name : "";
+    // The name it is known by: its name expression when the symbol map has one.
+    std::string known = lowered;
+    for (const auto& [expression, symbol] : state.symbols)
+        if (symbol == lowered) known = expression;
+    std::string description = "kernel '" + known + "' (" + describe_code(state) + ")";
+    return detail::BoxAccess::make<Kernel>(detail::make_kernel_box(
+        kernel, std::move(known), lowered, std::move(description), library));
+}
+
 Kernel ObjectCode::get_kernel(std::string_view name) const {
     detail::LazyLibrary& lazy = state_->library;
     {
@@ -208,7 +249,8 @@ Kernel ObjectCode::get_kernel(std::string_view name) const {
     std::string description = "kernel '" + std::string(name) + "' (" + describe_code(*state_) + ")";
     detail::check(status, "cuLibraryGetKernel", description);
 
-    Kernel kernel(detail::make_kernel_box(handle, std::string(name), lowered, description, library));
+    Kernel kernel = detail::BoxAccess::make<Kernel>(
+        detail::make_kernel_box(handle, std::string(name), lowered, description, library));
     std::unique_lock lock(lazy.kernels_mutex);
     // Another thread may have made it meanwhile: everyone gets the first one.
     return lazy.kernels.try_emplace(std::string(name), std::move(kernel)).first->second;

@@ -5,6 +5,7 @@
 #include "cudacore/event.hpp"
 #include "cudacore/system.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 namespace cudacore {
 
@@ -51,12 +52,12 @@ Stream Stream::from_handle(CUstream stream) {
         box->context->retained = false;
         api.cuCtxGetId(context, &box->context->id);
     }
-    return Stream(std::move(box));
+    return detail::BoxAccess::make<Stream>(std::move(box));
 }
 
 CUstream Stream::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 
-Context Stream::context() const { return Context(box_->context); }
+Context Stream::context() const { return detail::BoxAccess::make<Context>(box_->context); }
 
 Device Stream::device() const { return Device(box_->context->ordinal); }
 
@@ -77,7 +78,7 @@ int Stream::priority() const {
 }
 
 Event Stream::record(const EventOptions& options) const {
-    Event event(detail::create_event_box(box_->context, options));
+    Event event = detail::BoxAccess::make<Event>(detail::create_event_box(box_->context, options));
     record(event);
     return event;
 }

@@ -9,6 +9,7 @@
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/pinned_memory_resource.hpp"
 #include "cudacore/stream.hpp"
+#include "support/box_access.hpp"
 
 #include <cstdio>
 #include <functional>
@@ -17,7 +18,8 @@
 int main() {
     const auto probe = cudacore::test::expect_no_driver;
     using cudacore::Buffer;
-    const cudacore::Stream stream(std::shared_ptr<cudacore::detail::StreamBox>{});
+    const auto stream = cudacore::detail::BoxAccess::make<cudacore::Stream>(
+        std::shared_ptr<cudacore::detail::StreamBox>{});
     auto resource = std::make_shared<cudacore::test::HostMemoryResource>();
     {
         Buffer a = resource->allocate(64, stream);

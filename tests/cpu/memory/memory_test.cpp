@@ -6,6 +6,7 @@
 #include "cudacore/buffer.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
+#include "support/box_access.hpp"
 
 #include <cstring>
 #include <numeric>
@@ -19,7 +20,9 @@ using cudacore::Stream;
 using cudacore::test::HostMemoryResource;
 
 // A Stream with no driver stream behind it: enough for resources that ignore the stream.
-Stream no_stream() { return Stream(std::shared_ptr<cudacore::detail::StreamBox>{}); }
+Stream no_stream() {
+    return cudacore::detail::BoxAccess::make<Stream>(std::shared_ptr<cudacore::detail::StreamBox>{});
+}
 
 // Runs `call`, expecting InvalidArgumentError whose message contains every one of `parts`.
 template <class Call>
