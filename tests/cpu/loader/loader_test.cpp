@@ -55,6 +55,22 @@ TEST(Loader, NvJitLinkLoadsFromToolkit) {
     EXPECT_NE(result.out.find("nvjitlink 13."), std::string::npos) << result.out;
 }
 
+TEST(Loader, MissingNvvmNamesPathAndVariable) {
+    auto result = run_process({helper_path("loader_probe").string(), "nvvm"},
+                              {{"CUDACORE_NVVM_PATH", "/nonexistent/libnvvm-missing.so"}});
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_NE(result.out.find("libNVVM"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("/nonexistent/libnvvm-missing.so"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("CUDACORE_NVVM_PATH"), std::string::npos) << result.out;
+}
+
+TEST(Loader, NvvmAndLibdeviceLoadFromToolkitOrPackage) {
+    auto result = run_process({helper_path("loader_probe").string(), "nvvm"});
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("nvvm 2."), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("libdevice.10.bc"), std::string::npos) << result.out;
+}
+
 TEST(Loader, SameErrorOnEveryCall) {
     auto result = run_process({helper_path("loader_probe").string(), "driver-twice"},
                               {{"CUDACORE_LIBCUDA_PATH", "/nonexistent/libcuda.so.1"}});
