@@ -7,6 +7,7 @@
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/context.hpp"
 #include "cudacore/device.hpp"
+#include "cudacore/device_properties.hpp"
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
@@ -26,4 +27,5 @@
 #include "cudacore/program_cache.hpp"
 #include "cudacore/stream.hpp"
 #include "cudacore/system.hpp"
+#include "cudacore/system_info.hpp"
 #include "cudacore/version.hpp"
