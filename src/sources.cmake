@@ -4,7 +4,9 @@
 set(CUDACORE_LOADER_SOURCES
   src/loader/dynamic_library.cpp
   src/loader/driver_api.cpp
-  src/loader/compiler_apis.cpp)
+  src/loader/compiler_apis.cpp
+  src/loader/nvvm_api.cpp
+  src/loader/nvml_api.cpp)
 set(CUDACORE_ERRORS_SOURCES
   src/errors/errors.cpp)
 set(CUDACORE_SUPPORT_SOURCES
@@ -13,6 +15,7 @@ set(CUDACORE_SUPPORT_SOURCES
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/program.cpp
+  src/code/nvvm_compile.cpp
   src/code/linker_options.cpp
   src/code/linker.cpp
   src/code/object_code.cpp
@@ -26,6 +29,8 @@ set(CUDACORE_CACHE_SOURCES
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/device.cpp
+  src/runtime/device_properties.cpp
+  src/runtime/system_info.cpp
   src/runtime/context.cpp
   src/runtime/stream.cpp
   src/runtime/event.cpp

@@ -1,5 +1,6 @@
-// Program: CUDA C++ (through NVRTC) or PTX (through nvJitLink, or the driver's linker when
-// nvJitLink is missing and a driver is present) compiled into an ObjectCode. Needs no GPU.
+// Program: CUDA C++ (through NVRTC), PTX (through nvJitLink, or the driver's linker when
+// nvJitLink is missing and a driver is present) or NVVM IR (text or bitcode, through libNVVM)
+// compiled into an ObjectCode. Needs no GPU.
 //
 // A Program is a value holding the source and options; compile() may be called many times (for
 // different targets). Different Program objects may be compiled concurrently from many threads;
@@ -14,15 +15,17 @@
 
 namespace cudacore {
 
-enum class SourceType { cxx, ptx };
+// cxx: CUDA C++. ptx: PTX text. nvvm: NVVM IR, as LLVM assembly text or bitcode (libNVVM reads
+// both; ProgramOptions::extra_sources adds more modules, use_libdevice the math library).
+enum class SourceType { cxx, ptx, nvvm };
 
 class Program {
 public:
     // Throws InvalidArgumentError when `source` is empty.
     Program(std::string source, SourceType source_type, ProgramOptions options = {});
 
-    // Compiles to `target` (ptx, cubin or ltoir; a PTX program: cubin or ltoir is refused with a
-    // clear error where the backend cannot produce it). Each name expression ("scale<float>")
+    // Compiles to `target` (ptx, cubin or ltoir; a PTX program: cubin only; an NVVM program:
+    // ptx or ltoir from libNVVM, cubin by linking that PTX with nvJitLink). Each name expression ("scale<float>")
     // is added before compiling, and the ObjectCode's symbol map takes it to its lowered name.
     // Throws CompileError (full log, program name, options) when compilation fails, LoaderError
     // when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
@@ -34,12 +37,14 @@ public:
     // The exact flags compile(target) passes to its backend, in order: the canonical form of the
     // options (used for cache keys). Resolves arch from the current device when unset.
     std::vector<std::string> flags(CodeType target) const;
-    // The backend compile() uses: "NVRTC", "nvJitLink" or "driver".
+    // The backend compile() uses: "NVRTC", "NVVM", "nvJitLink" or "driver".
     std::string backend() const;
     // The compiler's log (warnings) of the last compile(), success or failure.
     const std::string& log() const noexcept { return log_; }
 
 private:
+    ObjectCode compile_nvvm_program(CodeType target, const std::vector<std::string>& name_expressions);
+
     std::string source_;
     SourceType source_type_;
     ProgramOptions options_;

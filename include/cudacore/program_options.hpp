@@ -14,6 +14,13 @@
 
 namespace cudacore {
 
+// An extra NVVM IR module (text or bitcode) linked with the program's own by libNVVM.
+struct NamedSource {
+    std::string name;
+    std::string code;
+    bool operator==(const NamedSource&) const = default;
+};
+
 // A macro for define_macro: -D<name> or -D<name>=<value>.
 struct MacroDefinition {
     std::string name;
@@ -87,6 +94,12 @@ struct ProgramOptions {
     // Passed to the backend as they are, after every flag above.
     std::vector<std::string> extra_flags;
 
+    // NVVM IR programs only (refused for C++ and PTX): more IR modules that libNVVM links with
+    // the program's own, in order; and libdevice (the math library, libdevice.10.bc beside
+    // libNVVM) added lazily, so only the functions the program calls are linked in.
+    std::vector<NamedSource> extra_sources;
+    std::optional<bool> use_libdevice;
+
     bool operator==(const ProgramOptions&) const = default;
 };
 
@@ -106,6 +119,13 @@ std::vector<std::string> nvrtc_flags(const ProgramOptions& options, bool lto = f
 
 // The toolkit include directories added when toolkit_include_path is set (those that exist).
 std::vector<std::string> toolkit_include_dirs();
+
+// The libNVVM flags for an NVVM IR program, in NVVM's own spelling and a fixed order: -arch=
+// compute_NN (from arch, sm_NN read as compute_NN), -opt=0|3 (device_code_optimize), -g (debug),
+// -ftz=, -prec-sqrt=, -prec-div=, -fma= (0|1), -gen-lto (link_time_optimization, or `lto` for
+// the ltoir target), then extra_flags. Any other option set is refused with
+// InvalidArgumentError naming each field, since libNVVM has no such flag.
+std::vector<std::string> nvvm_flags(const ProgramOptions& options, bool lto = false);
 
 // The LinkerOptions that compile a PTX program the way `options` asks (arch, debug, lineinfo,
 // max_register_count, ftz, prec_*, fma, ptxas_options, link_time_optimization, split_compile,

@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "cudacore/linker.hpp"
+#include "code/nvvm_compile.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 
@@ -11,13 +12,41 @@ namespace cudacore {
 
 namespace {
 
-const char* source_type_name(SourceType type) { return type == SourceType::cxx ? "C++" : "PTX"; }
+const char* source_type_name(SourceType type) {
+    switch (type) {
+        case SourceType::cxx: return "C++";
+        case SourceType::ptx: return "PTX";
+        case SourceType::nvvm: return "NVVM IR";
+    }
+    return "unknown";
+}
 
 std::string describe(const ProgramOptions& options) { return "program '" + options.name + "'"; }
 
 // The checks compile() and flags() share: which targets each source type can produce.
 void require_supported_target(SourceType source_type, CodeType target,
                               const ProgramOptions& options) {
+    if (source_type != SourceType::nvvm &&
+        (!options.extra_sources.empty() || options.use_libdevice.has_value())) {
+        throw InvalidArgumentError(describe(options) + ": extra_sources and use_libdevice are for "
+                                   "NVVM IR programs (libNVVM links IR modules); a " +
+                                   std::string(source_type_name(source_type)) +
+                                   " program is one source: link separate programs with a Linker");
+    }
+    if (source_type == SourceType::nvvm) {
+        if (target == CodeType::cubin && options.link_time_optimization.value_or(false)) {
+            throw InvalidArgumentError(describe(options) + ": link_time_optimization makes NVVM "
+                                       "produce LTO-IR, not cubin; compile to ltoir");
+        }
+        if (target == CodeType::cubin && options.arch && options.arch->rfind("compute_", 0) == 0) {
+            throw InvalidArgumentError(describe(options) + ": a cubin needs a real arch (sm_NN), "
+                                       "not the virtual " + *options.arch);
+        }
+        if (target == CodeType::ptx || target == CodeType::ltoir || target == CodeType::cubin)
+            return;
+        throw InvalidArgumentError(describe(options) + ": an NVVM IR program compiles to ptx, "
+                                   "ltoir or cubin, not " + std::string(to_string(target)));
+    }
     if (source_type == SourceType::cxx) {
         if (target == CodeType::cubin && options.link_time_optimization.value_or(false)) {
             throw InvalidArgumentError(describe(options) + ": link_time_optimization makes NVRTC "
@@ -97,12 +126,14 @@ Program::Program(std::string source, SourceType source_type, ProgramOptions opti
 std::vector<std::string> Program::flags(CodeType target) const {
     require_supported_target(source_type_, target, options_);
     if (source_type_ == SourceType::cxx) return nvrtc_flags(options_, target == CodeType::ltoir);
+    if (source_type_ == SourceType::nvvm) return nvvm_flags(options_, target == CodeType::ltoir);
     return Linker({ObjectCode::from_ptx(source_, options_.name)}, to_linker_options(options_))
         .flags();
 }
 
 std::string Program::backend() const {
     if (source_type_ == SourceType::cxx) return "NVRTC";
+    if (source_type_ == SourceType::nvvm) return "NVVM";
     if (!detail::nvjitlink_available() && detail::driver_available()) return "driver";
     return "nvJitLink";
 }
@@ -127,6 +158,8 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
             throw CompileError(options_.name, e.log(), e.options(), linker.backend());
         }
     }
+
+    if (source_type_ == SourceType::nvvm) return compile_nvvm_program(target, name_expressions);
 
     const std::vector<std::string> flags = this->flags(target);
     const auto& api = detail::nvrtc();
@@ -169,6 +202,34 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     }
     return ObjectCode::from_bytes(target, compiled_code(api, raw, target, object), options_.name,
                                   std::move(symbols));
+}
+
+ObjectCode Program::compile_nvvm_program(CodeType target,
+                                         const std::vector<std::string>& name_expressions) {
+    if (!name_expressions.empty()) {
+        throw InvalidArgumentError(describe(options_) +
+                                   ": name expressions need a C++ program; an NVVM IR program's "
+                                   "kernels are reached by their IR names");
+    }
+    // cubin: NVVM makes PTX, nvJitLink (or the driver) assembles it for the real arch.
+    const CodeType nvvm_target = target == CodeType::cubin ? CodeType::ptx : target;
+    const std::vector<std::string> flags = nvvm_flags(options_, nvvm_target == CodeType::ltoir);
+    detail::NvvmOutput out = detail::compile_nvvm(source_, options_, flags);
+    log_ = out.log;
+    if (target != CodeType::cubin) {
+        return ObjectCode::from_bytes(target, std::move(out.code), options_.name);
+    }
+    LinkerOptions link_options;
+    link_options.name = options_.name;
+    link_options.arch = resolve_arch(options_);
+    Linker linker({ObjectCode::from_ptx(std::move(out.code), options_.name)}, link_options);
+    try {
+        ObjectCode linked = linker.link(CodeType::cubin);
+        if (!linker.info_log().empty()) log_ += (log_.empty() ? "" : "\n") + linker.info_log();
+        return ObjectCode::from_cubin(std::string(linked.code()), options_.name);
+    } catch (const LinkError& e) {
+        throw CompileError(options_.name, e.log(), e.options(), "NVVM + " + linker.backend());
+    }
 }
 
 }  // namespace cudacore

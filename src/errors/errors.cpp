@@ -70,6 +70,13 @@ CompilerApiError::CompilerApiError(std::string call, int status, std::string sta
       status_(status),
       status_name_(std::move(status_name)) {}
 
+NvmlError::NvmlError(std::string call, int status, std::string status_text, std::string object)
+    : Error(call + " failed: NVML status " + std::to_string(status) + " (" + status_text + ")" +
+            (object.empty() ? "" : " [" + object + "]")),
+      call_(std::move(call)),
+      status_(status),
+      status_text_(std::move(status_text)) {}
+
 CompileError::CompileError(std::string program_name, std::string log,
                            std::vector<std::string> options, std::string backend)
     : Error(log_message("compiling", program_name, log, backend)),
