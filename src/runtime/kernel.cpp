@@ -30,7 +30,22 @@ int query_attribute(const KernelBox& box, CUfunction_attribute attribute, int or
 std::vector<KernelParameter> query_parameters(CUkernel handle, const std::string& description) {
     std::vector<KernelParameter> parameters;
     const DriverApi& api = driver();
-    // The driver reports no count: ask index after index until it says there is none.
+    // The count from the driver where it can tell (cuKernelGetParamCount, CUDA 13.2+), so no
+    // call fails (compute-sanitizer reports every failed call as an error).
+    std::size_t count = 0;
+    if (api.cuKernelGetParamCount && api.cuKernelGetParamCount(handle, &count) == CUDA_SUCCESS) {
+        parameters.resize(count);
+        for (std::size_t index = 0; index < count; ++index) {
+            check(api.cuKernelGetParamInfo(handle, index, &parameters[index].offset,
+                                           &parameters[index].size),
+                  "cuKernelGetParamInfo", [&] {
+                      return description + ", parameter " + std::to_string(index) + " of " +
+                             std::to_string(count);
+                  });
+        }
+        return parameters;
+    }
+    // Older drivers report no count: ask index after index until they say there is none.
     for (std::size_t index = 0;; ++index) {
         KernelParameter parameter;
         CUresult status =
