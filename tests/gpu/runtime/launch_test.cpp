@@ -11,6 +11,7 @@
 #include "cudacore/program.hpp"
 #include "kernel_sources.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/runtime_handles.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -157,9 +158,12 @@ TEST_F(LaunchGpu, InvalidConfigsAreClearErrors) {
     EXPECT_NE(message.find("over the kernel's limit"), std::string::npos) << message;
     EXPECT_NE(message.find("set_max_dynamic_shared_size_bytes"), std::string::npos) << message;
     if (device().compute_capability().major >= 9) {
-        message = message_of(
-            [&] { launch(stream(), {.grid = 3, .block = 32, .cluster = 2}, bounded, out); });
-        EXPECT_NE(message.find("not a multiple of the cluster"), std::string::npos) << message;
+        // The grid counts clusters: grid x cluster must fit the driver's 32-bit dimensions.
+        message = message_of([&] {
+            launch(stream(), {.grid = 0x80000000u, .block = 32, .cluster = 2}, bounded, out);
+        });
+        EXPECT_NE(message.find("over the driver's 32-bit grid dimensions"), std::string::npos)
+            << message;
     } else {
         message = message_of(
             [&] { launch(stream(), {.grid = 2, .block = 32, .cluster = 2}, bounded, out); });
@@ -176,7 +180,8 @@ TEST_F(LaunchGpu, ClusterLaunch) {
     const unsigned blocks = 8;
     Buffer ranks = device().allocate(blocks * sizeof(unsigned), stream());
     Buffer sizes = device().allocate(blocks * sizeof(unsigned), stream());
-    launch(stream(), {.grid = blocks, .block = 32, .cluster = 2}, kernel, ranks, sizes);
+    // With a cluster the grid counts clusters: 4 clusters of 2 blocks.
+    launch(stream(), {.grid = blocks / 2, .block = 32, .cluster = 2}, kernel, ranks, sizes);
     std::vector<unsigned> rank(blocks), size(blocks);
     ranks.copy_to(rank, stream());
     sizes.copy_to(size, stream());
@@ -189,6 +194,28 @@ TEST_F(LaunchGpu, ClusterLaunch) {
     KernelOccupancy occupancy = kernel.occupancy(device());
     EXPECT_GE(occupancy.max_potential_cluster_size({.grid = 16, .block = 32}), 2);
     EXPECT_GT(occupancy.max_active_clusters({.grid = 16, .block = 32, .cluster = 2}), 0);
+}
+
+// As in cuda.core, a cluster makes the grid count clusters: every block of grid x cluster runs.
+TEST_F(LaunchGpu, WithAClusterTheGridCountsClusters) {
+    if (device().compute_capability().major < 9) GTEST_SKIP() << "clusters need sm_90 or newer";
+    ObjectCode code = compile(R"(
+extern "C" __global__ void count_blocks(unsigned* count) {
+    if (threadIdx.x == 0 && threadIdx.y == 0) atomicAdd(count, 1u);
+})");
+    Kernel kernel = code.get_kernel("count_blocks");
+    auto blocks_run = [&](const LaunchConfig& config) {
+        Buffer count = device().allocate(sizeof(unsigned), stream());
+        count.fill_byte(0, stream());
+        launch(stream(), config, kernel, count);
+        std::vector<unsigned> host(1, 0);
+        count.copy_to(host, stream());
+        stream().sync();
+        return host[0];
+    };
+    EXPECT_EQ(blocks_run({.grid = 4, .block = 32, .cluster = 2}), 8u);
+    EXPECT_EQ(blocks_run({.grid = {2, 3}, .block = 32, .cluster = {2, 2}}), 24u);
+    EXPECT_EQ(blocks_run({.grid = {2, 3}, .block = 32}), 6u);  // no cluster: the grid is blocks
 }
 
 TEST_F(LaunchGpu, CooperativeLaunchSynchronisesTheGrid) {
@@ -260,6 +287,28 @@ TEST_F(LaunchGpu, AttributesOccupancyAndParameters) {
     EXPECT_EQ(wrapped.handle(), kernel.handle());
     EXPECT_EQ(wrapped.lowered_name(), "saxpy");
     EXPECT_EQ(wrapped.parameters(), expected);
+}
+
+// Where the driver reports a kernel's parameter count (CUDA 13.2+), parameters() agrees with it
+// and no call is made past the last parameter (a failed call compute-sanitizer would report).
+TEST_F(LaunchGpu, ParameterCountComesFromTheDriverWhereItCanTell) {
+    if (!detail::driver().cuKernelGetParamCount)
+        GTEST_SKIP() << "the driver has no cuKernelGetParamCount (before CUDA 13.2): parameters "
+                        "are probed until cuKernelGetParamInfo fails";
+    ObjectCode code = compile(R"(
+extern "C" __global__ void none() {}
+extern "C" __global__ void three(int a, double b, char* c) { if (a) c[0] = char(b); })");
+    detail::ContextScope scope(*device().context().box());
+    for (const auto& [name, expected] : {std::pair{"none", 0u}, std::pair{"three", 3u}}) {
+        Kernel kernel = code.get_kernel(name);
+        std::size_t count = 99;
+        ASSERT_EQ(detail::driver().cuKernelGetParamCount(kernel.handle(), &count), CUDA_SUCCESS);
+        EXPECT_EQ(count, expected) << name;
+        EXPECT_EQ(kernel.parameters().size(), count) << name;
+    }
+    Kernel three = code.get_kernel("three");
+    EXPECT_EQ(three.parameters()[1].offset, 8u);
+    EXPECT_EQ(three.parameters()[2].size, 8u);
 }
 
 TEST_F(LaunchGpu, FromHandleNeverUnloads) {
