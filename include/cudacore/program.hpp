@@ -18,11 +18,13 @@ enum class SourceType { cxx, ptx };
 
 class Program {
 public:
-    // Throws InvalidArgumentError when `source` is empty.
+    // Throws InvalidArgumentError when `source` is empty or `source_type` is not one of the
+    // enumerators.
     Program(std::string source, SourceType source_type, ProgramOptions options = {});
 
     // Compiles to `target` (ptx, cubin or ltoir; a PTX program: cubin or ltoir is refused with a
-    // clear error where the backend cannot produce it). Each name expression ("scale<float>")
+    // clear error where the backend cannot produce it; a C++ program with -dlto compiles to ltoir,
+    // not ptx, and says so). Each name expression ("scale<float>")
     // is added before compiling, and the ObjectCode's symbol map takes it to its lowered name.
     // Throws CompileError (full log, program name, options) when compilation fails, LoaderError
     // when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
