@@ -226,12 +226,13 @@ std::shared_ptr<detail::BufferBox> foreign_box(const char* call, CUdeviceptr poi
     int is_managed = 0;
     detail::check(api.cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, pointer),
                   "cuPointerGetAttribute", object);
-    int ordinal = 0;
-    if (api.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer) !=
-        CUDA_SUCCESS)
-        ordinal = 0;
     const bool host_memory = memory_type == CU_MEMORYTYPE_HOST && is_managed == 0;
-    box->device_ordinal = host_memory ? -1 : ordinal;  // pinned host memory: no device
+    int ordinal = -1;  // pinned host memory: no device (and not asked: the query would fail)
+    if (!host_memory &&
+        api.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer) !=
+            CUDA_SUCCESS)
+        ordinal = 0;
+    box->device_ordinal = ordinal;
     box->device_accessible = true;  // all memory the driver knows is mapped for the device (UVA)
     box->host_accessible = is_managed != 0 || memory_type == CU_MEMORYTYPE_HOST;
     return box;
