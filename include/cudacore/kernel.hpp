@@ -108,7 +108,8 @@ public:
     // "kernel 'saxpy' (cubin 'saxpy', 5120 bytes)": used in every error message about it.
     const std::string& description() const noexcept;
 
-    // Parameter layout, queried once when the Kernel was made.
+    // Parameter layout, queried once when the Kernel was made (cuKernelGetParamInfo for each
+    // parameter; the count from the driver, else from the cubin or PTX, else by probing).
     const std::vector<KernelParameter>& parameters() const noexcept;
     std::size_t parameter_count() const noexcept { return parameters().size(); }
 

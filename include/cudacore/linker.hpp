@@ -15,7 +15,9 @@ public:
     // Throws InvalidArgumentError when `inputs` is empty.
     Linker(std::vector<ObjectCode> inputs, LinkerOptions options = {});
 
-    // Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure,
+    // Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure (for
+    // a verbose link, LinkerOptions::verbose or ptxas's -v, the info log too), and info_log() /
+    // error_log() hold the backend's logs after success and failure alike;
     // CompilerApiError when nvJitLink rejects the flags, LoaderError when neither nvJitLink nor
     // a driver can be loaded. The driver fallback uses the current device's primary context.
     ObjectCode link(CodeType target = CodeType::cubin);

@@ -45,8 +45,9 @@ private:
 // Migrates the pages of a managed buffer to `device` / to host memory, asynchronously on
 // `stream` (cuMemPrefetchAsync): later work on that stream finds them there. Host code may read
 // after the stream has reached this point (stream.sync()). Throws InvalidArgumentError for a
-// closed buffer, DriverError when the memory is not managed or the device cannot prefetch
-// (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0).
+// closed buffer and for memory that is not managed ("not a managed-memory allocation", naming
+// the buffer), DriverError when the device cannot prefetch
+// (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0). An empty buffer of size 0 does nothing.
 void prefetch(const Buffer& buffer, const Device& device, const Stream& stream);
 void prefetch_to_host(const Buffer& buffer, const Stream& stream);
 

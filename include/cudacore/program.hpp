@@ -21,11 +21,13 @@ enum class SourceType { cxx, ptx, nvvm };
 
 class Program {
 public:
-    // Throws InvalidArgumentError when `source` is empty.
+    // Throws InvalidArgumentError when `source` is empty or `source_type` is not one of the
+    // enumerators.
     Program(std::string source, SourceType source_type, ProgramOptions options = {});
 
     // Compiles to `target` (ptx, cubin or ltoir; a PTX program: cubin only; an NVVM program:
-    // ptx or ltoir from libNVVM, cubin by linking that PTX with nvJitLink). Each name expression ("scale<float>")
+    // ptx or ltoir from libNVVM, cubin by linking that PTX with nvJitLink; a C++ program with
+    // -dlto compiles to ltoir, not ptx, and says so). Each name expression ("scale<float>")
     // is added before compiling, and the ObjectCode's symbol map takes it to its lowered name.
     // Throws CompileError (full log, program name, options) when compilation fails, LoaderError
     // when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.

@@ -26,7 +26,9 @@ struct EventOptions;
 struct StreamOptions {
     // Does not synchronise with the legacy default stream.
     bool non_blocking = true;
-    // Lower numbers are higher priority; clamped by the driver to its range. Empty: default.
+    // Lower numbers are higher priority. Must lie in the device's range
+    // (cuCtxGetStreamPriorityRange, e.g. -5 .. 0): a value outside it is an InvalidArgumentError
+    // naming the range (as cuda.core raises), not clamped. Empty: default.
     std::optional<int> priority;
 };
 

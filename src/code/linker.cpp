@@ -26,6 +26,26 @@ void append_line(std::string& log, const std::string& line) {
     log += line;
 }
 
+// -verbose, or ptxas's -v among its options: the caller asked for the info log.
+bool is_verbose(const LinkerOptions& options) {
+    if (options.verbose.value_or(false)) return true;
+    for (const auto& option : options.ptxas_options)
+        if (option == "-v" || option == "--verbose") return true;
+    return false;
+}
+
+// The log a LinkError carries: the error log, and for a verbose link the info log too (the
+// caller asked for it, failure or not).
+std::string failure_log(const LinkerOptions& options, const std::string& info,
+                        const std::string& error) {
+    std::string log = error;
+    if (is_verbose(options) && !info.empty()) {
+        append_line(log, "info log:");
+        append_line(log, info);
+    }
+    return log;
+}
+
 // ---- nvJitLink ----------------------------------------------------------------------------
 
 nvJitLinkInputType nvjitlink_input_type(CodeType type) {
@@ -180,7 +200,7 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
     auto fail = [&](nvJitLinkResult status, const std::string& call) {
         info_log_ = nvjitlink_log(api, raw, false);
         error_log_ = nvjitlink_log(api, raw, true);
-        std::string log = error_log_;
+        std::string log = failure_log(options_, info_log_, error_log_);
         append_line(log, call + " failed: " + detail::nvjitlink_status_name(status));
         throw LinkError(options_.name, std::move(log), flags, kNvJitLink);
     };
@@ -251,7 +271,7 @@ ObjectCode Linker::link_with_driver() {
 
     auto fail = [&](CUresult status, const std::string& call) {
         take_logs();
-        std::string log = error_log_;
+        std::string log = failure_log(options_, info_log_, error_log_);
         append_line(log, call + " failed: " + driver_status_name(status) + ": " +
                              driver_status_text(status));
         throw LinkError(options_.name, std::move(log), jit.described, kDriver);

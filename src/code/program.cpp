@@ -21,6 +21,14 @@ const char* source_type_name(SourceType type) {
     return "unknown";
 }
 
+// -dlto asked for, by the option or among the extra flags.
+bool asks_for_lto(const ProgramOptions& options) {
+    if (options.link_time_optimization.value_or(false)) return true;
+    for (const auto& flag : options.extra_flags)
+        if (flag == "-dlto" || flag == "--dlto") return true;
+    return false;
+}
+
 std::string describe(const ProgramOptions& options) { return "program '" + options.name + "'"; }
 
 // The checks compile() and flags() share: which targets each source type can produce.
@@ -52,6 +60,11 @@ void require_supported_target(SourceType source_type, CodeType target,
             throw InvalidArgumentError(describe(options) + ": link_time_optimization makes NVRTC "
                                        "produce LTO-IR, not cubin; compile to ltoir and link "
                                        "with a Linker using link_time_optimization");
+        }
+        if (target == CodeType::ptx && asks_for_lto(options)) {
+            throw InvalidArgumentError(describe(options) + ": -dlto (link_time_optimization) makes "
+                                       "NVRTC produce LTO-IR, not PTX; ask for CodeType::ltoir "
+                                       "(or compile to ptx without link_time_optimization)");
         }
         if (target == CodeType::cubin && options.arch && options.arch->rfind("compute_", 0) == 0) {
             throw InvalidArgumentError(describe(options) + ": a cubin needs a real arch (sm_NN), "
@@ -117,6 +130,13 @@ std::string compiled_code(const detail::NvrtcApi& api, nvrtcProgram program, Cod
 
 Program::Program(std::string source, SourceType source_type, ProgramOptions options)
     : source_(std::move(source)), source_type_(source_type), options_(std::move(options)) {
+    // Refused here, not at compile(): an unknown value would otherwise reach NVRTC as C++.
+    if (source_type_ != SourceType::cxx && source_type_ != SourceType::ptx &&
+        source_type_ != SourceType::nvvm) {
+        throw InvalidArgumentError("Program: unknown source type " +
+                                   std::to_string(static_cast<int>(source_type_)) + " for " +
+                                   describe(options_) + " (SourceType::cxx, ptx or nvvm)");
+    }
     if (source_.find_first_not_of(" \t\r\n") == std::string::npos) {
         throw InvalidArgumentError(std::string("Program: empty ") + source_type_name(source_type_) +
                                    " source for " + describe(options_));

@@ -3,6 +3,8 @@
 #include "memory/buffer_box.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
+#include "cudacore/device_memory_resource.hpp"
+#include "cudacore/pinned_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/free_after_stream.hpp"
 #include "cudacore/stream.hpp"
@@ -39,10 +41,31 @@ void ManagedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
 }
 
 namespace {
+bool is_managed(const Buffer& buffer) {
+    const MemoryResource* resource = buffer.memory_resource().get();
+    if (dynamic_cast<const ManagedMemoryResource*>(resource)) return true;
+    if (dynamic_cast<const DeviceMemoryResource*>(resource) ||
+        dynamic_cast<const PinnedMemoryResource*>(resource))
+        return false;
+    if (buffer.size() == 0) return false;  // an empty buffer of some other resource
+    // Other resources and wrapped memory: the driver knows.
+    int managed = 0;
+    if (detail::driver().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                               buffer.handle()) != CUDA_SUCCESS)
+        return false;
+    return managed != 0;
+}
+
 void prefetch_to(const Buffer& buffer, CUmemLocation location, const Stream& stream,
                  const std::string& where) {
     if (buffer.is_closed())
         throw InvalidArgumentError("prefetch: " + buffer.description() + " is closed");
+    // Refused before the driver's bare CUDA_ERROR_INVALID_VALUE: only managed memory migrates.
+    if (!is_managed(buffer))
+        throw InvalidArgumentError("prefetch: " + buffer.description() +
+                                   " is not a managed-memory allocation (only memory from a "
+                                   "ManagedMemoryResource or cuMemAllocManaged can be prefetched)");
+    if (buffer.size() == 0) return;  // an empty buffer: nothing to migrate
     const auto& box = stream.box();
     std::optional<detail::ContextScope> scope;
     if (box && box->context) scope.emplace(*box->context);

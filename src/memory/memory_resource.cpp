@@ -9,9 +9,6 @@
 namespace cudacore {
 
 Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
-    if (size == 0)
-        throw InvalidArgumentError("MemoryResource::allocate: size 0 requested from " +
-                                   description());
     std::shared_ptr<MemoryResource> self = weak_from_this().lock();
     if (!self)
         throw InvalidArgumentError("MemoryResource::allocate: " + description() +
@@ -23,9 +20,11 @@ Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
     box->device_ordinal = device_ordinal();
     box->device_accessible = is_device_accessible();
     box->host_accessible = is_host_accessible();
+    box->resource = std::move(self);
+    if (size == 0) return Buffer(std::move(box));  // empty, as in cuda.core: nothing to free
     box->free_stream = stream.box();
     box->handle = do_allocate(size, stream.handle());
-    box->resource = std::move(self);
+    box->track();
     return Buffer(std::move(box));
 }
 
@@ -33,6 +32,11 @@ void MemoryResource::deallocate(CUdeviceptr pointer, std::size_t size, const Str
     do_deallocate(pointer, size, stream.handle());
 }
 
-Device MemoryResource::device() const { return Device(device_ordinal()); }
+Device MemoryResource::device() const {
+    if (device_ordinal() < 0)
+        throw InvalidArgumentError("MemoryResource::device: " + description() +
+                                   " is bound to no device (device_ordinal() is -1)");
+    return Device(device_ordinal());
+}
 
 }  // namespace cudacore

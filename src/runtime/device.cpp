@@ -170,7 +170,15 @@ Stream Device::create_stream(const StreamOptions& options) const {
             int least = 0, greatest = 0;
             detail::check(api.cuCtxGetStreamPriorityRange(&least, &greatest),
                           "cuCtxGetStreamPriorityRange", [&] { return describe(ordinal_); });
-            priority = std::clamp(*options.priority, greatest, least);
+            // Refused rather than clamped (cuda.core raises): a silent clamp hides a bug.
+            if (*options.priority < greatest || *options.priority > least) {
+                throw InvalidArgumentError(
+                    "create_stream on " + describe(ordinal_) + ": priority " +
+                    std::to_string(*options.priority) + " is outside the device's range " +
+                    std::to_string(greatest) + " (highest) .. " + std::to_string(least) +
+                    " (lowest)");
+            }
+            priority = *options.priority;
         }
         const unsigned flags = options.non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
         CUstream handle = nullptr;

@@ -27,10 +27,35 @@ int query_attribute(const KernelBox& box, CUfunction_attribute attribute, int or
     return value;
 }
 
-std::vector<KernelParameter> query_parameters(CUkernel handle, const std::string& description) {
+std::vector<KernelParameter> query_parameters(CUkernel handle, const std::string& description,
+                                              std::optional<std::size_t> code_count) {
     std::vector<KernelParameter> parameters;
     const DriverApi& api = driver();
-    // The driver reports no count: ask index after index until it says there is none.
+    // The count from the driver where it can tell (cuKernelGetParamCount, CUDA 13.2+), else from
+    // the code, so no call fails (compute-sanitizer reports every failed call as an error).
+    std::size_t count = 0;
+    const bool driver_counted =
+        api.cuKernelGetParamCount && api.cuKernelGetParamCount(handle, &count) == CUDA_SUCCESS;
+    if (!driver_counted && code_count) count = *code_count;
+    if (driver_counted || code_count) {
+        parameters.resize(count);
+        for (std::size_t index = 0; index < count; ++index) {
+            const CUresult status = api.cuKernelGetParamInfo(
+                handle, index, &parameters[index].offset, &parameters[index].size);
+            // The code claimed more than the driver knows: keep what it knows.
+            if (status == CUDA_ERROR_INVALID_VALUE && !driver_counted) {
+                parameters.resize(index);
+                break;
+            }
+            check(status, "cuKernelGetParamInfo", [&] {
+                return description + ", parameter " + std::to_string(index) + " of " +
+                       std::to_string(count);
+            });
+        }
+        return parameters;
+    }
+    // Older drivers report no count and the code did not say: ask index after index until the
+    // driver says there is none.
     for (std::size_t index = 0;; ++index) {
         KernelParameter parameter;
         CUresult status =
@@ -71,7 +96,8 @@ int KernelBox::max_dynamic_shared_size_bytes(int ordinal, CUdevice device, bool 
 
 std::shared_ptr<KernelBox> make_kernel_box(CUkernel handle, std::string name,
                                            std::string lowered_name, std::string description,
-                                           std::shared_ptr<LibraryBox> library) {
+                                           std::shared_ptr<LibraryBox> library,
+                                           std::optional<std::size_t> parameter_count) {
     auto box = std::make_shared<KernelBox>();
     box->handle = handle;
     box->name = std::move(name);
@@ -85,7 +111,7 @@ std::shared_ptr<KernelBox> make_kernel_box(CUkernel handle, std::string name,
     box->library = std::move(library);
     {
         ContextScope scope(*context);
-        box->parameters = query_parameters(handle, box->description);
+        box->parameters = query_parameters(handle, box->description, parameter_count);
     }
     int count = 0;
     check(driver().cuDeviceGetCount(&count), "cuDeviceGetCount", box->description);

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,11 @@ struct KernelBox {
 };
 
 // A box for `handle`, with its parameters queried and limits sized for every device.
+// `parameter_count`, where the code told it (code/kernel_parameter_count.hpp), spares drivers
+// that cannot count (before CUDA 13.2) the failing call that otherwise ends the query.
 std::shared_ptr<KernelBox> make_kernel_box(CUkernel handle, std::string name,
                                            std::string lowered_name, std::string description,
-                                           std::shared_ptr<LibraryBox> library);
+                                           std::shared_ptr<LibraryBox> library,
+                                           std::optional<std::size_t> parameter_count = {});
 
 }  // namespace cudacore::detail

@@ -17,8 +17,12 @@ std::string to_string(const Dim3& dim) {
 }
 
 std::string to_string(const LaunchConfig& config) {
-    std::string out = "grid " + to_string(config.grid) + ", block " + to_string(config.block);
-    if (config.has_cluster()) out += ", cluster " + to_string(config.cluster);
+    std::string out = "grid " + to_string(config.grid);
+    if (config.has_cluster()) {
+        out += " clusters of " + to_string(config.cluster) + " blocks (" +
+               std::to_string(config.blocks().volume()) + " blocks)";
+    }
+    out += ", block " + to_string(config.block);
     out += ", " + std::to_string(config.shared_memory_bytes) + " bytes of dynamic shared memory";
     if (config.cooperative) out += ", cooperative";
     return out;
@@ -128,10 +132,15 @@ void check_config(const KernelBox& kernel, const LaunchConfig& config, const Con
             config_error(kernel, config, ordinal,
                          "the device does not support cluster launches (compute capability 9.0 "
                          "or newer is needed)");
-        if (config.grid.x % config.cluster.x || config.grid.y % config.cluster.y ||
-            config.grid.z % config.cluster.z)
+        // The grid counts clusters: the driver gets grid x cluster blocks, which must fit.
+        const LaunchConfig::Blocks blocks = config.blocks();
+        constexpr std::uint64_t kMax = 0xffffffffu;
+        if (blocks.x > kMax || blocks.y > kMax || blocks.z > kMax)
             config_error(kernel, config, ordinal,
-                         "the grid is not a multiple of the cluster in every dimension");
+                         "grid x cluster is (" + std::to_string(blocks.x) + ", " +
+                             std::to_string(blocks.y) + ", " + std::to_string(blocks.z) +
+                             ") blocks, over the driver's 32-bit grid dimensions (with a "
+                             "cluster, the grid counts clusters)");
     }
     if (config.cooperative && !cooperative_launch().supported(ordinal, context.device))
         config_error(kernel, config, ordinal, "the device does not support cooperative launches");

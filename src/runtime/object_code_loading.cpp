@@ -5,6 +5,7 @@
 #include "cudacore/object_code.hpp"
 #include "runtime/kernel_box.hpp"
 #include "code/object_code_state.hpp"
+#include "code/kernel_parameter_count.hpp"
 
 #include <cxxabi.h>
 
@@ -208,7 +209,9 @@ Kernel ObjectCode::get_kernel(std::string_view name) const {
     std::string description = "kernel '" + std::string(name) + "' (" + describe_code(*state_) + ")";
     detail::check(status, "cuLibraryGetKernel", description);
 
-    Kernel kernel(detail::make_kernel_box(handle, std::string(name), lowered, description, library));
+    Kernel kernel(detail::make_kernel_box(
+        handle, std::string(name), lowered, description, library,
+        detail::kernel_parameter_count(state_->type, state_->code, lowered)));
     std::unique_lock lock(lazy.kernels_mutex);
     // Another thread may have made it meanwhile: everyone gets the first one.
     return lazy.kernels.try_emplace(std::string(name), std::move(kernel)).first->second;

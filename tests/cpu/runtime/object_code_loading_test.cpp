@@ -7,6 +7,7 @@
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
 #include "code/object_code_state.hpp"
+#include "runtime/driver_launch_config.hpp"
 
 #include <sstream>
 #include <type_traits>
@@ -94,8 +95,36 @@ TEST(LaunchConfig, DimensionsConvertAndPrint) {
     config.cluster = 2;
     config.cooperative = true;
     EXPECT_FALSE(config.is_plain());
-    EXPECT_NE(cudacore::to_string(config).find("cluster (2, 1, 1)"), std::string::npos);
+    EXPECT_NE(cudacore::to_string(config).find("clusters of (2, 1, 1) blocks (8192 blocks)"),
+              std::string::npos)
+        << cudacore::to_string(config);
     EXPECT_NE(cudacore::to_string(config).find("cooperative"), std::string::npos);
+}
+
+// As in cuda.core, a cluster makes the grid count clusters: the driver is given grid x cluster.
+TEST(LaunchConfig, WithAClusterTheGridCountsClusters) {
+    cudacore::LaunchConfig config{.grid = 4, .block = 32, .cluster = 2};
+    EXPECT_EQ(config.blocks().volume(), 8u);
+    CUlaunchAttribute attributes[2];
+    CUlaunchConfig driver = cudacore::detail::to_driver_config(config, nullptr, attributes);
+    EXPECT_EQ(driver.gridDimX, 8u);
+    EXPECT_EQ(driver.gridDimY, 1u);
+    ASSERT_EQ(driver.numAttrs, 1u);
+    EXPECT_EQ(attributes[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    EXPECT_EQ(attributes[0].value.clusterDim.x, 2u);
+
+    config = {.grid = {2, 3}, .block = 32, .cluster = {2, 2}};
+    EXPECT_EQ(config.blocks().volume(), 24u);
+    driver = cudacore::detail::to_driver_config(config, nullptr, attributes);
+    EXPECT_EQ(driver.gridDimX, 4u);
+    EXPECT_EQ(driver.gridDimY, 6u);
+    EXPECT_EQ(driver.gridDimZ, 1u);
+
+    config = {.grid = {2, 3}, .block = 32};  // no cluster: the grid is blocks
+    driver = cudacore::detail::to_driver_config(config, nullptr, attributes);
+    EXPECT_EQ(driver.gridDimX, 2u);
+    EXPECT_EQ(driver.gridDimY, 3u);
+    EXPECT_EQ(driver.numAttrs, 0u);
 }
 
 // --- compile-time checks of launch()'s arguments.
