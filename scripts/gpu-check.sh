@@ -37,6 +37,24 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     note "$(printf '%-44s rc=%-3s passed=%-3s failed=%-3s skipped=%s' "$name" "$rc" "$passed" "$failed" "$skipped")"
     grep -E '^\[  FAILED  \] [A-Za-z]|^\[  SKIPPED \] [A-Za-z]' "$out/$name.log" | sort -u | sed 's/^/    /' | tee -a "$summary" >/dev/null
   done
+  # cudacore::mpi (when built and mpirun is here): its tests on 4 ranks, and the autotune example
+  # on 2 ranks, one per GPU where there are two, sharing the GPU where there is one.
+  if command -v mpirun >/dev/null && [ -x "$build/examples/example_mpi_autotune" ]; then
+    mpi_flags=(--oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none -x LD_LIBRARY_PATH)
+    [ "$(id -u)" = 0 ] && mpi_flags+=(--allow-run-as-root)
+    for t in "$build"/tests/cpu_mpi_*; do
+      [ -x "$t" ] || continue
+      name=$(basename "$t")
+      timeout 300 mpirun "${mpi_flags[@]}" -np 4 "$t" --gtest_color=no >"$out/$name.log" 2>&1
+      note "$(printf '%-44s rc=%-3s (mpirun -np 4) passed=%s failed=%s' "$name" "$?" \
+        "$(grep -c '^\[       OK \]' "$out/$name.log")" "$(grep -c '^\[  FAILED  \] [A-Za-z]' "$out/$name.log")")"
+    done
+    gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+    share=(); [ "$gpus" -lt 2 ] && share=(--share-devices)
+    timeout 300 mpirun "${mpi_flags[@]}" -np 2 "$build/examples/example_mpi_autotune" "${share[@]}" \
+      >"$out/mpi_autotune.log" 2>&1
+    note "mpi autotune, 2 ranks on $gpus GPU(s): rc=$? $(grep -m1 -i 'fastest' "$out/mpi_autotune.log") $(grep -m1 -i 'all ranks' "$out/mpi_autotune.log")"
+  fi
 fi
 
 if [ "$what" = sanitize ]; then
