@@ -227,6 +227,7 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
     const unsigned long long flags = graph_instantiate_flags(options);
     const auto& api = detail::driver();
     CUgraphExec exec = nullptr;
+    detail::ContextScope scope(*box_->context);
     if (options.upload_stream) {
         CUDA_GRAPH_INSTANTIATE_PARAMS params{};
         params.flags = flags;
@@ -239,7 +240,6 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
                    (params.hErrNode_out ? std::string(", at node ") + node : std::string());
         });
     } else {
-        detail::ContextScope scope(*box_->context);
         detail::check(api.cuGraphInstantiateWithFlags(&exec, box_->handle, flags),
                       "cuGraphInstantiateWithFlags", [&] { return description(); });
     }
