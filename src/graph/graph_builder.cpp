@@ -38,14 +38,13 @@ struct CaptureState {
     std::shared_ptr<GraphHoldings> holdings;
     std::shared_ptr<ContextBox> context;
     CaptureMode mode = CaptureMode::relaxed;
-    std::uint64_t id = 0;
     std::vector<std::shared_ptr<StreamBox>> streams;         // registered, unregistered at the end
     std::vector<std::shared_ptr<StreamBox>> unjoined_forks;  // split, not joined yet
     std::size_t open_bodies = 0;                             // body builders not ended yet
     std::shared_ptr<CaptureState> parent;                    // for a body's capture
 
     void register_stream(const std::shared_ptr<StreamBox>& stream) {
-        register_capture_stream(stream->handle, id, holdings);
+        register_capture_stream(stream->handle, 0, holdings);  // id asked when needed
         streams.push_back(stream);
     }
     void unregister_all() noexcept {
@@ -74,15 +73,6 @@ std::string describe_stream(const Stream& stream) {
     std::snprintf(text, sizeof text, "stream %p of device %d", static_cast<void*>(stream.handle()),
                   stream.box() && stream.box()->context ? stream.box()->context->ordinal : -1);
     return text;
-}
-
-std::uint64_t capture_id(const Stream& stream) {
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    cuuint64_t id = 0;
-    detail::check(detail::driver().cuStreamGetCaptureInfo(stream.handle(), &status, &id, nullptr,
-                                                          nullptr, nullptr, nullptr),
-                  "cuStreamGetCaptureInfo", [&] { return describe_stream(stream); });
-    return id;
 }
 
 // Ends a capture that is being abandoned and destroys what it recorded. Never throws.
@@ -176,8 +166,7 @@ GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
     capture->context = self.stream.box()->context;
     capture->mode = mode;
     try {
-        capture->id = capture_id(self.stream);
-        capture->register_stream(self.stream.box());
+        capture->register_stream(self.stream.box());  // its capture id is asked only if needed
     } catch (...) {
         capture->unregister_all();
         discard_capture(self.stream.handle());
@@ -378,7 +367,6 @@ std::vector<GraphBuilder> GraphBuilder::add_conditional(const ConditionalHandle&
         capture->mode = self.mode;
         capture->parent = self.capture;
         try {
-            capture->id = capture_id(stream);
             capture->register_stream(stream.box());
         } catch (...) {
             capture->unregister_all();

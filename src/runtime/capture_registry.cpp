@@ -82,18 +82,26 @@ std::shared_ptr<GraphHoldings> capture_holdings(CUstream stream) {
         for (const Entry& entry : r.entries)
             if (entry.stream == stream) return entry.holdings;
     }
-    // Not a builder's stream: it may have joined a capture through an event.
+    // Not a builder's stream: it may have joined a capture through an event. Rare, so the
+    // capture ids of the registered streams are asked only now (and kept).
     const DriverApi* api = driver_if_loaded();
     if (!api) return nullptr;
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    const auto id_of = [api](CUstream of, cuuint64_t& id) {
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        return api->cuStreamGetCaptureInfo(of, &status, &id, nullptr, nullptr, nullptr,
+                                           nullptr) == CUDA_SUCCESS &&
+               status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    };
     cuuint64_t id = 0;
-    if (api->cuStreamGetCaptureInfo(stream, &status, &id, nullptr, nullptr, nullptr, nullptr) !=
-            CUDA_SUCCESS ||
-        status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
-        return nullptr;
+    if (!id_of(stream, id)) return nullptr;
     std::lock_guard lock(r.mutex);
-    for (const Entry& entry : r.entries)
+    for (Entry& entry : r.entries) {
+        if (entry.capture_id == 0) {
+            cuuint64_t known = 0;
+            if (id_of(entry.stream, known)) entry.capture_id = known;
+        }
         if (entry.capture_id == id) return entry.holdings;
+    }
     return nullptr;
 }
 

@@ -38,6 +38,7 @@ inline bool captures_active() noexcept {
     return active_capture_streams.load(std::memory_order_relaxed) != 0;
 }
 
+// `capture_id` 0: unknown yet (asked of the driver when a lookup needs it).
 void register_capture_stream(CUstream stream, std::uint64_t capture_id,
                              std::shared_ptr<GraphHoldings> holdings);
 void unregister_capture_stream(CUstream stream) noexcept;
