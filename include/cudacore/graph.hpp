@@ -167,7 +167,8 @@ public:
     // How many objects the graph holds (libraries, buffers, events, callables).
     std::size_t held_count() const;
 
-    // An executable graph (see graph_exec.hpp for the options).
+    // An executable graph (see graph_exec.hpp for the options). A graph with allocation or free
+    // nodes has at most one executable graph at a time (the driver refuses a second: DriverError).
     GraphExec instantiate(const GraphInstantiateOptions& options) const;
     GraphExec instantiate() const;
 

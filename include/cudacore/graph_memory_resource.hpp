@@ -12,7 +12,8 @@
 // the stream). The memory is the graph's: it exists while the graph runs, between the
 // allocation node and the free node. Close buffers inside the capture (or instantiate with
 // auto_free_on_launch): a graph whose allocation was not freed cannot be launched again until it
-// is. A DeviceMemoryResource used during a capture also records allocation and free nodes (from
+// is. Such a graph has at most one executable graph at a time (destroy it before instantiating
+// again). A DeviceMemoryResource used during a capture also records allocation and free nodes (from
 // its pool); this resource adds the device-wide graph memory queries.
 //
 // Statistics and trim cover all graphs of the device. Create it with std::make_shared (it is a

@@ -119,7 +119,9 @@ GraphBuilder::~GraphBuilder() {
         if (!api) return;
         if (self.kind == BuilderKind::forked) return;  // the capture's origin ends it
         if (self.kind == BuilderKind::body) {
-            discard_capture(self.stream.handle());
+            // The body graph belongs to its conditional node: end the capture, keep the graph.
+            CUgraph body = nullptr;
+            api->cuStreamEndCapture(self.stream.handle(), &body);
             capture.unregister_all();
             if (capture.parent && capture.parent->open_bodies) --capture.parent->open_bodies;
             return;
@@ -206,7 +208,7 @@ Graph GraphBuilder::end() {
     if (self.kind == BuilderKind::body && ended->parent && ended->parent->open_bodies)
         --ended->parent->open_bodies;
     if (status != CUDA_SUCCESS) {
-        if (graph) detail::driver().cuGraphDestroy(graph);
+        if (graph && self.kind == BuilderKind::primary) detail::driver().cuGraphDestroy(graph);
         detail::throw_driver_error(status, "cuStreamEndCapture", text);
     }
     if (self.kind == BuilderKind::body) return Graph(self.body);
