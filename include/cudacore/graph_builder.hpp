@@ -22,7 +22,7 @@
 // capturing (an exception left the scope) ends the capture and discards it: the stream is usable
 // again, never left capturing.
 //
-// Ownership: move-only. The Graph holds the libraries of the kernels launched during capture and
+// Ownership: move-only; a moved-from builder may only be destroyed. The Graph holds the libraries of the kernels launched during capture and
 // whatever hold() was given; memory the recorded work merely uses is the caller's to keep valid.
 // A builder holds its stream (from a Device: a new stream of its own). Thread-safety: one thread
 // at a time per builder; split builders may record on several threads at once.
@@ -79,7 +79,8 @@ public:
     // Ends the capture and returns what was recorded. Throws InvalidArgumentError when no
     // capture was begun (or it was ended already) or split builders are not joined yet (the
     // capture stays open); DriverError when the capture was invalidated by an illegal call (the
-    // capture is over then, and the stream usable).
+    // capture is over then, and the stream usable). A conditional body's builder returns the
+    // body graph, which belongs to the graph being captured (valid while that graph lives).
     Graph end();
     // True between begin() and end() (for split and body builders: until joined / ended).
     bool is_capturing() const noexcept;

@@ -217,7 +217,9 @@ Graph GraphBuilder::end() {
 
 bool GraphBuilder::is_capturing() const noexcept { return self_ && self_->capturing; }
 
-CaptureMode GraphBuilder::mode() const noexcept { return self_->mode; }
+CaptureMode GraphBuilder::mode() const noexcept {
+    return self_ ? self_->mode : CaptureMode::relaxed;
+}
 
 const Stream& GraphBuilder::stream() const noexcept { return self_->stream; }
 

@@ -6,6 +6,21 @@ namespace cudacore::detail {
 
 std::atomic<int> active_capture_streams{0};
 
+namespace {
+// Bumped whenever a stream is registered or unregistered: a thread's memory of what it last
+// added (below) is only trusted while nothing changed.
+std::atomic<std::uint64_t> registry_generation{0};
+
+// What this thread last added to a capture: a capture launches the same kernel many times in a
+// row, and the holdings keep each object once, so a repeat needs no lookup at all.
+struct LastHeld {
+    CUstream stream = nullptr;
+    const void* object = nullptr;
+    std::uint64_t generation = ~std::uint64_t{0};
+};
+thread_local LastHeld last_held;
+}  // namespace
+
 void GraphHoldings::add(std::shared_ptr<const void> object) {
     if (!object) return;
     std::lock_guard lock(mutex_);
@@ -62,6 +77,7 @@ void register_capture_stream(CUstream stream, std::uint64_t capture_id,
         }
     }
     r.entries.push_back({stream, capture_id, std::move(holdings)});
+    registry_generation.fetch_add(1, std::memory_order_release);
     active_capture_streams.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -72,6 +88,7 @@ void unregister_capture_stream(CUstream stream) noexcept {
                               [&](const Entry& entry) { return entry.stream == stream; });
     if (found == r.entries.end()) return;
     r.entries.erase(found);
+    registry_generation.fetch_add(1, std::memory_order_release);
     active_capture_streams.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -106,8 +123,16 @@ std::shared_ptr<GraphHoldings> capture_holdings(CUstream stream) {
 }
 
 void hold_for_capture(CUstream stream, std::shared_ptr<const void> object) noexcept {
+    const std::uint64_t generation = registry_generation.load(std::memory_order_acquire);
+    if (last_held.stream == stream && last_held.object == object.get() &&
+        last_held.generation == generation)
+        return;  // held already by this very capture
     try {
-        if (auto holdings = capture_holdings(stream)) holdings->add(std::move(object));
+        if (auto holdings = capture_holdings(stream)) {
+            const void* raw = object.get();
+            holdings->add(std::move(object));
+            last_held = {stream, raw, generation};
+        }
     } catch (...) {
         // Out of memory while recording: the launch itself went through; nothing to undo.
     }
