@@ -11,7 +11,11 @@
 //
 // Device side: the handle reaches a kernel as a plain argument (handle.handle(), an unsigned
 // long long). With NVRTC, include <cuda_device_runtime_api.h> (on the default include path, see
-// ProgramOptions) or declare the function yourself; no device runtime library needs linking:
+// ProgramOptions) or declare it yourself, as
+//     extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(
+//         cudaGraphConditionalHandle handle, unsigned int value);
+// Compile to a cubin as usual (no -rdc, no device runtime library to link): the cubin refers to
+// the function as an external that the driver resolves when it loads the code.
 //
 //     #include <cuda_device_runtime_api.h>
 //     // Sets the loop count once, from data only the device has.
