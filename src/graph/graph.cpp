@@ -365,7 +365,7 @@ GraphAllocation Graph::add_allocation(GraphDependencies dependencies, std::size_
     CUDA_MEM_ALLOC_NODE_PARAMS params{};
     params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     params.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    params.poolProps.location.id = box.context->device;
+    params.poolProps.location.id = box.context->ordinal;
     params.bytesize = size;
     const GraphNode node = add_node(box, "cuGraphAddMemAllocNode", "memory allocation",
                                     [&](CUgraphNode* out) {

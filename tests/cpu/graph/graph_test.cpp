@@ -6,6 +6,7 @@
 #include "cudacore/cudacore.hpp"
 #include "graph_kernel_sources.hpp"
 #include "runtime/capture_registry.hpp"
+#include "runtime/runtime_handles.hpp"
 
 #include <functional>
 #include <memory>
@@ -186,6 +187,44 @@ TEST(GraphHandles, EmptyGraphAndExecutableGraphRefuseUse) {
     EXPECT_NE(invalid_argument_message([&] { exec.launch(no_stream); }).find("GraphExec::launch"),
               std::string::npos);
     EXPECT_THROW(GraphBuilder{no_stream}, InvalidArgumentError);
+}
+
+// A stream the builder never hands to the driver: every check below fails before any call.
+Stream unused_stream() {
+    static int fake = 0;
+    auto box = std::make_shared<detail::StreamBox>();
+    box->handle = reinterpret_cast<CUstream>(&fake);
+    box->owned = false;
+    box->context = std::make_shared<detail::ContextBox>();
+    box->context->retained = false;
+    return Stream(std::move(box));
+}
+
+TEST(GraphBuilderStates, OperationsOutsideACaptureAreRefusedNamingTheBuilder) {
+    GraphBuilder builder(unused_stream());
+    EXPECT_FALSE(builder.is_capturing());
+    EXPECT_EQ(builder.mode(), CaptureMode::relaxed);
+    EXPECT_NE(builder.description().find("graph builder on stream"), std::string::npos);
+    const std::string end = invalid_argument_message([&] { builder.end(); });
+    EXPECT_NE(end.find("GraphBuilder::end: no capture was begun"), std::string::npos) << end;
+    for (const auto& [name, call] : std::vector<std::pair<std::string, std::function<void()>>>{
+             {"split", [&] { builder.split(2); }},
+             {"add_host_function", [&] { builder.add_host_function([] {}); }},
+             {"hold", [&] { builder.hold(std::make_shared<int>(1)); }},
+             {"create_conditional_handle", [&] { builder.create_conditional_handle(); }},
+             {"while_loop", [&] { builder.while_loop(ConditionalHandle{}); }},
+         }) {
+        const std::string message = invalid_argument_message(call);
+        EXPECT_NE(message.find("GraphBuilder::" + name), std::string::npos) << message;
+        EXPECT_NE(message.find("is not capturing"), std::string::npos) << message;
+    }
+    GraphBuilder other(unused_stream());
+    EXPECT_NE(invalid_argument_message([&] { builder.join(other); }).find("is not capturing"),
+              std::string::npos);
+    // Moving leaves the source empty; destroying either starts nothing.
+    GraphBuilder moved(std::move(builder));
+    EXPECT_FALSE(moved.is_capturing());
+    EXPECT_FALSE(builder.is_capturing());
 }
 
 TEST(CaptureRegistry, LaunchesFindTheHoldingsOfTheirCapture) {
