@@ -40,7 +40,7 @@ struct CaptureState {
     CaptureMode mode = CaptureMode::relaxed;
     std::vector<std::shared_ptr<StreamBox>> streams;         // registered, unregistered at the end
     std::vector<std::shared_ptr<StreamBox>> unjoined_forks;  // split, not joined yet
-    std::size_t open_bodies = 0;                             // body builders not ended yet
+    std::vector<std::shared_ptr<StreamBox>> open_bodies;     // body builders not ended yet
     std::shared_ptr<CaptureState> parent;                    // for a body's capture
 
     void register_stream(const std::shared_ptr<StreamBox>& stream) {
@@ -50,6 +50,12 @@ struct CaptureState {
     void unregister_all() noexcept {
         for (const auto& stream : streams) unregister_capture_stream(stream->handle);
         streams.clear();
+    }
+    // A body builder's capture is over: its parent no longer waits for it.
+    void body_ended(const std::shared_ptr<StreamBox>& stream) noexcept {
+        if (!parent) return;
+        auto& open = parent->open_bodies;
+        open.erase(std::remove(open.begin(), open.end(), stream), open.end());
     }
 };
 
@@ -123,7 +129,7 @@ GraphBuilder::~GraphBuilder() {
             CUgraph body = nullptr;
             api->cuStreamEndCapture(self.stream.handle(), &body);
             capture.unregister_all();
-            if (capture.parent && capture.parent->open_bodies) --capture.parent->open_bodies;
+            capture.body_ended(self.stream.box());
             return;
         }
         // The origin: forks must rejoin it before the capture can end (errors ignored: an
@@ -134,6 +140,11 @@ GraphBuilder::~GraphBuilder() {
             api->cuEventRecord(event, fork->handle);
             api->cuStreamWaitEvent(self.stream.handle(), event, 0);
             api->cuEventDestroy(event);
+        }
+        // Bodies still recording go first: their graphs go with the captured graph.
+        for (const auto& body : capture.open_bodies) {
+            CUgraph ignored = nullptr;
+            api->cuStreamEndCapture(body->handle, &ignored);
         }
         discard_capture(self.stream.handle());
         // A fork the driver still thinks is capturing is ended on its own.
@@ -194,8 +205,9 @@ Graph GraphBuilder::end() {
                                    std::to_string(capture.unjoined_forks.size()) +
                                    " builder(s) split from " + description() +
                                    " are not joined yet; join them first");
-    if (capture.open_bodies)
-        throw InvalidArgumentError("GraphBuilder::end: " + std::to_string(capture.open_bodies) +
+    if (!capture.open_bodies.empty())
+        throw InvalidArgumentError("GraphBuilder::end: " +
+                                   std::to_string(capture.open_bodies.size()) +
                                    " conditional body builder(s) of " + description() +
                                    " are not ended yet; end them first");
     CUgraph graph = nullptr;
@@ -205,8 +217,7 @@ Graph GraphBuilder::end() {
     std::shared_ptr<detail::CaptureState> ended = std::move(self.capture);
     self.capturing = false;
     ended->unregister_all();
-    if (self.kind == BuilderKind::body && ended->parent && ended->parent->open_bodies)
-        --ended->parent->open_bodies;
+    if (self.kind == BuilderKind::body) ended->body_ended(self.stream.box());
     if (status != CUDA_SUCCESS) {
         if (graph && self.kind == BuilderKind::primary) detail::driver().cuGraphDestroy(graph);
         detail::throw_driver_error(status, "cuStreamEndCapture", text);
@@ -377,7 +388,7 @@ std::vector<GraphBuilder> GraphBuilder::add_conditional(const ConditionalHandle&
             discard_capture(stream.handle());
             throw;
         }
-        ++self.capture->open_bodies;
+        self.capture->open_bodies.push_back(stream.box());
         bodies.push_back(GraphBuilder(std::make_unique<Private>(Private{
             BuilderKind::body, std::move(stream), std::move(capture), true, self.mode,
             std::move(body)})));
