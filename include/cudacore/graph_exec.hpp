@@ -81,7 +81,8 @@ public:
 
     // Takes the parameters of `graph`, which must have the same topology as the graph this was
     // made from (cuGraphExecUpdate). Throws GraphUpdateError when refused; the executable graph
-    // is then unchanged. From then on it also holds what `graph` holds.
+    // is then unchanged. From then on it holds what `graph` holds; what the previous graph held
+    // is released once the launches made so far have finished.
     void update(const Graph& graph);
 
     // New arguments (and config) for kernel node `node` of the graph this was made from, in this

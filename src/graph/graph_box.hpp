@@ -27,7 +27,10 @@ struct GraphBox {
 struct GraphExecBox {
     CUgraphExec handle = nullptr;
     std::shared_ptr<ContextBox> context;
+    // The holdings of the graph it was made from (or last updated from), then `own`: what
+    // per-node updates brought in (kernels' libraries).
     std::vector<std::shared_ptr<GraphHoldings>> holdings;
+    std::shared_ptr<GraphHoldings> own = std::make_shared<GraphHoldings>();
     std::atomic<bool> launched{false};
     ~GraphExecBox();
 };

@@ -246,7 +246,7 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
     auto box = std::make_shared<detail::GraphExecBox>();
     box->handle = exec;
     box->context = box_->context;
-    box->holdings.push_back(box_->holdings);
+    box->holdings = {box_->holdings, box->own};
     return GraphExec(std::move(box));
 }
 
@@ -297,7 +297,12 @@ void GraphExec::update(const Graph& graph) {
     }
     detail::check(status, "cuGraphExecUpdate",
                   [&] { return graph.description() + " into " + describe_exec(box); });
-    box_->holdings.push_back(graph.box()->holdings);
+    // From now on the new graph's objects are needed; the old ones only by launches in flight.
+    std::vector<std::shared_ptr<detail::GraphHoldings>> previous = {graph.box()->holdings,
+                                                                    box_->own};
+    previous.swap(box_->holdings);
+    if (box.launched.load(std::memory_order_relaxed))
+        detail::release_after_context_idle(box.context, std::move(previous));
 }
 
 void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
@@ -324,11 +329,7 @@ void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, cons
         detail::driver().cuGraphExecKernelNodeSetParams(box.handle, node.handle(), &params),
         "cuGraphExecKernelNodeSetParams",
         [&] { return kernel.description() + " in " + describe_exec(box); });
-    if (kernel.box()->library) {
-        auto held = std::make_shared<detail::GraphHoldings>();
-        held->add(kernel.box()->library);
-        box_->holdings.push_back(std::move(held));
-    }
+    if (kernel.box()->library) box.own->add(kernel.box()->library);
 }
 
 }  // namespace cudacore
