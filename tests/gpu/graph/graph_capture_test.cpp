@@ -383,4 +383,57 @@ TEST_F(GraphCapture, WhileLoopRecordedByCaptureRunsADeviceComputedNumberOfTimes)
     EXPECT_EQ(runs.span<int>()[0], 9);
 }
 
+TEST_F(GraphCapture, IfElseAndSwitchRecordedByCaptureFollowTheDevice) {
+    ProgramOptions options;
+    options.name = "conditional_kernels";
+    options.arch = device().arch();
+    ObjectCode conditional = Program(test::kConditionalKernelsSource, SourceType::cxx, options)
+                                 .compile(CodeType::cubin);
+    Kernel set_condition = conditional.get_kernel("set_condition");
+    Kernel mark = code_->get_kernel("mark");
+    Buffer value = pinned_->allocate(sizeof(unsigned), stream());
+    Buffer out = host_ints();
+
+    GraphBuilder builder = stream().begin_capture();
+    ConditionalHandle branch = builder.create_conditional_handle();
+    launch(builder, LaunchConfig{}, set_condition, branch.handle(), value);
+    auto [then_body, else_body] = builder.if_else(branch);
+    launch(then_body, LaunchConfig{}, mark, out, 0, 1);
+    launch(else_body, LaunchConfig{}, mark, out, 1, 1);
+    then_body.end();
+    else_body.end();
+    ConditionalHandle choice = builder.create_conditional_handle();
+    launch(builder, LaunchConfig{}, set_condition, choice.handle(), value);
+    std::vector<GraphBuilder> cases = builder.switch_cases(choice, 3);
+    for (int index = 0; index < 3; ++index) {
+        launch(cases[index], LaunchConfig{}, mark, out, 2 + index, 1);
+        cases[index].end();
+    }
+    GraphExec exec = builder.end().instantiate();
+
+    for (unsigned chosen : {0u, 1u, 2u, 5u}) {
+        value.span<unsigned>()[0] = chosen;
+        std::fill(out.span<int>().begin(), out.span<int>().end(), 0);
+        exec.launch(stream());
+        stream().sync();
+        const auto got = values(out);
+        EXPECT_EQ(got[0], chosen != 0 ? 1 : 0) << "value " << chosen;
+        EXPECT_EQ(got[1], chosen == 0 ? 1 : 0) << "value " << chosen;
+        for (unsigned index = 0; index < 3; ++index)
+            EXPECT_EQ(got[2 + index], index == chosen ? 1 : 0) << "value " << chosen;
+    }
+}
+
+TEST_F(GraphCapture, EndingWithAnOpenBodyIsRefused) {
+    GraphBuilder builder = stream().begin_capture();
+    ConditionalHandle handle = builder.create_conditional_handle();
+    GraphBuilder body = builder.if_then(handle);
+    EXPECT_THROW(builder.end(), InvalidArgumentError);
+    body.end();
+    EXPECT_THROW(body.end(), InvalidArgumentError);  // ended already
+    Graph graph = builder.end();
+    EXPECT_EQ(graph.node_count(), 1u);  // the conditional node
+    EXPECT_FALSE(stream().is_capturing());
+}
+
 }  // namespace
