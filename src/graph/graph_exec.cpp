@@ -270,6 +270,9 @@ void GraphExec::launch(const Stream& stream) const {
     }
     if (!box.launched.load(std::memory_order_relaxed)) [[unlikely]]
         box_->launched.store(true, std::memory_order_relaxed);
+    // Launched into a capture: the graph being captured holds what this one needs.
+    if (detail::captures_active()) [[unlikely]]
+        for (const auto& held : box.holdings) detail::hold_for_capture(stream.handle(), held);
 }
 
 void GraphExec::upload(const Stream& stream) const {
