@@ -77,6 +77,22 @@ PLANS = {
     "alloc_free_1mib": (5, 300),
     "serialize_roundtrip": (10, 300),
 }
+# Graphs (side_by_side.cpp, graph_operations): graphs of 1, 16 and 256 empty-kernel nodes.
+# Launches and replays are enqueue-only and per kernel; capture + instantiate is per graph.
+GRAPH_SIZES = (1, 16, 256)
+for _n in GRAPH_SIZES:
+    OPERATIONS.append((f"launch_{_n}_kernels", f"{_n} empty-kernel launches, per kernel"))
+for _n in GRAPH_SIZES:
+    OPERATIONS.append((f"graph_replay_{_n}", f"replay {_n}-node graph, per kernel"))
+for _n in GRAPH_SIZES:
+    OPERATIONS.append((f"graph_capture_instantiate_{_n}", f"capture + instantiate {_n}-node graph"))
+for _n in GRAPH_SIZES:
+    GPU_OPERATIONS |= {f"launch_{_n}_kernels", f"graph_replay_{_n}", f"graph_capture_instantiate_{_n}"}
+    PLANS[f"launch_{_n}_kernels"] = (10, 300)
+    PLANS[f"graph_replay_{_n}"] = (10, 300)
+    PLANS[f"graph_capture_instantiate_{_n}"] = (5, 200)
+del _n
+
 LAUNCH_BURST = 64   # launches per timed burst, as in the C++ program
 LAUNCH_BLOCK = 32
 BATCH = 20          # tiny operations are timed in batches, reported per operation
@@ -488,6 +504,68 @@ def cuda_core_operations(cc, args, results, kernels, environment):
             quick, only)
     scratch.close(stream)
     stream.sync()
+    cuda_core_graph_operations(cc, device, stream, config, empty, results, quick, only)
+
+
+def cuda_core_graph_operations(cc, device, stream, config, empty, results, quick, only):
+    """The graph rows through cuda.core's GraphBuilder, with the same kernel and sizes as the C++
+    half: launches and replays per kernel (enqueue only), capture + instantiate per graph."""
+    system = "cuda.core"
+
+    def capture(kernels):
+        builder = device.create_graph_builder().begin_building()
+        for _ in range(kernels):
+            cc.launch(builder, config, empty)
+        builder.end_building()
+        return builder.complete()
+
+    for kernels in GRAPH_SIZES:
+        def launches(kernels=kernels):
+            start = now_ns()
+            for _ in range(kernels):
+                cc.launch(stream, config, empty)
+            elapsed = now_ns() - start
+            stream.sync()
+            return elapsed / kernels
+
+        compare(results, f"launch_{kernels}_kernels",
+                [(system, launches, f"launch() x {kernels}, per kernel")], quick, only)
+
+        replays = 1 if kernels >= LAUNCH_BURST else LAUNCH_BURST // kernels
+        graph = None
+        if not only or f"graph_replay_{kernels}" in only:
+            try:
+                graph = capture(kernels)
+            except Exception as error:  # an older cuda.core without graphs: reported, not fatal
+                results.skip(f"graph_replay_{kernels}", system, f"{type(error).__name__}: {error}")
+
+        def replay(graph=graph, kernels=kernels, replays=replays):
+            start = now_ns()
+            for _ in range(replays):
+                graph.launch(stream)
+            elapsed = now_ns() - start
+            stream.sync()
+            return elapsed / (replays * kernels)
+
+        if graph is not None:
+            compare(results, f"graph_replay_{kernels}",
+                    [(system, replay, f"Graph.launch of a GraphBuilder graph ({kernels} nodes), per kernel")],
+                    quick, only)
+
+        def capture_instantiate(kernels=kernels):
+            start = now_ns()
+            made = capture(kernels)
+            elapsed = now_ns() - start
+            del made  # destroyed outside the timing
+            return elapsed
+
+        compare(results, f"graph_capture_instantiate_{kernels}",
+                [(system, capture_instantiate,
+                  f"create_graph_builder().begin_building(), launch() x {kernels}, end_building(), complete()")],
+                quick, only)
+        if graph is not None:
+            stream.sync()
+            graph.close()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/kernel.cpp
   src/runtime/launch.cpp
   src/runtime/multi_device.cpp)
+  src/runtime/capture_registry.cpp)
 set(CUDACORE_MEMORY_SOURCES
   src/memory/memory_resource.cpp
   src/memory/device_memory_resource.cpp
@@ -55,8 +56,15 @@ set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_channel.cpp
   src/ipc/ipc_memory.cpp
   src/ipc/ipc_event.cpp)
+  src/memory/buffer.cpp)
+set(CUDACORE_GRAPH_SOURCES
+  src/graph/graph.cpp
+  src/graph/graph_exec.cpp
+  src/graph/graph_builder.cpp
+  src/graph/graph_memory_resource.cpp)
 set(CUDACORE_SOURCES
   ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
   ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
   ${CUDACORE_MEMORY_SOURCES})
 list(APPEND CUDACORE_SOURCES ${CUDACORE_IPC_SOURCES})
+list(APPEND CUDACORE_SOURCES ${CUDACORE_GRAPH_SOURCES})

@@ -22,6 +22,8 @@ struct StreamBox;
 class Device;
 class Event;
 struct EventOptions;
+class GraphBuilder;
+enum class CaptureMode : int;  // graph_builder.hpp
 
 struct StreamOptions {
     // Does not synchronise with the legacy default stream.
@@ -56,6 +58,12 @@ public:
     void sync() const;
     // True when all work enqueued so far has finished.
     bool is_done() const;
+    // Begins recording this stream's work into a graph (include cudacore/graph_builder.hpp;
+    // relaxed mode by default): see GraphBuilder.
+    GraphBuilder begin_capture() const;
+    GraphBuilder begin_capture(CaptureMode mode) const;
+    // True while the stream is capturing (cuStreamIsCapturing), by cudacore or anyone else.
+    bool is_capturing() const;
 
     bool operator==(const Stream& other) const noexcept { return handle() == other.handle(); }
 

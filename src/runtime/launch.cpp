@@ -1,6 +1,7 @@
 #include "cudacore/launch.hpp"
 
 #include "cudacore/errors.hpp"
+#include "runtime/capture_registry.hpp"
 #include "runtime/driver_launch_config.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -176,6 +177,9 @@ void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kerne
     check_config(box, config, *stream_box.context);
     // The launch may outlive every handle: the library remembers where it ran (see LibraryBox).
     if (box.library) box.library->note_launch(stream_box.context);
+    // A captured launch runs when the graph does: the graph holds the library from now on.
+    if (captures_active() && box.library) [[unlikely]]
+        hold_for_capture(stream_box.handle, box.library);
 
     const DriverApi& api = driver();
     void** parameters = count ? arguments : nullptr;
