@@ -17,7 +17,8 @@ set(CUDACORE_CODE_SOURCES
   src/code/linker.cpp
   src/code/object_code.cpp
   src/code/object_code_serialization.cpp
-  src/code/code_inspection.cpp)
+  src/code/code_inspection.cpp
+  src/code/code_validation.cpp)
 set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp

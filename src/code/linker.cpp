@@ -3,6 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program_options.hpp"
+#include "code/code_validation.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -128,6 +129,16 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
     : inputs_(std::move(inputs)), options_(std::move(options)) {
     if (inputs_.empty()) {
         throw InvalidArgumentError("Linker: no inputs given to linker '" + options_.name + "'");
+    }
+    // Neither nvJitLink nor the driver's linker is safe against malformed containers (a bad
+    // table offset crashes them): every input is checked first, whatever its origin.
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+        try {
+            detail::validate_code(inputs_[i].code_type(), inputs_[i].code(), input_name(inputs_[i], i));
+        } catch (const InvalidArgumentError& e) {
+            throw InvalidArgumentError("Linker '" + options_.name + "': input " + std::to_string(i) +
+                                       " is unusable: " + e.what());
+        }
     }
     // nvJitLink when it loads; the driver's linker only as a fallback. With neither, link()
     // reports nvJitLink's loader error (it says which paths were tried and what to set).

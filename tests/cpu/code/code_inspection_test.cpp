@@ -41,7 +41,7 @@ std::string fatbin_around(std::string_view cubin, std::uint32_t sm) {
     put<std::uint32_t>(entry, 4, kEntryHeader);
     put<std::uint64_t>(entry, 8, cubin.size());
     put<std::uint32_t>(entry, 28, sm);
-    put<std::uint64_t>(entry, 32, 0x11);
+    put<std::uint64_t>(entry, 40, 0x11);  // flags
     entry.resize(kEntryHeader, '\0');
     entry += cubin;
     std::string fatbin;
