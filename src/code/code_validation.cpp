@@ -543,6 +543,16 @@ void validate_code(CodeType type, std::string_view code, std::string_view name) 
     }
 }
 
+void validate_link_input(const ObjectCode& input, std::size_t index, std::string_view linker_name) {
+    try {
+        validate_code(input.code_type(), input.code(),
+                      input.name().empty() ? "input " + num(index) : input.name());
+    } catch (const InvalidArgumentError& e) {
+        throw InvalidArgumentError("Linker '" + std::string(linker_name) + "': input " + num(index) +
+                                   " is unusable: " + e.what());
+    }
+}
+
 std::vector<FatbinImage> fatbin_images(std::string_view fatbin, std::string_view name) {
     try {
         return walk_fatbin(fatbin);

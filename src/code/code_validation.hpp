@@ -26,6 +26,10 @@ namespace cudacore::detail {
 // empty). PTX is text that its consumers parse themselves: only its emptiness is checked.
 void validate_code(CodeType type, std::string_view code, std::string_view name = {});
 
+// The check Linker makes of each of its inputs: validate_code on its declared type, the error
+// prefixed with "Linker '<linker_name>': input <index> is unusable: ".
+void validate_link_input(const ObjectCode& input, std::size_t index, std::string_view linker_name);
+
 // One image of a fatbin, its payload a view into the fatbin's bytes.
 struct FatbinImage {
     std::uint16_t kind = 0;  // 1 PTX, 2 ELF, 8 LTO-IR

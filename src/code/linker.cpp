@@ -132,14 +132,7 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
     }
     // Neither nvJitLink nor the driver's linker is safe against malformed containers (a bad
     // table offset crashes them): every input is checked first, whatever its origin.
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-        try {
-            detail::validate_code(inputs_[i].code_type(), inputs_[i].code(), input_name(inputs_[i], i));
-        } catch (const InvalidArgumentError& e) {
-            throw InvalidArgumentError("Linker '" + options_.name + "': input " + std::to_string(i) +
-                                       " is unusable: " + e.what());
-        }
-    }
+    for (std::size_t i = 0; i < inputs_.size(); ++i) detail::validate_link_input(inputs_[i], i, options_.name);
     // nvJitLink when it loads; the driver's linker only as a fallback. With neither, link()
     // reports nvJitLink's loader error (it says which paths were tried and what to set).
     backend_ = (!detail::nvjitlink_available() && detail::driver_available()) ? kDriver : kNvJitLink;
