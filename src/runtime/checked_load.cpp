@@ -6,6 +6,7 @@
 #include "cudacore/errors.hpp"
 #include "code/code_validation.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/load_probe_cache.hpp"
 
 #include <xxhash.h>
 
@@ -217,6 +218,12 @@ LoadProbeVerdict probe_load(const ObjectCode& code, const LoadProbeOptions& opti
     const LoadProbeVerdict verdict = run_probe(find_probe(options), code, ordinal, options.timeout);
     std::lock_guard lock(cache.mutex);
     return cache.verdicts.try_emplace(key, verdict).first->second;
+}
+
+void detail::forget_load_probe_verdicts() noexcept {
+    VerdictCache& cache = verdict_cache();
+    std::lock_guard lock(cache.mutex);
+    cache.verdicts.clear();
 }
 
 void checked_load(const ObjectCode& code, const LoadProbeOptions& options) {
