@@ -22,6 +22,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/object_code_serialization.cpp
   src/code/code_inspection.cpp
   src/code/kernel_parameter_count.cpp)
+  src/code/code_validation.cpp)
 set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
@@ -37,6 +38,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/event.cpp
   src/runtime/library_box.cpp
   src/runtime/object_code_loading.cpp
+  src/runtime/checked_load.cpp
   src/runtime/kernel.cpp
   src/runtime/launch.cpp
   src/runtime/multi_device.cpp)

@@ -40,3 +40,4 @@
 #include "cudacore/graph_exec.hpp"
 #include "cudacore/graph_memory_resource.hpp"
 #include "cudacore/graph_node.hpp"
+#include "cudacore/checked_load.hpp"

@@ -12,7 +12,10 @@ namespace cudacore {
 
 class Linker {
 public:
-    // Throws InvalidArgumentError when `inputs` is empty.
+    // Throws InvalidArgumentError when `inputs` is empty, or when an input's container
+    // structure (ELF tables, fatbin entries, archive members, LTO-IR header) is malformed; the
+    // message names the input (index and name) and what is wrong. Checked here because
+    // nvJitLink and the driver's linker crash on some malformed inputs instead of failing.
     Linker(std::vector<ObjectCode> inputs, LinkerOptions options = {});
 
     // Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure (for

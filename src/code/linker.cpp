@@ -3,6 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program_options.hpp"
+#include "code/code_validation.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -149,6 +150,9 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
     if (inputs_.empty()) {
         throw InvalidArgumentError("Linker: no inputs given to linker '" + options_.name + "'");
     }
+    // Neither nvJitLink nor the driver's linker is safe against malformed containers (a bad
+    // table offset crashes them): every input is checked first, whatever its origin.
+    for (std::size_t i = 0; i < inputs_.size(); ++i) detail::validate_link_input(inputs_[i], i, options_.name);
     // nvJitLink when it loads; the driver's linker only as a fallback. With neither, link()
     // reports nvJitLink's loader error (it says which paths were tried and what to set).
     backend_ = (!detail::nvjitlink_available() && detail::driver_available()) ? kDriver : kNvJitLink;

@@ -4,6 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
 #include "runtime/kernel_box.hpp"
+#include "code/code_validation.hpp"
 #include "code/object_code_state.hpp"
 #include "code/kernel_parameter_count.hpp"
 
@@ -73,6 +74,14 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
         case CodeType::ptx:
         case CodeType::fatbin:
             break;
+    }
+    // The driver's loader is not safe against malformed containers (a bad table offset crashes
+    // the process), and the bytes may come from anywhere: a file, a peer, a deserialized value
+    // whose checksum only says it was not damaged in transit.
+    try {
+        detail::validate_code(state.type, state.code);
+    } catch (const InvalidArgumentError& e) {
+        refuse_unloadable(state, kernel_name, e.what());
     }
 
     try {

@@ -1,6 +1,7 @@
 // ObjectCode loading without a GPU: values need no driver, failures are clear and repeated, and
 // code that must be linked first is refused before any driver call. Also the compile-time side of
 // launch(): argument conversion and TypedKernel's type checks.
+#include "crafted_code.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/errors.hpp"
@@ -46,7 +47,9 @@ TEST(ObjectCodeLoading, CreatedAndCopiedWithoutDriverThenSameErrorOnEveryUse) {
     // What was searched, how to fix it, and what was being loaded.
     EXPECT_NE(first.find("/nonexistent/libcuda-for-loading.so.1"), std::string::npos) << first;
     EXPECT_NE(first.find("CUDACORE_LIBCUDA_PATH"), std::string::npos) << first;
-    EXPECT_NE(first.find("cubin 'probe_code' (100 bytes)"), std::string::npos) << first;
+    const std::string probe_code =
+        "cubin 'probe_code' (" + std::to_string(cudacore::test::minimal_cubin().size()) + " bytes)";
+    EXPECT_NE(first.find(probe_code), std::string::npos) << first;
     EXPECT_NE(first.find("kernel 'saxpy'"), std::string::npos) << first;
     EXPECT_EQ(lines[4], "is_loaded: false");
     EXPECT_EQ(lines[5], "library loads: 0");
