@@ -13,6 +13,7 @@ set(CUDACORE_SUPPORT_SOURCES
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/program.cpp
+  src/code/nvrtc_compile.cpp
   src/code/linker_options.cpp
   src/code/linker.cpp
   src/code/object_code.cpp
