@@ -23,7 +23,8 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
   src/cache/disk_program_cache.cpp
-  src/cache/cached_compile.cpp)
+  src/cache/cached_compile.cpp
+  src/cache/compile_many.cpp)
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/device.cpp
