@@ -33,6 +33,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/event.cpp
   src/runtime/library_box.cpp
   src/runtime/object_code_loading.cpp
+  src/runtime/code_arch_fit.cpp
   src/runtime/kernel.cpp
   src/runtime/launch.cpp)
 set(CUDACORE_MEMORY_SOURCES

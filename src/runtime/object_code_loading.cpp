@@ -5,6 +5,7 @@
 #include "cudacore/object_code.hpp"
 #include "runtime/kernel_box.hpp"
 #include "code/object_code_state.hpp"
+#include "runtime/code_arch_fit.hpp"
 
 #include <cxxabi.h>
 
@@ -15,6 +16,10 @@
 namespace cudacore {
 
 namespace {
+
+using detail::ArchFit;
+using detail::cubin_arch_fit;
+using detail::fatbin_arch_fit;
 
 std::string describe_code(const detail::ObjectCodeState& state) {
     std::string out(to_string(state.type));
@@ -90,6 +95,20 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
                ", on device " + std::to_string(device.ordinal()) + " (" + device.arch() + ")";
     };
 
+    // Code that cannot run here is refused from its bytes (no load); code built for exactly
+    // this device needs no forced load to know it loads. Everything else (PTX, older minors,
+    // unreadable headers) is loaded into the context now, so the driver says it here, once.
+    ArchFit fit = ArchFit::ask_driver;
+    if (state.type == CodeType::cubin || state.type == CodeType::fatbin) {
+        const ComputeCapability cc = device.compute_capability();
+        fit = state.type == CodeType::cubin ? cubin_arch_fit(state.code, cc.major, cc.minor)
+                                            : fatbin_arch_fit(state.code, cc.major, cc.minor);
+        if (fit == ArchFit::cannot_run) {
+            detail::throw_driver_error(CUDA_ERROR_NO_BINARY_FOR_GPU, "cuLibraryLoadData",
+                                       what() + " (refused from the code's own header: not loaded)");
+        }
+    }
+
     // The driver's JIT log, for PTX that does not compile.
     char error_log[4096] = {};
     CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -108,12 +127,12 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     auto box = std::make_shared<detail::LibraryBox>();
     box->handle = handle;
 
-    // The driver may defer loading into a context until first use (lazy loading); load it into
-    // the current device's context now, so that code for another arch fails here, once, with
-    // this message. The module, then one kernel's function, both force that load; NOT_FOUND only
-    // says it is not there yet.
+    // The driver may defer loading into a context until first use (lazy loading); unless the
+    // bytes settled it above, load it into the current device's context now, so that code that
+    // cannot run fails here, once, with this message. The module, then one kernel's function,
+    // both force that load; NOT_FOUND only says it is not there yet.
     auto context = detail::primary_context(device.ordinal());
-    {
+    if (fit != ArchFit::runs) {
         const detail::DriverApi& api = detail::driver();
         detail::ContextScope scope(*context);
         CUmodule module = nullptr;
