@@ -156,7 +156,7 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
 // The loaded library, loading it on first call; the first outcome is kept and repeated.
 const std::shared_ptr<detail::LibraryBox>& loaded_library(detail::ObjectCodeState& state,
                                                           std::string_view kernel_name) {
-    detail::LazyLibrary& lazy = state.library;
+    detail::LazyLibrary& lazy = state.library();
     if (!lazy.attempted.load(std::memory_order_acquire)) {
         std::call_once(lazy.once, [&] {
             try {
@@ -199,17 +199,13 @@ std::string kernel_list(const detail::ObjectCodeState& state, CUlibrary library)
 void ObjectCode::load() const { loaded_library(*state_, {}); }
 
 bool ObjectCode::is_loaded() const noexcept {
-    const detail::LazyLibrary& lazy = state_->library;
-    return lazy.attempted.load(std::memory_order_acquire) && lazy.library != nullptr;
+    const detail::LazyLibrary* lazy = state_->library_if_made();
+    return lazy && lazy->attempted.load(std::memory_order_acquire) && lazy->library != nullptr;
 }
 
 Kernel ObjectCode::get_kernel(std::string_view name) const {
-    detail::LazyLibrary& lazy = state_->library;
-    {
-        std::shared_lock lock(lazy.kernels_mutex);
-        auto found = lazy.kernels.find(name);
-        if (found != lazy.kernels.end()) [[likely]] return found->second;
-    }
+    detail::LazyLibrary& lazy = state_->library();
+    if (const Kernel* found = lazy.kernels.find(name)) [[likely]] return *found;
     const std::shared_ptr<detail::LibraryBox>& library = loaded_library(*state_, name);
 
     const std::string lowered = lowered_name(name);
@@ -228,9 +224,8 @@ Kernel ObjectCode::get_kernel(std::string_view name) const {
     detail::check(status, "cuLibraryGetKernel", description);
 
     Kernel kernel(detail::make_kernel_box(handle, std::string(name), lowered, description, library));
-    std::unique_lock lock(lazy.kernels_mutex);
     // Another thread may have made it meanwhile: everyone gets the first one.
-    return lazy.kernels.try_emplace(std::string(name), std::move(kernel)).first->second;
+    return lazy.kernels.insert(name, std::move(kernel));
 }
 
 }  // namespace cudacore
