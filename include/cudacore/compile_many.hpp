@@ -28,6 +28,9 @@ enum class CompileStrategy {
     // machines; processes do not share them. The programs' log() and pch_status() are not set.
     // fork() copies only the calling thread: do not use it while other threads of this process
     // compile or hold NVRTC (a lock held at fork time stays held in the child).
+    // Each child costs a fork of a process holding NVRTC: on a loaded 2-core machine it added
+    // about 60 ms per small compile and neither strategy scaled, so threads is the default;
+    // build/bench/jit_bench (compile_many/16_programs_*) measures both on the machine at hand.
     processes,
 };
 
