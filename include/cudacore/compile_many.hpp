@@ -27,7 +27,10 @@ enum class CompileStrategy {
     // back serialized through a pipe. NVRTC's internal locks make its threads scale poorly on some
     // machines; processes do not share them. The programs' log() and pch_status() are not set.
     // fork() copies only the calling thread: do not use it while other threads of this process
-    // compile or hold NVRTC (a lock held at fork time stays held in the child).
+    // compile or hold NVRTC (a lock held at fork time stays held in the child). A child uses
+    // automatic PCH only for a program with the first one's options and leading directives (it
+    // then uses the PCH the first one made here); others compile without PCH in the child,
+    // since siblings making PCH files of their own could pick the same file name.
     // Each child costs a fork of a process holding NVRTC: on a loaded 2-core machine it added
     // about 60 ms per small compile and neither strategy scaled, so threads is the default;
     // build/bench/jit_bench (compile_many/16_programs_*) measures both on the machine at hand.

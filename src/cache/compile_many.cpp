@@ -92,10 +92,44 @@ bool write_all(int fd, std::string_view bytes) {
     return true;
 }
 
-[[noreturn]] void child_main(Job& job, CodeType target, int fd) {
+// The leading preprocessor lines of a source (what NVRTC matches a PCH on), blank lines and
+// line comments skipped.
+std::string leading_directives(std::string_view source) {
+    std::string out;
+    while (!source.empty()) {
+        const std::size_t end = source.find('\n');
+        std::string_view line = source.substr(0, end);
+        source.remove_prefix(end == std::string_view::npos ? source.size() : end + 1);
+        const std::size_t start = line.find_first_not_of(" \t\r");
+        if (start == std::string_view::npos) continue;
+        line.remove_prefix(start);
+        if (line.starts_with("//")) continue;
+        if (!line.starts_with("#")) break;
+        out.append(line).push_back('\n');
+    }
+    return out;
+}
+
+// Whether a child may use automatic PCH for `program`: only when it most likely uses the PCH the
+// parent made for `first` (same options, same leading directives). A child that made a PCH of
+// its own would write it under a file name its siblings (copies of the same NVRTC state) may
+// pick too.
+bool child_may_use_pch(const Program& program, const Program* first) {
+    return first && program.options() == first->options() &&
+           leading_directives(program.source()) == leading_directives(first->source());
+}
+
+[[noreturn]] void child_main(Job& job, CodeType target, int fd, const Program* pch_maker) {
     std::string message;
     try {
-        message = 'O' + job.program->compile(target, *job.names).serialize();
+        Program program = *job.program;
+        if (program.source_type() == SourceType::cxx && uses_automatic_pch(program.options()) &&
+            !child_may_use_pch(program, pch_maker)) {
+            ProgramOptions options = program.options();
+            options.pch = false;
+            program = Program(program.source(), SourceType::cxx, std::move(options));
+        }
+        message = 'O' + program.compile(target, *job.names).serialize();
     } catch (const CompileError& e) {
         message = 'C';
         put_string(message, e.program_name());
@@ -155,7 +189,8 @@ void finish_child(Child& child) {
     read_result(*child.job, child.message, status);
 }
 
-void run_processes(std::vector<Job*>& jobs, CodeType target, unsigned workers) {
+void run_processes(std::vector<Job*>& jobs, CodeType target, unsigned workers,
+                   const Program* pch_maker) {
     detail::nvrtc();  // load once here, not in every child
     std::vector<Child> running;
     size_t next = 0;
@@ -173,7 +208,7 @@ void run_processes(std::vector<Job*>& jobs, CodeType target, unsigned workers) {
         }
         if (pid == 0) {
             ::close(fds[0]);
-            child_main(job, target, fds[1]);
+            child_main(job, target, fds[1], pch_maker);
         }
         ::close(fds[1]);
         running.push_back({pid, fds[0], &job, {}});
@@ -265,7 +300,7 @@ std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType ta
         std::vector<Job*> rest(misses.begin() + static_cast<std::ptrdiff_t>(alone), misses.end());
         if (!misses.front()->failure && !rest.empty()) {
             if (many.strategy == CompileStrategy::processes)
-                run_processes(rest, target, workers);
+                run_processes(rest, target, workers, alone ? misses.front()->program : nullptr);
             else
                 run_threads(rest, target, workers);
         }
