@@ -9,7 +9,8 @@ set(CUDACORE_ERRORS_SOURCES
   src/errors/errors.cpp)
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
-  src/support/version.cpp)
+  src/support/version.cpp
+  src/support/thread_block_pool.cpp)
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/program.cpp
