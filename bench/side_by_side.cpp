@@ -271,6 +271,81 @@ void compile_operations(Runner& runner, const std::string& arch, const TempDirec
     }
 }
 
+// The 32 name expressions of cuda_std_many_source ("rotate_n<float, 1>" ...).
+std::vector<std::string> specialization_names() {
+    std::vector<std::string> names;
+    for (const char* type : {"float", "double"})
+        for (int n = 1; n <= specializations_per_type; ++n)
+            names.push_back("rotate_n<" + std::string(type) + ", " + std::to_string(n) + ">");
+    return names;
+}
+
+// Many specializations, and a second kernel with the same headers. Every repetition compiles a
+// never-seen source (a unique trailing comment), so no cache of any system can answer it.
+void specialization_operations(Runner& runner, const std::string& arch) {
+    static int unique = 0;
+    auto fresh = [](const char* source) {
+        return std::string(source) + "\n// repetition " + std::to_string(++unique) + "\n";
+    };
+    const std::vector<std::string> names = specialization_names();
+    const ProgramOptions many_options = options_for(arch, "side_by_side_cuda_std_many.cu");
+    const std::vector<std::string> many_flags =
+        Program(cuda_std_many_source, SourceType::cxx, many_options).flags(CodeType::cubin);
+    runner.compare(
+        "compile_cuda_std_32_specializations", {1, 5},
+        {{"raw",
+          [&] {
+              const std::string source = fresh(cuda_std_many_source);
+              return nanoseconds([&] {
+                  raw_compile(source.c_str(), many_options.name.c_str(), many_flags, names);
+              });
+          },
+          "one NVRTC program with the 32 name expressions"},
+         {"cudacore", [&] {
+              const std::string source = fresh(cuda_std_many_source);
+              return nanoseconds([&] {
+                  Program program(source, SourceType::cxx, many_options);
+                  const ObjectCode code = program.compile(CodeType::cubin, names);
+                  if (code.symbol_map().size() != names.size())
+                      throw std::runtime_error("a specialization is missing");
+              });
+          },
+          "one Program::compile with the 32 name expressions"}});
+
+    // The first kernel with these headers is compiled (by the warm-up) before the timed ones.
+    const std::vector<std::string> second_names = {cuda_std_second_name_expression};
+    const ProgramOptions second_options = options_for(arch, "side_by_side_cuda_std_second.cu");
+    const std::vector<std::string> second_flags =
+        Program(cuda_std_second_source, SourceType::cxx, second_options).flags(CodeType::cubin);
+    if (runner.wanted("compile_cuda_std_second_kernel")) {
+        Program(fresh(cuda_std_source), SourceType::cxx, second_options)
+            .compile(CodeType::cubin, {cuda_std_name_expression});
+    }
+    runner.compare(
+        "compile_cuda_std_second_kernel", {1, 6},
+        {{"raw",
+          [&] {
+              const std::string source = fresh(cuda_std_second_source);
+              return nanoseconds([&] {
+                  raw_compile(source.c_str(), second_options.name.c_str(), second_flags,
+                              second_names);
+              });
+          },
+          "NVRTC with cudacore's flags (--pch included)"},
+         {"cudacore", [&] {
+              const std::string source = fresh(cuda_std_second_source);
+              return nanoseconds([&] {
+                  Program program(source, SourceType::cxx, second_options);
+                  program.compile(CodeType::cubin, second_names);
+                  if (program.pch_status().outcome != PchOutcome::used)
+                      throw std::runtime_error(std::string("PCH not used: ") +
+                                               to_string(program.pch_status().outcome) + " " +
+                                               program.pch_status().reason);
+              });
+          },
+          "Program::compile, the headers' PCH made by an earlier kernel (default options)"}});
+}
+
 // ---------------------------------------------------------------------------------------------
 // ObjectCode values (no GPU needed)
 
@@ -774,6 +849,7 @@ int main(int argc, char** argv) {
     try {
         TempDirectory cache_dir;
         compile_operations(runner, arch, cache_dir);
+        specialization_operations(runner, arch);
         const std::string launch_cubin(
             Program(launch_source, SourceType::cxx, options_for(arch, "side_by_side_launch.cu"))
                 .compile(CodeType::cubin)

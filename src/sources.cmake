@@ -11,11 +11,13 @@ set(CUDACORE_ERRORS_SOURCES
   src/errors/errors.cpp)
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
-  src/support/version.cpp)
+  src/support/version.cpp
+  src/support/thread_block_pool.cpp)
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/program.cpp
   src/code/nvvm_compile.cpp
+  src/code/nvrtc_compile.cpp
   src/code/linker_options.cpp
   src/code/linker.cpp
   src/code/object_code.cpp
@@ -27,7 +29,8 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
   src/cache/disk_program_cache.cpp
-  src/cache/cached_compile.cpp)
+  src/cache/cached_compile.cpp
+  src/cache/compile_many.cpp)
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/device.cpp
@@ -39,6 +42,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/library_box.cpp
   src/runtime/object_code_loading.cpp
   src/runtime/checked_load.cpp
+  src/runtime/code_arch_fit.cpp
   src/runtime/kernel.cpp
   src/runtime/launch.cpp
   src/runtime/multi_device.cpp)

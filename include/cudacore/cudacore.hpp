@@ -41,3 +41,4 @@
 #include "cudacore/graph_memory_resource.hpp"
 #include "cudacore/graph_node.hpp"
 #include "cudacore/checked_load.hpp"
+#include "cudacore/compile_many.hpp"

@@ -8,6 +8,7 @@
 
 #include "cudacore/linker_options.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,13 +84,23 @@ struct ProgramOptions {
     std::optional<std::string> fdevice_time_trace;  // --fdevice-time-trace=<json file>
     std::optional<std::string> frandom_seed;        // --frandom-seed=<seed>
     std::optional<std::string> ofast_compile;       // --Ofast-compile=max|mid|min|0
-    std::optional<bool> pch;                        // --pch (automatic precompiled headers)
+    // --pch: NVRTC's automatic precompiled headers. Unset: on for C++ programs (unless create_pch
+    // or use_pch asks for explicit PCH files); false turns it off. A later program whose leading
+    // #includes and options match an earlier one's in this process reuses its headers' parse.
+    // PCH never fails a compile: see Program::pch_status().
+    std::optional<bool> pch;
     std::optional<std::string> create_pch;          // --create-pch=<file>
     std::optional<std::string> use_pch;             // --use-pch=<file>
     std::optional<std::string> pch_dir;             // --pch-dir=<dir>
-    std::optional<bool> pch_verbose;                // --pch-verbose=true|false
+    // --pch-verbose=true|false. Unset with automatic PCH: false, so the log does not list every
+    // earlier PCH that did not match.
+    std::optional<bool> pch_verbose;
     std::optional<bool> pch_messages;               // --pch-messages=true|false
     std::optional<bool> instantiate_templates_in_pch;  // --instantiate-templates-in-pch=true|false
+    // The size of NVRTC's PCH heap in bytes (nvrtcSetPCHHeapSize before compiling; not a flag).
+    // PROCESS-WIDE: the last compile that sets it wins. Unset: NVRTC's size (256 MiB in NVRTC 13),
+    // grown automatically when a compile reports it too small for a PCH.
+    std::optional<std::size_t> pch_heap_size;
 
     // Passed to the backend as they are, after every flag above.
     std::vector<std::string> extra_flags;
@@ -116,6 +127,10 @@ std::string resolve_arch(const ProgramOptions& options);
 // The NVRTC flags for `options`, in a fixed order (the one place fields become flags). `lto`
 // adds -dlto when link_time_optimization is not already set (the ltoir target needs it).
 std::vector<std::string> nvrtc_flags(const ProgramOptions& options, bool lto = false);
+
+// Whether compiling `options` uses NVRTC's automatic PCH (pch, or pch unset and no explicit
+// create_pch / use_pch).
+bool uses_automatic_pch(const ProgramOptions& options);
 
 // The toolkit include directories added when toolkit_include_path is set (those that exist).
 std::vector<std::string> toolkit_include_dirs();

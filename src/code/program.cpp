@@ -5,6 +5,7 @@
 #include "code/nvvm_compile.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
+#include "code/nvrtc_compile.hpp"
 
 #include <memory>
 
@@ -81,51 +82,6 @@ void require_supported_target(SourceType source_type, CodeType target,
     }
 }
 
-struct NvrtcProgramDeleter {
-    void operator()(nvrtcProgram program) const noexcept {
-        detail::nvrtc().nvrtcDestroyProgram(&program);
-    }
-};
-using NvrtcProgramHandle = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, NvrtcProgramDeleter>;
-
-std::string program_log(const detail::NvrtcApi& api, nvrtcProgram program) {
-    size_t size = 0;
-    if (api.nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
-    std::string log(size, '\0');
-    if (api.nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
-    log.resize(size - 1);  // drop the terminating NUL
-    return log;
-}
-
-std::string compiled_code(const detail::NvrtcApi& api, nvrtcProgram program, CodeType target,
-                          const std::string& object) {
-    size_t size = 0;
-    std::string code;
-    switch (target) {
-        case CodeType::ptx:
-            detail::check_nvrtc(api.nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize", object);
-            code.resize(size);
-            detail::check_nvrtc(api.nvrtcGetPTX(program, code.data()), "nvrtcGetPTX", object);
-            while (!code.empty() && code.back() == '\0') code.pop_back();  // PTX is NUL-terminated
-            break;
-        case CodeType::cubin:
-            detail::check_nvrtc(api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize", object);
-            if (size == 0) {
-                throw InvalidArgumentError(object + ": NVRTC produced no cubin (a virtual arch or "
-                                           "-dlto among the flags?)");
-            }
-            code.resize(size);
-            detail::check_nvrtc(api.nvrtcGetCUBIN(program, code.data()), "nvrtcGetCUBIN", object);
-            break;
-        default:
-            detail::check_nvrtc(api.nvrtcGetLTOIRSize(program, &size), "nvrtcGetLTOIRSize", object);
-            code.resize(size);
-            detail::check_nvrtc(api.nvrtcGetLTOIR(program, code.data()), "nvrtcGetLTOIR", object);
-            break;
-    }
-    return code;
-}
-
 }  // namespace
 
 Program::Program(std::string source, SourceType source_type, ProgramOptions options)
@@ -160,6 +116,7 @@ std::string Program::backend() const {
 
 ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions) {
     log_.clear();
+    pch_status_ = {PchOutcome::not_attempted, "PTX programs include no headers", {}, 0};
     require_supported_target(source_type_, target, options_);
 
     if (source_type_ == SourceType::ptx) {
@@ -182,46 +139,52 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     if (source_type_ == SourceType::nvvm) return compile_nvvm_program(target, name_expressions);
 
     const std::vector<std::string> flags = this->flags(target);
-    const auto& api = detail::nvrtc();
     const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
-
-    nvrtcProgram raw = nullptr;
-    detail::check_nvrtc(api.nvrtcCreateProgram(&raw, source_.c_str(), options_.name.c_str(), 0,
-                                               nullptr, nullptr),
-                        "nvrtcCreateProgram", object);
-    NvrtcProgramHandle program(raw);
-
-    for (const auto& expression : name_expressions) {
-        detail::check_nvrtc(api.nvrtcAddNameExpression(raw, expression.c_str()),
-                            "nvrtcAddNameExpression",
-                            object + ", name expression '" + expression + "'");
+    const bool pch = uses_automatic_pch(options_) || options_.create_pch || options_.use_pch;
+    if (!pch) {
+        pch_status_ = {PchOutcome::not_attempted, "PCH is off (ProgramOptions::pch = false)", {}, 0};
     }
+    if (options_.pch_heap_size) detail::set_pch_heap_size(*options_.pch_heap_size);
 
-    std::vector<const char*> argv;
-    argv.reserve(flags.size());
-    for (const auto& flag : flags) argv.push_back(flag.c_str());
-    const nvrtcResult status =
-        api.nvrtcCompileProgram(raw, static_cast<int>(argv.size()), argv.data());
-    log_ = program_log(api, raw);
-    if (status != NVRTC_SUCCESS) {
+    detail::NvrtcAttempt attempt =
+        detail::nvrtc_compile(source_, options_.name, flags, name_expressions, target, object, pch);
+    std::vector<std::string> used_flags = flags;
+    if (pch) {
+        if (attempt.status != NVRTC_SUCCESS && detail::log_blames_pch(attempt.log)) {
+            // The PCH machinery failed, not the code: compile again without it.
+            pch_status_ = {PchOutcome::failed,
+                           "NVRTC failed with PCH, compiled without it: " +
+                               detail::pch_error_lines(attempt.log),
+                           {}, 0};
+            used_flags = detail::without_pch_flags(flags);
+            attempt = detail::nvrtc_compile(source_, options_.name, used_flags, name_expressions,
+                                            target, object, false);
+        } else {
+            pch_status_ = detail::pch_outcome(attempt, options_);
+        }
+    }
+    log_ = std::move(attempt.log);
+    if (attempt.status != NVRTC_SUCCESS) {
         // Compilation errors and rejected options both come with a log naming the problem; add
         // the status so an empty log still says what failed.
         std::string log = log_;
         if (!log.empty() && log.back() != '\n') log += '\n';
-        const char* status_name = api.nvrtcGetErrorString(status);
+        const char* status_name = detail::nvrtc().nvrtcGetErrorString(attempt.status);
         log += std::string("nvrtcCompileProgram failed: ") + (status_name ? status_name : "error");
-        throw CompileError(options_.name, std::move(log), flags, "NVRTC");
+        throw CompileError(options_.name, std::move(log), used_flags, "NVRTC");
     }
+    return ObjectCode::from_bytes(target, std::move(attempt.code), options_.name,
+                                  std::move(attempt.symbols));
+}
 
-    SymbolMap symbols;
-    for (const auto& expression : name_expressions) {
-        const char* lowered = nullptr;
-        detail::check_nvrtc(api.nvrtcGetLoweredName(raw, expression.c_str(), &lowered),
-                            "nvrtcGetLoweredName", object + ", name expression '" + expression + "'");
-        symbols.emplace(expression, lowered ? lowered : expression);
+const char* to_string(PchOutcome outcome) noexcept {
+    switch (outcome) {
+        case PchOutcome::not_attempted: return "not_attempted";
+        case PchOutcome::created: return "created";
+        case PchOutcome::used: return "used";
+        case PchOutcome::failed: return "failed";
     }
-    return ObjectCode::from_bytes(target, compiled_code(api, raw, target, object), options_.name,
-                                  std::move(symbols));
+    return "unknown";
 }
 
 ObjectCode Program::compile_nvvm_program(CodeType target,

@@ -103,6 +103,10 @@ std::vector<std::string> toolkit_include_dirs() {
     return it->second;
 }
 
+bool uses_automatic_pch(const ProgramOptions& o) {
+    return o.pch.value_or(!o.create_pch && !o.use_pch);
+}
+
 std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
     std::vector<std::string> f;
     auto add_bool = [&](const std::optional<bool>& field, const char* flag) {
@@ -167,11 +171,15 @@ std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
     add_value(o.fdevice_time_trace, "--fdevice-time-trace");
     add_value(o.frandom_seed, "--frandom-seed");
     add_value(o.ofast_compile, "--Ofast-compile");
-    add_bool(o.pch, "--pch");
+    const bool automatic_pch = uses_automatic_pch(o);
+    if (automatic_pch) f.emplace_back("--pch");
     add_value(o.create_pch, "--create-pch");
     add_value(o.use_pch, "--use-pch");
     add_value(o.pch_dir, "--pch-dir");
-    add_true_false(o.pch_verbose, "--pch-verbose");
+    if (o.pch_verbose)
+        add_true_false(o.pch_verbose, "--pch-verbose");
+    else if (automatic_pch)
+        f.emplace_back("--pch-verbose=false");
     add_true_false(o.pch_messages, "--pch-messages");
     add_true_false(o.instantiate_templates_in_pch, "--instantiate-templates-in-pch");
     f.insert(f.end(), o.extra_flags.begin(), o.extra_flags.end());

@@ -1,5 +1,6 @@
 #include "cudacore/memory_resource.hpp"
 
+#include "support/thread_block_pool.hpp"
 #include "memory/buffer_box.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
@@ -15,7 +16,7 @@ Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
                                    " is not owned by a std::shared_ptr (create it with "
                                    "std::make_shared), so its buffers could not hold it");
     // The box first: if the allocation throws it goes away holding nothing to free.
-    auto box = std::make_shared<detail::BufferBox>();
+    auto box = std::allocate_shared<detail::BufferBox>(detail::ThreadBlockPool<detail::BufferBox>());
     box->size = size;
     box->device_ordinal = device_ordinal();
     box->device_accessible = is_device_accessible();

@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdint>
+#include <map>
 #include <mutex>
+#include <vector>
 
 namespace cudacore {
 
@@ -201,18 +204,43 @@ namespace {
 // One default memory resource per device, made on first use and kept; leaked on purpose so that
 // buffers destroyed after main returns still find their resource. It is made again when the
 // primary context it was made in is gone (someone reset the device).
-std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
+// A replaced resource is kept too (never freed), so the per-thread cache below may point at it.
+std::shared_ptr<DeviceMemoryResource> default_memory_resource(const Device& device) {
     struct Defaults {
         std::mutex mutex;
         std::map<int, std::shared_ptr<DeviceMemoryResource>> by_ordinal;
+        std::vector<std::shared_ptr<DeviceMemoryResource>> replaced;
     };
     static auto* defaults = new Defaults;
     auto context = detail::primary_context(device.ordinal());
     std::lock_guard lock(defaults->mutex);
     auto& resource = defaults->by_ordinal[device.ordinal()];
-    if (!resource || resource->context_box() != context)
+    if (!resource || resource->context_box() != context) {
+        if (resource) defaults->replaced.push_back(resource);
         resource = std::make_shared<DeviceMemoryResource>(device);
+    }
     return resource;
+}
+
+// The calling thread's last default resource, so Device::allocate skips the lookup above: valid
+// while the device and the primary-context generation are unchanged (a resource is replaced
+// only after its context was forgotten, which changes the generation). Trivially destructible,
+// so usable at any point of thread or process exit.
+struct DefaultResourceCache {
+    int ordinal = -1;
+    std::uint64_t generation = 0;
+    DeviceMemoryResource* resource = nullptr;
+};
+thread_local DefaultResourceCache default_resource_cache;
+
+DeviceMemoryResource& cached_default_resource(const Device& device) {
+    DefaultResourceCache& cache = default_resource_cache;
+    const std::uint64_t generation = detail::primary_context_generation();
+    if (cache.resource && cache.ordinal == device.ordinal() && cache.generation == generation)
+        [[likely]] return *cache.resource;
+    DeviceMemoryResource* resource = default_memory_resource(device).get();
+    cache = {device.ordinal(), generation, resource};
+    return *resource;
 }
 }  // namespace
 
@@ -221,7 +249,7 @@ std::shared_ptr<MemoryResource> Device::memory_resource() const {
 }
 
 Buffer Device::allocate(std::size_t size, const Stream& stream) const {
-    return default_memory_resource(*this)->allocate(size, stream);
+    return cached_default_resource(*this).allocate(size, stream);
 }
 
 }  // namespace cudacore

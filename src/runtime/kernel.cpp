@@ -70,6 +70,24 @@ std::vector<KernelParameter> query_parameters(CUkernel handle, const std::string
 
 }  // namespace
 
+const std::vector<KernelParameter>& KernelBox::query_parameters_once() const {
+    std::lock_guard lock(parameters_mutex);
+    if (parameters_ready.load(std::memory_order_relaxed)) return parameters_;
+    // Parameter info needs a current context: the one the library was loaded into, else the
+    // primary context of the calling thread's device.
+    std::shared_ptr<ContextBox> context =
+        library && library->loaded_context ? library->loaded_context
+                                           : primary_context(Device::current().ordinal());
+    {
+        ContextScope scope(*context);
+        parameters_ = query_parameters(
+            handle, description,
+            parameter_count_source ? parameter_count_source() : std::optional<std::size_t>());
+    }
+    parameters_ready.store(true, std::memory_order_release);
+    return parameters_;
+}
+
 int KernelBox::max_threads_per_block(int ordinal, CUdevice device) const {
     if (ordinal < limit_count) {
         int cached = limits[ordinal].max_threads_per_block.load(std::memory_order_relaxed);
@@ -94,25 +112,19 @@ int KernelBox::max_dynamic_shared_size_bytes(int ordinal, CUdevice device, bool 
                            device);
 }
 
-std::shared_ptr<KernelBox> make_kernel_box(CUkernel handle, std::string name,
-                                           std::string lowered_name, std::string description,
-                                           std::shared_ptr<LibraryBox> library,
-                                           std::optional<std::size_t> parameter_count) {
+std::shared_ptr<KernelBox> make_kernel_box(
+    CUkernel handle, std::string name, std::string lowered_name, std::string description,
+    std::shared_ptr<LibraryBox> library,
+    std::function<std::optional<std::size_t>()> parameter_count_source,
+    bool query_parameters_now) {
     auto box = std::make_shared<KernelBox>();
     box->handle = handle;
     box->name = std::move(name);
     box->lowered_name = std::move(lowered_name);
     box->description = std::move(description);
-    // Parameter info needs a current context: the one the library was loaded into, else the
-    // primary context of the calling thread's device.
-    std::shared_ptr<ContextBox> context =
-        library && library->loaded_context ? library->loaded_context
-                                           : primary_context(Device::current().ordinal());
     box->library = std::move(library);
-    {
-        ContextScope scope(*context);
-        box->parameters = query_parameters(handle, box->description, parameter_count);
-    }
+    box->parameter_count_source = std::move(parameter_count_source);
+    if (query_parameters_now) box->parameters();
     int count = 0;
     check(driver().cuDeviceGetCount(&count), "cuDeviceGetCount", box->description);
     box->limit_count = count;
@@ -128,15 +140,16 @@ Kernel Kernel::from_handle(CUkernel kernel) {
                   "user kernel handle");
     std::string lowered = name ? name : "";
     return Kernel(detail::make_kernel_box(kernel, lowered, lowered,
-                                          "kernel '" + lowered + "' (user handle)", nullptr));
+                                          "kernel '" + lowered + "' (user handle)", nullptr,
+                                          {}, /*query_parameters_now=*/true));
 }
 
 CUkernel Kernel::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 const std::string& Kernel::name() const noexcept { return box_->name; }
 const std::string& Kernel::lowered_name() const noexcept { return box_->lowered_name; }
 const std::string& Kernel::description() const noexcept { return box_->description; }
-const std::vector<KernelParameter>& Kernel::parameters() const noexcept {
-    return box_->parameters;
+const std::vector<KernelParameter>& Kernel::parameters() const {
+    return box_->parameters();
 }
 
 int Kernel::attribute(CUfunction_attribute attribute, const Device& device) const {

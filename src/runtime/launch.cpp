@@ -83,7 +83,7 @@ DeviceFeature& cooperative_launch() {
 }
 
 void check_arguments(const KernelBox& kernel, const std::size_t* sizes, std::size_t count) {
-    const std::vector<KernelParameter>& parameters = kernel.parameters;
+    const std::vector<KernelParameter>& parameters = kernel.parameters();
     if (count != parameters.size()) [[unlikely]] {
         argument_error(kernel, "it takes " + std::to_string(parameters.size()) +
                                    " argument(s), " + std::to_string(count) + " given");

@@ -158,7 +158,8 @@ TEST(Program, OptionsBecomeFlagsInOrder) {
               (std::vector<std::string>{"-arch=sm_90", "--relocatable-device-code=true",
                                         "--generate-line-info", "--maxrregcount=32", "--fmad=false",
                                         "--define-macro=VALUE=3", "--define-macro=FLAG",
-                                        "--std=c++17", "--diag-suppress=177", "--extra-raw"}));
+                                        "--std=c++17", "--diag-suppress=177", "--pch",
+                                        "--pch-verbose=false", "--extra-raw"}));
     EXPECT_EQ(program.backend(), "NVRTC");
 }
 

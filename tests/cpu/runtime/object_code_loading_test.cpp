@@ -81,11 +81,13 @@ TEST(ObjectCodeLoading, RelocatableObjectIsRefusedWithAdviceToLink) {
 
 TEST(ObjectCodeLoading, CopiesShareTheLoadingStateAndEqualValuesStayEqual) {
     auto code = ObjectCode::from_ltoir(std::string(8, 'x'), "a");
+    EXPECT_EQ(code.state()->library_if_made(), nullptr);  // made on first load, not before
     ObjectCode copy = code;
     EXPECT_EQ(copy.state(), code.state());
     EXPECT_TRUE(copy == code);
     EXPECT_THROW(copy.load(), cudacore::InvalidArgumentError);  // failure recorded on the shared state
-    EXPECT_TRUE(code.state()->library.attempted.load());
+    ASSERT_NE(code.state()->library_if_made(), nullptr);
+    EXPECT_TRUE(code.state()->library_if_made()->attempted.load());
 }
 
 TEST(LaunchConfig, DimensionsConvertAndPrint) {
