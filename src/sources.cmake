@@ -23,7 +23,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/object_code.cpp
   src/code/object_code_serialization.cpp
   src/code/code_inspection.cpp
-  src/code/kernel_parameter_count.cpp)
+  src/code/kernel_parameter_count.cpp
   src/code/code_validation.cpp)
 set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
@@ -45,7 +45,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/code_arch_fit.cpp
   src/runtime/kernel.cpp
   src/runtime/launch.cpp
-  src/runtime/multi_device.cpp)
+  src/runtime/multi_device.cpp
   src/runtime/capture_registry.cpp)
 set(CUDACORE_MEMORY_SOURCES
   src/memory/memory_resource.cpp
@@ -62,7 +62,6 @@ set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_channel.cpp
   src/ipc/ipc_memory.cpp
   src/ipc/ipc_event.cpp)
-  src/memory/buffer.cpp)
 set(CUDACORE_GRAPH_SOURCES
   src/graph/graph.cpp
   src/graph/graph_exec.cpp
@@ -71,6 +70,4 @@ set(CUDACORE_GRAPH_SOURCES
 set(CUDACORE_SOURCES
   ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
   ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
-  ${CUDACORE_MEMORY_SOURCES})
-list(APPEND CUDACORE_SOURCES ${CUDACORE_IPC_SOURCES})
-list(APPEND CUDACORE_SOURCES ${CUDACORE_GRAPH_SOURCES})
+  ${CUDACORE_MEMORY_SOURCES} ${CUDACORE_IPC_SOURCES} ${CUDACORE_GRAPH_SOURCES})
