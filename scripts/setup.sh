@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-packages.sh cmake ninja-build g++ libgtest-dev libbenchmark-dev \
-  libcli11-dev libxxhash-dev libssl-dev nlohmann-json3-dev "$@"
+  libcli11-dev libxxhash-dev libssl-dev nlohmann-json3-dev libdlpack-dev "$@"
 
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 if [ ! -f "$cuda_home/include/cuda.h" ]; then

@@ -62,6 +62,9 @@ public:
 
     bool is_device_accessible() const;
     bool is_host_accessible() const;
+    // Managed memory: its resource's is_managed(), or without a resource what the driver says
+    // (CU_POINTER_ATTRIBUTE_IS_MANAGED). Throws InvalidArgumentError when closed.
+    bool is_managed() const;
     int device_ordinal() const;
     Device device() const;
     // Null for from_handle without a resource.
@@ -96,6 +99,8 @@ public:
     // of 4), asynchronously on `stream`.
     void fill_byte(std::uint8_t value, const Stream& stream) const;
     void fill_uint32(std::uint32_t pattern, const Stream& stream) const;
+    // Sets every 16-bit word to `pattern` (cuMemsetD16Async; the size must be a multiple of 2).
+    void fill_uint16(std::uint16_t pattern, const Stream& stream) const;
 
     // Frees the memory now, ordered on `stream` (work enqueued before on that stream may still use
     // it); without a stream, on the stream it was allocated on. Every copy of this Buffer becomes

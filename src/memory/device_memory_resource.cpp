@@ -1,6 +1,7 @@
 #include "cudacore/device_memory_resource.hpp"
 
 #include "memory/buffer_box.hpp"
+#include "memory/owned_pool.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 
@@ -14,10 +15,15 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
     if (options.release_threshold) set_release_threshold(*options.release_threshold);
 }
 
-// The default pool belongs to the device: nothing to destroy.
-DeviceMemoryResource::~DeviceMemoryResource() = default;
+// The default pool belongs to the device: only an owned pool is destroyed.
+DeviceMemoryResource::~DeviceMemoryResource() {
+    if (owns_pool_) detail::destroy_pool_quietly(pool_);
+}
 
 std::string DeviceMemoryResource::description() const {
+    if (owns_pool_)
+        return "owned memory pool of device " + std::to_string(ordinal_) +
+               (max_size_ ? " (max_size " + std::to_string(max_size_) + " bytes)" : "");
     return "memory pool of device " + std::to_string(ordinal_);
 }
 

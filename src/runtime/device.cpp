@@ -2,6 +2,7 @@
 
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/synchronous_memory_resource.hpp"
 #include "cudacore/system.hpp"
 #include "runtime/runtime_handles.hpp"
 
@@ -197,13 +198,22 @@ std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
     struct Defaults {
         std::mutex mutex;
         std::map<int, std::shared_ptr<DeviceMemoryResource>> by_ordinal;
+        std::map<int, std::shared_ptr<SynchronousMemoryResource>> synchronous_by_ordinal;
     };
     static auto* defaults = new Defaults;
     auto context = detail::primary_context(device.ordinal());
     std::lock_guard lock(defaults->mutex);
     auto& resource = defaults->by_ordinal[device.ordinal()];
-    if (!resource || resource->context_box() != context)
-        resource = std::make_shared<DeviceMemoryResource>(device);
+    if (resource && resource->context_box() == context) return resource;
+    auto& synchronous = defaults->synchronous_by_ordinal[device.ordinal()];
+    if (synchronous && synchronous->context_box() == context) return synchronous;
+    // A device without memory pools gets cuMemAlloc / cuMemFree instead of NOT_SUPPORTED
+    // (asked once per primary context, off the hot path).
+    if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0) {
+        synchronous = std::make_shared<SynchronousMemoryResource>(device);
+        return synchronous;
+    }
+    resource = std::make_shared<DeviceMemoryResource>(device);
     return resource;
 }
 }  // namespace
