@@ -42,9 +42,10 @@ struct PinnedMemoryPoolOptions {
 
 class PinnedMemoryPoolResource final : public MemoryResource {
 public:
-    // Throws InvalidArgumentError for a negative NUMA id or an unknown device, DriverError when
-    // the driver cannot create a host pool (CUDA_ERROR_NOT_SUPPORTED on older drivers or systems
-    // without host pools), NoDriverError.
+    // Throws InvalidArgumentError for a negative NUMA id, an unknown device, or a device without
+    // host (NUMA) memory pools (CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED /
+    // CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED is 0, named in the message),
+    // DriverError when cuMemPoolCreate fails, NoDriverError.
     explicit PinnedMemoryPoolResource(const Device& device,
                                       const PinnedMemoryPoolOptions& options = {});
     ~PinnedMemoryPoolResource() override;

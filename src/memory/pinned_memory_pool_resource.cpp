@@ -15,6 +15,18 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
     if (options_.host_numa_id && *options_.host_numa_id < 0)
         throw InvalidArgumentError("PinnedMemoryPoolResource: host_numa_id " +
                                    std::to_string(*options_.host_numa_id) + " is negative");
+    // Host pools are a property of the device and driver: name the attribute that refuses.
+    if (options_.host_numa_id) {
+        if (device.attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED) == 0)
+            throw InvalidArgumentError(
+                "PinnedMemoryPoolResource: device " + std::to_string(ordinal_) +
+                " does not support host NUMA memory pools "
+                "(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED is 0)");
+    } else if (device.attribute(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED) == 0) {
+        throw InvalidArgumentError("PinnedMemoryPoolResource: device " + std::to_string(ordinal_) +
+                                   " does not support host memory pools "
+                                   "(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED is 0)");
+    }
     std::vector<CUmemAccessDesc> access;
     auto grant = [&](int ordinal) {
         for (const auto& existing : access)
