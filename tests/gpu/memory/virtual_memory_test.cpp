@@ -149,7 +149,7 @@ TEST(VirtualMemoryGpu, OptionsTheDeviceRefusesAreNamed) {
 
 TEST(VirtualMemoryGpu, PeerDeviceWritesThroughItsAccessDescriptor) {
     CUDACORE_REQUIRE_GPU();
-    if (device_count() < 2) GTEST_SKIP() << "needs two GPUs";
+    if (system::device_count() < 2) GTEST_SKIP() << "needs two GPUs";
     Device owner(0), peer(1);
     if (!vmm_supported(owner)) GTEST_SKIP() << "device 0 has no virtual memory management";
     int can = 0;
