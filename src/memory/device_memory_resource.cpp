@@ -17,7 +17,10 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
 
 // The default pool belongs to the device: only an owned pool is destroyed.
 DeviceMemoryResource::~DeviceMemoryResource() {
-    if (owns_pool_) detail::destroy_pool_quietly(pool_);
+    if (!owns_pool_) return;
+    // After someone reset the device the pool went with it: nothing to destroy.
+    const detail::DriverApi* api = detail::driver_if_loaded();
+    if (api && context_->still_alive(*api)) detail::destroy_pool_quietly(pool_);
 }
 
 std::string DeviceMemoryResource::description() const {

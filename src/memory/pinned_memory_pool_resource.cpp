@@ -55,7 +55,11 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
     }
 }
 
-PinnedMemoryPoolResource::~PinnedMemoryPoolResource() { detail::destroy_pool_quietly(pool_); }
+PinnedMemoryPoolResource::~PinnedMemoryPoolResource() {
+    // After someone reset the device its pools may be gone: leave them alone then.
+    const detail::DriverApi* api = detail::driver_if_loaded();
+    if (api && context_->still_alive(*api)) detail::destroy_pool_quietly(pool_);
+}
 
 std::string PinnedMemoryPoolResource::description() const {
     std::string out = "pinned host memory pool";
