@@ -66,7 +66,17 @@ set(CUDACORE_GRAPH_SOURCES
   src/graph/graph.cpp
   src/graph/graph_exec.cpp
   src/graph/graph_builder.cpp
-  src/graph/graph_memory_resource.cpp)
+  src/graph/graph_memory_resource.cpp
+  src/memory/memory_pool.cpp
+  src/memory/memory_option_checks.cpp
+  src/memory/owned_pool.cpp
+  src/memory/virtual_memory_resource.cpp
+  src/memory/pinned_memory_pool_resource.cpp
+  src/memory/synchronous_memory_resource.cpp
+  src/memory/managed_memory.cpp
+  src/memory/registered_host_memory.cpp
+  src/memory/batched_copy.cpp
+  src/memory/dlpack.cpp)
 set(CUDACORE_SOURCES
   ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
   ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}

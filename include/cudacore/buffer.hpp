@@ -110,6 +110,9 @@ public:
 
     bool is_device_accessible() const;
     bool is_host_accessible() const;
+    // Managed memory: its resource's is_managed(), or without a resource what the driver says
+    // (CU_POINTER_ATTRIBUTE_IS_MANAGED). Throws InvalidArgumentError when closed.
+    bool is_managed() const;
     // The device the memory belongs to; -1 for memory bound to no device (pinned host memory, as
     // cuda.core reports), for which device() throws InvalidArgumentError.
     int device_ordinal() const;
@@ -146,6 +149,8 @@ public:
     // of 4), asynchronously on `stream`.
     void fill_byte(std::uint8_t value, const Stream& stream) const;
     void fill_uint32(std::uint32_t pattern, const Stream& stream) const;
+    // Sets every 16-bit word to `pattern` (cuMemsetD16Async; the size must be a multiple of 2).
+    void fill_uint16(std::uint16_t pattern, const Stream& stream) const;
 
     // Frees the memory now, ordered on `stream` (work enqueued before on that stream may still use
     // it); without a stream, on the stream it was allocated on. Every copy of this Buffer becomes

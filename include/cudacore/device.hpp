@@ -93,7 +93,8 @@ public:
 
     // The device's default memory resource: one DeviceMemoryResource per device on its default
     // memory pool, created on first use and kept for the life of the process (so it holds the
-    // primary context from then on).
+    // primary context from then on). A device without memory pools
+    // (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 0) gets a SynchronousMemoryResource instead.
     std::shared_ptr<MemoryResource> memory_resource() const;
     // `size` bytes of device memory from memory_resource(), ordered on `stream` (see
     // MemoryResource::allocate for what it throws).

@@ -50,6 +50,8 @@ public:
     // Whether kernels on the device / code on the host may dereference the memory.
     virtual bool is_device_accessible() const noexcept = 0;
     virtual bool is_host_accessible() const noexcept = 0;
+    // Whether the memory is managed (unified) memory; false unless a resource says otherwise.
+    virtual bool is_managed() const noexcept { return false; }
     // The device the memory belongs to (managed memory: the device whose context allocates it);
     // -1 for memory bound to no device (pinned host memory), for which device() throws
     // InvalidArgumentError.

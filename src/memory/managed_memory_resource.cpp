@@ -7,6 +7,7 @@
 #include "cudacore/pinned_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/free_after_stream.hpp"
+#include "memory/managed_advice.hpp"
 #include "cudacore/stream.hpp"
 
 #include <optional>
@@ -17,6 +18,12 @@ ManagedMemoryResource::ManagedMemoryResource(const Device& device)
     : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {}
 
 ManagedMemoryResource::ManagedMemoryResource() : ManagedMemoryResource(Device(0)) {}
+
+ManagedMemoryResource::ManagedMemoryResource(const Device& device,
+                                             const ManagedMemoryResourceOptions& options)
+    : context_(detail::primary_context(device.ordinal())),
+      ordinal_(device.ordinal()),
+      options_(options) {}
 
 ManagedMemoryResource::~ManagedMemoryResource() = default;
 
@@ -30,6 +37,8 @@ CUdeviceptr ManagedMemoryResource::do_allocate(std::size_t size, CUstream) {
     detail::check(detail::driver().cuMemAllocManaged(&pointer, size, CU_MEM_ATTACH_GLOBAL),
                   "cuMemAllocManaged",
                   [&] { return std::to_string(size) + " bytes of " + description(); });
+    if (options_.preferred_location || options_.read_mostly) [[unlikely]]
+        detail::apply_managed_options(pointer, size, options_, [&] { return description(); });
     return pointer;
 }
 

@@ -2,6 +2,7 @@
 
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/synchronous_memory_resource.hpp"
 #include "cudacore/system.hpp"
 #include "runtime/runtime_handles.hpp"
 
@@ -205,20 +206,31 @@ namespace {
 // buffers destroyed after main returns still find their resource. It is made again when the
 // primary context it was made in is gone (someone reset the device).
 // A replaced resource is kept too (never freed), so the per-thread cache below may point at it.
-std::shared_ptr<DeviceMemoryResource> default_memory_resource(const Device& device) {
+std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
     struct Defaults {
         std::mutex mutex;
         std::map<int, std::shared_ptr<DeviceMemoryResource>> by_ordinal;
-        std::vector<std::shared_ptr<DeviceMemoryResource>> replaced;
+        std::map<int, std::shared_ptr<SynchronousMemoryResource>> synchronous_by_ordinal;
+        // Resources replaced after their context was forgotten stay alive: a thread's cached
+        // pointer (below) may still name one until it sees the new generation.
+        std::vector<std::shared_ptr<MemoryResource>> replaced;
     };
     static auto* defaults = new Defaults;
     auto context = detail::primary_context(device.ordinal());
     std::lock_guard lock(defaults->mutex);
     auto& resource = defaults->by_ordinal[device.ordinal()];
-    if (!resource || resource->context_box() != context) {
-        if (resource) defaults->replaced.push_back(resource);
-        resource = std::make_shared<DeviceMemoryResource>(device);
+    if (resource && resource->context_box() == context) return resource;
+    auto& synchronous = defaults->synchronous_by_ordinal[device.ordinal()];
+    if (synchronous && synchronous->context_box() == context) return synchronous;
+    if (resource) defaults->replaced.push_back(resource);
+    if (synchronous) defaults->replaced.push_back(synchronous);
+    // A device without memory pools gets cuMemAlloc / cuMemFree instead of NOT_SUPPORTED
+    // (asked once per primary context, off the hot path).
+    if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0) {
+        synchronous = std::make_shared<SynchronousMemoryResource>(device);
+        return synchronous;
     }
+    resource = std::make_shared<DeviceMemoryResource>(device);
     return resource;
 }
 
@@ -229,16 +241,16 @@ std::shared_ptr<DeviceMemoryResource> default_memory_resource(const Device& devi
 struct DefaultResourceCache {
     int ordinal = -1;
     std::uint64_t generation = 0;
-    DeviceMemoryResource* resource = nullptr;
+    MemoryResource* resource = nullptr;
 };
 thread_local DefaultResourceCache default_resource_cache;
 
-DeviceMemoryResource& cached_default_resource(const Device& device) {
+MemoryResource& cached_default_resource(const Device& device) {
     DefaultResourceCache& cache = default_resource_cache;
     const std::uint64_t generation = detail::primary_context_generation();
     if (cache.resource && cache.ordinal == device.ordinal() && cache.generation == generation)
         [[likely]] return *cache.resource;
-    DeviceMemoryResource* resource = default_memory_resource(device).get();
+    MemoryResource* resource = default_memory_resource(device).get();
     cache = {device.ordinal(), generation, resource};
     return *resource;
 }

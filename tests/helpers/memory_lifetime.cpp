@@ -12,7 +12,10 @@
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/managed_memory_resource.hpp"
+#include "cudacore/pinned_memory_pool_resource.hpp"
 #include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/synchronous_memory_resource.hpp"
+#include "cudacore/virtual_memory_resource.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
 
@@ -84,6 +87,14 @@ std::vector<Object> make_objects(const Device& device, int rounds) {
         std::make_shared<PinnedMemoryResource>(device),
         std::make_shared<ManagedMemoryResource>(device),
         std::make_shared<CountingResource>(device)};
+    // The resources of the memory breadth work, where the device has what they need.
+    resources.push_back(std::make_shared<SynchronousMemoryResource>(device));
+    if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED))
+        resources.push_back(DeviceMemoryResource::create_owned_pool(device, {.max_size = 64 << 20}));
+    if (device.attribute(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED))
+        resources.push_back(std::make_shared<PinnedMemoryPoolResource>(device));
+    if (device.attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED))
+        resources.push_back(std::make_shared<VirtualMemoryResource>(device));
     for (int i = 0; i < rounds; ++i) {
         Stream stream = device.create_stream();
         for (auto& resource : resources) {
