@@ -2,6 +2,7 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "memory/ipc_memory_pool.hpp"
 #include "memory/buffer_box.hpp"
 #include "memory/owned_pool.hpp"
 
@@ -50,7 +51,7 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
                       "cuMemPoolSetAccess", description());
         if (options_.release_threshold) memory_pool().set_release_threshold(*options_.release_threshold);
     } catch (...) {
-        detail::destroy_pool_quietly(pool_);
+        detail::destroy_pool(pool_);
         throw;
     }
 }
@@ -58,7 +59,7 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
 PinnedMemoryPoolResource::~PinnedMemoryPoolResource() {
     // After someone reset the device its pools may be gone: leave them alone then.
     const detail::DriverApi* api = detail::driver_if_loaded();
-    if (api && context_->still_alive(*api)) detail::destroy_pool_quietly(pool_);
+    if (api && context_->still_alive(*api)) detail::destroy_pool(pool_);
 }
 
 std::string PinnedMemoryPoolResource::description() const {
