@@ -4,19 +4,28 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
 #include "runtime/kernel_box.hpp"
+#include "code/code_validation.hpp"
 #include "code/object_code_state.hpp"
+#include "code/kernel_parameter_count.hpp"
+#include "runtime/code_arch_fit.hpp"
 #include "support/box_access.hpp"
 
 #include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <optional>
 #include <mutex>
 #include <shared_mutex>
 
 namespace cudacore {
 
 namespace {
+
+using detail::ArchFit;
+using detail::cubin_arch_fit;
+using detail::fatbin_arch_fit;
 
 std::string describe_code(const detail::ObjectCodeState& state) {
     std::string out(to_string(state.type));
@@ -75,6 +84,14 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
         case CodeType::fatbin:
             break;
     }
+    // The driver's loader is not safe against malformed containers (a bad table offset crashes
+    // the process), and the bytes may come from anywhere: a file, a peer, a deserialized value
+    // whose checksum only says it was not damaged in transit.
+    try {
+        detail::validate_code(state.type, state.code);
+    } catch (const InvalidArgumentError& e) {
+        refuse_unloadable(state, kernel_name, e.what());
+    }
 
     try {
         detail::driver();
@@ -91,6 +108,20 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
         return describe_code(state) + built_for(state) + for_kernel(kernel_name) +
                ", on device " + std::to_string(device.ordinal()) + " (" + device.arch() + ")";
     };
+
+    // Code that cannot run here is refused from its bytes (no load); code built for exactly
+    // this device needs no forced load to know it loads. Everything else (PTX, older minors,
+    // unreadable headers) is loaded into the context now, so the driver says it here, once.
+    ArchFit fit = ArchFit::ask_driver;
+    if (state.type == CodeType::cubin || state.type == CodeType::fatbin) {
+        const ComputeCapability cc = device.compute_capability();
+        fit = state.type == CodeType::cubin ? cubin_arch_fit(state.code, cc.major, cc.minor)
+                                            : fatbin_arch_fit(state.code, cc.major, cc.minor);
+        if (fit == ArchFit::cannot_run) {
+            detail::throw_driver_error(CUDA_ERROR_NO_BINARY_FOR_GPU, "cuLibraryLoadData",
+                                       what() + " (refused from the code's own header: not loaded)");
+        }
+    }
 
     // The driver's JIT log, for PTX that does not compile.
     char error_log[4096] = {};
@@ -110,12 +141,12 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     auto box = std::make_shared<detail::LibraryBox>();
     box->handle = handle;
 
-    // The driver may defer loading into a context until first use (lazy loading); load it into
-    // the current device's context now, so that code for another arch fails here, once, with
-    // this message. The module, then one kernel's function, both force that load; NOT_FOUND only
-    // says it is not there yet.
+    // The driver may defer loading into a context until first use (lazy loading); unless the
+    // bytes settled it above, load it into the current device's context now, so that code that
+    // cannot run fails here, once, with this message. The module, then one kernel's function,
+    // both force that load; NOT_FOUND only says it is not there yet.
     auto context = detail::primary_context(device.ordinal());
-    {
+    if (fit != ArchFit::runs) {
         const detail::DriverApi& api = detail::driver();
         detail::ContextScope scope(*context);
         CUmodule module = nullptr;
@@ -139,7 +170,7 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
 // The loaded library, loading it on first call; the first outcome is kept and repeated.
 const std::shared_ptr<detail::LibraryBox>& loaded_library(detail::ObjectCodeState& state,
                                                           std::string_view kernel_name) {
-    detail::LazyLibrary& lazy = state.library;
+    detail::LazyLibrary& lazy = state.library();
     if (!lazy.attempted.load(std::memory_order_acquire)) {
         std::call_once(lazy.once, [&] {
             try {
@@ -177,18 +208,30 @@ std::string kernel_list(const detail::ObjectCodeState& state, CUlibrary library)
     return out.empty() ? "no kernels" : out;
 }
 
+// Reads a kernel's parameter count from the code when first asked; holds the code state weakly
+// (a kernel must not keep the code bytes alive).
+std::function<std::optional<std::size_t>()> parameter_count_from_code(
+    const std::shared_ptr<detail::ObjectCodeState>& state, std::string lowered) {
+    std::weak_ptr<detail::ObjectCodeState> code_state = state;
+    return [code_state, lowered = std::move(lowered)]() -> std::optional<std::size_t> {
+        auto held = code_state.lock();
+        if (!held) return std::nullopt;
+        return detail::kernel_parameter_count(held->type, held->code, lowered);
+    };
+}
+
 }  // namespace
 
 void ObjectCode::load() const { loaded_library(*state_, {}); }
 
 bool ObjectCode::is_loaded() const noexcept {
-    const detail::LazyLibrary& lazy = state_->library;
-    return lazy.attempted.load(std::memory_order_acquire) && lazy.library != nullptr;
+    const detail::LazyLibrary* lazy = state_->library_if_made();
+    return lazy && lazy->attempted.load(std::memory_order_acquire) && lazy->library != nullptr;
 }
 
 std::optional<CUlibrary> ObjectCode::handle() const noexcept {
     if (!is_loaded()) return std::nullopt;
-    return state_->library.library->handle;
+    return state_->library_if_made()->library->handle;
 }
 
 Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
@@ -221,17 +264,14 @@ Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
     for (const auto& [expression, symbol] : state.symbols)
         if (symbol == lowered) known = expression;
     std::string description = "kernel '" + known + "' (" + describe_code(state) + ")";
-    return detail::BoxAccess::make<Kernel>(detail::make_kernel_box(
-        kernel, std::move(known), lowered, std::move(description), library));
+    return detail::BoxAccess::make<Kernel>(
+        detail::make_kernel_box(kernel, std::move(known), lowered, std::move(description), library,
+                                parameter_count_from_code(code.state(), lowered)));
 }
 
 Kernel ObjectCode::get_kernel(std::string_view name) const {
-    detail::LazyLibrary& lazy = state_->library;
-    {
-        std::shared_lock lock(lazy.kernels_mutex);
-        auto found = lazy.kernels.find(name);
-        if (found != lazy.kernels.end()) [[likely]] return found->second;
-    }
+    detail::LazyLibrary& lazy = state_->library();
+    if (const Kernel* found = lazy.kernels.find(name)) [[likely]] return *found;
     const std::shared_ptr<detail::LibraryBox>& library = loaded_library(*state_, name);
 
     const std::string lowered = lowered_name(name);
@@ -250,10 +290,10 @@ Kernel ObjectCode::get_kernel(std::string_view name) const {
     detail::check(status, "cuLibraryGetKernel", description);
 
     Kernel kernel = detail::BoxAccess::make<Kernel>(
-        detail::make_kernel_box(handle, std::string(name), lowered, description, library));
-    std::unique_lock lock(lazy.kernels_mutex);
+        detail::make_kernel_box(handle, std::string(name), lowered, description, library,
+                                parameter_count_from_code(state_, lowered)));
     // Another thread may have made it meanwhile: everyone gets the first one.
-    return lazy.kernels.try_emplace(std::string(name), std::move(kernel)).first->second;
+    return lazy.kernels.insert(name, std::move(kernel));
 }
 
 }  // namespace cudacore
