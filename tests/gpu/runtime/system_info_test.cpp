@@ -61,7 +61,9 @@ TEST(DevicePropertiesGpu, EveryMemberEqualsTheDriversAttribute) {
 TEST(SystemInfoGpu, SystemDeviceMatchesNvidiaSmi) {
     CUDACORE_REQUIRE_GPU();
     if (!system::nvml_available()) GTEST_SKIP() << "NVML (libnvidia-ml.so.1) is not installed";
-    auto smi = test::run_process({"nvidia-smi", "--query-gpu=uuid,pci.bus_id,memory.total,name,driver_version",
+    // Through the shell, which searches PATH (run_process does not).
+    auto smi = test::run_process({"/bin/sh", "-c",
+                                  "nvidia-smi --query-gpu=uuid,pci.bus_id,memory.total,name,driver_version "
                                   "--format=csv,noheader,nounits"});
     if (smi.exit_code != 0) GTEST_SKIP() << "nvidia-smi did not run: " << smi.err;
     std::map<std::string, std::vector<std::string>> by_uuid;
