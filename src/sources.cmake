@@ -6,7 +6,8 @@ set(CUDACORE_LOADER_SOURCES
   src/loader/driver_api.cpp
   src/loader/compiler_apis.cpp)
 set(CUDACORE_ERRORS_SOURCES
-  src/errors/errors.cpp)
+  src/errors/errors.cpp
+  src/errors/warnings.cpp)
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
   src/support/version.cpp)

@@ -27,3 +27,4 @@
 #include "cudacore/stream.hpp"
 #include "cudacore/system.hpp"
 #include "cudacore/version.hpp"
+#include "cudacore/warnings.hpp"

@@ -27,6 +27,15 @@ public:
     // Throws CompileError (full log, program name, options) when compilation fails, LoaderError
     // when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});
+    // As compile(), and sets `headers_read` to every header file the compile opened (absolute
+    // paths, sorted, each once; NVRTC's built-in headers, which have no file, left out). NVRTC
+    // reports them in its time trace (--fdevice-time-trace), written to a private temporary
+    // directory and removed. A PTX program reads no headers: the list is empty. Throws
+    // InvalidArgumentError when options().fdevice_time_trace is set (the trace is the caller's
+    // then) and CompilerApiError when the trace cannot be written or read, besides what
+    // compile() throws.
+    ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
+                       std::vector<std::string>& headers_read);
 
     const std::string& source() const noexcept { return source_; }
     SourceType source_type() const noexcept { return source_type_; }
@@ -44,6 +53,8 @@ private:
     SourceType source_type_;
     ProgramOptions options_;
     std::string log_;
+    // Set only while compile(..., headers_read) runs: where NVRTC writes its time trace.
+    std::string trace_path_;
 };
 
 }  // namespace cudacore

@@ -5,7 +5,17 @@
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
+#include <system_error>
 
 namespace cudacore {
 
@@ -84,7 +94,89 @@ std::string compiled_code(const detail::NvrtcApi& api, nvrtcProgram program, Cod
     return code;
 }
 
+// A private directory for NVRTC's time trace, removed with everything in it.
+class TraceDirectory {
+public:
+    explicit TraceDirectory(const std::string& object) {
+        std::string pattern =
+            (std::filesystem::temp_directory_path() / "cudacore-trace-XXXXXX").string();
+        if (::mkdtemp(pattern.data()) == nullptr) {
+            throw CompilerApiError("mkdtemp", errno, std::strerror(errno),
+                                   object + ", directory for the header trace " + pattern);
+        }
+        path_ = pattern;
+    }
+    ~TraceDirectory() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    TraceDirectory(const TraceDirectory&) = delete;
+    TraceDirectory& operator=(const TraceDirectory&) = delete;
+    const std::filesystem::path& path() const noexcept { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+// The header files named by the "Processing Header File" events of an NVRTC time trace.
+std::vector<std::string> headers_in_trace(const std::filesystem::path& trace,
+                                          const std::string& object) {
+    std::ifstream in(trace, std::ios::binary);
+    if (!in) {
+        throw CompilerApiError("nvrtcCompileProgram", 0, "no time trace written",
+                               object + ", expected " + trace.string());
+    }
+    nlohmann::json document;
+    try {
+        document = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw CompilerApiError("nvrtcCompileProgram", 0,
+                               std::string("unreadable time trace: ") + e.what(),
+                               object + ", " + trace.string());
+    }
+    std::vector<std::string> headers;
+    const auto events = document.find("traceEvents");
+    if (events == document.end() || !events->is_array()) return headers;
+    for (const auto& event : *events) {
+        if (!event.is_object() || event.value("name", "") != "Processing Header File") continue;
+        const auto args = event.find("args");
+        if (args == event.end() || !args->is_object()) continue;
+        const std::string name = args->value("detail", "");
+        if (name.empty()) continue;
+        std::error_code error;
+        const std::filesystem::path path(name);
+        // A bare name that is no file is one of NVRTC's built-in headers (covered by its version).
+        if (!path.has_parent_path() && !std::filesystem::is_regular_file(path, error)) continue;
+        headers.push_back(std::filesystem::absolute(path, error).lexically_normal().string());
+    }
+    std::sort(headers.begin(), headers.end());
+    headers.erase(std::unique(headers.begin(), headers.end()), headers.end());
+    return headers;
+}
+
 }  // namespace
+
+ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions,
+                            std::vector<std::string>& headers_read) {
+    headers_read.clear();
+    if (source_type_ == SourceType::ptx) return compile(target, name_expressions);
+    if (options_.fdevice_time_trace) {
+        throw InvalidArgumentError(describe(options_) + ": cannot record the headers a compile "
+                                   "reads while fdevice_time_trace is set (the trace is yours)");
+    }
+    const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
+    TraceDirectory directory(object);
+    const std::filesystem::path trace = directory.path() / "trace";
+    trace_path_ = trace.string();
+    struct ClearTracePath {
+        std::string& path;
+        ~ClearTracePath() { path.clear(); }
+    } clear{trace_path_};
+    ObjectCode code = compile(target, name_expressions);
+    // NVRTC appends ".json" to the name it is given.
+    headers_read = headers_in_trace(trace.string() + ".json", object);
+    return code;
+}
 
 Program::Program(std::string source, SourceType source_type, ProgramOptions options)
     : source_(std::move(source)), source_type_(source_type), options_(std::move(options)) {
@@ -128,7 +220,8 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         }
     }
 
-    const std::vector<std::string> flags = this->flags(target);
+    std::vector<std::string> flags = this->flags(target);
+    if (!trace_path_.empty()) flags.push_back("--fdevice-time-trace=" + trace_path_);
     const auto& api = detail::nvrtc();
     const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
 

@@ -1,0 +1,44 @@
+#include "cudacore/warnings.hpp"
+
+#include <memory>
+#include <mutex>
+#include <utility>
+
+namespace cudacore {
+namespace {
+
+// Never destroyed: warnings may be raised from static destructors after main returns.
+struct HandlerSlot {
+    std::mutex mutex;
+    std::shared_ptr<const WarningHandler> handler;
+};
+
+HandlerSlot& slot() {
+    static auto* instance = new HandlerSlot;
+    return *instance;
+}
+
+}  // namespace
+
+WarningHandler set_warning_handler(WarningHandler handler) {
+    auto next = handler ? std::make_shared<const WarningHandler>(std::move(handler)) : nullptr;
+    std::lock_guard lock(slot().mutex);
+    std::shared_ptr<const WarningHandler> previous = std::exchange(slot().handler, std::move(next));
+    return previous ? *previous : WarningHandler{};
+}
+
+void warn(WarningKind kind, const std::string& message) noexcept {
+    try {
+        std::shared_ptr<const WarningHandler> handler;
+        {
+            std::lock_guard lock(slot().mutex);
+            handler = slot().handler;
+        }
+        // Called outside the lock: the handler may itself install another handler.
+        if (handler) (*handler)(Warning{kind, message});
+    } catch (...) {
+        // A warning must never turn into a crash (it may come from a destructor at exit).
+    }
+}
+
+}  // namespace cudacore
