@@ -39,7 +39,8 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/device_memory_resource.cpp
   src/memory/pinned_memory_resource.cpp
   src/memory/managed_memory_resource.cpp
-  src/memory/buffer.cpp)
+  src/memory/buffer.cpp
+  src/memory/module_globals.cpp)
 set(CUDACORE_SOURCES
   ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
   ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}

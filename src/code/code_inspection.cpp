@@ -106,7 +106,11 @@ std::vector<std::string> ptx_kernel_names(std::string_view ptx) {
     return names;
 }
 
-std::vector<std::string> cubin_kernel_names(std::string_view cubin) {
+namespace {
+
+// The names of the cubin's symbols that `wanted` accepts, sorted.
+template <class Wanted>
+std::vector<std::string> cubin_symbol_names(std::string_view cubin, Wanted wanted) {
     const Elf64_Ehdr header = cubin_header(cubin);
     if (header.e_shentsize != sizeof(Elf64_Shdr))
         malformed("cubin", cubin, "unexpected section header size");
@@ -130,8 +134,7 @@ std::vector<std::string> cubin_kernel_names(std::string_view cubin) {
             Elf64_Sym symbol{};
             if (!read_at(cubin, symtab.sh_offset + s * sizeof(Elf64_Sym), symbol))
                 malformed("cubin", cubin, "symbol table out of range");
-            if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || !(symbol.st_other & kStoCudaEntry))
-                continue;
+            if (!wanted(symbol)) continue;
             if (symbol.st_name >= strings.size())
                 malformed("cubin", cubin, "symbol name out of range");
             const std::string_view rest = strings.substr(symbol.st_name);
@@ -139,7 +142,24 @@ std::vector<std::string> cubin_kernel_names(std::string_view cubin) {
         }
     }
     std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
     return names;
+}
+
+}  // namespace
+
+std::vector<std::string> cubin_kernel_names(std::string_view cubin) {
+    return cubin_symbol_names(cubin, [](const Elf64_Sym& symbol) {
+        return ELF64_ST_TYPE(symbol.st_info) == STT_FUNC && (symbol.st_other & kStoCudaEntry);
+    });
+}
+
+std::vector<std::string> cubin_global_names(std::string_view cubin) {
+    return cubin_symbol_names(cubin, [](const Elf64_Sym& symbol) {
+        const unsigned binding = ELF64_ST_BIND(symbol.st_info);
+        return ELF64_ST_TYPE(symbol.st_info) == STT_OBJECT && symbol.st_shndx != SHN_UNDEF &&
+               (binding == STB_GLOBAL || binding == STB_WEAK);
+    });
 }
 
 CodeInfo inspect_code(std::string_view code) {

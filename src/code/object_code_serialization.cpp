@@ -18,6 +18,7 @@
 // bound, the checksum, then every length against the bytes left; trailing bytes are an error.
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
+#include "code/object_code_state.hpp"
 
 #include "support/atomic_file.hpp"
 
@@ -129,6 +130,10 @@ private:
 }  // namespace
 
 std::string ObjectCode::serialize() const {
+    if (state_->from_handle) {
+        throw InvalidArgumentError("ObjectCode::serialize: '" + name() + "' wraps a library "
+                                   "loaded by the caller (from_handle) and holds no code bytes");
+    }
     std::size_t symbols_size = 0;
     for (const auto& [expression, lowered] : symbol_map()) symbols_size += 8 + expression.size() + lowered.size();
     const std::uint64_t total = fixed_header_size + 4 + 4 + name().size() + 4 + symbols_size + 8 +

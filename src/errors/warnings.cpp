@@ -42,3 +42,26 @@ void warn(WarningKind kind, const std::string& message) noexcept {
 }
 
 }  // namespace cudacore
+
+#include "cudacore/errors.hpp"
+#include "errors/release_report.hpp"
+
+namespace cudacore::detail {
+
+bool is_shutdown_status(CUresult status) noexcept {
+    return status == CUDA_ERROR_DEINITIALIZED || status == CUDA_ERROR_NOT_INITIALIZED ||
+           status == CUDA_ERROR_CONTEXT_IS_DESTROYED;
+}
+
+void report_release_failure(CUresult status, const char* call, const std::string& object) noexcept {
+    if (status == CUDA_SUCCESS || is_shutdown_status(status)) return;
+    try {
+        warn(WarningKind::release_failed,
+             std::string(call) + " failed: " + driver_status_name(status) + " (" +
+                 std::to_string(static_cast<int>(status)) + "): " + driver_status_text(status) +
+                 (object.empty() ? std::string() : " [" + object + "]") + " while releasing");
+    } catch (...) {
+    }
+}
+
+}  // namespace cudacore::detail

@@ -1,6 +1,7 @@
 #include "cudacore/buffer.hpp"
 
 #include "memory/buffer_box.hpp"
+#include "errors/release_report.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
@@ -15,6 +16,10 @@ BufferBox::~BufferBox() {
     if (!owned || !handle || !resource) return;
     try {
         resource->do_deallocate(handle, size, free_stream ? free_stream->handle : nullptr);
+    } catch (const DriverError& e) {
+        // Shutdown statuses are the normal end of a process; anything else is worth a warning.
+        report_release_failure(e.status(), e.call().c_str(),
+                               e.object().empty() ? resource->description() : e.object());
     } catch (...) {
         // Ignored: at exit the driver may be shut down; a destructor never throws.
     }

@@ -27,6 +27,8 @@ namespace cudacore::detail {
 
 struct LibraryBox {
     CUlibrary handle = nullptr;
+    // False for ObjectCode::from_handle without ownership: never unloaded.
+    bool owned = true;
     // The primary context the library was first loaded into (kept so it is not reloaded).
     std::shared_ptr<ContextBox> loaded_context;
 
@@ -70,6 +72,9 @@ struct LazyLibrary {
 
     std::shared_mutex kernels_mutex;
     std::map<std::string, Kernel, std::less<>> kernels;
+    // Views of global variables (ObjectCode::get_global / get_managed), by name; under
+    // kernels_mutex. Values are Buffers, kept type-erased here (the memory layer owns Buffer).
+    std::map<std::string, std::shared_ptr<void>, std::less<>> globals;
 };
 
 // Test hooks: how many times cuLibraryLoadData / cuLibraryUnload were called by this process.
