@@ -58,9 +58,10 @@ protected:
 
 TEST_F(GlobalsGpu, ConstantArrayWrittenFromTheHostIsWhatTheKernelSees) {
     const ObjectCode code = compile_globals();
-    const std::array<float, 4> coefficients{1.0f, 2.0f, 3.0f, 4.0f};
+    using Coefficients = std::array<float, 4>;
+    const Coefficients coefficients{1.0f, 2.0f, 3.0f, 4.0f};
     code.write_global("coefficients", coefficients, stream());
-    EXPECT_EQ(code.read_global<decltype(coefficients)>("coefficients", stream()), coefficients);
+    EXPECT_EQ(code.read_global<Coefficients>("coefficients", stream()), coefficients);
 
     constexpr int n = 1000;
     std::vector<float> input(n);
