@@ -53,10 +53,10 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
                    std::string_view name, bool managed) {
     detail::ObjectCodeState& state = *state_ptr;
     detail::LazyLibrary& lazy = state.library;
-    const std::string key = (managed ? "managed:" : "global:") + std::string(name);
+    auto& views = managed ? lazy.managed_globals : lazy.globals;
     {
         std::shared_lock lock(lazy.kernels_mutex);
-        if (auto found = lazy.globals.find(key); found != lazy.globals.end()) {
+        if (auto found = views.find(name); found != views.end()) {
             Buffer view(std::static_pointer_cast<detail::BufferBox>(found->second));
             if (!view.is_closed()) [[likely]] return view;
         }
@@ -96,7 +96,7 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
     box->host_accessible = managed;
     box->owner = GlobalOwner{library, context};
     std::unique_lock lock(lazy.kernels_mutex);
-    auto& slot = lazy.globals[key];
+    auto& slot = views[std::string(name)];
     Buffer existing = slot ? Buffer(std::static_pointer_cast<detail::BufferBox>(slot)) : Buffer();
     if (!existing.is_closed()) return existing;  // another thread made it meanwhile
     slot = box;

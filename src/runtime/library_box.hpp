@@ -75,6 +75,7 @@ struct LazyLibrary {
     // Views of global variables (ObjectCode::get_global / get_managed), by name; under
     // kernels_mutex. Values are Buffers, kept type-erased here (the memory layer owns Buffer).
     std::map<std::string, std::shared_ptr<void>, std::less<>> globals;
+    std::map<std::string, std::shared_ptr<void>, std::less<>> managed_globals;
 };
 
 // Test hooks: how many times cuLibraryLoadData / cuLibraryUnload were called by this process.
