@@ -155,11 +155,15 @@ std::vector<std::string> cubin_kernel_names(std::string_view cubin) {
 }
 
 std::vector<std::string> cubin_global_names(std::string_view cubin) {
-    return cubin_symbol_names(cubin, [](const Elf64_Sym& symbol) {
-        const unsigned binding = ELF64_ST_BIND(symbol.st_info);
-        return ELF64_ST_TYPE(symbol.st_info) == STT_OBJECT && symbol.st_shndx != SHN_UNDEF &&
-               (binding == STB_GLOBAL || binding == STB_WEAK);
+    // A whole-program cubin gives its variables local binding: every defined object counts,
+    // except the compiler's own ("$str" literals, ".nv..." reservations).
+    std::vector<std::string> names = cubin_symbol_names(cubin, [](const Elf64_Sym& symbol) {
+        return ELF64_ST_TYPE(symbol.st_info) == STT_OBJECT && symbol.st_shndx != SHN_UNDEF;
     });
+    std::erase_if(names, [](const std::string& name) {
+        return name.empty() || name[0] == '$' || name[0] == '.';
+    });
+    return names;
 }
 
 CodeInfo inspect_code(std::string_view code) {

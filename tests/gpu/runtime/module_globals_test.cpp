@@ -25,8 +25,7 @@ constexpr const char* kSource = R"(
 __constant__ float coefficients[4];
 __device__ int counter;
 __managed__ int shared_flag;
-template <typename T> __device__ T scaled;
-template __device__ float scaled<float>;
+namespace tuning { __device__ float scale; }
 
 extern "C" __global__ void apply(const float* in, float* out, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -40,7 +39,7 @@ ObjectCode compile_globals() {
     options.name = "globals.cu";
     options.arch = Device(0).arch();
     return Program(kSource, SourceType::cxx, options)
-        .compile(CodeType::cubin, {"&scaled<float>"});
+        .compile(CodeType::cubin, {"&tuning::scale"});
 }
 
 class GlobalsGpu : public ::testing::Test {
@@ -102,9 +101,10 @@ TEST_F(GlobalsGpu, SizeMismatchUnknownNamesAndNameExpressions) {
         EXPECT_NE(message.find("coefficients"), std::string::npos) << message;
         EXPECT_NE(message.find("counter"), std::string::npos) << message;
     }
-    // A template variable by its name expression, with or without the '&'.
-    code.write_global("scaled<float>", 2.5f, stream());
-    EXPECT_EQ(code.read_global<float>("&scaled<float>", stream()), 2.5f);
+    // A namespaced variable by its name expression (lowered: _ZN6tuning5scaleE), with or
+    // without the '&'.
+    code.write_global("tuning::scale", 2.5f, stream());
+    EXPECT_EQ(code.read_global<float>("&tuning::scale", stream()), 2.5f);
 }
 
 TEST_F(GlobalsGpu, ManagedVariableIsHostAccessible) {
