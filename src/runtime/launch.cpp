@@ -152,7 +152,9 @@ void check_arguments(const KernelBox& kernel, const std::size_t* sizes, std::siz
     }
 }
 
-void check_config(const KernelBox& kernel, const LaunchConfig& config, const ContextBox& context) {
+// `plain`: no cluster, not cooperative, no launch attributes (computed once per launch).
+void check_config(const KernelBox& kernel, const LaunchConfig& config, const ContextBox& context,
+                  bool plain) {
     const int ordinal = context.ordinal;
     if (config.grid.volume() == 0) [[unlikely]]
         config_error(kernel, config, ordinal, "the grid has a zero dimension");
@@ -178,7 +180,7 @@ void check_config(const KernelBox& kernel, const LaunchConfig& config, const Con
             }
         }
     }
-    if (config.is_plain() && !config.has_launch_attributes()) [[likely]] return;
+    if (plain) [[likely]] return;
     if (config.has_launch_attributes()) check_launch_attributes(kernel, config, context);
     if (config.has_cluster()) {
         if (config.cluster.volume() == 0)
@@ -224,13 +226,14 @@ void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kerne
     const StreamBox& stream_box = *stream.box();
     stream_box.check_host_functions();  // a host function's exception, reported once
     if (sizes) check_arguments(box, sizes, count);
-    check_config(box, config, *stream_box.context);
+    const bool plain = config.is_plain() && !config.has_launch_attributes();
+    check_config(box, config, *stream_box.context, plain);
     // The launch may outlive every handle: the library remembers where it ran (see LibraryBox).
     if (box.library) box.library->note_launch(stream_box.context);
 
     const DriverApi& api = driver();
     void** parameters = count ? arguments : nullptr;
-    if (config.is_plain() && !config.has_launch_attributes()) [[likely]] {
+    if (plain) [[likely]] {
         CUresult status = api.cuLaunchKernel(
             reinterpret_cast<CUfunction>(box.handle), config.grid.x, config.grid.y, config.grid.z,
             config.block.x, config.block.y, config.block.z,
