@@ -99,8 +99,10 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
     auto& slot = views[std::string(name)];
     Buffer existing = slot ? Buffer(std::static_pointer_cast<detail::BufferBox>(slot)) : Buffer();
     if (!existing.is_closed()) return existing;  // another thread made it meanwhile
-    slot = box;
-    return Buffer(std::static_pointer_cast<detail::BufferBox>(box));
+    // Stored as a BufferBox pointer, so the cast back from void above is exact.
+    std::shared_ptr<detail::BufferBox> base = box;
+    slot = base;
+    return Buffer(std::move(base));
 }
 
 }  // namespace
