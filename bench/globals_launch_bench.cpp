@@ -92,7 +92,7 @@ bool skip_without_hopper(benchmark::State& state) {
 void raw_get_global(benchmark::State& state) {
     if (skip_without_gpu(state)) return;
     Fixture& f = Fixture::get();
-    const CUlibrary library = f.code->state()->library.library->handle;
+    const CUlibrary library = f.code->library_handle();
     for (auto _ : state) {
         CUdeviceptr address = 0;
         std::size_t size = 0;

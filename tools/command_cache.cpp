@@ -4,6 +4,9 @@
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <memory>
 
@@ -16,19 +19,32 @@ struct CacheArgs {
     std::uint64_t max_bytes = 0;
 };
 
-DiskProgramCache open_cache(const CacheArgs& args) {
-    return DiskProgramCache(args.directory.empty() ? default_cache_directory()
-                                                   : std::filesystem::path(args.directory));
+std::filesystem::path cache_directory(const CacheArgs& args) {
+    return args.directory.empty() ? default_cache_directory() : std::filesystem::path(args.directory);
+}
+
+// The cache, or nullptr when its directory does not exist: looking after a cache never creates
+// one (only a compile does).
+std::unique_ptr<DiskProgramCache> open_existing_cache(const std::filesystem::path& directory) {
+    struct stat info {};
+    if (::lstat(directory.c_str(), &info) != 0 && errno == ENOENT) return nullptr;
+    return std::make_unique<DiskProgramCache>(directory);
 }
 
 void print_stats(const CacheArgs& args) {
-    DiskProgramCache cache = open_cache(args);
-    const CacheStats stats = cache.stats();
-    std::printf("directory  %s\n", cache.directory().c_str());
+    const std::filesystem::path directory = cache_directory(args);
+    const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
+    const CacheStats stats = cache ? cache->stats() : CacheStats{};
+    std::printf("directory  %s%s\n", directory.c_str(), cache ? "" : " (does not exist yet)");
     std::printf("entries    %llu\n", static_cast<unsigned long long>(stats.entries));
     std::printf("bytes      %llu\n", static_cast<unsigned long long>(stats.bytes));
+    if (stats.temporary_files > 0) {
+        std::printf("temporary  %llu files (being written, or left by killed writers)\n",
+                    static_cast<unsigned long long>(stats.temporary_files));
+    }
     std::printf("max bytes  %llu (evicted least recently used first)\n",
-                static_cast<unsigned long long>(stats.max_bytes));
+                static_cast<unsigned long long>(cache ? stats.max_bytes
+                                                      : DiskProgramCache::default_max_bytes));
     if (cache_disabled_by_environment()) std::printf("disabled   yes (CUDACORE_DISABLE_CACHE)\n");
 }
 
@@ -42,22 +58,45 @@ void add_cache_command(CLI::App& app) {
                         "Cache directory (default: $CUDACORE_CACHE_DIR, else "
                         "$XDG_CACHE_HOME/cudacore, else ~/.cache/cudacore)");
 
+    // Subcommands fall through to `cache`'s options: `cache stats --dir D` and
+    // `cache --dir D stats` both work.
     command->add_subcommand("stats", "Where the cache is, how many entries and bytes it holds")
+        ->fallthrough()
         ->callback([args] { print_stats(*args); });
-    command->add_subcommand("clear", "Remove every entry")->callback([args] {
-        DiskProgramCache cache = open_cache(*args);
-        const std::uint64_t entries = cache.stats().entries;
-        cache.clear();
+    command->add_subcommand("clear", "Remove every entry")->fallthrough()->callback([args] {
+        const std::filesystem::path directory = cache_directory(*args);
+        const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
+        if (!cache) {
+            std::printf("no cache at %s: nothing to remove\n", directory.c_str());
+            return;
+        }
+        const std::uint64_t entries = cache->stats().entries;
+        cache->clear();
         std::printf("removed %llu entries from %s\n", static_cast<unsigned long long>(entries),
-                    cache.directory().c_str());
+                    cache->directory().c_str());
     });
     auto* prune = command->add_subcommand(
         "prune", "Remove least recently used entries until the cache holds at most --max-bytes");
-    prune->add_option("--max-bytes", args->max_bytes, "The size to shrink the cache to")->required();
+    // Checked as text first: a negative number would otherwise wrap to a huge unsigned one.
+    prune->fallthrough();
+    prune->add_option("--max-bytes", args->max_bytes, "The size to shrink the cache to")
+        ->required()
+        ->check(CLI::Validator(
+            [](const std::string& text) -> std::string {
+                if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+                    return "must be a number of bytes, 0 or more (got '" + text + "')";
+                return {};
+            },
+            "BYTES"));
     prune->callback([args] {
-        DiskProgramCache cache = open_cache(*args);
-        const std::uint64_t removed = cache.prune(args->max_bytes);
-        const CacheStats stats = cache.stats();
+        const std::filesystem::path directory = cache_directory(*args);
+        const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
+        if (!cache) {
+            std::printf("no cache at %s: nothing to remove\n", directory.c_str());
+            return;
+        }
+        const std::uint64_t removed = cache->prune(args->max_bytes);
+        const CacheStats stats = cache->stats();
         std::printf("removed %llu entries; %llu entries, %llu bytes remain\n",
                     static_cast<unsigned long long>(removed),
                     static_cast<unsigned long long>(stats.entries),

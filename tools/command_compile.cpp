@@ -111,10 +111,18 @@ void run_compile(const CompileArgs& args) {
     const std::unique_ptr<ProgramCache> cache = open_cache(args);
     ObjectCode code = [&] {
         try {
-            if (cache) return compile_cached(*cache, program, target, args.name_expressions);
+            if (cache) {
+                // A cache that cannot be read or store is a warning: the compile goes on.
+                return compile_cached(*cache, program, target, args.name_expressions,
+                                      [](const CacheError& e) {
+                                          std::cerr << "cudacore: warning: compiling without the "
+                                                       "cache: "
+                                                    << e.what() << "\n";
+                                      });
+            }
             return program.compile(target, args.name_expressions);
         } catch (const CompileError& e) {
-            std::cerr << "cudacore: " << e.what() << "\n" << e.log() << "\n";
+            print_failure(e, e.log());
             throw CLI::RuntimeError(1);
         }
     }();

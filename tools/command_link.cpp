@@ -48,7 +48,7 @@ void run_link(const LinkArgs& args) {
         try {
             return linker.link(code_type_from_string(args.target));
         } catch (const LinkError& e) {
-            std::cerr << "cudacore: " << e.what() << "\n" << e.log() << "\n";
+            print_failure(e, e.log());
             throw CLI::RuntimeError(1);
         }
     }();

@@ -1,7 +1,12 @@
 // The subcommands of the cudacore CLI. Each registers its options and callback on the app.
 #pragma once
 
+#include "cudacore/errors.hpp"
+
 #include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <string>
 
 namespace cudacore::cli {
 
@@ -11,4 +16,15 @@ void add_compile_command(CLI::App& app);
 void add_link_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
+
+// A compile or link failure: the error's heading, then the whole log. The heading already quotes
+// the log's first error line; with the log following, that line would be printed twice, so the
+// heading is cut before it.
+inline void print_failure(const Error& error, const std::string& log) {
+    std::string heading = error.what();
+    if (const std::string line = first_error_line(log);
+        !line.empty() && heading.ends_with(": " + line))
+        heading.resize(heading.size() - line.size() - 2);
+    std::cerr << "cudacore: " << heading << (log.empty() ? "" : ":\n") << log << "\n";
+}
 }  // namespace cudacore::cli

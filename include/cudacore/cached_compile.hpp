@@ -6,6 +6,11 @@
 // same cache) compile once: the first caller compiles, the others wait for and share its result
 // or its exception ("single flight"). Across processes, two may compile the same key at once;
 // both store a complete entry and the last one stays.
+//
+// A cache that cannot be used never fails the compile: when get() or put() throws CacheError (a
+// full disk, a read-only or foreign directory, a directory where the entry belongs), the code is
+// compiled (or kept) without the cache, the failure is counted by the cache (a disk cache's
+// stats().failed_stores) and handed to `on_cache_error` when one is given, so the caller can warn.
 #pragma once
 
 #include "cudacore/cache_key.hpp"
@@ -18,23 +23,32 @@
 
 namespace cudacore {
 
+class CacheError;
 class Program;
 
+// Told (on the compiling thread) when the cache could not be read or could not store; what it
+// throws is ignored.
+using CacheWarningHandler = std::function<void(const CacheError&)>;
+
 // The general form: `compile` runs only on a miss, at most once per key at a time in this
-// process. Throws what `compile` throws (to every waiter), and CacheError from the cache.
+// process. Throws what `compile` throws (to every waiter); cache errors are reported, not thrown.
 ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
-                          const std::function<ObjectCode()>& compile);
+                          const std::function<ObjectCode()>& compile,
+                          const CacheWarningHandler& on_cache_error = {});
 
 struct CachedCompileOptions {
     // Stands for everything the source includes: when not empty it goes into the key and the
     // headers are not tracked (the caller promises it changes whenever a header does, e.g. a
     // digest of its header tree or a release version).
     std::string extra_digest;
+    // Told when the cache could not be read or could not store (see above); empty: not told.
+    CacheWarningHandler on_cache_error;
 };
 
 // program.compile(target, name_expressions) through `cache`. `program` is compiled only on a
 // miss (its log() is then that compile's log; on a hit it is left as it was). Throws what
-// Program::compile and cache_key throw, and CacheError from the cache.
+// Program::compile and cache_key throw; cache errors are reported to options.on_cache_error,
+// not thrown.
 //
 // Headers: the key of a C++ program covers the contents of every header the compile actually
 // read (NVRTC reports them; see Program::compile with headers_read), so editing an included
@@ -45,11 +59,18 @@ struct CachedCompileOptions {
 // this process). With options.extra_digest set, headers are not tracked and the key is
 // cache_key plus that digest. Where neither is possible (fdevice_time_trace is set, or a header
 // cannot be read back) the code is compiled and returned but NOT stored, and a
-// WarningKind::not_cached warning says why (warnings.hpp). A header edited while the compile
-// runs may be keyed by its new contents: do not edit headers during a compile. PTX programs
-// include nothing and are keyed by cache_key alone.
+// WarningKind::not_cached warning says why (warnings.hpp). The same holds when NVRTC's trace
+// cannot be written (a file-size limit or a temporary directory under 64 MiB free), told to
+// on_cache_error as a CacheError when given, else warned. A header edited while the compile
+// runs may be keyed by its new contents: do not edit headers during a compile. PTX and NVVM
+// IR programs include nothing and are keyed by cache_key alone.
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
                           const CachedCompileOptions& options = {});
+
+// The same with only a cache-error handler (options.on_cache_error = on_cache_error).
+ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                          const std::vector<std::string>& name_expressions,
+                          const CacheWarningHandler& on_cache_error);
 
 }  // namespace cudacore

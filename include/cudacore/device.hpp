@@ -7,8 +7,10 @@
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/context.hpp"
+#include "cudacore/device_properties.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/stream.hpp"
+#include "cudacore/system_info.hpp"
 
 #include <cuda.h>
 
@@ -17,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace cudacore {
 
@@ -37,6 +40,11 @@ public:
     // nothing is owned. Throws InvalidArgumentError when no device has that handle.
     static Device from_handle(CUdevice device);
 
+    // How many devices the driver reports, and all of them in ordinal order (none without a
+    // device; NoDriverError without a driver).
+    static int count();
+    static std::vector<Device> all();
+
     int ordinal() const noexcept { return ordinal_; }
     CUdevice handle() const noexcept { return handle_; }
 
@@ -52,6 +60,13 @@ public:
     // Every attribute the driver reports, by its CU_DEVICE_ATTRIBUTE_ name (without the prefix,
     // lower case: "max_threads_per_block"). Attributes this driver rejects are left out.
     std::map<std::string, int> attributes() const;
+    // Every attribute as a typed member, read on first call and cached per device (the
+    // reference stays valid for the life of the process; thread-safe).
+    const DeviceProperties& properties() const;
+
+    // This GPU as NVML sees it (matched by UUID): utilisation, temperature, power, clocks.
+    // Throws LoaderError when NVML is absent (see system_info.hpp).
+    system::SystemDevice system_device() const;
 
     // The primary context, retained while the returned Context (or anything holding it) lives.
     Context context() const;
@@ -61,6 +76,17 @@ public:
     // Waits for all work on the device's primary context.
     void sync() const;
     bool can_access_peer(const Device& peer) const;
+    // Lets kernels and copies on this device's primary context reach memory of `peer`'s primary
+    // context (cuCtxEnablePeerAccess). Idempotent: enabling twice, or disabling what is not
+    // enabled, does nothing; a device always reaches its own memory. Throws DriverError with
+    // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming both devices, when the hardware refuses. Both
+    // primary contexts stay retained while access is enabled. Memory pools are not affected:
+    // see DeviceMemoryResource::set_peer_accessible_by. Thread-safe.
+    void enable_peer_access(const Device& peer) const;
+    void disable_peer_access(const Device& peer) const;
+    // Whether peer access to `peer` was enabled through cudacore in this process (the driver has
+    // no query); true for the device itself.
+    bool is_peer_access_enabled(const Device& peer) const;
 
     // The legacy default stream of the primary context (sets that context current, since the
     // default stream always means the calling thread's current context).
@@ -77,7 +103,8 @@ public:
 
     // The device's default memory resource: one DeviceMemoryResource per device on its default
     // memory pool, created on first use and kept for the life of the process (so it holds the
-    // primary context from then on).
+    // primary context from then on). A device without memory pools
+    // (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 0) gets a SynchronousMemoryResource instead.
     std::shared_ptr<MemoryResource> memory_resource() const;
     // `size` bytes of device memory from memory_resource(), ordered on `stream` (see
     // MemoryResource::allocate for what it throws).

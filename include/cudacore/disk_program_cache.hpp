@@ -9,12 +9,17 @@
 //
 // Bounded in bytes: after each put, the least recently used entries (oldest modification time; a
 // hit touches the file) are removed, under an exclusive flock on <dir>/.lock, until the total is
-// within the bound. Temporary files left by killed writers are removed by put and prune once
-// they are older than stale_temporary_age.
+// within the bound. Temporary files count against the bound (stats().bytes includes them). A
+// temporary file's name carries its writer's process id: put (when over the bound), prune and
+// clear remove those whose writer is gone, and any older than stale_temporary_age (a reused pid).
 //
 // Security: cached code runs on your GPU, so the directory must be yours alone. It is created
 // with mode 0700; an existing directory that is owned by another user or writable by group or
-// others is refused with CacheError.
+// others, or that is a symbolic link, is refused with CacheError. The directory is opened once
+// (O_DIRECTORY | O_NOFOLLOW), the check is made on that descriptor, and every later operation is
+// relative to it (openat, renameat, unlinkat, fstatat, fdopendir): replacing the path with a
+// symlink after the check redirects nothing. Entries are opened without following symlinks and
+// without blocking (a FIFO planted where an entry belongs is a miss, not a hang).
 //
 // Thread-safe and multi-process-safe; the hit/miss counters in stats() are this object's.
 #pragma once
@@ -39,10 +44,15 @@ public:
     // writable by group or others.
     explicit DiskProgramCache(std::filesystem::path directory,
                               std::uint64_t max_bytes = default_max_bytes);
+    ~DiskProgramCache() override;
+    DiskProgramCache(const DiskProgramCache&) = delete;
+    DiskProgramCache& operator=(const DiskProgramCache&) = delete;
 
     // Throws CacheError on an I/O error other than the entry being absent or bad.
     std::optional<ObjectCode> get(const CacheKey& key) override;
-    // Throws CacheError naming the file and the failing call on an I/O error.
+    // Throws CacheError naming the file and the failing call on an I/O error (full disk,
+    // read-only directory, a directory where the entry belongs...), counted in
+    // stats().failed_stores; compile_cached reports it and goes on without the cache.
     void put(const CacheKey& key, const ObjectCode& code) override;
     // Counters of this object, plus the entries and bytes now in the directory.
     CacheStats stats() const override;
@@ -55,6 +65,8 @@ public:
     const std::filesystem::path& directory() const noexcept { return directory_; }
     std::uint64_t max_bytes() const noexcept { return max_bytes_; }
     std::filesystem::path entry_path(const CacheKey& key) const;
+    // The file name of `key`'s entry inside directory().
+    static std::string entry_name(const CacheKey& key);
 
     // The bytes of an entry file, and their inverse. decode_entry throws SerializationError
     // unless `bytes` is a valid entry for `expected` (it never reads outside `bytes`).
@@ -65,14 +77,16 @@ private:
     std::uint64_t evict_to(std::uint64_t bound);
 
     std::filesystem::path directory_;
+    int directory_fd_ = -1;  // the directory as opened and checked; every operation goes through it
     std::uint64_t max_bytes_;
-    std::atomic<std::uint64_t> hits_{0}, misses_{0}, insertions_{0}, evictions_{0}, corrupt_{0};
+    std::atomic<std::uint64_t> hits_{0}, misses_{0}, insertions_{0}, evictions_{0}, corrupt_{0},
+        failed_stores_{0};
 };
 
 // Where the default cache lives: $CUDACORE_CACHE_DIR, else $XDG_CACHE_HOME/cudacore, else
 // $HOME/.cache/cudacore (empty values are ignored, and relative XDG_CACHE_HOME / HOME values too,
-// as the XDG spec asks). Throws
-// CacheError when none of them is set.
+// as the XDG spec asks). Throws CacheError when none of them is set, or when CUDACORE_CACHE_DIR
+// is a relative path (refused rather than ignored: it names this cache explicitly).
 std::filesystem::path default_cache_directory();
 
 // Whether CUDACORE_DISABLE_CACHE is set to something other than "" or "0".

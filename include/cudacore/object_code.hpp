@@ -57,7 +57,8 @@ public:
     // null handle and NoDriverError without a driver.
     static ObjectCode from_handle(CUlibrary library, const FromHandleOptions& options = {});
 
-    // Takes the code bytes as they are. Throws InvalidArgumentError when `code` is empty.
+    // Takes the code bytes as they are. Throws InvalidArgumentError when `code` is empty. The
+    // bytes' structure is checked when they are linked (Linker) or loaded (get_kernel, load).
     static ObjectCode from_bytes(CodeType type, std::string code, std::string name = {},
                                  SymbolMap symbols = {});
     static ObjectCode from_cubin(std::string code, std::string name = {}, SymbolMap symbols = {});
@@ -93,6 +94,17 @@ public:
     static constexpr std::uint64_t max_serialized_size = std::uint64_t{4} << 30;  // 4 GiB
     std::string serialize() const;
     static ObjectCode deserialize(std::string_view bytes);
+    // The serialized form in three parts, for senders that send the code bytes where they lie
+    // (MPI): serialize() == head + code() + tail. Costs one pass over the code (the checksum), no
+    // copy of it.
+    struct SerializedParts {
+        std::string head;  // everything before the code bytes
+        std::string tail;  // the checksum
+    };
+    SerializedParts serialize_parts() const;
+    // deserialize(head + code + tail), without copying `code`: it becomes the ObjectCode's bytes.
+    // Throws SerializationError as deserialize() does.
+    static ObjectCode deserialize_parts(std::string_view head, std::string code, std::string_view tail);
     // Whether `bytes` start with the serialized form's magic (says nothing of their validity).
     static bool looks_serialized(std::string_view bytes) noexcept;
     // Writes serialize() to `path` atomically (a temporary file in the same directory, fsync,
@@ -109,7 +121,9 @@ public:
     // even when many threads ask at once, and into the current device's context (Device::current())
     // so that code for another arch fails then. The outcome is kept: a failure (no driver: the
     // NoDriverError; code for another arch, corrupt bytes: DriverError naming the kernel, code
-    // type, size and device arch) is thrown again, identically, on every later use. LTO-IR and
+    // type, size and device arch; malformed container structure, checked before the driver is
+    // touched because its loader crashes on some: InvalidArgumentError naming the code and what
+    // is wrong) is thrown again, identically, on every later use. LTO-IR and
     // relocatable objects/libraries are refused with InvalidArgumentError saying to link them;
     // PTX is JIT-compiled by the driver. Copies share the loaded library; it is unloaded when
     // the last ObjectCode or Kernel using it is gone (and kernels launched from it are done).

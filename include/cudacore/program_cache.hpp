@@ -23,10 +23,12 @@ struct CacheStats {
     std::uint64_t insertions = 0;
     std::uint64_t evictions = 0;     // entries removed to stay under the byte bound
     std::uint64_t corrupt_entries = 0;  // entries that failed their check, removed
+    std::uint64_t failed_stores = 0;    // puts that failed (full disk, read-only directory...)
     // What the cache holds now (for a disk cache: all processes' entries).
     std::uint64_t entries = 0;
-    std::uint64_t bytes = 0;
+    std::uint64_t bytes = 0;            // a disk cache's includes its temporary files
     std::uint64_t max_bytes = 0;
+    std::uint64_t temporary_files = 0;  // a disk cache's files being written or left by killed writers
 };
 
 class ProgramCache {

@@ -1,11 +1,15 @@
 #include "cudacore/cached_compile.hpp"
 
+#include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/warnings.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdint>
 #include <ctime>
 #include <fstream>
@@ -29,6 +33,39 @@ struct InFlight {
 InFlight& in_flight() {
     static auto* table = new InFlight;  // never destroyed: usable from static destructors
     return *table;
+}
+
+void report(const CacheWarningHandler& on_cache_error, const CacheError& error) {
+    if (!on_cache_error) return;
+    try {
+        on_cache_error(error);
+    } catch (...) {
+        // A warning must not turn a successful compile into a failure.
+    }
+}
+
+// The cached code, or nullopt on a miss or when the cache cannot be read (reported).
+std::optional<ObjectCode> lookup(ProgramCache& cache, const CacheKey& key,
+                                 const CacheWarningHandler& on_cache_error) {
+    try {
+        return cache.get(key);
+    } catch (const CacheError& e) {
+        report(on_cache_error, e);
+        return std::nullopt;
+    }
+}
+
+// Stores `code`; false when the cache could not (reported: the code is good, only keeping it
+// failed).
+bool store(ProgramCache& cache, const CacheKey& key, const ObjectCode& code,
+           const CacheWarningHandler& on_cache_error) {
+    try {
+        cache.put(key, code);
+        return true;
+    } catch (const CacheError& e) {
+        report(on_cache_error, e);
+        return false;
+    }
 }
 
 // Runs `produce` for (cache, key) at most once at a time in this process: callers arriving
@@ -177,16 +214,38 @@ std::optional<std::vector<std::string>> read_header_list(const ObjectCode& entry
     return headers;
 }
 
+// Why NVRTC's time trace (the header record) cannot be written now, or empty. NVRTC crashes
+// when that write fails, so a file-size limit or a nearly full temporary directory is found
+// first; the compile then goes on without the cache.
+std::string trace_unwritable_reason() {
+    constexpr std::uint64_t needed = 64ull << 20;  // far above any trace
+    struct ::rlimit limit {};
+    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        limit.rlim_cur < needed) {
+        return "the file size limit (" + std::to_string(limit.rlim_cur) +
+               " bytes) leaves no room for the header trace";
+    }
+    std::error_code error;
+    const std::filesystem::path temp = std::filesystem::temp_directory_path(error);
+    struct ::statvfs space {};
+    if (!error && ::statvfs(temp.c_str(), &space) == 0 &&
+        std::uint64_t{space.f_bavail} * space.f_frsize < needed) {
+        return "the temporary directory " + temp.string() + " has no room for the header trace";
+    }
+    return {};
+}
+
 }  // namespace
 
 ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
-                          const std::function<ObjectCode()>& compile) {
-    if (auto hit = cache.get(key)) return *hit;
+                          const std::function<ObjectCode()>& compile,
+                          const CacheWarningHandler& on_cache_error) {
+    if (auto hit = lookup(cache, key, on_cache_error)) return *hit;
     return single_flight(cache, key, [&] {
         // Another thread may have stored it between our miss and our registration.
-        if (auto code = cache.get(key)) return *code;
+        if (auto code = lookup(cache, key, on_cache_error)) return *code;
         ObjectCode code = compile();
-        cache.put(key, code);
+        store(cache, key, code, on_cache_error);
         return code;
     });
 }
@@ -195,27 +254,30 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
                           const std::vector<std::string>& name_expressions,
                           const CachedCompileOptions& options) {
     const CacheKey source_key = cache_key(program, target, name_expressions);
+    const CacheWarningHandler& on_cache_error = options.on_cache_error;
     auto compile = [&] { return program.compile(target, name_expressions); };
     if (!options.extra_digest.empty()) {
         return get_or_compile(
             cache, extend_key(source_key, "cudacore-extra-digest-v1", {{"", options.extra_digest}}),
-            compile);
+            compile, on_cache_error);
     }
-    if (program.source_type() == SourceType::ptx) return get_or_compile(cache, source_key, compile);
+    if (program.source_type() != SourceType::cxx) {  // PTX and NVVM IR include nothing
+        return get_or_compile(cache, source_key, compile, on_cache_error);
+    }
 
-    auto lookup = [&]() -> std::optional<ObjectCode> {
-        std::optional<ObjectCode> list_entry = cache.get(source_key);
+    auto lookup_code = [&]() -> std::optional<ObjectCode> {
+        std::optional<ObjectCode> list_entry = lookup(cache, source_key, on_cache_error);
         if (!list_entry) return std::nullopt;
         std::optional<std::vector<std::string>> headers = read_header_list(*list_entry);
         if (!headers) return std::nullopt;
         std::optional<CacheKey> key = key_with_headers(source_key, *headers);
         if (!key) return std::nullopt;  // a header is gone: compile again
-        return cache.get(*key);
+        return lookup(cache, *key, on_cache_error);
     };
-    if (auto hit = lookup()) return *hit;
+    if (auto hit = lookup_code()) return *hit;
 
     return single_flight(cache, source_key, [&]() -> ObjectCode {
-        if (auto hit = lookup()) return *hit;
+        if (auto hit = lookup_code()) return *hit;
         const std::string program_name = "program '" + program.options().name + "'";
         if (program.options().fdevice_time_trace) {
             ObjectCode code = compile();
@@ -223,6 +285,17 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
                  "compile_cached: " + program_name + " compiled but not cached: with "
                  "fdevice_time_trace set the headers it reads cannot be recorded; pass "
                  "CachedCompileOptions::extra_digest to cache it");
+            return code;
+        }
+        if (const std::string reason = trace_unwritable_reason(); !reason.empty()) {
+            ObjectCode code = compile();
+            const std::string message = "compile_cached: " + program_name +
+                                        " compiled but not cached: " + reason;
+            if (on_cache_error) {
+                report(on_cache_error, CacheError(message));
+            } else {
+                warn(WarningKind::not_cached, message);
+            }
             return code;
         }
         std::vector<std::string> headers;
@@ -236,10 +309,20 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
                      "CachedCompileOptions::extra_digest to cache it");
             return code;
         }
-        cache.put(*key, code);
-        cache.put(source_key, header_list_entry(headers));
+        // The list goes in only beside stored code: a list without its code is a wasted lookup.
+        if (store(cache, *key, code, on_cache_error)) {
+            store(cache, source_key, header_list_entry(headers), on_cache_error);
+        }
         return code;
     });
+}
+
+ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                          const std::vector<std::string>& name_expressions,
+                          const CacheWarningHandler& on_cache_error) {
+    CachedCompileOptions options;
+    options.on_cache_error = on_cache_error;
+    return compile_cached(cache, program, target, name_expressions, options);
 }
 
 }  // namespace cudacore

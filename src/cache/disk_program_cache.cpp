@@ -4,7 +4,9 @@
 
 #include "support/atomic_file.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -48,9 +50,9 @@ struct FileDescriptor {
 // Holds an flock on <dir>/.lock for the lifetime of the object.
 class DirectoryLock {
 public:
-    DirectoryLock(const fs::path& directory, int operation) {
+    DirectoryLock(int directory_fd, const fs::path& directory, int operation) {
         const fs::path path = directory / ".lock";
-        file_.fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        file_.fd = ::openat(directory_fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (file_.fd < 0) fail("open lock file", path, errno);
         while (::flock(file_.fd, operation) != 0) {
             if (errno != EINTR) fail("flock", path, errno);
@@ -62,7 +64,7 @@ private:
 };
 
 struct EntryFile {
-    fs::path path;
+    std::string name;
     std::uint64_t size;
     struct timespec modified;
 };
@@ -72,37 +74,81 @@ bool older(const EntryFile& a, const EntryFile& b) {
     return a.modified.tv_nsec < b.modified.tv_nsec;
 }
 
-// Every entry file of the directory, and (when asked) removes temporaries older than the limit.
-std::vector<EntryFile> list_entries(const fs::path& directory, bool remove_stale_temporaries) {
+// Whether the process that wrote a temporary file is gone (so the file will never be renamed
+// into place). A writer in another pid namespace may look gone: removing its temporary file makes
+// its store fail, which the compile survives.
+bool writer_is_gone(std::string_view name) {
+    const auto pid = detail::atomic_write_temporary_writer(name);
+    if (!pid) return true;  // not one of ours: left by an older version, or planted
+    return ::kill(*pid, 0) != 0 && errno == ESRCH;
+}
+
+struct DirectoryListing {
     std::vector<EntryFile> entries;
-    std::error_code error;
+    std::uint64_t temporary_bytes = 0;  // temporary files still there (being written, or left)
+    std::uint64_t temporary_files = 0;
+};
+
+// Every entry file of the directory open as `directory_fd`, and the temporary files. When asked,
+// removes temporaries whose writer is gone or that are older than the limit.
+DirectoryListing list_directory(int directory_fd, const fs::path& directory,
+                                bool remove_stale_temporaries) {
+    // fdopendir takes the descriptor it is given: list through a duplicate (rewound, since
+    // duplicates share one position).
+    const int listing_fd = ::fcntl(directory_fd, F_DUPFD_CLOEXEC, 0);
+    if (listing_fd < 0) fail("dup", directory, errno);
+    DIR* dir = ::fdopendir(listing_fd);
+    if (dir == nullptr) {
+        const int error = errno;
+        ::close(listing_fd);
+        fail("opendir", directory, error);
+    }
+    ::rewinddir(dir);
+    DirectoryListing listing;
     const auto now = std::chrono::system_clock::now();
-    for (fs::directory_iterator it(directory, error), end; !error && it != end; it.increment(error)) {
-        const std::string name = it->path().filename().string();
+    for (;;) {
+        errno = 0;  // readdir returns nullptr at the end and on error; only errno tells them apart
+        const dirent* item = ::readdir(dir);
+        if (item == nullptr) break;
+        const std::string_view name = item->d_name;
         struct stat info {};
-        if (::lstat(it->path().c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
+        if (::fstatat(directory_fd, item->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(info.st_mode))
+            continue;
+        const auto size = static_cast<std::uint64_t>(info.st_size);
         if (name.size() == 64 + entry_extension.size() && name.ends_with(entry_extension)) {
-            entries.push_back({it->path(), static_cast<std::uint64_t>(info.st_size), info.st_mtim});
-        } else if (remove_stale_temporaries && detail::is_atomic_write_temporary(name)) {
+            listing.entries.push_back({std::string(name), size, info.st_mtim});
+        } else if (detail::is_atomic_write_temporary(name)) {
             const auto modified = std::chrono::system_clock::from_time_t(info.st_mtim.tv_sec);
-            if (now - modified > DiskProgramCache::stale_temporary_age) ::unlink(it->path().c_str());
+            if (remove_stale_temporaries &&
+                (writer_is_gone(name) || now - modified > DiskProgramCache::stale_temporary_age) &&
+                ::unlinkat(directory_fd, item->d_name, 0) == 0)
+                continue;
+            listing.temporary_bytes += size;
+            ++listing.temporary_files;
         }
     }
-    if (error) fail("list", directory, error.value());
-    return entries;
+    const int error = errno;
+    ::closedir(dir);
+    if (error != 0) fail("list", directory, error);
+    return listing;
 }
 
-// Removes `path` only if it is still the file `opened` refers to: another process may have
+// Removes `name` only if it is still the file `opened` refers to: another process may have
 // renamed a fresh, valid entry over the bad one since we read it.
-void remove_if_same_file(const fs::path& path, int opened) {
+void remove_if_same_file(int directory_fd, const std::string& name, int opened) {
     struct stat read_info {}, current {};
-    if (::fstat(opened, &read_info) != 0 || ::lstat(path.c_str(), &current) != 0) return;
-    if (read_info.st_dev == current.st_dev && read_info.st_ino == current.st_ino) ::unlink(path.c_str());
+    if (::fstat(opened, &read_info) != 0 ||
+        ::fstatat(directory_fd, name.c_str(), &current, AT_SYMLINK_NOFOLLOW) != 0)
+        return;
+    if (read_info.st_dev == current.st_dev && read_info.st_ino == current.st_ino)
+        ::unlinkat(directory_fd, name.c_str(), 0);
 }
 
-void check_private_directory(const fs::path& directory) {
+// Checks the directory through its open descriptor, so what is checked is what is used.
+void check_private_directory(int directory_fd, const fs::path& directory) {
     struct stat info {};
-    if (::stat(directory.c_str(), &info) != 0) fail("stat", directory, errno);
+    if (::fstat(directory_fd, &info) != 0) fail("fstat", directory, errno);
     if (!S_ISDIR(info.st_mode)) {
         throw CacheError("DiskProgramCache: '" + directory.string() + "' is not a directory");
     }
@@ -136,11 +182,34 @@ DiskProgramCache::DiskProgramCache(fs::path directory, std::uint64_t max_bytes)
         if (error) fail("create parent directory", parent, error.value());
     }
     if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST) fail("mkdir", directory_, errno);
-    check_private_directory(directory_);
+    // Opened once, never through a symlink; every later operation is relative to this
+    // descriptor, so swapping the path for a symlink after the check redirects nothing.
+    directory_fd_ = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (directory_fd_ < 0) {
+        const int error = errno;
+        struct stat info {};
+        if (error == ELOOP || (::lstat(directory_.c_str(), &info) == 0 && S_ISLNK(info.st_mode))) {
+            throw CacheError("DiskProgramCache: refusing cache directory '" + directory_.string() +
+                             "': it is a symbolic link; point the cache at the real directory");
+        }
+        fail("open", directory_, error);
+    }
+    try {
+        check_private_directory(directory_fd_, directory_);
+    } catch (...) {
+        ::close(directory_fd_);
+        throw;
+    }
+}
+
+DiskProgramCache::~DiskProgramCache() { ::close(directory_fd_); }
+
+std::string DiskProgramCache::entry_name(const CacheKey& key) {
+    return key.hex() + std::string(entry_extension);
 }
 
 fs::path DiskProgramCache::entry_path(const CacheKey& key) const {
-    return directory_ / (key.hex() + std::string(entry_extension));
+    return directory_ / entry_name(key);
 }
 
 std::string DiskProgramCache::encode_entry(const CacheKey& key, const ObjectCode& code) {
@@ -168,15 +237,18 @@ ObjectCode DiskProgramCache::decode_entry(std::string_view bytes, const CacheKey
 }
 
 std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
-    const fs::path path = entry_path(key);
-    FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    const std::string name = entry_name(key);
+    const fs::path path = directory_ / name;
+    // Non-blocking: a FIFO planted where the entry belongs must not hang the read.
+    FileDescriptor file(
+        ::openat(directory_fd_, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
     if (file.fd < 0) {
         if (errno == ENOENT) {
             ++misses_;
             return std::nullopt;
         }
         if (errno == ELOOP) {  // a symlink was put where an entry belongs: never follow it
-            ::unlink(path.c_str());
+            ::unlinkat(directory_fd_, name.c_str(), 0);
             ++corrupt_;
             ++misses_;
             return std::nullopt;
@@ -189,16 +261,14 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
     bool readable = S_ISREG(info.st_mode) &&
                     static_cast<std::uint64_t>(info.st_size) <= entry_header_size + ObjectCode::max_serialized_size;
     if (readable) {
-        bytes.resize(static_cast<std::size_t>(info.st_size));
-        std::size_t done = 0;
-        while (done < bytes.size()) {
-            ssize_t got = ::read(file.fd, bytes.data() + done, bytes.size() - done);
-            if (got < 0 && errno == EINTR) continue;
-            if (got < 0) fail("read", path, errno);
-            if (got == 0) break;
-            done += static_cast<std::size_t>(got);
+        try {
+            bytes = detail::read_open_file_bounded(file.fd, path,
+                                                   entry_header_size + ObjectCode::max_serialized_size);
+        } catch (const std::length_error&) {
+            readable = false;  // grew past any entry's size since the fstat above
+        } catch (const std::system_error& e) {
+            throw CacheError(std::string("DiskProgramCache: ") + e.what());
         }
-        bytes.resize(done);
     }
     std::optional<ObjectCode> code;
     if (readable) {
@@ -208,7 +278,9 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
         }
     }
     if (!code) {
-        remove_if_same_file(path, file.fd);
+        // A directory there is left alone (it may hold a tree someone put there by mistake):
+        // it just stays a miss, and the next put fails and is reported.
+        if (!S_ISDIR(info.st_mode)) remove_if_same_file(directory_fd_, name, file.fd);
         ++corrupt_;
         ++misses_;
         return std::nullopt;
@@ -222,30 +294,33 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
 void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
     const std::string bytes = encode_entry(key, code);
     if (bytes.size() > max_bytes_) return;  // would never fit
-    const fs::path path = entry_path(key);
     try {
-        detail::write_file_atomically(path, bytes, 0600);
+        detail::write_file_atomically_at(directory_fd_, entry_name(key), bytes, 0600,
+                                         entry_path(key));
     } catch (const std::system_error& e) {
+        ++failed_stores_;
         throw CacheError("DiskProgramCache::put of '" + code.name() + "' (" +
                          std::string(to_string(code.code_type())) + ", " +
                          std::to_string(bytes.size()) + " bytes) as " + key.hex() + ": " + e.what());
     }
     ++insertions_;
-    std::uint64_t total = 0;
-    for (const auto& entry : list_entries(directory_, false)) total += entry.size;
+    const DirectoryListing listing = list_directory(directory_fd_, directory_, false);
+    std::uint64_t total = listing.temporary_bytes;
+    for (const auto& entry : listing.entries) total += entry.size;
     if (total > max_bytes_) evictions_ += evict_to(max_bytes_);
 }
 
 std::uint64_t DiskProgramCache::evict_to(std::uint64_t bound) {
-    DirectoryLock lock(directory_, LOCK_EX);
-    std::vector<EntryFile> entries = list_entries(directory_, true);
-    std::uint64_t total = 0;
-    for (const auto& entry : entries) total += entry.size;
-    std::sort(entries.begin(), entries.end(), older);
+    DirectoryLock lock(directory_fd_, directory_, LOCK_EX);
+    DirectoryListing listing = list_directory(directory_fd_, directory_, true);
+    // Temporary files still being written count against the bound: entries make room for them.
+    std::uint64_t total = listing.temporary_bytes;
+    for (const auto& entry : listing.entries) total += entry.size;
+    std::sort(listing.entries.begin(), listing.entries.end(), older);
     std::uint64_t removed = 0;
-    for (const auto& entry : entries) {
+    for (const auto& entry : listing.entries) {
         if (total <= bound) break;
-        if (::unlink(entry.path.c_str()) == 0) ++removed;
+        if (::unlinkat(directory_fd_, entry.name.c_str(), 0) == 0) ++removed;
         total -= entry.size;  // gone either way (another process may have removed it)
     }
     return removed;
@@ -266,11 +341,15 @@ CacheStats DiskProgramCache::stats() const {
     stats.insertions = insertions_;
     stats.evictions = evictions_;
     stats.corrupt_entries = corrupt_;
+    stats.failed_stores = failed_stores_;
     stats.max_bytes = max_bytes_;
-    for (const auto& entry : list_entries(directory_, false)) {
+    const DirectoryListing listing = list_directory(directory_fd_, directory_, false);
+    for (const auto& entry : listing.entries) {
         ++stats.entries;
         stats.bytes += entry.size;
     }
+    stats.temporary_files = listing.temporary_files;
+    stats.bytes += listing.temporary_bytes;
     return stats;
 }
 
@@ -281,6 +360,12 @@ fs::path default_cache_directory() {
         return fs::path(value);
     };
     if (const char* dir = std::getenv("CUDACORE_CACHE_DIR"); dir != nullptr && *dir != '\0') {
+        // Relative paths are refused like relative XDG_CACHE_HOME / HOME values: the cache would
+        // move with the working directory, and could land in a directory others control.
+        if (dir[0] != '/') {
+            throw CacheError(std::string("default_cache_directory: CUDACORE_CACHE_DIR='") + dir +
+                             "' is a relative path; set it to an absolute path");
+        }
         return fs::path(dir);
     }
     if (auto dir = absolute_variable("XDG_CACHE_HOME")) return *dir / "cudacore";

@@ -26,6 +26,7 @@
 
 #include <array>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 #include <system_error>
 
@@ -129,54 +130,53 @@ private:
 
 }  // namespace
 
-std::string ObjectCode::serialize() const {
-    if (state_->from_handle) {
-        throw InvalidArgumentError("ObjectCode::serialize: '" + name() + "' wraps a library "
-                                   "loaded by the caller (from_handle) and holds no code bytes");
-    }
+namespace {
+
+// The bytes before the code: header, code type, name, symbol map and code length.
+std::string serialized_head(const ObjectCode& code) {
     std::size_t symbols_size = 0;
-    for (const auto& [expression, lowered] : symbol_map()) symbols_size += 8 + expression.size() + lowered.size();
-    const std::uint64_t total = fixed_header_size + 4 + 4 + name().size() + 4 + symbols_size + 8 +
-                                code().size() + checksum_size;
-    if (total > max_serialized_size) {
-        throw SerializationError("ObjectCode::serialize: '" + name() + "' (" +
-                                 std::string(to_string(code_type())) + ") would take " +
+    for (const auto& [expression, lowered] : code.symbol_map()) symbols_size += 8 + expression.size() + lowered.size();
+    const std::uint64_t head_size = fixed_header_size + 4 + 4 + code.name().size() + 4 + symbols_size + 8;
+    const std::uint64_t total = head_size + code.code().size() + checksum_size;
+    if (total > ObjectCode::max_serialized_size) {
+        throw SerializationError("ObjectCode::serialize: '" + code.name() + "' (" +
+                                 std::string(to_string(code.code_type())) + ") would take " +
                                  std::to_string(total) + " bytes, more than the limit of " +
-                                 std::to_string(max_serialized_size));
+                                 std::to_string(ObjectCode::max_serialized_size));
     }
-    Writer out(static_cast<std::size_t>(total));
+    Writer out(static_cast<std::size_t>(head_size));
     out.raw(magic.data(), magic.size());
-    out.u32(serialization_format_version);
+    out.u32(ObjectCode::serialization_format_version);
     out.u32(byte_order_mark);
     out.u64(total);
-    out.u32(code_type_tag(code_type()));
-    out.string32(name(), "name");
-    out.u32(static_cast<std::uint32_t>(symbol_map().size()));
-    for (const auto& [expression, lowered] : symbol_map()) {
+    out.u32(code_type_tag(code.code_type()));
+    out.string32(code.name(), "name");
+    out.u32(static_cast<std::uint32_t>(code.symbol_map().size()));
+    for (const auto& [expression, lowered] : code.symbol_map()) {
         out.string32(expression, "name expression");
         out.string32(lowered, "lowered name");
     }
-    out.u64(code().size());
-    out.raw(code().data(), code().size());
-    out.u64(XXH3_64bits(out.bytes().data(), out.bytes().size()));
+    out.u64(code.code().size());
     return std::move(out.bytes());
 }
 
-ObjectCode ObjectCode::deserialize(std::string_view bytes) {
-    if (bytes.size() < magic.size() || std::memcmp(bytes.data(), magic.data(), magic.size()) != 0) {
-        reject("not a serialized ObjectCode (" + std::to_string(bytes.size()) +
+// Checks what precedes the fields (magic, size, version, byte order, total) of an input of
+// `input_size` bytes that starts with `start`.
+void check_envelope(std::string_view start, std::uint64_t input_size) {
+    if (start.size() < magic.size() || std::memcmp(start.data(), magic.data(), magic.size()) != 0) {
+        reject("not a serialized ObjectCode (" + std::to_string(input_size) +
                " bytes; the magic number does not match)");
     }
-    if (bytes.size() < minimum_size) {
-        reject("truncated: " + std::to_string(bytes.size()) + " bytes, the smallest valid input is " +
+    if (input_size < minimum_size) {
+        reject("truncated: " + std::to_string(input_size) + " bytes, the smallest valid input is " +
                std::to_string(minimum_size));
     }
-    Reader header(bytes);
+    Reader header(start);
     header.bytes(magic.size(), "magic");
     const std::uint32_t version = header.u32("format version");
-    if (version > serialization_format_version) {
+    if (version > ObjectCode::serialization_format_version) {
         reject("format version " + std::to_string(version) + " is newer than this build reads (" +
-               std::to_string(serialization_format_version) + "); upgrade cudacore");
+               std::to_string(ObjectCode::serialization_format_version) + "); upgrade cudacore");
     }
     if (version == 0) reject("invalid format version 0");
     const std::uint32_t mark = header.u32("byte-order mark");
@@ -188,51 +188,136 @@ ObjectCode ObjectCode::deserialize(std::string_view bytes) {
         }() + ", expected 0x01020304 (little-endian)");
     }
     const std::uint64_t total = header.u64("total size");
-    if (total > max_serialized_size) {
+    if (total > ObjectCode::max_serialized_size) {
         reject("header claims " + std::to_string(total) + " bytes, more than the limit of " +
-               std::to_string(max_serialized_size));
+               std::to_string(ObjectCode::max_serialized_size));
     }
-    if (total != bytes.size()) {
-        reject(std::string(total > bytes.size() ? "truncated" : "trailing data") + ": header says " +
-               std::to_string(total) + " bytes, input has " + std::to_string(bytes.size()));
+    if (total != input_size) {
+        reject(std::string(total > input_size ? "truncated" : "trailing data") + ": header says " +
+               std::to_string(total) + " bytes, input has " + std::to_string(input_size));
     }
-    const std::string_view body = bytes.substr(0, bytes.size() - checksum_size);
-    const std::uint64_t stored = read_little_endian(
-        reinterpret_cast<const unsigned char*>(bytes.data()) + body.size(), 8);
-    const std::uint64_t computed = XXH3_64bits(body.data(), body.size());
+}
+
+void check_checksum(std::uint64_t stored, std::uint64_t computed) {
     if (stored != computed) {
         reject("checksum mismatch (stored " + std::to_string(stored) + ", computed " +
                std::to_string(computed) + "): the data is corrupted");
     }
+}
 
-    Reader in(body);
-    in.bytes(fixed_header_size, "header");
+struct Fields {
+    CodeType type = CodeType::cubin;
+    std::string name;
+    SymbolMap symbols;
+    std::uint64_t code_size = 0;
+};
+
+// Reads code type, name, symbol map and code length (`in` is just past the fixed header).
+Fields read_fields(Reader& in) {
+    Fields fields;
     const std::uint32_t tag = in.u32("code type");
     const std::optional<CodeType> type = code_type_from_tag(tag);
     if (!type) reject("unknown code type tag " + std::to_string(tag));
-    std::string name = in.string32("name");
+    fields.type = *type;
+    fields.name = in.string32("name");
     const std::uint32_t symbol_count = in.u32("symbol count");
     // Each symbol takes at least 8 bytes: refuse impossible counts before looping over them.
     if (symbol_count > in.remaining() / 8) {
         reject("symbol count " + std::to_string(symbol_count) + " exceeds the " +
                std::to_string(in.remaining()) + " bytes left");
     }
-    SymbolMap symbols;
     for (std::uint32_t i = 0; i < symbol_count; ++i) {
         std::string expression = in.string32("name expression");
         std::string lowered = in.string32("lowered name");
-        if (!symbols.empty() && !(symbols.rbegin()->first < expression)) {
+        if (!fields.symbols.empty() && !(fields.symbols.rbegin()->first < expression)) {
             reject("symbol map out of order or duplicated at '" + expression + "'");
         }
-        symbols.emplace_hint(symbols.end(), std::move(expression), std::move(lowered));
+        fields.symbols.emplace_hint(fields.symbols.end(), std::move(expression), std::move(lowered));
     }
-    const std::uint64_t code_size = in.u64("code length");
-    if (code_size == 0) reject("empty code for '" + name + "'");
-    std::string code = in.bytes(code_size, "code");
+    fields.code_size = in.u64("code length");
+    if (fields.code_size == 0) reject("empty code for '" + fields.name + "'");
+    return fields;
+}
+
+std::string checksum_bytes(std::uint64_t checksum) {
+    std::string bytes(checksum_size, '\0');
+    for (std::size_t i = 0; i < checksum_size; ++i) bytes[i] = static_cast<char>((checksum >> (8 * i)) & 0xff);
+    return bytes;
+}
+
+// A from_handle ObjectCode wraps a library the caller loaded and has no bytes to write.
+void refuse_from_handle(bool from_handle, const std::string& name) {
+    if (from_handle) {
+        throw InvalidArgumentError("ObjectCode::serialize: '" + name + "' wraps a library "
+                                   "loaded by the caller (from_handle) and holds no code bytes");
+    }
+}
+
+}  // namespace
+
+std::string ObjectCode::serialize() const {
+    refuse_from_handle(state_->from_handle, name());
+    std::string out = serialized_head(*this);
+    out.reserve(out.size() + code().size() + checksum_size);
+    out.append(code());
+    out.append(checksum_bytes(XXH3_64bits(out.data(), out.size())));
+    return out;
+}
+
+ObjectCode::SerializedParts ObjectCode::serialize_parts() const {
+    refuse_from_handle(state_->from_handle, name());
+    SerializedParts parts;
+    parts.head = serialized_head(*this);
+    XXH3_state_t* state = XXH3_createState();
+    if (!state) throw std::bad_alloc();
+    XXH3_64bits_reset(state);
+    XXH3_64bits_update(state, parts.head.data(), parts.head.size());
+    XXH3_64bits_update(state, code().data(), code().size());
+    parts.tail = checksum_bytes(XXH3_64bits_digest(state));
+    XXH3_freeState(state);
+    return parts;
+}
+
+ObjectCode ObjectCode::deserialize(std::string_view bytes) {
+    check_envelope(bytes, bytes.size());
+    const std::string_view body = bytes.substr(0, bytes.size() - checksum_size);
+    check_checksum(read_little_endian(reinterpret_cast<const unsigned char*>(bytes.data()) + body.size(), 8),
+                   XXH3_64bits(body.data(), body.size()));
+
+    Reader in(body);
+    in.bytes(fixed_header_size, "header");
+    Fields fields = read_fields(in);
+    std::string code = in.bytes(fields.code_size, "code");
     if (in.remaining() != 0) {
-        reject(std::to_string(in.remaining()) + " unexpected bytes after the code of '" + name + "'");
+        reject(std::to_string(in.remaining()) + " unexpected bytes after the code of '" + fields.name + "'");
     }
-    return from_bytes(*type, std::move(code), std::move(name), std::move(symbols));
+    return from_bytes(fields.type, std::move(code), std::move(fields.name), std::move(fields.symbols));
+}
+
+ObjectCode ObjectCode::deserialize_parts(std::string_view head, std::string code, std::string_view tail) {
+    if (tail.size() != checksum_size) {
+        reject("the checksum part has " + std::to_string(tail.size()) + " bytes, expected " +
+               std::to_string(checksum_size));
+    }
+    check_envelope(head, std::uint64_t{head.size()} + code.size() + checksum_size);
+    XXH3_state_t* state = XXH3_createState();
+    if (!state) throw std::bad_alloc();
+    XXH3_64bits_reset(state);
+    XXH3_64bits_update(state, head.data(), head.size());
+    XXH3_64bits_update(state, code.data(), code.size());
+    const std::uint64_t computed = XXH3_64bits_digest(state);
+    XXH3_freeState(state);
+    check_checksum(read_little_endian(reinterpret_cast<const unsigned char*>(tail.data()), 8), computed);
+
+    Reader in(head);
+    in.bytes(fixed_header_size, "header");
+    Fields fields = read_fields(in);
+    if (fields.code_size != code.size() || in.remaining() != 0) {
+        reject("the head says " + std::to_string(fields.code_size) + " code bytes and leaves " +
+               std::to_string(in.remaining()) + " bytes after the code length; given " +
+               std::to_string(code.size()) + " code bytes");
+    }
+    return from_bytes(fields.type, std::move(code), std::move(fields.name), std::move(fields.symbols));
 }
 
 bool ObjectCode::looks_serialized(std::string_view bytes) noexcept {

@@ -1,23 +1,52 @@
 #include "cudacore/device_memory_resource.hpp"
 
 #include "memory/buffer_box.hpp"
+#include "memory/owned_pool.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "memory/ipc_memory_pool.hpp"
 
 namespace cudacore {
 
 DeviceMemoryResource::DeviceMemoryResource(const Device& device,
                                            const DeviceMemoryResourceOptions& options)
     : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {
+    if (options.ipc_enabled) {
+        pool_ = detail::create_ipc_pool(device, options.max_size, ipc_id_);
+        owns_pool_ = true;
+        ipc_pool_ = true;
+        if (options.release_threshold) set_release_threshold(*options.release_threshold);
+        return;
+    }
     detail::check(detail::driver().cuDeviceGetDefaultMemPool(&pool_, device.handle()),
                   "cuDeviceGetDefaultMemPool", "device " + std::to_string(ordinal_));
     if (options.release_threshold) set_release_threshold(*options.release_threshold);
 }
 
-// The default pool belongs to the device: nothing to destroy.
-DeviceMemoryResource::~DeviceMemoryResource() = default;
+DeviceMemoryResource::DeviceMemoryResource(const Device& device,
+                                           const detail::ImportedPool& imported)
+    : context_(detail::primary_context(device.ordinal())),
+      pool_(imported.pool),
+      ordinal_(device.ordinal()),
+      imported_(true),
+      ipc_id_(imported.id) {}
+
+// The default pool belongs to the device: nothing to destroy. A pool of its own (owned, IPC or
+// imported) is destroyed; the driver keeps it until its last allocation is freed. After someone
+// reset the device the pool went with it: nothing to destroy.
+DeviceMemoryResource::~DeviceMemoryResource() {
+    if (!owns_pool_ && !imported_) return;
+    const detail::DriverApi* api = detail::driver_if_loaded();
+    if (api && context_->still_alive(*api)) detail::destroy_pool(pool_);
+}
 
 std::string DeviceMemoryResource::description() const {
+    if (imported_) return "imported IPC memory pool of device " + std::to_string(ordinal_);
+    if (ipc_pool_)
+        return "IPC memory pool of device " + std::to_string(ordinal_);
+    if (owns_pool_)
+        return "owned memory pool of device " + std::to_string(ordinal_) +
+               (max_size_ ? " (max_size " + std::to_string(max_size_) + " bytes)" : "");
     return "memory pool of device " + std::to_string(ordinal_);
 }
 
@@ -32,6 +61,9 @@ CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream)
         // An explicit stream carries its context: no push, no query (the hot path).
         status = api.cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
     }
+    if (status != CUDA_SUCCESS && imported_) [[unlikely]]
+        throw InvalidArgumentError("MemoryResource::allocate: " + description() +
+                                   " cannot allocate (an imported pool only imports buffers)");
     if (status != CUDA_SUCCESS) [[unlikely]]
         detail::throw_driver_error(status, "cuMemAllocFromPoolAsync",
                                    std::to_string(size) + " bytes from " + description());

@@ -52,10 +52,10 @@ std::string lowered_global_name(const detail::ObjectCodeState& state, std::strin
 Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
                    std::string_view name, bool managed) {
     detail::ObjectCodeState& state = *state_ptr;
-    detail::LazyLibrary& lazy = state.library;
+    detail::LazyLibrary& lazy = state.library();
     auto& views = managed ? lazy.managed_globals : lazy.globals;
     {
-        std::shared_lock lock(lazy.kernels_mutex);
+        std::shared_lock lock(lazy.globals_mutex);
         if (auto found = views.find(name); found != views.end()) {
             Buffer view(std::static_pointer_cast<detail::BufferBox>(found->second));
             if (!view.is_closed()) [[likely]] return view;
@@ -95,7 +95,7 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
     box->device_accessible = true;
     box->host_accessible = managed;
     box->owner = GlobalOwner{library, context};
-    std::unique_lock lock(lazy.kernels_mutex);
+    std::unique_lock lock(lazy.globals_mutex);
     auto& slot = views[std::string(name)];
     Buffer existing = slot ? Buffer(std::static_pointer_cast<detail::BufferBox>(slot)) : Buffer();
     if (!existing.is_closed()) return existing;  // another thread made it meanwhile

@@ -1,6 +1,7 @@
 #include "cudacore/launch.hpp"
 
 #include "cudacore/errors.hpp"
+#include "runtime/capture_registry.hpp"
 #include "runtime/driver_launch_config.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -17,8 +18,12 @@ std::string to_string(const Dim3& dim) {
 }
 
 std::string to_string(const LaunchConfig& config) {
-    std::string out = "grid " + to_string(config.grid) + ", block " + to_string(config.block);
-    if (config.has_cluster()) out += ", cluster " + to_string(config.cluster);
+    std::string out = "grid " + to_string(config.grid);
+    if (config.has_cluster()) {
+        out += " clusters of " + to_string(config.cluster) + " blocks (" +
+               std::to_string(config.blocks().volume()) + " blocks)";
+    }
+    out += ", block " + to_string(config.block);
     out += ", " + std::to_string(config.shared_memory_bytes) + " bytes of dynamic shared memory";
     if (config.cooperative) out += ", cooperative";
     if (config.has_launch_attributes()) out += ", with launch attributes";
@@ -115,10 +120,16 @@ void check_launch_attributes(const KernelBox& kernel, const LaunchConfig& config
                          "preferred_cluster needs a cluster launch (set cluster too)");
         const Dim3& preferred = *config.preferred_cluster;
         if (preferred.volume() == 0 || preferred.x % config.cluster.x ||
-            preferred.y % config.cluster.y || preferred.z % config.cluster.z)
+            preferred.y % config.cluster.y || preferred.z != config.cluster.z)
             config_error(kernel, config, ordinal,
                          "preferred_cluster " + to_string(preferred) +
-                             " is not a multiple of the cluster in every dimension");
+                             " is not a multiple of the cluster in x and y and equal to it in z");
+        // The grid counts clusters; the preferred clusters must tile the blocks launched.
+        const LaunchConfig::Blocks blocks = config.blocks();
+        if (blocks.x % preferred.x || blocks.y % preferred.y)
+            config_error(kernel, config, ordinal,
+                         "preferred_cluster " + to_string(preferred) +
+                             " does not divide the blocks launched (grid x cluster)");
     }
     if (config.priority && !stream_priorities().supported(ordinal, context.device))
         config_error(kernel, config, ordinal, "the device does not support launch priorities");
@@ -136,7 +147,7 @@ void check_launch_attributes(const KernelBox& kernel, const LaunchConfig& config
 }
 
 void check_arguments(const KernelBox& kernel, const std::size_t* sizes, std::size_t count) {
-    const std::vector<KernelParameter>& parameters = kernel.parameters;
+    const std::vector<KernelParameter>& parameters = kernel.parameters();
     if (count != parameters.size()) [[unlikely]] {
         argument_error(kernel, "it takes " + std::to_string(parameters.size()) +
                                    " argument(s), " + std::to_string(count) + " given");
@@ -189,10 +200,15 @@ void check_config(const KernelBox& kernel, const LaunchConfig& config, const Con
             config_error(kernel, config, ordinal,
                          "the device does not support cluster launches (compute capability 9.0 "
                          "or newer is needed)");
-        if (config.grid.x % config.cluster.x || config.grid.y % config.cluster.y ||
-            config.grid.z % config.cluster.z)
+        // The grid counts clusters: the driver gets grid x cluster blocks, which must fit.
+        const LaunchConfig::Blocks blocks = config.blocks();
+        constexpr std::uint64_t kMax = 0xffffffffu;
+        if (blocks.x > kMax || blocks.y > kMax || blocks.z > kMax)
             config_error(kernel, config, ordinal,
-                         "the grid is not a multiple of the cluster in every dimension");
+                         "grid x cluster is (" + std::to_string(blocks.x) + ", " +
+                             std::to_string(blocks.y) + ", " + std::to_string(blocks.z) +
+                             ") blocks, over the driver's 32-bit grid dimensions (with a "
+                             "cluster, the grid counts clusters)");
     }
     if (config.cooperative && !cooperative_launch().supported(ordinal, context.device))
         config_error(kernel, config, ordinal, "the device does not support cooperative launches");
@@ -230,6 +246,9 @@ void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kerne
     check_config(box, config, *stream_box.context, plain);
     // The launch may outlive every handle: the library remembers where it ran (see LibraryBox).
     if (box.library) box.library->note_launch(stream_box.context);
+    // A captured launch runs when the graph does: the graph holds the library from now on.
+    if (captures_active() && box.library) [[unlikely]]
+        hold_for_capture(stream_box.handle, box.library);
 
     const DriverApi& api = driver();
     void** parameters = count ? arguments : nullptr;

@@ -28,30 +28,44 @@ void unload_now(const DriverApi& api, CUlibrary library) {
 // Unloads libraries whose kernels may still run: waits for the contexts they were launched in,
 // then unloads, on one background thread so that no destructor blocks (a running kernel may wait
 // for the very thread that dropped the last handle).
+//
+// Exit ordering: the thread is started on the first launch of any library (normal running, not
+// from a destructor that may run inside exit()), and an atexit handler registered then stops it.
+// That handler refuses new work, waits for an unload in progress (so exit() never shuts the
+// driver down under cuCtxSynchronize or cuLibraryUnload), and leaves what is still queued to
+// the driver, which frees every library at exit. Static objects destroyed before the handler runs
+// (those made after the first launch) still defer normally; those destroyed after it leave their
+// library to the driver. After the handler, the thread touches nothing.
 class DeferredUnloads {
 public:
-    // False when the unload cannot be deferred (process exiting, no thread): the caller decides.
+    // Starts the worker thread if it is not running. Called on the launch path's slow branch.
+    void start() {
+        std::lock_guard lock(mutex_);
+        if (started_ || exiting_ || start_failed_) return;
+        try {
+            std::thread([this] { run(); }).detach();
+        } catch (...) {
+            start_failed_ = true;  // deferred unloads then leave their library to the driver
+            return;
+        }
+        started_ = true;
+        std::atexit([] { instance().stop_accepting(); });
+    }
+
+    // False when the unload cannot be deferred (exit has begun, or no worker thread): the caller
+    // leaves the library to the driver. Never starts a thread.
     bool push(CUlibrary library, std::vector<std::shared_ptr<ContextBox>> contexts) {
         std::lock_guard lock(mutex_);
-        if (exiting_) return false;
-        if (!started_) {
-            try {
-                std::thread([this] { run(); }).detach();
-            } catch (...) {
-                return false;
-            }
-            started_ = true;
-            std::atexit([] { instance().stop_accepting(); });
-        }
+        if (exiting_ || !started_) return false;
         queue_.push_back({library, std::move(contexts)});
         ready_.notify_one();
         return true;
     }
 
-    // Blocks until every unload queued so far has been done.
+    // Blocks until every unload queued so far has been done (or exit has stopped the worker).
     void wait_until_idle() {
         std::unique_lock lock(mutex_);
-        idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+        idle_.wait(lock, [this] { return (queue_.empty() || exiting_) && !busy_; });
     }
 
     // Leaked on purpose: the thread and late destructors may use it during exit.
@@ -66,9 +80,12 @@ private:
         std::vector<std::shared_ptr<ContextBox>> contexts;
     };
 
+    // At exit: no new work, and no exit past an unload in progress.
     void stop_accepting() {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
         exiting_ = true;
+        ready_.notify_all();
+        idle_.wait(lock, [this] { return !busy_; });
     }
 
     void run() {
@@ -76,10 +93,15 @@ private:
             Pending pending;
             {
                 std::unique_lock lock(mutex_);
-                ready_.wait(lock, [this] { return !queue_.empty(); });
+                ready_.wait(lock, [this] { return !queue_.empty() || exiting_; });
+                // Exiting: the queue stays as it is (this object is never destroyed), so no
+                // context is released and nothing is unloaded while the driver shuts down.
+                if (exiting_) {
+                    idle_.notify_all();
+                    return;
+                }
                 pending = std::move(queue_.front());
                 queue_.pop_front();
-                if (exiting_) continue;  // the driver frees everything at exit
                 busy_ = true;
             }
             if (const DriverApi* api = driver_if_loaded()) {
@@ -104,12 +126,16 @@ private:
     std::deque<Pending> queue_;
     bool busy_ = false;
     bool started_ = false;
+    bool start_failed_ = false;
     bool exiting_ = false;
 };
 
 }  // namespace
 
 void LibraryBox::note_launch_slow(const std::shared_ptr<ContextBox>& context) {
+    // This library may now need a deferred unload: make sure the worker runs, started here,
+    // while the process runs normally, and not later from a destructor inside exit().
+    DeferredUnloads::instance().start();
     std::lock_guard lock(launch_contexts_mutex);
     for (const auto& known : launch_contexts)
         if (known == context) return;
@@ -140,7 +166,8 @@ LibraryBox::~LibraryBox() {
         if (DeferredUnloads::instance().push(handle, std::move(contexts))) return;
     } catch (...) {
     }
-    // Exiting: leave the library to the driver rather than pull code from under a running kernel.
+    // Exiting (or no worker thread): leave the library to the driver rather than pull code from
+    // under a running kernel.
 }
 
 std::uint64_t library_load_count() noexcept { return loads.load(std::memory_order_relaxed); }

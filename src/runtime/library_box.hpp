@@ -5,11 +5,14 @@
 // is unloaded when the last of them goes. A library that kernels were launched from is not
 // unloaded at once: a background thread first waits for the contexts those launches ran in
 // (cuCtxSynchronize), so a kernel still running after its last handle was dropped keeps its code.
-// Release errors are ignored; after exit() has begun nothing is unloaded (the driver frees it).
+// Release errors are ignored. The background thread is started on a library's first launch
+// (never from a destructor during exit); at exit an atexit handler stops it after waiting for an
+// unload in progress, and the libraries still waiting are left to the driver, which frees them.
 #pragma once
 
 #include "cudacore/kernel.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/name_table.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <array>
@@ -57,12 +60,11 @@ private:
     std::vector<std::shared_ptr<ContextBox>> launch_contexts;  // owners of the slots (and beyond)
 };
 
-// The per-ObjectCode loading state: loaded once (std::call_once), the outcome kept for every
-// later use, and a name -> Kernel cache read under a shared lock.
+// The per-ObjectCode loading state, made on first load: loaded once (std::call_once), the
+// outcome kept for every later use, and a name -> Kernel cache read without locks.
 struct LazyLibrary {
     LazyLibrary() = default;
-    // A copy of an ObjectCode's state is a new value: it starts unloaded.
-    LazyLibrary(const LazyLibrary&) {}
+    LazyLibrary(const LazyLibrary&) = delete;
     LazyLibrary& operator=(const LazyLibrary&) = delete;
 
     std::once_flag once;
@@ -70,10 +72,10 @@ struct LazyLibrary {
     std::shared_ptr<LibraryBox> library;
     std::exception_ptr failure;
 
-    std::shared_mutex kernels_mutex;
-    std::map<std::string, Kernel, std::less<>> kernels;
+    NameTable<Kernel> kernels;
     // Views of global variables (ObjectCode::get_global / get_managed), by name; under
-    // kernels_mutex. Values are Buffers, kept type-erased here (the memory layer owns Buffer).
+    // globals_mutex. Values are Buffers, kept type-erased here (the memory layer owns Buffer).
+    std::shared_mutex globals_mutex;
     std::map<std::string, std::shared_ptr<void>, std::less<>> globals;
     std::map<std::string, std::shared_ptr<void>, std::less<>> managed_globals;
 };

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <random>
 #include <stdexcept>
 #include <system_error>
@@ -26,29 +27,44 @@ struct FileDescriptor {
     }
 };
 
-std::string temporary_name(const std::filesystem::path& path) {
+constexpr std::string_view temporary_marker = ".tmp-";
+
+std::string temporary_name(const std::string& file_name) {
     static std::atomic<std::uint64_t> counter{0};
     thread_local std::mt19937_64 random{std::random_device{}()};
-    return "." + path.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+    return "." + file_name + std::string(temporary_marker) + std::to_string(::getpid()) + "-" +
            std::to_string(counter++) + "-" + std::to_string(random());
 }
 
 }  // namespace
 
 bool is_atomic_write_temporary(std::string_view file_name) noexcept {
-    return file_name.starts_with(".") && file_name.find(".tmp-") != std::string_view::npos;
+    return file_name.starts_with(".") && file_name.find(temporary_marker) != std::string_view::npos;
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view data, mode_t mode) {
-    std::filesystem::path directory = path.parent_path();
-    if (directory.empty()) directory = ".";
-    const std::filesystem::path temporary = directory / temporary_name(path);
+std::optional<pid_t> atomic_write_temporary_writer(std::string_view file_name) noexcept {
+    if (!is_atomic_write_temporary(file_name)) return std::nullopt;
+    const std::string_view rest =
+        file_name.substr(file_name.rfind(temporary_marker) + temporary_marker.size());
+    pid_t pid = 0;
+    const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
+    if (error != std::errc() || end == rest.data() || end == rest.data() + rest.size() ||
+        *end != '-' || pid <= 0)
+        return std::nullopt;
+    return pid;
+}
 
-    FileDescriptor file{::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)};
-    if (file.fd < 0) throw_errno(errno, "open", temporary);
+void write_file_atomically_at(int directory_fd, const std::string& file_name,
+                              std::string_view data, mode_t mode,
+                              const std::filesystem::path& display_path) {
+    const std::string temporary = temporary_name(file_name);
+    const std::filesystem::path temporary_display = display_path.parent_path() / temporary;
+    FileDescriptor file{::openat(directory_fd, temporary.c_str(),
+                                 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)};
+    if (file.fd < 0) throw_errno(errno, "open", temporary_display);
     auto fail = [&](int error, const std::string& call) {
-        ::unlink(temporary.c_str());
-        throw_errno(error, call, temporary);
+        ::unlinkat(directory_fd, temporary.c_str(), 0);
+        throw_errno(error, call, temporary_display);
     };
     const char* cursor = data.data();
     std::size_t left = data.size();
@@ -58,29 +74,50 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view d
             if (errno == EINTR) continue;
             fail(errno, "write");
         }
+        if (written == 0) fail(EIO, "write");
         cursor += written;
         left -= static_cast<std::size_t>(written);
     }
     // The data must be durable before the name points at it, or a power loss could leave an
     // empty or partial file under the final name.
     if (::fsync(file.fd) != 0) fail(errno, "fsync");
-    if (::close(file.fd) != 0) {
-        file.fd = -1;
-        fail(errno, "close");
-    }
+    const int closed = ::close(file.fd);
     file.fd = -1;
-    if (::rename(temporary.c_str(), path.c_str()) != 0) fail(errno, "rename to '" + path.string() + "' from");
+    if (closed != 0) fail(errno, "close");
+    if (::renameat(directory_fd, temporary.c_str(), directory_fd, file_name.c_str()) != 0)
+        fail(errno, "rename to '" + display_path.string() + "' from");
     // Make the rename itself durable; failure here leaves a correct file, so it is not an error.
-    FileDescriptor dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-    if (dir.fd >= 0) ::fsync(dir.fd);
+    ::fsync(directory_fd);
 }
 
-std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t max_size) {
-    FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (file.fd < 0) throw_errno(errno, "open", path);
+void write_file_atomically(const std::filesystem::path& path, std::string_view data, mode_t mode) {
+    std::filesystem::path directory = path.parent_path();
+    if (directory.empty()) directory = ".";
+    FileDescriptor dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    if (dir.fd < 0) throw_errno(errno, "open directory", directory);
+    write_file_atomically_at(dir.fd, path.filename().string(), data, mode, path);
+}
+
+std::string_view file_kind(mode_t mode) noexcept {
+    if (S_ISREG(mode)) return "a regular file";
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    return "not a regular file";
+}
+
+std::string read_open_file_bounded(int fd, const std::filesystem::path& path,
+                                   std::uint64_t max_size) {
     struct stat info {};
-    if (::fstat(file.fd, &info) != 0) throw_errno(errno, "fstat", path);
-    if (!S_ISREG(info.st_mode)) throw_errno(EINVAL, "not a regular file:", path);
+    if (::fstat(fd, &info) != 0) throw_errno(errno, "fstat", path);
+    if (!S_ISREG(info.st_mode)) {
+        throw std::system_error(S_ISDIR(info.st_mode) ? EISDIR : EINVAL, std::generic_category(),
+                                "'" + path.string() + "' is " + std::string(file_kind(info.st_mode)) +
+                                    ", not a regular file");
+    }
     if (static_cast<std::uint64_t>(info.st_size) > max_size) {
         throw std::length_error("'" + path.string() + "' is " + std::to_string(info.st_size) +
                                 " bytes, more than the limit of " + std::to_string(max_size));
@@ -88,7 +125,7 @@ std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t m
     std::string contents(static_cast<std::size_t>(info.st_size), '\0');
     std::size_t done = 0;
     while (done < contents.size()) {
-        ssize_t got = ::read(file.fd, contents.data() + done, contents.size() - done);
+        ssize_t got = ::read(fd, contents.data() + done, contents.size() - done);
         if (got < 0) {
             if (errno == EINTR) continue;
             throw_errno(errno, "read", path);
@@ -98,6 +135,14 @@ std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t m
     }
     contents.resize(done);
     return contents;
+}
+
+std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t max_size) {
+    // Non-blocking: opening a FIFO for reading would otherwise wait for a writer forever. A
+    // regular file ignores the flag.
+    FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+    if (file.fd < 0) throw_errno(errno, "open", path);
+    return read_open_file_bounded(file.fd, path, max_size);
 }
 
 }  // namespace cudacore::detail

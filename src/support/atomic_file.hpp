@@ -1,11 +1,12 @@
 // Crash-safe whole-file writes and bounded whole-file reads (internal; used by
-// ObjectCode::save/load and the disk program cache).
+// ObjectCode::save/load, the disk program cache and the CLI).
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,16 +15,35 @@ namespace cudacore::detail {
 // Writes `data` to a new temporary file beside `path` (same directory, so rename is atomic),
 // fsyncs it, renames it over `path` and fsyncs the directory. A crash at any point leaves either
 // the previous file or the complete new one under `path`, plus at worst a stray temporary file
-// whose name starts with "." and contains ".tmp-". `mode` is passed to open() (umask applies).
+// whose name starts with "." and contains ".tmp-<pid>-" (the writer's process id). Every write,
+// the fsync and the close are checked; on failure the temporary file is removed and the previous
+// file is left as it was. `mode` is passed to open() (umask applies).
 // Throws std::system_error whose what() names the failing call and the path.
 void write_file_atomically(const std::filesystem::path& path, std::string_view data, mode_t mode);
 
+// The same, inside the directory open as `directory_fd` (every step relative to it, so a
+// directory renamed or replaced by a symlink after it was opened is never written through).
+// `display_path` names the file in errors.
+void write_file_atomically_at(int directory_fd, const std::string& file_name,
+                              std::string_view data, mode_t mode,
+                              const std::filesystem::path& display_path);
+
 // Whether `file_name` is a temporary file left by write_file_atomically.
 bool is_atomic_write_temporary(std::string_view file_name) noexcept;
+// The process id recorded in a temporary file's name, if it has one.
+std::optional<pid_t> atomic_write_temporary_writer(std::string_view file_name) noexcept;
 
-// Reads a whole file of at most `max_size` bytes (refusing larger ones before reading them).
-// Throws std::system_error (open/fstat/read failure; ENOENT when it does not exist) or
-// std::length_error (larger than max_size), naming the path.
+// Reads a whole regular file of at most `max_size` bytes, refusing larger ones before reading
+// them, and anything that is not a regular file (a directory, a device, a FIFO: opened
+// non-blocking, so a FIFO without a writer never hangs the read). Throws std::system_error
+// (open/fstat/read failure; ENOENT when it does not exist; EISDIR / EINVAL for a directory or
+// another kind of file) or std::length_error (larger than max_size), naming the path.
 std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t max_size);
+// The same for a descriptor already open (`path` names it in errors).
+std::string read_open_file_bounded(int fd, const std::filesystem::path& path,
+                                   std::uint64_t max_size);
+
+// "a directory", "a FIFO", "a character device"...: what kind of file `mode` says it is.
+std::string_view file_kind(mode_t mode) noexcept;
 
 }  // namespace cudacore::detail

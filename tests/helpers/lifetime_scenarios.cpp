@@ -4,16 +4,30 @@
 //   random  - many objects destroyed in random orders, several rounds
 //   reset   - objects destroyed after someone else reset the device's primary context
 //   exit    - std::exit() from deep inside, with live objects on the stack and in statics
+//   static-kernel - launched ObjectCode / Kernel held in statics: one made before the first launch
+//             (destroyed after the deferred-unload thread stopped: left to the driver), one made
+//             after it (destroyed inside exit() while the thread still runs: unloaded there)
+//   exit-while-kernel-runs - the last handles to a running kernel's code dropped (its unload
+//             deferred behind the kernel), then std::exit() while the kernel still runs: exit
+//             waits for the unload in progress instead of shutting the driver down under it
+#include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/launch.hpp"
+#include "cudacore/object_code.hpp"
+#include "cudacore/program.hpp"
+#include "kernel_sources.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/library_box.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <chrono>
 #include <optional>
 #include <random>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -26,6 +40,26 @@ std::optional<Event> static_event;
 std::vector<std::variant<Stream, Event, Context>> static_objects;
 
 using Object = std::variant<Stream, Event, Context>;
+
+// Made before main: destroyed after every atexit handler registered later.
+std::optional<ObjectCode> static_code;
+std::optional<Kernel> static_kernel;
+
+ObjectCode compile(const Device& device, const char* source) {
+    ProgramOptions options;
+    options.name = "lifetime_scenarios";
+    options.arch = device.arch();
+    return Program(source, SourceType::cxx, options).compile(CodeType::cubin);
+}
+
+// Registered before the first launch, so it runs after the deferred-unload thread was stopped:
+// by then an unload that was in progress when exit() began has finished.
+void report_unloads_at_exit() {
+    std::printf("at exit: %llu loads, %llu unloads\n",
+                static_cast<unsigned long long>(detail::library_load_count()),
+                static_cast<unsigned long long>(detail::library_unload_count()));
+    std::fflush(stdout);
+}
 
 std::vector<Object> make_objects(const Device& device, int count) {
     std::vector<Object> objects;
@@ -82,6 +116,39 @@ int main(int argc, char** argv) {
         } else if (std::strcmp(scenario, "exit") == 0) {
             static_stream = device.create_stream();
             auto objects = make_objects(device, 12);
+            std::printf("scenario %s done\n", scenario);
+            std::fflush(stdout);
+            std::exit(0);
+        } else if (std::strcmp(scenario, "static-kernel") == 0) {
+            constexpr std::size_t n = 256;
+            Stream stream = device.create_stream();
+            Buffer data = device.allocate(n * sizeof(float), stream);
+            data.fill_byte(0, stream);
+            static_code = compile(device, test::kSaxpySource);
+            static_kernel = static_code->get_kernel("saxpy");
+            launch(stream, LaunchConfig{.grid = 1, .block = n}, *static_kernel, 2.0f, data, data, n);
+            // Made after the first launch: destroyed inside exit() before the deferred-unload
+            // thread stops, so its (deferred) unload runs during exit.
+            static Kernel late_kernel = compile(device, test::kSaxpySource).get_kernel("saxpy");
+            launch(stream, LaunchConfig{.grid = 1, .block = n}, late_kernel, 3.0f, data, data, n);
+            data.close(stream);
+            stream.sync();
+        } else if (std::strcmp(scenario, "exit-while-kernel-runs") == 0) {
+            std::atexit(report_unloads_at_exit);
+            Stream stream = device.create_stream();
+            Buffer flag = device.allocate(2 * sizeof(int), stream);
+            flag.fill_byte(0, stream);  // the flag is never set: the kernel runs until its timeout
+            {
+                ObjectCode code = compile(device, test::kSpinSource);
+                Kernel kernel = code.get_kernel("wait_for_flag");
+                const long long timeout_cycles = 400'000'000LL;  // about 0.2 s
+                launch(stream, LaunchConfig{}, kernel, static_cast<int*>(flag.data()),
+                       static_cast<int*>(flag.data()) + 1, timeout_cycles);
+            }  // the last handles are gone: the unload waits (on the worker) for the kernel
+            flag.close(stream);  // freed in stream order, after the kernel
+            // Let the worker start that unload (it synchronizes the context) before exiting.
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            std::printf("kernel running: %s\n", stream.is_done() ? "no" : "yes");
             std::printf("scenario %s done\n", scenario);
             std::fflush(stdout);
             std::exit(0);

@@ -5,9 +5,13 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -40,8 +44,42 @@ std::filesystem::path helper_path(const std::string& name) {
 
 std::filesystem::path cli_path() { return executable_dir().parent_path() / "tools" / "cudacore"; }
 
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool address_sanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool address_sanitizer = true;
+#else
+constexpr bool address_sanitizer = false;
+#endif
+#else
+constexpr bool address_sanitizer = false;
+#endif
+
+// In the child, before exec: failures are reported and end the child.
+void apply_limits(const ProcessLimits& limits) {
+    auto set = [](int resource, std::uint64_t value, const char* name) {
+        const rlimit limit{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+        if (setrlimit(resource, &limit) != 0) {
+            std::fprintf(stderr, "setrlimit(%s) failed: %s\n", name, std::strerror(errno));
+            _exit(126);
+        }
+    };
+    if (limits.address_space_bytes != 0 && !address_sanitizer)
+        set(RLIMIT_AS, limits.address_space_bytes, "RLIMIT_AS");
+    if (limits.file_size_bytes != 0) {
+        signal(SIGXFSZ, SIG_IGN);  // kept across exec: writes fail with EFBIG instead
+        set(RLIMIT_FSIZE, limits.file_size_bytes, "RLIMIT_FSIZE");
+    }
+}
+
+}  // namespace
+
 ProcessResult run_process(const std::vector<std::string>& argv,
-                          const std::map<std::string, std::string>& env) {
+                          const std::map<std::string, std::string>& env,
+                          const ProcessLimits& limits) {
     int out_pipe[2], err_pipe[2];
     if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
     pid_t pid = fork();
@@ -51,6 +89,7 @@ ProcessResult run_process(const std::vector<std::string>& argv,
         dup2(err_pipe[1], 2);
         close(out_pipe[0]);
         close(err_pipe[0]);
+        apply_limits(limits);
         for (const auto& [key, value] : env) {
             if (value.empty()) unsetenv(key.c_str());
             else setenv(key.c_str(), value.c_str(), 1);
@@ -69,8 +108,23 @@ ProcessResult run_process(const std::vector<std::string>& argv,
     std::string* sinks[2] = {&result.out, &result.err};
     int open_count = 2;
     char buffer[4096];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limits.timeout_seconds);
+    bool killed = false;
     while (open_count > 0) {
-        if (poll(fds, 2, -1) < 0) break;
+        int wait_ms = -1;
+        if (limits.timeout_seconds != 0) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            if (left.count() <= 0 && !killed) {
+                kill(pid, SIGKILL);  // its pipes close as it dies
+                killed = true;
+            }
+            wait_ms = killed ? -1 : static_cast<int>(left.count()) + 1;
+        }
+        const int ready = poll(fds, 2, wait_ms);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready < 0) break;
+        if (ready == 0) continue;
         for (int i = 0; i < 2; ++i) {
             if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
             ssize_t n = read(fds[i].fd, buffer, sizeof buffer);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -33,10 +34,24 @@ struct ProcessResult {
     std::string err;
 };
 
+// Resource limits for a child process (0: unlimited, as inherited).
+struct ProcessLimits {
+    // RLIMIT_AS: bounds the child's memory, so a test of a reader that might bloat ends in an
+    // allocation failure instead of exhausting the machine. Not applied in AddressSanitizer
+    // builds (ASan reserves terabytes of address space).
+    std::uint64_t address_space_bytes = 0;
+    // RLIMIT_FSIZE with SIGXFSZ ignored: a write past this size fails with EFBIG, which stands in
+    // for a full filesystem (no mount or root needed).
+    std::uint64_t file_size_bytes = 0;
+    // Killed (SIGKILL) after this long; the result then has exit_code -SIGKILL. 0: no limit.
+    unsigned timeout_seconds = 0;
+};
+
 // Runs a program to completion, capturing stdout and stderr. `env` entries are added to (or
 // replace in) the child's environment; an empty value removes the variable.
 ProcessResult run_process(const std::vector<std::string>& argv,
-                          const std::map<std::string, std::string>& env = {});
+                          const std::map<std::string, std::string>& env = {},
+                          const ProcessLimits& limits = {});
 
 // A fresh, empty temporary directory, removed when the object is destroyed.
 class TempDir {

@@ -2,18 +2,22 @@
 // the permission check and the default location.
 #include "test_support.hpp"
 
+#include "cudacore/cached_compile.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <future>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -355,6 +359,196 @@ TEST(DiskProgramCache, EnvironmentCanTurnCachingOff) {
         ASSERT_NE(cache, nullptr);
         EXPECT_TRUE(fs::is_directory(dir.path() / "default"));
     }
+}
+
+TEST(DiskProgramCache, RelativeCacheDirIsRefusedLikeRelativeHomeAndXdg) {
+    ScopedEnv home("HOME", "/home/someone");
+    ScopedEnv own("CUDACORE_CACHE_DIR", "relative/cache");
+    try {
+        default_cache_directory();
+        FAIL() << "a relative CUDACORE_CACHE_DIR was accepted";
+    } catch (const CacheError& e) {
+        EXPECT_NE(std::string(e.what()).find("relative/cache"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("absolute"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(open_default_program_cache(), CacheError);
+}
+
+// The directory is checked once, on the descriptor it is used through: a symlink swapped in
+// after the check (pointing at a directory holding planted code) redirects nothing.
+TEST(DiskProgramCache, SymlinkSwappedInAfterTheCheckRedirectsNothing) {
+    TempDir dir;
+    const fs::path path = dir.path() / "cache";
+    const fs::path planted_dir = dir.path() / "planted";
+    const ObjectCode evil = ObjectCode::from_cubin("// attacker code", "evil");
+    DiskProgramCache(planted_dir).put(key_of(1), evil);  // the code the swap would redirect to
+
+    DiskProgramCache cache(path);
+    cache.put(key_of(2), sample());
+    fs::rename(path, dir.path() / "cache.real");
+    fs::create_directory_symlink(planted_dir, path);
+
+    EXPECT_FALSE(cache.get(key_of(1))) << "read through the swapped-in symlink";
+    EXPECT_EQ(cache.get(key_of(2)), sample());  // still the directory that was checked
+    cache.put(key_of(3), sample(10));
+    EXPECT_TRUE(fs::exists(dir.path() / "cache.real" / DiskProgramCache::entry_name(key_of(3))));
+    EXPECT_FALSE(fs::exists(planted_dir / DiskProgramCache::entry_name(key_of(3))));
+    EXPECT_EQ(cache.stats().entries, 2u);
+    cache.clear();
+    EXPECT_TRUE(fs::exists(planted_dir / DiskProgramCache::entry_name(key_of(1))));
+    // Opened afresh, the symlink itself is refused.
+    try {
+        DiskProgramCache reopened(path);
+        FAIL() << "a symlinked cache directory was accepted";
+    } catch (const CacheError& e) {
+        EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+    }
+}
+
+// Runs `read` on another thread; if it has not returned within a few seconds (blocked opening a
+// FIFO), a writer is attached to unblock it and the test fails instead of hanging.
+template <typename Read>
+bool returns_without_blocking_on(const fs::path& fifo, Read read) {
+    auto result = std::async(std::launch::async, read);
+    if (result.wait_for(std::chrono::seconds(5)) == std::future_status::ready) {
+        result.get();
+        return true;
+    }
+    const int unblock = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+    result.wait();
+    if (unblock >= 0) ::close(unblock);
+    return false;
+}
+
+TEST(DiskProgramCache, FifoWhereAnEntryBelongsIsAMissNotAHang) {
+    TempDir dir;
+    DiskProgramCache cache(dir.path() / "cache");
+    const fs::path entry = cache.entry_path(key_of(1));
+    ASSERT_EQ(mkfifo(entry.c_str(), 0600), 0);
+    std::optional<ObjectCode> got = sample();
+    EXPECT_TRUE(returns_without_blocking_on(entry, [&] { got = cache.get(key_of(1)); }))
+        << "get() blocked on a FIFO";
+    EXPECT_FALSE(got);
+    EXPECT_EQ(cache.stats().corrupt_entries, 1u);
+    EXPECT_FALSE(fs::exists(fs::symlink_status(entry)));  // removed, like any bad entry
+    cache.put(key_of(1), sample());
+    EXPECT_EQ(cache.get(key_of(1)), sample());
+}
+
+// A store that fails (no space: here a file-size limit, which fails writes with EFBIG as a full
+// disk fails them with ENOSPC; a directory where the entry belongs; a read-only directory) is
+// counted and reported; get_or_compile still returns the compiled code, and nothing is left behind.
+class FailedStore : public ::testing::Test {
+protected:
+    TempDir dir;
+    DiskProgramCache cache{dir.path() / "cache"};
+    std::vector<std::string> warnings;
+    int compiles = 0;
+
+    ObjectCode compile_through_cache(const CacheKey& key) {
+        return get_or_compile(
+            cache, key, [&] { ++compiles; return sample(4096); },
+            [&](const CacheError& e) { warnings.push_back(e.what()); });
+    }
+
+    void expect_reported_once(const CacheKey& key, const std::string& reason) {
+        EXPECT_EQ(cache.stats().failed_stores, 1u);
+        ASSERT_EQ(warnings.size(), 1u);
+        EXPECT_NE(warnings[0].find(key.hex()), std::string::npos) << warnings[0];
+        EXPECT_NE(warnings[0].find(reason), std::string::npos) << warnings[0];
+        EXPECT_EQ(count_temporaries(cache.directory()), 0u);
+        EXPECT_EQ(cache.stats().insertions, 0u);
+    }
+};
+
+TEST_F(FailedStore, FullDiskStillReturnsTheCode) {
+    struct rlimit old_limit {};
+    ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    const auto old_handler = signal(SIGXFSZ, SIG_IGN);
+    const struct rlimit small{1024, old_limit.rlim_max};
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+    ObjectCode code = [&] {
+        try {
+            return compile_through_cache(key_of(1));
+        } catch (...) {
+            setrlimit(RLIMIT_FSIZE, &old_limit);
+            throw;
+        }
+    }();
+    ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &old_limit), 0);
+    signal(SIGXFSZ, old_handler);
+    EXPECT_EQ(code, sample(4096));
+    EXPECT_EQ(compiles, 1);
+    expect_reported_once(key_of(1), "File too large");
+    EXPECT_FALSE(fs::exists(cache.entry_path(key_of(1))));
+}
+
+TEST_F(FailedStore, DirectoryWhereTheEntryBelongsStillReturnsTheCode) {
+    fs::create_directory(cache.entry_path(key_of(1)));
+    EXPECT_EQ(compile_through_cache(key_of(1)), sample(4096));
+    expect_reported_once(key_of(1), "Is a directory");
+    EXPECT_TRUE(fs::is_directory(cache.entry_path(key_of(1))));  // the user's directory stays
+    // Every later call compiles again (and warns again): nothing wrong was ever stored.
+    EXPECT_EQ(compile_through_cache(key_of(1)), sample(4096));
+    EXPECT_EQ(compiles, 2);
+}
+
+TEST_F(FailedStore, ReadOnlyDirectoryStillReturnsTheCode) {
+    if (geteuid() == 0) GTEST_SKIP() << "running as root, which writes to a mode 0500 directory";
+    ASSERT_EQ(chmod(cache.directory().c_str(), 0500), 0);
+    const ObjectCode code = compile_through_cache(key_of(1));
+    chmod(cache.directory().c_str(), 0700);
+    EXPECT_EQ(code, sample(4096));
+    expect_reported_once(key_of(1), "Permission denied");
+}
+
+// Temporary files count against the bound; those whose writer is gone are reclaimed at once,
+// those of a live writer are kept until stale.
+TEST(DiskProgramCache, TemporariesAreCountedAndReclaimedWhenTheirWriterIsGone) {
+    TempDir dir;
+    const std::uint64_t entry_size = DiskProgramCache::encode_entry(key_of(0), sample(1000)).size();
+    DiskProgramCache cache(dir.path() / "cache", 4 * entry_size);
+    const pid_t gone = spawn({"/bin/true"});
+    ASSERT_EQ(wait_for(gone), 0);  // reaped: its pid names no process now
+    const fs::path dead = cache.directory() / (".k.ccentry.tmp-" + std::to_string(gone) + "-0-1");
+    const fs::path live =
+        cache.directory() / (".k.ccentry.tmp-" + std::to_string(getpid()) + "-0-2");
+    test::write_file(dead, std::string(entry_size, 'd'));
+    test::write_file(live, std::string(3 * entry_size, 'l'));
+    CacheStats stats = cache.stats();
+    EXPECT_EQ(stats.temporary_files, 2u);
+    EXPECT_EQ(stats.bytes, 4 * entry_size);
+
+    // Over the bound: the dead writer's file is reclaimed, which makes room for one entry.
+    cache.put(key_of(1), sample(1000));
+    EXPECT_FALSE(fs::exists(dead));
+    EXPECT_TRUE(fs::exists(cache.entry_path(key_of(1))));
+    set_mtime(cache.entry_path(key_of(1)), 10);
+    // With the live writer's three entries' worth in flight, a second entry evicts the first.
+    cache.put(key_of(2), sample(1000));
+    EXPECT_TRUE(fs::exists(live));
+    EXPECT_FALSE(fs::exists(cache.entry_path(key_of(1))));
+    EXPECT_TRUE(fs::exists(cache.entry_path(key_of(2))));
+    stats = cache.stats();
+    EXPECT_EQ(stats.bytes, 4 * entry_size);
+    EXPECT_EQ(stats.temporary_files, 1u);
+    EXPECT_EQ(stats.entries, 1u);
+
+    // A writer really killed in the middle of a write: its temporary file goes on the next prune.
+    const fs::path cache_dir = cache.directory();
+    const std::size_t before = count_temporaries(cache_dir);
+    const pid_t writer = spawn({test::helper_path("cache_writer").string(), "put",
+                                cache_dir.string(), key_of(9).hex(), std::to_string(8 << 20), "0",
+                                "killed"});
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (count_temporaries(cache_dir) == before && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+    kill(writer, SIGKILL);
+    EXPECT_EQ(wait_for(writer), -SIGKILL);
+    EXPECT_EQ(count_temporaries(cache_dir), before + 1) << "the kill did not land in a write";
+    cache.prune(std::uint64_t{1} << 40);
+    EXPECT_EQ(count_temporaries(cache_dir), 1u);  // only the live writer's
+    EXPECT_TRUE(fs::exists(live));
 }
 
 }  // namespace

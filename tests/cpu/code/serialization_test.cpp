@@ -4,12 +4,16 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 // Header-only use of the packaged xxHash: no link dependency, and the hash inlines.
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <chrono>
 #include <cstring>
+#include <future>
 
 namespace {
 
@@ -231,6 +235,73 @@ TEST(Serialization, SaveIntoMissingDirectoryFailsNamingThePath) {
     } catch (const SerializationError& e) {
         EXPECT_NE(std::string(e.what()).find("no/such/dir"), std::string::npos) << e.what();
     }
+}
+
+// A FIFO where a saved ObjectCode belongs is refused at once (opened non-blocking, its type
+// checked before any read), like a directory; both errors name the path and what it is.
+TEST(Serialization, LoadRefusesAFifoWithoutBlockingAndADirectory) {
+    TempDir dir;
+    const auto fifo = dir.path() / "planted.ccobj";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    auto loading = std::async(std::launch::async, [&] { return ObjectCode::load(fifo); });
+    if (loading.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+        const int unblock = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // free the reader
+        loading.wait();
+        if (unblock >= 0) ::close(unblock);
+        FAIL() << "ObjectCode::load blocked on a FIFO";
+    }
+    try {
+        loading.get();
+        FAIL() << "a FIFO was loaded";
+    } catch (const SerializationError& e) {
+        EXPECT_NE(std::string(e.what()).find(fifo.string()), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("a FIFO, not a regular file"), std::string::npos) << e.what();
+    }
+    try {
+        ObjectCode::load(dir.path());
+        FAIL() << "a directory was loaded";
+    } catch (const SerializationError& e) {
+        EXPECT_NE(std::string(e.what()).find("a directory, not a regular file"), std::string::npos)
+            << e.what();
+    }
+}
+
+}  // namespace
+
+namespace {
+
+// serialize_parts / deserialize_parts: the same form in three pieces, the code not copied.
+TEST(SerializationParts, ConcatenateToSerializeAndRoundTrip) {
+    for (CodeType type : all_types) {
+        const ObjectCode code = ObjectCode::from_bytes(type, every_byte_value(), "name", {{"f<int>", "_Z1fIiEvv"}});
+        const ObjectCode::SerializedParts parts = code.serialize_parts();
+        EXPECT_EQ(parts.head + std::string(code.code()) + parts.tail, code.serialize());
+        EXPECT_EQ(ObjectCode::deserialize_parts(parts.head, std::string(code.code()), parts.tail), code);
+    }
+}
+
+TEST(SerializationParts, EverySingleByteCorruptionAndWrongSplitIsRejected) {
+    const ObjectCode code = small_object();
+    const auto parts = code.serialize_parts();
+    const std::string body(code.code());
+    const std::string whole = parts.head + body + parts.tail;
+    for (std::size_t position = 0; position < whole.size(); ++position) {
+        std::string bad = whole;
+        bad[position] ^= 0x10;
+        const std::size_t head = parts.head.size(), tail = whole.size() - parts.tail.size();
+        EXPECT_THROW(ObjectCode::deserialize_parts(std::string_view(bad).substr(0, head),
+                                                   bad.substr(head, tail - head), std::string_view(bad).substr(tail)),
+                     SerializationError)
+            << "byte " << position;
+    }
+    // The same bytes split elsewhere are refused, as are a short checksum and short code.
+    EXPECT_THROW(ObjectCode::deserialize_parts(parts.head + body.substr(0, 1), body.substr(1), parts.tail),
+                 SerializationError);
+    EXPECT_THROW(ObjectCode::deserialize_parts(parts.head, body, std::string_view(parts.tail).substr(1)),
+                 SerializationError);
+    EXPECT_THROW(ObjectCode::deserialize_parts(parts.head, body.substr(1), parts.tail), SerializationError);
+    EXPECT_THROW(ObjectCode::deserialize_parts(std::string_view(parts.head).substr(0, 10), body, parts.tail),
+                 SerializationError);
 }
 
 }  // namespace

@@ -39,4 +39,26 @@ TEST(LifetimeGpu, ObjectsOutliveMainThroughQuickExitPaths) {
     expect_clean_exit("exit");
 }
 
+// A launched ObjectCode and Kernel held in statics, one destroyed inside exit() while the
+// deferred-unload thread still runs, one after it stopped.
+TEST(LifetimeGpu, LaunchedKernelsHeldInStaticsExitCleanly) {
+    CUDACORE_REQUIRE_GPU();
+    expect_clean_exit("static-kernel");
+}
+
+// std::exit while a kernel runs whose code's last handles were just dropped: exit waits for the
+// unload in progress (which waits for the kernel) rather than shutting the driver down under it.
+TEST(LifetimeGpu, ExitWhileAKernelRunsWaitsForTheUnloadInProgress) {
+    CUDACORE_REQUIRE_GPU();
+    const std::string scenario = "exit-while-kernel-runs";
+    auto result = run_process({helper_path("lifetime_scenarios").string(), scenario});
+    EXPECT_EQ(result.exit_code, 0) << "stdout:\n" << result.out << "\nstderr:\n" << result.err;
+    EXPECT_EQ(result.err, "");
+    EXPECT_NE(result.out.find("scenario " + scenario + " done"), std::string::npos) << result.out;
+    // The kernel was still running when exit() began, and the unload that was in progress then
+    // had finished when the handlers registered before it ran: one load, one unload.
+    EXPECT_NE(result.out.find("kernel running: yes"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("at exit: 1 loads, 1 unloads"), std::string::npos) << result.out;
+}
+
 }  // namespace

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Times cudacore::mpi with build/bench/mpi_compile_timing under mpirun, for several rank counts:
+# how long until every rank holds all SPECS specializations of a <cuda/std> kernel when every rank
+# compiles them all ("every"), when rank 0 compiles and broadcasts ("once"), and with
+# compile_distributed ("distributed"); then broadcast() of a BYTES ObjectCode against MPI_Bcast.
+#
+#   bash bench/mpi_compile.sh [BUILD_DIR]          # defaults: build, SPECS=64, RANKS="1 2 4 8"
+#   SPECS=4 RANKS="1 2" REPEAT=5 bash bench/mpi_compile.sh build   # a quick try
+#
+# Environment: SPECS, RANKS, BYTES (10000000), REPEAT (20), ARCH (sm_90), MODES ("every once
+# distributed"), MPIRUN (mpirun), MPIRUN_FLAGS (added to the Open MPI defaults below).
+# Targets: distributed at 8 ranks at least 5x faster than "every" at 1 rank; broadcast within
+# 1.2x of MPI_Bcast.
+set -euo pipefail
+build_dir="${1:-build}"
+bench="$build_dir/bench/mpi_compile_timing"
+[ -x "$bench" ] || { echo "error: $bench not found (build the mpi_compile_timing target; it needs MPI)" >&2; exit 1; }
+specs="${SPECS:-64}"; ranks_list="${RANKS:-1 2 4 8}"; bytes="${BYTES:-10000000}"; repeat="${REPEAT:-20}"
+arch="${ARCH:-sm_90}"; modes="${MODES:-every once distributed}"; mpirun="${MPIRUN:-mpirun}"
+
+flags=()
+if "$mpirun" --version 2>/dev/null | grep -q "Open MPI"; then
+  # One machine: more ranks than cores allowed, shared memory only, no process_vm_readv.
+  flags+=(--oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none)
+  [ "$(id -u)" = 0 ] && flags+=(--allow-run-as-root)
+fi
+# shellcheck disable=SC2206
+flags+=(${MPIRUN_FLAGS:-})
+
+run() { "$mpirun" "${flags[@]}" -np "$1" "$bench" "${@:2}"; }
+value() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
+
+echo "cudacore::mpi: $specs specializations, $(nproc) cores, ranks: $ranks_list"
+printf '%-6s' ranks; for m in $modes; do printf ' %14s' "${m}_s"; done; printf ' %22s\n' "every@1 / distributed"
+baseline=""
+for n in $ranks_list; do
+  printf '%-6s' "$n"
+  distributed=""
+  for m in $modes; do
+    line=$(run "$n" --mode "$m" --specs "$specs" --arch "$arch")
+    s=$(value seconds "$line")
+    printf ' %14s' "$s"
+    [ "$m" = every ] && [ "$n" = 1 ] && baseline="$s"
+    [ "$m" = distributed ] && distributed="$s"
+  done
+  if [ -n "$baseline" ] && [ -n "$distributed" ]; then
+    printf ' %22s\n' "$(awk -v a="$baseline" -v b="$distributed" 'BEGIN { printf "%.2fx", a / b }')"
+  else
+    printf ' %22s\n' "-"
+  fi
+done
+
+echo
+printf '%-6s %12s %12s %18s %14s %20s\n' ranks bytes raw_ms cudacore_ms ratio "(vs reused buffer)"
+for n in $ranks_list; do
+  [ "$n" -ge 2 ] || continue
+  line=$(run "$n" --mode bcast --bytes "$bytes" --repeat "$repeat")
+  printf '%-6s %12s %12s %18s %14s %20s\n' "$n" "$bytes" "$(value raw_ms "$line")" "$(value cudacore_ms "$line")" \
+    "$(value ratio "$line")" "$(value ratio_reused "$line")"
+done

@@ -1,0 +1,169 @@
+// cudacore::mpi timings, run under mpirun (bench/mpi_compile.sh drives it over rank counts):
+//
+//   --mode every        every rank compiles all specializations itself
+//   --mode once         rank 0 compiles them all, then broadcast() of the list
+//   --mode distributed  compile_distributed(): each rank compiles its share, then all_gather
+//       time until every rank holds all --specs specializations (default 64) of a <cuda/std>
+//       kernel, each its own program; no cache.
+//   --mode bcast        broadcast() of one --bytes ObjectCode (default 10 MB) against MPI_Bcast of
+//       the same number of bytes, best of --repeat runs (default 20) each, and the ratios: "raw"
+//       receives into a new buffer each time (as any receiver that keeps the bytes must, and as
+//       broadcast() does), "raw_reused" into the same buffer every time.
+//
+// Rank 0 prints one line of key=value pairs. --arch (default sm_90) is the target; no GPU needed.
+#include "cudacore/errors.hpp"
+#include "cudacore/mpi.hpp"
+#include "cudacore/program.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+
+// One specialization per program: element type x width, each including <cuda/std> headers.
+const char* const kSource = R"(
+#include <cuda/std/array>
+#include <cuda/std/cstdint>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+
+template <typename T, int WIDTH>
+__global__ void clamp_sum(const T* in, T* out, unsigned long long n) {
+    cuda::std::array<T, WIDTH> window{};
+    unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+    if (i + WIDTH > n) return;
+    for (int k = 0; k < WIDTH; ++k) window[k] = in[i + k];
+    T total = T(0);
+    for (const T& value : window) {
+        if constexpr (cuda::std::is_floating_point_v<T>) total += value;
+        else total = (total > cuda::std::numeric_limits<T>::max() - value) ? total : total + value;
+    }
+    out[i] = total;
+}
+)";
+
+const char* const kTypes[] = {"float", "double", "int", "cuda::std::int64_t"};
+
+std::vector<mpi::CompileJob> jobs_of(int specs, const std::string& arch) {
+    std::vector<mpi::CompileJob> jobs;
+    for (int i = 0; i < specs; ++i) {
+        ProgramOptions options;
+        options.arch = arch;
+        options.name = "clamp_sum_" + std::to_string(i);
+        const std::string expression =
+            std::string("clamp_sum<") + kTypes[i % 4] + ", " + std::to_string(1 + i / 4) + ">";
+        jobs.push_back({Program(kSource, SourceType::cxx, options), {expression}});
+    }
+    return jobs;
+}
+
+// Seconds from a common start until the slowest rank is done with `work`.
+template <class Work>
+double timed(MPI_Comm comm, Work&& work) {
+    MPI_Barrier(comm);
+    const double start = MPI_Wtime();
+    work();
+    double mine = MPI_Wtime() - start, slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return slowest;
+}
+
+int run(int argc, char** argv) {
+    std::string mode = "distributed", arch = "sm_90";
+    int specs = 64, repeat = 20;
+    std::size_t bytes = 10'000'000;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string key = argv[i];
+        if (key == "--mode") mode = argv[i + 1];
+        else if (key == "--specs") specs = std::atoi(argv[i + 1]);
+        else if (key == "--arch") arch = argv[i + 1];
+        else if (key == "--bytes") bytes = std::strtoull(argv[i + 1], nullptr, 10);
+        else if (key == "--repeat") repeat = std::atoi(argv[i + 1]);
+        else throw InvalidArgumentError("unknown option " + key);
+    }
+    const MPI_Comm comm = MPI_COMM_WORLD;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+
+    if (mode == "every" || mode == "once" || mode == "distributed") {
+        auto jobs = jobs_of(specs, arch);
+        std::vector<ObjectCode> codes;
+        const double seconds = timed(comm, [&] {
+            if (mode == "every") {
+                for (auto& job : jobs) codes.push_back(job.program.compile(CodeType::cubin, job.name_expressions));
+            } else if (mode == "once") {
+                if (rank == 0) {
+                    for (auto& job : jobs) codes.push_back(job.program.compile(CodeType::cubin, job.name_expressions));
+                }
+                codes = mpi::broadcast(codes, 0, comm);
+            } else {
+                codes = mpi::compile_distributed(comm, jobs, CodeType::cubin);
+            }
+        });
+        if (codes.size() != static_cast<std::size_t>(specs)) throw Error("wrong number of codes");
+        if (rank == 0) {
+            std::printf("mode=%s ranks=%d specs=%d seconds=%.3f\n", mode.c_str(), size, specs, seconds);
+        }
+        return 0;
+    }
+    if (mode == "bcast") {
+        std::string code(bytes, '\0');
+        std::mt19937_64 random(42);
+        for (auto& byte : code) byte = static_cast<char>(random());
+        const ObjectCode original = ObjectCode::from_cubin(code, "ten_megabytes");
+        // raw: MPI_Bcast into a new buffer on each receiver, as keeping the bytes needs (and as
+        // broadcast() does); raw_reused: into the same buffer every time (the floor).
+        std::string reused(bytes, '\0');
+        if (rank == 0) reused = code;
+        double best_raw = 1e30, best_reused = 1e30, best_cudacore = 1e30;
+        for (int r = 0; r < repeat; ++r) {
+            best_reused = std::min(best_reused, timed(comm, [&] {
+                MPI_Bcast(reused.data(), static_cast<int>(reused.size()), MPI_BYTE, 0, comm);
+            }));
+            best_raw = std::min(best_raw, timed(comm, [&] {
+                std::string fresh = rank == 0 ? std::string() : std::string(bytes, '\0');
+                char* data = rank == 0 ? const_cast<char*>(original.code().data()) : fresh.data();
+                MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, comm);
+            }));
+            best_cudacore = std::min(best_cudacore, timed(comm, [&] {
+                const ObjectCode received = mpi::broadcast(rank == 0 ? std::optional<ObjectCode>(original)
+                                                                     : std::nullopt, 0, comm);
+                if (received.size() != bytes) throw Error("wrong size received");
+            }));
+        }
+        if (reused != code) throw Error("MPI_Bcast delivered other bytes");
+        if (rank == 0) {
+            std::printf("mode=bcast ranks=%d bytes=%zu raw_ms=%.3f raw_reused_ms=%.3f cudacore_ms=%.3f "
+                        "ratio=%.2f ratio_reused=%.2f\n",
+                        size, bytes, best_raw * 1e3, best_reused * 1e3, best_cudacore * 1e3,
+                        best_cudacore / best_raw, best_cudacore / best_reused);
+        }
+        return 0;
+    }
+    throw InvalidArgumentError("unknown --mode " + mode + " (every, once, distributed, bcast)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int status = 0;
+    try {
+        status = run(argc, argv);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Finalize();
+    return status;
+}

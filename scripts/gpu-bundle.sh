@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds (or updates) ${BUILD_DIR:-build} and packs a stripped copy of its programs as
+# BUNDLE_DIR/build.tar.gz, for a GPU machine that lacks the build dependencies (unpack it there
+# and run scripts/gpu-check.sh on it). Shared libraries the GPU machine may lack (Google Benchmark,
+# OpenSSL's libcrypto) travel in runtime-libs/, which gpu-check.sh puts on LD_LIBRARY_PATH.
+#   scripts/gpu-bundle.sh BUNDLE_DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bundle="$1"
+build_dir="${BUILD_DIR:-build}"
+cuda_home="${CUDA_HOME:-/usr/local/cuda}"
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" -DCUDAToolkit_ROOT="$cuda_home" \
+  ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$build_dir" -j "$(nproc)"
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/build/runtime-libs"
+(cd "$build_dir" && find . -maxdepth 3 \( -name 'libcudacore*.so*' -o -path './tests/cpu_*' -o \
+   -path './tests/gpu_*' -o -path './tests/helper_*' -o -path './tests/mpi_*' -o -path './tools/cudacore' -o \
+   -path './bench/*' -o -path './examples/*' \) \( -type f -o -type l \) ! -name '*.cmake' \
+   ! -path '*/CMakeFiles/*' -print | cpio -pdm --quiet "$stage/build")
+find "$stage/build" -type f -perm -u+x -exec strip --strip-unneeded {} + 2>/dev/null || true
+for lib in $(ldd "$build_dir"/bench/*_bench "$build_dir"/tools/cudacore "$build_dir"/lib*.so* 2>/dev/null |
+             awk '/=> \// {print $3}' | grep -E 'libbenchmark|libcrypto' | sort -u); do
+  cp -L "$lib" "$stage/build/runtime-libs/"
+done
+mkdir -p "$bundle"
+tar -C "$stage" -czf "$bundle/build.tar.gz" build
+ls -la "$bundle/build.tar.gz"

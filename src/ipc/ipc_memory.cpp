@@ -1,0 +1,130 @@
+// Memory pools and their buffers shared between processes.
+#include "cudacore/ipc.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "ipc/ipc_devices.hpp"
+#include "memory/buffer_box.hpp"
+#include "runtime/runtime_handles.hpp"
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace cudacore {
+
+IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool) {
+    if (!pool.is_ipc_enabled() || pool.is_imported())
+        throw InvalidArgumentError("export_memory_pool: " + pool.description() +
+                                   (pool.is_imported()
+                                        ? " was imported: only the process that made it exports it"
+                                        : " is not shareable (make it with "
+                                          "DeviceMemoryResourceOptions{.ipc_enabled = true})"));
+    int fd = -1;
+    detail::check(detail::driver().cuMemPoolExportToShareableHandle(
+                      &fd, pool.pool(), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                  "cuMemPoolExportToShareableHandle", [&] { return pool.description(); });
+    IpcPoolHandle out;
+    out.fd = FileDescriptor(fd);
+    out.descriptor.pool_id = pool.ipc_pool_id();
+    out.descriptor.device_uuid = pool.device().uuid();
+    out.descriptor.exporter_pid = ::getpid();
+    return out;
+}
+
+std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle) {
+    const IpcPoolDescriptor& descriptor = handle.descriptor;
+    const std::string object = "memory pool " + to_hex(descriptor.pool_id) + " of process " +
+                               std::to_string(descriptor.exporter_pid);
+    if (!handle.fd.valid())
+        throw InvalidArgumentError("import_memory_pool: no file descriptor for " + object);
+    const Device device = detail::device_with_uuid(descriptor.device_uuid, object);
+    CUmemoryPool pool = nullptr;
+    detail::check(detail::driver().cuMemPoolImportFromShareableHandle(
+                      &pool, reinterpret_cast<void*>(static_cast<std::intptr_t>(handle.fd.get())),
+                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                  "cuMemPoolImportFromShareableHandle",
+                  [&] { return object + " on device " + std::to_string(device.ordinal()); });
+    return std::make_shared<DeviceMemoryResource>(device,
+                                                  detail::ImportedPool{pool, descriptor.pool_id});
+}
+
+IpcBufferDescriptor export_buffer(const Buffer& buffer) {
+    if (buffer.is_closed())
+        throw InvalidArgumentError("export_buffer: " + buffer.description() + " is closed");
+    const auto* pool = dynamic_cast<const DeviceMemoryResource*>(buffer.memory_resource().get());
+    if (!pool || !pool->is_ipc_enabled() || pool->is_imported() || !buffer.owns_memory())
+        throw InvalidArgumentError(
+            "export_buffer: " + buffer.description() +
+            " was not allocated from an IPC-enabled DeviceMemoryResource of this process");
+    CUmemPoolPtrExportData data{};
+    detail::check(detail::driver().cuMemPoolExportPointer(&data, buffer.handle()),
+                  "cuMemPoolExportPointer", [&] { return buffer.description(); });
+    IpcBufferDescriptor out;
+    out.pool_id = pool->ipc_pool_id();
+    out.size = buffer.size();
+    out.exporter_pid = ::getpid();
+    std::memcpy(out.export_data.data(), data.reserved, out.export_data.size());
+    return out;
+}
+
+Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
+                     const IpcBufferDescriptor& descriptor, const Stream& stream) {
+    const std::string object = "buffer of " + std::to_string(descriptor.size) +
+                               " bytes from memory pool " + to_hex(descriptor.pool_id) +
+                               " of process " + std::to_string(descriptor.exporter_pid);
+    if (!pool) throw InvalidArgumentError("import_buffer: no memory pool for " + object);
+    if (!pool->is_imported())
+        throw InvalidArgumentError("import_buffer: " + pool->description() +
+                                   " was not imported from another process (" + object + ")");
+    if (pool->ipc_pool_id() != descriptor.pool_id)
+        throw InvalidArgumentError("import_buffer: stale or foreign descriptor: " + object +
+                                   ", but the pool given is " + to_hex(pool->ipc_pool_id()));
+    CUmemPoolPtrExportData data{};
+    std::memcpy(data.reserved, descriptor.export_data.data(), sizeof data.reserved);
+    auto box = std::make_shared<detail::BufferBox>();
+    box->size = descriptor.size;
+    box->device_ordinal = pool->device_ordinal();
+    box->device_accessible = true;
+    box->host_accessible = false;
+    box->free_stream = stream.box();
+    {
+        detail::ContextScope scope(*pool->context_box());
+        CUdeviceptr pointer = 0;
+        detail::check(detail::driver().cuMemPoolImportPointer(&pointer, pool->pool(), &data),
+                      "cuMemPoolImportPointer", [&] { return object; });
+        box->handle = pointer;
+    }
+    box->resource = pool;
+    return Buffer(std::move(box));
+}
+
+void send_memory_pool(const IpcChannel& channel, const DeviceMemoryResource& pool) {
+    const IpcPoolHandle handle = export_memory_pool(pool);
+    channel.send(handle.descriptor.to_bytes(), handle.fd.get());
+}
+
+std::shared_ptr<DeviceMemoryResource> receive_memory_pool(
+    const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout) {
+    IpcMessage message = channel.receive(timeout);
+    IpcPoolHandle handle;
+    handle.descriptor = IpcPoolDescriptor::from_bytes(message.bytes);
+    if (!message.fd.valid())
+        throw IpcError("receive_memory_pool: the pool descriptor arrived without its file "
+                       "descriptor (" + channel.peer() + ")");
+    handle.fd = std::move(message.fd);
+    return import_memory_pool(std::move(handle));
+}
+
+void send_buffer(const IpcChannel& channel, const Buffer& buffer) {
+    channel.send(export_buffer(buffer).to_bytes());
+}
+
+Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<DeviceMemoryResource>& pool,
+                      const Stream& stream, std::optional<std::chrono::milliseconds> timeout) {
+    const IpcMessage message = channel.receive(timeout);
+    return import_buffer(pool, IpcBufferDescriptor::from_bytes(message.bytes), stream);
+}
+
+}  // namespace cudacore

@@ -1,0 +1,45 @@
+#include "memory/ipc_memory_pool.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "runtime/runtime_handles.hpp"
+
+#include <random>
+
+namespace cudacore::detail {
+
+CUmemoryPool create_ipc_pool(const Device& device, std::size_t max_size,
+                             std::array<unsigned char, 16>& id) {
+    const std::string object = "IPC memory pool of device " + std::to_string(device.ordinal());
+    if (!device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED))
+        throw DriverError(CUDA_ERROR_NOT_SUPPORTED, "cuDeviceGetAttribute",
+                          object + ": the device has no memory pools");
+    const int handle_types = device.attribute(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES);
+    if (!(handle_types & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+        throw DriverError(CUDA_ERROR_NOT_SUPPORTED, "cuDeviceGetAttribute",
+                          object + ": the device's pools cannot be shared through POSIX file "
+                                   "descriptors (mempool_supported_handle_types = " +
+                              std::to_string(handle_types) + ")");
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = device.ordinal();
+    props.maxSize = max_size;
+    CUmemoryPool pool = nullptr;
+    check(driver().cuMemPoolCreate(&pool, &props), "cuMemPoolCreate",
+          [&] { return object + " (max size " + std::to_string(max_size) + " bytes)"; });
+    std::random_device random;
+    for (std::size_t i = 0; i < id.size(); i += 4) {
+        const unsigned value = random();
+        for (std::size_t j = 0; j < 4; ++j) id[i + j] = static_cast<unsigned char>(value >> (8 * j));
+    }
+    return pool;
+}
+
+void destroy_pool(CUmemoryPool pool) noexcept {
+    const DriverApi* api = driver_if_loaded();
+    if (api && pool) api->cuMemPoolDestroy(pool);
+}
+
+}  // namespace cudacore::detail

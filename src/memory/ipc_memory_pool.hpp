@@ -1,0 +1,25 @@
+// Memory pools of their own for DeviceMemoryResource (ipc_enabled): created shareable through
+// POSIX file descriptors, destroyed with the resource.
+#pragma once
+
+#include <cuda.h>
+
+#include <array>
+#include <cstddef>
+
+namespace cudacore {
+class Device;
+}
+
+namespace cudacore::detail {
+
+// A pool on `device` whose allocations other processes can import; `id` receives a fresh random
+// identity for it. Throws DriverError (CUDA_ERROR_NOT_SUPPORTED with the reason when the device
+// cannot share pools).
+CUmemoryPool create_ipc_pool(const Device& device, std::size_t max_size,
+                             std::array<unsigned char, 16>& id);
+
+// cuMemPoolDestroy, errors ignored (used from destructors, maybe at exit).
+void destroy_pool(CUmemoryPool pool) noexcept;
+
+}  // namespace cudacore::detail

@@ -1,0 +1,325 @@
+// pack / unpack, and the broadcast and all-gather collectives on ObjectCode.
+#include "mpi/mpi_support.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <new>
+
+namespace cudacore::mpi {
+namespace {
+
+using detail::Failure;
+
+constexpr std::string_view message_magic{"CCMPI\0\0\1", 8};
+constexpr std::string_view frame_magic{"CCMPIBC\1", 8};  // broadcast() frame
+
+// The header every rank learns before the bytes: their length, and whether the root failed to
+// produce them (then every rank goes to the agreement and throws).
+struct Header {
+    std::uint64_t length = 0;
+    std::uint64_t root_failed = 0;
+};
+
+// Takes part in a broadcast of `size` bytes without keeping them (a rank that could not make
+// room for them), so that no rank is left waiting.
+void discard_broadcast(std::uint64_t size, int root, MPI_Comm comm, std::size_t chunk_bytes) {
+    std::string scratch(static_cast<std::size_t>(std::min<std::uint64_t>(size, chunk_bytes)), '\0');
+    for (std::uint64_t offset = 0; offset < size; offset += chunk_bytes) {
+        const auto piece = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, size - offset));
+        detail::broadcast_chunks(scratch.data(), piece, root, comm, chunk_bytes);
+    }
+}
+
+// Broadcasts `bytes` from the root, or the root's failure. Returns this rank's own failure to
+// receive (no memory for the message), after taking part in every chunk so no rank waits.
+std::optional<Failure> broadcast_message(std::string& bytes, const std::optional<Failure>& root_failure,
+                                         int root, MPI_Comm comm, const TransferOptions& options,
+                                         const char* operation) {
+    const int rank = detail::rank_of(comm);
+    Header header{bytes.size(), root_failure ? 1u : 0u};
+    detail::check(MPI_Bcast(&header, 2, MPI_UINT64_T, root, comm), "MPI_Bcast",
+                  std::string("the message header of ") + operation);
+    if (header.root_failed) detail::agree(comm, root_failure, operation);  // throws on every rank
+
+    std::optional<Failure> failure;
+    if (rank != root) {
+        failure = detail::attempt([&] {
+            if (header.length > bytes.max_size()) throw std::bad_alloc();
+            bytes.resize(static_cast<std::size_t>(header.length));
+        });
+    }
+    if (!failure) {
+        detail::broadcast_chunks(bytes.data(), bytes.size(), root, comm, options.chunk_bytes);
+    } else {
+        discard_broadcast(header.length, root, comm, options.chunk_bytes);
+    }
+    return failure;
+}
+
+// The root's codes, produced there by `produce`, on every rank. The code bytes are sent from
+// where they lie and received into the strings the new ObjectCodes keep (no copy either side):
+//   1. three u64: frame length, code count, whether the root failed;
+//   2. the code lengths (count u64, host order: they only size the receive buffers);
+//   3. the frame: magic, count, then for each code its serialized head and tail (u64-prefixed);
+//   4. each code's bytes.
+// Receivers rebuild each code with ObjectCode::deserialize_parts (checksum and every field).
+std::vector<ObjectCode> broadcast_codes(const std::function<std::vector<ObjectCode>()>& produce,
+                                        int root, MPI_Comm comm, const TransferOptions& options,
+                                        const char* operation) {
+    detail::require_mpi(operation);
+    const int rank = detail::rank_of(comm);
+    detail::check_transfer_arguments(operation, root, detail::size_of(comm), options);
+    const std::size_t chunk = options.chunk_bytes;
+
+    std::vector<ObjectCode> codes;
+    std::string frame;
+    std::vector<std::uint64_t> lengths;
+    std::optional<Failure> root_failure;
+    if (rank == root) {
+        root_failure = detail::attempt([&] {
+            codes = produce();
+            detail::WireWriter out;
+            out.raw(frame_magic);
+            out.u64(codes.size());
+            for (const auto& code : codes) {
+                ObjectCode::SerializedParts parts = code.serialize_parts();
+                out.string(parts.head);
+                out.string(parts.tail);
+                lengths.push_back(code.size());
+            }
+            frame = std::move(out.bytes());
+        });
+    }
+    std::array<std::uint64_t, 3> header{frame.size(), lengths.size(), root_failure ? 1u : 0u};
+    detail::check(MPI_Bcast(header.data(), 3, MPI_UINT64_T, root, comm), "MPI_Bcast",
+                  std::string("the message header of ") + operation);
+    if (header[2]) detail::agree(comm, root_failure, operation);  // throws on every rank
+
+    if (rank != root) {
+        frame.resize(static_cast<std::size_t>(header[0]));
+        lengths.resize(static_cast<std::size_t>(header[1]));
+    }
+    detail::broadcast_chunks(reinterpret_cast<char*>(lengths.data()), lengths.size() * sizeof(std::uint64_t),
+                             root, comm, chunk);
+    detail::broadcast_chunks(frame.data(), frame.size(), root, comm, chunk);
+
+    std::optional<Failure> failure;
+    std::vector<std::string> received;
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+        if (rank == root) {
+            // MPI_Bcast only reads the root's buffer.
+            detail::broadcast_chunks(const_cast<char*>(codes[i].code().data()), codes[i].size(), root, comm, chunk);
+            continue;
+        }
+        if (!failure) {
+            failure = detail::attempt([&] {
+                if (lengths[i] > ObjectCode::max_serialized_size) {
+                    throw SerializationError(std::string(operation) + ": code " + std::to_string(i) + " of " +
+                                             std::to_string(lengths[i]) + " bytes exceeds the limit of " +
+                                             std::to_string(ObjectCode::max_serialized_size));
+                }
+                received.emplace_back(static_cast<std::size_t>(lengths[i]), '\0');
+            });
+        }
+        if (!failure) {
+            detail::broadcast_chunks(received.back().data(), received.back().size(), root, comm, chunk);
+        } else {
+            discard_broadcast(lengths[i], root, comm, chunk);
+        }
+    }
+
+    if (rank != root && !failure) {
+        failure = detail::attempt([&] {
+            if (const auto& filter = detail::receive_filter()) {
+                filter(frame, 0);
+                for (std::size_t i = 0; i < received.size(); ++i) filter(received[i], i + 1);
+            }
+            detail::WireReader in(frame, operation);
+            if (in.raw(frame_magic.size(), "magic") != frame_magic) {
+                throw SerializationError(std::string(operation) + ": the message frame's magic does not match");
+            }
+            const std::uint64_t count = in.u64("code count");
+            if (count != received.size()) {
+                throw SerializationError(std::string(operation) + ": the frame lists " + std::to_string(count) +
+                                         " codes but " + std::to_string(received.size()) + " were sent");
+            }
+            for (auto& bytes : received) {
+                const std::string head = in.string("serialized head");
+                const std::string tail = in.string("serialized tail");
+                codes.push_back(ObjectCode::deserialize_parts(head, std::move(bytes), tail));
+            }
+            if (in.remaining() != 0) {
+                throw SerializationError(std::string(operation) + ": " + std::to_string(in.remaining()) +
+                                         " unexpected bytes after the frame");
+            }
+        });
+    }
+    detail::agree(comm, failure, operation);
+    return codes;
+}
+
+}  // namespace
+
+std::string pack(const std::vector<ObjectCode>& codes) {
+    std::vector<std::string> serialized;
+    serialized.reserve(codes.size());
+    std::size_t total = message_magic.size() + 8 + 8 * codes.size();
+    for (const auto& code : codes) {
+        serialized.push_back(code.serialize());
+        total += serialized.back().size();
+    }
+    detail::WireWriter out;
+    out.bytes().reserve(total);
+    out.raw(message_magic);
+    out.u64(codes.size());
+    for (const auto& bytes : serialized) out.u64(bytes.size());
+    for (const auto& bytes : serialized) out.raw(bytes);
+    return std::move(out.bytes());
+}
+
+std::vector<ObjectCode> unpack(std::string_view message) {
+    constexpr const char* context = "cudacore::mpi::unpack";
+    detail::WireReader in(message, context);
+    if (in.raw(message_magic.size(), "magic") != message_magic) {
+        throw SerializationError(std::string(context) + ": not a cudacore::mpi message (" +
+                                 std::to_string(message.size()) + " bytes; the magic does not match)");
+    }
+    const std::uint64_t count = in.u64("code count");
+    // Each code needs a length and at least one byte: a larger count is corruption.
+    if (count > in.remaining() / 9) {
+        throw SerializationError(std::string(context) + ": the message claims " + std::to_string(count) +
+                                 " codes but holds only " + std::to_string(in.remaining()) + " more bytes");
+    }
+    std::vector<std::uint64_t> lengths(static_cast<std::size_t>(count));
+    std::uint64_t sum = 0;
+    for (auto& length : lengths) {
+        length = in.u64("code length");
+        if (length > in.remaining()) {
+            throw SerializationError(std::string(context) + ": a code length of " + std::to_string(length) +
+                                     " bytes exceeds the message");
+        }
+        sum += length;
+    }
+    if (sum != in.remaining()) {
+        throw SerializationError(std::string(context) + ": the code lengths add up to " + std::to_string(sum) +
+                                 " bytes but " + std::to_string(in.remaining()) + " follow");
+    }
+    std::vector<ObjectCode> codes;
+    codes.reserve(lengths.size());
+    for (const auto length : lengths) codes.push_back(ObjectCode::deserialize(in.raw(length, "code")));
+    return codes;
+}
+
+void broadcast_bytes(std::string& bytes, int root, MPI_Comm comm, const TransferOptions& options) {
+    constexpr const char* operation = "cudacore::mpi::broadcast_bytes";
+    detail::require_mpi(operation);
+    detail::check_transfer_arguments(operation, root, detail::size_of(comm), options);
+    detail::agree(comm, broadcast_message(bytes, std::nullopt, root, comm, options, operation), operation);
+}
+
+ObjectCode broadcast(const std::optional<ObjectCode>& code, int root, MPI_Comm comm,
+                     const TransferOptions& options) {
+    constexpr const char* operation = "cudacore::mpi::broadcast";
+    auto codes = broadcast_codes(
+        [&] {
+            if (!code) {
+                throw InvalidArgumentError(std::string(operation) + ": the root (rank " + std::to_string(root) +
+                                           ") passed no ObjectCode");
+            }
+            return std::vector<ObjectCode>{*code};
+        },
+        root, comm, options, operation);
+    if (codes.size() != 1) {
+        // Only a message that passed every check but holds another count gets here.
+        throw SerializationError(std::string(operation) + ": expected one ObjectCode, the message holds " +
+                                 std::to_string(codes.size()));
+    }
+    return codes.front();
+}
+
+std::vector<ObjectCode> broadcast(const std::vector<ObjectCode>& codes, int root, MPI_Comm comm,
+                                  const TransferOptions& options) {
+    return broadcast_codes([&] { return codes; }, root, comm, options, "cudacore::mpi::broadcast");
+}
+
+std::vector<std::vector<ObjectCode>> all_gather(const std::vector<ObjectCode>& codes, MPI_Comm comm,
+                                                const TransferOptions& options) {
+    constexpr const char* operation = "cudacore::mpi::all_gather";
+    detail::require_mpi(operation);
+    const int rank = detail::rank_of(comm);
+    const int size = detail::size_of(comm);
+    detail::check_transfer_arguments(operation, 0, size, options);
+
+    std::string message;
+    std::optional<Failure> failure = detail::attempt([&] { message = pack(codes); });
+    // Every rank's length, or a failure flag: a rank that could not pack sends no bytes.
+    const std::array<std::uint64_t, 2> mine{message.size(), failure ? 1u : 0u};
+    std::vector<std::uint64_t> headers(2 * static_cast<std::size_t>(size));
+    detail::check(MPI_Allgather(mine.data(), 2, MPI_UINT64_T, headers.data(), 2, MPI_UINT64_T, comm),
+                  "MPI_Allgather", std::string("the message headers of ") + operation);
+    std::vector<std::uint64_t> lengths(static_cast<std::size_t>(size));
+    bool any_failed = false;
+    for (int r = 0; r < size; ++r) {
+        lengths[r] = headers[2 * r];
+        any_failed = any_failed || headers[2 * r + 1] != 0;
+    }
+    if (any_failed) detail::agree(comm, failure, operation);  // throws on every rank
+
+    // Rank r's bytes go to messages[r]; in rounds of at most chunk_bytes in all (MPI's counts and
+    // displacements are int), each rank sending up to chunk_bytes / size per round.
+    std::vector<std::string> messages(static_cast<std::size_t>(size));
+    failure = detail::attempt([&] {
+        for (int r = 0; r < size; ++r) {
+            if (r != rank) messages[r].resize(static_cast<std::size_t>(lengths[r]));
+        }
+    });
+    detail::agree(comm, failure, operation);
+    const std::uint64_t per_rank = std::max<std::uint64_t>(1, options.chunk_bytes / size);
+    const std::uint64_t longest = *std::max_element(lengths.begin(), lengths.end());
+    std::vector<int> counts(size), displacements(size);
+    std::string round;
+    for (std::uint64_t offset = 0; offset < longest; offset += per_rank) {
+        int sum = 0;
+        for (int r = 0; r < size; ++r) {
+            counts[r] = static_cast<int>(std::min(per_rank, lengths[r] - std::min(lengths[r], offset)));
+            displacements[r] = sum;
+            sum += counts[r];
+        }
+        round.resize(static_cast<std::size_t>(sum));
+        detail::check(MPI_Allgatherv(message.data() + std::min<std::uint64_t>(offset, message.size()),
+                                     counts[rank], MPI_BYTE, round.data(), counts.data(),
+                                     displacements.data(), MPI_BYTE, comm),
+                      "MPI_Allgatherv",
+                      std::to_string(sum) + " bytes at offset " + std::to_string(offset) + " of " + operation);
+        for (int r = 0; r < size; ++r) {
+            if (r != rank && counts[r] > 0) {
+                std::memcpy(messages[r].data() + offset, round.data() + displacements[r],
+                            static_cast<std::size_t>(counts[r]));
+            }
+        }
+    }
+
+    std::vector<std::vector<ObjectCode>> result(static_cast<std::size_t>(size));
+    failure = detail::attempt([&] {
+        for (int r = 0; r < size; ++r) result[r] = r == rank ? codes : unpack(messages[r]);
+    });
+    detail::agree(comm, failure, operation);
+    return result;
+}
+
+std::vector<ObjectCode> all_gather(const ObjectCode& code, MPI_Comm comm, const TransferOptions& options) {
+    std::vector<std::vector<ObjectCode>> lists = all_gather(std::vector<ObjectCode>{code}, comm, options);
+    std::vector<ObjectCode> result;
+    result.reserve(lists.size());
+    for (std::size_t r = 0; r < lists.size(); ++r) {
+        if (lists[r].size() != 1) {
+            throw SerializationError("cudacore::mpi::all_gather: rank " + std::to_string(r) + " sent " +
+                                     std::to_string(lists[r].size()) + " ObjectCodes, expected one");
+        }
+        result.push_back(lists[r].front());
+    }
+    return result;
+}
+
+}  // namespace cudacore::mpi

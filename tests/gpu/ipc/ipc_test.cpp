@@ -1,0 +1,253 @@
+// Two processes on one device sharing a memory pool, a buffer and an event (this process and the
+// ipc_gpu_peer helper), every misuse as a clear error, and a survivor that neither crashes nor
+// loses its device when the other process exits or is killed. One GPU suffices.
+#include "multi_gpu_kernels.hpp"
+#include "test_support.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/ipc.hpp"
+#include "cudacore/launch.hpp"
+
+#include <csignal>
+#include <future>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+using namespace std::chrono_literals;
+using cudacore::test::ProcessResult;
+using cudacore::test::TempDir;
+
+constexpr std::size_t MiB = std::size_t{1} << 20;
+
+// Skips when the device cannot share pools through file descriptors (the reason is printed).
+#define REQUIRE_IPC_POOLS()                                                                 \
+    do {                                                                                    \
+        CUDACORE_REQUIRE_GPU();                                                             \
+        const int types_ =                                                                  \
+            Device(0).attribute(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES);        \
+        if (!(types_ & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))                           \
+            GTEST_SKIP() << "device 0 cannot share memory pools through file descriptors";  \
+    } while (0)
+
+// The helper in MODE, connected to `listener`; its result arrives when it exits.
+struct Peer {
+    std::future<ProcessResult> result;
+    IpcChannel channel;
+};
+Peer start_peer(const std::string& mode, const IpcListener& listener) {
+    const std::string helper = test::helper_path("ipc_gpu_peer").string();
+    const std::string path = listener.path().string();
+    auto result = std::async(std::launch::async,
+                             [=] { return test::run_process({helper, mode, path}); });
+    return {std::move(result), listener.accept(60s)};
+}
+
+std::string text_of(const IpcMessage& message) {
+    return {reinterpret_cast<const char*>(message.bytes.data()), message.bytes.size()};
+}
+
+unsigned long long mismatches(const ObjectCode& code, const Buffer& buffer, const Stream& stream,
+                              unsigned multiplier, unsigned offset) {
+    Buffer bad = stream.device().allocate(sizeof(unsigned long long), stream);  // the kernel's device
+    bad.fill_byte(0, stream);
+    launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("count_mismatches"),
+           buffer, static_cast<unsigned long long>(buffer.size() / 4), multiplier, offset, bad);
+    unsigned long long host = ~0ull;
+    bad.copy_to(&host, sizeof host, stream);
+    stream.sync();
+    return host;
+}
+
+// The device still works for this process: allocate, write, read back.
+void expect_device_usable(const Device& device) {
+    Stream stream = device.create_stream();
+    Buffer buffer = device.allocate(MiB, stream);
+    buffer.fill_uint32(0x12345678u, stream);
+    std::vector<std::uint32_t> host(MiB / 4);
+    buffer.copy_to(host, stream);
+    stream.sync();
+    EXPECT_EQ(host.front(), 0x12345678u);
+    EXPECT_EQ(host.back(), 0x12345678u);
+}
+
+TEST(IpcGpu, ExporterWritesImporterReadsRewritesAndSignalsWithAnIpcEvent) {
+    REQUIRE_IPC_POOLS();
+    const Device device(0);
+    const ObjectCode code = test::compile_multi_gpu_kernels(device);
+    auto pool = std::make_shared<DeviceMemoryResource>(
+        device, DeviceMemoryResourceOptions{.ipc_enabled = true});
+    EXPECT_TRUE(pool->is_ipc_enabled());
+    EXPECT_FALSE(pool->is_imported());
+    Stream stream = device.create_stream();
+    Buffer shared = pool->allocate(MiB, stream);
+    launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("write_pattern"),
+           shared, static_cast<unsigned long long>(shared.size() / 4), 3u, 1u);
+    stream.sync();  // the allocation and the data are complete before the other process looks
+    Event done = device.create_event({.ipc_enabled = true});
+
+    TempDir dir;
+    IpcListener listener(dir.path() / "ipc");
+    Peer peer = start_peer("import-read-signal", listener);
+    send_memory_pool(peer.channel, *pool);
+    send_buffer(peer.channel, shared);
+    send_event(peer.channel, done);
+    ASSERT_EQ(text_of(peer.channel.receive(60s)), "recorded");
+    // The importer's kernel spins for 300 ms before rewriting: only waiting on its event makes
+    // this check see the new values.
+    stream.wait(done);
+    EXPECT_EQ(mismatches(code, shared, stream, 5, 2), 0u);
+    ASSERT_EQ(text_of(peer.channel.receive(60s)), "closed");
+    const ProcessResult result = peer.result.get();
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("mismatches: 0"), std::string::npos) << result.out;
+
+    // The importer closed its mapping; the memory is still ours and intact.
+    EXPECT_FALSE(shared.is_closed());
+    EXPECT_EQ(mismatches(code, shared, stream, 5, 2), 0u);
+    shared.close(stream);
+    stream.sync();
+}
+
+TEST(IpcGpu, MisuseIsAClearErrorOnBothSides) {
+    REQUIRE_IPC_POOLS();
+    const Device device(0);
+    Stream stream = device.create_stream();
+
+    // Exporting what is not shareable.
+    try {
+        export_event(device.create_event());
+        FAIL() << "a non-IPC event was exported";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("ipc_enabled"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(export_event(device.create_event({.timing_enabled = true})), InvalidArgumentError);
+    Buffer ordinary = device.allocate(MiB, stream);
+    try {
+        export_buffer(ordinary);
+        FAIL() << "a buffer of the default pool was exported";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("IPC-enabled"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(export_memory_pool(DeviceMemoryResource(device)), InvalidArgumentError);
+
+    // Misuse on the importing side.
+    auto pool = std::make_shared<DeviceMemoryResource>(
+        device, DeviceMemoryResourceOptions{.ipc_enabled = true});
+    Buffer shared = pool->allocate(MiB, stream);
+    stream.sync();
+    TempDir dir;
+    IpcListener listener(dir.path() / "ipc");
+    Peer peer = start_peer("import-errors", listener);
+    send_memory_pool(peer.channel, *pool);
+    IpcBufferDescriptor foreign = export_buffer(shared);
+    foreign.pool_id[0] ^= 0xff;  // as if from another (or an earlier) pool
+    peer.channel.send(foreign.to_bytes());
+    const auto bytes = export_buffer(shared).to_bytes();
+    peer.channel.send(std::span(bytes.data(), bytes.size() - 9));
+    EXPECT_EQ(text_of(peer.channel.receive(60s)), "done");
+    const ProcessResult result = peer.result.get();
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const std::pair<const char*, const char*> expected[] = {
+        {"allocate from imported pool: InvalidArgumentError", "cannot allocate"},
+        {"foreign pool descriptor: InvalidArgumentError", "stale or foreign descriptor"},
+        {"truncated descriptor: SerializationError", "truncated"},
+        {"export imported pool: InvalidArgumentError", "was imported"},
+        {"import into the default pool: InvalidArgumentError", "was not imported"},
+    };
+    for (const auto& [line, text] : expected) {
+        const auto at = result.out.find(line);
+        ASSERT_NE(at, std::string::npos) << line << "\n" << result.out;
+        const std::string message = result.out.substr(at, result.out.find('\n', at) - at);
+        EXPECT_NE(message.find(text), std::string::npos) << message;
+    }
+    shared.close(stream);
+    stream.sync();
+}
+
+// The exporter goes away (normally, or killed) while this process holds its pool, buffer and
+// event: using them either still works or throws a cudacore::Error; nothing crashes, releasing
+// them does not throw from destructors, and the device stays usable here.
+void survive_exporter(const std::string& mode) {
+    const Device device(0);
+    TempDir dir;
+    IpcListener listener(dir.path() / "ipc");
+    Peer peer = start_peer(mode, listener);
+    {
+        auto pool = receive_memory_pool(peer.channel, 60s);
+        EXPECT_TRUE(pool->is_imported());
+        Stream stream = device.create_stream();
+        Buffer shared = receive_buffer(peer.channel, pool, stream, 60s);
+        Event done = receive_event(peer.channel, 60s);
+        peer.channel.send(std::string("imported"));
+        const ProcessResult result = peer.result.get();
+        EXPECT_EQ(result.exit_code, mode == "export-and-die" ? -SIGKILL : 0) << result.err;
+
+        // The channel reports the peer's end.
+        try {
+            peer.channel.receive(5s);
+            ADD_FAILURE() << "a message from a process that is gone";
+        } catch (const IpcError& e) {
+            EXPECT_NE(std::string(e.what()).find("closed its end"), std::string::npos) << e.what();
+        }
+        // The shared objects: working, or a clear error.
+        try {
+            done.sync();
+            std::vector<std::uint32_t> host(shared.size() / 4);
+            shared.copy_to(host, stream);
+            stream.sync();
+            EXPECT_EQ(host.front(), 0xC0FFEE00u);  // the driver kept the memory mapped
+            EXPECT_EQ(host.back(), 0xC0FFEE00u);
+        } catch (const Error& e) {
+            std::printf("use after the exporter went away: %s\n", e.what());
+        }
+        try {
+            shared.close(stream);
+            stream.sync();
+        } catch (const Error& e) {
+            std::printf("closing after the exporter went away: %s\n", e.what());
+        }
+    }  // pool, event and stream released here: never throws
+    expect_device_usable(device);
+}
+
+TEST(IpcGpu, ImporterOutlivesAnExporterThatExits) {
+    REQUIRE_IPC_POOLS();
+    survive_exporter("export-and-exit");
+}
+
+TEST(IpcGpu, ImporterSurvivesAnExporterKilledMidUse) {
+    REQUIRE_IPC_POOLS();
+    survive_exporter("export-and-die");
+}
+
+TEST(IpcGpu, ExporterSurvivesAnImporterKilledWhileItsKernelRuns) {
+    REQUIRE_IPC_POOLS();
+    const Device device(0);
+    const ObjectCode code = test::compile_multi_gpu_kernels(device);
+    auto pool = std::make_shared<DeviceMemoryResource>(
+        device, DeviceMemoryResourceOptions{.ipc_enabled = true});
+    Stream stream = device.create_stream();
+    Buffer shared = pool->allocate(MiB, stream);
+    launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("write_pattern"),
+           shared, static_cast<unsigned long long>(shared.size() / 4), 3u, 1u);
+    stream.sync();
+    TempDir dir;
+    IpcListener listener(dir.path() / "ipc");
+    Peer peer = start_peer("import-and-die", listener);
+    send_memory_pool(peer.channel, *pool);
+    send_buffer(peer.channel, shared);
+    EXPECT_EQ(text_of(peer.channel.receive(60s)), "running");
+    EXPECT_EQ(peer.result.get().exit_code, -SIGKILL);
+    // The importer's kernel rewrote the same pattern (or never ran): our data is intact, and the
+    // memory is still ours to use and free.
+    EXPECT_EQ(mismatches(code, shared, stream, 3, 1), 0u);
+    shared.close(stream);
+    stream.sync();
+    EXPECT_NO_THROW(pool.reset());
+    expect_device_usable(device);
+}
+
+}  // namespace

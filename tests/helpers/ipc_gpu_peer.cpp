@@ -1,0 +1,136 @@
+// The other process of the IPC GPU tests. Usage: ipc_gpu_peer MODE SOCKET_PATH
+//   import-read-signal: imports the pool, a buffer and an event; a slow kernel checks the
+//       exporter's pattern (3i + 1) and rewrites it (5i + 2); records the event, says
+//       "recorded", prints "mismatches: N", closes its mapping, says "closed".
+//   import-errors: imports the pool, then prints how each misuse failed ("NAME: TYPE: message").
+//   export-and-exit / export-and-die: exports a pool, a buffer filled with 0xC0FFEE00 words and
+//       a recorded IPC event, then exits normally / kills itself with SIGKILL.
+//   import-and-die: imports the pool and a buffer, starts a kernel on it, says "running" and
+//       kills itself with SIGKILL while the kernel may still run.
+#include "multi_gpu_kernels.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/ipc.hpp"
+#include "cudacore/launch.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+namespace {
+
+using namespace cudacore;
+using namespace std::chrono_literals;
+
+void report(const char* name, const std::function<void()>& call) {
+    try {
+        call();
+        std::printf("%s: success\n", name);
+    } catch (const InvalidArgumentError& e) {
+        std::printf("%s: InvalidArgumentError: %s\n", name, e.what());
+    } catch (const SerializationError& e) {
+        std::printf("%s: SerializationError: %s\n", name, e.what());
+    } catch (const DriverError& e) {
+        std::printf("%s: DriverError: %s\n", name, e.what());
+    } catch (const std::exception& e) {
+        std::printf("%s: other: %s\n", name, e.what());
+    }
+    std::fflush(stdout);
+}
+
+int import_read_signal(const IpcChannel& channel) {
+    auto pool = receive_memory_pool(channel, 30s);
+    const Device device = pool->device();
+    Stream stream = device.create_stream();
+    Buffer shared = receive_buffer(channel, pool, stream, 30s);
+    Event done = receive_event(channel, 30s);
+    const ObjectCode code = test::compile_multi_gpu_kernels(device);
+    Buffer bad = device.allocate(sizeof(unsigned long long), stream);
+    launch(stream, LaunchConfig{}, code.get_kernel("spin_check_rewrite"), shared,
+           static_cast<unsigned long long>(shared.size() / 4), 3u, 1u, 5u, 2u,
+           300'000'000ull /* 300 ms */, bad);
+    stream.record(done);
+    channel.send(std::string("recorded"));
+    unsigned long long mismatches = ~0ull;
+    bad.copy_to(&mismatches, sizeof mismatches, stream);
+    stream.sync();
+    std::printf("mismatches: %llu\n", mismatches);
+    shared.close(stream);  // frees this process's mapping only
+    stream.sync();
+    channel.send(std::string("closed"));
+    return 0;
+}
+
+int import_errors(const IpcChannel& channel) {
+    auto pool = receive_memory_pool(channel, 30s);
+    Stream stream = pool->device().create_stream();
+    report("allocate from imported pool", [&] { pool->allocate(1024, stream); });
+    report("foreign pool descriptor", [&] { receive_buffer(channel, pool, stream, 30s); });
+    report("truncated descriptor", [&] { receive_buffer(channel, pool, stream, 30s); });
+    report("export imported pool", [&] { export_memory_pool(*pool); });
+    report("import into the default pool", [&] {
+        auto default_pool = std::make_shared<DeviceMemoryResource>(pool->device());
+        import_buffer(default_pool, IpcBufferDescriptor{.pool_id = pool->ipc_pool_id(), .size = 4},
+                      stream);
+    });
+    channel.send(std::string("done"));
+    return 0;
+}
+
+int export_then_end(const IpcChannel& channel, bool die) {
+    const Device device(0);
+    auto pool = std::make_shared<DeviceMemoryResource>(
+        device, DeviceMemoryResourceOptions{.ipc_enabled = true});
+    Stream stream = device.create_stream();
+    Buffer data = pool->allocate(1 << 20, stream);
+    data.fill_uint32(0xC0FFEE00u, stream);
+    Event done = device.create_event({.ipc_enabled = true});
+    stream.record(done);
+    stream.sync();
+    send_memory_pool(channel, *pool);
+    send_buffer(channel, data);
+    send_event(channel, done);
+    channel.receive(30s);  // "imported": the other side holds everything now
+    if (die) std::raise(SIGKILL);
+    std::_Exit(0);  // gone without closing anything, as a crashing program would
+}
+
+int import_and_die(const IpcChannel& channel) {
+    auto pool = receive_memory_pool(channel, 30s);
+    const Device device = pool->device();
+    Stream stream = device.create_stream();
+    Buffer shared = receive_buffer(channel, pool, stream, 30s);
+    const ObjectCode code = test::compile_multi_gpu_kernels(device);
+    Buffer bad = device.allocate(sizeof(unsigned long long), stream);
+    launch(stream, LaunchConfig{}, code.get_kernel("spin_check_rewrite"), shared,
+           static_cast<unsigned long long>(shared.size() / 4), 3u, 1u, 3u, 1u,
+           200'000'000ull, bad);
+    channel.send(std::string("running"));
+    std::raise(SIGKILL);
+    return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: ipc_gpu_peer MODE SOCKET_PATH\n");
+        return 2;
+    }
+    const std::string mode = argv[1];
+    try {
+        IpcChannel channel = IpcChannel::connect(argv[2]);
+        if (mode == "import-read-signal") return import_read_signal(channel);
+        if (mode == "import-errors") return import_errors(channel);
+        if (mode == "export-and-exit") return export_then_end(channel, false);
+        if (mode == "export-and-die") return export_then_end(channel, true);
+        if (mode == "import-and-die") return import_and_die(channel);
+        std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ipc_gpu_peer %s: %s\n", mode.c_str(), e.what());
+        return 1;
+    }
+}
