@@ -88,7 +88,9 @@ void take_pch_messages(NvrtcAttempt& attempt) {
 }
 
 bool names_pch(std::string_view line) {
+    // "unable to obtain mapped memory": NVRTC could not map its PCH heap (a file-size limit).
     return line.find("PCH") != std::string_view::npos ||
+           line.find("unable to obtain mapped memory") != std::string_view::npos ||
            line.find("precompiled header") != std::string_view::npos ||
            line.find("-pch") != std::string_view::npos;
 }
