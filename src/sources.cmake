@@ -8,7 +8,8 @@ set(CUDACORE_LOADER_SOURCES
   src/loader/nvvm_api.cpp
   src/loader/nvml_api.cpp)
 set(CUDACORE_ERRORS_SOURCES
-  src/errors/errors.cpp)
+  src/errors/errors.cpp
+  src/errors/warnings.cpp)
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
   src/support/version.cpp
@@ -56,6 +57,7 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/pinned_memory_resource.cpp
   src/memory/managed_memory_resource.cpp
   src/memory/buffer.cpp
+  src/memory/module_globals.cpp
   src/memory/ipc_memory_pool.cpp
   src/memory/pool_access.cpp
   src/memory/peer_copy.cpp

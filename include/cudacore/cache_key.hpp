@@ -12,10 +12,10 @@
 //   - the backend (NVRTC, nvJitLink or driver) and the NVRTC and nvJitLink versions ("none"
 //     when a library cannot be loaded), plus the driver version when the driver's linker is the
 //     backend.
-// NOT in the key: the contents of included headers (your own or the toolkit's: a change to a
-// header behind an unchanged include path is not seen, so clear the cache or bump a macro when
-// headers change), files named by options (pre-include, PCH), environment variables the
-// compiler reads, and the exact NVRTC build beyond its major.minor version.
+// NOT in this key: the contents of included headers, files named by options (pre-include,
+// PCH), environment variables the compiler reads, and the exact NVRTC build beyond its
+// major.minor version. compile_cached adds the headers: it extends this key with the digest of
+// every header the compile read, or with the caller's extra_digest (cached_compile.hpp).
 #pragma once
 
 #include "cudacore/object_code.hpp"

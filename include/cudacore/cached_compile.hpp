@@ -36,11 +36,41 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
                           const std::function<ObjectCode()>& compile,
                           const CacheWarningHandler& on_cache_error = {});
 
+struct CachedCompileOptions {
+    // Stands for everything the source includes: when not empty it goes into the key and the
+    // headers are not tracked (the caller promises it changes whenever a header does, e.g. a
+    // digest of its header tree or a release version).
+    std::string extra_digest;
+    // Told when the cache could not be read or could not store (see above); empty: not told.
+    CacheWarningHandler on_cache_error;
+};
+
 // program.compile(target, name_expressions) through `cache`. `program` is compiled only on a
 // miss (its log() is then that compile's log; on a hit it is left as it was). Throws what
-// Program::compile and cache_key throw; cache errors are reported, not thrown.
+// Program::compile and cache_key throw; cache errors are reported to options.on_cache_error,
+// not thrown.
+//
+// Headers: the key of a C++ program covers the contents of every header the compile actually
+// read (NVRTC reports them; see Program::compile with headers_read), so editing an included
+// header gives a miss and new code, never stale code. The cache then holds two entries per
+// program: the list of headers under cache_key(program, ...) and the code under a key that adds
+// each header's path and SHA-256 (stats count both). A lookup re-reads the listed headers
+// (digests of files unchanged since the last look, by size, mtime and inode, are remembered in
+// this process). With options.extra_digest set, headers are not tracked and the key is
+// cache_key plus that digest. Where neither is possible (fdevice_time_trace is set, or a header
+// cannot be read back) the code is compiled and returned but NOT stored, and a
+// WarningKind::not_cached warning says why (warnings.hpp). The same holds when NVRTC's trace
+// cannot be written (a file-size limit or a temporary directory under 64 MiB free), told to
+// on_cache_error as a CacheError when given, else warned. A header edited while the compile
+// runs may be keyed by its new contents: do not edit headers during a compile. PTX and NVVM
+// IR programs include nothing and are keyed by cache_key alone.
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
-                          const CacheWarningHandler& on_cache_error = {});
+                          const CachedCompileOptions& options = {});
+
+// The same with only a cache-error handler (options.on_cache_error = on_cache_error).
+ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                          const std::vector<std::string>& name_expressions,
+                          const CacheWarningHandler& on_cache_error);
 
 }  // namespace cudacore

@@ -51,5 +51,8 @@ std::vector<std::string> ptx_kernel_names(std::string_view ptx);
 // Kernel names (entry functions) of a cubin, sorted. Throws InvalidArgumentError when the ELF is
 // malformed.
 std::vector<std::string> cubin_kernel_names(std::string_view cubin);
+// Names of a cubin's global variables (__device__, __constant__, __managed__: defined data
+// objects, lowered names, the compiler's own left out), sorted. Throws InvalidArgumentError when the ELF is malformed.
+std::vector<std::string> cubin_global_names(std::string_view cubin);
 
 }  // namespace cudacore

@@ -20,6 +20,13 @@ class Device;
 
 class Context {
 public:
+    // Wraps a context the caller has (cuCtxCreate, cuCtxGetCurrent, another library's). A
+    // device's primary context is retained like Device::context() (so it stays alive while the
+    // Context lives); any other context is never destroyed or released: the caller keeps it
+    // alive while the Context, and streams or events made through it, are used. Throws
+    // InvalidArgumentError for a null handle, DriverError for an invalid one.
+    static Context from_handle(CUcontext context);
+
     CUcontext handle() const noexcept;
     Device device() const;
     // Makes this context current on the calling thread.

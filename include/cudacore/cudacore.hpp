@@ -29,6 +29,7 @@
 #include "cudacore/system.hpp"
 #include "cudacore/system_info.hpp"
 #include "cudacore/version.hpp"
+#include "cudacore/warnings.hpp"
 #include "cudacore/device_scope.hpp"
 #include "cudacore/peer_copy.hpp"
 #include "cudacore/ipc_descriptor.hpp"

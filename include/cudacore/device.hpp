@@ -36,6 +36,10 @@ public:
 
     // The device of the calling thread's current context, or device 0 when none is current.
     static Device current();
+    // The device a driver handle (cuDeviceGet, cuCtxGetDevice) stands for. Device is a value:
+    // nothing is owned. Throws InvalidArgumentError when no device has that handle.
+    static Device from_handle(CUdevice device);
+
     // How many devices the driver reports, and all of them in ordinal order (none without a
     // device; NoDriverError without a driver).
     static int count();
@@ -87,6 +91,12 @@ public:
     // The legacy default stream of the primary context (sets that context current, since the
     // default stream always means the calling thread's current context).
     Stream default_stream() const;
+    // The calling thread's per-thread default stream (CU_STREAM_PER_THREAD) of the primary
+    // context (set current, as for default_stream). Work on it does not synchronise with other
+    // threads' per-thread streams; it synchronises with the legacy default stream. Each call
+    // returns a new Stream object for the same driver stream (copies share host-function
+    // errors; separate calls do not). Never destroyed.
+    Stream per_thread_stream() const;
     Stream create_stream(const StreamOptions& options = {}) const;
     // Creates an event that is not recorded on any stream yet: record it with stream.record(ev).
     Event create_event(const EventOptions& options = {}) const;

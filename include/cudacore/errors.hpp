@@ -7,6 +7,7 @@
 
 #include <cuda.h>
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -120,6 +121,18 @@ public:
 class CacheError : public Error {
 public:
     using Error::Error;
+};
+
+// A function enqueued with Stream::launch_host_func threw. Raised by the next call on that
+// stream (see stream.hpp); original() is the exception it threw.
+class HostFunctionError : public Error {
+public:
+    HostFunctionError(const std::string& message, std::exception_ptr original)
+        : Error(message), original_(std::move(original)) {}
+    const std::exception_ptr& original() const noexcept { return original_; }
+
+private:
+    std::exception_ptr original_;
 };
 
 // Name and text of a driver status, without needing the driver (falls back to the number).

@@ -31,8 +31,25 @@ struct EventOptions {
 // Milliseconds with sub-microsecond resolution (the driver reports about 0.5 us).
 using Milliseconds = std::chrono::duration<double, std::milli>;
 
+struct EventFromHandleOptions {
+    // Destroy the event (cuEventDestroy) when the last copy goes. False: never destroyed.
+    bool take_ownership = false;
+    // How the caller created it (timing_enabled decides whether elapsed times may be asked).
+    EventOptions options;
+    // Whether it has been recorded already (elapsed times need both events recorded).
+    bool recorded = false;
+};
+
 class Event {
 public:
+    // Wraps an event the caller created in `context` (the driver cannot tell an event's context:
+    // the caller says it; the Event holds it like its own events do). Without take_ownership the
+    // caller keeps the event valid while the Event is used and destroys it after. Throws
+    // InvalidArgumentError for a null handle, DriverError when the driver rejects it
+    // (cuEventQuery).
+    static Event from_handle(CUevent event, const Context& context,
+                             const EventFromHandleOptions& options = {});
+
     CUevent handle() const noexcept;
     const EventOptions& options() const noexcept;
     bool timing_enabled() const noexcept { return options().timing_enabled; }

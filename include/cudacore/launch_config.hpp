@@ -12,8 +12,11 @@
 // blocks launched. Without a cluster, `grid` counts blocks.
 #pragma once
 
+#include <cuda.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace cudacore {
@@ -42,6 +45,50 @@ struct LaunchConfig {
     std::size_t shared_memory_bytes = 0;  // dynamic shared memory per block
     // All blocks resident at once, so the kernel may synchronise the whole grid.
     bool cooperative = false;
+
+    // Launch attributes (cuLaunchKernelEx), each passed only when set. launch() refuses one the
+    // device lacks with InvalidArgumentError naming it (the "needs" below), before the driver.
+    //
+    // Programmatic dependent launch (needs compute capability 9.0+): this kernel may start
+    // while the kernel before it on the stream still runs, once every block of that one has
+    // called cudaTriggerProgrammaticLaunchCompletion() (or exited); before reading what it
+    // wrote, this kernel calls cudaGridDependencySynchronize(), which waits for it to finish
+    // and flush (both from <cuda_device_runtime_api.h>). Without those calls it is an ordinary
+    // serialized launch.
+    bool programmatic_stream_serialization = false;
+    // Records `event` once every block has triggered (or exited), for programmatic dependencies
+    // across streams; trigger_at_block_start: when each block starts instead (needs 9.0+).
+    struct ProgrammaticEvent {
+        CUevent event = nullptr;  // the caller's; kept valid until the launch has recorded it
+        bool trigger_at_block_start = false;
+    };
+    std::optional<ProgrammaticEvent> programmatic_event{};
+    // Records `event` when every block has completed or triggered (needs 9.0+).
+    std::optional<CUevent> launch_completion_event{};
+    // Priority of this launch, as stream priorities (lower is higher; the device's range from
+    // cuCtxGetStreamPriorityRange). Needs stream priority support.
+    std::optional<int> priority{};
+    // Memory synchronisation domain of the launch and the stream's domain map (needs 9.0+).
+    std::optional<CUlaunchMemSyncDomain> memory_sync_domain{};
+    std::optional<CUlaunchMemSyncDomainMap> memory_sync_domain_map{};
+    // Preferred (larger) cluster shape, in blocks, the driver may use where it fits: a multiple
+    // of `cluster` in x and y, equal to it in z, dividing blocks() (the grid counts clusters).
+    // Needs a cluster launch, compute capability 9.0+ and a driver that knows the attribute.
+    std::optional<Dim3> preferred_cluster{};
+    std::optional<CUclusterSchedulingPolicy> cluster_scheduling_policy{};  // needs 9.0+
+    // L1 / shared memory split preference, in percent of the maximum shared memory.
+    std::optional<unsigned> preferred_shared_memory_carveout{};
+    // L2 persistence window for this launch (needs L2 persisting cache support).
+    std::optional<CUaccessPolicyWindow> access_policy_window{};
+    // Hint that the kernel is limited by NVLink bandwidth (passed as is; the driver decides).
+    std::optional<bool> nvlink_util_centric_scheduling{};
+
+    bool has_launch_attributes() const noexcept {
+        return programmatic_stream_serialization || programmatic_event || launch_completion_event ||
+               priority || memory_sync_domain || memory_sync_domain_map || preferred_cluster ||
+               cluster_scheduling_policy || preferred_shared_memory_carveout ||
+               access_policy_window || nvlink_util_centric_scheduling;
+    }
 
     bool has_cluster() const noexcept { return cluster != Dim3{1}; }
     // The blocks launched in each dimension: grid x cluster (64-bit, so an overflow of the

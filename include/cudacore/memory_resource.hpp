@@ -47,6 +47,13 @@ public:
     // it is public for memory taken out of a Buffer's control by the caller. Throws DriverError.
     void deallocate(CUdeviceptr pointer, std::size_t size, const Stream& stream);
 
+    // Raw memory that no Buffer tracks, ordered on `stream` like allocate(): the caller frees it
+    // with deallocate_pointer (CCCL adaptors use these, see cccl.hpp). Throws as allocate().
+    CUdeviceptr allocate_pointer(std::size_t size, CUstream stream) { return do_allocate(size, stream); }
+    void deallocate_pointer(CUdeviceptr pointer, std::size_t size, CUstream stream) {
+        do_deallocate(pointer, size, stream);
+    }
+
     // Whether kernels on the device / code on the host may dereference the memory.
     virtual bool is_device_accessible() const noexcept = 0;
     virtual bool is_host_accessible() const noexcept = 0;

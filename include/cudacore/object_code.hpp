@@ -5,7 +5,9 @@
 // driver call and needs no GPU. Copies share the same bytes.
 #pragma once
 
+#include "cudacore/buffer.hpp"
 #include "cudacore/kernel.hpp"
+#include "cudacore/stream.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace cudacore {
 
@@ -33,8 +36,27 @@ namespace detail {
 struct ObjectCodeState;
 }
 
+class Stream;
+
+struct ObjectCodeFromHandleOptions {
+    // Unload the library (cuLibraryUnload) when the last ObjectCode, Kernel or global view made
+    // from it goes, as for code cudacore loaded. False: never unloaded.
+    bool take_ownership = false;
+    std::string name;  // for messages
+};
+
 class ObjectCode {
 public:
+    using FromHandleOptions = ObjectCodeFromHandleOptions;
+    // Wraps a library the caller loaded (cuLibraryLoadData, cuLibraryLoadFromFile). Lifetime:
+    // without take_ownership the caller keeps it loaded while this ObjectCode, its Kernels and
+    // its global views are used, and unloads it after; with take_ownership cudacore unloads it
+    // when the last of them goes (after kernels launched from it finish, see library_box). The
+    // ObjectCode holds no bytes: code() is empty, code_type() says cubin, and it cannot be
+    // serialized (serialize() throws InvalidArgumentError). Throws InvalidArgumentError for a
+    // null handle and NoDriverError without a driver.
+    static ObjectCode from_handle(CUlibrary library, const FromHandleOptions& options = {});
+
     // Takes the code bytes as they are. Throws InvalidArgumentError when `code` is empty. The
     // bytes' structure is checked when they are linked (Linker) or loaded (get_kernel, load).
     static ObjectCode from_bytes(CodeType type, std::string code, std::string name = {},
@@ -124,10 +146,46 @@ public:
     // first lookup of a name asks the driver; later ones are a cached read (no driver call).
     // Throws InvalidArgumentError listing the kernels the code holds when there is none so named.
     Kernel get_kernel(std::string_view name) const;
+    // The loaded library (loads it first, like get_kernel); owned as described above.
+    CUlibrary library_handle() const;
+
+    // Module globals. A __device__ or __constant__ variable (cuLibraryGetGlobal), by plain name,
+    // lowered name, or name expression of the symbol map ("&counter", "table<float>"; "counter"
+    // also finds "&counter"), as a non-owning Buffer view of its device memory: the view holds
+    // the library loaded while it (or a copy) lives, and never frees the memory (close() only
+    // marks it closed). Loads the code first like get_kernel; the address is the library's in
+    // the context it was loaded into (the current device's at load time; for from_handle, the
+    // current device's at the first lookup). The first lookup of a name asks the driver; later
+    // ones return the same view (no driver call). Throws InvalidArgumentError listing the
+    // globals the code holds (from its cubin symbol table) when there is none so named.
+    Buffer get_global(std::string_view name) const;
+    // A __managed__ variable (cuLibraryGetManaged): the same kind of view, host-accessible.
+    Buffer get_managed(std::string_view name) const;
+    // Typed access: `T` must be trivially copyable with sizeof(T) equal to the variable's size
+    // (else InvalidArgumentError naming both sizes); use std::array for arrays.
+    // write_global copies `value` in, ordered on `stream` (returns once `value` may be reused);
+    // read_global copies out on `stream` and waits for it.
+    template <class T>
+    void write_global(std::string_view name, const T& value, const Stream& stream) const {
+        static_assert(std::is_trivially_copyable_v<T>, "write_global needs a trivially copyable T");
+        const Buffer view = sized_global(name, sizeof(T), "write_global");
+        view.copy_from(static_cast<const void*>(&value), sizeof(T), stream);
+    }
+    template <class T>
+    T read_global(std::string_view name, const Stream& stream) const {
+        static_assert(std::is_trivially_copyable_v<T>, "read_global needs a trivially copyable T");
+        const Buffer view = sized_global(name, sizeof(T), "read_global");
+        T value;
+        view.copy_to(static_cast<void*>(&value), sizeof(T), stream);
+        stream.sync();
+        return value;
+    }
 
     const std::shared_ptr<detail::ObjectCodeState>& state() const noexcept { return state_; }
 
 private:
+    // get_global(name), checked to be `size` bytes (InvalidArgumentError naming `operation`).
+    Buffer sized_global(std::string_view name, std::size_t size, const char* operation) const;
     explicit ObjectCode(std::shared_ptr<detail::ObjectCodeState> state) : state_(std::move(state)) {}
     std::shared_ptr<detail::ObjectCodeState> state_;
 };

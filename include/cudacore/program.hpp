@@ -76,6 +76,16 @@ public:
     // Throws CompileError (full log, program name, options) when compilation fails, LoaderError
     // when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});
+    // As compile(), and sets `headers_read` to every header file the compile opened (absolute
+    // paths, sorted, each once; NVRTC's built-in headers, which have no file, left out). NVRTC
+    // reports them in its time trace (--fdevice-time-trace), written to a private temporary
+    // directory and removed; this compile uses no PCH (one read from a PCH is not listed). A PTX
+    // or NVVM IR program reads no headers: the list is empty. Throws
+    // InvalidArgumentError when options().fdevice_time_trace is set (the trace is the caller's
+    // then) and CompilerApiError when the trace cannot be written or read, besides what
+    // compile() throws.
+    ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
+                       std::vector<std::string>& headers_read);
 
     // Wraps an NVRTC program the caller created (nvrtcCreateProgram), to compile it with
     // `options` through compile() (name expressions are added to it then; NVRTC allows that only
@@ -109,6 +119,8 @@ private:
     SourceType source_type_;
     ProgramOptions options_;
     std::string log_;
+    // Set only while compile(..., headers_read) runs: where NVRTC writes its time trace.
+    std::string trace_path_;
     PchStatus pch_status_;
     ProgramHandle handle_;
     std::shared_ptr<void> handle_owner_;  // keeps handle_ alive (null for a borrowed handle)

@@ -10,7 +10,9 @@
 
 #include <cuda.h>
 
+#include <functional>
 #include <memory>
+#include <type_traits>
 #include <optional>
 
 namespace cudacore {
@@ -18,6 +20,22 @@ namespace cudacore {
 namespace detail {
 struct StreamBox;
 struct BoxAccess;
+struct HostFunctionSlot;
+
+// One enqueued host function; run (and later destroyed) by the stream machinery.
+struct HostTask {
+    virtual ~HostTask() = default;
+    virtual void run() = 0;
+    std::shared_ptr<HostFunctionSlot> slot;
+};
+
+template <class Function>
+struct HostTaskOf final : HostTask {
+    explicit HostTaskOf(Function&& f) : function(std::move(f)) {}
+    explicit HostTaskOf(const Function& f) : function(f) {}
+    void run() override { std::invoke(function); }
+    Function function;
+};
 }
 
 class Device;
@@ -65,6 +83,25 @@ public:
     GraphBuilder begin_capture(CaptureMode mode) const;
     // True while the stream is capturing (cuStreamIsCapturing), by cudacore or anyone else.
     bool is_capturing() const;
+
+    // Host callbacks (cuLaunchHostFunc): runs `function` (any callable taking no arguments) on a
+    // driver thread once the work enqueued before it is done; later work waits for it. It must
+    // not call CUDA (the driver forbids it): no cudacore calls inside. An exception it throws is
+    // caught there (the process goes on) and thrown as HostFunctionError (original() holds it)
+    // by the next call on this Stream or a copy of it: launch_host_func, sync (after waiting),
+    // is_done, record, wait, check_host_functions or a launch on it; reported once, the first
+    // one when several threw. The callable is copied/moved into the stream and destroyed on a
+    // later call from a user thread (so its captures may own cudacore objects), or when the
+    // last copy of the Stream goes. Throws DriverError when the driver refuses the enqueue.
+    template <class Function>
+    void launch_host_func(Function&& function) const {
+        using Stored = std::decay_t<Function>;
+        static_assert(std::is_invocable_v<Stored&>, "launch_host_func needs a callable f()");
+        enqueue_host_task(std::make_unique<detail::HostTaskOf<Stored>>(std::forward<Function>(function)));
+    }
+    // Throws the pending HostFunctionError, if any, and destroys finished host functions.
+    void check_host_functions() const;
+    void enqueue_host_task(std::unique_ptr<detail::HostTask> task) const;
 
     bool operator==(const Stream& other) const noexcept { return handle() == other.handle(); }
 

@@ -2,10 +2,23 @@
 
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/warnings.hpp"
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <cstdint>
+#include <ctime>
+#include <fstream>
 #include <future>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <sstream>
 #include <utility>
 
 namespace cudacore {
@@ -21,10 +34,6 @@ InFlight& in_flight() {
     static auto* table = new InFlight;  // never destroyed: usable from static destructors
     return *table;
 }
-
-}  // namespace
-
-namespace {
 
 void report(const CacheWarningHandler& on_cache_error, const CacheError& error) {
     if (!on_cache_error) return;
@@ -46,13 +55,23 @@ std::optional<ObjectCode> lookup(ProgramCache& cache, const CacheKey& key,
     }
 }
 
-}  // namespace
+// Stores `code`; false when the cache could not (reported: the code is good, only keeping it
+// failed).
+bool store(ProgramCache& cache, const CacheKey& key, const ObjectCode& code,
+           const CacheWarningHandler& on_cache_error) {
+    try {
+        cache.put(key, code);
+        return true;
+    } catch (const CacheError& e) {
+        report(on_cache_error, e);
+        return false;
+    }
+}
 
-ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
-                          const std::function<ObjectCode()>& compile,
-                          const CacheWarningHandler& on_cache_error) {
-    if (auto hit = lookup(cache, key, on_cache_error)) return *hit;
-
+// Runs `produce` for (cache, key) at most once at a time in this process: callers arriving
+// while it runs wait for and share its result or its exception.
+ObjectCode single_flight(ProgramCache& cache, const CacheKey& key,
+                         const std::function<ObjectCode()>& produce) {
     auto& table = in_flight();
     const auto slot = std::make_pair(static_cast<const ProgramCache*>(&cache), key);
     std::promise<ObjectCode> promise;
@@ -65,25 +84,16 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
         }
         table.compiles.emplace(slot, promise.get_future().share());
     }
-    // We are the one compiler of this key; whatever happens, publish it and leave the table.
+    // We are the one producer of this key; whatever happens, publish it and leave the table.
     auto finish = [&] {
         std::lock_guard lock(table.mutex);
         table.compiles.erase(slot);
     };
     try {
-        // Another thread may have stored it between our miss and our registration.
-        std::optional<ObjectCode> code = lookup(cache, key, on_cache_error);
-        if (!code) {
-            code = compile();
-            try {
-                cache.put(key, *code);
-            } catch (const CacheError& e) {
-                report(on_cache_error, e);  // the code is good; only keeping it failed
-            }
-        }
-        promise.set_value(*code);
+        ObjectCode code = produce();
+        promise.set_value(code);
         finish();
-        return *code;
+        return code;
     } catch (...) {
         promise.set_exception(std::current_exception());
         finish();
@@ -91,12 +101,228 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
     }
 }
 
+// Length-prefixed fields, so that no two inputs run together.
+void add_field(std::string& out, std::string_view field) {
+    out += std::to_string(field.size());
+    out += ':';
+    out += field;
+}
+
+CacheKey extend_key(const CacheKey& base, std::string_view tag,
+                    const std::vector<std::pair<std::string, std::string>>& fields) {
+    std::string bytes;
+    add_field(bytes, tag);
+    add_field(bytes, base.hex());
+    for (const auto& [name, value] : fields) {
+        add_field(bytes, name);
+        add_field(bytes, value);
+    }
+    return CacheKey::of_bytes(bytes);
+}
+
+// SHA-256 of a file's contents, remembered by (size, mtime, inode, ctime) so that repeated
+// lookups of unchanged toolkit headers cost one stat each. Files changed in the last seconds are
+// always read again (a timestamp's granularity could hide a second edit).
+class HeaderDigests {
+public:
+    std::optional<std::string> digest(const std::string& path) {
+        struct ::stat info {};
+        if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+        const Stamp stamp{static_cast<std::uint64_t>(info.st_size),
+                          static_cast<std::uint64_t>(info.st_ino),
+                          static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 +
+                              info.st_mtim.tv_nsec,
+                          static_cast<std::int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 +
+                              info.st_ctim.tv_nsec};
+        {
+            std::lock_guard lock(mutex_);
+            if (auto it = known_.find(path); it != known_.end() && it->second.first == stamp) {
+                return it->second.second;
+            }
+        }
+        std::ifstream in(path, std::ios::binary);
+        if (!in) return std::nullopt;
+        std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (in.bad()) return std::nullopt;
+        std::string value = CacheKey::of_bytes(contents).hex();
+        const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1'000'000'000;
+        const bool settled = now_ns - std::max(stamp.mtime_ns, stamp.ctime_ns) > 2'000'000'000;
+        if (settled) {
+            std::lock_guard lock(mutex_);
+            known_[path] = {stamp, value};
+        }
+        return value;
+    }
+
+private:
+    struct Stamp {
+        std::uint64_t size;
+        std::uint64_t inode;
+        std::int64_t mtime_ns;
+        std::int64_t ctime_ns;
+        bool operator==(const Stamp&) const = default;
+    };
+    std::mutex mutex_;
+    std::map<std::string, std::pair<Stamp, std::string>> known_;
+};
+
+HeaderDigests& header_digests() {
+    static auto* digests = new HeaderDigests;  // never destroyed, like the in-flight table
+    return *digests;
+}
+
+// The key that adds every header's path and digest to `base`; a header that cannot be read
+// gives nullopt and its path in `unreadable`.
+std::optional<CacheKey> key_with_headers(const CacheKey& base,
+                                         const std::vector<std::string>& headers,
+                                         std::string* unreadable = nullptr) {
+    std::vector<std::pair<std::string, std::string>> fields;
+    fields.reserve(headers.size());
+    for (const auto& header : headers) {
+        std::optional<std::string> digest = header_digests().digest(header);
+        if (!digest) {
+            if (unreadable) *unreadable = header;
+            return std::nullopt;
+        }
+        fields.emplace_back(header, std::move(*digest));
+    }
+    return extend_key(base, "cudacore-headers-v1", fields);
+}
+
+// The header list is stored in the cache as an ObjectCode under the program's source key, so
+// that other processes sharing a disk cache find it too.
+constexpr std::string_view header_list_name = "cudacore header list";
+constexpr std::string_view header_list_magic = "cudacore-header-list-v1\n";
+
+ObjectCode header_list_entry(const std::vector<std::string>& headers) {
+    std::string text(header_list_magic);
+    for (const auto& header : headers) text += header + '\n';
+    return ObjectCode::from_bytes(CodeType::object, std::move(text), std::string(header_list_name));
+}
+
+std::optional<std::vector<std::string>> read_header_list(const ObjectCode& entry) {
+    const std::string_view text = entry.code();
+    if (entry.name() != header_list_name || text.substr(0, header_list_magic.size()) !=
+                                                header_list_magic) {
+        return std::nullopt;
+    }
+    std::vector<std::string> headers;
+    std::istringstream lines(std::string(text.substr(header_list_magic.size())));
+    for (std::string line; std::getline(lines, line);) {
+        if (!line.empty()) headers.push_back(line);
+    }
+    return headers;
+}
+
+// Why NVRTC's time trace (the header record) cannot be written now, or empty. NVRTC crashes
+// when that write fails, so a file-size limit or a nearly full temporary directory is found
+// first; the compile then goes on without the cache.
+std::string trace_unwritable_reason() {
+    constexpr std::uint64_t needed = 64ull << 20;  // far above any trace
+    struct ::rlimit limit {};
+    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        limit.rlim_cur < needed) {
+        return "the file size limit (" + std::to_string(limit.rlim_cur) +
+               " bytes) leaves no room for the header trace";
+    }
+    std::error_code error;
+    const std::filesystem::path temp = std::filesystem::temp_directory_path(error);
+    struct ::statvfs space {};
+    if (!error && ::statvfs(temp.c_str(), &space) == 0 &&
+        std::uint64_t{space.f_bavail} * space.f_frsize < needed) {
+        return "the temporary directory " + temp.string() + " has no room for the header trace";
+    }
+    return {};
+}
+
+}  // namespace
+
+ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
+                          const std::function<ObjectCode()>& compile,
+                          const CacheWarningHandler& on_cache_error) {
+    if (auto hit = lookup(cache, key, on_cache_error)) return *hit;
+    return single_flight(cache, key, [&] {
+        // Another thread may have stored it between our miss and our registration.
+        if (auto code = lookup(cache, key, on_cache_error)) return *code;
+        ObjectCode code = compile();
+        store(cache, key, code, on_cache_error);
+        return code;
+    });
+}
+
+ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                          const std::vector<std::string>& name_expressions,
+                          const CachedCompileOptions& options) {
+    const CacheKey source_key = cache_key(program, target, name_expressions);
+    const CacheWarningHandler& on_cache_error = options.on_cache_error;
+    auto compile = [&] { return program.compile(target, name_expressions); };
+    if (!options.extra_digest.empty()) {
+        return get_or_compile(
+            cache, extend_key(source_key, "cudacore-extra-digest-v1", {{"", options.extra_digest}}),
+            compile, on_cache_error);
+    }
+    if (program.source_type() != SourceType::cxx) {  // PTX and NVVM IR include nothing
+        return get_or_compile(cache, source_key, compile, on_cache_error);
+    }
+
+    auto lookup_code = [&]() -> std::optional<ObjectCode> {
+        std::optional<ObjectCode> list_entry = lookup(cache, source_key, on_cache_error);
+        if (!list_entry) return std::nullopt;
+        std::optional<std::vector<std::string>> headers = read_header_list(*list_entry);
+        if (!headers) return std::nullopt;
+        std::optional<CacheKey> key = key_with_headers(source_key, *headers);
+        if (!key) return std::nullopt;  // a header is gone: compile again
+        return lookup(cache, *key, on_cache_error);
+    };
+    if (auto hit = lookup_code()) return *hit;
+
+    return single_flight(cache, source_key, [&]() -> ObjectCode {
+        if (auto hit = lookup_code()) return *hit;
+        const std::string program_name = "program '" + program.options().name + "'";
+        if (program.options().fdevice_time_trace) {
+            ObjectCode code = compile();
+            warn(WarningKind::not_cached,
+                 "compile_cached: " + program_name + " compiled but not cached: with "
+                 "fdevice_time_trace set the headers it reads cannot be recorded; pass "
+                 "CachedCompileOptions::extra_digest to cache it");
+            return code;
+        }
+        if (const std::string reason = trace_unwritable_reason(); !reason.empty()) {
+            ObjectCode code = compile();
+            const std::string message = "compile_cached: " + program_name +
+                                        " compiled but not cached: " + reason;
+            if (on_cache_error) {
+                report(on_cache_error, CacheError(message));
+            } else {
+                warn(WarningKind::not_cached, message);
+            }
+            return code;
+        }
+        std::vector<std::string> headers;
+        ObjectCode code = program.compile(target, name_expressions, headers);
+        std::string unreadable;
+        std::optional<CacheKey> key = key_with_headers(source_key, headers, &unreadable);
+        if (!key) {
+            warn(WarningKind::not_cached,
+                 "compile_cached: " + program_name + " compiled but not cached: the header '" +
+                     unreadable + "' it read cannot be read back to key the cache; pass "
+                     "CachedCompileOptions::extra_digest to cache it");
+            return code;
+        }
+        // The list goes in only beside stored code: a list without its code is a wasted lookup.
+        if (store(cache, *key, code, on_cache_error)) {
+            store(cache, source_key, header_list_entry(headers), on_cache_error);
+        }
+        return code;
+    });
+}
+
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions,
                           const CacheWarningHandler& on_cache_error) {
-    return get_or_compile(cache, cache_key(program, target, name_expressions),
-                          [&] { return program.compile(target, name_expressions); },
-                          on_cache_error);
+    CachedCompileOptions options;
+    options.on_cache_error = on_cache_error;
+    return compile_cached(cache, program, target, name_expressions, options);
 }
 
 }  // namespace cudacore

@@ -150,11 +150,12 @@ std::size_t match_version(std::string_view text, std::size_t at) noexcept {
     return i == minor ? std::string_view::npos : i;
 }
 
-// The ELF's kernel names, appended to `names`; `budget` bounds the bytes copied in all (a
+// The names of the ELF's symbols that `wanted` accepts, appended to `names`; `budget` bounds the bytes copied in all (a
 // string table may be shared by any number of symbols, so names alone do not bound it). The
 // ELF has been validated: every table and name is in bounds and terminated.
-void append_cubin_kernel_names(std::string_view cubin, std::vector<std::string>& names,
-                               std::size_t& budget) {
+template <class Wanted>
+void append_cubin_symbol_names(std::string_view cubin, std::vector<std::string>& names,
+                               std::size_t& budget, Wanted wanted, const char* what) {
     Elf64_Ehdr header{};
     read_at(cubin, 0, header);
     std::size_t count = header.e_shnum;
@@ -174,18 +175,26 @@ void append_cubin_kernel_names(std::string_view cubin, std::vector<std::string>&
         for (std::size_t s = 0; s < symtab.sh_size / sizeof(Elf64_Sym); ++s) {
             Elf64_Sym symbol{};
             read_at(cubin, symtab.sh_offset + s * sizeof(Elf64_Sym), symbol);
-            if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || !(symbol.st_other & kStoCudaEntry))
-                continue;
+            if (!wanted(symbol)) continue;
             if (symbol.st_name >= strings.size()) continue;  // st_name 0 in an empty table
             const std::string_view rest = strings.substr(symbol.st_name);
             const std::string_view name = rest.substr(0, rest.find('\0'));
             if (name.size() > budget)
-                malformed("cubin", cubin, "kernel names exceed the work limit (" +
+                malformed("cubin", cubin, std::string(what) + " names exceed the work limit (" +
                                               std::to_string(names.size()) + " names so far)");
             budget -= name.size();
             names.emplace_back(name);
         }
     }
+}
+
+bool is_kernel_symbol(const Elf64_Sym& symbol) noexcept {
+    return ELF64_ST_TYPE(symbol.st_info) == STT_FUNC && (symbol.st_other & kStoCudaEntry);
+}
+
+void append_cubin_kernel_names(std::string_view cubin, std::vector<std::string>& names,
+                               std::size_t& budget) {
+    append_cubin_symbol_names(cubin, names, budget, is_kernel_symbol, "kernel");
 }
 
 // Kernel names may take at most this many bytes per byte of input (sound cubins hold each
@@ -222,6 +231,24 @@ std::vector<std::string> cubin_kernel_names(std::string_view cubin) {
     std::size_t budget = kNameBytesPerInputByte * cubin.size();
     append_cubin_kernel_names(cubin, names, budget);
     std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+}
+
+std::vector<std::string> cubin_global_names(std::string_view cubin) {
+    detail::validate_code(CodeType::cubin, cubin);
+    std::vector<std::string> names;
+    std::size_t budget = kNameBytesPerInputByte * cubin.size();
+    // A whole-program cubin gives its variables local binding: every defined object counts,
+    // except the compiler's own ("$str" literals, ".nv..." reservations).
+    append_cubin_symbol_names(cubin, names, budget, [](const Elf64_Sym& symbol) {
+        return ELF64_ST_TYPE(symbol.st_info) == STT_OBJECT && symbol.st_shndx != SHN_UNDEF;
+    }, "global");
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    std::erase_if(names, [](const std::string& name) {
+        return name.empty() || name[0] == '$' || name[0] == '.';
+    });
     return names;
 }
 

@@ -94,6 +94,7 @@ void take_pch_messages(NvrtcAttempt& attempt) {
 // "unable to obtain mapped memory": the front end could not map the PCH file it was writing
 // (a full filesystem, a file-size limit); the line itself does not say PCH.
 bool names_pch(std::string_view line) {
+    // "unable to obtain mapped memory": NVRTC could not map its PCH heap (a file-size limit).
     return line.find("PCH") != std::string_view::npos ||
            line.find("unable to obtain mapped memory") != std::string_view::npos ||
            line.find("precompiled header") != std::string_view::npos ||

@@ -125,6 +125,8 @@ std::string ObjectCode::lowered_name(std::string_view name) const {
 
 bool ObjectCode::operator==(const ObjectCode& other) const noexcept {
     if (state_ == other.state_) return true;
+    // Code wrapped from a handle has no bytes to compare: equal only to its own copies.
+    if (state_->from_handle || other.state_->from_handle) return false;
     return state_->type == other.state_->type && state_->name == other.state_->name &&
            state_->code == other.state_->code && state_->symbols == other.state_->symbols;
 }

@@ -18,6 +18,7 @@
 // bound, the checksum, then every length against the bytes left; trailing bytes are an error.
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
+#include "code/object_code_state.hpp"
 
 #include "support/atomic_file.hpp"
 
@@ -244,9 +245,18 @@ std::string checksum_bytes(std::uint64_t checksum) {
     return bytes;
 }
 
+// A from_handle ObjectCode wraps a library the caller loaded and has no bytes to write.
+void refuse_from_handle(bool from_handle, const std::string& name) {
+    if (from_handle) {
+        throw InvalidArgumentError("ObjectCode::serialize: '" + name + "' wraps a library "
+                                   "loaded by the caller (from_handle) and holds no code bytes");
+    }
+}
+
 }  // namespace
 
 std::string ObjectCode::serialize() const {
+    refuse_from_handle(state_->from_handle, name());
     std::string out = serialized_head(*this);
     out.reserve(out.size() + code().size() + checksum_size);
     out.append(code());
@@ -255,6 +265,7 @@ std::string ObjectCode::serialize() const {
 }
 
 ObjectCode::SerializedParts ObjectCode::serialize_parts() const {
+    refuse_from_handle(state_->from_handle, name());
     SerializedParts parts;
     parts.head = serialized_head(*this);
     XXH3_state_t* state = XXH3_createState();

@@ -18,6 +18,7 @@ struct ObjectCodeState {
     SymbolMap symbols;
     // std::hash<ObjectCode> of the value, computed on first use; 0: not yet.
     std::atomic<std::uint64_t> value_hash{0};
+    bool from_handle = false;  // ObjectCode::from_handle: no bytes, the library given
 
     ObjectCodeState() = default;
     ObjectCodeState(const ObjectCodeState&) = delete;
@@ -42,5 +43,12 @@ struct ObjectCodeState {
 private:
     mutable std::atomic<LazyLibrary*> lazy_{nullptr};
 };
+
+// The loaded library of `state`, loading it on first call (src/runtime/object_code_loading.cpp);
+// the first outcome is kept and repeated. `kernel_name` only names what asked, in errors.
+const std::shared_ptr<LibraryBox>& loaded_library(ObjectCodeState& state,
+                                                  std::string_view kernel_name);
+// "cubin 'saxpy' (5120 bytes)", or the library handle of a from_handle ObjectCode.
+std::string describe_code(const ObjectCodeState& state);
 
 }  // namespace cudacore::detail

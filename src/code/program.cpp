@@ -7,8 +7,18 @@
 #include "loader/driver_api.hpp"
 #include "code/nvrtc_compile.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <variant>
+#include <sstream>
+#include <system_error>
 
 namespace cudacore {
 
@@ -96,7 +106,90 @@ ProgramHandle to_program_handle(const LinkerHandle& handle) {
     return std::visit([](auto value) -> ProgramHandle { return value; }, handle);
 }
 
+// A private directory for NVRTC's time trace, removed with everything in it.
+class TraceDirectory {
+public:
+    explicit TraceDirectory(const std::string& object) {
+        std::string pattern =
+            (std::filesystem::temp_directory_path() / "cudacore-trace-XXXXXX").string();
+        if (::mkdtemp(pattern.data()) == nullptr) {
+            throw CompilerApiError("mkdtemp", errno, std::strerror(errno),
+                                   object + ", directory for the header trace " + pattern);
+        }
+        path_ = pattern;
+    }
+    ~TraceDirectory() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    TraceDirectory(const TraceDirectory&) = delete;
+    TraceDirectory& operator=(const TraceDirectory&) = delete;
+    const std::filesystem::path& path() const noexcept { return path_; }
+
+private:
+    std::filesystem::path path_;
+};
+
+// The header files named by the "Processing Header File" events of an NVRTC time trace.
+std::vector<std::string> headers_in_trace(const std::filesystem::path& trace,
+                                          const std::string& object) {
+    std::ifstream in(trace, std::ios::binary);
+    if (!in) {
+        throw CompilerApiError("nvrtcCompileProgram", 0, "no time trace written",
+                               object + ", expected " + trace.string());
+    }
+    nlohmann::json document;
+    try {
+        document = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw CompilerApiError("nvrtcCompileProgram", 0,
+                               std::string("unreadable time trace: ") + e.what(),
+                               object + ", " + trace.string());
+    }
+    std::vector<std::string> headers;
+    const auto events = document.find("traceEvents");
+    if (events == document.end() || !events->is_array()) return headers;
+    for (const auto& event : *events) {
+        if (!event.is_object() || event.value("name", "") != "Processing Header File") continue;
+        const auto args = event.find("args");
+        if (args == event.end() || !args->is_object()) continue;
+        const std::string name = args->value("detail", "");
+        if (name.empty()) continue;
+        std::error_code error;
+        const std::filesystem::path path(name);
+        // A bare name that is no file is one of NVRTC's built-in headers (covered by its version).
+        if (!path.has_parent_path() && !std::filesystem::is_regular_file(path, error)) continue;
+        headers.push_back(std::filesystem::absolute(path, error).lexically_normal().string());
+    }
+    std::sort(headers.begin(), headers.end());
+    headers.erase(std::unique(headers.begin(), headers.end()), headers.end());
+    return headers;
+}
+
 }  // namespace
+
+ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions,
+                            std::vector<std::string>& headers_read) {
+    headers_read.clear();
+    // PTX and NVVM IR include nothing.
+    if (source_type_ != SourceType::cxx) return compile(target, name_expressions);
+    if (options_.fdevice_time_trace) {
+        throw InvalidArgumentError(describe(options_) + ": cannot record the headers a compile "
+                                   "reads while fdevice_time_trace is set (the trace is yours)");
+    }
+    const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
+    TraceDirectory directory(object);
+    const std::filesystem::path trace = directory.path() / "trace";
+    trace_path_ = trace.string();
+    struct ClearTracePath {
+        std::string& path;
+        ~ClearTracePath() { path.clear(); }
+    } clear{trace_path_};
+    ObjectCode code = compile(target, name_expressions);
+    // NVRTC appends ".json" to the name it is given.
+    headers_read = headers_in_trace(trace.string() + ".json", object);
+    return code;
+}
 
 Program::Program(std::string source, SourceType source_type, ProgramOptions options)
     : source_(std::move(source)), source_type_(source_type), options_(std::move(options)) {
@@ -185,11 +278,24 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         return compile_nvvm_program(target, name_expressions);
     }
 
-    const std::vector<std::string> flags = this->flags(target);
+    std::vector<std::string> flags = this->flags(target);
     const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
-    const bool pch = uses_automatic_pch(options_) || options_.create_pch || options_.use_pch;
+    bool pch = uses_automatic_pch(options_) || options_.create_pch || options_.use_pch;
     if (!pch) {
         pch_status_ = {PchOutcome::not_attempted, "PCH is off (ProgramOptions::pch = false)", {}, 0};
+    }
+    if (!trace_path_.empty()) {
+        // A compile that reads its headers from a PCH does not list them in the time trace, so
+        // recording the headers needs a full parse: PCH is left out of this compile.
+        if (pch) {
+            flags = detail::without_pch_flags(flags);
+            pch = false;
+            pch_status_ = {PchOutcome::not_attempted,
+                           "PCH is off while the headers a compile reads are recorded (a compile "
+                           "from a PCH does not list them)",
+                           {}, 0};
+        }
+        flags.push_back("--fdevice-time-trace=" + trace_path_);
     }
     if (options_.pch_heap_size) detail::set_pch_heap_size(*options_.pch_heap_size);
 

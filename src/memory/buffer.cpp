@@ -1,6 +1,7 @@
 #include "cudacore/buffer.hpp"
 
 #include "memory/buffer_box.hpp"
+#include "errors/release_report.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
@@ -101,6 +102,12 @@ void release_live_buffers() noexcept {
     for (BufferRelease& release : releases) {
         try {
             BufferBox::free(release, release.free_stream ? release.free_stream->handle : nullptr);
+        } catch (const DriverError& e) {
+            // As in the destructor: shutdown statuses are silent, anything else is reported.
+            report_release_failure(e.status(), e.call().c_str(),
+                                   !e.object().empty() || !release.resource
+                                       ? e.object()
+                                       : release.resource->description());
         } catch (...) {
             // Ignored, as in a destructor.
         }
@@ -154,6 +161,12 @@ BufferBox::~BufferBox() {
     BufferRelease release = take_tracked(*this);
     try {
         free(release, release.free_stream ? release.free_stream->handle : nullptr);
+    } catch (const DriverError& e) {
+        // Shutdown statuses are the normal end of a process; anything else is worth a warning.
+        report_release_failure(e.status(), e.call().c_str(),
+                               !e.object().empty() || !release.resource
+                                   ? e.object()
+                                   : release.resource->description());
     } catch (...) {
         // Ignored: at exit the driver may be shut down; a destructor never throws.
     }

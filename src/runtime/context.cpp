@@ -2,6 +2,7 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "errors/release_report.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <atomic>
@@ -14,7 +15,10 @@ namespace detail {
 
 ContextBox::~ContextBox() {
     if (!retained) return;
-    if (const DriverApi* api = driver_if_loaded()) api->cuDevicePrimaryCtxRelease(device);
+    if (const DriverApi* api = driver_if_loaded()) {
+        check_release(api->cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease",
+                      [&] { return "primary context of device " + std::to_string(ordinal); });
+    }
 }
 
 bool ContextBox::still_alive(const DriverApi& api) const noexcept {
@@ -101,6 +105,30 @@ void forget_primary_context(const ContextBox& stale) {
     }
 }
 
+std::shared_ptr<ContextBox> wrap_context(CUcontext context, const char* what) {
+    if (!context) throw InvalidArgumentError(std::string(what) + ": null context");
+    const DriverApi& api = driver();
+    CUdevice device = 0;
+    {
+        // cuCtxGetDevice (v2000) asks the current context: make `context` current for it.
+        check(api.cuCtxPushCurrent(context), "cuCtxPushCurrent", what);
+        const CUresult status = api.cuCtxGetDevice(&device);
+        CUcontext popped = nullptr;
+        api.cuCtxPopCurrent(&popped);
+        check(status, "cuCtxGetDevice", what);
+    }
+    const int ordinal = Device::from_handle(device).ordinal();
+    auto primary = primary_context(ordinal);
+    if (primary->handle == context) return primary;
+    auto box = std::make_shared<ContextBox>();
+    box->handle = context;
+    box->device = device;
+    box->ordinal = ordinal;
+    box->retained = false;
+    check(api.cuCtxGetId(context, &box->id), "cuCtxGetId", what);
+    return box;
+}
+
 ContextScope::ContextScope(const ContextBox& context)
     : ContextScope(context.handle, context.ordinal) {}
 
@@ -122,6 +150,10 @@ ContextScope::~ContextScope() {
 }
 
 }  // namespace detail
+
+Context Context::from_handle(CUcontext context) {
+    return Context(detail::wrap_context(context, "Context::from_handle"));
+}
 
 CUcontext Context::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 

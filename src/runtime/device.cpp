@@ -32,6 +32,18 @@ Device::Device(int ordinal) : ordinal_(ordinal), handle_(0) {
                   describe(ordinal));
 }
 
+Device Device::from_handle(CUdevice device) {
+    const auto& api = detail::driver();
+    const int count = system::device_count();
+    for (int i = 0; i < count; ++i) {
+        CUdevice candidate = 0;
+        if (api.cuDeviceGet(&candidate, i) == CUDA_SUCCESS && candidate == device) return Device(i);
+    }
+    throw InvalidArgumentError("Device::from_handle: no device has the handle " +
+                               std::to_string(static_cast<long long>(device)) + " (" +
+                               std::to_string(count) + " device(s) present)");
+}
+
 Device Device::current() {
     const auto& api = detail::driver();
     CUcontext context = nullptr;
@@ -166,6 +178,15 @@ Stream Device::default_stream() const {
     box->context = context.box();
     box->owned = false;
     return detail::BoxAccess::make<Stream>(std::move(box));
+}
+
+Stream Device::per_thread_stream() const {
+    Context context = set_current();
+    auto box = std::make_shared<detail::StreamBox>();
+    box->handle = CU_STREAM_PER_THREAD;
+    box->context = context.box();
+    box->owned = false;
+    return Stream(std::move(box));
 }
 
 Stream Device::create_stream(const StreamOptions& options) const {

@@ -3,6 +3,7 @@
 #include "support/thread_block_pool.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "errors/release_report.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -13,10 +14,33 @@ namespace cudacore {
 namespace detail {
 
 EventBox::~EventBox() {
-    if (!handle) return;
+    if (!handle || !owned) return;
     const DriverApi* api = driver_if_loaded();
-    if (api && context->still_alive(*api)) api->cuEventDestroy(handle);
+    if (api && context->still_alive(*api)) {
+        check_release(api->cuEventDestroy(handle), "cuEventDestroy", [&] {
+            return "event on device " + std::to_string(context->ordinal);
+        });
+    }
 }
+
+}  // namespace detail
+
+Event Event::from_handle(CUevent event, const Context& context,
+                         const EventFromHandleOptions& options) {
+    if (!event) throw InvalidArgumentError("Event::from_handle: null event");
+    const CUresult status = detail::driver().cuEventQuery(event);
+    if (status != CUDA_SUCCESS && status != CUDA_ERROR_NOT_READY)
+        detail::throw_driver_error(status, "cuEventQuery", "Event::from_handle");
+    auto box = std::make_shared<detail::EventBox>();
+    box->handle = event;
+    box->context = context.box();
+    box->options = options.options;
+    box->owned = options.take_ownership;
+    box->recorded.store(options.recorded, std::memory_order_relaxed);
+    return Event(std::move(box));
+}
+
+namespace detail {
 
 std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& context,
                                            const EventOptions& options) {

@@ -26,6 +26,7 @@ std::string to_string(const LaunchConfig& config) {
     out += ", block " + to_string(config.block);
     out += ", " + std::to_string(config.shared_memory_bytes) + " bytes of dynamic shared memory";
     if (config.cooperative) out += ", cooperative";
+    if (config.has_launch_attributes()) out += ", with launch attributes";
     return out;
 }
 
@@ -40,15 +41,16 @@ public:
     explicit DeviceFeature(CUdevice_attribute attribute) : attribute_(attribute) {
         for (auto& entry : known_) entry.store(-1, std::memory_order_relaxed);
     }
-    bool supported(int ordinal, CUdevice device) {
+    bool supported(int ordinal, CUdevice device) { return value(ordinal, device) != 0; }
+    int value(int ordinal, CUdevice device) {
         if (ordinal >= 0 && ordinal < static_cast<int>(known_.size())) {
             int cached = known_[ordinal].load(std::memory_order_relaxed);
-            if (cached >= 0) return cached != 0;
+            if (cached >= 0) return cached;
             cached = ask(device);
             known_[ordinal].store(cached, std::memory_order_relaxed);
-            return cached != 0;
+            return cached;
         }
-        return ask(device) != 0;
+        return ask(device);
     }
 
 private:
@@ -70,12 +72,74 @@ DeviceFeature& cooperative_launch() {
     static DeviceFeature feature(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH);
     return feature;
 }
+DeviceFeature& compute_capability_major() {
+    static DeviceFeature feature(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    return feature;
+}
+DeviceFeature& stream_priorities() {
+    static DeviceFeature feature(CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED);
+    return feature;
+}
+DeviceFeature& persisting_l2_cache() {
+    static DeviceFeature feature(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE);
+    return feature;
+}
 
 [[noreturn]] void config_error(const KernelBox& kernel, const LaunchConfig& config, int ordinal,
                                const std::string& problem) {
     throw InvalidArgumentError("launch of " + kernel.description + " on device " +
                                std::to_string(ordinal) + " (" + to_string(config) +
                                "): " + problem);
+}
+
+// Launch attributes the device lacks are refused here, naming the attribute and what it needs.
+void check_launch_attributes(const KernelBox& kernel, const LaunchConfig& config,
+                             const ContextBox& context) {
+    const int ordinal = context.ordinal;
+    const bool hopper = compute_capability_major().value(ordinal, context.device) >= 9;
+    auto need_hopper = [&](bool used, const char* name) {
+        if (used && !hopper)
+            config_error(kernel, config, ordinal,
+                         std::string(name) + " needs compute capability 9.0 or newer");
+    };
+    need_hopper(config.programmatic_stream_serialization,
+                "programmatic dependent launch (programmatic_stream_serialization)");
+    need_hopper(config.programmatic_event.has_value(), "programmatic_event");
+    need_hopper(config.launch_completion_event.has_value(), "launch_completion_event");
+    need_hopper(config.memory_sync_domain.has_value(), "memory_sync_domain");
+    need_hopper(config.memory_sync_domain_map.has_value(), "memory_sync_domain_map");
+    need_hopper(config.preferred_cluster.has_value(), "preferred_cluster");
+    need_hopper(config.cluster_scheduling_policy.has_value(), "cluster_scheduling_policy");
+    if (config.programmatic_event && !config.programmatic_event->event)
+        config_error(kernel, config, ordinal, "programmatic_event has a null event");
+    if (config.launch_completion_event && !*config.launch_completion_event)
+        config_error(kernel, config, ordinal, "launch_completion_event is a null event");
+    if (config.preferred_cluster) {
+        if (!config.has_cluster())
+            config_error(kernel, config, ordinal,
+                         "preferred_cluster needs a cluster launch (set cluster too)");
+        const Dim3& preferred = *config.preferred_cluster;
+        if (preferred.volume() == 0 || preferred.x % config.cluster.x ||
+            preferred.y % config.cluster.y || preferred.z != config.cluster.z)
+            config_error(kernel, config, ordinal,
+                         "preferred_cluster " + to_string(preferred) +
+                             " is not a multiple of the cluster in x and y and equal to it in z");
+        // The grid counts clusters; the preferred clusters must tile the blocks launched.
+        const LaunchConfig::Blocks blocks = config.blocks();
+        if (blocks.x % preferred.x || blocks.y % preferred.y)
+            config_error(kernel, config, ordinal,
+                         "preferred_cluster " + to_string(preferred) +
+                             " does not divide the blocks launched (grid x cluster)");
+    }
+    if (config.priority && !stream_priorities().supported(ordinal, context.device))
+        config_error(kernel, config, ordinal, "the device does not support launch priorities");
+    if (config.preferred_shared_memory_carveout && *config.preferred_shared_memory_carveout > 100)
+        config_error(kernel, config, ordinal,
+                     "preferred_shared_memory_carveout is a percentage (0 to 100), not " +
+                         std::to_string(*config.preferred_shared_memory_carveout));
+    if (config.access_policy_window && !persisting_l2_cache().supported(ordinal, context.device))
+        config_error(kernel, config, ordinal,
+                     "access_policy_window needs a device with a persisting L2 cache");
 }
 
 [[noreturn]] void argument_error(const KernelBox& kernel, const std::string& problem) {
@@ -99,7 +163,9 @@ void check_arguments(const KernelBox& kernel, const std::size_t* sizes, std::siz
     }
 }
 
-void check_config(const KernelBox& kernel, const LaunchConfig& config, const ContextBox& context) {
+// `plain`: no cluster, not cooperative, no launch attributes (computed once per launch).
+void check_config(const KernelBox& kernel, const LaunchConfig& config, const ContextBox& context,
+                  bool plain) {
     const int ordinal = context.ordinal;
     if (config.grid.volume() == 0) [[unlikely]]
         config_error(kernel, config, ordinal, "the grid has a zero dimension");
@@ -125,7 +191,8 @@ void check_config(const KernelBox& kernel, const LaunchConfig& config, const Con
             }
         }
     }
-    if (config.is_plain()) [[likely]] return;
+    if (plain) [[likely]] return;
+    if (config.has_launch_attributes()) check_launch_attributes(kernel, config, context);
     if (config.has_cluster()) {
         if (config.cluster.volume() == 0)
             config_error(kernel, config, ordinal, "the cluster has a zero dimension");
@@ -173,8 +240,10 @@ void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kerne
         throw InvalidArgumentError("launch: an empty (moved-from) Kernel or Stream");
     const KernelBox& box = *kernel.box();
     const StreamBox& stream_box = *stream.box();
+    stream_box.check_host_functions();  // a host function's exception, reported once
     if (sizes) check_arguments(box, sizes, count);
-    check_config(box, config, *stream_box.context);
+    const bool plain = config.is_plain() && !config.has_launch_attributes();
+    check_config(box, config, *stream_box.context, plain);
     // The launch may outlive every handle: the library remembers where it ran (see LibraryBox).
     if (box.library) box.library->note_launch(stream_box.context);
     // A captured launch runs when the graph does: the graph holds the library from now on.
@@ -183,7 +252,7 @@ void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kerne
 
     const DriverApi& api = driver();
     void** parameters = count ? arguments : nullptr;
-    if (config.is_plain()) [[likely]] {
+    if (plain) [[likely]] {
         CUresult status = api.cuLaunchKernel(
             reinterpret_cast<CUfunction>(box.handle), config.grid.x, config.grid.y, config.grid.z,
             config.block.x, config.block.y, config.block.z,
@@ -193,8 +262,9 @@ void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kerne
             launch_failed(status, "cuLaunchKernel", box, config, stream_box);
         return;
     }
-    CUlaunchAttribute attributes[2];
-    const CUlaunchConfig driver_config = to_driver_config(config, stream_box.handle, attributes);
+    CUlaunchAttribute attributes[max_launch_attributes];
+    CUlaunchConfig driver_config = to_driver_config(config, stream_box.handle, attributes);
+    append_launch_attributes(config, driver_config);
     CUresult status = api.cuLaunchKernelEx(&driver_config, reinterpret_cast<CUfunction>(box.handle),
                                            parameters, nullptr);
     if (status != CUDA_SUCCESS) launch_failed(status, "cuLaunchKernelEx", box, config, stream_box);

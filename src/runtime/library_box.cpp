@@ -1,6 +1,9 @@
 #include "runtime/library_box.hpp"
 
+#include "errors/release_report.hpp"
+
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <thread>
@@ -13,7 +16,12 @@ std::atomic<std::uint64_t> loads{0};
 std::atomic<std::uint64_t> unloads{0};
 
 void unload_now(const DriverApi& api, CUlibrary library) {
-    api.cuLibraryUnload(library);  // errors ignored: the driver may be shutting down
+    // Shutdown errors are ignored (the driver may be going away); others reach the handler.
+    check_release(api.cuLibraryUnload(library), "cuLibraryUnload", [&] {
+        char text[48];
+        std::snprintf(text, sizeof text, "library %p", static_cast<void*>(library));
+        return std::string(text);
+    });
     unloads.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -141,7 +149,7 @@ void LibraryBox::note_launch_slow(const std::shared_ptr<ContextBox>& context) {
 }
 
 LibraryBox::~LibraryBox() {
-    if (!handle) return;
+    if (!handle || !owned) return;
     const DriverApi* api = driver_if_loaded();
     if (!api) return;
     std::vector<std::shared_ptr<ContextBox>> contexts;

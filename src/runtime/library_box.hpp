@@ -30,6 +30,8 @@ namespace cudacore::detail {
 
 struct LibraryBox {
     CUlibrary handle = nullptr;
+    // False for ObjectCode::from_handle without ownership: never unloaded.
+    bool owned = true;
     // The primary context the library was first loaded into (kept so it is not reloaded).
     std::shared_ptr<ContextBox> loaded_context;
 
@@ -71,6 +73,11 @@ struct LazyLibrary {
     std::exception_ptr failure;
 
     NameTable<Kernel> kernels;
+    // Views of global variables (ObjectCode::get_global / get_managed), by name; under
+    // globals_mutex. Values are Buffers, kept type-erased here (the memory layer owns Buffer).
+    std::shared_mutex globals_mutex;
+    std::map<std::string, std::shared_ptr<void>, std::less<>> globals;
+    std::map<std::string, std::shared_ptr<void>, std::less<>> managed_globals;
 };
 
 // Test hooks: how many times cuLibraryLoadData / cuLibraryUnload were called by this process.

@@ -13,6 +13,7 @@
 #include <cxxabi.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <optional>
@@ -21,18 +22,28 @@
 
 namespace cudacore {
 
-namespace {
-
-using detail::ArchFit;
-using detail::cubin_arch_fit;
-using detail::fatbin_arch_fit;
-
-std::string describe_code(const detail::ObjectCodeState& state) {
+namespace detail {
+std::string describe_code(const ObjectCodeState& state) {
+    if (state.from_handle) {
+        const LazyLibrary* lazy = state.library_if_made();
+        char text[64];
+        std::snprintf(text, sizeof text, "library %p",
+                      static_cast<void*>(lazy && lazy->library ? lazy->library->handle : nullptr));
+        return state.name.empty() ? std::string(text) : "'" + state.name + "' (" + text + ")";
+    }
     std::string out(to_string(state.type));
     if (!state.name.empty()) out += " '" + state.name + "'";
     out += " (" + std::to_string(state.code.size()) + " bytes)";
     return out;
 }
+}  // namespace detail
+
+namespace {
+
+using detail::ArchFit;
+using detail::cubin_arch_fit;
+using detail::fatbin_arch_fit;
+using detail::describe_code;
 
 std::string for_kernel(std::string_view kernel_name) {
     return kernel_name.empty() ? std::string() : ", for kernel '" + std::string(kernel_name) + "'";
@@ -167,9 +178,11 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     return box;
 }
 
+}  // namespace
+
 // The loaded library, loading it on first call; the first outcome is kept and repeated.
-const std::shared_ptr<detail::LibraryBox>& loaded_library(detail::ObjectCodeState& state,
-                                                          std::string_view kernel_name) {
+const std::shared_ptr<detail::LibraryBox>& detail::loaded_library(detail::ObjectCodeState& state,
+                                                                  std::string_view kernel_name) {
     detail::LazyLibrary& lazy = state.library();
     if (!lazy.attempted.load(std::memory_order_acquire)) {
         std::call_once(lazy.once, [&] {
@@ -184,6 +197,8 @@ const std::shared_ptr<detail::LibraryBox>& loaded_library(detail::ObjectCodeStat
     if (lazy.failure) std::rethrow_exception(lazy.failure);
     return lazy.library;
 }
+
+namespace {
 
 // "saxpy, reduce<float> = _Z6reduceIfEvPKfPfm, ...": what the code holds, for unknown names.
 std::string kernel_list(const detail::ObjectCodeState& state, CUlibrary library) {
@@ -222,7 +237,28 @@ std::function<std::optional<std::size_t>()> parameter_count_from_code(
 
 }  // namespace
 
-void ObjectCode::load() const { loaded_library(*state_, {}); }
+void ObjectCode::load() const { detail::loaded_library(*state_, {}); }
+
+ObjectCode ObjectCode::from_handle(CUlibrary library, const FromHandleOptions& options) {
+    if (!library) throw InvalidArgumentError("ObjectCode::from_handle: null CUlibrary");
+    detail::driver();  // NoDriverError without a driver, as for any runtime object
+    auto state = std::make_shared<detail::ObjectCodeState>();
+    state->type = CodeType::cubin;
+    state->name = options.name;
+    state->from_handle = true;
+    auto box = std::make_shared<detail::LibraryBox>();
+    box->handle = library;
+    box->owned = options.take_ownership;
+    detail::LazyLibrary& lazy = state->library();
+    lazy.library = std::move(box);
+    // Already loaded: later uses skip the lazy load (std::call_once is never entered).
+    lazy.attempted.store(true, std::memory_order_release);
+    return ObjectCode(std::move(state));
+}
+
+CUlibrary ObjectCode::library_handle() const {
+    return detail::loaded_library(*state_, {})->handle;
+}
 
 bool ObjectCode::is_loaded() const noexcept {
     const detail::LazyLibrary* lazy = state_->library_if_made();
@@ -272,7 +308,7 @@ Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
 Kernel ObjectCode::get_kernel(std::string_view name) const {
     detail::LazyLibrary& lazy = state_->library();
     if (const Kernel* found = lazy.kernels.find(name)) [[likely]] return *found;
-    const std::shared_ptr<detail::LibraryBox>& library = loaded_library(*state_, name);
+    const std::shared_ptr<detail::LibraryBox>& library = detail::loaded_library(*state_, name);
 
     const std::string lowered = lowered_name(name);
     CUkernel handle = nullptr;

@@ -9,7 +9,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 namespace cudacore::detail {
 
@@ -25,11 +28,31 @@ struct ContextBox {
     bool still_alive(const DriverApi& api) const noexcept;
 };
 
+// What host functions of one stream share with the driver thread that runs them: the first
+// exception one threw, and the finished ones waiting to be destroyed on a user thread.
+struct HostFunctionSlot {
+    std::atomic<bool> attention{false};  // a failure or finished functions are waiting
+    std::mutex mutex;
+    std::exception_ptr failure;
+    std::vector<std::unique_ptr<HostTask>> finished;
+};
+
 struct StreamBox {
     CUstream handle = nullptr;
     std::shared_ptr<ContextBox> context;
     bool owned = true;
+    // Made on the first launch_host_func; `host_slot` is read without the lock on hot paths.
+    std::atomic<HostFunctionSlot*> host_slot{nullptr};
+    std::mutex host_slot_mutex;
+    std::shared_ptr<HostFunctionSlot> host_slot_owner;
     ~StreamBox();
+    // Throws the pending HostFunctionError (once) and destroys finished host functions.
+    void check_host_functions() const {
+        HostFunctionSlot* slot = host_slot.load(std::memory_order_acquire);
+        if (slot && slot->attention.load(std::memory_order_relaxed)) [[unlikely]]
+            settle_host_functions(*slot);
+    }
+    void settle_host_functions(HostFunctionSlot& slot) const;
 };
 
 struct EventBox {
@@ -37,8 +60,13 @@ struct EventBox {
     std::shared_ptr<ContextBox> context;
     EventOptions options;
     std::atomic<bool> recorded{false};
+    bool owned = true;  // false for Event::from_handle without ownership
     ~EventBox();
 };
+
+// The box for a context a caller hands us: the retained primary context when it is one, else a
+// box that never releases it. `what` names the caller in errors.
+std::shared_ptr<ContextBox> wrap_context(CUcontext context, const char* what);
 
 // The primary context of a device, retained once and shared while anything holds it.
 std::shared_ptr<ContextBox> primary_context(int ordinal);

@@ -4,8 +4,12 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/system.hpp"
+#include "errors/release_report.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
+
+#include <cstdio>
+#include <utility>
 
 namespace cudacore {
 
@@ -13,9 +17,92 @@ namespace detail {
 StreamBox::~StreamBox() {
     if (!owned || !handle) return;
     const DriverApi* api = driver_if_loaded();
-    if (api && context->still_alive(*api)) api->cuStreamDestroy(handle);
+    if (api && context->still_alive(*api)) {
+        check_release(api->cuStreamDestroy(handle), "cuStreamDestroy", [&] {
+            return "stream on device " + std::to_string(context->ordinal);
+        });
+    }
 }
+void StreamBox::settle_host_functions(HostFunctionSlot& slot) const {
+    std::vector<std::unique_ptr<HostTask>> finished;
+    std::exception_ptr failure;
+    {
+        std::lock_guard lock(slot.mutex);
+        finished.swap(slot.finished);
+        failure = std::exchange(slot.failure, nullptr);
+        slot.attention.store(false, std::memory_order_relaxed);
+    }
+    finished.clear();  // the callables' captures are destroyed here, on a user thread
+    if (!failure) return;
+    std::string what = "unknown exception";
+    try {
+        std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+        what = e.what();
+    } catch (...) {
+    }
+    char text[96];
+    std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(handle),
+                  context ? context->ordinal : -1);
+    throw HostFunctionError("a host function enqueued with launch_host_func on " +
+                                std::string(text) + " threw: " + what,
+                            failure);
+}
+
+namespace {
+// Runs on the driver's callback thread: no CUDA calls here, and nothing may escape.
+void CUDA_CB run_host_task(void* data) {
+    HostTask* task = static_cast<HostTask*>(data);
+    std::shared_ptr<HostFunctionSlot> slot = std::move(task->slot);
+    std::exception_ptr failure;
+    try {
+        task->run();
+    } catch (...) {
+        failure = std::current_exception();
+    }
+    try {
+        std::lock_guard lock(slot->mutex);
+        if (failure && !slot->failure) slot->failure = failure;
+        slot->finished.emplace_back(task);  // destroyed later, on a user thread
+        slot->attention.store(true, std::memory_order_relaxed);
+    } catch (...) {
+        // Out of memory while bookkeeping: drop the record rather than terminate.
+    }
+}
+}  // namespace
+
 }  // namespace detail
+
+void Stream::check_host_functions() const { box_->check_host_functions(); }
+
+void Stream::enqueue_host_task(std::unique_ptr<detail::HostTask> task) const {
+    box_->check_host_functions();
+    detail::HostFunctionSlot* slot = box_->host_slot.load(std::memory_order_acquire);
+    if (!slot) {
+        std::lock_guard lock(box_->host_slot_mutex);
+        if (!box_->host_slot_owner) {
+            box_->host_slot_owner = std::make_shared<detail::HostFunctionSlot>();
+            box_->host_slot.store(box_->host_slot_owner.get(), std::memory_order_release);
+        }
+        slot = box_->host_slot_owner.get();
+    }
+    {
+        std::lock_guard lock(box_->host_slot_mutex);
+        task->slot = box_->host_slot_owner;
+    }
+    const CUresult status =
+        detail::driver().cuLaunchHostFunc(box_->handle, &detail::run_host_task, task.get());
+    if (status != CUDA_SUCCESS) {
+        task->slot.reset();
+        detail::throw_driver_error(status, "cuLaunchHostFunc", [&] {
+            char text[64];
+            std::snprintf(text, sizeof text, "stream %p on device %d",
+                          static_cast<void*>(box_->handle), box_->context->ordinal);
+            return std::string(text);
+        }());
+    }
+    task.release();  // the driver thread owns it now (run_host_task hands it back)
+}
 
 namespace {
 std::string describe(const detail::StreamBox& box) {
@@ -78,6 +165,7 @@ int Stream::priority() const {
 }
 
 Event Stream::record(const EventOptions& options) const {
+    box_->check_host_functions();
     Event event = detail::BoxAccess::make<Event>(detail::create_event_box(box_->context, options));
     record(event);
     return event;
@@ -86,12 +174,14 @@ Event Stream::record(const EventOptions& options) const {
 Event Stream::record() const { return record(EventOptions{}); }
 
 void Stream::record(const Event& event) const {
+    box_->check_host_functions();
     detail::check(detail::driver().cuEventRecord(event.handle(), box_->handle), "cuEventRecord",
                   [&] { return describe(*box_); });
     event.box()->recorded.store(true, std::memory_order_release);
 }
 
 void Stream::wait(const Event& event) const {
+    box_->check_host_functions();
     detail::check(detail::driver().cuStreamWaitEvent(box_->handle, event.handle(), 0),
                   "cuStreamWaitEvent", [&] { return describe(*box_); });
 }
@@ -105,9 +195,11 @@ void Stream::wait(const Stream& other) const {
 void Stream::sync() const {
     detail::check(detail::driver().cuStreamSynchronize(box_->handle), "cuStreamSynchronize",
                   [&] { return describe(*box_); });
+    box_->check_host_functions();
 }
 
 bool Stream::is_done() const {
+    box_->check_host_functions();
     CUresult status = detail::driver().cuStreamQuery(box_->handle);
     if (status == CUDA_ERROR_NOT_READY) return false;
     detail::check(status, "cuStreamQuery", [&] { return describe(*box_); });

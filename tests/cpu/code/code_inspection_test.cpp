@@ -277,3 +277,28 @@ TEST(CodeInspectionHostile, PtxScanMatchesTheDirectivesAsBefore) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CodeInspection, CubinGlobalNames) {
+    const char* source = R"(
+__constant__ float coefficients[4];
+__device__ int counter;
+__managed__ int shared_flag;
+namespace tuning { __device__ float scale; }
+extern "C" __global__ void touch(float* out) {
+    out[0] = coefficients[0] + counter + shared_flag + tuning::scale;
+    printf("a string literal the compiler names itself\n");
+}
+)";
+    cudacore::ProgramOptions options;
+    options.arch = "sm_90";
+    const cudacore::ObjectCode code =
+        cudacore::Program(source, cudacore::SourceType::cxx, options).compile(cudacore::CodeType::cubin);
+    const std::vector<std::string> names = cudacore::cubin_global_names(code.code());
+    EXPECT_EQ(names, (std::vector<std::string>{"_ZN6tuning5scaleE", "coefficients", "counter",
+                                               "shared_flag"}));
+    EXPECT_THROW(cudacore::cubin_global_names("not an elf"), cudacore::InvalidArgumentError);
+}
+
+}  // namespace

@@ -1,0 +1,179 @@
+// CCCL interop: cudacore streams as cuda::stream_ref, cudacore memory resources as cuda::mr
+// resources (so CCCL containers and algorithms, Thrust and CUB allocate through them), and
+// Buffers as the device spans CCCL algorithms take.
+//
+// Header-only and NOT included by cudacore.hpp: it needs the CCCL headers (the CUDA toolkit's
+// include/cccl directory on the include path, e.g. target_include_directories(app PRIVATE
+// ${CUDAToolkit_INCLUDE_DIRS}/cccl)), which a plain cudacore user does not. It compiles with any
+// C++20 host compiler (no nvcc needed) and adds no link dependency; Thrust and CUB algorithms
+// themselves need nvcc. CCCL 3.0 keeps the cuda::mr concepts behind
+// LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE: this header defines it when it is not set, so
+// include it before any other CCCL header (or define the macro yourself).
+//
+//     auto resource = std::make_shared<DeviceMemoryResource>(device);
+//     cudacore::cccl::resource_adaptor<DeviceMemoryResource> mr(resource);
+//     static_assert(cuda::mr::async_resource_with<decltype(mr), cuda::mr::device_accessible>);
+//     void* p = mr.allocate_async(1024, 256, cudacore::cccl::to_stream_ref(stream));
+//     thrust::sort(thrust::cuda::par_nosync(cudacore::cccl::thrust_allocator(mr, stream))
+//                      .on(stream.handle()), first, last);
+//
+// Lifetimes: an adaptor holds its resource (shared_ptr) and the Stream its synchronous calls use;
+// memory it hands out is raw (no Buffer) and must be given back through an adaptor of the same
+// resource. from_stream_ref wraps without owning (Stream::from_handle).
+#pragma once
+
+#ifndef LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
+#define LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
+#endif
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/device_memory_resource.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/managed_memory_resource.hpp"
+#include "cudacore/memory_resource.hpp"
+#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/stream.hpp"
+
+#include <cuda/memory_resource>
+#include <cuda/std/span>
+#include <cuda/stream_ref>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace cudacore::cccl {
+
+// Stream <-> cuda::stream_ref. The ref does not own the stream: keep the Stream alive while the
+// ref is used. from_stream_ref wraps a stream the caller owns (never destroyed by cudacore).
+inline ::cuda::stream_ref to_stream_ref(const Stream& stream) noexcept {
+    return ::cuda::stream_ref{stream.handle()};
+}
+inline Stream from_stream_ref(::cuda::stream_ref stream) { return Stream::from_handle(stream.get()); }
+
+// Which cuda::mr properties a cudacore resource type has (compile-time, as CCCL wants them).
+template <class Resource>
+struct resource_properties;
+template <>
+struct resource_properties<DeviceMemoryResource> {
+    static constexpr bool device_accessible = true;
+    static constexpr bool host_accessible = false;
+};
+template <>
+struct resource_properties<PinnedMemoryResource> {
+    static constexpr bool device_accessible = true;
+    static constexpr bool host_accessible = true;
+};
+template <>
+struct resource_properties<ManagedMemoryResource> {
+    static constexpr bool device_accessible = true;
+    static constexpr bool host_accessible = true;
+};
+
+// The largest alignment every cudacore resource guarantees (the driver's allocation granularity
+// for device memory; host allocations are page-aligned).
+inline constexpr std::size_t max_alignment = 256;
+
+// A cudacore resource as a cuda::mr resource, synchronous (allocate / deallocate) and
+// stream-ordered (allocate_async / deallocate_async). Synchronous allocations are ordered on
+// `stream` (default: a new non-blocking stream of the resource's device) and waited for, so the
+// memory is usable at once from any stream; synchronous deallocation is ordered on that stream
+// (the caller promises no work still uses the memory, as CCCL's contract says). Alignments up to
+// 256 bytes (powers of two) are accepted; others throw InvalidArgumentError. Copies share the
+// resource; equal when they adapt the same resource. Thread-safe like the resource.
+template <class Resource>
+class resource_adaptor {
+    using properties = resource_properties<Resource>;
+
+public:
+    explicit resource_adaptor(std::shared_ptr<Resource> resource)
+        : resource_(std::move(resource)), stream_(resource_->device().create_stream()) {}
+    resource_adaptor(std::shared_ptr<Resource> resource, Stream stream)
+        : resource_(std::move(resource)), stream_(std::move(stream)) {}
+
+    void* allocate(std::size_t bytes, std::size_t alignment = max_alignment) {
+        void* pointer = allocate_async(bytes, alignment, to_stream_ref(stream_));
+        stream_.sync();
+        return pointer;
+    }
+    void deallocate(void* pointer, std::size_t bytes, std::size_t alignment = max_alignment) {
+        deallocate_async(pointer, bytes, alignment, to_stream_ref(stream_));
+    }
+    void* allocate_async(std::size_t bytes, std::size_t alignment, ::cuda::stream_ref stream) {
+        check_alignment(alignment);
+        return reinterpret_cast<void*>(resource_->allocate_pointer(bytes, stream.get()));
+    }
+    void deallocate_async(void* pointer, std::size_t bytes, std::size_t /*alignment*/,
+                          ::cuda::stream_ref stream) {
+        resource_->deallocate_pointer(reinterpret_cast<CUdeviceptr>(pointer), bytes, stream.get());
+    }
+
+    bool operator==(const resource_adaptor& other) const noexcept {
+        return resource_ == other.resource_;
+    }
+    bool operator!=(const resource_adaptor& other) const noexcept { return !(*this == other); }
+
+    friend void get_property(const resource_adaptor&, ::cuda::mr::device_accessible) noexcept
+        requires(properties::device_accessible)
+    {}
+    friend void get_property(const resource_adaptor&, ::cuda::mr::host_accessible) noexcept
+        requires(properties::host_accessible)
+    {}
+
+    const std::shared_ptr<Resource>& resource() const noexcept { return resource_; }
+    const Stream& stream() const noexcept { return stream_; }
+
+private:
+    void check_alignment(std::size_t alignment) const {
+        if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > max_alignment) {
+            throw InvalidArgumentError("cudacore::cccl::resource_adaptor: alignment " +
+                                       std::to_string(alignment) + " is not a power of two up to " +
+                                       std::to_string(max_alignment) + " (" +
+                                       resource_->description() + ")");
+        }
+    }
+
+    std::shared_ptr<Resource> resource_;
+    Stream stream_;
+};
+
+// A Thrust allocator (thrust::cuda::par(alloc).on(stream)) taking temporary storage from an
+// adaptor, ordered on `stream`: Thrust's temporaries come from the cudacore resource.
+template <class Resource>
+class thrust_allocator {
+public:
+    using value_type = char;
+    thrust_allocator(resource_adaptor<Resource> adaptor, const Stream& stream)
+        : adaptor_(std::move(adaptor)), stream_(stream) {}
+    char* allocate(std::ptrdiff_t bytes) {
+        return static_cast<char*>(adaptor_.allocate_async(static_cast<std::size_t>(bytes),
+                                                          max_alignment, to_stream_ref(stream_)));
+    }
+    void deallocate(char* pointer, std::size_t bytes) {
+        adaptor_.deallocate_async(pointer, bytes, max_alignment, to_stream_ref(stream_));
+    }
+
+private:
+    resource_adaptor<Resource> adaptor_;
+    Stream stream_;
+};
+
+// A Buffer's memory as a span of T, for CCCL algorithms (cub, thrust::device_pointer_cast,
+// cuda::std::span-taking kernels). The span does not hold the Buffer: keep it alive. Throws
+// InvalidArgumentError for a closed buffer or a size that is not a multiple of sizeof(T).
+template <class T>
+::cuda::std::span<T> as_span(const Buffer& buffer) {
+    static_assert(std::is_trivially_copyable_v<T>, "as_span needs a trivially copyable T");
+    if (buffer.is_closed())
+        throw InvalidArgumentError("cudacore::cccl::as_span: the buffer is closed or empty");
+    if (buffer.size() % sizeof(T) != 0) {
+        throw InvalidArgumentError("cudacore::cccl::as_span: " + buffer.description() +
+                                   " is not a multiple of " + std::to_string(sizeof(T)) + " bytes");
+    }
+    return ::cuda::std::span<T>(static_cast<T*>(buffer.data()), buffer.size() / sizeof(T));
+}
+
+}  // namespace cudacore::cccl

@@ -1,0 +1,67 @@
+#include "cudacore/warnings.hpp"
+
+#include <memory>
+#include <mutex>
+#include <utility>
+
+namespace cudacore {
+namespace {
+
+// Never destroyed: warnings may be raised from static destructors after main returns.
+struct HandlerSlot {
+    std::mutex mutex;
+    std::shared_ptr<const WarningHandler> handler;
+};
+
+HandlerSlot& slot() {
+    static auto* instance = new HandlerSlot;
+    return *instance;
+}
+
+}  // namespace
+
+WarningHandler set_warning_handler(WarningHandler handler) {
+    auto next = handler ? std::make_shared<const WarningHandler>(std::move(handler)) : nullptr;
+    std::lock_guard lock(slot().mutex);
+    std::shared_ptr<const WarningHandler> previous = std::exchange(slot().handler, std::move(next));
+    return previous ? *previous : WarningHandler{};
+}
+
+void warn(WarningKind kind, const std::string& message) noexcept {
+    try {
+        std::shared_ptr<const WarningHandler> handler;
+        {
+            std::lock_guard lock(slot().mutex);
+            handler = slot().handler;
+        }
+        // Called outside the lock: the handler may itself install another handler.
+        if (handler) (*handler)(Warning{kind, message});
+    } catch (...) {
+        // A warning must never turn into a crash (it may come from a destructor at exit).
+    }
+}
+
+}  // namespace cudacore
+
+#include "cudacore/errors.hpp"
+#include "errors/release_report.hpp"
+
+namespace cudacore::detail {
+
+bool is_shutdown_status(CUresult status) noexcept {
+    return status == CUDA_ERROR_DEINITIALIZED || status == CUDA_ERROR_NOT_INITIALIZED ||
+           status == CUDA_ERROR_CONTEXT_IS_DESTROYED;
+}
+
+void report_release_failure(CUresult status, const char* call, const std::string& object) noexcept {
+    if (status == CUDA_SUCCESS || is_shutdown_status(status)) return;
+    try {
+        warn(WarningKind::release_failed,
+             std::string(call) + " failed: " + driver_status_name(status) + " (" +
+                 std::to_string(static_cast<int>(status)) + "): " + driver_status_text(status) +
+                 (object.empty() ? std::string() : " [" + object + "]") + " while releasing");
+    } catch (...) {
+    }
+}
+
+}  // namespace cudacore::detail

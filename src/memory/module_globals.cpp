@@ -1,0 +1,125 @@
+// ObjectCode's module globals: __device__ / __constant__ / __managed__ variables of a loaded
+// library as non-owning Buffer views that hold the library (cuLibraryGetGlobal / GetManaged).
+#include "cudacore/code_inspection.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/object_code.hpp"
+#include "code/object_code_state.hpp"
+#include "memory/buffer_box.hpp"
+
+#include <mutex>
+#include <shared_mutex>
+
+namespace cudacore {
+namespace {
+
+// What a global view holds besides its memory: the library (so it stays loaded) and the
+// context the address belongs to.
+struct GlobalOwner {
+    std::shared_ptr<detail::LibraryBox> library;
+    std::shared_ptr<detail::ContextBox> context;
+};
+
+struct GlobalBufferBox : detail::BufferBox {
+    GlobalOwner owner;
+};
+
+std::string global_list(const detail::ObjectCodeState& state) {
+    if (state.type != CodeType::cubin || state.code.empty())
+        return "(globals are listed for cubin code only)";
+    try {
+        std::string out;
+        for (const auto& name : cubin_global_names(state.code)) {
+            std::string entry = name;
+            for (const auto& [expression, lowered] : state.symbols)
+                if (lowered == name) entry = expression + " = " + name;
+            out += out.empty() ? entry : ", " + entry;
+        }
+        return out.empty() ? "no globals" : out;
+    } catch (const Error&) {
+        return "(unknown)";
+    }
+}
+
+// The name the driver knows: a name expression's lowered name ("&x" too), else `name`.
+std::string lowered_global_name(const detail::ObjectCodeState& state, std::string_view name) {
+    if (auto it = state.symbols.find(std::string(name)); it != state.symbols.end())
+        return it->second;
+    if (auto it = state.symbols.find("&" + std::string(name)); it != state.symbols.end())
+        return it->second;
+    return std::string(name);
+}
+
+Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
+                   std::string_view name, bool managed) {
+    detail::ObjectCodeState& state = *state_ptr;
+    detail::LazyLibrary& lazy = state.library();
+    auto& views = managed ? lazy.managed_globals : lazy.globals;
+    {
+        std::shared_lock lock(lazy.globals_mutex);
+        if (auto found = views.find(name); found != views.end()) {
+            Buffer view(std::static_pointer_cast<detail::BufferBox>(found->second));
+            if (!view.is_closed()) [[likely]] return view;
+        }
+    }
+    const std::shared_ptr<detail::LibraryBox>& library = detail::loaded_library(state, name);
+    std::shared_ptr<detail::ContextBox> context = library->loaded_context;
+    if (!context) context = detail::primary_context(Device::current().ordinal());
+
+    const char* call = managed ? "cuLibraryGetManaged" : "cuLibraryGetGlobal";
+    const std::string lowered = lowered_global_name(state, name);
+    CUdeviceptr address = 0;
+    std::size_t size = 0;
+    CUresult status;
+    {
+        detail::ContextScope scope(*context);
+        const auto& api = detail::driver();
+        status = managed ? api.cuLibraryGetManaged(&address, &size, library->handle, lowered.c_str())
+                         : api.cuLibraryGetGlobal(&address, &size, library->handle, lowered.c_str());
+    }
+    if (status == CUDA_ERROR_NOT_FOUND) {
+        throw InvalidArgumentError(
+            std::string(managed ? "get_managed" : "get_global") + ": no " +
+            (managed ? "managed variable '" : "global variable '") + std::string(name) + "'" +
+            (lowered != name ? " (lowered: '" + lowered + "')" : std::string()) + " in " +
+            detail::describe_code(state) + "; it holds: " + global_list(state));
+    }
+    detail::check(status, call, [&] {
+        return "global '" + std::string(name) + "' of " + detail::describe_code(state);
+    });
+
+    auto box = std::make_shared<GlobalBufferBox>();
+    box->handle = address;
+    box->size = size;
+    box->owned = false;
+    box->device_ordinal = context->ordinal;
+    box->device_accessible = true;
+    box->host_accessible = managed;
+    box->owner = GlobalOwner{library, context};
+    std::unique_lock lock(lazy.globals_mutex);
+    auto& slot = views[std::string(name)];
+    Buffer existing = slot ? Buffer(std::static_pointer_cast<detail::BufferBox>(slot)) : Buffer();
+    if (!existing.is_closed()) return existing;  // another thread made it meanwhile
+    // Stored as a BufferBox pointer, so the cast back from void above is exact.
+    std::shared_ptr<detail::BufferBox> base = box;
+    slot = base;
+    return Buffer(std::move(base));
+}
+
+}  // namespace
+
+Buffer ObjectCode::get_global(std::string_view name) const { return global_view(state_, name, false); }
+
+Buffer ObjectCode::get_managed(std::string_view name) const { return global_view(state_, name, true); }
+
+Buffer ObjectCode::sized_global(std::string_view name, std::size_t size, const char* operation) const {
+    Buffer view = get_global(name);
+    if (view.size() != size) {
+        throw InvalidArgumentError(std::string(operation) + ": global '" + std::string(name) +
+                                   "' of " + detail::describe_code(*state_) + " is " +
+                                   std::to_string(view.size()) + " bytes, the type given is " +
+                                   std::to_string(size) + " bytes");
+    }
+    return view;
+}
+
+}  // namespace cudacore

@@ -1,0 +1,206 @@
+// Cache keys that cover included headers: editing a header the program includes gives new code;
+// extra_digest stands in for the headers; where neither works the code is not cached.
+#include "test_support.hpp"
+
+#include "cudacore/cached_compile.hpp"
+#include "cudacore/disk_program_cache.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/memory_program_cache.hpp"
+#include "cudacore/program.hpp"
+#include "cudacore/warnings.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+
+const char* const including_kernel = R"(
+#include "value.h"
+extern "C" __global__ void store(int* out) { *out = STORED_VALUE; }
+)";
+
+ProgramOptions options_for(const test::TempDir& dir) {
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.name = "store.cu";
+    options.include_path = {(dir.path() / "include").string()};
+    return options;
+}
+
+void write_header(const test::TempDir& dir, int value) {
+    std::filesystem::create_directories(dir.path() / "include");
+    test::write_file(dir.path() / "include" / "value.h",
+                     "#define STORED_VALUE " + std::to_string(value) + "\n");
+}
+
+// Collects warnings while alive.
+struct WarningLog {
+    WarningLog() {
+        previous = set_warning_handler([this](const Warning& warning) { seen.push_back(warning); });
+    }
+    ~WarningLog() { set_warning_handler(previous); }
+    std::vector<Warning> seen;
+    WarningHandler previous;
+};
+
+TEST(HeaderCache, CompileReportsTheHeadersItRead) {
+    test::TempDir dir;
+    write_header(dir, 7);
+    Program program(including_kernel, SourceType::cxx, options_for(dir));
+    std::vector<std::string> headers;
+    program.compile(CodeType::ptx, {}, headers);
+    const std::string header = (dir.path() / "include" / "value.h").string();
+    EXPECT_NE(std::find(headers.begin(), headers.end(), header), headers.end())
+        << "headers read: " << headers.size();
+    EXPECT_TRUE(std::is_sorted(headers.begin(), headers.end()));
+    // No trace left behind, and the plain flags carry no trace option.
+    for (const auto& flag : program.flags(CodeType::ptx)) {
+        EXPECT_EQ(flag.find("time-trace"), std::string::npos) << flag;
+    }
+}
+
+// The headers come from NVRTC's time trace, and a compile that reads them from a precompiled
+// header lists none: a compile that records its headers must not use the PCH that plain
+// compiles of the same program make and use.
+TEST(HeaderCache, HeadersAreReportedWhereAPrecompiledHeaderWouldBeUsed) {
+    test::TempDir dir;
+    write_header(dir, 31);
+    ProgramOptions options = options_for(dir);
+    options.name = "store_pch.cu";
+    options.pch = true;
+    options.pch_dir = (dir.path() / "pch").string();
+    std::filesystem::create_directories(dir.path() / "pch");
+    Program maker(including_kernel, SourceType::cxx, options);
+    maker.compile(CodeType::ptx);
+    Program user(including_kernel, SourceType::cxx, options);
+    user.compile(CodeType::ptx);
+    // Only meaningful where plain compiles make and use the PCH.
+    ASSERT_EQ(maker.pch_status().outcome, PchOutcome::created) << maker.pch_status().reason;
+    ASSERT_EQ(user.pch_status().outcome, PchOutcome::used) << user.pch_status().reason;
+
+    Program recorded(including_kernel, SourceType::cxx, options);
+    std::vector<std::string> headers;
+    const ObjectCode code = recorded.compile(CodeType::ptx, {}, headers);
+    EXPECT_NE(code.code().find("31"), std::string_view::npos);
+    const std::string header = (dir.path() / "include" / "value.h").string();
+    EXPECT_NE(std::find(headers.begin(), headers.end(), header), headers.end())
+        << "headers read: " << headers.size();
+    EXPECT_NE(recorded.pch_status().outcome, PchOutcome::used);
+    EXPECT_NE(recorded.pch_status().reason.find("recorded"), std::string::npos)
+        << recorded.pch_status().reason;
+}
+
+TEST(HeaderCache, EditingAnIncludedHeaderGivesNewCodeInMemoryAndOnDisk) {
+    test::TempDir dir;
+    MemoryProgramCache memory;
+    DiskProgramCache disk(dir.path() / "cache");
+    for (ProgramCache* cache : {static_cast<ProgramCache*>(&memory),
+                                static_cast<ProgramCache*>(&disk)}) {
+        write_header(dir, 1234567);
+        Program first(including_kernel, SourceType::cxx, options_for(dir));
+        const ObjectCode one = compile_cached(*cache, first, CodeType::ptx);
+        EXPECT_NE(one.code().find("1234567"), std::string_view::npos);
+
+        // Unchanged header: a hit, the same code.
+        Program again(including_kernel, SourceType::cxx, options_for(dir));
+        const std::uint64_t hits = cache->stats().hits;
+        EXPECT_EQ(compile_cached(*cache, again, CodeType::ptx).code(), one.code());
+        EXPECT_GT(cache->stats().hits, hits);
+
+        // Same source, same options, edited header (same size, so only the contents differ).
+        write_header(dir, 7654321);
+        Program second(including_kernel, SourceType::cxx, options_for(dir));
+        const ObjectCode two = compile_cached(*cache, second, CodeType::ptx);
+        EXPECT_NE(two.code().find("7654321"), std::string_view::npos)
+            << "stale code returned after the header changed";
+        EXPECT_EQ(two.code().find("1234567"), std::string_view::npos);
+    }
+}
+
+TEST(HeaderCache, ExtraDigestStandsForTheHeaders) {
+    test::TempDir dir;
+    write_header(dir, 11);
+    MemoryProgramCache cache;
+    // Without PCH: NVRTC's automatic PCH, made by the first compile, is used again after the
+    // header is edited in this process (stale code with or without a cache); this test is about
+    // the key.
+    ProgramOptions options = options_for(dir);
+    options.pch = false;
+    Program program(including_kernel, SourceType::cxx, options);
+    const ObjectCode v1 = compile_cached(cache, program, CodeType::ptx, {}, {.extra_digest = "v1"});
+    // The caller's digest is the key: an unchanged digest is a hit (even after an edit, by the
+    // caller's promise), a new digest a miss.
+    write_header(dir, 22);
+    EXPECT_EQ(compile_cached(cache, program, CodeType::ptx, {}, {.extra_digest = "v1"}).code(),
+              v1.code());
+    const ObjectCode v2 = compile_cached(cache, program, CodeType::ptx, {}, {.extra_digest = "v2"});
+    EXPECT_NE(v2.code().find("22"), std::string_view::npos);
+    EXPECT_EQ(cache.stats().insertions, 2u);
+}
+
+TEST(HeaderCache, RefusesToCacheWhenTheHeadersCannotBeRecorded) {
+    test::TempDir dir;
+    write_header(dir, 5);
+    ProgramOptions options = options_for(dir);
+    options.fdevice_time_trace = (dir.path() / "my-trace").string();
+    MemoryProgramCache cache;
+    WarningLog log;
+    Program program(including_kernel, SourceType::cxx, options);
+    const ObjectCode code = compile_cached(cache, program, CodeType::ptx);
+    EXPECT_FALSE(code.code().empty());
+    EXPECT_EQ(cache.stats().insertions, 0u);
+    ASSERT_EQ(log.seen.size(), 1u);
+    EXPECT_EQ(log.seen[0].kind, WarningKind::not_cached);
+    EXPECT_NE(log.seen[0].message.find("fdevice_time_trace"), std::string::npos) << log.seen[0].message;
+    std::vector<std::string> headers;
+    EXPECT_THROW(program.compile(CodeType::ptx, {}, headers), InvalidArgumentError);
+}
+
+// A cache that reads nothing and cannot store anything.
+class BrokenCache : public ProgramCache {
+public:
+    std::optional<ObjectCode> get(const CacheKey&) override {
+        ++gets;
+        throw CacheError("cannot read the test cache");
+    }
+    void put(const CacheKey&, const ObjectCode&) override {
+        ++puts;
+        throw CacheError("cannot store in the test cache");
+    }
+    CacheStats stats() const override { return {}; }
+    void clear() override {}
+    int gets = 0;
+    int puts = 0;
+};
+
+// A cache that fails never fails the compile, on the header-keyed path too: every failure goes
+// to on_cache_error, given in the options (beside extra_digest) or alone.
+TEST(HeaderCache, ACacheThatFailsIsReportedAndTheCodeReturned) {
+    test::TempDir dir;
+    write_header(dir, 4242);
+    BrokenCache cache;
+    std::vector<std::string> reported;
+    CachedCompileOptions options;
+    options.on_cache_error = [&](const CacheError& e) { reported.push_back(e.what()); };
+    Program program(including_kernel, SourceType::cxx, options_for(dir));
+    const ObjectCode code = compile_cached(cache, program, CodeType::ptx, {}, options);
+    EXPECT_NE(code.code().find("4242"), std::string_view::npos);
+    // Two lookups of the header list (before and inside the single flight), then the code's
+    // store; the list is not stored beside code that was not.
+    EXPECT_EQ(cache.gets, 2);
+    EXPECT_EQ(cache.puts, 1);
+    ASSERT_EQ(reported.size(), 3u);
+    EXPECT_NE(reported.back().find("cannot store"), std::string::npos) << reported.back();
+
+    reported.clear();
+    Program again(including_kernel, SourceType::cxx, options_for(dir));
+    const ObjectCode code_again = compile_cached(
+        cache, again, CodeType::ptx, {}, [&](const CacheError& e) { reported.push_back(e.what()); });
+    EXPECT_EQ(code_again.code(), code.code());
+    EXPECT_EQ(reported.size(), 3u);
+}
+
+}  // namespace
