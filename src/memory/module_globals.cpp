@@ -5,6 +5,7 @@
 #include "cudacore/object_code.hpp"
 #include "code/object_code_state.hpp"
 #include "memory/buffer_box.hpp"
+#include "support/box_access.hpp"
 
 #include <mutex>
 #include <shared_mutex>
@@ -57,7 +58,7 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
     {
         std::shared_lock lock(lazy.globals_mutex);
         if (auto found = views.find(name); found != views.end()) {
-            Buffer view(std::static_pointer_cast<detail::BufferBox>(found->second));
+            Buffer view = detail::BoxAccess::make<Buffer>(std::static_pointer_cast<detail::BufferBox>(found->second));
             if (!view.is_closed()) [[likely]] return view;
         }
     }
@@ -97,12 +98,12 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
     box->owner = GlobalOwner{library, context};
     std::unique_lock lock(lazy.globals_mutex);
     auto& slot = views[std::string(name)];
-    Buffer existing = slot ? Buffer(std::static_pointer_cast<detail::BufferBox>(slot)) : Buffer();
+    Buffer existing = slot ? detail::BoxAccess::make<Buffer>(std::static_pointer_cast<detail::BufferBox>(slot)) : Buffer();
     if (!existing.is_closed()) return existing;  // another thread made it meanwhile
     // Stored as a BufferBox pointer, so the cast back from void above is exact.
     std::shared_ptr<detail::BufferBox> base = box;
     slot = base;
-    return Buffer(std::move(base));
+    return detail::BoxAccess::make<Buffer>(std::move(base));
 }
 
 }  // namespace

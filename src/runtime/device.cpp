@@ -186,7 +186,7 @@ Stream Device::per_thread_stream() const {
     box->handle = CU_STREAM_PER_THREAD;
     box->context = context.box();
     box->owned = false;
-    return Stream(std::move(box));
+    return detail::BoxAccess::make<Stream>(std::move(box));
 }
 
 Stream Device::create_stream(const StreamOptions& options) const {
