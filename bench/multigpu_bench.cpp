@@ -37,10 +37,12 @@ constexpr std::size_t copy_size = 256 * MiB;
 
 // Plain cuMemAlloc memory on each device (peer access between contexts applies to it), shared
 // by the raw and cudacore sides; leaked on purpose (the process ends after the benchmarks).
+// The primary contexts are held here: a primary context released by its last holder is
+// destroyed, and the memory allocated in it goes with it.
 struct TwoDevices {
+    std::optional<Context> context0, context1;
     CUdeviceptr source = 0;       // on device 0
     CUdeviceptr destination = 0;  // on device 1
-    CUcontext context0 = nullptr, context1 = nullptr;
     Buffer source_buffer, destination_buffer;
     std::optional<Stream> stream;  // on device 1
 };
@@ -55,17 +57,18 @@ TwoDevices* two_devices(benchmark::State& state) {
         auto* out = new TwoDevices;
         const auto& api = detail::driver();
         const Device a(0), b(1);
-        out->context0 = a.context().handle();
-        out->context1 = b.context().handle();
+        out->context0.emplace(a.context());
+        out->context1.emplace(b.context());
         {
             DeviceScope on(a);
-            api.cuMemAlloc(&out->source, copy_size);
-            api.cuMemsetD8Async(out->source, 0x5a, copy_size, nullptr);
-            api.cuCtxSynchronize();
+            detail::check(api.cuMemAlloc(&out->source, copy_size), "cuMemAlloc", "device 0");
+            detail::check(api.cuMemsetD8Async(out->source, 0x5a, copy_size, nullptr),
+                          "cuMemsetD8Async", "device 0");
+            detail::check(api.cuCtxSynchronize(), "cuCtxSynchronize", "device 0");
         }
         {
             DeviceScope on(b);
-            api.cuMemAlloc(&out->destination, copy_size);
+            detail::check(api.cuMemAlloc(&out->destination, copy_size), "cuMemAlloc", "device 1");
         }
         out->source_buffer = Buffer::wrap_unowned(out->source, copy_size);
         out->destination_buffer = Buffer::wrap_unowned(out->destination, copy_size);
@@ -99,8 +102,8 @@ void raw_copy(benchmark::State& state, bool peer) {
     const auto& api = detail::driver();
     const CUstream stream = d->stream->handle();
     for (auto _ : state) {
-        api.cuMemcpyPeerAsync(d->destination, d->context1, d->source, d->context0, copy_size,
-                              stream);
+        api.cuMemcpyPeerAsync(d->destination, d->context1->handle(), d->source,
+                              d->context0->handle(), copy_size, stream);
         api.cuStreamSynchronize(stream);
     }
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * copy_size));

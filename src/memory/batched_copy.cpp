@@ -34,10 +34,13 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
         sizes[i] = copy.source.size();
     }
     const auto& api = detail::driver();
+    // The stream's context is made current for every stream: the legacy default stream means the
+    // current context's, and cuMemcpyBatchAsync resolves its pointers in the current context
+    // (without one it answers CUDA_ERROR_INVALID_VALUE, even on a created stream).
     const auto& box = stream.box();
     std::optional<detail::ContextScope> scope;
+    if (box && box->context) scope.emplace(*box->context);
     if (detail::is_default_stream(stream.handle())) {
-        if (box && box->context) scope.emplace(*box->context);
         for (std::size_t i = 0; i < copies.size(); ++i)
             detail::check(api.cuMemcpyAsync(destinations[i], sources[i], sizes[i], stream.handle()),
                           "cuMemcpyAsync", [&] { return describe_pair(i, copies[i]); });

@@ -172,6 +172,10 @@ BufferBox::~BufferBox() {
     }
 }
 
+void BufferBox::hand_over() noexcept {
+    take_tracked(*this);  // dropped, not freed: the memory lives on in another box
+}
+
 void BufferBox::release(CUstream stream, bool use_stream) {
     BufferRelease taken = take_tracked(*this);
     free(taken, use_stream ? stream : (taken.free_stream ? taken.free_stream->handle : nullptr));

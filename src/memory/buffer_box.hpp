@@ -50,6 +50,11 @@ struct BufferBox {
     // whoever comes first: close(), the last copy going, or the exit handler.
     void release(CUstream stream, bool use_stream);
 
+    // Marks the box closed without freeing anything: its memory now belongs to another box
+    // (VirtualMemoryResource::grow). Leaves the exit handler's list; drops the resource, stream,
+    // owner and deleter it held.
+    void hand_over() noexcept;
+
     // Frees what `release` holds, on `stream` for a resource; every step runs, the first error is
     // rethrown.
     static void free(BufferRelease& release, CUstream stream);

@@ -79,14 +79,43 @@ CUresult advise_raw(CUdeviceptr pointer, std::size_t size, ManagedAdvice advice,
     return detail::driver().cuMemAdvise(pointer, size, advice_value(advice), location.to_driver());
 }
 
-// Runs `call` with the stream's context current when it has one (default streams need it).
-template <class Call>
-CUresult in_stream_context(const Stream& stream, Call&& call) {
-    const auto& box = stream.box();
-    if (!box || !box->context) return call();
-    detail::ContextScope scope(*box->context);
-    return call();
-}
+// cuMemAdvise and cuMemRangeGetAttribute name no context but fail with
+// CUDA_ERROR_INVALID_CONTEXT when none is current: the primary context of the buffer's device is
+// made current for the call (memory bound to no device keeps the current one, else device 0's).
+class BufferContext {
+public:
+    explicit BufferContext(const Buffer& buffer) {
+        int ordinal = buffer.device_ordinal();
+        if (ordinal < 0) {
+            CUcontext current = nullptr;
+            detail::check(detail::driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent",
+                          [&] { return buffer.description(); });
+            if (current) return;
+            ordinal = 0;
+        }
+        context_ = detail::primary_context(ordinal);
+        scope_.emplace(*context_);
+    }
+
+private:
+    std::shared_ptr<detail::ContextBox> context_;  // declared first: outlives the scope
+    std::optional<detail::ContextScope> scope_;
+};
+
+// The batched calls want a current context too (the legacy default stream means the current
+// context's): the stream's own when it has one, else the first buffer's.
+class BatchContext {
+public:
+    BatchContext(const Stream& stream, const Buffer& first) {
+        const auto& box = stream.box();
+        if (box && box->context) scope_.emplace(*box->context);
+        else buffer_.emplace(first);
+    }
+
+private:
+    std::optional<detail::ContextScope> scope_;
+    std::optional<BufferContext> buffer_;
+};
 
 struct Batch {
     std::vector<CUdeviceptr> pointers;
@@ -138,6 +167,7 @@ void apply_managed_options(CUdeviceptr pointer, std::size_t size,
 void advise(const Buffer& buffer, ManagedAdvice advice, const MemoryLocation& location) {
     if (buffer.is_closed())
         throw InvalidArgumentError(std::string("advise: ") + buffer.description() + " is closed");
+    BufferContext context(buffer);
     detail::check(advise_raw(buffer.handle(), buffer.size(), advice, location), "cuMemAdvise", [&] {
         return std::string(advice_name(advice)) + " to " + location.description() + " on " +
                buffer.description();
@@ -150,12 +180,11 @@ void prefetch_batch(std::span<const Buffer> buffers, const MemoryLocation& locat
     Batch batch = gather(buffers, "prefetch_batch");
     CUmemLocation where = location.to_driver();
     const auto& api = detail::driver();
+    BatchContext context(stream, buffers.front());
     if (detail::is_default_stream(stream.handle())) {
         for (std::size_t i = 0; i < buffers.size(); ++i)
-            detail::check(in_stream_context(stream, [&] {
-                              return api.cuMemPrefetchAsync(batch.pointers[i], batch.sizes[i],
-                                                            where, 0, stream.handle());
-                          }),
+            detail::check(api.cuMemPrefetchAsync(batch.pointers[i], batch.sizes[i], where, 0,
+                                                 stream.handle()),
                           "cuMemPrefetchAsync",
                           [&] { return buffers[i].description() + " to " + location.description(); });
         return;
@@ -175,6 +204,7 @@ void discard_batch(std::span<const Buffer> buffers, const Stream& stream) {
                                    "cuMemDiscardBatchAsync; use a created stream (" +
                                    describe_batch(buffers) + ")");
     Batch batch = gather(buffers, "discard_batch");
+    BatchContext context(stream, buffers.front());
     detail::check(detail::driver().cuMemDiscardBatchAsync(batch.pointers.data(), batch.sizes.data(),
                                                           batch.pointers.size(), 0, stream.handle()),
                   "cuMemDiscardBatchAsync", [&] { return describe_batch(buffers); });
@@ -189,6 +219,7 @@ void discard_and_prefetch_batch(std::span<const Buffer> buffers, const MemoryLoc
                                    "stream (" + describe_batch(buffers) + ")");
     Batch batch = gather(buffers, "discard_and_prefetch_batch");
     CUmemLocation where = location.to_driver();
+    BatchContext context(stream, buffers.front());
     std::size_t first = 0;
     detail::check(detail::driver().cuMemDiscardAndPrefetchBatchAsync(
                       batch.pointers.data(), batch.sizes.data(), batch.pointers.size(), &where,
@@ -201,6 +232,7 @@ ManagedRangeAttributes range_attributes(const Buffer& buffer) {
     if (buffer.is_closed())
         throw InvalidArgumentError("range_attributes: " + buffer.description() + " is closed");
     const auto& api = detail::driver();
+    BufferContext context(buffer);
     auto get_int = [&](CUmem_range_attribute attribute, const char* name) {
         int value = 0;
         detail::check(api.cuMemRangeGetAttribute(&value, sizeof value, attribute, buffer.handle(),
@@ -219,7 +251,7 @@ ManagedRangeAttributes range_attributes(const Buffer& buffer) {
         static_cast<CUmemLocationType>(get_int(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE,
                                                "last prefetch location type")),
         get_int(CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID, "last prefetch location id"));
-    // One slot per device; unused slots are -1 (CU_DEVICE_INVALID).
+    // One slot per device; unused slots hold CU_DEVICE_INVALID (-2), the host CU_DEVICE_CPU (-1).
     int count = 0;
     detail::check(api.cuDeviceGetCount(&count), "cuDeviceGetCount", buffer.description());
     std::vector<int> devices(static_cast<std::size_t>(std::max(count, 1)), -1);

@@ -89,6 +89,8 @@ Buffer register_host_memory(void* pointer, std::size_t size, const Device& devic
     // With unified addressing the host address is the device address too.
     box->handle = reinterpret_cast<CUdeviceptr>(pointer);
     box->resource = std::make_shared<RegisteredHostMemory>(context, device.ordinal(), pointer, size);
+    // Tracked, so that the last copy going (or the exit handler) unregisters the memory.
+    box->track();
     return detail::BoxAccess::make<Buffer>(std::move(box));
 }
 

@@ -273,8 +273,9 @@ Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const S
     box->host_accessible = false;
     box->free_stream = old_box->free_stream;
     box->resource = old_box->resource;
-    old_box->handle = 0;
-    old_box->free_stream.reset();
+    // Tracked, so that the last copy of the result frees the memory; the old box is closed.
+    box->track();
+    old_box->hand_over();
     return detail::BoxAccess::make<Buffer>(std::move(box));
 }
 
