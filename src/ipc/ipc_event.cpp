@@ -36,8 +36,12 @@ IpcEventDescriptor export_event(const Event& event) {
         throw InvalidArgumentError("export_event: " + describe() +
                                    " was not created with EventOptions{.ipc_enabled = true}");
     CUipcEventHandle handle{};
-    detail::check(detail::driver().cuIpcGetEventHandle(&handle, event.handle()),
-                  "cuIpcGetEventHandle", describe);
+    {
+        // The driver looks the event up in the current context: make the event's own current.
+        detail::ContextScope scope(*event.box()->context);
+        detail::check(detail::driver().cuIpcGetEventHandle(&handle, event.handle()),
+                      "cuIpcGetEventHandle", describe);
+    }
     IpcEventDescriptor out;
     out.device_uuid = event.device().uuid();
     out.exporter_pid = ::getpid();

@@ -23,9 +23,13 @@ IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool) {
                                         : " is not shareable (make it with "
                                           "DeviceMemoryResourceOptions{.ipc_enabled = true})"));
     int fd = -1;
-    detail::check(detail::driver().cuMemPoolExportToShareableHandle(
-                      &fd, pool.pool(), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                  "cuMemPoolExportToShareableHandle", [&] { return pool.description(); });
+    {
+        // IPC calls run in the pool's device context, whatever is current in the caller.
+        detail::ContextScope scope(*pool.context_box());
+        detail::check(detail::driver().cuMemPoolExportToShareableHandle(
+                          &fd, pool.pool(), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                      "cuMemPoolExportToShareableHandle", [&] { return pool.description(); });
+    }
     IpcPoolHandle out;
     out.fd = FileDescriptor(fd);
     out.descriptor.pool_id = pool.ipc_pool_id();
@@ -42,11 +46,15 @@ std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle) {
         throw InvalidArgumentError("import_memory_pool: no file descriptor for " + object);
     const Device device = detail::device_with_uuid(descriptor.device_uuid, object);
     CUmemoryPool pool = nullptr;
-    detail::check(detail::driver().cuMemPoolImportFromShareableHandle(
-                      &pool, reinterpret_cast<void*>(static_cast<std::intptr_t>(handle.fd.get())),
-                      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
-                  "cuMemPoolImportFromShareableHandle",
-                  [&] { return object + " on device " + std::to_string(device.ordinal()); });
+    {
+        detail::ContextScope scope(*detail::primary_context(device.ordinal()));
+        detail::check(
+            detail::driver().cuMemPoolImportFromShareableHandle(
+                &pool, reinterpret_cast<void*>(static_cast<std::intptr_t>(handle.fd.get())),
+                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+            "cuMemPoolImportFromShareableHandle",
+            [&] { return object + " on device " + std::to_string(device.ordinal()); });
+    }
     return std::make_shared<DeviceMemoryResource>(device,
                                                   detail::ImportedPool{pool, descriptor.pool_id});
 }
@@ -60,8 +68,11 @@ IpcBufferDescriptor export_buffer(const Buffer& buffer) {
             "export_buffer: " + buffer.description() +
             " was not allocated from an IPC-enabled DeviceMemoryResource of this process");
     CUmemPoolPtrExportData data{};
-    detail::check(detail::driver().cuMemPoolExportPointer(&data, buffer.handle()),
-                  "cuMemPoolExportPointer", [&] { return buffer.description(); });
+    {
+        detail::ContextScope scope(*pool->context_box());
+        detail::check(detail::driver().cuMemPoolExportPointer(&data, buffer.handle()),
+                      "cuMemPoolExportPointer", [&] { return buffer.description(); });
+    }
     IpcBufferDescriptor out;
     out.pool_id = pool->ipc_pool_id();
     out.size = buffer.size();
@@ -98,6 +109,10 @@ Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
         box->handle = pointer;
     }
     box->resource = pool;
+    // Tracked like any allocation: the last copy going (or close(), or exit) frees this process's
+    // mapping with cuMemFreeAsync on `stream`, as the driver requires of every importer before
+    // the exporter frees the memory, and before the imported pool can be destroyed.
+    box->track();
     return detail::BoxAccess::make<Buffer>(std::move(box));
 }
 

@@ -32,8 +32,10 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
       ipc_id_(imported.id) {}
 
 // The default pool belongs to the device: nothing to destroy. A pool of its own (owned, IPC or
-// imported) is destroyed; the driver keeps it until its last allocation is freed. After someone
-// reset the device the pool went with it: nothing to destroy.
+// imported) is destroyed; the driver keeps it until its last allocation is freed. An imported
+// pool is destroyed by its importer too, but only once every buffer imported from it was freed
+// (the driver refuses it otherwise): those buffers hold this resource, so they go first. After
+// someone reset the device the pool went with it: nothing to destroy.
 DeviceMemoryResource::~DeviceMemoryResource() {
     if (!owns_pool_ && !imported_) return;
     const detail::DriverApi* api = detail::driver_if_loaded();
@@ -51,6 +53,12 @@ std::string DeviceMemoryResource::description() const {
 }
 
 CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream) {
+    // The driver refuses allocations from imported pools (CUDA_ERROR_INVALID_VALUE): say why
+    // before asking it, so that misuse is no driver API error.
+    if (imported_) [[unlikely]]
+        throw InvalidArgumentError("MemoryResource::allocate: " + description() + " cannot allocate " +
+                                   std::to_string(size) +
+                                   " bytes (an imported pool only imports buffers)");
     const auto& api = detail::driver();
     CUdeviceptr pointer = 0;
     CUresult status;
@@ -61,9 +69,6 @@ CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream)
         // An explicit stream carries its context: no push, no query (the hot path).
         status = api.cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
     }
-    if (status != CUDA_SUCCESS && imported_) [[unlikely]]
-        throw InvalidArgumentError("MemoryResource::allocate: " + description() +
-                                   " cannot allocate (an imported pool only imports buffers)");
     if (status != CUDA_SUCCESS) [[unlikely]]
         detail::throw_driver_error(status, "cuMemAllocFromPoolAsync",
                                    std::to_string(size) + " bytes from " + description());
