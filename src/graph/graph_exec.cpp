@@ -21,9 +21,11 @@ namespace {
 // thread: a launch may still run when the last handle goes, and no destructor may block.
 class DeferredReleases {
 public:
-    // False when the release cannot be deferred (process exiting, no thread).
+    // False when the release cannot be deferred (process exiting, no thread); `holdings` are
+    // then left with the caller. Moved in otherwise: the worker drops them, never the destructor
+    // that queued them.
     bool push(const std::shared_ptr<ContextBox>& context,
-              const std::vector<std::shared_ptr<GraphHoldings>>& holdings) {
+              std::vector<std::shared_ptr<GraphHoldings>>& holdings) {
         std::lock_guard lock(mutex_);
         if (exiting_) return false;
         if (!started_) {
@@ -35,7 +37,7 @@ public:
             started_ = true;
             std::atexit([] { instance().stop_accepting(); });
         }
-        queue_.push_back({context, holdings});
+        queue_.push_back({context, std::move(holdings)});
         ready_.notify_one();
         return true;
     }

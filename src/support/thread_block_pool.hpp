@@ -3,7 +3,9 @@
 // costs no malloc and free. A block freed on another thread joins that thread's list; each
 // list is bounded. The per-thread list is initial-exec TLS (a few instructions to reach, where
 // the general model would call __tls_get_addr) and trivially destructible; a separate owner
-// object frees its blocks at thread exit, after which blocks go straight to operator delete.
+// object frees its blocks at thread exit, after which blocks go straight to operator delete
+// (also those of a list first used then: boxes may be freed by any destructor, in any order, at
+// thread or process exit).
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 // The per-thread block pool behind ObjectCode, Event and Buffer boxes: a freed block is reused
 // by the next allocation on the same thread, blocks freed on another thread are fine, and
-// everything made and dropped on short-lived threads is released (run under LSan to see it).
+// everything made and dropped on short-lived threads is released (run under LSan to see it);
+// a box freed at exit after the pool went away is freed plainly.
 #include "test_support.hpp"
 
 #include "support/thread_block_pool.hpp"
@@ -48,6 +49,26 @@ TEST(ThreadBlockPool, BoxesCrossThreadsAndShortLivedThreadsLeaveNothingBehind) {
     std::vector<std::shared_ptr<Box>> again;
     for (int i = 0; i < 100; ++i) again.push_back(make_box(i));
     for (int i = 0; i < 100; ++i) EXPECT_EQ(again[i]->value, i);
+}
+
+// Any box may be freed by any destructor at exit, also after the pool's per-thread owner was
+// destroyed, on a list of a kind this thread never freed before (as a static Kernel frees its
+// code's block, held through a weak reference, inside exit()). Reaching the destroyed owner
+// there corrupts the heap (AddressSanitizer reports a use after free).
+TEST(ThreadBlockPoolDeathTest, ABoxFreedByAStaticAfterExitDestroyedThePoolOwner) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            struct StaticBox {
+                long a = 1;
+            };
+            // Destroyed by exit() after the main thread's thread_local objects (the owner).
+            static std::shared_ptr<StaticBox> kept =
+                std::allocate_shared<StaticBox>(ThreadBlockPool<StaticBox>());
+            make_box(2);  // the main thread's owner exists
+            std::exit(kept->a == 1 ? 0 : 3);
+        },
+        ::testing::ExitedWithCode(0), "");
 }
 
 }  // namespace
