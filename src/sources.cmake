@@ -54,3 +54,5 @@ set(CUDACORE_SOURCES
   ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
   ${CUDACORE_MEMORY_SOURCES})
 list(APPEND CUDACORE_SOURCES ${CUDACORE_IPC_SOURCES})
+# Green contexts (runtime: SM partitions) and tensor maps (memory: TMA descriptors of a Buffer).
+list(APPEND CUDACORE_SOURCES src/runtime/green_context.cpp src/memory/tensor_map.cpp)

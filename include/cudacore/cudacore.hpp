@@ -32,3 +32,5 @@
 #include "cudacore/ipc_descriptor.hpp"
 #include "cudacore/ipc_channel.hpp"
 #include "cudacore/ipc.hpp"
+#include "cudacore/green_context.hpp"
+#include "cudacore/tensor_map.hpp"
