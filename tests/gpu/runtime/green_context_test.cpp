@@ -5,6 +5,7 @@
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
 #include "cudacore/green_context.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/program.hpp"
