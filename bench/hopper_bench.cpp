@@ -12,6 +12,7 @@
 #include "cudacore/tensor_map.hpp"
 #include "loader/driver_api.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -52,10 +53,11 @@ private:
         device->set_current();
         stream.emplace(device->create_stream());
         const SmResource sms = sm_resource(*device);
-        const unsigned alignment = std::max(1u, sms.coscheduled_alignment());
-        const SmSplit split =
-            sms.split({.count = 2, .min_sm_count = std::max(alignment, sms.sm_count() / 2 /
-                                                                           alignment * alignment)});
+        const unsigned granularity =
+            std::max({8u, sms.coscheduled_alignment(), sms.min_partition_size()});
+        const SmSplit split = sms.split(
+            {.count = 2, .min_sm_count = std::max(granularity, sms.sm_count() / 2 / granularity *
+                                                                    granularity)});
         green.emplace(GreenContext::create(split.groups[0]));
         green_stream.emplace(green->create_stream());
         ProgramOptions options;
