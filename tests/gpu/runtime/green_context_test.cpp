@@ -11,6 +11,7 @@
 #include "cudacore/program.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <vector>
@@ -86,6 +87,7 @@ TEST_F(GreenContextGpu, KernelsRunOnDisjointSmsAndConcurrently) {
     const unsigned blocks = 4 * sms_.sm_count();
     Buffer sm_ids[2] = {device_->allocate(blocks * sizeof(unsigned), setup),
                         device_->allocate(blocks * sizeof(unsigned), setup)};
+    for (Buffer& ids : sm_ids) ids.fill_uint32(~0u, setup);
     Buffer flags = device_->allocate(4 * sizeof(unsigned), setup);
     flags.fill_uint32(0, setup);
     setup.sync();
@@ -112,7 +114,10 @@ TEST_F(GreenContextGpu, KernelsRunOnDisjointSmsAndConcurrently) {
     green[0].sync();
 
     std::set<unsigned> used[2];
-    for (int i = 0; i < 2; ++i) used[i] = std::set<unsigned>(ids[i].begin(), ids[i].end());
+    for (int i = 0; i < 2; ++i) {
+        used[i] = std::set<unsigned>(ids[i].begin(), ids[i].end());
+        EXPECT_EQ(used[i].count(~0u), 0u) << "a block on green context " << i << " did not run";
+    }
     for (int i = 0; i < 2; ++i) {
         EXPECT_LE(used[i].size(), green[i].sm_count()) << "green context " << i;
         EXPECT_GE(used[i].size(), green[i].sm_count() / 2) << "green context " << i;
