@@ -104,9 +104,11 @@ SmSplit SmResource::split(const SmSplitOptions& options) const {
                                   " SMs need more than the resource's " + std::to_string(total) +
                                   " SMs");
 
+    // CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING and _MAX_POTENTIAL_CLUSTER_SIZE, by value:
+    // older cuda.h headers lack the names, and the driver's values do not change.
     unsigned flags = 0;
-    if (options.ignore_sm_coscheduling) flags |= CU_DEV_SM_RESOURCE_SPLIT_IGNORE_SM_COSCHEDULING;
-    if (options.max_cluster_size) flags |= CU_DEV_SM_RESOURCE_SPLIT_MAX_POTENTIAL_CLUSTER_SIZE;
+    if (options.ignore_sm_coscheduling) flags |= 0x1u;
+    if (options.max_cluster_size) flags |= 0x2u;
     const auto& api = detail::driver();
     auto object = [&] {
         return on_device(ordinal_) + " (" + std::to_string(total) + " SMs, groups of at least " +
