@@ -156,7 +156,7 @@ void cudacore_eight_typed(benchmark::State& state) {
 void raw_get_kernel(benchmark::State& state) {
     if (skip_without_gpu(state)) return;
     Fixture& f = Fixture::get();
-    const CUlibrary library = f.code->state()->library.library->handle;
+    const CUlibrary library = f.code->state()->library().library->handle;
     for (auto _ : state) {
         CUkernel kernel = nullptr;
         detail::driver().cuLibraryGetKernel(&kernel, library, "eight");
@@ -182,7 +182,7 @@ BENCHMARK(cudacore_eight)->Name("cudacore/launch_8_arguments")->UseManualTime();
 BENCHMARK(cudacore_eight_typed)->Name("cudacore/launch_8_arguments_typed")->UseManualTime();
 BENCHMARK(raw_get_kernel)->Name("raw/get_kernel");
 BENCHMARK(cudacore_get_kernel)->Name("cudacore/get_kernel");
-// Many threads asking at once (shared lock read path).
+// Many threads asking at once (lock-free read path).
 BENCHMARK(cudacore_get_kernel)->Name("cudacore/get_kernel_8_threads")->Threads(8);
 
 CUDACORE_BENCH_MAIN();

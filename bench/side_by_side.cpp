@@ -21,6 +21,8 @@
 #include "cudacore/device.hpp"
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/disk_program_cache.hpp"
+#include "cudacore/graph_builder.hpp"
+#include "cudacore/graph_exec.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/object_code.hpp"
@@ -267,6 +269,81 @@ void compile_operations(Runner& runner, const std::string& arch, const TempDirec
                        {{"cudacore", hit(&disk_cache),
                          "DiskProgramCache via compile_cached (file in the page cache)"}});
     }
+}
+
+// The 32 name expressions of cuda_std_many_source ("rotate_n<float, 1>" ...).
+std::vector<std::string> specialization_names() {
+    std::vector<std::string> names;
+    for (const char* type : {"float", "double"})
+        for (int n = 1; n <= specializations_per_type; ++n)
+            names.push_back("rotate_n<" + std::string(type) + ", " + std::to_string(n) + ">");
+    return names;
+}
+
+// Many specializations, and a second kernel with the same headers. Every repetition compiles a
+// never-seen source (a unique trailing comment), so no cache of any system can answer it.
+void specialization_operations(Runner& runner, const std::string& arch) {
+    static int unique = 0;
+    auto fresh = [](const char* source) {
+        return std::string(source) + "\n// repetition " + std::to_string(++unique) + "\n";
+    };
+    const std::vector<std::string> names = specialization_names();
+    const ProgramOptions many_options = options_for(arch, "side_by_side_cuda_std_many.cu");
+    const std::vector<std::string> many_flags =
+        Program(cuda_std_many_source, SourceType::cxx, many_options).flags(CodeType::cubin);
+    runner.compare(
+        "compile_cuda_std_32_specializations", {1, 5},
+        {{"raw",
+          [&] {
+              const std::string source = fresh(cuda_std_many_source);
+              return nanoseconds([&] {
+                  raw_compile(source.c_str(), many_options.name.c_str(), many_flags, names);
+              });
+          },
+          "one NVRTC program with the 32 name expressions"},
+         {"cudacore", [&] {
+              const std::string source = fresh(cuda_std_many_source);
+              return nanoseconds([&] {
+                  Program program(source, SourceType::cxx, many_options);
+                  const ObjectCode code = program.compile(CodeType::cubin, names);
+                  if (code.symbol_map().size() != names.size())
+                      throw std::runtime_error("a specialization is missing");
+              });
+          },
+          "one Program::compile with the 32 name expressions"}});
+
+    // The first kernel with these headers is compiled (by the warm-up) before the timed ones.
+    const std::vector<std::string> second_names = {cuda_std_second_name_expression};
+    const ProgramOptions second_options = options_for(arch, "side_by_side_cuda_std_second.cu");
+    const std::vector<std::string> second_flags =
+        Program(cuda_std_second_source, SourceType::cxx, second_options).flags(CodeType::cubin);
+    if (runner.wanted("compile_cuda_std_second_kernel")) {
+        Program(fresh(cuda_std_source), SourceType::cxx, second_options)
+            .compile(CodeType::cubin, {cuda_std_name_expression});
+    }
+    runner.compare(
+        "compile_cuda_std_second_kernel", {1, 6},
+        {{"raw",
+          [&] {
+              const std::string source = fresh(cuda_std_second_source);
+              return nanoseconds([&] {
+                  raw_compile(source.c_str(), second_options.name.c_str(), second_flags,
+                              second_names);
+              });
+          },
+          "NVRTC with cudacore's flags (--pch included)"},
+         {"cudacore", [&] {
+              const std::string source = fresh(cuda_std_second_source);
+              return nanoseconds([&] {
+                  Program program(source, SourceType::cxx, second_options);
+                  program.compile(CodeType::cubin, second_names);
+                  if (program.pch_status().outcome != PchOutcome::used)
+                      throw std::runtime_error(std::string("PCH not used: ") +
+                                               to_string(program.pch_status().outcome) + " " +
+                                               program.pch_status().reason);
+              });
+          },
+          "Program::compile, the headers' PCH made by an earlier kernel (default options)"}});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -571,6 +648,137 @@ void runtime_operations(Runner& runner, const Device& device, const std::string&
     stream.sync();
 }
 
+// ---------------------------------------------------------------------------------------------
+// Graphs (needs a GPU): graphs of 1, 16 and 256 empty-kernel nodes. Replays and launches are
+// enqueue-only and reported per kernel; capture + instantiate per graph, what it made destroyed
+// outside the timing.
+
+const std::vector<int> graph_sizes = {1, 16, 256};
+
+// Graph launches per timed repetition: 64 kernels' worth for small graphs, one for big ones.
+int graph_replays(int kernels) { return kernels >= launch_burst ? 1 : launch_burst / kernels; }
+
+void graph_operations(Runner& runner, const Device& device, const std::string& launch_cubin) {
+    const auto& api = detail::driver();
+    device.set_current();
+    const Stream stream = device.create_stream();
+    const CUstream raw_stream = stream.handle();
+    const ObjectCode code = ObjectCode::from_cubin(launch_cubin, "launch.cubin");
+    const Kernel empty = code.get_kernel("empty");
+    const auto function = reinterpret_cast<CUfunction>(empty.handle());
+    const LaunchConfig config{.grid = 1, .block = launch_block};
+    auto raw_launches = [&](int kernels) {
+        for (int i = 0; i < kernels; ++i)
+            detail::check(api.cuLaunchKernel(function, 1, 1, 1, launch_block, 1, 1, 0, raw_stream,
+                                             nullptr, nullptr),
+                          "cuLaunchKernel");
+    };
+    auto raw_capture = [&](int kernels) {
+        CUgraph graph = nullptr;
+        CUgraphExec exec = nullptr;
+        detail::check(api.cuStreamBeginCapture(raw_stream, CU_STREAM_CAPTURE_MODE_RELAXED),
+                      "cuStreamBeginCapture");
+        raw_launches(kernels);
+        detail::check(api.cuStreamEndCapture(raw_stream, &graph), "cuStreamEndCapture");
+        detail::check(api.cuGraphInstantiateWithFlags(&exec, graph, 0),
+                      "cuGraphInstantiateWithFlags");
+        return std::make_pair(graph, exec);
+    };
+    auto cudacore_capture = [&](int kernels) {
+        GraphBuilder builder(stream);
+        builder.begin();
+        for (int i = 0; i < kernels; ++i) launch(builder, config, empty);
+        return builder.end().instantiate();
+    };
+
+    for (const int kernels : graph_sizes) {
+        const std::string n = std::to_string(kernels);
+        runner.compare("launch_" + n + "_kernels", {10, 300},
+                       {{"raw",
+                         [&] {
+                             const double ns = nanoseconds([&] { raw_launches(kernels); });
+                             stream.sync();
+                             return ns / kernels;
+                         },
+                         "cuLaunchKernel x " + n + ", per kernel"},
+                        {"cudacore", [&] {
+                             const double ns = nanoseconds([&] {
+                                 for (int i = 0; i < kernels; ++i) launch(stream, config, empty);
+                             });
+                             stream.sync();
+                             return ns / kernels;
+                         },
+                         "launch() x " + n + ", per kernel"}});
+
+        const int replays = graph_replays(kernels);
+        const bool want_replay = runner.wanted("graph_replay_" + n);
+        std::pair<CUgraph, CUgraphExec> raw_graph{nullptr, nullptr};
+        std::optional<GraphExec> graph;
+        if (want_replay) {
+            try {
+                raw_graph = raw_capture(kernels);
+                graph.emplace(cudacore_capture(kernels));
+            } catch (const std::exception& error) {
+                runner.skip("graph_replay_" + n, {"raw", "cudacore"}, error.what());
+                continue;
+            }
+        }
+        runner.compare(
+            "graph_replay_" + n, {10, 300},
+            {{"raw",
+              [&] {
+                  const double ns = nanoseconds([&] {
+                      for (int i = 0; i < replays; ++i)
+                          detail::check(api.cuGraphLaunch(raw_graph.second, raw_stream),
+                                        "cuGraphLaunch");
+                  });
+                  stream.sync();
+                  return ns / (replays * kernels);
+              },
+              "cuGraphLaunch of a captured " + n + "-node graph, per kernel"},
+             {"cudacore", [&] {
+                  const double ns = nanoseconds([&] {
+                      for (int i = 0; i < replays; ++i) graph->launch(stream);
+                  });
+                  stream.sync();
+                  return ns / (replays * kernels);
+              },
+              "GraphExec::launch of a captured " + n + "-node graph, per kernel"}});
+        if (want_replay) {
+            stream.sync();
+            api.cuGraphExecDestroy(raw_graph.second);
+            api.cuGraphDestroy(raw_graph.first);
+        }
+
+        runner.compare("graph_capture_instantiate_" + n, {5, 200},
+                       {{"raw",
+                         [&] {
+                             std::pair<CUgraph, CUgraphExec> made{nullptr, nullptr};
+                             const double ns = nanoseconds([&] { made = raw_capture(kernels); });
+                             api.cuGraphExecDestroy(made.second);
+                             api.cuGraphDestroy(made.first);
+                             return ns;
+                         },
+                         "cuStreamBeginCapture, cuLaunchKernel x " + n +
+                             ", cuStreamEndCapture, cuGraphInstantiateWithFlags"},
+                        {"cudacore", [&] {
+                             std::optional<GraphExec> made;
+                             const double ns =
+                                 nanoseconds([&] { made.emplace(cudacore_capture(kernels)); });
+                             made.reset();
+                             return ns;
+                         },
+                         "GraphBuilder::begin, launch() x " + n + ", end(), instantiate()"}});
+    }
+    stream.sync();
+}
+
+const std::vector<std::string> graph_operation_names = {
+    "launch_1_kernels",   "launch_16_kernels",  "launch_256_kernels",
+    "graph_replay_1",     "graph_replay_16",    "graph_replay_256",
+    "graph_capture_instantiate_1", "graph_capture_instantiate_16",
+    "graph_capture_instantiate_256"};
+
 const std::vector<std::string> gpu_operations = {
     "get_kernel_first",      "get_kernel_repeated", "launch_empty_enqueue",
     "launch_8_args_enqueue", "launch_sync_roundtrip", "event_create",
@@ -641,6 +849,7 @@ int main(int argc, char** argv) {
     try {
         TempDirectory cache_dir;
         compile_operations(runner, arch, cache_dir);
+        specialization_operations(runner, arch);
         const std::string launch_cubin(
             Program(launch_source, SourceType::cxx, options_for(arch, "side_by_side_launch.cu"))
                 .compile(CodeType::cubin)
@@ -648,8 +857,11 @@ int main(int argc, char** argv) {
         object_code_operations(runner, launch_cubin);
         if (missing_gpu.empty()) {
             runtime_operations(runner, Device(0), launch_cubin);
+            graph_operations(runner, Device(0), launch_cubin);
         } else {
             for (const auto& operation : gpu_operations)
+                runner.skip(operation, {"raw", "cudacore"}, missing_gpu);
+            for (const auto& operation : graph_operation_names)
                 runner.skip(operation, {"raw", "cudacore"}, missing_gpu);
         }
     } catch (const std::exception& error) {

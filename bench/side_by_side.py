@@ -51,6 +51,8 @@ OPERATIONS = [
     ("event_elapsed_time", "event elapsed time"),
     ("alloc_free_1mib", "allocate + free 1 MiB (stream-ordered)"),
     ("serialize_roundtrip", "serialize + deserialize"),
+    ("compile_cuda_std_32_specializations", "compile 32 specializations of the <cuda/std> kernel"),
+    ("compile_cuda_std_second_kernel", "compile a second <cuda/std> kernel (same headers)"),
 ]
 GPU_OPERATIONS = {
     "get_kernel_first", "get_kernel_repeated", "launch_empty_enqueue", "launch_8_args_enqueue",
@@ -76,7 +78,25 @@ PLANS = {
     "event_elapsed_time": (5, 300),
     "alloc_free_1mib": (5, 300),
     "serialize_roundtrip": (10, 300),
+    "compile_cuda_std_32_specializations": (1, 3),
+    "compile_cuda_std_second_kernel": (1, 6),
 }
+# Graphs (side_by_side.cpp, graph_operations): graphs of 1, 16 and 256 empty-kernel nodes.
+# Launches and replays are enqueue-only and per kernel; capture + instantiate is per graph.
+GRAPH_SIZES = (1, 16, 256)
+for _n in GRAPH_SIZES:
+    OPERATIONS.append((f"launch_{_n}_kernels", f"{_n} empty-kernel launches, per kernel"))
+for _n in GRAPH_SIZES:
+    OPERATIONS.append((f"graph_replay_{_n}", f"replay {_n}-node graph, per kernel"))
+for _n in GRAPH_SIZES:
+    OPERATIONS.append((f"graph_capture_instantiate_{_n}", f"capture + instantiate {_n}-node graph"))
+for _n in GRAPH_SIZES:
+    GPU_OPERATIONS |= {f"launch_{_n}_kernels", f"graph_replay_{_n}", f"graph_capture_instantiate_{_n}"}
+    PLANS[f"launch_{_n}_kernels"] = (10, 300)
+    PLANS[f"graph_replay_{_n}"] = (10, 300)
+    PLANS[f"graph_capture_instantiate_{_n}"] = (5, 200)
+del _n
+
 LAUNCH_BURST = 64   # launches per timed burst, as in the C++ program
 LAUNCH_BLOCK = 32
 BATCH = 20          # tiny operations are timed in batches, reported per operation
@@ -108,7 +128,98 @@ def read_kernels():
         "small": (sources["small_source"], ()),
         "cuda_std": (sources["cuda_std_source"], (names["cuda_std_name_expression"],)),
         "launch": (sources["launch_source"], ()),
+        "cuda_std_many": (sources.get("cuda_std_many_source"), specialization_names(text)),
+        "cuda_std_second": (sources.get("cuda_std_second_source"),
+                            (names.get("cuda_std_second_name_expression"),)),
     }
+
+
+def specialization_names(header_text):
+    """rotate_n<float, 1> ... rotate_n<double, N>: the C++ program's specialization_names()."""
+    found = re.search(r"constexpr int specializations_per_type = (\d+);", header_text)
+    per_type = int(found.group(1)) if found else 0
+    return tuple(f"rotate_n<{t}, {n}>" for t in ("float", "double") for n in range(1, per_type + 1))
+
+
+_unique_source = [0]
+
+
+def fresh(source):
+    """`source` with a unique trailing comment: never seen by any cache."""
+    _unique_source[0] += 1
+    return source + f"\n// repetition {_unique_source[0]} {uuid.uuid4().hex}\n"
+
+
+def cuda_core_specialization_operations(cc, args, results, kernels, environment):
+    """32 specializations (a Program per specialization, as cuda.core users write it) and a
+    second kernel with the same headers (default options, after a first one)."""
+    system = "cuda.core"
+    include_dirs = environment.get("include_dirs") or []
+    options = cc.ProgramOptions(name="side_by_side_cuda_std_many.cu", arch=environment["arch"],
+                                include_path=list(include_dirs) or None)
+    many_source, many_names = kernels["cuda_std_many"]
+
+    def many():
+        source = fresh(many_source)
+        start = now_ns()
+        for name in many_names:
+            cc.Program(source, "c++", options=options).compile("cubin", name_expressions=(name,))
+        return now_ns() - start
+
+    compare(results, "compile_cuda_std_32_specializations",
+            [(system, many, "a Program.compile per specialization (32)")], args.quick, args.only)
+
+    first_source, first_names = kernels["cuda_std"]
+    second_source, second_names = kernels["cuda_std_second"]
+    if not args.only or "compile_cuda_std_second_kernel" in args.only:
+        try:  # the first kernel with these headers; a failure shows in the timed compiles
+            cc.Program(fresh(first_source), "c++", options=options).compile(
+                "cubin", name_expressions=first_names)
+        except Exception:
+            pass
+
+    def second():
+        source = fresh(second_source)
+        start = now_ns()
+        cc.Program(source, "c++", options=options).compile("cubin", name_expressions=second_names)
+        return now_ns() - start
+
+    compare(results, "compile_cuda_std_second_kernel",
+            [(system, second, "Program.compile (default options) after a first kernel")],
+            args.quick, args.only)
+
+
+def cupy_specialization_operations(cupy, args, results, kernels, environment):
+    """RawModule with the 32 name expressions; a second kernel's RawModule after a first."""
+    system = "CuPy"
+    operations = ("compile_cuda_std_32_specializations", "compile_cuda_std_second_kernel")
+    if all((operation, system) in results.skipped for operation in operations):
+        return  # no GPU: cupy_operations said why
+    include_options = tuple(f"-I{d}" for d in environment.get("include_dirs") or [])
+
+    def compile_module(source, names):
+        module = cupy.RawModule(code=fresh(source), options=include_options, backend="nvrtc",
+                                name_expressions=list(names))
+        start = now_ns()
+        module.compile()
+        return now_ns() - start
+
+    many_source, many_names = kernels["cuda_std_many"]
+    compare(results, "compile_cuda_std_32_specializations",
+            [(system, lambda: compile_module(many_source, many_names),
+              "RawModule(name_expressions=32).compile() of a never-seen source (CuPy's --pch)")],
+            args.quick, args.only)
+    first_source, first_names = kernels["cuda_std"]
+    second_source, second_names = kernels["cuda_std_second"]
+    if not args.only or "compile_cuda_std_second_kernel" in args.only:
+        try:  # the first kernel with these headers; a failure shows in the timed compiles
+            compile_module(first_source, first_names)
+        except Exception:
+            pass
+    compare(results, "compile_cuda_std_second_kernel",
+            [(system, lambda: compile_module(second_source, second_names),
+              "RawModule.compile() of a never-seen source after a first kernel (CuPy's --pch)")],
+            args.quick, args.only)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -488,6 +599,68 @@ def cuda_core_operations(cc, args, results, kernels, environment):
             quick, only)
     scratch.close(stream)
     stream.sync()
+    cuda_core_graph_operations(cc, device, stream, config, empty, results, quick, only)
+
+
+def cuda_core_graph_operations(cc, device, stream, config, empty, results, quick, only):
+    """The graph rows through cuda.core's GraphBuilder, with the same kernel and sizes as the C++
+    half: launches and replays per kernel (enqueue only), capture + instantiate per graph."""
+    system = "cuda.core"
+
+    def capture(kernels):
+        builder = device.create_graph_builder().begin_building()
+        for _ in range(kernels):
+            cc.launch(builder, config, empty)
+        builder.end_building()
+        return builder.complete()
+
+    for kernels in GRAPH_SIZES:
+        def launches(kernels=kernels):
+            start = now_ns()
+            for _ in range(kernels):
+                cc.launch(stream, config, empty)
+            elapsed = now_ns() - start
+            stream.sync()
+            return elapsed / kernels
+
+        compare(results, f"launch_{kernels}_kernels",
+                [(system, launches, f"launch() x {kernels}, per kernel")], quick, only)
+
+        replays = 1 if kernels >= LAUNCH_BURST else LAUNCH_BURST // kernels
+        graph = None
+        if not only or f"graph_replay_{kernels}" in only:
+            try:
+                graph = capture(kernels)
+            except Exception as error:  # an older cuda.core without graphs: reported, not fatal
+                results.skip(f"graph_replay_{kernels}", system, f"{type(error).__name__}: {error}")
+
+        def replay(graph=graph, kernels=kernels, replays=replays):
+            start = now_ns()
+            for _ in range(replays):
+                graph.launch(stream)
+            elapsed = now_ns() - start
+            stream.sync()
+            return elapsed / (replays * kernels)
+
+        if graph is not None:
+            compare(results, f"graph_replay_{kernels}",
+                    [(system, replay, f"Graph.launch of a GraphBuilder graph ({kernels} nodes), per kernel")],
+                    quick, only)
+
+        def capture_instantiate(kernels=kernels):
+            start = now_ns()
+            made = capture(kernels)
+            elapsed = now_ns() - start
+            del made  # destroyed outside the timing
+            return elapsed
+
+        compare(results, f"graph_capture_instantiate_{kernels}",
+                [(system, capture_instantiate,
+                  f"create_graph_builder().begin_building(), launch() x {kernels}, end_building(), complete()")],
+                quick, only)
+        if graph is not None:
+            stream.sync()
+            graph.close()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -952,6 +1125,7 @@ def main():
             pass
         say(f"cuda.core {versions['cuda.core']} ({cc.__name__})")
         try:
+            cuda_core_specialization_operations(cc, args, results, kernels, environment)
             cuda_core_operations(cc, args, results, kernels, environment)
         except Exception as error:
             say(f"cuda.core stopped: {type(error).__name__}: {error}")
@@ -984,6 +1158,7 @@ def main():
     else:
         try:
             cupy_operations(cupy, args, results, kernels, environment)
+            cupy_specialization_operations(cupy, args, results, kernels, environment)
         except Exception as error:
             say(f"CuPy stopped: {type(error).__name__}: {error}")
             for operation, _ in OPERATIONS:

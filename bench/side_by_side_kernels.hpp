@@ -37,4 +37,32 @@ extern "C" __global__ void eight(int a, double b, const int* in, signed char c,
 }
 )cuda";
 
+// Many specializations of one <cuda/std> kernel: rotate_n<T, N> for T in float, double and
+// N in 1..specializations_per_type (names built by specialization_names() here and in Python).
+constexpr const char* cuda_std_many_source = R"cuda(
+#include <cuda/std/complex>
+#include <cuda/std/array>
+template <typename T, int N>
+__global__ void rotate_n(cuda::std::complex<T>* data, T angle, int n) {
+    const cuda::std::array<T, 2> signs{T(1), T(-N)};
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) data[i] *= cuda::std::polar(signs[i % 2], angle * N);
+}
+)cuda";
+constexpr int specializations_per_type = 16;
+
+// Another kernel with the same headers as cuda_std_source: what a second compile costs when the
+// first one's headers can be reused (precompiled headers).
+constexpr const char* cuda_std_second_source = R"cuda(
+#include <cuda/std/complex>
+#include <cuda/std/array>
+template <typename T>
+__global__ void magnitude(const cuda::std::complex<T>* data, T* out, int n) {
+    const cuda::std::array<T, 2> weights{T(0.5), T(2)};
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = cuda::std::abs(data[i]) * weights[i % 2];
+}
+)cuda";
+constexpr const char* cuda_std_second_name_expression = "magnitude<float>";
+
 }  // namespace cudacore::bench::side_by_side

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer, the
 # library compiled the same way) in ${FUZZ_BUILD_DIR:-build-fuzz} and runs each one, starting
-# from the committed seed corpus in fuzz/corpus/. FUZZ_SECONDS (default 60) is the total time,
+# from the committed seed corpus in fuzz/corpus/. FUZZ_SECONDS (default 90) is the total time,
 # shared between the targets. Any crash, sanitizer report or leak fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,14 +11,14 @@ bash scripts/install-packages.sh clang libclang-rt-14-dev
 
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
-targets=(deserialize cache_entry)
+targets=(deserialize cache_entry inspect code_validation)
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="$cuda_home" \
   -DCUDACORE_BUILD_FUZZERS=ON -DCUDACORE_BUILD_TESTS=OFF -DCUDACORE_BUILD_BENCHMARKS=OFF \
   -DCUDACORE_BUILD_TOOLS=OFF >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
-total="${FUZZ_SECONDS:-60}"
+total="${FUZZ_SECONDS:-90}"
 per_target=$(( total / ${#targets[@]} ))
 [ "$per_target" -lt 1 ] && per_target=1
 for target in "${targets[@]}"; do

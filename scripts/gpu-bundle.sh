@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Builds a compact, stripped Release tree for running on a GPU machine that lacks the build
-# dependencies, and packs it as BUNDLE_DIR/build.tar.gz (unpack there and run
-# scripts/gpu-check.sh on it). Shared libraries the GPU machine may lack (Google Benchmark,
+# Builds (or updates) ${BUILD_DIR:-build} and packs a stripped copy of its programs as
+# BUNDLE_DIR/build.tar.gz, for a GPU machine that lacks the build dependencies (unpack it there
+# and run scripts/gpu-check.sh on it). Shared libraries the GPU machine may lack (Google Benchmark,
 # OpenSSL's libcrypto) travel in runtime-libs/, which gpu-check.sh puts on LD_LIBRARY_PATH.
 #   scripts/gpu-bundle.sh BUNDLE_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bundle="$1"
-build_dir="${GPU_BUILD_DIR:-build-gpu}"
+build_dir="${BUILD_DIR:-build}"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUDAToolkit_ROOT="$cuda_home" \
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" -DCUDAToolkit_ROOT="$cuda_home" \
   ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
 stage="$(mktemp -d)"

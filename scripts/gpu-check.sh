@@ -2,7 +2,12 @@
 # Runs a prebuilt tree's tests, CLI checks and benchmarks on a GPU machine, without CTest (so the
 # build folder may have moved), and writes OUT_DIR/summary.txt and OUT_DIR/logs.tar.gz (one log
 # per program).
-#   scripts/gpu-check.sh BUILD_DIR OUT_DIR [tests|bench|all]
+#   scripts/gpu-check.sh BUILD_DIR OUT_DIR [tests|bench|all|sanitize]
+# sanitize: every GPU test program (and the helper programs they start) under
+#   compute-sanitizer --leak-check full --target-processes all; prints leaks and errors per program
+#   and in total. Tests that make driver calls fail on purpose are listed in
+#   tests/sanitize_expected_errors.txt: they run in a second pass whose counts are shown apart.
+#   Exits 1 when the first pass finds any leak or error. COMPUTE_SANITIZER overrides the tool's path.
 # Shared libraries the build needs and the GPU machine may lack can be put in BUILD_DIR/runtime-libs.
 set -uo pipefail
 build="$(cd "$1" && pwd)"; out="$2"; what="${3:-all}"
@@ -32,6 +37,71 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     note "$(printf '%-44s rc=%-3s passed=%-3s failed=%-3s skipped=%s' "$name" "$rc" "$passed" "$failed" "$skipped")"
     grep -E '^\[  FAILED  \] [A-Za-z]|^\[  SKIPPED \] [A-Za-z]' "$out/$name.log" | sort -u | sed 's/^/    /' | tee -a "$summary" >/dev/null
   done
+  # cudacore::mpi (when built and mpirun is here): its tests on 4 ranks, and the autotune example
+  # on 2 ranks, one per GPU where there are two, sharing the GPU where there is one.
+  if command -v mpirun >/dev/null && [ -x "$build/examples/example_mpi_autotune" ]; then
+    mpi_flags=(--oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none -x LD_LIBRARY_PATH)
+    [ "$(id -u)" = 0 ] && mpi_flags+=(--allow-run-as-root)
+    for t in "$build"/tests/cpu_mpi_*; do
+      [ -x "$t" ] || continue
+      name=$(basename "$t")
+      timeout 300 mpirun "${mpi_flags[@]}" -np 4 "$t" --gtest_color=no >"$out/$name.log" 2>&1
+      note "$(printf '%-44s rc=%-3s (mpirun -np 4) passed=%s failed=%s' "$name" "$?" \
+        "$(grep -c '^\[       OK \]' "$out/$name.log")" "$(grep -c '^\[  FAILED  \] [A-Za-z]' "$out/$name.log")")"
+    done
+    gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+    share=(); [ "$gpus" -lt 2 ] && share=(--share-devices)
+    timeout 300 mpirun "${mpi_flags[@]}" -np 2 "$build/examples/example_mpi_autotune" "${share[@]}" \
+      >"$out/mpi_autotune.log" 2>&1
+    note "mpi autotune, 2 ranks on $gpus GPU(s): rc=$? $(grep -m1 -i 'fastest' "$out/mpi_autotune.log") $(grep -m1 -i 'all ranks' "$out/mpi_autotune.log")"
+  fi
+fi
+
+if [ "$what" = sanitize ]; then
+  here="$(cd "$(dirname "$0")" && pwd)"
+  expected_list="$here/../tests/sanitize_expected_errors.txt"
+  sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
+  note "sanitize: $("$sanitizer" --version 2>/dev/null | tail -1)"
+  # Sums the per-process logs of one run: "leaks bytes errors api_errors".
+  count_logs() {
+    cat "$1"/*.log 2>/dev/null | awk '
+      /LEAK SUMMARY: [0-9]+ bytes leaked in [0-9]+ allocations/ {
+        for (i = 1; i <= NF; i++) { if ($i == "SUMMARY:") bytes += $(i+1); if ($i == "in") leaks += $(i+1) } }
+      /ERROR SUMMARY: [0-9]+ error/ { for (i = 1; i <= NF; i++) if ($i == "SUMMARY:") total += $(i+1) }
+      /Program hit / { api += 1 }
+      END { errors = total - leaks; if (errors < 0) errors = 0; printf "%d %d %d %d\n", leaks, bytes, errors, api }'
+  }
+  unexpected=0; total_leaks=0; total_errors=0; provoked=0
+  for t in "$build"/tests/gpu_*; do
+    [ -x "$t" ] || continue
+    name=$(basename "$t")
+    on_purpose=$(awk -v p="$name" '$1 == p { printf "%s%s", sep, $2; sep = ":" }' "$expected_list")
+    for pass in clean provoked; do
+      if [ "$pass" = clean ]; then filter="-${on_purpose}"; else filter="$on_purpose"; fi
+      [ "$pass" = provoked ] && [ -z "$on_purpose" ] && continue
+      logs="$out/sanitize/$name.$pass"; mkdir -p "$logs"
+      timeout 1200 "$sanitizer" --tool memcheck --leak-check full --target-processes all \
+        --error-exitcode 86 --log-file "$logs/%p.log" \
+        "$t" --gtest_color=no --gtest_filter="$filter" >"$out/$name.$pass.sanitized.log" 2>&1
+      rc=$?
+      read -r leaks bytes errors api <<<"$(count_logs "$logs")"
+      failed=$(grep -c '^\[  FAILED  \] [A-Za-z]' "$out/$name.$pass.sanitized.log")
+      note "$(printf '%-30s %-8s rc=%-3s leaks=%-4s (%s bytes) errors=%-4s (api %s) failed tests=%s' \
+        "$name" "$pass" "$rc" "$leaks" "$bytes" "$errors" "$api" "$failed")"
+      if [ "$pass" = clean ]; then
+        total_leaks=$((total_leaks + leaks)); total_errors=$((total_errors + errors))
+        [ $((leaks + errors)) -gt 0 ] && unexpected=1
+        # Where they come from: the first reports.
+        grep -h -m3 -E 'Leaked [0-9]+ bytes|Program hit|Invalid ' "$logs"/*.log 2>/dev/null | sed 's/^/    /' | tee -a "$summary" >/dev/null
+      else
+        provoked=$((provoked + errors))
+      fi
+    done
+  done
+  note "sanitize total: leaks=$total_leaks errors=$total_errors (unexpected), $provoked error(s) provoked on purpose"
+  tar -C "$out" -czf "$final/logs.tar.gz" .
+  note "== done"
+  exit "$unexpected"
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then

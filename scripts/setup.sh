@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-packages.sh cmake ninja-build g++ libgtest-dev libbenchmark-dev \
-  libcli11-dev libxxhash-dev libssl-dev nlohmann-json3-dev "$@"
+  libcli11-dev libxxhash-dev libssl-dev nlohmann-json3-dev llvm-14 libdlpack-dev "$@"
 # Open MPI: the optional cudacore::mpi component, its tests (mpirun) and benchmark.
 bash scripts/install-packages.sh libopenmpi-dev openmpi-bin
 
@@ -16,6 +16,20 @@ if [ ! -f "$cuda_home/include/cuda.h" ]; then
   exit 1
 fi
 export PATH="$cuda_home/bin:$PATH"
+
+# libNVVM (with nvvm.h and libdevice) and nvml.h come with a full toolkit; where they are missing,
+# NVIDIA's Python packages provide them, installed into .deps/python (found by CMakeLists.txt).
+python_deps=()
+[ -f "$cuda_home/nvvm/include/nvvm.h" ] || python_deps+=("nvidia-nvvm==13.0.*")
+[ -f "$cuda_home/include/nvml.h" ] || python_deps+=("nvidia-nvml-dev==13.0.*")
+# One pip call for all of them: they share the nvidia/ folder, which --target replaces.
+if [ ${#python_deps[@]} -gt 0 ] && [ "$(cat .deps/python/.installed 2>/dev/null)" != "${python_deps[*]}" ]; then
+  echo "installing ${python_deps[*]} into .deps/python"
+  rm -rf .deps/python
+  PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --disable-pip-version-check --no-deps \
+    --target .deps/python "${python_deps[@]}"
+  echo "${python_deps[*]}" >.deps/python/.installed
+fi
 
 build_dir="${BUILD_DIR:-build}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -2,9 +2,16 @@
 //
 // Ownership: copies share one allocation (cheap, like Stream); it is freed, on the stream it was
 // allocated on, when the last copy goes, or earlier by close(). A Buffer holds its
-// MemoryResource and that stream, so both outlive the memory. Buffer::from_handle wraps memory the
-// caller owns and never frees it. Destruction never throws; release errors are ignored (the
-// driver may be shut down at exit), in any order, at any time.
+// MemoryResource and that stream, so both outlive the memory. Buffer::from_handle hands memory
+// allocated elsewhere to a resource, an owner or a deleter, which frees it in the same way;
+// Buffer::wrap_unowned wraps memory the caller keeps owning and never frees it. Destruction never
+// throws; release errors are ignored (the driver may be shut down at exit), in any order, at any
+// time. Memory still held when the process exits (buffers in static objects, std::exit) is freed
+// by an exit handler that runs before the driver's own teardown; a Buffer destroyed after that
+// finds itself closed and frees nothing.
+//
+// Size 0: allocate(0) gives an empty, open buffer of that resource (address 0, nothing freed), as
+// cuda.core does; copies and fills of it do nothing.
 //
 // Errors: using a closed (or default-constructed) buffer, copying between ranges of different
 // sizes and null host pointers throw InvalidArgumentError naming the buffer and the sizes; failed
@@ -21,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ranges>
 #include <span>
@@ -37,19 +45,59 @@ public:
     // one. Useful as a placeholder.
     Buffer() noexcept = default;
 
-    // Wraps `size` bytes at `pointer`, which the caller owns, keeps valid while the Buffer is
-    // used, and frees itself: the Buffer never frees it. With a resource, accessibility and
-    // device are the resource's (and it is kept alive); without one they are asked of the driver
-    // (cuPointerGetAttribute), which must know the memory. Throws InvalidArgumentError for a null
-    // pointer or size 0.
+    // Frees `pointer` (how it is freed, once, when the last copy goes or at close()):
+    using Deleter = std::function<void(CUdeviceptr pointer, std::size_t size)>;
+
+    // Hands `size` bytes at `pointer`, which `resource` allocated, to that resource: it frees
+    // them (resource->deallocate on the default stream, or close(stream)'s) when the last copy
+    // goes, as cuda.core's Buffer.from_handle(ptr, size, mr) does. Accessibility and device are
+    // the resource's. Throws InvalidArgumentError for a null pointer, size 0 or a null resource
+    // (wrap memory that must not be freed with wrap_unowned).
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
-                              std::shared_ptr<MemoryResource> resource = nullptr);
+                              std::shared_ptr<MemoryResource> resource);
+    // Keeps `owner` (anything that frees the memory when it goes: a std::shared_ptr<void> with
+    // its own deleter, a holder object...) alive until the last copy goes or close(), then drops
+    // it. With a resource, accessibility and device are the resource's (it is not asked to free
+    // anything); without one they are asked of the driver (cuPointerGetAttribute), which must
+    // know the memory. Throws InvalidArgumentError for a null pointer, size 0 or a null owner.
+    static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
+                              std::shared_ptr<MemoryResource> resource,
+                              std::shared_ptr<void> owner);
+    // Calls `deleter(pointer, size)` once, when the last copy goes or at close() (a throwing
+    // deleter's error reaches close(); from a destructor it is ignored). Resource as above.
+    // Throws InvalidArgumentError for a null pointer, size 0 or an empty deleter.
+    static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
+                              std::shared_ptr<MemoryResource> resource, Deleter deleter);
     static Buffer from_handle(void* pointer, std::size_t size,
-                              std::shared_ptr<MemoryResource> resource = nullptr) {
+                              std::shared_ptr<MemoryResource> resource) {
         return from_handle(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource));
     }
+    static Buffer from_handle(void* pointer, std::size_t size,
+                              std::shared_ptr<MemoryResource> resource,
+                              std::shared_ptr<void> owner) {
+        return from_handle(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource),
+                           std::move(owner));
+    }
+    static Buffer from_handle(void* pointer, std::size_t size,
+                              std::shared_ptr<MemoryResource> resource, Deleter deleter) {
+        return from_handle(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource),
+                           std::move(deleter));
+    }
 
-    // The address (0 once closed), as a device pointer and as a host pointer.
+    // Wraps `size` bytes at `pointer` WITHOUT taking ownership: the caller keeps the memory
+    // valid while the Buffer is used and frees it itself; the Buffer never frees it. With a
+    // resource, accessibility and device are the resource's (and it is kept alive); without one
+    // they are asked of the driver (cuPointerGetAttribute), which must know the memory. Throws
+    // InvalidArgumentError for a null pointer or size 0.
+    static Buffer wrap_unowned(CUdeviceptr pointer, std::size_t size,
+                               std::shared_ptr<MemoryResource> resource = nullptr);
+    static Buffer wrap_unowned(void* pointer, std::size_t size,
+                               std::shared_ptr<MemoryResource> resource = nullptr) {
+        return wrap_unowned(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource));
+    }
+
+    // The address (0 once closed, and for an empty buffer of size 0), as a device pointer and as
+    // a host pointer.
     CUdeviceptr handle() const noexcept;
     void* data() const noexcept { return reinterpret_cast<void*>(handle()); }
     // The size in bytes (kept after close, for messages).
@@ -57,14 +105,19 @@ public:
     // True after close() and for a default-constructed buffer.
     bool is_closed() const noexcept;
     explicit operator bool() const noexcept { return !is_closed(); }
-    // False for Buffer::from_handle.
+    // Whether the buffer frees its memory (false for wrap_unowned and once closed).
     bool owns_memory() const noexcept;
 
     bool is_device_accessible() const;
     bool is_host_accessible() const;
+    // Managed memory: its resource's is_managed(), or without a resource what the driver says
+    // (CU_POINTER_ATTRIBUTE_IS_MANAGED). Throws InvalidArgumentError when closed.
+    bool is_managed() const;
+    // The device the memory belongs to; -1 for memory bound to no device (pinned host memory, as
+    // cuda.core reports), for which device() throws InvalidArgumentError.
     int device_ordinal() const;
     Device device() const;
-    // Null for from_handle without a resource.
+    // Null once closed, and for buffers made without a resource.
     const std::shared_ptr<MemoryResource>& memory_resource() const noexcept;
 
     // Asynchronous copies on `stream`; both sides must have the same size. Host memory must stay
@@ -96,10 +149,13 @@ public:
     // of 4), asynchronously on `stream`.
     void fill_byte(std::uint8_t value, const Stream& stream) const;
     void fill_uint32(std::uint32_t pattern, const Stream& stream) const;
+    // Sets every 16-bit word to `pattern` (cuMemsetD16Async; the size must be a multiple of 2).
+    void fill_uint16(std::uint16_t pattern, const Stream& stream) const;
 
     // Frees the memory now, ordered on `stream` (work enqueued before on that stream may still use
     // it); without a stream, on the stream it was allocated on. Every copy of this Buffer becomes
-    // closed. Closing a closed buffer does nothing; a from_handle buffer is only marked closed.
+    // closed and drops its resource. Closing a closed buffer does nothing; a wrap_unowned buffer
+    // is only marked closed.
     // Throws DriverError when freeing fails (the buffer is closed all the same).
     void close(const Stream& stream);
     void close();

@@ -2,7 +2,8 @@
 //
 // In the key (each field length-prefixed, so no two inputs run together):
 //   - a key-format tag ("cudacore-program-cache-key-v1"), bumped whenever this list changes;
-//   - the source text and source type (C++ or PTX);
+//   - the source text and source type (C++, PTX or NVVM IR); for NVVM IR also every extra
+//     source (name and bytes), whether libdevice is linked, and the libNVVM version;
 //   - the target code type;
 //   - the canonical flags, Program::flags(target): arch (resolved from the device when unset),
 //     every option, macro definitions, include paths (the paths, not what is in them);

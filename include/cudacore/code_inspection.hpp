@@ -39,8 +39,9 @@ std::optional<CodeType> try_detect_code_type(std::string_view code) noexcept;
 // The code type; throws InvalidArgumentError (naming the size and first bytes) when unknown.
 CodeType detect_code_type(std::string_view code);
 
-// Everything the bytes tell. Throws InvalidArgumentError when the type is unknown or a cubin /
-// fatbin is truncated or malformed.
+// Everything the bytes tell. Throws InvalidArgumentError when the type is unknown or the
+// container (cubin, object, fatbin, library, LTO-IR) is truncated or malformed. Safe on hostile
+// input: the work and memory it takes are proportional to the input's size.
 CodeInfo inspect_code(std::string_view code);
 // The same for an ObjectCode, trusting its declared code type.
 CodeInfo inspect_code(const ObjectCode& code);

@@ -7,8 +7,10 @@
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/context.hpp"
+#include "cudacore/device_properties.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/stream.hpp"
+#include "cudacore/system_info.hpp"
 
 #include <cuda.h>
 
@@ -54,6 +56,13 @@ public:
     // Every attribute the driver reports, by its CU_DEVICE_ATTRIBUTE_ name (without the prefix,
     // lower case: "max_threads_per_block"). Attributes this driver rejects are left out.
     std::map<std::string, int> attributes() const;
+    // Every attribute as a typed member, read on first call and cached per device (the
+    // reference stays valid for the life of the process; thread-safe).
+    const DeviceProperties& properties() const;
+
+    // This GPU as NVML sees it (matched by UUID): utilisation, temperature, power, clocks.
+    // Throws LoaderError when NVML is absent (see system_info.hpp).
+    system::SystemDevice system_device() const;
 
     // The primary context, retained while the returned Context (or anything holding it) lives.
     Context context() const;
@@ -84,7 +93,8 @@ public:
 
     // The device's default memory resource: one DeviceMemoryResource per device on its default
     // memory pool, created on first use and kept for the life of the process (so it holds the
-    // primary context from then on).
+    // primary context from then on). A device without memory pools
+    // (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 0) gets a SynchronousMemoryResource instead.
     std::shared_ptr<MemoryResource> memory_resource() const;
     // `size` bytes of device memory from memory_resource(), ordered on `stream` (see
     // MemoryResource::allocate for what it throws).

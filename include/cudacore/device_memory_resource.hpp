@@ -16,6 +16,7 @@
 // from an imported pool cannot allocate; it only imports buffers other processes exported.
 #pragma once
 
+#include "cudacore/memory_pool.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>
@@ -50,19 +51,32 @@ struct DeviceMemoryResourceOptions {
     std::size_t max_size = 0;
 };
 
+// A pool that cudacore creates for one resource (cuMemPoolCreate), not shared with cuMemAllocAsync.
+struct DeviceMemoryPoolOptions {
+    // Most bytes the pool may reserve; allocations beyond it fail with CUDA_ERROR_OUT_OF_MEMORY
+    // naming this limit. 0: the driver's default (no cudacore limit).
+    std::size_t max_size = 0;
+    // Bytes of freed memory the pool keeps reserved across synchronisations. Empty: the driver's
+    // default (0).
+    std::optional<std::uint64_t> release_threshold;
+    // Handle types the pool may be shared as (CUmemAllocationHandleType bits), for inter-process
+    // pools; each must be in CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES.
+    unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;
+};
+
 class DeviceMemoryResource final : public MemoryResource {
 public:
+    struct OwnedPoolTag {};
     // The default pool of `device`. Throws NoDriverError / DriverError (a device without memory
     // pools gives CUDA_ERROR_NOT_SUPPORTED).
     explicit DeviceMemoryResource(const Device& device,
                                   const DeviceMemoryResourceOptions& options = {});
     // Adopts a pool imported from another process (import_memory_pool in ipc.hpp makes it).
     DeviceMemoryResource(const Device& device, const detail::ImportedPool& imported);
-    ~DeviceMemoryResource() override;
 
     // IPC: whether the pool is shareable (ipc_enabled, or imported), whether it was imported, and
     // the pool's identity (random, made by the exporter; all zero for a default pool).
-    bool is_ipc_enabled() const noexcept { return owns_pool_ || imported_; }
+    bool is_ipc_enabled() const noexcept { return ipc_pool_ || imported_; }
     bool is_imported() const noexcept { return imported_; }
     const std::array<unsigned char, 16>& ipc_pool_id() const noexcept { return ipc_id_; }
 
@@ -74,6 +88,20 @@ public:
     // every user of that pool.
     std::vector<Device> peer_accessible_by() const;
     void set_peer_accessible_by(const std::vector<Device>& devices);
+    // A new pool of `device` owned by this resource (destroyed with it; its buffers hold it).
+    // Throws InvalidArgumentError for a handle type the device does not support, DriverError
+    // (CUDA_ERROR_NOT_SUPPORTED on a device without memory pools). Prefer create_owned_pool().
+    DeviceMemoryResource(OwnedPoolTag, const Device& device, const DeviceMemoryPoolOptions& options);
+    static std::shared_ptr<DeviceMemoryResource> create_owned_pool(
+        const Device& device, const DeviceMemoryPoolOptions& options = {});
+    ~DeviceMemoryResource() override;
+
+    // True for a pool made by create_owned_pool, false for the device's default pool.
+    bool owns_pool() const noexcept { return owns_pool_; }
+    // The pool's max_size (0: the driver's default).
+    std::size_t max_size() const noexcept { return max_size_; }
+    // Every attribute of the pool, readable and settable; holds this resource.
+    MemoryPool memory_pool() const;
 
     CUmemoryPool pool() const noexcept { return pool_; }
 
@@ -103,9 +131,11 @@ private:
     std::shared_ptr<detail::ContextBox> context_;
     CUmemoryPool pool_ = nullptr;
     int ordinal_ = 0;
-    bool owns_pool_ = false;  // ipc_enabled: made by cuMemPoolCreate, destroyed with the resource
+    bool owns_pool_ = false;  // made by cuMemPoolCreate (ipc_enabled or create_owned_pool), destroyed with the resource
+    bool ipc_pool_ = false;   // made shareable (ipc_enabled)
     bool imported_ = false;   // imported from another process (also destroyed with the resource)
     std::array<unsigned char, 16> ipc_id_{};
+    std::size_t max_size_ = 0;
 };
 
 }  // namespace cudacore

@@ -126,6 +126,21 @@ public:
 std::string driver_status_name(CUresult status);
 std::string driver_status_text(CUresult status);
 
+// An NVML call failed (system information: utilisation, temperature, power, clocks). Carries
+// the call, NVML's status number and text, and the device involved.
+class NvmlError : public Error {
+public:
+    NvmlError(std::string call, int status, std::string status_text, std::string object);
+    const std::string& call() const noexcept { return call_; }
+    int status() const noexcept { return status_; }
+    const std::string& status_text() const noexcept { return status_text_; }
+
+private:
+    std::string call_;
+    int status_;
+    std::string status_text_;
+};
+
 // First line of a compiler or linker log that reports an error (or the first non-empty line).
 std::string first_error_line(const std::string& log);
 

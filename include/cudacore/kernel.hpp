@@ -108,9 +108,11 @@ public:
     // "kernel 'saxpy' (cubin 'saxpy', 5120 bytes)": used in every error message about it.
     const std::string& description() const noexcept;
 
-    // Parameter layout, queried once when the Kernel was made.
-    const std::vector<KernelParameter>& parameters() const noexcept;
-    std::size_t parameter_count() const noexcept { return parameters().size(); }
+    // Parameter layout, queried from the driver once, on first use (this call or the first
+    // launch); thread-safe. The count comes from the driver, else from the cubin or PTX, else
+    // by probing. Throws DriverError when that query fails.
+    const std::vector<KernelParameter>& parameters() const;
+    std::size_t parameter_count() const { return parameters().size(); }
 
     int attribute(CUfunction_attribute attribute, const Device& device = Device::current()) const;
     KernelAttributes attributes(const Device& device = Device::current()) const;

@@ -12,10 +12,15 @@ namespace cudacore {
 
 class Linker {
 public:
-    // Throws InvalidArgumentError when `inputs` is empty.
+    // Throws InvalidArgumentError when `inputs` is empty, or when an input's container
+    // structure (ELF tables, fatbin entries, archive members, LTO-IR header) is malformed; the
+    // message names the input (index and name) and what is wrong. Checked here because
+    // nvJitLink and the driver's linker crash on some malformed inputs instead of failing.
     Linker(std::vector<ObjectCode> inputs, LinkerOptions options = {});
 
-    // Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure,
+    // Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure (for
+    // a verbose link, LinkerOptions::verbose or ptxas's -v, the info log too), and info_log() /
+    // error_log() hold the backend's logs after success and failure alike;
     // CompilerApiError when nvJitLink rejects the flags, LoaderError when neither nvJitLink nor
     // a driver can be loaded. The driver fallback uses the current device's primary context.
     ObjectCode link(CodeType target = CodeType::cubin);

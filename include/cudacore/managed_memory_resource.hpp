@@ -6,9 +6,11 @@
 // std::make_shared. Thread-safe.
 #pragma once
 
+#include "cudacore/memory_location.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <memory>
+#include <optional>
 
 namespace cudacore {
 
@@ -20,8 +22,19 @@ class Buffer;
 class Device;
 class Stream;
 
+// Advice applied to every allocation (cuMemAdvise), so its pages start where they are wanted.
+struct ManagedMemoryResourceOptions {
+    // CU_MEM_ADVISE_SET_PREFERRED_LOCATION: a device, the host or a host NUMA node.
+    std::optional<MemoryLocation> preferred_location;
+    // CU_MEM_ADVISE_SET_READ_MOSTLY.
+    bool read_mostly = false;
+};
+
 class ManagedMemoryResource final : public MemoryResource {
 public:
+    // With advice applied to each allocation; a failing advice frees the memory and throws
+    // DriverError naming it.
+    ManagedMemoryResource(const Device& device, const ManagedMemoryResourceOptions& options);
     // Allocates through the primary context of `device`. Throws NoDriverError without a driver.
     explicit ManagedMemoryResource(const Device& device);
     // Device 0.
@@ -30,8 +43,10 @@ public:
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return true; }
+    bool is_managed() const noexcept override { return true; }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
+    const ManagedMemoryResourceOptions& options() const noexcept { return options_; }
 
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
@@ -40,13 +55,15 @@ protected:
 private:
     std::shared_ptr<detail::ContextBox> context_;
     int ordinal_ = 0;
+    ManagedMemoryResourceOptions options_;
 };
 
 // Migrates the pages of a managed buffer to `device` / to host memory, asynchronously on
 // `stream` (cuMemPrefetchAsync): later work on that stream finds them there. Host code may read
 // after the stream has reached this point (stream.sync()). Throws InvalidArgumentError for a
-// closed buffer, DriverError when the memory is not managed or the device cannot prefetch
-// (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0).
+// closed buffer and for memory that is not managed ("not a managed-memory allocation", naming
+// the buffer), DriverError when the device cannot prefetch
+// (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0). An empty buffer of size 0 does nothing.
 void prefetch(const Buffer& buffer, const Device& device, const Stream& stream);
 void prefetch_to_host(const Buffer& buffer, const Stream& stream);
 

@@ -38,8 +38,9 @@ public:
 
     // `size` bytes, usable by work enqueued on `stream` after this call (stream-ordered resources)
     // or at once (the others). The Buffer frees them on `stream` when its last copy goes, unless
-    // closed earlier. Throws InvalidArgumentError for size 0 or a resource not owned by a
-    // shared_ptr, DriverError when the driver cannot allocate (CUDA_ERROR_OUT_OF_MEMORY...).
+    // closed earlier. Size 0 gives an empty buffer of this resource (address 0, nothing
+    // allocated or freed), as in cuda.core. Throws InvalidArgumentError for a resource not owned
+    // by a shared_ptr, DriverError when the driver cannot allocate (CUDA_ERROR_OUT_OF_MEMORY...).
     Buffer allocate(std::size_t size, const Stream& stream);
 
     // Frees memory this resource allocated, ordered on `stream`. Buffers call this themselves;
@@ -49,8 +50,11 @@ public:
     // Whether kernels on the device / code on the host may dereference the memory.
     virtual bool is_device_accessible() const noexcept = 0;
     virtual bool is_host_accessible() const noexcept = 0;
-    // The device the memory belongs to (for host and managed memory: the device whose context
-    // allocates it).
+    // Whether the memory is managed (unified) memory; false unless a resource says otherwise.
+    virtual bool is_managed() const noexcept { return false; }
+    // The device the memory belongs to (managed memory: the device whose context allocates it);
+    // -1 for memory bound to no device (pinned host memory), for which device() throws
+    // InvalidArgumentError.
     virtual int device_ordinal() const noexcept = 0;
     Device device() const;
     // What the resource is, for error messages ("memory pool of device 0").

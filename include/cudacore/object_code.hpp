@@ -35,7 +35,8 @@ struct ObjectCodeState;
 
 class ObjectCode {
 public:
-    // Takes the code bytes as they are. Throws InvalidArgumentError when `code` is empty.
+    // Takes the code bytes as they are. Throws InvalidArgumentError when `code` is empty. The
+    // bytes' structure is checked when they are linked (Linker) or loaded (get_kernel, load).
     static ObjectCode from_bytes(CodeType type, std::string code, std::string name = {},
                                  SymbolMap symbols = {});
     static ObjectCode from_cubin(std::string code, std::string name = {}, SymbolMap symbols = {});
@@ -98,7 +99,9 @@ public:
     // even when many threads ask at once, and into the current device's context (Device::current())
     // so that code for another arch fails then. The outcome is kept: a failure (no driver: the
     // NoDriverError; code for another arch, corrupt bytes: DriverError naming the kernel, code
-    // type, size and device arch) is thrown again, identically, on every later use. LTO-IR and
+    // type, size and device arch; malformed container structure, checked before the driver is
+    // touched because its loader crashes on some: InvalidArgumentError naming the code and what
+    // is wrong) is thrown again, identically, on every later use. LTO-IR and
     // relocatable objects/libraries are refused with InvalidArgumentError saying to link them;
     // PTX is JIT-compiled by the driver. Copies share the loaded library; it is unloaded when
     // the last ObjectCode or Kernel using it is gone (and kernels launched from it are done).

@@ -31,7 +31,10 @@ public:
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return true; }
-    int device_ordinal() const noexcept override { return ordinal_; }
+    // -1: pinned memory is bound to no device (as cuda.core reports); it is usable from all.
+    int device_ordinal() const noexcept override { return -1; }
+    // The device whose primary context allocates the memory.
+    int allocating_device_ordinal() const noexcept { return ordinal_; }
     std::string description() const override;
 
 protected:

@@ -8,11 +8,19 @@
 
 #include "cudacore/linker_options.hpp"
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace cudacore {
+
+// An extra NVVM IR module (text or bitcode) linked with the program's own by libNVVM.
+struct NamedSource {
+    std::string name;
+    std::string code;
+    bool operator==(const NamedSource&) const = default;
+};
 
 // A macro for define_macro: -D<name> or -D<name>=<value>.
 struct MacroDefinition {
@@ -76,16 +84,32 @@ struct ProgramOptions {
     std::optional<std::string> fdevice_time_trace;  // --fdevice-time-trace=<json file>
     std::optional<std::string> frandom_seed;        // --frandom-seed=<seed>
     std::optional<std::string> ofast_compile;       // --Ofast-compile=max|mid|min|0
-    std::optional<bool> pch;                        // --pch (automatic precompiled headers)
+    // --pch: NVRTC's automatic precompiled headers. Unset: on for C++ programs (unless create_pch
+    // or use_pch asks for explicit PCH files); false turns it off. A later program whose leading
+    // #includes and options match an earlier one's in this process reuses its headers' parse.
+    // PCH never fails a compile: see Program::pch_status().
+    std::optional<bool> pch;
     std::optional<std::string> create_pch;          // --create-pch=<file>
     std::optional<std::string> use_pch;             // --use-pch=<file>
     std::optional<std::string> pch_dir;             // --pch-dir=<dir>
-    std::optional<bool> pch_verbose;                // --pch-verbose=true|false
+    // --pch-verbose=true|false. Unset with automatic PCH: false, so the log does not list every
+    // earlier PCH that did not match.
+    std::optional<bool> pch_verbose;
     std::optional<bool> pch_messages;               // --pch-messages=true|false
     std::optional<bool> instantiate_templates_in_pch;  // --instantiate-templates-in-pch=true|false
+    // The size of NVRTC's PCH heap in bytes (nvrtcSetPCHHeapSize before compiling; not a flag).
+    // PROCESS-WIDE: the last compile that sets it wins. Unset: NVRTC's size (256 MiB in NVRTC 13),
+    // grown automatically when a compile reports it too small for a PCH.
+    std::optional<std::size_t> pch_heap_size;
 
     // Passed to the backend as they are, after every flag above.
     std::vector<std::string> extra_flags;
+
+    // NVVM IR programs only (refused for C++ and PTX): more IR modules that libNVVM links with
+    // the program's own, in order; and libdevice (the math library, libdevice.10.bc beside
+    // libNVVM) added lazily, so only the functions the program calls are linked in.
+    std::vector<NamedSource> extra_sources;
+    std::optional<bool> use_libdevice;
 
     bool operator==(const ProgramOptions&) const = default;
 };
@@ -104,8 +128,19 @@ std::string resolve_arch(const ProgramOptions& options);
 // adds -dlto when link_time_optimization is not already set (the ltoir target needs it).
 std::vector<std::string> nvrtc_flags(const ProgramOptions& options, bool lto = false);
 
+// Whether compiling `options` uses NVRTC's automatic PCH (pch, or pch unset and no explicit
+// create_pch / use_pch).
+bool uses_automatic_pch(const ProgramOptions& options);
+
 // The toolkit include directories added when toolkit_include_path is set (those that exist).
 std::vector<std::string> toolkit_include_dirs();
+
+// The libNVVM flags for an NVVM IR program, in NVVM's own spelling and a fixed order: -arch=
+// compute_NN (from arch, sm_NN read as compute_NN), -opt=0|3 (device_code_optimize), -g (debug),
+// -ftz=, -prec-sqrt=, -prec-div=, -fma= (0|1), -gen-lto (link_time_optimization, or `lto` for
+// the ltoir target), then extra_flags. Any other option set is refused with
+// InvalidArgumentError naming each field, since libNVVM has no such flag.
+std::vector<std::string> nvvm_flags(const ProgramOptions& options, bool lto = false);
 
 // The LinkerOptions that compile a PTX program the way `options` asks (arch, debug, lineinfo,
 // max_register_count, ftz, prec_*, fma, ptxas_options, link_time_optimization, split_compile,

@@ -22,11 +22,15 @@ struct StreamBox;
 class Device;
 class Event;
 struct EventOptions;
+class GraphBuilder;
+enum class CaptureMode : int;  // graph_builder.hpp
 
 struct StreamOptions {
     // Does not synchronise with the legacy default stream.
     bool non_blocking = true;
-    // Lower numbers are higher priority; clamped by the driver to its range. Empty: default.
+    // Lower numbers are higher priority. Must lie in the device's range
+    // (cuCtxGetStreamPriorityRange, e.g. -5 .. 0): a value outside it is an InvalidArgumentError
+    // naming the range (as cuda.core raises), not clamped. Empty: default.
     std::optional<int> priority;
 };
 
@@ -54,6 +58,12 @@ public:
     void sync() const;
     // True when all work enqueued so far has finished.
     bool is_done() const;
+    // Begins recording this stream's work into a graph (include cudacore/graph_builder.hpp;
+    // relaxed mode by default): see GraphBuilder.
+    GraphBuilder begin_capture() const;
+    GraphBuilder begin_capture(CaptureMode mode) const;
+    // True while the stream is capturing (cuStreamIsCapturing), by cudacore or anyone else.
+    bool is_capturing() const;
 
     bool operator==(const Stream& other) const noexcept { return handle() == other.handle(); }
 

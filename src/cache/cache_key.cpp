@@ -4,6 +4,7 @@
 #include "cudacore/program.hpp"
 #include "cudacore/system.hpp"
 #include "loader/compiler_apis.hpp"
+#include "loader/nvvm_api.hpp"
 
 #include <openssl/evp.h>
 
@@ -44,6 +45,14 @@ private:
     }
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context_;
 };
+
+std::string nvvm_version_or_none() {
+    try {
+        return detail::nvvm_version();
+    } catch (const Error&) {
+        return "none";
+    }
+}
 
 std::string nvrtc_version() {
     try {
@@ -118,7 +127,11 @@ CacheKey cache_key(const Program& program, CodeType target,
     KeyHasher hasher;
     hasher.field("cudacore-program-cache-key-v1");
     hasher.field(program.source());
-    hasher.field(program.source_type() == SourceType::cxx ? "c++" : "ptx");
+    switch (program.source_type()) {
+        case SourceType::cxx: hasher.field("c++"); break;
+        case SourceType::ptx: hasher.field("ptx"); break;
+        case SourceType::nvvm: hasher.field("nvvm"); break;
+    }
     hasher.field(to_string(target));
     hasher.field(std::to_string(flags.size()));
     for (const auto& flag : flags) hasher.field(flag);
@@ -129,6 +142,17 @@ CacheKey cache_key(const Program& program, CodeType target,
     hasher.field(nvrtc_version());
     hasher.field(nvjitlink_version());
     if (backend == "driver") hasher.field(std::to_string(system::driver_version()));
+    if (program.source_type() == SourceType::nvvm) {
+        // NVVM links more modules (and maybe libdevice) into the result: each is an input.
+        const ProgramOptions& options = program.options();
+        hasher.field(std::to_string(options.extra_sources.size()));
+        for (const auto& extra : options.extra_sources) {
+            hasher.field(extra.name);
+            hasher.field(extra.code);
+        }
+        hasher.field(options.use_libdevice.value_or(false) ? "libdevice" : "no-libdevice");
+        hasher.field(nvvm_version_or_none());
+    }
     return hasher.finish();
 }
 

@@ -1,6 +1,7 @@
 #include "cudacore/code_inspection.hpp"
 
 #include "cudacore/errors.hpp"
+#include "code/code_validation.hpp"
 
 #include <elf.h>
 
@@ -8,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <regex>
 
 namespace cudacore {
 
@@ -18,7 +18,6 @@ constexpr std::uint16_t kEmCuda = 190;  // EM_CUDA: NVIDIA's ELF machine type
 constexpr unsigned char kStoCudaEntry = 0x10;  // st_other bit of a kernel (entry function)
 constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
 constexpr std::uint32_t kLtoIrMagic = 0x7F4E43ED;
-constexpr std::uint64_t kFatbinCompressed = 0x2000;
 
 template <typename T>
 bool read_at(std::string_view bytes, std::size_t offset, T& out) noexcept {
@@ -94,50 +93,134 @@ CodeType detect_code_type(std::string_view code) {
                                "): not a cubin, fatbin, PTX, LTO-IR, object or library");
 }
 
+namespace {
+
+// Text scanning by hand, not std::regex: libstdc++'s regex recurses per character matched, so
+// a long identifier in untrusted PTX overflows the stack. Each scan below is linear.
+
+bool is_space(char c) noexcept {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+bool is_lower(char c) noexcept { return c >= 'a' && c <= 'z'; }
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+bool is_identifier_start(char c) noexcept {
+    return (c >= 'A' && c <= 'Z') || is_lower(c) || c == '_' || c == '$' || c == '%';
+}
+bool is_identifier_char(char c) noexcept { return is_identifier_start(c) || is_digit(c); }
+
+std::size_t skip_spaces(std::string_view text, std::size_t at) noexcept {
+    while (at < text.size() && is_space(text[at])) ++at;
+    return at;
+}
+
+// After each `directive` followed by white space, `value` is asked to match at that point
+// (returning the end of what it matched, or npos); the first match is returned.
+template <typename Match>
+std::string_view after_directive(std::string_view text, std::string_view directive, Match value) {
+    for (std::size_t at = text.find(directive); at != std::string_view::npos;
+         at = text.find(directive, at + 1)) {
+        const std::size_t start = at + directive.size();
+        const std::size_t begin = skip_spaces(text, start);
+        if (begin == start) continue;  // "\s+": at least one space
+        const std::size_t end = value(text, begin);
+        if (end != std::string_view::npos) return text.substr(begin, end - begin);
+    }
+    return {};
+}
+
+// sm_90, sm_90a, compute_100f: [a-z]+_[0-9]+[a-z]?
+std::size_t match_arch(std::string_view text, std::size_t at) noexcept {
+    std::size_t i = at;
+    while (i < text.size() && is_lower(text[i])) ++i;
+    if (i == at || i >= text.size() || text[i] != '_') return std::string_view::npos;
+    const std::size_t digits = ++i;
+    while (i < text.size() && is_digit(text[i])) ++i;
+    if (i == digits) return std::string_view::npos;
+    if (i < text.size() && is_lower(text[i])) ++i;
+    return i;
+}
+
+// 8.8: [0-9]+\.[0-9]+
+std::size_t match_version(std::string_view text, std::size_t at) noexcept {
+    std::size_t i = at;
+    while (i < text.size() && is_digit(text[i])) ++i;
+    if (i == at || i >= text.size() || text[i] != '.') return std::string_view::npos;
+    const std::size_t minor = ++i;
+    while (i < text.size() && is_digit(text[i])) ++i;
+    return i == minor ? std::string_view::npos : i;
+}
+
+// The ELF's kernel names, appended to `names`; `budget` bounds the bytes copied in all (a
+// string table may be shared by any number of symbols, so names alone do not bound it). The
+// ELF has been validated: every table and name is in bounds and terminated.
+void append_cubin_kernel_names(std::string_view cubin, std::vector<std::string>& names,
+                               std::size_t& budget) {
+    Elf64_Ehdr header{};
+    read_at(cubin, 0, header);
+    std::size_t count = header.e_shnum;
+    Elf64_Shdr first{};
+    read_at(cubin, header.e_shoff, first);
+    if (count == 0) count = first.sh_size;
+    auto section = [&](std::size_t index) {
+        Elf64_Shdr shdr{};
+        read_at(cubin, header.e_shoff + index * sizeof(Elf64_Shdr), shdr);
+        return shdr;
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+        const Elf64_Shdr symtab = section(i);
+        if (symtab.sh_type != SHT_SYMTAB) continue;
+        const Elf64_Shdr strtab = section(symtab.sh_link);
+        const std::string_view strings = cubin.substr(strtab.sh_offset, strtab.sh_size);
+        for (std::size_t s = 0; s < symtab.sh_size / sizeof(Elf64_Sym); ++s) {
+            Elf64_Sym symbol{};
+            read_at(cubin, symtab.sh_offset + s * sizeof(Elf64_Sym), symbol);
+            if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || !(symbol.st_other & kStoCudaEntry))
+                continue;
+            if (symbol.st_name >= strings.size()) continue;  // st_name 0 in an empty table
+            const std::string_view rest = strings.substr(symbol.st_name);
+            const std::string_view name = rest.substr(0, rest.find('\0'));
+            if (name.size() > budget)
+                malformed("cubin", cubin, "kernel names exceed the work limit (" +
+                                              std::to_string(names.size()) + " names so far)");
+            budget -= name.size();
+            names.emplace_back(name);
+        }
+    }
+}
+
+// Kernel names may take at most this many bytes per byte of input (sound cubins hold each
+// name once, in their string table; the slack allows for names sharing a tail).
+constexpr std::size_t kNameBytesPerInputByte = 2;
+
+}  // namespace
+
 std::vector<std::string> ptx_kernel_names(std::string_view ptx) {
     // ".visible .entry name(" / ".entry name (" — one per kernel.
-    static const std::regex entry(R"(\.entry\s+([A-Za-z_$%][A-Za-z0-9_$%]*)\s*\()");
+    constexpr std::string_view kEntry = ".entry";
     std::vector<std::string> names;
-    const std::string text(ptx);
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), entry); it != std::sregex_iterator();
-         ++it) {
-        names.push_back((*it)[1].str());
+    std::size_t at = ptx.find(kEntry);
+    while (at != std::string_view::npos) {
+        const std::size_t after = at + kEntry.size();
+        std::size_t begin = skip_spaces(ptx, after);
+        std::size_t end = begin;
+        if (begin > after && begin < ptx.size() && is_identifier_start(ptx[begin])) {
+            end = begin + 1;
+            while (end < ptx.size() && is_identifier_char(ptx[end])) ++end;
+            const std::size_t paren = skip_spaces(ptx, end);
+            if (paren < ptx.size() && ptx[paren] == '(')
+                names.emplace_back(ptx.substr(begin, end - begin));
+        }
+        // Resume after what was scanned, so that every byte is looked at a bounded number of times.
+        at = ptx.find(kEntry, std::max(end, at + 1));
     }
     return names;
 }
 
 std::vector<std::string> cubin_kernel_names(std::string_view cubin) {
-    const Elf64_Ehdr header = cubin_header(cubin);
-    if (header.e_shentsize != sizeof(Elf64_Shdr))
-        malformed("cubin", cubin, "unexpected section header size");
-    auto section = [&](std::size_t index) {
-        Elf64_Shdr shdr{};
-        if (index >= header.e_shnum ||
-            !read_at(cubin, header.e_shoff + index * sizeof(Elf64_Shdr), shdr))
-            malformed("cubin", cubin, "section header " + std::to_string(index) + " out of range");
-        return shdr;
-    };
+    detail::validate_code(CodeType::cubin, cubin);
     std::vector<std::string> names;
-    for (std::size_t i = 0; i < header.e_shnum; ++i) {
-        const Elf64_Shdr symtab = section(i);
-        if (symtab.sh_type != SHT_SYMTAB) continue;
-        const Elf64_Shdr strtab = section(symtab.sh_link);
-        if (strtab.sh_offset > cubin.size() || cubin.size() - strtab.sh_offset < strtab.sh_size)
-            malformed("cubin", cubin, "string table out of range");
-        const std::string_view strings = cubin.substr(strtab.sh_offset, strtab.sh_size);
-        const std::size_t count = symtab.sh_entsize ? symtab.sh_size / symtab.sh_entsize : 0;
-        for (std::size_t s = 0; s < count; ++s) {
-            Elf64_Sym symbol{};
-            if (!read_at(cubin, symtab.sh_offset + s * sizeof(Elf64_Sym), symbol))
-                malformed("cubin", cubin, "symbol table out of range");
-            if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || !(symbol.st_other & kStoCudaEntry))
-                continue;
-            if (symbol.st_name >= strings.size())
-                malformed("cubin", cubin, "symbol name out of range");
-            const std::string_view rest = strings.substr(symbol.st_name);
-            names.emplace_back(rest.substr(0, rest.find('\0')));
-        }
-    }
+    std::size_t budget = kNameBytesPerInputByte * cubin.size();
+    append_cubin_kernel_names(cubin, names, budget);
     std::sort(names.begin(), names.end());
     return names;
 }
@@ -146,62 +229,39 @@ CodeInfo inspect_code(std::string_view code) {
     CodeInfo info;
     info.type = detect_code_type(code);
     info.size = code.size();
+    // Sound structure first: what follows reads tables the validation has checked.
+    detail::validate_code(info.type, code);
     switch (info.type) {
-        case CodeType::cubin:
+        case CodeType::cubin: {
             info.arch = cubin_arch(cubin_header(code));
-            info.kernels = cubin_kernel_names(code);
+            std::size_t budget = kNameBytesPerInputByte * code.size();
+            append_cubin_kernel_names(code, info.kernels, budget);
+            std::sort(info.kernels.begin(), info.kernels.end());
             break;
+        }
         case CodeType::ptx: {
-            const std::string text(code.substr(0, 64 * 1024));
-            std::smatch match;
-            if (std::regex_search(text, match, std::regex(R"(\.target\s+([a-z]+_[0-9]+[a-z]?))")))
-                info.arch = match[1].str();
-            if (std::regex_search(text, match, std::regex(R"(\.version\s+([0-9]+\.[0-9]+))")))
-                info.ptx_version = match[1].str();
+            const std::string_view head = code.substr(0, 64 * 1024);
+            info.arch = after_directive(head, ".target", match_arch);
+            info.ptx_version = after_directive(head, ".version", match_version);
             info.kernels = ptx_kernel_names(code);
             break;
         }
         case CodeType::fatbin: {
-            // Header: magic, u16 version, u16 header size, u64 size of the entries that follow.
-            std::uint16_t header_size = 0;
-            std::uint64_t entries_size = 0;
-            if (!read_at(code, 6, header_size) || !read_at(code, 8, entries_size))
-                malformed("fatbin", code, "truncated header");
-            std::size_t offset = header_size;
-            const std::size_t end =
-                entries_size > code.size() - std::min<std::size_t>(header_size, code.size())
-                    ? code.size()
-                    : header_size + entries_size;
-            // Entry: u16 kind, u16 version, u32 header size, u64 payload size, ..., u32 sm at 28,
-            // u64 flags at 32.
-            while (offset + 40 <= end) {
-                std::uint16_t kind = 0;
-                std::uint32_t entry_header = 0, sm = 0;
-                std::uint64_t payload = 0, flags = 0;
-                read_at(code, offset, kind);
-                read_at(code, offset + 4, entry_header);
-                read_at(code, offset + 8, payload);
-                read_at(code, offset + 28, sm);
-                read_at(code, offset + 32, flags);
-                if (entry_header < 40 || payload > end - offset - entry_header)
-                    malformed("fatbin", code, "entry at offset " + std::to_string(offset) +
-                                                  " runs past the end");
+            std::size_t budget = kNameBytesPerInputByte * code.size();
+            for (const detail::FatbinImage& image : detail::fatbin_images(code)) {
                 FatbinEntry entry;
-                entry.kind = kind == 1   ? "ptx"
-                             : kind == 2 ? "elf"
-                             : kind == 8 ? "ltoir"
-                                         : "kind " + std::to_string(kind);
-                entry.arch = "sm_" + std::to_string(sm);
-                entry.size = payload;
-                entry.compressed = (flags & kFatbinCompressed) != 0;
-                const auto image = code.substr(offset + entry_header, payload);
-                if (!entry.compressed && kind == 2 && try_detect_code_type(image) == CodeType::cubin) {
-                    for (auto& name : cubin_kernel_names(image)) info.kernels.push_back(std::move(name));
-                }
+                entry.kind = image.kind == 1   ? "ptx"
+                             : image.kind == 2 ? "elf"
+                             : image.kind == 8 ? "ltoir"
+                                               : "kind " + std::to_string(image.kind);
+                entry.arch = "sm_" + std::to_string(image.sm);
+                entry.size = image.payload.size();
+                entry.compressed = image.compressed;
+                // Uncompressed ELF images were validated with the fatbin.
+                if (!image.compressed && image.kind == 2)
+                    append_cubin_kernel_names(image.payload, info.kernels, budget);
                 info.entries.push_back(std::move(entry));
-                offset += entry_header + payload;
             }
-            if (info.entries.empty()) malformed("fatbin", code, "no entries");
             std::sort(info.kernels.begin(), info.kernels.end());
             info.kernels.erase(std::unique(info.kernels.begin(), info.kernels.end()),
                                info.kernels.end());

@@ -3,6 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program_options.hpp"
+#include "code/code_validation.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -24,6 +25,26 @@ std::string input_name(const ObjectCode& input, std::size_t index) {
 void append_line(std::string& log, const std::string& line) {
     if (!log.empty() && log.back() != '\n') log += '\n';
     log += line;
+}
+
+// -verbose, or ptxas's -v among its options: the caller asked for the info log.
+bool is_verbose(const LinkerOptions& options) {
+    if (options.verbose.value_or(false)) return true;
+    for (const auto& option : options.ptxas_options)
+        if (option == "-v" || option == "--verbose") return true;
+    return false;
+}
+
+// The log a LinkError carries: the error log, and for a verbose link the info log too (the
+// caller asked for it, failure or not).
+std::string failure_log(const LinkerOptions& options, const std::string& info,
+                        const std::string& error) {
+    std::string log = error;
+    if (is_verbose(options) && !info.empty()) {
+        append_line(log, "info log:");
+        append_line(log, info);
+    }
+    return log;
 }
 
 // ---- nvJitLink ----------------------------------------------------------------------------
@@ -129,6 +150,9 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
     if (inputs_.empty()) {
         throw InvalidArgumentError("Linker: no inputs given to linker '" + options_.name + "'");
     }
+    // Neither nvJitLink nor the driver's linker is safe against malformed containers (a bad
+    // table offset crashes them): every input is checked first, whatever its origin.
+    for (std::size_t i = 0; i < inputs_.size(); ++i) detail::validate_link_input(inputs_[i], i, options_.name);
     // nvJitLink when it loads; the driver's linker only as a fallback. With neither, link()
     // reports nvJitLink's loader error (it says which paths were tried and what to set).
     backend_ = (!detail::nvjitlink_available() && detail::driver_available()) ? kDriver : kNvJitLink;
@@ -180,7 +204,7 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
     auto fail = [&](nvJitLinkResult status, const std::string& call) {
         info_log_ = nvjitlink_log(api, raw, false);
         error_log_ = nvjitlink_log(api, raw, true);
-        std::string log = error_log_;
+        std::string log = failure_log(options_, info_log_, error_log_);
         append_line(log, call + " failed: " + detail::nvjitlink_status_name(status));
         throw LinkError(options_.name, std::move(log), flags, kNvJitLink);
     };
@@ -251,7 +275,7 @@ ObjectCode Linker::link_with_driver() {
 
     auto fail = [&](CUresult status, const std::string& call) {
         take_logs();
-        std::string log = error_log_;
+        std::string log = failure_log(options_, info_log_, error_log_);
         append_line(log, call + " failed: " + driver_status_name(status) + ": " +
                              driver_status_text(status));
         throw LinkError(options_.name, std::move(log), jit.described, kDriver);

@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "code/object_code_state.hpp"
+#include "support/thread_block_pool.hpp"
 
 #include <fstream>
 #include <iterator>
@@ -36,7 +37,9 @@ ObjectCode ObjectCode::from_bytes(CodeType type, std::string code, std::string n
                                    std::string(to_string(type)) + " code" +
                                    (name.empty() ? "" : " for '" + name + "'"));
     }
-    auto state = std::make_shared<detail::ObjectCodeState>();
+    // Pooled per thread: a value made and dropped in a loop costs no malloc for its state.
+    auto state = std::allocate_shared<detail::ObjectCodeState>(
+        detail::ThreadBlockPool<detail::ObjectCodeState>());
     state->type = type;
     state->name = std::move(name);
     state->code = std::move(code);

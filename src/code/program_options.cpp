@@ -103,6 +103,10 @@ std::vector<std::string> toolkit_include_dirs() {
     return it->second;
 }
 
+bool uses_automatic_pch(const ProgramOptions& o) {
+    return o.pch.value_or(!o.create_pch && !o.use_pch);
+}
+
 std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
     std::vector<std::string> f;
     auto add_bool = [&](const std::optional<bool>& field, const char* flag) {
@@ -167,15 +171,91 @@ std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
     add_value(o.fdevice_time_trace, "--fdevice-time-trace");
     add_value(o.frandom_seed, "--frandom-seed");
     add_value(o.ofast_compile, "--Ofast-compile");
-    add_bool(o.pch, "--pch");
+    const bool automatic_pch = uses_automatic_pch(o);
+    if (automatic_pch) f.emplace_back("--pch");
     add_value(o.create_pch, "--create-pch");
     add_value(o.use_pch, "--use-pch");
     add_value(o.pch_dir, "--pch-dir");
-    add_true_false(o.pch_verbose, "--pch-verbose");
+    if (o.pch_verbose)
+        add_true_false(o.pch_verbose, "--pch-verbose");
+    else if (automatic_pch)
+        f.emplace_back("--pch-verbose=false");
     add_true_false(o.pch_messages, "--pch-messages");
     add_true_false(o.instantiate_templates_in_pch, "--instantiate-templates-in-pch");
     f.insert(f.end(), o.extra_flags.begin(), o.extra_flags.end());
     return f;
+}
+
+std::vector<std::string> nvvm_flags(const ProgramOptions& o, bool lto) {
+    std::vector<std::string> unsupported;
+    auto refuse = [&](bool set, const char* field) {
+        if (set) unsupported.emplace_back(field);
+    };
+    refuse(o.relocatable_device_code.has_value(), "relocatable_device_code");
+    refuse(o.extensible_whole_program.has_value(), "extensible_whole_program");
+    refuse(o.lineinfo.has_value(), "lineinfo (NVVM takes line info from the IR's debug metadata)");
+    refuse(!o.ptxas_options.empty(), "ptxas_options");
+    refuse(o.max_register_count.has_value(), "max_register_count");
+    refuse(o.use_fast_math.has_value(), "use_fast_math");
+    refuse(o.extra_device_vectorization.has_value(), "extra_device_vectorization");
+    refuse(o.gen_opt_lto.has_value(), "gen_opt_lto");
+    refuse(!o.define_macro.empty(), "define_macro");
+    refuse(!o.undefine_macro.empty(), "undefine_macro");
+    refuse(!o.include_path.empty(), "include_path");
+    refuse(!o.pre_include.empty(), "pre_include");
+    refuse(o.no_source_include.has_value(), "no_source_include");
+    refuse(o.std.has_value(), "std");
+    refuse(o.builtin_move_forward.has_value(), "builtin_move_forward");
+    refuse(o.builtin_initializer_list.has_value(), "builtin_initializer_list");
+    refuse(o.disable_warnings.has_value(), "disable_warnings");
+    refuse(o.restrict.has_value(), "restrict");
+    refuse(o.device_as_default_execution_space.has_value(), "device_as_default_execution_space");
+    refuse(o.device_int128.has_value(), "device_int128");
+    refuse(o.device_float128.has_value(), "device_float128");
+    refuse(o.optimization_info.has_value(), "optimization_info");
+    refuse(o.no_display_error_number.has_value(), "no_display_error_number");
+    refuse(!o.diag_error.empty(), "diag_error");
+    refuse(!o.diag_suppress.empty(), "diag_suppress");
+    refuse(!o.diag_warn.empty(), "diag_warn");
+    refuse(o.brief_diagnostics.has_value(), "brief_diagnostics");
+    refuse(o.time.has_value(), "time");
+    refuse(o.split_compile.has_value(), "split_compile");
+    refuse(o.fdevice_syntax_only.has_value(), "fdevice_syntax_only");
+    refuse(o.minimal.has_value(), "minimal");
+    refuse(o.no_cache.has_value(), "no_cache");
+    refuse(o.fdevice_time_trace.has_value(), "fdevice_time_trace");
+    refuse(o.frandom_seed.has_value(), "frandom_seed");
+    refuse(o.ofast_compile.has_value(), "ofast_compile");
+    refuse(o.pch.value_or(false), "pch");
+    refuse(o.create_pch.has_value(), "create_pch");
+    refuse(o.use_pch.has_value(), "use_pch");
+    refuse(o.pch_dir.has_value(), "pch_dir");
+    refuse(o.pch_verbose.has_value(), "pch_verbose");
+    refuse(o.pch_messages.has_value(), "pch_messages");
+    refuse(o.instantiate_templates_in_pch.has_value(), "instantiate_templates_in_pch");
+    if (!unsupported.empty()) {
+        std::string list;
+        for (const auto& field : unsupported) list += (list.empty() ? "" : ", ") + field;
+        throw InvalidArgumentError("program '" + o.name +
+                                   "': libNVVM has no option for: " + list);
+    }
+
+    std::vector<std::string> flags;
+    std::string arch = resolve_arch(o);  // sm_90a / compute_90a / sm_90
+    if (arch.rfind("sm_", 0) == 0) arch = "compute_" + arch.substr(3);
+    flags.push_back("-arch=" + arch);
+    if (o.device_code_optimize) flags.push_back(*o.device_code_optimize ? "-opt=3" : "-opt=0");
+    if (o.debug.value_or(false)) flags.emplace_back("-g");
+    auto zero_one = [&](const std::optional<bool>& value, const char* flag) {
+        if (value) flags.push_back(std::string(flag) + (*value ? "1" : "0"));
+    };
+    zero_one(o.ftz, "-ftz=");
+    zero_one(o.prec_sqrt, "-prec-sqrt=");
+    zero_one(o.prec_div, "-prec-div=");
+    zero_one(o.fma, "-fma=");
+    if (o.link_time_optimization.value_or(lto)) flags.emplace_back("-gen-lto");
+    flags.insert(flags.end(), o.extra_flags.begin(), o.extra_flags.end());
+    return flags;
 }
 
 LinkerOptions to_linker_options(const ProgramOptions& o) {

@@ -26,10 +26,36 @@ std::string loader_message(const std::string& library, const std::vector<std::st
     return out.str();
 }
 
+// What a stream-capture status means for the call that got it (empty for other statuses).
+const char* capture_hint(CUresult status) {
+    switch (status) {
+        case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED:
+            return "a stream capture was in progress and this call is not allowed during it (the "
+                   "capture is now invalidated)";
+        case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+            return "a stream capture was in progress and an earlier call during it invalidated it";
+        case CUDA_ERROR_STREAM_CAPTURE_IMPLICIT:
+            return "a stream capture was in progress and this call would have synchronised "
+                   "implicitly with the legacy default stream";
+        case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD:
+            return "a stream capture was in progress, begun by another thread";
+        case CUDA_ERROR_STREAM_CAPTURE_UNJOINED:
+            return "a stream capture was in progress and a stream forked from it was not joined";
+        case CUDA_ERROR_STREAM_CAPTURE_ISOLATION:
+            return "a stream capture was in progress and this call mixed it with another capture";
+        case CUDA_ERROR_STREAM_CAPTURE_MERGE:
+            return "a stream capture was in progress and this call would merge two captures";
+        case CUDA_ERROR_STREAM_CAPTURE_UNMATCHED:
+            return "no stream capture was in progress on this stream";
+        default: return "";
+    }
+}
+
 std::string driver_message(CUresult status, const std::string& call, const std::string& object) {
     std::ostringstream out;
     out << call << " failed: " << driver_status_name(status) << " (" << static_cast<int>(status)
         << "): " << driver_status_text(status);
+    if (const char* hint = capture_hint(status); *hint) out << "; " << hint;
     if (!object.empty()) out << " [" << object << "]";
     return out.str();
 }
@@ -69,6 +95,13 @@ CompilerApiError::CompilerApiError(std::string call, int status, std::string sta
       call_(std::move(call)),
       status_(status),
       status_name_(std::move(status_name)) {}
+
+NvmlError::NvmlError(std::string call, int status, std::string status_text, std::string object)
+    : Error(call + " failed: NVML status " + std::to_string(status) + " (" + status_text + ")" +
+            (object.empty() ? "" : " [" + object + "]")),
+      call_(std::move(call)),
+      status_(status),
+      status_text_(std::move(status_text)) {}
 
 CompileError::CompileError(std::string program_name, std::string log,
                            std::vector<std::string> options, std::string backend)

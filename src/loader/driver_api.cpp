@@ -57,6 +57,16 @@ DriverState load_driver() {
 #include "loader/driver_functions.inc"
 #undef CUDACORE_DRIVER_FUNCTION
 
+        {
+            // Optional: a driver without it is still usable (callers fall back).
+            CUdriverProcAddressQueryResult found{};
+            void* slot = nullptr;
+            if (get_proc("cuKernelGetParamCount", &slot, 13020, CU_GET_PROC_ADDRESS_DEFAULT,
+                         &found) == CUDA_SUCCESS &&
+                found == CU_GET_PROC_ADDRESS_SUCCESS)
+                state.api.cuKernelGetParamCount =
+                    reinterpret_cast<decltype(state.api.cuKernelGetParamCount)>(slot);
+        }
         int version = 0;
         if (state.api.cuDriverGetVersion) state.api.cuDriverGetVersion(&version);
         state.api.driver_version = version;

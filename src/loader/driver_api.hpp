@@ -14,6 +14,9 @@ struct DriverApi {
 #define CUDACORE_DRIVER_FUNCTION(name, version) PFN_##name##_v##version name = nullptr;
 #include "loader/driver_functions.inc"
 #undef CUDACORE_DRIVER_FUNCTION
+    // Optional entry points, newer than the headers cudacore is built with (so typed here):
+    // nullptr when the driver lacks them, and callers fall back.
+    CUresult (*cuKernelGetParamCount)(CUkernel kernel, size_t* count) = nullptr;  // CUDA 13.2
     std::string path;         // the library that was opened
     int driver_version = 0;   // cuDriverGetVersion
 };

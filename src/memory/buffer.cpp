@@ -5,26 +5,162 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <vector>
 
 namespace cudacore {
 
 namespace detail {
 
+namespace {
+
+// Boxes with memory to free, so that an exit handler can free what is still alive when the
+// process exits while the driver still works: the driver tears itself down from its own exit
+// handler, registered when it was initialised, so static objects destroyed after that point could
+// only leak. Handlers run in reverse order of registration: ours, registered once the driver is
+// loaded (at the first buffer after that), runs before the driver's teardown. Leaked on purpose:
+// boxes destroyed after main returns still unlink themselves.
+struct LiveBuffers {
+    std::mutex mutex;
+    BufferBox* head = nullptr;
+    std::atomic<bool> armed{false};
+};
+
+LiveBuffers& live_buffers() {
+    static auto* instance = new LiveBuffers;
+    return *instance;
+}
+
+void unlink(LiveBuffers& live, BufferBox& box) noexcept {
+    if (box.previous) box.previous->next = box.next;
+    else live.head = box.next;
+    if (box.next) box.next->previous = box.previous;
+    box.previous = box.next = nullptr;
+    box.tracked.store(false, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+// What a box frees, taken out of it (under the list's mutex when tracked) so that freeing happens
+// once, outside the lock.
+struct BufferRelease {
+    CUdeviceptr pointer = 0;
+    std::size_t size = 0;
+    std::shared_ptr<MemoryResource> resource;  // set when the resource frees the memory
+    std::shared_ptr<StreamBox> free_stream;
+    std::shared_ptr<void> owner;
+    Buffer::Deleter deleter;
+};
+
+namespace {
+
+BufferRelease take(BufferBox& box) noexcept {
+    BufferRelease out;
+    out.pointer = box.handle;
+    out.size = box.size;
+    if (box.owned && box.handle) out.resource = std::move(box.resource);
+    box.resource.reset();
+    out.free_stream = std::move(box.free_stream);
+    out.owner = std::move(box.owner);
+    out.deleter = std::move(box.deleter);
+    box.handle = 0;
+    box.closed = true;
+    return out;
+}
+
+BufferRelease take_tracked(BufferBox& box) noexcept {
+    if (!box.tracked.load(std::memory_order_relaxed)) return take(box);
+    LiveBuffers& live = live_buffers();
+    std::lock_guard lock(live.mutex);
+    // The exit handler may have taken it (and unlinked it) in the meantime.
+    if (box.tracked.load(std::memory_order_relaxed)) unlink(live, box);
+    return take(box);
+}
+
+void release_live_buffers() noexcept {
+    std::vector<BufferRelease> releases;
+    {
+        LiveBuffers& live = live_buffers();
+        std::lock_guard lock(live.mutex);
+        try {
+            for (BufferBox* box = live.head; box; box = box->next) releases.emplace_back();
+        } catch (...) {
+            return;  // out of memory at exit: leave it to the driver
+        }
+        std::size_t index = 0;
+        while (BufferBox* box = live.head) {
+            unlink(live, *box);
+            releases[index++] = take(*box);
+        }
+    }
+    for (BufferRelease& release : releases) {
+        try {
+            BufferBox::free(release, release.free_stream ? release.free_stream->handle : nullptr);
+        } catch (...) {
+            // Ignored, as in a destructor.
+        }
+    }
+}
+
+void arm_exit_release(LiveBuffers& live) noexcept {
+    if (live.armed.exchange(true)) return;
+    std::atexit(release_live_buffers);
+}
+
+}  // namespace
+
+void BufferBox::free(BufferRelease& release, CUstream stream) {
+    // Each step runs even when an earlier one throws; the first error is rethrown.
+    std::exception_ptr error;
+    if (release.resource && release.pointer) {
+        try {
+            release.resource->do_deallocate(release.pointer, release.size, stream);
+        } catch (...) {
+            error = std::current_exception();
+        }
+    }
+    if (release.deleter) {
+        try {
+            release.deleter(release.pointer, release.size);
+        } catch (...) {
+            if (!error) error = std::current_exception();
+        }
+    }
+    release.owner.reset();
+    if (error) std::rethrow_exception(error);
+}
+
+void BufferBox::track() {
+    const bool needs_release = (owned && handle && resource) || owner || deleter;
+    if (!needs_release) return;
+    LiveBuffers& live = live_buffers();
+    {
+        std::lock_guard lock(live.mutex);
+        next = live.head;
+        if (live.head) live.head->previous = this;
+        live.head = this;
+        tracked.store(true, std::memory_order_relaxed);
+    }
+    if (!live.armed.load(std::memory_order_relaxed) && driver_if_loaded()) arm_exit_release(live);
+}
+
 BufferBox::~BufferBox() {
-    if (!owned || !handle || !resource) return;
+    if (!tracked.load(std::memory_order_relaxed)) return;  // nothing to free, or already freed (close(), exit handler)
+    BufferRelease release = take_tracked(*this);
     try {
-        resource->do_deallocate(handle, size, free_stream ? free_stream->handle : nullptr);
+        free(release, release.free_stream ? release.free_stream->handle : nullptr);
     } catch (...) {
         // Ignored: at exit the driver may be shut down; a destructor never throws.
     }
 }
 
-void BufferBox::release(CUstream stream) {
-    const CUdeviceptr pointer = handle;
-    handle = 0;
-    free_stream.reset();
-    if (owned && pointer && resource) resource->do_deallocate(pointer, size, stream);
+void BufferBox::release(CUstream stream, bool use_stream) {
+    BufferRelease taken = take_tracked(*this);
+    free(taken, use_stream ? stream : (taken.free_stream ? taken.free_stream->handle : nullptr));
 }
 
 }  // namespace detail
@@ -54,13 +190,21 @@ CUresult in_stream_context(const Stream& stream, Call&& call) {
 
 }  // namespace
 
-Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
-                           std::shared_ptr<MemoryResource> resource) {
+namespace {
+
+void check_pointer_and_size(const char* call, CUdeviceptr pointer, std::size_t size) {
     if (pointer == 0)
-        throw InvalidArgumentError("Buffer::from_handle: null pointer (size " +
+        throw InvalidArgumentError(std::string(call) + ": null pointer (size " +
                                    std::to_string(size) + " bytes)");
-    if (size == 0)
-        throw InvalidArgumentError("Buffer::from_handle: size 0 at " + hex(pointer));
+    if (size == 0) throw InvalidArgumentError(std::string(call) + ": size 0 at " + hex(pointer));
+}
+
+// A box for memory made elsewhere: accessibility and device from the resource, else from the
+// driver (which must know the memory).
+std::shared_ptr<detail::BufferBox> foreign_box(const char* call, CUdeviceptr pointer,
+                                               std::size_t size,
+                                               std::shared_ptr<MemoryResource> resource) {
+    check_pointer_and_size(call, pointer, size);
     auto box = std::make_shared<detail::BufferBox>();
     box->handle = pointer;
     box->size = size;
@@ -70,11 +214,10 @@ Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
         box->device_accessible = resource->is_device_accessible();
         box->host_accessible = resource->is_host_accessible();
         box->resource = std::move(resource);
-        return Buffer(std::move(box));
+        return box;
     }
-    // No resource: the driver says what the memory is.
     const auto& api = detail::driver();
-    const std::string object = "Buffer::from_handle of " + hex(pointer) + " (" +
+    const std::string object = std::string(call) + " of " + hex(pointer) + " (" +
                                std::to_string(size) +
                                " bytes; memory unknown to CUDA needs a memory resource)";
     unsigned memory_type = 0;
@@ -83,23 +226,70 @@ Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
     int is_managed = 0;
     detail::check(api.cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, pointer),
                   "cuPointerGetAttribute", object);
-    int ordinal = 0;
-    if (api.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer) !=
-        CUDA_SUCCESS)
+    const bool host_memory = memory_type == CU_MEMORYTYPE_HOST && is_managed == 0;
+    int ordinal = -1;  // pinned host memory: no device (and not asked: the query would fail)
+    if (!host_memory &&
+        api.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, pointer) !=
+            CUDA_SUCCESS)
         ordinal = 0;
     box->device_ordinal = ordinal;
     box->device_accessible = true;  // all memory the driver knows is mapped for the device (UVA)
     box->host_accessible = is_managed != 0 || memory_type == CU_MEMORYTYPE_HOST;
+    return box;
+}
+
+}  // namespace
+
+Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
+                           std::shared_ptr<MemoryResource> resource) {
+    if (!resource)
+        throw InvalidArgumentError(
+            "Buffer::from_handle of " + hex(pointer) + " (" + std::to_string(size) +
+            " bytes): no memory resource to hand the memory to; give an owner or a deleter, "
+            "or use Buffer::wrap_unowned for memory that must not be freed");
+    auto box = foreign_box("Buffer::from_handle", pointer, size, std::move(resource));
+    box->owned = true;
+    box->track();
     return Buffer(std::move(box));
+}
+
+Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
+                           std::shared_ptr<MemoryResource> resource, std::shared_ptr<void> owner) {
+    if (!owner)
+        throw InvalidArgumentError("Buffer::from_handle of " + hex(pointer) + " (" +
+                                   std::to_string(size) + " bytes): null owner");
+    auto box = foreign_box("Buffer::from_handle", pointer, size, std::move(resource));
+    box->owner = std::move(owner);
+    box->track();
+    return Buffer(std::move(box));
+}
+
+Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
+                           std::shared_ptr<MemoryResource> resource, Deleter deleter) {
+    if (!deleter)
+        throw InvalidArgumentError("Buffer::from_handle of " + hex(pointer) + " (" +
+                                   std::to_string(size) + " bytes): empty deleter");
+    auto box = foreign_box("Buffer::from_handle", pointer, size, std::move(resource));
+    box->deleter = std::move(deleter);
+    box->track();
+    return Buffer(std::move(box));
+}
+
+Buffer Buffer::wrap_unowned(CUdeviceptr pointer, std::size_t size,
+                            std::shared_ptr<MemoryResource> resource) {
+    return Buffer(foreign_box("Buffer::wrap_unowned", pointer, size, std::move(resource)));
 }
 
 CUdeviceptr Buffer::handle() const noexcept { return box_ ? box_->handle : 0; }
 
 std::size_t Buffer::size() const noexcept { return box_ ? box_->size : 0; }
 
-bool Buffer::is_closed() const noexcept { return !box_ || box_->handle == 0; }
+bool Buffer::is_closed() const noexcept { return !box_ || box_->closed; }
 
-bool Buffer::owns_memory() const noexcept { return box_ && box_->owned; }
+bool Buffer::owns_memory() const noexcept {
+    return box_ && !box_->closed &&
+           ((box_->owned && box_->resource) || box_->owner || box_->deleter);
+}
 
 bool Buffer::is_device_accessible() const { return open_box("is_device_accessible").device_accessible; }
 
@@ -107,7 +297,13 @@ bool Buffer::is_host_accessible() const { return open_box("is_host_accessible").
 
 int Buffer::device_ordinal() const { return open_box("device_ordinal").device_ordinal; }
 
-Device Buffer::device() const { return Device(open_box("device").device_ordinal); }
+Device Buffer::device() const {
+    const int ordinal = open_box("device").device_ordinal;
+    if (ordinal < 0)
+        throw InvalidArgumentError("Buffer::device: " + description() +
+                                   " is bound to no device (device_ordinal() is -1)");
+    return Device(ordinal);
+}
 
 const std::shared_ptr<MemoryResource>& Buffer::memory_resource() const noexcept {
     static const std::shared_ptr<MemoryResource> none;
@@ -116,16 +312,19 @@ const std::shared_ptr<MemoryResource>& Buffer::memory_resource() const noexcept 
 
 std::string Buffer::description() const {
     if (!box_) return "empty buffer";
-    std::string out = box_->handle ? "buffer " + hex(box_->handle) : std::string("closed buffer");
-    out += " of " + std::to_string(box_->size) + " bytes on device " +
-           std::to_string(box_->device_ordinal);
+    std::string out = box_->closed    ? std::string("closed buffer")
+                      : box_->handle ? "buffer " + hex(box_->handle)
+                                     : std::string("empty buffer");
+    out += " of " + std::to_string(box_->size) + " bytes";
+    if (box_->device_ordinal >= 0) out += " on device " + std::to_string(box_->device_ordinal);
+    else out += " on no device";
     if (box_->resource) out += " (" + box_->resource->description() + ")";
-    else out += " (not owned)";
+    else if (!box_->closed && !owns_memory()) out += " (not owned)";
     return out;
 }
 
 detail::BufferBox& Buffer::open_box(const char* operation) const {
-    if (!box_ || !box_->handle) [[unlikely]]
+    if (!box_ || box_->closed) [[unlikely]]
         throw InvalidArgumentError(std::string("Buffer::") + operation + ": " + description() +
                                    (box_ ? " is closed" : " has no memory"));
     return *box_;
@@ -143,13 +342,14 @@ void Buffer::copy_to(const Buffer& destination, const Stream& stream) const {
 
 void Buffer::copy_from(const Buffer& source, const Stream& stream) const {
     detail::BufferBox& to = open_box("copy_from");
-    if (!source.box_ || !source.box_->handle)
+    if (!source.box_ || source.box_->closed)
         throw InvalidArgumentError("Buffer::copy_from: source " + source.description() +
                                    " is closed (destination " + description() + ")");
     detail::BufferBox& from = *source.box_;
     if (from.size != to.size)
         throw InvalidArgumentError("Buffer::copy_from: sizes differ: source " +
                                    source.description() + ", destination " + description());
+    if (to.size == 0) return;  // empty buffers: nothing to copy
     const CUresult status = in_stream_context(stream, [&] {
         return detail::driver().cuMemcpyAsync(to.handle, from.handle, to.size, stream.handle());
     });
@@ -159,12 +359,13 @@ void Buffer::copy_from(const Buffer& source, const Stream& stream) const {
 
 void Buffer::copy_to(void* host, std::size_t size, const Stream& stream) const {
     detail::BufferBox& from = open_box("copy_to");
-    if (!host)
+    if (!host && size != 0)  // an empty range may have no address
         throw InvalidArgumentError("Buffer::copy_to: null host pointer (" + std::to_string(size) +
                                    " bytes) as destination of " + description());
     if (size != from.size)
         throw InvalidArgumentError("Buffer::copy_to: sizes differ: " + description() + ", " +
                                    describe_host(host, size));
+    if (size == 0) return;
     const CUresult status = in_stream_context(stream, [&] {
         return detail::driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(host), from.handle,
                                               size, stream.handle());
@@ -175,13 +376,14 @@ void Buffer::copy_to(void* host, std::size_t size, const Stream& stream) const {
 
 void Buffer::copy_from(const void* host, std::size_t size, const Stream& stream) const {
     detail::BufferBox& to = open_box("copy_from");
-    if (!host)
+    if (!host && size != 0)  // an empty range may have no address
         throw InvalidArgumentError("Buffer::copy_from: null host pointer (" +
                                    std::to_string(size) + " bytes) as source for " +
                                    description());
     if (size != to.size)
         throw InvalidArgumentError("Buffer::copy_from: sizes differ: " +
                                    describe_host(host, size) + ", " + description());
+    if (size == 0) return;
     const CUresult status = in_stream_context(stream, [&] {
         return detail::driver().cuMemcpyAsync(to.handle, reinterpret_cast<CUdeviceptr>(host),
                                               size, stream.handle());
@@ -192,6 +394,7 @@ void Buffer::copy_from(const void* host, std::size_t size, const Stream& stream)
 
 void Buffer::fill_byte(std::uint8_t value, const Stream& stream) const {
     detail::BufferBox& box = open_box("fill_byte");
+    if (box.size == 0) return;
     const CUresult status = in_stream_context(stream, [&] {
         return detail::driver().cuMemsetD8Async(box.handle, value, box.size, stream.handle());
     });
@@ -201,6 +404,7 @@ void Buffer::fill_byte(std::uint8_t value, const Stream& stream) const {
 void Buffer::fill_uint32(std::uint32_t pattern, const Stream& stream) const {
     detail::BufferBox& box = open_box("fill_uint32");
     check_multiple_of(4, "fill_uint32");
+    if (box.size == 0) return;
     const CUresult status = in_stream_context(stream, [&] {
         return detail::driver().cuMemsetD32Async(box.handle, pattern, box.size / 4, stream.handle());
     });
@@ -209,13 +413,12 @@ void Buffer::fill_uint32(std::uint32_t pattern, const Stream& stream) const {
 
 void Buffer::close(const Stream& stream) {
     if (is_closed()) return;
-    box_->release(stream.handle());
+    box_->release(stream.handle(), true);
 }
 
 void Buffer::close() {
     if (is_closed()) return;
-    const std::shared_ptr<detail::StreamBox> stream = box_->free_stream;
-    box_->release(stream ? stream->handle : nullptr);
+    box_->release(nullptr, false);
 }
 
 std::span<std::byte> Buffer::bytes() const {

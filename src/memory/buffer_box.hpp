@@ -1,35 +1,58 @@
-// The box behind Buffer: the address, its size, the resource that frees it and the stream it is
-// freed on. Shared by every copy of a Buffer; released (memory freed, errors ignored) when the
-// last copy goes.
+// The box behind Buffer: the address, its size, what frees it (its resource, an owner or a
+// deleter) and the stream it is freed on. Shared by every copy of a Buffer; released (memory
+// freed, errors ignored) when the last copy goes, at close(), or by the exit handler when it is
+// still alive as the process exits.
 #pragma once
 
+#include "cudacore/buffer.hpp"
 #include "cudacore/memory_resource.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <cuda.h>
 
+#include <atomic>
 #include <memory>
 
 namespace cudacore::detail {
 
+struct BufferRelease;  // what a box frees, taken out of it (buffer.cpp)
+
 struct BufferBox {
-    CUdeviceptr handle = 0;  // 0 once closed
+    CUdeviceptr handle = 0;  // 0 once closed, and for an empty buffer of size 0
     std::size_t size = 0;
-    std::shared_ptr<MemoryResource> resource;  // null for from_handle without a resource
+    std::shared_ptr<MemoryResource> resource;  // null once closed, or made without a resource
     std::shared_ptr<StreamBox> free_stream;    // the stream it is freed on when the box goes
-    int device_ordinal = 0;
+    std::shared_ptr<void> owner;               // from_handle with an owner: dropped at release
+    Buffer::Deleter deleter;                   // from_handle with a deleter: called at release
+    int device_ordinal = 0;                    // -1: bound to no device (pinned host memory)
     bool device_accessible = false;
     bool host_accessible = false;
-    bool owned = true;  // false for Buffer::from_handle
+    bool owned = true;    // the resource frees the memory (false for wrap_unowned, owner, deleter)
+    bool closed = false;  // close() ran (or the exit handler released it)
+
+    // Links in the list of boxes with memory to free, which the exit handler walks (guarded by
+    // that list's mutex).
+    BufferBox* previous = nullptr;
+    BufferBox* next = nullptr;
+    std::atomic<bool> tracked{false};
 
     BufferBox() = default;
     BufferBox(const BufferBox&) = delete;
     BufferBox& operator=(const BufferBox&) = delete;
     ~BufferBox();
 
-    // Frees the memory through its resource on `stream` (owned memory only) and marks the box
-    // closed, even when freeing throws.
-    void release(CUstream stream);
+    // Joins the exit handler's list when the box has something to free (call once the box is
+    // filled in); arms the handler once the driver is loaded.
+    void track();
+
+    // Frees the memory (through its resource on `stream`, else the box's own stream; its owner;
+    // its deleter) and marks the box closed, even when freeing throws. Freeing happens once,
+    // whoever comes first: close(), the last copy going, or the exit handler.
+    void release(CUstream stream, bool use_stream);
+
+    // Frees what `release` holds, on `stream` for a resource; every step runs, the first error is
+    // rethrown.
+    static void free(BufferRelease& release, CUstream stream);
 };
 
 // The legacy, per-thread and null streams mean "the current context's default stream": the

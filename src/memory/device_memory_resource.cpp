@@ -1,6 +1,7 @@
 #include "cudacore/device_memory_resource.hpp"
 
 #include "memory/buffer_box.hpp"
+#include "memory/owned_pool.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/ipc_memory_pool.hpp"
@@ -13,6 +14,7 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
     if (options.ipc_enabled) {
         pool_ = detail::create_ipc_pool(device, options.max_size, ipc_id_);
         owns_pool_ = true;
+        ipc_pool_ = true;
         if (options.release_threshold) set_release_threshold(*options.release_threshold);
         return;
     }
@@ -29,15 +31,22 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
       imported_(true),
       ipc_id_(imported.id) {}
 
-// The default pool belongs to the device: nothing to destroy. A pool of its own (or imported)
-// is destroyed; the driver keeps it until its last allocation is freed.
+// The default pool belongs to the device: nothing to destroy. A pool of its own (owned, IPC or
+// imported) is destroyed; the driver keeps it until its last allocation is freed. After someone
+// reset the device the pool went with it: nothing to destroy.
 DeviceMemoryResource::~DeviceMemoryResource() {
-    if (owns_pool_ || imported_) detail::destroy_pool(pool_);
+    if (!owns_pool_ && !imported_) return;
+    const detail::DriverApi* api = detail::driver_if_loaded();
+    if (api && context_->still_alive(*api)) detail::destroy_pool(pool_);
 }
 
 std::string DeviceMemoryResource::description() const {
     if (imported_) return "imported IPC memory pool of device " + std::to_string(ordinal_);
-    if (owns_pool_) return "IPC memory pool of device " + std::to_string(ordinal_);
+    if (ipc_pool_)
+        return "IPC memory pool of device " + std::to_string(ordinal_);
+    if (owns_pool_)
+        return "owned memory pool of device " + std::to_string(ordinal_) +
+               (max_size_ ? " (max_size " + std::to_string(max_size_) + " bytes)" : "");
     return "memory pool of device " + std::to_string(ordinal_);
 }
 

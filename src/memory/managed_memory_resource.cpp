@@ -3,8 +3,11 @@
 #include "memory/buffer_box.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
+#include "cudacore/device_memory_resource.hpp"
+#include "cudacore/pinned_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/free_after_stream.hpp"
+#include "memory/managed_advice.hpp"
 #include "cudacore/stream.hpp"
 
 #include <optional>
@@ -15,6 +18,12 @@ ManagedMemoryResource::ManagedMemoryResource(const Device& device)
     : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {}
 
 ManagedMemoryResource::ManagedMemoryResource() : ManagedMemoryResource(Device(0)) {}
+
+ManagedMemoryResource::ManagedMemoryResource(const Device& device,
+                                             const ManagedMemoryResourceOptions& options)
+    : context_(detail::primary_context(device.ordinal())),
+      ordinal_(device.ordinal()),
+      options_(options) {}
 
 ManagedMemoryResource::~ManagedMemoryResource() = default;
 
@@ -28,6 +37,8 @@ CUdeviceptr ManagedMemoryResource::do_allocate(std::size_t size, CUstream) {
     detail::check(detail::driver().cuMemAllocManaged(&pointer, size, CU_MEM_ATTACH_GLOBAL),
                   "cuMemAllocManaged",
                   [&] { return std::to_string(size) + " bytes of " + description(); });
+    if (options_.preferred_location || options_.read_mostly) [[unlikely]]
+        detail::apply_managed_options(pointer, size, options_, [&] { return description(); });
     return pointer;
 }
 
@@ -39,10 +50,31 @@ void ManagedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
 }
 
 namespace {
+bool is_managed(const Buffer& buffer) {
+    const MemoryResource* resource = buffer.memory_resource().get();
+    if (dynamic_cast<const ManagedMemoryResource*>(resource)) return true;
+    if (dynamic_cast<const DeviceMemoryResource*>(resource) ||
+        dynamic_cast<const PinnedMemoryResource*>(resource))
+        return false;
+    if (buffer.size() == 0) return false;  // an empty buffer of some other resource
+    // Other resources and wrapped memory: the driver knows.
+    int managed = 0;
+    if (detail::driver().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                               buffer.handle()) != CUDA_SUCCESS)
+        return false;
+    return managed != 0;
+}
+
 void prefetch_to(const Buffer& buffer, CUmemLocation location, const Stream& stream,
                  const std::string& where) {
     if (buffer.is_closed())
         throw InvalidArgumentError("prefetch: " + buffer.description() + " is closed");
+    // Refused before the driver's bare CUDA_ERROR_INVALID_VALUE: only managed memory migrates.
+    if (!is_managed(buffer))
+        throw InvalidArgumentError("prefetch: " + buffer.description() +
+                                   " is not a managed-memory allocation (only memory from a "
+                                   "ManagedMemoryResource or cuMemAllocManaged can be prefetched)");
+    if (buffer.size() == 0) return;  // an empty buffer: nothing to migrate
     const auto& box = stream.box();
     std::optional<detail::ContextScope> scope;
     if (box && box->context) scope.emplace(*box->context);

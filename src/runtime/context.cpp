@@ -88,6 +88,10 @@ std::shared_ptr<ContextBox> primary_context(int ordinal) {
     return box;
 }
 
+std::uint64_t primary_context_generation() noexcept {
+    return registry_generation.load(std::memory_order_acquire);
+}
+
 void forget_primary_context(const ContextBox& stale) {
     ContextRegistry& reg = registry();
     std::lock_guard lock(reg.mutex);

@@ -8,15 +8,17 @@
 
 namespace cudacore::detail {
 
-// `attributes` must have room for 2. Occupancy queries pass with_cooperative = false: the
+// The grid becomes blocks (grid x cluster: LaunchConfig's grid counts clusters when a cluster is
+// set); launch() has refused a product that does not fit 32 bits. `attributes` must have room for 2. Occupancy queries pass with_cooperative = false: the
 // cooperative attribute is a launch property, not a shape the queries understand.
 inline CUlaunchConfig to_driver_config(const LaunchConfig& config, CUstream stream,
                                        CUlaunchAttribute* attributes,
                                        bool with_cooperative = true) {
     CUlaunchConfig out{};
-    out.gridDimX = config.grid.x;
-    out.gridDimY = config.grid.y;
-    out.gridDimZ = config.grid.z;
+    const LaunchConfig::Blocks blocks = config.blocks();
+    out.gridDimX = static_cast<unsigned>(blocks.x);
+    out.gridDimY = static_cast<unsigned>(blocks.y);
+    out.gridDimZ = static_cast<unsigned>(blocks.z);
     out.blockDimX = config.block.x;
     out.blockDimY = config.block.y;
     out.blockDimZ = config.block.z;

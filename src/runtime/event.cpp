@@ -1,5 +1,6 @@
 #include "cudacore/event.hpp"
 
+#include "support/thread_block_pool.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -31,7 +32,7 @@ std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& co
     ContextScope scope(*context);
     CUevent handle = nullptr;
     check(driver().cuEventCreate(&handle, flags), "cuEventCreate", object);
-    auto box = std::make_shared<EventBox>();
+    auto box = std::allocate_shared<EventBox>(ThreadBlockPool<EventBox>());
     box->handle = handle;
     box->context = context;
     box->options = options;

@@ -27,10 +27,35 @@ int query_attribute(const KernelBox& box, CUfunction_attribute attribute, int or
     return value;
 }
 
-std::vector<KernelParameter> query_parameters(CUkernel handle, const std::string& description) {
+std::vector<KernelParameter> query_parameters(CUkernel handle, const std::string& description,
+                                              std::optional<std::size_t> code_count) {
     std::vector<KernelParameter> parameters;
     const DriverApi& api = driver();
-    // The driver reports no count: ask index after index until it says there is none.
+    // The count from the driver where it can tell (cuKernelGetParamCount, CUDA 13.2+), else from
+    // the code, so no call fails (compute-sanitizer reports every failed call as an error).
+    std::size_t count = 0;
+    const bool driver_counted =
+        api.cuKernelGetParamCount && api.cuKernelGetParamCount(handle, &count) == CUDA_SUCCESS;
+    if (!driver_counted && code_count) count = *code_count;
+    if (driver_counted || code_count) {
+        parameters.resize(count);
+        for (std::size_t index = 0; index < count; ++index) {
+            const CUresult status = api.cuKernelGetParamInfo(
+                handle, index, &parameters[index].offset, &parameters[index].size);
+            // The code claimed more than the driver knows: keep what it knows.
+            if (status == CUDA_ERROR_INVALID_VALUE && !driver_counted) {
+                parameters.resize(index);
+                break;
+            }
+            check(status, "cuKernelGetParamInfo", [&] {
+                return description + ", parameter " + std::to_string(index) + " of " +
+                       std::to_string(count);
+            });
+        }
+        return parameters;
+    }
+    // Older drivers report no count and the code did not say: ask index after index until the
+    // driver says there is none.
     for (std::size_t index = 0;; ++index) {
         KernelParameter parameter;
         CUresult status =
@@ -44,6 +69,24 @@ std::vector<KernelParameter> query_parameters(CUkernel handle, const std::string
 }
 
 }  // namespace
+
+const std::vector<KernelParameter>& KernelBox::query_parameters_once() const {
+    std::lock_guard lock(parameters_mutex);
+    if (parameters_ready.load(std::memory_order_relaxed)) return parameters_;
+    // Parameter info needs a current context: the one the library was loaded into, else the
+    // primary context of the calling thread's device.
+    std::shared_ptr<ContextBox> context =
+        library && library->loaded_context ? library->loaded_context
+                                           : primary_context(Device::current().ordinal());
+    {
+        ContextScope scope(*context);
+        parameters_ = query_parameters(
+            handle, description,
+            parameter_count_source ? parameter_count_source() : std::optional<std::size_t>());
+    }
+    parameters_ready.store(true, std::memory_order_release);
+    return parameters_;
+}
 
 int KernelBox::max_threads_per_block(int ordinal, CUdevice device) const {
     if (ordinal < limit_count) {
@@ -69,24 +112,19 @@ int KernelBox::max_dynamic_shared_size_bytes(int ordinal, CUdevice device, bool 
                            device);
 }
 
-std::shared_ptr<KernelBox> make_kernel_box(CUkernel handle, std::string name,
-                                           std::string lowered_name, std::string description,
-                                           std::shared_ptr<LibraryBox> library) {
+std::shared_ptr<KernelBox> make_kernel_box(
+    CUkernel handle, std::string name, std::string lowered_name, std::string description,
+    std::shared_ptr<LibraryBox> library,
+    std::function<std::optional<std::size_t>()> parameter_count_source,
+    bool query_parameters_now) {
     auto box = std::make_shared<KernelBox>();
     box->handle = handle;
     box->name = std::move(name);
     box->lowered_name = std::move(lowered_name);
     box->description = std::move(description);
-    // Parameter info needs a current context: the one the library was loaded into, else the
-    // primary context of the calling thread's device.
-    std::shared_ptr<ContextBox> context =
-        library && library->loaded_context ? library->loaded_context
-                                           : primary_context(Device::current().ordinal());
     box->library = std::move(library);
-    {
-        ContextScope scope(*context);
-        box->parameters = query_parameters(handle, box->description);
-    }
+    box->parameter_count_source = std::move(parameter_count_source);
+    if (query_parameters_now) box->parameters();
     int count = 0;
     check(driver().cuDeviceGetCount(&count), "cuDeviceGetCount", box->description);
     box->limit_count = count;
@@ -102,15 +140,16 @@ Kernel Kernel::from_handle(CUkernel kernel) {
                   "user kernel handle");
     std::string lowered = name ? name : "";
     return Kernel(detail::make_kernel_box(kernel, lowered, lowered,
-                                          "kernel '" + lowered + "' (user handle)", nullptr));
+                                          "kernel '" + lowered + "' (user handle)", nullptr,
+                                          {}, /*query_parameters_now=*/true));
 }
 
 CUkernel Kernel::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 const std::string& Kernel::name() const noexcept { return box_->name; }
 const std::string& Kernel::lowered_name() const noexcept { return box_->lowered_name; }
 const std::string& Kernel::description() const noexcept { return box_->description; }
-const std::vector<KernelParameter>& Kernel::parameters() const noexcept {
-    return box_->parameters;
+const std::vector<KernelParameter>& Kernel::parameters() const {
+    return box_->parameters();
 }
 
 int Kernel::attribute(CUfunction_attribute attribute, const Device& device) const {

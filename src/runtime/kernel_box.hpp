@@ -6,7 +6,10 @@
 #include "runtime/library_box.hpp"
 
 #include <atomic>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -23,18 +26,41 @@ struct KernelBox {
     std::string lowered_name;
     std::string description;
     std::shared_ptr<LibraryBox> library;  // null for Kernel::from_handle: never unloaded
-    std::vector<KernelParameter> parameters;
+    // The parameter layout, queried on first use (first launch, or Kernel::parameters()): a
+    // first get_kernel does not pay for it. Throws DriverError when the query fails (and asks
+    // again next time).
+    const std::vector<KernelParameter>& parameters() const {
+        if (parameters_ready.load(std::memory_order_acquire)) [[likely]] return parameters_;
+        return query_parameters_once();
+    }
     std::unique_ptr<KernelDeviceLimits[]> limits;  // by device ordinal
     int limit_count = 0;
 
     // The limits of device `ordinal` (CUdevice `device`), asked of the driver the first time.
     int max_threads_per_block(int ordinal, CUdevice device) const;
     int max_dynamic_shared_size_bytes(int ordinal, CUdevice device, bool refresh = false) const;
+
+private:
+    const std::vector<KernelParameter>& query_parameters_once() const;
+    mutable std::mutex parameters_mutex;
+    mutable std::atomic<bool> parameters_ready{false};
+    mutable std::vector<KernelParameter> parameters_;  // final once parameters_ready is set
+
+public:
+    // Where the count may be read from the code itself (code/kernel_parameter_count.hpp), asked
+    // only on first use so a first get_kernel does not parse the code. It holds the code weakly:
+    // the code's state holds its kernels, so a strong reference would be a cycle.
+    std::function<std::optional<std::size_t>()> parameter_count_source;
 };
 
-// A box for `handle`, with its parameters queried and limits sized for every device.
-std::shared_ptr<KernelBox> make_kernel_box(CUkernel handle, std::string name,
-                                           std::string lowered_name, std::string description,
-                                           std::shared_ptr<LibraryBox> library);
+// A box for `handle`, with limits sized for every device; its parameters are queried now when
+// `query_parameters_now` (Kernel::from_handle checks the handle that way), else on first use.
+// `parameter_count_source`, where the code can tell the count, spares drivers that cannot count
+// (before CUDA 13.2) the failing call that otherwise ends the query.
+std::shared_ptr<KernelBox> make_kernel_box(
+    CUkernel handle, std::string name, std::string lowered_name, std::string description,
+    std::shared_ptr<LibraryBox> library,
+    std::function<std::optional<std::size_t>()> parameter_count_source = {},
+    bool query_parameters_now = false);
 
 }  // namespace cudacore::detail

@@ -1,6 +1,7 @@
 #include "cudacore/launch.hpp"
 
 #include "cudacore/errors.hpp"
+#include "runtime/capture_registry.hpp"
 #include "runtime/driver_launch_config.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -17,8 +18,12 @@ std::string to_string(const Dim3& dim) {
 }
 
 std::string to_string(const LaunchConfig& config) {
-    std::string out = "grid " + to_string(config.grid) + ", block " + to_string(config.block);
-    if (config.has_cluster()) out += ", cluster " + to_string(config.cluster);
+    std::string out = "grid " + to_string(config.grid);
+    if (config.has_cluster()) {
+        out += " clusters of " + to_string(config.cluster) + " blocks (" +
+               std::to_string(config.blocks().volume()) + " blocks)";
+    }
+    out += ", block " + to_string(config.block);
     out += ", " + std::to_string(config.shared_memory_bytes) + " bytes of dynamic shared memory";
     if (config.cooperative) out += ", cooperative";
     return out;
@@ -78,7 +83,7 @@ DeviceFeature& cooperative_launch() {
 }
 
 void check_arguments(const KernelBox& kernel, const std::size_t* sizes, std::size_t count) {
-    const std::vector<KernelParameter>& parameters = kernel.parameters;
+    const std::vector<KernelParameter>& parameters = kernel.parameters();
     if (count != parameters.size()) [[unlikely]] {
         argument_error(kernel, "it takes " + std::to_string(parameters.size()) +
                                    " argument(s), " + std::to_string(count) + " given");
@@ -128,10 +133,15 @@ void check_config(const KernelBox& kernel, const LaunchConfig& config, const Con
             config_error(kernel, config, ordinal,
                          "the device does not support cluster launches (compute capability 9.0 "
                          "or newer is needed)");
-        if (config.grid.x % config.cluster.x || config.grid.y % config.cluster.y ||
-            config.grid.z % config.cluster.z)
+        // The grid counts clusters: the driver gets grid x cluster blocks, which must fit.
+        const LaunchConfig::Blocks blocks = config.blocks();
+        constexpr std::uint64_t kMax = 0xffffffffu;
+        if (blocks.x > kMax || blocks.y > kMax || blocks.z > kMax)
             config_error(kernel, config, ordinal,
-                         "the grid is not a multiple of the cluster in every dimension");
+                         "grid x cluster is (" + std::to_string(blocks.x) + ", " +
+                             std::to_string(blocks.y) + ", " + std::to_string(blocks.z) +
+                             ") blocks, over the driver's 32-bit grid dimensions (with a "
+                             "cluster, the grid counts clusters)");
     }
     if (config.cooperative && !cooperative_launch().supported(ordinal, context.device))
         config_error(kernel, config, ordinal, "the device does not support cooperative launches");
@@ -167,6 +177,9 @@ void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kerne
     check_config(box, config, *stream_box.context);
     // The launch may outlive every handle: the library remembers where it ran (see LibraryBox).
     if (box.library) box.library->note_launch(stream_box.context);
+    // A captured launch runs when the graph does: the graph holds the library from now on.
+    if (captures_active() && box.library) [[unlikely]]
+        hold_for_capture(stream_box.handle, box.library);
 
     const DriverApi& api = driver();
     void** parameters = count ? arguments : nullptr;

@@ -12,6 +12,7 @@
 
 #include "cudacore/kernel.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/name_table.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <array>
@@ -57,12 +58,11 @@ private:
     std::vector<std::shared_ptr<ContextBox>> launch_contexts;  // owners of the slots (and beyond)
 };
 
-// The per-ObjectCode loading state: loaded once (std::call_once), the outcome kept for every
-// later use, and a name -> Kernel cache read under a shared lock.
+// The per-ObjectCode loading state, made on first load: loaded once (std::call_once), the
+// outcome kept for every later use, and a name -> Kernel cache read without locks.
 struct LazyLibrary {
     LazyLibrary() = default;
-    // A copy of an ObjectCode's state is a new value: it starts unloaded.
-    LazyLibrary(const LazyLibrary&) {}
+    LazyLibrary(const LazyLibrary&) = delete;
     LazyLibrary& operator=(const LazyLibrary&) = delete;
 
     std::once_flag once;
@@ -70,8 +70,7 @@ struct LazyLibrary {
     std::shared_ptr<LibraryBox> library;
     std::exception_ptr failure;
 
-    std::shared_mutex kernels_mutex;
-    std::map<std::string, Kernel, std::less<>> kernels;
+    NameTable<Kernel> kernels;
 };
 
 // Test hooks: how many times cuLibraryLoadData / cuLibraryUnload were called by this process.

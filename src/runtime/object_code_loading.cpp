@@ -4,7 +4,10 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
 #include "runtime/kernel_box.hpp"
+#include "code/code_validation.hpp"
 #include "code/object_code_state.hpp"
+#include "code/kernel_parameter_count.hpp"
+#include "runtime/code_arch_fit.hpp"
 
 #include <cxxabi.h>
 
@@ -15,6 +18,10 @@
 namespace cudacore {
 
 namespace {
+
+using detail::ArchFit;
+using detail::cubin_arch_fit;
+using detail::fatbin_arch_fit;
 
 std::string describe_code(const detail::ObjectCodeState& state) {
     std::string out(to_string(state.type));
@@ -73,6 +80,14 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
         case CodeType::fatbin:
             break;
     }
+    // The driver's loader is not safe against malformed containers (a bad table offset crashes
+    // the process), and the bytes may come from anywhere: a file, a peer, a deserialized value
+    // whose checksum only says it was not damaged in transit.
+    try {
+        detail::validate_code(state.type, state.code);
+    } catch (const InvalidArgumentError& e) {
+        refuse_unloadable(state, kernel_name, e.what());
+    }
 
     try {
         detail::driver();
@@ -89,6 +104,20 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
         return describe_code(state) + built_for(state) + for_kernel(kernel_name) +
                ", on device " + std::to_string(device.ordinal()) + " (" + device.arch() + ")";
     };
+
+    // Code that cannot run here is refused from its bytes (no load); code built for exactly
+    // this device needs no forced load to know it loads. Everything else (PTX, older minors,
+    // unreadable headers) is loaded into the context now, so the driver says it here, once.
+    ArchFit fit = ArchFit::ask_driver;
+    if (state.type == CodeType::cubin || state.type == CodeType::fatbin) {
+        const ComputeCapability cc = device.compute_capability();
+        fit = state.type == CodeType::cubin ? cubin_arch_fit(state.code, cc.major, cc.minor)
+                                            : fatbin_arch_fit(state.code, cc.major, cc.minor);
+        if (fit == ArchFit::cannot_run) {
+            detail::throw_driver_error(CUDA_ERROR_NO_BINARY_FOR_GPU, "cuLibraryLoadData",
+                                       what() + " (refused from the code's own header: not loaded)");
+        }
+    }
 
     // The driver's JIT log, for PTX that does not compile.
     char error_log[4096] = {};
@@ -108,12 +137,12 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     auto box = std::make_shared<detail::LibraryBox>();
     box->handle = handle;
 
-    // The driver may defer loading into a context until first use (lazy loading); load it into
-    // the current device's context now, so that code for another arch fails here, once, with
-    // this message. The module, then one kernel's function, both force that load; NOT_FOUND only
-    // says it is not there yet.
+    // The driver may defer loading into a context until first use (lazy loading); unless the
+    // bytes settled it above, load it into the current device's context now, so that code that
+    // cannot run fails here, once, with this message. The module, then one kernel's function,
+    // both force that load; NOT_FOUND only says it is not there yet.
     auto context = detail::primary_context(device.ordinal());
-    {
+    if (fit != ArchFit::runs) {
         const detail::DriverApi& api = detail::driver();
         detail::ContextScope scope(*context);
         CUmodule module = nullptr;
@@ -137,7 +166,7 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
 // The loaded library, loading it on first call; the first outcome is kept and repeated.
 const std::shared_ptr<detail::LibraryBox>& loaded_library(detail::ObjectCodeState& state,
                                                           std::string_view kernel_name) {
-    detail::LazyLibrary& lazy = state.library;
+    detail::LazyLibrary& lazy = state.library();
     if (!lazy.attempted.load(std::memory_order_acquire)) {
         std::call_once(lazy.once, [&] {
             try {
@@ -180,17 +209,13 @@ std::string kernel_list(const detail::ObjectCodeState& state, CUlibrary library)
 void ObjectCode::load() const { loaded_library(*state_, {}); }
 
 bool ObjectCode::is_loaded() const noexcept {
-    const detail::LazyLibrary& lazy = state_->library;
-    return lazy.attempted.load(std::memory_order_acquire) && lazy.library != nullptr;
+    const detail::LazyLibrary* lazy = state_->library_if_made();
+    return lazy && lazy->attempted.load(std::memory_order_acquire) && lazy->library != nullptr;
 }
 
 Kernel ObjectCode::get_kernel(std::string_view name) const {
-    detail::LazyLibrary& lazy = state_->library;
-    {
-        std::shared_lock lock(lazy.kernels_mutex);
-        auto found = lazy.kernels.find(name);
-        if (found != lazy.kernels.end()) [[likely]] return found->second;
-    }
+    detail::LazyLibrary& lazy = state_->library();
+    if (const Kernel* found = lazy.kernels.find(name)) [[likely]] return *found;
     const std::shared_ptr<detail::LibraryBox>& library = loaded_library(*state_, name);
 
     const std::string lowered = lowered_name(name);
@@ -208,10 +233,16 @@ Kernel ObjectCode::get_kernel(std::string_view name) const {
     std::string description = "kernel '" + std::string(name) + "' (" + describe_code(*state_) + ")";
     detail::check(status, "cuLibraryGetKernel", description);
 
-    Kernel kernel(detail::make_kernel_box(handle, std::string(name), lowered, description, library));
-    std::unique_lock lock(lazy.kernels_mutex);
+    std::weak_ptr<detail::ObjectCodeState> code_state = state_;
+    auto parameter_count = [code_state, lowered]() -> std::optional<std::size_t> {
+        auto state = code_state.lock();
+        if (!state) return std::nullopt;
+        return detail::kernel_parameter_count(state->type, state->code, lowered);
+    };
+    Kernel kernel(detail::make_kernel_box(handle, std::string(name), lowered, description, library,
+                                          std::move(parameter_count)));
     // Another thread may have made it meanwhile: everyone gets the first one.
-    return lazy.kernels.try_emplace(std::string(name), std::move(kernel)).first->second;
+    return lazy.kernels.insert(name, std::move(kernel));
 }
 
 }  // namespace cudacore

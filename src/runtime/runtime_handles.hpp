@@ -8,6 +8,7 @@
 #include "loader/driver_api.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 
 namespace cudacore::detail {
@@ -45,6 +46,9 @@ std::shared_ptr<ContextBox> primary_context(int ordinal);
 // Stops handing out `stale` (its context was destroyed by someone resetting the device): the
 // next primary_context() retains the primary context anew, which re-creates it.
 void forget_primary_context(const ContextBox& stale);
+// Changes whenever forget_primary_context runs: a cache of anything made in a primary context is
+// valid while this value is unchanged.
+std::uint64_t primary_context_generation() noexcept;
 
 // Runs create(primary context of `ordinal`); when the driver says that context was destroyed
 // under us, forgets it and runs create once more on a freshly retained one. Keeps the check for

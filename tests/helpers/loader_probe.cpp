@@ -2,8 +2,10 @@
 // Exit codes: 0 loaded, 2 LoaderError, 3 NoDriverError, 1 anything else.
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
+#include "cudacore/system_info.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
+#include "loader/nvvm_api.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -27,6 +29,12 @@ int main(int argc, char** argv) {
         } else if (std::strcmp(what, "nvjitlink") == 0) {
             const auto& api = cudacore::detail::nvjitlink();
             std::printf("nvjitlink %u.%u from %s\n", api.major, api.minor, api.path.c_str());
+        } else if (std::strcmp(what, "nvml") == 0) {
+            std::printf("available %d\n", cudacore::system::nvml_available() ? 1 : 0);
+            std::printf("nvml driver %s\n", cudacore::system::nvml_driver_version().c_str());
+        } else if (std::strcmp(what, "nvvm") == 0) {
+            std::printf("nvvm %s, libdevice %s\n", cudacore::detail::nvvm_version().c_str(),
+                        cudacore::detail::libdevice_path().c_str());
         }
     } catch (const cudacore::NoDriverError& e) {
         std::printf("NoDriverError: %s\n", e.what());

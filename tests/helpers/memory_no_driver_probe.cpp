@@ -25,7 +25,10 @@ int main() {
         std::vector<char> host(64);
         probe("PinnedMemoryResource()", [] { cudacore::PinnedMemoryResource resource; });
         probe("ManagedMemoryResource()", [] { cudacore::ManagedMemoryResource resource; });
-        probe("Buffer::from_handle", [&] { Buffer::from_handle(host.data(), host.size()); });
+        probe("Buffer::wrap_unowned", [&] { Buffer::wrap_unowned(host.data(), host.size()); });
+        probe("Buffer::from_handle(owner)", [&] {
+            Buffer::from_handle(host.data(), host.size(), nullptr, std::make_shared<int>(0));
+        });
         probe("Buffer::copy_from(host)", [&] { a.copy_from(host, stream); });
         probe("Buffer::copy_to(host)", [&] { a.copy_to(host, stream); });
         probe("Buffer::copy_from(Buffer)", [&] { a.copy_from(b, stream); });

@@ -3,6 +3,7 @@
 // prints each outcome on its own line ("create: ok", "get_kernel 1: NoDriverError: ...").
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
+#include "crafted_code.hpp"
 #include "runtime/library_box.hpp"
 
 #include <cstdio>
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
     const char* mode = argc > 1 ? argv[1] : "no-driver";
     if (std::strcmp(mode, "no-driver") != 0) return 2;
 
-    auto code = cudacore::ObjectCode::from_cubin(std::string(100, '\x7f'), "probe_code");
+    auto code = cudacore::ObjectCode::from_cubin(cudacore::test::minimal_cubin(), "probe_code");
     report("create", [&] {
         cudacore::ObjectCode copy = code;
         cudacore::ObjectCode assigned = cudacore::ObjectCode::from_ptx(".version 8.0", "other");

@@ -13,11 +13,12 @@ namespace cudacore::test {
 
 class HostMemoryResource final : public MemoryResource {
 public:
-    explicit HostMemoryResource(bool host_accessible = true) : host_accessible_(host_accessible) {}
+    explicit HostMemoryResource(bool host_accessible = true, int device_ordinal = 0)
+        : host_accessible_(host_accessible), device_ordinal_(device_ordinal) {}
 
     bool is_device_accessible() const noexcept override { return false; }
     bool is_host_accessible() const noexcept override { return host_accessible_; }
-    int device_ordinal() const noexcept override { return 0; }
+    int device_ordinal() const noexcept override { return device_ordinal_; }
     std::string description() const override { return "test host memory"; }
 
     std::atomic<int> allocations{0};
@@ -39,6 +40,7 @@ protected:
 
 private:
     bool host_accessible_;
+    int device_ordinal_;
 };
 
 }  // namespace cudacore::test

@@ -1,11 +1,16 @@
 // Code inspection: the code type, arch and kernels told from bytes alone, and malformed input
 // refused without crashing.
+#include "crafted_code.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 
+#include <sys/resource.h>
+#include <pthread.h>
+
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -41,7 +46,7 @@ std::string fatbin_around(std::string_view cubin, std::uint32_t sm) {
     put<std::uint32_t>(entry, 4, kEntryHeader);
     put<std::uint64_t>(entry, 8, cubin.size());
     put<std::uint32_t>(entry, 28, sm);
-    put<std::uint64_t>(entry, 32, 0x11);
+    put<std::uint64_t>(entry, 40, 0x11);  // flags
     entry.resize(kEntryHeader, '\0');
     entry += cubin;
     std::string fatbin;
@@ -153,6 +158,122 @@ TEST(CodeInspection, PtxEntryNames) {
                             ".entry bar (\n)\n{ ret; }\n.func helper()\n{ ret; }\n";
     EXPECT_EQ(ptx_kernel_names(ptx), (std::vector<std::string>{"_Z3fooPi", "bar"}));
     EXPECT_EQ(inspect_code(ptx).arch, "sm_90");
+}
+
+// ---- hostile inputs: each ends in a clear error or a correct, bounded result ----------------
+
+// Peak resident memory of this process so far, in MiB.
+long peak_rss_mib() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss / 1024;
+}
+
+// Runs `f` and checks it took bounded time and memory (the inputs below once took minutes and
+// gigabytes, or never ended).
+template <typename F>
+void bounded(const char* what, F&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    const auto seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 5.0) << what;
+    EXPECT_LT(peak_rss_mib(), 1024) << what;
+}
+
+std::string inspection_error(std::string_view code) {
+    try {
+        inspect_code(code);
+    } catch (const InvalidArgumentError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+TEST(CodeInspectionHostile, WrappingFatbinEntryIsAnErrorNotAnEndlessLoop) {
+    const std::string fatbin = test::wrapping_fatbin();
+    ASSERT_EQ(fatbin.size(), 84u);
+    bounded("84-byte fatbin", [&] {
+        const std::string error = inspection_error(fatbin);
+        EXPECT_NE(error.find("malformed fatbin (84 bytes)"), std::string::npos) << error;
+    });
+    // The same entry with room for its header: its payload size is what is wrong.
+    std::string roomy = fatbin;
+    test::put_at<std::uint64_t>(roomy, 8, 68);
+    const std::string error = inspection_error(roomy);
+    EXPECT_NE(error.find("payload of 18446744073709551552 bytes runs past the end"), std::string::npos)
+        << error;
+}
+
+TEST(CodeInspectionHostile, EntryPastTheEndSaysSoNotTheLibrarysRawMessage) {
+    // An entry header size that points beyond the bytes (once "basic_string_view::substr:
+    // __pos (which is 5016) > __size (which is 64)").
+    std::string fatbin = fatbin_around(compile(CodeType::cubin).code(), 90);
+    test::put_at<std::uint32_t>(fatbin, 20, 60000);
+    const std::string error = inspection_error(fatbin);
+    EXPECT_NE(error.find("entry 0 at offset 16: header size 60000 out of range"), std::string::npos)
+        << error;
+    EXPECT_EQ(error.find("basic_string"), std::string::npos) << error;
+}
+
+TEST(CodeInspectionHostile, SymbolNamesAreBoundedByTheirSectionAndTheInputSize) {
+    const std::string unterminated = test::symbol_bomb_cubin(false);
+    EXPECT_GT(unterminated.size(), 1000000u);
+    bounded("21,000 symbols into an unterminated string table", [&] {
+        const std::string error = inspection_error(unterminated);
+        EXPECT_NE(error.find("string table that does not end with NUL"), std::string::npos) << error;
+    });
+    // Terminated, the table is sound, but 21,000 copies of a 512 KiB name are not a bounded
+    // result: the names may take at most twice the input's size.
+    const std::string terminated = test::symbol_bomb_cubin(true);
+    bounded("21,000 symbols sharing one 512 KiB name", [&] {
+        const std::string error = inspection_error(terminated);
+        EXPECT_NE(error.find("kernel names exceed the work limit"), std::string::npos) << error;
+    });
+}
+
+// A thread with a small stack: a scan that recursed per character (as std::regex did) would
+// overflow it long before 40 KB.
+template <typename F>
+void on_small_stack(F f) {
+    pthread_attr_t attributes;
+    pthread_attr_init(&attributes);
+    pthread_attr_setstacksize(&attributes, 256 * 1024);
+    pthread_t thread;
+    auto run = [](void* argument) -> void* {
+        (*static_cast<F*>(argument))();
+        return nullptr;
+    };
+    ASSERT_EQ(pthread_create(&thread, &attributes, run, &f), 0);
+    pthread_join(thread, nullptr);
+    pthread_attr_destroy(&attributes);
+}
+
+TEST(CodeInspectionHostile, LongPtxIdentifiersAreScannedWithoutRecursion) {
+    const std::size_t length = 40 * 1024;
+    CodeInfo entry_info, target_info;
+    std::vector<std::string> names;
+    on_small_stack([&] {
+        entry_info = inspect_code(test::long_identifier_ptx(".entry", length));
+        target_info = inspect_code(test::long_identifier_ptx(".target", length));
+        names = ptx_kernel_names(test::long_identifier_ptx(".entry", 4 * 1024 * 1024));
+    });
+    ASSERT_EQ(entry_info.kernels.size(), 1u);
+    EXPECT_EQ(entry_info.kernels[0], std::string(length, 'a'));
+    EXPECT_EQ(entry_info.arch, "sm_90");
+    EXPECT_EQ(target_info.arch, "");  // not an arch name: none claimed
+    EXPECT_EQ(target_info.ptx_version, "8.0");
+    ASSERT_EQ(names.size(), 1u);
+    EXPECT_EQ(names[0].size(), 4u * 1024 * 1024);
+}
+
+TEST(CodeInspectionHostile, PtxScanMatchesTheDirectivesAsBefore) {
+    const std::string ptx = "// .entry commented (\n\n.version  7.8\n.target\tsm_90a, texmode_independent\n"
+                            ".entry bad name(\n.entry$odd%name$ (\n.entry\n\tok_1\n(\n.entrytight(\n";
+    const CodeInfo info = inspect_code(ptx);
+    EXPECT_EQ(info.ptx_version, "7.8");
+    EXPECT_EQ(info.arch, "sm_90a");
+    EXPECT_EQ(ptx_kernel_names(ptx), (std::vector<std::string>{"commented", "ok_1"}));
 }
 
 }  // namespace

@@ -129,6 +129,35 @@ TEST(Linker, BadInputsAreRefused) {
                  InvalidArgumentError);
 }
 
+// A verbose link returns the info log on failure too: in LinkError's log and in info_log().
+TEST(Linker, VerboseLinkThatFailsStillReturnsTheInfoLog) {
+    ObjectCode a = compile_unit(kUnitA, "unit_a", CodeType::ptx);  // scale_of is never defined
+    LinkerOptions verbose = linker_options(false);
+    verbose.verbose = true;
+    LinkerOptions ptxas_v = linker_options(false);
+    ptxas_v.ptxas_options = {"-v"};
+    for (const LinkerOptions& options : {verbose, ptxas_v}) {
+        Linker linker({a}, options);
+        try {
+            linker.link();
+            ADD_FAILURE() << "an undefined device function linked";
+        } catch (const LinkError& e) {
+            EXPECT_FALSE(linker.info_log().empty());
+            EXPECT_NE(e.log().find("info log:"), std::string::npos) << e.log();
+            EXPECT_NE(e.log().find(linker.info_log()), std::string::npos) << e.log();
+            EXPECT_NE(e.log().find("scale_of"), std::string::npos) << e.log();  // the error too
+        }
+    }
+    // Not verbose: the error alone.
+    Linker quiet({a}, linker_options(false));
+    try {
+        quiet.link();
+        ADD_FAILURE() << "an undefined device function linked";
+    } catch (const LinkError& e) {
+        EXPECT_EQ(e.log().find("info log:"), std::string::npos) << e.log();
+    }
+}
+
 TEST(Linker, InfoLogWithVerbose) {
     LinkerOptions options = linker_options(false);
     options.verbose = true;

@@ -158,7 +158,8 @@ TEST(Program, OptionsBecomeFlagsInOrder) {
               (std::vector<std::string>{"-arch=sm_90", "--relocatable-device-code=true",
                                         "--generate-line-info", "--maxrregcount=32", "--fmad=false",
                                         "--define-macro=VALUE=3", "--define-macro=FLAG",
-                                        "--std=c++17", "--diag-suppress=177", "--extra-raw"}));
+                                        "--std=c++17", "--diag-suppress=177", "--pch",
+                                        "--pch-verbose=false", "--extra-raw"}));
     EXPECT_EQ(program.backend(), "NVRTC");
 }
 
@@ -268,6 +269,39 @@ TEST(Program, WrongTargetsAreRefused) {
                         .compile(CodeType::ptx));
     Program ptx(".version 8.0\n.target sm_90\n", SourceType::ptx, options_for("sm_90"));
     EXPECT_THROW(ptx.compile(CodeType::cubin, {"scale<float>"}), InvalidArgumentError);
+}
+
+// An unknown SourceType is refused when the Program is made, before any compiler sees it.
+TEST(Program, OutOfRangeSourceTypeIsRefusedAtConstruction) {
+    try {
+        Program program(kTwoKernels, static_cast<SourceType>(7), options_for("sm_90", "odd"));
+        FAIL() << "an out-of-range SourceType was accepted";
+    } catch (const InvalidArgumentError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("unknown source type 7"), std::string::npos) << message;
+        EXPECT_NE(message.find("program 'odd'"), std::string::npos) << message;
+    }
+}
+
+// -dlto makes NVRTC produce LTO-IR: asking for PTX with it says so and what to ask for instead.
+TEST(Program, PtxWithLinkTimeOptimizationSaysToAskForLtoir) {
+    ProgramOptions lto = options_for("sm_90");
+    lto.link_time_optimization = true;
+    ProgramOptions lto_flag = options_for("sm_90");
+    lto_flag.extra_flags = {"-dlto"};
+    for (const ProgramOptions& options : {lto, lto_flag}) {
+        Program program(kTwoKernels, SourceType::cxx, options);
+        try {
+            program.compile(CodeType::ptx);
+            ADD_FAILURE() << "PTX with -dlto was accepted";
+        } catch (const InvalidArgumentError& e) {
+            const std::string message = e.what();
+            EXPECT_NE(message.find("-dlto"), std::string::npos) << message;
+            EXPECT_NE(message.find("LTO-IR, not PTX"), std::string::npos) << message;
+            EXPECT_NE(message.find("CodeType::ltoir"), std::string::npos) << message;
+        }
+        EXPECT_EQ(program.compile(CodeType::ltoir).code_type(), CodeType::ltoir);
+    }
 }
 
 TEST(Program, CompilesAgainForAnotherTarget) {

@@ -55,6 +55,36 @@ TEST(Loader, NvJitLinkLoadsFromToolkit) {
     EXPECT_NE(result.out.find("nvjitlink 13."), std::string::npos) << result.out;
 }
 
+TEST(Loader, MissingNvvmNamesPathAndVariable) {
+    auto result = run_process({helper_path("loader_probe").string(), "nvvm"},
+                              {{"CUDACORE_NVVM_PATH", "/nonexistent/libnvvm-missing.so"}});
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_NE(result.out.find("libNVVM"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("/nonexistent/libnvvm-missing.so"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("CUDACORE_NVVM_PATH"), std::string::npos) << result.out;
+}
+
+TEST(Loader, NvvmAndLibdeviceLoadFromToolkitOrPackage) {
+    auto result = run_process({helper_path("loader_probe").string(), "nvvm"});
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("nvvm 2."), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("libdevice.10.bc"), std::string::npos) << result.out;
+}
+
+TEST(Loader, MissingNvmlIsAClearErrorAndNothingElseNeedsIt) {
+    auto result = run_process({helper_path("loader_probe").string(), "nvml"},
+                              {{"CUDACORE_NVML_PATH", "/nonexistent/libnvidia-ml-missing.so.1"}});
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_NE(result.out.find("available 0"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("NVML"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("/nonexistent/libnvidia-ml-missing.so.1"), std::string::npos);
+    EXPECT_NE(result.out.find("CUDACORE_NVML_PATH"), std::string::npos);
+    // NVRTC (and everything else) is unaffected in the same situation.
+    auto nvrtc = run_process({helper_path("loader_probe").string(), "nvrtc"},
+                             {{"CUDACORE_NVML_PATH", "/nonexistent/libnvidia-ml-missing.so.1"}});
+    EXPECT_EQ(nvrtc.exit_code, 0) << nvrtc.out;
+}
+
 TEST(Loader, SameErrorOnEveryCall) {
     auto result = run_process({helper_path("loader_probe").string(), "driver-twice"},
                               {{"CUDACORE_LIBCUDA_PATH", "/nonexistent/libcuda.so.1"}});

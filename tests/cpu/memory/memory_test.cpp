@@ -8,6 +8,8 @@
 #include "cudacore/stream.hpp"
 
 #include <cstring>
+#include <memory>
+#include <stdexcept>
 #include <numeric>
 #include <vector>
 
@@ -138,14 +140,47 @@ TEST(Buffer, Fill32NeedsAMultipleOfFourBytes) {
                    {"fill_uint32", "6 bytes", "multiple of 4"});
 }
 
-TEST(Buffer, ZeroSizeAndNullHandlesAreRejected) {
+// As in cuda.core, allocate(0) gives an empty buffer of that resource, not an error.
+TEST(Buffer, AllocateZeroGivesAnEmptyBufferOfTheResource) {
     auto resource = std::make_shared<HostMemoryResource>();
-    expect_invalid([&] { resource->allocate(0, no_stream()); }, {"size 0", "test host memory"});
-    EXPECT_EQ(resource->allocations.load(), 0);
+    Buffer empty = resource->allocate(0, no_stream());
+    EXPECT_EQ(resource->allocations.load(), 0) << "nothing allocated";
+    EXPECT_FALSE(empty.is_closed());
+    EXPECT_EQ(empty.size(), 0u);
+    EXPECT_EQ(empty.handle(), 0u);
+    EXPECT_EQ(empty.memory_resource(), resource);
+    EXPECT_TRUE(empty.is_host_accessible());
+    EXPECT_EQ(empty.bytes().size(), 0u);
+    // Copies and fills of nothing do nothing (no driver is asked).
+    Buffer other = resource->allocate(0, no_stream());
+    empty.copy_from(other, no_stream());
+    std::vector<char> none;
+    char host = 0;
+    empty.copy_to(&host, 0, no_stream());
+    empty.copy_from(none, no_stream());
+    empty.fill_byte(1, no_stream());
+    empty.fill_uint32(1, no_stream());
+    EXPECT_NE(empty.description().find("empty buffer of 0 bytes"), std::string::npos)
+        << empty.description();
+    empty.close();
+    EXPECT_TRUE(empty.is_closed());
+    EXPECT_EQ(empty.memory_resource(), nullptr);
+    EXPECT_EQ(resource->frees.load(), 0) << "nothing freed";
+}
+
+TEST(Buffer, NullHandlesAndZeroSizedHandlesAreRejected) {
+    auto resource = std::make_shared<HostMemoryResource>();
     expect_invalid([&] { Buffer::from_handle(CUdeviceptr{0}, 16, resource); },
                    {"null pointer", "16"});
     int value = 0;
     expect_invalid([&] { Buffer::from_handle(&value, 0, resource); }, {"size 0"});
+    expect_invalid([&] { Buffer::wrap_unowned(&value, 0, resource); }, {"size 0"});
+    expect_invalid([&] { Buffer::from_handle(&value, 4, nullptr); },
+                   {"no memory resource", "wrap_unowned"});
+    expect_invalid([&] { Buffer::from_handle(&value, 4, resource, std::shared_ptr<void>()); },
+                   {"null owner"});
+    expect_invalid([&] { Buffer::from_handle(&value, 4, resource, Buffer::Deleter()); },
+                   {"empty deleter"});
 }
 
 TEST(Buffer, ResourceNotOwnedBySharedPtrIsRejected) {
@@ -154,11 +189,11 @@ TEST(Buffer, ResourceNotOwnedBySharedPtrIsRejected) {
     EXPECT_EQ(on_stack.allocations.load(), 0);
 }
 
-TEST(Buffer, FromHandleNeverFreesAndKeepsTheResource) {
+TEST(Buffer, WrapUnownedNeverFreesAndKeepsTheResource) {
     auto resource = std::make_shared<HostMemoryResource>();
     std::vector<std::uint32_t> memory(4, 7);
     {
-        Buffer wrapped = Buffer::from_handle(memory.data(), 16, resource);
+        Buffer wrapped = Buffer::wrap_unowned(memory.data(), 16, resource);
         EXPECT_FALSE(wrapped.owns_memory());
         EXPECT_EQ(wrapped.data(), memory.data());
         EXPECT_TRUE(wrapped.is_host_accessible());
@@ -166,9 +201,104 @@ TEST(Buffer, FromHandleNeverFreesAndKeepsTheResource) {
         wrapped.close();
         EXPECT_TRUE(wrapped.is_closed());
     }
-    { Buffer dropped = Buffer::from_handle(memory.data(), 16, resource); }
+    { Buffer dropped = Buffer::wrap_unowned(memory.data(), 16, resource); }
     EXPECT_EQ(resource->frees.load(), 0);
     EXPECT_EQ(memory[0], 7u);
+}
+
+// As in cuda.core, from_handle(ptr, size, resource) hands the memory to the resource.
+TEST(Buffer, FromHandleHandsTheMemoryToTheResource) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    // Memory the resource's kind allocated outside a Buffer (HostMemoryResource frees with
+    // operator delete).
+    const int frees_before = resource->frees.load();
+    void* memory = ::operator new(32);
+    {
+        Buffer handed = Buffer::from_handle(memory, 32, resource);
+        EXPECT_TRUE(handed.owns_memory());
+        EXPECT_EQ(handed.memory_resource(), resource);
+        Buffer copy = handed;
+        { Buffer gone = std::move(handed); }
+        EXPECT_EQ(resource->frees.load(), frees_before) << "freed before the last copy went";
+    }
+    EXPECT_EQ(resource->frees.load(), frees_before + 1) << "freed by the resource, once";
+
+    void* closed_memory = ::operator new(16);
+    Buffer closed = Buffer::from_handle(closed_memory, 16, resource);
+    closed.close();
+    EXPECT_EQ(resource->frees.load(), frees_before + 2);
+    EXPECT_EQ(closed.memory_resource(), nullptr) << "a closed buffer reports no resource";
+    EXPECT_FALSE(closed.owns_memory());
+}
+
+TEST(Buffer, FromHandleWithAnOwnerKeepsItUntilTheLastCopyOrClose) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    auto storage = std::make_shared<std::vector<char>>(128, 'x');
+    std::weak_ptr<std::vector<char>> watch = storage;
+    {
+        Buffer buffer = Buffer::from_handle(storage->data(), storage->size(), resource, storage);
+        storage.reset();
+        EXPECT_FALSE(watch.expired()) << "the buffer keeps its owner";
+        EXPECT_TRUE(buffer.owns_memory());
+        EXPECT_EQ(buffer.bytes()[5], std::byte{'x'});
+        Buffer copy = buffer;
+        buffer = Buffer();
+        EXPECT_FALSE(watch.expired());
+    }
+    EXPECT_TRUE(watch.expired()) << "dropped with the last copy";
+    EXPECT_EQ(resource->frees.load(), 0) << "the resource only describes the memory";
+
+    auto second = std::make_shared<std::vector<char>>(8);
+    watch = second;
+    char* second_data = second->data();
+    Buffer closed = Buffer::from_handle(second_data, 8, resource, std::move(second));
+    closed.close();
+    EXPECT_TRUE(watch.expired()) << "dropped at close()";
+}
+
+TEST(Buffer, FromHandleWithADeleterCallsItOnce) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    int calls = 0;
+    void* seen = nullptr;
+    std::size_t seen_size = 0;
+    void* memory = ::operator new(48);
+    {
+        Buffer buffer = Buffer::from_handle(memory, 48, resource,
+                                            [&](CUdeviceptr pointer, std::size_t size) {
+                                                ++calls;
+                                                seen = reinterpret_cast<void*>(pointer);
+                                                seen_size = size;
+                                                ::operator delete(seen);
+                                            });
+        Buffer copy = buffer;
+        EXPECT_EQ(calls, 0);
+    }
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(seen, memory);
+    EXPECT_EQ(seen_size, 48u);
+
+    // A failing deleter: close() reports it, the buffer is closed all the same, never called
+    // again.
+    Buffer failing = Buffer::from_handle(&calls, sizeof calls, resource,
+                                         [&](CUdeviceptr, std::size_t) {
+                                             ++calls;
+                                             throw std::runtime_error("deleter failed");
+                                         });
+    EXPECT_THROW(failing.close(), std::runtime_error);
+    EXPECT_TRUE(failing.is_closed());
+    failing.close();
+    EXPECT_EQ(calls, 2);
+    EXPECT_EQ(resource->frees.load(), 0);
+}
+
+TEST(Buffer, MemoryBoundToNoDeviceReportsMinusOne) {
+    auto resource = std::make_shared<HostMemoryResource>(true, /*device_ordinal=*/-1);
+    Buffer buffer = resource->allocate(8, no_stream());
+    EXPECT_EQ(buffer.device_ordinal(), -1);
+    expect_invalid([&] { (void)buffer.device(); }, {"bound to no device", "8 bytes"});
+    expect_invalid([&] { (void)resource->device(); }, {"bound to no device", "test host memory"});
+    EXPECT_NE(buffer.description().find("on no device"), std::string::npos)
+        << buffer.description();
 }
 
 TEST(Buffer, SpanViewsHostAccessibleMemory) {
@@ -217,7 +347,8 @@ TEST(MemoryNoDriver, EveryMemoryEntryPointThrowsNoDriverError) {
     EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
     EXPECT_EQ(result.err, "");
     for (const char* entry :
-         {"PinnedMemoryResource()", "ManagedMemoryResource()", "Buffer::from_handle",
+         {"PinnedMemoryResource()", "ManagedMemoryResource()", "Buffer::wrap_unowned",
+          "Buffer::from_handle(owner)",
           "Buffer::copy_from(host)", "Buffer::copy_to(host)", "Buffer::copy_from(Buffer)",
           "Buffer::fill_byte", "Buffer::fill_uint32", "Buffer::device", "prefetch_to_host"}) {
         EXPECT_NE(result.out.find(std::string(entry) + ": NoDriverError"), std::string::npos)

@@ -1,12 +1,14 @@
 // ObjectCode loading without a GPU: values need no driver, failures are clear and repeated, and
 // code that must be linked first is refused before any driver call. Also the compile-time side of
 // launch(): argument conversion and TypedKernel's type checks.
+#include "crafted_code.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
 #include "code/object_code_state.hpp"
+#include "runtime/driver_launch_config.hpp"
 
 #include <sstream>
 #include <type_traits>
@@ -45,7 +47,9 @@ TEST(ObjectCodeLoading, CreatedAndCopiedWithoutDriverThenSameErrorOnEveryUse) {
     // What was searched, how to fix it, and what was being loaded.
     EXPECT_NE(first.find("/nonexistent/libcuda-for-loading.so.1"), std::string::npos) << first;
     EXPECT_NE(first.find("CUDACORE_LIBCUDA_PATH"), std::string::npos) << first;
-    EXPECT_NE(first.find("cubin 'probe_code' (100 bytes)"), std::string::npos) << first;
+    const std::string probe_code =
+        "cubin 'probe_code' (" + std::to_string(cudacore::test::minimal_cubin().size()) + " bytes)";
+    EXPECT_NE(first.find(probe_code), std::string::npos) << first;
     EXPECT_NE(first.find("kernel 'saxpy'"), std::string::npos) << first;
     EXPECT_EQ(lines[4], "is_loaded: false");
     EXPECT_EQ(lines[5], "library loads: 0");
@@ -77,11 +81,13 @@ TEST(ObjectCodeLoading, RelocatableObjectIsRefusedWithAdviceToLink) {
 
 TEST(ObjectCodeLoading, CopiesShareTheLoadingStateAndEqualValuesStayEqual) {
     auto code = ObjectCode::from_ltoir(std::string(8, 'x'), "a");
+    EXPECT_EQ(code.state()->library_if_made(), nullptr);  // made on first load, not before
     ObjectCode copy = code;
     EXPECT_EQ(copy.state(), code.state());
     EXPECT_TRUE(copy == code);
     EXPECT_THROW(copy.load(), cudacore::InvalidArgumentError);  // failure recorded on the shared state
-    EXPECT_TRUE(code.state()->library.attempted.load());
+    ASSERT_NE(code.state()->library_if_made(), nullptr);
+    EXPECT_TRUE(code.state()->library_if_made()->attempted.load());
 }
 
 TEST(LaunchConfig, DimensionsConvertAndPrint) {
@@ -94,8 +100,36 @@ TEST(LaunchConfig, DimensionsConvertAndPrint) {
     config.cluster = 2;
     config.cooperative = true;
     EXPECT_FALSE(config.is_plain());
-    EXPECT_NE(cudacore::to_string(config).find("cluster (2, 1, 1)"), std::string::npos);
+    EXPECT_NE(cudacore::to_string(config).find("clusters of (2, 1, 1) blocks (8192 blocks)"),
+              std::string::npos)
+        << cudacore::to_string(config);
     EXPECT_NE(cudacore::to_string(config).find("cooperative"), std::string::npos);
+}
+
+// As in cuda.core, a cluster makes the grid count clusters: the driver is given grid x cluster.
+TEST(LaunchConfig, WithAClusterTheGridCountsClusters) {
+    cudacore::LaunchConfig config{.grid = 4, .block = 32, .cluster = 2};
+    EXPECT_EQ(config.blocks().volume(), 8u);
+    CUlaunchAttribute attributes[2];
+    CUlaunchConfig driver = cudacore::detail::to_driver_config(config, nullptr, attributes);
+    EXPECT_EQ(driver.gridDimX, 8u);
+    EXPECT_EQ(driver.gridDimY, 1u);
+    ASSERT_EQ(driver.numAttrs, 1u);
+    EXPECT_EQ(attributes[0].id, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+    EXPECT_EQ(attributes[0].value.clusterDim.x, 2u);
+
+    config = {.grid = {2, 3}, .block = 32, .cluster = {2, 2}};
+    EXPECT_EQ(config.blocks().volume(), 24u);
+    driver = cudacore::detail::to_driver_config(config, nullptr, attributes);
+    EXPECT_EQ(driver.gridDimX, 4u);
+    EXPECT_EQ(driver.gridDimY, 6u);
+    EXPECT_EQ(driver.gridDimZ, 1u);
+
+    config = {.grid = {2, 3}, .block = 32};  // no cluster: the grid is blocks
+    driver = cudacore::detail::to_driver_config(config, nullptr, attributes);
+    EXPECT_EQ(driver.gridDimX, 2u);
+    EXPECT_EQ(driver.gridDimY, 3u);
+    EXPECT_EQ(driver.numAttrs, 0u);
 }
 
 // --- compile-time checks of launch()'s arguments.

@@ -1,4 +1,5 @@
 // The compile, link and inspect commands of the cudacore CLI, driven as a user would.
+#include "crafted_code.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/code_inspection.hpp"
@@ -149,6 +150,33 @@ TEST(CliCode, PtxWithoutNvJitLinkUsesTheDriverOrSaysWhatToSet) {
     } else if (cudacore::test::gpu_unavailable_reason().empty()) {
         // The driver's linker takes over (the GPU test checks the result in detail).
         EXPECT_EQ(result.exit_code, 0) << result.err;
+    }
+}
+
+// Files that are not what they claim: an ELF magic then 64 KiB of random bytes (once a crash
+// inside nvJitLink) and the first 100 bytes of a real cubin (once linked into an empty cubin,
+// exit 0). Both are a clear error and exit 1 from link (no output written) and from inspect.
+TEST(CliCode, LinkAndInspectRefuseFakeAndTruncatedCubins) {
+    TempDir dir;
+    write_file(dir.path() / "k.cu", kKernels);
+    ASSERT_EQ(run_process({cli_path().string(), "compile", path_of(dir, "k.cu"), "-o",
+                           path_of(dir, "k.cubin"), "--arch", "sm_90", "-DWIDTH=1"})
+                  .exit_code,
+              0);
+    write_file(dir.path() / "trunc.cubin", read_file(dir.path() / "k.cubin").substr(0, 100));
+    write_file(dir.path() / "fake.cubin", cudacore::test::fake_elf());
+
+    for (const auto& [file, type] : {std::pair{"fake.cubin", "object"}, std::pair{"trunc.cubin", "cubin"}}) {
+        const std::string malformed = std::string("malformed ") + type + " '" + file + "'";
+        auto link = run_process({cli_path().string(), "link", path_of(dir, file), "-o",
+                                 path_of(dir, "out.cubin"), "--arch", "sm_90"});
+        EXPECT_EQ(link.exit_code, 1) << link.out << link.err;
+        EXPECT_TRUE(contains(link.err, malformed)) << link.err;
+        EXPECT_FALSE(std::filesystem::exists(dir.path() / "out.cubin")) << file;
+
+        auto inspect = run_process({cli_path().string(), "inspect", path_of(dir, file)});
+        EXPECT_EQ(inspect.exit_code, 1) << inspect.out << inspect.err;
+        EXPECT_TRUE(contains(inspect.err, std::string("malformed ") + type)) << inspect.err;
     }
 }
 

@@ -131,12 +131,13 @@ TEST_F(DemoCommand, RunsEveryCpuStepAndSaysWhatItSkipped) {
     EXPECT_EQ(sections["load"], "SKIPPED: loading needs a GPU\n") << out;
     EXPECT_EQ(sections["saxpy"], "SKIPPED: launching needs a GPU\n") << out;
     EXPECT_EQ(sections["reduction"], "SKIPPED: launching needs a GPU\n") << out;
+    EXPECT_EQ(sections["graph"], "SKIPPED: capturing and replaying a graph needs a GPU\n") << out;
     EXPECT_EQ(count_of(out, "SKIPPED: launching needs a GPU"), 4u) << out;
 
     // The summary is the last line.
     const std::string summary =
         "summary: ran compile, link, cache, serialize; skipped devices, linked launch, "
-        "deserialized launch, load, saxpy, reduction (no CUDA driver on this machine); all "
+        "deserialized launch, load, saxpy, reduction, graph (no CUDA driver on this machine); all "
         "checks passed\n";
     EXPECT_EQ(sections["summary"], summary) << out;
     ASSERT_GE(out.size(), summary.size());

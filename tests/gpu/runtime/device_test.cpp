@@ -44,6 +44,10 @@ TEST(DeviceGpu, PropertiesAgreeWithDriver) {
         EXPECT_EQ(attributes.at("compute_capability_major"), major);
         EXPECT_EQ(attributes.at("max_threads_per_block"),
                   device.attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK));
+        // Attribute 102 under its current name, as cuda.core names it, not its deprecated alias.
+        EXPECT_EQ(attributes.at("virtual_memory_management_supported"),
+                  device.attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED));
+        EXPECT_EQ(attributes.count("virtual_address_management_supported"), 0u);
 
         EXPECT_TRUE(std::regex_match(device.uuid_string(),
                                      std::regex("GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-"

@@ -11,6 +11,7 @@
 #include "cudacore/program.hpp"
 #include "kernel_sources.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/runtime_handles.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -157,9 +158,12 @@ TEST_F(LaunchGpu, InvalidConfigsAreClearErrors) {
     EXPECT_NE(message.find("over the kernel's limit"), std::string::npos) << message;
     EXPECT_NE(message.find("set_max_dynamic_shared_size_bytes"), std::string::npos) << message;
     if (device().compute_capability().major >= 9) {
-        message = message_of(
-            [&] { launch(stream(), {.grid = 3, .block = 32, .cluster = 2}, bounded, out); });
-        EXPECT_NE(message.find("not a multiple of the cluster"), std::string::npos) << message;
+        // The grid counts clusters: grid x cluster must fit the driver's 32-bit dimensions.
+        message = message_of([&] {
+            launch(stream(), {.grid = 0x80000000u, .block = 32, .cluster = 2}, bounded, out);
+        });
+        EXPECT_NE(message.find("over the driver's 32-bit grid dimensions"), std::string::npos)
+            << message;
     } else {
         message = message_of(
             [&] { launch(stream(), {.grid = 2, .block = 32, .cluster = 2}, bounded, out); });
@@ -176,7 +180,8 @@ TEST_F(LaunchGpu, ClusterLaunch) {
     const unsigned blocks = 8;
     Buffer ranks = device().allocate(blocks * sizeof(unsigned), stream());
     Buffer sizes = device().allocate(blocks * sizeof(unsigned), stream());
-    launch(stream(), {.grid = blocks, .block = 32, .cluster = 2}, kernel, ranks, sizes);
+    // With a cluster the grid counts clusters: 4 clusters of 2 blocks.
+    launch(stream(), {.grid = blocks / 2, .block = 32, .cluster = 2}, kernel, ranks, sizes);
     std::vector<unsigned> rank(blocks), size(blocks);
     ranks.copy_to(rank, stream());
     sizes.copy_to(size, stream());
@@ -189,6 +194,28 @@ TEST_F(LaunchGpu, ClusterLaunch) {
     KernelOccupancy occupancy = kernel.occupancy(device());
     EXPECT_GE(occupancy.max_potential_cluster_size({.grid = 16, .block = 32}), 2);
     EXPECT_GT(occupancy.max_active_clusters({.grid = 16, .block = 32, .cluster = 2}), 0);
+}
+
+// As in cuda.core, a cluster makes the grid count clusters: every block of grid x cluster runs.
+TEST_F(LaunchGpu, WithAClusterTheGridCountsClusters) {
+    if (device().compute_capability().major < 9) GTEST_SKIP() << "clusters need sm_90 or newer";
+    ObjectCode code = compile(R"(
+extern "C" __global__ void count_blocks(unsigned* count) {
+    if (threadIdx.x == 0 && threadIdx.y == 0) atomicAdd(count, 1u);
+})");
+    Kernel kernel = code.get_kernel("count_blocks");
+    auto blocks_run = [&](const LaunchConfig& config) {
+        Buffer count = device().allocate(sizeof(unsigned), stream());
+        count.fill_byte(0, stream());
+        launch(stream(), config, kernel, count);
+        std::vector<unsigned> host(1, 0);
+        count.copy_to(host, stream());
+        stream().sync();
+        return host[0];
+    };
+    EXPECT_EQ(blocks_run({.grid = 4, .block = 32, .cluster = 2}), 8u);
+    EXPECT_EQ(blocks_run({.grid = {2, 3}, .block = 32, .cluster = {2, 2}}), 24u);
+    EXPECT_EQ(blocks_run({.grid = {2, 3}, .block = 32}), 6u);  // no cluster: the grid is blocks
 }
 
 TEST_F(LaunchGpu, CooperativeLaunchSynchronisesTheGrid) {
@@ -260,6 +287,48 @@ TEST_F(LaunchGpu, AttributesOccupancyAndParameters) {
     EXPECT_EQ(wrapped.handle(), kernel.handle());
     EXPECT_EQ(wrapped.lowered_name(), "saxpy");
     EXPECT_EQ(wrapped.parameters(), expected);
+}
+
+// Parameters are found without a failing driver call: counted by the driver where it can
+// (cuKernelGetParamCount, CUDA 13.2+), else read from the cubin or PTX. Either way they agree with
+// what probing cuKernelGetParamInfo until it fails finds (done here, on purpose: this test is
+// listed in tests/sanitize_expected_errors.txt).
+TEST_F(LaunchGpu, ParametersAgreeWithTheDriverWithoutProbingPastTheLast) {
+    constexpr const char* kSource = R"(
+struct Wide { int a; double b; char c[20]; };
+extern "C" __global__ void none() {}
+extern "C" __global__ void three(int a, double b, char* c) { if (a) c[0] = char(b); }
+extern "C" __global__ void eight(char a, short b, int c, long d, float e, double f, Wide g,
+                                 int* h) { h[0] = a + b + c + d + e + f + g.a; })";
+    ProgramOptions options;
+    options.name = "parameters";
+    options.arch = device().arch();
+    detail::ContextScope scope(*device().context().box());
+    for (CodeType type : {CodeType::cubin, CodeType::ptx}) {
+        ObjectCode code = Program(kSource, SourceType::cxx, options).compile(type);
+        for (const char* name : {"none", "three", "eight"}) {
+            Kernel kernel = code.get_kernel(name);
+            std::vector<KernelParameter> probed;
+            for (std::size_t index = 0;; ++index) {
+                KernelParameter parameter;
+                if (detail::driver().cuKernelGetParamInfo(kernel.handle(), index, &parameter.offset,
+                                                          &parameter.size) != CUDA_SUCCESS)
+                    break;
+                probed.push_back(parameter);
+            }
+            ASSERT_EQ(kernel.parameters().size(), probed.size()) << to_string(type) << " " << name;
+            for (std::size_t i = 0; i < probed.size(); ++i) {
+                EXPECT_EQ(kernel.parameters()[i].offset, probed[i].offset) << name << " " << i;
+                EXPECT_EQ(kernel.parameters()[i].size, probed[i].size) << name << " " << i;
+            }
+            if (detail::driver().cuKernelGetParamCount) {
+                std::size_t count = 99;
+                ASSERT_EQ(detail::driver().cuKernelGetParamCount(kernel.handle(), &count),
+                          CUDA_SUCCESS);
+                EXPECT_EQ(count, probed.size()) << name;
+            }
+        }
+    }
 }
 
 TEST_F(LaunchGpu, FromHandleNeverUnloads) {

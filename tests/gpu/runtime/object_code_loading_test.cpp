@@ -4,6 +4,7 @@
 #include "test_support.hpp"
 
 #include "cudacore/buffer.hpp"
+#include "cudacore/compile_many.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/launch.hpp"
@@ -279,6 +280,59 @@ TEST(ObjectCodeLoadingGpu, UnlaunchedLibraryIsUnloadedAtOnce) {
         EXPECT_EQ(kernel.parameter_count(), 4u);
     }
     EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
+}
+
+TEST(ObjectCodeLoadingGpu, ArgumentsAreCheckedAtFirstLaunchWithParametersReadOnFirstUse) {
+    CUDACORE_REQUIRE_GPU();
+    // Built for this very device: loaded without forcing it into the context, parameters not
+    // read by get_kernel. The first launch still checks the arguments against them.
+    ObjectCode code = compile(test::kSaxpySource, CodeType::cubin, device_arch(), {}, "lazy");
+    Kernel kernel = code.get_kernel("saxpy");
+    Stream stream = Device(0).create_stream();
+    try {
+        launch(stream, LaunchConfig{.grid = 1, .block = 32}, kernel, 1.0f);
+        FAIL() << "a launch with 1 argument of 4 was accepted";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("it takes 4 argument(s), 1 given"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(kernel.parameter_count(), 4u);
+    EXPECT_EQ(saxpy_mismatches(kernel, 4096), 0u);
+}
+
+TEST(ObjectCodeLoadingGpu, CodeCompiledWithAPrecompiledHeaderRuns) {
+    CUDACORE_REQUIRE_GPU();
+    ProgramOptions options;
+    options.name = "pch_saxpy";
+    options.arch = device_arch();
+    options.define_macro = {{"PCH_GPU_TEST", std::nullopt}};
+    Program first(test::kSaxpySource, SourceType::cxx, options);
+    first.compile(CodeType::cubin);
+    Program second(std::string(test::kSaxpySource) + "\n// again\n", SourceType::cxx, options);
+    ObjectCode code = second.compile(CodeType::cubin);
+    EXPECT_EQ(second.pch_status().outcome, PchOutcome::used) << second.pch_status().reason;
+    EXPECT_EQ(saxpy_mismatches(code.get_kernel("saxpy"), 1 << 16), 0u);
+}
+
+TEST(ObjectCodeLoadingGpu, CompileManyResultsRunForBothStrategies) {
+    CUDACORE_REQUIRE_GPU();
+    for (CompileStrategy strategy : {CompileStrategy::threads, CompileStrategy::processes}) {
+        ProgramOptions options;
+        options.name = "many_saxpy";
+        options.arch = device_arch();
+        CompileManyOptions many;
+        many.strategy = strategy;
+        many.workers = 2;
+        const auto codes =
+            compile_many(test::kTemplateSource, {{"scale<float>"}, {"scale<double>"}},
+                         CodeType::cubin, options, many);
+        ASSERT_EQ(codes.size(), 2u);
+        EXPECT_EQ(codes[0].get_kernel("scale<float>").parameter_count(), 3u);
+        EXPECT_EQ(codes[1].get_kernel("scale<double>").parameter_count(), 3u);
+        std::vector<Program> programs(2, Program(test::kSaxpySource, SourceType::cxx, options));
+        for (const ObjectCode& code : compile_many(programs, CodeType::cubin, {}, many))
+            EXPECT_EQ(saxpy_mismatches(code.get_kernel("saxpy"), 4096), 0u);
+    }
 }
 
 }  // namespace

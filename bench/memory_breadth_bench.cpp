@@ -1,0 +1,392 @@
+// The memory breadth features beside the raw driver calls, in the same run:
+//   vmm_grow_2MiB_to_64MiB   VirtualMemoryResource allocate + 5 doublings + free, against the same
+//                            reserve / create / map / set-access sequence written with raw calls
+//   copy_1000x256B           the raw side is 1,000 cuMemcpyAsync calls, the cudacore side one
+//                            copy_batch (cuMemcpyBatchAsync): the ratio is the batching speed-up
+//                            (target: cudacore at most 1/3 of raw)
+//   memcpy_batch_1000x256B   copy_batch against a raw cuMemcpyBatchAsync (overhead only)
+//   and the overhead of each new operation against its raw call: owned pool and pinned pool
+//   allocate/free, synchronous allocate/free, 2-byte fill, advise, batched prefetch, host
+//   registration, a pool attribute read.
+#include "bench_support.hpp"
+
+#include "cudacore/batched_copy.hpp"
+#include "cudacore/buffer.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/device_memory_resource.hpp"
+#include "cudacore/managed_memory.hpp"
+#include "cudacore/managed_memory_resource.hpp"
+#include "cudacore/pinned_memory_pool_resource.hpp"
+#include "cudacore/registered_host_memory.hpp"
+#include "cudacore/synchronous_memory_resource.hpp"
+#include "cudacore/virtual_memory_resource.hpp"
+#include "loader/driver_api.hpp"
+
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+using bench::skip_without_gpu;
+
+constexpr std::size_t MiB = std::size_t{1} << 20;
+constexpr std::size_t small_copies = 1000, small_bytes = 256;
+
+// ---- VMM growth ---------------------------------------------------------------------------
+
+struct RawVmm {
+    const detail::DriverApi& api = detail::driver();
+    CUmemAllocationProp prop{};
+    CUmemAccessDesc access{};
+    std::size_t granularity = 0;
+    explicit RawVmm(const Device& device) {
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = device.handle();
+        api.cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+        access.location = prop.location;
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    }
+    struct Piece { CUdeviceptr address; std::size_t size; CUmemGenericAllocationHandle handle; };
+    // Maps `size` bytes at `hint` (0: anywhere); returns the address or 0 when not at the hint.
+    CUdeviceptr map(std::size_t size, CUdeviceptr hint, std::vector<Piece>& pieces) {
+        CUdeviceptr address = 0;
+        api.cuMemAddressReserve(&address, size, hint ? 0 : granularity, hint, 0);
+        if (hint && address != hint) {
+            api.cuMemAddressFree(address, size);
+            return 0;
+        }
+        CUmemGenericAllocationHandle handle = 0;
+        api.cuMemCreate(&handle, size, &prop, 0);
+        api.cuMemMap(address, size, 0, handle, 0);
+        api.cuMemSetAccess(address, size, &access, 1);
+        pieces.push_back({address, size, handle});
+        return address;
+    }
+    void release(std::vector<Piece>& pieces) {
+        for (auto& piece : pieces) api.cuMemUnmap(piece.address, piece.size);
+        for (auto& piece : pieces) api.cuMemRelease(piece.handle);
+        for (auto& piece : pieces) api.cuMemAddressFree(piece.address, piece.size);
+        pieces.clear();
+    }
+};
+
+void raw_vmm_grow(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Device device(0);
+    device.set_current();
+    RawVmm vmm(device);
+    std::vector<RawVmm::Piece> pieces;
+    for (auto _ : state) {
+        std::size_t size = 2 * MiB;
+        const CUdeviceptr base = vmm.map(size, 0, pieces);
+        bool in_place = true;
+        for (int i = 0; i < 5 && in_place; ++i) {
+            // The in-place path only (what cudacore takes when the next range is free).
+            in_place = vmm.map(size, base + size, pieces) != 0;
+            size *= 2;
+        }
+        benchmark::DoNotOptimize(base);
+        vmm.release(pieces);
+        if (!in_place) {
+            state.SkipWithError("the range after the allocation was taken");
+            break;
+        }
+    }
+}
+
+void cudacore_vmm_grow(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Device device(0);
+    device.set_current();
+    auto vmm = std::make_shared<VirtualMemoryResource>(device);
+    Stream stream = device.create_stream();
+    for (auto _ : state) {
+        Buffer buffer = vmm->allocate(2 * MiB, stream);
+        for (int i = 0; i < 5; ++i) buffer = vmm->grow(buffer, buffer.size() * 2, stream);
+        benchmark::DoNotOptimize(buffer.handle());
+    }
+    state.counters["remapped"] = static_cast<double>(vmm->grown_by_remapping());
+}
+
+// ---- batched copies -----------------------------------------------------------------------
+
+struct SmallCopies {
+    Device device{0};
+    Stream stream = device.create_stream();
+    std::vector<Buffer> sources, targets;
+    std::vector<BufferCopy> copies;
+    std::vector<CUdeviceptr> source_pointers, target_pointers;
+    std::vector<std::size_t> sizes;
+    SmallCopies() {
+        device.set_current();
+        for (std::size_t i = 0; i < small_copies; ++i) {
+            sources.push_back(device.allocate(small_bytes, stream));
+            targets.push_back(device.allocate(small_bytes, stream));
+            copies.push_back({sources.back(), targets.back()});
+            source_pointers.push_back(sources.back().handle());
+            target_pointers.push_back(targets.back().handle());
+            sizes.push_back(small_bytes);
+        }
+        stream.sync();
+    }
+};
+
+void raw_copy_loop(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    SmallCopies c;
+    const auto& api = detail::driver();
+    for (auto _ : state) {
+        for (std::size_t i = 0; i < small_copies; ++i)
+            api.cuMemcpyAsync(c.target_pointers[i], c.source_pointers[i], small_bytes, c.stream.handle());
+        api.cuStreamSynchronize(c.stream.handle());
+    }
+}
+
+void raw_copy_batch(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    SmallCopies c;
+    const auto& api = detail::driver();
+    CUmemcpyAttributes attributes{};
+    attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    std::size_t first = 0;
+    for (auto _ : state) {
+        api.cuMemcpyBatchAsync(c.target_pointers.data(), c.source_pointers.data(), c.sizes.data(),
+                               small_copies, &attributes, &first, 1, c.stream.handle());
+        api.cuStreamSynchronize(c.stream.handle());
+    }
+}
+
+void cudacore_copy_batch(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    SmallCopies c;
+    for (auto _ : state) {
+        copy_batch(c.copies, c.stream);
+        c.stream.sync();
+    }
+}
+
+// ---- pools and the synchronous resource ---------------------------------------------------
+
+void raw_pool_alloc_free(benchmark::State& state, bool host) {
+    if (skip_without_gpu(state)) return;
+    const auto& api = detail::driver();
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = host ? CU_MEM_LOCATION_TYPE_HOST : CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = host ? 0 : device.handle();
+    CUmemoryPool pool = nullptr;
+    if (api.cuMemPoolCreate(&pool, &props) != CUDA_SUCCESS) {
+        state.SkipWithError("cuMemPoolCreate failed");
+        return;
+    }
+    if (host) {
+        CUmemAccessDesc access{};
+        access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        access.location.id = device.handle();
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        api.cuMemPoolSetAccess(pool, &access, 1);
+    }
+    for (auto _ : state) {
+        CUdeviceptr pointer = 0;
+        api.cuMemAllocFromPoolAsync(&pointer, MiB, pool, stream.handle());
+        benchmark::DoNotOptimize(pointer);
+        api.cuMemFreeAsync(pointer, stream.handle());
+    }
+    stream.sync();
+    api.cuMemPoolDestroy(pool);
+}
+
+void cudacore_pool_alloc_free(benchmark::State& state, bool host) {
+    if (skip_without_gpu(state)) return;
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    std::shared_ptr<MemoryResource> resource;
+    if (host) resource = std::make_shared<PinnedMemoryPoolResource>(device);
+    else resource = DeviceMemoryResource::create_owned_pool(device);
+    for (auto _ : state) {
+        Buffer buffer = resource->allocate(MiB, stream);
+        benchmark::DoNotOptimize(buffer.handle());
+    }
+    stream.sync();
+}
+
+void raw_sync_alloc_free(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    const auto& api = detail::driver();
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    for (auto _ : state) {
+        CUdeviceptr pointer = 0;
+        api.cuMemAlloc(&pointer, MiB);
+        benchmark::DoNotOptimize(pointer);
+        api.cuStreamSynchronize(stream.handle());  // what freeing a stream's buffer waits for
+        api.cuMemFree(pointer);
+    }
+}
+
+void cudacore_sync_alloc_free(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    auto resource = std::make_shared<SynchronousMemoryResource>(device);
+    for (auto _ : state) {
+        Buffer buffer = resource->allocate(MiB, stream);
+        benchmark::DoNotOptimize(buffer.handle());
+    }
+}
+
+// ---- buffer operations, managed controls, registration --------------------------------------
+
+void raw_fill16(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    Buffer buffer = device.allocate(4096, stream);
+    const auto& api = detail::driver();
+    for (auto _ : state) api.cuMemsetD16Async(buffer.handle(), 0x1234, 2048, stream.handle());
+    stream.sync();
+}
+
+void cudacore_fill16(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    Buffer buffer = device.allocate(4096, stream);
+    for (auto _ : state) buffer.fill_uint16(0x1234, stream);
+    stream.sync();
+}
+
+struct ManagedSet {
+    Device device{0};
+    Stream stream = device.create_stream();
+    std::shared_ptr<ManagedMemoryResource> managed = std::make_shared<ManagedMemoryResource>(device);
+    std::vector<Buffer> buffers;
+    std::vector<CUdeviceptr> pointers;
+    std::vector<std::size_t> sizes;
+    ManagedSet() {
+        device.set_current();
+        for (int i = 0; i < 8; ++i) {
+            buffers.push_back(managed->allocate(MiB, stream));
+            pointers.push_back(buffers.back().handle());
+            sizes.push_back(MiB);
+        }
+    }
+};
+
+void raw_advise(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    ManagedSet m;
+    const auto& api = detail::driver();
+    CUmemLocation device{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    for (auto _ : state)
+        api.cuMemAdvise(m.pointers[0], MiB, CU_MEM_ADVISE_SET_PREFERRED_LOCATION, device);
+}
+
+void cudacore_advise(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    ManagedSet m;
+    for (auto _ : state)
+        advise(m.buffers[0], ManagedAdvice::set_preferred_location, MemoryLocation::device(0));
+}
+
+// Alternates device and host so every prefetch moves pages.
+void raw_prefetch_batch(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    ManagedSet m;
+    const auto& api = detail::driver();
+    CUmemLocation locations[2] = {{CU_MEM_LOCATION_TYPE_DEVICE, 0}, {CU_MEM_LOCATION_TYPE_HOST, 0}};
+    std::size_t first = 0;
+    int turn = 0;
+    for (auto _ : state) {
+        api.cuMemPrefetchBatchAsync(m.pointers.data(), m.sizes.data(), m.pointers.size(),
+                                    &locations[turn ^= 1], &first, 1, 0, m.stream.handle());
+        api.cuStreamSynchronize(m.stream.handle());
+    }
+}
+
+void cudacore_prefetch_batch(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    ManagedSet m;
+    const MemoryLocation locations[2] = {MemoryLocation::device(0), MemoryLocation::host()};
+    int turn = 0;
+    for (auto _ : state) {
+        prefetch_batch(m.buffers, locations[turn ^= 1], m.stream);
+        m.stream.sync();
+    }
+}
+
+void raw_register(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Device device(0);
+    device.set_current();
+    std::vector<char> host(MiB);
+    const auto& api = detail::driver();
+    for (auto _ : state) {
+        api.cuMemHostRegister(host.data(), host.size(),
+                              CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+        api.cuStreamSynchronize(nullptr);  // what unregistering a buffer waits for
+        api.cuMemHostUnregister(host.data());
+    }
+}
+
+void cudacore_register(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Device device(0);
+    device.set_current();
+    std::vector<char> host(MiB);
+    for (auto _ : state) {
+        Buffer buffer = register_host_memory(host.data(), host.size(), device);
+        benchmark::DoNotOptimize(buffer.handle());
+    }
+}
+
+void raw_pool_attribute(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Device device(0);
+    auto resource = DeviceMemoryResource::create_owned_pool(device);
+    const auto& api = detail::driver();
+    for (auto _ : state) {
+        cuuint64_t value = 0;
+        api.cuMemPoolGetAttribute(resource->pool(), CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &value);
+        benchmark::DoNotOptimize(value);
+    }
+}
+
+void cudacore_pool_attribute(benchmark::State& state) {
+    if (skip_without_gpu(state)) return;
+    Device device(0);
+    auto resource = DeviceMemoryResource::create_owned_pool(device);
+    MemoryPool pool = resource->memory_pool();
+    for (auto _ : state) benchmark::DoNotOptimize(pool.used_mem_current());
+}
+
+#define PAIR(raw, ours, name, ...)                                                             \
+    BENCHMARK(raw)->Name("raw/" name) __VA_ARGS__->Repetitions(5)->ReportAggregatesOnly(true); \
+    BENCHMARK(ours)->Name("cudacore/" name) __VA_ARGS__->Repetitions(5)->ReportAggregatesOnly(true)
+
+PAIR(raw_vmm_grow, cudacore_vmm_grow, "vmm_grow_2MiB_to_64MiB", ->UseRealTime());
+PAIR(raw_copy_loop, cudacore_copy_batch, "copy_1000x256B", ->UseRealTime());
+PAIR(raw_copy_batch, cudacore_copy_batch, "memcpy_batch_1000x256B", ->UseRealTime());
+BENCHMARK_CAPTURE(raw_pool_alloc_free, device, false)->Name("raw/owned_pool_alloc_free_1MiB")->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(cudacore_pool_alloc_free, device, false)->Name("cudacore/owned_pool_alloc_free_1MiB")->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(raw_pool_alloc_free, host, true)->Name("raw/pinned_pool_alloc_free_1MiB")->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(cudacore_pool_alloc_free, host, true)->Name("cudacore/pinned_pool_alloc_free_1MiB")->Repetitions(5)->ReportAggregatesOnly(true);
+PAIR(raw_sync_alloc_free, cudacore_sync_alloc_free, "synchronous_alloc_free_1MiB", ->UseRealTime());
+PAIR(raw_fill16, cudacore_fill16, "fill_uint16_4KiB", );
+PAIR(raw_advise, cudacore_advise, "advise_preferred_location", );
+PAIR(raw_prefetch_batch, cudacore_prefetch_batch, "prefetch_batch_8x1MiB", ->UseRealTime());
+PAIR(raw_register, cudacore_register, "register_host_1MiB", ->UseRealTime());
+PAIR(raw_pool_attribute, cudacore_pool_attribute, "pool_attribute_read", );
+
+}  // namespace
+
+CUDACORE_BENCH_MAIN()

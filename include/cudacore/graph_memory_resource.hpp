@@ -1,0 +1,73 @@
+// GraphMemoryResource: memory allocated inside graphs (cuMemAllocAsync while a stream captures),
+// and the device's graph memory statistics and trim.
+//
+//     auto graph_memory = std::make_shared<GraphMemoryResource>(device);
+//     GraphBuilder builder = stream.begin_capture();
+//     Buffer scratch = graph_memory->allocate(bytes, builder);   // an allocation node
+//     launch(builder, config, kernel, scratch, n);
+//     scratch.close(builder);                                    // a free node
+//     GraphExec exec = builder.end().instantiate();
+//
+// Allocations are only possible on a capturing stream (InvalidArgumentError otherwise, naming
+// the stream). The memory is the graph's: it exists while the graph runs, between the
+// allocation node and the free node. Close buffers inside the capture (or instantiate with
+// auto_free_on_launch): a graph whose allocation was not freed cannot be launched again until it
+// is. Such a graph has at most one executable graph at a time (destroy it before instantiating
+// again). A DeviceMemoryResource used during a capture also records allocation and free nodes (from
+// its pool); this resource adds the device-wide graph memory queries.
+//
+// Statistics and trim cover all graphs of the device. Create it with std::make_shared (it is a
+// MemoryResource). Thread-safe.
+#pragma once
+
+#include "cudacore/memory_resource.hpp"
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+
+namespace cudacore {
+
+namespace detail {
+struct ContextBox;
+}
+
+class Device;
+
+// cuDeviceGetGraphMemAttribute: bytes in use by graph allocations and reserved for them, now and
+// at their highest since the last reset.
+struct GraphMemoryStats {
+    std::uint64_t used_current = 0;
+    std::uint64_t used_high = 0;
+    std::uint64_t reserved_current = 0;
+    std::uint64_t reserved_high = 0;
+};
+
+class GraphMemoryResource final : public MemoryResource {
+public:
+    explicit GraphMemoryResource(const Device& device);
+    ~GraphMemoryResource() override;
+
+    GraphMemoryStats stats() const;
+    // Sets used_high and reserved_high back to the current values.
+    void reset_high_watermarks();
+    // Gives memory reserved for graphs and not in use back to the driver (cuDeviceGraphMemTrim).
+    void trim();
+
+    bool is_device_accessible() const noexcept override { return true; }
+    bool is_host_accessible() const noexcept override { return false; }
+    int device_ordinal() const noexcept override { return ordinal_; }
+    std::string description() const override;
+
+protected:
+    CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
+    void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
+
+private:
+    std::shared_ptr<detail::ContextBox> context_;
+    int ordinal_ = 0;
+    CUdevice device_ = 0;
+};
+
+}  // namespace cudacore

@@ -1,0 +1,127 @@
+// VirtualMemoryResource: device memory built from the virtual memory management calls: an address
+// range reserved (cuMemAddressReserve), physical memory created (cuMemCreate) and mapped there
+// (cuMemMap) with access granted per device (cuMemSetAccess). Its point is grow(): an allocation
+// can be made larger keeping its contents, in place when the address range right after it is free,
+// otherwise by mapping the same physical memory at a new, larger range (no copy either way).
+//
+// Sizes are rounded up to the allocation granularity (cuMemGetAllocationGranularity, minimum or
+// recommended as the options say). Allocation is immediate, not stream-ordered; freeing waits for
+// the stream it is ordered on, then unmaps, releases the physical memory and frees the address
+// range, in that order. Release errors at exit are ignored silently (like every Buffer).
+//
+// Ownership: create it with std::make_shared; every Buffer holds it, and it holds the primary
+// context of its device. Thread-safe (allocations are tracked under a lock).
+//
+// Errors: options the device cannot honour throw InvalidArgumentError at construction, naming the
+// option and the device attribute that refuses it (virtual memory management, GPUDirect RDMA, a
+// handle type); driver failures throw DriverError naming the call and the sizes.
+#pragma once
+
+#include "cudacore/memory_resource.hpp"
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace cudacore {
+
+namespace detail {
+struct ContextBox;
+}
+
+class Device;
+class Stream;
+
+enum class MemoryAccess { none, read, read_write };
+
+struct PeerMemoryAccess {
+    int device = 0;  // ordinal
+    MemoryAccess access = MemoryAccess::read_write;
+};
+
+struct VirtualMemoryResourceOptions {
+    // Handle types the physical memory may be exported as (CUmemAllocationHandleType bits, e.g.
+    // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR); each must be supported by the device.
+    unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;
+    // Memory usable by GPUDirect RDMA (needs CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED).
+    bool gpu_direct_rdma = false;
+    // Round sizes to the recommended granularity (fewer, larger pages) or the minimum one.
+    bool recommended_granularity = true;
+    // Access of the device that owns the memory (read or read_write; none is refused).
+    MemoryAccess owner_access = MemoryAccess::read_write;
+    // Other devices granted access (peer access must be possible: cuDeviceCanAccessPeer).
+    std::vector<PeerMemoryAccess> peer_access;
+    // Alignment of the reserved address ranges; 0 means the granularity. A power of two.
+    std::size_t address_alignment = 0;
+};
+
+class VirtualMemoryResource final : public MemoryResource {
+public:
+    // Throws InvalidArgumentError for options the device refuses (see above), NoDriverError.
+    explicit VirtualMemoryResource(const Device& device,
+                                   const VirtualMemoryResourceOptions& options = {});
+    ~VirtualMemoryResource() override;
+
+    const VirtualMemoryResourceOptions& options() const noexcept { return options_; }
+    // Bytes every size is rounded up to.
+    std::size_t granularity() const noexcept { return granularity_; }
+
+    // Makes `buffer` (allocated by this resource) `new_size` bytes large, keeping its contents,
+    // and returns the grown buffer; `buffer` and its copies are closed (the memory now belongs to
+    // the result). When the address range after the buffer is free the address stays the same;
+    // otherwise the physical memory is mapped at a new range, after waiting for `stream` (work on
+    // it may still use the old addresses). A new_size within the mapped size maps nothing new.
+    // Throws InvalidArgumentError for a closed buffer, one from another resource, or a smaller
+    // size; DriverError when the driver refuses (the buffer is then unchanged).
+    Buffer grow(Buffer& buffer, std::size_t new_size, const Stream& stream);
+
+    // How many grow() calls kept the address / moved it (for tests and benchmarks).
+    std::size_t grown_in_place() const noexcept;
+    std::size_t grown_by_remapping() const noexcept;
+
+    bool is_device_accessible() const noexcept override { return true; }
+    bool is_host_accessible() const noexcept override { return false; }
+    int device_ordinal() const noexcept override { return ordinal_; }
+    std::string description() const override;
+
+protected:
+    CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
+    void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
+
+private:
+    struct Piece {
+        CUmemGenericAllocationHandle handle = 0;
+        std::size_t offset = 0;
+        std::size_t size = 0;
+    };
+    struct Range {
+        CUdeviceptr address = 0;
+        std::size_t size = 0;
+    };
+    struct Allocation {
+        std::vector<Range> reserved;  // contiguous, in address order
+        std::vector<Piece> pieces;    // mapped from the allocation's start, in order
+        std::size_t mapped = 0;
+    };
+
+    CUmemGenericAllocationHandle create_physical(std::size_t size) const;
+    void set_access(CUdeviceptr address, std::size_t size) const;
+
+    std::shared_ptr<detail::ContextBox> context_;
+    int ordinal_ = 0;
+    VirtualMemoryResourceOptions options_;
+    CUmemAllocationProp properties_{};
+    std::vector<CUmemAccessDesc> access_;
+    std::size_t granularity_ = 0;
+    std::size_t alignment_ = 0;
+    mutable std::mutex mutex_;
+    std::map<CUdeviceptr, Allocation> allocations_;
+    std::size_t grown_in_place_ = 0;
+    std::size_t grown_by_remapping_ = 0;
+};
+
+}  // namespace cudacore

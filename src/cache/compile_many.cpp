@@ -1,0 +1,343 @@
+#include "cudacore/compile_many.hpp"
+
+#include "cudacore/cached_compile.hpp"
+#include "cudacore/errors.hpp"
+#include "loader/compiler_apis.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace cudacore {
+
+namespace {
+
+const std::vector<std::string> no_names;
+
+struct Job {
+    Program* program;
+    const std::vector<std::string>* names;
+    std::optional<CacheKey> key;  // when a cache is given
+    std::optional<ObjectCode> result;
+    std::exception_ptr failure;
+};
+
+// ---- threads -------------------------------------------------------------------------------
+
+void compile_in_thread(Job& job, CodeType target) {
+    try {
+        job.result = job.program->compile(target, *job.names);
+    } catch (...) {
+        job.failure = std::current_exception();
+    }
+}
+
+void run_threads(std::vector<Job*>& jobs, CodeType target, unsigned workers) {
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    auto work = [&] {
+        for (;;) {
+            if (failed.load(std::memory_order_relaxed)) return;
+            const size_t i = next.fetch_add(1);
+            if (i >= jobs.size()) return;
+            compile_in_thread(*jobs[i], target);
+            if (jobs[i]->failure) failed.store(true, std::memory_order_relaxed);
+        }
+    };
+    std::vector<std::thread> pool;
+    const unsigned count = std::min<size_t>(workers, jobs.size());
+    for (unsigned w = 1; w < count; ++w) pool.emplace_back(work);
+    work();  // the calling thread is a worker too
+    for (auto& thread : pool) thread.join();
+}
+
+// ---- processes -----------------------------------------------------------------------------
+// A child writes one message to its pipe and exits: 'O' + ObjectCode::serialize(), or 'C' + a
+// CompileError (name, log, options), or 'E' + another error's text. Strings are length-prefixed.
+
+void put_string(std::string& out, std::string_view text) {
+    const std::uint64_t size = text.size();
+    out.append(reinterpret_cast<const char*>(&size), sizeof size);
+    out.append(text);
+}
+
+std::string take_string(std::string_view& in) {
+    std::uint64_t size = 0;
+    if (in.size() < sizeof size) throw Error("compile_many: truncated message from a child process");
+    std::memcpy(&size, in.data(), sizeof size);
+    in.remove_prefix(sizeof size);
+    if (in.size() < size) throw Error("compile_many: truncated message from a child process");
+    std::string out(in.substr(0, size));
+    in.remove_prefix(size);
+    return out;
+}
+
+bool write_all(int fd, std::string_view bytes) {
+    while (!bytes.empty()) {
+        const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+}
+
+// The leading preprocessor lines of a source (what NVRTC matches a PCH on), blank lines and
+// line comments skipped.
+std::string leading_directives(std::string_view source) {
+    std::string out;
+    while (!source.empty()) {
+        const std::size_t end = source.find('\n');
+        std::string_view line = source.substr(0, end);
+        source.remove_prefix(end == std::string_view::npos ? source.size() : end + 1);
+        const std::size_t start = line.find_first_not_of(" \t\r");
+        if (start == std::string_view::npos) continue;
+        line.remove_prefix(start);
+        if (line.starts_with("//")) continue;
+        if (!line.starts_with("#")) break;
+        out.append(line).push_back('\n');
+    }
+    return out;
+}
+
+// Whether a child may use automatic PCH for `program`: only when it most likely uses the PCH the
+// parent made for `first` (same options, same leading directives). A child that made a PCH of
+// its own would write it under a file name its siblings (copies of the same NVRTC state) may
+// pick too.
+bool child_may_use_pch(const Program& program, const Program* first) {
+    return first && program.options() == first->options() &&
+           leading_directives(program.source()) == leading_directives(first->source());
+}
+
+[[noreturn]] void child_main(Job& job, CodeType target, int fd, const Program* pch_maker) {
+    std::string message;
+    try {
+        Program program = *job.program;
+        if (program.source_type() == SourceType::cxx && uses_automatic_pch(program.options()) &&
+            !child_may_use_pch(program, pch_maker)) {
+            ProgramOptions options = program.options();
+            options.pch = false;
+            program = Program(program.source(), SourceType::cxx, std::move(options));
+        }
+        message = 'O' + program.compile(target, *job.names).serialize();
+    } catch (const CompileError& e) {
+        message = 'C';
+        put_string(message, e.program_name());
+        put_string(message, e.log());
+        for (const auto& option : e.options()) put_string(message, option);
+    } catch (const std::exception& e) {
+        message = 'E';
+        put_string(message, e.what());
+    } catch (...) {
+        message = 'E';
+        put_string(message, "unknown exception");
+    }
+    const bool written = write_all(fd, message);
+    ::_exit(written ? 0 : 1);  // no static destructors, no atexit handlers of the parent
+}
+
+void read_result(Job& job, const std::string& message, int wait_status) {
+    try {
+        if (message.empty()) {
+            throw Error("compile_many: the child process compiling program '" +
+                        job.program->options().name + "' sent nothing (wait status " +
+                        std::to_string(wait_status) + ")");
+        }
+        std::string_view rest(message);
+        const char kind = rest.front();
+        rest.remove_prefix(1);
+        if (kind == 'O') {
+            job.result = ObjectCode::deserialize(rest);
+        } else if (kind == 'C') {
+            std::string name = take_string(rest);
+            std::string log = take_string(rest);
+            std::vector<std::string> options;
+            while (!rest.empty()) options.push_back(take_string(rest));
+            throw CompileError(std::move(name), std::move(log), std::move(options),
+                               job.program->backend());
+        } else {
+            throw Error("compile_many: program '" + job.program->options().name +
+                        "' in a child process: " + take_string(rest));
+        }
+    } catch (...) {
+        job.failure = std::current_exception();
+    }
+}
+
+struct Child {
+    pid_t pid;
+    int fd;
+    Job* job;
+    std::string message;
+};
+
+void finish_child(Child& child) {
+    ::close(child.fd);
+    int status = 0;
+    while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    read_result(*child.job, child.message, status);
+}
+
+void run_processes(std::vector<Job*>& jobs, CodeType target, unsigned workers,
+                   const Program* pch_maker) {
+    detail::nvrtc();  // load once here, not in every child
+    std::vector<Child> running;
+    size_t next = 0;
+    bool failed = false;
+    auto start = [&](Job& job) {
+        int fds[2];
+        if (::pipe(fds) != 0)
+            throw Error(std::string("compile_many: pipe failed: ") + std::strerror(errno));
+        const pid_t pid = ::fork();
+        if (pid < 0) {
+            const int error = errno;
+            ::close(fds[0]);
+            ::close(fds[1]);
+            throw Error(std::string("compile_many: fork failed: ") + std::strerror(error));
+        }
+        if (pid == 0) {
+            ::close(fds[0]);
+            child_main(job, target, fds[1], pch_maker);
+        }
+        ::close(fds[1]);
+        running.push_back({pid, fds[0], &job, {}});
+    };
+    try {
+        while (next < jobs.size() || !running.empty()) {
+            while (!failed && next < jobs.size() && running.size() < workers) start(*jobs[next++]);
+            if (failed && running.empty()) break;
+            std::vector<pollfd> polled;
+            for (const Child& child : running) polled.push_back({child.fd, POLLIN, 0});
+            if (::poll(polled.data(), polled.size(), -1) < 0) {
+                if (errno == EINTR) continue;
+                throw Error(std::string("compile_many: poll failed: ") + std::strerror(errno));
+            }
+            for (size_t i = polled.size(); i-- > 0;) {
+                if (!(polled[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+                Child& child = running[i];
+                char buffer[1 << 16];
+                const ssize_t n = ::read(child.fd, buffer, sizeof buffer);
+                if (n < 0 && errno == EINTR) continue;
+                if (n > 0) {
+                    child.message.append(buffer, static_cast<size_t>(n));
+                    continue;
+                }
+                finish_child(child);  // end of file (or a read error: the message is short)
+                failed = failed || child.job->failure != nullptr;
+                running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+            }
+        }
+    } catch (...) {
+        for (Child& child : running) {
+            ::kill(child.pid, SIGKILL);
+            ::close(child.fd);
+            ::waitpid(child.pid, nullptr, 0);
+        }
+        throw;
+    }
+}
+
+}  // namespace
+
+std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType target,
+                                     const std::vector<std::vector<std::string>>& name_expressions,
+                                     const CompileManyOptions& many) {
+    if (!name_expressions.empty() && name_expressions.size() != programs.size()) {
+        throw InvalidArgumentError("compile_many: " + std::to_string(name_expressions.size()) +
+                                   " lists of name expressions for " +
+                                   std::to_string(programs.size()) + " programs");
+    }
+    std::vector<Job> jobs;
+    jobs.reserve(programs.size());
+    for (size_t i = 0; i < programs.size(); ++i)
+        jobs.push_back({&programs[i], name_expressions.empty() ? &no_names : &name_expressions[i],
+                        std::nullopt, std::nullopt, nullptr});
+
+    // Cache hits need no compile; the same key twice compiles once.
+    std::vector<Job*> misses;
+    std::vector<std::pair<Job*, Job*>> duplicates;  // (job, the miss it repeats)
+    if (many.cache) {
+        for (Job& job : jobs) {
+            job.key = cache_key(*job.program, target, *job.names);
+            if (auto hit = many.cache->get(*job.key)) {
+                job.result = std::move(*hit);
+                continue;
+            }
+            auto same = std::find_if(misses.begin(), misses.end(),
+                                     [&](const Job* miss) { return *miss->key == *job.key; });
+            if (same != misses.end())
+                duplicates.emplace_back(&job, *same);
+            else
+                misses.push_back(&job);
+        }
+    } else {
+        for (Job& job : jobs) misses.push_back(&job);
+    }
+
+    const unsigned workers =
+        std::max(1u, many.workers ? many.workers : std::thread::hardware_concurrency());
+    if (!misses.empty()) {
+        size_t alone = 0;
+        if (many.first_alone_for_pch && misses.size() > 1 && workers > 1 &&
+            misses.front()->program->source_type() == SourceType::cxx &&
+            uses_automatic_pch(misses.front()->program->options())) {
+            // In this process, so that the PCH it makes is there for the rest (threads, and
+            // children forked afterwards).
+            compile_in_thread(*misses.front(), target);
+            alone = 1;
+        }
+        std::vector<Job*> rest(misses.begin() + static_cast<std::ptrdiff_t>(alone), misses.end());
+        if (!misses.front()->failure && !rest.empty()) {
+            if (many.strategy == CompileStrategy::processes)
+                run_processes(rest, target, workers, alone ? misses.front()->program : nullptr);
+            else
+                run_threads(rest, target, workers);
+        }
+        if (many.cache) {
+            for (Job* job : misses)
+                if (job->result) many.cache->put(*job->key, *job->result);
+        }
+    }
+    for (auto [job, miss] : duplicates) {
+        job->result = miss->result;
+        job->failure = miss->failure;
+    }
+
+    std::vector<ObjectCode> out;
+    out.reserve(jobs.size());
+    for (Job& job : jobs) {
+        if (job.failure) std::rethrow_exception(job.failure);
+    }
+    for (Job& job : jobs) {
+        if (!job.result) {
+            throw Error("compile_many: program '" + job.program->options().name +
+                        "' was not compiled (an earlier failure stopped the pool)");
+        }
+        out.push_back(std::move(*job.result));
+    }
+    return out;
+}
+
+std::vector<ObjectCode> compile_many(const std::string& source,
+                                     const std::vector<std::vector<std::string>>& name_expressions,
+                                     CodeType target, const ProgramOptions& options,
+                                     const CompileManyOptions& many) {
+    std::vector<Program> programs;
+    programs.reserve(name_expressions.size());
+    for (size_t i = 0; i < name_expressions.size(); ++i)
+        programs.emplace_back(source, SourceType::cxx, options);
+    return compile_many(programs, target, name_expressions, many);
+}
+
+}  // namespace cudacore

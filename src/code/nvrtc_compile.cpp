@@ -1,0 +1,249 @@
+#include "code/nvrtc_compile.hpp"
+
+#include "cudacore/errors.hpp"
+#include "loader/compiler_apis.hpp"
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string_view>
+#include <type_traits>
+
+namespace cudacore::detail {
+
+namespace {
+
+// NVRTC's PCH heap is process-wide and nvrtcSetPCHHeapSize frees it: PCH compiles hold this
+// shared, resizing holds it exclusively. Leaked on purpose: usable from static destructors.
+std::shared_mutex& pch_heap_mutex() {
+    static auto* mutex = new std::shared_mutex;
+    return *mutex;
+}
+
+struct NvrtcProgramDeleter {
+    void operator()(nvrtcProgram program) const noexcept { nvrtc().nvrtcDestroyProgram(&program); }
+};
+using NvrtcProgramHandle = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, NvrtcProgramDeleter>;
+
+std::string program_log(const NvrtcApi& api, nvrtcProgram program) {
+    size_t size = 0;
+    if (api.nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
+    std::string log(size, '\0');
+    if (api.nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
+    log.resize(size - 1);  // drop the terminating NUL
+    return log;
+}
+
+std::string compiled_code(const NvrtcApi& api, nvrtcProgram program, CodeType target,
+                          const std::string& object) {
+    size_t size = 0;
+    std::string code;
+    switch (target) {
+        case CodeType::ptx:
+            check_nvrtc(api.nvrtcGetPTXSize(program, &size), "nvrtcGetPTXSize", object);
+            code.resize(size);
+            check_nvrtc(api.nvrtcGetPTX(program, code.data()), "nvrtcGetPTX", object);
+            while (!code.empty() && code.back() == '\0') code.pop_back();  // PTX is NUL-terminated
+            break;
+        case CodeType::cubin:
+            check_nvrtc(api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize", object);
+            if (size == 0) {
+                throw InvalidArgumentError(object + ": NVRTC produced no cubin (a virtual arch or "
+                                           "-dlto among the flags?)");
+            }
+            code.resize(size);
+            check_nvrtc(api.nvrtcGetCUBIN(program, code.data()), "nvrtcGetCUBIN", object);
+            break;
+        default:
+            check_nvrtc(api.nvrtcGetLTOIRSize(program, &size), "nvrtcGetLTOIRSize", object);
+            code.resize(size);
+            check_nvrtc(api.nvrtcGetLTOIR(program, code.data()), "nvrtcGetLTOIR", object);
+            break;
+    }
+    return code;
+}
+
+// Takes NVRTC's PCH messages out of the log:
+//   "name": creating precompiled header file "/tmp/.../name_0.pch"
+//   "name": using precompiled header file "/tmp/.../other_0.pch"
+void take_pch_messages(NvrtcAttempt& attempt) {
+    std::string kept;
+    std::string_view rest = attempt.log;
+    while (!rest.empty()) {
+        const size_t end = rest.find('\n');
+        const std::string_view line = rest.substr(0, end == std::string_view::npos ? rest.size() : end + 1);
+        rest.remove_prefix(line.size());
+        const bool creating = line.find(": creating precompiled header file \"") != std::string_view::npos;
+        const bool using_ = line.find(": using precompiled header file \"") != std::string_view::npos;
+        if (!creating && !using_) {
+            kept += line;
+            continue;
+        }
+        attempt.pch_used = attempt.pch_used || using_;
+        const size_t open = line.find("header file \"") + 13;
+        const size_t close = line.find('"', open);
+        if (close != std::string_view::npos) attempt.pch_file = line.substr(open, close - open);
+    }
+    attempt.log = std::move(kept);
+}
+
+bool names_pch(std::string_view line) {
+    return line.find("PCH") != std::string_view::npos ||
+           line.find("precompiled header") != std::string_view::npos ||
+           line.find("-pch") != std::string_view::npos;
+}
+
+bool is_error_line(std::string_view line) { return line.find("error") != std::string_view::npos; }
+
+template <class Visit>
+void for_each_line(std::string_view text, Visit visit) {
+    while (!text.empty()) {
+        const size_t end = text.find('\n');
+        visit(text.substr(0, end));
+        if (end == std::string_view::npos) break;
+        text.remove_prefix(end + 1);
+    }
+}
+
+std::string status_name(nvrtcResult status) {
+    const char* name = nvrtc().nvrtcGetErrorString(status);
+    return name ? name : "NVRTC error " + std::to_string(static_cast<int>(status));
+}
+
+}  // namespace
+
+NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
+                           const std::vector<std::string>& flags,
+                           const std::vector<std::string>& name_expressions, CodeType target,
+                           const std::string& object, bool pch) {
+    const auto& api = nvrtc();
+    nvrtcProgram raw = nullptr;
+    check_nvrtc(api.nvrtcCreateProgram(&raw, source.c_str(), name.c_str(), 0, nullptr, nullptr),
+                "nvrtcCreateProgram", object);
+    NvrtcProgramHandle program(raw);
+
+    for (const auto& expression : name_expressions) {
+        check_nvrtc(api.nvrtcAddNameExpression(raw, expression.c_str()), "nvrtcAddNameExpression",
+                    object + ", name expression '" + expression + "'");
+    }
+
+    std::vector<const char*> argv;
+    argv.reserve(flags.size());
+    for (const auto& flag : flags) argv.push_back(flag.c_str());
+    NvrtcAttempt attempt;
+    {
+        std::shared_lock<std::shared_mutex> heap_in_use;
+        if (pch) heap_in_use = std::shared_lock(pch_heap_mutex());
+        attempt.status = api.nvrtcCompileProgram(raw, static_cast<int>(argv.size()), argv.data());
+    }
+    attempt.log = program_log(api, raw);
+    if (pch) {
+        take_pch_messages(attempt);
+        attempt.pch_create_status = api.nvrtcGetPCHCreateStatus(raw);
+        if (attempt.pch_create_status == NVRTC_SUCCESS ||
+            attempt.pch_create_status == NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED) {
+            size_t required = 0;
+            if (api.nvrtcGetPCHHeapSizeRequired(raw, &required) == NVRTC_SUCCESS)
+                attempt.pch_heap_size_required = required;
+        }
+    }
+    if (attempt.status != NVRTC_SUCCESS) return attempt;
+
+    for (const auto& expression : name_expressions) {
+        const char* lowered = nullptr;
+        check_nvrtc(api.nvrtcGetLoweredName(raw, expression.c_str(), &lowered),
+                    "nvrtcGetLoweredName", object + ", name expression '" + expression + "'");
+        attempt.symbols.emplace(expression, lowered ? lowered : expression);
+    }
+    attempt.code = compiled_code(api, raw, target, object);
+    return attempt;
+}
+
+void set_pch_heap_size(std::size_t size) {
+    const auto& api = nvrtc();
+    size_t current = 0;
+    {
+        std::shared_lock lock(pch_heap_mutex());
+        if (api.nvrtcGetPCHHeapSize(&current) == NVRTC_SUCCESS && current == size) return;
+    }
+    std::unique_lock lock(pch_heap_mutex());
+    if (api.nvrtcGetPCHHeapSize(&current) == NVRTC_SUCCESS && current == size) return;
+    check_nvrtc(api.nvrtcSetPCHHeapSize(size), "nvrtcSetPCHHeapSize",
+                "PCH heap of " + std::to_string(size) + " bytes");
+}
+
+bool log_blames_pch(const std::string& log) {
+    bool blamed = false;
+    for_each_line(log, [&](std::string_view line) {
+        blamed = blamed || (is_error_line(line) && names_pch(line));
+    });
+    return blamed;
+}
+
+std::string pch_error_lines(const std::string& log) {
+    std::string out;
+    for_each_line(log, [&](std::string_view line) {
+        if (is_error_line(line) && names_pch(line)) {
+            if (!out.empty()) out += "; ";
+            out += line;
+        }
+    });
+    return out;
+}
+
+std::vector<std::string> without_pch_flags(const std::vector<std::string>& flags) {
+    std::vector<std::string> out;
+    for (const auto& flag : flags) {
+        const std::string_view f = flag;
+        const bool is_pch = f == "--pch" || f == "-pch" || f.starts_with("--create-pch") ||
+                            f.starts_with("--use-pch") || f.starts_with("--pch-") ||
+                            f.starts_with("--instantiate-templates-in-pch");
+        if (!is_pch) out.push_back(flag);
+    }
+    return out;
+}
+
+PchStatus pch_outcome(const NvrtcAttempt& attempt, const ProgramOptions& options) {
+    PchStatus status;
+    status.file = attempt.pch_file;
+    status.heap_size_required = attempt.pch_heap_size_required;
+    switch (attempt.pch_create_status) {
+        case NVRTC_SUCCESS:
+            status.outcome = PchOutcome::created;
+            return status;
+        case NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED: {
+            status.outcome = PchOutcome::failed;
+            size_t heap = 0;
+            nvrtc().nvrtcGetPCHHeapSize(&heap);
+            status.reason = status_name(attempt.pch_create_status) + ": the PCH needs " +
+                            std::to_string(attempt.pch_heap_size_required) +
+                            " bytes of PCH heap, which has " + std::to_string(heap);
+            if (!options.pch_heap_size && attempt.pch_heap_size_required > heap) {
+                set_pch_heap_size(attempt.pch_heap_size_required);
+                status.reason += "; grown for later compiles";
+            } else if (options.pch_heap_size) {
+                status.reason += " (ProgramOptions::pch_heap_size)";
+            }
+            return status;
+        }
+        case NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED:
+            if (attempt.pch_used) {
+                status.outcome = PchOutcome::used;
+                return status;
+            }
+            status.outcome = PchOutcome::not_attempted;
+            status.reason = options.pch_messages.value_or(true)
+                                ? "NVRTC made no PCH for this program and used none"
+                                : "NVRTC made no PCH (pch_messages is off, so NVRTC does not "
+                                  "say whether it used one)";
+            return status;
+        default:
+            status.outcome = PchOutcome::failed;
+            status.reason = status_name(attempt.pch_create_status);
+            if (const std::string lines = pch_error_lines(attempt.log); !lines.empty())
+                status.reason += ": " + lines;
+            return status;
+    }
+}
+
+}  // namespace cudacore::detail

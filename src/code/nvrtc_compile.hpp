@@ -1,0 +1,51 @@
+// One NVRTC compile (create, name expressions, compile, log, code, lowered names, destroy) and
+// the precompiled-header bookkeeping around it. Program::compile is the only user.
+#pragma once
+
+#include "cudacore/object_code.hpp"
+#include "cudacore/program.hpp"
+
+#include <nvrtc.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace cudacore::detail {
+
+struct NvrtcAttempt {
+    nvrtcResult status = NVRTC_SUCCESS;
+    std::string log;  // without NVRTC's "creating/using precompiled header file" lines
+    std::string code;
+    SymbolMap symbols;
+    // PCH: nvrtcGetPCHCreateStatus, nvrtcGetPCHHeapSizeRequired, and the file NVRTC's message
+    // named (created or used).
+    nvrtcResult pch_create_status = NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED;
+    std::size_t pch_heap_size_required = 0;
+    std::string pch_file;
+    bool pch_used = false;
+};
+
+// Compiles; throws CompilerApiError only for calls other than nvrtcCompileProgram (whose
+// failure is returned in status, with the log). `pch`: the flags ask for PCH, so the compile
+// holds the PCH heap against resizing while it runs.
+NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
+                           const std::vector<std::string>& flags,
+                           const std::vector<std::string>& name_expressions, CodeType target,
+                           const std::string& object, bool pch);
+
+// nvrtcSetPCHHeapSize(size) unless the heap already has that size; waits for PCH compiles in
+// flight (NVRTC frees the old heap). Throws CompilerApiError.
+void set_pch_heap_size(std::size_t size);
+
+// Whether a failed compile's log blames precompiled headers (an error line naming PCH).
+bool log_blames_pch(const std::string& log);
+// The log's error lines that name PCH, joined by "; ".
+std::string pch_error_lines(const std::string& log);
+// `flags` without the PCH ones (--pch, --create-pch, --use-pch, --pch-*, --instantiate-...).
+std::vector<std::string> without_pch_flags(const std::vector<std::string>& flags);
+// The status of a compile that ran with PCH flags. Grows the PCH heap when it was too small and
+// options.pch_heap_size is unset.
+PchStatus pch_outcome(const NvrtcAttempt& attempt, const ProgramOptions& options);
+
+}  // namespace cudacore::detail

@@ -1,0 +1,53 @@
+// The boxes behind Graph and GraphExec, and the release of what an executable graph holds once
+// its launches are done.
+#pragma once
+
+#include "cudacore/graph.hpp"
+#include "runtime/capture_registry.hpp"
+#include "runtime/runtime_handles.hpp"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cudacore::detail {
+
+struct GraphBox {
+    CUgraph handle = nullptr;
+    std::shared_ptr<ContextBox> context;
+    std::shared_ptr<GraphHoldings> holdings;
+    // A body graph of a conditional node belongs to the node: not destroyed here, and it holds
+    // the graph it belongs to.
+    bool owned = true;
+    std::shared_ptr<GraphBox> parent;
+    ~GraphBox();
+};
+
+struct GraphExecBox {
+    CUgraphExec handle = nullptr;
+    std::shared_ptr<ContextBox> context;
+    // The holdings of the graph it was made from (or last updated from), then `own`: what
+    // per-node updates brought in (kernels' libraries).
+    std::vector<std::shared_ptr<GraphHoldings>> holdings;
+    std::shared_ptr<GraphHoldings> own = std::make_shared<GraphHoldings>();
+    std::atomic<bool> launched{false};
+    ~GraphExecBox();
+};
+
+std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
+                                         std::shared_ptr<GraphHoldings> holdings);
+
+// Keeps `holdings` until all work of `context` has finished, then drops them, on a background
+// thread (a destructor never blocks). At exit they are leaked: the driver frees everything.
+void release_after_context_idle(std::shared_ptr<ContextBox> context,
+                                std::vector<std::shared_ptr<GraphHoldings>> holdings) noexcept;
+// Test hook: blocks until the releases queued so far are done.
+void wait_for_deferred_graph_releases();
+
+std::string describe_graph(CUgraph graph, int ordinal);
+
+// Calls the std::function<void()> at `data`, swallowing exceptions (driver host-function hook).
+void CUDA_CB run_host_function(void* data);
+
+}  // namespace cudacore::detail

@@ -1,0 +1,432 @@
+#include "cudacore/graph_builder.hpp"
+
+#include "cudacore/errors.hpp"
+#include "graph/graph_box.hpp"
+#include "runtime/capture_registry.hpp"
+#include "runtime/runtime_handles.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace cudacore {
+
+CUstreamCaptureMode capture_mode_flag(CaptureMode mode) {
+    switch (mode) {
+        case CaptureMode::global: return CU_STREAM_CAPTURE_MODE_GLOBAL;
+        case CaptureMode::per_thread: return CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+        case CaptureMode::relaxed: return CU_STREAM_CAPTURE_MODE_RELAXED;
+    }
+    throw InvalidArgumentError("CaptureMode " + std::to_string(static_cast<int>(mode)) +
+                               " is not a capture mode");
+}
+
+const char* capture_mode_name(CaptureMode mode) {
+    switch (mode) {
+        case CaptureMode::global: return "global";
+        case CaptureMode::per_thread: return "thread-local";
+        case CaptureMode::relaxed: return "relaxed";
+    }
+    return "unknown";
+}
+
+namespace detail {
+
+// One capture sequence: the streams registered for it and what the graph will hold. A body
+// builder's capture (into a conditional node's body) has its own sequence and shares the
+// holdings of the capture it was made in.
+struct CaptureState {
+    std::shared_ptr<GraphHoldings> holdings;
+    std::shared_ptr<ContextBox> context;
+    CaptureMode mode = CaptureMode::relaxed;
+    std::vector<std::shared_ptr<StreamBox>> streams;         // registered, unregistered at the end
+    std::vector<std::shared_ptr<StreamBox>> unjoined_forks;  // split, not joined yet
+    std::vector<std::shared_ptr<StreamBox>> open_bodies;     // body builders not ended yet
+    std::shared_ptr<CaptureState> parent;                    // for a body's capture
+
+    void register_stream(const std::shared_ptr<StreamBox>& stream) {
+        register_capture_stream(stream->handle, 0, holdings);  // id asked when needed
+        streams.push_back(stream);
+    }
+    void unregister_all() noexcept {
+        for (const auto& stream : streams) unregister_capture_stream(stream->handle);
+        streams.clear();
+    }
+    // A body builder's capture is over: its parent no longer waits for it.
+    void body_ended(const std::shared_ptr<StreamBox>& stream) noexcept {
+        if (!parent) return;
+        auto& open = parent->open_bodies;
+        open.erase(std::remove(open.begin(), open.end(), stream), open.end());
+    }
+};
+
+}  // namespace detail
+
+enum class BuilderKind { primary, forked, body };
+
+struct GraphBuilder::Private {
+    BuilderKind kind = BuilderKind::primary;
+    Stream stream;
+    std::shared_ptr<detail::CaptureState> capture;  // while capturing
+    bool capturing = false;
+    CaptureMode mode = CaptureMode::relaxed;
+    std::shared_ptr<detail::GraphBox> body;  // for a body builder: the body graph
+};
+
+namespace {
+
+std::string describe_stream(const Stream& stream) {
+    char text[80];
+    std::snprintf(text, sizeof text, "stream %p of device %d", static_cast<void*>(stream.handle()),
+                  stream.box() && stream.box()->context ? stream.box()->context->ordinal : -1);
+    return text;
+}
+
+// Ends a capture that is being abandoned and destroys what it recorded. Never throws.
+void discard_capture(CUstream stream) noexcept {
+    const detail::DriverApi* api = detail::driver_if_loaded();
+    if (!api) return;
+    CUgraph graph = nullptr;
+    api->cuStreamEndCapture(stream, &graph);  // ends it even when invalidated
+    if (graph) api->cuGraphDestroy(graph);
+}
+
+Stream new_stream_like(const Stream& stream) {
+    return Device(stream.box()->context->ordinal).create_stream();
+}
+
+}  // namespace
+
+GraphBuilder::GraphBuilder(std::unique_ptr<Private> state) noexcept : self_(std::move(state)) {}
+
+GraphBuilder::GraphBuilder(const Stream& stream)
+    : self_(std::make_unique<Private>(Private{BuilderKind::primary, stream, nullptr, false,
+                                              CaptureMode::relaxed, nullptr})) {
+    if (!stream.box()) throw InvalidArgumentError("GraphBuilder: an empty (moved-from) Stream");
+}
+
+GraphBuilder::GraphBuilder(const Device& device) : GraphBuilder(device.create_stream()) {}
+
+GraphBuilder::GraphBuilder(GraphBuilder&&) noexcept = default;
+
+GraphBuilder& GraphBuilder::operator=(GraphBuilder&& other) noexcept {
+    if (this != &other) {
+        GraphBuilder discarded(std::move(*this));  // abandons our capture, if any
+        self_ = std::move(other.self_);
+    }
+    return *this;
+}
+
+GraphBuilder::~GraphBuilder() {
+    if (!self_ || !self_->capturing || !self_->capture) return;
+    try {
+        Private& self = *self_;
+        detail::CaptureState& capture = *self.capture;
+        const detail::DriverApi* api = detail::driver_if_loaded();
+        if (!api) return;
+        if (self.kind == BuilderKind::forked) return;  // the capture's origin ends it
+        if (self.kind == BuilderKind::body) {
+            // The body graph belongs to its conditional node: end the capture, keep the graph.
+            CUgraph body = nullptr;
+            api->cuStreamEndCapture(self.stream.handle(), &body);
+            capture.unregister_all();
+            capture.body_ended(self.stream.box());
+            return;
+        }
+        // The origin: forks must rejoin it before the capture can end (errors ignored: an
+        // invalidated capture refuses these, and ends all the same).
+        for (const auto& fork : capture.unjoined_forks) {
+            CUevent event = nullptr;
+            if (api->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) continue;
+            api->cuEventRecord(event, fork->handle);
+            api->cuStreamWaitEvent(self.stream.handle(), event, 0);
+            api->cuEventDestroy(event);
+        }
+        // Bodies still recording go first: their graphs go with the captured graph.
+        for (const auto& body : capture.open_bodies) {
+            CUgraph ignored = nullptr;
+            api->cuStreamEndCapture(body->handle, &ignored);
+        }
+        discard_capture(self.stream.handle());
+        // A fork the driver still thinks is capturing is ended on its own.
+        for (const auto& fork : capture.unjoined_forks) {
+            CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+            if (api->cuStreamIsCapturing(fork->handle, &status) == CUDA_SUCCESS &&
+                status != CU_STREAM_CAPTURE_STATUS_NONE)
+                discard_capture(fork->handle);
+        }
+        capture.unregister_all();
+    } catch (...) {
+        // A destructor never throws.
+    }
+}
+
+GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
+    Private& self = *self_;
+    if (self.kind != BuilderKind::primary)
+        throw InvalidArgumentError("GraphBuilder::begin: " + description() +
+                                   " was split from or made for another capture; it is begun "
+                                   "already");
+    if (self.capturing)
+        throw InvalidArgumentError("GraphBuilder::begin: " + description() + " is capturing already");
+    const CUstreamCaptureMode flag = capture_mode_flag(mode);
+    detail::check(detail::driver().cuStreamBeginCapture(self.stream.handle(), flag),
+                  "cuStreamBeginCapture", [&] {
+                      return describe_stream(self.stream) + ", " + capture_mode_name(mode) +
+                             " mode";
+                  });
+    auto capture = std::make_shared<detail::CaptureState>();
+    capture->holdings = std::make_shared<detail::GraphHoldings>();
+    capture->context = self.stream.box()->context;
+    capture->mode = mode;
+    try {
+        capture->register_stream(self.stream.box());  // its capture id is asked only if needed
+    } catch (...) {
+        capture->unregister_all();
+        discard_capture(self.stream.handle());
+        throw;
+    }
+    self.capture = std::move(capture);
+    self.capturing = true;
+    self.mode = mode;
+    return *this;
+}
+
+Graph GraphBuilder::end() {
+    Private& self = *self_;
+    if (self.kind == BuilderKind::forked)
+        throw InvalidArgumentError("GraphBuilder::end: " + description() +
+                                   " was split from another builder: join it to that one instead");
+    if (!self.capturing)
+        throw InvalidArgumentError("GraphBuilder::end: no capture was begun on " + description() +
+                                   " (or it has ended already)");
+    detail::CaptureState& capture = *self.capture;
+    if (!capture.unjoined_forks.empty())
+        throw InvalidArgumentError("GraphBuilder::end: " +
+                                   std::to_string(capture.unjoined_forks.size()) +
+                                   " builder(s) split from " + description() +
+                                   " are not joined yet; join them first");
+    if (!capture.open_bodies.empty())
+        throw InvalidArgumentError("GraphBuilder::end: " +
+                                   std::to_string(capture.open_bodies.size()) +
+                                   " conditional body builder(s) of " + description() +
+                                   " are not ended yet; end them first");
+    CUgraph graph = nullptr;
+    const CUresult status = detail::driver().cuStreamEndCapture(self.stream.handle(), &graph);
+    // Whatever the status, the capture is over.
+    const std::string text = description();
+    std::shared_ptr<detail::CaptureState> ended = std::move(self.capture);
+    self.capturing = false;
+    ended->unregister_all();
+    if (self.kind == BuilderKind::body) ended->body_ended(self.stream.box());
+    if (status != CUDA_SUCCESS) {
+        if (graph && self.kind == BuilderKind::primary) detail::driver().cuGraphDestroy(graph);
+        detail::throw_driver_error(status, "cuStreamEndCapture", text);
+    }
+    if (self.kind == BuilderKind::body) return Graph(self.body);
+    return Graph(detail::make_graph_box(graph, ended->context, ended->holdings));
+}
+
+bool GraphBuilder::is_capturing() const noexcept { return self_ && self_->capturing; }
+
+CaptureMode GraphBuilder::mode() const noexcept {
+    return self_ ? self_->mode : CaptureMode::relaxed;
+}
+
+const Stream& GraphBuilder::stream() const noexcept { return self_->stream; }
+
+std::string GraphBuilder::description() const {
+    if (!self_) return "empty (moved-from) graph builder";
+    std::string out = "graph builder on " + describe_stream(self_->stream);
+    if (self_->kind == BuilderKind::forked) out += " (split)";
+    if (self_->kind == BuilderKind::body) out += " (conditional body)";
+    if (self_->capturing) out += std::string(", capturing, ") + capture_mode_name(self_->mode);
+    return out;
+}
+
+void GraphBuilder::require_capturing(const char* operation) const {
+    if (!self_ || !self_->capturing)
+        throw InvalidArgumentError(std::string("GraphBuilder::") + operation + ": " +
+                                   description() + " is not capturing");
+}
+
+std::vector<GraphBuilder> GraphBuilder::split(std::size_t count) {
+    require_capturing("split");
+    if (count == 0) throw InvalidArgumentError("GraphBuilder::split: count 0 for " + description());
+    Private& self = *self_;
+    std::vector<GraphBuilder> forks;
+    forks.reserve(count);
+    for (std::size_t index = 0; index < count; ++index) {
+        Stream stream = new_stream_like(self.stream);
+        // Waiting on an event of the capturing stream makes the new stream join the capture.
+        stream.wait(self.stream);
+        self.capture->register_stream(stream.box());
+        self.capture->unjoined_forks.push_back(stream.box());
+        forks.push_back(GraphBuilder(std::make_unique<Private>(Private{
+            BuilderKind::forked, std::move(stream), self.capture, true, self.mode, nullptr})));
+    }
+    return forks;
+}
+
+void GraphBuilder::join(GraphBuilder& other) {
+    require_capturing("join");
+    Private& self = *self_;
+    if (!other.self_ || other.self_->kind != BuilderKind::forked || !other.self_->capturing ||
+        other.self_->capture != self.capture)
+        throw InvalidArgumentError("GraphBuilder::join: " + other.description() +
+                                   " is not a builder split from this capture (" + description() +
+                                   "), or it was joined already");
+    self.stream.wait(other.self_->stream);
+    auto& forks = self.capture->unjoined_forks;
+    forks.erase(std::remove(forks.begin(), forks.end(), other.self_->stream.box()), forks.end());
+    other.self_->capturing = false;
+    other.self_->capture.reset();
+}
+
+void GraphBuilder::join(std::vector<GraphBuilder>& others) {
+    for (GraphBuilder& other : others) join(other);
+}
+
+void GraphBuilder::add_host_function(std::function<void()> function) {
+    require_capturing("add_host_function");
+    if (!function) throw InvalidArgumentError("GraphBuilder::add_host_function: empty function");
+    auto callable = std::make_shared<std::function<void()>>(std::move(function));
+    detail::check(detail::driver().cuLaunchHostFunc(self_->stream.handle(),
+                                                    detail::run_host_function, callable.get()),
+                  "cuLaunchHostFunc", [&] { return description(); });
+    self_->capture->holdings->add(std::move(callable));
+}
+
+void GraphBuilder::hold(const Buffer& buffer) {
+    require_capturing("hold");
+    if (buffer.box()) self_->capture->holdings->add(buffer.box());
+}
+
+void GraphBuilder::hold(std::shared_ptr<const void> object) {
+    require_capturing("hold");
+    self_->capture->holdings->add(std::move(object));
+}
+
+namespace {
+struct CaptureInfo {
+    CUgraph graph = nullptr;
+    const CUgraphNode* dependencies = nullptr;
+    const CUgraphEdgeData* edges = nullptr;
+    std::size_t count = 0;
+};
+
+CaptureInfo capture_info(const Stream& stream, const std::string& what) {
+    CaptureInfo info;
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    detail::check(detail::driver().cuStreamGetCaptureInfo(stream.handle(), &status, nullptr,
+                                                          &info.graph, &info.dependencies,
+                                                          &info.edges, &info.count),
+                  "cuStreamGetCaptureInfo", [&] { return what; });
+    if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        throw InvalidArgumentError(what + ": the capture was invalidated by an earlier call");
+    return info;
+}
+}  // namespace
+
+ConditionalHandle GraphBuilder::create_conditional_handle(const ConditionalHandleOptions& options) {
+    require_capturing("create_conditional_handle");
+    const CaptureInfo info = capture_info(self_->stream, description());
+    CUgraphConditionalHandle handle = 0;
+    detail::check(detail::driver().cuGraphConditionalHandleCreate(
+                      &handle, info.graph, self_->stream.box()->context->handle,
+                      options.default_value, conditional_handle_flags(options)),
+                  "cuGraphConditionalHandleCreate", [&] { return description(); });
+    return ConditionalHandle(handle);
+}
+
+std::vector<GraphBuilder> GraphBuilder::add_conditional(const ConditionalHandle& condition,
+                                                        CUgraphConditionalNodeType type,
+                                                        unsigned size, const char* what) {
+    require_capturing(what);
+    if (size == 0)
+        throw InvalidArgumentError(std::string("GraphBuilder::") + what + ": no cases for " +
+                                   description());
+    Private& self = *self_;
+    const auto& api = detail::driver();
+    const CaptureInfo info = capture_info(self.stream, description());
+    CUgraphNodeParams params{};
+    params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    params.conditional.handle = condition.handle();
+    params.conditional.type = type;
+    params.conditional.size = size;
+    params.conditional.ctx = self.stream.box()->context->handle;
+    CUgraphNode node = nullptr;
+    detail::check(api.cuGraphAddNode(&node, info.graph, info.dependencies, info.edges, info.count,
+                                     &params),
+                  "cuGraphAddNode", [&] { return std::string(what) + " node in " + description(); });
+    // Later work on this stream runs after the conditional node.
+    detail::check(api.cuStreamUpdateCaptureDependencies(self.stream.handle(), &node, nullptr, 1,
+                                                        CU_STREAM_SET_CAPTURE_DEPENDENCIES),
+                  "cuStreamUpdateCaptureDependencies", [&] { return description(); });
+
+    std::vector<GraphBuilder> bodies;
+    bodies.reserve(size);
+    for (unsigned index = 0; index < size; ++index) {
+        auto body = std::make_shared<detail::GraphBox>();
+        body->handle = params.conditional.phGraph_out[index];
+        body->context = self.capture->context;
+        body->holdings = self.capture->holdings;
+        body->owned = false;
+        Stream stream = new_stream_like(self.stream);
+        detail::check(api.cuStreamBeginCaptureToGraph(stream.handle(), body->handle, nullptr,
+                                                      nullptr, 0, capture_mode_flag(self.mode)),
+                      "cuStreamBeginCaptureToGraph",
+                      [&] { return std::string(what) + " body in " + description(); });
+        auto capture = std::make_shared<detail::CaptureState>();
+        capture->holdings = self.capture->holdings;
+        capture->context = self.capture->context;
+        capture->mode = self.mode;
+        capture->parent = self.capture;
+        try {
+            capture->register_stream(stream.box());
+        } catch (...) {
+            capture->unregister_all();
+            discard_capture(stream.handle());
+            throw;
+        }
+        self.capture->open_bodies.push_back(stream.box());
+        bodies.push_back(GraphBuilder(std::make_unique<Private>(Private{
+            BuilderKind::body, std::move(stream), std::move(capture), true, self.mode,
+            std::move(body)})));
+    }
+    return bodies;
+}
+
+GraphBuilder GraphBuilder::if_then(const ConditionalHandle& condition) {
+    return std::move(add_conditional(condition, CU_GRAPH_COND_TYPE_IF, 1, "if_then").front());
+}
+
+std::pair<GraphBuilder, GraphBuilder> GraphBuilder::if_else(const ConditionalHandle& condition) {
+    auto bodies = add_conditional(condition, CU_GRAPH_COND_TYPE_IF, 2, "if_else");
+    return {std::move(bodies[0]), std::move(bodies[1])};
+}
+
+GraphBuilder GraphBuilder::while_loop(const ConditionalHandle& condition) {
+    return std::move(add_conditional(condition, CU_GRAPH_COND_TYPE_WHILE, 1, "while_loop").front());
+}
+
+std::vector<GraphBuilder> GraphBuilder::switch_cases(const ConditionalHandle& condition,
+                                                     unsigned cases) {
+    return add_conditional(condition, CU_GRAPH_COND_TYPE_SWITCH, cases, "switch_cases");
+}
+
+GraphBuilder Stream::begin_capture() const { return begin_capture(CaptureMode::relaxed); }
+
+GraphBuilder Stream::begin_capture(CaptureMode mode) const {
+    GraphBuilder builder(*this);
+    builder.begin(mode);
+    return builder;
+}
+
+bool Stream::is_capturing() const {
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    detail::check(detail::driver().cuStreamIsCapturing(handle(), &status), "cuStreamIsCapturing",
+                  [&] { return describe_stream(*this); });
+    return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+}  // namespace cudacore

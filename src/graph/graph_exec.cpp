@@ -1,0 +1,338 @@
+#include "cudacore/graph_exec.hpp"
+
+#include "cudacore/errors.hpp"
+#include "graph/graph_box.hpp"
+#include "runtime/kernel_box.hpp"
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace cudacore {
+
+namespace detail {
+
+namespace {
+
+// Drops what executable graphs held once the work of their context is done, on one background
+// thread: a launch may still run when the last handle goes, and no destructor may block.
+class DeferredReleases {
+public:
+    // False when the release cannot be deferred (process exiting, no thread).
+    bool push(const std::shared_ptr<ContextBox>& context,
+              const std::vector<std::shared_ptr<GraphHoldings>>& holdings) {
+        std::lock_guard lock(mutex_);
+        if (exiting_) return false;
+        if (!started_) {
+            try {
+                std::thread([this] { run(); }).detach();
+            } catch (...) {
+                return false;
+            }
+            started_ = true;
+            std::atexit([] { instance().stop_accepting(); });
+        }
+        queue_.push_back({context, holdings});
+        ready_.notify_one();
+        return true;
+    }
+
+    void wait_until_idle() {
+        std::unique_lock lock(mutex_);
+        idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    }
+
+    // Leaked on purpose: the thread and late destructors may use it during exit.
+    static DeferredReleases& instance() {
+        static auto* releases = new DeferredReleases;
+        return *releases;
+    }
+
+private:
+    struct Pending {
+        std::shared_ptr<ContextBox> context;
+        std::vector<std::shared_ptr<GraphHoldings>> holdings;
+    };
+
+    void stop_accepting() {
+        std::lock_guard lock(mutex_);
+        exiting_ = true;
+    }
+
+    void run() {
+        for (;;) {
+            Pending pending;
+            {
+                std::unique_lock lock(mutex_);
+                ready_.wait(lock, [this] { return !queue_.empty(); });
+                pending = std::move(queue_.front());
+                queue_.pop_front();
+                if (exiting_) {
+                    // The driver frees everything at exit: keep the objects from being released.
+                    new Pending(std::move(pending));
+                    continue;
+                }
+                busy_ = true;
+            }
+            const DriverApi* api = driver_if_loaded();
+            if (api && pending.context && pending.context->still_alive(*api) &&
+                api->cuCtxPushCurrent(pending.context->handle) == CUDA_SUCCESS) {
+                api->cuCtxSynchronize();
+                CUcontext popped = nullptr;
+                api->cuCtxPopCurrent(&popped);
+            }
+            pending.holdings.clear();
+            pending.context.reset();
+            std::lock_guard lock(mutex_);
+            busy_ = false;
+            idle_.notify_all();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    std::condition_variable idle_;
+    std::deque<Pending> queue_;
+    bool busy_ = false;
+    bool started_ = false;
+    bool exiting_ = false;
+};
+
+}  // namespace
+
+void release_after_context_idle(std::shared_ptr<ContextBox> context,
+                                std::vector<std::shared_ptr<GraphHoldings>> holdings) noexcept {
+    try {
+        if (DeferredReleases::instance().push(context, holdings)) return;
+        // Exiting (or no thread): leak rather than free what a running graph may use.
+        new std::vector<std::shared_ptr<GraphHoldings>>(std::move(holdings));
+    } catch (...) {
+    }
+}
+
+void wait_for_deferred_graph_releases() { DeferredReleases::instance().wait_until_idle(); }
+
+GraphExecBox::~GraphExecBox() {
+    const DriverApi* api = driver_if_loaded();
+    if (handle && api && (!context || context->still_alive(*api)))
+        api->cuGraphExecDestroy(handle);  // a running launch finishes first (driver's rule)
+    bool any = false;
+    for (const auto& held : holdings) any = any || (held && held->size() > 0);
+    if (launched.load(std::memory_order_relaxed) && any && api)
+        release_after_context_idle(context, std::move(holdings));
+}
+
+}  // namespace detail
+
+unsigned long long graph_instantiate_flags(const GraphInstantiateOptions& options) {
+    if (options.device_launch && options.auto_free_on_launch)
+        throw InvalidArgumentError(
+            "GraphInstantiateOptions: device_launch cannot be combined with auto_free_on_launch");
+    unsigned long long flags = 0;
+    if (options.auto_free_on_launch) flags |= CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH;
+    if (options.upload_stream) flags |= CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD;
+    if (options.device_launch) flags |= CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH;
+    if (options.use_node_priority) flags |= CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY;
+    return flags;
+}
+
+std::string graph_update_result_text(CUgraphExecUpdateResult result) {
+    switch (result) {
+        case CU_GRAPH_EXEC_UPDATE_SUCCESS: return "CU_GRAPH_EXEC_UPDATE_SUCCESS: the update succeeded";
+        case CU_GRAPH_EXEC_UPDATE_ERROR:
+            return "CU_GRAPH_EXEC_UPDATE_ERROR: the update failed for an unexpected reason";
+        case CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED:
+            return "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: the topology changed";
+        case CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED:
+            return "CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED: a node's type changed";
+        case CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED:
+            return "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED: a kernel node's function changed";
+        case CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED:
+            return "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED: a node's parameters changed in "
+                   "a way that cannot be updated";
+        case CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED:
+            return "CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED: something about a node cannot be "
+                   "updated";
+        case CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE:
+            return "CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE: a kernel node's "
+                   "function changed in an unsupported way";
+        case CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED:
+            return "CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED: a node's attributes changed in "
+                   "a way that cannot be updated";
+        default: break;
+    }
+    return "CUgraphExecUpdateResult " + std::to_string(static_cast<int>(result));
+}
+
+namespace {
+std::string node_text(GraphNode node, const std::string& kind) {
+    if (!node) return "no node named";
+    char text[64];
+    std::snprintf(text, sizeof text, "node %p", static_cast<void*>(node.handle()));
+    return kind.empty() ? std::string(text) : kind + " " + text;
+}
+}  // namespace
+
+GraphUpdateError::GraphUpdateError(CUgraphExecUpdateResult reason, GraphNode node,
+                                   GraphNode from_node, std::string node_kind, std::string graph)
+    : Error("GraphExec::update refused (cuGraphExecUpdate): " + graph_update_result_text(reason) +
+            "; blocked by " + node_text(node, node_kind) +
+            (from_node ? " (" + node_text(from_node, "") + " of the executable graph)" : "") +
+            (graph.empty() ? "" : " [" + graph + "]")),
+      reason_(reason),
+      node_(node),
+      from_node_(from_node) {}
+
+namespace {
+
+const detail::GraphExecBox& require(const std::shared_ptr<detail::GraphExecBox>& box,
+                                    const char* what) {
+    if (!box || !box->handle) [[unlikely]]
+        throw InvalidArgumentError(std::string("GraphExec::") + what +
+                                   ": an empty (moved-from) GraphExec");
+    return *box;
+}
+
+std::string describe_exec(const detail::GraphExecBox& box) {
+    char text[96];
+    std::snprintf(text, sizeof text, "executable graph %p on device %d",
+                  static_cast<void*>(box.handle), box.context ? box.context->ordinal : -1);
+    return text;
+}
+
+const char* instantiate_result_text(CUgraphInstantiateResult result) {
+    switch (result) {
+        case CUDA_GRAPH_INSTANTIATE_SUCCESS: return "success";
+        case CUDA_GRAPH_INSTANTIATE_ERROR: return "unexpected error";
+        case CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE: return "invalid structure (a cycle?)";
+        case CUDA_GRAPH_INSTANTIATE_NODE_OPERATION_NOT_SUPPORTED:
+            return "a node's operation is not supported for device launch";
+        case CUDA_GRAPH_INSTANTIATE_MULTIPLE_CTXS_NOT_SUPPORTED:
+            return "nodes of several contexts are not supported for device launch";
+        case CUDA_GRAPH_INSTANTIATE_CONDITIONAL_HANDLE_UNUSED:
+            return "a conditional handle is not used by any conditional node";
+        default: break;
+    }
+    return "unknown result";
+}
+
+}  // namespace
+
+GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
+    if (!box_ || !box_->handle)
+        throw InvalidArgumentError("Graph::instantiate: an empty (moved-from) Graph");
+    const unsigned long long flags = graph_instantiate_flags(options);
+    const auto& api = detail::driver();
+    CUgraphExec exec = nullptr;
+    detail::ContextScope scope(*box_->context);
+    if (options.upload_stream) {
+        CUDA_GRAPH_INSTANTIATE_PARAMS params{};
+        params.flags = flags;
+        params.hUploadStream = options.upload_stream->handle();
+        const CUresult status = api.cuGraphInstantiateWithParams(&exec, box_->handle, &params);
+        detail::check(status, "cuGraphInstantiateWithParams", [&] {
+            char node[48];
+            std::snprintf(node, sizeof node, "%p", static_cast<void*>(params.hErrNode_out));
+            return description() + ": " + instantiate_result_text(params.result_out) +
+                   (params.hErrNode_out ? std::string(", at node ") + node : std::string());
+        });
+    } else {
+        detail::check(api.cuGraphInstantiateWithFlags(&exec, box_->handle, flags),
+                      "cuGraphInstantiateWithFlags", [&] { return description(); });
+    }
+    auto box = std::make_shared<detail::GraphExecBox>();
+    box->handle = exec;
+    box->context = box_->context;
+    box->holdings = {box_->holdings, box->own};
+    return GraphExec(std::move(box));
+}
+
+CUgraphExec GraphExec::handle() const noexcept { return box_ ? box_->handle : nullptr; }
+
+Device GraphExec::device() const { return Device(require(box_, "device").context->ordinal); }
+
+std::string GraphExec::description() const {
+    return box_ && box_->handle ? describe_exec(*box_) : "empty executable graph";
+}
+
+void GraphExec::launch(const Stream& stream) const {
+    const auto& box = require(box_, "launch");
+    const CUresult status = detail::driver().cuGraphLaunch(box.handle, stream.handle());
+    if (status != CUDA_SUCCESS) [[unlikely]] {
+        detail::throw_driver_error(status, "cuGraphLaunch", describe_exec(box) + " on " + [&] {
+            char text[48];
+            std::snprintf(text, sizeof text, "stream %p", static_cast<void*>(stream.handle()));
+            return std::string(text);
+        }());
+    }
+    if (!box.launched.load(std::memory_order_relaxed)) [[unlikely]]
+        box_->launched.store(true, std::memory_order_relaxed);
+    // Launched into a capture: the graph being captured holds what this one needs.
+    if (detail::captures_active()) [[unlikely]]
+        for (const auto& held : box.holdings) detail::hold_for_capture(stream.handle(), held);
+}
+
+void GraphExec::upload(const Stream& stream) const {
+    const auto& box = require(box_, "upload");
+    detail::check(detail::driver().cuGraphUpload(box.handle, stream.handle()), "cuGraphUpload",
+                  [&] { return describe_exec(box); });
+}
+
+void GraphExec::update(const Graph& graph) {
+    const auto& box = require(box_, "update");
+    if (!graph.box() || !graph.handle())
+        throw InvalidArgumentError("GraphExec::update: an empty Graph for " + describe_exec(box));
+    CUgraphExecUpdateResultInfo info{};
+    const CUresult status = detail::driver().cuGraphExecUpdate(box.handle, graph.handle(), &info);
+    if (status == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) {
+        std::string kind;
+        if (info.errorNode) {
+            CUgraphNodeType type{};
+            if (detail::driver().cuGraphNodeGetType(info.errorNode, &type) == CUDA_SUCCESS)
+                kind = graph_node_type_name(type);
+        }
+        throw GraphUpdateError(info.result, GraphNode(info.errorNode),
+                               GraphNode(info.errorFromNode), kind,
+                               graph.description() + " into " + describe_exec(box));
+    }
+    detail::check(status, "cuGraphExecUpdate",
+                  [&] { return graph.description() + " into " + describe_exec(box); });
+    // From now on the new graph's objects are needed; the old ones only by launches in flight.
+    std::vector<std::shared_ptr<detail::GraphHoldings>> previous = {graph.box()->holdings,
+                                                                    box_->own};
+    previous.swap(box_->holdings);
+    if (box.launched.load(std::memory_order_relaxed))
+        detail::release_after_context_idle(box.context, std::move(previous));
+}
+
+void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
+                                void** arguments, const std::size_t* sizes, std::size_t count) {
+    const auto& box = require(box_, "set_kernel_arguments");
+    if (!kernel.box()) throw InvalidArgumentError("GraphExec::set_kernel_arguments: empty Kernel");
+    if (!config.is_plain())
+        throw InvalidArgumentError("GraphExec::set_kernel_arguments: " + kernel.description() +
+                                   " (" + to_string(config) +
+                                   "): no cluster or cooperative launch in a kernel node update");
+    detail::check_kernel_arguments(kernel, sizes, count);
+    CUDA_KERNEL_NODE_PARAMS params{};
+    params.kern = kernel.handle();
+    params.ctx = box.context->handle;
+    params.gridDimX = config.grid.x;
+    params.gridDimY = config.grid.y;
+    params.gridDimZ = config.grid.z;
+    params.blockDimX = config.block.x;
+    params.blockDimY = config.block.y;
+    params.blockDimZ = config.block.z;
+    params.sharedMemBytes = static_cast<unsigned>(config.shared_memory_bytes);
+    params.kernelParams = count ? arguments : nullptr;
+    detail::check(
+        detail::driver().cuGraphExecKernelNodeSetParams(box.handle, node.handle(), &params),
+        "cuGraphExecKernelNodeSetParams",
+        [&] { return kernel.description() + " in " + describe_exec(box); });
+    if (kernel.box()->library) box.own->add(kernel.box()->library);
+}
+
+}  // namespace cudacore

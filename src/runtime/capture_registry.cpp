@@ -1,0 +1,141 @@
+#include "runtime/capture_registry.hpp"
+
+#include <algorithm>
+
+namespace cudacore::detail {
+
+std::atomic<int> active_capture_streams{0};
+
+namespace {
+// Bumped whenever a stream is registered or unregistered: a thread's memory of what it last
+// added (below) is only trusted while nothing changed.
+std::atomic<std::uint64_t> registry_generation{0};
+
+// What this thread last added to a capture: a capture launches the same kernel many times in a
+// row, and the holdings keep each object once, so a repeat needs no lookup at all.
+struct LastHeld {
+    CUstream stream = nullptr;
+    const void* object = nullptr;
+    std::uint64_t generation = ~std::uint64_t{0};
+};
+thread_local LastHeld last_held;
+}  // namespace
+
+void GraphHoldings::add(std::shared_ptr<const void> object) {
+    if (!object) return;
+    std::lock_guard lock(mutex_);
+    // Captures add the same library once per launch: the newest entry is the likely match.
+    if (std::find(objects_.rbegin(), objects_.rend(), object) != objects_.rend()) return;
+    objects_.push_back(std::move(object));
+}
+
+void GraphHoldings::add_all(const GraphHoldings& other) {
+    if (&other == this) return;
+    std::vector<std::shared_ptr<const void>> copy;
+    {
+        std::lock_guard lock(other.mutex_);
+        copy = other.objects_;
+    }
+    for (auto& object : copy) add(std::move(object));
+}
+
+std::size_t GraphHoldings::size() const {
+    std::lock_guard lock(mutex_);
+    return objects_.size();
+}
+
+namespace {
+
+struct Entry {
+    CUstream stream;
+    std::uint64_t capture_id;
+    std::shared_ptr<GraphHoldings> holdings;
+};
+
+struct Registry {
+    std::mutex mutex;
+    std::vector<Entry> entries;
+};
+
+// Leaked on purpose: builders may be destroyed during exit.
+Registry& registry() {
+    static auto* instance = new Registry;
+    return *instance;
+}
+
+}  // namespace
+
+void register_capture_stream(CUstream stream, std::uint64_t capture_id,
+                             std::shared_ptr<GraphHoldings> holdings) {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    for (Entry& entry : r.entries) {
+        if (entry.stream == stream) {
+            entry.capture_id = capture_id;
+            entry.holdings = std::move(holdings);
+            return;
+        }
+    }
+    r.entries.push_back({stream, capture_id, std::move(holdings)});
+    registry_generation.fetch_add(1, std::memory_order_release);
+    active_capture_streams.fetch_add(1, std::memory_order_relaxed);
+}
+
+void unregister_capture_stream(CUstream stream) noexcept {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    auto found = std::find_if(r.entries.begin(), r.entries.end(),
+                              [&](const Entry& entry) { return entry.stream == stream; });
+    if (found == r.entries.end()) return;
+    r.entries.erase(found);
+    registry_generation.fetch_add(1, std::memory_order_release);
+    active_capture_streams.fetch_sub(1, std::memory_order_relaxed);
+}
+
+std::shared_ptr<GraphHoldings> capture_holdings(CUstream stream) {
+    Registry& r = registry();
+    {
+        std::lock_guard lock(r.mutex);
+        for (const Entry& entry : r.entries)
+            if (entry.stream == stream) return entry.holdings;
+    }
+    // Not a builder's stream: it may have joined a capture through an event. Rare, so the
+    // capture ids of the registered streams are asked only now (and kept).
+    const DriverApi* api = driver_if_loaded();
+    if (!api) return nullptr;
+    const auto id_of = [api](CUstream of, cuuint64_t& id) {
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        return api->cuStreamGetCaptureInfo(of, &status, &id, nullptr, nullptr, nullptr,
+                                           nullptr) == CUDA_SUCCESS &&
+               status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    };
+    cuuint64_t id = 0;
+    if (!id_of(stream, id)) return nullptr;
+    std::lock_guard lock(r.mutex);
+    for (Entry& entry : r.entries) {
+        if (entry.capture_id == 0) {
+            cuuint64_t known = 0;
+            if (id_of(entry.stream, known)) entry.capture_id = known;
+        }
+        if (entry.capture_id == id) return entry.holdings;
+    }
+    return nullptr;
+}
+
+void hold_for_capture(CUstream stream, std::shared_ptr<const void> object) noexcept {
+    const std::uint64_t generation = registry_generation.load(std::memory_order_acquire);
+    if (last_held.stream == stream && last_held.object == object.get() &&
+        last_held.generation == generation)
+        return;  // held already by this very capture
+    try {
+        if (auto holdings = capture_holdings(stream)) {
+            const void* raw = object.get();
+            holdings->add(std::move(object));
+            last_held = {stream, raw, generation};
+        }
+    } catch (...) {
+        // Out of memory while recording: the launch itself went through; nothing to undo.
+    }
+}
+
+}  // namespace cudacore::detail

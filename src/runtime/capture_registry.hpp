@@ -1,0 +1,53 @@
+// What a graph being captured must keep alive, and how enqueue paths find it.
+//
+// A GraphBuilder registers each stream it captures on (its own and those it split into) with
+// the GraphHoldings of the graph being built. launch() asks captures_active() first (one relaxed
+// load, so launches outside any capture pay nothing more) and, during a capture, adds the
+// kernel's library to the holdings of the capture its stream belongs to, found by stream or,
+// for a stream that joined the capture through an event, by the driver's capture id.
+#pragma once
+
+#include "loader/driver_api.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace cudacore::detail {
+
+// Objects a graph's nodes need (libraries, owned buffers, events, host callables), held by the
+// graph and every executable graph made from it. Thread-safe.
+struct GraphHoldings {
+    // Adds `object` unless it is already held.
+    void add(std::shared_ptr<const void> object);
+    // Adds everything `other` holds (a child graph's holdings).
+    void add_all(const GraphHoldings& other);
+    std::size_t size() const;
+
+private:
+    mutable std::mutex mutex_;
+    std::vector<std::shared_ptr<const void>> objects_;
+};
+
+extern std::atomic<int> active_capture_streams;
+
+// True while any stream of this process is registered as capturing.
+inline bool captures_active() noexcept {
+    return active_capture_streams.load(std::memory_order_relaxed) != 0;
+}
+
+// `capture_id` 0: unknown yet (asked of the driver when a lookup needs it).
+void register_capture_stream(CUstream stream, std::uint64_t capture_id,
+                             std::shared_ptr<GraphHoldings> holdings);
+void unregister_capture_stream(CUstream stream) noexcept;
+
+// The holdings of the capture `stream` takes part in, or null when it is not capturing (or the
+// capture was not begun through cudacore).
+std::shared_ptr<GraphHoldings> capture_holdings(CUstream stream);
+
+// Adds `object` to the holdings of the capture `stream` takes part in, if any. Never throws.
+void hold_for_capture(CUstream stream, std::shared_ptr<const void> object) noexcept;
+
+}  // namespace cudacore::detail

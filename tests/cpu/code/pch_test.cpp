@@ -1,0 +1,161 @@
+// Precompiled headers: on by default for C++ programs, Program::pch_status() for each outcome
+// (created, used, not attempted, failed), and a PCH failure falling back to a plain compile. No
+// GPU needed. NVRTC's PCH state is per process; each test uses its own macro so that it makes
+// its own PCH. The heap test runs last (it resizes the process-wide PCH heap).
+#include "test_support.hpp"
+
+#include "cudacore/errors.hpp"
+#include "cudacore/program.hpp"
+
+#include <algorithm>
+
+namespace {
+
+using namespace cudacore;
+
+// Two different kernels with the same (empty) leading directives: the second can use the PCH
+// the first made.
+constexpr const char* kFirst = R"(
+extern "C" __global__ void first_kernel(float* data) { data[threadIdx.x] *= 2.0f; }
+)";
+constexpr const char* kSecond = R"(
+extern "C" __global__ void second_kernel(int* data) { data[threadIdx.x] += 7; }
+)";
+
+ProgramOptions options_for(const std::string& test) {
+    ProgramOptions options;
+    options.name = test;
+    options.arch = "sm_90";
+    options.toolkit_include_path = false;
+    // Options differ between tests, so no test uses another's PCH.
+    options.define_macro = {{"PCH_TEST_" + test, std::nullopt}};
+    return options;
+}
+
+bool has_flag(const std::vector<std::string>& flags, const std::string& flag) {
+    return std::find(flags.begin(), flags.end(), flag) != flags.end();
+}
+
+TEST(Pch, OnByDefaultForCxx) {
+    ProgramOptions options = options_for("default_flags");
+    EXPECT_TRUE(has_flag(Program(kFirst, SourceType::cxx, options).flags(CodeType::ptx), "--pch"));
+    options.pch = false;
+    EXPECT_FALSE(has_flag(Program(kFirst, SourceType::cxx, options).flags(CodeType::ptx), "--pch"));
+    options.pch.reset();
+    options.create_pch = "explicit.pch";  // explicit PCH replaces the automatic one
+    const auto flags = Program(kFirst, SourceType::cxx, options).flags(CodeType::ptx);
+    EXPECT_FALSE(has_flag(flags, "--pch"));
+    EXPECT_TRUE(has_flag(flags, "--create-pch=explicit.pch"));
+}
+
+TEST(Pch, NothingBeforeTheFirstCompile) {
+    Program program(kFirst, SourceType::cxx, options_for("before"));
+    EXPECT_EQ(program.pch_status().outcome, PchOutcome::not_attempted);
+}
+
+TEST(Pch, CreatedThenUsedByAnotherKernel) {
+    const ProgramOptions options = options_for("created_used");
+    Program first(kFirst, SourceType::cxx, options);
+    const ObjectCode first_code = first.compile(CodeType::ptx);
+    EXPECT_EQ(first.pch_status().outcome, PchOutcome::created) << first.pch_status().reason;
+    EXPECT_FALSE(first.pch_status().file.empty());
+    EXPECT_GT(first.pch_status().heap_size_required, 0u);
+    // NVRTC's PCH messages go to pch_status(), not the log.
+    EXPECT_EQ(first.log().find("precompiled header file"), std::string::npos) << first.log();
+
+    Program second(kSecond, SourceType::cxx, options);
+    const ObjectCode second_code = second.compile(CodeType::ptx);
+    EXPECT_EQ(second.pch_status().outcome, PchOutcome::used) << second.pch_status().reason;
+    EXPECT_EQ(second.pch_status().file, first.pch_status().file);
+    EXPECT_EQ(second.log().find("precompiled header file"), std::string::npos) << second.log();
+    EXPECT_NE(second_code.code().find("second_kernel"), std::string_view::npos);
+
+    // The code is the same as without PCH.
+    ProgramOptions off = options;
+    off.pch = false;
+    EXPECT_EQ(Program(kSecond, SourceType::cxx, off).compile(CodeType::ptx).code(),
+              second_code.code());
+}
+
+TEST(Pch, OffIsNotAttempted) {
+    ProgramOptions options = options_for("off");
+    options.pch = false;
+    Program program(kFirst, SourceType::cxx, options);
+    program.compile(CodeType::ptx);
+    EXPECT_EQ(program.pch_status().outcome, PchOutcome::not_attempted);
+    EXPECT_NE(program.pch_status().reason.find("off"), std::string::npos)
+        << program.pch_status().reason;
+    EXPECT_TRUE(program.pch_status().file.empty());
+}
+
+TEST(Pch, PtxProgramIsNotAttempted) {
+    ProgramOptions options = options_for("ptx_source");
+    options.define_macro.clear();
+    options.toolkit_include_path = true;
+    const std::string ptx(Program(kFirst, SourceType::cxx, options_for("ptx_maker"))
+                              .compile(CodeType::ptx)
+                              .code());
+    ProgramOptions ptx_options;
+    ptx_options.arch = "sm_90";
+    Program program(ptx, SourceType::ptx, ptx_options);
+    program.compile(CodeType::cubin);
+    EXPECT_EQ(program.pch_status().outcome, PchOutcome::not_attempted);
+    EXPECT_NE(program.pch_status().reason.find("PTX"), std::string::npos);
+}
+
+TEST(Pch, FailureFallsBackToAPlainCompile) {
+    test::TempDir dir;
+    ProgramOptions options = options_for("bad_dir");
+    options.pch_dir = (dir.path() / "no" / "such" / "dir").string();
+    Program program(kFirst, SourceType::cxx, options);
+    ObjectCode code = program.compile(CodeType::ptx);  // does not throw
+    EXPECT_NE(code.code().find("first_kernel"), std::string_view::npos);
+    EXPECT_EQ(program.pch_status().outcome, PchOutcome::failed);
+    // NVRTC's own words say why.
+    EXPECT_NE(program.pch_status().reason.find("PCH directory"), std::string::npos)
+        << program.pch_status().reason;
+
+    ProgramOptions off = options_for("bad_dir");
+    off.pch = false;
+    EXPECT_EQ(Program(kFirst, SourceType::cxx, off).compile(CodeType::ptx).code(), code.code());
+}
+
+TEST(Pch, CodeErrorsAreNotBlamedOnPch) {
+    Program program("__global__ void broken( { }", SourceType::cxx, options_for("broken"));
+    try {
+        program.compile(CodeType::ptx);
+        FAIL() << "a syntax error compiled";
+    } catch (const CompileError& e) {
+        EXPECT_TRUE(has_flag(e.options(), "--pch")) << "compiled a second time without PCH";
+        EXPECT_NE(e.log().find("error"), std::string::npos) << e.log();
+    }
+    EXPECT_NE(program.pch_status().outcome, PchOutcome::failed) << program.pch_status().reason;
+}
+
+// Last: it shrinks, then regrows, the process-wide PCH heap.
+TEST(Pch, HeapTooSmallFailsThenGrows) {
+    ProgramOptions tiny = options_for("heap");
+    tiny.pch_heap_size = 4096;
+    Program program(kFirst, SourceType::cxx, tiny);
+    EXPECT_NO_THROW(program.compile(CodeType::ptx));
+    EXPECT_EQ(program.pch_status().outcome, PchOutcome::failed);
+    EXPECT_NE(program.pch_status().reason.find("NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED"),
+              std::string::npos)
+        << program.pch_status().reason;
+    const std::size_t needed = program.pch_status().heap_size_required;
+    EXPECT_GT(needed, 4096u);
+
+    // Unset: the heap (still 4096 bytes) is grown when a compile needs more...
+    ProgramOptions automatic = options_for("heap_grown");
+    Program grows(kFirst, SourceType::cxx, automatic);
+    grows.compile(CodeType::ptx);
+    EXPECT_EQ(grows.pch_status().outcome, PchOutcome::failed);
+    EXPECT_NE(grows.pch_status().reason.find("grown"), std::string::npos)
+        << grows.pch_status().reason;
+    // ...so the next one makes its PCH.
+    Program after(kSecond, SourceType::cxx, options_for("heap_after"));
+    after.compile(CodeType::ptx);
+    EXPECT_EQ(after.pch_status().outcome, PchOutcome::created) << after.pch_status().reason;
+}
+
+}  // namespace

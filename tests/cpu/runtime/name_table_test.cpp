@@ -1,0 +1,72 @@
+// The lock-free name table behind repeated get_kernel: finds what was inserted, the first insert
+// wins, it grows past its first size, and readers racing writers see each name either missing or
+// complete. No GPU needed.
+#include "test_support.hpp"
+
+#include "runtime/name_table.hpp"
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using cudacore::detail::NameTable;
+
+TEST(NameTable, FindsWhatWasInsertedAndTheFirstInsertWins) {
+    NameTable<int> table;
+    EXPECT_EQ(table.find("saxpy"), nullptr);
+    EXPECT_EQ(table.insert("saxpy", 1), 1);
+    EXPECT_EQ(table.insert("saxpy", 2), 1);
+    ASSERT_NE(table.find("saxpy"), nullptr);
+    EXPECT_EQ(*table.find("saxpy"), 1);
+    EXPECT_EQ(table.find("saxp"), nullptr);
+    EXPECT_EQ(table.find(""), nullptr);
+}
+
+TEST(NameTable, GrowsAndKeepsEveryName) {
+    NameTable<int> table;
+    const int* first = &table.insert("kernel_0", 0);
+    for (int i = 1; i < 1000; ++i) table.insert("kernel_" + std::to_string(i), i);
+    for (int i = 0; i < 1000; ++i) {
+        const int* found = table.find("kernel_" + std::to_string(i));
+        ASSERT_NE(found, nullptr) << i;
+        EXPECT_EQ(*found, i);
+    }
+    EXPECT_EQ(table.find("kernel_0"), first);  // values never move
+    EXPECT_EQ(table.find("kernel_1000"), nullptr);
+}
+
+TEST(NameTable, ReadersRacingWritersSeeMissingOrComplete) {
+    NameTable<std::string> table;
+    constexpr int kNames = 2000;
+    std::atomic<bool> done{false};
+    std::atomic<int> bad{0};
+    std::thread reader([&] {
+        while (!done.load()) {
+            for (int i = 0; i < kNames; i += 7) {
+                const std::string name = "name_" + std::to_string(i);
+                if (const std::string* value = table.find(name); value && *value != "value_" + name)
+                    ++bad;
+            }
+        }
+    });
+    std::thread writer([&] {
+        for (int i = kNames - 1; i >= 0; --i) {
+            const std::string name = "name_" + std::to_string(i);
+            table.insert(name, "value_" + name);
+        }
+    });
+    for (int i = 0; i < kNames; ++i) {
+        const std::string name = "name_" + std::to_string(i);
+        table.insert(name, "value_" + name);
+    }
+    writer.join();
+    done = true;
+    reader.join();
+    EXPECT_EQ(bad.load(), 0);
+    for (int i = 0; i < kNames; ++i) ASSERT_NE(table.find("name_" + std::to_string(i)), nullptr);
+}
+
+}  // namespace
