@@ -80,14 +80,14 @@ TEST_F(TensorMapChecks, Buffer) {
     EXPECT_MENTIONS(refusal([&] { TensorMap::tiled(closed, valid()); }),
                     "TensorMapOptions::buffer is closed");
     Buffer whole = buffer();
-    Buffer shifted = Buffer::from_handle(whole.handle() + 8, 4096, resource_);
+    Buffer shifted = Buffer::wrap_unowned(whole.handle() + 8, 4096, resource_);
     const std::string message = refusal([&] {
         TensorMap::tiled(shifted, {.shape = {16, 16}, .box = {16, 16}});
     });
     EXPECT_MENTIONS(message, "TensorMap::tiled");
     EXPECT_MENTIONS(message, "TensorMapOptions::buffer address is not aligned to 16 bytes");
     // 32-byte interleave wants 32-byte alignment.
-    Buffer at16 = Buffer::from_handle(whole.handle() + 16, 8192, resource_);
+    Buffer at16 = Buffer::wrap_unowned(whole.handle() + 16, 8192, resource_);
     EXPECT_MENTIONS(refusal([&] {
                         TensorMap::tiled(at16, {.shape = {8, 8, 8},
                                                 .box = {8, 8, 8},
