@@ -67,8 +67,8 @@ TwoDevices* two_devices(benchmark::State& state) {
             DeviceScope on(b);
             api.cuMemAlloc(&out->destination, copy_size);
         }
-        out->source_buffer = Buffer::from_handle(out->source, copy_size);
-        out->destination_buffer = Buffer::from_handle(out->destination, copy_size);
+        out->source_buffer = Buffer::wrap_unowned(out->source, copy_size);
+        out->destination_buffer = Buffer::wrap_unowned(out->destination, copy_size);
         out->stream = b.create_stream();
         return out;
     }();
