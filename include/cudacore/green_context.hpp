@@ -99,6 +99,7 @@ SmResource sm_resource(const Device& device);
 
 namespace detail {
 struct GreenContextBox;
+struct BoxAccess;
 }
 
 class GreenContext {
@@ -124,10 +125,11 @@ public:
 
     bool operator==(const GreenContext& other) const noexcept { return handle() == other.handle(); }
 
+private:
+    friend struct detail::BoxAccess;
     explicit GreenContext(std::shared_ptr<detail::GreenContextBox> box) noexcept
         : box_(std::move(box)) {}
 
-private:
     std::shared_ptr<detail::GreenContextBox> box_;
 };
 

@@ -3,6 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -176,12 +177,14 @@ GreenContext GreenContext::create(const SmResource& resources) {
                   [&] { return describe_box(*box); });
     detail::check(api.cuCtxGetId(box->handle, &box->id), "cuCtxGetId",
                   [&] { return describe_box(*box); });
-    return GreenContext(std::move(box));
+    return detail::BoxAccess::make<GreenContext>(std::move(box));
 }
 
 CUgreenCtx GreenContext::handle() const noexcept { return box_ ? box_->green : nullptr; }
 
-Context GreenContext::context() const { return Context(box_); }
+Context GreenContext::context() const {
+    return detail::BoxAccess::make<Context>(std::shared_ptr<detail::ContextBox>(box_));
+}
 
 Device GreenContext::device() const { return Device(box_->ordinal); }
 
@@ -208,12 +211,12 @@ Stream GreenContext::create_stream(const StreamOptions& options) const {
     auto stream = std::make_shared<detail::StreamBox>();
     stream->handle = handle;
     stream->context = box_;  // the stream holds its green context
-    return Stream(std::move(stream));
+    return detail::BoxAccess::make<Stream>(std::move(stream));
 }
 
 Event GreenContext::create_event(const EventOptions& options) const {
     if (!box_) throw InvalidArgumentError("GreenContext::create_event: an empty GreenContext");
-    return Event(detail::create_event_box(box_, options));
+    return detail::BoxAccess::make<Event>(detail::create_event_box(box_, options));
 }
 
 void GreenContext::sync() const {

@@ -6,6 +6,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/green_context.hpp"
 #include "cudacore/tensor_map.hpp"
+#include "support/box_access.hpp"
 
 #include <memory>
 
@@ -23,7 +24,8 @@ int main() {
     probe("SmResource::split", [&] { device_sms.split({.count = 2, .min_sm_count = 64}); });
     probe("GreenContext::create", [&] { GreenContext::create(device_sms); });
 
-    const Stream no_stream(std::shared_ptr<detail::StreamBox>{});
+    const Stream no_stream =
+        detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{});
     auto resource = std::make_shared<test::DeviceAccessibleHostResource>();
     Buffer buffer = resource->allocate(64 * 64 * sizeof(float), no_stream);
     probe("TensorMap::tiled", [&] {

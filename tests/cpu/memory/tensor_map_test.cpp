@@ -8,6 +8,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/tensor_map.hpp"
+#include "support/box_access.hpp"
 
 #include <functional>
 #include <memory>
@@ -54,7 +55,8 @@ protected:
         return refusal([&] { TensorMap::im2col(b, options); });
     }
 
-    Stream no_stream_{std::shared_ptr<detail::StreamBox>{}};
+    Stream no_stream_ =
+        detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{});
     std::shared_ptr<test::DeviceAccessibleHostResource> resource_ =
         std::make_shared<test::DeviceAccessibleHostResource>();
 };
