@@ -36,6 +36,8 @@
 #include "cudacore/ipc_channel.hpp"
 #include "cudacore/ipc.hpp"
 #include "cudacore/identity.hpp"
+#include "cudacore/green_context.hpp"
+#include "cudacore/tensor_map.hpp"
 #include "cudacore/graph.hpp"
 #include "cudacore/graph_builder.hpp"
 #include "cudacore/graph_conditional.hpp"

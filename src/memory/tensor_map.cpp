@@ -1,0 +1,325 @@
+#include "cudacore/tensor_map.hpp"
+
+#include "cudacore/errors.hpp"
+#include "loader/driver_api.hpp"
+
+#include <cstdio>
+#include <span>
+
+namespace cudacore {
+
+namespace {
+
+struct TypeInfo {
+    const char* name;
+    std::size_t size;
+    bool floating;
+};
+
+constexpr TypeInfo type_infos[] = {
+    {"uint8", 1, false},   {"uint16", 2, false},      {"uint32", 4, false},
+    {"int32", 4, false},   {"uint64", 8, false},      {"int64", 8, false},
+    {"float16", 2, true},  {"float32", 4, true},      {"float64", 8, true},
+    {"bfloat16", 2, true}, {"float32_ftz", 4, true},  {"tfloat32", 4, true},
+    {"tfloat32_ftz", 4, true},
+};
+constexpr int type_count = sizeof type_infos / sizeof type_infos[0];
+
+bool valid(TensorDataType type) {
+    const int value = static_cast<int>(type);
+    return value >= 0 && value < type_count;
+}
+
+constexpr std::uint64_t max_dimension = 1ull << 32;
+constexpr std::uint64_t stride_limit = 1ull << 40;
+constexpr std::uint32_t max_rank = 5;
+
+// a * b, or the largest value when that overflows (then any limit it is checked against fails).
+std::uint64_t saturating_multiply(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t product = 0;
+    return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+}
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t sum = 0;
+    return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+// Collects the context of one validation so every message names the call and the field.
+class Checker {
+public:
+    Checker(const char* call, const char* options, const Buffer& buffer)
+        : call_(call), options_(options), buffer_(buffer) {}
+
+    [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+        char address[32];
+        std::snprintf(address, sizeof address, "0x%llx",
+                      static_cast<unsigned long long>(buffer_.handle()));
+        throw InvalidArgumentError(std::string(call_) + " (buffer at " + address + ", " +
+                                   std::to_string(buffer_.size()) + " bytes): " + options_ +
+                                   "::" + field + " " + problem);
+    }
+    static std::string at(const char* field, std::size_t index) {
+        return std::string(field) + "[" + std::to_string(index) + "]";
+    }
+
+private:
+    const char* call_;
+    const char* options_;
+    const Buffer& buffer_;
+};
+
+unsigned swizzle_span(TensorMapSwizzle swizzle) {
+    switch (swizzle) {
+        case TensorMapSwizzle::none: return 0;
+        case TensorMapSwizzle::bytes32: return 32;
+        case TensorMapSwizzle::bytes64: return 64;
+        case TensorMapSwizzle::bytes128: return 128;
+    }
+    return 0;
+}
+
+// The checks shared by tiled and im2col maps: buffer, element type, rank, shape, strides,
+// element strides, interleave/swizzle/L2/fill. Returns the byte strides to hand the driver.
+template <class Options>
+std::vector<std::uint64_t> check_common(const Checker& check, const Buffer& buffer,
+                                        const Options& options, std::uint32_t min_rank) {
+    if (buffer.is_closed()) check.fail("buffer", "is closed (or empty)");
+    if (!valid(options.element_type))
+        check.fail("element_type", "is not a TensorDataType (value " +
+                                       std::to_string(static_cast<int>(options.element_type)) +
+                                       ")");
+    const TypeInfo& type = type_infos[static_cast<int>(options.element_type)];
+    const int interleave = static_cast<int>(options.interleave);
+    if (interleave < 0 || interleave > 2)
+        check.fail("interleave", "is not a TensorMapInterleave (value " +
+                                     std::to_string(interleave) + ")");
+    const int swizzle = static_cast<int>(options.swizzle);
+    if (swizzle < 0 || swizzle > 3)
+        check.fail("swizzle", "is not a TensorMapSwizzle (value " + std::to_string(swizzle) + ")");
+    const int l2 = static_cast<int>(options.l2_promotion);
+    if (l2 < 0 || l2 > 3)
+        check.fail("l2_promotion",
+                   "is not a TensorMapL2Promotion (value " + std::to_string(l2) + ")");
+    const int fill = static_cast<int>(options.oob_fill);
+    if (fill < 0 || fill > 1)
+        check.fail("oob_fill", "is not a TensorMapOobFill (value " + std::to_string(fill) + ")");
+    if (options.oob_fill == TensorMapOobFill::nan_request_zero_fma && !type.floating)
+        check.fail("oob_fill", std::string("is nan_request_zero_fma, which needs a floating point "
+                                           "element_type, not ") + type.name);
+
+    const bool interleaved = options.interleave != TensorMapInterleave::none;
+    const std::size_t rank = options.shape.size();
+    const std::uint32_t least_rank = interleaved ? std::max(min_rank, 3u) : min_rank;
+    if (rank < least_rank || rank > max_rank)
+        check.fail("shape", "has " + std::to_string(rank) + " dimension(s); the rank must be " +
+                                std::to_string(least_rank) + " to " + std::to_string(max_rank) +
+                                (interleaved && min_rank < 3 ? " with interleave" : ""));
+    for (std::size_t i = 0; i < rank; ++i) {
+        if (options.shape[i] == 0 || options.shape[i] > max_dimension)
+            check.fail(Checker::at("shape", i), "is " + std::to_string(options.shape[i]) +
+                                                    "; it must be 1 to 2^32");
+    }
+
+    const unsigned alignment = options.interleave == TensorMapInterleave::bytes32 ? 32 : 16;
+    if (buffer.handle() % alignment != 0)
+        check.fail("buffer", "address is not aligned to " + std::to_string(alignment) + " bytes" +
+                                 (alignment == 32 ? " (interleave bytes32)" : ""));
+
+    // Byte strides of dimensions 1..rank-1: given, or densely packed.
+    std::vector<std::uint64_t> strides = options.strides;
+    if (strides.empty()) {
+        std::uint64_t stride = options.shape[0] * type.size;
+        for (std::size_t i = 1; i < rank; ++i) {
+            strides.push_back(stride);
+            stride = saturating_multiply(stride, options.shape[i]);
+        }
+    } else if (strides.size() != rank - 1) {
+        check.fail("strides", "has " + std::to_string(strides.size()) + " value(s); it needs " +
+                                  std::to_string(rank - 1) +
+                                  " (rank - 1: byte strides of dimensions 1.." +
+                                  std::to_string(rank - 1) + ") or none for a packed tensor");
+    }
+    const std::uint64_t row_bytes = options.shape[0] * type.size;
+    for (std::size_t i = 0; i < strides.size(); ++i) {
+        const std::string field = Checker::at("strides", i);
+        if (strides[i] % alignment != 0)
+            check.fail(field, "is " + std::to_string(strides[i]) + " bytes, not a multiple of " +
+                                  std::to_string(alignment) +
+                                  (options.strides.empty()
+                                       ? " (the packed layout's stride: pad the rows and pass "
+                                         "strides)"
+                                       : ""));
+        if (strides[i] >= stride_limit)
+            check.fail(field, "is " + std::to_string(strides[i]) + " bytes; it must be below 2^40");
+        // Increasing, and no overlap: each index of dimension i+1 skips a whole dimension i.
+        const std::uint64_t least =
+            i == 0 ? row_bytes : saturating_multiply(strides[i - 1], options.shape[i]);
+        if (strides[i] < least)
+            check.fail(field, "is " + std::to_string(strides[i]) + " bytes, less than the " +
+                                  std::to_string(least) + " bytes of dimension " +
+                                  std::to_string(i) + " (" +
+                                  (i == 0 ? "shape[0] * element size"
+                                          : "strides[" + std::to_string(i - 1) + "] * shape[" +
+                                                std::to_string(i) + "]") +
+                                  "): strides must increase without overlap");
+    }
+    // The last element must lie inside the buffer.
+    std::uint64_t end = row_bytes;
+    for (std::size_t i = 0; i < strides.size(); ++i)
+        end = saturating_add(end, saturating_multiply(options.shape[i + 1] - 1, strides[i]));
+    if (end > buffer.size())
+        check.fail("shape", "with these strides spans " + std::to_string(end) +
+                                " bytes, more than the buffer's " + std::to_string(buffer.size()));
+
+    if (!options.element_strides.empty()) {
+        if (options.element_strides.size() != rank)
+            check.fail("element_strides", "has " + std::to_string(options.element_strides.size()) +
+                                              " value(s); it needs " + std::to_string(rank) +
+                                              " (one per dimension) or none");
+        for (std::size_t i = 0; i < rank; ++i) {
+            const std::uint32_t step = options.element_strides[i];
+            if (step == 0 || step > 8)
+                check.fail(Checker::at("element_strides", i),
+                           "is " + std::to_string(step) + "; it must be 1 to 8");
+        }
+    }
+    if (options.interleave == TensorMapInterleave::bytes32 &&
+        options.swizzle != TensorMapSwizzle::bytes32)
+        check.fail("swizzle", "must be bytes32 when interleave is bytes32");
+    if (!buffer.is_device_accessible())
+        check.fail("buffer", "is not device-accessible memory (" +
+                                 (buffer.memory_resource() ? buffer.memory_resource()->description()
+                                                           : std::string("unknown memory")) +
+                                 ")");
+    return strides;
+}
+
+// Inner bytes of what one copy moves (box[0] or channels_per_pixel elements) against the swizzle.
+template <class Options>
+void check_inner_bytes(const Checker& check, const Options& options, const char* field,
+                       std::uint64_t inner_elements) {
+    if (options.interleave != TensorMapInterleave::none) return;
+    const std::uint64_t bytes = inner_elements * element_size(options.element_type);
+    if (std::string(field) == "box[0]" && bytes % 16 != 0)
+        check.fail(field, "spans " + std::to_string(bytes) +
+                              " bytes; the inner box must be a multiple of 16 bytes");
+    const unsigned span = swizzle_span(options.swizzle);
+    if (span != 0 && bytes > span)
+        check.fail(field, "spans " + std::to_string(bytes) + " bytes, more than the " +
+                              std::to_string(span) + "-byte swizzle span (swizzle bytes" +
+                              std::to_string(span) + ")");
+}
+
+CUtensorMapDataType to_driver(TensorDataType type) {
+    return static_cast<CUtensorMapDataType>(static_cast<int>(type));  // same order
+}
+
+std::vector<cuuint32_t> element_strides_or_ones(const std::vector<std::uint32_t>& given,
+                                                std::size_t rank) {
+    if (!given.empty()) return {given.begin(), given.end()};
+    return std::vector<cuuint32_t>(rank, 1);
+}
+
+std::string describe_map(const Buffer& buffer, TensorDataType type, std::size_t rank) {
+    char address[32];
+    std::snprintf(address, sizeof address, "0x%llx",
+                  static_cast<unsigned long long>(buffer.handle()));
+    return std::string("rank ") + std::to_string(rank) + " " + to_string(type) +
+           " tensor at " + address + " (" + std::to_string(buffer.size()) + " bytes)";
+}
+
+}  // namespace
+
+std::size_t element_size(TensorDataType type) {
+    if (!valid(type))
+        throw InvalidArgumentError("element_size: not a TensorDataType (value " +
+                                   std::to_string(static_cast<int>(type)) + ")");
+    return type_infos[static_cast<int>(type)].size;
+}
+
+std::string to_string(TensorDataType type) {
+    return valid(type) ? type_infos[static_cast<int>(type)].name
+                       : "TensorDataType(" + std::to_string(static_cast<int>(type)) + ")";
+}
+
+TensorMap TensorMap::tiled(const Buffer& buffer, const TensorMapOptions& options) {
+    const Checker check("TensorMap::tiled", "TensorMapOptions", buffer);
+    std::vector<std::uint64_t> strides = check_common(check, buffer, options, 1);
+    const std::size_t rank = options.shape.size();
+    if (options.box.size() != rank)
+        check.fail("box", "has " + std::to_string(options.box.size()) + " value(s); it needs " +
+                              std::to_string(rank) + " (one per dimension of shape)");
+    for (std::size_t i = 0; i < rank; ++i) {
+        if (options.box[i] == 0 || options.box[i] > 256)
+            check.fail(Checker::at("box", i),
+                       "is " + std::to_string(options.box[i]) + "; it must be 1 to 256");
+    }
+    check_inner_bytes(check, options, "box[0]", options.box[0]);
+
+    const std::vector<cuuint64_t> shape(options.shape.begin(), options.shape.end());
+    const std::vector<cuuint64_t> byte_strides(strides.begin(), strides.end());
+    const std::vector<cuuint32_t> box(options.box.begin(), options.box.end());
+    const std::vector<cuuint32_t> steps = element_strides_or_ones(options.element_strides, rank);
+    TensorMap map;
+    detail::check(
+        detail::driver().cuTensorMapEncodeTiled(
+            &map.descriptor_, to_driver(options.element_type), static_cast<cuuint32_t>(rank),
+            buffer.data(), shape.data(), byte_strides.data(), box.data(), steps.data(),
+            static_cast<CUtensorMapInterleave>(options.interleave),
+            static_cast<CUtensorMapSwizzle>(options.swizzle),
+            static_cast<CUtensorMapL2promotion>(options.l2_promotion),
+            static_cast<CUtensorMapFloatOOBfill>(options.oob_fill)),
+        "cuTensorMapEncodeTiled", [&] { return describe_map(buffer, options.element_type, rank); });
+    map.buffer_ = buffer;
+    map.rank_ = static_cast<std::uint32_t>(rank);
+    return map;
+}
+
+TensorMap TensorMap::im2col(const Buffer& buffer, const TensorMapIm2colOptions& options) {
+    const Checker check("TensorMap::im2col", "TensorMapIm2colOptions", buffer);
+    std::vector<std::uint64_t> strides = check_common(check, buffer, options, 3);
+    const std::size_t rank = options.shape.size();
+    const std::size_t spatial = rank - 2;
+    const int limit = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
+    for (const auto* corner : {&options.lower_corner, &options.upper_corner}) {
+        const char* field = corner == &options.lower_corner ? "lower_corner" : "upper_corner";
+        if (corner->size() != spatial)
+            check.fail(field, "has " + std::to_string(corner->size()) + " value(s); it needs " +
+                                  std::to_string(spatial) + " (rank - 2)");
+        for (std::size_t i = 0; i < spatial; ++i) {
+            if ((*corner)[i] < -limit || (*corner)[i] > limit - 1)
+                check.fail(Checker::at(field, i),
+                           "is " + std::to_string((*corner)[i]) + "; for rank " +
+                               std::to_string(rank) + " it must be within [" +
+                               std::to_string(-limit) + ", " + std::to_string(limit - 1) + "]");
+        }
+    }
+    if (options.channels_per_pixel == 0 || options.channels_per_pixel > 256)
+        check.fail("channels_per_pixel", "is " + std::to_string(options.channels_per_pixel) +
+                                             "; it must be 1 to 256");
+    if (options.pixels_per_column == 0 || options.pixels_per_column > 1024)
+        check.fail("pixels_per_column", "is " + std::to_string(options.pixels_per_column) +
+                                            "; it must be 1 to 1024");
+    check_inner_bytes(check, options, "channels_per_pixel", options.channels_per_pixel);
+
+    const std::vector<cuuint64_t> shape(options.shape.begin(), options.shape.end());
+    const std::vector<cuuint64_t> byte_strides(strides.begin(), strides.end());
+    const std::vector<cuuint32_t> steps = element_strides_or_ones(options.element_strides, rank);
+    TensorMap map;
+    detail::check(
+        detail::driver().cuTensorMapEncodeIm2col(
+            &map.descriptor_, to_driver(options.element_type), static_cast<cuuint32_t>(rank),
+            buffer.data(), shape.data(), byte_strides.data(), options.lower_corner.data(),
+            options.upper_corner.data(), options.channels_per_pixel, options.pixels_per_column,
+            steps.data(), static_cast<CUtensorMapInterleave>(options.interleave),
+            static_cast<CUtensorMapSwizzle>(options.swizzle),
+            static_cast<CUtensorMapL2promotion>(options.l2_promotion),
+            static_cast<CUtensorMapFloatOOBfill>(options.oob_fill)),
+        "cuTensorMapEncodeIm2col",
+        [&] { return describe_map(buffer, options.element_type, rank); });
+    map.buffer_ = buffer;
+    map.rank_ = static_cast<std::uint32_t>(rank);
+    return map;
+}
+
+}  // namespace cudacore
