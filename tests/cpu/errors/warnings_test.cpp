@@ -1,5 +1,6 @@
 // The warning handler: silent by default, called for a release that fails for a reason other
 // than shutdown (from a Buffer's destructor, which still never throws), not for shutdown errors.
+#include "support/box_access.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_resource.hpp"
@@ -44,7 +45,7 @@ struct Collect {
 
 void allocate_and_drop(CUresult status) {
     auto resource = std::make_shared<FailingResource>(status);
-    Buffer buffer = resource->allocate(64, Stream(nullptr));
+    Buffer buffer = resource->allocate(64, detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>()));
     EXPECT_TRUE(buffer.owns_memory());
 }  // the Buffer's destructor frees, and the free fails
 

@@ -1,5 +1,6 @@
 // CCCL interop that needs no GPU: every cudacore resource adaptor satisfies the cuda::mr
 // concepts with exactly the properties of its memory, and the stream conversions compile.
+#include "support/box_access.hpp"
 #include "cudacore/cccl.hpp"
 
 #include <gtest/gtest.h>
@@ -43,7 +44,7 @@ static_assert(std::is_same_v<decltype(cccl::as_span<float>(std::declval<const Bu
 
 TEST(CcclInterop, StreamRefCarriesTheHandle) {
     // An empty Stream object has a null handle: no driver needed to check the conversion.
-    const Stream empty(nullptr);
+    const Stream empty = detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>());
     EXPECT_EQ(cccl::to_stream_ref(empty).get(), empty.handle());
 }
 
