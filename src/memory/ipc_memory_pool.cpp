@@ -2,6 +2,7 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "memory/owned_pool.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <random>
@@ -20,15 +21,11 @@ CUmemoryPool create_ipc_pool(const Device& device, std::size_t max_size,
                           object + ": the device's pools cannot be shared through POSIX file "
                                    "descriptors (mempool_supported_handle_types = " +
                               std::to_string(handle_types) + ")");
-    CUmemPoolProps props{};
-    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    props.location.id = device.ordinal();
-    props.maxSize = max_size;
-    CUmemoryPool pool = nullptr;
-    check(driver().cuMemPoolCreate(&pool, &props), "cuMemPoolCreate",
-          [&] { return object + " (max size " + std::to_string(max_size) + " bytes)"; });
+    CUmemLocation location{};
+    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    location.id = device.ordinal();
+    CUmemoryPool pool = create_pool(location, max_size, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                    object + " (max size " + std::to_string(max_size) + " bytes)");
     std::random_device random;
     for (std::size_t i = 0; i < id.size(); i += 4) {
         const unsigned value = random();

@@ -1,4 +1,4 @@
-// Pools cudacore creates (cuMemPoolCreate) for device and pinned pool resources.
+// Pools cudacore creates (cuMemPoolCreate) for owned, IPC and pinned pool resources.
 #pragma once
 
 #include <cuda.h>
@@ -12,6 +12,5 @@ namespace cudacore::detail {
 // DriverError naming `object`.
 CUmemoryPool create_pool(const CUmemLocation& location, std::size_t max_size,
                          unsigned handle_types, const std::string& object);
-
 
 }  // namespace cudacore::detail
