@@ -6,6 +6,7 @@
 #   scripts/gpu-bundle.sh BUNDLE_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-packages.sh cpio
 bundle="$1"
 build_dir="${BUILD_DIR:-build}"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"

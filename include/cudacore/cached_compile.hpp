@@ -18,6 +18,7 @@
 #include "cudacore/program_cache.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,15 @@ struct CachedCompileOptions {
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
                           const CachedCompileOptions& options = {});
+
+// What compile_cached(cache, program, target, name_expressions, options) would return from the
+// cache, without ever compiling: the same keys (headers re-read and digested, or
+// options.extra_digest), nullopt on a miss (also when a listed header is gone or changed). For a
+// process that must only use code another one compiled. Cache errors are reported to
+// options.on_cache_error (a miss), not thrown; throws what cache_key throws.
+std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
+                                      const std::vector<std::string>& name_expressions = {},
+                                      const CachedCompileOptions& options = {});
 
 // The same with only a cache-error handler (options.on_cache_error = on_cache_error).
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,

@@ -79,9 +79,10 @@ inline constexpr std::size_t max_alignment = 256;
 
 // A cudacore resource as a cuda::mr resource, synchronous (allocate / deallocate) and
 // stream-ordered (allocate_async / deallocate_async). Synchronous allocations are ordered on
-// `stream` (default: a new non-blocking stream of the resource's device) and waited for, so the
-// memory is usable at once from any stream; synchronous deallocation is ordered on that stream
-// (the caller promises no work still uses the memory, as CCCL's contract says). Alignments up to
+// `stream` (default: a new non-blocking stream of the resource's device; for pinned memory, of
+// the device that allocates it) and waited for, so the memory is usable at once from any stream;
+// synchronous deallocation is ordered on that stream (the caller promises no work still uses the
+// memory, as CCCL's contract says). Alignments up to
 // 256 bytes (powers of two) are accepted; others throw InvalidArgumentError. Copies share the
 // resource; equal when they adapt the same resource. Thread-safe like the resource.
 template <class Resource>
@@ -90,7 +91,7 @@ class resource_adaptor {
 
 public:
     explicit resource_adaptor(std::shared_ptr<Resource> resource)
-        : resource_(std::move(resource)), stream_(resource_->device().create_stream()) {}
+        : resource_(std::move(resource)), stream_(default_stream(*resource_)) {}
     resource_adaptor(std::shared_ptr<Resource> resource, Stream stream)
         : resource_(std::move(resource)), stream_(std::move(stream)) {}
 
@@ -127,6 +128,16 @@ public:
     const Stream& stream() const noexcept { return stream_; }
 
 private:
+    // A new stream on the resource's device; pinned memory is bound to no device
+    // (device_ordinal() is -1), so its stream goes to the device that allocates it.
+    static Stream default_stream(const Resource& resource) {
+        if constexpr (requires { resource.allocating_device_ordinal(); }) {
+            if (resource.device_ordinal() < 0)
+                return Device(resource.allocating_device_ordinal()).create_stream();
+        }
+        return resource.device().create_stream();
+    }
+
     void check_alignment(std::size_t alignment) const {
         if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > max_alignment) {
             throw InvalidArgumentError("cudacore::cccl::resource_adaptor: alignment " +

@@ -99,8 +99,10 @@ private:
 // Linking failed. Carries the full linker log, the inputs' names and the options.
 class LinkError : public Error {
 public:
+    // `failed_call`: the linker call that failed and its status (for example
+    // "cuLinkAddData(ptx 'k', 80 bytes) failed: CUDA_ERROR_INVALID_PTX"), named in what().
     LinkError(std::string name, std::string log, std::vector<std::string> options,
-              std::string backend);
+              std::string backend, std::string failed_call = {});
     const std::string& name() const noexcept { return name_; }
     const std::string& log() const noexcept { return log_; }
     const std::vector<std::string>& options() const noexcept { return options_; }

@@ -250,6 +250,37 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
     });
 }
 
+namespace {
+
+// The keys compile_cached uses for `program`: the source key, and how the code's key follows
+// from it (extra digest, header list, or the source key itself).
+std::optional<ObjectCode> find_code(ProgramCache& cache, const Program& program,
+                                    const CacheKey& source_key,
+                                    const CachedCompileOptions& options) {
+    const CacheWarningHandler& on_cache_error = options.on_cache_error;
+    if (!options.extra_digest.empty()) {
+        return lookup(cache,
+                      extend_key(source_key, "cudacore-extra-digest-v1", {{"", options.extra_digest}}),
+                      on_cache_error);
+    }
+    if (program.source_type() != SourceType::cxx) return lookup(cache, source_key, on_cache_error);
+    std::optional<ObjectCode> list_entry = lookup(cache, source_key, on_cache_error);
+    if (!list_entry) return std::nullopt;
+    std::optional<std::vector<std::string>> headers = read_header_list(*list_entry);
+    if (!headers) return std::nullopt;
+    std::optional<CacheKey> key = key_with_headers(source_key, *headers);
+    if (!key) return std::nullopt;  // a header is gone: compile again
+    return lookup(cache, *key, on_cache_error);
+}
+
+}  // namespace
+
+std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
+                                      const std::vector<std::string>& name_expressions,
+                                      const CachedCompileOptions& options) {
+    return find_code(cache, program, cache_key(program, target, name_expressions), options);
+}
+
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions,
                           const CachedCompileOptions& options) {
@@ -265,15 +296,7 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
         return get_or_compile(cache, source_key, compile, on_cache_error);
     }
 
-    auto lookup_code = [&]() -> std::optional<ObjectCode> {
-        std::optional<ObjectCode> list_entry = lookup(cache, source_key, on_cache_error);
-        if (!list_entry) return std::nullopt;
-        std::optional<std::vector<std::string>> headers = read_header_list(*list_entry);
-        if (!headers) return std::nullopt;
-        std::optional<CacheKey> key = key_with_headers(source_key, *headers);
-        if (!key) return std::nullopt;  // a header is gone: compile again
-        return lookup(cache, *key, on_cache_error);
-    };
+    auto lookup_code = [&] { return find_code(cache, program, source_key, options); };
     if (auto hit = lookup_code()) return *hit;
 
     return single_flight(cache, source_key, [&]() -> ObjectCode {

@@ -42,9 +42,11 @@ bool is_verbose(const LinkerOptions& options) {
 std::string failure_log(const LinkerOptions& options, const std::string& info,
                         const std::string& error) {
     std::string log = error;
-    if (is_verbose(options) && !info.empty()) {
+    if (is_verbose(options)) {
+        // Some nvJitLink builds stop before writing anything to the info log (for example
+        // NVJITLINK_ERROR_INTERNAL under ptxas -v): say so rather than leave the section out.
         append_line(log, "info log:");
-        append_line(log, info);
+        append_line(log, info.empty() ? "(the linker wrote no info log)" : info);
     }
     return log;
 }
@@ -285,8 +287,9 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
         info_log_ = nvjitlink_log(api, raw, false);
         error_log_ = nvjitlink_log(api, raw, true);
         std::string log = failure_log(options_, info_log_, error_log_);
-        append_line(log, call + " failed: " + detail::nvjitlink_status_name(status));
-        throw LinkError(options_.name, std::move(log), flags, kNvJitLink);
+        std::string failure = call + " failed: " + detail::nvjitlink_status_name(status);
+        append_line(log, failure);
+        throw LinkError(options_.name, std::move(log), flags, kNvJitLink, std::move(failure));
     };
 
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
@@ -363,9 +366,10 @@ ObjectCode Linker::link_with_driver() {
     auto fail = [&](CUresult status, const std::string& call) {
         take_logs();
         std::string log = failure_log(options_, info_log_, error_log_);
-        append_line(log, call + " failed: " + driver_status_name(status) + ": " +
-                             driver_status_text(status));
-        throw LinkError(options_.name, std::move(log), jit.described, kDriver);
+        std::string failure = call + " failed: " + driver_status_name(status) + ": " +
+                              driver_status_text(status);
+        append_line(log, failure);
+        throw LinkError(options_.name, std::move(log), jit.described, kDriver, std::move(failure));
     };
 
     for (std::size_t i = 0; i < inputs_.size(); ++i) {

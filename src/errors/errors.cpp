@@ -111,8 +111,9 @@ CompileError::CompileError(std::string program_name, std::string log,
       options_(std::move(options)) {}
 
 LinkError::LinkError(std::string name, std::string log, std::vector<std::string> options,
-                     std::string backend)
-    : Error(log_message("linking", name, log, backend)),
+                     std::string backend, std::string failed_call)
+    : Error(log_message("linking", name, log, backend) +
+            (failed_call.empty() ? std::string() : " [" + failed_call + "]")),
       name_(std::move(name)),
       log_(std::move(log)),
       options_(std::move(options)) {}

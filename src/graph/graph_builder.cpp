@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 namespace cudacore {
 
@@ -133,7 +134,10 @@ GraphBuilder::~GraphBuilder() {
             return;
         }
         // The origin: forks must rejoin it before the capture can end (errors ignored: an
-        // invalidated capture refuses these, and ends all the same).
+        // invalidated capture refuses these, and ends all the same). The join events belong to
+        // the stream's context, which the destroying thread need not have current.
+        std::optional<detail::ContextScope> scope;
+        if (self.stream.box()->context) scope.emplace(*self.stream.box()->context);
         for (const auto& fork : capture.unjoined_forks) {
             CUevent event = nullptr;
             if (api->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) continue;

@@ -5,6 +5,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
 #include "memory/buffer_box.hpp"
+#include "memory/buffer_context.hpp"
 #include "memory/managed_advice.hpp"
 
 #include <optional>
@@ -79,29 +80,6 @@ CUresult advise_raw(CUdeviceptr pointer, std::size_t size, ManagedAdvice advice,
     return detail::driver().cuMemAdvise(pointer, size, advice_value(advice), location.to_driver());
 }
 
-// cuMemAdvise and cuMemRangeGetAttribute name no context but fail with
-// CUDA_ERROR_INVALID_CONTEXT when none is current: the primary context of the buffer's device is
-// made current for the call (memory bound to no device keeps the current one, else device 0's).
-class BufferContext {
-public:
-    explicit BufferContext(const Buffer& buffer) {
-        int ordinal = buffer.device_ordinal();
-        if (ordinal < 0) {
-            CUcontext current = nullptr;
-            detail::check(detail::driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent",
-                          [&] { return buffer.description(); });
-            if (current) return;
-            ordinal = 0;
-        }
-        context_ = detail::primary_context(ordinal);
-        scope_.emplace(*context_);
-    }
-
-private:
-    std::shared_ptr<detail::ContextBox> context_;  // declared first: outlives the scope
-    std::optional<detail::ContextScope> scope_;
-};
-
 // The batched calls want a current context too (the legacy default stream means the current
 // context's): the stream's own when it has one, else the first buffer's.
 class BatchContext {
@@ -114,7 +92,7 @@ public:
 
 private:
     std::optional<detail::ContextScope> scope_;
-    std::optional<BufferContext> buffer_;
+    std::optional<detail::BufferContext> buffer_;
 };
 
 struct Batch {
@@ -167,7 +145,7 @@ void apply_managed_options(CUdeviceptr pointer, std::size_t size,
 void advise(const Buffer& buffer, ManagedAdvice advice, const MemoryLocation& location) {
     if (buffer.is_closed())
         throw InvalidArgumentError(std::string("advise: ") + buffer.description() + " is closed");
-    BufferContext context(buffer);
+    detail::BufferContext context(buffer);
     detail::check(advise_raw(buffer.handle(), buffer.size(), advice, location), "cuMemAdvise", [&] {
         return std::string(advice_name(advice)) + " to " + location.description() + " on " +
                buffer.description();
@@ -232,7 +210,7 @@ ManagedRangeAttributes range_attributes(const Buffer& buffer) {
     if (buffer.is_closed())
         throw InvalidArgumentError("range_attributes: " + buffer.description() + " is closed");
     const auto& api = detail::driver();
-    BufferContext context(buffer);
+    detail::BufferContext context(buffer);
     auto get_int = [&](CUmem_range_attribute attribute, const char* name) {
         int value = 0;
         detail::check(api.cuMemRangeGetAttribute(&value, sizeof value, attribute, buffer.handle(),

@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "loader/driver_api.hpp"
+#include "memory/buffer_context.hpp"
 
 #include <cstdio>
 #include <span>
@@ -261,6 +262,7 @@ TensorMap TensorMap::tiled(const Buffer& buffer, const TensorMapOptions& options
     const std::vector<cuuint32_t> box(options.box.begin(), options.box.end());
     const std::vector<cuuint32_t> steps = element_strides_or_ones(options.element_strides, rank);
     TensorMap map;
+    const detail::BufferContext context(buffer);  // the encode fails without a current context
     detail::check(
         detail::driver().cuTensorMapEncodeTiled(
             &map.descriptor_, to_driver(options.element_type), static_cast<cuuint32_t>(rank),
@@ -306,6 +308,7 @@ TensorMap TensorMap::im2col(const Buffer& buffer, const TensorMapIm2colOptions& 
     const std::vector<cuuint64_t> byte_strides(strides.begin(), strides.end());
     const std::vector<cuuint32_t> steps = element_strides_or_ones(options.element_strides, rank);
     TensorMap map;
+    const detail::BufferContext context(buffer);  // the encode fails without a current context
     detail::check(
         detail::driver().cuTensorMapEncodeIm2col(
             &map.descriptor_, to_driver(options.element_type), static_cast<cuuint32_t>(rank),

@@ -223,16 +223,15 @@ std::string kernel_list(const detail::ObjectCodeState& state, CUlibrary library)
     return out.empty() ? "no kernels" : out;
 }
 
-// Reads a kernel's parameter count from the code when first asked; holds the code state weakly
-// (a kernel must not keep the code bytes alive).
+// The kernel's parameter count, read from the code now (a walk of the cubin's section headers
+// or the PTX's .entry lines), while the code is surely alive: a Kernel outlives its ObjectCode
+// and must not hold the code bytes, and its parameters are read at its first launch, when only
+// the count can still say how many there are without asking the driver past the last one.
 std::function<std::optional<std::size_t>()> parameter_count_from_code(
-    const std::shared_ptr<detail::ObjectCodeState>& state, std::string lowered) {
-    std::weak_ptr<detail::ObjectCodeState> code_state = state;
-    return [code_state, lowered = std::move(lowered)]() -> std::optional<std::size_t> {
-        auto held = code_state.lock();
-        if (!held) return std::nullopt;
-        return detail::kernel_parameter_count(held->type, held->code, lowered);
-    };
+    const std::shared_ptr<detail::ObjectCodeState>& state, const std::string& lowered) {
+    const std::optional<std::size_t> count =
+        detail::kernel_parameter_count(state->type, state->code, lowered);
+    return [count] { return count; };
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (mode == "cache-launch") {
-            auto code = cache.get(cache_key(program, CodeType::cubin, names));
+            auto code = find_cached(cache, program, CodeType::cubin, names);
             if (!code) {
                 std::cerr << "cache miss\n";
                 return 5;

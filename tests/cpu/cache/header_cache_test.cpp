@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 namespace {
@@ -118,6 +119,28 @@ TEST(HeaderCache, EditingAnIncludedHeaderGivesNewCodeInMemoryAndOnDisk) {
             << "stale code returned after the header changed";
         EXPECT_EQ(two.code().find("1234567"), std::string_view::npos);
     }
+}
+
+TEST(HeaderCache, FindCachedNeverCompilesAndFollowsTheHeaders) {
+    test::TempDir dir;
+    DiskProgramCache cache(dir.path() / "cache");
+    write_header(dir, 2468);
+    Program program(including_kernel, SourceType::cxx, options_for(dir));
+    EXPECT_FALSE(find_cached(cache, program, CodeType::ptx).has_value());  // nothing compiled yet
+    const ObjectCode compiled = compile_cached(cache, program, CodeType::ptx);
+
+    // Another process (a second cache object on the same folder) finds the same code.
+    DiskProgramCache other(dir.path() / "cache");
+    Program same(including_kernel, SourceType::cxx, options_for(dir));
+    const std::optional<ObjectCode> found = find_cached(other, same, CodeType::ptx);
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->code(), compiled.code());
+
+    // An edited header: a miss, not the stale code.
+    write_header(dir, 1357);
+    EXPECT_FALSE(find_cached(other, same, CodeType::ptx).has_value());
+    // Another target or name list is another key.
+    EXPECT_FALSE(find_cached(other, same, CodeType::cubin).has_value());
 }
 
 TEST(HeaderCache, ExtraDigestStandsForTheHeaders) {

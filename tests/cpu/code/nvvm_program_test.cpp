@@ -69,7 +69,9 @@ TEST(NvvmProgram, BitcodeCompilesToPtx) {
 #ifndef CUDACORE_TEST_NVVM_BITCODE
     GTEST_SKIP() << "llvm-as was not found when the tests were built, so no bitcode was made";
 #else
-    const std::string bitcode = test::read_file(CUDACORE_TEST_NVVM_BITCODE);
+    // Made at build time beside the test program (found there also when the build has moved).
+    const std::string bitcode =
+        test::read_file(test::executable_dir() / CUDACORE_TEST_NVVM_BITCODE);
     ASSERT_EQ(bitcode.substr(0, 4), std::string("BC\xC0\xDE", 4)) << "not LLVM bitcode";
     ObjectCode code = Program(bitcode, SourceType::nvvm, sm90()).compile(CodeType::ptx);
     EXPECT_TRUE(contains(std::string(code.code()), ".entry scale"));

@@ -221,8 +221,8 @@ TEST_F(GraphExplicit, AllocationNodesGiveMemoryForEachLaunch) {
     GraphAllocation scratch = graph.add_allocation({}, kCount * sizeof(int));
     EXPECT_NE(scratch.pointer, 0u);
     EXPECT_EQ(scratch.node.type(), CU_GRAPH_NODE_TYPE_MEM_ALLOC);
-    Buffer view = Buffer::from_handle(scratch.pointer, scratch.size,
-                                      device().memory_resource());  // a view for the nodes
+    // A view for the nodes: the graph owns the memory (its free node releases it).
+    Buffer view = Buffer::wrap_unowned(scratch.pointer, scratch.size, device().memory_resource());
     GraphNode fill = graph.add_fill_uint32(scratch.node, view, 40);
     GraphNode add = graph.add_kernel(fill, kConfig, kernel("add_value"), scratch.pointer, 2,
                                      kCount);

@@ -121,6 +121,7 @@ TEST_F(GlobalsGpu, ManagedVariableIsHostAccessible) {
 }
 
 TEST_F(GlobalsGpu, ViewKeepsTheLibraryLoaded) {
+    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
     const auto unloads = detail::library_unload_count();
     std::optional<Buffer> view;
     {
@@ -144,6 +145,7 @@ TEST_F(GlobalsGpu, ObjectCodeFromAUserLoadedLibrary) {
     ASSERT_EQ(api.cuLibraryLoadData(&library, compiled.code().data(), nullptr, nullptr, 0, nullptr,
                                     nullptr, 0),
               CUDA_SUCCESS);
+    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
     const auto unloads = detail::library_unload_count();
     {
         // Not owned: wrapping, using and dropping it leaves it loaded.
