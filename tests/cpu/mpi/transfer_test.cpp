@@ -109,9 +109,9 @@ TEST_F(MpiTest, BadArgumentsFailOnEveryRankWithoutCommunicating) {
 
 TEST_F(MpiTest, ACorruptedMessageIsASerializationErrorOnEveryRank) {
     const int victim = mpi_size() - 1;
-    // (part, offset): the frame's magic, a length in the frame, a head field, a code byte, the
-    // second code's checksum area.
-    const std::pair<std::size_t, std::size_t> flips[] = {{0, 3}, {0, 20}, {0, 40}, {1, 5000}, {2, 7}};
+    // (part, offset): the frame's magic, a length in the frame, a head field, a byte of each
+    // code, each code's checksum.
+    const std::pair<std::size_t, std::size_t> flips[] = {{0, 3}, {0, 20}, {0, 40}, {1, 5000}, {2, 7}, {3, 2}, {3, 13}};
     for (const auto& [part, offset] : flips) {
         mpi::detail::set_receive_filter([&, part = part, offset = offset](std::string& bytes, std::size_t which) {
             if (mpi_rank() == victim && which == part) bytes[offset % bytes.size()] ^= 0x20;
@@ -126,8 +126,8 @@ TEST_F(MpiTest, ACorruptedMessageIsASerializationErrorOnEveryRank) {
         }
         mpi::detail::set_receive_filter(nullptr);
     }
-    // Truncated code bytes and a truncated frame, too.
-    for (std::size_t part : {0u, 1u}) {
+    // Truncated code bytes, a truncated frame and truncated checksums, too.
+    for (std::size_t part : {0u, 1u, 3u}) {
         mpi::detail::set_receive_filter([part](std::string& bytes, std::size_t which) {
             if (which == part) bytes.resize(bytes.size() / 2);
         });
