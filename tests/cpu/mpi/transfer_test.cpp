@@ -50,6 +50,23 @@ TEST_F(MpiTest, BroadcastGivesTheRootsCodeOnEveryRank) {
     }
 }
 
+TEST_F(MpiTest, BroadcastOfALargeCodeIsIdentical) {
+    // Several of broadcast()'s pieces and a partial one.
+    const ObjectCode expected = made_code(11, (std::size_t{3} << 20) + 5);
+    const ObjectCode got = mpi::broadcast(mpi_rank() == 0 ? std::optional<ObjectCode>(expected) : std::nullopt, 0,
+                                          MPI_COMM_WORLD);
+    expect_identical({got}, {expected});
+}
+
+TEST_F(MpiTest, AReceivedPtxEndsWithANulLikeAString) {
+    // The driver reads PTX as a C string: received bytes must end as a std::string's do.
+    const ObjectCode expected = ObjectCode::from_ptx(std::string(3000, 'x'), "ptx");
+    const ObjectCode got = mpi::broadcast(mpi_rank() == 0 ? std::optional<ObjectCode>(expected) : std::nullopt, 0,
+                                          MPI_COMM_WORLD);
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(got.code().data()[got.size()], '\0');
+}
+
 TEST_F(MpiTest, BroadcastOfAListKeepsOrderAndEmptyListsWork) {
     const auto expected = made_codes(1, 6);
     const int root = mpi_size() - 1;
