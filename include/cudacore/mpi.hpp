@@ -18,10 +18,11 @@
 //     InvalidArgumentError; otherwise Error) whose message names the failing rank. An error of
 //     MPI itself is MpiError (with the default MPI_ERRORS_ARE_FATAL handler, MPI aborts first).
 //   - Code travels in ObjectCode's serialized form (magic, version, XXH3-64 checksum; see
-//     object_code.hpp): broadcast() sends it as serialize_parts() (the code bytes straight from
-//     the ObjectCode, received into the new ObjectCode's own storage, no copy), all_gather() as
-//     pack(). Every receiver checks it; a received ObjectCode holds no driver state and loads
-//     lazily like any other. Messages of any size are sent in chunks of at most
+//     object_code.hpp): broadcast() sends it in the parts of serialize_parts() (the code bytes
+//     straight from the ObjectCode, received into the new ObjectCode's own storage, no copy; the
+//     checksum computed piece by piece as the bytes go out and come in, and sent after them),
+//     all_gather() as pack(). Every receiver checks it; a received ObjectCode holds no driver
+//     state and loads lazily like any other. Messages of any size are sent in chunks of at most
 //     TransferOptions::chunk_bytes (MPI counts are `int`).
 #pragma once
 

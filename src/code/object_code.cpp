@@ -43,7 +43,7 @@ ObjectCode ObjectCode::from_bytes(CodeType type, std::string code, std::string n
         detail::ThreadBlockPool<detail::ObjectCodeState>());
     state->type = type;
     state->name = std::move(name);
-    state->code = std::move(code);
+    state->code = detail::CodeBytes(std::move(code));
     state->symbols = std::move(symbols);
     return ObjectCode(std::move(state));
 }
@@ -111,6 +111,15 @@ ObjectCode ObjectCode::from_file(const std::filesystem::path& path, std::optiona
     std::string code = read_code_file(path, to_string(*type));
     if (name.empty()) name = path.filename().string();
     return from_bytes(*type, std::move(code), std::move(name), std::move(symbols));
+}
+
+ObjectCode detail::object_code_from(CodeType type, CodeBytes code, std::string name, SymbolMap symbols) {
+    if (code.empty()) return ObjectCode::from_bytes(type, {}, std::move(name));  // throws, as it would
+    // from_bytes makes the state (its checks, its pool); its placeholder byte is replaced here,
+    // before the value is shared with anyone.
+    ObjectCode made = ObjectCode::from_bytes(type, std::string(1, '\0'), std::move(name), std::move(symbols));
+    made.state()->code = std::move(code);
+    return made;
 }
 
 CodeType ObjectCode::code_type() const noexcept { return state_->type; }

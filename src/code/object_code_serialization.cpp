@@ -19,6 +19,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
 #include "code/object_code_state.hpp"
+#include "code/serialized_parts.hpp"
 
 #include "support/atomic_file.hpp"
 
@@ -124,16 +125,46 @@ private:
     std::size_t position_ = 0;
 };
 
+// A from_handle ObjectCode wraps a library the caller loaded and has no bytes to write.
+void refuse_from_handle(bool from_handle, const std::string& name) {
+    if (from_handle) {
+        throw InvalidArgumentError("ObjectCode::serialize: '" + name + "' wraps a library "
+                                   "loaded by the caller (from_handle) and holds no code bytes");
+    }
+}
+
 [[noreturn]] void reject(const std::string& why) {
     throw SerializationError("ObjectCode::deserialize: " + why);
 }
 
 }  // namespace
 
-namespace {
+namespace detail {
 
-// The bytes before the code: header, code type, name, symbol map and code length.
+#if defined(CUDACORE_XXH3_AVX2)
+void xxh3_64bits_update_avx2(XXH3_state_t* state, const void* data, size_t size) noexcept;  // xxh3_avx2.cpp
+#endif
+
+struct SerializedChecksum::State {
+    XXH3_state_t xxh3;  // XXH3-64, seed 0
+};
+
+SerializedChecksum::SerializedChecksum() : state_(std::make_unique<State>()) { XXH3_64bits_reset(&state_->xxh3); }
+SerializedChecksum::~SerializedChecksum() = default;
+void SerializedChecksum::update(std::string_view bytes) noexcept {
+#if defined(CUDACORE_XXH3_AVX2)
+    static const bool avx2 = [] {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx2") != 0;
+    }();
+    if (avx2) return xxh3_64bits_update_avx2(&state_->xxh3, bytes.data(), bytes.size());
+#endif
+    XXH3_64bits_update(&state_->xxh3, bytes.data(), bytes.size());
+}
+std::uint64_t SerializedChecksum::digest() const noexcept { return XXH3_64bits_digest(&state_->xxh3); }
+
 std::string serialized_head(const ObjectCode& code) {
+    refuse_from_handle(code.state()->from_handle, code.name());
     std::size_t symbols_size = 0;
     for (const auto& [expression, lowered] : code.symbol_map()) symbols_size += 8 + expression.size() + lowered.size();
     const std::uint64_t head_size = fixed_header_size + 4 + 4 + code.name().size() + 4 + symbols_size + 8;
@@ -158,6 +189,23 @@ std::string serialized_head(const ObjectCode& code) {
     }
     out.u64(code.code().size());
     return std::move(out.bytes());
+}
+
+std::string checksum_bytes(std::uint64_t checksum) {
+    std::string bytes(checksum_size, '\0');
+    for (std::size_t i = 0; i < checksum_size; ++i) bytes[i] = static_cast<char>((checksum >> (8 * i)) & 0xff);
+    return bytes;
+}
+
+}  // namespace detail
+
+namespace {
+
+// The whole of the checksum in one call (SerializedChecksum picks the fastest code the CPU runs).
+std::uint64_t checksum_of(std::string_view bytes) {
+    detail::SerializedChecksum checksum;
+    checksum.update(bytes);
+    return checksum.digest();
 }
 
 // Checks what precedes the fields (magic, size, version, byte order, total) of an input of
@@ -239,42 +287,23 @@ Fields read_fields(Reader& in) {
     return fields;
 }
 
-std::string checksum_bytes(std::uint64_t checksum) {
-    std::string bytes(checksum_size, '\0');
-    for (std::size_t i = 0; i < checksum_size; ++i) bytes[i] = static_cast<char>((checksum >> (8 * i)) & 0xff);
-    return bytes;
-}
-
-// A from_handle ObjectCode wraps a library the caller loaded and has no bytes to write.
-void refuse_from_handle(bool from_handle, const std::string& name) {
-    if (from_handle) {
-        throw InvalidArgumentError("ObjectCode::serialize: '" + name + "' wraps a library "
-                                   "loaded by the caller (from_handle) and holds no code bytes");
-    }
-}
-
 }  // namespace
 
 std::string ObjectCode::serialize() const {
-    refuse_from_handle(state_->from_handle, name());
-    std::string out = serialized_head(*this);
+    std::string out = detail::serialized_head(*this);
     out.reserve(out.size() + code().size() + checksum_size);
     out.append(code());
-    out.append(checksum_bytes(XXH3_64bits(out.data(), out.size())));
+    out.append(detail::checksum_bytes(checksum_of(out)));
     return out;
 }
 
 ObjectCode::SerializedParts ObjectCode::serialize_parts() const {
-    refuse_from_handle(state_->from_handle, name());
     SerializedParts parts;
-    parts.head = serialized_head(*this);
-    XXH3_state_t* state = XXH3_createState();
-    if (!state) throw std::bad_alloc();
-    XXH3_64bits_reset(state);
-    XXH3_64bits_update(state, parts.head.data(), parts.head.size());
-    XXH3_64bits_update(state, code().data(), code().size());
-    parts.tail = checksum_bytes(XXH3_64bits_digest(state));
-    XXH3_freeState(state);
+    parts.head = detail::serialized_head(*this);
+    detail::SerializedChecksum checksum;
+    checksum.update(parts.head);
+    checksum.update(code());
+    parts.tail = detail::checksum_bytes(checksum.digest());
     return parts;
 }
 
@@ -282,7 +311,7 @@ ObjectCode ObjectCode::deserialize(std::string_view bytes) {
     check_envelope(bytes, bytes.size());
     const std::string_view body = bytes.substr(0, bytes.size() - checksum_size);
     check_checksum(read_little_endian(reinterpret_cast<const unsigned char*>(bytes.data()) + body.size(), 8),
-                   XXH3_64bits(body.data(), body.size()));
+                   checksum_of(body));
 
     Reader in(body);
     in.bytes(fixed_header_size, "header");
@@ -295,18 +324,19 @@ ObjectCode ObjectCode::deserialize(std::string_view bytes) {
 }
 
 ObjectCode ObjectCode::deserialize_parts(std::string_view head, std::string code, std::string_view tail) {
+    detail::SerializedChecksum checksum;
+    checksum.update(head);
+    checksum.update(code);
+    return detail::deserialize_checksummed_parts(head, detail::CodeBytes(std::move(code)), tail, checksum.digest());
+}
+
+ObjectCode detail::deserialize_checksummed_parts(std::string_view head, CodeBytes code, std::string_view tail,
+                                                 std::uint64_t computed) {
     if (tail.size() != checksum_size) {
         reject("the checksum part has " + std::to_string(tail.size()) + " bytes, expected " +
                std::to_string(checksum_size));
     }
     check_envelope(head, std::uint64_t{head.size()} + code.size() + checksum_size);
-    XXH3_state_t* state = XXH3_createState();
-    if (!state) throw std::bad_alloc();
-    XXH3_64bits_reset(state);
-    XXH3_64bits_update(state, head.data(), head.size());
-    XXH3_64bits_update(state, code.data(), code.size());
-    const std::uint64_t computed = XXH3_64bits_digest(state);
-    XXH3_freeState(state);
     check_checksum(read_little_endian(reinterpret_cast<const unsigned char*>(tail.data()), 8), computed);
 
     Reader in(head);
@@ -317,7 +347,7 @@ ObjectCode ObjectCode::deserialize_parts(std::string_view head, std::string code
                std::to_string(in.remaining()) + " bytes after the code length; given " +
                std::to_string(code.size()) + " code bytes");
     }
-    return from_bytes(fields.type, std::move(code), std::move(fields.name), std::move(fields.symbols));
+    return object_code_from(fields.type, std::move(code), std::move(fields.name), std::move(fields.symbols));
 }
 
 bool ObjectCode::looks_serialized(std::string_view bytes) noexcept {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cudacore/object_code.hpp"
+#include "code/code_bytes.hpp"
 #include "runtime/library_box.hpp"
 
 #include <atomic>
@@ -14,7 +15,7 @@ namespace cudacore::detail {
 struct ObjectCodeState {
     CodeType type;
     std::string name;
-    std::string code;
+    CodeBytes code;
     SymbolMap symbols;
     // std::hash<ObjectCode> of the value, computed on first use; 0: not yet.
     std::atomic<std::uint64_t> value_hash{0};
@@ -43,6 +44,10 @@ struct ObjectCodeState {
 private:
     mutable std::atomic<LazyLibrary*> lazy_{nullptr};
 };
+
+// ObjectCode::from_bytes for bytes a receiver wrote in place (CodeBytes::room_for): taken as
+// they are, not copied. Throws InvalidArgumentError when they are empty, as from_bytes does.
+ObjectCode object_code_from(CodeType type, CodeBytes code, std::string name, SymbolMap symbols);
 
 // The loaded library of `state`, loading it on first call (src/runtime/object_code_loading.cpp);
 // the first outcome is kept and repeated. `kernel_name` only names what asked, in errors.

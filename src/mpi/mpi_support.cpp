@@ -1,5 +1,6 @@
 #include "mpi/mpi_support.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <utility>
@@ -65,6 +66,36 @@ void broadcast_chunks(char* data, std::size_t size, int root, MPI_Comm comm, std
               std::to_string(piece) + " bytes at offset " + std::to_string(offset) + " of " +
                   std::to_string(size) + " from root " + std::to_string(root));
     }
+}
+
+void broadcast_pieces(std::uint64_t size, int root, MPI_Comm comm, std::size_t piece_bytes,
+                      const std::function<char*(std::uint64_t offset, std::size_t length)>& place,
+                      const std::function<void(const char* data, std::size_t length)>& arrived) {
+    // The previous piece, complete, handled while the current one is posted: an MPI library that
+    // progresses collectives in the background overlaps the two; one that does not (Open MPI's
+    // shared-memory transport) still hands `arrived` a piece that is in cache.
+    const char* previous = nullptr;
+    std::size_t previous_length = 0;
+    for (std::uint64_t offset = 0; offset < size; offset += piece_bytes) {
+        const auto length = static_cast<std::size_t>(std::min<std::uint64_t>(piece_bytes, size - offset));
+        char* data = place(offset, length);
+        MPI_Request request = MPI_REQUEST_NULL;
+        const auto object = [&] {
+            return std::to_string(length) + " bytes at offset " + std::to_string(offset) + " of " +
+                   std::to_string(size) + " from root " + std::to_string(root);
+        };
+        if (const int code = MPI_Ibcast(data, static_cast<int>(length), MPI_BYTE, root, comm, &request);
+            code != MPI_SUCCESS) {
+            throw MpiError("MPI_Ibcast", code, object());
+        }
+        if (previous) arrived(previous, previous_length);
+        if (const int code = MPI_Wait(&request, MPI_STATUS_IGNORE); code != MPI_SUCCESS) {
+            throw MpiError("MPI_Wait", code, object());
+        }
+        previous = data;
+        previous_length = length;
+    }
+    if (previous) arrived(previous, previous_length);
 }
 
 std::string_view WireReader::raw(std::uint64_t size, const char* what) {

@@ -26,6 +26,16 @@ void check_transfer_arguments(const char* function, int root, int size, const Tr
 // MPI_Bcast of `size` bytes at `data` from `root`, in pieces of at most chunk_bytes.
 void broadcast_chunks(char* data, std::size_t size, int root, MPI_Comm comm, std::size_t chunk_bytes);
 
+// Broadcast of `size` bytes from `root` in pieces of at most `piece_bytes` (MPI_Ibcast each),
+// for callers that handle each piece as it passes: `place(offset, length)` says where the piece
+// at `offset` goes (on the root, where it lies), and `arrived(data, length)` is called on every
+// piece in order once it is complete on this rank, while the next one is already posted (so it
+// must not throw). Every rank makes the same calls with the same sizes, or the collectives do
+// not match.
+void broadcast_pieces(std::uint64_t size, int root, MPI_Comm comm, std::size_t piece_bytes,
+                      const std::function<char*(std::uint64_t offset, std::size_t length)>& place,
+                      const std::function<void(const char* data, std::size_t length)>& arrived);
+
 // One rank's failure in a collective step. `order` ranks failures (lower wins, ties go to the
 // lower rank) so that every run reports the same one, e.g. the index of the failing job.
 struct Failure {
@@ -80,8 +90,10 @@ private:
 };
 
 // Test hook: when set, called on every non-root rank with what broadcast() received before it is
-// checked: part 0 is the frame (heads and checksums), part i the bytes of code i - 1 (tests
-// corrupt them to check the failure path).
+// checked: part 0 is the frame (the serialized heads), part i the bytes of code i - 1, part
+// count + 1 the checksums (tests corrupt them to check the failure path). While it is set,
+// receivers checksum each code after the hook has seen all of it, rather than piece by piece as
+// it arrives, so that the checksum covers the bytes they keep.
 using ReceiveFilter = std::function<void(std::string& bytes, std::size_t part)>;
 void set_receive_filter(ReceiveFilter filter);
 const ReceiveFilter& receive_filter();

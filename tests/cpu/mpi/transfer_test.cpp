@@ -50,6 +50,23 @@ TEST_F(MpiTest, BroadcastGivesTheRootsCodeOnEveryRank) {
     }
 }
 
+TEST_F(MpiTest, BroadcastOfALargeCodeIsIdentical) {
+    // Several of broadcast()'s pieces and a partial one.
+    const ObjectCode expected = made_code(11, (std::size_t{3} << 20) + 5);
+    const ObjectCode got = mpi::broadcast(mpi_rank() == 0 ? std::optional<ObjectCode>(expected) : std::nullopt, 0,
+                                          MPI_COMM_WORLD);
+    expect_identical({got}, {expected});
+}
+
+TEST_F(MpiTest, AReceivedPtxEndsWithANulLikeAString) {
+    // The driver reads PTX as a C string: received bytes must end as a std::string's do.
+    const ObjectCode expected = ObjectCode::from_ptx(std::string(3000, 'x'), "ptx");
+    const ObjectCode got = mpi::broadcast(mpi_rank() == 0 ? std::optional<ObjectCode>(expected) : std::nullopt, 0,
+                                          MPI_COMM_WORLD);
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(got.code().data()[got.size()], '\0');
+}
+
 TEST_F(MpiTest, BroadcastOfAListKeepsOrderAndEmptyListsWork) {
     const auto expected = made_codes(1, 6);
     const int root = mpi_size() - 1;
@@ -109,9 +126,9 @@ TEST_F(MpiTest, BadArgumentsFailOnEveryRankWithoutCommunicating) {
 
 TEST_F(MpiTest, ACorruptedMessageIsASerializationErrorOnEveryRank) {
     const int victim = mpi_size() - 1;
-    // (part, offset): the frame's magic, a length in the frame, a head field, a code byte, the
-    // second code's checksum area.
-    const std::pair<std::size_t, std::size_t> flips[] = {{0, 3}, {0, 20}, {0, 40}, {1, 5000}, {2, 7}};
+    // (part, offset): the frame's magic, a length in the frame, a head field, a byte of each
+    // code, each code's checksum.
+    const std::pair<std::size_t, std::size_t> flips[] = {{0, 3}, {0, 20}, {0, 40}, {1, 5000}, {2, 7}, {3, 2}, {3, 13}};
     for (const auto& [part, offset] : flips) {
         mpi::detail::set_receive_filter([&, part = part, offset = offset](std::string& bytes, std::size_t which) {
             if (mpi_rank() == victim && which == part) bytes[offset % bytes.size()] ^= 0x20;
@@ -126,8 +143,8 @@ TEST_F(MpiTest, ACorruptedMessageIsASerializationErrorOnEveryRank) {
         }
         mpi::detail::set_receive_filter(nullptr);
     }
-    // Truncated code bytes and a truncated frame, too.
-    for (std::size_t part : {0u, 1u}) {
+    // Truncated code bytes, a truncated frame and truncated checksums, too.
+    for (std::size_t part : {0u, 1u, 3u}) {
         mpi::detail::set_receive_filter([part](std::string& bytes, std::size_t which) {
             if (which == part) bytes.resize(bytes.size() / 2);
         });
