@@ -2,7 +2,10 @@
 # Runs a prebuilt tree's tests, CLI checks and benchmarks on a GPU machine, without CTest (so the
 # build folder may have moved), and writes OUT_DIR/summary.txt and OUT_DIR/logs.tar.gz (one log
 # per program).
-#   scripts/gpu-check.sh BUILD_DIR OUT_DIR [tests|bench|all|sanitize]
+#   scripts/gpu-check.sh BUILD_DIR OUT_DIR [tests|bench|all|sanitize|multi]
+# multi: the runs that need two GPUs (or more): the multi-device, IPC and virtual-memory test
+#   programs, those under compute-sanitizer, the MPI autotune example with one rank per GPU, the
+#   multi-GPU benchmark and bench/mpi_compile.sh (SPECS, RANKS as there).
 # sanitize: every GPU test program (and the helper programs they start) under
 #   compute-sanitizer --leak-check full --target-processes all; prints leaks and errors per program
 #   and in total. Tests that make driver calls fail on purpose are listed in
@@ -102,6 +105,50 @@ if [ "$what" = sanitize ]; then
   tar -C "$out" -czf "$final/logs.tar.gz" .
   note "== done"
   exit "$unexpected"
+fi
+
+if [ "$what" = multi ]; then
+  here="$(cd "$(dirname "$0")" && pwd)"
+  gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+  note "GPUs: $gpus"
+  sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
+  for name in gpu_multi_device_test gpu_ipc_test gpu_virtual_memory_test; do
+    t="$build/tests/$name"
+    [ -x "$t" ] || continue
+    timeout 300 "$t" --gtest_color=no >"$out/$name.log" 2>&1
+    note "$(printf '%-30s rc=%-3s passed=%-3s failed=%-3s skipped=%s' "$name" "$?" \
+      "$(grep -c '^\[       OK \]' "$out/$name.log")" "$(grep -c '^\[  FAILED  \] [A-Za-z]' "$out/$name.log")" \
+      "$(grep -c '^\[  SKIPPED \] [A-Za-z]' "$out/$name.log")")"
+    grep -E '^\[  FAILED  \] [A-Za-z]|^\[  SKIPPED \] [A-Za-z]' "$out/$name.log" | sort -u | sed 's/^/    /' | tee -a "$summary" >/dev/null
+    logs="$out/sanitize/$name"; mkdir -p "$logs"
+    timeout 600 "$sanitizer" --tool memcheck --leak-check full --target-processes all \
+      --log-file "$logs/%p.log" "$t" --gtest_color=no >"$out/$name.sanitized.log" 2>&1
+    note "$(printf '  under compute-sanitizer: rc=%s, %s' "$?" \
+      "$(cat "$logs"/*.log | grep -E 'LEAK SUMMARY|ERROR SUMMARY' | sort | uniq -c | tr -s ' ' | tr '\n' ';')")"
+    grep -h -m3 -E 'Leaked [0-9]+ bytes|Program hit|Invalid ' "$logs"/*.log 2>/dev/null | sed 's/^/    /' | tee -a "$summary" >/dev/null
+  done
+  if command -v mpirun >/dev/null && [ -x "$build/examples/example_mpi_autotune" ]; then
+    mpi_flags=(--oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none -x LD_LIBRARY_PATH)
+    [ "$(id -u)" = 0 ] && mpi_flags+=(--allow-run-as-root)
+    share=(); [ "$gpus" -lt 2 ] && share=(--share-devices)
+    timeout 300 mpirun "${mpi_flags[@]}" -np 2 "$build/examples/example_mpi_autotune" "${share[@]}" \
+      >"$out/mpi_autotune.log" 2>&1
+    note "mpi autotune, 2 ranks on $gpus GPU(s): rc=$? $(grep -m1 -i 'fastest' "$out/mpi_autotune.log") $(grep -m1 -i 'all ranks' "$out/mpi_autotune.log")"
+    grep -i "rank .* device\|device .* rank" "$out/mpi_autotune.log" | head -4 | sed 's/^/    /' | tee -a "$summary" >/dev/null
+  fi
+  if [ -x "$build/bench/multigpu_bench" ]; then
+    timeout 240 "$build/bench/multigpu_bench" --benchmark_min_time=0.2 >"$out/multigpu_bench.txt" 2>&1
+    note "multigpu_bench: rc=$?"
+    sed -n '/^operation /,$p' "$out/multigpu_bench.txt" | tee -a "$summary" >/dev/null
+  fi
+  if command -v mpirun >/dev/null && [ -x "$build/bench/mpi_compile_timing" ]; then
+    timeout 420 bash "$here/../bench/mpi_compile.sh" "$build" >"$out/mpi_compile.txt" 2>&1
+    note "mpi_compile.sh: rc=$?"
+    tee -a "$summary" <"$out/mpi_compile.txt" >/dev/null
+  fi
+  tar -C "$out" -czf "$final/logs.tar.gz" .
+  note "== done"
+  exit 0
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
