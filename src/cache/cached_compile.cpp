@@ -1,5 +1,7 @@
 #include "cudacore/cached_compile.hpp"
 
+#include "cache/cached_entry.hpp"
+
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/warnings.hpp"
@@ -250,27 +252,46 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
     });
 }
 
-namespace {
+namespace detail {
 
 // The keys compile_cached uses for `program`: the source key, and how the code's key follows
 // from it (extra digest, header list, or the source key itself).
-std::optional<ObjectCode> find_code(ProgramCache& cache, const Program& program,
-                                    const CacheKey& source_key,
-                                    const CachedCompileOptions& options) {
+std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program& program,
+                                             const CacheKey& source_key,
+                                             const CachedCompileOptions& options) {
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
+    auto entry_at = [&](const CacheKey& key,
+                        std::optional<ObjectCode> header_list) -> std::optional<CachedEntry> {
+        std::optional<ObjectCode> code = lookup(cache, key, on_cache_error);
+        if (!code) return std::nullopt;
+        return CachedEntry{std::move(*code), key, std::move(header_list)};
+    };
     if (!options.extra_digest.empty()) {
-        return lookup(cache,
-                      extend_key(source_key, "cudacore-extra-digest-v1", {{"", options.extra_digest}}),
-                      on_cache_error);
+        return entry_at(
+            extend_key(source_key, "cudacore-extra-digest-v1", {{"", options.extra_digest}}),
+            std::nullopt);
     }
-    if (program.source_type() != SourceType::cxx) return lookup(cache, source_key, on_cache_error);
+    if (program.source_type() != SourceType::cxx) return entry_at(source_key, std::nullopt);
     std::optional<ObjectCode> list_entry = lookup(cache, source_key, on_cache_error);
     if (!list_entry) return std::nullopt;
     std::optional<std::vector<std::string>> headers = read_header_list(*list_entry);
     if (!headers) return std::nullopt;
     std::optional<CacheKey> key = key_with_headers(source_key, *headers);
     if (!key) return std::nullopt;  // a header is gone: compile again
-    return lookup(cache, *key, on_cache_error);
+    return entry_at(*key, std::move(list_entry));
+}
+
+}  // namespace detail
+
+namespace {
+
+std::optional<ObjectCode> find_code(ProgramCache& cache, const Program& program,
+                                    const CacheKey& source_key,
+                                    const CachedCompileOptions& options) {
+    std::optional<detail::CachedEntry> entry =
+        detail::find_cached_entry(cache, program, source_key, options);
+    if (!entry) return std::nullopt;
+    return std::move(entry->code);
 }
 
 }  // namespace

@@ -1,13 +1,81 @@
 // compile_distributed: each rank compiles its share of the jobs, then all ranks exchange them.
 #include "mpi/mpi_support.hpp"
 
+#include "cache/cached_entry.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/cached_compile.hpp"
 
 #include <array>
 #include <cstring>
+#include <string_view>
 
 namespace cudacore::mpi {
+namespace {
+
+// Where the owner's cache holds one job's code, sent after the owner's codes so that receivers
+// store it under the same keys (cache_received). An ObjectCode, since all_gather moves those:
+// named placement_name, its bytes little-endian fields: placement_magic, a u32 (1: cached, 0:
+// not), and when cached the code's key (32 bytes) and the serialized header-list entry (u64
+// length, 0 when there is none).
+constexpr std::string_view placement_name = "cudacore cache placement";
+constexpr std::string_view placement_magic = "CCPLACE1";
+
+ObjectCode encode_placement(const std::optional<cudacore::detail::CachedEntry>& entry) {
+    detail::WireWriter out;
+    out.raw(placement_magic);
+    out.u32(entry ? 1 : 0);
+    if (entry) {
+        out.raw(std::string_view(reinterpret_cast<const char*>(entry->code_key.digest.data()),
+                                 entry->code_key.digest.size()));
+        out.string(entry->header_list ? entry->header_list->serialize() : std::string());
+    }
+    return ObjectCode::from_bytes(CodeType::object, std::move(out.bytes()), std::string(placement_name));
+}
+
+// Where this rank's cache holds `code`, just compiled or found for `job` by compile_cached, or
+// nullopt when it holds no complete entry of exactly this code (not stored, the store failed,
+// or another process replaced it since).
+std::optional<cudacore::detail::CachedEntry> placement_of(ProgramCache& cache, const CompileJob& job,
+                                                          const CacheKey& source_key,
+                                                          const ObjectCode& code) {
+    std::optional<cudacore::detail::CachedEntry> entry =
+        cudacore::detail::find_cached_entry(cache, job.program, source_key);
+    if (entry && entry->code != code) return std::nullopt;
+    return entry;
+}
+
+struct Placement {
+    CacheKey code_key;
+    std::optional<ObjectCode> header_list;
+};
+
+// The inverse of encode_placement; throws SerializationError for anything else.
+std::optional<Placement> decode_placement(const ObjectCode& message, const std::string& context) {
+    constexpr const char* what = "a cache placement";
+    if (message.name() != placement_name || message.code_type() != CodeType::object) {
+        throw SerializationError(context + ": expected " + what + ", got '" + message.name() + "'");
+    }
+    detail::WireReader in(message.code(), context.c_str());
+    if (in.raw(placement_magic.size(), what) != placement_magic) {
+        throw SerializationError(context + ": " + what + " without its magic");
+    }
+    const std::uint32_t cached = in.u32(what);
+    if (cached > 1) throw SerializationError(context + ": " + what + " with state " + std::to_string(cached));
+    std::optional<Placement> placement;
+    if (cached == 1) {
+        placement.emplace();
+        const std::string_view key = in.raw(placement->code_key.digest.size(), what);
+        std::memcpy(placement->code_key.digest.data(), key.data(), key.size());
+        const std::string_view list = in.raw(in.u64(what), what);
+        if (!list.empty()) placement->header_list = ObjectCode::deserialize(list);
+    }
+    if (in.remaining() != 0) {
+        throw SerializationError(context + ": " + std::to_string(in.remaining()) + " bytes after " + what);
+    }
+    return placement;
+}
+
+}  // namespace
 
 int compile_owner(std::size_t index, int ranks) noexcept {
     return ranks <= 0 ? 0 : static_cast<int>(index % static_cast<std::size_t>(ranks));
@@ -49,7 +117,11 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     detail::agree(comm, failure, operation);
 
     // This rank's share, in job order; the first failure stops it (the lowest failing index wins).
+    // With cache_received, each code is followed (after all of them) by where this rank's cache
+    // holds it, so that the other ranks store it under the same keys.
+    const bool send_placements = options.cache && options.cache_received;
     std::vector<ObjectCode> mine;
+    std::vector<ObjectCode> placements;
     for (std::size_t i = static_cast<std::size_t>(rank); i < jobs.size(); i += static_cast<std::size_t>(size)) {
         failure = detail::attempt(
             [&] {
@@ -57,6 +129,10 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
                 mine.push_back(options.cache
                                    ? compile_cached(*options.cache, job.program, target, job.name_expressions)
                                    : job.program.compile(target, job.name_expressions));
+                if (send_placements) {
+                    placements.push_back(
+                        encode_placement(placement_of(*options.cache, job, keys[i], mine.back())));
+                }
             },
             static_cast<long>(i));
         if (failure) {
@@ -69,24 +145,49 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
         }
     }
     detail::agree(comm, failure, operation);
+    mine.insert(mine.end(), placements.begin(), placements.end());
 
     std::vector<std::vector<ObjectCode>> shares = all_gather(mine, comm, options.transfer);
     std::vector<ObjectCode> result;
     result.reserve(jobs.size());
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-        const auto& share = shares[compile_owner(i, size)];
-        const std::size_t position = i / static_cast<std::size_t>(size);
-        if (position >= share.size()) {
-            throw SerializationError(std::string(operation) + ": rank " + std::to_string(compile_owner(i, size)) +
-                                     " sent " + std::to_string(share.size()) + " codes, fewer than its share");
+    const auto ranks = static_cast<std::size_t>(size);
+    auto owned_by = [&](int owner) {
+        return jobs.size() / ranks + (static_cast<std::size_t>(owner) < jobs.size() % ranks ? 1 : 0);
+    };
+    // Rank `owner` sends one code per job it owns, then, when it caches received code, one
+    // placement per code.
+    auto share_of = [&](int owner) -> const std::vector<ObjectCode>& {
+        const std::size_t owned = owned_by(owner);
+        const auto& share = shares[owner];
+        if (share.size() != owned && share.size() != 2 * owned) {
+            throw SerializationError(std::string(operation) + ": rank " + std::to_string(owner) + " sent " +
+                                     std::to_string(share.size()) + " codes for its share of " +
+                                     std::to_string(owned) + " jobs");
         }
-        result.push_back(share[position]);
+        return share;
+    };
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        result.push_back(share_of(compile_owner(i, size))[i / ranks]);
     }
 
-    if (options.cache && options.cache_received) {
+    if (send_placements) {
+        // Stored as the owner's compile_cached stored it: the header list under the source key,
+        // the code under the owner's code key (its header digests: a rank whose headers differ
+        // misses). A job the owner could not cache is not stored.
         failure = detail::attempt([&] {
             for (std::size_t i = 0; i < jobs.size(); ++i) {
-                if (compile_owner(i, size) != rank) options.cache->put(keys[i], result[i]);
+                const int owner = compile_owner(i, size);
+                if (owner == rank) continue;
+                const auto& share = share_of(owner);
+                const std::size_t owned = owned_by(owner);
+                if (share.size() == owned) continue;  // the owner sent no placements
+                const std::optional<Placement> placement = decode_placement(
+                    share[owned + i / ranks],
+                    std::string(operation) + ": job " + std::to_string(i) + " from rank " +
+                        std::to_string(owner));
+                if (!placement) continue;
+                options.cache->put(placement->code_key, result[i]);
+                if (placement->header_list) options.cache->put(keys[i], *placement->header_list);
             }
         });
         detail::agree(comm, failure, operation);

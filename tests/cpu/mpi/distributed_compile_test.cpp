@@ -8,8 +8,11 @@
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/mpi.hpp"
+#include "cudacore/warnings.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <functional>
 #include <memory>
 
 namespace {
@@ -154,23 +157,169 @@ TEST_F(MpiTest, ASharedCacheDirectorySavesCompilesAcrossRanks) {
     MPI_Barrier(MPI_COMM_WORLD);  // before rank 0 removes the directory
 }
 
-TEST_F(MpiTest, PrivateCachesCanKeepWhatOtherRanksCompiled) {
+// Programs whose code keys differ from those of jobs_of's: a C++ program that includes a header
+// (its code key adds the header's path and digest) and a PTX program (keyed by its source key).
+const char* const including_source = R"(
+#include "value.h"
+extern "C" __global__ void store(int* out) { *out = STORED_VALUE; }
+)";
+
+mpi::CompileJob including_job(const std::filesystem::path& include_dir) {
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.name = "with header";
+    options.include_path = {include_dir.string()};
+    return {Program(including_source, SourceType::cxx, options), {}};
+}
+
+void write_header(const std::filesystem::path& include_dir, int value) {
+    std::filesystem::create_directories(include_dir);
+    cudacore::test::write_file(include_dir / "value.h", "#define STORED_VALUE " + std::to_string(value) + "\n");
+}
+
+mpi::CompileJob ptx_job(const std::string& ptx) {
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.name = "from ptx";
+    return {Program(ptx, SourceType::ptx, options), {}};
+}
+
+// A directory made by rank 0 and seen by every rank (removed by rank 0 when the test ends: keep
+// a barrier before that).
+struct SharedDir {
+    std::unique_ptr<cudacore::test::TempDir> temp;
+    std::filesystem::path path;
+    SharedDir() {
+        if (mpi_rank() == 0) temp = std::make_unique<cudacore::test::TempDir>();
+        path = mpi_share(temp ? temp->path().string() : "");
+    }
+};
+
+// Forwards to another cache, running `before_put` first.
+class HookedCache : public ProgramCache {
+public:
+    explicit HookedCache(ProgramCache& inner) : inner_(inner) {}
+    std::optional<ObjectCode> get(const CacheKey& key) override { return inner_.get(key); }
+    void put(const CacheKey& key, const ObjectCode& code) override {
+        if (before_put) before_put(code);
+        inner_.put(key, code);
+    }
+    CacheStats stats() const override { return inner_.stats(); }
+    void clear() override { inner_.clear(); }
+    std::function<void(const ObjectCode&)> before_put;
+
+private:
+    ProgramCache& inner_;
+};
+
+TEST_F(MpiTest, PrivateCachesKeepWhatOtherRanksCompiledWhereCompileCachedLooks) {
+    SharedDir shared;
+    const std::filesystem::path include_dir = shared.path / "include";
+    if (mpi_rank() == 0) write_header(include_dir, 7);
+    const std::string ptx = mpi_share(
+        mpi_rank() == 0 ? std::string(Program("extern \"C\" __global__ void twice(float* d) { d[threadIdx.x] *= 2; }\n",
+                                              SourceType::cxx, {.arch = "sm_90"})
+                                          .compile(CodeType::ptx)
+                                          .code())
+                        : std::string());
+    auto all_jobs = [&] {
+        auto jobs = jobs_of(job_count);
+        jobs.push_back(including_job(include_dir));  // job 32, rank 0's
+        jobs.push_back(ptx_job(ptx));                // job 33, rank 1's
+        return jobs;
+    };
+
     cudacore::test::TempDir temp;  // one per rank
-    DiskProgramCache cache(temp.path() / "cache");
-    auto jobs = jobs_of(job_count);
+    {
+        DiskProgramCache cache(temp.path() / "cache");
+        auto jobs = all_jobs();
+        const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin,
+                                                    {.cache = &cache, .cache_received = true});
+        ASSERT_EQ(codes.size(), jobs.size());
+        EXPECT_EQ(concatenated(std::vector<ObjectCode>(codes.begin(), codes.begin() + job_count)), reference());
+        // Every C++ job takes two entries (its header list and its code), the PTX job one.
+        EXPECT_EQ(cache.stats().entries, 2u * (job_count + 1) + 1);
+        // Now every rank finds every job in its own cache, as compile_cached stored it.
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+            const auto found = find_cached(cache, jobs[i].program, CodeType::cubin, jobs[i].name_expressions);
+            EXPECT_TRUE(found) << "job " << i;  // no ASSERT: every rank must reach the barrier
+            if (found) EXPECT_EQ(*found, codes[i]) << "job " << i;
+        }
+
+        // And compile_cached compiles nothing: every lookup hits (a fresh cache object counts them).
+        DiskProgramCache again(temp.path() / "cache");
+        auto fresh = all_jobs();
+        for (std::size_t i = 0; i < fresh.size(); ++i) {
+            EXPECT_EQ(compile_cached(again, fresh[i].program, CodeType::cubin, fresh[i].name_expressions), codes[i])
+                << "job " << i;
+        }
+        EXPECT_EQ(again.stats().misses, 0u);
+        EXPECT_EQ(again.stats().insertions, 0u);
+        EXPECT_EQ(again.stats().hits, 2u * (job_count + 1) + 1);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // before rank 0 removes the shared directory
+}
+
+TEST_F(MpiTest, ReceivedCodeIsKeyedByTheHeadersItWasCompiledFrom) {
+    SharedDir shared;
+    const std::filesystem::path include_dir = shared.path / "include";
+    if (mpi_rank() == 0) write_header(include_dir, 7);
+    MPI_Barrier(MPI_COMM_WORLD);
+    auto jobs = jobs_of(3);
+    jobs.push_back(including_job(include_dir));  // job 3, rank 3's: compiled with STORED_VALUE 7
+
+    cudacore::test::TempDir temp;  // one per rank
+    DiskProgramCache disk(temp.path() / "cache");
+    HookedCache cache(disk);
+    // Rank 0 changes the header after rank 3 compiled, just before it stores rank 3's code: its
+    // entry must still be keyed by the header rank 3 read, not by the one rank 0 sees now.
+    if (mpi_rank() == 0) {
+        cache.before_put = [&](const ObjectCode& code) {
+            if (code.name() == "with header") write_header(include_dir, 8);
+        };
+    }
     const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin,
                                                 {.cache = &cache, .cache_received = true});
-    EXPECT_EQ(concatenated(codes), reference());
-    // Every job's code, plus a header list for each job this rank compiled itself.
-    int size = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    EXPECT_GE(cache.stats().entries, static_cast<std::uint64_t>(job_count));
-    EXPECT_LE(cache.stats().entries, static_cast<std::uint64_t>(job_count + (job_count + size - 1) / size));
-    EXPECT_EQ(cache.stats().hits, 0u);
-    // Now every rank finds every job in its own cache.
-    for (int i = 0; i < job_count; ++i) {
-        EXPECT_TRUE(cache.get(cache_key(jobs[i].program, CodeType::cubin, jobs[i].name_expressions))) << i;
+    ASSERT_EQ(codes.size(), jobs.size());
+    MPI_Barrier(MPI_COMM_WORLD);
+
+    // With the header edited, no rank finds code compiled from the old one.
+    EXPECT_FALSE(find_cached(cache, jobs[3].program, CodeType::cubin));
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_TRUE(find_cached(cache, jobs[i].program, CodeType::cubin, jobs[i].name_expressions)) << i;
     }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (mpi_rank() == 0) write_header(include_dir, 7);
+    MPI_Barrier(MPI_COMM_WORLD);
+    // With the header as rank 3 compiled it, every rank finds its code.
+    const auto found = find_cached(cache, jobs[3].program, CodeType::cubin);
+    EXPECT_TRUE(found);
+    if (found) EXPECT_EQ(*found, codes[3]);
+    MPI_Barrier(MPI_COMM_WORLD);  // before rank 0 removes the shared directory
+}
+
+TEST_F(MpiTest, CodeItsOwnerCouldNotCacheIsNotStoredByTheOthers) {
+    SharedDir shared;
+    auto jobs = jobs_of(4);
+    // Job 1 (rank 1's) asks for a time trace of its own: compile_cached compiles it but cannot
+    // key it by its headers, so rank 1's cache does not keep it.
+    ProgramOptions options = jobs[1].program.options();
+    options.fdevice_time_trace = (shared.path / "trace").string();
+    jobs[1].program = Program(source_of(1), SourceType::cxx, options);
+    const WarningHandler previous = set_warning_handler([](const Warning&) {});
+
+    cudacore::test::TempDir temp;  // one per rank
+    DiskProgramCache cache(temp.path() / "cache");
+    const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin,
+                                                {.cache = &cache, .cache_received = true});
+    set_warning_handler(previous);
+    ASSERT_EQ(codes.size(), jobs.size());
+    EXPECT_EQ(cache.stats().entries, 2u * 3u);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        EXPECT_EQ(find_cached(cache, jobs[i].program, CodeType::cubin, jobs[i].name_expressions).has_value(), i != 1)
+            << i;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);  // before rank 0 removes the shared directory
 }
 
 }  // namespace
