@@ -173,6 +173,8 @@ GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
     if (self.capturing)
         throw InvalidArgumentError("GraphBuilder::begin: " + description() + " is capturing already");
     const CUstreamCaptureMode flag = capture_mode_flag(mode);
+    // Until registered, a deferred release must not synchronize the context under this capture.
+    const detail::CaptureBeginGuard guard;
     detail::check(detail::driver().cuStreamBeginCapture(self.stream.handle(), flag),
                   "cuStreamBeginCapture", [&] {
                       return describe_stream(self.stream) + ", " + capture_mode_name(mode) +

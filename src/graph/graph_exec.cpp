@@ -80,18 +80,30 @@ private:
                 busy_ = true;
             }
             const DriverApi* api = driver_if_loaded();
+            bool idle = true;
             if (api && pending.context && pending.context->still_alive(*api) &&
                 api->cuCtxPushCurrent(pending.context->handle) == CUDA_SUCCESS) {
-                api->cuCtxSynchronize();
+                // Not while a capture is in progress: it would be invalidated.
+                idle = synchronize_outside_captures(*api, exiting, this);
                 CUcontext popped = nullptr;
                 api->cuCtxPopCurrent(&popped);
             }
-            pending.holdings.clear();
-            pending.context.reset();
+            if (!idle) {
+                new Pending(std::move(pending));  // exiting: the driver frees everything
+            } else {
+                pending.holdings.clear();
+                pending.context.reset();
+            }
             std::lock_guard lock(mutex_);
             busy_ = false;
             idle_.notify_all();
         }
+    }
+
+    static bool exiting(void* self) {
+        auto* releases = static_cast<DeferredReleases*>(self);
+        std::lock_guard lock(releases->mutex_);
+        return releases->exiting_;
     }
 
     std::mutex mutex_;

@@ -1,6 +1,9 @@
 #include "runtime/capture_registry.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <shared_mutex>
+#include <thread>
 
 namespace cudacore::detail {
 
@@ -64,6 +67,37 @@ Registry& registry() {
 }
 
 }  // namespace
+
+namespace {
+
+// Taken shared by beginning captures, exclusively by synchronize_outside_captures (leaked, like
+// the registry: the workers may use it during exit).
+std::shared_mutex& capture_sync_mutex() {
+    static auto* mutex = new std::shared_mutex;
+    return *mutex;
+}
+
+}  // namespace
+
+bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
+                                  void* give_up_argument) noexcept {
+    for (;;) {
+        try {
+            std::unique_lock lock(capture_sync_mutex());
+            if (!captures_active()) {
+                api.cuCtxSynchronize();
+                return true;
+            }
+        } catch (...) {
+            return false;  // a lock that cannot be taken: do not synchronize
+        }
+        if (give_up(give_up_argument)) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // captures are short
+    }
+}
+
+CaptureBeginGuard::CaptureBeginGuard() { capture_sync_mutex().lock_shared(); }
+CaptureBeginGuard::~CaptureBeginGuard() { capture_sync_mutex().unlock_shared(); }
 
 void register_capture_stream(CUstream stream, std::uint64_t capture_id,
                              std::shared_ptr<GraphHoldings> holdings) {

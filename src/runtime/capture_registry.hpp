@@ -38,6 +38,25 @@ inline bool captures_active() noexcept {
     return active_capture_streams.load(std::memory_order_relaxed) != 0;
 }
 
+// cuCtxSynchronize implicates every stream of its context, capturing ones too, and so
+// invalidates their captures whatever their mode. The background workers that wait for a context
+// before releasing (deferred library unloads and graph releases) synchronize it only through
+// synchronize_outside_captures(): with the context current, it waits until no capture begun
+// through cudacore is in progress, then synchronizes, and captures begin (under
+// CaptureBeginGuard) only while no such synchronize runs. False when `give_up` said to stop
+// waiting (the process is exiting): nothing was synchronized. Never throws.
+bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
+                                  void* give_up_argument) noexcept;
+
+// Held while a capture begins: it then waits for a synchronize_outside_captures() in progress.
+class CaptureBeginGuard {
+public:
+    CaptureBeginGuard();
+    ~CaptureBeginGuard();
+    CaptureBeginGuard(const CaptureBeginGuard&) = delete;
+    CaptureBeginGuard& operator=(const CaptureBeginGuard&) = delete;
+};
+
 // `capture_id` 0: unknown yet (asked of the driver when a lookup needs it).
 void register_capture_stream(CUstream stream, std::uint64_t capture_id,
                              std::shared_ptr<GraphHoldings> holdings);

@@ -1,6 +1,7 @@
 #include "runtime/library_box.hpp"
 
 #include "errors/release_report.hpp"
+#include "runtime/capture_registry.hpp"
 
 #include <condition_variable>
 #include <cstdio>
@@ -105,19 +106,28 @@ private:
                 busy_ = true;
             }
             if (const DriverApi* api = driver_if_loaded()) {
+                bool idle = true;
                 for (const auto& context : pending.contexts) {
                     if (api->cuCtxPushCurrent(context->handle) != CUDA_SUCCESS) continue;
-                    api->cuCtxSynchronize();
+                    // Not while a capture is in progress: it would be invalidated.
+                    idle = synchronize_outside_captures(*api, exiting, this) && idle;
                     CUcontext popped = nullptr;
                     api->cuCtxPopCurrent(&popped);
                 }
-                unload_now(*api, pending.library);
+                // Gave up waiting because the process exits: the driver frees the library.
+                if (idle) unload_now(*api, pending.library);
             }
             pending.contexts.clear();  // primary contexts outlive the unload
             std::lock_guard lock(mutex_);
             busy_ = false;
             idle_.notify_all();
         }
+    }
+
+    static bool exiting(void* self) {
+        auto* unloads = static_cast<DeferredUnloads*>(self);
+        std::lock_guard lock(unloads->mutex_);
+        return unloads->exiting_;
     }
 
     std::mutex mutex_;

@@ -238,6 +238,42 @@ TEST_F(GraphCapture, AnExceptionDuringCaptureLeavesTheStreamUsable) {
     EXPECT_EQ(graph.node_count(), 1u);
 }
 
+// Dropping a launched executable graph or a launched library queues a release that waits for
+// the context first; it must wait for a capture in progress on another stream too, never
+// invalidate it (a context-wide synchronize would).
+TEST_F(GraphCapture, DeferredReleasesLeaveACaptureInProgressAlone) {
+    Buffer data = device().allocate(kCount * sizeof(int), stream());
+    Stream other = device().create_stream();
+    std::optional<GraphExec> exec;
+    {
+        GraphBuilder builder = other.begin_capture();
+        launch(builder, kConfig, add(), data, 1, kCount);
+        exec.emplace(builder.end().instantiate());
+        exec->launch(other);
+    }
+    std::optional<ObjectCode> code(compile_graph_kernels());
+    std::optional<Kernel> kernel(code->get_kernel("add_value"));
+    launch(other, kConfig, *kernel, data, 1, kCount);
+
+    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    const auto unloads_before = detail::library_unload_count();
+    GraphBuilder capture = stream().begin_capture();
+    exec.reset();  // both releases are queued while the capture runs
+    kernel.reset();
+    code.reset();
+    constexpr int launches = 20;
+    for (int i = 0; i < launches; ++i) {
+        launch(capture, kConfig, add(), data, 1, kCount);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));  // time for the workers
+    }
+    Graph graph = capture.end();  // throws if the capture was invalidated
+    EXPECT_EQ(graph.node_count(), static_cast<std::size_t>(launches));
+    // Once the capture is over, the releases go ahead.
+    detail::wait_for_deferred_graph_releases();
+    detail::wait_for_deferred_unloads();
+    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
+}
+
 TEST_F(GraphCapture, HostFunctionsRunOnEveryReplay) {
     auto calls = std::make_shared<std::atomic<int>>(0);
     GraphBuilder builder = stream().begin_capture();
