@@ -8,6 +8,7 @@
 #include "support/box_access.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdint>
@@ -19,29 +20,48 @@ namespace cudacore {
 
 namespace {
 std::string describe(int ordinal) { return "device " + std::to_string(ordinal); }
+
+// Every device's CUdevice by ordinal, asked of the driver once: a process's devices never change
+// (CUDA_VISIBLE_DEVICES is read at the driver's initialisation), and Device values are made on
+// hot paths (Device::current on every lazy load). A failure (no driver) is thrown, and the next
+// call asks again.
+const std::vector<CUdevice>& device_handles() {
+    static const std::vector<CUdevice> handles = [] {
+        const auto& api = detail::driver();
+        const int count = system::device_count();
+        std::vector<CUdevice> out(static_cast<std::size_t>(count));
+        for (int i = 0; i < count; ++i)
+            detail::check(api.cuDeviceGet(&out[static_cast<std::size_t>(i)], i), "cuDeviceGet",
+                          [&] { return describe(i); });
+        return out;
+    }();
+    return handles;
+}
+
+// Compute capabilities by ordinal, packed major * 1000 + minor; 0: not asked yet. They never
+// change, and every lazy load of a cubin or fatbin asks (to refuse code for another arch).
+constexpr int kCachedOrdinals = 64;
+std::atomic<int> compute_capabilities[kCachedOrdinals];
 }  // namespace
 
 Device::Device(int ordinal) : ordinal_(ordinal), handle_(0) {
-    const int count = system::device_count();
+    const std::vector<CUdevice>& handles = device_handles();
+    const int count = static_cast<int>(handles.size());
     if (ordinal < 0 || ordinal >= count) {
         throw InvalidArgumentError("device ordinal " + std::to_string(ordinal) +
                                    " is out of range: " + std::to_string(count) +
                                    " device(s) present");
     }
-    detail::check(detail::driver().cuDeviceGet(&handle_, ordinal), "cuDeviceGet",
-                  describe(ordinal));
+    handle_ = handles[static_cast<std::size_t>(ordinal)];
 }
 
 Device Device::from_handle(CUdevice device) {
-    const auto& api = detail::driver();
-    const int count = system::device_count();
-    for (int i = 0; i < count; ++i) {
-        CUdevice candidate = 0;
-        if (api.cuDeviceGet(&candidate, i) == CUDA_SUCCESS && candidate == device) return Device(i);
-    }
+    const std::vector<CUdevice>& handles = device_handles();
+    const auto found = std::find(handles.begin(), handles.end(), device);
+    if (found != handles.end()) return Device(static_cast<int>(found - handles.begin()));
     throw InvalidArgumentError("Device::from_handle: no device has the handle " +
                                std::to_string(static_cast<long long>(device)) + " (" +
-                               std::to_string(count) + " device(s) present)");
+                               std::to_string(handles.size()) + " device(s) present)");
 }
 
 Device Device::current() {
@@ -51,12 +71,9 @@ Device Device::current() {
     if (!context) return Device(0);
     CUdevice device = 0;
     detail::check(api.cuCtxGetDevice(&device), "cuCtxGetDevice");
-    const int count = system::device_count();
-    for (int i = 0; i < count; ++i) {
-        CUdevice candidate = 0;
-        if (api.cuDeviceGet(&candidate, i) == CUDA_SUCCESS && candidate == device) return Device(i);
-    }
-    return Device(0);
+    const std::vector<CUdevice>& handles = device_handles();
+    const auto found = std::find(handles.begin(), handles.end(), device);
+    return Device(found != handles.end() ? static_cast<int>(found - handles.begin()) : 0);
 }
 
 std::string Device::name() const {
@@ -95,8 +112,15 @@ std::string Device::pci_bus_id() const {
 }
 
 ComputeCapability Device::compute_capability() const {
-    return {attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-            attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)};
+    if (ordinal_ < kCachedOrdinals) {
+        const int packed = compute_capabilities[ordinal_].load(std::memory_order_relaxed);
+        if (packed != 0) [[likely]] return {packed / 1000, packed % 1000};
+    }
+    const ComputeCapability cc{attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                               attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)};
+    if (ordinal_ < kCachedOrdinals)
+        compute_capabilities[ordinal_].store(cc.major * 1000 + cc.minor, std::memory_order_relaxed);
+    return cc;
 }
 
 std::string Device::arch() const {
@@ -118,8 +142,10 @@ int Device::multiprocessor_count() const {
 int Device::attribute(CUdevice_attribute which) const {
     int value = 0;
     detail::check(detail::driver().cuDeviceGetAttribute(&value, which, handle_),
-                  "cuDeviceGetAttribute",
-                  describe(ordinal_) + ", attribute " + std::to_string(static_cast<int>(which)));
+                  "cuDeviceGetAttribute", [&] {
+                      return describe(ordinal_) + ", attribute " +
+                             std::to_string(static_cast<int>(which));
+                  });
     return value;
 }
 
