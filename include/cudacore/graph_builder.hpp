@@ -20,10 +20,14 @@
 // (cuStreamSynchronize...), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and saying that a capture was
 // in progress; the capture is then invalidated and end() throws. A builder destroyed while still
 // capturing (an exception left the scope) ends the capture and discards it: the stream is usable
-// again, never left capturing.
+// again, never left capturing. cudacore's background releases (dropped executable graphs,
+// unloads of libraries whose kernels ran) synchronize their context, so they wait while a
+// capture begun here is in progress; a capture begun with cuStreamBeginCapture directly is not
+// known to them and may be invalidated by one.
 //
-// Ownership: move-only; a moved-from builder may only be destroyed. The Graph holds the libraries of the kernels launched during capture and
-// whatever hold() was given; memory the recorded work merely uses is the caller's to keep valid.
+// Ownership: move-only; a moved-from builder may only be destroyed. The Graph holds the
+// libraries of the kernels launched during capture and whatever hold() was given; memory the
+// recorded work merely uses is the caller's to keep valid.
 // A builder holds its stream (from a Device: a new stream of its own). Thread-safety: one thread
 // at a time per builder; split builders may record on several threads at once.
 #pragma once
