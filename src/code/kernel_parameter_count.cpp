@@ -1,5 +1,7 @@
 #include "code/kernel_parameter_count.hpp"
 
+#include "code/code_validation.hpp"
+
 #include <elf.h>
 
 #include <algorithm>
@@ -152,11 +154,31 @@ std::optional<std::size_t> ptx_kernel_parameter_count(std::string_view ptx,
     return found;
 }
 
+std::optional<std::size_t> fatbin_kernel_parameter_count(std::string_view fatbin,
+                                                         std::string_view lowered_name) noexcept {
+    constexpr std::uint16_t kPtx = 1, kElf = 2;
+    try {
+        // Every image holds the same kernels with the same parameters: the first uncompressed
+        // one that says is enough (compressed images are not unpacked for this).
+        for (const FatbinImage& image : fatbin_images(fatbin)) {
+            if (image.compressed) continue;
+            std::optional<std::size_t> count;
+            if (image.kind == kElf) count = cubin_kernel_parameter_count(image.payload, lowered_name);
+            if (image.kind == kPtx) count = ptx_kernel_parameter_count(image.payload, lowered_name);
+            if (count) return count;
+        }
+    } catch (...) {
+        // A malformed fatbin says nothing (loading it is refused elsewhere).
+    }
+    return std::nullopt;
+}
+
 std::optional<std::size_t> kernel_parameter_count(CodeType type, std::string_view code,
                                                   std::string_view lowered_name) noexcept {
     switch (type) {
         case CodeType::cubin: return cubin_kernel_parameter_count(code, lowered_name);
         case CodeType::ptx: return ptx_kernel_parameter_count(code, lowered_name);
+        case CodeType::fatbin: return fatbin_kernel_parameter_count(code, lowered_name);
         default: return std::nullopt;
     }
 }

@@ -15,9 +15,9 @@
 
 namespace cudacore::detail {
 
-// The parameter count of kernel `lowered_name` in `code` (cubin or PTX), or nullopt when the code
-// does not say (other code types, a kernel not found, records that do not add up: ordinals not
-// 0..n-1, a layout beyond the parameter bank).
+// The parameter count of kernel `lowered_name` in `code` (cubin, PTX or fatbin), or nullopt when
+// the code does not say (other code types, a kernel not found, only compressed fatbin images,
+// records that do not add up: ordinals not 0..n-1, a layout beyond the parameter bank).
 std::optional<std::size_t> kernel_parameter_count(CodeType type, std::string_view code,
                                                   std::string_view lowered_name) noexcept;
 
@@ -25,5 +25,8 @@ std::optional<std::size_t> cubin_kernel_parameter_count(std::string_view cubin,
                                                         std::string_view lowered_name) noexcept;
 std::optional<std::size_t> ptx_kernel_parameter_count(std::string_view ptx,
                                                       std::string_view lowered_name) noexcept;
+// From the first uncompressed ELF or PTX image of a fatbin that knows the kernel.
+std::optional<std::size_t> fatbin_kernel_parameter_count(std::string_view fatbin,
+                                                         std::string_view lowered_name) noexcept;
 
 }  // namespace cudacore::detail

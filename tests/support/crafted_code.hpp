@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudacore::test {
@@ -105,6 +106,27 @@ inline std::string fake_elf() {
     std::mt19937 random(10);
     for (int i = 0; i < 64 * 1024; ++i) bytes += static_cast<char>(random() & 0xff);
     return bytes;
+}
+
+// A fatbin holding one uncompressed image (`kind`: 1 PTX, 2 ELF) for sm_`sm`, laid out as the
+// toolkit's fatbinary writes it.
+inline std::string fatbin_around(std::string_view image, std::uint32_t sm, std::uint16_t kind = 2) {
+    constexpr std::uint32_t kEntryHeader = 64;
+    std::string entry;
+    put_at<std::uint16_t>(entry, 0, kind);
+    put_at<std::uint16_t>(entry, 2, 0x0101);
+    put_at<std::uint32_t>(entry, 4, kEntryHeader);
+    put_at<std::uint64_t>(entry, 8, image.size());
+    put_at<std::uint32_t>(entry, 28, sm);
+    put_at<std::uint64_t>(entry, 40, 0x11);  // flags
+    entry.resize(kEntryHeader, '\0');
+    entry += image;
+    std::string fatbin;
+    put_at<std::uint32_t>(fatbin, 0, 0xBA55ED50);
+    put_at<std::uint16_t>(fatbin, 4, 1);
+    put_at<std::uint16_t>(fatbin, 6, 16);
+    put_at<std::uint64_t>(fatbin, 8, entry.size());
+    return fatbin + entry;
 }
 
 // 84 bytes: a fatbin header claiming 40 bytes of entries, then one entry whose 64-byte header

@@ -18,6 +18,7 @@
 namespace {
 
 using namespace cudacore;
+using test::fatbin_around;
 
 constexpr const char* kSource = R"(
 extern "C" __global__ void first(int* p) { *p = 1; }
@@ -31,31 +32,6 @@ ObjectCode compile(CodeType target, const std::string& arch = "sm_90") {
     return Program(kSource, SourceType::cxx, options).compile(target);
 }
 
-template <typename T>
-void put(std::string& bytes, std::size_t offset, T value) {
-    if (bytes.size() < offset + sizeof(T)) bytes.resize(offset + sizeof(T), '\0');
-    std::memcpy(bytes.data() + offset, &value, sizeof(T));
-}
-
-// A fatbin holding one ELF image, laid out as the toolkit's fatbinary writes it.
-std::string fatbin_around(std::string_view cubin, std::uint32_t sm) {
-    constexpr std::uint32_t kEntryHeader = 64;
-    std::string entry;
-    put<std::uint16_t>(entry, 0, 2);  // kind: ELF
-    put<std::uint16_t>(entry, 2, 0x0101);
-    put<std::uint32_t>(entry, 4, kEntryHeader);
-    put<std::uint64_t>(entry, 8, cubin.size());
-    put<std::uint32_t>(entry, 28, sm);
-    put<std::uint64_t>(entry, 40, 0x11);  // flags
-    entry.resize(kEntryHeader, '\0');
-    entry += cubin;
-    std::string fatbin;
-    put<std::uint32_t>(fatbin, 0, 0xBA55ED50);
-    put<std::uint16_t>(fatbin, 4, 1);
-    put<std::uint16_t>(fatbin, 6, 16);
-    put<std::uint64_t>(fatbin, 8, entry.size());
-    return fatbin + entry;
-}
 
 TEST(CodeInspection, Cubin) {
     for (const std::string arch : {"sm_75", "sm_90", "sm_100"}) {

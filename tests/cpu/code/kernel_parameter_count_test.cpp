@@ -1,5 +1,6 @@
 // Kernel parameter counts read from the code (cubin .nv.info records, PTX .entry signatures), so
 // that drivers which cannot count parameters are never asked past the last one.
+#include "crafted_code.hpp"
 #include "test_support.hpp"
 
 #include "code/kernel_parameter_count.hpp"
@@ -47,6 +48,25 @@ TEST(KernelParameterCount, CubinAndPtxSayHowManyParametersEachKernelTakes) {
         EXPECT_FALSE(kernel_parameter_count(type, code.code(), "on").has_value())
             << "a prefix of a kernel name is not that kernel";
     }
+}
+
+TEST(KernelParameterCount, FatbinImagesSayLikeTheCodeTheyHold) {
+    const ObjectCode cubin = compile(CodeType::cubin, {"scale<float>"});
+    const ObjectCode ptx = compile(CodeType::ptx, {"scale<float>"});
+    const std::string scale = cubin.symbol_map().at("scale<float>");
+    const std::string elf_fatbin = test::fatbin_around(cubin.code(), 90);
+    const std::string ptx_fatbin = test::fatbin_around(ptx.code(), 90, 1);
+    for (const auto& [name, count] : std::vector<std::pair<std::string, std::size_t>>{
+             {"none", 0}, {"three", 3}, {"eight", 8}, {scale, 3}}) {
+        EXPECT_EQ(kernel_parameter_count(CodeType::fatbin, elf_fatbin, name), count) << name;
+        EXPECT_EQ(kernel_parameter_count(CodeType::fatbin, ptx_fatbin, name), count) << name;
+    }
+    EXPECT_FALSE(kernel_parameter_count(CodeType::fatbin, elf_fatbin, "missing").has_value());
+    // A malformed fatbin, or one whose only image is compressed, says nothing.
+    EXPECT_FALSE(kernel_parameter_count(CodeType::fatbin, test::wrapping_fatbin(), "three"));
+    std::string compressed = elf_fatbin;
+    test::put_at<std::uint64_t>(compressed, 16 + 40, 0x11 | 0x2000);  // the compressed flag
+    EXPECT_FALSE(kernel_parameter_count(CodeType::fatbin, compressed, "three").has_value());
 }
 
 TEST(KernelParameterCount, OtherOrDamagedCodeSaysNothing) {
