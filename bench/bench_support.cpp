@@ -1,5 +1,6 @@
 #include "bench_support.hpp"
 
+#include "cudacore/program.hpp"
 #include "cudacore/system.hpp"
 
 #include <cstdio>
@@ -75,6 +76,20 @@ bool skip_without_gpu(benchmark::State& state) {
     const char* reason = gpu_missing_reason();
     if (*reason) state.SkipWithError(reason);
     return *reason != 0;
+}
+
+GpuFixture::GpuFixture() {
+    if (*gpu_missing_reason()) return;
+    device.emplace(0);
+    device->set_current();
+    stream.emplace(device->create_stream());
+}
+
+ObjectCode GpuFixture::compile(const char* source, const char* name) const {
+    ProgramOptions options;
+    options.name = name;
+    options.arch = device->arch();
+    return Program(source, SourceType::cxx, options).compile(CodeType::cubin);
 }
 
 }  // namespace cudacore::bench

@@ -2,7 +2,13 @@
 // "cudacore/OP", the ratio cudacore / raw. Use CUDACORE_BENCH_MAIN() instead of BENCHMARK_MAIN().
 #pragma once
 
+#include "cudacore/device.hpp"
+#include "cudacore/object_code.hpp"
+#include "cudacore/stream.hpp"
+
 #include <benchmark/benchmark.h>
+
+#include <optional>
 
 namespace cudacore::bench {
 
@@ -13,6 +19,17 @@ const char* gpu_missing_reason();
 
 // Marks the benchmark skipped (with the reason) and returns true when there is no GPU.
 bool skip_without_gpu(benchmark::State& state);
+
+// What a GPU benchmark's fixture starts from: device 0, made current, and a stream on it; both
+// empty when gpu_missing_reason() is set (the derived fixture then makes nothing either).
+struct GpuFixture {
+    std::optional<Device> device;
+    std::optional<Stream> stream;
+
+    GpuFixture();
+    // `source` (CUDA C++) compiled to a cubin for the device, named `name`.
+    ObjectCode compile(const char* source, const char* name) const;
+};
 
 }  // namespace cudacore::bench
 

@@ -12,7 +12,6 @@
 #include "cudacore/event.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
-#include "cudacore/program.hpp"
 #include "code/object_code_state.hpp"
 #include "loader/driver_api.hpp"
 
@@ -46,9 +45,7 @@ extern "C" __global__ void consume(const float* data, float* out, int n, int spi
 }
 )";
 
-struct Fixture {
-    std::optional<Device> device;
-    std::optional<Stream> stream;
+struct Fixture : bench::GpuFixture {
     std::optional<ObjectCode> code;
     std::optional<Kernel> empty;
     std::optional<Kernel> produce;
@@ -62,15 +59,9 @@ struct Fixture {
 
 private:
     Fixture() {
-        if (*bench::gpu_missing_reason()) return;
-        device.emplace(0);
-        device->set_current();
-        stream.emplace(device->create_stream());
+        if (!device) return;  // no GPU: nothing to make
         hopper = device->compute_capability().major >= 9;
-        ProgramOptions options;
-        options.name = "globals_launch_bench";
-        options.arch = device->arch();
-        code.emplace(Program(kSource, SourceType::cxx, options).compile(CodeType::cubin));
+        code.emplace(compile(kSource, "globals_launch_bench"));
         empty.emplace(code->get_kernel("empty"));
         produce.emplace(code->get_kernel("produce"));
         consume.emplace(code->get_kernel("consume"));

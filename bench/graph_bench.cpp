@@ -16,7 +16,6 @@
 #include "cudacore/graph_exec.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
-#include "cudacore/program.hpp"
 #include "loader/driver_api.hpp"
 
 #include <chrono>
@@ -31,9 +30,7 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kSource = R"(extern "C" __global__ void empty() {})";
 constexpr unsigned kBlock = 32;
 
-struct Fixture {
-    std::optional<Device> device;
-    std::optional<Stream> stream;
+struct Fixture : bench::GpuFixture {
     std::optional<ObjectCode> code;
     std::optional<Kernel> empty;
 
@@ -45,14 +42,8 @@ struct Fixture {
 
 private:
     Fixture() {
-        if (*bench::gpu_missing_reason()) return;
-        device.emplace(0);
-        device->set_current();
-        stream.emplace(device->create_stream());
-        ProgramOptions options;
-        options.name = "graph_bench";
-        options.arch = device->arch();
-        code.emplace(Program(kSource, SourceType::cxx, options).compile(CodeType::cubin));
+        if (!device) return;  // no GPU: nothing to make
+        code.emplace(compile(kSource, "graph_bench"));
         empty.emplace(code->get_kernel("empty"));
     }
 };

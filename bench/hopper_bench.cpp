@@ -8,7 +8,6 @@
 #include "cudacore/green_context.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
-#include "cudacore/program.hpp"
 #include "cudacore/tensor_map.hpp"
 #include "loader/driver_api.hpp"
 
@@ -30,9 +29,7 @@ extern "C" __global__ void with_map(const __grid_constant__ TensorMapBytes map, 
 }
 )";
 
-struct Fixture {
-    std::optional<Device> device;
-    std::optional<Stream> stream;
+struct Fixture : bench::GpuFixture {
     std::optional<GreenContext> green;
     std::optional<Stream> green_stream;
     std::optional<ObjectCode> code;
@@ -48,10 +45,7 @@ struct Fixture {
 
 private:
     Fixture() {
-        if (*bench::gpu_missing_reason()) return;
-        device.emplace(0);
-        device->set_current();
-        stream.emplace(device->create_stream());
+        if (!device) return;  // no GPU: nothing to make
         const SmResource sms = sm_resource(*device);
         const unsigned granularity =
             std::max({8u, sms.coscheduled_alignment(), sms.min_partition_size()});
@@ -60,10 +54,7 @@ private:
                                                                     granularity)});
         green.emplace(GreenContext::create(split.groups[0]));
         green_stream.emplace(green->create_stream());
-        ProgramOptions options;
-        options.name = "hopper_bench";
-        options.arch = device->arch();
-        code.emplace(Program(kSource, SourceType::cxx, options).compile(CodeType::cubin));
+        code.emplace(compile(kSource, "hopper_bench"));
         empty.emplace(code->get_kernel("empty"));
         with_map.emplace(code->get_kernel("with_map"));
         tensor = device->allocate(256 * 256 * sizeof(float), *stream);

@@ -7,7 +7,6 @@
 #include "cudacore/device.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
-#include "cudacore/program.hpp"
 #include "loader/driver_api.hpp"
 #include "code/object_code_state.hpp"
 
@@ -34,9 +33,7 @@ struct Pair {
     double d;
 };
 
-struct Fixture {
-    std::optional<Device> device;
-    std::optional<Stream> stream;
+struct Fixture : bench::GpuFixture {
     std::optional<ObjectCode> code;
     std::optional<Kernel> empty;
     std::optional<Kernel> eight;
@@ -49,14 +46,8 @@ struct Fixture {
 
 private:
     Fixture() {
-        if (*bench::gpu_missing_reason()) return;
-        device.emplace(0);
-        device->set_current();
-        stream.emplace(device->create_stream());
-        ProgramOptions options;
-        options.name = "launch_bench";
-        options.arch = device->arch();
-        code.emplace(Program(kSource, SourceType::cxx, options).compile(CodeType::cubin));
+        if (!device) return;  // no GPU: nothing to make
+        code.emplace(compile(kSource, "launch_bench"));
         empty.emplace(code->get_kernel("empty"));
         eight.emplace(code->get_kernel("eight"));
         detail::check(detail::driver().cuMemAlloc(&scratch, 64), "cuMemAlloc");
