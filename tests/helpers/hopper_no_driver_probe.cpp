@@ -1,12 +1,12 @@
 // Green contexts and tensor maps with no driver: options that pass every host-side check reach
 // the driver and fail with NoDriverError (so the checks come first and need no driver).
 #include "device_accessible_host_resource.hpp"
+#include "empty_stream.hpp"
 #include "expect_no_driver.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/green_context.hpp"
 #include "cudacore/tensor_map.hpp"
-#include "support/box_access.hpp"
 
 #include <memory>
 
@@ -24,8 +24,7 @@ int main() {
     probe("SmResource::split", [&] { device_sms.split({.count = 2, .min_sm_count = 64}); });
     probe("GreenContext::create", [&] { GreenContext::create(device_sms); });
 
-    const Stream no_stream =
-        detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{});
+    const Stream no_stream = test::no_stream();
     auto resource = std::make_shared<test::DeviceAccessibleHostResource>();
     Buffer buffer = resource->allocate(64 * 64 * sizeof(float), no_stream);
     probe("TensorMap::tiled", [&] {

@@ -1,6 +1,9 @@
 #include "test_support.hpp"
 
+#include "cudacore/buffer.hpp"
+#include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/launch.hpp"
 #include "cudacore/system.hpp"
 
 #include <fcntl.h>
@@ -11,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +36,30 @@ std::string gpu_unavailable_reason() {
     }
     if (system::device_count() == 0) return "the CUDA driver reports no device";
     return {};
+}
+
+std::size_t saxpy_mismatches(const Kernel& kernel, std::size_t n) {
+    Device device(0);
+    Stream stream = device.create_stream();
+    std::mt19937 random(7);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<float> x(n), y(n);
+    for (auto& v : x) v = uniform(random);
+    for (auto& v : y) v = uniform(random);
+    Buffer dx = device.allocate(n * sizeof(float), stream);
+    Buffer dy = device.allocate(n * sizeof(float), stream);
+    dx.copy_from(x, stream);
+    dy.copy_from(y, stream);
+    const float a = 2.5f;
+    launch(stream, LaunchConfig{.grid = unsigned((n + 255) / 256), .block = 256}, kernel, a, dx,
+           dy, n);
+    std::vector<float> out(n);
+    dy.copy_to(out, stream);
+    stream.sync();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        if (std::abs(out[i] - (a * x[i] + y[i])) > 1e-5f) ++wrong;
+    return wrong;
 }
 
 std::filesystem::path executable_dir() {

@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include "cudacore/errors.hpp"
+#include "cudacore/kernel.hpp"
+
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -22,6 +26,23 @@ std::string gpu_unavailable_reason();
     } while (0)
 
 // The folder of the running test executable; helper programs are built beside it.
+// Runs `kernel` (kSaxpySource's saxpy, from any code) on n random floats on device 0 and
+// returns how many results differ from the CPU's.
+std::size_t saxpy_mismatches(const Kernel& kernel, std::size_t n);
+
+// Runs `call`, expecting InvalidArgumentError whose message contains every one of `parts`.
+template <class Call>
+void expect_invalid(Call&& call, std::initializer_list<const char*> parts) {
+    try {
+        call();
+        ADD_FAILURE() << "no InvalidArgumentError";
+    } catch (const InvalidArgumentError& e) {
+        for (const char* part : parts)
+            EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+                << "missing \"" << part << "\" in: " << e.what();
+    }
+}
+
 std::filesystem::path executable_dir();
 // A helper program built from tests/helpers/NAME.cpp.
 std::filesystem::path helper_path(const std::string& name);

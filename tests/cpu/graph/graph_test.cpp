@@ -1,6 +1,7 @@
 // Graphs without a GPU: options turned into driver flags, names and messages, the capture
 // registry, empty handles, every entry point without a driver, and the documented device-side
 // conditional kernel compiled by NVRTC.
+#include "empty_stream.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/cudacore.hpp"
@@ -47,8 +48,7 @@ TEST(GraphOptions, InstantiateFlagsFollowEachOption) {
 TEST(GraphOptions, UploadStreamAddsTheUploadFlag) {
     // A stream wrapper around a null handle: only its presence matters to the flags.
     GraphInstantiateOptions options;
-    options.upload_stream.emplace(
-        detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{}));
+    options.upload_stream.emplace(test::no_stream());
     EXPECT_EQ(graph_instantiate_flags(options), CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD);
 }
 
@@ -185,7 +185,7 @@ TEST(GraphHandles, EmptyGraphAndExecutableGraphRefuseUse) {
     GraphExec exec(std::shared_ptr<detail::GraphExecBox>{});
     EXPECT_EQ(exec.handle(), nullptr);
     EXPECT_EQ(exec.description(), "empty executable graph");
-    Stream no_stream = detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{});
+    Stream no_stream = test::no_stream();
     EXPECT_NE(invalid_argument_message([&] { exec.launch(no_stream); }).find("GraphExec::launch"),
               std::string::npos);
     EXPECT_THROW(GraphBuilder{no_stream}, InvalidArgumentError);

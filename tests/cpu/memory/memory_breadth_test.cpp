@@ -1,6 +1,7 @@
 // The memory breadth features without a GPU: option checks against given device attributes,
 // memory locations, DLPack export and import (through a host-memory test resource and a fake
 // producer), and every new entry point failing with NoDriverError when there is no driver.
+#include "empty_stream.hpp"
 #include "host_memory_resource.hpp"
 #include "test_support.hpp"
 
@@ -10,7 +11,6 @@
 #include "cudacore/stream.hpp"
 #include "cudacore/virtual_memory_resource.hpp"
 #include "memory/memory_option_checks.hpp"
-#include "support/box_access.hpp"
 
 #include <map>
 #include <vector>
@@ -19,20 +19,8 @@ namespace {
 
 using namespace cudacore;
 using cudacore::test::HostMemoryResource;
-
-Stream no_stream() { return detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{}); }
-
-template <class Call>
-void expect_invalid(Call&& call, std::initializer_list<const char*> parts) {
-    try {
-        call();
-        ADD_FAILURE() << "no InvalidArgumentError";
-    } catch (const InvalidArgumentError& e) {
-        for (const char* part : parts)
-            EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-                << "missing \"" << part << "\" in: " << e.what();
-    }
-}
+using cudacore::test::expect_invalid;
+using cudacore::test::no_stream;
 
 // A device described by its attributes; unlisted ones read 1 (supported).
 detail::AttributeQuery device_with(std::map<CUdevice_attribute, int> values) {

@@ -1,12 +1,12 @@
 // Buffer and memory resources without a GPU: argument validation, ownership and lifetime
 // (through a host-memory test resource), and no-driver behaviour (in a child process).
+#include "empty_stream.hpp"
 #include "host_memory_resource.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
-#include "support/box_access.hpp"
 
 #include <cstring>
 #include <memory>
@@ -20,24 +20,8 @@ using cudacore::Buffer;
 using cudacore::InvalidArgumentError;
 using cudacore::Stream;
 using cudacore::test::HostMemoryResource;
-
-// A Stream with no driver stream behind it: enough for resources that ignore the stream.
-Stream no_stream() {
-    return cudacore::detail::BoxAccess::make<Stream>(std::shared_ptr<cudacore::detail::StreamBox>{});
-}
-
-// Runs `call`, expecting InvalidArgumentError whose message contains every one of `parts`.
-template <class Call>
-void expect_invalid(Call&& call, std::initializer_list<const char*> parts) {
-    try {
-        call();
-        ADD_FAILURE() << "no InvalidArgumentError";
-    } catch (const InvalidArgumentError& e) {
-        for (const char* part : parts)
-            EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
-                << "missing \"" << part << "\" in: " << e.what();
-    }
-}
+using cudacore::test::expect_invalid;
+using cudacore::test::no_stream;
 
 TEST(Buffer, AllocateHoldsResourceAndFreesOnceWhenLastCopyGoes) {
     auto resource = std::make_shared<HostMemoryResource>();

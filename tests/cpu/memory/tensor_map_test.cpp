@@ -1,6 +1,7 @@
 // TensorMap's host-side checks: every rule is refused before the driver is called, with a message
 // naming the field; valid options reach the driver (NoDriverError in a child with no driver).
 #include "device_accessible_host_resource.hpp"
+#include "empty_stream.hpp"
 #include "hopper_kernels.hpp"
 #include "host_memory_resource.hpp"
 #include "test_support.hpp"
@@ -8,7 +9,6 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/tensor_map.hpp"
-#include "support/box_access.hpp"
 
 #include <functional>
 #include <memory>
@@ -55,8 +55,7 @@ protected:
         return refusal([&] { TensorMap::im2col(b, options); });
     }
 
-    Stream no_stream_ =
-        detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{});
+    Stream no_stream_ = test::no_stream();
     std::shared_ptr<test::DeviceAccessibleHostResource> resource_ =
         std::make_shared<test::DeviceAccessibleHostResource>();
 };

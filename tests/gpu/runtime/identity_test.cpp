@@ -26,6 +26,7 @@
 namespace {
 
 using namespace cudacore;
+using test::saxpy_mismatches;
 using namespace std::chrono_literals;
 
 bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
@@ -44,31 +45,6 @@ ObjectCode compile(const char* source, CodeType target, const std::vector<std::s
     options.arch = Device(0).arch();
     if (relocatable) options.relocatable_device_code = true;
     return Program(source, SourceType::cxx, options).compile(target, names);
-}
-
-// saxpy from `kernel` on n floats: how many results differ from the CPU's.
-std::size_t saxpy_mismatches(const Kernel& kernel, std::size_t n) {
-    Device device(0);
-    Stream stream = device.create_stream();
-    std::vector<float> x(n), y(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        x[i] = static_cast<float>(i % 97) * 0.5f;
-        y[i] = static_cast<float>(i % 13) - 6.0f;
-    }
-    Buffer dx = device.allocate(n * sizeof(float), stream);
-    Buffer dy = device.allocate(n * sizeof(float), stream);
-    dx.copy_from(x, stream);
-    dy.copy_from(y, stream);
-    const float a = 2.5f;
-    launch(stream, LaunchConfig{.grid = unsigned((n + 255) / 256), .block = 256}, kernel, a, dx,
-           dy, n);
-    std::vector<float> out(n);
-    dy.copy_to(out, stream);
-    stream.sync();
-    std::size_t mismatches = 0;
-    for (std::size_t i = 0; i < n; ++i)
-        if (std::fabs(out[i] - (a * x[i] + y[i])) > 1e-5f) ++mismatches;
-    return mismatches;
 }
 
 LinkerOptions driver_linker(const char* name) {

@@ -28,6 +28,7 @@
 namespace {
 
 using namespace cudacore;
+using test::saxpy_mismatches;
 using namespace std::chrono_literals;
 
 ObjectCode compile(const char* source, CodeType target, const std::string& arch,
@@ -39,31 +40,6 @@ ObjectCode compile(const char* source, CodeType target, const std::string& arch,
 }
 
 std::string device_arch() { return Device(0).arch(); }
-
-// Runs saxpy from `kernel` on n floats and returns how many results differ from the CPU's.
-std::size_t saxpy_mismatches(const Kernel& kernel, std::size_t n) {
-    Device device(0);
-    Stream stream = device.create_stream();
-    std::mt19937 random(7);
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    std::vector<float> x(n), y(n);
-    for (auto& v : x) v = uniform(random);
-    for (auto& v : y) v = uniform(random);
-    Buffer dx = device.allocate(n * sizeof(float), stream);
-    Buffer dy = device.allocate(n * sizeof(float), stream);
-    dx.copy_from(x, stream);
-    dy.copy_from(y, stream);
-    const float a = 2.5f;
-    launch(stream, LaunchConfig{.grid = unsigned((n + 255) / 256), .block = 256}, kernel, a, dx,
-           dy, n);
-    std::vector<float> out(n);
-    dy.copy_to(out, stream);
-    stream.sync();
-    std::size_t wrong = 0;
-    for (std::size_t i = 0; i < n; ++i)
-        if (std::abs(out[i] - (a * x[i] + y[i])) > 1e-5f) ++wrong;
-    return wrong;
-}
 
 TEST(ObjectCodeLoadingGpu, SixtyFourThreadsCauseExactlyOneLoad) {
     CUDACORE_REQUIRE_GPU();
