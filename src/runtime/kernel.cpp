@@ -81,9 +81,7 @@ const std::vector<KernelParameter>& KernelBox::query_parameters_once() const {
                                            : primary_context(Device::current().ordinal());
     {
         ContextScope scope(*context);
-        parameters_ = query_parameters(
-            handle, description,
-            parameter_count_source ? parameter_count_source() : std::optional<std::size_t>());
+        parameters_ = query_parameters(handle, description, parameter_count_in_code);
     }
     parameters_ready.store(true, std::memory_order_release);
     return parameters_;
@@ -116,7 +114,7 @@ int KernelBox::max_dynamic_shared_size_bytes(int ordinal, CUdevice device, bool 
 std::shared_ptr<KernelBox> make_kernel_box(
     CUkernel handle, std::string name, std::string lowered_name, std::string description,
     std::shared_ptr<LibraryBox> library,
-    std::function<std::optional<std::size_t>()> parameter_count_source,
+    std::optional<std::size_t> parameter_count_in_code,
     bool query_parameters_now) {
     auto box = std::make_shared<KernelBox>();
     box->handle = handle;
@@ -124,7 +122,7 @@ std::shared_ptr<KernelBox> make_kernel_box(
     box->lowered_name = std::move(lowered_name);
     box->description = std::move(description);
     box->library = std::move(library);
-    box->parameter_count_source = std::move(parameter_count_source);
+    box->parameter_count_in_code = parameter_count_in_code;
     if (query_parameters_now) box->parameters();
     int count = 0;
     check(driver().cuDeviceGetCount(&count), "cuDeviceGetCount", box->description);

@@ -6,7 +6,6 @@
 #include "runtime/library_box.hpp"
 
 #include <atomic>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <mutex>
@@ -47,20 +46,21 @@ private:
     mutable std::vector<KernelParameter> parameters_;  // final once parameters_ready is set
 
 public:
-    // Where the count may be read from the code itself (code/kernel_parameter_count.hpp), asked
-    // only on first use so a first get_kernel does not parse the code. It holds the code weakly:
-    // the code's state holds its kernels, so a strong reference would be a cycle.
-    std::function<std::optional<std::size_t>()> parameter_count_source;
+    // The parameter count read from the code when the kernel was made
+    // (code/kernel_parameter_count.hpp), or nullopt when the code does not say or there is no
+    // code (Kernel::from_handle). Read then, not at the first launch: a Kernel may outlive its
+    // ObjectCode and does not hold the code bytes.
+    std::optional<std::size_t> parameter_count_in_code;
 };
 
 // A box for `handle`, with limits sized for every device; its parameters are queried now when
 // `query_parameters_now` (Kernel::from_handle checks the handle that way), else on first use.
-// `parameter_count_source`, where the code can tell the count, spares drivers that cannot count
+// `parameter_count_in_code`, where the code tells the count, spares drivers that cannot count
 // (before CUDA 13.2) the failing call that otherwise ends the query.
 std::shared_ptr<KernelBox> make_kernel_box(
     CUkernel handle, std::string name, std::string lowered_name, std::string description,
     std::shared_ptr<LibraryBox> library,
-    std::function<std::optional<std::size_t>()> parameter_count_source = {},
+    std::optional<std::size_t> parameter_count_in_code = std::nullopt,
     bool query_parameters_now = false);
 
 }  // namespace cudacore::detail

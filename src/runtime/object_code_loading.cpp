@@ -223,17 +223,6 @@ std::string kernel_list(const detail::ObjectCodeState& state, CUlibrary library)
     return out.empty() ? "no kernels" : out;
 }
 
-// The kernel's parameter count, read from the code now (a walk of the cubin's section headers
-// or the PTX's .entry lines), while the code is surely alive: a Kernel outlives its ObjectCode
-// and must not hold the code bytes, and its parameters are read at its first launch, when only
-// the count can still say how many there are without asking the driver past the last one.
-std::function<std::optional<std::size_t>()> parameter_count_from_code(
-    const std::shared_ptr<detail::ObjectCodeState>& state, const std::string& lowered) {
-    const std::optional<std::size_t> count =
-        detail::kernel_parameter_count(state->type, state->code, lowered);
-    return [count] { return count; };
-}
-
 }  // namespace
 
 void ObjectCode::load() const { detail::loaded_library(*state_, {}); }
@@ -301,7 +290,7 @@ Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
     std::string description = "kernel '" + known + "' (" + describe_code(state) + ")";
     return detail::BoxAccess::make<Kernel>(
         detail::make_kernel_box(kernel, std::move(known), lowered, std::move(description), library,
-                                parameter_count_from_code(code.state(), lowered)));
+                                detail::kernel_parameter_count(state.type, state.code, lowered)));
 }
 
 Kernel ObjectCode::get_kernel(std::string_view name) const {
@@ -326,7 +315,7 @@ Kernel ObjectCode::get_kernel(std::string_view name) const {
 
     Kernel kernel = detail::BoxAccess::make<Kernel>(
         detail::make_kernel_box(handle, std::string(name), lowered, description, library,
-                                parameter_count_from_code(state_, lowered)));
+                                detail::kernel_parameter_count(state_->type, state_->code, lowered)));
     // Another thread may have made it meanwhile: everyone gets the first one.
     return lazy.kernels.insert(name, std::move(kernel));
 }
