@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace cudacore {
@@ -38,6 +39,14 @@ const std::vector<CUdevice>& device_handles() {
     return handles;
 }
 
+// The ordinal of the device whose handle is `device`, or nullopt.
+std::optional<int> ordinal_of(CUdevice device) {
+    const std::vector<CUdevice>& handles = device_handles();
+    const auto found = std::find(handles.begin(), handles.end(), device);
+    if (found == handles.end()) return std::nullopt;
+    return static_cast<int>(found - handles.begin());
+}
+
 // Compute capabilities by ordinal, packed major * 1000 + minor; 0: not asked yet. They never
 // change, and every lazy load of a cubin or fatbin asks (to refuse code for another arch).
 constexpr int kCachedOrdinals = 64;
@@ -56,12 +65,10 @@ Device::Device(int ordinal) : ordinal_(ordinal), handle_(0) {
 }
 
 Device Device::from_handle(CUdevice device) {
-    const std::vector<CUdevice>& handles = device_handles();
-    const auto found = std::find(handles.begin(), handles.end(), device);
-    if (found != handles.end()) return Device(static_cast<int>(found - handles.begin()));
+    if (const std::optional<int> ordinal = ordinal_of(device)) return Device(*ordinal);
     throw InvalidArgumentError("Device::from_handle: no device has the handle " +
                                std::to_string(static_cast<long long>(device)) + " (" +
-                               std::to_string(handles.size()) + " device(s) present)");
+                               std::to_string(device_handles().size()) + " device(s) present)");
 }
 
 Device Device::current() {
@@ -71,9 +78,7 @@ Device Device::current() {
     if (!context) return Device(0);
     CUdevice device = 0;
     detail::check(api.cuCtxGetDevice(&device), "cuCtxGetDevice");
-    const std::vector<CUdevice>& handles = device_handles();
-    const auto found = std::find(handles.begin(), handles.end(), device);
-    return Device(found != handles.end() ? static_cast<int>(found - handles.begin()) : 0);
+    return Device(ordinal_of(device).value_or(0));
 }
 
 std::string Device::name() const {
