@@ -218,8 +218,9 @@ Graph GraphBuilder::end() {
                                    " are not ended yet; end them first");
     CUgraph graph = nullptr;
     const CUresult status = detail::driver().cuStreamEndCapture(self.stream.handle(), &graph);
-    // Whatever the status, the capture is over.
-    const std::string text = description();
+    // Whatever the status, the capture is over. The builder is described (as it was while
+    // capturing) only for an error.
+    const std::string text = status == CUDA_SUCCESS ? std::string() : description();
     std::shared_ptr<detail::CaptureState> ended = std::move(self.capture);
     self.capturing = false;
     ended->unregister_all();

@@ -156,6 +156,11 @@ std::shared_ptr<GraphHoldings> capture_holdings(CUstream stream) {
     return nullptr;
 }
 
+bool held_last_for_capture(CUstream stream, const void* object) noexcept {
+    return last_held.stream == stream && last_held.object == object &&
+           last_held.generation == registry_generation.load(std::memory_order_acquire);
+}
+
 void hold_for_capture(CUstream stream, std::shared_ptr<const void> object) noexcept {
     const std::uint64_t generation = registry_generation.load(std::memory_order_acquire);
     if (last_held.stream == stream && last_held.object == object.get() &&
