@@ -1,15 +1,24 @@
-// Many buffer-to-buffer copies enqueued in one driver call (cuMemcpyBatchAsync), which costs far
-// less than one cuMemcpyAsync per pair when the copies are small.
+// Many buffer-to-buffer copies enqueued at once, which costs far less than one cuMemcpyAsync
+// per pair when the copies are small.
+//
+// How: pairs of up to 64 KiB whose two buffers are memory of the stream's device (device pools,
+// managed and virtual memory of that device) are copied by cudacore's own kernels, one launch per
+// 1,360 pairs, with the pairs passed in the launch's parameters (nothing uploaded first, so it
+// is valid inside a stream capture too). The other pairs (larger ones, host memory, another
+// device's memory, buffers without that information) go to the copy engines in one
+// cuMemcpyBatchAsync. With `prefer_overlap_with_compute` every pair goes to the copy engines.
+// Where the kernels are missing (a build without nvcc) or the driver cannot load them, every
+// pair goes to the driver.
 //
 // The copies run in stream order as a whole (each source is read after the work already queued
-// on the stream), in no particular order among themselves, so destinations must not overlap.
-// On the legacy default stream, which cuMemcpyBatchAsync refuses, the copies are enqueued one by
-// one with cuMemcpyAsync instead.
+// on the stream), in no particular order among themselves, so destinations must not overlap
+// each other or any source. Pairs of size 0 are skipped. On the legacy default stream, which
+// cuMemcpyBatchAsync refuses, the driver's pairs are enqueued one by one with cuMemcpyAsync.
 //
 // Errors: a closed buffer or a pair of different sizes throws InvalidArgumentError naming the
 // pair's index and both buffers, before anything is enqueued. A driver failure throws
-// DriverError naming cuMemcpyBatchAsync and the batch; since CUDA 13 the driver no longer says
-// which copy failed (the CUDA 12.8 failIdx output is gone), so the message names the batch.
+// DriverError naming the call (cuLaunchKernel or cuMemcpyBatchAsync) and the first pair it was
+// given; since CUDA 13 the driver no longer says which copy of a batch failed.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -26,8 +35,8 @@ struct BufferCopy {
 };
 
 struct BatchedCopyOptions {
-    // CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE: a hint that the copies should overlap with
-    // kernels (copy engines rather than SMs), which the driver may ignore.
+    // Every pair to the copy engines (no kernel), with CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE:
+    // for copies that should overlap with kernels rather than take SMs from them.
     bool prefer_overlap_with_compute = false;
 };
 

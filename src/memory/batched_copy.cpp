@@ -4,7 +4,10 @@
 #include "cudacore/stream.hpp"
 #include "memory/buffer_box.hpp"
 
+#include <algorithm>
+#include <array>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace cudacore {
@@ -16,22 +19,102 @@ std::string describe_pair(std::size_t index, const BufferCopy& copy) {
            copy.destination.description();
 }
 
+// Pairs up to this size are copied by the kernels; larger ones by the copy engines, which reach
+// full bandwidth where one warp per pair would not.
+constexpr std::size_t kernel_copy_limit = std::size_t{64} << 10;
+// The kernels' capacities (src/memory/device/batched_copy_kernels.cu), smallest first, and the
+// launch shape: one warp per pair, four warps a block.
+constexpr std::size_t kernel_capacities[] = {32, 256, 1360};
+constexpr unsigned threads_per_block = 128, pairs_per_block = threads_per_block / 32;
+
+#ifdef CUDACORE_HAVE_BATCHED_COPY_KERNELS
+alignas(64) const unsigned char batched_copy_fatbin[] = {
+#include "batched_copy_kernels.inc"
+};
+#endif
+
+// The kernels, loaded once per process (context-independent, so usable on every device). Never
+// unloaded: the driver frees them at exit. Null when they cannot be loaded (a build without
+// nvcc, or a driver too old for their code): copy_batch then uses the driver's batch alone.
+const CUkernel* copy_kernels(const detail::DriverApi& api) {
+    static const std::array<CUkernel, 3>* kernels = [&]() -> const std::array<CUkernel, 3>* {
+#ifdef CUDACORE_HAVE_BATCHED_COPY_KERNELS
+        CUlibrary library = nullptr;
+        if (api.cuLibraryLoadData(&library, batched_copy_fatbin, nullptr, nullptr, 0, nullptr,
+                                  nullptr, 0) != CUDA_SUCCESS)
+            return nullptr;
+        auto* made = new std::array<CUkernel, 3>{};
+        for (std::size_t i = 0; i < made->size(); ++i) {
+            const std::string name = "cudacore_copy_batch_" + std::to_string(kernel_capacities[i]);
+            if (api.cuLibraryGetKernel(&(*made)[i], library, name.c_str()) != CUDA_SUCCESS) {
+                delete made;
+                api.cuLibraryUnload(library);
+                return nullptr;
+            }
+        }
+        return made;
+#else
+        (void)api;
+        return nullptr;
+#endif
+    }();
+    return kernels ? kernels->data() : nullptr;
+}
+
+// Whether a kernel on device `ordinal` may copy the pair: small, and both ends memory of that
+// device that its kernels can address (device, managed and virtual memory of that device; not
+// host memory or another device's memory, which need mappings or peer access it may not have).
+bool kernel_can_copy(const BufferCopy& copy, int ordinal) noexcept {
+    const detail::BufferBox& source = *copy.source.box();
+    const detail::BufferBox& destination = *copy.destination.box();
+    return source.size <= kernel_copy_limit && source.device_accessible &&
+           destination.device_accessible && source.device_ordinal == ordinal &&
+           destination.device_ordinal == ordinal;
+}
+
+// Launches the kernels over `pairs` (indices into `copies`), in lists of at most 1,360 pairs.
+void launch_copy_kernels(const detail::DriverApi& api, const CUkernel* kernels,
+                         std::span<const BufferCopy> copies, const std::vector<std::size_t>& pairs,
+                         CUstream stream) {
+    thread_local std::vector<unsigned long long> list;
+    for (std::size_t first = 0; first < pairs.size();) {
+        const std::size_t left = pairs.size() - first;
+        std::size_t which = 0;
+        while (which + 1 < std::size(kernel_capacities) && kernel_capacities[which] < left) ++which;
+        const std::size_t capacity = kernel_capacities[which];
+        const std::size_t count = std::min(left, capacity);
+        list.assign(1 + 3 * capacity, 0);
+        list[0] = count;
+        for (std::size_t i = 0; i < count; ++i) {
+            const BufferCopy& copy = copies[pairs[first + i]];
+            list[1 + i] = copy.destination.handle();
+            list[1 + capacity + i] = copy.source.handle();
+            list[1 + 2 * capacity + i] = copy.source.size();
+        }
+        void* arguments[] = {list.data()};
+        const unsigned blocks = static_cast<unsigned>((count + pairs_per_block - 1) / pairs_per_block);
+        detail::check(api.cuLaunchKernel(reinterpret_cast<CUfunction>(kernels[which]), blocks, 1, 1,
+                                         threads_per_block, 1, 1, 0, stream, arguments, nullptr),
+                      "cuLaunchKernel", [&] {
+                          return "copy_batch's kernel for " + std::to_string(count) +
+                                 " copies (first " + describe_pair(pairs[first], copies[pairs[first]]) +
+                                 ")";
+                      });
+        first += count;
+    }
+}
+
 }  // namespace
 
 void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
                 const BatchedCopyOptions& options) {
     if (copies.empty()) return;
-    std::vector<CUdeviceptr> sources(copies.size()), destinations(copies.size());
-    std::vector<std::size_t> sizes(copies.size());
     for (std::size_t i = 0; i < copies.size(); ++i) {
         const BufferCopy& copy = copies[i];
         if (copy.source.is_closed() || copy.destination.is_closed())
             throw InvalidArgumentError("copy_batch: a buffer is closed in " + describe_pair(i, copy));
         if (copy.source.size() != copy.destination.size())
             throw InvalidArgumentError("copy_batch: sizes differ in " + describe_pair(i, copy));
-        sources[i] = copy.source.handle();
-        destinations[i] = copy.destination.handle();
-        sizes[i] = copy.source.size();
     }
     const auto& api = detail::driver();
     // The stream's context is made current for every stream: the legacy default stream means the
@@ -40,11 +123,40 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
     const auto& box = stream.box();
     std::optional<detail::ContextScope> scope;
     if (box && box->context) scope.emplace(*box->context);
+
+    // Small pairs between memory of the stream's device go to the kernels, unless the caller
+    // asked for the copy engines; the others to the driver.
+    std::vector<std::size_t> by_kernel, by_driver;
+    const CUkernel* kernels = options.prefer_overlap_with_compute || !box || !box->context
+                                  ? nullptr
+                                  : copy_kernels(api);
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+        if (copies[i].source.size() == 0) continue;  // nothing to copy
+        if (kernels && kernel_can_copy(copies[i], box->context->ordinal))
+            by_kernel.push_back(i);
+        else
+            by_driver.push_back(i);
+    }
+    if (!by_kernel.empty()) launch_copy_kernels(api, kernels, copies, by_kernel, stream.handle());
+    if (by_driver.empty()) return;
+
     if (detail::is_default_stream(stream.handle())) {
-        for (std::size_t i = 0; i < copies.size(); ++i)
-            detail::check(api.cuMemcpyAsync(destinations[i], sources[i], sizes[i], stream.handle()),
+        // cuMemcpyBatchAsync refuses the legacy default stream: one call per pair.
+        for (const std::size_t i : by_driver)
+            detail::check(api.cuMemcpyAsync(copies[i].destination.handle(), copies[i].source.handle(),
+                                            copies[i].source.size(), stream.handle()),
                           "cuMemcpyAsync", [&] { return describe_pair(i, copies[i]); });
         return;
+    }
+    std::vector<CUdeviceptr> sources, destinations;
+    std::vector<std::size_t> sizes;
+    sources.reserve(by_driver.size());
+    destinations.reserve(by_driver.size());
+    sizes.reserve(by_driver.size());
+    for (const std::size_t i : by_driver) {
+        sources.push_back(copies[i].source.handle());
+        destinations.push_back(copies[i].destination.handle());
+        sizes.push_back(copies[i].source.size());
     }
     // One attribute for every copy: sources are read in stream order.
     CUmemcpyAttributes attributes{};
@@ -53,10 +165,10 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
                                                            : CU_MEMCPY_FLAG_DEFAULT;
     std::size_t first = 0;
     detail::check(api.cuMemcpyBatchAsync(destinations.data(), sources.data(), sizes.data(),
-                                         copies.size(), &attributes, &first, 1, stream.handle()),
+                                         sizes.size(), &attributes, &first, 1, stream.handle()),
                   "cuMemcpyBatchAsync", [&] {
-                      return std::to_string(copies.size()) + " copies (first " +
-                             describe_pair(0, copies[0]) + ")";
+                      return std::to_string(sizes.size()) + " copies (first " +
+                             describe_pair(by_driver[0], copies[by_driver[0]]) + ")";
                   });
 }
 

@@ -10,11 +10,16 @@
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/dlpack.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/graph.hpp"
+#include "cudacore/graph_builder.hpp"
+#include "cudacore/graph_exec.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/managed_memory.hpp"
 #include "cudacore/managed_memory_resource.hpp"
+#include "cudacore/pinned_memory_resource.hpp"
 #include "cudacore/registered_host_memory.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -149,6 +154,110 @@ TEST(BatchedCopyGpu, AThousandSmallCopiesInOneCall) {
         ADD_FAILURE() << "no error";
     } catch (const InvalidArgumentError& e) {
         EXPECT_NE(std::string(e.what()).find("copy 500"), std::string::npos) << e.what();
+    }
+}
+
+// Copies from `source` (its bytes in `source_bytes`) to `destination`, as (source offset,
+// destination offset, size) triples, into `expected` as well.
+struct CopyPlan {
+    std::vector<BufferCopy> copies;
+    std::vector<std::uint8_t> expected;
+    void add(const Buffer& source, std::span<const std::uint8_t> source_bytes,
+             const Buffer& destination, std::size_t from, std::size_t to, std::size_t size) {
+        copies.push_back({Buffer::wrap_unowned(source.handle() + from, size, source.memory_resource()),
+                          Buffer::wrap_unowned(destination.handle() + to, size,
+                                               destination.memory_resource())});
+        std::copy_n(source_bytes.begin() + from, size, expected.begin() + to);
+    }
+};
+
+std::vector<std::uint8_t> byte_pattern(std::size_t size, unsigned seed) {
+    std::vector<std::uint8_t> bytes(size);
+    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::uint8_t>(i * 7 + seed + i / 251);
+    return bytes;
+}
+
+// Every route through copy_batch in one batch: the kernels' 16-byte, 4-byte and byte copies
+// (aligned and unaligned ends), more pairs than one launch takes, a pair just over the kernels'
+// size limit and a pair from pinned host memory (both copied by the driver), and an empty pair.
+TEST(BatchedCopyGpu, KernelAndDriverRoutesInOneBatch) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    constexpr std::size_t size = 2 * MiB, limit = 64 * 1024;
+    const std::vector<std::uint8_t> source_bytes = byte_pattern(size, 3);
+    Buffer source = device.allocate(size, stream);
+    Buffer destination = device.allocate(size, stream);
+    source.copy_from(source_bytes, stream);
+    destination.fill_byte(0, stream);
+    auto pinned_resource = std::make_shared<PinnedMemoryResource>(device);
+    Buffer pinned = pinned_resource->allocate(4096, stream);
+    const std::vector<std::uint8_t> pinned_bytes = byte_pattern(4096, 101);
+    std::copy(pinned_bytes.begin(), pinned_bytes.end(),
+              reinterpret_cast<std::uint8_t*>(pinned.data()));
+
+    CopyPlan plan;
+    plan.expected.assign(size, 0);
+    plan.add(source, source_bytes, destination, 0, 0, 1);
+    plan.add(source, source_bytes, destination, 1, 17, 3);           // bytes, unaligned
+    plan.add(source, source_bytes, destination, 5, 40, 77);          // bytes, unaligned
+    plan.add(source, source_bytes, destination, 64, 128, 256);       // 16-byte words
+    plan.add(source, source_bytes, destination, 4, 2052, 1002);      // 4-byte words and a tail
+    plan.add(source, source_bytes, destination, 48, 4112, 1000);     // 16-byte words and a tail
+    plan.add(source, source_bytes, destination, 8192, 8192, limit);  // the kernels' largest
+    plan.add(source, source_bytes, destination, 80000, 80001, limit + 1);  // the driver's
+    plan.add(source, source_bytes, destination, 300000, 300000, 0);        // nothing
+    for (std::size_t i = 0; i < 3000; ++i)  // three launches' worth of 8-byte pairs
+        plan.add(source, source_bytes, destination, 400000 + 8 * i, 1000000 + 8 * (2999 - i), 8);
+    plan.copies.push_back({Buffer::wrap_unowned(pinned.handle() + 3, 1000, pinned_resource),
+                           Buffer::wrap_unowned(destination.handle() + 1500000, 1000,
+                                                destination.memory_resource())});
+    std::copy_n(pinned_bytes.begin() + 3, 1000, plan.expected.begin() + 1500000);
+
+    copy_batch(plan.copies, stream);
+    std::vector<std::uint8_t> back(size);
+    destination.copy_to(back, stream);
+    stream.sync();
+    for (std::size_t i = 0; i < size; ++i)
+        ASSERT_EQ(back[i], plan.expected[i]) << "byte " << i;
+
+    // The copy engines alone, when asked for: the same result.
+    destination.fill_byte(0, stream);
+    copy_batch(plan.copies, stream, {.prefer_overlap_with_compute = true});
+    destination.copy_to(back, stream);
+    stream.sync();
+    EXPECT_TRUE(back == plan.expected) << "the copy engines gave other bytes";
+}
+
+// A batch captured into a graph copies what the sources hold when the graph runs.
+TEST(BatchedCopyGpu, CapturedBatchCopiesAtEachReplay) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    constexpr std::size_t count = 100, bytes = 256;
+    Buffer source = device.allocate(count * bytes, stream);
+    Buffer destination = device.allocate(count * bytes, stream);
+    std::vector<BufferCopy> copies;
+    for (std::size_t i = 0; i < count; ++i)
+        copies.push_back({Buffer::wrap_unowned(source.handle() + i * bytes, bytes, source.memory_resource()),
+                          Buffer::wrap_unowned(destination.handle() + (count - 1 - i) * bytes, bytes,
+                                               destination.memory_resource())});
+    GraphBuilder builder(stream);
+    builder.begin();
+    copy_batch(copies, builder.stream());
+    GraphExec exec = builder.end().instantiate();
+    for (unsigned replay = 0; replay < 2; ++replay) {
+        const std::vector<std::uint8_t> data = byte_pattern(count * bytes, 11 + replay);
+        source.copy_from(data, stream);
+        destination.fill_byte(0, stream);
+        exec.launch(stream);
+        std::vector<std::uint8_t> back(count * bytes);
+        destination.copy_to(back, stream);
+        stream.sync();
+        for (std::size_t i = 0; i < count; ++i)
+            ASSERT_TRUE(std::equal(back.begin() + (count - 1 - i) * bytes,
+                                   back.begin() + (count - i) * bytes, data.begin() + i * bytes))
+                << "replay " << replay << ", pair " << i;
     }
 }
 
