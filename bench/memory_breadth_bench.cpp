@@ -2,9 +2,14 @@
 //   vmm_grow_2MiB_to_64MiB   VirtualMemoryResource allocate + 5 doublings + free, against the same
 //                            reserve / create / map / set-access sequence written with raw calls
 //   copy_1000x256B           the raw side is 1,000 cuMemcpyAsync calls, the cudacore side one
-//                            copy_batch (cuMemcpyBatchAsync): the ratio is the batching speed-up
+//                            copy_batch (its kernels): the ratio is the batching speed-up
 //                            (target: cudacore at most 1/3 of raw)
-//   memcpy_batch_1000x256B   copy_batch against a raw cuMemcpyBatchAsync (overhead only)
+//   memcpy_batch_1000x256B   copy_batch (its kernels) against the driver's own batch, one
+//                            cuMemcpyBatchAsync
+//   memcpy_batch_engines_1000x256B
+//                            copy_batch with prefer_overlap_with_compute (the driver's batch
+//                            through cudacore) against cuMemcpyBatchAsync: overhead only
+//   each timed until the copies are done (stream synchronized)
 //   and the overhead of each new operation against its raw call: owned pool and pinned pool
 //   allocate/free, synchronous allocate/free, 2-byte fill, advise, batched prefetch, host
 //   registration, a pool attribute read.
@@ -34,11 +39,22 @@ constexpr std::size_t small_copies = 1000, small_bytes = 256;
 
 // ---- VMM growth ---------------------------------------------------------------------------
 
+// The raw calls a user would write for what VirtualMemoryResource::grow does: map the new piece
+// at the range right after the allocation when the driver hands that range out, else reserve a
+// new range, map every piece there and release the old range (waiting for the stream first, as
+// grow does, since queued work may still use the old addresses).
 struct RawVmm {
     const detail::DriverApi& api = detail::driver();
     CUmemAllocationProp prop{};
     CUmemAccessDesc access{};
     std::size_t granularity = 0;
+    struct Piece { std::size_t offset; std::size_t size; CUmemGenericAllocationHandle handle; };
+    struct Range { CUdeviceptr address; std::size_t size; };
+    CUdeviceptr base = 0;
+    std::vector<Piece> pieces;
+    std::vector<Range> reserved;
+    std::size_t mapped = 0, in_place = 0, remapped = 0;
+
     explicit RawVmm(const Device& device) {
         prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
         prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -47,27 +63,50 @@ struct RawVmm {
         access.location = prop.location;
         access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     }
-    struct Piece { CUdeviceptr address; std::size_t size; CUmemGenericAllocationHandle handle; };
-    // Maps `size` bytes at `hint` (0: anywhere); returns the address or 0 when not at the hint.
-    CUdeviceptr map(std::size_t size, CUdeviceptr hint, std::vector<Piece>& pieces) {
-        CUdeviceptr address = 0;
-        api.cuMemAddressReserve(&address, size, hint ? 0 : granularity, hint, 0);
-        if (hint && address != hint) {
-            api.cuMemAddressFree(address, size);
-            return 0;
-        }
+    void allocate(std::size_t size) {
+        api.cuMemAddressReserve(&base, size, granularity, 0, 0);
         CUmemGenericAllocationHandle handle = 0;
         api.cuMemCreate(&handle, size, &prop, 0);
-        api.cuMemMap(address, size, 0, handle, 0);
-        api.cuMemSetAccess(address, size, &access, 1);
-        pieces.push_back({address, size, handle});
-        return address;
+        api.cuMemMap(base, size, 0, handle, 0);
+        api.cuMemSetAccess(base, size, &access, 1);
+        pieces = {{0, size, handle}};
+        reserved = {{base, size}};
+        mapped = size;
     }
-    void release(std::vector<Piece>& pieces) {
-        for (auto& piece : pieces) api.cuMemUnmap(piece.address, piece.size);
-        for (auto& piece : pieces) api.cuMemRelease(piece.handle);
-        for (auto& piece : pieces) api.cuMemAddressFree(piece.address, piece.size);
+    void grow(std::size_t new_size, CUstream stream) {
+        const std::size_t extra = new_size - mapped;
+        CUmemGenericAllocationHandle handle = 0;
+        api.cuMemCreate(&handle, extra, &prop, 0);
+        const CUdeviceptr end = reserved.back().address + reserved.back().size;
+        CUdeviceptr next = 0;
+        if (api.cuMemAddressReserve(&next, extra, 0, end, 0) == CUDA_SUCCESS && next == end) {
+            api.cuMemMap(next, extra, 0, handle, 0);
+            api.cuMemSetAccess(next, extra, &access, 1);
+            reserved.push_back({next, extra});
+            ++in_place;
+        } else {
+            if (next) api.cuMemAddressFree(next, extra);
+            CUdeviceptr moved = 0;
+            api.cuMemAddressReserve(&moved, new_size, granularity, 0, 0);
+            for (const Piece& piece : pieces) api.cuMemMap(moved + piece.offset, piece.size, 0, piece.handle, 0);
+            api.cuMemMap(moved + mapped, extra, 0, handle, 0);
+            api.cuMemSetAccess(moved, new_size, &access, 1);
+            api.cuStreamSynchronize(stream);
+            for (const Piece& piece : pieces) api.cuMemUnmap(base + piece.offset, piece.size);
+            for (const Range& range : reserved) api.cuMemAddressFree(range.address, range.size);
+            base = moved;
+            reserved = {{moved, new_size}};
+            ++remapped;
+        }
+        pieces.push_back({mapped, extra, handle});
+        mapped = new_size;
+    }
+    void release() {
+        for (const Piece& piece : pieces) api.cuMemUnmap(base + piece.offset, piece.size);
+        for (const Piece& piece : pieces) api.cuMemRelease(piece.handle);
+        for (const Range& range : reserved) api.cuMemAddressFree(range.address, range.size);
         pieces.clear();
+        reserved.clear();
     }
 };
 
@@ -75,24 +114,16 @@ void raw_vmm_grow(benchmark::State& state) {
     if (skip_without_gpu(state)) return;
     Device device(0);
     device.set_current();
+    Stream stream = device.create_stream();
     RawVmm vmm(device);
-    std::vector<RawVmm::Piece> pieces;
     for (auto _ : state) {
-        std::size_t size = 2 * MiB;
-        const CUdeviceptr base = vmm.map(size, 0, pieces);
-        bool in_place = true;
-        for (int i = 0; i < 5 && in_place; ++i) {
-            // The in-place path only (what cudacore takes when the next range is free).
-            in_place = vmm.map(size, base + size, pieces) != 0;
-            size *= 2;
-        }
-        benchmark::DoNotOptimize(base);
-        vmm.release(pieces);
-        if (!in_place) {
-            state.SkipWithError("the range after the allocation was taken");
-            break;
-        }
+        vmm.allocate(2 * MiB);
+        for (std::size_t size = 4 * MiB; size <= 64 * MiB; size *= 2) vmm.grow(size, stream.handle());
+        benchmark::DoNotOptimize(vmm.base);
+        vmm.release();
     }
+    state.counters["in_place"] = static_cast<double>(vmm.in_place);
+    state.counters["remapped"] = static_cast<double>(vmm.remapped);
 }
 
 void cudacore_vmm_grow(benchmark::State& state) {
@@ -106,6 +137,7 @@ void cudacore_vmm_grow(benchmark::State& state) {
         for (int i = 0; i < 5; ++i) buffer = vmm->grow(buffer, buffer.size() * 2, stream);
         benchmark::DoNotOptimize(buffer.handle());
     }
+    state.counters["in_place"] = static_cast<double>(vmm->grown_in_place());
     state.counters["remapped"] = static_cast<double>(vmm->grown_by_remapping());
 }
 
@@ -157,11 +189,12 @@ void raw_copy_batch(benchmark::State& state) {
     }
 }
 
-void cudacore_copy_batch(benchmark::State& state) {
+void cudacore_copy_batch(benchmark::State& state, bool copy_engines) {
     if (skip_without_gpu(state)) return;
     SmallCopies c;
+    const BatchedCopyOptions options{.prefer_overlap_with_compute = copy_engines};
     for (auto _ : state) {
-        copy_batch(c.copies, c.stream);
+        copy_batch(c.copies, c.stream, options);
         c.stream.sync();
     }
 }
@@ -374,8 +407,12 @@ void cudacore_pool_attribute(benchmark::State& state) {
     BENCHMARK(ours)->Name("cudacore/" name) __VA_ARGS__->Repetitions(5)->ReportAggregatesOnly(true)
 
 PAIR(raw_vmm_grow, cudacore_vmm_grow, "vmm_grow_2MiB_to_64MiB", ->UseRealTime());
-PAIR(raw_copy_loop, cudacore_copy_batch, "copy_1000x256B", ->UseRealTime());
-PAIR(raw_copy_batch, cudacore_copy_batch, "memcpy_batch_1000x256B", ->UseRealTime());
+BENCHMARK(raw_copy_loop)->Name("raw/copy_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(cudacore_copy_batch, kernels, false)->Name("cudacore/copy_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(raw_copy_batch)->Name("raw/memcpy_batch_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(cudacore_copy_batch, kernels, false)->Name("cudacore/memcpy_batch_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK(raw_copy_batch)->Name("raw/memcpy_batch_engines_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(cudacore_copy_batch, engines, true)->Name("cudacore/memcpy_batch_engines_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(raw_pool_alloc_free, device, false)->Name("raw/owned_pool_alloc_free_1MiB")->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(cudacore_pool_alloc_free, device, false)->Name("cudacore/owned_pool_alloc_free_1MiB")->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(raw_pool_alloc_free, host, true)->Name("raw/pinned_pool_alloc_free_1MiB")->Repetitions(5)->ReportAggregatesOnly(true);

@@ -89,14 +89,12 @@ TEST(VirtualMemoryGpu, GrowsByRemappingWhenTheNextRangeIsTaken) {
     const std::size_t size = vmm->granularity();
     Buffer buffer = vmm->allocate(size, f.stream);
     EXPECT_EQ(f.check_and_fill(buffer, 0), 0u);
-    // Take the range right after the buffer.
+    // Take the range right after the buffer. When the driver hands out another range instead,
+    // that range is unavailable already (taken, or kept free by the driver's own placement),
+    // which grow() meets the same way: either way it must move the buffer.
     const auto& api = detail::driver();
     CUdeviceptr blocker = 0;
     ASSERT_EQ(api.cuMemAddressReserve(&blocker, size, 0, buffer.handle() + size, 0), CUDA_SUCCESS);
-    if (blocker != buffer.handle() + size) {
-        api.cuMemAddressFree(blocker, size);
-        GTEST_SKIP() << "the driver did not hand out the range after the buffer";
-    }
     const CUdeviceptr before = buffer.handle();
     Buffer grown = vmm->grow(buffer, 3 * size, f.stream);
     EXPECT_NE(grown.handle(), before);
