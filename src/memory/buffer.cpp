@@ -6,6 +6,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
 #include "support/box_access.hpp"
+#include "support/spin_lock.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -27,7 +28,7 @@ namespace {
 // loaded (at the first buffer after that), runs before the driver's teardown. Leaked on purpose:
 // boxes destroyed after main returns still unlink themselves.
 struct LiveBuffers {
-    std::mutex mutex;
+    SpinLock mutex;  // held for a few pointer updates (and once at exit, for the whole list)
     BufferBox* head = nullptr;
     std::atomic<bool> armed{false};
 };

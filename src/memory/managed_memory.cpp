@@ -145,7 +145,11 @@ void apply_managed_options(CUdeviceptr pointer, std::size_t size,
 void advise(const Buffer& buffer, ManagedAdvice advice, const MemoryLocation& location) {
     if (buffer.is_closed())
         throw InvalidArgumentError(std::string("advise: ") + buffer.description() + " is closed");
-    detail::BufferContext context(buffer);
+    // cuMemAdvise wants some current context (any: the advice names its location) and fails
+    // with CUDA_ERROR_INVALID_CONTEXT without one: the buffer's is made current only then.
+    CUcontext current = nullptr;
+    std::optional<detail::BufferContext> context;
+    if (detail::driver().cuCtxGetCurrent(&current) != CUDA_SUCCESS || !current) context.emplace(buffer);
     detail::check(advise_raw(buffer.handle(), buffer.size(), advice, location), "cuMemAdvise", [&] {
         return std::string(advice_name(advice)) + " to " + location.description() + " on " +
                buffer.description();

@@ -251,8 +251,9 @@ Stream Device::create_stream(const StreamOptions& options) const {
 }
 
 Event Device::create_event(const EventOptions& options) const {
-    return detail::with_primary_context(ordinal_, [&](const std::shared_ptr<detail::ContextBox>& context) {
-        return detail::BoxAccess::make<Event>(detail::create_event_box(context, options));
+    // The context's reference moves into the event's box: no count taken and dropped again.
+    return detail::with_primary_context(ordinal_, [&](std::shared_ptr<detail::ContextBox>& context) {
+        return detail::BoxAccess::make<Event>(detail::create_event_box(std::move(context), options));
     });
 }
 

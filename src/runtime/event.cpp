@@ -42,7 +42,7 @@ Event Event::from_handle(CUevent event, const Context& context,
 
 namespace detail {
 
-std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& context,
+std::shared_ptr<EventBox> create_event_box(std::shared_ptr<ContextBox>&& context,
                                            const EventOptions& options) {
     auto object = [&] { return "event on device " + std::to_string(context->ordinal); };
     if (options.ipc_enabled && options.timing_enabled) {
@@ -54,12 +54,13 @@ std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& co
     if (options.blocking_sync) flags |= CU_EVENT_BLOCKING_SYNC;
     if (options.ipc_enabled) flags |= CU_EVENT_INTERPROCESS;
 
+    // The box first: an event is never made that no box would destroy.
+    auto box = std::allocate_shared<EventBox>(ThreadBlockPool<EventBox>());
     ContextScope scope(*context);
     CUevent handle = nullptr;
     check(driver().cuEventCreate(&handle, flags), "cuEventCreate", object);
-    auto box = std::allocate_shared<EventBox>(ThreadBlockPool<EventBox>());
     box->handle = handle;
-    box->context = context;
+    box->context = std::move(context);
     box->options = options;
     return box;
 }

@@ -80,7 +80,8 @@ std::uint64_t primary_context_generation() noexcept;
 
 // Runs create(primary context of `ordinal`); when the driver says that context was destroyed
 // under us, forgets it and runs create once more on a freshly retained one. Keeps the check for
-// a reset device off the hot path.
+// a reset device off the hot path. `create` gets the reference as an lvalue and may move it out
+// once nothing after can throw.
 template <typename Create>
 auto with_primary_context(int ordinal, Create&& create) {
     auto context = primary_context(ordinal);
@@ -91,7 +92,8 @@ auto with_primary_context(int ordinal, Create&& create) {
             throw;
     }
     forget_primary_context(*context);
-    return create(primary_context(ordinal));
+    context = primary_context(ordinal);
+    return create(context);
 }
 
 // Makes `context` current for the scope when it is not already (push/pop), so creating
@@ -108,7 +110,13 @@ private:
     bool pushed_ = false;
 };
 
-std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& context,
+// An event in `context` (made current for the call when it is not). The rvalue form takes the
+// reference over only once the event exists: on a throw, `context` is left as it was.
+std::shared_ptr<EventBox> create_event_box(std::shared_ptr<ContextBox>&& context,
                                            const EventOptions& options);
+inline std::shared_ptr<EventBox> create_event_box(const std::shared_ptr<ContextBox>& context,
+                                                  const EventOptions& options) {
+    return create_event_box(std::shared_ptr<ContextBox>(context), options);
+}
 
 }  // namespace cudacore::detail
