@@ -8,7 +8,8 @@
 //                            cuMemcpyBatchAsync
 //   memcpy_batch_engines_1000x256B
 //                            copy_batch with prefer_overlap_with_compute (the driver's batch
-//                            through cudacore) against cuMemcpyBatchAsync: overhead only
+//                            through cudacore) against cuMemcpyBatchAsync with the same flag
+//                            (CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE): overhead only
 //   each timed until the copies are done (stream synchronized)
 //   and the overhead of each new operation against its raw call: owned pool and pinned pool
 //   allocate/free, synchronous allocate/free, 2-byte fill, advise, batched prefetch, host
@@ -175,12 +176,13 @@ void raw_copy_loop(benchmark::State& state) {
     }
 }
 
-void raw_copy_batch(benchmark::State& state) {
+void raw_copy_batch(benchmark::State& state, bool prefer_overlap) {
     if (skip_without_gpu(state)) return;
     SmallCopies c;
     const auto& api = detail::driver();
     CUmemcpyAttributes attributes{};
     attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+    if (prefer_overlap) attributes.flags = CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE;
     std::size_t first = 0;
     for (auto _ : state) {
         api.cuMemcpyBatchAsync(c.target_pointers.data(), c.source_pointers.data(), c.sizes.data(),
@@ -409,9 +411,9 @@ void cudacore_pool_attribute(benchmark::State& state) {
 PAIR(raw_vmm_grow, cudacore_vmm_grow, "vmm_grow_2MiB_to_64MiB", ->UseRealTime());
 BENCHMARK(raw_copy_loop)->Name("raw/copy_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(cudacore_copy_batch, kernels, false)->Name("cudacore/copy_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
-BENCHMARK(raw_copy_batch)->Name("raw/memcpy_batch_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(raw_copy_batch, default, false)->Name("raw/memcpy_batch_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(cudacore_copy_batch, kernels, false)->Name("cudacore/memcpy_batch_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
-BENCHMARK(raw_copy_batch)->Name("raw/memcpy_batch_engines_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(raw_copy_batch, overlap, true)->Name("raw/memcpy_batch_engines_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(cudacore_copy_batch, engines, true)->Name("cudacore/memcpy_batch_engines_1000x256B")->UseRealTime()->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(raw_pool_alloc_free, device, false)->Name("raw/owned_pool_alloc_free_1MiB")->Repetitions(5)->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(cudacore_pool_alloc_free, device, false)->Name("cudacore/owned_pool_alloc_free_1MiB")->Repetitions(5)->ReportAggregatesOnly(true);

@@ -206,7 +206,7 @@ TEST(BatchedCopyGpu, KernelAndDriverRoutesInOneBatch) {
     plan.add(source, source_bytes, destination, 48, 4112, 1000);     // 16-byte words and a tail
     plan.add(source, source_bytes, destination, 8192, 8192, limit);  // the kernels' largest
     plan.add(source, source_bytes, destination, 80000, 80001, limit + 1);  // the driver's
-    plan.add(source, source_bytes, destination, 300000, 300000, 0);        // nothing
+    plan.copies.push_back({device.allocate(0, stream), device.allocate(0, stream)});  // nothing
     for (std::size_t i = 0; i < 3000; ++i)  // three launches' worth of 8-byte pairs
         plan.add(source, source_bytes, destination, 400000 + 8 * i, 1000000 + 8 * (2999 - i), 8);
     plan.copies.push_back({Buffer::wrap_unowned(pinned.handle() + 3, 1000, pinned_resource),
