@@ -57,7 +57,10 @@ struct CachedCompileOptions {
 // program: the list of headers under cache_key(program, ...) and the code under a key that adds
 // each header's path and SHA-256 (stats count both). A lookup re-reads the listed headers
 // (digests of files unchanged since the last look, by size, mtime and inode, are remembered in
-// this process). With options.extra_digest set, headers are not tracked and the key is
+// this process); once a process has keyed a header list, later lookups of it check only the
+// headers outside the CUDA toolkit's include directory (one stat each): the toolkit's own
+// headers (CCCL's among them) are digested once per process, so a toolkit replaced while a
+// process runs is noticed by the next process. With options.extra_digest set, headers are not tracked and the key is
 // cache_key plus that digest. Where neither is possible (fdevice_time_trace is set, or a header
 // cannot be read back) the code is compiled and returned but NOT stored, and a
 // WarningKind::not_cached warning says why (warnings.hpp). The same holds when NVRTC's trace

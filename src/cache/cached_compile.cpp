@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
+
 #include <algorithm>
 #include <filesystem>
 #include <cstdint>
@@ -173,10 +175,64 @@ HeaderDigests& header_digests() {
     return *digests;
 }
 
+// Whether `path` is a header of the CUDA toolkit (its include directory, CCCL's included).
+bool is_toolkit_header(const std::string& path, const std::vector<std::string>& toolkit_dirs) {
+    for (const auto& dir : toolkit_dirs)
+        if (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/')
+            return true;
+    return false;
+}
+
+// Code keys made from header lists, remembered in this process by source key and list, so that
+// a lookup meeting the same list again skips the digests of the toolkit's headers (a <cuda/std>
+// program reads hundreds): only the headers outside the toolkit are checked again, one stat each
+// when unchanged. The toolkit's headers are digested once per process, like the headers built
+// into NVRTC: a toolkit replaced under a running process is seen by the next process.
+class HeaderKeyMemo {
+public:
+    std::optional<CacheKey> find(const CacheKey& source, std::uint64_t list_hash) {
+        Entry entry;
+        {
+            std::lock_guard lock(mutex_);
+            auto it = entries_.find({source, list_hash});
+            if (it == entries_.end()) return std::nullopt;
+            entry = it->second;
+        }
+        for (const auto& [path, digest] : entry.outside_toolkit) {
+            const std::optional<std::string> now = header_digests().digest(path);
+            if (!now || *now != digest) return std::nullopt;  // edited or gone: key it again
+        }
+        return entry.key;
+    }
+    void remember(const CacheKey& source, std::uint64_t list_hash, const CacheKey& key,
+                  const std::vector<std::pair<std::string, std::string>>& fields) {
+        Entry entry{key, {}};
+        const std::vector<std::string> toolkit_dirs = toolkit_include_dirs();
+        for (const auto& field : fields)
+            if (!is_toolkit_header(field.first, toolkit_dirs)) entry.outside_toolkit.push_back(field);
+        std::lock_guard lock(mutex_);
+        entries_[{source, list_hash}] = std::move(entry);
+    }
+
+private:
+    struct Entry {
+        CacheKey key;
+        std::vector<std::pair<std::string, std::string>> outside_toolkit;  // path, digest
+    };
+    std::mutex mutex_;
+    std::map<std::pair<CacheKey, std::uint64_t>, Entry> entries_;
+};
+
+HeaderKeyMemo& header_key_memo() {
+    static auto* memo = new HeaderKeyMemo;  // never destroyed, like the digests
+    return *memo;
+}
+
 // The key that adds every header's path and digest to `base`; a header that cannot be read
-// gives nullopt and its path in `unreadable`.
+// gives nullopt and its path in `unreadable`. Remembered for `list_hash` (HeaderKeyMemo).
 std::optional<CacheKey> key_with_headers(const CacheKey& base,
                                          const std::vector<std::string>& headers,
+                                         std::uint64_t list_hash,
                                          std::string* unreadable = nullptr) {
     std::vector<std::pair<std::string, std::string>> fields;
     fields.reserve(headers.size());
@@ -188,8 +244,12 @@ std::optional<CacheKey> key_with_headers(const CacheKey& base,
         }
         fields.emplace_back(header, std::move(*digest));
     }
-    return extend_key(base, "cudacore-headers-v1", fields);
+    CacheKey key = extend_key(base, "cudacore-headers-v1", fields);
+    header_key_memo().remember(base, list_hash, key, fields);
+    return key;
 }
+
+std::uint64_t hash_of_list(std::string_view list_text) { return XXH3_64bits(list_text.data(), list_text.size()); }
 
 // The header list is stored in the cache as an ObjectCode under the program's source key, so
 // that other processes sharing a disk cache find it too.
@@ -274,9 +334,12 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
     if (program.source_type() != SourceType::cxx) return entry_at(source_key, std::nullopt);
     std::optional<ObjectCode> list_entry = lookup(cache, source_key, on_cache_error);
     if (!list_entry) return std::nullopt;
+    const std::uint64_t list_hash = hash_of_list(list_entry->code());
+    if (std::optional<CacheKey> known = header_key_memo().find(source_key, list_hash))
+        return entry_at(*known, std::move(list_entry));
     std::optional<std::vector<std::string>> headers = read_header_list(*list_entry);
     if (!headers) return std::nullopt;
-    std::optional<CacheKey> key = key_with_headers(source_key, *headers);
+    std::optional<CacheKey> key = key_with_headers(source_key, *headers, list_hash);
     if (!key) return std::nullopt;  // a header is gone: compile again
     return entry_at(*key, std::move(list_entry));
 }
@@ -345,7 +408,9 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
         std::vector<std::string> headers;
         ObjectCode code = program.compile(target, name_expressions, headers);
         std::string unreadable;
-        std::optional<CacheKey> key = key_with_headers(source_key, headers, &unreadable);
+        ObjectCode list = header_list_entry(headers);
+        std::optional<CacheKey> key =
+            key_with_headers(source_key, headers, hash_of_list(list.code()), &unreadable);
         if (!key) {
             warn(WarningKind::not_cached,
                  "compile_cached: " + program_name + " compiled but not cached: the header '" +
@@ -355,7 +420,7 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
         }
         // The list goes in only beside stored code: a list without its code is a wasted lookup.
         if (store(cache, *key, code, on_cache_error)) {
-            store(cache, source_key, header_list_entry(headers), on_cache_error);
+            store(cache, source_key, list, on_cache_error);
         }
         return code;
     });

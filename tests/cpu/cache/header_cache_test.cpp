@@ -121,6 +121,30 @@ TEST(HeaderCache, EditingAnIncludedHeaderGivesNewCodeInMemoryAndOnDisk) {
     }
 }
 
+// Toolkit headers are digested once per process; the program's own headers are still checked at
+// every lookup, however many hits came before.
+TEST(HeaderCache, RepeatedHitsStillFollowTheProgramsOwnHeaders) {
+    test::TempDir dir;
+    MemoryProgramCache cache;
+    const std::string source = std::string("#include <cuda/std/limits>\n") + including_kernel;
+    write_header(dir, 1111);
+    ProgramOptions options = options_for(dir);
+    Program first(source, SourceType::cxx, options);
+    const ObjectCode one = compile_cached(cache, first, CodeType::ptx);
+    for (int i = 0; i < 3; ++i) {
+        Program again(source, SourceType::cxx, options);
+        const std::optional<ObjectCode> hit = find_cached(cache, again, CodeType::ptx);
+        ASSERT_TRUE(hit.has_value()) << "lookup " << i;
+        EXPECT_EQ(hit->code(), one.code());
+    }
+    write_header(dir, 2222);
+    Program edited(source, SourceType::cxx, options);
+    EXPECT_FALSE(find_cached(cache, edited, CodeType::ptx).has_value())
+        << "stale code found after the program's own header changed";
+    const ObjectCode two = compile_cached(cache, edited, CodeType::ptx);
+    EXPECT_NE(two.code().find("2222"), std::string_view::npos);
+}
+
 TEST(HeaderCache, FindCachedNeverCompilesAndFollowsTheHeaders) {
     test::TempDir dir;
     DiskProgramCache cache(dir.path() / "cache");
