@@ -3,6 +3,7 @@
 #include "cudacore/program.hpp"
 #include "cudacore/system.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -31,6 +32,16 @@ public:
     std::map<std::string, double> times() const {
         std::map<std::string, double> out = singles_;
         for (const auto& [name, time] : medians_) out[name] = time;
+        // Alternating rounds ("raw/OP@3"): the median over the rounds, under "raw/OP".
+        std::map<std::string, std::vector<double>> rounds;
+        for (const auto& [name, time] : out)
+            if (const auto at = name.rfind('@'); at != std::string::npos)
+                rounds[name.substr(0, at)].push_back(time);
+        for (auto& [name, times] : rounds) {
+            std::sort(times.begin(), times.end());
+            const std::size_t n = times.size();
+            out[name] = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+        }
         return out;
     }
 
@@ -51,7 +62,7 @@ int run_with_ratios(int argc, char** argv) {
     bool header = false;
     const auto times = reporter.times();
     for (const auto& [name, raw_time] : times) {
-        if (name.rfind("raw/", 0) != 0) continue;
+        if (name.rfind("raw/", 0) != 0 || name.find('@') != std::string::npos) continue;
         const std::string op = name.substr(4);
         auto ours = times.find("cudacore/" + op);
         if (ours == times.end() || raw_time <= 0) continue;
@@ -64,6 +75,18 @@ int run_with_ratios(int argc, char** argv) {
     }
     if (header) std::printf("(times in each benchmark's unit; ratio = cudacore / raw)\n");
     return 0;
+}
+
+int alternate(const std::string& op, std::function<void(benchmark::State&)> raw,
+              std::function<void(benchmark::State&)> ours, bool real_time, int rounds) {
+    for (int round = 1; round <= rounds; ++round) {
+        for (const auto& [side, function] : {std::pair{"raw/", &raw}, std::pair{"cudacore/", &ours}}) {
+            auto* benchmark = benchmark::RegisterBenchmark(
+                (side + op + "@" + std::to_string(round)).c_str(), *function);
+            if (real_time) benchmark->UseRealTime();
+        }
+    }
+    return rounds;
 }
 
 const char* gpu_missing_reason() {

@@ -1,5 +1,5 @@
 // Runs the registered benchmarks and prints, for each operation timed both as "raw/OP" and
-// "cudacore/OP", the ratio cudacore / raw. Use CUDACORE_BENCH_MAIN() instead of BENCHMARK_MAIN().
+// "cudacore/OP", the ratio cudacore / raw (for alternating rounds "raw/OP@k", the medians). Use CUDACORE_BENCH_MAIN() instead of BENCHMARK_MAIN().
 #pragma once
 
 #include "cudacore/device.hpp"
@@ -8,11 +8,20 @@
 
 #include <benchmark/benchmark.h>
 
+#include <functional>
 #include <optional>
+#include <string>
 
 namespace cudacore::bench {
 
 int run_with_ratios(int argc, char** argv);
+
+// Registers "raw/OP@k" and "cudacore/OP@k" for k = 1..rounds in alternating order (raw@1,
+// cudacore@1, raw@2, ...), so that drifts over a run (GPU clocks, driver pools growing, the
+// first calls' warm-up) fall on both sides alike; the ratio table takes each side's median over
+// its rounds. Call at namespace scope: `const int registered = alternate(...);`.
+int alternate(const std::string& op, std::function<void(benchmark::State&)> raw,
+              std::function<void(benchmark::State&)> ours, bool real_time, int rounds = 7);
 
 // The reason GPU benchmarks cannot run here, or empty when a GPU is present.
 const char* gpu_missing_reason();
