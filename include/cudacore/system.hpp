@@ -20,7 +20,8 @@ int driver_version();
 // The path the driver was opened from. Throws NoDriverError without one.
 std::string driver_path();
 
-// Number of CUDA devices. Throws NoDriverError when no driver is present.
+// Number of CUDA devices (asked of the driver once per process: it does not change). Throws
+// NoDriverError when no driver is present.
 int device_count();
 
 // Every device, by ordinal. Throws NoDriverError when no driver is present.

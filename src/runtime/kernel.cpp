@@ -1,4 +1,5 @@
 #include "cudacore/kernel.hpp"
+#include "cudacore/system.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
@@ -124,8 +125,7 @@ std::shared_ptr<KernelBox> make_kernel_box(
     box->library = std::move(library);
     box->parameter_count_in_code = parameter_count_in_code;
     if (query_parameters_now) box->parameters();
-    int count = 0;
-    check(driver().cuDeviceGetCount(&count), "cuDeviceGetCount", box->description);
+    const int count = system::device_count();
     box->limit_count = count;
     box->limits = std::make_unique<KernelDeviceLimits[]>(static_cast<std::size_t>(count));
     return box;
