@@ -38,12 +38,11 @@ struct GraphExecBox {
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
                                          std::shared_ptr<GraphHoldings> holdings);
 
-// Keeps `holdings` until all work of `context` has finished, then drops them, on a background
-// thread (a destructor never blocks). At exit they are leaked: the driver frees everything.
+// Keeps `holdings` until all work of `context` has finished, then drops them, on the deferred-
+// release worker (runtime/deferred_release.hpp: a destructor never blocks). At exit they are
+// leaked: the driver frees everything.
 void release_after_context_idle(std::shared_ptr<ContextBox> context,
                                 std::vector<std::shared_ptr<GraphHoldings>> holdings) noexcept;
-// Test hook: blocks until the releases queued so far are done.
-void wait_for_deferred_graph_releases();
 
 std::string describe_graph(CUgraph graph, int ordinal);
 

@@ -2,132 +2,32 @@
 
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
+#include "runtime/deferred_release.hpp"
 #include "runtime/kernel_box.hpp"
 
-#include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
-#include <deque>
-#include <mutex>
-#include <thread>
 
 namespace cudacore {
 
 namespace detail {
 
-namespace {
-
-// Drops what executable graphs held once the work of their context is done, on one background
-// thread: a launch may still run when the last handle goes, and no destructor may block.
-class DeferredReleases {
-public:
-    // False when the release cannot be deferred (process exiting, no thread); `holdings` are
-    // then left with the caller. Moved in otherwise: the worker drops them, never the destructor
-    // that queued them.
-    bool push(const std::shared_ptr<ContextBox>& context,
-              std::vector<std::shared_ptr<GraphHoldings>>& holdings) {
-        std::lock_guard lock(mutex_);
-        if (exiting_) return false;
-        if (!started_) {
-            try {
-                std::thread([this] { run(); }).detach();
-            } catch (...) {
-                return false;
-            }
-            started_ = true;
-            std::atexit([] { instance().stop_accepting(); });
-        }
-        queue_.push_back({context, std::move(holdings)});
-        ready_.notify_one();
-        return true;
-    }
-
-    void wait_until_idle() {
-        std::unique_lock lock(mutex_);
-        idle_.wait(lock, [this] { return queue_.empty() && !busy_; });
-    }
-
-    // Leaked on purpose: the thread and late destructors may use it during exit.
-    static DeferredReleases& instance() {
-        static auto* releases = new DeferredReleases;
-        return *releases;
-    }
-
-private:
-    struct Pending {
-        std::shared_ptr<ContextBox> context;
-        std::vector<std::shared_ptr<GraphHoldings>> holdings;
-    };
-
-    void stop_accepting() {
-        std::lock_guard lock(mutex_);
-        exiting_ = true;
-    }
-
-    void run() {
-        for (;;) {
-            Pending pending;
-            {
-                std::unique_lock lock(mutex_);
-                ready_.wait(lock, [this] { return !queue_.empty(); });
-                pending = std::move(queue_.front());
-                queue_.pop_front();
-                if (exiting_) {
-                    // The driver frees everything at exit: keep the objects from being released.
-                    new Pending(std::move(pending));
-                    continue;
-                }
-                busy_ = true;
-            }
-            const DriverApi* api = driver_if_loaded();
-            bool idle = true;
-            if (api && pending.context && pending.context->still_alive(*api) &&
-                api->cuCtxPushCurrent(pending.context->handle) == CUDA_SUCCESS) {
-                // Not while a capture is in progress: it would be invalidated.
-                idle = synchronize_outside_captures(*api, exiting, this);
-                CUcontext popped = nullptr;
-                api->cuCtxPopCurrent(&popped);
-            }
-            if (!idle) {
-                new Pending(std::move(pending));  // exiting: the driver frees everything
-            } else {
-                pending.holdings.clear();
-                pending.context.reset();
-            }
-            std::lock_guard lock(mutex_);
-            busy_ = false;
-            idle_.notify_all();
-        }
-    }
-
-    static bool exiting(void* self) {
-        auto* releases = static_cast<DeferredReleases*>(self);
-        std::lock_guard lock(releases->mutex_);
-        return releases->exiting_;
-    }
-
-    std::mutex mutex_;
-    std::condition_variable ready_;
-    std::condition_variable idle_;
-    std::deque<Pending> queue_;
-    bool busy_ = false;
-    bool started_ = false;
-    bool exiting_ = false;
-};
-
-}  // namespace
-
 void release_after_context_idle(std::shared_ptr<ContextBox> context,
                                 std::vector<std::shared_ptr<GraphHoldings>> holdings) noexcept {
+    // Shared between the caller and the release, so that whatever fails (a release that cannot be
+    // made, or exit) the holdings are leaked rather than freed under a graph that may still run.
+    std::shared_ptr<std::vector<std::shared_ptr<GraphHoldings>>> held;
     try {
-        if (DeferredReleases::instance().push(context, holdings)) return;
-        // Exiting (or no thread): leak rather than free what a running graph may use.
-        new std::vector<std::shared_ptr<GraphHoldings>>(std::move(holdings));
+        held = std::make_shared<std::vector<std::shared_ptr<GraphHoldings>>>(std::move(holdings));
+        defer_release({std::move(context)}, [held](bool idle) {
+            if (idle) held->clear();
+            else new auto(held);  // exiting: the driver frees everything
+        });
     } catch (...) {
+        // Out of memory: leaked (what `holdings` still has goes with the caller's vector).
+        if (held) new auto(held);
+        else new auto(std::move(holdings));
     }
 }
-
-void wait_for_deferred_graph_releases() { DeferredReleases::instance().wait_until_idle(); }
 
 GraphExecBox::~GraphExecBox() {
     const DriverApi* api = driver_if_loaded();
@@ -282,8 +182,11 @@ void GraphExec::launch(const Stream& stream) const {
             return std::string(text);
         }());
     }
-    if (!box.launched.load(std::memory_order_relaxed)) [[unlikely]]
+    if (!box.launched.load(std::memory_order_relaxed)) [[unlikely]] {
+        // Its release may now wait for this launch: the worker starts here, on a normal path.
+        detail::start_deferred_releases();
         box_->launched.store(true, std::memory_order_relaxed);
+    }
     // Launched into a capture: the graph being captured holds what this one needs.
     if (detail::captures_active()) [[unlikely]]
         for (const auto& held : box.holdings) detail::hold_for_capture(stream.handle(), held);

@@ -39,10 +39,10 @@ inline bool captures_active() noexcept {
 }
 
 // cuCtxSynchronize implicates every stream of its context, capturing ones too, and so
-// invalidates their captures whatever their mode. The background workers that wait for a context
-// before releasing (deferred library unloads and graph releases) synchronize it only through
-// synchronize_outside_captures(): with the context current, it waits until no capture begun
-// through cudacore is in progress, then synchronizes, and captures begin (under
+// invalidates their captures whatever their mode. The deferred-release worker, which waits for a
+// context before releasing (library unloads, graph holdings; deferred_release.hpp), synchronizes
+// it only through synchronize_outside_captures(): with the context current, it waits until no
+// capture begun through cudacore is in progress, then synchronizes, and captures begin (under
 // CaptureBeginGuard) only while no such synchronize runs. False when `give_up` said to stop
 // waiting (the process is exiting): nothing was synchronized. Never throws.
 bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),

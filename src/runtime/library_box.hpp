@@ -3,11 +3,10 @@
 //
 // Ownership: an ObjectCode's state and every Kernel taken from it hold the LibraryBox; the library
 // is unloaded when the last of them goes. A library that kernels were launched from is not
-// unloaded at once: a background thread first waits for the contexts those launches ran in
-// (cuCtxSynchronize), so a kernel still running after its last handle was dropped keeps its code.
-// Release errors are ignored. The background thread is started on a library's first launch
-// (never from a destructor during exit); at exit an atexit handler stops it after waiting for an
-// unload in progress, and the libraries still waiting are left to the driver, which frees them.
+// unloaded at once: the deferred-release worker (deferred_release.hpp, started on a library's
+// first launch) first waits for the contexts those launches ran in, so a kernel still running
+// after its last handle was dropped keeps its code. Release errors are ignored; libraries still
+// waiting at exit are left to the driver, which frees them.
 #pragma once
 
 #include "cudacore/kernel.hpp"
@@ -83,8 +82,6 @@ struct LazyLibrary {
 // Test hooks: how many times cuLibraryLoadData / cuLibraryUnload were called by this process.
 std::uint64_t library_load_count() noexcept;
 std::uint64_t library_unload_count() noexcept;
-// Test hook: blocks until the unloads deferred behind running kernels so far are done.
-void wait_for_deferred_unloads();
 
 // Counted cuLibraryLoadData.
 CUresult load_library_data(CUlibrary* library, const void* code, CUjit_option* options,

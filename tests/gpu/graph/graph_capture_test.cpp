@@ -7,6 +7,7 @@
 #include "cudacore/cudacore.hpp"
 #include "graph/graph_box.hpp"
 #include "graph_kernel_sources.hpp"
+#include "runtime/deferred_release.hpp"
 #include "runtime/library_box.hpp"
 
 #include <atomic>
@@ -255,7 +256,7 @@ TEST_F(GraphCapture, DeferredReleasesLeaveACaptureInProgressAlone) {
     std::optional<Kernel> kernel(code->get_kernel("add_value"));
     launch(other, kConfig, *kernel, data, 1, kCount);
 
-    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
     const auto unloads_before = detail::library_unload_count();
     GraphBuilder capture = stream().begin_capture();
     exec.reset();  // both releases are queued while the capture runs
@@ -269,8 +270,7 @@ TEST_F(GraphCapture, DeferredReleasesLeaveACaptureInProgressAlone) {
     Graph graph = capture.end();  // throws if the capture was invalidated
     EXPECT_EQ(graph.node_count(), static_cast<std::size_t>(launches));
     // Once the capture is over, the releases go ahead.
-    detail::wait_for_deferred_graph_releases();
-    detail::wait_for_deferred_unloads();
+    detail::wait_for_deferred_releases();
     EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
 }
 
@@ -342,12 +342,11 @@ TEST_F(GraphCapture, LaunchesAfterEveryOtherHandleWasDropped) {
     exec->launch(stream());
     exec.reset();  // dropped while its launch may still run: released once the device is done
     stream().sync();
-    // The release and the unload each run on a background thread (the unload after the graph's
-    // thread let go of the library): waited for, within a bound, so a leak still fails here.
+    // The graph's release runs on the deferred-release worker, and queues the unload there once
+    // it lets go of the library: waited for, within a bound, so a leak still fails here.
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     for (;;) {
-        detail::wait_for_deferred_graph_releases();
-        detail::wait_for_deferred_unloads();
+        detail::wait_for_deferred_releases();
         if (detail::library_unload_count() > unloads_before ||
             std::chrono::steady_clock::now() > deadline)
             break;

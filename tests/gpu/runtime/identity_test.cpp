@@ -10,6 +10,7 @@
 #include "cudacore/program.hpp"
 #include "kernel_sources.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/deferred_release.hpp"
 #include "runtime/library_box.hpp"
 
 #include <chrono>
@@ -152,7 +153,7 @@ TEST(HandlesGpu, ObjectCodeAndKernelHandlesAreTheDrivers) {
 TEST(HandlesGpu, KernelFromHandleKeepsTheLibraryAfterEveryOtherHandleIsGone) {
     CUDACORE_REQUIRE_GPU();
     Device(0).set_current();
-    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
     const auto unloads_before = detail::library_unload_count();
     std::optional<Kernel> kernel;
     {

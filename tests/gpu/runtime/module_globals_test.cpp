@@ -11,6 +11,7 @@
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/deferred_release.hpp"
 #include "runtime/library_box.hpp"
 
 #include <array>
@@ -121,7 +122,7 @@ TEST_F(GlobalsGpu, ManagedVariableIsHostAccessible) {
 }
 
 TEST_F(GlobalsGpu, ViewKeepsTheLibraryLoaded) {
-    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
     const auto unloads = detail::library_unload_count();
     std::optional<Buffer> view;
     {
@@ -145,7 +146,7 @@ TEST_F(GlobalsGpu, ObjectCodeFromAUserLoadedLibrary) {
     ASSERT_EQ(api.cuLibraryLoadData(&library, compiled.code().data(), nullptr, nullptr, 0, nullptr,
                                     nullptr, 0),
               CUDA_SUCCESS);
-    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
     const auto unloads = detail::library_unload_count();
     {
         // Not owned: wrapping, using and dropping it leaves it loaded.

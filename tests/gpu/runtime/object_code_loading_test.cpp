@@ -12,6 +12,7 @@
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
 #include "kernel_sources.hpp"
+#include "runtime/deferred_release.hpp"
 #include "runtime/library_box.hpp"
 #include "loader/driver_api.hpp"
 
@@ -212,7 +213,7 @@ TEST(ObjectCodeLoadingGpu, LibraryStaysLoadedWhileALaunchedKernelRunsAfterHandle
     Stream stream = device.create_stream();
     HostFlag host;
     const long long timeout_cycles = 20'000'000'000LL;  // ~10 s: the test never hangs forever
-    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
     const auto unloads_before = detail::library_unload_count();
     {
         ObjectCode code = compile(test::kSpinSource, CodeType::cubin, device.arch());
@@ -232,7 +233,7 @@ TEST(ObjectCodeLoadingGpu, LibraryStaysLoadedWhileALaunchedKernelRunsAfterHandle
 
 TEST(ObjectCodeLoadingGpu, KernelKeepsItsLibraryAfterTheObjectCodeIsDropped) {
     CUDACORE_REQUIRE_GPU();
-    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
     const auto unloads_before = detail::library_unload_count();
     std::optional<Kernel> kernel;
     {
@@ -247,7 +248,7 @@ TEST(ObjectCodeLoadingGpu, KernelKeepsItsLibraryAfterTheObjectCodeIsDropped) {
 
 TEST(ObjectCodeLoadingGpu, UnlaunchedLibraryIsUnloadedAtOnce) {
     CUDACORE_REQUIRE_GPU();
-    detail::wait_for_deferred_unloads();  // earlier tests' libraries leave first
+    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
     const auto unloads_before = detail::library_unload_count();
     {
         ObjectCode code = compile(test::kSaxpySource, CodeType::cubin, device_arch());

@@ -1,0 +1,144 @@
+#include "runtime/deferred_release.hpp"
+
+#include "runtime/capture_registry.hpp"
+
+#include <condition_variable>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace cudacore::detail {
+
+namespace {
+
+class DeferredReleases {
+public:
+    void start() {
+        std::lock_guard lock(mutex_);
+        if (started_ || exiting_ || start_failed_) return;
+        try {
+            std::thread([this] { run(); }).detach();
+        } catch (...) {
+            start_failed_ = true;  // releases then leave their objects to the driver
+            return;
+        }
+        started_ = true;
+        std::atexit([] { instance().stop_accepting(); });
+    }
+
+    // False when it cannot be queued (no worker, or exit has begun). Never starts a thread.
+    bool push(std::vector<std::shared_ptr<ContextBox>>& contexts,
+              std::function<void(bool)>& release) {
+        std::lock_guard lock(mutex_);
+        if (exiting_ || !started_) return false;
+        queue_.emplace_back();  // may throw: nothing is taken from the caller before
+        queue_.back().contexts = std::move(contexts);
+        queue_.back().release = std::move(release);
+        ready_.notify_one();
+        return true;
+    }
+
+    void wait_until_idle() {
+        std::unique_lock lock(mutex_);
+        idle_.wait(lock, [this] { return (queue_.empty() || exiting_) && !busy_; });
+    }
+
+    // Leaked on purpose: the thread and late destructors may use it during exit.
+    static DeferredReleases& instance() {
+        static auto* releases = new DeferredReleases;
+        return *releases;
+    }
+
+private:
+    struct Pending {
+        std::vector<std::shared_ptr<ContextBox>> contexts;
+        std::function<void(bool)> release;
+    };
+
+    // At exit: no new work, and no exit past a release in progress.
+    void stop_accepting() {
+        std::unique_lock lock(mutex_);
+        exiting_ = true;
+        ready_.notify_all();
+        idle_.wait(lock, [this] { return !busy_; });
+    }
+
+    void run() {
+        for (;;) {
+            Pending pending;
+            {
+                std::unique_lock lock(mutex_);
+                ready_.wait(lock, [this] { return !queue_.empty() || exiting_; });
+                // Exiting: the queue stays as it is (this object is never destroyed), so nothing
+                // is released while the driver shuts down.
+                if (exiting_) {
+                    idle_.notify_all();
+                    return;
+                }
+                pending = std::move(queue_.front());
+                queue_.pop_front();
+                busy_ = true;
+            }
+            bool idle = false;
+            if (const DriverApi* api = driver_if_loaded()) {
+                idle = true;
+                for (const auto& context : pending.contexts) {
+                    // A context destroyed under us (a device reset) has no work left.
+                    if (!context || !context->still_alive(*api) ||
+                        api->cuCtxPushCurrent(context->handle) != CUDA_SUCCESS)
+                        continue;
+                    // Not while a capture is in progress: it would be invalidated.
+                    idle = synchronize_outside_captures(*api, exiting, this) && idle;
+                    CUcontext popped = nullptr;
+                    api->cuCtxPopCurrent(&popped);
+                }
+            }
+            try {
+                pending.release(idle);
+            } catch (...) {
+                // A release never throws; nothing to report it to.
+            }
+            pending = {};  // what it held goes here, on this thread (primary contexts last)
+            std::lock_guard lock(mutex_);
+            busy_ = false;
+            idle_.notify_all();
+        }
+    }
+
+    static bool exiting(void* self) {
+        auto* releases = static_cast<DeferredReleases*>(self);
+        std::lock_guard lock(releases->mutex_);
+        return releases->exiting_;
+    }
+
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    std::condition_variable idle_;
+    std::deque<Pending> queue_;
+    bool busy_ = false;
+    bool started_ = false;
+    bool start_failed_ = false;
+    bool exiting_ = false;
+};
+
+}  // namespace
+
+void start_deferred_releases() { DeferredReleases::instance().start(); }
+
+void defer_release(std::vector<std::shared_ptr<ContextBox>> contexts,
+                   std::function<void(bool idle)> release) noexcept {
+    try {
+        if (DeferredReleases::instance().push(contexts, release)) return;
+    } catch (...) {
+        // Out of memory queueing: as if it could not be queued.
+    }
+    try {
+        if (release) release(false);
+    } catch (...) {
+    }
+}
+
+void wait_for_deferred_releases() { DeferredReleases::instance().wait_until_idle(); }
+
+}  // namespace cudacore::detail
