@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,19 @@ struct GraphBox {
 struct GraphExecBox {
     CUgraphExec handle = nullptr;
     std::shared_ptr<ContextBox> context;
-    // The holdings of the graph it was made from (or last updated from), then `own`: what
-    // per-node updates brought in (kernels' libraries).
-    std::vector<std::shared_ptr<GraphHoldings>> holdings;
-    std::shared_ptr<GraphHoldings> own = std::make_shared<GraphHoldings>();
+    // The holdings of the graph it was made from (or last updated from).
+    std::shared_ptr<GraphHoldings> graph_holdings;
+    // What per-node updates brought in (kernels' libraries): made by the first one, under
+    // own_mutex (most executable graphs never need it).
+    std::shared_ptr<GraphHoldings> own;
+    mutable std::mutex own_mutex;
     std::atomic<bool> launched{false};
     ~GraphExecBox();
+    // `own`, read under its mutex (null when no update brought anything in).
+    std::shared_ptr<GraphHoldings> own_holdings() const {
+        std::lock_guard lock(own_mutex);
+        return own;
+    }
 };
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,

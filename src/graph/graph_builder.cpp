@@ -39,18 +39,25 @@ struct CaptureState {
     std::shared_ptr<GraphHoldings> holdings;
     std::shared_ptr<ContextBox> context;
     CaptureMode mode = CaptureMode::relaxed;
-    std::vector<std::shared_ptr<StreamBox>> streams;         // registered, unregistered at the end
+    // Registered, unregistered at the end: the first (the builder's own) apart, since most
+    // captures have no other.
+    std::shared_ptr<StreamBox> first_stream;
+    std::vector<std::shared_ptr<StreamBox>> more_streams;
     std::vector<std::shared_ptr<StreamBox>> unjoined_forks;  // split, not joined yet
     std::vector<std::shared_ptr<StreamBox>> open_bodies;     // body builders not ended yet
     std::shared_ptr<CaptureState> parent;                    // for a body's capture
 
     void register_stream(const std::shared_ptr<StreamBox>& stream) {
+        if (first_stream) more_streams.reserve(more_streams.size() + 1);  // no throw once registered
         register_capture_stream(stream->handle, 0, holdings);  // id asked when needed
-        streams.push_back(stream);
+        if (!first_stream) first_stream = stream;
+        else more_streams.push_back(stream);
     }
     void unregister_all() noexcept {
-        for (const auto& stream : streams) unregister_capture_stream(stream->handle);
-        streams.clear();
+        if (first_stream) unregister_capture_stream(first_stream->handle);
+        for (const auto& stream : more_streams) unregister_capture_stream(stream->handle);
+        first_stream.reset();
+        more_streams.clear();
     }
     // A body builder's capture is over: its parent no longer waits for it.
     void body_ended(const std::shared_ptr<StreamBox>& stream) noexcept {
@@ -230,6 +237,8 @@ Graph GraphBuilder::end() {
         detail::throw_driver_error(status, "cuStreamEndCapture", text);
     }
     if (self.kind == BuilderKind::body) return Graph(self.body);
+    if (ended.use_count() == 1)  // nothing else reads the ended capture: its references move
+        return Graph(detail::make_graph_box(graph, std::move(ended->context), std::move(ended->holdings)));
     return Graph(detail::make_graph_box(graph, ended->context, ended->holdings));
 }
 

@@ -6,6 +6,8 @@
 #include "runtime/kernel_box.hpp"
 
 #include <cstdio>
+#include <new>
+#include <utility>
 
 namespace cudacore {
 
@@ -23,9 +25,10 @@ void release_after_context_idle(std::shared_ptr<ContextBox> context,
             else new auto(held);  // exiting: the driver frees everything
         });
     } catch (...) {
-        // Out of memory: leaked (what `holdings` still has goes with the caller's vector).
-        if (held) new auto(held);
-        else new auto(std::move(holdings));
+        // Out of memory: leaked (held, or what `holdings` still has).
+        using Held = std::vector<std::shared_ptr<GraphHoldings>>;
+        if (held) new (std::nothrow) std::shared_ptr<Held>(std::move(held));
+        else new (std::nothrow) Held(std::move(holdings));
     }
 }
 
@@ -33,10 +36,20 @@ GraphExecBox::~GraphExecBox() {
     const DriverApi* api = driver_if_loaded();
     if (handle && api && (!context || context->still_alive(*api)))
         api->cuGraphExecDestroy(handle);  // a running launch finishes first (driver's rule)
-    bool any = false;
-    for (const auto& held : holdings) any = any || (held && held->size() > 0);
-    if (launched.load(std::memory_order_relaxed) && any && api)
-        release_after_context_idle(context, std::move(holdings));
+    const bool any = (graph_holdings && graph_holdings->size() > 0) || (own && own->size() > 0);
+    if (!launched.load(std::memory_order_relaxed) || !any || !api) return;
+    std::vector<std::shared_ptr<GraphHoldings>> held;
+    try {
+        held.reserve(2);
+    } catch (...) {
+        // Out of memory: leaked rather than freed under a launch that may still run.
+        new (std::nothrow) std::shared_ptr<GraphHoldings>(std::move(graph_holdings));
+        new (std::nothrow) std::shared_ptr<GraphHoldings>(std::move(own));
+        return;
+    }
+    held.push_back(std::move(graph_holdings));
+    held.push_back(std::move(own));
+    release_after_context_idle(context, std::move(held));
 }
 
 }  // namespace detail
@@ -160,7 +173,7 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
     auto box = std::make_shared<detail::GraphExecBox>();
     box->handle = exec;
     box->context = box_->context;
-    box->holdings = {box_->holdings, box->own};
+    box->graph_holdings = box_->holdings;
     return GraphExec(std::move(box));
 }
 
@@ -188,8 +201,10 @@ void GraphExec::launch(const Stream& stream) const {
         box_->launched.store(true, std::memory_order_relaxed);
     }
     // Launched into a capture: the graph being captured holds what this one needs.
-    if (detail::captures_active()) [[unlikely]]
-        for (const auto& held : box.holdings) detail::hold_for_capture(stream.handle(), held);
+    if (detail::captures_active()) [[unlikely]] {
+        detail::hold_for_capture(stream.handle(), box.graph_holdings);
+        if (auto own = box.own_holdings()) detail::hold_for_capture(stream.handle(), own);
+    }
 }
 
 void GraphExec::upload(const Stream& stream) const {
@@ -218,11 +233,10 @@ void GraphExec::update(const Graph& graph) {
     detail::check(status, "cuGraphExecUpdate",
                   [&] { return graph.description() + " into " + describe_exec(box); });
     // From now on the new graph's objects are needed; the old ones only by launches in flight.
-    std::vector<std::shared_ptr<detail::GraphHoldings>> previous = {graph.box()->holdings,
-                                                                    box_->own};
-    previous.swap(box_->holdings);
+    std::shared_ptr<detail::GraphHoldings> previous =
+        std::exchange(box_->graph_holdings, graph.box()->holdings);
     if (box.launched.load(std::memory_order_relaxed))
-        detail::release_after_context_idle(box.context, std::move(previous));
+        detail::release_after_context_idle(box.context, {std::move(previous)});
 }
 
 void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
@@ -249,7 +263,11 @@ void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, cons
         detail::driver().cuGraphExecKernelNodeSetParams(box.handle, node.handle(), &params),
         "cuGraphExecKernelNodeSetParams",
         [&] { return kernel.description() + " in " + describe_exec(box); });
-    if (kernel.box()->library) box.own->add(kernel.box()->library);
+    if (kernel.box()->library) {
+        std::lock_guard lock(box.own_mutex);
+        if (!box_->own) box_->own = std::make_shared<detail::GraphHoldings>();
+        box_->own->add(kernel.box()->library);
+    }
 }
 
 }  // namespace cudacore
