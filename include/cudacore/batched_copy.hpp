@@ -1,9 +1,9 @@
 // Many buffer-to-buffer copies enqueued at once, which costs far less than one cuMemcpyAsync
 // per pair when the copies are small.
 //
-// How: pairs of up to 64 KiB whose two buffers are memory of the stream's device (device pools,
-// managed and virtual memory of that device) are copied by cudacore's own kernels, one launch per
-// 1,360 pairs, with the pairs passed in the launch's parameters (nothing uploaded first, so it
+// How: pairs of up to copy_batch_kernel_limit bytes whose two buffers are memory of the stream's
+// device (device pools, managed and virtual memory of that device) are copied by cudacore's own
+// kernels, one launch per 1,360 pairs, with the pairs passed in the launch's parameters (nothing uploaded first, so it
 // is valid inside a stream capture too). The other pairs (larger ones, host memory, another
 // device's memory, buffers without that information) go to the copy engines in one
 // cuMemcpyBatchAsync. With `prefer_overlap_with_compute` every pair goes to the copy engines.
@@ -23,6 +23,8 @@
 
 #include "cudacore/buffer.hpp"
 
+#include <cstddef>
+
 #include <span>
 
 namespace cudacore {
@@ -33,6 +35,10 @@ struct BufferCopy {
     Buffer source;
     Buffer destination;
 };
+
+// The largest pair cudacore's kernels copy (one warp a pair): larger ones go to the copy engines,
+// which copy one faster than a warp does.
+inline constexpr std::size_t copy_batch_kernel_limit = 4096;
 
 struct BatchedCopyOptions {
     // Every pair to the copy engines (no kernel), with CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE:

@@ -19,9 +19,9 @@ std::string describe_pair(std::size_t index, const BufferCopy& copy) {
            copy.destination.description();
 }
 
-// Pairs up to this size are copied by the kernels; larger ones by the copy engines, which reach
-// full bandwidth where one warp per pair would not.
-constexpr std::size_t kernel_copy_limit = std::size_t{64} << 10;
+// Pairs up to copy_batch_kernel_limit go to the kernels. A warp copies 512 bytes per round trip
+// to memory, so a 4 KiB pair takes it about as long as the copy engines take for one pair; a
+// copy engine copies anything larger faster.
 // The kernels' capacities (src/memory/device/batched_copy_kernels.cu), smallest first, and the
 // launch shape: one warp per pair, four warps a block.
 constexpr std::size_t kernel_capacities[] = {32, 256, 1360};
@@ -67,7 +67,7 @@ const CUkernel* copy_kernels(const detail::DriverApi& api) {
 bool kernel_can_copy(const BufferCopy& copy, int ordinal) noexcept {
     const detail::BufferBox& source = *copy.source.box();
     const detail::BufferBox& destination = *copy.destination.box();
-    return source.size <= kernel_copy_limit && source.device_accessible &&
+    return source.size <= copy_batch_kernel_limit && source.device_accessible &&
            destination.device_accessible && source.device_ordinal == ordinal &&
            destination.device_ordinal == ordinal;
 }

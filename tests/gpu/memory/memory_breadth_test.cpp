@@ -184,7 +184,7 @@ TEST(BatchedCopyGpu, KernelAndDriverRoutesInOneBatch) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     Stream stream = device.create_stream();
-    constexpr std::size_t size = 2 * MiB, limit = 64 * 1024;
+    constexpr std::size_t size = 2 * MiB, limit = copy_batch_kernel_limit;
     const std::vector<std::uint8_t> source_bytes = byte_pattern(size, 3);
     Buffer source = device.allocate(size, stream);
     Buffer destination = device.allocate(size, stream);
