@@ -8,6 +8,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -22,6 +23,26 @@ int run_with_ratios(int argc, char** argv);
 // its rounds. Call at namespace scope: `const int registered = alternate(...);`.
 int alternate(const std::string& op, std::function<void(benchmark::State&)> raw,
               std::function<void(benchmark::State&)> ours, bool real_time, int rounds = 7);
+
+// Launches per timed burst in the launch benchmarks: below the driver's launch queue depth, so
+// a burst measures enqueueing, not waiting for room in the queue.
+inline constexpr int launch_burst = 256;
+
+// Times `burst()` (launch_burst launches on `stream`) per iteration with the host clock (use with
+// UseManualTime), draining the stream outside the timing; reports ns_per_launch.
+template <class Burst>
+void time_launch_bursts(benchmark::State& state, const Stream& stream, Burst&& burst) {
+    for (auto _ : state) {
+        const auto start = std::chrono::steady_clock::now();
+        burst();
+        const auto end = std::chrono::steady_clock::now();
+        state.SetIterationTime(std::chrono::duration<double>(end - start).count());
+        stream.sync();
+    }
+    state.SetItemsProcessed(state.iterations() * launch_burst);
+    state.counters["ns_per_launch"] = benchmark::Counter(
+        state.iterations() * launch_burst, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
 
 // The reason GPU benchmarks cannot run here, or empty when a GPU is present.
 const char* gpu_missing_reason();

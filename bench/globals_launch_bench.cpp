@@ -22,8 +22,6 @@ namespace {
 
 using namespace cudacore;
 
-constexpr int kBurst = 256;
-
 constexpr const char* kSource = R"(
 #include <cuda_device_runtime_api.h>
 __device__ int counter;
@@ -102,20 +100,6 @@ void cudacore_get_global(benchmark::State& state) {
     }
 }
 
-template <class Burst>
-void run_bursts(benchmark::State& state, Burst&& burst) {
-    Fixture& f = Fixture::get();
-    for (auto _ : state) {
-        const auto start = std::chrono::steady_clock::now();
-        burst();
-        const auto end = std::chrono::steady_clock::now();
-        state.SetIterationTime(std::chrono::duration<double>(end - start).count());
-        f.stream->sync();
-    }
-    state.counters["ns_per_launch"] = benchmark::Counter(
-        state.iterations() * kBurst, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
-
 void raw_launch_attributes(benchmark::State& state) {
     if (skip_without_hopper(state)) return;
     Fixture& f = Fixture::get();
@@ -133,8 +117,8 @@ void raw_launch_attributes(benchmark::State& state) {
     config.attrs = attributes;
     config.numAttrs = 2;
     auto function = reinterpret_cast<CUfunction>(f.empty->handle());
-    run_bursts(state, [&] {
-        for (int i = 0; i < kBurst; ++i)
+    bench::time_launch_bursts(state, *f.stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i)
             detail::check(api.cuLaunchKernelEx(&config, function, nullptr, nullptr),
                           "cuLaunchKernelEx");
     });
@@ -146,8 +130,8 @@ void cudacore_launch_attributes(benchmark::State& state) {
     LaunchConfig config{.grid = 1, .block = 32};
     config.priority = 0;
     config.programmatic_stream_serialization = true;
-    run_bursts(state, [&] {
-        for (int i = 0; i < kBurst; ++i) launch(*f.stream, config, *f.empty);
+    bench::time_launch_bursts(state, *f.stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i) launch(*f.stream, config, *f.empty);
     });
 }
 

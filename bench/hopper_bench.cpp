@@ -1,7 +1,7 @@
 // Green contexts and tensor maps: the cost of a launch on a green context's stream, of a launch
 // that passes a TensorMap (a 128-byte descriptor by value), and of encoding a TensorMap (host-side
 // checks plus cuTensorMapEncodeTiled), each beside the raw driver call. Launch rows time bursts of
-// kBurst launches with the host clock, the stream drained outside the timed region.
+// bench::launch_burst launches with the host clock, the stream drained outside the timed region.
 #include "bench_support.hpp"
 
 #include "cudacore/device.hpp"
@@ -18,8 +18,6 @@
 namespace {
 
 using namespace cudacore;
-
-constexpr int kBurst = 256;
 
 constexpr const char* kSource = R"(
 struct alignas(64) TensorMapBytes { unsigned long long opaque[16]; };
@@ -65,28 +63,14 @@ private:
 
 using bench::skip_without_gpu;
 
-template <class Burst>
-void run_bursts(benchmark::State& state, const Stream& stream, Burst&& burst) {
-    for (auto _ : state) {
-        const auto start = std::chrono::steady_clock::now();
-        burst();
-        const auto end = std::chrono::steady_clock::now();
-        state.SetIterationTime(std::chrono::duration<double>(end - start).count());
-        stream.sync();
-    }
-    state.SetItemsProcessed(state.iterations() * kBurst);
-    state.counters["ns_per_launch"] = benchmark::Counter(
-        state.iterations() * kBurst, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
-
 void raw_green_launch(benchmark::State& state) {
     if (skip_without_gpu(state)) return;
     Fixture& f = Fixture::get();
     const auto& api = detail::driver();
     auto function = reinterpret_cast<CUfunction>(f.empty->handle());
     CUstream stream = f.green_stream->handle();
-    run_bursts(state, *f.green_stream, [&] {
-        for (int i = 0; i < kBurst; ++i)
+    bench::time_launch_bursts(state, *f.green_stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i)
             detail::check(api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, nullptr,
                                              nullptr),
                           "cuLaunchKernel");
@@ -97,8 +81,8 @@ void cudacore_green_launch(benchmark::State& state) {
     if (skip_without_gpu(state)) return;
     Fixture& f = Fixture::get();
     const LaunchConfig config{.grid = 1, .block = 32};
-    run_bursts(state, *f.green_stream, [&] {
-        for (int i = 0; i < kBurst; ++i) launch(*f.green_stream, config, *f.empty);
+    bench::time_launch_bursts(state, *f.green_stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i) launch(*f.green_stream, config, *f.empty);
     });
 }
 
@@ -111,8 +95,8 @@ void raw_tensor_map_launch(benchmark::State& state) {
     CUtensorMap descriptor = f.map->descriptor();
     int x = 3;
     void* args[] = {&descriptor, &x};
-    run_bursts(state, *f.stream, [&] {
-        for (int i = 0; i < kBurst; ++i)
+    bench::time_launch_bursts(state, *f.stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i)
             detail::check(api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, args, nullptr),
                           "cuLaunchKernel");
     });
@@ -122,8 +106,8 @@ void cudacore_tensor_map_launch(benchmark::State& state) {
     if (skip_without_gpu(state)) return;
     Fixture& f = Fixture::get();
     const LaunchConfig config{.grid = 1, .block = 32};
-    run_bursts(state, *f.stream, [&] {
-        for (int i = 0; i < kBurst; ++i) launch(*f.stream, config, *f.with_map, *f.map, 3);
+    bench::time_launch_bursts(state, *f.stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i) launch(*f.stream, config, *f.with_map, *f.map, 3);
     });
 }
 

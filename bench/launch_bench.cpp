@@ -1,5 +1,5 @@
-// Launch cost, enqueue only: bursts of kBurst launches (below the launch queue depth) timed with
-// the host clock, the stream drained outside the timed region. raw/... calls cuLaunchKernel with
+// Launch cost, enqueue only: bursts of bench::launch_burst launches (below the launch queue
+// depth) timed with the host clock, the stream drained outside the timed region. raw/... calls cuLaunchKernel with
 // the same CUkernel and argument pointers; cudacore/... goes through launch() (argument and config
 // checks included). Also the cost of a repeated get_kernel (cached; target under 100 ns).
 #include "bench_support.hpp"
@@ -16,8 +16,6 @@
 namespace {
 
 using namespace cudacore;
-
-constexpr int kBurst = 256;
 
 constexpr const char* kSource = R"(
 struct Pair { int i; double d; };
@@ -56,30 +54,14 @@ private:
 
 using bench::skip_without_gpu;
 
-// Times `burst()` (kBurst launches) per iteration; synchronises outside the timing.
-template <class Burst>
-void run_bursts(benchmark::State& state, Burst&& burst) {
-    Fixture& f = Fixture::get();
-    for (auto _ : state) {
-        const auto start = std::chrono::steady_clock::now();
-        burst();
-        const auto end = std::chrono::steady_clock::now();
-        state.SetIterationTime(std::chrono::duration<double>(end - start).count());
-        f.stream->sync();
-    }
-    state.SetItemsProcessed(state.iterations() * kBurst);
-    state.counters["ns_per_launch"] = benchmark::Counter(
-        state.iterations() * kBurst, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-}
-
 void raw_empty(benchmark::State& state) {
     if (skip_without_gpu(state)) return;
     Fixture& f = Fixture::get();
     const auto& api = detail::driver();
     auto function = reinterpret_cast<CUfunction>(f.empty->handle());
     CUstream stream = f.stream->handle();
-    run_bursts(state, [&] {
-        for (int i = 0; i < kBurst; ++i)
+    bench::time_launch_bursts(state, *f.stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i)
             detail::check(api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, nullptr, nullptr),
                           "cuLaunchKernel");
     });
@@ -89,8 +71,8 @@ void cudacore_empty(benchmark::State& state) {
     if (skip_without_gpu(state)) return;
     Fixture& f = Fixture::get();
     const LaunchConfig config{.grid = 1, .block = 32};
-    run_bursts(state, [&] {
-        for (int i = 0; i < kBurst; ++i) launch(*f.stream, config, *f.empty);
+    bench::time_launch_bursts(state, *f.stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i) launch(*f.stream, config, *f.empty);
     });
 }
 
@@ -109,8 +91,8 @@ void raw_eight(benchmark::State& state) {
     float fl = 6;
     CUdeviceptr out = f.scratch + 32;
     void* args[] = {&a, &b, &in, &c, &p, &u, &fl, &out};
-    run_bursts(state, [&] {
-        for (int i = 0; i < kBurst; ++i)
+    bench::time_launch_bursts(state, *f.stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i)
             detail::check(api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, stream, args, nullptr),
                           "cuLaunchKernel");
     });
@@ -123,8 +105,8 @@ void cudacore_eight(benchmark::State& state) {
     const auto* in = reinterpret_cast<const int*>(f.scratch);
     auto* out = reinterpret_cast<double*>(f.scratch + 32);
     const Pair p{3, 4};
-    run_bursts(state, [&] {
-        for (int i = 0; i < kBurst; ++i)
+    bench::time_launch_bursts(state, *f.stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i)
             launch(*f.stream, config, *f.eight, 1, 2.0, in, 'c', p, 5ull, 6.0f, out);
     });
 }
@@ -137,8 +119,8 @@ void cudacore_eight_typed(benchmark::State& state) {
     const LaunchConfig config{.grid = 1, .block = 32};
     const auto* in = reinterpret_cast<const int*>(f.scratch);
     auto* out = reinterpret_cast<double*>(f.scratch + 32);
-    run_bursts(state, [&] {
-        for (int i = 0; i < kBurst; ++i)
+    bench::time_launch_bursts(state, *f.stream, [&] {
+        for (int i = 0; i < bench::launch_burst; ++i)
             launch(*f.stream, config, typed, 1, 2.0, in, 'c', Pair{3, 4}, 5ull, 6.0f, out);
     });
 }
