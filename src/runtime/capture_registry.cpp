@@ -161,11 +161,8 @@ bool held_last_for_capture(CUstream stream, const void* object) noexcept {
            last_held.generation == registry_generation.load(std::memory_order_acquire);
 }
 
-void hold_for_capture(CUstream stream, std::shared_ptr<const void> object) noexcept {
+void hold_for_capture_now(CUstream stream, std::shared_ptr<const void> object) noexcept {
     const std::uint64_t generation = registry_generation.load(std::memory_order_acquire);
-    if (last_held.stream == stream && last_held.object == object.get() &&
-        last_held.generation == generation)
-        return;  // held already by this very capture
     try {
         if (auto holdings = capture_holdings(stream)) {
             const void* raw = object.get();

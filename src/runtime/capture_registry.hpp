@@ -66,19 +66,20 @@ void unregister_capture_stream(CUstream stream) noexcept;
 // capture was not begun through cudacore).
 std::shared_ptr<GraphHoldings> capture_holdings(CUstream stream);
 
-// Adds `object` to the holdings of the capture `stream` takes part in, if any. Never throws.
-void hold_for_capture(CUstream stream, std::shared_ptr<const void> object) noexcept;
-
 // True when this thread added `object` to the capture of `stream` last, and no stream was
 // registered or unregistered since: holding it again would change nothing.
 bool held_last_for_capture(CUstream stream, const void* object) noexcept;
+// Adds `object` to the holdings of the capture `stream` takes part in, if any (no repeat check:
+// see hold_for_capture). Never throws.
+void hold_for_capture_now(CUstream stream, std::shared_ptr<const void> object) noexcept;
 
-// The same for a typed object: a repeat (a capture launching one kernel many times) copies no
-// shared_ptr, so it costs no atomic reference count.
+// Adds `object` to the holdings of the capture `stream` takes part in, if any. A repeat (a
+// capture launching one kernel many times) copies no shared_ptr, so it costs no atomic reference
+// count. Never throws.
 template <class T>
 void hold_for_capture(CUstream stream, const std::shared_ptr<T>& object) noexcept {
     if (held_last_for_capture(stream, object.get())) return;
-    hold_for_capture(stream, std::shared_ptr<const void>(object));
+    hold_for_capture_now(stream, std::shared_ptr<const void>(object));
 }
 
 }  // namespace cudacore::detail

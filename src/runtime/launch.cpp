@@ -1,5 +1,6 @@
 #include "cudacore/launch.hpp"
 
+#include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "runtime/capture_registry.hpp"
 #include "runtime/driver_launch_config.hpp"
@@ -72,10 +73,6 @@ DeviceFeature& cooperative_launch() {
     static DeviceFeature feature(CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH);
     return feature;
 }
-DeviceFeature& compute_capability_major() {
-    static DeviceFeature feature(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-    return feature;
-}
 DeviceFeature& stream_priorities() {
     static DeviceFeature feature(CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED);
     return feature;
@@ -96,7 +93,7 @@ DeviceFeature& persisting_l2_cache() {
 void check_launch_attributes(const KernelBox& kernel, const LaunchConfig& config,
                              const ContextBox& context) {
     const int ordinal = context.ordinal;
-    const bool hopper = compute_capability_major().value(ordinal, context.device) >= 9;
+    const bool hopper = Device(ordinal).compute_capability().major >= 9;
     auto need_hopper = [&](bool used, const char* name) {
         if (used && !hopper)
             config_error(kernel, config, ordinal,

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 #include <stdexcept>
 
 namespace cudacore::test {
@@ -188,6 +189,15 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
+}
+
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > end) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
 }
 
 std::string read_file(const std::filesystem::path& path) {

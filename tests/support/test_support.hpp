@@ -6,8 +6,10 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/kernel.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <string>
@@ -25,7 +27,6 @@ std::string gpu_unavailable_reason();
         if (!reason_.empty()) GTEST_SKIP() << "no GPU: " << reason_;            \
     } while (0)
 
-// The folder of the running test executable; helper programs are built beside it.
 // Runs `kernel` (kSaxpySource's saxpy, from any code) on n random floats on device 0 and
 // returns how many results differ from the CPU's.
 std::size_t saxpy_mismatches(const Kernel& kernel, std::size_t n);
@@ -43,6 +44,11 @@ void expect_invalid(Call&& call, std::initializer_list<const char*> parts) {
     }
 }
 
+// Asks `done` every few milliseconds until it says true (true) or `limit` has passed (false):
+// for work that background threads finish.
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit);
+
+// The folder of the running test executable; helper programs are built beside it.
 std::filesystem::path executable_dir();
 // A helper program built from tests/helpers/NAME.cpp.
 std::filesystem::path helper_path(const std::string& name);

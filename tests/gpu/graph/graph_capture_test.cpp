@@ -344,14 +344,12 @@ TEST_F(GraphCapture, LaunchesAfterEveryOtherHandleWasDropped) {
     stream().sync();
     // The graph's release runs on the deferred-release worker, and queues the unload there once
     // it lets go of the library: waited for, within a bound, so a leak still fails here.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    for (;;) {
-        detail::wait_for_deferred_releases();
-        if (detail::library_unload_count() > unloads_before ||
-            std::chrono::steady_clock::now() > deadline)
-            break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    test::wait_until(
+        [&] {
+            detail::wait_for_deferred_releases();
+            return detail::library_unload_count() > unloads_before;
+        },
+        std::chrono::seconds(10));
     EXPECT_EQ(detail::library_unload_count(), unloads_before + 1)
         << "the library of a dropped executable graph was not unloaded within 10 s";
     EXPECT_EQ(values(host), std::vector<int>(kCount, 42));

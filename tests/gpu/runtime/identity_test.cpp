@@ -30,15 +30,6 @@ using namespace cudacore;
 using test::saxpy_mismatches;
 using namespace std::chrono_literals;
 
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > end) return false;
-        std::this_thread::sleep_for(5ms);
-    }
-    return true;
-}
-
 ObjectCode compile(const char* source, CodeType target, const std::vector<std::string>& names = {},
                    bool relocatable = false, const char* name = "identity_code") {
     ProgramOptions options;
@@ -168,7 +159,8 @@ TEST(HandlesGpu, KernelFromHandleKeepsTheLibraryAfterEveryOtherHandleIsGone) {
     EXPECT_EQ(detail::library_unload_count(), unloads_before) << "unloaded under a live Kernel";
     EXPECT_EQ(saxpy_mismatches(*kernel, 10'000), 0u);
     kernel.reset();
-    EXPECT_TRUE(wait_until([&] { return detail::library_unload_count() > unloads_before; }, 10s));
+    EXPECT_TRUE(
+        test::wait_until([&] { return detail::library_unload_count() > unloads_before; }, 10s));
 }
 
 TEST(HandlesGpu, KernelFromHandleRefusesAKernelOfAnotherLibrary) {

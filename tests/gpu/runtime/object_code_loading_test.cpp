@@ -197,15 +197,6 @@ struct HostFlag {
     int read_result() const { return std::atomic_ref<int>(pointer[1]).load(); }
 };
 
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > end) return false;
-        std::this_thread::sleep_for(5ms);
-    }
-    return true;
-}
-
 TEST(ObjectCodeLoadingGpu, LibraryStaysLoadedWhileALaunchedKernelRunsAfterHandlesAreDropped) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
@@ -228,7 +219,8 @@ TEST(ObjectCodeLoadingGpu, LibraryStaysLoadedWhileALaunchedKernelRunsAfterHandle
     stream.sync();
     EXPECT_EQ(host.read_result(), 42);
     // Now that the kernel is done, the library goes.
-    EXPECT_TRUE(wait_until([&] { return detail::library_unload_count() > unloads_before; }, 10s));
+    EXPECT_TRUE(
+        test::wait_until([&] { return detail::library_unload_count() > unloads_before; }, 10s));
 }
 
 TEST(ObjectCodeLoadingGpu, KernelKeepsItsLibraryAfterTheObjectCodeIsDropped) {
@@ -243,7 +235,8 @@ TEST(ObjectCodeLoadingGpu, KernelKeepsItsLibraryAfterTheObjectCodeIsDropped) {
     EXPECT_EQ(detail::library_unload_count(), unloads_before);
     EXPECT_EQ(saxpy_mismatches(*kernel, 10000), 0u);
     kernel.reset();
-    EXPECT_TRUE(wait_until([&] { return detail::library_unload_count() > unloads_before; }, 10s));
+    EXPECT_TRUE(
+        test::wait_until([&] { return detail::library_unload_count() > unloads_before; }, 10s));
 }
 
 TEST(ObjectCodeLoadingGpu, UnlaunchedLibraryIsUnloadedAtOnce) {
