@@ -5,6 +5,7 @@
 
 #include "cudacore/errors.hpp"
 #include "cudacore/kernel.hpp"
+#include "cudacore/warnings.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -43,6 +44,18 @@ void expect_invalid(Call&& call, std::initializer_list<const char*> parts) {
                 << "missing \"" << part << "\" in: " << e.what();
     }
 }
+
+// Collects the warnings cudacore reports while alive (the handler before it is put back after).
+struct WarningLog {
+    WarningLog() {
+        previous = set_warning_handler([this](const Warning& warning) { seen.push_back(warning); });
+    }
+    ~WarningLog() { set_warning_handler(previous); }
+    WarningLog(const WarningLog&) = delete;
+    WarningLog& operator=(const WarningLog&) = delete;
+    std::vector<Warning> seen;
+    WarningHandler previous;
+};
 
 // Asks `done` every few milliseconds until it says true (true) or `limit` has passed (false):
 // for work that background threads finish.

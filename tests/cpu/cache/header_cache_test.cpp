@@ -37,16 +37,6 @@ void write_header(const test::TempDir& dir, int value) {
                      "#define STORED_VALUE " + std::to_string(value) + "\n");
 }
 
-// Collects warnings while alive.
-struct WarningLog {
-    WarningLog() {
-        previous = set_warning_handler([this](const Warning& warning) { seen.push_back(warning); });
-    }
-    ~WarningLog() { set_warning_handler(previous); }
-    std::vector<Warning> seen;
-    WarningHandler previous;
-};
-
 TEST(HeaderCache, CompileReportsTheHeadersItRead) {
     test::TempDir dir;
     write_header(dir, 7);
@@ -194,7 +184,7 @@ TEST(HeaderCache, RefusesToCacheWhenTheHeadersCannotBeRecorded) {
     ProgramOptions options = options_for(dir);
     options.fdevice_time_trace = (dir.path() / "my-trace").string();
     MemoryProgramCache cache;
-    WarningLog log;
+    test::WarningLog log;
     Program program(including_kernel, SourceType::cxx, options);
     const ObjectCode code = compile_cached(cache, program, CodeType::ptx);
     EXPECT_FALSE(code.code().empty());

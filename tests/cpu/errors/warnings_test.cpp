@@ -1,5 +1,7 @@
 // The warning handler: silent by default, called for a release that fails for a reason other
 // than shutdown (from a Buffer's destructor, which still never throws), not for shutdown errors.
+#include "test_support.hpp"
+
 #include "support/box_access.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/errors.hpp"
@@ -34,15 +36,6 @@ private:
     CUresult status_;
 };
 
-struct Collect {
-    Collect() {
-        previous = set_warning_handler([this](const Warning& w) { seen.push_back(w); });
-    }
-    ~Collect() { set_warning_handler(previous); }
-    std::vector<Warning> seen;
-    WarningHandler previous;
-};
-
 void allocate_and_drop(CUresult status) {
     auto resource = std::make_shared<FailingResource>(status);
     Buffer buffer = resource->allocate(64, detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>()));
@@ -54,7 +47,7 @@ TEST(Warnings, DefaultIsSilentAndNothingThrows) {
 }
 
 TEST(Warnings, FailedReleaseReachesTheHandler) {
-    Collect collect;
+    test::WarningLog collect;
     allocate_and_drop(CUDA_ERROR_INVALID_VALUE);
     ASSERT_EQ(collect.seen.size(), 1u);
     EXPECT_EQ(collect.seen[0].kind, WarningKind::release_failed);
@@ -65,7 +58,7 @@ TEST(Warnings, FailedReleaseReachesTheHandler) {
 }
 
 TEST(Warnings, ShutdownErrorsAreNotReported) {
-    Collect collect;
+    test::WarningLog collect;
     allocate_and_drop(CUDA_ERROR_DEINITIALIZED);
     allocate_and_drop(CUDA_ERROR_CONTEXT_IS_DESTROYED);
     EXPECT_TRUE(collect.seen.empty());
