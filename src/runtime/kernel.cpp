@@ -1,8 +1,8 @@
 #include "cudacore/kernel.hpp"
-#include "cudacore/system.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/system.hpp"
 #include "runtime/driver_launch_config.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/library_box.hpp"
