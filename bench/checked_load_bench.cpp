@@ -23,8 +23,7 @@
 #include "runtime/library_box.hpp"
 #include "runtime/load_probe_cache.hpp"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include <xxhash.h>  // inlined (XXH_INLINE_ALL, from cudacore_internals)
 
 #include <optional>
 #include <string>

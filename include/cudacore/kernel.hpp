@@ -113,8 +113,9 @@ public:
     const std::string& name() const noexcept;
     // The name in the code (mangled for C++ kernels not declared extern "C").
     const std::string& lowered_name() const noexcept;
-    // "kernel 'saxpy' (cubin 'saxpy', 5120 bytes)": used in every error message about it.
-    const std::string& description() const noexcept;
+    // "kernel 'saxpy' (cubin 'saxpy' (5120 bytes))": used in every error message about it.
+    // Made on the first call (thread-safe), so that looking a kernel up does not pay for it.
+    const std::string& description() const;
 
     // Parameter layout, queried from the driver once, on first use (this call or the first
     // launch); thread-safe. The count comes from the driver, else from the cubin or PTX, else

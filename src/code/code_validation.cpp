@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <cstdint>
 #include <initializer_list>
+#include <span>
 
 namespace cudacore::detail {
 
@@ -118,8 +120,16 @@ private:
         if (!table_in_bounds(header_.e_shoff, count, sizeof(Shdr), elf_.size()))
             fail("section header table (offset " + num(header_.e_shoff) + ", " + num(count) +
                  " entries) runs past the end");
-        sections_.resize(count);
-        std::memcpy(sections_.data(), elf_.data() + header_.e_shoff, count * sizeof(Shdr));
+        // Read in place when the table is aligned (a loaded cubin's always is); copied only
+        // otherwise. Validation runs on every first load: no allocation on that path.
+        const char* table = elf_.data() + header_.e_shoff;
+        if (reinterpret_cast<std::uintptr_t>(table) % alignof(Shdr) == 0) {
+            sections_ = {reinterpret_cast<const Shdr*>(table), static_cast<std::size_t>(count)};
+        } else {
+            unaligned_copy_.resize(count);
+            std::memcpy(unaligned_copy_.data(), table, count * sizeof(Shdr));
+            sections_ = unaligned_copy_;
+        }
         std::uint64_t names = header_.e_shstrndx == SHN_XINDEX ? first.sh_link : header_.e_shstrndx;
         if (names != SHN_UNDEF) {
             if (names >= count)
@@ -359,7 +369,8 @@ private:
     std::string_view elf_;
     Ehdr header_{};
     bool cuda_ = false;
-    std::vector<Shdr> sections_;
+    std::span<const Shdr> sections_;
+    std::vector<Shdr> unaligned_copy_;  // the section table, when it is not aligned in elf_
     std::size_t section_names_ = 0;
     std::uint64_t walked_ = 0;
 };

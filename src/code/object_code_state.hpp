@@ -12,6 +12,10 @@
 
 namespace cudacore::detail {
 
+// Reads the parameter count of each kernel taken from `lazy` that was not asked yet
+// (src/runtime/object_code_loading.cpp): its ObjectCode's bytes are about to go.
+void settle_kernel_parameter_counts(LazyLibrary& lazy) noexcept;
+
 struct ObjectCodeState {
     CodeType type;
     std::string name;
@@ -24,7 +28,12 @@ struct ObjectCodeState {
     ObjectCodeState() = default;
     ObjectCodeState(const ObjectCodeState&) = delete;
     ObjectCodeState& operator=(const ObjectCodeState&) = delete;
-    ~ObjectCodeState() { delete lazy_.load(std::memory_order_acquire); }
+    ~ObjectCodeState() {
+        LazyLibrary* lazy = lazy_.load(std::memory_order_acquire);
+        if (!lazy) return;
+        settle_kernel_parameter_counts(*lazy);  // while the bytes they are read from live
+        delete lazy;
+    }
 
     // The loading state (src/runtime/object_code_loading.cpp), made on first call: an ObjectCode
     // that is never loaded does not pay for it. Thread-safe.

@@ -1,5 +1,7 @@
 #include "cudacore/kernel.hpp"
 
+#include "code/kernel_parameter_count.hpp"
+
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
@@ -25,7 +27,7 @@ int query_attribute(const KernelBox& box, CUfunction_attribute attribute, int or
                     CUdevice device) {
     int value = 0;
     check(driver().cuKernelGetAttribute(&value, attribute, box.handle, device),
-          "cuKernelGetAttribute", on_device(box.description, ordinal));
+          "cuKernelGetAttribute", [&] { return on_device(box.description(), ordinal); });
     return value;
 }
 
@@ -72,9 +74,30 @@ std::vector<KernelParameter> query_parameters(CUkernel handle, const std::string
 
 }  // namespace
 
+const std::string& KernelBox::description() const {
+    if (!given_description.empty()) return given_description;
+    std::call_once(description_once_, [&] {
+        description_ = "kernel '" + name + "' (" +
+                       (library ? library->code_description : std::string("user handle")) + ")";
+    });
+    return description_;
+}
+
+void KernelBox::settle_parameter_count_locked() const noexcept {
+    if (count_code.empty()) return;
+    parameter_count_in_code = kernel_parameter_count(count_code_type, count_code, lowered_name);
+    count_code = {};
+}
+
+void KernelBox::settle_parameter_count() const noexcept {
+    std::lock_guard lock(parameters_mutex);
+    settle_parameter_count_locked();
+}
+
 const std::vector<KernelParameter>& KernelBox::query_parameters_once() const {
     std::lock_guard lock(parameters_mutex);
     if (parameters_ready.load(std::memory_order_relaxed)) return parameters_;
+    settle_parameter_count_locked();
     // Parameter info needs a current context: the one the library was loaded into, else the
     // primary context of the calling thread's device.
     std::shared_ptr<ContextBox> context =
@@ -82,7 +105,7 @@ const std::vector<KernelParameter>& KernelBox::query_parameters_once() const {
                                            : primary_context(Device::current().ordinal());
     {
         ContextScope scope(*context);
-        parameters_ = query_parameters(handle, description, parameter_count_in_code);
+        parameters_ = query_parameters(handle, description(), parameter_count_in_code);
     }
     parameters_ready.store(true, std::memory_order_release);
     return parameters_;
@@ -121,13 +144,18 @@ std::shared_ptr<KernelBox> make_kernel_box(
     box->handle = handle;
     box->name = std::move(name);
     box->lowered_name = std::move(lowered_name);
-    box->description = std::move(description);
+    box->given_description = std::move(description);
     box->library = std::move(library);
-    box->parameter_count_in_code = parameter_count_in_code;
-    if (query_parameters_now) box->parameters();
+    box->set_parameter_count(parameter_count_in_code);
     const int count = system::device_count();
     box->limit_count = count;
-    box->limits = std::make_unique<KernelDeviceLimits[]>(static_cast<std::size_t>(count));
+    if (static_cast<std::size_t>(count) <= box->inline_limits.size()) {
+        box->limits = box->inline_limits.data();
+    } else {
+        box->heap_limits = std::make_unique<KernelDeviceLimits[]>(static_cast<std::size_t>(count));
+        box->limits = box->heap_limits.get();
+    }
+    if (query_parameters_now) box->parameters();
     return box;
 }
 
@@ -146,7 +174,7 @@ Kernel Kernel::from_handle(CUkernel kernel) {
 CUkernel Kernel::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 const std::string& Kernel::name() const noexcept { return box_->name; }
 const std::string& Kernel::lowered_name() const noexcept { return box_->lowered_name; }
-const std::string& Kernel::description() const noexcept { return box_->description; }
+const std::string& Kernel::description() const { return box_->description(); }
 const std::vector<KernelParameter>& Kernel::parameters() const {
     return box_->parameters();
 }
@@ -207,7 +235,7 @@ void Kernel::set_attribute(CUfunction_attribute attribute, int value, const Devi
     detail::check(detail::driver().cuKernelSetAttribute(attribute, value, box_->handle,
                                                         device.handle()),
                   "cuKernelSetAttribute",
-                  box_->description + " on device " + std::to_string(device.ordinal()) +
+                  box_->description() + " on device " + std::to_string(device.ordinal()) +
                       ", attribute " + std::to_string(static_cast<int>(attribute)) + " = " +
                       std::to_string(value));
     // Keep launch()'s cached limit exact.
@@ -228,7 +256,7 @@ KernelOccupancy Kernel::occupancy(const Device& device) const {
 namespace {
 
 std::string occupancy_object(const detail::KernelBox& kernel, const Device& device) {
-    return kernel.description + " on device " + std::to_string(device.ordinal());
+    return kernel.description() + " on device " + std::to_string(device.ordinal());
 }
 
 CUfunction as_function(const detail::KernelBox& kernel) {

@@ -84,7 +84,7 @@ DeviceFeature& persisting_l2_cache() {
 
 [[noreturn]] void config_error(const KernelBox& kernel, const LaunchConfig& config, int ordinal,
                                const std::string& problem) {
-    throw InvalidArgumentError("launch of " + kernel.description + " on device " +
+    throw InvalidArgumentError("launch of " + kernel.description() + " on device " +
                                std::to_string(ordinal) + " (" + to_string(config) +
                                "): " + problem);
 }
@@ -140,7 +140,7 @@ void check_launch_attributes(const KernelBox& kernel, const LaunchConfig& config
 }
 
 [[noreturn]] void argument_error(const KernelBox& kernel, const std::string& problem) {
-    throw InvalidArgumentError("launch of " + kernel.description + ": " + problem);
+    throw InvalidArgumentError("launch of " + kernel.description() + ": " + problem);
 }
 
 void check_arguments(const KernelBox& kernel, const std::size_t* sizes, std::size_t count) {
@@ -216,7 +216,7 @@ void check_config(const KernelBox& kernel, const LaunchConfig& config, const Con
     char handle[32];
     std::snprintf(handle, sizeof handle, "%p", static_cast<void*>(stream.handle));
     throw_driver_error(status, call,
-                       kernel.description + ", " + to_string(config) + ", stream " + handle +
+                       kernel.description() + ", " + to_string(config) + ", stream " + handle +
                            " on device " + std::to_string(stream.context->ordinal));
 }
 

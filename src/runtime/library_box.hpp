@@ -33,6 +33,8 @@ struct LibraryBox {
     bool owned = true;
     // The primary context the library was first loaded into (kept so it is not reloaded).
     std::shared_ptr<ContextBox> loaded_context;
+    // What was loaded, for its kernels' descriptions: "cubin 'saxpy' (5120 bytes)".
+    std::string code_description;
 
     // Records that a kernel of this library was launched in `context`. The common case (a context
     // seen before) is a few relaxed loads: it runs on every launch.

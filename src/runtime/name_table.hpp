@@ -6,12 +6,13 @@
 
 #include <atomic>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
 
 namespace cudacore::detail {
 
@@ -54,6 +55,13 @@ public:
         return entry->value;
     }
 
+    // Calls f(value) for every stored value, under the writers' mutex.
+    template <class F>
+    void for_each(F&& f) const {
+        std::lock_guard lock(mutex_);
+        for (const auto& entry : owned_entries_) f(entry->value);
+    }
+
 private:
     struct Entry {
         std::string name;
@@ -66,8 +74,10 @@ private:
         std::unique_ptr<std::atomic<const Entry*>[]> entries;
     };
 
+    // XXH3 (inlined): a short name hashes in a few instructions, where std::hash is an
+    // out-of-line call; every repeated get_kernel pays it.
     static std::size_t hash(std::string_view name) noexcept {
-        return std::hash<std::string_view>{}(name);
+        return static_cast<std::size_t>(XXH3_64bits(name.data(), name.size()));
     }
     static void place(Slots& slots, const Entry* entry) noexcept {
         std::size_t i = hash(entry->name) & slots.mask;
@@ -76,7 +86,7 @@ private:
     }
 
     std::atomic<const Slots*> current_{nullptr};
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::vector<std::unique_ptr<Entry>> owned_entries_;
     std::vector<std::unique_ptr<Slots>> owned_slots_;  // the last one is current_
 };

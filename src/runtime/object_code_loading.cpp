@@ -134,8 +134,11 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
         }
     }
 
-    // The driver's JIT log, for PTX that does not compile.
-    char error_log[4096] = {};
+    // The driver's JIT log, for PTX that does not compile (only PTX is given it: the rest of
+    // the buffer is left unwritten rather than zeroed on every load).
+    char error_log[4096];
+    error_log[0] = '\0';
+    error_log[sizeof error_log - 1] = '\0';
     CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
     void* option_values[] = {error_log, reinterpret_cast<void*>(sizeof error_log - 1)};
     const bool is_ptx = state.type == CodeType::ptx;
@@ -151,6 +154,7 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     }
     auto box = std::make_shared<detail::LibraryBox>();
     box->handle = handle;
+    box->code_description = describe_code(state);
 
     // The driver may defer loading into a context until first use (lazy loading); unless the
     // bytes settled it above, load it into the current device's context now, so that code that
@@ -225,6 +229,10 @@ std::string kernel_list(const detail::ObjectCodeState& state, CUlibrary library)
 
 }  // namespace
 
+void detail::settle_kernel_parameter_counts(LazyLibrary& lazy) noexcept {
+    lazy.kernels.for_each([](const Kernel& kernel) { kernel.box()->settle_parameter_count(); });
+}
+
 void ObjectCode::load() const { detail::loaded_library(*state_, {}); }
 
 ObjectCode ObjectCode::from_handle(CUlibrary library, const FromHandleOptions& options) {
@@ -239,6 +247,7 @@ ObjectCode ObjectCode::from_handle(CUlibrary library, const FromHandleOptions& o
     box->owned = options.take_ownership;
     detail::LazyLibrary& lazy = state->library();
     lazy.library = std::move(box);
+    lazy.library->code_description = describe_code(*state);
     // Already loaded: later uses skip the lazy load (std::call_once is never entered).
     lazy.attempted.store(true, std::memory_order_release);
     return ObjectCode(std::move(state));
@@ -310,14 +319,16 @@ Kernel ObjectCode::get_kernel(std::string_view name) const {
                                      : " (templates are found by the name expressions given "
                                        "to Program::compile)"));
     }
-    std::string description = "kernel '" + std::string(name) + "' (" + describe_code(*state_) + ")";
-    detail::check(status, "cuLibraryGetKernel", description);
+    detail::check(status, "cuLibraryGetKernel", [&] {
+        return "kernel '" + std::string(name) + "' (" + describe_code(*state_) + ")";
+    });
 
-    Kernel kernel = detail::BoxAccess::make<Kernel>(
-        detail::make_kernel_box(handle, std::string(name), lowered, description, library,
-                                detail::kernel_parameter_count(state_->type, state_->code, lowered)));
+    // The description and the parameter count are made when first needed (kernel_box.hpp); the
+    // count is read from these bytes while they live (settle_kernel_parameter_counts).
+    auto box = detail::make_kernel_box(handle, std::string(name), lowered, {}, library);
+    box->count_parameters_from(state_->type, state_->code);
     // Another thread may have made it meanwhile: everyone gets the first one.
-    return lazy.kernels.insert(name, std::move(kernel));
+    return lazy.kernels.insert(name, detail::BoxAccess::make<Kernel>(std::move(box)));
 }
 
 }  // namespace cudacore

@@ -7,9 +7,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-// Header-only use of the packaged xxHash: no link dependency, and the hash inlines.
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include <xxhash.h>  // inlined (XXH_INLINE_ALL, from cudacore_internals)
 
 #include <chrono>
 #include <cstring>

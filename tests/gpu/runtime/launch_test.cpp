@@ -289,6 +289,21 @@ TEST_F(LaunchGpu, AttributesOccupancyAndParameters) {
     EXPECT_EQ(wrapped.parameters(), expected);
 }
 
+// A kernel's parameter count is read from its code at the first use; a kernel whose ObjectCode
+// went before that still knows it (read as the code went), so the layout is found without a
+// failing driver call (this test is not in tests/sanitize_expected_errors.txt), and its
+// description, made on first use too, still names the code.
+TEST_F(LaunchGpu, KernelWhoseCodeWentBeforeItsFirstUseKnowsItsParameters) {
+    Kernel kernel = [&] {
+        ObjectCode code = compile(test::kSaxpySource);
+        return code.get_kernel("saxpy");
+    }();
+    const std::vector<KernelParameter> expected{{0, 4}, {8, 8}, {16, 8}, {24, 8}};
+    EXPECT_EQ(kernel.parameters(), expected);
+    EXPECT_EQ(kernel.description().rfind("kernel 'saxpy' (cubin", 0), 0u) << kernel.description();
+    EXPECT_NE(kernel.description().find(" bytes))"), std::string::npos) << kernel.description();
+}
+
 // Parameters are found without a failing driver call: counted by the driver where it can
 // (cuKernelGetParamCount, CUDA 13.2+), else read from the cubin or PTX. Either way they agree with
 // what probing cuKernelGetParamInfo until it fails finds (done here, on purpose: this test is
