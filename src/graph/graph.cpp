@@ -1,5 +1,7 @@
 #include "cudacore/graph.hpp"
 
+#include "support/thread_block_pool.hpp"
+
 #include "cudacore/errors.hpp"
 #include "cudacore/graph_exec.hpp"
 #include "graph/graph_box.hpp"
@@ -23,7 +25,7 @@ GraphBox::~GraphBox() {
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
                                          std::shared_ptr<GraphHoldings> holdings) {
-    auto box = std::make_shared<GraphBox>();
+    auto box = std::allocate_shared<GraphBox>(ThreadBlockPool<GraphBox>());  // pooled per thread
     box->handle = handle;
     box->context = std::move(context);
     box->holdings = holdings ? std::move(holdings) : std::make_shared<GraphHoldings>();

@@ -1,5 +1,7 @@
 #include "cudacore/graph_builder.hpp"
 
+#include "support/thread_block_pool.hpp"
+
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "runtime/capture_registry.hpp"
@@ -187,8 +189,11 @@ GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
                       return describe_stream(self.stream) + ", " + capture_mode_name(mode) +
                              " mode";
                   });
-    auto capture = std::make_shared<detail::CaptureState>();
-    capture->holdings = std::make_shared<detail::GraphHoldings>();
+    // Pooled per thread: a capture made and ended in a loop costs no malloc for these.
+    auto capture = std::allocate_shared<detail::CaptureState>(
+        detail::ThreadBlockPool<detail::CaptureState>());
+    capture->holdings = std::allocate_shared<detail::GraphHoldings>(
+        detail::ThreadBlockPool<detail::GraphHoldings>());
     capture->context = self.stream.box()->context;
     capture->mode = mode;
     try {

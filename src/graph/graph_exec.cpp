@@ -1,5 +1,7 @@
 #include "cudacore/graph_exec.hpp"
 
+#include "support/thread_block_pool.hpp"
+
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "runtime/deferred_release.hpp"
@@ -170,7 +172,8 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
         detail::check(api.cuGraphInstantiateWithFlags(&exec, box_->handle, flags),
                       "cuGraphInstantiateWithFlags", [&] { return description(); });
     }
-    auto box = std::make_shared<detail::GraphExecBox>();
+    // Pooled per thread: an executable graph made and dropped in a loop costs no malloc for it.
+    auto box = std::allocate_shared<detail::GraphExecBox>(detail::ThreadBlockPool<detail::GraphExecBox>());
     box->handle = exec;
     box->context = box_->context;
     box->graph_holdings = box_->holdings;

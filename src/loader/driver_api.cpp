@@ -9,6 +9,8 @@
 
 namespace cudacore::detail {
 
+std::atomic<const DriverApi*> loaded_driver{nullptr};
+
 namespace {
 
 constexpr const char* kDriverVariable = "CUDACORE_LIBCUDA_PATH";
@@ -20,8 +22,6 @@ struct DriverState {
 
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
                                     CUdriverProcAddressQueryResult*);
-
-std::atomic<const DriverApi*> loaded{nullptr};
 
 DriverState load_driver() {
     DriverState state;
@@ -100,7 +100,7 @@ const DriverState& driver_state() {
     // that were created after it (and it holds only plain data, so its destruction is trivial).
     static const DriverState* state = [] {
         auto* s = new DriverState(load_driver());  // intentionally leaked: valid during exit
-        if (!s->failure) loaded.store(&s->api, std::memory_order_release);
+        if (!s->failure) loaded_driver.store(&s->api, std::memory_order_release);
         return s;
     }();
     return *state;
@@ -108,15 +108,12 @@ const DriverState& driver_state() {
 
 }  // namespace
 
-const DriverApi& driver() {
-    if (const DriverApi* api = loaded.load(std::memory_order_acquire)) [[likely]]
-        return *api;
+const DriverApi& open_driver() {
     const DriverState& state = driver_state();
     if (state.failure) std::rethrow_exception(state.failure);
     return state.api;
 }
 
-const DriverApi* driver_if_loaded() noexcept { return loaded.load(std::memory_order_acquire); }
 
 bool driver_available() noexcept {
     try {

@@ -5,6 +5,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <atomic>
 #include <string>
 #include <type_traits>
 
@@ -21,12 +22,23 @@ struct DriverApi {
     int driver_version = 0;   // cuDriverGetVersion
 };
 
+// Set (release) once the driver was opened successfully; read by the inline fast paths below,
+// which every driver call of the library goes through.
+extern std::atomic<const DriverApi*> loaded_driver;
+
 // Opens and initialises the driver once, thread-safely (cuInit included). Throws NoDriverError
 // when it is missing or too old; the same error again on every later call.
-const DriverApi& driver();
+const DriverApi& open_driver();
+inline const DriverApi& driver() {
+    if (const DriverApi* api = loaded_driver.load(std::memory_order_acquire)) [[likely]]
+        return *api;
+    return open_driver();
+}
 
 // The driver if it has already been opened successfully, else nullptr. Never throws or loads.
-const DriverApi* driver_if_loaded() noexcept;
+inline const DriverApi* driver_if_loaded() noexcept {
+    return loaded_driver.load(std::memory_order_acquire);
+}
 
 // Whether a usable driver is present (loads it on first call). Never throws.
 bool driver_available() noexcept;

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <shared_mutex>
+#include <mutex>
 #include <thread>
 
 namespace cudacore::detail {
@@ -21,15 +21,17 @@ struct LastHeld {
     const void* object = nullptr;
     std::uint64_t generation = ~std::uint64_t{0};
 };
-thread_local LastHeld last_held;
+thread_local LastHeld last_held __attribute__((tls_model("initial-exec")));
 }  // namespace
 
 void GraphHoldings::add(std::shared_ptr<const void> object) {
     if (!object) return;
     std::lock_guard lock(mutex_);
+    if (object == first_) return;
     // Captures add the same library once per launch: the newest entry is the likely match.
-    if (std::find(objects_.rbegin(), objects_.rend(), object) != objects_.rend()) return;
-    objects_.push_back(std::move(object));
+    if (std::find(more_.rbegin(), more_.rend(), object) != more_.rend()) return;
+    if (!first_) first_ = std::move(object);
+    else more_.push_back(std::move(object));
 }
 
 void GraphHoldings::add_all(const GraphHoldings& other) {
@@ -37,14 +39,15 @@ void GraphHoldings::add_all(const GraphHoldings& other) {
     std::vector<std::shared_ptr<const void>> copy;
     {
         std::lock_guard lock(other.mutex_);
-        copy = other.objects_;
+        if (other.first_) copy.push_back(other.first_);
+        copy.insert(copy.end(), other.more_.begin(), other.more_.end());
     }
     for (auto& object : copy) add(std::move(object));
 }
 
 std::size_t GraphHoldings::size() const {
     std::lock_guard lock(mutex_);
-    return objects_.size();
+    return (first_ ? 1 : 0) + more_.size();
 }
 
 namespace {
@@ -70,10 +73,17 @@ Registry& registry() {
 
 namespace {
 
-// Taken shared by beginning captures, exclusively by synchronize_outside_captures (leaked, like
-// the registry: the workers may use it during exit).
-std::shared_mutex& capture_sync_mutex() {
-    static auto* mutex = new std::shared_mutex;
+// The handshake between beginning captures and synchronize_outside_captures, two atomics rather
+// than a reader-writer lock (whose pair of calls costs a capture more than the rest of begin):
+// a beginner counts itself in, then looks for a synchronize; a synchronizer raises its flag,
+// then waits for the beginners in progress. Sequentially consistent, so at least one of the two
+// sees the other.
+std::atomic<int> beginning_captures{0};
+std::atomic<bool> synchronizing{false};
+
+// One synchronizer at a time (leaked, like the registry: the workers may use it during exit).
+std::mutex& synchronizer_mutex() {
+    static auto* mutex = new std::mutex;
     return *mutex;
 }
 
@@ -83,12 +93,16 @@ bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
                                   void* give_up_argument) noexcept {
     for (;;) {
         try {
-            std::unique_lock lock(capture_sync_mutex());
-            if (!captures_active()) {
-                api.cuCtxSynchronize();
-                return true;
-            }
+            std::lock_guard lock(synchronizer_mutex());
+            synchronizing.store(true);
+            // Captures that began before the flag was seen finish registering first.
+            while (beginning_captures.load() != 0) std::this_thread::yield();
+            const bool synchronized = !captures_active();
+            if (synchronized) api.cuCtxSynchronize();
+            synchronizing.store(false, std::memory_order_release);
+            if (synchronized) return true;
         } catch (...) {
+            synchronizing.store(false, std::memory_order_release);
             return false;  // a lock that cannot be taken: do not synchronize
         }
         if (give_up(give_up_argument)) return false;
@@ -96,8 +110,16 @@ bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
     }
 }
 
-CaptureBeginGuard::CaptureBeginGuard() { capture_sync_mutex().lock_shared(); }
-CaptureBeginGuard::~CaptureBeginGuard() { capture_sync_mutex().unlock_shared(); }
+CaptureBeginGuard::CaptureBeginGuard() {
+    for (;;) {
+        beginning_captures.fetch_add(1);
+        if (!synchronizing.load()) [[likely]] return;
+        // A synchronize is in progress: wait for it outside, then try again.
+        beginning_captures.fetch_sub(1);
+        while (synchronizing.load(std::memory_order_acquire)) std::this_thread::yield();
+    }
+}
+CaptureBeginGuard::~CaptureBeginGuard() { beginning_captures.fetch_sub(1, std::memory_order_release); }
 
 void register_capture_stream(CUstream stream, std::uint64_t capture_id,
                              std::shared_ptr<GraphHoldings> holdings) {

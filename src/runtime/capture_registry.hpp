@@ -28,7 +28,10 @@ struct GraphHoldings {
 
 private:
     mutable std::mutex mutex_;
-    std::vector<std::shared_ptr<const void>> objects_;
+    // The first object apart: most graphs hold one library, and a capture then allocates nothing
+    // more for it.
+    std::shared_ptr<const void> first_;
+    std::vector<std::shared_ptr<const void>> more_;
 };
 
 extern std::atomic<int> active_capture_streams;

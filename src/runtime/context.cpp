@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace cudacore {
@@ -43,16 +44,38 @@ namespace {
 std::atomic<std::uint64_t> registry_generation{0};
 
 // The calling thread's last lookup: keeps the common case off the registry's mutex. Holds only
-// a weak reference, so it never keeps a context retained.
+// a weak reference, so it never keeps a context retained. Trivially destructible, so it is
+// initial-exec TLS (a few instructions to reach, no per-access initialisation check); the weak
+// reference lives in raw storage, built on first use and destroyed at thread exit by an owner
+// object that only the first use touches.
 struct ThreadCache {
     int ordinal = -1;
     std::uint64_t generation = 0;
-    std::weak_ptr<ContextBox> box;
-    ~ThreadCache() { alive = false; }
-    static thread_local bool alive;  // false once destroyed at thread (or process) exit
+    int state = 0;  // 0: not used yet, 1: `weak()` is built, 2: the thread is exiting
+    alignas(std::weak_ptr<ContextBox>) unsigned char storage[sizeof(std::weak_ptr<ContextBox>)];
+    std::weak_ptr<ContextBox>& weak() {
+        return *std::launder(reinterpret_cast<std::weak_ptr<ContextBox>*>(storage));
+    }
 };
-thread_local bool ThreadCache::alive = true;
-thread_local ThreadCache thread_cache;
+thread_local ThreadCache thread_cache __attribute__((tls_model("initial-exec")));
+
+struct ThreadCacheOwner {
+    ~ThreadCacheOwner() {
+        if (thread_cache.state == 1) thread_cache.weak().~weak_ptr();
+        thread_cache.state = 2;
+    }
+};
+
+// Builds the cache's weak reference (once per thread); false once the thread is exiting.
+bool thread_cache_usable() {
+    if (thread_cache.state == 1) [[likely]] return true;
+    if (thread_cache.state == 2) return false;
+    static thread_local ThreadCacheOwner owner;
+    (void)owner;
+    new (thread_cache.storage) std::weak_ptr<ContextBox>();
+    thread_cache.state = 1;
+    return true;
+}
 
 std::shared_ptr<ContextBox> lookup_or_retain(int ordinal) {
     const DriverApi& api = driver();
@@ -79,15 +102,15 @@ std::shared_ptr<ContextBox> lookup_or_retain(int ordinal) {
 
 std::shared_ptr<ContextBox> primary_context(int ordinal) {
     const std::uint64_t generation = registry_generation.load(std::memory_order_acquire);
-    if (ThreadCache::alive && thread_cache.ordinal == ordinal &&
-        thread_cache.generation == generation) {
-        if (auto box = thread_cache.box.lock()) return box;
+    if (thread_cache.state == 1 && thread_cache.ordinal == ordinal &&
+        thread_cache.generation == generation) [[likely]] {
+        if (auto box = thread_cache.weak().lock()) return box;
     }
     auto box = lookup_or_retain(ordinal);
-    if (ThreadCache::alive) {
+    if (thread_cache_usable()) {
         thread_cache.ordinal = ordinal;
         thread_cache.generation = generation;
-        thread_cache.box = box;
+        thread_cache.weak() = box;
     }
     return box;
 }

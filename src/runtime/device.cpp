@@ -299,7 +299,7 @@ struct DefaultResourceCache {
     std::uint64_t generation = 0;
     MemoryResource* resource = nullptr;
 };
-thread_local DefaultResourceCache default_resource_cache;
+thread_local DefaultResourceCache default_resource_cache __attribute__((tls_model("initial-exec")));
 
 MemoryResource& cached_default_resource(const Device& device) {
     DefaultResourceCache& cache = default_resource_cache;
