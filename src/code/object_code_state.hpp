@@ -17,7 +17,7 @@ namespace cudacore::detail {
 void settle_kernel_parameter_counts(LazyLibrary& lazy) noexcept;
 
 struct ObjectCodeState {
-    CodeType type;
+    CodeType type = CodeType::cubin;
     std::string name;
     CodeBytes code;
     SymbolMap symbols;
@@ -25,7 +25,10 @@ struct ObjectCodeState {
     std::atomic<std::uint64_t> value_hash{0};
     bool from_handle = false;  // ObjectCode::from_handle: no bytes, the library given
 
-    ObjectCodeState() = default;
+    // User-provided, so that std::allocate_shared does not zero the whole object before
+    // constructing it (value-initialisation of a defaulted constructor): every member has its
+    // initialiser.
+    ObjectCodeState() {}
     ObjectCodeState(const ObjectCodeState&) = delete;
     ObjectCodeState& operator=(const ObjectCodeState&) = delete;
     ~ObjectCodeState() {

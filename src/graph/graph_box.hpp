@@ -22,6 +22,7 @@ struct GraphBox {
     // the graph it belongs to.
     bool owned = true;
     std::shared_ptr<GraphBox> parent;
+    GraphBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~GraphBox();
 };
 
@@ -35,6 +36,7 @@ struct GraphExecBox {
     std::shared_ptr<GraphHoldings> own;
     mutable std::mutex own_mutex;
     std::atomic<bool> launched{false};
+    GraphExecBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~GraphExecBox();
     // `own`, read under its mutex (null when no update brought anything in).
     std::shared_ptr<GraphHoldings> own_holdings() const {

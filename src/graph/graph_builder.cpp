@@ -48,6 +48,7 @@ struct CaptureState {
     std::vector<std::shared_ptr<StreamBox>> unjoined_forks;  // split, not joined yet
     std::vector<std::shared_ptr<StreamBox>> open_bodies;     // body builders not ended yet
     std::shared_ptr<CaptureState> parent;                    // for a body's capture
+    CaptureState() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
 
     void register_stream(const std::shared_ptr<StreamBox>& stream) {
         if (first_stream) more_streams.reserve(more_streams.size() + 1);  // no throw once registered

@@ -36,7 +36,7 @@ struct BufferBox {
     BufferBox* next = nullptr;
     std::atomic<bool> tracked{false};
 
-    BufferBox() = default;
+    BufferBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     BufferBox(const BufferBox&) = delete;
     BufferBox& operator=(const BufferBox&) = delete;
     ~BufferBox();

@@ -20,6 +20,7 @@ namespace cudacore::detail {
 // Objects a graph's nodes need (libraries, owned buffers, events, host callables), held by the
 // graph and every executable graph made from it. Thread-safe.
 struct GraphHoldings {
+    GraphHoldings() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     // Adds `object` unless it is already held.
     void add(std::shared_ptr<const void> object);
     // Adds everything `other` holds (a child graph's holdings).

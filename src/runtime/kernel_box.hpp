@@ -23,6 +23,7 @@ struct KernelDeviceLimits {
 };
 
 struct KernelBox {
+    KernelBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     CUkernel handle = nullptr;
     std::string name;
     std::string lowered_name;

@@ -48,7 +48,7 @@ struct LibraryBox {
         note_launch_slow(context);
     }
 
-    LibraryBox() = default;
+    LibraryBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     LibraryBox(const LibraryBox&) = delete;
     LibraryBox& operator=(const LibraryBox&) = delete;
     ~LibraryBox();

@@ -45,6 +45,7 @@ struct StreamBox {
     std::atomic<HostFunctionSlot*> host_slot{nullptr};
     std::mutex host_slot_mutex;
     std::shared_ptr<HostFunctionSlot> host_slot_owner;
+    StreamBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~StreamBox();
     // Throws the pending HostFunctionError (once) and destroys finished host functions.
     void check_host_functions() const {
@@ -61,6 +62,7 @@ struct EventBox {
     EventOptions options;
     std::atomic<bool> recorded{false};
     bool owned = true;  // false for Event::from_handle without ownership
+    EventBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~EventBox();
 };
 
