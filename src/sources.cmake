@@ -43,6 +43,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/stream.cpp
   src/runtime/event.cpp
   src/runtime/library_box.cpp
+  src/runtime/launch_streams.cpp
   src/runtime/deferred_release.cpp
   src/runtime/object_code_loading.cpp
   src/runtime/checked_load.cpp

@@ -4,6 +4,7 @@
 
 #include "cudacore/graph.hpp"
 #include "runtime/capture_registry.hpp"
+#include "runtime/launch_streams.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <atomic>
@@ -35,7 +36,8 @@ struct GraphExecBox {
     // own_mutex (most executable graphs never need it).
     std::shared_ptr<GraphHoldings> own;
     mutable std::mutex own_mutex;
-    std::atomic<bool> launched{false};
+    // The streams it was launched on: what it holds is released once they are done.
+    LaunchStreams launches;
     GraphExecBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~GraphExecBox();
     // `own`, read under its mutex (null when no update brought anything in).
@@ -48,10 +50,10 @@ struct GraphExecBox {
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
                                          std::shared_ptr<GraphHoldings> holdings);
 
-// Keeps `holdings` until all work of `context` has finished, then drops them, on the deferred-
-// release worker (runtime/deferred_release.hpp: a destructor never blocks). At exit they are
-// leaked: the driver frees everything.
-void release_after_context_idle(std::shared_ptr<ContextBox> context,
+// Keeps `holdings` until the streams in `streams` have finished their work, then drops them, on
+// the deferred-release worker (runtime/deferred_release.hpp: a destructor never blocks). At exit
+// they are leaked: the driver frees everything.
+void release_after_streams_idle(std::vector<std::shared_ptr<StreamBox>> streams,
                                 std::vector<std::shared_ptr<GraphHoldings>> holdings) noexcept;
 
 std::string describe_graph(CUgraph graph, int ordinal);

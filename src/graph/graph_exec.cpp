@@ -15,14 +15,14 @@ namespace cudacore {
 
 namespace detail {
 
-void release_after_context_idle(std::shared_ptr<ContextBox> context,
+void release_after_streams_idle(std::vector<std::shared_ptr<StreamBox>> streams,
                                 std::vector<std::shared_ptr<GraphHoldings>> holdings) noexcept {
     // Shared between the caller and the release, so that whatever fails (a release that cannot be
     // made, or exit) the holdings are leaked rather than freed under a graph that may still run.
     std::shared_ptr<std::vector<std::shared_ptr<GraphHoldings>>> held;
     try {
         held = std::make_shared<std::vector<std::shared_ptr<GraphHoldings>>>(std::move(holdings));
-        defer_release({std::move(context)}, [held](bool idle) {
+        defer_release(std::move(streams), [held](bool idle) {
             if (idle) held->clear();
             else new auto(held);  // exiting: the driver frees everything
         });
@@ -39,7 +39,7 @@ GraphExecBox::~GraphExecBox() {
     if (handle && api && (!context || context->still_alive(*api)))
         api->cuGraphExecDestroy(handle);  // a running launch finishes first (driver's rule)
     const bool any = (graph_holdings && graph_holdings->size() > 0) || (own && own->size() > 0);
-    if (!launched.load(std::memory_order_relaxed) || !any || !api) return;
+    if (!launches.any() || !any || !api) return;
     std::vector<std::shared_ptr<GraphHoldings>> held;
     try {
         held.reserve(2);
@@ -51,7 +51,7 @@ GraphExecBox::~GraphExecBox() {
     }
     held.push_back(std::move(graph_holdings));
     held.push_back(std::move(own));
-    release_after_context_idle(context, std::move(held));
+    release_after_streams_idle(launches.take(), std::move(held));
 }
 
 }  // namespace detail
@@ -190,6 +190,9 @@ std::string GraphExec::description() const {
 
 void GraphExec::launch(const Stream& stream) const {
     const auto& box = require(box_, "launch");
+    if (!stream.box()) [[unlikely]]
+        throw InvalidArgumentError("GraphExec::launch: " + describe_exec(box) +
+                                   " on an empty (moved-from) Stream");
     const CUresult status = detail::driver().cuGraphLaunch(box.handle, stream.handle());
     if (status != CUDA_SUCCESS) [[unlikely]] {
         detail::throw_driver_error(status, "cuGraphLaunch", describe_exec(box) + " on " + [&] {
@@ -198,11 +201,8 @@ void GraphExec::launch(const Stream& stream) const {
             return std::string(text);
         }());
     }
-    if (!box.launched.load(std::memory_order_relaxed)) [[unlikely]] {
-        // Its release may now wait for this launch: the worker starts here, on a normal path.
-        detail::start_deferred_releases();
-        box_->launched.store(true, std::memory_order_relaxed);
-    }
+    // Its release waits for the streams it ran on (the worker is started on the first).
+    box_->launches.note(stream.box());
     // Launched into a capture: the graph being captured holds what this one needs.
     if (detail::captures_active()) [[unlikely]] {
         detail::hold_for_capture(stream.handle(), box.graph_holdings);
@@ -238,8 +238,13 @@ void GraphExec::update(const Graph& graph) {
     // From now on the new graph's objects are needed; the old ones only by launches in flight.
     std::shared_ptr<detail::GraphHoldings> previous =
         std::exchange(box_->graph_holdings, graph.box()->holdings);
-    if (box.launched.load(std::memory_order_relaxed))
-        detail::release_after_context_idle(box.context, {std::move(previous)});
+    if (box.launches.any()) {
+        // Launches in flight may use the old holdings: released once their streams are done
+        // (the streams stay noted for this graph's own release too).
+        std::vector<std::shared_ptr<detail::StreamBox>> streams = box_->launches.take();
+        for (const auto& stream : streams) box_->launches.note(stream);
+        detail::release_after_streams_idle(std::move(streams), {std::move(previous)});
+    }
 }
 
 void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,

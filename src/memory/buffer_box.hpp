@@ -60,10 +60,4 @@ struct BufferBox {
     static void free(BufferRelease& release, CUstream stream);
 };
 
-// The legacy, per-thread and null streams mean "the current context's default stream": the
-// driver needs a current context for them, and only for them (explicit streams carry theirs).
-inline bool is_default_stream(CUstream stream) noexcept {
-    return stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD;
-}
-
 }  // namespace cudacore::detail

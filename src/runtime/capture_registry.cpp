@@ -110,6 +110,32 @@ bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
     }
 }
 
+bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,
+                                      bool (*give_up)(void*), void* give_up_argument) noexcept {
+    if (is_default_stream(stream)) return synchronize_outside_captures(api, give_up, give_up_argument);
+    for (;;) {
+        try {
+            std::lock_guard lock(synchronizer_mutex());
+            synchronizing.store(true);
+            while (beginning_captures.load() != 0) std::this_thread::yield();
+            CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+            // A stream the driver no longer knows has nothing queued to wait for.
+            bool done = api.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS;
+            if (!done && status == CU_STREAM_CAPTURE_STATUS_NONE) {
+                api.cuStreamSynchronize(stream);
+                done = true;
+            }
+            synchronizing.store(false, std::memory_order_release);
+            if (done) return true;
+        } catch (...) {
+            synchronizing.store(false, std::memory_order_release);
+            return false;  // a lock that cannot be taken: do not wait
+        }
+        if (give_up(give_up_argument)) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // captures are short
+    }
+}
+
 CaptureBeginGuard::CaptureBeginGuard() {
     for (;;) {
         beginning_captures.fetch_add(1);

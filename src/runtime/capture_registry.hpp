@@ -8,6 +8,7 @@
 #pragma once
 
 #include "loader/driver_api.hpp"
+#include "runtime/runtime_handles.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -51,6 +52,14 @@ inline bool captures_active() noexcept {
 // waiting (the process is exiting): nothing was synchronized. Never throws.
 bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
                                   void* give_up_argument) noexcept;
+
+// Waits, with the stream's context current, until `stream` has finished the work queued on it,
+// outside any capture: while it is capturing (a capture begun anywhere) it is left alone and
+// asked again every millisecond; captures begun through cudacore do not begin during the wait.
+// The default streams (legacy, per-thread) implicate others: for them the context is waited for
+// through synchronize_outside_captures. False when `give_up` said to stop waiting. Never throws.
+bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,
+                                      bool (*give_up)(void*), void* give_up_argument) noexcept;
 
 // Held while a capture begins: it then waits for a synchronize_outside_captures() in progress.
 class CaptureBeginGuard {

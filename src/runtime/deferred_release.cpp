@@ -28,12 +28,12 @@ public:
     }
 
     // False when it cannot be queued (no worker, or exit has begun). Never starts a thread.
-    bool push(std::vector<std::shared_ptr<ContextBox>>& contexts,
+    bool push(std::vector<std::shared_ptr<StreamBox>>& streams,
               std::function<void(bool)>& release) {
         std::lock_guard lock(mutex_);
         if (exiting_ || !started_) return false;
         queue_.emplace_back();  // may throw: nothing is taken from the caller before
-        queue_.back().contexts = std::move(contexts);
+        queue_.back().streams = std::move(streams);
         queue_.back().release = std::move(release);
         ready_.notify_one();
         return true;
@@ -52,7 +52,7 @@ public:
 
 private:
     struct Pending {
-        std::vector<std::shared_ptr<ContextBox>> contexts;
+        std::vector<std::shared_ptr<StreamBox>> streams;
         std::function<void(bool)> release;
     };
 
@@ -65,6 +65,12 @@ private:
     }
 
     void run() {
+        // This thread's waits are no unsafe calls for the capture rules: a capture in global
+        // mode elsewhere is not invalidated by them (they never touch a capturing stream).
+        if (const DriverApi* api = driver_if_loaded()) {
+            CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+            api->cuThreadExchangeStreamCaptureMode(&mode);
+        }
         for (;;) {
             Pending pending;
             {
@@ -83,13 +89,18 @@ private:
             bool idle = false;
             if (const DriverApi* api = driver_if_loaded()) {
                 idle = true;
-                for (const auto& context : pending.contexts) {
+                for (const auto& stream : pending.streams) {
+                    const ContextBox* context = stream ? stream->context.get() : nullptr;
                     // A context destroyed under us (a device reset) has no work left.
                     if (!context || !context->still_alive(*api) ||
                         api->cuCtxPushCurrent(context->handle) != CUDA_SUCCESS)
                         continue;
-                    // Not while a capture is in progress: it would be invalidated.
-                    idle = synchronize_outside_captures(*api, exiting, this) && idle;
+                    // A stream the caller owns (from_handle) may be destroyed by now: its handle
+                    // is not waited on; its context is, as for the default streams.
+                    idle = (stream->owned
+                                ? wait_for_stream_outside_captures(*api, stream->handle, exiting, this)
+                                : synchronize_outside_captures(*api, exiting, this)) &&
+                           idle;
                     CUcontext popped = nullptr;
                     api->cuCtxPopCurrent(&popped);
                 }
@@ -126,10 +137,10 @@ private:
 
 void start_deferred_releases() { DeferredReleases::instance().start(); }
 
-void defer_release(std::vector<std::shared_ptr<ContextBox>> contexts,
+void defer_release(std::vector<std::shared_ptr<StreamBox>> streams,
                    std::function<void(bool idle)> release) noexcept {
     try {
-        if (DeferredReleases::instance().push(contexts, release)) return;
+        if (DeferredReleases::instance().push(streams, release)) return;
     } catch (...) {
         // Out of memory queueing: as if it could not be queued.
     }

@@ -242,7 +242,7 @@ void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kerne
     const bool plain = config.is_plain() && !config.has_launch_attributes();
     check_config(box, config, *stream_box.context, plain);
     // The launch may outlive every handle: the library remembers where it ran (see LibraryBox).
-    if (box.library) box.library->note_launch(stream_box.context);
+    if (box.library) box.library->note_launch(stream.box());
     // A captured launch runs when the graph does: the graph holds the library from now on.
     if (captures_active() && box.library) [[unlikely]]
         hold_for_capture(stream_box.handle, box.library);

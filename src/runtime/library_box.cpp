@@ -24,39 +24,18 @@ void unload_now(const DriverApi& api, CUlibrary library) {
 
 }  // namespace
 
-void LibraryBox::note_launch_slow(const std::shared_ptr<ContextBox>& context) {
-    // This library may now need a deferred unload: make sure the worker runs, started here,
-    // while the process runs normally, and not later from a destructor inside exit().
-    start_deferred_releases();
-    std::lock_guard lock(launch_contexts_mutex);
-    for (const auto& known : launch_contexts)
-        if (known == context) return;
-    launch_contexts.push_back(context);
-    for (auto& slot : launch_context_slots) {
-        const ContextBox* expected = nullptr;
-        if (slot.compare_exchange_strong(expected, context.get(), std::memory_order_relaxed))
-            return;
-    }
-    // More contexts than slots: later launches there take this (locked) path.
-}
-
 LibraryBox::~LibraryBox() {
     if (!handle || !owned) return;
     const DriverApi* api = driver_if_loaded();
     if (!api) return;
-    std::vector<std::shared_ptr<ContextBox>> contexts;
-    {
-        std::lock_guard lock(launch_contexts_mutex);
-        contexts.swap(launch_contexts);
-    }
-    if (contexts.empty()) {
+    std::vector<std::shared_ptr<StreamBox>> streams = launch_streams.take();
+    if (streams.empty()) {
         unload_now(*api, handle);
         return;
     }
-    if (loaded_context) contexts.push_back(std::move(loaded_context));
-    // Unloaded once those contexts are idle; at exit (idle false) left to the driver rather than
+    // Unloaded once those streams are done; at exit (idle false) left to the driver rather than
     // pulled from under a running kernel.
-    defer_release(std::move(contexts), [library = handle](bool idle) {
+    defer_release(std::move(streams), [library = handle](bool idle) {
         if (!idle) return;
         if (const DriverApi* api = driver_if_loaded()) unload_now(*api, library);
     });

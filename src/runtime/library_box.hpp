@@ -3,14 +3,15 @@
 //
 // Ownership: an ObjectCode's state and every Kernel taken from it hold the LibraryBox; the library
 // is unloaded when the last of them goes. A library that kernels were launched from is not
-// unloaded at once: the deferred-release worker (deferred_release.hpp, started on a library's
-// first launch) first waits for the contexts those launches ran in, so a kernel still running
-// after its last handle was dropped keeps its code. Release errors are ignored; libraries still
-// waiting at exit are left to the driver, which frees them.
+// unloaded at once: the deferred-release worker (deferred_release.hpp) first waits for the streams
+// those launches were made on (launch_streams.hpp), so a kernel still running after its last
+// handle was dropped keeps its code. Release errors are ignored; libraries still waiting at exit
+// are left to the driver, which frees them.
 #pragma once
 
 #include "cudacore/kernel.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/launch_streams.hpp"
 #include "runtime/name_table.hpp"
 #include "runtime/runtime_handles.hpp"
 
@@ -36,17 +37,9 @@ struct LibraryBox {
     // What was loaded, for its kernels' descriptions: "cubin 'saxpy' (5120 bytes)".
     std::string code_description;
 
-    // Records that a kernel of this library was launched in `context`. The common case (a context
-    // seen before) is a few relaxed loads: it runs on every launch.
-    void note_launch(const std::shared_ptr<ContextBox>& context) {
-        const ContextBox* wanted = context.get();
-        for (const auto& slot : launch_context_slots) {
-            const ContextBox* seen = slot.load(std::memory_order_relaxed);
-            if (seen == wanted) [[likely]] return;
-            if (seen == nullptr) break;
-        }
-        note_launch_slow(context);
-    }
+    // Records that a kernel of this library was launched on `stream` (a few relaxed loads for a
+    // stream seen before: it runs on every launch).
+    void note_launch(const std::shared_ptr<StreamBox>& stream) { launch_streams.note(stream); }
 
     LibraryBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     LibraryBox(const LibraryBox&) = delete;
@@ -54,11 +47,7 @@ struct LibraryBox {
     ~LibraryBox();
 
 private:
-    void note_launch_slow(const std::shared_ptr<ContextBox>& context);
-
-    std::array<std::atomic<const ContextBox*>, 8> launch_context_slots{};
-    std::mutex launch_contexts_mutex;
-    std::vector<std::shared_ptr<ContextBox>> launch_contexts;  // owners of the slots (and beyond)
+    LaunchStreams launch_streams;
 };
 
 // The per-ObjectCode loading state, made on first load: loaded once (std::call_once), the

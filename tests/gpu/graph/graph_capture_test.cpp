@@ -274,6 +274,62 @@ TEST_F(GraphCapture, DeferredReleasesLeaveACaptureInProgressAlone) {
     EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
 }
 
+// A capture begun outside cudacore (by the driver call itself) is unknown to cudacore; releases
+// must leave it alone too: they wait for the streams their work ran on, never for the whole
+// context (which would invalidate the capture, as CUDA_ERROR_STREAM_CAPTURE_INVALIDATED at its end).
+TEST_F(GraphCapture, DeferredReleasesLeaveARawCaptureAlone) {
+    Buffer data = device().allocate(kCount * sizeof(int), stream());
+    Stream other = device().create_stream();
+    std::optional<ObjectCode> code(compile_graph_kernels());
+    std::optional<Kernel> kernel(code->get_kernel("add_value"));
+    launch(other, kConfig, *kernel, data, 1, kCount);
+    std::optional<GraphExec> exec;
+    {
+        GraphBuilder builder = other.begin_capture();
+        launch(builder, kConfig, add(), data, 1, kCount);
+        exec.emplace(builder.end().instantiate());
+        exec->launch(other);
+    }
+    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
+    const auto unloads_before = detail::library_unload_count();
+    const auto& api = detail::driver();
+    ASSERT_EQ(api.cuStreamBeginCapture(stream().handle(), CU_STREAM_CAPTURE_MODE_RELAXED),
+              CUDA_SUCCESS);
+    exec.reset();
+    kernel.reset();
+    code.reset();
+    // Both releases go ahead while the raw capture is in progress on another stream.
+    detail::wait_for_deferred_releases();
+    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
+    CUgraph graph = nullptr;
+    EXPECT_EQ(api.cuStreamEndCapture(stream().handle(), &graph), CUDA_SUCCESS);
+    if (graph) api.cuGraphDestroy(graph);
+}
+
+// A release whose work ran on a stream that is now capturing waits until that capture is over:
+// waiting on the stream during it would invalidate it.
+TEST_F(GraphCapture, AReleaseWaitsForTheCaptureOnItsStreamToEnd) {
+    Buffer data = device().allocate(kCount * sizeof(int), stream());
+    Stream other = device().create_stream();
+    std::optional<ObjectCode> code(compile_graph_kernels());
+    std::optional<Kernel> kernel(code->get_kernel("add_value"));
+    launch(other, kConfig, *kernel, data, 1, kCount);
+    detail::wait_for_deferred_releases();
+    const auto unloads_before = detail::library_unload_count();
+    const auto& api = detail::driver();
+    ASSERT_EQ(api.cuStreamBeginCapture(other.handle(), CU_STREAM_CAPTURE_MODE_RELAXED),
+              CUDA_SUCCESS);
+    kernel.reset();
+    code.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(detail::library_unload_count(), unloads_before) << "unloaded during the capture";
+    CUgraph graph = nullptr;
+    EXPECT_EQ(api.cuStreamEndCapture(other.handle(), &graph), CUDA_SUCCESS);
+    if (graph) api.cuGraphDestroy(graph);
+    detail::wait_for_deferred_releases();
+    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
+}
+
 TEST_F(GraphCapture, HostFunctionsRunOnEveryReplay) {
     auto calls = std::make_shared<std::atomic<int>>(0);
     GraphBuilder builder = stream().begin_capture();

@@ -1,0 +1,50 @@
+// The streams that work needing an object was launched on (a library's kernels, an executable
+// graph), so that the object is released only once those streams are done (deferred_release.hpp)
+// without synchronizing the whole context: that would invalidate every capture in progress in it,
+// one begun outside cudacore too.
+//
+// The streams seen are held (their boxes, so a stream destroyed with work still queued keeps its
+// handle for the wait) until take(). A stream seen before costs a few relaxed loads: note() runs
+// on every launch. Beyond kSlots streams, further new ones take a mutex.
+#pragma once
+
+#include "runtime/runtime_handles.hpp"
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace cudacore::detail {
+
+class LaunchStreams {
+public:
+    LaunchStreams() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
+
+    void note(const std::shared_ptr<StreamBox>& stream) {
+        const StreamBox* wanted = stream.get();
+        for (const auto& slot : slots_) {
+            const StreamBox* seen = slot.load(std::memory_order_relaxed);
+            if (seen == wanted) [[likely]] return;
+            if (seen == nullptr) break;
+        }
+        note_slow(stream);
+    }
+
+    // Whether any launch was noted.
+    bool any() const noexcept { return slots_[0].load(std::memory_order_relaxed) != nullptr; }
+
+    // The streams noted so far; later notes start afresh.
+    std::vector<std::shared_ptr<StreamBox>> take();
+
+private:
+    static constexpr std::size_t kSlots = 16;
+    void note_slow(const std::shared_ptr<StreamBox>& stream);
+
+    std::array<std::atomic<const StreamBox*>, kSlots> slots_{};
+    std::mutex mutex_;
+    std::vector<std::shared_ptr<StreamBox>> streams_;  // owners of the slots (and beyond)
+};
+
+}  // namespace cudacore::detail
