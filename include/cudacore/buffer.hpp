@@ -117,7 +117,9 @@ public:
     // cuda.core reports), for which device() throws InvalidArgumentError.
     int device_ordinal() const;
     Device device() const;
-    // Null once closed, and for buffers made without a resource.
+    // Null once closed, and for buffers made without a resource. A device's default resource
+    // (Device::allocate) lives as long as the process, and its buffers point at it without
+    // counting a reference: the pointer is valid for the whole run, its use_count() is 0.
     const std::shared_ptr<MemoryResource>& memory_resource() const noexcept;
 
     // Asynchronous copies on `stream`; both sides must have the same size. Host memory must stay

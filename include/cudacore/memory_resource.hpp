@@ -29,6 +29,13 @@ struct BufferBox;
 class Buffer;
 class Device;
 class Stream;
+class MemoryResource;
+
+namespace detail {
+// Marks a resource that lives as long as the process (a device's default resources): its buffers
+// point at it without counting references (src/runtime/device.cpp).
+void keep_for_the_process(MemoryResource& resource) noexcept;
+}  // namespace detail
 
 class MemoryResource : public std::enable_shared_from_this<MemoryResource> {
 public:
@@ -73,6 +80,10 @@ protected:
     virtual void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) = 0;
 
     friend struct detail::BufferBox;
+
+private:
+    friend void detail::keep_for_the_process(MemoryResource& resource) noexcept;
+    bool for_the_process_ = false;  // never destroyed: buffers need not hold it
 };
 
 }  // namespace cudacore

@@ -284,9 +284,11 @@ std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
     // (asked once per primary context, off the hot path).
     if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0) {
         synchronous = std::make_shared<SynchronousMemoryResource>(device);
+        detail::keep_for_the_process(*synchronous);
         return synchronous;
     }
     resource = std::make_shared<DeviceMemoryResource>(device);
+    detail::keep_for_the_process(*resource);
     return resource;
 }
 

@@ -199,6 +199,28 @@ TEST(MemoryGpu, DefaultResourceIsOnePerDeviceOnTheDefaultPool) {
     EXPECT_EQ(first->device(), device);
 }
 
+// The default resource lives as long as the process: its buffers point at it without counting a
+// reference. A resource the caller made is held by each of its buffers.
+TEST(MemoryGpu, BuffersHoldTheirResourceUnlessItLivesForTheProcess) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    Buffer from_default = device.allocate(256, stream);
+    EXPECT_EQ(from_default.memory_resource().get(), device.memory_resource().get());
+    EXPECT_EQ(from_default.memory_resource().use_count(), 0);
+
+    auto owned = std::make_shared<DeviceMemoryResource>(device, DeviceMemoryResourceOptions{});
+    std::weak_ptr<DeviceMemoryResource> watch = owned;
+    Buffer from_owned = owned->allocate(256, stream);
+    EXPECT_EQ(from_owned.memory_resource().get(), owned.get());
+    owned.reset();
+    EXPECT_FALSE(watch.expired()) << "the buffer must keep its resource alive";
+    from_owned.close(stream);
+    EXPECT_TRUE(watch.expired());
+    from_default.close(stream);
+    stream.sync();
+}
+
 TEST(MemoryGpu, ReleaseThresholdIsConfigurable) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
