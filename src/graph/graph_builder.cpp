@@ -5,6 +5,7 @@
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "runtime/capture_registry.hpp"
+#include "runtime/deferred_release.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <algorithm>
@@ -183,6 +184,9 @@ GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
     if (self.capturing)
         throw InvalidArgumentError("GraphBuilder::begin: " + description() + " is capturing already");
     const CUstreamCaptureMode flag = capture_mode_flag(mode);
+    // Libraries dropped during the capture are unloaded on the worker after it (an unload
+    // synchronizes the context): started here, on a normal path.
+    detail::start_deferred_releases();
     // Until registered, a deferred release must not synchronize the context under this capture.
     const detail::CaptureBeginGuard guard;
     detail::check(detail::driver().cuStreamBeginCapture(self.stream.handle(), flag),

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -89,25 +90,36 @@ std::mutex& synchronizer_mutex() {
 
 }  // namespace
 
-bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
-                                  void* give_up_argument) noexcept {
+bool run_outside_captures(const std::function<void()>& action, bool (*give_up)(void*),
+                          void* give_up_argument) noexcept {
     for (;;) {
         try {
             std::lock_guard lock(synchronizer_mutex());
             synchronizing.store(true);
             // Captures that began before the flag was seen finish registering first.
             while (beginning_captures.load() != 0) std::this_thread::yield();
-            const bool synchronized = !captures_active();
-            if (synchronized) api.cuCtxSynchronize();
+            const bool outside = !captures_active();
+            if (outside) {
+                try {
+                    action();
+                } catch (...) {
+                    // Ran all the same; nothing to report it to.
+                }
+            }
             synchronizing.store(false, std::memory_order_release);
-            if (synchronized) return true;
+            if (outside) return true;
         } catch (...) {
             synchronizing.store(false, std::memory_order_release);
-            return false;  // a lock that cannot be taken: do not synchronize
+            return false;  // a lock that cannot be taken: do not run
         }
         if (give_up(give_up_argument)) return false;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));  // captures are short
     }
+}
+
+bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
+                                  void* give_up_argument) noexcept {
+    return run_outside_captures([&api] { api.cuCtxSynchronize(); }, give_up, give_up_argument);
 }
 
 bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,
@@ -121,7 +133,9 @@ bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,
             CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
             // A stream the driver no longer knows has nothing queued to wait for.
             bool done = api.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS;
-            if (!done && status == CU_STREAM_CAPTURE_STATUS_NONE) {
+            // Nor while a capture begun through cudacore runs anywhere: nothing it records is
+            // touched by a wait then.
+            if (!done && status == CU_STREAM_CAPTURE_STATUS_NONE && !captures_active()) {
                 api.cuStreamSynchronize(stream);
                 done = true;
             }

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -53,9 +54,17 @@ inline bool captures_active() noexcept {
 bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
                                   void* give_up_argument) noexcept;
 
+// Runs `action` (exceptions swallowed) once no capture begun through cudacore is in progress, and
+// with none beginning until it returns: for what the driver does context-wide and so would
+// invalidate a capture (unloading a library synchronizes the context). False, without running
+// it, when `give_up` said to stop waiting. Never throws.
+bool run_outside_captures(const std::function<void()>& action, bool (*give_up)(void*),
+                          void* give_up_argument) noexcept;
+
 // Waits, with the stream's context current, until `stream` has finished the work queued on it,
-// outside any capture: while it is capturing (a capture begun anywhere) it is left alone and
-// asked again every millisecond; captures begun through cudacore do not begin during the wait.
+// outside captures: while it is capturing (a capture begun anywhere), or a capture begun through
+// cudacore is in progress, it is left alone and asked again every millisecond; captures begun
+// through cudacore do not begin during the wait.
 // The default streams (legacy, per-thread) implicate others: for them the context is waited for
 // through synchronize_outside_captures. False when `give_up` said to stop waiting. Never throws.
 bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,

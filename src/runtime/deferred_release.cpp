@@ -2,6 +2,7 @@
 
 #include "runtime/capture_registry.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -15,6 +16,7 @@ namespace {
 class DeferredReleases {
 public:
     void start() {
+        if (running_.load(std::memory_order_acquire)) [[likely]] return;  // every capture asks
         std::lock_guard lock(mutex_);
         if (started_ || exiting_ || start_failed_) return;
         try {
@@ -24,6 +26,7 @@ public:
             return;
         }
         started_ = true;
+        running_.store(true, std::memory_order_release);
         std::atexit([] { instance().stop_accepting(); });
     }
 
@@ -105,10 +108,16 @@ private:
                     api->cuCtxPopCurrent(&popped);
                 }
             }
-            try {
-                pending.release(idle);
-            } catch (...) {
-                // A release never throws; nothing to report it to.
+            // Releases unload libraries, which synchronizes the context: never during a capture
+            // begun through cudacore (it would be invalidated).
+            const bool released =
+                idle && run_outside_captures([&] { pending.release(true); }, exiting, this);
+            if (!released) {
+                try {
+                    pending.release(false);
+                } catch (...) {
+                    // A release never throws; nothing to report it to.
+                }
             }
             pending = {};  // what it held goes here, on this thread (primary contexts last)
             std::lock_guard lock(mutex_);
@@ -128,6 +137,7 @@ private:
     std::condition_variable idle_;
     std::deque<Pending> queue_;
     bool busy_ = false;
+    std::atomic<bool> running_{false};  // started_, read without the mutex
     bool started_ = false;
     bool start_failed_ = false;
     bool exiting_ = false;

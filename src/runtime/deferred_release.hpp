@@ -4,8 +4,10 @@
 // context, which would invalidate any capture in progress in it) and then releases, so that no
 // destructor blocks (a running kernel may wait for the very thread that dropped the last handle).
 // A stream that is capturing when its turn comes is waited for once its capture is over: until
-// then it runs nothing new, and a wait on it would invalidate the capture. Captures begun through
-// cudacore do not begin during a wait (capture_registry.hpp).
+// then it runs nothing new, and a wait on it would invalidate the capture. The release itself (an
+// unload synchronizes the context) runs only while no capture begun through cudacore is in
+// progress; those do not begin during a wait or a release (capture_registry.hpp). A capture begun
+// with the driver call itself is unknown to cudacore: an unload during it invalidates it.
 //
 // Exit ordering: start_deferred_releases() runs on normal paths (the first launch of a library or
 // an executable graph on a stream), never from a destructor that may run inside exit(). It

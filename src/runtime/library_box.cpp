@@ -1,6 +1,7 @@
 #include "runtime/library_box.hpp"
 
 #include "errors/release_report.hpp"
+#include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"
 
 #include <cstdio>
@@ -29,7 +30,9 @@ LibraryBox::~LibraryBox() {
     const DriverApi* api = driver_if_loaded();
     if (!api) return;
     std::vector<std::shared_ptr<StreamBox>> streams = launch_streams.take();
-    if (streams.empty()) {
+    // An unload synchronizes the context: during a capture begun through cudacore it waits on the
+    // worker for the capture to end, even with nothing launched to wait for.
+    if (streams.empty() && !captures_active()) {
         unload_now(*api, handle);
         return;
     }

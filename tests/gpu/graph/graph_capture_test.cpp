@@ -274,36 +274,52 @@ TEST_F(GraphCapture, DeferredReleasesLeaveACaptureInProgressAlone) {
     EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
 }
 
-// A capture begun outside cudacore (by the driver call itself) is unknown to cudacore; releases
-// must leave it alone too: they wait for the streams their work ran on, never for the whole
-// context (which would invalidate the capture, as CUDA_ERROR_STREAM_CAPTURE_INVALIDATED at its end).
-TEST_F(GraphCapture, DeferredReleasesLeaveARawCaptureAlone) {
+// A capture begun outside cudacore (by the driver call itself) is unknown to cudacore; the waits
+// of deferred releases must leave it alone too: they wait for the streams their work ran on, never
+// for the whole context (which would invalidate the capture: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+// at its end). The release here unloads nothing (the fixture holds the kernel's code): an unload
+// synchronizes the context, which the driver does not allow during any capture.
+TEST_F(GraphCapture, DeferredReleasesWaitWithoutInvalidatingARawCapture) {
     Buffer data = device().allocate(kCount * sizeof(int), stream());
     Stream other = device().create_stream();
-    std::optional<ObjectCode> code(compile_graph_kernels());
-    std::optional<Kernel> kernel(code->get_kernel("add_value"));
-    launch(other, kConfig, *kernel, data, 1, kCount);
     std::optional<GraphExec> exec;
     {
         GraphBuilder builder = other.begin_capture();
         launch(builder, kConfig, add(), data, 1, kCount);
         exec.emplace(builder.end().instantiate());
-        exec->launch(other);
     }
-    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
+    for (int i = 0; i < 20; ++i) exec->launch(other);  // work the release waits for
+    detail::wait_for_deferred_releases();
     const auto unloads_before = detail::library_unload_count();
     const auto& api = detail::driver();
     ASSERT_EQ(api.cuStreamBeginCapture(stream().handle(), CU_STREAM_CAPTURE_MODE_RELAXED),
               CUDA_SUCCESS);
     exec.reset();
-    kernel.reset();
-    code.reset();
-    // Both releases go ahead while the raw capture is in progress on another stream.
-    detail::wait_for_deferred_releases();
-    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
+    detail::wait_for_deferred_releases();  // done while the raw capture is in progress
+    EXPECT_EQ(detail::library_unload_count(), unloads_before);
     CUgraph graph = nullptr;
     EXPECT_EQ(api.cuStreamEndCapture(stream().handle(), &graph), CUDA_SUCCESS);
     if (graph) api.cuGraphDestroy(graph);
+}
+
+// Code never launched is unloaded at once when dropped, except during a capture begun through
+// cudacore: the unload (which synchronizes the context) then waits for the capture to end.
+TEST_F(GraphCapture, CodeDroppedDuringACaptureIsUnloadedAfterIt) {
+    Buffer data = device().allocate(kCount * sizeof(int), stream());
+    std::optional<ObjectCode> code(compile_graph_kernels());
+    code->load();
+    detail::wait_for_deferred_releases();
+    const auto unloads_before = detail::library_unload_count();
+    GraphBuilder capture = stream().begin_capture();
+    launch(capture, kConfig, add(), data, 1, kCount);
+    code.reset();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(detail::library_unload_count(), unloads_before) << "unloaded during the capture";
+    launch(capture, kConfig, add(), data, 1, kCount);
+    Graph graph = capture.end();  // throws if the capture was invalidated
+    EXPECT_EQ(graph.node_count(), 2u);
+    detail::wait_for_deferred_releases();
+    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
 }
 
 // A release whose work ran on a stream that is now capturing waits until that capture is over:
