@@ -76,6 +76,12 @@ struct CaptureState {
 enum class BuilderKind { primary, forked, body };
 
 struct GraphBuilder::Private {
+    // Pooled per thread: a builder made and dropped in a loop costs no malloc.
+    static void* operator new(std::size_t) { return detail::ThreadBlockPool<Private>().allocate(1); }
+    static void operator delete(void* pointer) noexcept {
+        detail::ThreadBlockPool<Private>().deallocate(static_cast<Private*>(pointer), 1);
+    }
+
     BuilderKind kind = BuilderKind::primary;
     Stream stream;
     std::shared_ptr<detail::CaptureState> capture;  // while capturing
