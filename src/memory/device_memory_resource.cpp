@@ -104,7 +104,7 @@ std::uint64_t DeviceMemoryResource::pool_attribute(CUmemPool_attribute attribute
                                                    const char* name) const {
     cuuint64_t value = 0;
     detail::check(detail::driver().cuMemPoolGetAttribute(pool_, attribute, &value),
-                  "cuMemPoolGetAttribute", std::string(name) + " of " + description());
+                  "cuMemPoolGetAttribute", [&] { return std::string(name) + " of " + description(); });
     return value;
 }
 
