@@ -90,31 +90,47 @@ std::mutex& synchronizer_mutex() {
 
 }  // namespace
 
-bool run_outside_captures(const std::function<void()>& action, bool (*give_up)(void*),
-                          void* give_up_argument) noexcept {
+namespace {
+
+// Calls attempt() with captures kept from beginning (and those beginning now registered), until it
+// says it is done; between tries, sleeps a millisecond (captures are short). False when `give_up`
+// said to stop first.
+bool retry_outside_beginning_captures(const std::function<bool()>& attempt,
+                                      bool (*give_up)(void*), void* give_up_argument) noexcept {
     for (;;) {
+        bool done = false;
         try {
             std::lock_guard lock(synchronizer_mutex());
             synchronizing.store(true);
             // Captures that began before the flag was seen finish registering first.
             while (beginning_captures.load() != 0) std::this_thread::yield();
-            const bool outside = !captures_active();
-            if (outside) {
-                try {
-                    action();
-                } catch (...) {
-                    // Ran all the same; nothing to report it to.
-                }
+            try {
+                done = attempt();
+            } catch (...) {
+                done = true;  // ran all the same; nothing to report it to
             }
             synchronizing.store(false, std::memory_order_release);
-            if (outside) return true;
         } catch (...) {
             synchronizing.store(false, std::memory_order_release);
-            return false;  // a lock that cannot be taken: do not run
+            return false;  // a lock that cannot be taken: do nothing
         }
+        if (done) return true;
         if (give_up(give_up_argument)) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // captures are short
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
+}
+
+}  // namespace
+
+bool run_outside_captures(const std::function<void()>& action, bool (*give_up)(void*),
+                          void* give_up_argument) noexcept {
+    return retry_outside_beginning_captures(
+        [&] {
+            if (captures_active()) return false;
+            action();
+            return true;
+        },
+        give_up, give_up_argument);
 }
 
 bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
@@ -125,29 +141,18 @@ bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
 bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,
                                       bool (*give_up)(void*), void* give_up_argument) noexcept {
     if (is_default_stream(stream)) return synchronize_outside_captures(api, give_up, give_up_argument);
-    for (;;) {
-        try {
-            std::lock_guard lock(synchronizer_mutex());
-            synchronizing.store(true);
-            while (beginning_captures.load() != 0) std::this_thread::yield();
+    return retry_outside_beginning_captures(
+        [&] {
             CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
             // A stream the driver no longer knows has nothing queued to wait for.
-            bool done = api.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS;
-            // Nor while a capture begun through cudacore runs anywhere: nothing it records is
-            // touched by a wait then.
-            if (!done && status == CU_STREAM_CAPTURE_STATUS_NONE && !captures_active()) {
-                api.cuStreamSynchronize(stream);
-                done = true;
-            }
-            synchronizing.store(false, std::memory_order_release);
-            if (done) return true;
-        } catch (...) {
-            synchronizing.store(false, std::memory_order_release);
-            return false;  // a lock that cannot be taken: do not wait
-        }
-        if (give_up(give_up_argument)) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // captures are short
-    }
+            if (api.cuStreamIsCapturing(stream, &status) != CUDA_SUCCESS) return true;
+            // Not while it captures, nor while a capture begun through cudacore runs anywhere:
+            // nothing a capture records is touched by the wait then.
+            if (status != CU_STREAM_CAPTURE_STATUS_NONE || captures_active()) return false;
+            api.cuStreamSynchronize(stream);
+            return true;
+        },
+        give_up, give_up_argument);
 }
 
 CaptureBeginGuard::CaptureBeginGuard() {

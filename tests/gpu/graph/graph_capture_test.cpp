@@ -44,6 +44,12 @@ protected:
     const Device& device() const { return *device_; }
     const Stream& stream() const { return *stream_; }
     const Kernel& add() const { return *add_; }
+    // One add() of 1 to `data`, captured on `on` and instantiated.
+    GraphExec captured_add(const Stream& on, const Buffer& data) const {
+        GraphBuilder builder = on.begin_capture();
+        launch(builder, kConfig, add(), data, 1, kCount);
+        return builder.end().instantiate();
+    }
     // kCount ints of pinned host memory, zeroed.
     Buffer host_ints() const {
         Buffer buffer = pinned_->allocate(kCount * sizeof(int), stream());
@@ -245,13 +251,8 @@ TEST_F(GraphCapture, AnExceptionDuringCaptureLeavesTheStreamUsable) {
 TEST_F(GraphCapture, DeferredReleasesLeaveACaptureInProgressAlone) {
     Buffer data = device().allocate(kCount * sizeof(int), stream());
     Stream other = device().create_stream();
-    std::optional<GraphExec> exec;
-    {
-        GraphBuilder builder = other.begin_capture();
-        launch(builder, kConfig, add(), data, 1, kCount);
-        exec.emplace(builder.end().instantiate());
-        exec->launch(other);
-    }
+    std::optional<GraphExec> exec(captured_add(other, data));
+    exec->launch(other);
     std::optional<ObjectCode> code(compile_graph_kernels());
     std::optional<Kernel> kernel(code->get_kernel("add_value"));
     launch(other, kConfig, *kernel, data, 1, kCount);
@@ -282,12 +283,7 @@ TEST_F(GraphCapture, DeferredReleasesLeaveACaptureInProgressAlone) {
 TEST_F(GraphCapture, DeferredReleasesWaitWithoutInvalidatingARawCapture) {
     Buffer data = device().allocate(kCount * sizeof(int), stream());
     Stream other = device().create_stream();
-    std::optional<GraphExec> exec;
-    {
-        GraphBuilder builder = other.begin_capture();
-        launch(builder, kConfig, add(), data, 1, kCount);
-        exec.emplace(builder.end().instantiate());
-    }
+    std::optional<GraphExec> exec(captured_add(other, data));
     for (int i = 0; i < 20; ++i) exec->launch(other);  // work the release waits for
     detail::wait_for_deferred_releases();
     const auto unloads_before = detail::library_unload_count();
