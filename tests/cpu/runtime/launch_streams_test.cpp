@@ -1,0 +1,126 @@
+// LaunchStreams (which streams a library or executable graph ran on) and the capture handshake
+// that deferred releases use (run_outside_captures): pure bookkeeping, no driver needed.
+#include "runtime/capture_registry.hpp"
+#include "runtime/launch_streams.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+using namespace cudacore::detail;
+
+namespace {
+
+// A box that names no real stream: never destroyed through the driver.
+std::shared_ptr<StreamBox> fake_stream() {
+    auto box = std::make_shared<StreamBox>();
+    box->owned = false;
+    return box;
+}
+
+}  // namespace
+
+TEST(LaunchStreams, EachStreamIsKeptOnceAndHeldUntilTaken) {
+    LaunchStreams launches;
+    EXPECT_FALSE(launches.any());
+    auto first = fake_stream();
+    auto second = fake_stream();
+    std::weak_ptr<StreamBox> watch = first;
+    for (int i = 0; i < 100; ++i) {
+        launches.note(first);
+        launches.note(second);
+    }
+    EXPECT_TRUE(launches.any());
+    first.reset();
+    EXPECT_FALSE(watch.expired()) << "a noted stream must be held: its work may still run";
+    const auto taken = launches.take();
+    ASSERT_EQ(taken.size(), 2u);
+    EXPECT_EQ(taken[0], watch.lock());
+    EXPECT_EQ(taken[1], second);
+    EXPECT_FALSE(launches.any());
+    EXPECT_TRUE(launches.take().empty());
+}
+
+TEST(LaunchStreams, MoreStreamsThanSlotsAreAllKept) {
+    LaunchStreams launches;
+    std::vector<std::shared_ptr<StreamBox>> streams;
+    for (int i = 0; i < 40; ++i) streams.push_back(fake_stream());
+    for (int round = 0; round < 3; ++round)
+        for (const auto& stream : streams) launches.note(stream);
+    const auto taken = launches.take();
+    EXPECT_EQ(taken, streams);
+    // Noted again after take(): starts afresh.
+    launches.note(streams[5]);
+    EXPECT_EQ(launches.take(), std::vector<std::shared_ptr<StreamBox>>{streams[5]});
+}
+
+TEST(LaunchStreams, ConcurrentNotesKeepEveryStreamOnce) {
+    LaunchStreams launches;
+    std::vector<std::shared_ptr<StreamBox>> streams;
+    for (int i = 0; i < 24; ++i) streams.push_back(fake_stream());
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int round = 0; round < 200; ++round)
+                for (std::size_t i = 0; i < streams.size(); ++i)
+                    launches.note(streams[(i + t * 5) % streams.size()]);
+        });
+    for (auto& thread : threads) thread.join();
+    auto taken = launches.take();
+    EXPECT_EQ(taken.size(), streams.size());
+    std::sort(taken.begin(), taken.end());
+    EXPECT_EQ(std::adjacent_find(taken.begin(), taken.end()), taken.end());
+}
+
+// What an unload or a context-wide wait must not do during a capture begun through cudacore:
+// run_outside_captures waits until none is registered, and gives up when told.
+TEST(RunOutsideCaptures, WaitsForCapturesToEndAndGivesUpWhenTold) {
+    std::atomic<bool> ran{false};
+    active_capture_streams.fetch_add(1);  // as while a capture is registered
+    std::thread runner([&] {
+        const bool done = run_outside_captures([&] { ran = true; }, [](void*) { return false; },
+                                               nullptr);
+        EXPECT_TRUE(done);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    EXPECT_FALSE(ran.load()) << "ran during a capture";
+    active_capture_streams.fetch_sub(1);
+    runner.join();
+    EXPECT_TRUE(ran.load());
+
+    active_capture_streams.fetch_add(1);
+    bool ran_again = false;
+    int asked = 0;
+    auto give_up_after_three = [](void* count) { return ++*static_cast<int*>(count) >= 3; };
+    EXPECT_FALSE(run_outside_captures([&] { ran_again = true; }, give_up_after_three, &asked));
+    EXPECT_FALSE(ran_again);
+    EXPECT_EQ(asked, 3);
+    active_capture_streams.fetch_sub(1);
+}
+
+// A capture that begins while such an action runs waits for it (CaptureBeginGuard).
+TEST(RunOutsideCaptures, CapturesDoNotBeginWhileAnActionRuns) {
+    std::atomic<bool> in_action{false};
+    std::atomic<bool> began_during_action{false};
+    std::thread runner([&] {
+        run_outside_captures(
+            [&] {
+                in_action = true;
+                std::this_thread::sleep_for(std::chrono::milliseconds(30));
+                in_action = false;
+            },
+            [](void*) { return false; }, nullptr);
+    });
+    while (!in_action.load()) std::this_thread::yield();
+    {
+        CaptureBeginGuard guard;
+        began_during_action = in_action.load();
+    }
+    runner.join();
+    EXPECT_FALSE(began_during_action.load());
+}
