@@ -39,8 +39,7 @@ ObjectCode ObjectCode::from_bytes(CodeType type, std::string code, std::string n
                                    (name.empty() ? "" : " for '" + name + "'"));
     }
     // Pooled per thread: a value made and dropped in a loop costs no malloc for its state.
-    auto state = std::allocate_shared<detail::ObjectCodeState>(
-        detail::ThreadBlockPool<detail::ObjectCodeState>());
+    auto state = detail::make_pooled<detail::ObjectCodeState>();
     state->type = type;
     state->name = std::move(name);
     state->code = detail::CodeBytes(std::move(code));

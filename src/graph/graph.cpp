@@ -1,12 +1,11 @@
 #include "cudacore/graph.hpp"
 
-#include "support/thread_block_pool.hpp"
-
 #include "cudacore/errors.hpp"
 #include "cudacore/graph_exec.hpp"
 #include "graph/graph_box.hpp"
 #include "memory/buffer_box.hpp"
 #include "runtime/kernel_box.hpp"
+#include "support/thread_block_pool.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -25,7 +24,7 @@ GraphBox::~GraphBox() {
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
                                          std::shared_ptr<GraphHoldings> holdings) {
-    auto box = std::allocate_shared<GraphBox>(ThreadBlockPool<GraphBox>());  // pooled per thread
+    auto box = make_pooled<GraphBox>();  // pooled per thread
     box->handle = handle;
     box->context = std::move(context);
     box->holdings = holdings ? std::move(holdings) : std::make_shared<GraphHoldings>();

@@ -1,12 +1,11 @@
 #include "cudacore/graph_builder.hpp"
 
-#include "support/thread_block_pool.hpp"
-
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/thread_block_pool.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -201,10 +200,8 @@ GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
                              " mode";
                   });
     // Pooled per thread: a capture made and ended in a loop costs no malloc for these.
-    auto capture = std::allocate_shared<detail::CaptureState>(
-        detail::ThreadBlockPool<detail::CaptureState>());
-    capture->holdings = std::allocate_shared<detail::GraphHoldings>(
-        detail::ThreadBlockPool<detail::GraphHoldings>());
+    auto capture = detail::make_pooled<detail::CaptureState>();
+    capture->holdings = detail::make_pooled<detail::GraphHoldings>();
     capture->context = self.stream.box()->context;
     capture->mode = mode;
     try {

@@ -1,11 +1,10 @@
 #include "cudacore/graph_exec.hpp"
 
-#include "support/thread_block_pool.hpp"
-
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/kernel_box.hpp"
+#include "support/thread_block_pool.hpp"
 
 #include <cstdio>
 #include <new>
@@ -173,7 +172,7 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
                       "cuGraphInstantiateWithFlags", [&] { return description(); });
     }
     // Pooled per thread: an executable graph made and dropped in a loop costs no malloc for it.
-    auto box = std::allocate_shared<detail::GraphExecBox>(detail::ThreadBlockPool<detail::GraphExecBox>());
+    auto box = detail::make_pooled<detail::GraphExecBox>();
     box->handle = exec;
     box->context = box_->context;
     box->graph_holdings = box_->holdings;
@@ -238,13 +237,10 @@ void GraphExec::update(const Graph& graph) {
     // From now on the new graph's objects are needed; the old ones only by launches in flight.
     std::shared_ptr<detail::GraphHoldings> previous =
         std::exchange(box_->graph_holdings, graph.box()->holdings);
-    if (box.launches.any()) {
-        // Launches in flight may use the old holdings: released once their streams are done
-        // (the streams stay noted for this graph's own release too).
-        std::vector<std::shared_ptr<detail::StreamBox>> streams = box_->launches.take();
-        for (const auto& stream : streams) box_->launches.note(stream);
-        detail::release_after_streams_idle(std::move(streams), {std::move(previous)});
-    }
+    // Launches in flight may use the old holdings: released once their streams are done (the
+    // streams stay noted for this graph's own release too).
+    if (box.launches.any())
+        detail::release_after_streams_idle(box.launches.noted(), {std::move(previous)});
 }
 
 void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,

@@ -25,7 +25,7 @@ Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
                                    " is not owned by a std::shared_ptr (create it with "
                                    "std::make_shared), so its buffers could not hold it");
     // The box first: if the allocation throws it goes away holding nothing to free.
-    auto box = std::allocate_shared<detail::BufferBox>(detail::ThreadBlockPool<detail::BufferBox>());
+    auto box = detail::make_pooled<detail::BufferBox>();
     box->size = size;
     box->device_ordinal = device_ordinal();
     box->device_accessible = is_device_accessible();

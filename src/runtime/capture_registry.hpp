@@ -70,7 +70,8 @@ bool run_outside_captures(const std::function<void()>& action, bool (*give_up)(v
 bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,
                                       bool (*give_up)(void*), void* give_up_argument) noexcept;
 
-// Held while a capture begins: it then waits for a synchronize_outside_captures() in progress.
+// Held while a capture begins: it then waits for a wait, synchronize or release of the functions
+// above in progress.
 class CaptureBeginGuard {
 public:
     CaptureBeginGuard();

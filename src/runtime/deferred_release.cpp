@@ -68,12 +68,7 @@ private:
     }
 
     void run() {
-        // This thread's waits are no unsafe calls for the capture rules: a capture in global
-        // mode elsewhere is not invalidated by them (they never touch a capturing stream).
-        if (const DriverApi* api = driver_if_loaded()) {
-            CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-            api->cuThreadExchangeStreamCaptureMode(&mode);
-        }
+        bool relaxed = false;  // this thread's capture interaction mode, set once a driver is there
         for (;;) {
             Pending pending;
             {
@@ -91,6 +86,13 @@ private:
             }
             bool idle = false;
             if (const DriverApi* api = driver_if_loaded()) {
+                // This thread's waits are no unsafe calls for the capture rules: a capture in
+                // global mode elsewhere is not invalidated by them (they never touch a capturing
+                // stream).
+                if (!relaxed) {
+                    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+                    relaxed = api->cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+                }
                 idle = true;
                 for (const auto& stream : pending.streams) {
                     const ContextBox* context = stream ? stream->context.get() : nullptr;

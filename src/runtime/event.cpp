@@ -55,7 +55,7 @@ std::shared_ptr<EventBox> create_event_box(std::shared_ptr<ContextBox>&& context
     if (options.ipc_enabled) flags |= CU_EVENT_INTERPROCESS;
 
     // The box first: an event is never made that no box would destroy.
-    auto box = std::allocate_shared<EventBox>(ThreadBlockPool<EventBox>());
+    auto box = make_pooled<EventBox>();
     ContextScope scope(*context);
     CUevent handle = nullptr;
     check(driver().cuEventCreate(&handle, flags), "cuEventCreate", object);

@@ -27,4 +27,9 @@ std::vector<std::shared_ptr<StreamBox>> LaunchStreams::take() {
     return std::exchange(streams_, {});
 }
 
+std::vector<std::shared_ptr<StreamBox>> LaunchStreams::noted() const {
+    std::lock_guard lock(mutex_);
+    return streams_;
+}
+
 }  // namespace cudacore::detail

@@ -37,13 +37,15 @@ public:
 
     // The streams noted so far; later notes start afresh.
     std::vector<std::shared_ptr<StreamBox>> take();
+    // The streams noted so far, which stay noted.
+    std::vector<std::shared_ptr<StreamBox>> noted() const;
 
 private:
     static constexpr std::size_t kSlots = 16;
     void note_slow(const std::shared_ptr<StreamBox>& stream);
 
     std::array<std::atomic<const StreamBox*>, kSlots> slots_{};
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::vector<std::shared_ptr<StreamBox>> streams_;  // owners of the slots (and beyond)
 };
 

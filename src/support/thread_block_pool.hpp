@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <new>
 
 namespace cudacore::detail {
@@ -76,5 +77,11 @@ private:
         }
     }
 };
+
+// A default-constructed T in a shared box from this thread's pool (see above).
+template <class T>
+std::shared_ptr<T> make_pooled() {
+    return std::allocate_shared<T>(ThreadBlockPool<T>());
+}
 
 }  // namespace cudacore::detail

@@ -38,6 +38,8 @@ TEST(LaunchStreams, EachStreamIsKeptOnceAndHeldUntilTaken) {
     EXPECT_TRUE(launches.any());
     first.reset();
     EXPECT_FALSE(watch.expired()) << "a noted stream must be held: its work may still run";
+    EXPECT_EQ(launches.noted().size(), 2u);  // a look that keeps them noted
+    EXPECT_TRUE(launches.any());
     const auto taken = launches.take();
     ASSERT_EQ(taken.size(), 2u);
     EXPECT_EQ(taken[0], watch.lock());
