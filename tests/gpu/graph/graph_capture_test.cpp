@@ -383,6 +383,19 @@ TEST_F(GraphCapture, UpdateInPlaceTakesTheNewParameters) {
     EXPECT_EQ(values(host), std::vector<int>(kCount, 100));
 }
 
+// An executable graph launched on an empty (moved-from) Stream is refused before the driver is
+// asked: its release could not wait for a stream it does not know.
+TEST_F(GraphCapture, LaunchOnAnEmptyStreamIsRefused) {
+    Buffer data = device().allocate(kCount * sizeof(int), stream());
+    GraphExec exec = captured_add(stream(), data);
+    Stream moved_from = device().create_stream();
+    Stream taken = std::move(moved_from);
+    test::expect_invalid([&] { exec.launch(moved_from); },
+                         {"GraphExec::launch", "empty (moved-from) Stream"});
+    exec.launch(taken);  // the stream itself still works
+    taken.sync();
+}
+
 TEST_F(GraphCapture, LaunchesAfterEveryOtherHandleWasDropped) {
     Buffer host = host_ints();
     std::optional<GraphExec> exec;
