@@ -3,6 +3,7 @@
 #include "cudacore/errors.hpp"
 #include "code/object_code_state.hpp"
 #include "support/atomic_file.hpp"
+#include "support/shared_with_bytes.hpp"
 #include "support/thread_block_pool.hpp"
 
 #include <fstream>
@@ -31,39 +32,33 @@ CodeType code_type_from_string(std::string_view name) {
                                "': expected cubin, ptx, ltoir, fatbin, object or library");
 }
 
-ObjectCode ObjectCode::from_bytes(CodeType type, std::string code, std::string name,
+namespace {
+
+void refuse_empty_code(CodeType type, const std::string& name) {
+    throw InvalidArgumentError("ObjectCode::from_bytes: empty " + std::string(to_string(type)) +
+                               " code" + (name.empty() ? "" : " for '" + name + "'"));
+}
+
+}  // namespace
+
+ObjectCode ObjectCode::from_bytes(CodeType type, const std::string& code, std::string name,
                                   SymbolMap symbols) {
-    if (code.empty()) {
-        throw InvalidArgumentError("ObjectCode::from_bytes: empty " +
-                                   std::string(to_string(type)) + " code" +
-                                   (name.empty() ? "" : " for '" + name + "'"));
-    }
-    // Pooled per thread: a value made and dropped in a loop costs no malloc for its state.
-    auto state = detail::make_pooled<detail::ObjectCodeState>();
-    state->type = type;
-    state->name = std::move(name);
-    state->code = detail::CodeBytes(std::move(code));
-    state->symbols = std::move(symbols);
+    if (code.empty()) refuse_empty_code(type, name);
+    // The state and its copy of the bytes in one allocation: no string of its own to allocate.
+    const char* copy = nullptr;
+    auto state = detail::make_shared_with_bytes<detail::ObjectCodeState>(
+        code, &copy, type, std::move(name), std::move(symbols));
+    state->code.refer_to_owners(copy, code.size());
     return ObjectCode(std::move(state));
 }
 
-ObjectCode ObjectCode::from_cubin(std::string code, std::string name, SymbolMap symbols) {
-    return from_bytes(CodeType::cubin, std::move(code), std::move(name), std::move(symbols));
-}
-ObjectCode ObjectCode::from_ptx(std::string code, std::string name, SymbolMap symbols) {
-    return from_bytes(CodeType::ptx, std::move(code), std::move(name), std::move(symbols));
-}
-ObjectCode ObjectCode::from_ltoir(std::string code, std::string name, SymbolMap symbols) {
-    return from_bytes(CodeType::ltoir, std::move(code), std::move(name), std::move(symbols));
-}
-ObjectCode ObjectCode::from_fatbin(std::string code, std::string name, SymbolMap symbols) {
-    return from_bytes(CodeType::fatbin, std::move(code), std::move(name), std::move(symbols));
-}
-ObjectCode ObjectCode::from_object(std::string code, std::string name, SymbolMap symbols) {
-    return from_bytes(CodeType::object, std::move(code), std::move(name), std::move(symbols));
-}
-ObjectCode ObjectCode::from_library(std::string code, std::string name, SymbolMap symbols) {
-    return from_bytes(CodeType::library, std::move(code), std::move(name), std::move(symbols));
+ObjectCode ObjectCode::from_bytes(CodeType type, std::string&& code, std::string name,
+                                  SymbolMap symbols) {
+    if (code.empty()) refuse_empty_code(type, name);
+    // Pooled per thread: a value made and dropped in a loop costs no malloc for its state.
+    auto state = detail::make_pooled<detail::ObjectCodeState>(type, std::move(name), std::move(symbols));
+    state->code = detail::CodeBytes(std::move(code));
+    return ObjectCode(std::move(state));
 }
 
 namespace {

@@ -29,6 +29,9 @@ struct ObjectCodeState {
     // constructing it (value-initialisation of a defaulted constructor): every member has its
     // initialiser.
     ObjectCodeState() {}
+    // Moved in at construction: cheaper than assigning each over a default member.
+    ObjectCodeState(CodeType type, std::string name, SymbolMap symbols) noexcept
+        : type(type), name(std::move(name)), symbols(std::move(symbols)) {}
     ObjectCodeState(const ObjectCodeState&) = delete;
     ObjectCodeState& operator=(const ObjectCodeState&) = delete;
     ~ObjectCodeState() {

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <utility>
 
 namespace cudacore::detail {
 
@@ -78,10 +79,10 @@ private:
     }
 };
 
-// A default-constructed T in a shared box from this thread's pool (see above).
-template <class T>
-std::shared_ptr<T> make_pooled() {
-    return std::allocate_shared<T>(ThreadBlockPool<T>());
+// A T made from `args` in a shared box from this thread's pool (see above).
+template <class T, class... Args>
+std::shared_ptr<T> make_pooled(Args&&... args) {
+    return std::allocate_shared<T>(ThreadBlockPool<T>(), std::forward<Args>(args)...);
 }
 
 }  // namespace cudacore::detail
