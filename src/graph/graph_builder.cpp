@@ -41,25 +41,34 @@ struct CaptureState {
     std::shared_ptr<GraphHoldings> holdings;
     std::shared_ptr<ContextBox> context;
     CaptureMode mode = CaptureMode::relaxed;
-    // Registered, unregistered at the end: the first (the builder's own) apart, since most
-    // captures have no other.
-    std::shared_ptr<StreamBox> first_stream;
+    // Registered, unregistered at the end: the first (the builder's own, which the builder
+    // holds) apart, since most captures have no other.
+    CUstream first_stream = nullptr;
+    bool first_registered = false;
     std::vector<std::shared_ptr<StreamBox>> more_streams;
     std::vector<std::shared_ptr<StreamBox>> unjoined_forks;  // split, not joined yet
     std::vector<std::shared_ptr<StreamBox>> open_bodies;     // body builders not ended yet
     std::shared_ptr<CaptureState> parent;                    // for a body's capture
     CaptureState() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
+    ~CaptureState() { unregister_all(); }  // whatever path dropped it, the registry lets go first
 
+    // The first call registers the builder's own stream (held by the builder); later ones the
+    // streams split from it, held here.
     void register_stream(const std::shared_ptr<StreamBox>& stream) {
-        if (first_stream) more_streams.reserve(more_streams.size() + 1);  // no throw once registered
-        register_capture_stream(stream->handle, 0, holdings);  // id asked when needed
-        if (!first_stream) first_stream = stream;
-        else more_streams.push_back(stream);
+        if (first_registered) more_streams.reserve(more_streams.size() + 1);  // no throw once registered
+        register_capture_stream(stream->handle, 0, *holdings);  // id asked when needed
+        if (!first_registered) {
+            first_stream = stream->handle;
+            first_registered = true;
+        } else {
+            more_streams.push_back(stream);
+        }
     }
+    // Before `holdings` go: the registry points at them.
     void unregister_all() noexcept {
-        if (first_stream) unregister_capture_stream(first_stream->handle);
+        if (first_registered) unregister_capture_stream(first_stream);
         for (const auto& stream : more_streams) unregister_capture_stream(stream->handle);
-        first_stream.reset();
+        first_registered = false;
         more_streams.clear();
     }
     // A body builder's capture is over: its parent no longer waits for it.

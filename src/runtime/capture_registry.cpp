@@ -56,13 +56,22 @@ namespace {
 struct Entry {
     CUstream stream;
     std::uint64_t capture_id;
-    std::shared_ptr<GraphHoldings> holdings;
+    GraphHoldings* holdings;  // kept alive by the capture that registered the stream
 };
 
 struct Registry {
-    std::mutex mutex;
+    SpinLock mutex;  // held for a short scan (a capture registers one stream, or a few)
     std::vector<Entry> entries;
 };
+
+// The counters change only under the registry's lock: a load and a store, no atomic
+// read-modify-write, and readers outside the lock see one value or the next.
+void count_registration(int change) noexcept {
+    registry_generation.store(registry_generation.load(std::memory_order_relaxed) + 1,
+                              std::memory_order_release);
+    active_capture_streams.store(active_capture_streams.load(std::memory_order_relaxed) + change,
+                                 std::memory_order_relaxed);
+}
 
 // Leaked on purpose: builders may be destroyed during exit.
 Registry& registry() {
@@ -166,20 +175,18 @@ CaptureBeginGuard::CaptureBeginGuard() {
 }
 CaptureBeginGuard::~CaptureBeginGuard() { beginning_captures.fetch_sub(1, std::memory_order_release); }
 
-void register_capture_stream(CUstream stream, std::uint64_t capture_id,
-                             std::shared_ptr<GraphHoldings> holdings) {
+void register_capture_stream(CUstream stream, std::uint64_t capture_id, GraphHoldings& holdings) {
     Registry& r = registry();
     std::lock_guard lock(r.mutex);
     for (Entry& entry : r.entries) {
         if (entry.stream == stream) {
             entry.capture_id = capture_id;
-            entry.holdings = std::move(holdings);
+            entry.holdings = &holdings;
             return;
         }
     }
-    r.entries.push_back({stream, capture_id, std::move(holdings)});
-    registry_generation.fetch_add(1, std::memory_order_release);
-    active_capture_streams.fetch_add(1, std::memory_order_relaxed);
+    r.entries.push_back({stream, capture_id, &holdings});
+    count_registration(+1);
 }
 
 void unregister_capture_stream(CUstream stream) noexcept {
@@ -189,21 +196,29 @@ void unregister_capture_stream(CUstream stream) noexcept {
                               [&](const Entry& entry) { return entry.stream == stream; });
     if (found == r.entries.end()) return;
     r.entries.erase(found);
-    registry_generation.fetch_add(1, std::memory_order_release);
-    active_capture_streams.fetch_sub(1, std::memory_order_relaxed);
+    count_registration(-1);
 }
 
-std::shared_ptr<GraphHoldings> capture_holdings(CUstream stream) {
+namespace {
+
+// Calls use(holdings) with the registry locked (so that the capture cannot end and free them
+// meanwhile) for the capture `stream` takes part in; false when there is none.
+template <class Use>
+bool with_capture_holdings(CUstream stream, Use&& use) {
     Registry& r = registry();
     {
         std::lock_guard lock(r.mutex);
-        for (const Entry& entry : r.entries)
-            if (entry.stream == stream) return entry.holdings;
+        for (const Entry& entry : r.entries) {
+            if (entry.stream == stream) {
+                use(*entry.holdings);
+                return true;
+            }
+        }
     }
     // Not a builder's stream: it may have joined a capture through an event. Rare, so the
     // capture ids of the registered streams are asked only now (and kept).
     const DriverApi* api = driver_if_loaded();
-    if (!api) return nullptr;
+    if (!api) return false;
     const auto id_of = [api](CUstream of, cuuint64_t& id) {
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
         return api->cuStreamGetCaptureInfo(of, &status, &id, nullptr, nullptr, nullptr,
@@ -211,16 +226,27 @@ std::shared_ptr<GraphHoldings> capture_holdings(CUstream stream) {
                status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
     };
     cuuint64_t id = 0;
-    if (!id_of(stream, id)) return nullptr;
+    if (!id_of(stream, id)) return false;
     std::lock_guard lock(r.mutex);
     for (Entry& entry : r.entries) {
         if (entry.capture_id == 0) {
             cuuint64_t known = 0;
             if (id_of(entry.stream, known)) entry.capture_id = known;
         }
-        if (entry.capture_id == id) return entry.holdings;
+        if (entry.capture_id == id) {
+            use(*entry.holdings);
+            return true;
+        }
     }
-    return nullptr;
+    return false;
+}
+
+}  // namespace
+
+GraphHoldings* capture_holdings(CUstream stream) {
+    GraphHoldings* found = nullptr;
+    with_capture_holdings(stream, [&](GraphHoldings& holdings) { found = &holdings; });
+    return found;
 }
 
 bool held_last_for_capture(CUstream stream, const void* object) noexcept {
@@ -231,11 +257,9 @@ bool held_last_for_capture(CUstream stream, const void* object) noexcept {
 void hold_for_capture_now(CUstream stream, std::shared_ptr<const void> object) noexcept {
     const std::uint64_t generation = registry_generation.load(std::memory_order_acquire);
     try {
-        if (auto holdings = capture_holdings(stream)) {
-            const void* raw = object.get();
-            holdings->add(std::move(object));
+        const void* raw = object.get();
+        if (with_capture_holdings(stream, [&](GraphHoldings& holdings) { holdings.add(std::move(object)); }))
             last_held = {stream, raw, generation};
-        }
     } catch (...) {
         // Out of memory while recording: the launch itself went through; nothing to undo.
     }

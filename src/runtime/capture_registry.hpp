@@ -9,6 +9,7 @@
 
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/spin_lock.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -30,7 +31,7 @@ struct GraphHoldings {
     std::size_t size() const;
 
 private:
-    mutable std::mutex mutex_;
+    mutable SpinLock mutex_;  // held for a comparison or two and a move
     // The first object apart: most graphs hold one library, and a capture then allocates nothing
     // more for it.
     std::shared_ptr<const void> first_;
@@ -80,14 +81,14 @@ public:
     CaptureBeginGuard& operator=(const CaptureBeginGuard&) = delete;
 };
 
-// `capture_id` 0: unknown yet (asked of the driver when a lookup needs it).
-void register_capture_stream(CUstream stream, std::uint64_t capture_id,
-                             std::shared_ptr<GraphHoldings> holdings);
+// `capture_id` 0: unknown yet (asked of the driver when a lookup needs it). The registry points
+// at `holdings` without holding it: the caller keeps it alive until it unregisters `stream`.
+void register_capture_stream(CUstream stream, std::uint64_t capture_id, GraphHoldings& holdings);
 void unregister_capture_stream(CUstream stream) noexcept;
 
 // The holdings of the capture `stream` takes part in, or null when it is not capturing (or the
-// capture was not begun through cudacore).
-std::shared_ptr<GraphHoldings> capture_holdings(CUstream stream);
+// capture was not begun through cudacore); valid while that capture's streams are registered.
+GraphHoldings* capture_holdings(CUstream stream);
 
 // True when this thread added `object` to the capture of `stream` last, and no stream was
 // registered or unregistered since: holding it again would change nothing.

@@ -234,9 +234,9 @@ TEST(CaptureRegistry, LaunchesFindTheHoldingsOfTheirCapture) {
     auto holdings = std::make_shared<detail::GraphHoldings>();
     int fake_stream = 0;
     const auto stream = reinterpret_cast<CUstream>(&fake_stream);
-    detail::register_capture_stream(stream, 7, holdings);
+    detail::register_capture_stream(stream, 7, *holdings);
     EXPECT_TRUE(detail::captures_active());
-    EXPECT_EQ(detail::capture_holdings(stream), holdings);
+    EXPECT_EQ(detail::capture_holdings(stream), holdings.get());
 
     auto library = std::make_shared<int>(1);
     detail::hold_for_capture(stream, library);
