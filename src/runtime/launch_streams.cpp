@@ -14,16 +14,16 @@ void LaunchStreams::note_slow(const std::shared_ptr<StreamBox>& stream) {
     std::lock_guard lock(mutex_);
     if (std::find(streams_.begin(), streams_.end(), stream) != streams_.end()) return;
     streams_.push_back(stream);
-    for (auto& slot : slots_) {
-        const StreamBox* expected = nullptr;
-        if (slot.compare_exchange_strong(expected, stream.get(), std::memory_order_relaxed)) return;
-    }
+    const unsigned filled = filled_.load(std::memory_order_relaxed);
     // More streams than slots: later launches there take this (locked) path.
+    if (filled == kSlots) return;
+    std::atomic_ref(slots_[filled]).store(stream.get(), std::memory_order_relaxed);
+    filled_.store(filled + 1, std::memory_order_release);
 }
 
 std::vector<std::shared_ptr<StreamBox>> LaunchStreams::take() {
     std::lock_guard lock(mutex_);
-    for (auto& slot : slots_) slot.store(nullptr, std::memory_order_relaxed);
+    filled_.store(0, std::memory_order_relaxed);
     return std::exchange(streams_, {});
 }
 

@@ -10,7 +10,6 @@
 
 #include "runtime/runtime_handles.hpp"
 
-#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -24,16 +23,16 @@ public:
 
     void note(const std::shared_ptr<StreamBox>& stream) {
         const StreamBox* wanted = stream.get();
-        for (const auto& slot : slots_) {
-            const StreamBox* seen = slot.load(std::memory_order_relaxed);
-            if (seen == wanted) [[likely]] return;
-            if (seen == nullptr) break;
+        const unsigned filled = filled_.load(std::memory_order_acquire);
+        for (unsigned i = 0; i < filled; ++i) {
+            if (std::atomic_ref(slots_[i]).load(std::memory_order_relaxed) == wanted) [[likely]]
+                return;
         }
         note_slow(stream);
     }
 
     // Whether any launch was noted.
-    bool any() const noexcept { return slots_[0].load(std::memory_order_relaxed) != nullptr; }
+    bool any() const noexcept { return filled_.load(std::memory_order_relaxed) != 0; }
 
     // The streams noted so far; later notes start afresh.
     std::vector<std::shared_ptr<StreamBox>> take();
@@ -44,7 +43,10 @@ private:
     static constexpr std::size_t kSlots = 16;
     void note_slow(const std::shared_ptr<StreamBox>& stream);
 
-    std::array<std::atomic<const StreamBox*>, kSlots> slots_{};
+    // Slots below filled_ hold streams seen; the others are not even initialised (so a new
+    // object costs no pass over them). Written under mutex_ before filled_ counts them.
+    const StreamBox* slots_[kSlots];
+    std::atomic<unsigned> filled_{0};
     mutable std::mutex mutex_;
     std::vector<std::shared_ptr<StreamBox>> streams_;  // owners of the slots (and beyond)
 };
