@@ -68,8 +68,9 @@ BufferRelease take(BufferBox& box) noexcept {
     if (box.owned && box.handle) out.resource = std::move(box.resource);
     box.resource.reset();
     out.free_stream = std::move(box.free_stream);
-    out.owner = std::move(box.owner);
-    out.deleter = std::move(box.deleter);
+    // Most buffers have neither: moving an empty std::function still swaps its 32 bytes.
+    if (box.owner) out.owner = std::move(box.owner);
+    if (box.deleter) out.deleter = std::move(box.deleter);
     box.handle = 0;
     box.closed = true;
     return out;
