@@ -60,45 +60,46 @@ public:
 
     // Takes the code bytes as they are. Throws InvalidArgumentError when `code` is empty. The
     // bytes' structure is checked when they are linked (Linker) or loaded (get_kernel, load).
-    // From a string the caller keeps, the bytes are copied into the value's own allocation (one
-    // malloc and one copy in all); from a moved string, that string is kept as it is.
-    static ObjectCode from_bytes(CodeType type, const std::string& code, std::string name = {},
-                                 SymbolMap symbols = {});
+    // From a string the caller keeps, the bytes, name and symbols are copied (the bytes into the
+    // value's own allocation: one malloc and one copy in all); from a moved string, that string
+    // is kept as it is and the name and symbols are moved in.
+    static ObjectCode from_bytes(CodeType type, const std::string& code, std::string_view name = {},
+                                 const SymbolMap& symbols = {});
     static ObjectCode from_bytes(CodeType type, std::string&& code, std::string name = {},
                                  SymbolMap symbols = {});
     // from_bytes of one code type, copying or taking the string as from_bytes does.
-    static ObjectCode from_cubin(const std::string& code, std::string name = {}, SymbolMap symbols = {}) {
-        return from_bytes(CodeType::cubin, code, std::move(name), std::move(symbols));
+    static ObjectCode from_cubin(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
+        return from_bytes(CodeType::cubin, code, name, symbols);
     }
     static ObjectCode from_cubin(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::cubin, std::move(code), std::move(name), std::move(symbols));
     }
-    static ObjectCode from_ptx(const std::string& code, std::string name = {}, SymbolMap symbols = {}) {
-        return from_bytes(CodeType::ptx, code, std::move(name), std::move(symbols));
+    static ObjectCode from_ptx(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
+        return from_bytes(CodeType::ptx, code, name, symbols);
     }
     static ObjectCode from_ptx(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::ptx, std::move(code), std::move(name), std::move(symbols));
     }
-    static ObjectCode from_ltoir(const std::string& code, std::string name = {}, SymbolMap symbols = {}) {
-        return from_bytes(CodeType::ltoir, code, std::move(name), std::move(symbols));
+    static ObjectCode from_ltoir(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
+        return from_bytes(CodeType::ltoir, code, name, symbols);
     }
     static ObjectCode from_ltoir(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::ltoir, std::move(code), std::move(name), std::move(symbols));
     }
-    static ObjectCode from_fatbin(const std::string& code, std::string name = {}, SymbolMap symbols = {}) {
-        return from_bytes(CodeType::fatbin, code, std::move(name), std::move(symbols));
+    static ObjectCode from_fatbin(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
+        return from_bytes(CodeType::fatbin, code, name, symbols);
     }
     static ObjectCode from_fatbin(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::fatbin, std::move(code), std::move(name), std::move(symbols));
     }
-    static ObjectCode from_object(const std::string& code, std::string name = {}, SymbolMap symbols = {}) {
-        return from_bytes(CodeType::object, code, std::move(name), std::move(symbols));
+    static ObjectCode from_object(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
+        return from_bytes(CodeType::object, code, name, symbols);
     }
     static ObjectCode from_object(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::object, std::move(code), std::move(name), std::move(symbols));
     }
-    static ObjectCode from_library(const std::string& code, std::string name = {}, SymbolMap symbols = {}) {
-        return from_bytes(CodeType::library, code, std::move(name), std::move(symbols));
+    static ObjectCode from_library(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
+        return from_bytes(CodeType::library, code, name, symbols);
     }
     static ObjectCode from_library(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::library, std::move(code), std::move(name), std::move(symbols));

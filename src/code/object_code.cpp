@@ -41,13 +41,12 @@ void refuse_empty_code(CodeType type, const std::string& name) {
 
 }  // namespace
 
-ObjectCode ObjectCode::from_bytes(CodeType type, const std::string& code, std::string name,
-                                  SymbolMap symbols) {
-    if (code.empty()) refuse_empty_code(type, name);
+ObjectCode ObjectCode::from_bytes(CodeType type, const std::string& code, std::string_view name,
+                                  const SymbolMap& symbols) {
+    if (code.empty()) refuse_empty_code(type, std::string(name));
     // The state and its copy of the bytes in one allocation: no string of its own to allocate.
     const char* copy = nullptr;
-    auto state = detail::make_shared_with_bytes<detail::ObjectCodeState>(
-        code, &copy, type, std::move(name), std::move(symbols));
+    auto state = detail::make_shared_with_bytes<detail::ObjectCodeState>(code, &copy, type, name, symbols);
     state->code.refer_to_owners(copy, code.size());
     return ObjectCode(std::move(state));
 }

@@ -32,6 +32,8 @@ struct ObjectCodeState {
     // Moved in at construction: cheaper than assigning each over a default member.
     ObjectCodeState(CodeType type, std::string name, SymbolMap symbols) noexcept
         : type(type), name(std::move(name)), symbols(std::move(symbols)) {}
+    ObjectCodeState(CodeType type, std::string_view name, const SymbolMap& symbols)
+        : type(type), name(name), symbols(symbols) {}
     ObjectCodeState(const ObjectCodeState&) = delete;
     ObjectCodeState& operator=(const ObjectCodeState&) = delete;
     ~ObjectCodeState() {
