@@ -53,16 +53,17 @@ struct CaptureState {
     ~CaptureState() { unregister_all(); }  // whatever path dropped it, the registry lets go first
 
     // The first call registers the builder's own stream (held by the builder); later ones the
-    // streams split from it, held here.
-    void register_stream(const std::shared_ptr<StreamBox>& stream) {
+    // streams split from it, held here. False when another capture has the stream registered.
+    bool register_stream(const std::shared_ptr<StreamBox>& stream) {
         if (first_registered) more_streams.reserve(more_streams.size() + 1);  // no throw once registered
-        register_capture_stream(stream->handle, 0, *holdings);  // id asked when needed
+        if (!register_capture_stream(stream->handle, 0, *holdings)) return false;  // id asked when needed
         if (!first_registered) {
             first_stream = stream->handle;
             first_registered = true;
         } else {
             more_streams.push_back(stream);
         }
+        return true;
     }
     // Before `holdings` go: the registry points at them.
     void unregister_all() noexcept {
@@ -201,25 +202,21 @@ GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
     // Libraries dropped during the capture are unloaded on the worker after it (an unload
     // synchronizes the context): started here, on a normal path.
     detail::start_deferred_releases();
-    // Until registered, a deferred release must not synchronize the context under this capture.
-    const detail::CaptureBeginGuard guard;
-    detail::check(detail::driver().cuStreamBeginCapture(self.stream.handle(), flag),
-                  "cuStreamBeginCapture", [&] {
-                      return describe_stream(self.stream) + ", " + capture_mode_name(mode) +
-                             " mode";
-                  });
     // Pooled per thread: a capture made and ended in a loop costs no malloc for these.
     auto capture = detail::make_pooled<detail::CaptureState>();
     capture->holdings = detail::make_pooled<detail::GraphHoldings>();
     capture->context = self.stream.box()->context;
     capture->mode = mode;
-    try {
-        capture->register_stream(self.stream.box());  // its capture id is asked only if needed
-    } catch (...) {
-        capture->unregister_all();
-        discard_capture(self.stream.handle());
-        throw;
-    }
+    // Registered first: from then on no deferred release synchronizes the context under it
+    // (its id is asked only if needed). Unregistered by the state's destructor if beginning fails.
+    if (!capture->register_stream(self.stream.box()))
+        throw InvalidArgumentError("GraphBuilder::begin: " + describe_stream(self.stream) +
+                                   " is capturing already, for another graph builder");
+    detail::check(detail::driver().cuStreamBeginCapture(self.stream.handle(), flag),
+                  "cuStreamBeginCapture", [&] {
+                      return describe_stream(self.stream) + ", " + capture_mode_name(mode) +
+                             " mode";
+                  });
     self.capture = std::move(capture);
     self.capturing = true;
     self.mode = mode;

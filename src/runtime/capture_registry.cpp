@@ -62,6 +62,8 @@ struct Entry {
 struct Registry {
     SpinLock mutex;  // held for a short scan (a capture registers one stream, or a few)
     std::vector<Entry> entries;
+    // Set, under `mutex`, while an action of run_outside_captures runs: registrations wait.
+    std::atomic<bool> synchronizing{false};
 };
 
 // The counters change only under the registry's lock: a load and a store, no atomic
@@ -83,44 +85,41 @@ Registry& registry() {
 
 namespace {
 
-// The handshake between beginning captures and synchronize_outside_captures, two atomics rather
-// than a reader-writer lock (whose pair of calls costs a capture more than the rest of begin):
-// a beginner counts itself in, then looks for a synchronize; a synchronizer raises its flag,
-// then waits for the beginners in progress. Sequentially consistent, so at least one of the two
-// sees the other.
-std::atomic<int> beginning_captures{0};
-std::atomic<bool> synchronizing{false};
-
 // One synchronizer at a time (leaked, like the registry: the workers may use it during exit).
 std::mutex& synchronizer_mutex() {
     static auto* mutex = new std::mutex;
     return *mutex;
 }
 
+// Under the registry's lock: a registration made before is counted in captures_active() when the
+// flag is seen raised, and one attempted after waits until it is lowered.
+void set_synchronizing(bool value) noexcept {
+    Registry& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.synchronizing.store(value, std::memory_order_release);
+}
+
 }  // namespace
 
 namespace {
 
-// Calls attempt() with captures kept from beginning (and those beginning now registered), until it
-// says it is done; between tries, sleeps a millisecond (captures are short). False when `give_up`
-// said to stop first.
-bool retry_outside_beginning_captures(const std::function<bool()>& attempt,
-                                      bool (*give_up)(void*), void* give_up_argument) noexcept {
+// Calls attempt() while no capture can register (those registered before are counted in
+// captures_active()), until it says it is done; between tries, sleeps a millisecond (captures
+// are short). False when `give_up` said to stop first.
+bool retry_outside_registrations(const std::function<bool()>& attempt, bool (*give_up)(void*),
+                                 void* give_up_argument) noexcept {
     for (;;) {
         bool done = false;
         try {
             std::lock_guard lock(synchronizer_mutex());
-            synchronizing.store(true);
-            // Captures that began before the flag was seen finish registering first.
-            while (beginning_captures.load() != 0) std::this_thread::yield();
+            set_synchronizing(true);
             try {
                 done = attempt();
             } catch (...) {
                 done = true;  // ran all the same; nothing to report it to
             }
-            synchronizing.store(false, std::memory_order_release);
+            set_synchronizing(false);
         } catch (...) {
-            synchronizing.store(false, std::memory_order_release);
             return false;  // a lock that cannot be taken: do nothing
         }
         if (done) return true;
@@ -133,7 +132,7 @@ bool retry_outside_beginning_captures(const std::function<bool()>& attempt,
 
 bool run_outside_captures(const std::function<void()>& action, bool (*give_up)(void*),
                           void* give_up_argument) noexcept {
-    return retry_outside_beginning_captures(
+    return retry_outside_registrations(
         [&] {
             if (captures_active()) return false;
             action();
@@ -150,7 +149,7 @@ bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
 bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,
                                       bool (*give_up)(void*), void* give_up_argument) noexcept {
     if (is_default_stream(stream)) return synchronize_outside_captures(api, give_up, give_up_argument);
-    return retry_outside_beginning_captures(
+    return retry_outside_registrations(
         [&] {
             CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
             // A stream the driver no longer knows has nothing queued to wait for.
@@ -164,29 +163,22 @@ bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,
         give_up, give_up_argument);
 }
 
-CaptureBeginGuard::CaptureBeginGuard() {
-    for (;;) {
-        beginning_captures.fetch_add(1);
-        if (!synchronizing.load()) [[likely]] return;
-        // A synchronize is in progress: wait for it outside, then try again.
-        beginning_captures.fetch_sub(1);
-        while (synchronizing.load(std::memory_order_acquire)) std::this_thread::yield();
-    }
-}
-CaptureBeginGuard::~CaptureBeginGuard() { beginning_captures.fetch_sub(1, std::memory_order_release); }
-
-void register_capture_stream(CUstream stream, std::uint64_t capture_id, GraphHoldings& holdings) {
+bool register_capture_stream(CUstream stream, std::uint64_t capture_id, GraphHoldings& holdings) {
     Registry& r = registry();
-    std::lock_guard lock(r.mutex);
-    for (Entry& entry : r.entries) {
-        if (entry.stream == stream) {
-            entry.capture_id = capture_id;
-            entry.holdings = &holdings;
-            return;
+    for (;;) {
+        {
+            std::lock_guard lock(r.mutex);
+            if (!r.synchronizing.load(std::memory_order_relaxed)) [[likely]] {
+                for (const Entry& entry : r.entries)
+                    if (entry.stream == stream) return false;
+                r.entries.push_back({stream, capture_id, &holdings});
+                count_registration(+1);
+                return true;
+            }
         }
+        // An action that a capture must not overlap is running: wait for it outside the lock.
+        while (r.synchronizing.load(std::memory_order_acquire)) std::this_thread::yield();
     }
-    r.entries.push_back({stream, capture_id, &holdings});
-    count_registration(+1);
 }
 
 void unregister_capture_stream(CUstream stream) noexcept {

@@ -49,9 +49,10 @@ inline bool captures_active() noexcept {
 // invalidates their captures whatever their mode. The deferred-release worker, which waits for a
 // context before releasing (library unloads, graph holdings; deferred_release.hpp), synchronizes
 // it only through synchronize_outside_captures(): with the context current, it waits until no
-// capture begun through cudacore is in progress, then synchronizes, and captures begin (under
-// CaptureBeginGuard) only while no such synchronize runs. False when `give_up` said to stop
-// waiting (the process is exiting): nothing was synchronized. Never throws.
+// capture begun through cudacore is in progress, then synchronizes; captures register (before
+// they begin: register_capture_stream) only while no such synchronize runs. False when
+// `give_up` said to stop waiting (the process is exiting): nothing was synchronized. Never
+// throws.
 bool synchronize_outside_captures(const DriverApi& api, bool (*give_up)(void*),
                                   void* give_up_argument) noexcept;
 
@@ -71,19 +72,13 @@ bool run_outside_captures(const std::function<void()>& action, bool (*give_up)(v
 bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,
                                       bool (*give_up)(void*), void* give_up_argument) noexcept;
 
-// Held while a capture begins: it then waits for a wait, synchronize or release of the functions
-// above in progress.
-class CaptureBeginGuard {
-public:
-    CaptureBeginGuard();
-    ~CaptureBeginGuard();
-    CaptureBeginGuard(const CaptureBeginGuard&) = delete;
-    CaptureBeginGuard& operator=(const CaptureBeginGuard&) = delete;
-};
-
 // `capture_id` 0: unknown yet (asked of the driver when a lookup needs it). The registry points
 // at `holdings` without holding it: the caller keeps it alive until it unregisters `stream`.
-void register_capture_stream(CUstream stream, std::uint64_t capture_id, GraphHoldings& holdings);
+// Waits while an action of the functions above runs: a builder registers its stream before
+// cuStreamBeginCapture, so that no such action can run between the two (one lock, where a
+// separate handshake would cost a capture two more atomic operations).
+// False, changing nothing, when `stream` is registered already (another capture is on it).
+bool register_capture_stream(CUstream stream, std::uint64_t capture_id, GraphHoldings& holdings);
 void unregister_capture_stream(CUstream stream) noexcept;
 
 // The holdings of the capture `stream` takes part in, or null when it is not capturing (or the

@@ -234,8 +234,12 @@ TEST(CaptureRegistry, LaunchesFindTheHoldingsOfTheirCapture) {
     auto holdings = std::make_shared<detail::GraphHoldings>();
     int fake_stream = 0;
     const auto stream = reinterpret_cast<CUstream>(&fake_stream);
-    detail::register_capture_stream(stream, 7, *holdings);
+    EXPECT_TRUE(detail::register_capture_stream(stream, 7, *holdings));
     EXPECT_TRUE(detail::captures_active());
+    EXPECT_EQ(detail::capture_holdings(stream), holdings.get());
+    // A second capture on the same stream is refused and changes nothing.
+    detail::GraphHoldings other;
+    EXPECT_FALSE(detail::register_capture_stream(stream, 8, other));
     EXPECT_EQ(detail::capture_holdings(stream), holdings.get());
 
     auto library = std::make_shared<int>(1);

@@ -105,10 +105,11 @@ TEST(RunOutsideCaptures, WaitsForCapturesToEndAndGivesUpWhenTold) {
     active_capture_streams.fetch_sub(1);
 }
 
-// A capture that begins while such an action runs waits for it (CaptureBeginGuard).
-TEST(RunOutsideCaptures, CapturesDoNotBeginWhileAnActionRuns) {
+// A capture registers (before it begins) only while no such action runs: a registration
+// attempted during one waits for it to end.
+TEST(RunOutsideCaptures, CapturesDoNotRegisterWhileAnActionRuns) {
     std::atomic<bool> in_action{false};
-    std::atomic<bool> began_during_action{false};
+    std::atomic<bool> registered_during_action{false};
     std::thread runner([&] {
         run_outside_captures(
             [&] {
@@ -119,10 +120,13 @@ TEST(RunOutsideCaptures, CapturesDoNotBeginWhileAnActionRuns) {
             [](void*) { return false; }, nullptr);
     });
     while (!in_action.load()) std::this_thread::yield();
-    {
-        CaptureBeginGuard guard;
-        began_during_action = in_action.load();
-    }
+    GraphHoldings holdings;
+    int fake_stream = 0;
+    const auto stream = reinterpret_cast<CUstream>(&fake_stream);
+    EXPECT_TRUE(register_capture_stream(stream, 0, holdings));
+    registered_during_action = in_action.load();
+    EXPECT_TRUE(captures_active());
+    unregister_capture_stream(stream);
     runner.join();
-    EXPECT_FALSE(began_during_action.load());
+    EXPECT_FALSE(registered_during_action.load());
 }

@@ -189,6 +189,36 @@ TEST_F(GraphCapture, EndingACaptureNeverBegunIsRefused) {
     EXPECT_THROW(builder.end(), InvalidArgumentError);  // already ended
 }
 
+// A second builder on a stream that is capturing is refused before anything reaches the driver,
+// and the first capture goes on unharmed: its launches are held and its graph runs.
+TEST_F(GraphCapture, ASecondBuilderOnACapturingStreamIsRefusedAndTheFirstGoesOn) {
+    Buffer data = device().allocate(kCount * sizeof(int), stream());
+    data.fill_uint32(0, stream());
+    GraphBuilder first(stream());
+    first.begin();
+    GraphBuilder second(stream());
+    try {
+        second.begin();
+        FAIL() << "a second capture began on a capturing stream";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("GraphBuilder::begin"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("is capturing already"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(second.is_capturing());
+    launch(first, kConfig, add(), data, 4, kCount);
+    Graph graph = first.end();
+    EXPECT_EQ(graph.box()->holdings->size(), 1u);  // the kernel's library, held by the first capture
+    graph.instantiate().launch(stream());
+    Buffer host = host_ints();
+    data.copy_to(host, stream());
+    stream().sync();
+    EXPECT_EQ(values(host), std::vector<int>(kCount, 4));
+    // The stream is free again: a new capture begins on it.
+    second.begin();
+    EXPECT_TRUE(second.is_capturing());
+    second.end();
+}
+
 TEST_F(GraphCapture, IllegalCallDuringCaptureNamesTheCallAndTheCapture) {
     Buffer data = device().allocate(kCount * sizeof(int), stream());
     stream().sync();
