@@ -170,8 +170,19 @@ int main() {
 
     auto resource = std::dynamic_pointer_cast<DeviceMemoryResource>(device.memory_resource());
     if (resource) resource->set_release_threshold(UINT64_MAX);
+    constexpr int allocations = 32;
+    // 1 MiB allocated from `pool` by its handle and freed, `allocations` times, the raw way.
+    auto raw_pool_batch = [&](CUmemoryPool pool) {
+        return measure(batches, allocations, [&] {
+            for (int i = 0; i < allocations; ++i) {
+                CUdeviceptr pointer = 0;
+                api.cuMemAllocFromPoolAsync(&pointer, 1 << 20, pool, raw_stream);
+                api.cuMemFreeAsync(pointer, raw_stream);
+            }
+        }, [&] { stream.sync(); });
+    };
     {
-        constexpr int n = 32;
+        constexpr int n = allocations;
         const Split raw = measure(batches, n, [&] {
             for (int i = 0; i < n; ++i) {
                 CUdeviceptr pointer = 0;
@@ -188,28 +199,14 @@ int main() {
         print("allocate + free 1 MiB, default pool", raw, ours);
         // The same pool named by its handle (cuMemAllocFromPoolAsync, as cudacore's resource
         // allocates) against cuMemAllocAsync: what the driver alone charges for the difference.
-        const auto pool = resource ? resource->pool() : nullptr;
-        const Split by_handle = measure(batches, n, [&] {
-            for (int i = 0; i < n; ++i) {
-                CUdeviceptr pointer = 0;
-                api.cuMemAllocFromPoolAsync(&pointer, 1 << 20, pool, raw_stream);
-                api.cuMemFreeAsync(pointer, raw_stream);
-            }
-        }, [&] { stream.sync(); });
+        const Split by_handle = raw_pool_batch(resource ? resource->pool() : nullptr);
         print("allocate + free 1 MiB, default pool, from its handle", raw, by_handle, "by handle");
     }
     {
-        constexpr int n = 32;
+        constexpr int n = allocations;
         auto owned = DeviceMemoryResource::create_owned_pool(device);
         owned->set_release_threshold(UINT64_MAX);
-        const auto pool = owned->pool();
-        const Split raw = measure(batches, n, [&] {
-            for (int i = 0; i < n; ++i) {
-                CUdeviceptr pointer = 0;
-                api.cuMemAllocFromPoolAsync(&pointer, 1 << 20, pool, raw_stream);
-                api.cuMemFreeAsync(pointer, raw_stream);
-            }
-        }, [&] { stream.sync(); });
+        const Split raw = raw_pool_batch(owned->pool());
         const Split ours = measure(batches, n, [&] {
             for (int i = 0; i < n; ++i) {
                 Buffer buffer = owned->allocate(1 << 20, stream);
