@@ -235,12 +235,6 @@ bool with_capture_holdings(CUstream stream, Use&& use) {
 
 }  // namespace
 
-GraphHoldings* capture_holdings(CUstream stream) {
-    GraphHoldings* found = nullptr;
-    with_capture_holdings(stream, [&](GraphHoldings& holdings) { found = &holdings; });
-    return found;
-}
-
 bool held_last_for_capture(CUstream stream, const void* object) noexcept {
     return last_held.stream == stream && last_held.object == object &&
            last_held.generation == registry_generation.load(std::memory_order_acquire);

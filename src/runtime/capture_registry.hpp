@@ -81,10 +81,6 @@ bool wait_for_stream_outside_captures(const DriverApi& api, CUstream stream,
 bool register_capture_stream(CUstream stream, std::uint64_t capture_id, GraphHoldings& holdings);
 void unregister_capture_stream(CUstream stream) noexcept;
 
-// The holdings of the capture `stream` takes part in, or null when it is not capturing (or the
-// capture was not begun through cudacore); valid while that capture's streams are registered.
-GraphHoldings* capture_holdings(CUstream stream);
-
 // True when this thread added `object` to the capture of `stream` last, and no stream was
 // registered or unregistered since: holding it again would change nothing.
 bool held_last_for_capture(CUstream stream, const void* object) noexcept;

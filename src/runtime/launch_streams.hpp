@@ -19,7 +19,9 @@ namespace cudacore::detail {
 
 class LaunchStreams {
 public:
-    LaunchStreams() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
+    // User-provided: not zeroed first by make_shared. Every member is initialised but slots_,
+    // of which only those below filled_ are ever read.
+    LaunchStreams() {}
 
     void note(const std::shared_ptr<StreamBox>& stream) {
         const StreamBox* wanted = stream.get();

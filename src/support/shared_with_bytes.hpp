@@ -1,4 +1,4 @@
-// std::allocate_shared of a default-constructed T with a copy of some bytes in the same
+// std::allocate_shared of a T with a copy of some bytes in the same
 // allocation, right after the shared box: a value made from bytes it must copy (an ObjectCode
 // from a caller's string) costs one malloc and one memcpy, as copying the string alone would,
 // instead of a box plus a string.
