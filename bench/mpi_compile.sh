@@ -21,7 +21,8 @@ arch="${ARCH:-sm_90}"; modes="${MODES:-every once distributed}"; mpirun="${MPIRU
 flags=()
 if "$mpirun" --version 2>/dev/null | grep -q "Open MPI"; then
   # One machine: more ranks than cores allowed, shared memory only, no process_vm_readv.
-  flags+=(--oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none)
+  # Ranks unbound, so that compile_distributed's threads spread over the node's cores.
+  flags+=(--oversubscribe --bind-to none --mca btl self,vader --mca btl_vader_single_copy_mechanism none)
   [ "$(id -u)" = 0 ] && flags+=(--allow-run-as-root)
 fi
 # shellcheck disable=SC2206

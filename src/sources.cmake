@@ -13,7 +13,8 @@ set(CUDACORE_ERRORS_SOURCES
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
   src/support/version.cpp
-  src/support/thread_block_pool.cpp)
+  src/support/thread_block_pool.cpp
+  src/support/parallel_steps.cpp)
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/program.cpp

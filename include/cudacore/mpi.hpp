@@ -115,6 +115,11 @@ struct DistributedCompileOptions {
     // receiving rank is a CacheError on every rank. Leave off for a cache shared by all ranks
     // (they already stored it there).
     bool cache_received = false;
+    // Threads compiling this rank's share at once. 0: this node's cores divided among its ranks,
+    // and at most the CPUs this rank may run on (Open MPI's mpirun binds each rank to one core
+    // for 2 ranks or fewer, to a socket beyond; pass --bind-to none to let a rank spread). With
+    // automatic PCH the first job of the share compiles alone and the rest use its PCH.
+    unsigned workers = 0;
     TransferOptions transfer = {};
 };
 

@@ -3,6 +3,7 @@
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/errors.hpp"
 #include "loader/compiler_apis.hpp"
+#include "support/parallel_steps.hpp"
 
 #include <poll.h>
 #include <signal.h>
@@ -10,7 +11,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <exception>
@@ -43,22 +43,10 @@ void compile_in_thread(Job& job, CodeType target) {
 }
 
 void run_threads(std::vector<Job*>& jobs, CodeType target, unsigned workers) {
-    std::atomic<size_t> next{0};
-    std::atomic<bool> failed{false};
-    auto work = [&] {
-        for (;;) {
-            if (failed.load(std::memory_order_relaxed)) return;
-            const size_t i = next.fetch_add(1);
-            if (i >= jobs.size()) return;
-            compile_in_thread(*jobs[i], target);
-            if (jobs[i]->failure) failed.store(true, std::memory_order_relaxed);
-        }
-    };
-    std::vector<std::thread> pool;
-    const unsigned count = std::min<size_t>(workers, jobs.size());
-    for (unsigned w = 1; w < count; ++w) pool.emplace_back(work);
-    work();  // the calling thread is a worker too
-    for (auto& thread : pool) thread.join();
+    detail::run_steps(jobs.size(), workers, [&](std::size_t i) {
+        compile_in_thread(*jobs[i], target);
+        return !jobs[i]->failure;
+    });
 }
 
 // ---- processes -----------------------------------------------------------------------------

@@ -5,9 +5,15 @@
 #include "cudacore/cache_key.hpp"
 #include "cudacore/cached_compile.hpp"
 
+#include "support/parallel_steps.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <string_view>
+#include <thread>
 
 namespace cudacore::mpi {
 namespace {
@@ -75,6 +81,20 @@ std::optional<Placement> decode_placement(const ObjectCode& message, const std::
     return placement;
 }
 
+// Threads for this rank's compiles: the node's cores shared among its ranks, and no more than
+// the CPUs this rank may run on (mpirun binds ranks to cores or sockets unless told otherwise).
+// Collective (it counts the ranks of this node).
+unsigned compile_workers(MPI_Comm comm, unsigned requested) {
+    const NodeRank node = node_rank(comm);
+    if (requested) return requested;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    unsigned allowed = cores;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) allowed = static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
+    return std::max(1u, std::min(allowed, cores / static_cast<unsigned>(std::max(1, node.size))));
+}
+
 }  // namespace
 
 int compile_owner(std::size_t index, int ranks) noexcept {
@@ -116,36 +136,66 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     }
     detail::agree(comm, failure, operation);
 
-    // This rank's share, in job order; the first failure stops it (the lowest failing index wins).
-    // With cache_received, each code is followed (after all of them) by where this rank's cache
-    // holds it, so that the other ranks store it under the same keys.
+    // This rank's share, in job order, compiled by `workers` threads (the node's cores split
+    // among its ranks). With automatic PCH the first compile runs alone, so that the rest use the
+    // PCH it makes. A failure stops the handing out of further jobs; the jobs before it run to
+    // their end, so the lowest failing index of the share wins. With cache_received, each code is
+    // followed (after all of them) by where this rank's cache holds it, so that the other ranks
+    // store it under the same keys.
     const bool send_placements = options.cache && options.cache_received;
-    std::vector<ObjectCode> mine;
-    std::vector<ObjectCode> placements;
-    for (std::size_t i = static_cast<std::size_t>(rank); i < jobs.size(); i += static_cast<std::size_t>(size)) {
-        failure = detail::attempt(
+    const unsigned workers = compile_workers(comm, options.workers);
+    std::vector<std::size_t> share;
+    for (std::size_t i = static_cast<std::size_t>(rank); i < jobs.size(); i += static_cast<std::size_t>(size))
+        share.push_back(i);
+    std::vector<std::optional<ObjectCode>> compiled(share.size());
+    std::vector<std::optional<ObjectCode>> placed(share.size());
+    std::vector<std::optional<detail::Failure>> failures(share.size());
+    auto compile_step = [&](std::size_t k) {
+        const std::size_t i = share[k];
+        failures[k] = detail::attempt(
             [&] {
                 CompileJob& job = jobs[i];
-                mine.push_back(options.cache
-                                   ? compile_cached(*options.cache, job.program, target, job.name_expressions)
-                                   : job.program.compile(target, job.name_expressions));
-                if (send_placements) {
-                    placements.push_back(
-                        encode_placement(placement_of(*options.cache, job, keys[i], mine.back())));
-                }
+                compiled[k] = options.cache ? compile_cached(*options.cache, job.program, target, job.name_expressions)
+                                            : job.program.compile(target, job.name_expressions);
+                if (send_placements)
+                    placed[k] = encode_placement(placement_of(*options.cache, job, keys[i], *compiled[k]));
             },
             static_cast<long>(i));
-        if (failure) {
+        if (failures[k]) {
             try {
-                failure->backend = jobs[i].program.backend();
+                failures[k]->backend = jobs[i].program.backend();
             } catch (...) {
                 // The backend only decorates the report.
             }
+        }
+        return !failures[k];
+    };
+    std::size_t alone = 0;
+    if (workers > 1 && share.size() > 1) {
+        const Program& first = jobs[share.front()].program;
+        if (first.source_type() == SourceType::cxx && uses_automatic_pch(first.options())) {
+            alone = 1;
+            compile_step(0);
+        }
+    }
+    if (!failures.empty() && !(alone && failures.front())) {
+        cudacore::detail::run_steps(share.size() - alone, workers, [&](std::size_t k) { return compile_step(k + alone); });
+    }
+    failure.reset();
+    for (auto& failed : failures) {
+        if (failed) {
+            failure = std::move(failed);
             break;
         }
     }
+    std::vector<ObjectCode> mine;
+    if (!failure) {
+        mine.reserve(2 * share.size());
+        for (auto& code : compiled) mine.push_back(std::move(*code));
+        for (auto& placement : placed)
+            if (placement) mine.push_back(std::move(*placement));
+    }
     detail::agree(comm, failure, operation);
-    mine.insert(mine.end(), placements.begin(), placements.end());
 
     std::vector<std::vector<ObjectCode>> shares = all_gather(mine, comm, options.transfer);
     std::vector<ObjectCode> result;

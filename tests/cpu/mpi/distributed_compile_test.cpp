@@ -113,6 +113,31 @@ TEST_F(MpiTest, ACompileErrorOnOneRankIsRaisedOnEveryRank) {
     EXPECT_EQ(mpi::compile_distributed(MPI_COMM_WORLD, good, CodeType::ptx).size(), 2u);
 }
 
+TEST_F(MpiTest, SeveralWorkersPerRankGiveTheSameCodesInOrder) {
+    auto jobs = jobs_of(job_count);
+    mpi::DistributedCompileOptions options;
+    options.workers = 3;
+    const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
+    ASSERT_EQ(codes.size(), static_cast<std::size_t>(job_count));
+    for (int i = 0; i < job_count; ++i) EXPECT_EQ(codes[i].name(), "job " + std::to_string(i));
+    EXPECT_EQ(concatenated(codes), reference());
+}
+
+TEST_F(MpiTest, WithSeveralWorkersTheLowestFailingJobStillWins) {
+    auto jobs = jobs_of(job_count, broken_source);
+    mpi::DistributedCompileOptions options;
+    options.workers = 4;  // rank 1 compiles jobs 5 and 9 at once
+    try {
+        mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
+        ADD_FAILURE() << "no exception";
+    } catch (const CompileError& e) {
+        EXPECT_EQ(e.program_name(), "job 5");
+        EXPECT_NE(e.log().find("undeclared_thing"), std::string::npos) << e.log();
+    }
+    auto good = jobs_of(3);
+    EXPECT_EQ(mpi::compile_distributed(MPI_COMM_WORLD, good, CodeType::ptx, options).size(), 3u);
+}
+
 TEST_F(MpiTest, RanksWithDifferentJobsAreRefusedOnEveryRank) {
     auto jobs = jobs_of(4);
     if (mpi_rank() == mpi_size() - 1) jobs[2].name_expressions = {"scale<9>"};
