@@ -72,6 +72,9 @@ public:
     // Records an existing event at this point of the stream; may be done any number of times.
     void record(const Event& event) const;
     // Later work on this stream waits for the event / for all work enqueued so far on `other`.
+    // An event may be of another device, except an IPC-enabled one (InvalidArgumentError: the
+    // driver crashes on it); an event wrapped with Event::from_handle must say ipc_enabled in its
+    // options for this check to apply.
     void wait(const Event& event) const;
     void wait(const Stream& other) const;
     void sync() const;

@@ -39,8 +39,10 @@ void DeviceMemoryResource::set_peer_accessible_by(const std::vector<Device>& dev
         return std::find(list.begin(), list.end(), device) != list.end();
     };
     std::vector<CUmemAccessDesc> changes;
+    // Every listed device is set, also one cuMemPoolGetAccess reports as set already: setting is
+    // idempotent, and a pool imported from another process needs this process's own setting.
     for (const Device& device : devices) {
-        if (device == owner || listed(current, device)) continue;
+        if (device == owner) continue;
         if (std::any_of(changes.begin(), changes.end(), [&](const CUmemAccessDesc& d) {
                 return d.location.id == device.ordinal();
             }))

@@ -182,6 +182,15 @@ void Stream::record(const Event& event) const {
 
 void Stream::wait(const Event& event) const {
     box_->check_host_functions();
+    // The driver crashes (SIGSEGV inside cuStreamWaitEvent, driver 580) when a stream waits on an
+    // interprocess event of another device, so that is refused here.
+    if (event.options().ipc_enabled && event.device().ordinal() != box_->context->ordinal) [[unlikely]] {
+        throw InvalidArgumentError("Stream::wait: " + describe(*box_) + " cannot wait on an IPC event of device " +
+                                   std::to_string(event.device().ordinal()) +
+                                   ": the driver does not support waiting on an interprocess event of another "
+                                   "device; wait from a stream of that device, or record an event of this "
+                                   "stream's device after it");
+    }
     detail::check(detail::driver().cuStreamWaitEvent(box_->handle, event.handle(), 0),
                   "cuStreamWaitEvent", [&] { return describe(*box_); });
 }

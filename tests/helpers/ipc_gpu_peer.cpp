@@ -2,6 +2,9 @@
 //   import-read-signal: imports the pool, a buffer and an event; a slow kernel checks the
 //       exporter's pattern (3i + 1) and rewrites it (5i + 2); records the event, says
 //       "recorded", prints "mismatches: N", closes its mapping, says "closed".
+//   import-read-signal-on-device-1: the same with the kernel on device 1, which reaches device
+//       0's pool through the access this process grants it; the event, device 0's, is recorded
+//       on device 0 after that kernel.
 //   import-errors: imports the pool, then prints how each misuse failed ("NAME: TYPE: message").
 //   export-and-exit / export-and-die: exports a pool, a buffer filled with 0xC0FFEE00 words and
 //       a recorded IPC event, then exits normally / kills itself with SIGKILL.
@@ -17,6 +20,7 @@
 #include <csignal>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace {
@@ -40,25 +44,47 @@ void report(const char* name, const std::function<void()>& call) {
     std::fflush(stdout);
 }
 
-int import_read_signal(const IpcChannel& channel) {
+// `compute` runs the kernel (device 0's pool may belong to another device); the buffer is
+// imported and closed on the pool's device.
+int import_read_signal(const IpcChannel& channel, std::optional<Device> compute) {
     auto pool = receive_memory_pool(channel, 30s);
-    const Device device = pool->device();
+    const Device home = pool->device();
+    const Device device = compute.value_or(home);
+    if (device != home) {
+        auto listed = [&] {
+            std::string text;
+            for (const Device& peer : pool->peer_accessible_by()) text += " " + std::to_string(peer.ordinal());
+            return text.empty() ? std::string(" none") : text;
+        };
+        std::printf("imported pool reachable by:%s\n", listed().c_str());
+        pool->set_peer_accessible_by({device});  // this process's own mapping
+        std::printf("after setting:%s\n", listed().c_str());
+    }
+    Stream home_stream = home.create_stream();
     Stream stream = device.create_stream();
-    Buffer shared = receive_buffer(channel, pool, stream, 30s);
+    Buffer shared = receive_buffer(channel, pool, home_stream, 30s);
     Event done = receive_event(channel, 30s);
     const ObjectCode code = test::compile_multi_gpu_kernels(device);
     Buffer bad = device.allocate(sizeof(unsigned long long), stream);
+    stream.wait(home_stream);  // the import is ordered on the pool's device
     launch(stream, LaunchConfig{}, code.get_kernel("spin_check_rewrite"), shared,
            static_cast<unsigned long long>(shared.size() / 4), 3u, 1u, 5u, 2u,
            300'000'000ull /* 300 ms */, bad);
-    stream.record(done);
+    // The IPC event is the pool device's: recorded there, after the kernel on `device`.
+    if (device != home) {
+        home_stream.wait(stream);
+        home_stream.record(done);
+    } else {
+        stream.record(done);
+    }
     channel.send(std::string("recorded"));
     unsigned long long mismatches = ~0ull;
     bad.copy_to(&mismatches, sizeof mismatches, stream);
     stream.sync();
+    std::printf("kernel on device %d, pool of device %d\n", device.ordinal(), home.ordinal());
     std::printf("mismatches: %llu\n", mismatches);
-    shared.close(stream);  // frees this process's mapping only
-    stream.sync();
+    shared.close(home_stream);  // frees this process's mapping only
+    home_stream.sync();
     channel.send(std::string("closed"));
     return 0;
 }
@@ -122,7 +148,8 @@ int main(int argc, char** argv) {
     const std::string mode = argv[1];
     try {
         IpcChannel channel = IpcChannel::connect(argv[2]);
-        if (mode == "import-read-signal") return import_read_signal(channel);
+        if (mode == "import-read-signal") return import_read_signal(channel, std::nullopt);
+        if (mode == "import-read-signal-on-device-1") return import_read_signal(channel, Device(1));
         if (mode == "import-errors") return import_errors(channel);
         if (mode == "export-and-exit") return export_then_end(channel, false);
         if (mode == "export-and-die") return export_then_end(channel, true);

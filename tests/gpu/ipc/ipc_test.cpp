@@ -1,6 +1,7 @@
 // Two processes on one device sharing a memory pool, a buffer and an event (this process and the
 // ipc_gpu_peer helper), every misuse as a clear error, and a survivor that neither crashes nor
-// loses its device when the other process exits or is killed. One GPU suffices.
+// loses its device when the other process exits or is killed. One GPU suffices, except for the
+// importer on a second GPU.
 #include "multi_gpu_kernels.hpp"
 #include "test_support.hpp"
 
@@ -8,6 +9,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/ipc.hpp"
 #include "cudacore/launch.hpp"
+#include "cudacore/system.hpp"
 
 #include <csignal>
 #include <future>
@@ -107,6 +109,42 @@ TEST(IpcGpu, ExporterWritesImporterReadsRewritesAndSignalsWithAnIpcEvent) {
     // The importer closed its mapping; the memory is still ours and intact.
     EXPECT_FALSE(shared.is_closed());
     EXPECT_EQ(mismatches(code, shared, stream, 5, 2), 0u);
+    shared.close(stream);
+    stream.sync();
+}
+
+// Across GPUs: the importer's kernel runs on device 1 and reaches device 0's IPC pool through the
+// access the importing process grants; the IPC event, recorded on device 0 after that kernel,
+// orders the exporter's stream.
+TEST(IpcGpu, AnImporterOnTheOtherGpuReadsRewritesAndSignals) {
+    REQUIRE_IPC_POOLS();
+    if (system::device_count() < 2) GTEST_SKIP() << "needs two GPUs (this machine has one)";
+    const Device device(0), other(1);
+    if (!other.can_access_peer(device)) GTEST_SKIP() << "device 1 cannot access device 0's memory";
+    const ObjectCode code = test::compile_multi_gpu_kernels(device);
+    auto pool = std::make_shared<DeviceMemoryResource>(
+        device, DeviceMemoryResourceOptions{.ipc_enabled = true});
+    Stream stream = device.create_stream();
+    Buffer shared = pool->allocate(4 * MiB, stream);
+    launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("write_pattern"),
+           shared, static_cast<unsigned long long>(shared.size() / 4), 3u, 1u);
+    stream.sync();
+    Event done = device.create_event({.ipc_enabled = true});
+
+    TempDir dir;
+    IpcListener listener(dir.path() / "ipc");
+    Peer peer = start_peer("import-read-signal-on-device-1", listener);
+    send_memory_pool(peer.channel, *pool);
+    send_buffer(peer.channel, shared);
+    send_event(peer.channel, done);
+    ASSERT_EQ(text_of(peer.channel.receive(60s)), "recorded");
+    stream.wait(done);  // recorded after device 1's kernel, which spins 300 ms before the rewrite
+    EXPECT_EQ(mismatches(code, shared, stream, 5, 2), 0u);
+    ASSERT_EQ(text_of(peer.channel.receive(60s)), "closed");
+    const ProcessResult result = peer.result.get();
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("kernel on device 1, pool of device 0"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("mismatches: 0"), std::string::npos) << result.out;
     shared.close(stream);
     stream.sync();
 }

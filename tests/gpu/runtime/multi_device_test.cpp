@@ -9,6 +9,7 @@
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/device_scope.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/event.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/peer_copy.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -81,6 +82,31 @@ TEST(MultiDeviceGpu, DeviceScopeSetsAndRestoresTheCurrentContext) {
     CUcontext after = reinterpret_cast<CUcontext>(1);
     ASSERT_EQ(api.cuCtxGetCurrent(&after), CUDA_SUCCESS);
     EXPECT_EQ(after, nullptr);
+}
+
+// Waiting on an event of another device works, except on an IPC event: the driver crashes on
+// that, so Stream::wait refuses it with a clear error (and a wait on the event's own device works).
+TEST(MultiDeviceGpu, AnIpcEventOfAnotherDeviceIsRefusedByWaitAndAPlainOneWorks) {
+    REQUIRE_TWO_GPUS();
+    const Device first(0), second(1);
+    Stream here = first.create_stream();
+    Stream there = second.create_stream();
+    Event plain = there.record();
+    here.wait(plain);
+    here.sync();
+    Event shared = second.create_event({.ipc_enabled = true});
+    there.record(shared);
+    try {
+        here.wait(shared);
+        FAIL() << "a stream of device 0 waited on an IPC event of device 1";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("IPC event of device 1"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("Stream::wait"), std::string::npos) << e.what();
+    }
+    Stream also_there = second.create_stream();
+    also_there.wait(shared);
+    also_there.sync();
+    here.sync();
 }
 
 TEST(MultiDeviceGpu, PeerAccessToItselfIsAlwaysOn) {
