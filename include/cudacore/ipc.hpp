@@ -1,4 +1,6 @@
-// Sharing device memory and events between processes (IPC), in the model of cuda.core:
+// Sharing device memory, pinned host memory and events between processes (IPC), in the model of
+// cuda.core (a PinnedMemoryPoolResource made with ipc_enabled travels the same way, received
+// with receive_pinned_memory_pool):
 //
 //   exporter                                          importer
 //   auto pool = std::make_shared<DeviceMemoryResource>(
@@ -38,6 +40,7 @@
 #include "cudacore/event.hpp"
 #include "cudacore/ipc_channel.hpp"
 #include "cudacore/ipc_descriptor.hpp"
+#include "cudacore/pinned_memory_pool_resource.hpp"
 #include "cudacore/stream.hpp"
 
 #include <chrono>
@@ -52,17 +55,25 @@ struct IpcPoolHandle {
     IpcPoolDescriptor descriptor;
 };
 
-// Exports a DeviceMemoryResource made with ipc_enabled (cuMemPoolExportToShareableHandle).
+// Exports a DeviceMemoryResource or PinnedMemoryPoolResource made with ipc_enabled
+// (cuMemPoolExportToShareableHandle).
 IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool);
+IpcPoolHandle export_memory_pool(const PinnedMemoryPoolResource& pool);
 // Imports a pool exported by another process (cuMemPoolImportFromShareableHandle), on the
-// device whose UUID the descriptor names. The descriptor is closed afterwards.
+// device whose UUID the descriptor names. The descriptor is closed afterwards. A device pool is
+// imported with import_memory_pool, a pinned one with import_pinned_memory_pool (which also gives
+// that device access to it here); the other kind is an InvalidArgumentError saying which to use.
 std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle);
+std::shared_ptr<PinnedMemoryPoolResource> import_pinned_memory_pool(IpcPoolHandle handle);
 
-// Describes a buffer allocated from an ipc_enabled DeviceMemoryResource (cuMemPoolExportPointer).
+// Describes a buffer allocated from an ipc_enabled pool resource (cuMemPoolExportPointer).
 IpcBufferDescriptor export_buffer(const Buffer& buffer);
 // Maps an exported buffer into this process (cuMemPoolImportPointer) through the pool it came
-// from, imported with import_memory_pool. The Buffer frees the mapping on `stream`.
+// from, imported with import_memory_pool / import_pinned_memory_pool. The Buffer frees the
+// mapping on `stream`. A pinned buffer is host accessible here too.
 Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
+                     const IpcBufferDescriptor& descriptor, const Stream& stream);
+Buffer import_buffer(const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                      const IpcBufferDescriptor& descriptor, const Stream& stream);
 
 // Describes an event created with ipc_enabled (cuIpcGetEventHandle).
@@ -74,10 +85,16 @@ Event import_event(const IpcEventDescriptor& descriptor);
 // The same over an IpcChannel (one message each; the pool's message carries its descriptor).
 // receive_* wait at most `timeout` when given and throw IpcError when the peer is gone.
 void send_memory_pool(const IpcChannel& channel, const DeviceMemoryResource& pool);
+void send_memory_pool(const IpcChannel& channel, const PinnedMemoryPoolResource& pool);
 std::shared_ptr<DeviceMemoryResource> receive_memory_pool(
+    const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+std::shared_ptr<PinnedMemoryPoolResource> receive_pinned_memory_pool(
     const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 void send_buffer(const IpcChannel& channel, const Buffer& buffer);
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<DeviceMemoryResource>& pool,
+                      const Stream& stream,
+                      std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                       const Stream& stream,
                       std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 void send_event(const IpcChannel& channel, const Event& event);

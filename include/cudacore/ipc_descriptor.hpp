@@ -4,7 +4,8 @@
 // (from_bytes) with no driver involved. Format version 1, little-endian:
 //
 //   offset  size  field
-//   0       8     magic: 0x89 'C' 'C' 'I' 'P' 'C' KIND '\n' (KIND: 'P' pool, 'B' buffer, 'E' event)
+//   0       8     magic: 0x89 'C' 'C' 'I' 'P' 'C' KIND '\n' (KIND: 'P' device memory
+//                 pool, 'H' pinned host memory pool, 'B' buffer, 'E' event)
 //   8       4     format version (1)
 //   12      4     payload length L (fixed per kind)
 //   16      L     payload (below)
@@ -38,6 +39,7 @@ struct IpcPoolDescriptor {
     IpcId pool_id{};
     IpcId device_uuid{};  // the device the pool lives on (ordinals differ between processes)
     std::int64_t exporter_pid = 0;
+    bool pinned = false;  // a PinnedMemoryPoolResource's host pool (KIND 'H'), not a device pool
 
     std::vector<std::byte> to_bytes() const;
     static IpcPoolDescriptor from_bytes(std::span<const std::byte> bytes);

@@ -7,6 +7,13 @@
 // The memory is host accessible (read it after the allocating stream reached the allocation, e.g.
 // stream.sync()) and device accessible from the devices the options list (cuMemPoolSetAccess).
 //
+// IPC: with ipc_enabled the pool is shareable with other processes (cudacore/ipc.hpp:
+// send_memory_pool / receive_pinned_memory_pool, send_buffer / receive_buffer), as cuda.core's
+// PinnedMemoryResource(ipc_enabled=True). The driver shares only pools placed on one host NUMA
+// node: without host_numa_id the device's nearest node (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) is
+// used. An imported pool (is_imported()) cannot allocate; the buffers imported through it are
+// mappings of the exporter's memory, readable by the host and by this process's device.
+//
 // Ownership: create it with std::make_shared; the pool is destroyed with the resource, which every
 // Buffer holds; it holds the primary context of its device. Thread-safe.
 #pragma once
@@ -14,6 +21,7 @@
 #include "cudacore/memory_pool.hpp"
 #include "cudacore/memory_resource.hpp"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -24,6 +32,7 @@ namespace cudacore {
 
 namespace detail {
 struct ContextBox;
+struct ImportedPool;
 }
 
 class Device;
@@ -38,6 +47,8 @@ struct PinnedMemoryPoolOptions {
     std::optional<std::uint64_t> release_threshold;
     // Devices (ordinals) given read-write access besides the resource's own device.
     std::vector<int> accessible_devices;
+    // Shareable with other processes through a POSIX file descriptor (host NUMA placement).
+    bool ipc_enabled = false;
 };
 
 class PinnedMemoryPoolResource final : public MemoryResource {
@@ -45,14 +56,26 @@ public:
     // Throws InvalidArgumentError for a negative NUMA id, an unknown device, or a device without
     // host (NUMA) memory pools (CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED /
     // CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED is 0, named in the message),
-    // DriverError when cuMemPoolCreate fails, NoDriverError.
+    // DriverError when cuMemPoolCreate fails, NoDriverError. With ipc_enabled, also
+    // InvalidArgumentError when no host NUMA node is known (none given and the device reports -1).
     explicit PinnedMemoryPoolResource(const Device& device,
                                       const PinnedMemoryPoolOptions& options = {});
+    // Adopts a pool imported from another process (import_pinned_memory_pool in ipc.hpp makes it)
+    // and gives `device` access to it in this process.
+    PinnedMemoryPoolResource(const Device& device, const detail::ImportedPool& imported);
     ~PinnedMemoryPoolResource() override;
 
     CUmemoryPool pool() const noexcept { return pool_; }
     MemoryPool memory_pool() const;
     const PinnedMemoryPoolOptions& options() const noexcept { return options_; }
+    // IPC, as on DeviceMemoryResource: shareable (ipc_enabled, or imported), imported, and the
+    // pool's identity (random, made by the exporter; all zero when not shareable).
+    bool is_ipc_enabled() const noexcept { return options_.ipc_enabled || imported_; }
+    bool is_imported() const noexcept { return imported_; }
+    const std::array<unsigned char, 16>& ipc_pool_id() const noexcept { return ipc_id_; }
+    // The host NUMA node the pool is placed on, when it is placed on one.
+    std::optional<int> host_numa_id() const noexcept { return numa_id_; }
+    const std::shared_ptr<detail::ContextBox>& context_box() const noexcept { return context_; }
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return true; }
@@ -68,6 +91,9 @@ private:
     CUmemoryPool pool_ = nullptr;
     int ordinal_ = 0;
     PinnedMemoryPoolOptions options_;
+    std::optional<int> numa_id_;
+    bool imported_ = false;
+    std::array<unsigned char, 16> ipc_id_{};
 };
 
 }  // namespace cudacore

@@ -19,6 +19,7 @@ constexpr std::size_t checksum_size = 8;
 const char* kind_name(char kind) {
     switch (kind) {
         case 'P': return "memory pool";
+        case 'H': return "pinned memory pool";
         case 'B': return "buffer";
         case 'E': return "event";
     }
@@ -128,7 +129,7 @@ std::string to_hex(const IpcId& id) {
 }
 
 std::vector<std::byte> IpcPoolDescriptor::to_bytes() const {
-    Writer out('P', pool_payload);
+    Writer out(pinned ? 'H' : 'P', pool_payload);
     out.raw(pool_id.data(), pool_id.size());
     out.raw(device_uuid.data(), device_uuid.size());
     out.integer(static_cast<std::uint64_t>(exporter_pid), 8);
@@ -136,8 +137,11 @@ std::vector<std::byte> IpcPoolDescriptor::to_bytes() const {
 }
 
 IpcPoolDescriptor IpcPoolDescriptor::from_bytes(std::span<const std::byte> bytes) {
-    Reader in(bytes, 'P', pool_payload);
+    // Device and pinned pools differ in their kind only; the Reader checks everything else.
+    const bool pinned = bytes.size() > 6 && static_cast<char>(bytes[6]) == 'H';
+    Reader in(bytes, pinned ? 'H' : 'P', pool_payload);
     IpcPoolDescriptor out;
+    out.pinned = pinned;
     in.raw(out.pool_id);
     in.raw(out.device_uuid);
     out.exporter_pid = static_cast<std::int64_t>(in.integer(8));

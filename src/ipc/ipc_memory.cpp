@@ -15,13 +15,16 @@
 
 namespace cudacore {
 
-IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool) {
+namespace {
+
+// Shareable handle of `pool` (of either resource kind), exported in its device's context.
+template <class Resource>
+IpcPoolHandle export_pool(const Resource& pool, bool pinned, const char* how_to_enable) {
     if (!pool.is_ipc_enabled() || pool.is_imported())
         throw InvalidArgumentError("export_memory_pool: " + pool.description() +
                                    (pool.is_imported()
                                         ? " was imported: only the process that made it exports it"
-                                        : " is not shareable (make it with "
-                                          "DeviceMemoryResourceOptions{.ipc_enabled = true})"));
+                                        : std::string(" is not shareable (make it with ") + how_to_enable + ")"));
     int fd = -1;
     {
         // IPC calls run in the pool's device context, whatever is current in the caller.
@@ -35,15 +38,25 @@ IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool) {
     out.descriptor.pool_id = pool.ipc_pool_id();
     out.descriptor.device_uuid = pool.device().uuid();
     out.descriptor.exporter_pid = ::getpid();
+    out.descriptor.pinned = pinned;
     return out;
 }
 
-std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle) {
+// The pool a handle shares, imported on the device its descriptor names; `pinned` is what the
+// caller expects, and another kind is refused before the driver is asked.
+template <class Resource>
+std::shared_ptr<Resource> import_pool(IpcPoolHandle handle, bool pinned) {
     const IpcPoolDescriptor& descriptor = handle.descriptor;
-    const std::string object = "memory pool " + to_hex(descriptor.pool_id) + " of process " +
+    const std::string object = std::string(descriptor.pinned ? "pinned memory pool " : "memory pool ") +
+                               to_hex(descriptor.pool_id) + " of process " +
                                std::to_string(descriptor.exporter_pid);
-    if (!handle.fd.valid())
-        throw InvalidArgumentError("import_memory_pool: no file descriptor for " + object);
+    const char* call = pinned ? "import_pinned_memory_pool" : "import_memory_pool";
+    if (descriptor.pinned != pinned)
+        throw InvalidArgumentError(std::string(call) + ": " + object + " is a " +
+                                   (descriptor.pinned ? "pinned host" : "device") + " memory pool: import it with " +
+                                   (descriptor.pinned ? "import_pinned_memory_pool (receive_pinned_memory_pool)"
+                                                      : "import_memory_pool (receive_memory_pool)"));
+    if (!handle.fd.valid()) throw InvalidArgumentError(std::string(call) + ": no file descriptor for " + object);
     const Device device = detail::device_with_uuid(descriptor.device_uuid, object);
     CUmemoryPool pool = nullptr;
     {
@@ -55,34 +68,13 @@ std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle) {
             "cuMemPoolImportFromShareableHandle",
             [&] { return object + " on device " + std::to_string(device.ordinal()); });
     }
-    return std::make_shared<DeviceMemoryResource>(device,
-                                                  detail::ImportedPool{pool, descriptor.pool_id});
+    return std::make_shared<Resource>(device, detail::ImportedPool{pool, descriptor.pool_id});
 }
 
-IpcBufferDescriptor export_buffer(const Buffer& buffer) {
-    if (buffer.is_closed())
-        throw InvalidArgumentError("export_buffer: " + buffer.description() + " is closed");
-    const auto* pool = dynamic_cast<const DeviceMemoryResource*>(buffer.memory_resource().get());
-    if (!pool || !pool->is_ipc_enabled() || pool->is_imported() || !buffer.owns_memory())
-        throw InvalidArgumentError(
-            "export_buffer: " + buffer.description() +
-            " was not allocated from an IPC-enabled DeviceMemoryResource of this process");
-    CUmemPoolPtrExportData data{};
-    {
-        detail::ContextScope scope(*pool->context_box());
-        detail::check(detail::driver().cuMemPoolExportPointer(&data, buffer.handle()),
-                      "cuMemPoolExportPointer", [&] { return buffer.description(); });
-    }
-    IpcBufferDescriptor out;
-    out.pool_id = pool->ipc_pool_id();
-    out.size = buffer.size();
-    out.exporter_pid = ::getpid();
-    std::memcpy(out.export_data.data(), data.reserved, out.export_data.size());
-    return out;
-}
-
-Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
-                     const IpcBufferDescriptor& descriptor, const Stream& stream) {
+// Maps an exported buffer through the imported `pool` (either resource kind).
+template <class Resource>
+Buffer import_pointer(const std::shared_ptr<Resource>& pool, const IpcBufferDescriptor& descriptor,
+                      const Stream& stream) {
     const std::string object = "buffer of " + std::to_string(descriptor.size) +
                                " bytes from memory pool " + to_hex(descriptor.pool_id) +
                                " of process " + std::to_string(descriptor.exporter_pid);
@@ -98,8 +90,8 @@ Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
     auto box = std::make_shared<detail::BufferBox>();
     box->size = descriptor.size;
     box->device_ordinal = pool->device_ordinal();
-    box->device_accessible = true;
-    box->host_accessible = false;
+    box->device_accessible = pool->is_device_accessible();
+    box->host_accessible = pool->is_host_accessible();
     box->free_stream = stream.box();
     {
         detail::ContextScope scope(*pool->context_box());
@@ -116,6 +108,83 @@ Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
     return detail::BoxAccess::make<Buffer>(std::move(box));
 }
 
+// A pool's descriptor and the file descriptor that came with it.
+IpcPoolHandle receive_pool_handle(const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout,
+                                  const char* call) {
+    IpcMessage message = channel.receive(timeout);
+    IpcPoolHandle handle;
+    handle.descriptor = IpcPoolDescriptor::from_bytes(message.bytes);
+    if (!message.fd.valid())
+        throw IpcError(std::string(call) + ": the pool descriptor arrived without its file descriptor (" +
+                       channel.peer() + ")");
+    handle.fd = std::move(message.fd);
+    return handle;
+}
+
+}  // namespace
+
+IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool) {
+    return export_pool(pool, false, "DeviceMemoryResourceOptions{.ipc_enabled = true}");
+}
+
+IpcPoolHandle export_memory_pool(const PinnedMemoryPoolResource& pool) {
+    return export_pool(pool, true, "PinnedMemoryPoolOptions{.ipc_enabled = true}");
+}
+
+std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle) {
+    return import_pool<DeviceMemoryResource>(std::move(handle), false);
+}
+
+std::shared_ptr<PinnedMemoryPoolResource> import_pinned_memory_pool(IpcPoolHandle handle) {
+    return import_pool<PinnedMemoryPoolResource>(std::move(handle), true);
+}
+
+IpcBufferDescriptor export_buffer(const Buffer& buffer) {
+    if (buffer.is_closed())
+        throw InvalidArgumentError("export_buffer: " + buffer.description() + " is closed");
+    const MemoryResource* resource = buffer.memory_resource().get();
+    CUmemoryPool pool = nullptr;
+    const detail::ContextBox* context = nullptr;
+    IpcId id{};
+    if (const auto* device_pool = dynamic_cast<const DeviceMemoryResource*>(resource);
+        device_pool && device_pool->is_ipc_enabled() && !device_pool->is_imported()) {
+        context = device_pool->context_box().get();
+        id = device_pool->ipc_pool_id();
+        pool = device_pool->pool();
+    } else if (const auto* pinned = dynamic_cast<const PinnedMemoryPoolResource*>(resource);
+               pinned && pinned->is_ipc_enabled() && !pinned->is_imported()) {
+        context = pinned->context_box().get();
+        id = pinned->ipc_pool_id();
+        pool = pinned->pool();
+    }
+    if (!pool || !buffer.owns_memory())
+        throw InvalidArgumentError("export_buffer: " + buffer.description() +
+                                   " was not allocated from an IPC-enabled DeviceMemoryResource or "
+                                   "PinnedMemoryPoolResource of this process");
+    CUmemPoolPtrExportData data{};
+    {
+        detail::ContextScope scope(*context);
+        detail::check(detail::driver().cuMemPoolExportPointer(&data, buffer.handle()),
+                      "cuMemPoolExportPointer", [&] { return buffer.description(); });
+    }
+    IpcBufferDescriptor out;
+    out.pool_id = id;
+    out.size = buffer.size();
+    out.exporter_pid = ::getpid();
+    std::memcpy(out.export_data.data(), data.reserved, out.export_data.size());
+    return out;
+}
+
+Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
+                     const IpcBufferDescriptor& descriptor, const Stream& stream) {
+    return import_pointer(pool, descriptor, stream);
+}
+
+Buffer import_buffer(const std::shared_ptr<PinnedMemoryPoolResource>& pool,
+                     const IpcBufferDescriptor& descriptor, const Stream& stream) {
+    return import_pointer(pool, descriptor, stream);
+}
+
 void send_memory_pool(const IpcChannel& channel, const DeviceMemoryResource& pool) {
     const IpcPoolHandle handle = export_memory_pool(pool);
     channel.send(handle.descriptor.to_bytes(), handle.fd.get());
@@ -123,14 +192,17 @@ void send_memory_pool(const IpcChannel& channel, const DeviceMemoryResource& poo
 
 std::shared_ptr<DeviceMemoryResource> receive_memory_pool(
     const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout) {
-    IpcMessage message = channel.receive(timeout);
-    IpcPoolHandle handle;
-    handle.descriptor = IpcPoolDescriptor::from_bytes(message.bytes);
-    if (!message.fd.valid())
-        throw IpcError("receive_memory_pool: the pool descriptor arrived without its file "
-                       "descriptor (" + channel.peer() + ")");
-    handle.fd = std::move(message.fd);
-    return import_memory_pool(std::move(handle));
+    return import_memory_pool(receive_pool_handle(channel, timeout, "receive_memory_pool"));
+}
+
+void send_memory_pool(const IpcChannel& channel, const PinnedMemoryPoolResource& pool) {
+    const IpcPoolHandle handle = export_memory_pool(pool);
+    channel.send(handle.descriptor.to_bytes(), handle.fd.get());
+}
+
+std::shared_ptr<PinnedMemoryPoolResource> receive_pinned_memory_pool(
+    const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout) {
+    return import_pinned_memory_pool(receive_pool_handle(channel, timeout, "receive_pinned_memory_pool"));
 }
 
 void send_buffer(const IpcChannel& channel, const Buffer& buffer) {
@@ -138,6 +210,12 @@ void send_buffer(const IpcChannel& channel, const Buffer& buffer) {
 }
 
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<DeviceMemoryResource>& pool,
+                      const Stream& stream, std::optional<std::chrono::milliseconds> timeout) {
+    const IpcMessage message = channel.receive(timeout);
+    return import_buffer(pool, IpcBufferDescriptor::from_bytes(message.bytes), stream);
+}
+
+Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                       const Stream& stream, std::optional<std::chrono::milliseconds> timeout) {
     const IpcMessage message = channel.receive(timeout);
     return import_buffer(pool, IpcBufferDescriptor::from_bytes(message.bytes), stream);

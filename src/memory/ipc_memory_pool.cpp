@@ -26,12 +26,16 @@ CUmemoryPool create_ipc_pool(const Device& device, std::size_t max_size,
     location.id = device.ordinal();
     CUmemoryPool pool = create_pool(location, max_size, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                                     object + " (max size " + std::to_string(max_size) + " bytes)");
+    random_pool_id(id);
+    return pool;
+}
+
+void random_pool_id(std::array<unsigned char, 16>& id) {
     std::random_device random;
     for (std::size_t i = 0; i < id.size(); i += 4) {
         const unsigned value = random();
         for (std::size_t j = 0; j < 4; ++j) id[i + j] = static_cast<unsigned char>(value >> (8 * j));
     }
-    return pool;
 }
 
 void destroy_pool(CUmemoryPool pool) noexcept {

@@ -19,6 +19,9 @@ namespace cudacore::detail {
 CUmemoryPool create_ipc_pool(const Device& device, std::size_t max_size,
                              std::array<unsigned char, 16>& id);
 
+// Fills `id` with a fresh random identity for a shareable pool.
+void random_pool_id(std::array<unsigned char, 16>& id);
+
 // cuMemPoolDestroy, errors ignored (used from destructors, maybe at exit).
 void destroy_pool(CUmemoryPool pool) noexcept;
 

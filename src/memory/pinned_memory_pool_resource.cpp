@@ -1,6 +1,7 @@
 #include "cudacore/pinned_memory_pool_resource.hpp"
 
 #include "cudacore/device.hpp"
+#include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/ipc_memory_pool.hpp"
 #include "memory/buffer_box.hpp"
@@ -16,8 +17,19 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
     if (options_.host_numa_id && *options_.host_numa_id < 0)
         throw InvalidArgumentError("PinnedMemoryPoolResource: host_numa_id " +
                                    std::to_string(*options_.host_numa_id) + " is negative");
+    numa_id_ = options_.host_numa_id;
+    if (options_.ipc_enabled && !numa_id_) {
+        // The driver shares host pools placed on one NUMA node only: the device's nearest.
+        const int nearest = device.attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
+        if (nearest < 0)
+            throw InvalidArgumentError(
+                "PinnedMemoryPoolResource: an IPC-enabled pinned pool must be placed on one host NUMA "
+                "node, and device " + std::to_string(ordinal_) +
+                " reports none (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is -1); give host_numa_id");
+        numa_id_ = nearest;
+    }
     // Host pools are a property of the device and driver: name the attribute that refuses.
-    if (options_.host_numa_id) {
+    if (numa_id_) {
         if (device.attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED) == 0)
             throw InvalidArgumentError(
                 "PinnedMemoryPoolResource: device " + std::to_string(ordinal_) +
@@ -42,14 +54,38 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
     for (int ordinal : options_.accessible_devices) grant(ordinal);
 
     CUmemLocation location{};
-    location.type = options_.host_numa_id ? CU_MEM_LOCATION_TYPE_HOST_NUMA : CU_MEM_LOCATION_TYPE_HOST;
-    location.id = options_.host_numa_id.value_or(0);
-    pool_ = detail::create_pool(location, options_.max_size, CU_MEM_HANDLE_TYPE_NONE, description());
+    location.type = numa_id_ ? CU_MEM_LOCATION_TYPE_HOST_NUMA : CU_MEM_LOCATION_TYPE_HOST;
+    location.id = numa_id_.value_or(0);
+    pool_ = detail::create_pool(
+        location, options_.max_size,
+        options_.ipc_enabled ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE, description());
+    if (options_.ipc_enabled) detail::random_pool_id(ipc_id_);
     try {
         // A host pool is host accessible only until devices are granted access.
         detail::check(detail::driver().cuMemPoolSetAccess(pool_, access.data(), access.size()),
                       "cuMemPoolSetAccess", description());
         if (options_.release_threshold) memory_pool().set_release_threshold(*options_.release_threshold);
+    } catch (...) {
+        detail::destroy_pool(pool_);
+        throw;
+    }
+}
+
+PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device, const detail::ImportedPool& imported)
+    : context_(detail::primary_context(device.ordinal())),
+      pool_(imported.pool),
+      ordinal_(device.ordinal()),
+      imported_(true),
+      ipc_id_(imported.id) {
+    // A host pool's memory is reached by devices only once they are given access, in every
+    // process that maps it.
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    access.location.id = device.handle();
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    try {
+        detail::check(detail::driver().cuMemPoolSetAccess(pool_, &access, 1), "cuMemPoolSetAccess",
+                      description());
     } catch (...) {
         detail::destroy_pool(pool_);
         throw;
@@ -63,8 +99,9 @@ PinnedMemoryPoolResource::~PinnedMemoryPoolResource() {
 }
 
 std::string PinnedMemoryPoolResource::description() const {
-    std::string out = "pinned host memory pool";
-    if (options_.host_numa_id) out += " on host NUMA node " + std::to_string(*options_.host_numa_id);
+    if (imported_) return "imported IPC pinned host memory pool for device " + std::to_string(ordinal_);
+    std::string out = options_.ipc_enabled ? "IPC pinned host memory pool" : "pinned host memory pool";
+    if (numa_id_) out += " on host NUMA node " + std::to_string(*numa_id_);
     out += " for device " + std::to_string(ordinal_);
     if (options_.max_size) out += " (max_size " + std::to_string(options_.max_size) + " bytes)";
     return out;
@@ -75,6 +112,9 @@ MemoryPool PinnedMemoryPoolResource::memory_pool() const {
 }
 
 CUdeviceptr PinnedMemoryPoolResource::do_allocate(std::size_t size, CUstream stream) {
+    if (imported_) [[unlikely]]
+        throw InvalidArgumentError("MemoryResource::allocate: " + description() + " cannot allocate " +
+                                   std::to_string(size) + " bytes (an imported pool only imports buffers)");
     CUdeviceptr pointer = 0;
     CUresult status;
     if (detail::is_default_stream(stream)) {

@@ -5,6 +5,9 @@
 //   import-read-signal-on-device-1: the same with the kernel on device 1, which reaches device
 //       0's pool through the access this process grants it; the event, device 0's, is recorded
 //       on device 0 after that kernel.
+//   import-pinned-read-signal: imports a pinned pool, its buffer and an event; prints "host
+//       mismatches: N" for the exporter's pattern (3i + 1) read by the host, then as
+//       import-read-signal with the kernel on the pool's device.
 //   import-errors: imports the pool, then prints how each misuse failed ("NAME: TYPE: message").
 //   export-and-exit / export-and-die: exports a pool, a buffer filled with 0xC0FFEE00 words and
 //       a recorded IPC event, then exits normally / kills itself with SIGKILL.
@@ -18,6 +21,7 @@
 #include "cudacore/launch.hpp"
 
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -89,6 +93,41 @@ int import_read_signal(const IpcChannel& channel, std::optional<Device> compute)
     return 0;
 }
 
+// Words of host-accessible `words` that differ from i * multiplier + offset.
+unsigned long long host_mismatches(const Buffer& buffer, unsigned multiplier, unsigned offset) {
+    const auto* words = static_cast<const std::uint32_t*>(buffer.data());
+    unsigned long long bad = 0;
+    for (std::size_t i = 0; i < buffer.size() / 4; ++i)
+        bad += words[i] != static_cast<std::uint32_t>(i * multiplier + offset);
+    return bad;
+}
+
+int import_pinned_read_signal(const IpcChannel& channel) {
+    auto pool = receive_pinned_memory_pool(channel, 30s);
+    const Device device = pool->device();
+    Stream stream = device.create_stream();
+    Buffer shared = receive_buffer(channel, pool, stream, 30s);
+    Event done = receive_event(channel, 30s);
+    std::printf("imported: %s, host accessible: %d\n", pool->description().c_str(),
+                static_cast<int>(shared.is_host_accessible()));
+    std::printf("host mismatches: %llu\n", host_mismatches(shared, 3, 1));
+    const ObjectCode code = test::compile_multi_gpu_kernels(device);
+    Buffer bad = device.allocate(sizeof(unsigned long long), stream);
+    launch(stream, LaunchConfig{}, code.get_kernel("spin_check_rewrite"), shared,
+           static_cast<unsigned long long>(shared.size() / 4), 3u, 1u, 5u, 2u,
+           100'000'000ull /* 100 ms */, bad);
+    stream.record(done);
+    channel.send(std::string("recorded"));
+    unsigned long long mismatches = ~0ull;
+    bad.copy_to(&mismatches, sizeof mismatches, stream);
+    stream.sync();
+    std::printf("mismatches: %llu\n", mismatches);
+    shared.close(stream);
+    stream.sync();
+    channel.send(std::string("closed"));
+    return 0;
+}
+
 int import_errors(const IpcChannel& channel) {
     auto pool = receive_memory_pool(channel, 30s);
     Stream stream = pool->device().create_stream();
@@ -150,6 +189,7 @@ int main(int argc, char** argv) {
         IpcChannel channel = IpcChannel::connect(argv[2]);
         if (mode == "import-read-signal") return import_read_signal(channel, std::nullopt);
         if (mode == "import-read-signal-on-device-1") return import_read_signal(channel, Device(1));
+        if (mode == "import-pinned-read-signal") return import_pinned_read_signal(channel);
         if (mode == "import-errors") return import_errors(channel);
         if (mode == "export-and-exit") return export_then_end(channel, false);
         if (mode == "export-and-die") return export_then_end(channel, true);

@@ -57,7 +57,17 @@ int main() {
     });
     expect_invalid_argument("export_buffer(host memory)", [&] { export_buffer(a); });
     expect_invalid_argument("import_buffer(no pool)",
-                            [&] { import_buffer(nullptr, IpcBufferDescriptor{}, stream); });
+                            [&] { import_buffer(std::shared_ptr<DeviceMemoryResource>(), IpcBufferDescriptor{}, stream); });
+    expect_invalid_argument("import_memory_pool(pinned descriptor)", [] {
+        IpcPoolHandle handle;
+        handle.descriptor.pinned = true;
+        import_memory_pool(std::move(handle));
+    });
+    expect_invalid_argument("import_pinned_memory_pool(device descriptor)",
+                            [] { import_pinned_memory_pool(IpcPoolHandle{}); });
+    expect_invalid_argument("import_buffer(no pinned pool)", [&] {
+        import_buffer(std::shared_ptr<PinnedMemoryPoolResource>(), IpcBufferDescriptor{}, stream);
+    });
     expect_invalid_argument("import_memory_pool(no fd)",
                             [] { import_memory_pool(IpcPoolHandle{}); });
     return 0;

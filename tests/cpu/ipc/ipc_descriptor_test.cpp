@@ -58,6 +58,27 @@ TEST(IpcDescriptor, RoundTripsEveryField) {
     EXPECT_EQ(IpcEventDescriptor::from_bytes(event.to_bytes()), event);
 }
 
+TEST(IpcDescriptor, APinnedPoolKeepsItsKindAndIsNotTakenForADevicePool) {
+    IpcPoolDescriptor pinned = sample_pool();
+    pinned.pinned = true;
+    const auto bytes = pinned.to_bytes();
+    EXPECT_EQ(static_cast<char>(bytes[6]), 'H');
+    EXPECT_EQ(static_cast<char>(sample_pool().to_bytes()[6]), 'P');
+    const IpcPoolDescriptor back = IpcPoolDescriptor::from_bytes(bytes);
+    EXPECT_TRUE(back.pinned);
+    EXPECT_EQ(back, pinned);
+    EXPECT_FALSE(IpcPoolDescriptor::from_bytes(sample_pool().to_bytes()).pinned);
+    EXPECT_NE(back, sample_pool());
+    // The kind is covered by the checksum like every other byte.
+    auto flipped = sample_pool().to_bytes();
+    flipped[6] = static_cast<std::byte>('H');
+    EXPECT_NE(parse_error<IpcPoolDescriptor>(flipped).find("checksum"), std::string::npos);
+    // Another descriptor kind still names what it is.
+    EXPECT_NE(parse_error<IpcBufferDescriptor>(bytes).find("this is a pinned memory pool descriptor"),
+              std::string::npos)
+        << parse_error<IpcBufferDescriptor>(bytes);
+}
+
 TEST(IpcDescriptor, BytesAreVersionedAndSized) {
     const auto bytes = sample_buffer().to_bytes();
     ASSERT_EQ(bytes.size(), 16u + 96u + 8u);

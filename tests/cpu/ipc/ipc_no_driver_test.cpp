@@ -19,9 +19,12 @@ TEST(IpcNoDriver, EntryPointsThrowNoDriverErrorAndArgumentsAreCheckedFirst) {
     const std::pair<const char*, const char*> argument_errors[] = {
         {"copy_between_devices(sizes)", "sizes differ"},
         {"copy_between_devices(closed)", "is closed"},
-        {"export_buffer(host memory)", "not allocated from an IPC-enabled DeviceMemoryResource"},
+        {"export_buffer(host memory)", "not allocated from an IPC-enabled DeviceMemoryResource or PinnedMemoryPoolResource"},
         {"import_buffer(no pool)", "no memory pool"},
         {"import_memory_pool(no fd)", "no file descriptor"},
+        {"import_memory_pool(pinned descriptor)", "import it with import_pinned_memory_pool"},
+        {"import_pinned_memory_pool(device descriptor)", "import it with import_memory_pool"},
+        {"import_buffer(no pinned pool)", "no memory pool"},
     };
     for (const auto& [entry, text] : argument_errors) {
         const std::string line = std::string(entry) + ": InvalidArgumentError: ";

@@ -9,6 +9,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/ipc.hpp"
 #include "cudacore/launch.hpp"
+#include "cudacore/pinned_memory_pool_resource.hpp"
 #include "cudacore/system.hpp"
 
 #include <csignal>
@@ -145,6 +146,65 @@ TEST(IpcGpu, AnImporterOnTheOtherGpuReadsRewritesAndSignals) {
     ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
     EXPECT_NE(result.out.find("kernel on device 1, pool of device 0"), std::string::npos) << result.out;
     EXPECT_NE(result.out.find("mismatches: 0"), std::string::npos) << result.out;
+    shared.close(stream);
+    stream.sync();
+}
+
+// A pinned host pool shared as cuda.core's PinnedMemoryResource(ipc_enabled=True) is: the
+// importer reads the exporter's words from the host, rewrites them with a kernel and records the
+// IPC event; the exporter then sees the new words from the host and from a kernel.
+TEST(IpcGpu, APinnedPoolsBufferIsReadByHostAndKernelAndRewrittenAcrossProcesses) {
+    REQUIRE_IPC_POOLS();
+    const Device device(0);
+    if (!device.attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED))
+        GTEST_SKIP() << "device 0 has no host NUMA memory pools, which pinned IPC needs";
+    if (device.attribute(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) < 0) {
+        EXPECT_THROW(PinnedMemoryPoolResource(device, {.ipc_enabled = true}), InvalidArgumentError);
+        GTEST_SKIP() << "device 0 reports no host NUMA node (refused with a clear error)";
+    }
+    const ObjectCode code = test::compile_multi_gpu_kernels(device);
+    auto pool = std::make_shared<PinnedMemoryPoolResource>(device, PinnedMemoryPoolOptions{.ipc_enabled = true});
+    EXPECT_TRUE(pool->is_ipc_enabled());
+    EXPECT_FALSE(pool->is_imported());
+    ASSERT_TRUE(pool->host_numa_id().has_value());
+    Stream stream = device.create_stream();
+    Buffer shared = pool->allocate(MiB, stream);
+    ASSERT_TRUE(shared.is_host_accessible());
+    launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("write_pattern"),
+           shared, static_cast<unsigned long long>(shared.size() / 4), 3u, 1u);
+    stream.sync();
+    Event done = device.create_event({.ipc_enabled = true});
+
+    TempDir dir;
+    IpcListener listener(dir.path() / "ipc");
+    Peer peer = start_peer("import-pinned-read-signal", listener);
+    send_memory_pool(peer.channel, *pool);
+    send_buffer(peer.channel, shared);
+    send_event(peer.channel, done);
+    ASSERT_EQ(text_of(peer.channel.receive(60s)), "recorded");
+    stream.wait(done);
+    EXPECT_EQ(mismatches(code, shared, stream, 5, 2), 0u);  // synchronizes the stream
+    const auto* words = static_cast<const std::uint32_t*>(shared.data());
+    std::size_t host_bad = 0;
+    for (std::size_t i = 0; i < shared.size() / 4; ++i) host_bad += words[i] != static_cast<std::uint32_t>(5 * i + 2);
+    EXPECT_EQ(host_bad, 0u);
+    ASSERT_EQ(text_of(peer.channel.receive(60s)), "closed");
+    const ProcessResult result = peer.result.get();
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("host accessible: 1"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("host mismatches: 0"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("\nmismatches: 0"), std::string::npos) << result.out;
+
+    // A pinned pool is not exported or imported as a device pool, nor the reverse.
+    EXPECT_THROW(export_memory_pool(*std::make_shared<PinnedMemoryPoolResource>(device)), InvalidArgumentError);
+    IpcPoolHandle handle = export_memory_pool(*pool);
+    EXPECT_TRUE(handle.descriptor.pinned);
+    try {
+        import_memory_pool(std::move(handle));
+        FAIL() << "a pinned pool was imported as a device pool";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("import_pinned_memory_pool"), std::string::npos) << e.what();
+    }
     shared.close(stream);
     stream.sync();
 }
