@@ -8,7 +8,8 @@
 #   SPECS=4 RANKS="1 2" REPEAT=5 bash bench/mpi_compile.sh build   # a quick try
 #
 # Environment: SPECS, RANKS, BYTES (10000000), REPEAT (20), ARCH (sm_90), MODES ("every once
-# distributed"), MPIRUN (mpirun), MPIRUN_FLAGS (added to the Open MPI defaults below).
+# distributed"), WORKERS (compile_distributed's threads per rank; default: the node's cores divided
+# among its ranks), MPIRUN (mpirun), MPIRUN_FLAGS (added to the Open MPI defaults below).
 # Targets: distributed at 8 ranks at least 5x faster than "every" at 1 rank; broadcast within
 # 1.2x of MPI_Bcast.
 set -euo pipefail
@@ -38,7 +39,7 @@ for n in $ranks_list; do
   printf '%-6s' "$n"
   distributed=""
   for m in $modes; do
-    line=$(run "$n" --mode "$m" --specs "$specs" --arch "$arch")
+    line=$(run "$n" --mode "$m" --specs "$specs" --arch "$arch" --workers "${WORKERS:-0}")
     s=$(value seconds "$line")
     printf ' %14s' "$s"
     [ "$m" = every ] && [ "$n" = 1 ] && baseline="$s"

@@ -4,7 +4,8 @@
 //   --mode once         rank 0 compiles them all, then broadcast() of the list
 //   --mode distributed  compile_distributed(): each rank compiles its share, then all_gather
 //       time until every rank holds all --specs specializations (default 64) of a <cuda/std>
-//       kernel, each its own program; no cache.
+//       kernel, each its own program; no cache. --workers N: compile_distributed's threads per
+//       rank (default 0: the node's cores divided among its ranks).
 //   --mode bcast        broadcast() of one --bytes ObjectCode (default 10 MB) against MPI_Bcast of
 //       the same number of bytes, best of --repeat runs (default 20) each, and the ratios: "raw"
 //       receives into a new buffer each time (as any receiver that keeps the bytes must, and as
@@ -80,6 +81,7 @@ double timed(MPI_Comm comm, Work&& work) {
 int run(int argc, char** argv) {
     std::string mode = "distributed", arch = "sm_90";
     int specs = 64, repeat = 20;
+    unsigned workers = 0;
     std::size_t bytes = 10'000'000;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i];
@@ -88,6 +90,7 @@ int run(int argc, char** argv) {
         else if (key == "--arch") arch = argv[i + 1];
         else if (key == "--bytes") bytes = std::strtoull(argv[i + 1], nullptr, 10);
         else if (key == "--repeat") repeat = std::atoi(argv[i + 1]);
+        else if (key == "--workers") workers = static_cast<unsigned>(std::atoi(argv[i + 1]));
         else throw InvalidArgumentError("unknown option " + key);
     }
     const MPI_Comm comm = MPI_COMM_WORLD;
@@ -107,7 +110,9 @@ int run(int argc, char** argv) {
                 }
                 codes = mpi::broadcast(codes, 0, comm);
             } else {
-                codes = mpi::compile_distributed(comm, jobs, CodeType::cubin);
+                mpi::DistributedCompileOptions options;
+                options.workers = workers;
+                codes = mpi::compile_distributed(comm, jobs, CodeType::cubin, options);
             }
         });
         if (codes.size() != static_cast<std::size_t>(specs)) throw Error("wrong number of codes");
