@@ -1,5 +1,5 @@
-// Memory pools of their own for DeviceMemoryResource (ipc_enabled): created shareable through
-// POSIX file descriptors, destroyed with the resource.
+// Shareable memory pools (DeviceMemoryResource and PinnedMemoryPoolResource with ipc_enabled):
+// created shareable through POSIX file descriptors, destroyed with the resource.
 #pragma once
 
 #include <cuda.h>
