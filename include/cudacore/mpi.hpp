@@ -118,7 +118,8 @@ struct DistributedCompileOptions {
     // Threads compiling this rank's share at once. 0: this node's cores divided among its ranks,
     // and at most the CPUs this rank may run on (Open MPI's mpirun binds each rank to one core
     // for 2 ranks or fewer, to a socket beyond; pass --bind-to none to let a rank spread). With
-    // automatic PCH the first job of the share compiles alone and the rest use its PCH.
+    // automatic PCH the first job of the share compiles alone and the rest use its PCH. Jobs
+    // compile on different threads, so no two may wrap the same handle (Program::from_handle).
     unsigned workers = 0;
     TransferOptions transfer = {};
 };
