@@ -167,7 +167,7 @@ void append_cubin_symbol_names(std::string_view cubin, std::vector<std::string>&
         read_at(cubin, header.e_shoff + index * sizeof(Elf64_Shdr), shdr);
         return shdr;
     };
-    for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t i = 1; i < count; ++i) {  // section 0 is reserved, as validation requires
         const Elf64_Shdr symtab = section(i);
         if (symtab.sh_type != SHT_SYMTAB) continue;
         const Elf64_Shdr strtab = section(symtab.sh_link);

@@ -115,6 +115,9 @@ private:
                  num(sizeof(Shdr)));
         // Section 0 holds the real count and string-table index when they overflow 16 bits.
         const Shdr first = read<Shdr>(elf_, header_.e_shoff, "section header table");
+        // It is reserved (SHT_NULL): readers skip it, so a table hidden there would go unchecked.
+        if (first.sh_type != SHT_NULL)
+            fail("section 0 is of type " + num(first.sh_type) + "; it is reserved and must be SHT_NULL");
         std::uint64_t count = header_.e_shnum ? header_.e_shnum : first.sh_size;
         if (count == 0) fail("section header table with no entries");
         if (!table_in_bounds(header_.e_shoff, count, sizeof(Shdr), elf_.size()))

@@ -244,6 +244,13 @@ TEST(CodeValidation, EachStructuralDefectIsNamed) {
         {"symbol 7 out of range", sound(function, bad_symbol)},
         {"offset 16 outside section 4", sound(function, bad_offset)},
         {"does not end with NUL", sound(function, rela, std::string("\0k\0k", 4))},
+        // A symbol table hidden in the reserved section 0, whose strings lie past the end: a
+        // reader that skipped section 0 in checks but not in use read out of bounds (fuzzing).
+        {"section 0 is of type 2", with_section(0, [](Elf64_Shdr& s) {
+             s.sh_type = SHT_SYMTAB;
+             s.sh_offset = std::uint64_t(1) << 40;
+             s.sh_size = 1;
+         })},
     };
     for (const auto& [expected, bytes] : cases) {
         const std::string message = refusal([&] { validate_code(CodeType::cubin, bytes, "c.cubin"); });
