@@ -93,15 +93,6 @@ int import_read_signal(const IpcChannel& channel, std::optional<Device> compute)
     return 0;
 }
 
-// Words of host-accessible `words` that differ from i * multiplier + offset.
-unsigned long long host_mismatches(const Buffer& buffer, unsigned multiplier, unsigned offset) {
-    const auto* words = static_cast<const std::uint32_t*>(buffer.data());
-    unsigned long long bad = 0;
-    for (std::size_t i = 0; i < buffer.size() / 4; ++i)
-        bad += words[i] != static_cast<std::uint32_t>(i * multiplier + offset);
-    return bad;
-}
-
 int import_pinned_read_signal(const IpcChannel& channel) {
     auto pool = receive_pinned_memory_pool(channel, 30s);
     const Device device = pool->device();
@@ -110,7 +101,7 @@ int import_pinned_read_signal(const IpcChannel& channel) {
     Event done = receive_event(channel, 30s);
     std::printf("imported: %s, host accessible: %d\n", pool->description().c_str(),
                 static_cast<int>(shared.is_host_accessible()));
-    std::printf("host mismatches: %llu\n", host_mismatches(shared, 3, 1));
+    std::printf("host mismatches: %llu\n", test::host_mismatches(shared, 3, 1));
     const ObjectCode code = test::compile_multi_gpu_kernels(device);
     Buffer bad = device.allocate(sizeof(unsigned long long), stream);
     launch(stream, LaunchConfig{}, code.get_kernel("spin_check_rewrite"), shared,

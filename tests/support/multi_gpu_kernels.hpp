@@ -2,9 +2,14 @@
 // time by NVRTC), and the value pattern they write and check.
 #pragma once
 
+#include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
+#include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/stream.hpp"
+
+#include <cstdint>
 
 namespace cudacore::test {
 
@@ -55,6 +60,36 @@ inline ObjectCode compile_multi_gpu_kernels(const Device& device) {
     options.name = "multi_gpu_kernels";
     options.arch = device.arch();
     return Program(kMultiGpuSource, SourceType::cxx, options).compile(CodeType::cubin);
+}
+
+// Writes i * multiplier + offset into the words of `buffer`, on `stream` (not waited for).
+inline void write_pattern(const ObjectCode& code, const Buffer& buffer, const Stream& stream,
+                          unsigned multiplier, unsigned offset) {
+    launch(stream, LaunchConfig{.grid = 1024, .block = 256}, code.get_kernel("write_pattern"),
+           buffer, static_cast<unsigned long long>(buffer.size() / 4), multiplier, offset);
+}
+
+// Words of `buffer` that differ from i * multiplier + offset, counted by a kernel on `stream`'s
+// device (which waits for the stream's work first); synchronizes the stream.
+inline unsigned long long mismatches(const ObjectCode& code, const Buffer& buffer, const Stream& stream,
+                                     unsigned multiplier, unsigned offset) {
+    Buffer bad = stream.device().allocate(sizeof(unsigned long long), stream);
+    bad.fill_byte(0, stream);
+    launch(stream, LaunchConfig{.grid = 1024, .block = 256}, code.get_kernel("count_mismatches"),
+           buffer, static_cast<unsigned long long>(buffer.size() / 4), multiplier, offset, bad);
+    unsigned long long host = ~0ull;
+    bad.copy_to(&host, sizeof host, stream);
+    stream.sync();
+    return host;
+}
+
+// The same count read by the host, for host-accessible memory whose writers are done.
+inline unsigned long long host_mismatches(const Buffer& buffer, unsigned multiplier, unsigned offset) {
+    const auto* words = static_cast<const std::uint32_t*>(buffer.data());
+    unsigned long long bad = 0;
+    for (std::size_t i = 0; i < buffer.size() / 4; ++i)
+        bad += words[i] != static_cast<std::uint32_t>(i * multiplier + offset);
+    return bad;
 }
 
 }  // namespace cudacore::test

@@ -52,16 +52,35 @@ std::string text_of(const IpcMessage& message) {
     return {reinterpret_cast<const char*>(message.bytes.data()), message.bytes.size()};
 }
 
-unsigned long long mismatches(const ObjectCode& code, const Buffer& buffer, const Stream& stream,
-                              unsigned multiplier, unsigned offset) {
-    Buffer bad = stream.device().allocate(sizeof(unsigned long long), stream);  // the kernel's device
-    bad.fill_byte(0, stream);
-    launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("count_mismatches"),
-           buffer, static_cast<unsigned long long>(buffer.size() / 4), multiplier, offset, bad);
-    unsigned long long host = ~0ull;
-    bad.copy_to(&host, sizeof host, stream);
-    stream.sync();
-    return host;
+using test::mismatches;
+
+// The exporter's side of an importer in `mode` that reads the pattern 3i + 1 with a slow kernel,
+// rewrites it as 5i + 2 and records `done`: sends `pool`, `shared` and `done`, waits on `done`
+// once the importer says it recorded it (only that wait lets the check see the new words), checks
+// them with a kernel, and returns in `result` how the importer ended after closing its mapping.
+template <class Pool>
+void share_and_check_rewrite(const std::string& mode, const Pool& pool, const Buffer& shared,
+                             const Event& done, const Stream& stream, const ObjectCode& code,
+                             ProcessResult& result) {
+    TempDir dir;
+    IpcListener listener(dir.path() / "ipc");
+    Peer peer = start_peer(mode, listener);
+    send_memory_pool(peer.channel, pool);
+    send_buffer(peer.channel, shared);
+    send_event(peer.channel, done);
+    ASSERT_EQ(text_of(peer.channel.receive(60s)), "recorded");
+    stream.wait(done);
+    EXPECT_EQ(mismatches(code, shared, stream, 5, 2), 0u);
+    ASSERT_EQ(text_of(peer.channel.receive(60s)), "closed");
+    result = peer.result.get();
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+}
+
+// `shared` filled with 3i + 1 and the IPC event for the importer to record.
+Event pattern_and_event(const ObjectCode& code, const Buffer& shared, const Stream& stream) {
+    test::write_pattern(code, shared, stream, 3, 1);
+    stream.sync();  // the allocation and the data are complete before the other process looks
+    return stream.device().create_event({.ipc_enabled = true});
 }
 
 // The device still works for this process: allocate, write, read back.
@@ -86,25 +105,11 @@ TEST(IpcGpu, ExporterWritesImporterReadsRewritesAndSignalsWithAnIpcEvent) {
     EXPECT_FALSE(pool->is_imported());
     Stream stream = device.create_stream();
     Buffer shared = pool->allocate(MiB, stream);
-    launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("write_pattern"),
-           shared, static_cast<unsigned long long>(shared.size() / 4), 3u, 1u);
-    stream.sync();  // the allocation and the data are complete before the other process looks
-    Event done = device.create_event({.ipc_enabled = true});
-
-    TempDir dir;
-    IpcListener listener(dir.path() / "ipc");
-    Peer peer = start_peer("import-read-signal", listener);
-    send_memory_pool(peer.channel, *pool);
-    send_buffer(peer.channel, shared);
-    send_event(peer.channel, done);
-    ASSERT_EQ(text_of(peer.channel.receive(60s)), "recorded");
-    // The importer's kernel spins for 300 ms before rewriting: only waiting on its event makes
-    // this check see the new values.
-    stream.wait(done);
-    EXPECT_EQ(mismatches(code, shared, stream, 5, 2), 0u);
-    ASSERT_EQ(text_of(peer.channel.receive(60s)), "closed");
-    const ProcessResult result = peer.result.get();
-    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const Event done = pattern_and_event(code, shared, stream);
+    ProcessResult result;
+    // The importer's kernel spins for 300 ms before rewriting.
+    ASSERT_NO_FATAL_FAILURE(
+        share_and_check_rewrite("import-read-signal", *pool, shared, done, stream, code, result));
     EXPECT_NE(result.out.find("mismatches: 0"), std::string::npos) << result.out;
 
     // The importer closed its mapping; the memory is still ours and intact.
@@ -127,23 +132,11 @@ TEST(IpcGpu, AnImporterOnTheOtherGpuReadsRewritesAndSignals) {
         device, DeviceMemoryResourceOptions{.ipc_enabled = true});
     Stream stream = device.create_stream();
     Buffer shared = pool->allocate(4 * MiB, stream);
-    launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("write_pattern"),
-           shared, static_cast<unsigned long long>(shared.size() / 4), 3u, 1u);
-    stream.sync();
-    Event done = device.create_event({.ipc_enabled = true});
-
-    TempDir dir;
-    IpcListener listener(dir.path() / "ipc");
-    Peer peer = start_peer("import-read-signal-on-device-1", listener);
-    send_memory_pool(peer.channel, *pool);
-    send_buffer(peer.channel, shared);
-    send_event(peer.channel, done);
-    ASSERT_EQ(text_of(peer.channel.receive(60s)), "recorded");
-    stream.wait(done);  // recorded after device 1's kernel, which spins 300 ms before the rewrite
-    EXPECT_EQ(mismatches(code, shared, stream, 5, 2), 0u);
-    ASSERT_EQ(text_of(peer.channel.receive(60s)), "closed");
-    const ProcessResult result = peer.result.get();
-    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const Event done = pattern_and_event(code, shared, stream);
+    ProcessResult result;
+    // Recorded after device 1's kernel, which spins 300 ms before the rewrite.
+    ASSERT_NO_FATAL_FAILURE(share_and_check_rewrite("import-read-signal-on-device-1", *pool, shared,
+                                                    done, stream, code, result));
     EXPECT_NE(result.out.find("kernel on device 1, pool of device 0"), std::string::npos) << result.out;
     EXPECT_NE(result.out.find("mismatches: 0"), std::string::npos) << result.out;
     shared.close(stream);
@@ -170,27 +163,11 @@ TEST(IpcGpu, APinnedPoolsBufferIsReadByHostAndKernelAndRewrittenAcrossProcesses)
     Stream stream = device.create_stream();
     Buffer shared = pool->allocate(MiB, stream);
     ASSERT_TRUE(shared.is_host_accessible());
-    launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("write_pattern"),
-           shared, static_cast<unsigned long long>(shared.size() / 4), 3u, 1u);
-    stream.sync();
-    Event done = device.create_event({.ipc_enabled = true});
-
-    TempDir dir;
-    IpcListener listener(dir.path() / "ipc");
-    Peer peer = start_peer("import-pinned-read-signal", listener);
-    send_memory_pool(peer.channel, *pool);
-    send_buffer(peer.channel, shared);
-    send_event(peer.channel, done);
-    ASSERT_EQ(text_of(peer.channel.receive(60s)), "recorded");
-    stream.wait(done);
-    EXPECT_EQ(mismatches(code, shared, stream, 5, 2), 0u);  // synchronizes the stream
-    const auto* words = static_cast<const std::uint32_t*>(shared.data());
-    std::size_t host_bad = 0;
-    for (std::size_t i = 0; i < shared.size() / 4; ++i) host_bad += words[i] != static_cast<std::uint32_t>(5 * i + 2);
-    EXPECT_EQ(host_bad, 0u);
-    ASSERT_EQ(text_of(peer.channel.receive(60s)), "closed");
-    const ProcessResult result = peer.result.get();
-    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const Event done = pattern_and_event(code, shared, stream);
+    ProcessResult result;
+    ASSERT_NO_FATAL_FAILURE(
+        share_and_check_rewrite("import-pinned-read-signal", *pool, shared, done, stream, code, result));
+    EXPECT_EQ(test::host_mismatches(shared, 5, 2), 0u);  // the kernel check synchronized the stream
     EXPECT_NE(result.out.find("host accessible: 1"), std::string::npos) << result.out;
     EXPECT_NE(result.out.find("host mismatches: 0"), std::string::npos) << result.out;
     EXPECT_NE(result.out.find("\nmismatches: 0"), std::string::npos) << result.out;
@@ -329,8 +306,7 @@ TEST(IpcGpu, ExporterSurvivesAnImporterKilledWhileItsKernelRuns) {
         device, DeviceMemoryResourceOptions{.ipc_enabled = true});
     Stream stream = device.create_stream();
     Buffer shared = pool->allocate(MiB, stream);
-    launch(stream, LaunchConfig{.grid = 256, .block = 256}, code.get_kernel("write_pattern"),
-           shared, static_cast<unsigned long long>(shared.size() / 4), 3u, 1u);
+    test::write_pattern(code, shared, stream, 3, 1);
     stream.sync();
     TempDir dir;
     IpcListener listener(dir.path() / "ipc");

@@ -30,24 +30,8 @@ constexpr std::size_t MiB = std::size_t{1} << 20;
             GTEST_SKIP() << "needs two GPUs, this machine has " << Device::count();       \
     } while (0)
 
-// Words of `buffer` (on its device) that differ from i * multiplier + offset.
-unsigned long long mismatches(const ObjectCode& code, const Buffer& buffer, const Stream& stream,
-                              unsigned multiplier, unsigned offset) {
-    Buffer bad = stream.device().allocate(sizeof(unsigned long long), stream);  // the kernel's device
-    bad.fill_byte(0, stream);
-    launch(stream, LaunchConfig{.grid = 1024, .block = 256}, code.get_kernel("count_mismatches"),
-           buffer, static_cast<unsigned long long>(buffer.size() / 4), multiplier, offset, bad);
-    unsigned long long host = ~0ull;
-    bad.copy_to(&host, sizeof host, stream);
-    stream.sync();
-    return host;
-}
-
-void write_pattern(const ObjectCode& code, const Buffer& buffer, const Stream& stream,
-                   unsigned multiplier, unsigned offset) {
-    launch(stream, LaunchConfig{.grid = 1024, .block = 256}, code.get_kernel("write_pattern"),
-           buffer, static_cast<unsigned long long>(buffer.size() / 4), multiplier, offset);
-}
+using test::mismatches;
+using test::write_pattern;
 
 TEST(MultiDeviceGpu, AllListsEveryDeviceOnce) {
     CUDACORE_REQUIRE_GPU();
