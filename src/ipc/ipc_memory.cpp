@@ -108,6 +108,11 @@ Buffer import_pointer(const std::shared_ptr<Resource>& pool, const IpcBufferDesc
     return detail::BoxAccess::make<Buffer>(std::move(box));
 }
 
+// A pool's descriptor, with its file descriptor alongside (SCM_RIGHTS).
+void send_pool_handle(const IpcChannel& channel, const IpcPoolHandle& handle) {
+    channel.send(handle.descriptor.to_bytes(), handle.fd.get());
+}
+
 // A pool's descriptor and the file descriptor that came with it.
 IpcPoolHandle receive_pool_handle(const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout,
                                   const char* call) {
@@ -119,6 +124,11 @@ IpcPoolHandle receive_pool_handle(const IpcChannel& channel, std::optional<std::
                        channel.peer() + ")");
     handle.fd = std::move(message.fd);
     return handle;
+}
+
+IpcBufferDescriptor receive_buffer_descriptor(const IpcChannel& channel,
+                                              std::optional<std::chrono::milliseconds> timeout) {
+    return IpcBufferDescriptor::from_bytes(channel.receive(timeout).bytes);
 }
 
 }  // namespace
@@ -146,17 +156,16 @@ IpcBufferDescriptor export_buffer(const Buffer& buffer) {
     CUmemoryPool pool = nullptr;
     const detail::ContextBox* context = nullptr;
     IpcId id{};
-    if (const auto* device_pool = dynamic_cast<const DeviceMemoryResource*>(resource);
-        device_pool && device_pool->is_ipc_enabled() && !device_pool->is_imported()) {
-        context = device_pool->context_box().get();
-        id = device_pool->ipc_pool_id();
-        pool = device_pool->pool();
-    } else if (const auto* pinned = dynamic_cast<const PinnedMemoryPoolResource*>(resource);
-               pinned && pinned->is_ipc_enabled() && !pinned->is_imported()) {
-        context = pinned->context_box().get();
-        id = pinned->ipc_pool_id();
-        pool = pinned->pool();
-    }
+    // Either pool resource kind, when it made the pool shareable itself.
+    auto shared_by = [&](const auto* owner) {
+        if (!owner || !owner->is_ipc_enabled() || owner->is_imported()) return false;
+        context = owner->context_box().get();
+        id = owner->ipc_pool_id();
+        pool = owner->pool();
+        return true;
+    };
+    shared_by(dynamic_cast<const DeviceMemoryResource*>(resource)) ||
+        shared_by(dynamic_cast<const PinnedMemoryPoolResource*>(resource));
     if (!pool || !buffer.owns_memory())
         throw InvalidArgumentError("export_buffer: " + buffer.description() +
                                    " was not allocated from an IPC-enabled DeviceMemoryResource or "
@@ -186,8 +195,7 @@ Buffer import_buffer(const std::shared_ptr<PinnedMemoryPoolResource>& pool,
 }
 
 void send_memory_pool(const IpcChannel& channel, const DeviceMemoryResource& pool) {
-    const IpcPoolHandle handle = export_memory_pool(pool);
-    channel.send(handle.descriptor.to_bytes(), handle.fd.get());
+    send_pool_handle(channel, export_memory_pool(pool));
 }
 
 std::shared_ptr<DeviceMemoryResource> receive_memory_pool(
@@ -196,8 +204,7 @@ std::shared_ptr<DeviceMemoryResource> receive_memory_pool(
 }
 
 void send_memory_pool(const IpcChannel& channel, const PinnedMemoryPoolResource& pool) {
-    const IpcPoolHandle handle = export_memory_pool(pool);
-    channel.send(handle.descriptor.to_bytes(), handle.fd.get());
+    send_pool_handle(channel, export_memory_pool(pool));
 }
 
 std::shared_ptr<PinnedMemoryPoolResource> receive_pinned_memory_pool(
@@ -211,14 +218,12 @@ void send_buffer(const IpcChannel& channel, const Buffer& buffer) {
 
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<DeviceMemoryResource>& pool,
                       const Stream& stream, std::optional<std::chrono::milliseconds> timeout) {
-    const IpcMessage message = channel.receive(timeout);
-    return import_buffer(pool, IpcBufferDescriptor::from_bytes(message.bytes), stream);
+    return import_pointer(pool, receive_buffer_descriptor(channel, timeout), stream);
 }
 
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                       const Stream& stream, std::optional<std::chrono::milliseconds> timeout) {
-    const IpcMessage message = channel.receive(timeout);
-    return import_buffer(pool, IpcBufferDescriptor::from_bytes(message.bytes), stream);
+    return import_pointer(pool, receive_buffer_descriptor(channel, timeout), stream);
 }
 
 }  // namespace cudacore
