@@ -1,8 +1,19 @@
 // Events: markers recorded on streams, for ordering and for timing.
 //
 // An event is created unrecorded (Device::create_event) and recorded any number of times with
-// stream.record(event). Ownership: copies share one event, destroyed when the last copy goes; an
+// stream.record(event). Ownership: copies share one event, released when the last copy goes; an
 // event holds its context. Destruction never throws; release errors are ignored.
+//
+// Reuse: when the last copy of an event made by create_event goes and the event has no work
+// left (its last record has completed, or it was never recorded), its primary context keeps the
+// driver event (up to 128 per kind) and hands it to the next create_event with the same
+// timing_enabled and blocking_sync, as a new, unrecorded Event: creating one then costs no
+// driver call to cuEventCreate. Such an event is indistinguishable from a new one (complete,
+// is_recorded() false, elapsed times refused until recorded; a wait enqueued on its earlier record
+// still waits on that record alone), except that handle() may equal a dropped event's handle, as
+// the driver's own new events may. Interprocess events, events of green or non-primary contexts,
+// events still pending and Event::from_handle events are destroyed instead. Kept events are
+// destroyed with their context.
 #pragma once
 
 #include "cudacore/context.hpp"

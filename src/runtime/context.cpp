@@ -17,6 +17,14 @@ namespace detail {
 ContextBox::~ContextBox() {
     if (!retained) return;
     if (const DriverApi* api = driver_if_loaded()) {
+        // Kept events went with the context if someone reset the device.
+        const bool alive = still_alive(*api);
+        recycled_events.drain([&](CUevent event) {
+            if (alive) {
+                check_release(api->cuEventDestroy(event), "cuEventDestroy",
+                              [&] { return "kept event on device " + std::to_string(ordinal); });
+            }
+        });
         check_release(api->cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease",
                       [&] { return "primary context of device " + std::to_string(ordinal); });
     }

@@ -17,6 +17,10 @@ EventBox::~EventBox() {
     if (!handle || !owned) return;
     const DriverApi* api = driver_if_loaded();
     if (api && context->still_alive(*api)) {
+        // A complete event is as good as a new one: the context keeps it for its next event.
+        if (recycle_kind >= 0 && api->cuEventQuery(handle) == CUDA_SUCCESS &&
+            context->recycled_events.keep(handle, recycle_kind))
+            return;
         check_release(api->cuEventDestroy(handle), "cuEventDestroy", [&] {
             return "event on device " + std::to_string(context->ordinal);
         });
@@ -56,12 +60,29 @@ std::shared_ptr<EventBox> create_event_box(std::shared_ptr<ContextBox>&& context
 
     // The box first: an event is never made that no box would destroy.
     auto box = make_pooled<EventBox>();
+    box->options = options;
+    const DriverApi& api = driver();
+    // Only primary contexts keep events (a context the caller owns may go without telling us).
+    if (context->retained) [[likely]] {
+        box->recycle_kind = EventRecycler::kind_of(options);
+        if (box->recycle_kind >= 0) {
+            // A kept event needs no current context. If someone reset the device, the kept events
+            // went with it: the new event below then meets the destroyed context, as it would
+            // without them (with_primary_context retries on a fresh one).
+            if (CUevent kept = context->recycled_events.take(box->recycle_kind)) {
+                if (context->still_alive(api)) [[likely]] {
+                    box->handle = kept;
+                    box->context = std::move(context);
+                    return box;
+                }
+            }
+        }
+    }
     ContextScope scope(*context);
     CUevent handle = nullptr;
-    check(driver().cuEventCreate(&handle, flags), "cuEventCreate", object);
+    check(api.cuEventCreate(&handle, flags), "cuEventCreate", object);
     box->handle = handle;
     box->context = std::move(context);
-    box->options = options;
     return box;
 }
 

@@ -6,6 +6,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/event_recycler.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -28,6 +29,9 @@ struct ContextBox {
     int ordinal = 0;
     bool retained = true;  // false for a context the caller owns (Stream::from_handle)
     unsigned long long id = 0;  // cuCtxGetId at retain: changes when someone resets the device
+    // Completed events of a retained primary context, for its next events (destroyed before the
+    // context is released).
+    EventRecycler recycled_events;
     ~ContextBox();
     // False once the context this box retained was destroyed under it (cuDevicePrimaryCtxReset
     // by someone else): its streams and events are gone with it and must not be destroyed again.
@@ -68,6 +72,7 @@ struct EventBox {
     EventOptions options;
     std::atomic<bool> recorded{false};
     bool owned = true;  // false for Event::from_handle without ownership
+    int recycle_kind = -1;  // >= 0: made by create_event_box, given back to its context's recycler
     EventBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~EventBox();
 };

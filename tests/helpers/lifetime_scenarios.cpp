@@ -3,6 +3,8 @@
 //   reverse - many objects destroyed in reverse order of creation
 //   random  - many objects destroyed in random orders, several rounds
 //   reset   - objects destroyed after someone else reset the device's primary context
+//   reset-kept-events - the context kept dropped events for reuse, then someone else reset the
+//             device while a stream still holds the context: new events are not the dead ones
 //   exit    - std::exit() from deep inside, with live objects on the stack and in statics
 //   static-kernel - launched ObjectCode / Kernel held in statics: one made before the first launch
 //             (destroyed after the deferred-unload thread stopped: left to the driver), one made
@@ -113,6 +115,25 @@ int main(int argc, char** argv) {
             Stream stream = device.create_stream();
             stream.record(device.create_event());
             stream.sync();
+        } else if (std::strcmp(scenario, "reset-kept-events") == 0) {
+            Stream before = device.create_stream();
+            for (int i = 0; i < 4; ++i) {
+                Event event = device.create_event();
+                before.record(event);
+                event.sync();
+            }  // each complete when dropped: kept by the context that `before` holds
+            CUresult status = detail::driver().cuDevicePrimaryCtxReset(device.handle());
+            std::printf("reset: %d\n", static_cast<int>(status));
+            std::fflush(stdout);
+            // The kept events went with the context: a new event is made in a fresh one.
+            Event after = device.create_event();
+            Stream stream = device.create_stream();
+            stream.record(after);
+            stream.sync();
+            if (!after.is_done()) {
+                std::fprintf(stderr, "the event recorded after the reset is not done\n");
+                return 1;
+            }
         } else if (std::strcmp(scenario, "exit") == 0) {
             static_stream = device.create_stream();
             auto objects = make_objects(device, 12);

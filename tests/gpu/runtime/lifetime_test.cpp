@@ -34,6 +34,12 @@ TEST(LifetimeGpu, DestroyAfterDeviceResetBySomeoneElse) {
     expect_clean_exit("reset");
 }
 
+// Events the context kept for reuse die with it: events made after the reset are fresh ones.
+TEST(LifetimeGpu, KeptEventsAreNotHandedOutAfterADeviceResetBySomeoneElse) {
+    CUDACORE_REQUIRE_GPU();
+    expect_clean_exit("reset-kept-events");
+}
+
 TEST(LifetimeGpu, ObjectsOutliveMainThroughQuickExitPaths) {
     CUDACORE_REQUIRE_GPU();
     expect_clean_exit("exit");

@@ -244,3 +244,79 @@ TEST(EventGpu, EventKeepsContextAlive) {
 }
 
 }  // namespace
+
+namespace {
+
+// Events of a primary context are reused once complete (event_recycler.hpp): a dropped event
+// that has no work left is kept by its context, and the next event of the same kind takes it and
+// behaves as a new one.
+int kept_events(const Stream& stream, const EventOptions& options) {
+    return stream.box()->context->recycled_events.kept(detail::EventRecycler::kind_of(options));
+}
+
+TEST(EventGpu, ACompleteDroppedEventIsReusedAsANewOneOfTheSameKind) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();  // holds the context, so its kept events stay
+    const EventOptions timed{.timing_enabled = true};
+    const int kept_before = kept_events(stream, timed);
+    CUevent dropped = nullptr;
+    {
+        Event event = device.create_event(timed);
+        stream.record(event);
+        event.sync();
+        dropped = event.handle();
+    }
+    EXPECT_EQ(kept_events(stream, timed), kept_before + 1);
+    // Another kind does not take it.
+    Event untimed = device.create_event();
+    EXPECT_NE(untimed.handle(), dropped);
+    EXPECT_EQ(kept_events(stream, timed), kept_before + 1);
+    Event reused = device.create_event(timed);
+    EXPECT_EQ(reused.handle(), dropped);
+    EXPECT_EQ(kept_events(stream, timed), kept_before);
+    // As a new event: not recorded (so no elapsed time yet), done, and usable for timing.
+    EXPECT_FALSE(reused.is_recorded());
+    EXPECT_TRUE(reused.is_done());
+    Event end = device.create_event(timed);
+    EXPECT_THROW((void)(end - reused), InvalidArgumentError);
+    stream.record(reused);
+    stream.record(end);
+    end.sync();
+    EXPECT_GE((end - reused).count(), 0.0);
+}
+
+TEST(EventGpu, AnEventWithWorkLeftIsDestroyedNotKept) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    const EventOptions blocking{.blocking_sync = true};
+    const int kept_before = kept_events(stream, blocking);
+    Sleeper slow{100ms};
+    {
+        Event event = device.create_event(blocking);
+        enqueue_sleep(stream, slow);
+        stream.record(event);
+        ASSERT_FALSE(event.is_done());
+    }  // dropped with its record still ahead of it
+    EXPECT_EQ(kept_events(stream, blocking), kept_before);
+    stream.sync();
+    // Once complete, a dropped one is kept.
+    { Event event = device.create_event(blocking); stream.record(event); event.sync(); }
+    EXPECT_EQ(kept_events(stream, blocking), kept_before + 1);
+}
+
+TEST(EventGpu, InterprocessEventsAreNeverKept) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    EXPECT_EQ(detail::EventRecycler::kind_of({.ipc_enabled = true}), -1);
+    int kept_before[4];
+    for (int kind = 0; kind < 4; ++kind)
+        kept_before[kind] = stream.box()->context->recycled_events.kept(kind);
+    { Event event = device.create_event({.ipc_enabled = true}); }
+    for (int kind = 0; kind < 4; ++kind)
+        EXPECT_EQ(stream.box()->context->recycled_events.kept(kind), kept_before[kind]) << kind;
+}
+
+}  // namespace

@@ -1,0 +1,67 @@
+// Completed events that Event boxes of one primary context gave back, kept per kind so that the
+// next create_event of that kind reuses one instead of asking the driver for a new event (the
+// driver call is most of an event's cost). An event is kept only when it has no work left
+// (cuEventQuery says CUDA_SUCCESS): then it behaves exactly as a new one, which is also complete,
+// and a cuStreamWaitEvent enqueued on its earlier record still waits on that record alone.
+// Interprocess events are never kept (another process may hold them). Bounded per kind; what is
+// kept is destroyed with the context's box, before the primary context is released.
+#pragma once
+
+#include "cudacore/event.hpp"
+#include "support/spin_lock.hpp"
+
+#include <cuda.h>
+
+#include <mutex>
+
+namespace cudacore::detail {
+
+class EventRecycler {
+public:
+    // The kind an event of `options` is kept under, or -1 when it is never kept.
+    static int kind_of(const EventOptions& options) noexcept {
+        if (options.ipc_enabled) return -1;
+        return (options.timing_enabled ? 1 : 0) | (options.blocking_sync ? 2 : 0);
+    }
+
+    // A kept event of `kind`, or nullptr.
+    CUevent take(int kind) noexcept {
+        std::lock_guard lock(lock_);
+        int& count = counts_[kind];
+        return count ? kept_[kind][--count] : nullptr;
+    }
+
+    // Keeps `event` (complete, of `kind`); false when the kind is full.
+    bool keep(CUevent event, int kind) noexcept {
+        std::lock_guard lock(lock_);
+        int& count = counts_[kind];
+        if (count == kKept) return false;
+        kept_[kind][count++] = event;
+        return true;
+    }
+
+    // How many events of `kind` are kept now.
+    int kept(int kind) noexcept {
+        std::lock_guard lock(lock_);
+        return counts_[kind];
+    }
+
+    // Hands every kept event to `destroy` and forgets them.
+    template <class Destroy>
+    void drain(Destroy&& destroy) noexcept {
+        std::lock_guard lock(lock_);
+        for (int kind = 0; kind < kKinds; ++kind) {
+            for (int i = 0; i < counts_[kind]; ++i) destroy(kept_[kind][i]);
+            counts_[kind] = 0;
+        }
+    }
+
+private:
+    static constexpr int kKinds = 4;    // timing enabled x blocking sync
+    static constexpr int kKept = 128;  // per kind: a batch of events made and dropped in a loop
+    SpinLock lock_;
+    int counts_[kKinds] = {};
+    CUevent kept_[kKinds][kKept];
+};
+
+}  // namespace cudacore::detail
