@@ -583,7 +583,33 @@ void runtime_operations(Runner& runner, const Device& device, const std::string&
               events.clear();
               return ns / events_per_batch;
           },
-          "Device::create_event() (timing disabled); destroyed outside the timing"}});
+          "Device::create_event() (timing disabled), taking the events the previous batch "
+          "dropped (event.hpp: reuse); destroyed outside the timing"}});
+
+    // The whole life of an event made and dropped at once: what a loop pays per event.
+    runner.compare(
+        "event_create_destroy", {5, 300},
+        {{"raw",
+          [&] {
+              return nanoseconds([&] {
+                         for (int i = 0; i < events_per_batch; ++i) {
+                             CUevent event = nullptr;
+                             detail::check(api.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING),
+                                           "cuEventCreate");
+                             detail::check(api.cuEventDestroy(event), "cuEventDestroy");
+                         }
+                     }) / events_per_batch;
+          },
+          "cuEventCreate + cuEventDestroy (timing disabled)"},
+         {"cudacore", [&] {
+              return nanoseconds([&] {
+                         for (int i = 0; i < events_per_batch; ++i) {
+                             Event event = device.create_event();
+                             if (!event.handle()) throw std::runtime_error("no event");
+                         }
+                     }) / events_per_batch;
+          },
+          "Device::create_event() (timing disabled), then the Event dropped"}});
 
     const Event start = device.create_event({.timing_enabled = true});
     const Event end = device.create_event({.timing_enabled = true});
@@ -794,7 +820,7 @@ const std::vector<std::string> graph_operation_names = {
 const std::vector<std::string> gpu_operations = {
     "get_kernel_first",      "get_kernel_repeated", "launch_empty_enqueue",
     "launch_8_args_enqueue", "launch_sync_roundtrip", "event_create",
-    "event_elapsed_time",    "alloc_free_1mib"};
+    "event_create_destroy",  "event_elapsed_time",    "alloc_free_1mib"};
 
 // Why the GPU operations cannot run here, or empty.
 std::string gpu_missing_reason() {

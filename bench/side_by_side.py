@@ -48,6 +48,7 @@ OPERATIONS = [
     ("launch_8_args_enqueue", "launch 8-argument kernel (enqueue)"),
     ("launch_sync_roundtrip", "launch + synchronize"),
     ("event_create", "event create"),
+    ("event_create_destroy", "event create + destroy"),
     ("event_elapsed_time", "event elapsed time"),
     ("alloc_free_1mib", "allocate + free 1 MiB (stream-ordered)"),
     ("serialize_roundtrip", "serialize + deserialize"),
@@ -56,7 +57,8 @@ OPERATIONS = [
 ]
 GPU_OPERATIONS = {
     "get_kernel_first", "get_kernel_repeated", "launch_empty_enqueue", "launch_8_args_enqueue",
-    "launch_sync_roundtrip", "event_create", "event_elapsed_time", "alloc_free_1mib",
+    "launch_sync_roundtrip", "event_create", "event_create_destroy", "event_elapsed_time",
+    "alloc_free_1mib",
 }
 SYSTEMS = ["raw", "cudacore", "cuda.core", "CuPy"]
 
@@ -75,6 +77,7 @@ PLANS = {
     "launch_8_args_enqueue": (10, 300),
     "launch_sync_roundtrip": (20, 500),
     "event_create": (5, 300),
+    "event_create_destroy": (5, 300),
     "event_elapsed_time": (5, 300),
     "alloc_free_1mib": (5, 300),
     "serialize_roundtrip": (10, 300),
@@ -569,6 +572,16 @@ def cuda_core_operations(cc, args, results, kernels, environment):
     compare(results, "event_create", [(system, create_events, "Device.create_event() (timing disabled)")],
             quick, only)
 
+    def create_destroy_events():
+        start = now_ns()
+        for _ in range(EVENTS_PER_BATCH):
+            device.create_event().close()
+        return (now_ns() - start) / EVENTS_PER_BATCH
+
+    compare(results, "event_create_destroy",
+            [(system, create_destroy_events, "Device.create_event() (timing disabled) + Event.close()")],
+            quick, only)
+
     try:
         timing = cc.EventOptions(timing_enabled=True)
     except TypeError:
@@ -818,6 +831,17 @@ def cupy_operations(cupy, args, results, kernels, environment):
         return elapsed / EVENTS_PER_BATCH
 
     compare(results, "event_create", [(system, create_events, "cupy.cuda.Event(disable_timing=True)")],
+            quick, only)
+
+    def create_destroy_events():
+        start = now_ns()
+        for _ in range(EVENTS_PER_BATCH):
+            event = cupy.cuda.Event(disable_timing=True)
+            del event
+        return (now_ns() - start) / EVENTS_PER_BATCH
+
+    compare(results, "event_create_destroy",
+            [(system, create_destroy_events, "cupy.cuda.Event(disable_timing=True), then dropped")],
             quick, only)
 
     start_event = cupy.cuda.Event()
