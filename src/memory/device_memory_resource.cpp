@@ -11,6 +11,7 @@ namespace cudacore {
 DeviceMemoryResource::DeviceMemoryResource(const Device& device,
                                            const DeviceMemoryResourceOptions& options)
     : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {
+    remember_context();
     if (options.ipc_enabled) {
         pool_ = detail::create_ipc_pool(device, options.max_size, ipc_id_);
         owns_pool_ = true;
@@ -29,7 +30,14 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
       pool_(imported.pool),
       ordinal_(device.ordinal()),
       imported_(true),
-      ipc_id_(imported.id) {}
+      ipc_id_(imported.id) {
+    remember_context();
+}
+
+void DeviceMemoryResource::remember_context() noexcept {
+    context_handle_ = context_->handle;
+    context_id_ = context_->id;
+}
 
 // The default pool belongs to the device: nothing to destroy. A pool of its own (owned, IPC or
 // imported) is destroyed; the driver keeps it until its last allocation is freed. An imported
@@ -79,7 +87,8 @@ void DeviceMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, 
     const detail::DriverApi* api = detail::driver_if_loaded();
     if (!api) return;  // never loaded, so nothing was allocated through it
     // Someone reset the device: the memory, and the stream, went with the context.
-    if (!context_->still_alive(*api)) return;
+    unsigned long long id = 0;
+    if (api->cuCtxGetId(context_handle_, &id) != CUDA_SUCCESS || id != context_id_) return;
     CUresult status;
     if (detail::is_default_stream(stream)) [[unlikely]] {
         detail::ContextScope scope(*context_);
