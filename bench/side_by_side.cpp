@@ -605,7 +605,7 @@ void runtime_operations(Runner& runner, const Device& device, const std::string&
               return nanoseconds([&] {
                          for (int i = 0; i < events_per_batch; ++i) {
                              Event event = device.create_event();
-                             if (!event.handle()) throw std::runtime_error("no event");
+                             if (event.is_recorded()) throw std::runtime_error("a recorded new event");
                          }
                      }) / events_per_batch;
           },

@@ -4,16 +4,20 @@
 // stream.record(event). Ownership: copies share one event, released when the last copy goes; an
 // event holds its context. Destruction never throws; release errors are ignored.
 //
-// Reuse: when the last copy of an event made by create_event goes and the event has no work
-// left (its last record has completed, or it was never recorded), its primary context keeps the
-// driver event (up to 128 per kind) and hands it to the next create_event with the same
-// timing_enabled and blocking_sync, as a new, unrecorded Event: creating one then costs no
-// driver call to cuEventCreate. Such an event is indistinguishable from a new one (complete,
-// is_recorded() false, elapsed times refused until recorded; a wait enqueued on its earlier record
-// still waits on that record alone), except that handle() may equal a dropped event's handle, as
-// the driver's own new events may. Interprocess events, events of green or non-primary contexts,
-// events still pending and Event::from_handle events are destroyed instead. Kept events are
-// destroyed with their context.
+// Reuse: when the last copy of an event made by create_event goes and the event is known to have
+// no work left (never recorded, or found complete by sync(), is_done() or an elapsed time after
+// its last record), its primary context keeps the driver event (up to 128 per kind) and hands it
+// to the next create_event with the same timing_enabled and blocking_sync, as a new, unrecorded
+// Event: creating one then costs no cuEventCreate, and dropping one no cuEventDestroy. Such an
+// event is indistinguishable from a new one (complete, is_recorded() false, elapsed times refused
+// until recorded; a wait enqueued on its earlier record still waits on that record alone), except
+// that its handle may equal a dropped event's, as the driver's own new events' may. Destroyed
+// instead, as before: an event whose completion is unknown when dropped (recorded, then neither
+// synchronized nor found done), one whose handle() was taken (what was done with it is unknown),
+// interprocess events, events of green or non-primary contexts, Event::from_handle events, and
+// events that went into a graph (recorded or waited on while a capture begun through cudacore was
+// in progress, or given to Graph::add_event_record / add_event_wait), whose launches record them
+// later. Kept events are destroyed with their context.
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -61,6 +65,7 @@ public:
     static Event from_handle(CUevent event, const Context& context,
                              const EventFromHandleOptions& options = {});
 
+    // The driver's event. Once taken, the event is never reused after it is dropped (see above).
     CUevent handle() const noexcept;
     const EventOptions& options() const noexcept;
     bool timing_enabled() const noexcept { return options().timing_enabled; }

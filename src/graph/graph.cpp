@@ -318,10 +318,11 @@ GraphNode Graph::add_host_function(GraphDependencies dependencies,
 GraphNode Graph::add_event_record(GraphDependencies dependencies, const Event& event) {
     const auto& box = require(box_, "add_event_record");
     if (!event.box()) throw InvalidArgumentError("Graph::add_event_record: an empty Event");
+    event.box()->never_reuse();  // the graph's launches use it: never handed out again
     const GraphNode node =
         add_node(box, "cuGraphAddEventRecordNode", "event record", [&](CUgraphNode* out) {
             return detail::driver().cuGraphAddEventRecordNode(
-                out, box.handle, dependencies.handles(), dependencies.size(), event.handle());
+                out, box.handle, dependencies.handles(), dependencies.size(), event.box()->handle);
         });
     box.holdings->add(event.box());
     return node;
@@ -330,10 +331,11 @@ GraphNode Graph::add_event_record(GraphDependencies dependencies, const Event& e
 GraphNode Graph::add_event_wait(GraphDependencies dependencies, const Event& event) {
     const auto& box = require(box_, "add_event_wait");
     if (!event.box()) throw InvalidArgumentError("Graph::add_event_wait: an empty Event");
+    event.box()->never_reuse();  // the graph's launches use it: never handed out again
     const GraphNode node =
         add_node(box, "cuGraphAddEventWaitNode", "event wait", [&](CUgraphNode* out) {
             return detail::driver().cuGraphAddEventWaitNode(
-                out, box.handle, dependencies.handles(), dependencies.size(), event.handle());
+                out, box.handle, dependencies.handles(), dependencies.size(), event.box()->handle);
         });
     box.holdings->add(event.box());
     return node;

@@ -18,8 +18,8 @@ EventBox::~EventBox() {
     const DriverApi* api = driver_if_loaded();
     if (api && context->still_alive(*api)) {
         // A complete event is as good as a new one: the context keeps it for its next event.
-        if (recycle_kind >= 0 && api->cuEventQuery(handle) == CUDA_SUCCESS &&
-            context->recycled_events.keep(handle, recycle_kind))
+        const int kind = recycle_kind.load(std::memory_order_relaxed);
+        if (kind >= 0 && reusable() && context->recycled_events.keep(handle, kind))
             return;
         check_release(api->cuEventDestroy(handle), "cuEventDestroy", [&] {
             return "event on device " + std::to_string(context->ordinal);
@@ -64,12 +64,13 @@ std::shared_ptr<EventBox> create_event_box(std::shared_ptr<ContextBox>&& context
     const DriverApi& api = driver();
     // Only primary contexts keep events (a context the caller owns may go without telling us).
     if (context->retained) [[likely]] {
-        box->recycle_kind = EventRecycler::kind_of(options);
-        if (box->recycle_kind >= 0) {
+        const int kind = EventRecycler::kind_of(options);
+        box->recycle_kind.store(kind, std::memory_order_relaxed);
+        if (kind >= 0) {
             // A kept event needs no current context. If someone reset the device, the kept events
             // went with it: the new event below then meets the destroyed context, as it would
             // without them (with_primary_context retries on a fresh one).
-            if (CUevent kept = context->recycled_events.take(box->recycle_kind)) {
+            if (CUevent kept = context->recycled_events.take(kind)) {
                 if (context->still_alive(api)) [[likely]] {
                     box->handle = kept;
                     box->context = std::move(context);
@@ -97,7 +98,12 @@ std::string describe(const detail::EventBox& box) {
 }
 }  // namespace
 
-CUevent Event::handle() const noexcept { return box_ ? box_->handle : nullptr; }
+CUevent Event::handle() const noexcept {
+    if (!box_) return nullptr;
+    if (!box_->exposed.load(std::memory_order_relaxed))
+        box_->exposed.store(true, std::memory_order_relaxed);
+    return box_->handle;
+}
 
 const EventOptions& Event::options() const noexcept { return box_->options; }
 
@@ -110,14 +116,18 @@ Context Event::context() const { return detail::BoxAccess::make<Context>(box_->c
 Device Event::device() const { return Device(box_->context->ordinal); }
 
 void Event::sync() const {
+    const std::uint32_t seen = box_->records.load(std::memory_order_acquire);
     detail::check(detail::driver().cuEventSynchronize(box_->handle), "cuEventSynchronize",
                   [&] { return describe(*box_); });
+    box_->note_complete(seen);
 }
 
 bool Event::is_done() const {
+    const std::uint32_t seen = box_->records.load(std::memory_order_acquire);
     CUresult status = detail::driver().cuEventQuery(box_->handle);
     if (status == CUDA_ERROR_NOT_READY) return false;
     detail::check(status, "cuEventQuery", [&] { return describe(*box_); });
+    box_->note_complete(seen);
     return true;
 }
 
@@ -137,11 +147,13 @@ Milliseconds operator-(const Event& end, const Event& start) {
     require_usable(start, "start");
     require_usable(end, "end");
     float ms = 0.0f;
+    const std::uint32_t start_seen = start.box()->records.load(std::memory_order_acquire);
+    const std::uint32_t end_seen = end.box()->records.load(std::memory_order_acquire);
     const CUresult status =
-        detail::driver().cuEventElapsedTime(&ms, start.handle(), end.handle());
+        detail::driver().cuEventElapsedTime(&ms, start.box()->handle, end.box()->handle);
     if (status == CUDA_ERROR_NOT_READY) [[unlikely]] {
         // Say which one has not completed (the common success path makes no extra call).
-        const bool start_done = detail::driver().cuEventQuery(start.handle()) != CUDA_ERROR_NOT_READY;
+        const bool start_done = detail::driver().cuEventQuery(start.box()->handle) != CUDA_ERROR_NOT_READY;
         const Event& pending = start_done ? end : start;
         throw DriverError(status, "cuEventElapsedTime",
                           std::string("the ") + (start_done ? "end" : "start") + " event (" +
@@ -150,6 +162,9 @@ Milliseconds operator-(const Event& end, const Event& start) {
     }
     detail::check(status, "cuEventElapsedTime",
                   [&] { return describe(*start.box()) + " -> " + describe(*end.box()); });
+    // An elapsed time means both had completed.
+    start.box()->note_complete(start_seen);
+    end.box()->note_complete(end_seen);
     return Milliseconds(ms);
 }
 

@@ -38,7 +38,7 @@ std::string to_string(const Stream& stream) {
 
 std::string to_string(const Event& event) {
     const auto& box = event.box();
-    return "event " + pointer(event.handle()) + of_device(box ? box->context : nullptr, "on");
+    return "event " + pointer(box ? box->handle : nullptr) + of_device(box ? box->context : nullptr, "on");
 }
 
 std::string to_string(const Kernel& kernel) {

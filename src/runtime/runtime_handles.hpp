@@ -72,7 +72,33 @@ struct EventBox {
     EventOptions options;
     std::atomic<bool> recorded{false};
     bool owned = true;  // false for Event::from_handle without ownership
-    int recycle_kind = -1;  // >= 0: made by create_event_box, given back to its context's recycler
+    // >= 0: made by create_event_box, given back to its context's recycler when complete. -1
+    // once it went into a graph (a capture or a graph node), whose launches record it later.
+    std::atomic<int> recycle_kind{-1};
+    void never_reuse() noexcept { recycle_kind.store(-1, std::memory_order_relaxed); }
+    // Whether it is complete when dropped, known without asking the driver (cuEventQuery costs
+    // more than the cuEventCreate reuse saves): `records` counts records through cudacore, each
+    // counted once cuEventRecord returned; `complete_records` is the count at which a sync, a
+    // query or an elapsed time last found it complete. `exposed` once handle() gave it out: what
+    // was done with it then is unknown.
+    std::atomic<std::uint32_t> records{0};
+    std::atomic<std::uint32_t> complete_records{0};
+    std::atomic<bool> exposed{false};
+    void note_recorded() noexcept {
+        records.store(records.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    }
+    // `seen`: `records` read before the wait or query that found the event complete. A record
+    // counted meanwhile may not have been waited for: then nothing is noted.
+    void note_complete(std::uint32_t seen) noexcept {
+        if (records.load(std::memory_order_acquire) == seen)
+            complete_records.store(seen, std::memory_order_relaxed);
+    }
+    // Known complete and never handed out: as good as a new event.
+    bool reusable() const noexcept {
+        return !exposed.load(std::memory_order_relaxed) &&
+               records.load(std::memory_order_acquire) ==
+                   complete_records.load(std::memory_order_relaxed);
+    }
     EventBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~EventBox();
 };
@@ -88,8 +114,11 @@ std::shared_ptr<ContextBox> primary_context(int ordinal);
 // next primary_context() retains the primary context anew, which re-creates it.
 void forget_primary_context(const ContextBox& stale);
 // Changes whenever forget_primary_context runs: a cache of anything made in a primary context is
-// valid while this value is unchanged.
-std::uint64_t primary_context_generation() noexcept;
+// valid while this value is unchanged. Inline: hot paths read it on every call.
+extern std::atomic<std::uint64_t> primary_context_generation_counter;
+inline std::uint64_t primary_context_generation() noexcept {
+    return primary_context_generation_counter.load(std::memory_order_acquire);
+}
 
 // Runs create(primary context of `ordinal`); when the driver says that context was destroyed
 // under us, forgets it and runs create once more on a freshly retained one. Keeps the check for

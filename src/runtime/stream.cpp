@@ -5,6 +5,7 @@
 #include "cudacore/event.hpp"
 #include "cudacore/system.hpp"
 #include "errors/release_report.hpp"
+#include "runtime/capture_registry.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -175,9 +176,14 @@ Event Stream::record() const { return record(EventOptions{}); }
 
 void Stream::record(const Event& event) const {
     box_->check_host_functions();
-    detail::check(detail::driver().cuEventRecord(event.handle(), box_->handle), "cuEventRecord",
+    // Recorded into a capture, the event becomes part of a graph whose launches record it again
+    // later: never reused (any capture in progress counts, one relaxed load otherwise).
+    if (detail::captures_active()) [[unlikely]] event.box()->never_reuse();
+    detail::EventBox& box = *event.box();
+    detail::check(detail::driver().cuEventRecord(box.handle, box_->handle), "cuEventRecord",
                   [&] { return describe(*box_); });
-    event.box()->recorded.store(true, std::memory_order_release);
+    box.note_recorded();
+    box.recorded.store(true, std::memory_order_release);
 }
 
 void Stream::wait(const Event& event) const {
@@ -191,7 +197,8 @@ void Stream::wait(const Event& event) const {
                                    "device; wait from a stream of that device, or record an event of this "
                                    "stream's device after it");
     }
-    detail::check(detail::driver().cuStreamWaitEvent(box_->handle, event.handle(), 0),
+    if (detail::captures_active()) [[unlikely]] event.box()->never_reuse();  // as in record()
+    detail::check(detail::driver().cuStreamWaitEvent(box_->handle, event.box()->handle, 0),
                   "cuStreamWaitEvent", [&] { return describe(*box_); });
 }
 

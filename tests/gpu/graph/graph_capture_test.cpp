@@ -593,3 +593,32 @@ TEST_F(GraphCapture, EndingWithAnOpenBodyIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// An event recorded into a capture belongs to the graph, whose launches record it again: when
+// dropped it is destroyed, never kept for the next create_event (event.hpp), while an event
+// recorded outside captures is kept.
+TEST_F(GraphCapture, AnEventRecordedIntoACaptureIsNeverReused) {
+    detail::EventRecycler& kept = stream().box()->context->recycled_events;
+    const int kind = detail::EventRecycler::kind_of({});
+    std::optional<Event> captured = device().create_event();
+    GraphBuilder builder = stream().begin_capture();
+    builder.stream().record(*captured);
+    Graph graph = builder.end();
+    GraphExec exec = graph.instantiate();
+    exec.launch(stream());
+    stream().sync();
+    const int before_captured = kept.kept(kind);
+    captured.reset();
+    EXPECT_EQ(kept.kept(kind), before_captured);
+
+    std::optional<Event> plain = device().create_event();
+    stream().record(*plain);
+    plain->sync();
+    const int before_plain = kept.kept(kind);
+    plain.reset();
+    EXPECT_EQ(kept.kept(kind), before_plain + 1);
+}
+
+}  // namespace

@@ -7,6 +7,7 @@
 #include "runtime/runtime_handles.hpp"
 
 #include <atomic>
+#include <optional>
 #include <chrono>
 #include <thread>
 
@@ -247,33 +248,36 @@ TEST(EventGpu, EventKeepsContextAlive) {
 
 namespace {
 
-// Events of a primary context are reused once complete (event_recycler.hpp): a dropped event
-// that has no work left is kept by its context, and the next event of the same kind takes it and
-// behaves as a new one.
+// Events of a primary context are reused when known complete (event.hpp): a dropped event that
+// has no work left is kept by its context, and the next event of the same kind takes it and
+// behaves as a new one. Handles are read from the box: handle() itself marks an event as given
+// out, which is never kept.
 int kept_events(const Stream& stream, const EventOptions& options) {
     return stream.box()->context->recycled_events.kept(detail::EventRecycler::kind_of(options));
 }
+CUevent driver_event(const Event& event) { return event.box()->handle; }
 
-TEST(EventGpu, ACompleteDroppedEventIsReusedAsANewOneOfTheSameKind) {
+TEST(EventGpu, ASynchronizedDroppedEventIsReusedAsANewOneOfTheSameKind) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     Stream stream = device.create_stream();  // holds the context, so its kept events stay
     const EventOptions timed{.timing_enabled = true};
-    const int kept_before = kept_events(stream, timed);
+    int kept_before = 0;
     CUevent dropped = nullptr;
     {
-        Event event = device.create_event(timed);
+        Event event = device.create_event(timed);  // may itself be a kept one
+        kept_before = kept_events(stream, timed);
         stream.record(event);
         event.sync();
-        dropped = event.handle();
+        dropped = driver_event(event);
     }
     EXPECT_EQ(kept_events(stream, timed), kept_before + 1);
     // Another kind does not take it.
     Event untimed = device.create_event();
-    EXPECT_NE(untimed.handle(), dropped);
+    EXPECT_NE(driver_event(untimed), dropped);
     EXPECT_EQ(kept_events(stream, timed), kept_before + 1);
     Event reused = device.create_event(timed);
-    EXPECT_EQ(reused.handle(), dropped);
+    EXPECT_EQ(driver_event(reused), dropped);
     EXPECT_EQ(kept_events(stream, timed), kept_before);
     // As a new event: not recorded (so no elapsed time yet), done, and usable for timing.
     EXPECT_FALSE(reused.is_recorded());
@@ -286,23 +290,78 @@ TEST(EventGpu, ACompleteDroppedEventIsReusedAsANewOneOfTheSameKind) {
     EXPECT_GE((end - reused).count(), 0.0);
 }
 
-TEST(EventGpu, AnEventWithWorkLeftIsDestroyedNotKept) {
+TEST(EventGpu, NeverRecordedAndTimedEventsAreKeptWhenDropped) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    const EventOptions untimed{};
+    {
+        Event event = device.create_event(untimed);
+        const int kept_before = kept_events(stream, untimed);
+        { Event copy = event; }  // a copy going is not the last
+        EXPECT_EQ(kept_events(stream, untimed), kept_before);
+        event = device.create_event({.blocking_sync = true});  // the never-recorded one goes
+        EXPECT_EQ(kept_events(stream, untimed), kept_before + 1);
+    }
+    // An elapsed time says both events completed.
+    const EventOptions timed{.timing_enabled = true};
+    std::optional<Event> start = device.create_event(timed);
+    std::optional<Event> end = device.create_event(timed);
+    const int kept_before = kept_events(stream, timed);
+    stream.record(*start);
+    stream.record(*end);
+    stream.sync();  // completes them, but the events cannot know it
+    EXPECT_GE((*end - *start).count(), 0.0);
+    start.reset();
+    end.reset();
+    EXPECT_EQ(kept_events(stream, timed), kept_before + 2);
+}
+
+TEST(EventGpu, EventsOfUnknownCompletionOrGivenOutHandlesAreDestroyedNotKept) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     Stream stream = device.create_stream();
     const EventOptions blocking{.blocking_sync = true};
-    const int kept_before = kept_events(stream, blocking);
+    int kept_before = 0;
     Sleeper slow{100ms};
     {
         Event event = device.create_event(blocking);
+        kept_before = kept_events(stream, blocking);
         enqueue_sleep(stream, slow);
         stream.record(event);
         ASSERT_FALSE(event.is_done());
     }  // dropped with its record still ahead of it
     EXPECT_EQ(kept_events(stream, blocking), kept_before);
     stream.sync();
-    // Once complete, a dropped one is kept.
-    { Event event = device.create_event(blocking); stream.record(event); event.sync(); }
+    {
+        Event event = device.create_event(blocking);
+        kept_before = kept_events(stream, blocking);
+        stream.record(event);
+        stream.sync();  // complete, but only the stream was synchronized
+    }
+    EXPECT_EQ(kept_events(stream, blocking), kept_before);
+    {
+        Event event = device.create_event(blocking);
+        kept_before = kept_events(stream, blocking);
+        stream.record(event);
+        event.sync();
+        stream.record(event);  // recorded again after the sync: unknown again
+    }
+    EXPECT_EQ(kept_events(stream, blocking), kept_before);
+    stream.sync();
+    {
+        Event event = device.create_event(blocking);
+        kept_before = kept_events(stream, blocking);
+        (void)event.handle();  // given out: whatever the caller did with it is unknown
+    }
+    EXPECT_EQ(kept_events(stream, blocking), kept_before);
+    // Once found done after its last record, a dropped one is kept.
+    {
+        Event event = device.create_event(blocking);
+        kept_before = kept_events(stream, blocking);
+        stream.record(event);
+        while (!event.is_done()) std::this_thread::yield();
+    }
     EXPECT_EQ(kept_events(stream, blocking), kept_before + 1);
 }
 
