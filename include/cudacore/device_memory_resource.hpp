@@ -31,6 +31,7 @@ namespace cudacore {
 
 namespace detail {
 struct ContextBox;
+struct DriverApi;
 // A pool imported from another process and its identity (made by import_memory_pool).
 struct ImportedPool {
     CUmemoryPool pool = nullptr;
@@ -130,6 +131,12 @@ private:
 
     // Copies the context's handle and id beside the pool's (constructors call it first).
     void remember_context() noexcept;
+    // The rarer halves of do_allocate / do_deallocate, out of line.
+    CUresult allocate_on_default_stream(CUdeviceptr& pointer, std::size_t size, CUstream stream);
+    CUresult free_on_default_stream(const detail::DriverApi& api, CUdeviceptr pointer,
+                                    CUstream stream) const;
+    [[noreturn]] void throw_pool_error(CUresult status, const char* call, std::size_t size,
+                                       const char* way) const;
 
     std::shared_ptr<detail::ContextBox> context_;
     CUmemoryPool pool_ = nullptr;

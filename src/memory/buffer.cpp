@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 namespace cudacore {
@@ -33,10 +34,12 @@ struct LiveBuffers {
     std::atomic<bool> armed{false};
 };
 
-LiveBuffers& live_buffers() {
-    static auto* instance = new LiveBuffers;
-    return *instance;
-}
+// Constant-initialised and trivially destructible: usable from any destructor at any point of
+// exit, with no guard to test on each use (a function-local static would test one).
+static_assert(std::is_trivially_destructible_v<LiveBuffers>);
+constinit LiveBuffers live_buffer_list;
+
+LiveBuffers& live_buffers() { return live_buffer_list; }
 
 void unlink(LiveBuffers& live, BufferBox& box) noexcept {
     if (box.previous) box.previous->next = box.next;
@@ -179,6 +182,31 @@ void BufferBox::hand_over() noexcept {
 }
 
 void BufferBox::release(CUstream stream, bool use_stream) {
+    // The common case, memory that only its resource frees, in straight-line code: the general
+    // path below moves every field through a BufferRelease.
+    if (tracked.load(std::memory_order_relaxed)) [[likely]] {
+        std::shared_ptr<MemoryResource> freeing;
+        std::shared_ptr<StreamBox> stream_box;
+        CUdeviceptr pointer = 0;
+        {
+            LiveBuffers& live = live_buffers();
+            std::lock_guard lock(live.mutex);
+            if (!tracked.load(std::memory_order_relaxed)) return;  // the exit handler took it
+            if (owned && handle && resource && !owner && !deleter) [[likely]] {
+                unlink(live, *this);
+                pointer = handle;
+                freeing = std::move(resource);
+                stream_box = std::move(free_stream);
+                handle = 0;
+                closed = true;
+            }
+        }
+        if (pointer) [[likely]] {
+            freeing->do_deallocate(pointer, size,
+                                   use_stream ? stream : (stream_box ? stream_box->handle : nullptr));
+            return;
+        }
+    }
     BufferRelease taken = take_tracked(*this);
     free(taken, use_stream ? stream : (taken.free_stream ? taken.free_stream->handle : nullptr));
 }

@@ -60,45 +60,58 @@ std::string DeviceMemoryResource::description() const {
     return "memory pool of device " + std::to_string(ordinal_);
 }
 
-CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream) {
+// The hot paths below handle an explicit stream, which carries its context (no push, no query);
+// what is rarer lives in these out-of-line helpers, so the hot paths stay short.
+[[gnu::noinline]] CUresult DeviceMemoryResource::allocate_on_default_stream(CUdeviceptr& pointer,
+                                                                             std::size_t size,
+                                                                             CUstream stream) {
     // The driver refuses allocations from imported pools (CUDA_ERROR_INVALID_VALUE): say why
     // before asking it, so that misuse is no driver API error.
-    if (imported_) [[unlikely]]
+    if (imported_)
         throw InvalidArgumentError("MemoryResource::allocate: " + description() + " cannot allocate " +
                                    std::to_string(size) +
                                    " bytes (an imported pool only imports buffers)");
-    const auto& api = detail::driver();
+    detail::ContextScope scope(*context_);
+    return detail::driver().cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
+}
+
+[[gnu::noinline]] void DeviceMemoryResource::throw_pool_error(CUresult status, const char* call,
+                                                              std::size_t size, const char* way) const {
+    detail::throw_driver_error(status, call, std::to_string(size) + way + description());
+}
+
+CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream) {
     CUdeviceptr pointer = 0;
-    CUresult status;
-    if (detail::is_default_stream(stream)) [[unlikely]] {
-        detail::ContextScope scope(*context_);
-        status = api.cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
-    } else {
-        // An explicit stream carries its context: no push, no query (the hot path).
-        status = api.cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
-    }
+    const CUresult status =
+        imported_ || detail::is_default_stream(stream)
+            ? allocate_on_default_stream(pointer, size, stream)
+            : detail::driver().cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
     if (status != CUDA_SUCCESS) [[unlikely]]
-        detail::throw_driver_error(status, "cuMemAllocFromPoolAsync",
-                                   std::to_string(size) + " bytes from " + description());
+        throw_pool_error(status, "cuMemAllocFromPoolAsync", size, " bytes from ");
     return pointer;
 }
 
 void DeviceMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
     const detail::DriverApi* api = detail::driver_if_loaded();
-    if (!api) return;  // never loaded, so nothing was allocated through it
+    if (!api) [[unlikely]] return;  // never loaded, so nothing was allocated through it
     // Someone reset the device: the memory, and the stream, went with the context.
     unsigned long long id = 0;
-    if (api->cuCtxGetId(context_handle_, &id) != CUDA_SUCCESS || id != context_id_) return;
+    if (api->cuCtxGetId(context_handle_, &id) != CUDA_SUCCESS || id != context_id_) [[unlikely]]
+        return;
     CUresult status;
     if (detail::is_default_stream(stream)) [[unlikely]] {
-        detail::ContextScope scope(*context_);
-        status = api->cuMemFreeAsync(pointer, stream);
+        status = free_on_default_stream(*api, pointer, stream);
     } else {
         status = api->cuMemFreeAsync(pointer, stream);
     }
     if (status != CUDA_SUCCESS) [[unlikely]]
-        detail::throw_driver_error(status, "cuMemFreeAsync",
-                                   std::to_string(size) + " bytes to " + description());
+        throw_pool_error(status, "cuMemFreeAsync", size, " bytes to ");
+}
+
+[[gnu::noinline]] CUresult DeviceMemoryResource::free_on_default_stream(
+    const detail::DriverApi& api, CUdeviceptr pointer, CUstream stream) const {
+    detail::ContextScope scope(*context_);
+    return api.cuMemFreeAsync(pointer, stream);
 }
 
 void DeviceMemoryResource::set_release_threshold(std::uint64_t bytes) {

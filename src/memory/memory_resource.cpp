@@ -14,16 +14,26 @@ namespace detail {
 void keep_for_the_process(MemoryResource& resource) noexcept { resource.for_the_process_ = true; }
 }  // namespace detail
 
+namespace {
+// shared_from_this() without the exception: weak_from_this().lock() would copy the weak
+// reference first, two more atomic operations per buffer.
+std::shared_ptr<MemoryResource> owning_reference(MemoryResource& resource) {
+    try {
+        return resource.shared_from_this();
+    } catch (const std::bad_weak_ptr&) {
+        throw InvalidArgumentError("MemoryResource::allocate: " + resource.description() +
+                                   " is not owned by a std::shared_ptr (create it with "
+                                   "std::make_shared), so its buffers could not hold it");
+    }
+}
+}  // namespace
+
 Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
     // A resource kept for the whole process is pointed at without a reference count (an aliasing
     // shared_ptr with no owner): two atomic operations fewer per buffer.
     std::shared_ptr<MemoryResource> self =
         for_the_process_ ? std::shared_ptr<MemoryResource>(std::shared_ptr<void>(), this)
-                         : weak_from_this().lock();
-    if (!self)
-        throw InvalidArgumentError("MemoryResource::allocate: " + description() +
-                                   " is not owned by a std::shared_ptr (create it with "
-                                   "std::make_shared), so its buffers could not hold it");
+                         : owning_reference(*this);
     // The box first: if the allocation throws it goes away holding nothing to free.
     auto box = detail::make_pooled<detail::BufferBox>();
     box->size = size;
@@ -33,7 +43,7 @@ Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
     box->resource = std::move(self);
     if (size == 0) return detail::BoxAccess::make<Buffer>(std::move(box));  // empty, as in cuda.core: nothing to free
     box->free_stream = stream.box();
-    box->handle = do_allocate(size, stream.handle());
+    box->handle = do_allocate(size, box->free_stream ? box->free_stream->handle : nullptr);
     box->track();
     return detail::BoxAccess::make<Buffer>(std::move(box));
 }

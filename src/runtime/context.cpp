@@ -47,9 +47,10 @@ ContextRegistry& registry() {
 }
 }  // namespace
 
-namespace {
 // Bumped by forget_primary_context so per-thread caches drop a forgotten box.
-std::atomic<std::uint64_t> registry_generation{0};
+constinit std::atomic<std::uint64_t> primary_context_generation_counter{0};
+
+namespace {
 
 // The calling thread's last lookup: keeps the common case off the registry's mutex. Holds only
 // a weak reference, so it never keeps a context retained. Trivially destructible, so it is
@@ -109,7 +110,7 @@ std::shared_ptr<ContextBox> lookup_or_retain(int ordinal) {
 }  // namespace
 
 std::shared_ptr<ContextBox> primary_context(int ordinal) {
-    const std::uint64_t generation = registry_generation.load(std::memory_order_acquire);
+    const std::uint64_t generation = primary_context_generation_counter.load(std::memory_order_acquire);
     if (thread_cache.state == 1 && thread_cache.ordinal == ordinal &&
         thread_cache.generation == generation) [[likely]] {
         if (auto box = thread_cache.weak().lock()) return box;
@@ -123,14 +124,10 @@ std::shared_ptr<ContextBox> primary_context(int ordinal) {
     return box;
 }
 
-std::uint64_t primary_context_generation() noexcept {
-    return registry_generation.load(std::memory_order_acquire);
-}
-
 void forget_primary_context(const ContextBox& stale) {
     ContextRegistry& reg = registry();
     std::lock_guard lock(reg.mutex);
-    registry_generation.fetch_add(1, std::memory_order_acq_rel);
+    primary_context_generation_counter.fetch_add(1, std::memory_order_acq_rel);
     for (auto& entry : reg.by_ordinal) {
         if (auto existing = entry.lock(); existing.get() == &stale) entry.reset();
     }
