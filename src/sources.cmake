@@ -81,6 +81,7 @@ set(CUDACORE_GRAPH_SOURCES
   src/memory/owned_pool.cpp
   src/memory/virtual_memory_resource.cpp
   src/memory/pinned_memory_pool_resource.cpp
+  src/memory/pool_allocation.cpp
   src/memory/synchronous_memory_resource.cpp
   src/memory/managed_memory.cpp
   src/memory/registered_host_memory.cpp

@@ -31,7 +31,6 @@ namespace cudacore {
 
 namespace detail {
 struct ContextBox;
-struct DriverApi;
 // A pool imported from another process and its identity (made by import_memory_pool).
 struct ImportedPool {
     CUmemoryPool pool = nullptr;
@@ -131,10 +130,8 @@ private:
 
     // Copies the context's handle and id beside the pool's (constructors call it first).
     void remember_context() noexcept;
-    // The rarer halves of do_allocate / do_deallocate, out of line.
-    CUresult allocate_on_default_stream(CUdeviceptr& pointer, std::size_t size, CUstream stream);
-    CUresult free_on_default_stream(const detail::DriverApi& api, CUdeviceptr pointer,
-                                    CUstream stream) const;
+    // The errors of do_allocate / do_deallocate, out of line (call null: an imported pool
+    // asked to allocate).
     [[noreturn]] void throw_pool_error(CUresult status, const char* call, std::size_t size,
                                        const char* way) const;
 

@@ -2,6 +2,7 @@
 
 #include "memory/buffer_box.hpp"
 #include "memory/owned_pool.hpp"
+#include "memory/pool_allocation.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/ipc_memory_pool.hpp"
@@ -60,58 +61,31 @@ std::string DeviceMemoryResource::description() const {
     return "memory pool of device " + std::to_string(ordinal_);
 }
 
-// The hot paths below handle an explicit stream, which carries its context (no push, no query);
-// what is rarer lives in these out-of-line helpers, so the hot paths stay short.
-[[gnu::noinline]] CUresult DeviceMemoryResource::allocate_on_default_stream(CUdeviceptr& pointer,
-                                                                             std::size_t size,
-                                                                             CUstream stream) {
-    // The driver refuses allocations from imported pools (CUDA_ERROR_INVALID_VALUE): say why
-    // before asking it, so that misuse is no driver API error.
-    if (imported_)
+[[gnu::noinline]] void DeviceMemoryResource::throw_pool_error(CUresult status, const char* call,
+                                                              std::size_t size, const char* way) const {
+    // An imported pool refuses allocations (CUDA_ERROR_INVALID_VALUE): said before asking the
+    // driver, so that misuse is no driver API error.
+    if (!call)
         throw InvalidArgumentError("MemoryResource::allocate: " + description() + " cannot allocate " +
                                    std::to_string(size) +
                                    " bytes (an imported pool only imports buffers)");
-    detail::ContextScope scope(*context_);
-    return detail::driver().cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
-}
-
-[[gnu::noinline]] void DeviceMemoryResource::throw_pool_error(CUresult status, const char* call,
-                                                              std::size_t size, const char* way) const {
     detail::throw_driver_error(status, call, std::to_string(size) + way + description());
 }
 
 CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream) {
+    if (imported_) [[unlikely]] throw_pool_error(CUDA_SUCCESS, nullptr, size, nullptr);
     CUdeviceptr pointer = 0;
-    const CUresult status =
-        imported_ || detail::is_default_stream(stream)
-            ? allocate_on_default_stream(pointer, size, stream)
-            : detail::driver().cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
+    const CUresult status = detail::allocate_from_pool(*context_, pool_, pointer, size, stream);
     if (status != CUDA_SUCCESS) [[unlikely]]
         throw_pool_error(status, "cuMemAllocFromPoolAsync", size, " bytes from ");
     return pointer;
 }
 
 void DeviceMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
-    const detail::DriverApi* api = detail::driver_if_loaded();
-    if (!api) [[unlikely]] return;  // never loaded, so nothing was allocated through it
-    // Someone reset the device: the memory, and the stream, went with the context.
-    unsigned long long id = 0;
-    if (api->cuCtxGetId(context_handle_, &id) != CUDA_SUCCESS || id != context_id_) [[unlikely]]
-        return;
-    CUresult status;
-    if (detail::is_default_stream(stream)) [[unlikely]] {
-        status = free_on_default_stream(*api, pointer, stream);
-    } else {
-        status = api->cuMemFreeAsync(pointer, stream);
-    }
+    const CUresult status =
+        detail::free_to_pool(*context_, context_handle_, context_id_, pointer, stream);
     if (status != CUDA_SUCCESS) [[unlikely]]
         throw_pool_error(status, "cuMemFreeAsync", size, " bytes to ");
-}
-
-[[gnu::noinline]] CUresult DeviceMemoryResource::free_on_default_stream(
-    const detail::DriverApi& api, CUdeviceptr pointer, CUstream stream) const {
-    detail::ContextScope scope(*context_);
-    return api.cuMemFreeAsync(pointer, stream);
 }
 
 void DeviceMemoryResource::set_release_threshold(std::uint64_t bytes) {

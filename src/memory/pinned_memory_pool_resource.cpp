@@ -6,6 +6,7 @@
 #include "memory/ipc_memory_pool.hpp"
 #include "memory/buffer_box.hpp"
 #include "memory/owned_pool.hpp"
+#include "memory/pool_allocation.hpp"
 
 namespace cudacore {
 
@@ -116,13 +117,7 @@ CUdeviceptr PinnedMemoryPoolResource::do_allocate(std::size_t size, CUstream str
         throw InvalidArgumentError("MemoryResource::allocate: " + description() + " cannot allocate " +
                                    std::to_string(size) + " bytes (an imported pool only imports buffers)");
     CUdeviceptr pointer = 0;
-    CUresult status;
-    if (detail::is_default_stream(stream)) {
-        detail::ContextScope scope(*context_);
-        status = detail::driver().cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
-    } else {
-        status = detail::driver().cuMemAllocFromPoolAsync(&pointer, size, pool_, stream);
-    }
+    const CUresult status = detail::allocate_from_pool(*context_, pool_, pointer, size, stream);
     if (status != CUDA_SUCCESS) [[unlikely]]
         detail::throw_driver_error(status, "cuMemAllocFromPoolAsync",
                                    std::to_string(size) + " bytes from " + description());
@@ -131,15 +126,8 @@ CUdeviceptr PinnedMemoryPoolResource::do_allocate(std::size_t size, CUstream str
 
 void PinnedMemoryPoolResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
                                              CUstream stream) {
-    const detail::DriverApi* api = detail::driver_if_loaded();
-    if (!api || !context_->still_alive(*api)) return;
-    CUresult status;
-    if (detail::is_default_stream(stream)) {
-        detail::ContextScope scope(*context_);
-        status = api->cuMemFreeAsync(pointer, stream);
-    } else {
-        status = api->cuMemFreeAsync(pointer, stream);
-    }
+    const CUresult status =
+        detail::free_to_pool(*context_, context_->handle, context_->id, pointer, stream);
     if (status != CUDA_SUCCESS) [[unlikely]]
         detail::throw_driver_error(status, "cuMemFreeAsync",
                                    std::to_string(size) + " bytes to " + description());
