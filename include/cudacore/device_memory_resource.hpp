@@ -128,8 +128,6 @@ protected:
 private:
     std::uint64_t pool_attribute(CUmemPool_attribute attribute, const char* name) const;
 
-    // Copies the context's handle and id beside the pool's (constructors call it first).
-    void remember_context() noexcept;
     // The errors of do_allocate / do_deallocate, out of line (call null: an imported pool
     // asked to allocate).
     [[noreturn]] void throw_pool_error(CUresult status, const char* call, std::size_t size,
@@ -137,10 +135,6 @@ private:
 
     std::shared_ptr<detail::ContextBox> context_;
     CUmemoryPool pool_ = nullptr;
-    // The context's handle and id, read on every free to find a device reset by someone else:
-    // kept here, in the line the free reads anyway, rather than in the context's box.
-    CUcontext context_handle_ = nullptr;
-    unsigned long long context_id_ = 0;
     int ordinal_ = 0;
     bool owns_pool_ = false;  // made by cuMemPoolCreate (ipc_enabled or create_owned_pool), destroyed with the resource
     bool ipc_pool_ = false;   // made shareable (ipc_enabled)

@@ -12,7 +12,6 @@ namespace cudacore {
 DeviceMemoryResource::DeviceMemoryResource(const Device& device,
                                            const DeviceMemoryResourceOptions& options)
     : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {
-    remember_context();
     if (options.ipc_enabled) {
         pool_ = detail::create_ipc_pool(device, options.max_size, ipc_id_);
         owns_pool_ = true;
@@ -31,14 +30,7 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
       pool_(imported.pool),
       ordinal_(device.ordinal()),
       imported_(true),
-      ipc_id_(imported.id) {
-    remember_context();
-}
-
-void DeviceMemoryResource::remember_context() noexcept {
-    context_handle_ = context_->handle;
-    context_id_ = context_->id;
-}
+      ipc_id_(imported.id) {}
 
 // The default pool belongs to the device: nothing to destroy. A pool of its own (owned, IPC or
 // imported) is destroyed; the driver keeps it until its last allocation is freed. An imported
@@ -82,8 +74,7 @@ CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream)
 }
 
 void DeviceMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
-    const CUresult status =
-        detail::free_to_pool(*context_, context_handle_, context_id_, pointer, stream);
+    const CUresult status = detail::free_to_pool(*context_, pointer, stream);
     if (status != CUDA_SUCCESS) [[unlikely]]
         throw_pool_error(status, "cuMemFreeAsync", size, " bytes to ");
 }

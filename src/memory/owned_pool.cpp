@@ -29,7 +29,6 @@ CUmemoryPool create_pool(const CUmemLocation& location, std::size_t max_size,
 DeviceMemoryResource::DeviceMemoryResource(OwnedPoolTag, const Device& device,
                                            const DeviceMemoryPoolOptions& options)
     : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {
-    remember_context();
     const std::string name = "device " + std::to_string(ordinal_);
     if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0)
         throw InvalidArgumentError("DeviceMemoryResource::create_owned_pool: " + name +

@@ -126,8 +126,7 @@ CUdeviceptr PinnedMemoryPoolResource::do_allocate(std::size_t size, CUstream str
 
 void PinnedMemoryPoolResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
                                              CUstream stream) {
-    const CUresult status =
-        detail::free_to_pool(*context_, context_->handle, context_->id, pointer, stream);
+    const CUresult status = detail::free_to_pool(*context_, pointer, stream);
     if (status != CUDA_SUCCESS) [[unlikely]]
         detail::throw_driver_error(status, "cuMemFreeAsync",
                                    std::to_string(size) + " bytes to " + description());

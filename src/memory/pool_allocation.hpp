@@ -24,17 +24,11 @@ inline CUresult allocate_from_pool(const ContextBox& context, CUmemoryPool pool,
 }
 
 // Frees `pointer` in stream order, unless someone reset the device: then the memory, and the
-// stream, went with the context, and nothing is freed (CUDA_SUCCESS). `context_handle` and
-// `context_id` are the context's, kept by the resource beside its pool handle so that this
-// check on every free reads no line of the context's box.
-inline CUresult free_to_pool(const ContextBox& context, CUcontext context_handle,
-                             unsigned long long context_id, CUdeviceptr pointer,
-                             CUstream stream) {
+// stream, went with the context, and nothing is freed (CUDA_SUCCESS).
+inline CUresult free_to_pool(const ContextBox& context, CUdeviceptr pointer, CUstream stream) {
     const DriverApi* api = driver_if_loaded();
     if (!api) [[unlikely]] return CUDA_SUCCESS;  // never loaded, so nothing was allocated
-    unsigned long long id = 0;
-    if (api->cuCtxGetId(context_handle, &id) != CUDA_SUCCESS || id != context_id) [[unlikely]]
-        return CUDA_SUCCESS;
+    if (!context.still_alive(*api)) [[unlikely]] return CUDA_SUCCESS;
     if (is_default_stream(stream)) [[unlikely]]
         return free_to_pool_on_default_stream(*api, context, pointer, stream);
     return api->cuMemFreeAsync(pointer, stream);
