@@ -67,7 +67,7 @@ Event import_event(const IpcEventDescriptor& descriptor) {
     box->context = std::move(context);
     box->options = EventOptions{.ipc_enabled = true};
     // The exporter may have recorded it: treat it as recorded for waits and queries.
-    box->recorded.store(true, std::memory_order_release);
+    box->records.store(1, std::memory_order_release);
     return detail::BoxAccess::make<Event>(std::move(box));
 }
 

@@ -40,7 +40,7 @@ Event Event::from_handle(CUevent event, const Context& context,
     box->context = context.box();
     box->options = options.options;
     box->owned = options.take_ownership;
-    box->recorded.store(options.recorded, std::memory_order_relaxed);
+    box->records.store(options.recorded ? 1 : 0, std::memory_order_relaxed);
     return Event(std::move(box));
 }
 
@@ -108,7 +108,7 @@ CUevent Event::handle() const noexcept {
 const EventOptions& Event::options() const noexcept { return box_->options; }
 
 bool Event::is_recorded() const noexcept {
-    return box_->recorded.load(std::memory_order_acquire);
+    return box_->records.load(std::memory_order_acquire) != 0;
 }
 
 Context Event::context() const { return detail::BoxAccess::make<Context>(box_->context); }

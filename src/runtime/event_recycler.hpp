@@ -1,10 +1,11 @@
 // Completed events that Event boxes of one primary context gave back, kept per kind so that the
 // next create_event of that kind reuses one instead of asking the driver for a new event (the
-// driver call is most of an event's cost). An event is kept only when it has no work left
-// (cuEventQuery says CUDA_SUCCESS): then it behaves exactly as a new one, which is also complete,
-// and a cuStreamWaitEvent enqueued on its earlier record still waits on that record alone.
-// Interprocess events are never kept (another process may hold them). Bounded per kind; what is
-// kept is destroyed with the context's box, before the primary context is released.
+// driver call is most of an event's cost). An event is kept only when it is known to have no
+// work left (EventBox::reusable, decided without asking the driver): then it behaves exactly as a
+// new one, which is also complete, and a cuStreamWaitEvent enqueued on its earlier record still
+// waits on that record alone. Interprocess events are never kept (another process may hold
+// them). Bounded per kind; what is kept is destroyed with the context's box, before the primary
+// context is released.
 #pragma once
 
 #include "cudacore/event.hpp"

@@ -70,17 +70,17 @@ struct EventBox {
     CUevent handle = nullptr;
     std::shared_ptr<ContextBox> context;
     EventOptions options;
-    std::atomic<bool> recorded{false};
     bool owned = true;  // false for Event::from_handle without ownership
     // >= 0: made by create_event_box, given back to its context's recycler when complete. -1
     // once it went into a graph (a capture or a graph node), whose launches record it later.
     std::atomic<int> recycle_kind{-1};
     void never_reuse() noexcept { recycle_kind.store(-1, std::memory_order_relaxed); }
-    // Whether it is complete when dropped, known without asking the driver (cuEventQuery costs
-    // more than the cuEventCreate reuse saves): `records` counts records through cudacore, each
-    // counted once cuEventRecord returned; `complete_records` is the count at which a sync, a
-    // query or an elapsed time last found it complete. `exposed` once handle() gave it out: what
-    // was done with it then is unknown.
+    // `records` counts records through cudacore, each counted once cuEventRecord returned (an
+    // event wrapped or imported as recorded starts at 1): nonzero is Event::is_recorded(). For
+    // reuse, whether it is complete when dropped is known without asking the driver
+    // (cuEventQuery costs more than the cuEventCreate reuse saves): `complete_records` is the
+    // count at which a sync, a query or an elapsed time last found it complete. `exposed` once
+    // handle() gave it out: what was done with it then is unknown.
     std::atomic<std::uint32_t> records{0};
     std::atomic<std::uint32_t> complete_records{0};
     std::atomic<bool> exposed{false};

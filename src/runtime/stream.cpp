@@ -178,12 +178,11 @@ void Stream::record(const Event& event) const {
     box_->check_host_functions();
     // Recorded into a capture, the event becomes part of a graph whose launches record it again
     // later: never reused (any capture in progress counts, one relaxed load otherwise).
-    if (detail::captures_active()) [[unlikely]] event.box()->never_reuse();
     detail::EventBox& box = *event.box();
+    if (detail::captures_active()) [[unlikely]] box.never_reuse();
     detail::check(detail::driver().cuEventRecord(box.handle, box_->handle), "cuEventRecord",
                   [&] { return describe(*box_); });
     box.note_recorded();
-    box.recorded.store(true, std::memory_order_release);
 }
 
 void Stream::wait(const Event& event) const {
