@@ -1,7 +1,9 @@
 // std::allocate_shared of a T with a copy of some bytes in the same
 // allocation, right after the shared box: a value made from bytes it must copy (an ObjectCode
-// from a caller's string) costs one malloc and one memcpy, as copying the string alone would,
-// instead of a box plus a string.
+// from a caller's string) costs one block and one memcpy, as copying the string alone would,
+// instead of a box plus a string. The block comes from this thread's sized blocks
+// (support/thread_block_pool.hpp) when one fits, so a value made and dropped in a loop costs no
+// malloc and free.
 #pragma once
 
 #include <cstddef>
@@ -11,6 +13,8 @@
 #include <new>
 #include <string_view>
 #include <utility>
+
+#include "support/thread_block_pool.hpp"
 
 namespace cudacore::detail {
 
@@ -26,13 +30,15 @@ public:
         : extra_(other.extra_), where_(other.where_) {}
 
     T* allocate(std::size_t n) {
-        // Unsized delete below: the size is not stored. sizeof(T) keeps alignof(T) for the
-        // block; the bytes need none.
-        char* block = static_cast<char*>(::operator new(n * sizeof(T) + extra_));
+        // sizeof(T) keeps alignof(T) for the block (as operator new aligns); the bytes need none.
+        static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
+        char* block = static_cast<char*>(take_sized_block(n * sizeof(T) + extra_));
         *where_ = block + n * sizeof(T);
         return reinterpret_cast<T*>(block);
     }
-    void deallocate(T* pointer, std::size_t) noexcept { ::operator delete(static_cast<void*>(pointer)); }
+    void deallocate(T* pointer, std::size_t n) noexcept {
+        give_back_sized_block(pointer, n * sizeof(T) + extra_);
+    }
 
     template <class U>
     bool operator==(const TrailingBytesAllocator<U>& other) const noexcept {

@@ -10,11 +10,19 @@ namespace {
 // that run after the owner (a static Kernel's weak reference to its code, say) must not use it.
 thread_local bool owner_destroyed = false;
 
-// The lists in use on this thread; empties and closes them at thread exit.
+// The lists (and sized blocks) in use on this thread; empties and closes them at thread exit.
 struct ThreadBlockOwner {
     std::vector<ThreadBlockList*> lists;
+    ThreadSizedBlocks* sized = nullptr;
     ~ThreadBlockOwner() {
         owner_destroyed = true;
+        if (sized) {
+            sized->state = 2;
+            for (int i = 0; i < ThreadSizedBlocks::kSlots; ++i) {
+                ::operator delete(sized->block[i]);
+                sized->block[i] = nullptr;
+            }
+        }
         for (ThreadBlockList* list : lists) {
             list->state = 2;
             while (list->head) {
@@ -26,7 +34,23 @@ struct ThreadBlockOwner {
         }
     }
 };
+
+ThreadBlockOwner& thread_block_owner() {
+    static thread_local ThreadBlockOwner owner;
+    return owner;
+}
+
 }  // namespace
+
+void register_thread_sized_blocks(ThreadSizedBlocks& blocks) {
+    // As for a list: after the owner is gone, blocks go straight to operator delete.
+    if (owner_destroyed) {
+        blocks.state = 2;
+        return;
+    }
+    thread_block_owner().sized = &blocks;
+    blocks.state = 1;
+}
 
 void register_thread_block_list(ThreadBlockList& list) {
     // After the owner is gone (thread or process exit), a list first used now is closed at once:
@@ -35,8 +59,7 @@ void register_thread_block_list(ThreadBlockList& list) {
         list.state = 2;
         return;
     }
-    static thread_local ThreadBlockOwner owner;
-    owner.lists.push_back(&list);
+    thread_block_owner().lists.push_back(&list);
     list.state = 1;
 }
 

@@ -79,6 +79,63 @@ private:
     }
 };
 
+// A few freed blocks of any size per thread, for values that copy a caller's bytes into their
+// own block (an ObjectCode from bytes): one made and dropped in a loop reuses its block instead
+// of a malloc and free of a large chunk, which cost glibc several hundred instructions. A block
+// is kept only up to kLargest bytes, and only kSlots of them, so a thread holds at most 1 MiB.
+struct ThreadSizedBlocks {
+    static constexpr int kSlots = 4;
+    static constexpr std::size_t kLargest = 256 * 1024;
+    void* block[kSlots] = {};
+    std::size_t size[kSlots] = {};
+    int state = 0;  // as ThreadBlockList::state
+};
+
+// This thread's sized blocks: initial-exec TLS, constant-initialised, no guard.
+inline ThreadSizedBlocks& thread_sized_blocks() noexcept {
+    static thread_local ThreadSizedBlocks blocks __attribute__((tls_model("initial-exec")));
+    return blocks;
+}
+// Registers `blocks` to be emptied (and closed) at this thread's exit, as for a block list.
+void register_thread_sized_blocks(ThreadSizedBlocks& blocks);
+
+// A block of at least `size` bytes: a kept one no more than twice as large, else operator new.
+inline void* take_sized_block(std::size_t size) {
+    ThreadSizedBlocks& kept = thread_sized_blocks();
+    for (int i = 0; i < ThreadSizedBlocks::kSlots; ++i) {
+        if (kept.block[i] && kept.size[i] >= size && kept.size[i] / 2 <= size) {
+            void* block = kept.block[i];
+            kept.block[i] = nullptr;
+            return block;
+        }
+    }
+    return ::operator new(size);
+}
+
+// Gives back a block taken with at least `size` bytes: kept for this thread when there is room
+// (and the thread is not exiting), else deleted.
+inline void give_back_sized_block(void* block, std::size_t size) noexcept {
+    ThreadSizedBlocks& kept = thread_sized_blocks();
+    if (size <= ThreadSizedBlocks::kLargest) [[likely]] {
+        for (int i = 0; i < ThreadSizedBlocks::kSlots; ++i) {
+            if (kept.block[i]) continue;
+            if (kept.state != 1) {
+                if (kept.state == 2) break;
+                try {
+                    register_thread_sized_blocks(kept);
+                } catch (...) {
+                    break;
+                }
+                if (kept.state != 1) break;
+            }
+            kept.block[i] = block;
+            kept.size[i] = size;
+            return;
+        }
+    }
+    ::operator delete(block);
+}
+
 // A T made from `args` in a shared box from this thread's pool (see above).
 template <class T, class... Args>
 std::shared_ptr<T> make_pooled(Args&&... args) {
