@@ -10,13 +10,17 @@
 // not owned by a shared_ptr throws InvalidArgumentError. Resources are thread-safe.
 //
 // Writing a resource: derive, implement the accessibility queries, device_ordinal(),
-// description(), do_allocate() and do_deallocate(). do_deallocate() may throw; when a Buffer is
+// description(), do_allocate() and do_deallocate(). The accessibility queries and
+// device_ordinal() describe the resource for its whole life: allocate() asks them once and
+// keeps the answers. do_deallocate() may throw; when a Buffer is
 // destroyed its errors are ignored (the driver may already be shut down at exit).
 #pragma once
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -83,7 +87,11 @@ protected:
 
 private:
     friend void detail::keep_for_the_process(MemoryResource& resource) noexcept;
+    // device_ordinal() and the accessibility queries packed, asked at the first allocate(): each
+    // Buffer copies them, and three virtual calls per buffer cost more than one load.
+    std::uint32_t described() const noexcept;
     bool for_the_process_ = false;  // never destroyed: buffers need not hold it
+    mutable std::atomic<std::uint32_t> description_bits_{0};  // 0: not asked yet
 };
 
 }  // namespace cudacore

@@ -20,26 +20,9 @@ namespace cudacore {
 
 namespace detail {
 
-namespace {
-
-// Boxes with memory to free, so that an exit handler can free what is still alive when the
-// process exits while the driver still works: the driver tears itself down from its own exit
-// handler, registered when it was initialised, so static objects destroyed after that point could
-// only leak. Handlers run in reverse order of registration: ours, registered once the driver is
-// loaded (at the first buffer after that), runs before the driver's teardown. Leaked on purpose:
-// boxes destroyed after main returns still unlink themselves.
-struct LiveBuffers {
-    SpinLock mutex;  // held for a few pointer updates (and once at exit, for the whole list)
-    BufferBox* head = nullptr;
-    std::atomic<bool> armed{false};
-};
-
-// Constant-initialised and trivially destructible: usable from any destructor at any point of
-// exit, with no guard to test on each use (a function-local static would test one).
-static_assert(std::is_trivially_destructible_v<LiveBuffers>);
 constinit LiveBuffers live_buffer_list;
 
-LiveBuffers& live_buffers() { return live_buffer_list; }
+namespace {
 
 void unlink(LiveBuffers& live, BufferBox& box) noexcept {
     if (box.previous) box.previous->next = box.next;
@@ -71,9 +54,11 @@ BufferRelease take(BufferBox& box) noexcept {
     if (box.owned && box.handle) out.resource = std::move(box.resource);
     box.resource.reset();
     out.free_stream = std::move(box.free_stream);
-    // Most buffers have neither: moving an empty std::function still swaps its 32 bytes.
-    if (box.owner) out.owner = std::move(box.owner);
-    if (box.deleter) out.deleter = std::move(box.deleter);
+    if (box.foreign) [[unlikely]] {
+        out.owner = std::move(box.foreign->owner);
+        out.deleter = std::move(box.foreign->deleter);
+        box.foreign.reset();
+    }
     box.handle = 0;
     box.closed = true;
     return out;
@@ -81,7 +66,7 @@ BufferRelease take(BufferBox& box) noexcept {
 
 BufferRelease take_tracked(BufferBox& box) noexcept {
     if (!box.tracked.load(std::memory_order_relaxed)) return take(box);
-    LiveBuffers& live = live_buffers();
+    LiveBuffers& live = live_buffer_list;
     std::lock_guard lock(live.mutex);
     // The exit handler may have taken it (and unlinked it) in the meantime.
     if (box.tracked.load(std::memory_order_relaxed)) unlink(live, box);
@@ -91,7 +76,7 @@ BufferRelease take_tracked(BufferBox& box) noexcept {
 void release_live_buffers() noexcept {
     std::vector<BufferRelease> releases;
     {
-        LiveBuffers& live = live_buffers();
+        LiveBuffers& live = live_buffer_list;
         std::lock_guard lock(live.mutex);
         try {
             for (BufferBox* box = live.head; box; box = box->next) releases.emplace_back();
@@ -119,12 +104,12 @@ void release_live_buffers() noexcept {
     }
 }
 
+}  // namespace
+
 void arm_exit_release(LiveBuffers& live) noexcept {
     if (live.armed.exchange(true)) return;
     std::atexit(release_live_buffers);
 }
-
-}  // namespace
 
 void BufferBox::free(BufferRelease& release, CUstream stream) {
     // Each step runs even when an earlier one throws; the first error is rethrown.
@@ -145,20 +130,6 @@ void BufferBox::free(BufferRelease& release, CUstream stream) {
     }
     release.owner.reset();
     if (error) std::rethrow_exception(error);
-}
-
-void BufferBox::track() {
-    const bool needs_release = (owned && handle && resource) || owner || deleter;
-    if (!needs_release) return;
-    LiveBuffers& live = live_buffers();
-    {
-        std::lock_guard lock(live.mutex);
-        next = live.head;
-        if (live.head) live.head->previous = this;
-        live.head = this;
-        tracked.store(true, std::memory_order_relaxed);
-    }
-    if (!live.armed.load(std::memory_order_relaxed) && driver_if_loaded()) arm_exit_release(live);
 }
 
 BufferBox::~BufferBox() {
@@ -189,10 +160,10 @@ void BufferBox::release(CUstream stream, bool use_stream) {
         std::shared_ptr<StreamBox> stream_box;
         CUdeviceptr pointer = 0;
         {
-            LiveBuffers& live = live_buffers();
+            LiveBuffers& live = live_buffer_list;
             std::lock_guard lock(live.mutex);
             if (!tracked.load(std::memory_order_relaxed)) return;  // the exit handler took it
-            if (owned && handle && resource && !owner && !deleter) [[likely]] {
+            if (owned && handle && resource && !foreign) [[likely]] {
                 unlink(live, *this);
                 pointer = handle;
                 freeing = std::move(resource);
@@ -307,7 +278,8 @@ Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
         throw InvalidArgumentError("Buffer::from_handle of " + hex(pointer) + " (" +
                                    std::to_string(size) + " bytes): null owner");
     auto box = foreign_box("Buffer::from_handle", pointer, size, std::move(resource));
-    box->owner = std::move(owner);
+    box->foreign = std::make_unique<detail::BufferBox::Foreign>();
+    box->foreign->owner = std::move(owner);
     box->track();
     return detail::BoxAccess::make<Buffer>(std::move(box));
 }
@@ -318,7 +290,8 @@ Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
         throw InvalidArgumentError("Buffer::from_handle of " + hex(pointer) + " (" +
                                    std::to_string(size) + " bytes): empty deleter");
     auto box = foreign_box("Buffer::from_handle", pointer, size, std::move(resource));
-    box->deleter = std::move(deleter);
+    box->foreign = std::make_unique<detail::BufferBox::Foreign>();
+    box->foreign->deleter = std::move(deleter);
     box->track();
     return detail::BoxAccess::make<Buffer>(std::move(box));
 }
@@ -337,7 +310,7 @@ bool Buffer::is_closed() const noexcept { return !box_ || box_->closed; }
 
 bool Buffer::owns_memory() const noexcept {
     return box_ && !box_->closed &&
-           ((box_->owned && box_->resource) || box_->owner || box_->deleter);
+           ((box_->owned && box_->resource) || box_->foreign);
 }
 
 bool Buffer::is_device_accessible() const { return open_box("is_device_accessible").device_accessible; }
@@ -462,7 +435,8 @@ void Buffer::fill_uint32(std::uint32_t pattern, const Stream& stream) const {
 
 void Buffer::close(const Stream& stream) {
     if (is_closed()) return;
-    box_->release(stream.handle(), true);
+    const auto& stream_box = stream.box();  // its handle, read here: Stream::handle() is a call
+    box_->release(stream_box ? stream_box->handle : nullptr, true);
 }
 
 void Buffer::close() {

@@ -28,6 +28,23 @@ std::shared_ptr<MemoryResource> owning_reference(MemoryResource& resource) {
 }
 }  // namespace
 
+namespace {
+// description_bits_: bit 0 set once asked, bit 1 device-accessible, bit 2 host-accessible, the
+// device ordinal plus one above (-1, no device, is 0).
+constexpr std::uint32_t kAsked = 1, kDeviceAccessible = 2, kHostAccessible = 4;
+constexpr int kOrdinalShift = 3;
+}  // namespace
+
+std::uint32_t MemoryResource::described() const noexcept {
+    std::uint32_t bits = description_bits_.load(std::memory_order_relaxed);
+    if (bits) [[likely]] return bits;
+    bits = kAsked | (is_device_accessible() ? kDeviceAccessible : 0) |
+           (is_host_accessible() ? kHostAccessible : 0) |
+           (static_cast<std::uint32_t>(device_ordinal() + 1) << kOrdinalShift);
+    description_bits_.store(bits, std::memory_order_relaxed);  // the same from every thread
+    return bits;
+}
+
 Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
     // A resource kept for the whole process is pointed at without a reference count (an aliasing
     // shared_ptr with no owner): two atomic operations fewer per buffer.
@@ -37,9 +54,10 @@ Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
     // The box first: if the allocation throws it goes away holding nothing to free.
     auto box = detail::make_pooled<detail::BufferBox>();
     box->size = size;
-    box->device_ordinal = device_ordinal();
-    box->device_accessible = is_device_accessible();
-    box->host_accessible = is_host_accessible();
+    const std::uint32_t described_as = described();
+    box->device_ordinal = static_cast<int>(described_as >> kOrdinalShift) - 1;
+    box->device_accessible = described_as & kDeviceAccessible;
+    box->host_accessible = described_as & kHostAccessible;
     box->resource = std::move(self);
     if (size == 0) return detail::BoxAccess::make<Buffer>(std::move(box));  // empty, as in cuda.core: nothing to free
     box->free_stream = stream.box();

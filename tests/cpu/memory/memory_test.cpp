@@ -288,6 +288,23 @@ TEST(Buffer, MemoryBoundToNoDeviceReportsMinusOne) {
         << buffer.description();
 }
 
+// allocate() asks a resource what it is once and keeps the answer: every later buffer still
+// carries the resource's own ordinal and accessibility.
+TEST(Buffer, EveryBufferCarriesItsResourcesOrdinalAndAccessibility) {
+    auto seventh = std::make_shared<HostMemoryResource>(/*host_accessible=*/false, 7);
+    auto host = std::make_shared<HostMemoryResource>(/*host_accessible=*/true, 0);
+    for (int i = 0; i < 3; ++i) {
+        Buffer on_seventh = seventh->allocate(16, no_stream());
+        EXPECT_EQ(on_seventh.device_ordinal(), 7);
+        EXPECT_FALSE(on_seventh.is_host_accessible());
+        EXPECT_FALSE(on_seventh.is_device_accessible());
+        Buffer on_host = host->allocate(16, no_stream());
+        EXPECT_EQ(on_host.device_ordinal(), 0);
+        EXPECT_TRUE(on_host.is_host_accessible());
+        EXPECT_FALSE(on_host.is_device_accessible());
+    }
+}
+
 TEST(Buffer, SpanViewsHostAccessibleMemory) {
     auto resource = std::make_shared<HostMemoryResource>();
     Buffer buffer = resource->allocate(32, no_stream());
