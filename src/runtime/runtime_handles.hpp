@@ -90,7 +90,9 @@ struct EventBox {
     // `seen`: `records` read before the wait or query that found the event complete. A record
     // counted meanwhile may not have been waited for: then nothing is noted.
     void note_complete(std::uint32_t seen) noexcept {
-        if (records.load(std::memory_order_acquire) == seen)
+        // Stored only when new: timing the same pair again leaves their lines clean.
+        if (records.load(std::memory_order_acquire) == seen &&
+            complete_records.load(std::memory_order_relaxed) != seen)
             complete_records.store(seen, std::memory_order_relaxed);
     }
     // Known complete and never handed out: as good as a new event.
