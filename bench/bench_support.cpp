@@ -78,12 +78,14 @@ int run_with_ratios(int argc, char** argv) {
 }
 
 int alternate(const std::string& op, std::function<void(benchmark::State&)> raw,
-              std::function<void(benchmark::State&)> ours, bool real_time, int rounds) {
+              std::function<void(benchmark::State&)> ours, Clock clock, int rounds) {
     for (int round = 1; round <= rounds; ++round) {
         for (const auto& [side, function] : {std::pair{"raw/", &raw}, std::pair{"cudacore/", &ours}}) {
             auto* benchmark = benchmark::RegisterBenchmark(
                 (side + op + "@" + std::to_string(round)).c_str(), *function);
-            if (real_time) benchmark->UseRealTime();
+            benchmark->MinTime(0.1);
+            if (clock == Clock::real) benchmark->UseRealTime();
+            if (clock == Clock::manual) benchmark->UseManualTime();
         }
     }
     return rounds;

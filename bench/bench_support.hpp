@@ -17,12 +17,22 @@ namespace cudacore::bench {
 
 int run_with_ratios(int argc, char** argv);
 
+// Which clock a benchmark's figure is read from: CPU time, wall time, or the batches the
+// benchmark times itself (state.SetIterationTime).
+enum class Clock { cpu, real, manual };
+
 // Registers "raw/OP@k" and "cudacore/OP@k" for k = 1..rounds in alternating order (raw@1,
 // cudacore@1, raw@2, ...), so that drifts over a run (GPU clocks, driver pools growing, the
-// first calls' warm-up) fall on both sides alike; the ratio table takes each side's median over
-// its rounds. Call at namespace scope: `const int registered = alternate(...);`.
+// first calls' warm-up, a busy neighbour on a shared host) fall on both sides alike; the ratio
+// table takes each side's median over its rounds. Many short rounds (0.1 s each) follow a drift
+// more closely than a few long ones. Call at namespace scope:
+// `const int registered = alternate(...);`.
 int alternate(const std::string& op, std::function<void(benchmark::State&)> raw,
-              std::function<void(benchmark::State&)> ours, bool real_time, int rounds = 7);
+              std::function<void(benchmark::State&)> ours, Clock clock, int rounds = 15);
+inline int alternate(const std::string& op, std::function<void(benchmark::State&)> raw,
+                     std::function<void(benchmark::State&)> ours, bool real_time, int rounds = 15) {
+    return alternate(op, std::move(raw), std::move(ours), real_time ? Clock::real : Clock::cpu, rounds);
+}
 
 // Launches per timed burst in the launch benchmarks: below the driver's launch queue depth, so
 // a burst measures enqueueing, not waiting for room in the queue.
