@@ -56,11 +56,19 @@ inline void check(CUresult status, const char* call, const std::string& object) 
     if (status != CUDA_SUCCESS) [[unlikely]]
         throw_driver_error(status, call, object);
 }
+// The description built out of line and cold: inlined, its string code would make every caller
+// save and restore registers on its fast path too.
+template <typename Describe>
+[[noreturn, gnu::noinline, gnu::cold]] void throw_described_driver_error(CUresult status,
+                                                                         const char* call,
+                                                                         Describe& describe) {
+    throw_driver_error(status, call, describe());
+}
 template <typename Describe>
     requires std::is_invocable_r_v<std::string, Describe>
 inline void check(CUresult status, const char* call, Describe&& describe) {
     if (status != CUDA_SUCCESS) [[unlikely]]
-        throw_driver_error(status, call, describe());
+        throw_described_driver_error(status, call, describe);
 }
 
 }  // namespace cudacore::detail
