@@ -128,11 +128,6 @@ protected:
 private:
     std::uint64_t pool_attribute(CUmemPool_attribute attribute, const char* name) const;
 
-    // The errors of do_allocate / do_deallocate, out of line (call null: an imported pool
-    // asked to allocate).
-    [[noreturn]] void throw_pool_error(CUresult status, const char* call, std::size_t size,
-                                       const char* way) const;
-
     std::shared_ptr<detail::ContextBox> context_;
     CUmemoryPool pool_ = nullptr;
     int ordinal_ = 0;

@@ -53,30 +53,13 @@ std::string DeviceMemoryResource::description() const {
     return "memory pool of device " + std::to_string(ordinal_);
 }
 
-[[gnu::noinline]] void DeviceMemoryResource::throw_pool_error(CUresult status, const char* call,
-                                                              std::size_t size, const char* way) const {
-    // An imported pool refuses allocations (CUDA_ERROR_INVALID_VALUE): said before asking the
-    // driver, so that misuse is no driver API error.
-    if (!call)
-        throw InvalidArgumentError("MemoryResource::allocate: " + description() + " cannot allocate " +
-                                   std::to_string(size) +
-                                   " bytes (an imported pool only imports buffers)");
-    detail::throw_driver_error(status, call, std::to_string(size) + way + description());
-}
-
 CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream) {
-    if (imported_) [[unlikely]] throw_pool_error(CUDA_SUCCESS, nullptr, size, nullptr);
-    CUdeviceptr pointer = 0;
-    const CUresult status = detail::allocate_from_pool(*context_, pool_, pointer, size, stream);
-    if (status != CUDA_SUCCESS) [[unlikely]]
-        throw_pool_error(status, "cuMemAllocFromPoolAsync", size, " bytes from ");
-    return pointer;
+    if (imported_) [[unlikely]] detail::refuse_imported_pool_allocation(*this, size);
+    return detail::allocate_from_pool(*this, *context_, pool_, size, stream);
 }
 
 void DeviceMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
-    const CUresult status = detail::free_to_pool(*context_, pointer, stream);
-    if (status != CUDA_SUCCESS) [[unlikely]]
-        throw_pool_error(status, "cuMemFreeAsync", size, " bytes to ");
+    detail::free_to_pool(*this, *context_, pointer, size, stream);
 }
 
 void DeviceMemoryResource::set_release_threshold(std::uint64_t bytes) {

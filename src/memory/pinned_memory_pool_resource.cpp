@@ -113,23 +113,13 @@ MemoryPool PinnedMemoryPoolResource::memory_pool() const {
 }
 
 CUdeviceptr PinnedMemoryPoolResource::do_allocate(std::size_t size, CUstream stream) {
-    if (imported_) [[unlikely]]
-        throw InvalidArgumentError("MemoryResource::allocate: " + description() + " cannot allocate " +
-                                   std::to_string(size) + " bytes (an imported pool only imports buffers)");
-    CUdeviceptr pointer = 0;
-    const CUresult status = detail::allocate_from_pool(*context_, pool_, pointer, size, stream);
-    if (status != CUDA_SUCCESS) [[unlikely]]
-        detail::throw_driver_error(status, "cuMemAllocFromPoolAsync",
-                                   std::to_string(size) + " bytes from " + description());
-    return pointer;
+    if (imported_) [[unlikely]] detail::refuse_imported_pool_allocation(*this, size);
+    return detail::allocate_from_pool(*this, *context_, pool_, size, stream);
 }
 
 void PinnedMemoryPoolResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
                                              CUstream stream) {
-    const CUresult status = detail::free_to_pool(*context_, pointer, stream);
-    if (status != CUDA_SUCCESS) [[unlikely]]
-        detail::throw_driver_error(status, "cuMemFreeAsync",
-                                   std::to_string(size) + " bytes to " + description());
+    detail::free_to_pool(*this, *context_, pointer, size, stream);
 }
 
 }  // namespace cudacore

@@ -1,5 +1,9 @@
 #include "memory/pool_allocation.hpp"
 
+#include "cudacore/errors.hpp"
+
+#include <string>
+
 namespace cudacore::detail {
 
 CUresult allocate_from_pool_on_default_stream(const ContextBox& context, CUmemoryPool pool,
@@ -13,6 +17,17 @@ CUresult free_to_pool_on_default_stream(const DriverApi& api, const ContextBox& 
                                         CUdeviceptr pointer, CUstream stream) {
     ContextScope scope(context);
     return api.cuMemFreeAsync(pointer, stream);
+}
+
+void throw_pool_error(CUresult status, const char* call, std::size_t size, const char* way,
+                      const MemoryResource& resource) {
+    throw_driver_error(status, call, std::to_string(size) + way + resource.description());
+}
+
+void refuse_imported_pool_allocation(const MemoryResource& resource, std::size_t size) {
+    throw InvalidArgumentError("MemoryResource::allocate: " + resource.description() +
+                               " cannot allocate " + std::to_string(size) +
+                               " bytes (an imported pool only imports buffers)");
 }
 
 }  // namespace cudacore::detail

@@ -1,9 +1,11 @@
 // Stream-ordered allocation from and freeing to a memory pool, shared by the pool resources
-// (DeviceMemoryResource, PinnedMemoryPoolResource). The explicit-stream case is inline and
-// short: an explicit stream carries its context, so nothing is pushed or asked (the hot path). A
-// default stream needs its context current: that rarer case is out of line.
+// (DeviceMemoryResource, PinnedMemoryPoolResource), with their errors. The explicit-stream case
+// is inline and short: an explicit stream carries its context, so nothing is pushed or asked (the
+// hot path). A default stream needs its context current, and errors build their message: those
+// rarer cases are out of line.
 #pragma once
 
+#include "cudacore/memory_resource.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <cstddef>
@@ -16,22 +18,39 @@ CUresult allocate_from_pool_on_default_stream(const ContextBox& context, CUmemor
 CUresult free_to_pool_on_default_stream(const DriverApi& api, const ContextBox& context,
                                         CUdeviceptr pointer, CUstream stream);
 
-inline CUresult allocate_from_pool(const ContextBox& context, CUmemoryPool pool,
-                                   CUdeviceptr& pointer, std::size_t size, CUstream stream) {
-    if (is_default_stream(stream)) [[unlikely]]
-        return allocate_from_pool_on_default_stream(context, pool, pointer, size, stream);
-    return driver().cuMemAllocFromPoolAsync(&pointer, size, pool, stream);
+// The driver's failure to allocate (way " bytes from ") or free (" bytes to ") `size` bytes,
+// naming `resource`.
+[[noreturn]] void throw_pool_error(CUresult status, const char* call, std::size_t size,
+                                   const char* way, const MemoryResource& resource);
+// An imported pool asked to allocate: the driver would refuse (CUDA_ERROR_INVALID_VALUE); said
+// before asking it, so that misuse is no driver API error.
+[[noreturn]] void refuse_imported_pool_allocation(const MemoryResource& resource, std::size_t size);
+
+// `size` bytes from `pool` on `stream`; throws DriverError naming `resource`.
+inline CUdeviceptr allocate_from_pool(const MemoryResource& resource, const ContextBox& context,
+                                      CUmemoryPool pool, std::size_t size, CUstream stream) {
+    CUdeviceptr pointer = 0;
+    const CUresult status =
+        is_default_stream(stream)
+            ? allocate_from_pool_on_default_stream(context, pool, pointer, size, stream)
+            : driver().cuMemAllocFromPoolAsync(&pointer, size, pool, stream);
+    if (status != CUDA_SUCCESS) [[unlikely]]
+        throw_pool_error(status, "cuMemAllocFromPoolAsync", size, " bytes from ", resource);
+    return pointer;
 }
 
 // Frees `pointer` in stream order, unless someone reset the device: then the memory, and the
-// stream, went with the context, and nothing is freed (CUDA_SUCCESS).
-inline CUresult free_to_pool(const ContextBox& context, CUdeviceptr pointer, CUstream stream) {
+// stream, went with the context, and nothing is freed. Throws DriverError naming `resource`.
+inline void free_to_pool(const MemoryResource& resource, const ContextBox& context,
+                         CUdeviceptr pointer, std::size_t size, CUstream stream) {
     const DriverApi* api = driver_if_loaded();
-    if (!api) [[unlikely]] return CUDA_SUCCESS;  // never loaded, so nothing was allocated
-    if (!context.still_alive(*api)) [[unlikely]] return CUDA_SUCCESS;
-    if (is_default_stream(stream)) [[unlikely]]
-        return free_to_pool_on_default_stream(*api, context, pointer, stream);
-    return api->cuMemFreeAsync(pointer, stream);
+    if (!api) [[unlikely]] return;  // never loaded, so nothing was allocated
+    if (!context.still_alive(*api)) [[unlikely]] return;
+    const CUresult status = is_default_stream(stream)
+                                ? free_to_pool_on_default_stream(*api, context, pointer, stream)
+                                : api->cuMemFreeAsync(pointer, stream);
+    if (status != CUDA_SUCCESS) [[unlikely]]
+        throw_pool_error(status, "cuMemFreeAsync", size, " bytes to ", resource);
 }
 
 }  // namespace cudacore::detail

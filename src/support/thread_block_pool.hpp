@@ -116,21 +116,20 @@ inline void* take_sized_block(std::size_t size) {
 // (and the thread is not exiting), else deleted.
 inline void give_back_sized_block(void* block, std::size_t size) noexcept {
     ThreadSizedBlocks& kept = thread_sized_blocks();
-    if (size <= ThreadSizedBlocks::kLargest) [[likely]] {
-        for (int i = 0; i < ThreadSizedBlocks::kSlots; ++i) {
-            if (kept.block[i]) continue;
-            if (kept.state != 1) {
-                if (kept.state == 2) break;
-                try {
-                    register_thread_sized_blocks(kept);
-                } catch (...) {
-                    break;
-                }
-                if (kept.state != 1) break;
+    if (size <= ThreadSizedBlocks::kLargest && kept.state != 2) [[likely]] {
+        if (kept.state == 0) {  // first block kept on this thread: its owner must free it at exit
+            try {
+                register_thread_sized_blocks(kept);
+            } catch (...) {  // out of memory: the block is deleted below
             }
-            kept.block[i] = block;
-            kept.size[i] = size;
-            return;
+        }
+        if (kept.state == 1) {
+            for (int i = 0; i < ThreadSizedBlocks::kSlots; ++i) {
+                if (kept.block[i]) continue;
+                kept.block[i] = block;
+                kept.size[i] = size;
+                return;
+            }
         }
     }
     ::operator delete(block);
