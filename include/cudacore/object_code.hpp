@@ -225,6 +225,8 @@ public:
 private:
     // get_global(name), checked to be `size` bytes (InvalidArgumentError naming `operation`).
     Buffer sized_global(std::string_view name, std::size_t size, const char* operation) const;
+    // get_kernel's first lookup of a name: loads the code, asks the driver, caches the Kernel.
+    Kernel first_kernel_lookup(std::string_view name) const;
     explicit ObjectCode(std::shared_ptr<detail::ObjectCodeState> state) : state_(std::move(state)) {}
     std::shared_ptr<detail::ObjectCodeState> state_;
 };

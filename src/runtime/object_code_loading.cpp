@@ -303,8 +303,17 @@ Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
 }
 
 Kernel ObjectCode::get_kernel(std::string_view name) const {
+    // A name looked up before is a lock-free read; everything else is out of line, so this path
+    // saves no registers and sets up no frame for the loading code it does not run.
+    if (const detail::LazyLibrary* lazy = state_->library_if_made()) [[likely]] {
+        if (const Kernel* found = lazy->kernels.find(name)) [[likely]] return *found;
+    }
+    return first_kernel_lookup(name);
+}
+
+[[gnu::noinline]] Kernel ObjectCode::first_kernel_lookup(std::string_view name) const {
     detail::LazyLibrary& lazy = state_->library();
-    if (const Kernel* found = lazy.kernels.find(name)) [[likely]] return *found;
+    if (const Kernel* found = lazy.kernels.find(name)) return *found;  // another thread's meanwhile
     const std::shared_ptr<detail::LibraryBox>& library = detail::loaded_library(*state_, name);
 
     const std::string lowered = lowered_name(name);
