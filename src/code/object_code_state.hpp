@@ -72,5 +72,8 @@ const std::shared_ptr<LibraryBox>& loaded_library(ObjectCodeState& state,
                                                   std::string_view kernel_name);
 // "cubin 'saxpy' (5120 bytes)", or the library handle of a from_handle ObjectCode.
 std::string describe_code(const ObjectCodeState& state);
+// The same from its parts: `library` names code handed in as a library (from_handle).
+std::string describe_code(CodeType type, std::string_view name, std::size_t size, bool from_handle,
+                          CUlibrary library);
 
 }  // namespace cudacore::detail

@@ -78,7 +78,7 @@ const std::string& KernelBox::description() const {
     if (!given_description.empty()) return given_description;
     std::call_once(description_once_, [&] {
         description_ = "kernel '" + name + "' (" +
-                       (library ? library->code_description : std::string("user handle")) + ")";
+                       (library ? library->code_description() : std::string("user handle")) + ")";
     });
     return description_;
 }

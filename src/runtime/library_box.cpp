@@ -1,5 +1,7 @@
 #include "runtime/library_box.hpp"
 
+#include "code/object_code_state.hpp"
+
 #include "errors/release_report.hpp"
 #include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"
@@ -42,6 +44,10 @@ LibraryBox::~LibraryBox() {
         if (!idle) return;
         if (const DriverApi* api = driver_if_loaded()) unload_now(*api, library);
     });
+}
+
+std::string LibraryBox::code_description() const {
+    return describe_code(code_type, code_name, code_size, from_handle, handle);
 }
 
 std::uint64_t library_load_count() noexcept { return loads.load(std::memory_order_relaxed); }

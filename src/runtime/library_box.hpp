@@ -10,6 +10,7 @@
 #pragma once
 
 #include "cudacore/kernel.hpp"
+#include "cudacore/object_code.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/launch_streams.hpp"
 #include "runtime/name_table.hpp"
@@ -34,8 +35,14 @@ struct LibraryBox {
     bool owned = true;
     // The primary context the library was first loaded into (kept so it is not reloaded).
     std::shared_ptr<ContextBox> loaded_context;
-    // What was loaded, for its kernels' descriptions: "cubin 'saxpy' (5120 bytes)".
-    std::string code_description;
+    // What was loaded, for its kernels' descriptions. Kept as its parts and put into words only
+    // when a message needs them: every first load would otherwise build a string it never shows.
+    CodeType code_type = CodeType::cubin;
+    bool from_handle = false;  // ObjectCode::from_handle: described by its handle
+    std::string code_name;
+    std::size_t code_size = 0;
+    // "cubin 'saxpy' (5120 bytes)", or for a library handed in, "'name' (library 0x...)".
+    std::string code_description() const;
 
     // Records that a kernel of this library was launched on `stream` (a few relaxed loads for a
     // stream seen before: it runs on every launch).

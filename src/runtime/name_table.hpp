@@ -1,7 +1,9 @@
 // A name -> value table read without locks: get_kernel's cache of the Kernels an ObjectCode
 // handed out. Readers never block or write shared memory; writers (rare: once per name) take a
 // mutex. Entries are never removed, and tables outgrown are kept until the NameTable goes, so a
-// reader never sees freed memory (at most twice the final table's slots in all).
+// reader never sees freed memory (at most twice the final table's slots in all). The first table
+// (8 slots, up to 4 names) lives inside the NameTable and entries are list nodes, so the first
+// insert, which every first get_kernel makes, allocates one node and nothing else.
 #pragma once
 
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <forward_list>
 #include <string_view>
 #include <vector>
 
@@ -27,7 +30,6 @@ public:
     // table lives.
     const Value* find(std::string_view name) const noexcept {
         const Slots* slots = current_.load(std::memory_order_acquire);
-        if (!slots) return nullptr;
         for (std::size_t i = hash(name) & slots->mask;; i = (i + 1) & slots->mask) {
             const Entry* entry = slots->entries[i].load(std::memory_order_acquire);
             if (!entry) return nullptr;
@@ -40,15 +42,20 @@ public:
     const Value& insert(std::string_view name, Value value) {
         std::lock_guard lock(mutex_);
         if (const Value* found = find(name)) return *found;
-        owned_entries_.push_back(std::make_unique<Entry>(Entry{std::string(name), std::move(value)}));
-        const Entry* entry = owned_entries_.back().get();
-        Slots* slots = owned_slots_.empty() ? nullptr : owned_slots_.back().get();
-        // At most half full, so every probe ends at an empty slot.
-        if (!slots || owned_entries_.size() * 2 > slots->mask + 1) {
-            auto bigger = std::make_unique<Slots>(slots ? (slots->mask + 1) * 2 : 8);
-            for (const auto& owned : owned_entries_) place(*bigger, owned.get());
-            owned_slots_.push_back(std::move(bigger));
-            current_.store(owned_slots_.back().get(), std::memory_order_release);
+        Slots* slots = current_.load(std::memory_order_relaxed);
+        // At most half full, so every probe ends at an empty slot. Whatever may throw runs before
+        // the table changes.
+        std::unique_ptr<Slots> bigger;
+        if ((count_ + 1) * 2 > slots->mask + 1) {
+            bigger = std::make_unique<Slots>((slots->mask + 1) * 2);
+            outgrown_.reserve(outgrown_.size() + 1);
+        }
+        const Entry* entry = &entries_.emplace_front(Entry{std::string(name), std::move(value)});
+        ++count_;
+        if (bigger) {
+            for (const Entry& owned : entries_) place(*bigger, &owned);
+            current_.store(bigger.get(), std::memory_order_release);
+            outgrown_.push_back(std::move(bigger));
         } else {
             place(*slots, entry);
         }
@@ -59,7 +66,7 @@ public:
     template <class F>
     void for_each(F&& f) const {
         std::lock_guard lock(mutex_);
-        for (const auto& entry : owned_entries_) f(entry->value);
+        for (const Entry& entry : entries_) f(entry.value);
     }
 
 private:
@@ -67,11 +74,17 @@ private:
         std::string name;
         Value value;
     };
+    static constexpr std::size_t kFirstSlots = 8;
     struct Slots {
+        // A table of `size` slots (a power of two) in `storage`, or in storage of its own.
+        Slots(std::size_t size, std::atomic<const Entry*>* storage) : mask(size - 1), entries(storage) {}
         explicit Slots(std::size_t size)
-            : mask(size - 1), entries(std::make_unique<std::atomic<const Entry*>[]>(size)) {}
-        std::size_t mask;  // size - 1; size is a power of two
-        std::unique_ptr<std::atomic<const Entry*>[]> entries;
+            : mask(size - 1),
+              owned(std::make_unique<std::atomic<const Entry*>[]>(size)),
+              entries(owned.get()) {}
+        std::size_t mask;  // size - 1
+        std::unique_ptr<std::atomic<const Entry*>[]> owned;
+        std::atomic<const Entry*>* entries;
     };
 
     // XXH3 (inlined): a short name hashes in a few instructions, where std::hash is an
@@ -85,10 +98,13 @@ private:
         slots.entries[i].store(entry, std::memory_order_release);
     }
 
-    std::atomic<const Slots*> current_{nullptr};
+    std::atomic<const Entry*> first_storage_[kFirstSlots] = {};
+    Slots first_{kFirstSlots, first_storage_};
+    std::atomic<Slots*> current_{&first_};
     mutable std::mutex mutex_;
-    std::vector<std::unique_ptr<Entry>> owned_entries_;
-    std::vector<std::unique_ptr<Slots>> owned_slots_;  // the last one is current_
+    std::forward_list<Entry> entries_;  // nodes: an entry never moves
+    std::size_t count_ = 0;
+    std::vector<std::unique_ptr<Slots>> outgrown_;  // tables grown into; the last is current_
 };
 
 }  // namespace cudacore::detail

@@ -23,18 +23,23 @@
 namespace cudacore {
 
 namespace detail {
-std::string describe_code(const ObjectCodeState& state) {
-    if (state.from_handle) {
-        const LazyLibrary* lazy = state.library_if_made();
+std::string describe_code(CodeType type, std::string_view name, std::size_t size, bool from_handle,
+                          CUlibrary library) {
+    if (from_handle) {
         char text[64];
-        std::snprintf(text, sizeof text, "library %p",
-                      static_cast<void*>(lazy && lazy->library ? lazy->library->handle : nullptr));
-        return state.name.empty() ? std::string(text) : "'" + state.name + "' (" + text + ")";
+        std::snprintf(text, sizeof text, "library %p", static_cast<void*>(library));
+        return name.empty() ? std::string(text) : "'" + std::string(name) + "' (" + text + ")";
     }
-    std::string out(to_string(state.type));
-    if (!state.name.empty()) out += " '" + state.name + "'";
-    out += " (" + std::to_string(state.code.size()) + " bytes)";
+    std::string out(to_string(type));
+    if (!name.empty()) out += " '" + std::string(name) + "'";
+    out += " (" + std::to_string(size) + " bytes)";
     return out;
+}
+
+std::string describe_code(const ObjectCodeState& state) {
+    const LazyLibrary* lazy = state.library_if_made();
+    return describe_code(state.type, state.name, state.code.size(), state.from_handle,
+                         lazy && lazy->library ? lazy->library->handle : nullptr);
 }
 }  // namespace detail
 
@@ -154,7 +159,9 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     }
     auto box = std::make_shared<detail::LibraryBox>();
     box->handle = handle;
-    box->code_description = describe_code(state);
+    box->code_type = state.type;
+    box->code_name = state.name;
+    box->code_size = state.code.size();
 
     // The driver may defer loading into a context until first use (lazy loading); unless the
     // bytes settled it above, load it into the current device's context now, so that code that
@@ -245,9 +252,10 @@ ObjectCode ObjectCode::from_handle(CUlibrary library, const FromHandleOptions& o
     auto box = std::make_shared<detail::LibraryBox>();
     box->handle = library;
     box->owned = options.take_ownership;
+    box->from_handle = true;
+    box->code_name = options.name;
     detail::LazyLibrary& lazy = state->library();
     lazy.library = std::move(box);
-    lazy.library->code_description = describe_code(*state);
     // Already loaded: later uses skip the lazy load (std::call_once is never entered).
     lazy.attempted.store(true, std::memory_order_release);
     return ObjectCode(std::move(state));

@@ -1,6 +1,6 @@
 // The lock-free name table behind repeated get_kernel: finds what was inserted, the first insert
-// wins, it grows past its first size, and readers racing writers see each name either missing or
-// complete. No GPU needed.
+// wins, it grows past its first (inline) table and visits every value once, and readers racing
+// writers see each name either missing or complete. No GPU needed.
 #include "test_support.hpp"
 
 #include "runtime/name_table.hpp"
@@ -36,6 +36,30 @@ TEST(NameTable, GrowsAndKeepsEveryName) {
     }
     EXPECT_EQ(table.find("kernel_0"), first);  // values never move
     EXPECT_EQ(table.find("kernel_1000"), nullptr);
+}
+
+TEST(NameTable, ForEachVisitsEveryValueOnceAcrossGrowth) {
+    NameTable<int> table;
+    // 4 names fill the first table to half; the 5th grows it, the 9th grows it again.
+    for (int count : {1, 4, 5, 9, 40}) {
+        while (true) {
+            int stored = 0;
+            table.for_each([&](int) { ++stored; });
+            if (stored >= count) break;
+            table.insert("k" + std::to_string(stored), stored);
+        }
+        std::vector<int> seen(count, 0);
+        table.for_each([&](int value) {
+            ASSERT_GE(value, 0);
+            ASSERT_LT(value, count);
+            ++seen[value];
+        });
+        for (int i = 0; i < count; ++i) {
+            EXPECT_EQ(seen[i], 1) << "value " << i << " after " << count << " inserts";
+            ASSERT_NE(table.find("k" + std::to_string(i)), nullptr);
+            EXPECT_EQ(*table.find("k" + std::to_string(i)), i);
+        }
+    }
 }
 
 TEST(NameTable, ReadersRacingWritersSeeMissingOrComplete) {
