@@ -26,9 +26,7 @@ std::shared_ptr<MemoryResource> owning_reference(MemoryResource& resource) {
                                    "std::make_shared), so its buffers could not hold it");
     }
 }
-}  // namespace
 
-namespace {
 // description_bits_: bit 0 set once asked, bit 1 device-accessible, bit 2 host-accessible, the
 // device ordinal plus one above (-1, no device, is 0).
 constexpr std::uint32_t kAsked = 1, kDeviceAccessible = 2, kHostAccessible = 4;

@@ -110,7 +110,7 @@ std::shared_ptr<ContextBox> lookup_or_retain(int ordinal) {
 }  // namespace
 
 std::shared_ptr<ContextBox> primary_context(int ordinal) {
-    const std::uint64_t generation = primary_context_generation_counter.load(std::memory_order_acquire);
+    const std::uint64_t generation = primary_context_generation();
     if (thread_cache.state == 1 && thread_cache.ordinal == ordinal &&
         thread_cache.generation == generation) [[likely]] {
         if (auto box = thread_cache.weak().lock()) return box;

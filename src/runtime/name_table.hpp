@@ -8,10 +8,10 @@
 
 #include <atomic>
 #include <cstddef>
+#include <forward_list>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <forward_list>
 #include <string_view>
 #include <vector>
 

@@ -42,7 +42,7 @@ ThreadBlockOwner& thread_block_owner() {
 
 }  // namespace
 
-void register_thread_sized_blocks(ThreadSizedBlocks& blocks) {
+void register_thread_sized_blocks(ThreadSizedBlocks& blocks) noexcept {
     // As for a list: after the owner is gone, blocks go straight to operator delete.
     if (owner_destroyed) {
         blocks.state = 2;

@@ -97,7 +97,7 @@ inline ThreadSizedBlocks& thread_sized_blocks() noexcept {
     return blocks;
 }
 // Registers `blocks` to be emptied (and closed) at this thread's exit, as for a block list.
-void register_thread_sized_blocks(ThreadSizedBlocks& blocks);
+void register_thread_sized_blocks(ThreadSizedBlocks& blocks) noexcept;
 
 // A block of at least `size` bytes: a kept one no more than twice as large, else operator new.
 inline void* take_sized_block(std::size_t size) {
@@ -117,12 +117,8 @@ inline void* take_sized_block(std::size_t size) {
 inline void give_back_sized_block(void* block, std::size_t size) noexcept {
     ThreadSizedBlocks& kept = thread_sized_blocks();
     if (size <= ThreadSizedBlocks::kLargest && kept.state != 2) [[likely]] {
-        if (kept.state == 0) {  // first block kept on this thread: its owner must free it at exit
-            try {
-                register_thread_sized_blocks(kept);
-            } catch (...) {  // out of memory: the block is deleted below
-            }
-        }
+        // First block kept on this thread: its owner must free it at exit.
+        if (kept.state == 0) register_thread_sized_blocks(kept);
         if (kept.state == 1) {
             for (int i = 0; i < ThreadSizedBlocks::kSlots; ++i) {
                 if (kept.block[i]) continue;
