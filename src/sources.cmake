@@ -60,6 +60,7 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/pinned_memory_resource.cpp
   src/memory/managed_memory_resource.cpp
   src/memory/buffer.cpp
+  src/memory/buffer_box_arena.cpp
   src/memory/module_globals.cpp
   src/memory/ipc_memory_pool.cpp
   src/memory/pool_access.cpp

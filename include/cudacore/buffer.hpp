@@ -26,6 +26,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -34,16 +35,46 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace cudacore {
 
 class Device;
+
+namespace detail {
+// The count of Buffers sharing a box: the first part of every box (memory/buffer_box.hpp), so that
+// copying and dropping a Buffer is inline. A box's memory is released, and the box kept for
+// reuse, by drop_buffer_box when the last Buffer goes.
+struct BufferBoxCount {
+    std::atomic<std::uint32_t> references{0};
+};
+void drop_buffer_box(BufferBoxCount* box) noexcept;
+}  // namespace detail
 
 class Buffer {
 public:
     // An empty buffer: every use but the queries below throws InvalidArgumentError, like a closed
     // one. Useful as a placeholder.
     Buffer() noexcept = default;
+    Buffer(const Buffer& other) noexcept : box_(other.box_) {
+        if (box_) box_->references.fetch_add(1, std::memory_order_relaxed);
+    }
+    Buffer(Buffer&& other) noexcept : box_(std::exchange(other.box_, nullptr)) {}
+    Buffer& operator=(const Buffer& other) noexcept {
+        Buffer(other).swap(*this);
+        return *this;
+    }
+    Buffer& operator=(Buffer&& other) noexcept {
+        Buffer(std::move(other)).swap(*this);
+        return *this;
+    }
+    ~Buffer() {
+        // The only reference needs no atomic read-modify-write: nobody else can take another.
+        if (box_ && (box_->references.load(std::memory_order_acquire) == 1 ||
+                     box_->references.fetch_sub(1, std::memory_order_acq_rel) == 1))
+            detail::drop_buffer_box(box_);
+    }
+    void swap(Buffer& other) noexcept { std::swap(box_, other.box_); }
 
     // Frees `pointer` (how it is freed, once, when the last copy goes or at close()):
     using Deleter = std::function<void(CUdeviceptr pointer, std::size_t size)>;
@@ -179,16 +210,18 @@ public:
     // Same allocation (shared by copies).
     bool operator==(const Buffer& other) const noexcept { return box_ == other.box_; }
 
-    const std::shared_ptr<detail::BufferBox>& box() const noexcept { return box_; }
+    // The box shared by copies (null for an empty buffer): identity, and cudacore's own use.
+    detail::BufferBoxCount* box() const noexcept { return box_; }
 
 private:
     friend struct detail::BoxAccess;
-    explicit Buffer(std::shared_ptr<detail::BufferBox> box) noexcept : box_(std::move(box)) {}
+    // Adopts `box` and the reference it was made with.
+    explicit Buffer(detail::BufferBoxCount* box) noexcept : box_(box) {}
     // The box of an open buffer, else InvalidArgumentError naming `operation`.
     detail::BufferBox& open_box(const char* operation) const;
     void check_multiple_of(std::size_t unit, const char* operation) const;
 
-    std::shared_ptr<detail::BufferBox> box_;
+    detail::BufferBoxCount* box_ = nullptr;
 };
 
 }  // namespace cudacore

@@ -92,7 +92,7 @@ struct std::hash<cudacore::Kernel> {
 template <>
 struct std::hash<cudacore::Buffer> {
     std::size_t operator()(const cudacore::Buffer& buffer) const noexcept {
-        return std::hash<const void*>{}(buffer.box().get());
+        return std::hash<const void*>{}(buffer.box());
     }
 };
 template <>

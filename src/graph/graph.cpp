@@ -113,7 +113,7 @@ const detail::BufferBox& open_buffer(const Buffer& buffer, const char* what,
     if (buffer.is_closed())
         throw InvalidArgumentError(std::string("Graph::") + what + ": " + buffer.description() +
                                    " is closed (" + graph + ")");
-    return *buffer.box();
+    return *detail::box_of(buffer);
 }
 
 // One node added through `call`, with its errors naming the node kind and the graph.
@@ -451,7 +451,7 @@ ConditionalNode Graph::add_switch(GraphDependencies dependencies,
 
 void Graph::hold(const Buffer& buffer) {
     const auto& box = require(box_, "hold");
-    if (buffer.box()) box.holdings->add(buffer.box());
+    if (buffer.box()) box.holdings->add(detail::holding_of(buffer));
 }
 
 void Graph::hold(std::shared_ptr<const void> object) {

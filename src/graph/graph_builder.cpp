@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
+#include "memory/buffer_box.hpp"
 #include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -333,7 +334,7 @@ void GraphBuilder::add_host_function(std::function<void()> function) {
 
 void GraphBuilder::hold(const Buffer& buffer) {
     require_capturing("hold");
-    if (buffer.box()) self_->capture->holdings->add(buffer.box());
+    if (buffer.box()) self_->capture->holdings->add(detail::holding_of(buffer));
 }
 
 void GraphBuilder::hold(std::shared_ptr<const void> object) {

@@ -6,7 +6,6 @@
 #include "ipc/ipc_devices.hpp"
 #include "memory/buffer_box.hpp"
 #include "runtime/runtime_handles.hpp"
-#include "support/box_access.hpp"
 
 #include <unistd.h>
 
@@ -87,7 +86,7 @@ Buffer import_pointer(const std::shared_ptr<Resource>& pool, const IpcBufferDesc
                                    ", but the pool given is " + to_hex(pool->ipc_pool_id()));
     CUmemPoolPtrExportData data{};
     std::memcpy(data.reserved, descriptor.export_data.data(), sizeof data.reserved);
-    auto box = std::make_shared<detail::BufferBox>();
+    detail::BufferBoxPtr box;
     box->size = descriptor.size;
     box->device_ordinal = pool->device_ordinal();
     box->device_accessible = pool->is_device_accessible();
@@ -105,7 +104,7 @@ Buffer import_pointer(const std::shared_ptr<Resource>& pool, const IpcBufferDesc
     // mapping with cuMemFreeAsync on `stream`, as the driver requires of every importer before
     // the exporter frees the memory, and before the imported pool can be destroyed.
     box->track();
-    return detail::BoxAccess::make<Buffer>(std::move(box));
+    return detail::make_buffer(box);
 }
 
 // A pool's descriptor, with its file descriptor alongside (SCM_RIGHTS).

@@ -65,8 +65,8 @@ const CUkernel* copy_kernels(const detail::DriverApi& api) {
 // device that its kernels can address (device, managed and virtual memory of that device; not
 // host memory or another device's memory, which need mappings or peer access it may not have).
 bool kernel_can_copy(const BufferCopy& copy, int ordinal) noexcept {
-    const detail::BufferBox& source = *copy.source.box();
-    const detail::BufferBox& destination = *copy.destination.box();
+    const detail::BufferBox& source = *detail::box_of(copy.source);
+    const detail::BufferBox& destination = *detail::box_of(copy.destination);
     return source.size <= copy_batch_kernel_limit && source.device_accessible &&
            destination.device_accessible && source.device_ordinal == ordinal &&
            destination.device_ordinal == ordinal;

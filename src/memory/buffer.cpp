@@ -5,37 +5,18 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
-#include "support/box_access.hpp"
-#include "support/spin_lock.hpp"
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <mutex>
-#include <type_traits>
-#include <vector>
 
 namespace cudacore {
 
 namespace detail {
 
-constinit LiveBuffers live_buffer_list;
-
-namespace {
-
-void unlink(LiveBuffers& live, BufferBox& box) noexcept {
-    if (box.previous) box.previous->next = box.next;
-    else live.head = box.next;
-    if (box.next) box.next->previous = box.previous;
-    box.previous = box.next = nullptr;
-    box.tracked.store(false, std::memory_order_relaxed);
-}
-
-}  // namespace
-
-// What a box frees, taken out of it (under the list's mutex when tracked) so that freeing happens
-// once, outside the lock.
+// What a box frees, taken out of it by whoever claimed it, so that freeing happens once and no
+// one touches the box's fields while the driver frees.
 struct BufferRelease {
     CUdeviceptr pointer = 0;
     std::size_t size = 0;
@@ -45,8 +26,12 @@ struct BufferRelease {
     Buffer::Deleter deleter;
 };
 
+constinit std::atomic<bool> buffer_exit_release_armed{false};
+
 namespace {
 
+// Empties the box into what must be freed (nothing unless the caller claimed it) and marks it
+// closed.
 BufferRelease take(BufferBox& box) noexcept {
     BufferRelease out;
     out.pointer = box.handle;
@@ -64,50 +49,38 @@ BufferRelease take(BufferBox& box) noexcept {
     return out;
 }
 
-BufferRelease take_tracked(BufferBox& box) noexcept {
-    if (!box.tracked.load(std::memory_order_relaxed)) return take(box);
-    LiveBuffers& live = live_buffer_list;
-    std::lock_guard lock(live.mutex);
-    // The exit handler may have taken it (and unlinked it) in the meantime.
-    if (box.tracked.load(std::memory_order_relaxed)) unlink(live, box);
-    return take(box);
+// Frees what a claimed box held; errors are reported (shutdown statuses silently), never thrown.
+void free_quietly(BufferRelease& release) noexcept {
+    try {
+        BufferBox::free(release, release.free_stream ? release.free_stream->handle : nullptr);
+    } catch (const DriverError& e) {
+        // Shutdown statuses are the normal end of a process; anything else is worth a warning.
+        report_release_failure(e.status(), e.call().c_str(),
+                               !e.object().empty() || !release.resource
+                                   ? e.object()
+                                   : release.resource->description());
+    } catch (...) {
+        // Ignored: at exit the driver may be shut down; a destructor never throws.
+    }
 }
 
-void release_live_buffers() noexcept {
-    std::vector<BufferRelease> releases;
-    {
-        LiveBuffers& live = live_buffer_list;
-        std::lock_guard lock(live.mutex);
-        try {
-            for (BufferBox* box = live.head; box; box = box->next) releases.emplace_back();
-        } catch (...) {
-            return;  // out of memory at exit: leave it to the driver
-        }
-        std::size_t index = 0;
-        while (BufferBox* box = live.head) {
-            unlink(live, *box);
-            releases[index++] = take(*box);
-        }
-    }
-    for (BufferRelease& release : releases) {
-        try {
-            BufferBox::free(release, release.free_stream ? release.free_stream->handle : nullptr);
-        } catch (const DriverError& e) {
-            // As in the destructor: shutdown statuses are silent, anything else is reported.
-            report_release_failure(e.status(), e.call().c_str(),
-                                   !e.object().empty() || !release.resource
-                                       ? e.object()
-                                       : release.resource->description());
-        } catch (...) {
-            // Ignored, as in a destructor.
-        }
-    }
+void release_at_exit(BufferBox& box) noexcept {
+    if (box.state.load(std::memory_order_acquire) != BufferBox::kLive || !box.claim()) return;
+    BufferRelease release = take(box);
+    box.taken();
+    free_quietly(release);
 }
+
+void release_live_buffers() noexcept { for_each_buffer_box(release_at_exit); }
 
 }  // namespace
 
-void arm_exit_release(LiveBuffers& live) noexcept {
-    if (live.armed.exchange(true)) return;
+// The driver tears itself down from its own exit handler, registered when it was initialised, so
+// static objects destroyed after that point could only leak. Handlers run in reverse order of
+// registration: ours, registered once the driver is loaded (at the first buffer after that),
+// runs before the driver's teardown and frees every buffer still alive.
+void arm_buffer_exit_release() noexcept {
+    if (buffer_exit_release_armed.exchange(true)) return;
     std::atexit(release_live_buffers);
 }
 
@@ -132,54 +105,43 @@ void BufferBox::free(BufferRelease& release, CUstream stream) {
     if (error) std::rethrow_exception(error);
 }
 
-BufferBox::~BufferBox() {
-    if (!tracked.load(std::memory_order_relaxed)) return;  // nothing to free, or already freed (close(), exit handler)
-    BufferRelease release = take_tracked(*this);
-    try {
-        free(release, release.free_stream ? release.free_stream->handle : nullptr);
-    } catch (const DriverError& e) {
-        // Shutdown statuses are the normal end of a process; anything else is worth a warning.
-        report_release_failure(e.status(), e.call().c_str(),
-                               !e.object().empty() || !release.resource
-                                   ? e.object()
-                                   : release.resource->description());
-    } catch (...) {
-        // Ignored: at exit the driver may be shut down; a destructor never throws.
+void drop_buffer_box(BufferBoxCount* counted) noexcept {
+    auto* box = static_cast<BufferBox*>(counted);
+    if (box->claim()) {
+        BufferRelease release = take(*box);
+        box->taken();
+        free_quietly(release);
     }
+    give_back_buffer_box(box);
 }
 
 void BufferBox::hand_over() noexcept {
-    take_tracked(*this);  // dropped, not freed: the memory lives on in another box
+    const bool claimed = claim();
+    take(*this);  // dropped, not freed: the memory lives on in another box
+    if (claimed) taken();
 }
 
 void BufferBox::release(CUstream stream, bool use_stream) {
+    if (!claim()) {
+        take(*this);  // nothing to free: only marked closed, its resource dropped
+        return;
+    }
     // The common case, memory that only its resource frees, in straight-line code: the general
     // path below moves every field through a BufferRelease.
-    if (tracked.load(std::memory_order_relaxed)) [[likely]] {
-        std::shared_ptr<MemoryResource> freeing;
-        std::shared_ptr<StreamBox> stream_box;
-        CUdeviceptr pointer = 0;
-        {
-            LiveBuffers& live = live_buffer_list;
-            std::lock_guard lock(live.mutex);
-            if (!tracked.load(std::memory_order_relaxed)) return;  // the exit handler took it
-            if (owned && handle && resource && !foreign) [[likely]] {
-                unlink(live, *this);
-                pointer = handle;
-                freeing = std::move(resource);
-                stream_box = std::move(free_stream);
-                handle = 0;
-                closed = true;
-            }
-        }
-        if (pointer) [[likely]] {
-            freeing->do_deallocate(pointer, size,
-                                   use_stream ? stream : (stream_box ? stream_box->handle : nullptr));
-            return;
-        }
+    if (!foreign) [[likely]] {
+        const CUdeviceptr pointer = handle;
+        std::shared_ptr<MemoryResource> freeing = std::move(resource);
+        std::shared_ptr<StreamBox> stream_box = std::move(free_stream);
+        handle = 0;
+        closed = true;
+        taken();
+        freeing->do_deallocate(pointer, size,
+                               use_stream ? stream : (stream_box ? stream_box->handle : nullptr));
+        return;
     }
-    BufferRelease taken = take_tracked(*this);
-    free(taken, use_stream ? stream : (taken.free_stream ? taken.free_stream->handle : nullptr));
+    BufferRelease taken_out = take(*this);
+    taken();
+    free(taken_out, use_stream ? stream : (taken_out.free_stream ? taken_out.free_stream->handle : nullptr));
 }
 
 }  // namespace detail
@@ -220,11 +182,9 @@ void check_pointer_and_size(const char* call, CUdeviceptr pointer, std::size_t s
 
 // A box for memory made elsewhere: accessibility and device from the resource, else from the
 // driver (which must know the memory).
-std::shared_ptr<detail::BufferBox> foreign_box(const char* call, CUdeviceptr pointer,
-                                               std::size_t size,
-                                               std::shared_ptr<MemoryResource> resource) {
+void fill_foreign_box(detail::BufferBox* box, const char* call, CUdeviceptr pointer,
+                      std::size_t size, std::shared_ptr<MemoryResource> resource) {
     check_pointer_and_size(call, pointer, size);
-    auto box = std::make_shared<detail::BufferBox>();
     box->handle = pointer;
     box->size = size;
     box->owned = false;
@@ -233,7 +193,7 @@ std::shared_ptr<detail::BufferBox> foreign_box(const char* call, CUdeviceptr poi
         box->device_accessible = resource->is_device_accessible();
         box->host_accessible = resource->is_host_accessible();
         box->resource = std::move(resource);
-        return box;
+        return;
     }
     const auto& api = detail::driver();
     const std::string object = std::string(call) + " of " + hex(pointer) + " (" +
@@ -254,7 +214,6 @@ std::shared_ptr<detail::BufferBox> foreign_box(const char* call, CUdeviceptr poi
     box->device_ordinal = ordinal;
     box->device_accessible = true;  // all memory the driver knows is mapped for the device (UVA)
     box->host_accessible = is_managed != 0 || memory_type == CU_MEMORYTYPE_HOST;
-    return box;
 }
 
 }  // namespace
@@ -266,10 +225,11 @@ Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
             "Buffer::from_handle of " + hex(pointer) + " (" + std::to_string(size) +
             " bytes): no memory resource to hand the memory to; give an owner or a deleter, "
             "or use Buffer::wrap_unowned for memory that must not be freed");
-    auto box = foreign_box("Buffer::from_handle", pointer, size, std::move(resource));
+    detail::BufferBoxPtr box;
+    fill_foreign_box(&*box, "Buffer::from_handle", pointer, size, std::move(resource));
     box->owned = true;
     box->track();
-    return detail::BoxAccess::make<Buffer>(std::move(box));
+    return detail::make_buffer(box);
 }
 
 Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
@@ -277,11 +237,12 @@ Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
     if (!owner)
         throw InvalidArgumentError("Buffer::from_handle of " + hex(pointer) + " (" +
                                    std::to_string(size) + " bytes): null owner");
-    auto box = foreign_box("Buffer::from_handle", pointer, size, std::move(resource));
+    detail::BufferBoxPtr box;
+    fill_foreign_box(&*box, "Buffer::from_handle", pointer, size, std::move(resource));
     box->foreign = std::make_unique<detail::BufferBox::Foreign>();
     box->foreign->owner = std::move(owner);
     box->track();
-    return detail::BoxAccess::make<Buffer>(std::move(box));
+    return detail::make_buffer(box);
 }
 
 Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
@@ -289,28 +250,32 @@ Buffer Buffer::from_handle(CUdeviceptr pointer, std::size_t size,
     if (!deleter)
         throw InvalidArgumentError("Buffer::from_handle of " + hex(pointer) + " (" +
                                    std::to_string(size) + " bytes): empty deleter");
-    auto box = foreign_box("Buffer::from_handle", pointer, size, std::move(resource));
+    detail::BufferBoxPtr box;
+    fill_foreign_box(&*box, "Buffer::from_handle", pointer, size, std::move(resource));
     box->foreign = std::make_unique<detail::BufferBox::Foreign>();
     box->foreign->deleter = std::move(deleter);
     box->track();
-    return detail::BoxAccess::make<Buffer>(std::move(box));
+    return detail::make_buffer(box);
 }
 
 Buffer Buffer::wrap_unowned(CUdeviceptr pointer, std::size_t size,
                             std::shared_ptr<MemoryResource> resource) {
-    return detail::BoxAccess::make<Buffer>(
-        foreign_box("Buffer::wrap_unowned", pointer, size, std::move(resource)));
+    detail::BufferBoxPtr box;
+    fill_foreign_box(&*box, "Buffer::wrap_unowned", pointer, size, std::move(resource));
+    return detail::make_buffer(box);
 }
 
-CUdeviceptr Buffer::handle() const noexcept { return box_ ? box_->handle : 0; }
+CUdeviceptr Buffer::handle() const noexcept { return box_ ? detail::box_of(*this)->handle : 0; }
 
-std::size_t Buffer::size() const noexcept { return box_ ? box_->size : 0; }
+std::size_t Buffer::size() const noexcept { return box_ ? detail::box_of(*this)->size : 0; }
 
-bool Buffer::is_closed() const noexcept { return !box_ || box_->closed; }
+bool Buffer::is_closed() const noexcept { return !box_ || detail::box_of(*this)->closed; }
 
 bool Buffer::owns_memory() const noexcept {
-    return box_ && !box_->closed &&
-           ((box_->owned && box_->resource) || box_->foreign);
+    const detail::BufferBox* box = detail::box_of(*this);
+    return box && !box->closed &&
+           ((box->owned && box->resource) ||
+            (box->foreign && (box->foreign->owner || box->foreign->deleter)));
 }
 
 bool Buffer::is_device_accessible() const { return open_box("is_device_accessible").device_accessible; }
@@ -329,27 +294,28 @@ Device Buffer::device() const {
 
 const std::shared_ptr<MemoryResource>& Buffer::memory_resource() const noexcept {
     static const std::shared_ptr<MemoryResource> none;
-    return box_ ? box_->resource : none;
+    return box_ ? detail::box_of(*this)->resource : none;
 }
 
 std::string Buffer::description() const {
-    if (!box_) return "empty buffer";
-    std::string out = box_->closed    ? std::string("closed buffer")
-                      : box_->handle ? "buffer " + hex(box_->handle)
-                                     : std::string("empty buffer");
-    out += " of " + std::to_string(box_->size) + " bytes";
-    if (box_->device_ordinal >= 0) out += " on device " + std::to_string(box_->device_ordinal);
+    const detail::BufferBox* box = detail::box_of(*this);
+    if (!box) return "empty buffer";
+    std::string out = box->closed   ? std::string("closed buffer")
+                      : box->handle ? "buffer " + hex(box->handle)
+                                    : std::string("empty buffer");
+    out += " of " + std::to_string(box->size) + " bytes";
+    if (box->device_ordinal >= 0) out += " on device " + std::to_string(box->device_ordinal);
     else out += " on no device";
-    if (box_->resource) out += " (" + box_->resource->description() + ")";
-    else if (!box_->closed && !owns_memory()) out += " (not owned)";
+    if (box->resource) out += " (" + box->resource->description() + ")";
+    else if (!box->closed && !owns_memory()) out += " (not owned)";
     return out;
 }
 
 detail::BufferBox& Buffer::open_box(const char* operation) const {
-    if (!box_ || box_->closed) [[unlikely]]
+    if (!box_ || detail::box_of(*this)->closed) [[unlikely]]
         throw InvalidArgumentError(std::string("Buffer::") + operation + ": " + description() +
                                    (box_ ? " is closed" : " has no memory"));
-    return *box_;
+    return *detail::box_of(*this);
 }
 
 void Buffer::check_multiple_of(std::size_t unit, const char* operation) const {
@@ -364,10 +330,10 @@ void Buffer::copy_to(const Buffer& destination, const Stream& stream) const {
 
 void Buffer::copy_from(const Buffer& source, const Stream& stream) const {
     detail::BufferBox& to = open_box("copy_from");
-    if (!source.box_ || source.box_->closed)
+    if (!source.box_ || detail::box_of(source)->closed)
         throw InvalidArgumentError("Buffer::copy_from: source " + source.description() +
                                    " is closed (destination " + description() + ")");
-    detail::BufferBox& from = *source.box_;
+    detail::BufferBox& from = *detail::box_of(source);
     if (from.size != to.size)
         throw InvalidArgumentError("Buffer::copy_from: sizes differ: source " +
                                    source.description() + ", destination " + description());
@@ -436,12 +402,12 @@ void Buffer::fill_uint32(std::uint32_t pattern, const Stream& stream) const {
 void Buffer::close(const Stream& stream) {
     if (is_closed()) return;
     const auto& stream_box = stream.box();  // its handle, read here: Stream::handle() is a call
-    box_->release(stream_box ? stream_box->handle : nullptr, true);
+    detail::box_of(*this)->release(stream_box ? stream_box->handle : nullptr, true);
 }
 
 void Buffer::close() {
     if (is_closed()) return;
-    box_->release(nullptr, false);
+    detail::box_of(*this)->release(nullptr, false);
 }
 
 std::span<std::byte> Buffer::bytes() const {

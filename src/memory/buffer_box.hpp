@@ -1,59 +1,81 @@
 // The box behind Buffer: the address, its size, what frees it (its resource, an owner or a
-// deleter) and the stream it is freed on. Shared by every copy of a Buffer; released (memory
-// freed, errors ignored) when the last copy goes, at close(), or by the exit handler when it is
-// still alive as the process exits.
+// deleter) and the stream it is freed on. Shared by every copy of a Buffer, which count
+// themselves in it (BufferBoxCount, buffer.hpp); released (memory freed, errors ignored) when the
+// last copy goes, at close(), or by the exit handler when it is still alive as the process exits.
+//
+// Boxes live in slabs that are never freed (buffer_box_arena.cpp) and are reused through a free
+// list per thread. That is what lets the exit handler find every box with memory to free without
+// a shared list that each allocation and free would join and leave under a lock: it walks the
+// slabs, and a box's `state` says, with one atomic exchange, who frees its memory.
 #pragma once
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/memory_resource.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
-#include "support/spin_lock.hpp"
+#include "support/box_access.hpp"
 
 #include <cuda.h>
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
-#include <mutex>
-#include <type_traits>
 
 namespace cudacore::detail {
 
 struct BufferRelease;  // what a box frees, taken out of it (buffer.cpp)
 
-struct BufferBox {
+struct alignas(64) BufferBox : BufferBoxCount {  // a line of its own: no false sharing of counts
+    // kLive: memory to free. Whoever claims it first (close(), the last copy, the exit handler)
+    // holds kTaking while it takes the fields out, then leaves kNothingToFree and frees, once.
+    static constexpr std::uint8_t kNothingToFree = 0, kLive = 1, kTaking = 2;
+    std::atomic<std::uint8_t> state{kNothingToFree};
+    bool owned = true;    // the resource frees the memory (false for wrap_unowned, owner, deleter)
+    bool closed = false;  // close() ran (or the exit handler released it)
+    bool device_accessible = false;
+    bool host_accessible = false;
+    int device_ordinal = 0;  // -1: bound to no device (pinned host memory)
     CUdeviceptr handle = 0;  // 0 once closed, and for an empty buffer of size 0
     std::size_t size = 0;
     std::shared_ptr<MemoryResource> resource;  // null once closed, or made without a resource
     std::shared_ptr<StreamBox> free_stream;    // the stream it is freed on when the box goes
-    // from_handle with an owner or a deleter (rare, so out of the box: allocate and release do
-    // not initialise or move a std::function each).
+    // from_handle with an owner or a deleter, and what a view keeps alive (rare, so out of the
+    // box: allocate and release do not initialise or move a std::function each).
     struct Foreign {
-        std::shared_ptr<void> owner;  // dropped at release
-        Buffer::Deleter deleter;      // called at release
+        std::shared_ptr<void> owner;   // dropped at release (it frees the memory)
+        Buffer::Deleter deleter;       // called at release
+        std::shared_ptr<void> anchor;  // dropped at close: frees nothing (a global's library)
     };
     std::unique_ptr<Foreign> foreign;
-    int device_ordinal = 0;                    // -1: bound to no device (pinned host memory)
-    bool device_accessible = false;
-    bool host_accessible = false;
-    bool owned = true;    // the resource frees the memory (false for wrap_unowned, owner, deleter)
-    bool closed = false;  // close() ran (or the exit handler released it)
+    BufferBox* next_free = nullptr;  // the next box of a free list
 
-    // Links in the list of boxes with memory to free, which the exit handler walks (guarded by
-    // that list's mutex).
-    BufferBox* previous = nullptr;
-    BufferBox* next = nullptr;
-    std::atomic<bool> tracked{false};
-
-    BufferBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
+    BufferBox() {}  // user-provided: not zeroed first (every member is initialised)
     BufferBox(const BufferBox&) = delete;
     BufferBox& operator=(const BufferBox&) = delete;
-    ~BufferBox();
 
-    // Joins the exit handler's list when the box has something to free (call once the box is
-    // filled in); arms the handler once the driver is loaded. Inline (below): every allocation
-    // runs it.
-    void track();
+    // Whether the box holds memory to free (once it is filled in).
+    bool needs_release() const noexcept {
+        return (owned && handle && resource) || (foreign && (foreign->owner || foreign->deleter));
+    }
+
+    // Marks the box as holding memory to free, when it does (call once it is filled in), so that
+    // the last copy, close() or the exit handler frees it; arms that handler once the driver is
+    // loaded. Inline (below): every allocation runs it.
+    void track() noexcept;
+
+    // Takes the right to free the memory: true for exactly one caller, which takes the fields
+    // out and then calls taken(). False when there is nothing (left) to free; if another caller
+    // is taking the fields out, returns once it is done, so that the fields may be touched.
+    bool claim() noexcept {
+        if (state.load(std::memory_order_acquire) == kNothingToFree) return false;
+        const std::uint8_t seen = state.exchange(kTaking, std::memory_order_acq_rel);
+        if (seen == kLive) [[likely]] return true;
+        if (seen == kNothingToFree) state.store(kNothingToFree, std::memory_order_release);
+        else wait_while_taken();
+        return false;
+    }
+    void taken() noexcept { state.store(kNothingToFree, std::memory_order_release); }
+    void wait_while_taken() const noexcept;
 
     // Frees the memory (through its resource on `stream`, else the box's own stream; its owner;
     // its deleter) and marks the box closed, even when freeing throws. Freeing happens once,
@@ -61,8 +83,7 @@ struct BufferBox {
     void release(CUstream stream, bool use_stream);
 
     // Marks the box closed without freeing anything: its memory now belongs to another box
-    // (VirtualMemoryResource::grow). Leaves the exit handler's list; drops the resource, stream,
-    // owner and deleter it held.
+    // (VirtualMemoryResource::grow). Drops the resource, stream, owner and deleter it held.
     void hand_over() noexcept;
 
     // Frees what `release` holds, on `stream` for a resource; every step runs, the first error is
@@ -70,39 +91,102 @@ struct BufferBox {
     static void free(BufferRelease& release, CUstream stream);
 };
 
-// Boxes with memory to free, so that an exit handler can free what is still alive when the
-// process exits while the driver still works: the driver tears itself down from its own exit
-// handler, registered when it was initialised, so static objects destroyed after that point could
-// only leak. Handlers run in reverse order of registration: ours, registered once the driver is
-// loaded (at the first buffer after that), runs before the driver's teardown. Never destroyed:
-// boxes destroyed after main returns still unlink themselves.
-struct LiveBuffers {
-    SpinLock mutex;  // held for a few pointer updates (and once at exit, for the whole list)
+// This thread's free boxes: initial-exec TLS, constant-initialised, trivially destructible, so
+// usable from any destructor at any point of thread or process exit.
+struct BufferBoxCache {
+    static constexpr int kKept = 64;
     BufferBox* head = nullptr;
-    std::atomic<bool> armed{false};
+    int count = 0;
+    int state = 0;  // 0: not yet registered for thread exit, 1: registered, 2: the thread is exiting
+};
+inline BufferBoxCache& buffer_box_cache() noexcept {
+    static thread_local BufferBoxCache cache __attribute__((tls_model("initial-exec")));
+    return cache;
+}
+
+// The slow paths of the arena (buffer_box_arena.cpp): refill this thread's cache from the boxes
+// other threads gave back, or from a new slab; give a box back when this thread's cache is full
+// or gone.
+BufferBox* take_buffer_box_slow();
+void give_back_buffer_box_slow(BufferBox* box) noexcept;
+// Calls `visit(box)` for every box of every slab (the exit handler; boxes free or in use).
+void for_each_buffer_box(void (*visit)(BufferBox&) noexcept) noexcept;
+
+// Whether the exit handler is registered; registers it once (buffer.cpp).
+extern constinit std::atomic<bool> buffer_exit_release_armed;
+void arm_buffer_exit_release() noexcept;
+
+// A new, empty box with one reference.
+inline BufferBox* take_buffer_box() {
+    BufferBoxCache& cache = buffer_box_cache();
+    BufferBox* box = cache.head;
+    if (box) [[likely]] {
+        cache.head = box->next_free;
+        --cache.count;
+    } else {
+        box = take_buffer_box_slow();
+    }
+    box->references.store(1, std::memory_order_relaxed);
+    return box;
+}
+
+// Empties a box nobody refers to any more (its memory freed or handed over) and keeps it for reuse.
+inline void give_back_buffer_box(BufferBox* box) noexcept {
+    box->closed = false;
+    box->owned = true;
+    box->handle = 0;
+    box->resource.reset();
+    box->free_stream.reset();
+    box->foreign.reset();
+    BufferBoxCache& cache = buffer_box_cache();
+    if (cache.state == 1 && cache.count < BufferBoxCache::kKept) [[likely]] {
+        box->next_free = cache.head;
+        cache.head = box;
+        ++cache.count;
+        return;
+    }
+    give_back_buffer_box_slow(box);
+}
+
+// Owns a box being filled in: gives it back (freeing nothing: it is not tracked yet) if filling
+// it in throws; make_buffer hands it to a Buffer.
+class BufferBoxPtr {
+public:
+    BufferBoxPtr() : box_(take_buffer_box()) {}
+    BufferBoxPtr(const BufferBoxPtr&) = delete;
+    BufferBoxPtr& operator=(const BufferBoxPtr&) = delete;
+    ~BufferBoxPtr() {
+        if (box_) drop_buffer_box(box_);
+    }
+    BufferBox* operator->() const noexcept { return box_; }
+    BufferBox& operator*() const noexcept { return *box_; }
+    BufferBox* release() noexcept { return std::exchange(box_, nullptr); }
+
+private:
+    BufferBox* box_;
 };
 
-// Constant-initialised and trivially destructible (buffer.cpp): usable from any destructor at
-// any point of exit, with no guard to test on each use (a function-local static would test one).
-static_assert(std::is_trivially_destructible_v<LiveBuffers>);
-extern constinit LiveBuffers live_buffer_list;
+inline Buffer make_buffer(BufferBoxPtr& box) noexcept {
+    return BoxAccess::adopt<Buffer>(static_cast<BufferBoxCount*>(box.release()));
+}
 
-// Registers the exit handler, once (buffer.cpp).
-void arm_exit_release(LiveBuffers& live) noexcept;
+// The box of a buffer (null for an empty one).
+inline BufferBox* box_of(const Buffer& buffer) noexcept {
+    return static_cast<BufferBox*>(buffer.box());
+}
 
-inline void BufferBox::track() {
-    const bool needs_release = (owned && handle && resource) || foreign;
-    if (!needs_release) return;
-    LiveBuffers& live = live_buffer_list;
-    {
-        std::lock_guard lock(live.mutex);
-        next = live.head;
-        if (live.head) live.head->previous = this;
-        live.head = this;
-        tracked.store(true, std::memory_order_relaxed);
-    }
-    if (!live.armed.load(std::memory_order_relaxed) && driver_if_loaded()) [[unlikely]]
-        arm_exit_release(live);
+// A buffer as something a graph holds: keeps the memory alive while held, and points at the box,
+// so that holdings keep one per box.
+inline std::shared_ptr<const void> holding_of(const Buffer& buffer) {
+    return std::shared_ptr<const void>(std::make_shared<const Buffer>(buffer), buffer.box());
+}
+
+inline void BufferBox::track() noexcept {
+    if (!needs_release()) return;
+    state.store(kLive, std::memory_order_release);
+    if (!buffer_exit_release_armed.load(std::memory_order_relaxed) && driver_if_loaded())
+        [[unlikely]]
+        arm_buffer_exit_release();
 }
 
 }  // namespace cudacore::detail

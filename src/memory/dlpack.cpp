@@ -2,7 +2,6 @@
 
 #include "cudacore/errors.hpp"
 #include "memory/buffer_box.hpp"
-#include "support/box_access.hpp"
 
 #include <limits>
 #include <string>
@@ -170,14 +169,14 @@ Buffer from_dlpack(DLManagedTensor* managed) {
     if (bytes == 0)
         throw InvalidArgumentError("from_dlpack: the tensor is empty (a Buffer has at least one byte)");
     auto resource = std::make_shared<DLPackImport>(managed);
-    auto box = std::make_shared<detail::BufferBox>();
+    detail::BufferBoxPtr box;
     box->handle = reinterpret_cast<CUdeviceptr>(tensor.data) + tensor.byte_offset;
     box->size = bytes;
     box->device_ordinal = resource->device_ordinal();
     box->device_accessible = resource->is_device_accessible();
     box->host_accessible = resource->is_host_accessible();
     box->resource = std::move(resource);
-    return detail::BoxAccess::make<Buffer>(std::move(box));
+    return detail::make_buffer(box);
 }
 
 }  // namespace cudacore

@@ -1,12 +1,10 @@
 #include "cudacore/memory_resource.hpp"
 
-#include "support/thread_block_pool.hpp"
 #include "memory/buffer_box.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
-#include "support/box_access.hpp"
 
 namespace cudacore {
 
@@ -50,18 +48,18 @@ Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
         for_the_process_ ? std::shared_ptr<MemoryResource>(std::shared_ptr<void>(), this)
                          : owning_reference(*this);
     // The box first: if the allocation throws it goes away holding nothing to free.
-    auto box = detail::make_pooled<detail::BufferBox>();
+    detail::BufferBoxPtr box;
     box->size = size;
     const std::uint32_t described_as = described();
     box->device_ordinal = static_cast<int>(described_as >> kOrdinalShift) - 1;
     box->device_accessible = described_as & kDeviceAccessible;
     box->host_accessible = described_as & kHostAccessible;
     box->resource = std::move(self);
-    if (size == 0) return detail::BoxAccess::make<Buffer>(std::move(box));  // empty, as in cuda.core: nothing to free
+    if (size == 0) return detail::make_buffer(box);  // empty, as in cuda.core: nothing to free
     box->free_stream = stream.box();
     box->handle = do_allocate(size, box->free_stream ? box->free_stream->handle : nullptr);
     box->track();
-    return detail::BoxAccess::make<Buffer>(std::move(box));
+    return detail::make_buffer(box);
 }
 
 void MemoryResource::deallocate(CUdeviceptr pointer, std::size_t size, const Stream& stream) {

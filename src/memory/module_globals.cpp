@@ -5,7 +5,6 @@
 #include "cudacore/object_code.hpp"
 #include "code/object_code_state.hpp"
 #include "memory/buffer_box.hpp"
-#include "support/box_access.hpp"
 
 #include <mutex>
 #include <shared_mutex>
@@ -18,10 +17,6 @@ namespace {
 struct GlobalOwner {
     std::shared_ptr<detail::LibraryBox> library;
     std::shared_ptr<detail::ContextBox> context;
-};
-
-struct GlobalBufferBox : detail::BufferBox {
-    GlobalOwner owner;
 };
 
 std::string global_list(const detail::ObjectCodeState& state) {
@@ -58,7 +53,7 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
     {
         std::shared_lock lock(lazy.globals_mutex);
         if (auto found = views.find(name); found != views.end()) {
-            Buffer view = detail::BoxAccess::make<Buffer>(std::static_pointer_cast<detail::BufferBox>(found->second));
+            Buffer view = *static_cast<const Buffer*>(found->second.get());
             if (!view.is_closed()) [[likely]] return view;
         }
     }
@@ -88,22 +83,23 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
         return "global '" + std::string(name) + "' of " + detail::describe_code(state);
     });
 
-    auto box = std::make_shared<GlobalBufferBox>();
+    detail::BufferBoxPtr box;
     box->handle = address;
     box->size = size;
     box->owned = false;
     box->device_ordinal = context->ordinal;
     box->device_accessible = true;
     box->host_accessible = managed;
-    box->owner = GlobalOwner{library, context};
+    box->foreign = std::make_unique<detail::BufferBox::Foreign>();
+    box->foreign->anchor = std::make_shared<GlobalOwner>(GlobalOwner{library, context});
+    Buffer made = detail::make_buffer(box);
+    auto stored = std::make_shared<Buffer>(made);
     std::unique_lock lock(lazy.globals_mutex);
     auto& slot = views[std::string(name)];
-    Buffer existing = slot ? detail::BoxAccess::make<Buffer>(std::static_pointer_cast<detail::BufferBox>(slot)) : Buffer();
+    Buffer existing = slot ? *static_cast<const Buffer*>(slot.get()) : Buffer();
     if (!existing.is_closed()) return existing;  // another thread made it meanwhile
-    // Stored as a BufferBox pointer, so the cast back from void above is exact.
-    std::shared_ptr<detail::BufferBox> base = box;
-    slot = base;
-    return detail::BoxAccess::make<Buffer>(std::move(base));
+    slot = std::move(stored);  // a Buffer, so the cast back from void above is exact
+    return made;
 }
 
 }  // namespace

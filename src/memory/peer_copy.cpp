@@ -25,7 +25,7 @@ const detail::BufferBox& open_box(const Buffer& buffer, const char* role, const 
         throw InvalidArgumentError(std::string("copy_between_devices: the ") + role + " " +
                                    buffer.description() + " is closed (other side: " +
                                    other.description() + ")");
-    return *buffer.box();
+    return *detail::box_of(buffer);
 }
 
 // Device memory only: pinned host and managed memory need no peer path.

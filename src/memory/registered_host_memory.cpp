@@ -4,7 +4,6 @@
 #include "cudacore/errors.hpp"
 #include "memory/buffer_box.hpp"
 #include "memory/free_after_stream.hpp"
-#include "support/box_access.hpp"
 
 #include <cstdio>
 
@@ -72,7 +71,7 @@ Buffer register_host_memory(void* pointer, std::size_t size, const Device& devic
     unsigned flags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP;
     if (options.read_only) flags |= CU_MEMHOSTREGISTER_READ_ONLY;
     // The box first: if registration fails it goes away with nothing to unregister.
-    auto box = std::make_shared<detail::BufferBox>();
+    detail::BufferBoxPtr box;
     box->size = size;
     box->device_ordinal = device.ordinal();
     box->device_accessible = true;
@@ -91,7 +90,7 @@ Buffer register_host_memory(void* pointer, std::size_t size, const Device& devic
     box->resource = std::make_shared<RegisteredHostMemory>(context, device.ordinal(), pointer, size);
     // Tracked, so that the last copy going (or the exit handler) unregisters the memory.
     box->track();
-    return detail::BoxAccess::make<Buffer>(std::move(box));
+    return detail::make_buffer(box);
 }
 
 }  // namespace cudacore

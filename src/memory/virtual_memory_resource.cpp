@@ -5,7 +5,6 @@
 #include "cudacore/stream.hpp"
 #include "memory/buffer_box.hpp"
 #include "memory/memory_option_checks.hpp"
-#include "support/box_access.hpp"
 
 namespace cudacore {
 
@@ -264,8 +263,8 @@ Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const S
         }
     }
     // The memory changes hands: the old box (and every copy of it) is closed without freeing.
-    const std::shared_ptr<detail::BufferBox>& old_box = buffer.box();
-    auto box = std::make_shared<detail::BufferBox>();
+    detail::BufferBox* old_box = detail::box_of(buffer);
+    detail::BufferBoxPtr box;
     box->handle = new_address;
     box->size = new_size;
     box->device_ordinal = ordinal_;
@@ -276,7 +275,7 @@ Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const S
     // Tracked, so that the last copy of the result frees the memory; the old box is closed.
     box->track();
     old_box->hand_over();
-    return detail::BoxAccess::make<Buffer>(std::move(box));
+    return detail::make_buffer(box);
 }
 
 }  // namespace cudacore

@@ -13,6 +13,11 @@ struct BoxAccess {
     static Object make(std::shared_ptr<Box> box) noexcept {
         return Object(std::move(box));
     }
+    // For objects that count themselves in their box (Buffer): adopts the box's first reference.
+    template <class Object, class Box>
+    static Object adopt(Box* box) noexcept {
+        return Object(box);
+    }
 };
 
 }  // namespace cudacore::detail

@@ -1,5 +1,5 @@
-// A lock for critical sections of a few instructions on hot paths (the list of live buffers that
-// every allocation joins and every free leaves): one atomic exchange to take it and a release
+// A lock for critical sections of a few instructions on hot paths (the events a context keeps
+// for reuse, a capture's holdings): one atomic exchange to take it and a release
 // store to give it back, where an uncontended std::mutex costs two calls into the C library.
 // Waiters spin briefly, then yield the processor. Usable with std::lock_guard.
 #pragma once

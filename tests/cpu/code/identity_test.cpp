@@ -21,7 +21,7 @@ struct KernelBox;
 struct StreamBox;
 struct EventBox;
 struct ContextBox;
-struct BufferBox;
+struct BufferBoxCount;
 }  // namespace cudacore::detail
 
 namespace {
@@ -35,7 +35,7 @@ static_assert(!std::is_constructible_v<Kernel, std::shared_ptr<detail::KernelBox
 static_assert(!std::is_constructible_v<Stream, std::shared_ptr<detail::StreamBox>>);
 static_assert(!std::is_constructible_v<Event, std::shared_ptr<detail::EventBox>>);
 static_assert(!std::is_constructible_v<Context, std::shared_ptr<detail::ContextBox>>);
-static_assert(!std::is_constructible_v<Buffer, std::shared_ptr<detail::BufferBox>>);
+static_assert(!std::is_constructible_v<Buffer, detail::BufferBoxCount*>);
 
 TEST(ObjectCodeIdentity, EqualValuesAreOneKeyAndDifferentOnesAreNot) {
     const SymbolMap symbols = {{"scale<float>", "_Z5scaleIfEvPT_S0_"}};

@@ -8,10 +8,13 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
-#include <stdexcept>
+#include <mutex>
 #include <numeric>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -46,6 +49,74 @@ TEST(Buffer, AllocateHoldsResourceAndFreesOnceWhenLastCopyGoes) {
         EXPECT_EQ(raw->allocations.load(), 1);
     }
     EXPECT_TRUE(weak.expired()) << "the resource goes with its last buffer";
+}
+
+TEST(Buffer, BuffersMadeOnOneThreadAndDroppedOnAnotherAreFreedOnceWithTheirOwnMemory) {
+    // Boxes are reused through per-thread free lists and a shared one: a buffer made on one thread
+    // and dropped (or closed) on another must free its own memory once, and a reused box must
+    // never show another buffer's address or size.
+    auto resource = std::make_shared<HostMemoryResource>();
+    constexpr int kThreads = 4, kPerThread = 1500;
+    std::mutex mutex;
+    std::vector<Buffer> handed_over;
+    std::vector<std::thread> makers;
+    for (int t = 0; t < kThreads; ++t) {
+        makers.emplace_back([&, t] {
+            for (int i = 0; i < kPerThread; ++i) {
+                const std::size_t size = 8 + 8 * (i % 5);
+                Buffer buffer = resource->allocate(size, no_stream());
+                const std::uint64_t mark = std::uint64_t(t) << 32 | std::uint64_t(i);
+                std::memcpy(buffer.data(), &mark, sizeof mark);
+                std::lock_guard lock(mutex);
+                handed_over.push_back(std::move(buffer));
+            }
+        });
+    }
+    std::vector<std::thread> droppers;
+    std::atomic<int> wrong{0};
+    std::atomic<int> dropped{0};
+    for (int t = 0; t < kThreads; ++t) {
+        droppers.emplace_back([&, t] {
+            while (dropped.load() < kThreads * kPerThread) {
+                Buffer buffer;
+                {
+                    std::lock_guard lock(mutex);
+                    if (handed_over.empty()) continue;
+                    buffer = std::move(handed_over.back());
+                    handed_over.pop_back();
+                }
+                std::uint64_t mark = 0;
+                std::memcpy(&mark, buffer.data(), sizeof mark);
+                if (buffer.size() != 8 + 8 * ((mark & 0xffffffff) % 5)) ++wrong;
+                Buffer copy = buffer;
+                if (t % 2) buffer.close();  // every copy closed, freed here
+                if (!buffer.is_closed() && copy.handle() != buffer.handle()) ++wrong;
+                ++dropped;
+            }
+        });
+    }
+    for (auto& thread : makers) thread.join();
+    for (auto& thread : droppers) thread.join();
+    EXPECT_EQ(wrong.load(), 0);
+    EXPECT_EQ(resource->allocations.load(), kThreads * kPerThread);
+    EXPECT_EQ(resource->frees.load(), kThreads * kPerThread);
+    // The finished threads' free boxes serve new buffers.
+    Buffer after = resource->allocate(16, no_stream());
+    EXPECT_EQ(after.size(), 16u);
+    EXPECT_FALSE(after.is_closed());
+}
+
+TEST(Buffer, CopiesDroppedOnTwoThreadsAtOnceFreeOnce) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    constexpr int kRounds = 2000;
+    for (int i = 0; i < kRounds; ++i) {
+        Buffer buffer = resource->allocate(32, no_stream());
+        std::thread other([copy = buffer]() mutable { Buffer dropped = std::move(copy); });
+        buffer = Buffer();
+        other.join();
+    }
+    EXPECT_EQ(resource->allocations.load(), kRounds);
+    EXPECT_EQ(resource->frees.load(), kRounds);
 }
 
 TEST(Buffer, CloseFreesOnceAndClosesEveryCopy) {

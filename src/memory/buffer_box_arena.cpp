@@ -1,0 +1,125 @@
+// Where buffer boxes live: slabs that are never freed, so that the exit handler can walk every box
+// there is without a list that allocations join and frees leave. Each thread keeps up to
+// BufferBoxCache::kKept free boxes (buffer_box.hpp, the hot path); the rest, and a finished
+// thread's, wait in one shared free list. Memory held: the most boxes ever alive at once, about
+// 128 bytes each.
+#include "memory/buffer_box.hpp"
+
+#include "support/spin_lock.hpp"
+
+#include <mutex>
+#include <new>
+#include <thread>
+#include <type_traits>
+
+namespace cudacore::detail {
+
+namespace {
+
+constexpr int kSlabBoxes = 64;
+
+struct BufferBoxSlab {
+    BufferBox boxes[kSlabBoxes];
+    BufferBoxSlab* next = nullptr;
+};
+
+// Constant-initialised and trivially destructible: usable from any destructor at any point of
+// exit, with no guard to test.
+struct BufferBoxArena {
+    SpinLock mutex;                 // guards `free` (a few pointer updates at a time)
+    BufferBox* free = nullptr;      // boxes given back by threads whose cache was full or gone
+    int free_count = 0;
+    std::atomic<BufferBoxSlab*> slabs{nullptr};  // only ever grows; read without the lock
+};
+static_assert(std::is_trivially_destructible_v<BufferBoxArena>);
+constinit BufferBoxArena arena;
+
+// Set once this thread's cache owner is destroyed (constant-initialised TLS, readable at exit).
+thread_local bool cache_owner_destroyed = false;
+
+// Hands this thread's free boxes to the shared list when the thread exits.
+struct BufferBoxCacheOwner {
+    ~BufferBoxCacheOwner() {
+        cache_owner_destroyed = true;
+        BufferBoxCache& cache = buffer_box_cache();
+        cache.state = 2;
+        if (!cache.head) return;
+        BufferBox* last = cache.head;
+        while (last->next_free) last = last->next_free;
+        std::lock_guard lock(arena.mutex);
+        last->next_free = arena.free;
+        arena.free = cache.head;
+        arena.free_count += cache.count;
+        cache.head = nullptr;
+        cache.count = 0;
+    }
+};
+
+void register_cache(BufferBoxCache& cache) noexcept {
+    if (cache_owner_destroyed) {
+        cache.state = 2;
+        return;
+    }
+    static thread_local BufferBoxCacheOwner owner;  // constructed here, destroyed at thread exit
+    cache.state = 1;
+}
+
+}  // namespace
+
+BufferBox* take_buffer_box_slow() {
+    BufferBoxCache& cache = buffer_box_cache();
+    if (cache.state == 0) register_cache(cache);
+    {
+        // Up to half a cache's worth from the shared list, the first for the caller.
+        std::lock_guard lock(arena.mutex);
+        if (BufferBox* box = arena.free) {
+            arena.free = box->next_free;
+            --arena.free_count;
+            for (int i = 0; cache.state == 1 && i < BufferBoxCache::kKept / 2 && arena.free; ++i) {
+                BufferBox* more = arena.free;
+                arena.free = more->next_free;
+                --arena.free_count;
+                more->next_free = cache.head;
+                cache.head = more;
+                ++cache.count;
+            }
+            return box;
+        }
+    }
+    // A new slab: the first box for the caller, the rest for this thread's cache (or the shared
+    // list, when the thread is exiting).
+    auto* slab = new BufferBoxSlab;
+    BufferBoxSlab* head = arena.slabs.load(std::memory_order_relaxed);
+    do slab->next = head;
+    while (!arena.slabs.compare_exchange_weak(head, slab, std::memory_order_release,
+                                              std::memory_order_relaxed));
+    for (int i = kSlabBoxes - 1; i >= 1; --i) give_back_buffer_box_slow(&slab->boxes[i]);
+    return &slab->boxes[0];
+}
+
+void give_back_buffer_box_slow(BufferBox* box) noexcept {
+    BufferBoxCache& cache = buffer_box_cache();
+    if (cache.state == 0) register_cache(cache);
+    if (cache.state == 1 && cache.count < BufferBoxCache::kKept) {
+        box->next_free = cache.head;
+        cache.head = box;
+        ++cache.count;
+        return;
+    }
+    std::lock_guard lock(arena.mutex);
+    box->next_free = arena.free;
+    arena.free = box;
+    ++arena.free_count;
+}
+
+void for_each_buffer_box(void (*visit)(BufferBox&) noexcept) noexcept {
+    for (BufferBoxSlab* slab = arena.slabs.load(std::memory_order_acquire); slab; slab = slab->next)
+        for (BufferBox& box : slab->boxes) visit(box);
+}
+
+void BufferBox::wait_while_taken() const noexcept {
+    for (int spins = 0; state.load(std::memory_order_acquire) == kTaking; ++spins)
+        if (spins >= 64) std::this_thread::yield();
+}
+
+}  // namespace cudacore::detail
