@@ -6,6 +6,7 @@
 #include "runtime/name_table.hpp"
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +24,41 @@ TEST(NameTable, FindsWhatWasInsertedAndTheFirstInsertWins) {
     EXPECT_EQ(*table.find("saxpy"), 1);
     EXPECT_EQ(table.find("saxp"), nullptr);
     EXPECT_EQ(table.find(""), nullptr);
+}
+
+TEST(NameTable, RepeatedAndAlternatingLookupsFindTheirOwnTablesValues) {
+    // Each thread remembers its last hit: lookups that switch names and tables must not return
+    // another name's or another table's value.
+    NameTable<int> one;
+    NameTable<int> two;
+    one.insert("a", 1);
+    one.insert("b", 2);
+    two.insert("a", 3);
+    for (int round = 0; round < 3; ++round) {
+        EXPECT_EQ(*one.find("a"), 1);
+        EXPECT_EQ(*one.find("a"), 1);
+        EXPECT_EQ(*two.find("a"), 3);
+        EXPECT_EQ(*one.find("b"), 2);
+        EXPECT_EQ(two.find("b"), nullptr);
+        EXPECT_EQ(*two.find("a"), 3);
+        EXPECT_EQ(one.find("ab"), nullptr);
+        EXPECT_EQ(one.find(""), nullptr);
+    }
+}
+
+TEST(NameTable, ATableMadeWhereAnotherWasDoesNotSeeItsEntries) {
+    std::optional<NameTable<int>> table;
+    table.emplace();
+    table->insert("saxpy", 1);
+    const void* address = &*table;
+    ASSERT_NE(table->find("saxpy"), nullptr);  // now this thread's last hit
+    table.reset();
+    table.emplace();  // same storage
+    ASSERT_EQ(static_cast<const void*>(&*table), address);
+    EXPECT_EQ(table->find("saxpy"), nullptr);
+    table->insert("saxpy", 2);
+    ASSERT_NE(table->find("saxpy"), nullptr);
+    EXPECT_EQ(*table->find("saxpy"), 2);
 }
 
 TEST(NameTable, GrowsAndKeepsEveryName) {
