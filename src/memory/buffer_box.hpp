@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 namespace cudacore::detail {
 
@@ -132,9 +133,14 @@ inline BufferBox* take_buffer_box() {
 
 // Empties a box nobody refers to any more (its memory freed or handed over) and keeps it for reuse.
 inline void give_back_buffer_box(BufferBox* box) noexcept {
-    box->closed = false;
+    // As a new box: every field to its initial value.
     box->owned = true;
+    box->closed = false;
+    box->device_accessible = false;
+    box->host_accessible = false;
+    box->device_ordinal = 0;
     box->handle = 0;
+    box->size = 0;
     box->resource.reset();
     box->free_stream.reset();
     box->foreign.reset();

@@ -106,6 +106,30 @@ TEST(Buffer, BuffersMadeOnOneThreadAndDroppedOnAnotherAreFreedOnceWithTheirOwnMe
     EXPECT_FALSE(after.is_closed());
 }
 
+TEST(Buffer, AReusedBoxCarriesNothingOfItsLastBuffer) {
+    auto first_resource = std::make_shared<HostMemoryResource>(true, 3);
+    auto second_resource = std::make_shared<HostMemoryResource>(false, -1);
+    const void* first_box = nullptr;
+    {
+        Buffer first = first_resource->allocate(64, no_stream());
+        first_box = first.box();
+        first.close();
+    }
+    std::vector<char> host(16);
+    Buffer second = Buffer::wrap_unowned(host.data(), host.size(), second_resource);
+    ASSERT_EQ(static_cast<const void*>(second.box()), first_box) << "the box is reused on this thread";
+    EXPECT_FALSE(second.is_closed());
+    EXPECT_EQ(second.handle(), reinterpret_cast<CUdeviceptr>(host.data()));
+    EXPECT_EQ(second.size(), host.size());
+    EXPECT_FALSE(second.owns_memory());
+    EXPECT_EQ(second.device_ordinal(), -1);
+    EXPECT_FALSE(second.is_host_accessible());
+    EXPECT_EQ(second.memory_resource().get(), second_resource.get());
+    second.close();
+    EXPECT_EQ(second_resource->frees.load(), 0) << "wrapped memory is never freed";
+    EXPECT_EQ(first_resource->frees.load(), 1);
+}
+
 TEST(Buffer, CopiesDroppedOnTwoThreadsAtOnceFreeOnce) {
     auto resource = std::make_shared<HostMemoryResource>();
     constexpr int kRounds = 2000;
