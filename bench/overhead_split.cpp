@@ -201,6 +201,12 @@ int main() {
         // allocates) against cuMemAllocAsync: what the driver alone charges for the difference.
         const Split by_handle = raw_pool_batch(resource ? resource->pool() : nullptr);
         print("allocate + free 1 MiB, default pool, from its handle", raw, by_handle, "by handle");
+        // Dropped instead of closed: destruction first asks whether someone reset the device
+        // (one cuCtxGetId), which an explicit close() leaves to the caller.
+        const Split dropped = measure(batches, n, [&] {
+            for (int i = 0; i < n; ++i) Buffer buffer = device.allocate(1 << 20, stream);
+        }, [&] { stream.sync(); });
+        print("allocate + drop 1 MiB (no close), default pool", raw, dropped, "dropped");
     }
     {
         constexpr int n = allocations;

@@ -189,6 +189,10 @@ public:
     // it); without a stream, on the stream it was allocated on. Every copy of this Buffer becomes
     // closed and drops its resource. Closing a closed buffer does nothing; a wrap_unowned buffer
     // is only marked closed.
+    // close() is an operation on the buffer like a fill or a copy: it vouches that the memory is
+    // still there. After someone reset the device under the buffer (cuDevicePrimaryCtxReset),
+    // drop it instead: destruction finds the context gone and frees nothing, at the cost of one
+    // driver call (cuCtxGetId) that close() saves.
     // Throws DriverError when freeing fails (the buffer is closed all the same).
     void close(const Stream& stream);
     void close();

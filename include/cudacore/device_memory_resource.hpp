@@ -124,6 +124,7 @@ public:
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
+    void do_deallocate_on_request(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
 
 private:
     std::uint64_t pool_attribute(CUmemPool_attribute attribute, const char* name) const;

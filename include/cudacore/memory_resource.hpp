@@ -61,6 +61,8 @@ public:
     // Raw memory that no Buffer tracks, ordered on `stream` like allocate(): the caller frees it
     // with deallocate_pointer (CCCL adaptors use these, see cccl.hpp). Throws as allocate().
     CUdeviceptr allocate_pointer(std::size_t size, CUstream stream) { return do_allocate(size, stream); }
+    // deallocate and deallocate_pointer go through do_deallocate, with whatever checks it makes
+    // (a resource wrapping another calls them from its own do_deallocate).
     void deallocate_pointer(CUdeviceptr pointer, std::size_t size, CUstream stream) {
         do_deallocate(pointer, size, stream);
     }
@@ -82,6 +84,14 @@ protected:
     MemoryResource() = default;
     virtual CUdeviceptr do_allocate(std::size_t size, CUstream stream) = 0;
     virtual void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) = 0;
+    // Frees at the owner's explicit request (Buffer::close), which vouches for the memory as it
+    // vouches for a buffer it fills or copies: nobody reset the device since it was allocated.
+    // A resource whose do_deallocate first asks the driver whether its context survived (for
+    // buffers dropped at any time, even after a reset) may skip that question here. Defaults to
+    // do_deallocate.
+    virtual void do_deallocate_on_request(CUdeviceptr pointer, std::size_t size, CUstream stream) {
+        do_deallocate(pointer, size, stream);
+    }
 
     friend struct detail::BufferBox;
 

@@ -52,7 +52,7 @@ BufferRelease take(BufferBox& box) noexcept {
 // Frees what a claimed box held; errors are reported (shutdown statuses silently), never thrown.
 void free_quietly(BufferRelease& release) noexcept {
     try {
-        BufferBox::free(release, release.free_stream ? release.free_stream->handle : nullptr);
+        BufferBox::free(release, release.free_stream ? release.free_stream->handle : nullptr, false);
     } catch (const DriverError& e) {
         // Shutdown statuses are the normal end of a process; anything else is worth a warning.
         report_release_failure(e.status(), e.call().c_str(),
@@ -84,12 +84,14 @@ void arm_buffer_exit_release() noexcept {
     std::atexit(release_live_buffers);
 }
 
-void BufferBox::free(BufferRelease& release, CUstream stream) {
+void BufferBox::free(BufferRelease& release, CUstream stream, bool on_request) {
     // Each step runs even when an earlier one throws; the first error is rethrown.
     std::exception_ptr error;
     if (release.resource && release.pointer) {
         try {
-            release.resource->do_deallocate(release.pointer, release.size, stream);
+            MemoryResource& resource = *release.resource;
+            if (on_request) resource.do_deallocate_on_request(release.pointer, release.size, stream);
+            else resource.do_deallocate(release.pointer, release.size, stream);
         } catch (...) {
             error = std::current_exception();
         }
@@ -135,13 +137,14 @@ void BufferBox::release(CUstream stream, bool use_stream) {
         handle = 0;
         closed = true;
         taken();
-        freeing->do_deallocate(pointer, size,
-                               use_stream ? stream : (stream_box ? stream_box->handle : nullptr));
+        freeing->do_deallocate_on_request(
+            pointer, size, use_stream ? stream : (stream_box ? stream_box->handle : nullptr));
         return;
     }
     BufferRelease taken_out = take(*this);
     taken();
-    free(taken_out, use_stream ? stream : (taken_out.free_stream ? taken_out.free_stream->handle : nullptr));
+    free(taken_out, use_stream ? stream : (taken_out.free_stream ? taken_out.free_stream->handle : nullptr),
+         true);
 }
 
 }  // namespace detail

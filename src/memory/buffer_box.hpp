@@ -78,18 +78,20 @@ struct alignas(64) BufferBox : BufferBoxCount {  // a line of its own: no false 
     void taken() noexcept { state.store(kNothingToFree, std::memory_order_release); }
     void wait_while_taken() const noexcept;
 
-    // Frees the memory (through its resource on `stream`, else the box's own stream; its owner;
-    // its deleter) and marks the box closed, even when freeing throws. Freeing happens once,
-    // whoever comes first: close(), the last copy going, or the exit handler.
+    // Buffer::close: frees the memory (through its resource's do_deallocate_on_request on
+    // `stream`, else the box's own stream; its owner; its deleter) and marks the box closed, even
+    // when freeing throws. Freeing happens once, whoever comes first: close(), the last copy
+    // going, or the exit handler.
     void release(CUstream stream, bool use_stream);
 
     // Marks the box closed without freeing anything: its memory now belongs to another box
     // (VirtualMemoryResource::grow). Drops the resource, stream, owner and deleter it held.
     void hand_over() noexcept;
 
-    // Frees what `release` holds, on `stream` for a resource; every step runs, the first error is
+    // Frees what `release` holds, on `stream` for a resource (do_deallocate_on_request when
+    // `on_request`, for close(); else do_deallocate); every step runs, the first error is
     // rethrown.
-    static void free(BufferRelease& release, CUstream stream);
+    static void free(BufferRelease& release, CUstream stream, bool on_request);
 };
 
 // This thread's free boxes: initial-exec TLS, constant-initialised, trivially destructible, so

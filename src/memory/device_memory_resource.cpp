@@ -59,7 +59,12 @@ CUdeviceptr DeviceMemoryResource::do_allocate(std::size_t size, CUstream stream)
 }
 
 void DeviceMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
-    detail::free_to_pool(*this, *context_, pointer, size, stream);
+    detail::free_to_pool(*this, *context_, pointer, size, stream, true);
+}
+
+void DeviceMemoryResource::do_deallocate_on_request(CUdeviceptr pointer, std::size_t size,
+                                                    CUstream stream) {
+    detail::free_to_pool(*this, *context_, pointer, size, stream, false);
 }
 
 void DeviceMemoryResource::set_release_threshold(std::uint64_t bytes) {

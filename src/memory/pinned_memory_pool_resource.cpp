@@ -119,7 +119,12 @@ CUdeviceptr PinnedMemoryPoolResource::do_allocate(std::size_t size, CUstream str
 
 void PinnedMemoryPoolResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
                                              CUstream stream) {
-    detail::free_to_pool(*this, *context_, pointer, size, stream);
+    detail::free_to_pool(*this, *context_, pointer, size, stream, true);
+}
+
+void PinnedMemoryPoolResource::do_deallocate_on_request(CUdeviceptr pointer, std::size_t size,
+                                                        CUstream stream) {
+    detail::free_to_pool(*this, *context_, pointer, size, stream, false);
 }
 
 }  // namespace cudacore

@@ -39,13 +39,16 @@ inline CUdeviceptr allocate_from_pool(const MemoryResource& resource, const Cont
     return pointer;
 }
 
-// Frees `pointer` in stream order, unless someone reset the device: then the memory, and the
-// stream, went with the context, and nothing is freed. Throws DriverError naming `resource`.
+// Frees `pointer` in stream order. With `check_context`, first asks whether someone reset the
+// device: then the memory, and the stream, went with the context, and nothing is freed (a
+// dropped buffer). Without it (an explicit close, do_deallocate_on_request) the caller vouches
+// for the memory and one driver call is saved. Throws DriverError naming `resource`.
 inline void free_to_pool(const MemoryResource& resource, const ContextBox& context,
-                         CUdeviceptr pointer, std::size_t size, CUstream stream) {
+                         CUdeviceptr pointer, std::size_t size, CUstream stream,
+                         bool check_context) {
     const DriverApi* api = driver_if_loaded();
     if (!api) [[unlikely]] return;  // never loaded, so nothing was allocated
-    if (!context.still_alive(*api)) [[unlikely]] return;
+    if (check_context && !context.still_alive(*api)) [[unlikely]] return;
     const CUresult status = is_default_stream(stream)
                                 ? free_to_pool_on_default_stream(*api, context, pointer, stream)
                                 : api->cuMemFreeAsync(pointer, stream);
