@@ -208,7 +208,9 @@ void cudacore_copy_batch(benchmark::State& state, bool copy_engines) {
 // Stream-ordered allocate + free in timed batches of pool_batch, the stream drained between
 // batches (untimed) as a program's would be: left undrained for a whole benchmark, hundreds of
 // thousands of frees pile up in the stream and the driver's cost per call drifts with the pile.
-// The time reported is a batch's (an iteration is a batch).
+// The time reported is a batch's (an iteration is a batch). cudacore frees each buffer with
+// close(stream), as the side-by-side's allocate + free does; the "drop" row lets each buffer go
+// instead, which first asks the driver whether someone reset the device (one cuCtxGetId).
 constexpr int pool_batch = 32;
 
 void set_batch_time(benchmark::State& state, std::chrono::steady_clock::time_point start) {
@@ -254,7 +256,7 @@ void raw_pool_alloc_free(benchmark::State& state, bool host) {
     api.cuMemPoolDestroy(pool);
 }
 
-void cudacore_pool_alloc_free(benchmark::State& state, bool host) {
+void cudacore_pool_alloc_free(benchmark::State& state, bool host, bool close) {
     if (skip_without_gpu(state)) return;
     Device device(0);
     device.set_current();
@@ -276,6 +278,7 @@ void cudacore_pool_alloc_free(benchmark::State& state, bool host) {
         for (int i = 0; i < pool_batch; ++i) {
             Buffer buffer = resource->allocate(MiB, stream);
             benchmark::DoNotOptimize(buffer.handle());
+            if (close) buffer.close(stream);
         }
         set_batch_time(state, start);
         stream.sync();
@@ -439,6 +442,9 @@ void cudacore_pool_attribute(benchmark::State& state) {
 // Each pair in alternating rounds (bench::alternate): these operations drift over a run (pools
 // growing, clocks) by more than the overheads measured.
 using bench::alternate;
+// The pool rows drift most from round to round on a busy host (a round's mean moves by 2x): twice
+// the rounds, for steadier medians.
+constexpr int pool_rounds = 31;
 const int registered[] = {
     alternate("vmm_grow_2MiB_to_64MiB", raw_vmm_grow, cudacore_vmm_grow, true),
     alternate("copy_1000x256B", raw_copy_loop, [](auto& s) { cudacore_copy_batch(s, false); }, true),
@@ -447,9 +453,14 @@ const int registered[] = {
     alternate("memcpy_batch_engines_1000x256B", [](auto& s) { raw_copy_batch(s, true); },
               [](auto& s) { cudacore_copy_batch(s, true); }, true),
     alternate("owned_pool_alloc_free_1MiB", [](auto& s) { raw_pool_alloc_free(s, false); },
-              [](auto& s) { cudacore_pool_alloc_free(s, false); }, bench::Clock::manual),
+              [](auto& s) { cudacore_pool_alloc_free(s, false, true); }, bench::Clock::manual,
+              pool_rounds),
+    alternate("owned_pool_alloc_drop_1MiB", [](auto& s) { raw_pool_alloc_free(s, false); },
+              [](auto& s) { cudacore_pool_alloc_free(s, false, false); }, bench::Clock::manual,
+              pool_rounds),
     alternate("pinned_pool_alloc_free_1MiB", [](auto& s) { raw_pool_alloc_free(s, true); },
-              [](auto& s) { cudacore_pool_alloc_free(s, true); }, bench::Clock::manual),
+              [](auto& s) { cudacore_pool_alloc_free(s, true, true); }, bench::Clock::manual,
+              pool_rounds),
     alternate("synchronous_alloc_free_1MiB", raw_sync_alloc_free, cudacore_sync_alloc_free, true),
     alternate("fill_uint16_4KiB", raw_fill16, cudacore_fill16, false),
     alternate("advise_preferred_location", raw_advise, cudacore_advise, false),
