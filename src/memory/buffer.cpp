@@ -52,7 +52,8 @@ BufferRelease take(BufferBox& box) noexcept {
 // Frees what a claimed box held; errors are reported (shutdown statuses silently), never thrown.
 void free_quietly(BufferRelease& release) noexcept {
     try {
-        BufferBox::free(release, release.free_stream ? release.free_stream->handle : nullptr, false);
+        const CUstream stream = release.free_stream ? release.free_stream->handle : nullptr;
+        BufferBox::free(release, stream, false);
     } catch (const DriverError& e) {
         // Shutdown statuses are the normal end of a process; anything else is worth a warning.
         report_release_failure(e.status(), e.call().c_str(),
@@ -90,8 +91,10 @@ void BufferBox::free(BufferRelease& release, CUstream stream, bool on_request) {
     if (release.resource && release.pointer) {
         try {
             MemoryResource& resource = *release.resource;
-            if (on_request) resource.do_deallocate_on_request(release.pointer, release.size, stream);
-            else resource.do_deallocate(release.pointer, release.size, stream);
+            if (on_request)
+                resource.do_deallocate_on_request(release.pointer, release.size, stream);
+            else
+                resource.do_deallocate(release.pointer, release.size, stream);
         } catch (...) {
             error = std::current_exception();
         }
@@ -143,8 +146,8 @@ void BufferBox::release(CUstream stream, bool use_stream) {
     }
     BufferRelease taken_out = take(*this);
     taken();
-    free(taken_out, use_stream ? stream : (taken_out.free_stream ? taken_out.free_stream->handle : nullptr),
-         true);
+    const CUstream own_stream = taken_out.free_stream ? taken_out.free_stream->handle : nullptr;
+    free(taken_out, use_stream ? stream : own_stream, true);
 }
 
 }  // namespace detail

@@ -100,7 +100,7 @@ struct BufferBoxCache {
     static constexpr int kKept = 64;
     BufferBox* head = nullptr;
     int count = 0;
-    int state = 0;  // 0: not yet registered for thread exit, 1: registered, 2: the thread is exiting
+    int state = 0;  // 0: not registered for thread exit yet, 1: registered, 2: thread exiting
 };
 inline BufferBoxCache& buffer_box_cache() noexcept {
     static thread_local BufferBoxCache cache __attribute__((tls_model("initial-exec")));
