@@ -26,7 +26,7 @@ namespace cudacore::detail {
 
 struct BufferRelease;  // what a box frees, taken out of it (buffer.cpp)
 
-struct alignas(64) BufferBox : BufferBoxCount {  // a line of its own: no false sharing of counts
+struct alignas(64) BufferBox : BufferBoxCount {  // lines of its own: no false sharing of counts
     // kLive: memory to free. Whoever claims it first (close(), the last copy, the exit handler)
     // holds kTaking while it takes the fields out, then leaves kNothingToFree and frees, once.
     static constexpr std::uint8_t kNothingToFree = 0, kLive = 1, kTaking = 2;
