@@ -65,11 +65,17 @@ void free_quietly(BufferRelease& release) noexcept {
     }
 }
 
-void release_at_exit(BufferBox& box) noexcept {
-    if (box.state.load(std::memory_order_acquire) != BufferBox::kLive || !box.claim()) return;
+// Frees the memory of a box its caller claimed, quietly (a destructor, the exit handler).
+void free_claimed(BufferBox& box) noexcept {
     BufferRelease release = take(box);
     box.taken();
     free_quietly(release);
+}
+
+void release_at_exit(BufferBox& box) noexcept {
+    // Only live boxes are claimed: one being taken by another thread is left to it, not waited for.
+    if (box.state.load(std::memory_order_acquire) == BufferBox::kLive && box.claim())
+        free_claimed(box);
 }
 
 void release_live_buffers() noexcept { for_each_buffer_box(release_at_exit); }
@@ -112,11 +118,7 @@ void BufferBox::free(BufferRelease& release, CUstream stream, bool on_request) {
 
 void drop_buffer_box(BufferBoxCount* counted) noexcept {
     auto* box = static_cast<BufferBox*>(counted);
-    if (box->claim()) {
-        BufferRelease release = take(*box);
-        box->taken();
-        free_quietly(release);
-    }
+    if (box->claim()) free_claimed(*box);
     give_back_buffer_box(box);
 }
 
@@ -280,8 +282,7 @@ bool Buffer::is_closed() const noexcept { return !box_ || detail::box_of(*this)-
 bool Buffer::owns_memory() const noexcept {
     const detail::BufferBox* box = detail::box_of(*this);
     return box && !box->closed &&
-           ((box->owned && box->resource) ||
-            (box->foreign && (box->foreign->owner || box->foreign->deleter)));
+           ((box->owned && box->resource) || (box->foreign && box->foreign->frees_memory()));
 }
 
 bool Buffer::is_device_accessible() const { return open_box("is_device_accessible").device_accessible; }

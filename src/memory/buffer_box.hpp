@@ -46,6 +46,7 @@ struct alignas(64) BufferBox : BufferBoxCount {  // lines of its own: no false s
         std::shared_ptr<void> owner;   // dropped at release (it frees the memory)
         Buffer::Deleter deleter;       // called at release
         std::shared_ptr<void> anchor;  // dropped at close: frees nothing (a global's library)
+        bool frees_memory() const noexcept { return owner || deleter; }
     };
     std::unique_ptr<Foreign> foreign;
     BufferBox* next_free = nullptr;  // the next box of a free list
@@ -56,7 +57,7 @@ struct alignas(64) BufferBox : BufferBoxCount {  // lines of its own: no false s
 
     // Whether the box holds memory to free (once it is filled in).
     bool needs_release() const noexcept {
-        return (owned && handle && resource) || (foreign && (foreign->owner || foreign->deleter));
+        return (owned && handle && resource) || (foreign && foreign->frees_memory());
     }
 
     // Marks the box as holding memory to free, when it does (call once it is filled in), so that
