@@ -2,7 +2,7 @@
 # Runs a prebuilt tree's tests, CLI checks and benchmarks on a GPU machine, without CTest (so the
 # build folder may have moved), and writes OUT_DIR/summary.txt and OUT_DIR/logs.tar.gz (one log
 # per program).
-#   scripts/gpu-check.sh BUILD_DIR OUT_DIR [tests|bench|all|sanitize|multi]
+#   scripts/gpu-check.sh BUILD_DIR OUT_DIR [tests|bench|all|sanitize|multi|torture]
 # multi: the runs that need two GPUs (or more): the multi-device, IPC and virtual-memory test
 #   programs, those under compute-sanitizer, the MPI autotune example with one rank per GPU, the
 #   multi-GPU benchmark and bench/mpi_compile.sh (SPECS, RANKS as there).
@@ -11,6 +11,13 @@
 #   and in total. Tests that make driver calls fail on purpose are listed in
 #   tests/sanitize_expected_errors.txt: they run in a second pass whose counts are shown apart.
 #   Exits 1 when the first pass finds any leak or error. COMPUTE_SANITIZER overrides the tool's path.
+# torture: the teardown torture program (tests/helpers/teardown_torture.cpp) for SEEDS seeds
+#   (default 10000, from FIRST_SEED, default 1) in PARALLEL processes (default: the core count),
+#   each under a TORTURE_TIMEOUT (default 60 s): counts passes, failures, crashes (by signal) and
+#   hangs, keeps each failing seed's log; then SANITIZE_SEEDS of them (default 100) under
+#   compute-sanitizer --leak-check full; then the adopted-stream teardown program RUNS times
+#   (default 500) each with its output to a pipe, to a file and under timeout. Exits 1 on any
+#   crash, hang, failure, leak or sanitizer error.
 # Shared libraries the build needs and the GPU machine may lack can be put in BUILD_DIR/runtime-libs.
 set -uo pipefail
 build="$(cd "$1" && pwd)"; out="$2"; what="${3:-all}"
@@ -105,6 +112,53 @@ if [ "$what" = sanitize ]; then
   tar -C "$out" -czf "$final/logs.tar.gz" .
   note "== done"
   exit "$unexpected"
+fi
+
+if [ "$what" = torture ]; then
+  torture="$build/tests/helper_teardown_torture"
+  adopted="$build/tests/helper_adopted_stream_teardown"
+  seeds="${SEEDS:-10000}"; first="${FIRST_SEED:-1}"; parallel="${PARALLEL:-$(nproc)}"
+  limit="${TORTURE_TIMEOUT:-60}"
+  export CUDACORE_TORTURE_CACHE="$out/kernel-cache"
+  mkdir -p "$out/torture"
+  "$torture" "$first" --quiet >/dev/null 2>&1  # fills the kernel cache once
+  # One line per seed: "seed rc". rc 124: hang (killed by timeout); above 128: a signal.
+  seq "$first" $((first + seeds - 1)) | xargs -P "$parallel" -I{} bash -c '
+    timeout '"$limit"' "$1" {} >"$2/torture/{}.log" 2>&1; rc=$?
+    echo "{} $rc"; [ $rc = 0 ] && rm -f "$2/torture/{}.log"' _ "$torture" "$out" >"$out/torture.rc"
+  awk '{ n++; if ($2 == 0) ok++; else if ($2 == 124) hang++; else if ($2 > 128) crash++; else failed++ }
+       END { printf "torture: %d seeds, %d passed, %d failed, %d crashed, %d hung\n", n, ok, failed, crash, hang }' \
+    "$out/torture.rc" | tee -a "$summary"
+  awk '$2 != 0 { printf "    seed %s rc=%s\n", $1, $2 }' "$out/torture.rc" | head -40 | tee -a "$summary" >/dev/null
+  bad=$(awk '$2 != 0' "$out/torture.rc" | wc -l)
+  sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
+  sanitize_seeds="${SANITIZE_SEEDS:-100}"
+  mkdir -p "$out/torture-sanitize"
+  seq "$first" $((first + sanitize_seeds - 1)) | xargs -P "$(( parallel > 8 ? 8 : parallel ))" -I{} bash -c '
+    timeout 600 "$1" --tool memcheck --leak-check full --error-exitcode 86 --log-file "$2/torture-sanitize/{}.log" \
+      "$3" {} --quiet >/dev/null 2>&1; echo "{} $?"' _ "$sanitizer" "$out" "$torture" >"$out/torture-sanitize.rc"
+  read -r leaks errors <<<"$(cat "$out"/torture-sanitize/*.log 2>/dev/null | awk '
+    /LEAK SUMMARY: [0-9]+ bytes leaked in [0-9]+ allocations/ { for (i = 1; i <= NF; i++) if ($i == "in") leaks += $(i+1) }
+    /ERROR SUMMARY: [0-9]+ error/ { for (i = 1; i <= NF; i++) if ($i == "SUMMARY:") total += $(i+1) }
+    END { printf "%d %d\n", leaks, total - leaks }')"
+  note "torture under compute-sanitizer: $sanitize_seeds seeds, rc!=0: $(awk '$2 != 0' "$out/torture-sanitize.rc" | wc -l), leaks=$leaks errors=$errors"
+  grep -h -m3 -E 'Leaked [0-9]+ bytes|Program hit|Invalid ' "$out"/torture-sanitize/*.log 2>/dev/null | head -6 | sed 's/^/    /' | tee -a "$summary" >/dev/null
+  runs="${RUNS:-500}"
+  for sink in pipe file timeout; do  # timeout: under timeout, output discarded
+    seq "$runs" | xargs -P "$parallel" -I{} bash -c '
+      case "$2" in
+        pipe) "$1" 2>&1 | cat >/dev/null; rc=${PIPESTATUS[0]} ;;
+        file) "$1" >"$3/adopted.{}.txt" 2>&1; rc=$?; rm -f "$3/adopted.{}.txt" ;;
+        timeout) timeout 60 "$1" >/dev/null 2>&1; rc=$? ;;
+      esac; echo "$rc"' _ "$adopted" "$sink" "$out" >"$out/adopted.$sink.rc"
+    note "adopted-stream teardown, $runs runs, output to a $sink: $(sort "$out/adopted.$sink.rc" | uniq -c | awk '{ printf "%s%s x rc=%s", sep, $1, $2; sep = ", " }')"
+    bad=$((bad + $(grep -vc '^0$' "$out/adopted.$sink.rc")))
+  done
+  rm -rf "$out/kernel-cache"
+  tar -C "$out" -czf "$final/logs.tar.gz" .
+  note "== done"
+  [ "$bad" = 0 ] && [ "$leaks" = 0 ] && [ "$errors" = 0 ]
+  exit $?
 fi
 
 if [ "$what" = multi ]; then

@@ -55,9 +55,20 @@ struct StreamOptions {
 
 class Stream {
 public:
-    // Wraps a stream the caller owns. The wrapper never destroys it; the caller keeps it valid
-    // while the wrapper is used. The context is taken from the stream (cuStreamGetCtx).
+    // Wraps a stream the caller owns. The wrapper never destroys it; the caller keeps the handle
+    // valid while any copy of the wrapper lives, and may destroy it once the last copy is gone,
+    // even with cudacore objects that used the stream still alive (a library whose kernels ran
+    // there, a buffer freed on it is the exception: it needs the stream at its free). When the
+    // last copy goes, cudacore records an event on the stream if releases may wait for the work
+    // it put there; from then on it never touches the handle. The context is taken from the
+    // stream (cuStreamGetCtx). Throws DriverError when the driver does not know the stream.
     static Stream from_handle(CUstream stream);
+
+    Stream(const Stream& other) noexcept;
+    Stream(Stream&& other) noexcept;
+    Stream& operator=(const Stream& other) noexcept;
+    Stream& operator=(Stream&& other) noexcept;
+    ~Stream();
 
     CUstream handle() const noexcept;
     Context context() const;
@@ -112,8 +123,10 @@ public:
 
 private:
     friend struct detail::BoxAccess;
-    explicit Stream(std::shared_ptr<detail::StreamBox> box) noexcept : box_(std::move(box)) {}
+    explicit Stream(std::shared_ptr<detail::StreamBox> box) noexcept;
     std::shared_ptr<detail::StreamBox> box_;
+    // Set for a stream the caller owns: this object counts itself among the box's wrappers.
+    bool counted_ = false;
 };
 
 }  // namespace cudacore

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <thread>
 
 namespace cudacore::detail {
@@ -32,11 +33,12 @@ public:
 
     // False when it cannot be queued (no worker, or exit has begun). Never starts a thread.
     bool push(std::vector<std::shared_ptr<StreamBox>>& streams,
-              std::function<void(bool)>& release) {
+              std::vector<std::shared_ptr<StreamDone>>& signals, std::function<void(bool)>& release) {
         std::lock_guard lock(mutex_);
         if (exiting_ || !started_) return false;
         queue_.emplace_back();  // may throw: nothing is taken from the caller before
         queue_.back().streams = std::move(streams);
+        queue_.back().signals = std::move(signals);
         queue_.back().release = std::move(release);
         ready_.notify_one();
         return true;
@@ -47,6 +49,15 @@ public:
         idle_.wait(lock, [this] { return (queue_.empty() || exiting_) && !busy_; });
     }
 
+    // Called by the driver's host-function thread: no driver call here.
+    void raise(StreamDone& signal) {
+        {
+            std::lock_guard lock(mutex_);
+            signal.done = true;
+        }
+        ready_.notify_all();
+    }
+
     // Leaked on purpose: the thread and late destructors may use it during exit.
     static DeferredReleases& instance() {
         static auto* releases = new DeferredReleases;
@@ -55,6 +66,9 @@ public:
 
 private:
     struct Pending {
+        // Raised once the work queued before the release on each of its streams is done.
+        std::vector<std::shared_ptr<StreamDone>> signals;
+        // Streams no signal could be enqueued on (capturing at the time): waited for here.
         std::vector<std::shared_ptr<StreamBox>> streams;
         std::function<void(bool)> release;
     };
@@ -83,28 +97,32 @@ private:
                 pending = std::move(queue_.front());
                 queue_.pop_front();
                 busy_ = true;
+                // The signals: a wait without any driver call (see deferred_release.hpp).
+                ready_.wait(lock, [&] {
+                    if (exiting_) return true;
+                    for (const auto& signal : pending.signals)
+                        if (!signal->done) return false;
+                    return true;
+                });
             }
-            bool idle = false;
-            if (const DriverApi* api = driver_if_loaded()) {
+            bool idle = !exiting(this);
+            const DriverApi* api = driver_if_loaded();
+            if (idle && api && !pending.streams.empty()) {
                 // This thread's waits are no unsafe calls for the capture rules: a capture in
-                // global mode elsewhere is not invalidated by them (they never touch a capturing
-                // stream).
+                // global mode elsewhere is not invalidated by them.
                 if (!relaxed) {
                     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
                     relaxed = api->cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
                 }
-                idle = true;
                 for (const auto& stream : pending.streams) {
-                    const ContextBox* context = stream ? stream->context.get() : nullptr;
+                    const ContextBox* context = stream->context.get();
                     // A context destroyed under us (a device reset) has no work left.
                     if (!context || !context->still_alive(*api) ||
                         api->cuCtxPushCurrent(context->handle) != CUDA_SUCCESS)
                         continue;
-                    // A stream the caller owns (from_handle) may be destroyed by now: its handle
-                    // is not waited on; its context is, as for the default streams.
-                    idle = (stream->owned
-                                ? wait_for_stream_outside_captures(*api, stream->handle, exiting, this)
-                                : synchronize_outside_captures(*api, exiting, this)) &&
+                    idle = (is_default_stream(stream->handle)
+                                ? synchronize_outside_captures(*api, exiting, this)
+                                : wait_for_stream_outside_captures(*api, stream->handle, exiting, this)) &&
                            idle;
                     CUcontext popped = nullptr;
                     api->cuCtxPopCurrent(&popped);
@@ -113,7 +131,7 @@ private:
             // Releases unload libraries, which synchronizes the context: never during a capture
             // begun through cudacore (it would be invalidated).
             const bool released =
-                idle && run_outside_captures([&] { pending.release(true); }, exiting, this);
+                idle && api && run_outside_captures([&] { pending.release(true); }, exiting, this);
             if (!released) {
                 try {
                     pending.release(false);
@@ -121,7 +139,7 @@ private:
                     // A release never throws; nothing to report it to.
                 }
             }
-            pending = {};  // what it held goes here, on this thread (primary contexts last)
+            pending = {};  // what it held goes here, on this thread
             std::lock_guard lock(mutex_);
             busy_ = false;
             idle_.notify_all();
@@ -135,7 +153,7 @@ private:
     }
 
     std::mutex mutex_;
-    std::condition_variable ready_;
+    std::condition_variable ready_;  // new work, a raised signal, or exit
     std::condition_variable idle_;
     std::deque<Pending> queue_;
     bool busy_ = false;
@@ -145,14 +163,83 @@ private:
     bool exiting_ = false;
 };
 
+// Runs on the driver's host-function thread after the work queued before it: raises the signal
+// and drops the reference that the enqueue gave it.
+void CUDA_CB raise_signal(void* data) {
+    auto* held = static_cast<std::shared_ptr<StreamDone>*>(data);
+    DeferredReleases::instance().raise(**held);
+    delete held;
+}
+
+// Moves each stream out of `streams` for a signal that the work queued on it so far is done.
+// Streams the caller owns are not touched once their last wrapper went (the signal that wrapper
+// enqueued stands for them). A stream that no signal could be enqueued on (capturing, or no
+// signal from its last wrapper) stays, to be waited for on the release thread as before.
+std::vector<std::shared_ptr<StreamDone>> signals_for(std::vector<std::shared_ptr<StreamBox>>& streams) {
+    std::vector<std::shared_ptr<StreamDone>> signals;
+    signals.reserve(streams.size());
+    for (auto it = streams.begin(); it != streams.end();) {
+        StreamBox& stream = **it;
+        std::shared_ptr<StreamDone> signal;
+        if (stream.adopted) {
+            std::lock_guard lock(stream.adopted->mutex);
+            signal = stream.adopted->wrappers > 0 ? signal_when_done(stream) : stream.adopted->end_of_work;
+        } else {
+            signal = signal_when_done(stream);
+        }
+        if (!signal) {
+            ++it;
+            continue;
+        }
+        signals.push_back(std::move(signal));
+        it = streams.erase(it);
+    }
+    return signals;
+}
+
 }  // namespace
+
+std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept {
+    try {
+        const DriverApi* api = driver_if_loaded();
+        if (!api) return nullptr;
+        auto signal = std::make_shared<StreamDone>();
+        // A context destroyed under us (a device reset) has no work left to wait for.
+        if (!stream.context || !stream.context->still_alive(*api)) {
+            signal->done = true;
+            return signal;
+        }
+        // The default streams need their context current; explicit streams carry theirs.
+        const bool push = is_default_stream(stream.handle);
+        // The legacy stream waits for every blocking stream, per-thread ones of other threads too.
+        const CUstream target = push ? CU_STREAM_LEGACY : stream.handle;
+        if (push && api->cuCtxPushCurrent(stream.context->handle) != CUDA_SUCCESS) return nullptr;
+        // Enqueued into a capture, the function would mark nothing on the stream itself.
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        bool enqueued = false;
+        if (api->cuStreamIsCapturing(target, &status) == CUDA_SUCCESS &&
+            status == CU_STREAM_CAPTURE_STATUS_NONE) {
+            auto* held = new std::shared_ptr<StreamDone>(signal);
+            enqueued = api->cuLaunchHostFunc(target, &raise_signal, held) == CUDA_SUCCESS;
+            if (!enqueued) delete held;
+        }
+        if (push) {
+            CUcontext popped = nullptr;
+            api->cuCtxPopCurrent(&popped);
+        }
+        return enqueued ? signal : nullptr;
+    } catch (...) {
+        return nullptr;  // out of memory: the stream is waited for on the release thread
+    }
+}
 
 void start_deferred_releases() { DeferredReleases::instance().start(); }
 
 void defer_release(std::vector<std::shared_ptr<StreamBox>> streams,
                    std::function<void(bool idle)> release) noexcept {
     try {
-        if (DeferredReleases::instance().push(streams, release)) return;
+        std::vector<std::shared_ptr<StreamDone>> signals = signals_for(streams);
+        if (DeferredReleases::instance().push(streams, signals, release)) return;
     } catch (...) {
         // Out of memory queueing: as if it could not be queued.
     }

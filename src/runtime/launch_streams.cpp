@@ -11,6 +11,11 @@ void LaunchStreams::note_slow(const std::shared_ptr<StreamBox>& stream) {
     // What noted this may now need a deferred release: make sure the worker runs, started here,
     // while the process runs normally, and not later from a destructor inside exit().
     start_deferred_releases();
+    // A stream the caller owns: its last wrapper must leave an event to wait on (stream.cpp).
+    if (stream->adopted) {
+        std::lock_guard adopted_lock(stream->adopted->mutex);
+        stream->adopted->waited_for = true;
+    }
     std::lock_guard lock(mutex_);
     if (std::find(streams_.begin(), streams_.end(), stream) != streams_.end()) return;
     streams_.push_back(stream);

@@ -47,10 +47,31 @@ struct HostFunctionSlot {
     std::vector<std::unique_ptr<HostTask>> finished;
 };
 
+// Raised (under the release queue's lock, deferred_release.cpp) by a host function that the
+// driver runs once the work queued on a stream before it is done.
+struct StreamDone {
+    bool done = false;
+};
+
+// For a stream the caller owns (Stream::from_handle): the caller keeps the handle valid while a
+// Stream wraps it, and no longer. The Stream objects count themselves here; when the last goes
+// and a release may wait for the stream (`waited_for`: a library or an executable graph launched
+// there), it enqueues a signal of the end of every piece of work cudacore put there. A release
+// waits for that signal, or for one enqueued while a wrapper still lives, and never touches the
+// handle (deferred_release.cpp).
+struct AdoptedStream {
+    std::mutex mutex;
+    int wrappers = 0;
+    bool waited_for = false;
+    std::shared_ptr<StreamDone> end_of_work;  // enqueued when the last wrapper went
+};
+
 struct StreamBox {
     CUstream handle = nullptr;
     std::shared_ptr<ContextBox> context;
     bool owned = true;
+    // Set for a stream the caller owns other than the default streams (whose handles stay valid).
+    std::unique_ptr<AdoptedStream> adopted;
     // Made on the first launch_host_func; `host_slot` is read without the lock on hot paths.
     std::atomic<HostFunctionSlot*> host_slot{nullptr};
     std::mutex host_slot_mutex;

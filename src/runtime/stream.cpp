@@ -6,6 +6,7 @@
 #include "cudacore/system.hpp"
 #include "errors/release_report.hpp"
 #include "runtime/capture_registry.hpp"
+#include "runtime/deferred_release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -74,6 +75,43 @@ void CUDA_CB run_host_task(void* data) {
 
 }  // namespace detail
 
+Stream::Stream(std::shared_ptr<detail::StreamBox> box) noexcept
+    : box_(std::move(box)), counted_(box_ && box_->adopted) {
+    if (counted_) {
+        std::lock_guard lock(box_->adopted->mutex);
+        ++box_->adopted->wrappers;
+    }
+}
+
+Stream::Stream(const Stream& other) noexcept : Stream(other.box_) {}
+
+Stream::Stream(Stream&& other) noexcept
+    : box_(std::move(other.box_)), counted_(std::exchange(other.counted_, false)) {}
+
+Stream& Stream::operator=(const Stream& other) noexcept {
+    if (this != &other) *this = Stream(other);
+    return *this;
+}
+
+Stream& Stream::operator=(Stream&& other) noexcept {
+    if (this != &other) {
+        Stream old(std::move(*this));
+        box_ = std::move(other.box_);
+        counted_ = std::exchange(other.counted_, false);
+    }
+    return *this;
+}
+
+Stream::~Stream() {
+    if (!counted_) return;
+    detail::AdoptedStream& adopted = *box_->adopted;
+    std::lock_guard lock(adopted.mutex);
+    // The last wrapper: the caller may destroy the stream from now on. Under the lock, so that a
+    // release queued meanwhile either sees a wrapper (and enqueues its own signal) or this one.
+    if (--adopted.wrappers == 0 && adopted.waited_for && !adopted.end_of_work)
+        adopted.end_of_work = detail::signal_when_done(*box_);
+}
+
 void Stream::check_host_functions() const { box_->check_host_functions(); }
 
 void Stream::enqueue_host_task(std::unique_ptr<detail::HostTask> task) const {
@@ -127,6 +165,7 @@ Stream Stream::from_handle(CUstream stream) {
     auto box = std::make_shared<detail::StreamBox>();
     box->handle = stream;
     box->owned = false;
+    if (!detail::is_default_stream(stream)) box->adopted = std::make_unique<detail::AdoptedStream>();
     // A stream of the primary context holds it like our own streams do; a stream of a context
     // the caller created is the caller's to keep alive, like the stream itself.
     auto primary = detail::primary_context(ordinal);

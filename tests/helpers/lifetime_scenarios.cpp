@@ -11,7 +11,8 @@
 //             after it (destroyed inside exit() while the thread still runs: unloaded there)
 //   exit-while-kernel-runs - the last handles to a running kernel's code dropped (its unload
 //             deferred behind the kernel), then std::exit() while the kernel still runs: exit
-//             waits for the unload in progress instead of shutting the driver down under it
+//             stops the release that waits for the kernel (a wait without driver calls) and
+//             leaves the library to the driver, instead of unloading it under the kernel
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
@@ -167,7 +168,7 @@ int main(int argc, char** argv) {
                        static_cast<int*>(flag.data()) + 1, timeout_cycles);
             }  // the last handles are gone: the unload waits (on the worker) for the kernel
             flag.close(stream);  // freed in stream order, after the kernel
-            // Let the worker start that unload (it synchronizes the context) before exiting.
+            // Let the worker take up that release before exiting.
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
             std::printf("kernel running: %s\n", stream.is_done() ? "no" : "yes");
             std::printf("scenario %s done\n", scenario);

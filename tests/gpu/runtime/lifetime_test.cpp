@@ -1,8 +1,23 @@
 // Lifetime at exit and in odd orders: each scenario runs in a child process that must exit 0 and
 // print nothing on stderr.
+#include "cudacore/device.hpp"
+#include "cudacore/launch.hpp"
+#include "cudacore/object_code.hpp"
+#include "cudacore/program.hpp"
+#include "cudacore/stream.hpp"
+#include "loader/driver_api.hpp"
+#include "runtime/deferred_release.hpp"
+#include "runtime/library_box.hpp"
 #include "test_support.hpp"
 
+#include <chrono>
+#include <optional>
+#include <thread>
+
 namespace {
+
+using namespace cudacore;
+using namespace std::chrono_literals;
 
 using cudacore::test::helper_path;
 using cudacore::test::run_process;
@@ -52,8 +67,9 @@ TEST(LifetimeGpu, LaunchedKernelsHeldInStaticsExitCleanly) {
     expect_clean_exit("static-kernel");
 }
 
-// std::exit while a kernel runs whose code's last handles were just dropped: exit waits for the
-// unload in progress (which waits for the kernel) rather than shutting the driver down under it.
+// std::exit while a kernel runs whose code's last handles were just dropped: the release waiting
+// for the kernel stops at exit and leaves the library to the driver, rather than unloading it
+// under the kernel (or holding exit until the kernel ends).
 TEST(LifetimeGpu, ExitWhileAKernelRunsWaitsForTheUnloadInProgress) {
     CUDACORE_REQUIRE_GPU();
     const std::string scenario = "exit-while-kernel-runs";
@@ -61,10 +77,117 @@ TEST(LifetimeGpu, ExitWhileAKernelRunsWaitsForTheUnloadInProgress) {
     EXPECT_EQ(result.exit_code, 0) << "stdout:\n" << result.out << "\nstderr:\n" << result.err;
     EXPECT_EQ(result.err, "");
     EXPECT_NE(result.out.find("scenario " + scenario + " done"), std::string::npos) << result.out;
-    // The kernel was still running when exit() began, and the unload that was in progress then
-    // had finished when the handlers registered before it ran: one load, one unload.
+    // The kernel was still running when exit() began; the release that waited for it was
+    // stopped: one load, no unload (the driver frees the library at exit).
     EXPECT_NE(result.out.find("kernel running: yes"), std::string::npos) << result.out;
-    EXPECT_NE(result.out.find("at exit: 1 loads, 1 unloads"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("at exit: 1 loads, 0 unloads"), std::string::npos) << result.out;
+}
+
+// cuda.core's PyTorch example ported to C++ (tests/helpers/adopted_stream_teardown.cpp): a
+// framework's stream adopted with from_handle, its pool, DLPack round trips, two name
+// expressions, everything dropped in reverse order. It used to crash now and then on the
+// release thread, which waited for the adopted stream's whole context while the framework tore
+// its stream and pool down. Many runs, each its own process (output to a pipe), and one process
+// that runs the whole program many times.
+TEST(LifetimeGpu, AdoptedFrameworkStreamTeardownNeverCrashes) {
+    CUDACORE_REQUIRE_GPU();
+    const std::string helper = helper_path("adopted_stream_teardown").string();
+    for (int run = 0; run < 20; ++run) {
+        auto result = run_process({helper});
+        ASSERT_EQ(result.exit_code, 0) << "run " << run << "\nstdout:\n" << result.out
+                                       << "\nstderr:\n" << result.err;
+        EXPECT_EQ(result.out, "ok\n");
+        EXPECT_EQ(result.err, "");
+    }
+    auto result = run_process({helper, "25"});
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_EQ(result.out, "ok\n");
+}
+
+constexpr const char* kSpinSource = R"(
+extern "C" __global__ void spin(unsigned long long cycles, int* done) {
+    long long start = clock64();
+    while (clock64() - start < (long long)cycles) {}
+    *done = 1;
+}
+)";
+
+// A library whose kernel runs on a stream the caller owns, released after the caller dropped
+// the wrapper and destroyed the stream: the release waits for the event that the last wrapper
+// recorded (the kernel), not for the destroyed handle, and then unloads.
+TEST(LifetimeGpu, LibraryReleasedAfterTheCallerDestroyedItsAdoptedStreamWaitsForItsKernel) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    detail::wait_for_deferred_releases();
+    const auto& api = detail::driver();
+    CUstream raw = nullptr;
+    ASSERT_EQ(api.cuStreamCreateWithPriority(&raw, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
+    ProgramOptions options;
+    options.arch = device.arch();
+    std::optional<ObjectCode> code;
+    code.emplace(Program(kSpinSource, SourceType::cxx, options).compile(CodeType::cubin));
+    Buffer done = device.allocate(sizeof(int), device.create_stream());
+    done.fill_byte(0, device.default_stream());
+    device.sync();
+    {
+        Stream adopted = Stream::from_handle(raw);
+        Stream copy = adopted;  // the last of the two copies records the end of the work
+        // About 0.3 s on a 2 GHz clock: still running when everything below is released.
+        launch(adopted, LaunchConfig{.grid = 1, .block = 1}, code->get_kernel("spin"),
+               600'000'000ull, static_cast<int*>(done.data()));
+    }
+    ASSERT_EQ(api.cuStreamDestroy(raw), CUDA_SUCCESS);  // the caller's stream is gone
+    const auto unloads_before = detail::library_unload_count();
+    code.reset();  // queued behind the kernel
+    std::this_thread::sleep_for(50ms);
+    Stream reader = device.create_stream();  // non-blocking: reads while the kernel runs
+    int finished = -1;
+    done.copy_to(&finished, sizeof finished, reader);
+    reader.sync();
+    if (finished == 0) {
+        EXPECT_EQ(detail::library_unload_count(), unloads_before) << "unloaded under a running kernel";
+    }
+    detail::wait_for_deferred_releases();
+    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
+    int after = -1;
+    done.copy_to(&after, sizeof after, reader);
+    reader.sync();
+    EXPECT_EQ(after, 1) << "the release ran before the kernel finished";
+}
+
+// The same library released while a wrapper still lives: the event is recorded then.
+TEST(LifetimeGpu, LibraryReleasedWhileItsAdoptedStreamIsWrappedWaitsForItsKernel) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    detail::wait_for_deferred_releases();
+    Stream owner = device.create_stream();
+    ProgramOptions options;
+    options.arch = device.arch();
+    std::optional<ObjectCode> code;
+    code.emplace(Program(kSpinSource, SourceType::cxx, options).compile(CodeType::cubin));
+    Buffer done = device.allocate(sizeof(int), owner);
+    done.fill_byte(0, owner);
+    Stream adopted = Stream::from_handle(owner.handle());
+    launch(adopted, LaunchConfig{.grid = 1, .block = 1}, code->get_kernel("spin"),
+           600'000'000ull, static_cast<int*>(done.data()));
+    const auto unloads_before = detail::library_unload_count();
+    code.reset();
+    detail::wait_for_deferred_releases();
+    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
+    EXPECT_TRUE(owner.is_done()) << "the release ran before the kernel finished";
+}
+
+// The torture program (tests/helpers/teardown_torture.cpp) for a few seeds; scripts/gpu-check.sh
+// torture runs thousands.
+TEST(LifetimeGpu, TeardownTortureSeeds) {
+    CUDACORE_REQUIRE_GPU();
+    for (int seed = 1; seed <= 10; ++seed) {
+        auto result = run_process({helper_path("teardown_torture").string(), std::to_string(seed)});
+        EXPECT_EQ(result.exit_code, 0) << "seed " << seed << "\n" << result.out << result.err;
+        EXPECT_EQ(result.err, "") << "seed " << seed;
+    }
 }
 
 }  // namespace
