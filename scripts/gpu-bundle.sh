@@ -16,8 +16,8 @@ cmake --build "$build_dir" -j "$(nproc)"
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/build/runtime-libs"
-(cd "$build_dir" && find . -maxdepth 3 \( -name 'libcudacore*.so*' -o -path './tests/cpu_*' -o \
-   -path './tests/gpu_*' -o -path './tests/helper_*' -o -path './tests/mpi_*' -o -path './tools/cudacore' -o \
+(cd "$build_dir" && find . -maxdepth 4 \( -name 'libcudacore*.so*' -o -path './tests/cpu_*' -o \
+   -path './tests/gpu_*' -o -path './tests/helper_*' -o -path './tests/data/*' -o -path './tests/mpi_*' -o -path './tools/cudacore' -o \
    -path './bench/*' -o -path './examples/*' -o -name 'cudacore-load-probe' -o -path './tests/*.bc' \) \
    \( -type f -o -type l \) ! -name '*.cmake' \
    ! -path '*/CMakeFiles/*' -print | cpio -pdm --quiet "$stage/build")

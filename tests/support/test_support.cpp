@@ -71,6 +71,15 @@ std::filesystem::path helper_path(const std::string& name) {
     return executable_dir() / ("helper_" + name);
 }
 
+std::string read_test_data(const std::string& name) {
+    const std::filesystem::path path = executable_dir() / "data" / name;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("test data file missing: " + path.string());
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
 std::filesystem::path cli_path() { return executable_dir().parent_path() / "tools" / "cudacore"; }
 
 namespace {

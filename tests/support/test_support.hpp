@@ -65,6 +65,10 @@ bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds lim
 std::filesystem::path executable_dir();
 // A helper program built from tests/helpers/NAME.cpp.
 std::filesystem::path helper_path(const std::string& name);
+// A data file the tests read (tests/support/data/NAME, copied next to the test programs at build
+// time, so a build moved to another machine carries it). Throws std::runtime_error naming the
+// path when it is missing.
+std::string read_test_data(const std::string& name);
 // The cudacore command-line tool of this build.
 std::filesystem::path cli_path();
 

@@ -15,7 +15,7 @@ using namespace cudacore;
 
 namespace {
 
-std::string scale_ir() { return test::read_file(CUDACORE_TEST_NVVM_DIR "/scale.ll"); }
+std::string scale_ir() { return test::read_test_data("nvvm/scale.ll"); }
 
 const char* const kPrelude = R"(target datalayout = "e-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 target triple = "nvptx64-nvidia-cuda"

@@ -44,7 +44,7 @@ TEST(NvvmGpu, IrCompiledToCubinLaunchesWithTheRightResult) {
     ProgramOptions options;
     options.name = "scale_ir";
     options.arch = device.arch();
-    ObjectCode code = Program(test::read_file(CUDACORE_TEST_NVVM_DIR "/scale.ll"), SourceType::nvvm,
+    ObjectCode code = Program(test::read_test_data("nvvm/scale.ll"), SourceType::nvvm,
                               options).compile(CodeType::cubin);
     const std::vector<float> in = ramp(100003);
     const std::vector<float> out = run_scale(device, code.get_kernel("scale"), in, 3.0f);
