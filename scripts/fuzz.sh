@@ -16,7 +16,7 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="$cuda_home" \
   -DCUDACORE_BUILD_FUZZERS=ON -DCUDACORE_BUILD_TESTS=OFF -DCUDACORE_BUILD_BENCHMARKS=OFF \
   -DCUDACORE_BUILD_TOOLS=OFF >/dev/null
-cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
+cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" fuzz_link cudacore_link_worker
 
 total="${FUZZ_SECONDS:-90}"
 per_target=$(( total / ${#targets[@]} ))
@@ -29,3 +29,24 @@ for target in "${targets[@]}"; do
   "$build_dir/fuzz/fuzz_$target" -max_total_time="$per_target" -print_final_stats=1 \
     -artifact_prefix="$build_dir/artifacts/$target-" "$work_corpus" "fuzz/corpus/$target"
 done
+
+# The isolated link (nvJitLink in the link worker process, as `cudacore link` runs it) for
+# LINK_FUZZ_SECONDS (default 30) more, from the code validator's seeds (the same input format).
+# This process must never crash; inputs that crash nvJitLink itself end the worker and are
+# counted from the fuzzer's "nvJitLink crashed" lines.
+link_seconds="${LINK_FUZZ_SECONDS:-30}"
+mkdir -p "$build_dir/corpus/link"
+echo "fuzzing link (isolated) for ${link_seconds}s"
+link_log="$build_dir/link-fuzz.log"
+set +e
+"$build_dir/fuzz/fuzz_link" -max_total_time="$link_seconds" -print_final_stats=1 \
+  -artifact_prefix="$build_dir/artifacts/link-" "$build_dir/corpus/link" fuzz/corpus/code_validation \
+  2>"$link_log"
+status=$?
+set -e
+grep -v "^link fuzzer: nvJitLink crashed" "$link_log" | tail -n 20
+runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$link_log")
+crashes=$(grep -c "^link fuzzer: nvJitLink crashed" "$link_log" || true)
+echo "link fuzzing: ${runs:-0} inputs run, ${crashes} crashed nvJitLink in the link worker" \
+     "(each reported as a LinkError), fuzzer exit status ${status}"
+exit "$status"

@@ -12,6 +12,8 @@ set(CUDACORE_ERRORS_SOURCES
   src/errors/warnings.cpp)
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
+  src/support/child_process.cpp
+  src/support/temporary_directory.cpp
   src/support/version.cpp
   src/support/thread_block_pool.cpp
   src/support/parallel_steps.cpp)
@@ -20,8 +22,10 @@ set(CUDACORE_CODE_SOURCES
   src/code/program.cpp
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
+  src/code/pch_directory.cpp
   src/code/linker_options.cpp
   src/code/linker.cpp
+  src/code/nvjitlink_run.cpp
   src/code/object_code.cpp
   src/code/object_code_serialization.cpp
   src/code/code_inspection.cpp

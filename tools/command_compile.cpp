@@ -8,6 +8,9 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 
+#include "code/nvrtc_compile.hpp"
+#include "code/pch_directory.hpp"
+
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -96,6 +99,7 @@ ProgramOptions to_program_options(const CompileArgs& args) {
     if (args.debug) options.debug = true;
     if (args.lineinfo) options.lineinfo = true;
     options.toolkit_include_path = !args.no_toolkit_include;
+    options.isolated_link = true;  // a PTX file from anywhere: nvJitLink runs in a worker
     return options;
 }
 
@@ -106,9 +110,26 @@ SourceType source_type_of(const CompileArgs& args) {
 }
 
 void run_compile(const CompileArgs& args) {
-    Program program(read_input_file(args.source_path), source_type_of(args), to_program_options(args));
+    std::string source = read_input_file(args.source_path);
+    ProgramOptions options = to_program_options(args);
+    CompileArgs effective = args;
+    if (source_type_of(args) == SourceType::cxx) {
+        // A C++ compile writes to the temporary directory (NVRTC's precompiled header; the
+        // header record the cache keys on). When it cannot take them, both are turned off with
+        // one warning naming the folder and why, and the compile goes on.
+        const auto place = detail::automatic_pch_directory(detail::pch_heap_size());
+        if (!place.problem.empty()) {
+            const bool cache = args.use_cache && !cache_disabled_by_environment();
+            std::cerr << "cudacore: warning: compiling without "
+                      << (cache ? "the cache and precompiled headers" : "precompiled headers")
+                      << ": " << place.problem << "\n";
+            options.pch = false;
+            effective.use_cache = false;
+        }
+    }
+    Program program(std::move(source), source_type_of(args), std::move(options));
     const CodeType target = code_type_from_string(args.target);
-    const std::unique_ptr<ProgramCache> cache = open_cache(args);
+    const std::unique_ptr<ProgramCache> cache = open_cache(effective);
     ObjectCode code = [&] {
         try {
             if (cache) {

@@ -1,5 +1,5 @@
 // `cudacore link IN... -o OUT`: inputs of any code type (told from their bytes) linked into one
-// cubin or PTX file.
+// cubin or PTX file, by nvJitLink in a worker process (LinkerOptions::isolated).
 #include "commands.hpp"
 
 #include "file_io.hpp"
@@ -42,6 +42,8 @@ void run_link(const LinkArgs& args) {
     if (!args.arch.empty()) options.arch = args.arch;
     if (args.lto) options.link_time_optimization = true;
     if (args.verbose) options.verbose = true;
+    // The inputs come from anywhere: nvJitLink crashing on one ends the worker, not the CLI.
+    options.isolated = true;
 
     Linker linker(std::move(inputs), options);
     ObjectCode linked = [&] {

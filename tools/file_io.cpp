@@ -32,34 +32,6 @@ struct FileDescriptor {
     throw std::runtime_error("cannot write '" + path.string() + "': " + why);
 }
 
-// A device, FIFO or socket: written in place, every write checked (ENOSPC from /dev/full).
-void write_in_place(const std::filesystem::path& path, std::string_view bytes) {
-    // Non-blocking open: a FIFO nobody reads is refused (ENXIO) instead of waited on forever.
-    FileDescriptor file{::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)};
-    if (file.fd < 0) {
-        if (errno == ENXIO) cannot_write(path, "it is a FIFO that no process is reading");
-        cannot_write(path, std::string("open: ") + std::strerror(errno));
-    }
-    const int flags = ::fcntl(file.fd, F_GETFL);
-    if (flags < 0 || ::fcntl(file.fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
-        cannot_write(path, std::string("fcntl: ") + std::strerror(errno));
-    const char* cursor = bytes.data();
-    std::size_t left = bytes.size();
-    while (left > 0) {
-        const ssize_t written = ::write(file.fd, cursor, left);
-        if (written < 0 && errno == EINTR) continue;
-        if (written <= 0) cannot_write(path, std::string("write: ") + std::strerror(written < 0 ? errno : EIO));
-        cursor += written;
-        left -= static_cast<std::size_t>(written);
-    }
-    // Pipes and most devices cannot be synced (EINVAL); anything else is a real failure.
-    if (::fsync(file.fd) != 0 && errno != EINVAL && errno != EROFS && errno != ENOTSUP)
-        cannot_write(path, std::string("fsync: ") + std::strerror(errno));
-    const int closed = ::close(file.fd);
-    file.fd = -1;
-    if (closed != 0) cannot_write(path, std::string("close: ") + std::strerror(errno));
-}
-
 }  // namespace
 
 std::string read_input_file(const std::filesystem::path& path) {
@@ -84,25 +56,11 @@ std::string read_input_file(const std::filesystem::path& path) {
 }
 
 void write_output_file(const std::filesystem::path& path, std::string_view bytes) {
-    std::filesystem::path target = path;
-    mode_t mode = 0666;  // umask applies, as for any new file
-    struct stat info {};
-    if (::stat(path.c_str(), &info) == 0) {
-        if (S_ISDIR(info.st_mode)) cannot_write(path, "it is a directory");
-        if (!S_ISREG(info.st_mode)) return write_in_place(path, bytes);
-        mode = info.st_mode & 07777;
-        struct stat link {};
-        if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
-            std::error_code error;
-            target = std::filesystem::canonical(path, error);
-            if (error) cannot_write(path, "resolving the symbolic link: " + error.message());
-        }
-    } else if (errno != ENOENT) {
-        cannot_write(path, std::string("stat: ") + std::strerror(errno));
-    }
     try {
-        detail::write_file_atomically(target, bytes, mode);
+        detail::write_regular_file(path, bytes, 0666);  // umask applies, as for any new file
     } catch (const std::system_error& e) {
+        cannot_write(path, e.what());
+    } catch (const std::invalid_argument& e) {
         cannot_write(path, e.what());
     }
 }

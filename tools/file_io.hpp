@@ -18,13 +18,12 @@ std::string read_input_file(const std::filesystem::path& path);
 
 // Replaces the file at `path` with `bytes`, atomically: written to a temporary file beside it,
 // fsynced, then renamed over it, so a full disk or a crash leaves the previous file whole (and
-// no partial one). A symlink is written through (the file it points to is replaced); an existing
-// file keeps its permission bits. A path that is not a regular file (/dev/stdout, /dev/full, a
-// FIFO) has nothing to replace: it is written directly, every write and the close checked. A
-// FIFO without a reader is an error, not a wait. The output's directory must be writable (for
-// the temporary file): a writable file in a read-only directory is refused rather than
-// overwritten in place, which a failing write could truncate. Throws std::runtime_error naming
-// the path and the failing call.
+// no partial one). A symlink is followed, as cp and compilers do (a dangling one too: the file
+// it points at is created); an existing file keeps its permission bits. Anything that is not a
+// regular file (a directory, FIFO, device such as /dev/stdout, socket) is refused and left as
+// it is, and so is an empty path. Names up to the file system's limit work. The output's
+// directory must be writable (for the temporary file). Throws std::runtime_error naming the path
+// and why.
 void write_output_file(const std::filesystem::path& path, std::string_view bytes);
 
 }  // namespace cudacore::cli

@@ -6,6 +6,7 @@
 // and refuses the rest by field name.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,7 +32,8 @@ struct LinkerOptions {
     std::optional<int> max_register_count;          // -maxrregcount=N
     std::optional<bool> time;                       // -time (timings in the info log)
     std::optional<bool> verbose;                    // -verbose
-    std::optional<bool> link_time_optimization;     // -lto (needed to link LTO-IR)
+    std::optional<bool> link_time_optimization;     // -lto (needed to link LTO-IR; unset: on
+                                                    // for PTX output)
     std::optional<bool> ptx;                        // -ptx (implied by the ptx target)
     std::optional<int> optimization_level;          // -O0 .. -O4
     std::optional<bool> debug;                      // -g
@@ -54,6 +56,24 @@ struct LinkerOptions {
     // The linker to use (see LinkerBackend). Passes no flag.
     LinkerBackend backend = LinkerBackend::automatic;
 
+    // Link in a child process (the program cudacore-link-worker) instead of this one. For code
+    // this program did not produce: nvJitLink crashes (SIGSEGV, SIGFPE, an abort on "LLVM ERROR:
+    // out of memory") on some inputs that pass every structural check of Linker's constructor,
+    // such as a cubin with a changed .nv.info attribute, and a crash there would end this
+    // process. Isolated, it ends the worker instead, and link() throws LinkError naming the input
+    // being added (or the completion) and the signal. The worker also sees what nvJitLink prints
+    // on standard output and error instead of logging it (nvJitLink 13 reports "Multiple
+    // definition" that way and returns success): link() fails on those errors too, which an
+    // in-process link cannot see. Costs a process start and a copy of the inputs and the code
+    // (milliseconds). nvJitLink only: refused with the driver backend. handle() stays empty.
+    bool isolated = false;
+    // The worker program. Empty: $CUDACORE_LINK_WORKER when set, else cudacore-link-worker
+    // beside the library (a build tree) or in ../libexec/cudacore/ from it (an installation).
+    std::string worker_program;
+    // An isolated link still running after this long is killed, and link() throws LinkError
+    // saying so. Zero: no limit.
+    std::chrono::milliseconds isolated_timeout{0};
+
     bool operator==(const LinkerOptions&) const = default;
 };
 
@@ -62,7 +82,8 @@ struct LinkerOptions {
 std::string resolve_arch(const LinkerOptions& options);
 
 // The nvJitLink flags for `options` in a fixed order (the one place fields become flags).
-// `ptx_target` adds -ptx when ptx is not already set.
+// `ptx_target` adds -ptx when ptx is not already set, and -lto when link_time_optimization is
+// unset (nvJitLink makes PTX only from LTO-IR, by link-time optimization).
 std::vector<std::string> nvjitlink_flags(const LinkerOptions& options, bool ptx_target = false);
 
 }  // namespace cudacore

@@ -157,7 +157,11 @@ public:
     static bool looks_serialized(std::string_view bytes) noexcept;
     // Writes serialize() to `path` atomically (a temporary file in the same directory, fsync,
     // rename, fsync of the directory): a crash leaves the old file or the new one, never a
-    // half-written one. Throws SerializationError naming the path and errno text on I/O failure.
+    // half-written one. A symbolic link is followed, as cp does (a dangling one too: its target
+    // is created); an existing file keeps its permission bits. A directory, FIFO, device or
+    // socket at `path` is refused and left as it is, and so is an empty path. Names up to the
+    // file system's limit work. Throws SerializationError naming the path and why (errno text on
+    // I/O failure).
     void save(const std::filesystem::path& path) const;
     // Reads a file written by save(). Static, unlike the member load() that loads the code into
     // the driver: `ObjectCode::load(path)` reads a file, `code.load()` loads a module. Throws

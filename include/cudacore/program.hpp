@@ -72,7 +72,11 @@ public:
     // ProgramOptions::pch). A PCH problem never fails a compile: when NVRTC fails because of
     // PCH (an unusable pch_dir, say), compile() compiles again without the PCH flags and
     // pch_status() says what went wrong. When the PCH heap was too small (and pch_heap_size is
-    // unset), the heap is grown for later compiles.
+    // unset), the heap is grown for later compiles. Automatic PCH (pch_dir unset) goes to a
+    // folder of this process's own in $TMPDIR (else /tmp), removed at exit; when that folder
+    // cannot hold a PCH (a missing or relative TMPDIR, less free space than the PCH heap, a file
+    // size limit below it) the compile runs without PCH, pch_status() says why, and a
+    // WarningKind::pch_off warning names the folder and the reason (once per process and folder).
     // Throws CompileError (full log, program name, options) when compilation fails, LoaderError
     // when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});

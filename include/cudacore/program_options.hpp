@@ -111,6 +111,10 @@ struct ProgramOptions {
     std::vector<NamedSource> extra_sources;
     std::optional<bool> use_libdevice;
 
+    // PTX programs (and NVVM IR compiled to cubin) are assembled by nvJitLink in a worker
+    // process: see LinkerOptions::isolated. For PTX this program did not produce. Passes no flag.
+    bool isolated_link = false;
+
     bool operator==(const ProgramOptions&) const = default;
 };
 

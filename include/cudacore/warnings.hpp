@@ -24,6 +24,10 @@ enum class WarningKind {
     // compile_cached compiled the program but did not store it, because the key could not cover
     // what the compile read (the message says why).
     not_cached,
+    // A compile ran without NVRTC's automatic precompiled headers because the folder they go to
+    // cannot hold one now (a missing or relative TMPDIR, a nearly full file system, a file size
+    // limit); the message names the folder and the reason. Once per process and folder.
+    pch_off,
 };
 
 struct Warning {

@@ -5,13 +5,17 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/program_options.hpp"
 #include "code/code_validation.hpp"
+#include "code/nvjitlink_run.hpp"
 #include "loader/compiler_apis.hpp"
+#include "support/child_process.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 namespace cudacore {
 
@@ -53,27 +57,52 @@ std::string failure_log(const LinkerOptions& options, const std::string& info,
 
 // ---- nvJitLink ----------------------------------------------------------------------------
 
-nvJitLinkInputType nvjitlink_input_type(CodeType type) {
-    switch (type) {
-        case CodeType::cubin: return NVJITLINK_INPUT_CUBIN;
-        case CodeType::ptx: return NVJITLINK_INPUT_PTX;
-        case CodeType::ltoir: return NVJITLINK_INPUT_LTOIR;
-        case CodeType::fatbin: return NVJITLINK_INPUT_FATBIN;
-        case CodeType::object: return NVJITLINK_INPUT_OBJECT;
-        case CodeType::library: return NVJITLINK_INPUT_LIBRARY;
+// A line of a linker's log or output that reports an error: "error   : ...", "nvlink error :",
+// "ERROR: ...", "LLVM ERROR: ...", "fatal ...", or one ptxas marks "@E@".
+bool is_error_line(std::string_view line) {
+    const auto start = line.find_first_not_of(" \t");
+    if (start == std::string_view::npos) return false;
+    line.remove_prefix(start);
+    if (line.starts_with("@E@")) return true;
+    for (const std::string_view tool : {"ptxas", "nvlink", "nvJitLink", "LLVM"}) {
+        if (line.starts_with(tool) && line.size() > tool.size() && line[tool.size()] == ' ') {
+            line.remove_prefix(tool.size() + 1);
+            line.remove_prefix(std::min(line.size(), line.find_first_not_of(' ')));
+            break;
+        }
     }
-    return NVJITLINK_INPUT_ANY;
+    for (const std::string_view word : {"error", "ERROR", "Error", "fatal", "FATAL"}) {
+        if (line.starts_with(word) && (line.size() == word.size() || line[word.size()] == ' ' ||
+                                       line[word.size()] == ':'))
+            return true;
+    }
+    return false;
 }
 
-std::string nvjitlink_log(const detail::NvJitLinkApi& api, nvJitLinkHandle handle, bool error) {
-    size_t size = 0;
-    auto status = error ? api.get_error_log_size(handle, &size) : api.get_info_log_size(handle, &size);
-    if (status != NVJITLINK_SUCCESS || size <= 1) return {};
-    std::string log(size, '\0');
-    status = error ? api.get_error_log(handle, log.data()) : api.get_info_log(handle, log.data());
-    if (status != NVJITLINK_SUCCESS) return {};
-    log.resize(size - 1);
-    return log;
+bool has_error_line(std::string_view text) {
+    while (!text.empty()) {
+        const std::size_t end = text.find('\n');
+        if (is_error_line(text.substr(0, end))) return true;
+        if (end == std::string_view::npos) break;
+        text.remove_prefix(end + 1);
+    }
+    return false;
+}
+
+// ptxas's severity markers ("@E@error : ...", "@W@", "@I@") taken off each line.
+std::string without_markers(std::string_view text) {
+    std::string out;
+    while (!text.empty()) {
+        const std::size_t end = text.find('\n');
+        std::string_view line = text.substr(0, end);
+        if (line.size() >= 3 && line[0] == '@' && line[2] == '@') line.remove_prefix(3);
+        out.append(line);
+        if (end == std::string_view::npos) break;
+        out.push_back('\n');
+        text.remove_prefix(end + 1);
+    }
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
 }
 
 // ---- driver linker (cuLink*) --------------------------------------------------------------
@@ -225,6 +254,15 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
     // As asked; automatic: nvJitLink when it loads, the driver's linker only as a fallback. With
     // neither, link() reports nvJitLink's loader error (which paths were tried, what to set).
     LinkerBackend chosen = options_.backend;
+    if (options_.isolated) {
+        // The worker runs nvJitLink; the driver's linker needs this process's context.
+        if (chosen == LinkerBackend::driver) {
+            throw InvalidArgumentError("linker '" + options_.name + "': an isolated link "
+                                       "(LinkerOptions::isolated) runs nvJitLink in a worker "
+                                       "process; the driver's linker cannot be isolated");
+        }
+        chosen = LinkerBackend::nvjitlink;
+    }
     if (chosen == LinkerBackend::automatic) chosen = which_backend();
     backend_ = chosen == LinkerBackend::driver ? kDriver : kNvJitLink;
 }
@@ -258,14 +296,28 @@ ObjectCode Linker::link(CodeType target) {
         }
         return link_with_driver();
     }
+    if (target == CodeType::ptx) {
+        // nvJitLink makes PTX only from LTO-IR, by link-time optimization; say so here rather
+        // than leave it to nvJitLink's bare NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS.
+        for (std::size_t i = 0; i < inputs_.size(); ++i) {
+            if (inputs_[i].code_type() != CodeType::ltoir) {
+                throw InvalidArgumentError(
+                    "linker '" + options_.name + "': PTX output needs LTO-IR input (nvJitLink "
+                    "emits PTX only from link-time optimization), but input '" +
+                    input_name(inputs_[i], i) + "' is " + std::string(to_string(inputs_[i].code_type())) +
+                    ": link to cubin, or compile the sources to LTO-IR");
+            }
+        }
+        if (!options_.link_time_optimization.value_or(true)) {
+            throw InvalidArgumentError("linker '" + options_.name + "': PTX output needs link-time "
+                                       "optimization, but link_time_optimization is false");
+        }
+    }
     return link_with_nvjitlink(target);
 }
 
 ObjectCode Linker::link_with_nvjitlink(CodeType target) {
-    const auto& api = detail::nvjitlink();
     const std::vector<std::string> flags = nvjitlink_flags(options_, target == CodeType::ptx);
-    std::vector<const char*> argv;
-    for (const auto& flag : flags) argv.push_back(flag.c_str());
     std::string object = "linker '" + options_.name + "', flags:";
     for (const auto& flag : flags) object += " " + flag;
 
@@ -277,49 +329,40 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
     names.reserve(inputs_.size());
     for (std::size_t i = 0; i < inputs_.size(); ++i) names.push_back(input_name(inputs_[i], i));
 
-    detail::check_nvjitlink(
-        api.create(&state->nvjitlink_handle, static_cast<uint32_t>(argv.size()), argv.data()),
-        "nvJitLinkCreate", object);
-    nvJitLinkHandle raw = state->nvjitlink_handle;
-    state_ = state;  // handle() shows it from here on, also when the link fails
-
-    auto fail = [&](nvJitLinkResult status, const std::string& call) {
-        info_log_ = nvjitlink_log(api, raw, false);
-        error_log_ = nvjitlink_log(api, raw, true);
-        std::string log = failure_log(options_, info_log_, error_log_);
-        std::string failure = call + " failed: " + detail::nvjitlink_status_name(status);
-        append_line(log, failure);
-        throw LinkError(options_.name, std::move(log), flags, kNvJitLink, std::move(failure));
-    };
-
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-        const ObjectCode& input = inputs_[i];
-        const std::string& name = names[i];
-        const auto status = api.add_data(raw, nvjitlink_input_type(input.code_type()),
-                                         input.code().data(), input.size(), name.c_str());
-        if (status != NVJITLINK_SUCCESS) {
-            fail(status, "nvJitLinkAddData(" + std::string(to_string(input.code_type())) + " '" +
-                             name + "', " + std::to_string(input.size()) + " bytes)");
-        }
-    }
-    if (const auto status = api.complete(raw); status != NVJITLINK_SUCCESS)
-        fail(status, "nvJitLinkComplete");
-    info_log_ = nvjitlink_log(api, raw, false);
-    error_log_ = nvjitlink_log(api, raw, true);
-
-    size_t size = 0;
-    std::string code;
-    if (target == CodeType::ptx) {
-        detail::check_nvjitlink(api.get_linked_ptx_size(raw, &size), "nvJitLinkGetLinkedPtxSize", object);
-        code.resize(size);
-        detail::check_nvjitlink(api.get_linked_ptx(raw, code.data()), "nvJitLinkGetLinkedPtx", object);
-        while (!code.empty() && code.back() == '\0') code.pop_back();
+    detail::NvJitLinkRun run;
+    if (options_.isolated) {
+        // The flags are checked here (nvJitLinkCreate reads no input), so that a refused flag is
+        // the same CompilerApiError as in an in-process link; the inputs go to the worker.
+        nvJitLinkHandle checked = detail::create_nvjitlink(flags, object);
+        detail::nvjitlink().destroy(&checked);
+        const auto worker = detail::find_helper_program("cudacore-link-worker", "CUDACORE_LINK_WORKER",
+                                                        options_.worker_program);
+        run = detail::run_nvjitlink_isolated(worker, inputs_, names, flags, target,
+                                             options_.isolated_timeout);
     } else {
-        detail::check_nvjitlink(api.get_linked_cubin_size(raw, &size), "nvJitLinkGetLinkedCubinSize", object);
-        code.resize(size);
-        detail::check_nvjitlink(api.get_linked_cubin(raw, code.data()), "nvJitLinkGetLinkedCubin", object);
+        state->nvjitlink_handle = detail::create_nvjitlink(flags, object);
+        state_ = state;  // handle() shows it from here on, also when the link fails
+        run = detail::run_nvjitlink(state->nvjitlink_handle, inputs_, names, target, object);
     }
-    return ObjectCode::from_bytes(target, std::move(code), options_.name);
+    info_log_ = std::move(run.info_log);
+    error_log_ = std::move(run.error_log);
+    const std::string console = without_markers(run.console);
+
+    // A link that reports success with errors in its logs or output (nvJitLink 13: "Multiple
+    // definition of 'f'") has failed: its code is not what the inputs asked for.
+    if (run.linked && (has_error_line(info_log_) || has_error_line(error_log_) || has_error_line(console)))
+        run.failure = "nvJitLinkComplete returned NVJITLINK_SUCCESS, but the linker reported errors";
+    if (!run.linked || !run.failure.empty()) {
+        std::string log = failure_log(options_, info_log_, error_log_);
+        // Errors found in the info log belong in the log even when it was not asked for.
+        if (run.linked && !is_verbose(options_) && has_error_line(info_log_)) append_line(log, info_log_);
+        if (!console.empty()) append_line(log, console);
+        append_line(log, run.failure);
+        throw LinkError(options_.name, std::move(log), flags, kNvJitLink, std::move(run.failure));
+    }
+    // Printed by the worker's linker, which in this process would have reached the terminal.
+    if (!console.empty()) append_line(info_log_, console);
+    return ObjectCode::from_bytes(target, std::move(run.code), options_.name);
 }
 
 ObjectCode Linker::link_with_driver() {

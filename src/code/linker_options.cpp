@@ -25,7 +25,8 @@ std::vector<std::string> nvjitlink_flags(const LinkerOptions& o, bool ptx_target
     add_int(o.max_register_count, "-maxrregcount");
     add_bool(o.time, "-time");
     add_bool(o.verbose, "-verbose");
-    add_bool(o.link_time_optimization, "-lto");
+    // PTX output is made by link-time optimization only: implied unless set to false.
+    if (o.link_time_optimization.value_or(ptx_target)) f.emplace_back("-lto");
     if (o.ptx.value_or(ptx_target)) f.emplace_back("-ptx");
     if (o.optimization_level) f.push_back("-O" + std::to_string(*o.optimization_level));
     add_bool(o.debug, "-g");

@@ -188,6 +188,13 @@ void set_pch_heap_size(std::size_t size) {
                 "PCH heap of " + std::to_string(size) + " bytes");
 }
 
+std::size_t pch_heap_size() {
+    std::shared_lock lock(pch_heap_mutex());
+    size_t size = 0;
+    if (nvrtc().nvrtcGetPCHHeapSize(&size) != NVRTC_SUCCESS) size = std::size_t{256} << 20;
+    return size;
+}
+
 bool log_blames_pch(const std::string& log) {
     bool blamed = false;
     for_each_line(log, [&](std::string_view line) {

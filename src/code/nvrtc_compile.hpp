@@ -46,6 +46,10 @@ NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
 // flight (NVRTC frees the old heap). Throws CompilerApiError.
 void set_pch_heap_size(std::size_t size);
 
+// The PCH heap's size now (nvrtcGetPCHHeapSize; NVRTC 13's 256 MiB if it cannot say): the
+// largest a PCH can be.
+std::size_t pch_heap_size();
+
 // Whether a failed compile's log blames precompiled headers (an error line naming PCH).
 bool log_blames_pch(const std::string& log);
 // The log's error lines that name PCH, joined by "; ".

@@ -356,12 +356,15 @@ bool ObjectCode::looks_serialized(std::string_view bytes) noexcept {
 
 void ObjectCode::save(const std::filesystem::path& path) const {
     const std::string bytes = serialize();
+    const std::string what = "ObjectCode::save of '" + name() + "' (" +
+                             std::string(to_string(code_type())) + ", " +
+                             std::to_string(bytes.size()) + " bytes)";
     try {
-        detail::write_file_atomically(path, bytes, 0666);
+        detail::write_regular_file(path, bytes, 0666);
     } catch (const std::system_error& e) {
-        throw SerializationError("ObjectCode::save of '" + name() + "' (" +
-                                 std::string(to_string(code_type())) + ", " +
-                                 std::to_string(bytes.size()) + " bytes): " + e.what());
+        throw SerializationError(what + ": " + e.what());
+    } catch (const std::invalid_argument& e) {
+        throw SerializationError(what + ": cannot write '" + path.string() + "': " + e.what());
     }
 }
 

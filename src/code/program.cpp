@@ -6,6 +6,8 @@
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 #include "code/nvrtc_compile.hpp"
+#include "code/pch_directory.hpp"
+#include "support/temporary_directory.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -110,8 +112,12 @@ ProgramHandle to_program_handle(const LinkerHandle& handle) {
 class TraceDirectory {
 public:
     explicit TraceDirectory(const std::string& object) {
-        std::string pattern =
-            (std::filesystem::temp_directory_path() / "cudacore-trace-XXXXXX").string();
+        const detail::TemporaryDirectory temporary = detail::temporary_directory();
+        if (!temporary.problem.empty()) {
+            throw CompilerApiError("mkdtemp", ENOENT, "no temporary directory",
+                                   object + ", directory for the header trace: " + temporary.problem);
+        }
+        std::string pattern = (temporary.path / "cudacore-trace-XXXXXX").string();
         if (::mkdtemp(pattern.data()) == nullptr) {
             throw CompilerApiError("mkdtemp", errno, std::strerror(errno),
                                    object + ", directory for the header trace " + pattern);
@@ -298,6 +304,21 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         flags.push_back("--fdevice-time-trace=" + trace_path_);
     }
     if (options_.pch_heap_size) detail::set_pch_heap_size(*options_.pch_heap_size);
+    std::string chosen_pch_dir;  // added here, so not among the flags errors report
+    if (pch && uses_automatic_pch(options_) && !options_.pch_dir) {
+        // Automatic PCH goes to a folder of this process's own, checked for room first: NVRTC
+        // crashes (SIGBUS) writing a PCH to a full file system.
+        const detail::PchDirectory place = detail::automatic_pch_directory(detail::pch_heap_size());
+        if (place.problem.empty()) {
+            chosen_pch_dir = "--pch-dir=" + place.path;
+            flags.push_back(chosen_pch_dir);
+        } else {
+            flags = detail::without_pch_flags(flags);
+            pch = false;
+            pch_status_ = {PchOutcome::not_attempted, "PCH is off: " + place.problem, {}, 0};
+            detail::warn_pch_off(place.problem);
+        }
+    }
 
     // A wrapped program is compiled itself; otherwise the previous compile's program is released
     // now and this one stays for handle().
@@ -338,6 +359,7 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         if (!log.empty() && log.back() != '\n') log += '\n';
         const char* status_name = detail::nvrtc().nvrtcGetErrorString(attempt.status);
         log += std::string("nvrtcCompileProgram failed: ") + (status_name ? status_name : "error");
+        if (!chosen_pch_dir.empty()) std::erase(used_flags, chosen_pch_dir);
         throw CompileError(options_.name, std::move(log), used_flags, "NVRTC");
     }
     return ObjectCode::from_bytes(target, std::move(attempt.code), options_.name,
@@ -372,6 +394,7 @@ ObjectCode Program::compile_nvvm_program(CodeType target,
     LinkerOptions link_options;
     link_options.name = options_.name;
     link_options.arch = resolve_arch(options_);
+    link_options.isolated = options_.isolated_link;
     Linker linker({ObjectCode::from_ptx(std::move(out.code), options_.name)}, link_options);
     try {
         ObjectCode linked = linker.link(CodeType::cubin);

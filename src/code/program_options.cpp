@@ -283,6 +283,7 @@ LinkerOptions to_linker_options(const ProgramOptions& o) {
     }
     LinkerOptions l;
     l.name = o.name;
+    l.isolated = o.isolated_link;
     l.arch = o.arch;
     l.max_register_count = o.max_register_count;
     l.time = o.time ? std::optional<bool>(true) : std::nullopt;

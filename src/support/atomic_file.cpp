@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <cerrno>
 #include <charconv>
 #include <random>
@@ -29,11 +30,26 @@ struct FileDescriptor {
 
 constexpr std::string_view temporary_marker = ".tmp-";
 
-std::string temporary_name(const std::string& file_name) {
+// "." + name + ".tmp-<pid>-<n>-<random>", with the name cut short where the whole would pass the
+// directory's limit on a name's length (NAME_MAX), so a file whose own name is up to that limit
+// can still be written. Cut at a UTF-8 character boundary.
+std::string temporary_name(const std::string& file_name, std::size_t max_length) {
     static std::atomic<std::uint64_t> counter{0};
     thread_local std::mt19937_64 random{std::random_device{}()};
-    return "." + file_name + std::string(temporary_marker) + std::to_string(::getpid()) + "-" +
-           std::to_string(counter++) + "-" + std::to_string(random());
+    const std::string suffix = std::string(temporary_marker) + std::to_string(::getpid()) + "-" +
+                               std::to_string(counter++) + "-" + std::to_string(random());
+    std::size_t keep = file_name.size();
+    if (1 + keep + suffix.size() > max_length) {
+        keep = max_length > 1 + suffix.size() ? max_length - 1 - suffix.size() : 0;
+        while (keep > 0 && (static_cast<unsigned char>(file_name[keep]) & 0xC0) == 0x80) --keep;
+    }
+    return "." + file_name.substr(0, keep) + suffix;
+}
+
+// The longest name the directory takes (NAME_MAX; 255 where it does not say).
+std::size_t name_limit(int directory_fd) {
+    const long limit = ::fpathconf(directory_fd, _PC_NAME_MAX);
+    return limit > 0 ? static_cast<std::size_t>(limit) : 255;
 }
 
 }  // namespace
@@ -57,7 +73,10 @@ std::optional<pid_t> atomic_write_temporary_writer(std::string_view file_name) n
 void write_file_atomically_at(int directory_fd, const std::string& file_name,
                               std::string_view data, mode_t mode,
                               const std::filesystem::path& display_path) {
-    const std::string temporary = temporary_name(file_name);
+    if (file_name.empty() || file_name == "." || file_name == "..")
+        throw std::system_error(EISDIR, std::generic_category(),
+                                "'" + display_path.string() + "' names no file");
+    const std::string temporary = temporary_name(file_name, name_limit(directory_fd));
     const std::filesystem::path temporary_display = display_path.parent_path() / temporary;
     FileDescriptor file{::openat(directory_fd, temporary.c_str(),
                                  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)};
@@ -91,11 +110,45 @@ void write_file_atomically_at(int directory_fd, const std::string& file_name,
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view data, mode_t mode) {
+    if (path.empty()) throw std::invalid_argument("an empty path names no file");
     std::filesystem::path directory = path.parent_path();
     if (directory.empty()) directory = ".";
     FileDescriptor dir{::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
     if (dir.fd < 0) throw_errno(errno, "open directory", directory);
     write_file_atomically_at(dir.fd, path.filename().string(), data, mode, path);
+}
+
+void write_regular_file(const std::filesystem::path& path, std::string_view data, mode_t mode) {
+    if (path.empty()) throw std::invalid_argument("an empty path names no file");
+    // Follow symbolic links by hand, so that a dangling one leads to the name it points at
+    // (rename() would replace the link itself).
+    std::filesystem::path target = path;
+    struct stat info {};
+    bool exists = false;
+    for (int hops = 0;; ++hops) {
+        if (hops == 40) throw_errno(ELOOP, "resolving symbolic links of", path);
+        if (::lstat(target.c_str(), &info) != 0) {
+            if (errno != ENOENT) throw_errno(errno, "lstat", target);
+            break;
+        }
+        if (!S_ISLNK(info.st_mode)) {
+            exists = true;
+            break;
+        }
+        std::string link(PATH_MAX, '\0');
+        const ssize_t length = ::readlink(target.c_str(), link.data(), link.size());
+        if (length < 0) throw_errno(errno, "readlink", target);
+        link.resize(static_cast<std::size_t>(length));
+        const std::filesystem::path next(link);
+        target = next.is_absolute() ? next : target.parent_path() / next;
+    }
+    if (exists && !S_ISREG(info.st_mode)) {
+        throw std::invalid_argument("it is " + std::string(file_kind(info.st_mode)) +
+                                    ", not a regular file: refused, and left as it is");
+    }
+    if (!exists && target.filename().empty())
+        throw std::invalid_argument("it names a directory, not a file");
+    write_file_atomically(target, data, exists ? (info.st_mode & 07777) : mode);
 }
 
 std::string_view file_kind(mode_t mode) noexcept {

@@ -15,11 +15,22 @@ namespace cudacore::detail {
 // Writes `data` to a new temporary file beside `path` (same directory, so rename is atomic),
 // fsyncs it, renames it over `path` and fsyncs the directory. A crash at any point leaves either
 // the previous file or the complete new one under `path`, plus at worst a stray temporary file
-// whose name starts with "." and contains ".tmp-<pid>-" (the writer's process id). Every write,
+// whose name starts with "." and contains ".tmp-<pid>-" (the writer's process id; the name part
+// before it is shortened where the whole would pass the file system's NAME_MAX). Every write,
 // the fsync and the close are checked; on failure the temporary file is removed and the previous
 // file is left as it was. `mode` is passed to open() (umask applies).
-// Throws std::system_error whose what() names the failing call and the path.
+// Throws std::system_error whose what() names the failing call and the path (EISDIR when `path`
+// names no file, such as "dir/"), std::invalid_argument for an empty path.
 void write_file_atomically(const std::filesystem::path& path, std::string_view data, mode_t mode);
+
+// What `cp` does to its destination, atomically: writes `data` to the regular file `path` names
+// with write_file_atomically, after following symbolic links (a dangling one too: the file it
+// points at is created, the link is kept). An existing file keeps its permission bits; a new one
+// gets `mode`. Anything else (a directory, FIFO, device or socket) is refused and left as it is,
+// as are an empty path and one ending in '/'. Throws std::invalid_argument for those refusals
+// (what() says why: "it is a FIFO, not a regular file: refused, and left as it is") and
+// std::system_error for failing calls.
+void write_regular_file(const std::filesystem::path& path, std::string_view data, mode_t mode);
 
 // The same, inside the directory open as `directory_fd` (every step relative to it, so a
 // directory renamed or replaced by a symlink after it was opened is never written through).

@@ -225,4 +225,26 @@ inline std::string mutated_elf(const std::string& original, unsigned index) {
     return bytes;
 }
 
+// `cubin` (a relocatable cubin, compiled with -rdc) with the symbol index of its first .nv.info
+// attribute pointed far past the symbol table (its high byte set to 0xff). The attribute table
+// is not among the checked structures, and nvJitLink 13 reads the index unchecked: SIGSEGV while
+// adding the input. Empty when the cubin has no .nv.info section.
+inline std::string with_nv_info_symbol_past_the_table(std::string cubin) {
+    Elf64_Ehdr header;
+    if (cubin.size() < sizeof header) return {};
+    std::memcpy(&header, cubin.data(), sizeof header);
+    Elf64_Shdr names;
+    std::memcpy(&names, cubin.data() + header.e_shoff + header.e_shstrndx * header.e_shentsize,
+                sizeof names);
+    for (unsigned i = 0; i < header.e_shnum; ++i) {
+        Elf64_Shdr section;
+        std::memcpy(&section, cubin.data() + header.e_shoff + i * header.e_shentsize, sizeof section);
+        if (std::strcmp(cubin.data() + names.sh_offset + section.sh_name, ".nv.info") != 0) continue;
+        // An attribute: format byte, attribute byte, 16-bit size, then the symbol index (32 bits).
+        cubin[section.sh_offset + 4 + 3] = static_cast<char>(0xff);
+        return cubin;
+    }
+    return {};
+}
+
 }  // namespace cudacore::test

@@ -7,7 +7,12 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 
 namespace {
 
@@ -130,6 +135,67 @@ TEST(Pch, CodeErrorsAreNotBlamedOnPch) {
         EXPECT_NE(e.log().find("error"), std::string::npos) << e.log();
     }
     EXPECT_NE(program.pch_status().outcome, PchOutcome::failed) << program.pch_status().reason;
+}
+
+// The folder for automatic PCH is chosen on the first compile that uses it, so these run in a
+// fresh process (a death test's child) and end it with 0 when every expectation held; what
+// failed is printed, and the regex shows it.
+int expect_pch_off_without_failing(const std::string& reason_part) {
+    test::WarningLog warnings;
+    for (const char* test : {"off_1", "off_2"}) {
+        Program program(kFirst, SourceType::cxx, options_for(test));
+        const ObjectCode code = program.compile(CodeType::ptx);  // does not throw
+        if (code.code().find("first_kernel") == std::string_view::npos) {
+            std::fprintf(stderr, "no kernel in the PTX\n");
+            return 1;
+        }
+        const PchStatus& status = program.pch_status();
+        if (status.outcome != PchOutcome::not_attempted ||
+            status.reason.find(reason_part) == std::string::npos) {
+            std::fprintf(stderr, "status %s: %s\n", to_string(status.outcome), status.reason.c_str());
+            return 1;
+        }
+    }
+    // Once per process and folder, naming the folder and the reason.
+    if (warnings.seen.size() != 1 || warnings.seen[0].kind != WarningKind::pch_off ||
+        warnings.seen[0].message.find(reason_part) == std::string::npos) {
+        std::fprintf(stderr, "%zu warnings: %s\n", warnings.seen.size(),
+                     warnings.seen.empty() ? "" : warnings.seen[0].message.c_str());
+        return 1;
+    }
+    return 0;
+}
+
+TEST(Pch, AMissingOrRelativeTmpdirTurnsPchOffWithOneWarning) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            ::setenv("TMPDIR", "/nonexistent-cudacore-tmp", 1);
+            std::exit(expect_pch_off_without_failing(
+                "the temporary directory '/nonexistent-cudacore-tmp' (from TMPDIR) does not exist"));
+        },
+        ::testing::ExitedWithCode(0), "");
+    EXPECT_EXIT(
+        {
+            ::setenv("TMPDIR", "relative", 1);
+            std::exit(expect_pch_off_without_failing("'relative' (from TMPDIR) is a relative path"));
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+// A file size limit below the PCH heap stands in for a nearly full file system (where NVRTC's
+// PCH died with SIGBUS): no PCH is attempted.
+TEST(Pch, NoRoomForAPchTurnsItOffWithOneWarning) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            ::signal(SIGXFSZ, SIG_IGN);
+            rlimit limit{};
+            limit.rlim_cur = limit.rlim_max = 16 << 20;
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+            std::exit(expect_pch_off_without_failing("the file size limit (16777216 bytes)"));
+        },
+        ::testing::ExitedWithCode(0), "");
 }
 
 // Last: it shrinks, then regrows, the process-wide PCH heap.

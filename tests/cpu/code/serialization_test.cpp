@@ -235,6 +235,56 @@ TEST(Serialization, SaveIntoMissingDirectoryFailsNamingThePath) {
     }
 }
 
+// Saving never destroys something else: a FIFO or a directory at the path is refused, naming
+// it and what it is, and left as it was (a FIFO was replaced by a regular file before). A
+// symlink, dangling or not, is followed; its target is written and the link kept; the target's
+// mode is kept. An empty path is refused.
+TEST(Serialization, SaveRefusesWhatIsNotAFileAndFollowsSymlinks) {
+    TempDir dir;
+    const auto fifo = dir.path() / "fifo.ccobj";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    std::filesystem::create_directory(dir.path() / "folder.ccobj");
+    for (const auto& [path, kind] : {std::pair{fifo, "a FIFO"}, std::pair{dir.path() / "folder.ccobj", "a directory"}}) {
+        try {
+            small_object().save(path);
+            FAIL() << "saved onto " << kind;
+        } catch (const SerializationError& e) {
+            EXPECT_NE(std::string(e.what()).find("cannot write '" + path.string() + "': it is " + kind +
+                                                 ", not a regular file: refused, and left as it is"),
+                      std::string::npos) << e.what();
+        }
+    }
+    EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path() / "folder.ccobj"));
+    EXPECT_THROW(small_object().save(""), SerializationError);
+
+    const auto target = dir.path() / "target.ccobj";
+    std::filesystem::create_symlink("target.ccobj", dir.path() / "dangling.ccobj");
+    small_object().save(dir.path() / "dangling.ccobj");
+    EXPECT_TRUE(std::filesystem::is_symlink(dir.path() / "dangling.ccobj"));
+    EXPECT_EQ(ObjectCode::load(target), small_object());
+    ASSERT_EQ(::chmod(target.c_str(), 0640), 0);
+    const ObjectCode other = ObjectCode::from_cubin("other", "other");
+    other.save(dir.path() / "dangling.ccobj");
+    EXPECT_EQ(ObjectCode::load(target), other);
+    EXPECT_EQ(std::filesystem::status(target).permissions(),
+              std::filesystem::perms(0640));
+}
+
+// The temporary name beside the file is kept within the file system's limit on a name, so a
+// name of the limit's length saves.
+TEST(Serialization, SaveTakesNamesUpToTheFileSystemLimit) {
+    TempDir dir;
+    const long limit = ::pathconf(dir.path().c_str(), _PC_NAME_MAX);
+    ASSERT_GT(limit, 10);
+    const auto path = dir.path() / std::string(static_cast<std::size_t>(limit), 'x');
+    small_object().save(path);
+    EXPECT_EQ(ObjectCode::load(path), small_object());
+    std::size_t files = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) ++files;
+    EXPECT_EQ(files, 1u);
+}
+
 // A FIFO where a saved ObjectCode belongs is refused at once (opened non-blocking, its type
 // checked before any read), like a directory; both errors name the path and what it is.
 TEST(Serialization, LoadRefusesAFifoWithoutBlockingAndADirectory) {

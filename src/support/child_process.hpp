@@ -1,0 +1,60 @@
+// Running one of cudacore's helper programs (the load probe, the link worker) in a child
+// process: bytes in on its standard input, its standard output and error (and optionally a reply
+// channel, descriptor 3) collected, a time limit, and how it ended. Used where third-party code
+// may crash on bytes from outside: the crash ends the child, and the caller reports it.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudacore::detail {
+
+struct ChildProcessOptions {
+    // Written to the child's standard input, which is then closed (the child sees its end).
+    std::string_view input;
+    // Killed (SIGKILL) when still running after this long; zero: no limit.
+    std::chrono::milliseconds timeout{0};
+    // A pipe as the child's descriptor 3, collected into ChildProcessResult::reply, so that what
+    // the child's libraries print on standard output cannot mix with what it answers.
+    bool reply_channel = false;
+    // At most this much of standard output and of standard error is kept (the rest is read
+    // and dropped, so the child never blocks on a full pipe). The reply is kept whole.
+    std::size_t max_output = 1 << 20;
+};
+
+struct ChildProcessResult {
+    int exit_code = -1;      // its exit status, when it exited
+    int signal = 0;          // the signal that ended it, when one did
+    bool timed_out = false;  // killed after ChildProcessOptions::timeout
+    std::chrono::milliseconds timeout{0};
+    std::string out;    // standard output
+    std::string err;    // standard error
+    std::string reply;  // descriptor 3 (reply_channel)
+
+    // Ended by a signal or the time limit rather than by exiting.
+    bool crashed() const noexcept { return signal != 0 || timed_out; }
+    // "exited with status 1", "killed by signal 11 (Segmentation fault)", "timed out after
+    // 5000 ms".
+    std::string how_it_ended() const;
+};
+
+// Starts `program` with `args` (argv[1...]) and the caller's environment, feeds it
+// options.input, collects its output until it ends or the time limit passes, and waits for it.
+// The calling process is never affected by the child's signals (SIGPIPE included). Throws
+// std::system_error when the child cannot be started (the message names the program).
+// Thread-safe.
+ChildProcessResult run_child_process(const std::filesystem::path& program,
+                                     const std::vector<std::string>& args,
+                                     const ChildProcessOptions& options);
+
+// Where the helper program `name` is: `chosen` when not empty, else $`env_var` when set, else
+// beside the library (a build tree) or in ../libexec/cudacore/ from it (an installation).
+// Throws LoaderError listing the places searched and the variable to set.
+std::filesystem::path find_helper_program(const std::string& name, const char* env_var,
+                                          const std::filesystem::path& chosen);
+
+}  // namespace cudacore::detail
