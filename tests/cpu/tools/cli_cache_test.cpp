@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include <set>
+
 namespace {
 
 using cudacore::test::cli_path;
@@ -93,6 +95,44 @@ TEST_F(CliCache, CacheStatsPruneAndClear) {
     auto cleared = cli({"cache", "clear"});
     ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
     EXPECT_NE(cli({"cache", "stats"}).out.find("entries    0"), std::string::npos);
+}
+
+// Maintenance removes only what the cache wrote: a folder without cudacore's marker is refused
+// (untouched, no .lock left), `/` too, and inside a cache only the cache's own names go.
+TEST_F(CliCache, CacheClearRefusesAFolderThatIsNotACacheAndKeepsForeignFiles) {
+    const auto notes = dir.path() / "notes";
+    std::filesystem::create_directories(notes);
+    std::filesystem::permissions(notes, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace);
+    for (const char* name : {".notes.tmp-1", ".report.tmp-old"})
+        cudacore::test::write_file(notes / name, "mine");
+    auto listing = [](const std::filesystem::path& folder) {
+        std::set<std::string> names;
+        for (const auto& entry : std::filesystem::directory_iterator(folder))
+            names.insert(entry.path().filename().string());
+        return names;
+    };
+    const auto before = listing(notes);
+    for (const char* command : {"clear", "prune", "stats"}) {
+        std::vector<std::string> args{"cache", command, "--dir", notes.string()};
+        if (std::string(command) == "prune") args.insert(args.end(), {"--max-bytes", "0"});
+        const auto refused = cli(args);
+        EXPECT_NE(refused.exit_code, 0) << command;
+        EXPECT_NE(refused.err.find("not a cudacore cache"), std::string::npos) << refused.err;
+        EXPECT_EQ(listing(notes), before) << command;
+    }
+    const auto root = cli({"cache", "clear", "--dir", "/"});
+    EXPECT_NE(root.exit_code, 0);
+    EXPECT_NE(root.err.find("refusing '/'"), std::string::npos) << root.err;
+
+    ASSERT_EQ(compile((dir.path() / "1.cubin").string()).exit_code, 0);
+    for (const char* name : {".notes.tmp-1", ".report.tmp-old"})
+        cudacore::test::write_file(dir.path() / "cache" / name, "mine");
+    const auto cleared = cli({"cache", "clear"});
+    ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
+    EXPECT_NE(cleared.out.find("removed 2 entries"), std::string::npos) << cleared.out;
+    for (const char* name : {".notes.tmp-1", ".report.tmp-old"})
+        EXPECT_EQ(read_file(dir.path() / "cache" / name), "mine") << name;
 }
 
 // ---- Exact hits: the cache never returns code a fresh compile would not produce. ----
