@@ -21,6 +21,7 @@
 #include <future>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -216,32 +217,34 @@ detail::IncludeSearch search_of(const Program& program) {
 class HeaderKeyMemo {
 public:
     std::optional<CacheKey> find(const CacheKey& source, std::uint64_t record_hash) {
-        Entry entry;
+        std::shared_ptr<const Entry> found;
         {
             std::lock_guard lock(mutex_);
             auto it = entries_.find({source, record_hash});
             if (it == entries_.end()) return std::nullopt;
-            entry = it->second;
+            found = it->second;
         }
+        const Entry& entry = *found;
         for (const auto& [path, digest] : entry.headers_outside_toolkit) {
             const std::optional<std::string> now = header_digests().digest(path);
             if (!now || *now != digest) return std::nullopt;  // edited or gone: key it again
         }
+        detail::LookupStates states;
         for (const auto& [path, state] : entry.lookups_outside_toolkit)
-            if (detail::lookup_state(path) != state) return std::nullopt;  // created or removed
+            if (states.state(path) != state) return std::nullopt;  // created or removed
         return entry.key;
     }
     void remember(const CacheKey& source, std::uint64_t record_hash, const CacheKey& key,
                   const std::vector<std::pair<std::string, std::string>>& headers,
                   const std::vector<std::pair<std::string, std::string>>& lookups) {
-        Entry entry{key, {}, {}};
+        auto entry = std::make_shared<Entry>(Entry{key, {}, {}});
         const std::vector<std::string> toolkit_dirs = toolkit_include_dirs();
         for (const auto& header : headers)
             if (!detail::inside_any(header.first, toolkit_dirs))
-                entry.headers_outside_toolkit.push_back(header);
+                entry->headers_outside_toolkit.push_back(header);
         for (const auto& lookup : lookups)
             if (!detail::inside_any(lookup.first, toolkit_dirs))
-                entry.lookups_outside_toolkit.push_back(lookup);
+                entry->lookups_outside_toolkit.push_back(lookup);
         std::lock_guard lock(mutex_);
         entries_[{source, record_hash}] = std::move(entry);
     }
@@ -258,7 +261,7 @@ private:
         std::vector<std::pair<std::string, std::string>> lookups_outside_toolkit;  // path, state
     };
     std::mutex mutex_;
-    std::map<std::pair<CacheKey, std::uint64_t>, Entry> entries_;
+    std::map<std::pair<CacheKey, std::uint64_t>, std::shared_ptr<const Entry>> entries_;
 };
 
 HeaderKeyMemo& header_key_memo() {
@@ -284,7 +287,8 @@ std::optional<CacheKey> key_with_headers(const CacheKey& base,
         }
         headers.emplace_back(header, std::move(*digest));
     }
-    for (const auto& path : record.lookups) lookups.emplace_back(path, detail::lookup_state(path));
+    detail::LookupStates states;
+    for (const auto& path : record.lookups) lookups.emplace_back(path, states.state(path));
     std::vector<std::pair<std::string, std::string>> fields = search;
     fields.reserve(search.size() + headers.size() + lookups.size());
     for (const auto& [path, digest] : headers) fields.emplace_back("header:" + path, digest);

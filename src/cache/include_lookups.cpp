@@ -62,6 +62,26 @@ IncludeSearch include_search(const std::string& program_name,
     return search;
 }
 
+bool LookupStates::is_directory(const std::string& folder) {
+    if (auto it = folders_.find(folder); it != folders_.end()) return it->second;
+    const std::size_t slash = folder.rfind('/');
+    bool is_dir = false;
+    if (slash == std::string::npos || slash == 0 || is_directory(folder.substr(0, slash))) {
+        struct ::stat info {};
+        is_dir = ::stat(folder.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+    }
+    folders_.emplace(folder, is_dir);
+    return is_dir;
+}
+
+std::string LookupStates::state(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    // No folder: stat(path) fails with ENOENT or ENOTDIR, which lookup_state calls absent.
+    if (slash != std::string::npos && slash != 0 && !is_directory(path.substr(0, slash)))
+        return "absent";
+    return lookup_state(path);
+}
+
 bool inside_any(const std::string& path, const std::vector<std::string>& directories) {
     if (has_dot_dot(path)) return false;
     for (const auto& dir : directories) {

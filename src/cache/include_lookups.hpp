@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -65,6 +66,19 @@ IncludeLookups include_lookups(const IncludeSearch& search, const std::string& m
 // What a lookup of `path` finds now: "absent", "file", "directory", "other" or "error N" (an
 // errno other than ENOENT / ENOTDIR). One stat, following symbolic links as open does.
 std::string lookup_state(const std::string& path);
+
+// lookup_state for many paths at once: a path whose folder is missing is absent without a stat of
+// its own, and each folder is asked once (a <cuda/std/...> name tried in an -I folder without a
+// cuda/ costs one stat for all of them). Gives what lookup_state gives. One per batch of lookups:
+// folders are remembered for its lifetime.
+class LookupStates {
+public:
+    std::string state(const std::string& path);
+
+private:
+    bool is_directory(const std::string& folder);
+    std::unordered_map<std::string, bool> folders_;  // folder -> is a directory
+};
 
 // Whether `path` lies inside one of `directories` (by its text: "a/b" is inside "a"). A path
 // with a ".." component is inside none.
