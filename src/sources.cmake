@@ -38,6 +38,8 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/memory_program_cache.cpp
   src/cache/disk_program_cache.cpp
   src/cache/cached_compile.cpp
+  src/cache/include_directives.cpp
+  src/cache/include_lookups.cpp
   src/cache/compile_many.cpp)
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp

@@ -4,9 +4,6 @@
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 
-#include <sys/stat.h>
-
-#include <cerrno>
 #include <cstdio>
 #include <memory>
 
@@ -24,11 +21,9 @@ std::filesystem::path cache_directory(const CacheArgs& args) {
 }
 
 // The cache, or nullptr when its directory does not exist: looking after a cache never creates
-// one (only a compile does).
+// one (only a compile does), and refuses a folder that is not one (no cudacore marker).
 std::unique_ptr<DiskProgramCache> open_existing_cache(const std::filesystem::path& directory) {
-    struct stat info {};
-    if (::lstat(directory.c_str(), &info) != 0 && errno == ENOENT) return nullptr;
-    return std::make_unique<DiskProgramCache>(directory);
+    return DiskProgramCache::open_existing(directory);
 }
 
 void print_stats(const CacheArgs& args) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace cudacore::cli {
 
@@ -48,7 +49,9 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
         ->check(CLI::IsMember({"cubin", "ptx", "ltoir"}));
     command.add_option("--source-type", args.source_type, "Source language (default: .ptx is PTX)")
         ->check(CLI::IsMember({"c++", "ptx"}));
-    command.add_option("--name", args.name, "Program name in logs (default: the file name)");
+    command.add_option("--name", args.name,
+                       "Program name in logs and in the code (default: the source path). Quoted "
+                       "includes of the source are looked for in this name's folder first");
     command.add_option("-D,--define", args.defines, "Define a macro: NAME or NAME=VALUE");
     command.add_option("-I,--include", args.include_dirs, "Add an include directory");
     command.add_option("--name-expr", args.name_expressions,
@@ -82,8 +85,9 @@ std::unique_ptr<ProgramCache> open_cache(const CompileArgs& args) {
 
 ProgramOptions to_program_options(const CompileArgs& args) {
     ProgramOptions options;
-    options.name = args.name.empty() ? std::filesystem::path(args.source_path).filename().string()
-                                     : args.name;
+    // The source's path, as nvcc names it: NVRTC looks for the main file's quoted includes in
+    // the folder of the program's name, so `compile sub/s.cu` finds sub/v.h as nvcc does.
+    options.name = args.name.empty() ? args.source_path : args.name;
     if (!args.arch.empty()) options.arch = args.arch;
     for (const auto& define : args.defines) {
         const auto equals = define.find('=');
@@ -130,17 +134,19 @@ void run_compile(const CompileArgs& args) {
     Program program(std::move(source), source_type_of(args), std::move(options));
     const CodeType target = code_type_from_string(args.target);
     const std::unique_ptr<ProgramCache> cache = open_cache(effective);
-    ObjectCode code = [&] {
+    CachedCompileOptions cache_options;
+    // A cache that cannot be read or store is a warning: the compile goes on.
+    cache_options.on_cache_error = [](const CacheError& e) {
+        std::cerr << "cudacore: warning: compiling without the cache: " << e.what() << "\n";
+    };
+    // Looked up first, so that "cache hit" is said only of code that came from the cache (a
+    // missing or corrupt entry is compiled again, and says nothing).
+    std::optional<ObjectCode> hit;
+    if (cache) hit = find_cached(*cache, program, target, effective.name_expressions, cache_options);
+    ObjectCode code = hit ? *hit : [&] {
         try {
-            if (cache) {
-                // A cache that cannot be read or store is a warning: the compile goes on.
-                return compile_cached(*cache, program, target, args.name_expressions,
-                                      [](const CacheError& e) {
-                                          std::cerr << "cudacore: warning: compiling without the "
-                                                       "cache: "
-                                                    << e.what() << "\n";
-                                      });
-            }
+            if (cache)
+                return compile_cached(*cache, program, target, args.name_expressions, cache_options);
             return program.compile(target, args.name_expressions);
         } catch (const CompileError& e) {
             print_failure(e, e.log());
@@ -148,7 +154,7 @@ void run_compile(const CompileArgs& args) {
         }
     }();
     if (!program.log().empty()) std::cerr << program.log() << "\n";
-    if (cache && cache->stats().hits > 0) std::cerr << "cudacore: cache hit\n";
+    if (hit) std::cerr << "cudacore: cache hit\n";
     const std::string serialized = args.serialize ? code.serialize() : std::string();
     write_output_file(args.output_path, args.serialize ? std::string_view(serialized) : code.code());
     for (const auto& [expression, lowered] : code.symbol_map())

@@ -14,8 +14,9 @@
 //     backend.
 // NOT in this key: the contents of included headers, files named by options (pre-include,
 // PCH), environment variables the compiler reads, and the exact NVRTC build beyond its
-// major.minor version. compile_cached adds the headers: it extends this key with the digest of
-// every header the compile read, or with the caller's extra_digest (cached_compile.hpp).
+// major.minor version. compile_cached adds the headers: it extends this key with every place the
+// preprocessor looked (found or not) and the digest of every header it read, or with the
+// caller's extra_digest (cached_compile.hpp).
 #pragma once
 
 #include "cudacore/object_code.hpp"

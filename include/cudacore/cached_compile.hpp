@@ -51,23 +51,30 @@ struct CachedCompileOptions {
 // Program::compile and cache_key throw; cache errors are reported to options.on_cache_error,
 // not thrown.
 //
-// Headers: the key of a C++ program covers the contents of every header the compile actually
-// read (NVRTC reports them; see Program::compile with headers_read), so editing an included
-// header gives a miss and new code, never stale code. The cache then holds two entries per
-// program: the list of headers under cache_key(program, ...) and the code under a key that adds
-// each header's path and SHA-256 (stats count both). A lookup re-reads the listed headers
+// Headers: a hit is exact. The key of a C++ program covers every place its preprocessor looked
+// for a header, found or not, and the contents of every header it may have read: each #include,
+// #include_next and __has_include name (also through macros that wrap __has_include, as CCCL's
+// do) is followed from the source through every header found, tried beside the including file
+// (quoted names) and in every search folder; the key adds what each of those paths holds now
+// (absent, a file, a folder) and each header's SHA-256, and the absolute folders searched (the
+// folder of the program's name, where NVRTC resolves the source's quoted includes, and the
+// include paths). So a header created in a folder searched earlier, one a __has_include test now
+// finds, or the same file name compiled in another project gives a miss, never stale code. The
+// cache holds two entries per program: this record under cache_key(program, ...) and the code
+// under the key that adds the above (stats count both). A lookup re-reads the recorded headers
 // (digests of files unchanged since the last look, by size, mtime and inode, are remembered in
-// this process); once a process has keyed a header list, later lookups of it check only the
-// headers outside the CUDA toolkit's include directory (one stat each): the toolkit's own
-// headers (CCCL's among them) are digested once per process, so a toolkit replaced while a
-// process runs is noticed by the next process. With options.extra_digest set, headers are not tracked and the key is
-// cache_key plus that digest. Where neither is possible (fdevice_time_trace is set, or a header
-// cannot be read back) the code is compiled and returned but NOT stored, and a
-// WarningKind::not_cached warning says why (warnings.hpp). The same holds when NVRTC's trace
-// cannot be written (a file-size limit or a temporary directory under 64 MiB free), told to
-// on_cache_error as a CacheError when given, else warned. A header edited while the compile
-// runs may be keyed by its new contents: do not edit headers during a compile. PTX and NVVM
-// IR programs include nothing and are keyed by cache_key alone.
+// this process) and stats the recorded paths; once a process has keyed a record, later lookups
+// check only the headers and paths outside the CUDA toolkit's include directory (one stat each):
+// the toolkit's own are looked at once per process, so a toolkit replaced while a process runs is
+// noticed by the next process. Where the lookups cannot be known (a header outside the toolkit
+// named by a macro, #include MACRO or __has_include(MACRO)), the code is compiled and returned but
+// NOT stored, with a WarningKind::not_cached warning naming the file. With options.extra_digest
+// set, headers are not tracked and the key is cache_key plus that digest. The same not_cached
+// outcome holds when fdevice_time_trace is set or a header cannot be read back, and when NVRTC's
+// trace cannot be written (a file-size limit or a temporary directory under 64 MiB free), told to
+// on_cache_error as a CacheError when given, else warned. Headers created or edited while the
+// compile runs may be keyed by their new state: do not change headers during a compile. PTX and
+// NVVM IR programs include nothing and are keyed by cache_key alone.
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
                           const CachedCompileOptions& options = {});

@@ -41,7 +41,11 @@ struct CompileManyOptions {
     CompileStrategy strategy = CompileStrategy::threads;
     // Compiles at once; 0: std::thread::hardware_concurrency().
     unsigned workers = 0;
-    // Looked up first (compile_cached's key); misses are compiled and stored. Not owned.
+    // Looked up first, exactly as find_cached does (the headers read and every place looked for
+    // a header are checked); with the threads strategy, misses are compiled through
+    // compile_cached and stored. With the processes strategy, misses compiled in a child are not
+    // stored: the record of where the compile looked for headers is made by the compiling
+    // process. Not owned.
     ProgramCache* cache = nullptr;
     // Compile the first miss alone when it uses automatic PCH (see above).
     bool first_alone_for_pch = true;

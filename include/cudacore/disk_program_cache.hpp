@@ -1,7 +1,11 @@
 // DiskProgramCache: a ProgramCache in a directory, shared by the processes of one user.
 //
 // One file per entry, named <key hex>.ccentry: a small header (magic, the key) followed by the
-// serialized ObjectCode, whose checksum is verified on every read. Writes go to a temporary file
+// serialized ObjectCode, whose checksum is verified on every read. An entry file larger than the
+// largest this cache writes (max_bytes, and the format's own limit) is a miss refused before it
+// is read; one too large for any cache is removed as corrupt. A read that runs out of memory is a
+// miss too. The folder carries a CACHEDIR.TAG of cudacore's, and only cudacore's own names in it
+// are ever removed. Writes go to a temporary file
 // that is fsynced and renamed into place, so readers (and a writer killed at any instant) never
 // see a partial entry; the last of several concurrent writers of one key wins, and every version
 // is complete. A bad entry (wrong magic or key, failed checksum, truncated) counts as a miss, is
@@ -39,11 +43,19 @@ public:
     static constexpr std::uint64_t default_max_bytes = std::uint64_t{1} << 30;  // 1 GiB
     static constexpr std::chrono::seconds stale_temporary_age{600};
 
-    // Creates `directory` (mode 0700; missing parents with the default mode) when absent. Throws
-    // CacheError when it cannot be created, is not a directory, is owned by another user, or is
-    // writable by group or others.
+    // Creates `directory` (mode 0700; missing parents with the default mode) when absent, and
+    // marks it as cudacore's with a CACHEDIR.TAG (the Cache Directory Tagging format). Throws
+    // CacheError when it cannot be created, is not a directory, is owned by another user, is
+    // writable by group or others, is the root directory, or is not a cache: an existing folder
+    // without cudacore's marker is taken (and marked) only when it holds nothing but names the
+    // cache writes (entries, their temporary files, .lock), as caches made before the marker do.
     explicit DiskProgramCache(std::filesystem::path directory,
                               std::uint64_t max_bytes = default_max_bytes);
+    // For maintenance (`cudacore cache clear|prune|stats`): the cache at `directory`, never
+    // creating or marking anything. nullptr when `directory` does not exist; throws CacheError as
+    // the constructor does, and also when the folder does not carry cudacore's marker.
+    static std::unique_ptr<DiskProgramCache> open_existing(
+        std::filesystem::path directory, std::uint64_t max_bytes = default_max_bytes);
     ~DiskProgramCache() override;
     DiskProgramCache(const DiskProgramCache&) = delete;
     DiskProgramCache& operator=(const DiskProgramCache&) = delete;
@@ -56,7 +68,9 @@ public:
     void put(const CacheKey& key, const ObjectCode& code) override;
     // Counters of this object, plus the entries and bytes now in the directory.
     CacheStats stats() const override;
-    // Removes every entry (and stale temporary files).
+    // Removes every entry (and stale temporary files). Only names of the cache's own forms are
+    // ever removed (<64 hex digits>.ccentry and the temporary files of its writes); anything else
+    // in the folder is left alone.
     void clear() override;
     // Removes least recently used entries until the total is at most `max_bytes`, and stale
     // temporary files. Returns how many entries were removed.
@@ -74,6 +88,8 @@ public:
     static ObjectCode decode_entry(std::string_view bytes, const CacheKey& expected);
 
 private:
+    enum class Opening { create, existing };
+    DiskProgramCache(std::filesystem::path directory, std::uint64_t max_bytes, Opening opening);
     std::uint64_t evict_to(std::uint64_t bound);
 
     std::filesystem::path directory_;

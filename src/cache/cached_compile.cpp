@@ -1,6 +1,8 @@
 #include "cudacore/cached_compile.hpp"
+#include "support/temporary_directory.hpp"
 
 #include "cache/cached_entry.hpp"
+#include "cache/include_lookups.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
@@ -20,6 +22,7 @@
 #include <future>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -124,6 +127,15 @@ CacheKey extend_key(const CacheKey& base, std::string_view tag,
     return CacheKey::of_bytes(bytes);
 }
 
+// A header's contents; nullopt when it cannot be read.
+std::optional<std::string> read_whole_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) return std::nullopt;
+    return contents;
+}
+
 // SHA-256 of a file's contents, remembered by (size, mtime, inode, ctime) so that repeated
 // lookups of unchanged toolkit headers cost one stat each. Files changed in the last seconds are
 // always read again (a timestamp's granularity could hide a second edit).
@@ -144,11 +156,9 @@ public:
                 return it->second.second;
             }
         }
-        std::ifstream in(path, std::ios::binary);
-        if (!in) return std::nullopt;
-        std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (in.bad()) return std::nullopt;
-        std::string value = CacheKey::of_bytes(contents).hex();
+        const std::optional<std::string> contents = read_whole_file(path);
+        if (!contents) return std::nullopt;
+        std::string value = CacheKey::of_bytes(*contents).hex();
         const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1'000'000'000;
         const bool settled = now_ns - std::max(stamp.mtime_ns, stamp.ctime_ns) > 2'000'000'000;
         if (settled) {
@@ -175,52 +185,84 @@ HeaderDigests& header_digests() {
     return *digests;
 }
 
-// Whether `path` is a header of the CUDA toolkit (its include directory, CCCL's included).
-bool is_toolkit_header(const std::string& path, const std::vector<std::string>& toolkit_dirs) {
-    for (const auto& dir : toolkit_dirs)
-        if (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/')
-            return true;
-    return false;
+// What a C++ compile's key covers beyond cache_key: the headers it read (by contents) and every
+// place its preprocessor looked for one (by what a lookup finds there: a header created in a
+// folder searched earlier, or one a __has_include test now finds, changes the key). Stored as
+// the "header list" entry under the source key, so that other processes find it too.
+struct HeaderRecord {
+    std::vector<std::string> headers;  // absolute paths, as Program::compile lists them
+    std::vector<std::string> lookups;  // include_lookups(): every path tried, found or not
+};
+
+// Where this compile searches: the folder quoted includes of the source are resolved against
+// and the search folders, absolute (a relative -I names another folder in another directory).
+// In the code key, so that a list made in one project never keys a lookup in another.
+std::vector<std::pair<std::string, std::string>> search_fields(const detail::IncludeSearch& search) {
+    std::vector<std::pair<std::string, std::string>> fields{{"main-folder", search.main_directory}};
+    for (const auto& dir : search.directories) fields.emplace_back("search-folder", dir);
+    for (const auto& name : search.pre_includes) fields.emplace_back("pre-include", name);
+    return fields;
 }
 
-// Code keys made from header lists, remembered in this process by source key and list, so that
-// a lookup meeting the same list again skips the digests of the toolkit's headers (a <cuda/std>
-// program reads hundreds): only the headers outside the toolkit are checked again, one stat each
-// when unchanged. The toolkit's headers are digested once per process, like the headers built
-// into NVRTC: a toolkit replaced under a running process is seen by the next process.
+// From the NVRTC flags of the options (the include folders do not depend on the target).
+detail::IncludeSearch search_of(const Program& program) {
+    return detail::include_search(program.options().name, nvrtc_flags(program.options()));
+}
+
+// Code keys made from header records, remembered in this process by source key, record and
+// search, so that a lookup meeting the same record again skips the toolkit's headers (a
+// <cuda/std> program reads hundreds): only the headers outside the toolkit are checked again (one
+// stat each when unchanged), and the lookups outside it (one stat each). The toolkit's headers
+// and folders are looked at once per process, like the headers built into NVRTC: a toolkit
+// replaced under a running process is seen by the next process.
 class HeaderKeyMemo {
 public:
-    std::optional<CacheKey> find(const CacheKey& source, std::uint64_t list_hash) {
-        Entry entry;
+    std::optional<CacheKey> find(const CacheKey& source, std::uint64_t record_hash) {
+        std::shared_ptr<const Entry> found;
         {
             std::lock_guard lock(mutex_);
-            auto it = entries_.find({source, list_hash});
+            auto it = entries_.find({source, record_hash});
             if (it == entries_.end()) return std::nullopt;
-            entry = it->second;
+            found = it->second;
         }
-        for (const auto& [path, digest] : entry.outside_toolkit) {
+        const Entry& entry = *found;
+        for (const auto& [path, digest] : entry.headers_outside_toolkit) {
             const std::optional<std::string> now = header_digests().digest(path);
             if (!now || *now != digest) return std::nullopt;  // edited or gone: key it again
         }
+        detail::LookupStates states;
+        for (const auto& [path, state] : entry.lookups_outside_toolkit)
+            if (states.state(path) != state) return std::nullopt;  // created or removed
         return entry.key;
     }
-    void remember(const CacheKey& source, std::uint64_t list_hash, const CacheKey& key,
-                  const std::vector<std::pair<std::string, std::string>>& fields) {
-        Entry entry{key, {}};
+    void remember(const CacheKey& source, std::uint64_t record_hash, const CacheKey& key,
+                  const std::vector<std::pair<std::string, std::string>>& headers,
+                  const std::vector<std::pair<std::string, std::string>>& lookups) {
+        auto entry = std::make_shared<Entry>(Entry{key, {}, {}});
         const std::vector<std::string> toolkit_dirs = toolkit_include_dirs();
-        for (const auto& field : fields)
-            if (!is_toolkit_header(field.first, toolkit_dirs)) entry.outside_toolkit.push_back(field);
+        for (const auto& header : headers)
+            if (!detail::inside_any(header.first, toolkit_dirs))
+                entry->headers_outside_toolkit.push_back(header);
+        for (const auto& lookup : lookups)
+            if (!detail::inside_any(lookup.first, toolkit_dirs))
+                entry->lookups_outside_toolkit.push_back(lookup);
         std::lock_guard lock(mutex_);
-        entries_[{source, list_hash}] = std::move(entry);
+        entries_[{source, record_hash}] = std::move(entry);
+    }
+
+    void clear() {
+        std::lock_guard lock(mutex_);
+        entries_.clear();
     }
 
 private:
     struct Entry {
         CacheKey key;
-        std::vector<std::pair<std::string, std::string>> outside_toolkit;  // path, digest
+        std::vector<std::pair<std::string, std::string>> headers_outside_toolkit;  // path, digest
+        std::vector<std::pair<std::string, std::string>> lookups_outside_toolkit;  // path, state
     };
     std::mutex mutex_;
-    std::map<std::pair<CacheKey, std::uint64_t>, Entry> entries_;
+    std::map<std::pair<CacheKey, std::uint64_t>, std::shared_ptr<const Entry>> entries_;
 };
 
 HeaderKeyMemo& header_key_memo() {
@@ -228,52 +270,81 @@ HeaderKeyMemo& header_key_memo() {
     return *memo;
 }
 
-// The key that adds every header's path and digest to `base`; a header that cannot be read
-// gives nullopt and its path in `unreadable`. Remembered for `list_hash` (HeaderKeyMemo).
+// The key that adds to `base` the search, every header's path and digest and every lookup's
+// path and state; a header that cannot be read gives nullopt and its path in `unreadable`.
+// Remembered for `record_hash` (HeaderKeyMemo).
 std::optional<CacheKey> key_with_headers(const CacheKey& base,
-                                         const std::vector<std::string>& headers,
-                                         std::uint64_t list_hash,
+                                         const std::vector<std::pair<std::string, std::string>>& search,
+                                         const HeaderRecord& record, std::uint64_t record_hash,
                                          std::string* unreadable = nullptr) {
-    std::vector<std::pair<std::string, std::string>> fields;
-    fields.reserve(headers.size());
-    for (const auto& header : headers) {
+    std::vector<std::pair<std::string, std::string>> headers, lookups;
+    headers.reserve(record.headers.size());
+    lookups.reserve(record.lookups.size());
+    for (const auto& header : record.headers) {
         std::optional<std::string> digest = header_digests().digest(header);
         if (!digest) {
             if (unreadable) *unreadable = header;
             return std::nullopt;
         }
-        fields.emplace_back(header, std::move(*digest));
+        headers.emplace_back(header, std::move(*digest));
     }
-    CacheKey key = extend_key(base, "cudacore-headers-v1", fields);
-    header_key_memo().remember(base, list_hash, key, fields);
+    detail::LookupStates states;
+    for (const auto& path : record.lookups) lookups.emplace_back(path, states.state(path));
+    std::vector<std::pair<std::string, std::string>> fields = search;
+    fields.reserve(search.size() + headers.size() + lookups.size());
+    for (const auto& [path, digest] : headers) fields.emplace_back("header:" + path, digest);
+    for (const auto& [path, state] : lookups) fields.emplace_back("lookup:" + path, state);
+    CacheKey key = extend_key(base, "cudacore-headers-v2", fields);
+    header_key_memo().remember(base, record_hash, key, headers, lookups);
     return key;
 }
 
-std::uint64_t hash_of_list(std::string_view list_text) { return XXH3_64bits(list_text.data(), list_text.size()); }
+// One hash of the header record's text and the search, for the memo.
+std::uint64_t hash_of_record(std::string_view record_text,
+                             const std::vector<std::pair<std::string, std::string>>& search) {
+    std::string bytes(record_text);
+    for (const auto& [name, value] : search) {
+        add_field(bytes, name);
+        add_field(bytes, value);
+    }
+    return XXH3_64bits(bytes.data(), bytes.size());
+}
 
-// The header list is stored in the cache as an ObjectCode under the program's source key, so
-// that other processes sharing a disk cache find it too.
+// The header record is stored in the cache as an ObjectCode under the program's source key:
+// after the magic, one line per path, "h <path>" for a header read, "l <path>" for a lookup.
 constexpr std::string_view header_list_name = "cudacore header list";
-constexpr std::string_view header_list_magic = "cudacore-header-list-v1\n";
+constexpr std::string_view header_list_magic = "cudacore-header-list-v2\n";
 
-ObjectCode header_list_entry(const std::vector<std::string>& headers) {
+// nullopt when a path cannot be written as a line (it holds a newline).
+std::optional<ObjectCode> header_list_entry(const HeaderRecord& record) {
     std::string text(header_list_magic);
-    for (const auto& header : headers) text += header + '\n';
+    for (const auto& [tag, paths] : {std::pair{"h ", &record.headers}, {"l ", &record.lookups}}) {
+        for (const auto& path : *paths) {
+            if (path.find('\n') != std::string::npos) return std::nullopt;
+            text += tag + path + '\n';
+        }
+    }
     return ObjectCode::from_bytes(CodeType::object, std::move(text), std::string(header_list_name));
 }
 
-std::optional<std::vector<std::string>> read_header_list(const ObjectCode& entry) {
+std::optional<HeaderRecord> read_header_list(const ObjectCode& entry) {
     const std::string_view text = entry.code();
     if (entry.name() != header_list_name || text.substr(0, header_list_magic.size()) !=
                                                 header_list_magic) {
         return std::nullopt;
     }
-    std::vector<std::string> headers;
+    HeaderRecord record;
     std::istringstream lines(std::string(text.substr(header_list_magic.size())));
     for (std::string line; std::getline(lines, line);) {
-        if (!line.empty()) headers.push_back(line);
+        if (line.starts_with("h ") && line.size() > 2) {
+            record.headers.push_back(line.substr(2));
+        } else if (line.starts_with("l ") && line.size() > 2) {
+            record.lookups.push_back(line.substr(2));
+        } else {
+            return std::nullopt;  // not a list this version wrote
+        }
     }
-    return headers;
+    return record;
 }
 
 // Why NVRTC's time trace (the header record) cannot be written now, or empty. NVRTC crashes
@@ -281,20 +352,10 @@ std::optional<std::vector<std::string>> read_header_list(const ObjectCode& entry
 // first; the compile then goes on without the cache.
 std::string trace_unwritable_reason() {
     constexpr std::uint64_t needed = 64ull << 20;  // far above any trace
-    struct ::rlimit limit {};
-    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-        limit.rlim_cur < needed) {
-        return "the file size limit (" + std::to_string(limit.rlim_cur) +
-               " bytes) leaves no room for the header trace";
-    }
-    std::error_code error;
-    const std::filesystem::path temp = std::filesystem::temp_directory_path(error);
-    struct ::statvfs space {};
-    if (!error && ::statvfs(temp.c_str(), &space) == 0 &&
-        std::uint64_t{space.f_bavail} * space.f_frsize < needed) {
-        return "the temporary directory " + temp.string() + " has no room for the header trace";
-    }
-    return {};
+    // A missing or relative TMPDIR, or no room there: compiled, not cached.
+    const detail::TemporaryDirectory temp = detail::temporary_directory();
+    if (!temp.problem.empty()) return temp.problem;
+    return detail::room_problem(temp.path, needed, "the header trace");
 }
 
 }  // namespace
@@ -334,15 +395,19 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
     if (program.source_type() != SourceType::cxx) return entry_at(source_key, std::nullopt);
     std::optional<ObjectCode> list_entry = lookup(cache, source_key, on_cache_error);
     if (!list_entry) return std::nullopt;
-    const std::uint64_t list_hash = hash_of_list(list_entry->code());
-    if (std::optional<CacheKey> known = header_key_memo().find(source_key, list_hash))
+    const std::vector<std::pair<std::string, std::string>> search =
+        search_fields(search_of(program));
+    const std::uint64_t record_hash = hash_of_record(list_entry->code(), search);
+    if (std::optional<CacheKey> known = header_key_memo().find(source_key, record_hash))
         return entry_at(*known, std::move(list_entry));
-    std::optional<std::vector<std::string>> headers = read_header_list(*list_entry);
-    if (!headers) return std::nullopt;
-    std::optional<CacheKey> key = key_with_headers(source_key, *headers, list_hash);
+    std::optional<HeaderRecord> record = read_header_list(*list_entry);
+    if (!record) return std::nullopt;
+    std::optional<CacheKey> key = key_with_headers(source_key, search, *record, record_hash);
     if (!key) return std::nullopt;  // a header is gone: compile again
     return entry_at(*key, std::move(list_entry));
 }
+
+void forget_remembered_header_keys() { header_key_memo().clear(); }
 
 }  // namespace detail
 
@@ -405,22 +470,31 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
             }
             return code;
         }
+        const detail::IncludeSearch search = search_of(program);
         std::vector<std::string> headers;
         ObjectCode code = program.compile(target, name_expressions, headers);
-        std::string unreadable;
-        ObjectCode list = header_list_entry(headers);
-        std::optional<CacheKey> key =
-            key_with_headers(source_key, headers, hash_of_list(list.code()), &unreadable);
-        if (!key) {
-            warn(WarningKind::not_cached,
-                 "compile_cached: " + program_name + " compiled but not cached: the header '" +
-                     unreadable + "' it read cannot be read back to key the cache; pass "
-                     "CachedCompileOptions::extra_digest to cache it");
+        auto not_cached = [&](const std::string& why) {
+            warn(WarningKind::not_cached, "compile_cached: " + program_name +
+                                              " compiled but not cached: " + why +
+                                              "; pass CachedCompileOptions::extra_digest to cache it");
             return code;
-        }
+        };
+        detail::IncludeLookups lookups =
+            detail::include_lookups(search, program.options().name, program.source(), headers,
+                                    toolkit_include_dirs(), read_whole_file);
+        if (!lookups.refusal.empty())
+            return not_cached("where it looked for headers cannot be known: " + lookups.refusal);
+        const HeaderRecord record{std::move(lookups.headers), std::move(lookups.paths)};
+        const std::optional<ObjectCode> list = header_list_entry(record);
+        if (!list) return not_cached("a header's path holds a newline");
+        const std::vector<std::pair<std::string, std::string>> fields = search_fields(search);
+        std::string unreadable;
+        std::optional<CacheKey> key = key_with_headers(
+            source_key, fields, record, hash_of_record(list->code(), fields), &unreadable);
+        if (!key) return not_cached("the header '" + unreadable + "' it read cannot be read back");
         // The list goes in only beside stored code: a list without its code is a wasted lookup.
         if (store(cache, *key, code, on_cache_error)) {
-            store(cache, source_key, list, on_cache_error);
+            store(cache, source_key, *list, on_cache_error);
         }
         return code;
     });

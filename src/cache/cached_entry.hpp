@@ -36,4 +36,9 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
                                              const CacheKey& source_key,
                                              const CachedCompileOptions& options = {});
 
+// Forgets the code keys this process remembered for header records, so that the next lookup of
+// each keys its record afresh (every header digested, every lookup made again), as another
+// process does. For tests of that path; safe at any time.
+void forget_remembered_header_keys();
+
 }  // namespace cudacore::detail

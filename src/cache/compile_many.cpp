@@ -27,24 +27,27 @@ const std::vector<std::string> no_names;
 struct Job {
     Program* program;
     const std::vector<std::string>* names;
-    std::optional<CacheKey> key;  // when a cache is given
+    std::optional<CacheKey> key;  // cache_key alone: which programs are the same compile
     std::optional<ObjectCode> result;
     std::exception_ptr failure;
 };
 
 // ---- threads -------------------------------------------------------------------------------
 
-void compile_in_thread(Job& job, CodeType target) {
+// With a cache, through compile_cached: it keys the code by every header the compile looked
+// for, found or not (cache_key alone does not cover them), and stores it.
+void compile_in_thread(Job& job, CodeType target, ProgramCache* cache) {
     try {
-        job.result = job.program->compile(target, *job.names);
+        job.result = cache ? compile_cached(*cache, *job.program, target, *job.names)
+                           : job.program->compile(target, *job.names);
     } catch (...) {
         job.failure = std::current_exception();
     }
 }
 
-void run_threads(std::vector<Job*>& jobs, CodeType target, unsigned workers) {
+void run_threads(std::vector<Job*>& jobs, CodeType target, unsigned workers, ProgramCache* cache) {
     detail::run_steps(jobs.size(), workers, [&](std::size_t i) {
-        compile_in_thread(*jobs[i], target);
+        compile_in_thread(*jobs[i], target, cache);
         return !jobs[i]->failure;
     });
 }
@@ -258,7 +261,8 @@ std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType ta
     if (many.cache) {
         for (Job& job : jobs) {
             job.key = cache_key(*job.program, target, *job.names);
-            if (auto hit = many.cache->get(*job.key)) {
+            // An exact hit (the headers it read and the places it looked are as they were).
+            if (auto hit = find_cached(*many.cache, *job.program, target, *job.names)) {
                 job.result = std::move(*hit);
                 continue;
             }
@@ -282,7 +286,7 @@ std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType ta
             uses_automatic_pch(misses.front()->program->options())) {
             // In this process, so that the PCH it makes is there for the rest (threads, and
             // children forked afterwards).
-            compile_in_thread(*misses.front(), target);
+            compile_in_thread(*misses.front(), target, many.cache);
             alone = 1;
         }
         std::vector<Job*> rest(misses.begin() + static_cast<std::ptrdiff_t>(alone), misses.end());
@@ -290,11 +294,7 @@ std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType ta
             if (many.strategy == CompileStrategy::processes)
                 run_processes(rest, target, workers, alone ? misses.front()->program : nullptr);
             else
-                run_threads(rest, target, workers);
-        }
-        if (many.cache) {
-            for (Job* job : misses)
-                if (job->result) many.cache->put(*job->key, *job->result);
+                run_threads(rest, target, workers, many.cache);
         }
     }
     for (auto [job, miss] : duplicates) {

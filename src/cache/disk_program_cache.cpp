@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <new>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
@@ -28,6 +29,58 @@ namespace fs = std::filesystem;
 constexpr std::array<char, 8> entry_magic = {'C', 'C', 'E', 'N', 'T', 'R', 'Y', '\n'};
 constexpr std::size_t entry_header_size = entry_magic.size() + 32;
 constexpr std::string_view entry_extension = ".ccentry";
+
+// The cache's own marker, in the Cache Directory Tagging format (backup tools skip the folder);
+// the second line makes it cudacore's: only a folder that carries it is maintained (cleared,
+// pruned) as a cache.
+constexpr std::string_view marker_name = "CACHEDIR.TAG";
+constexpr std::string_view marker_signature = "Signature: 8a477f597d28d172789f06886806bc55\n";
+constexpr std::string_view marker_owner = "# This directory is a cudacore program cache.\n";
+constexpr std::string_view marker_text =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This directory is a cudacore program cache.\n"
+    "# Its entries (<64 hex digits>.ccentry) are removed by `cudacore cache clear`; other files "
+    "are left alone.\n";
+constexpr std::string_view lock_name = ".lock";
+
+bool is_lower_hex(std::string_view text) {
+    return std::all_of(text.begin(), text.end(),
+                       [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// <64 lower-case hex digits>.ccentry: the only names the cache stores entries under.
+bool is_entry_name(std::string_view name) {
+    return name.size() == 64 + entry_extension.size() && name.ends_with(entry_extension) &&
+           is_lower_hex(name.substr(0, 64));
+}
+
+// A temporary file the cache's own writes leave while they run (or when killed):
+// ".<entry or marker name>.tmp-<pid>-<counter>-<random>", the form of write_file_atomically_at.
+bool is_cache_temporary(std::string_view name) {
+    constexpr std::string_view marker = ".tmp-";
+    const std::size_t at = name.find(marker);
+    if (!name.starts_with(".") || at == std::string_view::npos) return false;
+    const std::string_view target = name.substr(1, at - 1);
+    if (!is_entry_name(target) && target != marker_name) return false;
+    std::string_view rest = name.substr(at + marker.size());
+    for (int part = 0; part < 3; ++part) {
+        const std::size_t digits = rest.find_first_not_of("0123456789");
+        const std::size_t length = digits == std::string_view::npos ? rest.size() : digits;
+        if (length == 0) return false;
+        rest.remove_prefix(length);
+        if (part < 2) {
+            if (!rest.starts_with("-")) return false;
+            rest.remove_prefix(1);
+        }
+    }
+    return rest.empty();
+}
+
+// Names the cache writes: entries, their temporaries, the lock and the marker.
+bool is_cache_name(std::string_view name) {
+    return is_entry_name(name) || is_cache_temporary(name) || name == lock_name ||
+           name == marker_name;
+}
 
 std::string errno_text(int error) { return std::strerror(error); }
 
@@ -116,9 +169,9 @@ DirectoryListing list_directory(int directory_fd, const fs::path& directory,
             !S_ISREG(info.st_mode))
             continue;
         const auto size = static_cast<std::uint64_t>(info.st_size);
-        if (name.size() == 64 + entry_extension.size() && name.ends_with(entry_extension)) {
+        if (is_entry_name(name)) {
             listing.entries.push_back({std::string(name), size, info.st_mtim});
-        } else if (detail::is_atomic_write_temporary(name)) {
+        } else if (is_cache_temporary(name)) {
             const auto modified = std::chrono::system_clock::from_time_t(info.st_mtim.tv_sec);
             if (remove_stale_temporaries &&
                 (writer_is_gone(name) || now - modified > DiskProgramCache::stale_temporary_age) &&
@@ -169,19 +222,87 @@ void check_private_directory(int directory_fd, const fs::path& directory) {
     }
 }
 
+// Whether the folder carries cudacore's marker; a marker of another program is refused.
+bool has_own_marker(int directory_fd, const fs::path& directory) {
+    FileDescriptor file(::openat(directory_fd, std::string(marker_name).c_str(),
+                                 O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    if (file.fd < 0) {
+        if (errno == ENOENT) return false;
+        fail("open", directory / marker_name, errno);
+    }
+    std::string text;
+    try {
+        text = detail::read_open_file_bounded(file.fd, directory / marker_name, 4096);
+    } catch (const std::exception&) {
+        text.clear();  // a directory, a FIFO, a huge file: not our marker
+    }
+    if (!text.starts_with(marker_signature) ||
+        text.find(marker_owner) == std::string::npos) {
+        throw CacheError("DiskProgramCache: refusing '" + directory.string() + "': its " +
+                         std::string(marker_name) + " is not cudacore's (another program's cache?)");
+    }
+    return true;
+}
+
+// The first name in the folder that the cache never writes, or empty.
+std::string foreign_name(int directory_fd, const fs::path& directory) {
+    const int listing_fd = ::fcntl(directory_fd, F_DUPFD_CLOEXEC, 0);
+    if (listing_fd < 0) fail("dup", directory, errno);
+    DIR* dir = ::fdopendir(listing_fd);
+    if (dir == nullptr) {
+        const int error = errno;
+        ::close(listing_fd);
+        fail("opendir", directory, error);
+    }
+    ::rewinddir(dir);
+    std::string foreign;
+    while (const dirent* item = ::readdir(dir)) {
+        const std::string_view name = item->d_name;
+        if (name == "." || name == ".." || is_cache_name(name)) continue;
+        foreign = name;
+        break;
+    }
+    ::closedir(dir);
+    return foreign;
+}
+
+// `/` is never a cache, whatever it holds.
+void refuse_root(int directory_fd, const fs::path& directory) {
+    struct stat info {}, root {};
+    if (::fstat(directory_fd, &info) == 0 && ::stat("/", &root) == 0 && info.st_dev == root.st_dev &&
+        info.st_ino == root.st_ino) {
+        throw CacheError("DiskProgramCache: refusing '" + directory.string() +
+                         "': the root directory is never a cache directory");
+    }
+}
+
 }  // namespace
 
 DiskProgramCache::DiskProgramCache(fs::path directory, std::uint64_t max_bytes)
+    : DiskProgramCache(std::move(directory), max_bytes, Opening::create) {}
+
+std::unique_ptr<DiskProgramCache> DiskProgramCache::open_existing(fs::path directory,
+                                                                  std::uint64_t max_bytes) {
+    struct stat info {};
+    if (::lstat(directory.c_str(), &info) != 0 && errno == ENOENT) return nullptr;
+    return std::unique_ptr<DiskProgramCache>(
+        new DiskProgramCache(std::move(directory), max_bytes, Opening::existing));
+}
+
+DiskProgramCache::DiskProgramCache(fs::path directory, std::uint64_t max_bytes, Opening opening)
     : directory_(std::move(directory)), max_bytes_(max_bytes) {
     if (directory_.empty()) throw CacheError("DiskProgramCache: empty directory path");
     directory_ = directory_.lexically_normal();
     if (directory_.has_filename() == false) directory_ = directory_.parent_path();
-    if (const fs::path parent = directory_.parent_path(); !parent.empty()) {
-        std::error_code error;
-        fs::create_directories(parent, error);
-        if (error) fail("create parent directory", parent, error.value());
+    if (opening == Opening::create) {
+        if (const fs::path parent = directory_.parent_path(); !parent.empty()) {
+            std::error_code error;
+            fs::create_directories(parent, error);
+            if (error) fail("create parent directory", parent, error.value());
+        }
+        if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST)
+            fail("mkdir", directory_, errno);
     }
-    if (::mkdir(directory_.c_str(), 0700) != 0 && errno != EEXIST) fail("mkdir", directory_, errno);
     // Opened once, never through a symlink; every later operation is relative to this
     // descriptor, so swapping the path for a symlink after the check redirects nothing.
     directory_fd_ = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -196,6 +317,30 @@ DiskProgramCache::DiskProgramCache(fs::path directory, std::uint64_t max_bytes)
     }
     try {
         check_private_directory(directory_fd_, directory_);
+        refuse_root(directory_fd_, directory_);
+        if (!has_own_marker(directory_fd_, directory_)) {
+            // Maintenance only touches a folder the cache marked. A new folder, or one holding
+            // nothing but what a cache writes (made before the marker existed), is marked.
+            if (opening == Opening::existing) {
+                throw CacheError("DiskProgramCache: refusing '" + directory_.string() +
+                                 "': it is not a cudacore cache (no " + std::string(marker_name) +
+                                 " of cudacore's; a compile through the cache marks a cache it "
+                                 "creates or one that holds only cache entries)");
+            }
+            if (const std::string foreign = foreign_name(directory_fd_, directory_);
+                !foreign.empty()) {
+                throw CacheError("DiskProgramCache: refusing '" + directory_.string() +
+                                 "': it is not a cudacore cache (it holds '" + foreign +
+                                 "' and no " + std::string(marker_name) +
+                                 " of cudacore's); point the cache at a new or empty folder");
+            }
+            try {
+                detail::write_file_atomically_at(directory_fd_, std::string(marker_name),
+                                                 marker_text, 0600, directory_ / marker_name);
+            } catch (const std::system_error& e) {
+                throw CacheError(std::string("DiskProgramCache: marking the cache: ") + e.what());
+            }
+        }
     } catch (...) {
         ::close(directory_fd_);
         throw;
@@ -257,15 +402,28 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
     }
     struct stat info {};
     if (::fstat(file.fd, &info) != 0) fail("fstat", path, errno);
+    // Bounded before reading: nothing larger than this cache writes is read (a junk file of
+    // gigabytes where an entry belongs costs one fstat, not its size in memory).
+    const auto size = static_cast<std::uint64_t>(info.st_size);
+    const std::uint64_t format_limit = entry_header_size + ObjectCode::max_serialized_size;
+    if (S_ISREG(info.st_mode) && size > std::min(max_bytes_, format_limit)) {
+        if (size > format_limit) {  // no cache writes that: junk
+            remove_if_same_file(directory_fd_, name, file.fd);
+            ++corrupt_;
+        }  // else a cache with a larger bound may have written it: left to that one
+        ++misses_;
+        return std::nullopt;
+    }
     std::string bytes;
-    bool readable = S_ISREG(info.st_mode) &&
-                    static_cast<std::uint64_t>(info.st_size) <= entry_header_size + ObjectCode::max_serialized_size;
+    bool readable = S_ISREG(info.st_mode);
     if (readable) {
         try {
-            bytes = detail::read_open_file_bounded(file.fd, path,
-                                                   entry_header_size + ObjectCode::max_serialized_size);
+            bytes = detail::read_open_file_bounded(file.fd, path, std::min(max_bytes_, format_limit));
         } catch (const std::length_error&) {
             readable = false;  // grew past any entry's size since the fstat above
+        } catch (const std::bad_alloc&) {
+            ++misses_;  // no memory for it now: a miss, the entry stays
+            return std::nullopt;
         } catch (const std::system_error& e) {
             throw CacheError(std::string("DiskProgramCache: ") + e.what());
         }
@@ -275,6 +433,9 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
         try {
             code = decode_entry(bytes, key);
         } catch (const SerializationError&) {
+        } catch (const std::bad_alloc&) {
+            ++misses_;
+            return std::nullopt;
         }
     }
     if (!code) {

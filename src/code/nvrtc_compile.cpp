@@ -175,6 +175,21 @@ NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
     return attempt;
 }
 
+void end_failed_time_trace(const std::string& trace_path) noexcept {
+    try {
+        const auto& api = nvrtc();
+        nvrtcProgram program = nullptr;
+        if (api.nvrtcCreateProgram(&program, "", "cudacore_trace_end", 0, nullptr, nullptr) !=
+            NVRTC_SUCCESS)
+            return;
+        const std::string flag = "--fdevice-time-trace=" + trace_path;
+        const char* flags[] = {flag.c_str()};
+        api.nvrtcCompileProgram(program, 1, flags);
+        api.nvrtcDestroyProgram(&program);
+    } catch (...) {
+    }
+}
+
 void set_pch_heap_size(std::size_t size) {
     const auto& api = nvrtc();
     size_t current = 0;

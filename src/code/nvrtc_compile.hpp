@@ -42,6 +42,13 @@ NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
                            const std::string& object, bool pch, nvrtcProgram existing = nullptr,
                            bool add_name_expressions = true);
 
+// Ends the time trace a failed compile left open. NVRTC starts its profiler on this thread for
+// --fdevice-time-trace and writes the trace only when the compile succeeds: after a failure the
+// profiler stays on, and the next compile of this thread, traced or not, writes it (an untraced
+// one to ".json" in the working directory). A traced compile of an empty program, written to
+// `trace_path` (.json appended), ends it. Errors are ignored.
+void end_failed_time_trace(const std::string& trace_path) noexcept;
+
 // nvrtcSetPCHHeapSize(size) unless the heap already has that size; waits for PCH compiles in
 // flight (NVRTC frees the old heap). Throws CompilerApiError.
 void set_pch_heap_size(std::size_t size);

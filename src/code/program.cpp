@@ -191,7 +191,14 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         std::string& path;
         ~ClearTracePath() { path.clear(); }
     } clear{trace_path_};
-    ObjectCode code = compile(target, name_expressions);
+    ObjectCode code = [&] {
+        try {
+            return compile(target, name_expressions);
+        } catch (const CompileError&) {
+            detail::end_failed_time_trace((directory.path() / "end").string());
+            throw;
+        }
+    }();
     // NVRTC appends ".json" to the name it is given.
     headers_read = headers_in_trace(trace.string() + ".json", object);
     return code;

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <future>
 #include <optional>
 #include <random>
@@ -180,8 +181,9 @@ TEST(DiskProgramCache, PruneAndClear) {
     EXPECT_EQ(cache.prune(total / 2), 3u);
     EXPECT_LE(cache.stats().bytes, total / 2);
     // A temporary left by a killed writer goes once it is stale, not before.
-    const fs::path fresh = cache.directory() / ".x.ccentry.tmp-1-2-3";
-    const fs::path stale = cache.directory() / ".y.ccentry.tmp-4-5-6";
+    // (Named as the cache's own writes name them: only those are ever removed.)
+    const fs::path fresh = cache.directory() / ("." + key_of(20).hex() + ".ccentry.tmp-1-2-3");
+    const fs::path stale = cache.directory() / ("." + key_of(21).hex() + ".ccentry.tmp-4-5-6");
     test::write_file(fresh, "partial");
     test::write_file(stale, "partial");
     set_mtime(stale, DiskProgramCache::stale_temporary_age.count() + 60);
@@ -510,9 +512,9 @@ TEST(DiskProgramCache, TemporariesAreCountedAndReclaimedWhenTheirWriterIsGone) {
     DiskProgramCache cache(dir.path() / "cache", 4 * entry_size);
     const pid_t gone = spawn({"/bin/true"});
     ASSERT_EQ(wait_for(gone), 0);  // reaped: its pid names no process now
-    const fs::path dead = cache.directory() / (".k.ccentry.tmp-" + std::to_string(gone) + "-0-1");
-    const fs::path live =
-        cache.directory() / (".k.ccentry.tmp-" + std::to_string(getpid()) + "-0-2");
+    const std::string temporary = "." + key_of(7).hex() + ".ccentry.tmp-";
+    const fs::path dead = cache.directory() / (temporary + std::to_string(gone) + "-0-1");
+    const fs::path live = cache.directory() / (temporary + std::to_string(getpid()) + "-0-2");
     test::write_file(dead, std::string(entry_size, 'd'));
     test::write_file(live, std::string(3 * entry_size, 'l'));
     CacheStats stats = cache.stats();
@@ -549,6 +551,139 @@ TEST(DiskProgramCache, TemporariesAreCountedAndReclaimedWhenTheirWriterIsGone) {
     cache.prune(std::uint64_t{1} << 40);
     EXPECT_EQ(count_temporaries(cache_dir), 1u);  // only the live writer's
     EXPECT_TRUE(fs::exists(live));
+}
+
+}  // namespace
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool under_address_sanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool under_address_sanitizer = true;
+#else
+constexpr bool under_address_sanitizer = false;
+#endif
+#else
+constexpr bool under_address_sanitizer = false;
+#endif
+
+// A file of `size` bytes that takes no disk space (a hole).
+void make_sparse(const fs::path& path, std::uint64_t size) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+    ::close(fd);
+}
+
+// Runs `get` in a child process whose memory is bounded to 512 MiB, so that reading a file of
+// gigabytes would end in std::bad_alloc (an abort) instead of a miss.
+void expect_miss_under_memory_limit(DiskProgramCache& cache, const CacheKey& key) {
+    auto child = [&] {
+        const rlimit limit{512u << 20, 512u << 20};
+        if (::setrlimit(RLIMIT_AS, &limit) != 0) std::_Exit(4);
+        const std::uint64_t misses = cache.stats().misses;
+        const bool hit = cache.get(key).has_value();
+        std::_Exit(hit ? 2 : cache.stats().misses == misses + 1 ? 0 : 3);
+    };
+    EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "");
+}
+
+// Item: reads are bounded. Nothing larger than the cache writes is read, whatever its size.
+TEST(DiskProgramCache, AnEntryLargerThanTheCacheWritesIsAMissRefusedBeforeReading) {
+    if (under_address_sanitizer) GTEST_SKIP() << "RLIMIT_AS cannot bound an ASan process";
+    TempDir dir;
+    DiskProgramCache cache(dir.path() / "cache");  // writes entries of at most 1 GiB
+    // 3 GiB: within the format's limit, above this cache's bound: a miss, left in place.
+    make_sparse(cache.entry_path(key_of(1)), std::uint64_t{3} << 30);
+    expect_miss_under_memory_limit(cache, key_of(1));
+    EXPECT_TRUE(fs::exists(cache.entry_path(key_of(1))));
+    // Above what any cache writes: a miss, removed as corrupt.
+    make_sparse(cache.entry_path(key_of(2)), std::uint64_t{5} << 30);
+    EXPECT_FALSE(cache.get(key_of(2)));
+    EXPECT_EQ(cache.stats().corrupt_entries, 1u);
+    EXPECT_FALSE(fs::exists(cache.entry_path(key_of(2))));
+    // Within the bound but too large for the memory there is: a miss, not std::bad_alloc.
+    make_sparse(cache.entry_path(key_of(3)), std::uint64_t{800} << 20);
+    expect_miss_under_memory_limit(cache, key_of(3));
+}
+
+TEST(DiskProgramCache, AnEntryOfACacheWithALargerBoundIsAMissHereAndAHitThere) {
+    TempDir dir;
+    DiskProgramCache large(dir.path() / "cache");
+    DiskProgramCache small(dir.path() / "cache", 64 << 10);
+    large.put(key_of(1), sample(100 << 10));
+    EXPECT_FALSE(small.get(key_of(1)));
+    EXPECT_EQ(small.stats().corrupt_entries, 0u);
+    EXPECT_EQ(large.get(key_of(1)), sample(100 << 10));
+}
+
+// Item: cache maintenance deletes only what the cache wrote.
+TEST(DiskProgramCache, ClearRemovesOnlyNamesOfTheCachesOwnForms) {
+    TempDir dir;
+    DiskProgramCache cache(dir.path() / "cache");
+    for (int i = 0; i < 3; ++i) cache.put(key_of(i), sample());
+    const std::vector<std::string> foreign{
+        ".notes.tmp-1", ".report.tmp-old", "notes.txt", ".x.ccentry.tmp-1-2-3",
+        std::string(64, 'A') + ".ccentry", "." + key_of(9).hex() + ".ccentry.tmp-1-2-x"};
+    for (const auto& name : foreign) test::write_file(cache.directory() / name, "mine");
+    set_mtime(cache.directory() / ".notes.tmp-1", 100000);  // old "temporaries" too
+    set_mtime(cache.directory() / ".report.tmp-old", 100000);
+    cache.clear();
+    EXPECT_EQ(count_files(cache.directory(), ".ccentry"), 1u);  // the upper-case one, not ours
+    for (const auto& name : foreign)
+        EXPECT_EQ(test::read_file(cache.directory() / name), "mine") << name;
+    EXPECT_TRUE(fs::exists(cache.directory() / "CACHEDIR.TAG"));
+}
+
+TEST(DiskProgramCache, AFolderThatIsNotACacheIsRefusedAndLeftUntouched) {
+    TempDir dir;
+    const fs::path folder = dir.path() / "documents";
+    fs::create_directories(folder);
+    fs::permissions(folder, fs::perms::owner_all, fs::perm_options::replace);
+    test::write_file(folder / ".notes.tmp-1", "mine");
+    auto expect_refused = [&](const std::function<void()>& open, const char* why) {
+        try {
+            open();
+            ADD_FAILURE() << "not refused";
+        } catch (const CacheError& e) {
+            EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+        }
+        std::vector<std::string> names;
+        for (const auto& entry : fs::directory_iterator(folder))
+            names.push_back(entry.path().filename().string());
+        EXPECT_EQ(names, std::vector<std::string>{".notes.tmp-1"});  // no .lock, no marker
+    };
+    expect_refused([&] { DiskProgramCache cache(folder); }, "not a cudacore cache");
+    expect_refused([&] { DiskProgramCache::open_existing(folder)->clear(); }, "not a cudacore cache");
+    // Maintenance never marks a folder, even an empty one.
+    fs::remove(folder / ".notes.tmp-1");
+    try {
+        DiskProgramCache::open_existing(folder);
+        ADD_FAILURE() << "an empty, unmarked folder was taken for a cache";
+    } catch (const CacheError&) {
+    }
+    EXPECT_TRUE(fs::is_empty(folder));
+    // Another program's CACHEDIR.TAG does not make it cudacore's.
+    test::write_file(folder / "CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n");
+    EXPECT_THROW(DiskProgramCache cache(folder), CacheError);
+    // The root directory never is a cache.
+    EXPECT_THROW(DiskProgramCache::open_existing("/"), CacheError);
+}
+
+TEST(DiskProgramCache, AFolderHoldingOnlyCacheEntriesIsMarkedAsACache) {
+    TempDir dir;
+    const fs::path folder = dir.path() / "cache";
+    {
+        DiskProgramCache cache(folder);
+        cache.put(key_of(1), sample());
+    }
+    fs::remove(folder / "CACHEDIR.TAG");  // as a cache made before the marker
+    DiskProgramCache cache(folder);
+    EXPECT_TRUE(fs::exists(folder / "CACHEDIR.TAG"));
+    EXPECT_EQ(cache.get(key_of(1)), sample());
+    EXPECT_NE(DiskProgramCache::open_existing(folder), nullptr);
 }
 
 }  // namespace

@@ -241,3 +241,27 @@ TEST(HeaderCache, ACacheThatFailsIsReportedAndTheCodeReturned) {
 }
 
 }  // namespace
+
+namespace {
+
+// NVRTC keeps the time trace of a failed compile open on its thread and writes it with the next
+// compile, to ".json" in the working directory when that one is untraced: recording the headers
+// of a compile that fails must end the trace itself.
+TEST(HeaderCache, AFailedCompileLeavesNoTraceBehindInTheWorkingDirectory) {
+    using namespace cudacore;
+    test::TempDir dir;
+    const std::filesystem::path previous = std::filesystem::current_path();
+    std::filesystem::current_path(dir.path());
+    MemoryProgramCache cache;
+    ProgramOptions options;
+    options.arch = "sm_90";
+    Program failing("#include <no_such_header.h>\n", SourceType::cxx, options);
+    EXPECT_THROW(compile_cached(cache, failing, CodeType::ptx), CompileError);
+    Program plain("extern \"C\" __global__ void k() {}\n", SourceType::cxx, options);
+    plain.compile(CodeType::ptx);
+    const bool stray = std::filesystem::exists(dir.path() / ".json");
+    std::filesystem::current_path(previous);
+    EXPECT_FALSE(stray) << "a trace was written to the working directory";
+}
+
+}  // namespace

@@ -5,6 +5,8 @@
 
 #include <sys/stat.h>
 
+#include <set>
+
 namespace {
 
 using cudacore::test::cli_path;
@@ -63,7 +65,7 @@ TEST_F(CliCache, SerializeWritesALoadableObjectCodeThatInspectReads) {
     ASSERT_EQ(compile(path.string(), {"--serialize", "--no-cache"}).exit_code, 0);
     const auto code = cudacore::ObjectCode::load(path);
     EXPECT_EQ(code.code_type(), cudacore::CodeType::cubin);
-    EXPECT_EQ(code.name(), "k.cu");
+    EXPECT_EQ(code.name(), source);  // the source path, as given
     EXPECT_EQ(code.symbol_map().count("scale<float>"), 1u);
     const auto inspected = cli({"inspect", path.string()});
     ASSERT_EQ(inspected.exit_code, 0) << inspected.err;
@@ -93,6 +95,166 @@ TEST_F(CliCache, CacheStatsPruneAndClear) {
     auto cleared = cli({"cache", "clear"});
     ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
     EXPECT_NE(cli({"cache", "stats"}).out.find("entries    0"), std::string::npos);
+}
+
+// Maintenance removes only what the cache wrote: a folder without cudacore's marker is refused
+// (untouched, no .lock left), `/` too, and inside a cache only the cache's own names go.
+TEST_F(CliCache, CacheClearRefusesAFolderThatIsNotACacheAndKeepsForeignFiles) {
+    const auto notes = dir.path() / "notes";
+    std::filesystem::create_directories(notes);
+    std::filesystem::permissions(notes, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::replace);
+    for (const char* name : {".notes.tmp-1", ".report.tmp-old"})
+        cudacore::test::write_file(notes / name, "mine");
+    auto listing = [](const std::filesystem::path& folder) {
+        std::set<std::string> names;
+        for (const auto& entry : std::filesystem::directory_iterator(folder))
+            names.insert(entry.path().filename().string());
+        return names;
+    };
+    const auto before = listing(notes);
+    for (const char* command : {"clear", "prune", "stats"}) {
+        std::vector<std::string> args{"cache", command, "--dir", notes.string()};
+        if (std::string(command) == "prune") args.insert(args.end(), {"--max-bytes", "0"});
+        const auto refused = cli(args);
+        EXPECT_NE(refused.exit_code, 0) << command;
+        EXPECT_NE(refused.err.find("not a cudacore cache"), std::string::npos) << refused.err;
+        EXPECT_EQ(listing(notes), before) << command;
+    }
+    const auto root = cli({"cache", "clear", "--dir", "/"});
+    EXPECT_NE(root.exit_code, 0);
+    EXPECT_NE(root.err.find("refusing '/'"), std::string::npos) << root.err;
+
+    ASSERT_EQ(compile((dir.path() / "1.cubin").string()).exit_code, 0);
+    for (const char* name : {".notes.tmp-1", ".report.tmp-old"})
+        cudacore::test::write_file(dir.path() / "cache" / name, "mine");
+    const auto cleared = cli({"cache", "clear"});
+    ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
+    EXPECT_NE(cleared.out.find("removed 2 entries"), std::string::npos) << cleared.out;
+    for (const char* name : {".notes.tmp-1", ".report.tmp-old"})
+        EXPECT_EQ(read_file(dir.path() / "cache" / name), "mine") << name;
+}
+
+// ---- Exact hits: the cache never returns code a fresh compile would not produce. ----
+
+// A kernel that stores V, from the headers it includes; compiled to PTX, where V shows.
+const char* const value_kernel = "#include \"v.h\"\nextern \"C\" __global__ void k(int* o) { *o = V; }\n";
+
+struct CliExactCache : CliCache {
+    // `cudacore compile` run in `folder` (the working directory): the exit status and the PTX.
+    std::pair<cudacore::test::ProcessResult, std::string> compile_in(
+        const std::filesystem::path& folder, std::vector<std::string> args) {
+        const std::string out = (dir.path() / "out.ptx").string();
+        std::filesystem::remove(out);
+        std::vector<std::string> argv{"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", folder.string(),
+                                      cli_path().string(), "compile"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        for (const char* extra : {"-o", "", "--target", "ptx", "--arch", "sm_90"})
+            argv.push_back(std::string(extra) == "" ? out : extra);
+        auto result = run_process(argv, env);
+        return {result, std::filesystem::exists(out) ? read_file(out) : std::string()};
+    }
+    // The value the compiled kernel stores, as the PTX says ("mov.u32 %r1, 222;").
+    static std::string stored(const std::string& ptx) {
+        const auto at = ptx.find("mov.u32");
+        if (at == std::string::npos) return "no value in: " + ptx;
+        const auto comma = ptx.find(',', at), end = ptx.find(';', at);
+        return ptx.substr(comma + 2, end - comma - 2);
+    }
+    void write(const std::filesystem::path& path, const std::string& text) {
+        std::filesystem::create_directories(path.parent_path());
+        cudacore::test::write_file(path, text);
+    }
+    // Compiles through the cache, then with --no-cache: both must store `expected`.
+    void expect_value(const std::filesystem::path& folder, const std::vector<std::string>& args,
+                      const std::string& expected) {
+        auto [cached, cached_ptx] = compile_in(folder, args);
+        ASSERT_EQ(cached.exit_code, 0) << cached.err;
+        EXPECT_EQ(stored(cached_ptx), expected) << "through the cache (" << cached.err << ")";
+        std::vector<std::string> fresh_args = args;
+        fresh_args.push_back("--no-cache");
+        auto [fresh, fresh_ptx] = compile_in(folder, fresh_args);
+        ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
+        EXPECT_EQ(stored(fresh_ptx), expected) << "with --no-cache";
+    }
+};
+
+// Issue case 1: `-I d1 -I d2`, v.h first found in d2, then d1/v.h is created.
+TEST_F(CliExactCache, AHeaderCreatedInAFolderSearchedEarlierIsUsed) {
+    const auto project = dir.path() / "project";
+    write(project / "k.cu", value_kernel);
+    write(project / "d2" / "v.h", "#define V 111\n");
+    std::filesystem::create_directories(project / "d1");
+    expect_value(project, {"k.cu", "-I", "d1", "-I", "d2"}, "111");
+    EXPECT_NE(compile_in(project, {"k.cu", "-I", "d1", "-I", "d2"}).first.err.find("cache hit"),
+              std::string::npos);
+    write(project / "d1" / "v.h", "#define V 222\n");
+    expect_value(project, {"k.cu", "-I", "d1", "-I", "d2"}, "222");
+}
+
+// Issue case 2: the same source file name in another project folder, with another v.h beside it.
+TEST_F(CliExactCache, TheSameFileNameInAnotherProjectUsesThatProjectsHeader) {
+    write(dir.path() / "one" / "k.cu", value_kernel);
+    write(dir.path() / "one" / "v.h", "#define V 111\n");
+    write(dir.path() / "two" / "k.cu", value_kernel);
+    write(dir.path() / "two" / "v.h", "#define V 222\n");
+    expect_value(dir.path() / "one", {"k.cu"}, "111");
+    expect_value(dir.path() / "two", {"k.cu"}, "222");
+    expect_value(dir.path() / "one", {"k.cu"}, "111");
+}
+
+// Issue case 3: `#if __has_include("opt.h")`, and opt.h appears after the first compile.
+TEST_F(CliExactCache, AHeaderThatHasIncludeNowFindsIsUsed) {
+    const auto project = dir.path() / "project";
+    write(project / "k.cu", "#if __has_include(\"opt.h\")\n#define V 222\n#else\n#define V 111\n#endif\n"
+                            "extern \"C\" __global__ void k(int* o) { *o = V; }\n");
+    expect_value(project, {"k.cu"}, "111");
+    write(project / "opt.h", "\n");
+    expect_value(project, {"k.cu"}, "222");
+}
+
+// Item 2: quoted includes are looked for beside the including file first, as nvcc does.
+TEST_F(CliExactCache, QuotedIncludesOfTheSourceAreLookedForInItsOwnFolder) {
+    const auto project = dir.path() / "project";
+    write(project / "v.h", "#define V 111\n");
+    write(project / "sub" / "s.cu", value_kernel);
+    write(project / "sub" / "v.h", "#define V 222\n");
+    expect_value(project, {"sub/s.cu"}, "222");
+    expect_value(project / "sub", {"../sub/s.cu"}, "222");
+}
+
+// "cache hit" is said only of code that came from the cache: a missing or corrupt code entry
+// (its header record still there) is compiled again, silently.
+TEST_F(CliExactCache, ACacheHitIsReportedOnlyWhenTheCodeCameFromTheCache) {
+    const auto project = dir.path() / "project";
+    write(project / "k.cu", value_kernel);
+    write(project / "v.h", "#define V 222\n");
+    expect_value(project, {"k.cu"}, "222");
+    auto code_entry = [&] {
+        for (const auto& entry : std::filesystem::directory_iterator(dir.path() / "cache"))
+            if (entry.path().extension() == ".ccentry" &&
+                read_file(entry.path()).find("cudacore-header-list") == std::string::npos)
+                return entry.path();
+        return std::filesystem::path();
+    };
+    for (const char* damage : {"missing", "corrupt"}) {
+        const auto entry = code_entry();
+        ASSERT_FALSE(entry.empty()) << damage;
+        if (std::string(damage) == "missing") {
+            std::filesystem::remove(entry);
+        } else {
+            std::string bytes = read_file(entry);
+            bytes[bytes.size() / 2] ^= 0x5a;
+            cudacore::test::write_file(entry, bytes);
+        }
+        auto [again, ptx] = compile_in(project, {"k.cu"});
+        ASSERT_EQ(again.exit_code, 0) << again.err;
+        EXPECT_EQ(again.err.find("cache hit"), std::string::npos) << damage << ": " << again.err;
+        EXPECT_EQ(stored(ptx), "222") << damage;
+        auto [hit, hit_ptx] = compile_in(project, {"k.cu"});
+        EXPECT_NE(hit.err.find("cache hit"), std::string::npos) << damage << ": " << hit.err;
+        EXPECT_EQ(stored(hit_ptx), "222") << damage;
+    }
 }
 
 TEST_F(CliCache, UnsafeCacheDirectoryIsReportedAndCompileStillWorks) {

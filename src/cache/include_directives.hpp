@@ -1,0 +1,45 @@
+// The names a source file asks the preprocessor to look up: the operands of #include,
+// #include_next, #import and of __has_include / __has_include_next tests (directly or through a
+// function-like macro that passes its argument to them, such as CCCL's _CCCL_HAS_INCLUDE).
+// compile_cached uses them to know every place a compile looked for a header, found or not
+// (include_lookups.hpp). Internal.
+//
+// The scan follows the translation phases that matter here (line splices, comments, string and
+// character literals, raw strings, digit separators) but evaluates no conditional: a name under
+// `#if 0` is listed too. Listing too much only costs a stat per name and folder.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudacore::detail {
+
+struct IncludeOperand {
+    std::string name;
+    bool quoted = false;  // "name" (searched from the including file's folder first), else <name>
+    bool operator==(const IncludeOperand&) const = default;
+    auto operator<=>(const IncludeOperand&) const = default;
+};
+
+struct IncludeDirectives {
+    // Every literal operand, in order of appearance (repeats kept).
+    std::vector<IncludeOperand> operands;
+    // The text of each #include whose operand a macro makes (#include MACRO): what it names is
+    // known only once the preprocessor ran.
+    std::vector<std::string> computed_includes;
+    // The text of each __has_include test whose operand a macro makes, outside the definition of
+    // a wrapper macro.
+    std::vector<std::string> computed_has_includes;
+    // Function-like macros defined here that hand an operand they are given to __has_include (or
+    // to a wrapper): their uses are tests too.
+    std::vector<std::string> has_include_wrappers;
+};
+
+// Scans one file. `wrappers`: the wrapper macros known so far (from every file of the compile:
+// one file may define what another uses); run again with the ones found until none is new.
+IncludeDirectives scan_include_directives(std::string_view text,
+                                          const std::set<std::string, std::less<>>& wrappers);
+
+}  // namespace cudacore::detail

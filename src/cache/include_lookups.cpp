@@ -1,0 +1,228 @@
+#include "cache/include_lookups.hpp"
+
+#include "cache/include_directives.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <system_error>
+
+namespace cudacore::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string absolute_folder(const std::string& folder) {
+    std::error_code ignored;
+    std::string path = fs::absolute(fs::path(folder.empty() ? "." : folder), ignored)
+                           .lexically_normal()
+                           .string();
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    return path;
+}
+
+// The path the preprocessor opens for `name` in `folder`.
+std::string joined(const std::string& folder, const std::string& name) {
+    if (!name.empty() && name.front() == '/') return name;
+    return folder == "/" ? "/" + name : folder + "/" + name;
+}
+
+bool has_dot_dot(std::string_view path) {
+    return path == ".." || path.starts_with("../") || path.ends_with("/..") ||
+           path.find("/../") != std::string_view::npos;
+}
+
+}  // namespace
+
+IncludeSearch include_search(const std::string& program_name,
+                             const std::vector<std::string>& flags) {
+    IncludeSearch search;
+    search.main_directory = absolute_folder(fs::path(program_name).parent_path().string());
+    // NVRTC's spellings: --include-path=D, --include-path D, -ID, -I D; --pre-include=H,
+    // --pre-include H, -include H.
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+        const std::string_view flag = flags[i];
+        const bool has_next = i + 1 < flags.size();
+        if (flag.starts_with("--include-path=")) {
+            search.directories.push_back(absolute_folder(std::string(flag.substr(15))));
+        } else if ((flag == "--include-path" || flag == "-I") && has_next) {
+            search.directories.push_back(absolute_folder(flags[++i]));
+        } else if (flag.starts_with("-I") && flag.size() > 2) {
+            search.directories.push_back(absolute_folder(std::string(flag.substr(2))));
+        } else if (flag.starts_with("--pre-include=")) {
+            search.pre_includes.emplace_back(flag.substr(14));
+        } else if ((flag == "--pre-include" || flag == "-include") && has_next) {
+            search.pre_includes.push_back(flags[++i]);
+        }
+    }
+    return search;
+}
+
+bool LookupStates::is_directory(const std::string& folder) {
+    if (auto it = folders_.find(folder); it != folders_.end()) return it->second;
+    const std::size_t slash = folder.rfind('/');
+    bool is_dir = false;
+    if (slash == std::string::npos || slash == 0 || is_directory(folder.substr(0, slash))) {
+        struct ::stat info {};
+        is_dir = ::stat(folder.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+    }
+    folders_.emplace(folder, is_dir);
+    return is_dir;
+}
+
+std::string LookupStates::state(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    // No folder: stat(path) fails with ENOENT or ENOTDIR, which lookup_state calls absent.
+    if (slash != std::string::npos && slash != 0 && !is_directory(path.substr(0, slash)))
+        return "absent";
+    return lookup_state(path);
+}
+
+bool inside_any(const std::string& path, const std::vector<std::string>& directories) {
+    if (has_dot_dot(path)) return false;
+    for (const auto& dir : directories) {
+        if (dir == "/" && path.size() > 1 && path.front() == '/') return true;
+        if (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+            path[dir.size()] == '/')
+            return true;
+    }
+    return false;
+}
+
+IncludeLookups include_lookups(const IncludeSearch& search, const std::string& main_name,
+                               std::string_view main_source,
+                               const std::vector<std::string>& headers_read,
+                               const std::vector<std::string>& toolkit_directories,
+                               const FileReader& read) {
+    struct File {
+        std::string label;
+        std::string folder;  // where its quoted includes are looked for first
+        std::string text;
+        bool toolkit = false;
+        IncludeDirectives scan;
+        bool scanned = false;
+        bool followed = false;
+    };
+    IncludeLookups lookups;
+    std::vector<File> files;
+    std::set<std::string> known;  // the paths of `files`
+    files.push_back({main_name, search.main_directory, std::string(main_source)});
+    // False when the file cannot be read (lookups.refusal says so).
+    auto add_file = [&](const std::string& path) {
+        if (!known.insert(path).second) return true;
+        std::optional<std::string> text = read(path);
+        if (!text) {
+            lookups.refusal = "the header '" + path + "' cannot be read back";
+            return false;
+        }
+        files.push_back({path, fs::path(path).parent_path().string(), std::move(*text),
+                         inside_any(path, toolkit_directories)});
+        return true;
+    };
+    for (const auto& path : headers_read)
+        if (!add_file(path)) return lookups;
+
+    std::set<std::string> paths;
+    // Every existing file a name may lead to is read as the preprocessor may have read it: the
+    // closure does not depend on which #if held, nor on the compile's own record being complete.
+    auto look_up = [&](const std::string& name, const std::string* own_folder) {
+        std::vector<std::string> candidates;
+        if (!name.empty() && name.front() == '/') {
+            candidates.push_back(name);
+        } else {
+            if (own_folder) candidates.push_back(joined(*own_folder, name));
+            for (const auto& dir : search.directories) candidates.push_back(joined(dir, name));
+        }
+        for (auto& candidate : candidates) {
+            if (!paths.insert(candidate).second) continue;
+            if (lookup_state(candidate) == "file" && !add_file(candidate)) return false;
+        }
+        return true;
+    };
+    for (const auto& name : search.pre_includes) {
+        if (!look_up(name, &search.main_directory)) return lookups;
+        if (!look_up(joined(absolute_folder("."), name), nullptr)) return lookups;
+    }
+
+    // Wrapper macros may be defined in one file and used in another: when a scan finds a new one,
+    // every file is scanned again.
+    std::set<std::string, std::less<>> wrappers;
+    std::vector<std::string> computed_folders;  // of toolkit files that include by macro
+    for (bool more = true; more;) {
+        more = false;
+        const std::size_t wrappers_known = wrappers.size();
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            if (files[i].scanned) continue;
+            files[i].scan = scan_include_directives(files[i].text, wrappers);
+            files[i].scanned = true;
+            wrappers.insert(files[i].scan.has_include_wrappers.begin(),
+                            files[i].scan.has_include_wrappers.end());
+        }
+        if (wrappers.size() != wrappers_known) {
+            for (File& file : files) file.scanned = file.followed = false;
+            computed_folders.clear();
+            more = true;
+            continue;
+        }
+        for (std::size_t i = 0; i < files.size(); ++i) {
+            if (files[i].followed || !files[i].scanned) continue;  // found just now: next round
+            files[i].followed = true;
+            more = true;
+            // Copies: look_up may grow `files`.
+            const IncludeDirectives scan = files[i].scan;
+            const std::string folder = files[i].folder, label = files[i].label;
+            if (!scan.computed_has_includes.empty()) {
+                lookups.refusal = "'" + label + "' tests for a header named by a macro (" +
+                                  scan.computed_has_includes.front() + ")";
+                return lookups;
+            }
+            if (!scan.computed_includes.empty()) {
+                if (!files[i].toolkit) {
+                    lookups.refusal = "'" + label + "' includes a header named by a macro (" +
+                                      scan.computed_includes.front() + ")";
+                    return lookups;
+                }
+                computed_folders.push_back(folder);
+            }
+            for (const IncludeOperand& operand : scan.operands)
+                if (!look_up(operand.name, operand.quoted ? &folder : nullptr)) return lookups;
+        }
+    }
+    if (!computed_folders.empty()) {
+        // What a macro named is one of the headers read, relative to a folder it was looked for
+        // in: try each as a name, in each such folder.
+        std::vector<std::string> folders = search.directories;
+        folders.insert(folders.end(), computed_folders.begin(), computed_folders.end());
+        std::sort(folders.begin(), folders.end());
+        folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
+        std::set<std::string> names;
+        for (std::size_t i = 1; i < files.size(); ++i)
+            for (const auto& folder : folders)
+                if (inside_any(files[i].label, {folder}))
+                    names.insert(files[i].label.substr(folder == "/" ? 1 : folder.size() + 1));
+        for (const auto& name : names)
+            for (const auto& folder : folders) paths.insert(joined(folder, name));
+    }
+    lookups.paths.assign(paths.begin(), paths.end());
+    for (std::size_t i = 1; i < files.size(); ++i) lookups.headers.push_back(files[i].label);
+    std::sort(lookups.headers.begin(), lookups.headers.end());
+    return lookups;
+}
+
+std::string lookup_state(const std::string& path) {
+    struct ::stat info {};
+    if (::stat(path.c_str(), &info) != 0) {
+        const int error = errno;
+        if (error == ENOENT || error == ENOTDIR) return "absent";
+        return "error " + std::to_string(error);
+    }
+    if (S_ISREG(info.st_mode)) return "file";
+    if (S_ISDIR(info.st_mode)) return "directory";
+    return "other";
+}
+
+}  // namespace cudacore::detail
