@@ -1,5 +1,6 @@
 // `cudacore compile SRC -o OUT`: CUDA C++ (or PTX) to cubin, PTX or LTO-IR, written raw.
 #include "commands.hpp"
+#include "loader/compiler_apis.hpp"
 
 #include "file_io.hpp"
 
@@ -103,7 +104,9 @@ ProgramOptions to_program_options(const CompileArgs& args) {
     if (args.debug) options.debug = true;
     if (args.lineinfo) options.lineinfo = true;
     options.toolkit_include_path = !args.no_toolkit_include;
-    options.isolated_link = true;  // a PTX file from anywhere: nvJitLink runs in a worker
+    // A PTX file from anywhere: nvJitLink runs in a worker. Without nvJitLink, the driver's
+    // linker compiles it in this process, as a library program does.
+    options.isolated_link = detail::nvjitlink_available();
     return options;
 }
 
