@@ -8,32 +8,19 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/linker.hpp"
 #include "cudacore/object_code.hpp"
+#include "code_input.hpp"
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
-
-namespace {
-
-constexpr cudacore::CodeType kTypes[] = {cudacore::CodeType::cubin,  cudacore::CodeType::ptx,
-                                         cudacore::CodeType::ltoir,  cudacore::CodeType::fatbin,
-                                         cudacore::CodeType::object, cudacore::CodeType::library};
-
-}  // namespace
+#include <utility>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    if (size < 2) return 0;
-    const unsigned choice = data[0] % 7;
-    std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
-    cudacore::CodeType type;
-    if (choice < 6) {
-        type = kTypes[choice];
-    } else {
-        const auto detected = cudacore::try_detect_code_type(bytes);
-        if (!detected) return 0;
-        type = *detected;
-    }
+    auto read = cudacore::fuzz::read_code_input(data, size);
+    if (!read) return 0;
+    const cudacore::CodeType type = read->type;
+    std::string bytes = std::move(read->bytes);
     cudacore::LinkerOptions options;
     options.name = "fuzz";
     options.arch = "sm_90";

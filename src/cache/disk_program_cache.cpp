@@ -142,12 +142,10 @@ struct DirectoryListing {
     std::uint64_t temporary_files = 0;
 };
 
-// Every entry file of the directory open as `directory_fd`, and the temporary files. When asked,
-// removes temporaries whose writer is gone or that are older than the limit.
-DirectoryListing list_directory(int directory_fd, const fs::path& directory,
-                                bool remove_stale_temporaries) {
-    // fdopendir takes the descriptor it is given: list through a duplicate (rewound, since
-    // duplicates share one position).
+// A listing of the directory open as `directory_fd`, from its first entry (closedir it).
+// fdopendir takes the descriptor it is given: it lists through a duplicate, rewound, since
+// duplicates share one position.
+DIR* open_listing(int directory_fd, const fs::path& directory) {
     const int listing_fd = ::fcntl(directory_fd, F_DUPFD_CLOEXEC, 0);
     if (listing_fd < 0) fail("dup", directory, errno);
     DIR* dir = ::fdopendir(listing_fd);
@@ -157,6 +155,14 @@ DirectoryListing list_directory(int directory_fd, const fs::path& directory,
         fail("opendir", directory, error);
     }
     ::rewinddir(dir);
+    return dir;
+}
+
+// Every entry file of the directory open as `directory_fd`, and the temporary files. When asked,
+// removes temporaries whose writer is gone or that are older than the limit.
+DirectoryListing list_directory(int directory_fd, const fs::path& directory,
+                                bool remove_stale_temporaries) {
+    DIR* dir = open_listing(directory_fd, directory);
     DirectoryListing listing;
     const auto now = std::chrono::system_clock::now();
     for (;;) {
@@ -246,15 +252,7 @@ bool has_own_marker(int directory_fd, const fs::path& directory) {
 
 // The first name in the folder that the cache never writes, or empty.
 std::string foreign_name(int directory_fd, const fs::path& directory) {
-    const int listing_fd = ::fcntl(directory_fd, F_DUPFD_CLOEXEC, 0);
-    if (listing_fd < 0) fail("dup", directory, errno);
-    DIR* dir = ::fdopendir(listing_fd);
-    if (dir == nullptr) {
-        const int error = errno;
-        ::close(listing_fd);
-        fail("opendir", directory, error);
-    }
-    ::rewinddir(dir);
+    DIR* dir = open_listing(directory_fd, directory);
     std::string foreign;
     while (const dirent* item = ::readdir(dir)) {
         const std::string_view name = item->d_name;
