@@ -23,8 +23,11 @@
 // (naming the call and the device), NoDriverError without a driver.
 //
 // Threads: SmResource and SmSplit are plain values. A green context may be current on one thread
-// at a time only (a driver rule): make its streams and events from one thread at a time; launches
-// and stream work on its streams may come from any thread.
+// at a time only, and the driver does not synchronize calls that reach one green context from
+// several threads ("no internal synchronization"; seen on the H100 as crashes inside the driver
+// when one thread synchronized or destroyed a green context's stream while another freed memory
+// on it). Use a green context, its streams, events and the buffers freed on them from one thread
+// at a time. cudacore's own release thread makes no call on them (deferred_release.hpp).
 #pragma once
 
 #include "cudacore/context.hpp"
