@@ -219,15 +219,20 @@ NvJitLinkRun run_nvjitlink_isolated(const std::filesystem::path& worker,
             return run;
         }
     }
-    if (!ended.crashed()) {
-        throw Error("link worker '" + worker.string() + "' " + ended.how_it_ended() +
-                    " without a reply" + (run.console.empty() ? "" : ": " + run.console));
-    }
-    // Crashed: name the step it was in.
-    std::string call = "the link worker";
+    // Ended without a reply: killed by a signal, or an exit of its own from inside nvJitLink
+    // (LLVM's fatal errors exit; so does a sanitizer's report). Either way the input did it:
+    // name the step it was in.
+    std::string call = "the link request";
     if (step && *step < inputs.size()) call = add_data_call(inputs[*step], names[*step]);
     else if (step) call = "nvJitLinkComplete";
-    run.failure = call + " crashed the link worker process: " + ended.how_it_ended();
+    if (ended.crashed()) {
+        run.failure = call + " crashed the link worker process: " + ended.how_it_ended();
+    } else {
+        constexpr std::size_t kConsoleShown = 2000;
+        run.failure = call + " ended the link worker process without a reply: " +
+                      ended.how_it_ended() +
+                      (run.console.empty() ? "" : ": " + run.console.substr(0, kConsoleShown));
+    }
     return run;
 }
 

@@ -49,9 +49,10 @@ NvJitLinkRun run_nvjitlink(nvJitLinkHandle handle, const std::vector<ObjectCode>
 
 // The same link in the link worker process `worker`: inputs, names, flags and target are sent
 // to it, and what it linked or how it failed comes back. A worker killed by a signal or by the
-// time limit (zero: none) is a failure naming the step it was in (the input being added, or the
-// completion) and how it ended. Throws LoaderError when the worker cannot be started, Error when
-// it ends without a reply.
+// time limit (zero: none), or one that exits without a reply (nvJitLink's fatal errors exit), is
+// a failure naming the step it was in (the input being added, or the completion) and how it
+// ended. Throws LoaderError when the worker cannot be started, Error when it reports an error of
+// its own (a malformed request).
 NvJitLinkRun run_nvjitlink_isolated(const std::filesystem::path& worker,
                                     const std::vector<ObjectCode>& inputs,
                                     const std::vector<std::string>& names,

@@ -165,4 +165,19 @@ TEST(IsolatedLink, TheDriverBackendAndAMissingWorkerAreRefused) {
     }
 }
 
+// A worker that ends without a reply by exiting (nvJitLink's fatal errors exit, a sanitizer's
+// report too) is a LinkError saying how it ended, like a crash, never another exception.
+TEST(IsolatedLink, AWorkerThatExitsWithoutAReplyIsALinkError) {
+    const ObjectCode cubin = compile(kScale, "k.cubin", CodeType::cubin, true);
+    LinkerOptions exits = isolated();
+    exits.worker_program = "/bin/false";
+    try {
+        Linker({cubin}, exits).link();
+        FAIL() << "linked by a worker that only exits";
+    } catch (const LinkError& e) {
+        EXPECT_TRUE(contains(e.what(), "without a reply")) << e.what();
+        EXPECT_TRUE(contains(e.what(), "status 1")) << e.what();
+    }
+}
+
 }  // namespace
