@@ -120,7 +120,10 @@ std::vector<ObjectCode> broadcast_codes(const std::function<std::vector<ObjectCo
     if (rank != root) preamble.resize(static_cast<std::size_t>(header[0]));
     detail::broadcast_chunks(preamble.data(), preamble.size(), root, comm, chunk);
     std::vector<std::uint64_t> lengths(count);
-    std::memcpy(lengths.data(), preamble.data(), std::min(preamble.size(), count * sizeof(std::uint64_t)));
+    // An empty list has no lengths (and an empty vector's data() may be null, which memcpy
+    // must not get).
+    if (count != 0)
+        std::memcpy(lengths.data(), preamble.data(), std::min(preamble.size(), count * sizeof(std::uint64_t)));
     std::string frame = preamble.substr(std::min(preamble.size(), count * sizeof(std::uint64_t)));
 
     const auto& filter = detail::receive_filter();
