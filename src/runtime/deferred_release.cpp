@@ -46,14 +46,28 @@ public:
 
     void wait_until_idle() {
         std::unique_lock lock(mutex_);
-        idle_.wait(lock, [this] { return (queue_.empty() || exiting_) && !busy_; });
+        idle_.wait(lock, [this] {
+            return ((queue_.empty() && contexts_to_drop_.empty()) || exiting_) && !busy_;
+        });
     }
 
-    // Called by the driver's host-function thread: no driver call here.
+    // Called by the driver's host-function thread: no driver call here. The context the signal
+    // held goes to the release thread, whose drop may be its last release.
     void raise(StreamDone& signal) {
         {
             std::lock_guard lock(mutex_);
             signal.done = true;
+            if (signal.context) {
+                try {
+                    // No release thread to drop it (it never started): kept for the driver.
+                    if (!started_) throw std::bad_alloc();
+                    contexts_to_drop_.push_back(std::move(signal.context));
+                } catch (...) {
+                    // Out of memory, or no thread: kept (leaked to the driver at exit) rather
+                    // than released on the driver's thread.
+                    new std::shared_ptr<ContextBox>(std::move(signal.context));
+                }
+            }
         }
         ready_.notify_all();
     }
@@ -87,12 +101,18 @@ private:
             Pending pending;
             {
                 std::unique_lock lock(mutex_);
-                ready_.wait(lock, [this] { return !queue_.empty() || exiting_; });
+                ready_.wait(lock, [this] {
+                    return !queue_.empty() || !contexts_to_drop_.empty() || exiting_;
+                });
                 // Exiting: the queue stays as it is (this object is never destroyed), so nothing
                 // is released while the driver shuts down.
                 if (exiting_) {
                     idle_.notify_all();
                     return;
+                }
+                if (queue_.empty()) {
+                    drop_contexts(lock);
+                    continue;
                 }
                 pending = std::move(queue_.front());
                 queue_.pop_front();
@@ -140,9 +160,22 @@ private:
                 }
             }
             pending = {};  // what it held goes here, on this thread
-            std::lock_guard lock(mutex_);
+            std::unique_lock lock(mutex_);
+            drop_contexts(lock);
             busy_ = false;
             idle_.notify_all();
+        }
+    }
+
+    // Drops the contexts that raised signals handed over, outside the lock (a last release is a
+    // driver call). Not at exit: the driver then frees them itself.
+    void drop_contexts(std::unique_lock<std::mutex>& lock) {
+        while (!contexts_to_drop_.empty() && !exiting_) {
+            std::vector<std::shared_ptr<ContextBox>> contexts;
+            contexts.swap(contexts_to_drop_);
+            lock.unlock();
+            contexts.clear();
+            lock.lock();
         }
     }
 
@@ -156,6 +189,7 @@ private:
     std::condition_variable ready_;  // new work, a raised signal, or exit
     std::condition_variable idle_;
     std::deque<Pending> queue_;
+    std::vector<std::shared_ptr<ContextBox>> contexts_to_drop_;  // from raised signals
     bool busy_ = false;
     std::atomic<bool> running_{false};  // started_, read without the mutex
     bool started_ = false;
@@ -197,6 +231,24 @@ std::vector<std::shared_ptr<StreamDone>> signals_for(std::vector<std::shared_ptr
     return signals;
 }
 
+// The stream a host function marking the end of `source`'s work goes to: `source` itself, or for
+// a green context its relay, made to wait for that work through an event (created in the
+// stream's context, which is current or carried by the stream). Null when that fails.
+CUstream relay_after(const DriverApi& api, const StreamBox& stream, CUstream source) noexcept {
+    const CUstream relay = stream.context->host_function_relay;
+    if (!relay) return source;
+    CUevent event = nullptr;
+    if (api.cuCtxPushCurrent(stream.context->handle) != CUDA_SUCCESS) return nullptr;
+    const bool made = api.cuEventCreate(&event, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS;
+    CUcontext popped = nullptr;
+    api.cuCtxPopCurrent(&popped);
+    if (!made) return nullptr;
+    const bool waits = api.cuEventRecord(event, source) == CUDA_SUCCESS &&
+                       api.cuStreamWaitEvent(relay, event, 0) == CUDA_SUCCESS;
+    api.cuEventDestroy(event);  // released by the driver once the wait is done
+    return waits ? relay : nullptr;
+}
+
 }  // namespace
 
 std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept {
@@ -212,16 +264,21 @@ std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept {
         // The default streams need their context current; explicit streams carry theirs.
         const bool push = is_default_stream(stream.handle);
         // The legacy stream waits for every blocking stream, per-thread ones of other threads too.
-        const CUstream target = push ? CU_STREAM_LEGACY : stream.handle;
+        const CUstream source = push ? CU_STREAM_LEGACY : stream.handle;
         if (push && api->cuCtxPushCurrent(stream.context->handle) != CUDA_SUCCESS) return nullptr;
         // Enqueued into a capture, the function would mark nothing on the stream itself.
         CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
         bool enqueued = false;
-        if (api->cuStreamIsCapturing(target, &status) == CUDA_SUCCESS &&
+        if (api->cuStreamIsCapturing(source, &status) == CUDA_SUCCESS &&
             status == CU_STREAM_CAPTURE_STATUS_NONE) {
+            const CUstream target = relay_after(*api, stream, source);
+            signal->context = stream.context;  // until the function has run (StreamDone)
             auto* held = new std::shared_ptr<StreamDone>(signal);
-            enqueued = api->cuLaunchHostFunc(target, &raise_signal, held) == CUDA_SUCCESS;
-            if (!enqueued) delete held;
+            enqueued = target && api->cuLaunchHostFunc(target, &raise_signal, held) == CUDA_SUCCESS;
+            if (!enqueued) {
+                delete held;
+                signal->context.reset();
+            }
         }
         if (push) {
             CUcontext popped = nullptr;

@@ -29,6 +29,12 @@ struct ContextBox {
     int ordinal = 0;
     bool retained = true;  // false for a context the caller owns (Stream::from_handle)
     unsigned long long id = 0;  // cuCtxGetId at retain: changes when someone resets the device
+    // Where cudacore's own host functions for this context's streams go (deferred_release.cpp):
+    // null for the stream itself; for a green context, a stream of the primary context that
+    // waits for the green stream's work first. The driver's host-function thread must not touch
+    // a green context, which has no internal synchronization: a green context destroyed while
+    // that thread finished one of its functions crashed the process (the teardown torture).
+    CUstream host_function_relay = nullptr;
     // Completed events of a retained primary context, for its next events (destroyed before the
     // context is released).
     EventRecycler recycled_events;
@@ -51,6 +57,11 @@ struct HostFunctionSlot {
 // driver runs once the work queued on a stream before it is done.
 struct StreamDone {
     bool done = false;
+    // The stream's context, held until the host function has run: the driver crashes its own
+    // threads when a context is destroyed (the last primary-context release, a green context's
+    // destruction) while a host function is pending there. The function hands it to the release
+    // thread, which drops it: no driver call is made on the driver's thread.
+    std::shared_ptr<ContextBox> context;
 };
 
 // For a stream the caller owns (Stream::from_handle): the caller keeps the handle valid while a

@@ -7,9 +7,11 @@
 // calling exit() while releases may be pending. Every choice comes from the seed and is printed,
 // so a failing seed is rerun as it was.
 //
-//   helper_teardown_torture SEED [--cpu] [--quiet]
+//   helper_teardown_torture SEED [--cpu] [--quiet] [--none-after-main]
 // CUDACORE_TORTURE_CACHE=FOLDER: compile its kernels through a disk cache there (many seeds).
 //
+// --none-after-main: what the seed leaves for after main is dropped at the end of main instead
+// (the same random draws otherwise), to tell a failure of static destruction from the rest.
 // --cpu (or no GPU): the code layer's objects (Program, ObjectCode, Linker, serialized forms,
 // memory and disk caches) and the paths that need no driver, in the same random orders.
 // Exit code 0 on success; any failure prints "FAILED: ..." and exits 1. A crash or a hang is
@@ -59,6 +61,7 @@ using namespace cudacore;
 namespace {
 
 bool quiet = false;
+bool none_after_main = false;
 
 void say(const char* format, ...) {
     if (quiet) return;
@@ -499,7 +502,7 @@ void release_all(std::mt19937_64& random, std::vector<Item>& items) {
 int main(int argc, char** argv) {
     cudacore::test::install_crash_backtrace();
     if (argc < 2) {
-        std::fprintf(stderr, "usage: %s SEED [--cpu] [--quiet]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s SEED [--cpu] [--quiet] [--none-after-main]\n", argv[0]);
         return 2;
     }
     const std::uint64_t seed = std::strtoull(argv[1], nullptr, 10);
@@ -507,6 +510,7 @@ int main(int argc, char** argv) {
     for (int i = 2; i < argc; ++i) {
         if (std::strcmp(argv[i], "--cpu") == 0) cpu = true;
         if (std::strcmp(argv[i], "--quiet") == 0) quiet = true;
+        if (std::strcmp(argv[i], "--none-after-main") == 0) none_after_main = true;
     }
     std::mt19937_64 random(seed);
     const bool gpu = !cpu && system::driver_available() && system::device_count() > 0;
@@ -548,6 +552,10 @@ int main(int argc, char** argv) {
         release_all(random, items);
     } catch (const std::exception& e) {
         fail(std::string("while releasing: ") + e.what());
+    }
+    if (none_after_main) {
+        say("dropping %zu objects left for after main now", static_items.size());
+        static_items.clear();
     }
     const int ending = std::uniform_int_distribution<int>(0, 2)(random);
     std::printf("%s: %zu objects, %zu left for after main\n",
