@@ -1,8 +1,13 @@
 // A device's primary context.
 //
-// Ownership: copies share one retained primary context; it is released when the last Context,
-// Stream, Event or other object that holds it is destroyed. Release errors (the driver shutting
-// down, the device reset by someone else) are ignored: destruction never throws or prints.
+// Ownership: copies share one retained primary context. Once cudacore has retained a device's
+// primary context it keeps it retained until the process exits, as the CUDA runtime does (the
+// driver releases it at exit): releasing it while the driver's own threads may still be
+// finishing work in it (a host function cudacore enqueued to time a deferred release) crashes
+// them, and re-creating it costs tens of milliseconds. Only a context someone reset
+// (cuDevicePrimaryCtxReset) is released, once the last object that holds it is destroyed; the
+// next use retains the new one. Release errors (the driver shutting down, the device reset by
+// someone else) are ignored: destruction never throws or prints.
 #pragma once
 
 #include <cuda.h>

@@ -68,7 +68,7 @@ public:
     // Throws LoaderError when NVML is absent (see system_info.hpp).
     system::SystemDevice system_device() const;
 
-    // The primary context, retained while the returned Context (or anything holding it) lives.
+    // The primary context, retained from its first use until the process exits (context.hpp).
     Context context() const;
     // Makes the primary context current on the calling thread; it stays retained for the life of
     // the process, so the thread's current context never dangles.

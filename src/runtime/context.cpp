@@ -36,9 +36,14 @@ bool ContextBox::still_alive(const DriverApi& api) const noexcept {
 }
 
 namespace {
+// Each primary context cudacore retained is kept (a strong reference) until the process exits,
+// as the CUDA runtime keeps its own: its last release destroys the context, and the driver's
+// host-function thread crashed when that happened on another thread while it was still
+// finishing one of cudacore's host functions there (deferred_release.cpp), a moment nobody can
+// observe. The driver destroys it at exit. Only a context someone reset is let go (forgotten).
 struct ContextRegistry {
     std::mutex mutex;
-    std::vector<std::weak_ptr<ContextBox>> by_ordinal;
+    std::vector<std::shared_ptr<ContextBox>> by_ordinal;
 };
 // Leaked on purpose: objects destroyed after main returns may still look it up.
 ContextRegistry& registry() {
@@ -92,7 +97,7 @@ std::shared_ptr<ContextBox> lookup_or_retain(int ordinal) {
     std::lock_guard lock(reg.mutex);
     if (reg.by_ordinal.size() <= static_cast<std::size_t>(ordinal))
         reg.by_ordinal.resize(ordinal + 1);
-    if (auto existing = reg.by_ordinal[ordinal].lock()) return existing;
+    if (auto& existing = reg.by_ordinal[ordinal]) return existing;
 
     const std::string object = "device " + std::to_string(ordinal);
     CUdevice device = 0;
@@ -129,7 +134,7 @@ void forget_primary_context(const ContextBox& stale) {
     std::lock_guard lock(reg.mutex);
     primary_context_generation_counter.fetch_add(1, std::memory_order_acq_rel);
     for (auto& entry : reg.by_ordinal) {
-        if (auto existing = entry.lock(); existing.get() == &stale) entry.reset();
+        if (entry.get() == &stale) entry.reset();  // released when its last holder goes
     }
 }
 

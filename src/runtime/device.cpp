@@ -175,15 +175,9 @@ Context Device::context() const {
 }
 
 Context Device::set_current() const {
-    // Kept for the life of the process (leaked on purpose): a thread's current context must not
-    // be released under it, and the driver reclaims it at exit.
-    static std::mutex mutex;
-    static auto* kept = new std::map<int, Context>;
+    // The primary context stays retained for the life of the process (context.cpp), so the
+    // thread's current context never dangles.
     Context context = this->context();
-    {
-        std::lock_guard lock(mutex);
-        kept->emplace(ordinal_, context);
-    }
     context.set_current();
     return context;
 }
