@@ -7,7 +7,8 @@
 //
 // Dimensions are listed innermost (contiguous) first, as the driver wants them. `strides` are the
 // byte distances between consecutive indices of dimensions 1..rank-1 (rank - 1 values); empty
-// means densely packed. Every rule of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col that can
+// means densely packed. A rank-1 map has no strides (cuda.core's tma_tensor_map example: 1024
+// floats, box 128); the driver still gets a valid stride array, since it refuses a null one. Every rule of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col that can
 // be checked on the host is checked BEFORE the driver is called, and a violation throws
 // InvalidArgumentError naming the field (TensorMapOptions::box[1], ...) and the value: address
 // aligned to 16 bytes (32 with 32-byte interleave), rank 1..5 (3..5 for im2col or interleave),

@@ -4,6 +4,8 @@
 #include "loader/driver_api.hpp"
 #include "memory/buffer_context.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <span>
 
@@ -215,6 +217,20 @@ CUtensorMapDataType to_driver(TensorDataType type) {
     return static_cast<CUtensorMapDataType>(static_cast<int>(type));  // same order
 }
 
+// The byte strides as the driver takes them. A rank-1 map has none, but the driver still
+// refuses a null globalStrides (CUDA_ERROR_INVALID_VALUE), which an empty vector's data() may
+// be: the array always has room for max_rank - 1 values, so its address is never null.
+class DriverStrides {
+public:
+    explicit DriverStrides(const std::vector<std::uint64_t>& strides) {
+        std::copy(strides.begin(), strides.end(), values_.begin());
+    }
+    const cuuint64_t* data() const noexcept { return values_.data(); }
+
+private:
+    std::array<cuuint64_t, max_rank - 1> values_{};
+};
+
 std::vector<cuuint32_t> element_strides_or_ones(const std::vector<std::uint32_t>& given,
                                                 std::size_t rank) {
     if (!given.empty()) return {given.begin(), given.end()};
@@ -258,7 +274,7 @@ TensorMap TensorMap::tiled(const Buffer& buffer, const TensorMapOptions& options
     check_inner_bytes(check, options, "box[0]", options.box[0]);
 
     const std::vector<cuuint64_t> shape(options.shape.begin(), options.shape.end());
-    const std::vector<cuuint64_t> byte_strides(strides.begin(), strides.end());
+    const DriverStrides byte_strides(strides);
     const std::vector<cuuint32_t> box(options.box.begin(), options.box.end());
     const std::vector<cuuint32_t> steps = element_strides_or_ones(options.element_strides, rank);
     TensorMap map;
@@ -305,7 +321,7 @@ TensorMap TensorMap::im2col(const Buffer& buffer, const TensorMapIm2colOptions& 
     check_inner_bytes(check, options, "channels_per_pixel", options.channels_per_pixel);
 
     const std::vector<cuuint64_t> shape(options.shape.begin(), options.shape.end());
-    const std::vector<cuuint64_t> byte_strides(strides.begin(), strides.end());
+    const DriverStrides byte_strides(strides);
     const std::vector<cuuint32_t> steps = element_strides_or_ones(options.element_strides, rank);
     TensorMap map;
     const detail::BufferContext context(buffer);  // the encode fails without a current context

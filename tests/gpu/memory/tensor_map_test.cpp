@@ -1,5 +1,6 @@
 // TensorMap on a real Hopper GPU: a TMA kernel copies tiles of a 2-D tensor through the map
-// (passed to launch() as a kernel argument) and gets the right values, zeros past the edges.
+// (passed to launch() as a kernel argument) and gets the right values, zeros past the edges;
+// maps of every rank 1..5 encode and copy their boxes.
 #include "hopper_kernels.hpp"
 #include "test_support.hpp"
 
@@ -10,7 +11,9 @@
 #include "cudacore/program.hpp"
 #include "cudacore/tensor_map.hpp"
 
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace {
@@ -109,6 +112,129 @@ TEST_F(TensorMapGpu, Im2colEncodes) {
                .lower_corner = {0}, .upper_corner = {-1}, .channels_per_pixel = 16,
                .pixels_per_column = 8});
     EXPECT_EQ(map.rank(), 3u);
+}
+
+// One tiled float32 map of each rank: its shape and box, innermost first (box bytes <= 1 KiB).
+struct RankCase {
+    std::vector<std::uint64_t> shape;
+    std::vector<std::uint32_t> box;
+};
+
+std::vector<RankCase> rank_cases() {
+    return {
+        {{1024}, {128}},  // cuda.core's tma_tensor_map example: 1024 floats, tiles of 128
+        {{64, 16}, {16, 8}},
+        {{32, 8, 4}, {8, 4, 2}},
+        {{16, 4, 4, 4}, {4, 2, 2, 2}},
+        {{8, 4, 4, 2, 2}, {4, 2, 2, 2, 2}},
+    };
+}
+
+class TensorMapRanks : public TensorMapGpu {
+protected:
+    void SetUp() override {
+        TensorMapGpu::SetUp();
+        if (IsSkipped()) return;
+        ProgramOptions options;
+        options.name = "tensor_map_rank_test";
+        options.arch = device_->arch();
+        rank_code_ = Program(test::tensor_map_rank_kernels, SourceType::cxx, options)
+                         .compile(CodeType::cubin);
+    }
+
+    // A tensor of `shape` whose element at linear index i (dimension 0 fastest) holds i.
+    Buffer iota(const std::vector<std::uint64_t>& shape) {
+        std::uint64_t count = 1;
+        for (std::uint64_t extent : shape) count *= extent;
+        std::vector<float> values(count);
+        for (std::uint64_t i = 0; i < count; ++i) values[i] = static_cast<float>(i);
+        Buffer tensor = device_->allocate(count * sizeof(float), *stream_);
+        tensor.copy_from(values, *stream_);
+        return tensor;
+    }
+
+    // Copies the box at `origin` through `map` with the rank's kernel and checks every element:
+    // the tensor's value, or zero where the box lies past the tensor.
+    void expect_box(const TensorMap& map, const RankCase& rank_case,
+                    const std::vector<int>& origin) {
+        const std::size_t rank = rank_case.shape.size();
+        unsigned elements = 1;
+        for (std::uint32_t extent : rank_case.box) elements *= extent;
+        Buffer out = device_->allocate(256 * sizeof(float), *stream_);
+        out.fill_byte(0xff, *stream_);  // NaN everywhere: an element not written shows
+        int c[5] = {0, 0, 0, 0, 0};
+        for (std::size_t i = 0; i < rank; ++i) c[i] = origin[i];
+        const std::string name = "load_box_" + std::to_string(rank) + "d";
+        launch(*stream_, LaunchConfig{.grid = 1, .block = 128}, rank_code_->get_kernel(name), map,
+               c[0], c[1], c[2], c[3], c[4], elements, out);
+        std::vector<float> got(256);
+        out.copy_to(got, *stream_);
+        stream_->sync();
+        for (unsigned i = 0; i < elements; ++i) {
+            // The box index of element i (dimension 0 fastest), then its tensor coordinates.
+            std::uint64_t rest = i, linear = 0, scale = 1;
+            bool inside = true;
+            for (std::size_t d = 0; d < rank; ++d) {
+                const std::uint64_t at = c[d] + rest % rank_case.box[d];
+                rest /= rank_case.box[d];
+                inside = inside && at < rank_case.shape[d];
+                linear += at * scale;
+                scale *= rank_case.shape[d];
+            }
+            const float expected = inside ? static_cast<float>(linear) : 0.0f;
+            ASSERT_EQ(got[i], expected) << "rank " << rank << ", box element " << i;
+        }
+    }
+
+    std::optional<ObjectCode> rank_code_;
+};
+
+// The driver refuses a null globalStrides even for rank 1 (where it reads none): every rank
+// encodes, and its kernel reads a box inside the tensor and one hanging past dimension 0's end.
+TEST_F(TensorMapRanks, EveryRankEncodesAndCopiesItsBox) {
+    for (const RankCase& rank_case : rank_cases()) {
+        const std::size_t rank = rank_case.shape.size();
+        SCOPED_TRACE("rank " + std::to_string(rank));
+        Buffer tensor = iota(rank_case.shape);
+        const TensorMap map = TensorMap::tiled(
+            tensor, {.element_type = TensorDataType::float32, .shape = rank_case.shape,
+                     .box = rank_case.box});
+        EXPECT_EQ(map.rank(), rank);
+        std::vector<int> inside(rank), overhanging(rank);
+        for (std::size_t d = 0; d < rank; ++d) {
+            inside[d] = static_cast<int>(rank_case.shape[d] - rank_case.box[d]);  // the last box
+            overhanging[d] = d == 0 ? static_cast<int>(rank_case.shape[0] - rank_case.box[0] / 2)
+                                    : 0;
+        }
+        expect_box(map, rank_case, inside);
+        expect_box(map, rank_case, overhanging);
+    }
+}
+
+// cuda.core's tma_tensor_map example: 1024 floats, tiles of 128, one block per tile.
+TEST_F(TensorMapRanks, OneDimensionalMapCopiesEveryTile) {
+    const RankCase one_d{{1024}, {128}};
+    Buffer tensor = iota(one_d.shape);
+    const TensorMap map = TensorMap::tiled(
+        tensor, {.element_type = TensorDataType::float32, .shape = {1024}, .box = {128}});
+    for (int tile = 0; tile < 8; ++tile) expect_box(map, one_d, {tile * 128});
+}
+
+TEST_F(TensorMapRanks, Im2colEncodesForRanks3To5) {
+    const std::vector<std::vector<std::uint64_t>> shapes = {
+        {16, 8, 8}, {16, 8, 8, 2}, {16, 8, 4, 4, 2}};
+    for (const auto& shape : shapes) {
+        std::uint64_t count = 1;
+        for (std::uint64_t extent : shape) count *= extent;
+        Buffer tensor = device_->allocate(count * sizeof(float), *stream_);
+        const std::size_t spatial = shape.size() - 2;
+        const TensorMap map = TensorMap::im2col(
+            tensor, {.element_type = TensorDataType::float32, .shape = shape,
+                     .lower_corner = std::vector<int>(spatial, 0),
+                     .upper_corner = std::vector<int>(spatial, -1), .channels_per_pixel = 16,
+                     .pixels_per_column = 8});
+        EXPECT_EQ(map.rank(), shape.size());
+    }
 }
 
 }  // namespace
