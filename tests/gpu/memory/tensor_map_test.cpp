@@ -1,7 +1,8 @@
 // TensorMap on a real Hopper GPU: a TMA kernel copies tiles of a 2-D tensor through the map
 // (passed to launch() as a kernel argument) and gets the right values, zeros past the edges;
-// maps of every rank 1..5 encode and copy their boxes.
+// maps of every rank 1..5 encode and copy their boxes; replace_address re-points a map.
 #include "hopper_kernels.hpp"
+#include "host_memory_resource.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/buffer.hpp"
@@ -12,6 +13,7 @@
 #include "cudacore/tensor_map.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -235,6 +237,77 @@ TEST_F(TensorMapRanks, Im2colEncodesForRanks3To5) {
                      .pixels_per_column = 8});
         EXPECT_EQ(map.rank(), shape.size());
     }
+}
+
+// cuda.core's tma_replace_address example: the same 1-D map re-pointed at a second tensor reads
+// it; a copy of the map made before, and the map's old buffer, are untouched.
+TEST_F(TensorMapRanks, ReplaceAddressReadsTheNewTensor) {
+    const RankCase one_d{{1024}, {128}};
+    Buffer first = iota(one_d.shape);
+    TensorMap map = TensorMap::tiled(
+        first, {.element_type = TensorDataType::float32, .shape = {1024}, .box = {128}});
+    expect_box(map, one_d, {256});
+    const TensorMap before = map;
+
+    Buffer second = device_->allocate(1024 * sizeof(float), *stream_);
+    second.fill_uint32(0x42280000u, *stream_);  // 42.0f
+    map.replace_address(second);
+    EXPECT_EQ(map.buffer(), second);
+    EXPECT_EQ(before.buffer(), first);
+    EXPECT_EQ(map.rank(), 1u);
+    EXPECT_EQ(map.span_bytes(), 1024u * sizeof(float));
+    for (int tile = 0; tile < 8; ++tile) {
+        Buffer out = device_->allocate(256 * sizeof(float), *stream_);
+        launch(*stream_, LaunchConfig{.grid = 1, .block = 128},
+               rank_code_->get_kernel("load_box_1d"), map, tile * 128, 0, 0, 0, 0, 128u, out);
+        std::vector<float> got(256);
+        out.copy_to(got, *stream_);
+        stream_->sync();
+        for (int i = 0; i < 128; ++i) ASSERT_EQ(got[i], 42.0f) << "tile " << tile << ", " << i;
+    }
+    expect_box(before, one_d, {256});  // the copy still reads the first tensor
+}
+
+// The checks the encode makes on its buffer, before the driver; a refused buffer leaves the map
+// as it was (cuda.core keeps the old tensor until the driver call succeeded).
+TEST_F(TensorMapRanks, ReplaceAddressChecksTheBufferAndKeepsTheMapOnFailure) {
+    const RankCase one_d{{1024}, {128}};
+    Buffer first = iota(one_d.shape);
+    TensorMap map = TensorMap::tiled(
+        first, {.element_type = TensorDataType::float32, .shape = {1024}, .box = {128}});
+    const auto refusal = [&](const Buffer& buffer) -> std::string {
+        try {
+            map.replace_address(buffer);
+        } catch (const InvalidArgumentError& e) {
+            return e.what();
+        }
+        ADD_FAILURE() << "replace_address accepted " << buffer.description();
+        return "";
+    };
+    Buffer closed = device_->allocate(4096, *stream_);
+    closed.close(*stream_);
+    EXPECT_NE(refusal(closed).find("the buffer is closed"), std::string::npos);
+    EXPECT_NE(refusal(Buffer()).find("the buffer is closed"), std::string::npos);
+
+    Buffer larger = device_->allocate(4096 + 64, *stream_);
+    Buffer shifted = Buffer::wrap_unowned(larger.handle() + 8, 4096);
+    const std::string misaligned = refusal(shifted);
+    EXPECT_NE(misaligned.find("TensorMap::replace_address"), std::string::npos) << misaligned;
+    EXPECT_NE(misaligned.find("not aligned to 16 bytes"), std::string::npos) << misaligned;
+
+    Buffer small = device_->allocate(2048, *stream_);
+    const std::string too_small = refusal(small);
+    EXPECT_NE(too_small.find("smaller than the 4096 bytes the tensor spans"), std::string::npos)
+        << too_small;
+    EXPECT_NE(too_small.find("rank 1 float32 tensor"), std::string::npos) << too_small;
+
+    auto host = std::make_shared<test::HostMemoryResource>();
+    Buffer host_only = host->allocate(4096, *stream_);
+    EXPECT_NE(refusal(host_only).find("not device-accessible memory (test host memory)"),
+              std::string::npos);
+
+    EXPECT_EQ(map.buffer(), first);
+    expect_box(map, one_d, {512});  // still the first tensor
 }
 
 }  // namespace
