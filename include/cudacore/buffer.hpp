@@ -1,7 +1,8 @@
 // Buffer: a range of memory (device, pinned host or managed) with its size and its resource.
 //
 // Ownership: copies share one allocation (cheap, like Stream); it is freed, on the stream it was
-// allocated on, when the last copy goes, or earlier by close(). A Buffer holds its
+// allocated on (or the one set_deallocation_stream named), when the last copy goes, or earlier
+// by close(). A Buffer holds its
 // MemoryResource and that stream, so both outlive the memory. Buffer::from_handle hands memory
 // allocated elsewhere to a resource, an owner or a deleter, which frees it in the same way;
 // Buffer::wrap_unowned wraps memory the caller keeps owning and never frees it. Destruction never
@@ -185,8 +186,35 @@ public:
     // Sets every 16-bit word to `pattern` (cuMemsetD16Async; the size must be a multiple of 2).
     void fill_uint16(std::uint16_t pattern, const Stream& stream) const;
 
+    // The stream the memory will be freed on by close() without a stream, by the last copy going
+    // and by the exit handler: the stream it was allocated on (the Stream given to allocate(), or
+    // to from_ipc_descriptor and the like) until set_deallocation_stream changes it. A stream of
+    // no driver stream (handle 0, the legacy default stream) where none was recorded: buffers
+    // made by from_handle and wrap_unowned, and empty buffers of size 0. Throws
+    // InvalidArgumentError when the buffer is closed.
+    Stream deallocation_stream() const;
+    // Makes `stream` the deallocation stream, for this buffer and every copy of it (they share
+    // the allocation): cuda.core's Buffer.set_deallocation_stream, for handing a buffer from a
+    // producer stream to a consumer stream that frees it. The buffer stays open and usable; a
+    // later close() without a stream, the last copy going or the exit handler frees the memory
+    // on `stream` (close(other) still frees on `other`).
+    // Ordering, as in cuda.core: nothing is synchronized and no dependency is added. The caller
+    // orders the allocation and every use of the memory, on whatever stream, before the free on
+    // `stream`: typically `consumer.wait(producer.record())` before handing the buffer over, as
+    // cuda.core's buffer_deallocation_stream example does. Memory freed in stream order (pools:
+    // cuMemFreeAsync) is then freed after the work queued on `stream` only; memory that is not
+    // (pinned, managed, virtual) waits for `stream` alone (cuStreamSynchronize) before its free,
+    // and no longer for the allocation stream.
+    // Keeps `stream` alive (a shared copy: the CUDA stream outlives Stream::close() on the
+    // caller's object and the caller's last copy) until the memory is freed, and drops the
+    // previous stream. Buffers that free nothing (wrap_unowned) record it all the same.
+    // Throws InvalidArgumentError when the buffer or `stream` is closed. Not thread-safe
+    // against close() or another set_deallocation_stream of this buffer or its copies.
+    void set_deallocation_stream(const Stream& stream);
+
     // Frees the memory now, ordered on `stream` (work enqueued before on that stream may still use
-    // it); without a stream, on the stream it was allocated on. Every copy of this Buffer becomes
+    // it); without a stream, on its deallocation stream (the stream it was allocated on, unless
+    // set_deallocation_stream named another). Every copy of this Buffer becomes
     // closed and drops its resource. Closing a closed buffer does nothing; a wrap_unowned buffer
     // is only marked closed.
     // close() is an operation on the buffer like a fill or a copy: it vouches that the memory is

@@ -108,6 +108,7 @@ void launch_copy_kernels(const detail::DriverApi& api, const CUkernel* kernels,
 
 void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
                 const BatchedCopyOptions& options) {
+    stream.check_open("copy_batch");
     if (copies.empty()) return;
     for (std::size_t i = 0; i < copies.size(); ++i) {
         const BufferCopy& copy = copies[i];
@@ -175,6 +176,7 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
 void Buffer::fill_uint16(std::uint16_t pattern, const Stream& stream) const {
     detail::BufferBox& box = open_box("fill_uint16");
     check_multiple_of(2, "fill_uint16");
+    stream.check_open("Buffer::fill_uint16");
     const auto& stream_box = stream.box();
     std::optional<detail::ContextScope> scope;
     if (stream_box && stream_box->context && detail::is_default_stream(stream.handle()))
