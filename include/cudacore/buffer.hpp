@@ -154,10 +154,20 @@ public:
     // counting a reference: the pointer is valid for the whole run, its use_count() is 0.
     const std::shared_ptr<MemoryResource>& memory_resource() const noexcept;
 
-    // Asynchronous copies on `stream`; both sides must have the same size. Host memory must stay
-    // valid until the stream has done the copy (pageable memory may be copied synchronously).
+    // Asynchronous copies on `stream`. Both sides must have the same size, as cuda.core's
+    // Buffer.copy_to / copy_from require (their ValueError "buffer sizes mismatch between src
+    // and dst"): a 1 KiB buffer copied into a 4 KiB one (as cuda.core's vmm_memory_example
+    // tries, and reports as an error) throws InvalidArgumentError naming both buffers and sizes,
+    // and nothing is copied. To copy part of a buffer, wrap the part (wrap_unowned at an offset)
+    // or copy through host memory of the right size. Host memory must stay valid until the
+    // stream has done the copy (pageable memory may be copied synchronously).
     void copy_to(const Buffer& destination, const Stream& stream) const;
     void copy_from(const Buffer& source, const Stream& stream) const;
+    // cuda.core's copy_to without a destination: a new buffer of the same size from this
+    // buffer's memory resource (allocated on `stream`), into which this one is copied on
+    // `stream`. Throws InvalidArgumentError when closed or made without a resource ("a
+    // destination buffer must be provided"), and what the resource's allocate throws.
+    Buffer copy_to(const Stream& stream) const;
     void copy_to(void* host, std::size_t size, const Stream& stream) const;
     void copy_from(const void* host, std::size_t size, const Stream& stream) const;
 

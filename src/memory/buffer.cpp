@@ -336,6 +336,16 @@ void Buffer::copy_to(const Buffer& destination, const Stream& stream) const {
     destination.copy_from(*this, stream);
 }
 
+Buffer Buffer::copy_to(const Stream& stream) const {
+    const detail::BufferBox& box = open_box("copy_to");
+    if (!box.resource)
+        throw InvalidArgumentError("Buffer::copy_to: a destination buffer must be provided: " +
+                                   description() + " has no memory resource to allocate one");
+    Buffer destination = box.resource->allocate(box.size, stream);
+    destination.copy_from(*this, stream);
+    return destination;
+}
+
 void Buffer::copy_from(const Buffer& source, const Stream& stream) const {
     detail::BufferBox& to = open_box("copy_from");
     if (!source.box_ || detail::box_of(source)->closed)
@@ -344,7 +354,8 @@ void Buffer::copy_from(const Buffer& source, const Stream& stream) const {
     detail::BufferBox& from = *detail::box_of(source);
     if (from.size != to.size)
         throw InvalidArgumentError("Buffer::copy_from: sizes differ: source " +
-                                   source.description() + ", destination " + description());
+                                   source.description() + ", destination " + description() +
+                                   " (copies between buffers need equal sizes, as in cuda.core)");
     if (to.size == 0) return;  // empty buffers: nothing to copy
     const CUresult status = in_stream_context("Buffer::copy_from", stream, [&] {
         return detail::driver().cuMemcpyAsync(to.handle, from.handle, to.size, stream.handle());

@@ -213,6 +213,22 @@ TEST(Buffer, CopiesBetweenDifferentSizesNameBothSizes) {
                    {"sizes differ", "40 bytes", "100 bytes"});
 }
 
+// cuda.core's rule (Buffer.copy_to / copy_from): sizes must be equal; its vmm_memory_example's
+// 1 KiB into 4 KiB copy is refused, with both sizes named.
+TEST(Buffer, OneKibibyteIntoFourIsRefusedAsInCudaCore) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer kib = resource->allocate(1024, no_stream());
+    Buffer four_kib = resource->allocate(4096, no_stream());
+    expect_invalid([&] { four_kib.copy_from(kib, no_stream()); },
+                   {"Buffer::copy_from", "sizes differ", "1024 bytes", "4096 bytes",
+                    "equal sizes, as in cuda.core"});
+    expect_invalid([&] { kib.copy_to(four_kib, no_stream()); },
+                   {"sizes differ", "1024 bytes", "4096 bytes"});
+    Buffer closed = resource->allocate(64, no_stream());
+    closed.close();
+    expect_invalid([&] { closed.copy_to(no_stream()); }, {"Buffer::copy_to", "is closed"});
+}
+
 // cuda.core's set_deallocation_stream: close() without a stream, the last copy going, frees on
 // the stream set, for every copy of the buffer; close(stream) still frees on its own stream.
 TEST(BufferDeallocationStream, CloseFreesOnTheStreamSet) {

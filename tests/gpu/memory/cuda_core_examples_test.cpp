@@ -155,4 +155,44 @@ TEST(StreamCloseGpu, ClosingTheLastHolderDestroysTheStream) {
     EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](std::uint8_t b) { return b == 3; }));
 }
 
+// cuda.core's copy rule: equal sizes. vmm_memory_example copies 1 KiB into 4 KiB: refused here
+// as in cuda.core, and nothing is written.
+TEST(CopySizesGpu, OneKibibyteIntoFourIsRefusedAndNothingIsWritten) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    Buffer kib = device.allocate(1024, stream);
+    Buffer four_kib = device.allocate(4096, stream);
+    kib.fill_byte(1, stream);
+    four_kib.fill_byte(2, stream);
+    const std::string message = invalid_argument_message([&] { four_kib.copy_from(kib, stream); });
+    EXPECT_CONTAINS(message, "1024 bytes");
+    EXPECT_CONTAINS(message, "4096 bytes");
+    std::vector<std::uint8_t> back(4096);
+    four_kib.copy_to(back, stream);
+    stream.sync();
+    EXPECT_TRUE(std::all_of(back.begin(), back.end(), [](std::uint8_t b) { return b == 2; }));
+}
+
+// cuda.core's copy_to without a destination: a new buffer of the same size and resource.
+TEST(CopySizesGpu, CopyToWithoutADestinationAllocatesOne) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    Buffer source = device.allocate(4096, stream);
+    source.fill_uint32(0xdeadbeef, stream);
+    Buffer copy = source.copy_to(stream);
+    EXPECT_NE(copy.handle(), source.handle());
+    EXPECT_EQ(copy.size(), source.size());
+    EXPECT_EQ(copy.memory_resource().get(), source.memory_resource().get());
+    std::vector<std::uint32_t> back(1024);
+    copy.copy_to(back, stream);
+    stream.sync();
+    EXPECT_TRUE(std::all_of(back.begin(), back.end(),
+                            [](std::uint32_t w) { return w == 0xdeadbeef; }));
+    Buffer unowned = Buffer::wrap_unowned(source.handle(), 4096);
+    EXPECT_CONTAINS(invalid_argument_message([&] { (void)unowned.copy_to(stream); }),
+                    "a destination buffer must be provided");
+}
+
 }  // namespace
