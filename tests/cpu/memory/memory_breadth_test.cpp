@@ -50,6 +50,23 @@ TEST(VirtualMemoryOptions, DeviceWithoutVirtualMemoryIsNamed) {
          "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is 0"});
 }
 
+// cuda.core's allocation_type: managed is checked against the device's managed memory support;
+// pinned (the default) is not.
+TEST(VirtualMemoryOptions, ManagedAllocationTypeNeedsManagedMemory) {
+    VirtualMemoryResourceOptions options;
+    EXPECT_EQ(options.allocation_type, VirtualMemoryAllocationType::pinned);
+    options.allocation_type = VirtualMemoryAllocationType::managed;
+    EXPECT_NO_THROW(detail::check_virtual_memory_options(options, 0, device_with({})));
+    const auto no_managed = device_with({{CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0}});
+    expect_invalid([&] { detail::check_virtual_memory_options(options, 2, no_managed); },
+                   {"allocation_type managed", "device 2", "does not support managed memory",
+                    "CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY is 0"});
+    EXPECT_NO_THROW(detail::check_virtual_memory_options({}, 2, no_managed));
+    options.allocation_type = static_cast<VirtualMemoryAllocationType>(7);
+    expect_invalid([&] { detail::check_virtual_memory_options(options, 0, device_with({})); },
+                   {"allocation_type 7 is not a VirtualMemoryAllocationType"});
+}
+
 TEST(VirtualMemoryOptions, RdmaUnsupportedIsNamedAsSuch) {
     VirtualMemoryResourceOptions options;
     options.gpu_direct_rdma = true;

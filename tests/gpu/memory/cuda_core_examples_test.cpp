@@ -195,4 +195,36 @@ TEST(CopySizesGpu, CopyToWithoutADestinationAllocatesOne) {
                     "a destination buffer must be provided");
 }
 
+// vmm_memory_example: virtual memory of allocation type managed either works (a round trip
+// through it) or fails with an error that names managed virtual memory, as the example allows.
+TEST(VirtualMemoryGpu, ManagedAllocationTypeWorksOrSaysWhy) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    if (!device.attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED))
+        GTEST_SKIP() << "device 0 has no virtual memory management";
+    Stream stream = device.create_stream();
+    VirtualMemoryResourceOptions options;
+    options.allocation_type = VirtualMemoryAllocationType::managed;
+    try {
+        auto resource = std::make_shared<VirtualMemoryResource>(device, options);
+        EXPECT_TRUE(resource->is_managed());
+        EXPECT_EQ(resource->description(), "managed virtual memory of device 0");
+        Buffer buffer = resource->allocate(4096, stream);
+        EXPECT_TRUE(buffer.is_managed());
+        std::vector<std::uint8_t> bytes(4096, 77), back(4096);
+        buffer.copy_from(bytes, stream);
+        buffer.copy_to(back, stream);
+        stream.sync();
+        EXPECT_EQ(back, bytes);
+        std::cout << "managed virtual memory: allocated and copied\n";
+    } catch (const DriverError& e) {
+        EXPECT_CONTAINS(e.what(), "managed virtual memory of device 0");
+        std::cout << "managed virtual memory refused by the driver: " << e.what() << "\n";
+    }
+    // The default stays pinned.
+    auto pinned = std::make_shared<VirtualMemoryResource>(device);
+    EXPECT_FALSE(pinned->is_managed());
+    EXPECT_EQ(pinned->description(), "virtual memory of device 0");
+}
+
 }  // namespace
