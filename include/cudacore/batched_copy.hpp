@@ -24,9 +24,10 @@
 // options where cuMemcpyBatchAsync cannot be used.
 //
 // Errors: a closed buffer, a pair of different sizes or an attribute out of range throws
-// InvalidArgumentError naming the pair's index and both buffers, before anything is enqueued. A driver failure throws
-// DriverError naming the call (cuLaunchKernel or cuMemcpyBatchAsync) and the first pair it was
-// given; since CUDA 13 the driver no longer says which copy of a batch failed.
+// InvalidArgumentError naming the pair's index and both buffers, before anything is enqueued. A
+// driver failure throws DriverError naming the call (cuLaunchKernel or cuMemcpyBatchAsync) and
+// the first pair it was given; since CUDA 13 the driver no longer says which copy of a batch
+// failed.
 #pragma once
 
 #include "cudacore/buffer.hpp"
