@@ -1,6 +1,7 @@
 // TensorMap on a real Hopper GPU: a TMA kernel copies tiles of a 2-D tensor through the map
 // (passed to launch() as a kernel argument) and gets the right values, zeros past the edges;
-// maps of every rank 1..5 encode and copy their boxes; replace_address re-points a map.
+// maps of every rank 1..5 encode and copy their boxes; replace_address re-points a map; a
+// StridedMemoryView gives the same map as its layout (as_tensor_map).
 #include "hopper_kernels.hpp"
 #include "host_memory_resource.hpp"
 #include "test_support.hpp"
@@ -10,6 +11,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/strided_memory_view.hpp"
 #include "cudacore/tensor_map.hpp"
 
 #include <cstdint>
@@ -114,6 +116,39 @@ TEST_F(TensorMapGpu, Im2colEncodes) {
                .lower_corner = {0}, .upper_corner = {-1}, .channels_per_pixel = 16,
                .pixels_per_column = 8});
     EXPECT_EQ(map.rank(), 3u);
+}
+
+// cuda.core's StridedMemoryView.as_tensor_map: a row-major view (rows, cols) with a box in the
+// view's order gives the map TensorMap::tiled gives for ({cols, rows}, box reversed).
+TEST_F(TensorMapGpu, StridedMemoryViewGivesTheSameMap) {
+    const StridedMemoryView view = StridedMemoryView::from_buffer(
+        tensor_, {.shape = {height, width}, .dtype = {kDLFloat, 32, 1}});
+    const TensorMap map = view.as_tensor_map({box_y, box_x});
+    EXPECT_EQ(map.rank(), 2u);
+    EXPECT_EQ(map.buffer(), tensor_);
+    const std::vector<float> tile = read_tile(map, 32, 16);
+    for (unsigned r = 0; r < box_y; ++r)
+        for (unsigned c = 0; c < box_x; ++c)
+            ASSERT_EQ(tile[r * box_x + c], static_cast<float>((16 + r) * 1000 + 32 + c))
+                << "row " << r << ", column " << c;
+}
+
+// A view that starts inside its buffer (rows 8.. and columns 16..47 of the tensor, with the full
+// row pitch as its stride): the map starts at the view's first element and holds the buffer.
+TEST_F(TensorMapGpu, StridedMemoryViewAtAnOffset) {
+    const StridedMemoryView view = StridedMemoryView::from_buffer(
+        tensor_, {.shape = {height - 8, 32},
+                  .strides = {width, 1},
+                  .dtype = {kDLFloat, 32, 1},
+                  .byte_offset = (8 * width + 16) * sizeof(float)});
+    TensorMap map = view.as_tensor_map({box_y, box_x});
+    Buffer held = map.buffer();
+    EXPECT_EQ(held.handle(), tensor_.handle() + (8 * width + 16) * sizeof(float));
+    const std::vector<float> tile = read_tile(map, 0, 0);
+    for (unsigned r = 0; r < box_y; ++r)
+        for (unsigned c = 0; c < box_x; ++c)
+            ASSERT_EQ(tile[r * box_x + c], static_cast<float>((8 + r) * 1000 + 16 + c))
+                << "row " << r << ", column " << c;
 }
 
 // One tiled float32 map of each rank: its shape and box, innermost first (box bytes <= 1 KiB).
