@@ -250,6 +250,7 @@ TEST(BatchedCopyAttributesGpu, HeterogeneousBatchAsInCudaCoresExample) {
     copies.push_back({small_source, device.allocate(256, stream),
                       {.source_access_order = CopySourceAccessOrder::any}});
     copies.push_back({small_source, device.allocate(256, stream)});
+    stream.sync();  // order `any`: no earlier work may still use a source (the fill above)
     copy_batch(copies, stream);
     for (std::size_t i = 0; i < copies.size(); ++i) {
         std::vector<std::uint8_t> back(copies[i].destination.size());
