@@ -130,8 +130,9 @@ public:
     // never destroyed by cudacore; closing the last wrapper lets the caller destroy it, as
     // dropping it does.
     // Afterwards, handle() returns 0 and is_closed() true, and every other call on this object,
-    // and the cudacore calls it is given to (launch, Buffer copies, fills, close and
-    // set_deallocation_stream, MemoryResource::allocate, copy_batch, Stream::wait), throw
+    // and the cudacore calls it is given to (launch, graph launches and uploads, Buffer copies,
+    // fills, close and set_deallocation_stream, allocations, copy_batch, copies between devices,
+    // prefetches and discards, VirtualMemoryResource::grow, IPC imports, Stream::wait), throw
     // InvalidArgumentError naming the call and the stream ("Stream::sync: stream 0x... on
     // device 0 is closed"). cuda.core instead goes on with a null handle, which the driver takes
     // as the legacy default stream: not followed, since work silently moving to another stream

@@ -166,6 +166,7 @@ void VirtualMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
 }
 
 Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const Stream& stream) {
+    stream.check_open("VirtualMemoryResource::grow");
     if (buffer.is_closed())
         throw InvalidArgumentError("VirtualMemoryResource::grow: " + buffer.description() +
                                    " is closed");
