@@ -98,5 +98,7 @@ set(CUDACORE_SOURCES
   ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
   ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
   ${CUDACORE_MEMORY_SOURCES} ${CUDACORE_IPC_SOURCES} ${CUDACORE_GRAPH_SOURCES})
-# Green contexts (runtime: SM partitions) and tensor maps (memory: TMA descriptors of a Buffer).
-list(APPEND CUDACORE_SOURCES src/runtime/green_context.cpp src/memory/tensor_map.cpp)
+# Green contexts (runtime: SM partitions), tensor maps (memory: TMA descriptors of a Buffer) and
+# strided memory views (memory: typed layouts over a Buffer, giving tensor maps).
+list(APPEND CUDACORE_SOURCES src/runtime/green_context.cpp src/memory/tensor_map.cpp
+     src/memory/strided_memory_view.cpp)

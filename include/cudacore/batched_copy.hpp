@@ -15,25 +15,60 @@
 // each other or any source. Pairs of size 0 are skipped. On the legacy default stream, which
 // cuMemcpyBatchAsync refuses, the driver's pairs are enqueued one by one with cuMemcpyAsync.
 //
-// Errors: a closed buffer or a pair of different sizes throws InvalidArgumentError naming the
-// pair's index and both buffers, before anything is enqueued. A driver failure throws
-// DriverError naming the call (cuLaunchKernel or cuMemcpyBatchAsync) and the first pair it was
-// given; since CUDA 13 the driver no longer says which copy of a batch failed.
+// Per-copy attributes (cuda.core's CopyOptions, one per copy or the same for all): each pair
+// carries CopyAttributes, which reach the driver as cuMemcpyBatchAsync's CUmemcpyAttributes
+// (equal neighbours given once, as cuda.core does). A pair with attributes other than the
+// defaults always goes to the copy engines (the kernels honour no hint). On the legacy default
+// stream, where the pairs are enqueued one by one, such attributes have nowhere to go and are
+// refused (InvalidArgumentError naming the pair) rather than dropped, as cuda.core refuses
+// options where cuMemcpyBatchAsync cannot be used.
+//
+// Errors: a closed buffer, a pair of different sizes or an attribute out of range throws
+// InvalidArgumentError naming the pair's index and both buffers, before anything is enqueued. A
+// driver failure throws DriverError naming the call (cuLaunchKernel or cuMemcpyBatchAsync) and
+// the first pair it was given; since CUDA 13 the driver no longer says which copy of a batch
+// failed.
 #pragma once
 
 #include "cudacore/buffer.hpp"
+#include "cudacore/memory_location.hpp"
 
 #include <cstddef>
-
+#include <optional>
 #include <span>
+#include <string>
 
 namespace cudacore {
 
 class Stream;
 
+// When the driver may read a copy's source (CUmemcpySrcAccessOrder; cuda.core's
+// MemcpySrcAccessOrder). stream: in stream order, after the work queued before (the default).
+// during_api_call: during the copy_batch call, out of stream order (no earlier work may still
+// use the source). any: whenever the driver likes once the call returned; the source must stay
+// unchanged until the copy is done in stream order, and no earlier work may still use it.
+enum class CopySourceAccessOrder { stream, during_api_call, any };
+
+// The attributes of one copy (cuda.core's CopyOptions). Location hints say where the source's
+// and the destination's pages live; the driver honours them only for managed memory on devices
+// with concurrent managed access (and system-allocated memory on devices that can reach
+// pageable memory), ignores them elsewhere, and never prefetches or advises because of them.
+struct CopyAttributes {
+    CopySourceAccessOrder source_access_order = CopySourceAccessOrder::stream;
+    std::optional<MemoryLocation> source_location_hint;
+    std::optional<MemoryLocation> destination_location_hint;
+    // CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE for this copy (advisory: integrated GPUs).
+    bool prefer_overlap_with_compute = false;
+
+    bool operator==(const CopyAttributes&) const = default;
+    // "source access order any, source hint device 0, destination hint host".
+    std::string description() const;
+};
+
 struct BufferCopy {
     Buffer source;
     Buffer destination;
+    CopyAttributes attributes;  // this copy's; the defaults: stream order, no hints
 };
 
 // The largest pair cudacore's kernels copy (one warp a pair): larger ones go to the copy engines,
@@ -46,6 +81,9 @@ struct BatchedCopyOptions {
     bool prefer_overlap_with_compute = false;
 };
 
+// Enqueues `copies` on `stream` (see above). Throws InvalidArgumentError (closed buffers or
+// stream, sizes, attributes), DriverError, NoDriverError. Keeps nothing alive: the buffers must
+// stay open until the stream has done the copies, as for Buffer::copy_to. Thread-safe.
 void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
                 const BatchedCopyOptions& options = {});
 

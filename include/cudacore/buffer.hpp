@@ -1,7 +1,8 @@
 // Buffer: a range of memory (device, pinned host or managed) with its size and its resource.
 //
 // Ownership: copies share one allocation (cheap, like Stream); it is freed, on the stream it was
-// allocated on, when the last copy goes, or earlier by close(). A Buffer holds its
+// allocated on (or the one set_deallocation_stream named), when the last copy goes, or earlier
+// by close(). A Buffer holds its
 // MemoryResource and that stream, so both outlive the memory. Buffer::from_handle hands memory
 // allocated elsewhere to a resource, an owner or a deleter, which frees it in the same way;
 // Buffer::wrap_unowned wraps memory the caller keeps owning and never frees it. Destruction never
@@ -153,10 +154,20 @@ public:
     // counting a reference: the pointer is valid for the whole run, its use_count() is 0.
     const std::shared_ptr<MemoryResource>& memory_resource() const noexcept;
 
-    // Asynchronous copies on `stream`; both sides must have the same size. Host memory must stay
-    // valid until the stream has done the copy (pageable memory may be copied synchronously).
+    // Asynchronous copies on `stream`. Both sides must have the same size, as cuda.core's
+    // Buffer.copy_to / copy_from require (their ValueError "buffer sizes mismatch between src
+    // and dst"): a 1 KiB buffer copied into a 4 KiB one (as cuda.core's vmm_memory_example
+    // tries, and reports as an error) throws InvalidArgumentError naming both buffers and sizes,
+    // and nothing is copied. To copy part of a buffer, wrap the part (wrap_unowned at an offset)
+    // or copy through host memory of the right size. Host memory must stay valid until the
+    // stream has done the copy (pageable memory may be copied synchronously).
     void copy_to(const Buffer& destination, const Stream& stream) const;
     void copy_from(const Buffer& source, const Stream& stream) const;
+    // cuda.core's copy_to without a destination: a new buffer of the same size from this
+    // buffer's memory resource (allocated on `stream`), into which this one is copied on
+    // `stream`. Throws InvalidArgumentError when closed or made without a resource ("a
+    // destination buffer must be provided"), and what the resource's allocate throws.
+    Buffer copy_to(const Stream& stream) const;
     void copy_to(void* host, std::size_t size, const Stream& stream) const;
     void copy_from(const void* host, std::size_t size, const Stream& stream) const;
 
@@ -185,8 +196,35 @@ public:
     // Sets every 16-bit word to `pattern` (cuMemsetD16Async; the size must be a multiple of 2).
     void fill_uint16(std::uint16_t pattern, const Stream& stream) const;
 
+    // The stream the memory will be freed on by close() without a stream, by the last copy going
+    // and by the exit handler: the stream it was allocated on (the Stream given to allocate(), or
+    // to from_ipc_descriptor and the like) until set_deallocation_stream changes it. A stream of
+    // no driver stream (handle 0, the legacy default stream) where none was recorded: buffers
+    // made by from_handle and wrap_unowned, and empty buffers of size 0. Throws
+    // InvalidArgumentError when the buffer is closed.
+    Stream deallocation_stream() const;
+    // Makes `stream` the deallocation stream, for this buffer and every copy of it (they share
+    // the allocation): cuda.core's Buffer.set_deallocation_stream, for handing a buffer from a
+    // producer stream to a consumer stream that frees it. The buffer stays open and usable; a
+    // later close() without a stream, the last copy going or the exit handler frees the memory
+    // on `stream` (close(other) still frees on `other`).
+    // Ordering, as in cuda.core: nothing is synchronized and no dependency is added. The caller
+    // orders the allocation and every use of the memory, on whatever stream, before the free on
+    // `stream`: typically `consumer.wait(producer.record())` before handing the buffer over, as
+    // cuda.core's buffer_deallocation_stream example does. Memory freed in stream order (pools:
+    // cuMemFreeAsync) is then freed after the work queued on `stream` only; memory that is not
+    // (pinned, managed, virtual) waits for `stream` alone (cuStreamSynchronize) before its free,
+    // and no longer for the allocation stream.
+    // Keeps `stream` alive (a shared copy: the CUDA stream outlives Stream::close() on the
+    // caller's object and the caller's last copy) until the memory is freed, and drops the
+    // previous stream. Buffers that free nothing (wrap_unowned) record it all the same.
+    // Throws InvalidArgumentError when the buffer or `stream` is closed. Not thread-safe
+    // against close() or another set_deallocation_stream of this buffer or its copies.
+    void set_deallocation_stream(const Stream& stream);
+
     // Frees the memory now, ordered on `stream` (work enqueued before on that stream may still use
-    // it); without a stream, on the stream it was allocated on. Every copy of this Buffer becomes
+    // it); without a stream, on its deallocation stream (the stream it was allocated on, unless
+    // set_deallocation_stream named another). Every copy of this Buffer becomes
     // closed and drops its resource. Closing a closed buffer does nothing; a wrap_unowned buffer
     // is only marked closed.
     // close() is an operation on the buffer like a fill or a copy: it vouches that the memory is

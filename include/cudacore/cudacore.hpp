@@ -55,3 +55,4 @@
 #include "cudacore/registered_host_memory.hpp"
 #include "cudacore/batched_copy.hpp"
 #include "cudacore/dlpack.hpp"
+#include "cudacore/strided_memory_view.hpp"

@@ -1,9 +1,12 @@
 // Streams: ordered queues of work on a device.
 //
 // Ownership: copies share one stream. A stream created by cudacore is destroyed when its last
-// copy goes; it holds its context, so the context outlives it. Stream::from_handle wraps a
-// stream the caller owns and never destroys it. Destruction never throws; errors during release
-// (driver shut down, device reset) are ignored. A Stream may be used from several threads.
+// holder goes (its last copy, and whatever else holds it: buffers freed on it, ...), or, for
+// this object's share, at close(); it holds its context, so the context outlives it.
+// Stream::from_handle wraps a stream the caller owns and never destroys it. Destruction never
+// throws; errors during release (driver shut down, device reset) are ignored. A Stream may be
+// used from several threads, except close(), which must not race with other uses of the same
+// object (its copies are other objects).
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -117,6 +120,32 @@ public:
     void check_host_functions() const;
     void enqueue_host_task(std::unique_ptr<detail::HostTask> task) const;
 
+    // Closes this Stream object, as cuda.core's Stream.close() does: the object lets go of its
+    // share of the stream at once. The CUDA stream itself is destroyed when nothing holds it any
+    // more: now, when this object was its last holder; else when the last of them goes (copies
+    // of this Stream made before, Buffers whose deallocation stream it is, events and graphs
+    // that hold it). Work already queued on it still runs (cuStreamDestroy does not wait for
+    // it). Those other holders see nothing change: a copy made before close() stays open and
+    // keeps working on the same stream (no invalidation). A wrapped stream (from_handle) is
+    // never destroyed by cudacore; closing the last wrapper lets the caller destroy it, as
+    // dropping it does.
+    // Afterwards, handle() returns 0 and is_closed() true, and every other call on this object,
+    // and the cudacore calls it is given to (launch, graph launches and uploads, Buffer copies,
+    // fills, close and set_deallocation_stream, allocations, copy_batch, copies between devices,
+    // prefetches and discards, VirtualMemoryResource::grow, IPC imports, Stream::wait), throw
+    // InvalidArgumentError naming the call and the stream ("Stream::sync: stream 0x... on
+    // device 0 is closed"). cuda.core instead goes on with a null handle, which the driver takes
+    // as the legacy default stream: not followed, since work silently moving to another stream
+    // is worse than an error. Closing a closed (or moved-from) Stream does nothing. Assigning
+    // another Stream to a closed one opens it again, as that stream.
+    void close() noexcept;
+    // Whether close() was called on this object (not on its copies).
+    bool is_closed() const noexcept { return closed_; }
+    // Throws InvalidArgumentError naming `operation` and the stream when this object was closed.
+    void check_open(const char* operation) const {
+        if (closed_) [[unlikely]] throw_closed(operation);
+    }
+
     bool operator==(const Stream& other) const noexcept { return handle() == other.handle(); }
 
     const std::shared_ptr<detail::StreamBox>& box() const noexcept { return box_; }
@@ -124,9 +153,13 @@ public:
 private:
     friend struct detail::BoxAccess;
     explicit Stream(std::shared_ptr<detail::StreamBox> box) noexcept;
+    [[noreturn]] void throw_closed(const char* operation) const;
     std::shared_ptr<detail::StreamBox> box_;
+    CUstream closed_handle_ = nullptr;  // what the stream was, for the messages after close()
+    int closed_ordinal_ = -1;
     // Set for a stream the caller owns: this object counts itself among the box's wrappers.
     bool counted_ = false;
+    bool closed_ = false;
 };
 
 }  // namespace cudacore

@@ -7,8 +7,10 @@
 //
 // Dimensions are listed innermost (contiguous) first, as the driver wants them. `strides` are the
 // byte distances between consecutive indices of dimensions 1..rank-1 (rank - 1 values); empty
-// means densely packed. Every rule of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col that can
-// be checked on the host is checked BEFORE the driver is called, and a violation throws
+// means densely packed. A rank-1 map has no strides (cuda.core's tma_tensor_map example: 1024
+// floats, box 128); the driver still gets a valid stride array, since it refuses a null one.
+// Every rule of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col that can be checked on the host
+// is checked BEFORE the driver is called, and a violation throws
 // InvalidArgumentError naming the field (TensorMapOptions::box[1], ...) and the value: address
 // aligned to 16 bytes (32 with 32-byte interleave), rank 1..5 (3..5 for im2col or interleave),
 // shape 1..2^32, strides multiples of 16 (32), below 2^40, increasing and not overlapping, the
@@ -100,15 +102,40 @@ public:
     static TensorMap tiled(const Buffer& buffer, const TensorMapOptions& options);
     static TensorMap im2col(const Buffer& buffer, const TensorMapIm2colOptions& options);
 
+    // Points the map at `buffer` instead (cuTensorMapReplaceAddress), keeping its shape,
+    // strides, box and options: cuda.core's TensorMapDescriptor.replace_address, for a sequence
+    // of tensors of one layout (double buffering) without encoding a map for each.
+    // Checked before the driver is called, as the encode checks its buffer: open,
+    // device-accessible, aligned to 16 bytes (32 with interleave bytes32), on the device of the
+    // map's current buffer (memory bound to no device, such as pinned host memory, fits any),
+    // and at least as large as the tensor the map spans (cuda.core does not check the size; a
+    // smaller buffer would let the copy engine read past it). A violation throws
+    // InvalidArgumentError naming both buffers; the driver's refusal, DriverError naming
+    // cuTensorMapReplaceAddress; no driver, NoDriverError.
+    // On success the map holds `buffer` (and drops its shared copy of the old one); on any
+    // failure it is unchanged, still pointing at and holding the old buffer (as cuda.core drops
+    // the old tensor only after the driver call succeeded). Only this object changes: copies of
+    // the map, and launches already made with it (they took the descriptor by value), keep the
+    // old address. Not thread-safe against other uses of this same object.
+    void replace_address(const Buffer& buffer);
+
     const CUtensorMap& descriptor() const noexcept { return descriptor_; }
     const Buffer& buffer() const noexcept { return buffer_; }
     std::uint32_t rank() const noexcept { return rank_; }
+    TensorDataType element_type() const noexcept { return element_type_; }
+    // Bytes from the first element of the tensor to the end of its last: the least a buffer
+    // given to replace_address must hold.
+    std::uint64_t span_bytes() const noexcept { return span_bytes_; }
 
 private:
     TensorMap() = default;
     CUtensorMap descriptor_{};  // 128-byte aligned, as the driver and the kernel want it
     Buffer buffer_;
     std::uint32_t rank_ = 0;
+    TensorDataType element_type_ = TensorDataType::float32;
+    std::uint64_t span_bytes_ = 0;
+    unsigned alignment_ = 16;  // the address alignment the encode required
+    int device_ordinal_ = -1;  // the tensor's device; -1: memory bound to no device
 };
 
 // launch() passes a TensorMap as its CUtensorMap (a reference: no copy on the launch path).

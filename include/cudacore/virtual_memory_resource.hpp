@@ -43,7 +43,20 @@ struct PeerMemoryAccess {
     MemoryAccess access = MemoryAccess::read_write;
 };
 
+// The kind of physical memory cuMemCreate makes (CUmemAllocationType), as cuda.core's
+// VirtualMemoryResourceOptions.allocation_type: pinned device memory, or managed memory (which
+// the driver may migrate; not every driver and device allows it through cuMemCreate).
+enum class VirtualMemoryAllocationType { pinned, managed };
+
 struct VirtualMemoryResourceOptions {
+    // pinned (the default) or managed. Managed needs a device with managed memory
+    // (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, else InvalidArgumentError at construction naming it);
+    // where the driver still refuses managed physical memory, construction (its granularity
+    // query) or allocate (cuMemCreate) throws DriverError naming the call and "managed virtual
+    // memory of device N" (cuda.core's vmm_memory_example expects this failure on some
+    // systems). Buffers of a managed resource report is_managed(); access is granted to the
+    // devices only, as for pinned memory (is_host_accessible() stays false).
+    VirtualMemoryAllocationType allocation_type = VirtualMemoryAllocationType::pinned;
     // Handle types the physical memory may be exported as (CUmemAllocationHandleType bits, e.g.
     // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR); each must be supported by the device.
     unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;
@@ -85,6 +98,9 @@ public:
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return false; }
+    bool is_managed() const noexcept override {
+        return options_.allocation_type == VirtualMemoryAllocationType::managed;
+    }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
 

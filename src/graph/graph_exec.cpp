@@ -188,6 +188,7 @@ std::string GraphExec::description() const {
 }
 
 void GraphExec::launch(const Stream& stream) const {
+    stream.check_open("GraphExec::launch");
     const auto& box = require(box_, "launch");
     if (!stream.box()) [[unlikely]]
         throw InvalidArgumentError("GraphExec::launch: " + describe_exec(box) +
@@ -210,6 +211,7 @@ void GraphExec::launch(const Stream& stream) const {
 }
 
 void GraphExec::upload(const Stream& stream) const {
+    stream.check_open("GraphExec::upload");
     const auto& box = require(box_, "upload");
     detail::check(detail::driver().cuGraphUpload(box.handle, stream.handle()), "cuGraphUpload",
                   [&] { return describe_exec(box); });

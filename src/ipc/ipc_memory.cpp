@@ -74,6 +74,7 @@ std::shared_ptr<Resource> import_pool(IpcPoolHandle handle, bool pinned) {
 template <class Resource>
 Buffer import_pointer(const std::shared_ptr<Resource>& pool, const IpcBufferDescriptor& descriptor,
                       const Stream& stream) {
+    stream.check_open("import_buffer");
     const std::string object = "buffer of " + std::to_string(descriptor.size) +
                                " bytes from memory pool " + to_hex(descriptor.pool_id) +
                                " of process " + std::to_string(descriptor.exporter_pid);

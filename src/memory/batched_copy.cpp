@@ -15,8 +15,47 @@ namespace cudacore {
 namespace {
 
 std::string describe_pair(std::size_t index, const BufferCopy& copy) {
-    return "copy " + std::to_string(index) + " from " + copy.source.description() + " to " +
-           copy.destination.description();
+    std::string out = "copy " + std::to_string(index) + " from " + copy.source.description() +
+                      " to " + copy.destination.description();
+    if (copy.attributes != CopyAttributes{}) out += " (" + copy.attributes.description() + ")";
+    return out;
+}
+
+const char* order_name(CopySourceAccessOrder order) {
+    switch (order) {
+        case CopySourceAccessOrder::stream: return "stream";
+        case CopySourceAccessOrder::during_api_call: return "during_api_call";
+        case CopySourceAccessOrder::any: return "any";
+    }
+    return "unknown";
+}
+
+bool valid(CopySourceAccessOrder order) {
+    const int value = static_cast<int>(order);
+    return value >= 0 && value <= 2;
+}
+
+CUmemcpyAttributes to_driver(const CopyAttributes& attributes, bool prefer_overlap) {
+    CUmemcpyAttributes out{};  // no location hint: CU_MEM_LOCATION_TYPE_INVALID, as cuda.core
+    switch (attributes.source_access_order) {
+        case CopySourceAccessOrder::stream:
+            out.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
+            break;
+        case CopySourceAccessOrder::during_api_call:
+            out.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL;
+            break;
+        case CopySourceAccessOrder::any:
+            out.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_ANY;
+            break;
+    }
+    if (attributes.source_location_hint)
+        out.srcLocHint = attributes.source_location_hint->to_driver();
+    if (attributes.destination_location_hint)
+        out.dstLocHint = attributes.destination_location_hint->to_driver();
+    out.flags = prefer_overlap || attributes.prefer_overlap_with_compute
+                    ? CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
+                    : CU_MEMCPY_FLAG_DEFAULT;
+    return out;
 }
 
 // Pairs up to copy_batch_kernel_limit go to the kernels. A warp copies 512 bytes per round trip
@@ -108,6 +147,7 @@ void launch_copy_kernels(const detail::DriverApi& api, const CUkernel* kernels,
 
 void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
                 const BatchedCopyOptions& options) {
+    stream.check_open("copy_batch");
     if (copies.empty()) return;
     for (std::size_t i = 0; i < copies.size(); ++i) {
         const BufferCopy& copy = copies[i];
@@ -115,6 +155,20 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
             throw InvalidArgumentError("copy_batch: a buffer is closed in " + describe_pair(i, copy));
         if (copy.source.size() != copy.destination.size())
             throw InvalidArgumentError("copy_batch: sizes differ in " + describe_pair(i, copy));
+        if (!valid(copy.attributes.source_access_order))
+            throw InvalidArgumentError(
+                "copy_batch: source_access_order " +
+                std::to_string(static_cast<int>(copy.attributes.source_access_order)) +
+                " is not a CopySourceAccessOrder in copy " + std::to_string(i));
+    }
+    if (detail::is_default_stream(stream.handle())) {
+        // The pairs go one by one to cuMemcpyAsync there, which has no room for attributes.
+        for (std::size_t i = 0; i < copies.size(); ++i)
+            if (copies[i].attributes != CopyAttributes{})
+                throw InvalidArgumentError(
+                    "copy_batch: " + describe_pair(i, copies[i]) +
+                    " has attributes, which only cuMemcpyBatchAsync carries, and it refuses the "
+                    "legacy default stream: use a stream of your own, or no attributes");
     }
     const auto& api = detail::driver();
     // The stream's context is made current for every stream: the legacy default stream means the
@@ -132,7 +186,9 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
                                   : copy_kernels(api);
     for (std::size_t i = 0; i < copies.size(); ++i) {
         if (copies[i].source.size() == 0) continue;  // nothing to copy
-        if (kernels && kernel_can_copy(copies[i], box->context->ordinal))
+        // Attributes are the driver's to honour: such pairs go to the copy engines.
+        if (kernels && copies[i].attributes == CopyAttributes{} &&
+            kernel_can_copy(copies[i], box->context->ordinal))
             by_kernel.push_back(i);
         else
             by_driver.push_back(i);
@@ -158,23 +214,40 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
         destinations.push_back(copies[i].destination.handle());
         sizes.push_back(copies[i].source.size());
     }
-    // One attribute for every copy: sources are read in stream order.
-    CUmemcpyAttributes attributes{};
-    attributes.srcAccessOrder = CU_MEMCPY_SRC_ACCESS_ORDER_STREAM;
-    attributes.flags = options.prefer_overlap_with_compute ? CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
-                                                           : CU_MEMCPY_FLAG_DEFAULT;
-    std::size_t first = 0;
+    // One attribute entry per run of equal neighbours: attributes[k] applies to the copies from
+    // starts[k] to the next start (usually one entry for the whole batch).
+    std::vector<CUmemcpyAttributes> attributes;
+    std::vector<std::size_t> starts;
+    for (std::size_t k = 0; k < by_driver.size(); ++k) {
+        const CopyAttributes& wanted = copies[by_driver[k]].attributes;
+        if (k == 0 || wanted != copies[by_driver[k - 1]].attributes) {
+            attributes.push_back(to_driver(wanted, options.prefer_overlap_with_compute));
+            starts.push_back(k);
+        }
+    }
     detail::check(api.cuMemcpyBatchAsync(destinations.data(), sources.data(), sizes.data(),
-                                         sizes.size(), &attributes, &first, 1, stream.handle()),
+                                         sizes.size(), attributes.data(), starts.data(),
+                                         attributes.size(), stream.handle()),
                   "cuMemcpyBatchAsync", [&] {
                       return std::to_string(sizes.size()) + " copies (first " +
                              describe_pair(by_driver[0], copies[by_driver[0]]) + ")";
                   });
 }
 
+std::string CopyAttributes::description() const {
+    std::string out = std::string("source access order ") +
+                      (valid(source_access_order) ? order_name(source_access_order) : "invalid");
+    if (source_location_hint) out += ", source hint " + source_location_hint->description();
+    if (destination_location_hint)
+        out += ", destination hint " + destination_location_hint->description();
+    if (prefer_overlap_with_compute) out += ", prefer overlap with compute";
+    return out;
+}
+
 void Buffer::fill_uint16(std::uint16_t pattern, const Stream& stream) const {
     detail::BufferBox& box = open_box("fill_uint16");
     check_multiple_of(2, "fill_uint16");
+    stream.check_open("Buffer::fill_uint16");
     const auto& stream_box = stream.box();
     std::optional<detail::ContextScope> scope;
     if (stream_box && stream_box->context && detail::is_default_stream(stream.handle()))

@@ -170,7 +170,8 @@ std::string describe_host(const void* pointer, std::size_t size) {
 
 // Runs `call` with the context of the stream current, pushing it only when needed.
 template <class Call>
-CUresult in_stream_context(const Stream& stream, Call&& call) {
+CUresult in_stream_context(const char* operation, const Stream& stream, Call&& call) {
+    stream.check_open(operation);
     const auto& box = stream.box();
     if (!box || !box->context) return call();
     detail::ContextScope scope(*box->context);
@@ -335,6 +336,16 @@ void Buffer::copy_to(const Buffer& destination, const Stream& stream) const {
     destination.copy_from(*this, stream);
 }
 
+Buffer Buffer::copy_to(const Stream& stream) const {
+    const detail::BufferBox& box = open_box("copy_to");
+    if (!box.resource)
+        throw InvalidArgumentError("Buffer::copy_to: a destination buffer must be provided: " +
+                                   description() + " has no memory resource to allocate one");
+    Buffer destination = box.resource->allocate(box.size, stream);
+    destination.copy_from(*this, stream);
+    return destination;
+}
+
 void Buffer::copy_from(const Buffer& source, const Stream& stream) const {
     detail::BufferBox& to = open_box("copy_from");
     if (!source.box_ || detail::box_of(source)->closed)
@@ -343,9 +354,10 @@ void Buffer::copy_from(const Buffer& source, const Stream& stream) const {
     detail::BufferBox& from = *detail::box_of(source);
     if (from.size != to.size)
         throw InvalidArgumentError("Buffer::copy_from: sizes differ: source " +
-                                   source.description() + ", destination " + description());
+                                   source.description() + ", destination " + description() +
+                                   " (copies between buffers need equal sizes, as in cuda.core)");
     if (to.size == 0) return;  // empty buffers: nothing to copy
-    const CUresult status = in_stream_context(stream, [&] {
+    const CUresult status = in_stream_context("Buffer::copy_from", stream, [&] {
         return detail::driver().cuMemcpyAsync(to.handle, from.handle, to.size, stream.handle());
     });
     detail::check(status, "cuMemcpyAsync",
@@ -361,7 +373,7 @@ void Buffer::copy_to(void* host, std::size_t size, const Stream& stream) const {
         throw InvalidArgumentError("Buffer::copy_to: sizes differ: " + description() + ", " +
                                    describe_host(host, size));
     if (size == 0) return;
-    const CUresult status = in_stream_context(stream, [&] {
+    const CUresult status = in_stream_context("Buffer::copy_to", stream, [&] {
         return detail::driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(host), from.handle,
                                               size, stream.handle());
     });
@@ -379,7 +391,7 @@ void Buffer::copy_from(const void* host, std::size_t size, const Stream& stream)
         throw InvalidArgumentError("Buffer::copy_from: sizes differ: " +
                                    describe_host(host, size) + ", " + description());
     if (size == 0) return;
-    const CUresult status = in_stream_context(stream, [&] {
+    const CUresult status = in_stream_context("Buffer::copy_from", stream, [&] {
         return detail::driver().cuMemcpyAsync(to.handle, reinterpret_cast<CUdeviceptr>(host),
                                               size, stream.handle());
     });
@@ -390,7 +402,7 @@ void Buffer::copy_from(const void* host, std::size_t size, const Stream& stream)
 void Buffer::fill_byte(std::uint8_t value, const Stream& stream) const {
     detail::BufferBox& box = open_box("fill_byte");
     if (box.size == 0) return;
-    const CUresult status = in_stream_context(stream, [&] {
+    const CUresult status = in_stream_context("Buffer::fill_byte", stream, [&] {
         return detail::driver().cuMemsetD8Async(box.handle, value, box.size, stream.handle());
     });
     detail::check(status, "cuMemsetD8Async", [&] { return description(); });
@@ -400,14 +412,25 @@ void Buffer::fill_uint32(std::uint32_t pattern, const Stream& stream) const {
     detail::BufferBox& box = open_box("fill_uint32");
     check_multiple_of(4, "fill_uint32");
     if (box.size == 0) return;
-    const CUresult status = in_stream_context(stream, [&] {
+    const CUresult status = in_stream_context("Buffer::fill_uint32", stream, [&] {
         return detail::driver().cuMemsetD32Async(box.handle, pattern, box.size / 4, stream.handle());
     });
     detail::check(status, "cuMemsetD32Async", [&] { return description(); });
 }
 
+Stream Buffer::deallocation_stream() const {
+    return detail::BoxAccess::make<Stream>(open_box("deallocation_stream").free_stream);
+}
+
+void Buffer::set_deallocation_stream(const Stream& stream) {
+    detail::BufferBox& box = open_box("set_deallocation_stream");
+    stream.check_open("Buffer::set_deallocation_stream");
+    box.free_stream = stream.box();
+}
+
 void Buffer::close(const Stream& stream) {
     if (is_closed()) return;
+    stream.check_open("Buffer::close");
     const auto& stream_box = stream.box();  // its handle, read here: Stream::handle() is a call
     detail::box_of(*this)->release(stream_box ? stream_box->handle : nullptr, true);
 }

@@ -85,6 +85,7 @@ CUresult advise_raw(CUdeviceptr pointer, std::size_t size, ManagedAdvice advice,
 class BatchContext {
 public:
     BatchContext(const Stream& stream, const Buffer& first) {
+        stream.check_open("prefetch_batch / discard_batch");
         const auto& box = stream.box();
         if (box && box->context) scope_.emplace(*box->context);
         else buffer_.emplace(first);

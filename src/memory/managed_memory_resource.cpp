@@ -67,6 +67,7 @@ bool is_managed(const Buffer& buffer) {
 
 void prefetch_to(const Buffer& buffer, CUmemLocation location, const Stream& stream,
                  const std::string& where) {
+    stream.check_open("prefetch");
     if (buffer.is_closed())
         throw InvalidArgumentError("prefetch: " + buffer.description() + " is closed");
     // Refused before the driver's bare CUDA_ERROR_INVALID_VALUE: only managed memory migrates.

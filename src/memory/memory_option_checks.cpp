@@ -109,6 +109,16 @@ void check_virtual_memory_options(const VirtualMemoryResourceOptions& options, i
             "VirtualMemoryResource: gpu_direct_rdma requested, but " + device +
             " does not support GPUDirect RDMA with virtual memory "
             "(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED is 0)");
+    const int type = static_cast<int>(options.allocation_type);
+    if (type < 0 || type > 1)
+        throw InvalidArgumentError("VirtualMemoryResource: allocation_type " +
+                                   std::to_string(type) +
+                                   " is not a VirtualMemoryAllocationType (pinned or managed)");
+    if (options.allocation_type == VirtualMemoryAllocationType::managed &&
+        attribute(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY) == 0)
+        throw InvalidArgumentError("VirtualMemoryResource: allocation_type managed, but " + device +
+                                   " does not support managed memory "
+                                   "(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY is 0)");
     check_allocation_handle_types(options.handle_types, attribute, device);
     if (options.owner_access == MemoryAccess::none)
         throw InvalidArgumentError("VirtualMemoryResource: owner_access none on " + device +

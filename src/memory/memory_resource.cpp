@@ -42,6 +42,7 @@ std::uint32_t MemoryResource::described() const noexcept {
 }
 
 Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
+    stream.check_open("MemoryResource::allocate");
     // A resource kept for the whole process is pointed at without a reference count (an aliasing
     // shared_ptr with no owner): two atomic operations fewer per buffer.
     std::shared_ptr<MemoryResource> self =

@@ -51,6 +51,7 @@ CopyPath copy_path(const Buffer& destination, const Buffer& source) {
 
 CopyPath copy_between_devices(const Buffer& destination, const Buffer& source,
                               const Stream& stream) {
+    stream.check_open("copy_between_devices");
     const detail::BufferBox& to = open_box(destination, "destination", source);
     const detail::BufferBox& from = open_box(source, "source", destination);
     if (to.size != from.size)

@@ -4,6 +4,8 @@
 #include "loader/driver_api.hpp"
 #include "memory/buffer_context.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <span>
 
@@ -79,11 +81,18 @@ unsigned swizzle_span(TensorMapSwizzle swizzle) {
     return 0;
 }
 
+// What the shared checks found: the byte strides to hand the driver, and the bytes from the
+// first element to the end of the last (what any buffer the map points at must hold).
+struct CheckedLayout {
+    std::vector<std::uint64_t> strides;
+    std::uint64_t span = 0;
+};
+
 // The checks shared by tiled and im2col maps: buffer, element type, rank, shape, strides,
-// element strides, interleave/swizzle/L2/fill. Returns the byte strides to hand the driver.
+// element strides, interleave/swizzle/L2/fill.
 template <class Options>
-std::vector<std::uint64_t> check_common(const Checker& check, const Buffer& buffer,
-                                        const Options& options, std::uint32_t min_rank) {
+CheckedLayout check_common(const Checker& check, const Buffer& buffer, const Options& options,
+                           std::uint32_t min_rank) {
     if (buffer.is_closed()) check.fail("buffer", "is closed (or empty)");
     if (!valid(options.element_type))
         check.fail("element_type", "is not a TensorDataType (value " +
@@ -192,7 +201,7 @@ std::vector<std::uint64_t> check_common(const Checker& check, const Buffer& buff
                                  (buffer.memory_resource() ? buffer.memory_resource()->description()
                                                            : std::string("unknown memory")) +
                                  ")");
-    return strides;
+    return {std::move(strides), end};
 }
 
 // Inner bytes of what one copy moves (box[0] or channels_per_pixel elements) against the swizzle.
@@ -214,6 +223,20 @@ void check_inner_bytes(const Checker& check, const Options& options, const char*
 CUtensorMapDataType to_driver(TensorDataType type) {
     return static_cast<CUtensorMapDataType>(static_cast<int>(type));  // same order
 }
+
+// The byte strides as the driver takes them. A rank-1 map has none, but the driver still
+// refuses a null globalStrides (CUDA_ERROR_INVALID_VALUE), which an empty vector's data() may
+// be: the array always has room for max_rank - 1 values, so its address is never null.
+class DriverStrides {
+public:
+    explicit DriverStrides(const std::vector<std::uint64_t>& strides) {
+        std::copy(strides.begin(), strides.end(), values_.begin());
+    }
+    const cuuint64_t* data() const noexcept { return values_.data(); }
+
+private:
+    std::array<cuuint64_t, max_rank - 1> values_{};
+};
 
 std::vector<cuuint32_t> element_strides_or_ones(const std::vector<std::uint32_t>& given,
                                                 std::size_t rank) {
@@ -245,7 +268,8 @@ std::string to_string(TensorDataType type) {
 
 TensorMap TensorMap::tiled(const Buffer& buffer, const TensorMapOptions& options) {
     const Checker check("TensorMap::tiled", "TensorMapOptions", buffer);
-    std::vector<std::uint64_t> strides = check_common(check, buffer, options, 1);
+    const CheckedLayout layout = check_common(check, buffer, options, 1);
+    const std::vector<std::uint64_t>& strides = layout.strides;
     const std::size_t rank = options.shape.size();
     if (options.box.size() != rank)
         check.fail("box", "has " + std::to_string(options.box.size()) + " value(s); it needs " +
@@ -258,7 +282,7 @@ TensorMap TensorMap::tiled(const Buffer& buffer, const TensorMapOptions& options
     check_inner_bytes(check, options, "box[0]", options.box[0]);
 
     const std::vector<cuuint64_t> shape(options.shape.begin(), options.shape.end());
-    const std::vector<cuuint64_t> byte_strides(strides.begin(), strides.end());
+    const DriverStrides byte_strides(strides);
     const std::vector<cuuint32_t> box(options.box.begin(), options.box.end());
     const std::vector<cuuint32_t> steps = element_strides_or_ones(options.element_strides, rank);
     TensorMap map;
@@ -274,12 +298,17 @@ TensorMap TensorMap::tiled(const Buffer& buffer, const TensorMapOptions& options
         "cuTensorMapEncodeTiled", [&] { return describe_map(buffer, options.element_type, rank); });
     map.buffer_ = buffer;
     map.rank_ = static_cast<std::uint32_t>(rank);
+    map.element_type_ = options.element_type;
+    map.span_bytes_ = layout.span;
+    map.alignment_ = options.interleave == TensorMapInterleave::bytes32 ? 32 : 16;
+    map.device_ordinal_ = buffer.device_ordinal();
     return map;
 }
 
 TensorMap TensorMap::im2col(const Buffer& buffer, const TensorMapIm2colOptions& options) {
     const Checker check("TensorMap::im2col", "TensorMapIm2colOptions", buffer);
-    std::vector<std::uint64_t> strides = check_common(check, buffer, options, 3);
+    const CheckedLayout layout = check_common(check, buffer, options, 3);
+    const std::vector<std::uint64_t>& strides = layout.strides;
     const std::size_t rank = options.shape.size();
     const std::size_t spatial = rank - 2;
     const int limit = rank == 3 ? 32768 : rank == 4 ? 128 : 16;
@@ -305,7 +334,7 @@ TensorMap TensorMap::im2col(const Buffer& buffer, const TensorMapIm2colOptions& 
     check_inner_bytes(check, options, "channels_per_pixel", options.channels_per_pixel);
 
     const std::vector<cuuint64_t> shape(options.shape.begin(), options.shape.end());
-    const std::vector<cuuint64_t> byte_strides(strides.begin(), strides.end());
+    const DriverStrides byte_strides(strides);
     const std::vector<cuuint32_t> steps = element_strides_or_ones(options.element_strides, rank);
     TensorMap map;
     const detail::BufferContext context(buffer);  // the encode fails without a current context
@@ -322,7 +351,51 @@ TensorMap TensorMap::im2col(const Buffer& buffer, const TensorMapIm2colOptions& 
         [&] { return describe_map(buffer, options.element_type, rank); });
     map.buffer_ = buffer;
     map.rank_ = static_cast<std::uint32_t>(rank);
+    map.element_type_ = options.element_type;
+    map.span_bytes_ = layout.span;
+    map.alignment_ = options.interleave == TensorMapInterleave::bytes32 ? 32 : 16;
+    map.device_ordinal_ = buffer.device_ordinal();
     return map;
+}
+
+void TensorMap::replace_address(const Buffer& buffer) {
+    const std::string map = describe_map(buffer_, element_type_, rank_);
+    const auto fail = [&](const std::string& problem) {
+        char address[32];
+        std::snprintf(address, sizeof address, "0x%llx",
+                      static_cast<unsigned long long>(buffer.handle()));
+        throw InvalidArgumentError("TensorMap::replace_address (buffer at " + std::string(address) +
+                                   ", " + std::to_string(buffer.size()) + " bytes): the buffer " +
+                                   problem + "; the map describes a " + map);
+    };
+    if (rank_ == 0) fail("cannot replace the address of a map that was moved from");
+    if (buffer.is_closed()) fail("is closed (or empty)");
+    if (buffer.handle() % alignment_ != 0)
+        fail("address is not aligned to " + std::to_string(alignment_) + " bytes" +
+             (alignment_ == 32 ? " (interleave bytes32)" : ""));
+    if (!buffer.is_device_accessible())
+        fail("is not device-accessible memory (" +
+             (buffer.memory_resource() ? buffer.memory_resource()->description()
+                                       : std::string("unknown memory")) +
+             ")");
+    // Memory bound to no device (pinned host memory) is reachable from every device.
+    const int device = buffer.device_ordinal();
+    if (device_ordinal_ >= 0 && device >= 0 && device != device_ordinal_)
+        fail("is on device " + std::to_string(device) + ", the map's tensor on device " +
+             std::to_string(device_ordinal_));
+    if (buffer.size() < span_bytes_)
+        fail("is smaller than the " + std::to_string(span_bytes_) + " bytes the tensor spans");
+
+    // Replaced in a copy: on failure the map keeps its address and its buffer.
+    CUtensorMap updated = descriptor_;
+    const detail::BufferContext context(buffer);
+    detail::check(detail::driver().cuTensorMapReplaceAddress(&updated, buffer.data()),
+                  "cuTensorMapReplaceAddress", [&] {
+                      return describe_map(buffer, element_type_, rank_) + " (was " + map + ")";
+                  });
+    descriptor_ = updated;
+    buffer_ = buffer;
+    if (device >= 0) device_ordinal_ = device;
 }
 
 }  // namespace cudacore

@@ -54,7 +54,9 @@ VirtualMemoryResource::VirtualMemoryResource(const Device& device,
                                        std::to_string(peer.device) + " cannot access memory of " +
                                        description() + " (cuDeviceCanAccessPeer is 0)");
     }
-    properties_.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    properties_.type = options_.allocation_type == VirtualMemoryAllocationType::managed
+                           ? CU_MEM_ALLOCATION_TYPE_MANAGED
+                           : CU_MEM_ALLOCATION_TYPE_PINNED;
     properties_.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
     properties_.location.id = device.handle();
     properties_.requestedHandleTypes = static_cast<CUmemAllocationHandleType>(options_.handle_types);
@@ -73,7 +75,8 @@ VirtualMemoryResource::VirtualMemoryResource(const Device& device,
 VirtualMemoryResource::~VirtualMemoryResource() = default;
 
 std::string VirtualMemoryResource::description() const {
-    return "virtual memory of device " + std::to_string(ordinal_);
+    return std::string(is_managed() ? "managed " : "") + "virtual memory of device " +
+           std::to_string(ordinal_);
 }
 
 std::size_t VirtualMemoryResource::grown_in_place() const noexcept {
@@ -163,6 +166,7 @@ void VirtualMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
 }
 
 Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const Stream& stream) {
+    stream.check_open("VirtualMemoryResource::grow");
     if (buffer.is_closed())
         throw InvalidArgumentError("VirtualMemoryResource::grow: " + buffer.description() +
                                    " is closed");

@@ -233,8 +233,10 @@ void check_kernel_arguments(const Kernel& kernel, const std::size_t* sizes, std:
 
 void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
                    void** arguments, const std::size_t* sizes, std::size_t count) {
-    if (!kernel.box() || !stream.box()) [[unlikely]]
+    if (!kernel.box() || !stream.box()) [[unlikely]] {
+        stream.check_open("launch");
         throw InvalidArgumentError("launch: an empty (moved-from) Kernel or Stream");
+    }
     const KernelBox& box = *kernel.box();
     const StreamBox& stream_box = *stream.box();
     stream_box.check_host_functions();  // a host function's exception, reported once

@@ -83,10 +83,18 @@ Stream::Stream(std::shared_ptr<detail::StreamBox> box) noexcept
     }
 }
 
-Stream::Stream(const Stream& other) noexcept : Stream(other.box_) {}
+Stream::Stream(const Stream& other) noexcept : Stream(other.box_) {
+    closed_ = other.closed_;
+    closed_handle_ = other.closed_handle_;
+    closed_ordinal_ = other.closed_ordinal_;
+}
 
 Stream::Stream(Stream&& other) noexcept
-    : box_(std::move(other.box_)), counted_(std::exchange(other.counted_, false)) {}
+    : box_(std::move(other.box_)),
+      closed_handle_(other.closed_handle_),
+      closed_ordinal_(other.closed_ordinal_),
+      counted_(std::exchange(other.counted_, false)),
+      closed_(other.closed_) {}
 
 Stream& Stream::operator=(const Stream& other) noexcept {
     if (this != &other) *this = Stream(other);
@@ -98,8 +106,28 @@ Stream& Stream::operator=(Stream&& other) noexcept {
         Stream old(std::move(*this));
         box_ = std::move(other.box_);
         counted_ = std::exchange(other.counted_, false);
+        closed_ = other.closed_;
+        closed_handle_ = other.closed_handle_;
+        closed_ordinal_ = other.closed_ordinal_;
     }
     return *this;
+}
+
+void Stream::close() noexcept {
+    if (closed_ || !box_) return;
+    closed_handle_ = box_->handle;
+    closed_ordinal_ = box_->context ? box_->context->ordinal : -1;
+    // Let go as the destructor would (a wrapper of a caller's stream uncounts itself).
+    Stream released(std::move(*this));
+    closed_ = true;
+}
+
+void Stream::throw_closed(const char* operation) const {
+    char text[64];
+    std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(closed_handle_),
+                  closed_ordinal_);
+    throw InvalidArgumentError(std::string(operation) + ": " + text +
+                               " is closed (Stream::close was called on this object)");
 }
 
 Stream::~Stream() {
@@ -112,9 +140,13 @@ Stream::~Stream() {
         adopted.end_of_work = detail::signal_when_done(*box_);
 }
 
-void Stream::check_host_functions() const { box_->check_host_functions(); }
+void Stream::check_host_functions() const {
+    check_open("Stream::check_host_functions");
+    box_->check_host_functions();
+}
 
 void Stream::enqueue_host_task(std::unique_ptr<detail::HostTask> task) const {
+    check_open("Stream::launch_host_func");
     box_->check_host_functions();
     detail::HostFunctionSlot* slot = box_->host_slot.load(std::memory_order_acquire);
     if (!slot) {
@@ -184,13 +216,20 @@ Stream Stream::from_handle(CUstream stream) {
 
 CUstream Stream::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 
-Context Stream::context() const { return detail::BoxAccess::make<Context>(box_->context); }
+Context Stream::context() const {
+    check_open("Stream::context");
+    return detail::BoxAccess::make<Context>(box_->context);
+}
 
-Device Stream::device() const { return Device(box_->context->ordinal); }
+Device Stream::device() const {
+    check_open("Stream::device");
+    return Device(box_->context->ordinal);
+}
 
-bool Stream::owns_handle() const noexcept { return box_->owned; }
+bool Stream::owns_handle() const noexcept { return box_ && box_->owned; }
 
 bool Stream::non_blocking() const {
+    check_open("Stream::non_blocking");
     unsigned flags = 0;
     detail::check(detail::driver().cuStreamGetFlags(box_->handle, &flags), "cuStreamGetFlags",
                   [&] { return describe(*box_); });
@@ -198,6 +237,7 @@ bool Stream::non_blocking() const {
 }
 
 int Stream::priority() const {
+    check_open("Stream::priority");
     int priority = 0;
     detail::check(detail::driver().cuStreamGetPriority(box_->handle, &priority),
                   "cuStreamGetPriority", [&] { return describe(*box_); });
@@ -205,6 +245,7 @@ int Stream::priority() const {
 }
 
 Event Stream::record(const EventOptions& options) const {
+    check_open("Stream::record");
     box_->check_host_functions();
     Event event = detail::BoxAccess::make<Event>(detail::create_event_box(box_->context, options));
     record(event);
@@ -214,6 +255,7 @@ Event Stream::record(const EventOptions& options) const {
 Event Stream::record() const { return record(EventOptions{}); }
 
 void Stream::record(const Event& event) const {
+    check_open("Stream::record");
     box_->check_host_functions();
     // Recorded into a capture, the event becomes part of a graph whose launches record it again
     // later: never reused (any capture in progress counts, one relaxed load otherwise).
@@ -225,6 +267,7 @@ void Stream::record(const Event& event) const {
 }
 
 void Stream::wait(const Event& event) const {
+    check_open("Stream::wait");
     box_->check_host_functions();
     // The driver crashes (SIGSEGV inside cuStreamWaitEvent, driver 580) when a stream waits on an
     // interprocess event of another device, so that is refused here.
@@ -241,18 +284,22 @@ void Stream::wait(const Event& event) const {
 }
 
 void Stream::wait(const Stream& other) const {
+    check_open("Stream::wait");
+    other.check_open("Stream::wait (the stream waited for)");
     // An event of our own, recorded on `other`, orders the two streams.
     Event marker = other.record(EventOptions{});
     wait(marker);
 }
 
 void Stream::sync() const {
+    check_open("Stream::sync");
     detail::check(detail::driver().cuStreamSynchronize(box_->handle), "cuStreamSynchronize",
                   [&] { return describe(*box_); });
     box_->check_host_functions();
 }
 
 bool Stream::is_done() const {
+    check_open("Stream::is_done");
     box_->check_host_functions();
     CUresult status = detail::driver().cuStreamQuery(box_->handle);
     if (status == CUDA_ERROR_NOT_READY) return false;

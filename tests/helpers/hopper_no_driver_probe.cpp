@@ -33,6 +33,16 @@ int main() {
                                   .box = {32, 16},
                                   .swizzle = TensorMapSwizzle::bytes128});
     });
+    probe("TensorMap::tiled rank 1", [&] {
+        TensorMap::tiled(buffer, {.element_type = TensorDataType::float32,
+                                  .shape = {1024},
+                                  .box = {128}});
+    });
+    probe("TensorMap::tiled rank 5", [&] {
+        TensorMap::tiled(buffer, {.element_type = TensorDataType::float32,
+                                  .shape = {8, 4, 4, 2, 2},
+                                  .box = {4, 2, 2, 2, 2}});
+    });
     probe("TensorMap::im2col", [&] {
         TensorMap::im2col(buffer, {.element_type = TensorDataType::float32,
                                    .shape = {16, 16, 16},

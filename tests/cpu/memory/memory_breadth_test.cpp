@@ -5,6 +5,7 @@
 #include "host_memory_resource.hpp"
 #include "test_support.hpp"
 
+#include "cudacore/batched_copy.hpp"
 #include "cudacore/dlpack.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_location.hpp"
@@ -30,6 +31,46 @@ detail::AttributeQuery device_with(std::map<CUdevice_attribute, int> values) {
     };
 }
 
+// Per-copy attributes (cuda.core's CopyOptions): the defaults, how they are described, and the
+// refusals made before the driver is reached.
+TEST(CopyAttributes, DefaultsAndDescription) {
+    EXPECT_EQ(CopyAttributes{},
+              CopyAttributes{.source_access_order = CopySourceAccessOrder::stream});
+    EXPECT_EQ(CopyAttributes{}.description(), "source access order stream");
+    const CopyAttributes hinted{.source_access_order = CopySourceAccessOrder::any,
+                                .source_location_hint = MemoryLocation::device(0),
+                                .destination_location_hint = MemoryLocation::host(),
+                                .prefer_overlap_with_compute = true};
+    EXPECT_NE(hinted, CopyAttributes{});
+    EXPECT_EQ(hinted.description(),
+              "source access order any, source hint device 0, destination hint host, "
+              "prefer overlap with compute");
+}
+
+// cuda.core refuses options where cuMemcpyBatchAsync cannot carry them rather than dropping
+// them: here, the legacy default stream, whose pairs go one by one to cuMemcpyAsync.
+TEST(CopyAttributes, RefusedOnTheLegacyDefaultStream) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer a = resource->allocate(64, no_stream()), b = resource->allocate(64, no_stream());
+    const std::vector<BufferCopy> copies = {
+        {a, b}, {b, a, {.source_access_order = CopySourceAccessOrder::any}}};
+    expect_invalid([&] { copy_batch(copies, no_stream()); },
+                   {"copy_batch: copy 1", "source access order any", "legacy default stream"});
+    const std::vector<BufferCopy> hinted = {
+        {a, b, {.destination_location_hint = MemoryLocation::host()}}};
+    expect_invalid([&] { copy_batch(hinted, no_stream()); },
+                   {"copy 0", "destination hint host", "legacy default stream"});
+}
+
+TEST(CopyAttributes, AnOrderOutOfRangeIsNamed) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer a = resource->allocate(64, no_stream()), b = resource->allocate(64, no_stream());
+    const std::vector<BufferCopy> copies = {
+        {a, b}, {b, a, {.source_access_order = static_cast<CopySourceAccessOrder>(9)}}};
+    expect_invalid([&] { copy_batch(copies, test::fake_stream(0x1000)); },
+                   {"source_access_order 9 is not a CopySourceAccessOrder in copy 1"});
+}
+
 TEST(VirtualMemoryOptions, DefaultsPassOnACapableDevice) {
     EXPECT_NO_THROW(detail::check_virtual_memory_options({}, 0, device_with({})));
     VirtualMemoryResourceOptions options;
@@ -48,6 +89,23 @@ TEST(VirtualMemoryOptions, DeviceWithoutVirtualMemoryIsNamed) {
         },
         {"device 3", "virtual memory management",
          "CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED is 0"});
+}
+
+// cuda.core's allocation_type: managed is checked against the device's managed memory support;
+// pinned (the default) is not.
+TEST(VirtualMemoryOptions, ManagedAllocationTypeNeedsManagedMemory) {
+    VirtualMemoryResourceOptions options;
+    EXPECT_EQ(options.allocation_type, VirtualMemoryAllocationType::pinned);
+    options.allocation_type = VirtualMemoryAllocationType::managed;
+    EXPECT_NO_THROW(detail::check_virtual_memory_options(options, 0, device_with({})));
+    const auto no_managed = device_with({{CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, 0}});
+    expect_invalid([&] { detail::check_virtual_memory_options(options, 2, no_managed); },
+                   {"allocation_type managed", "device 2", "does not support managed memory",
+                    "CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY is 0"});
+    EXPECT_NO_THROW(detail::check_virtual_memory_options({}, 2, no_managed));
+    options.allocation_type = static_cast<VirtualMemoryAllocationType>(7);
+    expect_invalid([&] { detail::check_virtual_memory_options(options, 0, device_with({})); },
+                   {"allocation_type 7 is not a VirtualMemoryAllocationType"});
 }
 
 TEST(VirtualMemoryOptions, RdmaUnsupportedIsNamedAsSuch) {

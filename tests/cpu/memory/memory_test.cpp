@@ -24,6 +24,7 @@ using cudacore::InvalidArgumentError;
 using cudacore::Stream;
 using cudacore::test::HostMemoryResource;
 using cudacore::test::expect_invalid;
+using cudacore::test::fake_stream;
 using cudacore::test::no_stream;
 
 TEST(Buffer, AllocateHoldsResourceAndFreesOnceWhenLastCopyGoes) {
@@ -210,6 +211,93 @@ TEST(Buffer, CopiesBetweenDifferentSizesNameBothSizes) {
                    {"sizes differ", "40 bytes", "100 bytes"});
     expect_invalid([&] { small.copy_to(host, no_stream()); },
                    {"sizes differ", "40 bytes", "100 bytes"});
+}
+
+// cuda.core's rule (Buffer.copy_to / copy_from): sizes must be equal; its vmm_memory_example's
+// 1 KiB into 4 KiB copy is refused, with both sizes named.
+TEST(Buffer, OneKibibyteIntoFourIsRefusedAsInCudaCore) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer kib = resource->allocate(1024, no_stream());
+    Buffer four_kib = resource->allocate(4096, no_stream());
+    expect_invalid([&] { four_kib.copy_from(kib, no_stream()); },
+                   {"Buffer::copy_from", "sizes differ", "1024 bytes", "4096 bytes",
+                    "equal sizes, as in cuda.core"});
+    expect_invalid([&] { kib.copy_to(four_kib, no_stream()); },
+                   {"sizes differ", "1024 bytes", "4096 bytes"});
+    Buffer closed = resource->allocate(64, no_stream());
+    closed.close();
+    expect_invalid([&] { closed.copy_to(no_stream()); }, {"Buffer::copy_to", "is closed"});
+}
+
+// cuda.core's set_deallocation_stream: close() without a stream, the last copy going, frees on
+// the stream set, for every copy of the buffer; close(stream) still frees on its own stream.
+TEST(BufferDeallocationStream, CloseFreesOnTheStreamSet) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    const Stream producer = fake_stream(0x1000), consumer = fake_stream(0x2000);
+    Buffer buffer = resource->allocate(64, producer);
+    EXPECT_EQ(buffer.deallocation_stream().handle(), producer.handle());
+    Buffer copy = buffer;
+    buffer.set_deallocation_stream(consumer);
+    EXPECT_EQ(copy.deallocation_stream().handle(), consumer.handle());
+    EXPECT_FALSE(buffer.is_closed());  // still open and usable
+    copy.close();
+    EXPECT_TRUE(buffer.is_closed());
+    EXPECT_EQ(resource->frees_on_request.load(), 1);
+    EXPECT_EQ(resource->last_free_stream.load(), consumer.handle());
+}
+
+TEST(BufferDeallocationStream, TheLastCopyGoingFreesOnTheStreamSet) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    const Stream producer = fake_stream(0x1000), consumer = fake_stream(0x2000);
+    {
+        Buffer buffer = resource->allocate(64, producer);
+        buffer.set_deallocation_stream(consumer);
+    }
+    EXPECT_EQ(resource->frees.load(), 1);
+    EXPECT_EQ(resource->frees_on_request.load(), 0);
+    EXPECT_EQ(resource->last_free_stream.load(), consumer.handle());
+}
+
+TEST(BufferDeallocationStream, CloseWithAStreamStillFreesOnThatStream) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer buffer = resource->allocate(64, fake_stream(0x1000));
+    buffer.set_deallocation_stream(fake_stream(0x2000));
+    const Stream other = fake_stream(0x3000);
+    buffer.close(other);
+    EXPECT_EQ(resource->last_free_stream.load(), other.handle());
+}
+
+// The buffer holds the stream it will be freed on: the caller may close and drop its Stream.
+TEST(BufferDeallocationStream, HoldsTheStreamUntilTheFree) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer buffer = resource->allocate(64, fake_stream(0x1000));
+    Stream consumer = fake_stream(0x2000);
+    const std::weak_ptr<cudacore::detail::StreamBox> held = consumer.box();
+    buffer.set_deallocation_stream(consumer);
+    consumer.close();
+    consumer = fake_stream(0x4000);
+    EXPECT_FALSE(held.expired());
+    EXPECT_EQ(buffer.deallocation_stream().handle(), reinterpret_cast<CUstream>(0x2000));
+    buffer.close();
+    EXPECT_TRUE(held.expired());
+    EXPECT_EQ(resource->last_free_stream.load(), reinterpret_cast<CUstream>(0x2000));
+}
+
+TEST(BufferDeallocationStream, ClosedBufferOrStreamIsRefused) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer buffer = resource->allocate(64, no_stream());
+    EXPECT_EQ(buffer.deallocation_stream().handle(), nullptr);  // none recorded
+    Stream closed_stream = fake_stream(0x2000);
+    closed_stream.close();
+    expect_invalid([&] { buffer.set_deallocation_stream(closed_stream); },
+                   {"Buffer::set_deallocation_stream", "stream 0x2000", "is closed"});
+    buffer.close();
+    expect_invalid([&] { buffer.set_deallocation_stream(fake_stream(0x1000)); },
+                   {"Buffer::set_deallocation_stream", "is closed"});
+    expect_invalid([&] { (void)buffer.deallocation_stream(); },
+                   {"Buffer::deallocation_stream", "is closed"});
+    expect_invalid([&] { Buffer().set_deallocation_stream(fake_stream(0x1000)); },
+                   {"has no memory"});
 }
 
 TEST(Buffer, NullHostPointersAreRejected) {

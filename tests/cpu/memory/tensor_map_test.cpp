@@ -115,6 +115,24 @@ TEST_F(TensorMapChecks, Rank) {
     EXPECT_MENTIONS(tiled(options), "the rank must be 3 to 5 with interleave");
 }
 
+// Rank 1 (cuda.core's tma_tensor_map example): no strides, the same checks on shape and box.
+TEST_F(TensorMapChecks, RankOne) {
+    TensorMapOptions options{.element_type = TensorDataType::float32, .shape = {1024},
+                             .box = {128}};
+    options.strides = {4096};
+    EXPECT_MENTIONS(tiled(options), "TensorMapOptions::strides has 1 value(s); it needs 0");
+    options.strides = {};
+    options.shape = {4097};  // one float past the 16 KiB buffer
+    EXPECT_MENTIONS(tiled(options), "spans 16388 bytes, more than the buffer's 16384");
+    options.shape = {1024};
+    options.box = {3};
+    EXPECT_MENTIONS(tiled(options), "box[0] spans 12 bytes");
+    options.box = {128, 1};
+    EXPECT_MENTIONS(tiled(options), "TensorMapOptions::box has 2 value(s); it needs 1");
+    options.box = {257};
+    EXPECT_MENTIONS(tiled(options), "box[0] is 257; it must be 1 to 256");
+}
+
 TEST_F(TensorMapChecks, Shape) {
     auto options = valid();
     options.shape = {64, 0};
@@ -252,9 +270,11 @@ TEST(TensorMapArgument, PassedAsItsDescriptor) {
 TEST(HopperKernels, CompileForSm90) {
     ProgramOptions options;
     options.arch = "sm_90";
-    for (const char* source : {test::tensor_map_kernels, test::green_context_kernels}) {
-        options.name = source == test::tensor_map_kernels ? "tensor_map_kernels"
-                                                          : "green_context_kernels";
+    for (const char* source : {test::tensor_map_kernels, test::green_context_kernels,
+                               test::tensor_map_rank_kernels}) {
+        options.name = source == test::tensor_map_kernels      ? "tensor_map_kernels"
+                       : source == test::tensor_map_rank_kernels ? "tensor_map_rank_kernels"
+                                                                 : "green_context_kernels";
         const ObjectCode code = Program(source, SourceType::cxx, options).compile(CodeType::cubin);
         EXPECT_GT(code.size(), 0u) << options.name;
     }
@@ -264,7 +284,8 @@ TEST(TensorMapNoDriver, ValidOptionsReachTheDriver) {
     auto result = test::run_process({test::helper_path("hopper_no_driver_probe").string()},
                                     {{"CUDACORE_LIBCUDA_PATH", "/nonexistent/libcuda.so.1"}});
     EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
-    for (const char* entry : {"TensorMap::tiled", "TensorMap::im2col"})
+    for (const char* entry : {"TensorMap::tiled", "TensorMap::tiled rank 1",
+                              "TensorMap::tiled rank 5", "TensorMap::im2col"})
         EXPECT_NE(result.out.find(std::string(entry) + ": NoDriverError"), std::string::npos)
             << entry << "\n" << result.out;
     EXPECT_EQ(result.out.find("UNEXPECTED"), std::string::npos) << result.out;

@@ -1,0 +1,115 @@
+// Stream::close() without a GPU (streams with a made-up handle that nothing destroys): cuda.core's
+// meaning (this object lets go of its share; copies made before keep the stream), and what later
+// calls on the closed object and the calls it is given to do (an error naming the stream).
+#include "empty_stream.hpp"
+#include "host_memory_resource.hpp"
+#include "test_support.hpp"
+
+#include "cudacore/batched_copy.hpp"
+#include "cudacore/buffer.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/event.hpp"
+#include "cudacore/graph_builder.hpp"
+#include "cudacore/managed_memory_resource.hpp"
+#include "cudacore/peer_copy.hpp"
+#include "cudacore/stream.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+using test::expect_invalid;
+using test::fake_stream;
+
+TEST(StreamClose, LetsGoOfThisObjectOnly) {
+    Stream stream = fake_stream(0x1000);
+    const std::weak_ptr<detail::StreamBox> box = stream.box();
+    Stream copy = stream;
+    stream.close();
+    EXPECT_TRUE(stream.is_closed());
+    EXPECT_EQ(stream.handle(), nullptr);
+    EXPECT_EQ(stream.box(), nullptr);
+    // The copy made before sees nothing change: open, the same stream, still held.
+    EXPECT_FALSE(copy.is_closed());
+    EXPECT_EQ(copy.handle(), reinterpret_cast<CUstream>(0x1000));
+    EXPECT_FALSE(box.expired());
+    copy = fake_stream(0x2000);  // the last holder lets go: the stream goes
+    EXPECT_TRUE(box.expired());
+}
+
+TEST(StreamClose, TheLastHolderClosingReleasesTheStream) {
+    Stream stream = fake_stream(0x1000);
+    const std::weak_ptr<detail::StreamBox> box = stream.box();
+    stream.close();
+    EXPECT_TRUE(box.expired());
+    stream.close();  // again: nothing
+    EXPECT_TRUE(stream.is_closed());
+}
+
+TEST(StreamClose, LaterCallsOnTheClosedObjectNameTheStream) {
+    Stream stream = fake_stream(0x1000);
+    stream.close();
+    const Stream other = fake_stream(0x2000);
+    const auto closed = [](const char* call) {
+        return std::vector<const char*>{call, "stream 0x1000", "is closed"};
+    };
+    const auto expect = [&](auto&& call, const char* name) {
+        const auto parts = closed(name);
+        expect_invalid(call, {parts[0], parts[1], parts[2]});
+    };
+    expect([&] { stream.sync(); }, "Stream::sync");
+    expect([&] { (void)stream.is_done(); }, "Stream::is_done");
+    expect([&] { (void)stream.record(); }, "Stream::record");
+    expect([&] { stream.wait(other); }, "Stream::wait");
+    expect([&] { other.wait(stream); }, "Stream::wait (the stream waited for)");
+    expect([&] { (void)stream.priority(); }, "Stream::priority");
+    expect([&] { (void)stream.non_blocking(); }, "Stream::non_blocking");
+    expect([&] { (void)stream.context(); }, "Stream::context");
+    expect([&] { (void)stream.device(); }, "Stream::device");
+    expect([&] { stream.launch_host_func([] {}); }, "Stream::launch_host_func");
+    expect([&] { stream.check_host_functions(); }, "Stream::check_host_functions");
+    expect([&] { (void)stream.begin_capture(); }, "Stream::begin_capture");
+    expect([&] { (void)stream.is_capturing(); }, "Stream::is_capturing");
+    EXPECT_FALSE(stream.owns_handle());
+}
+
+TEST(StreamClose, CallsGivenAClosedStreamNameIt) {
+    Stream stream = fake_stream(0x1000);
+    stream.close();
+    auto resource = std::make_shared<test::HostMemoryResource>();
+    expect_invalid([&] { (void)resource->allocate(64, stream); },
+                   {"MemoryResource::allocate", "stream 0x1000", "is closed"});
+    Buffer a = resource->allocate(64, fake_stream(0x2000));
+    Buffer b = resource->allocate(64, fake_stream(0x2000));
+    expect_invalid([&] { a.copy_from(b, stream); }, {"Buffer::copy_from", "stream 0x1000"});
+    std::vector<char> host(64);
+    expect_invalid([&] { a.copy_to(host, stream); }, {"Buffer::copy_to", "stream 0x1000"});
+    expect_invalid([&] { a.fill_byte(0, stream); }, {"Buffer::fill_byte", "stream 0x1000"});
+    expect_invalid([&] { a.fill_uint32(0, stream); }, {"Buffer::fill_uint32", "stream 0x1000"});
+    expect_invalid([&] { a.fill_uint16(0, stream); }, {"Buffer::fill_uint16", "stream 0x1000"});
+    const BufferCopy copy{a, b};
+    expect_invalid([&] { copy_batch({&copy, 1}, stream); }, {"copy_batch", "stream 0x1000"});
+    expect_invalid([&] { copy_between_devices(a, b, stream); },
+                   {"copy_between_devices", "stream 0x1000"});
+    expect_invalid([&] { prefetch_to_host(a, stream); }, {"prefetch", "stream 0x1000"});
+    expect_invalid([&] { a.close(stream); }, {"Buffer::close", "stream 0x1000"});
+    EXPECT_FALSE(a.is_closed());  // refused before anything was freed
+    EXPECT_EQ(resource->frees.load(), 0);
+}
+
+TEST(StreamClose, CopiesAndAssignment) {
+    Stream stream = fake_stream(0x1000);
+    stream.close();
+    Stream copy = stream;  // a copy of a closed Stream is closed, and names the same stream
+    EXPECT_TRUE(copy.is_closed());
+    expect_invalid([&] { copy.sync(); }, {"stream 0x1000", "is closed"});
+    Stream moved = std::move(copy);
+    EXPECT_TRUE(moved.is_closed());
+    moved = fake_stream(0x3000);  // assigning another stream opens it again, as that stream
+    EXPECT_FALSE(moved.is_closed());
+    EXPECT_EQ(moved.handle(), reinterpret_cast<CUstream>(0x3000));
+}
+
+}  // namespace
