@@ -143,8 +143,31 @@ struct CachingCore {
             retired_counts.upstream_frees += arena.bins.upstream_frees;
             arena.bins = Bins(0);
         }
-        std::lock_guard lock(registry_mutex);
-        std::erase_if(arenas, [&](const auto& each) { return each.get() == &arena; });
+        {
+            std::lock_guard lock(registry_mutex);
+            std::erase_if(arenas, [&](const auto& each) { return each.get() == &arena; });
+        }
+        // Beyond the shared bound now: the oldest blocks go back, after waiting for the device
+        // (their streams may be gone, so no event can be recorded for them any more).
+        try {
+            std::vector<Taken> excess;
+            {
+                std::lock_guard lock(shared_mutex);
+                for (std::size_t c = 0; c < shared.by_class.size(); ++c) {
+                    auto& bin = shared.by_class[c];
+                    std::size_t n = 0;
+                    while (shared.cached > options.max_cached_bytes && n < bin.size()) {
+                        excess.push_back({bin[n], block_size_of(c)});
+                        shared.cached -= block_size_of(c);
+                        ++n;
+                    }
+                    bin.erase(bin.begin(), bin.begin() + static_cast<std::ptrdiff_t>(n));
+                }
+            }
+            give_back(excess);
+        } catch (...) {
+            // Kept (give_back puts them back when it cannot wait): a thread's exit never throws.
+        }
     }
 
     // A free block of class `index` usable on `stream`, or 0.
@@ -205,11 +228,12 @@ struct CachingCore {
         reserved.fetch_sub(size, std::memory_order_relaxed);
     }
 
+    struct Taken {
+        CachedBlock block;
+        std::size_t size;
+    };
+
     void release() {
-        struct Taken {
-            CachedBlock block;
-            std::size_t size;
-        };
         std::vector<Taken> taken;
         auto take_all = [&](Bins& bins) {
             for (std::size_t c = 0; c < bins.by_class.size(); ++c) {
@@ -233,6 +257,11 @@ struct CachingCore {
             take_all(shared);
         }
         releases.fetch_add(1, std::memory_order_relaxed);
+        give_back(taken);
+    }
+
+    // Frees blocks taken out of the arenas, once the device is done with them.
+    void give_back(const std::vector<Taken>& taken) {
         if (taken.empty()) return;
         try {
             // The blocks' last users may run on streams destroyed since: wait for everything.

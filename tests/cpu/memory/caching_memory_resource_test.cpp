@@ -325,6 +325,18 @@ TEST_F(CachingMemory, AFinishedThreadsBlocksServeItsStreamFromTheSharedArena) {
     EXPECT_EQ(caching->allocate_pointer(MiB, s1), p);
 }
 
+TEST_F(CachingMemory, AFinishedThreadsBlocksBeyondTheSharedBoundGoBack) {
+    auto caching = make({.max_cached_bytes = KiB});
+    std::thread([&] {
+        std::vector<CUdeviceptr> blocks;
+        for (int i = 0; i < 4; ++i) blocks.push_back(caching->allocate_pointer(KiB, stream_handle(1)));
+        for (CUdeviceptr p : blocks) caching->deallocate_pointer(p, KiB, stream_handle(1));
+    }).join();
+    EXPECT_EQ(ops->synchronizations, 1);  // their stream may be gone: wait for the device
+    EXPECT_EQ(upstream->frees, 3);
+    EXPECT_EQ(caching->statistics().bytes_cached, KiB);
+}
+
 TEST_F(CachingMemory, DestructionGivesTheCachedBlocksBack) {
     {
         auto caching = make();
