@@ -7,7 +7,8 @@
 // operation, its ratio to raw cuMemAllocAsync and the aggregate throughput of all threads.
 // Variants run interleaved (run 1 of each, then run 2...), so drifts fall on every side alike.
 // A program, not a Google Benchmark: the threads are its own. Without a GPU it says why and
-// exits 0.
+// exits 0. Google Benchmark's --benchmark_* flags (scripts/gpu-check.sh passes them to every
+// *_bench) are ignored.
 //
 //     thread_memory_bench [--threads 1,2,4,8,16] [--ops 20000] [--runs 3] [--no-launch]
 #include "bench_support.hpp"
@@ -57,8 +58,8 @@ struct Variant {
 };
 
 struct Result {
-    double per_op_us = 1e300;     // mean over threads of the thread's time per operation
-    double throughput = 0;        // operations per second, all threads together
+    double per_op_us = 1e300;  // mean over threads of the thread's time per operation
+    double throughput = 0;     // operations per second, all threads together
 };
 
 double seconds_since(Clock::time_point start) {
@@ -76,7 +77,8 @@ Result run_once(const Device& device, const Variant& variant, const std::vector<
         threads.emplace_back([&, i] {
             device.set_current();
             start.arrive_and_wait();
-            timed[static_cast<std::size_t>(i)] = variant.loop(streams[static_cast<std::size_t>(i)], ops);
+            timed[static_cast<std::size_t>(i)] =
+                variant.loop(streams[static_cast<std::size_t>(i)], ops);
         });
     }
     start.arrive_and_wait();
@@ -113,10 +115,16 @@ int main(int argc, char** argv) {
     Settings settings;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--threads" && i + 1 < argc) settings.threads = parse_list(argv[++i]);
-        else if (arg == "--ops" && i + 1 < argc) settings.ops = std::atoi(argv[++i]);
-        else if (arg == "--runs" && i + 1 < argc) settings.runs = std::atoi(argv[++i]);
-        else if (arg == "--no-launch") settings.launches = false;
+        if (arg == "--threads" && i + 1 < argc)
+            settings.threads = parse_list(argv[++i]);
+        else if (arg == "--ops" && i + 1 < argc)
+            settings.ops = std::atoi(argv[++i]);
+        else if (arg == "--runs" && i + 1 < argc)
+            settings.runs = std::atoi(argv[++i]);
+        else if (arg == "--no-launch")
+            settings.launches = false;
+        else if (arg.starts_with("--benchmark_"))
+            continue;  // scripts/gpu-check.sh passes these
         else {
             std::fprintf(stderr,
                          "usage: thread_memory_bench [--threads 1,2,4,8,16] [--ops 20000] "
@@ -137,78 +145,79 @@ int main(int argc, char** argv) {
     auto pool_resource = std::make_shared<DeviceMemoryResource>(device);
     pool_resource->set_release_threshold(UINT64_MAX);
     const CUmemoryPool pool = pool_resource->pool();
-    auto caching = std::make_shared<CachingMemoryResource>(
-        std::make_shared<DeviceMemoryResource>(device));
+    auto caching =
+        std::make_shared<CachingMemoryResource>(std::make_shared<DeviceMemoryResource>(device));
 
     std::vector<Variant> variants;
     variants.push_back({"raw cuMemAllocAsync", [&](const Stream& stream, int ops) {
-        const CUstream s = stream.handle();
-        const auto start = Clock::now();
-        for (int i = 0; i < ops; ++i) {
-            CUdeviceptr pointer = 0;
-            detail::check(api.cuMemAllocAsync(&pointer, MiB, s), "cuMemAllocAsync");
-            detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
-        }
-        return seconds_since(start);
-    }});
+                            const CUstream s = stream.handle();
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                CUdeviceptr pointer = 0;
+                                detail::check(api.cuMemAllocAsync(&pointer, MiB, s),
+                                              "cuMemAllocAsync");
+                                detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
+                            }
+                            return seconds_since(start);
+                        }});
     variants.push_back({"raw cuMemAllocFromPoolAsync", [&](const Stream& stream, int ops) {
-        const CUstream s = stream.handle();
-        const auto start = Clock::now();
-        for (int i = 0; i < ops; ++i) {
-            CUdeviceptr pointer = 0;
-            detail::check(api.cuMemAllocFromPoolAsync(&pointer, MiB, pool, s),
-                          "cuMemAllocFromPoolAsync");
-            detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
-        }
-        return seconds_since(start);
-    }});
+                            const CUstream s = stream.handle();
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                CUdeviceptr pointer = 0;
+                                detail::check(api.cuMemAllocFromPoolAsync(&pointer, MiB, pool, s),
+                                              "cuMemAllocFromPoolAsync");
+                                detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
+                            }
+                            return seconds_since(start);
+                        }});
     variants.push_back({"Device::allocate + close", [&](const Stream& stream, int ops) {
-        const auto start = Clock::now();
-        for (int i = 0; i < ops; ++i) {
-            Buffer buffer = device.allocate(MiB, stream);
-            buffer.close(stream);
-        }
-        return seconds_since(start);
-    }});
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = device.allocate(MiB, stream);
+                                buffer.close(stream);
+                            }
+                            return seconds_since(start);
+                        }});
     variants.push_back({"Device::allocate + drop", [&](const Stream& stream, int ops) {
-        const auto start = Clock::now();
-        for (int i = 0; i < ops; ++i) {
-            Buffer buffer = device.allocate(MiB, stream);
-        }
-        return seconds_since(start);
-    }});
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = device.allocate(MiB, stream);
+                            }
+                            return seconds_since(start);
+                        }});
     variants.push_back({"DeviceMemoryResource + close", [&](const Stream& stream, int ops) {
-        const auto start = Clock::now();
-        for (int i = 0; i < ops; ++i) {
-            Buffer buffer = pool_resource->allocate(MiB, stream);
-            buffer.close(stream);
-        }
-        return seconds_since(start);
-    }});
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = pool_resource->allocate(MiB, stream);
+                                buffer.close(stream);
+                            }
+                            return seconds_since(start);
+                        }});
     variants.push_back({"DeviceMemoryResource + drop", [&](const Stream& stream, int ops) {
-        const auto start = Clock::now();
-        for (int i = 0; i < ops; ++i) {
-            Buffer buffer = pool_resource->allocate(MiB, stream);
-        }
-        return seconds_since(start);
-    }});
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = pool_resource->allocate(MiB, stream);
+                            }
+                            return seconds_since(start);
+                        }});
     variants.push_back({"CachingMemoryResource + close", [&](const Stream& stream, int ops) {
-        const auto start = Clock::now();
-        for (int i = 0; i < ops; ++i) {
-            Buffer buffer = caching->allocate(MiB, stream);
-            buffer.close(stream);
-        }
-        return seconds_since(start);
-    }});
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = caching->allocate(MiB, stream);
+                                buffer.close(stream);
+                            }
+                            return seconds_since(start);
+                        }});
     variants.push_back({"CachingMemoryResource pointers", [&](const Stream& stream, int ops) {
-        const CUstream s = stream.handle();
-        const auto start = Clock::now();
-        for (int i = 0; i < ops; ++i) {
-            const CUdeviceptr pointer = caching->allocate_pointer(MiB, s);
-            caching->deallocate_pointer(pointer, MiB, s);
-        }
-        return seconds_since(start);
-    }});
+                            const CUstream s = stream.handle();
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                const CUdeviceptr pointer = caching->allocate_pointer(MiB, s);
+                                caching->deallocate_pointer(pointer, MiB, s);
+                            }
+                            return seconds_since(start);
+                        }});
     std::optional<Kernel> empty;
     if (settings.launches) {
         const ObjectCode code =
@@ -228,18 +237,22 @@ int main(int argc, char** argv) {
             }
             return spent;
         };
-        variants.push_back({"launch raw", [=, &api](const Stream& stream, int ops) {
-            const CUstream s = stream.handle();
-            return bursts(stream, ops, [&] {
-                detail::check(api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, s, nullptr,
-                                                 nullptr),
-                              "cuLaunchKernel");
-            });
-        }, true});
-        variants.push_back({"launch cudacore", [=, &empty](const Stream& stream, int ops) {
-            const LaunchConfig config{.grid = 1, .block = 32};
-            return bursts(stream, ops, [&] { launch(stream, config, *empty); });
-        }, true});
+        variants.push_back({"launch raw",
+                            [=, &api](const Stream& stream, int ops) {
+                                const CUstream s = stream.handle();
+                                return bursts(stream, ops, [&] {
+                                    detail::check(api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0,
+                                                                     s, nullptr, nullptr),
+                                                  "cuLaunchKernel");
+                                });
+                            },
+                            true});
+        variants.push_back({"launch cudacore",
+                            [=, &empty](const Stream& stream, int ops) {
+                                const LaunchConfig config{.grid = 1, .block = 32};
+                                return bursts(stream, ops, [&] { launch(stream, config, *empty); });
+                            },
+                            true});
     }
 
     std::printf("thread_memory_bench: %s, %d operations per thread, best of %d runs\n",
@@ -262,7 +275,8 @@ int main(int argc, char** argv) {
             }
         }
         std::printf("\n%d thread%s\n", n, n == 1 ? "" : "s");
-        std::printf("  %-32s %12s %10s %16s\n", "variant", "us/op/thread", "vs raw", "aggregate op/s");
+        std::printf("  %-32s %12s %10s %16s\n", "variant", "us/op/thread", "vs raw",
+                    "aggregate op/s");
         const std::size_t raw_launch = settings.launches ? variants.size() - 2 : 0;
         for (std::size_t v = 0; v < variants.size(); ++v) {
             const Result& r = results[t][v];
@@ -284,23 +298,30 @@ int main(int argc, char** argv) {
                       resource_close = index_of("DeviceMemoryResource + close"),
                       resource_drop = index_of("DeviceMemoryResource + drop"),
                       cached = index_of("CachingMemoryResource + close");
-    std::printf("\n| threads | raw µs | Device::allocate close | drop | DeviceMemoryResource close "
-                "| drop | Caching close | raw op/s | Caching op/s |\n|---|---|---|---|---|---|---|---|---|\n");
+    // "operation ..." starts what scripts/gpu-check.sh copies into its summary.
+    std::printf(
+        "\noperation: allocate + free 1 MiB, per-thread time per operation (ratio to raw "
+        "cuMemAllocAsync) and aggregate operations per second\n");
+    std::printf(
+        "| threads | raw µs | Device::allocate close | drop | DeviceMemoryResource close "
+        "| drop | Caching close | raw op/s | Caching op/s "
+        "|\n|---|---|---|---|---|---|---|---|---|\n");
     bool default_within = true;
     for (std::size_t t = 0; t < settings.threads.size(); ++t) {
         const auto& row = results[t];
         auto ratio = [&](std::size_t v) { return row[v].per_op_us / row[raw].per_op_us; };
         for (std::size_t v : {close, drop, resource_close, resource_drop})
             default_within = default_within && ratio(v) <= 1.1;
-        std::printf("| %d | %.2f | %.2f µs (%.2f) | %.2f µs (%.2f) | %.2f µs (%.2f) | %.2f µs (%.2f) "
-                    "| %.2f µs (%.2f) | %.0f | %.0f |\n",
-                    settings.threads[t], row[raw].per_op_us, row[close].per_op_us, ratio(close),
-                    row[drop].per_op_us, ratio(drop), row[resource_close].per_op_us,
-                    ratio(resource_close), row[resource_drop].per_op_us, ratio(resource_drop),
-                    row[cached].per_op_us, ratio(cached), row[raw].throughput,
-                    row[cached].throughput);
+        std::printf(
+            "| %d | %.2f | %.2f µs (%.2f) | %.2f µs (%.2f) | %.2f µs (%.2f) | %.2f µs (%.2f) "
+            "| %.2f µs (%.2f) | %.0f | %.0f |\n",
+            settings.threads[t], row[raw].per_op_us, row[close].per_op_us, ratio(close),
+            row[drop].per_op_us, ratio(drop), row[resource_close].per_op_us, ratio(resource_close),
+            row[resource_drop].per_op_us, ratio(resource_drop), row[cached].per_op_us,
+            ratio(cached), row[raw].throughput, row[cached].throughput);
     }
-    std::printf("\ngoal, every default-path ratio <= 1.1: %s\n", default_within ? "met" : "NOT met");
+    std::printf("\ngoal, every default-path ratio <= 1.1: %s\n",
+                default_within ? "met" : "NOT met");
     const auto one = std::find(settings.threads.begin(), settings.threads.end(), 1);
     const auto many = std::find(settings.threads.begin(), settings.threads.end(), 16);
     if (one != settings.threads.end()) {
@@ -316,11 +337,11 @@ int main(int argc, char** argv) {
                     factor >= 8 ? "met" : "NOT met");
     }
     const auto stats = caching->statistics();
-    std::printf("caching statistics: hits %llu, misses %llu, cached %llu bytes, peak reserved "
-                "%llu bytes\n",
-                static_cast<unsigned long long>(stats.hits),
-                static_cast<unsigned long long>(stats.misses),
-                static_cast<unsigned long long>(stats.bytes_cached),
-                static_cast<unsigned long long>(stats.peak_bytes_reserved));
+    std::printf(
+        "caching statistics: hits %llu, misses %llu, cached %llu bytes, peak reserved "
+        "%llu bytes\n",
+        static_cast<unsigned long long>(stats.hits), static_cast<unsigned long long>(stats.misses),
+        static_cast<unsigned long long>(stats.bytes_cached),
+        static_cast<unsigned long long>(stats.peak_bytes_reserved));
     return 0;
 }

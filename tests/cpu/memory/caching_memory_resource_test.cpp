@@ -32,7 +32,9 @@ using test::HostMemoryResource;
 
 constexpr std::size_t KiB = 1024, MiB = 1024 * 1024;
 
-CUstream stream_handle(std::uintptr_t n) { return reinterpret_cast<CUstream>(0x1000 * n); }
+CUstream stream_handle(std::uintptr_t n) {
+    return reinterpret_cast<CUstream>(0x1000 * n);
+}
 
 // Events are numbers; the test marks them done (or everything, at synchronize).
 class FakeStreamOps final : public detail::CachingStreamOps {
@@ -51,7 +53,8 @@ public:
     }
     void recycle(CUevent) noexcept override { ++recycled; }
     void synchronize() override {
-        if (fail_synchronize) throw DriverError(CUDA_ERROR_LAUNCH_FAILED, "cuCtxSynchronize", "test");
+        if (fail_synchronize)
+            throw DriverError(CUDA_ERROR_LAUNCH_FAILED, "cuCtxSynchronize", "test");
         ++synchronizations;
     }
     void mark_done(CUevent event) {
@@ -287,8 +290,8 @@ TEST_F(CachingMemory, AFailedWaitKeepsTheBlocksCached) {
 
 TEST_F(CachingMemory, OutOfMemoryUpstreamReleasesTheCacheAndTriesOnceMore) {
     auto limited = std::make_shared<LimitedResource>(2 * MiB);
-    auto caching = std::make_shared<CachingMemoryResource>(limited, CachingMemoryResourceOptions{},
-                                                           ops);
+    auto caching =
+        std::make_shared<CachingMemoryResource>(limited, CachingMemoryResourceOptions{}, ops);
     const CUstream s = stream_handle(1);
     const CUdeviceptr a = caching->allocate_pointer(MiB, s);
     const CUdeviceptr b = caching->allocate_pointer(MiB, s);
@@ -329,7 +332,8 @@ TEST_F(CachingMemory, AFinishedThreadsBlocksBeyondTheSharedBoundGoBack) {
     auto caching = make({.max_cached_bytes = KiB});
     std::thread([&] {
         std::vector<CUdeviceptr> blocks;
-        for (int i = 0; i < 4; ++i) blocks.push_back(caching->allocate_pointer(KiB, stream_handle(1)));
+        for (int i = 0; i < 4; ++i)
+            blocks.push_back(caching->allocate_pointer(KiB, stream_handle(1)));
         for (CUdeviceptr p : blocks) caching->deallocate_pointer(p, KiB, stream_handle(1));
     }).join();
     EXPECT_EQ(ops->synchronizations, 1);  // their stream may be gone: wait for the device
@@ -418,14 +422,15 @@ TEST_F(CachingMemory, ManyThreadsNeverGetABlockThatIsInUse) {
             for (int round = 0; round < rounds; ++round) {
                 if (round % 64 == 0 && t == 0) ops->mark_all_done();
                 const std::size_t size = std::size_t{1} << (random() % 19);  // 1 B to 256 KiB
-                const std::size_t bytes = size + random() % size;             // up to 512 KiB
+                const std::size_t bytes = size + random() % size;            // up to 512 KiB
                 const auto mark = static_cast<std::uint8_t>(random() | 1);
                 const CUdeviceptr p = caching->allocate_pointer(bytes, own);
                 std::memset(reinterpret_cast<void*>(p), mark, bytes);
                 held.push_back({p, bytes, mark});
                 if (held.size() > 8 || random() % 3 == 0) {
                     const Handed block = held[random() % held.size()];
-                    std::erase_if(held, [&](const Handed& h) { return h.pointer == block.pointer; });
+                    std::erase_if(held,
+                                  [&](const Handed& h) { return h.pointer == block.pointer; });
                     if (!check(block)) ++wrong;
                     if (random() % 2) {
                         std::lock_guard lock(mailbox_mutex);

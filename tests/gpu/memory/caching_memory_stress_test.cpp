@@ -115,7 +115,8 @@ void run_stress(const std::shared_ptr<CachingMemoryResource>& caching, Stress st
                     size = std::max<std::size_t>(size, 256);
                     Buffer buffer = caching->allocate(size, own);
                     const unsigned tag = next_tag.fetch_add(1);
-                    launch(own, config, fill, buffer, static_cast<unsigned long long>(size / 4), tag);
+                    launch(own, config, fill, buffer, static_cast<unsigned long long>(size / 4),
+                           tag);
                     check_on(own, buffer, tag, t, 2000 + random() % 20000);
                     held.push_back({std::move(buffer), tag, own.record()});
                     while (held.size() > 6 || (!held.empty() && random() % 3 == 0)) {
@@ -123,27 +124,27 @@ void run_stress(const std::shared_ptr<CachingMemoryResource>& caching, Stress st
                         Handed block = std::move(held[pick]);
                         held.erase(held.begin() + static_cast<std::ptrdiff_t>(pick));
                         switch (random() % 4) {
-                        case 0: {  // to another thread, which frees it on its own stream
-                            const int to = static_cast<int>((t + 1 + random() % (stress.threads - 1)) %
-                                                            stress.threads);
-                            std::lock_guard lock(mailbox_mutex);
-                            mailbox[static_cast<std::size_t>(to)].push_back(std::move(block));
-                            break;
-                        }
-                        case 1:  // freed on another stream, after it waited for this one
-                        {
-                            const Stream& other =
-                                streams[static_cast<std::size_t>((t + 1) % stress.threads)];
-                            other.wait(block.written);
-                            check_on(other, block.buffer, block.tag, t, 0);
-                            block.buffer.close(other);
-                            break;
-                        }
-                        case 2:
-                            block.buffer.close(own);
-                            break;
-                        default:
-                            break;  // dropped: freed on its stream by the destructor
+                            case 0: {  // to another thread, which frees it on its own stream
+                                const int to = static_cast<int>(
+                                    (t + 1 + random() % (stress.threads - 1)) % stress.threads);
+                                std::lock_guard lock(mailbox_mutex);
+                                mailbox[static_cast<std::size_t>(to)].push_back(std::move(block));
+                                break;
+                            }
+                            case 1:  // freed on another stream, after it waited for this one
+                            {
+                                const Stream& other =
+                                    streams[static_cast<std::size_t>((t + 1) % stress.threads)];
+                                other.wait(block.written);
+                                check_on(other, block.buffer, block.tag, t, 0);
+                                block.buffer.close(other);
+                                break;
+                            }
+                            case 2:
+                                block.buffer.close(own);
+                                break;
+                            default:
+                                break;  // dropped: freed on its stream by the destructor
                         }
                     }
                     std::vector<Handed> received;
