@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Builds the library and its concurrency-heavy CPU tests with ThreadSanitizer in
 # ${TSAN_BUILD_DIR:-build-tsan} and runs them: the buffer-box arena and its per-thread free lists
-# and copies dropped on several threads (memory), the kernel name table's per-thread last hit,
-# the launch-stream slots and the capture registry, the per-thread block pool, the memory and
-# disk program caches under many threads, and compile_many. Any report fails the run. (What
-# needs a driver, the release thread and event recycling, runs on a GPU machine.)
+# and copies dropped on several threads (memory), CachingMemoryResource's arenas, the kernel name
+# table's per-thread last hit, the launch-stream slots and the capture registry, the per-thread
+# block pool, the memory and disk program caches under many threads, and compile_many. Any
+# report fails the run. (What needs a driver, the release thread and event recycling, runs on a
+# GPU machine.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${TSAN_BUILD_DIR:-build-tsan}"
 flags="-fsanitize=thread -fno-omit-frame-pointer"
-tests=(cpu_memory_test cpu_name_table_test cpu_launch_streams_test cpu_thread_block_pool_test
+tests=(cpu_memory_test cpu_buffer_threads_test cpu_caching_memory_resource_test
+       cpu_name_table_test cpu_launch_streams_test cpu_thread_block_pool_test
        cpu_program_cache_test cpu_disk_cache_test cpu_compile_many_test)
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g" \
   -DCUDACORE_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="$flags" \

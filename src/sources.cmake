@@ -71,7 +71,8 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/ipc_memory_pool.cpp
   src/memory/pool_access.cpp
   src/memory/peer_copy.cpp
-  src/memory/buffer_identity.cpp)
+  src/memory/buffer_identity.cpp
+  src/memory/caching_memory_resource.cpp)
 # Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
 set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_descriptor.cpp

@@ -4,6 +4,7 @@
 #include "cudacore/buffer.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/cached_compile.hpp"
+#include "cudacore/caching_memory_resource.hpp"
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/context.hpp"
 #include "cudacore/device.hpp"

@@ -41,7 +41,10 @@ namespace detail {
 void keep_for_the_process(MemoryResource& resource) noexcept;
 }  // namespace detail
 
-class MemoryResource : public std::enable_shared_from_this<MemoryResource> {
+// Aligned to a cache line: with std::make_shared the reference counts that every Buffer of a
+// resource changes sit on the line before it, not on the line of its virtual table pointer and
+// fields, which every thread allocating from it reads.
+class alignas(64) MemoryResource : public std::enable_shared_from_this<MemoryResource> {
 public:
     virtual ~MemoryResource() = default;
     MemoryResource(const MemoryResource&) = delete;

@@ -106,10 +106,22 @@ void give_back_buffer_box_slow(BufferBox* box) noexcept {
         ++cache.count;
         return;
     }
+    // A full cache (a thread that frees what other threads allocate) gives half of it back with
+    // this box, in one hold of the lock: once per kKept / 2 boxes rather than once per box.
+    BufferBox* last = box;
+    int moved = 1;
+    for (int i = 0; cache.state == 1 && i < BufferBoxCache::kKept / 2 && cache.head; ++i) {
+        BufferBox* more = cache.head;
+        cache.head = more->next_free;
+        --cache.count;
+        last->next_free = more;
+        last = more;
+        ++moved;
+    }
     std::lock_guard lock(arena.mutex);
-    box->next_free = arena.free;
+    last->next_free = arena.free;
     arena.free = box;
-    ++arena.free_count;
+    arena.free_count += moved;
 }
 
 void for_each_buffer_box(void (*visit)(BufferBox&) noexcept) noexcept {

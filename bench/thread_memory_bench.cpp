@@ -1,0 +1,347 @@
+// Allocate + free of 1 MiB from N threads at once (N = 1, 2, 4, 8, 16), each thread on its own
+// stream: the raw driver pool (cuMemAllocAsync / cuMemFreeAsync, and cuMemAllocFromPoolAsync on
+// the default pool's handle, as cudacore's resources call it), cudacore's default path
+// (Device::allocate, then close on the stream or drop), a DeviceMemoryResource, and
+// CachingMemoryResource; empty-kernel launches beside them for reference. Per thread count and
+// variant: the best of `runs` runs of `ops` operations per thread, as per-thread wall time per
+// operation, its ratio to raw cuMemAllocAsync and the aggregate throughput of all threads.
+// Variants run interleaved (run 1 of each, then run 2...), so drifts fall on every side alike.
+// A program, not a Google Benchmark: the threads are its own. Without a GPU it says why and
+// exits 0. Google Benchmark's --benchmark_* flags (scripts/gpu-check.sh passes them to every
+// *_bench) are ignored.
+//
+//     thread_memory_bench [--threads 1,2,4,8,16] [--ops 20000] [--runs 3] [--no-launch]
+#include "bench_support.hpp"
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/caching_memory_resource.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/device_memory_resource.hpp"
+#include "cudacore/launch.hpp"
+#include "cudacore/stream.hpp"
+#include "loader/driver_api.hpp"
+
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t MiB = std::size_t{1} << 20;
+
+struct Settings {
+    std::vector<int> threads{1, 2, 4, 8, 16};
+    int ops = 20000;
+    int runs = 3;
+    bool launches = true;
+};
+
+// One thread's loop: `ops` operations on `stream`; returns the seconds it timed (the whole loop,
+// except for launches, which leave draining the stream out).
+using Loop = std::function<double(const Stream& stream, int ops)>;
+
+struct Variant {
+    std::string name;
+    Loop loop;
+    bool is_launch = false;
+};
+
+struct Result {
+    double per_op_us = 1e300;  // mean over threads of the thread's time per operation
+    double throughput = 0;     // operations per second, all threads together
+};
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Runs `variant` on one thread per stream, started together; the streams are drained after.
+Result run_once(const Device& device, const Variant& variant, const std::vector<Stream>& streams,
+                int ops) {
+    const int n = static_cast<int>(streams.size());
+    std::vector<double> timed(static_cast<std::size_t>(n));
+    std::barrier start(n + 1);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; ++i) {
+        threads.emplace_back([&, i] {
+            device.set_current();
+            start.arrive_and_wait();
+            timed[static_cast<std::size_t>(i)] =
+                variant.loop(streams[static_cast<std::size_t>(i)], ops);
+        });
+    }
+    start.arrive_and_wait();
+    const auto begin = Clock::now();
+    for (auto& thread : threads) thread.join();
+    const double wall = seconds_since(begin);
+    for (const Stream& stream : streams) stream.sync();
+    Result result;
+    double sum = 0, rate = 0;
+    for (double t : timed) {
+        sum += t;
+        rate += ops / t;
+    }
+    result.per_op_us = sum / n / ops * 1e6;
+    // Allocations: all the operations over the wall time of the run. Launches: the sum of the
+    // threads' rates (their timed parts leave out the draining).
+    result.throughput = variant.is_launch ? rate : double(n) * ops / wall;
+    return result;
+}
+
+std::vector<int> parse_list(const char* text) {
+    std::vector<int> out;
+    for (const char* p = text; *p;) {
+        out.push_back(std::atoi(p));
+        while (*p && *p != ',') ++p;
+        if (*p == ',') ++p;
+    }
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Settings settings;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--threads" && i + 1 < argc)
+            settings.threads = parse_list(argv[++i]);
+        else if (arg == "--ops" && i + 1 < argc)
+            settings.ops = std::atoi(argv[++i]);
+        else if (arg == "--runs" && i + 1 < argc)
+            settings.runs = std::atoi(argv[++i]);
+        else if (arg == "--no-launch")
+            settings.launches = false;
+        else if (arg.starts_with("--benchmark_"))
+            continue;  // scripts/gpu-check.sh passes these
+        else {
+            std::fprintf(stderr,
+                         "usage: thread_memory_bench [--threads 1,2,4,8,16] [--ops 20000] "
+                         "[--runs 3] [--no-launch]\n");
+            return 2;
+        }
+    }
+    if (const char* reason = bench::gpu_missing_reason(); *reason) {
+        std::printf("thread_memory_bench: skipped, %s\n", reason);
+        return 0;
+    }
+    bench::GpuFixture fixture;
+    const Device& device = *fixture.device;
+    const auto& api = detail::driver();
+
+    // Every side allocates from the device's default pool; keep what it frees reserved, so that
+    // no side pays for the pool giving memory back at a synchronisation.
+    auto pool_resource = std::make_shared<DeviceMemoryResource>(device);
+    pool_resource->set_release_threshold(UINT64_MAX);
+    const CUmemoryPool pool = pool_resource->pool();
+    auto caching =
+        std::make_shared<CachingMemoryResource>(std::make_shared<DeviceMemoryResource>(device));
+
+    std::vector<Variant> variants;
+    variants.push_back({"raw cuMemAllocAsync", [&](const Stream& stream, int ops) {
+                            const CUstream s = stream.handle();
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                CUdeviceptr pointer = 0;
+                                detail::check(api.cuMemAllocAsync(&pointer, MiB, s),
+                                              "cuMemAllocAsync");
+                                detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
+                            }
+                            return seconds_since(start);
+                        }});
+    variants.push_back({"raw cuMemAllocFromPoolAsync", [&](const Stream& stream, int ops) {
+                            const CUstream s = stream.handle();
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                CUdeviceptr pointer = 0;
+                                detail::check(api.cuMemAllocFromPoolAsync(&pointer, MiB, pool, s),
+                                              "cuMemAllocFromPoolAsync");
+                                detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
+                            }
+                            return seconds_since(start);
+                        }});
+    variants.push_back({"Device::allocate + close", [&](const Stream& stream, int ops) {
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = device.allocate(MiB, stream);
+                                buffer.close(stream);
+                            }
+                            return seconds_since(start);
+                        }});
+    variants.push_back({"Device::allocate + drop", [&](const Stream& stream, int ops) {
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = device.allocate(MiB, stream);
+                            }
+                            return seconds_since(start);
+                        }});
+    variants.push_back({"DeviceMemoryResource + close", [&](const Stream& stream, int ops) {
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = pool_resource->allocate(MiB, stream);
+                                buffer.close(stream);
+                            }
+                            return seconds_since(start);
+                        }});
+    variants.push_back({"DeviceMemoryResource + drop", [&](const Stream& stream, int ops) {
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = pool_resource->allocate(MiB, stream);
+                            }
+                            return seconds_since(start);
+                        }});
+    variants.push_back({"CachingMemoryResource + close", [&](const Stream& stream, int ops) {
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = caching->allocate(MiB, stream);
+                                buffer.close(stream);
+                            }
+                            return seconds_since(start);
+                        }});
+    variants.push_back({"CachingMemoryResource pointers", [&](const Stream& stream, int ops) {
+                            const CUstream s = stream.handle();
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                const CUdeviceptr pointer = caching->allocate_pointer(MiB, s);
+                                caching->deallocate_pointer(pointer, MiB, s);
+                            }
+                            return seconds_since(start);
+                        }});
+    std::optional<Kernel> empty;
+    if (settings.launches) {
+        const ObjectCode code =
+            fixture.compile(R"(extern "C" __global__ void empty() {})", "thread_memory_bench");
+        empty = code.get_kernel("empty");
+        const auto function = reinterpret_cast<CUfunction>(empty->handle());
+        // Bursts below the launch queue's depth, the stream drained outside the timing.
+        auto bursts = [](const Stream& stream, int ops, const std::function<void()>& one) {
+            double spent = 0;
+            for (int done = 0; done < ops;) {
+                const int burst = std::min(bench::launch_burst, ops - done);
+                const auto start = Clock::now();
+                for (int i = 0; i < burst; ++i) one();
+                spent += seconds_since(start);
+                done += burst;
+                stream.sync();
+            }
+            return spent;
+        };
+        variants.push_back({"launch raw",
+                            [=, &api](const Stream& stream, int ops) {
+                                const CUstream s = stream.handle();
+                                return bursts(stream, ops, [&] {
+                                    detail::check(api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0,
+                                                                     s, nullptr, nullptr),
+                                                  "cuLaunchKernel");
+                                });
+                            },
+                            true});
+        variants.push_back({"launch cudacore",
+                            [=, &empty](const Stream& stream, int ops) {
+                                const LaunchConfig config{.grid = 1, .block = 32};
+                                return bursts(stream, ops, [&] { launch(stream, config, *empty); });
+                            },
+                            true});
+    }
+
+    std::printf("thread_memory_bench: %s, %d operations per thread, best of %d runs\n",
+                device.name().c_str(), settings.ops, settings.runs);
+    // results[thread count index][variant]
+    std::vector<std::vector<Result>> results(settings.threads.size(),
+                                             std::vector<Result>(variants.size()));
+    for (std::size_t t = 0; t < settings.threads.size(); ++t) {
+        const int n = settings.threads[t];
+        std::vector<Stream> streams;  // one per thread, for every variant and run
+        for (int i = 0; i < n; ++i) streams.push_back(device.create_stream());
+        for (const Variant& variant : variants)
+            run_once(device, variant, streams, settings.ops / 10 + 1);
+        for (int run = 0; run < settings.runs; ++run) {
+            for (std::size_t v = 0; v < variants.size(); ++v) {
+                const Result r = run_once(device, variants[v], streams, settings.ops);
+                Result& best = results[t][v];
+                best.per_op_us = std::min(best.per_op_us, r.per_op_us);
+                best.throughput = std::max(best.throughput, r.throughput);
+            }
+        }
+        std::printf("\n%d thread%s\n", n, n == 1 ? "" : "s");
+        std::printf("  %-32s %12s %10s %16s\n", "variant", "us/op/thread", "vs raw",
+                    "aggregate op/s");
+        const std::size_t raw_launch = settings.launches ? variants.size() - 2 : 0;
+        for (std::size_t v = 0; v < variants.size(); ++v) {
+            const Result& r = results[t][v];
+            const Result& raw = results[t][variants[v].is_launch ? raw_launch : 0];
+            std::printf("  %-32s %12.3f %10.3f %16.0f\n", variants[v].name.c_str(), r.per_op_us,
+                        r.per_op_us / raw.per_op_us, r.throughput);
+        }
+        std::fflush(stdout);
+    }
+
+    // The issue's table and goals.
+    auto index_of = [&](const char* name) {
+        for (std::size_t v = 0; v < variants.size(); ++v)
+            if (variants[v].name == name) return v;
+        return std::size_t{0};
+    };
+    const std::size_t raw = 0, close = index_of("Device::allocate + close"),
+                      drop = index_of("Device::allocate + drop"),
+                      resource_close = index_of("DeviceMemoryResource + close"),
+                      resource_drop = index_of("DeviceMemoryResource + drop"),
+                      cached = index_of("CachingMemoryResource + close");
+    // "operation ..." starts what scripts/gpu-check.sh copies into its summary.
+    std::printf(
+        "\noperation: allocate + free 1 MiB, per-thread time per operation (ratio to raw "
+        "cuMemAllocAsync) and aggregate operations per second\n");
+    std::printf(
+        "| threads | raw µs | Device::allocate close | drop | DeviceMemoryResource close "
+        "| drop | Caching close | raw op/s | Caching op/s "
+        "|\n|---|---|---|---|---|---|---|---|---|\n");
+    bool default_within = true;
+    for (std::size_t t = 0; t < settings.threads.size(); ++t) {
+        const auto& row = results[t];
+        auto ratio = [&](std::size_t v) { return row[v].per_op_us / row[raw].per_op_us; };
+        for (std::size_t v : {close, drop, resource_close, resource_drop})
+            default_within = default_within && ratio(v) <= 1.1;
+        std::printf(
+            "| %d | %.2f | %.2f µs (%.2f) | %.2f µs (%.2f) | %.2f µs (%.2f) | %.2f µs (%.2f) "
+            "| %.2f µs (%.2f) | %.0f | %.0f |\n",
+            settings.threads[t], row[raw].per_op_us, row[close].per_op_us, ratio(close),
+            row[drop].per_op_us, ratio(drop), row[resource_close].per_op_us, ratio(resource_close),
+            row[resource_drop].per_op_us, ratio(resource_drop), row[cached].per_op_us,
+            ratio(cached), row[raw].throughput, row[cached].throughput);
+    }
+    std::printf("\ngoal, every default-path ratio <= 1.1: %s\n",
+                default_within ? "met" : "NOT met");
+    const auto one = std::find(settings.threads.begin(), settings.threads.end(), 1);
+    const auto many = std::find(settings.threads.begin(), settings.threads.end(), 16);
+    if (one != settings.threads.end()) {
+        const auto& row = results[static_cast<std::size_t>(one - settings.threads.begin())];
+        std::printf("goal, caching one-thread time <= raw: %.3f vs %.3f us: %s\n",
+                    row[cached].per_op_us, row[raw].per_op_us,
+                    row[cached].per_op_us <= row[raw].per_op_us ? "met" : "NOT met");
+    }
+    if (many != settings.threads.end()) {
+        const auto& row = results[static_cast<std::size_t>(many - settings.threads.begin())];
+        const double factor = row[cached].throughput / row[raw].throughput;
+        std::printf("goal, caching aggregate at 16 threads >= 8x raw: %.1fx: %s\n", factor,
+                    factor >= 8 ? "met" : "NOT met");
+    }
+    const auto stats = caching->statistics();
+    std::printf(
+        "caching statistics: hits %llu, misses %llu, cached %llu bytes, peak reserved "
+        "%llu bytes\n",
+        static_cast<unsigned long long>(stats.hits), static_cast<unsigned long long>(stats.misses),
+        static_cast<unsigned long long>(stats.bytes_cached),
+        static_cast<unsigned long long>(stats.peak_bytes_reserved));
+    return 0;
+}
