@@ -1,8 +1,8 @@
 // DiskProgramCache: a ProgramCache in a directory, shared by the processes of one user.
 //
 // Layout. One file per entry, <dir>/<first two hex digits of the key>/<key hex>.ccentry: 256
-// shard folders (00 ... ff), as ccache spreads its entries, so that no folder grows past a
-// 256th of the cache. An entry is a small header (magic, the key) followed by the serialized
+// shard folders (00 ... ff, each created with its first entry), as ccache spreads its entries,
+// so that no folder grows past about a 256th of the cache. An entry is a small header (magic, the key) followed by the serialized
 // ObjectCode, whose checksum is verified on every read. An entry file larger than the largest
 // this cache writes (max_bytes, and the format's own limit) is a miss refused before it is read;
 // one too large for any cache is removed as corrupt. A read that runs out of memory is a miss

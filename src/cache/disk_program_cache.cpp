@@ -395,18 +395,13 @@ bool has_flat_entries(int directory_fd, const fs::path& directory) {
     return found;
 }
 
-// Creates the shard folders and their counters when the cache has none (a new cache, or one of
-// the flat layout), then moves flat entries into their shards.
+// Creates the shards' counters when the cache has none (a new cache, or one of the flat layout),
+// then moves flat entries into their shards. A shard folder is created with its first entry.
 void prepare_layout(int directory_fd, const fs::path& directory) {
     struct stat info {};
     const std::string counters(detail::shard_counters_name);
     if (::fstatat(directory_fd, counters.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
         DirectoryLock lock(directory_fd, directory, LOCK_EX);
-        for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
-            const std::string name(detail::shard_folder_name(shard));
-            if (::mkdirat(directory_fd, name.c_str(), 0700) != 0 && errno != EEXIST)
-                fail("mkdir", shard_path(directory, shard), errno);
-        }
         detail::create_shard_table(directory_fd, directory);
     }
     if (has_flat_entries(directory_fd, directory)) migrate_flat_entries(directory_fd, directory);
@@ -427,6 +422,25 @@ detail::ShardCounter recount_shard(int directory_fd, const fs::path& directory, 
     if (counter.clean) return counter;  // repaired by another process meanwhile
     counter = folder.fd < 0 ? detail::ShardCounter{}
                             : count_listing(list_directory(folder.fd, shard_path(directory, shard), true));
+    lock.write(counter, false);
+    return counter;
+}
+
+// A dirty counter that no one holds, recounted and written back; nullopt when another process
+// holds it (it is changing that shard now).
+std::optional<detail::ShardCounter> repair_abandoned_shard(int directory_fd,
+                                                          const fs::path& directory,
+                                                          unsigned shard) {
+    FileDescriptor folder(open_shard(directory_fd, shard, false));
+    const int open_error = errno;
+    detail::ShardLock lock(directory_fd, directory, shard, false);
+    if (!lock.held()) return std::nullopt;
+    detail::ShardCounter counter = lock.read();
+    if (counter.clean) return counter;
+    if (folder.fd < 0 && open_error != ENOENT) fail("open", shard_path(directory, shard), open_error);
+    counter = folder.fd < 0
+                  ? detail::ShardCounter{}
+                  : count_listing(list_directory(folder.fd, shard_path(directory, shard), true));
     lock.write(counter, false);
     return counter;
 }
@@ -486,11 +500,22 @@ std::uint64_t evict_from_shard(int directory_fd, const fs::path& directory, unsi
 // way anyway). Each eviction removes at least a tenth of its shard, so the listing it costs (one
 // shard of 256) is shared by the puts that follow.
 std::uint64_t evict_after_put(int directory_fd, const fs::path& directory, std::uint64_t bound) {
+    // After this many listings, the oldest known shard gives way whatever the others hold, until
+    // the cache is within its bound.
     constexpr int max_listings = 8;
     std::uint64_t removed = 0;
-    for (int listing = 0; listing < max_listings; ++listing) {
-        const auto table = detail::read_shard_table(directory_fd, directory);
+    for (int listing = 0; listing < max_listings + static_cast<int>(detail::shard_count); ++listing) {
+        auto table = detail::read_shard_table(directory_fd, directory);
         if (!table) return removed;
+        // A dirty counter whose lock is free was left by a process killed while changing its
+        // shard (one whose lock is held is being changed now): recounted before it is trusted.
+        if (listing == 0) {
+            for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+                if ((*table)[shard].clean) continue;
+                if (const auto repaired = repair_abandoned_shard(directory_fd, directory, shard))
+                    (*table)[shard] = *repaired;
+            }
+        }
         std::uint64_t total = 0;
         for (const auto& counter : *table) total += counter.bytes;
         if (total <= bound) return removed;
@@ -511,7 +536,7 @@ std::uint64_t evict_after_put(int directory_fd, const fs::path& directory, std::
             }
         }
         if (victim == detail::shard_count) return removed;
-        const bool last_try = listing + 1 == max_listings;
+        const bool last_try = listing + 1 >= max_listings;
         const std::uint64_t at_least = (*table)[victim].bytes / 10;
         removed += evict_from_shard(directory_fd, directory, victim, bound,
                                     last_try ? none : next_oldest, at_least);

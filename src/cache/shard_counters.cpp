@@ -142,7 +142,7 @@ void create_shard_table(int directory_fd, const fs::path& directory) {
     }
 }
 
-ShardLock::ShardLock(int directory_fd, const fs::path& directory, unsigned shard)
+ShardLock::ShardLock(int directory_fd, const fs::path& directory, unsigned shard, bool wait)
     : shard_(shard), path_(directory / shard_counters_name) {
     // Opened per lock: open-file-description locks exclude other descriptions only, so each
     // holder (thread or process) needs its own.
@@ -154,15 +154,19 @@ ShardLock::ShardLock(int directory_fd, const fs::path& directory, unsigned shard
     lock.l_whence = SEEK_SET;
     lock.l_start = static_cast<off_t>(shard * slot_size);
     lock.l_len = slot_size;
-    while (::fcntl(fd_, F_OFD_SETLKW, &lock) != 0) {
+    while (::fcntl(fd_, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock) != 0) {
         if (errno == EINTR) continue;
         const int error = errno;
         ::close(fd_);
+        fd_ = -1;
+        if (!wait && (error == EAGAIN || error == EACCES)) return;  // held by another
         fail("lock (F_OFD_SETLKW)", path_, error);
     }
 }
 
-ShardLock::~ShardLock() { ::close(fd_); }  // closing the description releases its lock
+ShardLock::~ShardLock() {
+    if (fd_ >= 0) ::close(fd_);
+}  // closing the description releases its lock
 
 ShardCounter ShardLock::read() const {
     char slot[slot_size];

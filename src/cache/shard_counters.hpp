@@ -52,9 +52,12 @@ void create_shard_table(int directory_fd, const std::filesystem::path& directory
 class ShardLock {
 public:
     // Opens the counters file (creating it, empty, when absent: its slots then read as dirty)
-    // and waits for the slot's lock. Throws CacheError naming the file and the failing call.
-    ShardLock(int directory_fd, const std::filesystem::path& directory, unsigned shard);
+    // and waits for the slot's lock; with `wait` false, gives up at once when another holds it
+    // (held() is then false). Throws CacheError naming the file and the failing call.
+    ShardLock(int directory_fd, const std::filesystem::path& directory, unsigned shard,
+              bool wait = true);
     ~ShardLock();
+    bool held() const noexcept { return fd_ >= 0; }
     ShardLock(const ShardLock&) = delete;
     ShardLock& operator=(const ShardLock&) = delete;
 

@@ -231,7 +231,8 @@ TEST_F(CliExactCache, ACacheHitIsReportedOnlyWhenTheCodeCameFromTheCache) {
     write(project / "v.h", "#define V 222\n");
     expect_value(project, {"k.cu"}, "222");
     auto code_entry = [&] {
-        for (const auto& entry : std::filesystem::directory_iterator(dir.path() / "cache"))
+        for (const auto& entry :
+             std::filesystem::recursive_directory_iterator(dir.path() / "cache"))
             if (entry.path().extension() == ".ccentry" &&
                 read_file(entry.path()).find("cudacore-header-list") == std::string::npos)
                 return entry.path();
