@@ -741,13 +741,12 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
                 if (flat) {
                     remove_if_same_file(directory_fd_, name, file.fd);
                 } else {
-                    struct stat info {};
-                    const auto size = ::fstat(file.fd, &info) == 0 ? info.st_size : 0;
+                    // Recounted: a damaged entry need not have the size it was counted with.
                     change_shard(directory_fd_, directory_, shard, folder.fd,
                                  [&](detail::ShardCounter& counter) {
                                      if (!remove_if_same_file(folder.fd, name, file.fd)) return;
-                                     counter.bytes -= std::min<std::uint64_t>(counter.bytes, size);
-                                     if (counter.entries > 0) --counter.entries;
+                                     counter = count_listing(list_directory(
+                                         folder.fd, shard_path(directory_, shard), false));
                                  });
                 }
             }

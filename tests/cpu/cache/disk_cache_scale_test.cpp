@@ -147,10 +147,10 @@ TEST(DiskCacheLayout, CountersFollowPutsReplacementsAndCorruptEntries) {
     TempDir dir;
     const fs::path path = dir.path() / "cache";
     DiskProgramCache cache(path);
-    for (int i = 0; i < 300; ++i) cache.put(key_of(i), sample(10 + i * 7 % 500));
-    for (int i = 0; i < 300; i += 3) cache.put(key_of(i), sample(900));  // replaced, other size
-    // Corrupt entries found by get are removed and uncounted.
-    for (int i = 1; i < 300; i += 10) {
+    for (int i = 0; i < 120; ++i) cache.put(key_of(i), sample(10 + i * 7 % 500));
+    for (int i = 0; i < 120; i += 3) cache.put(key_of(i), sample(900));  // replaced, other size
+    // Corrupt entries found by get are removed and uncounted (their shard recounted).
+    for (int i = 1; i < 120; i += 10) {
         test::write_file(cache.entry_path(key_of(i)), "not an entry");
         EXPECT_FALSE(cache.get(key_of(i)));
     }
@@ -158,7 +158,7 @@ TEST(DiskCacheLayout, CountersFollowPutsReplacementsAndCorruptEntries) {
     const Counted all = listed(path);
     EXPECT_EQ(stats.entries, all.entries);
     EXPECT_EQ(stats.bytes, all.bytes);
-    EXPECT_EQ(stats.entries, 300u - 30u);
+    EXPECT_EQ(stats.entries, 120u - 12u);
     expect_counters_match_listings(path);
 }
 
@@ -239,19 +239,18 @@ TEST(DiskCacheLayout, EvictionWorksOnOneShardAtATimeLeastRecentlyUsedFirst) {
     TempDir dir;
     const fs::path path = dir.path() / "cache";
     const std::uint64_t entry_size = DiskProgramCache::encode_entry(key_of(0), sample(1000)).size();
-    constexpr int bound_entries = 1500;
+    constexpr int bound_entries = 250;
     DiskProgramCache cache(path, bound_entries * entry_size);
-    constexpr int filled = 1500;
-    for (int i = 0; i < filled; ++i) cache.put(key_of(i), sample(1000));
+    // Put in order, so entry i is older than entry i + 1 (a put takes longer than the file
+    // system's clock tick); then every other one of the 60 oldest used again.
+    for (int i = 0; i < bound_entries; ++i) cache.put(key_of(i), sample(1000));
     EXPECT_EQ(cache.stats().evictions, 0u);
-    // Ages: entry i used (filled - i) minutes ago; then half of the 300 oldest used again.
-    for (int i = 0; i < filled; ++i) set_mtime(cache.entry_path(key_of(i)), (filled - i) * 60);
     std::set<int> touched;
-    for (int i = 0; i < 300; i += 2) {
+    for (int i = 0; i < 60; i += 2) {
         ASSERT_TRUE(cache.get(key_of(i)));
         touched.insert(i);
     }
-    for (int i = filled; i < filled + 300; ++i) {
+    for (int i = bound_entries; i < bound_entries + 60; ++i) {
         std::set<std::string> before;
         for (int k = 0; k < i; ++k)
             if (fs::exists(cache.entry_path(key_of(k)))) before.insert(key_of(k).hex());
@@ -264,9 +263,9 @@ TEST(DiskCacheLayout, EvictionWorksOnOneShardAtATimeLeastRecentlyUsedFirst) {
                 shards.insert(hex.substr(0, 2));
         EXPECT_LE(shards.size(), 1u) << "put " << i << " evicted from several shards";
     }
-    EXPECT_GE(cache.stats().evictions, 300u);
+    EXPECT_GE(cache.stats().evictions, 60u);
     int old_kept = 0;
-    for (int i = 0; i < 300; ++i) {
+    for (int i = 0; i < 60; ++i) {
         if (touched.contains(i)) {
             EXPECT_TRUE(fs::exists(cache.entry_path(key_of(i)))) << "recently used " << i;
         } else if (fs::exists(cache.entry_path(key_of(i)))) {
@@ -274,7 +273,7 @@ TEST(DiskCacheLayout, EvictionWorksOnOneShardAtATimeLeastRecentlyUsedFirst) {
         }
     }
     // Recency is exact across shards and to within a tenth of a shard inside one.
-    EXPECT_LE(old_kept, 15) << "of the 150 least recently used entries";
+    EXPECT_LE(old_kept, 3) << "of the 30 least recently used entries";
     expect_counters_match_listings(path);
 }
 
@@ -282,7 +281,7 @@ TEST(DiskCacheLayout, ACounterLeftDirtyByACrashIsRepairedByTheNextPut) {
     TempDir dir;
     const fs::path path = dir.path() / "cache";
     DiskProgramCache cache(path, std::uint64_t{1} << 30);
-    for (int i = 0; i < 200; ++i) cache.put(key_of(i), sample(100 + i));
+    for (int i = 0; i < 80; ++i) cache.put(key_of(i), sample(100 + i));
     const std::string shard = shard_of(key_of(0));
     // As a process killed between renaming an entry into place and counting it leaves it.
     write_slot(path, shard, shard + " 1 1 0 d");
@@ -303,22 +302,22 @@ TEST(DiskCacheLayout, ACounterLeftWrongIsRepairedByTheNextCleanupOfItsShard) {
     TempDir dir;
     const fs::path path = dir.path() / "cache";
     const std::uint64_t entry_size = DiskProgramCache::encode_entry(key_of(0), sample(500)).size();
-    DiskProgramCache cache(path, 100 * entry_size);
-    for (int i = 0; i < 100; ++i) cache.put(key_of(i), sample(500));
+    DiskProgramCache cache(path, 60 * entry_size);
+    for (int i = 0; i < 60; ++i) cache.put(key_of(i), sample(500));
     const std::string shard = shard_of(key_of(0));
     // Clean but wrong (an entry copied in by hand, a power loss): prune recounts every shard.
     write_slot(path, shard, shard + " 3 99 0 c");
     EXPECT_EQ(cache.prune(std::uint64_t{1} << 40), 0u);
     expect_counters_match_listings(path);
     // And an eviction from that shard recounts it: make its entries the oldest.
-    write_slot(path, shard, shard + " 3 99 1 c");
-    for (int i = 0; i < 100; ++i)
+    write_slot(path, shard, shard + " 99999 99 1 c");  // over the bound, and the oldest
+    for (int i = 0; i < 60; ++i)
         if (shard_of(key_of(i)) == shard) set_mtime(cache.entry_path(key_of(i)), 3600);
-    cache.put(key_of(100), sample(500));
+    cache.put(key_of(60), sample(500));
     const Slot s = slot(path, shard);
     EXPECT_EQ(s.state, 'c');
     EXPECT_EQ((Counted{s.bytes, s.entries}), listed(path, shard));
-    EXPECT_LE(listed(path).bytes, 100 * entry_size);
+    EXPECT_LE(listed(path).bytes, 60 * entry_size);
 }
 
 // 8 processes put and get random keys under a bound that forces eviction, and are killed with
