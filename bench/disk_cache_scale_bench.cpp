@@ -91,6 +91,7 @@ std::string read_plain(const fs::path& path) {
 struct Row {
     std::uint64_t entries;
     Summary put, get, raw_put, raw_get;
+    double stats_us = -1;  // the disk tier's stats() (what `cudacore cache stats` reads)
 };
 
 void print_rows(const char* tier, const std::vector<Row>& rows, const char* raw_name) {
@@ -122,6 +123,13 @@ void print_rows(const char* tier, const std::vector<Row>& rows, const char* raw_
                     large.raw_get.median_us / small.raw_get.median_us);
     }
     std::printf("\n");
+    if (rows.front().stats_us < 0) return;
+    std::printf("stats() median of 5:");
+    for (const Row& row : rows) {
+        std::printf(" %llu entries %.0f us;", static_cast<unsigned long long>(row.entries),
+                    row.stats_us);
+    }
+    std::printf("\n");
 }
 
 std::vector<Row> disk_tier(const std::vector<std::uint64_t>& sizes, const fs::path& folder) {
@@ -141,7 +149,7 @@ std::vector<Row> disk_tier(const std::vector<std::uint64_t>& sizes, const fs::pa
         }
         cache.prune(std::uint64_t{1} << 42);  // recounts every shard
         const double fill_s = std::chrono::duration<double>(Clock::now() - fill_start).count();
-        Row row{size, {}, {}, {}, {}};
+        Row row{size, {}, {}, {}, {}, -1};
         std::vector<double> puts, gets, raw_puts, raw_gets;
         for (int i = 0; i < 200; ++i) {
             const std::uint64_t n = fresh++;
@@ -172,6 +180,9 @@ std::vector<Row> disk_tier(const std::vector<std::uint64_t>& sizes, const fs::pa
             std::string bytes;
             raw_gets.push_back(time_us([&] { bytes = read_plain(path); }));
         }
+        std::vector<double> stats_times;
+        for (int i = 0; i < 5; ++i) stats_times.push_back(time_us([&] { (void)cache.stats(); }));
+        row.stats_us = summarize(stats_times).median_us;
         row.put = summarize(puts);
         row.get = summarize(gets);
         row.raw_put = summarize(raw_puts);
@@ -233,7 +244,7 @@ std::vector<Row> memory_tier(const std::vector<std::uint64_t>& sizes) {
             std::exit(1);
         }
         rows.push_back({size, summarize(puts), summarize(gets), summarize(bare_puts),
-                        summarize(bare_gets)});
+                        summarize(bare_gets), -1});
     }
     return rows;
 }
@@ -242,7 +253,8 @@ std::vector<Row> memory_tier(const std::vector<std::uint64_t>& sizes) {
 
 int main(int argc, char** argv) {
     std::uint64_t max_entries = 1'000'000;
-    if (const char* value = std::getenv("CUDACORE_SCALE_BENCH_MAX")) max_entries = std::stoull(value);
+    if (const char* value = std::getenv("CUDACORE_SCALE_BENCH_MAX"))
+        max_entries = std::stoull(value);
     fs::path folder;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string option = argv[i];

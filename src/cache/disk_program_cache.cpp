@@ -332,8 +332,10 @@ void change_shard(int directory_fd, const fs::path& directory, unsigned shard, i
     detail::ShardLock lock(directory_fd, directory, shard);
     detail::ShardCounter counter = lock.read();
     if (!counter.clean) {
-        counter = folder_fd < 0 ? detail::ShardCounter{}
-                                : count_listing(list_directory(folder_fd, shard_path(directory, shard), true));
+        counter =
+            folder_fd < 0
+                ? detail::ShardCounter{}
+                : count_listing(list_directory(folder_fd, shard_path(directory, shard), true));
     }
     lock.write(counter, true);
     change(counter);
@@ -420,8 +422,9 @@ detail::ShardCounter recount_shard(int directory_fd, const fs::path& directory, 
     detail::ShardLock lock(directory_fd, directory, shard);
     detail::ShardCounter counter = lock.read();
     if (counter.clean) return counter;  // repaired by another process meanwhile
-    counter = folder.fd < 0 ? detail::ShardCounter{}
-                            : count_listing(list_directory(folder.fd, shard_path(directory, shard), true));
+    counter = folder.fd < 0
+                  ? detail::ShardCounter{}
+                  : count_listing(list_directory(folder.fd, shard_path(directory, shard), true));
     lock.write(counter, false);
     return counter;
 }
@@ -437,7 +440,8 @@ std::optional<detail::ShardCounter> repair_abandoned_shard(int directory_fd,
     if (!lock.held()) return std::nullopt;
     detail::ShardCounter counter = lock.read();
     if (counter.clean) return counter;
-    if (folder.fd < 0 && open_error != ENOENT) fail("open", shard_path(directory, shard), open_error);
+    if (folder.fd < 0 && open_error != ENOENT)
+        fail("open", shard_path(directory, shard), open_error);
     counter = folder.fd < 0
                   ? detail::ShardCounter{}
                   : count_listing(list_directory(folder.fd, shard_path(directory, shard), true));
@@ -489,22 +493,25 @@ std::uint64_t evict_from_shard(int directory_fd, const fs::path& directory, unsi
             removed_bytes += entry.size;
         }
     }
-    counter.oldest_ns = next < listing.entries.size() ? nanoseconds(listing.entries[next].modified) : 0;
+    counter.oldest_ns =
+        next < listing.entries.size() ? nanoseconds(listing.entries[next].modified) : 0;
     lock.write(counter, false);
     return removed;
 }
 
 // After a put: while the counters add up to more than `bound`, evicts from the shard whose least
 // recently used entry is the oldest known (a shard whose record proves stale is listed, its
-// record corrected, and the next one tried; after a few such listings the best one listed gives
-// way anyway). Each eviction removes at least a tenth of its shard, so the listing it costs (one
-// shard of 256) is shared by the puts that follow.
+// record corrected, and the next one tried; after a few such listings the shard then oldest gives
+// way anyway). Shards another process is changing now are left to it. Each eviction removes at
+// least a tenth of its shard, so the listing it costs (one shard of 256) is shared by the puts
+// that follow.
 std::uint64_t evict_after_put(int directory_fd, const fs::path& directory, std::uint64_t bound) {
     // After this many listings, the oldest known shard gives way whatever the others hold, until
     // the cache is within its bound.
     constexpr int max_listings = 8;
     std::uint64_t removed = 0;
-    for (int listing = 0; listing < max_listings + static_cast<int>(detail::shard_count); ++listing) {
+    for (int listing = 0; listing < max_listings + static_cast<int>(detail::shard_count);
+         ++listing) {
         auto table = detail::read_shard_table(directory_fd, directory);
         if (!table) return removed;
         // A dirty counter whose lock is free was left by a process killed while changing its
@@ -524,9 +531,9 @@ std::uint64_t evict_after_put(int directory_fd, const fs::path& directory, std::
         std::int64_t victim_oldest = none, next_oldest = none;
         for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
             const detail::ShardCounter& counter = (*table)[shard];
-            if (counter.clean && counter.entries == 0) continue;
-            // Unknown (0) first: listing it tells.
-            const std::int64_t oldest = counter.clean ? counter.oldest_ns : 0;
+            // A dirty counter here is being changed by another process now: not waited for.
+            if (!counter.clean || counter.entries == 0) continue;
+            const std::int64_t oldest = counter.oldest_ns;  // unknown (0) first: a listing tells
             if (oldest < victim_oldest) {
                 next_oldest = victim_oldest;
                 victim = shard;
@@ -768,7 +775,8 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
                              [&](detail::ShardCounter& counter) {
                                  if (::renameat2(directory_fd_, name.c_str(), target.fd,
                                                  name.c_str(), RENAME_NOREPLACE) != 0) {
-                                     if (errno == EEXIST) ::unlinkat(directory_fd_, name.c_str(), 0);
+                                     if (errno == EEXIST)
+                                         ::unlinkat(directory_fd_, name.c_str(), 0);
                                      return;
                                  }
                                  if (counter.entries == 0) counter.oldest_ns = now_nanoseconds();
@@ -799,20 +807,21 @@ void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
         if (folder.fd < 0) fail("open shard folder", shard_path(directory_, shard), errno);
         // Under the shard's lock, with its counter marked dirty: killed anywhere in here, the
         // next holder recounts the shard.
-        change_shard(directory_fd_, directory_, shard, folder.fd, [&](detail::ShardCounter& counter) {
-            struct stat old {};
-            const bool replacing =
-                ::fstatat(folder.fd, name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 &&
-                S_ISREG(old.st_mode);
-            detail::write_file_atomically_at(folder.fd, name, bytes, 0600, entry_path(key));
-            if (replacing) {
-                counter.bytes -= std::min<std::uint64_t>(counter.bytes, old.st_size);
-            } else {
-                if (counter.entries == 0) counter.oldest_ns = now_nanoseconds();
-                ++counter.entries;
-            }
-            counter.bytes += bytes.size();
-        });
+        change_shard(
+            directory_fd_, directory_, shard, folder.fd, [&](detail::ShardCounter& counter) {
+                struct stat old {};
+                const bool replacing =
+                    ::fstatat(folder.fd, name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISREG(old.st_mode);
+                detail::write_file_atomically_at(folder.fd, name, bytes, 0600, entry_path(key));
+                if (replacing) {
+                    counter.bytes -= std::min<std::uint64_t>(counter.bytes, old.st_size);
+                } else {
+                    if (counter.entries == 0) counter.oldest_ns = now_nanoseconds();
+                    ++counter.entries;
+                }
+                counter.bytes += bytes.size();
+            });
     } catch (const std::system_error& e) {
         throw failed(e.what());
     } catch (const CacheError& e) {
@@ -861,7 +870,8 @@ std::uint64_t DiskProgramCache::prune(std::uint64_t max_bytes) {
         FileDescriptor folder(open_shard(directory_fd_, shard, false));
         if (folder.fd < 0) continue;
         change_shard(directory_fd_, directory_, shard, folder.fd, [&](detail::ShardCounter& c) {
-            DirectoryListing listing = list_directory(folder.fd, shard_path(directory_, shard), true);
+            DirectoryListing listing =
+                list_directory(folder.fd, shard_path(directory_, shard), true);
             std::sort(listing.entries.begin(), listing.entries.end(), older);
             for (const auto& entry : listing.entries) {
                 const std::int64_t age = nanoseconds(entry.modified);
@@ -907,10 +917,13 @@ CacheStats DiskProgramCache::stats() const {
     // The shards' counters; a dirty one is recounted (and repaired) first. Without a counters
     // file (a cache of the flat layout only, looked at by maintenance), shard folders that exist
     // are counted from listings, and nothing is created.
-    const std::optional<detail::ShardTable> table = detail::read_shard_table(directory_fd_, directory_);
+    const std::optional<detail::ShardTable> table =
+        detail::read_shard_table(directory_fd_, directory_);
     for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
-        detail::ShardCounter counter = table ? (*table)[shard] : detail::ShardCounter{0, 0, 0, false};
-        if (!counter.clean) counter = recount_shard(directory_fd_, directory_, shard, table.has_value());
+        detail::ShardCounter counter =
+            table ? (*table)[shard] : detail::ShardCounter{0, 0, 0, false};
+        if (!counter.clean)
+            counter = recount_shard(directory_fd_, directory_, shard, table.has_value());
         stats.entries += counter.entries;
         stats.bytes += counter.bytes;
     }

@@ -42,9 +42,10 @@ std::array<char, slot_size> format_slot(unsigned shard, const ShardCounter& coun
     std::array<char, slot_size> slot;
     slot.fill(' ');
     char text[slot_size + 1];
-    const int length = std::snprintf(text, sizeof text, "%.2s %20" PRIu64 " %12" PRIu64 " %20" PRId64 " %c",
-                                     &hex_pairs[2 * shard], counter.bytes, counter.entries,
-                                     counter.oldest_ns, dirty ? 'd' : 'c');
+    const int length =
+        std::snprintf(text, sizeof text, "%.2s %20" PRIu64 " %12" PRIu64 " %20" PRId64 " %c",
+                      &hex_pairs[2 * shard], counter.bytes, counter.entries, counter.oldest_ns,
+                      dirty ? 'd' : 'c');
     std::memcpy(slot.data(), text, static_cast<std::size_t>(length));
     slot[slot_size - 1] = '\n';
     return slot;
@@ -81,7 +82,8 @@ ShardTable parse_table(const char* bytes, std::size_t size) {
 std::size_t read_at(int fd, char* buffer, std::size_t size, off_t offset, const fs::path& path) {
     std::size_t done = 0;
     while (done < size) {
-        const ssize_t n = ::pread(fd, buffer + done, size - done, offset + static_cast<off_t>(done));
+        const ssize_t n =
+            ::pread(fd, buffer + done, size - done, offset + static_cast<off_t>(done));
         if (n < 0) {
             if (errno == EINTR) continue;
             fail("read", path, errno);
@@ -170,7 +172,8 @@ ShardLock::~ShardLock() {
 
 ShardCounter ShardLock::read() const {
     char slot[slot_size];
-    const std::size_t size = read_at(fd_, slot, slot_size, static_cast<off_t>(shard_ * slot_size), path_);
+    const std::size_t size =
+        read_at(fd_, slot, slot_size, static_cast<off_t>(shard_ * slot_size), path_);
     if (size < slot_size) return ShardCounter{0, 0, 0, false};
     return parse_slot(shard_, slot);
 }
@@ -179,7 +182,8 @@ void ShardLock::write(const ShardCounter& counter, bool dirty) {
     const auto slot = format_slot(shard_, counter, dirty);
     // One pwrite: a process killed around it leaves the old slot or the new one, never a mix.
     for (;;) {
-        const ssize_t n = ::pwrite(fd_, slot.data(), slot.size(), static_cast<off_t>(shard_ * slot_size));
+        const ssize_t n =
+            ::pwrite(fd_, slot.data(), slot.size(), static_cast<off_t>(shard_ * slot_size));
         if (n == static_cast<ssize_t>(slot.size())) return;
         if (n < 0 && errno == EINTR) continue;
         fail("write", path_, n < 0 ? errno : EIO);

@@ -42,7 +42,8 @@ bool is_shard_folder_name(std::string_view name) noexcept;
 
 // Every slot, read without locking (one pread): a snapshot, exact for slots no one is changing.
 // nullopt when the file does not exist. Throws CacheError on other I/O errors.
-std::optional<ShardTable> read_shard_table(int directory_fd, const std::filesystem::path& directory);
+std::optional<ShardTable> read_shard_table(int directory_fd,
+                                           const std::filesystem::path& directory);
 
 // Writes a table of clean, empty slots as <directory>/.shards, atomically, when there is none.
 // Call with the cache's directory lock held (two creators would race). Throws CacheError.

@@ -46,7 +46,8 @@ Counted listed(const fs::path& cache, const std::string& shard = "") {
     Counted counted;
     for (const auto& item : fs::recursive_directory_iterator(cache)) {
         const std::string name = item.path().filename().string();
-        if (!item.is_regular_file() || !name.ends_with(".ccentry") || name.starts_with(".")) continue;
+        if (!item.is_regular_file() || !name.ends_with(".ccentry") || name.starts_with("."))
+            continue;
         if (!shard.empty() && item.path().parent_path().filename() != shard) continue;
         counted.bytes += item.file_size();
         ++counted.entries;
@@ -378,7 +379,8 @@ TEST(DiskCacheLayout, ProcessesKilledAtRandomWhileStoringLeaveARepairableBounded
     std::map<std::string, int> results;
     for (const auto& item : fs::recursive_directory_iterator(path)) {
         const std::string name = item.path().filename().string();
-        if (name.starts_with(".") && name.find(".tmp-") != std::string::npos) ++results["temporary"];
+        if (name.starts_with(".") && name.find(".tmp-") != std::string::npos)
+            ++results["temporary"];
     }
     EXPECT_EQ(cache.stats().corrupt_entries, 0u);
     std::cout << kills << " kills, " << seed << " processes, " << keys << " keys; " << dirty
