@@ -44,6 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     auto& cache = fuzz_cache();
     const auto path = cache.entry_path(key);
+    std::filesystem::create_directory(path.parent_path());  // a shard folder comes with its first entry
     {
         std::ofstream out(path, std::ios::binary | std::ios::trunc);
         out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

@@ -37,6 +37,7 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
   src/cache/disk_program_cache.cpp
+  src/cache/shard_counters.cpp
   src/cache/cached_compile.cpp
   src/cache/include_directives.cpp
   src/cache/include_lookups.cpp

@@ -1,29 +1,49 @@
 // DiskProgramCache: a ProgramCache in a directory, shared by the processes of one user.
 //
-// One file per entry, named <key hex>.ccentry: a small header (magic, the key) followed by the
-// serialized ObjectCode, whose checksum is verified on every read. An entry file larger than the
-// largest this cache writes (max_bytes, and the format's own limit) is a miss refused before it
-// is read; one too large for any cache is removed as corrupt. A read that runs out of memory is a
-// miss too. The folder carries a CACHEDIR.TAG of cudacore's, and only cudacore's own names in it
-// are ever removed. Writes go to a temporary file
-// that is fsynced and renamed into place, so readers (and a writer killed at any instant) never
-// see a partial entry; the last of several concurrent writers of one key wins, and every version
-// is complete. A bad entry (wrong magic or key, failed checksum, truncated) counts as a miss, is
-// removed and is never returned.
+// Layout. One file per entry, <dir>/<first two hex digits of the key>/<key hex>.ccentry: 256
+// shard folders (00 ... ff, each created with its first entry), as ccache spreads its entries,
+// so that no folder grows past about a 256th of the cache. An entry is a small header (magic, the key) followed by the serialized
+// ObjectCode, whose checksum is verified on every read. An entry file larger than the largest
+// this cache writes (max_bytes, and the format's own limit) is a miss refused before it is read;
+// one too large for any cache is removed as corrupt. A read that runs out of memory is a miss
+// too. The folder carries a CACHEDIR.TAG of cudacore's, and only cudacore's own names in it are
+// ever removed. Writes go to a temporary file in the shard folder that is fsynced and renamed
+// into place, so readers (and a writer killed at any instant) never see a partial entry; the
+// last of several concurrent writers of one key wins, and every version is complete. A bad entry
+// (wrong magic or key, failed checksum, truncated) counts as a miss, is removed and is never
+// returned.
 //
-// Bounded in bytes: after each put, the least recently used entries (oldest modification time; a
-// hit touches the file) are removed, under an exclusive flock on <dir>/.lock, until the total is
-// within the bound. Temporary files count against the bound (stats().bytes includes them). A
-// temporary file's name carries its writer's process id: put (when over the bound), prune and
-// clear remove those whose writer is gone, and any older than stale_temporary_age (a reused pid).
+// Older caches. Entries of the flat layout (<dir>/<key hex>.ccentry, written by cudacore before
+// the shards, or by an older version sharing the cache) are moved into their shards when the
+// cache is opened by the constructor, and by prune(); one written after that is still found by
+// get() (and moved into its shard then), counted by stats(), removed by clear() and prune().
+//
+// Size accounting. Each shard's bytes and entries are kept in <dir>/.shards, one 64-byte text
+// line per shard, changed only under a lock on that line (so processes store into different
+// shards at once). The line is marked dirty while its shard changes: a process killed at any
+// point leaves it dirty, and the next process that takes that shard's lock (a put, an eviction,
+// stats(), prune()) recounts the shard from a listing of its folder alone. A put or get never
+// lists the whole cache: its cost does not grow with the number of entries.
+//
+// Bounded in bytes: after a put, while the counters add up to more than max_bytes, entries are
+// removed least recently used first (oldest modification time; a hit touches the file) from the
+// shard whose least recently used entry is the oldest (each shard's line records it as of its
+// last listing, and the listing checks it). One eviction lists one shard and removes at least a
+// tenth of it, so its cost is shared by the puts that follow; recency is thus followed exactly
+// across shards and to within a tenth of a shard inside one. prune() ranks all entries at once.
+// An entry being written is not counted until it is renamed into place: while processes store,
+// the cache may exceed its bound by one entry per storing process. A temporary file's name
+// carries its writer's process id: a shard's eviction, prune and clear remove those whose writer
+// is gone, and any older than stale_temporary_age (a reused pid).
 //
 // Security: cached code runs on your GPU, so the directory must be yours alone. It is created
-// with mode 0700; an existing directory that is owned by another user or writable by group or
-// others, or that is a symbolic link, is refused with CacheError. The directory is opened once
-// (O_DIRECTORY | O_NOFOLLOW), the check is made on that descriptor, and every later operation is
-// relative to it (openat, renameat, unlinkat, fstatat, fdopendir): replacing the path with a
-// symlink after the check redirects nothing. Entries are opened without following symlinks and
-// without blocking (a FIFO planted where an entry belongs is a miss, not a hang).
+// with mode 0700 (its shard folders too); an existing directory that is owned by another user or
+// writable by group or others, or that is a symbolic link, is refused with CacheError. The
+// directory is opened once (O_DIRECTORY | O_NOFOLLOW), the check is made on that descriptor, and
+// every later operation is relative to it (openat, renameat, unlinkat, fstatat, fdopendir), with
+// shard folders opened through it without following symlinks: replacing a path with a symlink
+// after the check redirects nothing. Entries are opened without following symlinks and without
+// blocking (a FIFO planted where an entry belongs is a miss, not a hang).
 //
 // Thread-safe and multi-process-safe; the hit/miss counters in stats() are this object's.
 #pragma once
@@ -66,20 +86,35 @@ public:
     // read-only directory, a directory where the entry belongs...), counted in
     // stats().failed_stores; compile_cached reports it and goes on without the cache.
     void put(const CacheKey& key, const ObjectCode& code) override;
-    // Counters of this object, plus the entries and bytes now in the directory.
+    // Counters of this object, plus the entries and bytes in the directory, from the shards'
+    // counters (one read of <dir>/.shards) and a listing of the top folder (about 260 names, plus
+    // entries of the flat layout not yet moved), so it stays fast at millions of entries. Exact
+    // when no process is storing or evicting, except after changes made behind the cache's back
+    // (files removed or copied in by hand, a power loss between an entry's write and its count):
+    // a dirty counter (a process killed while changing its shard) is recounted and repaired
+    // first; prune() recounts every shard. temporary_files counts those of the top folder only
+    // (a shard's are not listed). Throws CacheError on an I/O error.
     CacheStats stats() const override;
     // Removes every entry (and stale temporary files). Only names of the cache's own forms are
     // ever removed (<64 hex digits>.ccentry and the temporary files of its writes); anything else
     // in the folder is left alone.
     void clear() override;
-    // Removes least recently used entries until the total is at most `max_bytes`, and stale
-    // temporary files. Returns how many entries were removed.
+    // Moves entries of the flat layout into their shards, recounts every shard (repairing its
+    // counter) and removes stale temporary files, then removes least recently used entries,
+    // ranked over the whole cache, until the total is at most `max_bytes`. Lists the cache twice
+    // and holds 16 bytes per entry meanwhile (a maintenance command's cost). Returns how many
+    // entries were removed. Throws CacheError on an I/O error.
     std::uint64_t prune(std::uint64_t max_bytes);
+    // How many entries of the flat layout the top folder holds (a listing of it).
+    std::uint64_t flat_entries() const;
 
     const std::filesystem::path& directory() const noexcept { return directory_; }
     std::uint64_t max_bytes() const noexcept { return max_bytes_; }
+    // Where `key`'s entry is stored: directory() / <its shard> / entry_name(key).
     std::filesystem::path entry_path(const CacheKey& key) const;
-    // The file name of `key`'s entry inside directory().
+    // Where the flat layout stored it: directory() / entry_name(key) (still found by get).
+    std::filesystem::path flat_entry_path(const CacheKey& key) const;
+    // The file name of `key`'s entry inside its folder.
     static std::string entry_name(const CacheKey& key);
 
     // The bytes of an entry file, and their inverse. decode_entry throws SerializationError
@@ -90,7 +125,6 @@ public:
 private:
     enum class Opening { create, existing };
     DiskProgramCache(std::filesystem::path directory, std::uint64_t max_bytes, Opening opening);
-    std::uint64_t evict_to(std::uint64_t bound);
 
     std::filesystem::path directory_;
     int directory_fd_ = -1;  // the directory as opened and checked; every operation goes through it

@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 
+#include "cache/shard_counters.hpp"
 #include "support/atomic_file.hpp"
 
 #include <dirent.h>
@@ -12,13 +13,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <new>
 #include <array>
 #include <cerrno>
+#include <cstdio>
+#include <limits>
+#include <new>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace cudacore {
@@ -76,10 +80,12 @@ bool is_cache_temporary(std::string_view name) {
     return rest.empty();
 }
 
-// Names the cache writes: entries, their temporaries, the lock and the marker.
+// Names the cache writes: entries, their temporaries, the lock, the marker, the shard folders
+// and their counters.
 bool is_cache_name(std::string_view name) {
     return is_entry_name(name) || is_cache_temporary(name) || name == lock_name ||
-           name == marker_name;
+           name == marker_name || name == detail::shard_counters_name ||
+           detail::is_shard_folder_name(name);
 }
 
 std::string errno_text(int error) { return std::strerror(error); }
@@ -94,6 +100,7 @@ struct FileDescriptor {
     FileDescriptor() = default;
     explicit FileDescriptor(int value) : fd(value) {}
     FileDescriptor(const FileDescriptor&) = delete;
+    FileDescriptor(FileDescriptor&& other) noexcept : fd(std::exchange(other.fd, -1)) {}
     FileDescriptor& operator=(const FileDescriptor&) = delete;
     ~FileDescriptor() {
         if (fd >= 0) ::close(fd);
@@ -195,13 +202,13 @@ DirectoryListing list_directory(int directory_fd, const fs::path& directory,
 
 // Removes `name` only if it is still the file `opened` refers to: another process may have
 // renamed a fresh, valid entry over the bad one since we read it.
-void remove_if_same_file(int directory_fd, const std::string& name, int opened) {
+bool remove_if_same_file(int directory_fd, const std::string& name, int opened) {
     struct stat read_info {}, current {};
     if (::fstat(opened, &read_info) != 0 ||
         ::fstatat(directory_fd, name.c_str(), &current, AT_SYMLINK_NOFOLLOW) != 0)
-        return;
-    if (read_info.st_dev == current.st_dev && read_info.st_ino == current.st_ino)
-        ::unlinkat(directory_fd, name.c_str(), 0);
+        return false;
+    return read_info.st_dev == current.st_dev && read_info.st_ino == current.st_ino &&
+           ::unlinkat(directory_fd, name.c_str(), 0) == 0;
 }
 
 // Checks the directory through its open descriptor, so what is checked is what is used.
@@ -274,6 +281,332 @@ void refuse_root(int directory_fd, const fs::path& directory) {
     }
 }
 
+unsigned shard_of(const CacheKey& key) { return key.digest[0]; }
+
+std::int64_t nanoseconds(const timespec& time) {
+    return std::int64_t{time.tv_sec} * 1'000'000'000 + time.tv_nsec;
+}
+
+std::int64_t now_nanoseconds() {
+    timespec now {};
+    ::clock_gettime(CLOCK_REALTIME, &now);
+    return nanoseconds(now);
+}
+
+fs::path shard_path(const fs::path& directory, unsigned shard) {
+    return directory / detail::shard_folder_name(shard);
+}
+
+// A shard folder, opened without following a symlink (created first when asked); -1 and errno
+// when it cannot be.
+int open_shard(int directory_fd, unsigned shard, bool create) {
+    const std::string name(detail::shard_folder_name(shard));
+    constexpr int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+    int fd = ::openat(directory_fd, name.c_str(), flags);
+    if (fd < 0 && errno == ENOENT && create) {
+        if (::mkdirat(directory_fd, name.c_str(), 0700) != 0 && errno != EEXIST) return -1;
+        fd = ::openat(directory_fd, name.c_str(), flags);
+    }
+    return fd;
+}
+
+// A shard's counter as a listing of its folder gives it.
+detail::ShardCounter count_listing(const DirectoryListing& listing) {
+    detail::ShardCounter counter;
+    for (const auto& entry : listing.entries) {
+        counter.bytes += entry.size;
+        ++counter.entries;
+        const std::int64_t modified = nanoseconds(entry.modified);
+        if (counter.oldest_ns == 0 || modified < counter.oldest_ns) counter.oldest_ns = modified;
+    }
+    return counter;
+}
+
+// Changes a shard's entries with `change` under the lock of its counter, which is marked dirty
+// meanwhile: a process killed inside `change` (or an exception out of it) leaves it dirty, and
+// the next holder recounts the shard. `change` adjusts the counter it is given (recounted first
+// when it was dirty).
+template <typename Change>
+void change_shard(int directory_fd, const fs::path& directory, unsigned shard, int folder_fd,
+                  Change&& change) {
+    detail::ShardLock lock(directory_fd, directory, shard);
+    detail::ShardCounter counter = lock.read();
+    if (!counter.clean) {
+        counter =
+            folder_fd < 0
+                ? detail::ShardCounter{}
+                : count_listing(list_directory(folder_fd, shard_path(directory, shard), true));
+    }
+    lock.write(counter, true);
+    change(counter);
+    lock.write(counter, false);
+}
+
+// Moves the entries of the flat layout (<dir>/<key>.ccentry) into their shard folders and counts
+// them there; one whose shard already holds the key is removed (the shard's is the one found).
+// Removes stale temporary files of the top folder on the way. Returns how many were moved.
+std::uint64_t migrate_flat_entries(int directory_fd, const fs::path& directory) {
+    DirectoryLock lock(directory_fd, directory, LOCK_EX);  // one migration at a time
+    DirectoryListing listing = list_directory(directory_fd, directory, true);
+    // Names start with their shard's two hex digits: sorted by name, a shard's entries are
+    // together.
+    std::sort(listing.entries.begin(), listing.entries.end(),
+              [](const EntryFile& a, const EntryFile& b) { return a.name < b.name; });
+    std::uint64_t moved = 0;
+    for (auto first = listing.entries.begin(); first != listing.entries.end();) {
+        const std::string prefix = first->name.substr(0, 2);
+        const auto last = std::find_if(first, listing.entries.end(), [&](const EntryFile& e) {
+            return !e.name.starts_with(prefix);
+        });
+        const unsigned shard = static_cast<unsigned>(std::stoul(prefix, nullptr, 16));
+        FileDescriptor folder(open_shard(directory_fd, shard, true));
+        if (folder.fd >= 0) {
+            change_shard(directory_fd, directory, shard, folder.fd, [&](detail::ShardCounter& c) {
+                for (auto entry = first; entry != last; ++entry) {
+                    const char* name = entry->name.c_str();
+                    if (::renameat2(directory_fd, name, folder.fd, name, RENAME_NOREPLACE) == 0) {
+                        const std::int64_t modified = nanoseconds(entry->modified);
+                        if (c.entries == 0 || (c.oldest_ns != 0 && modified < c.oldest_ns))
+                            c.oldest_ns = modified;
+                        c.bytes += entry->size;
+                        ++c.entries;
+                        ++moved;
+                    } else if (errno == EEXIST) {
+                        ::unlinkat(directory_fd, name, 0);
+                    }  // else left where it is, still found by get
+                }
+            });
+        }
+        first = last;
+    }
+    return moved;
+}
+
+// Whether the top folder holds an entry of the flat layout (a listing of names only: once the
+// entries are in shards, the top folder holds about 260 names).
+bool has_flat_entries(int directory_fd, const fs::path& directory) {
+    DIR* dir = open_listing(directory_fd, directory);
+    bool found = false;
+    while (const dirent* item = ::readdir(dir)) {
+        if (is_entry_name(item->d_name)) {
+            found = true;
+            break;
+        }
+    }
+    ::closedir(dir);
+    return found;
+}
+
+// Creates the shards' counters when the cache has none (a new cache, or one of the flat layout),
+// then moves flat entries into their shards. A shard folder is created with its first entry.
+void prepare_layout(int directory_fd, const fs::path& directory) {
+    struct stat info {};
+    const std::string counters(detail::shard_counters_name);
+    if (::fstatat(directory_fd, counters.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+        DirectoryLock lock(directory_fd, directory, LOCK_EX);
+        detail::create_shard_table(directory_fd, directory);
+    }
+    if (has_flat_entries(directory_fd, directory)) migrate_flat_entries(directory_fd, directory);
+}
+
+// The counter of one shard, recounted from a listing of its folder; with `repair`, under the
+// counter's lock and written back (clean). A missing folder is an empty shard.
+detail::ShardCounter recount_shard(int directory_fd, const fs::path& directory, unsigned shard,
+                                   bool repair) {
+    FileDescriptor folder(open_shard(directory_fd, shard, false));
+    if (folder.fd < 0 && errno != ENOENT) fail("open", shard_path(directory, shard), errno);
+    if (!repair) {
+        if (folder.fd < 0) return {};
+        return count_listing(list_directory(folder.fd, shard_path(directory, shard), false));
+    }
+    detail::ShardLock lock(directory_fd, directory, shard);
+    detail::ShardCounter counter = lock.read();
+    if (counter.clean) return counter;  // repaired by another process meanwhile
+    counter = folder.fd < 0
+                  ? detail::ShardCounter{}
+                  : count_listing(list_directory(folder.fd, shard_path(directory, shard), true));
+    lock.write(counter, false);
+    return counter;
+}
+
+// A dirty counter that no one holds, recounted and written back; nullopt when another process
+// holds it (it is changing that shard now).
+std::optional<detail::ShardCounter> repair_abandoned_shard(int directory_fd,
+                                                          const fs::path& directory,
+                                                          unsigned shard) {
+    FileDescriptor folder(open_shard(directory_fd, shard, false));
+    const int open_error = errno;
+    detail::ShardLock lock(directory_fd, directory, shard, false);
+    if (!lock.held()) return std::nullopt;
+    detail::ShardCounter counter = lock.read();
+    if (counter.clean) return counter;
+    if (folder.fd < 0 && open_error != ENOENT)
+        fail("open", shard_path(directory, shard), open_error);
+    counter = folder.fd < 0
+                  ? detail::ShardCounter{}
+                  : count_listing(list_directory(folder.fd, shard_path(directory, shard), true));
+    lock.write(counter, false);
+    return counter;
+}
+
+// Removes least recently used entries of one shard (under its counter's lock, from a listing of
+// its folder, which also recounts it) while the cache is over `bound`, stopping at an entry used
+// more recently than `newer_elsewhere` (another shard has an older one); then goes on until at
+// least `at_least` bytes are gone. Records the shard's oldest remaining entry. Returns how many
+// entries were removed.
+std::uint64_t evict_from_shard(int directory_fd, const fs::path& directory, unsigned shard,
+                               std::uint64_t bound, std::int64_t newer_elsewhere,
+                               std::uint64_t at_least) {
+    const fs::path folder_path = shard_path(directory, shard);
+    FileDescriptor folder(open_shard(directory_fd, shard, false));
+    const int open_error = errno;
+    detail::ShardLock lock(directory_fd, directory, shard);
+    if (folder.fd < 0) {
+        if (open_error != ENOENT) fail("open", folder_path, open_error);
+        lock.write({}, false);  // the folder is gone, and its entries with it
+        return 0;
+    }
+    const detail::ShardTable table = lock.read_all();
+    std::uint64_t total = 0;
+    for (unsigned other = 0; other < detail::shard_count; ++other)
+        if (other != shard) total += table[other].bytes;
+    lock.write(table[shard], true);
+    DirectoryListing listing = list_directory(folder.fd, folder_path, true);
+    detail::ShardCounter counter = count_listing(listing);
+    total += counter.bytes;
+    std::sort(listing.entries.begin(), listing.entries.end(), older);
+    std::uint64_t removed = 0, removed_bytes = 0;
+    std::size_t next = 0;
+    if (total > bound) {
+        for (; next < listing.entries.size(); ++next) {
+            const EntryFile& entry = listing.entries[next];
+            if (total > bound) {
+                if (nanoseconds(entry.modified) > newer_elsewhere) break;
+            } else if (removed_bytes >= at_least) {
+                break;
+            }
+            if (::unlinkat(folder.fd, entry.name.c_str(), 0) == 0) ++removed;
+            // Gone either way (a user may have removed it).
+            counter.bytes -= entry.size;
+            --counter.entries;
+            total -= entry.size;
+            removed_bytes += entry.size;
+        }
+    }
+    counter.oldest_ns =
+        next < listing.entries.size() ? nanoseconds(listing.entries[next].modified) : 0;
+    lock.write(counter, false);
+    return removed;
+}
+
+// After a put: while the counters add up to more than `bound`, evicts from the shard whose least
+// recently used entry is the oldest known (a shard whose record proves stale is listed, its
+// record corrected, and the next one tried; after a few such listings the shard then oldest gives
+// way anyway). Shards another process is changing now are left to it. Each eviction removes at
+// least a tenth of its shard, so the listing it costs (one shard of 256) is shared by the puts
+// that follow.
+std::uint64_t evict_after_put(int directory_fd, const fs::path& directory, std::uint64_t bound) {
+    // After this many listings, the oldest known shard gives way whatever the others hold, until
+    // the cache is within its bound.
+    constexpr int max_listings = 8;
+    std::uint64_t removed = 0;
+    for (int listing = 0; listing < max_listings + static_cast<int>(detail::shard_count);
+         ++listing) {
+        auto table = detail::read_shard_table(directory_fd, directory);
+        if (!table) return removed;
+        // A dirty counter whose lock is free was left by a process killed while changing its
+        // shard (one whose lock is held is being changed now): recounted before it is trusted.
+        if (listing == 0) {
+            for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+                if ((*table)[shard].clean) continue;
+                if (const auto repaired = repair_abandoned_shard(directory_fd, directory, shard))
+                    (*table)[shard] = *repaired;
+            }
+        }
+        std::uint64_t total = 0;
+        for (const auto& counter : *table) total += counter.bytes;
+        if (total <= bound) return removed;
+        constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+        unsigned victim = detail::shard_count;
+        std::int64_t victim_oldest = none, next_oldest = none;
+        for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+            const detail::ShardCounter& counter = (*table)[shard];
+            // A dirty counter here is being changed by another process now: not waited for.
+            if (!counter.clean || counter.entries == 0) continue;
+            const std::int64_t oldest = counter.oldest_ns;  // unknown (0) first: a listing tells
+            if (oldest < victim_oldest) {
+                next_oldest = victim_oldest;
+                victim = shard;
+                victim_oldest = oldest;
+            } else if (oldest < next_oldest) {
+                next_oldest = oldest;
+            }
+        }
+        if (victim == detail::shard_count) return removed;
+        const bool last_try = listing + 1 >= max_listings;
+        const std::uint64_t at_least = (*table)[victim].bytes / 10;
+        removed += evict_from_shard(directory_fd, directory, victim, bound,
+                                    last_try ? none : next_oldest, at_least);
+    }
+    return removed;
+}
+
+// Reads and checks the entry `name` in the folder open as `folder_fd`, leaving it open in `file`.
+struct EntryRead {
+    enum class Outcome { absent, hit, miss, corrupt } outcome = Outcome::absent;
+    std::optional<ObjectCode> code;
+    bool symlink = false;  // a symlink where the entry belongs (never followed)
+    bool remove = false;   // corrupt: remove it if it is still the file read
+};
+
+EntryRead read_entry(int folder_fd, const std::string& name, const fs::path& path,
+                     const CacheKey& key, std::uint64_t max_bytes, FileDescriptor& file) {
+    using Outcome = EntryRead::Outcome;
+    // Non-blocking: a FIFO planted where the entry belongs must not hang the read.
+    file.fd = ::openat(folder_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (file.fd < 0) {
+        if (errno == ENOENT) return {};
+        if (errno == ELOOP) return {Outcome::corrupt, std::nullopt, true, false};
+        fail("open", path, errno);
+    }
+    struct stat info {};
+    if (::fstat(file.fd, &info) != 0) fail("fstat", path, errno);
+    // Bounded before reading: nothing larger than this cache writes is read (a junk file of
+    // gigabytes where an entry belongs costs one fstat, not its size in memory).
+    const auto size = static_cast<std::uint64_t>(info.st_size);
+    const std::uint64_t format_limit = entry_header_size + ObjectCode::max_serialized_size;
+    if (S_ISREG(info.st_mode) && size > std::min(max_bytes, format_limit)) {
+        // Larger than any cache writes: junk. Else a cache with a larger bound may have written
+        // it: left to that one.
+        if (size > format_limit) return {Outcome::corrupt, std::nullopt, false, true};
+        return {Outcome::miss, std::nullopt};
+    }
+    std::string bytes;
+    bool readable = S_ISREG(info.st_mode);
+    if (readable) {
+        try {
+            bytes = detail::read_open_file_bounded(file.fd, path, std::min(max_bytes, format_limit));
+        } catch (const std::length_error&) {
+            readable = false;  // grew past any entry's size since the fstat above
+        } catch (const std::bad_alloc&) {
+            return {Outcome::miss, std::nullopt};  // no memory for it now: a miss, the entry stays
+        } catch (const std::system_error& e) {
+            throw CacheError(std::string("DiskProgramCache: ") + e.what());
+        }
+    }
+    if (readable) {
+        try {
+            return {Outcome::hit, DiskProgramCache::decode_entry(bytes, key)};
+        } catch (const SerializationError&) {
+        } catch (const std::bad_alloc&) {
+            return {Outcome::miss, std::nullopt};
+        }
+    }
+    // A directory there is left alone (it may hold a tree someone put there by mistake): it just
+    // stays a miss, and the next put fails and is reported.
+    return {Outcome::corrupt, std::nullopt, false, !S_ISDIR(info.st_mode)};
+}
+
 }  // namespace
 
 DiskProgramCache::DiskProgramCache(fs::path directory, std::uint64_t max_bytes)
@@ -339,6 +672,9 @@ DiskProgramCache::DiskProgramCache(fs::path directory, std::uint64_t max_bytes, 
                 throw CacheError(std::string("DiskProgramCache: marking the cache: ") + e.what());
             }
         }
+        // The shard folders and their counters; entries of the flat layout (written before it,
+        // or since by an older version) are moved into their shards.
+        if (opening == Opening::create) prepare_layout(directory_fd_, directory_);
     } catch (...) {
         ::close(directory_fd_);
         throw;
@@ -352,6 +688,10 @@ std::string DiskProgramCache::entry_name(const CacheKey& key) {
 }
 
 fs::path DiskProgramCache::entry_path(const CacheKey& key) const {
+    return directory_ / detail::shard_folder_name(shard_of(key)) / entry_name(key);
+}
+
+fs::path DiskProgramCache::flat_entry_path(const CacheKey& key) const {
     return directory_ / entry_name(key);
 }
 
@@ -380,118 +720,190 @@ ObjectCode DiskProgramCache::decode_entry(std::string_view bytes, const CacheKey
 }
 
 std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
+    using Outcome = EntryRead::Outcome;
+    const unsigned shard = shard_of(key);
     const std::string name = entry_name(key);
-    const fs::path path = directory_ / name;
-    // Non-blocking: a FIFO planted where the entry belongs must not hang the read.
-    FileDescriptor file(
-        ::openat(directory_fd_, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-    if (file.fd < 0) {
-        if (errno == ENOENT) {
+    FileDescriptor folder(open_shard(directory_fd_, shard, false));
+    // Something other than a folder where the shard belongs is a miss: the next put there
+    // fails and is reported.
+    if (folder.fd < 0 && errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+        fail("open", shard_path(directory_, shard), errno);
+    FileDescriptor file;
+    EntryRead read;
+    if (folder.fd >= 0) read = read_entry(folder.fd, name, entry_path(key), key, max_bytes_, file);
+    const bool flat = read.outcome == Outcome::absent;
+    if (flat) {  // an entry of the flat layout, written before the shards (or by an older version)
+        read = read_entry(directory_fd_, name, flat_entry_path(key), key, max_bytes_, file);
+    }
+    const int read_folder = flat ? directory_fd_ : folder.fd;
+    switch (read.outcome) {
+        case Outcome::absent:
+        case Outcome::miss:
             ++misses_;
             return std::nullopt;
-        }
-        if (errno == ELOOP) {  // a symlink was put where an entry belongs: never follow it
-            ::unlinkat(directory_fd_, name.c_str(), 0);
+        case Outcome::corrupt:
+            if (read.symlink) {
+                ::unlinkat(read_folder, name.c_str(), 0);  // never counted: not a regular file
+            } else if (read.remove) {
+                if (flat) {
+                    remove_if_same_file(directory_fd_, name, file.fd);
+                } else {
+                    // Recounted: a damaged entry need not have the size it was counted with.
+                    change_shard(directory_fd_, directory_, shard, folder.fd,
+                                 [&](detail::ShardCounter& counter) {
+                                     if (!remove_if_same_file(folder.fd, name, file.fd)) return;
+                                     counter = count_listing(list_directory(
+                                         folder.fd, shard_path(directory_, shard), false));
+                                 });
+                }
+            }
             ++corrupt_;
             ++misses_;
             return std::nullopt;
-        }
-        fail("open", path, errno);
-    }
-    struct stat info {};
-    if (::fstat(file.fd, &info) != 0) fail("fstat", path, errno);
-    // Bounded before reading: nothing larger than this cache writes is read (a junk file of
-    // gigabytes where an entry belongs costs one fstat, not its size in memory).
-    const auto size = static_cast<std::uint64_t>(info.st_size);
-    const std::uint64_t format_limit = entry_header_size + ObjectCode::max_serialized_size;
-    if (S_ISREG(info.st_mode) && size > std::min(max_bytes_, format_limit)) {
-        if (size > format_limit) {  // no cache writes that: junk
-            remove_if_same_file(directory_fd_, name, file.fd);
-            ++corrupt_;
-        }  // else a cache with a larger bound may have written it: left to that one
-        ++misses_;
-        return std::nullopt;
-    }
-    std::string bytes;
-    bool readable = S_ISREG(info.st_mode);
-    if (readable) {
-        try {
-            bytes = detail::read_open_file_bounded(file.fd, path, std::min(max_bytes_, format_limit));
-        } catch (const std::length_error&) {
-            readable = false;  // grew past any entry's size since the fstat above
-        } catch (const std::bad_alloc&) {
-            ++misses_;  // no memory for it now: a miss, the entry stays
-            return std::nullopt;
-        } catch (const std::system_error& e) {
-            throw CacheError(std::string("DiskProgramCache: ") + e.what());
-        }
-    }
-    std::optional<ObjectCode> code;
-    if (readable) {
-        try {
-            code = decode_entry(bytes, key);
-        } catch (const SerializationError&) {
-        } catch (const std::bad_alloc&) {
-            ++misses_;
-            return std::nullopt;
-        }
-    }
-    if (!code) {
-        // A directory there is left alone (it may hold a tree someone put there by mistake):
-        // it just stays a miss, and the next put fails and is reported.
-        if (!S_ISDIR(info.st_mode)) remove_if_same_file(directory_fd_, name, file.fd);
-        ++corrupt_;
-        ++misses_;
-        return std::nullopt;
+        case Outcome::hit:
+            break;
     }
     // Mark as recently used for eviction; failure only makes eviction less accurate.
     ::futimens(file.fd, nullptr);
+    if (flat) {
+        // Moved into its shard, where it is counted; if that fails it stays where it was found.
+        try {
+            FileDescriptor target(open_shard(directory_fd_, shard, true));
+            struct stat info {};
+            if (target.fd >= 0 && ::fstat(file.fd, &info) == 0) {
+                change_shard(directory_fd_, directory_, shard, target.fd,
+                             [&](detail::ShardCounter& counter) {
+                                 if (::renameat2(directory_fd_, name.c_str(), target.fd,
+                                                 name.c_str(), RENAME_NOREPLACE) != 0) {
+                                     if (errno == EEXIST)
+                                         ::unlinkat(directory_fd_, name.c_str(), 0);
+                                     return;
+                                 }
+                                 if (counter.entries == 0) counter.oldest_ns = now_nanoseconds();
+                                 counter.bytes += static_cast<std::uint64_t>(info.st_size);
+                                 ++counter.entries;
+                             });
+            }
+        } catch (const CacheError&) {
+        }
+    }
     ++hits_;
-    return code;
+    return std::move(read.code);
 }
 
 void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
     const std::string bytes = encode_entry(key, code);
     if (bytes.size() > max_bytes_) return;  // would never fit
-    try {
-        detail::write_file_atomically_at(directory_fd_, entry_name(key), bytes, 0600,
-                                         entry_path(key));
-    } catch (const std::system_error& e) {
+    const unsigned shard = shard_of(key);
+    const std::string name = entry_name(key);
+    auto failed = [&](const char* what) {
         ++failed_stores_;
-        throw CacheError("DiskProgramCache::put of '" + code.name() + "' (" +
-                         std::string(to_string(code.code_type())) + ", " +
-                         std::to_string(bytes.size()) + " bytes) as " + key.hex() + ": " + e.what());
+        return CacheError("DiskProgramCache::put of '" + code.name() + "' (" +
+                          std::string(to_string(code.code_type())) + ", " +
+                          std::to_string(bytes.size()) + " bytes) as " + key.hex() + ": " + what);
+    };
+    try {
+        FileDescriptor folder(open_shard(directory_fd_, shard, true));
+        if (folder.fd < 0) fail("open shard folder", shard_path(directory_, shard), errno);
+        // Under the shard's lock, with its counter marked dirty: killed anywhere in here, the
+        // next holder recounts the shard.
+        change_shard(
+            directory_fd_, directory_, shard, folder.fd, [&](detail::ShardCounter& counter) {
+                struct stat old {};
+                const bool replacing =
+                    ::fstatat(folder.fd, name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISREG(old.st_mode);
+                detail::write_file_atomically_at(folder.fd, name, bytes, 0600, entry_path(key));
+                if (replacing) {
+                    counter.bytes -= std::min<std::uint64_t>(counter.bytes, old.st_size);
+                } else {
+                    if (counter.entries == 0) counter.oldest_ns = now_nanoseconds();
+                    ++counter.entries;
+                }
+                counter.bytes += bytes.size();
+            });
+    } catch (const std::system_error& e) {
+        throw failed(e.what());
+    } catch (const CacheError& e) {
+        throw failed(e.what());
     }
     ++insertions_;
-    const DirectoryListing listing = list_directory(directory_fd_, directory_, false);
-    std::uint64_t total = listing.temporary_bytes;
-    for (const auto& entry : listing.entries) total += entry.size;
-    if (total > max_bytes_) evictions_ += evict_to(max_bytes_);
-}
-
-std::uint64_t DiskProgramCache::evict_to(std::uint64_t bound) {
-    DirectoryLock lock(directory_fd_, directory_, LOCK_EX);
-    DirectoryListing listing = list_directory(directory_fd_, directory_, true);
-    // Temporary files still being written count against the bound: entries make room for them.
-    std::uint64_t total = listing.temporary_bytes;
-    for (const auto& entry : listing.entries) total += entry.size;
-    std::sort(listing.entries.begin(), listing.entries.end(), older);
-    std::uint64_t removed = 0;
-    for (const auto& entry : listing.entries) {
-        if (total <= bound) break;
-        if (::unlinkat(directory_fd_, entry.name.c_str(), 0) == 0) ++removed;
-        total -= entry.size;  // gone either way (another process may have removed it)
-    }
-    return removed;
+    evictions_ += evict_after_put(directory_fd_, directory_, max_bytes_);
 }
 
 std::uint64_t DiskProgramCache::prune(std::uint64_t max_bytes) {
-    const std::uint64_t removed = evict_to(max_bytes);
+    migrate_flat_entries(directory_fd_, directory_);
+    // Every shard recounted (its counter repaired, stale temporaries removed), and the age and
+    // size of every entry gathered (16 bytes an entry) to find the age below which entries go.
+    std::vector<std::pair<std::int64_t, std::uint64_t>> ages;
+    std::uint64_t total = 0;
+    for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+        FileDescriptor folder(open_shard(directory_fd_, shard, false));
+        if (folder.fd < 0 && errno != ENOENT) fail("open", shard_path(directory_, shard), errno);
+        change_shard(directory_fd_, directory_, shard, folder.fd, [&](detail::ShardCounter& c) {
+            if (folder.fd < 0) {
+                c = {};
+                return;
+            }
+            const DirectoryListing listing =
+                list_directory(folder.fd, shard_path(directory_, shard), true);
+            c = count_listing(listing);
+            for (const auto& entry : listing.entries)
+                ages.emplace_back(nanoseconds(entry.modified), entry.size);
+            total += c.bytes;
+        });
+    }
+    if (total <= max_bytes) return 0;
+    std::sort(ages.begin(), ages.end());
+    // Entries used before `cutoff` go, and `at_cutoff` of those used at that very instant.
+    std::int64_t cutoff = 0;
+    std::uint64_t at_cutoff = 0, left = total;
+    for (const auto& [age, size] : ages) {
+        if (left <= max_bytes) break;
+        if (age != cutoff) at_cutoff = 0;
+        cutoff = age;
+        ++at_cutoff;
+        left -= size;
+    }
+    std::uint64_t removed = 0;
+    for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+        FileDescriptor folder(open_shard(directory_fd_, shard, false));
+        if (folder.fd < 0) continue;
+        change_shard(directory_fd_, directory_, shard, folder.fd, [&](detail::ShardCounter& c) {
+            DirectoryListing listing =
+                list_directory(folder.fd, shard_path(directory_, shard), true);
+            std::sort(listing.entries.begin(), listing.entries.end(), older);
+            for (const auto& entry : listing.entries) {
+                const std::int64_t age = nanoseconds(entry.modified);
+                if (age > cutoff || (age == cutoff && at_cutoff == 0)) break;
+                if (age == cutoff) --at_cutoff;
+                if (::unlinkat(folder.fd, entry.name.c_str(), 0) == 0) ++removed;
+            }
+            c = count_listing(list_directory(folder.fd, shard_path(directory_, shard), false));
+        });
+    }
     evictions_ += removed;
     return removed;
 }
 
-void DiskProgramCache::clear() { evict_to(0); }
+void DiskProgramCache::clear() {
+    {
+        // The flat layout's entries, and stale temporary files of the top folder.
+        DirectoryLock lock(directory_fd_, directory_, LOCK_EX);
+        const DirectoryListing listing = list_directory(directory_fd_, directory_, true);
+        for (const auto& entry : listing.entries) ::unlinkat(directory_fd_, entry.name.c_str(), 0);
+    }
+    for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+        FileDescriptor folder(open_shard(directory_fd_, shard, false));
+        if (folder.fd < 0) continue;
+        change_shard(directory_fd_, directory_, shard, folder.fd, [&](detail::ShardCounter& c) {
+            const DirectoryListing listing =
+                list_directory(folder.fd, shard_path(directory_, shard), true);
+            for (const auto& entry : listing.entries) ::unlinkat(folder.fd, entry.name.c_str(), 0);
+            c = count_listing(list_directory(folder.fd, shard_path(directory_, shard), false));
+        });
+    }
+}
 
 CacheStats DiskProgramCache::stats() const {
     CacheStats stats;
@@ -502,6 +914,20 @@ CacheStats DiskProgramCache::stats() const {
     stats.corrupt_entries = corrupt_;
     stats.failed_stores = failed_stores_;
     stats.max_bytes = max_bytes_;
+    // The shards' counters; a dirty one is recounted (and repaired) first. Without a counters
+    // file (a cache of the flat layout only, looked at by maintenance), shard folders that exist
+    // are counted from listings, and nothing is created.
+    const std::optional<detail::ShardTable> table =
+        detail::read_shard_table(directory_fd_, directory_);
+    for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+        detail::ShardCounter counter =
+            table ? (*table)[shard] : detail::ShardCounter{0, 0, 0, false};
+        if (!counter.clean)
+            counter = recount_shard(directory_fd_, directory_, shard, table.has_value());
+        stats.entries += counter.entries;
+        stats.bytes += counter.bytes;
+    }
+    // Entries of the flat layout, and temporary files in the top folder.
     const DirectoryListing listing = list_directory(directory_fd_, directory_, false);
     for (const auto& entry : listing.entries) {
         ++stats.entries;
@@ -510,6 +936,10 @@ CacheStats DiskProgramCache::stats() const {
     stats.temporary_files = listing.temporary_files;
     stats.bytes += listing.temporary_bytes;
     return stats;
+}
+
+std::uint64_t DiskProgramCache::flat_entries() const {
+    return list_directory(directory_fd_, directory_, false).entries.size();
 }
 
 fs::path default_cache_directory() {

@@ -6,12 +6,17 @@
 //   helper_cache_writer get DIR KEY_HEX COUNT
 //       reads the entry COUNT times; exit code 2 if any read found a corrupt entry, 3 if a
 //       returned entry is not one a writer could have written.
+//   helper_cache_writer stress DIR MAX_BYTES KEYS SIZE SEED COUNT
+//       COUNT random puts and gets (0: until killed) over KEYS keys in a cache bounded to
+//       MAX_BYTES; key i's entry is always stress_code(i, SIZE). Exit code 3 if a hit is not the
+//       entry that was put under its key, 2 if a read found a corrupt entry.
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <random>
 #include <string>
 
 namespace {
@@ -25,6 +30,35 @@ bool well_formed(const cudacore::ObjectCode& code) {
     return bytes.find_first_not_of(letter) == std::string_view::npos;
 }
 
+cudacore::CacheKey stress_key(unsigned long long i) {
+    return cudacore::CacheKey::of_bytes("stress key " + std::to_string(i));
+}
+
+// SIZE bytes that differ from key to key (a copy of another key's entry is caught).
+cudacore::ObjectCode stress_code(unsigned long long i, std::size_t size) {
+    std::string bytes(size, '\0');
+    for (std::size_t at = 0; at < size; ++at) bytes[at] = static_cast<char>((i * 131 + at) % 251);
+    return cudacore::ObjectCode::from_cubin(std::move(bytes), "stress-" + std::to_string(i));
+}
+
+int stress(char** argv) {
+    cudacore::DiskProgramCache cache(argv[2], std::stoull(argv[3]));
+    const unsigned long long keys = std::stoull(argv[4]);
+    const std::size_t size = std::stoull(argv[5]);
+    std::mt19937_64 random(std::stoull(argv[6]));
+    const unsigned long long count = std::stoull(argv[7]);
+    for (unsigned long long n = 0; count == 0 || n < count; ++n) {
+        const unsigned long long i = random() % keys;
+        if (random() % 2 == 0) {
+            cache.put(stress_key(i), stress_code(i, size));
+        } else if (auto code = cache.get(stress_key(i)); code && !(*code == stress_code(i, size))) {
+            std::cerr << "helper_cache_writer: key " << i << " returned " << code->name() << "\n";
+            return 3;
+        }
+    }
+    return cache.stats().corrupt_entries == 0 ? 0 : 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -34,6 +68,7 @@ int main(int argc, char** argv) {
     }
     try {
         const std::string mode = argv[1];
+        if (mode == "stress" && argc == 8) return stress(argv);
         cudacore::DiskProgramCache cache(argv[2], std::uint64_t{1} << 40);
         const auto key = cudacore::CacheKey::from_hex(argv[3]);
         if (mode == "put" && argc == 7) {

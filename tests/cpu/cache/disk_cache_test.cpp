@@ -20,6 +20,7 @@
 #include <future>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
 
 extern char** environ;
@@ -36,9 +37,30 @@ ObjectCode sample(std::size_t size = 64, char fill = 'c') {
     return ObjectCode::from_cubin(std::string(size, fill), "sample", {{"k<int>", "_Z1kIiEvv"}});
 }
 
+// Keys whose entries fall in different shard folders (n = 0, 1, 2... skipping any whose shard is
+// taken), so that tests of eviction order do not depend on how keys share shards.
+std::vector<CacheKey> keys_in_distinct_shards(std::size_t count) {
+    std::vector<CacheKey> keys;
+    std::set<std::uint8_t> shards;
+    for (int n = 0; keys.size() < count; ++n) {
+        if (shards.insert(key_of(n).digest[0]).second) keys.push_back(key_of(n));
+    }
+    return keys;
+}
+
+// Where `key`'s entry belongs, its shard folder created (shard folders come with their first
+// entry), for planting a file there.
+fs::path planted(const DiskProgramCache& cache, const CacheKey& key) {
+    const fs::path path = cache.entry_path(key);
+    fs::create_directory(path.parent_path());
+    fs::permissions(path.parent_path(), fs::perms::owner_all, fs::perm_options::replace);
+    return path;
+}
+
+// Counted in the shard folders too.
 std::size_t count_files(const fs::path& dir, std::string_view suffix) {
     std::size_t n = 0;
-    for (const auto& entry : fs::directory_iterator(dir)) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
         if (entry.path().filename().string().ends_with(suffix)) ++n;
     }
     return n;
@@ -46,7 +68,7 @@ std::size_t count_files(const fs::path& dir, std::string_view suffix) {
 
 std::size_t count_temporaries(const fs::path& dir) {
     std::size_t n = 0;
-    for (const auto& entry : fs::directory_iterator(dir)) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) {
         if (entry.path().filename().string().find(".tmp-") != std::string::npos) ++n;
     }
     return n;
@@ -135,7 +157,7 @@ TEST(DiskProgramCache, TruncatedEmptyMisplacedOrSymlinkedEntriesAreMisses) {
     cache.put(key_of(1), sample());
     const std::string good = test::read_file(cache.entry_path(key_of(1)));
     for (std::size_t length : {std::size_t{0}, std::size_t{10}, good.size() / 2, good.size() - 1}) {
-        test::write_file(cache.entry_path(key_of(2)), good.substr(0, length));
+        test::write_file(planted(cache, key_of(2)), good.substr(0, length));
         EXPECT_FALSE(cache.get(key_of(2))) << "length " << length;
         EXPECT_FALSE(fs::exists(cache.entry_path(key_of(2))));
     }
@@ -143,7 +165,7 @@ TEST(DiskProgramCache, TruncatedEmptyMisplacedOrSymlinkedEntriesAreMisses) {
     test::write_file(cache.entry_path(key_of(2)), good);
     EXPECT_FALSE(cache.get(key_of(2)));
     // A symlink in place of an entry is never followed.
-    fs::create_symlink(cache.entry_path(key_of(1)), cache.entry_path(key_of(3)));
+    fs::create_symlink(cache.entry_path(key_of(1)), planted(cache, key_of(3)));
     EXPECT_FALSE(cache.get(key_of(3)));
     EXPECT_TRUE(cache.get(key_of(1)));
 }
@@ -152,6 +174,8 @@ TEST(DiskProgramCache, EvictionKeepsTheCacheUnderItsBoundLeastRecentlyUsedFirst)
     TempDir dir;
     const std::uint64_t entry_size = DiskProgramCache::encode_entry(key_of(0), sample(1000)).size();
     DiskProgramCache cache(dir.path() / "cache", 3 * entry_size);
+    const auto keys = keys_in_distinct_shards(4);
+    auto key_of = [&](int n) { return n < 4 ? keys[n] : ::key_of(n); };
     for (int i = 0; i < 3; ++i) {
         cache.put(key_of(i), sample(1000));
         set_mtime(cache.entry_path(key_of(i)), 100 - i * 10);  // 0 oldest, 2 newest
@@ -393,11 +417,12 @@ TEST(DiskProgramCache, SymlinkSwappedInAfterTheCheckRedirectsNothing) {
     EXPECT_FALSE(cache.get(key_of(1))) << "read through the swapped-in symlink";
     EXPECT_EQ(cache.get(key_of(2)), sample());  // still the directory that was checked
     cache.put(key_of(3), sample(10));
-    EXPECT_TRUE(fs::exists(dir.path() / "cache.real" / DiskProgramCache::entry_name(key_of(3))));
-    EXPECT_FALSE(fs::exists(planted_dir / DiskProgramCache::entry_name(key_of(3))));
+    auto in_cache = [&](int n) { return cache.entry_path(key_of(n)).lexically_relative(path); };
+    EXPECT_TRUE(fs::exists(dir.path() / "cache.real" / in_cache(3)));
+    EXPECT_FALSE(fs::exists(planted_dir / in_cache(3)));
     EXPECT_EQ(cache.stats().entries, 2u);
     cache.clear();
-    EXPECT_TRUE(fs::exists(planted_dir / DiskProgramCache::entry_name(key_of(1))));
+    EXPECT_TRUE(fs::exists(planted_dir / in_cache(1)));
     // Opened afresh, the symlink itself is refused.
     try {
         DiskProgramCache reopened(path);
@@ -425,7 +450,7 @@ bool returns_without_blocking_on(const fs::path& fifo, Read read) {
 TEST(DiskProgramCache, FifoWhereAnEntryBelongsIsAMissNotAHang) {
     TempDir dir;
     DiskProgramCache cache(dir.path() / "cache");
-    const fs::path entry = cache.entry_path(key_of(1));
+    const fs::path entry = planted(cache, key_of(1));
     ASSERT_EQ(mkfifo(entry.c_str(), 0600), 0);
     std::optional<ObjectCode> got = sample();
     EXPECT_TRUE(returns_without_blocking_on(entry, [&] { got = cache.get(key_of(1)); }))
@@ -486,7 +511,7 @@ TEST_F(FailedStore, FullDiskStillReturnsTheCode) {
 }
 
 TEST_F(FailedStore, DirectoryWhereTheEntryBelongsStillReturnsTheCode) {
-    fs::create_directory(cache.entry_path(key_of(1)));
+    fs::create_directory(planted(cache, key_of(1)));
     EXPECT_EQ(compile_through_cache(key_of(1)), sample(4096));
     expect_reported_once(key_of(1), "Is a directory");
     EXPECT_TRUE(fs::is_directory(cache.entry_path(key_of(1))));  // the user's directory stays
@@ -497,44 +522,40 @@ TEST_F(FailedStore, DirectoryWhereTheEntryBelongsStillReturnsTheCode) {
 
 TEST_F(FailedStore, ReadOnlyDirectoryStillReturnsTheCode) {
     if (geteuid() == 0) GTEST_SKIP() << "running as root, which writes to a mode 0500 directory";
-    ASSERT_EQ(chmod(cache.directory().c_str(), 0500), 0);
+    const fs::path folder = planted(cache, key_of(1)).parent_path();  // the entry's shard
+    ASSERT_EQ(chmod(folder.c_str(), 0500), 0);
     const ObjectCode code = compile_through_cache(key_of(1));
-    chmod(cache.directory().c_str(), 0700);
+    chmod(folder.c_str(), 0700);
     EXPECT_EQ(code, sample(4096));
     expect_reported_once(key_of(1), "Permission denied");
 }
 
-// Temporary files count against the bound; those whose writer is gone are reclaimed at once,
-// those of a live writer are kept until stale.
-TEST(DiskProgramCache, TemporariesAreCountedAndReclaimedWhenTheirWriterIsGone) {
+// Temporary files left in a shard by a writer that is gone are reclaimed when that shard is next
+// cleaned; those of a live writer are kept until stale. (An entry being written is not counted
+// against the bound until it is in place.)
+TEST(DiskProgramCache, TemporariesAreReclaimedWhenTheirWriterIsGone) {
     TempDir dir;
     const std::uint64_t entry_size = DiskProgramCache::encode_entry(key_of(0), sample(1000)).size();
-    DiskProgramCache cache(dir.path() / "cache", 4 * entry_size);
+    DiskProgramCache cache(dir.path() / "cache", 2 * entry_size);
+    const auto keys = keys_in_distinct_shards(3);
     const pid_t gone = spawn({"/bin/true"});
     ASSERT_EQ(wait_for(gone), 0);  // reaped: its pid names no process now
-    const std::string temporary = "." + key_of(7).hex() + ".ccentry.tmp-";
-    const fs::path dead = cache.directory() / (temporary + std::to_string(gone) + "-0-1");
-    const fs::path live = cache.directory() / (temporary + std::to_string(getpid()) + "-0-2");
+    const fs::path shard = planted(cache, keys[0]).parent_path();
+    const std::string temporary = "." + keys[0].hex() + ".ccentry.tmp-";
+    const fs::path dead = shard / (temporary + std::to_string(gone) + "-0-1");
+    const fs::path live = shard / (temporary + std::to_string(getpid()) + "-0-2");
     test::write_file(dead, std::string(entry_size, 'd'));
-    test::write_file(live, std::string(3 * entry_size, 'l'));
-    CacheStats stats = cache.stats();
-    EXPECT_EQ(stats.temporary_files, 2u);
-    EXPECT_EQ(stats.bytes, 4 * entry_size);
-
-    // Over the bound: the dead writer's file is reclaimed, which makes room for one entry.
-    cache.put(key_of(1), sample(1000));
+    test::write_file(live, std::string(entry_size, 'l'));
+    for (const auto& key : keys) cache.put(key, sample(1000));
+    // The third put went over the bound: the shard of the least recently used entry was
+    // cleaned, its entry evicted and the dead writer's file with it.
+    EXPECT_FALSE(fs::exists(cache.entry_path(keys[0])));
+    EXPECT_TRUE(fs::exists(cache.entry_path(keys[1])));
+    EXPECT_TRUE(fs::exists(cache.entry_path(keys[2])));
     EXPECT_FALSE(fs::exists(dead));
-    EXPECT_TRUE(fs::exists(cache.entry_path(key_of(1))));
-    set_mtime(cache.entry_path(key_of(1)), 10);
-    // With the live writer's three entries' worth in flight, a second entry evicts the first.
-    cache.put(key_of(2), sample(1000));
     EXPECT_TRUE(fs::exists(live));
-    EXPECT_FALSE(fs::exists(cache.entry_path(key_of(1))));
-    EXPECT_TRUE(fs::exists(cache.entry_path(key_of(2))));
-    stats = cache.stats();
-    EXPECT_EQ(stats.bytes, 4 * entry_size);
-    EXPECT_EQ(stats.temporary_files, 1u);
-    EXPECT_EQ(stats.entries, 1u);
+    EXPECT_EQ(cache.stats().entries, 2u);
+    EXPECT_EQ(cache.stats().bytes, 2 * entry_size);
 
     // A writer really killed in the middle of a write: its temporary file goes on the next prune.
     const fs::path cache_dir = cache.directory();
@@ -596,16 +617,16 @@ TEST(DiskProgramCache, AnEntryLargerThanTheCacheWritesIsAMissRefusedBeforeReadin
     TempDir dir;
     DiskProgramCache cache(dir.path() / "cache");  // writes entries of at most 1 GiB
     // 3 GiB: within the format's limit, above this cache's bound: a miss, left in place.
-    make_sparse(cache.entry_path(key_of(1)), std::uint64_t{3} << 30);
+    make_sparse(planted(cache, key_of(1)), std::uint64_t{3} << 30);
     expect_miss_under_memory_limit(cache, key_of(1));
     EXPECT_TRUE(fs::exists(cache.entry_path(key_of(1))));
     // Above what any cache writes: a miss, removed as corrupt.
-    make_sparse(cache.entry_path(key_of(2)), std::uint64_t{5} << 30);
+    make_sparse(planted(cache, key_of(2)), std::uint64_t{5} << 30);
     EXPECT_FALSE(cache.get(key_of(2)));
     EXPECT_EQ(cache.stats().corrupt_entries, 1u);
     EXPECT_FALSE(fs::exists(cache.entry_path(key_of(2))));
     // Within the bound but too large for the memory there is: a miss, not std::bad_alloc.
-    make_sparse(cache.entry_path(key_of(3)), std::uint64_t{800} << 20);
+    make_sparse(planted(cache, key_of(3)), std::uint64_t{800} << 20);
     expect_miss_under_memory_limit(cache, key_of(3));
 }
 

@@ -286,7 +286,7 @@ TEST_F(CliHostileIo, CompileErrorPrintsItsFirstErrorLineOnce) {
 TEST_F(CliHostileIo, CacheThatCannotStoreDoesNotFailTheCompile) {
     ASSERT_EQ(compile_ptx(path("1.ptx")).exit_code, 0);
     std::vector<fs::path> entries;
-    for (const auto& entry : fs::directory_iterator(cache_dir))
+    for (const auto& entry : fs::recursive_directory_iterator(cache_dir))
         if (entry.path().extension() == ".ccentry") entries.push_back(entry.path());
     ASSERT_EQ(entries.size(), 2u);  // the code and the list of headers it read
     // A directory where each entry belongs: the cache cannot read or store them.

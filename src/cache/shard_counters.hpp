@@ -1,0 +1,78 @@
+// The disk program cache's per-shard size counters (internal).
+//
+// One file, <cache>/.shards, of 256 lines of 64 bytes, one per shard folder (00 ... ff):
+//   "<shard, 2 hex> <bytes, 20 digits> <entries, 12 digits> <oldest, ns, 20 digits> <c|d>"
+// padded with spaces to 63 characters and a newline, so a slot is read and written with one
+// pread / pwrite at shard * 64 and can be read with `cat`. <oldest> is the modification time of
+// the shard's least recently used entry when it was last listed (0: unknown, or empty): a hint
+// for choosing which shard to evict from, checked against the listing before anything goes.
+//
+// A slot is changed only under an open-file-description lock (F_OFD_SETLKW) on its 64 bytes,
+// held by a ShardLock, so processes and threads update different shards at once and one shard
+// one at a time. Before the entries of a shard change, its slot is marked dirty ('d'); it is
+// written clean ('c') with the new numbers after. A process killed in between (the lock goes
+// with it) leaves the slot dirty, and the next holder of the lock recounts the shard from a
+// listing of that one folder. A slot that does not parse (a torn or hand-edited file) is dirty.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+
+namespace cudacore::detail {
+
+inline constexpr unsigned shard_count = 256;
+inline constexpr std::string_view shard_counters_name = ".shards";
+
+struct ShardCounter {
+    std::uint64_t bytes = 0;
+    std::uint64_t entries = 0;
+    std::int64_t oldest_ns = 0;  // 0: unknown or empty
+    bool clean = true;           // false: dirty or unreadable, to be recounted
+};
+
+using ShardTable = std::array<ShardCounter, shard_count>;
+
+// "00" ... "ff".
+std::string_view shard_folder_name(unsigned shard) noexcept;
+// Whether `name` is a shard folder's name (two lower-case hex digits).
+bool is_shard_folder_name(std::string_view name) noexcept;
+
+// Every slot, read without locking (one pread): a snapshot, exact for slots no one is changing.
+// nullopt when the file does not exist. Throws CacheError on other I/O errors.
+std::optional<ShardTable> read_shard_table(int directory_fd,
+                                           const std::filesystem::path& directory);
+
+// Writes a table of clean, empty slots as <directory>/.shards, atomically, when there is none.
+// Call with the cache's directory lock held (two creators would race). Throws CacheError.
+void create_shard_table(int directory_fd, const std::filesystem::path& directory);
+
+// Holds the lock on one shard's slot for its lifetime; reads and writes that slot.
+class ShardLock {
+public:
+    // Opens the counters file (creating it, empty, when absent: its slots then read as dirty)
+    // and waits for the slot's lock; with `wait` false, gives up at once when another holds it
+    // (held() is then false). Throws CacheError naming the file and the failing call.
+    ShardLock(int directory_fd, const std::filesystem::path& directory, unsigned shard,
+              bool wait = true);
+    ~ShardLock();
+    bool held() const noexcept { return fd_ >= 0; }
+    ShardLock(const ShardLock&) = delete;
+    ShardLock& operator=(const ShardLock&) = delete;
+
+    // The slot as it is now (dirty when it is marked so or does not parse).
+    ShardCounter read() const;
+    // Writes the slot, marked clean or dirty. Throws CacheError.
+    void write(const ShardCounter& counter, bool dirty);
+    // The whole table, read under this lock (the other slots as a snapshot).
+    ShardTable read_all() const;
+
+private:
+    int fd_ = -1;
+    unsigned shard_;
+    std::filesystem::path path_;
+};
+
+}  // namespace cudacore::detail
