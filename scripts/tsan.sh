@@ -30,5 +30,6 @@ for t in "${tests[@]}"; do
     echo "tsan: $t FAILED:"; tail -40 "$build_dir/$t.tsan.log"
   fi
 done
-[ "$failed" = 0 ] && echo "tsan: ThreadSanitizer pass clean: $total tests in ${#tests[@]} programs, 0 reports"
+[ "$failed" = 0 ] &&
+  echo "tsan: ThreadSanitizer pass clean: $total tests in ${#tests[@]} programs, 0 reports"
 exit "$failed"

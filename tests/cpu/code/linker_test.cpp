@@ -177,9 +177,9 @@ TEST(Linker, PtxasVerboseReportIsInTheInfoLog) {
         const ObjectCode cubin = linker.link();
         EXPECT_EQ(inspect_code(cubin.code()).kernels, std::vector<std::string>{"kernel_b"});
         const std::string& log = linker.info_log();
-        EXPECT_NE(log.find("kernel_b"), std::string::npos) << "isolated " << isolated << ": " << log;
-        EXPECT_NE(log.find("registers"), std::string::npos) << "isolated " << isolated << ": " << log;
-        EXPECT_NE(log.find("stack frame"), std::string::npos) << "isolated " << isolated << ": " << log;
+        EXPECT_NE(log.find("kernel_b"), std::string::npos) << "isolated " << isolated << ":\n" << log;
+        EXPECT_NE(log.find("registers"), std::string::npos) << "isolated " << isolated << ":\n" << log;
+        EXPECT_NE(log.find("stack frame"), std::string::npos) << "isolated " << isolated << ":\n" << log;
     }
     // Without -v, no report.
     Linker quiet({ptx}, linker_options(false, "quiet"));
@@ -194,15 +194,17 @@ TEST(Linker, PtxasReportIsNeverServedFromACache) {
     auto has = [](const std::vector<std::string>& flags, const char* flag) {
         return std::find(flags.begin(), flags.end(), flag) != flags.end();
     };
+    auto linker_flags = [](const LinkerOptions& options) {
+        return Linker({ObjectCode::from_ptx(".version 8.0", "x")}, options).flags();
+    };
     LinkerOptions options = linker_options(false);
-    EXPECT_FALSE(has(Linker({ObjectCode::from_ptx(".version 8.0", "x")}, options).flags(), "-no-cache"));
+    EXPECT_FALSE(has(linker_flags(options), "-no-cache"));
     for (const char* report : {"-v", "--verbose"}) {
         options.ptxas_options = {"-O3", report};
-        EXPECT_TRUE(has(Linker({ObjectCode::from_ptx(".version 8.0", "x")}, options).flags(), "-no-cache"))
-            << report;
+        EXPECT_TRUE(has(linker_flags(options), "-no-cache")) << report;
     }
     options.no_cache = false;  // the caller's choice stands
-    EXPECT_FALSE(has(Linker({ObjectCode::from_ptx(".version 8.0", "x")}, options).flags(), "-no-cache"));
+    EXPECT_FALSE(has(linker_flags(options), "-no-cache"));
 
     ProgramOptions program_options;
     program_options.arch = "sm_90";

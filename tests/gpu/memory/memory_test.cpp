@@ -405,10 +405,11 @@ TEST(MemoryGpu, WrapUnownedOfPlainHostMemoryIsHostMemoryOfNoDevice) {
     ASSERT_NE(heap, nullptr);
     bool freed = false;
     {
-        Buffer owned = Buffer::from_handle(heap, 4096, nullptr, [&](CUdeviceptr pointer, std::size_t) {
+        auto free_it = [&](CUdeviceptr pointer, std::size_t) {
             std::free(reinterpret_cast<void*>(pointer));
             freed = true;
-        });
+        };
+        Buffer owned = Buffer::from_handle(heap, 4096, nullptr, free_it);
         EXPECT_TRUE(owned.owns_memory());
         EXPECT_TRUE(owned.is_host_accessible());
         EXPECT_EQ(owned.device_ordinal(), -1);
