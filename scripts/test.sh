@@ -7,7 +7,9 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 build_dir="${BUILD_DIR:-build}"
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600
-# Fuzz the readers, code inspection and validation (clang, ASan + UBSan) for 90 s in all.
+# Fuzz the readers of outside bytes (serialized code, cache entries, code inspection and
+# validation, IPC descriptors, MPI messages; clang, ASan + UBSan) for 90 s in all, then the
+# isolated link for 30 s.
 bash scripts/fuzz.sh
 # The same tests again under AddressSanitizer + UndefinedBehaviorSanitizer: a second full build
 # (about 8 minutes cold on 2 cores; the whole script stays near 20). CUDACORE_SANITIZE=0 skips it.
