@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer, the
 # library compiled the same way) in ${FUZZ_BUILD_DIR:-build-fuzz} and runs each one, starting
 # from the committed seed corpus in fuzz/corpus/. FUZZ_SECONDS (default 90) is the total time,
-# shared between the targets. Any crash, sanitizer report or leak fails the script.
+# shared between the targets (more targets, less time each). Any crash, sanitizer report or leak
+# fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,11 +12,18 @@ bash scripts/install-packages.sh clang libclang-rt-14-dev
 
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
-targets=(deserialize cache_entry inspect code_validation)
+# Every reader of outside bytes: serialized code, cache entries, code inspection and validation,
+# IPC descriptors and (where MPI is found, as setup.sh installs it) MPI messages.
+targets=(deserialize cache_entry inspect code_validation ipc_descriptor)
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="$cuda_home" \
   -DCUDACORE_BUILD_FUZZERS=ON -DCUDACORE_BUILD_TESTS=OFF -DCUDACORE_BUILD_BENCHMARKS=OFF \
-  -DCUDACORE_BUILD_TOOLS=OFF >/dev/null
+  -DCUDACORE_BUILD_TOOLS=OFF ${CMAKE_ARGS:-} >/dev/null
+if ninja -C "$build_dir" -t targets all | grep '^fuzz_mpi_message:' >/dev/null; then
+  targets+=(mpi_message)
+else
+  echo "fuzz: MPI not found, the MPI message reader is not fuzzed"
+fi
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" fuzz_link cudacore_link_worker
 
 total="${FUZZ_SECONDS:-90}"

@@ -3,28 +3,35 @@
 # ${TSAN_BUILD_DIR:-build-tsan} and runs them: the buffer-box arena and its per-thread free lists
 # and copies dropped on several threads (memory), CachingMemoryResource's arenas, the kernel name
 # table's per-thread last hit, the launch-stream slots and the capture registry, the per-thread
-# block pool, the memory and disk program caches under many threads, and compile_many. Any
-# report fails the run. (What needs a driver, the release thread and event recycling, runs on a
-# GPU machine.)
+# block pool, the memory and disk program caches under many threads, compile_many, the release
+# thread fed from many threads (deferred releases) and the event recycler. Any report fails the
+# run. (The waits on streams and the driver's host-function thread need a GPU: the GPU suite
+# covers them.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${TSAN_BUILD_DIR:-build-tsan}"
 flags="-fsanitize=thread -fno-omit-frame-pointer"
 tests=(cpu_memory_test cpu_buffer_threads_test cpu_caching_memory_resource_test
        cpu_name_table_test cpu_launch_streams_test cpu_thread_block_pool_test
-       cpu_program_cache_test cpu_disk_cache_test cpu_compile_many_test)
+       cpu_program_cache_test cpu_disk_cache_test cpu_compile_many_test cpu_deferred_release_test
+       cpu_event_recycler_test)
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g" \
   -DCUDACORE_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target "${tests[@]}"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 failed=0
+total=0
 for t in "${tests[@]}"; do
   if "$build_dir/tests/$t" --gtest_brief=1 >"$build_dir/$t.tsan.log" 2>&1; then
-    echo "tsan: $t: $(grep -o 'PASSED  \] [0-9]* test' "$build_dir/$t.tsan.log" | grep -o '[0-9]*') tests passed, 0 reports"
+    passed=$(grep -o 'PASSED  \] [0-9]* test' "$build_dir/$t.tsan.log" | grep -o '[0-9]*')
+    total=$((total + passed))
+    echo "tsan: $t: $passed tests passed, 0 reports"
   else
     failed=1
     echo "tsan: $t FAILED:"; tail -40 "$build_dir/$t.tsan.log"
   fi
 done
+[ "$failed" = 0 ] &&
+  echo "tsan: ThreadSanitizer pass clean: $total tests in ${#tests[@]} programs, 0 reports"
 exit "$failed"

@@ -90,8 +90,9 @@ public:
     // Keeps `owner` (anything that frees the memory when it goes: a std::shared_ptr<void> with
     // its own deleter, a holder object...) alive until the last copy goes or close(), then drops
     // it. With a resource, accessibility and device are the resource's (it is not asked to free
-    // anything); without one they are asked of the driver (cuPointerGetAttribute), which must
-    // know the memory. Throws InvalidArgumentError for a null pointer, size 0 or a null owner.
+    // anything); without one they are asked of the driver (cuPointerGetAttributes): memory it
+    // does not know (malloc'ed, static) is host memory of no device, as in wrap_unowned. Throws
+    // InvalidArgumentError for a null pointer, size 0 or a null owner.
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource,
                               std::shared_ptr<void> owner);
@@ -119,8 +120,11 @@ public:
     // Wraps `size` bytes at `pointer` WITHOUT taking ownership: the caller keeps the memory
     // valid while the Buffer is used and frees it itself; the Buffer never frees it. With a
     // resource, accessibility and device are the resource's (and it is kept alive); without one
-    // they are asked of the driver (cuPointerGetAttribute), which must know the memory. Throws
-    // InvalidArgumentError for a null pointer or size 0.
+    // they are asked of the driver (cuPointerGetAttributes, which needs a driver: NoDriverError
+    // without one). Plain host memory the driver does not know (malloc'ed, a static or stack
+    // array) is wrapped as cuda.core wraps it: host accessible, not device accessible, device
+    // ordinal -1; copies to and from it are pageable copies. Throws InvalidArgumentError for a
+    // null pointer or size 0, DriverError when the driver refuses the query.
     static Buffer wrap_unowned(CUdeviceptr pointer, std::size_t size,
                                std::shared_ptr<MemoryResource> resource = nullptr);
     static Buffer wrap_unowned(void* pointer, std::size_t size,

@@ -48,7 +48,9 @@ struct LinkerOptions {
     std::vector<std::string> ptxas_options;         // -Xptxas=<each>
     std::optional<int> split_compile;               // -split-compile=N
     std::optional<int> split_compile_extended;      // -split-compile-extended=N
-    std::optional<bool> no_cache;                   // -no-cache
+    // -no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose), which
+    // a link served from nvJitLink's cache would leave out of info_log().
+    std::optional<bool> no_cache;
 
     // Passed to nvJitLink as they are, after every flag above.
     std::vector<std::string> extra_flags;

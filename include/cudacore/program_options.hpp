@@ -80,7 +80,9 @@ struct ProgramOptions {
     std::optional<int> split_compile;               // --split-compile=N (0: all cores)
     std::optional<bool> fdevice_syntax_only;        // --fdevice-syntax-only
     std::optional<bool> minimal;                    // --minimal
-    std::optional<bool> no_cache;                   // --no-cache
+    // --no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose), which
+    // a compile served from NVRTC's cache would leave out of the log.
+    std::optional<bool> no_cache;
     std::optional<std::string> fdevice_time_trace;  // --fdevice-time-trace=<json file>
     std::optional<std::string> frandom_seed;        // --frandom-seed=<seed>
     std::optional<std::string> ofast_compile;       // --Ofast-compile=max|mid|min|0

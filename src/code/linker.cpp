@@ -6,6 +6,7 @@
 #include "cudacore/program_options.hpp"
 #include "code/code_validation.hpp"
 #include "code/nvjitlink_run.hpp"
+#include "code/ptxas_report.hpp"
 #include "loader/compiler_apis.hpp"
 #include "support/child_process.hpp"
 #include "loader/driver_api.hpp"
@@ -35,10 +36,7 @@ void append_line(std::string& log, const std::string& line) {
 
 // -verbose, or ptxas's -v among its options: the caller asked for the info log.
 bool is_verbose(const LinkerOptions& options) {
-    if (options.verbose.value_or(false)) return true;
-    for (const auto& option : options.ptxas_options)
-        if (option == "-v" || option == "--verbose") return true;
-    return false;
+    return options.verbose.value_or(false) || detail::asks_ptxas_report(options.ptxas_options);
 }
 
 // The log a LinkError carries: the error log, and for a verbose link the info log too (the

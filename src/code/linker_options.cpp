@@ -1,6 +1,7 @@
 #include "cudacore/linker_options.hpp"
 
 #include "cudacore/program_options.hpp"
+#include "code/ptxas_report.hpp"
 
 namespace cudacore {
 
@@ -41,7 +42,9 @@ std::vector<std::string> nvjitlink_flags(const LinkerOptions& o, bool ptx_target
     for (const auto& option : o.ptxas_options) f.push_back("-Xptxas=" + option);
     add_int(o.split_compile, "-split-compile");
     add_int(o.split_compile_extended, "-split-compile-extended");
-    add_bool(o.no_cache, "-no-cache");
+    // ptxas -v reports only when ptxas runs (code/ptxas_report.hpp).
+    if (o.no_cache.value_or(detail::asks_ptxas_report(o.ptxas_options)))
+        f.emplace_back("-no-cache");
     f.insert(f.end(), o.extra_flags.begin(), o.extra_flags.end());
     return f;
 }

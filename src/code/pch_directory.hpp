@@ -2,6 +2,9 @@
 // temporary directory, made on first use and removed at exit (NVRTC's --pch-dir), and checked
 // for room before every compile that may write a PCH there. NVRTC maps the PCH file it writes,
 // so a file system without room for it ends the process with SIGBUS instead of an error.
+// The folders of processes that ended without their exit handlers (killed, crashed) are removed
+// by the next process that makes its folder in the same temporary directory: each owner holds a
+// lock on its folder while it lives (pch_directory.cpp).
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
+#include "code/ptxas_report.hpp"
 #include "loader/driver_api.hpp"
 
 #include <cctype>
@@ -167,7 +168,9 @@ std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
     add_value(o.split_compile, "--split-compile");
     add_bool(o.fdevice_syntax_only, "--fdevice-syntax-only");
     add_bool(o.minimal, "--minimal");
-    add_bool(o.no_cache, "--no-cache");
+    // ptxas -v reports only when ptxas runs (code/ptxas_report.hpp).
+    if (o.no_cache.value_or(detail::asks_ptxas_report(o.ptxas_options)))
+        f.emplace_back("--no-cache");
     add_value(o.fdevice_time_trace, "--fdevice-time-trace");
     add_value(o.frandom_seed, "--frandom-seed");
     add_value(o.ofast_compile, "--Ofast-compile");

@@ -190,7 +190,9 @@ void check_pointer_and_size(const char* call, CUdeviceptr pointer, std::size_t s
 }
 
 // A box for memory made elsewhere: accessibility and device from the resource, else from the
-// driver (which must know the memory).
+// driver. Memory the driver does not know (malloc'ed, static, on the stack) is plain host memory
+// of no device, as cuda.core takes it: cuPointerGetAttributes, unlike cuPointerGetAttribute,
+// answers for it with memory type 0 instead of failing.
 void fill_foreign_box(detail::BufferBox* box, const char* call, CUdeviceptr pointer,
                       std::size_t size, std::shared_ptr<MemoryResource> resource) {
     check_pointer_and_size(call, pointer, size);
@@ -205,15 +207,22 @@ void fill_foreign_box(detail::BufferBox* box, const char* call, CUdeviceptr poin
         return;
     }
     const auto& api = detail::driver();
-    const std::string object = std::string(call) + " of " + hex(pointer) + " (" +
-                               std::to_string(size) +
-                               " bytes; memory unknown to CUDA needs a memory resource)";
     unsigned memory_type = 0;
-    detail::check(api.cuPointerGetAttribute(&memory_type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, pointer),
-                  "cuPointerGetAttribute", object);
     int is_managed = 0;
-    detail::check(api.cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, pointer),
-                  "cuPointerGetAttribute", object);
+    CUpointer_attribute attributes[] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                                        CU_POINTER_ATTRIBUTE_IS_MANAGED};
+    void* values[] = {&memory_type, &is_managed};
+    detail::check(api.cuPointerGetAttributes(2, attributes, values, pointer),
+                  "cuPointerGetAttributes", [&] {
+                      return std::string(call) + " of " + hex(pointer) + " (" +
+                             std::to_string(size) + " bytes)";
+                  });
+    if (memory_type == 0 && is_managed == 0) {  // unknown to CUDA: pageable host memory
+        box->device_ordinal = -1;
+        box->device_accessible = false;
+        box->host_accessible = true;
+        return;
+    }
     const bool host_memory = memory_type == CU_MEMORYTYPE_HOST && is_managed == 0;
     int ordinal = -1;  // pinned host memory: no device (and not asked: the query would fail)
     if (!host_memory &&

@@ -131,20 +131,7 @@ std::vector<ObjectCode> broadcast_codes(const std::function<std::vector<ObjectCo
     if (rank != root) {
         failure = detail::attempt([&] {
             if (filter) filter(frame, 0);
-            detail::WireReader in(frame, operation);
-            if (in.raw(frame_magic.size(), "magic") != frame_magic) {
-                throw SerializationError(std::string(operation) + ": the message frame's magic does not match");
-            }
-            const std::uint64_t listed = in.u64("code count");
-            if (listed != count) {
-                throw SerializationError(std::string(operation) + ": the frame lists " + std::to_string(listed) +
-                                         " codes but " + std::to_string(count) + " were sent");
-            }
-            for (std::size_t i = 0; i < count; ++i) heads.push_back(in.string("serialized head"));
-            if (in.remaining() != 0) {
-                throw SerializationError(std::string(operation) + ": " + std::to_string(in.remaining()) +
-                                         " unexpected bytes after the frame");
-            }
+            heads = detail::read_broadcast_frame(frame, count, operation);
         });
     }
 
@@ -220,6 +207,37 @@ std::vector<ObjectCode> broadcast_codes(const std::function<std::vector<ObjectCo
 }
 
 }  // namespace
+
+namespace detail {
+
+std::vector<std::string> read_broadcast_frame(std::string_view frame, std::size_t count,
+                                              const char* operation) {
+    const std::string context(operation);
+    WireReader in(frame, operation);
+    if (in.raw(frame_magic.size(), "magic") != frame_magic)
+        throw SerializationError(context + ": the message frame's magic does not match");
+    const std::uint64_t listed = in.u64("code count");
+    if (listed != count) {
+        throw SerializationError(context + ": the frame lists " + std::to_string(listed) +
+                                 " codes but " + std::to_string(count) + " were sent");
+    }
+    // Each head needs its length: a larger count cannot fit (and must not size a vector).
+    if (count > in.remaining() / 8) {
+        throw SerializationError(context + ": the frame lists " + std::to_string(count) +
+                                 " codes but holds only " + std::to_string(in.remaining()) +
+                                 " more bytes");
+    }
+    std::vector<std::string> heads;
+    heads.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) heads.push_back(in.string("serialized head"));
+    if (in.remaining() != 0) {
+        throw SerializationError(context + ": " + std::to_string(in.remaining()) +
+                                 " unexpected bytes after the frame");
+    }
+    return heads;
+}
+
+}  // namespace detail
 
 std::string pack(const std::vector<ObjectCode>& codes) {
     std::vector<std::string> serialized;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudacore::mpi::detail {
 
@@ -88,6 +89,13 @@ private:
     const char* context_;
     std::size_t position_ = 0;
 };
+
+// The serialized heads of `count` codes in the frame of a broadcast of codes (a receiver's
+// check of what the root sent: magic, count, heads, nothing after them). Throws
+// SerializationError naming `operation` otherwise. Takes bytes only, so it is fuzzed
+// (fuzz/mpi_message_fuzzer.cpp).
+std::vector<std::string> read_broadcast_frame(std::string_view frame, std::size_t count,
+                                              const char* operation);
 
 // Test hook: when set, called on every non-root rank with what broadcast() received before it is
 // checked: part 0 is the frame (the serialized heads), part i the bytes of code i - 1, part

@@ -84,16 +84,17 @@ std::filesystem::path cli_path() { return executable_dir().parent_path() / "tool
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool address_sanitizer = true;
+// ASan and TSan reserve terabytes of address space: RLIMIT_AS cannot bound their processes.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool address_space_sanitizer = true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool address_sanitizer = true;
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool address_space_sanitizer = true;
 #else
-constexpr bool address_sanitizer = false;
+constexpr bool address_space_sanitizer = false;
 #endif
 #else
-constexpr bool address_sanitizer = false;
+constexpr bool address_space_sanitizer = false;
 #endif
 
 // In the child, before exec: failures are reported and end the child.
@@ -105,7 +106,7 @@ void apply_limits(const ProcessLimits& limits) {
             _exit(126);
         }
     };
-    if (limits.address_space_bytes != 0 && !address_sanitizer)
+    if (limits.address_space_bytes != 0 && !address_space_sanitizer)
         set(RLIMIT_AS, limits.address_space_bytes, "RLIMIT_AS");
     if (limits.file_size_bytes != 0) {
         signal(SIGXFSZ, SIG_IGN);  // kept across exec: writes fail with EFBIG instead

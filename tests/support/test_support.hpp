@@ -81,8 +81,8 @@ struct ProcessResult {
 // Resource limits for a child process (0: unlimited, as inherited).
 struct ProcessLimits {
     // RLIMIT_AS: bounds the child's memory, so a test of a reader that might bloat ends in an
-    // allocation failure instead of exhausting the machine. Not applied in AddressSanitizer
-    // builds (ASan reserves terabytes of address space).
+    // allocation failure instead of exhausting the machine. Not applied in AddressSanitizer and
+    // ThreadSanitizer builds (they reserve terabytes of address space).
     std::uint64_t address_space_bytes = 0;
     // RLIMIT_FSIZE with SIGXFSZ ignored: a write past this size fails with EFBIG, which stands in
     // for a full filesystem (no mount or root needed).

@@ -112,7 +112,7 @@ TEST(Linker, OptionsBecomeFlagsInOrder) {
     EXPECT_EQ(linker.flags(),
               (std::vector<std::string>{"-arch=sm_90", "-maxrregcount=64", "-lto", "-O3",
                                         "-lineinfo", "-ftz=true", "-kernels-used=kernel_a",
-                                        "-Xptxas=-v", "-raw"}));
+                                        "-Xptxas=-v", "-no-cache", "-raw"}));
     EXPECT_EQ(nvjitlink_flags(options, true).at(3), "-ptx");
 }
 
@@ -163,6 +163,60 @@ TEST(Linker, VerboseLinkThatFailsStillReturnsTheInfoLog) {
     } catch (const LinkError& e) {
         EXPECT_EQ(e.log().find("info log:"), std::string::npos) << e.log();
     }
+}
+
+// ptxas -v (LinkerOptions::ptxas_options, as cuda.core's users pass it) reports each kernel's
+// registers and memory in info_log(), in-process and from the link worker alike.
+TEST(Linker, PtxasVerboseReportIsInTheInfoLog) {
+    const ObjectCode ptx = compile_unit(kUnitB, "unit_b", CodeType::ptx);
+    for (const bool isolated : {false, true}) {
+        LinkerOptions options = linker_options(false, isolated ? "ptxas_v_isolated" : "ptxas_v");
+        options.ptxas_options = {"-v"};
+        options.isolated = isolated;
+        Linker linker({ptx}, options);
+        const ObjectCode cubin = linker.link();
+        EXPECT_EQ(inspect_code(cubin.code()).kernels, std::vector<std::string>{"kernel_b"});
+        const std::string& log = linker.info_log();
+        EXPECT_NE(log.find("kernel_b"), std::string::npos) << "isolated " << isolated << ":\n" << log;
+        EXPECT_NE(log.find("registers"), std::string::npos) << "isolated " << isolated << ":\n" << log;
+        EXPECT_NE(log.find("stack frame"), std::string::npos) << "isolated " << isolated << ":\n" << log;
+    }
+    // Without -v, no report.
+    Linker quiet({ptx}, linker_options(false, "quiet"));
+    quiet.link();
+    EXPECT_EQ(quiet.info_log().find("registers"), std::string::npos) << quiet.info_log();
+}
+
+// The report exists only when ptxas runs: nvJitLink's cache (the driver's compute cache) and
+// NVRTC's would serve the code of an earlier run with an empty report, so asking for it turns
+// their cache off unless no_cache was set.
+TEST(Linker, PtxasReportIsNeverServedFromACache) {
+    auto has = [](const std::vector<std::string>& flags, const char* flag) {
+        return std::find(flags.begin(), flags.end(), flag) != flags.end();
+    };
+    auto linker_flags = [](const LinkerOptions& options) {
+        return Linker({ObjectCode::from_ptx(".version 8.0", "x")}, options).flags();
+    };
+    LinkerOptions options = linker_options(false);
+    EXPECT_FALSE(has(linker_flags(options), "-no-cache"));
+    for (const char* report : {"-v", "--verbose"}) {
+        options.ptxas_options = {"-O3", report};
+        EXPECT_TRUE(has(linker_flags(options), "-no-cache")) << report;
+    }
+    options.no_cache = false;  // the caller's choice stands
+    EXPECT_FALSE(has(linker_flags(options), "-no-cache"));
+
+    ProgramOptions program_options;
+    program_options.arch = "sm_90";
+    EXPECT_FALSE(has(Program(kUnitB, SourceType::cxx, program_options).flags(CodeType::cubin),
+                     "--no-cache"));
+    program_options.ptxas_options = {"-v"};
+    EXPECT_TRUE(has(Program(kUnitB, SourceType::cxx, program_options).flags(CodeType::cubin),
+                    "--no-cache"));
+    // And a compile to cubin asking for it gets the report in its log.
+    Program program(kUnitB, SourceType::cxx, program_options);
+    program.compile(CodeType::cubin);
+    EXPECT_NE(program.log().find("registers"), std::string::npos) << program.log();
 }
 
 TEST(Linker, InfoLogWithVerbose) {

@@ -8,11 +8,16 @@
 #include "cudacore/program.hpp"
 
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <set>
 
 namespace {
 
@@ -196,6 +201,128 @@ TEST(Pch, NoRoomForAPchTurnsItOffWithOneWarning) {
             std::exit(expect_pch_off_without_failing("the file size limit (16777216 bytes)"));
         },
         ::testing::ExitedWithCode(0), "");
+}
+
+// The PCH folders in `tmpdir` (cudacore-pch-XXXXXX).
+std::set<std::string> pch_folders(const std::filesystem::path& tmpdir) {
+    std::set<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator(tmpdir))
+        if (entry.path().filename().string().starts_with("cudacore-pch-"))
+            found.insert(entry.path().filename().string());
+    return found;
+}
+
+// A process (helper_pch_compile) that compiles a C++ program with automatic PCH in `tmpdir`, so
+// it makes its folder there, and then waits to be killed (`stay`) or exits. Killed with its
+// object unless it has ended.
+class CompilingProcess {
+public:
+    CompilingProcess(const std::filesystem::path& tmpdir, const char* mode, const char* name) {
+        int out[2];
+        if (::pipe(out) != 0) return;
+        const std::string helper = test::helper_path("pch_compile").string();
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::dup2(out[1], 1);
+            ::close(out[0]);
+            ::close(out[1]);
+            ::setenv("TMPDIR", tmpdir.c_str(), 1);
+            ::execl(helper.c_str(), helper.c_str(), mode, name, static_cast<char*>(nullptr));
+            std::_Exit(127);
+        }
+        ::close(out[1]);
+        char buffer[512];
+        ssize_t n = 0;
+        while (pid_ > 0 && (n = ::read(out[0], buffer, sizeof buffer)) > 0) {
+            said_.append(buffer, static_cast<std::size_t>(n));
+            if (said_.find('\n') != std::string::npos) break;
+        }
+        ::close(out[0]);
+    }
+    ~CompilingProcess() {
+        if (pid_ <= 0 || ended_) return;
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+    }
+    // "created\n" when it compiled with a PCH.
+    const std::string& said() const { return said_; }
+    // Kills it with SIGKILL (no exit handler runs) or waits for its exit; its wait status.
+    int kill() {
+        ::kill(pid_, SIGKILL);
+        return wait();
+    }
+    int wait() {
+        int status = -1;
+        ::waitpid(pid_, &status, 0);
+        ended_ = true;
+        return status;
+    }
+
+private:
+    pid_t pid_ = -1;
+    bool ended_ = false;
+    std::string said_;
+};
+
+// A process killed while it holds a PCH folder cannot remove it (NVRTC's own folder would stay
+// too, about 137 MB each time); the next process that makes its folder there removes it, and
+// leaves the folders of processes still running alone.
+TEST(Pch, FoldersOfKilledProcessesAreRemovedByTheNextProcess) {
+    test::TempDir tmpdir;
+    CompilingProcess killed(tmpdir.path(), "stay", "killed");
+    ASSERT_EQ(killed.said(), "created\n");
+    const std::set<std::string> killed_folders = pch_folders(tmpdir.path());
+    ASSERT_EQ(killed_folders.size(), 1u);
+    EXPECT_FALSE(std::filesystem::is_empty(tmpdir.path() / *killed_folders.begin()))
+        << "no PCH was written to the folder";
+    CompilingProcess running(tmpdir.path(), "stay", "running");
+    ASSERT_EQ(running.said(), "created\n");
+    const std::set<std::string> both = pch_folders(tmpdir.path());
+    ASSERT_EQ(both.size(), 2u) << "a running process's folder was removed";
+    const int status = killed.kill();
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+    EXPECT_EQ(pch_folders(tmpdir.path()), both) << "the folder of a killed process is left by it";
+
+    // The next process removes the killed one's folder, not the running one's, and its own at
+    // exit.
+    CompilingProcess next(tmpdir.path(), "exit", "next");
+    EXPECT_EQ(next.said(), "created\n");
+    EXPECT_EQ(next.wait(), 0);
+    std::set<std::string> left = both;
+    left.erase(*killed_folders.begin());
+    EXPECT_EQ(pch_folders(tmpdir.path()), left);
+
+    running.kill();
+    CompilingProcess last(tmpdir.path(), "exit", "last");
+    EXPECT_EQ(last.said(), "created\n");
+    EXPECT_EQ(last.wait(), 0);
+    EXPECT_TRUE(std::filesystem::is_empty(tmpdir.path())) << "litter left in the temporary folder";
+}
+
+// A folder that is not a PCH folder of this user, or a symbolic link by the name, is never
+// touched.
+TEST(Pch, OnlyAbandonedFoldersOfTheRightFormAreRemoved) {
+    test::TempDir tmpdir;
+    // The form, but no lock file: a folder being made (or left by an older cudacore) is kept
+    // while it is young.
+    std::filesystem::create_directory(tmpdir.path() / "cudacore-pch-target");
+    test::write_file(tmpdir.path() / "cudacore-pch-target" / "keep", "x");
+    std::filesystem::create_directory_symlink(tmpdir.path() / "cudacore-pch-target",
+                                              tmpdir.path() / "cudacore-pch-link00");
+    std::filesystem::create_directory(tmpdir.path() / "cudacore-pch-toolongname");
+    // Without a lock file and two days old: its owner died long ago.
+    std::filesystem::create_directory(tmpdir.path() / "cudacore-pch-old000");
+    test::write_file(tmpdir.path() / "cudacore-pch-old000" / "stale.pch", "x");
+    std::filesystem::last_write_time(tmpdir.path() / "cudacore-pch-old000",
+                                     std::filesystem::file_time_type::clock::now() -
+                                         std::chrono::hours(48));
+    CompilingProcess next(tmpdir.path(), "exit", "forms");
+    EXPECT_EQ(next.said(), "created\n");
+    EXPECT_EQ(next.wait(), 0);
+    EXPECT_TRUE(std::filesystem::exists(tmpdir.path() / "cudacore-pch-target" / "keep"));
+    EXPECT_TRUE(std::filesystem::is_symlink(tmpdir.path() / "cudacore-pch-link00"));
+    EXPECT_TRUE(std::filesystem::exists(tmpdir.path() / "cudacore-pch-toolongname"));
+    EXPECT_FALSE(std::filesystem::exists(tmpdir.path() / "cudacore-pch-old000"));
 }
 
 // Last: it shrinks, then regrows, the process-wide PCH heap.

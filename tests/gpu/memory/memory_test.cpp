@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <thread>
@@ -351,18 +352,75 @@ TEST(MemoryGpu, WrapUnownedWrapsWithoutFreeingAndAsksTheDriverWhatItIs) {
     EXPECT_TRUE(pinned_view.is_device_accessible());
     EXPECT_EQ(pinned_view.device_ordinal(), -1);
 
-    // Plain host memory is unknown to the driver (unless it maps pageable memory, then host).
-    std::vector<char> pageable(64);
-    try {
-        Buffer view = Buffer::wrap_unowned(pageable.data(), pageable.size());
-        EXPECT_TRUE(view.is_host_accessible());
-    } catch (const DriverError& e) {
-        EXPECT_EQ(e.call(), "cuPointerGetAttribute");
-        EXPECT_CONTAINS(e.what(), "memory resource");
-    }
     Buffer with_resource = Buffer::wrap_unowned(owner.handle(), 4096, resource);
     EXPECT_EQ(with_resource.memory_resource(), resource);
     EXPECT_FALSE(with_resource.owns_memory());
+}
+
+// Plain host memory CUDA does not know (a static array, malloc'ed memory) wraps as cuda.core
+// wraps it: host accessible, on no device, not owned; copies to and from it are pageable copies.
+std::uint32_t static_words[1024];
+
+TEST(MemoryGpu, WrapUnownedOfPlainHostMemoryIsHostMemoryOfNoDevice) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    auto expect_plain_host = [](const Buffer& view, const void* pointer) {
+        EXPECT_FALSE(view.owns_memory());
+        EXPECT_TRUE(view.is_host_accessible());
+        EXPECT_EQ(view.device_ordinal(), -1);
+        EXPECT_THROW(view.device(), InvalidArgumentError);
+        EXPECT_EQ(view.memory_resource(), nullptr);
+        // The driver does not know it (memory type 0), so it is not device accessible.
+        unsigned memory_type = 99;
+        CUpointer_attribute attribute = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+        void* value = &memory_type;
+        detail::check(detail::driver().cuPointerGetAttributes(
+                          1, &attribute, &value, reinterpret_cast<CUdeviceptr>(pointer)),
+                      "cuPointerGetAttributes");
+        EXPECT_EQ(memory_type, 0u);
+        EXPECT_FALSE(view.is_device_accessible());
+    };
+    Buffer wrapped_static = Buffer::wrap_unowned(static_words, sizeof static_words);
+    expect_plain_host(wrapped_static, static_words);
+    EXPECT_NE(wrapped_static.description().find("on no device"), std::string::npos)
+        << wrapped_static.description();
+
+    // A device buffer copied into the static array through the wrapper, and back.
+    Buffer on_device = device.allocate(sizeof static_words, stream);
+    on_device.fill_uint32(0x5eed1234u, stream);
+    on_device.copy_to(wrapped_static, stream);
+    stream.sync();
+    EXPECT_EQ(std::count(std::begin(static_words), std::end(static_words), 0x5eed1234u), 1024);
+    for (auto& word : wrapped_static.span<std::uint32_t>()) word = 77;  // host accessible
+    on_device.copy_from(wrapped_static, stream);
+    std::vector<std::uint32_t> back(1024);
+    on_device.copy_to(back, stream);
+    stream.sync();
+    EXPECT_EQ(std::count(back.begin(), back.end(), 77u), 1024);
+
+    // malloc'ed memory, with free as its deleter (from_handle without a resource).
+    void* heap = std::malloc(4096);
+    ASSERT_NE(heap, nullptr);
+    bool freed = false;
+    {
+        auto free_it = [&](CUdeviceptr pointer, std::size_t) {
+            std::free(reinterpret_cast<void*>(pointer));
+            freed = true;
+        };
+        Buffer owned = Buffer::from_handle(heap, 4096, nullptr, free_it);
+        EXPECT_TRUE(owned.owns_memory());
+        EXPECT_TRUE(owned.is_host_accessible());
+        EXPECT_EQ(owned.device_ordinal(), -1);
+        Buffer view = Buffer::wrap_unowned(heap, 4096);
+        expect_plain_host(view, heap);
+        on_device.copy_to(view, stream);
+        stream.sync();
+        EXPECT_EQ(static_cast<std::uint32_t*>(heap)[1023], 77u);
+    }
+    EXPECT_TRUE(freed);
+    on_device.close(stream);
 }
 
 // As in cuda.core, from_handle(ptr, size, resource) hands the memory to the resource, which frees
