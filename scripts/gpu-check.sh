@@ -16,8 +16,9 @@
 #   each under a TORTURE_TIMEOUT (default 60 s): counts passes, failures, crashes (by signal) and
 #   hangs, keeps each failing seed's log; then SANITIZE_SEEDS of them (default 100) under
 #   compute-sanitizer --leak-check full; then the adopted-stream teardown program RUNS times
-#   (default 500) each with its output to a pipe, to a file and under timeout. Exits 1 on any
-#   crash, hang, failure, leak or sanitizer error.
+#   (default 500) each with its output to a pipe, to a file and under timeout. A hung seed is
+#   rerun HANG_RERUNS times (default 8) with every thread's stack written to its log when it hangs
+#   again. Exits 1 on any crash, hang, failure, leak or sanitizer error.
 # Shared libraries the build needs and the GPU machine may lack can be put in BUILD_DIR/runtime-libs.
 set -uo pipefail
 build="$(cd "$1" && pwd)"; out="$2"; what="${3:-all}"
@@ -131,6 +132,20 @@ if [ "$what" = torture ]; then
     "$out/torture.rc" | tee -a "$summary"
   awk '$2 != 0 { printf "    seed %s rc=%s\n", $1, $2 }' "$out/torture.rc" | head -40 | tee -a "$summary" >/dev/null
   bad=$(awk '$2 != 0' "$out/torture.rc" | wc -l)
+  # Hung seeds: each rerun HANG_RERUNS times (default 8, in parallel) with a watchdog that, when
+  # the run outlasts the limit, writes every thread's stack (gdb, else cuda-gdb) to its log.
+  debugger=$(command -v gdb || command -v cuda-gdb || true)
+  for seed in $(awk '$2 == 124 { print $1 }' "$out/torture.rc" | head -3); do
+    [ -n "$debugger" ] || { note "    no gdb here: no stacks for hung seed $seed"; break; }
+    seq "${HANG_RERUNS:-8}" | xargs -P "$parallel" -I{} bash -c '
+      log="$4/torture/hang-$3-{}.log"
+      "$1" "$3" >"$log" 2>&1 & pid=$!
+      for _ in $(seq "$5"); do kill -0 $pid 2>/dev/null || exit 0; sleep 1; done
+      echo "=== still running after $5 s: stacks" >>"$log"
+      "$2" -p $pid -batch -ex "thread apply all bt" >>"$log" 2>&1
+      kill -9 $pid' _ "$torture" "$debugger" "$seed" "$out" "$limit"
+    note "    hung seed $seed rerun ${HANG_RERUNS:-8} times: $(grep -l 'still running after' "$out"/torture/hang-"$seed"-*.log 2>/dev/null | wc -l) hung again (stacks in torture/hang-$seed-*.log)"
+  done
   sanitizer="${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}"
   sanitize_seeds="${SANITIZE_SEEDS:-100}"
   mkdir -p "$out/torture-sanitize"
