@@ -29,7 +29,6 @@ STRIP_FROM_PATH        = include
 STRIP_FROM_INC_PATH    = include
 FULL_PATH_NAMES        = YES
 JAVADOC_AUTOBRIEF      = YES
-DISTRIBUTE_GROUP_DOC   = YES
 EXTRACT_ALL            = NO
 EXTRACT_STATIC         = YES
 # detail:: is the library's own plumbing; the private "box" members are not part of the API.

@@ -57,7 +57,6 @@ void drop_buffer_box(BufferBoxCount* box) noexcept;
 /// lifetime: this file's description).
 class Buffer {
 public:
-    ///@{
     /// An empty buffer: every use but the queries below throws InvalidArgumentError, like a closed
     /// one. Useful as a placeholder.
     Buffer() noexcept = default;
@@ -80,7 +79,6 @@ public:
             detail::drop_buffer_box(box_);
     }
     void swap(Buffer& other) noexcept { std::swap(box_, other.box_); }
-    ///@}
 
     /// Frees `pointer` (how it is freed, once, when the last copy goes or at close()):
     using Deleter = std::function<void(CUdeviceptr pointer, std::size_t size)>;
@@ -100,7 +98,6 @@ public:
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource,
                               std::shared_ptr<void> owner);
-    ///@{
     /// Calls `deleter(pointer, size)` once, when the last copy goes or at close() (a throwing
     /// deleter's error reaches close(); from a destructor it is ignored). Resource as above.
     /// Throws InvalidArgumentError for a null pointer, size 0 or an empty deleter.
@@ -121,9 +118,7 @@ public:
         return from_handle(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource),
                            std::move(deleter));
     }
-    ///@}
 
-    ///@{
     /// Wraps `size` bytes at `pointer` WITHOUT taking ownership: the caller keeps the memory
     /// valid while the Buffer is used and frees it itself; the Buffer never frees it. With a
     /// resource, accessibility and device are the resource's (and it is kept alive); without one
@@ -135,21 +130,16 @@ public:
                                std::shared_ptr<MemoryResource> resource = nullptr) {
         return wrap_unowned(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource));
     }
-    ///@}
 
-    ///@{
     /// The address (0 once closed, and for an empty buffer of size 0), as a device pointer and as
     /// a host pointer.
     CUdeviceptr handle() const noexcept;
     void* data() const noexcept { return reinterpret_cast<void*>(handle()); }
-    ///@}
     /// The size in bytes (kept after close, for messages).
     std::size_t size() const noexcept;
-    ///@{
     /// True after close() and for a default-constructed buffer.
     bool is_closed() const noexcept;
     explicit operator bool() const noexcept { return !is_closed(); }
-    ///@}
     /// Whether the buffer frees its memory (false for wrap_unowned and once closed).
     bool owns_memory() const noexcept;
 
@@ -158,18 +148,15 @@ public:
     /// Managed memory: its resource's is_managed(), or without a resource what the driver says
     /// (CU_POINTER_ATTRIBUTE_IS_MANAGED). Throws InvalidArgumentError when closed.
     bool is_managed() const;
-    ///@{
     /// The device the memory belongs to; -1 for memory bound to no device (pinned host memory, as
     /// cuda.core reports), for which device() throws InvalidArgumentError.
     int device_ordinal() const;
     Device device() const;
-    ///@}
     /// Null once closed, and for buffers made without a resource. A device's default resource
     /// (Device::allocate) lives as long as the process, and its buffers point at it without
     /// counting a reference: the pointer is valid for the whole run, its use_count() is 0.
     const std::shared_ptr<MemoryResource>& memory_resource() const noexcept;
 
-    ///@{
     /// Asynchronous copies on `stream`. Both sides must have the same size, as cuda.core's
     /// Buffer.copy_to / copy_from require (their ValueError "buffer sizes mismatch between src
     /// and dst"): a 1 KiB buffer copied into a 4 KiB one (as cuda.core's vmm_memory_example
@@ -179,8 +166,6 @@ public:
     /// stream has done the copy (pageable memory may be copied synchronously).
     void copy_to(const Buffer& destination, const Stream& stream) const;
     void copy_from(const Buffer& source, const Stream& stream) const;
-    ///@}
-    ///@{
     /// cuda.core's copy_to without a destination: a new buffer of the same size from this
     /// buffer's memory resource (allocated on `stream`), into which this one is copied on
     /// `stream`. Throws InvalidArgumentError when closed or made without a resource ("a
@@ -188,7 +173,6 @@ public:
     Buffer copy_to(const Stream& stream) const;
     void copy_to(void* host, std::size_t size, const Stream& stream) const;
     void copy_from(const void* host, std::size_t size, const Stream& stream) const;
-    ///@}
 
     /// The same for any contiguous host range of trivially copyable values (vector, array, span).
     template <std::ranges::contiguous_range Range>
@@ -208,12 +192,10 @@ public:
                   std::ranges::size(host) * sizeof(std::ranges::range_value_t<Range>), stream);
     }
 
-    ///@{
     /// Sets every byte to `value` / every 32-bit word to `pattern` (the size must be a multiple
     /// of 4), asynchronously on `stream`.
     void fill_byte(std::uint8_t value, const Stream& stream) const;
     void fill_uint32(std::uint32_t pattern, const Stream& stream) const;
-    ///@}
     /// Sets every 16-bit word to `pattern` (cuMemsetD16Async; the size must be a multiple of 2).
     void fill_uint16(std::uint16_t pattern, const Stream& stream) const;
 
@@ -243,7 +225,6 @@ public:
     /// against close() or another set_deallocation_stream of this buffer or its copies.
     void set_deallocation_stream(const Stream& stream);
 
-    ///@{
     /// Frees the memory now, ordered on `stream` (work enqueued before on that stream may still use
     /// it); without a stream, on its deallocation stream (the stream it was allocated on, unless
     /// set_deallocation_stream named another). Every copy of this Buffer becomes
@@ -256,7 +237,6 @@ public:
     /// Throws DriverError when freeing fails (the buffer is closed all the same).
     void close(const Stream& stream);
     void close();
-    ///@}
 
     /// The memory as host bytes / values. Throws InvalidArgumentError when it is not host
     /// accessible, closed, or (span<T>) its size is not a multiple of sizeof(T).
@@ -282,11 +262,9 @@ private:
     friend struct detail::BoxAccess;
     /// Adopts `box` and the reference it was made with.
     explicit Buffer(detail::BufferBoxCount* box) noexcept : box_(box) {}
-    ///@{
     /// The box of an open buffer, else InvalidArgumentError naming `operation`.
     detail::BufferBox& open_box(const char* operation) const;
     void check_multiple_of(std::size_t unit, const char* operation) const;
-    ///@}
 
     detail::BufferBoxCount* box_ = nullptr;
 };

@@ -27,7 +27,6 @@ struct FatbinEntry {
 /// What inspect_code() finds in compiled code: type, arch, size, kernels.
 struct CodeInfo {
     CodeType type = CodeType::cubin;
-    ///@{
     /// "sm_90" for a cubin, the PTX .target ("sm_90", "sm_90a"), "" where the bytes do not say
     /// (LTO-IR, objects, libraries; a fatbin with several archs lists them in `entries`).
     std::string arch;
@@ -35,7 +34,6 @@ struct CodeInfo {
     std::vector<std::string> kernels;  ///< sorted; cubin (and ELF fatbin entries) and PTX only
     std::vector<FatbinEntry> entries;  ///< fatbin only
     std::string ptx_version;           ///< PTX only: the .version ("8.8")
-    ///@}
 };
 
 /// The code type, or nullopt when the bytes are none of the above.

@@ -44,12 +44,10 @@ public:
     /// nothing is owned. Throws InvalidArgumentError when no device has that handle.
     static Device from_handle(CUdevice device);
 
-    ///@{
     /// How many devices the driver reports, and all of them in ordinal order (none without a
     /// device; NoDriverError without a driver).
     static int count();
     static std::vector<Device> all();
-    ///@}
 
     int ordinal() const noexcept { return ordinal_; }
     CUdevice handle() const noexcept { return handle_; }
@@ -79,12 +77,9 @@ public:
     /// Makes the primary context current on the calling thread; it stays retained for the life of
     /// the process, so the thread's current context never dangles.
     Context set_current() const;
-    ///@{
     /// Waits for all work on the device's primary context.
     void sync() const;
     bool can_access_peer(const Device& peer) const;
-    ///@}
-    ///@{
     /// Lets kernels and copies on this device's primary context reach memory of `peer`'s primary
     /// context (cuCtxEnablePeerAccess). Idempotent: enabling twice, or disabling what is not
     /// enabled, does nothing; a device always reaches its own memory. Throws DriverError with
@@ -93,7 +88,6 @@ public:
     /// see DeviceMemoryResource::set_peer_accessible_by. Thread-safe.
     void enable_peer_access(const Device& peer) const;
     void disable_peer_access(const Device& peer) const;
-    ///@}
     /// Whether peer access to `peer` was enabled through cudacore in this process (the driver has
     /// no query); true for the device itself.
     bool is_peer_access_enabled(const Device& peer) const;
@@ -101,7 +95,6 @@ public:
     /// The legacy default stream of the primary context (sets that context current, since the
     /// default stream always means the calling thread's current context).
     Stream default_stream() const;
-    ///@{
     /// The calling thread's per-thread default stream (CU_STREAM_PER_THREAD) of the primary
     /// context (set current, as for default_stream). Work on it does not synchronise with other
     /// threads' per-thread streams; it synchronises with the legacy default stream. Each call
@@ -109,7 +102,6 @@ public:
     /// errors; separate calls do not). Never destroyed.
     Stream per_thread_stream() const;
     Stream create_stream(const StreamOptions& options = {}) const;
-    ///@}
     /// Creates an event that is not recorded on any stream yet: record it with stream.record(ev).
     Event create_event(const EventOptions& options = {}) const;
 

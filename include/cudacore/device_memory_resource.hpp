@@ -77,15 +77,12 @@ public:
     /// Adopts a pool imported from another process (import_memory_pool in ipc.hpp makes it).
     DeviceMemoryResource(const Device& device, const detail::ImportedPool& imported);
 
-    ///@{
     /// IPC: whether the pool is shareable (ipc_enabled, or imported), whether it was imported, and
     /// the pool's identity (random, made by the exporter; all zero for a default pool).
     bool is_ipc_enabled() const noexcept { return ipc_pool_ || imported_; }
     bool is_imported() const noexcept { return imported_; }
     const std::array<unsigned char, 16>& ipc_pool_id() const noexcept { return ipc_id_; }
-    ///@}
 
-    ///@{
     /// Devices other than the pool's own whose kernels and copies may reach its memory
     /// (cuMemPoolGetAccess / cuMemPoolSetAccess). Setting grants read-write access to the devices
     /// listed and removes it from those left out; the pool's own device is ignored (it always has
@@ -94,8 +91,6 @@ public:
     /// every user of that pool.
     std::vector<Device> peer_accessible_by() const;
     void set_peer_accessible_by(const std::vector<Device>& devices);
-    ///@}
-    ///@{
     /// A new pool of `device` owned by this resource (destroyed with it; its buffers hold it).
     /// Throws InvalidArgumentError for a handle type the device does not support, DriverError
     /// (CUDA_ERROR_NOT_SUPPORTED on a device without memory pools). Prefer create_owned_pool().
@@ -103,7 +98,6 @@ public:
     static std::shared_ptr<DeviceMemoryResource> create_owned_pool(
         const Device& device, const DeviceMemoryPoolOptions& options = {});
     ~DeviceMemoryResource() override;
-    ///@}
 
     /// True for a pool made by create_owned_pool, false for the device's default pool.
     bool owns_pool() const noexcept { return owns_pool_; }
@@ -116,12 +110,10 @@ public:
 
     void set_release_threshold(std::uint64_t bytes);
     std::uint64_t release_threshold() const;
-    ///@{
     /// Bytes in use by allocations (CU_MEMPOOL_ATTR_USED_MEM_CURRENT) and reserved from the driver
     /// (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), for the whole pool.
     std::uint64_t used_memory() const;
     std::uint64_t reserved_memory() const;
-    ///@}
     /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
     void trim_to(std::size_t bytes_to_keep);
 

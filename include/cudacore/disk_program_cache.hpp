@@ -73,7 +73,6 @@ public:
     /// cache writes (entries, their temporary files, .lock), as caches made before the marker do.
     explicit DiskProgramCache(std::filesystem::path directory,
                               std::uint64_t max_bytes = default_max_bytes);
-    ///@{
     /// For maintenance (`cudacore cache clear|prune|stats`): the cache at `directory`, never
     /// creating or marking anything. nullptr when `directory` does not exist; throws CacheError as
     /// the constructor does, and also when the folder does not carry cudacore's marker.
@@ -82,7 +81,6 @@ public:
     ~DiskProgramCache() override;
     DiskProgramCache(const DiskProgramCache&) = delete;
     DiskProgramCache& operator=(const DiskProgramCache&) = delete;
-    ///@}
 
     /// Throws CacheError on an I/O error other than the entry being absent or bad.
     std::optional<ObjectCode> get(const CacheKey& key) override;
@@ -121,12 +119,10 @@ public:
     /// The file name of `key`'s entry inside its folder.
     static std::string entry_name(const CacheKey& key);
 
-    ///@{
     /// The bytes of an entry file, and their inverse. decode_entry throws SerializationError
     /// unless `bytes` is a valid entry for `expected` (it never reads outside `bytes`).
     static std::string encode_entry(const CacheKey& key, const ObjectCode& code);
     static ObjectCode decode_entry(std::string_view bytes, const CacheKey& expected);
-    ///@}
 
 private:
     enum class Opening { create, existing };

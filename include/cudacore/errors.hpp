@@ -32,7 +32,8 @@ public:
 /// A shared library (driver, NVRTC, nvJitLink) could not be opened or lacks a symbol.
 class LoaderError : public Error {
 public:
-    /// Makes the error with its message (what()).
+    /// Makes the error from the library, the paths searched, the variable that overrides them and
+    /// why the last one failed; what() says all of it.
     LoaderError(std::string library, std::vector<std::string> searched, std::string env_var,
                 std::string reason);
     const std::string& library() const noexcept { return library_; }
@@ -50,14 +51,15 @@ private:
 /// The CUDA driver (libcuda.so.1) is not present, or is too old for this build.
 class NoDriverError : public LoaderError {
 public:
-    /// Makes the error with its message (what()).
+    /// Made as a LoaderError.
     using LoaderError::LoaderError;
 };
 
 /// A CUDA driver call returned an error.
 class DriverError : public Error {
 public:
-    /// Makes the error with its message (what()).
+    /// Makes the error from the status, the call that returned it and the object involved; what()
+    /// names all three with the status's name and text.
     DriverError(CUresult status, std::string call, std::string object);
     CUresult status() const noexcept { return status_; }
     const std::string& status_name() const noexcept { return status_name_; }
@@ -76,7 +78,7 @@ private:
 /// NVRTC or nvJitLink failed outside of compiling or linking proper (bad option, out of memory).
 class CompilerApiError : public Error {
 public:
-    /// Makes the error with its message (what()).
+    /// Makes the error from the call, its status (number and name) and the object involved.
     CompilerApiError(std::string call, int status, std::string status_name, std::string object);
     const std::string& call() const noexcept { return call_; }
     int status() const noexcept { return status_; }
@@ -91,7 +93,7 @@ private:
 /// Compiling a program failed. Carries the full compiler log, the program name and the options.
 class CompileError : public Error {
 public:
-    /// Makes the error with its message (what()).
+    /// Makes the error from the program's name, the compiler's log and the options used.
     CompileError(std::string program_name, std::string log, std::vector<std::string> options,
                  std::string backend);
     const std::string& program_name() const noexcept { return program_name_; }
@@ -107,7 +109,6 @@ private:
 /// Linking failed. Carries the full linker log, the inputs' names and the options.
 class LinkError : public Error {
 public:
-    ///@{
     /// `failed_call`: the linker call that failed and its status (for example
     /// "cuLinkAddData(ptx 'k', 80 bytes) failed: CUDA_ERROR_INVALID_PTX"), named in what().
     LinkError(std::string name, std::string log, std::vector<std::string> options,
@@ -115,7 +116,6 @@ public:
     const std::string& name() const noexcept { return name_; }
     const std::string& log() const noexcept { return log_; }
     const std::vector<std::string>& options() const noexcept { return options_; }
-    ///@}
 
 private:
     std::string name_;
@@ -141,7 +141,7 @@ public:
 /// stream (see stream.hpp); original() is the exception it threw.
 class HostFunctionError : public Error {
 public:
-    /// Makes the error with its message (what()).
+    /// Makes the error from its message and the exception the host function threw.
     HostFunctionError(const std::string& message, std::exception_ptr original)
         : Error(message), original_(std::move(original)) {}
     const std::exception_ptr& original() const noexcept { return original_; }
@@ -158,7 +158,7 @@ std::string driver_status_text(CUresult status);
 /// the call, NVML's status number and text, and the device involved.
 class NvmlError : public Error {
 public:
-    /// Makes the error with its message (what()).
+    /// Makes the error from the NVML call, its status (number and text) and the device involved.
     NvmlError(std::string call, int status, std::string status_text, std::string object);
     const std::string& call() const noexcept { return call_; }
     int status() const noexcept { return status_; }

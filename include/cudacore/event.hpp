@@ -69,18 +69,14 @@ public:
     static Event from_handle(CUevent event, const Context& context,
                              const EventFromHandleOptions& options = {});
 
-    ///@{
     /// The driver's event. Once taken, the event is never reused after it is dropped (see above).
     CUevent handle() const noexcept;
     const EventOptions& options() const noexcept;
     bool timing_enabled() const noexcept { return options().timing_enabled; }
-    ///@}
-    ///@{
     /// True once recorded on a stream through cudacore.
     bool is_recorded() const noexcept;
     Context context() const;
     Device device() const;
-    ///@}
 
     /// Waits until the work before the last record has finished.
     void sync() const;

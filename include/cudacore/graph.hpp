@@ -123,7 +123,6 @@ public:
             },
             args...);
     }
-    ///@{
     /// Copies between buffers of the same size, and between a buffer and host memory of its size
     /// (pinned host memory: the graph may run long after this call).
     GraphNode add_copy(GraphDependencies dependencies, const Buffer& destination,
@@ -132,34 +131,26 @@ public:
                        const Buffer& source);
     GraphNode add_copy(GraphDependencies dependencies, const Buffer& destination,
                        const void* host, std::size_t size);
-    ///@}
-    ///@{
     /// Sets every byte / every 32-bit word of `buffer` (its size a multiple of 4).
     GraphNode add_fill_byte(GraphDependencies dependencies, const Buffer& buffer,
                             std::uint8_t value);
     GraphNode add_fill_uint32(GraphDependencies dependencies, const Buffer& buffer,
                               std::uint32_t pattern);
-    ///@}
     /// Runs `function` on a driver thread when the graph reaches the node. It must not call CUDA
     /// and must not throw (exceptions are swallowed). The graph holds the callable.
     GraphNode add_host_function(GraphDependencies dependencies, std::function<void()> function);
-    ///@{
     /// Records `event` / waits for it; the graph holds the event.
     GraphNode add_event_record(GraphDependencies dependencies, const Event& event);
     GraphNode add_event_wait(GraphDependencies dependencies, const Event& event);
-    ///@}
     /// A node that does nothing: joins dependencies.
     GraphNode add_empty(GraphDependencies dependencies);
     /// Embeds a copy of `child` (its nodes as they are now); the graph holds what `child` holds.
     GraphNode add_child(GraphDependencies dependencies, const Graph& child);
-    ///@{
     /// Graph memory: `size` bytes allocated when the graph reaches the node and freed by a free
     /// node (in this graph or a later one) or by the next launch with auto_free_on_launch.
     GraphAllocation add_allocation(GraphDependencies dependencies, std::size_t size);
     GraphNode add_free(GraphDependencies dependencies, CUdeviceptr pointer);
-    ///@}
 
-    ///@{
     /// Conditional nodes (CUDA 12.4+ driver). The handle's value decides what runs: set it from a
     /// kernel with cudaGraphSetConditional (graph_conditional.hpp). Body graphs are empty Graphs
     /// to fill with nodes; they belong to the node (allowed in bodies: kernels, copies, fills,
@@ -171,28 +162,21 @@ public:
     ConditionalNode add_while(GraphDependencies dependencies, const ConditionalHandle& condition);
     ConditionalNode add_switch(GraphDependencies dependencies, const ConditionalHandle& condition,
                                unsigned cases);  // bodies[n] runs when the value is n
-    ///@}
 
-    ///@{
     /// Keeps `buffer` (or any object) alive as long as this graph and its executable graphs.
     void hold(const Buffer& buffer);
     void hold(std::shared_ptr<const void> object);
-    ///@}
     /// How many objects the graph holds (libraries, buffers, events, callables).
     std::size_t held_count() const;
 
-    ///@{
     /// An executable graph (see graph_exec.hpp for the options). A graph with allocation or free
     /// nodes has at most one executable graph at a time (the driver refuses a second: DriverError).
     GraphExec instantiate(const GraphInstantiateOptions& options) const;
     GraphExec instantiate() const;
-    ///@}
 
-    ///@{
     /// The graph in Graphviz DOT (cuGraphDebugDotPrint), to a file or as a string.
     void write_dot(const std::filesystem::path& path, const GraphDotOptions& options = {}) const;
     std::string to_dot(const GraphDotOptions& options = {}) const;
-    ///@}
 
     /// "graph 0x... on device 0 (5 nodes)": used in error messages.
     std::string description() const;

@@ -69,14 +69,12 @@ class GraphBuilder {
 public:
     /// Records on `stream` (not owned beyond this builder's life; it is held while used).
     explicit GraphBuilder(const Stream& stream);
-    ///@{
     /// Records on a new non-blocking stream of `device`.
     explicit GraphBuilder(const Device& device);
     GraphBuilder(GraphBuilder&&) noexcept;
     GraphBuilder& operator=(GraphBuilder&&) noexcept;
     GraphBuilder(const GraphBuilder&) = delete;
     GraphBuilder& operator=(const GraphBuilder&) = delete;
-    ///@}
     /// Ends and discards a capture still in progress (errors ignored).
     ~GraphBuilder();
 
@@ -90,11 +88,9 @@ public:
     /// capture is over then, and the stream usable). A conditional body's builder returns the
     /// body graph, which belongs to the graph being captured (valid while that graph lives).
     Graph end();
-    ///@{
     /// True between begin() and end() (for split and body builders: until joined / ended).
     bool is_capturing() const noexcept;
     CaptureMode mode() const noexcept;
-    ///@}
 
     const Stream& stream() const noexcept;
     /// So that launch(builder, ...), buffer.copy_to(x, builder) and the like record into the graph.
@@ -103,23 +99,18 @@ public:
     /// `count` builders on new streams of the same device, each recording after everything
     /// recorded here so far. Throws InvalidArgumentError when not capturing or count is 0.
     std::vector<GraphBuilder> split(std::size_t count);
-    ///@{
     /// This builder waits for everything recorded on `others` (split from this capture); they
     /// stop capturing. Throws InvalidArgumentError for a builder of another capture.
     void join(std::vector<GraphBuilder>& others);
     void join(GraphBuilder& other);
-    ///@}
 
     /// A host function node at this point of the stream (cuLaunchHostFunc). It must not call CUDA
     /// or throw (exceptions are swallowed); the graph holds it.
     void add_host_function(std::function<void()> function);
-    ///@{
     /// Keeps `buffer` (or any object) alive as long as the graph and its executable graphs.
     void hold(const Buffer& buffer);
     void hold(std::shared_ptr<const void> object);
-    ///@}
 
-    ///@{
     /// Conditional nodes at this point of the capture (CUDA 12.4+ driver). The returned builders
     /// record the bodies (already begun); end() each, then keep recording here.
     ConditionalHandle create_conditional_handle(const ConditionalHandleOptions& options = {});
@@ -127,7 +118,6 @@ public:
     std::pair<GraphBuilder, GraphBuilder> if_else(const ConditionalHandle& condition);
     GraphBuilder while_loop(const ConditionalHandle& condition);
     std::vector<GraphBuilder> switch_cases(const ConditionalHandle& condition, unsigned cases);
-    ///@}
 
     /// "graph builder on stream 0x... of device 0 (capturing, relaxed)".
     std::string description() const;

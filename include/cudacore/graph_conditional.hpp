@@ -45,12 +45,10 @@ class Graph;
 
 /// Options of a conditional handle: its default value and whether it is reset on each launch.
 struct ConditionalHandleOptions {
-    ///@{
     /// The value at the start of every launch, when assign_default is true; otherwise the value
     /// is kept from the previous launch (and starts at default_value).
     unsigned default_value = 0;
     bool assign_default = true;
-    ///@}
 };
 
 /// The cuGraphConditionalHandleCreate flags for `options` (no driver needed).

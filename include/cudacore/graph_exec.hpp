@@ -56,7 +56,7 @@ unsigned long long graph_instantiate_flags(const GraphInstantiateOptions& option
 /// executable graph. The message names both and the reason in words.
 class GraphUpdateError : public Error {
 public:
-    /// Makes the error with its message (what()).
+    /// Makes the error from the driver's reason and the nodes it names.
     GraphUpdateError(CUgraphExecUpdateResult reason, GraphNode node, GraphNode from_node,
                      std::string node_kind, std::string graph);
     CUgraphExecUpdateResult reason() const noexcept { return reason_; }

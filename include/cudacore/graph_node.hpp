@@ -46,13 +46,11 @@ public:
     GraphDependencies(std::initializer_list<GraphNode> nodes) : nodes_(nodes) {}
     GraphDependencies(std::vector<GraphNode> nodes) noexcept : nodes_(std::move(nodes)) {}
 
-    ///@{
     /// GraphNode is layout-compatible with CUgraphNode: the driver reads the array directly.
     const CUgraphNode* handles() const noexcept {
         return nodes_.empty() ? nullptr : reinterpret_cast<const CUgraphNode*>(nodes_.data());
     }
     std::size_t size() const noexcept { return nodes_.size(); }
-    ///@}
 
 private:
     std::vector<GraphNode> nodes_;

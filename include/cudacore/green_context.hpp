@@ -75,13 +75,11 @@ public:
     SmResource() = default;
 
     unsigned sm_count() const noexcept;
-    ///@{
     /// The device's partition rules: the smallest group, and the granularity of group sizes.
     unsigned min_partition_size() const noexcept;
     unsigned coscheduled_alignment() const noexcept;
     int device_ordinal() const noexcept { return ordinal_; }
     bool empty() const noexcept { return !data_; }
-    ///@}
     /// True for a group or a remainder (these cannot be split again).
     bool from_split() const noexcept { return from_split_; }
     /// The driver's description of the resource (null when empty).
@@ -118,21 +116,17 @@ public:
     static GreenContext create(const SmResource& resources);
 
     CUgreenCtx handle() const noexcept;
-    ///@{
     /// The context form of the green context (cuCtxFromGreenCtx): holds the green context, and
     /// is what Stream::context() of its streams returns.
     Context context() const;
     Device device() const;
-    ///@}
     /// How many SMs its kernels run on (the resource it was made from).
     unsigned sm_count() const noexcept;
 
-    ///@{
     /// A stream whose work runs on this green context's SMs (cuGreenCtxStreamCreate). The driver
     /// requires non-blocking streams: options.non_blocking = false is an InvalidArgumentError.
     Stream create_stream(const StreamOptions& options = {}) const;
     Event create_event(const EventOptions& options = {}) const;
-    ///@}
     /// Waits for all work of this green context.
     void sync() const;
 

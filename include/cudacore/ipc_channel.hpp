@@ -49,11 +49,9 @@ public:
 
     int get() const noexcept { return fd_; }
     bool valid() const noexcept { return fd_ >= 0; }
-    ///@{
     /// Gives up ownership: the caller closes the returned descriptor.
     int release() noexcept { return std::exchange(fd_, -1); }
     void reset() noexcept;
-    ///@}
 
 private:
     int fd_ = -1;
@@ -82,12 +80,10 @@ public:
     IpcChannel(IpcChannel&&) noexcept = default;
     IpcChannel& operator=(IpcChannel&&) noexcept = default;
 
-    ///@{
     /// Sends `bytes` (1 to max_message_size; InvalidArgumentError when empty) and, when fd >= 0, a duplicate of `fd` (the
     /// caller keeps its own).
     void send(std::span<const std::byte> bytes, int fd = -1) const;
     void send(const std::string& text, int fd = -1) const;
-    ///@}
     /// The next message; waits at most `timeout` when one is given (IpcError when it passes).
     IpcMessage receive(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
 
@@ -104,19 +100,15 @@ private:
 /// A listening Unix-domain socket at a path; the path is removed when the listener goes.
 class IpcListener {
 public:
-    ///@{
     /// Throws IpcError when the path is too long for a socket address, exists, or cannot be bound.
     explicit IpcListener(std::filesystem::path path);
     ~IpcListener();
     IpcListener(IpcListener&&) noexcept = default;
     IpcListener& operator=(IpcListener&&) noexcept = default;
-    ///@}
 
-    ///@{
     /// The next connection; waits at most `timeout` when one is given.
     IpcChannel accept(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
     const std::filesystem::path& path() const noexcept { return path_; }
-    ///@}
 
 private:
     FileDescriptor socket_;

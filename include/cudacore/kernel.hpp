@@ -77,13 +77,11 @@ public:
                                              std::size_t dynamic_shared_memory_bytes = 0) const;
     BlockSizeSuggestion max_potential_block_size(std::size_t dynamic_shared_memory_bytes = 0,
                                                  int block_size_limit = 0) const;
-    ///@{
     /// Dynamic shared memory as a function of the block size.
     BlockSizeSuggestion max_potential_block_size(CUoccupancyB2DSize shared_memory_for_block_size,
                                                  int block_size_limit = 0) const;
     std::size_t available_dynamic_shared_memory_per_block(int blocks_per_multiprocessor,
                                                           int block_size) const;
-    ///@}
     /// For `config`'s grid, block and shared memory (its cluster is ignored).
     int max_potential_cluster_size(const LaunchConfig& config) const;
     /// For `config` with its cluster (a cluster of 1 x 1 x 1 means the kernel's own, if any).
@@ -123,13 +121,11 @@ public:
     /// Made on the first call (thread-safe), so that looking a kernel up does not pay for it.
     const std::string& description() const;
 
-    ///@{
     /// Parameter layout, queried from the driver once, on first use (this call or the first
     /// launch); thread-safe. The count comes from the driver, else from the cubin or PTX, else
     /// by probing. Throws DriverError when that query fails.
     const std::vector<KernelParameter>& parameters() const;
     std::size_t parameter_count() const { return parameters().size(); }
-    ///@}
 
     int attribute(CUfunction_attribute attribute, const Device& device = Device::current()) const;
     KernelAttributes attributes(const Device& device = Device::current()) const;

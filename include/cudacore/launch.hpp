@@ -79,7 +79,6 @@ template <class... Args>
 void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
             const Args&... args) {
     constexpr std::size_t count = sizeof...(Args);
-    ///@{
     /// References for arguments passed as they are, converted values (Buffer) otherwise; both live
     /// until the driver has copied them.
     /// Braces: with parentheses clang parses this line as a function declaration.
@@ -95,7 +94,6 @@ void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kern
         },
         converted);
     detail::launch_kernel(stream, config, kernel, pointers, sizes, count);
-    ///@}
 }
 
 template <class Signature>
@@ -108,7 +106,6 @@ class TypedKernel<void(Params...)> {
                   "kernel parameter types must be trivially copyable");
 
 public:
-    ///@{
     /// Throws InvalidArgumentError when the kernel's parameter count or sizes differ.
     explicit TypedKernel(Kernel kernel) : kernel_(std::move(kernel)) {
         static constexpr std::size_t sizes[sizeof...(Params) ? sizeof...(Params) : 1] = {
@@ -116,7 +113,6 @@ public:
         detail::check_kernel_arguments(kernel_, sizes, sizeof...(Params));
     }
     const Kernel& kernel() const noexcept { return kernel_; }
-    ///@}
 
 private:
     Kernel kernel_;

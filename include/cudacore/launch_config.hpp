@@ -44,11 +44,9 @@ std::string to_string(const Dim3& dim);
 struct LaunchConfig {
     Dim3 grid{1};    ///< blocks; clusters when a cluster is set
     Dim3 block{1};   ///< threads per block
-    ///@{
     /// Blocks per cluster; 1 x 1 x 1 launches without clusters. Needs compute capability 9.0+.
     Dim3 cluster{1};
     std::size_t shared_memory_bytes = 0;  ///< dynamic shared memory per block
-    ///@}
     /// All blocks resident at once, so the kernel may synchronise the whole grid.
     bool cooperative = false;
 
@@ -74,18 +72,14 @@ struct LaunchConfig {
     /// Priority of this launch, as stream priorities (lower is higher; the device's range from
     /// cuCtxGetStreamPriorityRange). Needs stream priority support.
     std::optional<int> priority{};
-    ///@{
     /// Memory synchronisation domain of the launch and the stream's domain map (needs 9.0+).
     std::optional<CUlaunchMemSyncDomain> memory_sync_domain{};
     std::optional<CUlaunchMemSyncDomainMap> memory_sync_domain_map{};
-    ///@}
-    ///@{
     /// Preferred (larger) cluster shape, in blocks, the driver may use where it fits: a multiple
     /// of `cluster` in x and y, equal to it in z, dividing blocks() (the grid counts clusters).
     /// Needs a cluster launch, compute capability 9.0+ and a driver that knows the attribute.
     std::optional<Dim3> preferred_cluster{};
     std::optional<CUclusterSchedulingPolicy> cluster_scheduling_policy{};  ///< needs 9.0+
-    ///@}
     /// L1 / shared memory split preference, in percent of the maximum shared memory.
     std::optional<unsigned> preferred_shared_memory_carveout{};
     /// L2 persistence window for this launch (needs L2 persisting cache support).

@@ -46,14 +46,12 @@ public:
 
     const std::vector<ObjectCode>& inputs() const noexcept { return inputs_; }
     const LinkerOptions& options() const noexcept { return options_; }
-    ///@{
     /// The exact flags passed to the backend: nvJitLink flags for a cubin link (link(ptx) adds
     /// -ptx), or the driver's CU_JIT options as NAME=VALUE. Resolves arch from the current device
     /// when unset; throws InvalidArgumentError for options the backend cannot honour.
     std::vector<std::string> flags() const;
     const std::string& info_log() const noexcept { return info_log_; }
     const std::string& error_log() const noexcept { return error_log_; }
-    ///@}
     /// "nvJitLink" or "driver" (cuLink*: chosen by LinkerOptions::backend, or used when
     /// nvJitLink cannot be loaded).
     const std::string& backend() const noexcept { return backend_; }

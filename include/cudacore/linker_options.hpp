@@ -28,7 +28,6 @@ std::string_view to_string(LinkerBackend backend) noexcept;
 struct LinkerOptions {
     /// Name of the link, used in logs and error messages.
     std::string name = "default_linker";
-    ///@{
     /// Target architecture, "sm_90" (or "90"). Unset: the current device's arch; with no driver
     /// or device, Linker throws InvalidArgumentError asking to set it.
     std::optional<std::string> arch;
@@ -36,7 +35,6 @@ struct LinkerOptions {
     std::optional<bool> time;                       ///< -time (timings in the info log)
     std::optional<bool> verbose;                    ///< -verbose
     std::optional<bool> link_time_optimization;     ///< -lto (needed to link LTO-IR; unset: on
-    ///@}
                                                     ///< for PTX output)
     std::optional<bool> ptx;                        ///< -ptx (implied by the ptx target)
     std::optional<int> optimization_level;          ///< -O0 .. -O4

@@ -39,11 +39,9 @@ public:
     ManagedMemoryResource(const Device& device, const ManagedMemoryResourceOptions& options);
     /// Allocates through the primary context of `device`. Throws NoDriverError without a driver.
     explicit ManagedMemoryResource(const Device& device);
-    ///@{
     /// Device 0.
     ManagedMemoryResource();
     ~ManagedMemoryResource() override;
-    ///@}
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return true; }

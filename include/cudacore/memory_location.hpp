@@ -26,11 +26,9 @@ struct MemoryLocation {
     /// this value cannot express.
     static std::optional<MemoryLocation> from_driver(CUmemLocationType type, int id) noexcept;
 
-    ///@{
     /// "device 0", "host", "host NUMA node 1".
     std::string description() const;
     bool operator==(const MemoryLocation&) const = default;
-    ///@}
 };
 
 }  // namespace cudacore

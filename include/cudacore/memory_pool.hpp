@@ -42,7 +42,6 @@ public:
 
     MemoryPoolAttributes attributes() const;
 
-    ///@{
     /// Reuse policies (writable).
     bool reuse_follow_event_dependencies() const;
     void set_reuse_follow_event_dependencies(bool enabled);
@@ -50,15 +49,11 @@ public:
     void set_reuse_allow_opportunistic(bool enabled);
     bool reuse_allow_internal_dependencies() const;
     void set_reuse_allow_internal_dependencies(bool enabled);
-    ///@}
 
-    ///@{
     /// Bytes of freed memory kept reserved across synchronisations (writable).
     std::uint64_t release_threshold() const;
     void set_release_threshold(std::uint64_t bytes);
-    ///@}
 
-    ///@{
     /// Reserved from the driver / in use by allocations: now, and the highest since the last
     /// reset. The high marks can only be reset (to the current value), not set.
     std::uint64_t reserved_mem_current() const;
@@ -67,7 +62,6 @@ public:
     std::uint64_t used_mem_current() const;
     std::uint64_t used_mem_high() const;
     void reset_used_mem_high();
-    ///@}
 
     /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
     void trim_to(std::size_t bytes_to_keep);

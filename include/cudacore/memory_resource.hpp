@@ -71,20 +71,16 @@ public:
         do_deallocate(pointer, size, stream);
     }
 
-    ///@{
     /// Whether kernels on the device / code on the host may dereference the memory.
     virtual bool is_device_accessible() const noexcept = 0;
     virtual bool is_host_accessible() const noexcept = 0;
-    ///@}
     /// Whether the memory is managed (unified) memory; false unless a resource says otherwise.
     virtual bool is_managed() const noexcept { return false; }
-    ///@{
     /// The device the memory belongs to (managed memory: the device whose context allocates it);
     /// -1 for memory bound to no device (pinned host memory), for which device() throws
     /// InvalidArgumentError.
     virtual int device_ordinal() const noexcept = 0;
     Device device() const;
-    ///@}
     /// What the resource is, for error messages ("memory pool of device 0").
     virtual std::string description() const = 0;
 
@@ -107,13 +103,11 @@ protected:
 
 private:
     friend void detail::keep_for_the_process(MemoryResource& resource) noexcept;
-    ///@{
     /// device_ordinal() and the accessibility queries packed, asked at the first allocate(): each
     /// Buffer copies them, and three virtual calls per buffer cost more than one load.
     std::uint32_t described() const noexcept;
     bool for_the_process_ = false;  ///< never destroyed: buffers need not hold it
     mutable std::atomic<std::uint32_t> description_bits_{0};  ///< 0: not asked yet
-    ///@}
 };
 
 }  // namespace cudacore

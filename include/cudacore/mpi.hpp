@@ -46,7 +46,7 @@ namespace cudacore::mpi {
 /// An MPI call returned an error (only seen when the communicator's error handler returns).
 class MpiError : public Error {
 public:
-    /// Makes the error with its message (what()).
+    /// Makes the error from the MPI call, its error code and the object involved.
     MpiError(std::string call, int code, std::string object);
     const std::string& call() const noexcept { return call_; }
     int code() const noexcept { return code_; }
@@ -119,7 +119,6 @@ struct DistributedCompileOptions {
     /// receiving rank is a CacheError on every rank. Leave off for a cache shared by all ranks
     /// (they already stored it there).
     bool cache_received = false;
-    ///@{
     /// Threads compiling this rank's share at once. 0: this node's cores divided among its ranks,
     /// and at most the CPUs this rank may run on (Open MPI's mpirun binds each rank to one core
     /// for 2 ranks or fewer, to a socket beyond; pass --bind-to none to let a rank spread). With
@@ -127,7 +126,6 @@ struct DistributedCompileOptions {
     /// compile on different threads, so no two may wrap the same handle (Program::from_handle).
     unsigned workers = 0;
     TransferOptions transfer = {};
-    ///@}
 };
 
 /// Which rank compiles job `index` of `job_count` over `ranks` ranks: round robin (index % ranks),

@@ -42,12 +42,10 @@ class Stream;
 
 /// How ObjectCode::from_handle treats a library the caller loaded.
 struct ObjectCodeFromHandleOptions {
-    ///@{
     /// Unload the library (cuLibraryUnload) when the last ObjectCode, Kernel or global view made
     /// from it goes, as for code cudacore loaded. False: never unloaded.
     bool take_ownership = false;
     std::string name;  ///< for messages
-    ///@}
 };
 
 /// Compiled code (cubin, PTX, LTO-IR, fatbin, library) as a value, loaded lazily (this file's
@@ -64,7 +62,6 @@ public:
     /// null handle and NoDriverError without a driver.
     static ObjectCode from_handle(CUlibrary library, const FromHandleOptions& options = {});
 
-    ///@{
     /// Takes the code bytes as they are. Throws InvalidArgumentError when `code` is empty. The
     /// bytes' structure is checked when they are linked (Linker) or loaded (get_kernel, load).
     /// From a string the caller keeps, the bytes, name and symbols are copied (the bytes into the
@@ -76,8 +73,6 @@ public:
                                  const SymbolMap& symbols = {});
     static ObjectCode from_bytes(CodeType type, std::string&& code, std::string name = {},
                                  SymbolMap symbols = {});
-    ///@}
-    ///@{
     /// from_bytes of one code type, copying or taking the string as from_bytes does.
     static ObjectCode from_cubin(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
         return from_bytes(CodeType::cubin, code, name, symbols);
@@ -115,7 +110,6 @@ public:
     static ObjectCode from_library(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::library, std::move(code), std::move(name), std::move(symbols));
     }
-    ///@}
     /// Reads the whole file; the name defaults to the file name. Throws InvalidArgumentError
     /// naming the path when it cannot be read or is empty.
     static ObjectCode from_file(CodeType type, const std::filesystem::path& path,
@@ -132,19 +126,16 @@ public:
 
     CodeType code_type() const noexcept;
     const std::string& name() const noexcept;
-    ///@{
     /// The raw code bytes (PTX is text; the others are binary).
     std::string_view code() const noexcept;
     std::size_t size() const noexcept { return code().size(); }
     const SymbolMap& symbol_map() const noexcept;
-    ///@}
     /// The lowered name of a name expression, or `name` itself when it is not in the map.
     std::string lowered_name(std::string_view name) const;
 
     /// Equal when code type, name, bytes and symbol map are all equal.
     bool operator==(const ObjectCode& other) const noexcept;
 
-    ///@{
     /// Serialized form (src/object_code_serialization.cpp documents the layout): magic, format
     /// version, byte-order mark, code type, name, symbol map, code bytes and an XXH3-64 checksum,
     /// every integer little-endian. Holds no driver state: a deserialized ObjectCode loads lazily
@@ -155,7 +146,6 @@ public:
     static constexpr std::uint64_t max_serialized_size = std::uint64_t{4} << 30;  ///< 4 GiB
     std::string serialize() const;
     static ObjectCode deserialize(std::string_view bytes);
-    ///@}
     /// The serialized form in three parts, for senders that send the code bytes where they lie
     /// (MPI): serialize() == head + code() + tail. Costs one pass over the code (the checksum), no
     /// copy of it.
@@ -182,7 +172,6 @@ public:
     /// SerializationError (naming the path) when it cannot be read or is not a valid serialization.
     static ObjectCode load(const std::filesystem::path& path);
 
-    ///@{
     /// Loading (needs a driver; src/object_code_loading.cpp). The code is loaded into the driver
     /// (cuLibraryLoadData, context-independent) on the first get_kernel() or load(), exactly once
     /// even when many threads ask at once, and into the current device's context (Device::current())
@@ -196,7 +185,6 @@ public:
     /// the last ObjectCode or Kernel using it is gone (and kernels launched from it are done).
     void load() const;
     bool is_loaded() const noexcept;
-    ///@}
     /// The loaded library (CUlibrary) shared by the copies, or nullopt before a load() or
     /// get_kernel() succeeded (never loads). It stays valid while this ObjectCode, a copy, or a
     /// Kernel taken from it lives; never unload it yourself.
@@ -245,12 +233,10 @@ public:
 private:
     /// get_global(name), checked to be `size` bytes (InvalidArgumentError naming `operation`).
     Buffer sized_global(std::string_view name, std::size_t size, const char* operation) const;
-    ///@{
     /// get_kernel's first lookup of a name: loads the code, asks the driver, caches the Kernel.
     Kernel first_kernel_lookup(std::string_view name) const;
     explicit ObjectCode(std::shared_ptr<detail::ObjectCodeState> state) : state_(std::move(state)) {}
     std::shared_ptr<detail::ObjectCodeState> state_;
-    ///@}
 };
 
 }  // namespace cudacore

@@ -63,28 +63,22 @@ public:
     /// InvalidArgumentError when no host NUMA node is known (none given and the device reports -1).
     explicit PinnedMemoryPoolResource(const Device& device,
                                       const PinnedMemoryPoolOptions& options = {});
-    ///@{
     /// Adopts a pool imported from another process (import_pinned_memory_pool in ipc.hpp makes it)
     /// and gives `device` access to it in this process.
     PinnedMemoryPoolResource(const Device& device, const detail::ImportedPool& imported);
     ~PinnedMemoryPoolResource() override;
-    ///@}
 
     CUmemoryPool pool() const noexcept { return pool_; }
     MemoryPool memory_pool() const;
     const PinnedMemoryPoolOptions& options() const noexcept { return options_; }
-    ///@{
     /// IPC, as on DeviceMemoryResource: shareable (ipc_enabled, or imported), imported, and the
     /// pool's identity (random, made by the exporter; all zero when not shareable).
     bool is_ipc_enabled() const noexcept { return options_.ipc_enabled || imported_; }
     bool is_imported() const noexcept { return imported_; }
     const std::array<unsigned char, 16>& ipc_pool_id() const noexcept { return ipc_id_; }
-    ///@}
-    ///@{
     /// The host NUMA node the pool is placed on, when it is placed on one.
     std::optional<int> host_numa_id() const noexcept { return numa_id_; }
     const std::shared_ptr<detail::ContextBox>& context_box() const noexcept { return context_; }
-    ///@}
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return true; }

@@ -27,21 +27,17 @@ public:
     /// Allocates through the primary context of `device` (the memory itself is usable from all).
     /// Throws NoDriverError without a driver.
     explicit PinnedMemoryResource(const Device& device);
-    ///@{
     /// Device 0.
     PinnedMemoryResource();
     ~PinnedMemoryResource() override;
-    ///@}
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return true; }
     /// -1: pinned memory is bound to no device (as cuda.core reports); it is usable from all.
     int device_ordinal() const noexcept override { return -1; }
-    ///@{
     /// The device whose primary context allocates the memory.
     int allocating_device_ordinal() const noexcept { return ordinal_; }
     std::string description() const override;
-    ///@}
 
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;

@@ -127,14 +127,12 @@ private:
     SourceType source_type_;
     ProgramOptions options_;
     std::string log_;
-    ///@{
     /// Set only while compile(..., headers_read) runs: where NVRTC writes its time trace.
     std::string trace_path_;
     PchStatus pch_status_;
     ProgramHandle handle_;
     std::shared_ptr<void> handle_owner_;  ///< keeps handle_ alive (null for a borrowed handle)
     bool wraps_handle_ = false;           ///< made by from_handle: compile() uses handle_
-    ///@}
 };
 
 }  // namespace cudacore

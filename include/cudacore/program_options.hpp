@@ -60,7 +60,6 @@ struct ProgramOptions {
     std::vector<MacroDefinition> define_macro;      ///< -D
     std::vector<std::string> undefine_macro;        ///< -U
     std::vector<std::string> include_path;          ///< -I, searched before the toolkit's
-    ///@{
     /// Put the toolkit's include dir and its CCCL headers (\<cuda/std/...\>, cub, thrust) on the
     /// include path: $CUDA_HOME/include (else the toolkit found at build time, else
     /// /usr/local/cuda/include) and its cccl/ subdirectory where present.
@@ -89,8 +88,6 @@ struct ProgramOptions {
     std::optional<std::string> fdevice_time_trace;  ///< --fdevice-time-trace=\<json file\>
     std::optional<std::string> frandom_seed;        ///< --frandom-seed=\<seed\>
     std::optional<std::string> ofast_compile;       ///< --Ofast-compile=max|mid|min|0
-    ///@}
-    ///@{
     /// --pch: NVRTC's automatic precompiled headers. Unset: on for C++ programs (unless create_pch
     /// or use_pch asks for explicit PCH files); false turns it off. A later program whose leading
     /// \#includes and options match an earlier one's in this process reuses its headers' parse.
@@ -99,14 +96,11 @@ struct ProgramOptions {
     std::optional<std::string> create_pch;          ///< --create-pch=\<file\>
     std::optional<std::string> use_pch;             ///< --use-pch=\<file\>
     std::optional<std::string> pch_dir;             ///< --pch-dir=\<dir\>
-    ///@}
-    ///@{
     /// --pch-verbose=true|false. Unset with automatic PCH: false, so the log does not list every
     /// earlier PCH that did not match.
     std::optional<bool> pch_verbose;
     std::optional<bool> pch_messages;               ///< --pch-messages=true|false
     std::optional<bool> instantiate_templates_in_pch;  ///< --instantiate-templates-in-pch=true|false
-    ///@}
     /// The size of NVRTC's PCH heap in bytes (nvrtcSetPCHHeapSize before compiling; not a flag).
     /// PROCESS-WIDE: the last compile that sets it wins. Unset: NVRTC's size (256 MiB in NVRTC 13),
     /// grown automatically when a compile reports it too small for a PCH.
@@ -115,13 +109,11 @@ struct ProgramOptions {
     /// Passed to the backend as they are, after every flag above.
     std::vector<std::string> extra_flags;
 
-    ///@{
     /// NVVM IR programs only (refused for C++ and PTX): more IR modules that libNVVM links with
     /// the program's own, in order; and libdevice (the math library, libdevice.10.bc beside
     /// libNVVM) added lazily, so only the functions the program calls are linked in.
     std::vector<NamedSource> extra_sources;
     std::optional<bool> use_libdevice;
-    ///@}
 
     /// PTX programs (and NVVM IR compiled to cubin) are assembled by nvJitLink in a worker
     /// process: see LinkerOptions::isolated. For PTX this program did not produce. Passes no flag.

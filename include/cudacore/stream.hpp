@@ -83,14 +83,11 @@ public:
     int priority() const;
     bool owns_handle() const noexcept;
 
-    ///@{
     /// Records a new event (with the given options) at this point of the stream and returns it.
     Event record(const EventOptions& options) const;
     Event record() const;
-    ///@}
     /// Records an existing event at this point of the stream; may be done any number of times.
     void record(const Event& event) const;
-    ///@{
     /// Later work on this stream waits for the event / for all work enqueued so far on `other`.
     /// An event may be of another device, except an IPC-enabled one (InvalidArgumentError: the
     /// driver crashes on it); an event wrapped with Event::from_handle must say ipc_enabled in its
@@ -98,15 +95,12 @@ public:
     void wait(const Event& event) const;
     void wait(const Stream& other) const;
     void sync() const;
-    ///@}
     /// True when all work enqueued so far has finished.
     bool is_done() const;
-    ///@{
     /// Begins recording this stream's work into a graph (include cudacore/graph_builder.hpp;
     /// relaxed mode by default): see GraphBuilder.
     GraphBuilder begin_capture() const;
     GraphBuilder begin_capture(CaptureMode mode) const;
-    ///@}
     /// True while the stream is capturing (cuStreamIsCapturing), by cudacore or anyone else.
     bool is_capturing() const;
 
@@ -125,11 +119,9 @@ public:
         static_assert(std::is_invocable_v<Stored&>, "launch_host_func needs a callable f()");
         enqueue_host_task(std::make_unique<detail::HostTaskOf<Stored>>(std::forward<Function>(function)));
     }
-    ///@{
     /// Throws the pending HostFunctionError, if any, and destroys finished host functions.
     void check_host_functions() const;
     void enqueue_host_task(std::unique_ptr<detail::HostTask> task) const;
-    ///@}
 
     /// Closes this Stream object, as cuda.core's Stream.close() does: the object lets go of its
     /// share of the stream at once. The CUDA stream itself is destroyed when nothing holds it any
@@ -170,11 +162,9 @@ private:
     std::shared_ptr<detail::StreamBox> box_;
     CUstream closed_handle_ = nullptr;  ///< what the stream was, for the messages after close()
     int closed_ordinal_ = -1;
-    ///@{
     /// Set for a stream the caller owns: this object counts itself among the box's wrappers.
     bool counted_ = false;
     bool closed_ = false;
-    ///@}
 };
 
 }  // namespace cudacore

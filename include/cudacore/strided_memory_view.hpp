@@ -70,7 +70,6 @@ public:
     /// no flag for it.
     static StridedMemoryView from_dlpack(DLManagedTensor* tensor);
 
-    ///@{
     /// The first element (null once closed).
     void* data() const noexcept {
         return is_closed() ? nullptr : static_cast<char*>(buffer_.data()) + layout_.byte_offset;
@@ -82,35 +81,25 @@ public:
     std::size_t element_bytes() const noexcept {
         return (std::size_t{layout_.dtype.bits} * layout_.dtype.lanes + 7) / 8;
     }
-    ///@}
-    ///@{
     /// Elements in the view (the product of the shape).
     std::size_t size() const noexcept;
     bool is_c_contiguous() const noexcept;
     bool is_read_only() const noexcept { return read_only_; }
-    ///@}
-    ///@{
     /// The memory's device, -1 for host memory or memory bound to no device.
     int device_ordinal() const;
     bool is_device_accessible() const;
     bool is_host_accessible() const;
-    ///@}
-    ///@{
     /// DLPack's device of the memory (kDLCUDA, kDLCUDAHost, kDLCUDAManaged or kDLCPU).
     DLDevice dl_device() const;
     const Buffer& buffer() const noexcept { return buffer_; }
-    ///@}
-    ///@{
     /// The layout relative to buffer(): shape, strides (filled in), dtype, byte_offset.
     const DLPackLayout& layout() const noexcept { return layout_; }
     bool is_closed() const noexcept { return buffer_.is_closed(); }
-    ///@}
 
     /// A DLPack tensor of the view for another library (to_dlpack's rules: it holds the buffer
     /// until its deleter is called). The read-only flag is not carried (unversioned DLPack).
     DLManagedTensor* to_dlpack() const;
 
-    ///@{
     /// A tiled TensorMap whose shape, strides and element type come from the view (cuda.core's
     /// StridedMemoryView.as_tensor_map): dimensions reversed to the driver's innermost-first
     /// order, byte strides from the element strides. The innermost dimension must be contiguous
@@ -120,7 +109,6 @@ public:
     TensorMap as_tensor_map(std::vector<std::uint32_t> box) const {
         return as_tensor_map(ViewTensorMapOptions{.box = std::move(box)});
     }
-    ///@}
 
     /// data(), or InvalidArgumentError naming `operation` when closed.
     void* checked_data(const char* operation) const;

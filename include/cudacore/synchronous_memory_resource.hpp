@@ -23,11 +23,9 @@ class Device;
 /// Device memory from cuMemAlloc / cuMemFree, for devices without memory pools.
 class SynchronousMemoryResource final : public MemoryResource {
 public:
-    ///@{
     /// Throws NoDriverError without a driver.
     explicit SynchronousMemoryResource(const Device& device);
     ~SynchronousMemoryResource() override;
-    ///@}
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return false; }

@@ -50,11 +50,9 @@ public:
     static unsigned count();
     /// Throws InvalidArgumentError when index >= count().
     static SystemDevice at(unsigned index);
-    ///@{
     /// By "GPU-xxxxxxxx-..." UUID; throws NvmlError (NVML_ERROR_NOT_FOUND) when none has it.
     static SystemDevice with_uuid(const std::string& uuid);
     static std::vector<SystemDevice> all();
-    ///@}
 
     std::string name() const;
     std::string uuid() const;        ///< "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
@@ -66,11 +64,9 @@ public:
     double power_limit_watts() const;  ///< enforced limit
     Clocks clocks() const;
 
-    ///@{
     /// NVML's nvmlDevice_t.
     void* handle() const noexcept { return handle_; }
     bool operator==(const SystemDevice& other) const noexcept { return handle_ == other.handle_; }
-    ///@}
 
 private:
     explicit SystemDevice(void* handle) : handle_(handle) {}

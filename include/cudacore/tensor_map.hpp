@@ -83,7 +83,6 @@ struct TensorMapIm2colOptions {
     TensorDataType element_type = TensorDataType::float16;
     std::vector<std::uint64_t> shape;    ///< {C, W, H, D, N} order, innermost first
     std::vector<std::uint64_t> strides;  ///< as in TensorMapOptions
-    ///@{
     /// Offsets of the bounding box from the lower and upper corners, one per spatial dimension
     /// (rank - 2 values): within [-32768, 32767] for rank 3, [-128, 127] for 4, [-16, 15] for 5.
     std::vector<int> lower_corner;
@@ -95,18 +94,15 @@ struct TensorMapIm2colOptions {
     TensorMapSwizzle swizzle = TensorMapSwizzle::none;
     TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;
     TensorMapOobFill oob_fill = TensorMapOobFill::zero;
-    ///@}
 };
 
 /// A CUtensorMap for bulk tensor copies (TMA), holding the Buffer it describes.
 class TensorMap {
 public:
-    ///@{
     /// Throws InvalidArgumentError (see above; also for a closed or not device-accessible
     /// buffer), DriverError, NoDriverError.
     static TensorMap tiled(const Buffer& buffer, const TensorMapOptions& options);
     static TensorMap im2col(const Buffer& buffer, const TensorMapIm2colOptions& options);
-    ///@}
 
     /// Points the map at `buffer` instead (cuTensorMapReplaceAddress), keeping its shape,
     /// strides, box and options: cuda.core's TensorMapDescriptor.replace_address, for a sequence

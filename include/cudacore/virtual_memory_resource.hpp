@@ -78,12 +78,10 @@ struct VirtualMemoryResourceOptions {
 /// Device memory mapped through the virtual memory API, which can grow keeping its contents.
 class VirtualMemoryResource final : public MemoryResource {
 public:
-    ///@{
     /// Throws InvalidArgumentError for options the device refuses (see above), NoDriverError.
     explicit VirtualMemoryResource(const Device& device,
                                    const VirtualMemoryResourceOptions& options = {});
     ~VirtualMemoryResource() override;
-    ///@}
 
     const VirtualMemoryResourceOptions& options() const noexcept { return options_; }
     /// Bytes every size is rounded up to.
@@ -98,11 +96,9 @@ public:
     /// size; DriverError when the driver refuses (the buffer is then unchanged).
     Buffer grow(Buffer& buffer, std::size_t new_size, const Stream& stream);
 
-    ///@{
     /// How many grow() calls kept the address / moved it (for tests and benchmarks).
     std::size_t grown_in_place() const noexcept;
     std::size_t grown_by_remapping() const noexcept;
-    ///@}
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return false; }
