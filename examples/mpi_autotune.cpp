@@ -1,6 +1,7 @@
 // Autotuning over MPI: every rank compiles its share of the variants of a kernel (block size x
 // items per thread) and times them on its own GPU; an all-reduce (MINLOC) finds the fastest, its
-// rank broadcasts that ObjectCode, and every rank runs it and checks the result.
+// rank broadcasts that ObjectCode, and every rank runs it and checks the result. cudacore's own
+// (cuda.core has no MPI example).
 //
 //     mpirun -np 2 ./build/examples/example_mpi_autotune                    # one GPU per rank
 //     mpirun -np 2 ./build/examples/example_mpi_autotune --share-devices    # ranks share GPUs

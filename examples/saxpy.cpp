@@ -1,5 +1,6 @@
 // SAXPY with cudacore: compile CUDA C++ at run time, load it lazily, launch it with checked
-// arguments, time it with events, and check the result on the CPU.
+// arguments, time it with events, and check the result on the CPU. Mirrors cuda.core's
+// examples/saxpy.py (saxpy_templates.cpp shows its templates and name expressions).
 //
 //     cmake --build build --target example_saxpy && ./build/examples/example_saxpy
 #include <cudacore/cudacore.hpp>
@@ -18,7 +19,7 @@ extern "C" __global__ void saxpy(float a, const float* x, float* y, size_t n) {
 int main() try {
     using namespace cudacore;
     if (!system::driver_available() || system::device_count() == 0) {
-        std::printf("no GPU: nothing to run\n");
+        std::printf("skipped: no CUDA driver or GPU on this machine\n");
         return 0;
     }
     Device device(0);

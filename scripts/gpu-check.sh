@@ -3,6 +3,8 @@
 # build folder may have moved), and writes OUT_DIR/summary.txt and OUT_DIR/logs.tar.gz (one log
 # per program).
 #   scripts/gpu-check.sh BUILD_DIR OUT_DIR [tests|bench|all|sanitize|multi|torture]
+# tests (and all): every test program, then every example (rc and its last line each), then
+#   the MPI tests and example.
 # multi: the runs that need two GPUs (or more): the multi-device, IPC and virtual-memory test
 #   programs, those under compute-sanitizer, the MPI autotune example with one rank per GPU, the
 #   multi-GPU benchmark and bench/mpi_compile.sh (SPECS, RANKS as there).
@@ -47,6 +49,22 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     skipped=$(grep -c '^\[  SKIPPED \] [A-Za-z]' "$out/$name.log")
     note "$(printf '%-44s rc=%-3s passed=%-3s failed=%-3s skipped=%s' "$name" "$rc" "$passed" "$failed" "$skipped")"
     grep -E '^\[  FAILED  \] [A-Za-z]|^\[  SKIPPED \] [A-Za-z]' "$out/$name.log" | sort -u | sed 's/^/    /' | tee -a "$summary" >/dev/null
+  done
+  # Every example (the MPI one below): each checks its own result and exits 1 when it is wrong;
+  # "skipped: <why>" says the hardware it needs is missing. persistent_cache runs twice: the
+  # second run must find the first one's code in the cache.
+  example_tmp="$out/example-tmp"; mkdir -p "$example_tmp"
+  for e in "$build"/examples/example_*; do
+    [ -x "$e" ] || continue
+    name=$(basename "$e")
+    [ "$name" = example_mpi_autotune ] && continue
+    runs=1; [ "$name" = example_persistent_cache ] && runs=2
+    for run in $(seq "$runs"); do
+      TMPDIR="$example_tmp" timeout 300 "$e" >"$out/$name.$run.log" 2>&1
+      rc=$?
+      label="$name"; [ "$runs" -gt 1 ] && label="$name (run $run)"
+      note "$(printf '%-44s rc=%-3s %s' "$label" "$rc" "$(tail -1 "$out/$name.$run.log")")"
+    done
   done
   # cudacore::mpi (when built and mpirun is here): its tests on 4 ranks, and the autotune example
   # on 2 ranks, one per GPU where there are two, sharing the GPU where there is one.

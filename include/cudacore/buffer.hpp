@@ -1,25 +1,26 @@
-// Buffer: a range of memory (device, pinned host or managed) with its size and its resource.
-//
-// Ownership: copies share one allocation (cheap, like Stream); it is freed, on the stream it was
-// allocated on (or the one set_deallocation_stream named), when the last copy goes, or earlier
-// by close(). A Buffer holds its
-// MemoryResource and that stream, so both outlive the memory. Buffer::from_handle hands memory
-// allocated elsewhere to a resource, an owner or a deleter, which frees it in the same way;
-// Buffer::wrap_unowned wraps memory the caller keeps owning and never frees it. Destruction never
-// throws; release errors are ignored (the driver may be shut down at exit), in any order, at any
-// time. Memory still held when the process exits (buffers in static objects, std::exit) is freed
-// by an exit handler that runs before the driver's own teardown; a Buffer destroyed after that
-// finds itself closed and frees nothing.
-//
-// Size 0: allocate(0) gives an empty, open buffer of that resource (address 0, nothing freed), as
-// cuda.core does; copies and fills of it do nothing.
-//
-// Errors: using a closed (or default-constructed) buffer, copying between ranges of different
-// sizes and null host pointers throw InvalidArgumentError naming the buffer and the sizes; failed
-// driver calls throw DriverError; no driver at all, NoDriverError.
-//
-// Thread-safety: copies, fills and queries may run from several threads; close() must not race
-// with other uses of the same buffer (or its copies).
+/// @file
+/// Buffer: a range of memory (device, pinned host or managed) with its size and its resource.
+///
+/// Ownership: copies share one allocation (cheap, like Stream); it is freed, on the stream it was
+/// allocated on (or the one set_deallocation_stream named), when the last copy goes, or earlier
+/// by close(). A Buffer holds its
+/// MemoryResource and that stream, so both outlive the memory. Buffer::from_handle hands memory
+/// allocated elsewhere to a resource, an owner or a deleter, which frees it in the same way;
+/// Buffer::wrap_unowned wraps memory the caller keeps owning and never frees it. Destruction never
+/// throws; release errors are ignored (the driver may be shut down at exit), in any order, at any
+/// time. Memory still held when the process exits (buffers in static objects, std::exit) is freed
+/// by an exit handler that runs before the driver's own teardown; a Buffer destroyed after that
+/// finds itself closed and frees nothing.
+///
+/// Size 0: allocate(0) gives an empty, open buffer of that resource (address 0, nothing freed), as
+/// cuda.core does; copies and fills of it do nothing.
+///
+/// Errors: using a closed (or default-constructed) buffer, copying between ranges of different
+/// sizes and null host pointers throw InvalidArgumentError naming the buffer and the sizes; failed
+/// driver calls throw DriverError; no driver at all, NoDriverError.
+///
+/// Thread-safety: copies, fills and queries may run from several threads; close() must not race
+/// with other uses of the same buffer (or its copies).
 #pragma once
 
 #include "cudacore/memory_resource.hpp"
@@ -43,19 +44,21 @@ namespace cudacore {
 class Device;
 
 namespace detail {
-// The count of Buffers sharing a box: the first part of every box (memory/buffer_box.hpp), so that
-// copying and dropping a Buffer is inline. A box's memory is released, and the box kept for
-// reuse, by drop_buffer_box when the last Buffer goes.
+/// The count of Buffers sharing a box: the first part of every box (memory/buffer_box.hpp), so that
+/// copying and dropping a Buffer is inline. A box's memory is released, and the box kept for
+/// reuse, by drop_buffer_box when the last Buffer goes.
 struct BufferBoxCount {
     std::atomic<std::uint32_t> references{0};
 };
 void drop_buffer_box(BufferBoxCount* box) noexcept;
 }  // namespace detail
 
+/// Memory from a memory resource (or wrapped), freed when the last copy goes (ownership and
+/// lifetime: this file's description).
 class Buffer {
 public:
-    // An empty buffer: every use but the queries below throws InvalidArgumentError, like a closed
-    // one. Useful as a placeholder.
+    /// An empty buffer: every use but the queries below throws InvalidArgumentError, like a closed
+    /// one. Useful as a placeholder.
     Buffer() noexcept = default;
     Buffer(const Buffer& other) noexcept : box_(other.box_) {
         if (box_) box_->references.fetch_add(1, std::memory_order_relaxed);
@@ -77,28 +80,28 @@ public:
     }
     void swap(Buffer& other) noexcept { std::swap(box_, other.box_); }
 
-    // Frees `pointer` (how it is freed, once, when the last copy goes or at close()):
+    /// Frees `pointer` (how it is freed, once, when the last copy goes or at close()):
     using Deleter = std::function<void(CUdeviceptr pointer, std::size_t size)>;
 
-    // Hands `size` bytes at `pointer`, which `resource` allocated, to that resource: it frees
-    // them (resource->deallocate on the default stream, or close(stream)'s) when the last copy
-    // goes, as cuda.core's Buffer.from_handle(ptr, size, mr) does. Accessibility and device are
-    // the resource's. Throws InvalidArgumentError for a null pointer, size 0 or a null resource
-    // (wrap memory that must not be freed with wrap_unowned).
+    /// Hands `size` bytes at `pointer`, which `resource` allocated, to that resource: it frees
+    /// them (resource->deallocate on the default stream, or close(stream)'s) when the last copy
+    /// goes, as cuda.core's Buffer.from_handle(ptr, size, mr) does. Accessibility and device are
+    /// the resource's. Throws InvalidArgumentError for a null pointer, size 0 or a null resource
+    /// (wrap memory that must not be freed with wrap_unowned).
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource);
-    // Keeps `owner` (anything that frees the memory when it goes: a std::shared_ptr<void> with
-    // its own deleter, a holder object...) alive until the last copy goes or close(), then drops
-    // it. With a resource, accessibility and device are the resource's (it is not asked to free
-    // anything); without one they are asked of the driver (cuPointerGetAttributes): memory it
-    // does not know (malloc'ed, static) is host memory of no device, as in wrap_unowned. Throws
-    // InvalidArgumentError for a null pointer, size 0 or a null owner.
+    /// Keeps `owner` (anything that frees the memory when it goes: a std::shared_ptr<void> with
+    /// its own deleter, a holder object...) alive until the last copy goes or close(), then drops
+    /// it. With a resource, accessibility and device are the resource's (it is not asked to free
+    /// anything); without one they are asked of the driver (cuPointerGetAttributes): memory it
+    /// does not know (malloc'ed, static) is host memory of no device, as in wrap_unowned. Throws
+    /// InvalidArgumentError for a null pointer, size 0 or a null owner.
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource,
                               std::shared_ptr<void> owner);
-    // Calls `deleter(pointer, size)` once, when the last copy goes or at close() (a throwing
-    // deleter's error reaches close(); from a destructor it is ignored). Resource as above.
-    // Throws InvalidArgumentError for a null pointer, size 0 or an empty deleter.
+    /// Calls `deleter(pointer, size)` once, when the last copy goes or at close() (a throwing
+    /// deleter's error reaches close(); from a destructor it is ignored). Resource as above.
+    /// Throws InvalidArgumentError for a null pointer, size 0 or an empty deleter.
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource, Deleter deleter);
     static Buffer from_handle(void* pointer, std::size_t size,
@@ -117,14 +120,14 @@ public:
                            std::move(deleter));
     }
 
-    // Wraps `size` bytes at `pointer` WITHOUT taking ownership: the caller keeps the memory
-    // valid while the Buffer is used and frees it itself; the Buffer never frees it. With a
-    // resource, accessibility and device are the resource's (and it is kept alive); without one
-    // they are asked of the driver (cuPointerGetAttributes, which needs a driver: NoDriverError
-    // without one). Plain host memory the driver does not know (malloc'ed, a static or stack
-    // array) is wrapped as cuda.core wraps it: host accessible, not device accessible, device
-    // ordinal -1; copies to and from it are pageable copies. Throws InvalidArgumentError for a
-    // null pointer or size 0, DriverError when the driver refuses the query.
+    /// Wraps `size` bytes at `pointer` WITHOUT taking ownership: the caller keeps the memory
+    /// valid while the Buffer is used and frees it itself; the Buffer never frees it. With a
+    /// resource, accessibility and device are the resource's (and it is kept alive); without one
+    /// they are asked of the driver (cuPointerGetAttributes, which needs a driver: NoDriverError
+    /// without one). Plain host memory the driver does not know (malloc'ed, a static or stack
+    /// array) is wrapped as cuda.core wraps it: host accessible, not device accessible, device
+    /// ordinal -1; copies to and from it are pageable copies. Throws InvalidArgumentError for a
+    /// null pointer or size 0, DriverError when the driver refuses the query.
     static Buffer wrap_unowned(CUdeviceptr pointer, std::size_t size,
                                std::shared_ptr<MemoryResource> resource = nullptr);
     static Buffer wrap_unowned(void* pointer, std::size_t size,
@@ -132,50 +135,50 @@ public:
         return wrap_unowned(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource));
     }
 
-    // The address (0 once closed, and for an empty buffer of size 0), as a device pointer and as
-    // a host pointer.
+    /// The address (0 once closed, and for an empty buffer of size 0), as a device pointer and as
+    /// a host pointer.
     CUdeviceptr handle() const noexcept;
     void* data() const noexcept { return reinterpret_cast<void*>(handle()); }
-    // The size in bytes (kept after close, for messages).
+    /// The size in bytes (kept after close, for messages).
     std::size_t size() const noexcept;
-    // True after close() and for a default-constructed buffer.
+    /// True after close() and for a default-constructed buffer.
     bool is_closed() const noexcept;
     explicit operator bool() const noexcept { return !is_closed(); }
-    // Whether the buffer frees its memory (false for wrap_unowned and once closed).
+    /// Whether the buffer frees its memory (false for wrap_unowned and once closed).
     bool owns_memory() const noexcept;
 
     bool is_device_accessible() const;
     bool is_host_accessible() const;
-    // Managed memory: its resource's is_managed(), or without a resource what the driver says
-    // (CU_POINTER_ATTRIBUTE_IS_MANAGED). Throws InvalidArgumentError when closed.
+    /// Managed memory: its resource's is_managed(), or without a resource what the driver says
+    /// (CU_POINTER_ATTRIBUTE_IS_MANAGED). Throws InvalidArgumentError when closed.
     bool is_managed() const;
-    // The device the memory belongs to; -1 for memory bound to no device (pinned host memory, as
-    // cuda.core reports), for which device() throws InvalidArgumentError.
+    /// The device the memory belongs to; -1 for memory bound to no device (pinned host memory, as
+    /// cuda.core reports), for which device() throws InvalidArgumentError.
     int device_ordinal() const;
     Device device() const;
-    // Null once closed, and for buffers made without a resource. A device's default resource
-    // (Device::allocate) lives as long as the process, and its buffers point at it without
-    // counting a reference: the pointer is valid for the whole run, its use_count() is 0.
+    /// Null once closed, and for buffers made without a resource. A device's default resource
+    /// (Device::allocate) lives as long as the process, and its buffers point at it without
+    /// counting a reference: the pointer is valid for the whole run, its use_count() is 0.
     const std::shared_ptr<MemoryResource>& memory_resource() const noexcept;
 
-    // Asynchronous copies on `stream`. Both sides must have the same size, as cuda.core's
-    // Buffer.copy_to / copy_from require (their ValueError "buffer sizes mismatch between src
-    // and dst"): a 1 KiB buffer copied into a 4 KiB one (as cuda.core's vmm_memory_example
-    // tries, and reports as an error) throws InvalidArgumentError naming both buffers and sizes,
-    // and nothing is copied. To copy part of a buffer, wrap the part (wrap_unowned at an offset)
-    // or copy through host memory of the right size. Host memory must stay valid until the
-    // stream has done the copy (pageable memory may be copied synchronously).
+    /// Asynchronous copies on `stream`. Both sides must have the same size, as cuda.core's
+    /// Buffer.copy_to / copy_from require (their ValueError "buffer sizes mismatch between src
+    /// and dst"): a 1 KiB buffer copied into a 4 KiB one (as cuda.core's vmm_memory_example
+    /// tries, and reports as an error) throws InvalidArgumentError naming both buffers and sizes,
+    /// and nothing is copied. To copy part of a buffer, wrap the part (wrap_unowned at an offset)
+    /// or copy through host memory of the right size. Host memory must stay valid until the
+    /// stream has done the copy (pageable memory may be copied synchronously).
     void copy_to(const Buffer& destination, const Stream& stream) const;
     void copy_from(const Buffer& source, const Stream& stream) const;
-    // cuda.core's copy_to without a destination: a new buffer of the same size from this
-    // buffer's memory resource (allocated on `stream`), into which this one is copied on
-    // `stream`. Throws InvalidArgumentError when closed or made without a resource ("a
-    // destination buffer must be provided"), and what the resource's allocate throws.
+    /// cuda.core's copy_to without a destination: a new buffer of the same size from this
+    /// buffer's memory resource (allocated on `stream`), into which this one is copied on
+    /// `stream`. Throws InvalidArgumentError when closed or made without a resource ("a
+    /// destination buffer must be provided"), and what the resource's allocate throws.
     Buffer copy_to(const Stream& stream) const;
     void copy_to(void* host, std::size_t size, const Stream& stream) const;
     void copy_from(const void* host, std::size_t size, const Stream& stream) const;
 
-    // The same for any contiguous host range of trivially copyable values (vector, array, span).
+    /// The same for any contiguous host range of trivially copyable values (vector, array, span).
     template <std::ranges::contiguous_range Range>
         requires(!std::is_same_v<std::remove_cvref_t<Range>, Buffer> &&
                  std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>)
@@ -193,54 +196,54 @@ public:
                   std::ranges::size(host) * sizeof(std::ranges::range_value_t<Range>), stream);
     }
 
-    // Sets every byte to `value` / every 32-bit word to `pattern` (the size must be a multiple
-    // of 4), asynchronously on `stream`.
+    /// Sets every byte to `value` / every 32-bit word to `pattern` (the size must be a multiple
+    /// of 4), asynchronously on `stream`.
     void fill_byte(std::uint8_t value, const Stream& stream) const;
     void fill_uint32(std::uint32_t pattern, const Stream& stream) const;
-    // Sets every 16-bit word to `pattern` (cuMemsetD16Async; the size must be a multiple of 2).
+    /// Sets every 16-bit word to `pattern` (cuMemsetD16Async; the size must be a multiple of 2).
     void fill_uint16(std::uint16_t pattern, const Stream& stream) const;
 
-    // The stream the memory will be freed on by close() without a stream, by the last copy going
-    // and by the exit handler: the stream it was allocated on (the Stream given to allocate(), or
-    // to from_ipc_descriptor and the like) until set_deallocation_stream changes it. A stream of
-    // no driver stream (handle 0, the legacy default stream) where none was recorded: buffers
-    // made by from_handle and wrap_unowned, and empty buffers of size 0. Throws
-    // InvalidArgumentError when the buffer is closed.
+    /// The stream the memory will be freed on by close() without a stream, by the last copy going
+    /// and by the exit handler: the stream it was allocated on (the Stream given to allocate(), or
+    /// to from_ipc_descriptor and the like) until set_deallocation_stream changes it. A stream of
+    /// no driver stream (handle 0, the legacy default stream) where none was recorded: buffers
+    /// made by from_handle and wrap_unowned, and empty buffers of size 0. Throws
+    /// InvalidArgumentError when the buffer is closed.
     Stream deallocation_stream() const;
-    // Makes `stream` the deallocation stream, for this buffer and every copy of it (they share
-    // the allocation): cuda.core's Buffer.set_deallocation_stream, for handing a buffer from a
-    // producer stream to a consumer stream that frees it. The buffer stays open and usable; a
-    // later close() without a stream, the last copy going or the exit handler frees the memory
-    // on `stream` (close(other) still frees on `other`).
-    // Ordering, as in cuda.core: nothing is synchronized and no dependency is added. The caller
-    // orders the allocation and every use of the memory, on whatever stream, before the free on
-    // `stream`: typically `consumer.wait(producer.record())` before handing the buffer over, as
-    // cuda.core's buffer_deallocation_stream example does. Memory freed in stream order (pools:
-    // cuMemFreeAsync) is then freed after the work queued on `stream` only; memory that is not
-    // (pinned, managed, virtual) waits for `stream` alone (cuStreamSynchronize) before its free,
-    // and no longer for the allocation stream.
-    // Keeps `stream` alive (a shared copy: the CUDA stream outlives Stream::close() on the
-    // caller's object and the caller's last copy) until the memory is freed, and drops the
-    // previous stream. Buffers that free nothing (wrap_unowned) record it all the same.
-    // Throws InvalidArgumentError when the buffer or `stream` is closed. Not thread-safe
-    // against close() or another set_deallocation_stream of this buffer or its copies.
+    /// Makes `stream` the deallocation stream, for this buffer and every copy of it (they share
+    /// the allocation): cuda.core's Buffer.set_deallocation_stream, for handing a buffer from a
+    /// producer stream to a consumer stream that frees it. The buffer stays open and usable; a
+    /// later close() without a stream, the last copy going or the exit handler frees the memory
+    /// on `stream` (close(other) still frees on `other`).
+    /// Ordering, as in cuda.core: nothing is synchronized and no dependency is added. The caller
+    /// orders the allocation and every use of the memory, on whatever stream, before the free on
+    /// `stream`: typically `consumer.wait(producer.record())` before handing the buffer over, as
+    /// cuda.core's buffer_deallocation_stream example does. Memory freed in stream order (pools:
+    /// cuMemFreeAsync) is then freed after the work queued on `stream` only; memory that is not
+    /// (pinned, managed, virtual) waits for `stream` alone (cuStreamSynchronize) before its free,
+    /// and no longer for the allocation stream.
+    /// Keeps `stream` alive (a shared copy: the CUDA stream outlives Stream::close() on the
+    /// caller's object and the caller's last copy) until the memory is freed, and drops the
+    /// previous stream. Buffers that free nothing (wrap_unowned) record it all the same.
+    /// Throws InvalidArgumentError when the buffer or `stream` is closed. Not thread-safe
+    /// against close() or another set_deallocation_stream of this buffer or its copies.
     void set_deallocation_stream(const Stream& stream);
 
-    // Frees the memory now, ordered on `stream` (work enqueued before on that stream may still use
-    // it); without a stream, on its deallocation stream (the stream it was allocated on, unless
-    // set_deallocation_stream named another). Every copy of this Buffer becomes
-    // closed and drops its resource. Closing a closed buffer does nothing; a wrap_unowned buffer
-    // is only marked closed.
-    // close() is an operation on the buffer like a fill or a copy: it vouches that the memory is
-    // still there. After someone reset the device under the buffer (cuDevicePrimaryCtxReset),
-    // drop it instead: destruction finds the context gone and frees nothing, at the cost of one
-    // driver call (cuCtxGetId) that close() saves.
-    // Throws DriverError when freeing fails (the buffer is closed all the same).
+    /// Frees the memory now, ordered on `stream` (work enqueued before on that stream may still use
+    /// it); without a stream, on its deallocation stream (the stream it was allocated on, unless
+    /// set_deallocation_stream named another). Every copy of this Buffer becomes
+    /// closed and drops its resource. Closing a closed buffer does nothing; a wrap_unowned buffer
+    /// is only marked closed.
+    /// close() is an operation on the buffer like a fill or a copy: it vouches that the memory is
+    /// still there. After someone reset the device under the buffer (cuDevicePrimaryCtxReset),
+    /// drop it instead: destruction finds the context gone and frees nothing, at the cost of one
+    /// driver call (cuCtxGetId) that close() saves.
+    /// Throws DriverError when freeing fails (the buffer is closed all the same).
     void close(const Stream& stream);
     void close();
 
-    // The memory as host bytes / values. Throws InvalidArgumentError when it is not host
-    // accessible, closed, or (span<T>) its size is not a multiple of sizeof(T).
+    /// The memory as host bytes / values. Throws InvalidArgumentError when it is not host
+    /// accessible, closed, or (span<T>) its size is not a multiple of sizeof(T).
     std::span<std::byte> bytes() const;
     template <class T>
     std::span<T> span() const {
@@ -250,20 +253,20 @@ public:
         return {reinterpret_cast<T*>(raw.data()), raw.size() / sizeof(T)};
     }
 
-    // "buffer 0x7f0000000000 of 4096 bytes on device 0 (memory pool of device 0)".
+    /// "buffer 0x7f0000000000 of 4096 bytes on device 0 (memory pool of device 0)".
     std::string description() const;
 
-    // Same allocation (shared by copies).
+    /// Same allocation (shared by copies).
     bool operator==(const Buffer& other) const noexcept { return box_ == other.box_; }
 
-    // The box shared by copies (null for an empty buffer): identity, and cudacore's own use.
+    /// The box shared by copies (null for an empty buffer): identity, and cudacore's own use.
     detail::BufferBoxCount* box() const noexcept { return box_; }
 
 private:
     friend struct detail::BoxAccess;
-    // Adopts `box` and the reference it was made with.
+    /// Adopts `box` and the reference it was made with.
     explicit Buffer(detail::BufferBoxCount* box) noexcept : box_(box) {}
-    // The box of an open buffer, else InvalidArgumentError naming `operation`.
+    /// The box of an open buffer, else InvalidArgumentError naming `operation`.
     detail::BufferBox& open_box(const char* operation) const;
     void check_multiple_of(std::size_t unit, const char* operation) const;
 

@@ -1,22 +1,23 @@
-// CacheKey: the SHA-256 (OpenSSL) of everything that decides what Program::compile returns.
-//
-// In the key (each field length-prefixed, so no two inputs run together):
-//   - a key-format tag ("cudacore-program-cache-key-v1"), bumped whenever this list changes;
-//   - the source text and source type (C++, PTX or NVVM IR); for NVVM IR also every extra
-//     source (name and bytes), whether libdevice is linked, and the libNVVM version;
-//   - the target code type;
-//   - the canonical flags, Program::flags(target): arch (resolved from the device when unset),
-//     every option, macro definitions, include paths (the paths, not what is in them);
-//   - the program name (it becomes the ObjectCode's name);
-//   - the name expressions, in order;
-//   - the backend (NVRTC, nvJitLink or driver) and the NVRTC and nvJitLink versions ("none"
-//     when a library cannot be loaded), plus the driver version when the driver's linker is the
-//     backend.
-// NOT in this key: the contents of included headers, files named by options (pre-include,
-// PCH), environment variables the compiler reads, and the exact NVRTC build beyond its
-// major.minor version. compile_cached adds the headers: it extends this key with every place the
-// preprocessor looked (found or not) and the digest of every header it read, or with the
-// caller's extra_digest (cached_compile.hpp).
+/// @file
+/// CacheKey: the SHA-256 (OpenSSL) of everything that decides what Program::compile returns.
+///
+/// In the key (each field length-prefixed, so no two inputs run together):
+///   - a key-format tag ("cudacore-program-cache-key-v1"), bumped whenever this list changes;
+///   - the source text and source type (C++, PTX or NVVM IR); for NVVM IR also every extra
+///     source (name and bytes), whether libdevice is linked, and the libNVVM version;
+///   - the target code type;
+///   - the canonical flags, Program::flags(target): arch (resolved from the device when unset),
+///     every option, macro definitions, include paths (the paths, not what is in them);
+///   - the program name (it becomes the ObjectCode's name);
+///   - the name expressions, in order;
+///   - the backend (NVRTC, nvJitLink or driver) and the NVRTC and nvJitLink versions ("none"
+///     when a library cannot be loaded), plus the driver version when the driver's linker is the
+///     backend.
+/// NOT in this key: the contents of included headers, files named by options (pre-include,
+/// PCH), environment variables the compiler reads, and the exact NVRTC build beyond its
+/// major.minor version. compile_cached adds the headers: it extends this key with every place the
+/// preprocessor looked (found or not) and the digest of every header it read, or with the
+/// caller's extra_digest (cached_compile.hpp).
 #pragma once
 
 #include "cudacore/object_code.hpp"
@@ -31,25 +32,28 @@ namespace cudacore {
 
 class Program;
 
+/// The key of a program cache entry: a SHA-256 digest of everything that decides the compiled code.
 struct CacheKey {
     std::array<std::uint8_t, 32> digest{};
 
-    // 64 lower-case hex digits; used as the disk cache's file name.
+    /// 64 lower-case hex digits; used as the disk cache's file name.
     std::string hex() const;
-    // The inverse of hex(); throws InvalidArgumentError unless given exactly 64 hex digits.
+    /// The inverse of hex(); throws InvalidArgumentError unless given exactly 64 hex digits.
     static CacheKey from_hex(std::string_view hex);
-    // SHA-256 of arbitrary bytes (for caches keyed by something other than a Program).
+    /// SHA-256 of arbitrary bytes (for caches keyed by something other than a Program).
     static CacheKey of_bytes(std::string_view bytes);
 
+    /// Ordered field by field.
     auto operator<=>(const CacheKey&) const = default;
 };
 
-// The key of program.compile(target, name_expressions). Calls program.flags(target), so it
-// throws what that throws (InvalidArgumentError when arch is unset and there is no device).
-// Loads NVRTC / nvJitLink to read their versions; never compiles.
+/// The key of program.compile(target, name_expressions). Calls program.flags(target), so it
+/// throws what that throws (InvalidArgumentError when arch is unset and there is no device).
+/// Loads NVRTC / nvJitLink to read their versions; never compiles.
 CacheKey cache_key(const Program& program, CodeType target,
                    const std::vector<std::string>& name_expressions = {});
 
+/// std::hash-style hasher of a CacheKey, for unordered containers.
 struct CacheKeyHash {
     std::size_t operator()(const CacheKey& key) const noexcept;
 };

@@ -1,16 +1,17 @@
-// Compiling through a ProgramCache.
-//
-// compile_cached(cache, program, target, names) returns the cached ObjectCode when the cache
-// holds cache_key(program, target, names) (no NVRTC compile happens), else compiles, stores the
-// result and returns it. Within one process, concurrent calls for the same missing key (on the
-// same cache) compile once: the first caller compiles, the others wait for and share its result
-// or its exception ("single flight"). Across processes, two may compile the same key at once;
-// both store a complete entry and the last one stays.
-//
-// A cache that cannot be used never fails the compile: when get() or put() throws CacheError (a
-// full disk, a read-only or foreign directory, a directory where the entry belongs), the code is
-// compiled (or kept) without the cache, the failure is counted by the cache (a disk cache's
-// stats().failed_stores) and handed to `on_cache_error` when one is given, so the caller can warn.
+/// @file
+/// Compiling through a ProgramCache.
+///
+/// compile_cached(cache, program, target, names) returns the cached ObjectCode when the cache
+/// holds cache_key(program, target, names) (no NVRTC compile happens), else compiles, stores the
+/// result and returns it. Within one process, concurrent calls for the same missing key (on the
+/// same cache) compile once: the first caller compiles, the others wait for and share its result
+/// or its exception ("single flight"). Across processes, two may compile the same key at once;
+/// both store a complete entry and the last one stays.
+///
+/// A cache that cannot be used never fails the compile: when get() or put() throws CacheError (a
+/// full disk, a read-only or foreign directory, a directory where the entry belongs), the code is
+/// compiled (or kept) without the cache, the failure is counted by the cache (a disk cache's
+/// stats().failed_stores) and handed to `on_cache_error` when one is given, so the caller can warn.
 #pragma once
 
 #include "cudacore/cache_key.hpp"
@@ -27,68 +28,69 @@ namespace cudacore {
 class CacheError;
 class Program;
 
-// Told (on the compiling thread) when the cache could not be read or could not store; what it
-// throws is ignored.
+/// Told (on the compiling thread) when the cache could not be read or could not store; what it
+/// throws is ignored.
 using CacheWarningHandler = std::function<void(const CacheError&)>;
 
-// The general form: `compile` runs only on a miss, at most once per key at a time in this
-// process. Throws what `compile` throws (to every waiter); cache errors are reported, not thrown.
+/// The general form: `compile` runs only on a miss, at most once per key at a time in this
+/// process. Throws what `compile` throws (to every waiter); cache errors are reported, not thrown.
 ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
                           const std::function<ObjectCode()>& compile,
                           const CacheWarningHandler& on_cache_error = {});
 
+/// Options of compile_cached() and find_cached().
 struct CachedCompileOptions {
-    // Stands for everything the source includes: when not empty it goes into the key and the
-    // headers are not tracked (the caller promises it changes whenever a header does, e.g. a
-    // digest of its header tree or a release version).
+    /// Stands for everything the source includes: when not empty it goes into the key and the
+    /// headers are not tracked (the caller promises it changes whenever a header does, e.g. a
+    /// digest of its header tree or a release version).
     std::string extra_digest;
-    // Told when the cache could not be read or could not store (see above); empty: not told.
+    /// Told when the cache could not be read or could not store (see above); empty: not told.
     CacheWarningHandler on_cache_error;
 };
 
-// program.compile(target, name_expressions) through `cache`. `program` is compiled only on a
-// miss (its log() is then that compile's log; on a hit it is left as it was). Throws what
-// Program::compile and cache_key throw; cache errors are reported to options.on_cache_error,
-// not thrown.
-//
-// Headers: a hit is exact. The key of a C++ program covers every place its preprocessor looked
-// for a header, found or not, and the contents of every header it may have read: each #include,
-// #include_next and __has_include name (also through macros that wrap __has_include, as CCCL's
-// do) is followed from the source through every header found, tried beside the including file
-// (quoted names) and in every search folder; the key adds what each of those paths holds now
-// (absent, a file, a folder) and each header's SHA-256, and the absolute folders searched (the
-// folder of the program's name, where NVRTC resolves the source's quoted includes, and the
-// include paths). So a header created in a folder searched earlier, one a __has_include test now
-// finds, or the same file name compiled in another project gives a miss, never stale code. The
-// cache holds two entries per program: this record under cache_key(program, ...) and the code
-// under the key that adds the above (stats count both). A lookup re-reads the recorded headers
-// (digests of files unchanged since the last look, by size, mtime and inode, are remembered in
-// this process) and stats the recorded paths; once a process has keyed a record, later lookups
-// check only the headers and paths outside the CUDA toolkit's include directory (one stat each):
-// the toolkit's own are looked at once per process, so a toolkit replaced while a process runs is
-// noticed by the next process. Where the lookups cannot be known (a header outside the toolkit
-// named by a macro, #include MACRO or __has_include(MACRO)), the code is compiled and returned but
-// NOT stored, with a WarningKind::not_cached warning naming the file. With options.extra_digest
-// set, headers are not tracked and the key is cache_key plus that digest. The same not_cached
-// outcome holds when fdevice_time_trace is set or a header cannot be read back, and when NVRTC's
-// trace cannot be written (a file-size limit or a temporary directory under 64 MiB free), told to
-// on_cache_error as a CacheError when given, else warned. Headers created or edited while the
-// compile runs may be keyed by their new state: do not change headers during a compile. PTX and
-// NVVM IR programs include nothing and are keyed by cache_key alone.
+/// program.compile(target, name_expressions) through `cache`. `program` is compiled only on a
+/// miss (its log() is then that compile's log; on a hit it is left as it was). Throws what
+/// Program::compile and cache_key throw; cache errors are reported to options.on_cache_error,
+/// not thrown.
+///
+/// Headers: a hit is exact. The key of a C++ program covers every place its preprocessor looked
+/// for a header, found or not, and the contents of every header it may have read: each \#include,
+/// \#include_next and __has_include name (also through macros that wrap __has_include, as CCCL's
+/// do) is followed from the source through every header found, tried beside the including file
+/// (quoted names) and in every search folder; the key adds what each of those paths holds now
+/// (absent, a file, a folder) and each header's SHA-256, and the absolute folders searched (the
+/// folder of the program's name, where NVRTC resolves the source's quoted includes, and the
+/// include paths). So a header created in a folder searched earlier, one a __has_include test now
+/// finds, or the same file name compiled in another project gives a miss, never stale code. The
+/// cache holds two entries per program: this record under cache_key(program, ...) and the code
+/// under the key that adds the above (stats count both). A lookup re-reads the recorded headers
+/// (digests of files unchanged since the last look, by size, mtime and inode, are remembered in
+/// this process) and stats the recorded paths; once a process has keyed a record, later lookups
+/// check only the headers and paths outside the CUDA toolkit's include directory (one stat each):
+/// the toolkit's own are looked at once per process, so a toolkit replaced while a process runs is
+/// noticed by the next process. Where the lookups cannot be known (a header outside the toolkit
+/// named by a macro, \#include MACRO or __has_include(MACRO)), the code is compiled and returned but
+/// NOT stored, with a WarningKind::not_cached warning naming the file. With options.extra_digest
+/// set, headers are not tracked and the key is cache_key plus that digest. The same not_cached
+/// outcome holds when fdevice_time_trace is set or a header cannot be read back, and when NVRTC's
+/// trace cannot be written (a file-size limit or a temporary directory under 64 MiB free), told to
+/// on_cache_error as a CacheError when given, else warned. Headers created or edited while the
+/// compile runs may be keyed by their new state: do not change headers during a compile. PTX and
+/// NVVM IR programs include nothing and are keyed by cache_key alone.
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
                           const CachedCompileOptions& options = {});
 
-// What compile_cached(cache, program, target, name_expressions, options) would return from the
-// cache, without ever compiling: the same keys (headers re-read and digested, or
-// options.extra_digest), nullopt on a miss (also when a listed header is gone or changed). For a
-// process that must only use code another one compiled. Cache errors are reported to
-// options.on_cache_error (a miss), not thrown; throws what cache_key throws.
+/// What compile_cached(cache, program, target, name_expressions, options) would return from the
+/// cache, without ever compiling: the same keys (headers re-read and digested, or
+/// options.extra_digest), nullopt on a miss (also when a listed header is gone or changed). For a
+/// process that must only use code another one compiled. Cache errors are reported to
+/// options.on_cache_error (a miss), not thrown; throws what cache_key throws.
 std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
                                       const std::vector<std::string>& name_expressions = {},
                                       const CachedCompileOptions& options = {});
 
-// The same with only a cache-error handler (options.on_cache_error = on_cache_error).
+/// The same with only a cache-error handler (options.on_cache_error = on_cache_error).
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions,
                           const CacheWarningHandler& on_cache_error);

@@ -1,25 +1,26 @@
-// CCCL interop: cudacore streams as cuda::stream_ref, cudacore memory resources as cuda::mr
-// resources (so CCCL containers and algorithms, Thrust and CUB allocate through them), and
-// Buffers as the device spans CCCL algorithms take.
-//
-// Header-only and NOT included by cudacore.hpp: it needs the CCCL headers (the CUDA toolkit's
-// include/cccl directory on the include path, e.g. target_include_directories(app PRIVATE
-// ${CUDAToolkit_INCLUDE_DIRS}/cccl)), which a plain cudacore user does not. It compiles with any
-// C++20 host compiler (no nvcc needed) and adds no link dependency; Thrust and CUB algorithms
-// themselves need nvcc. CCCL 3.0 keeps the cuda::mr concepts behind
-// LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE: this header defines it when it is not set, so
-// include it before any other CCCL header (or define the macro yourself).
-//
-//     auto resource = std::make_shared<DeviceMemoryResource>(device);
-//     cudacore::cccl::resource_adaptor<DeviceMemoryResource> mr(resource);
-//     static_assert(cuda::mr::async_resource_with<decltype(mr), cuda::mr::device_accessible>);
-//     void* p = mr.allocate_async(1024, 256, cudacore::cccl::to_stream_ref(stream));
-//     thrust::sort(thrust::cuda::par_nosync(cudacore::cccl::thrust_allocator(mr, stream))
-//                      .on(stream.handle()), first, last);
-//
-// Lifetimes: an adaptor holds its resource (shared_ptr) and the Stream its synchronous calls use;
-// memory it hands out is raw (no Buffer) and must be given back through an adaptor of the same
-// resource. from_stream_ref wraps without owning (Stream::from_handle).
+/// @file
+/// CCCL interop: cudacore streams as cuda::stream_ref, cudacore memory resources as cuda::mr
+/// resources (so CCCL containers and algorithms, Thrust and CUB allocate through them), and
+/// Buffers as the device spans CCCL algorithms take.
+///
+/// Header-only and NOT included by cudacore.hpp: it needs the CCCL headers (the CUDA toolkit's
+/// include/cccl directory on the include path, e.g. target_include_directories(app PRIVATE
+/// ${CUDAToolkit_INCLUDE_DIRS}/cccl)), which a plain cudacore user does not. It compiles with any
+/// C++20 host compiler (no nvcc needed) and adds no link dependency; Thrust and CUB algorithms
+/// themselves need nvcc. CCCL 3.0 keeps the cuda::mr concepts behind
+/// LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE: this header defines it when it is not set, so
+/// include it before any other CCCL header (or define the macro yourself).
+///
+///     auto resource = std::make_shared<DeviceMemoryResource>(device);
+///     cudacore::cccl::resource_adaptor<DeviceMemoryResource> mr(resource);
+///     static_assert(cuda::mr::async_resource_with<decltype(mr), cuda::mr::device_accessible>);
+///     void* p = mr.allocate_async(1024, 256, cudacore::cccl::to_stream_ref(stream));
+///     thrust::sort(thrust::cuda::par_nosync(cudacore::cccl::thrust_allocator(mr, stream))
+///                      .on(stream.handle()), first, last);
+///
+/// Lifetimes: an adaptor holds its resource (shared_ptr) and the Stream its synchronous calls use;
+/// memory it hands out is raw (no Buffer) and must be given back through an adaptor of the same
+/// resource. from_stream_ref wraps without owning (Stream::from_handle).
 #pragma once
 
 #ifndef LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
@@ -47,14 +48,14 @@
 
 namespace cudacore::cccl {
 
-// Stream <-> cuda::stream_ref. The ref does not own the stream: keep the Stream alive while the
-// ref is used. from_stream_ref wraps a stream the caller owns (never destroyed by cudacore).
+/// Stream <-> cuda::stream_ref. The ref does not own the stream: keep the Stream alive while the
+/// ref is used. from_stream_ref wraps a stream the caller owns (never destroyed by cudacore).
 inline ::cuda::stream_ref to_stream_ref(const Stream& stream) noexcept {
     return ::cuda::stream_ref{stream.handle()};
 }
 inline Stream from_stream_ref(::cuda::stream_ref stream) { return Stream::from_handle(stream.get()); }
 
-// Which cuda::mr properties a cudacore resource type has (compile-time, as CCCL wants them).
+/// Which cuda::mr properties a cudacore resource type has (compile-time, as CCCL wants them).
 template <class Resource>
 struct resource_properties;
 template <>
@@ -73,18 +74,18 @@ struct resource_properties<ManagedMemoryResource> {
     static constexpr bool host_accessible = true;
 };
 
-// The largest alignment every cudacore resource guarantees (the driver's allocation granularity
-// for device memory; host allocations are page-aligned).
+/// The largest alignment every cudacore resource guarantees (the driver's allocation granularity
+/// for device memory; host allocations are page-aligned).
 inline constexpr std::size_t max_alignment = 256;
 
-// A cudacore resource as a cuda::mr resource, synchronous (allocate / deallocate) and
-// stream-ordered (allocate_async / deallocate_async). Synchronous allocations are ordered on
-// `stream` (default: a new non-blocking stream of the resource's device; for pinned memory, of
-// the device that allocates it) and waited for, so the memory is usable at once from any stream;
-// synchronous deallocation is ordered on that stream (the caller promises no work still uses the
-// memory, as CCCL's contract says). Alignments up to
-// 256 bytes (powers of two) are accepted; others throw InvalidArgumentError. Copies share the
-// resource; equal when they adapt the same resource. Thread-safe like the resource.
+/// A cudacore resource as a cuda::mr resource, synchronous (allocate / deallocate) and
+/// stream-ordered (allocate_async / deallocate_async). Synchronous allocations are ordered on
+/// `stream` (default: a new non-blocking stream of the resource's device; for pinned memory, of
+/// the device that allocates it) and waited for, so the memory is usable at once from any stream;
+/// synchronous deallocation is ordered on that stream (the caller promises no work still uses the
+/// memory, as CCCL's contract says). Alignments up to
+/// 256 bytes (powers of two) are accepted; others throw InvalidArgumentError. Copies share the
+/// resource; equal when they adapt the same resource. Thread-safe like the resource.
 template <class Resource>
 class resource_adaptor {
     using properties = resource_properties<Resource>;
@@ -112,6 +113,7 @@ public:
         resource_->deallocate_pointer(reinterpret_cast<CUdeviceptr>(pointer), bytes, stream.get());
     }
 
+    /// The same object (identity.hpp says how each type compares).
     bool operator==(const resource_adaptor& other) const noexcept {
         return resource_ == other.resource_;
     }
@@ -128,8 +130,8 @@ public:
     const Stream& stream() const noexcept { return stream_; }
 
 private:
-    // A new stream on the resource's device; pinned memory is bound to no device
-    // (device_ordinal() is -1), so its stream goes to the device that allocates it.
+    /// A new stream on the resource's device; pinned memory is bound to no device
+    /// (device_ordinal() is -1), so its stream goes to the device that allocates it.
     static Stream default_stream(const Resource& resource) {
         if constexpr (requires { resource.allocating_device_ordinal(); }) {
             if (resource.device_ordinal() < 0)
@@ -151,8 +153,8 @@ private:
     Stream stream_;
 };
 
-// A Thrust allocator (thrust::cuda::par(alloc).on(stream)) taking temporary storage from an
-// adaptor, ordered on `stream`: Thrust's temporaries come from the cudacore resource.
+/// A Thrust allocator (thrust::cuda::par(alloc).on(stream)) taking temporary storage from an
+/// adaptor, ordered on `stream`: Thrust's temporaries come from the cudacore resource.
 template <class Resource>
 class thrust_allocator {
 public:
@@ -172,9 +174,9 @@ private:
     Stream stream_;
 };
 
-// A Buffer's memory as a span of T, for CCCL algorithms (cub, thrust::device_pointer_cast,
-// cuda::std::span-taking kernels). The span does not hold the Buffer: keep it alive. Throws
-// InvalidArgumentError for a closed buffer or a size that is not a multiple of sizeof(T).
+/// A Buffer's memory as a span of T, for CCCL algorithms (cub, thrust::device_pointer_cast,
+/// cuda::std::span-taking kernels). The span does not hold the Buffer: keep it alive. Throws
+/// InvalidArgumentError for a closed buffer or a size that is not a multiple of sizeof(T).
 template <class T>
 ::cuda::std::span<T> as_span(const Buffer& buffer) {
     static_assert(std::is_trivially_copyable_v<T>, "as_span needs a trivially copyable T");

@@ -1,13 +1,14 @@
-// A device's primary context.
-//
-// Ownership: copies share one retained primary context. Once cudacore has retained a device's
-// primary context it keeps it retained until the process exits, as the CUDA runtime does (the
-// driver releases it at exit): releasing it while the driver's own threads may still be
-// finishing work in it (a host function cudacore enqueued to time a deferred release) crashes
-// them, and re-creating it costs tens of milliseconds. Only a context someone reset
-// (cuDevicePrimaryCtxReset) is released, once the last object that holds it is destroyed; the
-// next use retains the new one. Release errors (the driver shutting down, the device reset by
-// someone else) are ignored: destruction never throws or prints.
+/// @file
+/// A device's primary context.
+///
+/// Ownership: copies share one retained primary context. Once cudacore has retained a device's
+/// primary context it keeps it retained until the process exits, as the CUDA runtime does (the
+/// driver releases it at exit): releasing it while the driver's own threads may still be
+/// finishing work in it (a host function cudacore enqueued to time a deferred release) crashes
+/// them, and re-creating it costs tens of milliseconds. Only a context someone reset
+/// (cuDevicePrimaryCtxReset) is released, once the last object that holds it is destroyed; the
+/// next use retains the new one. Release errors (the driver shutting down, the device reset by
+/// someone else) are ignored: destruction never throws or prints.
 #pragma once
 
 #include <cuda.h>
@@ -23,22 +24,25 @@ struct BoxAccess;
 
 class Device;
 
+/// A CUDA context (a device's primary context, a green context, or one wrapped); copies share it.
 class Context {
 public:
-    // Wraps a context the caller has (cuCtxCreate, cuCtxGetCurrent, another library's). A
-    // device's primary context is retained like Device::context() (so it stays alive while the
-    // Context lives); any other context is never destroyed or released: the caller keeps it
-    // alive while the Context, and streams or events made through it, are used. Throws
-    // InvalidArgumentError for a null handle, DriverError for an invalid one.
+    /// Wraps a context the caller has (cuCtxCreate, cuCtxGetCurrent, another library's). A
+    /// device's primary context is retained like Device::context() (so it stays alive while the
+    /// Context lives); any other context is never destroyed or released: the caller keeps it
+    /// alive while the Context, and streams or events made through it, are used. Throws
+    /// InvalidArgumentError for a null handle, DriverError for an invalid one.
     static Context from_handle(CUcontext context);
 
     CUcontext handle() const noexcept;
     Device device() const;
-    // Makes this context current on the calling thread.
+    /// Makes this context current on the calling thread.
     void set_current() const;
 
+    /// The same object (identity.hpp says how each type compares).
     bool operator==(const Context& other) const noexcept { return handle() == other.handle(); }
 
+    /// The shared state (cudacore's own use).
     const std::shared_ptr<detail::ContextBox>& box() const noexcept { return box_; }
 
 private:

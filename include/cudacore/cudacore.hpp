@@ -1,4 +1,5 @@
-// Everything cudacore offers, in one include.
+/// @file
+/// Everything cudacore offers, in one include.
 #pragma once
 
 #include "cudacore/buffer.hpp"

@@ -1,8 +1,9 @@
-// A CUDA device: its properties, its primary context, and the factories for streams and events.
-//
-// Device is a small value (an ordinal); copying it is free. Querying properties needs no
-// context. Everything throws NoDriverError when no driver is present and DriverError when a
-// driver call fails.
+/// @file
+/// A CUDA device: its properties, its primary context, and the factories for streams and events.
+///
+/// Device is a small value (an ordinal); copying it is free. Querying properties needs no
+/// context. Everything throws NoDriverError when no driver is present and DriverError when a
+/// driver call fails.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -23,25 +24,28 @@
 
 namespace cudacore {
 
+/// A device's compute capability (major, minor).
 struct ComputeCapability {
     int major = 0;
     int minor = 0;
+    /// Equal when every field is.
     bool operator==(const ComputeCapability&) const = default;
 };
 
+/// A GPU, by ordinal: a plain value.
 class Device {
 public:
-    // Throws InvalidArgumentError when ordinal is not in [0, device_count()).
+    /// Throws InvalidArgumentError when ordinal is not in [0, device_count()).
     explicit Device(int ordinal = 0);
 
-    // The device of the calling thread's current context, or device 0 when none is current.
+    /// The device of the calling thread's current context, or device 0 when none is current.
     static Device current();
-    // The device a driver handle (cuDeviceGet, cuCtxGetDevice) stands for. Device is a value:
-    // nothing is owned. Throws InvalidArgumentError when no device has that handle.
+    /// The device a driver handle (cuDeviceGet, cuCtxGetDevice) stands for. Device is a value:
+    /// nothing is owned. Throws InvalidArgumentError when no device has that handle.
     static Device from_handle(CUdevice device);
 
-    // How many devices the driver reports, and all of them in ordinal order (none without a
-    // device; NoDriverError without a driver).
+    /// How many devices the driver reports, and all of them in ordinal order (none without a
+    /// device; NoDriverError without a driver).
     static int count();
     static std::vector<Device> all();
 
@@ -50,66 +54,67 @@ public:
 
     std::string name() const;
     std::array<unsigned char, 16> uuid() const;
-    std::string uuid_string() const;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+    std::string uuid_string() const;  ///< "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
     std::string pci_bus_id() const;
     ComputeCapability compute_capability() const;
-    std::string arch() const;  // "sm_90"
+    std::string arch() const;  ///< "sm_90"
     std::size_t total_memory() const;
     int multiprocessor_count() const;
     int attribute(CUdevice_attribute attribute) const;
-    // Every attribute the driver reports, by its CU_DEVICE_ATTRIBUTE_ name (without the prefix,
-    // lower case: "max_threads_per_block"). Attributes this driver rejects are left out.
+    /// Every attribute the driver reports, by its CU_DEVICE_ATTRIBUTE_ name (without the prefix,
+    /// lower case: "max_threads_per_block"). Attributes this driver rejects are left out.
     std::map<std::string, int> attributes() const;
-    // Every attribute as a typed member, read on first call and cached per device (the
-    // reference stays valid for the life of the process; thread-safe).
+    /// Every attribute as a typed member, read on first call and cached per device (the
+    /// reference stays valid for the life of the process; thread-safe).
     const DeviceProperties& properties() const;
 
-    // This GPU as NVML sees it (matched by UUID): utilisation, temperature, power, clocks.
-    // Throws LoaderError when NVML is absent (see system_info.hpp).
+    /// This GPU as NVML sees it (matched by UUID): utilisation, temperature, power, clocks.
+    /// Throws LoaderError when NVML is absent (see system_info.hpp).
     system::SystemDevice system_device() const;
 
-    // The primary context, retained from its first use until the process exits (context.hpp).
+    /// The primary context, retained from its first use until the process exits (context.hpp).
     Context context() const;
-    // Makes the primary context current on the calling thread; it stays retained for the life of
-    // the process, so the thread's current context never dangles.
+    /// Makes the primary context current on the calling thread; it stays retained for the life of
+    /// the process, so the thread's current context never dangles.
     Context set_current() const;
-    // Waits for all work on the device's primary context.
+    /// Waits for all work on the device's primary context.
     void sync() const;
     bool can_access_peer(const Device& peer) const;
-    // Lets kernels and copies on this device's primary context reach memory of `peer`'s primary
-    // context (cuCtxEnablePeerAccess). Idempotent: enabling twice, or disabling what is not
-    // enabled, does nothing; a device always reaches its own memory. Throws DriverError with
-    // CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming both devices, when the hardware refuses. Both
-    // primary contexts stay retained while access is enabled. Memory pools are not affected:
-    // see DeviceMemoryResource::set_peer_accessible_by. Thread-safe.
+    /// Lets kernels and copies on this device's primary context reach memory of `peer`'s primary
+    /// context (cuCtxEnablePeerAccess). Idempotent: enabling twice, or disabling what is not
+    /// enabled, does nothing; a device always reaches its own memory. Throws DriverError with
+    /// CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming both devices, when the hardware refuses. Both
+    /// primary contexts stay retained while access is enabled. Memory pools are not affected:
+    /// see DeviceMemoryResource::set_peer_accessible_by. Thread-safe.
     void enable_peer_access(const Device& peer) const;
     void disable_peer_access(const Device& peer) const;
-    // Whether peer access to `peer` was enabled through cudacore in this process (the driver has
-    // no query); true for the device itself.
+    /// Whether peer access to `peer` was enabled through cudacore in this process (the driver has
+    /// no query); true for the device itself.
     bool is_peer_access_enabled(const Device& peer) const;
 
-    // The legacy default stream of the primary context (sets that context current, since the
-    // default stream always means the calling thread's current context).
+    /// The legacy default stream of the primary context (sets that context current, since the
+    /// default stream always means the calling thread's current context).
     Stream default_stream() const;
-    // The calling thread's per-thread default stream (CU_STREAM_PER_THREAD) of the primary
-    // context (set current, as for default_stream). Work on it does not synchronise with other
-    // threads' per-thread streams; it synchronises with the legacy default stream. Each call
-    // returns a new Stream object for the same driver stream (copies share host-function
-    // errors; separate calls do not). Never destroyed.
+    /// The calling thread's per-thread default stream (CU_STREAM_PER_THREAD) of the primary
+    /// context (set current, as for default_stream). Work on it does not synchronise with other
+    /// threads' per-thread streams; it synchronises with the legacy default stream. Each call
+    /// returns a new Stream object for the same driver stream (copies share host-function
+    /// errors; separate calls do not). Never destroyed.
     Stream per_thread_stream() const;
     Stream create_stream(const StreamOptions& options = {}) const;
-    // Creates an event that is not recorded on any stream yet: record it with stream.record(ev).
+    /// Creates an event that is not recorded on any stream yet: record it with stream.record(ev).
     Event create_event(const EventOptions& options = {}) const;
 
-    // The device's default memory resource: one DeviceMemoryResource per device on its default
-    // memory pool, created on first use and kept for the life of the process (so it holds the
-    // primary context from then on). A device without memory pools
-    // (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 0) gets a SynchronousMemoryResource instead.
+    /// The device's default memory resource: one DeviceMemoryResource per device on its default
+    /// memory pool, created on first use and kept for the life of the process (so it holds the
+    /// primary context from then on). A device without memory pools
+    /// (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 0) gets a SynchronousMemoryResource instead.
     std::shared_ptr<MemoryResource> memory_resource() const;
-    // `size` bytes of device memory from memory_resource(), ordered on `stream` (see
-    // MemoryResource::allocate for what it throws).
+    /// `size` bytes of device memory from memory_resource(), ordered on `stream` (see
+    /// MemoryResource::allocate for what it throws).
     Buffer allocate(std::size_t size, const Stream& stream) const;
 
+    /// The same object (identity.hpp says how each type compares).
     bool operator==(const Device& other) const noexcept { return ordinal_ == other.ordinal_; }
 
 private:

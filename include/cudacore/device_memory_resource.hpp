@@ -1,19 +1,20 @@
-// DeviceMemoryResource: stream-ordered device memory from a device's memory pool
-// (cuMemAllocFromPoolAsync / cuMemFreeAsync).
-//
-// Memory is usable by work enqueued on the allocating stream after allocate(); other streams
-// must wait for that stream first (stream.wait(other) or an event). Freed memory returns to the
-// pool, which keeps up to its release threshold reserved for reuse across synchronisations (the
-// rest goes back to the driver at the next synchronisation).
-//
-// The resource uses the device's default pool, which every DeviceMemoryResource of the device,
-// and cuMemAllocAsync, share: setting the release threshold changes it for all of them. It holds
-// the device's primary context (and through its buffers, so does all memory it handed out).
-// Create it with std::make_shared. Thread-safe.
-//
-// With ipc_enabled the resource owns a pool of its own instead (cuMemPoolCreate, destroyed with
-// the resource) whose memory other processes can import: see cudacore/ipc.hpp. A resource built
-// from an imported pool cannot allocate; it only imports buffers other processes exported.
+/// @file
+/// DeviceMemoryResource: stream-ordered device memory from a device's memory pool
+/// (cuMemAllocFromPoolAsync / cuMemFreeAsync).
+///
+/// Memory is usable by work enqueued on the allocating stream after allocate(); other streams
+/// must wait for that stream first (stream.wait(other) or an event). Freed memory returns to the
+/// pool, which keeps up to its release threshold reserved for reuse across synchronisations (the
+/// rest goes back to the driver at the next synchronisation).
+///
+/// The resource uses the device's default pool, which every DeviceMemoryResource of the device,
+/// and cuMemAllocAsync, share: setting the release threshold changes it for all of them. It holds
+/// the device's primary context (and through its buffers, so does all memory it handed out).
+/// Create it with std::make_shared. Thread-safe.
+///
+/// With ipc_enabled the resource owns a pool of its own instead (cuMemPoolCreate, destroyed with
+/// the resource) whose memory other processes can import: see cudacore/ipc.hpp. A resource built
+/// from an imported pool cannot allocate; it only imports buffers other processes exported.
 #pragma once
 
 #include "cudacore/memory_pool.hpp"
@@ -31,7 +32,7 @@ namespace cudacore {
 
 namespace detail {
 struct ContextBox;
-// A pool imported from another process and its identity (made by import_memory_pool).
+/// A pool imported from another process and its identity (made by import_memory_pool).
 struct ImportedPool {
     CUmemoryPool pool = nullptr;
     std::array<unsigned char, 16> id{};
@@ -40,85 +41,87 @@ struct ImportedPool {
 
 class Device;
 
+/// Options of a DeviceMemoryResource (IPC, an owned pool's limits).
 struct DeviceMemoryResourceOptions {
-    // Bytes of freed memory the pool keeps reserved across synchronisations (applied to the
-    // device's default pool). Empty: leave the pool's current setting.
+    /// Bytes of freed memory the pool keeps reserved across synchronisations (applied to the
+    /// device's default pool). Empty: leave the pool's current setting.
     std::optional<std::uint64_t> release_threshold;
-    // A pool of its own that other processes can import (POSIX file descriptor handles). Throws
-    // DriverError with CUDA_ERROR_NOT_SUPPORTED on a device or system that cannot share pools.
+    /// A pool of its own that other processes can import (POSIX file descriptor handles). Throws
+    /// DriverError with CUDA_ERROR_NOT_SUPPORTED on a device or system that cannot share pools.
     bool ipc_enabled = false;
-    // For a pool of its own: the most bytes it may hold (0: the driver's default).
+    /// For a pool of its own: the most bytes it may hold (0: the driver's default).
     std::size_t max_size = 0;
 };
 
-// A pool that cudacore creates for one resource (cuMemPoolCreate), not shared with cuMemAllocAsync.
+/// A pool that cudacore creates for one resource (cuMemPoolCreate), not shared with cuMemAllocAsync.
 struct DeviceMemoryPoolOptions {
-    // Most bytes the pool may reserve; allocations beyond it fail with CUDA_ERROR_OUT_OF_MEMORY
-    // naming this limit. 0: the driver's default (no cudacore limit).
+    /// Most bytes the pool may reserve; allocations beyond it fail with CUDA_ERROR_OUT_OF_MEMORY
+    /// naming this limit. 0: the driver's default (no cudacore limit).
     std::size_t max_size = 0;
-    // Bytes of freed memory the pool keeps reserved across synchronisations. Empty: the driver's
-    // default (0).
+    /// Bytes of freed memory the pool keeps reserved across synchronisations. Empty: the driver's
+    /// default (0).
     std::optional<std::uint64_t> release_threshold;
-    // Handle types the pool may be shared as (CUmemAllocationHandleType bits), for inter-process
-    // pools; each must be in CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES.
+    /// Handle types the pool may be shared as (CUmemAllocationHandleType bits), for inter-process
+    /// pools; each must be in CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES.
     unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;
 };
 
+/// Stream-ordered device memory from a memory pool (the device's default pool, or one of its own).
 class DeviceMemoryResource final : public MemoryResource {
 public:
     struct OwnedPoolTag {};
-    // The default pool of `device`. Throws NoDriverError / DriverError (a device without memory
-    // pools gives CUDA_ERROR_NOT_SUPPORTED).
+    /// The default pool of `device`. Throws NoDriverError / DriverError (a device without memory
+    /// pools gives CUDA_ERROR_NOT_SUPPORTED).
     explicit DeviceMemoryResource(const Device& device,
                                   const DeviceMemoryResourceOptions& options = {});
-    // Adopts a pool imported from another process (import_memory_pool in ipc.hpp makes it).
+    /// Adopts a pool imported from another process (import_memory_pool in ipc.hpp makes it).
     DeviceMemoryResource(const Device& device, const detail::ImportedPool& imported);
 
-    // IPC: whether the pool is shareable (ipc_enabled, or imported), whether it was imported, and
-    // the pool's identity (random, made by the exporter; all zero for a default pool).
+    /// IPC: whether the pool is shareable (ipc_enabled, or imported), whether it was imported, and
+    /// the pool's identity (random, made by the exporter; all zero for a default pool).
     bool is_ipc_enabled() const noexcept { return ipc_pool_ || imported_; }
     bool is_imported() const noexcept { return imported_; }
     const std::array<unsigned char, 16>& ipc_pool_id() const noexcept { return ipc_id_; }
 
-    // Devices other than the pool's own whose kernels and copies may reach its memory
-    // (cuMemPoolGetAccess / cuMemPoolSetAccess). Setting grants read-write access to the devices
-    // listed and removes it from those left out; the pool's own device is ignored (it always has
-    // access). Throws DriverError with CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming the devices,
-    // when the hardware cannot give a device access. For the default pool this changes it for
-    // every user of that pool.
+    /// Devices other than the pool's own whose kernels and copies may reach its memory
+    /// (cuMemPoolGetAccess / cuMemPoolSetAccess). Setting grants read-write access to the devices
+    /// listed and removes it from those left out; the pool's own device is ignored (it always has
+    /// access). Throws DriverError with CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming the devices,
+    /// when the hardware cannot give a device access. For the default pool this changes it for
+    /// every user of that pool.
     std::vector<Device> peer_accessible_by() const;
     void set_peer_accessible_by(const std::vector<Device>& devices);
-    // A new pool of `device` owned by this resource (destroyed with it; its buffers hold it).
-    // Throws InvalidArgumentError for a handle type the device does not support, DriverError
-    // (CUDA_ERROR_NOT_SUPPORTED on a device without memory pools). Prefer create_owned_pool().
+    /// A new pool of `device` owned by this resource (destroyed with it; its buffers hold it).
+    /// Throws InvalidArgumentError for a handle type the device does not support, DriverError
+    /// (CUDA_ERROR_NOT_SUPPORTED on a device without memory pools). Prefer create_owned_pool().
     DeviceMemoryResource(OwnedPoolTag, const Device& device, const DeviceMemoryPoolOptions& options);
     static std::shared_ptr<DeviceMemoryResource> create_owned_pool(
         const Device& device, const DeviceMemoryPoolOptions& options = {});
     ~DeviceMemoryResource() override;
 
-    // True for a pool made by create_owned_pool, false for the device's default pool.
+    /// True for a pool made by create_owned_pool, false for the device's default pool.
     bool owns_pool() const noexcept { return owns_pool_; }
-    // The pool's max_size (0: the driver's default).
+    /// The pool's max_size (0: the driver's default).
     std::size_t max_size() const noexcept { return max_size_; }
-    // Every attribute of the pool, readable and settable; holds this resource.
+    /// Every attribute of the pool, readable and settable; holds this resource.
     MemoryPool memory_pool() const;
 
     CUmemoryPool pool() const noexcept { return pool_; }
 
     void set_release_threshold(std::uint64_t bytes);
     std::uint64_t release_threshold() const;
-    // Bytes in use by allocations (CU_MEMPOOL_ATTR_USED_MEM_CURRENT) and reserved from the driver
-    // (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), for the whole pool.
+    /// Bytes in use by allocations (CU_MEMPOOL_ATTR_USED_MEM_CURRENT) and reserved from the driver
+    /// (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), for the whole pool.
     std::uint64_t used_memory() const;
     std::uint64_t reserved_memory() const;
-    // Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
+    /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
     void trim_to(std::size_t bytes_to_keep);
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return false; }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
-    // The primary context this resource allocates in (held for its lifetime).
+    /// The primary context this resource allocates in (held for its lifetime).
     const std::shared_ptr<detail::ContextBox>& context_box() const noexcept { return context_; }
 
 protected:
@@ -132,9 +135,9 @@ private:
     std::shared_ptr<detail::ContextBox> context_;
     CUmemoryPool pool_ = nullptr;
     int ordinal_ = 0;
-    bool owns_pool_ = false;  // made by cuMemPoolCreate (ipc_enabled or create_owned_pool), destroyed with the resource
-    bool ipc_pool_ = false;   // made shareable (ipc_enabled)
-    bool imported_ = false;   // imported from another process (also destroyed with the resource)
+    bool owns_pool_ = false;  ///< made by cuMemPoolCreate (ipc_enabled or create_owned_pool), destroyed with the resource
+    bool ipc_pool_ = false;   ///< made shareable (ipc_enabled)
+    bool imported_ = false;   ///< imported from another process (also destroyed with the resource)
     std::array<unsigned char, 16> ipc_id_{};
     std::size_t max_size_ = 0;
 };

@@ -1,8 +1,9 @@
-// The one exception hierarchy of cudacore.
-//
-// Every message names the call that failed, the status by name and text where there is one, and
-// the object involved (kernel name, code type, size, arch...). Catch `cudacore::Error` for all of
-// them, or a derived class for one kind of failure.
+/// @file
+/// The one exception hierarchy of cudacore.
+///
+/// Every message names the call that failed, the status by name and text where there is one, and
+/// the object involved (kernel name, code type, size, arch...). Catch `cudacore::Error` for all of
+/// them, or a derived class for one kind of failure.
 #pragma once
 
 #include <cuda.h>
@@ -14,21 +15,25 @@
 
 namespace cudacore {
 
-// Base of every exception cudacore throws.
+/// Base of every exception cudacore throws.
 class Error : public std::runtime_error {
 public:
+    /// Makes the error with its message (what()).
     explicit Error(const std::string& message) : std::runtime_error(message) {}
 };
 
-// A caller passed something unusable (empty source, zero size, a closed buffer...).
+/// A caller passed something unusable (empty source, zero size, a closed buffer...).
 class InvalidArgumentError : public Error {
 public:
+    /// Makes the error with its message (what()).
     using Error::Error;
 };
 
-// A shared library (driver, NVRTC, nvJitLink) could not be opened or lacks a symbol.
+/// A shared library (driver, NVRTC, nvJitLink) could not be opened or lacks a symbol.
 class LoaderError : public Error {
 public:
+    /// Makes the error from the library, the paths searched, the variable that overrides them and
+    /// why the last one failed; what() says all of it.
     LoaderError(std::string library, std::vector<std::string> searched, std::string env_var,
                 std::string reason);
     const std::string& library() const noexcept { return library_; }
@@ -43,15 +48,18 @@ private:
     std::string reason_;
 };
 
-// The CUDA driver (libcuda.so.1) is not present, or is too old for this build.
+/// The CUDA driver (libcuda.so.1) is not present, or is too old for this build.
 class NoDriverError : public LoaderError {
 public:
+    /// Made as a LoaderError.
     using LoaderError::LoaderError;
 };
 
-// A CUDA driver call returned an error.
+/// A CUDA driver call returned an error.
 class DriverError : public Error {
 public:
+    /// Makes the error from the status, the call that returned it and the object involved; what()
+    /// names all three with the status's name and text.
     DriverError(CUresult status, std::string call, std::string object);
     CUresult status() const noexcept { return status_; }
     const std::string& status_name() const noexcept { return status_name_; }
@@ -67,9 +75,10 @@ private:
     std::string object_;
 };
 
-// NVRTC or nvJitLink failed outside of compiling or linking proper (bad option, out of memory).
+/// NVRTC or nvJitLink failed outside of compiling or linking proper (bad option, out of memory).
 class CompilerApiError : public Error {
 public:
+    /// Makes the error from the call, its status (number and name) and the object involved.
     CompilerApiError(std::string call, int status, std::string status_name, std::string object);
     const std::string& call() const noexcept { return call_; }
     int status() const noexcept { return status_; }
@@ -81,9 +90,10 @@ private:
     std::string status_name_;
 };
 
-// Compiling a program failed. Carries the full compiler log, the program name and the options.
+/// Compiling a program failed. Carries the full compiler log, the program name and the options.
 class CompileError : public Error {
 public:
+    /// Makes the error from the program's name, the compiler's log and the options used.
     CompileError(std::string program_name, std::string log, std::vector<std::string> options,
                  std::string backend);
     const std::string& program_name() const noexcept { return program_name_; }
@@ -96,11 +106,11 @@ private:
     std::vector<std::string> options_;
 };
 
-// Linking failed. Carries the full linker log, the inputs' names and the options.
+/// Linking failed. Carries the full linker log, the inputs' names and the options.
 class LinkError : public Error {
 public:
-    // `failed_call`: the linker call that failed and its status (for example
-    // "cuLinkAddData(ptx 'k', 80 bytes) failed: CUDA_ERROR_INVALID_PTX"), named in what().
+    /// `failed_call`: the linker call that failed and its status (for example
+    /// "cuLinkAddData(ptx 'k', 80 bytes) failed: CUDA_ERROR_INVALID_PTX"), named in what().
     LinkError(std::string name, std::string log, std::vector<std::string> options,
               std::string backend, std::string failed_call = {});
     const std::string& name() const noexcept { return name_; }
@@ -113,22 +123,25 @@ private:
     std::vector<std::string> options_;
 };
 
-// Serialized data is malformed: truncated, corrupted, oversized or from a future format.
+/// Serialized data is malformed: truncated, corrupted, oversized or from a future format.
 class SerializationError : public Error {
 public:
+    /// Makes the error with its message (what()).
     using Error::Error;
 };
 
-// The program cache could not be used (unsafe directory, I/O failure).
+/// The program cache could not be used (unsafe directory, I/O failure).
 class CacheError : public Error {
 public:
+    /// Makes the error with its message (what()).
     using Error::Error;
 };
 
-// A function enqueued with Stream::launch_host_func threw. Raised by the next call on that
-// stream (see stream.hpp); original() is the exception it threw.
+/// A function enqueued with Stream::launch_host_func threw. Raised by the next call on that
+/// stream (see stream.hpp); original() is the exception it threw.
 class HostFunctionError : public Error {
 public:
+    /// Makes the error from its message and the exception the host function threw.
     HostFunctionError(const std::string& message, std::exception_ptr original)
         : Error(message), original_(std::move(original)) {}
     const std::exception_ptr& original() const noexcept { return original_; }
@@ -137,14 +150,15 @@ private:
     std::exception_ptr original_;
 };
 
-// Name and text of a driver status, without needing the driver (falls back to the number).
+/// Name and text of a driver status, without needing the driver (falls back to the number).
 std::string driver_status_name(CUresult status);
 std::string driver_status_text(CUresult status);
 
-// An NVML call failed (system information: utilisation, temperature, power, clocks). Carries
-// the call, NVML's status number and text, and the device involved.
+/// An NVML call failed (system information: utilisation, temperature, power, clocks). Carries
+/// the call, NVML's status number and text, and the device involved.
 class NvmlError : public Error {
 public:
+    /// Makes the error from the NVML call, its status (number and text) and the device involved.
     NvmlError(std::string call, int status, std::string status_text, std::string object);
     const std::string& call() const noexcept { return call_; }
     int status() const noexcept { return status_; }
@@ -156,7 +170,7 @@ private:
     std::string status_text_;
 };
 
-// First line of a compiler or linker log that reports an error (or the first non-empty line).
+/// First line of a compiler or linker log that reports an error (or the first non-empty line).
 std::string first_error_line(const std::string& log);
 
 }  // namespace cudacore

@@ -1,23 +1,24 @@
-// Events: markers recorded on streams, for ordering and for timing.
-//
-// An event is created unrecorded (Device::create_event) and recorded any number of times with
-// stream.record(event). Ownership: copies share one event, released when the last copy goes; an
-// event holds its context. Destruction never throws; release errors are ignored.
-//
-// Reuse: when the last copy of an event made by create_event goes and the event is known to have
-// no work left (never recorded, or found complete by sync(), is_done() or an elapsed time after
-// its last record), its primary context keeps the driver event (up to 128 per kind) and hands it
-// to the next create_event with the same timing_enabled and blocking_sync, as a new, unrecorded
-// Event: creating one then costs no cuEventCreate, and dropping one no cuEventDestroy. Such an
-// event is indistinguishable from a new one (complete, is_recorded() false, elapsed times refused
-// until recorded; a wait enqueued on its earlier record still waits on that record alone), except
-// that its handle may equal a dropped event's, as the driver's own new events' may. Destroyed
-// instead, as before: an event whose completion is unknown when dropped (recorded, then neither
-// synchronized nor found done), one whose handle() was taken (what was done with it is unknown),
-// interprocess events, events of green or non-primary contexts, Event::from_handle events, and
-// events that went into a graph (recorded or waited on while a capture begun through cudacore was
-// in progress, or given to Graph::add_event_record / add_event_wait), whose launches record them
-// later. Kept events are destroyed with their context.
+/// @file
+/// Events: markers recorded on streams, for ordering and for timing.
+///
+/// An event is created unrecorded (Device::create_event) and recorded any number of times with
+/// stream.record(event). Ownership: copies share one event, released when the last copy goes; an
+/// event holds its context. Destruction never throws; release errors are ignored.
+///
+/// Reuse: when the last copy of an event made by create_event goes and the event is known to have
+/// no work left (never recorded, or found complete by sync(), is_done() or an elapsed time after
+/// its last record), its primary context keeps the driver event (up to 128 per kind) and hands it
+/// to the next create_event with the same timing_enabled and blocking_sync, as a new, unrecorded
+/// Event: creating one then costs no cuEventCreate, and dropping one no cuEventDestroy. Such an
+/// event is indistinguishable from a new one (complete, is_recorded() false, elapsed times refused
+/// until recorded; a wait enqueued on its earlier record still waits on that record alone), except
+/// that its handle may equal a dropped event's, as the driver's own new events' may. Destroyed
+/// instead, as before: an event whose completion is unknown when dropped (recorded, then neither
+/// synchronized nor found done), one whose handle() was taken (what was done with it is unknown),
+/// interprocess events, events of green or non-primary contexts, Event::from_handle events, and
+/// events that went into a graph (recorded or waited on while a capture begun through cudacore was
+/// in progress, or given to Graph::add_event_record / add_event_wait), whose launches record them
+/// later. Kept events are destroyed with their context.
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -37,50 +38,55 @@ struct BoxAccess;
 
 class Device;
 
+/// How an event is created.
 struct EventOptions {
-    bool timing_enabled = false;  // needed to measure elapsed time
-    bool blocking_sync = false;   // sync() yields the CPU instead of spinning
-    bool ipc_enabled = false;     // shareable between processes; needs timing_enabled == false
+    bool timing_enabled = false;  ///< needed to measure elapsed time
+    bool blocking_sync = false;   ///< sync() yields the CPU instead of spinning
+    bool ipc_enabled = false;     ///< shareable between processes; needs timing_enabled == false
 };
 
-// Milliseconds with sub-microsecond resolution (the driver reports about 0.5 us).
+/// Milliseconds with sub-microsecond resolution (the driver reports about 0.5 us).
 using Milliseconds = std::chrono::duration<double, std::milli>;
 
+/// How Event::from_handle treats an event the caller created.
 struct EventFromHandleOptions {
-    // Destroy the event (cuEventDestroy) when the last copy goes. False: never destroyed.
+    /// Destroy the event (cuEventDestroy) when the last copy goes. False: never destroyed.
     bool take_ownership = false;
-    // How the caller created it (timing_enabled decides whether elapsed times may be asked).
+    /// How the caller created it (timing_enabled decides whether elapsed times may be asked).
     EventOptions options;
-    // Whether it has been recorded already (elapsed times need both events recorded).
+    /// Whether it has been recorded already (elapsed times need both events recorded).
     bool recorded = false;
 };
 
+/// A CUDA event, recorded on streams for ordering and timing; copies share it.
 class Event {
 public:
-    // Wraps an event the caller created in `context` (the driver cannot tell an event's context:
-    // the caller says it; the Event holds it like its own events do). Without take_ownership the
-    // caller keeps the event valid while the Event is used and destroys it after. Throws
-    // InvalidArgumentError for a null handle, DriverError when the driver rejects it
-    // (cuEventQuery).
+    /// Wraps an event the caller created in `context` (the driver cannot tell an event's context:
+    /// the caller says it; the Event holds it like its own events do). Without take_ownership the
+    /// caller keeps the event valid while the Event is used and destroys it after. Throws
+    /// InvalidArgumentError for a null handle, DriverError when the driver rejects it
+    /// (cuEventQuery).
     static Event from_handle(CUevent event, const Context& context,
                              const EventFromHandleOptions& options = {});
 
-    // The driver's event. Once taken, the event is never reused after it is dropped (see above).
+    /// The driver's event. Once taken, the event is never reused after it is dropped (see above).
     CUevent handle() const noexcept;
     const EventOptions& options() const noexcept;
     bool timing_enabled() const noexcept { return options().timing_enabled; }
-    // True once recorded on a stream through cudacore.
+    /// True once recorded on a stream through cudacore.
     bool is_recorded() const noexcept;
     Context context() const;
     Device device() const;
 
-    // Waits until the work before the last record has finished.
+    /// Waits until the work before the last record has finished.
     void sync() const;
-    // True when the work before the last record has finished (or it was never recorded).
+    /// True when the work before the last record has finished (or it was never recorded).
     bool is_done() const;
 
+    /// The same object (identity.hpp says how each type compares).
     bool operator==(const Event& other) const noexcept { return handle() == other.handle(); }
 
+    /// The shared state (cudacore's own use).
     const std::shared_ptr<detail::EventBox>& box() const noexcept { return box_; }
 
 private:
@@ -89,18 +95,18 @@ private:
     std::shared_ptr<detail::EventBox> box_;
 };
 
-// Time from `start` to `end`. Throws InvalidArgumentError when either was created without
-// timing_enabled or was never recorded (the message says which), and DriverError with
-// CUDA_ERROR_NOT_READY when either has not completed yet.
+/// Time from `start` to `end`. Throws InvalidArgumentError when either was created without
+/// timing_enabled or was never recorded (the message says which), and DriverError with
+/// CUDA_ERROR_NOT_READY when either has not completed yet.
 Milliseconds operator-(const Event& end, const Event& start);
 
-// Times a region of a stream: records a start event on construction and an end event on stop().
+/// Times a region of a stream: records a start event on construction and an end event on stop().
 class ScopedTimer {
 public:
     explicit ScopedTimer(const Stream& stream);
-    // Records the end event; the first call only. Returns immediately (asynchronous).
+    /// Records the end event; the first call only. Returns immediately (asynchronous).
     void stop();
-    // Stops if needed, waits for the end event and returns the elapsed time.
+    /// Stops if needed, waits for the end event and returns the elapsed time.
     Milliseconds elapsed();
 
 private:

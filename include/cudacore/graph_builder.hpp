@@ -1,35 +1,36 @@
-// GraphBuilder: builds a Graph by stream capture. Everything cudacore enqueues on the builder's
-// stream between begin() and end() (launch(), Buffer copies and fills, allocations and frees from
-// a stream-ordered resource, event records, waits, host functions) is recorded instead of run.
-//
-//     GraphBuilder builder = stream.begin_capture();           // or GraphBuilder(device).begin()
-//     launch(builder, config, saxpy, a, x, y, n);               // a builder is a Stream for this
-//     y.copy_to(pinned_result, builder);
-//     Graph graph = builder.end();
-//     GraphExec exec = graph.instantiate();
-//
-// Fork and join: split(n) gives n builders on new streams that record in parallel from this
-// point; join(builders) makes this builder wait for all of them (every split builder must be
-// joined before end()). Conditional nodes: create_conditional_handle, then if_then / if_else /
-// while_loop / switch_cases insert the node here and return builders that record its bodies
-// (end() each body builder before ending this one).
-//
-// Capture modes (CaptureMode) say which unsafe calls (synchronisations, synchronous copies,
-// legacy-stream work) are refused while the capture runs: in every thread (global), in this
-// thread (per_thread), or none (relaxed). An illegal call fails with DriverError naming the call
-// (cuStreamSynchronize...), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and saying that a capture was
-// in progress; the capture is then invalidated and end() throws. A builder destroyed while still
-// capturing (an exception left the scope) ends the capture and discards it: the stream is usable
-// again, never left capturing. cudacore's background releases (dropped executable graphs,
-// unloads of libraries whose kernels ran) synchronize their context, so they wait while a
-// capture begun here is in progress; a capture begun with cuStreamBeginCapture directly is not
-// known to them and may be invalidated by one.
-//
-// Ownership: move-only; a moved-from builder may only be destroyed. The Graph holds the
-// libraries of the kernels launched during capture and whatever hold() was given; memory the
-// recorded work merely uses is the caller's to keep valid.
-// A builder holds its stream (from a Device: a new stream of its own). Thread-safety: one thread
-// at a time per builder; split builders may record on several threads at once.
+/// @file
+/// GraphBuilder: builds a Graph by stream capture. Everything cudacore enqueues on the builder's
+/// stream between begin() and end() (launch(), Buffer copies and fills, allocations and frees from
+/// a stream-ordered resource, event records, waits, host functions) is recorded instead of run.
+///
+///     GraphBuilder builder = stream.begin_capture();           // or GraphBuilder(device).begin()
+///     launch(builder, config, saxpy, a, x, y, n);               // a builder is a Stream for this
+///     y.copy_to(pinned_result, builder);
+///     Graph graph = builder.end();
+///     GraphExec exec = graph.instantiate();
+///
+/// Fork and join: split(n) gives n builders on new streams that record in parallel from this
+/// point; join(builders) makes this builder wait for all of them (every split builder must be
+/// joined before end()). Conditional nodes: create_conditional_handle, then if_then / if_else /
+/// while_loop / switch_cases insert the node here and return builders that record its bodies
+/// (end() each body builder before ending this one).
+///
+/// Capture modes (CaptureMode) say which unsafe calls (synchronisations, synchronous copies,
+/// legacy-stream work) are refused while the capture runs: in every thread (global), in this
+/// thread (per_thread), or none (relaxed). An illegal call fails with DriverError naming the call
+/// (cuStreamSynchronize...), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and saying that a capture was
+/// in progress; the capture is then invalidated and end() throws. A builder destroyed while still
+/// capturing (an exception left the scope) ends the capture and discards it: the stream is usable
+/// again, never left capturing. cudacore's background releases (dropped executable graphs,
+/// unloads of libraries whose kernels ran) synchronize their context, so they wait while a
+/// capture begun here is in progress; a capture begun with cuStreamBeginCapture directly is not
+/// known to them and may be invalidated by one.
+///
+/// Ownership: move-only; a moved-from builder may only be destroyed. The Graph holds the
+/// libraries of the kernels launched during capture and whatever hold() was given; memory the
+/// recorded work merely uses is the caller's to keep valid.
+/// A builder holds its stream (from a Device: a new stream of its own). Thread-safety: one thread
+/// at a time per builder; split builders may record on several threads at once.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -52,72 +53,73 @@ namespace detail {
 struct CaptureState;
 }
 
-// Declared (opaque) in stream.hpp for Stream::begin_capture.
+/// Declared (opaque) in stream.hpp for Stream::begin_capture.
 enum class CaptureMode : int {
-    global,      // CU_STREAM_CAPTURE_MODE_GLOBAL
-    per_thread,  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
-    relaxed,     // CU_STREAM_CAPTURE_MODE_RELAXED (the default, as in cuda.core)
+    global,      ///< CU_STREAM_CAPTURE_MODE_GLOBAL
+    per_thread,  ///< CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+    relaxed,     ///< CU_STREAM_CAPTURE_MODE_RELAXED (the default, as in cuda.core)
 };
 
-// The driver's mode for `mode`, and its name ("global", "thread-local", "relaxed"). No driver.
+/// The driver's mode for `mode`, and its name ("global", "thread-local", "relaxed"). No driver.
 CUstreamCaptureMode capture_mode_flag(CaptureMode mode);
 const char* capture_mode_name(CaptureMode mode);
 
+/// Records the work enqueued on a stream into a graph (stream capture).
 class GraphBuilder {
 public:
-    // Records on `stream` (not owned beyond this builder's life; it is held while used).
+    /// Records on `stream` (not owned beyond this builder's life; it is held while used).
     explicit GraphBuilder(const Stream& stream);
-    // Records on a new non-blocking stream of `device`.
+    /// Records on a new non-blocking stream of `device`.
     explicit GraphBuilder(const Device& device);
     GraphBuilder(GraphBuilder&&) noexcept;
     GraphBuilder& operator=(GraphBuilder&&) noexcept;
     GraphBuilder(const GraphBuilder&) = delete;
     GraphBuilder& operator=(const GraphBuilder&) = delete;
-    // Ends and discards a capture still in progress (errors ignored).
+    /// Ends and discards a capture still in progress (errors ignored).
     ~GraphBuilder();
 
-    // Starts capturing. Throws InvalidArgumentError when this builder is already capturing or
-    // was split from / made for another builder, DriverError when the stream cannot capture
-    // (it is capturing already, or is the legacy default stream).
+    /// Starts capturing. Throws InvalidArgumentError when this builder is already capturing or
+    /// was split from / made for another builder, DriverError when the stream cannot capture
+    /// (it is capturing already, or is the legacy default stream).
     GraphBuilder& begin(CaptureMode mode = CaptureMode::relaxed);
-    // Ends the capture and returns what was recorded. Throws InvalidArgumentError when no
-    // capture was begun (or it was ended already) or split builders are not joined yet (the
-    // capture stays open); DriverError when the capture was invalidated by an illegal call (the
-    // capture is over then, and the stream usable). A conditional body's builder returns the
-    // body graph, which belongs to the graph being captured (valid while that graph lives).
+    /// Ends the capture and returns what was recorded. Throws InvalidArgumentError when no
+    /// capture was begun (or it was ended already) or split builders are not joined yet (the
+    /// capture stays open); DriverError when the capture was invalidated by an illegal call (the
+    /// capture is over then, and the stream usable). A conditional body's builder returns the
+    /// body graph, which belongs to the graph being captured (valid while that graph lives).
     Graph end();
-    // True between begin() and end() (for split and body builders: until joined / ended).
+    /// True between begin() and end() (for split and body builders: until joined / ended).
     bool is_capturing() const noexcept;
     CaptureMode mode() const noexcept;
 
     const Stream& stream() const noexcept;
-    // So that launch(builder, ...), buffer.copy_to(x, builder) and the like record into the graph.
+    /// So that launch(builder, ...), buffer.copy_to(x, builder) and the like record into the graph.
     operator const Stream&() const noexcept { return stream(); }
 
-    // `count` builders on new streams of the same device, each recording after everything
-    // recorded here so far. Throws InvalidArgumentError when not capturing or count is 0.
+    /// `count` builders on new streams of the same device, each recording after everything
+    /// recorded here so far. Throws InvalidArgumentError when not capturing or count is 0.
     std::vector<GraphBuilder> split(std::size_t count);
-    // This builder waits for everything recorded on `others` (split from this capture); they
-    // stop capturing. Throws InvalidArgumentError for a builder of another capture.
+    /// This builder waits for everything recorded on `others` (split from this capture); they
+    /// stop capturing. Throws InvalidArgumentError for a builder of another capture.
     void join(std::vector<GraphBuilder>& others);
     void join(GraphBuilder& other);
 
-    // A host function node at this point of the stream (cuLaunchHostFunc). It must not call CUDA
-    // or throw (exceptions are swallowed); the graph holds it.
+    /// A host function node at this point of the stream (cuLaunchHostFunc). It must not call CUDA
+    /// or throw (exceptions are swallowed); the graph holds it.
     void add_host_function(std::function<void()> function);
-    // Keeps `buffer` (or any object) alive as long as the graph and its executable graphs.
+    /// Keeps `buffer` (or any object) alive as long as the graph and its executable graphs.
     void hold(const Buffer& buffer);
     void hold(std::shared_ptr<const void> object);
 
-    // Conditional nodes at this point of the capture (CUDA 12.4+ driver). The returned builders
-    // record the bodies (already begun); end() each, then keep recording here.
+    /// Conditional nodes at this point of the capture (CUDA 12.4+ driver). The returned builders
+    /// record the bodies (already begun); end() each, then keep recording here.
     ConditionalHandle create_conditional_handle(const ConditionalHandleOptions& options = {});
     GraphBuilder if_then(const ConditionalHandle& condition);
     std::pair<GraphBuilder, GraphBuilder> if_else(const ConditionalHandle& condition);
     GraphBuilder while_loop(const ConditionalHandle& condition);
     std::vector<GraphBuilder> switch_cases(const ConditionalHandle& condition, unsigned cases);
 
-    // "graph builder on stream 0x... of device 0 (capturing, relaxed)".
+    /// "graph builder on stream 0x... of device 0 (capturing, relaxed)".
     std::string description() const;
 
 private:

@@ -1,35 +1,36 @@
-// Conditional nodes: graph nodes whose body graphs run depending on a value set on the device.
-//
-// A ConditionalHandle (Graph::create_conditional_handle) names a value that belongs to one graph.
-// Each launch starts it at the handle's default value (assign_default), and kernels in the graph
-// change it with cudaGraphSetConditional. Then:
-//   if        bodies[0] runs when the value is non-zero;
-//   if/else   bodies[0] when non-zero, bodies[1] when zero;
-//   while     bodies[0] runs again and again while the value is non-zero (checked before each
-//             iteration; a kernel in the body usually decrements or clears it);
-//   switch    bodies[n] runs when the value is n (none when it is >= the number of cases).
-//
-// Device side: the handle reaches a kernel as a plain argument (handle.handle(), an unsigned
-// long long). With NVRTC, include <cuda_device_runtime_api.h> (on the default include path, see
-// ProgramOptions) or declare it yourself, as
-//     extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(
-//         cudaGraphConditionalHandle handle, unsigned int value);
-// Compile to a cubin as usual (no -rdc, no device runtime library to link): the cubin refers to
-// the function as an external that the driver resolves when it loads the code.
-//
-//     #include <cuda_device_runtime_api.h>
-//     // Sets the loop count once, from data only the device has.
-//     extern "C" __global__ void set_count(cudaGraphConditionalHandle loop, const int* n) {
-//         cudaGraphSetConditional(loop, *n > 0 ? 1u : 0u);
-//     }
-//     // The while body: one step, then stop when the counter runs out.
-//     extern "C" __global__ void step(cudaGraphConditionalHandle loop, int* counter, int* out) {
-//         *out += 1;
-//         if (--*counter <= 0) cudaGraphSetConditional(loop, 0);
-//     }
-//
-// Needs a CUDA 12.4+ driver (older drivers: DriverError CUDA_ERROR_NOT_SUPPORTED or
-// CUDA_ERROR_INVALID_VALUE from cuGraphAddNode).
+/// @file
+/// Conditional nodes: graph nodes whose body graphs run depending on a value set on the device.
+///
+/// A ConditionalHandle (Graph::create_conditional_handle) names a value that belongs to one graph.
+/// Each launch starts it at the handle's default value (assign_default), and kernels in the graph
+/// change it with cudaGraphSetConditional. Then:
+///   if        bodies[0] runs when the value is non-zero;
+///   if/else   bodies[0] when non-zero, bodies[1] when zero;
+///   while     bodies[0] runs again and again while the value is non-zero (checked before each
+///             iteration; a kernel in the body usually decrements or clears it);
+///   switch    bodies[n] runs when the value is n (none when it is >= the number of cases).
+///
+/// Device side: the handle reaches a kernel as a plain argument (handle.handle(), an unsigned
+/// long long). With NVRTC, include \<cuda_device_runtime_api.h\> (on the default include path, see
+/// ProgramOptions) or declare it yourself, as
+///     extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(
+///         cudaGraphConditionalHandle handle, unsigned int value);
+/// Compile to a cubin as usual (no -rdc, no device runtime library to link): the cubin refers to
+/// the function as an external that the driver resolves when it loads the code.
+///
+///     \#include \<cuda_device_runtime_api.h\>
+///     // Sets the loop count once, from data only the device has.
+///     extern "C" __global__ void set_count(cudaGraphConditionalHandle loop, const int* n) {
+///         cudaGraphSetConditional(loop, *n > 0 ? 1u : 0u);
+///     }
+///     // The while body: one step, then stop when the counter runs out.
+///     extern "C" __global__ void step(cudaGraphConditionalHandle loop, int* counter, int* out) {
+///         *out += 1;
+///         if (--*counter <= 0) cudaGraphSetConditional(loop, 0);
+///     }
+///
+/// Needs a CUDA 12.4+ driver (older drivers: DriverError CUDA_ERROR_NOT_SUPPORTED or
+/// CUDA_ERROR_INVALID_VALUE from cuGraphAddNode).
 #pragma once
 
 #include <cuda.h>
@@ -42,30 +43,31 @@ namespace cudacore {
 
 class Graph;
 
+/// Options of a conditional handle: its default value and whether it is reset on each launch.
 struct ConditionalHandleOptions {
-    // The value at the start of every launch, when assign_default is true; otherwise the value
-    // is kept from the previous launch (and starts at default_value).
+    /// The value at the start of every launch, when assign_default is true; otherwise the value
+    /// is kept from the previous launch (and starts at default_value).
     unsigned default_value = 0;
     bool assign_default = true;
 };
 
-// The cuGraphConditionalHandleCreate flags for `options` (no driver needed).
+/// The cuGraphConditionalHandleCreate flags for `options` (no driver needed).
 unsigned conditional_handle_flags(const ConditionalHandleOptions& options);
 
-// A plain value: the driver's handle, valid while its graph lives.
+/// A plain value: the driver's handle, valid while its graph lives.
 class ConditionalHandle {
 public:
     ConditionalHandle() noexcept = default;
     explicit ConditionalHandle(CUgraphConditionalHandle handle) noexcept : handle_(handle) {}
-    // Pass this to kernels (as their cudaGraphConditionalHandle parameter).
+    /// Pass this to kernels (as their cudaGraphConditionalHandle parameter).
     CUgraphConditionalHandle handle() const noexcept { return handle_; }
 
 private:
     CUgraphConditionalHandle handle_ = 0;
 };
 
-// A conditional node and its body graphs (1 for if and while, 2 for if/else, one per case for
-// switch), which belong to the node and keep the parent graph alive.
+/// A conditional node and its body graphs (1 for if and while, 2 for if/else, one per case for
+/// switch), which belong to the node and keep the parent graph alive.
 struct ConditionalNode {
     GraphNode node;
     std::vector<Graph> bodies;

@@ -1,23 +1,24 @@
-// GraphMemoryResource: memory allocated inside graphs (cuMemAllocAsync while a stream captures),
-// and the device's graph memory statistics and trim.
-//
-//     auto graph_memory = std::make_shared<GraphMemoryResource>(device);
-//     GraphBuilder builder = stream.begin_capture();
-//     Buffer scratch = graph_memory->allocate(bytes, builder);   // an allocation node
-//     launch(builder, config, kernel, scratch, n);
-//     scratch.close(builder);                                    // a free node
-//     GraphExec exec = builder.end().instantiate();
-//
-// Allocations are only possible on a capturing stream (InvalidArgumentError otherwise, naming
-// the stream). The memory is the graph's: it exists while the graph runs, between the
-// allocation node and the free node. Close buffers inside the capture (or instantiate with
-// auto_free_on_launch): a graph whose allocation was not freed cannot be launched again until it
-// is. Such a graph has at most one executable graph at a time (destroy it before instantiating
-// again). A DeviceMemoryResource used during a capture also records allocation and free nodes (from
-// its pool); this resource adds the device-wide graph memory queries.
-//
-// Statistics and trim cover all graphs of the device. Create it with std::make_shared (it is a
-// MemoryResource). Thread-safe.
+/// @file
+/// GraphMemoryResource: memory allocated inside graphs (cuMemAllocAsync while a stream captures),
+/// and the device's graph memory statistics and trim.
+///
+///     auto graph_memory = std::make_shared<GraphMemoryResource>(device);
+///     GraphBuilder builder = stream.begin_capture();
+///     Buffer scratch = graph_memory->allocate(bytes, builder);   // an allocation node
+///     launch(builder, config, kernel, scratch, n);
+///     scratch.close(builder);                                    // a free node
+///     GraphExec exec = builder.end().instantiate();
+///
+/// Allocations are only possible on a capturing stream (InvalidArgumentError otherwise, naming
+/// the stream). The memory is the graph's: it exists while the graph runs, between the
+/// allocation node and the free node. Close buffers inside the capture (or instantiate with
+/// auto_free_on_launch): a graph whose allocation was not freed cannot be launched again until it
+/// is. Such a graph has at most one executable graph at a time (destroy it before instantiating
+/// again). A DeviceMemoryResource used during a capture also records allocation and free nodes (from
+/// its pool); this resource adds the device-wide graph memory queries.
+///
+/// Statistics and trim cover all graphs of the device. Create it with std::make_shared (it is a
+/// MemoryResource). Thread-safe.
 #pragma once
 
 #include "cudacore/memory_resource.hpp"
@@ -35,8 +36,8 @@ struct ContextBox;
 
 class Device;
 
-// cuDeviceGetGraphMemAttribute: bytes in use by graph allocations and reserved for them, now and
-// at their highest since the last reset.
+/// cuDeviceGetGraphMemAttribute: bytes in use by graph allocations and reserved for them, now and
+/// at their highest since the last reset.
 struct GraphMemoryStats {
     std::uint64_t used_current = 0;
     std::uint64_t used_high = 0;
@@ -44,15 +45,16 @@ struct GraphMemoryStats {
     std::uint64_t reserved_high = 0;
 };
 
+/// Memory allocated inside a graph capture (graph memory nodes).
 class GraphMemoryResource final : public MemoryResource {
 public:
     explicit GraphMemoryResource(const Device& device);
     ~GraphMemoryResource() override;
 
     GraphMemoryStats stats() const;
-    // Sets used_high and reserved_high back to the current values.
+    /// Sets used_high and reserved_high back to the current values.
     void reset_high_watermarks();
-    // Gives memory reserved for graphs and not in use back to the driver (cuDeviceGraphMemTrim).
+    /// Gives memory reserved for graphs and not in use back to the driver (cuDeviceGraphMemTrim).
     void trim();
 
     bool is_device_accessible() const noexcept override { return true; }

@@ -1,7 +1,8 @@
-// GraphNode: one node of a Graph, and GraphDependencies: the nodes a new node runs after.
-//
-// A GraphNode is a plain value (the driver's CUgraphNode); the node belongs to its graph and is
-// valid while that graph (or a copy of it) lives. Nodes are compared by handle.
+/// @file
+/// GraphNode: one node of a Graph, and GraphDependencies: the nodes a new node runs after.
+///
+/// A GraphNode is a plain value (the driver's CUgraphNode); the node belongs to its graph and is
+/// valid while that graph (or a copy of it) lives. Nodes are compared by handle.
 #pragma once
 
 #include <cuda.h>
@@ -14,6 +15,7 @@
 
 namespace cudacore {
 
+/// A node of a Graph, used as a dependency of the nodes added after it.
 class GraphNode {
 public:
     GraphNode() noexcept = default;
@@ -21,21 +23,22 @@ public:
 
     CUgraphNode handle() const noexcept { return handle_; }
     explicit operator bool() const noexcept { return handle_ != nullptr; }
-    // The node's kind (cuGraphNodeGetType). Throws DriverError for an invalid node.
+    /// The node's kind (cuGraphNodeGetType). Throws DriverError for an invalid node.
     CUgraphNodeType type() const;
 
+    /// The same object (identity.hpp says how each type compares).
     bool operator==(const GraphNode& other) const noexcept = default;
 
 private:
     CUgraphNode handle_ = nullptr;
 };
 
-// "kernel", "memcpy", "memset", "host", "graph" (child graph), "empty", "event wait", "event
-// record", "memory allocation", "memory free", "conditional", ... (no driver needed).
+/// "kernel", "memcpy", "memset", "host", "graph" (child graph), "empty", "event wait", "event
+/// record", "memory allocation", "memory free", "conditional", ... (no driver needed).
 std::string graph_node_type_name(CUgraphNodeType type);
 
-// The nodes a new node depends on: none ({}), one node, a braced list or a vector (copied:
-// a node has few dependencies).
+/// The nodes a new node depends on: none ({}), one node, a braced list or a vector (copied:
+/// a node has few dependencies).
 class GraphDependencies {
 public:
     GraphDependencies() noexcept = default;
@@ -43,7 +46,7 @@ public:
     GraphDependencies(std::initializer_list<GraphNode> nodes) : nodes_(nodes) {}
     GraphDependencies(std::vector<GraphNode> nodes) noexcept : nodes_(std::move(nodes)) {}
 
-    // GraphNode is layout-compatible with CUgraphNode: the driver reads the array directly.
+    /// GraphNode is layout-compatible with CUgraphNode: the driver reads the array directly.
     const CUgraphNode* handles() const noexcept {
         return nodes_.empty() ? nullptr : reinterpret_cast<const CUgraphNode*>(nodes_.data());
     }

@@ -1,33 +1,34 @@
-// Green contexts: a device's SMs partitioned into groups, each a context of its own whose kernels
-// run only on its SMs.
-//
-//     SmResource sms = sm_resource(Device(0));                 // every SM of the device
-//     SmSplit split = sms.split({.count = 2, .min_sm_count = sms.sm_count() / 2});
-//     GreenContext left = GreenContext::create(split.groups[0]);
-//     Stream stream = left.create_stream();
-//     launch(stream, config, kernel, args...);                 // runs on left's SMs only
-//
-// The split follows the driver's rules (cuDevSmResourceSplitByCount): each group gets at least
-// min_sm_count SMs, rounded up to the device's granularity (min_partition_size and
-// coscheduled_alignment; 8 SMs on compute capability 9.0), and the SMs no group took are the
-// remainder. A group (or the remainder) cannot be split again; make a green context from it.
-//
-// Ownership: GreenContext copies share one green context (cuGreenCtxCreate), destroyed
-// (cuGreenCtxDestroy) when the last copy and the last Stream, Event or launch that holds it are
-// gone. Streams made on it hold it, so the context outlives them. It holds the device's primary
-// context too: Buffers of the device (memory_resource(), allocate()) are usable from its kernels.
-// Destruction never throws; release errors (driver shut down) are ignored.
-//
-// Errors: InvalidArgumentError for options the split or the driver cannot honour (named by
-// field, checked before any driver call where they can be), DriverError for failed driver calls
-// (naming the call and the device), NoDriverError without a driver.
-//
-// Threads: SmResource and SmSplit are plain values. A green context may be current on one thread
-// at a time only, and the driver does not synchronize calls that reach one green context from
-// several threads ("no internal synchronization"; seen on the H100 as crashes inside the driver
-// when one thread synchronized or destroyed a green context's stream while another freed memory
-// on it). Use a green context, its streams, events and the buffers freed on them from one thread
-// at a time. cudacore's own release thread makes no call on them (deferred_release.hpp).
+/// @file
+/// Green contexts: a device's SMs partitioned into groups, each a context of its own whose kernels
+/// run only on its SMs.
+///
+///     SmResource sms = sm_resource(Device(0));                 // every SM of the device
+///     SmSplit split = sms.split({.count = 2, .min_sm_count = sms.sm_count() / 2});
+///     GreenContext left = GreenContext::create(split.groups[0]);
+///     Stream stream = left.create_stream();
+///     launch(stream, config, kernel, args...);                 // runs on left's SMs only
+///
+/// The split follows the driver's rules (cuDevSmResourceSplitByCount): each group gets at least
+/// min_sm_count SMs, rounded up to the device's granularity (min_partition_size and
+/// coscheduled_alignment; 8 SMs on compute capability 9.0), and the SMs no group took are the
+/// remainder. A group (or the remainder) cannot be split again; make a green context from it.
+///
+/// Ownership: GreenContext copies share one green context (cuGreenCtxCreate), destroyed
+/// (cuGreenCtxDestroy) when the last copy and the last Stream, Event or launch that holds it are
+/// gone. Streams made on it hold it, so the context outlives them. It holds the device's primary
+/// context too: Buffers of the device (memory_resource(), allocate()) are usable from its kernels.
+/// Destruction never throws; release errors (driver shut down) are ignored.
+///
+/// Errors: InvalidArgumentError for options the split or the driver cannot honour (named by
+/// field, checked before any driver call where they can be), DriverError for failed driver calls
+/// (naming the call and the device), NoDriverError without a driver.
+///
+/// Threads: SmResource and SmSplit are plain values. A green context may be current on one thread
+/// at a time only, and the driver does not synchronize calls that reach one green context from
+/// several threads ("no internal synchronization"; seen on the H100 as crashes inside the driver
+/// when one thread synchronized or destroyed a green context's stream while another freed memory
+/// on it). Use a green context, its streams, events and the buffers freed on them from one thread
+/// at a time. cudacore's own release thread makes no call on them (deferred_release.hpp).
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -45,49 +46,51 @@ namespace cudacore {
 class Device;
 class SmResource;
 
+/// How SmResource::split() divides a device's SMs.
 struct SmSplitOptions {
-    // How many groups to make; 0: as many as fit. Fewer than asked is an InvalidArgumentError.
+    /// How many groups to make; 0: as many as fit. Fewer than asked is an InvalidArgumentError.
     unsigned count = 2;
-    // The least number of SMs per group (at least 1); the driver rounds it up to its granularity.
+    /// The least number of SMs per group (at least 1); the driver rounds it up to its granularity.
     unsigned min_sm_count = 8;
-    // Treat each SM on its own (finer groups, but no large thread clusters on compute 9.0+).
+    /// Treat each SM on its own (finer groups, but no large thread clusters on compute 9.0+).
     bool ignore_sm_coscheduling = false;
-    // Compute 9.0+: prefer groups that allow the largest thread clusters.
+    /// Compute 9.0+: prefer groups that allow the largest thread clusters.
     bool max_cluster_size = false;
 };
 
+/// The groups SmResource::split() made, and the remainder.
 struct SmSplit {
     std::vector<SmResource> groups;
-    // The SMs no group took (sm_count() 0 when the split was exact); it has weaker guarantees
-    // than the groups (the driver's advice: use it with care).
-    std::vector<SmResource> remainder;  // empty or one element
-    // "device 0: 132 SMs -> 2 groups of 64, 64 SMs; remainder 4 SMs"
+    /// The SMs no group took (sm_count() 0 when the split was exact); it has weaker guarantees
+    /// than the groups (the driver's advice: use it with care).
+    std::vector<SmResource> remainder;  ///< empty or one element
+    /// "device 0: 132 SMs -> 2 groups of 64, 64 SMs; remainder 4 SMs"
     std::string describe() const;
 };
 
-// A set of SMs of one device (CU_DEV_RESOURCE_TYPE_SM): the whole device, a group of a split,
-// or a remainder. A default-constructed SmResource is empty (sm_count() 0).
+/// A set of SMs of one device (CU_DEV_RESOURCE_TYPE_SM): the whole device, a group of a split,
+/// or a remainder. A default-constructed SmResource is empty (sm_count() 0).
 class SmResource {
 public:
     SmResource() = default;
 
     unsigned sm_count() const noexcept;
-    // The device's partition rules: the smallest group, and the granularity of group sizes.
+    /// The device's partition rules: the smallest group, and the granularity of group sizes.
     unsigned min_partition_size() const noexcept;
     unsigned coscheduled_alignment() const noexcept;
     int device_ordinal() const noexcept { return ordinal_; }
     bool empty() const noexcept { return !data_; }
-    // True for a group or a remainder (these cannot be split again).
+    /// True for a group or a remainder (these cannot be split again).
     bool from_split() const noexcept { return from_split_; }
-    // The driver's description of the resource (null when empty).
+    /// The driver's description of the resource (null when empty).
     const CUdevResource* handle() const noexcept { return data_.get(); }
 
-    // Splits these SMs into groups. Throws InvalidArgumentError for bad options (before the
-    // driver is called), for an empty resource or one that came from a split, and when fewer
-    // groups than options.count fit; DriverError when the driver refuses.
+    /// Splits these SMs into groups. Throws InvalidArgumentError for bad options (before the
+    /// driver is called), for an empty resource or one that came from a split, and when fewer
+    /// groups than options.count fit; DriverError when the driver refuses.
     SmSplit split(const SmSplitOptions& options) const;
 
-    // Internal: used by sm_resource() and split().
+    /// Internal: used by sm_resource() and split().
     SmResource(std::shared_ptr<const CUdevResource> data, int ordinal, bool from_split) noexcept
         : data_(std::move(data)), ordinal_(ordinal), from_split_(from_split) {}
 
@@ -97,7 +100,7 @@ private:
     bool from_split_ = false;
 };
 
-// Every SM of `device` (cuDeviceGetDevResource).
+/// Every SM of `device` (cuDeviceGetDevResource).
 SmResource sm_resource(const Device& device);
 
 namespace detail {
@@ -105,27 +108,29 @@ struct GreenContextBox;
 struct BoxAccess;
 }
 
+/// A context on a group of a device's SMs (a green context); its streams run on those SMs only.
 class GreenContext {
 public:
-    // A green context on `resources`' SMs (a group, a remainder or the whole device). Throws
-    // InvalidArgumentError for an empty resource, DriverError when the driver refuses.
+    /// A green context on `resources`' SMs (a group, a remainder or the whole device). Throws
+    /// InvalidArgumentError for an empty resource, DriverError when the driver refuses.
     static GreenContext create(const SmResource& resources);
 
     CUgreenCtx handle() const noexcept;
-    // The context form of the green context (cuCtxFromGreenCtx): holds the green context, and
-    // is what Stream::context() of its streams returns.
+    /// The context form of the green context (cuCtxFromGreenCtx): holds the green context, and
+    /// is what Stream::context() of its streams returns.
     Context context() const;
     Device device() const;
-    // How many SMs its kernels run on (the resource it was made from).
+    /// How many SMs its kernels run on (the resource it was made from).
     unsigned sm_count() const noexcept;
 
-    // A stream whose work runs on this green context's SMs (cuGreenCtxStreamCreate). The driver
-    // requires non-blocking streams: options.non_blocking = false is an InvalidArgumentError.
+    /// A stream whose work runs on this green context's SMs (cuGreenCtxStreamCreate). The driver
+    /// requires non-blocking streams: options.non_blocking = false is an InvalidArgumentError.
     Stream create_stream(const StreamOptions& options = {}) const;
     Event create_event(const EventOptions& options = {}) const;
-    // Waits for all work of this green context.
+    /// Waits for all work of this green context.
     void sync() const;
 
+    /// The same object (identity.hpp says how each type compares).
     bool operator==(const GreenContext& other) const noexcept { return handle() == other.handle(); }
 
 private:

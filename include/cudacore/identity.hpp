@@ -1,17 +1,18 @@
-// Identity of cudacore's handle objects: std::hash, equality and printing, so that Device,
-// Context, Stream, Event, Kernel, Buffer and ObjectCode key unordered containers and print
-// readably (operator<< and to_string).
-//
-// Equality and hash agree with each type's operator==:
-// - Device: the ordinal.
-// - Context, Stream, Event, Kernel: the driver handle (two objects wrapping one CUstream, one
-//   owning it and one from Stream::from_handle, are equal).
-// - Buffer: the allocation (copies share it); a closed Buffer keeps its identity.
-// - ObjectCode: its value (code type, name, bytes, symbol map), as its operator== says: two
-//   ObjectCodes with the same bytes are one key, whether they share their state or not (copies
-//   share it). Its hash is computed once per shared state (XXH3-64 over the bytes) and cached.
-// Hashing and printing make no driver call, never throw (beyond std::bad_alloc for the strings)
-// and may be called from any thread.
+/// @file
+/// Identity of cudacore's handle objects: std::hash, equality and printing, so that Device,
+/// Context, Stream, Event, Kernel, Buffer and ObjectCode key unordered containers and print
+/// readably (operator<< and to_string).
+///
+/// Equality and hash agree with each type's operator==:
+/// - Device: the ordinal.
+/// - Context, Stream, Event, Kernel: the driver handle (two objects wrapping one CUstream, one
+///   owning it and one from Stream::from_handle, are equal).
+/// - Buffer: the allocation (copies share it); a closed Buffer keeps its identity.
+/// - ObjectCode: its value (code type, name, bytes, symbol map), as its operator== says: two
+///   ObjectCodes with the same bytes are one key, whether they share their state or not (copies
+///   share it). Its hash is computed once per shared state (XXH3-64 over the bytes) and cached.
+/// Hashing and printing make no driver call, never throw (beyond std::bad_alloc for the strings)
+/// and may be called from any thread.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -29,36 +30,45 @@
 
 namespace cudacore {
 
-// "device 0".
+/// "device 0".
 std::string to_string(const Device& device);
-// "context 0x5603c1a2b4d0 of device 0".
+/// "context 0x5603c1a2b4d0 of device 0".
 std::string to_string(const Context& context);
-// "stream 0x5603c1a2b4d0 on device 0" (the legacy default stream prints as 0x0).
+/// "stream 0x5603c1a2b4d0 on device 0" (the legacy default stream prints as 0x0).
 std::string to_string(const Stream& stream);
-// "event 0x5603c1a2b4d0 on device 0".
+/// "event 0x5603c1a2b4d0 on device 0".
 std::string to_string(const Event& event);
-// Kernel::description(): "kernel 'saxpy' (cubin 'saxpy', 5120 bytes)".
+/// Kernel::description(): "kernel 'saxpy' (cubin 'saxpy', 5120 bytes)".
 std::string to_string(const Kernel& kernel);
-// Buffer::description(): "buffer 0x7f0000000000 of 4096 bytes on device 0 (...)".
+/// Buffer::description(): "buffer 0x7f0000000000 of 4096 bytes on device 0 (...)".
 std::string to_string(const Buffer& buffer);
-// "cubin 'saxpy' (5120 bytes, 2 symbols)".
+/// "cubin 'saxpy' (5120 bytes, 2 symbols)".
 std::string to_string(const ObjectCode& code);
 
+/// Writes a readable description of the object, as to_string() does.
 std::ostream& operator<<(std::ostream& out, const Device& device);
+/// Writes a readable description of the object, as to_string() does.
 std::ostream& operator<<(std::ostream& out, const Context& context);
+/// Writes a readable description of the object, as to_string() does.
 std::ostream& operator<<(std::ostream& out, const Stream& stream);
+/// Writes a readable description of the object, as to_string() does.
 std::ostream& operator<<(std::ostream& out, const Event& event);
+/// Writes a readable description of the object, as to_string() does.
 std::ostream& operator<<(std::ostream& out, const Kernel& kernel);
+/// Writes a readable description of the object, as to_string() does.
 std::ostream& operator<<(std::ostream& out, const Buffer& buffer);
+/// Writes a readable description of the object, as to_string() does.
 std::ostream& operator<<(std::ostream& out, const ObjectCode& code);
 
 namespace detail {
-// The value hash of an ObjectCode (cached in its shared state).
+/// The value hash of an ObjectCode (cached in its shared state).
 std::size_t object_code_hash(const ObjectCode& code) noexcept;
 }  // namespace detail
 
 }  // namespace cudacore
 
+// std::hash of each: the reference lists them in this file's description.
+#ifndef CUDACORE_DOXYGEN
 template <>
 struct std::hash<cudacore::Device> {
     std::size_t operator()(const cudacore::Device& device) const noexcept {
@@ -101,3 +111,4 @@ struct std::hash<cudacore::ObjectCode> {
         return cudacore::detail::object_code_hash(code);
     }
 };
+#endif  // CUDACORE_DOXYGEN

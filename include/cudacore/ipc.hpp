@@ -1,38 +1,39 @@
-// Sharing device memory, pinned host memory and events between processes (IPC), in the model of
-// cuda.core (a PinnedMemoryPoolResource made with ipc_enabled travels the same way, received
-// with receive_pinned_memory_pool):
-//
-//   exporter                                          importer
-//   auto pool = std::make_shared<DeviceMemoryResource>(
-//       device, DeviceMemoryResourceOptions{.ipc_enabled = true});
-//   Buffer b = pool->allocate(size, stream);
-//   stream.sync();  // the allocation must be complete before another process uses it
-//   send_memory_pool(channel, *pool);                 auto pool = receive_memory_pool(channel);
-//   send_buffer(channel, b);                          Buffer b = receive_buffer(channel, pool, stream);
-//   Event done = device.create_event({.ipc_enabled = true});
-//   send_event(channel, done);                        Event done = receive_event(channel);
-//                                                     ... kernels use b ...; stream.record(done);
-//   stream.wait(done);  // once the importer says it has recorded it
-//
-// The pool travels as a file descriptor (POSIX handle) with an IpcPoolDescriptor over an
-// IpcChannel; buffers and events travel as descriptors (plain bytes, see ipc_descriptor.hpp),
-// so any other transport works too with the export_* / import_* functions.
-//
-// Ownership and lifetime:
-// - An imported Buffer is a mapping of the exporter's memory in this process. Closing it (or
-//   dropping its last copy) frees the mapping on its stream, never the exporter's memory; the
-//   exporter's Buffer stays valid until the exporter closes it. The driver requires importers
-//   to free their mappings before the exporter frees the memory: order that with an IPC event
-//   or a message. Import a descriptor once per process.
-// - The imported pool (a DeviceMemoryResource with is_imported()) cannot allocate; it is held
-//   by the buffers imported through it.
-// - When the other process exits or is killed, nothing here crashes: channel calls throw
-//   IpcError saying the peer is gone, and driver calls on what it shared either still work
-//   (the driver keeps memory alive while it is mapped) or throw DriverError naming the call
-//   and the object. Destruction never throws.
-// Errors: InvalidArgumentError for a buffer or event that cannot be exported (not from an
-// IPC-enabled pool, an event without ipc_enabled) or a descriptor meant for another pool;
-// SerializationError for malformed descriptor bytes; DriverError for driver refusals.
+/// @file
+/// Sharing device memory, pinned host memory and events between processes (IPC), in the model of
+/// cuda.core (a PinnedMemoryPoolResource made with ipc_enabled travels the same way, received
+/// with receive_pinned_memory_pool):
+///
+///   exporter                                          importer
+///   auto pool = std::make_shared<DeviceMemoryResource>(
+///       device, DeviceMemoryResourceOptions{.ipc_enabled = true});
+///   Buffer b = pool->allocate(size, stream);
+///   stream.sync();  // the allocation must be complete before another process uses it
+///   send_memory_pool(channel, *pool);                 auto pool = receive_memory_pool(channel);
+///   send_buffer(channel, b);                          Buffer b = receive_buffer(channel, pool, stream);
+///   Event done = device.create_event({.ipc_enabled = true});
+///   send_event(channel, done);                        Event done = receive_event(channel);
+///                                                     ... kernels use b ...; stream.record(done);
+///   stream.wait(done);  // once the importer says it has recorded it
+///
+/// The pool travels as a file descriptor (POSIX handle) with an IpcPoolDescriptor over an
+/// IpcChannel; buffers and events travel as descriptors (plain bytes, see ipc_descriptor.hpp),
+/// so any other transport works too with the export_* / import_* functions.
+///
+/// Ownership and lifetime:
+/// - An imported Buffer is a mapping of the exporter's memory in this process. Closing it (or
+///   dropping its last copy) frees the mapping on its stream, never the exporter's memory; the
+///   exporter's Buffer stays valid until the exporter closes it. The driver requires importers
+///   to free their mappings before the exporter frees the memory: order that with an IPC event
+///   or a message. Import a descriptor once per process.
+/// - The imported pool (a DeviceMemoryResource with is_imported()) cannot allocate; it is held
+///   by the buffers imported through it.
+/// - When the other process exits or is killed, nothing here crashes: channel calls throw
+///   IpcError saying the peer is gone, and driver calls on what it shared either still work
+///   (the driver keeps memory alive while it is mapped) or throw DriverError naming the call
+///   and the object. Destruction never throws.
+/// Errors: InvalidArgumentError for a buffer or event that cannot be exported (not from an
+/// IPC-enabled pool, an event without ipc_enabled) or a descriptor meant for another pool;
+/// SerializationError for malformed descriptor bytes; DriverError for driver refusals.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -49,41 +50,41 @@
 
 namespace cudacore {
 
-// A pool's shareable handle: its file descriptor (owned) and its descriptor.
+/// A pool's shareable handle: its file descriptor (owned) and its descriptor.
 struct IpcPoolHandle {
     FileDescriptor fd;
     IpcPoolDescriptor descriptor;
 };
 
-// Exports a DeviceMemoryResource or PinnedMemoryPoolResource made with ipc_enabled
-// (cuMemPoolExportToShareableHandle).
+/// Exports a DeviceMemoryResource or PinnedMemoryPoolResource made with ipc_enabled
+/// (cuMemPoolExportToShareableHandle).
 IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool);
 IpcPoolHandle export_memory_pool(const PinnedMemoryPoolResource& pool);
-// Imports a pool exported by another process (cuMemPoolImportFromShareableHandle), on the
-// device whose UUID the descriptor names. The descriptor is closed afterwards. A device pool is
-// imported with import_memory_pool, a pinned one with import_pinned_memory_pool (which also gives
-// that device access to it here); the other kind is an InvalidArgumentError saying which to use.
+/// Imports a pool exported by another process (cuMemPoolImportFromShareableHandle), on the
+/// device whose UUID the descriptor names. The descriptor is closed afterwards. A device pool is
+/// imported with import_memory_pool, a pinned one with import_pinned_memory_pool (which also gives
+/// that device access to it here); the other kind is an InvalidArgumentError saying which to use.
 std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle);
 std::shared_ptr<PinnedMemoryPoolResource> import_pinned_memory_pool(IpcPoolHandle handle);
 
-// Describes a buffer allocated from an ipc_enabled pool resource (cuMemPoolExportPointer).
+/// Describes a buffer allocated from an ipc_enabled pool resource (cuMemPoolExportPointer).
 IpcBufferDescriptor export_buffer(const Buffer& buffer);
-// Maps an exported buffer into this process (cuMemPoolImportPointer) through the pool it came
-// from, imported with import_memory_pool / import_pinned_memory_pool. The Buffer frees the
-// mapping on `stream`. A pinned buffer is host accessible here too.
+/// Maps an exported buffer into this process (cuMemPoolImportPointer) through the pool it came
+/// from, imported with import_memory_pool / import_pinned_memory_pool. The Buffer frees the
+/// mapping on `stream`. A pinned buffer is host accessible here too.
 Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
                      const IpcBufferDescriptor& descriptor, const Stream& stream);
 Buffer import_buffer(const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                      const IpcBufferDescriptor& descriptor, const Stream& stream);
 
-// Describes an event created with ipc_enabled (cuIpcGetEventHandle).
+/// Describes an event created with ipc_enabled (cuIpcGetEventHandle).
 IpcEventDescriptor export_event(const Event& event);
-// Opens an exported event in this process (cuIpcOpenEventHandle), on the device whose UUID the
-// descriptor names. The event may be recorded, waited on and queried from either process.
+/// Opens an exported event in this process (cuIpcOpenEventHandle), on the device whose UUID the
+/// descriptor names. The event may be recorded, waited on and queried from either process.
 Event import_event(const IpcEventDescriptor& descriptor);
 
-// The same over an IpcChannel (one message each; the pool's message carries its descriptor).
-// receive_* wait at most `timeout` when given and throw IpcError when the peer is gone.
+/// The same over an IpcChannel (one message each; the pool's message carries its descriptor).
+/// receive_* wait at most `timeout` when given and throw IpcError when the peer is gone.
 void send_memory_pool(const IpcChannel& channel, const DeviceMemoryResource& pool);
 void send_memory_pool(const IpcChannel& channel, const PinnedMemoryPoolResource& pool);
 std::shared_ptr<DeviceMemoryResource> receive_memory_pool(

@@ -1,18 +1,19 @@
-// IpcChannel: a connected Unix-domain socket between two processes that carries small messages
-// (bytes) and, with each, optionally one open file descriptor (SCM_RIGHTS). It is how a memory
-// pool's shareable handle (a file descriptor) travels to another process; see cudacore/ipc.hpp
-// for sending pools, buffers and events over it. No GPU or driver is needed.
-//
-//     // process A                                  // process B
-//     IpcListener listener(path);                   IpcChannel channel = IpcChannel::connect(path);
-//     IpcChannel channel = listener.accept();       IpcMessage m = channel.receive();
-//     channel.send(bytes, fd);                      // m.bytes, m.fd (owned, closed with m)
-//
-// Messages keep their boundaries (SOCK_SEQPACKET) and are at most max_message_size bytes.
-// Errors throw IpcError naming the call, the system's reason (errno) and the socket's path or
-// peer; a peer that closed its end (exited, crashed, was killed) makes receive() throw IpcError
-// saying so, and send() throw IpcError (never SIGPIPE). Channels and listeners are move-only;
-// one thread at a time per channel.
+/// @file
+/// IpcChannel: a connected Unix-domain socket between two processes that carries small messages
+/// (bytes) and, with each, optionally one open file descriptor (SCM_RIGHTS). It is how a memory
+/// pool's shareable handle (a file descriptor) travels to another process; see cudacore/ipc.hpp
+/// for sending pools, buffers and events over it. No GPU or driver is needed.
+///
+///     // process A                                  // process B
+///     IpcListener listener(path);                   IpcChannel channel = IpcChannel::connect(path);
+///     IpcChannel channel = listener.accept();       IpcMessage m = channel.receive();
+///     channel.send(bytes, fd);                      // m.bytes, m.fd (owned, closed with m)
+///
+/// Messages keep their boundaries (SOCK_SEQPACKET) and are at most max_message_size bytes.
+/// Errors throw IpcError naming the call, the system's reason (errno) and the socket's path or
+/// peer; a peer that closed its end (exited, crashed, was killed) makes receive() throw IpcError
+/// saying so, and send() throw IpcError (never SIGPIPE). Channels and listeners are move-only;
+/// one thread at a time per channel.
 #pragma once
 
 #include "cudacore/errors.hpp"
@@ -28,13 +29,14 @@
 
 namespace cudacore {
 
-// A socket or file-descriptor operation failed, or the peer went away.
+/// A socket or file-descriptor operation failed, or the peer went away.
 class IpcError : public Error {
 public:
+    /// Makes the error with its message (what()).
     using Error::Error;
 };
 
-// An owned file descriptor, closed when destroyed (move-only).
+/// An owned file descriptor, closed when destroyed (move-only).
 class FileDescriptor {
 public:
     FileDescriptor() noexcept = default;
@@ -47,7 +49,7 @@ public:
 
     int get() const noexcept { return fd_; }
     bool valid() const noexcept { return fd_ >= 0; }
-    // Gives up ownership: the caller closes the returned descriptor.
+    /// Gives up ownership: the caller closes the returned descriptor.
     int release() noexcept { return std::exchange(fd_, -1); }
     void reset() noexcept;
 
@@ -55,32 +57,34 @@ private:
     int fd_ = -1;
 };
 
+/// A message received on an IpcChannel: bytes and the file descriptors that came with them.
 struct IpcMessage {
     std::vector<std::byte> bytes;
-    FileDescriptor fd;  // invalid when the message carried none
+    FileDescriptor fd;  ///< invalid when the message carried none
 };
 
+/// A Unix-domain socket connection between two processes that carries bytes and file descriptors.
 class IpcChannel {
 public:
     static constexpr std::size_t max_message_size = 64 * 1024;
 
-    // Two connected ends in this process (socketpair), e.g. to keep one across fork().
+    /// Two connected ends in this process (socketpair), e.g. to keep one across fork().
     static std::pair<IpcChannel, IpcChannel> pair();
-    // Connects to an IpcListener at `path`, retrying while it does not exist yet or refuses,
-    // until `timeout` has passed.
+    /// Connects to an IpcListener at `path`, retrying while it does not exist yet or refuses,
+    /// until `timeout` has passed.
     static IpcChannel connect(const std::filesystem::path& path,
                               std::chrono::milliseconds timeout = std::chrono::seconds(10));
-    // Takes over a connected SOCK_SEQPACKET Unix socket (one inherited from a parent).
+    /// Takes over a connected SOCK_SEQPACKET Unix socket (one inherited from a parent).
     static IpcChannel adopt(FileDescriptor socket, std::string peer = "inherited socket");
 
     IpcChannel(IpcChannel&&) noexcept = default;
     IpcChannel& operator=(IpcChannel&&) noexcept = default;
 
-    // Sends `bytes` (1 to max_message_size; InvalidArgumentError when empty) and, when fd >= 0, a duplicate of `fd` (the
-    // caller keeps its own).
+    /// Sends `bytes` (1 to max_message_size; InvalidArgumentError when empty) and, when fd >= 0, a duplicate of `fd` (the
+    /// caller keeps its own).
     void send(std::span<const std::byte> bytes, int fd = -1) const;
     void send(const std::string& text, int fd = -1) const;
-    // The next message; waits at most `timeout` when one is given (IpcError when it passes).
+    /// The next message; waits at most `timeout` when one is given (IpcError when it passes).
     IpcMessage receive(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
 
     int native_handle() const noexcept { return socket_.get(); }
@@ -93,16 +97,16 @@ private:
     std::string peer_;
 };
 
-// A listening Unix-domain socket at a path; the path is removed when the listener goes.
+/// A listening Unix-domain socket at a path; the path is removed when the listener goes.
 class IpcListener {
 public:
-    // Throws IpcError when the path is too long for a socket address, exists, or cannot be bound.
+    /// Throws IpcError when the path is too long for a socket address, exists, or cannot be bound.
     explicit IpcListener(std::filesystem::path path);
     ~IpcListener();
     IpcListener(IpcListener&&) noexcept = default;
     IpcListener& operator=(IpcListener&&) noexcept = default;
 
-    // The next connection; waits at most `timeout` when one is given.
+    /// The next connection; waits at most `timeout` when one is given.
     IpcChannel accept(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
     const std::filesystem::path& path() const noexcept { return path_; }
 

@@ -1,23 +1,24 @@
-// What one process sends another to share a memory pool, a buffer or an event: plain bytes.
-//
-// Each descriptor is a value (copy it freely) that turns into bytes (to_bytes) and back
-// (from_bytes) with no driver involved. Format version 1, little-endian:
-//
-//   offset  size  field
-//   0       8     magic: 0x89 'C' 'C' 'I' 'P' 'C' KIND '\n' (KIND: 'P' device memory
-//                 pool, 'H' pinned host memory pool, 'B' buffer, 'E' event)
-//   8       4     format version (1)
-//   12      4     payload length L (fixed per kind)
-//   16      L     payload (below)
-//   16+L    8     XXH3-64 (seed 0) of every byte before it
-//
-//   pool:   pool id (16), device UUID (16), exporter pid (8)
-//   buffer: pool id (16), size (8), exporter pid (8), cuMemPoolExportPointer data (64)
-//   event:  device UUID (16), exporter pid (8), cuIpcGetEventHandle data (64)
-//
-// from_bytes throws SerializationError, saying what is wrong, for bytes that are truncated or
-// too long, foreign (not a cudacore descriptor, or another kind), of another format version
-// (a stale or newer cudacore) or corrupted (checksum). Never reads out of bounds.
+/// @file
+/// What one process sends another to share a memory pool, a buffer or an event: plain bytes.
+///
+/// Each descriptor is a value (copy it freely) that turns into bytes (to_bytes) and back
+/// (from_bytes) with no driver involved. Format version 1, little-endian:
+///
+///   offset  size  field
+///   0       8     magic: 0x89 'C' 'C' 'I' 'P' 'C' KIND '\n' (KIND: 'P' device memory
+///                 pool, 'H' pinned host memory pool, 'B' buffer, 'E' event)
+///   8       4     format version (1)
+///   12      4     payload length L (fixed per kind)
+///   16      L     payload (below)
+///   16+L    8     XXH3-64 (seed 0) of every byte before it
+///
+///   pool:   pool id (16), device UUID (16), exporter pid (8)
+///   buffer: pool id (16), size (8), exporter pid (8), cuMemPoolExportPointer data (64)
+///   event:  device UUID (16), exporter pid (8), cuIpcGetEventHandle data (64)
+///
+/// from_bytes throws SerializationError, saying what is wrong, for bytes that are truncated or
+/// too long, foreign (not a cudacore descriptor, or another kind), of another format version
+/// (a stale or newer cudacore) or corrupted (checksum). Never reads out of bounds.
 #pragma once
 
 #include <array>
@@ -29,41 +30,47 @@
 
 namespace cudacore {
 
-// A memory pool's identity (random, made by the exporting process) or a device's UUID.
+/// A memory pool's identity (random, made by the exporting process) or a device's UUID.
 using IpcId = std::array<unsigned char, 16>;
 
-// "1f2e...": 32 lower-case hex digits, for messages.
+/// "1f2e...": 32 lower-case hex digits, for messages.
 std::string to_hex(const IpcId& id);
 
+/// What another process needs to import a memory pool.
 struct IpcPoolDescriptor {
     IpcId pool_id{};
-    IpcId device_uuid{};  // the device the pool lives on (ordinals differ between processes)
+    IpcId device_uuid{};  ///< the device the pool lives on (ordinals differ between processes)
     std::int64_t exporter_pid = 0;
-    bool pinned = false;  // a PinnedMemoryPoolResource's host pool (KIND 'H'), not a device pool
+    bool pinned = false;  ///< a PinnedMemoryPoolResource's host pool (KIND 'H'), not a device pool
 
     std::vector<std::byte> to_bytes() const;
     static IpcPoolDescriptor from_bytes(std::span<const std::byte> bytes);
+    /// Equal when every field is.
     bool operator==(const IpcPoolDescriptor&) const = default;
 };
 
+/// What another process needs to import a buffer of a shared pool.
 struct IpcBufferDescriptor {
-    IpcId pool_id{};  // the pool the buffer was allocated from
+    IpcId pool_id{};  ///< the pool the buffer was allocated from
     std::uint64_t size = 0;
     std::int64_t exporter_pid = 0;
-    std::array<unsigned char, 64> export_data{};  // opaque, from cuMemPoolExportPointer
+    std::array<unsigned char, 64> export_data{};  ///< opaque, from cuMemPoolExportPointer
 
     std::vector<std::byte> to_bytes() const;
     static IpcBufferDescriptor from_bytes(std::span<const std::byte> bytes);
+    /// Equal when every field is.
     bool operator==(const IpcBufferDescriptor&) const = default;
 };
 
+/// What another process needs to import an interprocess event.
 struct IpcEventDescriptor {
     IpcId device_uuid{};
     std::int64_t exporter_pid = 0;
-    std::array<unsigned char, 64> handle{};  // opaque, from cuIpcGetEventHandle
+    std::array<unsigned char, 64> handle{};  ///< opaque, from cuIpcGetEventHandle
 
     std::vector<std::byte> to_bytes() const;
     static IpcEventDescriptor from_bytes(std::span<const std::byte> bytes);
+    /// Equal when every field is.
     bool operator==(const IpcEventDescriptor&) const = default;
 };
 

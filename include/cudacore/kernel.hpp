@@ -1,17 +1,18 @@
-// Kernel: one kernel of a loaded library (a context-independent CUkernel), with its attributes,
-// occupancy and parameter layout.
-//
-// Get one from ObjectCode::get_kernel (the library is loaded then, once) or wrap a handle with
-// Kernel::from_handle. Ownership: copies share one box; a Kernel holds its library, so the code
-// stays loaded while any Kernel (or the ObjectCode) lives, and while kernels launched from it may
-// still run (see launch.hpp). Kernel::from_handle never unloads anything.
-//
-// Attributes are per device: the calls without a Device use Device::current() (the device of the
-// calling thread's current context, else device 0). Set attributes through set_attribute so that
-// launch()'s cached limits (max threads per block, max dynamic shared memory) stay exact.
-//
-// Errors: DriverError (naming the call, the kernel and the device), NoDriverError without a
-// driver. Thread-safety: every member may be called from several threads.
+/// @file
+/// Kernel: one kernel of a loaded library (a context-independent CUkernel), with its attributes,
+/// occupancy and parameter layout.
+///
+/// Get one from ObjectCode::get_kernel (the library is loaded then, once) or wrap a handle with
+/// Kernel::from_handle. Ownership: copies share one box; a Kernel holds its library, so the code
+/// stays loaded while any Kernel (or the ObjectCode) lives, and while kernels launched from it may
+/// still run (see launch.hpp). Kernel::from_handle never unloads anything.
+///
+/// Attributes are per device: the calls without a Device use Device::current() (the device of the
+/// calling thread's current context, else device 0). Set attributes through set_attribute so that
+/// launch()'s cached limits (max threads per block, max dynamic shared memory) stay exact.
+///
+/// Errors: DriverError (naming the call, the kernel and the device), NoDriverError without a
+/// driver. Thread-safety: every member may be called from several threads.
 #pragma once
 
 #include "cudacore/device.hpp"
@@ -32,22 +33,23 @@ struct BoxAccess;
 struct ContextBox;
 }
 
-// Where one kernel parameter lives in the parameter buffer (cuKernelGetParamInfo).
+/// Where one kernel parameter lives in the parameter buffer (cuKernelGetParamInfo).
 struct KernelParameter {
     std::size_t offset = 0;
     std::size_t size = 0;
+    /// Equal when every field is.
     bool operator==(const KernelParameter&) const = default;
 };
 
-// Everything cuKernelGetAttribute reports, for one device.
+/// Everything cuKernelGetAttribute reports, for one device.
 struct KernelAttributes {
     int max_threads_per_block = 0;
-    int shared_size_bytes = 0;  // static shared memory
+    int shared_size_bytes = 0;  ///< static shared memory
     int const_size_bytes = 0;
     int local_size_bytes = 0;
     int num_registers = 0;
-    int ptx_version = 0;     // major * 10 + minor
-    int binary_version = 0;  // major * 10 + minor
+    int ptx_version = 0;     ///< major * 10 + minor
+    int binary_version = 0;  ///< major * 10 + minor
     int cache_mode_ca = 0;
     int max_dynamic_shared_size_bytes = 0;
     int preferred_shared_memory_carveout = 0;
@@ -59,29 +61,30 @@ struct KernelAttributes {
     int cluster_scheduling_policy_preference = 0;
 };
 
+/// The block size that maximises occupancy, and the grid that fills the device with it.
 struct BlockSizeSuggestion {
-    int min_grid_size = 0;  // blocks needed to fill the device at that block size
-    int block_size = 0;     // threads per block that maximise occupancy
+    int min_grid_size = 0;  ///< blocks needed to fill the device at that block size
+    int block_size = 0;     ///< threads per block that maximise occupancy
 };
 
 class Kernel;
 class ObjectCode;
 
-// Occupancy of a kernel on one device (computed in that device's primary context, held here).
+/// Occupancy of a kernel on one device (computed in that device's primary context, held here).
 class KernelOccupancy {
 public:
     int max_active_blocks_per_multiprocessor(int block_size,
                                              std::size_t dynamic_shared_memory_bytes = 0) const;
     BlockSizeSuggestion max_potential_block_size(std::size_t dynamic_shared_memory_bytes = 0,
                                                  int block_size_limit = 0) const;
-    // Dynamic shared memory as a function of the block size.
+    /// Dynamic shared memory as a function of the block size.
     BlockSizeSuggestion max_potential_block_size(CUoccupancyB2DSize shared_memory_for_block_size,
                                                  int block_size_limit = 0) const;
     std::size_t available_dynamic_shared_memory_per_block(int blocks_per_multiprocessor,
                                                           int block_size) const;
-    // For `config`'s grid, block and shared memory (its cluster is ignored).
+    /// For `config`'s grid, block and shared memory (its cluster is ignored).
     int max_potential_cluster_size(const LaunchConfig& config) const;
-    // For `config` with its cluster (a cluster of 1 x 1 x 1 means the kernel's own, if any).
+    /// For `config` with its cluster (a cluster of 1 x 1 x 1 means the kernel's own, if any).
     int max_active_clusters(const LaunchConfig& config) const;
 
     const Device& device() const noexcept { return device_; }
@@ -96,30 +99,31 @@ private:
     std::shared_ptr<detail::ContextBox> context_;
 };
 
+/// One kernel of a loaded library, with its attributes, occupancy and parameter layout.
 class Kernel {
 public:
-    // Wraps a kernel the caller loaded; the caller keeps its library loaded while the Kernel is
-    // used. Queries its name and parameters (DriverError for an invalid handle).
+    /// Wraps a kernel the caller loaded; the caller keeps its library loaded while the Kernel is
+    /// used. Queries its name and parameters (DriverError for an invalid handle).
     static Kernel from_handle(CUkernel kernel);
-    // Wraps a kernel of `code`'s library (from cuLibraryGetKernel on code.handle(), for
-    // instance), loading `code` first if needed. The Kernel holds that library, like one from
-    // code.get_kernel(): it stays loaded while the Kernel lives, after every ObjectCode is gone.
-    // Throws InvalidArgumentError when `kernel` is not one of that library's kernels, and what
-    // code.load() throws.
+    /// Wraps a kernel of `code`'s library (from cuLibraryGetKernel on code.handle(), for
+    /// instance), loading `code` first if needed. The Kernel holds that library, like one from
+    /// code.get_kernel(): it stays loaded while the Kernel lives, after every ObjectCode is gone.
+    /// Throws InvalidArgumentError when `kernel` is not one of that library's kernels, and what
+    /// code.load() throws.
     static Kernel from_handle(CUkernel kernel, const ObjectCode& code);
 
     CUkernel handle() const noexcept;
-    // The name it was asked for by (a name expression such as "scale<float>", or a plain name).
+    /// The name it was asked for by (a name expression such as "scale<float>", or a plain name).
     const std::string& name() const noexcept;
-    // The name in the code (mangled for C++ kernels not declared extern "C").
+    /// The name in the code (mangled for C++ kernels not declared extern "C").
     const std::string& lowered_name() const noexcept;
-    // "kernel 'saxpy' (cubin 'saxpy' (5120 bytes))": used in every error message about it.
-    // Made on the first call (thread-safe), so that looking a kernel up does not pay for it.
+    /// "kernel 'saxpy' (cubin 'saxpy' (5120 bytes))": used in every error message about it.
+    /// Made on the first call (thread-safe), so that looking a kernel up does not pay for it.
     const std::string& description() const;
 
-    // Parameter layout, queried from the driver once, on first use (this call or the first
-    // launch); thread-safe. The count comes from the driver, else from the cubin or PTX, else
-    // by probing. Throws DriverError when that query fails.
+    /// Parameter layout, queried from the driver once, on first use (this call or the first
+    /// launch); thread-safe. The count comes from the driver, else from the cubin or PTX, else
+    /// by probing. Throws DriverError when that query fails.
     const std::vector<KernelParameter>& parameters() const;
     std::size_t parameter_count() const { return parameters().size(); }
 
@@ -134,17 +138,19 @@ public:
     int binary_version(const Device& device = Device::current()) const;
     int max_dynamic_shared_size_bytes(const Device& device = Device::current()) const;
 
-    // cuKernelSetAttribute for one device.
+    /// cuKernelSetAttribute for one device.
     void set_attribute(CUfunction_attribute attribute, int value,
                        const Device& device = Device::current()) const;
-    // Allows launches with up to `bytes` of dynamic shared memory (over 48 KB needs this).
+    /// Allows launches with up to `bytes` of dynamic shared memory (over 48 KB needs this).
     void set_max_dynamic_shared_size_bytes(int bytes,
                                            const Device& device = Device::current()) const;
 
     KernelOccupancy occupancy(const Device& device = Device::current()) const;
 
+    /// The same object (identity.hpp says how each type compares).
     bool operator==(const Kernel& other) const noexcept { return handle() == other.handle(); }
 
+    /// The shared state (cudacore's own use).
     const std::shared_ptr<detail::KernelBox>& box() const noexcept { return box_; }
 
 private:

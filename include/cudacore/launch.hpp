@@ -1,22 +1,23 @@
-// launch(): enqueue a kernel on a stream, with its arguments checked before the driver sees them.
-//
-//     launch(stream, LaunchConfig{.grid = blocks, .block = 256}, kernel, a, x, y, n);
-//
-// Arguments are trivially copyable values (ints, doubles, structs), pointers, or Buffers (passed
-// as their device pointer). Other types opt in by specialising KernelArgument<T> with a static
-// convert(const T&) returning a trivially copyable value. Before the launch, the number of
-// arguments and each one's size are checked against the kernel's parameters: a mismatch throws
-// InvalidArgumentError naming the parameter index and the expected and given sizes. The config is
-// checked too (see launch_config.hpp). Nothing is allocated and nothing is looked up by name per
-// launch; clusters and cooperative launches go through cuLaunchKernelEx.
-//
-// TypedKernel<void(float, const float*, float*, std::size_t)> checks argument types at compile
-// time (and the sizes once, when it is made): launch(stream, config, typed, 2.0f, x, y, n).
-//
-// Lifetime: the launch keeps the kernel's library loaded until the kernel has finished, even if
-// every Kernel and ObjectCode handle is dropped meanwhile. Arguments are copied by the driver
-// during the call; memory they point to is the caller's to keep valid until the kernel is done.
-// Errors: InvalidArgumentError (arguments, config), DriverError (the launch itself).
+/// @file
+/// launch(): enqueue a kernel on a stream, with its arguments checked before the driver sees them.
+///
+///     launch(stream, LaunchConfig{.grid = blocks, .block = 256}, kernel, a, x, y, n);
+///
+/// Arguments are trivially copyable values (ints, doubles, structs), pointers, or Buffers (passed
+/// as their device pointer). Other types opt in by specialising KernelArgument<T> with a static
+/// convert(const T&) returning a trivially copyable value. Before the launch, the number of
+/// arguments and each one's size are checked against the kernel's parameters: a mismatch throws
+/// InvalidArgumentError naming the parameter index and the expected and given sizes. The config is
+/// checked too (see launch_config.hpp). Nothing is allocated and nothing is looked up by name per
+/// launch; clusters and cooperative launches go through cuLaunchKernelEx.
+///
+/// TypedKernel<void(float, const float*, float*, std::size_t)> checks argument types at compile
+/// time (and the sizes once, when it is made): launch(stream, config, typed, 2.0f, x, y, n).
+///
+/// Lifetime: the launch keeps the kernel's library loaded until the kernel has finished, even if
+/// every Kernel and ObjectCode handle is dropped meanwhile. Arguments are copied by the driver
+/// during the call; memory they point to is the caller's to keep valid until the kernel is done.
+/// Errors: InvalidArgumentError (arguments, config), DriverError (the launch itself).
 #pragma once
 
 #include "cudacore/kernel.hpp"
@@ -38,8 +39,8 @@ namespace detail {
 [[noreturn]] void throw_closed_buffer_argument();
 }
 
-// How a launch() argument of type T reaches the kernel. The primary template passes trivially
-// copyable values as they are.
+/// How a launch() argument of type T reaches the kernel. The primary template passes trivially
+/// copyable values as they are.
 template <class T>
 struct KernelArgument {
     static_assert(!std::is_array_v<T>,
@@ -50,7 +51,7 @@ struct KernelArgument {
     static const T& convert(const T& value) noexcept { return value; }
 };
 
-// A Buffer is passed as its device pointer (include cudacore/buffer.hpp to pass one).
+/// A Buffer is passed as its device pointer (include cudacore/buffer.hpp to pass one).
 template <class T>
     requires std::is_same_v<T, Buffer>
 struct KernelArgument<T> {
@@ -62,10 +63,10 @@ struct KernelArgument<T> {
 
 namespace detail {
 
-// The launch proper (src/launch.cpp). `sizes` null: sizes were checked already (TypedKernel).
+/// The launch proper (src/launch.cpp). `sizes` null: sizes were checked already (TypedKernel).
 void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
                    void** arguments, const std::size_t* sizes, std::size_t count);
-// Throws InvalidArgumentError when `count` / `sizes` do not match the kernel's parameters.
+/// Throws InvalidArgumentError when `count` / `sizes` do not match the kernel's parameters.
 void check_kernel_arguments(const Kernel& kernel, const std::size_t* sizes, std::size_t count);
 
 template <class T>
@@ -78,9 +79,9 @@ template <class... Args>
 void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
             const Args&... args) {
     constexpr std::size_t count = sizeof...(Args);
-    // References for arguments passed as they are, converted values (Buffer) otherwise; both live
-    // until the driver has copied them.
-    // Braces: with parentheses clang parses this line as a function declaration.
+    /// References for arguments passed as they are, converted values (Buffer) otherwise; both live
+    /// until the driver has copied them.
+    /// Braces: with parentheses clang parses this line as a function declaration.
     std::tuple<decltype(KernelArgument<Args>::convert(args))...> converted{
         KernelArgument<Args>::convert(args)...};
     static constexpr std::size_t sizes[count ? count : 1] = {
@@ -98,14 +99,14 @@ void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kern
 template <class Signature>
 class TypedKernel;
 
-// A Kernel whose parameter types are known at compile time.
+/// A Kernel whose parameter types are known at compile time.
 template <class... Params>
 class TypedKernel<void(Params...)> {
     static_assert((std::is_trivially_copyable_v<Params> && ...),
                   "kernel parameter types must be trivially copyable");
 
 public:
-    // Throws InvalidArgumentError when the kernel's parameter count or sizes differ.
+    /// Throws InvalidArgumentError when the kernel's parameter count or sizes differ.
     explicit TypedKernel(Kernel kernel) : kernel_(std::move(kernel)) {
         static constexpr std::size_t sizes[sizeof...(Params) ? sizeof...(Params) : 1] = {
             sizeof(Params)...};
@@ -117,8 +118,8 @@ private:
     Kernel kernel_;
 };
 
-// Arguments convert to the parameter types as in a function call; a wrong count or an
-// inconvertible type does not compile.
+/// Arguments convert to the parameter types as in a function call; a wrong count or an
+/// inconvertible type does not compile.
 template <class... Params>
 void launch(const Stream& stream, const LaunchConfig& config,
             const TypedKernel<void(Params...)>& kernel, std::type_identity_t<Params>... args) {

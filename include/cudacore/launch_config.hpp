@@ -1,15 +1,16 @@
-// LaunchConfig: the grid, block, cluster, dynamic shared memory and cooperative flag of a launch.
-//
-// A plain struct: LaunchConfig{.grid = blocks, .block = 256}. Dimensions are Dim3 values that
-// convert from one number ("256" is 256 x 1 x 1) or from {x, y, z}. launch() checks the config
-// before calling the driver: no zero dimension, a block within the kernel's limit on the device,
-// dynamic shared memory within the kernel's limit (raise it with
-// Kernel::set_max_dynamic_shared_size_bytes), clusters only on devices that have them,
-// cooperative only where the device supports it.
-//
-// With a cluster, `grid` counts clusters, not blocks (as in cuda.core): grid 4 with cluster 2
-// runs 8 blocks, grid (2, 3) with cluster (2, 2) runs (4, 6), 24 blocks. blocks() gives the
-// blocks launched. Without a cluster, `grid` counts blocks.
+/// @file
+/// LaunchConfig: the grid, block, cluster, dynamic shared memory and cooperative flag of a launch.
+///
+/// A plain struct: LaunchConfig{.grid = blocks, .block = 256}. Dimensions are Dim3 values that
+/// convert from one number ("256" is 256 x 1 x 1) or from {x, y, z}. launch() checks the config
+/// before calling the driver: no zero dimension, a block within the kernel's limit on the device,
+/// dynamic shared memory within the kernel's limit (raise it with
+/// Kernel::set_max_dynamic_shared_size_bytes), clusters only on devices that have them,
+/// cooperative only where the device supports it.
+///
+/// With a cluster, `grid` counts clusters, not blocks (as in cuda.core): grid 4 with cluster 2
+/// runs 8 blocks, grid (2, 3) with cluster (2, 2) runs (4, 6), 24 blocks. blocks() gives the
+/// blocks launched. Without a cluster, `grid` counts blocks.
 #pragma once
 
 #include <cuda.h>
@@ -21,6 +22,7 @@
 
 namespace cudacore {
 
+/// Grid, block or cluster dimensions.
 struct Dim3 {
     unsigned x = 1;
     unsigned y = 1;
@@ -31,56 +33,58 @@ struct Dim3 {
     constexpr std::uint64_t volume() const noexcept {
         return std::uint64_t{x} * std::uint64_t{y} * std::uint64_t{z};
     }
+    /// The same object (identity.hpp says how each type compares).
     constexpr bool operator==(const Dim3&) const noexcept = default;
 };
 
-// "(256, 1, 1)".
+/// "(256, 1, 1)".
 std::string to_string(const Dim3& dim);
 
+/// Grid, block, cluster, shared memory and launch attributes of a launch.
 struct LaunchConfig {
-    Dim3 grid{1};    // blocks; clusters when a cluster is set
-    Dim3 block{1};   // threads per block
-    // Blocks per cluster; 1 x 1 x 1 launches without clusters. Needs compute capability 9.0+.
+    Dim3 grid{1};    ///< blocks; clusters when a cluster is set
+    Dim3 block{1};   ///< threads per block
+    /// Blocks per cluster; 1 x 1 x 1 launches without clusters. Needs compute capability 9.0+.
     Dim3 cluster{1};
-    std::size_t shared_memory_bytes = 0;  // dynamic shared memory per block
-    // All blocks resident at once, so the kernel may synchronise the whole grid.
+    std::size_t shared_memory_bytes = 0;  ///< dynamic shared memory per block
+    /// All blocks resident at once, so the kernel may synchronise the whole grid.
     bool cooperative = false;
 
-    // Launch attributes (cuLaunchKernelEx), each passed only when set. launch() refuses one the
-    // device lacks with InvalidArgumentError naming it (the "needs" below), before the driver.
-    //
-    // Programmatic dependent launch (needs compute capability 9.0+): this kernel may start
-    // while the kernel before it on the stream still runs, once every block of that one has
-    // called cudaTriggerProgrammaticLaunchCompletion() (or exited); before reading what it
-    // wrote, this kernel calls cudaGridDependencySynchronize(), which waits for it to finish
-    // and flush (both from <cuda_device_runtime_api.h>). Without those calls it is an ordinary
-    // serialized launch.
+    /// Launch attributes (cuLaunchKernelEx), each passed only when set. launch() refuses one the
+    /// device lacks with InvalidArgumentError naming it (the "needs" below), before the driver.
+    ///
+    /// Programmatic dependent launch (needs compute capability 9.0+): this kernel may start
+    /// while the kernel before it on the stream still runs, once every block of that one has
+    /// called cudaTriggerProgrammaticLaunchCompletion() (or exited); before reading what it
+    /// wrote, this kernel calls cudaGridDependencySynchronize(), which waits for it to finish
+    /// and flush (both from \<cuda_device_runtime_api.h\>). Without those calls it is an ordinary
+    /// serialized launch.
     bool programmatic_stream_serialization = false;
-    // Records `event` once every block has triggered (or exited), for programmatic dependencies
-    // across streams; trigger_at_block_start: when each block starts instead (needs 9.0+).
+    /// Records `event` once every block has triggered (or exited), for programmatic dependencies
+    /// across streams; trigger_at_block_start: when each block starts instead (needs 9.0+).
     struct ProgrammaticEvent {
-        CUevent event = nullptr;  // the caller's; kept valid until the launch has recorded it
+        CUevent event = nullptr;  ///< the caller's; kept valid until the launch has recorded it
         bool trigger_at_block_start = false;
     };
     std::optional<ProgrammaticEvent> programmatic_event{};
-    // Records `event` when every block has completed or triggered (needs 9.0+).
+    /// Records `event` when every block has completed or triggered (needs 9.0+).
     std::optional<CUevent> launch_completion_event{};
-    // Priority of this launch, as stream priorities (lower is higher; the device's range from
-    // cuCtxGetStreamPriorityRange). Needs stream priority support.
+    /// Priority of this launch, as stream priorities (lower is higher; the device's range from
+    /// cuCtxGetStreamPriorityRange). Needs stream priority support.
     std::optional<int> priority{};
-    // Memory synchronisation domain of the launch and the stream's domain map (needs 9.0+).
+    /// Memory synchronisation domain of the launch and the stream's domain map (needs 9.0+).
     std::optional<CUlaunchMemSyncDomain> memory_sync_domain{};
     std::optional<CUlaunchMemSyncDomainMap> memory_sync_domain_map{};
-    // Preferred (larger) cluster shape, in blocks, the driver may use where it fits: a multiple
-    // of `cluster` in x and y, equal to it in z, dividing blocks() (the grid counts clusters).
-    // Needs a cluster launch, compute capability 9.0+ and a driver that knows the attribute.
+    /// Preferred (larger) cluster shape, in blocks, the driver may use where it fits: a multiple
+    /// of `cluster` in x and y, equal to it in z, dividing blocks() (the grid counts clusters).
+    /// Needs a cluster launch, compute capability 9.0+ and a driver that knows the attribute.
     std::optional<Dim3> preferred_cluster{};
-    std::optional<CUclusterSchedulingPolicy> cluster_scheduling_policy{};  // needs 9.0+
-    // L1 / shared memory split preference, in percent of the maximum shared memory.
+    std::optional<CUclusterSchedulingPolicy> cluster_scheduling_policy{};  ///< needs 9.0+
+    /// L1 / shared memory split preference, in percent of the maximum shared memory.
     std::optional<unsigned> preferred_shared_memory_carveout{};
-    // L2 persistence window for this launch (needs L2 persisting cache support).
+    /// L2 persistence window for this launch (needs L2 persisting cache support).
     std::optional<CUaccessPolicyWindow> access_policy_window{};
-    // Hint that the kernel is limited by NVLink bandwidth (passed as is; the driver decides).
+    /// Hint that the kernel is limited by NVLink bandwidth (passed as is; the driver decides).
     std::optional<bool> nvlink_util_centric_scheduling{};
 
     bool has_launch_attributes() const noexcept {
@@ -91,8 +95,8 @@ struct LaunchConfig {
     }
 
     bool has_cluster() const noexcept { return cluster != Dim3{1}; }
-    // The blocks launched in each dimension: grid x cluster (64-bit, so an overflow of the
-    // driver's 32-bit dimensions can be refused rather than wrapped).
+    /// The blocks launched in each dimension: grid x cluster (64-bit, so an overflow of the
+    /// driver's 32-bit dimensions can be refused rather than wrapped).
     struct Blocks {
         std::uint64_t x, y, z;
         constexpr std::uint64_t volume() const noexcept { return x * y * z; }
@@ -101,12 +105,12 @@ struct LaunchConfig {
         return {std::uint64_t{grid.x} * cluster.x, std::uint64_t{grid.y} * cluster.y,
                 std::uint64_t{grid.z} * cluster.z};
     }
-    // Plain cuLaunchKernel suffices (no cluster, not cooperative).
+    /// Plain cuLaunchKernel suffices (no cluster, not cooperative).
     bool is_plain() const noexcept { return !has_cluster() && !cooperative; }
 };
 
-// "grid (4096, 1, 1), block (256, 1, 1), 0 bytes of dynamic shared memory" (+ cooperative); with a
-// cluster "grid (4, 1, 1) clusters of (2, 1, 1) blocks (8 blocks), block ...".
+/// "grid (4096, 1, 1), block (256, 1, 1), 0 bytes of dynamic shared memory" (+ cooperative); with a
+/// cluster "grid (4, 1, 1) clusters of (2, 1, 1) blocks (8 blocks), block ...".
 std::string to_string(const LaunchConfig& config);
 
 }  // namespace cudacore

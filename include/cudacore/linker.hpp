@@ -1,10 +1,11 @@
-// Linker: nvJitLink (or the driver's linker, cuLink*) over inputs of any code type, producing a
-// cubin or PTX ObjectCode. nvJitLink needs no GPU. One Linker links once; make a new one per link.
-//
-// Handle: handle() is the link state of the last link() (nvJitLinkHandle or CUlinkState), kept
-// alive by the Linker (and its copies) after link() returns or throws, so its logs can be read
-// with nvJitLinkGetInfoLog / the driver's own API. It is destroyed by the next link() or when the
-// last copy of the Linker goes; never destroy it yourself.
+/// @file
+/// Linker: nvJitLink (or the driver's linker, cuLink*) over inputs of any code type, producing a
+/// cubin or PTX ObjectCode. nvJitLink needs no GPU. One Linker links once; make a new one per link.
+///
+/// Handle: handle() is the link state of the last link() (nvJitLinkHandle or CUlinkState), kept
+/// alive by the Linker (and its copies) after link() returns or throws, so its logs can be read
+/// with nvJitLinkGetInfoLog / the driver's own API. It is destroyed by the next link() or when the
+/// last copy of the Linker goes; never destroy it yourself.
 #pragma once
 
 #include "cudacore/linker_options.hpp"
@@ -24,42 +25,43 @@ namespace detail {
 struct LinkStateBox;
 }
 
-// No link yet, an nvJitLink handle, or a driver link state.
+/// No link yet, an nvJitLink handle, or a driver link state.
 using LinkerHandle = std::variant<std::monostate, nvJitLinkHandle, CUlinkState>;
 
+/// Links ObjectCodes into one (nvJitLink, or the driver's linker).
 class Linker {
 public:
-    // Throws InvalidArgumentError when `inputs` is empty, or when an input's container
-    // structure (ELF tables, fatbin entries, archive members, LTO-IR header) is malformed; the
-    // message names the input (index and name) and what is wrong. Checked here because
-    // nvJitLink and the driver's linker crash on some malformed inputs instead of failing.
+    /// Throws InvalidArgumentError when `inputs` is empty, or when an input's container
+    /// structure (ELF tables, fatbin entries, archive members, LTO-IR header) is malformed; the
+    /// message names the input (index and name) and what is wrong. Checked here because
+    /// nvJitLink and the driver's linker crash on some malformed inputs instead of failing.
     Linker(std::vector<ObjectCode> inputs, LinkerOptions options = {});
 
-    // Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure (for
-    // a verbose link, LinkerOptions::verbose or ptxas's -v, the info log too), and info_log() /
-    // error_log() hold the backend's logs after success and failure alike;
-    // CompilerApiError when nvJitLink rejects the flags, LoaderError when neither nvJitLink nor
-    // a driver can be loaded. The driver fallback uses the current device's primary context.
+    /// Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure (for
+    /// a verbose link, LinkerOptions::verbose or ptxas's -v, the info log too), and info_log() /
+    /// error_log() hold the backend's logs after success and failure alike;
+    /// CompilerApiError when nvJitLink rejects the flags, LoaderError when neither nvJitLink nor
+    /// a driver can be loaded. The driver fallback uses the current device's primary context.
     ObjectCode link(CodeType target = CodeType::cubin);
 
     const std::vector<ObjectCode>& inputs() const noexcept { return inputs_; }
     const LinkerOptions& options() const noexcept { return options_; }
-    // The exact flags passed to the backend: nvJitLink flags for a cubin link (link(ptx) adds
-    // -ptx), or the driver's CU_JIT options as NAME=VALUE. Resolves arch from the current device
-    // when unset; throws InvalidArgumentError for options the backend cannot honour.
+    /// The exact flags passed to the backend: nvJitLink flags for a cubin link (link(ptx) adds
+    /// -ptx), or the driver's CU_JIT options as NAME=VALUE. Resolves arch from the current device
+    /// when unset; throws InvalidArgumentError for options the backend cannot honour.
     std::vector<std::string> flags() const;
     const std::string& info_log() const noexcept { return info_log_; }
     const std::string& error_log() const noexcept { return error_log_; }
-    // "nvJitLink" or "driver" (cuLink*: chosen by LinkerOptions::backend, or used when
-    // nvJitLink cannot be loaded).
+    /// "nvJitLink" or "driver" (cuLink*: chosen by LinkerOptions::backend, or used when
+    /// nvJitLink cannot be loaded).
     const std::string& backend() const noexcept { return backend_; }
-    // The same as a LinkerBackend (never automatic).
+    /// The same as a LinkerBackend (never automatic).
     LinkerBackend backend_kind() const noexcept;
-    // The backend a Linker with LinkerBackend::automatic would use, without making one:
-    // nvjitlink when nvJitLink loads, else driver when a driver is present, else nvjitlink (its
-    // link() then throws nvJitLink's LoaderError). Loads the libraries on first call; never throws.
+    /// The backend a Linker with LinkerBackend::automatic would use, without making one:
+    /// nvjitlink when nvJitLink loads, else driver when a driver is present, else nvjitlink (its
+    /// link() then throws nvJitLink's LoaderError). Loads the libraries on first call; never throws.
     static LinkerBackend which_backend() noexcept;
-    // The link state of the last link() (see the top of this file); monostate before any.
+    /// The link state of the last link() (see the top of this file); monostate before any.
     LinkerHandle handle() const noexcept;
 
 private:

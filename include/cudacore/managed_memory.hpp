@@ -1,14 +1,15 @@
-// Controls for managed (unified) memory: advice (cuMemAdvise), batched prefetch and discard
-// (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync), and the
-// range attributes that say where pages are meant to live (cuMemRangeGetAttribute).
-//
-// Every function takes buffers of managed memory (ManagedMemoryResource, or anything the driver
-// reports as managed). Batched calls enqueue one driver call on `stream` for all buffers; on the
-// legacy default stream, which the batch calls refuse, they fall back to one call per buffer.
-// They need CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS on every device (else DriverError).
-//
-// Errors: a closed buffer throws InvalidArgumentError; driver failures throw DriverError naming
-// the call, the buffer (or the batch size) and the location.
+/// @file
+/// Controls for managed (unified) memory: advice (cuMemAdvise), batched prefetch and discard
+/// (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync), and the
+/// range attributes that say where pages are meant to live (cuMemRangeGetAttribute).
+///
+/// Every function takes buffers of managed memory (ManagedMemoryResource, or anything the driver
+/// reports as managed). Batched calls enqueue one driver call on `stream` for all buffers; on the
+/// legacy default stream, which the batch calls refuse, they fall back to one call per buffer.
+/// They need CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS on every device (else DriverError).
+///
+/// Errors: a closed buffer throws InvalidArgumentError; driver failures throw DriverError naming
+/// the call, the buffer (or the batch size) and the location.
 #pragma once
 
 #include "cudacore/memory_location.hpp"
@@ -26,35 +27,35 @@ class Device;
 class Stream;
 
 enum class ManagedAdvice {
-    set_read_mostly,           // read-only copies may be made on every accessing processor
+    set_read_mostly,           ///< read-only copies may be made on every accessing processor
     unset_read_mostly,
-    set_preferred_location,    // pages stay at `location` when possible
+    set_preferred_location,    ///< pages stay at `location` when possible
     unset_preferred_location,
-    set_accessed_by,           // `location` (a device) keeps a mapping, avoiding faults
+    set_accessed_by,           ///< `location` (a device) keeps a mapping, avoiding faults
     unset_accessed_by,
 };
 
-// cuMemAdvise(_v2) over the whole buffer. `location` is ignored by the read-mostly and unset
-// preferred location advice.
+/// cuMemAdvise(_v2) over the whole buffer. `location` is ignored by the read-mostly and unset
+/// preferred location advice.
 void advise(const Buffer& buffer, ManagedAdvice advice,
             const MemoryLocation& location = MemoryLocation::host());
 
-// Migrates every buffer's pages to `location`, in one batch, ordered on `stream`.
+/// Migrates every buffer's pages to `location`, in one batch, ordered on `stream`.
 void prefetch_batch(std::span<const Buffer> buffers, const MemoryLocation& location,
                     const Stream& stream);
-// Tells the driver the buffers' contents are no longer needed (later reads see unspecified
-// values), so migrations skip copying them.
+/// Tells the driver the buffers' contents are no longer needed (later reads see unspecified
+/// values), so migrations skip copying them.
 void discard_batch(std::span<const Buffer> buffers, const Stream& stream);
-// Both: discards, then places the (now undefined) pages at `location`.
+/// Both: discards, then places the (now undefined) pages at `location`.
 void discard_and_prefetch_batch(std::span<const Buffer> buffers, const MemoryLocation& location,
                                 const Stream& stream);
 
-// What the driver records for a buffer's range.
+/// What the driver records for a buffer's range.
 struct ManagedRangeAttributes {
     bool read_mostly = false;
     std::optional<MemoryLocation> preferred_location;
     std::optional<MemoryLocation> last_prefetch_location;
-    std::vector<int> accessed_by;  // device ordinals with set_accessed_by
+    std::vector<int> accessed_by;  ///< device ordinals with set_accessed_by
 };
 ManagedRangeAttributes range_attributes(const Buffer& buffer);
 

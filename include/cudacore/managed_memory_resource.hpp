@@ -1,9 +1,10 @@
-// ManagedMemoryResource: unified memory (cuMemAllocManaged, attached globally), usable from the
-// host and every device, migrated on demand or ahead of use with prefetch().
-//
-// Allocation is immediate (not stream-ordered). Freeing waits for the stream it is ordered on
-// before cuMemFree. Holds the primary context of the device it allocates through. Create it with
-// std::make_shared. Thread-safe.
+/// @file
+/// ManagedMemoryResource: unified memory (cuMemAllocManaged, attached globally), usable from the
+/// host and every device, migrated on demand or ahead of use with prefetch().
+///
+/// Allocation is immediate (not stream-ordered). Freeing waits for the stream it is ordered on
+/// before cuMemFree. Holds the primary context of the device it allocates through. Create it with
+/// std::make_shared. Thread-safe.
 #pragma once
 
 #include "cudacore/memory_location.hpp"
@@ -22,22 +23,23 @@ class Buffer;
 class Device;
 class Stream;
 
-// Advice applied to every allocation (cuMemAdvise), so its pages start where they are wanted.
+/// Advice applied to every allocation (cuMemAdvise), so its pages start where they are wanted.
 struct ManagedMemoryResourceOptions {
-    // CU_MEM_ADVISE_SET_PREFERRED_LOCATION: a device, the host or a host NUMA node.
+    /// CU_MEM_ADVISE_SET_PREFERRED_LOCATION: a device, the host or a host NUMA node.
     std::optional<MemoryLocation> preferred_location;
-    // CU_MEM_ADVISE_SET_READ_MOSTLY.
+    /// CU_MEM_ADVISE_SET_READ_MOSTLY.
     bool read_mostly = false;
 };
 
+/// Managed (unified) memory, accessible from the host and the devices.
 class ManagedMemoryResource final : public MemoryResource {
 public:
-    // With advice applied to each allocation; a failing advice frees the memory and throws
-    // DriverError naming it.
+    /// With advice applied to each allocation; a failing advice frees the memory and throws
+    /// DriverError naming it.
     ManagedMemoryResource(const Device& device, const ManagedMemoryResourceOptions& options);
-    // Allocates through the primary context of `device`. Throws NoDriverError without a driver.
+    /// Allocates through the primary context of `device`. Throws NoDriverError without a driver.
     explicit ManagedMemoryResource(const Device& device);
-    // Device 0.
+    /// Device 0.
     ManagedMemoryResource();
     ~ManagedMemoryResource() override;
 
@@ -58,12 +60,12 @@ private:
     ManagedMemoryResourceOptions options_;
 };
 
-// Migrates the pages of a managed buffer to `device` / to host memory, asynchronously on
-// `stream` (cuMemPrefetchAsync): later work on that stream finds them there. Host code may read
-// after the stream has reached this point (stream.sync()). Throws InvalidArgumentError for a
-// closed buffer and for memory that is not managed ("not a managed-memory allocation", naming
-// the buffer), DriverError when the device cannot prefetch
-// (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0). An empty buffer of size 0 does nothing.
+/// Migrates the pages of a managed buffer to `device` / to host memory, asynchronously on
+/// `stream` (cuMemPrefetchAsync): later work on that stream finds them there. Host code may read
+/// after the stream has reached this point (stream.sync()). Throws InvalidArgumentError for a
+/// closed buffer and for memory that is not managed ("not a managed-memory allocation", naming
+/// the buffer), DriverError when the device cannot prefetch
+/// (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0). An empty buffer of size 0 does nothing.
 void prefetch(const Buffer& buffer, const Device& device, const Stream& stream);
 void prefetch_to_host(const Buffer& buffer, const Stream& stream);
 

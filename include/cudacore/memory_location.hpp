@@ -1,6 +1,7 @@
-// MemoryLocation: where memory lives or should live (a device, the host, one host NUMA node), as
-// used by managed memory advice and prefetches. A plain value; to_driver() gives the
-// CUmemLocation the driver takes, from_driver() reads one back.
+/// @file
+/// MemoryLocation: where memory lives or should live (a device, the host, one host NUMA node), as
+/// used by managed memory advice and prefetches. A plain value; to_driver() gives the
+/// CUmemLocation the driver takes, from_driver() reads one back.
 #pragma once
 
 #include <cuda.h>
@@ -10,21 +11,22 @@
 
 namespace cudacore {
 
+/// Where memory lives: a device, the host, or a host NUMA node.
 struct MemoryLocation {
     enum class Kind { device, host, host_numa };
     Kind kind = Kind::host;
-    int id = 0;  // device ordinal or NUMA node; 0 for the host
+    int id = 0;  ///< device ordinal or NUMA node; 0 for the host
 
     static MemoryLocation device(int ordinal) { return {Kind::device, ordinal}; }
     static MemoryLocation host() { return {Kind::host, 0}; }
     static MemoryLocation host_numa(int node) { return {Kind::host_numa, node}; }
 
     CUmemLocation to_driver() const noexcept;
-    // Empty for CU_MEM_LOCATION_TYPE_INVALID (no location, e.g. never prefetched) and for types
-    // this value cannot express.
+    /// Empty for CU_MEM_LOCATION_TYPE_INVALID (no location, e.g. never prefetched) and for types
+    /// this value cannot express.
     static std::optional<MemoryLocation> from_driver(CUmemLocationType type, int id) noexcept;
 
-    // "device 0", "host", "host NUMA node 1".
+    /// "device 0", "host", "host NUMA node 1".
     std::string description() const;
     bool operator==(const MemoryLocation&) const = default;
 };

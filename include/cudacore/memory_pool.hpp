@@ -1,11 +1,12 @@
-// MemoryPool: the attributes of a stream-ordered memory pool (cuMemPoolGetAttribute /
-// cuMemPoolSetAttribute) and its trim (cuMemPoolTrimTo), for the pools behind
-// DeviceMemoryResource and PinnedMemoryPoolResource.
-//
-// Ownership: a MemoryPool holds what owns its pool (the resource it came from), so the pool stays
-// valid while the MemoryPool exists. Copies are cheap and share the pool. Thread-safe (the
-// driver serialises attribute changes); setting an attribute affects every user of the pool.
-// Every call throws DriverError naming the attribute and the pool on failure.
+/// @file
+/// MemoryPool: the attributes of a stream-ordered memory pool (cuMemPoolGetAttribute /
+/// cuMemPoolSetAttribute) and its trim (cuMemPoolTrimTo), for the pools behind
+/// DeviceMemoryResource and PinnedMemoryPoolResource.
+///
+/// Ownership: a MemoryPool holds what owns its pool (the resource it came from), so the pool stays
+/// valid while the MemoryPool exists. Copies are cheap and share the pool. Thread-safe (the
+/// driver serialises attribute changes); setting an attribute affects every user of the pool.
+/// Every call throws DriverError naming the attribute and the pool on failure.
 #pragma once
 
 #include <cuda.h>
@@ -17,7 +18,7 @@
 
 namespace cudacore {
 
-// One reading of every attribute (CU_MEMPOOL_ATTR_*).
+/// One reading of every attribute (CU_MEMPOOL_ATTR_*).
 struct MemoryPoolAttributes {
     bool reuse_follow_event_dependencies = false;
     bool reuse_allow_opportunistic = false;
@@ -29,10 +30,11 @@ struct MemoryPoolAttributes {
     std::uint64_t used_mem_high = 0;
 };
 
+/// A memory pool's attributes and controls (release threshold, usage, trim).
 class MemoryPool {
 public:
-    // `owner` keeps the pool alive (null for a pool that outlives the program, like a device's
-    // default pool); `description` names it in errors.
+    /// `owner` keeps the pool alive (null for a pool that outlives the program, like a device's
+    /// default pool); `description` names it in errors.
     MemoryPool(CUmemoryPool pool, std::string description, std::shared_ptr<const void> owner);
 
     CUmemoryPool handle() const noexcept { return pool_; }
@@ -40,7 +42,7 @@ public:
 
     MemoryPoolAttributes attributes() const;
 
-    // Reuse policies (writable).
+    /// Reuse policies (writable).
     bool reuse_follow_event_dependencies() const;
     void set_reuse_follow_event_dependencies(bool enabled);
     bool reuse_allow_opportunistic() const;
@@ -48,12 +50,12 @@ public:
     bool reuse_allow_internal_dependencies() const;
     void set_reuse_allow_internal_dependencies(bool enabled);
 
-    // Bytes of freed memory kept reserved across synchronisations (writable).
+    /// Bytes of freed memory kept reserved across synchronisations (writable).
     std::uint64_t release_threshold() const;
     void set_release_threshold(std::uint64_t bytes);
 
-    // Reserved from the driver / in use by allocations: now, and the highest since the last
-    // reset. The high marks can only be reset (to the current value), not set.
+    /// Reserved from the driver / in use by allocations: now, and the highest since the last
+    /// reset. The high marks can only be reset (to the current value), not set.
     std::uint64_t reserved_mem_current() const;
     std::uint64_t reserved_mem_high() const;
     void reset_reserved_mem_high();
@@ -61,7 +63,7 @@ public:
     std::uint64_t used_mem_high() const;
     void reset_used_mem_high();
 
-    // Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
+    /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
     void trim_to(std::size_t bytes_to_keep);
 
 private:

@@ -1,6 +1,7 @@
-// MemoryProgramCache: a ProgramCache in this process's memory, bounded in bytes (the size of each
-// entry's code, name and symbols), evicting the least recently used entry first. Thread-safe;
-// entries share their bytes with the ObjectCode values handed out (no copies on get).
+/// @file
+/// MemoryProgramCache: a ProgramCache in this process's memory, bounded in bytes (the size of each
+/// entry's code, name and symbols), evicting the least recently used entry first. Thread-safe;
+/// entries share their bytes with the ObjectCode values handed out (no copies on get).
 #pragma once
 
 #include "cudacore/program_cache.hpp"
@@ -11,6 +12,7 @@
 
 namespace cudacore {
 
+/// A program cache in this process's memory, bounded by size (LRU).
 class MemoryProgramCache final : public ProgramCache {
 public:
     explicit MemoryProgramCache(std::uint64_t max_bytes = std::uint64_t{256} << 20);
@@ -20,15 +22,15 @@ public:
     CacheStats stats() const override;
     void clear() override;
 
-    // The bytes an entry is charged for.
+    /// The bytes an entry is charged for.
     static std::uint64_t entry_size(const ObjectCode& code) noexcept;
 
 private:
     using Entry = std::pair<CacheKey, ObjectCode>;
-    void evict_to(std::uint64_t bound);  // with mutex_ held
+    void evict_to(std::uint64_t bound);  ///< with mutex_ held
 
     mutable std::mutex mutex_;
-    std::list<Entry> recency_;  // most recently used first
+    std::list<Entry> recency_;  ///< most recently used first
     std::unordered_map<CacheKey, std::list<Entry>::iterator, CacheKeyHash> index_;
     CacheStats stats_;
 };

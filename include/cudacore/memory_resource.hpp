@@ -1,19 +1,20 @@
-// Memory resources: where a Buffer's memory comes from and how it is given back.
-//
-// A MemoryResource hands out Buffers (allocate) and frees what it handed out (deallocate), both
-// ordered on a stream. Implementations: DeviceMemoryResource (stream-ordered, from a device's
-// memory pool), PinnedMemoryResource (page-locked host memory), ManagedMemoryResource (unified
-// memory). Device::memory_resource() is a device's default.
-//
-// Ownership: a resource is always owned by a std::shared_ptr (create it with std::make_shared);
-// every Buffer it allocates holds it, so a resource outlives its memory. allocate() on a resource
-// not owned by a shared_ptr throws InvalidArgumentError. Resources are thread-safe.
-//
-// Writing a resource: derive, implement the accessibility queries, device_ordinal(),
-// description(), do_allocate() and do_deallocate(). The accessibility queries and
-// device_ordinal() describe the resource for its whole life: allocate() asks them once and
-// keeps the answers. do_deallocate() may throw; when a Buffer is
-// destroyed its errors are ignored (the driver may already be shut down at exit).
+/// @file
+/// Memory resources: where a Buffer's memory comes from and how it is given back.
+///
+/// A MemoryResource hands out Buffers (allocate) and frees what it handed out (deallocate), both
+/// ordered on a stream. Implementations: DeviceMemoryResource (stream-ordered, from a device's
+/// memory pool), PinnedMemoryResource (page-locked host memory), ManagedMemoryResource (unified
+/// memory). Device::memory_resource() is a device's default.
+///
+/// Ownership: a resource is always owned by a std::shared_ptr (create it with std::make_shared);
+/// every Buffer it allocates holds it, so a resource outlives its memory. allocate() on a resource
+/// not owned by a shared_ptr throws InvalidArgumentError. Resources are thread-safe.
+///
+/// Writing a resource: derive, implement the accessibility queries, device_ordinal(),
+/// description(), do_allocate() and do_deallocate(). The accessibility queries and
+/// device_ordinal() describe the resource for its whole life: allocate() asks them once and
+/// keeps the answers. do_deallocate() may throw; when a Buffer is
+/// destroyed its errors are ignored (the driver may already be shut down at exit).
 #pragma once
 
 #include <cuda.h>
@@ -36,62 +37,64 @@ class Stream;
 class MemoryResource;
 
 namespace detail {
-// Marks a resource that lives as long as the process (a device's default resources): its buffers
-// point at it without counting references (src/runtime/device.cpp).
+/// Marks a resource that lives as long as the process (a device's default resources): its buffers
+/// point at it without counting references (src/runtime/device.cpp).
 void keep_for_the_process(MemoryResource& resource) noexcept;
 }  // namespace detail
 
-// Aligned to a cache line: with std::make_shared the reference counts that every Buffer of a
-// resource changes sit on the line before it, not on the line of its virtual table pointer and
-// fields, which every thread allocating from it reads.
+/// Aligned to a cache line: with std::make_shared the reference counts that every Buffer of a
+/// resource changes sit on the line before it, not on the line of its virtual table pointer and
+/// fields, which every thread allocating from it reads.
 class alignas(64) MemoryResource : public std::enable_shared_from_this<MemoryResource> {
 public:
     virtual ~MemoryResource() = default;
     MemoryResource(const MemoryResource&) = delete;
     MemoryResource& operator=(const MemoryResource&) = delete;
 
-    // `size` bytes, usable by work enqueued on `stream` after this call (stream-ordered resources)
-    // or at once (the others). The Buffer frees them on `stream` when its last copy goes, unless
-    // closed earlier. Size 0 gives an empty buffer of this resource (address 0, nothing
-    // allocated or freed), as in cuda.core. Throws InvalidArgumentError for a resource not owned
-    // by a shared_ptr, DriverError when the driver cannot allocate (CUDA_ERROR_OUT_OF_MEMORY...).
+    /// `size` bytes, usable by work enqueued on `stream` after this call (stream-ordered resources)
+    /// or at once (the others). The Buffer frees them on `stream` when its last copy goes, unless
+    /// closed earlier. Size 0 gives an empty buffer of this resource (address 0, nothing
+    /// allocated or freed), as in cuda.core. Throws InvalidArgumentError for a resource not owned
+    /// by a shared_ptr, DriverError when the driver cannot allocate (CUDA_ERROR_OUT_OF_MEMORY...).
     Buffer allocate(std::size_t size, const Stream& stream);
 
-    // Frees memory this resource allocated, ordered on `stream`. Buffers call this themselves;
-    // it is public for memory taken out of a Buffer's control by the caller. Throws DriverError.
+    /// Frees memory this resource allocated, ordered on `stream`. Buffers call this themselves;
+    /// it is public for memory taken out of a Buffer's control by the caller. Throws DriverError.
     void deallocate(CUdeviceptr pointer, std::size_t size, const Stream& stream);
 
-    // Raw memory that no Buffer tracks, ordered on `stream` like allocate(): the caller frees it
-    // with deallocate_pointer (CCCL adaptors use these, see cccl.hpp). Throws as allocate().
+    /// Raw memory that no Buffer tracks, ordered on `stream` like allocate(): the caller frees it
+    /// with deallocate_pointer (CCCL adaptors use these, see cccl.hpp). Throws as allocate().
     CUdeviceptr allocate_pointer(std::size_t size, CUstream stream) { return do_allocate(size, stream); }
-    // deallocate and deallocate_pointer go through do_deallocate, with whatever checks it makes
-    // (a resource wrapping another calls them from its own do_deallocate).
+    /// deallocate and deallocate_pointer go through do_deallocate, with whatever checks it makes
+    /// (a resource wrapping another calls them from its own do_deallocate).
     void deallocate_pointer(CUdeviceptr pointer, std::size_t size, CUstream stream) {
         do_deallocate(pointer, size, stream);
     }
 
-    // Whether kernels on the device / code on the host may dereference the memory.
+    /// Whether kernels on the device / code on the host may dereference the memory.
     virtual bool is_device_accessible() const noexcept = 0;
     virtual bool is_host_accessible() const noexcept = 0;
-    // Whether the memory is managed (unified) memory; false unless a resource says otherwise.
+    /// Whether the memory is managed (unified) memory; false unless a resource says otherwise.
     virtual bool is_managed() const noexcept { return false; }
-    // The device the memory belongs to (managed memory: the device whose context allocates it);
-    // -1 for memory bound to no device (pinned host memory), for which device() throws
-    // InvalidArgumentError.
+    /// The device the memory belongs to (managed memory: the device whose context allocates it);
+    /// -1 for memory bound to no device (pinned host memory), for which device() throws
+    /// InvalidArgumentError.
     virtual int device_ordinal() const noexcept = 0;
     Device device() const;
-    // What the resource is, for error messages ("memory pool of device 0").
+    /// What the resource is, for error messages ("memory pool of device 0").
     virtual std::string description() const = 0;
 
 protected:
     MemoryResource() = default;
+    /// Allocates `size` bytes ordered on `stream` (what allocate() calls). Throws DriverError.
     virtual CUdeviceptr do_allocate(std::size_t size, CUstream stream) = 0;
+    /// Frees what do_allocate() gave, ordered on `stream`. May throw (see the file's description).
     virtual void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) = 0;
-    // Frees at the owner's explicit request (Buffer::close), which vouches for the memory as it
-    // vouches for a buffer it fills or copies: nobody reset the device since it was allocated.
-    // A resource whose do_deallocate first asks the driver whether its context survived (for
-    // buffers dropped at any time, even after a reset) may skip that question here. Defaults to
-    // do_deallocate.
+    /// Frees at the owner's explicit request (Buffer::close), which vouches for the memory as it
+    /// vouches for a buffer it fills or copies: nobody reset the device since it was allocated.
+    /// A resource whose do_deallocate first asks the driver whether its context survived (for
+    /// buffers dropped at any time, even after a reset) may skip that question here. Defaults to
+    /// do_deallocate.
     virtual void do_deallocate_on_request(CUdeviceptr pointer, std::size_t size, CUstream stream) {
         do_deallocate(pointer, size, stream);
     }
@@ -100,11 +103,11 @@ protected:
 
 private:
     friend void detail::keep_for_the_process(MemoryResource& resource) noexcept;
-    // device_ordinal() and the accessibility queries packed, asked at the first allocate(): each
-    // Buffer copies them, and three virtual calls per buffer cost more than one load.
+    /// device_ordinal() and the accessibility queries packed, asked at the first allocate(): each
+    /// Buffer copies them, and three virtual calls per buffer cost more than one load.
     std::uint32_t described() const noexcept;
-    bool for_the_process_ = false;  // never destroyed: buffers need not hold it
-    mutable std::atomic<std::uint32_t> description_bits_{0};  // 0: not asked yet
+    bool for_the_process_ = false;  ///< never destroyed: buffers need not hold it
+    mutable std::atomic<std::uint32_t> description_bits_{0};  ///< 0: not asked yet
 };
 
 }  // namespace cudacore

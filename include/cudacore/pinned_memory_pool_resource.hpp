@@ -1,21 +1,22 @@
-// PinnedMemoryPoolResource: page-locked host memory from a host memory pool (cuMemPoolCreate with
-// a CU_MEM_LOCATION_TYPE_HOST or CU_MEM_LOCATION_TYPE_HOST_NUMA location), allocated and freed
-// in stream order (cuMemAllocFromPoolAsync / cuMemFreeAsync) like device pool memory. Beside the
-// classic PinnedMemoryResource (cuMemHostAlloc): allocation is cheap once the pool holds memory,
-// and the memory can be placed on one host NUMA node.
-//
-// The memory is host accessible (read it after the allocating stream reached the allocation, e.g.
-// stream.sync()) and device accessible from the devices the options list (cuMemPoolSetAccess).
-//
-// IPC: with ipc_enabled the pool is shareable with other processes (cudacore/ipc.hpp:
-// send_memory_pool / receive_pinned_memory_pool, send_buffer / receive_buffer), as cuda.core's
-// PinnedMemoryResource(ipc_enabled=True). The driver shares only pools placed on one host NUMA
-// node: without host_numa_id the device's nearest node (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) is
-// used. An imported pool (is_imported()) cannot allocate; the buffers imported through it are
-// mappings of the exporter's memory, readable by the host and by this process's device.
-//
-// Ownership: create it with std::make_shared; the pool is destroyed with the resource, which every
-// Buffer holds; it holds the primary context of its device. Thread-safe.
+/// @file
+/// PinnedMemoryPoolResource: page-locked host memory from a host memory pool (cuMemPoolCreate with
+/// a CU_MEM_LOCATION_TYPE_HOST or CU_MEM_LOCATION_TYPE_HOST_NUMA location), allocated and freed
+/// in stream order (cuMemAllocFromPoolAsync / cuMemFreeAsync) like device pool memory. Beside the
+/// classic PinnedMemoryResource (cuMemHostAlloc): allocation is cheap once the pool holds memory,
+/// and the memory can be placed on one host NUMA node.
+///
+/// The memory is host accessible (read it after the allocating stream reached the allocation, e.g.
+/// stream.sync()) and device accessible from the devices the options list (cuMemPoolSetAccess).
+///
+/// IPC: with ipc_enabled the pool is shareable with other processes (cudacore/ipc.hpp:
+/// send_memory_pool / receive_pinned_memory_pool, send_buffer / receive_buffer), as cuda.core's
+/// PinnedMemoryResource(ipc_enabled=True). The driver shares only pools placed on one host NUMA
+/// node: without host_numa_id the device's nearest node (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) is
+/// used. An imported pool (is_imported()) cannot allocate; the buffers imported through it are
+/// mappings of the exporter's memory, readable by the host and by this process's device.
+///
+/// Ownership: create it with std::make_shared; the pool is destroyed with the resource, which every
+/// Buffer holds; it holds the primary context of its device. Thread-safe.
 #pragma once
 
 #include "cudacore/memory_pool.hpp"
@@ -37,43 +38,45 @@ struct ImportedPool;
 
 class Device;
 
+/// Options of a PinnedMemoryPoolResource: NUMA node, IPC, limits.
 struct PinnedMemoryPoolOptions {
-    // Host NUMA node to place the memory on (CU_MEM_LOCATION_TYPE_HOST_NUMA); empty: any node
-    // (CU_MEM_LOCATION_TYPE_HOST).
+    /// Host NUMA node to place the memory on (CU_MEM_LOCATION_TYPE_HOST_NUMA); empty: any node
+    /// (CU_MEM_LOCATION_TYPE_HOST).
     std::optional<int> host_numa_id;
-    // Most bytes the pool may reserve (0: the driver's default).
+    /// Most bytes the pool may reserve (0: the driver's default).
     std::size_t max_size = 0;
-    // Bytes of freed memory kept reserved across synchronisations (empty: the driver's default).
+    /// Bytes of freed memory kept reserved across synchronisations (empty: the driver's default).
     std::optional<std::uint64_t> release_threshold;
-    // Devices (ordinals) given read-write access besides the resource's own device.
+    /// Devices (ordinals) given read-write access besides the resource's own device.
     std::vector<int> accessible_devices;
-    // Shareable with other processes through a POSIX file descriptor (host NUMA placement).
+    /// Shareable with other processes through a POSIX file descriptor (host NUMA placement).
     bool ipc_enabled = false;
 };
 
+/// Pinned host memory from a host memory pool, stream-ordered.
 class PinnedMemoryPoolResource final : public MemoryResource {
 public:
-    // Throws InvalidArgumentError for a negative NUMA id, an unknown device, or a device without
-    // host (NUMA) memory pools (CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED /
-    // CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED is 0, named in the message),
-    // DriverError when cuMemPoolCreate fails, NoDriverError. With ipc_enabled, also
-    // InvalidArgumentError when no host NUMA node is known (none given and the device reports -1).
+    /// Throws InvalidArgumentError for a negative NUMA id, an unknown device, or a device without
+    /// host (NUMA) memory pools (CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED /
+    /// CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED is 0, named in the message),
+    /// DriverError when cuMemPoolCreate fails, NoDriverError. With ipc_enabled, also
+    /// InvalidArgumentError when no host NUMA node is known (none given and the device reports -1).
     explicit PinnedMemoryPoolResource(const Device& device,
                                       const PinnedMemoryPoolOptions& options = {});
-    // Adopts a pool imported from another process (import_pinned_memory_pool in ipc.hpp makes it)
-    // and gives `device` access to it in this process.
+    /// Adopts a pool imported from another process (import_pinned_memory_pool in ipc.hpp makes it)
+    /// and gives `device` access to it in this process.
     PinnedMemoryPoolResource(const Device& device, const detail::ImportedPool& imported);
     ~PinnedMemoryPoolResource() override;
 
     CUmemoryPool pool() const noexcept { return pool_; }
     MemoryPool memory_pool() const;
     const PinnedMemoryPoolOptions& options() const noexcept { return options_; }
-    // IPC, as on DeviceMemoryResource: shareable (ipc_enabled, or imported), imported, and the
-    // pool's identity (random, made by the exporter; all zero when not shareable).
+    /// IPC, as on DeviceMemoryResource: shareable (ipc_enabled, or imported), imported, and the
+    /// pool's identity (random, made by the exporter; all zero when not shareable).
     bool is_ipc_enabled() const noexcept { return options_.ipc_enabled || imported_; }
     bool is_imported() const noexcept { return imported_; }
     const std::array<unsigned char, 16>& ipc_pool_id() const noexcept { return ipc_id_; }
-    // The host NUMA node the pool is placed on, when it is placed on one.
+    /// The host NUMA node the pool is placed on, when it is placed on one.
     std::optional<int> host_numa_id() const noexcept { return numa_id_; }
     const std::shared_ptr<detail::ContextBox>& context_box() const noexcept { return context_; }
 

@@ -1,11 +1,12 @@
-// PinnedMemoryResource: page-locked host memory (cuMemHostAlloc), portable to every context and
-// mapped into the device address space, so copies from it run at full DMA speed and overlap with
-// kernels, and kernels may read it directly.
-//
-// Allocation is immediate (not stream-ordered). Freeing waits for the stream it is ordered on
-// (the buffer's stream, or close(stream)'s) before cuMemFreeHost, so pending copies never read
-// freed memory. Holds the primary context of the device it allocates through. Create it with
-// std::make_shared. Thread-safe.
+/// @file
+/// PinnedMemoryResource: page-locked host memory (cuMemHostAlloc), portable to every context and
+/// mapped into the device address space, so copies from it run at full DMA speed and overlap with
+/// kernels, and kernels may read it directly.
+///
+/// Allocation is immediate (not stream-ordered). Freeing waits for the stream it is ordered on
+/// (the buffer's stream, or close(stream)'s) before cuMemFreeHost, so pending copies never read
+/// freed memory. Holds the primary context of the device it allocates through. Create it with
+/// std::make_shared. Thread-safe.
 #pragma once
 
 #include "cudacore/memory_resource.hpp"
@@ -20,20 +21,21 @@ struct ContextBox;
 
 class Device;
 
+/// Page-locked host memory (cuMemAllocHost), visible to the devices.
 class PinnedMemoryResource final : public MemoryResource {
 public:
-    // Allocates through the primary context of `device` (the memory itself is usable from all).
-    // Throws NoDriverError without a driver.
+    /// Allocates through the primary context of `device` (the memory itself is usable from all).
+    /// Throws NoDriverError without a driver.
     explicit PinnedMemoryResource(const Device& device);
-    // Device 0.
+    /// Device 0.
     PinnedMemoryResource();
     ~PinnedMemoryResource() override;
 
     bool is_device_accessible() const noexcept override { return true; }
     bool is_host_accessible() const noexcept override { return true; }
-    // -1: pinned memory is bound to no device (as cuda.core reports); it is usable from all.
+    /// -1: pinned memory is bound to no device (as cuda.core reports); it is usable from all.
     int device_ordinal() const noexcept override { return -1; }
-    // The device whose primary context allocates the memory.
+    /// The device whose primary context allocates the memory.
     int allocating_device_ordinal() const noexcept { return ordinal_; }
     std::string description() const override;
 

@@ -1,20 +1,21 @@
-// Program: CUDA C++ (through NVRTC), PTX (through nvJitLink, or the driver's linker when
-// nvJitLink is missing and a driver is present) or NVVM IR (text or bitcode, through libNVVM)
-// compiled into an ObjectCode. Needs no GPU.
-//
-// A Program is a value holding the source and options; compile() may be called many times (for
-// different targets). Different Program objects may be compiled concurrently from many threads;
-// one Program object must not be compiled from two threads at once (log() is per object).
-//
-// Handle: handle() is the compiler's handle of the last compile(): the nvrtcProgram of a C++
-// program, the nvJitLinkHandle (or driver CUlinkState) of a PTX program. The Program keeps it
-// alive after compile() returns or throws, so the compiler's own API can be called on it
-// (nvrtcGetProgramLog, nvrtcGetLoweredName, nvJitLinkGetInfoLog...); the next compile() or the
-// destruction of the last copy of the Program (copies share it) releases it. Never destroy it
-// yourself. Before the first compile() it is monostate (from_handle: the wrapped program).
-// An NVVM IR program's handle is always monostate: libNVVM's program lives only during
-// compile() (its type would put nvvm.h in this header). With PCH, when NVRTC fails because of
-// the PCH and compile() compiles again without it, the handle is the second program's.
+/// @file
+/// Program: CUDA C++ (through NVRTC), PTX (through nvJitLink, or the driver's linker when
+/// nvJitLink is missing and a driver is present) or NVVM IR (text or bitcode, through libNVVM)
+/// compiled into an ObjectCode. Needs no GPU.
+///
+/// A Program is a value holding the source and options; compile() may be called many times (for
+/// different targets). Different Program objects may be compiled concurrently from many threads;
+/// one Program object must not be compiled from two threads at once (log() is per object).
+///
+/// Handle: handle() is the compiler's handle of the last compile(): the nvrtcProgram of a C++
+/// program, the nvJitLinkHandle (or driver CUlinkState) of a PTX program. The Program keeps it
+/// alive after compile() returns or throws, so the compiler's own API can be called on it
+/// (nvrtcGetProgramLog, nvrtcGetLoweredName, nvJitLinkGetInfoLog...); the next compile() or the
+/// destruction of the last copy of the Program (copies share it) releases it. Never destroy it
+/// yourself. Before the first compile() it is monostate (from_handle: the wrapped program).
+/// An NVVM IR program's handle is always monostate: libNVVM's program lives only during
+/// compile() (its type would put nvvm.h in this header). With PCH, when NVRTC fails because of
+/// the PCH and compile() compiles again without it, the handle is the second program's.
 #pragma once
 
 #include "cudacore/object_code.hpp"
@@ -32,88 +33,91 @@
 
 namespace cudacore {
 
-// cxx: CUDA C++. ptx: PTX text. nvvm: NVVM IR, as LLVM assembly text or bitcode (libNVVM reads
-// both; ProgramOptions::extra_sources adds more modules, use_libdevice the math library).
+/// cxx: CUDA C++. ptx: PTX text. nvvm: NVVM IR, as LLVM assembly text or bitcode (libNVVM reads
+/// both; ProgramOptions::extra_sources adds more modules, use_libdevice the math library).
 enum class SourceType { cxx, ptx, nvvm };
 
-// What precompiled headers did in a Program's last compile().
+/// What precompiled headers did in a Program's last compile().
 enum class PchOutcome {
-    not_attempted,  // PCH off, a PTX program, or NVRTC chose not to make one (reason says which)
-    created,        // this compile made a PCH that later compiles may use
-    used,           // this compile used a PCH an earlier compile made
-    failed,         // PCH could not be made or read; the compile went on without it (reason)
+    not_attempted,  ///< PCH off, a PTX program, or NVRTC chose not to make one (reason says which)
+    created,        ///< this compile made a PCH that later compiles may use
+    used,           ///< this compile used a PCH an earlier compile made
+    failed,         ///< PCH could not be made or read; the compile went on without it (reason)
 };
 const char* to_string(PchOutcome outcome) noexcept;
 
+/// What precompiled headers did in a Program's last compile().
 struct PchStatus {
     PchOutcome outcome = PchOutcome::not_attempted;
-    // NVRTC's words: why it failed (status name and log lines) or why none was attempted.
+    /// NVRTC's words: why it failed (status name and log lines) or why none was attempted.
     std::string reason;
-    // The PCH file made or used, where NVRTC names it.
+    /// The PCH file made or used, where NVRTC names it.
     std::string file;
-    // Bytes of PCH heap the compile needed (created, or failed for want of heap), else 0.
+    /// Bytes of PCH heap the compile needed (created, or failed for want of heap), else 0.
     std::size_t heap_size_required = 0;
 };
 
-// No compile yet, an NVRTC program, an nvJitLink handle, or a driver link state.
+/// No compile yet, an NVRTC program, an nvJitLink handle, or a driver link state.
 using ProgramHandle = std::variant<std::monostate, nvrtcProgram, nvJitLinkHandle, CUlinkState>;
 
+/// A program to compile (CUDA C++, PTX or NVVM IR) and its options; compile() may be called many
+/// times.
 class Program {
 public:
-    // Throws InvalidArgumentError when `source` is empty or `source_type` is not one of the
-    // enumerators.
+    /// Throws InvalidArgumentError when `source` is empty or `source_type` is not one of the
+    /// enumerators.
     Program(std::string source, SourceType source_type, ProgramOptions options = {});
 
-    // Compiles to `target` (ptx, cubin or ltoir; a PTX program: cubin only; an NVVM program:
-    // ptx or ltoir from libNVVM, cubin by linking that PTX with nvJitLink; a C++ program with
-    // -dlto compiles to ltoir, not ptx, and says so). Each name expression ("scale<float>")
-    // is added before compiling, and the ObjectCode's symbol map takes it to its lowered name.
-    // C++ programs use NVRTC's automatic precompiled headers unless options.pch is false (see
-    // ProgramOptions::pch). A PCH problem never fails a compile: when NVRTC fails because of
-    // PCH (an unusable pch_dir, say), compile() compiles again without the PCH flags and
-    // pch_status() says what went wrong. When the PCH heap was too small (and pch_heap_size is
-    // unset), the heap is grown for later compiles. Automatic PCH (pch_dir unset) goes to a
-    // folder of this process's own in $TMPDIR (else /tmp), removed at exit; when that folder
-    // cannot hold a PCH (a missing or relative TMPDIR, less free space than the PCH heap, a file
-    // size limit below it) the compile runs without PCH, pch_status() says why, and a
-    // WarningKind::pch_off warning names the folder and the reason (once per process and folder).
-    // Throws CompileError (full log, program name, options) when compilation fails, LoaderError
-    // when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
+    /// Compiles to `target` (ptx, cubin or ltoir; a PTX program: cubin only; an NVVM program:
+    /// ptx or ltoir from libNVVM, cubin by linking that PTX with nvJitLink; a C++ program with
+    /// -dlto compiles to ltoir, not ptx, and says so). Each name expression ("scale<float>")
+    /// is added before compiling, and the ObjectCode's symbol map takes it to its lowered name.
+    /// C++ programs use NVRTC's automatic precompiled headers unless options.pch is false (see
+    /// ProgramOptions::pch). A PCH problem never fails a compile: when NVRTC fails because of
+    /// PCH (an unusable pch_dir, say), compile() compiles again without the PCH flags and
+    /// pch_status() says what went wrong. When the PCH heap was too small (and pch_heap_size is
+    /// unset), the heap is grown for later compiles. Automatic PCH (pch_dir unset) goes to a
+    /// folder of this process's own in $TMPDIR (else /tmp), removed at exit; when that folder
+    /// cannot hold a PCH (a missing or relative TMPDIR, less free space than the PCH heap, a file
+    /// size limit below it) the compile runs without PCH, pch_status() says why, and a
+    /// WarningKind::pch_off warning names the folder and the reason (once per process and folder).
+    /// Throws CompileError (full log, program name, options) when compilation fails, LoaderError
+    /// when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});
-    // As compile(), and sets `headers_read` to every header file the compile opened (absolute
-    // paths, sorted, each once; NVRTC's built-in headers, which have no file, left out). NVRTC
-    // reports them in its time trace (--fdevice-time-trace), written to a private temporary
-    // directory and removed; this compile uses no PCH (one read from a PCH is not listed). A PTX
-    // or NVVM IR program reads no headers: the list is empty. Throws
-    // InvalidArgumentError when options().fdevice_time_trace is set (the trace is the caller's
-    // then) and CompilerApiError when the trace cannot be written or read, besides what
-    // compile() throws.
+    /// As compile(), and sets `headers_read` to every header file the compile opened (absolute
+    /// paths, sorted, each once; NVRTC's built-in headers, which have no file, left out). NVRTC
+    /// reports them in its time trace (--fdevice-time-trace), written to a private temporary
+    /// directory and removed; this compile uses no PCH (one read from a PCH is not listed). A PTX
+    /// or NVVM IR program reads no headers: the list is empty. Throws
+    /// InvalidArgumentError when options().fdevice_time_trace is set (the trace is the caller's
+    /// then) and CompilerApiError when the trace cannot be written or read, besides what
+    /// compile() throws.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
                        std::vector<std::string>& headers_read);
 
-    // Wraps an NVRTC program the caller created (nvrtcCreateProgram), to compile it with
-    // `options` through compile() (name expressions are added to it then; NVRTC allows that only
-    // before its first compilation). source() is empty: NVRTC does not give the source back.
-    // Not owned unless `take_ownership`: then the last copy of the Program destroys it
-    // (nvrtcDestroyProgram); otherwise the caller destroys it after the Program is gone.
-    // Throws InvalidArgumentError for a null handle.
+    /// Wraps an NVRTC program the caller created (nvrtcCreateProgram), to compile it with
+    /// `options` through compile() (name expressions are added to it then; NVRTC allows that only
+    /// before its first compilation). source() is empty: NVRTC does not give the source back.
+    /// Not owned unless `take_ownership`: then the last copy of the Program destroys it
+    /// (nvrtcDestroyProgram); otherwise the caller destroys it after the Program is gone.
+    /// Throws InvalidArgumentError for a null handle.
     static Program from_handle(nvrtcProgram program, ProgramOptions options = {},
                                bool take_ownership = false);
-    // See the top of this file.
+    /// See the top of this file.
     ProgramHandle handle() const noexcept { return handle_; }
 
     const std::string& source() const noexcept { return source_; }
     SourceType source_type() const noexcept { return source_type_; }
     const ProgramOptions& options() const noexcept { return options_; }
-    // The exact flags compile(target) passes to its backend, in order: the canonical form of the
-    // options (used for cache keys). Resolves arch from the current device when unset.
+    /// The exact flags compile(target) passes to its backend, in order: the canonical form of the
+    /// options (used for cache keys). Resolves arch from the current device when unset.
     std::vector<std::string> flags(CodeType target) const;
-    // The backend compile() uses: "NVRTC", "NVVM", "nvJitLink" or "driver".
+    /// The backend compile() uses: "NVRTC", "NVVM", "nvJitLink" or "driver".
     std::string backend() const;
-    // The compiler's log (warnings) of the last compile(), success or failure.
-    // NVRTC's "creating/using precompiled header file" messages are left out (see pch_status()).
+    /// The compiler's log (warnings) of the last compile(), success or failure.
+    /// NVRTC's "creating/using precompiled header file" messages are left out (see pch_status()).
     const std::string& log() const noexcept { return log_; }
-    // What PCH did in the last compile() (not_attempted before any).
+    /// What PCH did in the last compile() (not_attempted before any).
     const PchStatus& pch_status() const noexcept { return pch_status_; }
 
 private:
@@ -123,12 +127,12 @@ private:
     SourceType source_type_;
     ProgramOptions options_;
     std::string log_;
-    // Set only while compile(..., headers_read) runs: where NVRTC writes its time trace.
+    /// Set only while compile(..., headers_read) runs: where NVRTC writes its time trace.
     std::string trace_path_;
     PchStatus pch_status_;
     ProgramHandle handle_;
-    std::shared_ptr<void> handle_owner_;  // keeps handle_ alive (null for a borrowed handle)
-    bool wraps_handle_ = false;           // made by from_handle: compile() uses handle_
+    std::shared_ptr<void> handle_owner_;  ///< keeps handle_ alive (null for a borrowed handle)
+    bool wraps_handle_ = false;           ///< made by from_handle: compile() uses handle_
 };
 
 }  // namespace cudacore

@@ -1,9 +1,10 @@
-// ProgramOptions: every NVRTC option cuda.core's ProgramOptions exposes (that NVRTC 13 accepts),
-// as a plain struct with defaults.
-//
-// Unset (std::nullopt / empty) fields pass no flag, so the compiler's own default applies. The
-// fields turn into NVRTC flags in exactly one place, nvrtc_flags(); Program::flags(target) shows
-// the result. A PTX program uses the subset that nvJitLink understands (to_linker_options()).
+/// @file
+/// ProgramOptions: every NVRTC option cuda.core's ProgramOptions exposes (that NVRTC 13 accepts),
+/// as a plain struct with defaults.
+///
+/// Unset (std::nullopt / empty) fields pass no flag, so the compiler's own default applies. The
+/// fields turn into NVRTC flags in exactly one place, nvrtc_flags(); Program::flags(target) shows
+/// the result. A PTX program uses the subset that nvJitLink understands (to_linker_options()).
 #pragma once
 
 #include "cudacore/linker_options.hpp"
@@ -15,142 +16,146 @@
 
 namespace cudacore {
 
-// An extra NVVM IR module (text or bitcode) linked with the program's own by libNVVM.
+/// An extra NVVM IR module (text or bitcode) linked with the program's own by libNVVM.
 struct NamedSource {
     std::string name;
     std::string code;
+    /// Equal when every field is.
     bool operator==(const NamedSource&) const = default;
 };
 
-// A macro for define_macro: -D<name> or -D<name>=<value>.
+/// A macro for define_macro: -D<name> or -D<name>=\<value\>.
 struct MacroDefinition {
     std::string name;
     std::optional<std::string> value;
+    /// Equal when every field is.
     bool operator==(const MacroDefinition&) const = default;
 };
 
+/// The compiler options of a Program (unset fields pass no flag).
 struct ProgramOptions {
-    // Name of the program, used in logs and error messages.
+    /// Name of the program, used in logs and error messages.
     std::string name = "default_program";
-    // Target architecture, "sm_90", "sm_90a", "compute_90" (or "90", read as "sm_90"). Unset:
-    // the current device's arch; with no driver or device the flags throw InvalidArgumentError
-    // asking to set it.
+    /// Target architecture, "sm_90", "sm_90a", "compute_90" (or "90", read as "sm_90"). Unset:
+    /// the current device's arch; with no driver or device the flags throw InvalidArgumentError
+    /// asking to set it.
     std::optional<std::string> arch;
 
-    std::optional<bool> relocatable_device_code;    // --relocatable-device-code=true|false
-    std::optional<bool> extensible_whole_program;   // --extensible-whole-program
-    std::optional<bool> debug;                      // --device-debug
-    std::optional<bool> lineinfo;                   // --generate-line-info
-    std::optional<bool> device_code_optimize;       // --dopt=on|off
-    std::vector<std::string> ptxas_options;         // --ptxas-options=<each>
-    std::optional<int> max_register_count;          // --maxrregcount=N
-    std::optional<bool> ftz;                        // --ftz=true|false
-    std::optional<bool> prec_sqrt;                  // --prec-sqrt=true|false
-    std::optional<bool> prec_div;                   // --prec-div=true|false
-    std::optional<bool> fma;                        // --fmad=true|false
-    std::optional<bool> use_fast_math;              // --use_fast_math
-    std::optional<bool> extra_device_vectorization; // --extra-device-vectorization
-    std::optional<bool> link_time_optimization;     // -dlto (implied by the ltoir target)
-    std::optional<bool> gen_opt_lto;                // --gen-opt-lto
+    std::optional<bool> relocatable_device_code;    ///< --relocatable-device-code=true|false
+    std::optional<bool> extensible_whole_program;   ///< --extensible-whole-program
+    std::optional<bool> debug;                      ///< --device-debug
+    std::optional<bool> lineinfo;                   ///< --generate-line-info
+    std::optional<bool> device_code_optimize;       ///< --dopt=on|off
+    std::vector<std::string> ptxas_options;         ///< --ptxas-options=\<each\>
+    std::optional<int> max_register_count;          ///< --maxrregcount=N
+    std::optional<bool> ftz;                        ///< --ftz=true|false
+    std::optional<bool> prec_sqrt;                  ///< --prec-sqrt=true|false
+    std::optional<bool> prec_div;                   ///< --prec-div=true|false
+    std::optional<bool> fma;                        ///< --fmad=true|false
+    std::optional<bool> use_fast_math;              ///< --use_fast_math
+    std::optional<bool> extra_device_vectorization; ///< --extra-device-vectorization
+    std::optional<bool> link_time_optimization;     ///< -dlto (implied by the ltoir target)
+    std::optional<bool> gen_opt_lto;                ///< --gen-opt-lto
 
-    std::vector<MacroDefinition> define_macro;      // -D
-    std::vector<std::string> undefine_macro;        // -U
-    std::vector<std::string> include_path;          // -I, searched before the toolkit's
-    // Put the toolkit's include dir and its CCCL headers (<cuda/std/...>, cub, thrust) on the
-    // include path: $CUDA_HOME/include (else the toolkit found at build time, else
-    // /usr/local/cuda/include) and its cccl/ subdirectory where present.
+    std::vector<MacroDefinition> define_macro;      ///< -D
+    std::vector<std::string> undefine_macro;        ///< -U
+    std::vector<std::string> include_path;          ///< -I, searched before the toolkit's
+    /// Put the toolkit's include dir and its CCCL headers (\<cuda/std/...\>, cub, thrust) on the
+    /// include path: $CUDA_HOME/include (else the toolkit found at build time, else
+    /// /usr/local/cuda/include) and its cccl/ subdirectory where present.
     bool toolkit_include_path = true;
-    std::vector<std::string> pre_include;           // --pre-include=<header>
-    std::optional<bool> no_source_include;          // --no-source-include
-    std::optional<std::string> std;                 // --std=c++17 (cuda.core: std)
-    std::optional<bool> builtin_move_forward;       // --builtin-move-forward=true|false
-    std::optional<bool> builtin_initializer_list;   // --builtin-initializer-list=true|false
-    std::optional<bool> disable_warnings;           // --disable-warnings
-    std::optional<bool> restrict;                   // --restrict
-    std::optional<bool> device_as_default_execution_space;  // --device-as-default-execution-space
-    std::optional<bool> device_int128;              // --device-int128
-    std::optional<bool> device_float128;            // --device-float128
-    std::optional<std::string> optimization_info;   // --optimization-info=<kind> ("inline")
-    std::optional<bool> no_display_error_number;    // --no-display-error-number
-    std::vector<int> diag_error;                    // --diag-error=<number>
-    std::vector<int> diag_suppress;                 // --diag-suppress=<number>
-    std::vector<int> diag_warn;                     // --diag-warn=<number>
-    std::optional<bool> brief_diagnostics;          // --brief-diagnostics=true|false
-    std::optional<std::string> time;                // --time=<csv file> ("-" for stdout)
-    std::optional<int> split_compile;               // --split-compile=N (0: all cores)
-    std::optional<bool> fdevice_syntax_only;        // --fdevice-syntax-only
-    std::optional<bool> minimal;                    // --minimal
-    // --no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose), which
-    // a compile served from NVRTC's cache would leave out of the log.
+    std::vector<std::string> pre_include;           ///< --pre-include=\<header\>
+    std::optional<bool> no_source_include;          ///< --no-source-include
+    std::optional<std::string> std;                 ///< --std=c++17 (cuda.core: std)
+    std::optional<bool> builtin_move_forward;       ///< --builtin-move-forward=true|false
+    std::optional<bool> builtin_initializer_list;   ///< --builtin-initializer-list=true|false
+    std::optional<bool> disable_warnings;           ///< --disable-warnings
+    std::optional<bool> restrict;                   ///< --restrict
+    std::optional<bool> device_as_default_execution_space;  ///< --device-as-default-execution-space
+    std::optional<bool> device_int128;              ///< --device-int128
+    std::optional<bool> device_float128;            ///< --device-float128
+    std::optional<std::string> optimization_info;   ///< --optimization-info=\<kind\> ("inline")
+    std::optional<bool> no_display_error_number;    ///< --no-display-error-number
+    std::vector<int> diag_error;                    ///< --diag-error=\<number\>
+    std::vector<int> diag_suppress;                 ///< --diag-suppress=\<number\>
+    std::vector<int> diag_warn;                     ///< --diag-warn=\<number\>
+    std::optional<bool> brief_diagnostics;          ///< --brief-diagnostics=true|false
+    std::optional<std::string> time;                ///< --time=\<csv file\> ("-" for stdout)
+    std::optional<int> split_compile;               ///< --split-compile=N (0: all cores)
+    std::optional<bool> fdevice_syntax_only;        ///< --fdevice-syntax-only
+    std::optional<bool> minimal;                    ///< --minimal
+    /// --no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose), which
+    /// a compile served from NVRTC's cache would leave out of the log.
     std::optional<bool> no_cache;
-    std::optional<std::string> fdevice_time_trace;  // --fdevice-time-trace=<json file>
-    std::optional<std::string> frandom_seed;        // --frandom-seed=<seed>
-    std::optional<std::string> ofast_compile;       // --Ofast-compile=max|mid|min|0
-    // --pch: NVRTC's automatic precompiled headers. Unset: on for C++ programs (unless create_pch
-    // or use_pch asks for explicit PCH files); false turns it off. A later program whose leading
-    // #includes and options match an earlier one's in this process reuses its headers' parse.
-    // PCH never fails a compile: see Program::pch_status().
+    std::optional<std::string> fdevice_time_trace;  ///< --fdevice-time-trace=\<json file\>
+    std::optional<std::string> frandom_seed;        ///< --frandom-seed=\<seed\>
+    std::optional<std::string> ofast_compile;       ///< --Ofast-compile=max|mid|min|0
+    /// --pch: NVRTC's automatic precompiled headers. Unset: on for C++ programs (unless create_pch
+    /// or use_pch asks for explicit PCH files); false turns it off. A later program whose leading
+    /// \#includes and options match an earlier one's in this process reuses its headers' parse.
+    /// PCH never fails a compile: see Program::pch_status().
     std::optional<bool> pch;
-    std::optional<std::string> create_pch;          // --create-pch=<file>
-    std::optional<std::string> use_pch;             // --use-pch=<file>
-    std::optional<std::string> pch_dir;             // --pch-dir=<dir>
-    // --pch-verbose=true|false. Unset with automatic PCH: false, so the log does not list every
-    // earlier PCH that did not match.
+    std::optional<std::string> create_pch;          ///< --create-pch=\<file\>
+    std::optional<std::string> use_pch;             ///< --use-pch=\<file\>
+    std::optional<std::string> pch_dir;             ///< --pch-dir=\<dir\>
+    /// --pch-verbose=true|false. Unset with automatic PCH: false, so the log does not list every
+    /// earlier PCH that did not match.
     std::optional<bool> pch_verbose;
-    std::optional<bool> pch_messages;               // --pch-messages=true|false
-    std::optional<bool> instantiate_templates_in_pch;  // --instantiate-templates-in-pch=true|false
-    // The size of NVRTC's PCH heap in bytes (nvrtcSetPCHHeapSize before compiling; not a flag).
-    // PROCESS-WIDE: the last compile that sets it wins. Unset: NVRTC's size (256 MiB in NVRTC 13),
-    // grown automatically when a compile reports it too small for a PCH.
+    std::optional<bool> pch_messages;               ///< --pch-messages=true|false
+    std::optional<bool> instantiate_templates_in_pch;  ///< --instantiate-templates-in-pch=true|false
+    /// The size of NVRTC's PCH heap in bytes (nvrtcSetPCHHeapSize before compiling; not a flag).
+    /// PROCESS-WIDE: the last compile that sets it wins. Unset: NVRTC's size (256 MiB in NVRTC 13),
+    /// grown automatically when a compile reports it too small for a PCH.
     std::optional<std::size_t> pch_heap_size;
 
-    // Passed to the backend as they are, after every flag above.
+    /// Passed to the backend as they are, after every flag above.
     std::vector<std::string> extra_flags;
 
-    // NVVM IR programs only (refused for C++ and PTX): more IR modules that libNVVM links with
-    // the program's own, in order; and libdevice (the math library, libdevice.10.bc beside
-    // libNVVM) added lazily, so only the functions the program calls are linked in.
+    /// NVVM IR programs only (refused for C++ and PTX): more IR modules that libNVVM links with
+    /// the program's own, in order; and libdevice (the math library, libdevice.10.bc beside
+    /// libNVVM) added lazily, so only the functions the program calls are linked in.
     std::vector<NamedSource> extra_sources;
     std::optional<bool> use_libdevice;
 
-    // PTX programs (and NVVM IR compiled to cubin) are assembled by nvJitLink in a worker
-    // process: see LinkerOptions::isolated. For PTX this program did not produce. Passes no flag.
+    /// PTX programs (and NVVM IR compiled to cubin) are assembled by nvJitLink in a worker
+    /// process: see LinkerOptions::isolated. For PTX this program did not produce. Passes no flag.
     bool isolated_link = false;
 
+    /// Equal when every field is.
     bool operator==(const ProgramOptions&) const = default;
 };
 
-// The arch with "sm_" added to a bare number ("90" -> "sm_90"). Throws InvalidArgumentError
-// for anything that is not sm_NN[a|f], compute_NN[a|f] or NN.
+/// The arch with "sm_" added to a bare number ("90" -> "sm_90"). Throws InvalidArgumentError
+/// for anything that is not sm_NN[a|f], compute_NN[a|f] or NN.
 std::string normalize_arch(const std::string& arch);
-// The current device's arch ("sm_90"). Throws InvalidArgumentError, saying to set arch, when
-// there is no driver or no device.
+/// The current device's arch ("sm_90"). Throws InvalidArgumentError, saying to set arch, when
+/// there is no driver or no device.
 std::string current_device_arch(const char* what_needs_it);
 
-// `options.arch` normalised, or the current device's arch when unset (see above).
+/// `options.arch` normalised, or the current device's arch when unset (see above).
 std::string resolve_arch(const ProgramOptions& options);
 
-// The NVRTC flags for `options`, in a fixed order (the one place fields become flags). `lto`
-// adds -dlto when link_time_optimization is not already set (the ltoir target needs it).
+/// The NVRTC flags for `options`, in a fixed order (the one place fields become flags). `lto`
+/// adds -dlto when link_time_optimization is not already set (the ltoir target needs it).
 std::vector<std::string> nvrtc_flags(const ProgramOptions& options, bool lto = false);
 
-// Whether compiling `options` uses NVRTC's automatic PCH (pch, or pch unset and no explicit
-// create_pch / use_pch).
+/// Whether compiling `options` uses NVRTC's automatic PCH (pch, or pch unset and no explicit
+/// create_pch / use_pch).
 bool uses_automatic_pch(const ProgramOptions& options);
 
-// The toolkit include directories added when toolkit_include_path is set (those that exist).
+/// The toolkit include directories added when toolkit_include_path is set (those that exist).
 std::vector<std::string> toolkit_include_dirs();
 
-// The libNVVM flags for an NVVM IR program, in NVVM's own spelling and a fixed order: -arch=
-// compute_NN (from arch, sm_NN read as compute_NN), -opt=0|3 (device_code_optimize), -g (debug),
-// -ftz=, -prec-sqrt=, -prec-div=, -fma= (0|1), -gen-lto (link_time_optimization, or `lto` for
-// the ltoir target), then extra_flags. Any other option set is refused with
-// InvalidArgumentError naming each field, since libNVVM has no such flag.
+/// The libNVVM flags for an NVVM IR program, in NVVM's own spelling and a fixed order: -arch=
+/// compute_NN (from arch, sm_NN read as compute_NN), -opt=0|3 (device_code_optimize), -g (debug),
+/// -ftz=, -prec-sqrt=, -prec-div=, -fma= (0|1), -gen-lto (link_time_optimization, or `lto` for
+/// the ltoir target), then extra_flags. Any other option set is refused with
+/// InvalidArgumentError naming each field, since libNVVM has no such flag.
 std::vector<std::string> nvvm_flags(const ProgramOptions& options, bool lto = false);
 
-// The LinkerOptions that compile a PTX program the way `options` asks (arch, debug, lineinfo,
-// max_register_count, ftz, prec_*, fma, ptxas_options, link_time_optimization, split_compile,
-// time, no_cache). Fields nvJitLink has no flag for are refused with InvalidArgumentError.
+/// The LinkerOptions that compile a PTX program the way `options` asks (arch, debug, lineinfo,
+/// max_register_count, ftz, prec_*, fma, ptxas_options, link_time_optimization, split_compile,
+/// time, no_cache). Fields nvJitLink has no flag for are refused with InvalidArgumentError.
 LinkerOptions to_linker_options(const ProgramOptions& options);
 
 }  // namespace cudacore

@@ -1,12 +1,13 @@
-// Streams: ordered queues of work on a device.
-//
-// Ownership: copies share one stream. A stream created by cudacore is destroyed when its last
-// holder goes (its last copy, and whatever else holds it: buffers freed on it, ...), or, for
-// this object's share, at close(); it holds its context, so the context outlives it.
-// Stream::from_handle wraps a stream the caller owns and never destroys it. Destruction never
-// throws; errors during release (driver shut down, device reset) are ignored. A Stream may be
-// used from several threads, except close(), which must not race with other uses of the same
-// object (its copies are other objects).
+/// @file
+/// Streams: ordered queues of work on a device.
+///
+/// Ownership: copies share one stream. A stream created by cudacore is destroyed when its last
+/// holder goes (its last copy, and whatever else holds it: buffers freed on it, ...), or, for
+/// this object's share, at close(); it holds its context, so the context outlives it.
+/// Stream::from_handle wraps a stream the caller owns and never destroys it. Destruction never
+/// throws; errors during release (driver shut down, device reset) are ignored. A Stream may be
+/// used from several threads, except close(), which must not race with other uses of the same
+/// object (its copies are other objects).
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -25,7 +26,7 @@ struct StreamBox;
 struct BoxAccess;
 struct HostFunctionSlot;
 
-// One enqueued host function; run (and later destroyed) by the stream machinery.
+/// One enqueued host function; run (and later destroyed) by the stream machinery.
 struct HostTask {
     virtual ~HostTask() = default;
     virtual void run() = 0;
@@ -45,26 +46,28 @@ class Device;
 class Event;
 struct EventOptions;
 class GraphBuilder;
-enum class CaptureMode : int;  // graph_builder.hpp
+enum class CaptureMode : int;  ///< graph_builder.hpp
 
+/// How a stream is created.
 struct StreamOptions {
-    // Does not synchronise with the legacy default stream.
+    /// Does not synchronise with the legacy default stream.
     bool non_blocking = true;
-    // Lower numbers are higher priority. Must lie in the device's range
-    // (cuCtxGetStreamPriorityRange, e.g. -5 .. 0): a value outside it is an InvalidArgumentError
-    // naming the range (as cuda.core raises), not clamped. Empty: default.
+    /// Lower numbers are higher priority. Must lie in the device's range
+    /// (cuCtxGetStreamPriorityRange, e.g. -5 .. 0): a value outside it is an InvalidArgumentError
+    /// naming the range (as cuda.core raises), not clamped. Empty: default.
     std::optional<int> priority;
 };
 
+/// A CUDA stream: work enqueued on it runs in order; copies share it.
 class Stream {
 public:
-    // Wraps a stream the caller owns. The wrapper never destroys it; the caller keeps the handle
-    // valid while any copy of the wrapper lives, and may destroy it once the last copy is gone,
-    // even with cudacore objects that used the stream still alive (a library whose kernels ran
-    // there, a buffer freed on it is the exception: it needs the stream at its free). When the
-    // last copy goes, cudacore records an event on the stream if releases may wait for the work
-    // it put there; from then on it never touches the handle. The context is taken from the
-    // stream (cuStreamGetCtx). Throws DriverError when the driver does not know the stream.
+    /// Wraps a stream the caller owns. The wrapper never destroys it; the caller keeps the handle
+    /// valid while any copy of the wrapper lives, and may destroy it once the last copy is gone,
+    /// even with cudacore objects that used the stream still alive (a library whose kernels ran
+    /// there, a buffer freed on it is the exception: it needs the stream at its free). When the
+    /// last copy goes, cudacore records an event on the stream if releases may wait for the work
+    /// it put there; from then on it never touches the handle. The context is taken from the
+    /// stream (cuStreamGetCtx). Throws DriverError when the driver does not know the stream.
     static Stream from_handle(CUstream stream);
 
     Stream(const Stream& other) noexcept;
@@ -80,74 +83,76 @@ public:
     int priority() const;
     bool owns_handle() const noexcept;
 
-    // Records a new event (with the given options) at this point of the stream and returns it.
+    /// Records a new event (with the given options) at this point of the stream and returns it.
     Event record(const EventOptions& options) const;
     Event record() const;
-    // Records an existing event at this point of the stream; may be done any number of times.
+    /// Records an existing event at this point of the stream; may be done any number of times.
     void record(const Event& event) const;
-    // Later work on this stream waits for the event / for all work enqueued so far on `other`.
-    // An event may be of another device, except an IPC-enabled one (InvalidArgumentError: the
-    // driver crashes on it); an event wrapped with Event::from_handle must say ipc_enabled in its
-    // options for this check to apply.
+    /// Later work on this stream waits for the event / for all work enqueued so far on `other`.
+    /// An event may be of another device, except an IPC-enabled one (InvalidArgumentError: the
+    /// driver crashes on it); an event wrapped with Event::from_handle must say ipc_enabled in its
+    /// options for this check to apply.
     void wait(const Event& event) const;
     void wait(const Stream& other) const;
     void sync() const;
-    // True when all work enqueued so far has finished.
+    /// True when all work enqueued so far has finished.
     bool is_done() const;
-    // Begins recording this stream's work into a graph (include cudacore/graph_builder.hpp;
-    // relaxed mode by default): see GraphBuilder.
+    /// Begins recording this stream's work into a graph (include cudacore/graph_builder.hpp;
+    /// relaxed mode by default): see GraphBuilder.
     GraphBuilder begin_capture() const;
     GraphBuilder begin_capture(CaptureMode mode) const;
-    // True while the stream is capturing (cuStreamIsCapturing), by cudacore or anyone else.
+    /// True while the stream is capturing (cuStreamIsCapturing), by cudacore or anyone else.
     bool is_capturing() const;
 
-    // Host callbacks (cuLaunchHostFunc): runs `function` (any callable taking no arguments) on a
-    // driver thread once the work enqueued before it is done; later work waits for it. It must
-    // not call CUDA (the driver forbids it): no cudacore calls inside. An exception it throws is
-    // caught there (the process goes on) and thrown as HostFunctionError (original() holds it)
-    // by the next call on this Stream or a copy of it: launch_host_func, sync (after waiting),
-    // is_done, record, wait, check_host_functions or a launch on it; reported once, the first
-    // one when several threw. The callable is copied/moved into the stream and destroyed on a
-    // later call from a user thread (so its captures may own cudacore objects), or when the
-    // last copy of the Stream goes. Throws DriverError when the driver refuses the enqueue.
+    /// Host callbacks (cuLaunchHostFunc): runs `function` (any callable taking no arguments) on a
+    /// driver thread once the work enqueued before it is done; later work waits for it. It must
+    /// not call CUDA (the driver forbids it): no cudacore calls inside. An exception it throws is
+    /// caught there (the process goes on) and thrown as HostFunctionError (original() holds it)
+    /// by the next call on this Stream or a copy of it: launch_host_func, sync (after waiting),
+    /// is_done, record, wait, check_host_functions or a launch on it; reported once, the first
+    /// one when several threw. The callable is copied/moved into the stream and destroyed on a
+    /// later call from a user thread (so its captures may own cudacore objects), or when the
+    /// last copy of the Stream goes. Throws DriverError when the driver refuses the enqueue.
     template <class Function>
     void launch_host_func(Function&& function) const {
         using Stored = std::decay_t<Function>;
         static_assert(std::is_invocable_v<Stored&>, "launch_host_func needs a callable f()");
         enqueue_host_task(std::make_unique<detail::HostTaskOf<Stored>>(std::forward<Function>(function)));
     }
-    // Throws the pending HostFunctionError, if any, and destroys finished host functions.
+    /// Throws the pending HostFunctionError, if any, and destroys finished host functions.
     void check_host_functions() const;
     void enqueue_host_task(std::unique_ptr<detail::HostTask> task) const;
 
-    // Closes this Stream object, as cuda.core's Stream.close() does: the object lets go of its
-    // share of the stream at once. The CUDA stream itself is destroyed when nothing holds it any
-    // more: now, when this object was its last holder; else when the last of them goes (copies
-    // of this Stream made before, Buffers whose deallocation stream it is, events and graphs
-    // that hold it). Work already queued on it still runs (cuStreamDestroy does not wait for
-    // it). Those other holders see nothing change: a copy made before close() stays open and
-    // keeps working on the same stream (no invalidation). A wrapped stream (from_handle) is
-    // never destroyed by cudacore; closing the last wrapper lets the caller destroy it, as
-    // dropping it does.
-    // Afterwards, handle() returns 0 and is_closed() true, and every other call on this object,
-    // and the cudacore calls it is given to (launch, graph launches and uploads, Buffer copies,
-    // fills, close and set_deallocation_stream, allocations, copy_batch, copies between devices,
-    // prefetches and discards, VirtualMemoryResource::grow, IPC imports, Stream::wait), throw
-    // InvalidArgumentError naming the call and the stream ("Stream::sync: stream 0x... on
-    // device 0 is closed"). cuda.core instead goes on with a null handle, which the driver takes
-    // as the legacy default stream: not followed, since work silently moving to another stream
-    // is worse than an error. Closing a closed (or moved-from) Stream does nothing. Assigning
-    // another Stream to a closed one opens it again, as that stream.
+    /// Closes this Stream object, as cuda.core's Stream.close() does: the object lets go of its
+    /// share of the stream at once. The CUDA stream itself is destroyed when nothing holds it any
+    /// more: now, when this object was its last holder; else when the last of them goes (copies
+    /// of this Stream made before, Buffers whose deallocation stream it is, events and graphs
+    /// that hold it). Work already queued on it still runs (cuStreamDestroy does not wait for
+    /// it). Those other holders see nothing change: a copy made before close() stays open and
+    /// keeps working on the same stream (no invalidation). A wrapped stream (from_handle) is
+    /// never destroyed by cudacore; closing the last wrapper lets the caller destroy it, as
+    /// dropping it does.
+    /// Afterwards, handle() returns 0 and is_closed() true, and every other call on this object,
+    /// and the cudacore calls it is given to (launch, graph launches and uploads, Buffer copies,
+    /// fills, close and set_deallocation_stream, allocations, copy_batch, copies between devices,
+    /// prefetches and discards, VirtualMemoryResource::grow, IPC imports, Stream::wait), throw
+    /// InvalidArgumentError naming the call and the stream ("Stream::sync: stream 0x... on
+    /// device 0 is closed"). cuda.core instead goes on with a null handle, which the driver takes
+    /// as the legacy default stream: not followed, since work silently moving to another stream
+    /// is worse than an error. Closing a closed (or moved-from) Stream does nothing. Assigning
+    /// another Stream to a closed one opens it again, as that stream.
     void close() noexcept;
-    // Whether close() was called on this object (not on its copies).
+    /// Whether close() was called on this object (not on its copies).
     bool is_closed() const noexcept { return closed_; }
-    // Throws InvalidArgumentError naming `operation` and the stream when this object was closed.
+    /// Throws InvalidArgumentError naming `operation` and the stream when this object was closed.
     void check_open(const char* operation) const {
         if (closed_) [[unlikely]] throw_closed(operation);
     }
 
+    /// The same object (identity.hpp says how each type compares).
     bool operator==(const Stream& other) const noexcept { return handle() == other.handle(); }
 
+    /// The shared state (cudacore's own use).
     const std::shared_ptr<detail::StreamBox>& box() const noexcept { return box_; }
 
 private:
@@ -155,9 +160,9 @@ private:
     explicit Stream(std::shared_ptr<detail::StreamBox> box) noexcept;
     [[noreturn]] void throw_closed(const char* operation) const;
     std::shared_ptr<detail::StreamBox> box_;
-    CUstream closed_handle_ = nullptr;  // what the stream was, for the messages after close()
+    CUstream closed_handle_ = nullptr;  ///< what the stream was, for the messages after close()
     int closed_ordinal_ = -1;
-    // Set for a stream the caller owns: this object counts itself among the box's wrappers.
+    /// Set for a stream the caller owns: this object counts itself among the box's wrappers.
     bool counted_ = false;
     bool closed_ = false;
 };

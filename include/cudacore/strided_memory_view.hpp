@@ -1,31 +1,32 @@
-// StridedMemoryView: a typed, strided view of memory (cuda.core's StridedMemoryView): shape,
-// strides, element type (DLPack's DLDataType), device and a read-only flag over a Buffer.
-//
-//     StridedMemoryView view = StridedMemoryView::from_buffer(
-//         buffer, {.shape = {rows, cols}, .dtype = {kDLFloat, 32, 1}});
-//     TensorMap map = view.as_tensor_map({16, 32});           // box in the view's order
-//     launch(stream, config, kernel, map, view);              // a view is passed as its data()
-//
-// Dimensions are in DLPack's (and cuda.core's) row-major order: the last one is the innermost.
-// Strides are in elements, one per dimension, always filled in (a tensor given without strides
-// gets its compact row-major ones; is_c_contiguous() says whether they are).
-//
-// Made from a Buffer with an explicit layout (cuda.core's StridedMemoryView.from_buffer), or
-// from a DLPack tensor from another library (from_dlpack: host, pinned, managed or device
-// memory; the deleter runs once the view and every copy are gone). Not offered yet: versioned
-// DLPack tensors (DLManagedTensorVersioned and its read-only flag: the DLPack headers cudacore
-// builds with, Debian's 0.6, predate them) and std::mdspan (g++ 12's library has no <mdspan>).
-//
-// Ownership: a view holds its Buffer (a shared copy), so the memory stays valid while the view
-// lives. Copies are cheap and share it. After the owner closes the Buffer (Buffer::close closes
-// every copy), the view is closed too: is_closed() is true, data() is null, and to_dlpack,
-// as_tensor_map and passing it to a kernel throw InvalidArgumentError instead of pointing at
-// freed memory. Thread-safe to read.
-//
-// Errors: InvalidArgumentError naming the problem (closed buffer, a layout beyond the buffer,
-// strides of another rank, negative extents or strides, an element type of no whole bytes, no
-// TMA element type, a non-contiguous innermost dimension for a tensor map). Needs no driver,
-// except as_tensor_map (TensorMap's errors).
+/// @file
+/// StridedMemoryView: a typed, strided view of memory (cuda.core's StridedMemoryView): shape,
+/// strides, element type (DLPack's DLDataType), device and a read-only flag over a Buffer.
+///
+///     StridedMemoryView view = StridedMemoryView::from_buffer(
+///         buffer, {.shape = {rows, cols}, .dtype = {kDLFloat, 32, 1}});
+///     TensorMap map = view.as_tensor_map({16, 32});           // box in the view's order
+///     launch(stream, config, kernel, map, view);              // a view is passed as its data()
+///
+/// Dimensions are in DLPack's (and cuda.core's) row-major order: the last one is the innermost.
+/// Strides are in elements, one per dimension, always filled in (a tensor given without strides
+/// gets its compact row-major ones; is_c_contiguous() says whether they are).
+///
+/// Made from a Buffer with an explicit layout (cuda.core's StridedMemoryView.from_buffer), or
+/// from a DLPack tensor from another library (from_dlpack: host, pinned, managed or device
+/// memory; the deleter runs once the view and every copy are gone). Not offered yet: versioned
+/// DLPack tensors (DLManagedTensorVersioned and its read-only flag: the DLPack headers cudacore
+/// builds with, Debian's 0.6, predate them) and std::mdspan (g++ 12's library has no \<mdspan\>).
+///
+/// Ownership: a view holds its Buffer (a shared copy), so the memory stays valid while the view
+/// lives. Copies are cheap and share it. After the owner closes the Buffer (Buffer::close closes
+/// every copy), the view is closed too: is_closed() is true, data() is null, and to_dlpack,
+/// as_tensor_map and passing it to a kernel throw InvalidArgumentError instead of pointing at
+/// freed memory. Thread-safe to read.
+///
+/// Errors: InvalidArgumentError naming the problem (closed buffer, a layout beyond the buffer,
+/// strides of another rank, negative extents or strides, an element type of no whole bytes, no
+/// TMA element type, a non-contiguous innermost dimension for a tensor map). Needs no driver,
+/// except as_tensor_map (TensorMap's errors).
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -42,33 +43,34 @@
 
 namespace cudacore {
 
-// What as_tensor_map takes besides the view: everything per dimension in the view's order.
+/// What as_tensor_map takes besides the view: everything per dimension in the view's order.
 struct ViewTensorMapOptions {
-    std::vector<std::uint32_t> box;              // elements per dimension of one tile
-    std::vector<std::uint32_t> element_strides;  // 1..8 per dimension; empty: all 1
-    std::optional<TensorDataType> element_type;  // empty: from the view's dtype
+    std::vector<std::uint32_t> box;              ///< elements per dimension of one tile
+    std::vector<std::uint32_t> element_strides;  ///< 1..8 per dimension; empty: all 1
+    std::optional<TensorDataType> element_type;  ///< empty: from the view's dtype
     TensorMapInterleave interleave = TensorMapInterleave::none;
     TensorMapSwizzle swizzle = TensorMapSwizzle::none;
     TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;
     TensorMapOobFill oob_fill = TensorMapOobFill::zero;
 };
 
+/// A typed, strided view of memory (a Buffer or a DLPack tensor), as cuda.core's StridedMemoryView.
 class StridedMemoryView {
 public:
-    // An empty view (closed; no dimensions).
+    /// An empty view (closed; no dimensions).
     StridedMemoryView() = default;
 
-    // A view of `buffer` with `layout` (shape, strides in elements or empty for compact
-    // row-major, dtype, byte_offset from the buffer's start). Throws InvalidArgumentError when
-    // the buffer is closed or the layout does not fit in it.
+    /// A view of `buffer` with `layout` (shape, strides in elements or empty for compact
+    /// row-major, dtype, byte_offset from the buffer's start). Throws InvalidArgumentError when
+    /// the buffer is closed or the layout does not fit in it.
     static StridedMemoryView from_buffer(const Buffer& buffer, const DLPackLayout& layout,
                                          bool read_only = false);
-    // Consumes `tensor` (from_dlpack's rules: its deleter runs once, when the view and its
-    // copies are gone; a refused tensor is not consumed). Not read-only: unversioned DLPack has
-    // no flag for it.
+    /// Consumes `tensor` (from_dlpack's rules: its deleter runs once, when the view and its
+    /// copies are gone; a refused tensor is not consumed). Not read-only: unversioned DLPack has
+    /// no flag for it.
     static StridedMemoryView from_dlpack(DLManagedTensor* tensor);
 
-    // The first element (null once closed).
+    /// The first element (null once closed).
     void* data() const noexcept {
         return is_closed() ? nullptr : static_cast<char*>(buffer_.data()) + layout_.byte_offset;
     }
@@ -79,36 +81,36 @@ public:
     std::size_t element_bytes() const noexcept {
         return (std::size_t{layout_.dtype.bits} * layout_.dtype.lanes + 7) / 8;
     }
-    // Elements in the view (the product of the shape).
+    /// Elements in the view (the product of the shape).
     std::size_t size() const noexcept;
     bool is_c_contiguous() const noexcept;
     bool is_read_only() const noexcept { return read_only_; }
-    // The memory's device, -1 for host memory or memory bound to no device.
+    /// The memory's device, -1 for host memory or memory bound to no device.
     int device_ordinal() const;
     bool is_device_accessible() const;
     bool is_host_accessible() const;
-    // DLPack's device of the memory (kDLCUDA, kDLCUDAHost, kDLCUDAManaged or kDLCPU).
+    /// DLPack's device of the memory (kDLCUDA, kDLCUDAHost, kDLCUDAManaged or kDLCPU).
     DLDevice dl_device() const;
     const Buffer& buffer() const noexcept { return buffer_; }
-    // The layout relative to buffer(): shape, strides (filled in), dtype, byte_offset.
+    /// The layout relative to buffer(): shape, strides (filled in), dtype, byte_offset.
     const DLPackLayout& layout() const noexcept { return layout_; }
     bool is_closed() const noexcept { return buffer_.is_closed(); }
 
-    // A DLPack tensor of the view for another library (to_dlpack's rules: it holds the buffer
-    // until its deleter is called). The read-only flag is not carried (unversioned DLPack).
+    /// A DLPack tensor of the view for another library (to_dlpack's rules: it holds the buffer
+    /// until its deleter is called). The read-only flag is not carried (unversioned DLPack).
     DLManagedTensor* to_dlpack() const;
 
-    // A tiled TensorMap whose shape, strides and element type come from the view (cuda.core's
-    // StridedMemoryView.as_tensor_map): dimensions reversed to the driver's innermost-first
-    // order, byte strides from the element strides. The innermost dimension must be contiguous
-    // (stride 1) and every stride positive. The map holds the view's memory. Throws
-    // InvalidArgumentError (also TensorMap::tiled's checks), DriverError, NoDriverError.
+    /// A tiled TensorMap whose shape, strides and element type come from the view (cuda.core's
+    /// StridedMemoryView.as_tensor_map): dimensions reversed to the driver's innermost-first
+    /// order, byte strides from the element strides. The innermost dimension must be contiguous
+    /// (stride 1) and every stride positive. The map holds the view's memory. Throws
+    /// InvalidArgumentError (also TensorMap::tiled's checks), DriverError, NoDriverError.
     TensorMap as_tensor_map(const ViewTensorMapOptions& options) const;
     TensorMap as_tensor_map(std::vector<std::uint32_t> box) const {
         return as_tensor_map(ViewTensorMapOptions{.box = std::move(box)});
     }
 
-    // data(), or InvalidArgumentError naming `operation` when closed.
+    /// data(), or InvalidArgumentError naming `operation` when closed.
     void* checked_data(const char* operation) const;
 
 private:
@@ -117,11 +119,11 @@ private:
     bool read_only_ = false;
 };
 
-// The TensorDataType of a DLPack element type (uint8/16/32/64, int32/64, float16/32/64,
-// bfloat16), or empty when TMA has none.
+/// The TensorDataType of a DLPack element type (uint8/16/32/64, int32/64, float16/32/64,
+/// bfloat16), or empty when TMA has none.
 std::optional<TensorDataType> tensor_data_type(const DLDataType& dtype) noexcept;
 
-// launch() passes a view as its data pointer (throws InvalidArgumentError when closed).
+/// launch() passes a view as its data pointer (throws InvalidArgumentError when closed).
 template <class T>
     requires std::is_same_v<T, StridedMemoryView>
 struct KernelArgument<T> {

@@ -1,10 +1,11 @@
-// SynchronousMemoryResource: device memory from cuMemAlloc / cuMemFree, for devices without
-// stream-ordered memory pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0), where
-// Device::allocate falls back to it.
-//
-// Allocation is immediate (not stream-ordered); freeing waits for the stream it is ordered on
-// (the buffer's, or close(stream)'s), then calls cuMemFree. Holds the primary context of its
-// device. Create it with std::make_shared. Thread-safe.
+/// @file
+/// SynchronousMemoryResource: device memory from cuMemAlloc / cuMemFree, for devices without
+/// stream-ordered memory pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0), where
+/// Device::allocate falls back to it.
+///
+/// Allocation is immediate (not stream-ordered); freeing waits for the stream it is ordered on
+/// (the buffer's, or close(stream)'s), then calls cuMemFree. Holds the primary context of its
+/// device. Create it with std::make_shared. Thread-safe.
 #pragma once
 
 #include "cudacore/memory_resource.hpp"
@@ -19,9 +20,10 @@ struct ContextBox;
 
 class Device;
 
+/// Device memory from cuMemAlloc / cuMemFree, for devices without memory pools.
 class SynchronousMemoryResource final : public MemoryResource {
 public:
-    // Throws NoDriverError without a driver.
+    /// Throws NoDriverError without a driver.
     explicit SynchronousMemoryResource(const Device& device);
     ~SynchronousMemoryResource() override;
 
@@ -29,6 +31,7 @@ public:
     bool is_host_accessible() const noexcept override { return false; }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
+    /// The shared state (cudacore's own use).
     const std::shared_ptr<detail::ContextBox>& context_box() const noexcept { return context_; }
 
 protected:

@@ -1,4 +1,5 @@
-// Process-wide facts about the CUDA driver and devices.
+/// @file
+/// Process-wide facts about the CUDA driver and devices.
 #pragma once
 
 #include <compare>
@@ -11,38 +12,40 @@ class Device;
 
 namespace system {
 
-// Whether a usable CUDA driver is present. Never throws; loads the driver on first call.
+/// Whether a usable CUDA driver is present. Never throws; loads the driver on first call.
 bool driver_available() noexcept;
 
-// The driver's CUDA version as an integer (13000 for 13.0). Throws NoDriverError without one.
+/// The driver's CUDA version as an integer (13000 for 13.0). Throws NoDriverError without one.
 int driver_version();
 
-// The path the driver was opened from. Throws NoDriverError without one.
+/// The path the driver was opened from. Throws NoDriverError without one.
 std::string driver_path();
 
-// Number of CUDA devices (asked of the driver once per process: it does not change). Throws
-// NoDriverError when no driver is present.
+/// Number of CUDA devices (asked of the driver once per process: it does not change). Throws
+/// NoDriverError when no driver is present.
 int device_count();
 
-// Every device, by ordinal. Throws NoDriverError when no driver is present.
+/// Every device, by ordinal. Throws NoDriverError when no driver is present.
 std::vector<Device> devices();
 
-// The CUDA version of the headers cudacore was built with.
+/// The CUDA version of the headers cudacore was built with.
 int built_cuda_version() noexcept;
 
-// A compiler library's version, as it reports it.
+/// A compiler library's version, as it reports it.
 struct LibraryVersion {
     int major = 0;
     int minor = 0;
+    /// Equal when every field is.
     bool operator==(const LibraryVersion&) const = default;
+    /// Ordered field by field.
     auto operator<=>(const LibraryVersion&) const = default;
 };
 
-// The version of the NVRTC cudacore opened (nvrtcVersion), loading it on first call. Needs no
-// GPU. Throws LoaderError (what was searched, CUDACORE_NVRTC_PATH) when NVRTC cannot be loaded.
+/// The version of the NVRTC cudacore opened (nvrtcVersion), loading it on first call. Needs no
+/// GPU. Throws LoaderError (what was searched, CUDACORE_NVRTC_PATH) when NVRTC cannot be loaded.
 LibraryVersion nvrtc_version();
-// The version of the nvJitLink cudacore opened (nvJitLinkVersion), loading it on first call.
-// Needs no GPU. Throws LoaderError (CUDACORE_NVJITLINK_PATH) when it cannot be loaded.
+/// The version of the nvJitLink cudacore opened (nvJitLinkVersion), loading it on first call.
+/// Needs no GPU. Throws LoaderError (CUDACORE_NVJITLINK_PATH) when it cannot be loaded.
 LibraryVersion nvjitlink_version();
 
 }  // namespace system

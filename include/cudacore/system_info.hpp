@@ -1,13 +1,14 @@
-// System information through NVML (libnvidia-ml.so.1, installed with the driver): the driver
-// version and, per GPU, its UUID, PCI bus id, memory use, utilisation, temperature, power and
-// clocks. NVML is opened at run time on first use; when it is absent, every call here throws
-// LoaderError (NvmlError when NVML loads but fails), and nothing else in cudacore is affected.
-// nvml_available() asks without throwing.
-//
-// SystemDevice is a small value (NVML's device handle, valid for the life of the process);
-// every reading is taken anew when asked for. Device::system_device() finds a CUDA device's
-// SystemDevice by UUID. Readings the GPU does not support throw NvmlError
-// (NVML_ERROR_NOT_SUPPORTED); thread-safe.
+/// @file
+/// System information through NVML (libnvidia-ml.so.1, installed with the driver): the driver
+/// version and, per GPU, its UUID, PCI bus id, memory use, utilisation, temperature, power and
+/// clocks. NVML is opened at run time on first use; when it is absent, every call here throws
+/// LoaderError (NvmlError when NVML loads but fails), and nothing else in cudacore is affected.
+/// nvml_available() asks without throwing.
+///
+/// SystemDevice is a small value (NVML's device handle, valid for the life of the process);
+/// every reading is taken anew when asked for. Device::system_device() finds a CUDA device's
+/// SystemDevice by UUID. Readings the GPU does not support throw NvmlError
+/// (NVML_ERROR_NOT_SUPPORTED); thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -17,20 +18,23 @@
 namespace cudacore::system {
 
 bool nvml_available() noexcept;
-// The driver version as NVML reports it ("580.159.04").
+/// The driver version as NVML reports it ("580.159.04").
 std::string nvml_driver_version();
 
+/// A device's memory use, from NVML.
 struct MemoryUsage {
     std::uint64_t total_bytes = 0;
     std::uint64_t used_bytes = 0;
     std::uint64_t free_bytes = 0;
 };
 
+/// A device's utilisation, from NVML.
 struct Utilization {
-    unsigned gpu_percent = 0;     // time a kernel ran over the last sample period
-    unsigned memory_percent = 0;  // time device memory was read or written
+    unsigned gpu_percent = 0;     ///< time a kernel ran over the last sample period
+    unsigned memory_percent = 0;  ///< time device memory was read or written
 };
 
+/// A device's current clocks, from NVML.
 struct Clocks {
     unsigned sm_mhz = 0;
     unsigned memory_mhz = 0;
@@ -39,27 +43,28 @@ struct Clocks {
     unsigned max_memory_mhz = 0;
 };
 
+/// A device as NVML sees it: name, temperature, power, utilisation, memory.
 class SystemDevice {
 public:
-    // NVML's device count (all GPUs, whatever CUDA_VISIBLE_DEVICES says).
+    /// NVML's device count (all GPUs, whatever CUDA_VISIBLE_DEVICES says).
     static unsigned count();
-    // Throws InvalidArgumentError when index >= count().
+    /// Throws InvalidArgumentError when index >= count().
     static SystemDevice at(unsigned index);
-    // By "GPU-xxxxxxxx-..." UUID; throws NvmlError (NVML_ERROR_NOT_FOUND) when none has it.
+    /// By "GPU-xxxxxxxx-..." UUID; throws NvmlError (NVML_ERROR_NOT_FOUND) when none has it.
     static SystemDevice with_uuid(const std::string& uuid);
     static std::vector<SystemDevice> all();
 
     std::string name() const;
-    std::string uuid() const;        // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
-    std::string pci_bus_id() const;  // "00000000:18:00.0" (NVML's form: 8-digit domain)
+    std::string uuid() const;        ///< "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+    std::string pci_bus_id() const;  ///< "00000000:18:00.0" (NVML's form: 8-digit domain)
     MemoryUsage memory() const;
     Utilization utilization() const;
-    int temperature_celsius() const;  // GPU die
-    double power_watts() const;        // current draw
-    double power_limit_watts() const;  // enforced limit
+    int temperature_celsius() const;  ///< GPU die
+    double power_watts() const;        ///< current draw
+    double power_limit_watts() const;  ///< enforced limit
     Clocks clocks() const;
 
-    // NVML's nvmlDevice_t.
+    /// NVML's nvmlDevice_t.
     void* handle() const noexcept { return handle_; }
     bool operator==(const SystemDevice& other) const noexcept { return handle_ == other.handle_; }
 

@@ -1,30 +1,31 @@
-// TensorMap: a CUtensorMap descriptor for Hopper's bulk tensor copies (TMA), made from a Buffer.
-//
-//     TensorMap map = TensorMap::tiled(buffer, {.element_type = TensorDataType::float32,
-//                                               .shape = {cols, rows},      // innermost first
-//                                               .box = {32, 16}});          // the tile
-//     launch(stream, config, kernel, map, out);  // kernel(const __grid_constant__ CUtensorMap m, ...)
-//
-// Dimensions are listed innermost (contiguous) first, as the driver wants them. `strides` are the
-// byte distances between consecutive indices of dimensions 1..rank-1 (rank - 1 values); empty
-// means densely packed. A rank-1 map has no strides (cuda.core's tma_tensor_map example: 1024
-// floats, box 128); the driver still gets a valid stride array, since it refuses a null one.
-// Every rule of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col that can be checked on the host
-// is checked BEFORE the driver is called, and a violation throws
-// InvalidArgumentError naming the field (TensorMapOptions::box[1], ...) and the value: address
-// aligned to 16 bytes (32 with 32-byte interleave), rank 1..5 (3..5 for im2col or interleave),
-// shape 1..2^32, strides multiples of 16 (32), below 2^40, increasing and not overlapping, the
-// tensor inside the buffer, box 1..256 with inner box bytes a multiple of 16 and within the
-// swizzle span, element strides 1..8, interleave/swizzle combinations, NaN fill only for floating
-// point types. The driver may still refuse (DriverError naming the call); no driver:
-// NoDriverError.
-//
-// As a kernel argument a TensorMap is passed as its 128-byte CUtensorMap by value; declare the
-// parameter `const __grid_constant__ CUtensorMap` (or TypedKernel<void(CUtensorMap, ...)>).
-//
-// Ownership: a TensorMap holds its Buffer (a shared copy), so the memory outlives the map.
-// Kernels still running after the map is dropped read memory the caller keeps valid, as with any
-// launch argument. Copies are cheap values (descriptor + shared buffer); thread-safe to read.
+/// @file
+/// TensorMap: a CUtensorMap descriptor for Hopper's bulk tensor copies (TMA), made from a Buffer.
+///
+///     TensorMap map = TensorMap::tiled(buffer, {.element_type = TensorDataType::float32,
+///                                               .shape = {cols, rows},      // innermost first
+///                                               .box = {32, 16}});          // the tile
+///     launch(stream, config, kernel, map, out);  // kernel(const __grid_constant__ CUtensorMap m, ...)
+///
+/// Dimensions are listed innermost (contiguous) first, as the driver wants them. `strides` are the
+/// byte distances between consecutive indices of dimensions 1..rank-1 (rank - 1 values); empty
+/// means densely packed. A rank-1 map has no strides (cuda.core's tma_tensor_map example: 1024
+/// floats, box 128); the driver still gets a valid stride array, since it refuses a null one.
+/// Every rule of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col that can be checked on the host
+/// is checked BEFORE the driver is called, and a violation throws
+/// InvalidArgumentError naming the field (TensorMapOptions::box[1], ...) and the value: address
+/// aligned to 16 bytes (32 with 32-byte interleave), rank 1..5 (3..5 for im2col or interleave),
+/// shape 1..2^32, strides multiples of 16 (32), below 2^40, increasing and not overlapping, the
+/// tensor inside the buffer, box 1..256 with inner box bytes a multiple of 16 and within the
+/// swizzle span, element strides 1..8, interleave/swizzle combinations, NaN fill only for floating
+/// point types. The driver may still refuse (DriverError naming the call); no driver:
+/// NoDriverError.
+///
+/// As a kernel argument a TensorMap is passed as its 128-byte CUtensorMap by value; declare the
+/// parameter `const __grid_constant__ CUtensorMap` (or TypedKernel<void(CUtensorMap, ...)>).
+///
+/// Ownership: a TensorMap holds its Buffer (a shared copy), so the memory outlives the map.
+/// Kernels still running after the map is dropped read memory the caller keeps valid, as with any
+/// launch argument. Copies are cheap values (descriptor + shared buffer); thread-safe to read.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -38,7 +39,7 @@
 
 namespace cudacore {
 
-// The element types of CUtensorMapDataType (the packed 4- and 6-bit types are not offered).
+/// The element types of CUtensorMapDataType (the packed 4- and 6-bit types are not offered).
 enum class TensorDataType {
     uint8,
     uint16,
@@ -54,40 +55,40 @@ enum class TensorDataType {
     tfloat32,
     tfloat32_ftz,
 };
-std::size_t element_size(TensorDataType type);  // throws InvalidArgumentError for a bad value
+std::size_t element_size(TensorDataType type);  ///< throws InvalidArgumentError for a bad value
 std::string to_string(TensorDataType type);
 
 enum class TensorMapInterleave { none, bytes16, bytes32 };
-// Shared memory bank swizzle: 16-byte chunks swizzled within a 32, 64 or 128-byte span.
+/// Shared memory bank swizzle: 16-byte chunks swizzled within a 32, 64 or 128-byte span.
 enum class TensorMapSwizzle { none, bytes32, bytes64, bytes128 };
 enum class TensorMapL2Promotion { none, bytes64, bytes128, bytes256 };
-// Out-of-bound elements read as zero, or (floating point only) as a NaN that FMA treats as zero.
+/// Out-of-bound elements read as zero, or (floating point only) as a NaN that FMA treats as zero.
 enum class TensorMapOobFill { zero, nan_request_zero_fma };
 
-// A tiled map (cuTensorMapEncodeTiled): copies box-shaped tiles.
+/// A tiled map (cuTensorMapEncodeTiled): copies box-shaped tiles.
 struct TensorMapOptions {
     TensorDataType element_type = TensorDataType::float32;
-    std::vector<std::uint64_t> shape;            // elements per dimension, innermost first
-    std::vector<std::uint64_t> strides;          // bytes, dimensions 1..rank-1; empty: packed
-    std::vector<std::uint32_t> box;              // elements per dimension of one tile
-    std::vector<std::uint32_t> element_strides;  // per dimension, 1..8; empty: all 1
+    std::vector<std::uint64_t> shape;            ///< elements per dimension, innermost first
+    std::vector<std::uint64_t> strides;          ///< bytes, dimensions 1..rank-1; empty: packed
+    std::vector<std::uint32_t> box;              ///< elements per dimension of one tile
+    std::vector<std::uint32_t> element_strides;  ///< per dimension, 1..8; empty: all 1
     TensorMapInterleave interleave = TensorMapInterleave::none;
     TensorMapSwizzle swizzle = TensorMapSwizzle::none;
     TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;
     TensorMapOobFill oob_fill = TensorMapOobFill::zero;
 };
 
-// An im2col map (cuTensorMapEncodeIm2col) over an NHWC-like tensor of rank 3..5 (C innermost).
+/// An im2col map (cuTensorMapEncodeIm2col) over an NHWC-like tensor of rank 3..5 (C innermost).
 struct TensorMapIm2colOptions {
     TensorDataType element_type = TensorDataType::float16;
-    std::vector<std::uint64_t> shape;    // {C, W, H, D, N} order, innermost first
-    std::vector<std::uint64_t> strides;  // as in TensorMapOptions
-    // Offsets of the bounding box from the lower and upper corners, one per spatial dimension
-    // (rank - 2 values): within [-32768, 32767] for rank 3, [-128, 127] for 4, [-16, 15] for 5.
+    std::vector<std::uint64_t> shape;    ///< {C, W, H, D, N} order, innermost first
+    std::vector<std::uint64_t> strides;  ///< as in TensorMapOptions
+    /// Offsets of the bounding box from the lower and upper corners, one per spatial dimension
+    /// (rank - 2 values): within [-32768, 32767] for rank 3, [-128, 127] for 4, [-16, 15] for 5.
     std::vector<int> lower_corner;
     std::vector<int> upper_corner;
-    std::uint32_t channels_per_pixel = 0;  // 1..256
-    std::uint32_t pixels_per_column = 0;   // 1..1024
+    std::uint32_t channels_per_pixel = 0;  ///< 1..256
+    std::uint32_t pixels_per_column = 0;   ///< 1..1024
     std::vector<std::uint32_t> element_strides;
     TensorMapInterleave interleave = TensorMapInterleave::none;
     TensorMapSwizzle swizzle = TensorMapSwizzle::none;
@@ -95,50 +96,51 @@ struct TensorMapIm2colOptions {
     TensorMapOobFill oob_fill = TensorMapOobFill::zero;
 };
 
+/// A CUtensorMap for bulk tensor copies (TMA), holding the Buffer it describes.
 class TensorMap {
 public:
-    // Throws InvalidArgumentError (see above; also for a closed or not device-accessible
-    // buffer), DriverError, NoDriverError.
+    /// Throws InvalidArgumentError (see above; also for a closed or not device-accessible
+    /// buffer), DriverError, NoDriverError.
     static TensorMap tiled(const Buffer& buffer, const TensorMapOptions& options);
     static TensorMap im2col(const Buffer& buffer, const TensorMapIm2colOptions& options);
 
-    // Points the map at `buffer` instead (cuTensorMapReplaceAddress), keeping its shape,
-    // strides, box and options: cuda.core's TensorMapDescriptor.replace_address, for a sequence
-    // of tensors of one layout (double buffering) without encoding a map for each.
-    // Checked before the driver is called, as the encode checks its buffer: open,
-    // device-accessible, aligned to 16 bytes (32 with interleave bytes32), on the device of the
-    // map's current buffer (memory bound to no device, such as pinned host memory, fits any),
-    // and at least as large as the tensor the map spans (cuda.core does not check the size; a
-    // smaller buffer would let the copy engine read past it). A violation throws
-    // InvalidArgumentError naming both buffers; the driver's refusal, DriverError naming
-    // cuTensorMapReplaceAddress; no driver, NoDriverError.
-    // On success the map holds `buffer` (and drops its shared copy of the old one); on any
-    // failure it is unchanged, still pointing at and holding the old buffer (as cuda.core drops
-    // the old tensor only after the driver call succeeded). Only this object changes: copies of
-    // the map, and launches already made with it (they took the descriptor by value), keep the
-    // old address. Not thread-safe against other uses of this same object.
+    /// Points the map at `buffer` instead (cuTensorMapReplaceAddress), keeping its shape,
+    /// strides, box and options: cuda.core's TensorMapDescriptor.replace_address, for a sequence
+    /// of tensors of one layout (double buffering) without encoding a map for each.
+    /// Checked before the driver is called, as the encode checks its buffer: open,
+    /// device-accessible, aligned to 16 bytes (32 with interleave bytes32), on the device of the
+    /// map's current buffer (memory bound to no device, such as pinned host memory, fits any),
+    /// and at least as large as the tensor the map spans (cuda.core does not check the size; a
+    /// smaller buffer would let the copy engine read past it). A violation throws
+    /// InvalidArgumentError naming both buffers; the driver's refusal, DriverError naming
+    /// cuTensorMapReplaceAddress; no driver, NoDriverError.
+    /// On success the map holds `buffer` (and drops its shared copy of the old one); on any
+    /// failure it is unchanged, still pointing at and holding the old buffer (as cuda.core drops
+    /// the old tensor only after the driver call succeeded). Only this object changes: copies of
+    /// the map, and launches already made with it (they took the descriptor by value), keep the
+    /// old address. Not thread-safe against other uses of this same object.
     void replace_address(const Buffer& buffer);
 
     const CUtensorMap& descriptor() const noexcept { return descriptor_; }
     const Buffer& buffer() const noexcept { return buffer_; }
     std::uint32_t rank() const noexcept { return rank_; }
     TensorDataType element_type() const noexcept { return element_type_; }
-    // Bytes from the first element of the tensor to the end of its last: the least a buffer
-    // given to replace_address must hold.
+    /// Bytes from the first element of the tensor to the end of its last: the least a buffer
+    /// given to replace_address must hold.
     std::uint64_t span_bytes() const noexcept { return span_bytes_; }
 
 private:
     TensorMap() = default;
-    CUtensorMap descriptor_{};  // 128-byte aligned, as the driver and the kernel want it
+    CUtensorMap descriptor_{};  ///< 128-byte aligned, as the driver and the kernel want it
     Buffer buffer_;
     std::uint32_t rank_ = 0;
     TensorDataType element_type_ = TensorDataType::float32;
     std::uint64_t span_bytes_ = 0;
-    unsigned alignment_ = 16;  // the address alignment the encode required
-    int device_ordinal_ = -1;  // the tensor's device; -1: memory bound to no device
+    unsigned alignment_ = 16;  ///< the address alignment the encode required
+    int device_ordinal_ = -1;  ///< the tensor's device; -1: memory bound to no device
 };
 
-// launch() passes a TensorMap as its CUtensorMap (a reference: no copy on the launch path).
+/// launch() passes a TensorMap as its CUtensorMap (a reference: no copy on the launch path).
 template <class T>
     requires std::is_same_v<T, TensorMap>
 struct KernelArgument<T> {

@@ -1,6 +1,6 @@
 #pragma once
 
 namespace cudacore {
-// The library's version, "MAJOR.MINOR.PATCH".
+/// The library's version, "MAJOR.MINOR.PATCH".
 const char* version() noexcept;
 }  // namespace cudacore

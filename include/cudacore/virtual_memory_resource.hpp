@@ -1,20 +1,21 @@
-// VirtualMemoryResource: device memory built from the virtual memory management calls: an address
-// range reserved (cuMemAddressReserve), physical memory created (cuMemCreate) and mapped there
-// (cuMemMap) with access granted per device (cuMemSetAccess). Its point is grow(): an allocation
-// can be made larger keeping its contents, in place when the address range right after it is free,
-// otherwise by mapping the same physical memory at a new, larger range (no copy either way).
-//
-// Sizes are rounded up to the allocation granularity (cuMemGetAllocationGranularity, minimum or
-// recommended as the options say). Allocation is immediate, not stream-ordered; freeing waits for
-// the stream it is ordered on, then unmaps, releases the physical memory and frees the address
-// range, in that order. Release errors at exit are ignored silently (like every Buffer).
-//
-// Ownership: create it with std::make_shared; every Buffer holds it, and it holds the primary
-// context of its device. Thread-safe (allocations are tracked under a lock).
-//
-// Errors: options the device cannot honour throw InvalidArgumentError at construction, naming the
-// option and the device attribute that refuses it (virtual memory management, GPUDirect RDMA, a
-// handle type); driver failures throw DriverError naming the call and the sizes.
+/// @file
+/// VirtualMemoryResource: device memory built from the virtual memory management calls: an address
+/// range reserved (cuMemAddressReserve), physical memory created (cuMemCreate) and mapped there
+/// (cuMemMap) with access granted per device (cuMemSetAccess). Its point is grow(): an allocation
+/// can be made larger keeping its contents, in place when the address range right after it is free,
+/// otherwise by mapping the same physical memory at a new, larger range (no copy either way).
+///
+/// Sizes are rounded up to the allocation granularity (cuMemGetAllocationGranularity, minimum or
+/// recommended as the options say). Allocation is immediate, not stream-ordered; freeing waits for
+/// the stream it is ordered on, then unmaps, releases the physical memory and frees the address
+/// range, in that order. Release errors at exit are ignored silently (like every Buffer).
+///
+/// Ownership: create it with std::make_shared; every Buffer holds it, and it holds the primary
+/// context of its device. Thread-safe (allocations are tracked under a lock).
+///
+/// Errors: options the device cannot honour throw InvalidArgumentError at construction, naming the
+/// option and the device attribute that refuses it (virtual memory management, GPUDirect RDMA, a
+/// handle type); driver failures throw DriverError naming the call and the sizes.
 #pragma once
 
 #include "cudacore/memory_resource.hpp"
@@ -38,61 +39,64 @@ class Stream;
 
 enum class MemoryAccess { none, read, read_write };
 
+/// A device given access to a VirtualMemoryResource's memory, and how.
 struct PeerMemoryAccess {
-    int device = 0;  // ordinal
+    int device = 0;  ///< ordinal
     MemoryAccess access = MemoryAccess::read_write;
 };
 
-// The kind of physical memory cuMemCreate makes (CUmemAllocationType), as cuda.core's
-// VirtualMemoryResourceOptions.allocation_type: pinned device memory, or managed memory (which
-// the driver may migrate; not every driver and device allows it through cuMemCreate).
+/// The kind of physical memory cuMemCreate makes (CUmemAllocationType), as cuda.core's
+/// VirtualMemoryResourceOptions.allocation_type: pinned device memory, or managed memory (which
+/// the driver may migrate; not every driver and device allows it through cuMemCreate).
 enum class VirtualMemoryAllocationType { pinned, managed };
 
+/// Options of a VirtualMemoryResource: location, handle types, peers, granularity.
 struct VirtualMemoryResourceOptions {
-    // pinned (the default) or managed. Managed needs a device with managed memory
-    // (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, else InvalidArgumentError at construction naming it);
-    // where the driver still refuses managed physical memory, construction (its granularity
-    // query) or allocate (cuMemCreate) throws DriverError naming the call and "managed virtual
-    // memory of device N" (cuda.core's vmm_memory_example expects this failure on some
-    // systems). Buffers of a managed resource report is_managed(); access is granted to the
-    // devices only, as for pinned memory (is_host_accessible() stays false).
+    /// pinned (the default) or managed. Managed needs a device with managed memory
+    /// (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, else InvalidArgumentError at construction naming it);
+    /// where the driver still refuses managed physical memory, construction (its granularity
+    /// query) or allocate (cuMemCreate) throws DriverError naming the call and "managed virtual
+    /// memory of device N" (cuda.core's vmm_memory_example expects this failure on some
+    /// systems). Buffers of a managed resource report is_managed(); access is granted to the
+    /// devices only, as for pinned memory (is_host_accessible() stays false).
     VirtualMemoryAllocationType allocation_type = VirtualMemoryAllocationType::pinned;
-    // Handle types the physical memory may be exported as (CUmemAllocationHandleType bits, e.g.
-    // CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR); each must be supported by the device.
+    /// Handle types the physical memory may be exported as (CUmemAllocationHandleType bits, e.g.
+    /// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR); each must be supported by the device.
     unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;
-    // Memory usable by GPUDirect RDMA (needs CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED).
+    /// Memory usable by GPUDirect RDMA (needs CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED).
     bool gpu_direct_rdma = false;
-    // Round sizes to the recommended granularity (fewer, larger pages) or the minimum one.
+    /// Round sizes to the recommended granularity (fewer, larger pages) or the minimum one.
     bool recommended_granularity = true;
-    // Access of the device that owns the memory (read or read_write; none is refused).
+    /// Access of the device that owns the memory (read or read_write; none is refused).
     MemoryAccess owner_access = MemoryAccess::read_write;
-    // Other devices granted access (peer access must be possible: cuDeviceCanAccessPeer).
+    /// Other devices granted access (peer access must be possible: cuDeviceCanAccessPeer).
     std::vector<PeerMemoryAccess> peer_access;
-    // Alignment of the reserved address ranges; 0 means the granularity. A power of two.
+    /// Alignment of the reserved address ranges; 0 means the granularity. A power of two.
     std::size_t address_alignment = 0;
 };
 
+/// Device memory mapped through the virtual memory API, which can grow keeping its contents.
 class VirtualMemoryResource final : public MemoryResource {
 public:
-    // Throws InvalidArgumentError for options the device refuses (see above), NoDriverError.
+    /// Throws InvalidArgumentError for options the device refuses (see above), NoDriverError.
     explicit VirtualMemoryResource(const Device& device,
                                    const VirtualMemoryResourceOptions& options = {});
     ~VirtualMemoryResource() override;
 
     const VirtualMemoryResourceOptions& options() const noexcept { return options_; }
-    // Bytes every size is rounded up to.
+    /// Bytes every size is rounded up to.
     std::size_t granularity() const noexcept { return granularity_; }
 
-    // Makes `buffer` (allocated by this resource) `new_size` bytes large, keeping its contents,
-    // and returns the grown buffer; `buffer` and its copies are closed (the memory now belongs to
-    // the result). When the address range after the buffer is free the address stays the same;
-    // otherwise the physical memory is mapped at a new range, after waiting for `stream` (work on
-    // it may still use the old addresses). A new_size within the mapped size maps nothing new.
-    // Throws InvalidArgumentError for a closed buffer, one from another resource, or a smaller
-    // size; DriverError when the driver refuses (the buffer is then unchanged).
+    /// Makes `buffer` (allocated by this resource) `new_size` bytes large, keeping its contents,
+    /// and returns the grown buffer; `buffer` and its copies are closed (the memory now belongs to
+    /// the result). When the address range after the buffer is free the address stays the same;
+    /// otherwise the physical memory is mapped at a new range, after waiting for `stream` (work on
+    /// it may still use the old addresses). A new_size within the mapped size maps nothing new.
+    /// Throws InvalidArgumentError for a closed buffer, one from another resource, or a smaller
+    /// size; DriverError when the driver refuses (the buffer is then unchanged).
     Buffer grow(Buffer& buffer, std::size_t new_size, const Stream& stream);
 
-    // How many grow() calls kept the address / moved it (for tests and benchmarks).
+    /// How many grow() calls kept the address / moved it (for tests and benchmarks).
     std::size_t grown_in_place() const noexcept;
     std::size_t grown_by_remapping() const noexcept;
 
@@ -119,8 +123,8 @@ private:
         std::size_t size = 0;
     };
     struct Allocation {
-        std::vector<Range> reserved;  // contiguous, in address order
-        std::vector<Piece> pieces;    // mapped from the allocation's start, in order
+        std::vector<Range> reserved;  ///< contiguous, in address order
+        std::vector<Piece> pieces;    ///< mapped from the allocation's start, in order
         std::size_t mapped = 0;
     };
 

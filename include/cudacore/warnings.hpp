@@ -1,15 +1,16 @@
-// Warnings: things that went wrong where no exception can be thrown (a destructor's release
-// failed) or where cudacore chose a safe fallback (code compiled but not cached), reported to a
-// handler the program installs. The default handler does nothing: cudacore never prints.
-//
-// Not reported: release failures caused by the driver shutting down or the device being reset
-// (CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_CONTEXT_IS_DESTROYED, ...) — they are the normal end of a
-// process, not a bug.
-//
-// Thread-safety: set_warning_handler may be called at any time from any thread; a warning raised
-// at the same time goes to the old or the new handler. The handler may be called from any thread
-// (including a destructor run at exit, or a driver callback thread) and must not throw: an
-// exception leaving it is swallowed.
+/// @file
+/// Warnings: things that went wrong where no exception can be thrown (a destructor's release
+/// failed) or where cudacore chose a safe fallback (code compiled but not cached), reported to a
+/// handler the program installs. The default handler does nothing: cudacore never prints.
+///
+/// Not reported: release failures caused by the driver shutting down or the device being reset
+/// (CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_CONTEXT_IS_DESTROYED, ...) — they are the normal end of a
+/// process, not a bug.
+///
+/// Thread-safety: set_warning_handler may be called at any time from any thread; a warning raised
+/// at the same time goes to the old or the new handler. The handler may be called from any thread
+/// (including a destructor run at exit, or a driver callback thread) and must not throw: an
+/// exception leaving it is swallowed.
 #pragma once
 
 #include <functional>
@@ -18,18 +19,19 @@
 namespace cudacore {
 
 enum class WarningKind {
-    // A destructor (or close) could not release a driver resource: the call, status and object
-    // are in the message. The resource may be leaked.
+    /// A destructor (or close) could not release a driver resource: the call, status and object
+    /// are in the message. The resource may be leaked.
     release_failed,
-    // compile_cached compiled the program but did not store it, because the key could not cover
-    // what the compile read (the message says why).
+    /// compile_cached compiled the program but did not store it, because the key could not cover
+    /// what the compile read (the message says why).
     not_cached,
-    // A compile ran without NVRTC's automatic precompiled headers because the folder they go to
-    // cannot hold one now (a missing or relative TMPDIR, a nearly full file system, a file size
-    // limit); the message names the folder and the reason. Once per process and folder.
+    /// A compile ran without NVRTC's automatic precompiled headers because the folder they go to
+    /// cannot hold one now (a missing or relative TMPDIR, a nearly full file system, a file size
+    /// limit); the message names the folder and the reason. Once per process and folder.
     pch_off,
 };
 
+/// A warning cudacore reports through the warning handler.
 struct Warning {
     WarningKind kind;
     std::string message;
@@ -37,10 +39,10 @@ struct Warning {
 
 using WarningHandler = std::function<void(const Warning&)>;
 
-// Installs `handler` (an empty function restores the silent default) and returns the previous one.
+/// Installs `handler` (an empty function restores the silent default) and returns the previous one.
 WarningHandler set_warning_handler(WarningHandler handler);
 
-// Reports a warning to the installed handler; never throws.
+/// Reports a warning to the installed handler; never throws.
 void warn(WarningKind kind, const std::string& message) noexcept;
 
 }  // namespace cudacore
