@@ -228,25 +228,31 @@ protected:
 
 // The driver refuses a null globalStrides even for rank 1 (where it reads none): every rank
 // encodes, and its kernel reads a box inside the tensor and one hanging past dimension 0's end.
-TEST_F(TensorMapRanks, EveryRankEncodesAndCopiesItsBox) {
-    for (const RankCase& rank_case : rank_cases()) {
-        const std::size_t rank = rank_case.shape.size();
-        SCOPED_TRACE("rank " + std::to_string(rank));
-        Buffer tensor = iota(rank_case.shape);
-        const TensorMap map = TensorMap::tiled(
-            tensor, {.element_type = TensorDataType::float32, .shape = rank_case.shape,
-                     .box = rank_case.box});
-        EXPECT_EQ(map.rank(), rank);
-        std::vector<int> inside(rank), overhanging(rank);
-        for (std::size_t d = 0; d < rank; ++d) {
-            inside[d] = static_cast<int>(rank_case.shape[d] - rank_case.box[d]);  // the last box
-            overhanging[d] = d == 0 ? static_cast<int>(rank_case.shape[0] - rank_case.box[0] / 2)
-                                    : 0;
-        }
-        expect_box(map, rank_case, inside);
-        expect_box(map, rank_case, overhanging);
+// One test per rank, so a fault at one rank (which ends the context) names that rank.
+class TensorMapEachRank : public TensorMapRanks, public ::testing::WithParamInterface<int> {};
+
+TEST_P(TensorMapEachRank, EncodesAndCopiesItsBox) {
+    const RankCase rank_case = rank_cases()[GetParam() - 1];
+    const std::size_t rank = rank_case.shape.size();
+    Buffer tensor = iota(rank_case.shape);
+    const TensorMap map = TensorMap::tiled(
+        tensor, {.element_type = TensorDataType::float32, .shape = rank_case.shape,
+                 .box = rank_case.box});
+    EXPECT_EQ(map.rank(), rank);
+    std::vector<int> inside(rank), overhanging(rank);
+    for (std::size_t d = 0; d < rank; ++d) {
+        inside[d] = static_cast<int>(rank_case.shape[d] - rank_case.box[d]);  // the last box
+        overhanging[d] = d == 0 ? static_cast<int>(rank_case.shape[0] - rank_case.box[0] / 2)
+                                : 0;
     }
+    expect_box(map, rank_case, inside);
+    expect_box(map, rank_case, overhanging);
 }
+
+INSTANTIATE_TEST_SUITE_P(Rank, TensorMapEachRank, ::testing::Values(1, 2, 3, 4, 5),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                             return std::to_string(info.param) + "d";
+                         });
 
 // cuda.core's tma_tensor_map example: 1024 floats, tiles of 128, one block per tile.
 TEST_F(TensorMapRanks, OneDimensionalMapCopiesEveryTile) {
