@@ -40,10 +40,10 @@ struct LinkerOptions {
     std::optional<int> optimization_level;          ///< -O0 .. -O4
     std::optional<bool> debug;                      ///< -g
     std::optional<bool> lineinfo;                   ///< -lineinfo
-    std::optional<bool> ftz;                        ///< -ftz=true|false
-    std::optional<bool> prec_div;                   ///< -prec-div=true|false
-    std::optional<bool> prec_sqrt;                  ///< -prec-sqrt=true|false
-    std::optional<bool> fma;                        ///< -fma=true|false
+    std::optional<bool> ftz;                        ///< -ftz=1|0
+    std::optional<bool> prec_div;                   ///< -prec-div=1|0
+    std::optional<bool> prec_sqrt;                  ///< -prec-sqrt=1|0
+    std::optional<bool> fma;                        ///< -fma=1|0
     std::vector<std::string> kernels_used;          ///< -kernels-used=\<name\>
     std::vector<std::string> variables_used;        ///< -variables-used=\<name\>
     std::optional<bool> optimize_unused_variables;  ///< -optimize-unused-variables

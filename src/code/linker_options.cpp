@@ -15,8 +15,10 @@ std::vector<std::string> nvjitlink_flags(const LinkerOptions& o, bool ptx_target
     auto add_bool = [&](const std::optional<bool>& field, const char* flag) {
         if (field.value_or(false)) f.emplace_back(flag);
     };
-    auto add_true_false = [&](const std::optional<bool>& field, const char* flag) {
-        if (field) f.push_back(std::string(flag) + "=" + (*field ? "true" : "false"));
+    // nvJitLink's -ftz, -prec-div, -prec-sqrt and -fma take <n>: 1 or 0. With -lto they reach
+    // NVVM, which refuses "true" and "false" (NVVM_ERROR_INVALID_OPTION); ptxas takes both.
+    auto add_one_zero = [&](const std::optional<bool>& field, const char* flag) {
+        if (field) f.push_back(std::string(flag) + "=" + (*field ? "1" : "0"));
     };
     auto add_int = [&](const std::optional<int>& field, const char* flag) {
         if (field) f.push_back(std::string(flag) + "=" + std::to_string(*field));
@@ -32,10 +34,10 @@ std::vector<std::string> nvjitlink_flags(const LinkerOptions& o, bool ptx_target
     if (o.optimization_level) f.push_back("-O" + std::to_string(*o.optimization_level));
     add_bool(o.debug, "-g");
     add_bool(o.lineinfo, "-lineinfo");
-    add_true_false(o.ftz, "-ftz");
-    add_true_false(o.prec_div, "-prec-div");
-    add_true_false(o.prec_sqrt, "-prec-sqrt");
-    add_true_false(o.fma, "-fma");
+    add_one_zero(o.ftz, "-ftz");
+    add_one_zero(o.prec_div, "-prec-div");
+    add_one_zero(o.prec_sqrt, "-prec-sqrt");
+    add_one_zero(o.fma, "-fma");
     for (const auto& name : o.kernels_used) f.push_back("-kernels-used=" + name);
     for (const auto& name : o.variables_used) f.push_back("-variables-used=" + name);
     add_bool(o.optimize_unused_variables, "-optimize-unused-variables");

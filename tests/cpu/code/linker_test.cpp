@@ -55,6 +55,23 @@ TEST(Linker, TwoLtoIrUnitsLinkIntoOneCubinWithBothKernels) {
     EXPECT_TRUE(linker.error_log().empty()) << linker.error_log();
 }
 
+// The floating-point options reach NVVM in a link-time optimised link, which takes them as 1 or
+// 0 only ("-fma=false" ended such links with NVVM_ERROR_INVALID_OPTION).
+TEST(Linker, FloatingPointOptionsWorkWithLinkTimeOptimization) {
+    ObjectCode a = compile_unit(kUnitA, "unit_a", CodeType::ltoir);
+    ObjectCode b = compile_unit(kUnitB, "unit_b", CodeType::ltoir);
+    for (bool value : {false, true}) {
+        LinkerOptions options = linker_options(true);
+        options.ftz = value;
+        options.prec_div = value;
+        options.prec_sqrt = value;
+        options.fma = value;
+        ObjectCode cubin = Linker({a, b}, options).link(CodeType::cubin);
+        EXPECT_EQ(inspect_code(cubin.code()).kernels,
+                  (std::vector<std::string>{"kernel_a", "kernel_b"}));
+    }
+}
+
 TEST(Linker, LtoIrToPtx) {
     ObjectCode a = compile_unit(kUnitA, "unit_a", CodeType::ltoir);
     ObjectCode b = compile_unit(kUnitB, "unit_b", CodeType::ltoir);
@@ -111,7 +128,7 @@ TEST(Linker, OptionsBecomeFlagsInOrder) {
     Linker linker({ObjectCode::from_ptx(".version 8.0", "x")}, options);
     EXPECT_EQ(linker.flags(),
               (std::vector<std::string>{"-arch=sm_90", "-maxrregcount=64", "-lto", "-O3",
-                                        "-lineinfo", "-ftz=true", "-kernels-used=kernel_a",
+                                        "-lineinfo", "-ftz=1", "-kernels-used=kernel_a",
                                         "-Xptxas=-v", "-no-cache", "-raw"}));
     EXPECT_EQ(nvjitlink_flags(options, true).at(3), "-ptx");
 }
