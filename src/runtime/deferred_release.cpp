@@ -259,12 +259,11 @@ std::vector<std::shared_ptr<StreamDone>> signals_for(std::vector<std::shared_ptr
     return signals;
 }
 
-// The stream a host function marking the end of `source`'s work goes to: the context's relay,
-// made to wait for that work through an event (created in the stream's context, which is
-// current or carried by the stream), or `source` itself where there is no relay. Null when
-// that fails.
+// The stream a host function marking the end of `source`'s work goes to: `source` itself, or for
+// a green context its relay, made to wait for that work through an event (created in the
+// stream's context, which is current or carried by the stream). Null when that fails.
 CUstream relay_after(const DriverApi& api, const StreamBox& stream, CUstream source) noexcept {
-    const CUstream relay = host_function_relay_of(*stream.context);
+    const CUstream relay = stream.context->host_function_relay;
     if (!relay) return source;
     CUevent event = nullptr;
     if (api.cuCtxPushCurrent(stream.context->handle) != CUDA_SUCCESS) return nullptr;
@@ -279,26 +278,6 @@ CUstream relay_after(const DriverApi& api, const StreamBox& stream, CUstream sou
 }
 
 }  // namespace
-
-CUstream host_function_relay_of(ContextBox& context) noexcept {
-    if (!context.retained) return context.host_function_relay;  // made with a green context
-    const DriverApi* loaded = driver_if_loaded();
-    if (!loaded) return nullptr;
-    const DriverApi& api = *loaded;
-    try {
-        std::call_once(context.relay_once, [&] {
-            if (api.cuCtxPushCurrent(context.handle) != CUDA_SUCCESS) return;
-            CUstream relay = nullptr;
-            if (api.cuStreamCreateWithPriority(&relay, CU_STREAM_NON_BLOCKING, 0) == CUDA_SUCCESS)
-                context.host_function_relay = relay;
-            CUcontext popped = nullptr;
-            api.cuCtxPopCurrent(&popped);
-        });
-    } catch (...) {
-        return nullptr;  // call_once's own failure (no thread support): none
-    }
-    return context.host_function_relay;
-}
 
 std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept {
     try {

@@ -57,12 +57,6 @@ void defer_release(std::vector<std::shared_ptr<StreamBox>> streams,
 // throws.
 std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept;
 
-// The stream cudacore's host functions for `context`'s streams go to (ContextBox::
-// host_function_relay): a primary context's is made on first use and never destroyed; a green
-// context's is its primary context's. Null for a context the caller owns, or when the stream
-// cannot be made: the function then goes on the stream itself. Never throws.
-CUstream host_function_relay_of(ContextBox& context) noexcept;
-
 // Test hook: blocks until every release queued so far (and those they queue) is done.
 void wait_for_deferred_releases();
 

@@ -2,7 +2,6 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
-#include "runtime/deferred_release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -27,7 +26,10 @@ struct GreenContextBox : ContextBox {
     GreenContextBox() { retained = false; }
     ~GreenContextBox() {
         if (!green) return;
-        if (const DriverApi* api = driver_if_loaded()) api->cuGreenCtxDestroy(green);
+        if (const DriverApi* api = driver_if_loaded()) {
+            if (host_function_relay) api->cuStreamDestroy(host_function_relay);
+            api->cuGreenCtxDestroy(green);
+        }
     }
 };
 
@@ -178,9 +180,15 @@ GreenContext GreenContext::create(const SmResource& resources) {
                   [&] { return describe_box(*box); });
     detail::check(api.cuCtxGetId(box->handle, &box->id), "cuCtxGetId",
                   [&] { return describe_box(*box); });
-    // cudacore's host functions for this green context's streams run on its primary context's
-    // relay stream (ContextBox::host_function_relay), which is never destroyed.
-    box->host_function_relay = detail::host_function_relay_of(*box->primary);
+    // cudacore's host functions for this green context's streams run on a primary-context stream
+    // (ContextBox::host_function_relay).
+    detail::check(api.cuCtxPushCurrent(box->primary->handle), "cuCtxPushCurrent", object);
+    const CUresult made =
+        api.cuStreamCreateWithPriority(&box->host_function_relay, CU_STREAM_NON_BLOCKING, 0);
+    CUcontext popped = nullptr;
+    api.cuCtxPopCurrent(&popped);
+    detail::check(made, "cuStreamCreateWithPriority",
+                  [&] { return "host-function relay of " + describe_box(*box); });
     return detail::BoxAccess::make<GreenContext>(std::move(box));
 }
 

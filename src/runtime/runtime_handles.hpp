@@ -29,17 +29,12 @@ struct ContextBox {
     int ordinal = 0;
     bool retained = true;  // false for a context the caller owns (Stream::from_handle)
     unsigned long long id = 0;  // cuCtxGetId at retain: changes when someone resets the device
-    // Where cudacore's own host functions for this context's streams go (deferred_release.cpp),
-    // made to wait for the stream's work through an event: a stream of cudacore's own, so that
-    // no host function of cudacore's is ever on a stream a user may destroy (the driver's
-    // host-function thread crashed when a stream was destroyed, or a green context, as one of
-    // its functions finished there; the adopted-stream teardown, the teardown torture). For a
-    // primary context, made on first use (relay_once) and never destroyed: the context is kept
-    // until exit (context.cpp). For a green context, a stream of its primary context, made with
-    // it (the driver does not synchronize a green context across threads). Null for a context
-    // the caller owns: the function goes on the stream itself.
+    // Where cudacore's own host functions for this context's streams go (deferred_release.cpp):
+    // null for the stream itself; for a green context, a stream of the primary context that
+    // waits for the green stream's work first. The driver's host-function thread must not touch
+    // a green context, which has no internal synchronization: a green context destroyed while
+    // that thread finished one of its functions crashed the process (the teardown torture).
     CUstream host_function_relay = nullptr;
-    std::once_flag relay_once;
     // Completed events of a retained primary context, for its next events (destroyed before the
     // context is released).
     EventRecycler recycled_events;
