@@ -324,8 +324,13 @@ TEST_F(CachingMemory, AFinishedThreadsBlocksServeItsStreamFromTheSharedArena) {
     }).join();
     EXPECT_EQ(caching->statistics().bytes_cached, MiB);
     EXPECT_EQ(caching->statistics().misses, 1u);  // the finished thread's counters are kept
-    EXPECT_NE(caching->allocate_pointer(MiB, stream_handle(2)), p);  // no event: not for others
-    EXPECT_EQ(caching->allocate_pointer(MiB, s1), p);
+    const CUdeviceptr other = caching->allocate_pointer(MiB, stream_handle(2));
+    EXPECT_NE(other, p);  // no event: not for others
+    const CUdeviceptr again = caching->allocate_pointer(MiB, s1);
+    EXPECT_EQ(again, p);
+    // Blocks in use are the caller's to free (the resource gives back only what it caches).
+    caching->deallocate_pointer(other, MiB, stream_handle(2));
+    caching->deallocate_pointer(again, MiB, s1);
 }
 
 TEST_F(CachingMemory, AFinishedThreadsBlocksBeyondTheSharedBoundGoBack) {
