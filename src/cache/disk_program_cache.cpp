@@ -293,15 +293,6 @@ std::int64_t now_nanoseconds() {
     return nanoseconds(now);
 }
 
-// The modification time of `name` in `folder_fd`, else now. A shard's oldest time is compared
-// with its files' times: the file system's clock is coarser than clock_gettime's, so a time
-// taken from the clock could place an entry used since (a hit touches it) before another.
-std::int64_t modified_nanoseconds(int folder_fd, const std::string& name) {
-    struct stat info {};
-    if (::fstatat(folder_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) return now_nanoseconds();
-    return nanoseconds(info.st_mtim);
-}
-
 fs::path shard_path(const fs::path& directory, unsigned shard) {
     return directory / detail::shard_folder_name(shard);
 }
@@ -490,8 +481,7 @@ std::uint64_t evict_from_shard(int directory_fd, const fs::path& directory, unsi
         for (; next < listing.entries.size(); ++next) {
             const EntryFile& entry = listing.entries[next];
             if (total > bound) {
-                // A tie (the file system's clock is coarse) goes to the other shard.
-                if (nanoseconds(entry.modified) >= newer_elsewhere) break;
+                if (nanoseconds(entry.modified) > newer_elsewhere) break;
             } else if (removed_bytes >= at_least) {
                 break;
             }
@@ -789,8 +779,7 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
                                          ::unlinkat(directory_fd_, name.c_str(), 0);
                                      return;
                                  }
-                                 if (counter.entries == 0)
-                                     counter.oldest_ns = nanoseconds(info.st_mtim);
+                                 if (counter.entries == 0) counter.oldest_ns = now_nanoseconds();
                                  counter.bytes += static_cast<std::uint64_t>(info.st_size);
                                  ++counter.entries;
                              });
@@ -828,8 +817,7 @@ void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
                 if (replacing) {
                     counter.bytes -= std::min<std::uint64_t>(counter.bytes, old.st_size);
                 } else {
-                    if (counter.entries == 0)
-                        counter.oldest_ns = modified_nanoseconds(folder.fd, name);
+                    if (counter.entries == 0) counter.oldest_ns = now_nanoseconds();
                     ++counter.entries;
                 }
                 counter.bytes += bytes.size();

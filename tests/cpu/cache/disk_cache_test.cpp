@@ -180,6 +180,9 @@ TEST(DiskProgramCache, EvictionKeepsTheCacheUnderItsBoundLeastRecentlyUsedFirst)
         cache.put(key_of(i), sample(1000));
         set_mtime(cache.entry_path(key_of(i)), 100 - i * 10);  // 0 oldest, 2 newest
     }
+    // The file system stamps a hit with its coarse clock (a few ms), while a shard's record of a
+    // put comes from clock_gettime: LRU order holds between uses further apart than a tick.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     ASSERT_TRUE(cache.get(key_of(0)));  // a hit makes 0 the most recently used
     cache.put(key_of(3), sample(1000));
     EXPECT_TRUE(fs::exists(cache.entry_path(key_of(0))));
