@@ -1,6 +1,8 @@
 // Shared helpers for cudacore's tests: GPU detection and running child processes.
 #pragma once
 
+#include <sys/types.h>
+
 #include <gtest/gtest.h>
 
 #include "cudacore/errors.hpp"
@@ -96,6 +98,13 @@ struct ProcessLimits {
 ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env = {},
                           const ProcessLimits& limits = {});
+
+// Starts a program (argv[0] a path) without waiting for it, for tests that kill or race
+// processes; its output goes where this process's does. Fails the test when it cannot start.
+pid_t spawn(const std::vector<std::string>& argv);
+
+// Waits for `pid`: its exit code, or minus the signal that ended it.
+int wait_for(pid_t pid);
 
 // A fresh, empty temporary directory, removed when the object is destroyed.
 class TempDir {

@@ -26,6 +26,8 @@ namespace {
 
 using namespace cudacore;
 using cudacore::test::TempDir;
+using cudacore::test::spawn;
+using cudacore::test::wait_for;
 namespace fs = std::filesystem;
 
 CacheKey key_of(int n) { return CacheKey::of_bytes("scale key " + std::to_string(n)); }
@@ -100,21 +102,6 @@ void set_mtime(const fs::path& path, std::time_t seconds_ago) {
     clock_gettime(CLOCK_REALTIME, &now);
     timespec times[2] = {{now.tv_sec - seconds_ago, 0}, {now.tv_sec - seconds_ago, 0}};
     ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
-}
-
-pid_t spawn(const std::vector<std::string>& argv) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ), 0);
-    return pid;
-}
-
-int wait_for(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
 TEST(DiskCacheLayout, EntriesLiveInPrivateShardFoldersByKeyPrefix) {

@@ -29,6 +29,8 @@ namespace {
 
 using namespace cudacore;
 using cudacore::test::TempDir;
+using cudacore::test::spawn;
+using cudacore::test::wait_for;
 namespace fs = std::filesystem;
 
 CacheKey key_of(int n) { return CacheKey::of_bytes("disk key " + std::to_string(n)); }
@@ -86,21 +88,6 @@ mode_t mode_of(const fs::path& path) {
     struct stat info {};
     EXPECT_EQ(stat(path.c_str(), &info), 0);
     return info.st_mode & 07777;
-}
-
-pid_t spawn(const std::vector<std::string>& argv) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, args[0], nullptr, nullptr, args.data(), environ), 0);
-    return pid;
-}
-
-int wait_for(pid_t pid) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
 TEST(DiskProgramCache, HitReturnsIdenticalBytesAcrossInstances) {
