@@ -29,6 +29,7 @@ namespace cudacore {
 
 namespace detail {
 struct BufferBox;
+class LaunchStreams;
 }
 
 class Buffer;
@@ -100,6 +101,11 @@ protected:
     }
 
     friend struct detail::BufferBox;
+
+    /// Internal, for resources that destroy their pool: where Buffers note the streams they free
+    /// this resource's memory on (held until then), so that the pool is destroyed only once
+    /// those frees ran (src/memory/owned_pool.hpp). Null for the others (nothing is noted).
+    std::shared_ptr<detail::LaunchStreams> free_streams_;
 
 private:
     friend void detail::keep_for_the_process(MemoryResource& resource) noexcept;

@@ -2,6 +2,7 @@
 
 #include "memory/buffer_box.hpp"
 #include "errors/release_report.hpp"
+#include "runtime/launch_streams.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
@@ -52,8 +53,7 @@ BufferRelease take(BufferBox& box) noexcept {
 // Frees what a claimed box held; errors are reported (shutdown statuses silently), never thrown.
 void free_quietly(BufferRelease& release) noexcept {
     try {
-        const CUstream stream = release.free_stream ? release.free_stream->handle : nullptr;
-        BufferBox::free(release, stream, false);
+        BufferBox::free(release, release.free_stream, false);
     } catch (const DriverError& e) {
         // Shutdown statuses are the normal end of a process; anything else is worth a warning.
         report_release_failure(e.status(), e.call().c_str(),
@@ -91,12 +91,19 @@ void arm_buffer_exit_release() noexcept {
     std::atexit(release_live_buffers);
 }
 
-void BufferBox::free(BufferRelease& release, CUstream stream, bool on_request) {
+void BufferBox::note_free_stream(MemoryResource& resource, const std::shared_ptr<StreamBox>& stream) {
+    if (resource.free_streams_ && stream) [[unlikely]] resource.free_streams_->note(stream);
+}
+
+void BufferBox::free(BufferRelease& release, const std::shared_ptr<StreamBox>& stream_box,
+                     bool on_request) {
     // Each step runs even when an earlier one throws; the first error is rethrown.
     std::exception_ptr error;
     if (release.resource && release.pointer) {
         try {
             MemoryResource& resource = *release.resource;
+            note_free_stream(resource, stream_box);
+            const CUstream stream = stream_box ? stream_box->handle : nullptr;
             if (on_request)
                 resource.do_deallocate_on_request(release.pointer, release.size, stream);
             else
@@ -128,7 +135,7 @@ void BufferBox::hand_over() noexcept {
     if (claimed) taken();
 }
 
-void BufferBox::release(CUstream stream, bool use_stream) {
+void BufferBox::release(const std::shared_ptr<StreamBox>& stream, bool use_stream) {
     if (!claim()) {
         take(*this);  // nothing to free: only marked closed, its resource dropped
         return;
@@ -142,14 +149,14 @@ void BufferBox::release(CUstream stream, bool use_stream) {
         handle = 0;
         closed = true;
         taken();
-        freeing->do_deallocate_on_request(
-            pointer, size, use_stream ? stream : (stream_box ? stream_box->handle : nullptr));
+        const std::shared_ptr<StreamBox>& on = use_stream ? stream : stream_box;
+        note_free_stream(*freeing, on);
+        freeing->do_deallocate_on_request(pointer, size, on ? on->handle : nullptr);
         return;
     }
     BufferRelease taken_out = take(*this);
     taken();
-    const CUstream own_stream = taken_out.free_stream ? taken_out.free_stream->handle : nullptr;
-    free(taken_out, use_stream ? stream : own_stream, true);
+    free(taken_out, use_stream ? stream : taken_out.free_stream, true);
 }
 
 }  // namespace detail
@@ -440,8 +447,7 @@ void Buffer::set_deallocation_stream(const Stream& stream) {
 void Buffer::close(const Stream& stream) {
     if (is_closed()) return;
     stream.check_open("Buffer::close");
-    const auto& stream_box = stream.box();  // its handle, read here: Stream::handle() is a call
-    detail::box_of(*this)->release(stream_box ? stream_box->handle : nullptr, true);
+    detail::box_of(*this)->release(stream.box(), true);
 }
 
 void Buffer::close() {

@@ -83,7 +83,7 @@ struct alignas(64) BufferBox : BufferBoxCount {  // lines of its own: no false s
     // `stream`, else the box's own stream; its owner; its deleter) and marks the box closed, even
     // when freeing throws. Freeing happens once, whoever comes first: close(), the last copy
     // going, or the exit handler.
-    void release(CUstream stream, bool use_stream);
+    void release(const std::shared_ptr<StreamBox>& stream, bool use_stream);
 
     // Marks the box closed without freeing anything: its memory now belongs to another box
     // (VirtualMemoryResource::grow). Drops the resource, stream, owner and deleter it held.
@@ -92,7 +92,12 @@ struct alignas(64) BufferBox : BufferBoxCount {  // lines of its own: no false s
     // Frees what `release` holds, on `stream` for a resource (do_deallocate_on_request when
     // `on_request`, for close(); else do_deallocate); every step runs, the first error is
     // rethrown.
-    static void free(BufferRelease& release, CUstream stream, bool on_request);
+    static void free(BufferRelease& release, const std::shared_ptr<StreamBox>& stream,
+                     bool on_request);
+
+    // Before memory of `resource` is freed on `stream`: a resource that destroys its pool notes
+    // the stream (MemoryResource::free_streams_).
+    static void note_free_stream(MemoryResource& resource, const std::shared_ptr<StreamBox>& stream);
 };
 
 // This thread's free boxes: initial-exec TLS, constant-initialised, trivially destructible, so

@@ -16,6 +16,7 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
         pool_ = detail::create_ipc_pool(device, options.max_size, ipc_id_);
         owns_pool_ = true;
         ipc_pool_ = true;
+        free_streams_ = detail::make_free_streams();
         if (options.release_threshold) set_release_threshold(*options.release_threshold);
         return;
     }
@@ -30,17 +31,19 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
       pool_(imported.pool),
       ordinal_(device.ordinal()),
       imported_(true),
-      ipc_id_(imported.id) {}
+      ipc_id_(imported.id) {
+    free_streams_ = detail::make_free_streams();
+}
 
 // The default pool belongs to the device: nothing to destroy. A pool of its own (owned, IPC or
 // imported) is destroyed; the driver keeps it until its last allocation is freed. An imported
 // pool is destroyed by its importer too, but only once every buffer imported from it was freed
-// (the driver refuses it otherwise): those buffers hold this resource, so they go first. After
-// someone reset the device the pool went with it: nothing to destroy.
+// (the driver refuses it otherwise): those buffers hold this resource, so they go first; their
+// frees may still be queued on streams, which it waits for (owned_pool.hpp). After someone reset the device the pool
+// went with it: nothing to destroy.
 DeviceMemoryResource::~DeviceMemoryResource() {
     if (!owns_pool_ && !imported_) return;
-    const detail::DriverApi* api = detail::driver_if_loaded();
-    if (api && context_->still_alive(*api)) detail::destroy_pool(pool_);
+    detail::destroy_pool_after_frees(pool_, context_, free_streams_.get());
 }
 
 std::string DeviceMemoryResource::description() const {

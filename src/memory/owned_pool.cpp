@@ -5,6 +5,8 @@
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/memory_option_checks.hpp"
+#include "runtime/deferred_release.hpp"
+#include "runtime/launch_streams.hpp"
 #include "runtime/runtime_handles.hpp"
 
 namespace cudacore {
@@ -23,6 +25,23 @@ CUmemoryPool create_pool(const CUmemLocation& location, std::size_t max_size,
     return pool;
 }
 
+std::shared_ptr<LaunchStreams> make_free_streams() { return std::make_shared<LaunchStreams>(); }
+
+void destroy_pool_after_frees(CUmemoryPool pool, std::shared_ptr<ContextBox> context,
+                              LaunchStreams* free_streams) noexcept {
+    const DriverApi* api = driver_if_loaded();
+    if (!api || !pool || !context || !context->still_alive(*api)) return;
+    std::vector<std::shared_ptr<StreamBox>> streams;
+    if (free_streams) streams = free_streams->take();
+    if (streams.empty()) {
+        api->cuMemPoolDestroy(pool);
+        return;
+    }
+    defer_release(std::move(streams), [pool, context = std::move(context)](bool idle) {
+        const DriverApi* api = driver_if_loaded();
+        if (idle && api && context->still_alive(*api)) api->cuMemPoolDestroy(pool);
+    });
+}
 
 }  // namespace detail
 
@@ -47,6 +66,7 @@ DeviceMemoryResource::DeviceMemoryResource(OwnedPoolTag, const Device& device,
                                     std::to_string(options.max_size) + ", handle types " +
                                     detail::handle_type_names(options.handle_types) + ")");
     owns_pool_ = true;  // from here the destructor destroys it
+    free_streams_ = detail::make_free_streams();
     try {
         if (options.release_threshold) set_release_threshold(*options.release_threshold);
     } catch (...) {

@@ -61,6 +61,7 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
         location, options_.max_size,
         options_.ipc_enabled ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE, description());
     if (options_.ipc_enabled) detail::random_pool_id(ipc_id_);
+    free_streams_ = detail::make_free_streams();
     try {
         // A host pool is host accessible only until devices are granted access.
         detail::check(detail::driver().cuMemPoolSetAccess(pool_, access.data(), access.size()),
@@ -78,6 +79,7 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device, const d
       ordinal_(device.ordinal()),
       imported_(true),
       ipc_id_(imported.id) {
+    free_streams_ = detail::make_free_streams();
     // A host pool's memory is reached by devices only once they are given access, in every
     // process that maps it.
     CUmemAccessDesc access{};
@@ -94,9 +96,9 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device, const d
 }
 
 PinnedMemoryPoolResource::~PinnedMemoryPoolResource() {
-    // After someone reset the device its pools may be gone: leave them alone then.
-    const detail::DriverApi* api = detail::driver_if_loaded();
-    if (api && context_->still_alive(*api)) detail::destroy_pool(pool_);
+    // Once the frees still queued on streams have run (owned_pool.hpp). After someone reset the
+    // device its pools may be gone: left alone then.
+    detail::destroy_pool_after_frees(pool_, context_, free_streams_.get());
 }
 
 std::string PinnedMemoryPoolResource::description() const {

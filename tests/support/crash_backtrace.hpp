@@ -1,10 +1,12 @@
 // For programs that tests run many times to find rare crashes (teardown torture, the
 // adopted-stream scenario): on SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT, writes the crashing
-// thread's frames to stderr ("library(+offset)" for code without symbols, which addr2line reads
-// against the same build), then dies of the same signal, so the exit status is unchanged.
+// thread's name and frames to stderr ("library(+offset)" for code without symbols, which
+// addr2line reads against the same build), then dies of the same signal, so the exit status is
+// unchanged.
 #pragma once
 
 #include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,6 +22,17 @@ inline void write_crash_backtrace(int signal_number) {
                                      signal_number, strsignal(signal_number),
                                      static_cast<long>(::syscall(SYS_gettid)));
     if (length > 0) (void)!::write(STDERR_FILENO, line, static_cast<std::size_t>(length));
+    // The thread's name tells a driver thread (host functions, events) from the program's own.
+    const int comm = ::open("/proc/thread-self/comm", O_RDONLY);
+    if (comm >= 0) {
+        char name[32];
+        const ssize_t read = ::read(comm, name, sizeof name);
+        ::close(comm);
+        if (read > 0) {
+            (void)!::write(STDERR_FILENO, "=== thread name: ", 17);
+            (void)!::write(STDERR_FILENO, name, static_cast<std::size_t>(read));
+        }
+    }
     void* frames[64];
     const int count = ::backtrace(frames, 64);
     ::backtrace_symbols_fd(frames, count, STDERR_FILENO);
