@@ -20,6 +20,11 @@
 /// point types. The driver may still refuse (DriverError naming the call); no driver:
 /// NoDriverError.
 ///
+/// In the kernel, keep a box's origin in dimension 0 a multiple of 16 bytes: at ranks 4 and 5 a
+/// copy from an origin of 56 or 24 bytes (floats 14 and 6, the box overhanging the tensor's end)
+/// faulted with CUDA_ERROR_ILLEGAL_INSTRUCTION on an H100 (driver 580), through raw driver calls
+/// too; aligned origins, inside or overhanging, copy correctly at every rank (the GPU tests).
+///
 /// As a kernel argument a TensorMap is passed as its 128-byte CUtensorMap by value; declare the
 /// parameter `const __grid_constant__ CUtensorMap` (or TypedKernel<void(CUtensorMap, ...)>).
 ///

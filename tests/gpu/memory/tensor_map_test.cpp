@@ -152,6 +152,9 @@ TEST_F(TensorMapGpu, StridedMemoryViewAtAnOffset) {
 }
 
 // One tiled float32 map of each rank: its shape and box, innermost first (box bytes <= 1 KiB).
+// Every box origin the tests use is a multiple of 16 bytes in dimension 0: at ranks 4 and 5 a
+// copy from an origin of 56 or 24 bytes faulted with CUDA_ERROR_ILLEGAL_INSTRUCTION on the H100
+// (driver 580), through raw driver calls as through cudacore (tensor_map.hpp says so).
 struct RankCase {
     std::vector<std::uint64_t> shape;
     std::vector<std::uint32_t> box;
@@ -162,8 +165,8 @@ std::vector<RankCase> rank_cases() {
         {{1024}, {128}},  // cuda.core's tma_tensor_map example: 1024 floats, tiles of 128
         {{64, 16}, {16, 8}},
         {{32, 8, 4}, {8, 4, 2}},
-        {{16, 4, 4, 4}, {4, 2, 2, 2}},
-        {{8, 4, 4, 2, 2}, {4, 2, 2, 2, 2}},
+        {{16, 4, 4, 4}, {8, 2, 2, 2}},
+        {{16, 4, 2, 2, 2}, {8, 2, 2, 2, 2}},
     };
 }
 
@@ -227,45 +230,38 @@ protected:
 };
 
 // The driver refuses a null globalStrides even for rank 1 (where it reads none): every rank
-// encodes, and its kernel reads a box inside the tensor and one hanging past dimension 0's end.
-// One test per rank, so a fault at one rank (which ends the context) names that rank.
-class TensorMapEachRank : public TensorMapRanks, public ::testing::WithParamInterface<int> {};
-
-TEST_P(TensorMapEachRank, EncodesAndCopiesItsBox) {
-    const RankCase rank_case = rank_cases()[GetParam() - 1];
-    const std::size_t rank = rank_case.shape.size();
-    Buffer tensor = iota(rank_case.shape);
-    const TensorMap map = TensorMap::tiled(
-        tensor, {.element_type = TensorDataType::float32, .shape = rank_case.shape,
-                 .box = rank_case.box});
-    EXPECT_EQ(map.rank(), rank);
-    std::vector<int> inside(rank), overhanging(rank);
-    for (std::size_t d = 0; d < rank; ++d) {
-        inside[d] = static_cast<int>(rank_case.shape[d] - rank_case.box[d]);  // the last box
-        overhanging[d] = d == 0 ? static_cast<int>(rank_case.shape[0] - rank_case.box[0] / 2)
-                                : 0;
-    }
-    expect_box(map, rank_case, inside);
-    expect_box(map, rank_case, overhanging);
-}
-
-// Copies through ranks 4 and 5 raised CUDA_ERROR_ILLEGAL_INSTRUCTION in load_box on the H100
-// (not yet understood: the test kernel or the map); those ranks are checked by encoding below.
-INSTANTIATE_TEST_SUITE_P(Rank, TensorMapEachRank, ::testing::Values(1, 2, 3),
-                         [](const ::testing::TestParamInfo<int>& info) {
-                             return std::to_string(info.param) + "d";
-                         });
-
-TEST_F(TensorMapRanks, RanksFourAndFiveEncode) {
-    for (int rank : {4, 5}) {
-        const RankCase rank_case = rank_cases()[rank - 1];
+// encodes, and its kernel reads the last box inside the tensor, and a box hanging past
+// dimension 0's end (zero filled there). One test per rank and box, so a fault (which ends the
+// context) names them.
+class TensorMapEachRank : public TensorMapRanks, public ::testing::WithParamInterface<int> {
+protected:
+    void copy_box(bool overhanging) {
+        const RankCase rank_case = rank_cases()[GetParam() - 1];
+        const std::size_t rank = rank_case.shape.size();
         Buffer tensor = iota(rank_case.shape);
         const TensorMap map = TensorMap::tiled(
             tensor, {.element_type = TensorDataType::float32, .shape = rank_case.shape,
                      .box = rank_case.box});
-        EXPECT_EQ(map.rank(), static_cast<std::size_t>(rank));
+        EXPECT_EQ(map.rank(), rank);
+        std::vector<int> origin(rank);
+        for (std::size_t d = 0; d < rank; ++d) {
+            origin[d] = overhanging ? (d == 0 ? static_cast<int>(rank_case.shape[0] -
+                                                                 rank_case.box[0] / 2)
+                                              : 0)
+                                    : static_cast<int>(rank_case.shape[d] - rank_case.box[d]);
+        }
+        expect_box(map, rank_case, origin);
     }
-}
+};
+
+TEST_P(TensorMapEachRank, CopiesTheLastBoxInside) { copy_box(false); }
+
+TEST_P(TensorMapEachRank, CopiesABoxHangingPastTheEnd) { copy_box(true); }
+
+INSTANTIATE_TEST_SUITE_P(Rank, TensorMapEachRank, ::testing::Values(1, 2, 3, 4, 5),
+                         [](const ::testing::TestParamInfo<int>& info) {
+                             return std::to_string(info.param) + "d";
+                         });
 
 // cuda.core's tma_tensor_map example: 1024 floats, tiles of 128, one block per tile.
 TEST_F(TensorMapRanks, OneDimensionalMapCopiesEveryTile) {
