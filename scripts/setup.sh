@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cudacore builds with (only those missing), then configures and
-# builds into ${BUILD_DIR:-build}. The CUDA toolkit (headers only; nothing links against it)
-# must already be installed, in /usr/local/cuda or $CUDA_HOME.
+# builds into ${BUILD_DIR:-build}, build type ${BUILD_TYPE:-Release} (the tests and the demo need
+# no debug information, which costs a third of the compile time; the GPU bundle builds
+# RelWithDebInfo). The CUDA toolkit (headers only; nothing links against it) must already be
+# installed, in /usr/local/cuda or $CUDA_HOME.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +34,6 @@ if [ ${#python_deps[@]} -gt 0 ] && [ "$(cat .deps/python/.installed 2>/dev/null)
 fi
 
 build_dir="${BUILD_DIR:-build}"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
   -DCUDAToolkit_ROOT="$cuda_home" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
