@@ -13,9 +13,10 @@
 ///
 /// Made from a Buffer with an explicit layout (cuda.core's StridedMemoryView.from_buffer), or
 /// from a DLPack tensor from another library (from_dlpack: host, pinned, managed or device
-/// memory; the deleter runs once the view and every copy are gone). Not offered yet: versioned
-/// DLPack tensors (DLManagedTensorVersioned and its read-only flag: the DLPack headers cudacore
-/// builds with, Debian's 0.6, predate them) and std::mdspan (g++ 12's library has no \<mdspan\>).
+/// memory; the deleter runs once the view and every copy are gone). As an mdspan and from one:
+/// cudacore/mdspan.hpp (CCCL's cuda::std::mdspan; g++ 12's library has no std::mdspan). Not
+/// offered yet: versioned DLPack tensors (DLManagedTensorVersioned and its read-only flag: the
+/// DLPack headers cudacore builds with, Debian's 0.6, predate them).
 ///
 /// Ownership: a view holds its Buffer (a shared copy), so the memory stays valid while the view
 /// lives. Copies are cheap and share it. After the owner closes the Buffer (Buffer::close closes

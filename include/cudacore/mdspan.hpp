@@ -1,0 +1,108 @@
+/// @file
+/// StridedMemoryView and mdspan: a view as a cuda::std::mdspan of the right extents and strides
+/// for host code, and a view made from an mdspan over a Buffer's memory.
+///
+///     StridedMemoryView view = StridedMemoryView::from_buffer(
+///         buffer, {.shape = {rows, cols}, .dtype = cudacore::dlpack_dtype<float>()});
+///     auto matrix = cudacore::as_mdspan<float, 2>(view);   // matrix(r, c)
+///     StridedMemoryView back = cudacore::from_mdspan(buffer, matrix);
+///
+/// The mdspan is CCCL's cuda::std::mdspan (g++ 12's library has no std::mdspan; the two have the
+/// same interface). Header-only and NOT included by cudacore.hpp: it needs the CCCL headers (the
+/// CUDA toolkit's include/cccl directory on the include path, as cudacore/cccl.hpp does); any
+/// C++20 host compiler, no nvcc.
+///
+/// Ownership: an mdspan owns nothing. as_mdspan's points into the view's memory, valid while the
+/// view (or any copy of its Buffer) lives and is open; host code may dereference it only where the
+/// memory is host-accessible (view.is_host_accessible()). from_mdspan's view holds the Buffer.
+/// Both are thread-safe (they read only).
+#pragma once
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/strided_memory_view.hpp"
+
+#include <cuda/std/mdspan>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace cudacore {
+
+/// The DLPack element type of the arithmetic type T (bool excluded: DLPack 0.6 has no kDLBool):
+/// kDLFloat for floating point, kDLInt / kDLUInt for signed / unsigned integers, one lane.
+template <class T>
+constexpr DLDataType dlpack_dtype() noexcept {
+    using U = std::remove_cv_t<T>;
+    static_assert(std::is_arithmetic_v<U> && !std::is_same_v<U, bool>,
+                  "dlpack_dtype: T must be an arithmetic type other than bool");
+    const auto bits = static_cast<std::uint8_t>(sizeof(U) * 8);
+    if constexpr (std::is_floating_point_v<U>) return DLDataType{kDLFloat, bits, 1};
+    else if constexpr (std::is_signed_v<U>) return DLDataType{kDLInt, bits, 1};
+    else return DLDataType{kDLUInt, bits, 1};
+}
+
+/// An mdspan of Rank dimensions of T with explicit strides (in elements), as as_mdspan returns.
+template <class T, std::size_t Rank>
+using strided_mdspan =
+    cuda::std::mdspan<T, cuda::std::dextents<std::int64_t, Rank>, cuda::std::layout_stride>;
+
+/// `view` as an mdspan of T: its extents and strides, in the view's (row-major) order. Throws
+/// InvalidArgumentError when the view is closed, has another rank than Rank, holds another
+/// element type than T (dlpack_dtype<T>()), or is read-only and T is not const.
+template <class T, std::size_t Rank>
+strided_mdspan<T, Rank> as_mdspan(const StridedMemoryView& view) {
+    void* data = view.checked_data("as_mdspan");
+    const auto fail = [](const std::string& problem) {
+        throw InvalidArgumentError("as_mdspan: " + problem);
+    };
+    if (view.ndim() != static_cast<int>(Rank))
+        fail("the view has " + std::to_string(view.ndim()) + " dimension(s), not " +
+             std::to_string(Rank));
+    const DLDataType wanted = dlpack_dtype<T>();
+    const DLDataType dtype = view.dtype();
+    if (dtype.code != wanted.code || dtype.bits != wanted.bits || dtype.lanes != wanted.lanes)
+        fail("the view's element type (DLPack code " + std::to_string(dtype.code) + ", " +
+             std::to_string(dtype.bits) + " bits, " + std::to_string(dtype.lanes) +
+             " lane(s)) is not the mdspan's (code " + std::to_string(wanted.code) + ", " +
+             std::to_string(wanted.bits) + " bits)");
+    if (view.is_read_only() && !std::is_const_v<T>)
+        fail("the view is read-only: ask for an mdspan of const elements");
+    cuda::std::array<std::int64_t, Rank> extents{};
+    cuda::std::array<std::int64_t, Rank> strides{};
+    for (std::size_t i = 0; i < Rank; ++i) {
+        extents[i] = view.shape()[i];
+        strides[i] = view.strides()[i];
+    }
+    const cuda::std::dextents<std::int64_t, Rank> shape(extents);
+    return strided_mdspan<T, Rank>(static_cast<T*>(data),
+                                   cuda::std::layout_stride::mapping(shape, strides));
+}
+
+/// A view of the elements `span` covers, which must lie inside `buffer`'s memory: shape and
+/// strides from the mdspan (any strided layout: layout_right, layout_left, layout_stride), the
+/// element type from T, byte_offset from the distance to buffer.data(), read-only for a const T.
+/// The view holds `buffer`. Throws InvalidArgumentError when the buffer is closed or the
+/// elements reach outside it (StridedMemoryView::from_buffer's checks).
+template <class T, class Extents, class Layout, class Accessor>
+StridedMemoryView from_mdspan(const Buffer& buffer,
+                              const cuda::std::mdspan<T, Extents, Layout, Accessor>& span) {
+    if (buffer.is_closed()) throw InvalidArgumentError("from_mdspan: the buffer is closed");
+    const auto* first = reinterpret_cast<const std::byte*>(span.data_handle());
+    const auto* start = static_cast<const std::byte*>(buffer.data());
+    if (first < start || first >= start + buffer.size())
+        throw InvalidArgumentError("from_mdspan: the mdspan's first element is not inside " +
+                                   buffer.description());
+    DLPackLayout layout;
+    layout.dtype = dlpack_dtype<T>();
+    layout.byte_offset = static_cast<std::uint64_t>(first - start);
+    for (std::size_t i = 0; i < Extents::rank(); ++i) {
+        layout.shape.push_back(static_cast<std::int64_t>(span.extent(i)));
+        layout.strides.push_back(static_cast<std::int64_t>(span.stride(i)));
+    }
+    return StridedMemoryView::from_buffer(buffer, layout, std::is_const_v<T>);
+}
+
+}  // namespace cudacore
