@@ -9,6 +9,11 @@ build_dir="${BUILD_DIR:-build}"
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600
 # Every C++ block of README.md and docs/*.md compiles (-fsyntax-only), so no snippet goes stale.
 python3 scripts/check-doc-snippets.py
+# The layers hold: no include from a lower layer to a higher one, no include cycle among the public
+# headers, each source under its layer's list (what still runs back up is listed, and may only
+# shrink); every public header compiles on its own.
+python3 scripts/check-layers.py
+python3 scripts/check-headers-alone.py
 # The API reference (Doxygen over include/cudacore): fails on any warning beyond the list of
 # members not yet documented, which may only shrink.
 bash scripts/docs.sh

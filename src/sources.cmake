@@ -29,7 +29,6 @@ set(CUDACORE_CODE_SOURCES
   src/code/object_code.cpp
   src/code/object_code_serialization.cpp
   src/code/code_inspection.cpp
-  src/code/compiler_versions.cpp
   src/code/object_code_identity.cpp
   src/code/kernel_parameter_count.cpp
   src/code/code_validation.cpp)
@@ -44,6 +43,7 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/compile_many.cpp)
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
+  src/runtime/compiler_versions.cpp
   src/runtime/device.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
@@ -60,7 +60,8 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/launch.cpp
   src/runtime/multi_device.cpp
   src/runtime/identity.cpp
-  src/runtime/capture_registry.cpp)
+  src/runtime/capture_registry.cpp
+  src/runtime/green_context.cpp)
 set(CUDACORE_MEMORY_SOURCES
   src/memory/memory_resource.cpp
   src/memory/device_memory_resource.cpp
@@ -73,18 +74,7 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/pool_access.cpp
   src/memory/peer_copy.cpp
   src/memory/buffer_identity.cpp
-  src/memory/caching_memory_resource.cpp)
-# Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
-set(CUDACORE_IPC_SOURCES
-  src/ipc/ipc_descriptor.cpp
-  src/ipc/ipc_channel.cpp
-  src/ipc/ipc_memory.cpp
-  src/ipc/ipc_event.cpp)
-set(CUDACORE_GRAPH_SOURCES
-  src/graph/graph.cpp
-  src/graph/graph_exec.cpp
-  src/graph/graph_builder.cpp
-  src/graph/graph_memory_resource.cpp
+  src/memory/caching_memory_resource.cpp
   src/memory/memory_pool.cpp
   src/memory/memory_option_checks.cpp
   src/memory/owned_pool.cpp
@@ -95,12 +85,21 @@ set(CUDACORE_GRAPH_SOURCES
   src/memory/managed_memory.cpp
   src/memory/registered_host_memory.cpp
   src/memory/batched_copy.cpp
-  src/memory/dlpack.cpp)
+  src/memory/dlpack.cpp
+  src/memory/tensor_map.cpp
+  src/memory/strided_memory_view.cpp)
+# Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
+set(CUDACORE_IPC_SOURCES
+  src/ipc/ipc_descriptor.cpp
+  src/ipc/ipc_channel.cpp
+  src/ipc/ipc_memory.cpp
+  src/ipc/ipc_event.cpp)
+set(CUDACORE_GRAPH_SOURCES
+  src/graph/graph.cpp
+  src/graph/graph_exec.cpp
+  src/graph/graph_builder.cpp
+  src/graph/graph_memory_resource.cpp)
 set(CUDACORE_SOURCES
   ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
   ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
   ${CUDACORE_MEMORY_SOURCES} ${CUDACORE_IPC_SOURCES} ${CUDACORE_GRAPH_SOURCES})
-# Green contexts (runtime: SM partitions), tensor maps (memory: TMA descriptors of a Buffer) and
-# strided memory views (memory: typed layouts over a Buffer, giving tensor maps).
-list(APPEND CUDACORE_SOURCES src/runtime/green_context.cpp src/memory/tensor_map.cpp
-     src/memory/strided_memory_view.cpp)

@@ -108,7 +108,9 @@ public:
     /// InvalidArgumentError (also TensorMap::tiled's checks), DriverError, NoDriverError.
     TensorMap as_tensor_map(const ViewTensorMapOptions& options) const;
     TensorMap as_tensor_map(std::vector<std::uint32_t> box) const {
-        return as_tensor_map(ViewTensorMapOptions{.box = std::move(box)});
+        ViewTensorMapOptions options;
+        options.box = std::move(box);
+        return as_tensor_map(options);
     }
 
     /// data(), or InvalidArgumentError naming `operation` when closed.

@@ -2,8 +2,8 @@
 
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
-#include "cudacore/system.hpp"
 #include "loader/compiler_apis.hpp"
+#include "loader/driver_api.hpp"
 #include "loader/nvvm_api.hpp"
 
 #include <openssl/evp.h>
@@ -148,7 +148,7 @@ CacheKey cache_key(const Program& program, CodeType target,
     hasher.field(backend);
     hasher.field(nvrtc_version());
     hasher.field(nvjitlink_version());
-    if (backend == "driver") hasher.field(std::to_string(system::driver_version()));
+    if (backend == "driver") hasher.field(std::to_string(detail::driver().driver_version));
     if (program.source_type() == SourceType::nvvm) {
         // NVVM links more modules (and maybe libdevice) into the result: each is an input.
         const ProgramOptions& options = program.options();
