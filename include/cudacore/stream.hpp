@@ -144,9 +144,10 @@ public:
     void close() noexcept;
     /// Whether close() was called on this object (not on its copies).
     bool is_closed() const noexcept { return closed_; }
-    /// Throws InvalidArgumentError naming `operation` and the stream when this object was closed.
+    /// Throws InvalidArgumentError naming `operation` and the stream when this object was closed
+    /// or moved from.
     void check_open(const char* operation) const {
-        if (closed_) [[unlikely]] throw_closed(operation);
+        if (closed_ || !box_) [[unlikely]] throw_closed(operation);
     }
 
     /// The same object (identity.hpp says how each type compares).

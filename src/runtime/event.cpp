@@ -168,12 +168,21 @@ Milliseconds operator-(const Event& end, const Event& start) {
     return Milliseconds(ms);
 }
 
+namespace {
+// The stream's context, after checking the stream is open (a closed or moved-from Stream holds
+// no state to read it from).
+const std::shared_ptr<detail::ContextBox>& timed_context(const Stream& stream) {
+    stream.check_open("ScopedTimer");
+    return stream.box()->context;
+}
+}  // namespace
+
 ScopedTimer::ScopedTimer(const Stream& stream)
     : stream_(stream),
       start_(detail::BoxAccess::make<Event>(
-          detail::create_event_box(stream.box()->context, {.timing_enabled = true}))),
+          detail::create_event_box(timed_context(stream), {.timing_enabled = true}))),
       end_(detail::BoxAccess::make<Event>(
-          detail::create_event_box(stream.box()->context, {.timing_enabled = true}))) {
+          detail::create_event_box(timed_context(stream), {.timing_enabled = true}))) {
     stream_.record(start_);
 }
 

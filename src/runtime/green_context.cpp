@@ -198,7 +198,10 @@ Context GreenContext::context() const {
     return detail::BoxAccess::make<Context>(std::shared_ptr<detail::ContextBox>(box_));
 }
 
-Device GreenContext::device() const { return Device(box_->ordinal); }
+Device GreenContext::device() const {
+    if (!box_) throw InvalidArgumentError("GreenContext::device: an empty GreenContext");
+    return Device(box_->ordinal);
+}
 
 unsigned GreenContext::sm_count() const noexcept { return box_ ? box_->sm_count : 0; }
 

@@ -123,6 +123,9 @@ void Stream::close() noexcept {
 }
 
 void Stream::throw_closed(const char* operation) const {
+    if (!closed_)
+        throw InvalidArgumentError(std::string(operation) +
+                                   ": the Stream object was moved from (it holds no stream)");
     char text[64];
     std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(closed_handle_),
                   closed_ordinal_);

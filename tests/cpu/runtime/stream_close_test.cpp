@@ -75,6 +75,35 @@ TEST(StreamClose, LaterCallsOnTheClosedObjectNameTheStream) {
     EXPECT_FALSE(stream.owns_handle());
 }
 
+// A moved-from Stream holds nothing: its calls throw (they dereferenced its empty state before),
+// and so does timing it; assigning to it makes it usable again.
+TEST(StreamClose, CallsOnAMovedFromStreamThrow) {
+    Stream stream = fake_stream(0x1000);
+    Stream taken = std::move(stream);
+    EXPECT_EQ(taken.handle(), reinterpret_cast<CUstream>(0x1000));
+    const Stream other = fake_stream(0x2000);
+    const auto expect = [&](auto&& call, const char* name) {
+        expect_invalid(call, {name, "moved from"});
+    };
+    expect([&] { stream.sync(); }, "Stream::sync");
+    expect([&] { (void)stream.is_done(); }, "Stream::is_done");
+    expect([&] { (void)stream.record(); }, "Stream::record");
+    expect([&] { stream.wait(other); }, "Stream::wait");
+    expect([&] { other.wait(stream); }, "Stream::wait (the stream waited for)");
+    expect([&] { (void)stream.priority(); }, "Stream::priority");
+    expect([&] { (void)stream.non_blocking(); }, "Stream::non_blocking");
+    expect([&] { (void)stream.context(); }, "Stream::context");
+    expect([&] { (void)stream.device(); }, "Stream::device");
+    expect([&] { stream.launch_host_func([] {}); }, "Stream::launch_host_func");
+    expect([&] { (void)stream.begin_capture(); }, "Stream::begin_capture");
+    expect([&] { ScopedTimer timer(stream); }, "ScopedTimer");
+    Stream closed = fake_stream(0x3000);
+    closed.close();
+    expect_invalid([&] { ScopedTimer timer(closed); }, {"ScopedTimer", "stream 0x3000", "is closed"});
+    stream = fake_stream(0x4000);
+    EXPECT_EQ(stream.handle(), reinterpret_cast<CUstream>(0x4000));
+}
+
 TEST(StreamClose, CallsGivenAClosedStreamNameIt) {
     Stream stream = fake_stream(0x1000);
     stream.close();
