@@ -144,10 +144,9 @@ public:
     void close() noexcept;
     /// Whether close() was called on this object (not on its copies).
     bool is_closed() const noexcept { return closed_; }
-    /// Throws InvalidArgumentError naming `operation` and the stream when this object was closed
-    /// or moved from.
+    /// Throws InvalidArgumentError naming `operation` and the stream when this object was closed.
     void check_open(const char* operation) const {
-        if (closed_ || !box_) [[unlikely]] throw_closed(operation);
+        if (closed_) [[unlikely]] throw_closed(operation);
     }
 
     /// The same object (identity.hpp says how each type compares).
@@ -157,6 +156,10 @@ public:
     const std::shared_ptr<detail::StreamBox>& box() const noexcept { return box_; }
 
 private:
+    // check_open, and a moved-from object (which holds no stream) is refused the same way.
+    void check_usable(const char* operation) const {
+        if (closed_ || !box_) [[unlikely]] throw_closed(operation);
+    }
     friend struct detail::BoxAccess;
     explicit Stream(std::shared_ptr<detail::StreamBox> box) noexcept;
     [[noreturn]] void throw_closed(const char* operation) const;

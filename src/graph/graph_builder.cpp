@@ -453,14 +453,14 @@ std::vector<GraphBuilder> GraphBuilder::switch_cases(const ConditionalHandle& co
 GraphBuilder Stream::begin_capture() const { return begin_capture(CaptureMode::relaxed); }
 
 GraphBuilder Stream::begin_capture(CaptureMode mode) const {
-    check_open("Stream::begin_capture");
+    check_usable("Stream::begin_capture");
     GraphBuilder builder(*this);
     builder.begin(mode);
     return builder;
 }
 
 bool Stream::is_capturing() const {
-    check_open("Stream::is_capturing");
+    check_usable("Stream::is_capturing");
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     detail::check(detail::driver().cuStreamIsCapturing(handle(), &status), "cuStreamIsCapturing",
                   [&] { return describe_stream(*this); });

@@ -2,6 +2,7 @@
 
 #include "memory/buffer_box.hpp"
 #include "errors/release_report.hpp"
+#include "runtime/deferred_release.hpp"
 #include "runtime/launch_streams.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
@@ -92,7 +93,13 @@ void arm_buffer_exit_release() noexcept {
 }
 
 void BufferBox::note_free_stream(MemoryResource& resource, const std::shared_ptr<StreamBox>& stream) {
-    if (resource.free_streams_ && stream) [[unlikely]] resource.free_streams_->note(stream);
+    if (resource.free_streams_ && stream) [[unlikely]] {
+        resource.free_streams_->note(stream);
+        // A stream the caller owns may be destroyed once its last Stream wrapper is gone: a free
+        // queued there after that is marked now, while the handle is valid, so that the pool's
+        // release waits for the mark and never touches the handle.
+        if (stream->adopted) refresh_end_of_work(*stream);
+    }
 }
 
 void BufferBox::free(BufferRelease& release, const std::shared_ptr<StreamBox>& stream_box,
@@ -102,12 +109,12 @@ void BufferBox::free(BufferRelease& release, const std::shared_ptr<StreamBox>& s
     if (release.resource && release.pointer) {
         try {
             MemoryResource& resource = *release.resource;
-            note_free_stream(resource, stream_box);
             const CUstream stream = stream_box ? stream_box->handle : nullptr;
             if (on_request)
                 resource.do_deallocate_on_request(release.pointer, release.size, stream);
             else
                 resource.do_deallocate(release.pointer, release.size, stream);
+            note_free_stream(resource, stream_box);
         } catch (...) {
             error = std::current_exception();
         }
@@ -150,8 +157,8 @@ void BufferBox::release(const std::shared_ptr<StreamBox>& stream, bool use_strea
         closed = true;
         taken();
         const std::shared_ptr<StreamBox>& on = use_stream ? stream : stream_box;
-        note_free_stream(*freeing, on);
         freeing->do_deallocate_on_request(pointer, size, on ? on->handle : nullptr);
+        note_free_stream(*freeing, on);
         return;
     }
     BufferRelease taken_out = take(*this);

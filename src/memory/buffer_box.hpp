@@ -95,8 +95,9 @@ struct alignas(64) BufferBox : BufferBoxCount {  // lines of its own: no false s
     static void free(BufferRelease& release, const std::shared_ptr<StreamBox>& stream,
                      bool on_request);
 
-    // Before memory of `resource` is freed on `stream`: a resource that destroys its pool notes
-    // the stream (MemoryResource::free_streams_).
+    // Once memory of `resource` is freed (queued) on `stream`: a resource that destroys its pool
+    // notes the stream (MemoryResource::free_streams_), and for a stream the caller owns whose
+    // wrappers are gone, marks the end of that free (refresh_end_of_work).
     static void note_free_stream(MemoryResource& resource, const std::shared_ptr<StreamBox>& stream);
 };
 

@@ -234,9 +234,10 @@ void CUDA_CB raise_signal(void* data) {
 }
 
 // Moves each stream out of `streams` for a signal that the work queued on it so far is done.
-// Streams the caller owns are not touched once their last wrapper went (the signal that wrapper
-// enqueued stands for them). A stream that no signal could be enqueued on (capturing, or no
-// signal from its last wrapper) stays, to be waited for on the release thread as before.
+// Streams the caller owns are not touched once their last wrapper went: the signal that wrapper
+// (or a free queued there since, refresh_end_of_work) enqueued stands for them, and without one
+// they are dropped, since the caller may have destroyed the handle. Any other stream that no
+// signal could be enqueued on (capturing) stays, to be waited for on the release thread.
 std::vector<std::shared_ptr<StreamDone>> signals_for(std::vector<std::shared_ptr<StreamBox>>& streams) {
     std::vector<std::shared_ptr<StreamDone>> signals;
     signals.reserve(streams.size());
@@ -245,6 +246,10 @@ std::vector<std::shared_ptr<StreamDone>> signals_for(std::vector<std::shared_ptr
         std::shared_ptr<StreamDone> signal;
         if (stream.adopted) {
             std::lock_guard lock(stream.adopted->mutex);
+            if (stream.adopted->wrappers == 0 && !stream.adopted->end_of_work) {
+                it = streams.erase(it);
+                continue;
+            }
             signal = stream.adopted->wrappers > 0 ? signal_when_done(stream) : stream.adopted->end_of_work;
         } else {
             signal = signal_when_done(stream);
@@ -278,6 +283,17 @@ CUstream relay_after(const DriverApi& api, const StreamBox& stream, CUstream sou
 }
 
 }  // namespace
+
+void refresh_end_of_work(StreamBox& stream) noexcept {
+    if (!stream.adopted) return;
+    AdoptedStream& adopted = *stream.adopted;
+    std::lock_guard lock(adopted.mutex);
+    if (adopted.wrappers > 0) return;
+    adopted.waited_for = true;
+    // Work on a stream runs in order: the newest signal stands for all before it. Where none can
+    // be enqueued (a capture), the older one stays: the free went into the capture, not the pool.
+    if (std::shared_ptr<StreamDone> signal = signal_when_done(stream)) adopted.end_of_work = std::move(signal);
+}
 
 std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept {
     try {

@@ -57,6 +57,12 @@ void defer_release(std::vector<std::shared_ptr<StreamBox>> streams,
 // throws.
 std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept;
 
+// For a stream the caller owns (Stream::from_handle) after its last Stream wrapper went, and
+// work that a release will wait for was queued there since (a buffer freed there): enqueues a
+// new end-of-work signal behind that work, while the caller's handle is still valid. Does nothing
+// while a wrapper lives (that wrapper's end, or the release itself, enqueues one). Never throws.
+void refresh_end_of_work(StreamBox& stream) noexcept;
+
 // Test hook: blocks until every release queued so far (and those they queue) is done.
 void wait_for_deferred_releases();
 

@@ -173,6 +173,8 @@ namespace {
 // no state to read it from).
 const std::shared_ptr<detail::ContextBox>& timed_context(const Stream& stream) {
     stream.check_open("ScopedTimer");
+    if (!stream.box())
+        throw InvalidArgumentError("ScopedTimer: the Stream object was moved from (it holds no stream)");
     return stream.box()->context;
 }
 }  // namespace

@@ -139,17 +139,19 @@ Stream::~Stream() {
     std::lock_guard lock(adopted.mutex);
     // The last wrapper: the caller may destroy the stream from now on. Under the lock, so that a
     // release queued meanwhile either sees a wrapper (and enqueues its own signal) or this one.
-    if (--adopted.wrappers == 0 && adopted.waited_for && !adopted.end_of_work)
-        adopted.end_of_work = detail::signal_when_done(*box_);
+    // A new signal each time (a wrapper made again from a buffer's stream may have queued more
+    // work since the last); where none can be enqueued, the older one stays.
+    if (--adopted.wrappers == 0 && adopted.waited_for)
+        if (auto signal = detail::signal_when_done(*box_)) adopted.end_of_work = std::move(signal);
 }
 
 void Stream::check_host_functions() const {
-    check_open("Stream::check_host_functions");
+    check_usable("Stream::check_host_functions");
     box_->check_host_functions();
 }
 
 void Stream::enqueue_host_task(std::unique_ptr<detail::HostTask> task) const {
-    check_open("Stream::launch_host_func");
+    check_usable("Stream::launch_host_func");
     box_->check_host_functions();
     detail::HostFunctionSlot* slot = box_->host_slot.load(std::memory_order_acquire);
     if (!slot) {
@@ -220,19 +222,19 @@ Stream Stream::from_handle(CUstream stream) {
 CUstream Stream::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 
 Context Stream::context() const {
-    check_open("Stream::context");
+    check_usable("Stream::context");
     return detail::BoxAccess::make<Context>(box_->context);
 }
 
 Device Stream::device() const {
-    check_open("Stream::device");
+    check_usable("Stream::device");
     return Device(box_->context->ordinal);
 }
 
 bool Stream::owns_handle() const noexcept { return box_ && box_->owned; }
 
 bool Stream::non_blocking() const {
-    check_open("Stream::non_blocking");
+    check_usable("Stream::non_blocking");
     unsigned flags = 0;
     detail::check(detail::driver().cuStreamGetFlags(box_->handle, &flags), "cuStreamGetFlags",
                   [&] { return describe(*box_); });
@@ -240,7 +242,7 @@ bool Stream::non_blocking() const {
 }
 
 int Stream::priority() const {
-    check_open("Stream::priority");
+    check_usable("Stream::priority");
     int priority = 0;
     detail::check(detail::driver().cuStreamGetPriority(box_->handle, &priority),
                   "cuStreamGetPriority", [&] { return describe(*box_); });
@@ -248,7 +250,7 @@ int Stream::priority() const {
 }
 
 Event Stream::record(const EventOptions& options) const {
-    check_open("Stream::record");
+    check_usable("Stream::record");
     box_->check_host_functions();
     Event event = detail::BoxAccess::make<Event>(detail::create_event_box(box_->context, options));
     record(event);
@@ -258,7 +260,7 @@ Event Stream::record(const EventOptions& options) const {
 Event Stream::record() const { return record(EventOptions{}); }
 
 void Stream::record(const Event& event) const {
-    check_open("Stream::record");
+    check_usable("Stream::record");
     box_->check_host_functions();
     // Recorded into a capture, the event becomes part of a graph whose launches record it again
     // later: never reused (any capture in progress counts, one relaxed load otherwise).
@@ -270,7 +272,7 @@ void Stream::record(const Event& event) const {
 }
 
 void Stream::wait(const Event& event) const {
-    check_open("Stream::wait");
+    check_usable("Stream::wait");
     box_->check_host_functions();
     // The driver crashes (SIGSEGV inside cuStreamWaitEvent, driver 580) when a stream waits on an
     // interprocess event of another device, so that is refused here.
@@ -287,22 +289,22 @@ void Stream::wait(const Event& event) const {
 }
 
 void Stream::wait(const Stream& other) const {
-    check_open("Stream::wait");
-    other.check_open("Stream::wait (the stream waited for)");
+    check_usable("Stream::wait");
+    other.check_usable("Stream::wait (the stream waited for)");
     // An event of our own, recorded on `other`, orders the two streams.
     Event marker = other.record(EventOptions{});
     wait(marker);
 }
 
 void Stream::sync() const {
-    check_open("Stream::sync");
+    check_usable("Stream::sync");
     detail::check(detail::driver().cuStreamSynchronize(box_->handle), "cuStreamSynchronize",
                   [&] { return describe(*box_); });
     box_->check_host_functions();
 }
 
 bool Stream::is_done() const {
-    check_open("Stream::is_done");
+    check_usable("Stream::is_done");
     box_->check_host_functions();
     CUresult status = detail::driver().cuStreamQuery(box_->handle);
     if (status == CUDA_ERROR_NOT_READY) return false;
