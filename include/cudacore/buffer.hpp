@@ -194,8 +194,8 @@ public:
     /// destination buffer must be provided"), and what the resource's allocate throws.
     Buffer copy_to(const Stream& stream) const;
     /// Copies the buffer to `size` bytes of host memory at `host` on `stream`. InvalidArgumentError
-    /// when closed, when `size` is not size() or `host` is null (size 0 copies nothing),
-    /// DriverError when the copy cannot be enqueued.
+    /// when closed, when `size` is not size(), or when `host` is null with a non-zero size;
+    /// DriverError when the copy cannot be enqueued. Size 0 copies nothing.
     void copy_to(void* host, std::size_t size, const Stream& stream) const;
     /// Copies `size` bytes of host memory at `host` into the buffer on `stream`; throws as the
     /// copy_to above.

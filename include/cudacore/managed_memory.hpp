@@ -65,7 +65,7 @@ struct ManagedRangeAttributes {
 };
 /// The range attributes of the whole buffer (cuMemRangeGetAttribute, in the buffer's context).
 /// accessed_by lists devices only (a host entry is left out). InvalidArgumentError when the
-/// buffer is closed, DriverError when a query fails (memory that is not managed, for one).
+/// buffer is closed, DriverError when a query fails.
 ManagedRangeAttributes range_attributes(const Buffer& buffer);
 
 }  // namespace cudacore

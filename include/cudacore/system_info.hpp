@@ -25,7 +25,7 @@ std::string nvml_driver_version();
 /// A device's memory use, from NVML.
 struct MemoryUsage {
     std::uint64_t total_bytes = 0;  ///< installed memory, bytes (nvmlMemory_t::total)
-    std::uint64_t used_bytes = 0;   ///< allocated by any process or the driver, bytes (used)
+    std::uint64_t used_bytes = 0;   ///< allocated by processes or reserved by the driver, bytes (used)
     std::uint64_t free_bytes = 0;   ///< not allocated, bytes (free)
 };
 
