@@ -88,7 +88,7 @@ struct GraphDotOptions {
     bool host_node_params = false;    ///< host function and its data (_HOST_NODE_PARAMS)
     bool event_node_params = false;   ///< the events recorded and waited for (_EVENT_NODE_PARAMS)
     bool memory_node_params = false;  ///< allocation and free nodes
-    /// Conditional node handle and type (_CONDITIONAL_NODE_PARAMS).
+    /// Conditional node parameters (_CONDITIONAL_NODE_PARAMS).
     bool conditional_node_params = false;
     bool handles = false;  ///< node and kernel handles
 };

@@ -60,9 +60,11 @@ struct KernelAttributes {
     int preferred_shared_memory_carveout = 0;
     /// 1 when a launch must give a cluster size (CLUSTER_SIZE_MUST_BE_SET).
     int cluster_size_must_be_set = 0;
-    int required_cluster_width = 0;   ///< compiled-in cluster width, 0 for none
-    int required_cluster_height = 0;  ///< compiled-in cluster height, 0 for none
-    int required_cluster_depth = 0;   ///< compiled-in cluster depth, 0 for none
+    /// Required cluster width in blocks, 0 for none (REQUIRED_CLUSTER_WIDTH; set when compiled
+    /// or through set_attribute).
+    int required_cluster_width = 0;
+    int required_cluster_height = 0;  ///< required cluster height in blocks, 0 for none
+    int required_cluster_depth = 0;   ///< required cluster depth in blocks, 0 for none
     /// 1 when clusters larger than the portable 8 blocks are allowed
     /// (NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
     int non_portable_cluster_size_allowed = 0;
