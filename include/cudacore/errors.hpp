@@ -121,7 +121,7 @@ private:
     std::vector<std::string> options_;
 };
 
-/// Linking failed. Carries the full linker log, the inputs' names and the options.
+/// Linking failed. Carries the full linker log, the link's name and the options.
 class LinkError : public Error {
 public:
     /// `failed_call`: the linker call that failed and its status (for example
