@@ -55,8 +55,11 @@ enum class CopySourceAccessOrder { stream, during_api_call, any };
 /// with concurrent managed access (and system-allocated memory on devices that can reach
 /// pageable memory), ignores them elsewhere, and never prefetches or advises because of them.
 struct CopyAttributes {
+    /// CUmemcpyAttributes::srcAccessOrder.
     CopySourceAccessOrder source_access_order = CopySourceAccessOrder::stream;
+    /// Where the source's pages live (srcLocHint); empty: no hint.
     std::optional<MemoryLocation> source_location_hint;
+    /// Where the destination's pages live (dstLocHint); empty: no hint.
     std::optional<MemoryLocation> destination_location_hint;
     /// CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE for this copy (advisory: integrated GPUs).
     bool prefer_overlap_with_compute = false;
@@ -69,8 +72,8 @@ struct CopyAttributes {
 
 /// One copy of a copy_batch(): source, destination and its CopyOptions.
 struct BufferCopy {
-    Buffer source;
-    Buffer destination;
+    Buffer source;       ///< copied from (open, the destination's size)
+    Buffer destination;  ///< copied to (open)
     CopyAttributes attributes;  ///< this copy's; the defaults: stream order, no hints
 };
 

@@ -60,14 +60,18 @@ public:
     /// An empty buffer: every use but the queries below throws InvalidArgumentError, like a closed
     /// one. Useful as a placeholder.
     Buffer() noexcept = default;
+    /// Shares `other`'s allocation (one more reference; nothing is copied on the device).
     Buffer(const Buffer& other) noexcept : box_(other.box_) {
         if (box_) box_->references.fetch_add(1, std::memory_order_relaxed);
     }
+    /// Takes `other`'s share; `other` becomes an empty buffer.
     Buffer(Buffer&& other) noexcept : box_(std::exchange(other.box_, nullptr)) {}
+    /// Shares `other`'s allocation, dropping this one's share (freeing it if it was the last).
     Buffer& operator=(const Buffer& other) noexcept {
         Buffer(other).swap(*this);
         return *this;
     }
+    /// Takes `other`'s share, dropping this one's (freeing it if it was the last).
     Buffer& operator=(Buffer&& other) noexcept {
         Buffer(std::move(other)).swap(*this);
         return *this;
@@ -78,6 +82,7 @@ public:
                      box_->references.fetch_sub(1, std::memory_order_acq_rel) == 1))
             detail::drop_buffer_box(box_);
     }
+    /// Exchanges the allocations the two objects refer to.
     void swap(Buffer& other) noexcept { std::swap(box_, other.box_); }
 
     /// Frees `pointer` (how it is freed, once, when the last copy goes or at close()):
@@ -104,16 +109,19 @@ public:
     /// Throws InvalidArgumentError for a null pointer, size 0 or an empty deleter.
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource, Deleter deleter);
+    /// from_handle(CUdeviceptr, size, resource) for a pointer given as void*.
     static Buffer from_handle(void* pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource) {
         return from_handle(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource));
     }
+    /// from_handle(CUdeviceptr, size, resource, owner) for a pointer given as void*.
     static Buffer from_handle(void* pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource,
                               std::shared_ptr<void> owner) {
         return from_handle(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource),
                            std::move(owner));
     }
+    /// from_handle(CUdeviceptr, size, resource, deleter) for a pointer given as void*.
     static Buffer from_handle(void* pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource, Deleter deleter) {
         return from_handle(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource),
@@ -130,6 +138,7 @@ public:
     /// null pointer or size 0, DriverError when the driver refuses the query.
     static Buffer wrap_unowned(CUdeviceptr pointer, std::size_t size,
                                std::shared_ptr<MemoryResource> resource = nullptr);
+    /// wrap_unowned(CUdeviceptr, size, resource) for a pointer given as void*.
     static Buffer wrap_unowned(void* pointer, std::size_t size,
                                std::shared_ptr<MemoryResource> resource = nullptr) {
         return wrap_unowned(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource));
@@ -138,16 +147,23 @@ public:
     /// The address (0 once closed, and for an empty buffer of size 0), as a device pointer and as
     /// a host pointer.
     CUdeviceptr handle() const noexcept;
+    /// handle() as a pointer.
     void* data() const noexcept { return reinterpret_cast<void*>(handle()); }
     /// The size in bytes (kept after close, for messages).
     std::size_t size() const noexcept;
     /// True after close() and for a default-constructed buffer.
     bool is_closed() const noexcept;
+    /// Open: not closed and not default-constructed.
     explicit operator bool() const noexcept { return !is_closed(); }
     /// Whether the buffer frees its memory (false for wrap_unowned and once closed).
     bool owns_memory() const noexcept;
 
+    /// Kernels may access the memory: its resource's is_device_accessible(), or without a
+    /// resource what the driver said when it was wrapped (false for memory unknown to CUDA).
+    /// Throws InvalidArgumentError when closed.
     bool is_device_accessible() const;
+    /// The host may access the memory (pinned, managed, plain host memory), as above. Throws
+    /// InvalidArgumentError when closed.
     bool is_host_accessible() const;
     /// Managed memory: its resource's is_managed(), or without a resource what the driver says
     /// (CU_POINTER_ATTRIBUTE_IS_MANAGED). Throws InvalidArgumentError when closed.
@@ -155,6 +171,7 @@ public:
     /// The device the memory belongs to; -1 for memory bound to no device (pinned host memory, as
     /// cuda.core reports), for which device() throws InvalidArgumentError.
     int device_ordinal() const;
+    /// Device(device_ordinal()). Throws InvalidArgumentError when closed or bound to no device.
     Device device() const;
     /// Null once closed, and for buffers made without a resource. A device's default resource
     /// (Device::allocate) lives as long as the process, and its buffers point at it without
@@ -169,13 +186,19 @@ public:
     /// or copy through host memory of the right size. Host memory must stay valid until the
     /// stream has done the copy (pageable memory may be copied synchronously).
     void copy_to(const Buffer& destination, const Stream& stream) const;
+    /// Copies `source` into this buffer on `stream` (cuMemcpyAsync); throws as copy_to.
     void copy_from(const Buffer& source, const Stream& stream) const;
     /// cuda.core's copy_to without a destination: a new buffer of the same size from this
     /// buffer's memory resource (allocated on `stream`), into which this one is copied on
     /// `stream`. Throws InvalidArgumentError when closed or made without a resource ("a
     /// destination buffer must be provided"), and what the resource's allocate throws.
     Buffer copy_to(const Stream& stream) const;
+    /// Copies the buffer to `size` bytes of host memory at `host` on `stream`. InvalidArgumentError
+    /// when closed, when `size` is not size(), or when `host` is null with a non-zero size;
+    /// DriverError when the copy cannot be enqueued. Size 0 copies nothing.
     void copy_to(void* host, std::size_t size, const Stream& stream) const;
+    /// Copies `size` bytes of host memory at `host` into the buffer on `stream`; throws as the
+    /// copy_to above.
     void copy_from(const void* host, std::size_t size, const Stream& stream) const;
 
     /// The same for any contiguous host range of trivially copyable values (vector, array, span).
@@ -188,6 +211,7 @@ public:
         copy_to(static_cast<void*>(std::ranges::data(host)),
                 std::ranges::size(host) * sizeof(std::ranges::range_value_t<Range>), stream);
     }
+    /// Copies a contiguous host range (its byte size must equal size()) into the buffer.
     template <std::ranges::contiguous_range Range>
         requires(!std::is_same_v<std::remove_cvref_t<Range>, Buffer> &&
                  std::is_trivially_copyable_v<std::ranges::range_value_t<Range>>)
@@ -199,6 +223,8 @@ public:
     /// Sets every byte to `value` / every 32-bit word to `pattern` (the size must be a multiple
     /// of 4), asynchronously on `stream`.
     void fill_byte(std::uint8_t value, const Stream& stream) const;
+    /// Sets every 32-bit word to `pattern` (cuMemsetD32Async); InvalidArgumentError when the
+    /// size is not a multiple of 4 or the buffer is closed.
     void fill_uint32(std::uint32_t pattern, const Stream& stream) const;
     /// Sets every 16-bit word to `pattern` (cuMemsetD16Async; the size must be a multiple of 2).
     void fill_uint16(std::uint16_t pattern, const Stream& stream) const;
@@ -240,11 +266,14 @@ public:
     /// driver call (cuCtxGetId) that close() saves.
     /// Throws DriverError when freeing fails (the buffer is closed all the same).
     void close(const Stream& stream);
+    /// close() on the deallocation stream (see deallocation_stream()).
     void close();
 
     /// The memory as host bytes / values. Throws InvalidArgumentError when it is not host
     /// accessible, closed, or (span<T>) its size is not a multiple of sizeof(T).
     std::span<std::byte> bytes() const;
+    /// The memory as a span of T (bytes() reinterpreted); throws as bytes(), and when the size
+    /// is not a multiple of sizeof(T). The span does not hold the buffer.
     template <class T>
     std::span<T> span() const {
         static_assert(std::is_trivially_copyable_v<T>, "span<T> needs a trivially copyable T");

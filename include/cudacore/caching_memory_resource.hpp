@@ -117,6 +117,7 @@ public:
     /// Sums every arena's counters (locks each arena briefly). Thread-safe.
     CachingMemoryStatistics statistics() const;
 
+    /// The options it was made with.
     const CachingMemoryResourceOptions& options() const noexcept { return options_; }
     /// The resource blocks come from.
     const std::shared_ptr<MemoryResource>& upstream() const noexcept { return upstream_; }

@@ -53,25 +53,30 @@ namespace cudacore::cccl {
 inline ::cuda::stream_ref to_stream_ref(const Stream& stream) noexcept {
     return ::cuda::stream_ref{stream.handle()};
 }
+/// Wraps the ref's stream without owning it (Stream::from_handle: DriverError when the driver
+/// does not know the stream).
 inline Stream from_stream_ref(::cuda::stream_ref stream) { return Stream::from_handle(stream.get()); }
 
 /// Which cuda::mr properties a cudacore resource type has (compile-time, as CCCL wants them).
 template <class Resource>
 struct resource_properties;
+/// Device memory: device-accessible only.
 template <>
 struct resource_properties<DeviceMemoryResource> {
-    static constexpr bool device_accessible = true;
-    static constexpr bool host_accessible = false;
+    static constexpr bool device_accessible = true;  ///< cuda::mr::device_accessible
+    static constexpr bool host_accessible = false;   ///< not cuda::mr::host_accessible
 };
+/// Pinned host memory: accessible from the host and from devices.
 template <>
 struct resource_properties<PinnedMemoryResource> {
-    static constexpr bool device_accessible = true;
-    static constexpr bool host_accessible = true;
+    static constexpr bool device_accessible = true;  ///< cuda::mr::device_accessible
+    static constexpr bool host_accessible = true;    ///< cuda::mr::host_accessible
 };
+/// Managed memory: accessible from the host and from devices.
 template <>
 struct resource_properties<ManagedMemoryResource> {
-    static constexpr bool device_accessible = true;
-    static constexpr bool host_accessible = true;
+    static constexpr bool device_accessible = true;  ///< cuda::mr::device_accessible
+    static constexpr bool host_accessible = true;    ///< cuda::mr::host_accessible
 };
 
 /// The largest alignment every cudacore resource guarantees (the driver's allocation granularity
@@ -91,23 +96,35 @@ class resource_adaptor {
     using properties = resource_properties<Resource>;
 
 public:
+    /// Adapts `resource` (held), with a new non-blocking stream for the synchronous calls.
+    /// Throws what creating that stream throws (DriverError).
     explicit resource_adaptor(std::shared_ptr<Resource> resource)
         : resource_(std::move(resource)), stream_(default_stream(*resource_)) {}
+    /// Adapts `resource` (held), ordering the synchronous calls on `stream` (held).
     resource_adaptor(std::shared_ptr<Resource> resource, Stream stream)
         : resource_(std::move(resource)), stream_(std::move(stream)) {}
 
+    /// `bytes` from the resource, ordered on stream() and waited for: usable at once. Throws
+    /// InvalidArgumentError for an unsupported alignment, and what the resource's allocation
+    /// and Stream::sync throw.
     void* allocate(std::size_t bytes, std::size_t alignment = max_alignment) {
         void* pointer = allocate_async(bytes, alignment, to_stream_ref(stream_));
         stream_.sync();
         return pointer;
     }
+    /// Gives `pointer` (of `bytes`) back to the resource, ordered on stream(), without waiting.
+    /// Throws what the resource's deallocation throws (DriverError).
     void deallocate(void* pointer, std::size_t bytes, std::size_t alignment = max_alignment) {
         deallocate_async(pointer, bytes, alignment, to_stream_ref(stream_));
     }
+    /// `bytes` from the resource, ordered on `stream`: usable by work on that stream (or after
+    /// it). InvalidArgumentError for an unsupported alignment; what the resource throws.
     void* allocate_async(std::size_t bytes, std::size_t alignment, ::cuda::stream_ref stream) {
         check_alignment(alignment);
         return reinterpret_cast<void*>(resource_->allocate_pointer(bytes, stream.get()));
     }
+    /// Gives `pointer` (of `bytes`) back, ordered on `stream` (the alignment is not checked).
+    /// Throws what the resource's deallocation throws.
     void deallocate_async(void* pointer, std::size_t bytes, std::size_t /*alignment*/,
                           ::cuda::stream_ref stream) {
         resource_->deallocate_pointer(reinterpret_cast<CUdeviceptr>(pointer), bytes, stream.get());
@@ -117,6 +134,7 @@ public:
     bool operator==(const resource_adaptor& other) const noexcept {
         return resource_ == other.resource_;
     }
+    /// Not the same resource.
     bool operator!=(const resource_adaptor& other) const noexcept { return !(*this == other); }
 
     friend void get_property(const resource_adaptor&, ::cuda::mr::device_accessible) noexcept
@@ -126,7 +144,9 @@ public:
         requires(properties::host_accessible)
     {}
 
+    /// The adapted resource.
     const std::shared_ptr<Resource>& resource() const noexcept { return resource_; }
+    /// The stream the synchronous allocate / deallocate are ordered on.
     const Stream& stream() const noexcept { return stream_; }
 
 private:
@@ -158,13 +178,16 @@ private:
 template <class Resource>
 class thrust_allocator {
 public:
-    using value_type = char;
+    using value_type = char;  ///< Thrust allocates temporary storage in bytes
+    /// Holds `adaptor` (and so its resource) and `stream`.
     thrust_allocator(resource_adaptor<Resource> adaptor, const Stream& stream)
         : adaptor_(std::move(adaptor)), stream_(stream) {}
+    /// `bytes` of temporary storage, ordered on the stream (adaptor's allocate_async).
     char* allocate(std::ptrdiff_t bytes) {
         return static_cast<char*>(adaptor_.allocate_async(static_cast<std::size_t>(bytes),
                                                           max_alignment, to_stream_ref(stream_)));
     }
+    /// Gives temporary storage back, ordered on the stream.
     void deallocate(char* pointer, std::size_t bytes) {
         adaptor_.deallocate_async(pointer, bytes, max_alignment, to_stream_ref(stream_));
     }

@@ -26,11 +26,11 @@ struct FatbinEntry {
 
 /// What inspect_code() finds in compiled code: type, arch, size, kernels.
 struct CodeInfo {
-    CodeType type = CodeType::cubin;
+    CodeType type = CodeType::cubin;  ///< detected from the bytes (the declared type otherwise)
     /// "sm_90" for a cubin, the PTX .target ("sm_90", "sm_90a"), "" where the bytes do not say
     /// (LTO-IR, objects, libraries; a fatbin with several archs lists them in `entries`).
     std::string arch;
-    std::size_t size = 0;
+    std::size_t size = 0;  ///< bytes of code
     std::vector<std::string> kernels;  ///< sorted; cubin (and ELF fatbin entries) and PTX only
     std::vector<FatbinEntry> entries;  ///< fatbin only
     std::string ptx_version;           ///< PTX only: the .version ("8.8")

@@ -34,7 +34,9 @@ public:
     /// InvalidArgumentError for a null handle, DriverError for an invalid one.
     static Context from_handle(CUcontext context);
 
+    /// The driver's context (null for a moved-from Context); valid while this Context lives.
     CUcontext handle() const noexcept;
+    /// The device the context belongs to.
     Device device() const;
     /// Makes this context current on the calling thread.
     void set_current() const;

@@ -26,8 +26,8 @@ namespace cudacore {
 
 /// A device's compute capability (major, minor).
 struct ComputeCapability {
-    int major = 0;
-    int minor = 0;
+    int major = 0;  ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR (9 for an H100)
+    int minor = 0;  ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
     /// Equal when every field is.
     bool operator==(const ComputeCapability&) const = default;
 };
@@ -47,19 +47,29 @@ public:
     /// How many devices the driver reports, and all of them in ordinal order (none without a
     /// device; NoDriverError without a driver).
     static int count();
+    /// Every device, Device(0) to Device(count() - 1).
     static std::vector<Device> all();
 
+    /// The device's ordinal (0-based, as CUDA_VISIBLE_DEVICES numbers them).
     int ordinal() const noexcept { return ordinal_; }
+    /// The driver's device (cuDeviceGet).
     CUdevice handle() const noexcept { return handle_; }
 
+    /// The product name (cuDeviceGetName: "NVIDIA H100 80GB HBM3").
     std::string name() const;
+    /// The 16 bytes of the device's UUID (cuDeviceGetUuid).
     std::array<unsigned char, 16> uuid() const;
     std::string uuid_string() const;  ///< "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+    /// PCI bus id as the driver gives it (cuDeviceGetPCIBusId: "0000:18:00.0").
     std::string pci_bus_id() const;
+    /// Compute capability, asked once per device and cached (thread-safe).
     ComputeCapability compute_capability() const;
     std::string arch() const;  ///< "sm_90"
+    /// Device memory in bytes (cuDeviceTotalMem).
     std::size_t total_memory() const;
+    /// Number of streaming multiprocessors (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).
     int multiprocessor_count() const;
+    /// One attribute (cuDeviceGetAttribute); DriverError for one this driver rejects.
     int attribute(CUdevice_attribute attribute) const;
     /// Every attribute the driver reports, by its CU_DEVICE_ATTRIBUTE_ name (without the prefix,
     /// lower case: "max_threads_per_block"). Attributes this driver rejects are left out.
@@ -79,6 +89,7 @@ public:
     Context set_current() const;
     /// Waits for all work on the device's primary context.
     void sync() const;
+    /// Whether this device can reach `peer`'s memory (cuDeviceCanAccessPeer).
     bool can_access_peer(const Device& peer) const;
     /// Lets kernels and copies on this device's primary context reach memory of `peer`'s primary
     /// context (cuCtxEnablePeerAccess). Idempotent: enabling twice, or disabling what is not
@@ -87,6 +98,9 @@ public:
     /// primary contexts stay retained while access is enabled. Memory pools are not affected:
     /// see DeviceMemoryResource::set_peer_accessible_by. Thread-safe.
     void enable_peer_access(const Device& peer) const;
+    /// Undoes enable_peer_access (cuCtxDisablePeerAccess) and lets go of the two primary contexts
+    /// it kept retained. Does nothing for the device itself, for a peer it cannot reach, or when
+    /// access is not enabled. DriverError for other failures. Thread-safe.
     void disable_peer_access(const Device& peer) const;
     /// Whether peer access to `peer` was enabled through cudacore in this process (the driver has
     /// no query); true for the device itself.
@@ -101,6 +115,9 @@ public:
     /// returns a new Stream object for the same driver stream (copies share host-function
     /// errors; separate calls do not). Never destroyed.
     Stream per_thread_stream() const;
+    /// A new stream on the primary context (cuStreamCreateWithPriority), which it holds; destroyed
+    /// when its last holder goes. InvalidArgumentError for a priority outside the device's range,
+    /// DriverError when the driver refuses.
     Stream create_stream(const StreamOptions& options = {}) const;
     /// Creates an event that is not recorded on any stream yet: record it with stream.record(ev).
     Event create_event(const EventOptions& options = {}) const;

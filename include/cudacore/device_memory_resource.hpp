@@ -80,7 +80,9 @@ public:
     /// IPC: whether the pool is shareable (ipc_enabled, or imported), whether it was imported, and
     /// the pool's identity (random, made by the exporter; all zero for a default pool).
     bool is_ipc_enabled() const noexcept { return ipc_pool_ || imported_; }
+    /// Whether the pool was imported from another process (such a resource cannot allocate).
     bool is_imported() const noexcept { return imported_; }
+    /// The pool's IPC identity (all zero for a pool that is not shared).
     const std::array<unsigned char, 16>& ipc_pool_id() const noexcept { return ipc_id_; }
 
     /// Devices other than the pool's own whose kernels and copies may reach its memory
@@ -90,11 +92,15 @@ public:
     /// when the hardware cannot give a device access. For the default pool this changes it for
     /// every user of that pool.
     std::vector<Device> peer_accessible_by() const;
+    /// Sets the access of the devices listed and removes the others' (see above; a device listed
+    /// twice counts once).
     void set_peer_accessible_by(const std::vector<Device>& devices);
     /// A new pool of `device` owned by this resource (destroyed with it; its buffers hold it).
-    /// Throws InvalidArgumentError for a handle type the device does not support, DriverError
-    /// (CUDA_ERROR_NOT_SUPPORTED on a device without memory pools). Prefer create_owned_pool().
+    /// Throws InvalidArgumentError for a device without memory pools
+    /// (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 0) or a handle type the device does not
+    /// support, DriverError when the driver refuses the pool. Prefer create_owned_pool().
     DeviceMemoryResource(OwnedPoolTag, const Device& device, const DeviceMemoryPoolOptions& options);
+    /// std::make_shared of the owned-pool constructor above; throws what it throws.
     static std::shared_ptr<DeviceMemoryResource> create_owned_pool(
         const Device& device, const DeviceMemoryPoolOptions& options = {});
     ~DeviceMemoryResource() override;
@@ -103,21 +109,28 @@ public:
     bool owns_pool() const noexcept { return owns_pool_; }
     /// The pool's max_size (0: the driver's default).
     std::size_t max_size() const noexcept { return max_size_; }
-    /// Every attribute of the pool, readable and settable; holds this resource.
+    /// Every attribute of the pool, readable and settable; holds this resource when it was made
+    /// with std::make_shared (else the caller keeps the resource alive while it is used).
     MemoryPool memory_pool() const;
 
+    /// The driver's pool; valid while this resource lives.
     CUmemoryPool pool() const noexcept { return pool_; }
 
+    /// Sets the pool's CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, in bytes (for the default pool, for
+    /// every user of it). DriverError when the driver refuses.
     void set_release_threshold(std::uint64_t bytes);
+    /// The pool's release threshold in bytes. DriverError when the query fails.
     std::uint64_t release_threshold() const;
     /// Bytes in use by allocations (CU_MEMPOOL_ATTR_USED_MEM_CURRENT) and reserved from the driver
     /// (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT), for the whole pool.
     std::uint64_t used_memory() const;
+    /// Bytes reserved from the driver (see used_memory). DriverError when the query fails.
     std::uint64_t reserved_memory() const;
     /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
     void trim_to(std::size_t bytes_to_keep);
 
     bool is_device_accessible() const noexcept override { return true; }
+    /// False: device memory is not host accessible.
     bool is_host_accessible() const noexcept override { return false; }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;

@@ -20,11 +20,13 @@ namespace cudacore {
 /// Makes a device current for a scope and restores the previous context after it.
 class DeviceScope {
 public:
+    /// Retains `device`'s primary context and pushes it current (cuCtxPushCurrent).
     explicit DeviceScope(const Device& device);
     ~DeviceScope();
     DeviceScope(const DeviceScope&) = delete;
     DeviceScope& operator=(const DeviceScope&) = delete;
 
+    /// The device made current.
     const Device& device() const noexcept { return device_; }
 
 private:

@@ -36,9 +36,13 @@ public:
     /// why the last one failed; what() says all of it.
     LoaderError(std::string library, std::vector<std::string> searched, std::string env_var,
                 std::string reason);
+    /// The library that could not be loaded ("libnvrtc.so", for instance).
     const std::string& library() const noexcept { return library_; }
+    /// The paths or names tried, in order (may be empty).
     const std::vector<std::string>& searched() const noexcept { return searched_; }
+    /// The environment variable that points at the library's full path (may be empty).
     const std::string& env_var() const noexcept { return env_var_; }
+    /// Why loading failed (the loader's message, a missing symbol...).
     const std::string& reason() const noexcept { return reason_; }
 
 private:
@@ -61,10 +65,15 @@ public:
     /// Makes the error from the status, the call that returned it and the object involved; what()
     /// names all three with the status's name and text.
     DriverError(CUresult status, std::string call, std::string object);
+    /// The status the call returned.
     CUresult status() const noexcept { return status_; }
+    /// Its name ("CUDA_ERROR_OUT_OF_MEMORY"), as driver_status_name().
     const std::string& status_name() const noexcept { return status_name_; }
+    /// Its text, as driver_status_text().
     const std::string& status_text() const noexcept { return status_text_; }
+    /// The driver call that failed ("cuMemAlloc").
     const std::string& call() const noexcept { return call_; }
+    /// The object involved (kernel, buffer, stream...), as described in what(); may be empty.
     const std::string& object() const noexcept { return object_; }
 
 private:
@@ -80,8 +89,11 @@ class CompilerApiError : public Error {
 public:
     /// Makes the error from the call, its status (number and name) and the object involved.
     CompilerApiError(std::string call, int status, std::string status_name, std::string object);
+    /// The call that failed (an NVRTC, nvJitLink or NVVM function, or a system call).
     const std::string& call() const noexcept { return call_; }
+    /// Its status number (the library's result code; errno where a system call failed).
     int status() const noexcept { return status_; }
+    /// The status's name.
     const std::string& status_name() const noexcept { return status_name_; }
 
 private:
@@ -96,8 +108,11 @@ public:
     /// Makes the error from the program's name, the compiler's log and the options used.
     CompileError(std::string program_name, std::string log, std::vector<std::string> options,
                  std::string backend);
+    /// The program's name (ProgramOptions::name).
     const std::string& program_name() const noexcept { return program_name_; }
+    /// The compiler's full log; what() quotes only its first error line.
     const std::string& log() const noexcept { return log_; }
+    /// The options the compiler was given.
     const std::vector<std::string>& options() const noexcept { return options_; }
 
 private:
@@ -106,15 +121,19 @@ private:
     std::vector<std::string> options_;
 };
 
-/// Linking failed. Carries the full linker log, the inputs' names and the options.
+/// Linking failed. Carries the full linker log, the link's name and the options.
 class LinkError : public Error {
 public:
     /// `failed_call`: the linker call that failed and its status (for example
     /// "cuLinkAddData(ptx 'k', 80 bytes) failed: CUDA_ERROR_INVALID_PTX"), named in what().
     LinkError(std::string name, std::string log, std::vector<std::string> options,
               std::string backend, std::string failed_call = {});
+    /// The link's name (LinkerOptions::name).
     const std::string& name() const noexcept { return name_; }
+    /// The linker's full log; what() quotes only its first error line.
     const std::string& log() const noexcept { return log_; }
+    /// The options the linker was given (nvJitLink flags, or the driver linker's options
+    /// described).
     const std::vector<std::string>& options() const noexcept { return options_; }
 
 private:
@@ -144,6 +163,7 @@ public:
     /// Makes the error from its message and the exception the host function threw.
     HostFunctionError(const std::string& message, std::exception_ptr original)
         : Error(message), original_(std::move(original)) {}
+    /// The exception the host function threw (rethrow it with std::rethrow_exception).
     const std::exception_ptr& original() const noexcept { return original_; }
 
 private:
@@ -152,6 +172,8 @@ private:
 
 /// Name and text of a driver status, without needing the driver (falls back to the number).
 std::string driver_status_name(CUresult status);
+/// The driver's description of `status` (cuGetErrorString) when the driver is loaded, else
+/// "no description (the driver is not loaded)". Never throws beyond std::bad_alloc.
 std::string driver_status_text(CUresult status);
 
 /// An NVML call failed (system information: utilisation, temperature, power, clocks). Carries
@@ -160,8 +182,11 @@ class NvmlError : public Error {
 public:
     /// Makes the error from the NVML call, its status (number and text) and the device involved.
     NvmlError(std::string call, int status, std::string status_text, std::string object);
+    /// The NVML call that failed.
     const std::string& call() const noexcept { return call_; }
+    /// Its status number (an nvmlReturn_t value).
     int status() const noexcept { return status_; }
+    /// The status's text (nvmlErrorString).
     const std::string& status_text() const noexcept { return status_text_; }
 
 private:

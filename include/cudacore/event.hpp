@@ -71,11 +71,15 @@ public:
 
     /// The driver's event. Once taken, the event is never reused after it is dropped (see above).
     CUevent handle() const noexcept;
+    /// The options it was created with (as the caller said, for from_handle).
     const EventOptions& options() const noexcept;
+    /// options().timing_enabled: whether elapsed times may be asked of it.
     bool timing_enabled() const noexcept { return options().timing_enabled; }
     /// True once recorded on a stream through cudacore.
     bool is_recorded() const noexcept;
+    /// The context it was created in (held by the event).
     Context context() const;
+    /// The device of that context.
     Device device() const;
 
     /// Waits until the work before the last record has finished.
@@ -103,6 +107,8 @@ Milliseconds operator-(const Event& end, const Event& start);
 /// Times a region of a stream: records a start event on construction and an end event on stop().
 class ScopedTimer {
 public:
+    /// Creates two timing events on `stream`'s context and records the start on `stream`; holds
+    /// the stream and both events. DriverError when creating or recording fails.
     explicit ScopedTimer(const Stream& stream);
     /// Records the end event; the first call only. Returns immediately (asynchronous).
     void stop();

@@ -80,12 +80,15 @@ struct GraphInstantiateOptions;
 /// What cuGraphDebugDotPrint adds to the DOT output (all off: the structure and node kinds).
 struct GraphDotOptions {
     bool verbose = false;  ///< everything below, and more
+    /// Kernel node parameters and attributes (CU_GRAPH_DEBUG_DOT_FLAGS_KERNEL_NODE_PARAMS and
+    /// _KERNEL_NODE_ATTRIBUTES).
     bool kernel_node_params = false;
-    bool memcpy_node_params = false;
-    bool memset_node_params = false;
-    bool host_node_params = false;
-    bool event_node_params = false;
+    bool memcpy_node_params = false;  ///< copy parameters (_MEMCPY_NODE_PARAMS)
+    bool memset_node_params = false;  ///< fill parameters (_MEMSET_NODE_PARAMS)
+    bool host_node_params = false;    ///< host function and its data (_HOST_NODE_PARAMS)
+    bool event_node_params = false;   ///< the events recorded and waited for (_EVENT_NODE_PARAMS)
     bool memory_node_params = false;  ///< allocation and free nodes
+    /// Conditional node parameters (_CONDITIONAL_NODE_PARAMS).
     bool conditional_node_params = false;
     bool handles = false;  ///< node and kernel handles
 };
@@ -96,9 +99,9 @@ unsigned graph_dot_flags(const GraphDotOptions& options);
 /// A memory allocation node and the address it reserves (valid inside the graph, from the node
 /// until a free node or, with GraphInstantiateOptions::auto_free_on_launch, the next launch).
 struct GraphAllocation {
-    GraphNode node;
-    CUdeviceptr pointer = 0;
-    std::size_t size = 0;
+    GraphNode node;          ///< the allocation node (a dependency for the nodes that use it)
+    CUdeviceptr pointer = 0; ///< the address the driver reserved for it (cuGraphAddMemAllocNode)
+    std::size_t size = 0;    ///< bytes allocated
 };
 
 /// A CUDA graph built node by node (explicit graphs); instantiate it to launch it.
@@ -107,9 +110,14 @@ public:
     /// An empty graph whose nodes run on `device` (its primary context, held by the graph).
     static Graph create(const Device& device = Device::current());
 
+    /// The driver's graph (null for a moved-from Graph); valid while this Graph lives.
     CUgraph handle() const noexcept;
+    /// The device its nodes run on. InvalidArgumentError for a moved-from Graph.
     Device device() const;
+    /// Its nodes, in the driver's order (cuGraphGetNodes; not the nodes of child or body graphs).
+    /// DriverError when the query fails, InvalidArgumentError for a moved-from Graph.
     std::vector<GraphNode> nodes() const;
+    /// How many nodes it has (cuGraphGetNodes); throws as nodes().
     std::size_t node_count() const;
 
     /// A kernel node: `kernel` with `config` (no clusters or cooperative launches) and `args`,
@@ -127,13 +135,19 @@ public:
     /// (pinned host memory: the graph may run long after this call).
     GraphNode add_copy(GraphDependencies dependencies, const Buffer& destination,
                        const Buffer& source);
+    /// Device to host: `size` must equal source.size() and `host` be non-null, else
+    /// InvalidArgumentError. Neither the buffer nor the host memory is held (see hold()).
     GraphNode add_copy(GraphDependencies dependencies, void* host, std::size_t size,
                        const Buffer& source);
+    /// Host to device: `size` must equal destination.size() and `host` be non-null, else
+    /// InvalidArgumentError. Neither the buffer nor the host memory is held (see hold()).
     GraphNode add_copy(GraphDependencies dependencies, const Buffer& destination,
                        const void* host, std::size_t size);
     /// Sets every byte / every 32-bit word of `buffer` (its size a multiple of 4).
     GraphNode add_fill_byte(GraphDependencies dependencies, const Buffer& buffer,
                             std::uint8_t value);
+    /// Sets every 32-bit word of `buffer` to `pattern`; InvalidArgumentError when its size is
+    /// not a multiple of 4 or it is closed. The buffer is not held (see hold()).
     GraphNode add_fill_uint32(GraphDependencies dependencies, const Buffer& buffer,
                               std::uint32_t pattern);
     /// Runs `function` on a driver thread when the graph reaches the node. It must not call CUDA
@@ -141,6 +155,8 @@ public:
     GraphNode add_host_function(GraphDependencies dependencies, std::function<void()> function);
     /// Records `event` / waits for it; the graph holds the event.
     GraphNode add_event_record(GraphDependencies dependencies, const Event& event);
+    /// Waits for `event` (cuGraphAddEventWaitNode); the graph holds the event, which is never
+    /// recycled afterwards. InvalidArgumentError for an empty Event.
     GraphNode add_event_wait(GraphDependencies dependencies, const Event& event);
     /// A node that does nothing: joins dependencies.
     GraphNode add_empty(GraphDependencies dependencies);
@@ -149,6 +165,9 @@ public:
     /// Graph memory: `size` bytes allocated when the graph reaches the node and freed by a free
     /// node (in this graph or a later one) or by the next launch with auto_free_on_launch.
     GraphAllocation add_allocation(GraphDependencies dependencies, std::size_t size);
+    /// Frees graph memory at `pointer` (an add_allocation pointer of this graph or of one already
+    /// launched) when the graph reaches the node (cuGraphAddMemFreeNode; the driver checks it:
+    /// DriverError).
     GraphNode add_free(GraphDependencies dependencies, CUdeviceptr pointer);
 
     /// Conditional nodes (CUDA 12.4+ driver). The handle's value decides what runs: set it from a
@@ -156,15 +175,23 @@ public:
     /// to fill with nodes; they belong to the node (allowed in bodies: kernels, copies, fills,
     /// empty, child and conditional nodes, all on this graph's device).
     ConditionalHandle create_conditional_handle(const ConditionalHandleOptions& options = {});
+    /// One body, run once when the value is non-zero.
     ConditionalNode add_if(GraphDependencies dependencies, const ConditionalHandle& condition);
+    /// Two bodies: bodies[0] runs when the value is non-zero, bodies[1] otherwise.
     ConditionalNode add_if_else(GraphDependencies dependencies,
                                 const ConditionalHandle& condition);  // bodies: then, else
+    /// One body, run again and again while the value is non-zero (checked before each run).
     ConditionalNode add_while(GraphDependencies dependencies, const ConditionalHandle& condition);
+    /// `cases` bodies: bodies[n] runs when the value is n, none when it is `cases` or more.
+    /// InvalidArgumentError for 0 cases.
     ConditionalNode add_switch(GraphDependencies dependencies, const ConditionalHandle& condition,
                                unsigned cases);  // bodies[n] runs when the value is n
 
     /// Keeps `buffer` (or any object) alive as long as this graph and its executable graphs.
     void hold(const Buffer& buffer);
+    /// Keeps any object alive as long as this graph, its body graphs and its executable graphs
+    /// (those already made too: they share the graph's holdings). InvalidArgumentError for a
+    /// moved-from Graph.
     void hold(std::shared_ptr<const void> object);
     /// How many objects the graph holds (libraries, buffers, events, callables).
     std::size_t held_count() const;
@@ -172,10 +199,14 @@ public:
     /// An executable graph (see graph_exec.hpp for the options). A graph with allocation or free
     /// nodes has at most one executable graph at a time (the driver refuses a second: DriverError).
     GraphExec instantiate(const GraphInstantiateOptions& options) const;
+    /// instantiate() with default GraphInstantiateOptions. InvalidArgumentError for a moved-from
+    /// Graph, DriverError when the driver refuses the graph.
     GraphExec instantiate() const;
 
     /// The graph in Graphviz DOT (cuGraphDebugDotPrint), to a file or as a string.
     void write_dot(const std::filesystem::path& path, const GraphDotOptions& options = {}) const;
+    /// The DOT text, written by the driver to a temporary file, read back and removed. Error when
+    /// no temporary file can be made, DriverError when the driver fails.
     std::string to_dot(const GraphDotOptions& options = {}) const;
 
     /// "graph 0x... on device 0 (5 nodes)": used in error messages.
@@ -184,6 +215,7 @@ public:
     /// The same object (identity.hpp says how each type compares).
     bool operator==(const Graph& other) const noexcept { return handle() == other.handle(); }
 
+    /// Wraps shared state (cudacore's own use: create() and body graphs make Graphs).
     explicit Graph(std::shared_ptr<detail::GraphBox> box) noexcept : box_(std::move(box)) {}
     /// The shared state (cudacore's own use).
     const std::shared_ptr<detail::GraphBox>& box() const noexcept { return box_; }

@@ -62,6 +62,7 @@ enum class CaptureMode : int {
 
 /// The driver's mode for `mode`, and its name ("global", "thread-local", "relaxed"). No driver.
 CUstreamCaptureMode capture_mode_flag(CaptureMode mode);
+/// "global", "thread-local" or "relaxed" ("unknown" for a value outside the enumeration).
 const char* capture_mode_name(CaptureMode mode);
 
 /// Records the work enqueued on a stream into a graph (stream capture).
@@ -71,7 +72,10 @@ public:
     explicit GraphBuilder(const Stream& stream);
     /// Records on a new non-blocking stream of `device`.
     explicit GraphBuilder(const Device& device);
+    /// Takes over `other`'s capture; `other` may then only be destroyed or assigned to.
     GraphBuilder(GraphBuilder&&) noexcept;
+    /// Discards this builder's own capture in progress, if any (as the destructor does), then
+    /// takes over `other`'s.
     GraphBuilder& operator=(GraphBuilder&&) noexcept;
     GraphBuilder(const GraphBuilder&) = delete;
     GraphBuilder& operator=(const GraphBuilder&) = delete;
@@ -90,8 +94,10 @@ public:
     Graph end();
     /// True between begin() and end() (for split and body builders: until joined / ended).
     bool is_capturing() const noexcept;
+    /// The mode of the capture (relaxed before begin()).
     CaptureMode mode() const noexcept;
 
+    /// The stream being captured (held by the builder).
     const Stream& stream() const noexcept;
     /// So that launch(builder, ...), buffer.copy_to(x, builder) and the like record into the graph.
     operator const Stream&() const noexcept { return stream(); }
@@ -102,6 +108,9 @@ public:
     /// This builder waits for everything recorded on `others` (split from this capture); they
     /// stop capturing. Throws InvalidArgumentError for a builder of another capture.
     void join(std::vector<GraphBuilder>& others);
+    /// This builder waits for everything recorded on `other`, which stops capturing.
+    /// InvalidArgumentError when this builder is not capturing, or `other` was not split from
+    /// this capture or is joined already.
     void join(GraphBuilder& other);
 
     /// A host function node at this point of the stream (cuLaunchHostFunc). It must not call CUDA
@@ -109,14 +118,25 @@ public:
     void add_host_function(std::function<void()> function);
     /// Keeps `buffer` (or any object) alive as long as the graph and its executable graphs.
     void hold(const Buffer& buffer);
+    /// Keeps any object alive as long as the captured graph and its executable graphs.
+    /// InvalidArgumentError when not capturing.
     void hold(std::shared_ptr<const void> object);
 
     /// Conditional nodes at this point of the capture (CUDA 12.4+ driver). The returned builders
     /// record the bodies (already begun); end() each, then keep recording here.
     ConditionalHandle create_conditional_handle(const ConditionalHandleOptions& options = {});
+    /// An if node: the body builder records what runs once when the value is non-zero.
+    /// InvalidArgumentError when not capturing or the capture was invalidated; DriverError when
+    /// the driver refuses the node.
     GraphBuilder if_then(const ConditionalHandle& condition);
+    /// An if/else node: the first builder records what runs when the value is non-zero, the
+    /// second what runs when it is zero. Throws as if_then.
     std::pair<GraphBuilder, GraphBuilder> if_else(const ConditionalHandle& condition);
+    /// A while node: the body runs again and again while the value is non-zero (checked before
+    /// each run). Throws as if_then.
     GraphBuilder while_loop(const ConditionalHandle& condition);
+    /// A switch node of `cases` bodies: bodies[n] runs when the value is n, none when it is
+    /// `cases` or more. Throws as if_then, and InvalidArgumentError for 0 cases.
     std::vector<GraphBuilder> switch_cases(const ConditionalHandle& condition, unsigned cases);
 
     /// "graph builder on stream 0x... of device 0 (capturing, relaxed)".

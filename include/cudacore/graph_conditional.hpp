@@ -48,6 +48,7 @@ struct ConditionalHandleOptions {
     /// The value at the start of every launch, when assign_default is true; otherwise the value
     /// is kept from the previous launch (and starts at default_value).
     unsigned default_value = 0;
+    /// Reset to default_value at the start of every launch (CU_GRAPH_COND_ASSIGN_DEFAULT).
     bool assign_default = true;
 };
 
@@ -58,6 +59,7 @@ unsigned conditional_handle_flags(const ConditionalHandleOptions& options);
 class ConditionalHandle {
 public:
     ConditionalHandle() noexcept = default;
+    /// Wraps a handle from cuGraphConditionalHandleCreate (owns nothing).
     explicit ConditionalHandle(CUgraphConditionalHandle handle) noexcept : handle_(handle) {}
     /// Pass this to kernels (as their cudaGraphConditionalHandle parameter).
     CUgraphConditionalHandle handle() const noexcept { return handle_; }
@@ -69,8 +71,8 @@ private:
 /// A conditional node and its body graphs (1 for if and while, 2 for if/else, one per case for
 /// switch), which belong to the node and keep the parent graph alive.
 struct ConditionalNode {
-    GraphNode node;
-    std::vector<Graph> bodies;
+    GraphNode node;             ///< the conditional node, a dependency for later nodes
+    std::vector<Graph> bodies;  ///< its body graphs, empty until filled with nodes
 };
 
 }  // namespace cudacore

@@ -59,8 +59,11 @@ public:
     /// Makes the error from the driver's reason and the nodes it names.
     GraphUpdateError(CUgraphExecUpdateResult reason, GraphNode node, GraphNode from_node,
                      std::string node_kind, std::string graph);
+    /// Why the driver refused (CUgraphExecUpdateResultInfo::result).
     CUgraphExecUpdateResult reason() const noexcept { return reason_; }
+    /// The node of the new graph that blocked the update (null when the driver named none).
     GraphNode node() const noexcept { return node_; }
+    /// The node of the executable graph it was matched with (null when none).
     GraphNode from_node() const noexcept { return from_node_; }
 
 private:
@@ -75,7 +78,10 @@ std::string graph_update_result_text(CUgraphExecUpdateResult result);
 /// An executable graph: launch it, update it, set a node's kernel arguments.
 class GraphExec {
 public:
+    /// The driver's executable graph (null for a moved-from GraphExec); valid while any copy
+    /// lives.
     CUgraphExec handle() const noexcept;
+    /// The device it runs on. InvalidArgumentError for a moved-from GraphExec.
     Device device() const;
 
     /// Enqueues one run of the graph on `stream` (cuGraphLaunch).
@@ -105,6 +111,7 @@ public:
     /// "executable graph 0x... on device 0".
     std::string description() const;
 
+    /// Wraps shared state (cudacore's own use: Graph::instantiate makes GraphExecs).
     explicit GraphExec(std::shared_ptr<detail::GraphExecBox> box) noexcept : box_(std::move(box)) {}
     /// The shared state (cudacore's own use).
     const std::shared_ptr<detail::GraphExecBox>& box() const noexcept { return box_; }

@@ -39,18 +39,21 @@ class Device;
 /// cuDeviceGetGraphMemAttribute: bytes in use by graph allocations and reserved for them, now and
 /// at their highest since the last reset.
 struct GraphMemoryStats {
-    std::uint64_t used_current = 0;
-    std::uint64_t used_high = 0;
-    std::uint64_t reserved_current = 0;
-    std::uint64_t reserved_high = 0;
+    std::uint64_t used_current = 0;      ///< CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+    std::uint64_t used_high = 0;         ///< CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+    std::uint64_t reserved_current = 0;  ///< CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+    std::uint64_t reserved_high = 0;     ///< CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
 };
 
 /// Memory allocated inside a graph capture (graph memory nodes).
 class GraphMemoryResource final : public MemoryResource {
 public:
+    /// Graph memory of `device`; holds its primary context (DriverError when retaining it fails).
     explicit GraphMemoryResource(const Device& device);
     ~GraphMemoryResource() override;
 
+    /// The device's graph memory figures, in bytes (four cuDeviceGetGraphMemAttribute calls;
+    /// DriverError when one fails).
     GraphMemoryStats stats() const;
     /// Sets used_high and reserved_high back to the current values.
     void reset_high_watermarks();
@@ -58,6 +61,7 @@ public:
     void trim();
 
     bool is_device_accessible() const noexcept override { return true; }
+    /// False: graph memory is device memory.
     bool is_host_accessible() const noexcept override { return false; }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;

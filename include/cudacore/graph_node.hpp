@@ -19,9 +19,12 @@ namespace cudacore {
 class GraphNode {
 public:
     GraphNode() noexcept = default;
+    /// Wraps a node handle (owns nothing: the node belongs to its graph).
     explicit GraphNode(CUgraphNode handle) noexcept : handle_(handle) {}
 
+    /// The driver's node (null for a default-constructed GraphNode).
     CUgraphNode handle() const noexcept { return handle_; }
+    /// Not null.
     explicit operator bool() const noexcept { return handle_ != nullptr; }
     /// The node's kind (cuGraphNodeGetType). Throws DriverError for an invalid node.
     CUgraphNodeType type() const;
@@ -42,14 +45,18 @@ std::string graph_node_type_name(CUgraphNodeType type);
 class GraphDependencies {
 public:
     GraphDependencies() noexcept = default;
+    /// One node (implicit, so a GraphNode passes where dependencies are expected).
     GraphDependencies(const GraphNode& node) : nodes_{node} {}
+    /// A braced list of nodes.
     GraphDependencies(std::initializer_list<GraphNode> nodes) : nodes_(nodes) {}
+    /// The nodes of a vector.
     GraphDependencies(std::vector<GraphNode> nodes) noexcept : nodes_(std::move(nodes)) {}
 
     /// GraphNode is layout-compatible with CUgraphNode: the driver reads the array directly.
     const CUgraphNode* handles() const noexcept {
         return nodes_.empty() ? nullptr : reinterpret_cast<const CUgraphNode*>(nodes_.data());
     }
+    /// How many nodes.
     std::size_t size() const noexcept { return nodes_.size(); }
 
 private:

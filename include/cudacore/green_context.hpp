@@ -60,7 +60,7 @@ struct SmSplitOptions {
 
 /// The groups SmResource::split() made, and the remainder.
 struct SmSplit {
-    std::vector<SmResource> groups;
+    std::vector<SmResource> groups;  ///< the groups, each with at least min_sm_count SMs
     /// The SMs no group took (sm_count() 0 when the split was exact); it has weaker guarantees
     /// than the groups (the driver's advice: use it with care).
     std::vector<SmResource> remainder;  ///< empty or one element
@@ -74,11 +74,16 @@ class SmResource {
 public:
     SmResource() = default;
 
+    /// How many SMs it holds (0 when empty).
     unsigned sm_count() const noexcept;
     /// The device's partition rules: the smallest group, and the granularity of group sizes.
     unsigned min_partition_size() const noexcept;
+    /// Group sizes are multiples of this many SMs (the driver's smCoscheduledAlignment; 0 when
+    /// empty).
     unsigned coscheduled_alignment() const noexcept;
+    /// The device the SMs belong to (-1 when empty).
     int device_ordinal() const noexcept { return ordinal_; }
+    /// Default-constructed: no SMs, no device.
     bool empty() const noexcept { return !data_; }
     /// True for a group or a remainder (these cannot be split again).
     bool from_split() const noexcept { return from_split_; }
@@ -115,10 +120,12 @@ public:
     /// InvalidArgumentError for an empty resource, DriverError when the driver refuses.
     static GreenContext create(const SmResource& resources);
 
+    /// The driver's green context; valid while any copy lives.
     CUgreenCtx handle() const noexcept;
     /// The context form of the green context (cuCtxFromGreenCtx): holds the green context, and
     /// is what Stream::context() of its streams returns.
     Context context() const;
+    /// The device whose SMs it runs on.
     Device device() const;
     /// How many SMs its kernels run on (the resource it was made from).
     unsigned sm_count() const noexcept;
@@ -126,6 +133,8 @@ public:
     /// A stream whose work runs on this green context's SMs (cuGreenCtxStreamCreate). The driver
     /// requires non-blocking streams: options.non_blocking = false is an InvalidArgumentError.
     Stream create_stream(const StreamOptions& options = {}) const;
+    /// A new event on this green context, which the event holds (not recorded yet).
+    /// DriverError when the driver refuses.
     Event create_event(const EventOptions& options = {}) const;
     /// Waits for all work of this green context.
     void sync() const;

@@ -52,19 +52,23 @@ namespace cudacore {
 
 /// A pool's shareable handle: its file descriptor (owned) and its descriptor.
 struct IpcPoolHandle {
-    FileDescriptor fd;
-    IpcPoolDescriptor descriptor;
+    FileDescriptor fd;             ///< the pool's POSIX file descriptor, closed with the handle
+    IpcPoolDescriptor descriptor;  ///< what identifies the pool and its device
 };
 
 /// Exports a DeviceMemoryResource or PinnedMemoryPoolResource made with ipc_enabled
 /// (cuMemPoolExportToShareableHandle).
 IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool);
+/// The pinned host pool's handle (its descriptor says pinned); InvalidArgumentError when the
+/// pool was not made with ipc_enabled.
 IpcPoolHandle export_memory_pool(const PinnedMemoryPoolResource& pool);
 /// Imports a pool exported by another process (cuMemPoolImportFromShareableHandle), on the
 /// device whose UUID the descriptor names. The descriptor is closed afterwards. A device pool is
 /// imported with import_memory_pool, a pinned one with import_pinned_memory_pool (which also gives
 /// that device access to it here); the other kind is an InvalidArgumentError saying which to use.
 std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle);
+/// Imports a pinned host pool exported by another process (see import_memory_pool); the result
+/// cannot allocate and is held by the buffers imported through it.
 std::shared_ptr<PinnedMemoryPoolResource> import_pinned_memory_pool(IpcPoolHandle handle);
 
 /// Describes a buffer allocated from an ipc_enabled pool resource (cuMemPoolExportPointer).
@@ -74,6 +78,8 @@ IpcBufferDescriptor export_buffer(const Buffer& buffer);
 /// mapping on `stream`. A pinned buffer is host accessible here too.
 Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
                      const IpcBufferDescriptor& descriptor, const Stream& stream);
+/// import_buffer for a buffer of a pinned host pool (host accessible here too); the Buffer
+/// holds `pool` and frees its mapping on `stream`.
 Buffer import_buffer(const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                      const IpcBufferDescriptor& descriptor, const Stream& stream);
 
@@ -86,19 +92,31 @@ Event import_event(const IpcEventDescriptor& descriptor);
 /// The same over an IpcChannel (one message each; the pool's message carries its descriptor).
 /// receive_* wait at most `timeout` when given and throw IpcError when the peer is gone.
 void send_memory_pool(const IpcChannel& channel, const DeviceMemoryResource& pool);
+/// export_memory_pool, then one message: the descriptor's bytes with a duplicate of the pool's
+/// file descriptor. Throws what export_memory_pool and IpcChannel::send throw.
 void send_memory_pool(const IpcChannel& channel, const PinnedMemoryPoolResource& pool);
+/// Receives a device pool sent with send_memory_pool and imports it (import_memory_pool).
+/// IpcError when the message has no file descriptor; SerializationError for bad bytes.
 std::shared_ptr<DeviceMemoryResource> receive_memory_pool(
     const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+/// Receives a pinned host pool sent with send_memory_pool and imports it
+/// (import_pinned_memory_pool); throws as receive_memory_pool.
 std::shared_ptr<PinnedMemoryPoolResource> receive_pinned_memory_pool(
     const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+/// export_buffer, then one message of the descriptor's bytes.
 void send_buffer(const IpcChannel& channel, const Buffer& buffer);
+/// Receives a buffer descriptor and maps the buffer through `pool` (import_buffer), freeing the
+/// mapping on `stream`.
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<DeviceMemoryResource>& pool,
                       const Stream& stream,
                       std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+/// The same for a buffer of an imported pinned host pool.
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                       const Stream& stream,
                       std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+/// export_event, then one message of the descriptor's bytes.
 void send_event(const IpcChannel& channel, const Event& event);
+/// Receives an event descriptor and opens the event here (import_event).
 Event receive_event(const IpcChannel& channel,
                     std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 

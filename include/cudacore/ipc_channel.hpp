@@ -40,17 +40,23 @@ public:
 class FileDescriptor {
 public:
     FileDescriptor() noexcept = default;
+    /// Takes ownership of `fd` (closed by this object; -1 for none).
     explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+    /// Takes `other`'s descriptor; `other` holds none afterwards.
     FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    /// Closes this object's descriptor, then takes `other`'s.
     FileDescriptor& operator=(FileDescriptor&& other) noexcept;
     FileDescriptor(const FileDescriptor&) = delete;
     FileDescriptor& operator=(const FileDescriptor&) = delete;
     ~FileDescriptor();
 
+    /// The descriptor (-1 for none), still owned by this object.
     int get() const noexcept { return fd_; }
+    /// It holds a descriptor.
     bool valid() const noexcept { return fd_ >= 0; }
     /// Gives up ownership: the caller closes the returned descriptor.
     int release() noexcept { return std::exchange(fd_, -1); }
+    /// Closes the descriptor now (close() errors are ignored); holds none afterwards.
     void reset() noexcept;
 
 private:
@@ -59,13 +65,14 @@ private:
 
 /// A message received on an IpcChannel: bytes and the file descriptors that came with them.
 struct IpcMessage {
-    std::vector<std::byte> bytes;
+    std::vector<std::byte> bytes;  ///< the message's bytes, as sent (1 to max_message_size)
     FileDescriptor fd;  ///< invalid when the message carried none
 };
 
 /// A Unix-domain socket connection between two processes that carries bytes and file descriptors.
 class IpcChannel {
 public:
+    /// Largest message send() accepts and receive() reads, in bytes.
     static constexpr std::size_t max_message_size = 64 * 1024;
 
     /// Two connected ends in this process (socketpair), e.g. to keep one across fork().
@@ -77,17 +84,23 @@ public:
     /// Takes over a connected SOCK_SEQPACKET Unix socket (one inherited from a parent).
     static IpcChannel adopt(FileDescriptor socket, std::string peer = "inherited socket");
 
+    /// Takes over `other`'s socket; using the moved-from channel throws IpcError.
     IpcChannel(IpcChannel&&) noexcept = default;
+    /// Closes this channel's socket and takes over the other's.
     IpcChannel& operator=(IpcChannel&&) noexcept = default;
 
     /// Sends `bytes` (1 to max_message_size; InvalidArgumentError when empty) and, when fd >= 0, a duplicate of `fd` (the
     /// caller keeps its own).
     void send(std::span<const std::byte> bytes, int fd = -1) const;
+    /// Sends the characters of `text` (no terminating null), as the send above.
     void send(const std::string& text, int fd = -1) const;
     /// The next message; waits at most `timeout` when one is given (IpcError when it passes).
     IpcMessage receive(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
 
+    /// The socket's descriptor (owned by the channel; -1 when moved from).
     int native_handle() const noexcept { return socket_.get(); }
+    /// What the channel is connected to, for messages: "IPC socket PATH", "socket pair", or the
+    /// name given to adopt().
     const std::string& peer() const noexcept { return peer_; }
 
 private:
@@ -103,11 +116,14 @@ public:
     /// Throws IpcError when the path is too long for a socket address, exists, or cannot be bound.
     explicit IpcListener(std::filesystem::path path);
     ~IpcListener();
+    /// Takes over `other`'s socket and path (the moved-from listener removes nothing).
     IpcListener(IpcListener&&) noexcept = default;
+    /// Closes this listener's socket and takes over the other's socket and path.
     IpcListener& operator=(IpcListener&&) noexcept = default;
 
     /// The next connection; waits at most `timeout` when one is given.
     IpcChannel accept(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
+    /// The socket's path.
     const std::filesystem::path& path() const noexcept { return path_; }
 
 private:

@@ -38,12 +38,14 @@ std::string to_hex(const IpcId& id);
 
 /// What another process needs to import a memory pool.
 struct IpcPoolDescriptor {
-    IpcId pool_id{};
+    IpcId pool_id{};  ///< the pool's identity, matched by the buffers exported from it
     IpcId device_uuid{};  ///< the device the pool lives on (ordinals differ between processes)
-    std::int64_t exporter_pid = 0;
+    std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
     bool pinned = false;  ///< a PinnedMemoryPoolResource's host pool (KIND 'H'), not a device pool
 
+    /// The descriptor as bytes (format version 1, see above); needs no driver.
     std::vector<std::byte> to_bytes() const;
+    /// Reads what to_bytes wrote; SerializationError for anything else (see above).
     static IpcPoolDescriptor from_bytes(std::span<const std::byte> bytes);
     /// Equal when every field is.
     bool operator==(const IpcPoolDescriptor&) const = default;
@@ -52,11 +54,13 @@ struct IpcPoolDescriptor {
 /// What another process needs to import a buffer of a shared pool.
 struct IpcBufferDescriptor {
     IpcId pool_id{};  ///< the pool the buffer was allocated from
-    std::uint64_t size = 0;
-    std::int64_t exporter_pid = 0;
+    std::uint64_t size = 0;  ///< the buffer's size in bytes
+    std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
     std::array<unsigned char, 64> export_data{};  ///< opaque, from cuMemPoolExportPointer
 
+    /// The descriptor as bytes (format version 1, see above); needs no driver.
     std::vector<std::byte> to_bytes() const;
+    /// Reads what to_bytes wrote; SerializationError for anything else (see above).
     static IpcBufferDescriptor from_bytes(std::span<const std::byte> bytes);
     /// Equal when every field is.
     bool operator==(const IpcBufferDescriptor&) const = default;
@@ -64,11 +68,13 @@ struct IpcBufferDescriptor {
 
 /// What another process needs to import an interprocess event.
 struct IpcEventDescriptor {
-    IpcId device_uuid{};
-    std::int64_t exporter_pid = 0;
+    IpcId device_uuid{};  ///< the event's device (ordinals differ between processes)
+    std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
     std::array<unsigned char, 64> handle{};  ///< opaque, from cuIpcGetEventHandle
 
+    /// The descriptor as bytes (format version 1, see above); needs no driver.
     std::vector<std::byte> to_bytes() const;
+    /// Reads what to_bytes wrote; SerializationError for anything else (see above).
     static IpcEventDescriptor from_bytes(std::span<const std::byte> bytes);
     /// Equal when every field is.
     bool operator==(const IpcEventDescriptor&) const = default;

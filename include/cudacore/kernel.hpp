@@ -35,29 +35,40 @@ struct ContextBox;
 
 /// Where one kernel parameter lives in the parameter buffer (cuKernelGetParamInfo).
 struct KernelParameter {
-    std::size_t offset = 0;
-    std::size_t size = 0;
+    std::size_t offset = 0;  ///< byte offset of the parameter in the parameter buffer
+    std::size_t size = 0;    ///< its size in bytes
     /// Equal when every field is.
     bool operator==(const KernelParameter&) const = default;
 };
 
-/// Everything cuKernelGetAttribute reports, for one device.
+/// Everything cuKernelGetAttribute reports, for one device (Kernel::attributes). Each field is
+/// the value of the CU_FUNC_ATTRIBUTE_ of the same name; 0 until filled in.
 struct KernelAttributes {
+    /// Most threads per block a launch may use (MAX_THREADS_PER_BLOCK).
     int max_threads_per_block = 0;
-    int shared_size_bytes = 0;  ///< static shared memory
-    int const_size_bytes = 0;
-    int local_size_bytes = 0;
-    int num_registers = 0;
+    int shared_size_bytes = 0;  ///< static shared memory, bytes (SHARED_SIZE_BYTES)
+    int const_size_bytes = 0;   ///< user constant memory, bytes (CONST_SIZE_BYTES)
+    int local_size_bytes = 0;   ///< local memory per thread, bytes (LOCAL_SIZE_BYTES)
+    int num_registers = 0;      ///< registers per thread (NUM_REGS)
     int ptx_version = 0;     ///< major * 10 + minor
     int binary_version = 0;  ///< major * 10 + minor
-    int cache_mode_ca = 0;
+    int cache_mode_ca = 0;   ///< 1 when compiled with -Xptxas -dlcm=ca (CACHE_MODE_CA)
+    /// Most dynamic shared memory a launch may ask for, bytes (MAX_DYNAMIC_SHARED_SIZE_BYTES).
     int max_dynamic_shared_size_bytes = 0;
+    /// Preferred shared memory carveout, percent of the maximum shared memory
+    /// (PREFERRED_SHARED_MEMORY_CARVEOUT).
     int preferred_shared_memory_carveout = 0;
+    /// 1 when a launch must give a cluster size (CLUSTER_SIZE_MUST_BE_SET).
     int cluster_size_must_be_set = 0;
+    /// Required cluster width in blocks, 0 for none (REQUIRED_CLUSTER_WIDTH; set when compiled
+    /// or through set_attribute).
     int required_cluster_width = 0;
-    int required_cluster_height = 0;
-    int required_cluster_depth = 0;
+    int required_cluster_height = 0;  ///< required cluster height in blocks, 0 for none
+    int required_cluster_depth = 0;   ///< required cluster depth in blocks, 0 for none
+    /// 1 when clusters larger than the portable 8 blocks are allowed
+    /// (NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
     int non_portable_cluster_size_allowed = 0;
+    /// A CUclusterSchedulingPolicy value (CLUSTER_SCHEDULING_POLICY_PREFERENCE).
     int cluster_scheduling_policy_preference = 0;
 };
 
@@ -71,15 +82,28 @@ class Kernel;
 class ObjectCode;
 
 /// Occupancy of a kernel on one device (computed in that device's primary context, held here).
+///
+/// Holds the kernel (so its library stays loaded) and the device's primary context. Every query
+/// makes that context current for the call and restores the caller's; each throws DriverError
+/// naming the cuOccupancy call, the kernel and the device. Thread-safe, like Kernel.
 class KernelOccupancy {
 public:
+    /// Blocks of `block_size` threads, each with `dynamic_shared_memory_bytes` of dynamic shared
+    /// memory, that fit on one multiprocessor at once
+    /// (cuOccupancyMaxActiveBlocksPerMultiprocessor).
     int max_active_blocks_per_multiprocessor(int block_size,
                                              std::size_t dynamic_shared_memory_bytes = 0) const;
+    /// The block size that maximises occupancy with a fixed amount of dynamic shared memory per
+    /// block, at most `block_size_limit` threads (0: no limit beyond the kernel's)
+    /// (cuOccupancyMaxPotentialBlockSize).
     BlockSizeSuggestion max_potential_block_size(std::size_t dynamic_shared_memory_bytes = 0,
                                                  int block_size_limit = 0) const;
     /// Dynamic shared memory as a function of the block size.
     BlockSizeSuggestion max_potential_block_size(CUoccupancyB2DSize shared_memory_for_block_size,
                                                  int block_size_limit = 0) const;
+    /// Dynamic shared memory, in bytes, left to each block when `blocks_per_multiprocessor`
+    /// blocks of `block_size` threads share a multiprocessor
+    /// (cuOccupancyAvailableDynamicSMemPerBlock).
     std::size_t available_dynamic_shared_memory_per_block(int blocks_per_multiprocessor,
                                                           int block_size) const;
     /// For `config`'s grid, block and shared memory (its cluster is ignored).
@@ -87,6 +111,7 @@ public:
     /// For `config` with its cluster (a cluster of 1 x 1 x 1 means the kernel's own, if any).
     int max_active_clusters(const LaunchConfig& config) const;
 
+    /// The device these figures are for.
     const Device& device() const noexcept { return device_; }
 
 private:
@@ -112,6 +137,7 @@ public:
     /// code.load() throws.
     static Kernel from_handle(CUkernel kernel, const ObjectCode& code);
 
+    /// The driver's handle (null for a moved-from Kernel); valid while the Kernel lives.
     CUkernel handle() const noexcept;
     /// The name it was asked for by (a name expression such as "scale<float>", or a plain name).
     const std::string& name() const noexcept;
@@ -125,17 +151,29 @@ public:
     /// launch); thread-safe. The count comes from the driver, else from the cubin or PTX, else
     /// by probing. Throws DriverError when that query fails.
     const std::vector<KernelParameter>& parameters() const;
+    /// parameters().size(); throws what parameters() throws.
     std::size_t parameter_count() const { return parameters().size(); }
 
+    /// One attribute on `device` (cuKernelGetAttribute); DriverError when the query fails.
     int attribute(CUfunction_attribute attribute, const Device& device = Device::current()) const;
+    /// Every attribute on `device`, one cuKernelGetAttribute each; DriverError when one fails.
     KernelAttributes attributes(const Device& device = Device::current()) const;
+    /// Most threads per block on `device`; asked once per device, then cached (launch() uses it).
     int max_threads_per_block(const Device& device = Device::current()) const;
+    /// Registers per thread on `device`.
     int num_registers(const Device& device = Device::current()) const;
+    /// Static shared memory per block on `device`, in bytes.
     int shared_size_bytes(const Device& device = Device::current()) const;
+    /// Constant memory the kernel uses on `device`, in bytes.
     int const_size_bytes(const Device& device = Device::current()) const;
+    /// Local memory per thread on `device`, in bytes.
     int local_size_bytes(const Device& device = Device::current()) const;
+    /// PTX version the kernel was compiled for, major * 10 + minor.
     int ptx_version(const Device& device = Device::current()) const;
+    /// Binary architecture of the loaded code on `device`, major * 10 + minor.
     int binary_version(const Device& device = Device::current()) const;
+    /// Most dynamic shared memory per block a launch on `device` may ask for, in bytes; asked
+    /// from the driver on every call (and launch()'s cached limit refreshed with it).
     int max_dynamic_shared_size_bytes(const Device& device = Device::current()) const;
 
     /// cuKernelSetAttribute for one device.
@@ -145,6 +183,8 @@ public:
     void set_max_dynamic_shared_size_bytes(int bytes,
                                            const Device& device = Device::current()) const;
 
+    /// Occupancy queries on `device`. The result holds this kernel and `device`'s primary
+    /// context (retained here: DriverError when that fails).
     KernelOccupancy occupancy(const Device& device = Device::current()) const;
 
     /// The same object (identity.hpp says how each type compares).

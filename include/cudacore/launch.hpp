@@ -48,6 +48,7 @@ struct KernelArgument {
     static_assert(std::is_trivially_copyable_v<T>,
                   "kernel arguments must be trivially copyable values, pointers or Buffers "
                   "(or specialise cudacore::KernelArgument<T>)");
+    /// The value itself (by reference: no copy before the driver's).
     static const T& convert(const T& value) noexcept { return value; }
 };
 
@@ -55,6 +56,7 @@ struct KernelArgument {
 template <class T>
     requires std::is_same_v<T, Buffer>
 struct KernelArgument<T> {
+    /// The buffer's device address; InvalidArgumentError when it is closed or empty.
     static CUdeviceptr convert(const T& buffer) {
         if (buffer.is_closed()) detail::throw_closed_buffer_argument();
         return buffer.handle();
@@ -112,6 +114,7 @@ public:
             sizeof(Params)...};
         detail::check_kernel_arguments(kernel_, sizes, sizeof...(Params));
     }
+    /// The kernel it wraps (held by this object).
     const Kernel& kernel() const noexcept { return kernel_; }
 
 private:

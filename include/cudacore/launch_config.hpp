@@ -24,12 +24,14 @@ namespace cudacore {
 
 /// Grid, block or cluster dimensions.
 struct Dim3 {
-    unsigned x = 1;
-    unsigned y = 1;
-    unsigned z = 1;
+    unsigned x = 1;  ///< extent in x
+    unsigned y = 1;  ///< extent in y
+    unsigned z = 1;  ///< extent in z
 
+    /// x_ x y_ x z_; implicit, so that 256 means 256 x 1 x 1.
     constexpr Dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) noexcept
         : x(x_), y(y_), z(z_) {}
+    /// x * y * z, in 64 bits (no overflow).
     constexpr std::uint64_t volume() const noexcept {
         return std::uint64_t{x} * std::uint64_t{y} * std::uint64_t{z};
     }
@@ -64,8 +66,10 @@ struct LaunchConfig {
     /// across streams; trigger_at_block_start: when each block starts instead (needs 9.0+).
     struct ProgrammaticEvent {
         CUevent event = nullptr;  ///< the caller's; kept valid until the launch has recorded it
+        /// Trigger when each block starts rather than when it triggers or exits.
         bool trigger_at_block_start = false;
     };
+    /// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT when set (needs 9.0+; a null event is refused).
     std::optional<ProgrammaticEvent> programmatic_event{};
     /// Records `event` when every block has completed or triggered (needs 9.0+).
     std::optional<CUevent> launch_completion_event{};
@@ -74,7 +78,7 @@ struct LaunchConfig {
     std::optional<int> priority{};
     /// Memory synchronisation domain of the launch and the stream's domain map (needs 9.0+).
     std::optional<CUlaunchMemSyncDomain> memory_sync_domain{};
-    std::optional<CUlaunchMemSyncDomainMap> memory_sync_domain_map{};
+    std::optional<CUlaunchMemSyncDomainMap> memory_sync_domain_map{};  ///< needs 9.0+
     /// Preferred (larger) cluster shape, in blocks, the driver may use where it fits: a multiple
     /// of `cluster` in x and y, equal to it in z, dividing blocks() (the grid counts clusters).
     /// Needs a cluster launch, compute capability 9.0+ and a driver that knows the attribute.
@@ -87,6 +91,7 @@ struct LaunchConfig {
     /// Hint that the kernel is limited by NVLink bandwidth (passed as is; the driver decides).
     std::optional<bool> nvlink_util_centric_scheduling{};
 
+    /// Any of the launch attributes above is set (the launch then goes through cuLaunchKernelEx).
     bool has_launch_attributes() const noexcept {
         return programmatic_stream_serialization || programmatic_event || launch_completion_event ||
                priority || memory_sync_domain || memory_sync_domain_map || preferred_cluster ||
@@ -94,13 +99,18 @@ struct LaunchConfig {
                access_policy_window || nvlink_util_centric_scheduling;
     }
 
+    /// `cluster` is not 1 x 1 x 1.
     bool has_cluster() const noexcept { return cluster != Dim3{1}; }
     /// The blocks launched in each dimension: grid x cluster (64-bit, so an overflow of the
     /// driver's 32-bit dimensions can be refused rather than wrapped).
     struct Blocks {
-        std::uint64_t x, y, z;
+        std::uint64_t x,  ///< blocks in x
+            y,            ///< blocks in y
+            z;            ///< blocks in z
+        /// x * y * z (callers check each dimension against the driver's limits first).
         constexpr std::uint64_t volume() const noexcept { return x * y * z; }
     };
+    /// The blocks launched: grid x cluster in each dimension.
     constexpr Blocks blocks() const noexcept {
         return {std::uint64_t{grid.x} * cluster.x, std::uint64_t{grid.y} * cluster.y,
                 std::uint64_t{grid.z} * cluster.z};

@@ -26,6 +26,7 @@ class Buffer;
 class Device;
 class Stream;
 
+/// The advice advise() gives (CU_MEM_ADVISE_SET_READ_MOSTLY, ...): each set_ has its unset_.
 enum class ManagedAdvice {
     set_read_mostly,           ///< read-only copies may be made on every accessing processor
     unset_read_mostly,
@@ -52,11 +53,19 @@ void discard_and_prefetch_batch(std::span<const Buffer> buffers, const MemoryLoc
 
 /// What the driver records for a buffer's range.
 struct ManagedRangeAttributes {
+    /// Every page of the range is read-mostly (CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY).
     bool read_mostly = false;
+    /// The preferred location of the whole range; empty when none is set or the pages disagree
+    /// (CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE / _ID).
     std::optional<MemoryLocation> preferred_location;
+    /// Where the range was last prefetched to; empty when never, or not all of it
+    /// (CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE / _ID).
     std::optional<MemoryLocation> last_prefetch_location;
     std::vector<int> accessed_by;  ///< device ordinals with set_accessed_by
 };
+/// The range attributes of the whole buffer (cuMemRangeGetAttribute, in the buffer's context).
+/// accessed_by lists devices only (a host entry is left out). InvalidArgumentError when the
+/// buffer is closed, DriverError when a query fails.
 ManagedRangeAttributes range_attributes(const Buffer& buffer);
 
 }  // namespace cudacore

@@ -48,6 +48,7 @@ public:
     bool is_managed() const noexcept override { return true; }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
+    /// The options it was made with.
     const ManagedMemoryResourceOptions& options() const noexcept { return options_; }
 
 protected:
@@ -67,6 +68,8 @@ private:
 /// the buffer), DriverError when the device cannot prefetch
 /// (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0). An empty buffer of size 0 does nothing.
 void prefetch(const Buffer& buffer, const Device& device, const Stream& stream);
+/// prefetch() to host memory (CU_MEM_LOCATION_TYPE_HOST); throws as prefetch(), and
+/// InvalidArgumentError for a closed stream.
 void prefetch_to_host(const Buffer& buffer, const Stream& stream);
 
 }  // namespace cudacore

@@ -13,14 +13,19 @@ namespace cudacore {
 
 /// Where memory lives: a device, the host, or a host NUMA node.
 struct MemoryLocation {
+    /// CU_MEM_LOCATION_TYPE_DEVICE, _HOST or _HOST_NUMA.
     enum class Kind { device, host, host_numa };
-    Kind kind = Kind::host;
+    Kind kind = Kind::host;  ///< what `id` names
     int id = 0;  ///< device ordinal or NUMA node; 0 for the host
 
+    /// Device `ordinal` (not checked here: the call that uses it does).
     static MemoryLocation device(int ordinal) { return {Kind::device, ordinal}; }
+    /// The host, any NUMA node.
     static MemoryLocation host() { return {Kind::host, 0}; }
+    /// Host NUMA node `node`.
     static MemoryLocation host_numa(int node) { return {Kind::host_numa, node}; }
 
+    /// The CUmemLocation for the driver (type from `kind`, id as is; 0 for the host).
     CUmemLocation to_driver() const noexcept;
     /// Empty for CU_MEM_LOCATION_TYPE_INVALID (no location, e.g. never prefetched) and for types
     /// this value cannot express.
@@ -28,6 +33,7 @@ struct MemoryLocation {
 
     /// "device 0", "host", "host NUMA node 1".
     std::string description() const;
+    /// Equal when every field is.
     bool operator==(const MemoryLocation&) const = default;
 };
 

@@ -20,13 +20,24 @@ namespace cudacore {
 
 /// One reading of every attribute (CU_MEMPOOL_ATTR_*).
 struct MemoryPoolAttributes {
+    /// Freed memory may be reused by a stream that waits on an event recorded after the free
+    /// (CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES).
     bool reuse_follow_event_dependencies = false;
+    /// Freed memory may be reused by any stream once the free is known complete
+    /// (CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC).
     bool reuse_allow_opportunistic = false;
+    /// The driver may insert dependencies to reuse freed memory
+    /// (CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES).
     bool reuse_allow_internal_dependencies = false;
+    /// Bytes of reserved memory kept across synchronisations (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD).
     std::uint64_t release_threshold = 0;
+    /// Bytes reserved from the driver now (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT).
     std::uint64_t reserved_mem_current = 0;
+    /// Most bytes reserved since the last reset (CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH).
     std::uint64_t reserved_mem_high = 0;
+    /// Bytes in use by allocations now (CU_MEMPOOL_ATTR_USED_MEM_CURRENT).
     std::uint64_t used_mem_current = 0;
+    /// Most bytes in use since the last reset (CU_MEMPOOL_ATTR_USED_MEM_HIGH).
     std::uint64_t used_mem_high = 0;
 };
 
@@ -37,30 +48,45 @@ public:
     /// default pool); `description` names it in errors.
     MemoryPool(CUmemoryPool pool, std::string description, std::shared_ptr<const void> owner);
 
+    /// The driver's pool; valid while this MemoryPool (or its owner) lives.
     CUmemoryPool handle() const noexcept { return pool_; }
+    /// The pool's name in error messages.
     const std::string& description() const noexcept { return description_; }
 
+    /// Every attribute, one cuMemPoolGetAttribute each (not one atomic snapshot: usage may move
+    /// between the readings).
     MemoryPoolAttributes attributes() const;
 
     /// Reuse policies (writable).
     bool reuse_follow_event_dependencies() const;
+    /// Sets CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES.
     void set_reuse_follow_event_dependencies(bool enabled);
+    /// CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC (see MemoryPoolAttributes).
     bool reuse_allow_opportunistic() const;
+    /// Sets CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC.
     void set_reuse_allow_opportunistic(bool enabled);
+    /// CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES (see MemoryPoolAttributes).
     bool reuse_allow_internal_dependencies() const;
+    /// Sets CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES.
     void set_reuse_allow_internal_dependencies(bool enabled);
 
     /// Bytes of freed memory kept reserved across synchronisations (writable).
     std::uint64_t release_threshold() const;
+    /// Sets CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, in bytes (UINT64_MAX: never release).
     void set_release_threshold(std::uint64_t bytes);
 
     /// Reserved from the driver / in use by allocations: now, and the highest since the last
     /// reset. The high marks can only be reset (to the current value), not set.
     std::uint64_t reserved_mem_current() const;
+    /// Most bytes reserved since the last reset_reserved_mem_high().
     std::uint64_t reserved_mem_high() const;
+    /// Resets the reserved high mark to the current reservation.
     void reset_reserved_mem_high();
+    /// Bytes in use by allocations now.
     std::uint64_t used_mem_current() const;
+    /// Most bytes in use since the last reset_used_mem_high().
     std::uint64_t used_mem_high() const;
+    /// Resets the used high mark to the current use.
     void reset_used_mem_high();
 
     /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).

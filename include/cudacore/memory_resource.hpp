@@ -74,6 +74,7 @@ public:
 
     /// Whether kernels on the device / code on the host may dereference the memory.
     virtual bool is_device_accessible() const noexcept = 0;
+    /// Whether code on the host may dereference the memory.
     virtual bool is_host_accessible() const noexcept = 0;
     /// Whether the memory is managed (unified) memory; false unless a resource says otherwise.
     virtual bool is_managed() const noexcept { return false; }
@@ -81,6 +82,7 @@ public:
     /// -1 for memory bound to no device (pinned host memory), for which device() throws
     /// InvalidArgumentError.
     virtual int device_ordinal() const noexcept = 0;
+    /// Device(device_ordinal()); InvalidArgumentError when it is -1.
     Device device() const;
     /// What the resource is, for error messages ("memory pool of device 0").
     virtual std::string description() const = 0;

@@ -48,7 +48,9 @@ class MpiError : public Error {
 public:
     /// Makes the error from the MPI call, its error code and the object involved.
     MpiError(std::string call, int code, std::string object);
+    /// The MPI function that failed ("MPI_Bcast").
     const std::string& call() const noexcept { return call_; }
+    /// The error code it returned (MPI_ERR_...).
     int code() const noexcept { return code_; }
 
 private:
@@ -99,7 +101,8 @@ std::vector<std::vector<ObjectCode>> all_gather(const std::vector<ObjectCode>& c
 
 /// One program and the name expressions to compile it with.
 struct CompileJob {
-    Program program;
+    Program program;  ///< the program to compile (with its source and options)
+    /// Kernel names or template instantiations ("scale<float>") to look up after compiling.
     std::vector<std::string> name_expressions = {};
 };
 
@@ -125,7 +128,7 @@ struct DistributedCompileOptions {
     /// automatic PCH the first job of the share compiles alone and the rest use its PCH. Jobs
     /// compile on different threads, so no two may wrap the same handle (Program::from_handle).
     unsigned workers = 0;
-    TransferOptions transfer = {};
+    TransferOptions transfer = {};  ///< how the results travel between ranks (chunk size)
 };
 
 /// Which rank compiles job `index` of `job_count` over `ranks` ranks: round robin (index % ranks),
@@ -150,6 +153,8 @@ struct NodeRank {
     int rank = 0;  ///< 0-based, in the order of `comm`'s ranks
     int size = 1;  ///< ranks of `comm` on this node
 };
+/// This rank's NodeRank in `comm`. Collective over `comm`. InvalidArgumentError when MPI is not
+/// initialised (or finalised), MpiError when an MPI call fails.
 NodeRank node_rank(MPI_Comm comm);
 
 /// The device ordinal for node rank `node.rank` on a node with `device_count` devices: node.rank

@@ -20,12 +20,14 @@
 
 namespace cudacore {
 
+/// The way copy_between_devices copies.
 enum class CopyPath {
     same_device,  ///< one device (or host / managed memory): cuMemcpyAsync
     peer,         ///< two devices with peer access enabled (Device::enable_peer_access)
     staged,       ///< two devices without it: the driver stages through host memory
 };
 
+/// "same device", "peer" or "staged" ("unknown" for a value outside the enumeration).
 const char* to_string(CopyPath path) noexcept;
 
 /// The path copy_between_devices takes for these buffers now. Throws like copy_between_devices.

@@ -68,19 +68,27 @@ public:
     PinnedMemoryPoolResource(const Device& device, const detail::ImportedPool& imported);
     ~PinnedMemoryPoolResource() override;
 
+    /// The driver's pool; valid while this resource lives.
     CUmemoryPool pool() const noexcept { return pool_; }
+    /// Every attribute of the pool, readable and settable; holds this resource when it was made
+    /// with std::make_shared (else the caller keeps the resource alive while it is used).
     MemoryPool memory_pool() const;
+    /// The options it was made with (default options for an imported pool).
     const PinnedMemoryPoolOptions& options() const noexcept { return options_; }
     /// IPC, as on DeviceMemoryResource: shareable (ipc_enabled, or imported), imported, and the
     /// pool's identity (random, made by the exporter; all zero when not shareable).
     bool is_ipc_enabled() const noexcept { return options_.ipc_enabled || imported_; }
+    /// Whether the pool was imported from another process (such a resource cannot allocate).
     bool is_imported() const noexcept { return imported_; }
+    /// The pool's IPC identity (all zero when not shareable).
     const std::array<unsigned char, 16>& ipc_pool_id() const noexcept { return ipc_id_; }
     /// The host NUMA node the pool is placed on, when it is placed on one.
     std::optional<int> host_numa_id() const noexcept { return numa_id_; }
+    /// The primary context of the resource's device (held for its lifetime; cudacore's own use).
     const std::shared_ptr<detail::ContextBox>& context_box() const noexcept { return context_; }
 
     bool is_device_accessible() const noexcept override { return true; }
+    /// True: pinned host memory.
     bool is_host_accessible() const noexcept override { return true; }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;

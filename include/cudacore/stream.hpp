@@ -70,21 +70,36 @@ public:
     /// stream (cuStreamGetCtx). Throws DriverError when the driver does not know the stream.
     static Stream from_handle(CUstream stream);
 
+    /// Shares `other`'s stream (and its closed state).
     Stream(const Stream& other) noexcept;
+    /// Takes `other`'s share; `other` is left empty: only assignment, close() and destruction
+    /// are valid on it afterwards.
     Stream(Stream&& other) noexcept;
+    /// Shares `other`'s stream, dropping this object's share.
     Stream& operator=(const Stream& other) noexcept;
+    /// Takes `other`'s share (left empty, as after a move), dropping this object's share.
     Stream& operator=(Stream&& other) noexcept;
     ~Stream();
 
+    /// The driver's stream (0 once closed); valid while this object is open.
     CUstream handle() const noexcept;
+    /// The context the stream belongs to (held by the stream). InvalidArgumentError when closed.
     Context context() const;
+    /// The device of that context. InvalidArgumentError when closed.
     Device device() const;
+    /// Whether the stream does not synchronise with the legacy default stream
+    /// (CU_STREAM_NON_BLOCKING, from cuStreamGetFlags). InvalidArgumentError when closed,
+    /// DriverError when the query fails.
     bool non_blocking() const;
+    /// Its priority (cuStreamGetPriority; lower is higher). Throws as non_blocking().
     int priority() const;
+    /// Whether cudacore created the stream and destroys it (false for from_handle).
     bool owns_handle() const noexcept;
 
     /// Records a new event (with the given options) at this point of the stream and returns it.
     Event record(const EventOptions& options) const;
+    /// record() with default EventOptions. InvalidArgumentError when closed, DriverError when
+    /// creating or recording the event fails, HostFunctionError for a pending host function error.
     Event record() const;
     /// Records an existing event at this point of the stream; may be done any number of times.
     void record(const Event& event) const;
@@ -93,13 +108,20 @@ public:
     /// driver crashes on it); an event wrapped with Event::from_handle must say ipc_enabled in its
     /// options for this check to apply.
     void wait(const Event& event) const;
+    /// Records a new event on `other` and waits for it here. InvalidArgumentError when either
+    /// stream is closed, DriverError when the driver refuses.
     void wait(const Stream& other) const;
+    /// Blocks the calling thread until all work enqueued so far has finished
+    /// (cuStreamSynchronize). InvalidArgumentError when closed, DriverError (an error of the work
+    /// itself included), then HostFunctionError for a host function that threw.
     void sync() const;
     /// True when all work enqueued so far has finished.
     bool is_done() const;
     /// Begins recording this stream's work into a graph (include cudacore/graph_builder.hpp;
     /// relaxed mode by default): see GraphBuilder.
     GraphBuilder begin_capture() const;
+    /// Begins a capture in `mode` (cuStreamBeginCapture). InvalidArgumentError when closed or
+    /// already capturing for another GraphBuilder, DriverError when the driver refuses.
     GraphBuilder begin_capture(CaptureMode mode) const;
     /// True while the stream is capturing (cuStreamIsCapturing), by cudacore or anyone else.
     bool is_capturing() const;
@@ -121,6 +143,8 @@ public:
     }
     /// Throws the pending HostFunctionError, if any, and destroys finished host functions.
     void check_host_functions() const;
+    /// launch_host_func's untemplated part (cudacore's own use): enqueues `task`, which the
+    /// stream then owns.
     void enqueue_host_task(std::unique_ptr<detail::HostTask> task) const;
 
     /// Closes this Stream object, as cuda.core's Stream.close() does: the object lets go of its

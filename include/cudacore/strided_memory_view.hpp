@@ -49,10 +49,10 @@ struct ViewTensorMapOptions {
     std::vector<std::uint32_t> box;              ///< elements per dimension of one tile
     std::vector<std::uint32_t> element_strides;  ///< 1..8 per dimension; empty: all 1
     std::optional<TensorDataType> element_type;  ///< empty: from the view's dtype
-    TensorMapInterleave interleave = TensorMapInterleave::none;
-    TensorMapSwizzle swizzle = TensorMapSwizzle::none;
-    TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;
-    TensorMapOobFill oob_fill = TensorMapOobFill::zero;
+    TensorMapInterleave interleave = TensorMapInterleave::none;      ///< as TensorMapOptions
+    TensorMapSwizzle swizzle = TensorMapSwizzle::none;               ///< as TensorMapOptions
+    TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;  ///< as TensorMapOptions
+    TensorMapOobFill oob_fill = TensorMapOobFill::zero;              ///< as TensorMapOptions
 };
 
 /// A typed, strided view of memory (a Buffer or a DLPack tensor), as cuda.core's StridedMemoryView.
@@ -75,26 +75,38 @@ public:
     void* data() const noexcept {
         return is_closed() ? nullptr : static_cast<char*>(buffer_.data()) + layout_.byte_offset;
     }
+    /// Number of dimensions.
     int ndim() const noexcept { return static_cast<int>(layout_.shape.size()); }
+    /// Extent of each dimension, outermost first.
     const std::vector<std::int64_t>& shape() const noexcept { return layout_.shape; }
+    /// Stride of each dimension, in elements (always ndim() values).
     const std::vector<std::int64_t>& strides() const noexcept { return layout_.strides; }
+    /// The element type (DLPack's code, bits and lanes).
     const DLDataType& dtype() const noexcept { return layout_.dtype; }
+    /// Bytes per element: bits x lanes, rounded up to whole bytes.
     std::size_t element_bytes() const noexcept {
         return (std::size_t{layout_.dtype.bits} * layout_.dtype.lanes + 7) / 8;
     }
     /// Elements in the view (the product of the shape).
     std::size_t size() const noexcept;
+    /// The strides are the compact row-major ones (dimensions of extent 1 are not compared).
     bool is_c_contiguous() const noexcept;
+    /// Made read-only (from_buffer's flag): as_mdspan (mdspan.hpp) then gives only const
+    /// elements; data() and kernel launches do not check it.
     bool is_read_only() const noexcept { return read_only_; }
     /// The memory's device, -1 for host memory or memory bound to no device.
     int device_ordinal() const;
+    /// The buffer's is_device_accessible(); InvalidArgumentError when closed.
     bool is_device_accessible() const;
+    /// The buffer's is_host_accessible(); InvalidArgumentError when closed.
     bool is_host_accessible() const;
     /// DLPack's device of the memory (kDLCUDA, kDLCUDAHost, kDLCUDAManaged or kDLCPU).
     DLDevice dl_device() const;
+    /// The buffer viewed (held by the view).
     const Buffer& buffer() const noexcept { return buffer_; }
     /// The layout relative to buffer(): shape, strides (filled in), dtype, byte_offset.
     const DLPackLayout& layout() const noexcept { return layout_; }
+    /// The buffer was closed (or the view is default-constructed).
     bool is_closed() const noexcept { return buffer_.is_closed(); }
 
     /// A DLPack tensor of the view for another library (to_dlpack's rules: it holds the buffer
@@ -107,6 +119,7 @@ public:
     /// (stride 1) and every stride positive. The map holds the view's memory. Throws
     /// InvalidArgumentError (also TensorMap::tiled's checks), DriverError, NoDriverError.
     TensorMap as_tensor_map(const ViewTensorMapOptions& options) const;
+    /// as_tensor_map with only a box (view's order) and default options.
     TensorMap as_tensor_map(std::vector<std::uint32_t> box) const {
         ViewTensorMapOptions options;
         options.box = std::move(box);
@@ -130,6 +143,7 @@ std::optional<TensorDataType> tensor_data_type(const DLDataType& dtype) noexcept
 template <class T>
     requires std::is_same_v<T, StridedMemoryView>
 struct KernelArgument<T> {
+    /// The view's data(); InvalidArgumentError when it is closed.
     static void* convert(const T& view) { return view.checked_data("launch"); }
 };
 

@@ -33,8 +33,8 @@ int built_cuda_version() noexcept;
 
 /// A compiler library's version, as it reports it.
 struct LibraryVersion {
-    int major = 0;
-    int minor = 0;
+    int major = 0;  ///< major version (12 for CUDA 12.8's library)
+    int minor = 0;  ///< minor version (8 for CUDA 12.8's library)
     /// Equal when every field is.
     bool operator==(const LibraryVersion&) const = default;
     /// Ordered field by field.

@@ -61,44 +61,49 @@ enum class TensorDataType {
     tfloat32_ftz,
 };
 std::size_t element_size(TensorDataType type);  ///< throws InvalidArgumentError for a bad value
+/// "float32", ...; "TensorDataType(N)" for a value outside the enumeration (never throws beyond
+/// std::bad_alloc).
 std::string to_string(TensorDataType type);
 
+/// Interleaved layout of the innermost dimension (CU_TENSOR_MAP_INTERLEAVE_NONE, _16B, _32B);
+/// anything but none needs rank 3..5, and bytes32 an address and strides aligned to 32 bytes.
 enum class TensorMapInterleave { none, bytes16, bytes32 };
 /// Shared memory bank swizzle: 16-byte chunks swizzled within a 32, 64 or 128-byte span.
 enum class TensorMapSwizzle { none, bytes32, bytes64, bytes128 };
+/// How far L2 fetches are widened (CU_TENSOR_MAP_L2_PROMOTION_NONE, _L2_64B, _L2_128B, _L2_256B).
 enum class TensorMapL2Promotion { none, bytes64, bytes128, bytes256 };
 /// Out-of-bound elements read as zero, or (floating point only) as a NaN that FMA treats as zero.
 enum class TensorMapOobFill { zero, nan_request_zero_fma };
 
 /// A tiled map (cuTensorMapEncodeTiled): copies box-shaped tiles.
 struct TensorMapOptions {
-    TensorDataType element_type = TensorDataType::float32;
+    TensorDataType element_type = TensorDataType::float32;  ///< CUtensorMapDataType of the elements
     std::vector<std::uint64_t> shape;            ///< elements per dimension, innermost first
     std::vector<std::uint64_t> strides;          ///< bytes, dimensions 1..rank-1; empty: packed
     std::vector<std::uint32_t> box;              ///< elements per dimension of one tile
     std::vector<std::uint32_t> element_strides;  ///< per dimension, 1..8; empty: all 1
-    TensorMapInterleave interleave = TensorMapInterleave::none;
-    TensorMapSwizzle swizzle = TensorMapSwizzle::none;
-    TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;
-    TensorMapOobFill oob_fill = TensorMapOobFill::zero;
+    TensorMapInterleave interleave = TensorMapInterleave::none;        ///< CUtensorMapInterleave
+    TensorMapSwizzle swizzle = TensorMapSwizzle::none;                 ///< CUtensorMapSwizzle
+    TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;    ///< CUtensorMapL2promotion
+    TensorMapOobFill oob_fill = TensorMapOobFill::zero;  ///< CUtensorMapFloatOOBfill
 };
 
 /// An im2col map (cuTensorMapEncodeIm2col) over an NHWC-like tensor of rank 3..5 (C innermost).
 struct TensorMapIm2colOptions {
-    TensorDataType element_type = TensorDataType::float16;
+    TensorDataType element_type = TensorDataType::float16;  ///< CUtensorMapDataType of the elements
     std::vector<std::uint64_t> shape;    ///< {C, W, H, D, N} order, innermost first
     std::vector<std::uint64_t> strides;  ///< as in TensorMapOptions
     /// Offsets of the bounding box from the lower and upper corners, one per spatial dimension
     /// (rank - 2 values): within [-32768, 32767] for rank 3, [-128, 127] for 4, [-16, 15] for 5.
     std::vector<int> lower_corner;
-    std::vector<int> upper_corner;
+    std::vector<int> upper_corner;  ///< as lower_corner, from the upper corner
     std::uint32_t channels_per_pixel = 0;  ///< 1..256
     std::uint32_t pixels_per_column = 0;   ///< 1..1024
-    std::vector<std::uint32_t> element_strides;
-    TensorMapInterleave interleave = TensorMapInterleave::none;
-    TensorMapSwizzle swizzle = TensorMapSwizzle::none;
-    TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;
-    TensorMapOobFill oob_fill = TensorMapOobFill::zero;
+    std::vector<std::uint32_t> element_strides;  ///< per dimension, 1..8; empty: all 1
+    TensorMapInterleave interleave = TensorMapInterleave::none;        ///< CUtensorMapInterleave
+    TensorMapSwizzle swizzle = TensorMapSwizzle::none;                 ///< CUtensorMapSwizzle
+    TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;    ///< CUtensorMapL2promotion
+    TensorMapOobFill oob_fill = TensorMapOobFill::zero;  ///< CUtensorMapFloatOOBfill
 };
 
 /// A CUtensorMap for bulk tensor copies (TMA), holding the Buffer it describes.
@@ -107,6 +112,8 @@ public:
     /// Throws InvalidArgumentError (see above; also for a closed or not device-accessible
     /// buffer), DriverError, NoDriverError.
     static TensorMap tiled(const Buffer& buffer, const TensorMapOptions& options);
+    /// An im2col map over `buffer` (cuTensorMapEncodeIm2col); the map holds the buffer. Throws
+    /// as tiled(), the corners, channels_per_pixel and pixels_per_column checked too.
     static TensorMap im2col(const Buffer& buffer, const TensorMapIm2colOptions& options);
 
     /// Points the map at `buffer` instead (cuTensorMapReplaceAddress), keeping its shape,
@@ -126,9 +133,13 @@ public:
     /// old address. Not thread-safe against other uses of this same object.
     void replace_address(const Buffer& buffer);
 
+    /// The 128-byte descriptor, as a kernel receives it.
     const CUtensorMap& descriptor() const noexcept { return descriptor_; }
+    /// The buffer the map points at (held by the map).
     const Buffer& buffer() const noexcept { return buffer_; }
+    /// Number of dimensions, 1..5.
     std::uint32_t rank() const noexcept { return rank_; }
+    /// The element type it was encoded with.
     TensorDataType element_type() const noexcept { return element_type_; }
     /// Bytes from the first element of the tensor to the end of its last: the least a buffer
     /// given to replace_address must hold.
@@ -149,6 +160,7 @@ private:
 template <class T>
     requires std::is_same_v<T, TensorMap>
 struct KernelArgument<T> {
+    /// The map's descriptor, by reference (valid while the map lives).
     static const CUtensorMap& convert(const T& map) noexcept { return map.descriptor(); }
 };
 

@@ -37,12 +37,14 @@ struct ContextBox;
 class Device;
 class Stream;
 
+/// A device's access to mapped memory (CU_MEM_ACCESS_FLAGS_PROT_NONE, _PROT_READ,
+/// _PROT_READWRITE).
 enum class MemoryAccess { none, read, read_write };
 
 /// A device given access to a VirtualMemoryResource's memory, and how.
 struct PeerMemoryAccess {
     int device = 0;  ///< ordinal
-    MemoryAccess access = MemoryAccess::read_write;
+    MemoryAccess access = MemoryAccess::read_write;  ///< what it may do (cuMemSetAccess flags)
 };
 
 /// The kind of physical memory cuMemCreate makes (CUmemAllocationType), as cuda.core's
@@ -83,6 +85,7 @@ public:
                                    const VirtualMemoryResourceOptions& options = {});
     ~VirtualMemoryResource() override;
 
+    /// The options it was made with.
     const VirtualMemoryResourceOptions& options() const noexcept { return options_; }
     /// Bytes every size is rounded up to.
     std::size_t granularity() const noexcept { return granularity_; }
@@ -98,9 +101,11 @@ public:
 
     /// How many grow() calls kept the address / moved it (for tests and benchmarks).
     std::size_t grown_in_place() const noexcept;
+    /// How many grow() calls moved the buffer to a new address range.
     std::size_t grown_by_remapping() const noexcept;
 
     bool is_device_accessible() const noexcept override { return true; }
+    /// False: access is granted to devices only (for managed memory too).
     bool is_host_accessible() const noexcept override { return false; }
     bool is_managed() const noexcept override {
         return options_.allocation_type == VirtualMemoryAllocationType::managed;

@@ -18,6 +18,7 @@
 
 namespace cudacore {
 
+/// What a Warning is about.
 enum class WarningKind {
     /// A destructor (or close) could not release a driver resource: the call, status and object
     /// are in the message. The resource may be leaked.
@@ -33,10 +34,11 @@ enum class WarningKind {
 
 /// A warning cudacore reports through the warning handler.
 struct Warning {
-    WarningKind kind;
-    std::string message;
+    WarningKind kind;     ///< what it is about
+    std::string message;  ///< what happened, naming the call, the status and the object
 };
 
+/// What receives warnings (set_warning_handler); it must not throw.
 using WarningHandler = std::function<void(const Warning&)>;
 
 /// Installs `handler` (an empty function restores the silent default) and returns the previous one.
