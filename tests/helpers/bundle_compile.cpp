@@ -1,13 +1,16 @@
 // Run by bundle_without_toolkit_test inside a mount namespace where the toolkit's include
-// folders are empty: checks that they are, that a program fails without its bundle, and that
-// with the bundle it compiles to the cubin the toolkit's folders gave.
+// folders and the folder NVRTC was installed in are empty: checks that they are, that NVRTC is
+// the one CUDACORE_NVRTC_PATH names, that a program fails without its bundle, and that with the
+// bundle it compiles to the cubin the toolkit's folders gave.
 // Usage: helper_bundle_compile BUNDLE_FILE REFERENCE_CUBIN SOURCE_FILE HIDDEN_FOLDER...
 // Exit 0 on success; 2 bad usage, 3 a folder is not hidden, 4 compiled without the bundle,
-// 5 the cubin differs, 1 anything else (printed).
+// 5 the cubin differs, 6 NVRTC came from elsewhere, 1 anything else (printed).
 #include "cudacore/errors.hpp"
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/program.hpp"
+#include "loader/compiler_apis.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -52,6 +55,12 @@ int main(int argc, char** argv) {
         options.header_bundles = {HeaderBundle::load(argv[1])};
         Program program(source, SourceType::cxx, options);
         const ObjectCode code = program.compile(CodeType::cubin);
+        const char* wanted = std::getenv("CUDACORE_NVRTC_PATH");
+        if (wanted == nullptr || detail::nvrtc().path != wanted) {
+            std::cerr << "NVRTC came from " << detail::nvrtc().path << ", not from "
+                      << (wanted ? wanted : "CUDACORE_NVRTC_PATH (unset)") << "\n";
+            return 6;
+        }
         if (code.code() != read_all(argv[2])) {
             std::cerr << "the cubin from the bundle (" << code.code().size()
                       << " bytes) differs from the toolkit's\n";
