@@ -197,6 +197,25 @@ std::string missing_from_bundles(const std::string& log, const ProgramOptions& o
     return out;
 }
 
+// For a compile without bundles that could not open headers on a machine where no toolkit
+// include folder was found (a driver-only machine): an error line naming the headers and how to
+// ship them. Empty otherwise.
+std::string missing_without_toolkit(const std::string& log, const ProgramOptions& options) {
+    if (!options.toolkit_include_path || !toolkit_include_dirs().empty()) return {};
+    const std::vector<std::string> names = detail::headers_not_found(log);
+    if (names.empty()) return {};
+    std::string list, flags;
+    for (const auto& name : names) {
+        list += (list.empty() ? "'" : ", '") + name + "'";
+        flags += " --header '" + name + "'";
+    }
+    return "error: the program needs the header" + std::string(names.size() > 1 ? "s " : " ") +
+           list + " and no CUDA toolkit include folder was found ($CUDA_HOME/include, the "
+           "build's toolkit, /usr/local/cuda/include): make a header bundle where a toolkit is "
+           "installed (cudacore bundle" + flags + " -o headers.ccbundle) and give it to the "
+           "program in ProgramOptions::header_bundles\n";
+}
+
 }  // namespace
 
 ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions,
@@ -401,6 +420,7 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         log += std::string("nvrtcCompileProgram failed: ") + (status_name ? status_name : "error");
         // First, so that the error's message (its first error line) names header and bundles.
         if (!options_.header_bundles.empty()) log = missing_from_bundles(log_, options_) + log;
+        else log = missing_without_toolkit(log_, options_) + log;
         if (!chosen_pch_dir.empty()) std::erase(used_flags, chosen_pch_dir);
         throw CompileError(options_.name, std::move(log), used_flags, "NVRTC");
     }

@@ -4,7 +4,8 @@
 // bundle it compiles to the cubin the toolkit's folders gave.
 // Usage: helper_bundle_compile BUNDLE_FILE REFERENCE_CUBIN SOURCE_FILE HIDDEN_FOLDER...
 // Exit 0 on success; 2 bad usage, 3 a folder is not hidden, 4 compiled without the bundle,
-// 5 the cubin differs, 6 NVRTC came from elsewhere, 1 anything else (printed).
+// 5 the cubin differs, 6 NVRTC came from elsewhere, 7 the error without the bundle does not say
+// how to bundle the missing header, 1 anything else (printed).
 #include "cudacore/errors.hpp"
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/program.hpp"
@@ -50,6 +51,12 @@ int main(int argc, char** argv) {
             return 4;
         } catch (const CompileError& e) {
             std::cout << "without the bundle: " << e.what() << "\n";
+            // No toolkit folder is found: the error says which headers and how to bundle them.
+            if (std::string(e.what()).find("cudacore bundle --header 'cuda/std/cmath'") ==
+                std::string::npos) {
+                std::cerr << "the error does not say how to bundle the header: " << e.what() << "\n";
+                return 7;
+            }
         }
         options.pch.reset();
         options.header_bundles = {HeaderBundle::load(argv[1])};
