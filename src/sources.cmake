@@ -35,7 +35,8 @@ set(CUDACORE_CODE_SOURCES
   src/code/include_directives.cpp
   src/code/header_bundle.cpp
   src/code/header_bundle_format.cpp
-  src/code/header_closure.cpp)
+  src/code/header_closure.cpp
+  src/code/embedded_header_bundle.cpp)
 set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp

@@ -29,6 +29,12 @@ if(INSTALLED_CLI)
   endif()
   run(${WORK_DIR}/prefix/bin/cudacore devices)
   message(STATUS "installed CLI ran: ${last_output}")
+  # cudacore_add_header_bundle in the consumer's build, through the installed cudacore::cli.
+  run(${WORK_DIR}/consumer/consumer_bundle)
+  if(NOT last_output MATCHES "^bundle consumer_headers: 2 headers, consumer/api.h present")
+    message(FATAL_ERROR "unexpected consumer_bundle output: ${last_output}")
+  endif()
+  message(STATUS "consumer bundle ran: ${last_output}")
 endif()
 
 # The optional component: find_package(cudacore COMPONENTS mpi) and a program linking cudacore::mpi.
