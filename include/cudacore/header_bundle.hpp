@@ -10,7 +10,7 @@
 /// (serialize() / save(), format below) and read back with deserialize() / load(), which check
 /// every byte and never trust a length: bad input is a SerializationError, never a crash.
 ///
-/// Names are matched as NVRTC matches them: exactly as the #include operand is written
+/// Names are matched as NVRTC matches them: exactly as the \#include operand is written
 /// (`#include <cuda/std/cmath>` asks for "cuda/std/cmath"). NVRTC does not resolve a quoted
 /// include of an in-memory header against that header's own folder, so a bundle made from
 /// folders rewrites such includes (`#include "info.h"` in cooperative_groups/details/async.h
@@ -40,10 +40,10 @@
 
 namespace cudacore {
 
-/// One header of a bundle: the name an #include asks for, and the bytes it reads.
+/// One header of a bundle: the name an \#include asks for, and the bytes it reads.
 struct BundledHeader {
-    std::string name;
-    std::string content;
+    std::string name;     ///< the include name: "cuda/std/cmath", "my/api.h"
+    std::string content;  ///< the header's bytes
     /// Equal when both fields are.
     bool operator==(const BundledHeader&) const = default;
 };
@@ -68,7 +68,7 @@ public:
     /// The headers `entry_headers` need: each entry ("cuda/std/cmath", "<cuda/std/cmath>" or
     /// "\"my.h\"") is looked for in `include_folders` in order, as the preprocessor does, and
     /// every header it includes is added in turn (quoted names first in the including header's
-    /// own folder). Conditionals are not evaluated: a header named under a false #if is taken
+    /// own folder). Conditionals are not evaluated: a header named under a false \#if is taken
     /// too when it exists; a name found in no folder is left out (NVRTC's built-in headers, a
     /// platform's header that the compile never reaches). An include whose name a macro makes
     /// cannot be followed: when the header it names is needed, make the bundle from a compile

@@ -69,7 +69,7 @@ struct ProgramOptions {
     /// Headers given to NVRTC in memory (nvrtcCreateProgram's headers), so that the compile
     /// needs no toolkit on disk: see HeaderBundle. C++ programs only (refused for PTX and NVVM
     /// IR). Passes no flag. While not empty:
-    ///   - an #include whose operand names a header of a bundle reads it from memory, before
+    ///   - an \#include whose operand names a header of a bundle reads it from memory, before
     ///     any folder; the toolkit's folders are not searched (toolkit_include_path is ignored),
     ///     include_path still is, for headers no bundle holds;
     ///   - where several bundles hold the same name, the FIRST bundle in this list that holds
