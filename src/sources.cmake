@@ -31,14 +31,18 @@ set(CUDACORE_CODE_SOURCES
   src/code/code_inspection.cpp
   src/code/object_code_identity.cpp
   src/code/kernel_parameter_count.cpp
-  src/code/code_validation.cpp)
+  src/code/code_validation.cpp
+  src/code/include_directives.cpp
+  src/code/header_bundle.cpp
+  src/code/header_bundle_format.cpp
+  src/code/header_closure.cpp
+  src/code/embedded_header_bundle.cpp)
 set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
   src/cache/disk_program_cache.cpp
   src/cache/shard_counters.cpp
   src/cache/cached_compile.cpp
-  src/cache/include_directives.cpp
   src/cache/include_lookups.cpp
   src/cache/compile_many.cpp)
 set(CUDACORE_RUNTIME_SOURCES

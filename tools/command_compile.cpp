@@ -31,6 +31,7 @@ struct CompileArgs {
     std::vector<std::string> defines;
     std::vector<std::string> include_dirs;
     std::vector<std::string> name_expressions;
+    std::vector<std::string> header_bundles;  // bundle files, searched in order
     std::string std;
     bool rdc = false;
     bool lto = false;
@@ -64,6 +65,10 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
     command.add_flag("--lineinfo", args.lineinfo, "Line information");
     command.add_flag("--no-toolkit-include", args.no_toolkit_include,
                      "Do not put the toolkit's headers (and CCCL) on the include path");
+    command.add_option("--header-bundle", args.header_bundles,
+                       "A header bundle file (`cudacore bundle`) whose headers the compile reads "
+                       "from memory; repeatable, the first bundle holding a name wins. The "
+                       "toolkit's folders are then not searched");
     command.add_flag("--cache,!--no-cache", args.use_cache,
                      "Use the program cache in $CUDACORE_CACHE_DIR (else $XDG_CACHE_HOME/cudacore or "
                      "~/.cache/cudacore); on by default, CUDACORE_DISABLE_CACHE=1 turns it off");
@@ -104,6 +109,7 @@ ProgramOptions to_program_options(const CompileArgs& args) {
     if (args.debug) options.debug = true;
     if (args.lineinfo) options.lineinfo = true;
     options.toolkit_include_path = !args.no_toolkit_include;
+    for (const auto& path : args.header_bundles) options.header_bundles.push_back(HeaderBundle::load(path));
     // A PTX file from anywhere: nvJitLink runs in a worker. Without nvJitLink, the driver's
     // linker compiles it in this process, as a library program does.
     options.isolated_link = detail::nvjitlink_available();

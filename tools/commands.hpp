@@ -16,6 +16,7 @@ void add_compile_command(CLI::App& app);
 void add_link_command(CLI::App& app);
 void add_inspect_command(CLI::App& app);
 void add_cache_command(CLI::App& app);
+void add_bundle_command(CLI::App& app);
 
 // A compile or link failure: the error's heading, then the whole log. The heading already quotes
 // the log's first error line; with the log following, that line would be printed twice, so the

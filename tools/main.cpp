@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
     cudacore::cli::add_link_command(app);
     cudacore::cli::add_inspect_command(app);
     cudacore::cli::add_cache_command(app);
+    cudacore::cli::add_bundle_command(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

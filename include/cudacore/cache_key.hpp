@@ -10,6 +10,7 @@
 ///     every option, macro definitions, include paths (the paths, not what is in them);
 ///   - the program name (it becomes the ObjectCode's name);
 ///   - the name expressions, in order;
+///   - the digest of each of ProgramOptions::header_bundles, in order (HeaderBundle::digest());
 ///   - the backend (NVRTC, nvJitLink or driver) and the NVRTC and nvJitLink versions ("none"
 ///     when a library cannot be loaded), plus the driver version when the driver's linker is the
 ///     backend.

@@ -14,6 +14,8 @@
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
+#include "cudacore/embedded_header_bundle.hpp"
+#include "cudacore/header_bundle.hpp"
 #include "cudacore/kernel.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/launch_config.hpp"

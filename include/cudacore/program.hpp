@@ -81,6 +81,9 @@ public:
     /// cannot hold a PCH (a missing or relative TMPDIR, less free space than the PCH heap, a file
     /// size limit below it) the compile runs without PCH, pch_status() says why, and a
     /// WarningKind::pch_off warning names the folder and the reason (once per process and folder).
+    /// A header that cannot be found is named first in the CompileError: with header_bundles,
+    /// with every bundle searched; without them on a machine where no toolkit include folder is
+    /// found, with the `cudacore bundle` command that would bundle it.
     /// Throws CompileError (full log, program name, options) when compilation fails, LoaderError
     /// when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});

@@ -7,6 +7,7 @@
 /// the result. A PTX program uses the subset that nvJitLink understands (to_linker_options()).
 #pragma once
 
+#include "cudacore/header_bundle.hpp"
 #include "cudacore/linker_options.hpp"
 
 #include <cstddef>
@@ -62,8 +63,24 @@ struct ProgramOptions {
     std::vector<std::string> include_path;          ///< -I, searched before the toolkit's
     /// Put the toolkit's include dir and its CCCL headers (\<cuda/std/...\>, cub, thrust) on the
     /// include path: $CUDA_HOME/include (else the toolkit found at build time, else
-    /// /usr/local/cuda/include) and its cccl/ subdirectory where present.
+    /// /usr/local/cuda/include) and its cccl/ subdirectory where present. Ignored while
+    /// header_bundles is not empty: the bundles stand for the toolkit's folders.
     bool toolkit_include_path = true;
+    /// Headers given to NVRTC in memory (nvrtcCreateProgram's headers), so that the compile
+    /// needs no toolkit on disk: see HeaderBundle. C++ programs only (refused for PTX and NVVM
+    /// IR). Passes no flag. While not empty:
+    ///   - an \#include whose operand names a header of a bundle reads it from memory, before
+    ///     any folder; the toolkit's folders are not searched (toolkit_include_path is ignored),
+    ///     include_path still is, for headers no bundle holds;
+    ///   - where several bundles hold the same name, the FIRST bundle in this list that holds
+    ///     it wins (as the first -I folder does), and the later ones' copies are not used;
+    ///   - a header found neither in a bundle nor in a folder fails the compile with a
+    ///     CompileError naming the header and every bundle searched;
+    ///   - NVRTC's precompiled headers are off (automatic PCH from in-memory headers gave wrong
+    ///     code): pch unset means off, and pch = true, create_pch or use_pch are refused with
+    ///     InvalidArgumentError;
+    ///   - the program cache keys the compile by each bundle's digest, in order.
+    std::vector<HeaderBundle> header_bundles;
     std::vector<std::string> pre_include;           ///< --pre-include=\<header\>
     std::optional<bool> no_source_include;          ///< --no-source-include
     std::optional<std::string> std;                 ///< --std=c++17 (cuda.core: std)
@@ -140,7 +157,7 @@ std::string resolve_arch(const ProgramOptions& options);
 std::vector<std::string> nvrtc_flags(const ProgramOptions& options, bool lto = false);
 
 /// Whether compiling `options` uses NVRTC's automatic PCH (pch, or pch unset and no explicit
-/// create_pch / use_pch).
+/// create_pch / use_pch; never with header_bundles).
 bool uses_automatic_pch(const ProgramOptions& options);
 
 /// The toolkit include directories added when toolkit_include_path is set (those that exist).

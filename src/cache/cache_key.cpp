@@ -149,6 +149,13 @@ CacheKey cache_key(const Program& program, CodeType target,
     hasher.field(nvrtc_version());
     hasher.field(nvjitlink_version());
     if (backend == "driver") hasher.field(std::to_string(detail::driver().driver_version));
+    // Header bundles: by digest, in order (the first holding a name wins). Only when there are
+    // some, so that the keys of programs without bundles stay as they were.
+    if (const auto& bundles = program.options().header_bundles; !bundles.empty()) {
+        hasher.field("header-bundles");
+        hasher.field(std::to_string(bundles.size()));
+        for (const auto& bundle : bundles) hasher.field(bundle.digest());
+    }
     if (program.source_type() == SourceType::nvvm) {
         // NVVM links more modules (and maybe libdevice) into the result: each is an input.
         const ProgramOptions& options = program.options();

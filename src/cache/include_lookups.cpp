@@ -1,6 +1,6 @@
 #include "cache/include_lookups.hpp"
 
-#include "cache/include_directives.hpp"
+#include "code/include_directives.hpp"
 
 #include <sys/stat.h>
 

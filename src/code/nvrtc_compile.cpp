@@ -3,8 +3,10 @@
 #include "cudacore/errors.hpp"
 #include "loader/compiler_apis.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 #include <string_view>
 #include <type_traits>
@@ -124,14 +126,15 @@ NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
                            const std::vector<std::string>& flags,
                            const std::vector<std::string>& name_expressions, CodeType target,
                            const std::string& object, bool pch, nvrtcProgram existing,
-                           bool add_name_expressions) {
+                           bool add_name_expressions, const InMemoryHeaders& headers) {
     const auto& api = nvrtc();
     NvrtcAttempt attempt;
     nvrtcProgram raw = existing;
     if (raw == nullptr) {
-        check_nvrtc(
-            api.nvrtcCreateProgram(&raw, source.c_str(), name.c_str(), 0, nullptr, nullptr),
-            "nvrtcCreateProgram", object);
+        check_nvrtc(api.nvrtcCreateProgram(&raw, source.c_str(), name.c_str(),
+                                           static_cast<int>(headers.names.size()),
+                                           headers.contents.data(), headers.names.data()),
+                    "nvrtcCreateProgram", object);
         attempt.program = std::shared_ptr<std::remove_pointer_t<nvrtcProgram>>(
             raw, NvrtcProgramDeleter{});
     }
@@ -173,6 +176,33 @@ NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
     }
     attempt.code = compiled_code(api, raw, target, object);
     return attempt;
+}
+
+InMemoryHeaders in_memory_headers(const std::vector<HeaderBundle>& bundles) {
+    InMemoryHeaders headers;
+    std::set<std::string_view> taken;
+    for (const auto& bundle : bundles) {
+        for (const auto& header : bundle.headers()) {
+            if (!taken.insert(header.name).second) continue;  // an earlier bundle has it
+            headers.names.push_back(header.name.c_str());
+            headers.contents.push_back(header.content.c_str());
+        }
+    }
+    return headers;
+}
+
+std::vector<std::string> headers_not_found(const std::string& log) {
+    std::vector<std::string> names;
+    // "cannot open source file "x.h"", or "could not open ..." when no folder is searched.
+    constexpr std::string_view marker = "open source file \"";
+    for (std::size_t at = log.find(marker); at != std::string::npos; at = log.find(marker, at + 1)) {
+        const std::size_t start = at + marker.size();
+        const std::size_t end = log.find('"', start);
+        if (end == std::string::npos) break;
+        std::string name = log.substr(start, end - start);
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+    }
+    return names;
 }
 
 void end_failed_time_trace(const std::string& trace_path) noexcept {

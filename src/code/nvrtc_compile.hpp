@@ -31,16 +31,32 @@ struct NvrtcAttempt {
     std::shared_ptr<std::remove_pointer_t<nvrtcProgram>> program;
 };
 
+// Headers handed to nvrtcCreateProgram: parallel arrays of contents and include names, pointing
+// into HeaderBundles the caller keeps alive.
+struct InMemoryHeaders {
+    std::vector<const char*> contents;
+    std::vector<const char*> names;
+};
+
 // Compiles; throws CompilerApiError only for calls other than nvrtcCompileProgram (whose
 // failure is returned in status, with the log). `pch`: the flags ask for PCH, so the compile
 // holds the PCH heap against resizing while it runs. `existing`: compile this program (the
 // caller's, not destroyed here) instead of creating one from `source`; `add_name_expressions`
 // false when they were added already (NVRTC allows that only before the first compilation).
+// `headers`: given to the program created here (a wrapped program has its own).
 NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
                            const std::vector<std::string>& flags,
                            const std::vector<std::string>& name_expressions, CodeType target,
                            const std::string& object, bool pch, nvrtcProgram existing = nullptr,
-                           bool add_name_expressions = true);
+                           bool add_name_expressions = true, const InMemoryHeaders& headers = {});
+
+// The headers of `bundles` by include name, the first bundle holding a name winning (see
+// ProgramOptions::header_bundles); the pointers live as long as the bundles.
+InMemoryHeaders in_memory_headers(const std::vector<HeaderBundle>& bundles);
+
+// The names of the headers a failed compile's log says it could not open ("cannot open source
+// file "x.h"", "could not open source file "x.h""), each once, in order.
+std::vector<std::string> headers_not_found(const std::string& log);
 
 // Ends the time trace a failed compile left open. NVRTC starts its profiler on this thread for
 // --fdevice-time-trace and writes the trace only when the compile succeeds: after a failure the

@@ -136,9 +136,12 @@ private:
     std::filesystem::path path_;
 };
 
-// The header files named by the "Processing Header File" events of an NVRTC time trace.
+// The header files named by the "Processing Header File" events of an NVRTC time trace. A name
+// that one of `bundles` holds was read from memory (the event names it as the #include wrote
+// it): it is no file, and the bundle's digest stands for it.
 std::vector<std::string> headers_in_trace(const std::filesystem::path& trace,
-                                          const std::string& object) {
+                                          const std::string& object,
+                                          const std::vector<HeaderBundle>& bundles) {
     std::ifstream in(trace, std::ios::binary);
     if (!in) {
         throw CompilerApiError("nvrtcCompileProgram", 0, "no time trace written",
@@ -161,6 +164,9 @@ std::vector<std::string> headers_in_trace(const std::filesystem::path& trace,
         if (args == event.end() || !args->is_object()) continue;
         const std::string name = args->value("detail", "");
         if (name.empty()) continue;
+        if (std::any_of(bundles.begin(), bundles.end(),
+                        [&](const HeaderBundle& bundle) { return bundle.find(name) != nullptr; }))
+            continue;
         std::error_code error;
         const std::filesystem::path path(name);
         // A bare name that is no file is one of NVRTC's built-in headers (covered by its version).
@@ -170,6 +176,44 @@ std::vector<std::string> headers_in_trace(const std::filesystem::path& trace,
     std::sort(headers.begin(), headers.end());
     headers.erase(std::unique(headers.begin(), headers.end()), headers.end());
     return headers;
+}
+
+// For a compile with header bundles that could not open headers: an error line per header
+// naming it and the bundles searched (and the folders, where include_path has some). Empty
+// when the log names no header it could not open.
+std::string missing_from_bundles(const std::string& log, const ProgramOptions& options) {
+    std::string out;
+    for (const std::string& name : detail::headers_not_found(log)) {
+        out += "error: the header '" + name + "' is in none of the header bundles searched: ";
+        for (std::size_t i = 0; i < options.header_bundles.size(); ++i)
+            out += (i ? ", " : "") + options.header_bundles[i].describe();
+        if (!options.include_path.empty()) {
+            out += "; nor in the include folders";
+            for (const auto& dir : options.include_path) out += " " + dir;
+        }
+        out += " (the toolkit's folders are not searched with header bundles: add the header "
+               "to a bundle, for example with `cudacore bundle --header " + name + "`)\n";
+    }
+    return out;
+}
+
+// For a compile without bundles that could not open headers on a machine where no toolkit
+// include folder was found (a driver-only machine): an error line naming the headers and how to
+// ship them. Empty otherwise.
+std::string missing_without_toolkit(const std::string& log, const ProgramOptions& options) {
+    if (!options.toolkit_include_path || !toolkit_include_dirs().empty()) return {};
+    const std::vector<std::string> names = detail::headers_not_found(log);
+    if (names.empty()) return {};
+    std::string list, flags;
+    for (const auto& name : names) {
+        list += (list.empty() ? "'" : ", '") + name + "'";
+        flags += " --header '" + name + "'";
+    }
+    return "error: the program needs the header" + std::string(names.size() > 1 ? "s " : " ") +
+           list + " and no CUDA toolkit include folder was found ($CUDA_HOME/include, the "
+           "build's toolkit, /usr/local/cuda/include): make a header bundle where a toolkit is "
+           "installed (cudacore bundle" + flags + " -o headers.ccbundle) and give it to the "
+           "program in ProgramOptions::header_bundles\n";
 }
 
 }  // namespace
@@ -200,7 +244,7 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         }
     }();
     // NVRTC appends ".json" to the name it is given.
-    headers_read = headers_in_trace(trace.string() + ".json", object);
+    headers_read = headers_in_trace(trace.string() + ".json", object, options_.header_bundles);
     return code;
 }
 
@@ -295,7 +339,12 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
     bool pch = uses_automatic_pch(options_) || options_.create_pch || options_.use_pch;
     if (!pch) {
-        pch_status_ = {PchOutcome::not_attempted, "PCH is off (ProgramOptions::pch = false)", {}, 0};
+        pch_status_ = {PchOutcome::not_attempted,
+                       options_.header_bundles.empty()
+                           ? "PCH is off (ProgramOptions::pch = false)"
+                           : "PCH is off for programs with header_bundles (NVRTC's PCH of "
+                             "in-memory headers is not reliable)",
+                       {}, 0};
     }
     if (!trace_path_.empty()) {
         // A compile that reads its headers from a PCH does not list them in the time trace, so
@@ -339,8 +388,11 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         handle_ = done.program.get();
         handle_owner_ = std::move(done.program);
     };
-    detail::NvrtcAttempt attempt = detail::nvrtc_compile(
-        source_, options_.name, flags, name_expressions, target, object, pch, wrapped);
+    // The bundles live in options_ for the whole compile; NVRTC copies the headers it is given.
+    const detail::InMemoryHeaders headers = detail::in_memory_headers(options_.header_bundles);
+    detail::NvrtcAttempt attempt =
+        detail::nvrtc_compile(source_, options_.name, flags, name_expressions, target, object, pch,
+                              wrapped, /*add_name_expressions=*/true, headers);
     std::vector<std::string> used_flags = flags;
     if (pch) {
         if (attempt.status != NVRTC_SUCCESS && detail::log_blames_pch(attempt.log)) {
@@ -352,7 +404,7 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
             used_flags = detail::without_pch_flags(flags);
             attempt = detail::nvrtc_compile(source_, options_.name, used_flags, name_expressions,
                                             target, object, false, wrapped,
-                                            /*add_name_expressions=*/wrapped == nullptr);
+                                            /*add_name_expressions=*/wrapped == nullptr, headers);
         } else {
             pch_status_ = detail::pch_outcome(attempt, options_);
         }
@@ -366,6 +418,9 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         if (!log.empty() && log.back() != '\n') log += '\n';
         const char* status_name = detail::nvrtc().nvrtcGetErrorString(attempt.status);
         log += std::string("nvrtcCompileProgram failed: ") + (status_name ? status_name : "error");
+        // First, so that the error's message (its first error line) names header and bundles.
+        if (!options_.header_bundles.empty()) log = missing_from_bundles(log_, options_) + log;
+        else log = missing_without_toolkit(log_, options_) + log;
         if (!chosen_pch_dir.empty()) std::erase(used_flags, chosen_pch_dir);
         throw CompileError(options_.name, std::move(log), used_flags, "NVRTC");
     }

@@ -105,10 +105,18 @@ std::vector<std::string> toolkit_include_dirs() {
 }
 
 bool uses_automatic_pch(const ProgramOptions& o) {
+    // NVRTC's automatic PCH gave wrong code for programs whose headers come from memory.
+    if (!o.header_bundles.empty()) return false;
     return o.pch.value_or(!o.create_pch && !o.use_pch);
 }
 
 std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
+    if (!o.header_bundles.empty() && (o.pch.value_or(false) || o.create_pch || o.use_pch)) {
+        throw InvalidArgumentError("program '" + o.name + "': precompiled headers (" +
+                                   std::string(o.pch.value_or(false) ? "pch" : o.create_pch ? "create_pch" : "use_pch") +
+                                   ") cannot be used with header_bundles: NVRTC's PCH of "
+                                   "in-memory headers is not reliable; leave pch unset or false");
+    }
     std::vector<std::string> f;
     auto add_bool = [&](const std::optional<bool>& field, const char* flag) {
         if (field.value_or(false)) f.emplace_back(flag);
@@ -145,7 +153,7 @@ std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
         f.push_back("--define-macro=" + macro.name + (macro.value ? "=" + *macro.value : ""));
     for (const auto& name : o.undefine_macro) f.push_back("--undefine-macro=" + name);
     for (const auto& dir : o.include_path) f.push_back("--include-path=" + dir);
-    if (o.toolkit_include_path) {
+    if (o.toolkit_include_path && o.header_bundles.empty()) {
         for (const auto& dir : toolkit_include_dirs()) f.push_back("--include-path=" + dir);
     }
     for (const auto& header : o.pre_include) f.push_back("--pre-include=" + header);
@@ -236,6 +244,7 @@ std::vector<std::string> nvvm_flags(const ProgramOptions& o, bool lto) {
     refuse(o.pch_verbose.has_value(), "pch_verbose");
     refuse(o.pch_messages.has_value(), "pch_messages");
     refuse(o.instantiate_templates_in_pch.has_value(), "instantiate_templates_in_pch");
+    refuse(!o.header_bundles.empty(), "header_bundles");
     if (!unsupported.empty()) {
         std::string list;
         for (const auto& field : unsupported) list += (list.empty() ? "" : ", ") + field;
@@ -278,6 +287,7 @@ LinkerOptions to_linker_options(const ProgramOptions& o) {
     refuse(o.std.has_value(), "std");
     refuse(o.device_int128.has_value(), "device_int128");
     refuse(o.time.has_value() && *o.time != "-", "time (a file; nvJitLink logs times)");
+    refuse(!o.header_bundles.empty(), "header_bundles");
     if (!unsupported.empty()) {
         std::string list;
         for (const auto& field : unsupported) list += (list.empty() ? "" : ", ") + field;

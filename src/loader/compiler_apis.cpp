@@ -3,7 +3,11 @@
 #include "cudacore/errors.hpp"
 #include "loader/dynamic_library.hpp"
 
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <exception>
+#include <string>
 
 namespace cudacore::detail {
 
@@ -25,6 +29,19 @@ void require(const OpenedLibrary& library, const LibrarySearch& search, const ch
     }
 }
 
+// NVRTC opens libnvrtc-builtins.so.MAJOR.MINOR by its bare name while compiling, so from a
+// folder that is not on the loader's search path (NVIDIA's nvidia-cuda-nvrtc wheel, a copy
+// shipped beside the application) every compile would fail. When NVRTC was opened by a path,
+// the builtins beside it are opened first: NVRTC's own dlopen then finds them loaded, by soname.
+// A failure is left for NVRTC to report, as it would without this.
+void preload_nvrtc_builtins(const std::string& nvrtc_path, int major, int minor) {
+    const std::size_t slash = nvrtc_path.rfind('/');
+    if (slash == std::string::npos) return;  // found by the loader, which finds the builtins too
+    const std::string builtins = nvrtc_path.substr(0, slash + 1) + "libnvrtc-builtins.so." +
+                                 std::to_string(major) + "." + std::to_string(minor);
+    if (::access(builtins.c_str(), F_OK) == 0) ::dlopen(builtins.c_str(), RTLD_NOW | RTLD_GLOBAL);
+}
+
 Loaded<NvrtcApi> load_nvrtc() {
     Loaded<NvrtcApi> out;
     try {
@@ -37,6 +54,7 @@ Loaded<NvrtcApi> load_nvrtc() {
 #include "loader/nvrtc_functions.inc"
 #undef CUDACORE_NVRTC_FUNCTION
         out.api.nvrtcVersion(&out.api.major, &out.api.minor);
+        preload_nvrtc_builtins(library.path, out.api.major, out.api.minor);
     } catch (...) {
         out.failure = std::current_exception();
     }

@@ -21,6 +21,24 @@ if(NOT last_output MATCHES "^cudacore [0-9]+\\.[0-9]+\\.[0-9]+, driver (present|
 endif()
 message(STATUS "consumer ran: ${last_output}")
 
+# pkg-config: the consumer's main.cpp built with the flags cudacore.pc gives, without CMake.
+find_program(PKG_CONFIG pkg-config)
+if(PKG_CONFIG AND CXX)
+  set(ENV{PKG_CONFIG_PATH} "${WORK_DIR}/prefix/${LIBDIR}/pkgconfig")
+  run(${PKG_CONFIG} --cflags --libs cudacore)
+  string(STRIP "${last_output}" pc_flags)
+  separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+  run(${CXX} -std=c++20 ${CONSUMER_DIR}/main.cpp ${pc_flags}
+      -Wl,-rpath,${WORK_DIR}/prefix/${LIBDIR} -o ${WORK_DIR}/consumer_pkg_config)
+  run(${WORK_DIR}/consumer_pkg_config)
+  if(NOT last_output MATCHES "^cudacore [0-9]+\\.[0-9]+\\.[0-9]+, driver (present|absent)")
+    message(FATAL_ERROR "unexpected pkg-config consumer output: ${last_output}")
+  endif()
+  message(STATUS "pkg-config consumer ran: ${last_output}")
+else()
+  message(STATUS "pkg-config consumer not built: no pkg-config or no compiler given (CXX)")
+endif()
+
 # The installed CLI must find the installed library (its run path is relative to bin/).
 if(INSTALLED_CLI)
   run(${WORK_DIR}/prefix/bin/cudacore --version)
@@ -29,6 +47,12 @@ if(INSTALLED_CLI)
   endif()
   run(${WORK_DIR}/prefix/bin/cudacore devices)
   message(STATUS "installed CLI ran: ${last_output}")
+  # cudacore_add_header_bundle in the consumer's build, through the installed cudacore::cli.
+  run(${WORK_DIR}/consumer/consumer_bundle)
+  if(NOT last_output MATCHES "^bundle consumer_headers: 2 headers, consumer/api.h present")
+    message(FATAL_ERROR "unexpected consumer_bundle output: ${last_output}")
+  endif()
+  message(STATUS "consumer bundle ran: ${last_output}")
 endif()
 
 # The optional component: find_package(cudacore COMPONENTS mpi) and a program linking cudacore::mpi.

@@ -4,7 +4,7 @@
 #include "test_support.hpp"
 
 #include "cache/cached_entry.hpp"
-#include "cache/include_directives.hpp"
+#include "code/include_directives.hpp"
 #include "cache/include_lookups.hpp"
 
 #include "cudacore/cached_compile.hpp"

@@ -1,4 +1,4 @@
-#include "cache/include_directives.hpp"
+#include "code/include_directives.hpp"
 
 #include <algorithm>
 #include <cctype>

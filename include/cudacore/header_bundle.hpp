@@ -1,0 +1,142 @@
+/// @file
+/// HeaderBundle: headers carried in memory (include names and contents), so that a program
+/// compiles where no CUDA toolkit is installed. ProgramOptions::header_bundles hands them to
+/// NVRTC (nvrtcCreateProgram's headers), which then reads no header file for them.
+///
+/// A bundle is an immutable value: copies are cheap and share the headers; every member is safe
+/// to call from many threads at once. It is made from (name, content) pairs, from entry headers
+/// and the include folders they are found in (with every header they include, transitively), or
+/// from the headers a compile read (Program::compile with headers_read). It is saved as one file
+/// (serialize() / save(), format below) and read back with deserialize() / load(), which check
+/// every byte and never trust a length: bad input is a SerializationError, never a crash.
+///
+/// Names are matched as NVRTC matches them: exactly as the \#include operand is written
+/// (`#include <cuda/std/cmath>` asks for "cuda/std/cmath"). NVRTC does not resolve a quoted
+/// include of an in-memory header against that header's own folder, so a bundle made from
+/// folders rewrites such includes (`#include "info.h"` in cooperative_groups/details/async.h
+/// becomes `#include "cooperative_groups/details/info.h"`); nothing else in a header changes.
+///
+/// File format, version 1 (integers little-endian):
+///
+///     offset  size  field
+///     0       8     magic: 0x89 'C' 'C' 'H' 'D' 'R' '\r' '\n'
+///     8       4     format version (1)
+///     12      4     header count
+///     16      8     size of the uncompressed payload
+///     24      8     size of the compressed payload
+///     32      8     XXH3-64 (seed 0) of bytes 0-31 and the compressed payload
+///     40      ...   the payload, one zstd frame: the bundle's name (u32 length, bytes), then for
+///                   each header in strictly increasing name order its name (u32 length, bytes)
+///                   and content (u64 length, bytes)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudacore {
+
+/// One header of a bundle: the name an \#include asks for, and the bytes it reads.
+struct BundledHeader {
+    std::string name;     ///< the include name: "cuda/std/cmath", "my/api.h"
+    std::string content;  ///< the header's bytes
+    /// Equal when both fields are.
+    bool operator==(const BundledHeader&) const = default;
+};
+
+/// Headers in memory, by include name. See the top of this file.
+class HeaderBundle {
+public:
+    /// The file format this build writes and the newest it reads.
+    static constexpr std::uint32_t format_version = 1;
+    /// The most header bytes (names and contents, uncompressed) a bundle may hold: 1 GiB. Input
+    /// that claims more is refused before anything is allocated for it.
+    static constexpr std::uint64_t max_payload_size = std::uint64_t{1} << 30;
+
+    /// An empty bundle named "empty" (no headers).
+    HeaderBundle();
+
+    /// A bundle of exactly `headers`, named `name` (used in messages). Throws
+    /// InvalidArgumentError when a header name is empty, holds a NUL byte, or appears twice,
+    /// and when the headers exceed max_payload_size.
+    static HeaderBundle from_headers(std::vector<BundledHeader> headers, std::string name);
+
+    /// The headers `entry_headers` need: each entry ("cuda/std/cmath", "<cuda/std/cmath>" or
+    /// "\"my.h\"") is looked for in `include_folders` in order, as the preprocessor does, and
+    /// every header it includes is added in turn (quoted names first in the including header's
+    /// own folder). Conditionals are not evaluated: a header named under a false \#if is taken
+    /// too when it exists; a name found in no folder is left out (NVRTC's built-in headers, a
+    /// platform's header that the compile never reaches). An include whose name a macro makes
+    /// cannot be followed: when the header it names is needed, make the bundle from a compile
+    /// instead (from_headers_read), or add it as an entry. Throws InvalidArgumentError when an
+    /// entry is found in no folder, when two files would take the same include name, or when a
+    /// quoted include climbs out of its folder; SerializationError naming the file when a header
+    /// cannot be read. Reads files only: thread-safe.
+    static HeaderBundle from_include_folders(const std::vector<std::string>& entry_headers,
+                                             const std::vector<std::filesystem::path>& include_folders,
+                                             std::string name);
+
+    /// The headers a compile read, as Program::compile(target, names, headers_read) lists them
+    /// (absolute paths): each is named by its path below the folder of `include_folders` that
+    /// holds it most deeply (the shortest name: with the toolkit's include/ and include/cccl/,
+    /// "cuda/std/cmath"), and the headers they include are added as from_include_folders adds
+    /// them.
+    /// Pass the folders the compile searched, in its order: the main source's folder (for its
+    /// quoted includes) and each -I folder, the toolkit's last (toolkit_include_dirs()). Throws
+    /// InvalidArgumentError when a header lies in none of the folders, besides what
+    /// from_include_folders throws.
+    static HeaderBundle from_headers_read(const std::vector<std::string>& headers_read,
+                                          const std::vector<std::filesystem::path>& include_folders,
+                                          std::string name);
+
+    /// Reads a bundle written by serialize(). Throws SerializationError, saying what is wrong,
+    /// for bytes that are not a bundle (magic), a newer format version, a checksum mismatch,
+    /// truncated or trailing bytes, a payload that does not decompress to its stated size or
+    /// exceeds max_payload_size, and headers out of order, duplicated or unnamed.
+    static HeaderBundle deserialize(std::string_view bytes);
+    /// Reads and deserializes the file at `path`. Throws SerializationError naming the path
+    /// (cannot be read, not a regular file, larger than a bundle can be, or what deserialize()
+    /// throws).
+    static HeaderBundle load(const std::filesystem::path& path);
+
+    /// The file form (format at the top of this file), compressed with zstd. Throws
+    /// SerializationError when zstd fails.
+    std::string serialize() const;
+    /// Writes serialize() to `path`, atomically (a new file renamed over the old one). Throws
+    /// SerializationError naming the path when it cannot be written.
+    void save(const std::filesystem::path& path) const;
+
+    /// The name given when the bundle was made (for messages; not in digest()).
+    const std::string& name() const noexcept;
+    /// The headers, in increasing name order.
+    const std::vector<BundledHeader>& headers() const noexcept;
+    /// The number of headers.
+    std::size_t size() const noexcept;
+    /// Whether there is no header.
+    bool empty() const noexcept;
+    /// The content of the header named `include_name`, or null when the bundle has none. The
+    /// pointer lives as long as any copy of this bundle.
+    const std::string* find(std::string_view include_name) const noexcept;
+    /// The bytes of every header's name and content.
+    std::uint64_t content_size() const noexcept;
+    /// SHA-256 (64 hex digits) of the headers' names and contents, in name order: two bundles
+    /// with the same digest hold the same headers. The bundle's name is not part of it. The
+    /// program cache keys a compile by the digest of each bundle it uses.
+    const std::string& digest() const noexcept;
+    /// "'name' (N headers, digest 0123456789ab)", for messages.
+    std::string describe() const;
+
+    /// Equal when the names and digests are.
+    bool operator==(const HeaderBundle& other) const noexcept;
+
+private:
+    struct State;
+    explicit HeaderBundle(std::shared_ptr<const State> state);
+    std::shared_ptr<const State> state_;
+};
+
+}  // namespace cudacore

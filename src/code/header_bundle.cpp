@@ -1,0 +1,126 @@
+#include "cudacore/header_bundle.hpp"
+
+#include "cudacore/errors.hpp"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace cudacore {
+
+struct HeaderBundle::State {
+    std::string name;
+    std::vector<BundledHeader> headers;  // strictly increasing names
+    std::uint64_t content_size = 0;
+    std::string digest;
+};
+
+namespace {
+
+// SHA-256 of each header's name and content, each length-prefixed so that no two run together.
+std::string digest_of(const std::vector<BundledHeader>& headers) {
+    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(),
+                                                                    &EVP_MD_CTX_free);
+    auto update = [&](const void* data, std::size_t size) {
+        if (EVP_DigestUpdate(context.get(), data, size) != 1)
+            throw InvalidArgumentError("HeaderBundle: EVP_DigestUpdate(SHA-256) failed");
+    };
+    auto field = [&](std::string_view bytes) {
+        unsigned char length[8];
+        for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(bytes.size() >> (8 * i));
+        update(length, sizeof length);
+        update(bytes.data(), bytes.size());
+    };
+    if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1)
+        throw InvalidArgumentError("HeaderBundle: EVP_DigestInit_ex(SHA-256) failed");
+    field("cudacore-header-bundle-digest-v1");
+    for (const auto& header : headers) {
+        field(header.name);
+        field(header.content);
+    }
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    if (EVP_DigestFinal_ex(context.get(), digest, &size) != 1 || size != 32)
+        throw InvalidArgumentError("HeaderBundle: EVP_DigestFinal_ex(SHA-256) failed");
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < size; ++i) {
+        out += hex[digest[i] >> 4];
+        out += hex[digest[i] & 15];
+    }
+    return out;
+}
+
+}  // namespace
+
+HeaderBundle::HeaderBundle() {
+    static const auto empty = [] {
+        auto state = std::make_shared<State>();
+        state->name = "empty";
+        state->digest = digest_of(state->headers);
+        return std::shared_ptr<const State>(std::move(state));
+    }();
+    state_ = empty;
+}
+
+HeaderBundle::HeaderBundle(std::shared_ptr<const State> state) : state_(std::move(state)) {}
+
+HeaderBundle HeaderBundle::from_headers(std::vector<BundledHeader> headers, std::string name) {
+    const std::string what = "HeaderBundle '" + name + "'";
+    std::sort(headers.begin(), headers.end(),
+              [](const BundledHeader& a, const BundledHeader& b) { return a.name < b.name; });
+    std::uint64_t size = name.size();
+    for (std::size_t i = 0; i < headers.size(); ++i) {
+        const std::string& header = headers[i].name;
+        if (header.empty())
+            throw InvalidArgumentError(what + ": a header has an empty name");
+        if (header.find('\0') != std::string::npos)
+            throw InvalidArgumentError(what + ": the header name '" + header.substr(0, header.find('\0')) +
+                                       "\\0...' holds a NUL byte");
+        if (i > 0 && headers[i - 1].name == header)
+            throw InvalidArgumentError(what + ": the header '" + header +
+                                       "' is given twice (a bundle holds each name once)");
+        size += header.size() + headers[i].content.size();
+    }
+    if (size > max_payload_size) {
+        throw InvalidArgumentError(what + ": " + std::to_string(headers.size()) + " headers of " +
+                                   std::to_string(size) + " bytes exceed the limit of " +
+                                   std::to_string(max_payload_size));
+    }
+    auto state = std::make_shared<State>();
+    state->name = std::move(name);
+    state->content_size = size - state->name.size();
+    state->digest = digest_of(headers);
+    state->headers = std::move(headers);
+    return HeaderBundle(std::move(state));
+}
+
+const std::string& HeaderBundle::name() const noexcept { return state_->name; }
+const std::vector<BundledHeader>& HeaderBundle::headers() const noexcept { return state_->headers; }
+std::size_t HeaderBundle::size() const noexcept { return state_->headers.size(); }
+bool HeaderBundle::empty() const noexcept { return state_->headers.empty(); }
+std::uint64_t HeaderBundle::content_size() const noexcept { return state_->content_size; }
+const std::string& HeaderBundle::digest() const noexcept { return state_->digest; }
+
+const std::string* HeaderBundle::find(std::string_view include_name) const noexcept {
+    const auto& headers = state_->headers;
+    const auto it = std::lower_bound(
+        headers.begin(), headers.end(), include_name,
+        [](const BundledHeader& header, std::string_view name) { return header.name < name; });
+    if (it == headers.end() || it->name != include_name) return nullptr;
+    return &it->content;
+}
+
+std::string HeaderBundle::describe() const {
+    return "'" + state_->name + "' (" + std::to_string(state_->headers.size()) +
+           (state_->headers.size() == 1 ? " header" : " headers") + ", digest " +
+           state_->digest.substr(0, 12) + ")";
+}
+
+bool HeaderBundle::operator==(const HeaderBundle& other) const noexcept {
+    return state_ == other.state_ ||
+           (state_->name == other.state_->name && state_->digest == other.state_->digest);
+}
+
+}  // namespace cudacore

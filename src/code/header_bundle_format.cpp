@@ -1,0 +1,234 @@
+// HeaderBundle's file form (the format is described in include/cudacore/header_bundle.hpp):
+// a fixed header with the sizes and an XXH3-64 checksum, then one zstd frame holding the names
+// and contents. Reading checks, in order: magic, size of the fixed header, version, the stated
+// sizes against the input and the limit, the checksum, the frame's own content size, the
+// decompressed size, then every length against the bytes left; trailing bytes are an error.
+#include "cudacore/errors.hpp"
+#include "cudacore/header_bundle.hpp"
+
+#include "support/atomic_file.hpp"
+
+#include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
+#include <zstd.h>
+
+#include <array>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+namespace cudacore {
+namespace {
+
+constexpr std::array<unsigned char, 8> magic = {0x89, 'C', 'C', 'H', 'D', 'R', '\r', '\n'};
+constexpr std::size_t fixed_header_size = 8 + 4 + 4 + 8 + 8 + 8;
+constexpr std::size_t checksum_offset = 32;
+// zstd's level for bundles: made once at build time, read at every start, so a smaller file is
+// worth a slower write; decompression speed hardly depends on the level.
+constexpr int compression_level = 15;
+
+void put_little_endian(std::string& out, std::uint64_t value, int size) {
+    for (int i = 0; i < size; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+std::uint64_t read_little_endian(std::string_view bytes, std::size_t offset, int size) {
+    std::uint64_t value = 0;
+    for (int i = 0; i < size; ++i)
+        value |= std::uint64_t{static_cast<unsigned char>(bytes[offset + i])} << (8 * i);
+    return value;
+}
+
+[[noreturn]] void reject(const std::string& why) {
+    throw SerializationError("HeaderBundle::deserialize: " + why);
+}
+
+// Reads the payload's fields; every length is checked against the bytes left.
+class PayloadReader {
+public:
+    explicit PayloadReader(std::string_view bytes) : bytes_(bytes) {}
+    std::uint64_t integer(int size, const char* what) {
+        need(size, what);
+        const std::uint64_t value = read_little_endian(bytes_, position_, size);
+        position_ += size;
+        return value;
+    }
+    std::string text(std::uint64_t size, const char* what) {
+        need(size, what);
+        std::string out(bytes_.substr(position_, static_cast<std::size_t>(size)));
+        position_ += static_cast<std::size_t>(size);
+        return out;
+    }
+    std::size_t remaining() const { return bytes_.size() - position_; }
+
+private:
+    void need(std::uint64_t size, const char* what) const {
+        if (size > remaining()) {
+            reject(std::string(what) + " at payload offset " + std::to_string(position_) +
+                   " needs " + std::to_string(size) + " bytes but only " +
+                   std::to_string(remaining()) + " remain");
+        }
+    }
+    std::string_view bytes_;
+    std::size_t position_ = 0;
+};
+
+}  // namespace
+
+std::string HeaderBundle::serialize() const {
+    std::string payload;
+    payload.reserve(static_cast<std::size_t>(4 + name().size() + content_size() + 12 * size()));
+    put_little_endian(payload, name().size(), 4);
+    payload += name();
+    for (const auto& header : headers()) {
+        put_little_endian(payload, header.name.size(), 4);
+        payload += header.name;
+        put_little_endian(payload, header.content.size(), 8);
+        payload += header.content;
+    }
+    std::string compressed(ZSTD_compressBound(payload.size()), '\0');
+    const std::size_t written = ZSTD_compress(compressed.data(), compressed.size(), payload.data(),
+                                              payload.size(), compression_level);
+    if (ZSTD_isError(written)) {
+        throw SerializationError("HeaderBundle::serialize of " + describe() + ": ZSTD_compress failed: " +
+                                 ZSTD_getErrorName(written));
+    }
+    compressed.resize(written);
+
+    std::string out(magic.begin(), magic.end());
+    put_little_endian(out, format_version, 4);
+    put_little_endian(out, size(), 4);
+    put_little_endian(out, payload.size(), 8);
+    put_little_endian(out, compressed.size(), 8);
+    XXH3_state_t checksum;
+    XXH3_64bits_reset(&checksum);
+    XXH3_64bits_update(&checksum, out.data(), out.size());
+    XXH3_64bits_update(&checksum, compressed.data(), compressed.size());
+    put_little_endian(out, XXH3_64bits_digest(&checksum), 8);
+    out += compressed;
+    return out;
+}
+
+HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
+    const std::size_t compare = std::min(bytes.size(), magic.size());
+    if (bytes.empty() || std::memcmp(bytes.data(), magic.data(), compare) != 0) {
+        reject("not a header bundle (" + std::to_string(bytes.size()) +
+               " bytes; the magic number does not match)");
+    }
+    if (bytes.size() < fixed_header_size) {
+        reject("truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
+               std::to_string(fixed_header_size) + "-byte header");
+    }
+    const std::uint32_t version = static_cast<std::uint32_t>(read_little_endian(bytes, 8, 4));
+    if (version == 0) reject("invalid format version 0");
+    if (version > format_version) {
+        reject("format version " + std::to_string(version) + " is newer than this build reads (" +
+               std::to_string(format_version) + "); upgrade cudacore");
+    }
+    const std::uint32_t count = static_cast<std::uint32_t>(read_little_endian(bytes, 12, 4));
+    const std::uint64_t payload_size = read_little_endian(bytes, 16, 8);
+    const std::uint64_t compressed_size = read_little_endian(bytes, 24, 8);
+    if (payload_size > max_payload_size) {
+        reject("the header claims " + std::to_string(payload_size) +
+               " bytes of headers, more than the limit of " + std::to_string(max_payload_size));
+    }
+    const std::uint64_t present = bytes.size() - fixed_header_size;
+    if (compressed_size != present) {
+        reject(std::string(compressed_size > present ? "truncated" : "trailing data") +
+               ": the header says " + std::to_string(compressed_size) +
+               " compressed bytes follow it, the input has " + std::to_string(present));
+    }
+    const std::string_view compressed = bytes.substr(fixed_header_size);
+    XXH3_state_t checksum;
+    XXH3_64bits_reset(&checksum);
+    XXH3_64bits_update(&checksum, bytes.data(), checksum_offset);
+    XXH3_64bits_update(&checksum, compressed.data(), compressed.size());
+    const std::uint64_t computed = XXH3_64bits_digest(&checksum);
+    const std::uint64_t stored = read_little_endian(bytes, checksum_offset, 8);
+    if (computed != stored) {
+        reject("checksum mismatch (stored " + std::to_string(stored) + ", computed " +
+               std::to_string(computed) + "): the data is corrupted");
+    }
+
+    // The frame must state its size, and state the header's: nothing is allocated on the word
+    // of a frame alone.
+    const unsigned long long frame_size = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+    if (frame_size == ZSTD_CONTENTSIZE_ERROR || frame_size == ZSTD_CONTENTSIZE_UNKNOWN) {
+        reject("the payload is not a zstd frame with a stated size");
+    }
+    if (frame_size != payload_size) {
+        reject("the zstd frame holds " + std::to_string(frame_size) + " bytes, the header says " +
+               std::to_string(payload_size));
+    }
+    const std::size_t frame_bytes = ZSTD_findFrameCompressedSize(compressed.data(), compressed.size());
+    if (ZSTD_isError(frame_bytes) || frame_bytes != compressed.size()) {
+        reject("the payload is not exactly one zstd frame");
+    }
+    std::string payload(static_cast<std::size_t>(payload_size), '\0');
+    const std::size_t got = ZSTD_decompress(payload.data(), payload.size(), compressed.data(),
+                                            compressed.size());
+    if (ZSTD_isError(got)) reject(std::string("ZSTD_decompress failed: ") + ZSTD_getErrorName(got));
+    if (got != payload.size()) {
+        reject("the payload decompressed to " + std::to_string(got) + " bytes, the header says " +
+               std::to_string(payload.size()));
+    }
+
+    PayloadReader in(payload);
+    std::string name = in.text(in.integer(4, "bundle name length"), "bundle name");
+    // Each header takes at least 12 bytes: refuse impossible counts before looping over them.
+    if (count > in.remaining() / 12) {
+        reject("header count " + std::to_string(count) + " exceeds what the " +
+               std::to_string(in.remaining()) + " payload bytes left can hold");
+    }
+    std::vector<BundledHeader> headers;
+    headers.reserve(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+        BundledHeader header;
+        header.name = in.text(in.integer(4, "header name length"), "header name");
+        header.content = in.text(in.integer(8, "header content length"), "header content");
+        if (header.name.empty()) reject("header " + std::to_string(i) + " has an empty name");
+        if (header.name.find('\0') != std::string::npos)
+            reject("header " + std::to_string(i) + "'s name holds a NUL byte");
+        if (!headers.empty() && !(headers.back().name < header.name)) {
+            reject("headers out of order or duplicated at '" + header.name + "'");
+        }
+        headers.push_back(std::move(header));
+    }
+    if (in.remaining() != 0) {
+        reject(std::to_string(in.remaining()) + " unexpected bytes after the last of " +
+               std::to_string(count) + " headers");
+    }
+    try {
+        return from_headers(std::move(headers), std::move(name));
+    } catch (const InvalidArgumentError& e) {
+        reject(e.what());
+    }
+}
+
+void HeaderBundle::save(const std::filesystem::path& path) const {
+    const std::string bytes = serialize();
+    const std::string what = "HeaderBundle::save of " + describe() + " (" +
+                             std::to_string(bytes.size()) + " bytes)";
+    try {
+        detail::write_regular_file(path, bytes, 0666);
+    } catch (const std::system_error& e) {
+        throw SerializationError(what + ": " + e.what());
+    } catch (const std::invalid_argument& e) {
+        throw SerializationError(what + ": cannot write '" + path.string() + "': " + e.what());
+    }
+}
+
+HeaderBundle HeaderBundle::load(const std::filesystem::path& path) {
+    std::string bytes;
+    try {
+        // The compressed form is never larger than the payload by more than zstd's bound.
+        bytes = detail::read_file_bounded(path, fixed_header_size + ZSTD_compressBound(max_payload_size));
+    } catch (const std::exception& e) {
+        throw SerializationError(std::string("HeaderBundle::load: ") + e.what());
+    }
+    try {
+        return deserialize(bytes);
+    } catch (const SerializationError& e) {
+        throw SerializationError("HeaderBundle::load '" + path.string() + "': " + e.what());
+    }
+}
+
+}  // namespace cudacore

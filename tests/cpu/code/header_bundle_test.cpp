@@ -1,0 +1,343 @@
+// HeaderBundle: made from pairs, from entry headers and folders, from a compile's headers; the
+// file form read back exactly, and corrupt, truncated or foreign bytes refused with a clear
+// error; programs compiled with bundles (which bundle wins a name, a missing header's error,
+// no precompiled headers). NVRTC runs without a GPU.
+#include "test_support.hpp"
+
+#include "cudacore/errors.hpp"
+#include "cudacore/header_bundle.hpp"
+#include "cudacore/program.hpp"
+
+#include <filesystem>
+
+namespace {
+
+using namespace cudacore;
+using cudacore::test::read_file;
+using cudacore::test::TempDir;
+using cudacore::test::write_file;
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+void write(const std::filesystem::path& path, const std::string& text) {
+    std::filesystem::create_directories(path.parent_path());
+    write_file(path, text);
+}
+
+HeaderBundle sample_bundle() {
+    return HeaderBundle::from_headers({{"value.h", "#define VALUE 41\n"},
+                                       {"nested/more.h", "#define MORE 1\n"},
+                                       {"empty.h", ""}},
+                                      "sample");
+}
+
+// Expects a SerializationError whose message contains `part`.
+void expect_rejected(std::string_view bytes, const std::string& part) {
+    try {
+        HeaderBundle::deserialize(bytes);
+        ADD_FAILURE() << "accepted " << bytes.size() << " bytes; expected: " << part;
+    } catch (const SerializationError& e) {
+        EXPECT_TRUE(contains(e.what(), part)) << e.what() << "\nexpected: " << part;
+    }
+}
+
+TEST(HeaderBundle, FromHeadersSortsAndFinds) {
+    const HeaderBundle bundle = sample_bundle();
+    EXPECT_EQ(bundle.name(), "sample");
+    ASSERT_EQ(bundle.size(), 3u);
+    EXPECT_EQ(bundle.headers()[0].name, "empty.h");
+    EXPECT_EQ(bundle.headers()[1].name, "nested/more.h");
+    EXPECT_EQ(bundle.headers()[2].name, "value.h");
+    ASSERT_NE(bundle.find("value.h"), nullptr);
+    EXPECT_EQ(*bundle.find("value.h"), "#define VALUE 41\n");
+    EXPECT_EQ(bundle.find("missing.h"), nullptr);
+    EXPECT_EQ(bundle.find("more.h"), nullptr);  // names match exactly
+    EXPECT_EQ(bundle.digest().size(), 64u);
+    EXPECT_TRUE(contains(bundle.describe(), "'sample' (3 headers, digest "));
+    EXPECT_TRUE(HeaderBundle().empty());
+}
+
+TEST(HeaderBundle, FromHeadersRefusesBadNames) {
+    test::expect_invalid([] { HeaderBundle::from_headers({{"", "x"}}, "b"); }, {"empty name"});
+    test::expect_invalid(
+        [] { HeaderBundle::from_headers({{"a.h", "1"}, {"a.h", "2"}}, "b"); },
+        {"'a.h' is given twice"});
+    test::expect_invalid(
+        [] { HeaderBundle::from_headers({{std::string("a\0b", 3), "1"}}, "b"); }, {"NUL"});
+}
+
+TEST(HeaderBundle, DigestFollowsContentNotName) {
+    const HeaderBundle a = HeaderBundle::from_headers({{"h.h", "int x;"}}, "a");
+    const HeaderBundle renamed = HeaderBundle::from_headers({{"h.h", "int x;"}}, "other name");
+    const HeaderBundle edited = HeaderBundle::from_headers({{"h.h", "int y;"}}, "a");
+    const HeaderBundle moved = HeaderBundle::from_headers({{"g.h", "int x;"}}, "a");
+    EXPECT_EQ(a.digest(), renamed.digest());
+    EXPECT_NE(a.digest(), edited.digest());
+    EXPECT_NE(a.digest(), moved.digest());
+    EXPECT_FALSE(a == renamed);
+    EXPECT_TRUE(a == HeaderBundle::from_headers({{"h.h", "int x;"}}, "a"));
+}
+
+TEST(HeaderBundle, RoundTripsThroughBytesAndFiles) {
+    const HeaderBundle bundle = sample_bundle();
+    const std::string bytes = bundle.serialize();
+    const HeaderBundle back = HeaderBundle::deserialize(bytes);
+    EXPECT_EQ(back.name(), bundle.name());
+    EXPECT_EQ(back.headers(), bundle.headers());
+    EXPECT_EQ(back.digest(), bundle.digest());
+    EXPECT_EQ(back.serialize(), bytes);  // the form is canonical
+
+    TempDir dir;
+    bundle.save(dir.path() / "b.ccbundle");
+    EXPECT_EQ(HeaderBundle::load(dir.path() / "b.ccbundle").headers(), bundle.headers());
+
+    // Compressed: a large repetitive header takes far less room.
+    const HeaderBundle big =
+        HeaderBundle::from_headers({{"big.h", std::string(1 << 20, 'x')}}, "big");
+    EXPECT_LT(big.serialize().size(), 10'000u);
+    EXPECT_EQ(HeaderBundle::deserialize(big.serialize()).headers(), big.headers());
+    EXPECT_EQ(HeaderBundle::deserialize(HeaderBundle().serialize()).size(), 0u);
+}
+
+TEST(HeaderBundle, RefusesForeignTruncatedAndCorruptBytes) {
+    const std::string bytes = sample_bundle().serialize();
+    expect_rejected("", "not a header bundle");
+    expect_rejected("#include <x>", "not a header bundle");
+    expect_rejected(bytes.substr(0, 5), "truncated");
+    expect_rejected(bytes.substr(0, 20), "truncated");
+    // Every shorter prefix and every single flipped bit is refused, never accepted or a crash.
+    for (std::size_t size = 0; size < bytes.size(); ++size) {
+        EXPECT_THROW(HeaderBundle::deserialize(std::string_view(bytes).substr(0, size)),
+                     SerializationError)
+            << size;
+    }
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+        for (int bit = 0; bit < 8; ++bit) {
+            std::string flipped = bytes;
+            flipped[i] = static_cast<char>(flipped[i] ^ (1 << bit));
+            EXPECT_THROW(HeaderBundle::deserialize(flipped), SerializationError) << i << ":" << bit;
+        }
+    }
+    expect_rejected(bytes + "x", "trailing data");
+    std::string corrupt = bytes;
+    corrupt.back() = static_cast<char>(corrupt.back() ^ 1);
+    expect_rejected(corrupt, "checksum mismatch");
+    std::string newer = bytes;
+    newer[8] = 2;
+    expect_rejected(newer, "format version 2 is newer");
+    std::string huge = bytes;
+    huge[16 + 7] = 0x7f;  // the payload size's top byte
+    expect_rejected(huge, "more than the limit");
+    // An ObjectCode's serialized form is not a bundle.
+    expect_rejected(ObjectCode::from_ptx(".version 8.0\n.target sm_90\n", "k").serialize(),
+                    "not a header bundle");
+
+    TempDir dir;
+    write_file(dir.path() / "cut.ccbundle", bytes.substr(0, bytes.size() - 3));
+    try {
+        HeaderBundle::load(dir.path() / "cut.ccbundle");
+        ADD_FAILURE() << "loaded a truncated file";
+    } catch (const SerializationError& e) {
+        EXPECT_TRUE(contains(e.what(), "cut.ccbundle")) << e.what();
+        EXPECT_TRUE(contains(e.what(), "truncated")) << e.what();
+    }
+    EXPECT_THROW(HeaderBundle::load(dir.path() / "absent.ccbundle"), SerializationError);
+    EXPECT_THROW(HeaderBundle::load(dir.path()), SerializationError);
+}
+
+TEST(HeaderBundle, FromIncludeFoldersFollowsIncludesAndRenamesRelativeOnes) {
+    TempDir dir;
+    const auto first = dir.path() / "first";
+    const auto second = dir.path() / "second";
+    write(first / "top.h",
+          "#pragma once\n#include \"lib/api.h\"\n#include <shared.h>\n#include <absent_anywhere.h>\n"
+          "#define TOP 1\n");
+    write(first / "lib/api.h",
+          "#pragma once\n#  include \"detail.h\"  // beside api.h\n#if __has_include(\"opt.h\")\n"
+          "#include \"opt.h\"\n#endif\nconst char* s = \"detail.h\";\n");
+    write(first / "lib/detail.h", "#define DETAIL 2\n");
+    write(first / "lib/opt.h", "#define OPT 3\n");
+    write(first / "unused.h", "#define UNUSED\n");
+    write(second / "shared.h", "#define SHARED 4\n");
+    write(second / "top.h", "#error the first folder's top.h comes first\n");
+
+    const HeaderBundle bundle =
+        HeaderBundle::from_include_folders({"<top.h>"}, {first, second}, "folders");
+    std::vector<std::string> names;
+    for (const auto& header : bundle.headers()) names.push_back(header.name);
+    EXPECT_EQ(names, (std::vector<std::string>{"lib/api.h", "lib/detail.h", "lib/opt.h",
+                                               "shared.h", "top.h"}));
+    // NVRTC matches in-memory names by the operand's text: the relative includes now name the
+    // header by its path in the bundle; a string that only looks like one is left alone.
+    const std::string api = *bundle.find("lib/api.h");
+    EXPECT_TRUE(contains(api, "#  include \"lib/detail.h\"  // beside api.h")) << api;
+    EXPECT_TRUE(contains(api, "__has_include(\"lib/opt.h\")")) << api;
+    EXPECT_TRUE(contains(api, "#include \"lib/opt.h\"")) << api;
+    EXPECT_TRUE(contains(api, "const char* s = \"detail.h\";")) << api;
+    EXPECT_EQ(*bundle.find("top.h"), read_file(first / "top.h"));
+
+    test::expect_invalid(
+        [&] { HeaderBundle::from_include_folders({"nowhere.h"}, {first, second}, "x"); },
+        {"'nowhere.h' is in none of the include folders", first.string().c_str()});
+    write(first / "escape.h", "#include \"../outside.h\"\n");
+    write(dir.path() / "outside.h", "\n");
+    test::expect_invalid(
+        [&] { HeaderBundle::from_include_folders({"escape.h"}, {first}, "x"); },
+        {"outside every include folder"});
+}
+
+TEST(HeaderBundle, FromHeadersReadNamesEachByItsFolder) {
+    TempDir dir;
+    write(dir.path() / "src/kernel.cu", "#include \"local.h\"\n#include <lib/a.h>\n");
+    write(dir.path() / "src/local.h", "#define LOCAL 1\n");
+    write(dir.path() / "inc/lib/a.h", "#include \"b.h\"\n");
+    write(dir.path() / "inc/lib/b.h", "#define B 2\n");
+    const HeaderBundle bundle = HeaderBundle::from_headers_read(
+        {(dir.path() / "src/local.h").string(), (dir.path() / "inc/lib/a.h").string()},
+        {dir.path() / "src", dir.path() / "inc"}, "read");
+    ASSERT_EQ(bundle.size(), 3u);
+    EXPECT_NE(bundle.find("local.h"), nullptr);
+    EXPECT_NE(bundle.find("lib/b.h"), nullptr);  // followed from a.h
+    ASSERT_NE(bundle.find("lib/a.h"), nullptr);
+    EXPECT_EQ(*bundle.find("lib/a.h"), "#include \"lib/b.h\"\n");
+    // Nested folders: the deepest one names the header, as an #include would.
+    const HeaderBundle nested = HeaderBundle::from_headers_read(
+        {(dir.path() / "inc/lib/a.h").string()}, {dir.path(), dir.path() / "inc"}, "nested");
+    EXPECT_NE(nested.find("lib/a.h"), nullptr);
+    EXPECT_NE(nested.find("lib/b.h"), nullptr);
+    EXPECT_EQ(nested.find("inc/lib/a.h"), nullptr);
+    test::expect_invalid(
+        [&] {
+            HeaderBundle::from_headers_read({(dir.path() / "src/local.h").string()},
+                                            {dir.path() / "inc"}, "read");
+        },
+        {"lies in none of the include folders"});
+}
+
+// --- Programs compiled with bundles ---------------------------------------------------------
+
+constexpr const char* kUsesValue = R"(
+#include "value.h"
+extern "C" __global__ void store(int* out) { *out = VALUE; }
+)";
+
+ProgramOptions bundle_options(std::vector<HeaderBundle> bundles) {
+    ProgramOptions options;
+    options.name = "bundled";
+    options.arch = "sm_90";
+    options.header_bundles = std::move(bundles);
+    return options;
+}
+
+std::string ptx_of(const char* source, const ProgramOptions& options) {
+    Program program(source, SourceType::cxx, options);
+    return std::string(program.compile(CodeType::ptx).code());
+}
+
+TEST(HeaderBundleCompile, ReadsHeadersFromMemory) {
+    const HeaderBundle bundle = HeaderBundle::from_headers({{"value.h", "#define VALUE 1234567\n"}}, "v");
+    const ProgramOptions options = bundle_options({bundle});
+    Program program(kUsesValue, SourceType::cxx, options);
+    const std::string ptx(program.compile(CodeType::ptx).code());
+    EXPECT_TRUE(contains(ptx, "1234567")) << ptx;
+    EXPECT_EQ(program.pch_status().outcome, PchOutcome::not_attempted);
+    EXPECT_TRUE(contains(program.pch_status().reason, "header_bundles"));
+    // No toolkit folder and no PCH flag among the flags.
+    for (const auto& flag : program.flags(CodeType::ptx)) {
+        EXPECT_FALSE(flag.starts_with("--include-path")) << flag;
+        EXPECT_FALSE(flag.starts_with("--pch")) << flag;
+    }
+}
+
+TEST(HeaderBundleCompile, FirstBundleHoldingANameWins) {
+    const HeaderBundle first = HeaderBundle::from_headers({{"value.h", "#define VALUE 1111111\n"}}, "first");
+    const HeaderBundle second = HeaderBundle::from_headers(
+        {{"value.h", "#define VALUE 2222222\n"}, {"other.h", "#define OTHER 3333333\n"}}, "second");
+    EXPECT_TRUE(contains(ptx_of(kUsesValue, bundle_options({first, second})), "1111111"));
+    EXPECT_TRUE(contains(ptx_of(kUsesValue, bundle_options({second, first})), "2222222"));
+    // A name only the later bundle holds is still found there.
+    const char* both = "#include \"value.h\"\n#include <other.h>\n"
+                       "extern \"C\" __global__ void k(int* o) { o[0] = VALUE; o[1] = OTHER; }\n";
+    const std::string ptx = ptx_of(both, bundle_options({first, second}));
+    EXPECT_TRUE(contains(ptx, "1111111")) << ptx;
+    EXPECT_TRUE(contains(ptx, "3333333")) << ptx;
+}
+
+// Automatic PCH gave wrong code when in-memory headers changed between compiles with the same
+// leading #includes: with bundles each compile reads its own headers.
+TEST(HeaderBundleCompile, SameIncludesDifferentBundlesGiveEachItsOwnCode) {
+    for (int round = 0; round < 2; ++round) {
+        for (int value : {5550001, 5550002, 5550003}) {
+            const HeaderBundle bundle = HeaderBundle::from_headers(
+                {{"value.h", "#define VALUE " + std::to_string(value) + "\n"}}, "v");
+            const std::string ptx = ptx_of(kUsesValue, bundle_options({bundle}));
+            EXPECT_TRUE(contains(ptx, std::to_string(value))) << round << " " << value;
+        }
+    }
+    ProgramOptions asks_pch = bundle_options({sample_bundle()});
+    asks_pch.pch = true;
+    test::expect_invalid([&] { Program(kUsesValue, SourceType::cxx, asks_pch).flags(CodeType::ptx); },
+                         {"header_bundles", "pch"});
+    asks_pch.pch.reset();
+    asks_pch.create_pch = "x.pch";
+    test::expect_invalid([&] { Program(kUsesValue, SourceType::cxx, asks_pch).flags(CodeType::ptx); },
+                         {"create_pch"});
+}
+
+TEST(HeaderBundleCompile, MissingHeaderNamesItAndTheBundles) {
+    const HeaderBundle a = HeaderBundle::from_headers({{"a.h", "\n"}}, "bundle-a");
+    const HeaderBundle b = HeaderBundle::from_headers({{"b.h", "\n"}}, "bundle-b");
+    Program program("#include <a.h>\n#include <cuda_fp16.h>\n__global__ void k() {}\n",
+                    SourceType::cxx, bundle_options({a, b}));
+    try {
+        program.compile(CodeType::ptx);
+        ADD_FAILURE() << "compiled without cuda_fp16.h";
+    } catch (const CompileError& e) {
+        const std::string what = e.what();
+        EXPECT_TRUE(contains(what, "the header 'cuda_fp16.h' is in none of the header bundles")) << what;
+        EXPECT_TRUE(contains(what, "'bundle-a' (1 header")) << what;
+        EXPECT_TRUE(contains(what, "'bundle-b' (1 header")) << what;
+        EXPECT_TRUE(contains(e.log(), "open source file \"cuda_fp16.h\"")) << e.log();
+    }
+}
+
+TEST(HeaderBundleCompile, RefusedForPtxAndNvvmPrograms) {
+    ProgramOptions options = bundle_options({sample_bundle()});
+    test::expect_invalid(
+        [&] { Program(".version 8.0\n.target sm_90\n", SourceType::ptx, options).flags(CodeType::cubin); },
+        {"header_bundles"});
+    test::expect_invalid(
+        [&] { Program("target triple = \"nvptx64\"\n", SourceType::nvvm, options).flags(CodeType::ptx); },
+        {"header_bundles"});
+}
+
+// A bundle made from the toolkit compiles a program that includes <cuda/std/...> and
+// cuda_fp16.h to the same code as the toolkit's folders do.
+TEST(HeaderBundleCompile, ToolkitBundleGivesTheToolkitsCode) {
+    if (toolkit_include_dirs().empty()) GTEST_SKIP() << "no CUDA toolkit include folder found";
+    const char* source = R"(
+#include <cuda/std/cmath>
+#include <cuda_fp16.h>
+extern "C" __global__ void k(float* out, const __half* in) {
+    out[threadIdx.x] = cuda::std::sqrt(__half2float(in[threadIdx.x]));
+}
+)";
+    const std::vector<std::string> toolkit = toolkit_include_dirs();
+    const std::vector<std::filesystem::path> folders(toolkit.begin(), toolkit.end());
+    const HeaderBundle bundle =
+        HeaderBundle::from_include_folders({"<cuda/std/cmath>", "cuda_fp16.h"}, folders, "toolkit");
+    ProgramOptions from_disk;
+    from_disk.name = "toolkit_program";
+    from_disk.arch = "sm_90";
+    from_disk.pch = false;
+    ProgramOptions from_memory = from_disk;
+    from_memory.pch.reset();
+    from_memory.header_bundles = {bundle};
+    const std::string reference(Program(source, SourceType::cxx, from_disk).compile(CodeType::cubin).code());
+    const std::string bundled(Program(source, SourceType::cxx, from_memory).compile(CodeType::cubin).code());
+    EXPECT_EQ(bundled, reference);
+}
+
+}  // namespace

@@ -1,0 +1,3 @@
+#pragma once
+#include "detail.h"
+#define CONSUMER_API 1

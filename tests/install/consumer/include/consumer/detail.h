@@ -1,0 +1,1 @@
+#define CONSUMER_DETAIL 2
