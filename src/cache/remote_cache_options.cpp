@@ -155,6 +155,12 @@ RemoteCacheOptions RemoteCacheOptions::from_url(std::string_view url_text) {
             }
         }
     }
+    // A first delay longer than the default longest one raises the longest one to it.
+    if (options.max_retry_after < options.retry_after) {
+        if (url_text.find("max_retry_ms=") != std::string_view::npos)
+            throw fail("max_retry_ms is less than retry_ms");
+        options.max_retry_after = options.retry_after;
+    }
     return options;
 }
 

@@ -93,13 +93,15 @@ struct RemoteProgramCache::State {
         return true;
     }
 
-    void worked() {
+    // The server answered: stop backing off. `succeeded`: and did what was asked (not an error
+    // reply), so every cause may be reported again.
+    void answered(bool succeeded) {
         if (retry_at_ns.load(std::memory_order_relaxed) != 0) {
             std::lock_guard lock(backoff_mutex);
             retry_at_ns.store(0, std::memory_order_release);
             retry_delay_ms = options.retry_after.count();
         }
-        if (any_reported.load(std::memory_order_relaxed)) {
+        if (succeeded && any_reported.load(std::memory_order_relaxed)) {
             std::lock_guard lock(report_mutex);
             reported.clear();
             any_reported = false;
@@ -196,13 +198,14 @@ struct RemoteProgramCache::State {
             server_failed(false);
             throw CacheError(std::string("RemoteProgramCache::") + what + ": " + failure.what());
         }
-        if (detail::reply_type(*reply) == RedisReplyType::error) {
+        const bool refused = detail::reply_type(*reply) == RedisReplyType::error;
+        answered(!refused);
+        if (refused) {
             ++server_errors;
             throw CacheError(std::string("RemoteProgramCache::") + what + ": " + std::string(arguments[0]) +
                              " on " + options.display_url() +
                              " refused: " + std::string(detail::reply_text(*reply)));
         }
-        worked();
         return reply;
     }
 
@@ -264,7 +267,7 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
         ++state.misses;  // no memory for the value now: a miss
         return std::nullopt;
     }
-    state.worked();
+    state.answered(detail::reply_type(*reply) != RedisReplyType::error);
     switch (detail::reply_type(*reply)) {
         case RedisReplyType::nil:
             ++state.misses;
@@ -272,9 +275,13 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
         case RedisReplyType::string:
             break;
         case RedisReplyType::error: {
-            ++state.server_errors;
             ++state.misses;
             const std::string text(detail::reply_text(*reply));
+            if (text.starts_with("WRONGTYPE")) {  // something else (a list...) under our key
+                ++state.corrupt;
+                return std::nullopt;
+            }
+            ++state.server_errors;
             state.report("GET " + text.substr(0, text.find(' ')),
                          "GET " + name + " on " + state.options.display_url() +
                              " refused: " + text + " (a miss)");
@@ -337,7 +344,7 @@ void RemoteProgramCache::put(const CacheKey& key, const ObjectCode& code) {
                                         " (puts fail; retrying after a back-off)");
         throw failed(failure.what());
     }
-    state.worked();
+    state.answered(detail::reply_type(*reply) != RedisReplyType::error);
     if (detail::reply_type(*reply) == RedisReplyType::error) {
         ++state.server_errors;
         const std::string text(detail::reply_text(*reply));
