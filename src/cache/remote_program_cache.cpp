@@ -8,7 +8,7 @@
 
 #include <mutex>
 #include <new>
-#include <set>
+#include <map>
 #include <vector>
 
 namespace cudacore {
@@ -72,7 +72,9 @@ struct RemoteProgramCache::State {
     std::int64_t retry_delay_ms = 0;  // with backoff_mutex held
 
     std::mutex report_mutex;
-    std::set<std::string> reported;  // causes warned about since the server last worked
+    // Causes warned about, each with the command whose success ends it ("" for the connection's
+    // causes, ended by any success): one warning per cause until then.
+    std::map<std::string, std::string> reported;
     std::atomic<bool> any_reported{false};
 
     // Whether this call may use the server; `probing` is set for the one retrying after a back-off.
@@ -93,9 +95,9 @@ struct RemoteProgramCache::State {
         return true;
     }
 
-    // The server answered: stop backing off. `succeeded`: and did what was asked (not an error
-    // reply), so every cause may be reported again.
-    void answered(bool succeeded) {
+    // The server answered `command`: stop backing off. `succeeded`: and did what was asked (not
+    // an error reply), so the connection's causes and that command's may be reported again.
+    void answered(std::string_view command, bool succeeded) {
         if (retry_at_ns.load(std::memory_order_relaxed) != 0) {
             std::lock_guard lock(backoff_mutex);
             retry_at_ns.store(0, std::memory_order_release);
@@ -103,8 +105,10 @@ struct RemoteProgramCache::State {
         }
         if (succeeded && any_reported.load(std::memory_order_relaxed)) {
             std::lock_guard lock(report_mutex);
-            reported.clear();
-            any_reported = false;
+            std::erase_if(reported, [&](const auto& entry) {
+                return entry.second.empty() || entry.second == command;
+            });
+            any_reported = !reported.empty();
         }
     }
 
@@ -124,10 +128,10 @@ struct RemoteProgramCache::State {
         retry_at_ns.store(now + retry_delay_ms * 1'000'000, std::memory_order_release);
     }
 
-    void report(const std::string& cause, const std::string& message) {
+    void report(const std::string& cause, const std::string& command, const std::string& message) {
         {
             std::lock_guard lock(report_mutex);
-            if (!reported.insert(cause).second) return;
+            if (!reported.emplace(cause, command).second) return;
             any_reported = true;
         }
         warn(WarningKind::remote_cache_failed, "RemoteProgramCache: " + message);
@@ -199,7 +203,7 @@ struct RemoteProgramCache::State {
             throw CacheError(std::string("RemoteProgramCache::") + what + ": " + failure.what());
         }
         const bool refused = detail::reply_type(*reply) == RedisReplyType::error;
-        answered(!refused);
+        answered(arguments[0], !refused);
         if (refused) {
             ++server_errors;
             throw CacheError(std::string("RemoteProgramCache::") + what + ": " + std::string(arguments[0]) +
@@ -259,7 +263,7 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
         reply = state.run({"GET", name});
     } catch (const RedisFailure& failure) {
         state.server_failed(probing);
-        state.report(failure.cause, std::string(failure.what()) + " (get() is a miss; retrying "
+        state.report(failure.cause, "", std::string(failure.what()) + " (get() is a miss; retrying "
                                                                   "after a back-off)");
         ++state.misses;
         return std::nullopt;
@@ -267,7 +271,7 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
         ++state.misses;  // no memory for the value now: a miss
         return std::nullopt;
     }
-    state.answered(detail::reply_type(*reply) != RedisReplyType::error);
+    state.answered("GET", detail::reply_type(*reply) != RedisReplyType::error);
     switch (detail::reply_type(*reply)) {
         case RedisReplyType::nil:
             ++state.misses;
@@ -282,7 +286,7 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
                 return std::nullopt;
             }
             ++state.server_errors;
-            state.report("GET " + text.substr(0, text.find(' ')),
+            state.report("GET " + text.substr(0, text.find(' ')), "GET",
                          "GET " + name + " on " + state.options.display_url() +
                              " refused: " + text + " (a miss)");
             return std::nullopt;
@@ -340,16 +344,16 @@ void RemoteProgramCache::put(const CacheKey& key, const ObjectCode& code) {
         reply = state.run(arguments);
     } catch (const RedisFailure& failure) {
         state.server_failed(probing);
-        state.report(failure.cause, std::string(failure.what()) +
+        state.report(failure.cause, "", std::string(failure.what()) +
                                         " (puts fail; retrying after a back-off)");
         throw failed(failure.what());
     }
-    state.answered(detail::reply_type(*reply) != RedisReplyType::error);
+    state.answered("SET", detail::reply_type(*reply) != RedisReplyType::error);
     if (detail::reply_type(*reply) == RedisReplyType::error) {
         ++state.server_errors;
         const std::string text(detail::reply_text(*reply));
         const std::string message = "SET on " + state.options.display_url() + " refused: " + text;
-        state.report("SET " + text.substr(0, text.find(' ')), message);
+        state.report("SET " + text.substr(0, text.find(' ')), "SET", message);
         throw failed(message);
     }
     ++state.insertions;

@@ -440,6 +440,71 @@ TEST(RemoteCache, CompileCachedNeverFailsForADeadServer) {
     EXPECT_EQ(cache.stats().hits, 0u);
 }
 
+TEST(RemoteCache, ServerKilledDuringARunOfEightProcesses) {
+    SKIP_WITHOUT_REDIS();
+    RedisServer server;
+    const std::string url = server.url("", "retry_ms=20&max_retry_ms=100&timeout_ms=500");
+    std::vector<pid_t> workers;
+    for (int p = 0; p < 8; ++p) {
+        workers.push_back(test::spawn(
+            {test::helper_path("remote_cache_worker").string(), url, "4", "600", "16"}));
+    }
+    std::this_thread::sleep_for(400ms);
+    server.kill();
+    std::this_thread::sleep_for(200ms);
+    server.start();
+    // Every worker ends within a minute (each makes 2400 calls), with every code right.
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    std::vector<int> statuses(workers.size(), -1000);
+    std::size_t done = 0;
+    while (done < workers.size() && std::chrono::steady_clock::now() < deadline) {
+        for (std::size_t i = 0; i < workers.size(); ++i) {
+            int status = 0;
+            if (statuses[i] == -1000 && ::waitpid(workers[i], &status, WNOHANG) == workers[i]) {
+                statuses[i] = WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+                ++done;
+            }
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    for (std::size_t i = 0; i < workers.size(); ++i) {
+        if (statuses[i] == -1000) {
+            ::kill(workers[i], SIGKILL);
+            ::waitpid(workers[i], nullptr, 0);
+        }
+        EXPECT_EQ(statuses[i], 0) << "worker " << i << " (3: wrong code, 1: an exception, "
+                                  << "-1000: still running after a minute)";
+    }
+    // The restarted server holds only complete, right entries.
+    RemoteProgramCache check(RemoteCacheOptions::from_url(server.url()));
+    EXPECT_GT(check.server_entries(), 0u);
+    EXPECT_EQ(check.stats().corrupt_entries, 0u);
+}
+
+TEST(RemoteCache, AFullServerFailsStoresNotCompiles) {
+    SKIP_WITHOUT_REDIS();
+    RedisServer server("maxmemory 3mb\nmaxmemory-policy noeviction\n");
+    test::WarningLog warnings;
+    RemoteProgramCache cache(options_for(server));
+    int refused = 0;
+    for (int i = 0; i < 40; ++i) {
+        std::vector<std::string> reported;
+        const ObjectCode code = get_or_compile(
+            cache, key_of(i), [&] { return code_of(i, 512 << 10); },
+            [&](const CacheError& e) { reported.push_back(e.what()); });
+        EXPECT_EQ(code, code_of(i, 512 << 10));
+        if (!reported.empty()) {
+            ++refused;
+            EXPECT_NE(reported[0].find("OOM"), std::string::npos) << reported[0];
+        }
+    }
+    EXPECT_GT(refused, 0);
+    EXPECT_EQ(cache.stats().failed_stores, static_cast<std::uint64_t>(refused));
+    EXPECT_EQ(count_kind(warnings, WarningKind::remote_cache_failed), 1);
+    // What it did store is still served.
+    EXPECT_EQ(cache.get(key_of(0)), code_of(0, 512 << 10));
+}
+
 // A reset during a write raises SIGPIPE in the writer; its default action would end the
 // process. The child keeps the default disposition and must survive.
 TEST(RemoteCache, PeerResetDuringAWriteDoesNotRaiseSigpipe) {
