@@ -29,7 +29,8 @@
 /// spiped) on loopback.
 ///
 /// Thread-safe: connections are kept in a small pool (one per concurrent caller, up to
-/// `max_idle_connections` kept open between calls). Security: cached code runs on your GPUs, so
+/// `max_idle_connections` kept open between calls). A fork()ed child may go on using the object:
+/// it drops its copies of the parent's pooled connections and opens its own. Security: cached code runs on your GPUs, so
 /// the server must be trusted and writable only by you (an ACL user of its own); the checks
 /// above catch damage, not a malicious writer.
 #pragma once

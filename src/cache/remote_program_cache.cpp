@@ -8,6 +8,8 @@
 
 #include <mutex>
 #include <new>
+#include <unistd.h>
+
 #include <map>
 #include <vector>
 
@@ -60,6 +62,7 @@ struct RemoteProgramCache::State {
 
     std::mutex pool_mutex;
     std::vector<std::unique_ptr<RedisConnection>> idle;
+    pid_t pool_pid = ::getpid();  // the process whose connections `idle` holds
 
     std::atomic<std::uint64_t> hits{0}, misses{0}, insertions{0}, corrupt{0}, failed_stores{0};
     std::atomic<std::uint64_t> connections_opened{0}, connection_failures{0}, command_failures{0},
@@ -140,6 +143,12 @@ struct RemoteProgramCache::State {
     std::unique_ptr<RedisConnection> acquire(bool& reused) {
         {
             std::lock_guard lock(pool_mutex);
+            if (pool_pid != ::getpid()) {
+                // A fork()ed child: the pooled sockets are its parent's conversations. Closing
+                // this process's copies leaves the parent's connections alone.
+                idle.clear();
+                pool_pid = ::getpid();
+            }
             if (!idle.empty()) {
                 auto connection = std::move(idle.back());
                 idle.pop_back();
@@ -160,7 +169,8 @@ struct RemoteProgramCache::State {
 
     void release(std::unique_ptr<RedisConnection> connection) {
         std::lock_guard lock(pool_mutex);
-        if (!connection->broken() && idle.size() < options.max_idle_connections)
+        if (!connection->broken() && pool_pid == ::getpid() &&
+            idle.size() < options.max_idle_connections)
             idle.push_back(std::move(connection));
     }
 

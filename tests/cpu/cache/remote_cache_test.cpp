@@ -6,6 +6,7 @@
 #include "test_support.hpp"
 
 #include "cudacore/cached_compile.hpp"
+#include "cudacore/compile_many.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_program_cache.hpp"
@@ -238,6 +239,24 @@ TEST(RemoteCache, SharedBetweenProcesses) {
     const auto hit = cache.get(key_of(10));
     ASSERT_TRUE(hit);
     EXPECT_EQ(*hit, code_of(10));
+
+    // A child fork()ed after the parent used the object goes on with connections of its own.
+    const pid_t user = ::fork();
+    ASSERT_GE(user, 0);
+    if (user == 0) {
+        int status = 0;
+        try {
+            const auto found = cache.get(key_of(10));
+            cache.put(key_of(12), code_of(12));
+            status = found && *found == code_of(10) ? 0 : 2;
+        } catch (...) {
+            status = 1;
+        }
+        ::_exit(status);
+    }
+    ASSERT_EQ(test::wait_for(user), 0);
+    ASSERT_TRUE(cache.get(key_of(12)));  // the parent's pooled connection still works
+    EXPECT_EQ(*cache.get(key_of(12)), code_of(12));
 
     // Two objects in one process behave as two processes do (nothing is shared but the server).
     RemoteProgramCache other(RemoteCacheOptions::from_url(url));
@@ -682,6 +701,30 @@ TEST(TieredCache, ADeadRemoteTierLeavesTheOthersWorking) {
                   SourceType::cxx, options);
     EXPECT_EQ(compile_cached(tiered, again, CodeType::cubin), compiled);
     EXPECT_GE(tiered.tier_hits()[0], 2u);  // the header list and the code, from memory
+}
+
+TEST(TieredCache, CompileManyThroughTheTiers) {
+    SKIP_WITHOUT_REDIS();
+    RedisServer server;
+    auto remote = std::make_shared<RemoteProgramCache>(options_for(server));
+    const std::string source =
+        "template <int N> __global__ void add(int* x) { x[threadIdx.x] += N; }\n";
+    const std::vector<std::vector<std::string>> names = {{"add<1>"}, {"add<2>"}, {"add<3>"}};
+    ProgramOptions options;
+    options.arch = "sm_90";
+    CompileManyOptions many;
+    TieredProgramCache first({std::make_shared<MemoryProgramCache>(), remote});
+    many.cache = &first;
+    const auto compiled = compile_many(source, names, CodeType::cubin, options, many);
+    EXPECT_EQ(remote->stats().insertions, 6u);  // a header list and a code per program
+
+    detail::forget_remembered_header_keys();  // as a fresh process would
+    TieredProgramCache second({std::make_shared<MemoryProgramCache>(), remote});
+    many.cache = &second;
+    const auto found = compile_many(source, names, CodeType::cubin, options, many);
+    ASSERT_EQ(found.size(), compiled.size());
+    for (std::size_t i = 0; i < found.size(); ++i) EXPECT_EQ(found[i].code(), compiled[i].code());
+    EXPECT_EQ(second.tier_hits(), (std::vector<std::uint64_t>{0, 6}));
 }
 
 TEST(TieredCache, CompileCachedAcrossMachinesThroughTheRemoteTier) {
