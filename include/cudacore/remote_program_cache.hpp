@@ -48,8 +48,8 @@ namespace cudacore {
 
 /// Where and how a RemoteProgramCache reaches its server.
 struct RemoteCacheOptions {
-    std::string host = "127.0.0.1";
-    int port = 6379;
+    std::string host = "127.0.0.1";  ///< a name, an IPv4 or an IPv6 address
+    int port = 6379;                 ///< TCP port, 1..65535
     int database = 0;       ///< SELECTed after connecting when not 0
     std::string user;       ///< ACL user (Redis 6+); empty: AUTH with the password alone
     std::string password;   ///< empty: no AUTH
@@ -61,7 +61,7 @@ struct RemoteCacheOptions {
     /// How long the cache stops using the server after a connection-level failure; doubled after
     /// each failed retry up to max_retry_after, reset by a success.
     std::chrono::milliseconds retry_after{1000};
-    std::chrono::milliseconds max_retry_after{30000};
+    std::chrono::milliseconds max_retry_after{30000};  ///< the longest back-off
     /// Namespace of the keys (`<key_prefix>:v<format>:<key hex>`); must not contain '*', '?',
     /// '[' or spaces (clear() matches it).
     std::string key_prefix = "cudacore";
@@ -73,7 +73,7 @@ struct RemoteCacheOptions {
     /// Connections kept open between calls (more are opened while more threads call at once).
     unsigned max_idle_connections = 8;
 
-    /// Parses `redis://[user[:password]@]host[:port][/db][?option=value&...]`: user and
+    /// Parses `redis://[user[:password]\@]host[:port][/db][?option=value&...]`: user and
     /// password percent-decoded, an IPv6 host in brackets, port 6379 and database 0 by default.
     /// Options: connect_timeout_ms, timeout_ms (operation_timeout), retry_ms (retry_after),
     /// max_retry_ms, expiry_s, prefix, max_entry_bytes. Throws InvalidArgumentError naming the URL
@@ -84,13 +84,13 @@ struct RemoteCacheOptions {
     /// from_url($CUDACORE_REMOTE_CACHE), or nullopt when it is unset or empty. Throws what
     /// from_url throws.
     static std::optional<RemoteCacheOptions> from_environment();
-    /// The server as a URL without the password (for messages): redis://user@host:port/db.
+    /// The server as a URL without the password (for messages): redis://user\@host:port/db.
     std::string display_url() const;
 };
 
 /// Counters of a RemoteProgramCache beyond CacheStats.
 struct RemoteCacheCounters {
-    std::uint64_t connections_opened = 0;
+    std::uint64_t connections_opened = 0;   ///< connections made (pooled between calls)
     std::uint64_t connection_failures = 0;  ///< connects, AUTH or SELECT that failed
     std::uint64_t command_failures = 0;     ///< commands lost to I/O errors or timeouts
     std::uint64_t server_errors = 0;        ///< error replies (OOM under maxmemory, ACL denials)
@@ -130,7 +130,9 @@ public:
     /// cannot be used.
     std::uint64_t server_entries();
 
+    /// This object's connection and failure counters (thread-safe, never throws).
     RemoteCacheCounters counters() const;
+    /// The options it was made with.
     const RemoteCacheOptions& options() const noexcept;
     /// The Redis key of `key`'s entry.
     std::string redis_key(const CacheKey& key) const;
