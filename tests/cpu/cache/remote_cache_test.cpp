@@ -494,9 +494,17 @@ TEST(RemoteCache, ServerKilledDuringARunOfEightProcesses) {
         EXPECT_EQ(statuses[i], 0) << "worker " << i << " (3: wrong code, 1: an exception, "
                                   << "-1000: still running after a minute)";
     }
-    // The restarted server holds only complete, right entries.
+    // The restarted server holds only complete, right entries (the workers' keys and codes).
     RemoteProgramCache check(RemoteCacheOptions::from_url(server.url()));
     EXPECT_GT(check.server_entries(), 0u);
+    for (int i = 0; i < 16; ++i) {
+        std::string bytes(2000 + i, '\0');
+        for (std::size_t at = 0; at < bytes.size(); ++at)
+            bytes[at] = static_cast<char>((i * 131 + at) % 251);
+        const auto found = check.get(CacheKey::of_bytes("fleet key " + std::to_string(i)));
+        if (found) EXPECT_EQ(*found, ObjectCode::from_cubin(bytes, "fleet-" + std::to_string(i)));
+    }
+    EXPECT_GT(check.stats().hits, 0u);
     EXPECT_EQ(check.stats().corrupt_entries, 0u);
 }
 
