@@ -8,7 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-packages.sh cmake ninja-build g++ libgtest-dev libbenchmark-dev \
-  libcli11-dev libxxhash-dev libzstd-dev libssl-dev nlohmann-json3-dev llvm-14 libdlpack-dev "$@"
+  libcli11-dev libxxhash-dev libzstd-dev libssl-dev nlohmann-json3-dev llvm-14 libdlpack-dev libhiredis-dev liburiparser-dev "$@"
+# redis-server: the remote program cache's tests start their own server on a loopback port.
+bash scripts/install-packages.sh redis-server
 # Open MPI: the optional cudacore::mpi component, its tests (mpirun) and benchmark.
 bash scripts/install-packages.sh libopenmpi-dev openmpi-bin
 

@@ -44,7 +44,11 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/shard_counters.cpp
   src/cache/cached_compile.cpp
   src/cache/include_lookups.cpp
-  src/cache/compile_many.cpp)
+  src/cache/compile_many.cpp
+  src/cache/remote_cache_options.cpp
+  src/cache/redis_connection.cpp
+  src/cache/remote_program_cache.cpp
+  src/cache/tiered_program_cache.cpp)
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/compiler_versions.cpp

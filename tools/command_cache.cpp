@@ -1,7 +1,9 @@
 // `cudacore cache stats|clear|prune --max-bytes N`: look after the program cache on disk, in its
 // shard folders and in the flat layout of older caches alike. stats reads the per-shard counters
-// (fast at millions of entries); prune recounts every shard.
+// (fast at millions of entries); prune recounts every shard. With --remote URL (or
+// $CUDACORE_REMOTE_CACHE), stats and clear also count and clear the Redis cache's entries.
 #include "commands.hpp"
+#include "remote_option.hpp"
 
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
@@ -16,6 +18,7 @@ namespace {
 struct CacheArgs {
     std::string directory;  // empty: the default location
     std::uint64_t max_bytes = 0;
+    std::string remote;     // a Redis cache's URL (else $CUDACORE_REMOTE_CACHE)
 };
 
 std::filesystem::path cache_directory(const CacheArgs& args) {
@@ -50,17 +53,25 @@ void print_stats(const CacheArgs& args) {
                 static_cast<unsigned long long>(cache ? stats.max_bytes
                                                       : DiskProgramCache::default_max_bytes));
     if (cache_disabled_by_environment()) std::printf("disabled   yes (CUDACORE_DISABLE_CACHE)\n");
+    if (const auto remote = open_remote_cache(args.remote)) {
+        std::printf("remote     %s, prefix %s\n", remote->options().display_url().c_str(),
+                    remote->options().key_prefix.c_str());
+        std::fflush(stdout);
+        std::printf("remote entries %llu\n",
+                    static_cast<unsigned long long>(remote->server_entries()));
+    }
 }
 
 }  // namespace
 
 void add_cache_command(CLI::App& app) {
-    auto* command = app.add_subcommand("cache", "Show, clear or prune the program cache on disk");
+    auto* command = app.add_subcommand("cache", "Show, clear or prune the program cache on disk (and a Redis one with --remote)");
     command->require_subcommand(1);
     auto args = std::make_shared<CacheArgs>();
     command->add_option("--dir", args->directory,
                         "Cache directory (default: $CUDACORE_CACHE_DIR, else "
                         "$XDG_CACHE_HOME/cudacore, else ~/.cache/cudacore)");
+    add_remote_option(*command, args->remote);
 
     // Subcommands fall through to `cache`'s options: `cache stats --dir D` and
     // `cache --dir D stats` both work.
@@ -72,12 +83,20 @@ void add_cache_command(CLI::App& app) {
         const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
         if (!cache) {
             std::printf("no cache at %s: nothing to remove\n", directory.c_str());
-            return;
+        } else {
+            const std::uint64_t entries = cache->stats().entries;
+            cache->clear();
+            std::printf("removed %llu entries from %s\n", static_cast<unsigned long long>(entries),
+                        cache->directory().c_str());
         }
-        const std::uint64_t entries = cache->stats().entries;
-        cache->clear();
-        std::printf("removed %llu entries from %s\n", static_cast<unsigned long long>(entries),
-                    cache->directory().c_str());
+        if (const auto remote = open_remote_cache(args->remote)) {
+            const std::uint64_t entries = remote->server_entries();
+            remote->clear();
+            std::printf("removed %llu entries from %s (prefix %s)\n",
+                        static_cast<unsigned long long>(entries),
+                        remote->options().display_url().c_str(),
+                        remote->options().key_prefix.c_str());
+        }
     });
     auto* prune = command->add_subcommand(
         "prune", "Remove least recently used entries until the cache holds at most --max-bytes");

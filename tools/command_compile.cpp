@@ -3,11 +3,13 @@
 #include "loader/compiler_apis.hpp"
 
 #include "file_io.hpp"
+#include "remote_option.hpp"
 
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/tiered_program_cache.hpp"
 
 #include "code/nvrtc_compile.hpp"
 #include "code/pch_directory.hpp"
@@ -40,6 +42,7 @@ struct CompileArgs {
     bool no_toolkit_include = false;
     bool use_cache = true;    // the program cache (CUDACORE_DISABLE_CACHE=1 also turns it off)
     bool serialize = false;   // write the serialized ObjectCode instead of the raw code
+    std::string remote;       // a Redis cache's URL (else $CUDACORE_REMOTE_CACHE)
 };
 
 void add_compile_options(CLI::App& command, CompileArgs& args) {
@@ -75,18 +78,29 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
     command.add_flag("--serialize", args.serialize,
                      "Write the serialized ObjectCode (name, type, symbols, checksum) instead of "
                      "the raw code; read it back with ObjectCode::load or `cudacore inspect`");
+    add_remote_option(command, args.remote);
 }
 
-// The user's disk cache, or nullptr when caching is off. A cache that cannot be used (an unsafe
-// directory, say) is reported and the compile goes on without it.
+// The user's disk cache, in front of the remote one when --remote or $CUDACORE_REMOTE_CACHE names
+// one; nullptr when caching is off (--no-cache, CUDACORE_DISABLE_CACHE). A disk cache that cannot
+// be used (an unsafe directory, say) is reported and the compile goes on without it.
 std::unique_ptr<ProgramCache> open_cache(const CompileArgs& args) {
-    if (!args.use_cache) return nullptr;
+    if (!args.use_cache || cache_disabled_by_environment()) return nullptr;
+    std::unique_ptr<ProgramCache> disk;
     try {
-        return open_default_program_cache();
+        disk = open_default_program_cache();
     } catch (const CacheError& e) {
-        std::cerr << "cudacore: warning: compiling without the cache: " << e.what() << "\n";
-        return nullptr;
+        std::cerr << "cudacore: warning: compiling without the "
+                  << (args.remote.empty() && !RemoteCacheOptions::from_environment() ? ""
+                                                                                      : "disk ")
+                  << "cache: " << e.what() << "\n";
     }
+    std::unique_ptr<ProgramCache> remote = open_remote_cache(args.remote);
+    if (!remote) return disk;
+    if (!disk) return remote;
+    return std::make_unique<TieredProgramCache>(std::vector<std::shared_ptr<ProgramCache>>{
+        std::shared_ptr<ProgramCache>(std::move(disk)),
+        std::shared_ptr<ProgramCache>(std::move(remote))});
 }
 
 ProgramOptions to_program_options(const CompileArgs& args) {

@@ -30,6 +30,10 @@ enum class WarningKind {
     /// cannot hold one now (a missing or relative TMPDIR, a nearly full file system, a file size
     /// limit); the message names the folder and the reason. Once per process and folder.
     pch_off,
+    /// A RemoteProgramCache could not use its server (unreachable, timed out, credentials
+    /// refused, out of memory...): compiles go on without it. Once per cause until the server
+    /// works again; the message names the server and the cause.
+    remote_cache_failed,
 };
 
 /// A warning cudacore reports through the warning handler.

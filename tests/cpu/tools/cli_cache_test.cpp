@@ -1,4 +1,5 @@
 // The CLI's cache: compile hits, --no-cache, --serialize + inspect, and `cudacore cache`.
+#include "redis_server.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/disk_program_cache.hpp"
@@ -297,6 +298,56 @@ TEST_F(CliCache, UnsafeCacheDirectoryIsReportedAndCompileStillWorks) {
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_NE(result.err.find("other users"), std::string::npos) << result.err;
     EXPECT_NE(cli({"cache", "stats"}).exit_code, 0);
+}
+
+// The remote tier: a compile on one "machine" (its own disk cache) is a hit on another that
+// shares only the Redis server; `cache stats|clear --remote` count and clear its entries.
+TEST_F(CliCache, RemoteCacheSharedBetweenMachines) {
+    if (const std::string reason = cudacore::test::RedisServer::unavailable_reason(); !reason.empty())
+        GTEST_SKIP() << reason;
+    cudacore::test::RedisServer server;
+    const std::string url = server.url();
+    env["CUDACORE_CACHE_DIR"] = (dir.path() / "machine-a").string();
+    const auto first = compile((dir.path() / "1.cubin").string(), {"--remote", url});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_EQ(first.err.find("cache hit"), std::string::npos) << first.err;
+
+    env["CUDACORE_CACHE_DIR"] = (dir.path() / "machine-b").string();
+    env["CUDACORE_REMOTE_CACHE"] = url;  // the environment names it this time
+    const auto second = compile((dir.path() / "2.cubin").string());
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_NE(second.err.find("cache hit"), std::string::npos) << second.err;
+    EXPECT_EQ(read_file(dir.path() / "1.cubin"), read_file(dir.path() / "2.cubin"));
+
+    const auto stats = cli({"cache", "stats"});
+    ASSERT_EQ(stats.exit_code, 0) << stats.err;
+    EXPECT_NE(stats.out.find("remote entries 2"), std::string::npos) << stats.out;
+    EXPECT_NE(stats.out.find("entries    2"), std::string::npos) << stats.out;  // filled on the hit
+    env["CUDACORE_REMOTE_CACHE"] = "";
+    const auto clear = cli({"cache", "clear", "--remote", url});
+    ASSERT_EQ(clear.exit_code, 0) << clear.err;
+    EXPECT_NE(clear.out.find("removed 2 entries from redis://"), std::string::npos) << clear.out;
+    const auto after = cli({"cache", "--remote", url, "stats"});
+    EXPECT_NE(after.out.find("remote entries 0"), std::string::npos) << after.out;
+}
+
+TEST_F(CliCache, RemoteCacheDownOrMisnamed) {
+    if (const std::string reason = cudacore::test::RedisServer::unavailable_reason(); !reason.empty())
+        GTEST_SKIP() << reason;
+    std::string url;
+    {
+        cudacore::test::RedisServer server;
+        url = server.url();
+    }  // stopped: nothing listens there now
+    const auto result = compile((dir.path() / "1.cubin").string(), {"--remote", url});
+    ASSERT_EQ(result.exit_code, 0) << result.err;  // compiled all the same
+    EXPECT_NE(result.err.find("warning: RemoteProgramCache: cannot connect"), std::string::npos)
+        << result.err;
+    const auto stats = cli({"cache", "stats", "--remote", url});
+    EXPECT_NE(stats.exit_code, 0);
+    const auto tls = compile((dir.path() / "2.cubin").string(), {"--remote", "rediss://host"});
+    EXPECT_NE(tls.exit_code, 0);
+    EXPECT_NE(tls.err.find("TLS"), std::string::npos) << tls.err;
 }
 
 }  // namespace

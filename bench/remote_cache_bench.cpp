@@ -1,0 +1,178 @@
+// A remote (Redis) cache hit against a disk hit, a memory hit and a compile, side by side in one
+// run (a table program, not a Google Benchmark: it starts its own server).
+//
+//   remote_cache_bench [--url redis://...] [--hits N]
+//
+// Without --url (or $CUDACORE_REMOTE_CACHE) it starts redis-server on a free loopback port, as the
+// tests do, and stops it at the end. For the "small" kernel and the "cuda_std" kernel (it includes
+// <cuda/std/...> headers): a fresh NVRTC compile (median of a few), then compile_cached() hitting a
+// MemoryProgramCache, a DiskProgramCache and a RemoteProgramCache (N hits each, median and 99th
+// percentile; a hit computes the key and reads two entries: the header list and the code), and
+// the floor under a remote hit: the same two values fetched with bare GETs on one connection.
+// Prints each hit's speed-up over the compile. Runs without a GPU (arch sm_90).
+#include "redis_server.hpp"
+
+#include "cudacore/cached_compile.hpp"
+#include "cudacore/disk_program_cache.hpp"
+#include "cudacore/memory_program_cache.hpp"
+#include "cudacore/program.hpp"
+#include "cudacore/remote_program_cache.hpp"
+
+#include "cache/redis_connection.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+using Clock = std::chrono::steady_clock;
+
+const char* const small_source = R"(
+extern "C" __global__ void scale(float* data, float factor, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) data[i] *= factor;
+}
+)";
+
+const char* const cuda_std_source = R"(
+#include <cuda/std/array>
+#include <cuda/std/limits>
+#include <cuda/std/type_traits>
+template <typename T>
+__global__ void fill(T* out, int n) {
+    static_assert(cuda::std::is_floating_point_v<T>);
+    cuda::std::array<T, 4> table{T(1), T(2), T(3), T(4)};
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = table[i % table.size()] + cuda::std::numeric_limits<T>::epsilon();
+}
+)";
+
+Program make_program(const char* source) {
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.name = "bench.cu";
+    return Program(source, SourceType::cxx, options);
+}
+
+struct Timing {
+    double median_us = 0;
+    double p99_us = 0;
+};
+
+Timing time_calls(int count, const std::function<void()>& call) {
+    std::vector<double> samples;
+    samples.reserve(count);
+    for (int i = 0; i < count; ++i) {
+        const auto start = Clock::now();
+        call();
+        samples.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    }
+    std::sort(samples.begin(), samples.end());
+    return {samples[samples.size() / 2],
+            samples[std::min(samples.size() - 1, samples.size() * 99 / 100)]};
+}
+
+void row(const char* kernel, const char* what, const Timing& timing, double compile_us) {
+    std::printf("| %-8s | %-34s | %10.1f | %10.1f | %9.0fx |\n", kernel, what, timing.median_us,
+                timing.p99_us, compile_us / timing.median_us);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string url;
+    int hits = 2000;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--url") == 0 && i + 1 < argc) {
+            url = argv[++i];
+        } else if (std::strcmp(argv[i], "--hits") == 0 && i + 1 < argc) {
+            hits = std::max(1, std::atoi(argv[++i]));
+        } else {
+            std::fprintf(stderr, "usage: remote_cache_bench [--url redis://...] [--hits N]\n");
+            return 64;
+        }
+    }
+    if (url.empty()) {
+        if (const char* from_env = std::getenv("CUDACORE_REMOTE_CACHE"); from_env && *from_env)
+            url = from_env;
+    }
+    std::unique_ptr<test::RedisServer> server;
+    if (url.empty()) {
+        if (const std::string reason = test::RedisServer::unavailable_reason(); !reason.empty()) {
+            std::fprintf(stderr, "remote_cache_bench: %s; or give --url\n", reason.c_str());
+            return 1;
+        }
+        server = std::make_unique<test::RedisServer>();
+        url = server->url();
+    }
+    RemoteCacheOptions options = RemoteCacheOptions::from_url(url);
+    options.key_prefix = "cudacore-bench-" + std::to_string(::getpid());
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                      ("cudacore-remote-bench-" + std::to_string(::getpid()));
+    std::printf("remote_cache_bench: %s, %d hits per row\n\n", options.display_url().c_str(), hits);
+    std::printf("| kernel   | call                               | median µs  |   p99 µs   | vs compile |\n");
+    std::printf("| -------- | ---------------------------------- | ---------- | ---------- | ---------- |\n");
+    int status = 0;
+    try {
+        RemoteProgramCache remote(options);
+        DiskProgramCache disk(dir);
+        for (const auto& [name, source] : {std::pair{"small", small_source},
+                                          std::pair{"cuda_std", cuda_std_source}}) {
+            MemoryProgramCache memory;
+            const Timing compile = time_calls(5, [&, source = source] {
+                Program program = make_program(source);
+                program.compile(CodeType::cubin);
+            });
+            row(name, "compile (NVRTC)", compile, compile.median_us);
+            auto hit_through = [&, source = source](ProgramCache& cache) {
+                Program first = make_program(source);
+                compile_cached(cache, first, CodeType::cubin);  // stores
+                Program program = make_program(source);
+                return time_calls(hits, [&] { compile_cached(cache, program, CodeType::cubin); });
+            };
+            row(name, "compile_cached: memory hit", hit_through(memory), compile.median_us);
+            row(name, "compile_cached: disk hit", hit_through(disk), compile.median_us);
+            const Timing remote_hit = hit_through(remote);
+            row(name, "compile_cached: remote hit", remote_hit, compile.median_us);
+            if (remote.stats().hits == 0 || remote.stats().failed_stores != 0) {
+                std::fprintf(stderr, "remote_cache_bench: the remote cache did not hit\n");
+                status = 1;
+            }
+            // The floor: two GETs of the stored values (the header list and the code).
+            const Program program = make_program(source);
+            const std::string list_key = remote.redis_key(cache_key(program, CodeType::cubin));
+            detail::RedisConnection connection(options);
+            const std::string list_bytes(detail::reply_text(*connection.command({"GET", list_key})));
+            // The prefix is this run's, cleared after each kernel: it holds the list and the code.
+            std::string code_key;
+            auto keys = connection.command({"KEYS", options.key_prefix + ":*"});
+            for (std::size_t i = 0; i < detail::reply_elements(*keys); ++i) {
+                const std::string key(detail::reply_text(detail::reply_element(*keys, i)));
+                if (key != list_key) code_key = key;
+            }
+            row(name, "two bare GETs (the network floor)", time_calls(hits, [&] {
+                    connection.command({"GET", list_key});
+                    if (!code_key.empty()) connection.command({"GET", code_key});
+                }),
+                compile.median_us);
+            remote.clear();
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "remote_cache_bench: %s\n", e.what());
+        status = 1;
+    }
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+    return status;
+}

@@ -1,0 +1,58 @@
+/// @file
+/// TieredProgramCache: several program caches used as one, fastest first (typically a
+/// MemoryProgramCache, then a DiskProgramCache, then a RemoteProgramCache; any subset). It is a
+/// ProgramCache, so it goes wherever one is taken: compile_cached, find_cached, compile_many,
+/// cudacore::mpi::compile_distributed.
+///
+/// get() asks the tiers in order and returns the first hit, after storing it in every tier above
+/// the one that had it (a remote hit fills the disk and memory tiers, so the next process on
+/// this machine hits on disk and the next lookup in this process hits in memory). put() writes
+/// through every tier. A tier that throws CacheError is skipped for that call: a get goes on to
+/// the next tier, and a put stores into the others before throwing (see put()).
+///
+/// Thread-safe when its tiers are (all of cudacore's are). Keeps its tiers alive (shared).
+#pragma once
+
+#include "cudacore/program_cache.hpp"
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+namespace cudacore {
+
+/// Program caches used as one, fastest first (see this file's description).
+class TieredProgramCache final : public ProgramCache {
+public:
+    /// The tiers, fastest first. Throws InvalidArgumentError when `tiers` is empty or holds a
+    /// null pointer or the same cache twice.
+    explicit TieredProgramCache(std::vector<std::shared_ptr<ProgramCache>> tiers);
+
+    /// The first tier's hit, copied into the tiers above it (a failure to fill one is counted in
+    /// stats().failed_stores and otherwise ignored); nullopt when no tier has it. A tier's
+    /// CacheError counts as its miss. Never throws CacheError.
+    std::optional<ObjectCode> get(const CacheKey& key) override;
+    /// Stores into every tier. When a tier fails, the others are still written, then CacheError
+    /// is thrown with every failing tier's message (counted once in stats().failed_stores), so
+    /// compile_cached reports it and goes on.
+    void put(const CacheKey& key, const ObjectCode& code) override;
+    /// hits and misses of this object (a hit in any tier is a hit); insertions: puts that every
+    /// tier took; failed_stores: puts and fills a tier failed; corrupt_entries and evictions: the
+    /// tiers' sums; entries, bytes, max_bytes and temporary_files: the largest tier's (by entries).
+    /// A tier whose stats() throws is left out.
+    CacheStats stats() const override;
+    /// Clears every tier; the first CacheError is thrown after all were tried.
+    void clear() override;
+
+    /// The tiers, fastest first.
+    const std::vector<std::shared_ptr<ProgramCache>>& tiers() const noexcept { return tiers_; }
+    /// Hits answered by each tier (the same order as tiers()).
+    std::vector<std::uint64_t> tier_hits() const;
+
+private:
+    std::vector<std::shared_ptr<ProgramCache>> tiers_;
+    std::unique_ptr<std::atomic<std::uint64_t>[]> tier_hits_;
+    std::atomic<std::uint64_t> hits_{0}, misses_{0}, insertions_{0}, failed_stores_{0};
+};
+
+}  // namespace cudacore

@@ -1,0 +1,408 @@
+#include "cudacore/remote_program_cache.hpp"
+
+#include "cudacore/disk_program_cache.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/warnings.hpp"
+
+#include "cache/redis_connection.hpp"
+
+#include <mutex>
+#include <new>
+#include <unistd.h>
+
+#include <map>
+#include <vector>
+
+namespace cudacore {
+
+using detail::RedisConnection;
+using detail::RedisFailure;
+using detail::RedisReply;
+using detail::RedisReplyType;
+
+namespace {
+
+std::int64_t now_nanoseconds() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+void check(const RemoteCacheOptions& options) {
+    auto fail = [&](const std::string& why) {
+        return InvalidArgumentError("RemoteProgramCache(" + options.display_url() + "): " + why);
+    };
+    if (options.host.empty()) throw fail("no host");
+    if (options.port < 1 || options.port > 65535)
+        throw fail("port " + std::to_string(options.port) + " is outside 1..65535");
+    if (options.database < 0) throw fail("negative database " + std::to_string(options.database));
+    if (options.key_prefix.empty() ||
+        options.key_prefix.find_first_of("*?[]\\ \t\r\n") != std::string::npos) {
+        throw fail("key prefix '" + options.key_prefix +
+                   "' is empty or holds a pattern character or a space");
+    }
+    if (options.connect_timeout.count() <= 0 || options.operation_timeout.count() <= 0 ||
+        options.retry_after.count() <= 0 || options.max_retry_after < options.retry_after) {
+        throw fail("timeouts and retry delays must be positive (max_retry_after >= retry_after)");
+    }
+    if (!options.user.empty() && options.password.empty()) throw fail("a user needs a password");
+}
+
+}  // namespace
+
+struct RemoteProgramCache::State {
+    explicit State(RemoteCacheOptions options_) : options(std::move(options_)) {
+        retry_delay_ms = options.retry_after.count();
+        key_stem = options.key_prefix + ":v" +
+                   std::to_string(ObjectCode::serialization_format_version) + ":";
+    }
+
+    RemoteCacheOptions options;
+    std::string key_stem;
+
+    std::mutex pool_mutex;
+    std::vector<std::unique_ptr<RedisConnection>> idle;
+    pid_t pool_pid = ::getpid();  // the process whose connections `idle` holds
+
+    std::atomic<std::uint64_t> hits{0}, misses{0}, insertions{0}, corrupt{0}, failed_stores{0};
+    std::atomic<std::uint64_t> connections_opened{0}, connection_failures{0}, command_failures{0},
+        server_errors{0}, skipped{0}, oversized{0};
+
+    // Back-off: 0 while the server works; else the steady-clock time before which nothing is
+    // tried. The thread that moves it forward once it has passed is the one that retries.
+    std::atomic<std::int64_t> retry_at_ns{0};
+    std::mutex backoff_mutex;
+    std::int64_t retry_delay_ms = 0;  // with backoff_mutex held
+
+    std::mutex report_mutex;
+    // Causes warned about, each with the command whose success ends it ("" for the connection's
+    // causes, ended by any success): one warning per cause until then.
+    std::map<std::string, std::string> reported;
+    std::atomic<bool> any_reported{false};
+
+    // Whether this call may use the server; `probing` is set for the one retrying after a back-off.
+    bool may_try(bool& probing) {
+        probing = false;
+        std::int64_t at = retry_at_ns.load(std::memory_order_acquire);
+        if (at == 0) return true;
+        const std::int64_t now = now_nanoseconds();
+        if (now < at) return false;
+        std::int64_t delay_ms;
+        {
+            std::lock_guard lock(backoff_mutex);
+            delay_ms = retry_delay_ms;
+        }
+        // Others keep skipping while this one tries (for at most the delay, then another may).
+        if (!retry_at_ns.compare_exchange_strong(at, now + delay_ms * 1'000'000)) return false;
+        probing = true;
+        return true;
+    }
+
+    // The server answered `command`: stop backing off. `succeeded`: and did what was asked (not
+    // an error reply), so the connection's causes and that command's may be reported again.
+    void answered(std::string_view command, bool succeeded) {
+        if (retry_at_ns.load(std::memory_order_relaxed) != 0) {
+            std::lock_guard lock(backoff_mutex);
+            retry_at_ns.store(0, std::memory_order_release);
+            retry_delay_ms = options.retry_after.count();
+        }
+        if (succeeded && any_reported.load(std::memory_order_relaxed)) {
+            std::lock_guard lock(report_mutex);
+            std::erase_if(reported, [&](const auto& entry) {
+                return entry.second.empty() || entry.second == command;
+            });
+            any_reported = !reported.empty();
+        }
+    }
+
+    // A connection-level failure: start backing off, or lengthen the back-off after a failed
+    // retry; a failure seen by another thread of the same outage changes nothing.
+    void server_failed(bool probing) {
+        std::lock_guard lock(backoff_mutex);
+        const std::int64_t now = now_nanoseconds();
+        if (probing) {
+            retry_delay_ms = std::min<std::int64_t>(retry_delay_ms * 2,
+                                                    options.max_retry_after.count());
+        } else if (retry_at_ns.load() != 0) {
+            return;
+        } else {
+            retry_delay_ms = options.retry_after.count();
+        }
+        retry_at_ns.store(now + retry_delay_ms * 1'000'000, std::memory_order_release);
+    }
+
+    void report(const std::string& cause, const std::string& command, const std::string& message) {
+        {
+            std::lock_guard lock(report_mutex);
+            if (!reported.emplace(cause, command).second) return;
+            any_reported = true;
+        }
+        warn(WarningKind::remote_cache_failed, "RemoteProgramCache: " + message);
+    }
+
+    std::unique_ptr<RedisConnection> acquire(bool& reused) {
+        {
+            std::lock_guard lock(pool_mutex);
+            if (pool_pid != ::getpid()) {
+                // A fork()ed child: the pooled sockets are its parent's conversations. Closing
+                // this process's copies leaves the parent's connections alone.
+                idle.clear();
+                pool_pid = ::getpid();
+            }
+            if (!idle.empty()) {
+                auto connection = std::move(idle.back());
+                idle.pop_back();
+                reused = true;
+                return connection;
+            }
+        }
+        reused = false;
+        try {
+            auto connection = std::make_unique<RedisConnection>(options);
+            ++connections_opened;
+            return connection;
+        } catch (const RedisFailure&) {
+            ++connection_failures;
+            throw;
+        }
+    }
+
+    void release(std::unique_ptr<RedisConnection> connection) {
+        std::lock_guard lock(pool_mutex);
+        if (!connection->broken() && pool_pid == ::getpid() &&
+            idle.size() < options.max_idle_connections)
+            idle.push_back(std::move(connection));
+    }
+
+    void drop_idle() {
+        std::vector<std::unique_ptr<RedisConnection>> dropped;
+        std::lock_guard lock(pool_mutex);
+        dropped.swap(idle);
+    }
+
+    // Runs one command on a pooled connection. A pooled connection the server has closed since
+    // (it restarted, or dropped idle clients) is replaced once by a fresh one, and the other idle
+    // ones are dropped too. Throws RedisFailure (counted) when the server cannot be used.
+    RedisReply run(const std::vector<std::string_view>& arguments) {
+        for (int attempt = 0;; ++attempt) {
+            bool reused = false;
+            auto connection = acquire(reused);
+            try {
+                RedisReply reply = connection->command(arguments);
+                release(std::move(connection));
+                return reply;
+            } catch (const RedisFailure& failure) {
+                if (reused && attempt == 0 && failure.kind != RedisFailure::Kind::timeout) {
+                    drop_idle();
+                    continue;
+                }
+                ++command_failures;
+                throw;
+            }
+        }
+    }
+
+    // Runs `arguments` for a maintenance call (clear, server_entries): tried even while backing
+    // off; failures throw CacheError.
+    RedisReply run_or_throw(const std::vector<std::string_view>& arguments, const char* what) {
+        RedisReply reply;
+        try {
+            reply = run(arguments);
+        } catch (const RedisFailure& failure) {
+            server_failed(false);
+            throw CacheError(std::string("RemoteProgramCache::") + what + ": " + failure.what());
+        }
+        const bool refused = detail::reply_type(*reply) == RedisReplyType::error;
+        answered(arguments[0], !refused);
+        if (refused) {
+            ++server_errors;
+            throw CacheError(std::string("RemoteProgramCache::") + what + ": " + std::string(arguments[0]) +
+                             " on " + options.display_url() +
+                             " refused: " + std::string(detail::reply_text(*reply)));
+        }
+        return reply;
+    }
+
+    // Calls `each` with every batch of keys under the prefix (all format versions).
+    template <class Each>
+    void scan(const char* what, Each&& each) {
+        const std::string pattern = options.key_prefix + ":v[0-9]*:*";
+        std::string cursor = "0";
+        do {
+            RedisReply reply =
+                run_or_throw({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}, what);
+            if (detail::reply_type(*reply) != RedisReplyType::array ||
+                detail::reply_elements(*reply) != 2) {
+                throw CacheError(std::string("RemoteProgramCache::") + what + ": SCAN on " +
+                                 options.display_url() + " gave an unexpected reply");
+            }
+            cursor = std::string(detail::reply_text(detail::reply_element(*reply, 0)));
+            const auto& keys = detail::reply_element(*reply, 1);
+            std::vector<std::string_view> names;
+            for (std::size_t i = 0; i < detail::reply_elements(keys); ++i)
+                names.push_back(detail::reply_text(detail::reply_element(keys, i)));
+            if (!names.empty()) each(names);
+        } while (cursor != "0");
+    }
+};
+
+RemoteProgramCache::RemoteProgramCache(RemoteCacheOptions options) {
+    check(options);
+    state_ = std::make_unique<State>(std::move(options));
+}
+
+RemoteProgramCache::~RemoteProgramCache() = default;
+
+const RemoteCacheOptions& RemoteProgramCache::options() const noexcept { return state_->options; }
+
+std::string RemoteProgramCache::redis_key(const CacheKey& key) const {
+    return state_->key_stem + key.hex();
+}
+
+std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
+    State& state = *state_;
+    bool probing = false;
+    if (!state.may_try(probing)) {
+        ++state.skipped;
+        ++state.misses;
+        return std::nullopt;
+    }
+    const std::string name = redis_key(key);
+    RedisReply reply;
+    try {
+        reply = state.run({"GET", name});
+    } catch (const RedisFailure& failure) {
+        state.server_failed(probing);
+        state.report(failure.cause, "", std::string(failure.what()) + " (get() is a miss; retrying "
+                                                                  "after a back-off)");
+        ++state.misses;
+        return std::nullopt;
+    } catch (const std::bad_alloc&) {
+        ++state.misses;  // no memory for the value now: a miss
+        return std::nullopt;
+    }
+    state.answered("GET", detail::reply_type(*reply) != RedisReplyType::error);
+    switch (detail::reply_type(*reply)) {
+        case RedisReplyType::nil:
+            ++state.misses;
+            return std::nullopt;
+        case RedisReplyType::string:
+            break;
+        case RedisReplyType::error: {
+            ++state.misses;
+            const std::string text(detail::reply_text(*reply));
+            if (text.starts_with("WRONGTYPE")) {  // something else (a list...) under our key
+                ++state.corrupt;
+                return std::nullopt;
+            }
+            ++state.server_errors;
+            state.report("GET " + text.substr(0, text.find(' ')), "GET",
+                         "GET " + name + " on " + state.options.display_url() +
+                             " refused: " + text + " (a miss)");
+            return std::nullopt;
+        }
+        default:  // another type stored under our key: not an entry
+            ++state.corrupt;
+            ++state.misses;
+            return std::nullopt;
+    }
+    const std::string_view bytes = detail::reply_text(*reply);
+    if (bytes.size() <= state.options.max_entry_bytes) {
+        try {
+            ObjectCode code = DiskProgramCache::decode_entry(bytes, key);
+            ++state.hits;
+            return code;
+        } catch (const SerializationError&) {
+        } catch (const std::bad_alloc&) {
+            ++state.misses;
+            return std::nullopt;
+        }
+    }
+    ++state.corrupt;
+    ++state.misses;
+    return std::nullopt;
+}
+
+void RemoteProgramCache::put(const CacheKey& key, const ObjectCode& code) {
+    State& state = *state_;
+    const std::string bytes = DiskProgramCache::encode_entry(key, code);
+    if (bytes.size() > state.options.max_entry_bytes) {
+        ++state.oversized;
+        return;
+    }
+    bool probing = false;
+    if (!state.may_try(probing)) {
+        ++state.skipped;
+        ++state.failed_stores;
+        return;
+    }
+    const std::string name = redis_key(key);
+    const std::string expiry = std::to_string(state.options.expiry.count());
+    std::vector<std::string_view> arguments{"SET", name, bytes};
+    if (state.options.expiry.count() > 0) {
+        arguments.push_back("EX");
+        arguments.push_back(expiry);
+    }
+    auto failed = [&](const std::string& why) {
+        ++state.failed_stores;
+        return CacheError("RemoteProgramCache::put of '" + code.name() + "' (" +
+                          std::string(to_string(code.code_type())) + ", " +
+                          std::to_string(bytes.size()) + " bytes) as " + name + ": " + why);
+    };
+    RedisReply reply;
+    try {
+        reply = state.run(arguments);
+    } catch (const RedisFailure& failure) {
+        state.server_failed(probing);
+        state.report(failure.cause, "", std::string(failure.what()) +
+                                        " (puts fail; retrying after a back-off)");
+        throw failed(failure.what());
+    }
+    state.answered("SET", detail::reply_type(*reply) != RedisReplyType::error);
+    if (detail::reply_type(*reply) == RedisReplyType::error) {
+        ++state.server_errors;
+        const std::string text(detail::reply_text(*reply));
+        const std::string message = "SET on " + state.options.display_url() + " refused: " + text;
+        state.report("SET " + text.substr(0, text.find(' ')), "SET", message);
+        throw failed(message);
+    }
+    ++state.insertions;
+}
+
+CacheStats RemoteProgramCache::stats() const {
+    CacheStats stats;
+    stats.hits = state_->hits;
+    stats.misses = state_->misses;
+    stats.insertions = state_->insertions;
+    stats.corrupt_entries = state_->corrupt;
+    stats.failed_stores = state_->failed_stores;
+    return stats;
+}
+
+RemoteCacheCounters RemoteProgramCache::counters() const {
+    RemoteCacheCounters counters;
+    counters.connections_opened = state_->connections_opened;
+    counters.connection_failures = state_->connection_failures;
+    counters.command_failures = state_->command_failures;
+    counters.server_errors = state_->server_errors;
+    counters.skipped = state_->skipped;
+    counters.oversized = state_->oversized;
+    return counters;
+}
+
+void RemoteProgramCache::clear() {
+    state_->scan("clear", [&](const std::vector<std::string_view>& names) {
+        std::vector<std::string_view> arguments{"UNLINK"};
+        arguments.insert(arguments.end(), names.begin(), names.end());
+        state_->run_or_throw(arguments, "clear");
+    });
+}
+
+std::uint64_t RemoteProgramCache::server_entries() {
+    std::uint64_t count = 0;
+    state_->scan("server_entries",
+                 [&](const std::vector<std::string_view>& names) { count += names.size(); });
+    return count;
+}
+
+}  // namespace cudacore

@@ -1,0 +1,46 @@
+// A real redis-server for the remote cache's tests and benchmarks: started on a free loopback
+// port with a configuration and working folder of its own in a temporary directory, stopped by
+// the destructor (and killed with this process: it gets SIGKILL when the thread that started it
+// ends).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+
+namespace cudacore::test {
+
+class RedisServer {
+public:
+    // Why the tests cannot start one ("" when they can): redis-server is not installed.
+    static std::string unavailable_reason();
+
+    // Starts a server with `extra_config` appended to its configuration (ACL users, maxmemory).
+    // Throws std::runtime_error with the server's log when it does not come up.
+    explicit RedisServer(std::string extra_config = "");
+    ~RedisServer();
+    RedisServer(const RedisServer&) = delete;
+    RedisServer& operator=(const RedisServer&) = delete;
+
+    int port() const { return port_; }
+    // redis://[credentials@]127.0.0.1:port/0, with `query` appended after '?' when not empty.
+    std::string url(const std::string& credentials = "", const std::string& query = "") const;
+    bool running() const { return pid_ > 0; }
+
+    // Ends the server at once (SIGKILL), as a crash would; it loses its data (no persistence).
+    void kill();
+    // Stops it (SIGTERM), waiting for it to exit.
+    void stop();
+    // Starts it again on the same port with the same configuration (empty).
+    void start();
+
+private:
+    void launch();
+
+    std::filesystem::path directory_;
+    std::string config_;
+    int port_ = 0;
+    pid_t pid_ = -1;
+};
+
+}  // namespace cudacore::test

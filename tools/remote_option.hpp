@@ -1,0 +1,22 @@
+// The --remote option shared by `cudacore compile` and `cudacore cache`: the Redis program cache
+// to use beside the disk cache, from the option or $CUDACORE_REMOTE_CACHE.
+#pragma once
+
+#include "cudacore/remote_program_cache.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+#include <string>
+
+namespace cudacore::cli {
+
+// Adds `--remote URL` to `command`, stored in `url`.
+void add_remote_option(CLI::App& command, std::string& url);
+
+// The remote cache named by `url`, else by $CUDACORE_REMOTE_CACHE; nullptr when neither is set.
+// Throws InvalidArgumentError for a URL that cannot work. Its failures are printed to stderr as
+// warnings, once per cause (the library's warning handler), while the CLI runs.
+std::unique_ptr<RemoteProgramCache> open_remote_cache(const std::string& url);
+
+}  // namespace cudacore::cli
