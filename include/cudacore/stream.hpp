@@ -65,15 +65,17 @@ public:
     /// valid while any copy of the wrapper lives, and may destroy it once the last copy is gone,
     /// even with cudacore objects that used the stream still alive (a library whose kernels ran
     /// there, a buffer freed on it is the exception: it needs the stream at its free). When the
-    /// last copy goes, cudacore records an event on the stream if releases may wait for the work
-    /// it put there; from then on it never touches the handle. The context is taken from the
+    /// last copy goes, cudacore marks the end of the work it put there (a host function) if
+    /// releases may wait for it, and marks it again at each buffer freed there later; a release
+    /// waits for the newest mark and never touches the handle. The context is taken from the
     /// stream (cuStreamGetCtx). Throws DriverError when the driver does not know the stream.
     static Stream from_handle(CUstream stream);
 
     /// Shares `other`'s stream (and its closed state).
     Stream(const Stream& other) noexcept;
-    /// Takes `other`'s share; `other` is left empty: only assignment, close() and destruction
-    /// are valid on it afterwards.
+    /// Takes `other`'s share; `other` is left empty: assignment, close() and destruction are
+    /// what it is good for afterwards; its own calls (sync, record, wait, context, ...) throw
+    /// InvalidArgumentError saying it was moved from.
     Stream(Stream&& other) noexcept;
     /// Shares `other`'s stream, dropping this object's share.
     Stream& operator=(const Stream& other) noexcept;
