@@ -12,6 +12,7 @@
 // Prints each hit's speed-up over the compile. Runs without a GPU (arch sm_90).
 #include "redis_server.hpp"
 
+#include "cache_bench_kernels.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/memory_program_cache.hpp"
@@ -38,32 +39,9 @@ namespace {
 using namespace cudacore;
 using Clock = std::chrono::steady_clock;
 
-const char* const small_source = R"(
-extern "C" __global__ void scale(float* data, float factor, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) data[i] *= factor;
-}
-)";
-
-const char* const cuda_std_source = R"(
-#include <cuda/std/array>
-#include <cuda/std/limits>
-#include <cuda/std/type_traits>
-template <typename T>
-__global__ void fill(T* out, int n) {
-    static_assert(cuda::std::is_floating_point_v<T>);
-    cuda::std::array<T, 4> table{T(1), T(2), T(3), T(4)};
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = table[i % table.size()] + cuda::std::numeric_limits<T>::epsilon();
-}
-)";
-
-Program make_program(const char* source) {
-    ProgramOptions options;
-    options.arch = "sm_90";
-    options.name = "bench.cu";
-    return Program(source, SourceType::cxx, options);
-}
+using bench::cuda_std_source;
+using bench::make_program;
+using bench::small_source;
 
 struct Timing {
     double median_us = 0;

@@ -43,13 +43,7 @@ HeaderBundle bundle_from_compile(const BundleArgs& args, const std::string& name
     options.name = args.from_compile;
     if (!args.arch.empty()) options.arch = args.arch;
     if (!args.std.empty()) options.std = args.std;
-    for (const auto& define : args.defines) {
-        const auto equals = define.find('=');
-        if (equals == std::string::npos)
-            options.define_macro.push_back({define, std::nullopt});
-        else
-            options.define_macro.push_back({define.substr(0, equals), define.substr(equals + 1)});
-    }
+    add_defines(options, args.defines);
     options.include_path = args.include_dirs;
     options.toolkit_include_path = !args.no_toolkit_include;
     options.pch = false;

@@ -109,13 +109,7 @@ ProgramOptions to_program_options(const CompileArgs& args) {
     // the folder of the program's name, so `compile sub/s.cu` finds sub/v.h as nvcc does.
     options.name = args.name.empty() ? args.source_path : args.name;
     if (!args.arch.empty()) options.arch = args.arch;
-    for (const auto& define : args.defines) {
-        const auto equals = define.find('=');
-        if (equals == std::string::npos)
-            options.define_macro.push_back({define, std::nullopt});
-        else
-            options.define_macro.push_back({define.substr(0, equals), define.substr(equals + 1)});
-    }
+    add_defines(options, args.defines);
     options.include_path = args.include_dirs;
     if (!args.std.empty()) options.std = args.std;
     if (args.rdc) options.relocatable_device_code = true;

@@ -2,11 +2,13 @@
 #pragma once
 
 #include "cudacore/errors.hpp"
+#include "cudacore/program_options.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <string>
+#include <vector>
 
 namespace cudacore::cli {
 
@@ -27,5 +29,16 @@ inline void print_failure(const Error& error, const std::string& log) {
         !line.empty() && heading.ends_with(": " + line))
         heading.resize(heading.size() - line.size() - 2);
     std::cerr << "cudacore: " << heading << (log.empty() ? "" : ":\n") << log << "\n";
+}
+
+// -D arguments (NAME or NAME=VALUE, as nvcc takes them) added to `options.define_macro`.
+inline void add_defines(ProgramOptions& options, const std::vector<std::string>& defines) {
+    for (const auto& define : defines) {
+        const auto equals = define.find('=');
+        if (equals == std::string::npos)
+            options.define_macro.push_back({define, std::nullopt});
+        else
+            options.define_macro.push_back({define.substr(0, equals), define.substr(equals + 1)});
+    }
 }
 }  // namespace cudacore::cli

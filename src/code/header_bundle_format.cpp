@@ -6,6 +6,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/header_bundle.hpp"
 
+#include "code/serialized_file.hpp"
 #include "support/atomic_file.hpp"
 
 #include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
@@ -207,13 +208,7 @@ void HeaderBundle::save(const std::filesystem::path& path) const {
     const std::string bytes = serialize();
     const std::string what = "HeaderBundle::save of " + describe() + " (" +
                              std::to_string(bytes.size()) + " bytes)";
-    try {
-        detail::write_regular_file(path, bytes, 0666);
-    } catch (const std::system_error& e) {
-        throw SerializationError(what + ": " + e.what());
-    } catch (const std::invalid_argument& e) {
-        throw SerializationError(what + ": cannot write '" + path.string() + "': " + e.what());
-    }
+    detail::save_serialized(path, bytes, what);
 }
 
 HeaderBundle HeaderBundle::load(const std::filesystem::path& path) {

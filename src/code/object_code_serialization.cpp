@@ -21,6 +21,7 @@
 #include "code/object_code_state.hpp"
 #include "code/serialized_parts.hpp"
 
+#include "code/serialized_file.hpp"
 #include "support/atomic_file.hpp"
 
 #include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
@@ -359,13 +360,7 @@ void ObjectCode::save(const std::filesystem::path& path) const {
     const std::string what = "ObjectCode::save of '" + name() + "' (" +
                              std::string(to_string(code_type())) + ", " +
                              std::to_string(bytes.size()) + " bytes)";
-    try {
-        detail::write_regular_file(path, bytes, 0666);
-    } catch (const std::system_error& e) {
-        throw SerializationError(what + ": " + e.what());
-    } catch (const std::invalid_argument& e) {
-        throw SerializationError(what + ": cannot write '" + path.string() + "': " + e.what());
-    }
+    detail::save_serialized(path, bytes, what);
 }
 
 ObjectCode ObjectCode::load(const std::filesystem::path& path) {
