@@ -48,17 +48,10 @@ TEST(StreamClose, TheLastHolderClosingReleasesTheStream) {
     EXPECT_TRUE(stream.is_closed());
 }
 
-TEST(StreamClose, LaterCallsOnTheClosedObjectNameTheStream) {
-    Stream stream = fake_stream(0x1000);
-    stream.close();
-    const Stream other = fake_stream(0x2000);
-    const auto closed = [](const char* call) {
-        return std::vector<const char*>{call, "stream 0x1000", "is closed"};
-    };
-    const auto expect = [&](auto&& call, const char* name) {
-        const auto parts = closed(name);
-        expect_invalid(call, {parts[0], parts[1], parts[2]});
-    };
+// Each call of a Stream that needs its stream, with the name its error gives (`other` is an open
+// stream for the calls that take two).
+template <class Expect>
+void each_stream_call(const Stream& stream, const Stream& other, Expect&& expect) {
     expect([&] { stream.sync(); }, "Stream::sync");
     expect([&] { (void)stream.is_done(); }, "Stream::is_done");
     expect([&] { (void)stream.record(); }, "Stream::record");
@@ -72,6 +65,21 @@ TEST(StreamClose, LaterCallsOnTheClosedObjectNameTheStream) {
     expect([&] { stream.check_host_functions(); }, "Stream::check_host_functions");
     expect([&] { (void)stream.begin_capture(); }, "Stream::begin_capture");
     expect([&] { (void)stream.is_capturing(); }, "Stream::is_capturing");
+    expect([&] { ScopedTimer timer(stream); }, "ScopedTimer");
+}
+
+TEST(StreamClose, LaterCallsOnTheClosedObjectNameTheStream) {
+    Stream stream = fake_stream(0x1000);
+    stream.close();
+    const Stream other = fake_stream(0x2000);
+    const auto closed = [](const char* call) {
+        return std::vector<const char*>{call, "stream 0x1000", "is closed"};
+    };
+    const auto expect = [&](auto&& call, const char* name) {
+        const auto parts = closed(name);
+        expect_invalid(call, {parts[0], parts[1], parts[2]});
+    };
+    each_stream_call(stream, other, expect);
     EXPECT_FALSE(stream.owns_handle());
 }
 
@@ -85,18 +93,7 @@ TEST(StreamClose, CallsOnAMovedFromStreamThrow) {
     const auto expect = [&](auto&& call, const char* name) {
         expect_invalid(call, {name, "moved from"});
     };
-    expect([&] { stream.sync(); }, "Stream::sync");
-    expect([&] { (void)stream.is_done(); }, "Stream::is_done");
-    expect([&] { (void)stream.record(); }, "Stream::record");
-    expect([&] { stream.wait(other); }, "Stream::wait");
-    expect([&] { other.wait(stream); }, "Stream::wait (the stream waited for)");
-    expect([&] { (void)stream.priority(); }, "Stream::priority");
-    expect([&] { (void)stream.non_blocking(); }, "Stream::non_blocking");
-    expect([&] { (void)stream.context(); }, "Stream::context");
-    expect([&] { (void)stream.device(); }, "Stream::device");
-    expect([&] { stream.launch_host_func([] {}); }, "Stream::launch_host_func");
-    expect([&] { (void)stream.begin_capture(); }, "Stream::begin_capture");
-    expect([&] { ScopedTimer timer(stream); }, "ScopedTimer");
+    each_stream_call(stream, other, expect);
     Stream closed = fake_stream(0x3000);
     closed.close();
     expect_invalid([&] { ScopedTimer timer(closed); }, {"ScopedTimer", "stream 0x3000", "is closed"});
