@@ -2,7 +2,7 @@
 # Builds (or updates) ${BUILD_DIR:-build} and packs a stripped copy of its programs as
 # BUNDLE_DIR/build.tar.gz, for a GPU machine that lacks the build dependencies (unpack it there
 # and run scripts/gpu-check.sh on it). Shared libraries the GPU machine may lack (Google Benchmark,
-# OpenSSL's libcrypto) travel in runtime-libs/, which gpu-check.sh puts on LD_LIBRARY_PATH.
+# libcrypto, hiredis, uriparser, zstd) travel in runtime-libs/, which gpu-check.sh puts on LD_LIBRARY_PATH.
 #   scripts/gpu-bundle.sh BUNDLE_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,8 +22,13 @@ mkdir -p "$stage/build/runtime-libs"
    \( -type f -o -type l \) ! -name '*.cmake' \
    ! -path '*/CMakeFiles/*' -print | cpio -pdm --quiet "$stage/build")
 find "$stage/build" -type f -perm -u+x -exec strip --strip-unneeded {} + 2>/dev/null || true
-for lib in $(ldd "$build_dir"/bench/*_bench "$build_dir"/tools/cudacore "$build_dir"/lib*.so* 2>/dev/null |
-             awk '/=> \// {print $3}' | grep -E 'libbenchmark|libcrypto' | sort -u); do
+# Every library the programs link beyond the C and C++ runtimes and the driver (Google Benchmark,
+# OpenSSL's libcrypto, hiredis, uriparser, zstd, ...): a GPU machine's distribution may lack them.
+for lib in $(ldd "$build_dir"/bench/*_bench "$build_dir"/tools/cudacore "$build_dir"/lib*.so* \
+               "$build_dir"/tests/cpu_* "$build_dir"/tests/gpu_* "$build_dir"/tests/helper_* 2>/dev/null |
+             awk '/=> \// {print $3}' |
+             grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|libpthread|libdl|librt|ld-linux[^/]*|libcuda|libcudacore[^/]*)\.so' |
+             grep -vE '/lib(mpi|open-|hwloc|event|udev)' | sort -u); do  # MPI comes from the GPU machine's own Open MPI
   cp -L "$lib" "$stage/build/runtime-libs/"
 done
 mkdir -p "$bundle"
