@@ -290,9 +290,13 @@ void refresh_end_of_work(StreamBox& stream) noexcept {
     std::lock_guard lock(adopted.mutex);
     if (adopted.wrappers > 0) return;
     adopted.waited_for = true;
+    renew_end_of_work(stream);
+}
+
+void renew_end_of_work(StreamBox& stream) noexcept {
     // Work on a stream runs in order: the newest signal stands for all before it. Where none can
     // be enqueued (a capture), the older one stays: the free went into the capture, not the pool.
-    if (std::shared_ptr<StreamDone> signal = signal_when_done(stream)) adopted.end_of_work = std::move(signal);
+    if (std::shared_ptr<StreamDone> signal = signal_when_done(stream)) stream.adopted->end_of_work = std::move(signal);
 }
 
 std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept {

@@ -63,6 +63,10 @@ std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept;
 // while a wrapper lives (that wrapper's end, or the release itself, enqueues one). Never throws.
 void refresh_end_of_work(StreamBox& stream) noexcept;
 
+// Replaces the end-of-work signal of a caller's stream by one enqueued now (the older one stays
+// where none can be). The caller holds stream.adopted->mutex and the handle is valid. Never throws.
+void renew_end_of_work(StreamBox& stream) noexcept;
+
 // Test hook: blocks until every release queued so far (and those they queue) is done.
 void wait_for_deferred_releases();
 

@@ -139,10 +139,9 @@ Stream::~Stream() {
     std::lock_guard lock(adopted.mutex);
     // The last wrapper: the caller may destroy the stream from now on. Under the lock, so that a
     // release queued meanwhile either sees a wrapper (and enqueues its own signal) or this one.
-    // A new signal each time (a wrapper made again from a buffer's stream may have queued more
-    // work since the last); where none can be enqueued, the older one stays.
-    if (--adopted.wrappers == 0 && adopted.waited_for)
-        if (auto signal = detail::signal_when_done(*box_)) adopted.end_of_work = std::move(signal);
+    // A new signal each time: a wrapper made again from a buffer's stream may have queued more
+    // work since the last.
+    if (--adopted.wrappers == 0 && adopted.waited_for) detail::renew_end_of_work(*box_);
 }
 
 void Stream::check_host_functions() const {
