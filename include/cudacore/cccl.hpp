@@ -183,7 +183,11 @@ public:
     thrust_allocator(resource_adaptor<Resource> adaptor, const Stream& stream)
         : adaptor_(std::move(adaptor)), stream_(stream) {}
     /// `bytes` of temporary storage, ordered on the stream (adaptor's allocate_async).
+    /// InvalidArgumentError for a negative count; what the adaptor throws.
     char* allocate(std::ptrdiff_t bytes) {
+        if (bytes < 0)
+            throw InvalidArgumentError("cudacore::cccl::thrust_allocator::allocate: negative size " +
+                                       std::to_string(bytes));
         return static_cast<char*>(adaptor_.allocate_async(static_cast<std::size_t>(bytes),
                                                           max_alignment, to_stream_ref(stream_)));
     }

@@ -118,8 +118,8 @@ public:
     ~IpcListener();
     /// Takes over `other`'s socket and path (the moved-from listener removes nothing).
     IpcListener(IpcListener&&) noexcept = default;
-    /// Closes this listener's socket and takes over the other's socket and path.
-    IpcListener& operator=(IpcListener&&) noexcept = default;
+    /// Closes this listener's socket, removes its path, and takes over the other's socket and path.
+    IpcListener& operator=(IpcListener&& other) noexcept;
 
     /// The next connection; waits at most `timeout` when one is given.
     IpcChannel accept(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;

@@ -205,6 +205,15 @@ IpcListener::~IpcListener() {
     if (socket_.valid()) ::unlink(path_.c_str());
 }
 
+IpcListener& IpcListener::operator=(IpcListener&& other) noexcept {
+    if (this != &other) {
+        if (socket_.valid()) ::unlink(path_.c_str());  // as the destructor would
+        socket_ = std::move(other.socket_);
+        path_ = std::move(other.path_);
+    }
+    return *this;
+}
+
 IpcChannel IpcListener::accept(std::optional<std::chrono::milliseconds> timeout) const {
     const std::string object = "IPC socket " + path_.string();
     if (!socket_.valid()) throw IpcError("IpcListener::accept: the listener was moved from");

@@ -146,6 +146,23 @@ TEST(IpcChannel, TimeoutsAndMissingListenersAreClearErrors) {
     EXPECT_NE(accept.find("no connection within 20 ms"), std::string::npos) << accept;
 }
 
+TEST(IpcChannel, AListenerReplacedByMoveRemovesItsPath) {
+    TempDir dir;
+    const auto first = dir.path() / "first";
+    const auto second = dir.path() / "second";
+    IpcListener listener(first);
+    ASSERT_TRUE(std::filesystem::exists(first));
+    listener = IpcListener(second);
+    EXPECT_FALSE(std::filesystem::exists(first)) << "the replaced listener's socket file stays";
+    EXPECT_TRUE(std::filesystem::exists(second));
+    EXPECT_EQ(listener.path(), second);
+    {
+        IpcListener taken(std::move(listener));  // the moved-from listener removes nothing
+        EXPECT_TRUE(std::filesystem::exists(second));
+    }
+    EXPECT_FALSE(std::filesystem::exists(second));
+}
+
 TEST(IpcChannel, MisuseIsRejected) {
     auto [a, b] = IpcChannel::pair();
     EXPECT_THROW(a.send(std::string()), InvalidArgumentError);

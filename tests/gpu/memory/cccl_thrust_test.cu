@@ -72,6 +72,7 @@ TEST(CcclGpu, ThrustSortOnACudacoreResourceAndStream) {
     std::sort(keys.begin(), keys.end());
     EXPECT_EQ(sorted, keys);
     EXPECT_GT(allocations, 0) << "Thrust took no temporary storage from the cudacore resource";
+    EXPECT_THROW(allocator.inner.allocate(-1), InvalidArgumentError);
 }
 
 TEST(CcclGpu, CubSortWithTemporaryStorageFromTheAdaptor) {
