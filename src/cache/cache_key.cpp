@@ -14,11 +14,20 @@
 namespace cudacore {
 namespace {
 
+// OpenSSL's SHA-256, fetched once: EVP_sha256() makes every EVP_DigestInit_ex look it up again.
+const EVP_MD* sha256() {
+    static const EVP_MD* const md = [] {
+        const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);  // kept until exit
+        return fetched ? fetched : EVP_sha256();
+    }();
+    return md;
+}
+
 // Feeds length-prefixed fields into one SHA-256.
 class KeyHasher {
 public:
     KeyHasher() : context_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-        if (!context_ || EVP_DigestInit_ex(context_.get(), EVP_sha256(), nullptr) != 1) {
+        if (!context_ || EVP_DigestInit_ex(context_.get(), sha256(), nullptr) != 1) {
             throw CacheError("cache_key: EVP_DigestInit_ex(SHA-256) failed");
         }
     }

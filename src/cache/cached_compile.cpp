@@ -209,23 +209,32 @@ detail::IncludeSearch search_of(const Program& program) {
     return detail::include_search(program.options().name, nvrtc_flags(program.options()));
 }
 
-// Code keys made from header records, remembered in this process by source key, record and
-// search, so that a lookup meeting the same record again skips the toolkit's headers (a
-// <cuda/std> program reads hundreds): only the headers outside the toolkit are checked again (one
-// stat each when unchanged), and the lookups outside it (one stat each). The toolkit's headers
-// and folders are looked at once per process, like the headers built into NVRTC: a toolkit
-// replaced under a running process is seen by the next process.
+// Whether two header-list entries hold the same record: the same bytes, found without reading
+// them when both share one copy (a memory cache hands out the entry it holds).
+bool same_record(const ObjectCode& a, const ObjectCode& b) {
+    const std::string_view x = a.code(), y = b.code();
+    return (x.data() == y.data() && x.size() == y.size()) || x == y;
+}
+
+// Code keys made from header records, remembered in this process by source key and search with
+// the record they came from, so that a lookup meeting the same record again skips the toolkit's
+// headers (a <cuda/std> program reads hundreds): only the headers outside the toolkit are checked
+// again (one stat each when unchanged), and the lookups outside it (one stat each). The toolkit's
+// headers and folders are looked at once per process, like the headers built into NVRTC: a
+// toolkit replaced under a running process is seen by the next process.
 class HeaderKeyMemo {
 public:
-    std::optional<CacheKey> find(const CacheKey& source, std::uint64_t record_hash) {
+    std::optional<CacheKey> find(const CacheKey& source, std::uint64_t search_hash,
+                                 const ObjectCode& list) {
         std::shared_ptr<const Entry> found;
         {
             std::lock_guard lock(mutex_);
-            auto it = entries_.find({source, record_hash});
+            auto it = entries_.find({source, search_hash});
             if (it == entries_.end()) return std::nullopt;
             found = it->second;
         }
         const Entry& entry = *found;
+        if (!same_record(entry.list, list)) return std::nullopt;  // another record: key it
         for (const auto& [path, digest] : entry.headers_outside_toolkit) {
             const std::optional<std::string> now = header_digests().digest(path);
             if (!now || *now != digest) return std::nullopt;  // edited or gone: key it again
@@ -235,10 +244,11 @@ public:
             if (states.state(path) != state) return std::nullopt;  // created or removed
         return entry.key;
     }
-    void remember(const CacheKey& source, std::uint64_t record_hash, const CacheKey& key,
+    void remember(const CacheKey& source, std::uint64_t search_hash, const ObjectCode& list,
+                  const CacheKey& key,
                   const std::vector<std::pair<std::string, std::string>>& headers,
                   const std::vector<std::pair<std::string, std::string>>& lookups) {
-        auto entry = std::make_shared<Entry>(Entry{key, {}, {}});
+        auto entry = std::make_shared<Entry>(Entry{list, key, {}, {}});
         const std::vector<std::string> toolkit_dirs = toolkit_include_dirs();
         for (const auto& header : headers)
             if (!detail::inside_any(header.first, toolkit_dirs))
@@ -247,7 +257,7 @@ public:
             if (!detail::inside_any(lookup.first, toolkit_dirs))
                 entry->lookups_outside_toolkit.push_back(lookup);
         std::lock_guard lock(mutex_);
-        entries_[{source, record_hash}] = std::move(entry);
+        entries_[{source, search_hash}] = std::move(entry);
     }
 
     void clear() {
@@ -257,6 +267,7 @@ public:
 
 private:
     struct Entry {
+        ObjectCode list;  // the header-list entry the key was made from
         CacheKey key;
         std::vector<std::pair<std::string, std::string>> headers_outside_toolkit;  // path, digest
         std::vector<std::pair<std::string, std::string>> lookups_outside_toolkit;  // path, state
@@ -272,10 +283,11 @@ HeaderKeyMemo& header_key_memo() {
 
 // The key that adds to `base` the search, every header's path and digest and every lookup's
 // path and state; a header that cannot be read gives nullopt and its path in `unreadable`.
-// Remembered for `record_hash` (HeaderKeyMemo).
+// Remembered for `search_hash` and `list`, the record's entry (HeaderKeyMemo).
 std::optional<CacheKey> key_with_headers(const CacheKey& base,
                                          const std::vector<std::pair<std::string, std::string>>& search,
-                                         const HeaderRecord& record, std::uint64_t record_hash,
+                                         std::uint64_t search_hash, const HeaderRecord& record,
+                                         const ObjectCode& list,
                                          std::string* unreadable = nullptr) {
     std::vector<std::pair<std::string, std::string>> headers, lookups;
     headers.reserve(record.headers.size());
@@ -295,14 +307,13 @@ std::optional<CacheKey> key_with_headers(const CacheKey& base,
     for (const auto& [path, digest] : headers) fields.emplace_back("header:" + path, digest);
     for (const auto& [path, state] : lookups) fields.emplace_back("lookup:" + path, state);
     CacheKey key = extend_key(base, "cudacore-headers-v2", fields);
-    header_key_memo().remember(base, record_hash, key, headers, lookups);
+    header_key_memo().remember(base, search_hash, list, key, headers, lookups);
     return key;
 }
 
-// One hash of the header record's text and the search, for the memo.
-std::uint64_t hash_of_record(std::string_view record_text,
-                             const std::vector<std::pair<std::string, std::string>>& search) {
-    std::string bytes(record_text);
+// One hash of the search, for the memo.
+std::uint64_t hash_of_search(const std::vector<std::pair<std::string, std::string>>& search) {
+    std::string bytes;
     for (const auto& [name, value] : search) {
         add_field(bytes, name);
         add_field(bytes, value);
@@ -397,12 +408,13 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
     if (!list_entry) return std::nullopt;
     const std::vector<std::pair<std::string, std::string>> search =
         search_fields(search_of(program));
-    const std::uint64_t record_hash = hash_of_record(list_entry->code(), search);
-    if (std::optional<CacheKey> known = header_key_memo().find(source_key, record_hash))
+    const std::uint64_t search_hash = hash_of_search(search);
+    if (std::optional<CacheKey> known = header_key_memo().find(source_key, search_hash, *list_entry))
         return entry_at(*known, std::move(list_entry));
     std::optional<HeaderRecord> record = read_header_list(*list_entry);
     if (!record) return std::nullopt;
-    std::optional<CacheKey> key = key_with_headers(source_key, search, *record, record_hash);
+    std::optional<CacheKey> key =
+        key_with_headers(source_key, search, search_hash, *record, *list_entry);
     if (!key) return std::nullopt;  // a header is gone: compile again
     return entry_at(*key, std::move(list_entry));
 }
@@ -490,7 +502,7 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
         const std::vector<std::pair<std::string, std::string>> fields = search_fields(search);
         std::string unreadable;
         std::optional<CacheKey> key = key_with_headers(
-            source_key, fields, record, hash_of_record(list->code(), fields), &unreadable);
+            source_key, fields, hash_of_search(fields), record, *list, &unreadable);
         if (!key) return not_cached("the header '" + unreadable + "' it read cannot be read back");
         // The list goes in only beside stored code: a list without its code is a wasted lookup.
         if (store(cache, *key, code, on_cache_error)) {

@@ -3,9 +3,11 @@
 #include "code/include_directives.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -16,11 +18,35 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Absolute with no empty, "." or ".." component (a trailing slash allowed): already normal.
+bool normal_absolute(std::string_view path) {
+    if (path.empty() || path.front() != '/') return false;
+    for (std::size_t start = 1; start < path.size();) {
+        std::size_t end = path.find('/', start);
+        if (end == std::string_view::npos) end = path.size();
+        const std::string_view part = path.substr(start, end - start);
+        if ((part.empty() && end != path.size()) || part == "." || part == "..") return false;
+        start = end + 1;
+    }
+    return true;
+}
+
 std::string absolute_folder(const std::string& folder) {
+    // The common cases without filesystem::path's copies of every part: a normal absolute folder
+    // (the toolkit's), and a normal relative one (a program name's folder) under the working one.
+    std::string path;
+    if (!folder.empty() && folder.front() == '/') {
+        path = folder;
+    } else if (char cwd[PATH_MAX]; ::getcwd(cwd, sizeof cwd) != nullptr) {
+        path = cwd;
+        if (!folder.empty() && folder != ".") path += '/' + folder;
+    }
+    if (normal_absolute(path)) {
+        while (path.size() > 1 && path.back() == '/') path.pop_back();
+        return path;
+    }
     std::error_code ignored;
-    std::string path = fs::absolute(fs::path(folder.empty() ? "." : folder), ignored)
-                           .lexically_normal()
-                           .string();
+    path = fs::absolute(fs::path(folder.empty() ? "." : folder), ignored).lexically_normal().string();
     while (path.size() > 1 && path.back() == '/') path.pop_back();
     return path;
 }

@@ -141,6 +141,19 @@ TEST_F(IncludeLookupsOnDisk, ANameMadeByAMacroIsRefusedOutsideTheToolkitAndFollo
         << test.refusal;
 }
 
+TEST(IncludeLookups, SearchFoldersAreAbsoluteAndNormal) {
+    const std::string cwd = fs::current_path().string();
+    const detail::IncludeSearch search = detail::include_search(
+        "kernels/k.cu", {"-I/usr//include/./x/", "--include-path=rel/../inc", "-I", "/plain/dir",
+                         "-I.", "--pre-include=pre.h"});
+    EXPECT_EQ(search.main_directory, cwd + "/kernels");
+    EXPECT_EQ(search.directories,
+              (std::vector<std::string>{"/usr/include/x", cwd + "/inc", "/plain/dir", cwd}));
+    EXPECT_EQ(search.pre_includes, std::vector<std::string>{"pre.h"});
+    EXPECT_EQ(detail::include_search("k.cu", {}).main_directory, cwd);
+    EXPECT_EQ(detail::include_search("/abs/k.cu", {}).main_directory, "/abs");
+}
+
 TEST(IncludeLookups, AProgramWhoseLookupsCannotBeKnownIsCompiledNotCached) {
     test::TempDir dir;
     test::write_file(dir.path() / "x.h", "#define VALUE 5\n");
