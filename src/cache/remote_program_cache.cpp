@@ -470,7 +470,9 @@ CompileTurn RemoteProgramCache::await_compile_turn(
             // The cause of a refused store too: one warning for a server that refuses SET.
             state.report("SET " + text.substr(0, text.find(' ')), "SET",
                          "SET " + lock + " NX on " + state.options.display_url() +
-                             " refused: " + text + " (compiling without the fleet's lock)");
+                             " refused: " + text +
+                             " (compiling without the fleet's lock; stores, by SET too, will fail "
+                             "the same way)");
             waited_until_now();
             return {};
         }
