@@ -90,9 +90,10 @@ std::function<ObjectCode()> counted(std::atomic<int>& compiles, int i) {
 TEST(RemoteCompileLock, EightProcessesCompileEachKeyOnce) {
     SKIP_WITHOUT_REDIS();
     RedisServer server;
-    // 8 processes x 3 threads, each asking 24 times over 8 keys, a "compile" taking 100 ms.
+    // 8 processes x 3 threads, each asking 24 times over 8 keys (in the same order in every
+    // process), a "compile" taking 300 ms: the processes overlap, and wait for each other.
     const auto results = run_workers(
-        8, {server.url("", "lock_ms=10000&lock_wait_ms=30000"), "3", "24", "8", "100"}, 120);
+        8, {server.url("", "lock_ms=10000&lock_wait_ms=30000"), "3", "24", "8", "300"}, 120);
     long long compiles = 0, locks = 0, waits = 0, timeouts = 0, lost = 0;
     for (const auto& result : results) {
         ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
@@ -136,7 +137,7 @@ TEST(RemoteCompileLock, CompileCachedThroughTiersCompilesEachProgramOnceAcrossPr
 TEST(RemoteCompileLock, OwnerKilledMidCompileLetsAnotherProcessCompileAfterTheExpiry) {
     SKIP_WITHOUT_REDIS();
     RedisServer server;
-    const std::string url = server.url("", "lock_ms=1500&lock_wait_ms=20000");
+    const std::string url = server.url("", "lock_ms=3000&lock_wait_ms=20000");
     RemoteProgramCache cache(RemoteCacheOptions::from_url(url));
     const std::string lock = cache.redis_lock_key(worker_key(0));
     auto client = raw_client(server);
