@@ -463,16 +463,13 @@ CompileTurn RemoteProgramCache::await_compile_turn(
             return {};
         }
         const RedisReplyType type = detail::reply_type(*reply);
-        state.answered("SET", type != RedisReplyType::error);
+        // Not "SET": a small lock that fits must not end the report of a store refused for its
+        // size (a full server), or each refused store would be warned about again.
+        state.answered("SET NX", type != RedisReplyType::error);
         if (type == RedisReplyType::error) {
+            // Counted, not warned about: a server that refuses this SET (full, or an ACL without
+            // it) refuses the store after the compile too, and put() warns about that, once.
             ++state.server_errors;
-            const std::string text(detail::reply_text(*reply));
-            // The cause of a refused store too: one warning for a server that refuses SET.
-            state.report("SET " + text.substr(0, text.find(' ')), "SET",
-                         "SET " + lock + " NX on " + state.options.display_url() +
-                             " refused: " + text +
-                             " (compiling without the fleet's lock; stores, by SET too, will fail "
-                             "the same way)");
             waited_until_now();
             return {};
         }
@@ -491,6 +488,16 @@ CompileTurn RemoteProgramCache::await_compile_turn(
                     return;
                 }
                 owner->answered("EVAL", detail::reply_type(*released) != RedisReplyType::error);
+                if (detail::reply_type(*released) == RedisReplyType::error) {
+                    ++owner->server_errors;
+                    const std::string text(detail::reply_text(*released));
+                    owner->report("EVAL " + text.substr(0, text.find(' ')), "EVAL",
+                                  "EVAL (releasing the compile lock " + lock + ") on " +
+                                      owner->options.display_url() + " refused: " + text +
+                                      " (the lock is left to expire after lock_ms, and other "
+                                      "processes wait for it; allow EVAL to this user)");
+                    return;
+                }
                 if (detail::reply_type(*released) == RedisReplyType::integer &&
                     detail::reply_integer(*released) == 0)
                     ++owner->locks_lost;

@@ -9,6 +9,7 @@
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/remote_program_cache.hpp"
+#include "cudacore/warnings.hpp"
 
 #include "cache/redis_connection.hpp"
 
@@ -232,6 +233,48 @@ TEST(RemoteCompileLock, ALockIsNeverReleasedByAProcessThatNoLongerOwnsIt) {
     second_turn.lease.reset();
     EXPECT_FALSE(exists(*client, lock));
     EXPECT_EQ(second.counters().locks_lost, 0u);
+}
+
+// An ACL user that may GET and SET but not EVAL: each lock is taken but its release refused (it
+// is left to expire), warned about once; the compiles and stores go on.
+TEST(RemoteCompileLock, ARefusedReleaseIsOneWarning) {
+    SKIP_WITHOUT_REDIS();
+    RedisServer server("user default off\nuser writer on >pw ~cudacore:* +get +set +auth +select\n");
+    test::WarningLog warnings;
+    RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url("writer:pw", "lock_ms=500")));
+    std::atomic<int> compiles{0};
+    for (int i = 0; i < 3; ++i)
+        EXPECT_EQ(get_or_compile(cache, worker_key(i), counted(compiles, i)), worker_code(i));
+    EXPECT_EQ(compiles.load(), 3);
+    EXPECT_EQ(cache.counters().locks_acquired, 3u);
+    EXPECT_EQ(cache.counters().server_errors, 3u);
+    EXPECT_EQ(cache.stats().insertions, 3u);
+    int reported = 0;
+    for (const auto& warning : warnings.seen) {
+        if (warning.kind != WarningKind::remote_cache_failed) continue;
+        ++reported;
+        EXPECT_NE(warning.message.find("EVAL"), std::string::npos) << warning.message;
+    }
+    EXPECT_EQ(reported, 1);
+}
+
+// A full server (maxmemory, noeviction) that still takes the small lock but refuses each value:
+// one warning in all, not one per refused store.
+TEST(RemoteCompileLock, AFullServerIsOneWarningThoughLocksSucceed) {
+    SKIP_WITHOUT_REDIS();
+    RedisServer server("maxmemory 3mb\nmaxmemory-policy noeviction\n");
+    test::WarningLog warnings;
+    RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url()));
+    // Half a MiB a value: the first few fit, then the server refuses each value (its bytes push
+    // the server over maxmemory) while the small locks still fit.
+    const ObjectCode big = ObjectCode::from_cubin(std::string(512 << 10, 'x'), "big");
+    for (int i = 0; i < 20; ++i)
+        EXPECT_EQ(get_or_compile(cache, worker_key(i), [&] { return big; }), big);
+    EXPECT_GT(cache.stats().failed_stores, 1u);
+    EXPECT_GT(cache.counters().locks_acquired, cache.stats().insertions + 1);
+    int reported = 0;
+    for (const auto& warning : warnings.seen) reported += warning.kind == WarningKind::remote_cache_failed;
+    EXPECT_EQ(reported, 1);
 }
 
 TEST(RemoteCompileLock, OptionsFromTheUrl) {
