@@ -35,7 +35,8 @@
 /// never waits longer than lock_wait: then it compiles itself (counted in
 /// RemoteCacheCounters::lock_wait_timeouts). A compile that runs longer than lock_expiry lets a
 /// waiter compile the same key too (two compiles, never a wrong entry; counted in locks_lost).
-/// A server that cannot be used while locking or waiting lets the caller compile at once.
+/// A server that cannot be used while locking or waiting lets the caller compile at once; an ACL
+/// user needs EVAL for the release (without it each lock is left to expire, warned once).
 ///
 /// TLS. Debian 12's hiredis (0.14) has no TLS support, so `rediss://` URLs are refused with
 /// InvalidArgumentError saying so; reach a TLS-only server through a local TLS tunnel (stunnel,
