@@ -16,7 +16,8 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/temporary_directory.cpp
   src/support/version.cpp
   src/support/thread_block_pool.cpp
-  src/support/parallel_steps.cpp)
+  src/support/parallel_steps.cpp
+  src/support/nvtx_range.cpp)
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/program.cpp
@@ -48,7 +49,8 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/remote_cache_options.cpp
   src/cache/redis_connection.cpp
   src/cache/remote_program_cache.cpp
-  src/cache/tiered_program_cache.cpp)
+  src/cache/tiered_program_cache.cpp
+  src/cache/cache_activity.cpp)
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/compiler_versions.cpp

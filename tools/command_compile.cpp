@@ -95,12 +95,14 @@ std::unique_ptr<ProgramCache> open_cache(const CompileArgs& args) {
                                                                                       : "disk ")
                   << "cache: " << e.what() << "\n";
     }
-    std::unique_ptr<ProgramCache> remote = open_remote_cache(args.remote);
-    if (!remote) return disk;
-    if (!disk) return remote;
-    return std::make_unique<TieredProgramCache>(std::vector<std::shared_ptr<ProgramCache>>{
-        std::shared_ptr<ProgramCache>(std::move(disk)),
-        std::shared_ptr<ProgramCache>(std::move(remote))});
+    std::unique_ptr<RemoteProgramCache> opened = open_remote_cache(args.remote);
+    if (!opened) return disk;
+    // One warning per failure: the remote tier's are printed by the warning handler only.
+    std::shared_ptr<ProgramCache> remote = remote_tier(std::move(opened));
+    std::vector<std::shared_ptr<ProgramCache>> tiers;
+    if (disk) tiers.push_back(std::shared_ptr<ProgramCache>(std::move(disk)));
+    tiers.push_back(std::move(remote));
+    return std::make_unique<TieredProgramCache>(std::move(tiers));
 }
 
 ProgramOptions to_program_options(const CompileArgs& args) {

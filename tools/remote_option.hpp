@@ -19,4 +19,10 @@ void add_remote_option(CLI::App& command, std::string& url);
 // warnings, once per cause (the library's warning handler), while the CLI runs.
 std::unique_ptr<RemoteProgramCache> open_remote_cache(const std::string& url);
 
+// `remote` as a tier of the CLI's cache: the same cache, except that a put it fails does not
+// throw. Its failures are already printed, once per cause, by the warning handler that
+// open_remote_cache installs; thrown, they would be printed a second time by compile_cached's
+// on_cache_error.
+std::shared_ptr<ProgramCache> remote_tier(std::shared_ptr<RemoteProgramCache> remote);
+
 }  // namespace cudacore::cli

@@ -5,8 +5,11 @@
 /// holds cache_key(program, target, names) (no NVRTC compile happens), else compiles, stores the
 /// result and returns it. Within one process, concurrent calls for the same missing key (on the
 /// same cache) compile once: the first caller compiles, the others wait for and share its result
-/// or its exception ("single flight"). Across processes, two may compile the same key at once;
-/// both store a complete entry and the last one stays.
+/// or its exception ("single flight"). Across processes, the cache decides
+/// (ProgramCache::await_compile_turn): with a RemoteProgramCache (alone or as a tier of a
+/// TieredProgramCache) one process compiles a missing key while the others wait for its entry,
+/// up to the cache's wait bound; with the process-local and disk caches two processes may
+/// compile the same key at once, both store a complete entry and the last one stays.
 ///
 /// A cache that cannot be used never fails the compile: when get() or put() throws CacheError (a
 /// full disk, a read-only or foreign directory, a directory where the entry belongs), the code is

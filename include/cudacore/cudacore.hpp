@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cudacore/buffer.hpp"
+#include "cudacore/cache_activity.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/caching_memory_resource.hpp"

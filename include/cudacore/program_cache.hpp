@@ -15,6 +15,8 @@
 #include "cudacore/object_code.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 
 namespace cudacore {
@@ -35,6 +37,23 @@ struct CacheStats {
     std::uint64_t temporary_files = 0;  ///< a disk cache's files being written or left by killed writers
 };
 
+/// Held by the one caller that compiles a key for everyone sharing a cache (see
+/// ProgramCache::await_compile_turn); destroying it lets the others go on. Its destructor never
+/// throws. It must not outlive the cache that gave it.
+class CompileLease {
+public:
+    virtual ~CompileLease() = default;
+};
+
+/// What ProgramCache::await_compile_turn decided for a missing key.
+struct CompileTurn {
+    /// The entry another process stored while this one waited: use it, do not compile.
+    std::optional<ObjectCode> found;
+    /// When `found` is empty: held while compiling and storing, then destroyed. Null when the
+    /// cache does not coordinate compiles (or gave up waiting): compile without a lease.
+    std::unique_ptr<CompileLease> lease;
+};
+
 /// The interface of program caches: get, put, stats, clear.
 class ProgramCache {
 public:
@@ -49,6 +68,21 @@ public:
     virtual CacheStats stats() const = 0;
     /// Removes every entry.
     virtual void clear() = 0;
+
+    /// Called by get_or_compile() and compile_cached() after a miss, before compiling `key`, so
+    /// that caches shared by many processes (RemoteProgramCache) have each key compiled once:
+    /// either this caller gets the lease (compiles, stores, then drops the lease), or it waits
+    /// until `find` (a lookup through the whole cache the caller compiles into) returns the
+    /// entry another process stored, or until the cache's wait bound has passed (then it compiles
+    /// without a lease). The default coordinates nothing: it returns an empty CompileTurn at once
+    /// (a process-local cache has no one else to wait for). Never throws CacheError: a cache that
+    /// cannot coordinate lets the caller compile. Thread-safe.
+    virtual CompileTurn await_compile_turn(
+        const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) {
+        (void)key;
+        (void)find;
+        return {};
+    }
 };
 
 }  // namespace cudacore

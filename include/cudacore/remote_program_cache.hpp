@@ -24,6 +24,20 @@
 /// in between. A peer that resets the connection while a command is written never raises SIGPIPE
 /// in the process: it is held back on the writing thread for the write and discarded.
 ///
+/// One compile per key across the fleet. When compile_cached() or get_or_compile() miss, they
+/// call await_compile_turn(): the process that sets the key's lock (`SET <lock key> <token> NX
+/// PX lock_expiry`, a random token of its own) compiles, stores and then releases the lock with
+/// a compare-and-delete (a Lua script run by EVAL: the lock is deleted only while it still holds
+/// this owner's token, so a lock that expired and was taken by another process is never
+/// released by the first). The others poll for the entry with back-off (5 ms, doubled up to
+/// 250 ms) and try the lock again at each poll: when the owner stores the entry they return it,
+/// when the owner dies its lock expires after lock_expiry and one of them compiles. A waiter
+/// never waits longer than lock_wait: then it compiles itself (counted in
+/// RemoteCacheCounters::lock_wait_timeouts). A compile that runs longer than lock_expiry lets a
+/// waiter compile the same key too (two compiles, never a wrong entry; counted in locks_lost).
+/// A server that cannot be used while locking or waiting lets the caller compile at once; an ACL
+/// user needs EVAL for the release (without it each lock is left to expire, warned once).
+///
 /// TLS. Debian 12's hiredis (0.14) has no TLS support, so `rediss://` URLs are refused with
 /// InvalidArgumentError saying so; reach a TLS-only server through a local TLS tunnel (stunnel,
 /// spiped) on loopback.
@@ -72,11 +86,19 @@ struct RemoteCacheOptions {
     std::uint64_t max_entry_bytes = std::uint64_t{64} << 20;
     /// Connections kept open between calls (more are opened while more threads call at once).
     unsigned max_idle_connections = 8;
+    /// Expiry of the compile lock a process holds while it compiles a missing key (Redis PX):
+    /// how long the others wait for an owner that died. 0: no lock, every process that misses
+    /// compiles (and await_compile_turn() returns at once).
+    std::chrono::milliseconds lock_expiry{20000};
+    /// The longest a process waits for another one's compile of the same key before it compiles
+    /// itself (longer than lock_expiry, so that an owner's death is survived by waiting).
+    std::chrono::milliseconds lock_wait{30000};
 
     /// Parses `redis://[user[:password]\@]host[:port][/db][?option=value&...]`: user and
     /// password percent-decoded, an IPv6 host in brackets, port 6379 and database 0 by default.
     /// Options: connect_timeout_ms, timeout_ms (operation_timeout), retry_ms (retry_after),
-    /// max_retry_ms, expiry_s, prefix, max_entry_bytes. Throws InvalidArgumentError naming the URL
+    /// max_retry_ms, expiry_s, prefix, max_entry_bytes, lock_ms (lock_expiry), lock_wait_ms
+    /// (lock_wait). Throws InvalidArgumentError naming the URL
     /// (its password replaced by "***") and what is wrong: not a URL, another scheme (`rediss://`
     /// is refused: this build's hiredis has no TLS), no host, a bad port, database or number, an
     /// unknown option, a fragment.
@@ -96,6 +118,14 @@ struct RemoteCacheCounters {
     std::uint64_t server_errors = 0;        ///< error replies (OOM under maxmemory, ACL denials)
     std::uint64_t skipped = 0;              ///< gets and puts not tried while backing off
     std::uint64_t oversized = 0;            ///< puts over max_entry_bytes, not sent
+    /// Compile locks taken (this process compiled the key for the fleet).
+    std::uint64_t locks_acquired = 0;
+    std::uint64_t lock_waits = 0;          ///< misses that waited for another process's compile
+    std::uint64_t lock_wait_hits = 0;      ///< waits that ended with the entry another stored
+    std::uint64_t lock_wait_timeouts = 0;  ///< waits that passed lock_wait: compiled here too
+    /// Locks found expired (or another process's) at release: the compile outlived lock_expiry.
+    std::uint64_t locks_lost = 0;
+    std::uint64_t lock_wait_ns = 0;  ///< time spent waiting for other processes' compiles
 };
 
 /// A program cache on a Redis server (format, failures and threads: this file's description).
@@ -129,6 +159,18 @@ public:
     /// maintenance call: its cost grows with the database). Throws CacheError when the server
     /// cannot be used.
     std::uint64_t server_entries();
+
+    /// Waits for its turn to compile `key` across every process sharing the server (this file's
+    /// description): returns the entry `find` found while waiting, or a lease holding the
+    /// key's lock (released, by compare-and-delete, when the lease is destroyed; it must not
+    /// outlive this cache), or neither when lock_expiry is 0, the wait passed lock_wait or the
+    /// server cannot be used. Never throws CacheError (`find`'s exceptions pass through).
+    /// Thread-safe.
+    CompileTurn await_compile_turn(
+        const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) override;
+    /// The Redis key of `key`'s compile lock: `<key_prefix>:lock:<key hex>` (outside the
+    /// entries' namespace: clear() and server_entries() leave locks to their expiry).
+    std::string redis_lock_key(const CacheKey& key) const;
 
     /// This object's connection and failure counters (thread-safe, never throws).
     RemoteCacheCounters counters() const;

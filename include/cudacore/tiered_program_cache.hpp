@@ -43,6 +43,13 @@ public:
     CacheStats stats() const override;
     /// Clears every tier; the first CacheError is thrown after all were tried.
     void clear() override;
+    /// Asks the tiers in order for their turn (ProgramCache::await_compile_turn) and returns the
+    /// first that found the entry or gave a lease (a RemoteProgramCache tier coordinates the
+    /// fleet; memory and disk tiers give neither); an empty turn when none did. `find` should
+    /// look through this whole cache (as compile_cached's does), so that an entry another
+    /// process stored remotely fills the tiers above. Never throws CacheError.
+    CompileTurn await_compile_turn(
+        const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) override;
 
     /// The tiers, fastest first.
     const std::vector<std::shared_ptr<ProgramCache>>& tiers() const noexcept { return tiers_; }

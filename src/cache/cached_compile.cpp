@@ -1,6 +1,7 @@
 #include "cudacore/cached_compile.hpp"
 #include "support/temporary_directory.hpp"
 
+#include "cache/activity_counters.hpp"
 #include "cache/cached_entry.hpp"
 #include "cache/include_lookups.hpp"
 
@@ -15,6 +16,7 @@
 #include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <cstdint>
 #include <ctime>
@@ -73,6 +75,19 @@ bool store(ProgramCache& cache, const CacheKey& key, const ObjectCode& code,
         report(on_cache_error, e);
         return false;
     }
+}
+
+// Runs a compile made on a miss, counting it and its time in cache_stats() (a failed one too).
+template <class Compile>
+ObjectCode counted_compile(Compile&& compile) {
+    struct Count {
+        std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+        ~Count() {
+            detail::count_compile(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                std::chrono::steady_clock::now() - start));
+        }
+    } count;
+    return compile();
 }
 
 // Runs `produce` for (cache, key) at most once at a time in this process: callers arriving
@@ -378,7 +393,11 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
     return single_flight(cache, key, [&] {
         // Another thread may have stored it between our miss and our registration.
         if (auto code = lookup(cache, key, on_cache_error)) return *code;
-        ObjectCode code = compile();
+        // Another process may be compiling it: wait for its entry, or hold the lease.
+        CompileTurn turn = cache.await_compile_turn(
+            key, [&] { return lookup(cache, key, on_cache_error); });
+        if (turn.found) return *turn.found;
+        ObjectCode code = counted_compile(compile);
         store(cache, key, code, on_cache_error);
         return code;
     });
@@ -447,6 +466,7 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
                           const CachedCompileOptions& options) {
     const CacheKey source_key = cache_key(program, target, name_expressions);
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
+    // Counted by get_or_compile, and below where it is called directly.
     auto compile = [&] { return program.compile(target, name_expressions); };
     if (!options.extra_digest.empty()) {
         return get_or_compile(
@@ -462,9 +482,13 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
 
     return single_flight(cache, source_key, [&]() -> ObjectCode {
         if (auto hit = lookup_code()) return *hit;
+        // Another process may be compiling it: wait for its entry, or hold the lease (released
+        // when this returns, after the stores below).
+        CompileTurn turn = cache.await_compile_turn(source_key, lookup_code);
+        if (turn.found) return *turn.found;
         const std::string program_name = "program '" + program.options().name + "'";
         if (program.options().fdevice_time_trace) {
-            ObjectCode code = compile();
+            ObjectCode code = counted_compile(compile);
             warn(WarningKind::not_cached,
                  "compile_cached: " + program_name + " compiled but not cached: with "
                  "fdevice_time_trace set the headers it reads cannot be recorded; pass "
@@ -472,7 +496,7 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
             return code;
         }
         if (const std::string reason = trace_unwritable_reason(); !reason.empty()) {
-            ObjectCode code = compile();
+            ObjectCode code = counted_compile(compile);
             const std::string message = "compile_cached: " + program_name +
                                         " compiled but not cached: " + reason;
             if (on_cache_error) {
@@ -484,7 +508,8 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
         }
         const detail::IncludeSearch search = search_of(program);
         std::vector<std::string> headers;
-        ObjectCode code = program.compile(target, name_expressions, headers);
+        ObjectCode code =
+            counted_compile([&] { return program.compile(target, name_expressions, headers); });
         auto not_cached = [&](const std::string& why) {
             warn(WarningKind::not_cached, "compile_cached: " + program_name +
                                               " compiled but not cached: " + why +

@@ -2,10 +2,13 @@
 
 #include "cudacore/errors.hpp"
 
+#include "cache/activity_counters.hpp"
 #include "cache/shard_counters.hpp"
+#include "support/nvtx_range.hpp"
 #include "support/atomic_file.hpp"
 
 #include <dirent.h>
+#include <exception>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -721,6 +724,17 @@ ObjectCode DiskProgramCache::decode_entry(std::string_view bytes, const CacheKey
 
 std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
     using Outcome = EntryRead::Outcome;
+    const detail::NvtxRange range("cache get disk");
+    using detail::CacheTier;
+    using detail::TierEvent;
+    // A get that throws (the shard cannot be opened) is a failure in cache_stats().
+    struct CountThrow {
+        int before = std::uncaught_exceptions();
+        ~CountThrow() {
+            if (std::uncaught_exceptions() > before)
+                detail::count_tier_event(CacheTier::disk, TierEvent::failure);
+        }
+    } count_throw;
     const unsigned shard = shard_of(key);
     const std::string name = entry_name(key);
     FileDescriptor folder(open_shard(directory_fd_, shard, false));
@@ -740,6 +754,7 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
         case Outcome::absent:
         case Outcome::miss:
             ++misses_;
+            detail::count_tier_event(CacheTier::disk, TierEvent::miss);
             return std::nullopt;
         case Outcome::corrupt:
             if (read.symlink) {
@@ -759,6 +774,8 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
             }
             ++corrupt_;
             ++misses_;
+            detail::count_tier_event(CacheTier::disk, TierEvent::miss);
+            detail::count_tier_event(CacheTier::disk, TierEvent::failure);
             return std::nullopt;
         case Outcome::hit:
             break;
@@ -788,16 +805,19 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
         }
     }
     ++hits_;
+    detail::count_tier_event(CacheTier::disk, TierEvent::hit);
     return std::move(read.code);
 }
 
 void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
+    const detail::NvtxRange range("cache put disk");
     const std::string bytes = encode_entry(key, code);
     if (bytes.size() > max_bytes_) return;  // would never fit
     const unsigned shard = shard_of(key);
     const std::string name = entry_name(key);
     auto failed = [&](const char* what) {
         ++failed_stores_;
+        detail::count_tier_event(detail::CacheTier::disk, detail::TierEvent::failure);
         return CacheError("DiskProgramCache::put of '" + code.name() + "' (" +
                           std::string(to_string(code.code_type())) + ", " +
                           std::to_string(bytes.size()) + " bytes) as " + key.hex() + ": " + what);
@@ -828,6 +848,7 @@ void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
         throw failed(e.what());
     }
     ++insertions_;
+    detail::count_tier_event(detail::CacheTier::disk, detail::TierEvent::store);
     evictions_ += evict_after_put(directory_fd_, directory_, max_bytes_);
 }
 

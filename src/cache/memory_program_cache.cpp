@@ -1,5 +1,8 @@
 #include "cudacore/memory_program_cache.hpp"
 
+#include "cache/activity_counters.hpp"
+#include "support/nvtx_range.hpp"
+
 namespace cudacore {
 
 MemoryProgramCache::MemoryProgramCache(std::uint64_t max_bytes) { stats_.max_bytes = max_bytes; }
@@ -11,18 +14,22 @@ std::uint64_t MemoryProgramCache::entry_size(const ObjectCode& code) noexcept {
 }
 
 std::optional<ObjectCode> MemoryProgramCache::get(const CacheKey& key) {
+    const detail::NvtxRange range("cache get memory");
     std::lock_guard lock(mutex_);
     auto it = index_.find(key);
     if (it == index_.end()) {
         ++stats_.misses;
+        detail::count_tier_event(detail::CacheTier::memory, detail::TierEvent::miss);
         return std::nullopt;
     }
     recency_.splice(recency_.begin(), recency_, it->second);
     ++stats_.hits;
+    detail::count_tier_event(detail::CacheTier::memory, detail::TierEvent::hit);
     return it->second->second;
 }
 
 void MemoryProgramCache::put(const CacheKey& key, const ObjectCode& code) {
+    const detail::NvtxRange range("cache put memory");
     const std::uint64_t size = entry_size(code);
     std::lock_guard lock(mutex_);
     if (auto it = index_.find(key); it != index_.end()) {
@@ -38,6 +45,7 @@ void MemoryProgramCache::put(const CacheKey& key, const ObjectCode& code) {
     stats_.bytes += size;
     ++stats_.entries;
     ++stats_.insertions;
+    detail::count_tier_event(detail::CacheTier::memory, detail::TierEvent::store);
 }
 
 void MemoryProgramCache::evict_to(std::uint64_t bound) {

@@ -146,12 +146,16 @@ RemoteCacheOptions RemoteCacheOptions::from_url(std::string_view url_text) {
             } else if (key == "max_entry_bytes") {
                 options.max_entry_bytes = parse_number<std::uint64_t>(
                     value, key, url, 1, std::uint64_t{512} << 20);
+            } else if (key == "lock_ms") {
+                options.lock_expiry = milliseconds(parse_number<std::int64_t>(value, key, url, 0, day_ms));
+            } else if (key == "lock_wait_ms") {
+                options.lock_wait = milliseconds(parse_number<std::int64_t>(value, key, url, 0, day_ms));
             } else if (key == "prefix") {
                 options.key_prefix = value;
             } else {
                 throw fail("unknown option '" + key +
                            "' (known: connect_timeout_ms, timeout_ms, retry_ms, max_retry_ms, "
-                           "expiry_s, max_entry_bytes, prefix)");
+                           "expiry_s, max_entry_bytes, lock_ms, lock_wait_ms, prefix)");
             }
         }
     }

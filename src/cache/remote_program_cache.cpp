@@ -4,13 +4,18 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/warnings.hpp"
 
+#include "cache/activity_counters.hpp"
 #include "cache/redis_connection.hpp"
+#include "support/nvtx_range.hpp"
 
 #include <mutex>
 #include <new>
 #include <unistd.h>
 
+#include <cstdio>
 #include <map>
+#include <random>
+#include <thread>
 #include <vector>
 
 namespace cudacore {
@@ -46,6 +51,23 @@ void check(const RemoteCacheOptions& options) {
         throw fail("timeouts and retry delays must be positive (max_retry_after >= retry_after)");
     }
     if (!options.user.empty() && options.password.empty()) throw fail("a user needs a password");
+    if (options.lock_expiry.count() < 0 || options.lock_wait.count() < 0)
+        throw fail("lock_expiry and lock_wait must not be negative");
+}
+
+// Deletes the lock only while it still holds the caller's token, in one step on the server: a
+// lock that expired and was set again by another process is left to its new owner.
+constexpr std::string_view release_lock_script =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) "
+    "else return 0 end";
+
+// A token no other lock holder has: this process, and 128 random bits.
+std::string lock_token() {
+    std::random_device device;
+    char text[64];
+    std::snprintf(text, sizeof text, "%ld-%08x%08x%08x%08x", static_cast<long>(::getpid()),
+                  device(), device(), device(), device());
+    return text;
 }
 
 }  // namespace
@@ -64,9 +86,17 @@ struct RemoteProgramCache::State {
     std::vector<std::unique_ptr<RedisConnection>> idle;
     pid_t pool_pid = ::getpid();  // the process whose connections `idle` holds
 
-    std::atomic<std::uint64_t> hits{0}, misses{0}, insertions{0}, corrupt{0}, failed_stores{0};
+    // Also counted in cache_stats() (a damaged value and a failed store are failures there).
+    using Counter = detail::TierCounter;
+    using Tier = detail::CacheTier;
+    using Event = detail::TierEvent;
+    Counter hits{Tier::remote, Event::hit}, misses{Tier::remote, Event::miss},
+        insertions{Tier::remote, Event::store}, corrupt{Tier::remote, Event::failure},
+        failed_stores{Tier::remote, Event::failure};
     std::atomic<std::uint64_t> connections_opened{0}, connection_failures{0}, command_failures{0},
         server_errors{0}, skipped{0}, oversized{0};
+    std::atomic<std::uint64_t> locks_acquired{0}, lock_waits{0}, lock_wait_hits{0},
+        lock_wait_timeouts{0}, locks_lost{0}, lock_wait_ns{0};
 
     // Back-off: 0 while the server works; else the steady-clock time before which nothing is
     // tried. The thread that moves it forward once it has passed is the one that retries.
@@ -246,6 +276,26 @@ struct RemoteProgramCache::State {
     }
 };
 
+namespace {
+
+// The lock of one key held by this process while it compiles; released by compare-and-delete.
+class RedisCompileLease final : public CompileLease {
+public:
+    RedisCompileLease(std::function<void()> release) : release_(std::move(release)) {}
+    ~RedisCompileLease() override {
+        try {
+            release_();
+        } catch (...) {
+            // Not released: the lock expires on its own.
+        }
+    }
+
+private:
+    std::function<void()> release_;
+};
+
+}  // namespace
+
 RemoteProgramCache::RemoteProgramCache(RemoteCacheOptions options) {
     check(options);
     state_ = std::make_unique<State>(std::move(options));
@@ -260,6 +310,7 @@ std::string RemoteProgramCache::redis_key(const CacheKey& key) const {
 }
 
 std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
+    const detail::NvtxRange range("cache get remote");
     State& state = *state_;
     bool probing = false;
     if (!state.may_try(probing)) {
@@ -275,6 +326,7 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
         state.server_failed(probing);
         state.report(failure.cause, "", std::string(failure.what()) + " (get() is a miss; retrying "
                                                                   "after a back-off)");
+        detail::count_tier_event(detail::CacheTier::remote, detail::TierEvent::failure);
         ++state.misses;
         return std::nullopt;
     } catch (const std::bad_alloc&) {
@@ -296,6 +348,7 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
                 return std::nullopt;
             }
             ++state.server_errors;
+            detail::count_tier_event(detail::CacheTier::remote, detail::TierEvent::failure);
             state.report("GET " + text.substr(0, text.find(' ')), "GET",
                          "GET " + name + " on " + state.options.display_url() +
                              " refused: " + text + " (a miss)");
@@ -324,6 +377,7 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
 }
 
 void RemoteProgramCache::put(const CacheKey& key, const ObjectCode& code) {
+    const detail::NvtxRange range("cache put remote");
     State& state = *state_;
     const std::string bytes = DiskProgramCache::encode_entry(key, code);
     if (bytes.size() > state.options.max_entry_bytes) {
@@ -369,6 +423,116 @@ void RemoteProgramCache::put(const CacheKey& key, const ObjectCode& code) {
     ++state.insertions;
 }
 
+std::string RemoteProgramCache::redis_lock_key(const CacheKey& key) const {
+    return state_->options.key_prefix + ":lock:" + key.hex();
+}
+
+CompileTurn RemoteProgramCache::await_compile_turn(
+    const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) {
+    State& state = *state_;
+    if (state.options.lock_expiry.count() == 0) return {};
+    const detail::NvtxRange range("cache wait remote");
+    using clock = std::chrono::steady_clock;
+    const clock::time_point start = clock::now();
+    const clock::time_point deadline = start + state.options.lock_wait;
+    const std::string lock = redis_lock_key(key);
+    const std::string token = lock_token();
+    const std::string expiry_ms = std::to_string(state.options.lock_expiry.count());
+    std::chrono::milliseconds delay{5};
+    bool waited = false;
+    auto waited_until_now = [&] {
+        if (waited)
+            state.lock_wait_ns += static_cast<std::uint64_t>(
+                std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count());
+    };
+    for (;;) {
+        bool probing = false;
+        if (!state.may_try(probing)) {  // backing off: compile without the fleet
+            ++state.skipped;
+            waited_until_now();
+            return {};
+        }
+        RedisReply reply;
+        try {
+            reply = state.run({"SET", lock, token, "NX", "PX", expiry_ms});
+        } catch (const RedisFailure& failure) {
+            state.server_failed(probing);
+            state.report(failure.cause, "", std::string(failure.what()) +
+                                                " (compiling without the fleet's lock)");
+            waited_until_now();
+            return {};
+        }
+        const RedisReplyType type = detail::reply_type(*reply);
+        // Not "SET": a small lock that fits must not end the report of a store refused for its
+        // size (a full server), or each refused store would be warned about again.
+        state.answered("SET NX", type != RedisReplyType::error);
+        if (type == RedisReplyType::error) {
+            // Counted, not warned about: a server that refuses this SET (full, or an ACL without
+            // it) refuses the store after the compile too, and put() warns about that, once.
+            ++state.server_errors;
+            waited_until_now();
+            return {};
+        }
+        if (type == RedisReplyType::status) {  // OK: ours
+            ++state.locks_acquired;
+            State* owner = &state;
+            CompileTurn turn;
+            turn.lease = std::make_unique<RedisCompileLease>([owner, lock, token] {
+                bool probing = false;
+                if (!owner->may_try(probing)) return;  // backing off: the lock expires
+                RedisReply released;
+                try {
+                    released = owner->run({"EVAL", release_lock_script, "1", lock, token});
+                } catch (const RedisFailure&) {
+                    owner->server_failed(probing);
+                    return;
+                }
+                owner->answered("EVAL", detail::reply_type(*released) != RedisReplyType::error);
+                if (detail::reply_type(*released) == RedisReplyType::error) {
+                    ++owner->server_errors;
+                    const std::string text(detail::reply_text(*released));
+                    owner->report("EVAL " + text.substr(0, text.find(' ')), "EVAL",
+                                  "EVAL (releasing the compile lock " + lock + ") on " +
+                                      owner->options.display_url() + " refused: " + text +
+                                      " (the lock is left to expire after lock_ms, and other "
+                                      "processes wait for it; allow EVAL to this user)");
+                    return;
+                }
+                if (detail::reply_type(*released) == RedisReplyType::integer &&
+                    detail::reply_integer(*released) == 0)
+                    ++owner->locks_lost;
+            });
+            // The entry may have been stored (and the lock released) between the caller's miss
+            // and this lock: then nothing is compiled. The lease is dropped on the way out.
+            if (std::optional<ObjectCode> code = find()) {
+                if (waited) ++state.lock_wait_hits;
+                waited_until_now();
+                return {std::move(code), nullptr};
+            }
+            waited_until_now();
+            return turn;
+        }
+        // Held by another process: look for its entry, then wait a little and try again.
+        if (!waited) {
+            waited = true;
+            ++state.lock_waits;
+        }
+        if (std::optional<ObjectCode> code = find()) {
+            ++state.lock_wait_hits;
+            waited_until_now();
+            return {std::move(code), nullptr};
+        }
+        const clock::time_point now = clock::now();
+        if (now >= deadline) {
+            ++state.lock_wait_timeouts;
+            waited_until_now();
+            return {};
+        }
+        std::this_thread::sleep_for(std::min<clock::duration>(delay, deadline - now));
+        delay = std::min(delay * 2, std::chrono::milliseconds{250});
+    }
+}
+
 CacheStats RemoteProgramCache::stats() const {
     CacheStats stats;
     stats.hits = state_->hits;
@@ -387,6 +551,12 @@ RemoteCacheCounters RemoteProgramCache::counters() const {
     counters.server_errors = state_->server_errors;
     counters.skipped = state_->skipped;
     counters.oversized = state_->oversized;
+    counters.locks_acquired = state_->locks_acquired;
+    counters.lock_waits = state_->lock_waits;
+    counters.lock_wait_hits = state_->lock_wait_hits;
+    counters.lock_wait_timeouts = state_->lock_wait_timeouts;
+    counters.locks_lost = state_->locks_lost;
+    counters.lock_wait_ns = state_->lock_wait_ns;
     return counters;
 }
 

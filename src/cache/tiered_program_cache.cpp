@@ -2,6 +2,8 @@
 
 #include "cudacore/errors.hpp"
 
+#include "support/nvtx_range.hpp"
+
 #include <set>
 
 namespace cudacore {
@@ -21,6 +23,7 @@ TieredProgramCache::TieredProgramCache(std::vector<std::shared_ptr<ProgramCache>
 }
 
 std::optional<ObjectCode> TieredProgramCache::get(const CacheKey& key) {
+    const detail::NvtxRange range("cache get tiered");
     for (std::size_t i = 0; i < tiers_.size(); ++i) {
         std::optional<ObjectCode> code;
         try {
@@ -45,6 +48,7 @@ std::optional<ObjectCode> TieredProgramCache::get(const CacheKey& key) {
 }
 
 void TieredProgramCache::put(const CacheKey& key, const ObjectCode& code) {
+    const detail::NvtxRange range("cache put tiered");
     std::string failures;
     for (std::size_t i = 0; i < tiers_.size(); ++i) {
         try {
@@ -98,6 +102,20 @@ void TieredProgramCache::clear() {
         }
     }
     if (first_failure) throw *first_failure;
+}
+
+CompileTurn TieredProgramCache::await_compile_turn(
+    const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) {
+    for (const auto& tier : tiers_) {
+        CompileTurn turn;
+        try {
+            turn = tier->await_compile_turn(key, find);
+        } catch (const CacheError&) {
+            continue;  // this tier cannot coordinate now: the caller may still compile
+        }
+        if (turn.found || turn.lease) return turn;
+    }
+    return {};
 }
 
 std::vector<std::uint64_t> TieredProgramCache::tier_hits() const {

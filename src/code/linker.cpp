@@ -9,6 +9,7 @@
 #include "code/ptxas_report.hpp"
 #include "loader/compiler_apis.hpp"
 #include "support/child_process.hpp"
+#include "support/nvtx_range.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
 
@@ -271,6 +272,7 @@ std::vector<std::string> Linker::flags() const {
 }
 
 ObjectCode Linker::link(CodeType target) {
+    const detail::NvtxRange range("link");
     if (target != CodeType::cubin && target != CodeType::ptx) {
         throw InvalidArgumentError("linker '" + options_.name + "': links to cubin or ptx, not " +
                                    std::string(to_string(target)));

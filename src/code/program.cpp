@@ -7,6 +7,7 @@
 #include "loader/driver_api.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "code/pch_directory.hpp"
+#include "support/nvtx_range.hpp"
 #include "support/temporary_directory.hpp"
 
 #include <nlohmann/json.hpp>
@@ -293,6 +294,7 @@ std::string Program::backend() const {
 }
 
 ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions) {
+    const detail::NvtxRange range("compile");
     log_.clear();
     pch_status_ = {PchOutcome::not_attempted, "PTX programs include no headers", {}, 0};
     require_supported_target(source_type_, target, options_);

@@ -9,6 +9,7 @@
 #include "code/kernel_parameter_count.hpp"
 #include "runtime/code_arch_fit.hpp"
 #include "support/box_access.hpp"
+#include "support/nvtx_range.hpp"
 
 #include <cxxabi.h>
 
@@ -85,6 +86,7 @@ std::string built_for(const detail::ObjectCodeState& state) {
 
 std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& state,
                                              std::string_view kernel_name) {
+    const detail::NvtxRange range("load");
     switch (state.type) {
         case CodeType::ltoir:
             refuse_unloadable(state, kernel_name,

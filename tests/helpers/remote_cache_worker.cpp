@@ -1,14 +1,26 @@
 // Compiles through a RemoteProgramCache from several threads, for the test that kills the server
 // in the middle of a run of many such processes.
 //
-//   helper_remote_cache_worker URL THREADS ITERATIONS KEYS
+//   helper_remote_cache_worker URL THREADS ITERATIONS KEYS [COMPILE_MS]
 //       each thread calls get_or_compile ITERATIONS times over KEYS keys; the "compile" makes
-//       key i's code, and every returned code is checked against it. Exit code 0 when all were
-//       right, 3 if any code returned was not its key's, 1 if anything threw. Prints the cache's
-//       hits and the compiles done.
+//       key i's code (taking COMPILE_MS milliseconds, 0 by default), and every returned code is
+//       checked against it. Exit code 0 when all were right, 3 if any code returned was not its
+//       key's, 1 if anything threw. Prints the cache's hits, the compiles done and the compile
+//       lock's counters ("compiling" is printed when a compile starts, for tests that kill the
+//       worker mid-compile).
+//
+//   helper_remote_cache_worker --compile-cached URL THREADS PROGRAMS
+//       compile_cached through a TieredProgramCache (memory, then the server) of PROGRAMS small
+//       C++ programs (program i adds i), each thread asking for every program, in an order of its
+//       own. Prints the compiles done (cache_stats().compiles) and the lock's counters. Exit code 0 when every call returned code, 1
+//       if anything threw.
+#include "cudacore/cache_activity.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/memory_program_cache.hpp"
+#include "cudacore/program.hpp"
 #include "cudacore/remote_program_cache.hpp"
+#include "cudacore/tiered_program_cache.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -29,11 +41,56 @@ cudacore::ObjectCode code_of(unsigned long long i) {
     return cudacore::ObjectCode::from_cubin(std::move(bytes), "fleet-" + std::to_string(i));
 }
 
+void print_counters(const cudacore::RemoteCacheCounters& counters) {
+    std::cout << " locks " << counters.locks_acquired << " waits " << counters.lock_waits
+              << " wait_hits " << counters.lock_wait_hits << " timeouts "
+              << counters.lock_wait_timeouts << " lost " << counters.locks_lost << "\n";
+}
+
+int compile_cached_worker(const std::string& url, unsigned threads, unsigned programs) {
+    auto remote =
+        std::make_shared<cudacore::RemoteProgramCache>(cudacore::RemoteCacheOptions::from_url(url));
+    cudacore::TieredProgramCache cache({std::make_shared<cudacore::MemoryProgramCache>(), remote});
+    std::atomic<int> thrown{0};
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            for (unsigned n = 0; n < programs; ++n) {
+                const unsigned i = (n + t * 5) % programs;
+                try {
+                    cudacore::ProgramOptions options;
+                    options.arch = "sm_90";
+                    cudacore::Program program("extern \"C\" __global__ void add(int* x) { x[threadIdx.x] += " +
+                                                  std::to_string(i) + "; }",
+                                              cudacore::SourceType::cxx, options);
+                    const auto code = cudacore::compile_cached(cache, program, cudacore::CodeType::cubin);
+                    if (code.size() == 0) ++thrown;
+                } catch (const std::exception& e) {
+                    std::cerr << "helper_remote_cache_worker: " << e.what() << "\n";
+                    ++thrown;
+                }
+            }
+        });
+    }
+    for (auto& worker : workers) worker.join();
+    std::cout << "compiles " << cudacore::cache_stats().compiles;
+    print_counters(remote->counters());
+    return thrown ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 5) {
-        std::cerr << "usage: helper_remote_cache_worker URL THREADS ITERATIONS KEYS\n";
+    if (argc == 5 && std::string(argv[1]) == "--compile-cached") {
+        try {
+            return compile_cached_worker(argv[2], std::stoul(argv[3]), std::stoul(argv[4]));
+        } catch (const std::exception& e) {
+            std::cerr << "helper_remote_cache_worker: " << e.what() << "\n";
+            return 1;
+        }
+    }
+    if (argc != 5 && argc != 6) {
+        std::cerr << "usage: helper_remote_cache_worker URL THREADS ITERATIONS KEYS [COMPILE_MS]\n";
         return 64;
     }
     try {
@@ -41,6 +98,7 @@ int main(int argc, char** argv) {
         const unsigned threads = std::stoul(argv[2]);
         const unsigned long long iterations = std::stoull(argv[3]);
         const unsigned long long keys = std::stoull(argv[4]);
+        const std::chrono::milliseconds compile_time(argc == 6 ? std::stoll(argv[5]) : 0);
         std::atomic<int> wrong{0}, thrown{0};
         std::atomic<unsigned long long> compiles{0};
         std::vector<std::thread> workers;
@@ -51,6 +109,8 @@ int main(int argc, char** argv) {
                     try {
                         const auto code = cudacore::get_or_compile(cache, key_of(i), [&] {
                             ++compiles;
+                            std::cout << "compiling " << i << std::endl;
+                            std::this_thread::sleep_for(compile_time);
                             return code_of(i);
                         });
                         if (!(code == code_of(i))) ++wrong;
@@ -63,7 +123,8 @@ int main(int argc, char** argv) {
         }
         for (auto& worker : workers) worker.join();
         std::cout << "hits " << cache.stats().hits << " compiles " << compiles << " corrupt "
-                  << cache.stats().corrupt_entries << "\n";
+                  << cache.stats().corrupt_entries;
+        print_counters(cache.counters());
         if (wrong) return 3;
         return thrown ? 1 : 0;
     } catch (const std::exception& e) {

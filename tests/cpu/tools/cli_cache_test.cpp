@@ -331,6 +331,24 @@ TEST_F(CliCache, RemoteCacheSharedBetweenMachines) {
     EXPECT_NE(after.out.find("remote entries 0"), std::string::npos) << after.out;
 }
 
+// A server that refuses every store (an ACL user allowed only GET): the code is compiled and
+// kept on disk, and the refusal is one warning (not one from the cache and one from the compile).
+TEST_F(CliCache, RemoteStoreRefusedIsOneWarning) {
+    if (const std::string reason = cudacore::test::RedisServer::unavailable_reason(); !reason.empty())
+        GTEST_SKIP() << reason;
+    cudacore::test::RedisServer server(
+        "user default off\nuser reader on >pw ~cudacore:* +get +auth +select\n");
+    const auto result =
+        compile((dir.path() / "1.cubin").string(), {"--remote", server.url("reader:pw")});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    std::size_t warnings = 0;
+    for (std::size_t at = result.err.find("warning"); at != std::string::npos;
+         at = result.err.find("warning", at + 1))
+        ++warnings;
+    EXPECT_EQ(warnings, 1u) << result.err;
+    EXPECT_NE(result.err.find("NOPERM"), std::string::npos) << result.err;
+}
+
 TEST_F(CliCache, RemoteCacheDownOrMisnamed) {
     if (const std::string reason = cudacore::test::RedisServer::unavailable_reason(); !reason.empty())
         GTEST_SKIP() << reason;

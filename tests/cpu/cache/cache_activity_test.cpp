@@ -1,0 +1,133 @@
+// cache_stats(): the process-wide counters of each kind of tier and of the compiles made on
+// misses, counted where each event happens, from many threads at once, and reset on request.
+#include "redis_server.hpp"
+#include "test_support.hpp"
+
+#include "cudacore/cache_activity.hpp"
+#include "cudacore/cached_compile.hpp"
+#include "cudacore/disk_program_cache.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/memory_program_cache.hpp"
+#include "cudacore/remote_program_cache.hpp"
+#include "cudacore/tiered_program_cache.hpp"
+
+#include <thread>
+
+namespace {
+
+using namespace cudacore;
+using namespace std::chrono_literals;
+
+CacheKey key_of(int n) { return CacheKey::of_bytes("activity key " + std::to_string(n)); }
+ObjectCode code_of(int n) {
+    return ObjectCode::from_cubin(std::string(64 + n, static_cast<char>('a' + n % 26)),
+                                  "code-" + std::to_string(n));
+}
+
+void expect_tier(const TierActivity& tier, std::uint64_t hits, std::uint64_t misses,
+                 std::uint64_t stores, std::uint64_t failures, const char* name) {
+    EXPECT_EQ(tier.hits, hits) << name;
+    EXPECT_EQ(tier.misses, misses) << name;
+    EXPECT_EQ(tier.stores, stores) << name;
+    EXPECT_EQ(tier.failures, failures) << name;
+}
+
+TEST(CacheActivity, MemoryAndDiskTiersAreCountedAndReset) {
+    reset_cache_stats();
+    test::TempDir dir;
+    auto memory = std::make_shared<MemoryProgramCache>();
+    auto disk = std::make_shared<DiskProgramCache>(dir.path() / "cache");
+    TieredProgramCache tiered({memory, disk});
+    EXPECT_FALSE(tiered.get(key_of(1)));  // a miss in both
+    tiered.put(key_of(1), code_of(1));    // a store in both
+    EXPECT_TRUE(tiered.get(key_of(1)));   // a memory hit
+    MemoryProgramCache other;
+    EXPECT_FALSE(other.get(key_of(1)));   // every object of a kind is summed
+    EXPECT_EQ(disk->get(key_of(1)), code_of(1));
+
+    GlobalCacheStats stats = cache_stats();
+    expect_tier(stats.memory, 1, 2, 1, 0, "memory");
+    expect_tier(stats.disk, 1, 1, 1, 0, "disk");
+    expect_tier(stats.remote, 0, 0, 0, 0, "remote");
+    EXPECT_EQ(stats.compiles, 0u);
+
+    reset_cache_stats();
+    stats = cache_stats();
+    expect_tier(stats.memory, 0, 0, 0, 0, "memory");
+    expect_tier(stats.disk, 0, 0, 0, 0, "disk");
+    EXPECT_EQ(memory->stats().hits, 1u);  // the objects' own counters are left alone
+}
+
+TEST(CacheActivity, DiskFailuresAreCounted) {
+    reset_cache_stats();
+    test::TempDir dir;
+    DiskProgramCache disk(dir.path() / "cache");
+    disk.put(key_of(2), code_of(2));
+    // A damaged entry: every file under the cache folder holding the code is cut short.
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path() / "cache")) {
+        if (entry.is_regular_file() && entry.file_size() > 64) std::filesystem::resize_file(entry.path(), 40);
+    }
+    EXPECT_FALSE(disk.get(key_of(2)));
+    const GlobalCacheStats stats = cache_stats();
+    EXPECT_EQ(stats.disk.stores, 1u);
+    EXPECT_EQ(stats.disk.misses, 1u);
+    EXPECT_EQ(stats.disk.failures, 1u);
+}
+
+TEST(CacheActivity, CompilesOnMissesAndTheirTimeAreCounted) {
+    reset_cache_stats();
+    MemoryProgramCache cache;
+    auto slow = [] {
+        std::this_thread::sleep_for(30ms);
+        return code_of(3);
+    };
+    EXPECT_EQ(get_or_compile(cache, key_of(3), slow), code_of(3));
+    EXPECT_EQ(get_or_compile(cache, key_of(3), slow), code_of(3));  // a hit: no compile
+    EXPECT_THROW(get_or_compile(cache, key_of(4), []() -> ObjectCode {
+                     throw InvalidArgumentError("this compile fails");
+                 }),
+                 InvalidArgumentError);
+    const GlobalCacheStats stats = cache_stats();
+    EXPECT_EQ(stats.compiles, 2u);  // the failed one too
+    EXPECT_GE(stats.compile_time, 30ms);
+    EXPECT_LT(stats.compile_time, 10s);
+    expect_tier(stats.memory, 1, 4, 1, 0, "memory");  // each call's miss, and its second look
+}
+
+TEST(CacheActivity, CountsFromManyThreadsAreExact) {
+    reset_cache_stats();
+    MemoryProgramCache cache;
+    cache.put(key_of(5), code_of(5));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 1000; ++i) {
+                cache.get(key_of(5));
+                cache.get(key_of(6));
+            }
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    const GlobalCacheStats stats = cache_stats();
+    EXPECT_EQ(stats.memory.hits, 8000u);
+    EXPECT_EQ(stats.memory.misses, 8000u);
+    EXPECT_EQ(stats.memory.stores, 1u);
+}
+
+TEST(CacheActivity, RemoteTierCountsHitsMissesStoresAndFailures) {
+    if (const std::string reason = test::RedisServer::unavailable_reason(); !reason.empty())
+        GTEST_SKIP() << reason;
+    test::RedisServer server;
+    RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url("", "timeout_ms=300")));
+    reset_cache_stats();
+    EXPECT_FALSE(cache.get(key_of(7)));
+    cache.put(key_of(7), code_of(7));
+    EXPECT_EQ(cache.get(key_of(7)), code_of(7));
+    expect_tier(cache_stats().remote, 1, 1, 1, 0, "remote");
+    server.kill();
+    EXPECT_FALSE(cache.get(key_of(7)));  // the server failed the get: a miss and a failure
+    EXPECT_NO_THROW(cache.put(key_of(8), code_of(8)));  // skipped while backing off: failed
+    expect_tier(cache_stats().remote, 1, 2, 1, 2, "remote");
+}
+
+}  // namespace
