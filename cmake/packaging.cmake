@@ -47,16 +47,15 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR})
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libcudacore0)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
-set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
- The shared library and the helper programs it starts (libexec/cudacore). Nothing links against
- the CUDA driver, NVRTC or nvJitLink: they are opened at run time.")
+set(CPACK_DEBIAN_RUNTIME_DESCRIPTION "The shared library and the helper programs it starts (libexec/cudacore).
+Nothing links against the CUDA driver, NVRTC or nvJitLink: they are opened at run time.")
 # NVIDIA's repository names; NVRTC and nvJitLink may also come from beside the application.
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "cuda-nvrtc-13-0, libnvjitlink-13-0")
 
 set(CPACK_DEBIAN_DEV_PACKAGE_NAME libcudacore-dev)
 set(CPACK_DEBIAN_DEV_PACKAGE_SECTION libdevel)
-set(CPACK_DEBIAN_DEV_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
- Headers, the CMake package (find_package(cudacore)), cudacore.pc and cudacore_add_header_bundle.")
+set(CPACK_DEBIAN_DEV_DESCRIPTION
+    "Headers, the CMake package (find_package(cudacore)), cudacore.pc and cudacore_add_header_bundle.")
 # What cudacoreConfig.cmake finds (find_dependency) and cudacore.pc requires. The CUDA toolkit's
 # headers (cuda.h, nvrtc.h) come from NVIDIA's repository or a toolkit installed by hand.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
@@ -66,14 +65,12 @@ set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "libcudacore-mpi0, libopenmpi-dev")
 
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME cudacore-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION devel)
-set(CPACK_DEBIAN_TOOLS_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
- The cudacore command line: compile, link, inspect and cache code, make header bundles, list
- devices.")
+set(CPACK_DEBIAN_TOOLS_DESCRIPTION "The cudacore command line: compile, link, inspect and cache code, make
+header bundles, list devices.")
 
 set(CPACK_DEBIAN_MPI_PACKAGE_NAME libcudacore-mpi0)
 set(CPACK_DEBIAN_MPI_PACKAGE_SECTION libs)
-set(CPACK_DEBIAN_MPI_DESCRIPTION "${CPACK_PACKAGE_DESCRIPTION_SUMMARY}
- cudacore::mpi: compile in shards and ship ObjectCode between MPI ranks (Open MPI), with its CMake
- target (find_package(cudacore COMPONENTS mpi)).")
+set(CPACK_DEBIAN_MPI_DESCRIPTION "cudacore::mpi: compile in shards and ship ObjectCode between MPI ranks
+(Open MPI), with its CMake target (find_package(cudacore COMPONENTS mpi)).")
 
 include(CPack)

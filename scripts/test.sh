@@ -17,6 +17,12 @@ python3 scripts/check-headers-alone.py
 # The API reference (Doxygen over include/cudacore): fails on any warning beyond the list of
 # members not yet documented, which may only shrink.
 bash scripts/docs.sh
+# The packages and one consumer project built three ways against them (scripts/packages.sh):
+# cpack's Debian packages (their Depends lines checked) and tarball, then find_package from a
+# moved install prefix and from the packages unpacked with dpkg -x, plus pkg-config, then
+# FetchContent of this tree building only the library, the CLI and the consumer. Measured on 2
+# shared cores: TIMING_PLACEHOLDER
+bash scripts/packages.sh
 # Fuzz the readers of outside bytes (serialized code, cache entries, code inspection and
 # validation, IPC descriptors, MPI messages; clang, ASan + UBSan) for 90 s in all, then the
 # isolated link for 30 s.

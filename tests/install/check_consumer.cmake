@@ -1,5 +1,13 @@
-# Installs the build into a fresh prefix, then configures, builds and runs a consumer project
-# that finds it with find_package(cudacore). Run with -P; needs BUILD_DIR, WORK_DIR, CONSUMER_DIR.
+# Configures, builds and runs the consumer project (tests/install/consumer) against cudacore found
+# one way, and checks what each of its programs prints. Run with cmake -P; scripts/packages.sh
+# runs it three ways. Variables:
+#   CONSUMER_DIR, WORK_DIR (emptied first)   the project, and where to build it
+#   PREFIX        find_package(cudacore) from this prefix (an install tree, or the usr/ folder of
+#                 Debian packages unpacked with dpkg -x); the pkg-config file is checked too
+#   FETCH_SOURCE  instead of PREFIX: FetchContent of the cudacore source tree in this folder,
+#                 building only the targets the consumer needs
+#   GENERATOR, BUILD_TYPE, LAUNCHER (a compiler launcher such as ccache), CXX (the compiler,
+#   for the pkg-config build), LIBDIR (the prefix's library folder), WITH_MPI (ON: cudacore::mpi)
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -8,58 +16,66 @@ function(run)
   endif()
   set(last_output "${out}" PARENT_SCOPE)
 endfunction()
-run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+function(expect program regex)
+  if(NOT last_output MATCHES "${regex}")
+    message(FATAL_ERROR "unexpected output of ${program}:\n${last_output}")
+  endif()
+  string(STRIP "${last_output}" shown)
+  message(STATUS "${program}: ${shown}")
+endfunction()
 if(NOT DEFINED WITH_MPI)
   set(WITH_MPI OFF)
 endif()
-run(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
-    -DWITH_MPI=${WITH_MPI})
-run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
-run(${WORK_DIR}/consumer/consumer)
-if(NOT last_output MATCHES "^cudacore [0-9]+\\.[0-9]+\\.[0-9]+, driver (present|absent)")
-  message(FATAL_ERROR "unexpected consumer output: ${last_output}")
-endif()
-message(STATUS "consumer ran: ${last_output}")
 
-# pkg-config: the consumer's main.cpp built with the flags cudacore.pc gives, without CMake.
-find_program(PKG_CONFIG pkg-config)
-if(PKG_CONFIG AND CXX)
-  set(ENV{PKG_CONFIG_PATH} "${WORK_DIR}/prefix/${LIBDIR}/pkgconfig")
+set(configure_args -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer -DWITH_MPI=${WITH_MPI})
+if(GENERATOR)
+  list(APPEND configure_args -G ${GENERATOR})
+endif()
+if(BUILD_TYPE)
+  list(APPEND configure_args -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
+endif()
+if(LAUNCHER)
+  list(APPEND configure_args -DCMAKE_CXX_COMPILER_LAUNCHER=${LAUNCHER})
+endif()
+if(CXX)
+  list(APPEND configure_args -DCMAKE_CXX_COMPILER=${CXX})
+endif()
+if(FETCH_SOURCE)
+  list(APPEND configure_args -DCUDACORE_FETCH=ON -DFETCHCONTENT_SOURCE_DIR_CUDACORE=${FETCH_SOURCE})
+else()
+  list(APPEND configure_args -DCMAKE_PREFIX_PATH=${PREFIX})
+endif()
+run(${CMAKE_COMMAND} ${configure_args})
+# Only the consumer's programs (and what they need), not cudacore's examples when fetched.
+set(targets consumer consumer_bundle)
+if(WITH_MPI)
+  list(APPEND targets consumer_mpi)
+endif()
+run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer --target ${targets})
+
+run(${WORK_DIR}/consumer/consumer)
+expect(consumer "^cudacore [0-9]+\\.[0-9]+\\.[0-9]+, driver (present|absent), kernel scale in PTX: [0-9]+ bytes\n$")
+# cudacore_add_header_bundle in the consumer's build, through the cudacore CLI.
+run(${WORK_DIR}/consumer/consumer_bundle)
+expect(consumer_bundle "^bundle consumer_headers: 2 headers, consumer/api.h present\nkernel fill from the bundle in PTX: [0-9]+ bytes\n$")
+# The optional component: find_package(cudacore COMPONENTS mpi) and a program linking cudacore::mpi.
+if(WITH_MPI)
+  run(${WORK_DIR}/consumer/consumer_mpi)
+  expect(consumer_mpi "^cudacore::mpi rank 0 of 1")
+endif()
+
+if(PREFIX)
+  # The installed CLI finds the installed library (its run path is relative to bin/).
+  run(${PREFIX}/bin/cudacore --version)
+  expect("cudacore --version" "cudacore [0-9]+\\.[0-9]+\\.[0-9]+")
+  # pkg-config: the consumer's main.cpp built with the flags cudacore.pc gives, without CMake.
+  find_program(PKG_CONFIG pkg-config REQUIRED)
+  set(ENV{PKG_CONFIG_PATH} "${PREFIX}/${LIBDIR}/pkgconfig")
   run(${PKG_CONFIG} --cflags --libs cudacore)
   string(STRIP "${last_output}" pc_flags)
   separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
   run(${CXX} -std=c++20 ${CONSUMER_DIR}/main.cpp ${pc_flags}
-      -Wl,-rpath,${WORK_DIR}/prefix/${LIBDIR} -o ${WORK_DIR}/consumer_pkg_config)
+      -Wl,-rpath,${PREFIX}/${LIBDIR} -o ${WORK_DIR}/consumer_pkg_config)
   run(${WORK_DIR}/consumer_pkg_config)
-  if(NOT last_output MATCHES "^cudacore [0-9]+\\.[0-9]+\\.[0-9]+, driver (present|absent)")
-    message(FATAL_ERROR "unexpected pkg-config consumer output: ${last_output}")
-  endif()
-  message(STATUS "pkg-config consumer ran: ${last_output}")
-else()
-  message(STATUS "pkg-config consumer not built: no pkg-config or no compiler given (CXX)")
-endif()
-
-# The installed CLI must find the installed library (its run path is relative to bin/).
-if(INSTALLED_CLI)
-  run(${WORK_DIR}/prefix/bin/cudacore --version)
-  if(NOT last_output MATCHES "cudacore [0-9]+\\.[0-9]+\\.[0-9]+")
-    message(FATAL_ERROR "unexpected `cudacore --version` output: ${last_output}")
-  endif()
-  run(${WORK_DIR}/prefix/bin/cudacore devices)
-  message(STATUS "installed CLI ran: ${last_output}")
-  # cudacore_add_header_bundle in the consumer's build, through the installed cudacore::cli.
-  run(${WORK_DIR}/consumer/consumer_bundle)
-  if(NOT last_output MATCHES "^bundle consumer_headers: 2 headers, consumer/api.h present")
-    message(FATAL_ERROR "unexpected consumer_bundle output: ${last_output}")
-  endif()
-  message(STATUS "consumer bundle ran: ${last_output}")
-endif()
-
-# The optional component: find_package(cudacore COMPONENTS mpi) and a program linking cudacore::mpi.
-if(WITH_MPI)
-  run(${WORK_DIR}/consumer/consumer_mpi)
-  if(NOT last_output MATCHES "^cudacore::mpi rank 0 of 1")
-    message(FATAL_ERROR "unexpected consumer_mpi output: ${last_output}")
-  endif()
-  message(STATUS "MPI consumer ran: ${last_output}")
+  expect(consumer_pkg_config "^cudacore [0-9]+\\.[0-9]+\\.[0-9]+, driver (present|absent), kernel scale in PTX: [0-9]+ bytes\n$")
 endif()
