@@ -49,6 +49,13 @@ else()
   list(APPEND configure_args -DCMAKE_PREFIX_PATH=${PREFIX})
 endif()
 run(${CMAKE_COMMAND} ${configure_args})
+# The package came from the prefix given, not from anywhere else on the machine.
+if(PREFIX)
+  string(FIND "${last_output}" " found in ${PREFIX}/" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "cudacore was not found in ${PREFIX}:\n${last_output}")
+  endif()
+endif()
 # Only the consumer's programs (and what they need), not cudacore's examples when fetched.
 set(targets consumer consumer_bundle)
 if(WITH_MPI)
