@@ -9,9 +9,10 @@
 # are taken up by a clean build of the bundle (its file is <build>/cudacore_header_bundles/...).
 # Installed with the package (find_package(cudacore) defines it); needs the cudacore CLI, the
 # in-tree cudacore_cli target or the installed cudacore::cli.
-set(_cudacore_header_bundle_dir "${CMAKE_CURRENT_LIST_DIR}")
-
 function(cudacore_add_header_bundle target)
+  # This file's folder (embed_bytes.cmake is beside it), also where the caller is in another
+  # directory scope (cudacore added by FetchContent or add_subdirectory).
+  set(_cudacore_header_bundle_dir "${CMAKE_CURRENT_FUNCTION_LIST_DIR}")
   cmake_parse_arguments(PARSE_ARGV 1 arg "NO_TOOLKIT_INCLUDE" "NAME" "HEADERS;INCLUDE_DIRS")
   if(NOT arg_NAME OR NOT arg_HEADERS)
     message(FATAL_ERROR "cudacore_add_header_bundle(${target}): NAME and HEADERS are required")

@@ -13,6 +13,9 @@ bash scripts/install-packages.sh cmake ninja-build g++ libgtest-dev libbenchmark
 bash scripts/install-packages.sh redis-server
 # Open MPI: the optional cudacore::mpi component, its tests (mpirun) and benchmark.
 bash scripts/install-packages.sh libopenmpi-dev openmpi-bin
+# The packages (scripts/packages.sh): cpack's Debian generator runs dpkg-shlibdeps (dpkg-dev),
+# which reads binaries with file; the consumer build checks cudacore.pc with pkg-config.
+bash scripts/install-packages.sh dpkg-dev file pkg-config
 
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 if [ ! -f "$cuda_home/include/cuda.h" ]; then

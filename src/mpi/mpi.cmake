@@ -29,9 +29,11 @@ if(_cudacore_mpiexec_version MATCHES "Open MPI|OpenRTE")
   endif()
 endif()
 
+# The mpi component (the libcudacore-mpi0 package): the library and its CMake target file, which
+# cudacoreConfig.cmake loads for find_package(cudacore COMPONENTS mpi) where it is installed.
 install(TARGETS cudacore_mpi EXPORT cudacoreMpiTargets
-  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
-  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT mpi
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT mpi
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT mpi)
 install(EXPORT cudacoreMpiTargets NAMESPACE cudacore::
-  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudacore)
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/cudacore COMPONENT mpi)
