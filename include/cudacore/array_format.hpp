@@ -76,12 +76,17 @@ enum class ArrayFormat : unsigned {
 };
 
 /// What kind of format it is (see the file comment).
-enum class ArrayFormatKind { plain, packed, block_compressed, video };
+enum class ArrayFormatKind {
+    plain,             ///< one component type, 1, 2 or 4 channels chosen by the caller
+    packed,            ///< a fixed channel count packed in one element
+    block_compressed,  ///< BC1 to BC7: one element is a 4x4 block of texels
+    video,             ///< YUV formats: planes without a single element size
+};
 
 /// Facts about one format. Never throws.
 struct ArrayFormatInfo {
     const char* name = "";  ///< "float32", "bc1_unorm", ...
-    ArrayFormatKind kind = ArrayFormatKind::plain;
+    ArrayFormatKind kind = ArrayFormatKind::plain;  ///< plain, packed, block-compressed or video
     /// Bytes of one component (plain), of one element (packed) or of one 4x4 block
     /// (block-compressed); 0 for video formats.
     unsigned bytes = 0;

@@ -14,7 +14,8 @@
 ///
 /// Ownership: a SurfaceObject holds its CudaArray (a level view holds its mipmapped array too).
 /// Copies share one surface object (cheap), destroyed when the last copy goes, after the work
-/// launched with it through cudacore; release errors at exit are ignored. A moved-from
+/// launched with it through launch() (not a raw handle() given to a TypedKernel or a graph: keep
+/// the object until that work is done); release errors at exit are ignored. A moved-from
 /// SurfaceObject may only be destroyed or assigned to. Immutable: thread-safe.
 #pragma once
 

@@ -15,9 +15,9 @@
 /// Checks made before the driver is called, each an InvalidArgumentError naming the call, the
 /// field, the value and the object: enumerations in range; wrap and mirror only with normalized
 /// coordinates (the driver's rule for unnormalized ones is clamp or border); linear filtering
-/// only where fetches return floating point (float16 / float32 formats, or 8- and 16-bit integers
-/// read as normalized_float); normalized_float reads only of 8- and 16-bit integers (32-bit
-/// integers are never promoted); max_anisotropy at most 16; mipmap clamps ordered and not
+/// only where fetches return floating point (float formats, or 8- and 16-bit integers read as
+/// normalized_float); normalized_float not for 32-bit integers (the texture unit never promotes
+/// them; for float formats it changes nothing); max_anisotropy at most 16; mipmap clamps ordered and not
 /// negative; a mipmapped array only with normalized coordinates; seamless_cubemap only on a
 /// cubemap. For memory: the Buffer open and device-accessible, its address aligned to
 /// CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, the linear width within
@@ -30,7 +30,9 @@
 /// that outlives it. Copies share one texture object (cheap), destroyed when the last copy goes,
 /// after the work launched with it through cudacore (the release thread waits for those streams;
 /// the dropping thread never blocks). At exit, or after a device reset, release errors are
-/// ignored. A moved-from TextureObject may only be destroyed or assigned to.
+/// ignored. A kernel given the raw handle() (a TypedKernel launch, a graph node, a captured graph
+/// replayed later) is not noted: keep the TextureObject until that work is done. A moved-from
+/// TextureObject may only be destroyed or assigned to.
 ///
 /// Thread safety: a TextureObject is immutable and may be used from several threads at once.
 #pragma once

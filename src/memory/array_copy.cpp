@@ -91,13 +91,14 @@ LinearPlan plan_linear(const char* call, const ResolvedRegion& region, std::size
                                   saturating(plan.pitch, region.height - 1, row_bytes));
     span = span > SIZE_MAX - plan.offset ? SIZE_MAX : span + plan.offset;
     plan.span = span;
-    if (span > linear_bytes)
+    // SIZE_MAX stands for an overflow: no memory holds that.
+    if (span > linear_bytes || span == SIZE_MAX)
         refuse(call, "the copy reaches " + (span == SIZE_MAX ? std::string("past 2^64") : std::to_string(span)) +
                          " bytes (offset " + std::to_string(plan.offset) + ", pitch " +
                          std::to_string(plan.pitch) + ", " + std::to_string(plan.rows) +
                          " rows a slice, region " + std::to_string(region.width) + " x " +
                          std::to_string(region.height) + " x " + std::to_string(region.depth) +
-                         ") but " + linear_description + " has " + std::to_string(linear_bytes));
+                         ") but " + linear_description + " holds only " + std::to_string(linear_bytes) + " bytes");
     return plan;
 }
 
@@ -213,7 +214,9 @@ void copy_linear(const char* call, const Stream& stream, const CudaArray& array,
         resolve_region(call, to_array ? "destination" : "source", box.options, box.shape, region,
                        array_description);
     const LinearPlan plan =
-        plan_linear(call, resolved, element_size, layout, linear_bytes, linear_description);
+        plan_linear(call, resolved, element_size, layout, linear_bytes,
+                    linear_description + (to_array ? " (copied to " : " (copied from ") +
+                        array_description + ")");
     if (linear.type == CU_MEMORYTYPE_HOST)
         linear.host = static_cast<char*>(linear.host) + plan.offset;
     else
