@@ -57,10 +57,11 @@ struct TextureBox;
 struct BoxAccess;
 }  // namespace detail
 
-/// How coordinates outside [0, size) are read (CUaddress_mode).
+/// How coordinates outside [0, size) are read (CUaddress_mode). clamp comes first, so that
+/// address modes left out of a braced list (`{.address_modes = {border, border}}`) are clamp.
 enum class TextureAddressMode {
-    wrap,    ///< repeat (normalized coordinates only)
     clamp,   ///< the edge element
+    wrap,    ///< repeat (normalized coordinates only)
     mirror,  ///< repeat mirrored (normalized coordinates only)
     border,  ///< TextureOptions::border_color
 };
@@ -82,7 +83,7 @@ struct TextureOptions {
     std::array<TextureAddressMode, 3> address_modes = {
         TextureAddressMode::clamp, TextureAddressMode::clamp, TextureAddressMode::clamp};
     TextureFilterMode filter = TextureFilterMode::point;  ///< ignored for linear memory
-    TextureReadMode read_mode = TextureReadMode::element_type;
+    TextureReadMode read_mode = TextureReadMode::element_type;  ///< what integer fetches return
     bool normalized_coordinates = false;  ///< [0, 1) spans each dimension (CU_TRSF_NORMALIZED_COORDINATES)
     std::array<float, 4> border_color = {0, 0, 0, 0};  ///< read outside with border address mode
     bool srgb = false;                     ///< sRGB to linear conversion on reads (CU_TRSF_SRGB)

@@ -377,6 +377,11 @@ TEST(TextureOptionChecks, ValidSamplingPasses) {
     // Address modes and the filter mean nothing to linear memory.
     EXPECT_NO_THROW(check_texture_options({.address_modes = {TextureAddressMode::wrap}},
                                           {.format = ArrayFormat::float32, .linear = true}, "c"));
+    // Address modes left out of a braced list are clamp, which unnormalized coordinates take.
+    const TextureOptions border_x{.address_modes = {TextureAddressMode::border}};
+    EXPECT_EQ(border_x.address_modes[1], TextureAddressMode::clamp);
+    EXPECT_EQ(border_x.address_modes[2], TextureAddressMode::clamp);
+    EXPECT_NO_THROW(check_texture_options(border_x, {.format = ArrayFormat::float32}, "c"));
     EXPECT_NO_THROW(check_texture_options({.normalized_coordinates = true, .max_mipmap_level_clamp = 8},
                                           {.format = ArrayFormat::float32, .mipmapped = true}, "c"));
 }
