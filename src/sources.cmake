@@ -97,7 +97,14 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/batched_copy.cpp
   src/memory/dlpack.cpp
   src/memory/tensor_map.cpp
-  src/memory/strided_memory_view.cpp)
+  src/memory/strided_memory_view.cpp
+  src/memory/array_format.cpp
+  src/memory/release_after_uses.cpp
+  src/memory/cuda_array.cpp
+  src/memory/mipmapped_array.cpp
+  src/memory/array_copy.cpp
+  src/memory/texture.cpp
+  src/memory/surface.cpp)
 # Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
 set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_descriptor.cpp

@@ -5,7 +5,9 @@
 ///
 /// Arguments are trivially copyable values (ints, doubles, structs), pointers, or Buffers (passed
 /// as their device pointer). Other types opt in by specialising KernelArgument<T> with a static
-/// convert(const T&) returning a trivially copyable value. Before the launch, the number of
+/// convert(const T&) returning a trivially copyable value. A TextureObject or SurfaceObject
+/// (texture.hpp, surface.hpp) passes as its 64-bit handle, and the launch is noted so that its
+/// release waits for the kernel. Before the launch, the number of
 /// arguments and each one's size are checked against the kernel's parameters: a mismatch throws
 /// InvalidArgumentError naming the parameter index and the expected and given sizes. The config is
 /// checked too (see launch_config.hpp). Nothing is allocated and nothing is looked up by name per
@@ -75,6 +77,17 @@ template <class T>
 using converted_argument_t =
     std::remove_cvref_t<decltype(KernelArgument<T>::convert(std::declval<const T&>()))>;
 
+/// Arguments whose release must wait for the kernels launched with them (texture and surface
+/// objects) offer KernelArgument<T>::note_launch(value, stream), called after the launch.
+template <class T>
+concept noted_kernel_argument = requires(const T& value, const Stream& stream) {
+    KernelArgument<T>::note_launch(value, stream);
+};
+template <class T>
+void note_launch(const Stream& stream, const T& value) {
+    if constexpr (noted_kernel_argument<T>) KernelArgument<T>::note_launch(value, stream);
+}
+
 }  // namespace detail
 
 template <class... Args>
@@ -96,6 +109,7 @@ void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kern
         },
         converted);
     detail::launch_kernel(stream, config, kernel, pointers, sizes, count);
+    (detail::note_launch(stream, args), ...);
 }
 
 template <class Signature>

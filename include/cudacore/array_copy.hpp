@@ -1,0 +1,79 @@
+/// @file
+/// Copies between CUDA arrays and linear memory (a Buffer or host memory), and between arrays,
+/// stream-ordered (cuMemcpy2DAsync for 1D and 2D arrays, cuMemcpy3DAsync for the others).
+///
+///     // a 64 x 32 float image from host rows of 80 floats (a pitch of 320 bytes)
+///     copy_to_array(stream, image, host.data(), host.size() * sizeof(float), {.pitch = 320});
+///     copy_from_array(stream, image, buffer);  // packed rows into a device buffer
+///
+/// The array side is a region (ArrayRegion, in elements: x along the width, y along the height,
+/// z the slice of a 3D array, the layer of a layered one, or the face (layer x 6 + face) of a
+/// cubemap); extents of 0 run to the array's end, so the default region is the whole array. The
+/// linear side is described by LinearLayout: where the first row starts (`offset`, bytes), the
+/// bytes from one row to the next (`pitch`; 0: rows packed, width x element_size()) and the rows
+/// from one slice to the next (`rows`; 0: the region's height). Everything is checked before the
+/// driver is called: the region inside the array, pitch and rows at least the region's, the
+/// linear memory large enough for the last byte copied, the formats of two arrays of one element
+/// size, the array of a format that has an element size (block-compressed and video formats are
+/// refused); a violation throws InvalidArgumentError naming the call, both sides and the value.
+/// The driver's refusal is a DriverError naming cuMemcpy2DAsync or cuMemcpy3DAsync.
+///
+/// Stream order: the copy runs after the work queued on `stream` before it. The arrays are held
+/// until it is done (their release waits for the streams their copies went to). Host memory and
+/// Buffers are the caller's to keep valid until the copy is done (synchronize the stream, or
+/// record an event); pageable host memory makes the driver copy before returning. Thread-safe:
+/// copies may be enqueued from several threads at once.
+#pragma once
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/cuda_array.hpp"
+#include "cudacore/stream.hpp"
+
+#include <cstddef>
+
+namespace cudacore {
+
+/// A box of elements inside a CUDA array; zero extents run to the array's end.
+struct ArrayRegion {
+    std::size_t x = 0;       ///< first element along the width
+    std::size_t y = 0;       ///< first row (0 for 1D and 1D layered arrays)
+    std::size_t z = 0;       ///< first slice, layer or cubemap face
+    std::size_t width = 0;   ///< elements per row; 0: to the end of the row
+    std::size_t height = 0;  ///< rows; 0: to the last row
+    std::size_t depth = 0;   ///< slices, layers or faces; 0: to the last one
+};
+
+/// How the region lies in linear memory.
+struct LinearLayout {
+    std::size_t offset = 0;  ///< bytes from the start of the memory to the first row
+    std::size_t pitch = 0;   ///< bytes from one row to the next; 0: packed rows
+    std::size_t rows = 0;    ///< rows from one slice to the next; 0: the region's height
+};
+
+/// Copies `source` (a device, pinned or managed Buffer) into `region` of `destination`.
+/// Throws InvalidArgumentError (see the file comment; also a closed buffer or stream),
+/// DriverError, NoDriverError.
+void copy_to_array(const Stream& stream, const CudaArray& destination, const Buffer& source,
+                   const LinearLayout& layout = {}, const ArrayRegion& region = {});
+/// Copies `host_bytes` of host memory at `host` into `region` of `destination` (the bytes the
+/// layout reaches must lie within them). Throws as the Buffer form, and for a null `host`.
+void copy_to_array(const Stream& stream, const CudaArray& destination, const void* host,
+                   std::size_t host_bytes, const LinearLayout& layout = {},
+                   const ArrayRegion& region = {});
+/// Copies `region` of `source` into `destination` (a device, pinned or managed Buffer). Throws
+/// as copy_to_array.
+void copy_from_array(const Stream& stream, const CudaArray& source, const Buffer& destination,
+                     const LinearLayout& layout = {}, const ArrayRegion& region = {});
+/// Copies `region` of `source` into `host_bytes` of host memory at `host`. Throws as
+/// copy_to_array.
+void copy_from_array(const Stream& stream, const CudaArray& source, void* host,
+                     std::size_t host_bytes, const LinearLayout& layout = {},
+                     const ArrayRegion& region = {});
+/// Copies `source_region` of `source` to `destination`, its first element at
+/// (destination_origin.x, .y, .z) (destination_origin's extents must be 0 or equal the source
+/// region's). The arrays must be on one device with formats of one element size. Throws as
+/// copy_to_array.
+void copy_array(const Stream& stream, const CudaArray& source, const CudaArray& destination,
+                const ArrayRegion& source_region = {}, const ArrayRegion& destination_origin = {});
+
+}  // namespace cudacore

@@ -1,0 +1,78 @@
+/// @file
+/// MipmappedArray: a CUDA mipmapped array (cuMipmappedArrayCreate), a chain of levels each half
+/// the size of the one before (never below 1); cuda.core's MipmappedArray.
+///
+///     MipmappedArray mip = MipmappedArray::create(device, {.format = ArrayFormat::float32,
+///                                                          .width = 256, .height = 256}, 9);
+///     copy_to_array(stream, mip.level(3), host_level3.data(), host_level3.size() * 4);
+///     TextureObject tex = TextureObject::from_mipmapped_array(mip, {.normalized_coordinates = true,
+///                                                            .mipmap_filter = TextureFilterMode::linear});
+///
+/// Level l has width max(1, width >> l), and so on for height and depth (a layered array keeps
+/// its layers; a cubemap's faces stay square). `levels` is 1 to floor(log2(largest size)) + 1,
+/// checked before the driver is called, as are the mipmapped limits of the device
+/// (CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH and its kin).
+///
+/// Ownership: copies share one mipmapped array, destroyed when the last copy, level view and
+/// texture holding it goes (after the copies and launches through cudacore that use it, as for
+/// CudaArray). A level view (level()) is a CudaArray that holds the mipmapped array. A moved-from
+/// MipmappedArray may only be destroyed or assigned to. Thread-safe to use from several threads.
+#pragma once
+
+#include "cudacore/cuda_array.hpp"
+
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+
+namespace cudacore {
+
+namespace detail {
+struct MipmappedArrayBox;
+struct BoxAccess;
+}  // namespace detail
+
+/// The number of levels of a full chain for `options` (down to 1 x 1 x 1): floor(log2(largest of
+/// width, height and, unless layered, depth)) + 1. Throws InvalidArgumentError as array_shape.
+unsigned full_mipmap_levels(const ArrayOptions& options);
+
+/// A CUDA mipmapped array on one device, shared by its copies (see the file comment).
+class MipmappedArray {
+public:
+    /// A new mipmapped array of `levels` levels on `device`'s primary context
+    /// (cuMipmappedArrayCreate). Throws InvalidArgumentError for options or a level count the
+    /// device cannot do (checked first), DriverError naming cuMipmappedArrayCreate, NoDriverError.
+    /// Holds the primary context. Thread-safe.
+    static MipmappedArray create(const Device& device, const ArrayOptions& options,
+                                 unsigned levels);
+
+    /// Level `level` as a CudaArray (cuMipmappedArrayGetLevel) that holds this mipmapped array,
+    /// for copies and surfaces. Throws InvalidArgumentError when `level` >= levels() (naming both),
+    /// DriverError naming cuMipmappedArrayGetLevel. Thread-safe.
+    CudaArray level(unsigned level) const;
+
+    /// The driver's handle; valid while any object holding this array lives.
+    CUmipmappedArray handle() const noexcept;
+    /// The options of level 0 (channels resolved).
+    const ArrayOptions& options() const noexcept;
+    /// The number of levels.
+    unsigned levels() const noexcept;
+    /// The options of level `level` (sizes halved, never below 1); InvalidArgumentError when
+    /// `level` >= levels().
+    ArrayOptions level_options(unsigned level) const;
+    /// The device's ordinal.
+    int device_ordinal() const noexcept;
+    /// "mipmapped 2D CUDA array float32 256 x 256, 9 levels on device 0".
+    std::string description() const;
+
+    /// The shared state (cudacore's own use).
+    const std::shared_ptr<detail::MipmappedArrayBox>& box() const noexcept { return box_; }
+
+private:
+    friend struct detail::BoxAccess;
+    explicit MipmappedArray(std::shared_ptr<detail::MipmappedArrayBox> box) noexcept;
+    std::shared_ptr<detail::MipmappedArrayBox> box_;
+};
+
+}  // namespace cudacore

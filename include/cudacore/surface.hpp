@@ -1,0 +1,74 @@
+/// @file
+/// SurfaceObject: a surface object (cuSurfObjectCreate) over a CUDA array made with
+/// ArrayOptions::surface_load_store, for kernels that read and write it (surf2Dwrite,
+/// surf2Dread, ...); cuda.core's SurfaceObject.
+///
+///     CudaArray image = CudaArray::create(device, {.format = ArrayFormat::float32, .width = 64,
+///                                                  .height = 64, .surface_load_store = true});
+///     SurfaceObject surface = SurfaceObject::from_array(image);
+///     launch(stream, config, kernel, surface);  // __global__ void k(cudaSurfaceObject_t s)
+///
+/// As a kernel argument (launch()) it is passed as its 64-bit CUsurfObject (the kernel declares
+/// cudaSurfaceObject_t or unsigned long long), and the launch is noted: the surface and its array
+/// are destroyed only once the streams it was launched on are done.
+///
+/// Ownership: a SurfaceObject holds its CudaArray (a level view holds its mipmapped array too).
+/// Copies share one surface object (cheap), destroyed when the last copy goes, after the work
+/// launched with it through launch() (not a raw handle() given to a TypedKernel or a graph: keep
+/// the object until that work is done); release errors at exit are ignored. A moved-from
+/// SurfaceObject may only be destroyed or assigned to. Immutable: thread-safe.
+#pragma once
+
+#include "cudacore/cuda_array.hpp"
+#include "cudacore/launch.hpp"
+
+#include <cuda.h>
+
+#include <memory>
+#include <string>
+
+namespace cudacore {
+
+namespace detail {
+struct SurfaceBox;
+struct BoxAccess;
+}  // namespace detail
+
+/// A surface object over a CUDA array (see the file comment).
+class SurfaceObject {
+public:
+    /// A surface over `array`. Throws InvalidArgumentError naming the array when it was made
+    /// without ArrayOptions::surface_load_store (or is moved-from), DriverError naming
+    /// cuSurfObjectCreate, NoDriverError. Holds the array. Thread-safe.
+    static SurfaceObject from_array(const CudaArray& array);
+
+    /// The driver's handle (what a kernel receives); valid while any copy of this object lives.
+    CUsurfObject handle() const noexcept;
+    /// The array it writes (held by this object).
+    const CudaArray& array() const noexcept;
+    /// "surface object 0x.. over 2D CUDA array float32 64 x 64 (surface load/store) on device 0".
+    std::string description() const;
+
+    /// Notes a launch with this surface on `stream`, so its release waits for that stream
+    /// (launch() calls it). Never throws beyond std::bad_alloc.
+    void note_launch(const Stream& stream) const;
+    /// The shared state (cudacore's own use).
+    const std::shared_ptr<detail::SurfaceBox>& box() const noexcept { return box_; }
+
+private:
+    friend struct detail::BoxAccess;
+    explicit SurfaceObject(std::shared_ptr<detail::SurfaceBox> box) noexcept;
+    std::shared_ptr<detail::SurfaceBox> box_;
+};
+
+/// launch() passes a SurfaceObject as its CUsurfObject and notes the launch's stream.
+template <class T>
+    requires std::is_same_v<T, SurfaceObject>
+struct KernelArgument<T> {
+    /// The 64-bit handle.
+    static CUsurfObject convert(const T& surface) noexcept { return surface.handle(); }
+    /// Called by launch() once the kernel is enqueued on `stream`.
+    static void note_launch(const T& surface, const Stream& stream) { surface.note_launch(stream); }
+};
+
+}  // namespace cudacore

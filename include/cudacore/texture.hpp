@@ -1,0 +1,181 @@
+/// @file
+/// TextureObject: a texture object (cuTexObjectCreate) over a CUDA array, a mipmapped array, or
+/// linear or pitched 2D device memory; cuda.core's TextureObject.
+///
+///     TextureObject tex = TextureObject::from_array(image, {
+///         .address_modes = {TextureAddressMode::clamp, TextureAddressMode::clamp},
+///         .filter = TextureFilterMode::linear,
+///         .normalized_coordinates = true});
+///     launch(stream, config, kernel, tex, out);  // __global__ void k(cudaTextureObject_t t, ...)
+///
+/// As a kernel argument (launch()) a TextureObject is passed as its 64-bit CUtexObject (the
+/// kernel declares cudaTextureObject_t or unsigned long long). The launch is noted: the texture,
+/// and what it holds, are destroyed only once the streams it was launched on are done.
+///
+/// Checks made before the driver is called, each an InvalidArgumentError naming the call, the
+/// field, the value and the object: enumerations in range; wrap and mirror only with normalized
+/// coordinates (the driver's rule for unnormalized ones is clamp or border); linear filtering
+/// only where fetches return floating point (float formats, or 8- and 16-bit integers read as
+/// normalized_float); normalized_float not for 32-bit integers (the texture unit never promotes
+/// them; for float formats it changes nothing); max_anisotropy at most 16; mipmap clamps ordered and not
+/// negative; a mipmapped array only with normalized coordinates; seamless_cubemap only on a
+/// cubemap. For memory: the Buffer open and device-accessible, its address aligned to
+/// CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, the linear width within
+/// cuDeviceGetTexture1DLinearMaxWidth, the pitched width, height and pitch within
+/// MAXIMUM_TEXTURE2D_LINEAR_WIDTH / _HEIGHT / _PITCH, the pitch aligned to
+/// TEXTURE_PITCH_ALIGNMENT, and the buffer large enough. Then the driver's refusal is a
+/// DriverError naming cuTexObjectCreate and the texture; no driver, NoDriverError.
+///
+/// Ownership: a TextureObject holds what it reads (the CudaArray, MipmappedArray or Buffer), so
+/// that outlives it. Copies share one texture object (cheap), destroyed when the last copy goes,
+/// after the work launched with it through cudacore (the release thread waits for those streams;
+/// the dropping thread never blocks). At exit, or after a device reset, release errors are
+/// ignored. A kernel given the raw handle() (a TypedKernel launch, a graph node, a captured graph
+/// replayed later) is not noted: keep the TextureObject until that work is done. A moved-from
+/// TextureObject may only be destroyed or assigned to.
+///
+/// Thread safety: a TextureObject is immutable and may be used from several threads at once.
+#pragma once
+
+#include "cudacore/array_format.hpp"
+#include "cudacore/buffer.hpp"
+#include "cudacore/cuda_array.hpp"
+#include "cudacore/launch.hpp"
+#include "cudacore/mipmapped_array.hpp"
+
+#include <cuda.h>
+
+#include <array>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace cudacore {
+
+namespace detail {
+struct TextureBox;
+struct BoxAccess;
+}  // namespace detail
+
+/// How coordinates outside [0, size) are read (CUaddress_mode). clamp comes first, so that
+/// address modes left out of a braced list (`{.address_modes = {border, border}}`) are clamp.
+enum class TextureAddressMode {
+    clamp,   ///< the edge element
+    wrap,    ///< repeat (normalized coordinates only)
+    mirror,  ///< repeat mirrored (normalized coordinates only)
+    border,  ///< TextureOptions::border_color
+};
+/// How a fetch between elements is computed (CUfilter_mode).
+enum class TextureFilterMode {
+    point,   ///< the nearest element
+    linear,  ///< linear (bi-, trilinear) interpolation of the neighbours
+};
+/// What a fetch of integer data returns.
+enum class TextureReadMode {
+    element_type,      ///< the stored value (CU_TRSF_READ_AS_INTEGER)
+    normalized_float,  ///< 8/16-bit integers as floats in [0, 1] ([-1, 1] when signed)
+};
+
+/// The sampling of a texture (CUDA_TEXTURE_DESC); defaults: clamp, point, element type,
+/// unnormalized coordinates.
+struct TextureOptions {
+    /// Per dimension (x, y, z); ignored for linear memory.
+    std::array<TextureAddressMode, 3> address_modes = {
+        TextureAddressMode::clamp, TextureAddressMode::clamp, TextureAddressMode::clamp};
+    TextureFilterMode filter = TextureFilterMode::point;  ///< ignored for linear memory
+    TextureReadMode read_mode = TextureReadMode::element_type;  ///< what integer fetches return
+    bool normalized_coordinates = false;  ///< [0, 1) spans each dimension (CU_TRSF_NORMALIZED_COORDINATES)
+    std::array<float, 4> border_color = {0, 0, 0, 0};  ///< read outside with border address mode
+    bool srgb = false;                     ///< sRGB to linear conversion on reads (CU_TRSF_SRGB)
+    unsigned max_anisotropy = 0;           ///< 0 to 16 (the driver clamps 0 up to 1)
+    TextureFilterMode mipmap_filter = TextureFilterMode::point;  ///< between mipmap levels
+    float mipmap_level_bias = 0;           ///< added to the computed level
+    float min_mipmap_level_clamp = 0;      ///< lowest level read
+    float max_mipmap_level_clamp = 0;      ///< highest level read
+    bool disable_trilinear_optimization = false;  ///< CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION
+    bool seamless_cubemap = false;         ///< CU_TRSF_SEAMLESS_CUBEMAP (cubemaps only)
+};
+
+/// Linear device memory read as a 1D texture of `width` elements.
+struct LinearTextureLayout {
+    ArrayFormat format = ArrayFormat::float32;  ///< plain or packed formats
+    unsigned channels = 0;  ///< as ArrayOptions::channels
+    /// Elements; 0: as many as the buffer holds whole.
+    std::size_t width = 0;
+};
+
+/// Pitched 2D device memory read as a 2D texture.
+struct Pitch2DTextureLayout {
+    ArrayFormat format = ArrayFormat::float32;  ///< plain or packed formats
+    unsigned channels = 0;    ///< as ArrayOptions::channels
+    std::size_t width = 0;    ///< elements per row
+    std::size_t height = 0;   ///< rows
+    std::size_t pitch = 0;    ///< bytes from one row to the next (aligned to TEXTURE_PITCH_ALIGNMENT)
+};
+
+/// What a texture reads, for the checks (texture_checks.cpp) that need no driver.
+struct TextureSource {
+    ArrayFormat format = ArrayFormat::float32;  ///< its element format
+    bool cubemap = false;                       ///< a cubemap (layered or not)
+    bool mipmapped = false;                     ///< a mipmapped array
+    bool linear = false;                        ///< linear memory (address modes and filter ignored)
+};
+
+/// Checks `options` for a texture over `source`, as the factories do first; throws
+/// InvalidArgumentError naming `call` and the field. Pure: thread-safe, no driver.
+void check_texture_options(const TextureOptions& options, const TextureSource& source,
+                           const char* call);
+
+/// A texture object over an array or device memory (see the file comment).
+class TextureObject {
+public:
+    /// A texture reading `array` (any shape; a level view reads that level). Holds the array.
+    /// Throws InvalidArgumentError (options, a moved-from array), DriverError, NoDriverError.
+    /// Thread-safe.
+    static TextureObject from_array(const CudaArray& array, const TextureOptions& options = {});
+    /// A texture reading every level of `array`; needs normalized_coordinates. Holds the array.
+    /// Throws as from_array.
+    static TextureObject from_mipmapped_array(const MipmappedArray& array,
+                                              const TextureOptions& options);
+    /// A 1D texture over linear device memory (tex1Dfetch). Holds the buffer. Throws as
+    /// from_array, and for a closed, host-only or misaligned buffer, a width past the buffer or
+    /// past the device's limit.
+    static TextureObject from_linear(const Buffer& buffer, const LinearTextureLayout& layout,
+                                     const TextureOptions& options = {});
+    /// A 2D texture over pitched device memory. Holds the buffer. Throws as from_linear, and for
+    /// sizes or a pitch the device cannot do (naming the limit).
+    static TextureObject from_pitch2d(const Buffer& buffer, const Pitch2DTextureLayout& layout,
+                                      const TextureOptions& options = {});
+
+    /// The driver's handle (what a kernel receives); valid while any copy of this object lives.
+    CUtexObject handle() const noexcept;
+    /// The options it was made with.
+    const TextureOptions& options() const noexcept;
+    /// The device's ordinal.
+    int device_ordinal() const noexcept;
+    /// "texture object 0x.. over 2D CUDA array float32 64 x 64 on device 0".
+    std::string description() const;
+
+    /// Notes a launch with this texture on `stream`, so its release waits for that stream
+    /// (launch() calls it; cudacore's own use otherwise). Never throws beyond std::bad_alloc.
+    void note_launch(const Stream& stream) const;
+    /// The shared state (cudacore's own use).
+    const std::shared_ptr<detail::TextureBox>& box() const noexcept { return box_; }
+
+private:
+    friend struct detail::BoxAccess;
+    explicit TextureObject(std::shared_ptr<detail::TextureBox> box) noexcept;
+    std::shared_ptr<detail::TextureBox> box_;
+};
+
+/// launch() passes a TextureObject as its CUtexObject and notes the launch's stream.
+template <class T>
+    requires std::is_same_v<T, TextureObject>
+struct KernelArgument<T> {
+    /// The 64-bit handle.
+    static CUtexObject convert(const T& texture) noexcept { return texture.handle(); }
+    /// Called by launch() once the kernel is enqueued on `stream`.
+    static void note_launch(const T& texture, const Stream& stream) { texture.note_launch(stream); }
+};
+
+}  // namespace cudacore

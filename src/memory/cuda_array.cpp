@@ -1,0 +1,321 @@
+#include "cudacore/cuda_array.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/device_properties.hpp"
+#include "cudacore/errors.hpp"
+#include "errors/release_report.hpp"
+#include "memory/array_box.hpp"
+#include "memory/release_after_uses.hpp"
+#include "runtime/deferred_release.hpp"
+#include "support/box_access.hpp"
+
+#include <cstdio>
+
+namespace cudacore {
+
+std::string to_string(ArrayShape shape) {
+    switch (shape) {
+        case ArrayShape::one_d: return "1D";
+        case ArrayShape::two_d: return "2D";
+        case ArrayShape::three_d: return "3D";
+        case ArrayShape::one_d_layered: return "1D layered";
+        case ArrayShape::two_d_layered: return "2D layered";
+        case ArrayShape::cubemap: return "cubemap";
+        case ArrayShape::cubemap_layered: return "cubemap layered";
+    }
+    return "ArrayShape(" + std::to_string(static_cast<int>(shape)) + ")";
+}
+
+namespace {
+
+[[noreturn]] void refuse(const char* call, const ArrayOptions& options, const std::string& problem) {
+    throw InvalidArgumentError(std::string(call) + " (" + std::to_string(options.width) + " x " +
+                               std::to_string(options.height) + " x " +
+                               std::to_string(options.depth) + " " + to_string(options.format) +
+                               "): " + problem);
+}
+
+// One limit: `value` of `field` must not exceed the device attribute `attribute` (0: unknown to
+// the driver, not checked).
+void within(const char* call, const ArrayOptions& options, const char* field, std::size_t value,
+            int limit, const char* attribute, const char* what) {
+    if (limit > 0 && value > static_cast<std::size_t>(limit))
+        refuse(call, options,
+               std::string("ArrayOptions::") + field + " " + std::to_string(value) +
+                   " exceeds the device's " + what + " limit " + std::to_string(limit) +
+                   " (CU_DEVICE_ATTRIBUTE_" + attribute + ")");
+}
+
+}  // namespace
+
+ArrayShape array_shape(const ArrayOptions& options, const char* call) {
+    if (options.width == 0) refuse(call, options, "ArrayOptions::width is 0");
+    if (options.cubemap) {
+        if (options.width != options.height)
+            refuse(call, options,
+                   "a cubemap needs width == height (faces are square); height is " +
+                       std::to_string(options.height));
+        if (options.layered) {
+            if (options.depth == 0 || options.depth % 6 != 0)
+                refuse(call, options,
+                       "a layered cubemap needs depth a multiple of 6 (6 faces x layers); depth "
+                       "is " + std::to_string(options.depth));
+            return ArrayShape::cubemap_layered;
+        }
+        if (options.depth != 6)
+            refuse(call, options,
+                   "a cubemap needs depth 6 (its faces); depth is " + std::to_string(options.depth));
+        return ArrayShape::cubemap;
+    }
+    if (options.layered) {
+        if (options.depth == 0)
+            refuse(call, options, "a layered array needs depth (its layer count) of at least 1");
+        return options.height == 0 ? ArrayShape::one_d_layered : ArrayShape::two_d_layered;
+    }
+    if (options.height == 0) {
+        if (options.depth != 0)
+            refuse(call, options,
+                   "depth " + std::to_string(options.depth) +
+                       " without a height: a 3D array needs width, height and depth");
+        return ArrayShape::one_d;
+    }
+    return options.depth == 0 ? ArrayShape::two_d : ArrayShape::three_d;
+}
+
+void check_array_options(const ArrayOptions& options, const DeviceProperties& p, const char* call,
+                         unsigned mipmap_levels) {
+    if (!is_known(options.format))
+        refuse(call, options,
+               "ArrayOptions::format " + to_string(options.format) +
+                   " is not a format of the CUDA driver cudacore was built for");
+    resolve_channels(options.format, options.channels,
+                     std::string(call) + ": ArrayOptions::channels");
+    const ArrayShape shape = array_shape(options, call);
+    const ArrayFormatInfo& format = format_info(options.format);
+    if (options.texture_gather && shape != ArrayShape::two_d)
+        refuse(call, options,
+               "ArrayOptions::texture_gather is set on a " + to_string(shape) +
+                   " array; texture gather works on 2D arrays only");
+    if (options.surface_load_store && format.kind == ArrayFormatKind::block_compressed)
+        refuse(call, options,
+               "ArrayOptions::surface_load_store is set on block-compressed format " +
+                   std::string(format.name) + ", which surfaces cannot write");
+    if (mipmap_levels > 0 && options.texture_gather)
+        refuse(call, options, "ArrayOptions::texture_gather is not offered for mipmapped arrays");
+
+    const std::size_t w = options.width, h = options.height, d = options.depth;
+#define CUDACORE_LIMIT(field, value, member, attribute, what) \
+    within(call, options, field, value, p.member, attribute, what)
+    switch (shape) {
+        case ArrayShape::one_d:
+            if (mipmap_levels > 0)
+                CUDACORE_LIMIT("width", w, maximum_texture1d_mipmapped_width,
+                               "MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH", "mipmapped 1D texture width");
+            else
+                CUDACORE_LIMIT("width", w, maximum_texture1d_width, "MAXIMUM_TEXTURE1D_WIDTH",
+                               "1D texture width");
+            if (options.surface_load_store)
+                CUDACORE_LIMIT("width", w, maximum_surface1d_width, "MAXIMUM_SURFACE1D_WIDTH",
+                               "1D surface width");
+            break;
+        case ArrayShape::two_d:
+            if (mipmap_levels > 0) {
+                CUDACORE_LIMIT("width", w, maximum_texture2d_mipmapped_width,
+                               "MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH", "mipmapped 2D texture width");
+                CUDACORE_LIMIT("height", h, maximum_texture2d_mipmapped_height,
+                               "MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT",
+                               "mipmapped 2D texture height");
+            } else if (options.texture_gather) {
+                CUDACORE_LIMIT("width", w, maximum_texture2d_gather_width,
+                               "MAXIMUM_TEXTURE2D_GATHER_WIDTH", "2D texture gather width");
+                CUDACORE_LIMIT("height", h, maximum_texture2d_gather_height,
+                               "MAXIMUM_TEXTURE2D_GATHER_HEIGHT", "2D texture gather height");
+            } else {
+                CUDACORE_LIMIT("width", w, maximum_texture2d_width, "MAXIMUM_TEXTURE2D_WIDTH",
+                               "2D texture width");
+                CUDACORE_LIMIT("height", h, maximum_texture2d_height, "MAXIMUM_TEXTURE2D_HEIGHT",
+                               "2D texture height");
+            }
+            if (options.surface_load_store) {
+                CUDACORE_LIMIT("width", w, maximum_surface2d_width, "MAXIMUM_SURFACE2D_WIDTH",
+                               "2D surface width");
+                CUDACORE_LIMIT("height", h, maximum_surface2d_height, "MAXIMUM_SURFACE2D_HEIGHT",
+                               "2D surface height");
+            }
+            break;
+        case ArrayShape::three_d: {
+            // Either the usual limits or the alternate ones (wider and shallower) will do.
+            const bool alternate = p.maximum_texture3d_width_alternate > 0 &&
+                                   w <= std::size_t(p.maximum_texture3d_width_alternate) &&
+                                   h <= std::size_t(p.maximum_texture3d_height_alternate) &&
+                                   d <= std::size_t(p.maximum_texture3d_depth_alternate);
+            if (!alternate) {
+                CUDACORE_LIMIT("width", w, maximum_texture3d_width, "MAXIMUM_TEXTURE3D_WIDTH",
+                               "3D texture width (nor do the _ALTERNATE limits fit)");
+                CUDACORE_LIMIT("height", h, maximum_texture3d_height, "MAXIMUM_TEXTURE3D_HEIGHT",
+                               "3D texture height (nor do the _ALTERNATE limits fit)");
+                CUDACORE_LIMIT("depth", d, maximum_texture3d_depth, "MAXIMUM_TEXTURE3D_DEPTH",
+                               "3D texture depth (nor do the _ALTERNATE limits fit)");
+            }
+            if (options.surface_load_store) {
+                CUDACORE_LIMIT("width", w, maximum_surface3d_width, "MAXIMUM_SURFACE3D_WIDTH",
+                               "3D surface width");
+                CUDACORE_LIMIT("height", h, maximum_surface3d_height, "MAXIMUM_SURFACE3D_HEIGHT",
+                               "3D surface height");
+                CUDACORE_LIMIT("depth", d, maximum_surface3d_depth, "MAXIMUM_SURFACE3D_DEPTH",
+                               "3D surface depth");
+            }
+            break;
+        }
+        case ArrayShape::one_d_layered:
+            CUDACORE_LIMIT("width", w, maximum_texture1d_layered_width,
+                           "MAXIMUM_TEXTURE1D_LAYERED_WIDTH", "1D layered texture width");
+            CUDACORE_LIMIT("depth", d, maximum_texture1d_layered_layers,
+                           "MAXIMUM_TEXTURE1D_LAYERED_LAYERS", "1D layered texture layer count");
+            if (options.surface_load_store) {
+                CUDACORE_LIMIT("width", w, maximum_surface1d_layered_width,
+                               "MAXIMUM_SURFACE1D_LAYERED_WIDTH", "1D layered surface width");
+                CUDACORE_LIMIT("depth", d, maximum_surface1d_layered_layers,
+                               "MAXIMUM_SURFACE1D_LAYERED_LAYERS",
+                               "1D layered surface layer count");
+            }
+            break;
+        case ArrayShape::two_d_layered:
+            CUDACORE_LIMIT("width", w, maximum_texture2d_layered_width,
+                           "MAXIMUM_TEXTURE2D_LAYERED_WIDTH", "2D layered texture width");
+            CUDACORE_LIMIT("height", h, maximum_texture2d_layered_height,
+                           "MAXIMUM_TEXTURE2D_LAYERED_HEIGHT", "2D layered texture height");
+            CUDACORE_LIMIT("depth", d, maximum_texture2d_layered_layers,
+                           "MAXIMUM_TEXTURE2D_LAYERED_LAYERS", "2D layered texture layer count");
+            if (options.surface_load_store) {
+                CUDACORE_LIMIT("width", w, maximum_surface2d_layered_width,
+                               "MAXIMUM_SURFACE2D_LAYERED_WIDTH", "2D layered surface width");
+                CUDACORE_LIMIT("height", h, maximum_surface2d_layered_height,
+                               "MAXIMUM_SURFACE2D_LAYERED_HEIGHT", "2D layered surface height");
+                CUDACORE_LIMIT("depth", d, maximum_surface2d_layered_layers,
+                               "MAXIMUM_SURFACE2D_LAYERED_LAYERS",
+                               "2D layered surface layer count");
+            }
+            break;
+        case ArrayShape::cubemap:
+            CUDACORE_LIMIT("width", w, maximum_texturecubemap_width,
+                           "MAXIMUM_TEXTURECUBEMAP_WIDTH", "cubemap texture width");
+            if (options.surface_load_store)
+                CUDACORE_LIMIT("width", w, maximum_surfacecubemap_width,
+                               "MAXIMUM_SURFACECUBEMAP_WIDTH", "cubemap surface width");
+            break;
+        case ArrayShape::cubemap_layered:
+            CUDACORE_LIMIT("width", w, maximum_texturecubemap_layered_width,
+                           "MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH",
+                           "layered cubemap texture width");
+            CUDACORE_LIMIT("depth", d / 6, maximum_texturecubemap_layered_layers,
+                           "MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS",
+                           "layered cubemap texture cubemap count (depth / 6)");
+            if (options.surface_load_store) {
+                CUDACORE_LIMIT("width", w, maximum_surfacecubemap_layered_width,
+                               "MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH",
+                               "layered cubemap surface width");
+                CUDACORE_LIMIT("depth", d / 6, maximum_surfacecubemap_layered_layers,
+                               "MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS",
+                               "layered cubemap surface cubemap count (depth / 6)");
+            }
+            break;
+    }
+#undef CUDACORE_LIMIT
+}
+
+namespace detail {
+
+std::string describe_array(const ArrayOptions& options, ArrayShape shape) {
+    std::string text = to_string(shape) + " CUDA array " + to_string(options.format);
+    if (options.channels > 1 && is_known(options.format) &&
+        format_info(options.format).kind == ArrayFormatKind::plain)
+        text += "x" + std::to_string(options.channels);
+    text += " " + std::to_string(options.width);
+    if (options.height) text += " x " + std::to_string(options.height);
+    if (options.depth) {
+        text += (shape == ArrayShape::three_d ? " x " : ", ") + std::to_string(options.depth);
+        if (shape != ArrayShape::three_d) text += " layers";
+    }
+    if (options.surface_load_store) text += " (surface load/store)";
+    if (options.texture_gather) text += " (texture gather)";
+    return text;
+}
+
+ArrayBox::~ArrayBox() {
+    std::function<void(const DriverApi&)> destroy;
+    if (handle && !parent) {
+        try {
+            destroy = [array = handle, ordinal = ordinal](const DriverApi& api) {
+                check_release(api.cuArrayDestroy(array), "cuArrayDestroy", [&] {
+                    char text[64];
+                    std::snprintf(text, sizeof text, "CUDA array %p on device %d",
+                                  static_cast<void*>(array), ordinal);
+                    return std::string(text);
+                });
+            };
+        } catch (...) {
+            return;  // out of memory: leaked to the driver
+        }
+    }
+    // A level view releases nothing itself: it holds its mipmapped array until its copies are done.
+    release_after_uses(uses, context, std::move(destroy), std::move(parent));
+}
+
+}  // namespace detail
+
+CudaArray::CudaArray(std::shared_ptr<detail::ArrayBox> box) noexcept : box_(std::move(box)) {}
+
+CudaArray CudaArray::create(const Device& device, const ArrayOptions& options) {
+    constexpr const char* call = "CudaArray::create";
+    check_array_options(options, device.properties(), call);
+    auto box = std::make_shared<detail::ArrayBox>();
+    box->options = options;
+    box->options.channels =
+        resolve_channels(options.format, options.channels, "CudaArray::create: channels");
+    box->shape = array_shape(options, call);
+    box->element_size = cudacore::element_size(options.format, box->options.channels);
+    box->ordinal = device.ordinal();
+
+    CUDA_ARRAY3D_DESCRIPTOR descriptor{};
+    descriptor.Width = options.width;
+    descriptor.Height = options.height;
+    descriptor.Depth = options.depth;
+    descriptor.Format = static_cast<CUarray_format>(options.format);
+    descriptor.NumChannels = box->options.channels;
+    descriptor.Flags = (options.layered ? CUDA_ARRAY3D_LAYERED : 0u) |
+                       (options.cubemap ? CUDA_ARRAY3D_CUBEMAP : 0u) |
+                       (options.surface_load_store ? CUDA_ARRAY3D_SURFACE_LDST : 0u) |
+                       (options.texture_gather ? CUDA_ARRAY3D_TEXTURE_GATHER : 0u);
+    detail::start_deferred_releases();  // its release may wait for copies (release_after_uses)
+    detail::with_primary_context(device.ordinal(), [&](std::shared_ptr<detail::ContextBox>& context) {
+        detail::ContextScope scope(*context);
+        detail::check(detail::driver().cuArray3DCreate(&box->handle, &descriptor),
+                      "cuArray3DCreate", [&] {
+                          return detail::describe_array(box->options, box->shape) +
+                                 " on device " + std::to_string(device.ordinal());
+                      });
+        box->context = context;
+        return 0;
+    });
+    return CudaArray(std::move(box));
+}
+
+CUarray CudaArray::handle() const noexcept { return box_ ? box_->handle : nullptr; }
+const ArrayOptions& CudaArray::options() const noexcept {
+    static const ArrayOptions none{};
+    return box_ ? box_->options : none;
+}
+ArrayShape CudaArray::shape() const noexcept { return box_ ? box_->shape : ArrayShape::one_d; }
+std::size_t CudaArray::element_size() const noexcept { return box_ ? box_->element_size : 0; }
+int CudaArray::device_ordinal() const noexcept { return box_ ? box_->ordinal : -1; }
+int CudaArray::mipmap_level() const noexcept { return box_ ? box_->level : -1; }
+
+std::string CudaArray::description() const {
+    if (!box_) return "moved-from CudaArray";
+    std::string text = detail::describe_array(box_->options, box_->shape);
+    if (box_->level >= 0) text += ", level " + std::to_string(box_->level) + " of a mipmapped array";
+    return text + " on device " + std::to_string(box_->ordinal);
+}
+
+}  // namespace cudacore

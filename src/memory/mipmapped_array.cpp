@@ -1,0 +1,160 @@
+#include "cudacore/mipmapped_array.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/device_properties.hpp"
+#include "cudacore/errors.hpp"
+#include "errors/release_report.hpp"
+#include "memory/array_box.hpp"
+#include "memory/release_after_uses.hpp"
+#include "runtime/deferred_release.hpp"
+#include "support/box_access.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace cudacore {
+
+unsigned full_mipmap_levels(const ArrayOptions& options) {
+    const ArrayShape shape = array_shape(options, "full_mipmap_levels");
+    std::size_t largest = std::max(options.width, options.height);
+    if (shape == ArrayShape::three_d) largest = std::max(largest, options.depth);
+    unsigned levels = 1;
+    while (largest > 1) {
+        largest >>= 1;
+        ++levels;
+    }
+    return levels;
+}
+
+namespace {
+
+// The options of level `level` of a chain whose level 0 is `base`.
+ArrayOptions level_of(const ArrayOptions& base, ArrayShape shape, unsigned level) {
+    auto halve = [level](std::size_t size) {
+        return size == 0 ? 0 : std::max<std::size_t>(1, size >> level);
+    };
+    ArrayOptions options = base;
+    options.width = halve(base.width);
+    options.height = halve(base.height);
+    if (shape == ArrayShape::three_d) options.depth = halve(base.depth);  // layers stay
+    return options;
+}
+
+}  // namespace
+
+namespace detail {
+
+MipmappedArrayBox::~MipmappedArrayBox() {
+    std::function<void(const DriverApi&)> destroy;
+    if (handle) {
+        try {
+            destroy = [array = handle, ordinal = ordinal](const DriverApi& api) {
+                check_release(api.cuMipmappedArrayDestroy(array), "cuMipmappedArrayDestroy", [&] {
+                    char text[72];
+                    std::snprintf(text, sizeof text, "mipmapped CUDA array %p on device %d",
+                                  static_cast<void*>(array), ordinal);
+                    return std::string(text);
+                });
+            };
+        } catch (...) {
+            return;  // out of memory: leaked to the driver
+        }
+    }
+    release_after_uses(uses, context, std::move(destroy), nullptr);
+}
+
+}  // namespace detail
+
+MipmappedArray::MipmappedArray(std::shared_ptr<detail::MipmappedArrayBox> box) noexcept
+    : box_(std::move(box)) {}
+
+MipmappedArray MipmappedArray::create(const Device& device, const ArrayOptions& options,
+                                      unsigned levels) {
+    constexpr const char* call = "MipmappedArray::create";
+    check_array_options(options, device.properties(), call, levels == 0 ? 1 : levels);
+    const unsigned most = full_mipmap_levels(options);
+    if (levels == 0 || levels > most)
+        throw InvalidArgumentError(std::string(call) + " (" + std::to_string(options.width) +
+                                   " x " + std::to_string(options.height) + " x " +
+                                   std::to_string(options.depth) + "): levels is " +
+                                   std::to_string(levels) + "; it must be 1 to " +
+                                   std::to_string(most) + " (down to a size of 1)");
+    auto box = std::make_shared<detail::MipmappedArrayBox>();
+    box->options = options;
+    box->options.channels = resolve_channels(options.format, options.channels,
+                                             "MipmappedArray::create: channels");
+    box->shape = array_shape(options, call);
+    box->levels = levels;
+    box->ordinal = device.ordinal();
+
+    CUDA_ARRAY3D_DESCRIPTOR descriptor{};
+    descriptor.Width = options.width;
+    descriptor.Height = options.height;
+    descriptor.Depth = options.depth;
+    descriptor.Format = static_cast<CUarray_format>(options.format);
+    descriptor.NumChannels = box->options.channels;
+    descriptor.Flags = (options.layered ? CUDA_ARRAY3D_LAYERED : 0u) |
+                       (options.cubemap ? CUDA_ARRAY3D_CUBEMAP : 0u) |
+                       (options.surface_load_store ? CUDA_ARRAY3D_SURFACE_LDST : 0u);
+    detail::start_deferred_releases();
+    detail::with_primary_context(device.ordinal(), [&](std::shared_ptr<detail::ContextBox>& context) {
+        detail::ContextScope scope(*context);
+        detail::check(detail::driver().cuMipmappedArrayCreate(&box->handle, &descriptor, levels),
+                      "cuMipmappedArrayCreate", [&] {
+                          return "mipmapped " + detail::describe_array(box->options, box->shape) +
+                                 ", " + std::to_string(levels) + " levels on device " +
+                                 std::to_string(device.ordinal());
+                      });
+        box->context = context;
+        return 0;
+    });
+    return MipmappedArray(std::move(box));
+}
+
+ArrayOptions MipmappedArray::level_options(unsigned level) const {
+    if (!box_) throw InvalidArgumentError("MipmappedArray::level_options: moved-from object");
+    if (level >= box_->levels)
+        throw InvalidArgumentError("MipmappedArray::level_options: level " +
+                                   std::to_string(level) + " is out of range; " + description() +
+                                   " has levels 0 to " + std::to_string(box_->levels - 1));
+    return level_of(box_->options, box_->shape, level);
+}
+
+CudaArray MipmappedArray::level(unsigned level) const {
+    if (!box_) throw InvalidArgumentError("MipmappedArray::level: moved-from object");
+    if (level >= box_->levels)
+        throw InvalidArgumentError("MipmappedArray::level: level " + std::to_string(level) +
+                                   " is out of range; " + description() + " has levels 0 to " +
+                                   std::to_string(box_->levels - 1));
+    auto view = std::make_shared<detail::ArrayBox>();
+    view->options = level_of(box_->options, box_->shape, level);
+    view->shape = box_->shape;
+    view->element_size = cudacore::element_size(view->options.format, view->options.channels);
+    view->ordinal = box_->ordinal;
+    view->level = static_cast<int>(level);
+    view->context = box_->context;
+    view->parent = box_;  // set first: a level view never destroys its handle
+    {
+        detail::ContextScope scope(*box_->context);
+        detail::check(detail::driver().cuMipmappedArrayGetLevel(&view->handle, box_->handle, level),
+                      "cuMipmappedArrayGetLevel",
+                      [&] { return "level " + std::to_string(level) + " of " + description(); });
+    }
+    return detail::BoxAccess::make<CudaArray>(std::move(view));
+}
+
+CUmipmappedArray MipmappedArray::handle() const noexcept { return box_ ? box_->handle : nullptr; }
+const ArrayOptions& MipmappedArray::options() const noexcept {
+    static const ArrayOptions none{};
+    return box_ ? box_->options : none;
+}
+unsigned MipmappedArray::levels() const noexcept { return box_ ? box_->levels : 0; }
+int MipmappedArray::device_ordinal() const noexcept { return box_ ? box_->ordinal : -1; }
+
+std::string MipmappedArray::description() const {
+    if (!box_) return "moved-from MipmappedArray";
+    return "mipmapped " + detail::describe_array(box_->options, box_->shape) + ", " +
+           std::to_string(box_->levels) + " levels on device " + std::to_string(box_->ordinal);
+}
+
+}  // namespace cudacore

@@ -1,0 +1,396 @@
+#include "cudacore/texture.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/device_properties.hpp"
+#include "cudacore/errors.hpp"
+#include "errors/release_report.hpp"
+#include "memory/array_box.hpp"
+#include "memory/release_after_uses.hpp"
+#include "memory/texture_layout_checks.hpp"
+#include "runtime/deferred_release.hpp"
+#include "support/box_access.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace cudacore {
+
+namespace detail {
+
+struct TextureBox {
+    CUtexObject handle = 0;
+    std::shared_ptr<ContextBox> context;
+    std::shared_ptr<void> held;  // the ArrayBox, MipmappedArrayBox or Buffer it reads
+    TextureOptions options;
+    std::string source;  // what it reads, described
+    int ordinal = 0;
+    LaunchStreams uses;
+    TextureBox() {}
+    ~TextureBox() {
+        std::function<void(const DriverApi&)> destroy;
+        if (handle) {
+            try {
+                destroy = [texture = handle, ordinal = ordinal](const DriverApi& api) {
+                    check_release(api.cuTexObjectDestroy(texture), "cuTexObjectDestroy", [&] {
+                        return "texture object " + std::to_string(texture) + " on device " +
+                               std::to_string(ordinal);
+                    });
+                };
+            } catch (...) {
+                return;  // out of memory: leaked to the driver
+            }
+        }
+        release_after_uses(uses, context, std::move(destroy), std::move(held));
+    }
+    TextureBox(const TextureBox&) = delete;
+    TextureBox& operator=(const TextureBox&) = delete;
+};
+
+namespace {
+
+[[noreturn]] void refuse(const char* call, const std::string& problem) {
+    throw InvalidArgumentError(std::string(call) + ": " + problem);
+}
+
+}  // namespace
+
+std::size_t linear_element_size(const char* call, ArrayFormat format, unsigned channels,
+                                unsigned& resolved_channels) {
+    if (!is_known(format))
+        refuse(call, "the layout's format " + to_string(format) +
+                         " is not a format of the CUDA driver cudacore was built for");
+    const ArrayFormatInfo& info = format_info(format);
+    if (info.kind != ArrayFormatKind::plain && info.kind != ArrayFormatKind::packed)
+        refuse(call, std::string("the layout's format ") + info.name +
+                         " is block-compressed or video; textures over memory take plain and "
+                         "packed formats (use a CudaArray)");
+    resolved_channels = resolve_channels(format, channels, std::string(call) + ": channels");
+    return element_size(format, resolved_channels);
+}
+
+std::size_t check_linear_layout(const char* call, const LinearTextureLayout& layout,
+                                std::uintptr_t address, std::size_t buffer_bytes,
+                                std::size_t element_size, const DeviceProperties& properties,
+                                std::size_t max_width, const std::string& buffer_description) {
+    const int alignment = properties.texture_alignment;
+    if (alignment > 0 && address % static_cast<std::uintptr_t>(alignment) != 0)
+        refuse(call, buffer_description + " is not aligned to " + std::to_string(alignment) +
+                         " bytes (CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)");
+    const std::size_t width = layout.width == 0 ? buffer_bytes / element_size : layout.width;
+    if (width == 0)
+        refuse(call, buffer_description + " holds no whole element of " +
+                         std::to_string(element_size) + " bytes");
+    if (width > buffer_bytes / element_size)
+        refuse(call, "LinearTextureLayout::width " + std::to_string(width) + " elements of " +
+                         std::to_string(element_size) + " bytes runs past the end of " +
+                         buffer_description);
+    if (max_width > 0 && width > max_width)
+        refuse(call, "LinearTextureLayout::width " + std::to_string(width) +
+                         " exceeds the device's linear texture width limit " +
+                         std::to_string(max_width) + " for this format and channel count "
+                         "(cuDeviceGetTexture1DLinearMaxWidth)");
+    return width;
+}
+
+void check_pitch2d_layout(const char* call, const Pitch2DTextureLayout& layout,
+                          std::uintptr_t address, std::size_t buffer_bytes,
+                          std::size_t element_size, const DeviceProperties& p,
+                          const std::string& buffer_description) {
+    if (layout.width == 0 || layout.height == 0)
+        refuse(call, "Pitch2DTextureLayout width and height must be at least 1 (they are " +
+                         std::to_string(layout.width) + " x " + std::to_string(layout.height) +
+                         ")");
+    if (p.texture_alignment > 0 && address % static_cast<std::uintptr_t>(p.texture_alignment) != 0)
+        refuse(call, buffer_description + " is not aligned to " +
+                         std::to_string(p.texture_alignment) +
+                         " bytes (CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)");
+    auto limit = [&](const char* field, std::size_t value, int max, const char* attribute) {
+        if (max > 0 && value > static_cast<std::size_t>(max))
+            refuse(call, std::string("Pitch2DTextureLayout::") + field + " " +
+                             std::to_string(value) + " exceeds the device's limit " +
+                             std::to_string(max) + " (CU_DEVICE_ATTRIBUTE_" + attribute + ")");
+    };
+    limit("width", layout.width, p.maximum_texture2d_linear_width, "MAXIMUM_TEXTURE2D_LINEAR_WIDTH");
+    limit("height", layout.height, p.maximum_texture2d_linear_height,
+          "MAXIMUM_TEXTURE2D_LINEAR_HEIGHT");
+    limit("pitch", layout.pitch, p.maximum_texture2d_linear_pitch, "MAXIMUM_TEXTURE2D_LINEAR_PITCH");
+    std::size_t row_bytes = 0;
+    if (__builtin_mul_overflow(layout.width, element_size, &row_bytes) || layout.pitch < row_bytes)
+        refuse(call, "Pitch2DTextureLayout::pitch " + std::to_string(layout.pitch) +
+                         " is less than a row (" + std::to_string(layout.width) + " elements of " +
+                         std::to_string(element_size) + " bytes)");
+    if (p.texture_pitch_alignment > 0 &&
+        layout.pitch % static_cast<std::size_t>(p.texture_pitch_alignment) != 0)
+        refuse(call, "Pitch2DTextureLayout::pitch " + std::to_string(layout.pitch) +
+                         " is not a multiple of " + std::to_string(p.texture_pitch_alignment) +
+                         " (CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT)");
+    std::size_t needed = 0;
+    if (__builtin_mul_overflow(layout.pitch, layout.height - 1, &needed) ||
+        __builtin_add_overflow(needed, row_bytes, &needed) || needed > buffer_bytes)
+        refuse(call, std::to_string(layout.height) + " rows of pitch " +
+                         std::to_string(layout.pitch) + " run past the end of " +
+                         buffer_description);
+}
+
+namespace {
+
+CUaddress_mode driver_address_mode(TextureAddressMode mode) {
+    switch (mode) {
+        case TextureAddressMode::wrap: return CU_TR_ADDRESS_MODE_WRAP;
+        case TextureAddressMode::clamp: return CU_TR_ADDRESS_MODE_CLAMP;
+        case TextureAddressMode::mirror: return CU_TR_ADDRESS_MODE_MIRROR;
+        case TextureAddressMode::border: return CU_TR_ADDRESS_MODE_BORDER;
+    }
+    return CU_TR_ADDRESS_MODE_CLAMP;
+}
+
+CUfilter_mode driver_filter_mode(TextureFilterMode mode) {
+    return mode == TextureFilterMode::linear ? CU_TR_FILTER_MODE_LINEAR : CU_TR_FILTER_MODE_POINT;
+}
+
+// The one place TextureOptions become a CUDA_TEXTURE_DESC.
+CUDA_TEXTURE_DESC texture_descriptor(const TextureOptions& options) {
+    CUDA_TEXTURE_DESC descriptor{};
+    for (int i = 0; i < 3; ++i) descriptor.addressMode[i] = driver_address_mode(options.address_modes[i]);
+    descriptor.filterMode = driver_filter_mode(options.filter);
+    descriptor.flags = (options.read_mode == TextureReadMode::element_type ? CU_TRSF_READ_AS_INTEGER : 0u) |
+                       (options.normalized_coordinates ? CU_TRSF_NORMALIZED_COORDINATES : 0u) |
+                       (options.srgb ? CU_TRSF_SRGB : 0u) |
+                       (options.disable_trilinear_optimization ? CU_TRSF_DISABLE_TRILINEAR_OPTIMIZATION : 0u) |
+                       (options.seamless_cubemap ? CU_TRSF_SEAMLESS_CUBEMAP : 0u);
+    descriptor.maxAnisotropy = options.max_anisotropy;
+    descriptor.mipmapFilterMode = driver_filter_mode(options.mipmap_filter);
+    descriptor.mipmapLevelBias = options.mipmap_level_bias;
+    descriptor.minMipmapLevelClamp = options.min_mipmap_level_clamp;
+    descriptor.maxMipmapLevelClamp = options.max_mipmap_level_clamp;
+    for (int i = 0; i < 4; ++i) descriptor.borderColor[i] = options.border_color[i];
+    return descriptor;
+}
+
+std::string describe_buffer(const Buffer& buffer) {
+    return buffer.is_closed() ? std::string("a closed Buffer") : buffer.description();
+}
+
+// Creates the texture in `context` and returns its box, holding `held`.
+std::shared_ptr<TextureBox> create_texture(const CUDA_RESOURCE_DESC& resource,
+                                           const TextureOptions& options,
+                                           const std::shared_ptr<ContextBox>& context, int ordinal,
+                                           std::shared_ptr<void> held, std::string source) {
+    auto box = std::make_shared<TextureBox>();
+    box->options = options;
+    box->ordinal = ordinal;
+    box->source = std::move(source);
+    const CUDA_TEXTURE_DESC descriptor = texture_descriptor(options);
+    start_deferred_releases();  // the release may wait for launches (release_after_uses)
+    {
+        ContextScope scope(*context);
+        check(driver().cuTexObjectCreate(&box->handle, &resource, &descriptor, nullptr),
+              "cuTexObjectCreate", [&] { return "texture object over " + box->source; });
+    }
+    box->context = context;
+    box->held = std::move(held);
+    return box;
+}
+
+}  // namespace
+
+}  // namespace detail
+
+void check_texture_options(const TextureOptions& options, const TextureSource& source,
+                           const char* call) {
+    auto refuse = [call](const std::string& problem) { detail::refuse(call, problem); };
+    for (std::size_t i = 0; i < 3; ++i) {
+        const int mode = static_cast<int>(options.address_modes[i]);
+        if (mode < 0 || mode > 3)
+            refuse("TextureOptions::address_modes[" + std::to_string(i) +
+                   "] is not a TextureAddressMode (value " + std::to_string(mode) + ")");
+    }
+    const int filter = static_cast<int>(options.filter);
+    if (filter < 0 || filter > 1)
+        refuse("TextureOptions::filter is not a TextureFilterMode (value " + std::to_string(filter) + ")");
+    const int mipmap_filter = static_cast<int>(options.mipmap_filter);
+    if (mipmap_filter < 0 || mipmap_filter > 1)
+        refuse("TextureOptions::mipmap_filter is not a TextureFilterMode (value " +
+               std::to_string(mipmap_filter) + ")");
+    const int read = static_cast<int>(options.read_mode);
+    if (read < 0 || read > 1)
+        refuse("TextureOptions::read_mode is not a TextureReadMode (value " + std::to_string(read) + ")");
+    if (!is_known(source.format))
+        refuse("the texture's format " + to_string(source.format) +
+               " is not a format of the CUDA driver cudacore was built for");
+    const ArrayFormatInfo& format = format_info(source.format);
+
+    if (!source.linear && !options.normalized_coordinates) {
+        static const char* const axes[3] = {"x", "y", "z"};
+        for (std::size_t i = 0; i < 3; ++i) {
+            const TextureAddressMode mode = options.address_modes[i];
+            if (mode == TextureAddressMode::wrap || mode == TextureAddressMode::mirror)
+                refuse(std::string("TextureOptions::address_modes[") + std::to_string(i) + "] (" +
+                       axes[i] + ") is " + (mode == TextureAddressMode::wrap ? "wrap" : "mirror") +
+                       ", which needs normalized_coordinates (unnormalized coordinates take "
+                       "clamp or border)");
+        }
+    }
+    const bool wide_integer = format.is_integer && format.bytes == 4;
+    if (options.read_mode == TextureReadMode::normalized_float && wide_integer)
+        refuse(std::string("TextureOptions::read_mode is normalized_float, but format ") +
+               format.name + " is a 32-bit integer, which texture reads never normalize");
+    const bool returns_float =
+        !format.is_integer || options.read_mode == TextureReadMode::normalized_float;
+    if (!source.linear && options.filter == TextureFilterMode::linear && !returns_float)
+        refuse(std::string("TextureOptions::filter is linear, but fetches of format ") +
+               format.name +
+               " read as element_type return integers; linear filtering needs floating point "
+               "(a float format, or 8/16-bit integers with read_mode normalized_float)");
+    if (source.mipmapped && options.mipmap_filter == TextureFilterMode::linear && !returns_float)
+        refuse(std::string("TextureOptions::mipmap_filter is linear, but fetches of format ") +
+               format.name + " read as element_type return integers");
+    if (options.max_anisotropy > 16)
+        refuse("TextureOptions::max_anisotropy is " + std::to_string(options.max_anisotropy) +
+               "; it must be 0 to 16");
+    if (!std::isfinite(options.mipmap_level_bias) || !std::isfinite(options.min_mipmap_level_clamp) ||
+        !std::isfinite(options.max_mipmap_level_clamp))
+        refuse("TextureOptions mipmap_level_bias and the mipmap level clamps must be finite");
+    if (options.min_mipmap_level_clamp < 0)
+        refuse("TextureOptions::min_mipmap_level_clamp is " +
+               std::to_string(options.min_mipmap_level_clamp) + "; it must not be negative");
+    if (options.max_mipmap_level_clamp < options.min_mipmap_level_clamp)
+        refuse("TextureOptions::max_mipmap_level_clamp " +
+               std::to_string(options.max_mipmap_level_clamp) + " is below min_mipmap_level_clamp " +
+               std::to_string(options.min_mipmap_level_clamp));
+    if (source.mipmapped && !options.normalized_coordinates)
+        refuse("a texture over a mipmapped array needs TextureOptions::normalized_coordinates");
+    if (options.seamless_cubemap && !source.cubemap)
+        refuse("TextureOptions::seamless_cubemap is set on a texture that is not over a cubemap");
+}
+
+TextureObject::TextureObject(std::shared_ptr<detail::TextureBox> box) noexcept
+    : box_(std::move(box)) {}
+
+TextureObject TextureObject::from_array(const CudaArray& array, const TextureOptions& options) {
+    constexpr const char* call = "TextureObject::from_array";
+    const auto& array_box = array.box();
+    if (!array_box || !array_box->handle)
+        throw InvalidArgumentError(std::string(call) + ": moved-from CudaArray");
+    check_texture_options(options,
+                          {.format = array_box->options.format, .cubemap = array_box->options.cubemap},
+                          call);
+    CUDA_RESOURCE_DESC resource{};
+    resource.resType = CU_RESOURCE_TYPE_ARRAY;
+    resource.res.array.hArray = array_box->handle;
+    return TextureObject(detail::create_texture(resource, options, array_box->context,
+                                                array_box->ordinal, array_box, array.description()));
+}
+
+TextureObject TextureObject::from_mipmapped_array(const MipmappedArray& array,
+                                                  const TextureOptions& options) {
+    constexpr const char* call = "TextureObject::from_mipmapped_array";
+    const auto& array_box = array.box();
+    if (!array_box || !array_box->handle)
+        throw InvalidArgumentError(std::string(call) + ": moved-from MipmappedArray");
+    check_texture_options(options,
+                          {.format = array_box->options.format,
+                           .cubemap = array_box->options.cubemap,
+                           .mipmapped = true},
+                          call);
+    CUDA_RESOURCE_DESC resource{};
+    resource.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+    resource.res.mipmap.hMipmappedArray = array_box->handle;
+    return TextureObject(detail::create_texture(resource, options, array_box->context,
+                                                array_box->ordinal, array_box, array.description()));
+}
+
+namespace {
+
+// The checks every texture over memory makes of its buffer first; returns its device.
+int memory_device(const char* call, const Buffer& buffer) {
+    if (buffer.is_closed())
+        throw InvalidArgumentError(std::string(call) + ": the Buffer is closed (or empty)");
+    if (!buffer.is_device_accessible())
+        throw InvalidArgumentError(std::string(call) + ": " + buffer.description() +
+                                   " is not device-accessible; textures read device memory");
+    const int ordinal = buffer.device_ordinal();
+    if (ordinal < 0)
+        throw InvalidArgumentError(std::string(call) + ": " + buffer.description() +
+                                   " is bound to no device; textures read device memory");
+    return ordinal;
+}
+
+}  // namespace
+
+TextureObject TextureObject::from_linear(const Buffer& buffer, const LinearTextureLayout& layout,
+                                         const TextureOptions& options) {
+    constexpr const char* call = "TextureObject::from_linear";
+    unsigned channels = 0;
+    const std::size_t element_size =
+        detail::linear_element_size(call, layout.format, layout.channels, channels);
+    check_texture_options(options, {.format = layout.format, .linear = true}, call);
+    const int ordinal = memory_device(call, buffer);
+    const Device device(ordinal);
+    std::size_t max_width = 0;
+    detail::check(detail::driver().cuDeviceGetTexture1DLinearMaxWidth(
+                      &max_width, static_cast<CUarray_format>(layout.format), channels,
+                      device.handle()),
+                  "cuDeviceGetTexture1DLinearMaxWidth",
+                  [&] { return to_string(layout.format) + " on device " + std::to_string(ordinal); });
+    const std::string description = detail::describe_buffer(buffer);
+    const std::size_t width = detail::check_linear_layout(
+        call, layout, buffer.handle(), buffer.size(), element_size, device.properties(),
+        max_width, description);
+    CUDA_RESOURCE_DESC resource{};
+    resource.resType = CU_RESOURCE_TYPE_LINEAR;
+    resource.res.linear.devPtr = buffer.handle();
+    resource.res.linear.format = static_cast<CUarray_format>(layout.format);
+    resource.res.linear.numChannels = channels;
+    resource.res.linear.sizeInBytes = width * element_size;
+    return TextureObject(detail::create_texture(
+        resource, options, detail::primary_context(ordinal), ordinal,
+        std::make_shared<Buffer>(buffer),
+        std::to_string(width) + " " + to_string(layout.format) + " elements of " + description));
+}
+
+TextureObject TextureObject::from_pitch2d(const Buffer& buffer, const Pitch2DTextureLayout& layout,
+                                          const TextureOptions& options) {
+    constexpr const char* call = "TextureObject::from_pitch2d";
+    unsigned channels = 0;
+    const std::size_t element_size =
+        detail::linear_element_size(call, layout.format, layout.channels, channels);
+    check_texture_options(options, {.format = layout.format}, call);
+    const int ordinal = memory_device(call, buffer);
+    const Device device(ordinal);
+    const std::string description = detail::describe_buffer(buffer);
+    detail::check_pitch2d_layout(call, layout, buffer.handle(), buffer.size(), element_size,
+                                 device.properties(), description);
+    CUDA_RESOURCE_DESC resource{};
+    resource.resType = CU_RESOURCE_TYPE_PITCH2D;
+    resource.res.pitch2D.devPtr = buffer.handle();
+    resource.res.pitch2D.format = static_cast<CUarray_format>(layout.format);
+    resource.res.pitch2D.numChannels = channels;
+    resource.res.pitch2D.width = layout.width;
+    resource.res.pitch2D.height = layout.height;
+    resource.res.pitch2D.pitchInBytes = layout.pitch;
+    return TextureObject(detail::create_texture(
+        resource, options, detail::primary_context(ordinal), ordinal,
+        std::make_shared<Buffer>(buffer),
+        std::to_string(layout.width) + " x " + std::to_string(layout.height) + " " +
+            to_string(layout.format) + " (pitch " + std::to_string(layout.pitch) + ") in " +
+            description));
+}
+
+CUtexObject TextureObject::handle() const noexcept { return box_ ? box_->handle : 0; }
+const TextureOptions& TextureObject::options() const noexcept {
+    static const TextureOptions none{};
+    return box_ ? box_->options : none;
+}
+int TextureObject::device_ordinal() const noexcept { return box_ ? box_->ordinal : -1; }
+
+std::string TextureObject::description() const {
+    if (!box_) return "moved-from TextureObject";
+    return "texture object " + std::to_string(box_->handle) + " over " + box_->source;
+}
+
+void TextureObject::note_launch(const Stream& stream) const {
+    if (box_ && stream.box()) box_->uses.note(stream.box());
+}
+
+}  // namespace cudacore
