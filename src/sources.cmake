@@ -69,7 +69,8 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/multi_device.cpp
   src/runtime/identity.cpp
   src/runtime/capture_registry.cpp
-  src/runtime/green_context.cpp)
+  src/runtime/green_context.cpp
+  src/runtime/checkpoint.cpp)
 set(CUDACORE_MEMORY_SOURCES
   src/memory/memory_resource.cpp
   src/memory/device_memory_resource.cpp
