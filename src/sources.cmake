@@ -23,6 +23,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
   src/code/pch_directory.cpp
+  src/code/debug_source.cpp
   src/code/linker_options.cpp
   src/code/linker.cpp
   src/code/nvjitlink_run.cpp
