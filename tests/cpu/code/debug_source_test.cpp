@@ -143,6 +143,7 @@ TEST(DebugSource, FolderFromTheEnvironmentAndTheDefault) {
     ProgramOptions options;
     options.arch = "sm_90";
     options.lineinfo = true;
+    options.pch = false;  // the automatic PCH folder would go to the TMPDIR set below
     ::setenv("CUDACORE_DEBUG_SOURCE_DIR", dir.path().c_str(), 1);
     const std::filesystem::path from_variable =
         Program(kKernel, SourceType::cxx, options).debug_source_path();
