@@ -4,6 +4,8 @@
 #include "test_support.hpp"
 
 #include "cudacore/cache_key.hpp"
+#include "cudacore/cached_compile.hpp"
+#include "cudacore/memory_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 
@@ -195,6 +197,25 @@ TEST(DebugSource, CacheKeyCoversThePathAndOnlyWithLineInfo) {
     elsewhere.lineinfo.reset();
     EXPECT_EQ(cache_key(Program(kKernel, SourceType::cxx, options), CodeType::ptx),
               cache_key(Program(kKernel, SourceType::cxx, elsewhere), CodeType::ptx));
+}
+
+TEST(DebugSource, CodeFromTheCacheFindsItsSourceAgain) {
+    TempDir dir;
+    ProgramOptions options = options_in(dir.path());
+    options.lineinfo = true;
+    MemoryProgramCache cache;
+    Program program(kKernel, SourceType::cxx, options);
+    const ObjectCode compiled = compile_cached(cache, program, CodeType::ptx);
+    const std::filesystem::path path = program.debug_source_path();
+    ASSERT_TRUE(std::filesystem::exists(path));
+    std::filesystem::remove_all(dir.path() / path.parent_path().filename());
+    // A hit: the code comes from the cache and names the same file, which is written again.
+    Program again(kKernel, SourceType::cxx, options);
+    const std::uint64_t hits = cache.stats().hits;
+    const ObjectCode hit = compile_cached(cache, again, CodeType::ptx);
+    EXPECT_GT(cache.stats().hits, hits);  // served from the cache, not compiled
+    EXPECT_EQ(hit.code(), compiled.code());
+    EXPECT_EQ(read_file(path), kKernel);
 }
 
 }  // namespace
