@@ -24,6 +24,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
   src/code/pch_directory.cpp
+  src/code/debug_source.cpp
   src/code/linker_options.cpp
   src/code/linker.cpp
   src/code/nvjitlink_run.cpp
@@ -71,7 +72,8 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/multi_device.cpp
   src/runtime/identity.cpp
   src/runtime/capture_registry.cpp
-  src/runtime/green_context.cpp)
+  src/runtime/green_context.cpp
+  src/runtime/checkpoint.cpp)
 set(CUDACORE_MEMORY_SOURCES
   src/memory/memory_resource.cpp
   src/memory/device_memory_resource.cpp

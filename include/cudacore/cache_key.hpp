@@ -11,6 +11,8 @@
 ///   - the program name (it becomes the ObjectCode's name);
 ///   - the name expressions, in order;
 ///   - the digest of each of ProgramOptions::header_bundles, in order (HeaderBundle::digest());
+///   - with debug or line information, Program::debug_source_path() (the compiled code names that
+///     file; only then, so other programs' keys are unchanged);
 ///   - the backend (NVRTC, nvJitLink or driver) and the NVRTC and nvJitLink versions ("none"
 ///     when a library cannot be loaded), plus the driver version when the driver's linker is the
 ///     backend.

@@ -45,6 +45,7 @@
 #include "cudacore/identity.hpp"
 #include "cudacore/green_context.hpp"
 #include "cudacore/tensor_map.hpp"
+#include "cudacore/checkpoint.hpp"
 #include "cudacore/graph.hpp"
 #include "cudacore/graph_builder.hpp"
 #include "cudacore/graph_conditional.hpp"

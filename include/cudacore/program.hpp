@@ -26,6 +26,7 @@
 #include <nvrtc.h>
 
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <variant>
@@ -122,6 +123,16 @@ public:
     const std::string& log() const noexcept { return log_; }
     /// What PCH did in the last compile() (not_attempted before any).
     const PchStatus& pch_status() const noexcept { return pch_status_; }
+    /// Where compile() writes this program's source for debuggers (see
+    /// ProgramOptions::debug_source_dir), as an absolute path: set for a C++ program compiled with
+    /// debug or line information, empty otherwise. Never throws except std::bad_alloc.
+    std::filesystem::path debug_source_path() const;
+    /// Writes the source to debug_source_path() unless it already holds it (compile() does this
+    /// itself; compile_cached too, so code served from a cache finds its source). Does nothing
+    /// when debug_source_path() is empty. Throws CompilerApiError naming the step, errno and the
+    /// path when the file cannot be written. Safe to call from several threads and processes
+    /// (the file is replaced atomically).
+    void write_debug_source() const;
 
 private:
     ObjectCode compile_nvvm_program(CodeType target, const std::vector<std::string>& name_expressions);

@@ -128,6 +128,18 @@ struct ProgramOptions {
     /// Passed to the backend as they are, after every flag above.
     std::vector<std::string> extra_flags;
 
+    /// Where the source of a C++ program compiled with debug or line information (debug,
+    /// lineinfo, or -G / -lineinfo among extra_flags) is written for debuggers: compile() writes
+    /// it to `<folder>/<XXH3-128 of the source>/<name>` and passes that absolute path to NVRTC as
+    /// the program's name, so the code's line table (the PTX `.file` directive) names a file that
+    /// holds the source, and cuda-gdb lists the JIT kernel's lines. Identical sources share the
+    /// file. Unset: $CUDACORE_DEBUG_SOURCE_DIR, else `<$TMPDIR or /tmp>/cudacore-jit-sources-<uid>`
+    /// (made 0700). cudacore never deletes these files: they stay for later debugging sessions
+    /// (and for code from a cache); remove the folder when no longer needed. Program::
+    /// debug_source_path() says where; the compile log then names the source by that path.
+    /// Passes no flag; the program cache keys such compiles by the path (the code names it).
+    std::optional<std::string> debug_source_dir;
+
     /// NVVM IR programs only (refused for C++ and PTX): more IR modules that libNVVM links with
     /// the program's own, in order; and libdevice (the math library, libdevice.10.bc beside
     /// libNVVM) added lazily, so only the functions the program calls are linked in.

@@ -165,6 +165,14 @@ CacheKey cache_key(const Program& program, CodeType target,
         hasher.field(std::to_string(bundles.size()));
         for (const auto& bundle : bundles) hasher.field(bundle.digest());
     }
+    // Compiled with debug or line information, the code names the file its source was written
+    // to (Program::debug_source_path, from the source's digest and the folder): deliberately in
+    // the key, so a hit never names a file in another folder. Identical programs with the same
+    // folder keep one key; programs without that information keep the keys they had.
+    if (const auto debug_source = program.debug_source_path(); !debug_source.empty()) {
+        hasher.field("debug-source");
+        hasher.field(debug_source.string());
+    }
     if (program.source_type() == SourceType::nvvm) {
         // NVVM links more modules (and maybe libdevice) into the result: each is an input.
         const ProgramOptions& options = program.options();

@@ -467,6 +467,8 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
     const CacheKey source_key = cache_key(program, target, name_expressions);
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
     // Counted by get_or_compile, and below where it is called directly.
+    // Code from the cache names its debug source file (if any): make sure it exists.
+    program.write_debug_source();
     auto compile = [&] { return program.compile(target, name_expressions); };
     if (!options.extra_digest.empty()) {
         return get_or_compile(

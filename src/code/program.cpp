@@ -5,6 +5,7 @@
 #include "code/nvvm_compile.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
+#include "code/debug_source.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "code/pch_directory.hpp"
 #include "support/nvtx_range.hpp"
@@ -392,8 +393,13 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     };
     // The bundles live in options_ for the whole compile; NVRTC copies the headers it is given.
     const detail::InMemoryHeaders headers = detail::in_memory_headers(options_.header_bundles);
+    // With debug or line information, NVRTC is given the path of a file holding the source as
+    // the program's name: the line table names it, so a debugger finds the source.
+    const std::filesystem::path debug_source = debug_source_path();
+    if (!debug_source.empty()) write_debug_source();
+    const std::string nvrtc_name = debug_source.empty() ? options_.name : debug_source.string();
     detail::NvrtcAttempt attempt =
-        detail::nvrtc_compile(source_, options_.name, flags, name_expressions, target, object, pch,
+        detail::nvrtc_compile(source_, nvrtc_name, flags, name_expressions, target, object, pch,
                               wrapped, /*add_name_expressions=*/true, headers);
     std::vector<std::string> used_flags = flags;
     if (pch) {
@@ -404,7 +410,7 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
                                detail::pch_error_lines(attempt.log),
                            {}, 0};
             used_flags = detail::without_pch_flags(flags);
-            attempt = detail::nvrtc_compile(source_, options_.name, used_flags, name_expressions,
+            attempt = detail::nvrtc_compile(source_, nvrtc_name, used_flags, name_expressions,
                                             target, object, false, wrapped,
                                             /*add_name_expressions=*/wrapped == nullptr, headers);
         } else {
@@ -428,6 +434,18 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     }
     return ObjectCode::from_bytes(target, std::move(attempt.code), options_.name,
                                   std::move(attempt.symbols));
+}
+
+std::filesystem::path Program::debug_source_path() const {
+    // A wrapped nvrtcProgram was named by its creator; PTX and NVVM IR do not go through NVRTC.
+    if (source_type_ != SourceType::cxx || wraps_handle_ || !detail::wants_debug_source(options_))
+        return {};
+    return detail::debug_source_path(source_, options_);
+}
+
+void Program::write_debug_source() const {
+    if (const std::filesystem::path path = debug_source_path(); !path.empty())
+        detail::write_debug_source(path, source_, options_);
 }
 
 const char* to_string(PchOutcome outcome) noexcept {

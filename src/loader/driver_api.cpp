@@ -57,6 +57,17 @@ DriverState load_driver() {
 #include "loader/driver_functions.inc"
 #undef CUDACORE_DRIVER_FUNCTION
 
+        auto resolve_optional = [&](const char* name, int version, void** slot) {
+            CUdriverProcAddressQueryResult found{};
+            if (get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
+                    CUDA_SUCCESS ||
+                found != CU_GET_PROC_ADDRESS_SUCCESS)
+                *slot = nullptr;
+        };
+#define CUDACORE_DRIVER_OPTIONAL_FUNCTION(name, version) \
+    resolve_optional(#name, version, reinterpret_cast<void**>(&state.api.name));
+#include "loader/driver_optional_functions.inc"
+#undef CUDACORE_DRIVER_OPTIONAL_FUNCTION
         {
             // Optional: a driver without it is still usable (callers fall back).
             CUdriverProcAddressQueryResult found{};

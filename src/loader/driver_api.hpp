@@ -15,6 +15,10 @@ struct DriverApi {
 #define CUDACORE_DRIVER_FUNCTION(name, version) PFN_##name##_v##version name = nullptr;
 #include "loader/driver_functions.inc"
 #undef CUDACORE_DRIVER_FUNCTION
+    // Entry points a usable driver may lack (driver_optional_functions.inc): nullptr then.
+#define CUDACORE_DRIVER_OPTIONAL_FUNCTION(name, version) PFN_##name##_v##version name = nullptr;
+#include "loader/driver_optional_functions.inc"
+#undef CUDACORE_DRIVER_OPTIONAL_FUNCTION
     // Optional entry points, newer than the headers cudacore is built with (so typed here):
     // nullptr when the driver lacks them, and callers fall back.
     CUresult (*cuKernelGetParamCount)(CUkernel kernel, size_t* count) = nullptr;  // CUDA 13.2
