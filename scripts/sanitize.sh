@@ -23,15 +23,19 @@ else
   cmake --build "$build_dir" -j "$(nproc)" --target cudacore_cpu_checks
   labels=(-L cpu)
 fi
-export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=1:handle_segv=0"
+# intercept_tls_get_addr=0: GCC 12's sanitizer runtime (up to GCC 13 / LLVM 16) takes a dynamic TLS
+# block that happens to start 16 bytes past a page boundary for a pre-2.25 glibc header and reads
+# the words before it; LeakSanitizer's tracer then dies at exit ("Tracer caught signal 11"), as it
+# did in CLI children that compiled (NVRTC's thread-local storage is dynamic). Static TLS is still
+# scanned, and dynamic TLS blocks stay reachable through the thread's vector of them.
+export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=1:handle_segv=0:intercept_tls_get_addr=0"
 export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-# A failing test runs up to twice more: LeakSanitizer's own tracer can crash in its exit-time
-# check of a CLI child that compiled ("Tracer caught signal 11", LeakSanitizer's fatal error;
-# CliExactCache.ACacheHitIsReportedOnlyWhenTheCodeCameFromTheCache, up to 1 run in 2 under CTest
-# on 2 cores; not yet understood). A test that fails three times fails the pass.
+# One rerun of a failing test stays until CI has shown the flag above is enough: the tracer's
+# crash depends on where the allocator puts a block (about 1 run in 2 of the CLI cache tests under
+# CTest before, none in 35 runs outside it since). A test that fails twice fails the pass.
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 "${labels[@]}" \
-  --repeat until-pass:3 -E '^mpi\.'
+  --repeat until-pass:2 -E '^mpi\.'
 ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
   ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 "${labels[@]}" -R '^mpi\.'
 echo "sanitize: ASan + UBSan pass over the CPU suite clean"
