@@ -37,7 +37,7 @@ class Program;
 
 /// The key of a program cache entry: a SHA-256 digest of everything that decides the compiled code.
 struct CacheKey {
-    std::array<std::uint8_t, 32> digest{};
+    std::array<std::uint8_t, 32> digest{};  ///< the SHA-256 digest's 32 bytes
 
     /// 64 lower-case hex digits; used as the disk cache's file name.
     std::string hex() const;
@@ -58,6 +58,7 @@ CacheKey cache_key(const Program& program, CodeType target,
 
 /// std::hash-style hasher of a CacheKey, for unordered containers.
 struct CacheKeyHash {
+    /// The digest's first 8 bytes (already uniformly distributed). Never throws; thread-safe.
     std::size_t operator()(const CacheKey& key) const noexcept;
 };
 

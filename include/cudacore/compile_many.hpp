@@ -20,6 +20,7 @@
 
 namespace cudacore {
 
+/// Where compile_many() runs the compiles.
 enum class CompileStrategy {
     /// Worker threads in this process. Each Program's log() and pch_status() are set as by
     /// Program::compile. Safe alongside other threads.
@@ -40,7 +41,7 @@ enum class CompileStrategy {
 
 /// Options of compile_many(): workers, strategy, cache.
 struct CompileManyOptions {
-    CompileStrategy strategy = CompileStrategy::threads;
+    CompileStrategy strategy = CompileStrategy::threads;  ///< threads (default) or processes
     /// Compiles at once; 0: std::thread::hardware_concurrency().
     unsigned workers = 0;
     /// Looked up first, exactly as find_cached does (the headers read and every place looked for

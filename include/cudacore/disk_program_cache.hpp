@@ -63,6 +63,7 @@ namespace cudacore {
 class DiskProgramCache final : public ProgramCache {
 public:
     static constexpr std::uint64_t default_max_bytes = std::uint64_t{1} << 30;  ///< 1 GiB
+    /// Age after which a temporary file is removed even if a process of its writer's id lives.
     static constexpr std::chrono::seconds stale_temporary_age{600};
 
     /// Creates `directory` (mode 0700; missing parents with the default mode) when absent, and
@@ -110,7 +111,9 @@ public:
     /// How many entries of the flat layout the top folder holds (a listing of it).
     std::uint64_t flat_entries() const;
 
+    /// The cache's top folder, as given to the constructor. Never throws; thread-safe.
     const std::filesystem::path& directory() const noexcept { return directory_; }
+    /// The byte bound puts keep the cache under. Never throws; thread-safe.
     std::uint64_t max_bytes() const noexcept { return max_bytes_; }
     /// Where `key`'s entry is stored: directory() / \<its shard\> / entry_name(key).
     std::filesystem::path entry_path(const CacheKey& key) const;
@@ -122,6 +125,7 @@ public:
     /// The bytes of an entry file, and their inverse. decode_entry throws SerializationError
     /// unless `bytes` is a valid entry for `expected` (it never reads outside `bytes`).
     static std::string encode_entry(const CacheKey& key, const ObjectCode& code);
+    /// The code of an entry file's `bytes`, checked against `expected` (see encode_entry).
     static ObjectCode decode_entry(std::string_view bytes, const CacheKey& expected);
 
 private:

@@ -44,13 +44,17 @@ public:
     /// a driver can be loaded. The driver fallback uses the current device's primary context.
     ObjectCode link(CodeType target = CodeType::cubin);
 
+    /// The inputs, in the order given. Never throws.
     const std::vector<ObjectCode>& inputs() const noexcept { return inputs_; }
+    /// The options given to the constructor. Never throws.
     const LinkerOptions& options() const noexcept { return options_; }
     /// The exact flags passed to the backend: nvJitLink flags for a cubin link (link(ptx) adds
     /// -ptx), or the driver's CU_JIT options as NAME=VALUE. Resolves arch from the current device
     /// when unset; throws InvalidArgumentError for options the backend cannot honour.
     std::vector<std::string> flags() const;
+    /// The backend's information log of the last link() (empty before one). Never throws.
     const std::string& info_log() const noexcept { return info_log_; }
+    /// The backend's error log of the last link() (empty before one, or after a clean link).
     const std::string& error_log() const noexcept { return error_log_; }
     /// "nvJitLink" or "driver" (cuLink*: chosen by LinkerOptions::backend, or used when
     /// nvJitLink cannot be loaded).

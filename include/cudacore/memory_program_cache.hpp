@@ -15,10 +15,13 @@ namespace cudacore {
 /// A program cache in this process's memory, bounded by size (LRU).
 class MemoryProgramCache final : public ProgramCache {
 public:
+    /// An empty cache that keeps at most `max_bytes` of code (256 MiB by default), evicting the
+    /// least recently used entries. All members are safe from many threads.
     explicit MemoryProgramCache(std::uint64_t max_bytes = std::uint64_t{256} << 20);
 
     std::optional<ObjectCode> get(const CacheKey& key) override;
     void put(const CacheKey& key, const ObjectCode& code) override;
+    /// Counters since construction, and what the cache holds now.
     CacheStats stats() const override;
     void clear() override;
 

@@ -45,11 +45,12 @@ enum class PchOutcome {
     used,           ///< this compile used a PCH an earlier compile made
     failed,         ///< PCH could not be made or read; the compile went on without it (reason)
 };
+/// "not_attempted", "created", "used" or "failed".
 const char* to_string(PchOutcome outcome) noexcept;
 
 /// What precompiled headers did in a Program's last compile().
 struct PchStatus {
-    PchOutcome outcome = PchOutcome::not_attempted;
+    PchOutcome outcome = PchOutcome::not_attempted;  ///< what happened
     /// NVRTC's words: why it failed (status name and log lines) or why none was attempted.
     std::string reason;
     /// The PCH file made or used, where NVRTC names it.
@@ -110,8 +111,11 @@ public:
     /// See the top of this file.
     ProgramHandle handle() const noexcept { return handle_; }
 
+    /// The source given to the constructor (empty for from_handle). Never throws.
     const std::string& source() const noexcept { return source_; }
+    /// C++, PTX or NVVM IR. Never throws.
     SourceType source_type() const noexcept { return source_type_; }
+    /// The options given to the constructor (never changed afterwards). Never throws.
     const ProgramOptions& options() const noexcept { return options_; }
     /// The exact flags compile(target) passes to its backend, in order: the canonical form of the
     /// options (used for cache keys). Resolves arch from the current device when unset.

@@ -26,14 +26,14 @@ struct CacheStats {
     /// Counted by this cache object since it was created.
     std::uint64_t hits = 0;
     std::uint64_t misses = 0;        ///< includes corrupt entries
-    std::uint64_t insertions = 0;
+    std::uint64_t insertions = 0;    ///< successful puts
     std::uint64_t evictions = 0;     ///< entries removed to stay under the byte bound
     std::uint64_t corrupt_entries = 0;  ///< entries that failed their check, removed
     std::uint64_t failed_stores = 0;    ///< puts that failed (full disk, read-only directory...)
     /// What the cache holds now (for a disk cache: all processes' entries).
     std::uint64_t entries = 0;
     std::uint64_t bytes = 0;            ///< a disk cache's includes its temporary files
-    std::uint64_t max_bytes = 0;
+    std::uint64_t max_bytes = 0;        ///< the byte bound
     std::uint64_t temporary_files = 0;  ///< a disk cache's files being written or left by killed writers
 };
 
@@ -65,6 +65,7 @@ public:
     /// entries until the cache is within its byte bound (an entry larger than the bound is not
     /// kept). Throws CacheError when the store fails (a disk cache's I/O error).
     virtual void put(const CacheKey& key, const ObjectCode& code) = 0;
+    /// This cache's counters and size (see CacheStats). Thread-safe in every cudacore cache.
     virtual CacheStats stats() const = 0;
     /// Removes every entry.
     virtual void clear() = 0;

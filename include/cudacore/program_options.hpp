@@ -19,16 +19,16 @@ namespace cudacore {
 
 /// An extra NVVM IR module (text or bitcode) linked with the program's own by libNVVM.
 struct NamedSource {
-    std::string name;
-    std::string code;
+    std::string name;  ///< the module's name in libNVVM's messages
+    std::string code;  ///< NVVM IR text or bitcode
     /// Equal when every field is.
     bool operator==(const NamedSource&) const = default;
 };
 
 /// A macro for define_macro: -D<name> or -D<name>=\<value\>.
 struct MacroDefinition {
-    std::string name;
-    std::optional<std::string> value;
+    std::string name;                  ///< the macro's name
+    std::optional<std::string> value;  ///< its value; none gives -D\<name\> (defined as 1)
     /// Equal when every field is.
     bool operator==(const MacroDefinition&) const = default;
 };
@@ -144,7 +144,7 @@ struct ProgramOptions {
     /// the program's own, in order; and libdevice (the math library, libdevice.10.bc beside
     /// libNVVM) added lazily, so only the functions the program calls are linked in.
     std::vector<NamedSource> extra_sources;
-    std::optional<bool> use_libdevice;
+    std::optional<bool> use_libdevice;  ///< link libdevice (NVVM IR only); unset means no
 
     /// PTX programs (and NVVM IR compiled to cubin) are assembled by nvJitLink in a worker
     /// process: see LinkerOptions::isolated. For PTX this program did not produce. Passes no flag.
