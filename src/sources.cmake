@@ -82,6 +82,7 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/pool_access.cpp
   src/memory/peer_copy.cpp
   src/memory/buffer_identity.cpp
+  src/memory/device_memory.cpp
   src/memory/caching_memory_resource.cpp
   src/memory/memory_pool.cpp
   src/memory/memory_option_checks.cpp
