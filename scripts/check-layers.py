@@ -44,8 +44,8 @@ PUBLIC_HEADER_LAYERS = {
     "version": "support",
 }
 
-# "file -> included" pairs that run back up today; each must go (the code layer's headers still
-# reach the runtime through ObjectCode, which owns its loaded library).
+# "file -> included" pairs that run back up today; each must go (the code layer's sources still
+# ask the current device for defaults; no public header of a lower layer includes a higher one).
 KNOWN_VIOLATIONS = set(
     line.strip() for line in (ROOT / "scripts" / "layer-violations.txt").read_text().splitlines()
     if line.strip() and not line.startswith("#"))
