@@ -4,6 +4,7 @@
 set(CUDACORE_LOADER_SOURCES
   src/loader/dynamic_library.cpp
   src/loader/driver_api.cpp
+  src/loader/driver_status.cpp
   src/loader/compiler_apis.cpp
   src/loader/nvvm_api.cpp
   src/loader/nvml_api.cpp)
@@ -53,6 +54,8 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/compiler_versions.cpp
   src/runtime/device.cpp
+  src/runtime/current_device_arch.cpp
+  src/runtime/driver_link_context.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
   src/runtime/context.cpp
