@@ -62,14 +62,10 @@ private:
     mutable std::atomic<ObjectCodeLoading*> loading_{nullptr};
 };
 
-// How other layers reach an ObjectCode's state and make one from a state (the public header
-// keeps both private).
+// How other layers reach an ObjectCode's state (the public header keeps it private).
 struct ObjectCodeAccess {
     static const std::shared_ptr<ObjectCodeState>& state(const ObjectCode& code) noexcept {
         return code.state_;
-    }
-    static ObjectCode make(std::shared_ptr<ObjectCodeState> state) noexcept {
-        return ObjectCode(std::move(state));
     }
 };
 
