@@ -17,7 +17,6 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/launch_config.hpp"
-#include "cudacore/object_code.hpp"  // where kernels come from: ObjectCode::get_kernel
 
 #include <cuda.h>
 
@@ -80,6 +79,7 @@ struct BlockSizeSuggestion {
 };
 
 class Kernel;
+class ObjectCode;
 
 /// Occupancy of a kernel on one device (computed in that device's primary context, held here).
 ///
