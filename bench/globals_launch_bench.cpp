@@ -8,11 +8,11 @@
 // producer's tail when programmatic); not a raw/cudacore pair, so no ratio is printed for it.
 #include "bench_support.hpp"
 
+#include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
-#include "code/object_code_state.hpp"
 #include "loader/driver_api.hpp"
 
 #include <chrono>

@@ -8,7 +8,6 @@
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
 #include "loader/driver_api.hpp"
-#include "code/object_code_state.hpp"
 
 #include <chrono>
 #include <optional>
@@ -129,7 +128,7 @@ void cudacore_eight_typed(benchmark::State& state) {
 void raw_get_kernel(benchmark::State& state) {
     if (skip_without_gpu(state)) return;
     Fixture& f = Fixture::get();
-    const CUlibrary library = f.code->state()->library().library->handle;
+    const CUlibrary library = f.code->library_handle();
     for (auto _ : state) {
         CUkernel kernel = nullptr;
         detail::driver().cuLibraryGetKernel(&kernel, library, "eight");

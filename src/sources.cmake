@@ -4,6 +4,7 @@
 set(CUDACORE_LOADER_SOURCES
   src/loader/dynamic_library.cpp
   src/loader/driver_api.cpp
+  src/loader/driver_status.cpp
   src/loader/compiler_apis.cpp
   src/loader/nvvm_api.cpp
   src/loader/nvml_api.cpp)
@@ -56,6 +57,8 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/compiler_versions.cpp
   src/runtime/device.cpp
+  src/runtime/current_device_arch.cpp
+  src/runtime/driver_link_context.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
   src/runtime/context.cpp
@@ -86,6 +89,7 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/pool_access.cpp
   src/memory/peer_copy.cpp
   src/memory/buffer_identity.cpp
+  src/memory/device_memory.cpp
   src/memory/caching_memory_resource.cpp
   src/memory/memory_pool.cpp
   src/memory/memory_option_checks.cpp

@@ -23,6 +23,7 @@
 /// with other uses of the same buffer (or its copies).
 #pragma once
 
+#include "cudacore/device.hpp"
 #include "cudacore/memory_resource.hpp"
 #include "cudacore/stream.hpp"
 
@@ -32,6 +33,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <ranges>
 #include <span>
@@ -40,8 +42,6 @@
 #include <utility>
 
 namespace cudacore {
-
-class Device;
 
 namespace detail {
 /// The count of Buffers sharing a box: the first part of every box (memory/buffer_box.hpp), so that
@@ -302,7 +302,20 @@ private:
     detail::BufferBoxCount* box_ = nullptr;
 };
 
+/// Buffer::description(): "buffer 0x7f0000000000 of 4096 bytes on device 0 (...)".
+std::string to_string(const Buffer& buffer);
+/// Writes to_string(buffer).
+std::ostream& operator<<(std::ostream& out, const Buffer& buffer);
+
 }  // namespace cudacore
 
-// Last, so that Buffer::device() is usable from this header alone (device.hpp includes this one).
-#include "cudacore/device.hpp"
+// std::hash<Buffer>: the allocation (copies share it; a closed Buffer keeps its identity);
+// cudacore/identity.hpp lists it with the other objects' hashes.
+#ifndef CUDACORE_DOXYGEN
+template <>
+struct std::hash<cudacore::Buffer> {
+    std::size_t operator()(const cudacore::Buffer& buffer) const noexcept {
+        return std::hash<const void*>{}(buffer.box());
+    }
+};
+#endif  // CUDACORE_DOXYGEN

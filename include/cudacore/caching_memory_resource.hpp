@@ -43,6 +43,7 @@
 /// locked only by its thread, except by release() and statistics(), which visit every arena.
 #pragma once
 
+#include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>

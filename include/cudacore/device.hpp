@@ -6,7 +6,6 @@
 /// driver call fails.
 #pragma once
 
-#include "cudacore/buffer.hpp"
 #include "cudacore/context.hpp"
 #include "cudacore/device_properties.hpp"
 #include "cudacore/event.hpp"
@@ -23,6 +22,11 @@
 #include <vector>
 
 namespace cudacore {
+
+// The memory layer's (cudacore/buffer.hpp, cudacore/memory_resource.hpp): include those to use
+// memory_resource() and allocate().
+class Buffer;
+class MemoryResource;
 
 /// A device's compute capability (major, minor).
 struct ComputeCapability {

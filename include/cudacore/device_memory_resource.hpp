@@ -18,6 +18,7 @@
 #pragma once
 
 #include "cudacore/memory_pool.hpp"
+#include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>

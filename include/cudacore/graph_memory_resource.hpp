@@ -21,6 +21,7 @@
 /// MemoryResource). Thread-safe.
 #pragma once
 
+#include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>

@@ -13,9 +13,12 @@
 ///   share it). Its hash is computed once per shared state (XXH3-64 over the bytes) and cached.
 /// Hashing and printing make no driver call, never throw (beyond std::bad_alloc for the strings)
 /// and may be called from any thread.
+///
+/// Buffer's and ObjectCode's are declared with them, in cudacore/buffer.hpp and
+/// cudacore/object_code.hpp (this header includes the latter; the memory layer's buffer.hpp is
+/// above this one): whoever has one of them has its hash and printing too.
 #pragma once
 
-#include "cudacore/buffer.hpp"
 #include "cudacore/context.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/event.hpp"
@@ -40,10 +43,6 @@ std::string to_string(const Stream& stream);
 std::string to_string(const Event& event);
 /// Kernel::description(): "kernel 'saxpy' (cubin 'saxpy', 5120 bytes)".
 std::string to_string(const Kernel& kernel);
-/// Buffer::description(): "buffer 0x7f0000000000 of 4096 bytes on device 0 (...)".
-std::string to_string(const Buffer& buffer);
-/// "cubin 'saxpy' (5120 bytes, 2 symbols)".
-std::string to_string(const ObjectCode& code);
 
 /// Writes a readable description of the object, as to_string() does.
 std::ostream& operator<<(std::ostream& out, const Device& device);
@@ -55,15 +54,6 @@ std::ostream& operator<<(std::ostream& out, const Stream& stream);
 std::ostream& operator<<(std::ostream& out, const Event& event);
 /// Writes a readable description of the object, as to_string() does.
 std::ostream& operator<<(std::ostream& out, const Kernel& kernel);
-/// Writes a readable description of the object, as to_string() does.
-std::ostream& operator<<(std::ostream& out, const Buffer& buffer);
-/// Writes a readable description of the object, as to_string() does.
-std::ostream& operator<<(std::ostream& out, const ObjectCode& code);
-
-namespace detail {
-/// The value hash of an ObjectCode (cached in its shared state).
-std::size_t object_code_hash(const ObjectCode& code) noexcept;
-}  // namespace detail
 
 }  // namespace cudacore
 
@@ -97,18 +87,6 @@ template <>
 struct std::hash<cudacore::Kernel> {
     std::size_t operator()(const cudacore::Kernel& kernel) const noexcept {
         return std::hash<const void*>{}(kernel.handle());
-    }
-};
-template <>
-struct std::hash<cudacore::Buffer> {
-    std::size_t operator()(const cudacore::Buffer& buffer) const noexcept {
-        return std::hash<const void*>{}(buffer.box());
-    }
-};
-template <>
-struct std::hash<cudacore::ObjectCode> {
-    std::size_t operator()(const cudacore::ObjectCode& code) const noexcept {
-        return cudacore::detail::object_code_hash(code);
     }
 };
 #endif  // CUDACORE_DOXYGEN

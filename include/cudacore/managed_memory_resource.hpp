@@ -8,6 +8,7 @@
 #pragma once
 
 #include "cudacore/memory_location.hpp"
+#include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"
 
 #include <memory>

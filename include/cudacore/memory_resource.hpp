@@ -15,6 +15,9 @@
 /// device_ordinal() describe the resource for its whole life: allocate() asks them once and
 /// keeps the answers. do_deallocate() may throw; when a Buffer is
 /// destroyed its errors are ignored (the driver may already be shut down at exit).
+///
+/// allocate() returns a Buffer: include cudacore/buffer.hpp (which includes this header) to use
+/// it; the headers of the resources below include it.
 #pragma once
 
 #include <cuda.h>
@@ -119,7 +122,3 @@ private:
 };
 
 }  // namespace cudacore
-
-// Last, so that allocate()'s Buffer is complete for users of this header alone (buffer.hpp
-// includes this one first).
-#include "cudacore/buffer.hpp"

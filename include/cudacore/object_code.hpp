@@ -4,15 +4,20 @@
 /// It holds the code bytes, the code type, a name and a symbol map (name expression -> lowered
 /// name), and nothing else: no JIT options, no driver state. Creating or copying one makes no
 /// driver call and needs no GPU. Copies share the same bytes.
+///
+/// This header is the code layer's: it includes no runtime or memory header. The calls that load
+/// the code and hand out runtime objects (get_kernel, get_global, read_global, write_global) are
+/// declared here with Kernel, Buffer and Stream only named: include cudacore/kernel.hpp to use a
+/// Kernel, cudacore/buffer.hpp to use a global's Buffer view (cudacore/cudacore.hpp has both).
 #pragma once
 
-#include "cudacore/buffer.hpp"
-#include "cudacore/kernel.hpp"
-#include "cudacore/stream.hpp"
+#include <cuda.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,8 +41,11 @@ using SymbolMap = std::map<std::string, std::string>;
 
 namespace detail {
 struct ObjectCodeState;
+struct ObjectCodeAccess;
 }
 
+class Buffer;
+class Kernel;
 class Stream;
 
 /// How ObjectCode::from_handle treats a library the caller loaded.
@@ -136,7 +144,7 @@ public:
     /// Equal when code type, name, bytes and symbol map are all equal.
     bool operator==(const ObjectCode& other) const noexcept;
 
-    /// Serialized form (src/object_code_serialization.cpp documents the layout): magic, format
+    /// Serialized form (src/code/object_code_serialization.cpp documents the layout): magic, format
     /// version, byte-order mark, code type, name, symbol map, code bytes and an XXH3-64 checksum,
     /// every integer little-endian. Holds no driver state: a deserialized ObjectCode loads lazily
     /// like any other. deserialize() throws SerializationError for truncated, corrupted,
@@ -172,7 +180,7 @@ public:
     /// SerializationError (naming the path) when it cannot be read or is not a valid serialization.
     static ObjectCode load(const std::filesystem::path& path);
 
-    /// Loading (needs a driver; src/object_code_loading.cpp). The code is loaded into the driver
+    /// Loading (needs a driver; src/runtime/object_code_loading.cpp). The code is loaded into the driver
     /// (cuLibraryLoadData, context-independent) on the first get_kernel() or load(), exactly once
     /// even when many threads ask at once, and into the current device's context (Device::current())
     /// so that code for another arch fails then. The outcome is kept: a failure (no driver: the
@@ -215,28 +223,52 @@ public:
     template <class T>
     void write_global(std::string_view name, const T& value, const Stream& stream) const {
         static_assert(std::is_trivially_copyable_v<T>, "write_global needs a trivially copyable T");
-        const Buffer view = sized_global(name, sizeof(T), "write_global");
-        view.copy_from(static_cast<const void*>(&value), sizeof(T), stream);
+        write_global_bytes(name, static_cast<const void*>(&value), sizeof(T), stream);
     }
     template <class T>
     T read_global(std::string_view name, const Stream& stream) const {
         static_assert(std::is_trivially_copyable_v<T>, "read_global needs a trivially copyable T");
-        const Buffer view = sized_global(name, sizeof(T), "read_global");
         T value;
-        view.copy_to(static_cast<void*>(&value), sizeof(T), stream);
-        stream.sync();
+        read_global_bytes(name, static_cast<void*>(&value), sizeof(T), stream);
         return value;
     }
 
-    const std::shared_ptr<detail::ObjectCodeState>& state() const noexcept { return state_; }
-
 private:
+    friend struct detail::ObjectCodeAccess;
     /// get_global(name), checked to be `size` bytes (InvalidArgumentError naming `operation`).
     Buffer sized_global(std::string_view name, std::size_t size, const char* operation) const;
+    /// write_global and read_global for `size` bytes at `value` (src/memory/module_globals.cpp).
+    void write_global_bytes(std::string_view name, const void* value, std::size_t size,
+                            const Stream& stream) const;
+    void read_global_bytes(std::string_view name, void* value, std::size_t size,
+                           const Stream& stream) const;
     /// get_kernel's first lookup of a name: loads the code, asks the driver, caches the Kernel.
     Kernel first_kernel_lookup(std::string_view name) const;
     explicit ObjectCode(std::shared_ptr<detail::ObjectCodeState> state) : state_(std::move(state)) {}
     std::shared_ptr<detail::ObjectCodeState> state_;
 };
 
+/// "cubin 'saxpy' (5120 bytes, 2 symbols)". Makes no driver call; never throws beyond
+/// std::bad_alloc.
+std::string to_string(const ObjectCode& code);
+/// Writes to_string(code).
+std::ostream& operator<<(std::ostream& out, const ObjectCode& code);
+
+namespace detail {
+/// The value hash of an ObjectCode (cached in its shared state).
+std::size_t object_code_hash(const ObjectCode& code) noexcept;
+}  // namespace detail
+
 }  // namespace cudacore
+
+// std::hash<ObjectCode> agrees with operator==: the value (code type, name, bytes, symbol map),
+// computed once per shared state (XXH3-64) and cached; cudacore/identity.hpp lists it with the
+// other objects' hashes.
+#ifndef CUDACORE_DOXYGEN
+template <>
+struct std::hash<cudacore::ObjectCode> {
+    std::size_t operator()(const cudacore::ObjectCode& code) const noexcept {
+        return cudacore::detail::object_code_hash(code);
+    }
+};
+#endif  // CUDACORE_DOXYGEN

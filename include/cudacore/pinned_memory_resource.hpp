@@ -9,6 +9,7 @@
 /// std::make_shared. Thread-safe.
 #pragma once
 
+#include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"
 
 #include <memory>

@@ -8,6 +8,7 @@
 /// device. Create it with std::make_shared. Thread-safe.
 #pragma once
 
+#include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"
 
 #include <memory>

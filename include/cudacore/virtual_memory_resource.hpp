@@ -18,6 +18,7 @@
 /// handle type); driver failures throw DriverError naming the call and the sizes.
 #pragma once
 
+#include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>

@@ -1,17 +1,15 @@
 #include "cudacore/linker.hpp"
 
-#include "cudacore/context.hpp"
-#include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program_options.hpp"
 #include "code/code_validation.hpp"
+#include "code/driver_link_context.hpp"
 #include "code/nvjitlink_run.hpp"
 #include "code/ptxas_report.hpp"
 #include "loader/compiler_apis.hpp"
 #include "support/child_process.hpp"
 #include "support/nvtx_range.hpp"
 #include "loader/driver_api.hpp"
-#include "runtime/runtime_handles.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -197,7 +195,7 @@ namespace detail {
 struct LinkStateBox {
     nvJitLinkHandle nvjitlink_handle = nullptr;
     CUlinkState driver_state = nullptr;
-    std::optional<Context> context;  // the driver link's context outlives its state
+    std::shared_ptr<const void> context;  // the driver link's context outlives its state
     std::vector<std::string> names;
     std::vector<std::string> buffers;
     std::string info_log, error_log;  // the driver's log buffers (given to it at cuLinkCreate)
@@ -369,8 +367,7 @@ ObjectCode Linker::link_with_driver() {
     DriverJitOptions jit = driver_jit_options(options_);
 
     // cuLink* needs a current context: use the current device's primary context for the call.
-    const Context context = Device::current().context();
-    detail::ContextScope scope(*context.box());
+    const detail::DriverLinkContext context;
     const auto& api = detail::driver();
     const std::string object = "linker '" + options_.name + "' (driver)";
 
@@ -378,7 +375,7 @@ ObjectCode Linker::link_with_driver() {
     // driver may keep pointers to them.
     state_.reset();
     auto state = std::make_shared<detail::LinkStateBox>();
-    state->context = context;
+    state->context = context.held();
     std::vector<std::string>& names = state->names;
     std::vector<std::string>& buffers = state->buffers;
     names.reserve(inputs_.size());

@@ -111,7 +111,7 @@ ObjectCode detail::object_code_from(CodeType type, CodeBytes code, std::string n
     // from_bytes makes the state (its checks, its pool); its placeholder byte is replaced here,
     // before the value is shared with anyone.
     ObjectCode made = ObjectCode::from_bytes(type, std::string(1, '\0'), std::move(name), std::move(symbols));
-    made.state()->code = std::move(code);
+    ObjectCodeAccess::state(made)->code = std::move(code);
     return made;
 }
 

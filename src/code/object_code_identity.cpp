@@ -1,5 +1,6 @@
-// ObjectCode's part of cudacore/identity.hpp: a value hash (cached per shared state) and printing.
-#include "cudacore/identity.hpp"
+// ObjectCode's identity (declared in cudacore/object_code.hpp, listed in cudacore/identity.hpp):
+// a value hash (cached per shared state) and printing.
+#include "cudacore/object_code.hpp"
 
 #include "code/object_code_state.hpp"
 
@@ -12,7 +13,7 @@ namespace cudacore {
 namespace detail {
 
 std::size_t object_code_hash(const ObjectCode& code) noexcept {
-    ObjectCodeState& state = *code.state();
+    ObjectCodeState& state = *ObjectCodeAccess::state(code);
     std::uint64_t cached = state.value_hash.load(std::memory_order_relaxed);
     if (cached != 0) [[likely]] return static_cast<std::size_t>(cached);
     // Everything operator== compares: the bytes, then the type, name and symbol map folded in

@@ -1,10 +1,9 @@
-// What an ObjectCode shares between its copies: the immutable value, and (from the loading
-// layer) the lazily loaded library.
+// What an ObjectCode shares between its copies: the immutable value, and (made by the runtime
+// layer when the code is first loaded) its loading state, held here only as an interface.
 #pragma once
 
 #include "cudacore/object_code.hpp"
 #include "code/code_bytes.hpp"
-#include "runtime/library_box.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -12,9 +11,16 @@
 
 namespace cudacore::detail {
 
-// Reads the parameter count of each kernel taken from `lazy` that was not asked yet
-// (src/runtime/object_code_loading.cpp): its ObjectCode's bytes are about to go.
-void settle_kernel_parameter_counts(LazyLibrary& lazy) noexcept;
+// The runtime layer's state for one ObjectCode: its loaded library and the kernels and global
+// views taken from it (runtime/library_box.hpp, LazyLibrary). The code layer owns it and
+// destroys it first when the value goes, while the code bytes still live (the runtime reads
+// from them then), and knows nothing else of it.
+struct ObjectCodeLoading {
+    ObjectCodeLoading() = default;
+    ObjectCodeLoading(const ObjectCodeLoading&) = delete;
+    ObjectCodeLoading& operator=(const ObjectCodeLoading&) = delete;
+    virtual ~ObjectCodeLoading() = default;
+};
 
 struct ObjectCodeState {
     CodeType type = CodeType::cubin;
@@ -36,44 +42,35 @@ struct ObjectCodeState {
         : type(type), name(name), symbols(symbols) {}
     ObjectCodeState(const ObjectCodeState&) = delete;
     ObjectCodeState& operator=(const ObjectCodeState&) = delete;
-    ~ObjectCodeState() {
-        LazyLibrary* lazy = lazy_.load(std::memory_order_acquire);
-        if (!lazy) return;
-        settle_kernel_parameter_counts(*lazy);  // while the bytes they are read from live
-        delete lazy;
-    }
+    // The loading state goes first, while the bytes it may read from live.
+    ~ObjectCodeState() { delete loading_.load(std::memory_order_acquire); }
 
-    // The loading state (src/runtime/object_code_loading.cpp), made on first call: an ObjectCode
-    // that is never loaded does not pay for it. Thread-safe.
-    LazyLibrary& library() const {
-        if (LazyLibrary* made = lazy_.load(std::memory_order_acquire)) [[likely]] return *made;
-        auto fresh = std::make_unique<LazyLibrary>();
-        LazyLibrary* expected = nullptr;
-        if (lazy_.compare_exchange_strong(expected, fresh.get(), std::memory_order_acq_rel))
-            return *fresh.release();
-        return *expected;  // another thread made it first
+    // The loading state if the runtime made it, else nullptr.
+    ObjectCodeLoading* loading_if_made() const noexcept {
+        return loading_.load(std::memory_order_acquire);
     }
-    // The loading state if it was made, else nullptr.
-    const LazyLibrary* library_if_made() const noexcept {
-        return lazy_.load(std::memory_order_acquire);
+    // Installs `made` as the loading state unless another thread installed one first; returns
+    // the one installed (`made` is dropped when it lost). Thread-safe.
+    ObjectCodeLoading& install_loading(std::unique_ptr<ObjectCodeLoading> made) const {
+        ObjectCodeLoading* expected = nullptr;
+        if (loading_.compare_exchange_strong(expected, made.get(), std::memory_order_acq_rel))
+            return *made.release();
+        return *expected;
     }
 
 private:
-    mutable std::atomic<LazyLibrary*> lazy_{nullptr};
+    mutable std::atomic<ObjectCodeLoading*> loading_{nullptr};
+};
+
+// How other layers reach an ObjectCode's state (the public header keeps it private).
+struct ObjectCodeAccess {
+    static const std::shared_ptr<ObjectCodeState>& state(const ObjectCode& code) noexcept {
+        return code.state_;
+    }
 };
 
 // ObjectCode::from_bytes for bytes a receiver wrote in place (CodeBytes::room_for): taken as
 // they are, not copied. Throws InvalidArgumentError when they are empty, as from_bytes does.
 ObjectCode object_code_from(CodeType type, CodeBytes code, std::string name, SymbolMap symbols);
-
-// The loaded library of `state`, loading it on first call (src/runtime/object_code_loading.cpp);
-// the first outcome is kept and repeated. `kernel_name` only names what asked, in errors.
-const std::shared_ptr<LibraryBox>& loaded_library(ObjectCodeState& state,
-                                                  std::string_view kernel_name);
-// "cubin 'saxpy' (5120 bytes)", or the library handle of a from_handle ObjectCode.
-std::string describe_code(const ObjectCodeState& state);
-// The same from its parts: `library` names code handed in as a library (from_handle).
-std::string describe_code(CodeType type, std::string_view name, std::size_t size, bool from_handle,
-                          CUlibrary library);
 
 }  // namespace cudacore::detail

@@ -1,8 +1,6 @@
 #include "cudacore/program_options.hpp"
 
-#include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
-#include "cudacore/system.hpp"
 #include "code/ptxas_report.hpp"
 #include "loader/driver_api.hpp"
 
@@ -43,23 +41,6 @@ std::string normalize_arch(const std::string& arch) {
     }
     throw InvalidArgumentError("invalid arch '" + arch +
                                "': expected sm_NN, sm_NNa, compute_NN or a bare number such as 90");
-}
-
-std::string current_device_arch(const char* what_needs_it) {
-    std::string reason;
-    if (!detail::driver_available()) {
-        reason = "no CUDA driver is present";
-    } else {
-        try {
-            if (system::device_count() > 0) return Device::current().arch();
-            reason = "no CUDA device is present";
-        } catch (const Error& e) {
-            reason = e.what();
-        }
-    }
-    throw InvalidArgumentError(std::string(what_needs_it) +
-                               ": arch is not set and the current device's arch cannot be used (" +
-                               reason + "); set arch, for example \"sm_90\"");
 }
 
 std::string resolve_arch(const ProgramOptions& options) {

@@ -1,6 +1,5 @@
 #include "cudacore/errors.hpp"
 
-#include "loader/driver_api.hpp"
 
 #include <sstream>
 
@@ -117,29 +116,6 @@ LinkError::LinkError(std::string name, std::string log, std::vector<std::string>
       name_(std::move(name)),
       log_(std::move(log)),
       options_(std::move(options)) {}
-
-std::string driver_status_name(CUresult status) {
-    switch (status) {
-#define CUDACORE_DRIVER_STATUS(name) \
-    case name: return #name;
-#include "errors/driver_status_names.inc"
-#undef CUDACORE_DRIVER_STATUS
-        default: break;
-    }
-    if (const auto* api = detail::driver_if_loaded()) {
-        const char* name = nullptr;
-        if (api->cuGetErrorName(status, &name) == CUDA_SUCCESS && name) return name;
-    }
-    return "CUresult " + std::to_string(static_cast<int>(status));
-}
-
-std::string driver_status_text(CUresult status) {
-    if (const auto* api = detail::driver_if_loaded()) {
-        const char* text = nullptr;
-        if (api->cuGetErrorString(status, &text) == CUDA_SUCCESS && text) return text;
-    }
-    return "no description (the driver is not loaded)";
-}
 
 std::string first_error_line(const std::string& log) {
     std::istringstream in(log);

@@ -1,5 +1,5 @@
-// Buffer's part of cudacore/identity.hpp.
-#include "cudacore/identity.hpp"
+// Buffer's identity (declared in cudacore/buffer.hpp, listed in cudacore/identity.hpp).
+#include "cudacore/buffer.hpp"
 
 #include <ostream>
 

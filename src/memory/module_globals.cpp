@@ -3,8 +3,8 @@
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
-#include "code/object_code_state.hpp"
 #include "memory/buffer_box.hpp"
+#include "runtime/library_box.hpp"
 
 #include <mutex>
 #include <shared_mutex>
@@ -48,7 +48,7 @@ std::string lowered_global_name(const detail::ObjectCodeState& state, std::strin
 Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
                    std::string_view name, bool managed) {
     detail::ObjectCodeState& state = *state_ptr;
-    detail::LazyLibrary& lazy = state.library();
+    detail::LazyLibrary& lazy = detail::lazy_library(state);
     auto& views = managed ? lazy.managed_globals : lazy.globals;
     {
         std::shared_lock lock(lazy.globals_mutex);
@@ -117,6 +117,19 @@ Buffer ObjectCode::sized_global(std::string_view name, std::size_t size, const c
                                    std::to_string(size) + " bytes");
     }
     return view;
+}
+
+void ObjectCode::write_global_bytes(std::string_view name, const void* value, std::size_t size,
+                                    const Stream& stream) const {
+    const Buffer view = sized_global(name, size, "write_global");
+    view.copy_from(value, size, stream);
+}
+
+void ObjectCode::read_global_bytes(std::string_view name, void* value, std::size_t size,
+                                   const Stream& stream) const {
+    const Buffer view = sized_global(name, size, "read_global");
+    view.copy_to(value, size, stream);
+    stream.sync();
 }
 
 }  // namespace cudacore

@@ -1,7 +1,5 @@
 #include "runtime/library_box.hpp"
 
-#include "code/object_code_state.hpp"
-
 #include "errors/release_report.hpp"
 #include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"

@@ -11,6 +11,7 @@
 
 #include "cudacore/kernel.hpp"
 #include "cudacore/object_code.hpp"
+#include "code/object_code_state.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/launch_streams.hpp"
 #include "runtime/name_table.hpp"
@@ -57,12 +58,14 @@ private:
     LaunchStreams launch_streams;
 };
 
-// The per-ObjectCode loading state, made on first load: loaded once (std::call_once), the
-// outcome kept for every later use, and a name -> Kernel cache read without locks.
-struct LazyLibrary {
+// The per-ObjectCode loading state (the runtime's ObjectCodeLoading), made on first load: loaded
+// once (std::call_once), the outcome kept for every later use, and a name -> Kernel cache read
+// without locks. Owned by the ObjectCode's state, which destroys it while the code bytes live.
+struct LazyLibrary final : ObjectCodeLoading {
     LazyLibrary() = default;
-    LazyLibrary(const LazyLibrary&) = delete;
-    LazyLibrary& operator=(const LazyLibrary&) = delete;
+    // Reads the parameter count of each kernel taken from here that was not asked yet, while the
+    // ObjectCode's bytes they are read from still live (src/runtime/object_code_loading.cpp).
+    ~LazyLibrary() override;
 
     std::once_flag once;
     std::atomic<bool> attempted{false};  // set (release) once `library` or `failure` is final
@@ -76,6 +79,28 @@ struct LazyLibrary {
     std::map<std::string, std::shared_ptr<void>, std::less<>> globals;
     std::map<std::string, std::shared_ptr<void>, std::less<>> managed_globals;
 };
+
+// The loading state of `state` if it was made, else nullptr (never makes it).
+inline LazyLibrary* lazy_library_if_made(const ObjectCodeState& state) noexcept {
+    // Only LazyLibrary is ever installed (lazy_library below).
+    return static_cast<LazyLibrary*>(state.loading_if_made());
+}
+// The loading state of `state`, made on first call (an ObjectCode never loaded does not pay for
+// it). Thread-safe.
+inline LazyLibrary& lazy_library(const ObjectCodeState& state) {
+    if (LazyLibrary* made = lazy_library_if_made(state)) [[likely]] return *made;
+    return static_cast<LazyLibrary&>(state.install_loading(std::make_unique<LazyLibrary>()));
+}
+
+// The loaded library of `state`, loading it on first call (src/runtime/object_code_loading.cpp);
+// the first outcome is kept and repeated. `kernel_name` only names what asked, in errors.
+const std::shared_ptr<LibraryBox>& loaded_library(ObjectCodeState& state,
+                                                  std::string_view kernel_name);
+// "cubin 'saxpy' (5120 bytes)", or the library handle of a from_handle ObjectCode.
+std::string describe_code(const ObjectCodeState& state);
+// The same from its parts: `library` names code handed in as a library (from_handle).
+std::string describe_code(CodeType type, std::string_view name, std::size_t size, bool from_handle,
+                          CUlibrary library);
 
 // Test hooks: how many times cuLibraryLoadData / cuLibraryUnload were called by this process.
 std::uint64_t library_load_count() noexcept;

@@ -4,8 +4,8 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
 #include "runtime/kernel_box.hpp"
+#include "runtime/library_box.hpp"
 #include "code/code_validation.hpp"
-#include "code/object_code_state.hpp"
 #include "code/kernel_parameter_count.hpp"
 #include "runtime/code_arch_fit.hpp"
 #include "support/box_access.hpp"
@@ -38,7 +38,7 @@ std::string describe_code(CodeType type, std::string_view name, std::size_t size
 }
 
 std::string describe_code(const ObjectCodeState& state) {
-    const LazyLibrary* lazy = state.library_if_made();
+    const LazyLibrary* lazy = lazy_library_if_made(state);
     return describe_code(state.type, state.name, state.code.size(), state.from_handle,
                          lazy && lazy->library ? lazy->library->handle : nullptr);
 }
@@ -196,7 +196,7 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
 // The loaded library, loading it on first call; the first outcome is kept and repeated.
 const std::shared_ptr<detail::LibraryBox>& detail::loaded_library(detail::ObjectCodeState& state,
                                                                   std::string_view kernel_name) {
-    detail::LazyLibrary& lazy = state.library();
+    detail::LazyLibrary& lazy = detail::lazy_library(state);
     if (!lazy.attempted.load(std::memory_order_acquire)) {
         std::call_once(lazy.once, [&] {
             try {
@@ -238,8 +238,8 @@ std::string kernel_list(const detail::ObjectCodeState& state, CUlibrary library)
 
 }  // namespace
 
-void detail::settle_kernel_parameter_counts(LazyLibrary& lazy) noexcept {
-    lazy.kernels.for_each([](const Kernel& kernel) { kernel.box()->settle_parameter_count(); });
+detail::LazyLibrary::~LazyLibrary() {
+    kernels.for_each([](const Kernel& kernel) { kernel.box()->settle_parameter_count(); });
 }
 
 void ObjectCode::load() const { detail::loaded_library(*state_, {}); }
@@ -256,7 +256,7 @@ ObjectCode ObjectCode::from_handle(CUlibrary library, const FromHandleOptions& o
     box->owned = options.take_ownership;
     box->from_handle = true;
     box->code_name = options.name;
-    detail::LazyLibrary& lazy = state->library();
+    detail::LazyLibrary& lazy = detail::lazy_library(*state);
     lazy.library = std::move(box);
     // Already loaded: later uses skip the lazy load (std::call_once is never entered).
     lazy.attempted.store(true, std::memory_order_release);
@@ -268,20 +268,19 @@ CUlibrary ObjectCode::library_handle() const {
 }
 
 bool ObjectCode::is_loaded() const noexcept {
-    const detail::LazyLibrary* lazy = state_->library_if_made();
+    const detail::LazyLibrary* lazy = detail::lazy_library_if_made(*state_);
     return lazy && lazy->attempted.load(std::memory_order_acquire) && lazy->library != nullptr;
 }
 
 std::optional<CUlibrary> ObjectCode::handle() const noexcept {
     if (!is_loaded()) return std::nullopt;
-    return state_->library_if_made()->library->handle;
+    return detail::lazy_library_if_made(*state_)->library->handle;
 }
 
 Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
     if (kernel == nullptr) throw InvalidArgumentError("Kernel::from_handle: null CUkernel");
-    const detail::ObjectCodeState& state = *code.state();
-    const std::shared_ptr<detail::LibraryBox>& library =
-        loaded_library(*code.state(), {});
+    detail::ObjectCodeState& state = *detail::ObjectCodeAccess::state(code);
+    const std::shared_ptr<detail::LibraryBox>& library = detail::loaded_library(state, {});
     // The kernel must be one of this library's: otherwise holding the library would not keep
     // the kernel's code loaded.
     const detail::DriverApi& api = detail::driver();
@@ -315,14 +314,14 @@ Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
 Kernel ObjectCode::get_kernel(std::string_view name) const {
     // A name looked up before is a lock-free read; everything else is out of line, so this path
     // saves no registers and sets up no frame for the loading code it does not run.
-    if (const detail::LazyLibrary* lazy = state_->library_if_made()) [[likely]] {
+    if (const detail::LazyLibrary* lazy = detail::lazy_library_if_made(*state_)) [[likely]] {
         if (const Kernel* found = lazy->kernels.find(name)) [[likely]] return *found;
     }
     return first_kernel_lookup(name);
 }
 
 [[gnu::noinline]] Kernel ObjectCode::first_kernel_lookup(std::string_view name) const {
-    detail::LazyLibrary& lazy = state_->library();
+    detail::LazyLibrary& lazy = detail::lazy_library(*state_);
     if (const Kernel* found = lazy.kernels.find(name)) return *found;  // another thread's meanwhile
     const std::shared_ptr<detail::LibraryBox>& library = detail::loaded_library(*state_, name);
 

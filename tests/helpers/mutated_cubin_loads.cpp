@@ -8,6 +8,7 @@
 #include "crafted_code.hpp"
 
 #include "cudacore/errors.hpp"
+#include "cudacore/kernel.hpp"
 #include "cudacore/object_code.hpp"
 
 #include <cstdio>

@@ -3,6 +3,7 @@
 // and the public handle types not being constructible from internal boxes.
 #include "test_support.hpp"
 
+#include "cudacore/buffer.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/identity.hpp"
 

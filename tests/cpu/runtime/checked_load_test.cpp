@@ -7,7 +7,7 @@
 
 #include "cudacore/checked_load.hpp"
 #include "cudacore/errors.hpp"
-#include "code/object_code_state.hpp"
+#include "runtime/library_box.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -81,7 +81,7 @@ TEST_F(CheckedLoad, CrashingProbeMeansTheCodeIsNotLoadedHere) {
         EXPECT_NE(std::string(e.what()).find("not safe to load"), std::string::npos) << e.what();
     }
     // No load was tried here: the loading state was never even made.
-    const auto* lazy = code.state()->library_if_made();
+    const auto* lazy = cudacore::detail::lazy_library_if_made(*cudacore::detail::ObjectCodeAccess::state(code));
     EXPECT_TRUE(lazy == nullptr || !lazy->attempted.load());
     EXPECT_EQ(probe_runs(), 1u);  // the second verdict came from the cache
 }

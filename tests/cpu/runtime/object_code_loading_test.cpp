@@ -7,7 +7,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
-#include "code/object_code_state.hpp"
+#include "runtime/library_box.hpp"
 #include "runtime/driver_launch_config.hpp"
 
 #include <sstream>
@@ -81,13 +81,15 @@ TEST(ObjectCodeLoading, RelocatableObjectIsRefusedWithAdviceToLink) {
 
 TEST(ObjectCodeLoading, CopiesShareTheLoadingStateAndEqualValuesStayEqual) {
     auto code = ObjectCode::from_ltoir(std::string(8, 'x'), "a");
-    EXPECT_EQ(code.state()->library_if_made(), nullptr);  // made on first load, not before
+    using cudacore::detail::ObjectCodeAccess;
+    using cudacore::detail::lazy_library_if_made;
+    EXPECT_EQ(lazy_library_if_made(*ObjectCodeAccess::state(code)), nullptr);  // made on first load, not before
     ObjectCode copy = code;
-    EXPECT_EQ(copy.state(), code.state());
+    EXPECT_EQ(ObjectCodeAccess::state(copy), ObjectCodeAccess::state(code));
     EXPECT_TRUE(copy == code);
     EXPECT_THROW(copy.load(), cudacore::InvalidArgumentError);  // failure recorded on the shared state
-    ASSERT_NE(code.state()->library_if_made(), nullptr);
-    EXPECT_TRUE(code.state()->library_if_made()->attempted.load());
+    ASSERT_NE(lazy_library_if_made(*ObjectCodeAccess::state(code)), nullptr);
+    EXPECT_TRUE(lazy_library_if_made(*ObjectCodeAccess::state(code))->attempted.load());
 }
 
 TEST(LaunchConfig, DimensionsConvertAndPrint) {

@@ -3,6 +3,7 @@
 // to an ObjectCode keeps its library loaded; the runtime types key unordered containers and print.
 #include "test_support.hpp"
 
+#include "cudacore/buffer.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/identity.hpp"
 #include "cudacore/launch.hpp"

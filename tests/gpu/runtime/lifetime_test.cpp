@@ -1,5 +1,6 @@
 // Lifetime at exit and in odd orders: each scenario runs in a child process that must exit 0 and
 // print nothing on stderr.
+#include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"

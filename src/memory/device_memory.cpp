@@ -1,0 +1,90 @@
+// Device's memory: its default memory resource and Device::allocate (declared in
+// cudacore/device.hpp, whose other calls src/runtime/device.cpp defines). The memory layer's,
+// since it makes the resources this layer defines.
+#include "cudacore/buffer.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/device_memory_resource.hpp"
+#include "cudacore/synchronous_memory_resource.hpp"
+#include "runtime/runtime_handles.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace cudacore {
+
+namespace {
+// One default memory resource per device, made on first use and kept; leaked on purpose so that
+// buffers destroyed after main returns still find their resource. It is made again when the
+// primary context it was made in is gone (someone reset the device).
+// A replaced resource is kept too (never freed), so the per-thread cache below may point at it.
+std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
+    struct Defaults {
+        std::mutex mutex;
+        std::map<int, std::shared_ptr<DeviceMemoryResource>> by_ordinal;
+        std::map<int, std::shared_ptr<SynchronousMemoryResource>> synchronous_by_ordinal;
+        // Resources replaced after their context was forgotten stay alive: a thread's cached
+        // pointer (below) may still name one until it sees the new generation.
+        std::vector<std::shared_ptr<MemoryResource>> replaced;
+    };
+    static auto* defaults = new Defaults;
+    auto context = detail::primary_context(device.ordinal());
+    std::lock_guard lock(defaults->mutex);
+    auto& resource = defaults->by_ordinal[device.ordinal()];
+    if (resource && resource->context_box() == context) return resource;
+    auto& synchronous = defaults->synchronous_by_ordinal[device.ordinal()];
+    if (synchronous && synchronous->context_box() == context) return synchronous;
+    if (resource) defaults->replaced.push_back(resource);
+    if (synchronous) defaults->replaced.push_back(synchronous);
+    // A device without memory pools gets cuMemAlloc / cuMemFree instead of NOT_SUPPORTED
+    // (asked once per primary context, off the hot path).
+    if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0) {
+        synchronous = std::make_shared<SynchronousMemoryResource>(device);
+        detail::keep_for_the_process(*synchronous);
+        return synchronous;
+    }
+    resource = std::make_shared<DeviceMemoryResource>(device);
+    detail::keep_for_the_process(*resource);
+    return resource;
+}
+
+// The calling thread's last default resource, so Device::allocate skips the lookup above: valid
+// while the device and the primary-context generation are unchanged (a resource is replaced
+// only after its context was forgotten, which changes the generation). Trivially destructible,
+// so usable at any point of thread or process exit.
+struct DefaultResourceCache {
+    int ordinal = -1;
+    std::uint64_t generation = 0;
+    MemoryResource* resource = nullptr;
+};
+thread_local DefaultResourceCache default_resource_cache __attribute__((tls_model("initial-exec")));
+
+// The lookup when the calling thread's cache misses; apart, so that the hit stays a few
+// instructions with no frame of its own.
+[[gnu::noinline]] MemoryResource& refresh_default_resource(const Device& device,
+                                                         std::uint64_t generation) {
+    MemoryResource* resource = default_memory_resource(device).get();
+    default_resource_cache = {device.ordinal(), generation, resource};
+    return *resource;
+}
+
+inline MemoryResource& cached_default_resource(const Device& device) {
+    DefaultResourceCache& cache = default_resource_cache;
+    const std::uint64_t generation = detail::primary_context_generation();
+    if (cache.resource && cache.ordinal == device.ordinal() && cache.generation == generation)
+        [[likely]] return *cache.resource;
+    return refresh_default_resource(device, generation);
+}
+}  // namespace
+
+std::shared_ptr<MemoryResource> Device::memory_resource() const {
+    return default_memory_resource(*this);
+}
+
+Buffer Device::allocate(std::size_t size, const Stream& stream) const {
+    return cached_default_resource(*this).allocate(size, stream);
+}
+
+}  // namespace cudacore

@@ -1,0 +1,23 @@
+// The driver linker's context (code/driver_link_context.hpp): the current device's primary
+// context, current for the link.
+#include "code/driver_link_context.hpp"
+
+#include "cudacore/device.hpp"
+#include "runtime/runtime_handles.hpp"
+
+namespace cudacore::detail {
+
+struct DriverLinkContext::Scope {
+    explicit Scope(const ContextBox& context) : scope(context) {}
+    ContextScope scope;
+};
+
+DriverLinkContext::DriverLinkContext() {
+    std::shared_ptr<ContextBox> context = Device::current().context().box();
+    scope_ = std::make_unique<Scope>(*context);
+    context_ = std::move(context);
+}
+
+DriverLinkContext::~DriverLinkContext() = default;
+
+}  // namespace cudacore::detail
