@@ -29,6 +29,8 @@
 
 namespace cudacore {
 
+/// What an ObjectCode's bytes are: a cubin, PTX text, LTO-IR, a fatbin, a relocatable object
+/// (.o) or a library of them (.a).
 enum class CodeType { cubin, ptx, ltoir, fatbin, object, library };
 
 /// "cubin", "ptx", "ltoir", "fatbin", "object", "library".
@@ -60,7 +62,7 @@ struct ObjectCodeFromHandleOptions {
 /// description).
 class ObjectCode {
 public:
-    using FromHandleOptions = ObjectCodeFromHandleOptions;
+    using FromHandleOptions = ObjectCodeFromHandleOptions;  ///< options of from_handle()
     /// Wraps a library the caller loaded (cuLibraryLoadData, cuLibraryLoadFromFile). Lifetime:
     /// without take_ownership the caller keeps it loaded while this ObjectCode, its Kernels and
     /// its global views are used, and unloads it after; with take_ownership cudacore unloads it
@@ -79,42 +81,54 @@ public:
     /// for the next values that fit: making and dropping values in a loop costs no malloc.
     static ObjectCode from_bytes(CodeType type, const std::string& code, std::string_view name = {},
                                  const SymbolMap& symbols = {});
+    /// from_bytes() keeping the moved string as the value's bytes (no copy).
     static ObjectCode from_bytes(CodeType type, std::string&& code, std::string name = {},
                                  SymbolMap symbols = {});
     /// from_bytes of one code type, copying or taking the string as from_bytes does.
     static ObjectCode from_cubin(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
         return from_bytes(CodeType::cubin, code, name, symbols);
     }
+    /// from_bytes(CodeType::cubin, ...), taking the moved string.
     static ObjectCode from_cubin(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::cubin, std::move(code), std::move(name), std::move(symbols));
     }
+    /// from_bytes(CodeType::ptx, ...), copying the string.
     static ObjectCode from_ptx(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
         return from_bytes(CodeType::ptx, code, name, symbols);
     }
+    /// from_bytes(CodeType::ptx, ...), taking the moved string.
     static ObjectCode from_ptx(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::ptx, std::move(code), std::move(name), std::move(symbols));
     }
+    /// from_bytes(CodeType::ltoir, ...), copying the string.
     static ObjectCode from_ltoir(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
         return from_bytes(CodeType::ltoir, code, name, symbols);
     }
+    /// from_bytes(CodeType::ltoir, ...), taking the moved string.
     static ObjectCode from_ltoir(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::ltoir, std::move(code), std::move(name), std::move(symbols));
     }
+    /// from_bytes(CodeType::fatbin, ...), copying the string.
     static ObjectCode from_fatbin(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
         return from_bytes(CodeType::fatbin, code, name, symbols);
     }
+    /// from_bytes(CodeType::fatbin, ...), taking the moved string.
     static ObjectCode from_fatbin(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::fatbin, std::move(code), std::move(name), std::move(symbols));
     }
+    /// from_bytes(CodeType::object, ...), copying the string.
     static ObjectCode from_object(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
         return from_bytes(CodeType::object, code, name, symbols);
     }
+    /// from_bytes(CodeType::object, ...), taking the moved string.
     static ObjectCode from_object(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::object, std::move(code), std::move(name), std::move(symbols));
     }
+    /// from_bytes(CodeType::library, ...), copying the string.
     static ObjectCode from_library(const std::string& code, std::string_view name = {}, const SymbolMap& symbols = {}) {
         return from_bytes(CodeType::library, code, name, symbols);
     }
+    /// from_bytes(CodeType::library, ...), taking the moved string.
     static ObjectCode from_library(std::string&& code, std::string name = {}, SymbolMap symbols = {}) {
         return from_bytes(CodeType::library, std::move(code), std::move(name), std::move(symbols));
     }
@@ -132,11 +146,15 @@ public:
                                 std::optional<CodeType> type = std::nullopt,
                                 SymbolMap symbols = {}, std::string name = {});
 
+    /// What the bytes are. Never throws.
     CodeType code_type() const noexcept;
+    /// The name given when it was made (a compile's program name; a file's name). Never throws.
     const std::string& name() const noexcept;
     /// The raw code bytes (PTX is text; the others are binary).
     std::string_view code() const noexcept;
+    /// The number of code bytes. Never throws.
     std::size_t size() const noexcept { return code().size(); }
+    /// Name expressions and their lowered names, as the compile recorded them. Never throws.
     const SymbolMap& symbol_map() const noexcept;
     /// The lowered name of a name expression, or `name` itself when it is not in the map.
     std::string lowered_name(std::string_view name) const;
@@ -152,7 +170,9 @@ public:
     /// `bytes`.
     static constexpr std::uint32_t serialization_format_version = 1;
     static constexpr std::uint64_t max_serialized_size = std::uint64_t{4} << 30;  ///< 4 GiB
+    /// The serialized form above. Throws InvalidArgumentError for a from_handle() value.
     std::string serialize() const;
+    /// The ObjectCode serialize() gave `bytes` for (see above for what it throws).
     static ObjectCode deserialize(std::string_view bytes);
     /// The serialized form in three parts, for senders that send the code bytes where they lie
     /// (MPI): serialize() == head + code() + tail. Costs one pass over the code (the checksum), no
@@ -161,6 +181,7 @@ public:
         std::string head;  ///< everything before the code bytes
         std::string tail;  ///< the checksum
     };
+    /// serialize() as head and tail around code(). Throws as serialize() does.
     SerializedParts serialize_parts() const;
     /// deserialize(head + code + tail), without copying `code`: it becomes the ObjectCode's bytes.
     /// Throws SerializationError as deserialize() does.
@@ -192,6 +213,7 @@ public:
     /// PTX is JIT-compiled by the driver. Copies share the loaded library; it is unloaded when
     /// the last ObjectCode or Kernel using it is gone (and kernels launched from it are done).
     void load() const;
+    /// Whether a load() (or a get_kernel) has succeeded for this value or a copy. Never throws.
     bool is_loaded() const noexcept;
     /// The loaded library (CUlibrary) shared by the copies, or nullopt before a load() or
     /// get_kernel() succeeded (never loads). It stays valid while this ObjectCode, a copy, or a
@@ -225,6 +247,7 @@ public:
         static_assert(std::is_trivially_copyable_v<T>, "write_global needs a trivially copyable T");
         write_global_bytes(name, static_cast<const void*>(&value), sizeof(T), stream);
     }
+    /// See write_global: copies the variable out on `stream`, waits, and returns it.
     template <class T>
     T read_global(std::string_view name, const Stream& stream) const {
         static_assert(std::is_trivially_copyable_v<T>, "read_global needs a trivially copyable T");
