@@ -12,7 +12,8 @@ build_dir="${BUILD_DIR:-build}"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" -DCUDAToolkit_ROOT="$cuda_home" \
   ${CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+# BUNDLE_TARGETS: build only these (what the GPU machine runs) before packing; default everything.
+cmake --build "$build_dir" -j "$(nproc)" ${BUNDLE_TARGETS:+--target $BUNDLE_TARGETS}
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/build/runtime-libs"
