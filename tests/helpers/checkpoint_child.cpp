@@ -8,6 +8,7 @@
 #include "cudacore/stream.hpp"
 #include "cudacore/system.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -49,11 +50,13 @@ int main() try {
     // New work after the restore runs too.
     cudacore::Buffer fresh = device.allocate(1 << 20, stream);
     fresh.fill_uint32(0xC0FFEEu, stream);
-    std::uint32_t word = 0;
-    fresh.copy_to(&word, 4, stream);
+    std::vector<std::uint32_t> filled((1 << 20) / 4, 0);
+    fresh.copy_to(filled.data(), 1 << 20, stream);
     stream.sync();
-    if (differ != 0 || word != 0xC0FFEEu) {
-        std::printf("differ: %zu words, new work read %#x\n", differ, word);
+    const std::size_t unfilled = static_cast<std::size_t>(
+        std::count_if(filled.begin(), filled.end(), [](std::uint32_t w) { return w != 0xC0FFEEu; }));
+    if (differ != 0 || unfilled != 0) {
+        std::printf("differ: %zu words, %zu words of new work wrong\n", differ, unfilled);
         return 1;
     }
     std::printf("intact\n");
