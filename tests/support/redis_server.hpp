@@ -8,6 +8,14 @@
 #include <string>
 #include <sys/types.h>
 
+// In a GoogleTest test: skips it, printing the reason, when no redis-server can be started.
+#define CUDACORE_REQUIRE_REDIS()                                                                    \
+    do {                                                                                           \
+        if (const std::string reason_ = ::cudacore::test::RedisServer::unavailable_reason();       \
+            !reason_.empty())                                                                      \
+            GTEST_SKIP() << reason_;                                                               \
+    } while (0)
+
 namespace cudacore::test {
 
 class RedisServer {

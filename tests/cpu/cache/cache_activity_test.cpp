@@ -115,8 +115,7 @@ TEST(CacheActivity, CountsFromManyThreadsAreExact) {
 }
 
 TEST(CacheActivity, RemoteTierCountsHitsMissesStoresAndFailures) {
-    if (const std::string reason = test::RedisServer::unavailable_reason(); !reason.empty())
-        GTEST_SKIP() << reason;
+    CUDACORE_REQUIRE_REDIS();
     test::RedisServer server;
     RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url("", "timeout_ms=300")));
     reset_cache_stats();

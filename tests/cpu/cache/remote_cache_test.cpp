@@ -35,12 +35,6 @@ using namespace cudacore;
 using namespace std::chrono_literals;
 using test::RedisServer;
 
-#define SKIP_WITHOUT_REDIS()                                                          \
-    do {                                                                              \
-        if (const std::string reason = RedisServer::unavailable_reason(); !reason.empty()) \
-            GTEST_SKIP() << reason;                                                   \
-    } while (0)
-
 CacheKey key_of(int n) { return CacheKey::of_bytes("remote key " + std::to_string(n)); }
 
 // Bytes that differ from key to key, so a value returned under the wrong key is caught.
@@ -178,7 +172,7 @@ TEST(RemoteCacheUrl, FromTheEnvironment) {
 // ---- A working server -------------------------------------------------------------------------
 
 TEST(RemoteCache, RoundTripUnderAVersionedNamespacedKey) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     RemoteProgramCache cache(options_for(server, "prefix=team-a"));
     EXPECT_FALSE(cache.get(key_of(1)));
@@ -207,7 +201,7 @@ TEST(RemoteCache, RoundTripUnderAVersionedNamespacedKey) {
 }
 
 TEST(RemoteCache, ExpiryIsSetWhenAsked) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     RemoteProgramCache cache(options_for(server, "expiry_s=3600"));
     cache.put(key_of(2), code_of(2));
@@ -218,7 +212,7 @@ TEST(RemoteCache, ExpiryIsSetWhenAsked) {
 }
 
 TEST(RemoteCache, SharedBetweenProcesses) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     const std::string url = server.url();
     // Another process stores; this one finds it, and the other way round.
@@ -270,7 +264,7 @@ TEST(RemoteCache, SharedBetweenProcesses) {
 }
 
 TEST(RemoteCache, BadValuesAreCountedAndNeverReturned) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     RemoteProgramCache cache(options_for(server));
     RawClient raw(server);
@@ -324,7 +318,7 @@ TEST(RemoteCache, BadValuesAreCountedAndNeverReturned) {
 }
 
 TEST(RemoteCache, ClearRemovesOnlyItsNamespace) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     RemoteProgramCache cache(options_for(server, "prefix=mine"));
     RemoteProgramCache other(options_for(server, "prefix=theirs"));
@@ -344,7 +338,7 @@ TEST(RemoteCache, ClearRemovesOnlyItsNamespace) {
 // ---- Credentials ------------------------------------------------------------------------------
 
 TEST(RemoteCache, AclUserAndWrongPassword) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server(
         "user default off\n"
         "user builder on >right-password ~cudacore:* +@all\n");
@@ -366,7 +360,7 @@ TEST(RemoteCache, AclUserAndWrongPassword) {
 }
 
 TEST(RemoteCache, BackOffAfterAFailureSkipsTheServer) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server("user default off\nuser builder on >pw ~* +@all\n");
     test::WarningLog warnings;
     RemoteProgramCache wrong(RemoteCacheOptions::from_url(server.url("builder:nope", "retry_ms=60000")));
@@ -384,7 +378,7 @@ TEST(RemoteCache, BackOffAfterAFailureSkipsTheServer) {
 }
 
 TEST(RemoteCache, AclDenialIsAServerErrorNotAnOutage) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server("user default off\nuser reader on >pw ~cudacore:* +get +auth +select\n");
     test::WarningLog warnings;
     RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url("reader:pw")));
@@ -407,7 +401,7 @@ TEST(RemoteCache, AclDenialIsAServerErrorNotAnOutage) {
 // ---- A server that fails ----------------------------------------------------------------------
 
 TEST(RemoteCache, ServerKilledMidUseThenRestarted) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     test::WarningLog warnings;
     RemoteProgramCache cache(options_for(server, "retry_ms=50&max_retry_ms=200"));
@@ -444,7 +438,7 @@ TEST(RemoteCache, ServerKilledMidUseThenRestarted) {
 }
 
 TEST(RemoteCache, CompileCachedNeverFailsForADeadServer) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     RemoteProgramCache cache(options_for(server));
     server.kill();
@@ -460,7 +454,7 @@ TEST(RemoteCache, CompileCachedNeverFailsForADeadServer) {
 }
 
 TEST(RemoteCache, ServerKilledDuringARunOfEightProcesses) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     const std::string url = server.url("", "retry_ms=20&max_retry_ms=100&timeout_ms=500");
     std::vector<pid_t> workers;
@@ -509,7 +503,7 @@ TEST(RemoteCache, ServerKilledDuringARunOfEightProcesses) {
 }
 
 TEST(RemoteCache, AFullServerFailsStoresNotCompiles) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server("maxmemory 3mb\nmaxmemory-policy noeviction\n");
     test::WarningLog warnings;
     RemoteProgramCache cache(options_for(server));
@@ -535,7 +529,7 @@ TEST(RemoteCache, AFullServerFailsStoresNotCompiles) {
 // A reset during a write raises SIGPIPE in the writer; its default action would end the
 // process. The child keeps the default disposition and must survive.
 TEST(RemoteCache, PeerResetDuringAWriteDoesNotRaiseSigpipe) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     const std::string url = server.url();
     const int port = server.port();
@@ -601,7 +595,7 @@ TEST(RemoteCache, AServerThatNeverAnswersCostsOneTimeout) {
 // ---- Threads ----------------------------------------------------------------------------------
 
 TEST(RemoteCache, ManyThreadsAtOnce) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     RemoteProgramCache cache(options_for(server));
     RemoteProgramCache second(options_for(server));
@@ -637,7 +631,7 @@ TEST(RemoteCache, ManyThreadsAtOnce) {
 // ---- Tiers ------------------------------------------------------------------------------------
 
 TEST(TieredCache, RemoteHitFillsTheTiersAboveAndPutWritesThrough) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     test::TempDir dir;
     auto remote = std::make_shared<RemoteProgramCache>(options_for(server));
@@ -677,7 +671,7 @@ TEST(TieredCache, RemoteHitFillsTheTiersAboveAndPutWritesThrough) {
 }
 
 TEST(TieredCache, ADeadRemoteTierLeavesTheOthersWorking) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     test::TempDir dir;
     auto memory = std::make_shared<MemoryProgramCache>();
@@ -712,7 +706,7 @@ TEST(TieredCache, ADeadRemoteTierLeavesTheOthersWorking) {
 }
 
 TEST(TieredCache, CompileManyThroughTheTiers) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     auto remote = std::make_shared<RemoteProgramCache>(options_for(server));
     const std::string source =
@@ -736,7 +730,7 @@ TEST(TieredCache, CompileManyThroughTheTiers) {
 }
 
 TEST(TieredCache, CompileCachedAcrossMachinesThroughTheRemoteTier) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     test::TempDir dir;
     auto remote = std::make_shared<RemoteProgramCache>(options_for(server));

@@ -27,12 +27,6 @@ using namespace cudacore;
 using namespace std::chrono_literals;
 using test::RedisServer;
 
-#define SKIP_WITHOUT_REDIS()                                                               \
-    do {                                                                                   \
-        if (const std::string reason = RedisServer::unavailable_reason(); !reason.empty()) \
-            GTEST_SKIP() << reason;                                                        \
-    } while (0)
-
 // The worker's keys and codes (tests/helpers/remote_cache_worker.cpp makes the same).
 CacheKey worker_key(int i) { return CacheKey::of_bytes("fleet key " + std::to_string(i)); }
 ObjectCode worker_code(int i) {
@@ -89,7 +83,7 @@ std::function<ObjectCode()> counted(std::atomic<int>& compiles, int i) {
 }
 
 TEST(RemoteCompileLock, EightProcessesCompileEachKeyOnce) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     // 8 processes x 3 threads, each asking 24 times over 8 keys (in the same order in every
     // process), a "compile" taking 300 ms: the processes overlap, and wait for each other.
@@ -120,7 +114,7 @@ TEST(RemoteCompileLock, EightProcessesCompileEachKeyOnce) {
 }
 
 TEST(RemoteCompileLock, CompileCachedThroughTiersCompilesEachProgramOnceAcrossProcesses) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     // 4 processes x 2 threads, each compiling the same 6 C++ programs through memory + remote.
     const auto results = run_workers(
@@ -136,7 +130,7 @@ TEST(RemoteCompileLock, CompileCachedThroughTiersCompilesEachProgramOnceAcrossPr
 }
 
 TEST(RemoteCompileLock, OwnerKilledMidCompileLetsAnotherProcessCompileAfterTheExpiry) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     const std::string url = server.url("", "lock_ms=3000&lock_wait_ms=20000");
     RemoteProgramCache cache(RemoteCacheOptions::from_url(url));
@@ -169,7 +163,7 @@ TEST(RemoteCompileLock, OwnerKilledMidCompileLetsAnotherProcessCompileAfterTheEx
 }
 
 TEST(RemoteCompileLock, WaiterCompilesItselfAfterItsBound) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     RemoteProgramCache owner(RemoteCacheOptions::from_url(server.url("", "lock_ms=60000")));
     RemoteProgramCache waiter(
@@ -200,7 +194,7 @@ TEST(RemoteCompileLock, WaiterCompilesItselfAfterItsBound) {
 }
 
 TEST(RemoteCompileLock, ALockIsNeverReleasedByAProcessThatNoLongerOwnsIt) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     RemoteProgramCache first(RemoteCacheOptions::from_url(server.url("", "lock_ms=200")));
     RemoteProgramCache second(RemoteCacheOptions::from_url(server.url("", "lock_ms=60000")));
@@ -238,7 +232,7 @@ TEST(RemoteCompileLock, ALockIsNeverReleasedByAProcessThatNoLongerOwnsIt) {
 // An ACL user that may GET and SET but not EVAL: each lock is taken but its release refused (it
 // is left to expire), warned about once; the compiles and stores go on.
 TEST(RemoteCompileLock, ARefusedReleaseIsOneWarning) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server("user default off\nuser writer on >pw ~cudacore:* +get +set +auth +select\n");
     test::WarningLog warnings;
     RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url("writer:pw", "lock_ms=500")));
@@ -261,7 +255,7 @@ TEST(RemoteCompileLock, ARefusedReleaseIsOneWarning) {
 // A full server (maxmemory, noeviction) that still takes the small lock but refuses each value:
 // one warning in all, not one per refused store.
 TEST(RemoteCompileLock, AFullServerIsOneWarningThoughLocksSucceed) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server("maxmemory 3mb\nmaxmemory-policy noeviction\n");
     test::WarningLog warnings;
     RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url()));
@@ -287,7 +281,7 @@ TEST(RemoteCompileLock, OptionsFromTheUrl) {
 }
 
 TEST(RemoteCompileLock, NoLockWhenTheExpiryIsZeroAndNoWaitForADeadServer) {
-    SKIP_WITHOUT_REDIS();
+    CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     RemoteProgramCache unlocked(RemoteCacheOptions::from_url(server.url("", "lock_ms=0")));
     const CompileTurn turn = unlocked.await_compile_turn(worker_key(1), [] { return std::nullopt; });

@@ -303,8 +303,7 @@ TEST_F(CliCache, UnsafeCacheDirectoryIsReportedAndCompileStillWorks) {
 // The remote tier: a compile on one "machine" (its own disk cache) is a hit on another that
 // shares only the Redis server; `cache stats|clear --remote` count and clear its entries.
 TEST_F(CliCache, RemoteCacheSharedBetweenMachines) {
-    if (const std::string reason = cudacore::test::RedisServer::unavailable_reason(); !reason.empty())
-        GTEST_SKIP() << reason;
+    CUDACORE_REQUIRE_REDIS();
     cudacore::test::RedisServer server;
     const std::string url = server.url();
     env["CUDACORE_CACHE_DIR"] = (dir.path() / "machine-a").string();
@@ -334,8 +333,7 @@ TEST_F(CliCache, RemoteCacheSharedBetweenMachines) {
 // A server that refuses every store (an ACL user allowed only GET): the code is compiled and
 // kept on disk, and the refusal is one warning (not one from the cache and one from the compile).
 TEST_F(CliCache, RemoteStoreRefusedIsOneWarning) {
-    if (const std::string reason = cudacore::test::RedisServer::unavailable_reason(); !reason.empty())
-        GTEST_SKIP() << reason;
+    CUDACORE_REQUIRE_REDIS();
     cudacore::test::RedisServer server(
         "user default off\nuser reader on >pw ~cudacore:* +get +auth +select\n");
     const auto result =
@@ -350,8 +348,7 @@ TEST_F(CliCache, RemoteStoreRefusedIsOneWarning) {
 }
 
 TEST_F(CliCache, RemoteCacheDownOrMisnamed) {
-    if (const std::string reason = cudacore::test::RedisServer::unavailable_reason(); !reason.empty())
-        GTEST_SKIP() << reason;
+    CUDACORE_REQUIRE_REDIS();
     std::string url;
     {
         cudacore::test::RedisServer server;
