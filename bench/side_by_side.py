@@ -7,7 +7,7 @@ One command on a GPU machine (no network needed):
 
 It runs BUILD/bench/side_by_side (the C++ half: raw calls and cudacore, as JSON lines), then times
 the same operations through cuda.core and CuPy where they offer them, with the same kernels'
-source (bench/side_by_side_kernels.hpp), and prints one table: each system's median and
+source (bench/side_by_side/kernels.hpp), and prints one table: each system's median and
 cudacore's ratio to raw and to cuda.core. OUT receives side_by_side.md (the table), side_by_side.png
 (the ratios, log scale; needs matplotlib), side_by_side.json (every figure) and cpp.jsonl (the C++
 program's output). A missing cuda.core, CuPy, GPU or C++ program is reported and its columns are
@@ -119,7 +119,7 @@ def now_ns():
 
 def read_kernels():
     """The kernels' source, read out of the header the C++ program compiles in."""
-    path = os.path.join(HERE, "side_by_side_kernels.hpp")
+    path = os.path.join(HERE, "side_by_side", "kernels.hpp")
     with open(path, encoding="utf-8") as f:
         text = f.read()
     sources = dict(re.findall(r'constexpr const char\* (\w+) = R"cuda\((.*?)\)cuda";', text, re.S))
