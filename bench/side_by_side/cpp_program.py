@@ -10,7 +10,8 @@ from .harness import say
 
 
 def run_cpp(args, results, environment):
-    """Returns the C++ program's error (or why it did not run), None when it ran."""
+    """Returns the C++ program's error (or why it did not run or finish), None when it ran."""
+    timed_out = None
     if args.cpp_json:
         with open(args.cpp_json, encoding="utf-8") as f:
             lines = f.read().splitlines()
@@ -41,11 +42,10 @@ def run_cpp(args, results, environment):
             done = subprocess.run(command, env=env, capture_output=True, text=True,
                                   timeout=args.cpp_timeout)
         except subprocess.TimeoutExpired as error:
-            reason = f"C++ program ran past {args.cpp_timeout} s"
-            say("raw / cudacore: " + reason)
+            timed_out = f"C++ program ran past {args.cpp_timeout} s"
+            say("raw / cudacore: " + timed_out)
             lines = (error.stdout or b"").decode(errors="replace").splitlines() \
                 if isinstance(error.stdout, bytes) else (error.stdout or "").splitlines()
-            done = None
         else:
             lines = done.stdout.splitlines()
             if done.stderr.strip():
@@ -54,7 +54,8 @@ def run_cpp(args, results, environment):
         if args.out:
             with open(os.path.join(args.out, "cpp.jsonl"), "w", encoding="utf-8") as f:
                 f.write("\n".join(lines) + "\n")
-    error = None
+    # The rows it printed before a time-out count; the others are skipped with the reason.
+    error = timed_out
     for line in lines:
         line = line.strip()
         if not line.startswith("{"):
