@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <string>
 #include <vector>
@@ -92,9 +93,17 @@ int alternate(const std::string& op, std::function<void(benchmark::State&)> raw,
 }
 
 const char* gpu_missing_reason() {
-    if (!system::driver_available()) return "no CUDA driver";
-    if (system::device_count() == 0) return "no CUDA device";
-    return "";
+    // Asked once: a driver that fails to count its devices is a reason too, not a crash.
+    static const std::string reason = []() -> std::string {
+        if (!system::driver_available()) return "no CUDA driver";
+        try {
+            if (system::device_count() == 0) return "no CUDA device";
+        } catch (const std::exception& error) {
+            return error.what();
+        }
+        return "";
+    }();
+    return reason.c_str();
 }
 
 bool skip_without_gpu(benchmark::State& state) {

@@ -54,7 +54,8 @@ void time_launch_bursts(benchmark::State& state, const Stream& stream, Burst&& b
         state.iterations() * launch_burst, benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-// The reason GPU benchmarks cannot run here, or empty when a GPU is present.
+// The reason GPU benchmarks cannot run here (no driver, no device, or the driver's error), or
+// empty when a GPU is present. Asked once per process; thread-safe.
 const char* gpu_missing_reason();
 
 // Marks the benchmark skipped (with the reason) and returns true when there is no GPU.

@@ -25,7 +25,7 @@ mkdir -p "$stage/build/runtime-libs"
 find "$stage/build" -type f -perm -u+x -exec strip --strip-unneeded {} + 2>/dev/null || true
 # Every library the programs link beyond the C and C++ runtimes and the driver (Google Benchmark,
 # OpenSSL's libcrypto, hiredis, uriparser, zstd, ...): a GPU machine's distribution may lack them.
-for lib in $(ldd "$build_dir"/bench/*_bench "$build_dir"/tools/cudacore "$build_dir"/lib*.so* \
+for lib in $(ldd "$build_dir"/bench/*_bench "$build_dir"/bench/side_by_side "$build_dir"/tools/cudacore "$build_dir"/lib*.so* \
                "$build_dir"/tests/cpu_* "$build_dir"/tests/gpu_* "$build_dir"/tests/helper_* 2>/dev/null |
              awk '/=> \// {print $3}' |
              grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|libpthread|libdl|librt|ld-linux[^/]*|libcuda|libcudacore[^/]*)\.so' |

@@ -5,6 +5,8 @@
 #   scripts/gpu-check.sh BUILD_DIR OUT_DIR [tests|bench|all|sanitize|multi|torture]
 # tests (and all): every test program, then every example (rc and its last line each), then
 #   the MPI tests and example.
+# bench (and all): every Google Benchmark program (*_bench, with its ratio table), then
+#   bench/side_by_side.py, whose table, Markdown and chart go to OUT_DIR/side-by-side.
 # multi: the runs that need two GPUs (or more): the multi-device, IPC and virtual-memory test
 #   programs, those under compute-sanitizer, the MPI autotune example with one rank per GPU, the
 #   multi-GPU benchmark and bench/mpi_compile.sh (SPECS, RANKS as there).
@@ -246,6 +248,15 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     note "$name: rc=$?"
     sed -n '/^operation /,$p' "$out/$name.txt" | tee -a "$summary" >/dev/null
   done
+  # The side-by-side table of bench/RESULTS.md (raw and cudacore from bench/side_by_side, then
+  # cuda.core and CuPy where this Python has them); its Markdown, RESULTS.md, JSON and chart go to
+  # OUT_DIR/side-by-side.
+  if [ -x "$build/bench/side_by_side" ]; then
+    timeout 600 python3 "$(dirname "$0")/../bench/side_by_side.py" --build-dir "$build" \
+      --out "$final/side-by-side" >"$out/side_by_side.txt" 2>&1
+    note "side_by_side.py: rc=$?"
+    sed -n '/^operation /,/^(median per operation/p' "$out/side_by_side.txt" | tee -a "$summary" >/dev/null
+  fi
 fi
 tar -C "$out" -czf "$final/logs.tar.gz" .
 note "== done"

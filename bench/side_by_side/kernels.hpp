@@ -1,7 +1,7 @@
 // The kernels every system compiles, loads and launches in the side-by-side benchmark. This file
-// is the one copy: side_by_side.cpp includes it and side_by_side.py reads the same literals out
-// of it (each as `constexpr const char* NAME = R"cuda(...)cuda";`), so C++, cuda.core and CuPy
-// are handed the very same text.
+// is the one copy: the C++ areas include it and the Python side (harness.py) reads the same
+// literals out of it (each as `constexpr const char* NAME = R"cuda(...)cuda";`), so C++,
+// cuda.core and CuPy are handed the very same text.
 #pragma once
 
 namespace cudacore::bench::side_by_side {
