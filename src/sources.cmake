@@ -7,7 +7,8 @@ set(CUDACORE_LOADER_SOURCES
   src/loader/driver_status.cpp
   src/loader/compiler_apis.cpp
   src/loader/nvvm_api.cpp
-  src/loader/nvml_api.cpp)
+  src/loader/nvml_api.cpp
+  src/loader/gl_context_query.cpp)
 set(CUDACORE_ERRORS_SOURCES
   src/errors/errors.cpp
   src/errors/warnings.cpp)
