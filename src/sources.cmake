@@ -111,7 +111,8 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/mipmapped_array.cpp
   src/memory/array_copy.cpp
   src/memory/texture.cpp
-  src/memory/surface.cpp)
+  src/memory/surface.cpp
+  src/memory/graphics_resource.cpp)
 # Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
 set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_descriptor.cpp
