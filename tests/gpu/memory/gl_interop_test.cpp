@@ -3,8 +3,8 @@
 // surface over its mapped array, and another filled by an array copy, both read back with
 // glGetTexImage; the map flags; the errors (a resource not mapped, mapped twice, closed, no GL
 // context current); and the lifetimes (a mapped view outliving its GraphicsResource, close()
-// while mapped), all released without a warning. Skips, printing why, without a GPU or without
-// an EGL display and OpenGL context.
+// while mapped, static objects released at exit), all released without a warning. Skips, printing
+// why, without a GPU or without an EGL display and OpenGL context.
 #include "egl_context.hpp"
 #include "test_support.hpp"
 
@@ -324,6 +324,23 @@ TEST_F(GlInteropGpu, MappedViewOutlivesItsResource) {
     const std::vector<unsigned> reread = read_gl_buffer(name, n);
     for (unsigned i = 0; i < n; ++i) ASSERT_EQ(reread[i], pattern(i, 12)) << i;
     EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+}
+
+// Released at exit, in static objects, still mapped: with the GL context alive then (nothing to
+// report), and with it destroyed first (the driver may refuse the unregistration: a warning at
+// most, never a crash or a hang). Children, so that exit runs for real.
+TEST(GlInteropExit, MappedResourceInStaticObjectsIsReleasedAtExit) {
+    CUDACORE_REQUIRE_GPU();
+    for (const char* mode : {"exit-mapped", "exit-after-gl"}) {
+        auto result = test::run_process({test::helper_path("gl_interop_probe").string(), mode});
+        if (result.exit_code == 77) GTEST_SKIP() << result.out;
+        EXPECT_EQ(result.exit_code, 0) << mode << "\n" << result.out << result.err;
+        EXPECT_NE(result.out.find("mapped 4096 bytes"), std::string::npos) << mode << result.out;
+        if (std::string(mode) == "exit-mapped")
+            EXPECT_EQ(result.out.find("warning:"), std::string::npos) << result.out;
+        else
+            std::printf("%s: %s", mode, result.out.c_str());  // what the driver said, if anything
+    }
 }
 
 }  // namespace
