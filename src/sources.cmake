@@ -7,7 +7,8 @@ set(CUDACORE_LOADER_SOURCES
   src/loader/driver_status.cpp
   src/loader/compiler_apis.cpp
   src/loader/nvvm_api.cpp
-  src/loader/nvml_api.cpp)
+  src/loader/nvml_api.cpp
+  src/loader/gl_context_query.cpp)
 set(CUDACORE_ERRORS_SOURCES
   src/errors/errors.cpp
   src/errors/warnings.cpp)
@@ -110,7 +111,8 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/mipmapped_array.cpp
   src/memory/array_copy.cpp
   src/memory/texture.cpp
-  src/memory/surface.cpp)
+  src/memory/surface.cpp
+  src/memory/graphics_resource.cpp)
 # Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
 set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_descriptor.cpp

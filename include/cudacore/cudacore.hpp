@@ -70,3 +70,4 @@
 #include "cudacore/array_copy.hpp"
 #include "cudacore/texture.hpp"
 #include "cudacore/surface.hpp"
+#include "cudacore/graphics_resource.hpp"

@@ -32,6 +32,9 @@ struct ArrayBox {
     std::shared_ptr<ContextBox> context;
     // A level view: the mipmapped array that owns `handle` (never destroyed through this box).
     std::shared_ptr<MipmappedArrayBox> parent;
+    // A view of an array another object owns (a mapped graphics resource): held like `parent`,
+    // never destroyed through this box.
+    std::shared_ptr<void> owner;
     int level = -1;
     ArrayOptions options;  // channels resolved
     ArrayShape shape = ArrayShape::one_d;

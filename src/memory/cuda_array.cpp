@@ -244,7 +244,7 @@ std::string describe_array(const ArrayOptions& options, ArrayShape shape) {
 
 ArrayBox::~ArrayBox() {
     std::function<void(const DriverApi&)> destroy;
-    if (handle && !parent) {
+    if (handle && !parent && !owner) {
         try {
             destroy = [array = handle, ordinal = ordinal](const DriverApi& api) {
                 check_release(api.cuArrayDestroy(array), "cuArrayDestroy", [&] {
@@ -258,8 +258,11 @@ ArrayBox::~ArrayBox() {
             return;  // out of memory: leaked to the driver
         }
     }
-    // A level view releases nothing itself: it holds its mipmapped array until its copies are done.
-    release_after_uses(uses, context, std::move(destroy), std::move(parent));
+    // A view releases nothing itself: it holds its mipmapped array (or the resource that owns the
+    // array) until its copies are done.
+    std::shared_ptr<void> held = std::move(owner);
+    if (parent) held = std::move(parent);
+    release_after_uses(uses, context, std::move(destroy), std::move(held));
 }
 
 }  // namespace detail

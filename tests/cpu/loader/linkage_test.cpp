@@ -1,4 +1,5 @@
-// Nothing links against the driver, NVRTC or nvJitLink: every binary starts without a GPU.
+// Nothing links against the driver, NVRTC, nvJitLink or OpenGL's libraries: every binary starts
+// without a GPU and without a GL installation.
 #include "test_support.hpp"
 
 #include <filesystem>
@@ -12,7 +13,8 @@ void expect_no_cuda_libraries(const std::filesystem::path& binary) {
     auto result = run_process({"/usr/bin/ldd", binary.string()});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_NE(result.out.find("libc.so"), std::string::npos) << result.out;  // ldd really ran
-    for (const char* library : {"libcuda.so", "libnvrtc", "libnvJitLink", "libcudart"})
+    for (const char* library : {"libcuda.so", "libnvrtc", "libnvJitLink", "libcudart", "libEGL",
+                                "libGL.so", "libGLX", "libOpenGL"})
         EXPECT_EQ(result.out.find(library), std::string::npos) << binary << " links " << library
                                                                << ":\n" << result.out;
 }
