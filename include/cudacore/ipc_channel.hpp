@@ -67,6 +67,12 @@ private:
 struct IpcMessage {
     std::vector<std::byte> bytes;  ///< the message's bytes, as sent (1 to max_message_size)
     FileDescriptor fd;  ///< invalid when the message carried none
+
+    /// The bytes as characters: the text that send(const std::string&) sent. Never throws
+    /// (beyond std::bad_alloc).
+    std::string text() const {
+        return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+    }
 };
 
 /// A Unix-domain socket connection between two processes that carries bytes and file descriptors.
