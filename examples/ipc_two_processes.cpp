@@ -3,14 +3,15 @@
 // kernel and records the event; the parent waits on it and checks. Mirrors cuda.core's memory IPC.
 #include <cudacore/cudacore.hpp>
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 static const char* kSource = R"(
@@ -35,8 +36,8 @@ void expect_message(const IpcChannel& channel, const std::string& expected) {
 
 // The child: imports what the parent shares, writes the pattern, records the event, then frees
 // its mapping (before the parent frees the memory, as the driver requires) and says so.
-int run_child(const std::filesystem::path& socket) {
-    IpcChannel channel = IpcChannel::connect(socket);
+int run_child(int socket) {
+    IpcChannel channel = IpcChannel::adopt(FileDescriptor(socket), "the parent process");
     std::shared_ptr<DeviceMemoryResource> pool = receive_memory_pool(channel, 60s);
     const Device device = pool->device();
     Stream stream = device.create_stream();
@@ -58,11 +59,14 @@ int run_child(const std::filesystem::path& socket) {
     return 0;
 }
 
-// Starts this program again with "--child SOCKET".
-pid_t start_child(const char* program_name, const std::filesystem::path& socket) {
-    std::string child_flag = "--child", socket_path = socket.string();
-    char* argv[] = {const_cast<char*>(program_name), child_flag.data(), socket_path.data(),
-                    nullptr};
+// Starts this program again as "PROGRAM --child FD", handing it `socket` as descriptor FD
+// (IpcChannel::pair makes sockets that close on exec: this one is let through). This process's
+// copy closes on return, so that it sees the child's end close if the child dies.
+pid_t start_child(const char* program_name, IpcChannel socket) {
+    if (::fcntl(socket.native_handle(), F_SETFD, 0) != 0)
+        throw IpcError("fcntl(F_SETFD) on the child's socket failed");
+    std::string child_flag = "--child", fd = std::to_string(socket.native_handle());
+    char* argv[] = {const_cast<char*>(program_name), child_flag.data(), fd.data(), nullptr};
     pid_t pid = 0;
     if (const int error = ::posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv, environ))
         throw IpcError("posix_spawn of /proc/self/exe failed: " + std::to_string(error));
@@ -72,7 +76,7 @@ pid_t start_child(const char* program_name, const std::filesystem::path& socket)
 }  // namespace
 
 int main(int argc, char** argv) try {
-    if (argc == 3 && std::string(argv[1]) == "--child") return run_child(argv[2]);
+    if (argc == 3 && std::string(argv[1]) == "--child") return run_child(std::stoi(argv[2]));
     if (!system::driver_available() || system::device_count() == 0) {
         std::printf("skipped: no CUDA driver or GPU on this machine\n");
         return 0;
@@ -98,11 +102,9 @@ int main(int argc, char** argv) try {
     Event written = device.create_event({.ipc_enabled = true});
     stream.sync();  // the allocation is complete before the other process maps it
 
-    const std::filesystem::path socket = std::filesystem::temp_directory_path() /
-                                         ("cudacore-ipc-example-" + std::to_string(::getpid()));
-    IpcListener listener(socket);  // removes its file when it goes
-    const pid_t child = start_child(argv[0], socket);
-    IpcChannel channel = listener.accept(60s);
+    // A connected pair of sockets: this process keeps one end, the child inherits the other.
+    auto [channel, child_end] = IpcChannel::pair();
+    const pid_t child = start_child(argv[0], std::move(child_end));
     send_memory_pool(channel, *pool);
     send_buffer(channel, shared);
     send_event(channel, written);
