@@ -8,6 +8,7 @@
 ///     IpcListener listener(path);                   IpcChannel channel = IpcChannel::connect(path);
 ///     IpcChannel channel = listener.accept();       IpcMessage m = channel.receive();
 ///     channel.send(bytes, fd);                      // m.bytes, m.fd (owned, closed with m)
+///     channel.send("ready");                        channel.receive().text() == "ready"
 ///
 /// Messages keep their boundaries (SOCK_SEQPACKET) and are at most max_message_size bytes.
 /// Errors throw IpcError naming the call, the system's reason (errno) and the socket's path or
