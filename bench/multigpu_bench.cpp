@@ -148,8 +148,7 @@ Imported& imported() {
             if (!exporter_channel) throw IpcError("no exporting process");
             IpcMessage first = exporter_channel->receive(60s);
             if (!first.fd.valid()) {
-                out->skip_reason.assign(reinterpret_cast<const char*>(first.bytes.data()),
-                                        first.bytes.size());
+                out->skip_reason = first.text();
                 return out;
             }
             out->pool_descriptor = IpcPoolDescriptor::from_bytes(first.bytes);

@@ -8,6 +8,7 @@
 ///     IpcListener listener(path);                   IpcChannel channel = IpcChannel::connect(path);
 ///     IpcChannel channel = listener.accept();       IpcMessage m = channel.receive();
 ///     channel.send(bytes, fd);                      // m.bytes, m.fd (owned, closed with m)
+///     channel.send("ready");                        channel.receive().text() == "ready"
 ///
 /// Messages keep their boundaries (SOCK_SEQPACKET) and are at most max_message_size bytes.
 /// Errors throw IpcError naming the call, the system's reason (errno) and the socket's path or
@@ -67,6 +68,12 @@ private:
 struct IpcMessage {
     std::vector<std::byte> bytes;  ///< the message's bytes, as sent (1 to max_message_size)
     FileDescriptor fd;  ///< invalid when the message carried none
+
+    /// The bytes as characters: the text that send(const std::string&) sent. Never throws
+    /// (beyond std::bad_alloc).
+    std::string text() const {
+        return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+    }
 };
 
 /// A Unix-domain socket connection between two processes that carries bytes and file descriptors.

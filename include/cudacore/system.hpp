@@ -48,5 +48,13 @@ LibraryVersion nvrtc_version();
 /// Needs no GPU. Throws LoaderError (CUDACORE_NVJITLINK_PATH) when it cannot be loaded.
 LibraryVersion nvjitlink_version();
 
+/// The file NVRTC was loaded from, as the dynamic loader resolved it (an absolute path also when
+/// it was found by its soname; the name tried when the loader gives no path). Loads NVRTC on first
+/// call; needs no GPU. Throws LoaderError as nvrtc_version(). Thread-safe.
+std::string nvrtc_path();
+/// The file nvJitLink was loaded from, as nvrtc_path() says; throws LoaderError as
+/// nvjitlink_version(). Thread-safe.
+std::string nvjitlink_path();
+
 }  // namespace system
 }  // namespace cudacore

@@ -1,7 +1,10 @@
-// system::nvrtc_version / nvjitlink_version: the versions the loader read when it opened them.
+// system::nvrtc_version / nvjitlink_version: the versions the loader read when it opened them,
+// and the files it opened.
 #include "cudacore/system.hpp"
 
 #include "loader/compiler_apis.hpp"
+
+#include <dlfcn.h>
 
 namespace cudacore::system {
 
@@ -13,6 +16,28 @@ LibraryVersion nvrtc_version() {
 LibraryVersion nvjitlink_version() {
     const detail::NvJitLinkApi& api = detail::nvjitlink();
     return {static_cast<int>(api.major), static_cast<int>(api.minor)};
+}
+
+namespace {
+
+// The file holding `symbol`: a library opened by its soname is named by the path the dynamic
+// loader found; `fallback` (the name it was opened by) when the loader gives no absolute path.
+std::string file_of(const void* symbol, const std::string& fallback) {
+    Dl_info info{};
+    if (dladdr(symbol, &info) && info.dli_fname && info.dli_fname[0] == '/') return info.dli_fname;
+    return fallback;
+}
+
+}  // namespace
+
+std::string nvrtc_path() {
+    const detail::NvrtcApi& api = detail::nvrtc();
+    return file_of(reinterpret_cast<const void*>(api.nvrtcVersion), api.path);
+}
+
+std::string nvjitlink_path() {
+    const detail::NvJitLinkApi& api = detail::nvjitlink();
+    return file_of(reinterpret_cast<const void*>(api.create), api.path);
 }
 
 }  // namespace cudacore::system

@@ -28,9 +28,7 @@ int main(int argc, char** argv) {
             return 3;
         }
         if (mode == "write-fd") {
-            const std::string text(reinterpret_cast<const char*>(message.bytes.data()),
-                                   message.bytes.size());
-            const std::string line = text + " from " + std::to_string(::getpid());
+            const std::string line = message.text() + " from " + std::to_string(::getpid());
             if (::write(message.fd.get(), line.data(), line.size()) !=
                 static_cast<ssize_t>(line.size())) {
                 std::perror("write");

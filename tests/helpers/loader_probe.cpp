@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
         } else if (std::strcmp(what, "nvjitlink-version") == 0) {
             const auto version = cudacore::system::nvjitlink_version();
             std::printf("nvjitlink version %d.%d\n", version.major, version.minor);
+        } else if (std::strcmp(what, "compiler-paths") == 0) {
+            std::printf("nvrtc path %s\n", cudacore::system::nvrtc_path().c_str());
+            std::printf("nvjitlink path %s\n", cudacore::system::nvjitlink_path().c_str());
         } else if (std::strcmp(what, "which-backend") == 0) {
             std::printf("backend %s, driver %s\n",
                         std::string(cudacore::to_string(cudacore::Linker::which_backend())).c_str(),

@@ -13,6 +13,7 @@
 
 #include <cuda.h>
 
+#include <filesystem>
 #include <string>
 #include <variant>
 
@@ -372,6 +373,29 @@ TEST(CompilerVersions, AreThoseOfTheLoadedLibraries) {
         EXPECT_EQ(nvjitlink.major, CUDA_VERSION / 1000);
         EXPECT_GE(nvjitlink, (system::LibraryVersion{12, 0}));
     }
+}
+
+// Where the compilers were loaded from, for a program to print: the loaded files' absolute paths,
+// also when the loader found them by soname, and the files the variables name when they are set.
+TEST(CompilerVersions, PathsAreTheFilesLoaded) {
+    const std::filesystem::path nvrtc = system::nvrtc_path();
+    EXPECT_TRUE(nvrtc.is_absolute()) << nvrtc;
+    EXPECT_TRUE(std::filesystem::is_regular_file(nvrtc)) << nvrtc;
+    EXPECT_EQ(nvrtc.filename().string().rfind("libnvrtc.so", 0), 0u) << nvrtc;
+    if (!detail::nvjitlink_available()) GTEST_SKIP() << "nvJitLink is not installed";
+    const std::filesystem::path nvjitlink = system::nvjitlink_path();
+    EXPECT_TRUE(nvjitlink.is_absolute()) << nvjitlink;
+    EXPECT_TRUE(std::filesystem::is_regular_file(nvjitlink)) << nvjitlink;
+    EXPECT_EQ(nvjitlink.filename().string().rfind("libnvJitLink.so", 0), 0u) << nvjitlink;
+
+    auto probe = run_process({helper_path("loader_probe").string(), "compiler-paths"},
+                             {{"CUDACORE_NVRTC_PATH", nvrtc.string()},
+                              {"CUDACORE_NVJITLINK_PATH", nvjitlink.string()}});
+    EXPECT_EQ(probe.exit_code, 0) << probe.out << probe.err;
+    EXPECT_NE(probe.out.find("nvrtc path " + nvrtc.string() + "\n"), std::string::npos)
+        << probe.out;
+    EXPECT_NE(probe.out.find("nvjitlink path " + nvjitlink.string() + "\n"), std::string::npos)
+        << probe.out;
 }
 
 TEST(CompilerVersions, MissingLibrariesAreLoaderErrors) {

@@ -31,10 +31,6 @@ std::future<ProcessResult> start_peer(const std::string& mode, const std::filesy
     });
 }
 
-std::string text_of(const IpcMessage& message) {
-    return {reinterpret_cast<const char*>(message.bytes.data()), message.bytes.size()};
-}
-
 std::string expect_ipc_error(const std::function<void()>& call) {
     try {
         call();
@@ -58,7 +54,7 @@ TEST(IpcChannel, PassesAFileDescriptorToAnotherProcess) {
     ASSERT_TRUE(fd.valid());
     channel.send(std::string("greetings"), fd.get());
     fd.reset();
-    EXPECT_EQ(text_of(channel.receive(20s)), "done");
+    EXPECT_EQ(channel.receive(20s).text(), "done");
 
     const ProcessResult result = peer.get();
     ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -80,7 +76,7 @@ TEST(IpcChannel, ADescriptorComesBackAsANewNumberForTheSameFile) {
     FileDescriptor read_end(pipe_fds[0]), write_end(pipe_fds[1]);
     channel.send(std::string("pipe"), write_end.get());
     IpcMessage back = channel.receive(20s);
-    EXPECT_EQ(text_of(back), "pipe");
+    EXPECT_EQ(back.text(), "pipe");
     ASSERT_TRUE(back.fd.valid());
     EXPECT_NE(back.fd.get(), write_end.get());
     // Writing through the returned descriptor reaches our pipe: it is the same open file.
@@ -95,10 +91,12 @@ TEST(IpcChannel, PairKeepsMessageBoundaries) {
     auto [a, b] = IpcChannel::pair();
     a.send(std::string("one"));
     a.send(std::string("two two"));
-    EXPECT_EQ(text_of(b.receive(1s)), "one");
+    EXPECT_EQ(b.receive(1s).text(), "one");
     IpcMessage second = b.receive(1s);
-    EXPECT_EQ(text_of(second), "two two");
+    EXPECT_EQ(second.text(), "two two");
     EXPECT_FALSE(second.fd.valid());
+    a.send(std::string("zero\0inside", 11));  // text() keeps every byte, a zero too
+    EXPECT_EQ(b.receive(1s).text(), std::string("zero\0inside", 11));
     const std::vector<std::byte> largest(IpcChannel::max_message_size, std::byte{7});
     b.send(largest);
     EXPECT_EQ(a.receive(1s).bytes, largest);

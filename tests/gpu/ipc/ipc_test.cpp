@@ -48,10 +48,6 @@ Peer start_peer(const std::string& mode, const IpcListener& listener) {
     return {std::move(result), listener.accept(60s)};
 }
 
-std::string text_of(const IpcMessage& message) {
-    return {reinterpret_cast<const char*>(message.bytes.data()), message.bytes.size()};
-}
-
 using test::mismatches;
 
 // The exporter's side of an importer in `mode` that reads the pattern 3i + 1 with a slow kernel,
@@ -68,10 +64,10 @@ void share_and_check_rewrite(const std::string& mode, const Pool& pool, const Bu
     send_memory_pool(peer.channel, pool);
     send_buffer(peer.channel, shared);
     send_event(peer.channel, done);
-    ASSERT_EQ(text_of(peer.channel.receive(60s)), "recorded");
+    ASSERT_EQ(peer.channel.receive(60s).text(), "recorded");
     stream.wait(done);
     EXPECT_EQ(mismatches(code, shared, stream, 5, 2), 0u);
-    ASSERT_EQ(text_of(peer.channel.receive(60s)), "closed");
+    ASSERT_EQ(peer.channel.receive(60s).text(), "closed");
     result = peer.result.get();
     ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
 }
@@ -222,7 +218,7 @@ TEST(IpcGpu, MisuseIsAClearErrorOnBothSides) {
     peer.channel.send(foreign.to_bytes());
     const auto bytes = export_buffer(shared).to_bytes();
     peer.channel.send(std::span(bytes.data(), bytes.size() - 9));
-    EXPECT_EQ(text_of(peer.channel.receive(60s)), "done");
+    EXPECT_EQ(peer.channel.receive(60s).text(), "done");
     const ProcessResult result = peer.result.get();
     ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
     const std::pair<const char*, const char*> expected[] = {
@@ -313,7 +309,7 @@ TEST(IpcGpu, ExporterSurvivesAnImporterKilledWhileItsKernelRuns) {
     Peer peer = start_peer("import-and-die", listener);
     send_memory_pool(peer.channel, *pool);
     send_buffer(peer.channel, shared);
-    EXPECT_EQ(text_of(peer.channel.receive(60s)), "running");
+    EXPECT_EQ(peer.channel.receive(60s).text(), "running");
     EXPECT_EQ(peer.result.get().exit_code, -SIGKILL);
     // The importer's kernel rewrote the same pattern (or never ran): our data is intact, and the
     // memory is still ours to use and free.
