@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install-packages.sh cmake ninja-build g++ libgtest-dev libbenchmark-dev \
+bash scripts/install-packages.sh cmake ninja-build ccache g++ libgtest-dev libbenchmark-dev \
   libcli11-dev libxxhash-dev libzstd-dev libssl-dev nlohmann-json3-dev llvm-14 libdlpack-dev libhiredis-dev liburiparser-dev \
   libgl-dev libegl-dev "$@"
 # libgl-dev, libegl-dev: GL/gl.h, to check cudaGL.h's types against the driver table, and the
@@ -42,6 +42,14 @@ if [ ${#python_deps[@]} -gt 0 ] && [ "$(cat .deps/python/.installed 2>/dev/null)
 fi
 
 build_dir="${BUILD_DIR:-build}"
+# ccache as the compiler launcher (unless CMAKE_ARGS names one): scripts/packages.sh builds the
+# library again through FetchContent with this build's flags, and those compiles become hits.
+launcher=()
+case "${CMAKE_ARGS:-}" in
+  *COMPILER_LAUNCHER*) ;;
+  *) command -v ccache >/dev/null &&
+       launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache) ;;
+esac
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
-  -DCUDAToolkit_ROOT="$cuda_home" ${CMAKE_ARGS:-} >/dev/null
+  -DCUDAToolkit_ROOT="$cuda_home" "${launcher[@]}" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "$(nproc)"
