@@ -1,8 +1,9 @@
 // `cudacore demo`: the main job, end to end, saying clearly what it skipped.
 //
 // Steps, each a function below: devices -> compile (NVRTC) -> link (two LTO-IR units, nvJitLink)
-// -> cache (compile_cached through a DiskProgramCache, miss then hit) -> serialize (save, load,
-// compare) -> load lazily -> SAXPY -> templated reduction -> graph (SAXPY + reduction captured
+// -> cache (compile_cached through a DiskProgramCache, miss then hit) -> bundle (a kernel that
+// includes <cuda/std/cmath> compiled from a header bundle file, no include path, the same cubin
+// as from the toolkit's folder) -> serialize (save, load, compare) -> load lazily -> SAXPY -> templated reduction -> graph (SAXPY + reduction captured
 // once, replayed 100 times), then a one-line summary. Without a GPU
 // the code is still compiled, linked, cached and serialized (for sm_90) and every GPU part prints
 // SKIPPED. A failed check does not stop the later steps; it makes the exit code 1.
@@ -20,6 +21,8 @@
 #include "cudacore/event.hpp"
 #include "cudacore/graph_builder.hpp"
 #include "cudacore/graph_exec.hpp"
+#include "cudacore/header_bundle.hpp"
+#include "cudacore/kernel.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/linker.hpp"
 #include "cudacore/object_code.hpp"
@@ -78,6 +81,16 @@ constexpr const char* kReductionName = "block_sum<float, 256>";
 
 // Two relocatable units: the kernel calls a __device__ function that only the other unit
 // defines, so nothing runs until the link resolves it (and LTO can inline it across units).
+// Includes a toolkit header, so it compiles only where the headers are: from the toolkit's
+// folder, or from a bundle of them.
+constexpr const char* kBundledSource = R"(
+#include <cuda/std/cmath>
+extern "C" __global__ void bundled_abs_saxpy(float a, const float* x, float* y, size_t n) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * cuda::std::fabs(x[i]) + y[i];
+}
+)";
+
 constexpr const char* kLinkedKernelSource = R"(
 extern __device__ float square_add(float a, float x, float y);
 extern "C" __global__ void linked_square_add(float a, const float* x, float* y, size_t n) {
@@ -244,6 +257,7 @@ bool launch_and_compare(const Device& device, const Kernel& kernel,
 
 float saxpy_on_cpu(float a, float x, float y) { return a * x + y; }
 float square_add_on_cpu(float a, float x, float y) { return a * x * x + y; }
+float abs_saxpy_on_cpu(float a, float x, float y) { return a * std::fabs(x) + y; }
 
 void step_devices(Demo& demo) {
     std::printf("== devices\n");
@@ -366,6 +380,38 @@ void step_cache(Demo& demo) {
     const bool ok = first == "miss" && second == "hit" && hit == miss;
     std::printf("miss then hit, hit == miss (ObjectCode ==, %zu bytes): %s\n", hit.size(),
                 demo.outcomes.verify("cache", ok));
+}
+
+void step_bundle(Demo& demo) {
+    std::printf("== bundle (headers carried in memory: no include path, no toolkit on disk)\n");
+    std::vector<fs::path> toolkit_folders;
+    for (const std::string& dir : toolkit_include_dirs()) toolkit_folders.emplace_back(dir);
+    const fs::path path = demo.scratch_path() / "cuda_std.ccbundle";
+    HeaderBundle::from_include_folders({"cuda/std/cmath"}, toolkit_folders, "cuda_std").save(path);
+    const HeaderBundle bundle = HeaderBundle::load(path);
+    std::printf("<cuda/std/cmath> and what it includes: %zu headers, %.1f MiB, %ju bytes as a file\n",
+                bundle.size(), static_cast<double>(bundle.content_size()) / (1 << 20),
+                static_cast<std::uintmax_t>(fs::file_size(path)));
+
+    ProgramOptions options;
+    options.arch = demo.arch;
+    options.name = "bundled_abs_saxpy";
+    options.pch = false;  // the same flags on both sides (a bundle turns automatic PCH off)
+    const ObjectCode from_toolkit =
+        Program(kBundledSource, SourceType::cxx, options).compile(CodeType::cubin);
+    options.header_bundles = {bundle};
+    const auto start = std::chrono::steady_clock::now();
+    const ObjectCode from_bundle =
+        Program(kBundledSource, SourceType::cxx, options).compile(CodeType::cubin);
+    const bool same = from_bundle.code() == from_toolkit.code();
+    std::printf("compiled from the bundle in %.1f ms; cubin equal to the toolkit folder's: %s\n",
+                milliseconds_since(start), demo.outcomes.verify("bundle", same));
+
+    std::printf("-- launch the kernel compiled from the bundle\n");
+    if (!gpu_for(demo, "bundled launch", "launching needs a GPU")) return;
+    const Kernel kernel = from_bundle.get_kernel("bundled_abs_saxpy");
+    demo.outcomes.verify("bundled launch",
+                         launch_and_compare(*demo.device, kernel, abs_saxpy_on_cpu));
 }
 
 void step_serialize(Demo& demo) {
@@ -522,6 +568,7 @@ void add_demo_command(CLI::App& app) {
         run_step(demo, "compile", step_compile);
         run_step(demo, "link", step_link);
         run_step(demo, "cache", step_cache);
+        run_step(demo, "bundle", step_bundle);
         run_step(demo, "serialize", step_serialize);
         run_step(demo, "load", step_load);
         run_step(demo, "saxpy", step_saxpy);

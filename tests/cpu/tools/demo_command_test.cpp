@@ -128,18 +128,31 @@ TEST_F(DemoCommand, RunsEveryCpuStepAndSaysWhatItSkipped) {
               std::string::npos)
         << out;
 
-    // Every GPU part says SKIPPED: the linked and deserialized launches, saxpy and reduction.
+    // bundle: <cuda/std/cmath> saved as a bundle file, loaded, and the kernel compiled from it
+    // alone is the toolkit folder's cubin.
+    const std::string& bundle = sections["bundle"];
+    EXPECT_TRUE(std::regex_search(
+        bundle, std::regex(R"(<cuda/std/cmath> and what it includes: (\d+) headers, )")))
+        << out;
+    EXPECT_NE(bundle.find("cubin equal to the toolkit folder's: OK"), std::string::npos) << out;
+    EXPECT_NE(bundle.find("-- launch the kernel compiled from the bundle\n"
+                          "SKIPPED: launching needs a GPU"),
+              std::string::npos)
+        << out;
+
+    // Every GPU part says SKIPPED: the linked, bundled and deserialized launches, saxpy and
+    // reduction.
     EXPECT_EQ(sections["load"], "SKIPPED: loading needs a GPU\n") << out;
     EXPECT_EQ(sections["saxpy"], "SKIPPED: launching needs a GPU\n") << out;
     EXPECT_EQ(sections["reduction"], "SKIPPED: launching needs a GPU\n") << out;
     EXPECT_EQ(sections["graph"], "SKIPPED: capturing and replaying a graph needs a GPU\n") << out;
-    EXPECT_EQ(count_of(out, "SKIPPED: launching needs a GPU"), 4u) << out;
+    EXPECT_EQ(count_of(out, "SKIPPED: launching needs a GPU"), 5u) << out;
 
     // The summary is the last line.
     const std::string summary =
-        "summary: ran compile, link, cache, serialize; skipped devices, linked launch, "
-        "deserialized launch, load, saxpy, reduction, graph (no CUDA driver on this machine); all "
-        "checks passed\n";
+        "summary: ran compile, link, cache, bundle, serialize; skipped devices, linked launch, "
+        "bundled launch, deserialized launch, load, saxpy, reduction, graph (no CUDA driver on this "
+        "machine); all checks passed\n";
     EXPECT_EQ(sections["summary"], summary) << out;
     ASSERT_GE(out.size(), summary.size());
     EXPECT_EQ(out.substr(out.size() - summary.size()), summary) << out;
