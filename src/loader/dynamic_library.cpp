@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 namespace cudacore::detail {
 
@@ -55,6 +57,33 @@ std::vector<std::string> toolkit_library_candidates(const std::vector<std::strin
             if (!seen) candidates.push_back(path);
         }
     }
+    return candidates;
+}
+
+std::vector<std::string> compiler_library_candidates(const std::string& soname,
+                                                     const std::vector<std::string>& sonames) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> candidates;
+    auto add_in = [&](const fs::path& folder) {
+        candidates.push_back((folder / soname).lexically_normal().string());
+    };
+    std::error_code error;
+    if (const fs::path exe = fs::read_symlink("/proc/self/exe", error); !error) {
+        add_in(exe.parent_path());
+        add_in(exe.parent_path() / ".." / "lib");
+    }
+    if (const char* prefix = std::getenv("CUDACORE_PYTHON_PREFIX"); prefix && *prefix) {
+        // The wheels put their libraries in <site-packages>/nvidia/cu13/lib (CUDA 13).
+        const fs::path root(prefix);
+        add_in(root / "nvidia" / "cu13" / "lib");
+        for (const char* lib : {"lib", "lib64"}) {
+            for (const auto& entry : fs::directory_iterator(root / lib, error)) {
+                if (entry.path().filename().string().rfind("python3", 0) == 0)
+                    add_in(entry.path() / "site-packages" / "nvidia" / "cu13" / "lib");
+            }
+        }
+    }
+    for (std::string& path : toolkit_library_candidates(sonames)) candidates.push_back(std::move(path));
     return candidates;
 }
 

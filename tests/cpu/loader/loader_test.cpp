@@ -3,6 +3,10 @@
 
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
+#include "loader/dynamic_library.hpp"
+
+#include <cstdlib>
+#include <filesystem>
 
 namespace {
 
@@ -90,6 +94,87 @@ TEST(Loader, SameErrorOnEveryCall) {
                               {{"CUDACORE_LIBCUDA_PATH", "/nonexistent/libcuda.so.1"}});
     EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
     EXPECT_NE(result.out.find("same error twice"), std::string::npos) << result.out;
+}
+
+// NVRTC (with its builtins) and nvJitLink of this machine, linked into `folder` by their sonames,
+// as an application would ship them. Symbolic links: the loader names what it opened by the
+// path it asked for, so the report shows which folder won.
+void ship_compilers_into(const std::filesystem::path& folder) {
+    namespace fs = std::filesystem;
+    fs::create_directories(folder);
+    const fs::path nvrtc = fs::canonical(cudacore::system::nvrtc_path());
+    fs::create_symlink(nvrtc, folder / "libnvrtc.so.13");
+    for (const auto& entry : fs::directory_iterator(nvrtc.parent_path())) {
+        if (entry.path().filename().string().rfind("libnvrtc-builtins.so.13.", 0) == 0)
+            fs::create_symlink(entry.path(), folder / entry.path().filename());
+    }
+    fs::create_symlink(fs::canonical(cudacore::system::nvjitlink_path()),
+                       folder / "libnvJitLink.so.13");
+}
+
+TEST(Loader, CompilersBesideTheExecutableComeFirst) {
+    cudacore::test::TempDir app;
+    const auto probe = app.path() / "my_application";
+    std::filesystem::copy_file(helper_path("loader_probe"), probe);
+    ship_compilers_into(app.path());
+    auto result = run_process({probe.string(), "compiler-paths"});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("nvrtc path " + (app.path() / "libnvrtc.so.13").string() + "\n"),
+              std::string::npos)
+        << result.out;
+    EXPECT_NE(
+        result.out.find("nvjitlink path " + (app.path() / "libnvJitLink.so.13").string() + "\n"),
+        std::string::npos)
+        << result.out;
+}
+
+TEST(Loader, CompilersBesideInstalledBinariesInLib) {
+    cudacore::test::TempDir prefix;
+    std::filesystem::create_directories(prefix.path() / "bin");
+    const auto probe = prefix.path() / "bin" / "my_application";
+    std::filesystem::copy_file(helper_path("loader_probe"), probe);
+    ship_compilers_into(prefix.path() / "lib");
+    auto result = run_process({probe.string(), "compiler-paths"});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("nvrtc path " + (prefix.path() / "lib" / "libnvrtc.so.13").string()),
+              std::string::npos)
+        << result.out;
+}
+
+TEST(Loader, CompilersFromTheWheelsOfAPythonEnvironment) {
+    // A virtual environment's layout, and a site-packages folder named directly.
+    cudacore::test::TempDir venv;
+    const auto site = venv.path() / "lib" / "python3.11" / "site-packages";
+    ship_compilers_into(site / "nvidia" / "cu13" / "lib");
+    for (const auto& prefix : {venv.path(), site}) {
+        auto result = run_process({helper_path("loader_probe").string(), "compiler-paths"},
+                                  {{"CUDACORE_PYTHON_PREFIX", prefix.string()}});
+        ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+        const auto lib = site / "nvidia" / "cu13" / "lib";
+        EXPECT_NE(result.out.find("nvrtc path " + (lib / "libnvrtc.so.13").string()),
+                  std::string::npos)
+            << prefix << "\n" << result.out;
+        EXPECT_NE(result.out.find("nvjitlink path " + (lib / "libnvJitLink.so.13").string()),
+                  std::string::npos)
+            << prefix << "\n" << result.out;
+    }
+}
+
+TEST(Loader, CompilerCandidatesPutTheApplicationFirst) {
+    // What a failed search lists as tried, in order: the executable's folder, its ../lib, the
+    // Python environment's wheel folder, then the sonames and the toolkit.
+    cudacore::test::TempDir venv;
+    ::setenv("CUDACORE_PYTHON_PREFIX", venv.path().c_str(), 1);
+    const auto candidates = cudacore::detail::compiler_library_candidates(
+        "libnvrtc.so.13", {"libnvrtc.so.13", "libnvrtc.so"});
+    ::unsetenv("CUDACORE_PYTHON_PREFIX");
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe").parent_path();
+    ASSERT_GE(candidates.size(), 5u);
+    EXPECT_EQ(candidates[0], (exe / "libnvrtc.so.13").lexically_normal().string());
+    EXPECT_EQ(candidates[1], (exe.parent_path() / "lib" / "libnvrtc.so.13").string());
+    EXPECT_EQ(candidates[2], (venv.path() / "nvidia/cu13/lib/libnvrtc.so.13").string());
+    EXPECT_EQ(candidates[3], "libnvrtc.so.13");
+    EXPECT_EQ(candidates[4], "libnvrtc.so");
 }
 
 }  // namespace
