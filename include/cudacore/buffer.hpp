@@ -262,8 +262,8 @@ public:
     /// is only marked closed.
     /// close() is an operation on the buffer like a fill or a copy: it vouches that the memory is
     /// still there. After someone reset the device under the buffer (cuDevicePrimaryCtxReset),
-    /// drop it instead: destruction finds the context gone and frees nothing, at the cost of one
-    /// driver call (cuCtxGetId) that close() saves.
+    /// drop it instead: destruction finds the context gone and frees nothing
+    /// (docs/errors-and-lifetime.md, "After a device reset, and at exit").
     /// Throws DriverError when freeing fails (the buffer is closed all the same).
     void close(const Stream& stream);
     /// close() on the deallocation stream (see deallocation_stream()).

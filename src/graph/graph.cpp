@@ -5,6 +5,7 @@
 #include "graph/graph_box.hpp"
 #include "memory/buffer_box.hpp"
 #include "runtime/kernel_box.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "support/thread_block_pool.hpp"
 
 #include <cstdio>
@@ -18,8 +19,9 @@ namespace detail {
 
 GraphBox::~GraphBox() {
     if (!owned || !handle) return;
-    const DriverApi* api = driver_if_loaded();
-    if (api && (!context || context->still_alive(*api))) api->cuGraphDestroy(handle);
+    // A graph of no context (nothing to check) needs only the driver.
+    const DriverApi* api = context ? driver_for_release(*context) : driver_if_loaded();
+    if (api) api->cuGraphDestroy(handle);
 }
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,

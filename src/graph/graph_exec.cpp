@@ -4,6 +4,7 @@
 #include "graph/graph_box.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/kernel_box.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "support/thread_block_pool.hpp"
 
 #include <cstdio>
@@ -35,7 +36,7 @@ void release_after_streams_idle(std::vector<std::shared_ptr<StreamBox>> streams,
 
 GraphExecBox::~GraphExecBox() {
     const DriverApi* api = driver_if_loaded();
-    if (handle && api && (!context || context->still_alive(*api)))
+    if (handle && api && (!context || context_survives(*context, *api)))
         api->cuGraphExecDestroy(handle);  // a running launch finishes first (driver's rule)
     const bool any = (graph_holdings && graph_holdings->size() > 0) || (own && own->size() > 0);
     if (!launches.any() || !any || !api) return;

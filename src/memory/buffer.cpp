@@ -1,7 +1,7 @@
 #include "cudacore/buffer.hpp"
 
 #include "memory/buffer_box.hpp"
-#include "errors/release_report.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/launch_streams.hpp"
 #include "cudacore/device.hpp"
@@ -57,10 +57,10 @@ void free_quietly(BufferRelease& release) noexcept {
         BufferBox::free(release, release.free_stream, false);
     } catch (const DriverError& e) {
         // Shutdown statuses are the normal end of a process; anything else is worth a warning.
-        report_release_failure(e.status(), e.call().c_str(),
-                               !e.object().empty() || !release.resource
-                                   ? e.object()
-                                   : release.resource->description());
+        check_release(e.status(), e.call().c_str(), [&] {
+            return !e.object().empty() || !release.resource ? e.object()
+                                                            : release.resource->description();
+        });
     } catch (...) {
         // Ignored: at exit the driver may be shut down; a destructor never throws.
     }

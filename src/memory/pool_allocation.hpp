@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cudacore/memory_resource.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <cstddef>
@@ -48,7 +49,7 @@ inline void free_to_pool(const MemoryResource& resource, const ContextBox& conte
                          bool check_context) {
     const DriverApi* api = driver_if_loaded();
     if (!api) [[unlikely]] return;  // never loaded, so nothing was allocated
-    if (check_context && !context.still_alive(*api)) [[unlikely]] return;
+    if (check_context && !context_survives(context, *api)) [[unlikely]] return;
     const CUresult status = is_default_stream(stream)
                                 ? free_to_pool_on_default_stream(*api, context, pointer, stream)
                                 : api->cuMemFreeAsync(pointer, stream);

@@ -3,7 +3,7 @@
 #include "support/thread_block_pool.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
-#include "errors/release_report.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -15,8 +15,7 @@ namespace detail {
 
 EventBox::~EventBox() {
     if (!handle || !owned) return;
-    const DriverApi* api = driver_if_loaded();
-    if (api && context->still_alive(*api)) {
+    if (const DriverApi* api = driver_for_release(*context)) {
         // A complete event is as good as a new one: the context keeps it for its next event.
         const int kind = recycle_kind.load(std::memory_order_relaxed);
         if (kind >= 0 && reusable() && context->recycled_events.keep(handle, kind))
@@ -71,7 +70,7 @@ std::shared_ptr<EventBox> create_event_box(std::shared_ptr<ContextBox>&& context
             // went with it: the new event below then meets the destroyed context, as it would
             // without them (with_primary_context retries on a fresh one).
             if (CUevent kept = context->recycled_events.take(kind)) {
-                if (context->still_alive(api)) [[likely]] {
+                if (context_survives(*context, api)) [[likely]] {
                     box->handle = kept;
                     box->context = std::move(context);
                     return box;

@@ -4,7 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/system.hpp"
-#include "errors/release_report.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -18,8 +18,7 @@ namespace cudacore {
 namespace detail {
 StreamBox::~StreamBox() {
     if (!owned || !handle) return;
-    const DriverApi* api = driver_if_loaded();
-    if (api && context->still_alive(*api)) {
+    if (const DriverApi* api = driver_for_release(*context)) {
         check_release(api->cuStreamDestroy(handle), "cuStreamDestroy", [&] {
             return "stream on device " + std::to_string(context->ordinal);
         });
@@ -213,7 +212,7 @@ Stream Stream::from_handle(CUstream stream) {
         box->context->device = device;
         box->context->ordinal = ordinal;
         box->context->retained = false;
-        api.cuCtxGetId(context, &box->context->id);
+        detail::note_context_id(*box->context, api);
     }
     return detail::BoxAccess::make<Stream>(std::move(box));
 }
