@@ -5,6 +5,7 @@
 #include "cudacore/device.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 namespace {
 
@@ -36,7 +37,7 @@ void context_scope_when_current(benchmark::State& state) {
     if (skip_without_gpu(state)) return;
     Context context = Device(0).set_current();
     for (auto _ : state) {
-        detail::ContextScope scope(*context.box());
+        detail::ContextScope scope(*detail::box_of(context));
         benchmark::ClobberMemory();
     }
 }

@@ -62,6 +62,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/driver_link_context.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
+  src/runtime/reset_tolerance.cpp
   src/runtime/context.cpp
   src/runtime/stream.cpp
   src/runtime/event.cpp

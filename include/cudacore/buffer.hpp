@@ -173,9 +173,9 @@ public:
     int device_ordinal() const;
     /// Device(device_ordinal()). Throws InvalidArgumentError when closed or bound to no device.
     Device device() const;
-    /// Null once closed, and for buffers made without a resource. A device's default resource
-    /// (Device::allocate) lives as long as the process, and its buffers point at it without
-    /// counting a reference: the pointer is valid for the whole run, its use_count() is 0.
+    /// The resource the memory came from: null once closed, and for buffers made without a
+    /// resource. A copy of the pointer keeps the resource alive; a device's default resource
+    /// (Device::allocate) lives as long as the process in any case.
     const std::shared_ptr<MemoryResource>& memory_resource() const noexcept;
 
     /// Asynchronous copies on `stream`. Both sides must have the same size, as cuda.core's
@@ -262,8 +262,8 @@ public:
     /// is only marked closed.
     /// close() is an operation on the buffer like a fill or a copy: it vouches that the memory is
     /// still there. After someone reset the device under the buffer (cuDevicePrimaryCtxReset),
-    /// drop it instead: destruction finds the context gone and frees nothing, at the cost of one
-    /// driver call (cuCtxGetId) that close() saves.
+    /// drop it instead: destruction finds the context gone and frees nothing
+    /// (docs/errors-and-lifetime.md, "After a device reset, and at exit").
     /// Throws DriverError when freeing fails (the buffer is closed all the same).
     void close(const Stream& stream);
     /// close() on the deallocation stream (see deallocation_stream()).
@@ -288,11 +288,9 @@ public:
     /// Same allocation (shared by copies).
     bool operator==(const Buffer& other) const noexcept { return box_ == other.box_; }
 
-    /// The box shared by copies (null for an empty buffer): identity, and cudacore's own use.
-    detail::BufferBoxCount* box() const noexcept { return box_; }
-
 private:
     friend struct detail::BoxAccess;
+    friend struct std::hash<Buffer>;  // hashes the allocation, as operator== compares it
     /// Adopts `box` and the reference it was made with.
     explicit Buffer(detail::BufferBoxCount* box) noexcept : box_(box) {}
     /// The box of an open buffer, else InvalidArgumentError naming `operation`.
@@ -315,7 +313,7 @@ std::ostream& operator<<(std::ostream& out, const Buffer& buffer);
 template <>
 struct std::hash<cudacore::Buffer> {
     std::size_t operator()(const cudacore::Buffer& buffer) const noexcept {
-        return std::hash<const void*>{}(buffer.box());
+        return std::hash<const void*>{}(buffer.box_);
     }
 };
 #endif  // CUDACORE_DOXYGEN

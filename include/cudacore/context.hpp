@@ -44,9 +44,6 @@ public:
     /// The same object (identity.hpp says how each type compares).
     bool operator==(const Context& other) const noexcept { return handle() == other.handle(); }
 
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::ContextBox>& box() const noexcept { return box_; }
-
 private:
     friend struct detail::BoxAccess;
     explicit Context(std::shared_ptr<detail::ContextBox> box) noexcept : box_(std::move(box)) {}

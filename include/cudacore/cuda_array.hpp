@@ -112,8 +112,6 @@ public:
     /// std::bad_alloc.
     std::string description() const;
 
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::ArrayBox>& box() const noexcept { return box_; }
     /// Same array.
     bool operator==(const CudaArray& other) const noexcept { return box_ == other.box_; }
 

@@ -32,6 +32,7 @@
 namespace cudacore {
 
 namespace detail {
+struct BoxAccess;
 struct ContextBox;
 /// A pool imported from another process and its identity (made by import_memory_pool).
 struct ImportedPool {
@@ -135,15 +136,13 @@ public:
     bool is_host_accessible() const noexcept override { return false; }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
-    /// The primary context this resource allocates in (held for its lifetime).
-    const std::shared_ptr<detail::ContextBox>& context_box() const noexcept { return context_; }
 
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
-    void do_deallocate_on_request(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
 
 private:
+    friend struct detail::BoxAccess;
     std::uint64_t pool_attribute(CUmemPool_attribute attribute, const char* name) const;
 
     std::shared_ptr<detail::ContextBox> context_;

@@ -5,20 +5,11 @@
 /// stream.record(event). Ownership: copies share one event, released when the last copy goes; an
 /// event holds its context. Destruction never throws; release errors are ignored.
 ///
-/// Reuse: when the last copy of an event made by create_event goes and the event is known to have
-/// no work left (never recorded, or found complete by sync(), is_done() or an elapsed time after
-/// its last record), its primary context keeps the driver event (up to 128 per kind) and hands it
-/// to the next create_event with the same timing_enabled and blocking_sync, as a new, unrecorded
-/// Event: creating one then costs no cuEventCreate, and dropping one no cuEventDestroy. Such an
-/// event is indistinguishable from a new one (complete, is_recorded() false, elapsed times refused
-/// until recorded; a wait enqueued on its earlier record still waits on that record alone), except
-/// that its handle may equal a dropped event's, as the driver's own new events' may. Destroyed
-/// instead, as before: an event whose completion is unknown when dropped (recorded, then neither
-/// synchronized nor found done), one whose handle() was taken (what was done with it is unknown),
-/// interprocess events, events of green or non-primary contexts, Event::from_handle events, and
-/// events that went into a graph (recorded or waited on while a capture begun through cudacore was
-/// in progress, or given to Graph::add_event_record / add_event_wait), whose launches record them
-/// later. Kept events are destroyed with their context.
+/// Cost: events made and dropped in a loop are cheap. A dropped event known to have no work left
+/// may be handed to a later create_event of the same options instead of being destroyed; the
+/// Event made then is a new, unrecorded event in every respect (complete, is_recorded() false,
+/// elapsed times refused until recorded), and only its handle may equal a dropped event's, as
+/// the driver's own new events' may.
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -69,7 +60,10 @@ public:
     static Event from_handle(CUevent event, const Context& context,
                              const EventFromHandleOptions& options = {});
 
-    /// The driver's event. Once taken, the event is never reused after it is dropped (see above).
+    /// The driver's event, for the caller's own driver calls (cuEventRecord, cuStreamWaitEvent,
+    /// cuEventQuery...); valid while this Event or a copy of it lives. sync() and is_done() see
+    /// the records made through it too; is_recorded(), which elapsed times require, counts only
+    /// the records made through cudacore. Thread-safe; null for a moved-from Event.
     CUevent handle() const noexcept;
     /// The options it was created with (as the caller said, for from_handle).
     const EventOptions& options() const noexcept;
@@ -87,11 +81,8 @@ public:
     /// True when the work before the last record has finished (or it was never recorded).
     bool is_done() const;
 
-    /// The same object (identity.hpp says how each type compares).
-    bool operator==(const Event& other) const noexcept { return handle() == other.handle(); }
-
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::EventBox>& box() const noexcept { return box_; }
+    /// The same object (identity.hpp says how each type compares): the same driver event.
+    bool operator==(const Event& other) const noexcept;
 
 private:
     friend struct detail::BoxAccess;

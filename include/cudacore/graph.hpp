@@ -53,6 +53,7 @@ namespace cudacore {
 
 namespace detail {
 struct GraphBox;
+struct BoxAccess;
 
 /// Packs launch()-style arguments (converted like launch(): Buffers as device pointers) into an
 /// array of pointers and sizes, and calls use(pointers, sizes, count) while they are alive.
@@ -215,12 +216,9 @@ public:
     /// The same object (identity.hpp says how each type compares).
     bool operator==(const Graph& other) const noexcept { return handle() == other.handle(); }
 
-    /// Wraps shared state (cudacore's own use: create() and body graphs make Graphs).
-    explicit Graph(std::shared_ptr<detail::GraphBox> box) noexcept : box_(std::move(box)) {}
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::GraphBox>& box() const noexcept { return box_; }
-
 private:
+    friend struct detail::BoxAccess;
+    explicit Graph(std::shared_ptr<detail::GraphBox> box) noexcept : box_(std::move(box)) {}
     GraphNode add_kernel_node(GraphDependencies dependencies, const LaunchConfig& config,
                               const Kernel& kernel, void** arguments, const std::size_t* sizes,
                               std::size_t count);

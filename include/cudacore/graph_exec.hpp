@@ -32,6 +32,7 @@ namespace cudacore {
 
 namespace detail {
 struct GraphExecBox;
+struct BoxAccess;
 }
 
 /// Options of Graph::instantiate().
@@ -111,12 +112,9 @@ public:
     /// "executable graph 0x... on device 0".
     std::string description() const;
 
-    /// Wraps shared state (cudacore's own use: Graph::instantiate makes GraphExecs).
-    explicit GraphExec(std::shared_ptr<detail::GraphExecBox> box) noexcept : box_(std::move(box)) {}
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::GraphExecBox>& box() const noexcept { return box_; }
-
 private:
+    friend struct detail::BoxAccess;
+    explicit GraphExec(std::shared_ptr<detail::GraphExecBox> box) noexcept : box_(std::move(box)) {}
     void set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                          void** arguments, const std::size_t* sizes, std::size_t count);
 

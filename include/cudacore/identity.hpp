@@ -79,9 +79,7 @@ struct std::hash<cudacore::Stream> {
 };
 template <>
 struct std::hash<cudacore::Event> {
-    std::size_t operator()(const cudacore::Event& event) const noexcept {
-        return std::hash<const void*>{}(event.handle());
-    }
+    std::size_t operator()(const cudacore::Event& event) const noexcept;  // identity.cpp
 };
 template <>
 struct std::hash<cudacore::Kernel> {

@@ -190,9 +190,6 @@ public:
     /// The same object (identity.hpp says how each type compares).
     bool operator==(const Kernel& other) const noexcept { return handle() == other.handle(); }
 
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::KernelBox>& box() const noexcept { return box_; }
-
 private:
     friend struct detail::BoxAccess;
     explicit Kernel(std::shared_ptr<detail::KernelBox> box) noexcept : box_(std::move(box)) {}

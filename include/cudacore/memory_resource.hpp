@@ -96,14 +96,6 @@ protected:
     virtual CUdeviceptr do_allocate(std::size_t size, CUstream stream) = 0;
     /// Frees what do_allocate() gave, ordered on `stream`. May throw (see the file's description).
     virtual void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) = 0;
-    /// Frees at the owner's explicit request (Buffer::close), which vouches for the memory as it
-    /// vouches for a buffer it fills or copies: nobody reset the device since it was allocated.
-    /// A resource whose do_deallocate first asks the driver whether its context survived (for
-    /// buffers dropped at any time, even after a reset) may skip that question here. Defaults to
-    /// do_deallocate.
-    virtual void do_deallocate_on_request(CUdeviceptr pointer, std::size_t size, CUstream stream) {
-        do_deallocate(pointer, size, stream);
-    }
 
     friend struct detail::BufferBox;
 

@@ -66,9 +66,6 @@ public:
     /// "mipmapped 2D CUDA array float32 256 x 256, 9 levels on device 0".
     std::string description() const;
 
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::MipmappedArrayBox>& box() const noexcept { return box_; }
-
 private:
     friend struct detail::BoxAccess;
     explicit MipmappedArray(std::shared_ptr<detail::MipmappedArrayBox> box) noexcept;

@@ -33,6 +33,7 @@
 namespace cudacore {
 
 namespace detail {
+struct BoxAccess;
 struct ContextBox;
 struct ImportedPool;
 }
@@ -85,8 +86,6 @@ public:
     const std::array<unsigned char, 16>& ipc_pool_id() const noexcept { return ipc_id_; }
     /// The host NUMA node the pool is placed on, when it is placed on one.
     std::optional<int> host_numa_id() const noexcept { return numa_id_; }
-    /// The primary context of the resource's device (held for its lifetime; cudacore's own use).
-    const std::shared_ptr<detail::ContextBox>& context_box() const noexcept { return context_; }
 
     bool is_device_accessible() const noexcept override { return true; }
     /// True: pinned host memory.
@@ -97,9 +96,9 @@ public:
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
-    void do_deallocate_on_request(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
 
 private:
+    friend struct detail::BoxAccess;
     std::shared_ptr<detail::ContextBox> context_;
     CUmemoryPool pool_ = nullptr;
     int ordinal_ = 0;

@@ -178,9 +178,6 @@ public:
     /// The same object (identity.hpp says how each type compares).
     bool operator==(const Stream& other) const noexcept { return handle() == other.handle(); }
 
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::StreamBox>& box() const noexcept { return box_; }
-
 private:
     // check_open, and a moved-from object (which holds no stream) is refused the same way.
     void check_usable(const char* operation) const {

@@ -52,9 +52,6 @@ public:
     /// Notes a launch with this surface on `stream`, so its release waits for that stream
     /// (launch() calls it). Never throws beyond std::bad_alloc.
     void note_launch(const Stream& stream) const;
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::SurfaceBox>& box() const noexcept { return box_; }
-
 private:
     friend struct detail::BoxAccess;
     explicit SurfaceObject(std::shared_ptr<detail::SurfaceBox> box) noexcept;

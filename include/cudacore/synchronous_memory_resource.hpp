@@ -16,6 +16,7 @@
 namespace cudacore {
 
 namespace detail {
+struct BoxAccess;
 struct ContextBox;
 }
 
@@ -32,14 +33,13 @@ public:
     bool is_host_accessible() const noexcept override { return false; }
     int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::ContextBox>& context_box() const noexcept { return context_; }
 
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
 
 private:
+    friend struct detail::BoxAccess;
     std::shared_ptr<detail::ContextBox> context_;
     int ordinal_ = 0;
 };

@@ -159,9 +159,6 @@ public:
     /// Notes a launch with this texture on `stream`, so its release waits for that stream
     /// (launch() calls it; cudacore's own use otherwise). Never throws beyond std::bad_alloc.
     void note_launch(const Stream& stream) const;
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::TextureBox>& box() const noexcept { return box_; }
-
 private:
     friend struct detail::BoxAccess;
     explicit TextureObject(std::shared_ptr<detail::TextureBox> box) noexcept;

@@ -48,13 +48,8 @@ void warn(WarningKind kind, const std::string& message) noexcept {
 
 namespace cudacore::detail {
 
-bool is_shutdown_status(CUresult status) noexcept {
-    return status == CUDA_ERROR_DEINITIALIZED || status == CUDA_ERROR_NOT_INITIALIZED ||
-           status == CUDA_ERROR_CONTEXT_IS_DESTROYED;
-}
-
 void report_release_failure(CUresult status, const char* call, const std::string& object) noexcept {
-    if (status == CUDA_SUCCESS || is_shutdown_status(status)) return;
+    if (status == CUDA_SUCCESS) return;
     try {
         warn(WarningKind::release_failed,
              std::string(call) + " failed: " + driver_status_name(status) + " (" +

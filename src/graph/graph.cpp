@@ -5,7 +5,9 @@
 #include "graph/graph_box.hpp"
 #include "memory/buffer_box.hpp"
 #include "runtime/kernel_box.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "support/thread_block_pool.hpp"
+#include "support/box_access.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -18,8 +20,9 @@ namespace detail {
 
 GraphBox::~GraphBox() {
     if (!owned || !handle) return;
-    const DriverApi* api = driver_if_loaded();
-    if (api && (!context || context->still_alive(*api))) api->cuGraphDestroy(handle);
+    // A graph of no context (nothing to check) needs only the driver.
+    const DriverApi* api = context ? driver_for_release(*context) : driver_if_loaded();
+    if (api) api->cuGraphDestroy(handle);
 }
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
@@ -189,7 +192,7 @@ GraphNode Graph::add_kernel_node(GraphDependencies dependencies, const LaunchCon
                                  const Kernel& kernel, void** arguments, const std::size_t* sizes,
                                  std::size_t count) {
     const auto& box = require(box_, "add_kernel");
-    if (!kernel.box()) throw InvalidArgumentError("Graph::add_kernel: an empty Kernel");
+    if (!detail::box_of(kernel)) throw InvalidArgumentError("Graph::add_kernel: an empty Kernel");
     if (!config.is_plain())
         throw InvalidArgumentError("Graph::add_kernel: " + kernel.description() + " (" +
                                    to_string(config) +
@@ -212,7 +215,8 @@ GraphNode Graph::add_kernel_node(GraphDependencies dependencies, const LaunchCon
         return detail::driver().cuGraphAddKernelNode(out, box.handle, dependencies.handles(),
                                                      dependencies.size(), &params);
     });
-    if (kernel.box()->library) box.holdings->add(kernel.box()->library);
+    const auto& library = detail::box_of(kernel)->library;
+    if (library) box.holdings->add(library);
     return node;
 }
 
@@ -317,27 +321,29 @@ GraphNode Graph::add_host_function(GraphDependencies dependencies,
 
 GraphNode Graph::add_event_record(GraphDependencies dependencies, const Event& event) {
     const auto& box = require(box_, "add_event_record");
-    if (!event.box()) throw InvalidArgumentError("Graph::add_event_record: an empty Event");
-    event.box()->never_reuse();  // the graph's launches use it: never handed out again
+    const auto& event_box = detail::box_of(event);
+    if (!event_box) throw InvalidArgumentError("Graph::add_event_record: an empty Event");
+    event_box->never_reuse();  // the graph's launches use it: never handed out again
     const GraphNode node =
         add_node(box, "cuGraphAddEventRecordNode", "event record", [&](CUgraphNode* out) {
             return detail::driver().cuGraphAddEventRecordNode(
-                out, box.handle, dependencies.handles(), dependencies.size(), event.box()->handle);
+                out, box.handle, dependencies.handles(), dependencies.size(), event_box->handle);
         });
-    box.holdings->add(event.box());
+    box.holdings->add(event_box);
     return node;
 }
 
 GraphNode Graph::add_event_wait(GraphDependencies dependencies, const Event& event) {
     const auto& box = require(box_, "add_event_wait");
-    if (!event.box()) throw InvalidArgumentError("Graph::add_event_wait: an empty Event");
-    event.box()->never_reuse();  // the graph's launches use it: never handed out again
+    const auto& event_box = detail::box_of(event);
+    if (!event_box) throw InvalidArgumentError("Graph::add_event_wait: an empty Event");
+    event_box->never_reuse();  // the graph's launches use it: never handed out again
     const GraphNode node =
         add_node(box, "cuGraphAddEventWaitNode", "event wait", [&](CUgraphNode* out) {
             return detail::driver().cuGraphAddEventWaitNode(
-                out, box.handle, dependencies.handles(), dependencies.size(), event.box()->handle);
+                out, box.handle, dependencies.handles(), dependencies.size(), event_box->handle);
         });
-    box.holdings->add(event.box());
+    box.holdings->add(event_box);
     return node;
 }
 
@@ -351,7 +357,7 @@ GraphNode Graph::add_empty(GraphDependencies dependencies) {
 
 GraphNode Graph::add_child(GraphDependencies dependencies, const Graph& child) {
     const auto& box = require(box_, "add_child");
-    const auto& child_box = require(child.box(), "add_child");
+    const auto& child_box = require(detail::box_of(child), "add_child");
     const GraphNode node = add_node(box, "cuGraphAddChildGraphNode", "child graph",
                                     [&](CUgraphNode* out) {
                                         return detail::driver().cuGraphAddChildGraphNode(
@@ -424,7 +430,7 @@ ConditionalNode Graph::add_conditional(GraphDependencies dependencies,
         body->holdings = box.holdings;  // what bodies need, the graph holds
         body->owned = false;
         body->parent = box_;
-        result.bodies.emplace_back(std::move(body));
+        result.bodies.push_back(detail::BoxAccess::make<Graph>(std::move(body)));
     }
     return result;
 }
@@ -451,7 +457,7 @@ ConditionalNode Graph::add_switch(GraphDependencies dependencies,
 
 void Graph::hold(const Buffer& buffer) {
     const auto& box = require(box_, "hold");
-    if (buffer.box()) box.holdings->add(detail::holding_of(buffer));
+    if (detail::box_of(buffer)) box.holdings->add(detail::holding_of(buffer));
 }
 
 void Graph::hold(std::shared_ptr<const void> object) {

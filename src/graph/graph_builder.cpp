@@ -7,6 +7,7 @@
 #include "runtime/deferred_release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/thread_block_pool.hpp"
+#include "support/box_access.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -104,8 +105,9 @@ namespace {
 
 std::string describe_stream(const Stream& stream) {
     char text[80];
+    const auto& box = detail::box_of(stream);
     std::snprintf(text, sizeof text, "stream %p of device %d", static_cast<void*>(stream.handle()),
-                  stream.box() && stream.box()->context ? stream.box()->context->ordinal : -1);
+                  box && box->context ? box->context->ordinal : -1);
     return text;
 }
 
@@ -119,7 +121,7 @@ void discard_capture(CUstream stream) noexcept {
 }
 
 Stream new_stream_like(const Stream& stream) {
-    return Device(stream.box()->context->ordinal).create_stream();
+    return Device(detail::box_of(stream)->context->ordinal).create_stream();
 }
 
 }  // namespace
@@ -129,7 +131,8 @@ GraphBuilder::GraphBuilder(std::unique_ptr<Private> state) noexcept : self_(std:
 GraphBuilder::GraphBuilder(const Stream& stream)
     : self_(std::make_unique<Private>(Private{BuilderKind::primary, stream, nullptr, false,
                                               CaptureMode::relaxed, nullptr})) {
-    if (!stream.box()) throw InvalidArgumentError("GraphBuilder: an empty (moved-from) Stream");
+    if (!detail::box_of(stream))
+        throw InvalidArgumentError("GraphBuilder: an empty (moved-from) Stream");
 }
 
 GraphBuilder::GraphBuilder(const Device& device) : GraphBuilder(device.create_stream()) {}
@@ -157,14 +160,15 @@ GraphBuilder::~GraphBuilder() {
             CUgraph body = nullptr;
             api->cuStreamEndCapture(self.stream.handle(), &body);
             capture.unregister_all();
-            capture.body_ended(self.stream.box());
+            capture.body_ended(detail::box_of(self.stream));
             return;
         }
         // The origin: forks must rejoin it before the capture can end (errors ignored: an
         // invalidated capture refuses these, and ends all the same). The join events belong to
         // the stream's context, which the destroying thread need not have current.
         std::optional<detail::ContextScope> scope;
-        if (self.stream.box()->context) scope.emplace(*self.stream.box()->context);
+        const auto& context = detail::box_of(self.stream)->context;
+        if (context) scope.emplace(*context);
         for (const auto& fork : capture.unjoined_forks) {
             CUevent event = nullptr;
             if (api->cuEventCreate(&event, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS) continue;
@@ -206,11 +210,11 @@ GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
     // Pooled per thread: a capture made and ended in a loop costs no malloc for these.
     auto capture = detail::make_pooled<detail::CaptureState>();
     capture->holdings = detail::make_pooled<detail::GraphHoldings>();
-    capture->context = self.stream.box()->context;
+    capture->context = detail::box_of(self.stream)->context;
     capture->mode = mode;
     // Registered first: from then on no deferred release synchronizes the context under it
     // (its id is asked only if needed). Unregistered by the state's destructor if beginning fails.
-    if (!capture->register_stream(self.stream.box()))
+    if (!capture->register_stream(detail::box_of(self.stream)))
         throw InvalidArgumentError("GraphBuilder::begin: " + describe_stream(self.stream) +
                                    " is capturing already, for another graph builder");
     detail::check(detail::driver().cuStreamBeginCapture(self.stream.handle(), flag),
@@ -251,15 +255,17 @@ Graph GraphBuilder::end() {
     std::shared_ptr<detail::CaptureState> ended = std::move(self.capture);
     self.capturing = false;
     ended->unregister_all();
-    if (self.kind == BuilderKind::body) ended->body_ended(self.stream.box());
+    if (self.kind == BuilderKind::body) ended->body_ended(detail::box_of(self.stream));
     if (status != CUDA_SUCCESS) {
         if (graph && self.kind == BuilderKind::primary) detail::driver().cuGraphDestroy(graph);
         detail::throw_driver_error(status, "cuStreamEndCapture", text);
     }
-    if (self.kind == BuilderKind::body) return Graph(self.body);
+    if (self.kind == BuilderKind::body) return detail::BoxAccess::make<Graph>(self.body);
     if (ended.use_count() == 1)  // nothing else reads the ended capture: its references move
-        return Graph(detail::make_graph_box(graph, std::move(ended->context), std::move(ended->holdings)));
-    return Graph(detail::make_graph_box(graph, ended->context, ended->holdings));
+        return detail::BoxAccess::make<Graph>(
+            detail::make_graph_box(graph, std::move(ended->context), std::move(ended->holdings)));
+    return detail::BoxAccess::make<Graph>(
+        detail::make_graph_box(graph, ended->context, ended->holdings));
 }
 
 bool GraphBuilder::is_capturing() const noexcept { return self_ && self_->capturing; }
@@ -295,8 +301,8 @@ std::vector<GraphBuilder> GraphBuilder::split(std::size_t count) {
         Stream stream = new_stream_like(self.stream);
         // Waiting on an event of the capturing stream makes the new stream join the capture.
         stream.wait(self.stream);
-        self.capture->register_stream(stream.box());
-        self.capture->unjoined_forks.push_back(stream.box());
+        self.capture->register_stream(detail::box_of(stream));
+        self.capture->unjoined_forks.push_back(detail::box_of(stream));
         forks.push_back(GraphBuilder(std::make_unique<Private>(Private{
             BuilderKind::forked, std::move(stream), self.capture, true, self.mode, nullptr})));
     }
@@ -313,7 +319,8 @@ void GraphBuilder::join(GraphBuilder& other) {
                                    "), or it was joined already");
     self.stream.wait(other.self_->stream);
     auto& forks = self.capture->unjoined_forks;
-    forks.erase(std::remove(forks.begin(), forks.end(), other.self_->stream.box()), forks.end());
+    const auto& joined = detail::box_of(other.self_->stream);
+    forks.erase(std::remove(forks.begin(), forks.end(), joined), forks.end());
     other.self_->capturing = false;
     other.self_->capture.reset();
 }
@@ -334,7 +341,7 @@ void GraphBuilder::add_host_function(std::function<void()> function) {
 
 void GraphBuilder::hold(const Buffer& buffer) {
     require_capturing("hold");
-    if (buffer.box()) self_->capture->holdings->add(detail::holding_of(buffer));
+    if (detail::box_of(buffer)) self_->capture->holdings->add(detail::holding_of(buffer));
 }
 
 void GraphBuilder::hold(std::shared_ptr<const void> object) {
@@ -368,7 +375,7 @@ ConditionalHandle GraphBuilder::create_conditional_handle(const ConditionalHandl
     const CaptureInfo info = capture_info(self_->stream, description());
     CUgraphConditionalHandle handle = 0;
     detail::check(detail::driver().cuGraphConditionalHandleCreate(
-                      &handle, info.graph, self_->stream.box()->context->handle,
+                      &handle, info.graph, detail::box_of(self_->stream)->context->handle,
                       options.default_value, conditional_handle_flags(options)),
                   "cuGraphConditionalHandleCreate", [&] { return description(); });
     return ConditionalHandle(handle);
@@ -389,7 +396,7 @@ std::vector<GraphBuilder> GraphBuilder::add_conditional(const ConditionalHandle&
     params.conditional.handle = condition.handle();
     params.conditional.type = type;
     params.conditional.size = size;
-    params.conditional.ctx = self.stream.box()->context->handle;
+    params.conditional.ctx = detail::box_of(self.stream)->context->handle;
     CUgraphNode node = nullptr;
     detail::check(api.cuGraphAddNode(&node, info.graph, info.dependencies, info.edges, info.count,
                                      &params),
@@ -418,13 +425,13 @@ std::vector<GraphBuilder> GraphBuilder::add_conditional(const ConditionalHandle&
         capture->mode = self.mode;
         capture->parent = self.capture;
         try {
-            capture->register_stream(stream.box());
+            capture->register_stream(detail::box_of(stream));
         } catch (...) {
             capture->unregister_all();
             discard_capture(stream.handle());
             throw;
         }
-        self.capture->open_bodies.push_back(stream.box());
+        self.capture->open_bodies.push_back(detail::box_of(stream));
         bodies.push_back(GraphBuilder(std::make_unique<Private>(Private{
             BuilderKind::body, std::move(stream), std::move(capture), true, self.mode,
             std::move(body)})));

@@ -4,7 +4,9 @@
 #include "graph/graph_box.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/kernel_box.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "support/thread_block_pool.hpp"
+#include "support/box_access.hpp"
 
 #include <cstdio>
 #include <new>
@@ -35,7 +37,7 @@ void release_after_streams_idle(std::vector<std::shared_ptr<StreamBox>> streams,
 
 GraphExecBox::~GraphExecBox() {
     const DriverApi* api = driver_if_loaded();
-    if (handle && api && (!context || context->still_alive(*api)))
+    if (handle && api && (!context || context_survives(*context, *api)))
         api->cuGraphExecDestroy(handle);  // a running launch finishes first (driver's rule)
     const bool any = (graph_holdings && graph_holdings->size() > 0) || (own && own->size() > 0);
     if (!launches.any() || !any || !api) return;
@@ -176,7 +178,7 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
     box->handle = exec;
     box->context = box_->context;
     box->graph_holdings = box_->holdings;
-    return GraphExec(std::move(box));
+    return detail::BoxAccess::make<GraphExec>(std::move(box));
 }
 
 CUgraphExec GraphExec::handle() const noexcept { return box_ ? box_->handle : nullptr; }
@@ -190,7 +192,7 @@ std::string GraphExec::description() const {
 void GraphExec::launch(const Stream& stream) const {
     stream.check_open("GraphExec::launch");
     const auto& box = require(box_, "launch");
-    if (!stream.box()) [[unlikely]]
+    if (!detail::box_of(stream)) [[unlikely]]
         throw InvalidArgumentError("GraphExec::launch: " + describe_exec(box) +
                                    " on an empty (moved-from) Stream");
     const CUresult status = detail::driver().cuGraphLaunch(box.handle, stream.handle());
@@ -202,7 +204,7 @@ void GraphExec::launch(const Stream& stream) const {
         }());
     }
     // Its release waits for the streams it ran on (the worker is started on the first).
-    box_->launches.note(stream.box());
+    box_->launches.note(detail::box_of(stream));
     // Launched into a capture: the graph being captured holds what this one needs.
     if (detail::captures_active()) [[unlikely]] {
         detail::hold_for_capture(stream.handle(), box.graph_holdings);
@@ -219,7 +221,7 @@ void GraphExec::upload(const Stream& stream) const {
 
 void GraphExec::update(const Graph& graph) {
     const auto& box = require(box_, "update");
-    if (!graph.box() || !graph.handle())
+    if (!detail::box_of(graph) || !graph.handle())
         throw InvalidArgumentError("GraphExec::update: an empty Graph for " + describe_exec(box));
     CUgraphExecUpdateResultInfo info{};
     const CUresult status = detail::driver().cuGraphExecUpdate(box.handle, graph.handle(), &info);
@@ -238,7 +240,7 @@ void GraphExec::update(const Graph& graph) {
                   [&] { return graph.description() + " into " + describe_exec(box); });
     // From now on the new graph's objects are needed; the old ones only by launches in flight.
     std::shared_ptr<detail::GraphHoldings> previous =
-        std::exchange(box_->graph_holdings, graph.box()->holdings);
+        std::exchange(box_->graph_holdings, detail::box_of(graph)->holdings);
     // Launches in flight may use the old holdings: released once their streams are done (the
     // streams stay noted for this graph's own release too).
     if (box.launches.any())
@@ -248,7 +250,8 @@ void GraphExec::update(const Graph& graph) {
 void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                                 void** arguments, const std::size_t* sizes, std::size_t count) {
     const auto& box = require(box_, "set_kernel_arguments");
-    if (!kernel.box()) throw InvalidArgumentError("GraphExec::set_kernel_arguments: empty Kernel");
+    if (!detail::box_of(kernel))
+        throw InvalidArgumentError("GraphExec::set_kernel_arguments: empty Kernel");
     if (!config.is_plain())
         throw InvalidArgumentError("GraphExec::set_kernel_arguments: " + kernel.description() +
                                    " (" + to_string(config) +
@@ -269,10 +272,10 @@ void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, cons
         detail::driver().cuGraphExecKernelNodeSetParams(box.handle, node.handle(), &params),
         "cuGraphExecKernelNodeSetParams",
         [&] { return kernel.description() + " in " + describe_exec(box); });
-    if (kernel.box()->library) {
+    if (detail::box_of(kernel)->library) {
         std::lock_guard lock(box.own_mutex);
         if (!box_->own) box_->own = std::make_shared<detail::GraphHoldings>();
-        box_->own->add(kernel.box()->library);
+        box_->own->add(detail::box_of(kernel)->library);
     }
 }
 

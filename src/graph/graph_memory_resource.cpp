@@ -3,6 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/buffer_box.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <cstdio>
@@ -43,8 +44,8 @@ CUdeviceptr GraphMemoryResource::do_allocate(std::size_t size, CUstream stream) 
 }
 
 void GraphMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
-    const detail::DriverApi* api = detail::driver_if_loaded();
-    if (!api || !context_->still_alive(*api)) return;
+    const detail::DriverApi* api = detail::driver_for_release(*context_);
+    if (!api) return;
     CUresult status;
     if (detail::is_default_stream(stream)) {
         detail::ContextScope scope(*context_);

@@ -38,7 +38,7 @@ IpcEventDescriptor export_event(const Event& event) {
     CUipcEventHandle handle{};
     {
         // The driver looks the event up in the current context: make the event's own current.
-        detail::ContextScope scope(*event.box()->context);
+        detail::ContextScope scope(*detail::box_of(event)->context);
         detail::check(detail::driver().cuIpcGetEventHandle(&handle, event.handle()),
                       "cuIpcGetEventHandle", describe);
     }

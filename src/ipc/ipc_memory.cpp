@@ -6,6 +6,7 @@
 #include "ipc/ipc_devices.hpp"
 #include "memory/buffer_box.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <unistd.h>
 
@@ -27,7 +28,7 @@ IpcPoolHandle export_pool(const Resource& pool, bool pinned, const char* how_to_
     int fd = -1;
     {
         // IPC calls run in the pool's device context, whatever is current in the caller.
-        detail::ContextScope scope(*pool.context_box());
+        detail::ContextScope scope(*detail::BoxAccess::context(pool));
         detail::check(detail::driver().cuMemPoolExportToShareableHandle(
                           &fd, pool.pool(), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
                       "cuMemPoolExportToShareableHandle", [&] { return pool.description(); });
@@ -92,9 +93,9 @@ Buffer import_pointer(const std::shared_ptr<Resource>& pool, const IpcBufferDesc
     box->device_ordinal = pool->device_ordinal();
     box->device_accessible = pool->is_device_accessible();
     box->host_accessible = pool->is_host_accessible();
-    box->free_stream = stream.box();
+    box->free_stream = detail::box_of(stream);
     {
-        detail::ContextScope scope(*pool->context_box());
+        detail::ContextScope scope(*detail::BoxAccess::context(*pool));
         CUdeviceptr pointer = 0;
         detail::check(detail::driver().cuMemPoolImportPointer(&pointer, pool->pool(), &data),
                       "cuMemPoolImportPointer", [&] { return object; });
@@ -159,7 +160,7 @@ IpcBufferDescriptor export_buffer(const Buffer& buffer) {
     // Either pool resource kind, when it made the pool shareable itself.
     auto shared_by = [&](const auto* owner) {
         if (!owner || !owner->is_ipc_enabled() || owner->is_imported()) return false;
-        context = owner->context_box().get();
+        context = detail::BoxAccess::context(*owner).get();
         id = owner->ipc_pool_id();
         pool = owner->pool();
         return true;

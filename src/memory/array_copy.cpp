@@ -4,6 +4,7 @@
 #include "memory/array_box.hpp"
 #include "memory/array_copy_plan.hpp"
 #include "runtime/deferred_release.hpp"
+#include "support/box_access.hpp"
 
 #include <cstdio>
 #include <optional>
@@ -156,7 +157,7 @@ void enqueue(const char* call, const Stream& stream, const Side& source, const S
              const ResolvedRegion& region, std::size_t element_size, bool three_d,
              Describe&& describe) {
     stream.check_open(call);
-    const auto& stream_box = stream.box();
+    const auto& stream_box = detail::box_of(stream);
     if (!stream_box) refuse(call, "the Stream is empty (moved-from); copies need a stream");
     start_deferred_releases();  // the arrays' releases wait for this copy's stream
     CUresult status = CUDA_SUCCESS;
@@ -188,9 +189,9 @@ void enqueue(const char* call, const Stream& stream, const Side& source, const S
 }
 
 ArrayBox& open_array(const char* call, const CudaArray& array, const char* role) {
-    if (!array.box() || !array.box()->handle)
+    if (!detail::box_of(array) || !detail::box_of(array)->handle)
         refuse(call, std::string("the ") + role + " is a moved-from CudaArray");
-    return *array.box();
+    return *detail::box_of(array);
 }
 
 std::string describe_buffer(const Buffer& buffer) {

@@ -69,6 +69,7 @@ constexpr unsigned threads_per_block = 128, pairs_per_block = threads_per_block 
 #ifdef CUDACORE_HAVE_BATCHED_COPY_KERNELS
 alignas(64) const unsigned char batched_copy_fatbin[] = {
 #include "batched_copy_kernels.inc"
+#include "support/box_access.hpp"
 };
 #endif
 
@@ -174,7 +175,7 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
     // The stream's context is made current for every stream: the legacy default stream means the
     // current context's, and cuMemcpyBatchAsync resolves its pointers in the current context
     // (without one it answers CUDA_ERROR_INVALID_VALUE, even on a created stream).
-    const auto& box = stream.box();
+    const auto& box = detail::box_of(stream);
     std::optional<detail::ContextScope> scope;
     if (box && box->context) scope.emplace(*box->context);
 
@@ -248,7 +249,7 @@ void Buffer::fill_uint16(std::uint16_t pattern, const Stream& stream) const {
     detail::BufferBox& box = open_box("fill_uint16");
     check_multiple_of(2, "fill_uint16");
     stream.check_open("Buffer::fill_uint16");
-    const auto& stream_box = stream.box();
+    const auto& stream_box = detail::box_of(stream);
     std::optional<detail::ContextScope> scope;
     if (stream_box && stream_box->context && detail::is_default_stream(stream.handle()))
         scope.emplace(*stream_box->context);

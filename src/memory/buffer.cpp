@@ -1,12 +1,14 @@
 #include "cudacore/buffer.hpp"
 
 #include "memory/buffer_box.hpp"
-#include "errors/release_report.hpp"
+#include "memory/pool_allocation.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/launch_streams.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
+#include "support/box_access.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -57,10 +59,10 @@ void free_quietly(BufferRelease& release) noexcept {
         BufferBox::free(release, release.free_stream, false);
     } catch (const DriverError& e) {
         // Shutdown statuses are the normal end of a process; anything else is worth a warning.
-        report_release_failure(e.status(), e.call().c_str(),
-                               !e.object().empty() || !release.resource
-                                   ? e.object()
-                                   : release.resource->description());
+        check_release(e.status(), e.call().c_str(), [&] {
+            return !e.object().empty() || !release.resource ? e.object()
+                                                            : release.resource->description();
+        });
     } catch (...) {
         // Ignored: at exit the driver may be shut down; a destructor never throws.
     }
@@ -111,7 +113,7 @@ void BufferBox::free(BufferRelease& release, const std::shared_ptr<StreamBox>& s
             MemoryResource& resource = *release.resource;
             const CUstream stream = stream_box ? stream_box->handle : nullptr;
             if (on_request)
-                resource.do_deallocate_on_request(release.pointer, release.size, stream);
+                free_on_request(resource, release.pointer, release.size, stream);
             else
                 resource.do_deallocate(release.pointer, release.size, stream);
             note_free_stream(resource, stream_box);
@@ -157,7 +159,7 @@ void BufferBox::release(const std::shared_ptr<StreamBox>& stream, bool use_strea
         closed = true;
         taken();
         const std::shared_ptr<StreamBox>& on = use_stream ? stream : stream_box;
-        freeing->do_deallocate_on_request(pointer, size, on ? on->handle : nullptr);
+        free_on_request(*freeing, pointer, size, on ? on->handle : nullptr);
         note_free_stream(*freeing, on);
         return;
     }
@@ -186,7 +188,7 @@ std::string describe_host(const void* pointer, std::size_t size) {
 template <class Call>
 CUresult in_stream_context(const char* operation, const Stream& stream, Call&& call) {
     stream.check_open(operation);
-    const auto& box = stream.box();
+    const auto& box = detail::box_of(stream);
     if (!box || !box->context) return call();
     detail::ContextScope scope(*box->context);
     return call();
@@ -448,13 +450,13 @@ Stream Buffer::deallocation_stream() const {
 void Buffer::set_deallocation_stream(const Stream& stream) {
     detail::BufferBox& box = open_box("set_deallocation_stream");
     stream.check_open("Buffer::set_deallocation_stream");
-    box.free_stream = stream.box();
+    box.free_stream = detail::box_of(stream);
 }
 
 void Buffer::close(const Stream& stream) {
     if (is_closed()) return;
     stream.check_open("Buffer::close");
-    detail::box_of(*this)->release(stream.box(), true);
+    detail::box_of(*this)->release(detail::box_of(stream), true);
 }
 
 void Buffer::close() {

@@ -79,7 +79,7 @@ struct alignas(64) BufferBox : BufferBoxCount {  // lines of its own: no false s
     void taken() noexcept { state.store(kNothingToFree, std::memory_order_release); }
     void wait_while_taken() const noexcept;
 
-    // Buffer::close: frees the memory (through its resource's do_deallocate_on_request on
+    // Buffer::close: frees the memory (through free_on_request with its resource on
     // `stream`, else the box's own stream; its owner; its deleter) and marks the box closed, even
     // when freeing throws. Freeing happens once, whoever comes first: close(), the last copy
     // going, or the exit handler.
@@ -89,7 +89,7 @@ struct alignas(64) BufferBox : BufferBoxCount {  // lines of its own: no false s
     // (VirtualMemoryResource::grow). Drops the resource, stream, owner and deleter it held.
     void hand_over() noexcept;
 
-    // Frees what `release` holds, on `stream` for a resource (do_deallocate_on_request when
+    // Frees what `release` holds, on `stream` for a resource (free_on_request when
     // `on_request`, for close(); else do_deallocate); every step runs, the first error is
     // rethrown.
     static void free(BufferRelease& release, const std::shared_ptr<StreamBox>& stream,
@@ -187,13 +187,13 @@ inline Buffer make_buffer(BufferBoxPtr& box) noexcept {
 
 // The box of a buffer (null for an empty one).
 inline BufferBox* box_of(const Buffer& buffer) noexcept {
-    return static_cast<BufferBox*>(buffer.box());
+    return static_cast<BufferBox*>(BoxAccess::box(buffer));
 }
 
 // A buffer as something a graph holds: keeps the memory alive while held, and points at the box,
 // so that holdings keep one per box.
 inline std::shared_ptr<const void> holding_of(const Buffer& buffer) {
-    return std::shared_ptr<const void>(std::make_shared<const Buffer>(buffer), buffer.box());
+    return std::shared_ptr<const void>(std::make_shared<const Buffer>(buffer), box_of(buffer));
 }
 
 inline void BufferBox::track() noexcept {

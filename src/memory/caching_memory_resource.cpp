@@ -7,6 +7,7 @@
 #include "cudacore/errors.hpp"
 #include "loader/driver_api.hpp"
 #include "memory/caching_stream_ops.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/spin_lock.hpp"
 
@@ -360,8 +361,9 @@ class DriverStreamOps final : public CachingStreamOps {
 public:
     explicit DriverStreamOps(int ordinal) : ordinal_(ordinal) {}
     ~DriverStreamOps() override {
-        const DriverApi* api = driver_if_loaded();
-        if (!api || !context_ || !context_->still_alive(*api)) return;  // gone with the context
+        if (!context_) return;  // never used: no event made
+        const DriverApi* api = driver_for_release(*context_);
+        if (!api) return;  // gone with the context
         for (CUevent event : free_) api->cuEventDestroy(event);
     }
 

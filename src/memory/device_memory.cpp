@@ -6,6 +6,7 @@
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/synchronous_memory_resource.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <cstdint>
 #include <map>
@@ -33,9 +34,9 @@ std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
     auto context = detail::primary_context(device.ordinal());
     std::lock_guard lock(defaults->mutex);
     auto& resource = defaults->by_ordinal[device.ordinal()];
-    if (resource && resource->context_box() == context) return resource;
+    if (resource && detail::BoxAccess::context(*resource) == context) return resource;
     auto& synchronous = defaults->synchronous_by_ordinal[device.ordinal()];
-    if (synchronous && synchronous->context_box() == context) return synchronous;
+    if (synchronous && detail::BoxAccess::context(*synchronous) == context) return synchronous;
     if (resource) defaults->replaced.push_back(resource);
     if (synchronous) defaults->replaced.push_back(synchronous);
     // A device without memory pools gets cuMemAlloc / cuMemFree instead of NOT_SUPPORTED

@@ -65,11 +65,6 @@ void DeviceMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, 
     detail::free_to_pool(*this, *context_, pointer, size, stream, true);
 }
 
-void DeviceMemoryResource::do_deallocate_on_request(CUdeviceptr pointer, std::size_t size,
-                                                    CUstream stream) {
-    detail::free_to_pool(*this, *context_, pointer, size, stream, false);
-}
-
 void DeviceMemoryResource::set_release_threshold(std::uint64_t bytes) {
     cuuint64_t value = bytes;
     detail::check(detail::driver().cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,

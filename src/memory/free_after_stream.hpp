@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/runtime_handles.hpp"
+#include "runtime/reset_tolerance.hpp"
 
 #include <string>
 
@@ -14,8 +15,8 @@ namespace cudacore::detail {
 template <typename Free, typename Describe>
 void free_after_stream(const ContextBox& context, CUstream stream, const char* free_call,
                        Free&& free, Describe&& describe) {
-    const DriverApi* api = driver_if_loaded();
-    if (!api || !context.still_alive(*api)) return;
+    const DriverApi* api = driver_for_release(context);
+    if (!api) return;
     ContextScope scope(context);
     check(api->cuStreamSynchronize(stream), "cuStreamSynchronize", describe);
     check(free(*api), free_call, describe);

@@ -7,6 +7,7 @@
 #include "memory/buffer_box.hpp"
 #include "memory/buffer_context.hpp"
 #include "memory/managed_advice.hpp"
+#include "support/box_access.hpp"
 
 #include <optional>
 
@@ -86,7 +87,7 @@ class BatchContext {
 public:
     BatchContext(const Stream& stream, const Buffer& first) {
         stream.check_open("prefetch_batch / discard_batch");
-        const auto& box = stream.box();
+        const auto& box = detail::box_of(stream);
         if (box && box->context) scope_.emplace(*box->context);
         else buffer_.emplace(first);
     }

@@ -9,6 +9,7 @@
 #include "memory/free_after_stream.hpp"
 #include "memory/managed_advice.hpp"
 #include "cudacore/stream.hpp"
+#include "support/box_access.hpp"
 
 #include <optional>
 
@@ -76,7 +77,7 @@ void prefetch_to(const Buffer& buffer, CUmemLocation location, const Stream& str
                                    " is not a managed-memory allocation (only memory from a "
                                    "ManagedMemoryResource or cuMemAllocManaged can be prefetched)");
     if (buffer.size() == 0) return;  // an empty buffer: nothing to migrate
-    const auto& box = stream.box();
+    const auto& box = detail::box_of(stream);
     std::optional<detail::ContextScope> scope;
     if (box && box->context) scope.emplace(*box->context);
     detail::check(detail::driver().cuMemPrefetchAsync(buffer.handle(), buffer.size(), location, 0,

@@ -5,6 +5,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
+#include "support/box_access.hpp"
 
 namespace cudacore {
 
@@ -57,7 +58,7 @@ Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
     box->host_accessible = described_as & kHostAccessible;
     box->resource = std::move(self);
     if (size == 0) return detail::make_buffer(box);  // empty, as in cuda.core: nothing to free
-    box->free_stream = stream.box();
+    box->free_stream = detail::box_of(stream);
     box->handle = do_allocate(size, box->free_stream ? box->free_stream->handle : nullptr);
     box->track();
     return detail::make_buffer(box);

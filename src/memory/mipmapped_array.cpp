@@ -3,7 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/device_properties.hpp"
 #include "cudacore/errors.hpp"
-#include "errors/release_report.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "memory/array_box.hpp"
 #include "memory/release_after_uses.hpp"
 #include "runtime/deferred_release.hpp"

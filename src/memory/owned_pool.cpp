@@ -7,6 +7,7 @@
 #include "memory/memory_option_checks.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/launch_streams.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 
 namespace cudacore {
@@ -29,8 +30,9 @@ std::shared_ptr<LaunchStreams> make_free_streams() { return std::make_shared<Lau
 
 void destroy_pool_after_frees(CUmemoryPool pool, std::shared_ptr<ContextBox> context,
                               LaunchStreams* free_streams) noexcept {
-    const DriverApi* api = driver_if_loaded();
-    if (!api || !pool || !context || !context->still_alive(*api)) return;
+    if (!pool || !context) return;
+    const DriverApi* api = driver_for_release(*context);
+    if (!api) return;
     std::vector<std::shared_ptr<StreamBox>> streams;
     if (free_streams) streams = free_streams->take();
     if (streams.empty()) {
@@ -38,8 +40,8 @@ void destroy_pool_after_frees(CUmemoryPool pool, std::shared_ptr<ContextBox> con
         return;
     }
     defer_release(std::move(streams), [pool, context = std::move(context)](bool idle) {
-        const DriverApi* api = driver_if_loaded();
-        if (idle && api && context->still_alive(*api)) api->cuMemPoolDestroy(pool);
+        if (!idle) return;
+        if (const DriverApi* api = driver_for_release(*context)) api->cuMemPoolDestroy(pool);
     });
 }
 

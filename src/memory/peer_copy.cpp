@@ -4,6 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "memory/buffer_box.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <optional>
 
@@ -65,7 +66,7 @@ CopyPath copy_between_devices(const Buffer& destination, const Buffer& source,
                to_string(path) + ")";
     };
     // The default streams mean the current context's: make the stream's context current.
-    const auto& stream_box = stream.box();
+    const auto& stream_box = detail::box_of(stream);
     std::optional<detail::ContextScope> scope;
     if (stream_box && stream_box->context && detail::is_default_stream(stream.handle()))
         scope.emplace(*stream_box->context);

@@ -124,9 +124,4 @@ void PinnedMemoryPoolResource::do_deallocate(CUdeviceptr pointer, std::size_t si
     detail::free_to_pool(*this, *context_, pointer, size, stream, true);
 }
 
-void PinnedMemoryPoolResource::do_deallocate_on_request(CUdeviceptr pointer, std::size_t size,
-                                                        CUstream stream) {
-    detail::free_to_pool(*this, *context_, pointer, size, stream, false);
-}
-
 }  // namespace cudacore

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cudacore/memory_resource.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <cstddef>
@@ -41,19 +42,27 @@ inline CUdeviceptr allocate_from_pool(const MemoryResource& resource, const Cont
 
 // Frees `pointer` in stream order. With `check_context`, first asks whether someone reset the
 // device: then the memory, and the stream, went with the context, and nothing is freed (a
-// dropped buffer). Without it (an explicit close, do_deallocate_on_request) the caller vouches
+// dropped buffer). Without it (an explicit close, free_on_request) the caller vouches
 // for the memory and one driver call is saved. Throws DriverError naming `resource`.
 inline void free_to_pool(const MemoryResource& resource, const ContextBox& context,
                          CUdeviceptr pointer, std::size_t size, CUstream stream,
                          bool check_context) {
     const DriverApi* api = driver_if_loaded();
     if (!api) [[unlikely]] return;  // never loaded, so nothing was allocated
-    if (check_context && !context.still_alive(*api)) [[unlikely]] return;
+    if (check_context && !context_survives(context, *api)) [[unlikely]] return;
     const CUresult status = is_default_stream(stream)
                                 ? free_to_pool_on_default_stream(*api, context, pointer, stream)
                                 : api->cuMemFreeAsync(pointer, stream);
     if (status != CUDA_SUCCESS) [[unlikely]]
         throw_pool_error(status, "cuMemFreeAsync", size, " bytes to ", resource);
 }
+
+// Frees memory at its owner's explicit request (Buffer::close), which vouches for the memory as
+// it vouches for a buffer it fills or copies: nobody reset the device since it was allocated.
+// The pool resources then skip the question a dropped buffer asks first (free_to_pool without
+// check_context: one driver call saved); any other resource frees through its do_deallocate, as
+// MemoryResource::deallocate_pointer does. Throws what freeing throws.
+void free_on_request(MemoryResource& resource, CUdeviceptr pointer, std::size_t size,
+                     CUstream stream);
 
 }  // namespace cudacore::detail

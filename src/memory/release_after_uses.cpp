@@ -2,6 +2,7 @@
 
 #include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"
+#include "runtime/reset_tolerance.hpp"
 
 #include <new>
 #include <utility>
@@ -12,8 +13,9 @@ namespace {
 
 void destroy_now(const std::shared_ptr<ContextBox>& context,
                  const std::function<void(const DriverApi&)>& destroy) noexcept {
-    const DriverApi* api = driver_if_loaded();
-    if (!destroy || !api || !context || !context->still_alive(*api)) return;
+    if (!destroy || !context) return;
+    const DriverApi* api = driver_for_release(*context);
+    if (!api) return;
     try {
         ContextScope scope(*context);
         destroy(*api);

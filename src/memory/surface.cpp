@@ -1,7 +1,7 @@
 #include "cudacore/surface.hpp"
 
 #include "cudacore/errors.hpp"
-#include "errors/release_report.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "memory/array_box.hpp"
 #include "memory/release_after_uses.hpp"
 #include "runtime/deferred_release.hpp"
@@ -34,7 +34,7 @@ struct SurfaceBox {
         }
         // The array is dropped with the surface, after the launches that used it.
         release_after_uses(uses, context, std::move(destroy),
-                           std::shared_ptr<ArrayBox>(array.box()));
+                           std::shared_ptr<ArrayBox>(detail::box_of(array)));
     }
     SurfaceBox(const SurfaceBox&) = delete;
     SurfaceBox& operator=(const SurfaceBox&) = delete;
@@ -47,7 +47,7 @@ SurfaceObject::SurfaceObject(std::shared_ptr<detail::SurfaceBox> box) noexcept
 
 SurfaceObject SurfaceObject::from_array(const CudaArray& array) {
     constexpr const char* call = "SurfaceObject::from_array";
-    const auto& array_box = array.box();
+    const auto& array_box = detail::box_of(array);
     if (!array_box || !array_box->handle)
         throw InvalidArgumentError(std::string(call) + ": moved-from CudaArray");
     if (!array_box->options.surface_load_store)
@@ -84,7 +84,7 @@ std::string SurfaceObject::description() const {
 }
 
 void SurfaceObject::note_launch(const Stream& stream) const {
-    if (box_ && stream.box()) box_->uses.note(stream.box());
+    if (box_ && detail::box_of(stream)) box_->uses.note(detail::box_of(stream));
 }
 
 }  // namespace cudacore

@@ -3,7 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/device_properties.hpp"
 #include "cudacore/errors.hpp"
-#include "errors/release_report.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "memory/array_box.hpp"
 #include "memory/release_after_uses.hpp"
 #include "memory/texture_layout_checks.hpp"
@@ -269,7 +269,7 @@ TextureObject::TextureObject(std::shared_ptr<detail::TextureBox> box) noexcept
 
 TextureObject TextureObject::from_array(const CudaArray& array, const TextureOptions& options) {
     constexpr const char* call = "TextureObject::from_array";
-    const auto& array_box = array.box();
+    const auto& array_box = detail::box_of(array);
     if (!array_box || !array_box->handle)
         throw InvalidArgumentError(std::string(call) + ": moved-from CudaArray");
     check_texture_options(options,
@@ -285,7 +285,7 @@ TextureObject TextureObject::from_array(const CudaArray& array, const TextureOpt
 TextureObject TextureObject::from_mipmapped_array(const MipmappedArray& array,
                                                   const TextureOptions& options) {
     constexpr const char* call = "TextureObject::from_mipmapped_array";
-    const auto& array_box = array.box();
+    const auto& array_box = detail::box_of(array);
     if (!array_box || !array_box->handle)
         throw InvalidArgumentError(std::string(call) + ": moved-from MipmappedArray");
     check_texture_options(options,
@@ -390,7 +390,7 @@ std::string TextureObject::description() const {
 }
 
 void TextureObject::note_launch(const Stream& stream) const {
-    if (box_ && stream.box()) box_->uses.note(stream.box());
+    if (box_ && detail::box_of(stream)) box_->uses.note(detail::box_of(stream));
 }
 
 }  // namespace cudacore

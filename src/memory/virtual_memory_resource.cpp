@@ -5,6 +5,7 @@
 #include "cudacore/stream.hpp"
 #include "memory/buffer_box.hpp"
 #include "memory/memory_option_checks.hpp"
+#include "runtime/reset_tolerance.hpp"
 
 namespace cudacore {
 
@@ -144,8 +145,8 @@ void VirtualMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
         allocation = std::move(found->second);
         allocations_.erase(found);
     }
-    const detail::DriverApi* api = detail::driver_if_loaded();
-    if (!api || !context_->still_alive(*api)) return;
+    const detail::DriverApi* api = detail::driver_for_release(*context_);
+    if (!api) return;
     detail::ContextScope scope(*context_);
     // Unmap, release the physical memory, free the address range: the order the driver needs.
     // Every step runs even when one fails; the first failure is reported.

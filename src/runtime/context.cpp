@@ -2,7 +2,7 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
-#include "errors/release_report.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <atomic>
@@ -18,7 +18,7 @@ ContextBox::~ContextBox() {
     if (!retained) return;
     if (const DriverApi* api = driver_if_loaded()) {
         // Kept events went with the context if someone reset the device.
-        const bool alive = still_alive(*api);
+        const bool alive = context_survives(*this, *api);
         recycled_events.drain([&](CUevent event) {
             if (alive) {
                 check_release(api->cuEventDestroy(event), "cuEventDestroy",
@@ -28,11 +28,6 @@ ContextBox::~ContextBox() {
         check_release(api->cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease",
                       [&] { return "primary context of device " + std::to_string(ordinal); });
     }
-}
-
-bool ContextBox::still_alive(const DriverApi& api) const noexcept {
-    unsigned long long now = 0;
-    return api.cuCtxGetId(handle, &now) == CUDA_SUCCESS && now == id;
 }
 
 namespace {
@@ -108,7 +103,7 @@ std::shared_ptr<ContextBox> lookup_or_retain(int ordinal) {
     box->handle = handle;
     box->device = device;
     box->ordinal = ordinal;
-    api.cuCtxGetId(handle, &box->id);
+    note_context_id(*box, api);
     reg.by_ordinal[ordinal] = box;
     return box;
 }
@@ -158,7 +153,7 @@ std::shared_ptr<ContextBox> wrap_context(CUcontext context, const char* what) {
     box->device = device;
     box->ordinal = ordinal;
     box->retained = false;
-    check(api.cuCtxGetId(context, &box->id), "cuCtxGetId", what);
+    check(note_context_id(*box, api), "cuCtxGetId", what);
     return box;
 }
 

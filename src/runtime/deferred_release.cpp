@@ -1,6 +1,7 @@
 #include "runtime/deferred_release.hpp"
 
 #include "runtime/capture_registry.hpp"
+#include "runtime/reset_tolerance.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -151,7 +152,7 @@ private:
                 for (const auto& stream : pending.streams) {
                     const ContextBox* context = stream->context.get();
                     // A context destroyed under us (a device reset) has no work left.
-                    if (!context || !context->still_alive(*api) ||
+                    if (!context || !context_survives(*context, *api) ||
                         api->cuCtxPushCurrent(context->handle) != CUDA_SUCCESS)
                         continue;
                     idle = (is_default_stream(stream->handle)
@@ -305,7 +306,7 @@ std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept {
         if (!api) return nullptr;
         auto signal = std::make_shared<StreamDone>();
         // A context destroyed under us (a device reset) has no work left to wait for.
-        if (!stream.context || !stream.context->still_alive(*api)) {
+        if (!stream.context || !context_survives(*stream.context, *api)) {
             signal->done = true;
             return signal;
         }

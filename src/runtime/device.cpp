@@ -182,7 +182,7 @@ Context Device::set_current() const {
 
 void Device::sync() const {
     Context context = this->context();
-    detail::ContextScope scope(*context.box());
+    detail::ContextScope scope(*detail::box_of(context));
     detail::check(detail::driver().cuCtxSynchronize(), "cuCtxSynchronize", [&] { return describe(ordinal_); });
 }
 
@@ -198,7 +198,7 @@ Stream Device::default_stream() const {
     Context context = set_current();
     auto box = std::make_shared<detail::StreamBox>();
     box->handle = CU_STREAM_LEGACY;
-    box->context = context.box();
+    box->context = detail::box_of(context);
     box->owned = false;
     return detail::BoxAccess::make<Stream>(std::move(box));
 }
@@ -207,7 +207,7 @@ Stream Device::per_thread_stream() const {
     Context context = set_current();
     auto box = std::make_shared<detail::StreamBox>();
     box->handle = CU_STREAM_PER_THREAD;
-    box->context = context.box();
+    box->context = detail::box_of(context);
     box->owned = false;
     return detail::BoxAccess::make<Stream>(std::move(box));
 }

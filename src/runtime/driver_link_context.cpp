@@ -4,6 +4,7 @@
 
 #include "cudacore/device.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 namespace cudacore::detail {
 
@@ -13,7 +14,7 @@ struct DriverLinkContext::Scope {
 };
 
 DriverLinkContext::DriverLinkContext() {
-    std::shared_ptr<ContextBox> context = Device::current().context().box();
+    std::shared_ptr<ContextBox> context = detail::box_of(Device::current().context());
     scope_ = std::make_unique<Scope>(*context);
     context_ = std::move(context);
 }

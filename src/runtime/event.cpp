@@ -3,7 +3,7 @@
 #include "support/thread_block_pool.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
-#include "errors/release_report.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -15,8 +15,7 @@ namespace detail {
 
 EventBox::~EventBox() {
     if (!handle || !owned) return;
-    const DriverApi* api = driver_if_loaded();
-    if (api && context->still_alive(*api)) {
+    if (const DriverApi* api = driver_for_release(*context)) {
         // A complete event is as good as a new one: the context keeps it for its next event.
         const int kind = recycle_kind.load(std::memory_order_relaxed);
         if (kind >= 0 && reusable() && context->recycled_events.keep(handle, kind))
@@ -37,7 +36,7 @@ Event Event::from_handle(CUevent event, const Context& context,
         detail::throw_driver_error(status, "cuEventQuery", "Event::from_handle");
     auto box = std::make_shared<detail::EventBox>();
     box->handle = event;
-    box->context = context.box();
+    box->context = detail::box_of(context);
     box->options = options.options;
     box->owned = options.take_ownership;
     box->records.store(options.recorded ? 1 : 0, std::memory_order_relaxed);
@@ -71,7 +70,7 @@ std::shared_ptr<EventBox> create_event_box(std::shared_ptr<ContextBox>&& context
             // went with it: the new event below then meets the destroyed context, as it would
             // without them (with_primary_context retries on a fresh one).
             if (CUevent kept = context->recycled_events.take(kind)) {
-                if (context->still_alive(api)) [[likely]] {
+                if (context_survives(*context, api)) [[likely]] {
                     box->handle = kept;
                     box->context = std::move(context);
                     return box;
@@ -100,9 +99,18 @@ std::string describe(const detail::EventBox& box) {
 
 CUevent Event::handle() const noexcept {
     if (!box_) return nullptr;
+    // What the caller does with the handle is unknown (a record cudacore never sees): the event
+    // is never handed to another Event after this one (EventBox::reusable).
     if (!box_->exposed.load(std::memory_order_relaxed))
         box_->exposed.store(true, std::memory_order_relaxed);
     return box_->handle;
+}
+
+bool Event::operator==(const Event& other) const noexcept {
+    // From the boxes: comparing is no use of the handle by the caller.
+    const CUevent mine = box_ ? box_->handle : nullptr;
+    const CUevent theirs = other.box_ ? other.box_->handle : nullptr;
+    return mine == theirs;
 }
 
 const EventOptions& Event::options() const noexcept { return box_->options; }
@@ -132,39 +140,40 @@ bool Event::is_done() const {
 }
 
 Milliseconds operator-(const Event& end, const Event& start) {
+    using detail::box_of;
     // Misuse of either event is reported before asking the driver anything (flags we keep).
     auto require_usable = [](const Event& event, const char* role) {
         if (!event.timing_enabled()) [[unlikely]] {
             throw InvalidArgumentError(std::string("elapsed time: the ") + role + " event (" +
-                                       describe(*event.box()) +
+                                       describe(*box_of(event)) +
                                        ") was created without timing_enabled");
         }
         if (!event.is_recorded()) [[unlikely]] {
             throw InvalidArgumentError(std::string("elapsed time: the ") + role + " event (" +
-                                       describe(*event.box()) + ") was never recorded");
+                                       describe(*box_of(event)) + ") was never recorded");
         }
     };
     require_usable(start, "start");
     require_usable(end, "end");
+    detail::EventBox& start_box = *box_of(start);
+    detail::EventBox& end_box = *box_of(end);
     float ms = 0.0f;
-    const std::uint32_t start_seen = start.box()->records.load(std::memory_order_acquire);
-    const std::uint32_t end_seen = end.box()->records.load(std::memory_order_acquire);
-    const CUresult status =
-        detail::driver().cuEventElapsedTime(&ms, start.box()->handle, end.box()->handle);
+    const std::uint32_t start_seen = start_box.records.load(std::memory_order_acquire);
+    const std::uint32_t end_seen = end_box.records.load(std::memory_order_acquire);
+    const CUresult status = detail::driver().cuEventElapsedTime(&ms, start_box.handle, end_box.handle);
     if (status == CUDA_ERROR_NOT_READY) [[unlikely]] {
         // Say which one has not completed (the common success path makes no extra call).
-        const bool start_done = detail::driver().cuEventQuery(start.box()->handle) != CUDA_ERROR_NOT_READY;
-        const Event& pending = start_done ? end : start;
+        const bool start_done = detail::driver().cuEventQuery(start_box.handle) != CUDA_ERROR_NOT_READY;
         throw DriverError(status, "cuEventElapsedTime",
                           std::string("the ") + (start_done ? "end" : "start") + " event (" +
-                              describe(*pending.box()) +
+                              describe(start_done ? end_box : start_box) +
                               ") has not completed; call sync() on it first");
     }
     detail::check(status, "cuEventElapsedTime",
-                  [&] { return describe(*start.box()) + " -> " + describe(*end.box()); });
+                  [&] { return describe(start_box) + " -> " + describe(end_box); });
     // An elapsed time means both had completed.
-    start.box()->note_complete(start_seen);
-    end.box()->note_complete(end_seen);
+    start_box.note_complete(start_seen);
+    end_box.note_complete(end_seen);
     return Milliseconds(ms);
 }
 
@@ -173,9 +182,10 @@ namespace {
 // no state to read it from).
 const std::shared_ptr<detail::ContextBox>& timed_context(const Stream& stream) {
     stream.check_open("ScopedTimer");
-    if (!stream.box())
+    const auto& box = detail::box_of(stream);
+    if (!box)
         throw InvalidArgumentError("ScopedTimer: the Stream object was moved from (it holds no stream)");
-    return stream.box()->context;
+    return box->context;
 }
 }  // namespace
 

@@ -1,11 +1,17 @@
-// Completed events that Event boxes of one primary context gave back, kept per kind so that the
-// next create_event of that kind reuses one instead of asking the driver for a new event (the
-// driver call is most of an event's cost). An event is kept only when it is known to have no
-// work left (EventBox::reusable, decided without asking the driver): then it behaves exactly as a
-// new one, which is also complete, and a cuStreamWaitEvent enqueued on its earlier record still
-// waits on that record alone. Interprocess events are never kept (another process may hold
-// them). Bounded per kind; what is kept is destroyed with the context's box, before the primary
-// context is released.
+// Completed events that Event boxes of one primary context gave back, kept per kind (timing
+// enabled, blocking sync) so that the next create_event of that kind reuses one instead of asking
+// the driver for a new event (the driver call is most of an event's cost). An optimisation that
+// must never show: an event is kept only when it is known to have no work left (never recorded,
+// or found complete by sync(), is_done() or an elapsed time after its last record;
+// EventBox::reusable, decided without asking the driver). Then it behaves exactly as a new one,
+// which is also complete, and a cuStreamWaitEvent enqueued on its earlier record still waits on
+// that record alone. Destroyed instead: events whose completion is unknown when dropped, events
+// whose handle() was taken (the caller may have recorded them behind cudacore's back),
+// interprocess events (another process may hold them), events of green or non-primary contexts,
+// Event::from_handle events, and events that went into a graph (recorded or waited on during a
+// capture begun through cudacore, or given to Graph::add_event_record / add_event_wait), whose
+// launches record them later. Bounded per kind; what is kept is destroyed with the context's box,
+// before the primary context is released.
 #pragma once
 
 #include "cudacore/event.hpp"

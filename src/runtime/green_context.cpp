@@ -178,7 +178,7 @@ GreenContext GreenContext::create(const SmResource& resources) {
     box->primary = std::move(primary);
     detail::check(api.cuCtxFromGreenCtx(&box->handle, green), "cuCtxFromGreenCtx",
                   [&] { return describe_box(*box); });
-    detail::check(api.cuCtxGetId(box->handle, &box->id), "cuCtxGetId",
+    detail::check(detail::note_context_id(*box, api), "cuCtxGetId",
                   [&] { return describe_box(*box); });
     // cudacore's host functions for this green context's streams run on a primary-context stream
     // (ContextBox::host_function_relay).

@@ -6,6 +6,7 @@
 #include "runtime/driver_launch_config.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <array>
 #include <atomic>
@@ -227,24 +228,25 @@ void check_config(const KernelBox& kernel, const LaunchConfig& config, const Con
 }
 
 void check_kernel_arguments(const Kernel& kernel, const std::size_t* sizes, std::size_t count) {
-    if (!kernel.box()) throw InvalidArgumentError("TypedKernel: an empty (moved-from) Kernel");
-    check_arguments(*kernel.box(), sizes, count);
+    const auto& box = detail::box_of(kernel);
+    if (!box) throw InvalidArgumentError("TypedKernel: an empty (moved-from) Kernel");
+    check_arguments(*box, sizes, count);
 }
 
 void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
                    void** arguments, const std::size_t* sizes, std::size_t count) {
-    if (!kernel.box() || !stream.box()) [[unlikely]] {
+    if (!detail::box_of(kernel) || !detail::box_of(stream)) [[unlikely]] {
         stream.check_open("launch");
         throw InvalidArgumentError("launch: an empty (moved-from) Kernel or Stream");
     }
-    const KernelBox& box = *kernel.box();
-    const StreamBox& stream_box = *stream.box();
+    const KernelBox& box = *detail::box_of(kernel);
+    const StreamBox& stream_box = *detail::box_of(stream);
     stream_box.check_host_functions();  // a host function's exception, reported once
     if (sizes) check_arguments(box, sizes, count);
     const bool plain = config.is_plain() && !config.has_launch_attributes();
     check_config(box, config, *stream_box.context, plain);
     // The launch may outlive every handle: the library remembers where it ran (see LibraryBox).
-    if (box.library) box.library->note_launch(stream.box());
+    if (box.library) box.library->note_launch(detail::box_of(stream));
     // A captured launch runs when the graph does: the graph holds the library from now on.
     if (captures_active() && box.library) [[unlikely]]
         hold_for_capture(stream_box.handle, box.library);

@@ -1,6 +1,6 @@
 #include "runtime/library_box.hpp"
 
-#include "errors/release_report.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"
 

@@ -5,6 +5,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <map>
 #include <mutex>
@@ -53,7 +54,7 @@ void Device::enable_peer_access(const Device& peer) const {
                               " (the hardware does not support it between these devices)");
     Context mine = context();
     Context theirs = peer.context();
-    detail::ContextScope scope(*mine.box());
+    detail::ContextScope scope(*detail::box_of(mine));
     const CUresult status = detail::driver().cuCtxEnablePeerAccess(theirs.handle(), 0);
     // Someone else (or the runtime API) may have enabled it already: same outcome.
     if (status != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
@@ -68,7 +69,7 @@ void Device::disable_peer_access(const Device& peer) const {
     std::lock_guard lock(table.mutex);
     Context mine = context();
     Context theirs = peer.context();
-    detail::ContextScope scope(*mine.box());
+    detail::ContextScope scope(*detail::box_of(mine));
     const CUresult status = detail::driver().cuCtxDisablePeerAccess(theirs.handle());
     if (status != CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
         detail::check(status, "cuCtxDisablePeerAccess", [&] { return describe_pair(*this, peer); });

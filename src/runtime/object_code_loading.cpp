@@ -239,7 +239,8 @@ std::string kernel_list(const detail::ObjectCodeState& state, CUlibrary library)
 }  // namespace
 
 detail::LazyLibrary::~LazyLibrary() {
-    kernels.for_each([](const Kernel& kernel) { kernel.box()->settle_parameter_count(); });
+    kernels.for_each(
+        [](const Kernel& kernel) { detail::box_of(kernel)->settle_parameter_count(); });
 }
 
 void ObjectCode::load() const { detail::loaded_library(*state_, {}); }

@@ -1,12 +1,13 @@
 // The boxes behind Context, Stream and Event: the raw handle, what it depends on, and how to
 // release it. Shared ownership of a box gives the lifetime rules: no rebinding, no invalidation,
-// dependencies held. Release errors are ignored (the driver may be gone at exit).
+// dependencies held. Releases follow the reset-tolerance rule (runtime/reset_tolerance.hpp).
 #pragma once
 
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/event_recycler.hpp"
+#include "runtime/reset_tolerance.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -28,7 +29,7 @@ struct ContextBox {
     CUdevice device = 0;
     int ordinal = 0;
     bool retained = true;  // false for a context the caller owns (Stream::from_handle)
-    unsigned long long id = 0;  // cuCtxGetId at retain: changes when someone resets the device
+    unsigned long long id = 0;  // note_context_id at retain: a reset's new context has another
     // Where cudacore's own host functions for this context's streams go (deferred_release.cpp):
     // null for the stream itself; for a green context, a stream of the primary context that
     // waits for the green stream's work first. The driver's host-function thread must not touch
@@ -39,9 +40,6 @@ struct ContextBox {
     // context is released).
     EventRecycler recycled_events;
     ~ContextBox();
-    // False once the context this box retained was destroyed under it (cuDevicePrimaryCtxReset
-    // by someone else): its streams and events are gone with it and must not be destroyed again.
-    bool still_alive(const DriverApi& api) const noexcept;
 };
 
 // What host functions of one stream share with the driver thread that runs them: the first
@@ -164,8 +162,7 @@ auto with_primary_context(int ordinal, Create&& create) {
     try {
         return create(context);
     } catch (const DriverError& e) {
-        if (e.status() != CUDA_ERROR_CONTEXT_IS_DESTROYED || context->still_alive(driver()))
-            throw;
+        if (!context_destroyed_under_us(e.status(), *context)) throw;
     }
     forget_primary_context(*context);
     context = primary_context(ordinal);

@@ -4,7 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/system.hpp"
-#include "errors/release_report.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -18,8 +18,7 @@ namespace cudacore {
 namespace detail {
 StreamBox::~StreamBox() {
     if (!owned || !handle) return;
-    const DriverApi* api = driver_if_loaded();
-    if (api && context->still_alive(*api)) {
+    if (const DriverApi* api = driver_for_release(*context)) {
         check_release(api->cuStreamDestroy(handle), "cuStreamDestroy", [&] {
             return "stream on device " + std::to_string(context->ordinal);
         });
@@ -213,7 +212,7 @@ Stream Stream::from_handle(CUstream stream) {
         box->context->device = device;
         box->context->ordinal = ordinal;
         box->context->retained = false;
-        api.cuCtxGetId(context, &box->context->id);
+        detail::note_context_id(*box->context, api);
     }
     return detail::BoxAccess::make<Stream>(std::move(box));
 }
@@ -263,7 +262,7 @@ void Stream::record(const Event& event) const {
     box_->check_host_functions();
     // Recorded into a capture, the event becomes part of a graph whose launches record it again
     // later: never reused (any capture in progress counts, one relaxed load otherwise).
-    detail::EventBox& box = *event.box();
+    detail::EventBox& box = *detail::box_of(event);
     if (detail::captures_active()) [[unlikely]] box.never_reuse();
     detail::check(detail::driver().cuEventRecord(box.handle, box_->handle), "cuEventRecord",
                   [&] { return describe(*box_); });
@@ -282,8 +281,9 @@ void Stream::wait(const Event& event) const {
                                    "device; wait from a stream of that device, or record an event of this "
                                    "stream's device after it");
     }
-    if (detail::captures_active()) [[unlikely]] event.box()->never_reuse();  // as in record()
-    detail::check(detail::driver().cuStreamWaitEvent(box_->handle, event.box()->handle, 0),
+    detail::EventBox& event_box = *detail::box_of(event);
+    if (detail::captures_active()) [[unlikely]] event_box.never_reuse();  // as in record()
+    detail::check(detail::driver().cuStreamWaitEvent(box_->handle, event_box.handle, 0),
                   "cuStreamWaitEvent", [&] { return describe(*box_); });
 }
 

@@ -1,6 +1,8 @@
-// The one way library code makes a public handle object (Kernel, Stream, Event, Context, Buffer)
-// from its internal box: those constructors are private, so users cannot make an object from a
-// box, and every public object is made by the factories that set its box up completely.
+// The one way library code reaches the internals of a public handle object: those objects show
+// their contract only, so their constructors from a box and their boxes are private, and this
+// friend of theirs is the door. Users cannot make an object from a box (every public object is
+// made by the factories that set its box up completely) nor reach one; tests that check
+// internals use it as the library does.
 #pragma once
 
 #include <memory>
@@ -18,6 +20,25 @@ struct BoxAccess {
     static Object adopt(Box* box) noexcept {
         return Object(box);
     }
+    // The box of an object (Context, Stream, Event, Kernel, Graph, GraphExec, the arrays,
+    // surfaces and textures: a shared_ptr, null when moved from; Buffer: its counted box, null
+    // for an empty buffer).
+    template <class Object>
+    static const auto& box(const Object& object) noexcept {
+        return object.box_;
+    }
+    // The primary context a memory resource allocates in, held for its lifetime
+    // (DeviceMemoryResource, PinnedMemoryPoolResource, SynchronousMemoryResource).
+    template <class Resource>
+    static const auto& context(const Resource& resource) noexcept {
+        return resource.context_;
+    }
 };
+
+// BoxAccess::box, shorter at the call sites: box_of(stream)->context.
+template <class Object>
+const auto& box_of(const Object& object) noexcept {
+    return BoxAccess::box(object);
+}
 
 }  // namespace cudacore::detail

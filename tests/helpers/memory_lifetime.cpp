@@ -18,6 +18,7 @@
 #include "cudacore/virtual_memory_resource.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <atomic>
 
@@ -51,7 +52,7 @@ public:
 
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream) override {
-        detail::ContextScope scope(*context_.box());
+        detail::ContextScope scope(*detail::box_of(context_));
         CUdeviceptr pointer = 0;
         detail::check(detail::driver().cuMemAlloc(&pointer, size), "cuMemAlloc");
         ++counted_allocations;

@@ -1,6 +1,5 @@
 // A MemoryResource over plain host memory (operator new), for testing Buffer's own logic with no
-// driver: it counts allocations and frees (and, of those, the ones asked by an explicit close), and
-// can be told to fail when freeing.
+// driver: it counts allocations and frees, and can be told to fail when freeing.
 #pragma once
 
 #include "cudacore/memory_resource.hpp"
@@ -24,7 +23,6 @@ public:
 
     std::atomic<int> allocations{0};
     std::atomic<int> frees{0};
-    std::atomic<int> frees_on_request{0};  // through do_deallocate_on_request (Buffer::close)
     std::atomic<CUstream> last_free_stream{nullptr};
     bool fail_to_free = false;
 
@@ -38,10 +36,6 @@ protected:
         last_free_stream = stream;
         ::operator delete(reinterpret_cast<void*>(pointer));
         if (fail_to_free) throw std::runtime_error("test resource: free failed on purpose");
-    }
-    void do_deallocate_on_request(CUdeviceptr pointer, std::size_t size, CUstream stream) override {
-        ++frees_on_request;
-        do_deallocate(pointer, size, stream);
     }
 
 private:

@@ -13,6 +13,7 @@
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/peer_copy.hpp"
 #include "cudacore/stream.hpp"
+#include "support/box_access.hpp"
 
 #include <memory>
 #include <vector>
@@ -25,12 +26,12 @@ using test::fake_stream;
 
 TEST(StreamClose, LetsGoOfThisObjectOnly) {
     Stream stream = fake_stream(0x1000);
-    const std::weak_ptr<detail::StreamBox> box = stream.box();
+    const std::weak_ptr<detail::StreamBox> box = detail::box_of(stream);
     Stream copy = stream;
     stream.close();
     EXPECT_TRUE(stream.is_closed());
     EXPECT_EQ(stream.handle(), nullptr);
-    EXPECT_EQ(stream.box(), nullptr);
+    EXPECT_EQ(detail::box_of(stream), nullptr);
     // The copy made before sees nothing change: open, the same stream, still held.
     EXPECT_FALSE(copy.is_closed());
     EXPECT_EQ(copy.handle(), reinterpret_cast<CUstream>(0x1000));
@@ -41,7 +42,7 @@ TEST(StreamClose, LetsGoOfThisObjectOnly) {
 
 TEST(StreamClose, TheLastHolderClosingReleasesTheStream) {
     Stream stream = fake_stream(0x1000);
-    const std::weak_ptr<detail::StreamBox> box = stream.box();
+    const std::weak_ptr<detail::StreamBox> box = detail::box_of(stream);
     stream.close();
     EXPECT_TRUE(box.expired());
     stream.close();  // again: nothing

@@ -9,6 +9,7 @@
 #include "graph_kernel_sources.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/library_box.hpp"
+#include "support/box_access.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -207,7 +208,7 @@ TEST_F(GraphCapture, ASecondBuilderOnACapturingStreamIsRefusedAndTheFirstGoesOn)
     EXPECT_FALSE(second.is_capturing());
     launch(first, kConfig, add(), data, 4, kCount);
     Graph graph = first.end();
-    EXPECT_EQ(graph.box()->holdings->size(), 1u);  // the kernel's library, held by the first capture
+    EXPECT_EQ(detail::box_of(graph)->holdings->size(), 1u);  // the kernel's library, held by the first capture
     graph.instantiate().launch(stream());
     Buffer host = host_ints();
     data.copy_to(host, stream());
@@ -600,7 +601,7 @@ namespace {
 // dropped it is destroyed, never kept for the next create_event (event.hpp), while an event
 // recorded outside captures is kept.
 TEST_F(GraphCapture, AnEventRecordedIntoACaptureIsNeverReused) {
-    detail::EventRecycler& kept = stream().box()->context->recycled_events;
+    detail::EventRecycler& kept = detail::box_of(stream())->context->recycled_events;
     const int kind = detail::EventRecycler::kind_of({});
     std::optional<Event> captured = device().create_event();
     GraphBuilder builder = stream().begin_capture();

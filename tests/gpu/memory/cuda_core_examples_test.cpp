@@ -13,6 +13,7 @@
 #include "cudacore/pinned_memory_resource.hpp"
 #include "cudacore/virtual_memory_resource.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -100,7 +101,7 @@ TEST(DeallocationStreamGpu, TheStreamOutlivesTheCallersClose) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     Stream consumer = device.create_stream();
-    const std::weak_ptr<detail::StreamBox> held = consumer.box();
+    const std::weak_ptr<detail::StreamBox> held = detail::box_of(consumer);
     Buffer buffer = device.allocate(1 << 20, consumer);
     buffer.fill_byte(1, consumer);
     consumer.close();
@@ -141,7 +142,7 @@ TEST(StreamCloseGpu, ClosingTheLastHolderDestroysTheStream) {
     Device device(0);
     Stream other = device.create_stream();
     Stream stream = device.create_stream();
-    const std::weak_ptr<detail::StreamBox> box = stream.box();
+    const std::weak_ptr<detail::StreamBox> box = detail::box_of(stream);
     Buffer buffer = device.allocate(1 << 20, other);  // held by the buffer: `other`, not `stream`
     stream.wait(other);
     buffer.fill_byte(3, stream);

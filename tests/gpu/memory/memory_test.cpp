@@ -10,6 +10,7 @@
 #include "cudacore/pinned_memory_resource.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -39,7 +40,7 @@ std::vector<std::uint8_t> random_bytes(std::size_t size, std::uint64_t seed) {
 }
 
 std::size_t free_device_memory(const Device& device) {
-    detail::ContextScope scope(*device.context().box());
+    detail::ContextScope scope(*detail::box_of(device.context()));
     std::size_t free = 0, total = 0;
     detail::check(detail::driver().cuMemGetInfo(&free, &total), "cuMemGetInfo");
     return free;
@@ -154,7 +155,7 @@ TEST(MemoryGpu, BufferIsFreedOnItsAllocationStreamWhenDropped) {
     {
         Buffer buffer = [&] {
             Stream stream = device.create_stream();  // dropped here: the buffer keeps it
-            stream_box = stream.box();
+            stream_box = detail::box_of(stream);
             Buffer b = resource->allocate(MiB, stream);
             b.fill_byte(7, stream);
             return b;

@@ -12,6 +12,7 @@
 #include "kernel_sources.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -318,7 +319,7 @@ extern "C" __global__ void eight(char a, short b, int c, long d, float e, double
     ProgramOptions options;
     options.name = "parameters";
     options.arch = device().arch();
-    detail::ContextScope scope(*device().context().box());
+    detail::ContextScope scope(*detail::box_of(device().context()));
     for (CodeType type : {CodeType::cubin, CodeType::ptx}) {
         ObjectCode code = Program(kSource, SourceType::cxx, options).compile(type);
         for (const char* name : {"none", "three", "eight"}) {

@@ -15,6 +15,7 @@
 #include "runtime/deferred_release.hpp"
 #include "runtime/library_box.hpp"
 #include "loader/driver_api.hpp"
+#include "support/box_access.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -78,7 +79,7 @@ TEST(ObjectCodeLoadingGpu, SecondLookupIsCachedAndCopiesShareTheLibrary) {
     ObjectCode copy = code;
     const auto loads = detail::library_load_count();
     Kernel second = copy.get_kernel("saxpy");
-    EXPECT_EQ(first.box(), second.box());  // the cached Kernel itself, no new driver lookup
+    EXPECT_EQ(detail::box_of(first), detail::box_of(second));  // the cached Kernel itself, no new driver lookup
     EXPECT_EQ(detail::library_load_count(), loads);
     EXPECT_TRUE(copy.is_loaded());
     code.load();  // already loaded: nothing happens

@@ -3,13 +3,16 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/identity.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 
 #include <atomic>
 #include <optional>
 #include <chrono>
 #include <thread>
+#include <unordered_set>
 
 namespace {
 
@@ -76,7 +79,7 @@ TEST(StreamGpu, OptionsAndFromHandle) {
     EXPECT_FALSE(blocking.non_blocking());
     int least = 0, greatest = 0;
     {
-        detail::ContextScope scope(*device.context().box());
+        detail::ContextScope scope(*detail::box_of(device.context()));
         detail::driver().cuCtxGetStreamPriorityRange(&least, &greatest);
     }
     Stream high = device.create_stream({.priority = greatest});
@@ -101,7 +104,7 @@ TEST(StreamGpu, OptionsAndFromHandle) {
 
     CUstream raw = nullptr;
     {
-        detail::ContextScope scope(*device.context().box());
+        detail::ContextScope scope(*detail::box_of(device.context()));
         ASSERT_EQ(detail::driver().cuStreamCreateWithPriority(&raw, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
     }
     {
@@ -253,9 +256,9 @@ namespace {
 // behaves as a new one. Handles are read from the box: handle() itself marks an event as given
 // out, which is never kept.
 int kept_events(const Stream& stream, const EventOptions& options) {
-    return stream.box()->context->recycled_events.kept(detail::EventRecycler::kind_of(options));
+    return detail::box_of(stream)->context->recycled_events.kept(detail::EventRecycler::kind_of(options));
 }
-CUevent driver_event(const Event& event) { return event.box()->handle; }
+CUevent driver_event(const Event& event) { return detail::box_of(event)->handle; }
 
 TEST(EventGpu, ASynchronizedDroppedEventIsReusedAsANewOneOfTheSameKind) {
     CUDACORE_REQUIRE_GPU();
@@ -365,6 +368,51 @@ TEST(EventGpu, EventsOfUnknownCompletionOrGivenOutHandlesAreDestroyedNotKept) {
     EXPECT_EQ(kept_events(stream, blocking), kept_before + 1);
 }
 
+// Comparing and hashing read the boxes: they give the caller no handle, so they do not keep an
+// event from reuse.
+TEST(EventGpu, ComparedAndHashedEventsAreStillKeptWhenDropped) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    const EventOptions untimed{};
+    int kept_before = 0;
+    {
+        Event event = device.create_event(untimed);
+        Event other = device.create_event(untimed);
+        kept_before = kept_events(stream, untimed);
+        EXPECT_FALSE(event == other);
+        EXPECT_TRUE(event == Event(event));
+        const std::unordered_set<Event> events{event, other, event};
+        EXPECT_EQ(events.size(), 2u);
+        EXPECT_EQ(std::hash<Event>{}(event), std::hash<const void*>{}(driver_event(event)));
+    }
+    EXPECT_EQ(kept_events(stream, untimed), kept_before + 2);
+}
+
+// The caller's own driver calls on handle() leave an Event that behaves as one: a record made
+// through the handle is waited for and queried like cudacore's own.
+TEST(EventGpu, AnEventRecordedThroughItsHandleIsWaitedForAndQueried) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    const EventOptions blocking{.blocking_sync = true};
+    int kept_before = 0;
+    std::atomic<int> counter{0};
+    Sleeper slow{100ms, &counter};
+    {
+        Event event = device.create_event(blocking);
+        kept_before = kept_events(stream, blocking);
+        enqueue_sleep(stream, slow);
+        ASSERT_EQ(detail::driver().cuEventRecord(event.handle(), stream.handle()), CUDA_SUCCESS);
+        EXPECT_FALSE(event.is_done());
+        event.sync();
+        EXPECT_EQ(counter.load(), 1) << "sync() waited for the work before the caller's record";
+        EXPECT_TRUE(event.is_done());
+    }
+    // Given out, it is destroyed rather than kept (a record it made may not be known).
+    EXPECT_EQ(kept_events(stream, blocking), kept_before);
+}
+
 TEST(EventGpu, InterprocessEventsAreNeverKept) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
@@ -372,10 +420,10 @@ TEST(EventGpu, InterprocessEventsAreNeverKept) {
     EXPECT_EQ(detail::EventRecycler::kind_of({.ipc_enabled = true}), -1);
     int kept_before[4];
     for (int kind = 0; kind < 4; ++kind)
-        kept_before[kind] = stream.box()->context->recycled_events.kept(kind);
+        kept_before[kind] = detail::box_of(stream)->context->recycled_events.kept(kind);
     { Event event = device.create_event({.ipc_enabled = true}); }
     for (int kind = 0; kind < 4; ++kind)
-        EXPECT_EQ(stream.box()->context->recycled_events.kept(kind), kept_before[kind]) << kind;
+        EXPECT_EQ(detail::box_of(stream)->context->recycled_events.kept(kind), kept_before[kind]) << kind;
 }
 
 }  // namespace
