@@ -15,11 +15,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
-
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <cstdint>
 #include <ctime>
@@ -169,23 +166,12 @@ detail::IncludeSearch search_of(const Program& program) {
     return detail::include_search(program.options().name, nvrtc_flags(program.options()));
 }
 
-// One hash of the search, for the memos.
-std::uint64_t hash_of_search(const std::vector<std::pair<std::string, std::string>>& search) {
-    std::string bytes;
-    for (const auto& [name, value] : search) {
-        add_field(bytes, name);
-        add_field(bytes, value);
-    }
-    return XXH3_64bits(bytes.data(), bytes.size());
-}
-
 // A compile's include search, and the fields its code key names it by.
 struct KeyedSearch {
     explicit KeyedSearch(detail::IncludeSearch searched)
-        : search(std::move(searched)), fields(search_fields(search)), hash(hash_of_search(fields)) {}
+        : search(std::move(searched)), fields(search_fields(search)) {}
     detail::IncludeSearch search;
     std::vector<std::pair<std::string, std::string>> fields;
-    std::uint64_t hash;
 };
 
 // The working directory, where `record` depends on it: a path it lists lies in a folder of the
@@ -217,8 +203,8 @@ std::shared_ptr<const detail::HeaderKey> key_with_headers(const CacheKey& source
                                                           detail::ProgramKeyMemo* memo,
                                                           std::string* unreadable = nullptr) {
     auto made = std::make_shared<detail::HeaderKey>(
-        detail::HeaderKey{source_key, search.hash, detail::header_key_generation(), list,
-                          CacheKey{}, working_directory_of(search.search, record), {}, {}});
+        detail::HeaderKey{source_key, detail::header_key_generation(), list, CacheKey{},
+                          working_directory_of(search.search, record), {}, {}});
     std::vector<std::pair<std::string, std::string>> fields = search.fields;
     fields.reserve(search.fields.size() + record.headers.size() + record.lookups.size());
     const std::vector<std::string> toolkit_dirs = toolkit_include_dirs();
@@ -342,14 +328,13 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
         if (known && header_key_holds(*known, *list_entry))
             return entry_at(known->key, std::move(list_entry));
     }
-    const KeyedSearch search(search_of(program));
-    if (std::shared_ptr<const HeaderKey> known =
-            find_header_key(source_key, search.hash, *list_entry)) {
+    if (std::shared_ptr<const HeaderKey> known = find_header_key(source_key, *list_entry)) {
         if (memo) memo->remember_header_key(source_key, known);
         return entry_at(known->key, std::move(list_entry));
     }
     std::optional<HeaderRecord> record = read_header_list(*list_entry);
     if (!record) return std::nullopt;
+    const KeyedSearch search(search_of(program));
     const std::shared_ptr<const HeaderKey> key =
         key_with_headers(source_key, search, *record, *list_entry, memo);
     if (!key) return std::nullopt;  // a header is gone: compile again

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 namespace cudacore::detail {
 namespace {
@@ -61,17 +62,17 @@ bool same_record(const ObjectCode& a, const ObjectCode& b) {
     return (x.data() == y.data() && x.size() == y.size()) || x == y;
 }
 
-// The code keys of this process, by source key and search; never destroyed, like the digests.
+// The code keys of this process, by source key; never destroyed, like the digests.
 class HeaderKeyMemo {
 public:
-    std::shared_ptr<const HeaderKey> find(const CacheKey& source, std::uint64_t search_hash) {
+    std::shared_ptr<const HeaderKey> find(const CacheKey& source) {
         std::lock_guard lock(mutex_);
-        auto it = entries_.find({source, search_hash});
+        auto it = entries_.find(source);
         return it == entries_.end() ? nullptr : it->second;
     }
     void remember(std::shared_ptr<const HeaderKey> key) {
         std::lock_guard lock(mutex_);
-        entries_[{key->source_key, key->search_hash}] = std::move(key);
+        entries_[key->source_key] = std::move(key);
     }
     void clear() {
         std::lock_guard lock(mutex_);
@@ -80,7 +81,7 @@ public:
 
 private:
     std::mutex mutex_;
-    std::map<std::pair<CacheKey, std::uint64_t>, std::shared_ptr<const HeaderKey>> entries_;
+    std::unordered_map<CacheKey, std::shared_ptr<const HeaderKey>, CacheKeyHash> entries_;
 };
 
 HeaderKeyMemo& header_key_memo() {
@@ -132,9 +133,8 @@ std::uint64_t header_key_generation() noexcept {
 }
 
 std::shared_ptr<const HeaderKey> find_header_key(const CacheKey& source_key,
-                                                 std::uint64_t search_hash,
                                                  const ObjectCode& list) {
-    std::shared_ptr<const HeaderKey> known = header_key_memo().find(source_key, search_hash);
+    std::shared_ptr<const HeaderKey> known = header_key_memo().find(source_key);
     if (!known || !header_key_holds(*known, list)) return nullptr;
     return known;
 }

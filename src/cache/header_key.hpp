@@ -50,8 +50,7 @@ std::optional<FileDigest> file_digest(const std::string& path);
 
 // A code key made from a header record, with what it was made from.
 struct HeaderKey {
-    CacheKey source_key;       // the program's cache_key, under which the record is stored
-    std::uint64_t search_hash;  // of the include search it was made with
+    CacheKey source_key;        // the program's cache_key, under which the record is stored
     std::uint64_t generation;   // header_key_generation() then
     ObjectCode list;            // the header-list entry (the record) it was made from
     CacheKey key;               // the code key
@@ -71,10 +70,12 @@ bool header_key_holds(const HeaderKey& known, const ObjectCode& list);
 // Keys made before the last forget_header_keys() are not used again.
 std::uint64_t header_key_generation() noexcept;
 
-// This process's code keys, by source key and search, for Program objects that have not keyed
-// their record themselves (program_key_memo.hpp). Thread-safe.
+// This process's code keys, by source key, for Program objects that have not keyed their record
+// themselves (program_key_memo.hpp): the one made last under `source_key` when it still holds for
+// `list`, else null. The source key stands for the include search too: the search follows from
+// the program's name and flags, and the working directory, which the key checks where the record
+// depends on it. Thread-safe.
 std::shared_ptr<const HeaderKey> find_header_key(const CacheKey& source_key,
-                                                 std::uint64_t search_hash,
                                                  const ObjectCode& list);
 void remember_header_key(std::shared_ptr<const HeaderKey> key);
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <system_error>
+#include <utility>
 
 namespace cudacore::detail {
 namespace {
@@ -72,7 +73,7 @@ IncludeSearch include_search(const std::string& program_name,
                              const std::vector<std::string>& flags) {
     IncludeSearch search;
     // Read once, so that the folders and working_directory agree.
-    const std::string working_directory = current_working_directory();
+    std::string working_directory = current_working_directory();
     auto resolve = [&](const std::string& folder) {
         std::string absolute = absolute_folder(folder, working_directory);
         if (folder.empty() || folder.front() != '/') search.relative_folders.push_back(absolute);
@@ -97,7 +98,7 @@ IncludeSearch include_search(const std::string& program_name,
         }
     }
     if (!search.relative_folders.empty() || !search.pre_includes.empty())
-        search.working_directory = working_directory;
+        search.working_directory = std::move(working_directory);
     return search;
 }
 
