@@ -4,17 +4,18 @@
 # and copies dropped on several threads (memory), CachingMemoryResource's arenas, the kernel name
 # table's per-thread last hit, the launch-stream slots and the capture registry, the per-thread
 # block pool, the memory, disk, Redis and tiered program caches under many threads (the Redis
-# tests start their own redis-server), compile_many, the release
-# thread fed from many threads (deferred releases) and the event recycler. Any report fails the
-# run. (The waits on streams and the driver's host-function thread need a GPU: the GPU suite
-# covers them.)
+# tests start their own redis-server), one Program's cache-key memo hit from many threads,
+# compile_many, the release thread fed from many threads (deferred releases) and the event
+# recycler. Any report fails the run. (The waits on streams and the driver's host-function
+# thread need a GPU: the GPU suite covers them.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${TSAN_BUILD_DIR:-build-tsan}"
 flags="-fsanitize=thread -fno-omit-frame-pointer"
 tests=(cpu_memory_test cpu_buffer_threads_test cpu_caching_memory_resource_test
        cpu_name_table_test cpu_launch_streams_test cpu_thread_block_pool_test
-       cpu_program_cache_test cpu_disk_cache_test cpu_remote_cache_test cpu_compile_many_test
+       cpu_program_cache_test cpu_program_key_memo_test cpu_disk_cache_test cpu_remote_cache_test
+       cpu_compile_many_test
        cpu_deferred_release_test
        cpu_event_recycler_test)
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g" \

@@ -47,6 +47,8 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/disk_program_cache.cpp
   src/cache/shard_counters.cpp
   src/cache/cached_compile.cpp
+  src/cache/header_key.cpp
+  src/cache/program_key_memo.cpp
   src/cache/include_lookups.cpp
   src/cache/compile_many.cpp
   src/cache/remote_cache_options.cpp

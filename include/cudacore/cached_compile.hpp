@@ -67,11 +67,14 @@ struct CachedCompileOptions {
 /// finds, or the same file name compiled in another project gives a miss, never stale code. The
 /// cache holds two entries per program: this record under cache_key(program, ...) and the code
 /// under the key that adds the above (stats count both). A lookup re-reads the recorded headers
-/// (digests of files unchanged since the last look, by size, mtime and inode, are remembered in
-/// this process) and stats the recorded paths; once a process has keyed a record, later lookups
-/// check only the headers and paths outside the CUDA toolkit's include directory (one stat each):
-/// the toolkit's own are looked at once per process, so a toolkit replaced while a process runs is
-/// noticed by the next process. Where the lookups cannot be known (a header outside the toolkit
+/// (digests of files unchanged since the last look, by size, mtime, ctime, inode and device, are
+/// remembered in this process) and stats the recorded paths; once a process has keyed a record,
+/// later lookups check only the headers and paths outside the CUDA toolkit's include directory
+/// (one stat each; a header's SHA-256 again only when its stat differs, or it had changed within
+/// two seconds of being read): the toolkit's own are looked at once per process, so a toolkit
+/// replaced while a process runs is noticed by the next process. Asked again for the same Program
+/// object (or a copy), the keys themselves are not computed again: see "Cache keys" in
+/// program.hpp. Where the lookups cannot be known (a header outside the toolkit
 /// named by a macro, \#include MACRO or __has_include(MACRO)), the code is compiled and returned but
 /// NOT stored, with a WarningKind::not_cached warning naming the file. With options.extra_digest
 /// set, headers are not tracked and the key is cache_key plus that digest. The same not_cached

@@ -7,6 +7,20 @@
 /// different targets). Different Program objects may be compiled concurrently from many threads;
 /// one Program object must not be compiled from two threads at once (log() is per object).
 ///
+/// Cache keys: a Program remembers what cache_key() and compile_cached() computed for it that
+/// cannot change while the value lives (the key's digest of source, canonical flags, name
+/// expressions, versions and bundles, per target and name expressions; the code key last made
+/// from its header record), so asking again for the same Program costs no hashing of the source
+/// and no look at the toolkit's headers. Each call still re-reads what can change between calls:
+/// the current device's arch when options().arch is unset, $CUDA_HOME, the debug-source folder of
+/// a program with debug information, the working directory where the header record depends on it
+/// (quoted includes of a source whose name has no absolute folder, relative include folders,
+/// pre-includes), and every header and include lookup outside the toolkit, one stat each
+/// (cached_compile.hpp). The memo is made with the Program and shared by its copies (they hold
+/// the same source and options); an assigned Program takes the memo of the value it is assigned
+/// from. It is thread-safe: one Program object may be keyed (compile_cached hits, find_cached,
+/// cache_key) from many threads at once. It holds a few entries per Program (the most recent).
+///
 /// Handle: handle() is the compiler's handle of the last compile(): the nvrtcProgram of a C++
 /// program, the nvJitLinkHandle (or driver CUlinkState) of a PTX program. The Program keeps it
 /// alive after compile() returns or throws, so the compiler's own API can be called on it
@@ -33,6 +47,11 @@
 #include <vector>
 
 namespace cudacore {
+
+namespace detail {
+class ProgramKeyMemo;
+struct ProgramKeyMemoAccess;
+}  // namespace detail
 
 /// cxx: CUDA C++. ptx: PTX text. nvvm: NVVM IR, as LLVM assembly text or bitcode (libNVVM reads
 /// both; ProgramOptions::extra_sources adds more modules, use_libdevice the math library).
@@ -151,6 +170,9 @@ private:
     ProgramHandle handle_;
     std::shared_ptr<void> handle_owner_;  ///< keeps handle_ alive (null for a borrowed handle)
     bool wraps_handle_ = false;           ///< made by from_handle: compile() uses handle_
+    /// What the program caches remember for this value (see "Cache keys" above); shared by copies.
+    std::shared_ptr<detail::ProgramKeyMemo> key_memo_;
+    friend struct detail::ProgramKeyMemoAccess;
 };
 
 }  // namespace cudacore

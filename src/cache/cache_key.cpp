@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
+#include "cache/program_key_memo.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 #include "loader/nvvm_api.hpp"
@@ -10,6 +11,7 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
 
 namespace cudacore {
 namespace {
@@ -129,15 +131,11 @@ std::size_t CacheKeyHash::operator()(const CacheKey& key) const noexcept {
     return value;
 }
 
-CacheKey cache_key(const Program& program, CodeType target,
-                   const std::vector<std::string>& name_expressions) {
-    // Only Program::from_handle makes a Program without source (the constructor refuses one):
-    // NVRTC holds that source, so no key can tell two such programs apart.
-    if (program.source().empty()) {
-        throw InvalidArgumentError("cache_key: program '" + program.options().name +
-                                   "' wraps an nvrtcProgram (Program::from_handle) whose source "
-                                   "cudacore does not know; compile it without a cache");
-    }
+namespace {
+
+// The key, computed from every input (cache_key remembers it per Program value).
+CacheKey compute_key(const Program& program, CodeType target,
+                     const std::vector<std::string>& name_expressions) {
     const std::vector<std::string> flags = program.flags(target);
     const std::string backend = program.backend();
     KeyHasher hasher;
@@ -185,6 +183,33 @@ CacheKey cache_key(const Program& program, CodeType target,
         hasher.field(nvvm_version_or_none());
     }
     return hasher.finish();
+}
+
+}  // namespace
+
+CacheKey cache_key(const Program& program, CodeType target,
+                   const std::vector<std::string>& name_expressions) {
+    // Only Program::from_handle makes a Program without source (the constructor refuses one):
+    // NVRTC holds that source, so no key can tell two such programs apart.
+    if (program.source().empty()) {
+        throw InvalidArgumentError("cache_key: program '" + program.options().name +
+                                   "' wraps an nvrtcProgram (Program::from_handle) whose source "
+                                   "cudacore does not know; compile it without a cache");
+    }
+    // Asked again for the same value, arguments and context: the key computed the first time.
+    detail::ProgramKeyMemo* memo = detail::ProgramKeyMemoAccess::memo(program);
+    if (!memo) return compute_key(program, target, name_expressions);
+    detail::KeyContext context;
+    try {
+        context = detail::key_context(program);
+    } catch (const Error&) {
+        return compute_key(program, target, name_expressions);  // throws as it always did
+    }
+    if (std::optional<CacheKey> known = memo->source_key(target, name_expressions, context))
+        return *known;
+    const CacheKey key = compute_key(program, target, name_expressions);
+    memo->remember_source_key(target, name_expressions, context, key);
+    return key;
 }
 
 }  // namespace cudacore

@@ -3,7 +3,9 @@
 
 #include "cache/activity_counters.hpp"
 #include "cache/cached_entry.hpp"
+#include "cache/header_key.hpp"
 #include "cache/include_lookups.hpp"
+#include "cache/program_key_memo.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
@@ -12,8 +14,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-
-#include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
 
 #include <algorithm>
 #include <chrono>
@@ -142,64 +142,6 @@ CacheKey extend_key(const CacheKey& base, std::string_view tag,
     return CacheKey::of_bytes(bytes);
 }
 
-// A header's contents; nullopt when it cannot be read.
-std::optional<std::string> read_whole_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) return std::nullopt;
-    return contents;
-}
-
-// SHA-256 of a file's contents, remembered by (size, mtime, inode, ctime) so that repeated
-// lookups of unchanged toolkit headers cost one stat each. Files changed in the last seconds are
-// always read again (a timestamp's granularity could hide a second edit).
-class HeaderDigests {
-public:
-    std::optional<std::string> digest(const std::string& path) {
-        struct ::stat info {};
-        if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
-        const Stamp stamp{static_cast<std::uint64_t>(info.st_size),
-                          static_cast<std::uint64_t>(info.st_ino),
-                          static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 +
-                              info.st_mtim.tv_nsec,
-                          static_cast<std::int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 +
-                              info.st_ctim.tv_nsec};
-        {
-            std::lock_guard lock(mutex_);
-            if (auto it = known_.find(path); it != known_.end() && it->second.first == stamp) {
-                return it->second.second;
-            }
-        }
-        const std::optional<std::string> contents = read_whole_file(path);
-        if (!contents) return std::nullopt;
-        std::string value = CacheKey::of_bytes(*contents).hex();
-        const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1'000'000'000;
-        const bool settled = now_ns - std::max(stamp.mtime_ns, stamp.ctime_ns) > 2'000'000'000;
-        if (settled) {
-            std::lock_guard lock(mutex_);
-            known_[path] = {stamp, value};
-        }
-        return value;
-    }
-
-private:
-    struct Stamp {
-        std::uint64_t size;
-        std::uint64_t inode;
-        std::int64_t mtime_ns;
-        std::int64_t ctime_ns;
-        bool operator==(const Stamp&) const = default;
-    };
-    std::mutex mutex_;
-    std::map<std::string, std::pair<Stamp, std::string>> known_;
-};
-
-HeaderDigests& header_digests() {
-    static auto* digests = new HeaderDigests;  // never destroyed, like the in-flight table
-    return *digests;
-}
-
 // What a C++ compile's key covers beyond cache_key: the headers it read (by contents) and every
 // place its preprocessor looked for one (by what a lookup finds there: a header created in a
 // folder searched earlier, or one a __has_include test now finds, changes the key). Stored as
@@ -224,116 +166,69 @@ detail::IncludeSearch search_of(const Program& program) {
     return detail::include_search(program.options().name, nvrtc_flags(program.options()));
 }
 
-// Whether two header-list entries hold the same record: the same bytes, found without reading
-// them when both share one copy (a memory cache hands out the entry it holds).
-bool same_record(const ObjectCode& a, const ObjectCode& b) {
-    const std::string_view x = a.code(), y = b.code();
-    return (x.data() == y.data() && x.size() == y.size()) || x == y;
-}
-
-// Code keys made from header records, remembered in this process by source key and search with
-// the record they came from, so that a lookup meeting the same record again skips the toolkit's
-// headers (a <cuda/std> program reads hundreds): only the headers outside the toolkit are checked
-// again (one stat each when unchanged), and the lookups outside it (one stat each). The toolkit's
-// headers and folders are looked at once per process, like the headers built into NVRTC: a
-// toolkit replaced under a running process is seen by the next process.
-class HeaderKeyMemo {
-public:
-    std::optional<CacheKey> find(const CacheKey& source, std::uint64_t search_hash,
-                                 const ObjectCode& list) {
-        std::shared_ptr<const Entry> found;
-        {
-            std::lock_guard lock(mutex_);
-            auto it = entries_.find({source, search_hash});
-            if (it == entries_.end()) return std::nullopt;
-            found = it->second;
-        }
-        const Entry& entry = *found;
-        if (!same_record(entry.list, list)) return std::nullopt;  // another record: key it
-        for (const auto& [path, digest] : entry.headers_outside_toolkit) {
-            const std::optional<std::string> now = header_digests().digest(path);
-            if (!now || *now != digest) return std::nullopt;  // edited or gone: key it again
-        }
-        detail::LookupStates states;
-        for (const auto& [path, state] : entry.lookups_outside_toolkit)
-            if (states.state(path) != state) return std::nullopt;  // created or removed
-        return entry.key;
-    }
-    void remember(const CacheKey& source, std::uint64_t search_hash, const ObjectCode& list,
-                  const CacheKey& key,
-                  const std::vector<std::pair<std::string, std::string>>& headers,
-                  const std::vector<std::pair<std::string, std::string>>& lookups) {
-        auto entry = std::make_shared<Entry>(Entry{list, key, {}, {}});
-        const std::vector<std::string> toolkit_dirs = toolkit_include_dirs();
-        for (const auto& header : headers)
-            if (!detail::inside_any(header.first, toolkit_dirs))
-                entry->headers_outside_toolkit.push_back(header);
-        for (const auto& lookup : lookups)
-            if (!detail::inside_any(lookup.first, toolkit_dirs))
-                entry->lookups_outside_toolkit.push_back(lookup);
-        std::lock_guard lock(mutex_);
-        entries_[{source, search_hash}] = std::move(entry);
-    }
-
-    void clear() {
-        std::lock_guard lock(mutex_);
-        entries_.clear();
-    }
-
-private:
-    struct Entry {
-        ObjectCode list;  // the header-list entry the key was made from
-        CacheKey key;
-        std::vector<std::pair<std::string, std::string>> headers_outside_toolkit;  // path, digest
-        std::vector<std::pair<std::string, std::string>> lookups_outside_toolkit;  // path, state
-    };
-    std::mutex mutex_;
-    std::map<std::pair<CacheKey, std::uint64_t>, std::shared_ptr<const Entry>> entries_;
+// A compile's include search, and the fields its code key names it by.
+struct KeyedSearch {
+    explicit KeyedSearch(detail::IncludeSearch searched)
+        : search(std::move(searched)), fields(search_fields(search)) {}
+    detail::IncludeSearch search;
+    std::vector<std::pair<std::string, std::string>> fields;
 };
 
-HeaderKeyMemo& header_key_memo() {
-    static auto* memo = new HeaderKeyMemo;  // never destroyed, like the digests
-    return *memo;
+// The working directory, where `record` depends on it: a path it lists lies in a folder of the
+// search resolved there, or a pre-include is looked for there. Else empty (another working
+// directory would give the same lookups, so the same code).
+std::string working_directory_of(const detail::IncludeSearch& search, const HeaderRecord& record) {
+    if (search.working_directory.empty() || !search.pre_includes.empty())
+        return search.working_directory;
+    for (const auto* paths : {&record.headers, &record.lookups}) {
+        for (const auto& path : *paths) {
+            for (const auto& folder : search.relative_folders) {
+                // By text, ".." and all: "main/../x.h" was looked for from the folder "main".
+                if (path.size() > folder.size() && path.compare(0, folder.size(), folder) == 0 &&
+                    (path[folder.size()] == '/' || folder == "/"))
+                    return search.working_directory;
+            }
+        }
+    }
+    return {};
 }
 
-// The key that adds to `base` the search, every header's path and digest and every lookup's
-// path and state; a header that cannot be read gives nullopt and its path in `unreadable`.
-// Remembered for `search_hash` and `list`, the record's entry (HeaderKeyMemo).
-std::optional<CacheKey> key_with_headers(const CacheKey& base,
-                                         const std::vector<std::pair<std::string, std::string>>& search,
-                                         std::uint64_t search_hash, const HeaderRecord& record,
-                                         const ObjectCode& list,
-                                         std::string* unreadable = nullptr) {
-    std::vector<std::pair<std::string, std::string>> headers, lookups;
-    headers.reserve(record.headers.size());
-    lookups.reserve(record.lookups.size());
+// The code key that adds to `source_key` the search, every header's path and digest and every
+// lookup's path and state, with what re-checks it; null when a header cannot be read (its path
+// in `unreadable`). Remembered by this process, and by the Program (`memo`, when not null).
+std::shared_ptr<const detail::HeaderKey> key_with_headers(const CacheKey& source_key,
+                                                          const KeyedSearch& search,
+                                                          const HeaderRecord& record,
+                                                          const ObjectCode& list,
+                                                          detail::ProgramKeyMemo* memo,
+                                                          std::string* unreadable = nullptr) {
+    auto made = std::make_shared<detail::HeaderKey>(
+        detail::HeaderKey{source_key, detail::header_key_generation(), list, CacheKey{},
+                          working_directory_of(search.search, record), {}, {}});
+    std::vector<std::pair<std::string, std::string>> fields = search.fields;
+    fields.reserve(search.fields.size() + record.headers.size() + record.lookups.size());
+    const std::vector<std::string> toolkit_dirs = toolkit_include_dirs();
     for (const auto& header : record.headers) {
-        std::optional<std::string> digest = header_digests().digest(header);
+        std::optional<detail::FileDigest> digest = detail::file_digest(header);
         if (!digest) {
             if (unreadable) *unreadable = header;
-            return std::nullopt;
+            return nullptr;
         }
-        headers.emplace_back(header, std::move(*digest));
+        fields.emplace_back("header:" + header, digest->digest);
+        if (!detail::inside_any(header, toolkit_dirs))
+            made->headers_outside_toolkit.emplace_back(header, std::move(*digest));
     }
     detail::LookupStates states;
-    for (const auto& path : record.lookups) lookups.emplace_back(path, states.state(path));
-    std::vector<std::pair<std::string, std::string>> fields = search;
-    fields.reserve(search.size() + headers.size() + lookups.size());
-    for (const auto& [path, digest] : headers) fields.emplace_back("header:" + path, digest);
-    for (const auto& [path, state] : lookups) fields.emplace_back("lookup:" + path, state);
-    CacheKey key = extend_key(base, "cudacore-headers-v2", fields);
-    header_key_memo().remember(base, search_hash, list, key, headers, lookups);
-    return key;
-}
-
-// One hash of the search, for the memo.
-std::uint64_t hash_of_search(const std::vector<std::pair<std::string, std::string>>& search) {
-    std::string bytes;
-    for (const auto& [name, value] : search) {
-        add_field(bytes, name);
-        add_field(bytes, value);
+    for (const auto& path : record.lookups) {
+        std::string state = states.state(path);
+        if (!detail::inside_any(path, toolkit_dirs))
+            made->lookups_outside_toolkit.emplace_back(path, state);
+        fields.emplace_back("lookup:" + path, std::move(state));
     }
-    return XXH3_64bits(bytes.data(), bytes.size());
+    made->key = extend_key(source_key, "cudacore-headers-v2", fields);
+    detail::remember_header_key(made);
+    if (memo) memo->remember_header_key(source_key, made);
+    return made;
 }
 
 // The header record is stored in the cache as an ObjectCode under the program's source key:
@@ -425,20 +320,28 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
     if (program.source_type() != SourceType::cxx) return entry_at(source_key, std::nullopt);
     std::optional<ObjectCode> list_entry = lookup(cache, source_key, on_cache_error);
     if (!list_entry) return std::nullopt;
-    const std::vector<std::pair<std::string, std::string>> search =
-        search_fields(search_of(program));
-    const std::uint64_t search_hash = hash_of_search(search);
-    if (std::optional<CacheKey> known = header_key_memo().find(source_key, search_hash, *list_entry))
-        return entry_at(*known, std::move(list_entry));
+    // The code key, from the first that still holds: the one this Program made last, the one this
+    // process made, or one made now from the record.
+    ProgramKeyMemo* memo = ProgramKeyMemoAccess::memo(program);
+    if (memo) {
+        const std::shared_ptr<const HeaderKey> known = memo->header_key(source_key);
+        if (known && header_key_holds(*known, *list_entry))
+            return entry_at(known->key, std::move(list_entry));
+    }
+    if (std::shared_ptr<const HeaderKey> known = find_header_key(source_key, *list_entry)) {
+        if (memo) memo->remember_header_key(source_key, known);
+        return entry_at(known->key, std::move(list_entry));
+    }
     std::optional<HeaderRecord> record = read_header_list(*list_entry);
     if (!record) return std::nullopt;
-    std::optional<CacheKey> key =
-        key_with_headers(source_key, search, search_hash, *record, *list_entry);
+    const KeyedSearch search(search_of(program));
+    const std::shared_ptr<const HeaderKey> key =
+        key_with_headers(source_key, search, *record, *list_entry, memo);
     if (!key) return std::nullopt;  // a header is gone: compile again
-    return entry_at(*key, std::move(list_entry));
+    return entry_at(key->key, std::move(list_entry));
 }
 
-void forget_remembered_header_keys() { header_key_memo().clear(); }
+void forget_remembered_header_keys() { forget_header_keys(); }
 
 }  // namespace detail
 
@@ -520,19 +423,19 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
         };
         detail::IncludeLookups lookups =
             detail::include_lookups(search, program.options().name, program.source(), headers,
-                                    toolkit_include_dirs(), read_whole_file);
+                                    toolkit_include_dirs(), detail::read_whole_file);
         if (!lookups.refusal.empty())
             return not_cached("where it looked for headers cannot be known: " + lookups.refusal);
         const HeaderRecord record{std::move(lookups.headers), std::move(lookups.paths)};
         const std::optional<ObjectCode> list = header_list_entry(record);
         if (!list) return not_cached("a header's path holds a newline");
-        const std::vector<std::pair<std::string, std::string>> fields = search_fields(search);
         std::string unreadable;
-        std::optional<CacheKey> key = key_with_headers(
-            source_key, fields, hash_of_search(fields), record, *list, &unreadable);
+        const std::shared_ptr<const detail::HeaderKey> key =
+            key_with_headers(source_key, KeyedSearch(search), record, *list,
+                             detail::ProgramKeyMemoAccess::memo(program), &unreadable);
         if (!key) return not_cached("the header '" + unreadable + "' it read cannot be read back");
         // The list goes in only beside stored code: a list without its code is a wasted lookup.
-        if (store(cache, *key, code, on_cache_error)) {
+        if (store(cache, key->key, code, on_cache_error)) {
             store(cache, source_key, *list, on_cache_error);
         }
         return code;

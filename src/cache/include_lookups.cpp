@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 #include <system_error>
+#include <utility>
 
 namespace cudacore::detail {
 namespace {
@@ -31,22 +32,21 @@ bool normal_absolute(std::string_view path) {
     return true;
 }
 
-std::string absolute_folder(const std::string& folder) {
+// `folder`, absolute (a relative one under `working_directory`) and normal.
+std::string absolute_folder(const std::string& folder, const std::string& working_directory) {
     // The common cases without filesystem::path's copies of every part: a normal absolute folder
     // (the toolkit's), and a normal relative one (a program name's folder) under the working one.
     std::string path;
     if (!folder.empty() && folder.front() == '/') {
         path = folder;
-    } else if (char cwd[PATH_MAX]; ::getcwd(cwd, sizeof cwd) != nullptr) {
-        path = cwd;
+    } else if (!working_directory.empty()) {
+        path = working_directory;
         if (!folder.empty() && folder != ".") path += '/' + folder;
+    } else {  // the working directory cannot be read
+        std::error_code ignored;
+        path = fs::absolute(fs::path(folder.empty() ? "." : folder), ignored).string();
     }
-    if (normal_absolute(path)) {
-        while (path.size() > 1 && path.back() == '/') path.pop_back();
-        return path;
-    }
-    std::error_code ignored;
-    path = fs::absolute(fs::path(folder.empty() ? "." : folder), ignored).lexically_normal().string();
+    if (!normal_absolute(path)) path = fs::path(path).lexically_normal().string();
     while (path.size() > 1 && path.back() == '/') path.pop_back();
     return path;
 }
@@ -64,27 +64,41 @@ bool has_dot_dot(std::string_view path) {
 
 }  // namespace
 
+std::string current_working_directory() {
+    char cwd[PATH_MAX];
+    return ::getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string();
+}
+
 IncludeSearch include_search(const std::string& program_name,
                              const std::vector<std::string>& flags) {
     IncludeSearch search;
-    search.main_directory = absolute_folder(fs::path(program_name).parent_path().string());
+    // Read once, so that the folders and working_directory agree.
+    std::string working_directory = current_working_directory();
+    auto resolve = [&](const std::string& folder) {
+        std::string absolute = absolute_folder(folder, working_directory);
+        if (folder.empty() || folder.front() != '/') search.relative_folders.push_back(absolute);
+        return absolute;
+    };
+    search.main_directory = resolve(fs::path(program_name).parent_path().string());
     // NVRTC's spellings: --include-path=D, --include-path D, -ID, -I D; --pre-include=H,
     // --pre-include H, -include H.
     for (std::size_t i = 0; i < flags.size(); ++i) {
         const std::string_view flag = flags[i];
         const bool has_next = i + 1 < flags.size();
         if (flag.starts_with("--include-path=")) {
-            search.directories.push_back(absolute_folder(std::string(flag.substr(15))));
+            search.directories.push_back(resolve(std::string(flag.substr(15))));
         } else if ((flag == "--include-path" || flag == "-I") && has_next) {
-            search.directories.push_back(absolute_folder(flags[++i]));
+            search.directories.push_back(resolve(flags[++i]));
         } else if (flag.starts_with("-I") && flag.size() > 2) {
-            search.directories.push_back(absolute_folder(std::string(flag.substr(2))));
+            search.directories.push_back(resolve(std::string(flag.substr(2))));
         } else if (flag.starts_with("--pre-include=")) {
             search.pre_includes.emplace_back(flag.substr(14));
         } else if ((flag == "--pre-include" || flag == "-include") && has_next) {
             search.pre_includes.push_back(flags[++i]);
         }
     }
+    if (!search.relative_folders.empty() || !search.pre_includes.empty())
+        search.working_directory = std::move(working_directory);
     return search;
 }
 
@@ -171,7 +185,8 @@ IncludeLookups include_lookups(const IncludeSearch& search, const std::string& m
     };
     for (const auto& name : search.pre_includes) {
         if (!look_up(name, &search.main_directory)) return lookups;
-        if (!look_up(joined(absolute_folder("."), name), nullptr)) return lookups;
+        const std::string working_directory = absolute_folder(".", current_working_directory());
+        if (!look_up(joined(working_directory, name), nullptr)) return lookups;
     }
 
     // Wrapper macros may be defined in one file and used in another: when a scan finds a new one,

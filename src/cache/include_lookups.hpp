@@ -34,7 +34,15 @@ struct IncludeSearch {
     std::vector<std::string> directories;
     // --pre-include / -include operands, as given.
     std::vector<std::string> pre_includes;
+    // The working directory that relative folders (and pre-includes, looked for there too) were
+    // resolved against; empty when nothing in the search depends on it.
+    std::string working_directory;
+    // The folders above (main_directory, directories) that were resolved against it.
+    std::vector<std::string> relative_folders;
 };
+
+// The current working directory (one getcwd), or empty when it cannot be read.
+std::string current_working_directory();
 
 // Relative folders are resolved against the current working directory, as NVRTC opens them.
 IncludeSearch include_search(const std::string& program_name, const std::vector<std::string>& flags);

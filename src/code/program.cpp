@@ -8,6 +8,7 @@
 #include "code/debug_source.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "code/pch_directory.hpp"
+#include "code/program_key_memo_factory.hpp"
 #include "support/nvtx_range.hpp"
 #include "support/temporary_directory.hpp"
 
@@ -251,7 +252,10 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
 }
 
 Program::Program(std::string source, SourceType source_type, ProgramOptions options)
-    : source_(std::move(source)), source_type_(source_type), options_(std::move(options)) {
+    : source_(std::move(source)),
+      source_type_(source_type),
+      options_(std::move(options)),
+      key_memo_(detail::make_program_key_memo()) {
     // Refused here, not at compile(): an unknown value would otherwise reach NVRTC as C++.
     if (source_type_ != SourceType::cxx && source_type_ != SourceType::ptx &&
         source_type_ != SourceType::nvvm) {

@@ -1,0 +1,151 @@
+#include "cache/header_key.hpp"
+
+#include "cache/include_lookups.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <ctime>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+namespace cudacore::detail {
+namespace {
+
+std::int64_t nanoseconds(const struct ::timespec& time) {
+    return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
+}
+
+// The digests this process made, by path; never destroyed (usable from static destructors).
+class HeaderDigests {
+public:
+    std::optional<FileDigest> digest(const std::string& path) {
+        const std::optional<FileStamp> stamp = file_stamp(path);
+        if (!stamp) return std::nullopt;
+        {
+            std::lock_guard lock(mutex_);
+            if (auto it = known_.find(path); it != known_.end() && it->second.stamp == *stamp)
+                return it->second;
+        }
+        const std::optional<std::string> contents = read_whole_file(path);
+        if (!contents) return std::nullopt;
+        FileDigest digest{*stamp, false, CacheKey::of_bytes(*contents).hex()};
+        const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1'000'000'000;
+        digest.settled = now_ns - std::max(stamp->mtime_ns, stamp->ctime_ns) > 2'000'000'000;
+        if (digest.settled) {  // an unsettled stamp is never trusted: such files are read again
+            std::lock_guard lock(mutex_);
+            known_[path] = digest;
+        }
+        return digest;
+    }
+
+private:
+    std::mutex mutex_;
+    std::map<std::string, FileDigest> known_;
+};
+
+HeaderDigests& header_digests() {
+    static auto* digests = new HeaderDigests;
+    return *digests;
+}
+
+std::atomic<std::uint64_t> generation{0};
+
+// Whether two header-list entries hold the same record: the same bytes, found without reading
+// them when both share one copy (a memory cache hands out the entry it holds).
+bool same_record(const ObjectCode& a, const ObjectCode& b) {
+    const std::string_view x = a.code(), y = b.code();
+    return (x.data() == y.data() && x.size() == y.size()) || x == y;
+}
+
+// The code keys of this process, by source key; never destroyed, like the digests.
+class HeaderKeyMemo {
+public:
+    std::shared_ptr<const HeaderKey> find(const CacheKey& source) {
+        std::lock_guard lock(mutex_);
+        auto it = entries_.find(source);
+        return it == entries_.end() ? nullptr : it->second;
+    }
+    void remember(std::shared_ptr<const HeaderKey> key) {
+        std::lock_guard lock(mutex_);
+        entries_[key->source_key] = std::move(key);
+    }
+    void clear() {
+        std::lock_guard lock(mutex_);
+        entries_.clear();
+    }
+
+private:
+    std::mutex mutex_;
+    std::unordered_map<CacheKey, std::shared_ptr<const HeaderKey>, CacheKeyHash> entries_;
+};
+
+HeaderKeyMemo& header_key_memo() {
+    static auto* memo = new HeaderKeyMemo;
+    return *memo;
+}
+
+}  // namespace
+
+std::optional<FileStamp> file_stamp(const std::string& path) {
+    struct ::stat info {};
+    if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+    return FileStamp{static_cast<std::uint64_t>(info.st_dev),
+                     static_cast<std::uint64_t>(info.st_ino),
+                     static_cast<std::uint64_t>(info.st_size), nanoseconds(info.st_mtim),
+                     nanoseconds(info.st_ctim)};
+}
+
+std::optional<std::string> read_whole_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) return std::nullopt;
+    return contents;
+}
+
+std::optional<FileDigest> file_digest(const std::string& path) {
+    return header_digests().digest(path);
+}
+
+bool header_key_holds(const HeaderKey& known, const ObjectCode& list) {
+    if (known.generation != header_key_generation()) return false;  // forgotten since
+    if (!same_record(known.list, list)) return false;                // another record: key it
+    if (!known.working_directory.empty() && known.working_directory != current_working_directory())
+        return false;  // its relative folders are other folders now
+    for (const auto& [path, digest] : known.headers_outside_toolkit) {
+        if (digest.settled && file_stamp(path) == digest.stamp) continue;
+        const std::optional<FileDigest> now = file_digest(path);
+        if (!now || now->digest != digest.digest) return false;  // edited or gone
+    }
+    LookupStates states;
+    for (const auto& [path, state] : known.lookups_outside_toolkit)
+        if (states.state(path) != state) return false;  // created or removed
+    return true;
+}
+
+std::uint64_t header_key_generation() noexcept {
+    return generation.load(std::memory_order_acquire);
+}
+
+std::shared_ptr<const HeaderKey> find_header_key(const CacheKey& source_key,
+                                                 const ObjectCode& list) {
+    std::shared_ptr<const HeaderKey> known = header_key_memo().find(source_key);
+    if (!known || !header_key_holds(*known, list)) return nullptr;
+    return known;
+}
+
+void remember_header_key(std::shared_ptr<const HeaderKey> key) {
+    header_key_memo().remember(std::move(key));
+}
+
+void forget_header_keys() {
+    generation.fetch_add(1, std::memory_order_acq_rel);
+    header_key_memo().clear();
+}
+
+}  // namespace cudacore::detail

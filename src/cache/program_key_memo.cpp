@@ -1,0 +1,78 @@
+#include "cache/program_key_memo.hpp"
+
+#include "code/debug_source.hpp"
+#include "code/program_key_memo_factory.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace cudacore::detail {
+namespace {
+
+// Appends `entry`, dropping the oldest entry once `limit` are held.
+template <class Entry>
+void keep_last(std::vector<Entry>& entries, Entry entry, std::size_t limit) {
+    if (entries.size() >= limit) entries.erase(entries.begin());
+    entries.push_back(std::move(entry));
+}
+
+}  // namespace
+
+std::shared_ptr<ProgramKeyMemo> make_program_key_memo() {
+    return std::make_shared<ProgramKeyMemo>();
+}
+
+KeyContext key_context(const Program& program) {
+    KeyContext context;
+    const ProgramOptions& options = program.options();
+    if (!options.arch)
+        context.arch = current_device_arch(("program '" + options.name + "'").c_str());
+    if (program.source_type() == SourceType::cxx) {
+        // toolkit_include_dirs() finds the toolkit's folders once per $CUDA_HOME value.
+        if (options.toolkit_include_path && options.header_bundles.empty()) {
+            if (const char* home = std::getenv("CUDA_HOME")) context.cuda_home = home;
+        }
+        // The debug source's path is this folder, the source's digest and the name.
+        if (wants_debug_source(options))
+            context.debug_folder = debug_source_folder(options).string();
+    }
+    return context;
+}
+
+std::optional<CacheKey> ProgramKeyMemo::source_key(CodeType target,
+                                                   const std::vector<std::string>& names,
+                                                   const KeyContext& context) const {
+    std::lock_guard lock(mutex_);
+    for (const SourceKey& known : source_keys_)
+        if (known.target == target && known.names == names && known.context == context)
+            return known.key;
+    return std::nullopt;
+}
+
+void ProgramKeyMemo::remember_source_key(CodeType target, const std::vector<std::string>& names,
+                                         const KeyContext& context, const CacheKey& key) {
+    SourceKey entry{target, names, context, key};
+    std::lock_guard lock(mutex_);
+    // Another thread may have remembered it meanwhile: one entry per arguments.
+    std::erase_if(source_keys_, [&](const SourceKey& known) {
+        return known.target == target && known.names == names && known.context == context;
+    });
+    keep_last(source_keys_, std::move(entry), kept);
+}
+
+std::shared_ptr<const HeaderKey> ProgramKeyMemo::header_key(const CacheKey& source_key) const {
+    std::lock_guard lock(mutex_);
+    for (const auto& [source, key] : header_keys_)
+        if (source == source_key) return key;
+    return nullptr;
+}
+
+void ProgramKeyMemo::remember_header_key(const CacheKey& source_key,
+                                         std::shared_ptr<const HeaderKey> key) {
+    std::lock_guard lock(mutex_);
+    auto same = [&](const auto& entry) { return entry.first == source_key; };
+    std::erase_if(header_keys_, same);
+    keep_last(header_keys_, std::pair{source_key, std::move(key)}, kept);
+}
+
+}  // namespace cudacore::detail

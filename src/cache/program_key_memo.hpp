@@ -1,0 +1,73 @@
+// The memo behind the cache keys of one Program value (program.hpp, "Cache keys"): what cache_key
+// and compile_cached computed once for the value, reused by later calls, which re-check only what
+// can change between calls. Made with the Program, shared by its copies. Internal.
+//
+// What is remembered, and what a later call still reads:
+//   - the source key, cache_key(program, target, names), by target, name expressions and
+//     KeyContext (what the key reads from outside the Program value, read again at every call);
+//   - the code key last made from the header record under each source key (HeaderKey,
+//     header_key.hpp), whose headers and lookups outside the toolkit, and working directory where
+//     the record depends on it, are checked at every call.
+// Each list holds the last few entries (a Program keyed many ways is re-keyed, never wrong).
+#pragma once
+
+#include "cudacore/cache_key.hpp"
+#include "cudacore/program.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cudacore::detail {
+
+// A code key made from a header record, and what re-checks it (header_key.hpp).
+struct HeaderKey;
+
+// What cache_key reads from outside the Program value (everything else it reads is the value's
+// or fixed for the process: library versions, the backend, the toolkit folders of a $CUDA_HOME).
+// Cheap to read: no hashing, no file read.
+struct KeyContext {
+    std::string arch;          // the current device's arch, when options().arch is unset
+    std::string cuda_home;     // $CUDA_HOME, when the toolkit's folders are on the include path
+    std::string debug_folder;  // where the source is written, for a program with debug information
+    bool operator==(const KeyContext&) const = default;
+};
+
+// The context of `program` now. Throws what resolving an unset arch throws.
+KeyContext key_context(const Program& program);
+
+class ProgramKeyMemo {
+public:
+    // The source key remembered for these arguments in this context, or nullopt.
+    std::optional<CacheKey> source_key(CodeType target, const std::vector<std::string>& names,
+                                       const KeyContext& context) const;
+    void remember_source_key(CodeType target, const std::vector<std::string>& names,
+                             const KeyContext& context, const CacheKey& key);
+
+    // The code key last made under `source_key` (null when none), for the caller to check.
+    std::shared_ptr<const HeaderKey> header_key(const CacheKey& source_key) const;
+    void remember_header_key(const CacheKey& source_key, std::shared_ptr<const HeaderKey> key);
+
+private:
+    static constexpr std::size_t kept = 16;  // entries per list, the oldest dropped first
+    struct SourceKey {
+        CodeType target;
+        std::vector<std::string> names;
+        KeyContext context;
+        CacheKey key;
+    };
+    mutable std::mutex mutex_;
+    std::vector<SourceKey> source_keys_;
+    std::vector<std::pair<CacheKey, std::shared_ptr<const HeaderKey>>> header_keys_;
+};
+
+// The memo of a Program (null for a moved-from one).
+struct ProgramKeyMemoAccess {
+    static ProgramKeyMemo* memo(const Program& program) noexcept { return program.key_memo_.get(); }
+};
+
+}  // namespace cudacore::detail
