@@ -9,6 +9,7 @@
 #include "memory/buffer_box.hpp"
 #include "memory/graphics_resource_box.hpp"
 #include "runtime/deferred_release.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
 
 #include <type_traits>
@@ -213,8 +214,8 @@ std::string GraphicsResourceBox::describe() const {
 
 GraphicsResourceBox::~GraphicsResourceBox() {
     if (!handle || !context) return;
-    const DriverApi* api = driver_if_loaded();
-    if (!api || !context->still_alive(*api)) return;  // gone with the driver or a device reset
+    const DriverApi* api = driver_for_release(*context);
+    if (!api) return;  // gone with the driver or a device reset
     try {
         unmap_and_unregister(*api, *context, handle, map_stream, [&](CUresult status,
                                                                      const char* call) {
@@ -398,8 +399,9 @@ void GraphicsResource::close() const {
         handle = std::exchange(box.handle, nullptr);
         map_stream = std::exchange(box.map_stream, std::nullopt);
     }
-    const detail::DriverApi* api = detail::driver_if_loaded();
-    if (!handle || !api || !box.context || !box.context->still_alive(*api)) return;
+    if (!handle || !box.context) return;
+    const detail::DriverApi* api = detail::driver_for_release(*box.context);
+    if (!api) return;  // gone with the driver or a device reset
     unmap_and_unregister(*api, *box.context, handle, map_stream,
                          [&](CUresult status, const char* call) {
                              detail::throw_driver_error(status, call, box.describe());
