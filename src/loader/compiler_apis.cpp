@@ -46,7 +46,7 @@ Loaded<NvrtcApi> load_nvrtc() {
     Loaded<NvrtcApi> out;
     try {
         LibrarySearch search{"NVRTC (libnvrtc.so.13)", "CUDACORE_NVRTC_PATH",
-                             compiler_library_candidates("libnvrtc.so.13", {"libnvrtc.so.13", "libnvrtc.so"})};
+                             compiler_library_candidates({"libnvrtc.so.13", "libnvrtc.so"})};
         OpenedLibrary library = open_library(search);
         out.api.path = library.path;
 #define CUDACORE_NVRTC_FUNCTION(name) \
@@ -65,8 +65,7 @@ Loaded<NvJitLinkApi> load_nvjitlink() {
     Loaded<NvJitLinkApi> out;
     try {
         LibrarySearch search{"nvJitLink (libnvJitLink.so.13)", "CUDACORE_NVJITLINK_PATH",
-                             compiler_library_candidates("libnvJitLink.so.13",
-                                                         {"libnvJitLink.so.13", "libnvJitLink.so"})};
+                             compiler_library_candidates({"libnvJitLink.so.13", "libnvJitLink.so"})};
         OpenedLibrary library = open_library(search);
         auto& api = out.api;
         api.path = library.path;

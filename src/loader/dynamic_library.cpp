@@ -60,9 +60,9 @@ std::vector<std::string> toolkit_library_candidates(const std::vector<std::strin
     return candidates;
 }
 
-std::vector<std::string> compiler_library_candidates(const std::string& soname,
-                                                     const std::vector<std::string>& sonames) {
+std::vector<std::string> compiler_library_candidates(const std::vector<std::string>& sonames) {
     namespace fs = std::filesystem;
+    const std::string& soname = sonames.front();
     std::vector<std::string> candidates;
     auto add_in = [&](const fs::path& folder) {
         candidates.push_back((folder / soname).lexically_normal().string());

@@ -31,8 +31,8 @@ std::vector<std::string> toolkit_library_candidates(const std::vector<std::strin
 // Where an application ships NVRTC or nvJitLink, in order (docs/deployment.md): beside the
 // executable (its folder, then ../lib), then the NVIDIA wheels' lib folder (nvidia/cu13/lib) in
 // the Python environment $CUDACORE_PYTHON_PREFIX names (a prefix, a virtual environment or a
-// site-packages folder), then toolkit_library_candidates(). `soname` is the versioned name.
-std::vector<std::string> compiler_library_candidates(const std::string& soname,
-                                                     const std::vector<std::string>& sonames);
+// site-packages folder), then toolkit_library_candidates(). The folders are searched for the
+// first (versioned) soname.
+std::vector<std::string> compiler_library_candidates(const std::vector<std::string>& sonames);
 
 }  // namespace cudacore::detail
