@@ -5,8 +5,6 @@
 // 128 bytes each.
 #include "memory/buffer_box.hpp"
 
-#include "support/spin_lock.hpp"
-
 #include <mutex>
 #include <new>
 #include <thread>
@@ -26,7 +24,7 @@ struct BufferBoxSlab {
 // Constant-initialised and trivially destructible: usable from any destructor at any point of
 // exit, with no guard to test.
 struct BufferBoxArena {
-    SpinLock mutex;                 // guards `free` (a few pointer updates at a time)
+    std::mutex mutex;               // guards `free` (a few pointer updates at a time)
     BufferBox* free = nullptr;      // boxes given back by threads whose cache was full or gone
     int free_count = 0;
     std::atomic<BufferBoxSlab*> slabs{nullptr};  // only ever grows; read without the lock

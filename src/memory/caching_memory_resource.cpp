@@ -1,4 +1,4 @@
-// CachingMemoryResource: size classes, one arena per thread (a spin lock that only its thread
+// CachingMemoryResource: size classes, one arena per thread (a mutex that only its thread
 // takes on the hot path), a shared arena under a mutex, and events for reuse across streams.
 #include "cudacore/caching_memory_resource.hpp"
 
@@ -9,7 +9,6 @@
 #include "memory/caching_stream_ops.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
-#include "support/spin_lock.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -69,7 +68,7 @@ struct Bins {
 // One thread's arena: on a line of its own; its lock is taken by other threads only in release()
 // and statistics().
 struct alignas(64) ThreadArena {
-    SpinLock lock;
+    std::mutex lock;
     Bins bins;
     explicit ThreadArena(int classes) : bins(classes) {}
 };
@@ -432,7 +431,7 @@ private:
     int ordinal_;
     std::once_flag context_once_;
     std::shared_ptr<ContextBox> context_;
-    SpinLock lock_;
+    std::mutex lock_;
     std::vector<CUevent> free_;
 };
 

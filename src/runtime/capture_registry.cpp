@@ -60,7 +60,7 @@ struct Entry {
 };
 
 struct Registry {
-    SpinLock mutex;  // held for a short scan (a capture registers one stream, or a few)
+    std::mutex mutex;  // held for a short scan (a capture registers one stream, or a few)
     std::vector<Entry> entries;
     // Set, under `mutex`, while an action of run_outside_captures runs: registrations wait.
     std::atomic<bool> synchronizing{false};

@@ -9,7 +9,6 @@
 
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
-#include "support/spin_lock.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -31,7 +30,7 @@ struct GraphHoldings {
     std::size_t size() const;
 
 private:
-    mutable SpinLock mutex_;  // held for a comparison or two and a move
+    mutable std::mutex mutex_;  // held for a comparison or two and a move
     // The first object apart: most graphs hold one library, and a capture then allocates nothing
     // more for it.
     std::shared_ptr<const void> first_;

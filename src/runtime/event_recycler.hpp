@@ -15,7 +15,6 @@
 #pragma once
 
 #include "cudacore/event.hpp"
-#include "support/spin_lock.hpp"
 
 #include <cuda.h>
 
@@ -66,7 +65,7 @@ public:
 private:
     static constexpr int kKinds = 4;    // timing enabled x blocking sync
     static constexpr int kKept = 128;  // per kind: a batch of events made and dropped in a loop
-    SpinLock lock_;
+    std::mutex lock_;
     int counts_[kKinds] = {};
     CUevent kept_[kKinds][kKept];
 };
