@@ -2,7 +2,7 @@
 # Builds the library and its concurrency-heavy CPU tests with ThreadSanitizer in
 # ${TSAN_BUILD_DIR:-build-tsan} and runs them: the buffer-box arena and its per-thread free lists
 # and copies dropped on several threads (memory), CachingMemoryResource's arenas, the kernel name
-# table's per-thread last hit, the launch-stream slots and the capture registry, the per-thread
+# table, the launch-stream slots and the capture registry, the per-thread
 # block pool, the memory, disk, Redis and tiered program caches under many threads (the Redis
 # tests start their own redis-server), one Program's cache-key memo hit from many threads,
 # compile_many, the release thread fed from many threads (deferred releases) and the event

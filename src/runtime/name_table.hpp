@@ -3,14 +3,11 @@
 // mutex. Entries are never removed, and tables outgrown are kept until the NameTable goes, so a
 // reader never sees freed memory (at most twice the final table's slots in all). The first table
 // (8 slots, up to 4 names) lives inside the NameTable and entries are list nodes, so the first
-// insert, which every first get_kernel makes, allocates one node and nothing else. Each thread
-// remembers its last hit (a table id and an entry), so that looking one name up again and again
-// (a launch loop's get_kernel) skips the hash and the probe.
+// insert, which every first get_kernel makes, allocates one node and nothing else.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
-#include <cstdint>
 #include <forward_list>
 #include <memory>
 #include <mutex>
@@ -25,20 +22,15 @@ namespace cudacore::detail {
 template <class Value>
 class NameTable {
 public:
-    NameTable() noexcept : id_(next_id_.fetch_add(1, std::memory_order_relaxed)) {}
+    NameTable() noexcept = default;
     NameTable(const NameTable&) = delete;
     NameTable& operator=(const NameTable&) = delete;
 
     // The value stored under `name`, or nullptr. Lock-free; the pointer stays valid while the
     // table lives.
     const Value* find(std::string_view name) const noexcept {
-        // The id is never reused, so a hit is an entry of this table (entries live as long as it).
-        LastHit& last = last_hit();
-        if (last.table == id_ && last.entry->name == name) [[likely]] return &last.entry->value;
         const Entry* entry = probe(name);
-        if (!entry) return nullptr;
-        last = {id_, entry};
-        return &entry->value;
+        return entry ? &entry->value : nullptr;
     }
 
     // Stores `value` under `name` unless a value is there already; returns the stored one
@@ -86,18 +78,6 @@ private:
         }
     }
 
-    // The calling thread's last hit in any table of this type. Initial-exec TLS, constant-
-    // initialised and trivially destructible: a few instructions to reach, usable at any exit.
-    struct LastHit {
-        std::uint64_t table = 0;  // no table has id 0
-        const Entry* entry = nullptr;
-    };
-    static LastHit& last_hit() noexcept {
-        static thread_local LastHit last __attribute__((tls_model("initial-exec")));
-        return last;
-    }
-    inline static std::atomic<std::uint64_t> next_id_{1};
-
     static constexpr std::size_t kFirstSlots = 8;
     struct Slots {
         // A table of `size` slots (a power of two) in `storage`, or in storage of its own.
@@ -122,7 +102,6 @@ private:
         slots.entries[i].store(entry, std::memory_order_release);
     }
 
-    const std::uint64_t id_;
     std::atomic<const Entry*> first_storage_[kFirstSlots] = {};
     Slots first_{kFirstSlots, first_storage_};
     std::atomic<Slots*> current_{&first_};

@@ -27,8 +27,8 @@ TEST(NameTable, FindsWhatWasInsertedAndTheFirstInsertWins) {
 }
 
 TEST(NameTable, RepeatedAndAlternatingLookupsFindTheirOwnTablesValues) {
-    // Each thread remembers its last hit: lookups that switch names and tables must not return
-    // another name's or another table's value.
+    // Lookups that switch names and tables must not return another name's or another table's
+    // value.
     NameTable<int> one;
     NameTable<int> two;
     one.insert("a", 1);
@@ -51,7 +51,7 @@ TEST(NameTable, ATableMadeWhereAnotherWasDoesNotSeeItsEntries) {
     table.emplace();
     table->insert("saxpy", 1);
     const void* address = &*table;
-    ASSERT_NE(table->find("saxpy"), nullptr);  // now this thread's last hit
+    ASSERT_NE(table->find("saxpy"), nullptr);
     table.reset();
     table.emplace();  // same storage
     ASSERT_EQ(static_cast<const void*>(&*table), address);
