@@ -10,7 +10,13 @@
 // exits 0. Google Benchmark's --benchmark_* flags (scripts/gpu-check.sh passes them to every
 // *_bench) are ignored.
 //
-//     thread_memory_bench [--threads 1,2,4,8,16] [--ops 20000] [--runs 3] [--no-launch]
+// --split adds variants that take the default path apart (off by default, so that the default
+// run's interleaving stays the same from one build to the next): the raw calls a dropped buffer
+// makes (cuMemAllocFromPoolAsync, the reset check's cuCtxGetId, cuMemFreeAsync), and Buffer's own
+// cost with a resource that calls no driver, held as the device's default resource is (no
+// reference count per buffer) and as a DeviceMemoryResource is (one per buffer).
+//
+//     thread_memory_bench [--threads 1,2,4,8,16] [--ops 20000] [--runs 3] [--no-launch] [--split]
 #include "bench_support.hpp"
 
 #include "cudacore/buffer.hpp"
@@ -45,6 +51,21 @@ struct Settings {
     int ops = 20000;
     int runs = 3;
     bool launches = true;
+    bool split = false;
+};
+
+// Hands out one fixed address and frees nothing: what is left of an allocate + free is Buffer's
+// own work (its box, its references, the exit handler's bookkeeping).
+class NoDriverResource final : public MemoryResource {
+public:
+    bool is_device_accessible() const noexcept override { return true; }
+    bool is_host_accessible() const noexcept override { return false; }
+    int device_ordinal() const noexcept override { return 0; }
+    std::string description() const override { return "no-driver resource"; }
+
+protected:
+    CUdeviceptr do_allocate(std::size_t, CUstream) override { return 0x100000; }
+    void do_deallocate(CUdeviceptr, std::size_t, CUstream) override {}
 };
 
 // One thread's loop: `ops` operations on `stream`; returns the seconds it timed (the whole loop,
@@ -123,12 +144,14 @@ int main(int argc, char** argv) {
             settings.runs = std::atoi(argv[++i]);
         else if (arg == "--no-launch")
             settings.launches = false;
+        else if (arg == "--split")
+            settings.split = true;
         else if (arg.starts_with("--benchmark_"))
             continue;  // scripts/gpu-check.sh passes these
         else {
             std::fprintf(stderr,
                          "usage: thread_memory_bench [--threads 1,2,4,8,16] [--ops 20000] "
-                         "[--runs 3] [--no-launch]\n");
+                         "[--runs 3] [--no-launch] [--split]\n");
             return 2;
         }
     }
@@ -218,6 +241,35 @@ int main(int argc, char** argv) {
                             }
                             return seconds_since(start);
                         }});
+    if (settings.split) {
+        const CUcontext context = device.context().handle();
+        variants.push_back({"raw FromPool + cuCtxGetId", [&, context](const Stream& stream, int ops) {
+                                const CUstream s = stream.handle();
+                                const auto start = Clock::now();
+                                for (int i = 0; i < ops; ++i) {
+                                    CUdeviceptr pointer = 0;
+                                    unsigned long long id = 0;
+                                    detail::check(api.cuMemAllocFromPoolAsync(&pointer, MiB, pool, s),
+                                                  "cuMemAllocFromPoolAsync");
+                                    detail::check(api.cuCtxGetId(context, &id), "cuCtxGetId");
+                                    detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
+                                }
+                                return seconds_since(start);
+                            }});
+        auto kept = std::make_shared<NoDriverResource>();
+        detail::keep_for_the_process(*kept);
+        auto counted = std::make_shared<NoDriverResource>();
+        for (auto [name, resource] : {std::pair{"no driver, kept resource + drop", kept},
+                                      std::pair{"no driver, counted resource + drop", counted}}) {
+            variants.push_back({name, [resource](const Stream& stream, int ops) {
+                                    const auto start = Clock::now();
+                                    for (int i = 0; i < ops; ++i) {
+                                        Buffer buffer = resource->allocate(MiB, stream);
+                                    }
+                                    return seconds_since(start);
+                                }});
+        }
+    }
     std::optional<Kernel> empty;
     if (settings.launches) {
         const ObjectCode code =
