@@ -17,7 +17,7 @@ build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
 targets=(deserialize cache_entry inspect code_validation ipc_descriptor bundle)
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-  -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="$cuda_home" \
+  -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="$cuda_home" -DCMAKE_UNITY_BUILD=ON \
   -DCUDACORE_BUILD_FUZZERS=ON -DCUDACORE_BUILD_TESTS=OFF -DCUDACORE_BUILD_BENCHMARKS=OFF \
   -DCUDACORE_BUILD_TOOLS=OFF ${CMAKE_ARGS:-} >/dev/null
 if ninja -C "$build_dir" -t targets all | grep '^fuzz_mpi_message:' >/dev/null; then

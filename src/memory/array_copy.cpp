@@ -3,6 +3,7 @@
 #include "cudacore/errors.hpp"
 #include "memory/array_box.hpp"
 #include "memory/array_copy_plan.hpp"
+#include "memory/object_descriptions.hpp"
 #include "runtime/deferred_release.hpp"
 #include "support/box_access.hpp"
 
@@ -192,10 +193,6 @@ ArrayBox& open_array(const char* call, const CudaArray& array, const char* role)
     if (!detail::box_of(array) || !detail::box_of(array)->handle)
         refuse(call, std::string("the ") + role + " is a moved-from CudaArray");
     return *detail::box_of(array);
-}
-
-std::string describe_buffer(const Buffer& buffer) {
-    return buffer.is_closed() ? std::string("a closed Buffer") : buffer.description();
 }
 
 std::string describe_host(const void* host, std::size_t bytes) {

@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "memory/buffer_box.hpp"
+#include "memory/object_descriptions.hpp"
 
 #include <limits>
 #include <string>
@@ -10,10 +11,7 @@ namespace cudacore {
 
 namespace {
 
-std::string describe_dtype(const DLDataType& dtype) {
-    return "dtype (code " + std::to_string(dtype.code) + ", " + std::to_string(dtype.bits) +
-           " bits, " + std::to_string(dtype.lanes) + " lanes)";
-}
+using detail::describe_dtype;
 
 std::size_t element_bytes(const DLDataType& dtype, const char* operation) {
     if (dtype.bits == 0 || dtype.bits % 8 != 0 || dtype.lanes == 0)

@@ -1,6 +1,7 @@
 #include "cudacore/strided_memory_view.hpp"
 
 #include "cudacore/errors.hpp"
+#include "memory/object_descriptions.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -11,19 +12,7 @@ namespace cudacore {
 
 namespace {
 
-std::string describe_dtype(const DLDataType& dtype) {
-    std::string out;
-    switch (dtype.code) {
-        case kDLInt: out = "int"; break;
-        case kDLUInt: out = "uint"; break;
-        case kDLFloat: out = "float"; break;
-        case kDLBfloat: out = "bfloat"; break;
-        default: out = "dtype code " + std::to_string(dtype.code) + " of "; break;
-    }
-    out += std::to_string(dtype.bits);
-    if (dtype.lanes != 1) out += "x" + std::to_string(dtype.lanes);
-    return out;
-}
+using detail::describe_dtype;
 
 std::string describe_shape(const std::vector<std::int64_t>& values) {
     std::string out = "[";

@@ -5,6 +5,7 @@
 #include "cudacore/errors.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "memory/array_box.hpp"
+#include "memory/object_descriptions.hpp"
 #include "memory/release_after_uses.hpp"
 #include "memory/texture_layout_checks.hpp"
 #include "runtime/deferred_release.hpp"
@@ -48,7 +49,7 @@ struct TextureBox {
 
 namespace {
 
-[[noreturn]] void refuse(const char* call, const std::string& problem) {
+[[noreturn]] void refuse_layout(const char* call, const std::string& problem) {
     throw InvalidArgumentError(std::string(call) + ": " + problem);
 }
 
@@ -57,11 +58,11 @@ namespace {
 std::size_t linear_element_size(const char* call, ArrayFormat format, unsigned channels,
                                 unsigned& resolved_channels) {
     if (!is_known(format))
-        refuse(call, "the layout's format " + to_string(format) +
+        refuse_layout(call, "the layout's format " + to_string(format) +
                          " is not a format of the CUDA driver cudacore was built for");
     const ArrayFormatInfo& info = format_info(format);
     if (info.kind != ArrayFormatKind::plain && info.kind != ArrayFormatKind::packed)
-        refuse(call, std::string("the layout's format ") + info.name +
+        refuse_layout(call, std::string("the layout's format ") + info.name +
                          " is block-compressed or video; textures over memory take plain and "
                          "packed formats (use a CudaArray)");
     resolved_channels = resolve_channels(format, channels, std::string(call) + ": channels");
@@ -74,18 +75,18 @@ std::size_t check_linear_layout(const char* call, const LinearTextureLayout& lay
                                 std::size_t max_width, const std::string& buffer_description) {
     const int alignment = properties.texture_alignment;
     if (alignment > 0 && address % static_cast<std::uintptr_t>(alignment) != 0)
-        refuse(call, buffer_description + " is not aligned to " + std::to_string(alignment) +
+        refuse_layout(call, buffer_description + " is not aligned to " + std::to_string(alignment) +
                          " bytes (CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)");
     const std::size_t width = layout.width == 0 ? buffer_bytes / element_size : layout.width;
     if (width == 0)
-        refuse(call, buffer_description + " holds no whole element of " +
+        refuse_layout(call, buffer_description + " holds no whole element of " +
                          std::to_string(element_size) + " bytes");
     if (width > buffer_bytes / element_size)
-        refuse(call, "LinearTextureLayout::width " + std::to_string(width) + " elements of " +
+        refuse_layout(call, "LinearTextureLayout::width " + std::to_string(width) + " elements of " +
                          std::to_string(element_size) + " bytes runs past the end of " +
                          buffer_description);
     if (max_width > 0 && width > max_width)
-        refuse(call, "LinearTextureLayout::width " + std::to_string(width) +
+        refuse_layout(call, "LinearTextureLayout::width " + std::to_string(width) +
                          " exceeds the device's linear texture width limit " +
                          std::to_string(max_width) + " for this format and channel count "
                          "(cuDeviceGetTexture1DLinearMaxWidth)");
@@ -97,16 +98,16 @@ void check_pitch2d_layout(const char* call, const Pitch2DTextureLayout& layout,
                           std::size_t element_size, const DeviceProperties& p,
                           const std::string& buffer_description) {
     if (layout.width == 0 || layout.height == 0)
-        refuse(call, "Pitch2DTextureLayout width and height must be at least 1 (they are " +
+        refuse_layout(call, "Pitch2DTextureLayout width and height must be at least 1 (they are " +
                          std::to_string(layout.width) + " x " + std::to_string(layout.height) +
                          ")");
     if (p.texture_alignment > 0 && address % static_cast<std::uintptr_t>(p.texture_alignment) != 0)
-        refuse(call, buffer_description + " is not aligned to " +
+        refuse_layout(call, buffer_description + " is not aligned to " +
                          std::to_string(p.texture_alignment) +
                          " bytes (CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)");
     auto limit = [&](const char* field, std::size_t value, int max, const char* attribute) {
         if (max > 0 && value > static_cast<std::size_t>(max))
-            refuse(call, std::string("Pitch2DTextureLayout::") + field + " " +
+            refuse_layout(call, std::string("Pitch2DTextureLayout::") + field + " " +
                              std::to_string(value) + " exceeds the device's limit " +
                              std::to_string(max) + " (CU_DEVICE_ATTRIBUTE_" + attribute + ")");
     };
@@ -116,18 +117,18 @@ void check_pitch2d_layout(const char* call, const Pitch2DTextureLayout& layout,
     limit("pitch", layout.pitch, p.maximum_texture2d_linear_pitch, "MAXIMUM_TEXTURE2D_LINEAR_PITCH");
     std::size_t row_bytes = 0;
     if (__builtin_mul_overflow(layout.width, element_size, &row_bytes) || layout.pitch < row_bytes)
-        refuse(call, "Pitch2DTextureLayout::pitch " + std::to_string(layout.pitch) +
+        refuse_layout(call, "Pitch2DTextureLayout::pitch " + std::to_string(layout.pitch) +
                          " is less than a row (" + std::to_string(layout.width) + " elements of " +
                          std::to_string(element_size) + " bytes)");
     if (p.texture_pitch_alignment > 0 &&
         layout.pitch % static_cast<std::size_t>(p.texture_pitch_alignment) != 0)
-        refuse(call, "Pitch2DTextureLayout::pitch " + std::to_string(layout.pitch) +
+        refuse_layout(call, "Pitch2DTextureLayout::pitch " + std::to_string(layout.pitch) +
                          " is not a multiple of " + std::to_string(p.texture_pitch_alignment) +
                          " (CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT)");
     std::size_t needed = 0;
     if (__builtin_mul_overflow(layout.pitch, layout.height - 1, &needed) ||
         __builtin_add_overflow(needed, row_bytes, &needed) || needed > buffer_bytes)
-        refuse(call, std::to_string(layout.height) + " rows of pitch " +
+        refuse_layout(call, std::to_string(layout.height) + " rows of pitch " +
                          std::to_string(layout.pitch) + " run past the end of " +
                          buffer_description);
 }
@@ -167,10 +168,6 @@ CUDA_TEXTURE_DESC texture_descriptor(const TextureOptions& options) {
     return descriptor;
 }
 
-std::string describe_buffer(const Buffer& buffer) {
-    return buffer.is_closed() ? std::string("a closed Buffer") : buffer.description();
-}
-
 // Creates the texture in `context` and returns its box, holding `held`.
 std::shared_ptr<TextureBox> create_texture(const CUDA_RESOURCE_DESC& resource,
                                            const TextureOptions& options,
@@ -198,7 +195,7 @@ std::shared_ptr<TextureBox> create_texture(const CUDA_RESOURCE_DESC& resource,
 
 void check_texture_options(const TextureOptions& options, const TextureSource& source,
                            const char* call) {
-    auto refuse = [call](const std::string& problem) { detail::refuse(call, problem); };
+    auto refuse = [call](const std::string& problem) { detail::refuse_layout(call, problem); };
     for (std::size_t i = 0; i < 3; ++i) {
         const int mode = static_cast<int>(options.address_modes[i]);
         if (mode < 0 || mode > 3)
