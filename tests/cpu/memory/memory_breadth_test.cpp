@@ -241,7 +241,7 @@ TEST(DLPack, ExportRefusesLayoutsThatDoNotFit) {
     layout = {};
     layout.shape = {4};
     layout.dtype = {kDLInt, 4, 1};
-    expect_invalid([&] { to_dlpack(buffer, layout); }, {"4 bits", "whole number of bytes"});
+    expect_invalid([&] { to_dlpack(buffer, layout); }, {"int4 is not", "whole number of bytes"});
     buffer.close();
     layout = {};
     layout.shape = {4};
