@@ -427,8 +427,15 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
         if (!lookups.refusal.empty())
             return not_cached("where it looked for headers cannot be known: " + lookups.refusal);
         const HeaderRecord record{std::move(lookups.headers), std::move(lookups.paths)};
-        const std::optional<ObjectCode> list = header_list_entry(record);
+        std::optional<ObjectCode> list = header_list_entry(record);
         if (!list) return not_cached("a header's path holds a newline");
+        // The same record as the one this Program keyed last (compiled for another cache): the
+        // list shares its bytes, so a hit in either cache knows it by address, not by comparing
+        // every path (header_key_holds).
+        if (detail::ProgramKeyMemo* memo = detail::ProgramKeyMemoAccess::memo(program)) {
+            const std::shared_ptr<const detail::HeaderKey> known = memo->header_key(source_key);
+            if (known && known->list.code() == list->code()) list = known->list;
+        }
         std::string unreadable;
         const std::shared_ptr<const detail::HeaderKey> key =
             key_with_headers(source_key, KeyedSearch(search), record, *list,

@@ -143,6 +143,30 @@ TEST(ProgramKeyMemo, AnEditedHeaderOfTheSameSizeIsAMissForTheSameProgram) {
     EXPECT_FALSE(holds(edited, 1111111));
 }
 
+// One Program compiled for two caches (a memory cache and a disk cache side by side) stores one
+// header list in both: the second compile shares the first one's bytes, so a hit in either cache
+// recognises the list by its address instead of comparing every path it holds.
+TEST(ProgramKeyMemo, TwoCachesFilledByOneProgramShareItsHeaderList) {
+    test::TempDir dir;
+    const fs::path header = dir.path() / "include" / "value.h";
+    fs::create_directories(header.parent_path());
+    test::write_file(header, header_defining(3333333));
+    MemoryProgramCache first, second;
+    Program program(including_kernel, SourceType::cxx,
+                    options_with({header.parent_path().string()}));
+    ASSERT_TRUE(holds(compile_cached(first, program, CodeType::ptx), 3333333));
+    ASSERT_TRUE(holds(compile_cached(second, program, CodeType::ptx), 3333333));  // a compile
+    const CacheKey source_key = cache_key(program, CodeType::ptx);
+    const std::optional<ObjectCode> first_list = first.get(source_key);
+    const std::optional<ObjectCode> second_list = second.get(source_key);
+    ASSERT_TRUE(first_list && second_list) << "each cache holds the header list";
+    EXPECT_EQ(first_list->code(), second_list->code());
+    EXPECT_EQ(first_list->code().data(), second_list->code().data())
+        << "the second cache got a copy of the list's bytes, not the list";
+    EXPECT_TRUE(holds(compile_cached(first, program, CodeType::ptx), 3333333));
+    EXPECT_TRUE(holds(compile_cached(second, program, CodeType::ptx), 3333333));
+}
+
 // A header unchanged for seconds is trusted by its stamp (one stat): an edit that keeps its size
 // and sets its mtime back, or a file of the same size and mtime put in its place, must still miss.
 TEST(ProgramKeyMemo, ASettledHeaderEditedBehindItsSizeAndMtimeIsStillAMiss) {
