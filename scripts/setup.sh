@@ -12,8 +12,9 @@ bash scripts/install-packages.sh cmake ninja-build ccache g++ libgtest-dev libbe
   libgl-dev libegl-dev "$@"
 # libgl-dev, libegl-dev: GL/gl.h, to check cudaGL.h's types against the driver table, and the
 # OpenGL interop tests' headless EGL context (the libraries are opened at run time, not linked).
-# redis-server: the remote program cache's tests start their own server on a loopback port.
-bash scripts/install-packages.sh redis-server
+# redis-server: the remote program cache's tests start their own server on a loopback port;
+# openssl: its TLS tests make their CA and certificates with the openssl command.
+bash scripts/install-packages.sh redis-server openssl
 # Open MPI: the optional cudacore::mpi component, its tests (mpirun) and benchmark.
 bash scripts/install-packages.sh libopenmpi-dev openmpi-bin
 # The packages (scripts/packages.sh): cpack's Debian generator runs dpkg-shlibdeps (dpkg-dev),

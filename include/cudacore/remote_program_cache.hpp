@@ -38,9 +38,13 @@
 /// A server that cannot be used while locking or waiting lets the caller compile at once; an ACL
 /// user needs EVAL for the release (without it each lock is left to expire, warned once).
 ///
-/// TLS. Debian 12's hiredis (0.14) has no TLS support, so `rediss://` URLs are refused with
-/// InvalidArgumentError saying so; reach a TLS-only server through a local TLS tunnel (stunnel,
-/// spiped) on loopback.
+/// TLS. A `rediss://` server (RemoteCacheOptions::tls) is reached over TLS 1.2 or later through
+/// OpenSSL (Debian 12's hiredis has no TLS of its own: hiredis formats the commands and reads the
+/// replies, OpenSSL carries them). The server's certificate must chain to tls_ca_file (or to the
+/// system's CAs) and name the host of the URL (its DNS name, or its IP address); a client
+/// certificate is sent where the server asks for one (`tls-auth-clients`). A server that fails
+/// the check is a connection failure like any other (warned once, cause "TLS"; gets miss, the
+/// compile goes on), never a connection without verification.
 ///
 /// Thread-safe: connections are kept in a small pool (one per concurrent caller, up to
 /// `max_idle_connections` kept open between calls). A fork()ed child may go on using the object:
@@ -67,6 +71,14 @@ struct RemoteCacheOptions {
     int database = 0;       ///< SELECTed after connecting when not 0
     std::string user;       ///< ACL user (Redis 6+); empty: AUTH with the password alone
     std::string password;   ///< empty: no AUTH
+    /// TLS (`rediss://`): encrypt the connection and verify the server (this file's description).
+    bool tls = false;
+    /// PEM file of the CAs the server's certificate must chain to; empty: the system's CAs.
+    std::string tls_ca_file;
+    /// PEM client certificate (chain) sent to servers that ask for one; empty: none.
+    std::string tls_cert_file;
+    /// PEM private key of tls_cert_file; empty: the key is in tls_cert_file.
+    std::string tls_key_file;
     /// Bound on establishing a connection (TCP connect; then each reply of AUTH and SELECT is
     /// bounded by operation_timeout).
     std::chrono::milliseconds connect_timeout{250};
@@ -94,19 +106,20 @@ struct RemoteCacheOptions {
     /// itself (longer than lock_expiry, so that an owner's death is survived by waiting).
     std::chrono::milliseconds lock_wait{30000};
 
-    /// Parses `redis://[user[:password]\@]host[:port][/db][?option=value&...]`: user and
-    /// password percent-decoded, an IPv6 host in brackets, port 6379 and database 0 by default.
-    /// Options: connect_timeout_ms, timeout_ms (operation_timeout), retry_ms (retry_after),
-    /// max_retry_ms, expiry_s, prefix, max_entry_bytes, lock_ms (lock_expiry), lock_wait_ms
-    /// (lock_wait). Throws InvalidArgumentError naming the URL
-    /// (its password replaced by "***") and what is wrong: not a URL, another scheme (`rediss://`
-    /// is refused: this build's hiredis has no TLS), no host, a bad port, database or number, an
-    /// unknown option, a fragment.
+    /// Parses `redis[s]://[user[:password]\@]host[:port][/db][?option=value&...]`: user and
+    /// password percent-decoded, an IPv6 host in brackets, port 6379 and database 0 by default;
+    /// `rediss://` sets tls. Options: connect_timeout_ms, timeout_ms (operation_timeout), retry_ms
+    /// (retry_after), max_retry_ms, expiry_s, prefix, max_entry_bytes, lock_ms (lock_expiry),
+    /// lock_wait_ms (lock_wait), and with `rediss://` tls_ca, tls_cert, tls_key (file paths,
+    /// percent-decoded). Throws InvalidArgumentError naming the URL (its password replaced by
+    /// "***") and what is wrong: not a URL, another scheme, no host, a bad port, database or
+    /// number, an unknown option, a TLS option without `rediss://`, a fragment.
     static RemoteCacheOptions from_url(std::string_view url);
     /// from_url($CUDACORE_REMOTE_CACHE), or nullopt when it is unset or empty. Throws what
     /// from_url throws.
     static std::optional<RemoteCacheOptions> from_environment();
-    /// The server as a URL without the password (for messages): redis://user\@host:port/db.
+    /// The server as a URL without the password (for messages): redis://user\@host:port/db
+    /// (rediss:// with TLS).
     std::string display_url() const;
 };
 

@@ -1,12 +1,16 @@
 #include "cache/redis_connection.hpp"
 
+#include "cache/redis_tls_stream.hpp"
+
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/time.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <ctime>
+#include <new>
 
 namespace cudacore::detail {
 namespace {
@@ -88,18 +92,28 @@ const redisReply& reply_element(const redisReply& reply, std::size_t i) noexcept
 }
 
 RedisConnection::RedisConnection(const RemoteCacheOptions& options)
-    : server_(options.display_url()) {
-    context_ = redisConnectWithTimeout(options.host.c_str(), options.port,
-                                       to_timeval(options.connect_timeout));
-    if (context_ == nullptr || context_->err != 0) {
-        const std::string error = context_error(context_);
-        if (context_ != nullptr) redisFree(context_);
-        context_ = nullptr;
-        throw RedisFailure(RedisFailure::Kind::connect, "connect",
-                           "cannot connect to " + server_ + ": " + error);
+    : operation_timeout_(options.operation_timeout), server_(options.display_url()) {
+    if (options.tls) {
+        tls_ = std::make_unique<RedisTlsStream>(options, server_);
+        reader_ = redisReaderCreate();
+        if (reader_ == nullptr) {
+            tls_.reset();
+            throw RedisFailure(RedisFailure::Kind::connect, "connect",
+                               "cannot connect to " + server_ + ": out of memory");
+        }
+    } else {
+        context_ = redisConnectWithTimeout(options.host.c_str(), options.port,
+                                           to_timeval(options.connect_timeout));
+        if (context_ == nullptr || context_->err != 0) {
+            const std::string error = context_error(context_);
+            if (context_ != nullptr) redisFree(context_);
+            context_ = nullptr;
+            throw RedisFailure(RedisFailure::Kind::connect, "connect",
+                               "cannot connect to " + server_ + ": " + error);
+        }
+        redisSetTimeout(context_, to_timeval(options.operation_timeout));
+        redisEnableKeepAlive(context_);  // a vanished peer is noticed on idle pooled connections
     }
-    redisSetTimeout(context_, to_timeval(options.operation_timeout));
-    redisEnableKeepAlive(context_);  // a vanished peer is noticed on idle pooled connections
     auto handshake = [&](const std::vector<std::string_view>& arguments, const char* what) {
         RedisReply reply;
         try {
@@ -127,17 +141,62 @@ RedisConnection::RedisConnection(const RemoteCacheOptions& options)
             handshake({"SELECT", database}, "SELECT");
         }
     } catch (...) {
-        redisFree(context_);
+        if (context_ != nullptr) redisFree(context_);
         context_ = nullptr;
+        if (reader_ != nullptr) redisReaderFree(reader_);
+        reader_ = nullptr;
+        tls_.reset();
         throw;
     }
 }
 
 RedisConnection::~RedisConnection() {
     if (context_ != nullptr) redisFree(context_);
+    if (reader_ != nullptr) redisReaderFree(reader_);
+    if (tls_) {
+        SigpipeHold hold;  // the close notice is a write
+        tls_.reset();
+    }
+}
+
+RedisReply RedisConnection::tls_command(const std::vector<std::string_view>& arguments) {
+    std::vector<const char*> pointers;
+    std::vector<std::size_t> lengths;
+    for (std::string_view argument : arguments) {
+        pointers.push_back(argument.data());
+        lengths.push_back(argument.size());
+    }
+    char* formatted = nullptr;
+    const int length = redisFormatCommandArgv(&formatted, static_cast<int>(arguments.size()),
+                                              pointers.data(), lengths.data());
+    if (length < 0) throw std::bad_alloc();
+    const std::unique_ptr<char, void (*)(char*)> held(formatted, redisFreeCommand);
+    const std::string name(arguments.empty() ? "" : arguments[0]);
+    try {
+        {
+            SigpipeHold hold;
+            tls_->write_all({formatted, static_cast<std::size_t>(length)}, operation_timeout_);
+        }
+        void* reply = nullptr;
+        char buffer[16384];
+        for (;;) {
+            if (redisReaderGetReply(reader_, &reply) != REDIS_OK) {
+                throw RedisFailure(RedisFailure::Kind::io, "I/O error",
+                                   "the reply is not Redis's protocol: " + std::string(reader_->errstr));
+            }
+            if (reply != nullptr) return RedisReply(static_cast<redisReply*>(reply));
+            const std::size_t read = tls_->read_some(buffer, sizeof buffer, operation_timeout_);
+            if (redisReaderFeed(reader_, buffer, read) != REDIS_OK) throw std::bad_alloc();
+        }
+    } catch (const RedisFailure& failure) {
+        broken_ = true;
+        throw RedisFailure(failure.kind, failure.cause,
+                           name + " on " + server_ + " failed: " + failure.what());
+    }
 }
 
 RedisReply RedisConnection::command(const std::vector<std::string_view>& arguments) {
+    if (tls_) return tls_command(arguments);
     std::vector<const char*> pointers;
     std::vector<std::size_t> lengths;
     pointers.reserve(arguments.size());

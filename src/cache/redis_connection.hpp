@@ -1,10 +1,13 @@
 // One connection to a Redis server through hiredis, for RemoteProgramCache: connect with a
 // timeout, AUTH and SELECT, then commands bounded by the operation timeout. A peer that resets
-// the connection while a command is written never raises SIGPIPE in the process.
+// the connection while a command is written never raises SIGPIPE in the process. A rediss://
+// server is reached through RedisTlsStream (redis_tls_stream.hpp), hiredis formatting the
+// commands and reading the replies.
 #pragma once
 
 #include "cudacore/remote_program_cache.hpp"
 
+#include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -12,6 +15,7 @@
 #include <vector>
 
 struct redisContext;
+struct redisReader;
 struct redisReply;
 
 namespace cudacore::detail {
@@ -45,6 +49,8 @@ long long reply_integer(const redisReply& reply) noexcept;
 std::size_t reply_elements(const redisReply& reply) noexcept;
 const redisReply& reply_element(const redisReply& reply, std::size_t i) noexcept;
 
+class RedisTlsStream;
+
 class RedisConnection {
 public:
     // Connects within options.connect_timeout, then AUTHs (when a password is set) and SELECTs
@@ -60,7 +66,12 @@ public:
     bool broken() const noexcept { return broken_; }
 
 private:
-    redisContext* context_ = nullptr;
+    RedisReply tls_command(const std::vector<std::string_view>& arguments);
+
+    redisContext* context_ = nullptr;          // plain TCP: hiredis's own connection
+    std::unique_ptr<RedisTlsStream> tls_;  // TLS: the stream, and a reader for its replies
+    redisReader* reader_ = nullptr;
+    std::chrono::milliseconds operation_timeout_;
     std::string server_;
     bool broken_ = false;
 };

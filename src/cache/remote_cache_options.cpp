@@ -90,13 +90,10 @@ RemoteCacheOptions RemoteCacheOptions::from_url(std::string_view url_text) {
     const UriUriA& uri = holder.uri;
     std::string scheme = text(uri.scheme);
     for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (scheme == "rediss") {
-        throw fail(
-            "TLS (rediss://) is not supported: this build's hiredis (Debian 12's 0.14) has no "
-            "TLS; reach the server through a TLS tunnel on loopback and use redis://");
-    }
-    if (scheme != "redis") throw fail("the scheme must be redis:// (not '" + scheme + "://')");
+    if (scheme != "redis" && scheme != "rediss")
+        throw fail("the scheme must be redis:// or rediss:// (not '" + scheme + "://')");
     RemoteCacheOptions options;
+    options.tls = scheme == "rediss";
     options.host = text(uri.hostText);
     if (options.host.empty()) throw fail("no host");
     if (present(uri.userInfo)) {
@@ -152,10 +149,16 @@ RemoteCacheOptions RemoteCacheOptions::from_url(std::string_view url_text) {
                 options.lock_wait = milliseconds(parse_number<std::int64_t>(value, key, url, 0, day_ms));
             } else if (key == "prefix") {
                 options.key_prefix = value;
+            } else if (key == "tls_ca" || key == "tls_cert" || key == "tls_key") {
+                if (!options.tls) throw fail("the option '" + key + "' needs rediss://");
+                if (value.empty()) throw fail("the option '" + key + "' needs a file");
+                (key == "tls_ca" ? options.tls_ca_file
+                                 : key == "tls_cert" ? options.tls_cert_file : options.tls_key_file) = value;
             } else {
                 throw fail("unknown option '" + key +
                            "' (known: connect_timeout_ms, timeout_ms, retry_ms, max_retry_ms, "
-                           "expiry_s, max_entry_bytes, lock_ms, lock_wait_ms, prefix)");
+                           "expiry_s, max_entry_bytes, lock_ms, lock_wait_ms, prefix, and with "
+                           "rediss:// tls_ca, tls_cert, tls_key)");
             }
         }
     }
@@ -175,7 +178,7 @@ std::optional<RemoteCacheOptions> RemoteCacheOptions::from_environment() {
 }
 
 std::string RemoteCacheOptions::display_url() const {
-    std::string url = "redis://";
+    std::string url = tls ? "rediss://" : "redis://";
     if (!user.empty()) url += user + "@";
     if (host.find(':') != std::string::npos) {
         url += "[" + host + "]";

@@ -53,6 +53,11 @@ void check(const RemoteCacheOptions& options) {
     if (!options.user.empty() && options.password.empty()) throw fail("a user needs a password");
     if (options.lock_expiry.count() < 0 || options.lock_wait.count() < 0)
         throw fail("lock_expiry and lock_wait must not be negative");
+    if (!options.tls && (!options.tls_ca_file.empty() || !options.tls_cert_file.empty() ||
+                         !options.tls_key_file.empty()))
+        throw fail("TLS files are set but tls is off (a rediss:// URL sets it)");
+    if (!options.tls_key_file.empty() && options.tls_cert_file.empty())
+        throw fail("tls_key_file '" + options.tls_key_file + "' without tls_cert_file");
 }
 
 // Deletes the lock only while it still holds the caller's token, in one step on the server: a

@@ -78,7 +78,18 @@ std::string RedisServer::unavailable_reason() {
                                        : "";
 }
 
+RedisServer::RedisServer(std::string extra_config, Tls tls) : config_(std::move(extra_config)) {
+    tls_config_ = "tls-cert-file " + tls.certificate.string() + "\n" + "tls-key-file " +
+                  tls.key.string() + "\n" + "tls-ca-cert-file " + tls.ca.string() + "\n" +
+                  "tls-auth-clients " + (tls.require_client_certificate ? "yes" : "no") + "\n";
+    start_in_new_directory();
+}
+
 RedisServer::RedisServer(std::string extra_config) : config_(std::move(extra_config)) {
+    start_in_new_directory();
+}
+
+void RedisServer::start_in_new_directory() {
     char pattern[] = "/tmp/cudacore-redis-XXXXXX";
     if (::mkdtemp(pattern) == nullptr) throw std::runtime_error("mkdtemp failed");
     directory_ = pattern;
@@ -105,7 +116,7 @@ RedisServer::~RedisServer() {
 }
 
 std::string RedisServer::url(const std::string& credentials, const std::string& query) const {
-    std::string url = "redis://";
+    std::string url = tls_config_.empty() ? "redis://" : "rediss://";
     if (!credentials.empty()) url += credentials + "@";
     url += "127.0.0.1:" + std::to_string(port_) + "/0";
     if (!query.empty()) url += "?" + query;
@@ -117,8 +128,13 @@ void RedisServer::launch() {
     const fs::path log = directory_ / "redis.log";
     {
         std::ofstream out(config, std::ios::trunc);
-        out << "port " << port_ << "\n"
-            << "bind 127.0.0.1\n"
+        // A TLS server listens with TLS only, on the port a plain one would use.
+        if (tls_config_.empty()) {
+            out << "port " << port_ << "\n";
+        } else {
+            out << "port 0\n" << "tls-port " << port_ << "\n" << tls_config_;
+        }
+        out << "bind 127.0.0.1\n"
             << "protected-mode yes\n"
             << "daemonize no\n"
             << "dir " << directory_.string() << "\n"

@@ -23,15 +23,24 @@ public:
     // Why the tests cannot start one ("" when they can): redis-server is not installed.
     static std::string unavailable_reason();
 
-    // Starts a server with `extra_config` appended to its configuration (ACL users, maxmemory).
-    // Throws std::runtime_error with the server's log when it does not come up.
+    // A server that speaks only TLS on its port: its certificate and key, the CA file it checks
+    // client certificates with, and whether it requires one (tls-auth-clients).
+    struct Tls {
+        std::filesystem::path certificate, key, ca;
+        bool require_client_certificate = false;
+    };
+
+    // Starts a server with `extra_config` appended to its configuration (ACL users, maxmemory),
+    // plain or TLS only. Throws std::runtime_error with the server's log when it does not come up.
     explicit RedisServer(std::string extra_config = "");
+    RedisServer(std::string extra_config, Tls tls);
     ~RedisServer();
     RedisServer(const RedisServer&) = delete;
     RedisServer& operator=(const RedisServer&) = delete;
 
     int port() const { return port_; }
-    // redis://[credentials@]127.0.0.1:port/0, with `query` appended after '?' when not empty.
+    // redis://[credentials@]127.0.0.1:port/0 (rediss:// for a TLS server), with `query`
+    // appended after '?' when not empty.
     std::string url(const std::string& credentials = "", const std::string& query = "") const;
     bool running() const { return pid_ > 0; }
 
@@ -43,10 +52,12 @@ public:
     void start();
 
 private:
+    void start_in_new_directory();
     void launch();
 
     std::filesystem::path directory_;
     std::string config_;
+    std::string tls_config_;  // empty: plain TCP
     int port_ = 0;
     pid_t pid_ = -1;
 };

@@ -125,7 +125,7 @@ TEST(RemoteCacheUrl, RefusesWhatCannotWorkAndHidesThePassword) {
         SCOPED_TRACE(url);
         test::expect_invalid([&] { RemoteCacheOptions::from_url(url); }, parts);
     };
-    refused("rediss://host:6380", {"rediss://", "no TLS", "tunnel"});
+    refused("https://host", {"scheme", "redis://", "https"});
     refused("http://host", {"scheme", "http"});
     refused("redis:///0", {"no host"});
     refused("redis://host:0", {"port", "1..65535"});
@@ -165,6 +165,10 @@ TEST(RemoteCacheUrl, FromTheEnvironment) {
     EXPECT_EQ(options->port, 1234);
     EXPECT_EQ(options->database, 2);
     ::setenv("CUDACORE_REMOTE_CACHE", "rediss://envhost", 1);
+    options = RemoteCacheOptions::from_environment();
+    ASSERT_TRUE(options);
+    EXPECT_TRUE(options->tls);
+    ::setenv("CUDACORE_REMOTE_CACHE", "ftp://envhost", 1);
     EXPECT_THROW(RemoteCacheOptions::from_environment(), InvalidArgumentError);
     ::unsetenv("CUDACORE_REMOTE_CACHE");
 }

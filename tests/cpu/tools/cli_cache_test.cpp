@@ -360,9 +360,13 @@ TEST_F(CliCache, RemoteCacheDownOrMisnamed) {
         << result.err;
     const auto stats = cli({"cache", "stats", "--remote", url});
     EXPECT_NE(stats.exit_code, 0);
-    const auto tls = compile((dir.path() / "2.cubin").string(), {"--remote", "rediss://host"});
+    // A TLS server that is not there: a rediss:// URL is taken, and the failure names it.
+    const auto tls = cli({"cache", "stats", "--remote", "rediss://127.0.0.1:1"});
     EXPECT_NE(tls.exit_code, 0);
-    EXPECT_NE(tls.err.find("TLS"), std::string::npos) << tls.err;
+    EXPECT_NE(tls.err.find("rediss://127.0.0.1:1"), std::string::npos) << tls.err;
+    const auto bad = compile((dir.path() / "3.cubin").string(), {"--remote", "http://host"});
+    EXPECT_NE(bad.exit_code, 0);
+    EXPECT_NE(bad.err.find("scheme"), std::string::npos) << bad.err;
 }
 
 }  // namespace

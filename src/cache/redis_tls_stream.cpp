@@ -1,0 +1,241 @@
+#include "cache/redis_tls_stream.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace cudacore::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// OpenSSL's queued errors of this thread as one line (and the queue emptied), or `fallback`.
+std::string openssl_errors(const char* fallback) {
+    std::string text;
+    while (const unsigned long code = ERR_get_error()) {
+        char line[256];
+        ERR_error_string_n(code, line, sizeof line);
+        if (!text.empty()) text += "; ";
+        text += line;
+    }
+    return text.empty() ? std::string(fallback) : text;
+}
+
+std::chrono::milliseconds left_until(Clock::time_point deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    return left.count() > 0 ? left : std::chrono::milliseconds(0);
+}
+
+// A non-blocking TCP socket connected to host:port within `deadline`, or -1 with `why` set.
+int connect_tcp(const std::string& host, int port, Clock::time_point deadline, std::string& why) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const std::string service = std::to_string(port);
+    if (const int status = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); status != 0) {
+        why = "cannot resolve '" + host + "': " + ::gai_strerror(status);
+        return -1;
+    }
+    int fd = -1;
+    for (const addrinfo* address = found; address != nullptr && fd < 0; address = address->ai_next) {
+        fd = ::socket(address->ai_family, address->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                      address->ai_protocol);
+        if (fd < 0) {
+            why = std::string("socket: ") + std::strerror(errno);
+            continue;
+        }
+        int error = 0;
+        if (::connect(fd, address->ai_addr, address->ai_addrlen) != 0) {
+            error = errno;
+            if (error == EINPROGRESS) {
+                pollfd waiting{fd, POLLOUT, 0};
+                const int ready = ::poll(&waiting, 1, static_cast<int>(left_until(deadline).count()));
+                socklen_t length = sizeof error;
+                if (ready == 0) {
+                    error = ETIMEDOUT;
+                } else if (ready < 0 || ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+                    error = errno;
+                }
+            }
+        }
+        if (error != 0) {
+            why = std::string("connect: ") + std::strerror(error);
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    ::freeaddrinfo(found);
+    if (fd >= 0) {
+        const int on = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+        ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);  // notice a vanished peer
+    }
+    return fd;
+}
+
+bool is_ip_address(const std::string& host) {
+    unsigned char address[sizeof(in6_addr)];
+    return ::inet_pton(AF_INET, host.c_str(), address) == 1 ||
+           ::inet_pton(AF_INET6, host.c_str(), address) == 1;
+}
+
+}  // namespace
+
+RedisTlsStream::RedisTlsStream(const RemoteCacheOptions& options, const std::string& server)
+    : server_(server) {
+    const Clock::time_point deadline = Clock::now() + options.connect_timeout;
+    auto refuse = [&](const char* cause, const std::string& why) -> RedisFailure {
+        return RedisFailure(RedisFailure::Kind::connect, cause,
+                            "cannot connect to " + server_ + ": " + why);
+    };
+    ERR_clear_error();
+    context_ = SSL_CTX_new(TLS_client_method());
+    if (context_ == nullptr) throw refuse("TLS", openssl_errors("SSL_CTX_new failed"));
+    // From here the destructor does not run: each failure frees what was made.
+    auto fail = [&](const char* cause, const std::string& why) -> RedisFailure {
+        if (ssl_ != nullptr) SSL_free(ssl_);
+        if (fd_ >= 0) ::close(fd_);
+        SSL_CTX_free(context_);
+        ssl_ = nullptr;
+        fd_ = -1;
+        context_ = nullptr;
+        return refuse(cause, why);
+    };
+    SSL_CTX_set_min_proto_version(context_, TLS1_2_VERSION);
+    SSL_CTX_set_verify(context_, SSL_VERIFY_PEER, nullptr);
+    const int trusted = options.tls_ca_file.empty()
+                            ? SSL_CTX_set_default_verify_paths(context_)
+                            : SSL_CTX_load_verify_locations(context_, options.tls_ca_file.c_str(), nullptr);
+    if (trusted != 1) {
+        throw fail("TLS", "cannot load the CA certificates " +
+                              (options.tls_ca_file.empty() ? std::string("of the system")
+                                                           : "'" + options.tls_ca_file + "'") +
+                              ": " + openssl_errors("no certificate"));
+    }
+    if (!options.tls_cert_file.empty()) {
+        const std::string& key = options.tls_key_file.empty() ? options.tls_cert_file : options.tls_key_file;
+        if (SSL_CTX_use_certificate_chain_file(context_, options.tls_cert_file.c_str()) != 1 ||
+            SSL_CTX_use_PrivateKey_file(context_, key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+            SSL_CTX_check_private_key(context_) != 1) {
+            throw fail("TLS", "cannot use the client certificate '" + options.tls_cert_file +
+                                  "' with the key '" + key + "': " + openssl_errors("rejected"));
+        }
+    }
+    std::string why;
+    fd_ = connect_tcp(options.host, options.port, deadline, why);
+    if (fd_ < 0) throw fail("connect", why);
+    ssl_ = SSL_new(context_);
+    if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1)
+        throw fail("TLS", openssl_errors("SSL_new failed"));
+    // The certificate must name the host the URL names: its DNS name, or its IP address.
+    const bool named = is_ip_address(options.host)
+                           ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), options.host.c_str()) == 1
+                           : SSL_set_tlsext_host_name(ssl_, options.host.c_str()) == 1 &&
+                                 SSL_set1_host(ssl_, options.host.c_str()) == 1;
+    if (!named) throw fail("TLS", "cannot check the certificate against '" + options.host + "'");
+    for (;;) {
+        ERR_clear_error();
+        const int result = SSL_connect(ssl_);
+        if (result == 1) break;
+        const int error = SSL_get_error(ssl_, result);
+        if ((error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) &&
+            wait(error == SSL_ERROR_WANT_READ, left_until(deadline))) {
+            continue;
+        }
+        if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE)
+            throw fail("TLS", "the TLS handshake took longer than the connect timeout");
+        const long verified = SSL_get_verify_result(ssl_);
+        if (verified != X509_V_OK) {
+            throw fail("TLS", std::string("the server's certificate is not trusted: ") +
+                                  X509_verify_cert_error_string(verified));
+        }
+        const int saved_errno = errno;
+        throw fail("TLS", "the TLS handshake failed: " +
+                              openssl_errors(error == SSL_ERROR_SYSCALL && saved_errno != 0
+                                                 ? std::strerror(saved_errno)
+                                                 : "the server closed the connection"));
+    }
+}
+
+RedisTlsStream::~RedisTlsStream() {
+    if (ssl_ != nullptr) {
+        SSL_shutdown(ssl_);  // one try at the close notice: the socket does not block
+        SSL_free(ssl_);
+    }
+    if (fd_ >= 0) ::close(fd_);
+    if (context_ != nullptr) SSL_CTX_free(context_);
+    ERR_clear_error();
+}
+
+bool RedisTlsStream::wait(bool for_read, std::chrono::milliseconds timeout) const {
+    pollfd waiting{fd_, static_cast<short>(for_read ? POLLIN : POLLOUT), 0};
+    const Clock::time_point deadline = Clock::now() + timeout;
+    for (;;) {
+        const int ready = ::poll(&waiting, 1, static_cast<int>(left_until(deadline).count()));
+        if (ready > 0) return true;
+        if (ready == 0 || errno != EINTR) return false;
+    }
+}
+
+void RedisTlsStream::write_all(std::string_view bytes, std::chrono::milliseconds timeout) {
+    while (!bytes.empty()) {
+        ERR_clear_error();
+        const int chunk = static_cast<int>(std::min<std::size_t>(bytes.size(), 1 << 30));
+        const int written = SSL_write(ssl_, bytes.data(), chunk);
+        if (written > 0) {
+            bytes.remove_prefix(static_cast<std::size_t>(written));
+            continue;
+        }
+        const int error = SSL_get_error(ssl_, written);
+        const int saved_errno = errno;
+        if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+            if (wait(error == SSL_ERROR_WANT_READ, timeout)) continue;
+            throw RedisFailure(RedisFailure::Kind::timeout, "timeout",
+                               "writing to " + server_ + " took longer than the operation timeout");
+        }
+        if (error == SSL_ERROR_ZERO_RETURN ||
+            (error == SSL_ERROR_SYSCALL && (saved_errno == EPIPE || saved_errno == ECONNRESET))) {
+            throw RedisFailure(RedisFailure::Kind::lost, "connection lost",
+                               server_ + " closed the connection");
+        }
+        throw RedisFailure(RedisFailure::Kind::io, "I/O error",
+                           "writing to " + server_ + " failed: " + openssl_errors(std::strerror(saved_errno)));
+    }
+}
+
+std::size_t RedisTlsStream::read_some(char* buffer, std::size_t size, std::chrono::milliseconds timeout) {
+    for (;;) {
+        ERR_clear_error();
+        const int read = SSL_read(ssl_, buffer, static_cast<int>(std::min<std::size_t>(size, 1 << 30)));
+        if (read > 0) return static_cast<std::size_t>(read);
+        const int error = SSL_get_error(ssl_, read);
+        const int saved_errno = errno;
+        if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+            if (wait(error == SSL_ERROR_WANT_READ, timeout)) continue;
+            throw RedisFailure(RedisFailure::Kind::timeout, "timeout",
+                               "reading from " + server_ + " took longer than the operation timeout");
+        }
+        if (error == SSL_ERROR_ZERO_RETURN ||
+            (error == SSL_ERROR_SYSCALL && (saved_errno == 0 || saved_errno == ECONNRESET))) {
+            throw RedisFailure(RedisFailure::Kind::lost, "connection lost",
+                               server_ + " closed the connection");
+        }
+        throw RedisFailure(RedisFailure::Kind::io, "I/O error",
+                           "reading from " + server_ + " failed: " + openssl_errors(std::strerror(saved_errno)));
+    }
+}
+
+}  // namespace cudacore::detail
