@@ -191,50 +191,46 @@ bool RedisTlsStream::wait(bool for_read, std::chrono::milliseconds timeout) cons
 }
 
 void RedisTlsStream::write_all(std::string_view bytes, std::chrono::milliseconds timeout) {
-    while (!bytes.empty()) {
-        ERR_clear_error();
-        const int chunk = static_cast<int>(std::min<std::size_t>(bytes.size(), 1 << 30));
-        const int written = SSL_write(ssl_, bytes.data(), chunk);
-        if (written > 0) {
-            bytes.remove_prefix(static_cast<std::size_t>(written));
-            continue;
-        }
-        const int error = SSL_get_error(ssl_, written);
-        const int saved_errno = errno;
-        if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
-            if (wait(error == SSL_ERROR_WANT_READ, timeout)) continue;
-            throw RedisFailure(RedisFailure::Kind::timeout, "timeout",
-                               "writing to " + server_ + " took longer than the operation timeout");
-        }
-        if (error == SSL_ERROR_ZERO_RETURN ||
-            (error == SSL_ERROR_SYSCALL && (saved_errno == EPIPE || saved_errno == ECONNRESET))) {
-            throw RedisFailure(RedisFailure::Kind::lost, "connection lost",
-                               server_ + " closed the connection");
-        }
-        throw RedisFailure(RedisFailure::Kind::io, "I/O error",
-                           "writing to " + server_ + " failed: " + openssl_errors(std::strerror(saved_errno)));
-    }
+    while (!bytes.empty())
+        bytes.remove_prefix(transfer(true, const_cast<char*>(bytes.data()), bytes.size(), timeout));
 }
 
 std::size_t RedisTlsStream::read_some(char* buffer, std::size_t size, std::chrono::milliseconds timeout) {
+    return transfer(false, buffer, size, timeout);
+}
+
+std::size_t RedisTlsStream::transfer(bool writing, char* data, std::size_t size,
+                                     std::chrono::milliseconds timeout) {
+    const int chunk = static_cast<int>(std::min<std::size_t>(size, 1 << 30));
+    const char* doing = writing ? "writing to " : "reading from ";
     for (;;) {
         ERR_clear_error();
-        const int read = SSL_read(ssl_, buffer, static_cast<int>(std::min<std::size_t>(size, 1 << 30)));
-        if (read > 0) return static_cast<std::size_t>(read);
-        const int error = SSL_get_error(ssl_, read);
+        const int done = writing ? SSL_write(ssl_, data, chunk) : SSL_read(ssl_, data, chunk);
+        if (done > 0) return static_cast<std::size_t>(done);
+        const int error = SSL_get_error(ssl_, done);
         const int saved_errno = errno;
         if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
             if (wait(error == SSL_ERROR_WANT_READ, timeout)) continue;
             throw RedisFailure(RedisFailure::Kind::timeout, "timeout",
-                               "reading from " + server_ + " took longer than the operation timeout");
+                               doing + server_ + " took longer than the operation timeout");
         }
         if (error == SSL_ERROR_ZERO_RETURN ||
-            (error == SSL_ERROR_SYSCALL && (saved_errno == 0 || saved_errno == ECONNRESET))) {
+            (error == SSL_ERROR_SYSCALL &&
+             (saved_errno == 0 || saved_errno == EPIPE || saved_errno == ECONNRESET))) {
+            // A server that refuses the client (no client certificate, under TLS 1.3 only after
+            // the handshake) says why in an alert before it closes: read it when a write fails.
+            std::string why;
+            if (writing) {
+                char scrap[256];
+                ERR_clear_error();
+                const int read = SSL_read(ssl_, scrap, sizeof scrap);
+                if (read <= 0 && SSL_get_error(ssl_, read) == SSL_ERROR_SSL) why = ": " + openssl_errors("");
+            }
             throw RedisFailure(RedisFailure::Kind::lost, "connection lost",
-                               server_ + " closed the connection");
+                               server_ + " closed the connection" + why);
         }
         throw RedisFailure(RedisFailure::Kind::io, "I/O error",
-                           "reading from " + server_ + " failed: " + openssl_errors(std::strerror(saved_errno)));
+                           doing + server_ + " failed: " + openssl_errors(std::strerror(saved_errno)));
     }
 }
 

@@ -35,6 +35,9 @@ public:
     std::size_t read_some(char* buffer, std::size_t size, std::chrono::milliseconds timeout);
 
 private:
+    // One SSL_write (or SSL_read) of up to `size` bytes, retried while the socket is not ready
+    // (each wait at most `timeout`); the bytes it moved.
+    std::size_t transfer(bool writing, char* data, std::size_t size, std::chrono::milliseconds timeout);
     // Waits for the socket to be readable (or writable) until `timeout`; false when it was not.
     bool wait(bool for_read, std::chrono::milliseconds timeout) const;
 
