@@ -67,6 +67,9 @@ const unsigned char bundle_bytes[] = {
     (cudacore::register_embedded_header_bundle("@arg_NAME@", bundle_bytes, sizeof bundle_bytes), true);
 }  // namespace
 ]=] @ONLY)
-  set_source_files_properties("${source}" PROPERTIES OBJECT_DEPENDS "${bytes}")
+  # Never joined into a unity build's file: two bundles of one target would define the same
+  # names there, and the array is a compile of its own anyway.
+  set_source_files_properties("${source}" PROPERTIES OBJECT_DEPENDS "${bytes}"
+                              SKIP_UNITY_BUILD_INCLUSION ON)
   target_sources(${target} PRIVATE "${source}" "${bytes}")
 endfunction()

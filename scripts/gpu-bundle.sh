@@ -11,7 +11,7 @@ bundle="$1"
 build_dir="${BUILD_DIR:-build}"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" -DCUDAToolkit_ROOT="$cuda_home" \
-  ${CMAKE_ARGS:-} >/dev/null
+  -DCUDACORE_CPU_TESTS_IN_ALL=ON ${CMAKE_ARGS:-} >/dev/null
 # BUNDLE_TARGETS: build only these (what the GPU machine runs) before packing; default everything.
 cmake --build "$build_dir" -j "$(nproc)" ${BUNDLE_TARGETS:+--target $BUNDLE_TARGETS}
 stage="$(mktemp -d)"

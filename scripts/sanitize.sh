@@ -12,9 +12,10 @@ cd "$(dirname "$0")/.."
 build_dir="${SANITIZE_BUILD_DIR:-build-sanitize}"
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 # A unity build (CMake joins up to 8 sources of a target into one compile): the library compiles
-# in a third of the time; each source still compiles alone in the main build.
+# in a third of the time; each source still compiles alone in the main build. The test programs
+# at -O0: under ASan a third quicker to compile than at -O1.
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1" \
-  -DCMAKE_UNITY_BUILD=ON -DCUDACORE_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="$flags" \
+  -DCMAKE_UNITY_BUILD=ON -DCUDACORE_TEST_OPTIMIZE=-O0 -DCUDACORE_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" >/dev/null
 # Without a GPU only what the CPU tests run is built (the GPU tests and examples would skip):
 # about a third less to compile.

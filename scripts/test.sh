@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up, build, and run every test (GPU tests report "skipped" with the reason when no GPU),
-# then fuzz, then run the tests again under ASan + UBSan, then the concurrency tests under
+# then fuzz, then run the tests under ASan + UBSan, then the concurrency tests under
 # ThreadSanitizer. Each step prints its time; the whole script is meant to stay under 30 minutes
 # on a machine of 2 cores with nothing cached (four builds: the main one, then ASan + UBSan,
 # ThreadSanitizer and the fuzzers' clang build, the last three unity builds of the library).
@@ -14,10 +14,26 @@ step() {  # step NAME COMMAND...: runs it, then says how long it took
 }
 # ccache is the main build's compiler launcher, so the packages step's FetchContent build is made
 # of cache hits; the test programs share one precompiled GoogleTest header in each build and are
-# compiled at -O1 (tests/CMakeLists.txt).
+# compiled at -O1 (-O0 in the sanitizer builds; tests/CMakeLists.txt).
+# Without a GPU the CPU suite runs once, in the ASan + UBSan build (scripts/sanitize.sh): the main
+# build leaves the CPU test programs out (CUDACORE_CPU_TESTS_IN_ALL=OFF) and runs the GPU tests,
+# which report "skipped" with the reason. With a GPU, or with the sanitizer pass turned off, the
+# main build runs every test.
+cpu_suite_in_sanitizer=0
+if ! nvidia-smi -L >/dev/null 2>&1 && [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then cpu_suite_in_sanitizer=1; fi
+if [ "$cpu_suite_in_sanitizer" = 1 ]; then
+  export CMAKE_ARGS="${CMAKE_ARGS:-} -DCUDACORE_CPU_TESTS_IN_ALL=OFF"
+else
+  export CMAKE_ARGS="${CMAKE_ARGS:-} -DCUDACORE_CPU_TESTS_IN_ALL=ON"
+fi
 step "set up and build" bash scripts/setup.sh
 build_dir="${BUILD_DIR:-build}"
-step "tests" ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600
+if [ "$cpu_suite_in_sanitizer" = 1 ]; then
+  step "GPU tests (no GPU: each says why it skips)" \
+    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 -L gpu
+else
+  step "tests" ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600
+fi
 # Every C++ block of README.md and docs/*.md compiles (-fsyntax-only), so no snippet goes stale.
 step "documentation snippets" python3 scripts/check-doc-snippets.py
 # The layers hold: no include from a lower layer to a higher one, no include cycle among the public
@@ -38,8 +54,9 @@ if [ "${CUDACORE_PACKAGES:-1}" = 1 ]; then step "packages" bash scripts/packages
 # validation, IPC descriptors, header bundles, MPI messages; clang, ASan + UBSan) for 90 s in
 # all, then the isolated link for 30 s.
 step "fuzzing" bash scripts/fuzz.sh
-# The same tests again under AddressSanitizer + UndefinedBehaviorSanitizer (a second build, of
-# what the CPU tests run). CUDACORE_SANITIZE=0 skips it.
+# The CPU tests (and with a GPU every test, again) under AddressSanitizer +
+# UndefinedBehaviorSanitizer (a second build, of what the tests run). CUDACORE_SANITIZE=0 skips
+# it (and the main build then runs the CPU tests).
 if [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then step "ASan + UBSan" bash scripts/sanitize.sh; fi
 # ThreadSanitizer over the concurrency-heavy tests (scripts/tsan.sh): a third build, of the
 # library and thirteen test programs. CUDACORE_TSAN=0 skips it.

@@ -21,7 +21,8 @@ tests=(cpu_memory_test cpu_buffer_threads_test cpu_caching_memory_resource_test
 # A unity build as in scripts/sanitize.sh, without the CLI (no test here runs it), with line
 # tables only (-g1: enough for the reports' file:line).
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
-  -DCMAKE_UNITY_BUILD=ON -DCUDACORE_BUILD_TOOLS=OFF -DCUDACORE_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="$flags" \
+  -DCMAKE_UNITY_BUILD=ON -DCUDACORE_TEST_OPTIMIZE=-O0 -DCUDACORE_BUILD_TOOLS=OFF \
+  -DCUDACORE_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target "${tests[@]}"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
