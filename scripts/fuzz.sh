@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer, the
 # library compiled the same way) in ${FUZZ_BUILD_DIR:-build-fuzz} and runs each one, starting
-# from the committed seed corpus in fuzz/corpus/. FUZZ_SECONDS (default 90) is the total time,
+# from the committed seed corpus in fuzz/corpus/. FUZZ_SECONDS (default 60) is the total time,
 # shared between the targets (more targets, less time each). Any crash, sanitizer report or leak
 # fails the script.
 set -euo pipefail
@@ -27,7 +27,7 @@ else
 fi
 cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" fuzz_link cudacore_link_worker
 
-total="${FUZZ_SECONDS:-90}"
+total="${FUZZ_SECONDS:-60}"
 per_target=$(( total / ${#targets[@]} ))
 [ "$per_target" -lt 1 ] && per_target=1
 for target in "${targets[@]}"; do
@@ -40,10 +40,10 @@ for target in "${targets[@]}"; do
 done
 
 # The isolated link (nvJitLink in the link worker process, as `cudacore link` runs it) for
-# LINK_FUZZ_SECONDS (default 30) more, from the code validator's seeds (the same input format).
+# LINK_FUZZ_SECONDS (default 20) more, from the code validator's seeds (the same input format).
 # This process must never crash; inputs that crash nvJitLink itself end the worker and are
 # counted from the fuzzer's "nvJitLink crashed" lines.
-link_seconds="${LINK_FUZZ_SECONDS:-30}"
+link_seconds="${LINK_FUZZ_SECONDS:-20}"
 mkdir -p "$build_dir/corpus/link"
 echo "fuzzing link (isolated) for ${link_seconds}s"
 link_log="$build_dir/link-fuzz.log"
