@@ -10,7 +10,7 @@ namespace cudacore::cli {
 void add_remote_option(CLI::App& command, std::string& url) {
     command.add_option("--remote", url,
                        "Also use the Redis program cache at this URL "
-                       "(redis://[user:password@]host[:port][/db]; default: $CUDACORE_REMOTE_CACHE)");
+                       "(redis[s]://[user:password@]host[:port][/db][?tls_ca=FILE...]; default: $CUDACORE_REMOTE_CACHE)");
 }
 
 std::unique_ptr<RemoteProgramCache> open_remote_cache(const std::string& url) {
