@@ -8,7 +8,6 @@
 #include <sys/time.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <ctime>
 #include <new>
 
@@ -56,6 +55,20 @@ private:
     sigset_t pipe_{};
     sigset_t previous_{};
     bool pending_before_ = false;
+};
+
+// A command's arguments as hiredis takes them: pointers and lengths side by side.
+struct ArgumentVectors {
+    explicit ArgumentVectors(const std::vector<std::string_view>& arguments) {
+        pointers.reserve(arguments.size());
+        lengths.reserve(arguments.size());
+        for (std::string_view argument : arguments) {
+            pointers.push_back(argument.data());
+            lengths.push_back(argument.size());
+        }
+    }
+    std::vector<const char*> pointers;
+    std::vector<std::size_t> lengths;
 };
 
 std::string context_error(const redisContext* context) {
@@ -160,15 +173,10 @@ RedisConnection::~RedisConnection() {
 }
 
 RedisReply RedisConnection::tls_command(const std::vector<std::string_view>& arguments) {
-    std::vector<const char*> pointers;
-    std::vector<std::size_t> lengths;
-    for (std::string_view argument : arguments) {
-        pointers.push_back(argument.data());
-        lengths.push_back(argument.size());
-    }
+    ArgumentVectors vectors(arguments);  // hiredis 0.14 takes non-const pointers
     char* formatted = nullptr;
     const int length = redisFormatCommandArgv(&formatted, static_cast<int>(arguments.size()),
-                                              pointers.data(), lengths.data());
+                                              vectors.pointers.data(), vectors.lengths.data());
     if (length < 0) throw std::bad_alloc();
     const std::unique_ptr<char, void (*)(char*)> held(formatted, redisFreeCommand);
     const std::string name(arguments.empty() ? "" : arguments[0]);
@@ -197,21 +205,14 @@ RedisReply RedisConnection::tls_command(const std::vector<std::string_view>& arg
 
 RedisReply RedisConnection::command(const std::vector<std::string_view>& arguments) {
     if (tls_) return tls_command(arguments);
-    std::vector<const char*> pointers;
-    std::vector<std::size_t> lengths;
-    pointers.reserve(arguments.size());
-    lengths.reserve(arguments.size());
-    for (std::string_view argument : arguments) {
-        pointers.push_back(argument.data());
-        lengths.push_back(argument.size());
-    }
+    ArgumentVectors vectors(arguments);  // hiredis 0.14 takes non-const pointers
     void* reply = nullptr;
     int error_number = 0;
     {
         SigpipeHold hold;
         errno = 0;
-        reply = redisCommandArgv(context_, static_cast<int>(arguments.size()), pointers.data(),
-                                 lengths.data());
+        reply = redisCommandArgv(context_, static_cast<int>(arguments.size()),
+                                 vectors.pointers.data(), vectors.lengths.data());
         error_number = errno;
     }
     if (reply != nullptr) return RedisReply(static_cast<redisReply*>(reply));
