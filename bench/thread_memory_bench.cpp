@@ -2,10 +2,15 @@
 // stream: the raw driver pool (cuMemAllocAsync / cuMemFreeAsync, and cuMemAllocFromPoolAsync on
 // the default pool's handle, as cudacore's resources call it), cudacore's default path
 // (Device::allocate, then close on the stream or drop), a DeviceMemoryResource, and
-// CachingMemoryResource; empty-kernel launches beside them for reference. Per thread count and
-// variant: the best of `runs` runs of `ops` operations per thread, as per-thread wall time per
-// operation, its ratio to raw cuMemAllocAsync and the aggregate throughput of all threads.
-// Variants run interleaved (run 1 of each, then run 2...), so drifts fall on every side alike.
+// CachingMemoryResource; empty-kernel launches beside them for reference. Per thread count, the
+// variants run in `rounds` rounds of `ops` operations per thread, each round every variant once,
+// in an order rotated from round to round (so that none always follows the same neighbour). Per
+// variant: the median over rounds of the per-thread wall time per operation and of the aggregate
+// throughput of all threads, and its ratio to raw cuMemAllocAsync as the median of the ratios
+// within each round, with their lowest and highest: a variant is compared with the raw run of
+// its own round, minutes apart from nothing. Under contention the driver's pool lock sets the
+// time, and which thread wins it moves a run by more than cudacore's own work; pairing within a
+// round and taking the median keeps one unlucky run from deciding a ratio.
 // A program, not a Google Benchmark: the threads are its own. Without a GPU it says why and
 // exits 0. Google Benchmark's --benchmark_* flags (scripts/gpu-check.sh passes them to every
 // *_bench) are ignored.
@@ -16,7 +21,7 @@
 // cost with a resource that calls no driver, held as the device's default resource is (no
 // reference count per buffer) and as a DeviceMemoryResource is (one per buffer).
 //
-//     thread_memory_bench [--threads 1,2,4,8,16] [--ops 20000] [--runs 3] [--no-launch] [--split]
+//     thread_memory_bench [--threads 1,2,4,8,16] [--ops 5000] [--rounds 9] [--no-launch] [--split]
 #include "bench_support.hpp"
 
 #include "cudacore/buffer.hpp"
@@ -48,8 +53,8 @@ constexpr std::size_t MiB = std::size_t{1} << 20;
 
 struct Settings {
     std::vector<int> threads{1, 2, 4, 8, 16};
-    int ops = 20000;
-    int runs = 3;
+    int ops = 5000;
+    int rounds = 9;
     bool launches = true;
     bool split = false;
 };
@@ -79,9 +84,36 @@ struct Variant {
 };
 
 struct Result {
-    double per_op_us = 1e300;  // mean over threads of the thread's time per operation
-    double throughput = 0;     // operations per second, all threads together
+    double per_op_us = 0;   // mean over threads of the thread's time per operation
+    double throughput = 0;  // operations per second, all threads together
 };
+
+// What the table shows of one variant at one thread count, over the rounds.
+struct Summary {
+    double per_op_us = 0;    // median over rounds
+    double throughput = 0;   // median over rounds
+    double ratio = 0;        // median over rounds of per_op_us / the raw variant's, same round
+    double ratio_low = 0;    // lowest of those ratios
+    double ratio_high = 0;   // highest
+};
+
+double median(std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    const std::size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// samples[round] of one variant and of the variant it is compared with.
+Summary summarize(const std::vector<Result>& samples, const std::vector<Result>& raw) {
+    std::vector<double> times, rates, ratios;
+    for (std::size_t r = 0; r < samples.size(); ++r) {
+        times.push_back(samples[r].per_op_us);
+        rates.push_back(samples[r].throughput);
+        ratios.push_back(samples[r].per_op_us / raw[r].per_op_us);
+    }
+    const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
+    return {median(times), median(rates), median(ratios), *low, *high};
+}
 
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -140,8 +172,8 @@ int main(int argc, char** argv) {
             settings.threads = parse_list(argv[++i]);
         else if (arg == "--ops" && i + 1 < argc)
             settings.ops = std::atoi(argv[++i]);
-        else if (arg == "--runs" && i + 1 < argc)
-            settings.runs = std::atoi(argv[++i]);
+        else if ((arg == "--rounds" || arg == "--runs") && i + 1 < argc)
+            settings.rounds = std::atoi(argv[++i]);
         else if (arg == "--no-launch")
             settings.launches = false;
         else if (arg == "--split")
@@ -150,10 +182,15 @@ int main(int argc, char** argv) {
             continue;  // scripts/gpu-check.sh passes these
         else {
             std::fprintf(stderr,
-                         "usage: thread_memory_bench [--threads 1,2,4,8,16] [--ops 20000] "
-                         "[--runs 3] [--no-launch] [--split]\n");
+                         "usage: thread_memory_bench [--threads 1,2,4,8,16] [--ops 5000] "
+                         "[--rounds 9] [--no-launch] [--split]\n");
             return 2;
         }
+    }
+    if (settings.ops < 1 || settings.rounds < 1 || settings.threads.empty() ||
+        std::any_of(settings.threads.begin(), settings.threads.end(), [](int n) { return n < 1; })) {
+        std::fprintf(stderr, "thread_memory_bench: --ops, --rounds and every thread count must be at least 1\n");
+        return 2;
     }
     if (const char* reason = bench::gpu_missing_reason(); *reason) {
         std::printf("thread_memory_bench: skipped, %s\n", reason);
@@ -307,34 +344,34 @@ int main(int argc, char** argv) {
                             true});
     }
 
-    std::printf("thread_memory_bench: %s, %d operations per thread, best of %d runs\n",
-                device.name().c_str(), settings.ops, settings.runs);
+    std::printf("thread_memory_bench: %s, %d operations per thread, %d rounds (medians)\n",
+                device.name().c_str(), settings.ops, settings.rounds);
+    const std::size_t raw_launch = settings.launches ? variants.size() - 2 : 0;
     // results[thread count index][variant]
-    std::vector<std::vector<Result>> results(settings.threads.size(),
-                                             std::vector<Result>(variants.size()));
+    std::vector<std::vector<Summary>> results(settings.threads.size(),
+                                              std::vector<Summary>(variants.size()));
     for (std::size_t t = 0; t < settings.threads.size(); ++t) {
         const int n = settings.threads[t];
-        std::vector<Stream> streams;  // one per thread, for every variant and run
+        std::vector<Stream> streams;  // one per thread, for every variant and round
         for (int i = 0; i < n; ++i) streams.push_back(device.create_stream());
         for (const Variant& variant : variants)
             run_once(device, variant, streams, settings.ops / 10 + 1);
-        for (int run = 0; run < settings.runs; ++run) {
-            for (std::size_t v = 0; v < variants.size(); ++v) {
-                const Result r = run_once(device, variants[v], streams, settings.ops);
-                Result& best = results[t][v];
-                best.per_op_us = std::min(best.per_op_us, r.per_op_us);
-                best.throughput = std::max(best.throughput, r.throughput);
+        // samples[variant][round]
+        std::vector<std::vector<Result>> samples(variants.size());
+        for (int round = 0; round < settings.rounds; ++round) {
+            for (std::size_t k = 0; k < variants.size(); ++k) {
+                const std::size_t v = (k + static_cast<std::size_t>(round)) % variants.size();
+                samples[v].push_back(run_once(device, variants[v], streams, settings.ops));
             }
         }
         std::printf("\n%d thread%s\n", n, n == 1 ? "" : "s");
-        std::printf("  %-32s %12s %10s %16s\n", "variant", "us/op/thread", "vs raw",
-                    "aggregate op/s");
-        const std::size_t raw_launch = settings.launches ? variants.size() - 2 : 0;
+        std::printf("  %-32s %12s %10s %16s %16s\n", "variant", "us/op/thread", "vs raw",
+                    "(rounds low-high)", "aggregate op/s");
         for (std::size_t v = 0; v < variants.size(); ++v) {
-            const Result& r = results[t][v];
-            const Result& raw = results[t][variants[v].is_launch ? raw_launch : 0];
-            std::printf("  %-32s %12.3f %10.3f %16.0f\n", variants[v].name.c_str(), r.per_op_us,
-                        r.per_op_us / raw.per_op_us, r.throughput);
+            const Summary r = results[t][v] =
+                summarize(samples[v], samples[variants[v].is_launch ? raw_launch : 0]);
+            std::printf("  %-32s %12.3f %10.3f %8.3f-%-7.3f %16.0f\n", variants[v].name.c_str(),
+                        r.per_op_us, r.ratio, r.ratio_low, r.ratio_high, r.throughput);
         }
         std::fflush(stdout);
     }
@@ -352,8 +389,10 @@ int main(int argc, char** argv) {
                       cached = index_of("CachingMemoryResource + close");
     // "operation ..." starts what scripts/gpu-check.sh copies into its summary.
     std::printf(
-        "\noperation: allocate + free 1 MiB, per-thread time per operation (ratio to raw "
-        "cuMemAllocAsync) and aggregate operations per second\n");
+        "\noperation: allocate + free 1 MiB, per-thread time per operation (median of %d "
+        "rounds; in brackets the median of the ratios to raw cuMemAllocAsync in the same round) "
+        "and aggregate operations per second\n",
+        settings.rounds);
     std::printf(
         "| threads | raw µs | Device::allocate close | drop | DeviceMemoryResource close "
         "| drop | Caching close | raw op/s | Caching op/s "
@@ -361,7 +400,7 @@ int main(int argc, char** argv) {
     bool default_within = true;
     for (std::size_t t = 0; t < settings.threads.size(); ++t) {
         const auto& row = results[t];
-        auto ratio = [&](std::size_t v) { return row[v].per_op_us / row[raw].per_op_us; };
+        auto ratio = [&](std::size_t v) { return row[v].ratio; };
         for (std::size_t v : {close, drop, resource_close, resource_drop})
             default_within = default_within && ratio(v) <= 1.1;
         std::printf(
