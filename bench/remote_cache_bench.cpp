@@ -1,10 +1,12 @@
 // A remote (Redis) cache hit against a disk hit, a memory hit and a compile, side by side in one
 // run (a table program, not a Google Benchmark: it starts its own server).
 //
-//   remote_cache_bench [--url redis://...] [--hits N]
+//   remote_cache_bench [--url redis://...|rediss://...] [--hits N]
 //
 // Without --url (or $CUDACORE_REMOTE_CACHE) it starts redis-server on a free loopback port, as the
-// tests do, and stops it at the end. For the "small" kernel and the "cuda_std" kernel (it includes
+// tests do, and a second one that speaks only TLS (certificates made with the openssl command; its
+// rows are left out, saying why, when that cannot be done), and stops them at the end. For the
+// "small" kernel and the "cuda_std" kernel (it includes
 // <cuda/std/...> headers): a fresh NVRTC compile (median of a few), then compile_cached() hitting a
 // MemoryProgramCache, a DiskProgramCache and a RemoteProgramCache (N hits each, median and 99th
 // percentile; a hit computes the key and reads two entries: the header list and the code), and
@@ -61,9 +63,40 @@ Timing time_calls(int count, const std::function<void()>& call) {
             samples[std::min(samples.size() - 1, samples.size() * 99 / 100)]};
 }
 
-void row(const char* kernel, const char* what, const Timing& timing, double compile_us) {
-    std::printf("| %-8s | %-34s | %10.1f | %10.1f | %9.0fx |\n", kernel, what, timing.median_us,
-                timing.p99_us, compile_us / timing.median_us);
+void row(const char* kernel, const std::string& what, const Timing& timing, double compile_us) {
+    std::printf("| %-8s | %-40s | %10.1f | %10.1f | %9.0fx |\n", kernel, what.c_str(),
+                timing.median_us, timing.p99_us, compile_us / timing.median_us);
+}
+
+// The rows of one Redis endpoint (`label`: "" or " over TLS"): compile_cached hitting a
+// RemoteProgramCache, then the floor under it, the same two values fetched with bare GETs on one
+// connection. Returns false when the cache did not hit.
+bool remote_rows(const char* kernel, const char* source, const RemoteCacheOptions& options,
+                 const std::string& label, int hits, double compile_us) {
+    RemoteProgramCache remote(options);
+    Program first = make_program(source);
+    compile_cached(remote, first, CodeType::cubin);  // stores
+    Program program = make_program(source);
+    row(kernel, "compile_cached: remote hit" + label,
+        time_calls(hits, [&] { compile_cached(remote, program, CodeType::cubin); }), compile_us);
+    const bool hit = remote.stats().hits != 0 && remote.stats().failed_stores == 0;
+    // The floor: two GETs of the stored values (the header list and the code).
+    const std::string list_key = remote.redis_key(cache_key(program, CodeType::cubin));
+    detail::RedisConnection connection(options);
+    // The prefix is this run's, cleared after each kernel: it holds the list and the code.
+    std::string code_key;
+    auto keys = connection.command({"KEYS", options.key_prefix + ":*"});
+    for (std::size_t i = 0; i < detail::reply_elements(*keys); ++i) {
+        const std::string key(detail::reply_text(detail::reply_element(*keys, i)));
+        if (key != list_key) code_key = key;
+    }
+    row(kernel, "two bare GETs (the network floor)" + label, time_calls(hits, [&] {
+            connection.command({"GET", list_key});
+            if (!code_key.empty()) connection.command({"GET", code_key});
+        }),
+        compile_us);
+    remote.clear();
+    return hit;
 }
 
 }  // namespace
@@ -85,26 +118,49 @@ int main(int argc, char** argv) {
         if (const char* from_env = std::getenv("CUDACORE_REMOTE_CACHE"); from_env && *from_env)
             url = from_env;
     }
-    std::unique_ptr<test::RedisServer> server;
-    if (url.empty()) {
-        if (const std::string reason = test::RedisServer::unavailable_reason(); !reason.empty()) {
-            std::fprintf(stderr, "remote_cache_bench: %s; or give --url\n", reason.c_str());
-            return 1;
-        }
-        server = std::make_unique<test::RedisServer>();
-        url = server->url();
-    }
-    RemoteCacheOptions options = RemoteCacheOptions::from_url(url);
-    options.key_prefix = "cudacore-bench-" + std::to_string(::getpid());
+    const std::string key_prefix = "cudacore-bench-" + std::to_string(::getpid());
     const std::filesystem::path dir = std::filesystem::temp_directory_path() /
                                       ("cudacore-remote-bench-" + std::to_string(::getpid()));
-    std::printf("remote_cache_bench: %s, %d hits per row\n\n", options.display_url().c_str(), hits);
-    std::printf("| kernel   | call                               | median µs  |   p99 µs   | vs compile |\n");
-    std::printf("| -------- | ---------------------------------- | ---------- | ---------- | ---------- |\n");
+    std::filesystem::create_directories(dir / "tls");
+    // The endpoints: the one given, or a plain and a TLS server of our own.
+    std::vector<std::pair<std::string, RemoteCacheOptions>> endpoints;
+    std::unique_ptr<test::RedisServer> server, tls_server;
+    std::string tls_missing;
     int status = 0;
     try {
-        RemoteProgramCache remote(options);
-        DiskProgramCache disk(dir);
+        if (url.empty()) {
+            if (const std::string reason = test::RedisServer::unavailable_reason(); !reason.empty()) {
+                std::fprintf(stderr, "remote_cache_bench: %s; or give --url\n", reason.c_str());
+                return 1;
+            }
+            server = std::make_unique<test::RedisServer>();
+            endpoints.emplace_back("", RemoteCacheOptions::from_url(server->url()));
+            tls_missing = test::make_tls_files(dir / "tls");
+            if (tls_missing.empty()) {
+                tls_server = std::make_unique<test::RedisServer>("", test::RedisServer::Tls::in(dir / "tls"));
+                endpoints.emplace_back(" over TLS", RemoteCacheOptions::from_url(tls_server->url(
+                                                     "", "tls_ca=" + (dir / "tls" / "ca.crt").string())));
+            }
+        } else {
+            RemoteCacheOptions options = RemoteCacheOptions::from_url(url);
+            endpoints.emplace_back(options.tls ? " over TLS" : "", options);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "remote_cache_bench: %s\n", e.what());
+        std::error_code ignored;
+        std::filesystem::remove_all(dir, ignored);
+        return 1;
+    }
+    for (auto& [label, options] : endpoints) {
+        options.key_prefix = key_prefix;
+        std::printf("remote_cache_bench: %s%s\n", options.display_url().c_str(), label.c_str());
+    }
+    if (!tls_missing.empty()) std::printf("remote_cache_bench: no TLS rows: %s\n", tls_missing.c_str());
+    std::printf("%d hits per row\n\n", hits);
+    std::printf("| kernel   | call                                     | median µs  |   p99 µs   | vs compile |\n");
+    std::printf("| -------- | ---------------------------------------- | ---------- | ---------- | ---------- |\n");
+    try {
+        DiskProgramCache disk(dir / "disk");
         for (const auto& [name, source] : {std::pair{"small", small_source},
                                           std::pair{"cuda_std", cuda_std_source}}) {
             MemoryProgramCache memory;
@@ -121,30 +177,13 @@ int main(int argc, char** argv) {
             };
             row(name, "compile_cached: memory hit", hit_through(memory), compile.median_us);
             row(name, "compile_cached: disk hit", hit_through(disk), compile.median_us);
-            const Timing remote_hit = hit_through(remote);
-            row(name, "compile_cached: remote hit", remote_hit, compile.median_us);
-            if (remote.stats().hits == 0 || remote.stats().failed_stores != 0) {
-                std::fprintf(stderr, "remote_cache_bench: the remote cache did not hit\n");
-                status = 1;
+            for (const auto& [label, options] : endpoints) {
+                if (!remote_rows(name, source, options, label, hits, compile.median_us)) {
+                    std::fprintf(stderr, "remote_cache_bench: the remote cache%s did not hit\n",
+                                 label.c_str());
+                    status = 1;
+                }
             }
-            // The floor: two GETs of the stored values (the header list and the code).
-            const Program program = make_program(source);
-            const std::string list_key = remote.redis_key(cache_key(program, CodeType::cubin));
-            detail::RedisConnection connection(options);
-            const std::string list_bytes(detail::reply_text(*connection.command({"GET", list_key})));
-            // The prefix is this run's, cleared after each kernel: it holds the list and the code.
-            std::string code_key;
-            auto keys = connection.command({"KEYS", options.key_prefix + ":*"});
-            for (std::size_t i = 0; i < detail::reply_elements(*keys); ++i) {
-                const std::string key(detail::reply_text(detail::reply_element(*keys, i)));
-                if (key != list_key) code_key = key;
-            }
-            row(name, "two bare GETs (the network floor)", time_calls(hits, [&] {
-                    connection.command({"GET", list_key});
-                    if (!code_key.empty()) connection.command({"GET", code_key});
-                }),
-                compile.median_us);
-            remote.clear();
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "remote_cache_bench: %s\n", e.what());

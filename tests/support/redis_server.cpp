@@ -1,6 +1,7 @@
 #include "redis_server.hpp"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -72,6 +74,42 @@ std::string read_log(const fs::path& path) {
 }
 
 }  // namespace
+
+std::string make_tls_files(const fs::path& dir) {
+    {
+        std::ofstream ext(dir / "server.ext", std::ios::trunc);
+        ext << "subjectAltName=IP:127.0.0.1\n";
+    }
+    const char* const script =
+        "set -e; cd \"$1\"; "
+        "key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out \"$1\"; }; "
+        "for ca in ca other_ca; do key $ca.key; "
+        "  openssl req -x509 -new -key $ca.key -out $ca.crt -days 2 -subj /CN=cudacore-test-$ca; done; "
+        "key server.key; openssl req -new -key server.key -out server.csr -subj /CN=127.0.0.1; "
+        "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 1 -days 2 "
+        "  -extfile server.ext -out server.crt; "
+        "key client.key; openssl req -new -key client.key -out client.csr -subj /CN=cudacore-client; "
+        "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -set_serial 2 -days 2 "
+        "  -out client.crt";
+    const fs::path log = dir / "openssl.log";
+    const pid_t pid = ::fork();
+    if (pid < 0) return "fork failed";
+    if (pid == 0) {
+        // Every answer is on the command line: nothing reads the terminal.
+        const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (out < 0 || in < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0)
+            ::_exit(126);
+        ::execl("/bin/sh", "sh", "-c", script, "sh", dir.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+    return "cannot make TLS files with the openssl command (status " + std::to_string(status) +
+           "): " + read_log(log);
+}
 
 std::string RedisServer::unavailable_reason() {
     return find_redis_server().empty() ? "redis-server is not installed (scripts/setup.sh installs it)"

@@ -18,6 +18,13 @@
 
 namespace cudacore::test {
 
+// Makes the TLS files of a test server and its clients in `dir` with the openssl command: a CA
+// (ca.crt, ca.key), a second CA that signs nothing the server shows (other_ca.crt), a certificate
+// for 127.0.0.1 signed by the first CA (server.crt, server.key), and a client certificate signed
+// by it too (client.crt, client.key). Returns "" when made, else why not (no openssl command, or
+// its exit status and output).
+std::string make_tls_files(const std::filesystem::path& dir);
+
 class RedisServer {
 public:
     // Why the tests cannot start one ("" when they can): redis-server is not installed.
@@ -28,6 +35,11 @@ public:
     struct Tls {
         std::filesystem::path certificate, key, ca;
         bool require_client_certificate = false;
+
+        // The server's files among those make_tls_files made in `dir`.
+        static Tls in(const std::filesystem::path& dir, bool require_client_certificate = false) {
+            return {dir / "server.crt", dir / "server.key", dir / "ca.crt", require_client_certificate};
+        }
     };
 
     // Starts a server with `extra_config` appended to its configuration (ACL users, maxmemory),

@@ -26,38 +26,17 @@ namespace fs = std::filesystem;
 // certificate for 127.0.0.1 signed by the first, and a client certificate signed by it too.
 class Certificates {
 public:
-    Certificates() {
-        const fs::path d = dir_.path();
-        test::write_file(d / "server.ext", "subjectAltName=IP:127.0.0.1\n");
-        const std::string script =
-            "set -e; cd \"$1\"; "
-            "key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out \"$1\"; }; "
-            "for ca in ca other_ca; do key $ca.key; "
-            "  openssl req -x509 -new -key $ca.key -out $ca.crt -days 2 -subj /CN=cudacore-test-$ca; done; "
-            "key server.key; openssl req -new -key server.key -out server.csr -subj /CN=127.0.0.1; "
-            "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 1 -days 2 "
-            "  -extfile server.ext -out server.crt; "
-            "key client.key; openssl req -new -key client.key -out client.csr -subj /CN=cudacore-client; "
-            "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -set_serial 2 -days 2 "
-            "  -out client.crt";
-        made_ = test::run_process({"/bin/sh", "-c", script, "sh", d.string()}, {},
-                                  {.timeout_seconds = 60});
-    }
+    Certificates() : problem_(test::make_tls_files(dir_.path())) {}
     // Why the test cannot run ("" when it can): no openssl command, or it failed.
-    std::string unavailable() const {
-        if (made_.exit_code == 0) return "";
-        return "cannot make test certificates with the openssl command (exit " +
-               std::to_string(made_.exit_code) + "): " + made_.err;
-    }
+    const std::string& unavailable() const { return problem_; }
     fs::path operator/(const std::string& name) const { return dir_.path() / name; }
     RedisServer::Tls server(bool require_client_certificate = false) const {
-        return {dir_.path() / "server.crt", dir_.path() / "server.key", dir_.path() / "ca.crt",
-                require_client_certificate};
+        return RedisServer::Tls::in(dir_.path(), require_client_certificate);
     }
 
 private:
     test::TempDir dir_;
-    test::ProcessResult made_;
+    std::string problem_;
 };
 
 #define REQUIRE_CERTIFICATES(certificates)                              \
