@@ -2,22 +2,23 @@
 # Times cudacore::mpi with build/bench/mpi_compile_timing under mpirun, for several rank counts:
 # how long until every rank holds all SPECS specializations of a <cuda/std> kernel when every rank
 # compiles them all ("every"), when rank 0 compiles and broadcasts ("once"), and with
-# compile_distributed ("distributed"); then broadcast() of a BYTES ObjectCode against MPI_Bcast.
+# compile_distributed ("distributed"), and compile_distributed with child processes ("processes");
+# then broadcast() of a BYTES ObjectCode against MPI_Bcast.
 #
 #   bash bench/mpi_compile.sh [BUILD_DIR]          # defaults: build, SPECS=64, RANKS="1 2 4 8"
 #   SPECS=4 RANKS="1 2" REPEAT=5 bash bench/mpi_compile.sh build   # a quick try
 #
 # Environment: SPECS, RANKS, BYTES (10000000), REPEAT (20), ARCH (sm_90), MODES ("every once
-# distributed"), WORKERS (compile_distributed's threads per rank; default: the node's cores divided
+# distributed processes"), WORKERS (compile_distributed's threads or children per rank; default: the node's cores divided
 # among its ranks), MPIRUN (mpirun), MPIRUN_FLAGS (added to the Open MPI defaults below).
-# Targets: distributed at 8 ranks at least 5x faster than "every" at 1 rank; broadcast within
+# Targets: distributed (or processes) at 8 ranks at least 5x faster than "every" at 1 rank; broadcast within
 # 1.2x of MPI_Bcast.
 set -euo pipefail
 build_dir="${1:-build}"
 bench="$build_dir/bench/mpi_compile_timing"
 [ -x "$bench" ] || { echo "error: $bench not found (build the mpi_compile_timing target; it needs MPI)" >&2; exit 1; }
 specs="${SPECS:-64}"; ranks_list="${RANKS:-1 2 4 8}"; bytes="${BYTES:-10000000}"; repeat="${REPEAT:-20}"
-arch="${ARCH:-sm_90}"; modes="${MODES:-every once distributed}"; mpirun="${MPIRUN:-mpirun}"
+arch="${ARCH:-sm_90}"; modes="${MODES:-every once distributed processes}"; mpirun="${MPIRUN:-mpirun}"
 
 flags=()
 if "$mpirun" --version 2>/dev/null | grep -q "Open MPI"; then
@@ -33,23 +34,23 @@ run() { "$mpirun" "${flags[@]}" -np "$1" "$bench" "${@:2}"; }
 value() { sed -n "s/.*\b$1=\([^ ]*\).*/\1/p" <<<"$2"; }
 
 echo "cudacore::mpi: $specs specializations, $(nproc) cores, ranks: $ranks_list"
-printf '%-6s' ranks; for m in $modes; do printf ' %14s' "${m}_s"; done; printf ' %22s\n' "every@1 / distributed"
+printf '%-6s' ranks; for m in $modes; do printf ' %14s' "${m}_s"; done
+for m in $modes; do case $m in distributed|processes) printf ' %18s' "every@1 / $m";; esac; done; echo
 baseline=""
+speedup() { if [ -n "$baseline" ] && [ -n "$1" ]; then awk -v a="$baseline" -v b="$1" 'BEGIN { printf "%.2fx", a / b }'; else echo -; fi; }
 for n in $ranks_list; do
   printf '%-6s' "$n"
-  distributed=""
+  declare -A seconds=()
   for m in $modes; do
     line=$(run "$n" --mode "$m" --specs "$specs" --arch "$arch" --workers "${WORKERS:-0}")
     s=$(value seconds "$line")
     printf ' %14s' "$s"
     [ "$m" = every ] && [ "$n" = 1 ] && baseline="$s"
-    [ "$m" = distributed ] && distributed="$s"
+    seconds[$m]="$s"
   done
-  if [ -n "$baseline" ] && [ -n "$distributed" ]; then
-    printf ' %22s\n' "$(awk -v a="$baseline" -v b="$distributed" 'BEGIN { printf "%.2fx", a / b }')"
-  else
-    printf ' %22s\n' "-"
-  fi
+  for m in $modes; do case $m in distributed|processes) printf ' %18s' "$(speedup "${seconds[$m]}")";; esac; done
+  echo
+  unset seconds
 done
 
 echo

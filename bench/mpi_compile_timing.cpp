@@ -3,9 +3,11 @@
 //   --mode every        every rank compiles all specializations itself
 //   --mode once         rank 0 compiles them all, then broadcast() of the list
 //   --mode distributed  compile_distributed(): each rank compiles its share, then all_gather
+//   --mode processes    the same with CompileStrategy::processes (each rank's compiles after its
+//                       first in child processes)
 //       time until every rank holds all --specs specializations (default 64) of a <cuda/std>
-//       kernel, each its own program; no cache. --workers N: compile_distributed's threads per
-//       rank (default 0: the node's cores divided among its ranks).
+//       kernel, each its own program; no cache. --workers N: compile_distributed's threads or
+//       children per rank (default 0: the node's cores divided among its ranks).
 //   --mode bcast        broadcast() of one --bytes ObjectCode (default 10 MB) against MPI_Bcast of
 //       the same number of bytes, best of --repeat runs (default 20) each, and the ratios: "raw"
 //       receives into a new buffer each time (as any receiver that keeps the bytes must, and as
@@ -98,7 +100,7 @@ int run(int argc, char** argv) {
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
 
-    if (mode == "every" || mode == "once" || mode == "distributed") {
+    if (mode == "every" || mode == "once" || mode == "distributed" || mode == "processes") {
         auto jobs = jobs_of(specs, arch);
         std::vector<ObjectCode> codes;
         const double seconds = timed(comm, [&] {
@@ -112,6 +114,7 @@ int run(int argc, char** argv) {
             } else {
                 mpi::DistributedCompileOptions options;
                 options.workers = workers;
+                if (mode == "processes") options.strategy = CompileStrategy::processes;
                 codes = mpi::compile_distributed(comm, jobs, CodeType::cubin, options);
             }
         });
@@ -155,7 +158,7 @@ int run(int argc, char** argv) {
         }
         return 0;
     }
-    throw InvalidArgumentError("unknown --mode " + mode + " (every, once, distributed, bcast)");
+    throw InvalidArgumentError("unknown --mode " + mode + " (every, once, distributed, processes, bcast)");
 }
 
 }  // namespace

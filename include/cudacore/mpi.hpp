@@ -27,6 +27,7 @@
 ///     TransferOptions::chunk_bytes (MPI counts are `int`).
 #pragma once
 
+#include "cudacore/compile_many.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
@@ -128,6 +129,18 @@ struct DistributedCompileOptions {
     /// automatic PCH the first job of the share compiles alone and the rest use its PCH. Jobs
     /// compile on different threads, so no two may wrap the same handle (Program::from_handle).
     unsigned workers = 0;
+    /// How this rank runs its share's compiles, as compile_many() does (see CompileStrategy).
+    /// threads (the default): compiles in this process; NVRTC runs one compile at a time per
+    /// process on some machines, so the workers then mostly wait for each other.
+    /// processes: the share's first job compiles here (making the automatic PCH), the rest in
+    /// fork()ed children, `workers` at a time, which use that PCH and run truly in parallel.
+    /// A child calls no MPI function and leaves with _exit; forking an MPI process is safe with
+    /// shared-memory and TCP transports but not with some InfiniBand (OpenFabrics verbs)
+    /// set-ups, hence opt-in. With a cache, hits are found as with threads, but code compiled
+    /// in a child is not stored (the record of where a compile looked for headers is made by the
+    /// compiling process), so neither is it with cache_received on other ranks. Do not use while
+    /// other threads of this process compile or hold NVRTC.
+    CompileStrategy strategy = CompileStrategy::threads;
     TransferOptions transfer = {};  ///< how the results travel between ranks (chunk size)
 };
 

@@ -1,5 +1,7 @@
 #include "cudacore/compile_many.hpp"
 
+#include "cache/compile_many_outcomes.hpp"
+
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/errors.hpp"
 #include "loader/compiler_apis.hpp"
@@ -241,19 +243,15 @@ void run_processes(std::vector<Job*>& jobs, CodeType target, unsigned workers,
 
 }  // namespace
 
-std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType target,
-                                     const std::vector<std::vector<std::string>>& name_expressions,
-                                     const CompileManyOptions& many) {
-    if (!name_expressions.empty() && name_expressions.size() != programs.size()) {
-        throw InvalidArgumentError("compile_many: " + std::to_string(name_expressions.size()) +
-                                   " lists of name expressions for " +
-                                   std::to_string(programs.size()) + " programs");
-    }
+namespace detail {
+
+std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs, CodeType target,
+                                               const std::vector<const std::vector<std::string>*>& names,
+                                               const CompileManyOptions& many) {
     std::vector<Job> jobs;
     jobs.reserve(programs.size());
     for (size_t i = 0; i < programs.size(); ++i)
-        jobs.push_back({&programs[i], name_expressions.empty() ? &no_names : &name_expressions[i],
-                        std::nullopt, std::nullopt, nullptr});
+        jobs.push_back({programs[i], names[i], std::nullopt, std::nullopt, nullptr});
 
     // Cache hits need no compile; the same key twice compiles once.
     std::vector<Job*> misses;
@@ -302,17 +300,40 @@ std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType ta
         job->failure = miss->failure;
     }
 
-    std::vector<ObjectCode> out;
-    out.reserve(jobs.size());
-    for (Job& job : jobs) {
-        if (job.failure) std::rethrow_exception(job.failure);
+    std::vector<ManyOutcome> outcomes;
+    outcomes.reserve(jobs.size());
+    for (Job& job : jobs) outcomes.push_back({std::move(job.result), job.failure});
+    return outcomes;
+}
+
+}  // namespace detail
+
+std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType target,
+                                     const std::vector<std::vector<std::string>>& name_expressions,
+                                     const CompileManyOptions& many) {
+    if (!name_expressions.empty() && name_expressions.size() != programs.size()) {
+        throw InvalidArgumentError("compile_many: " + std::to_string(name_expressions.size()) +
+                                   " lists of name expressions for " +
+                                   std::to_string(programs.size()) + " programs");
     }
-    for (Job& job : jobs) {
-        if (!job.result) {
-            throw Error("compile_many: program '" + job.program->options().name +
+    std::vector<Program*> each;
+    std::vector<const std::vector<std::string>*> names;
+    for (size_t i = 0; i < programs.size(); ++i) {
+        each.push_back(&programs[i]);
+        names.push_back(name_expressions.empty() ? &no_names : &name_expressions[i]);
+    }
+    std::vector<detail::ManyOutcome> outcomes = detail::compile_many_outcomes(each, target, names, many);
+    for (const auto& outcome : outcomes) {
+        if (outcome.failure) std::rethrow_exception(outcome.failure);
+    }
+    std::vector<ObjectCode> out;
+    out.reserve(outcomes.size());
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+        if (!outcomes[i].code) {
+            throw Error("compile_many: program '" + programs[i].options().name +
                         "' was not compiled (an earlier failure stopped the pool)");
         }
-        out.push_back(std::move(*job.result));
+        out.push_back(std::move(*outcomes[i].code));
     }
     return out;
 }

@@ -2,6 +2,7 @@
 #include "mpi/mpi_support.hpp"
 
 #include "cache/cached_entry.hpp"
+#include "cache/compile_many_outcomes.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/cached_compile.hpp"
 
@@ -136,8 +137,8 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     }
     detail::agree(comm, failure, operation);
 
-    // This rank's share, in job order, compiled by `workers` threads (the node's cores split
-    // among its ranks). With automatic PCH the first compile runs alone, so that the rest use the
+    // This rank's share, in job order, compiled by `workers` threads or child processes (the
+    // node's cores split among its ranks). With automatic PCH the first compile runs alone, so that the rest use the
     // PCH it makes. A failure stops the handing out of further jobs; the jobs before it run to
     // their end, so the lowest failing index of the share wins. With cache_received, each code is
     // followed (after all of them) by where this rank's cache holds it, so that the other ranks
@@ -150,6 +151,14 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     std::vector<std::optional<ObjectCode>> compiled(share.size());
     std::vector<std::optional<ObjectCode>> placed(share.size());
     std::vector<std::optional<detail::Failure>> failures(share.size());
+    auto name_backend = [&](std::size_t k) {
+        if (!failures[k]) return;
+        try {
+            failures[k]->backend = jobs[share[k]].program.backend();
+        } catch (...) {
+            // The backend only decorates the report.
+        }
+    };
     auto compile_step = [&](std::size_t k) {
         const std::size_t i = share[k];
         failures[k] = detail::attempt(
@@ -161,25 +170,55 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
                     placed[k] = encode_placement(placement_of(*options.cache, job, keys[i], *compiled[k]));
             },
             static_cast<long>(i));
-        if (failures[k]) {
-            try {
-                failures[k]->backend = jobs[i].program.backend();
-            } catch (...) {
-                // The backend only decorates the report.
-            }
-        }
+        name_backend(k);
         return !failures[k];
     };
-    std::size_t alone = 0;
-    if (workers > 1 && share.size() > 1) {
-        const Program& first = jobs[share.front()].program;
-        if (first.source_type() == SourceType::cxx && uses_automatic_pch(first.options())) {
-            alone = 1;
-            compile_step(0);
+    if (options.strategy == CompileStrategy::processes) {
+        // compile_many's pool: the first miss here (its PCH), the others in child processes.
+        std::vector<Program*> programs;
+        std::vector<const std::vector<std::string>*> names;
+        for (std::size_t i : share) {
+            programs.push_back(&jobs[i].program);
+            names.push_back(&jobs[i].name_expressions);
         }
-    }
-    if (!failures.empty() && !(alone && failures.front())) {
-        cudacore::detail::run_steps(share.size() - alone, workers, [&](std::size_t k) { return compile_step(k + alone); });
+        std::vector<cudacore::detail::ManyOutcome> outcomes;
+        const CompileManyOptions many{CompileStrategy::processes, workers, options.cache, true};
+        failure = detail::attempt([&] { outcomes = cudacore::detail::compile_many_outcomes(programs, target, names, many); },
+                                  share.empty() ? 0 : static_cast<long>(share.front()));
+        for (std::size_t k = 0; k < outcomes.size() && !failure; ++k) {
+            const std::size_t i = share[k];
+            if (outcomes[k].failure) {
+                failures[k] = detail::Failure{outcomes[k].failure, static_cast<long>(i), {}};
+                name_backend(k);
+                break;  // the lowest failing index of the share wins, as with threads
+            }
+            if (!outcomes[k].code) {  // not started: only after a failure, which comes first
+                failures[k] = detail::Failure{
+                    std::make_exception_ptr(Error(std::string(operation) + ": job " + std::to_string(i) +
+                                                  " was not compiled")),
+                    static_cast<long>(i), {}};
+                break;
+            }
+            compiled[k] = std::move(outcomes[k].code);
+            failures[k] = detail::attempt(
+                [&] {
+                    if (send_placements)
+                        placed[k] = encode_placement(placement_of(*options.cache, jobs[i], keys[i], *compiled[k]));
+                },
+                static_cast<long>(i));
+        }
+        if (failure && !failures.empty()) failures.front() = std::move(failure);
+    } else {
+        std::size_t alone = 0;
+        if (workers > 1 && share.size() > 1) {
+            const Program& first = jobs[share.front()].program;
+            if (first.source_type() == SourceType::cxx && uses_automatic_pch(first.options())) {
+                alone = 1;
+                compile_step(0);
+            }
+        }
+        if (!failures.empty() && !(alone && failures.front()))
+            cudacore::detail::run_steps(share.size() - alone, workers, [&](std::size_t k) { return compile_step(k + alone); });
     }
     failure.reset();
     for (auto& failed : failures) {

@@ -138,6 +138,63 @@ TEST_F(MpiTest, WithSeveralWorkersTheLowestFailingJobStillWins) {
     EXPECT_EQ(mpi::compile_distributed(MPI_COMM_WORLD, good, CodeType::ptx, options).size(), 3u);
 }
 
+TEST_F(MpiTest, ChildProcessesPerRankGiveTheSameCodesInOrder) {
+    auto jobs = jobs_of(job_count);
+    mpi::DistributedCompileOptions options;
+    options.workers = 3;
+    options.strategy = CompileStrategy::processes;
+    const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
+    ASSERT_EQ(codes.size(), static_cast<std::size_t>(job_count));
+    for (int i = 0; i < job_count; ++i) EXPECT_EQ(codes[i].name(), "job " + std::to_string(i));
+    EXPECT_EQ(concatenated(codes), reference());
+}
+
+TEST_F(MpiTest, WithChildProcessesTheLowestFailingJobStillWinsWithItsLog) {
+    auto jobs = jobs_of(job_count, broken_source);
+    mpi::DistributedCompileOptions options;
+    options.workers = 4;  // rank 1's jobs 5 and 9 compile in two children at once
+    options.strategy = CompileStrategy::processes;
+    try {
+        mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
+        ADD_FAILURE() << "no exception";
+    } catch (const CompileError& e) {
+        EXPECT_EQ(e.program_name(), "job 5");
+        EXPECT_NE(e.log().find("undeclared_thing"), std::string::npos) << e.log();
+        EXPECT_FALSE(e.options().empty());
+        if (mpi_rank() != 1) EXPECT_NE(std::string(e.what()).find("on rank 1"), std::string::npos) << e.what();
+    }
+    auto good = jobs_of(3);
+    EXPECT_EQ(mpi::compile_distributed(MPI_COMM_WORLD, good, CodeType::ptx, options).size(), 3u);
+}
+
+TEST_F(MpiTest, WithChildProcessesACacheIsLookedUpAndOnlyWhatThisProcessCompiledIsStored) {
+    std::unique_ptr<cudacore::test::TempDir> temp;
+    if (mpi_rank() == 0) temp = std::make_unique<cudacore::test::TempDir>();
+    const std::filesystem::path directory = mpi_share(temp ? (temp->path() / "cache").string() : "");
+    if (mpi_rank() == 0) {
+        DiskProgramCache cache(directory);
+        auto jobs = jobs_of(8);
+        for (auto& job : jobs) compile_cached(cache, job.program, CodeType::cubin, job.name_expressions);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    {
+        DiskProgramCache cache(directory);
+        auto jobs = jobs_of(job_count);
+        mpi::DistributedCompileOptions options;
+        options.cache = &cache;
+        options.workers = 3;
+        options.strategy = CompileStrategy::processes;
+        const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
+        EXPECT_EQ(concatenated(codes), reference());
+        EXPECT_EQ(total(cache.stats().hits), 2u * 8u);
+        // Each rank's first miss compiles in the rank itself (it makes the automatic PCH) and is
+        // stored; the misses its children compile are not.
+        const std::uint64_t ranks_with_misses = static_cast<std::uint64_t>(std::min(mpi_size(), job_count - 8));
+        EXPECT_EQ(total(cache.stats().insertions), 2u * ranks_with_misses);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST_F(MpiTest, RanksWithDifferentJobsAreRefusedOnEveryRank) {
     auto jobs = jobs_of(4);
     if (mpi_rank() == mpi_size() - 1) jobs[2].name_expressions = {"scale<9>"};

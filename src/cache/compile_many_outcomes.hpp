@@ -1,0 +1,28 @@
+// compile_many's work without the throw at the end: what became of each program. For callers
+// that must know which program failed, not only the first failure (compile_distributed).
+#pragma once
+
+#include "cudacore/compile_many.hpp"
+
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudacore::detail {
+
+// One program's outcome: its code, or its failure, or neither (not started: an earlier failure
+// stopped the pool).
+struct ManyOutcome {
+    std::optional<ObjectCode> code;
+    std::exception_ptr failure;
+};
+
+// programs[i]->compile(target, *names[i]) for every i, as compile_many does it (cache lookups,
+// the first miss alone for its PCH, threads or child processes), returned in order. Throws only
+// what stops the pool as a whole: CacheError from a lookup, Error when fork or pipe fails.
+std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs, CodeType target,
+                                               const std::vector<const std::vector<std::string>*>& names,
+                                               const CompileManyOptions& many);
+
+}  // namespace cudacore::detail
