@@ -17,7 +17,8 @@
 //
 // --split adds variants that take the default path apart (off by default, so that the default
 // run's interleaving stays the same from one build to the next): the raw calls a dropped buffer
-// makes (cuMemAllocFromPoolAsync, the reset check's cuCtxGetId, cuMemFreeAsync), and Buffer's own
+// makes (cuMemAllocFromPoolAsync, the reset check's cuCtxGetId, cuMemFreeAsync), the raw calls
+// with about 40 ns of busy work of the thread's own between them (as much as Buffer's), and Buffer's own
 // cost with a resource that calls no driver, held as the device's default resource is (no
 // reference count per buffer) and as a DeviceMemoryResource is (one per buffer).
 //
@@ -150,6 +151,21 @@ Result run_once(const Device& device, const Variant& variant, const std::vector<
     // threads' rates (their timed parts leave out the draining).
     result.throughput = variant.is_launch ? rate : double(n) * ops / wall;
     return result;
+}
+
+// Busy work on this thread only: `count` steps of a loop the compiler must keep.
+void spin(long count) {
+    volatile long sink = 0;
+    for (long i = 0; i < count; ++i) sink = i;
+}
+
+// How many spin() steps take about `nanoseconds` here (timed once, over ten million steps).
+long spins_for_nanoseconds(double nanoseconds) {
+    constexpr long steps = 10'000'000;
+    const auto start = Clock::now();
+    spin(steps);
+    const double per_step_ns = seconds_since(start) * 1e9 / steps;
+    return std::max(1L, static_cast<long>(nanoseconds / per_step_ns));
 }
 
 std::vector<int> parse_list(const char* text) {
@@ -289,6 +305,21 @@ int main(int argc, char** argv) {
                                     detail::check(api.cuMemAllocFromPoolAsync(&pointer, MiB, pool, s),
                                                   "cuMemAllocFromPoolAsync");
                                     detail::check(api.cuCtxGetId(context, &id), "cuCtxGetId");
+                                    detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
+                                }
+                                return seconds_since(start);
+                            }});
+        // The raw calls with as much work of this thread between them as Buffer's own (the
+        // "no driver" rows below, about 40 ns): what any work there does to the driver pool's
+        // lock under contention, apart from what the work costs.
+        const long spins = spins_for_nanoseconds(40);
+        variants.push_back({"raw + 40 ns of own work", [&, spins](const Stream& stream, int ops) {
+                                const CUstream s = stream.handle();
+                                const auto start = Clock::now();
+                                for (int i = 0; i < ops; ++i) {
+                                    CUdeviceptr pointer = 0;
+                                    detail::check(api.cuMemAllocAsync(&pointer, MiB, s), "cuMemAllocAsync");
+                                    spin(spins);
                                     detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
                                 }
                                 return seconds_since(start);

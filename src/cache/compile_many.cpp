@@ -104,11 +104,14 @@ std::string leading_directives(std::string_view source) {
 }
 
 // Whether a child may use automatic PCH for `program`: only when it most likely uses the PCH the
-// parent made for `first` (same options, same leading directives). A child that made a PCH of
-// its own would write it under a file name its siblings (copies of the same NVRTC state) may
-// pick too.
+// parent made for `first` (the same options but for the program's name, which NVRTC's flags do
+// not hold, and the same leading directives). A child that made a PCH of its own would write it
+// under a file name its siblings (copies of the same NVRTC state) may pick too.
 bool child_may_use_pch(const Program& program, const Program* first) {
-    return first && program.options() == first->options() &&
+    if (!first) return false;
+    ProgramOptions options = program.options();
+    options.name = first->options().name;
+    return options == first->options() &&
            leading_directives(program.source()) == leading_directives(first->source());
 }
 
@@ -279,7 +282,10 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
         std::max(1u, many.workers ? many.workers : std::thread::hardware_concurrency());
     if (!misses.empty()) {
         size_t alone = 0;
-        if (many.first_alone_for_pch && misses.size() > 1 && workers > 1 &&
+        // With child processes even one worker gains: each child uses the PCH instead of
+        // parsing the headers itself.
+        if (many.first_alone_for_pch && misses.size() > 1 &&
+            (workers > 1 || many.strategy == CompileStrategy::processes) &&
             misses.front()->program->source_type() == SourceType::cxx &&
             uses_automatic_pch(misses.front()->program->options())) {
             // In this process, so that the PCH it makes is there for the rest (threads, and
