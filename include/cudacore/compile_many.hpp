@@ -29,10 +29,12 @@ enum class CompileStrategy {
     /// back serialized through a pipe. NVRTC's internal locks make its threads scale poorly on some
     /// machines; processes do not share them. The programs' log() and pch_status() are not set.
     /// fork() copies only the calling thread: do not use it while other threads of this process
-    /// compile or hold NVRTC (a lock held at fork time stays held in the child). A child uses
-    /// automatic PCH only for a program with the first one's options and leading directives (it
-    /// then uses the PCH the first one made here); others compile without PCH in the child,
-    /// since siblings making PCH files of their own could pick the same file name.
+    /// compile or hold NVRTC (a lock held at fork time stays held in the child). The first miss
+    /// compiles in this process (even with one worker), making the automatic PCH; a child uses
+    /// automatic PCH only for a program with the first one's options (its name aside) and
+    /// leading directives (it then uses the PCH the first one made here); others compile
+    /// without PCH in the child, since siblings making PCH files of their own could pick the
+    /// same file name.
     /// Each child costs a fork of a process holding NVRTC: on a loaded 2-core machine it added
     /// about 60 ms per small compile and neither strategy scaled, so threads is the default;
     /// build/bench/jit_bench (compile_many/16_programs_*) measures both on the machine at hand.
@@ -50,7 +52,9 @@ struct CompileManyOptions {
     /// stored: the record of where the compile looked for headers is made by the compiling
     /// process. Not owned.
     ProgramCache* cache = nullptr;
-    /// Compile the first miss alone when it uses automatic PCH (see above).
+    /// Compile the first miss alone when it uses automatic PCH (see above): with threads when
+    /// there are several workers, with processes always (in this process, so that the children
+    /// inherit its PCH).
     bool first_alone_for_pch = true;
 };
 
