@@ -70,6 +70,20 @@ std::uint64_t total(std::uint64_t mine) {
     return sum;
 }
 
+// A cache directory that every rank sees (in `temp`, made on rank 0), into which rank 0 compiled
+// the first `count` jobs beforehand.
+std::filesystem::path cache_holding_first_jobs(std::unique_ptr<cudacore::test::TempDir>& temp, int count) {
+    if (mpi_rank() == 0) temp = std::make_unique<cudacore::test::TempDir>();
+    const std::filesystem::path directory = mpi_share(temp ? (temp->path() / "cache").string() : "");
+    if (mpi_rank() == 0) {
+        DiskProgramCache cache(directory);
+        auto jobs = jobs_of(count);
+        for (auto& job : jobs) compile_cached(cache, job.program, CodeType::cubin, job.name_expressions);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return directory;
+}
+
 TEST_F(MpiTest, SharesAreBalancedAndDeterministic) {
     for (int ranks : {1, 3, 4, 8}) {
         std::vector<int> load(ranks);
@@ -113,47 +127,19 @@ TEST_F(MpiTest, ACompileErrorOnOneRankIsRaisedOnEveryRank) {
     EXPECT_EQ(mpi::compile_distributed(MPI_COMM_WORLD, good, CodeType::ptx).size(), 2u);
 }
 
-TEST_F(MpiTest, SeveralWorkersPerRankGiveTheSameCodesInOrder) {
+// All 32 jobs with `options`: the codes of compiling them in one process, in order.
+void expect_the_same_codes_in_order(const mpi::DistributedCompileOptions& options) {
     auto jobs = jobs_of(job_count);
-    mpi::DistributedCompileOptions options;
-    options.workers = 3;
     const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
     ASSERT_EQ(codes.size(), static_cast<std::size_t>(job_count));
     for (int i = 0; i < job_count; ++i) EXPECT_EQ(codes[i].name(), "job " + std::to_string(i));
     EXPECT_EQ(concatenated(codes), reference());
 }
 
-TEST_F(MpiTest, WithSeveralWorkersTheLowestFailingJobStillWins) {
+// Jobs 5 and 9 (rank 1's, compiled at once with 4 workers) and 6 (rank 2's) fail: job 5's error
+// and log reach every rank, and the next collective works.
+void expect_the_lowest_failing_job_to_win(const mpi::DistributedCompileOptions& options) {
     auto jobs = jobs_of(job_count, broken_source);
-    mpi::DistributedCompileOptions options;
-    options.workers = 4;  // rank 1 compiles jobs 5 and 9 at once
-    try {
-        mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
-        ADD_FAILURE() << "no exception";
-    } catch (const CompileError& e) {
-        EXPECT_EQ(e.program_name(), "job 5");
-        EXPECT_NE(e.log().find("undeclared_thing"), std::string::npos) << e.log();
-    }
-    auto good = jobs_of(3);
-    EXPECT_EQ(mpi::compile_distributed(MPI_COMM_WORLD, good, CodeType::ptx, options).size(), 3u);
-}
-
-TEST_F(MpiTest, ChildProcessesPerRankGiveTheSameCodesInOrder) {
-    auto jobs = jobs_of(job_count);
-    mpi::DistributedCompileOptions options;
-    options.workers = 3;
-    options.strategy = CompileStrategy::processes;
-    const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
-    ASSERT_EQ(codes.size(), static_cast<std::size_t>(job_count));
-    for (int i = 0; i < job_count; ++i) EXPECT_EQ(codes[i].name(), "job " + std::to_string(i));
-    EXPECT_EQ(concatenated(codes), reference());
-}
-
-TEST_F(MpiTest, WithChildProcessesTheLowestFailingJobStillWinsWithItsLog) {
-    auto jobs = jobs_of(job_count, broken_source);
-    mpi::DistributedCompileOptions options;
-    options.workers = 4;  // rank 1's jobs 5 and 9 compile in two children at once
-    options.strategy = CompileStrategy::processes;
     try {
         mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
         ADD_FAILURE() << "no exception";
@@ -167,16 +153,25 @@ TEST_F(MpiTest, WithChildProcessesTheLowestFailingJobStillWinsWithItsLog) {
     EXPECT_EQ(mpi::compile_distributed(MPI_COMM_WORLD, good, CodeType::ptx, options).size(), 3u);
 }
 
+TEST_F(MpiTest, SeveralWorkersPerRankGiveTheSameCodesInOrder) {
+    expect_the_same_codes_in_order({.workers = 3});
+}
+
+TEST_F(MpiTest, WithSeveralWorkersTheLowestFailingJobStillWins) {
+    expect_the_lowest_failing_job_to_win({.workers = 4});
+}
+
+TEST_F(MpiTest, ChildProcessesPerRankGiveTheSameCodesInOrder) {
+    expect_the_same_codes_in_order({.workers = 3, .strategy = CompileStrategy::processes});
+}
+
+TEST_F(MpiTest, WithChildProcessesTheLowestFailingJobStillWinsWithItsLog) {
+    expect_the_lowest_failing_job_to_win({.workers = 4, .strategy = CompileStrategy::processes});
+}
+
 TEST_F(MpiTest, WithChildProcessesACacheIsLookedUpAndOnlyWhatThisProcessCompiledIsStored) {
     std::unique_ptr<cudacore::test::TempDir> temp;
-    if (mpi_rank() == 0) temp = std::make_unique<cudacore::test::TempDir>();
-    const std::filesystem::path directory = mpi_share(temp ? (temp->path() / "cache").string() : "");
-    if (mpi_rank() == 0) {
-        DiskProgramCache cache(directory);
-        auto jobs = jobs_of(8);
-        for (auto& job : jobs) compile_cached(cache, job.program, CodeType::cubin, job.name_expressions);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
+    const std::filesystem::path directory = cache_holding_first_jobs(temp, 8);
     {
         DiskProgramCache cache(directory);
         auto jobs = jobs_of(job_count);
@@ -205,16 +200,7 @@ TEST_F(MpiTest, RanksWithDifferentJobsAreRefusedOnEveryRank) {
 
 TEST_F(MpiTest, ASharedCacheDirectorySavesCompilesAcrossRanks) {
     std::unique_ptr<cudacore::test::TempDir> temp;
-    if (mpi_rank() == 0) temp = std::make_unique<cudacore::test::TempDir>();
-    const std::filesystem::path directory = mpi_share(temp ? (temp->path() / "cache").string() : "");
-
-    // Rank 0 compiles the first 8 jobs into the shared cache beforehand.
-    if (mpi_rank() == 0) {
-        DiskProgramCache cache(directory);
-        auto jobs = jobs_of(8);
-        for (auto& job : jobs) compile_cached(cache, job.program, CodeType::cubin, job.name_expressions);
-    }
-    MPI_Barrier(MPI_COMM_WORLD);
+    const std::filesystem::path directory = cache_holding_first_jobs(temp, 8);
     {
         DiskProgramCache cache(directory);
         auto jobs = jobs_of(job_count);
