@@ -2,7 +2,8 @@
 // stream: the raw driver pool (cuMemAllocAsync / cuMemFreeAsync, and cuMemAllocFromPoolAsync on
 // the default pool's handle, as cudacore's resources call it), cudacore's default path
 // (Device::allocate, then close on the stream or drop), a DeviceMemoryResource, and
-// CachingMemoryResource; empty-kernel launches beside them for reference. Per thread count, the
+// CachingMemoryResource (held as usual, and kept until exit: its buffers then count no
+// references to it); empty-kernel launches beside them for reference. Per thread count, the
 // variants run in `rounds` rounds of `ops` operations per thread, each round every variant once,
 // in an order rotated from round to round (so that none always follows the same neighbour). Per
 // variant: the median over rounds of the per-thread wall time per operation and of the aggregate
@@ -223,6 +224,10 @@ int main(int argc, char** argv) {
     const CUmemoryPool pool = pool_resource->pool();
     auto caching =
         std::make_shared<CachingMemoryResource>(std::make_shared<DeviceMemoryResource>(device));
+    // The same, kept until exit: its buffers count no references to it.
+    auto kept_caching =
+        std::make_shared<CachingMemoryResource>(std::make_shared<DeviceMemoryResource>(device));
+    keep_until_exit(kept_caching);
 
     std::vector<Variant> variants;
     variants.push_back({"raw cuMemAllocAsync", [&](const Stream& stream, int ops) {
@@ -281,6 +286,14 @@ int main(int argc, char** argv) {
                             const auto start = Clock::now();
                             for (int i = 0; i < ops; ++i) {
                                 Buffer buffer = caching->allocate(MiB, stream);
+                                buffer.close(stream);
+                            }
+                            return seconds_since(start);
+                        }});
+    variants.push_back({"Caching kept until exit + close", [&](const Stream& stream, int ops) {
+                            const auto start = Clock::now();
+                            for (int i = 0; i < ops; ++i) {
+                                Buffer buffer = kept_caching->allocate(MiB, stream);
                                 buffer.close(stream);
                             }
                             return seconds_since(start);
@@ -417,7 +430,8 @@ int main(int argc, char** argv) {
                       drop = index_of("Device::allocate + drop"),
                       resource_close = index_of("DeviceMemoryResource + close"),
                       resource_drop = index_of("DeviceMemoryResource + drop"),
-                      cached = index_of("CachingMemoryResource + close");
+                      cached = index_of("CachingMemoryResource + close"),
+                      kept = index_of("Caching kept until exit + close");
     // "operation ..." starts what scripts/gpu-check.sh copies into its summary.
     std::printf(
         "\noperation: allocate + free 1 MiB, per-thread time per operation (median of %d "
@@ -426,8 +440,8 @@ int main(int argc, char** argv) {
         settings.rounds);
     std::printf(
         "| threads | raw µs | Device::allocate close | drop | DeviceMemoryResource close "
-        "| drop | Caching close | raw op/s | Caching op/s "
-        "|\n|---|---|---|---|---|---|---|---|---|\n");
+        "| drop | Caching close | Caching kept until exit close | raw op/s | Caching op/s "
+        "| Caching kept op/s |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     bool default_within = true;
     for (std::size_t t = 0; t < settings.threads.size(); ++t) {
         const auto& row = results[t];
@@ -436,11 +450,12 @@ int main(int argc, char** argv) {
             default_within = default_within && ratio(v) <= 1.1;
         std::printf(
             "| %d | %.2f | %.2f µs (%.2f) | %.2f µs (%.2f) | %.2f µs (%.2f) | %.2f µs (%.2f) "
-            "| %.2f µs (%.2f) | %.0f | %.0f |\n",
+            "| %.2f µs (%.2f) | %.2f µs (%.2f) | %.0f | %.0f | %.0f |\n",
             settings.threads[t], row[raw].per_op_us, row[close].per_op_us, ratio(close),
             row[drop].per_op_us, ratio(drop), row[resource_close].per_op_us, ratio(resource_close),
             row[resource_drop].per_op_us, ratio(resource_drop), row[cached].per_op_us,
-            ratio(cached), row[raw].throughput, row[cached].throughput);
+            ratio(cached), row[kept].per_op_us, ratio(kept), row[raw].throughput,
+            row[cached].throughput, row[kept].throughput);
     }
     std::printf("\ngoal, every default-path ratio <= 1.1: %s\n",
                 default_within ? "met" : "NOT met");

@@ -7,11 +7,30 @@
 #include "cudacore/stream.hpp"
 #include "support/box_access.hpp"
 
+#include <mutex>
+#include <vector>
+
 namespace cudacore {
 
 namespace detail {
-void keep_for_the_process(MemoryResource& resource) noexcept { resource.for_the_process_ = true; }
+void keep_for_the_process(MemoryResource& resource) noexcept {
+    resource.for_the_process_.store(true, std::memory_order_release);
+}
 }  // namespace detail
+
+void keep_until_exit(const std::shared_ptr<MemoryResource>& resource) {
+    if (!resource) throw InvalidArgumentError("keep_until_exit: no resource (a null std::shared_ptr)");
+    // Never destroyed, so that what it holds stays alive until the process is gone.
+    struct Kept {
+        std::mutex mutex;
+        std::vector<std::shared_ptr<MemoryResource>> resources;
+    };
+    static auto* kept = new Kept;
+    std::lock_guard lock(kept->mutex);
+    if (resource->for_the_process_.load(std::memory_order_acquire)) return;
+    kept->resources.push_back(resource);
+    detail::keep_for_the_process(*resource);
+}
 
 namespace {
 // shared_from_this() without the exception: weak_from_this().lock() would copy the weak
@@ -47,7 +66,8 @@ Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
     // A resource kept for the whole process is pointed at without a reference count (an aliasing
     // shared_ptr with no owner): two atomic operations fewer per buffer.
     std::shared_ptr<MemoryResource> self =
-        for_the_process_ ? std::shared_ptr<MemoryResource>(std::shared_ptr<void>(), this)
+        for_the_process_.load(std::memory_order_acquire)
+            ? std::shared_ptr<MemoryResource>(std::shared_ptr<void>(), this)
                          : owning_reference(*this);
     // The box first: if the allocation throws it goes away holding nothing to free.
     detail::BufferBoxPtr box;

@@ -9,6 +9,7 @@
 #include "cudacore/stream.hpp"
 #include "support/box_access.hpp"
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -51,6 +52,51 @@ TEST(Buffer, AllocateHoldsResourceAndFreesOnceWhenLastCopyGoes) {
         EXPECT_EQ(raw->allocations.load(), 1);
     }
     EXPECT_TRUE(weak.expired()) << "the resource goes with its last buffer";
+}
+
+TEST(MemoryResourceKeptUntilExit, ItsBuffersHoldNoReferenceAndItOutlivesItsOwners) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    std::weak_ptr<HostMemoryResource> weak = resource;
+    HostMemoryResource* raw = resource.get();
+    Buffer before = resource->allocate(64, no_stream());
+    EXPECT_EQ(resource.use_count(), 2) << "a buffer made before the call holds a reference";
+    cudacore::keep_until_exit(resource);
+    EXPECT_EQ(resource.use_count(), 3) << "cudacore's own reference";
+    {
+        std::vector<Buffer> buffers;
+        for (int i = 0; i < 8; ++i) buffers.push_back(resource->allocate(32, no_stream()));
+        EXPECT_EQ(resource.use_count(), 3) << "buffers made after the call hold no reference";
+        EXPECT_EQ(buffers.front().memory_resource().get(), raw);
+        cudacore::keep_until_exit(resource);  // again: nothing more
+        EXPECT_EQ(resource.use_count(), 3);
+        resource.reset();
+        before = Buffer();
+    }
+    EXPECT_FALSE(weak.expired()) << "kept until the process ends";
+    EXPECT_EQ(raw->allocations.load(), 9);
+    EXPECT_EQ(raw->frees.load(), 9) << "its buffers still free their memory";
+    expect_invalid([] { cudacore::keep_until_exit(nullptr); }, {"keep_until_exit", "null"});
+}
+
+TEST(MemoryResourceKeptUntilExit, KeepingItWhileThreadsAllocateLosesNoReferenceAndNoFree) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    std::atomic<int> started{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {
+            ++started;
+            for (int i = 0; i < 2000; ++i) {
+                Buffer buffer = resource->allocate(16, no_stream());
+                Buffer copy = buffer;
+            }
+        });
+    }
+    while (started.load() < 4) std::this_thread::yield();
+    cudacore::keep_until_exit(resource);
+    for (auto& thread : threads) thread.join();
+    EXPECT_EQ(resource->allocations.load(), 8000);
+    EXPECT_EQ(resource->frees.load(), 8000);
+    EXPECT_EQ(resource.use_count(), 2) << "this test's reference and cudacore's, none left by a buffer";
 }
 
 TEST(Buffer, BuffersMadeOnOneThreadAndDroppedOnAnotherAreFreedOnceWithTheirOwnMemory) {
