@@ -121,6 +121,20 @@ double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// One thread's loop of `ops` buffers of 1 MiB from `allocate(stream)`, each closed on the stream
+// (Close) or dropped (its last reference going frees it on its allocation stream).
+template <bool Close, class Allocate>
+Loop buffers(Allocate allocate) {
+    return [allocate](const Stream& stream, int ops) {
+        const auto start = Clock::now();
+        for (int i = 0; i < ops; ++i) {
+            Buffer buffer = allocate(stream);
+            if constexpr (Close) buffer.close(stream);
+        }
+        return seconds_since(start);
+    };
+}
+
 // Runs `variant` on one thread per stream, started together; the streams are drained after.
 Result run_once(const Device& device, const Variant& variant, const std::vector<Stream>& streams,
                 int ops) {
@@ -252,52 +266,17 @@ int main(int argc, char** argv) {
                             }
                             return seconds_since(start);
                         }});
-    variants.push_back({"Device::allocate + close", [&](const Stream& stream, int ops) {
-                            const auto start = Clock::now();
-                            for (int i = 0; i < ops; ++i) {
-                                Buffer buffer = device.allocate(MiB, stream);
-                                buffer.close(stream);
-                            }
-                            return seconds_since(start);
-                        }});
-    variants.push_back({"Device::allocate + drop", [&](const Stream& stream, int ops) {
-                            const auto start = Clock::now();
-                            for (int i = 0; i < ops; ++i) {
-                                Buffer buffer = device.allocate(MiB, stream);
-                            }
-                            return seconds_since(start);
-                        }});
-    variants.push_back({"DeviceMemoryResource + close", [&](const Stream& stream, int ops) {
-                            const auto start = Clock::now();
-                            for (int i = 0; i < ops; ++i) {
-                                Buffer buffer = pool_resource->allocate(MiB, stream);
-                                buffer.close(stream);
-                            }
-                            return seconds_since(start);
-                        }});
-    variants.push_back({"DeviceMemoryResource + drop", [&](const Stream& stream, int ops) {
-                            const auto start = Clock::now();
-                            for (int i = 0; i < ops; ++i) {
-                                Buffer buffer = pool_resource->allocate(MiB, stream);
-                            }
-                            return seconds_since(start);
-                        }});
-    variants.push_back({"CachingMemoryResource + close", [&](const Stream& stream, int ops) {
-                            const auto start = Clock::now();
-                            for (int i = 0; i < ops; ++i) {
-                                Buffer buffer = caching->allocate(MiB, stream);
-                                buffer.close(stream);
-                            }
-                            return seconds_since(start);
-                        }});
-    variants.push_back({"Caching kept until exit + close", [&](const Stream& stream, int ops) {
-                            const auto start = Clock::now();
-                            for (int i = 0; i < ops; ++i) {
-                                Buffer buffer = kept_caching->allocate(MiB, stream);
-                                buffer.close(stream);
-                            }
-                            return seconds_since(start);
-                        }});
+    const auto device_allocate = [&](const Stream& stream) { return device.allocate(MiB, stream); };
+    // allocate() of the resource `held` names (kept alive by main for the whole run).
+    const auto from = [](const auto& held) {
+        return [&held](const Stream& stream) { return held->allocate(MiB, stream); };
+    };
+    variants.push_back({"Device::allocate + close", buffers<true>(device_allocate)});
+    variants.push_back({"Device::allocate + drop", buffers<false>(device_allocate)});
+    variants.push_back({"DeviceMemoryResource + close", buffers<true>(from(pool_resource))});
+    variants.push_back({"DeviceMemoryResource + drop", buffers<false>(from(pool_resource))});
+    variants.push_back({"CachingMemoryResource + close", buffers<true>(from(caching))});
+    variants.push_back({"Caching kept until exit + close", buffers<true>(from(kept_caching))});
     variants.push_back({"CachingMemoryResource pointers", [&](const Stream& stream, int ops) {
                             const CUstream s = stream.handle();
                             const auto start = Clock::now();
@@ -342,13 +321,9 @@ int main(int argc, char** argv) {
         auto counted = std::make_shared<NoDriverResource>();
         for (auto [name, resource] : {std::pair{"no driver, kept resource + drop", kept},
                                       std::pair{"no driver, counted resource + drop", counted}}) {
-            variants.push_back({name, [resource](const Stream& stream, int ops) {
-                                    const auto start = Clock::now();
-                                    for (int i = 0; i < ops; ++i) {
-                                        Buffer buffer = resource->allocate(MiB, stream);
-                                    }
-                                    return seconds_since(start);
-                                }});
+            variants.push_back({name, buffers<false>([resource](const Stream& stream) {
+                                    return resource->allocate(MiB, stream);
+                                })});
         }
     }
     std::optional<Kernel> empty;
