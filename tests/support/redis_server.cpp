@@ -1,7 +1,8 @@
 #include "redis_server.hpp"
 
+#include "support/child_process.hpp"
+
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -9,12 +10,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 namespace cudacore::test {
@@ -91,24 +92,17 @@ std::string make_tls_files(const fs::path& dir) {
         "key client.key; openssl req -new -key client.key -out client.csr -subj /CN=cudacore-client; "
         "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -set_serial 2 -days 2 "
         "  -out client.crt";
-    const fs::path log = dir / "openssl.log";
-    const pid_t pid = ::fork();
-    if (pid < 0) return "fork failed";
-    if (pid == 0) {
-        // Every answer is on the command line: nothing reads the terminal.
-        const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (out < 0 || in < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0)
-            ::_exit(126);
-        ::execl("/bin/sh", "sh", "-c", script, "sh", dir.c_str(), static_cast<char*>(nullptr));
-        ::_exit(127);
+    // Every answer is on the command line: nothing reads the terminal.
+    detail::ChildProcessOptions limit;
+    limit.timeout = std::chrono::seconds(60);
+    detail::ChildProcessResult made;
+    try {
+        made = detail::run_child_process("/bin/sh", {"-c", script, "sh", dir.string()}, limit);
+    } catch (const std::system_error& e) {
+        return std::string("cannot run /bin/sh to make TLS files: ") + e.what();
     }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-    return "cannot make TLS files with the openssl command (status " + std::to_string(status) +
-           "): " + read_log(log);
+    if (!made.crashed() && made.exit_code == 0) return "";
+    return "cannot make TLS files with the openssl command (" + made.how_it_ended() + "): " + made.err;
 }
 
 std::string RedisServer::unavailable_reason() {
