@@ -12,6 +12,14 @@
 
 namespace cudacore::bench {
 
+double median(std::vector<double> samples) {
+    if (samples.empty()) return 0;
+    const auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
+    std::nth_element(samples.begin(), middle, samples.end());
+    if (samples.size() % 2 == 1) return *middle;
+    return (*middle + *std::max_element(samples.begin(), middle)) / 2;
+}
+
 namespace {
 
 // Keeps every run's real time per iteration while printing as usual.
@@ -38,11 +46,7 @@ public:
         for (const auto& [name, time] : out)
             if (const auto at = name.rfind('@'); at != std::string::npos)
                 rounds[name.substr(0, at)].push_back(time);
-        for (auto& [name, times] : rounds) {
-            std::sort(times.begin(), times.end());
-            const std::size_t n = times.size();
-            out[name] = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-        }
+        for (auto& [name, times] : rounds) out[name] = median(std::move(times));
         return out;
     }
 

@@ -12,10 +12,14 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cudacore::bench {
 
 int run_with_ratios(int argc, char** argv);
+
+// The median of `samples` (the mean of the two middle ones for an even count); 0 when empty.
+double median(std::vector<double> samples);
 
 // Which clock a benchmark's figure is read from: CPU time, wall time, or the batches the
 // benchmark times itself (state.SetIterationTime).

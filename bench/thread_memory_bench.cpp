@@ -99,12 +99,6 @@ struct Summary {
     double ratio_high = 0;   // highest
 };
 
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 // samples[round] of one variant and of the variant it is compared with.
 Summary summarize(const std::vector<Result>& samples, const std::vector<Result>& raw) {
     std::vector<double> times, rates, ratios;
@@ -114,7 +108,7 @@ Summary summarize(const std::vector<Result>& samples, const std::vector<Result>&
         ratios.push_back(samples[r].per_op_us / raw[r].per_op_us);
     }
     const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
-    return {median(times), median(rates), median(ratios), *low, *high};
+    return {bench::median(times), bench::median(rates), bench::median(ratios), *low, *high};
 }
 
 double seconds_since(Clock::time_point start) {

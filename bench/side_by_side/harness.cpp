@@ -1,5 +1,7 @@
 #include "side_by_side/harness.hpp"
 
+#include "bench_support.hpp"
+
 #include <algorithm>
 #include <cstddef>
 #include <exception>
@@ -8,16 +10,6 @@
 
 namespace cudacore::bench::side_by_side {
 
-namespace {
-
-double median(std::vector<double> samples) {
-    const auto middle = samples.begin() + static_cast<std::ptrdiff_t>(samples.size() / 2);
-    std::nth_element(samples.begin(), middle, samples.end());
-    if (samples.size() % 2 == 1) return *middle;
-    return (*middle + *std::max_element(samples.begin(), middle)) / 2;
-}
-
-}  // namespace
 
 void emit(const json& line) { std::cout << line.dump() << std::endl; }
 
