@@ -68,20 +68,25 @@ void row(const char* kernel, const std::string& what, const Timing& timing, doub
                 timing.median_us, timing.p99_us, compile_us / timing.median_us);
 }
 
+// compile_cached hits through `cache`: one compile stores the code, then `hits` lookups of an
+// equal Program are timed.
+Timing time_hits(ProgramCache& cache, const char* source, int hits) {
+    Program first = make_program(source);
+    compile_cached(cache, first, CodeType::cubin);  // stores
+    Program program = make_program(source);
+    return time_calls(hits, [&] { compile_cached(cache, program, CodeType::cubin); });
+}
+
 // The rows of one Redis endpoint (`label`: "" or " over TLS"): compile_cached hitting a
 // RemoteProgramCache, then the floor under it, the same two values fetched with bare GETs on one
 // connection. Returns false when the cache did not hit.
 bool remote_rows(const char* kernel, const char* source, const RemoteCacheOptions& options,
                  const std::string& label, int hits, double compile_us) {
     RemoteProgramCache remote(options);
-    Program first = make_program(source);
-    compile_cached(remote, first, CodeType::cubin);  // stores
-    Program program = make_program(source);
-    row(kernel, "compile_cached: remote hit" + label,
-        time_calls(hits, [&] { compile_cached(remote, program, CodeType::cubin); }), compile_us);
+    row(kernel, "compile_cached: remote hit" + label, time_hits(remote, source, hits), compile_us);
     const bool hit = remote.stats().hits != 0 && remote.stats().failed_stores == 0;
     // The floor: two GETs of the stored values (the header list and the code).
-    const std::string list_key = remote.redis_key(cache_key(program, CodeType::cubin));
+    const std::string list_key = remote.redis_key(cache_key(make_program(source), CodeType::cubin));
     detail::RedisConnection connection(options);
     // The prefix is this run's, cleared after each kernel: it holds the list and the code.
     std::string code_key;
@@ -169,14 +174,8 @@ int main(int argc, char** argv) {
                 program.compile(CodeType::cubin);
             });
             row(name, "compile (NVRTC)", compile, compile.median_us);
-            auto hit_through = [&, source = source](ProgramCache& cache) {
-                Program first = make_program(source);
-                compile_cached(cache, first, CodeType::cubin);  // stores
-                Program program = make_program(source);
-                return time_calls(hits, [&] { compile_cached(cache, program, CodeType::cubin); });
-            };
-            row(name, "compile_cached: memory hit", hit_through(memory), compile.median_us);
-            row(name, "compile_cached: disk hit", hit_through(disk), compile.median_us);
+            row(name, "compile_cached: memory hit", time_hits(memory, source, hits), compile.median_us);
+            row(name, "compile_cached: disk hit", time_hits(disk, source, hits), compile.median_us);
             for (const auto& [label, options] : endpoints) {
                 if (!remote_rows(name, source, options, label, hits, compile.median_us)) {
                     std::fprintf(stderr, "remote_cache_bench: the remote cache%s did not hit\n",
