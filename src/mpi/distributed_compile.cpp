@@ -138,11 +138,11 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     detail::agree(comm, failure, operation);
 
     // This rank's share, in job order, compiled by `workers` threads or child processes (the
-    // node's cores split among its ranks). With automatic PCH the first compile runs alone, so that the rest use the
-    // PCH it makes. A failure stops the handing out of further jobs; the jobs before it run to
-    // their end, so the lowest failing index of the share wins. With cache_received, each code is
-    // followed (after all of them) by where this rank's cache holds it, so that the other ranks
-    // store it under the same keys.
+    // node's cores split among its ranks). With automatic PCH the first compile runs alone, so
+    // that the rest use the PCH it makes. A failure stops the handing out of further jobs; the
+    // jobs before it run to their end, so the lowest failing index of the share wins. With
+    // cache_received, each code is followed (after all of them) by where this rank's cache holds
+    // it, so that the other ranks store it under the same keys.
     const bool send_placements = options.cache && options.cache_received;
     const unsigned workers = compile_workers(comm, options.workers);
     std::vector<std::size_t> share;
@@ -159,6 +159,11 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
             // The backend only decorates the report.
         }
     };
+    // Where this rank's cache holds the code compiled[k] (cache_received only).
+    auto place = [&](std::size_t k) {
+        const std::size_t i = share[k];
+        placed[k] = encode_placement(placement_of(*options.cache, jobs[i], keys[i], *compiled[k]));
+    };
     auto compile_step = [&](std::size_t k) {
         const std::size_t i = share[k];
         failures[k] = detail::attempt(
@@ -166,8 +171,7 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
                 CompileJob& job = jobs[i];
                 compiled[k] = options.cache ? compile_cached(*options.cache, job.program, target, job.name_expressions)
                                             : job.program.compile(target, job.name_expressions);
-                if (send_placements)
-                    placed[k] = encode_placement(placement_of(*options.cache, job, keys[i], *compiled[k]));
+                if (send_placements) place(k);
             },
             static_cast<long>(i));
         name_backend(k);
@@ -200,12 +204,7 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
                 break;
             }
             compiled[k] = std::move(outcomes[k].code);
-            failures[k] = detail::attempt(
-                [&] {
-                    if (send_placements)
-                        placed[k] = encode_placement(placement_of(*options.cache, jobs[i], keys[i], *compiled[k]));
-                },
-                static_cast<long>(i));
+            if (send_placements) failures[k] = detail::attempt([&] { place(k); }, static_cast<long>(i));
         }
         if (failure && !failures.empty()) failures.front() = std::move(failure);
     } else {
