@@ -128,18 +128,23 @@ struct DistributedCompileOptions {
     /// for 2 ranks or fewer, to a socket beyond; pass --bind-to none to let a rank spread). With
     /// automatic PCH the first job of the share compiles alone and the rest use its PCH. Jobs
     /// compile on different threads, so no two may wrap the same handle (Program::from_handle).
+    /// With processes: children per rank of the node (0: one per CPU its ranks may run on).
     unsigned workers = 0;
-    /// How this rank runs its share's compiles, as compile_many() does (see CompileStrategy).
-    /// threads (the default): compiles in this process; NVRTC runs one compile at a time per
-    /// process on some machines, so the workers then mostly wait for each other.
-    /// processes: the share's first job compiles here (making the automatic PCH), the rest in
-    /// fork()ed children, `workers` at a time, which use that PCH and run truly in parallel.
+    /// How the jobs compile, as compile_many() does it (see CompileStrategy).
+    /// threads (the default): each rank compiles its share in its own process; NVRTC runs one
+    /// compile at a time per process on some machines, so the workers then mostly wait.
+    /// processes: the ranks of a node pool their shares on the node's first rank, since an
+    /// automatic PCH serves only the process that made it and its children. That rank compiles
+    /// the node's first job itself (making the PCH) while `fork()`ed children compile the next
+    /// ones without it, then the rest in children that use the PCH, run truly in parallel on the
+    /// CPUs of all the node's ranks; the other ranks sleep meanwhile, leaving their CPUs free.
     /// A child calls no MPI function and leaves with _exit; forking an MPI process is safe with
     /// shared-memory and TCP transports but not with some InfiniBand (OpenFabrics verbs)
-    /// set-ups, hence opt-in. With a cache, hits are found as with threads, but code compiled
-    /// in a child is not stored (the record of where a compile looked for headers is made by the
-    /// compiling process), so neither is it with cache_received on other ranks. Do not use while
-    /// other threads of this process compile or hold NVRTC.
+    /// set-ups, hence opt-in. With a cache, the node's first rank looks the node's jobs up (hits
+    /// are found as with threads), but code compiled in a child is not stored (the record of
+    /// where a compile looked for headers is made by the compiling process), so neither is it
+    /// with cache_received on other ranks. Do not use while other threads of this process
+    /// compile or hold NVRTC.
     CompileStrategy strategy = CompileStrategy::threads;
     TransferOptions transfer = {};  ///< how the results travel between ranks (chunk size)
 };
@@ -152,7 +157,8 @@ int compile_owner(std::size_t index, int ranks) noexcept;
 /// Compiles every job to `target` with all ranks of `comm` together and returns, on every rank,
 /// the ObjectCodes in the order of `jobs` (equal to compiling them all in one process). Every rank
 /// passes the same jobs (checked through their cache keys: InvalidArgumentError on every rank when
-/// they differ). Rank r compiles the jobs whose compile_owner is r, then the results are
+/// they differ) and the same options. Rank r compiles the jobs whose compile_owner is r (with
+/// CompileStrategy::processes, the first rank of r's node compiles them), then the results are
 /// exchanged with all_gather. A compile error on any rank is thrown on every rank: the failing
 /// job with the lowest index wins, as CompileError with its program name, full log and options.
 std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJob>& jobs,

@@ -4,6 +4,8 @@
 
 #include "cudacore/compile_many.hpp"
 
+#include <sched.h>
+
 #include <exception>
 #include <optional>
 #include <string>
@@ -19,10 +21,11 @@ struct ManyOutcome {
 };
 
 // programs[i]->compile(target, *names[i]) for every i, as compile_many does it (cache lookups,
-// the first miss alone for its PCH, threads or child processes), returned in order. Throws only
-// what stops the pool as a whole: CacheError from a lookup, Error when fork or pipe fails.
+// the first miss alone for its PCH, threads or child processes), returned in order. Child
+// processes run on `child_cpus` when it is not null (for a pool of several ranks' CPUs). Throws
+// only what stops the pool as a whole: CacheError from a lookup, Error when fork or pipe fails.
 std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs, CodeType target,
                                                const std::vector<const std::vector<std::string>*>& names,
-                                               const CompileManyOptions& many);
+                                               const CompileManyOptions& many, const cpu_set_t* child_cpus);
 
 }  // namespace cudacore::detail

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <thread>
 
@@ -82,18 +84,89 @@ std::optional<Placement> decode_placement(const ObjectCode& message, const std::
     return placement;
 }
 
+// The usable CPUs of this process, as its affinity says (mpirun binds ranks to cores or sockets
+// unless told otherwise), all of the machine's when the affinity cannot be read.
+cpu_set_t allowed_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        CPU_ZERO(&set);
+        for (unsigned cpu = 0; cpu < std::max(1u, std::thread::hardware_concurrency()) && cpu < CPU_SETSIZE; ++cpu)
+            CPU_SET(cpu, &set);
+    }
+    return set;
+}
+
 // Threads for this rank's compiles: the node's cores shared among its ranks, and no more than
-// the CPUs this rank may run on (mpirun binds ranks to cores or sockets unless told otherwise).
-// Collective (it counts the ranks of this node).
+// the CPUs this rank may run on. Collective (it counts the ranks of this node).
 unsigned compile_workers(MPI_Comm comm, unsigned requested) {
     const NodeRank node = node_rank(comm);
     if (requested) return requested;
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    unsigned allowed = cores;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0) allowed = static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
-    return std::max(1u, std::min(allowed, cores / static_cast<unsigned>(std::max(1, node.size))));
+    const cpu_set_t allowed = allowed_cpus();
+    return std::max(1u, std::min(static_cast<unsigned>(std::max(1, CPU_COUNT(&allowed))),
+                                 cores / static_cast<unsigned>(std::max(1, node.size))));
+}
+
+// The ranks of this node (MPI_COMM_TYPE_SHARED), freed with the object.
+class NodeComm {
+public:
+    explicit NodeComm(MPI_Comm comm) {
+        detail::check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, detail::rank_of(comm), MPI_INFO_NULL, &node_),
+                      "MPI_Comm_split_type", "MPI_COMM_TYPE_SHARED (the ranks of this node)");
+    }
+    NodeComm(const NodeComm&) = delete;
+    NodeComm& operator=(const NodeComm&) = delete;
+    ~NodeComm() { MPI_Comm_free(&node_); }
+    MPI_Comm get() const { return node_; }
+
+private:
+    MPI_Comm node_ = MPI_COMM_NULL;
+};
+
+// With child processes the ranks of a node pool their shares on the node's first rank: one PCH
+// per node instead of one per rank (a PCH serves only the process that made it and its children),
+// and the children run on the CPUs of all the node's ranks. Collective over `comm`.
+struct NodePool {
+    std::vector<int> compiler;  // for each rank of `comm`: the rank that compiles its share
+    cpu_set_t cpus;             // on a node's first rank: its ranks' CPUs together
+    int node_size = 1;
+    bool leads = false;         // this rank compiles its node's jobs
+};
+
+NodePool pool_on_node(MPI_Comm comm, const NodeComm& node) {
+    NodePool pool;
+    const int size = detail::size_of(comm);
+    const int node_rank = detail::rank_of(node.get());
+    pool.node_size = detail::size_of(node.get());
+    pool.leads = node_rank == 0;
+    int leader = detail::rank_of(comm);
+    detail::check(MPI_Bcast(&leader, 1, MPI_INT, 0, node.get()), "MPI_Bcast",
+                  "the first rank of this node (compile_distributed)");
+    pool.compiler.resize(static_cast<std::size_t>(size));
+    detail::check(MPI_Allgather(&leader, 1, MPI_INT, pool.compiler.data(), 1, MPI_INT, comm), "MPI_Allgather",
+                  "the first rank of each node (compile_distributed)");
+    const cpu_set_t mine = allowed_cpus();
+    std::vector<cpu_set_t> sets(pool.leads ? static_cast<std::size_t>(pool.node_size) : 1);
+    detail::check(MPI_Gather(&mine, sizeof mine, MPI_BYTE, sets.data(), sizeof mine, MPI_BYTE, 0, node.get()),
+                  "MPI_Gather", "the CPUs of this node's ranks (compile_distributed)");
+    CPU_ZERO(&pool.cpus);
+    if (pool.leads)
+        for (const cpu_set_t& set : sets) CPU_OR(&pool.cpus, &pool.cpus, &set);
+    return pool;
+}
+
+// A barrier of the node's ranks that sleeps while it waits: the ranks whose share the first
+// rank compiles leave their CPUs to its children (a blocking MPI call would poll on them).
+void wait_for_node(const NodeComm& node) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    detail::check(MPI_Ibarrier(node.get(), &request), "MPI_Ibarrier", "this node's ranks (compile_distributed)");
+    for (int done = 0;;) {
+        detail::check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test",
+                      "this node's ranks (compile_distributed)");
+        if (done) return;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
 }
 
 }  // namespace
@@ -138,16 +211,35 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     detail::agree(comm, failure, operation);
 
     // This rank's share, in job order, compiled by `workers` threads or child processes (the
-    // node's cores split among its ranks). With automatic PCH the first compile runs alone, so
-    // that the rest use the PCH it makes. A failure stops the handing out of further jobs; the
-    // jobs before it run to their end, so the lowest failing index of the share wins. With
-    // cache_received, each code is followed (after all of them) by where this rank's cache holds
-    // it, so that the other ranks store it under the same keys.
+    // node's cores split among its ranks; with processes, the node's shares pooled on its first
+    // rank). With automatic PCH the first compile runs alone (with processes: beside children
+    // that compile without it), so that the rest use the PCH it makes. A failure stops the
+    // handing out of further jobs; the jobs before it run to their end, so the lowest failing
+    // index of the share wins. With cache_received, each code is followed (after all of them)
+    // by where this rank's cache holds it, so that the other ranks store it under the same keys.
     const bool send_placements = options.cache && options.cache_received;
-    const unsigned workers = compile_workers(comm, options.workers);
+    const bool pooled = options.strategy == CompileStrategy::processes;
+    std::optional<NodeComm> node;
+    NodePool pool;
+    if (pooled) {
+        node.emplace(comm);
+        pool = pool_on_node(comm, *node);
+    }
+    const unsigned workers =
+        !pooled ? compile_workers(comm, options.workers)
+                : std::max(1u, options.workers ? options.workers * static_cast<unsigned>(pool.node_size)
+                                               : static_cast<unsigned>(CPU_COUNT(&pool.cpus)));
+    // Which rank compiles job i, and where job i sits in that rank's list of codes.
+    std::vector<int> compiler(jobs.size());
+    std::vector<std::size_t> slot(jobs.size());
+    std::vector<std::size_t> owned(static_cast<std::size_t>(size));
     std::vector<std::size_t> share;
-    for (std::size_t i = static_cast<std::size_t>(rank); i < jobs.size(); i += static_cast<std::size_t>(size))
-        share.push_back(i);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        const int owner = compile_owner(i, size);
+        compiler[i] = pooled ? pool.compiler[static_cast<std::size_t>(owner)] : owner;
+        slot[i] = owned[static_cast<std::size_t>(compiler[i])]++;
+        if (compiler[i] == rank) share.push_back(i);
+    }
     std::vector<std::optional<ObjectCode>> compiled(share.size());
     std::vector<std::optional<ObjectCode>> placed(share.size());
     std::vector<std::optional<detail::Failure>> failures(share.size());
@@ -187,7 +279,7 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
         }
         std::vector<cudacore::detail::ManyOutcome> outcomes;
         const CompileManyOptions many{CompileStrategy::processes, workers, options.cache, true};
-        failure = detail::attempt([&] { outcomes = cudacore::detail::compile_many_outcomes(programs, target, names, many); },
+        failure = detail::attempt([&] { outcomes = cudacore::detail::compile_many_outcomes(programs, target, names, many, &pool.cpus); },
                                   share.empty() ? 0 : static_cast<long>(share.front()));
         for (std::size_t k = 0; k < outcomes.size() && !failure; ++k) {
             const std::size_t i = share[k];
@@ -207,6 +299,7 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
             if (send_placements) failures[k] = detail::attempt([&] { place(k); }, static_cast<long>(i));
         }
         if (failure && !failures.empty()) failures.front() = std::move(failure);
+        wait_for_node(*node);
     } else {
         std::size_t alone = 0;
         if (workers > 1 && share.size() > 1) {
@@ -238,25 +331,19 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     std::vector<std::vector<ObjectCode>> shares = all_gather(mine, comm, options.transfer);
     std::vector<ObjectCode> result;
     result.reserve(jobs.size());
-    const auto ranks = static_cast<std::size_t>(size);
-    auto owned_by = [&](int owner) {
-        return jobs.size() / ranks + (static_cast<std::size_t>(owner) < jobs.size() % ranks ? 1 : 0);
-    };
-    // Rank `owner` sends one code per job it owns, then, when it caches received code, one
-    // placement per code.
-    auto share_of = [&](int owner) -> const std::vector<ObjectCode>& {
-        const std::size_t owned = owned_by(owner);
-        const auto& share = shares[owner];
-        if (share.size() != owned && share.size() != 2 * owned) {
-            throw SerializationError(std::string(operation) + ": rank " + std::to_string(owner) + " sent " +
-                                     std::to_string(share.size()) + " codes for its share of " +
-                                     std::to_string(owned) + " jobs");
+    // Rank `sender` sends one code per job it compiled, in job order, then, when it caches
+    // received code, one placement per code.
+    auto list_of = [&](int sender) -> const std::vector<ObjectCode>& {
+        const std::size_t count = owned[static_cast<std::size_t>(sender)];
+        const auto& list = shares[static_cast<std::size_t>(sender)];
+        if (list.size() != count && list.size() != 2 * count) {
+            throw SerializationError(std::string(operation) + ": rank " + std::to_string(sender) + " sent " +
+                                     std::to_string(list.size()) + " codes for its share of " +
+                                     std::to_string(count) + " jobs");
         }
-        return share;
+        return list;
     };
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-        result.push_back(share_of(compile_owner(i, size))[i / ranks]);
-    }
+    for (std::size_t i = 0; i < jobs.size(); ++i) result.push_back(list_of(compiler[i])[slot[i]]);
 
     if (send_placements) {
         // Stored as the owner's compile_cached stored it: the header list under the source key,
@@ -264,15 +351,15 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
         // misses). A job the owner could not cache is not stored.
         failure = detail::attempt([&] {
             for (std::size_t i = 0; i < jobs.size(); ++i) {
-                const int owner = compile_owner(i, size);
-                if (owner == rank) continue;
-                const auto& share = share_of(owner);
-                const std::size_t owned = owned_by(owner);
-                if (share.size() == owned) continue;  // the owner sent no placements
+                const int sender = compiler[i];
+                if (sender == rank) continue;
+                const auto& list = list_of(sender);
+                const std::size_t count = owned[static_cast<std::size_t>(sender)];
+                if (list.size() == count) continue;  // the sender sent no placements
                 const std::optional<Placement> placement = decode_placement(
-                    share[owned + i / ranks],
+                    list[count + slot[i]],
                     std::string(operation) + ": job " + std::to_string(i) + " from rank " +
-                        std::to_string(owner));
+                        std::to_string(sender));
                 if (!placement) continue;
                 options.cache->put(placement->code_key, result[i]);
                 if (placement->header_list) options.cache->put(keys[i], *placement->header_list);

@@ -140,6 +140,27 @@ TEST_P(CompileMany, FirstFailureWithItsLog) {
     }
 }
 
+// With processes, the programs after the first start compiling (without PCH) while the first
+// makes its PCH here: the first one's failure still wins over theirs.
+TEST_P(CompileMany, TheFirstProgramsFailureWinsOverThoseCompiledBesideIt) {
+    std::vector<Program> programs;
+    for (const char* name : {"broken_first", "broken_second", "fine", "broken_last"}) {
+        const std::string body = std::string(name).starts_with("broken") ? "*p = undeclared_" + std::string(name) : "*p = 1";
+        programs.emplace_back("extern \"C\" __global__ void kernel(int* p) { " + body + "; }", SourceType::cxx,
+                              options_for(name));
+    }
+    CompileManyOptions many;
+    many.strategy = GetParam();
+    many.workers = 4;
+    try {
+        compile_many(programs, CodeType::ptx, {}, many);
+        FAIL() << "broken programs compiled";
+    } catch (const CompileError& e) {
+        EXPECT_EQ(e.program_name(), "broken_first");
+        EXPECT_NE(e.log().find("undeclared_broken_first"), std::string::npos) << e.log();
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Strategies, CompileMany,
                          ::testing::Values(CompileStrategy::threads, CompileStrategy::processes),
                          [](const auto& info) {
