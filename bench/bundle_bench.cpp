@@ -12,11 +12,11 @@
 //     round made the PCH, the second reuses it), the bundle side without: what a deployment gives
 //     up by not reading headers from disk;
 //   - making the bundle (the closure of the three headers) and its size, compressed and not.
+#include "bench_support.hpp"
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/program_options.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -60,11 +60,6 @@ double seconds_of(const std::function<void()>& work) {
     const auto start = std::chrono::steady_clock::now();
     work();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
 }
 
 std::size_t compile(const char* source, const char* name, const ProgramOptions& options) {
@@ -140,9 +135,9 @@ int main(int argc, char** argv) {
         std::printf("median of %d alternating rounds, sm_90 cubin\n\n", rounds);
         std::printf("| %-44s | %12s | %12s | %6s |\n", "compile", "toolkit", "bundle", "ratio");
         std::printf("|---|---|---|---|\n");
-        row("first kernel (automatic PCH off on both)", median(first_toolkit), median(first_bundle));
-        row("second kernel (toolkit: automatic PCH on)", median(second_toolkit),
-            median(second_bundle));
+        row("first kernel (automatic PCH off on both)", bench::median(first_toolkit), bench::median(first_bundle));
+        row("second kernel (toolkit: automatic PCH on)", bench::median(second_toolkit),
+            bench::median(second_bundle));
         return 0;
     } catch (const std::exception& error) {
         std::printf("bundle_bench: %s\n", error.what());
