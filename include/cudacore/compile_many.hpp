@@ -30,10 +30,9 @@ enum class CompileStrategy {
     /// machines; processes do not share them. The programs' log() and pch_status() are not set.
     /// fork() copies only the calling thread: do not use it while other threads of this process
     /// compile or hold NVRTC (a lock held at fork time stays held in the child). The first miss
-    /// compiles in this process (even with one worker), making the automatic PCH, while up to
-    /// `workers` - 1 children compile the next programs without PCH. Children forked after it
-    /// use automatic PCH only for a program with the first one's options (its name aside) and
-    /// leading directives (they then use the PCH the first one made here); others compile
+    /// compiles in this process (even with one worker), making the automatic PCH; a child uses
+    /// automatic PCH only for a program with the first one's options (its name aside) and
+    /// leading directives (it then uses the PCH the first one made here); others compile
     /// without PCH in the child, since siblings making PCH files of their own could pick the
     /// same file name.
     /// Each child costs a fork of a process holding NVRTC: on a loaded 2-core machine it added

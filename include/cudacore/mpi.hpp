@@ -135,9 +135,9 @@ struct DistributedCompileOptions {
     /// compile at a time per process on some machines, so the workers then mostly wait.
     /// processes: the ranks of a node pool their shares on the node's first rank, since an
     /// automatic PCH serves only the process that made it and its children. That rank compiles
-    /// the node's first job itself (making the PCH) while `fork()`ed children compile the next
-    /// ones without it, then the rest in children that use the PCH, run truly in parallel on the
-    /// CPUs of all the node's ranks; the other ranks sleep meanwhile, leaving their CPUs free.
+    /// the node's first job itself (making the PCH), then the rest in `fork()`ed children that
+    /// use the PCH and run truly in parallel, on the CPUs of all the node's ranks; the other
+    /// ranks sleep meanwhile, leaving their CPUs free.
     /// A child calls no MPI function and leaves with _exit; forking an MPI process is safe with
     /// shared-memory and TCP transports but not with some InfiniBand (OpenFabrics verbs)
     /// set-ups, hence opt-in. With a cache, the node's first rank looks the node's jobs up (hits

@@ -175,8 +175,9 @@ void read_result(Job& job, const std::string& message, int wait_status) {
     }
 }
 
-// The child processes compiling for one compile_many call. Children still running when it is
-// destroyed (after an error in the parent) are killed and reaped.
+// The child processes compiling for one compile_many call, on `cpus` when it is not null.
+// Children still running when it is destroyed (after an error in the parent) are killed and
+// reaped.
 class ChildPool {
 public:
     ChildPool(CodeType target, const cpu_set_t* cpus) : target_(target), cpus_(cpus) {
@@ -192,31 +193,11 @@ public:
         }
     }
 
-    // Forks a child compiling `job`; it uses the PCH `pch_maker` made in this process when it
-    // may (child_may_use_pch), else compiles without PCH.
-    void start(Job& job, const Program* pch_maker) {
-        int fds[2];
-        if (::pipe(fds) != 0)
-            throw Error(std::string("compile_many: pipe failed: ") + std::strerror(errno));
-        const pid_t pid = ::fork();
-        if (pid < 0) {
-            const int error = errno;
-            ::close(fds[0]);
-            ::close(fds[1]);
-            throw Error(std::string("compile_many: fork failed: ") + std::strerror(error));
-        }
-        if (pid == 0) {
-            ::close(fds[0]);
-            child_main(job, target_, fds[1], pch_maker, cpus_);
-        }
-        ::close(fds[1]);
-        running_.push_back({pid, fds[0], &job, {}});
-    }
-
-    // Starts jobs[next..] while fewer than `workers` children run and none failed (`failed`:
-    // one already did), and waits for every child, started here or before.
-    void run(const std::vector<Job*>& jobs, size_t next, unsigned workers, const Program* pch_maker,
-             bool failed) {
+    // Runs every job, at most `workers` children at a time, and waits for them; starts no more
+    // after one failed.
+    void run(const std::vector<Job*>& jobs, unsigned workers, const Program* pch_maker) {
+        size_t next = 0;
+        bool failed = false;
         while (next < jobs.size() || !running_.empty()) {
             while (!failed && next < jobs.size() && running_.size() < workers) start(*jobs[next++], pch_maker);
             if (failed && running_.empty()) break;
@@ -250,6 +231,27 @@ private:
         Job* job;
         std::string message;
     };
+
+    // Forks a child compiling `job`; it uses the PCH `pch_maker` made in this process when it
+    // may (child_may_use_pch), else compiles without PCH.
+    void start(Job& job, const Program* pch_maker) {
+        int fds[2];
+        if (::pipe(fds) != 0)
+            throw Error(std::string("compile_many: pipe failed: ") + std::strerror(errno));
+        const pid_t pid = ::fork();
+        if (pid < 0) {
+            const int error = errno;
+            ::close(fds[0]);
+            ::close(fds[1]);
+            throw Error(std::string("compile_many: fork failed: ") + std::strerror(error));
+        }
+        if (pid == 0) {
+            ::close(fds[0]);
+            child_main(job, target_, fds[1], pch_maker, cpus_);
+        }
+        ::close(fds[1]);
+        running_.push_back({pid, fds[0], &job, {}});
+    }
 
     static void finish(Child& child) {
         ::close(child.fd);
@@ -310,20 +312,15 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
                                first.program->source_type() == SourceType::cxx &&
                                uses_automatic_pch(first.program->options());
         const std::vector<Job*> rest(misses.begin() + (pch_first ? 1 : 0), misses.end());
-        if (many.strategy == CompileStrategy::processes) {
-            ChildPool pool(target, child_cpus);
-            size_t started = 0;
-            if (pch_first) {
-                // While the PCH is made, the other workers compile the next programs without it
-                // (in a <cuda/std> program that is 0.8 s where the PCH saves 0.7 s of it, but the
-                // PCH takes 1 s to make, during which those workers would wait).
-                for (; started + 1 < workers && started < rest.size(); ++started) pool.start(*rest[started], nullptr);
-                compile_in_thread(first, target, many.cache);
-            }
-            pool.run(rest, started, workers, pch_first ? first.program : nullptr, first.failure != nullptr);
-        } else {
-            if (pch_first) compile_in_thread(first, target, many.cache);
-            if (!first.failure && !rest.empty()) run_threads(rest, target, workers, many.cache);
+        // No child compiles beside the first: children without the PCH (1.2 s each for a
+        // <cuda/std> program with 16 at once, against 0.12 s with it) slowed the PCH build more
+        // than they gained, and took four times the CPU.
+        if (pch_first) compile_in_thread(first, target, many.cache);
+        if (!first.failure && !rest.empty()) {
+            if (many.strategy == CompileStrategy::processes)
+                ChildPool(target, child_cpus).run(rest, workers, pch_first ? first.program : nullptr);
+            else
+                run_threads(rest, target, workers, many.cache);
         }
     }
     for (auto [job, miss] : duplicates) {

@@ -212,8 +212,8 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
 
     // This rank's share, in job order, compiled by `workers` threads or child processes (the
     // node's cores split among its ranks; with processes, the node's shares pooled on its first
-    // rank). With automatic PCH the first compile runs alone (with processes: beside children
-    // that compile without it), so that the rest use the PCH it makes. A failure stops the
+    // rank). With automatic PCH the first compile runs alone, so that the rest use the PCH it
+    // makes. A failure stops the
     // handing out of further jobs; the jobs before it run to their end, so the lowest failing
     // index of the share wins. With cache_received, each code is followed (after all of them)
     // by where this rank's cache holds it, so that the other ranks store it under the same keys.

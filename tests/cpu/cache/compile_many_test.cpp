@@ -140,9 +140,9 @@ TEST_P(CompileMany, FirstFailureWithItsLog) {
     }
 }
 
-// With processes, the programs after the first start compiling (without PCH) while the first
-// makes its PCH here: the first one's failure still wins over theirs.
-TEST_P(CompileMany, TheFirstProgramsFailureWinsOverThoseCompiledBesideIt) {
+// The first program compiles alone (it makes the automatic PCH): when it fails, its error is
+// raised and the pool stops, whatever the later programs would have done.
+TEST_P(CompileMany, AFailingFirstProgramStopsThePoolWithItsOwnError) {
     std::vector<Program> programs;
     for (const char* name : {"broken_first", "broken_second", "fine", "broken_last"}) {
         const std::string body = std::string(name).starts_with("broken") ? "*p = undeclared_" + std::string(name) : "*p = 1";
