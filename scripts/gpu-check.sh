@@ -15,7 +15,9 @@
 #   and in total. Tests that make driver calls fail on purpose are listed in
 #   tests/sanitize_expected_errors.txt: they run in a second pass whose counts are shown apart.
 #   Those listed in tests/sanitize_excluded_tests.txt cannot run under the tool and are left out.
-#   Exits 1 when the first pass finds any leak or error. COMPUTE_SANITIZER overrides the tool's path.
+#   Exits 1 when the first pass finds any leak or error. COMPUTE_SANITIZER overrides the tool's path;
+#   PARALLEL runs that many programs at once (default 1); SANITIZE_ONLY (a shell pattern of program
+#   names, e.g. 'gpu_[a-l]*') runs only those.
 # torture: the teardown torture program (tests/helpers/teardown_torture.cpp) for SEEDS seeds
 #   (default 10000, from FIRST_SEED, default 1) in PARALLEL processes (default: the core count),
 #   each under a TORTURE_TIMEOUT (default 60 s): counts passes, failures, crashes (by signal) and
@@ -104,10 +106,13 @@ if [ "$what" = sanitize ]; then
       /Program hit / { api += 1 }
       END { errors = total - leaks; if (errors < 0) errors = 0; printf "%d %d %d %d\n", leaks, bytes, errors, api }'
   }
-  unexpected=0; total_leaks=0; total_errors=0; provoked=0
-  for t in "$build"/tests/gpu_*; do
-    [ -x "$t" ] || continue
-    name=$(basename "$t")
+  # One program's two passes; its lines go to sanitize/NAME.notes and its counts (unexpected
+  # leaks, unexpected errors, errors provoked on purpose) to sanitize/NAME.counts, so that
+  # programs can run at once and be reported in order afterwards.
+  sanitize_program() {
+    local t="$1" name on_purpose not_here pass filter logs rc leaks bytes errors api failed
+    local notes counts_leaks=0 counts_errors=0 counts_provoked=0
+    name=$(basename "$t"); notes="$out/sanitize/$name.notes"
     on_purpose=$(awk -v p="$name" '$1 == p { printf "%s%s", sep, $2; sep = ":" }' "$expected_list")
     not_here=$(awk -v p="$name" '$1 == p { printf ":%s", $2 }' "$excluded_list")
     for pass in clean provoked; do
@@ -115,7 +120,7 @@ if [ "$what" = sanitize ]; then
       [ "$pass" = provoked ] && [ -z "$on_purpose" ] && continue
       # A program whose every test is listed has no clean pass (a run of 0 tests is no check).
       if ! "$t" --gtest_list_tests --gtest_filter="$filter" 2>/dev/null | grep -q '^  '; then
-        note "$(printf '%-30s %-8s (every test is listed)' "$name" "$pass")"; continue
+        printf '%-30s %-8s (every test is listed)\n' "$name" "$pass" >>"$notes"; continue
       fi
       logs="$out/sanitize/$name.$pass"; mkdir -p "$logs"
       timeout 1200 "$sanitizer" --tool memcheck --leak-check full --target-processes all \
@@ -124,17 +129,37 @@ if [ "$what" = sanitize ]; then
       rc=$?
       read -r leaks bytes errors api <<<"$(count_logs "$logs")"
       failed=$(grep -c '^\[  FAILED  \] [A-Za-z]' "$out/$name.$pass.sanitized.log")
-      note "$(printf '%-30s %-8s rc=%-3s leaks=%-4s (%s bytes) errors=%-4s (api %s) failed tests=%s' \
-        "$name" "$pass" "$rc" "$leaks" "$bytes" "$errors" "$api" "$failed")"
+      printf '%-30s %-8s rc=%-3s leaks=%-4s (%s bytes) errors=%-4s (api %s) failed tests=%s\n' \
+        "$name" "$pass" "$rc" "$leaks" "$bytes" "$errors" "$api" "$failed" >>"$notes"
       if [ "$pass" = clean ]; then
-        total_leaks=$((total_leaks + leaks)); total_errors=$((total_errors + errors))
-        [ $((leaks + errors)) -gt 0 ] && unexpected=1
+        counts_leaks=$leaks; counts_errors=$errors
         # Where they come from: the first reports.
-        grep -h -m3 -E 'Leaked [0-9]+ bytes|Program hit|Invalid ' "$logs"/*.log 2>/dev/null | sed 's/^/    /' | tee -a "$summary" >/dev/null
+        grep -h -m3 -E 'Leaked [0-9]+ bytes|Program hit|Invalid ' "$logs"/*.log 2>/dev/null | sed 's/^/    /' >>"$notes"
       else
-        provoked=$((provoked + errors))
+        counts_provoked=$errors
       fi
     done
+    echo "$counts_leaks $counts_errors $counts_provoked" >"$out/sanitize/$name.counts"
+  }
+  mkdir -p "$out/sanitize"
+  # PARALLEL programs at once (default 1): each is a process of its own on the one GPU.
+  parallel="${PARALLEL:-1}"
+  for t in "$build"/tests/gpu_*; do
+    [ -x "$t" ] || continue
+    # SANITIZE_ONLY: a shell pattern of program names, to split the pass over several runs.
+    case "$(basename "$t")" in ${SANITIZE_ONLY:-*}) ;; *) continue ;; esac
+    while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
+    sanitize_program "$t" &
+  done
+  wait
+  unexpected=0; total_leaks=0; total_errors=0; provoked=0
+  for counts in "$out"/sanitize/*.counts; do
+    [ -e "$counts" ] || continue
+    read -r leaks errors on_purpose <"$counts"
+    note "$(cat "${counts%.counts}.notes")"
+    total_leaks=$((total_leaks + leaks)); total_errors=$((total_errors + errors))
+    provoked=$((provoked + on_purpose))
+    [ $((leaks + errors)) -gt 0 ] && unexpected=1
   done
   note "sanitize total: leaks=$total_leaks errors=$total_errors (unexpected), $provoked error(s) provoked on purpose"
   tar -C "$out" -czf "$final/logs.tar.gz" .
