@@ -16,8 +16,10 @@
 #   tests/sanitize_expected_errors.txt: they run in a second pass whose counts are shown apart.
 #   Those listed in tests/sanitize_excluded_tests.txt cannot run under the tool and are left out.
 #   Exits 1 when the first pass finds any leak or error. COMPUTE_SANITIZER overrides the tool's path;
-#   PARALLEL runs that many programs at once (default 1); SANITIZE_ONLY (a shell pattern of program
-#   names, e.g. 'gpu_[a-l]*') runs only those.
+#   PARALLEL runs that many programs at once (default 1; under 8 at once on a 16-core host one
+#   helper process aborted that runs clean alone: rerun a failing program alone before reading it
+#   as a defect); SANITIZE_ONLY (a shell pattern of program names, e.g. 'gpu_[a-l]*') runs only
+#   those.
 # torture: the teardown torture program (tests/helpers/teardown_torture.cpp) for SEEDS seeds
 #   (default 10000, from FIRST_SEED, default 1) in PARALLEL processes (default: the core count),
 #   each under a TORTURE_TIMEOUT (default 60 s): counts passes, failures, crashes (by signal) and
