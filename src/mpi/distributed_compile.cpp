@@ -1,5 +1,6 @@
 // compile_distributed: each rank compiles its share of the jobs, then all ranks exchange them.
 #include "mpi/mpi_support.hpp"
+#include "mpi/node_pool.hpp"
 
 #include "cache/cached_entry.hpp"
 #include "cache/compile_many_outcomes.hpp"
@@ -8,11 +9,8 @@
 
 #include "support/parallel_steps.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstring>
 #include <optional>
 #include <string_view>
@@ -84,89 +82,15 @@ std::optional<Placement> decode_placement(const ObjectCode& message, const std::
     return placement;
 }
 
-// The usable CPUs of this process, as its affinity says (mpirun binds ranks to cores or sockets
-// unless told otherwise), all of the machine's when the affinity cannot be read.
-cpu_set_t allowed_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) != 0) {
-        CPU_ZERO(&set);
-        for (unsigned cpu = 0; cpu < std::max(1u, std::thread::hardware_concurrency()) && cpu < CPU_SETSIZE; ++cpu)
-            CPU_SET(cpu, &set);
-    }
-    return set;
-}
-
 // Threads for this rank's compiles: the node's cores shared among its ranks, and no more than
 // the CPUs this rank may run on. Collective (it counts the ranks of this node).
 unsigned compile_workers(MPI_Comm comm, unsigned requested) {
     const NodeRank node = node_rank(comm);
     if (requested) return requested;
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const cpu_set_t allowed = allowed_cpus();
+    const cpu_set_t allowed = detail::allowed_cpus();
     return std::max(1u, std::min(static_cast<unsigned>(std::max(1, CPU_COUNT(&allowed))),
                                  cores / static_cast<unsigned>(std::max(1, node.size))));
-}
-
-// The ranks of this node (MPI_COMM_TYPE_SHARED), freed with the object.
-class NodeComm {
-public:
-    explicit NodeComm(MPI_Comm comm) {
-        detail::check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, detail::rank_of(comm), MPI_INFO_NULL, &node_),
-                      "MPI_Comm_split_type", "MPI_COMM_TYPE_SHARED (the ranks of this node)");
-    }
-    NodeComm(const NodeComm&) = delete;
-    NodeComm& operator=(const NodeComm&) = delete;
-    ~NodeComm() { MPI_Comm_free(&node_); }
-    MPI_Comm get() const { return node_; }
-
-private:
-    MPI_Comm node_ = MPI_COMM_NULL;
-};
-
-// With child processes the ranks of a node pool their shares on the node's first rank: one PCH
-// per node instead of one per rank (a PCH serves only the process that made it and its children),
-// and the children run on the CPUs of all the node's ranks. Collective over `comm`.
-struct NodePool {
-    std::vector<int> compiler;  // for each rank of `comm`: the rank that compiles its share
-    cpu_set_t cpus;             // on a node's first rank: its ranks' CPUs together
-    int node_size = 1;
-    bool leads = false;         // this rank compiles its node's jobs
-};
-
-NodePool pool_on_node(MPI_Comm comm, const NodeComm& node) {
-    NodePool pool;
-    const int size = detail::size_of(comm);
-    const int node_rank = detail::rank_of(node.get());
-    pool.node_size = detail::size_of(node.get());
-    pool.leads = node_rank == 0;
-    int leader = detail::rank_of(comm);
-    detail::check(MPI_Bcast(&leader, 1, MPI_INT, 0, node.get()), "MPI_Bcast",
-                  "the first rank of this node (compile_distributed)");
-    pool.compiler.resize(static_cast<std::size_t>(size));
-    detail::check(MPI_Allgather(&leader, 1, MPI_INT, pool.compiler.data(), 1, MPI_INT, comm), "MPI_Allgather",
-                  "the first rank of each node (compile_distributed)");
-    const cpu_set_t mine = allowed_cpus();
-    std::vector<cpu_set_t> sets(pool.leads ? static_cast<std::size_t>(pool.node_size) : 1);
-    detail::check(MPI_Gather(&mine, sizeof mine, MPI_BYTE, sets.data(), sizeof mine, MPI_BYTE, 0, node.get()),
-                  "MPI_Gather", "the CPUs of this node's ranks (compile_distributed)");
-    CPU_ZERO(&pool.cpus);
-    if (pool.leads)
-        for (const cpu_set_t& set : sets) CPU_OR(&pool.cpus, &pool.cpus, &set);
-    return pool;
-}
-
-// A barrier of the node's ranks that sleeps while it waits: the ranks whose share the first
-// rank compiles leave their CPUs to its children (a blocking MPI call would poll on them).
-void wait_for_node(const NodeComm& node) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    detail::check(MPI_Ibarrier(node.get(), &request), "MPI_Ibarrier", "this node's ranks (compile_distributed)");
-    for (int done = 0;;) {
-        detail::check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test",
-                      "this node's ranks (compile_distributed)");
-        if (done) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
 }
 
 }  // namespace
@@ -219,11 +143,11 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     // by where this rank's cache holds it, so that the other ranks store it under the same keys.
     const bool send_placements = options.cache && options.cache_received;
     const bool pooled = options.strategy == CompileStrategy::processes;
-    std::optional<NodeComm> node;
-    NodePool pool;
+    std::optional<detail::NodeComm> node;
+    detail::NodePool pool;
     if (pooled) {
         node.emplace(comm);
-        pool = pool_on_node(comm, *node);
+        pool = detail::pool_on_node(comm, *node);
     }
     const unsigned workers =
         !pooled ? compile_workers(comm, options.workers)
@@ -299,7 +223,7 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
             if (send_placements) failures[k] = detail::attempt([&] { place(k); }, static_cast<long>(i));
         }
         if (failure && !failures.empty()) failures.front() = std::move(failure);
-        wait_for_node(*node);
+        detail::wait_for_node(*node);
     } else {
         std::size_t alone = 0;
         if (workers > 1 && share.size() > 1) {

@@ -1,5 +1,6 @@
 // local_device: the GPU of this rank, from its place among the ranks of its node.
 #include "mpi/mpi_support.hpp"
+#include "mpi/node_pool.hpp"
 
 #include "cudacore/system.hpp"
 
@@ -7,19 +8,8 @@ namespace cudacore::mpi {
 
 NodeRank node_rank(MPI_Comm comm) {
     detail::require_mpi("cudacore::mpi::node_rank");
-    MPI_Comm node = MPI_COMM_NULL;
-    detail::check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, detail::rank_of(comm), MPI_INFO_NULL, &node),
-                  "MPI_Comm_split_type", "MPI_COMM_TYPE_SHARED (the ranks of this node)");
-    NodeRank result;
-    try {
-        result.rank = detail::rank_of(node);
-        result.size = detail::size_of(node);
-    } catch (...) {
-        MPI_Comm_free(&node);
-        throw;
-    }
-    MPI_Comm_free(&node);
-    return result;
+    const detail::NodeComm node(comm);
+    return {detail::rank_of(node.get()), detail::size_of(node.get())};
 }
 
 int device_ordinal_for(NodeRank node, int device_count, bool allow_sharing) {

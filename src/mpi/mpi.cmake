@@ -4,7 +4,8 @@ add_library(cudacore_mpi
   src/mpi/mpi_support.cpp
   src/mpi/code_transfer.cpp
   src/mpi/distributed_compile.cpp
-  src/mpi/local_device.cpp)
+  src/mpi/local_device.cpp
+  src/mpi/node_pool.cpp)
 add_library(cudacore::mpi ALIAS cudacore_mpi)
 # Installed, it finds libcudacore beside itself (the run path of a library is not inherited).
 set_target_properties(cudacore_mpi PROPERTIES EXPORT_NAME mpi

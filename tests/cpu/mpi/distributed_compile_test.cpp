@@ -10,6 +10,10 @@
 #include "cudacore/mpi.hpp"
 #include "cudacore/warnings.hpp"
 
+#include "mpi/node_pool.hpp"
+
+#include <sched.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <functional>
@@ -214,6 +218,56 @@ TEST_F(MpiTest, WithChildProcessesACacheIsLookedUpAndOnlyWhatThisProcessCompiled
         if (!first_on_node) EXPECT_EQ(cache.stats().hits + cache.stats().misses, 0u);
     }
     MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Restores this process's CPU affinity when it goes.
+class AffinityGuard {
+public:
+    AffinityGuard() { sched_getaffinity(0, sizeof saved_, &saved_); }
+    AffinityGuard(const AffinityGuard&) = delete;
+    AffinityGuard& operator=(const AffinityGuard&) = delete;
+    ~AffinityGuard() { sched_setaffinity(0, sizeof saved_, &saved_); }
+    const cpu_set_t& saved() const { return saved_; }
+
+private:
+    cpu_set_t saved_;
+};
+
+// With child processes a node's jobs compile on its first rank, whose children run on the CPUs
+// of all the node's ranks: here each rank is bound to one CPU of its own (as mpirun --bind-to
+// core does), and the first rank's pool holds exactly those CPUs.
+TEST_F(MpiTest, WithChildProcessesTheNodesFirstRankPoolsItsRanksCpus) {
+    std::vector<int> firsts;
+    for (int rank = 0; rank < mpi_size(); ++rank) firsts.push_back(first_rank_on_node_of(rank));
+    const mpi::NodeRank node = mpi::node_rank(MPI_COMM_WORLD);
+    std::vector<int> chosen(static_cast<std::size_t>(mpi_size()));
+    mpi::detail::NodePool pool;
+    {
+        const AffinityGuard guard;
+        std::vector<int> allowed;
+        for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+            if (CPU_ISSET(cpu, &guard.saved())) allowed.push_back(cpu);
+        if (allowed.empty()) allowed.push_back(0);  // no affinity to read: CPU 0
+        int mine = allowed[static_cast<std::size_t>(node.rank) % allowed.size()];
+        MPI_Allgather(&mine, 1, MPI_INT, chosen.data(), 1, MPI_INT, MPI_COMM_WORLD);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(mine, &one);
+        EXPECT_EQ(sched_setaffinity(0, sizeof one, &one), 0);  // no ASSERT: the others wait in collectives
+        const mpi::detail::NodeComm comm(MPI_COMM_WORLD);
+        pool = mpi::detail::pool_on_node(MPI_COMM_WORLD, comm);
+        mpi::detail::wait_for_node(comm);  // every rank of the node gets through
+    }
+    EXPECT_EQ(pool.node_size, node.size);
+    EXPECT_EQ(pool.leads, node.rank == 0);
+    cpu_set_t expected;
+    CPU_ZERO(&expected);
+    for (int rank = 0; rank < mpi_size(); ++rank) {
+        const auto r = static_cast<std::size_t>(rank);
+        EXPECT_EQ(pool.compiler[r], firsts[r]) << rank;
+        if (pool.leads && firsts[r] == mpi_rank()) CPU_SET(chosen[r], &expected);
+    }
+    EXPECT_TRUE(CPU_EQUAL(&pool.cpus, &expected)) << CPU_COUNT(&pool.cpus) << " CPUs in the pool";
 }
 
 TEST_F(MpiTest, RanksWithDifferentJobsAreRefusedOnEveryRank) {
