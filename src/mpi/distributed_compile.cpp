@@ -19,7 +19,7 @@
 namespace cudacore::mpi {
 namespace {
 
-// Where the owner's cache holds one job's code, sent after the owner's codes so that receivers
+// Where the sender's cache holds one job's code, sent after the sender's codes so that receivers
 // store it under the same keys (cache_received). An ObjectCode, since all_gather moves those:
 // named placement_name, its bytes little-endian fields: placement_magic, a u32 (1: cached, 0:
 // not), and when cached the code's key (32 bytes) and the serialized header-list entry (u64
@@ -137,10 +137,10 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     // This rank's share, in job order, compiled by `workers` threads or child processes (the
     // node's cores split among its ranks; with processes, the node's shares pooled on its first
     // rank). With automatic PCH the first compile runs alone, so that the rest use the PCH it
-    // makes. A failure stops the
-    // handing out of further jobs; the jobs before it run to their end, so the lowest failing
-    // index of the share wins. With cache_received, each code is followed (after all of them)
-    // by where this rank's cache holds it, so that the other ranks store it under the same keys.
+    // makes. A failure stops the handing out of further jobs; the jobs before it run to their
+    // end, so the lowest failing index of the share wins. With cache_received, each code is
+    // followed (after all of them) by where this rank's cache holds it, so that the other ranks
+    // store it under the same keys.
     const bool send_placements = options.cache && options.cache_received;
     const bool pooled = options.strategy == CompileStrategy::processes;
     std::optional<detail::NodeComm> node;
@@ -270,9 +270,9 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     for (std::size_t i = 0; i < jobs.size(); ++i) result.push_back(list_of(compiler[i])[slot[i]]);
 
     if (send_placements) {
-        // Stored as the owner's compile_cached stored it: the header list under the source key,
-        // the code under the owner's code key (its header digests: a rank whose headers differ
-        // misses). A job the owner could not cache is not stored.
+        // Stored as the sender's compile_cached stored it: the header list under the source key,
+        // the code under the sender's code key (its header digests: a rank whose headers differ
+        // misses). A job the sender could not cache is not stored.
         failure = detail::attempt([&] {
             for (std::size_t i = 0; i < jobs.size(); ++i) {
                 const int sender = compiler[i];

@@ -34,14 +34,14 @@ NodePool pool_on_node(MPI_Comm comm, const NodeComm& node) {
     pool.leads = node_rank == 0;
     int leader = rank_of(comm);
     check(MPI_Bcast(&leader, 1, MPI_INT, 0, node.get()), "MPI_Bcast",
-                  "the first rank of this node (compile_distributed)");
+          "the first rank of this node (compile_distributed)");
     pool.compiler.resize(static_cast<std::size_t>(size));
     check(MPI_Allgather(&leader, 1, MPI_INT, pool.compiler.data(), 1, MPI_INT, comm), "MPI_Allgather",
-                  "the first rank of each node (compile_distributed)");
+          "the first rank of each node (compile_distributed)");
     const cpu_set_t mine = allowed_cpus();
     std::vector<cpu_set_t> sets(pool.leads ? static_cast<std::size_t>(pool.node_size) : 1);
     check(MPI_Gather(&mine, sizeof mine, MPI_BYTE, sets.data(), sizeof mine, MPI_BYTE, 0, node.get()),
-                  "MPI_Gather", "the CPUs of this node's ranks (compile_distributed)");
+          "MPI_Gather", "the CPUs of this node's ranks (compile_distributed)");
     CPU_ZERO(&pool.cpus);
     if (pool.leads)
         for (const cpu_set_t& set : sets) CPU_OR(&pool.cpus, &pool.cpus, &set);
@@ -53,7 +53,7 @@ void wait_for_node(const NodeComm& node) {
     check(MPI_Ibarrier(node.get(), &request), "MPI_Ibarrier", "this node's ranks (compile_distributed)");
     for (int done = 0;;) {
         check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test",
-                      "this node's ranks (compile_distributed)");
+              "this node's ranks (compile_distributed)");
         if (done) return;
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
