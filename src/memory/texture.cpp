@@ -4,6 +4,7 @@
 #include "cudacore/device_properties.hpp"
 #include "cudacore/errors.hpp"
 #include "runtime/reset_tolerance.hpp"
+#include "cudacore/mipmapped_array.hpp"
 #include "memory/array_box.hpp"
 #include "memory/object_descriptions.hpp"
 #include "memory/release_after_uses.hpp"
@@ -18,12 +19,22 @@ namespace cudacore {
 
 namespace detail {
 
+// What a texture reads, kept as facts and put into words only when asked (an error,
+// description()): built at each creation, the words cost several string allocations that are
+// almost never read.
+struct TextureReads {
+    enum class Kind : unsigned char { array, mipmapped_array, linear, pitch2d };
+    Kind kind = Kind::array;
+    ArrayFormat format = ArrayFormat::float32;  // linear and pitch2d
+    std::size_t width = 0, height = 0, pitch = 0;  // linear: width; pitch2d: all three
+};
+
 struct TextureBox {
     CUtexObject handle = 0;
     std::shared_ptr<ContextBox> context;
     std::shared_ptr<void> held;  // the ArrayBox, MipmappedArrayBox or Buffer it reads
     TextureOptions options;
-    std::string source;  // what it reads, described
+    TextureReads reads;
     int ordinal = 0;
     LaunchStreams uses;
     TextureBox() {}
@@ -45,6 +56,27 @@ struct TextureBox {
     }
     TextureBox(const TextureBox&) = delete;
     TextureBox& operator=(const TextureBox&) = delete;
+
+    // What it reads, described ("2D CUDA array float32 64 x 64 on device 0").
+    std::string describe_source() const {
+        switch (reads.kind) {
+            case TextureReads::Kind::array:
+                return BoxAccess::make<CudaArray>(std::static_pointer_cast<ArrayBox>(held))
+                    .description();
+            case TextureReads::Kind::mipmapped_array:
+                return BoxAccess::make<MipmappedArray>(
+                           std::static_pointer_cast<MipmappedArrayBox>(held))
+                    .description();
+            case TextureReads::Kind::linear:
+                return std::to_string(reads.width) + " " + to_string(reads.format) +
+                       " elements of " + describe_buffer(*static_cast<const Buffer*>(held.get()));
+            case TextureReads::Kind::pitch2d:
+                return std::to_string(reads.width) + " x " + std::to_string(reads.height) + " " +
+                       to_string(reads.format) + " (pitch " + std::to_string(reads.pitch) +
+                       ") in " + describe_buffer(*static_cast<const Buffer*>(held.get()));
+        }
+        return "unknown memory";
+    }
 };
 
 namespace {
@@ -168,24 +200,25 @@ CUDA_TEXTURE_DESC texture_descriptor(const TextureOptions& options) {
     return descriptor;
 }
 
-// Creates the texture in `context` and returns its box, holding `held`.
+// Creates the texture in `context` and returns its box, holding `held` (which `reads` describes).
 std::shared_ptr<TextureBox> create_texture(const CUDA_RESOURCE_DESC& resource,
                                            const TextureOptions& options,
                                            const std::shared_ptr<ContextBox>& context, int ordinal,
-                                           std::shared_ptr<void> held, std::string source) {
+                                           std::shared_ptr<void> held, const TextureReads& reads) {
     auto box = std::make_shared<TextureBox>();
     box->options = options;
     box->ordinal = ordinal;
-    box->source = std::move(source);
+    box->reads = reads;
+    // Held from the start, for the error's words; with no handle yet, a failure destroys nothing.
+    box->held = std::move(held);
     const CUDA_TEXTURE_DESC descriptor = texture_descriptor(options);
     start_deferred_releases();  // the release may wait for launches (release_after_uses)
     {
         ContextScope scope(*context);
         check(driver().cuTexObjectCreate(&box->handle, &resource, &descriptor, nullptr),
-              "cuTexObjectCreate", [&] { return "texture object over " + box->source; });
+              "cuTexObjectCreate", [&] { return "texture object over " + box->describe_source(); });
     }
     box->context = context;
-    box->held = std::move(held);
     return box;
 }
 
@@ -276,7 +309,8 @@ TextureObject TextureObject::from_array(const CudaArray& array, const TextureOpt
     resource.resType = CU_RESOURCE_TYPE_ARRAY;
     resource.res.array.hArray = array_box->handle;
     return TextureObject(detail::create_texture(resource, options, array_box->context,
-                                                array_box->ordinal, array_box, array.description()));
+                                                array_box->ordinal, array_box,
+                                                {.kind = detail::TextureReads::Kind::array}));
 }
 
 TextureObject TextureObject::from_mipmapped_array(const MipmappedArray& array,
@@ -293,8 +327,9 @@ TextureObject TextureObject::from_mipmapped_array(const MipmappedArray& array,
     CUDA_RESOURCE_DESC resource{};
     resource.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
     resource.res.mipmap.hMipmappedArray = array_box->handle;
-    return TextureObject(detail::create_texture(resource, options, array_box->context,
-                                                array_box->ordinal, array_box, array.description()));
+    return TextureObject(
+        detail::create_texture(resource, options, array_box->context, array_box->ordinal,
+                               array_box, {.kind = detail::TextureReads::Kind::mipmapped_array}));
 }
 
 namespace {
@@ -343,7 +378,7 @@ TextureObject TextureObject::from_linear(const Buffer& buffer, const LinearTextu
     return TextureObject(detail::create_texture(
         resource, options, detail::primary_context(ordinal), ordinal,
         std::make_shared<Buffer>(buffer),
-        std::to_string(width) + " " + to_string(layout.format) + " elements of " + description));
+        {.kind = detail::TextureReads::Kind::linear, .format = layout.format, .width = width}));
 }
 
 TextureObject TextureObject::from_pitch2d(const Buffer& buffer, const Pitch2DTextureLayout& layout,
@@ -369,9 +404,11 @@ TextureObject TextureObject::from_pitch2d(const Buffer& buffer, const Pitch2DTex
     return TextureObject(detail::create_texture(
         resource, options, detail::primary_context(ordinal), ordinal,
         std::make_shared<Buffer>(buffer),
-        std::to_string(layout.width) + " x " + std::to_string(layout.height) + " " +
-            to_string(layout.format) + " (pitch " + std::to_string(layout.pitch) + ") in " +
-            description));
+        {.kind = detail::TextureReads::Kind::pitch2d,
+         .format = layout.format,
+         .width = layout.width,
+         .height = layout.height,
+         .pitch = layout.pitch}));
 }
 
 CUtexObject TextureObject::handle() const noexcept { return box_ ? box_->handle : 0; }
@@ -383,7 +420,7 @@ int TextureObject::device_ordinal() const noexcept { return box_ ? box_->ordinal
 
 std::string TextureObject::description() const {
     if (!box_) return "moved-from TextureObject";
-    return "texture object " + std::to_string(box_->handle) + " over " + box_->source;
+    return "texture object " + std::to_string(box_->handle) + " over " + box_->describe_source();
 }
 
 void TextureObject::note_launch(const Stream& stream) const {

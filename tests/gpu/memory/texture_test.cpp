@@ -476,10 +476,36 @@ TEST_F(TextureGpu, LinearAndPitchedMemoryTextures) {
            pitched_texture, width, height, pitched_out);
     EXPECT_EQ(download<float>(pitched_out), expected);
 
+    // Each names what it reads, put into words when asked.
+    EXPECT_EQ(texture.description(), "texture object " + std::to_string(texture.handle()) +
+                                         " over 1024 " + to_string(ArrayFormat::float32) +
+                                         " elements of " + linear.description());
+    EXPECT_EQ(pitched_texture.description(),
+              "texture object " + std::to_string(pitched_texture.handle()) + " over 20 x 10 " +
+                  to_string(ArrayFormat::float32) + " (pitch " + std::to_string(pitch) + ") in " +
+                  pitched.description());
+
     // Memory not aligned to TEXTURE_ALIGNMENT is refused before the driver.
     const Buffer misaligned = Buffer::wrap_unowned(linear.handle() + 4, linear.size() - 4);
     test::expect_invalid([&] { TextureObject::from_linear(misaligned, {}); },
                          {"TextureObject::from_linear", "CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT"});
+}
+
+TEST_F(TextureGpu, TexturesOverArraysDescribeTheArrayTheyRead) {
+    const CudaArray array = CudaArray::create(*device_, {.width = 64, .height = 32});
+    const TextureObject texture = TextureObject::from_array(array);
+    EXPECT_EQ(texture.description(),
+              "texture object " + std::to_string(texture.handle()) + " over " + array.description());
+    const MipmappedArray mipmapped = MipmappedArray::create(*device_, {.width = 64, .height = 64}, 3);
+    const TextureObject levels =
+        TextureObject::from_mipmapped_array(mipmapped, {.normalized_coordinates = true});
+    EXPECT_EQ(levels.description(),
+              "texture object " + std::to_string(levels.handle()) + " over " + mipmapped.description());
+    EXPECT_NE(levels.description().find("mipmapped"), std::string::npos);
+    TextureObject moved = TextureObject::from_array(array);
+    const TextureObject taker = std::move(moved);
+    EXPECT_EQ(moved.description(), "moved-from TextureObject");  // NOLINT(bugprone-use-after-move)
+    EXPECT_NE(taker.description().find(array.description()), std::string::npos);
 }
 
 // ---- limits and releases
