@@ -65,12 +65,15 @@ void put_string(std::string& out, std::string_view text) {
     out.append(text);
 }
 
-std::string take_string(std::string_view& in) {
+std::string take_string(std::string_view& in, const char* operation) {
     std::uint64_t size = 0;
-    if (in.size() < sizeof size) throw Error("compile_many: truncated message from a child process");
+    const auto truncated = [&] {
+        return Error(std::string(operation) + ": truncated message from a child process");
+    };
+    if (in.size() < sizeof size) throw truncated();
     std::memcpy(&size, in.data(), sizeof size);
     in.remove_prefix(sizeof size);
-    if (in.size() < size) throw Error("compile_many: truncated message from a child process");
+    if (in.size() < size) throw truncated();
     std::string out(in.substr(0, size));
     in.remove_prefix(size);
     return out;
@@ -147,10 +150,11 @@ bool child_may_use_pch(const Program& program, const Program* first) {
     ::_exit(written ? 0 : 1);  // no static destructors, no atexit handlers of the parent
 }
 
-void read_result(Job& job, const std::string& message, int wait_status) {
+// `operation` names the call in errors (compile_many, or compile_distributed using its pool).
+void read_result(Job& job, const std::string& message, int wait_status, const char* operation) {
     try {
         if (message.empty()) {
-            throw Error("compile_many: the child process compiling program '" +
+            throw Error(std::string(operation) + ": the child process compiling program '" +
                         job.program->options().name + "' sent nothing (wait status " +
                         std::to_string(wait_status) + ")");
         }
@@ -160,15 +164,15 @@ void read_result(Job& job, const std::string& message, int wait_status) {
         if (kind == 'O') {
             job.result = ObjectCode::deserialize(rest);
         } else if (kind == 'C') {
-            std::string name = take_string(rest);
-            std::string log = take_string(rest);
+            std::string name = take_string(rest, operation);
+            std::string log = take_string(rest, operation);
             std::vector<std::string> options;
-            while (!rest.empty()) options.push_back(take_string(rest));
+            while (!rest.empty()) options.push_back(take_string(rest, operation));
             throw CompileError(std::move(name), std::move(log), std::move(options),
                                job.program->backend());
         } else {
-            throw Error("compile_many: program '" + job.program->options().name +
-                        "' in a child process: " + take_string(rest));
+            throw Error(std::string(operation) + ": program '" + job.program->options().name +
+                        "' in a child process: " + take_string(rest, operation));
         }
     } catch (...) {
         job.failure = std::current_exception();
@@ -180,7 +184,8 @@ void read_result(Job& job, const std::string& message, int wait_status) {
 // reaped.
 class ChildPool {
 public:
-    ChildPool(CodeType target, const cpu_set_t* cpus) : target_(target), cpus_(cpus) {
+    ChildPool(CodeType target, const cpu_set_t* cpus, const char* operation)
+        : target_(target), cpus_(cpus), operation_(operation) {
         detail::nvrtc();  // load once here, not in every child
     }
     ChildPool(const ChildPool&) = delete;
@@ -205,7 +210,7 @@ public:
             for (const Child& child : running_) polled.push_back({child.fd, POLLIN, 0});
             if (::poll(polled.data(), polled.size(), -1) < 0) {
                 if (errno == EINTR) continue;
-                throw Error(std::string("compile_many: poll failed: ") + std::strerror(errno));
+                throw Error(std::string(operation_) + ": poll failed: " + std::strerror(errno));
             }
             for (size_t i = polled.size(); i-- > 0;) {
                 if (!(polled[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -237,13 +242,13 @@ private:
     void start(Job& job, const Program* pch_maker) {
         int fds[2];
         if (::pipe(fds) != 0)
-            throw Error(std::string("compile_many: pipe failed: ") + std::strerror(errno));
+            throw Error(std::string(operation_) + ": pipe failed: " + std::strerror(errno));
         const pid_t pid = ::fork();
         if (pid < 0) {
             const int error = errno;
             ::close(fds[0]);
             ::close(fds[1]);
-            throw Error(std::string("compile_many: fork failed: ") + std::strerror(error));
+            throw Error(std::string(operation_) + ": fork failed: " + std::strerror(error));
         }
         if (pid == 0) {
             ::close(fds[0]);
@@ -253,16 +258,17 @@ private:
         running_.push_back({pid, fds[0], &job, {}});
     }
 
-    static void finish(Child& child) {
+    void finish(Child& child) const {
         ::close(child.fd);
         int status = 0;
         while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
         }
-        read_result(*child.job, child.message, status);
+        read_result(*child.job, child.message, status, operation_);
     }
 
     CodeType target_;
     const cpu_set_t* cpus_;
+    const char* operation_;
     std::vector<Child> running_;
 };
 
@@ -272,7 +278,8 @@ namespace detail {
 
 std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs, CodeType target,
                                                const std::vector<const std::vector<std::string>*>& names,
-                                               const CompileManyOptions& many, const cpu_set_t* child_cpus) {
+                                               const CompileManyOptions& many, const cpu_set_t* child_cpus,
+                                               const char* operation) {
     std::vector<Job> jobs;
     jobs.reserve(programs.size());
     for (size_t i = 0; i < programs.size(); ++i)
@@ -318,7 +325,7 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
         if (pch_first) compile_in_thread(first, target, many.cache);
         if (!first.failure && !rest.empty()) {
             if (many.strategy == CompileStrategy::processes)
-                ChildPool(target, child_cpus).run(rest, workers, pch_first ? first.program : nullptr);
+                ChildPool(target, child_cpus, operation).run(rest, workers, pch_first ? first.program : nullptr);
             else
                 run_threads(rest, target, workers, many.cache);
         }
@@ -350,7 +357,7 @@ std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType ta
         each.push_back(&programs[i]);
         names.push_back(name_expressions.empty() ? &no_names : &name_expressions[i]);
     }
-    std::vector<detail::ManyOutcome> outcomes = detail::compile_many_outcomes(each, target, names, many, nullptr);
+    std::vector<detail::ManyOutcome> outcomes = detail::compile_many_outcomes(each, target, names, many, nullptr, "compile_many");
     for (const auto& outcome : outcomes) {
         if (outcome.failure) std::rethrow_exception(outcome.failure);
     }

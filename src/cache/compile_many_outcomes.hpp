@@ -24,8 +24,10 @@ struct ManyOutcome {
 // the first miss alone for its PCH, threads or child processes), returned in order. Child
 // processes run on `child_cpus` when it is not null (for a pool of several ranks' CPUs). Throws
 // only what stops the pool as a whole: CacheError from a lookup, Error when fork or pipe fails.
+// `operation` names the caller's call in the errors of the child processes and the pool.
 std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs, CodeType target,
                                                const std::vector<const std::vector<std::string>*>& names,
-                                               const CompileManyOptions& many, const cpu_set_t* child_cpus);
+                                               const CompileManyOptions& many, const cpu_set_t* child_cpus,
+                                               const char* operation);
 
 }  // namespace cudacore::detail

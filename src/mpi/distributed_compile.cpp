@@ -203,8 +203,12 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
         }
         std::vector<cudacore::detail::ManyOutcome> outcomes;
         const CompileManyOptions many{CompileStrategy::processes, workers, options.cache, true};
-        failure = detail::attempt([&] { outcomes = cudacore::detail::compile_many_outcomes(programs, target, names, many, &pool.cpus); },
-                                  share.empty() ? 0 : static_cast<long>(share.front()));
+        failure = detail::attempt(
+            [&] {
+                outcomes = cudacore::detail::compile_many_outcomes(programs, target, names, many,
+                                                                   &pool.cpus, operation);
+            },
+            share.empty() ? 0 : static_cast<long>(share.front()));
         for (std::size_t k = 0; k < outcomes.size() && !failure; ++k) {
             const std::size_t i = share[k];
             if (outcomes[k].failure) {
