@@ -19,9 +19,10 @@
 // --split adds variants that take the default path apart (off by default, so that the default
 // run's interleaving stays the same from one build to the next): the raw calls a dropped buffer
 // makes (cuMemAllocFromPoolAsync, the reset check's cuCtxGetId, cuMemFreeAsync), the raw calls
-// with about 40 ns of busy work of the thread's own between them (as much as Buffer's), and Buffer's own
-// cost with a resource that calls no driver, held as the device's default resource is (no
-// reference count per buffer) and as a DeviceMemoryResource is (one per buffer).
+// run again (how far two runs of the same calls part), the raw calls with 10, 20, 40 and 80 ns of
+// busy work of the thread's own between them (Buffer's own is about 40), and Buffer's own cost
+// with a resource that calls no driver, held as the device's default resource is (no reference
+// count per buffer) and as a DeviceMemoryResource is (one per buffer).
 //
 //     thread_memory_bench [--threads 1,2,4,8,16] [--ops 5000] [--rounds 9] [--no-launch] [--split]
 #include "bench_support.hpp"
@@ -295,21 +296,29 @@ int main(int argc, char** argv) {
                                 }
                                 return seconds_since(start);
                             }});
-        // The raw calls with as much work of this thread between them as Buffer's own (the
-        // "no driver" rows below, about 40 ns): what any work there does to the driver pool's
-        // lock under contention, apart from what the work costs.
-        const long spins = spins_for_nanoseconds(40);
-        variants.push_back({"raw + 40 ns of own work", [&, spins](const Stream& stream, int ops) {
-                                const CUstream s = stream.handle();
-                                const auto start = Clock::now();
-                                for (int i = 0; i < ops; ++i) {
-                                    CUdeviceptr pointer = 0;
-                                    detail::check(api.cuMemAllocAsync(&pointer, MiB, s), "cuMemAllocAsync");
-                                    spin(spins);
-                                    detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
-                                }
-                                return seconds_since(start);
-                            }});
+        // The raw calls with work of this thread's own between them, from a quarter to twice
+        // Buffer's own (the "no driver" rows below, about 40 ns): what any work there does to the
+        // driver pool's lock under contention, apart from what the work costs. Beside them, raw
+        // cuMemAllocAsync run again as a variant of its own: how far two runs of the same calls
+        // part, the floor under every ratio.
+        variants.push_back({"raw cuMemAllocAsync, again", variants[0].loop});
+        for (const int nanoseconds : {10, 20, 40, 80}) {
+            const long spins = spins_for_nanoseconds(nanoseconds);
+            variants.push_back({"raw + " + std::to_string(nanoseconds) + " ns of own work",
+                                [&, spins](const Stream& stream, int ops) {
+                                    const CUstream s = stream.handle();
+                                    const auto start = Clock::now();
+                                    for (int i = 0; i < ops; ++i) {
+                                        CUdeviceptr pointer = 0;
+                                        detail::check(api.cuMemAllocAsync(&pointer, MiB, s),
+                                                      "cuMemAllocAsync");
+                                        spin(spins);
+                                        detail::check(api.cuMemFreeAsync(pointer, s),
+                                                      "cuMemFreeAsync");
+                                    }
+                                    return seconds_since(start);
+                                }});
+        }
         auto kept = std::make_shared<NoDriverResource>();
         detail::keep_for_the_process(*kept);
         auto counted = std::make_shared<NoDriverResource>();
