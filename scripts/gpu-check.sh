@@ -64,7 +64,7 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   for e in "$build"/examples/example_*; do
     [ -x "$e" ] || continue
     name=$(basename "$e")
-    [ "$name" = example_mpi_autotune ] && continue
+    [[ "$name" == example_mpi_* ]] && continue  # under mpirun below
     runs=1; [ "$name" = example_persistent_cache ] && runs=2
     for run in $(seq "$runs"); do
       TMPDIR="$example_tmp" timeout 300 "$e" >"$out/$name.$run.log" 2>&1
@@ -73,8 +73,9 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
       note "$(printf '%-44s rc=%-3s %s' "$label" "$rc" "$(tail -1 "$out/$name.$run.log")")"
     done
   done
-  # cudacore::mpi (when built and mpirun is here): its tests on 4 ranks, and the autotune example
-  # on 2 ranks, one per GPU where there are two, sharing the GPU where there is one.
+  # cudacore::mpi (when built and mpirun is here): its tests on 4 ranks, the autotune example on 2
+  # ranks, one per GPU where there are two, sharing the GPU where there is one, and the
+  # compile-once-per-fleet example on 2 ranks.
   if command -v mpirun >/dev/null && [ -x "$build/examples/example_mpi_autotune" ]; then
     mpi_flags=(--oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none -x LD_LIBRARY_PATH)
     [ "$(id -u)" = 0 ] && mpi_flags+=(--allow-run-as-root)
@@ -90,6 +91,11 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
     timeout 300 mpirun "${mpi_flags[@]}" -np 2 "$build/examples/example_mpi_autotune" "${share[@]}" \
       >"$out/mpi_autotune.log" 2>&1
     note "mpi autotune, 2 ranks on $gpus GPU(s): rc=$? $(grep -m1 -i 'fastest' "$out/mpi_autotune.log") $(grep -m1 -i 'all ranks' "$out/mpi_autotune.log")"
+    if [ -x "$build/examples/example_mpi_compile_fleet" ]; then
+      timeout 300 mpirun "${mpi_flags[@]}" -np 2 "$build/examples/example_mpi_compile_fleet" \
+        >"$out/mpi_compile_fleet.log" 2>&1
+      note "mpi compile fleet, 2 ranks: rc=$? $(grep -m1 'compiled once' "$out/mpi_compile_fleet.log") $(grep -m1 'all ranks' "$out/mpi_compile_fleet.log")"
+    fi
   fi
 fi
 
