@@ -178,6 +178,23 @@ long spins_for_nanoseconds(double nanoseconds) {
     return std::max(1L, static_cast<long>(nanoseconds / per_step_ns));
 }
 
+// One thread's raw allocate + free of 1 MiB on its stream (cuMemAllocAsync, cuMemFreeAsync),
+// with `spins` steps of busy work between the two calls when Spin.
+template <bool Spin>
+Loop raw_pool_loop(const detail::DriverApi& api, long spins = 0) {
+    return [&api, spins](const Stream& stream, int ops) {
+        const CUstream s = stream.handle();
+        const auto start = Clock::now();
+        for (int i = 0; i < ops; ++i) {
+            CUdeviceptr pointer = 0;
+            detail::check(api.cuMemAllocAsync(&pointer, MiB, s), "cuMemAllocAsync");
+            if constexpr (Spin) spin(spins);
+            detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
+        }
+        return seconds_since(start);
+    };
+}
+
 std::vector<int> parse_list(const char* text) {
     std::vector<int> out;
     for (const char* p = text; *p;) {
@@ -239,17 +256,7 @@ int main(int argc, char** argv) {
     keep_until_exit(kept_caching);
 
     std::vector<Variant> variants;
-    variants.push_back({"raw cuMemAllocAsync", [&](const Stream& stream, int ops) {
-                            const CUstream s = stream.handle();
-                            const auto start = Clock::now();
-                            for (int i = 0; i < ops; ++i) {
-                                CUdeviceptr pointer = 0;
-                                detail::check(api.cuMemAllocAsync(&pointer, MiB, s),
-                                              "cuMemAllocAsync");
-                                detail::check(api.cuMemFreeAsync(pointer, s), "cuMemFreeAsync");
-                            }
-                            return seconds_since(start);
-                        }});
+    variants.push_back({"raw cuMemAllocAsync", raw_pool_loop<false>(api)});
     variants.push_back({"raw cuMemAllocFromPoolAsync", [&](const Stream& stream, int ops) {
                             const CUstream s = stream.handle();
                             const auto start = Clock::now();
@@ -303,21 +310,8 @@ int main(int argc, char** argv) {
         // part, the floor under every ratio.
         variants.push_back({"raw cuMemAllocAsync, again", variants[0].loop});
         for (const int nanoseconds : {10, 20, 40, 80}) {
-            const long spins = spins_for_nanoseconds(nanoseconds);
             variants.push_back({"raw + " + std::to_string(nanoseconds) + " ns of own work",
-                                [&, spins](const Stream& stream, int ops) {
-                                    const CUstream s = stream.handle();
-                                    const auto start = Clock::now();
-                                    for (int i = 0; i < ops; ++i) {
-                                        CUdeviceptr pointer = 0;
-                                        detail::check(api.cuMemAllocAsync(&pointer, MiB, s),
-                                                      "cuMemAllocAsync");
-                                        spin(spins);
-                                        detail::check(api.cuMemFreeAsync(pointer, s),
-                                                      "cuMemFreeAsync");
-                                    }
-                                    return seconds_since(start);
-                                }});
+                                raw_pool_loop<true>(api, spins_for_nanoseconds(nanoseconds))});
         }
         auto kept = std::make_shared<NoDriverResource>();
         detail::keep_for_the_process(*kept);
