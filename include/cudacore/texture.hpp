@@ -153,7 +153,9 @@ public:
     const TextureOptions& options() const noexcept;
     /// The device's ordinal.
     int device_ordinal() const noexcept;
-    /// "texture object 0x.. over 2D CUDA array float32 64 x 64 on device 0".
+    /// What it is and what it reads: "texture object 1 over 2D CUDA array float32 64 x 64 on
+    /// device 0" ("moved-from TextureObject" for a moved-from one). Built when asked, from the
+    /// object it holds: a buffer closed since reads as "a closed Buffer". Thread-safe.
     std::string description() const;
 
     /// Notes a launch with this texture on `stream`, so its release waits for that stream

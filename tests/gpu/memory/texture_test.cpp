@@ -485,6 +485,13 @@ TEST_F(TextureGpu, LinearAndPitchedMemoryTextures) {
                   to_string(ArrayFormat::float32) + " (pitch " + std::to_string(pitch) + ") in " +
                   pitched.description());
 
+    // The words are built when asked: a buffer closed since reads as closed.
+    Buffer closing = Buffer::wrap_unowned(linear.handle(), linear.size());
+    const TextureObject over_closed = TextureObject::from_linear(closing, {.format = ArrayFormat::float32});
+    closing.close();
+    EXPECT_NE(over_closed.description().find("elements of a closed Buffer"), std::string::npos)
+        << over_closed.description();
+
     // Memory not aligned to TEXTURE_ALIGNMENT is refused before the driver.
     const Buffer misaligned = Buffer::wrap_unowned(linear.handle() + 4, linear.size() - 4);
     test::expect_invalid([&] { TextureObject::from_linear(misaligned, {}); },
