@@ -10,7 +10,6 @@
 
 namespace cudacore::bench::side_by_side {
 
-
 void emit(const json& line) { std::cout << line.dump() << std::endl; }
 
 void emit_skipped(const std::string& operation, const std::string& system, const std::string& why) {
