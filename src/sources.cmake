@@ -25,6 +25,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/program.cpp
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
+  src/code/header_trace.cpp
   src/code/pch_directory.cpp
   src/code/debug_source.cpp
   src/code/linker_options.cpp

@@ -51,6 +51,7 @@ namespace cudacore {
 namespace detail {
 class ProgramKeyMemo;
 struct ProgramKeyMemoAccess;
+struct HeaderRecordingAccess;
 }  // namespace detail
 
 /// cxx: CUDA C++. ptx: PTX text. nvvm: NVVM IR, as LLVM assembly text or bitcode (libNVVM reads
@@ -108,14 +109,20 @@ public:
     /// Throws CompileError (full log, program name, options) when compilation fails, LoaderError
     /// when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});
-    /// As compile(), and sets `headers_read` to every header file the compile opened (absolute
-    /// paths, sorted, each once; NVRTC's built-in headers, which have no file, left out). NVRTC
-    /// reports them in its time trace (--fdevice-time-trace), written to a private temporary
-    /// directory and removed; this compile uses no PCH (one read from a PCH is not listed). A PTX
-    /// or NVVM IR program reads no headers: the list is empty. Throws
-    /// InvalidArgumentError when options().fdevice_time_trace is set (the trace is the caller's
-    /// then) and CompilerApiError when the trace cannot be written or read, besides what
-    /// compile() throws.
+    /// As compile(), and sets `headers_read` to every header file the compile's preprocessor
+    /// opened (absolute paths, sorted, each once; NVRTC's built-in headers, which have no file,
+    /// and headers served from header_bundles left out). The list comes from NVRTC itself: a
+    /// second, front-end-only pass over the same source and flags (--fdevice-syntax-only, without
+    /// PCH) writes a time trace (--fdevice-time-trace) to a private temporary folder, removed
+    /// after. The pass runs on a thread of its own beside the compile, which is compile() without
+    /// PCH: NVRTC's automatic PCH is not checked against headers edited since it was made, so
+    /// the code and the headers listed could disagree. The trace never rides along with the
+    /// compile that makes code, since it changes NVRTC's code generation: the code is byte for
+    /// byte what compile() gives. A PTX or NVVM IR program reads
+    /// no headers: the list is empty. Throws InvalidArgumentError when options().fdevice_time_trace
+    /// is set (the trace is the caller's then) or the program wraps a handle (from_handle: its
+    /// source is not known), and CompilerApiError when the trace cannot be written or read,
+    /// besides what compile() throws. Not thread-safe on one Program (as compile()).
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
                        std::vector<std::string>& headers_read);
 
@@ -164,8 +171,6 @@ private:
     SourceType source_type_;
     ProgramOptions options_;
     std::string log_;
-    /// Set only while compile(..., headers_read) runs: where NVRTC writes its time trace.
-    std::string trace_path_;
     PchStatus pch_status_;
     ProgramHandle handle_;
     std::shared_ptr<void> handle_owner_;  ///< keeps handle_ alive (null for a borrowed handle)
@@ -173,6 +178,10 @@ private:
     /// What the program caches remember for this value (see "Cache keys" above); shared by copies.
     std::shared_ptr<detail::ProgramKeyMemo> key_memo_;
     friend struct detail::ProgramKeyMemoAccess;
+    /// Set while a compile whose headers are recorded runs (compile(..., headers_read),
+    /// compile_cached): it runs without PCH (see compile(..., headers_read)).
+    bool recording_headers_ = false;
+    friend struct detail::HeaderRecordingAccess;
 };
 
 }  // namespace cudacore

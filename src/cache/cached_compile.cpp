@@ -6,6 +6,7 @@
 #include "cache/header_key.hpp"
 #include "cache/include_lookups.hpp"
 #include "cache/program_key_memo.hpp"
+#include "code/header_trace.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
@@ -79,7 +80,7 @@ bool store(ProgramCache& cache, const CacheKey& key, const ObjectCode& code,
 
 // Runs a compile made on a miss, counting it and its time in cache_stats() (a failed one too).
 template <class Compile>
-ObjectCode counted_compile(Compile&& compile) {
+auto counted_compile(Compile&& compile) {
     struct Count {
         std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
         ~Count() {
@@ -412,15 +413,27 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
             return code;
         }
         const detail::IncludeSearch search = search_of(program);
-        std::vector<std::string> headers;
-        ObjectCode code =
-            counted_compile([&] { return program.compile(target, name_expressions, headers); });
+        // The code is what compile() makes, byte for byte; the headers come from a front-end
+        // pass beside it (code/header_trace.hpp).
+        detail::RecordedCompile recorded = counted_compile([&] {
+            return detail::compile_recording_headers(program, target, name_expressions);
+        });
+        const ObjectCode code = std::move(recorded.code);
         auto not_cached = [&](const std::string& why) {
             warn(WarningKind::not_cached, "compile_cached: " + program_name +
                                               " compiled but not cached: " + why +
                                               "; pass CachedCompileOptions::extra_digest to cache it");
             return code;
         };
+        if (recorded.headers_error) {  // the code is good: only keeping it is given up
+            try {
+                std::rethrow_exception(recorded.headers_error);
+            } catch (const std::exception& e) {
+                return not_cached(std::string("the headers it reads could not be listed: ") +
+                                  e.what());
+            }
+        }
+        const std::vector<std::string>& headers = recorded.headers;
         detail::IncludeLookups lookups =
             detail::include_lookups(search, program.options().name, program.source(), headers,
                                     toolkit_include_dirs(), detail::read_whole_file);

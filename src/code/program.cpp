@@ -6,20 +6,20 @@
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 #include "code/debug_source.hpp"
+#include "code/header_trace.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "code/pch_directory.hpp"
 #include "code/program_key_memo_factory.hpp"
 #include "support/nvtx_range.hpp"
 #include "support/temporary_directory.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
+#include <chrono>
+#include <exception>
 #include <memory>
 #include <variant>
 #include <sstream>
@@ -111,76 +111,6 @@ ProgramHandle to_program_handle(const LinkerHandle& handle) {
     return std::visit([](auto value) -> ProgramHandle { return value; }, handle);
 }
 
-// A private directory for NVRTC's time trace, removed with everything in it.
-class TraceDirectory {
-public:
-    explicit TraceDirectory(const std::string& object) {
-        const detail::TemporaryDirectory temporary = detail::temporary_directory();
-        if (!temporary.problem.empty()) {
-            throw CompilerApiError("mkdtemp", ENOENT, "no temporary directory",
-                                   object + ", directory for the header trace: " + temporary.problem);
-        }
-        std::string pattern = (temporary.path / "cudacore-trace-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) {
-            throw CompilerApiError("mkdtemp", errno, std::strerror(errno),
-                                   object + ", directory for the header trace " + pattern);
-        }
-        path_ = pattern;
-    }
-    ~TraceDirectory() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path_, ignored);
-    }
-    TraceDirectory(const TraceDirectory&) = delete;
-    TraceDirectory& operator=(const TraceDirectory&) = delete;
-    const std::filesystem::path& path() const noexcept { return path_; }
-
-private:
-    std::filesystem::path path_;
-};
-
-// The header files named by the "Processing Header File" events of an NVRTC time trace. A name
-// that one of `bundles` holds was read from memory (the event names it as the #include wrote
-// it): it is no file, and the bundle's digest stands for it.
-std::vector<std::string> headers_in_trace(const std::filesystem::path& trace,
-                                          const std::string& object,
-                                          const std::vector<HeaderBundle>& bundles) {
-    std::ifstream in(trace, std::ios::binary);
-    if (!in) {
-        throw CompilerApiError("nvrtcCompileProgram", 0, "no time trace written",
-                               object + ", expected " + trace.string());
-    }
-    nlohmann::json document;
-    try {
-        document = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-        throw CompilerApiError("nvrtcCompileProgram", 0,
-                               std::string("unreadable time trace: ") + e.what(),
-                               object + ", " + trace.string());
-    }
-    std::vector<std::string> headers;
-    const auto events = document.find("traceEvents");
-    if (events == document.end() || !events->is_array()) return headers;
-    for (const auto& event : *events) {
-        if (!event.is_object() || event.value("name", "") != "Processing Header File") continue;
-        const auto args = event.find("args");
-        if (args == event.end() || !args->is_object()) continue;
-        const std::string name = args->value("detail", "");
-        if (name.empty()) continue;
-        if (std::any_of(bundles.begin(), bundles.end(),
-                        [&](const HeaderBundle& bundle) { return bundle.find(name) != nullptr; }))
-            continue;
-        std::error_code error;
-        const std::filesystem::path path(name);
-        // A bare name that is no file is one of NVRTC's built-in headers (covered by its version).
-        if (!path.has_parent_path() && !std::filesystem::is_regular_file(path, error)) continue;
-        headers.push_back(std::filesystem::absolute(path, error).lexically_normal().string());
-    }
-    std::sort(headers.begin(), headers.end());
-    headers.erase(std::unique(headers.begin(), headers.end()), headers.end());
-    return headers;
-}
-
 // For a compile with header bundles that could not open headers: an error line per header
 // naming it and the bundles searched (and the folders, where include_path has some). Empty
 // when the log names no header it could not open.
@@ -230,25 +160,12 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         throw InvalidArgumentError(describe(options_) + ": cannot record the headers a compile "
                                    "reads while fdevice_time_trace is set (the trace is yours)");
     }
-    const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
-    TraceDirectory directory(object);
-    const std::filesystem::path trace = directory.path() / "trace";
-    trace_path_ = trace.string();
-    struct ClearTracePath {
-        std::string& path;
-        ~ClearTracePath() { path.clear(); }
-    } clear{trace_path_};
-    ObjectCode code = [&] {
-        try {
-            return compile(target, name_expressions);
-        } catch (const CompileError&) {
-            detail::end_failed_time_trace((directory.path() / "end").string());
-            throw;
-        }
-    }();
-    // NVRTC appends ".json" to the name it is given.
-    headers_read = headers_in_trace(trace.string() + ".json", object, options_.header_bundles);
-    return code;
+    // The headers come from a front-end pass of their own, beside this compile: the code is
+    // exactly what compile() makes.
+    detail::RecordedCompile recorded = detail::compile_recording_headers(*this, target, name_expressions);
+    if (recorded.headers_error) std::rethrow_exception(recorded.headers_error);
+    headers_read = std::move(recorded.headers);
+    return std::move(recorded.code);
 }
 
 Program::Program(std::string source, SourceType source_type, ProgramOptions options)
@@ -353,18 +270,14 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
                              "in-memory headers is not reliable)",
                        {}, 0};
     }
-    if (!trace_path_.empty()) {
-        // A compile that reads its headers from a PCH does not list them in the time trace, so
-        // recording the headers needs a full parse: PCH is left out of this compile.
-        if (pch) {
-            flags = detail::without_pch_flags(flags);
-            pch = false;
-            pch_status_ = {PchOutcome::not_attempted,
-                           "PCH is off while the headers a compile reads are recorded (a compile "
-                           "from a PCH does not list them)",
-                           {}, 0};
-        }
-        flags.push_back("--fdevice-time-trace=" + trace_path_);
+    if (recording_headers_ && pch) {
+        // The PCH used may be older than an edit of a header it covers (header_trace.hpp).
+        flags = detail::without_pch_flags(flags);
+        pch = false;
+        pch_status_ = {PchOutcome::not_attempted,
+                       "compiled again without PCH: the PCH it used may be older than an edit "
+                       "of a header it read",
+                       {}, 0};
     }
     if (options_.pch_heap_size) detail::set_pch_heap_size(*options_.pch_heap_size);
     std::string chosen_pch_dir;  // added here, so not among the flags errors report
@@ -402,6 +315,7 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     const std::filesystem::path debug_source = debug_source_path();
     if (!debug_source.empty()) write_debug_source();
     const std::string nvrtc_name = debug_source.empty() ? options_.name : debug_source.string();
+    const auto began = std::chrono::system_clock::now();
     detail::NvrtcAttempt attempt =
         detail::nvrtc_compile(source_, nvrtc_name, flags, name_expressions, target, object, pch,
                               wrapped, /*add_name_expressions=*/true, headers);
@@ -419,6 +333,8 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
                                             /*add_name_expressions=*/wrapped == nullptr, headers);
         } else {
             pch_status_ = detail::pch_outcome(attempt, options_);
+            if (pch_status_.outcome == PchOutcome::created)
+                detail::remember_pch_made(pch_status_.file, began);
         }
     }
     keep_handle(attempt);  // kept whether the compile succeeded or not
