@@ -23,10 +23,11 @@ struct BundleArgs {
     std::string list;          // a bundle file to list
     std::string output_path;
     std::string name;          // empty: the output's file name
-    std::string arch;          // --from-compile: empty means the current device's
+    std::vector<std::string> archs;  // --from-compile: one (empty: the current device's)
     std::string std;
     std::vector<std::string> defines;
     bool no_toolkit_include = false;
+    bool allow_outside = false;
 };
 
 std::vector<std::filesystem::path> search_folders(const BundleArgs& args) {
@@ -41,7 +42,10 @@ std::vector<std::filesystem::path> search_folders(const BundleArgs& args) {
 HeaderBundle bundle_from_compile(const BundleArgs& args, const std::string& name) {
     ProgramOptions options;
     options.name = args.from_compile;
-    if (!args.arch.empty()) options.arch = args.arch;
+    if (args.archs.size() > 1)
+        throw InvalidArgumentError("bundle: --from-compile compiles for one --arch; give several "
+                                   "with --header, which preprocesses for each");
+    if (!args.archs.empty()) options.arch = args.archs.front();
     if (!args.std.empty()) options.std = args.std;
     add_defines(options, args.defines);
     options.include_path = args.include_dirs;
@@ -58,7 +62,7 @@ HeaderBundle bundle_from_compile(const BundleArgs& args, const std::string& name
     std::vector<std::filesystem::path> folders{
         std::filesystem::absolute(args.from_compile).parent_path()};
     for (const auto& folder : search_folders(args)) folders.push_back(folder);
-    return HeaderBundle::from_headers_read(headers_read, folders, name);
+    return HeaderBundle::from_headers_read(headers_read, folders, name, args.allow_outside);
 }
 
 void list_bundle(const std::string& path) {
@@ -89,7 +93,11 @@ void run_bundle(const BundleArgs& args) {
                                  : args.name;
     const HeaderBundle bundle =
         args.from_compile.empty()
-            ? HeaderBundle::from_include_folders(args.headers, search_folders(args), name)
+            ? HeaderBundle::from_include_folders(args.headers, search_folders(args), name,
+                                                 {.defines = args.defines,
+                                                  .std = args.std,
+                                                  .archs = args.archs,
+                                                  .allow_outside_folders = args.allow_outside})
             : bundle_from_compile(args, name);
     const std::string bytes = bundle.serialize();
     write_output_file(args.output_path, bytes);
@@ -106,7 +114,8 @@ void add_bundle_command(CLI::App& app) {
     auto args = std::make_shared<BundleArgs>();
     command->add_option("--header", args->headers,
                         "An entry header, as an #include names it: cuda_fp16.h, '<cuda/std/cmath>'; "
-                        "it and every header it includes go in the bundle");
+                        "it and every header the preprocessor opens for it (with -D, --std, "
+                        "--arch) go in the bundle");
     command->add_option("-I,--include", args->include_dirs,
                         "An include folder, searched before the toolkit's");
     command->add_flag("--no-toolkit-include", args->no_toolkit_include,
@@ -114,10 +123,16 @@ void add_bundle_command(CLI::App& app) {
     command->add_option("--from-compile", args->from_compile,
                         "A CUDA C++ source: the bundle holds the headers its compile reads "
                         "(with -I, -D, --std, --arch)");
-    command->add_option("-D,--define", args->defines, "--from-compile: define a macro");
-    command->add_option("--std", args->std, "--from-compile: C++ dialect, e.g. c++17");
-    command->add_option("--arch", args->arch,
-                        "--from-compile: target arch, e.g. sm_90 (default: current device)");
+    command->add_option("-D,--define", args->defines, "Define a macro for the preprocessor");
+    command->add_option("--std", args->std, "C++ dialect, e.g. c++17");
+    command->add_option("--arch", args->archs,
+                        "Target arch, e.g. sm_90; with --header a list (sm_80,sm_90: the bundle "
+                        "holds what any of them reads; default: NVRTC's), with --from-compile "
+                        "one (default: current device)")
+        ->delimiter(',');
+    command->add_flag("--allow-outside", args->allow_outside,
+                      "Take headers that lie outside every include folder (named by their "
+                      "absolute paths); by default they are refused, each named");
     command->add_option("-o,--output", args->output_path, "Where to write the bundle");
     command->add_option("--name", args->name,
                         "The bundle's name in messages (default: the output's file name)");

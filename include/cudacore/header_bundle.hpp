@@ -48,6 +48,22 @@ struct BundledHeader {
     bool operator==(const BundledHeader&) const = default;
 };
 
+/// How the preprocessor runs when a bundle is made from entry headers
+/// (HeaderBundle::from_include_folders): macros, dialect and targets decide which \#if branches,
+/// and so which headers, a compile reads. Meant for designated initializers.
+struct HeaderBundleOptions {
+    /// Macros to define, "NAME" or "NAME=VALUE" (NVRTC's --define-macro).
+    std::vector<std::string> defines = {};
+    /// The C++ dialect ("c++17", "c++20"); empty: NVRTC's default.
+    std::string std = {};
+    /// Targets ("sm_90", "compute_80"): the bundle holds what a compile for any of them reads.
+    /// Empty: NVRTC's default target.
+    std::vector<std::string> archs = {};
+    /// Take headers that lie outside every include folder (named by their absolute paths)
+    /// instead of refusing them.
+    bool allow_outside_folders = false;
+};
+
 /// Headers in memory, by include name. See the top of this file.
 class HeaderBundle {
 public:
@@ -65,33 +81,40 @@ public:
     /// and when the headers exceed max_payload_size.
     static HeaderBundle from_headers(std::vector<BundledHeader> headers, std::string name);
 
-    /// The headers `entry_headers` need: each entry ("cuda/std/cmath", "<cuda/std/cmath>" or
-    /// "\"my.h\"") is looked for in `include_folders` in order, as the preprocessor does, and
-    /// every header it includes is added in turn (quoted names first in the including header's
-    /// own folder). Conditionals are not evaluated: a header named under a false \#if is taken
-    /// too when it exists; a name found in no folder is left out (NVRTC's built-in headers, a
-    /// platform's header that the compile never reaches). An include whose name a macro makes
-    /// cannot be followed: when the header it names is needed, make the bundle from a compile
-    /// instead (from_headers_read), or add it as an entry. Throws InvalidArgumentError when an
-    /// entry is found in no folder, when two files would take the same include name, or when a
-    /// quoted include climbs out of its folder; SerializationError naming the file when a header
-    /// cannot be read. Reads files only: thread-safe.
+    /// The headers `entry_headers` need, exactly as the preprocessor finds them: NVRTC's front end
+    /// runs over a source that includes each entry ("cuda/std/cmath", "<cuda/std/cmath>" or
+    /// "\"my.h\"", looked for in `include_folders` in order) with `options`' macros, dialect and
+    /// each of its targets, and the bundle holds every header file it opened (the union over the
+    /// targets), nothing else: an \#include under a false \#if, or one whose header is never
+    /// reached, brings nothing in. Headers are named as the preprocessor asks for them (see
+    /// from_headers_read); a header outside every include folder (an absolute \#include, a
+    /// `<../x.h>` that climbs out) is refused, each named, unless
+    /// options.allow_outside_folders. The entries must parse as the first lines of a source
+    /// (NVRTC's front end runs, with -default-device). Needs NVRTC. Throws InvalidArgumentError when an entry is
+    /// found in no folder (a symbolic link loop or a dangling link is named as such), when two
+    /// files would take the same include name, or when headers lie outside the folders;
+    /// CompileError (with NVRTC's log) when the preprocessor fails (an \#error, a missing header);
+    /// SerializationError naming the file when a header cannot be read; LoaderError when NVRTC
+    /// cannot be loaded. Thread-safe.
     static HeaderBundle from_include_folders(const std::vector<std::string>& entry_headers,
                                              const std::vector<std::filesystem::path>& include_folders,
-                                             std::string name);
+                                             std::string name,
+                                             const HeaderBundleOptions& options = {});
 
     /// The headers a compile read, as Program::compile(target, names, headers_read) lists them
-    /// (absolute paths): each is named by its path below the folder of `include_folders` that
-    /// holds it most deeply (the shortest name: with the toolkit's include/ and include/cccl/,
-    /// "cuda/std/cmath"), and the headers they include are added as from_include_folders adds
-    /// them.
-    /// Pass the folders the compile searched, in its order: the main source's folder (for its
-    /// quoted includes) and each -I folder, the toolkit's last (toolkit_include_dirs()). Throws
-    /// InvalidArgumentError when a header lies in none of the folders, besides what
-    /// from_include_folders throws.
+    /// (absolute paths, what the preprocessor opened): the bundle holds exactly these. Each is
+    /// named by its path below the folder of `include_folders` that holds it most deeply (the
+    /// shortest name: with the toolkit's include/ and include/cccl/, "cuda/std/cmath"); a quoted
+    /// include of a header found beside its includer is rewritten to that name (see the top of
+    /// this file). Pass the folders the compile searched, in its order: the main source's folder
+    /// (for its quoted includes) and each -I folder, the toolkit's last (toolkit_include_dirs()).
+    /// A header in none of the folders is refused, each named, unless `allow_outside_folders`
+    /// (then it is named by its absolute path). Throws InvalidArgumentError for headers outside
+    /// the folders or two files for one include name, SerializationError naming the file when a
+    /// header cannot be read. Reads files only: thread-safe.
     static HeaderBundle from_headers_read(const std::vector<std::string>& headers_read,
                                           const std::vector<std::filesystem::path>& include_folders,
-                                          std::string name);
+                                          std::string name, bool allow_outside_folders = false);
 
     /// Reads a bundle written by serialize(). Throws SerializationError, saying what is wrong,
     /// for bytes that are not a bundle (magic), a newer format version, a checksum mismatch,

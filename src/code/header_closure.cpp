@@ -1,9 +1,14 @@
 #include "code/header_closure.hpp"
 
 #include "cudacore/errors.hpp"
+#include "code/header_trace.hpp"
 #include "code/include_directives.hpp"
 #include "support/atomic_file.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -68,7 +73,9 @@ struct Node {
 
 class Gatherer {
 public:
-    Gatherer(const std::vector<fs::path>& folders, const std::string& what) : what_(what) {
+    Gatherer(const std::vector<fs::path>& folders, const std::set<fs::path>& opened,
+             bool allow_outside, const std::string& what)
+        : what_(what), opened_(opened), allow_outside_(allow_outside) {
         for (const auto& folder : folders) folders_.push_back(normal(folder));
     }
 
@@ -95,16 +102,16 @@ public:
         nodes_.push_back({name, path, normal(root), std::move(text), {}});
     }
 
-    // Looks `name` up in the folders, in order; false when no folder holds it.
-    bool add_searched(const std::string& name, const std::string& included_by) {
+    // Looks `name` up in the folders, in order, as the preprocessor does; the first file found
+    // goes in when the preprocessor opened it.
+    void add_searched(const std::string& name, const std::string& included_by) {
         for (const auto& folder : folders_) {
             const fs::path candidate = folder / name;
             if (is_file(candidate)) {
-                add(name, candidate, folder, included_by);
-                return true;
+                if (was_opened(candidate)) add(name, candidate, folder, included_by);
+                return;
             }
         }
-        return false;
     }
 
     void follow() {
@@ -135,18 +142,23 @@ public:
     }
 
 private:
+    bool was_opened(const fs::path& file) const { return opened_.count(normal(file)) != 0; }
+
+    // The directives only name what the preprocessor opened (a file it never opened, under a
+    // false #if or never reached, stays out); they say which name NVRTC will ask for.
     void resolve(std::size_t index, const IncludeOperand& operand) {
         const std::string& name = operand.name;
         if (name.empty()) return;
         const std::string includer = nodes_[index].name;
-        if (name.front() == '/') {  // an absolute path is opened as it is
-            if (is_file(name)) add(name, name, "/", includer);
+        if (name.front() == '/') {  // an absolute path is opened as it is (named as it is)
+            if (is_file(name) && was_opened(name)) add(name, name, "/", includer);
             return;
         }
         if (operand.quoted) {
             // The including header's own folder first, as the preprocessor looks.
             const fs::path candidate = normal(nodes_[index].file.parent_path() / name);
             if (is_file(candidate)) {
+                if (!was_opened(candidate)) return;
                 fs::path root = nodes_[index].root;
                 std::string canonical = below(candidate, root);
                 for (std::size_t f = 0; canonical.empty() && f < folders_.size(); ++f) {
@@ -154,20 +166,26 @@ private:
                     root = folders_[f];
                 }
                 if (canonical.empty()) {
-                    throw InvalidArgumentError(
-                        what_ + ": '" + includer + "' includes \"" + name + "\", which is " +
-                        candidate.string() + ", outside every include folder: add its folder");
+                    if (!allow_outside_) {
+                        throw InvalidArgumentError(
+                            what_ + ": '" + includer + "' includes \"" + name + "\", which is " +
+                            candidate.string() + ", outside every include folder: add its folder");
+                    }
+                    canonical = candidate.string();
+                    root = "/";
                 }
                 add(canonical, candidate, root, includer);
                 if (canonical != name) nodes_[index].rewrites.emplace(name, canonical);
                 return;
             }
         }
-        add_searched(name, includer);  // a name found nowhere is left out (see the header)
+        add_searched(name, includer);
     }
 
     std::string what_;
     std::vector<fs::path> folders_;
+    const std::set<fs::path>& opened_;  // normal() paths
+    bool allow_outside_;
     std::vector<Node> nodes_;
     std::map<std::string, std::size_t> by_name_;
 };
@@ -196,23 +214,73 @@ std::string rewrite_quoted_include(std::string_view text, std::string_view from,
     return out;
 }
 
-std::vector<BundledHeader> gather_headers(const std::vector<EntryHeader>& entries,
+std::vector<BundledHeader> gather_headers(const std::vector<std::string>& opened,
                                           const std::vector<fs::path>& folders,
-                                          const std::string& what) {
-    Gatherer gatherer(folders, what);
-    for (const EntryHeader& entry : entries) {
-        if (!entry.file.empty()) {
-            gatherer.add(entry.name, entry.file, entry.root, {});
-        } else if (!gatherer.add_searched(entry.name, {})) {
-            std::string searched;
-            for (const auto& folder : folders) searched += (searched.empty() ? "" : ", ") + folder.string();
-            throw InvalidArgumentError(what + ": the header '" + entry.name +
-                                       "' is in none of the include folders (" +
-                                       (searched.empty() ? "none given" : searched) + ")");
+                                          bool allow_outside, const std::string& what) {
+    std::set<fs::path> files;
+    for (const auto& file : opened) files.insert(normal(file));
+    std::vector<fs::path> normal_folders;
+    for (const auto& folder : folders) normal_folders.push_back(normal(folder));
+    Gatherer gatherer(folders, files, allow_outside, what);
+    std::vector<std::string> outside;
+    for (const fs::path& file : files) {
+        // Named from the folder that holds it most deeply (the shortest name): with nested
+        // folders (the toolkit's include/ and include/cccl/, a source folder above an -I
+        // folder) that is the name an #include gives it.
+        std::string include_name;
+        fs::path root;
+        for (const auto& folder : normal_folders) {
+            const std::string name_here = below(file, folder);
+            if (!name_here.empty() && (include_name.empty() || name_here.size() < include_name.size())) {
+                include_name = name_here;
+                root = folder;
+            }
         }
+        if (include_name.empty()) {
+            if (!allow_outside) {
+                outside.push_back(file.string());
+                continue;
+            }
+            include_name = file.string();
+            root = "/";
+        }
+        gatherer.add(include_name, file, root, {});
+    }
+    if (!outside.empty()) {
+        std::string searched, list;
+        for (const auto& folder : folders) searched += (searched.empty() ? "" : ", ") + folder.string();
+        for (const auto& file : outside) list += (list.empty() ? "" : ", ") + file;
+        throw InvalidArgumentError(
+            what + ": " + std::to_string(outside.size()) + " header" +
+            (outside.size() > 1 ? "s lie" : " lies") + " outside every include folder (" +
+            (searched.empty() ? "none given" : searched) + "), refused: " + list +
+            "; add the folder that holds it, or allow headers outside the folders "
+            "(HeaderBundleOptions::allow_outside_folders, `cudacore bundle --allow-outside`)");
     }
     gatherer.follow();
     return gatherer.headers();
+}
+
+std::string describe_entry_problem(const std::string& name, const std::vector<fs::path>& folders) {
+    // The first folder where the name exists in some form but is no readable file: say what it is.
+    for (const auto& folder : folders) {
+        const fs::path candidate = normal(folder / name);
+        struct stat link {};
+        if (::lstat(candidate.c_str(), &link) != 0) continue;
+        struct stat target {};
+        if (::stat(candidate.c_str(), &target) == 0) {
+            if (S_ISREG(target.st_mode)) return {};
+            return "'" + candidate.string() + "' is not a regular file";
+        }
+        const int error = errno;
+        if (S_ISLNK(link.st_mode) && error == ELOOP)
+            return "'" + candidate.string() + "' is a symbolic link loop (ELOOP: " +
+                   std::strerror(error) + ")";
+        if (S_ISLNK(link.st_mode) && error == ENOENT)
+            return "'" + candidate.string() + "' is a symbolic link to nothing (dangling)";
+        return "'" + candidate.string() + "' cannot be opened (" + std::strerror(error) + ")";
+    }
+    return {};
 }
 
 }  // namespace detail
@@ -231,47 +299,61 @@ std::string bare_name(const std::string& entry) {
 
 HeaderBundle HeaderBundle::from_include_folders(const std::vector<std::string>& entry_headers,
                                                 const std::vector<std::filesystem::path>& include_folders,
-                                                std::string name) {
+                                                std::string name,
+                                                const HeaderBundleOptions& options) {
     const std::string what = "HeaderBundle '" + name + "'";
-    std::vector<detail::EntryHeader> entries;
+    std::string source;
     for (const auto& entry : entry_headers) {
-        std::string bare = bare_name(entry);
+        const std::string bare = bare_name(entry);
         if (bare.empty()) throw InvalidArgumentError(what + ": an entry header has an empty name");
-        entries.push_back({std::move(bare), {}, {}});
+        if (bare.find_first_of("\n\r\"<>") != std::string::npos)
+            throw InvalidArgumentError(what + ": the entry header '" + entry + "' is no include name");
+        bool found = false;
+        for (const auto& folder : include_folders) found = found || detail::is_file(folder / bare);
+        if (!found) {
+            const std::string problem = detail::describe_entry_problem(bare, include_folders);
+            std::string searched;
+            for (const auto& folder : include_folders)
+                searched += (searched.empty() ? "" : ", ") + folder.string();
+            throw InvalidArgumentError(
+                what + ": the header '" + bare + "' " +
+                (problem.empty() ? "is in none of the include folders (" +
+                                       (searched.empty() ? "none given" : searched) + ")"
+                                 : "cannot be read: " + problem));
+        }
+        source += "#include <" + bare + ">\n";
     }
-    return from_headers(detail::gather_headers(entries, include_folders, what), std::move(name));
+    if (source.empty()) return from_headers({}, std::move(name));
+    // One preprocessor run per target: the bundle holds what any of them opened.
+    // -default-device: namespace-scope variables in headers parse as device variables, as they
+    // would in most programs that include them; it changes no macro, so no header opened.
+    std::vector<std::string> flags{"-default-device"};
+    for (const auto& folder : include_folders)
+        flags.push_back("--include-path=" + detail::normal(folder).string());
+    for (const auto& macro : options.defines) flags.push_back("--define-macro=" + macro);
+    if (!options.std.empty()) flags.push_back("--std=" + options.std);
+    std::vector<std::string> opened;
+    const std::vector<std::string> no_target{""};
+    for (const auto& arch : options.archs.empty() ? no_target : options.archs) {
+        std::vector<std::string> target_flags = flags;
+        if (!arch.empty()) target_flags.push_back("-arch=" + arch);
+        const std::vector<std::string> found = detail::headers_opened(
+            source, "cudacore-bundle-entries.cu", target_flags, {},
+            what + (arch.empty() ? std::string() : " for " + arch));
+        opened.insert(opened.end(), found.begin(), found.end());
+    }
+    return from_headers(
+        detail::gather_headers(opened, include_folders, options.allow_outside_folders, what),
+        std::move(name));
 }
 
 HeaderBundle HeaderBundle::from_headers_read(const std::vector<std::string>& headers_read,
                                              const std::vector<std::filesystem::path>& include_folders,
-                                             std::string name) {
+                                             std::string name, bool allow_outside_folders) {
     const std::string what = "HeaderBundle '" + name + "'";
-    std::vector<detail::EntryHeader> entries;
-    for (const auto& header : headers_read) {
-        const std::filesystem::path file = detail::normal(header);
-        // Named from the folder that holds it most deeply (the shortest name): with nested
-        // folders (the toolkit's include/ and include/cccl/, a source folder above an -I
-        // folder) that is the name an #include gives it.
-        std::string include_name;
-        std::filesystem::path root;
-        for (const auto& folder : include_folders) {
-            const std::string name_here = detail::below(file, detail::normal(folder));
-            if (!name_here.empty() && (include_name.empty() || name_here.size() < include_name.size())) {
-                include_name = name_here;
-                root = folder;
-            }
-        }
-        if (include_name.empty()) {
-            std::string searched;
-            for (const auto& folder : include_folders)
-                searched += (searched.empty() ? "" : ", ") + folder.string();
-            throw InvalidArgumentError(what + ": the header " + file.string() +
-                                       " lies in none of the include folders (" +
-                                       (searched.empty() ? "none given" : searched) + ")");
-        }
-        entries.push_back({std::move(include_name), file, root});
-    }
-    return from_headers(detail::gather_headers(entries, include_folders, what), std::move(name));
+    return from_headers(
+        detail::gather_headers(headers_read, include_folders, allow_outside_folders, what),
+        std::move(name));
 }
 
 }  // namespace cudacore

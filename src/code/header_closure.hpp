@@ -1,5 +1,5 @@
-// The headers a set of entry headers needs, found in include folders as the preprocessor finds
-// them: HeaderBundle::from_include_folders and from_headers_read. Internal.
+// The headers of a bundle, from the files the preprocessor opened (code/header_trace.hpp):
+// HeaderBundle::from_include_folders and from_headers_read. Internal.
 //
 // Each header is named as NVRTC will ask for it: a name found in a search folder keeps the text
 // of its #include; a quoted name found in the including header's own folder is named by its
@@ -15,20 +15,20 @@
 
 namespace cudacore::detail {
 
-// A header to start from: its include name and, when known, the file (else the name is looked
-// for in the folders, as a quoted include of the main source would be).
-struct EntryHeader {
-    std::string name;
-    std::filesystem::path file;  // empty: look the name up
-    std::filesystem::path root;  // with `file`: the folder `name` is relative to
-};
-
-// The entries and every header they include, transitively. `what` names the bundle in errors.
-// Throws InvalidArgumentError (an entry found nowhere, two files for one name, a quoted include
-// that leaves every folder) and SerializationError (a header that cannot be read).
-std::vector<BundledHeader> gather_headers(const std::vector<EntryHeader>& entries,
+// The bundle of exactly the files in `opened` (what the preprocessor opened: absolute paths),
+// each named by its path below the folder of `folders` that holds it most deeply, with the quoted
+// includes of a header found beside its includer rewritten to that name (their directives are
+// followed only to learn names: a file not in `opened` never goes in). `what` names the bundle
+// in errors. Throws InvalidArgumentError (files outside every folder unless `allow_outside`,
+// each named; two files for one name) and SerializationError (a header that cannot be read).
+std::vector<BundledHeader> gather_headers(const std::vector<std::string>& opened,
                                           const std::vector<std::filesystem::path>& folders,
-                                          const std::string& what);
+                                          bool allow_outside, const std::string& what);
+
+// Why the entry header `name` cannot be read from the first folder where it exists in some form
+// (a symbolic link loop, a dangling link, not a regular file), or empty.
+std::string describe_entry_problem(const std::string& name,
+                                   const std::vector<std::filesystem::path>& folders);
 
 // `text` with the operand "from" of each quoted #include / #include_next / #import and each
 // __has_include("from") / __has_include_next("from") replaced by "to".

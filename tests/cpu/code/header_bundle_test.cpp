@@ -152,7 +152,8 @@ TEST(HeaderBundle, FromIncludeFoldersFollowsIncludesAndRenamesRelativeOnes) {
     const auto first = dir.path() / "first";
     const auto second = dir.path() / "second";
     write(first / "top.h",
-          "#pragma once\n#include \"lib/api.h\"\n#include <shared.h>\n#include <absent_anywhere.h>\n"
+          "#pragma once\n#include \"lib/api.h\"\n#include <shared.h>\n"
+          "#if __has_include(<absent_anywhere.h>)\n#include <absent_anywhere.h>\n#endif\n"
           "#define TOP 1\n");
     write(first / "lib/api.h",
           "#pragma once\n#  include \"detail.h\"  // beside api.h\n#if __has_include(\"opt.h\")\n"
@@ -192,28 +193,92 @@ TEST(HeaderBundle, FromHeadersReadNamesEachByItsFolder) {
     TempDir dir;
     write(dir.path() / "src/kernel.cu", "#include \"local.h\"\n#include <lib/a.h>\n");
     write(dir.path() / "src/local.h", "#define LOCAL 1\n");
-    write(dir.path() / "inc/lib/a.h", "#include \"b.h\"\n");
+    write(dir.path() / "inc/lib/a.h", "#include \"b.h\"\n#if 0\n#include \"dead.h\"\n#endif\n");
     write(dir.path() / "inc/lib/b.h", "#define B 2\n");
+    write(dir.path() / "inc/lib/dead.h", "#define DEAD 3\n");
     const HeaderBundle bundle = HeaderBundle::from_headers_read(
-        {(dir.path() / "src/local.h").string(), (dir.path() / "inc/lib/a.h").string()},
+        {(dir.path() / "src/local.h").string(), (dir.path() / "inc/lib/a.h").string(),
+         (dir.path() / "inc/lib/b.h").string()},
         {dir.path() / "src", dir.path() / "inc"}, "read");
     ASSERT_EQ(bundle.size(), 3u);
     EXPECT_NE(bundle.find("local.h"), nullptr);
-    EXPECT_NE(bundle.find("lib/b.h"), nullptr);  // followed from a.h
+    EXPECT_NE(bundle.find("lib/b.h"), nullptr);
+    // dead.h exists and a.h names it, but the compile never read it: it stays out.
+    EXPECT_EQ(bundle.find("lib/dead.h"), nullptr);
+    EXPECT_EQ(bundle.find("dead.h"), nullptr);
     ASSERT_NE(bundle.find("lib/a.h"), nullptr);
-    EXPECT_EQ(*bundle.find("lib/a.h"), "#include \"lib/b.h\"\n");
+    EXPECT_TRUE(contains(*bundle.find("lib/a.h"), "#include \"lib/b.h\"\n"));
     // Nested folders: the deepest one names the header, as an #include would.
     const HeaderBundle nested = HeaderBundle::from_headers_read(
-        {(dir.path() / "inc/lib/a.h").string()}, {dir.path(), dir.path() / "inc"}, "nested");
+        {(dir.path() / "inc/lib/a.h").string(), (dir.path() / "inc/lib/b.h").string()},
+        {dir.path(), dir.path() / "inc"}, "nested");
     EXPECT_NE(nested.find("lib/a.h"), nullptr);
     EXPECT_NE(nested.find("lib/b.h"), nullptr);
     EXPECT_EQ(nested.find("inc/lib/a.h"), nullptr);
+    // A header outside the folders is refused, each named; taken by its path when allowed.
+    const std::string local = (dir.path() / "src/local.h").string();
+    const std::string kernel = (dir.path() / "src/kernel.cu").string();
     test::expect_invalid(
-        [&] {
-            HeaderBundle::from_headers_read({(dir.path() / "src/local.h").string()},
-                                            {dir.path() / "inc"}, "read");
-        },
-        {"lies in none of the include folders"});
+        [&] { HeaderBundle::from_headers_read({local, kernel}, {dir.path() / "inc"}, "read"); },
+        {"2 headers lie outside every include folder", local.c_str(), kernel.c_str()});
+    const HeaderBundle outside =
+        HeaderBundle::from_headers_read({local}, {dir.path() / "inc"}, "read", true);
+    ASSERT_EQ(outside.size(), 1u);
+    EXPECT_NE(outside.find(local), nullptr);
+}
+
+// What the preprocessor opens, not what the text names: dead includes (under a false #if,
+// absolute, climbing out of the folders) bring nothing in unless they are reached.
+TEST(HeaderBundle, FromIncludeFoldersHoldsWhatThePreprocessorOpens) {
+    TempDir dir;
+    const auto inc = dir.path() / "inc";
+    write(dir.path() / "secret.txt", "#define SECRET 1\n");
+    const std::string secret = (dir.path() / "secret.txt").string();
+    write(inc / "top.h", "#pragma once\n#if 0\n#include \"" + secret + "\"\n#include \"dead.h\"\n"
+          "#include <../secret.txt>\n#endif\n#ifdef USE_A\n#include \"a.h\"\n#else\n"
+          "#include \"b.h\"\n#endif\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n"
+          "#include \"hopper.h\"\n#endif\n");
+    for (const char* name : {"dead.h", "a.h", "b.h", "hopper.h"}) write(inc / name, "#pragma once\n");
+    auto names = [](const HeaderBundle& bundle) {
+        std::vector<std::string> out;
+        for (const auto& header : bundle.headers()) out.push_back(header.name);
+        return out;
+    };
+    EXPECT_EQ(names(HeaderBundle::from_include_folders({"top.h"}, {inc}, "plain",
+                                                       {.archs = {"sm_80"}})),
+              (std::vector<std::string>{"b.h", "top.h"}));
+    EXPECT_EQ(names(HeaderBundle::from_include_folders({"top.h"}, {inc}, "defined",
+                                                       {.defines = {"USE_A"}, .archs = {"sm_80"}})),
+              (std::vector<std::string>{"a.h", "top.h"}));
+    // Several targets: what any of them reads.
+    EXPECT_EQ(names(HeaderBundle::from_include_folders({"top.h"}, {inc}, "targets",
+                                                       {.archs = {"sm_80", "sm_90"}})),
+              (std::vector<std::string>{"b.h", "hopper.h", "top.h"}));
+
+    // Reached, they are refused, each named; allowed, the absolute one is named by its path.
+    write(inc / "live_absolute.h", "#include \"" + secret + "\"\n");
+    test::expect_invalid(
+        [&] { HeaderBundle::from_include_folders({"live_absolute.h"}, {inc}, "x"); },
+        {"1 header lies outside every include folder", secret.c_str()});
+    const HeaderBundle allowed = HeaderBundle::from_include_folders(
+        {"live_absolute.h"}, {inc}, "x", {.allow_outside_folders = true});
+    EXPECT_EQ(names(allowed), (std::vector<std::string>{secret, "live_absolute.h"}));
+    write(inc / "climbs.h", "#include <../secret.txt>\n");
+    test::expect_invalid([&] { HeaderBundle::from_include_folders({"climbs.h"}, {inc}, "x"); },
+                         {"outside every include folder", secret.c_str()});
+}
+
+TEST(HeaderBundle, EntryThatIsALinkLoopIsNamedAsOne) {
+    TempDir dir;
+    const auto inc = dir.path() / "inc";
+    std::filesystem::create_directories(inc);
+    std::filesystem::create_symlink("loop_b.h", inc / "loop_a.h");
+    std::filesystem::create_symlink("loop_a.h", inc / "loop_b.h");
+    std::filesystem::create_symlink("gone.h", inc / "dangling.h");
+    test::expect_invalid([&] { HeaderBundle::from_include_folders({"loop_a.h"}, {inc}, "x"); },
+                         {"symbolic link loop", "loop_a.h"});
+    test::expect_invalid([&] { HeaderBundle::from_include_folders({"dangling.h"}, {inc}, "x"); },
+                         {"symbolic link to nothing", "dangling.h"});
 }
 
 // --- Programs compiled with bundles ---------------------------------------------------------

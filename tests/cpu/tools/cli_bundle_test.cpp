@@ -92,4 +92,53 @@ TEST(CliBundle, RefusesBadInputWithOneLine) {
     EXPECT_TRUE(contains(absent.err, "'absent.h' is in none of the include folders")) << absent.err;
 }
 
+// A bundle is meant to be shipped: it holds what the preprocessor opened, nothing a dead
+// #include names, and nothing outside the include folders unless asked for.
+TEST(CliBundle, ShipsOnlyWhatTheCompileReads) {
+    TempDir dir;
+    make_headers(dir);
+    write_file(dir.path() / "private.key", "// secret bytes\n");
+    const std::string secret = at(dir, "private.key");
+    write_file(dir.path() / "inc/lib/value.h",
+               "#pragma once\n#include \"detail.h\"\n#if 0\n#include \"" + secret +
+                   "\"\n#include <../../private.key>\n#endif\n#define VALUE (DETAIL + 1)\n");
+    for (const std::vector<std::string>& mode :
+         {std::vector<std::string>{"--header", "<lib/value.h>", "--no-toolkit-include"},
+          std::vector<std::string>{"--from-compile", at(dir, "k.cu"), "--arch", "sm_90"}}) {
+        std::vector<std::string> command{cli_path().string(), "bundle"};
+        command.insert(command.end(), mode.begin(), mode.end());
+        for (const char* arg : {"-I", "", "-o", ""}) command.emplace_back(arg);
+        command[command.size() - 3] = at(dir, "inc");
+        command.back() = at(dir, "shipped.ccbundle");
+        auto made = run_process(command);
+        ASSERT_EQ(made.exit_code, 0) << mode[0] << ": " << made.err;
+        const HeaderBundle bundle = HeaderBundle::load(at(dir, "shipped.ccbundle"));
+        ASSERT_EQ(bundle.size(), 2u) << mode[0];
+        EXPECT_NE(bundle.find("lib/value.h"), nullptr) << mode[0];
+        EXPECT_NE(bundle.find("lib/detail.h"), nullptr) << mode[0];
+        for (const auto& header : bundle.headers())
+            EXPECT_FALSE(contains(header.content, "secret bytes")) << mode[0] << " " << header.name;
+    }
+    // Live, the absolute include is refused and named; --allow-outside takes it.
+    write_file(dir.path() / "inc/lib/live.h", "#include \"" + secret + "\"\n");
+    auto refused = run_process({cli_path().string(), "bundle", "--header", "lib/live.h", "-I",
+                                at(dir, "inc"), "--no-toolkit-include", "-o", at(dir, "l.ccbundle")});
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_TRUE(contains(refused.err, "outside every include folder")) << refused.err;
+    EXPECT_TRUE(contains(refused.err, secret)) << refused.err;
+    EXPECT_FALSE(std::filesystem::exists(at(dir, "l.ccbundle")));
+    auto allowed = run_process({cli_path().string(), "bundle", "--header", "lib/live.h", "-I",
+                                at(dir, "inc"), "--no-toolkit-include", "--allow-outside", "-o",
+                                at(dir, "l.ccbundle")});
+    ASSERT_EQ(allowed.exit_code, 0) << allowed.err;
+    EXPECT_NE(HeaderBundle::load(at(dir, "l.ccbundle")).find(secret), nullptr);
+    // A symbolic link loop is called one.
+    std::filesystem::create_symlink("loop2.h", dir.path() / "inc/loop1.h");
+    std::filesystem::create_symlink("loop1.h", dir.path() / "inc/loop2.h");
+    auto loop = run_process({cli_path().string(), "bundle", "--header", "loop1.h", "-I",
+                             at(dir, "inc"), "--no-toolkit-include", "-o", at(dir, "o.ccbundle")});
+    EXPECT_EQ(loop.exit_code, 1);
+    EXPECT_TRUE(contains(loop.err, "symbolic link loop")) << loop.err;
+}
+
 }  // namespace
