@@ -14,12 +14,17 @@
 //       broadcast() does), "raw_reused" into the same buffer every time.
 //   --phases 1          (the compile modes) where the time goes, for bench/mpi_scale.sh: the jobs'
 //       cache keys are computed first and timed alone (compile_distributed then finds them
-//       remembered); a thread of each rank watches the rank's child processes; each rank's CPU
-//       seconds and its children's (getrusage). Adds to the line: keys_s (the slowest rank's),
+//       remembered); with processes a thread of each node's first rank watches its child
+//       processes; each rank's CPU seconds and its children's (getrusage). Adds to the line:
+//       keys_s (the slowest rank's),
 //       children_from_s / children_to_s (when the first child was seen and the last one gone,
 //       from the common start; -1 without children), peak_children (most at once), children
 //       (started), child_rank, cpu_child_rank_s (that rank's own CPU), cpu_children_s (its
 //       children's), cpu_others_s / cpu_others_max_s (the other ranks' CPU, sum and most).
+//   --wakers K --waker-us U  (the compile modes) K threads on each rank that wake every U
+//       microseconds (default 1000) while the rank works: what K ranks waiting in a loop that
+//       sleeps a millisecond cost the work beside them (compile_distributed's waiting ranks did
+//       that until they slept on a futex).
 //
 // Rank 0 prints one line of key=value pairs. --arch (default sm_90) is the target; no GPU needed.
 #include "cudacore/cache_key.hpp"
@@ -105,7 +110,7 @@ double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The child processes of the thread that makes it, seen every millisecond from another thread
+// The child processes of the thread that makes it, seen every 2 ms from another thread
 // (/proc/self/task/TID/children): when the first was seen and the last gone, how many ran at
 // once, how many there were. Calls no MPI function.
 class ChildWatch {
@@ -134,7 +139,7 @@ private:
             if (count > 0 && first < 0) first = now;
             if (count > 0) last = now;
             peak = std::max(peak, count);
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
     }
     std::string path_;
@@ -155,6 +160,7 @@ int run(int argc, char** argv) {
     int specs = 64, repeat = 20;
     unsigned workers = 0;
     bool phases = false;
+    int wakers = 0, waker_us = 1000;
     std::size_t bytes = 10'000'000;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string key = argv[i];
@@ -165,6 +171,8 @@ int run(int argc, char** argv) {
         else if (key == "--repeat") repeat = std::atoi(argv[i + 1]);
         else if (key == "--workers") workers = static_cast<unsigned>(std::atoi(argv[i + 1]));
         else if (key == "--phases") phases = std::atoi(argv[i + 1]) != 0;
+        else if (key == "--wakers") wakers = std::atoi(argv[i + 1]);
+        else if (key == "--waker-us") waker_us = std::atoi(argv[i + 1]);
         else throw InvalidArgumentError("unknown option " + key);
     }
     const MPI_Comm comm = MPI_COMM_WORLD;
@@ -178,11 +186,29 @@ int run(int argc, char** argv) {
         // --phases: what each rank measures (see the top of this file).
         double keys = 0, cpu_self = 0, cpu_children = 0;
         std::optional<ChildWatch> watch;
+        // Only a node's first rank has children (with processes): the others run no watch, which
+        // would wake them every 2 ms.
+        bool watches = false;
+        if (phases && mode == "processes") {
+            MPI_Comm node;
+            MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+            int node_rank = 0;
+            MPI_Comm_rank(node, &node_rank);
+            MPI_Comm_free(&node);
+            watches = node_rank == 0;
+        }
         const double seconds = timed(comm, [&] {
             const Clock::time_point start = Clock::now();
             const double self_before = cpu_seconds(RUSAGE_SELF), children_before = cpu_seconds(RUSAGE_CHILDREN);
+            std::atomic<bool> working{true};
+            std::vector<std::thread> waking;
+            for (int k = 0; k < wakers; ++k) {
+                waking.emplace_back([&] {
+                    while (working) std::this_thread::sleep_for(std::chrono::microseconds(waker_us));
+                });
+            }
             if (phases) {
-                watch.emplace(start);
+                if (watches) watch.emplace(start);
                 for (auto& job : jobs) cache_key(job.program, CodeType::cubin, job.name_expressions);
                 keys = seconds_since(start);
             }
@@ -199,6 +225,8 @@ int run(int argc, char** argv) {
                 if (mode == "processes") options.strategy = CompileStrategy::processes;
                 codes = mpi::compile_distributed(comm, jobs, CodeType::cubin, options);
             }
+            working = false;
+            for (auto& thread : waking) thread.join();
             if (watch) watch->stop();
             cpu_self = cpu_seconds(RUSAGE_SELF) - self_before;
             cpu_children = cpu_seconds(RUSAGE_CHILDREN) - children_before;
@@ -207,8 +235,13 @@ int run(int argc, char** argv) {
         std::string extra;
         if (phases) {
             // keys, first, last, peak, started, cpu_self, cpu_children: one row per rank on rank 0.
-            const std::array<double, 7> mine{keys, watch->first, watch->last, double(watch->peak),
-                                             double(watch->seen.size()), cpu_self, cpu_children};
+            const std::array<double, 7> mine{keys,
+                                             watch ? watch->first : -1,
+                                             watch ? watch->last : -1,
+                                             watch ? double(watch->peak) : 0,
+                                             watch ? double(watch->seen.size()) : 0,
+                                             cpu_self,
+                                             cpu_children};
             std::vector<double> all(mine.size() * static_cast<std::size_t>(size));
             MPI_Gather(mine.data(), int(mine.size()), MPI_DOUBLE, all.data(), int(mine.size()), MPI_DOUBLE, 0, comm);
             if (rank == 0) {
