@@ -27,13 +27,16 @@ set -euo pipefail
 build_dir="${1:-build}"
 bench="$build_dir/bench/mpi_compile_timing"
 [ -x "$bench" ] || { echo "error: $bench not found (build the mpi_compile_timing target; it needs MPI)" >&2; exit 1; }
-specs="${SPECS:-64}"; ranks_list=(${RANKS:-1 8}); rounds="${ROUNDS:-5}"; settle="${SETTLE:-2}"
+specs="${SPECS:-64}"; rounds="${ROUNDS:-5}"; settle="${SETTLE:-2}"
+# shellcheck disable=SC2206
+ranks_list=(${RANKS:-1 8})
 strategies="${STRATEGIES:-processes distributed}"; arch="${ARCH:-sm_90}"; workers="${WORKERS:-0}"
 before="${BEFORE:-}"; wakers="${WAKERS:-0}"; mpirun="${MPIRUN:-mpirun}"
 
 flags=()
 if "$mpirun" --version 2>/dev/null | grep -q "Open MPI"; then
   # As mpi_compile.sh: one machine, ranks unbound, shared memory only.
+  # shellcheck disable=SC2054
   flags+=(--oversubscribe --bind-to none --mca btl self,vader --mca btl_vader_single_copy_mechanism none)
   [ "$(id -u)" = 0 ] && flags+=(--allow-run-as-root)
 fi
