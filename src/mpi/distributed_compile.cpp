@@ -145,9 +145,11 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     const bool pooled = options.strategy == CompileStrategy::processes;
     std::optional<detail::NodeComm> node;
     detail::NodePool pool;
+    std::optional<detail::NodeWait> node_wait;
     if (pooled) {
         node.emplace(comm);
         pool = detail::pool_on_node(comm, *node);
+        node_wait.emplace(*node, pool.leads);
     }
     const unsigned workers =
         !pooled ? compile_workers(comm, options.workers)
@@ -227,7 +229,7 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
             if (send_placements) failures[k] = detail::attempt([&] { place(k); }, static_cast<long>(i));
         }
         if (failure && !failures.empty()) failures.front() = std::move(failure);
-        detail::wait_for_node(*node);
+        node_wait->done();  // the node's other ranks sleep until its first rank is through
     } else {
         std::size_t alone = 0;
         if (workers > 1 && share.size() > 1) {

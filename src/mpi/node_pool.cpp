@@ -2,8 +2,14 @@
 
 #include "mpi/mpi_support.hpp"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <chrono>
+#include <atomic>
+#include <climits>
+#include <ctime>
 #include <thread>
 
 namespace cudacore::mpi::detail {
@@ -48,15 +54,54 @@ NodePool pool_on_node(MPI_Comm comm, const NodeComm& node) {
     return pool;
 }
 
-void wait_for_node(const NodeComm& node) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check(MPI_Ibarrier(node.get(), &request), "MPI_Ibarrier", "this node's ranks (compile_distributed)");
-    for (int done = 0;;) {
-        check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test",
-              "this node's ranks (compile_distributed)");
-        if (done) return;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+namespace {
+
+long futex(std::uint32_t* word, int operation, std::uint32_t value, const timespec* timeout) {
+    // Not FUTEX_PRIVATE_FLAG: the word is shared between processes.
+    return ::syscall(SYS_futex, word, operation, value, timeout, nullptr, 0);
+}
+
+}  // namespace
+
+NodeWait::NodeWait(const NodeComm& node, bool leads) : leads_(leads) {
+    if (size_of(node.get()) == 1) return;
+    const char* object = "the word this node's ranks wait on (compile_distributed)";
+    void* mine = nullptr;
+    check(MPI_Win_allocate_shared(leads ? MPI_Aint{64} : MPI_Aint{0}, 1, MPI_INFO_NULL, node.get(), &mine,
+                                  &window_),
+          "MPI_Win_allocate_shared", object);
+    MPI_Aint size = 0;
+    int unit = 0;
+    void* first = nullptr;
+    // The first rank of the node is rank 0 of `node` (pool_on_node).
+    check(MPI_Win_shared_query(window_, 0, &size, &unit, &first), "MPI_Win_shared_query", object);
+    word_ = static_cast<std::uint32_t*>(first);
+    if (leads) std::atomic_ref<std::uint32_t>(*word_).store(0);
+    // Nobody looks at the word before the first rank has cleared it.
+    check(MPI_Barrier(node.get()), "MPI_Barrier", object);
+}
+
+NodeWait::~NodeWait() {
+    if (window_ == MPI_WIN_NULL) return;
+    if (leads_) wake();
+    MPI_Win_free(&window_);
+}
+
+void NodeWait::wake() noexcept {
+    std::atomic_ref<std::uint32_t>(*word_).store(1);
+    futex(word_, FUTEX_WAKE, INT_MAX, nullptr);
+}
+
+void NodeWait::done() {
+    if (window_ == MPI_WIN_NULL) return;
+    if (leads_) {
+        wake();
+    } else {
+        const timespec second{1, 0};
+        // EAGAIN (already set), EINTR or ETIMEDOUT: look again.
+        while (std::atomic_ref<std::uint32_t>(*word_).load() == 0) futex(word_, FUTEX_WAIT, 0, &second);
     }
+    check(MPI_Win_free(&window_), "MPI_Win_free", "the word this node's ranks wait on (compile_distributed)");
 }
 
 }  // namespace cudacore::mpi::detail

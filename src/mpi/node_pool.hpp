@@ -1,11 +1,12 @@
 // The ranks of one node working as one: their communicator, the pool of their compiles on the
-// node's first rank (compile_distributed with child processes), and a barrier that sleeps.
+// node's first rank (compile_distributed with child processes), and how the others wait for it.
 #pragma once
 
 #include "cudacore/mpi.hpp"
 
 #include <sched.h>
 
+#include <cstdint>
 #include <vector>
 
 namespace cudacore::mpi::detail {
@@ -41,9 +42,31 @@ struct NodePool {
 // Collective over `comm` (and `node`, this rank's NodeComm of it); throws MpiError.
 NodePool pool_on_node(MPI_Comm comm, const NodeComm& node);
 
-// A barrier of the node's ranks that sleeps while it waits (a millisecond between tests), so that
-// ranks waiting for their node's first rank leave their CPUs to its children: a blocking MPI call
-// polls on them. Throws MpiError.
-void wait_for_node(const NodeComm& node);
+// How the node's other ranks wait for its first rank to finish the pool: asleep in the kernel
+// (a futex on a word in memory the node's ranks share, MPI_Win_allocate_shared) until the first
+// rank sets the word and wakes them. A blocking MPI call would poll on their CPUs; a loop that
+// tests and sleeps a millisecond woke each of them about a thousand times a second, taking CPU
+// from the children and keeping cores awake beside the PCH build that every child waits for.
+// With one rank on the node nothing is allocated and nobody waits.
+class NodeWait {
+public:
+    // Collective over `node`; `leads`: this rank is the node's first. Throws MpiError.
+    NodeWait(const NodeComm& node, bool leads);
+    NodeWait(const NodeWait&) = delete;
+    NodeWait& operator=(const NodeWait&) = delete;
+    // Frees the shared word if done() did not (an error in between); on the first rank, wakes
+    // the others first. Never throws.
+    ~NodeWait();
+    // The first rank: wakes the others. The others: sleep until then (looking again every
+    // second, without a bound: the first rank's work ends or MPI ends the job). Then collective:
+    // frees the shared word. Throws MpiError.
+    void done();
+
+private:
+    void wake() noexcept;
+    MPI_Win window_ = MPI_WIN_NULL;
+    std::uint32_t* word_ = nullptr;  // 0 while the first rank works, then 1
+    bool leads_ = false;
+};
 
 }  // namespace cudacore::mpi::detail

@@ -13,8 +13,10 @@
 #include "mpi/node_pool.hpp"
 
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -256,7 +258,7 @@ TEST_F(MpiTest, WithChildProcessesTheNodesFirstRankPoolsItsRanksCpus) {
         EXPECT_EQ(sched_setaffinity(0, sizeof one, &one), 0);  // no ASSERT: the others wait in collectives
         const mpi::detail::NodeComm comm(MPI_COMM_WORLD);
         pool = mpi::detail::pool_on_node(MPI_COMM_WORLD, comm);
-        mpi::detail::wait_for_node(comm);  // every rank of the node gets through
+        mpi::detail::NodeWait(comm, pool.leads).done();  // every rank of the node gets through
     }
     EXPECT_EQ(pool.node_size, node.size);
     EXPECT_EQ(pool.leads, node.rank == 0);
@@ -268,6 +270,28 @@ TEST_F(MpiTest, WithChildProcessesTheNodesFirstRankPoolsItsRanksCpus) {
         if (pool.leads && firsts[r] == mpi_rank()) CPU_SET(chosen[r], &expected);
     }
     EXPECT_TRUE(CPU_EQUAL(&pool.cpus, &expected)) << CPU_COUNT(&pool.cpus) << " CPUs in the pool";
+}
+
+// With child processes the node's other ranks sleep while its first rank compiles: the waiting
+// thread gives up its CPU a few times at most (a loop that tests and sleeps a millisecond did so
+// a thousand times a second, taking CPU time from the children).
+TEST_F(MpiTest, WithChildProcessesTheOtherRanksOfANodeSleepWhileItsFirstRankCompiles) {
+    const bool waits = first_rank_on_node_of(mpi_rank()) != mpi_rank();
+    if (total(waits ? 1 : 0) == 0) GTEST_SKIP() << "every rank is the first of its node: none waits";
+    auto jobs = jobs_of(job_count);
+    const auto blocked = [] {
+        rusage usage{};
+        getrusage(RUSAGE_THREAD, &usage);
+        return usage.ru_nvcsw;
+    };
+    const long before = blocked();
+    const auto start = std::chrono::steady_clock::now();
+    const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin,
+                                                {.strategy = CompileStrategy::processes});
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const long woke = blocked() - before;
+    EXPECT_EQ(concatenated(codes), reference());
+    if (waits) EXPECT_LE(woke, 10 + static_cast<long>(20 * seconds)) << "in " << seconds << " s";
 }
 
 TEST_F(MpiTest, RanksWithDifferentJobsAreRefusedOnEveryRank) {
