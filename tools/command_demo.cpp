@@ -387,7 +387,9 @@ void step_bundle(Demo& demo) {
     std::vector<fs::path> toolkit_folders;
     for (const std::string& dir : toolkit_include_dirs()) toolkit_folders.emplace_back(dir);
     const fs::path path = demo.scratch_path() / "cuda_std.ccbundle";
-    HeaderBundle::from_include_folders({"cuda/std/cmath"}, toolkit_folders, "cuda_std").save(path);
+    HeaderBundle::from_include_folders({"cuda/std/cmath"}, toolkit_folders, "cuda_std",
+                                       {.archs = {demo.arch}})
+        .save(path);
     const HeaderBundle bundle = HeaderBundle::load(path);
     std::printf("<cuda/std/cmath> and what it includes: %zu headers, %.1f MiB, %ju bytes as a file\n",
                 bundle.size(), static_cast<double>(bundle.content_size()) / (1 << 20),
