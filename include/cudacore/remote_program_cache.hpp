@@ -35,8 +35,9 @@
 /// whole reply) by operation_timeout; a get() or put() returns within connect_timeout +
 /// operation_timeout whatever the server or the path does (trickle its bytes, stall, reset), then
 /// counts as a failure. A reply is read no further than its header when it announces a value over
-/// max_entry_bytes, and no reply is read past max_entry_bytes (and 64 KiB): a server cannot make a
-/// client buffer more (counters().bytes_received counts what was read). Name resolution of a host
+/// max_entry_bytes (or more array elements than that could hold), its first line no further than
+/// 64 KiB, and no reply past max_entry_bytes (and 64 KiB): a server cannot make a client buffer
+/// more (counters().bytes_received counts what was read). Name resolution of a host
 /// name is the system resolver's and bounded by its own timeouts (use an address to avoid it).
 ///
 /// After a connection-level

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <ctime>
 #include <new>
 
@@ -96,6 +97,8 @@ const redisReply& reply_element(const redisReply& reply, std::size_t i) noexcept
 
 // Slack over max_entry_bytes for a reply's framing (and the small replies of other commands).
 constexpr std::uint64_t reply_framing_bytes = 64 << 10;
+// The longest first line of a reply read (Redis's own are a few hundred bytes at most).
+constexpr std::uint64_t longest_first_line = 64 << 10;
 
 RedisConnection::RedisConnection(const RemoteCacheOptions& options,
                                  std::atomic<std::uint64_t>* bytes_received)
@@ -191,6 +194,7 @@ RedisReply RedisConnection::exchange(const std::vector<std::string_view>& argume
         // checked before a byte of its value is buffered.
         std::string header;
         bool header_checked = false;
+        bool first_line_ended = false;
         std::uint64_t received = 0;
         char buffer[16384];
         for (;;) {
@@ -209,16 +213,37 @@ RedisReply RedisConnection::exchange(const std::vector<std::string_view>& argume
                 if (end != std::string::npos || header.size() == 64) {
                     header_checked = true;
                     std::uint64_t announced = 0;
-                    if (end != std::string::npos && header[0] == '$' &&
+                    const bool counted =
+                        end != std::string::npos && (header[0] == '$' || header[0] == '*') &&
                         std::from_chars(header.data() + 1, header.data() + end, announced).ec ==
-                            std::errc{} &&
-                        announced > max_value_bytes_) {
+                            std::errc{};
+                    if (counted && header[0] == '$' && announced > max_value_bytes_) {
                         throw RedisFailure(
                             RedisFailure::Kind::too_large, "oversized reply",
                             "the reply announces a value of " + std::to_string(announced) +
                                 " bytes, more than max_entry_bytes (" +
                                 std::to_string(max_value_bytes_) + "): not read");
                     }
+                    // An element takes 3 bytes at least: more than fit in the largest reply
+                    // cannot come, and hiredis would allocate room for each of them at once.
+                    if (counted && header[0] == '*' && announced > max_reply_bytes_ / 3) {
+                        throw RedisFailure(
+                            RedisFailure::Kind::too_large, "oversized reply",
+                            "the reply announces " + std::to_string(announced) +
+                                " elements, more than max_entry_bytes (" +
+                                std::to_string(max_value_bytes_) + ") can hold: not read");
+                    }
+                }
+            }
+            // Every line of Redis's protocol that starts a reply (a status, an error, an integer,
+            // a length) is short: one that goes on is junk, refused before hiredis rescans it.
+            if (!first_line_ended) {
+                first_line_ended = std::memchr(buffer, '\n', read) != nullptr;
+                if (!first_line_ended && received > longest_first_line) {
+                    throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
+                                       "the reply's first line is longer than " +
+                                           std::to_string(longest_first_line) +
+                                           " bytes: not Redis's protocol, not read further");
                 }
             }
             if (received > max_reply_bytes_) {

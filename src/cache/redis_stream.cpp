@@ -237,6 +237,9 @@ std::size_t RedisStream::transfer_plain(bool writing, char* data, std::size_t si
 
 std::size_t RedisStream::transfer(bool writing, char* data, std::size_t size,
                                   Clock::time_point deadline) {
+    // Checked before each transfer too, not only when the socket makes us wait: a server that
+    // streams without pause must not outrun the bound either.
+    if (Clock::now() >= deadline) timed_out(writing);
     if (ssl_ == nullptr) return transfer_plain(writing, data, size, deadline);
     const int chunk = static_cast<int>(std::min<std::size_t>(size, 1 << 30));
     const char* doing = writing ? "writing to " : "reading from ";

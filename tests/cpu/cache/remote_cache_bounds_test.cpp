@@ -123,15 +123,36 @@ TEST(RemoteCacheBounds, AHugeAnnouncedValueIsRefusedBeforeItIsRead) {
     EXPECT_LT(server.bytes_sent(), 16u << 20) << "the client closed the connection at once";
 }
 
-// A reply that never ends without announcing its length (a status line of endless bytes) is
-// read only up to max_entry_bytes (and a little), not for the whole bound.
-TEST(RemoteCacheBounds, AnEndlessReplyIsCutAtTheLargestEntry) {
-    FakeRedisServer server({Behaviour::endless, "+"});
+// A reply that never ends without announcing its length is read no further than its first line
+// may go (a status line of endless bytes), or than max_entry_bytes (an endless array of small
+// strings), not for the whole bound.
+TEST(RemoteCacheBounds, AnEndlessReplyIsCut) {
+    {
+        FakeRedisServer server({Behaviour::endless, "+"});
+        test::WarningLog warnings;
+        RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url(bounds)));
+        expect_bounded_miss(cache, warnings, "first line");
+        EXPECT_LT(cache.counters().bytes_received, 256u << 10);
+    }
+    // 20,000 elements of 9 bytes could fit in 8 KiB + 64 KiB of framing, but they come on and on.
+    std::string elements = "*20000\r\n";
+    for (int i = 0; i < 20000; ++i) elements += "$1\r\nx\r\n";
+    FakeRedisServer server({Behaviour::junk, elements});
     test::WarningLog warnings;
     RemoteProgramCache cache(
-        RemoteCacheOptions::from_url(server.url(bounds + "&max_entry_bytes=1048576")));
+        RemoteCacheOptions::from_url(server.url(bounds + "&max_entry_bytes=8192")));
     expect_bounded_miss(cache, warnings, "max_entry_bytes");
-    EXPECT_LT(cache.counters().bytes_received, 2u << 20);
+    EXPECT_LT(cache.counters().bytes_received, 128u << 10);
+}
+
+// An array that announces more elements than could ever fit is refused from its header (hiredis
+// would allocate room for all of them first).
+TEST(RemoteCacheBounds, AnArrayOfTooManyElementsIsRefusedFromItsHeader) {
+    FakeRedisServer server({Behaviour::endless, "*4294967295\r\n"});
+    test::WarningLog warnings;
+    RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url(bounds)));
+    expect_bounded_miss(cache, warnings, "4294967295 elements");
+    EXPECT_LT(cache.counters().bytes_received, 256u << 10);
 }
 
 // A put into a server that trickles its answer is bounded too, and fails as a store.
