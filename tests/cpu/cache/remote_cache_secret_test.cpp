@@ -104,7 +104,8 @@ TEST_F(SecretCache, WhatAWriterWithoutTheSecretPlantsIsAMissAndAWarning) {
     const std::string genuine_other = RemoteProgramCache::encode_entry(key_of(2), code_of(2), secret);
 
     std::string rewritten = genuine_other;  // key 2's code, its key field made key 1's
-    std::copy(key_of(1).digest.begin(), key_of(1).digest.end(), rewritten.begin() + 9);
+    const CacheKey planted = key_of(1);
+    std::copy(planted.digest.begin(), planted.digest.end(), rewritten.begin() + 9);
     std::string flipped = RemoteProgramCache::encode_entry(key_of(1), code_of(1), secret);
     flipped[flipped.size() - 5] ^= 1;  // in the tag
     // Key 2's code sealed by SHA-256 for key 1, as a client without the secret can write it.

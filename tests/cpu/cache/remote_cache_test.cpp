@@ -282,7 +282,8 @@ TEST(RemoteCache, BadValuesAreCountedWarnedAboutAndNeverReturned) {
     // Another key's whole value, with its key field overwritten by the key it is put under: what
     // anyone who can write to the server could do to swap code between keys.
     std::string swapped = RemoteProgramCache::encode_entry(key_of(21), code_of(21));
-    std::copy(key_of(20).digest.begin(), key_of(20).digest.end(), swapped.begin() + 9);
+    const CacheKey planted = key_of(20);
+    std::copy(planted.digest.begin(), planted.digest.end(), swapped.begin() + 9);
     struct Case {
         const char* what;
         std::string value;
