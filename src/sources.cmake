@@ -54,7 +54,8 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/compile_many.cpp
   src/cache/remote_cache_options.cpp
   src/cache/redis_connection.cpp
-  src/cache/redis_tls_stream.cpp
+  src/cache/redis_stream.cpp
+  src/cache/remote_entry.cpp
   src/cache/remote_program_cache.cpp
   src/cache/tiered_program_cache.cpp
   src/cache/cache_activity.cpp)

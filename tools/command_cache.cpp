@@ -18,7 +18,7 @@ namespace {
 struct CacheArgs {
     std::string directory;  // empty: the default location
     std::uint64_t max_bytes = 0;
-    std::string remote;     // a Redis cache's URL (else $CUDACORE_REMOTE_CACHE)
+    RemoteArguments remote;  // a Redis cache (else $CUDACORE_REMOTE_CACHE)
 };
 
 std::filesystem::path cache_directory(const CacheArgs& args) {

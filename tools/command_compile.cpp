@@ -42,7 +42,7 @@ struct CompileArgs {
     bool no_toolkit_include = false;
     bool use_cache = true;    // the program cache (CUDACORE_DISABLE_CACHE=1 also turns it off)
     bool serialize = false;   // write the serialized ObjectCode instead of the raw code
-    std::string remote;       // a Redis cache's URL (else $CUDACORE_REMOTE_CACHE)
+    RemoteArguments remote;  // a Redis cache (else $CUDACORE_REMOTE_CACHE)
 };
 
 void add_compile_options(CLI::App& command, CompileArgs& args) {
@@ -91,7 +91,7 @@ std::unique_ptr<ProgramCache> open_cache(const CompileArgs& args) {
         disk = open_default_program_cache();
     } catch (const CacheError& e) {
         std::cerr << "cudacore: warning: compiling without the "
-                  << (args.remote.empty() && !RemoteCacheOptions::from_environment() ? ""
+                  << (args.remote.url.empty() && !RemoteCacheOptions::from_environment() ? ""
                                                                                       : "disk ")
                   << "cache: " << e.what() << "\n";
     }

@@ -7,17 +7,34 @@
 
 namespace cudacore::cli {
 
-void add_remote_option(CLI::App& command, std::string& url) {
-    command.add_option("--remote", url,
+void add_remote_option(CLI::App& command, RemoteArguments& remote) {
+    command.add_option("--remote", remote.url,
                        "Also use the Redis program cache at this URL "
                        "(redis[s]://[user:password@]host[:port][/db][?tls_ca=FILE...]; default: $CUDACORE_REMOTE_CACHE)");
+    auto* file = command.add_option(
+        "--remote-secret-file", remote.secret_file,
+        "Authenticate the remote cache's entries (HMAC-SHA-256) with the secret in this file: "
+        "entries without a valid tag are misses (the URL's secret_file=)");
+    auto* env = command.add_option(
+        "--remote-secret-env", remote.secret_env,
+        "As --remote-secret-file, the secret read from this environment variable (secret_env=)");
+    file->excludes(env);
 }
 
-std::unique_ptr<RemoteProgramCache> open_remote_cache(const std::string& url) {
+std::unique_ptr<RemoteProgramCache> open_remote_cache(const RemoteArguments& remote) {
     std::optional<RemoteCacheOptions> options =
-        url.empty() ? RemoteCacheOptions::from_environment()
-                    : std::optional<RemoteCacheOptions>(RemoteCacheOptions::from_url(url));
-    if (!options) return nullptr;
+        remote.url.empty() ? RemoteCacheOptions::from_environment()
+                           : std::optional<RemoteCacheOptions>(RemoteCacheOptions::from_url(remote.url));
+    if (!options) {
+        if (!remote.secret_file.empty() || !remote.secret_env.empty())
+            throw InvalidArgumentError("--remote-secret-file and --remote-secret-env need a remote "
+                                       "cache (--remote or $CUDACORE_REMOTE_CACHE)");
+        return nullptr;
+    }
+    if (!remote.secret_file.empty() || !remote.secret_env.empty()) {
+        options->secret_file = remote.secret_file;
+        options->secret_env = remote.secret_env;
+    }
     set_warning_handler([](const Warning& warning) {
         if (warning.kind == WarningKind::remote_cache_failed)
             std::cerr << "cudacore: warning: " << warning.message << "\n";

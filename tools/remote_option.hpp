@@ -11,13 +11,21 @@
 
 namespace cudacore::cli {
 
-// Adds `--remote URL` to `command`, stored in `url`.
-void add_remote_option(CLI::App& command, std::string& url);
+// What the command line says about the remote cache.
+struct RemoteArguments {
+    std::string url;          // --remote
+    std::string secret_file;  // --remote-secret-file
+    std::string secret_env;   // --remote-secret-env
+};
 
-// The remote cache named by `url`, else by $CUDACORE_REMOTE_CACHE; nullptr when neither is set.
-// Throws InvalidArgumentError for a URL that cannot work. Its failures are printed to stderr as
-// warnings, once per cause (the library's warning handler), while the CLI runs.
-std::unique_ptr<RemoteProgramCache> open_remote_cache(const std::string& url);
+// Adds `--remote URL`, `--remote-secret-file FILE` and `--remote-secret-env NAME` to `command`.
+void add_remote_option(CLI::App& command, RemoteArguments& remote);
+
+// The remote cache named by `remote.url`, else by $CUDACORE_REMOTE_CACHE; nullptr when neither is
+// set. The secret options replace the URL's secret_file / secret_env. Throws InvalidArgumentError
+// for a URL or a secret that cannot work. Its failures are printed to stderr as warnings, once per
+// cause (the library's warning handler), while the CLI runs.
+std::unique_ptr<RemoteProgramCache> open_remote_cache(const RemoteArguments& remote);
 
 // `remote` as a tier of the CLI's cache: the same cache, except that a put it fails does not
 // throw. Its failures are already printed, once per cause, by the warning handler that

@@ -2,20 +2,45 @@
 /// RemoteProgramCache: a ProgramCache on a Redis server, shared by every process and machine that
 /// points at it, so a fleet compiles each program once.
 ///
-/// Values. Each entry is stored exactly as DiskProgramCache stores a file: a header (magic, the
-/// full key) followed by the serialized ObjectCode with its XXH3 checksum and format version.
-/// get() checks all of it against the key asked for; a value that fails (truncated, damaged, of a
-/// newer format, stored under the wrong key, larger than max_entry_bytes) is counted in
-/// CacheStats::corrupt_entries, is a miss and is never returned. It is left on the server: the
-/// next put of that key (compile_cached's, after its compile) replaces it.
+/// Values. Each entry is the key and the serialized ObjectCode (with its own XXH3 checksum and
+/// format version) sealed together (encode_entry): by SHA-256 without a secret, by HMAC-SHA-256
+/// under the secret named by RemoteCacheOptions::secret_file or secret_env with one. get() checks
+/// all of it against the key asked for; a value that fails (truncated, damaged, of a newer format,
+/// sealed for another key, not authenticated by this cache's secret, or larger than
+/// max_entry_bytes) is counted in CacheStats::corrupt_entries, is a miss, is reported through the
+/// warning handler (WarningKind::remote_cache_failed, naming the Redis key and what failed) and is
+/// never returned. It is left on the server: the next put of that key (compile_cached's, after its
+/// compile) replaces it.
 ///
-/// Keys. `<key_prefix>:v<format>:<key hex>`, where format is ObjectCode's serialization format
-/// version: clients of another format never read each other's values, and clear() removes the
-/// prefix's entries of every format.
+/// Trust. Without a secret the checks catch damage and mix-ups (a value copied under another key,
+/// its key field rewritten or not), not a malicious writer: anyone who can write to the server can
+/// compute a valid SHA-256 and make every client run code of their choice. With a secret, a writer
+/// without it can delete entries or replace them with values that are refused (each a miss and a
+/// warning, then a compile), and can copy an entry only under its own key; it cannot make a client
+/// accept code it did not get from a holder of the secret. Anyone who can read the server (or the
+/// network path without TLS) reads the code: the secret authenticates, it does not encrypt.
+/// docs/caching.md states the model in full.
+///
+/// Keys. `<key_prefix>:v<format>.<entry format>:<key hex>`, where format is ObjectCode's
+/// serialization format version and entry format that of the sealed value (2; cudacore stored
+/// unsealed values under `v<format>:` before): clients of another format never read each other's
+/// values, and clear() removes the prefix's entries of every format.
 ///
 /// Failure is never fatal. A server that is down, unreachable, slow (past the timeouts), refusing
 /// the credentials or out of memory makes get() a miss (it never throws) and put() a failed store
-/// (counted in CacheStats::failed_stores; see put() for when it throws). After a connection-level
+/// (counted in CacheStats::failed_stores; see put() for when it throws).
+///
+/// Bounds. Every wait is bounded as a whole, never per socket read: making a connection (TCP, the
+/// TLS handshake, AUTH and SELECT) by connect_timeout, and each command (sending it and reading its
+/// whole reply) by operation_timeout; a get() or put() returns within connect_timeout +
+/// operation_timeout whatever the server or the path does (trickle its bytes, stall, reset), then
+/// counts as a failure. A reply is read no further than its header when it announces a value over
+/// max_entry_bytes (or more array elements than that could hold), its first line no further than
+/// 64 KiB, and no reply past max_entry_bytes (and 64 KiB): a server cannot make a client buffer
+/// more (counters().bytes_received counts what was read). Name resolution of a host
+/// name is the system resolver's and bounded by its own timeouts (use an address to avoid it).
+///
+/// After a connection-level
 /// failure (connect, authentication, I/O, timeout) the cache backs off: for `retry_after` (doubled
 /// after each failed retry, up to `max_retry_after`) gets are misses and puts are skipped without
 /// touching the network, so a dead server does not cost a timeout per call; then one thread tries
@@ -39,8 +64,8 @@
 /// user needs EVAL for the release (without it each lock is left to expire, warned once).
 ///
 /// TLS. A `rediss://` server (RemoteCacheOptions::tls) is reached over TLS 1.2 or later through
-/// OpenSSL (Debian 12's hiredis has no TLS of its own: hiredis formats the commands and reads the
-/// replies, OpenSSL carries them). The server's certificate must chain to tls_ca_file (or to the
+/// OpenSSL (Debian 12's hiredis has no TLS of its own: hiredis formats the commands and parses the
+/// replies, cudacore's own socket code and OpenSSL carry them, plain or not). The server's certificate must chain to tls_ca_file (or to the
 /// system's CAs) and name the host of the URL (its DNS name, or its IP address); a client
 /// certificate is sent where the server asks for one (`tls-auth-clients`). A server that fails
 /// the check is a connection failure like any other (warned once, cause "TLS"; gets miss, the
@@ -48,9 +73,9 @@
 ///
 /// Thread-safe: connections are kept in a small pool (one per concurrent caller, up to
 /// `max_idle_connections` kept open between calls). A fork()ed child may go on using the object:
-/// it drops its copies of the parent's pooled connections and opens its own. Security: cached code runs on your GPUs, so
-/// the server must be trusted and writable only by you (an ACL user of its own); the checks
-/// above catch damage, not a malicious writer.
+/// it drops its copies of the parent's pooled connections and opens its own. Security: cached code
+/// runs on your GPUs: without a secret the server must be writable only by those you trust as
+/// much as your compiler (an ACL user of its own); with one, only holders of the secret are.
 #pragma once
 
 #include "cudacore/program_cache.hpp"
@@ -79,23 +104,31 @@ struct RemoteCacheOptions {
     std::string tls_cert_file;
     /// PEM private key of tls_cert_file; empty: the key is in tls_cert_file.
     std::string tls_key_file;
-    /// Bound on establishing a connection (TCP connect; then each reply of AUTH and SELECT is
-    /// bounded by operation_timeout).
+    /// Bound on establishing a connection as a whole: TCP connect, TLS handshake, AUTH and SELECT.
     std::chrono::milliseconds connect_timeout{250};
-    /// Bound on each socket read or write of a command (a value of many MiB takes several).
+    /// Bound on each command as a whole: sending it and reading its whole reply (raise it for
+    /// values of many MiB over a slow link: the whole value must arrive within it).
     std::chrono::milliseconds operation_timeout{1000};
     /// How long the cache stops using the server after a connection-level failure; doubled after
     /// each failed retry up to max_retry_after, reset by a success.
     std::chrono::milliseconds retry_after{1000};
     std::chrono::milliseconds max_retry_after{30000};  ///< the longest back-off
-    /// Namespace of the keys (`<key_prefix>:v<format>:<key hex>`); must not contain '*', '?',
+    /// Namespace of the keys (`<key_prefix>:v<format>.<entry format>:<key hex>`); must not contain '*', '?',
     /// '[' or spaces (clear() matches it).
     std::string key_prefix = "cudacore";
     /// Expiry of stored entries (Redis EX); 0: none (the server's eviction policy bounds them).
     std::chrono::seconds expiry{0};
     /// Largest value stored or accepted (encoded entry bytes); larger puts are skipped, larger
-    /// values read are corrupt. Redis's own limit (proto-max-bulk-len) is 512 MiB by default.
+    /// values are corrupt, refused from the length their reply announces (never read), and no
+    /// reply is read past it (and 64 KiB). Redis's own limit (proto-max-bulk-len) is 512 MiB.
     std::uint64_t max_entry_bytes = std::uint64_t{64} << 20;
+    /// A file holding the secret that authenticates entries (HMAC-SHA-256; its trailing white
+    /// space ignored; at least 16 bytes, e.g. `openssl rand -hex 32 > file`, mode 0600). With a
+    /// secret, entries are stored sealed by it and only entries it seals are accepted. Empty:
+    /// none, unless secret_env names one. Read once, when the cache is made.
+    std::string secret_file;
+    /// The name of an environment variable holding the secret (as secret_file; not both).
+    std::string secret_env;
     /// Connections kept open between calls (more are opened while more threads call at once).
     unsigned max_idle_connections = 8;
     /// Expiry of the compile lock a process holds while it compiles a missing key (Redis PX):
@@ -110,8 +143,8 @@ struct RemoteCacheOptions {
     /// password percent-decoded, an IPv6 host in brackets, port 6379 and database 0 by default;
     /// `rediss://` sets tls. Options: connect_timeout_ms, timeout_ms (operation_timeout), retry_ms
     /// (retry_after), max_retry_ms, expiry_s, prefix, max_entry_bytes, lock_ms (lock_expiry),
-    /// lock_wait_ms (lock_wait), and with `rediss://` tls_ca, tls_cert, tls_key (file paths,
-    /// percent-decoded). Throws InvalidArgumentError naming the URL (its password replaced by
+    /// lock_wait_ms (lock_wait), secret_file, secret_env, and with `rediss://` tls_ca, tls_cert,
+    /// tls_key (file paths, percent-decoded). Throws InvalidArgumentError naming the URL (its password replaced by
     /// "***") and what is wrong: not a URL, another scheme, no host, a bad port, database or
     /// number, an unknown option, a TLS option without `rediss://`, a fragment.
     static RemoteCacheOptions from_url(std::string_view url);
@@ -139,14 +172,17 @@ struct RemoteCacheCounters {
     /// Locks found expired (or another process's) at release: the compile outlived lock_expiry.
     std::uint64_t locks_lost = 0;
     std::uint64_t lock_wait_ns = 0;  ///< time spent waiting for other processes' compiles
+    std::uint64_t bytes_received = 0;  ///< bytes read from the server (every reply)
 };
 
 /// A program cache on a Redis server (format, failures and threads: this file's description).
 class RemoteProgramCache final : public ProgramCache {
 public:
     /// Connects lazily: constructing never touches the network and never fails for the server's
-    /// state. Throws InvalidArgumentError for options that cannot work (no host, a port outside
-    /// 1..65535, a negative database, a key prefix with a pattern character, zero timeouts).
+    /// state. Reads the secret (secret_file or secret_env) once. Throws InvalidArgumentError for
+    /// options that cannot work (no host, a port outside 1..65535, a negative database, a key
+    /// prefix with a pattern character, zero timeouts, a secret that cannot be read or is
+    /// shorter than 16 bytes, both secret_file and secret_env).
     explicit RemoteProgramCache(RemoteCacheOptions options);
     ~RemoteProgramCache() override;
     RemoteProgramCache(const RemoteProgramCache&) = delete;
@@ -191,6 +227,22 @@ public:
     const RemoteCacheOptions& options() const noexcept;
     /// The Redis key of `key`'s entry.
     std::string redis_key(const CacheKey& key) const;
+    /// Whether entries are authenticated (a secret was set).
+    bool authenticated() const noexcept;
+
+    /// The value stored for `code` under `key`: "ccremote", a seal kind (one byte: 0 SHA-256,
+    /// 1 HMAC-SHA-256), the key's 32 bytes, the serialized ObjectCode, then the seal (32 bytes)
+    /// of everything before it: HMAC-SHA-256 under `secret`, or SHA-256 when `secret` is empty.
+    /// Thread-safe.
+    static std::string encode_entry(const CacheKey& key, const ObjectCode& code,
+                                    std::string_view secret = {});
+    /// The code of a value, checked against `expected` and `secret` (the seal compared in
+    /// constant time, then the key, then the code's own checks). Throws SerializationError
+    /// naming the key and what failed: no entry, a seal that does not match, an entry sealed
+    /// without a secret when `secret` is set (or with one when it is not), another key's entry,
+    /// damaged code. Never reads outside `bytes`. Thread-safe.
+    static ObjectCode decode_entry(std::string_view bytes, const CacheKey& expected,
+                                   std::string_view secret = {});
 
 private:
     struct State;

@@ -1,27 +1,22 @@
 #include "cache/redis_connection.hpp"
 
-#include "cache/redis_tls_stream.hpp"
+#include "cache/redis_stream.hpp"
 
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cstring>
 #include <ctime>
 #include <new>
 
 namespace cudacore::detail {
 namespace {
 
-timeval to_timeval(std::chrono::milliseconds duration) {
-    timeval value{};
-    value.tv_sec = static_cast<time_t>(duration.count() / 1000);
-    value.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
-    return value;
-}
-
-// Holds SIGPIPE back on this thread while hiredis writes (it uses write(), which raises SIGPIPE
+// Holds SIGPIPE back on this thread while OpenSSL writes (it uses write(), which raises SIGPIPE
 // when the peer has reset the connection, and whose default action ends the process), then
 // discards the SIGPIPE the write raised, if any; a SIGPIPE that was pending before stays pending.
 // The way libpq keeps its writes from killing the program, without touching the process's
@@ -71,10 +66,6 @@ struct ArgumentVectors {
     std::vector<std::size_t> lengths;
 };
 
-std::string context_error(const redisContext* context) {
-    return context ? std::string(context->errstr) : std::string("out of memory");
-}
-
 }  // namespace
 
 void RedisReplyDeleter::operator()(redisReply* reply) const noexcept { freeReplyObject(reply); }
@@ -104,36 +95,39 @@ const redisReply& reply_element(const redisReply& reply, std::size_t i) noexcept
     return *reply.element[i];
 }
 
-RedisConnection::RedisConnection(const RemoteCacheOptions& options)
-    : operation_timeout_(options.operation_timeout), server_(options.display_url()) {
-    if (options.tls) {
-        tls_ = std::make_unique<RedisTlsStream>(options, server_);
-        reader_ = redisReaderCreate();
-        if (reader_ == nullptr) {
-            tls_.reset();
-            throw RedisFailure(RedisFailure::Kind::connect, "connect",
-                               "cannot connect to " + server_ + ": out of memory");
-        }
-    } else {
-        context_ = redisConnectWithTimeout(options.host.c_str(), options.port,
-                                           to_timeval(options.connect_timeout));
-        if (context_ == nullptr || context_->err != 0) {
-            const std::string error = context_error(context_);
-            if (context_ != nullptr) redisFree(context_);
-            context_ = nullptr;
-            throw RedisFailure(RedisFailure::Kind::connect, "connect",
-                               "cannot connect to " + server_ + ": " + error);
-        }
-        redisSetTimeout(context_, to_timeval(options.operation_timeout));
-        redisEnableKeepAlive(context_);  // a vanished peer is noticed on idle pooled connections
+// Slack over max_entry_bytes for a reply's framing (and the small replies of other commands).
+constexpr std::uint64_t reply_framing_bytes = 64 << 10;
+// The longest first line of a reply read (Redis's own are a few hundred bytes at most).
+constexpr std::uint64_t longest_first_line = 64 << 10;
+
+RedisConnection::RedisConnection(const RemoteCacheOptions& options,
+                                 std::atomic<std::uint64_t>* bytes_received)
+    : RedisConnection(options, Clock::now() + options.connect_timeout, bytes_received) {}
+
+RedisConnection::RedisConnection(const RemoteCacheOptions& options, Clock::time_point deadline,
+                                 std::atomic<std::uint64_t>* bytes_received)
+    : operation_timeout_(options.operation_timeout),
+      max_value_bytes_(options.max_entry_bytes),
+      max_reply_bytes_(options.max_entry_bytes + reply_framing_bytes),
+      bytes_received_(bytes_received),
+      server_(options.display_url()) {
+    stream_ = std::make_unique<RedisStream>(options, server_, deadline);
+    reader_ = redisReaderCreate();
+    if (reader_ == nullptr) {
+        stream_.reset();
+        throw RedisFailure(RedisFailure::Kind::connect, "connect",
+                           "cannot connect to " + server_ + ": out of memory");
     }
     auto handshake = [&](const std::vector<std::string_view>& arguments, const char* what) {
         RedisReply reply;
         try {
-            reply = command(arguments);
+            reply = exchange(arguments, deadline);
         } catch (const RedisFailure& failure) {
             throw RedisFailure(RedisFailure::Kind::connect, what,
-                               std::string(what) + " on " + server_ + " failed: " + failure.what());
+                               std::string(what) + " on " + server_ + " failed: " + failure.what() +
+                                   (failure.kind == RedisFailure::Kind::timeout
+                                        ? " (past the connect timeout)"
+                                        : ""));
         }
         if (reply_type(*reply) == RedisReplyType::error) {
             throw RedisFailure(RedisFailure::Kind::connect, what,
@@ -154,77 +148,119 @@ RedisConnection::RedisConnection(const RemoteCacheOptions& options)
             handshake({"SELECT", database}, "SELECT");
         }
     } catch (...) {
-        if (context_ != nullptr) redisFree(context_);
-        context_ = nullptr;
-        if (reader_ != nullptr) redisReaderFree(reader_);
+        redisReaderFree(reader_);
         reader_ = nullptr;
-        tls_.reset();
+        SigpipeHold hold;  // a TLS close notice is a write
+        stream_.reset();
         throw;
     }
 }
 
 RedisConnection::~RedisConnection() {
-    if (context_ != nullptr) redisFree(context_);
     if (reader_ != nullptr) redisReaderFree(reader_);
-    if (tls_) {
-        SigpipeHold hold;  // the close notice is a write
-        tls_.reset();
+    SigpipeHold hold;  // a TLS close notice is a write
+    stream_.reset();
+}
+
+RedisReply RedisConnection::command(const std::vector<std::string_view>& arguments) {
+    return command(arguments, Clock::now() + operation_timeout_);
+}
+
+RedisReply RedisConnection::command(const std::vector<std::string_view>& arguments,
+                                    Clock::time_point deadline) {
+    const std::string name(arguments.empty() ? "" : arguments[0]);
+    try {
+        return exchange(arguments, deadline);
+    } catch (const RedisFailure& failure) {
+        throw RedisFailure(failure.kind, failure.cause,
+                           name + " on " + server_ + " failed: " + failure.what());
     }
 }
 
-RedisReply RedisConnection::tls_command(const std::vector<std::string_view>& arguments) {
+RedisReply RedisConnection::exchange(const std::vector<std::string_view>& arguments,
+                                     Clock::time_point deadline) {
     ArgumentVectors vectors(arguments);  // hiredis 0.14 takes non-const pointers
     char* formatted = nullptr;
     const int length = redisFormatCommandArgv(&formatted, static_cast<int>(arguments.size()),
                                               vectors.pointers.data(), vectors.lengths.data());
     if (length < 0) throw std::bad_alloc();
     const std::unique_ptr<char, void (*)(char*)> held(formatted, redisFreeCommand);
-    const std::string name(arguments.empty() ? "" : arguments[0]);
     try {
         {
             SigpipeHold hold;
-            tls_->write_all({formatted, static_cast<std::size_t>(length)}, operation_timeout_);
+            stream_->write_all({formatted, static_cast<std::size_t>(length)}, deadline);
         }
-        void* reply = nullptr;
+        // The reply's first line, kept until it is whole: a bulk string's announced length is
+        // checked before a byte of its value is buffered.
+        std::string header;
+        bool header_checked = false;
+        bool first_line_ended = false;
+        std::uint64_t received = 0;
         char buffer[16384];
         for (;;) {
+            void* reply = nullptr;
             if (redisReaderGetReply(reader_, &reply) != REDIS_OK) {
                 throw RedisFailure(RedisFailure::Kind::io, "I/O error",
                                    "the reply is not Redis's protocol: " + std::string(reader_->errstr));
             }
             if (reply != nullptr) return RedisReply(static_cast<redisReply*>(reply));
-            const std::size_t read = tls_->read_some(buffer, sizeof buffer, operation_timeout_);
+            const std::size_t read = stream_->read_some(buffer, sizeof buffer, deadline);
+            received += read;
+            if (bytes_received_ != nullptr) *bytes_received_ += read;
+            if (!header_checked) {
+                header.append(buffer, std::min<std::size_t>(read, 64 - header.size()));
+                const auto end = header.find("\r\n");
+                if (end != std::string::npos || header.size() == 64) {
+                    header_checked = true;
+                    std::uint64_t announced = 0;
+                    const bool counted =
+                        end != std::string::npos && (header[0] == '$' || header[0] == '*') &&
+                        std::from_chars(header.data() + 1, header.data() + end, announced).ec ==
+                            std::errc{};
+                    if (counted && header[0] == '$' && announced > max_value_bytes_) {
+                        throw RedisFailure(
+                            RedisFailure::Kind::too_large, "oversized reply",
+                            "the reply announces a value of " + std::to_string(announced) +
+                                " bytes, more than max_entry_bytes (" +
+                                std::to_string(max_value_bytes_) + "): not read");
+                    }
+                    // An element takes 3 bytes at least: more than fit in the largest reply
+                    // cannot come, and hiredis would allocate room for each of them at once.
+                    if (counted && header[0] == '*' && announced > max_reply_bytes_ / 3) {
+                        throw RedisFailure(
+                            RedisFailure::Kind::too_large, "oversized reply",
+                            "the reply announces " + std::to_string(announced) +
+                                " elements, more than max_entry_bytes (" +
+                                std::to_string(max_value_bytes_) + ") can hold: not read");
+                    }
+                }
+            }
+            // Every line of Redis's protocol that starts a reply (a status, an error, an integer,
+            // a length) is short: one that goes on is junk, refused before hiredis rescans it.
+            if (!first_line_ended) {
+                first_line_ended = std::memchr(buffer, '\n', read) != nullptr;
+                if (!first_line_ended && received > longest_first_line) {
+                    throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
+                                       "the reply's first line is longer than " +
+                                           std::to_string(longest_first_line) +
+                                           " bytes: not Redis's protocol, not read further");
+                }
+            }
+            if (received > max_reply_bytes_) {
+                throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
+                                   "the reply passed max_entry_bytes (" +
+                                       std::to_string(max_value_bytes_) +
+                                       ") and more without ending: not read further");
+            }
             if (redisReaderFeed(reader_, buffer, read) != REDIS_OK) throw std::bad_alloc();
         }
-    } catch (const RedisFailure& failure) {
+    } catch (const RedisFailure&) {
         broken_ = true;
-        throw RedisFailure(failure.kind, failure.cause,
-                           name + " on " + server_ + " failed: " + failure.what());
+        throw;
+    } catch (const std::bad_alloc&) {
+        broken_ = true;  // a reply half read: the connection cannot be used again
+        throw;
     }
-}
-
-RedisReply RedisConnection::command(const std::vector<std::string_view>& arguments) {
-    if (tls_) return tls_command(arguments);
-    ArgumentVectors vectors(arguments);  // hiredis 0.14 takes non-const pointers
-    void* reply = nullptr;
-    int error_number = 0;
-    {
-        SigpipeHold hold;
-        errno = 0;
-        reply = redisCommandArgv(context_, static_cast<int>(arguments.size()),
-                                 vectors.pointers.data(), vectors.lengths.data());
-        error_number = errno;
-    }
-    if (reply != nullptr) return RedisReply(static_cast<redisReply*>(reply));
-    broken_ = true;
-    const std::string message = std::string(arguments.empty() ? "" : arguments[0]) + " on " +
-                                server_ + " failed: " + context_error(context_);
-    if (context_->err == REDIS_ERR_EOF || error_number == ECONNRESET || error_number == EPIPE)
-        throw RedisFailure(RedisFailure::Kind::lost, "connection lost", message);
-    if (context_->err == REDIS_ERR_IO && (error_number == EAGAIN || error_number == EWOULDBLOCK))
-        throw RedisFailure(RedisFailure::Kind::timeout, "timeout",
-                           message + " (past the operation timeout)");
-    throw RedisFailure(RedisFailure::Kind::io, "I/O error", message);
 }
 
 }  // namespace cudacore::detail

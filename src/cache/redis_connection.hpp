@@ -1,20 +1,23 @@
-// One connection to a Redis server through hiredis, for RemoteProgramCache: connect with a
-// timeout, AUTH and SELECT, then commands bounded by the operation timeout. A peer that resets
-// the connection while a command is written never raises SIGPIPE in the process. A rediss://
-// server is reached through RedisTlsStream (redis_tls_stream.hpp), hiredis formatting the
-// commands and reading the replies.
+// One connection to a Redis server, for RemoteProgramCache: connect, AUTH and SELECT by one
+// deadline, then commands each bounded as a whole (the command sent and its whole reply read by a
+// deadline, however the server trickles its bytes). The bytes travel through RedisStream (plain
+// TCP or TLS, redis_stream.hpp); hiredis formats the commands and parses the replies. A reply is
+// read no further than its header when it announces a value over max_entry_bytes, and never past
+// max_entry_bytes (and a little) in all, so a server cannot make the client buffer more. A peer
+// that resets the connection while a command is written never raises SIGPIPE in the process.
 #pragma once
 
 #include "cudacore/remote_program_cache.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
-struct redisContext;
 struct redisReader;
 struct redisReply;
 
@@ -27,7 +30,8 @@ public:
     enum class Kind {
         connect,  // connect, AUTH or SELECT failed: the server cannot be used now
         lost,     // the server closed or reset the connection (EOF, ECONNRESET, EPIPE)
-        timeout,  // a read or write took longer than the operation timeout
+        timeout,  // the exchange did not finish by its deadline
+        too_large,  // the reply announces (or holds) more than max_entry_bytes: not read further
         io,       // any other I/O or protocol error
     };
     RedisFailure(Kind kind, std::string cause, const std::string& message)
@@ -49,29 +53,41 @@ long long reply_integer(const redisReply& reply) noexcept;
 std::size_t reply_elements(const redisReply& reply) noexcept;
 const redisReply& reply_element(const redisReply& reply, std::size_t i) noexcept;
 
-class RedisTlsStream;
+class RedisStream;
 
 class RedisConnection {
 public:
-    // Connects within options.connect_timeout, then AUTHs (when a password is set) and SELECTs
-    // (a database other than 0). Throws RedisFailure (Kind::connect) naming the server.
-    explicit RedisConnection(const RemoteCacheOptions& options);
+    using Clock = std::chrono::steady_clock;
+
+    // Connects, AUTHs (when a password is set) and SELECTs (a database other than 0), all by
+    // `deadline` (by default options.connect_timeout from now). Throws RedisFailure
+    // (Kind::connect) naming the server. Bytes read are added to `bytes_received` when given
+    // (it must outlive the connection).
+    explicit RedisConnection(const RemoteCacheOptions& options,
+                             std::atomic<std::uint64_t>* bytes_received = nullptr);
+    RedisConnection(const RemoteCacheOptions& options, Clock::time_point deadline,
+                    std::atomic<std::uint64_t>* bytes_received = nullptr);
     ~RedisConnection();
     RedisConnection(const RedisConnection&) = delete;
     RedisConnection& operator=(const RedisConnection&) = delete;
 
-    // Sends one command and reads its reply (an error reply is a reply, not a failure). Throws
-    // RedisFailure on an I/O failure or timeout, after which the connection is broken().
+    // Sends one command and reads its whole reply by `deadline` (by default
+    // options.operation_timeout from now); an error reply is a reply, not a failure. Throws
+    // RedisFailure on an I/O failure, a timeout or a reply over max_entry_bytes, after which the
+    // connection is broken().
     RedisReply command(const std::vector<std::string_view>& arguments);
+    RedisReply command(const std::vector<std::string_view>& arguments, Clock::time_point deadline);
     bool broken() const noexcept { return broken_; }
 
 private:
-    RedisReply tls_command(const std::vector<std::string_view>& arguments);
+    RedisReply exchange(const std::vector<std::string_view>& arguments, Clock::time_point deadline);
 
-    redisContext* context_ = nullptr;          // plain TCP: hiredis's own connection
-    std::unique_ptr<RedisTlsStream> tls_;  // TLS: the stream, and a reader for its replies
+    std::unique_ptr<RedisStream> stream_;
     redisReader* reader_ = nullptr;
     std::chrono::milliseconds operation_timeout_;
+    std::uint64_t max_value_bytes_;  // the largest bulk string a reply may announce
+    std::uint64_t max_reply_bytes_;  // the most bytes one reply may take
+    std::atomic<std::uint64_t>* bytes_received_;
     std::string server_;
     bool broken_ = false;
 };

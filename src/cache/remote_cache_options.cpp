@@ -149,6 +149,9 @@ RemoteCacheOptions RemoteCacheOptions::from_url(std::string_view url_text) {
                 options.lock_wait = milliseconds(parse_number<std::int64_t>(value, key, url, 0, day_ms));
             } else if (key == "prefix") {
                 options.key_prefix = value;
+            } else if (key == "secret_file" || key == "secret_env") {
+                if (value.empty()) throw fail("the option '" + key + "' needs a value");
+                (key == "secret_file" ? options.secret_file : options.secret_env) = value;
             } else if (key == "tls_ca" || key == "tls_cert" || key == "tls_key") {
                 if (!options.tls) throw fail("the option '" + key + "' needs rediss://");
                 if (value.empty()) throw fail("the option '" + key + "' needs a file");
@@ -157,7 +160,8 @@ RemoteCacheOptions RemoteCacheOptions::from_url(std::string_view url_text) {
             } else {
                 throw fail("unknown option '" + key +
                            "' (known: connect_timeout_ms, timeout_ms, retry_ms, max_retry_ms, "
-                           "expiry_s, max_entry_bytes, lock_ms, lock_wait_ms, prefix, and with "
+                           "expiry_s, max_entry_bytes, lock_ms, lock_wait_ms, prefix, secret_file, "
+                           "secret_env, and with "
                            "rediss:// tls_ca, tls_cert, tls_key)");
             }
         }

@@ -1,10 +1,10 @@
 #include "cudacore/remote_program_cache.hpp"
 
-#include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/warnings.hpp"
 
 #include "cache/activity_counters.hpp"
+#include "cache/remote_entry.hpp"
 #include "cache/redis_connection.hpp"
 #include "support/nvtx_range.hpp"
 
@@ -26,6 +26,8 @@ using detail::RedisReply;
 using detail::RedisReplyType;
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 std::int64_t now_nanoseconds() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -78,13 +80,19 @@ std::string lock_token() {
 }  // namespace
 
 struct RemoteProgramCache::State {
-    explicit State(RemoteCacheOptions options_) : options(std::move(options_)) {
+    explicit State(RemoteCacheOptions options_)
+        : options(std::move(options_)), secret(detail::read_entry_secret(options)) {
         retry_delay_ms = options.retry_after.count();
         key_stem = options.key_prefix + ":v" +
-                   std::to_string(ObjectCode::serialization_format_version) + ":";
+                   std::to_string(ObjectCode::serialization_format_version) + "." +
+                   std::to_string(entry_format) + ":";
     }
 
+    // The format of the values (RemoteProgramCache::encode_entry), in the keys: 1 was the disk
+    // cache's unsealed entry.
+    static constexpr int entry_format = 2;
     RemoteCacheOptions options;
+    std::string secret;  // empty: entries sealed by SHA-256, not authenticated
     std::string key_stem;
 
     std::mutex pool_mutex;
@@ -99,7 +107,7 @@ struct RemoteProgramCache::State {
         insertions{Tier::remote, Event::store}, corrupt{Tier::remote, Event::failure},
         failed_stores{Tier::remote, Event::failure};
     std::atomic<std::uint64_t> connections_opened{0}, connection_failures{0}, command_failures{0},
-        server_errors{0}, skipped{0}, oversized{0};
+        server_errors{0}, skipped{0}, oversized{0}, bytes_received{0};
     std::atomic<std::uint64_t> locks_acquired{0}, lock_waits{0}, lock_wait_hits{0},
         lock_wait_timeouts{0}, locks_lost{0}, lock_wait_ns{0};
 
@@ -175,7 +183,7 @@ struct RemoteProgramCache::State {
         warn(WarningKind::remote_cache_failed, "RemoteProgramCache: " + message);
     }
 
-    std::unique_ptr<RedisConnection> acquire(bool& reused) {
+    std::unique_ptr<RedisConnection> acquire(bool& reused, Clock::time_point deadline) {
         {
             std::lock_guard lock(pool_mutex);
             if (pool_pid != ::getpid()) {
@@ -193,7 +201,8 @@ struct RemoteProgramCache::State {
         }
         reused = false;
         try {
-            auto connection = std::make_unique<RedisConnection>(options);
+            auto connection = std::make_unique<RedisConnection>(
+                options, std::min(Clock::now() + options.connect_timeout, deadline), &bytes_received);
             ++connections_opened;
             return connection;
         } catch (const RedisFailure&) {
@@ -215,18 +224,28 @@ struct RemoteProgramCache::State {
         dropped.swap(idle);
     }
 
-    // Runs one command on a pooled connection. A pooled connection the server has closed since
-    // (it restarted, or dropped idle clients) is replaced once by a fresh one, and the other idle
-    // ones are dropped too. Throws RedisFailure (counted) when the server cannot be used.
-    RedisReply run(const std::vector<std::string_view>& arguments) {
+    // The deadline of a call that runs one command: a connection made, then the command.
+    Clock::time_point call_deadline() const {
+        return Clock::now() + options.connect_timeout + options.operation_timeout;
+    }
+
+    // Runs one command on a pooled connection, all of it by `deadline` (call_deadline() by
+    // default). A pooled connection the server has closed since (it restarted, or dropped idle
+    // clients) is replaced once by a fresh one, and the other idle ones are dropped too. Throws
+    // RedisFailure (counted, but for a reply over max_entry_bytes) when the server cannot be used.
+    RedisReply run(const std::vector<std::string_view>& arguments,
+                   std::optional<Clock::time_point> deadline = std::nullopt) {
+        const Clock::time_point until = deadline ? *deadline : call_deadline();
         for (int attempt = 0;; ++attempt) {
             bool reused = false;
-            auto connection = acquire(reused);
+            auto connection = acquire(reused, until);
             try {
-                RedisReply reply = connection->command(arguments);
+                RedisReply reply = connection->command(
+                    arguments, std::min(Clock::now() + options.operation_timeout, until));
                 release(std::move(connection));
                 return reply;
             } catch (const RedisFailure& failure) {
+                if (failure.kind == RedisFailure::Kind::too_large) throw;
                 if (reused && attempt == 0 && failure.kind != RedisFailure::Kind::timeout) {
                     drop_idle();
                     continue;
@@ -310,6 +329,8 @@ RemoteProgramCache::~RemoteProgramCache() = default;
 
 const RemoteCacheOptions& RemoteProgramCache::options() const noexcept { return state_->options; }
 
+bool RemoteProgramCache::authenticated() const noexcept { return !state_->secret.empty(); }
+
 std::string RemoteProgramCache::redis_key(const CacheKey& key) const {
     return state_->key_stem + key.hex();
 }
@@ -324,10 +345,23 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
         return std::nullopt;
     }
     const std::string name = redis_key(key);
+    // A value this cache refuses: a miss, counted and warned about with the key and the cause.
+    auto refused = [&](const std::string& why) -> std::optional<ObjectCode> {
+        ++state.corrupt;
+        ++state.misses;
+        warn(WarningKind::remote_cache_failed, "RemoteProgramCache: GET " + name + " on " +
+                                                   state.options.display_url() + ": " + why +
+                                                   " (a miss; the next put replaces it)");
+        return std::nullopt;
+    };
     RedisReply reply;
     try {
         reply = state.run({"GET", name});
     } catch (const RedisFailure& failure) {
+        if (failure.kind == RedisFailure::Kind::too_large) {
+            state.answered("GET", true);  // the server works; the value is what is wrong
+            return refused(failure.what());
+        }
         state.server_failed(probing);
         state.report(failure.cause, "", std::string(failure.what()) + " (get() is a miss; retrying "
                                                                   "after a back-off)");
@@ -365,26 +399,26 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
             return std::nullopt;
     }
     const std::string_view bytes = detail::reply_text(*reply);
-    if (bytes.size() <= state.options.max_entry_bytes) {
-        try {
-            ObjectCode code = DiskProgramCache::decode_entry(bytes, key);
-            ++state.hits;
-            return code;
-        } catch (const SerializationError&) {
-        } catch (const std::bad_alloc&) {
-            ++state.misses;
-            return std::nullopt;
-        }
+    if (bytes.size() > state.options.max_entry_bytes) {
+        return refused("the value (" + std::to_string(bytes.size()) +
+                       " bytes) is larger than max_entry_bytes");
     }
-    ++state.corrupt;
-    ++state.misses;
-    return std::nullopt;
+    try {
+        ObjectCode code = decode_entry(bytes, key, state.secret);
+        ++state.hits;
+        return code;
+    } catch (const SerializationError& e) {
+        return refused(e.what());
+    } catch (const std::bad_alloc&) {
+        ++state.misses;
+        return std::nullopt;
+    }
 }
 
 void RemoteProgramCache::put(const CacheKey& key, const ObjectCode& code) {
     const detail::NvtxRange range("cache put remote");
     State& state = *state_;
-    const std::string bytes = DiskProgramCache::encode_entry(key, code);
+    const std::string bytes = encode_entry(key, code, state.secret);
     if (bytes.size() > state.options.max_entry_bytes) {
         ++state.oversized;
         return;
@@ -562,6 +596,7 @@ RemoteCacheCounters RemoteProgramCache::counters() const {
     counters.lock_wait_timeouts = state_->lock_wait_timeouts;
     counters.locks_lost = state_->locks_lost;
     counters.lock_wait_ns = state_->lock_wait_ns;
+    counters.bytes_received = state_->bytes_received;
     return counters;
 }
 

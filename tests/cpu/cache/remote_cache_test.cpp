@@ -194,14 +194,15 @@ TEST(RemoteCache, RoundTripUnderAVersionedNamespacedKey) {
     EXPECT_EQ(cache.counters().connections_opened, 1u);  // pooled
 
     const std::string name = cache.redis_key(key_of(1));
-    EXPECT_EQ(name, "team-a:v" + std::to_string(ObjectCode::serialization_format_version) + ":" +
-                        key_of(1).hex());
+    EXPECT_EQ(name, "team-a:v" + std::to_string(ObjectCode::serialization_format_version) +
+                        ".2:" + key_of(1).hex());
     RawClient raw(server);
     EXPECT_EQ(raw.integer({"EXISTS", name}), 1);
     EXPECT_EQ(raw.integer({"TTL", name}), -1);  // no expiry unless asked
 
-    // The value is the disk cache's checksummed entry, byte for byte.
-    EXPECT_EQ(raw.text({"GET", name}), DiskProgramCache::encode_entry(key_of(1), code_of(1)));
+    // The value is the sealed entry, byte for byte.
+    EXPECT_EQ(raw.text({"GET", name}), RemoteProgramCache::encode_entry(key_of(1), code_of(1)));
+    EXPECT_FALSE(cache.authenticated());
 }
 
 TEST(RemoteCache, ExpiryIsSetWhenAsked) {
@@ -267,35 +268,53 @@ TEST(RemoteCache, SharedBetweenProcesses) {
     EXPECT_FALSE(elsewhere.get(key_of(10)));
 }
 
-TEST(RemoteCache, BadValuesAreCountedAndNeverReturned) {
+TEST(RemoteCache, BadValuesAreCountedWarnedAboutAndNeverReturned) {
     CUDACORE_REQUIRE_REDIS();
     RedisServer server;
     RemoteProgramCache cache(options_for(server));
     RawClient raw(server);
-    const std::string good = DiskProgramCache::encode_entry(key_of(20), code_of(20, 4096));
+    const std::string good = RemoteProgramCache::encode_entry(key_of(20), code_of(20, 4096));
 
     std::string flipped = good;
     flipped[flipped.size() / 2] ^= 0x20;
     std::string newer = good;
-    newer[40 + 8] = 99;  // the serialized form's format version, after the entry header
+    newer[41 + 8] = 99;  // the serialized form's format version, after the entry header
+    // Another key's whole value, with its key field overwritten by the key it is put under: what
+    // anyone who can write to the server could do to swap code between keys.
+    std::string swapped = RemoteProgramCache::encode_entry(key_of(21), code_of(21));
+    const CacheKey planted = key_of(20);
+    std::copy(planted.digest.begin(), planted.digest.end(), swapped.begin() + 9);
     struct Case {
         const char* what;
         std::string value;
+        const char* warned;
     };
     const std::vector<Case> cases = {
-        {"garbage", "not an entry at all"},
-        {"empty", ""},
-        {"truncated", good.substr(0, good.size() - 100)},
-        {"a flipped bit", flipped},
-        {"a newer format version", newer},
-        {"another key's entry", DiskProgramCache::encode_entry(key_of(21), code_of(21))},
+        {"garbage", "not an entry at all", "not a remote cache entry"},
+        {"empty", "", "not a remote cache entry"},
+        {"truncated", good.substr(0, good.size() - 100), "checksum"},
+        {"a flipped bit", flipped, "checksum"},
+        {"a newer format version", newer, "checksum"},
+        {"another key's entry", RemoteProgramCache::encode_entry(key_of(21), code_of(21)),
+         "another key"},
+        {"another key's entry, its key field rewritten", swapped, "checksum"},
+        {"the disk cache's (unsealed) entry", DiskProgramCache::encode_entry(key_of(20), code_of(20)),
+         "not a remote cache entry"},
+        {"an entry sealed by a secret", RemoteProgramCache::encode_entry(key_of(20), code_of(20),
+                                                                         "0123456789abcdef-secret"),
+         "authenticated with a secret this cache does not have"},
     };
     std::uint64_t corrupt = 0;
     for (const Case& bad : cases) {
         SCOPED_TRACE(bad.what);
+        test::WarningLog warnings;
         EXPECT_EQ(raw.text({"SET", cache.redis_key(key_of(20)), bad.value}), "OK");
         EXPECT_FALSE(cache.get(key_of(20)));
         EXPECT_EQ(cache.stats().corrupt_entries, ++corrupt);
+        ASSERT_EQ(count_kind(warnings, WarningKind::remote_cache_failed), 1);
+        const std::string& message = warnings.seen.back().message;
+        EXPECT_NE(message.find(bad.warned), std::string::npos) << message;
+        EXPECT_NE(message.find(cache.redis_key(key_of(20))), std::string::npos) << message;
     }
     // A key holding another type (a list) is not an entry either.
     raw.run({"DEL", cache.redis_key(key_of(20))});
@@ -311,14 +330,27 @@ TEST(RemoteCache, BadValuesAreCountedAndNeverReturned) {
     ASSERT_TRUE(cache.get(key_of(20)));
     EXPECT_EQ(*cache.get(key_of(20)), code_of(20, 4096));
 
-    // A value larger than this cache accepts is not read as an entry.
+    // A value larger than this cache accepts is not read as an entry (refused from the length
+    // its reply announces).
     RemoteProgramCache small(options_for(server, "max_entry_bytes=1000"));
+    test::WarningLog warnings;
     EXPECT_FALSE(small.get(key_of(20)));
     EXPECT_EQ(small.stats().corrupt_entries, 1u);
+    ASSERT_EQ(count_kind(warnings, WarningKind::remote_cache_failed), 1);
+    EXPECT_NE(warnings.seen.back().message.find("max_entry_bytes (1000)"), std::string::npos)
+        << warnings.seen.back().message;
+    // A value of 4 MiB: a read or two of its start, not the value.
+    EXPECT_EQ(raw.text({"SET", small.redis_key(key_of(24)), std::string(4 << 20, 'v')}), "OK");
+    EXPECT_FALSE(small.get(key_of(24)));
+    EXPECT_EQ(small.stats().corrupt_entries, 2u);
+    EXPECT_LT(small.counters().bytes_received, 64u << 10);
     small.put(key_of(22), code_of(22, 5000));  // too large: skipped, not a failure
     EXPECT_EQ(small.counters().oversized, 1u);
     EXPECT_EQ(small.stats().failed_stores, 0u);
     EXPECT_EQ(raw.integer({"EXISTS", small.redis_key(key_of(22))}), 0);
+    // The refusal cost a connection, not the server: the next get works.
+    small.put(key_of(23), code_of(23));
+    EXPECT_EQ(small.get(key_of(23)), code_of(23));
 }
 
 TEST(RemoteCache, ClearRemovesOnlyItsNamespace) {

@@ -1,4 +1,5 @@
 // The CLI's cache: compile hits, --no-cache, --serialize + inspect, and `cudacore cache`.
+#include "fake_redis_server.hpp"
 #include "redis_server.hpp"
 #include "test_support.hpp"
 
@@ -7,6 +8,7 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <set>
 
 namespace {
@@ -367,6 +369,63 @@ TEST_F(CliCache, RemoteCacheDownOrMisnamed) {
     const auto bad = compile((dir.path() / "3.cubin").string(), {"--remote", "http://host"});
     EXPECT_NE(bad.exit_code, 0);
     EXPECT_NE(bad.err.find("scheme"), std::string::npos) << bad.err;
+}
+
+// A server that trickles its reply a byte at a time (`$100000`, a byte every 50 ms: over an hour
+// if only each read were bounded): `cudacore compile --remote` compiles within the bound and a
+// compile's time (a generous limit, not a benchmark; the child is killed past it).
+TEST_F(CliCache, RemoteServerThatTricklesDoesNotHoldTheCompile) {
+    using namespace std::chrono_literals;
+    cudacore::test::FakeRedisServer server({cudacore::test::FakeRedisServer::Behaviour::trickle,
+                                            "$100000\r\n" + std::string(100000, 'x') + "\r\n", 50ms});
+    std::vector<std::string> args{cli_path().string(), "compile", source, "-o",
+                                  (dir.path() / "1.cubin").string(), "--arch", "sm_90",
+                                  "--name-expr", "scale<float>", "--remote",
+                                  server.url("timeout_ms=300&connect_timeout_ms=300")};
+    cudacore::test::ProcessLimits limits;
+    limits.timeout_seconds = 120;
+    const auto start = std::chrono::steady_clock::now();
+    const auto result = run_process(args, env, limits);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 60s);
+    EXPECT_NE(result.err.find("warning: RemoteProgramCache"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("timeout"), std::string::npos) << result.err;
+    EXPECT_GE(server.connections(), 1u);
+}
+
+// --remote-secret-file / --remote-secret-env: entries stored with a secret are hits only for
+// clients with the same secret; a client without it compiles, with a warning saying why.
+TEST_F(CliCache, RemoteSecretAuthenticatesEntries) {
+    CUDACORE_REQUIRE_REDIS();
+    cudacore::test::RedisServer server;
+    const std::string url = server.url();
+    const std::string secret = (dir.path() / "cache.key").string();
+    cudacore::test::write_file(secret, "0123456789abcdef0123456789abcdef\n");
+    env["CUDACORE_CACHE_DIR"] = (dir.path() / "machine-a").string();
+    const auto first = compile((dir.path() / "1.cubin").string(),
+                               {"--remote", url, "--remote-secret-file", secret});
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+
+    env["CUDACORE_CACHE_DIR"] = (dir.path() / "machine-c").string();
+    env["FLEET_CACHE_SECRET"] = "0123456789abcdef0123456789abcdef";
+    const auto with = compile((dir.path() / "3.cubin").string(),
+                              {"--remote", url, "--remote-secret-env", "FLEET_CACHE_SECRET"});
+    ASSERT_EQ(with.exit_code, 0) << with.err;
+    EXPECT_NE(with.err.find("cache hit"), std::string::npos) << with.err;
+    EXPECT_EQ(read_file(dir.path() / "1.cubin"), read_file(dir.path() / "3.cubin"));
+
+    env["CUDACORE_CACHE_DIR"] = (dir.path() / "machine-b").string();
+    // (Its own store then replaces the entry with an unsealed one: a fleet shares one secret.)
+    const auto without = compile((dir.path() / "2.cubin").string(), {"--remote", url});
+    ASSERT_EQ(without.exit_code, 0) << without.err;
+    EXPECT_EQ(without.err.find("cache hit"), std::string::npos) << without.err;
+    EXPECT_NE(without.err.find("secret"), std::string::npos) << without.err;
+
+    // A secret that cannot be read is an error, not a cache that runs unauthenticated.
+    const auto missing = compile((dir.path() / "4.cubin").string(),
+                                 {"--remote", url, "--remote-secret-file", secret + ".absent"});
+    EXPECT_NE(missing.exit_code, 0);
+    EXPECT_NE(missing.err.find("cache.key.absent"), std::string::npos) << missing.err;
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "cache/redis_tls_stream.hpp"
+#include "cache/redis_stream.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 namespace cudacore::detail {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = RedisStream::Clock;
 
 // OpenSSL's queued errors of this thread as one line (and the queue emptied), or `fallback`.
 std::string openssl_errors(const char* fallback) {
@@ -94,113 +94,153 @@ bool is_ip_address(const std::string& host) {
 
 }  // namespace
 
-RedisTlsStream::RedisTlsStream(const RemoteCacheOptions& options, const std::string& server)
+RedisStream::RedisStream(const RemoteCacheOptions& options, const std::string& server,
+                         Clock::time_point deadline)
     : server_(server) {
-    const Clock::time_point deadline = Clock::now() + options.connect_timeout;
-    auto refuse = [&](const char* cause, const std::string& why) -> RedisFailure {
-        return RedisFailure(RedisFailure::Kind::connect, cause,
+    std::string why;
+    fd_ = connect_tcp(options.host, options.port, deadline, why);
+    if (fd_ < 0) {
+        throw RedisFailure(RedisFailure::Kind::connect, "connect",
+                           "cannot connect to " + server_ + ": " + why);
+    }
+    if (!options.tls) return;
+    try {
+        connect_tls(options, deadline);
+    } catch (...) {
+        // The destructor does not run: free what was made.
+        if (ssl_ != nullptr) SSL_free(ssl_);
+        if (context_ != nullptr) SSL_CTX_free(context_);
+        ::close(fd_);
+        ERR_clear_error();
+        throw;
+    }
+}
+
+void RedisStream::connect_tls(const RemoteCacheOptions& options, Clock::time_point deadline) {
+    auto fail = [&](const std::string& why) -> RedisFailure {
+        return RedisFailure(RedisFailure::Kind::connect, "TLS",
                             "cannot connect to " + server_ + ": " + why);
     };
     ERR_clear_error();
     context_ = SSL_CTX_new(TLS_client_method());
-    if (context_ == nullptr) throw refuse("TLS", openssl_errors("SSL_CTX_new failed"));
-    // From here the destructor does not run: each failure frees what was made.
-    auto fail = [&](const char* cause, const std::string& why) -> RedisFailure {
-        if (ssl_ != nullptr) SSL_free(ssl_);
-        if (fd_ >= 0) ::close(fd_);
-        SSL_CTX_free(context_);
-        ssl_ = nullptr;
-        fd_ = -1;
-        context_ = nullptr;
-        return refuse(cause, why);
-    };
+    if (context_ == nullptr) throw fail(openssl_errors("SSL_CTX_new failed"));
     SSL_CTX_set_min_proto_version(context_, TLS1_2_VERSION);
     SSL_CTX_set_verify(context_, SSL_VERIFY_PEER, nullptr);
     const int trusted = options.tls_ca_file.empty()
                             ? SSL_CTX_set_default_verify_paths(context_)
                             : SSL_CTX_load_verify_locations(context_, options.tls_ca_file.c_str(), nullptr);
     if (trusted != 1) {
-        throw fail("TLS", "cannot load the CA certificates " +
-                              (options.tls_ca_file.empty() ? std::string("of the system")
-                                                           : "'" + options.tls_ca_file + "'") +
-                              ": " + openssl_errors("no certificate"));
+        throw fail("cannot load the CA certificates " +
+                   (options.tls_ca_file.empty() ? std::string("of the system")
+                                                : "'" + options.tls_ca_file + "'") +
+                   ": " + openssl_errors("no certificate"));
     }
     if (!options.tls_cert_file.empty()) {
         const std::string& key = options.tls_key_file.empty() ? options.tls_cert_file : options.tls_key_file;
         if (SSL_CTX_use_certificate_chain_file(context_, options.tls_cert_file.c_str()) != 1 ||
             SSL_CTX_use_PrivateKey_file(context_, key.c_str(), SSL_FILETYPE_PEM) != 1 ||
             SSL_CTX_check_private_key(context_) != 1) {
-            throw fail("TLS", "cannot use the client certificate '" + options.tls_cert_file +
-                                  "' with the key '" + key + "': " + openssl_errors("rejected"));
+            throw fail("cannot use the client certificate '" + options.tls_cert_file +
+                       "' with the key '" + key + "': " + openssl_errors("rejected"));
         }
     }
-    std::string why;
-    fd_ = connect_tcp(options.host, options.port, deadline, why);
-    if (fd_ < 0) throw fail("connect", why);
     ssl_ = SSL_new(context_);
-    if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1)
-        throw fail("TLS", openssl_errors("SSL_new failed"));
+    if (ssl_ == nullptr || SSL_set_fd(ssl_, fd_) != 1) throw fail(openssl_errors("SSL_new failed"));
     // The certificate must name the host the URL names: its DNS name, or its IP address.
     const bool named = is_ip_address(options.host)
                            ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), options.host.c_str()) == 1
                            : SSL_set_tlsext_host_name(ssl_, options.host.c_str()) == 1 &&
                                  SSL_set1_host(ssl_, options.host.c_str()) == 1;
-    if (!named) throw fail("TLS", "cannot check the certificate against '" + options.host + "'");
+    if (!named) throw fail("cannot check the certificate against '" + options.host + "'");
     for (;;) {
         ERR_clear_error();
         const int result = SSL_connect(ssl_);
         if (result == 1) break;
         const int error = SSL_get_error(ssl_, result);
         if ((error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) &&
-            wait(error == SSL_ERROR_WANT_READ, left_until(deadline))) {
+            wait(error == SSL_ERROR_WANT_READ, deadline)) {
             continue;
         }
         if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE)
-            throw fail("TLS", "the TLS handshake took longer than the connect timeout");
+            throw fail("the TLS handshake took longer than the connect timeout");
         const long verified = SSL_get_verify_result(ssl_);
         if (verified != X509_V_OK) {
-            throw fail("TLS", std::string("the server's certificate is not trusted: ") +
-                                  X509_verify_cert_error_string(verified));
+            throw fail(std::string("the server's certificate is not trusted: ") +
+                       X509_verify_cert_error_string(verified));
         }
         const int saved_errno = errno;
-        throw fail("TLS", "the TLS handshake failed: " +
-                              openssl_errors(error == SSL_ERROR_SYSCALL && saved_errno != 0
-                                                 ? std::strerror(saved_errno)
-                                                 : "the server closed the connection"));
+        throw fail("the TLS handshake failed: " +
+                   openssl_errors(error == SSL_ERROR_SYSCALL && saved_errno != 0
+                                      ? std::strerror(saved_errno)
+                                      : "the server closed the connection"));
     }
 }
 
-RedisTlsStream::~RedisTlsStream() {
+RedisStream::~RedisStream() {
     if (ssl_ != nullptr) {
         SSL_shutdown(ssl_);  // one try at the close notice: the socket does not block
         SSL_free(ssl_);
     }
     if (fd_ >= 0) ::close(fd_);
     if (context_ != nullptr) SSL_CTX_free(context_);
-    ERR_clear_error();
+    if (ssl_ != nullptr || context_ != nullptr) ERR_clear_error();
 }
 
-bool RedisTlsStream::wait(bool for_read, std::chrono::milliseconds timeout) const {
+bool RedisStream::wait(bool for_read, Clock::time_point deadline) const {
     pollfd waiting{fd_, static_cast<short>(for_read ? POLLIN : POLLOUT), 0};
-    const Clock::time_point deadline = Clock::now() + timeout;
     for (;;) {
-        const int ready = ::poll(&waiting, 1, static_cast<int>(left_until(deadline).count()));
+        const auto left = left_until(deadline);
+        if (left.count() == 0 && Clock::now() >= deadline) return false;
+        // Rounded up, so that the last milliseconds are waited for, not spun through.
+        const int ready = ::poll(&waiting, 1, static_cast<int>(left.count()) + 1);
         if (ready > 0) return true;
-        if (ready == 0 || errno != EINTR) return false;
+        if (ready < 0 && errno != EINTR) return false;
     }
 }
 
-void RedisTlsStream::write_all(std::string_view bytes, std::chrono::milliseconds timeout) {
+void RedisStream::timed_out(bool writing) const {
+    throw RedisFailure(RedisFailure::Kind::timeout, "timeout",
+                       std::string(writing ? "writing to " : "reading from ") + server_ +
+                           " did not finish within the operation timeout");
+}
+
+void RedisStream::write_all(std::string_view bytes, Clock::time_point deadline) {
     while (!bytes.empty())
-        bytes.remove_prefix(transfer(true, const_cast<char*>(bytes.data()), bytes.size(), timeout));
+        bytes.remove_prefix(transfer(true, const_cast<char*>(bytes.data()), bytes.size(), deadline));
 }
 
-std::size_t RedisTlsStream::read_some(char* buffer, std::size_t size, std::chrono::milliseconds timeout) {
-    return transfer(false, buffer, size, timeout);
+std::size_t RedisStream::read_some(char* buffer, std::size_t size, Clock::time_point deadline) {
+    return transfer(false, buffer, size, deadline);
 }
 
-std::size_t RedisTlsStream::transfer(bool writing, char* data, std::size_t size,
-                                     std::chrono::milliseconds timeout) {
+std::size_t RedisStream::transfer_plain(bool writing, char* data, std::size_t size,
+                                        Clock::time_point deadline) {
+    for (;;) {
+        const ssize_t done = writing ? ::send(fd_, data, size, MSG_NOSIGNAL | MSG_DONTWAIT)
+                                     : ::recv(fd_, data, size, MSG_DONTWAIT);
+        if (done > 0) return static_cast<std::size_t>(done);
+        const int error = errno;
+        if (done < 0 && (error == EAGAIN || error == EWOULDBLOCK || error == EINTR)) {
+            if (error == EINTR || wait(!writing, deadline)) continue;
+            timed_out(writing);
+        }
+        if (done == 0 || error == ECONNRESET || error == EPIPE) {
+            throw RedisFailure(RedisFailure::Kind::lost, "connection lost",
+                               server_ + " closed the connection" +
+                                   (done == 0 ? std::string() : std::string(": ") + std::strerror(error)));
+        }
+        throw RedisFailure(RedisFailure::Kind::io, "I/O error",
+                           std::string(writing ? "writing to " : "reading from ") + server_ +
+                               " failed: " + std::strerror(error));
+    }
+}
+
+std::size_t RedisStream::transfer(bool writing, char* data, std::size_t size,
+                                  Clock::time_point deadline) {
+    // Checked before each transfer too, not only when the socket makes us wait: a server that
+    // streams without pause must not outrun the bound either.
+    if (Clock::now() >= deadline) timed_out(writing);
+    if (ssl_ == nullptr) return transfer_plain(writing, data, size, deadline);
     const int chunk = static_cast<int>(std::min<std::size_t>(size, 1 << 30));
     const char* doing = writing ? "writing to " : "reading from ";
     for (;;) {
@@ -210,9 +250,8 @@ std::size_t RedisTlsStream::transfer(bool writing, char* data, std::size_t size,
         const int error = SSL_get_error(ssl_, done);
         const int saved_errno = errno;
         if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
-            if (wait(error == SSL_ERROR_WANT_READ, timeout)) continue;
-            throw RedisFailure(RedisFailure::Kind::timeout, "timeout",
-                               doing + server_ + " took longer than the operation timeout");
+            if (wait(error == SSL_ERROR_WANT_READ, deadline)) continue;
+            timed_out(writing);
         }
         if (error == SSL_ERROR_ZERO_RETURN ||
             (error == SSL_ERROR_SYSCALL &&

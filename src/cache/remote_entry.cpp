@@ -1,0 +1,128 @@
+// RemoteProgramCache's entries: the key and the code sealed together, by SHA-256 (a checksum that
+// catches damage and a value moved under another key) or by HMAC-SHA-256 under a secret (which a
+// writer without the secret cannot forge).
+#include "cache/remote_entry.hpp"
+
+#include "cudacore/errors.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string_view>
+
+namespace cudacore {
+namespace {
+
+constexpr std::string_view magic = "ccremote";  // 8 bytes, no terminator stored
+constexpr std::size_t seal_bytes = 32;
+constexpr std::size_t key_at = 9;  // after the magic and the seal kind
+constexpr std::size_t payload_at = key_at + 32;
+constexpr std::size_t smallest_entry = payload_at + seal_bytes;
+constexpr std::size_t shortest_secret = 16;
+
+enum SealKind : unsigned char { sealed_by_sha256 = 0, sealed_by_hmac = 1 };
+
+// The seal of `sealed`: HMAC-SHA-256 under `secret`, or SHA-256 when it is empty.
+std::string seal(std::string_view sealed, std::string_view secret) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    const bool made =
+        secret.empty()
+            ? EVP_Digest(sealed.data(), sealed.size(), out, &length, EVP_sha256(), nullptr) == 1
+            : HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+                   reinterpret_cast<const unsigned char*>(sealed.data()), sealed.size(), out,
+                   &length) != nullptr;
+    if (!made || length != seal_bytes)
+        throw std::runtime_error("RemoteProgramCache: OpenSSL's SHA-256 failed");
+    return std::string(reinterpret_cast<const char*>(out), length);
+}
+
+std::string trimmed(std::string text) {
+    while (!text.empty() && std::strchr(" \t\r\n", text.back()) != nullptr) text.pop_back();
+    return text;
+}
+
+}  // namespace
+
+std::string RemoteProgramCache::encode_entry(const CacheKey& key, const ObjectCode& code,
+                                             std::string_view secret) {
+    std::string bytes(magic);
+    bytes.push_back(static_cast<char>(secret.empty() ? sealed_by_sha256 : sealed_by_hmac));
+    bytes.append(reinterpret_cast<const char*>(key.digest.data()), key.digest.size());
+    bytes += code.serialize();
+    bytes += seal(bytes, secret);
+    return bytes;
+}
+
+ObjectCode RemoteProgramCache::decode_entry(std::string_view bytes, const CacheKey& expected,
+                                            std::string_view secret) {
+    auto bad = [&](const std::string& why) {
+        return SerializationError("RemoteProgramCache: the entry of " + expected.hex() + " (" +
+                                  std::to_string(bytes.size()) + " bytes) " + why);
+    };
+    if (bytes.size() < smallest_entry || bytes.substr(0, magic.size()) != magic)
+        throw bad("is not a remote cache entry (no entry header)");
+    const unsigned char kind = static_cast<unsigned char>(bytes[magic.size()]);
+    if (kind != sealed_by_sha256 && kind != sealed_by_hmac) throw bad("has an unknown seal kind");
+    if (!secret.empty() && kind != sealed_by_hmac)
+        throw bad("is not authenticated (written without the secret): refused");
+    if (secret.empty() && kind == sealed_by_hmac)
+        throw bad("is authenticated with a secret this cache does not have (set secret_file or "
+                  "secret_env as its writers do)");
+    const std::string_view sealed = bytes.substr(0, bytes.size() - seal_bytes);
+    const std::string expected_seal = seal(sealed, secret);
+    if (CRYPTO_memcmp(expected_seal.data(), bytes.data() + sealed.size(), seal_bytes) != 0) {
+        throw bad(secret.empty() ? "fails its checksum (damaged, or changed since it was written)"
+                                 : "fails its authentication (written with another secret, or "
+                                   "changed by someone without it)");
+    }
+    if (std::memcmp(bytes.data() + key_at, expected.digest.data(), 32) != 0)
+        throw bad("holds the entry of another key");
+    try {
+        return ObjectCode::deserialize(sealed.substr(payload_at));
+    } catch (const SerializationError& e) {
+        throw bad(std::string("holds no valid code: ") + e.what());
+    }
+}
+
+namespace detail {
+
+std::string read_entry_secret(const RemoteCacheOptions& options) {
+    auto fail = [&](const std::string& why) {
+        return InvalidArgumentError("RemoteProgramCache(" + options.display_url() + "): " + why);
+    };
+    if (!options.secret_file.empty() && !options.secret_env.empty())
+        throw fail("set secret_file or secret_env, not both");
+    std::string secret;
+    std::string source;
+    if (!options.secret_file.empty()) {
+        source = "the secret file '" + options.secret_file + "'";
+        std::ifstream in(options.secret_file, std::ios::binary);
+        if (!in) throw fail("cannot read " + source + ": " + std::strerror(errno));
+        secret.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        if (in.bad()) throw fail("cannot read " + source + ": " + std::strerror(errno));
+    } else if (!options.secret_env.empty()) {
+        source = "the environment variable " + options.secret_env + " (secret_env)";
+        const char* value = std::getenv(options.secret_env.c_str());
+        if (value == nullptr || *value == '\0') throw fail(source + " is unset or empty");
+        secret = value;
+    } else {
+        return {};
+    }
+    secret = trimmed(std::move(secret));
+    if (secret.size() < shortest_secret) {
+        throw fail(source + " holds " + std::to_string(secret.size()) +
+                   " bytes; a secret needs at least " + std::to_string(shortest_secret) +
+                   " (e.g. `openssl rand -hex 32`)");
+    }
+    return secret;
+}
+
+}  // namespace detail
+}  // namespace cudacore

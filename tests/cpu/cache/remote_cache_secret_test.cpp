@@ -1,0 +1,205 @@
+// Authenticated entries of RemoteProgramCache against a real redis-server: with a secret (from a
+// file or an environment variable) entries are sealed by HMAC-SHA-256 and only entries the same
+// secret sealed are hits; whatever a writer without the secret puts on the server (an unsealed
+// entry, one sealed by another secret, another key's entry copied whole or with its key field
+// rewritten, a changed byte) is a miss and a warning, and never reaches the tiers above.
+#include "redis_server.hpp"
+#include "test_support.hpp"
+
+#include "cudacore/disk_program_cache.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/memory_program_cache.hpp"
+#include "cudacore/remote_program_cache.hpp"
+#include "cudacore/tiered_program_cache.hpp"
+#include "cudacore/warnings.hpp"
+
+#include "cache/redis_connection.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using namespace cudacore;
+using test::RedisServer;
+
+const std::string secret = "f3b1c0de-correct-horse-battery-staple";
+
+CacheKey key_of(int n) { return CacheKey::of_bytes("secret key " + std::to_string(n)); }
+
+ObjectCode code_of(int n) {
+    std::string bytes(300, '\0');
+    for (std::size_t at = 0; at < bytes.size(); ++at) bytes[at] = static_cast<char>((n * 37 + at) % 253);
+    return ObjectCode::from_cubin(std::move(bytes), "code-" + std::to_string(n));
+}
+
+int remote_warnings(const test::WarningLog& log) {
+    int count = 0;
+    for (const auto& warning : log.seen) count += warning.kind == WarningKind::remote_cache_failed;
+    return count;
+}
+
+struct SecretCache : ::testing::Test {
+    test::TempDir dir;
+    std::string secret_file = (dir.path() / "secret").string();
+    void SetUp() override { test::write_file(secret_file, secret + "\n"); }  // as `echo` writes it
+
+    RemoteCacheOptions options(const RedisServer& server, const std::string& query = "") {
+        return RemoteCacheOptions::from_url(server.url("", query));
+    }
+    RemoteCacheOptions with_secret(const RedisServer& server) {
+        RemoteCacheOptions sealed = options(server);
+        sealed.secret_file = secret_file;
+        return sealed;
+    }
+    // Stores `value` under `key`'s Redis name, as anyone who can write to the server could.
+    static void plant(const RedisServer& server, const std::string& name, const std::string& value) {
+        RemoteCacheOptions raw;
+        raw.port = server.port();
+        detail::RedisConnection connection(raw);
+        auto reply = connection.command({"SET", name, value});
+        ASSERT_EQ(detail::reply_text(*reply), "OK");
+    }
+};
+
+TEST_F(SecretCache, EntriesSealedByTheSecretAreHitsAndCarryTheTag) {
+    CUDACORE_REQUIRE_REDIS();
+    RedisServer server;
+    RemoteProgramCache writer(with_secret(server));
+    EXPECT_TRUE(writer.authenticated());
+    writer.put(key_of(1), code_of(1));
+
+    // The value is the entry sealed by HMAC-SHA-256 under the secret (the trailing newline of
+    // the file is not part of it).
+    RemoteCacheOptions raw;
+    raw.port = server.port();
+    detail::RedisConnection connection(raw);
+    const std::string stored(
+        detail::reply_text(*connection.command({"GET", writer.redis_key(key_of(1))})));
+    EXPECT_EQ(stored, RemoteProgramCache::encode_entry(key_of(1), code_of(1), secret));
+    EXPECT_EQ(stored[8], 1) << "the seal kind: HMAC-SHA-256";
+
+    // Another process with the same secret, from an environment variable: a hit.
+    ::setenv("CUDACORE_TEST_REMOTE_SECRET", secret.c_str(), 1);
+    RemoteProgramCache reader(options(server, "secret_env=CUDACORE_TEST_REMOTE_SECRET"));
+    EXPECT_TRUE(reader.authenticated());
+    EXPECT_EQ(reader.get(key_of(1)), code_of(1));
+    ::unsetenv("CUDACORE_TEST_REMOTE_SECRET");
+
+    // A client without the secret cannot check the tag: a miss, warned about (a configuration to fix).
+    test::WarningLog warnings;
+    RemoteProgramCache plain(options(server));
+    EXPECT_FALSE(plain.get(key_of(1)));
+    ASSERT_EQ(remote_warnings(warnings), 1);
+    EXPECT_NE(warnings.seen.back().message.find("secret"), std::string::npos)
+        << warnings.seen.back().message;
+}
+
+TEST_F(SecretCache, WhatAWriterWithoutTheSecretPlantsIsAMissAndAWarning) {
+    CUDACORE_REQUIRE_REDIS();
+    RedisServer server;
+    RemoteProgramCache cache(with_secret(server));
+    cache.put(key_of(2), code_of(2));  // a genuine entry of another key, to copy
+    const std::string name = cache.redis_key(key_of(1));
+    const std::string genuine_other = RemoteProgramCache::encode_entry(key_of(2), code_of(2), secret);
+
+    std::string rewritten = genuine_other;  // key 2's code, its key field made key 1's
+    const CacheKey planted = key_of(1);
+    std::copy(planted.digest.begin(), planted.digest.end(), rewritten.begin() + 9);
+    std::string flipped = RemoteProgramCache::encode_entry(key_of(1), code_of(1), secret);
+    flipped[flipped.size() - 5] ^= 1;  // in the tag
+    // Key 2's code sealed by SHA-256 for key 1, as a client without the secret can write it.
+    const std::string resealed = RemoteProgramCache::encode_entry(key_of(1), code_of(2));
+
+    struct Case {
+        const char* what;
+        std::string value;
+        const char* warned;
+    };
+    const std::vector<Case> cases = {
+        {"an unsealed entry (written without a secret)", resealed, "not authenticated"},
+        {"an entry sealed by another secret",
+         RemoteProgramCache::encode_entry(key_of(1), code_of(2), "another-secret-of-16-bytes"),
+         "fails its authentication"},
+        {"another key's entry with its key field rewritten", rewritten, "fails its authentication"},
+        {"another key's entry copied whole", genuine_other, "another key"},
+        {"a changed tag", flipped, "fails its authentication"},
+        {"the disk cache's entry", DiskProgramCache::encode_entry(key_of(1), code_of(2)),
+         "not a remote cache entry"},
+    };
+    std::uint64_t corrupt = 0;
+    for (const Case& forged : cases) {
+        SCOPED_TRACE(forged.what);
+        plant(server, name, forged.value);
+        test::WarningLog warnings;
+        // Through the tiers of a machine: nothing reaches its memory or disk tier.
+        auto memory = std::make_shared<MemoryProgramCache>();
+        auto disk = std::make_shared<DiskProgramCache>(dir.path() / "disk");
+        auto remote = std::make_shared<RemoteProgramCache>(with_secret(server));
+        TieredProgramCache tiered({memory, disk, remote});
+        EXPECT_FALSE(tiered.get(key_of(1)));
+        EXPECT_FALSE(memory->get(key_of(1)));
+        EXPECT_FALSE(disk->get(key_of(1)));
+        EXPECT_EQ(remote->stats().corrupt_entries, 1u);
+        ASSERT_EQ(remote_warnings(warnings), 1);
+        EXPECT_NE(warnings.seen.back().message.find(forged.warned), std::string::npos)
+            << warnings.seen.back().message;
+        EXPECT_FALSE(cache.get(key_of(1)));
+        EXPECT_EQ(cache.stats().corrupt_entries, ++corrupt);
+    }
+    EXPECT_EQ(cache.stats().hits, 0u);
+    // The genuine entry of key 2 is still a hit; a put of key 1 replaces the forgery.
+    EXPECT_EQ(cache.get(key_of(2)), code_of(2));
+    cache.put(key_of(1), code_of(1));
+    EXPECT_EQ(cache.get(key_of(1)), code_of(1));
+}
+
+TEST_F(SecretCache, TheSecretMustBeReadableAndLongEnough) {
+    RemoteCacheOptions options;
+    auto refused = [&](std::initializer_list<const char*> parts) {
+        test::expect_invalid([&] { RemoteProgramCache cache(options); }, parts);
+    };
+    options.secret_file = (dir.path() / "absent").string();
+    refused({"cannot read", "absent", "No such file"});
+    test::write_file(dir.path() / "short", "tooshort\n");
+    options.secret_file = (dir.path() / "short").string();
+    refused({"holds 8 bytes", "at least 16"});
+    options.secret_file.clear();
+    options.secret_env = "CUDACORE_TEST_UNSET_SECRET";
+    ::unsetenv("CUDACORE_TEST_UNSET_SECRET");
+    refused({"CUDACORE_TEST_UNSET_SECRET", "unset or empty"});
+    options.secret_file = secret_file;
+    refused({"not both"});
+    options.secret_env.clear();
+    EXPECT_TRUE(RemoteProgramCache(options).authenticated());
+
+    // The URL names them too; the secret itself never appears in a message.
+    const auto parsed = RemoteCacheOptions::from_url("redis://h?secret_file=%2Fetc%2Fk&secret_env=K");
+    EXPECT_EQ(parsed.secret_file, "/etc/k");
+    EXPECT_EQ(parsed.secret_env, "K");
+    test::expect_invalid([] { RemoteCacheOptions::from_url("redis://h?secret_file="); },
+                         {"secret_file", "needs a value"});
+}
+
+TEST(RemoteEntry, DecodingChecksTheSealBeforeAnythingElse) {
+    const std::string sealed = RemoteProgramCache::encode_entry(key_of(3), code_of(3), secret);
+    EXPECT_EQ(RemoteProgramCache::decode_entry(sealed, key_of(3), secret), code_of(3));
+    // Every single changed byte is refused, wherever it is.
+    for (std::size_t at = 0; at < sealed.size(); at += 7) {
+        std::string changed = sealed;
+        changed[at] ^= 0x40;
+        EXPECT_THROW(RemoteProgramCache::decode_entry(changed, key_of(3), secret), SerializationError)
+            << "byte " << at;
+    }
+    // Every prefix too.
+    for (std::size_t size = 0; size < sealed.size(); size += 13)
+        EXPECT_THROW(RemoteProgramCache::decode_entry(sealed.substr(0, size), key_of(3), secret),
+                     SerializationError);
+    const std::string plain = RemoteProgramCache::encode_entry(key_of(3), code_of(3));
+    EXPECT_EQ(RemoteProgramCache::decode_entry(plain, key_of(3)), code_of(3));
+    EXPECT_THROW(RemoteProgramCache::decode_entry(plain, key_of(4)), SerializationError);
+    EXPECT_THROW(RemoteProgramCache::decode_entry(plain, key_of(3), secret), SerializationError);
+    EXPECT_THROW(RemoteProgramCache::decode_entry(sealed, key_of(3)), SerializationError);
+}
+
+}  // namespace
