@@ -35,7 +35,9 @@
 ///   prune(); sums of slots saturate. Opening the cache makes a missing or short file whole
 ///   again, with the slots of shards that have a folder marked dirty, never clean and empty;
 /// - a slot that is possible but claims more than the whole bound is listed before any other
-///   shard gives way to it;
+///   shard gives way to it; one clean and empty over a shard that holds entries (an older
+///   version's zeros) is recounted by the next put into that shard; a change whose count went
+///   to a .shards deleted meanwhile marks its slot dirty in the new one;
 /// - something other than a folder under a shard's name (a file, a symbolic link, never
 ///   followed) holds no entries: a put, an eviction, clear() and prune() replace it by an empty
 ///   folder, a get is a miss, stats() counts it empty; each repair is reported as a

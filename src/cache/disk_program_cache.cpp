@@ -414,24 +414,51 @@ detail::ShardCounter count_listing(const DirectoryListing& listing) {
     return counter;
 }
 
+// Whether the folder open as `folder_fd` holds an entry (stops at the first: one getdents for a
+// folder that does not).
+bool holds_an_entry(int folder_fd, const fs::path& folder) {
+    DIR* dir = open_listing(folder_fd, folder);
+    bool found = false;
+    while (const dirent* item = ::readdir(dir)) {
+        if (is_entry_name(item->d_name)) {
+            found = true;
+            break;
+        }
+    }
+    ::closedir(dir);
+    return found;
+}
+
 // Changes a shard's entries with `change` under the lock of its counter, which is marked dirty
 // meanwhile: a process killed inside `change` (or an exception out of it) leaves it dirty, and
 // the next holder recounts the shard. `change` adjusts the counter it is given (recounted first
-// when it was dirty).
+// when it was dirty, or when it says the shard is empty and its folder holds an entry: the
+// zeros an older version writes over a dropped .shards, or a table restored from a backup).
+// The counters file deleted or replaced meanwhile (a sync tool, a repair), the new count went to
+// a file no one reads, and a recount made by another process in the new one may have missed the
+// change: the slot is marked dirty there, so that the next holder counts what is now in place.
 template <typename Change>
 void change_shard(int directory_fd, const fs::path& directory, unsigned shard, int folder_fd,
                   Change&& change) {
-    detail::ShardLock lock(directory_fd, directory, shard);
-    detail::ShardCounter counter = lock.read();
-    if (!counter.clean) {
-        counter =
-            folder_fd < 0
-                ? detail::ShardCounter{}
-                : count_listing(list_directory(folder_fd, shard_path(directory, shard), true));
+    {
+        detail::ShardLock lock(directory_fd, directory, shard);
+        detail::ShardCounter counter = lock.read();
+        if (counter.clean && counter.entries == 0 && folder_fd >= 0 &&
+            holds_an_entry(folder_fd, shard_path(directory, shard)))
+            counter.clean = false;
+        if (!counter.clean) {
+            counter =
+                folder_fd < 0
+                    ? detail::ShardCounter{}
+                    : count_listing(list_directory(folder_fd, shard_path(directory, shard), true));
+        }
+        lock.write(counter, true);
+        change(counter);
+        lock.write(counter, false);
+        if (lock.current()) return;
     }
-    lock.write(counter, true);
-    change(counter);
-    lock.write(counter, false);
+    detail::ShardLock lock(directory_fd, directory, shard);
+    lock.write(lock.read(), true);
 }
 
 // Moves the entries of the flat layout (<dir>/<key>.ccentry) into their shard folders and counts
@@ -474,21 +501,6 @@ std::uint64_t migrate_flat_entries(int directory_fd, const fs::path& directory) 
     return moved;
 }
 
-// Whether the top folder holds an entry of the flat layout (a listing of names only: once the
-// entries are in shards, the top folder holds about 260 names).
-bool has_flat_entries(int directory_fd, const fs::path& directory) {
-    DIR* dir = open_listing(directory_fd, directory);
-    bool found = false;
-    while (const dirent* item = ::readdir(dir)) {
-        if (is_entry_name(item->d_name)) {
-            found = true;
-            break;
-        }
-    }
-    ::closedir(dir);
-    return found;
-}
-
 // Makes the shards' counters whole when they are missing, cut short or not a regular file (a new
 // cache, one of the flat layout, or one whose .shards a backup or sync tool dropped: shards with
 // a folder are then recounted before they are trusted), then moves flat entries into their
@@ -499,7 +511,8 @@ void prepare_layout(int directory_fd, const fs::path& directory) {
     if (::fstatat(directory_fd, counters.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
         !S_ISREG(info.st_mode) || static_cast<std::uint64_t>(info.st_size) < detail::shard_table_bytes)
         detail::ensure_shard_table(directory_fd, directory);
-    if (has_flat_entries(directory_fd, directory)) migrate_flat_entries(directory_fd, directory);
+    // Entries of the flat layout: the top folder holds about 260 names once they are moved.
+    if (holds_an_entry(directory_fd, directory)) migrate_flat_entries(directory_fd, directory);
 }
 
 // The counter of one shard, recounted from a listing of its folder; with `repair`, under the

@@ -169,6 +169,15 @@ int open_counters(int directory_fd, const fs::path& path) {
     }
 }
 
+// Whether `fd` is the file the counters' name holds now.
+bool is_current(int directory_fd, int fd) noexcept {
+    struct stat held {}, named {};
+    return ::fstat(fd, &held) == 0 && held.st_nlink > 0 &&
+           ::fstatat(directory_fd, std::string(shard_counters_name).c_str(), &named,
+                     AT_SYMLINK_NOFOLLOW) == 0 &&
+           held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+}
+
 // Takes an open-file-description lock on [start, start + length) of the counters file, on the
 // file its name holds once the lock is held: a file deleted or replaced while we waited (by a
 // repair, or a person) is not what other holders lock. Returns -1 when `wait` is false and
@@ -189,14 +198,9 @@ int lock_counters(int directory_fd, const fs::path& path, off_t start, off_t len
             if (!wait && (error == EAGAIN || error == EACCES)) return -1;  // held by another
             fail("lock (F_OFD_SETLKW)", path, error);
         }
-        struct stat held {}, named {};
-        const bool current =
-            ::fstat(fd, &held) == 0 && held.st_nlink > 0 &&
-            ::fstatat(directory_fd, name.c_str(), &named, AT_SYMLINK_NOFOLLOW) == 0 &&
-            held.st_dev == named.st_dev && held.st_ino == named.st_ino;
         // A name replaced again and again by something else: keep the lock we hold (its
         // numbers are at worst recounted later) rather than spin.
-        if (current || attempt >= 8) return fd;
+        if (is_current(directory_fd, fd) || attempt >= 8) return fd;
         ::close(fd);
     }
 }
@@ -279,7 +283,7 @@ bool ensure_shard_table(int directory_fd, const fs::path& directory) {
 }
 
 ShardLock::ShardLock(int directory_fd, const fs::path& directory, unsigned shard, bool wait)
-    : shard_(shard), path_(directory / shard_counters_name) {
+    : directory_fd_(directory_fd), shard_(shard), path_(directory / shard_counters_name) {
     // Opened per lock: open-file-description locks exclude other descriptions only, so each
     // holder (thread or process) needs its own.
     fd_ = lock_counters(directory_fd, path_, static_cast<off_t>(shard * slot_size), slot_size,
@@ -302,6 +306,8 @@ void ShardLock::write(const ShardCounter& counter, bool dirty) {
     const auto slot = format_slot(shard_, counter, dirty);
     write_at(fd_, slot.data(), slot.size(), static_cast<off_t>(shard_ * slot_size), path_);
 }
+
+bool ShardLock::current() const noexcept { return is_current(directory_fd_, fd_); }
 
 ShardTable ShardLock::read_all() const {
     std::array<char, table_size> bytes;

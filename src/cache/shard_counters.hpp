@@ -97,8 +97,13 @@ public:
     void write(const ShardCounter& counter, bool dirty);
     // The whole table, read under this lock (the other slots as a snapshot).
     ShardTable read_all() const;
+    // Whether the file this lock is on is still the one the name holds (false once it was
+    // deleted or replaced: what was written here is lost, and the slot must be marked dirty in
+    // the file others now lock).
+    bool current() const noexcept;
 
 private:
+    int directory_fd_;
     int fd_ = -1;
     unsigned shard_;
     std::filesystem::path path_;
