@@ -372,14 +372,15 @@ ShardRepair remove_non_folder(int directory_fd, const fs::path& directory, unsig
     if (::unlinkat(directory_fd, name.c_str(), 0) == 0 || errno == ENOENT) {
         repair.removed = true;
         if (::mkdirat(directory_fd, name.c_str(), 0700) != 0 && errno != EEXIST) {
-            repair.message += ": removed; making the folder again failed (mkdir: " +
-                              errno_text(errno) + "), it is made with the shard's next entry";
+            const std::string error = errno_text(errno);
+            repair.message += ": removed; making the folder again failed (mkdirat: " + error +
+                              "), it is made with the shard's next entry";
         } else {
             repair.message += ": replaced by an empty shard folder";
         }
     } else {
-        repair.message += ", and removing it failed (unlinkat: " + errno_text(errno) +
-                          "): the shard is skipped";
+        const std::string error = errno_text(errno);
+        repair.message += ", and removing it failed (unlinkat: " + error + "): the shard is skipped";
     }
     lock.write({}, false);
     return repair;

@@ -129,11 +129,11 @@ bool remove_non_regular(int directory_fd, const fs::path& path) {
         return false;
     const bool directory = S_ISDIR(info.st_mode);
     if (::unlinkat(directory_fd, name.c_str(), directory ? AT_REMOVEDIR : 0) != 0) {
+        const std::string error = std::strerror(errno);
         warn(WarningKind::disk_cache_repaired,
              "DiskProgramCache: '" + path.string() + "' is " +
                  std::string(file_kind(info.st_mode)) +
-                 ", not the shard counters file, and removing it failed: " +
-                 std::strerror(errno));
+                 ", not the shard counters file, and removing it failed (unlinkat): " + error);
         return false;
     }
     warn(WarningKind::disk_cache_repaired,
@@ -183,7 +183,6 @@ bool is_current(int directory_fd, int fd) noexcept {
 // repair, or a person) is not what other holders lock. Returns -1 when `wait` is false and
 // another holds the range. Throws CacheError.
 int lock_counters(int directory_fd, const fs::path& path, off_t start, off_t length, bool wait) {
-    const std::string name(shard_counters_name);
     for (int attempt = 0;; ++attempt) {
         const int fd = open_counters(directory_fd, path);
         struct flock lock {};
