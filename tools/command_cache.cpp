@@ -1,6 +1,7 @@
 // `cudacore cache stats|clear|prune --max-bytes N`: look after the program cache on disk, in its
 // shard folders and in the flat layout of older caches alike. stats reads the per-shard counters
-// (fast at millions of entries); prune recounts every shard. With --remote URL (or
+// (fast at millions of entries; a read-only cache is counted without repairing them); prune
+// recounts every shard and repairs damaged bookkeeping, naming what it repaired or skipped. With --remote URL (or
 // $CUDACORE_REMOTE_CACHE), stats and clear also count and clear the Redis cache's entries.
 #include "commands.hpp"
 #include "remote_option.hpp"
@@ -118,10 +119,16 @@ void add_cache_command(CLI::App& app) {
             std::printf("no cache at %s: nothing to remove\n", directory.c_str());
             return;
         }
-        const std::uint64_t removed = cache->prune(args->max_bytes);
+        // Damage to the cache's own bookkeeping is repaired and named; what cannot be is
+        // skipped and named, and the prune goes on: the cache stays usable.
+        const DiskProgramCache::PruneReport report = cache->prune_and_repair(args->max_bytes);
+        for (const std::string& line : report.repaired)
+            std::fprintf(stderr, "cudacore: repaired: %s\n", line.c_str());
+        for (const std::string& line : report.skipped)
+            std::fprintf(stderr, "cudacore: warning: %s\n", line.c_str());
         const CacheStats stats = cache->stats();
         std::printf("removed %llu entries; %llu entries, %llu bytes remain\n",
-                    static_cast<unsigned long long>(removed),
+                    static_cast<unsigned long long>(report.removed),
                     static_cast<unsigned long long>(stats.entries),
                     static_cast<unsigned long long>(stats.bytes));
     });

@@ -26,6 +26,28 @@
 /// stats(), prune()) recounts the shard from a listing of its folder alone. A put or get never
 /// lists the whole cache: its cost does not grow with the number of entries.
 ///
+/// Damage to this bookkeeping (sync and backup tools drop dot files; people edit and move things)
+/// is detected and repaired, and never costs the bound or a put that wrote its entry:
+/// - a slot that is missing (\<dir\>/.shards deleted or cut short), does not parse, or is
+///   impossible (bytes without entries, fewer bytes than its entries' headers or more than they
+///   can weigh, more than the file system holds) is dirty: recounted from its shard's folder by
+///   the next put (whose eviction pass recounts every such slot it can lock), stats() or
+///   prune(); sums of slots saturate. Opening the cache makes a missing or short file whole
+///   again, with the slots of shards that have a folder marked dirty, never clean and empty;
+/// - a slot that is possible but claims more than the whole bound is listed before any other
+///   shard gives way to it; one clean and empty over a shard that holds entries (an older
+///   version's zeros) is recounted by the next put into that shard; a change whose count went
+///   to a .shards deleted meanwhile marks its slot dirty in the new one;
+/// - something other than a folder under a shard's name (a file, a symbolic link, never
+///   followed) holds no entries: a put, an eviction, clear() and prune() replace it by an empty
+///   folder, a get is a miss, stats() counts it empty; each repair is reported as a
+///   WarningKind::disk_cache_repaired warning naming the path;
+/// - \<dir\>/.shards or \<dir\>/.lock that is not a regular file (a directory, a symbolic link,
+///   a FIFO) is removed and made again (a directory only when empty);
+/// - a shard that cannot be listed (a folder without read permission) is skipped and named by
+///   eviction and prune(), which go on with the others;
+/// - a cache that cannot be written (read-only) is counted by stats() without repairing.
+///
 /// Bounded in bytes: after a put, while the counters add up to more than max_bytes, entries are
 /// removed least recently used first (oldest modification time; a hit touches the file) from the
 /// shard whose least recently used entry is the oldest (each shard's line records it as of its
@@ -55,7 +77,9 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudacore {
 
@@ -87,26 +111,44 @@ public:
     std::optional<ObjectCode> get(const CacheKey& key) override;
     /// Throws CacheError naming the file and the failing call on an I/O error (full disk,
     /// read-only directory, a directory where the entry belongs...), counted in
-    /// stats().failed_stores; compile_cached reports it and goes on without the cache.
+    /// stats().failed_stores; compile_cached reports it and goes on without the cache. Never
+    /// throws once the entry is written: a failure to count it leaves its shard's counter dirty
+    /// (recounted later), and a failure to evict skips that shard; both are warnings
+    /// (WarningKind::disk_cache_repaired).
     void put(const CacheKey& key, const ObjectCode& code) override;
     /// Counters of this object, plus the entries and bytes in the directory, from the shards'
     /// counters (one read of \<dir\>/.shards) and a listing of the top folder (about 260 names, plus
     /// entries of the flat layout not yet moved), so it stays fast at millions of entries. Exact
     /// when no process is storing or evicting, except after changes made behind the cache's back
     /// (files removed or copied in by hand, a power loss between an entry's write and its count):
-    /// a dirty counter (a process killed while changing its shard) is recounted and repaired
-    /// first; prune() recounts every shard. temporary_files counts those of the top folder only
+    /// a dirty or impossible counter (a process killed while changing its shard, damage) is
+    /// recounted and repaired first, or only recounted where the cache cannot be written;
+    /// prune() recounts every shard. temporary_files counts those of the top folder only
     /// (a shard's are not listed). Throws CacheError on an I/O error.
     CacheStats stats() const override;
     /// Removes every entry (and stale temporary files). Only names of the cache's own forms are
     /// ever removed (<64 hex digits>.ccentry and the temporary files of its writes); anything else
     /// in the folder is left alone.
     void clear() override;
-    /// Moves entries of the flat layout into their shards, recounts every shard (repairing its
-    /// counter) and removes stale temporary files, then removes least recently used entries,
-    /// ranked over the whole cache, until the total is at most `max_bytes`. Lists the cache twice
-    /// and holds 16 bytes per entry meanwhile (a maintenance command's cost). Returns how many
-    /// entries were removed. Throws CacheError on an I/O error.
+    /// What prune_and_repair did.
+    struct PruneReport {
+        std::uint64_t removed = 0;          ///< entries removed to meet the bound
+        std::vector<std::string> repaired;  ///< damage found and repaired, naming the path
+        /// What could not be repaired or listed, naming the path and the failing call; a shard
+        /// skipped here keeps its entries, uncounted by this prune and not removed.
+        std::vector<std::string> skipped;
+    };
+    /// Repairs the cache's bookkeeping (a counters file missing, cut short or not a regular file
+    /// is made again; something other than a folder under a shard's name is replaced by an
+    /// empty folder), moves entries of the flat layout into their shards, recounts every shard
+    /// (repairing its counter) and removes stale temporary files, then removes least recently
+    /// used entries, ranked over the whole cache, until the total is at most `max_bytes`. A
+    /// shard that cannot be listed (a folder without read permission...) is skipped and named,
+    /// not an error. Lists the cache twice and holds 16 bytes per entry meanwhile (a maintenance
+    /// command's cost). Throws CacheError when the cache cannot be used at all (its counters
+    /// cannot be opened or locked, its top folder cannot be listed).
+    PruneReport prune_and_repair(std::uint64_t max_bytes);
+    /// prune_and_repair(max_bytes).removed: how many entries were removed.
     std::uint64_t prune(std::uint64_t max_bytes);
     /// How many entries of the flat layout the top folder holds (a listing of it).
     std::uint64_t flat_entries() const;

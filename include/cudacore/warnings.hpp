@@ -34,6 +34,10 @@ enum class WarningKind {
     /// refused, out of memory...): compiles go on without it. Once per cause until the server
     /// works again; the message names the server and the cause.
     remote_cache_failed,
+    /// A DiskProgramCache found its own bookkeeping damaged (a shard folder replaced by a file or
+    /// a symbolic link, a counters file that is not a regular file) and repaired it, or could not
+    /// and went on without that part; the message names the path and what was done.
+    disk_cache_repaired,
 };
 
 /// A warning cudacore reports through the warning handler.

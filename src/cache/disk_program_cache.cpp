@@ -1,6 +1,7 @@
 #include "cudacore/disk_program_cache.hpp"
 
 #include "cudacore/errors.hpp"
+#include "cudacore/warnings.hpp"
 
 #include "cache/activity_counters.hpp"
 #include "cache/shard_counters.hpp"
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bitset>
 #include <cerrno>
 #include <cstdio>
 #include <limits>
@@ -105,6 +107,10 @@ struct FileDescriptor {
     FileDescriptor(const FileDescriptor&) = delete;
     FileDescriptor(FileDescriptor&& other) noexcept : fd(std::exchange(other.fd, -1)) {}
     FileDescriptor& operator=(const FileDescriptor&) = delete;
+    FileDescriptor& operator=(FileDescriptor&& other) noexcept {
+        std::swap(fd, other.fd);
+        return *this;
+    }
     ~FileDescriptor() {
         if (fd >= 0) ::close(fd);
     }
@@ -115,8 +121,30 @@ class DirectoryLock {
 public:
     DirectoryLock(int directory_fd, const fs::path& directory, int operation) {
         const fs::path path = directory / ".lock";
-        file_.fd = ::openat(directory_fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (file_.fd < 0) fail("open lock file", path, errno);
+        for (int attempt = 0; file_.fd < 0; ++attempt) {
+            // Non-blocking: a FIFO planted under the name must not hang the open.
+            file_.fd = ::openat(directory_fd, ".lock",
+                                O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+            int error = errno;
+            struct stat info {};
+            if (file_.fd >= 0 && ::fstat(file_.fd, &info) == 0 && !S_ISREG(info.st_mode)) {
+                file_ = FileDescriptor();
+                error = EINVAL;
+            }
+            if (file_.fd >= 0) break;
+            // Damage (a symbolic link, a directory, a FIFO, a socket): removed once, and made
+            // again; an empty directory only.
+            const bool damaged = error == ELOOP || error == EISDIR || error == ENXIO || error == EINVAL;
+            if (!damaged || attempt > 0 ||
+                ::fstatat(directory_fd, ".lock", &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+                S_ISREG(info.st_mode) ||
+                ::unlinkat(directory_fd, ".lock", S_ISDIR(info.st_mode) ? AT_REMOVEDIR : 0) != 0)
+                fail("open lock file", path, error);
+            warn(WarningKind::disk_cache_repaired,
+                 "DiskProgramCache: '" + path.string() + "' was " +
+                     std::string(detail::file_kind(info.st_mode)) +
+                     ", not the cache's lock file: removed, and made again");
+        }
         while (::flock(file_.fd, operation) != 0) {
             if (errno != EINTR) fail("flock", path, errno);
         }
@@ -150,6 +178,7 @@ struct DirectoryListing {
     std::vector<EntryFile> entries;
     std::uint64_t temporary_bytes = 0;  // temporary files still there (being written, or left)
     std::uint64_t temporary_files = 0;
+    std::bitset<detail::shard_count> not_folders;  // shard names holding something else
 };
 
 // A listing of the directory open as `directory_fd`, from its first entry (closedir it).
@@ -181,9 +210,10 @@ DirectoryListing list_directory(int directory_fd, const fs::path& directory,
         if (item == nullptr) break;
         const std::string_view name = item->d_name;
         struct stat info {};
-        if (::fstatat(directory_fd, item->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0 ||
-            !S_ISREG(info.st_mode))
-            continue;
+        if (::fstatat(directory_fd, item->d_name, &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (detail::is_shard_folder_name(name) && !S_ISDIR(info.st_mode))
+            listing.not_folders.set(std::stoul(std::string(name), nullptr, 16));
+        if (!S_ISREG(info.st_mode)) continue;
         const auto size = static_cast<std::uint64_t>(info.st_size);
         if (is_entry_name(name)) {
             listing.entries.push_back({std::string(name), size, info.st_mtim});
@@ -313,6 +343,66 @@ int open_shard(int directory_fd, unsigned shard, bool create) {
     return fd;
 }
 
+// What open_shard's errno says when something other than a folder stands under a shard's name:
+// a file or a FIFO (ENOTDIR), a symbolic link (ENOTDIR or ELOOP: never followed).
+bool not_a_folder(int error) { return error == ENOTDIR || error == ELOOP; }
+
+// What a repair of a shard's name found and did.
+struct ShardRepair {
+    bool damaged = false;  // something other than a folder stood under the shard's name
+    bool removed = false;  // it was removed, and a folder made in its place
+    std::string message;   // what was found and done, naming the path
+};
+
+// Under `lock` (the shard's counter): when something other than a folder stands under the
+// shard's name, removes it (a symbolic link is removed, never followed), makes the folder again
+// and records the shard as empty, which it is either way: no folder, no entries. A folder there
+// (repaired meanwhile) is left alone. Throws CacheError when the counter cannot be written.
+ShardRepair remove_non_folder(int directory_fd, const fs::path& directory, unsigned shard,
+                              detail::ShardLock& lock) {
+    const std::string name(detail::shard_folder_name(shard));
+    struct stat info {};
+    if (::fstatat(directory_fd, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+        S_ISDIR(info.st_mode))
+        return {};
+    ShardRepair repair;
+    repair.damaged = true;
+    repair.message = "'" + shard_path(directory, shard).string() + "' is " +
+                     std::string(detail::file_kind(info.st_mode)) + ", not a shard folder";
+    if (::unlinkat(directory_fd, name.c_str(), 0) == 0 || errno == ENOENT) {
+        repair.removed = true;
+        if (::mkdirat(directory_fd, name.c_str(), 0700) != 0 && errno != EEXIST) {
+            const std::string error = errno_text(errno);
+            repair.message += ": removed; making the folder again failed (mkdirat: " + error +
+                              "), it is made with the shard's next entry";
+        } else {
+            repair.message += ": replaced by an empty shard folder";
+        }
+    } else {
+        const std::string error = errno_text(errno);
+        repair.message += ", and removing it failed (unlinkat: " + error + "): the shard is skipped";
+    }
+    lock.write({}, false);
+    return repair;
+}
+
+void report(const ShardRepair& repair) {
+    if (repair.damaged) warn(WarningKind::disk_cache_repaired, "DiskProgramCache: " + repair.message);
+}
+
+// A shard folder to store into, created when absent and made a folder again (repair reported as
+// a warning) when something else stands under its name; -1 and errno when it cannot be.
+// Throws CacheError when the shard's counter cannot be locked for the repair.
+int open_shard_for_store(int directory_fd, const fs::path& directory, unsigned shard) {
+    const int fd = open_shard(directory_fd, shard, true);
+    if (fd >= 0 || !not_a_folder(errno)) return fd;
+    {
+        detail::ShardLock lock(directory_fd, directory, shard);
+        report(remove_non_folder(directory_fd, directory, shard, lock));
+    }
+    return open_shard(directory_fd, shard, true);
+}
+
 // A shard's counter as a listing of its folder gives it.
 detail::ShardCounter count_listing(const DirectoryListing& listing) {
     detail::ShardCounter counter;
@@ -325,24 +415,51 @@ detail::ShardCounter count_listing(const DirectoryListing& listing) {
     return counter;
 }
 
+// Whether the folder open as `folder_fd` holds an entry (stops at the first: one getdents for a
+// folder that does not).
+bool holds_an_entry(int folder_fd, const fs::path& folder) {
+    DIR* dir = open_listing(folder_fd, folder);
+    bool found = false;
+    while (const dirent* item = ::readdir(dir)) {
+        if (is_entry_name(item->d_name)) {
+            found = true;
+            break;
+        }
+    }
+    ::closedir(dir);
+    return found;
+}
+
 // Changes a shard's entries with `change` under the lock of its counter, which is marked dirty
 // meanwhile: a process killed inside `change` (or an exception out of it) leaves it dirty, and
 // the next holder recounts the shard. `change` adjusts the counter it is given (recounted first
-// when it was dirty).
+// when it was dirty, or when it says the shard is empty and its folder holds an entry: the
+// zeros an older version writes over a dropped .shards, or a table restored from a backup).
+// The counters file deleted or replaced meanwhile (a sync tool, a repair), the new count went to
+// a file no one reads, and a recount made by another process in the new one may have missed the
+// change: the slot is marked dirty there, so that the next holder counts what is now in place.
 template <typename Change>
 void change_shard(int directory_fd, const fs::path& directory, unsigned shard, int folder_fd,
                   Change&& change) {
-    detail::ShardLock lock(directory_fd, directory, shard);
-    detail::ShardCounter counter = lock.read();
-    if (!counter.clean) {
-        counter =
-            folder_fd < 0
-                ? detail::ShardCounter{}
-                : count_listing(list_directory(folder_fd, shard_path(directory, shard), true));
+    {
+        detail::ShardLock lock(directory_fd, directory, shard);
+        detail::ShardCounter counter = lock.read();
+        if (counter.clean && counter.entries == 0 && folder_fd >= 0 &&
+            holds_an_entry(folder_fd, shard_path(directory, shard)))
+            counter.clean = false;
+        if (!counter.clean) {
+            counter =
+                folder_fd < 0
+                    ? detail::ShardCounter{}
+                    : count_listing(list_directory(folder_fd, shard_path(directory, shard), true));
+        }
+        lock.write(counter, true);
+        change(counter);
+        lock.write(counter, false);
+        if (lock.current()) return;
     }
-    lock.write(counter, true);
-    change(counter);
-    lock.write(counter, false);
+    detail::ShardLock lock(directory_fd, directory, shard);
+    lock.write(lock.read(), true);
 }
 
 // Moves the entries of the flat layout (<dir>/<key>.ccentry) into their shard folders and counts
@@ -362,7 +479,7 @@ std::uint64_t migrate_flat_entries(int directory_fd, const fs::path& directory) 
             return !e.name.starts_with(prefix);
         });
         const unsigned shard = static_cast<unsigned>(std::stoul(prefix, nullptr, 16));
-        FileDescriptor folder(open_shard(directory_fd, shard, true));
+        FileDescriptor folder(open_shard_for_store(directory_fd, directory, shard));
         if (folder.fd >= 0) {
             change_shard(directory_fd, directory, shard, folder.fd, [&](detail::ShardCounter& c) {
                 for (auto entry = first; entry != last; ++entry) {
@@ -371,7 +488,7 @@ std::uint64_t migrate_flat_entries(int directory_fd, const fs::path& directory) 
                         const std::int64_t modified = nanoseconds(entry->modified);
                         if (c.entries == 0 || (c.oldest_ns != 0 && modified < c.oldest_ns))
                             c.oldest_ns = modified;
-                        c.bytes += entry->size;
+                        c.bytes = detail::saturating_add(c.bytes, entry->size);
                         ++c.entries;
                         ++moved;
                     } else if (errno == EEXIST) {
@@ -385,69 +502,72 @@ std::uint64_t migrate_flat_entries(int directory_fd, const fs::path& directory) 
     return moved;
 }
 
-// Whether the top folder holds an entry of the flat layout (a listing of names only: once the
-// entries are in shards, the top folder holds about 260 names).
-bool has_flat_entries(int directory_fd, const fs::path& directory) {
-    DIR* dir = open_listing(directory_fd, directory);
-    bool found = false;
-    while (const dirent* item = ::readdir(dir)) {
-        if (is_entry_name(item->d_name)) {
-            found = true;
-            break;
-        }
-    }
-    ::closedir(dir);
-    return found;
-}
-
-// Creates the shards' counters when the cache has none (a new cache, or one of the flat layout),
-// then moves flat entries into their shards. A shard folder is created with its first entry.
+// Makes the shards' counters whole when they are missing, cut short or not a regular file (a new
+// cache, one of the flat layout, or one whose .shards a backup or sync tool dropped: shards with
+// a folder are then recounted before they are trusted), then moves flat entries into their
+// shards. A shard folder is created with its first entry.
 void prepare_layout(int directory_fd, const fs::path& directory) {
     struct stat info {};
     const std::string counters(detail::shard_counters_name);
-    if (::fstatat(directory_fd, counters.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
-        DirectoryLock lock(directory_fd, directory, LOCK_EX);
-        detail::create_shard_table(directory_fd, directory);
-    }
-    if (has_flat_entries(directory_fd, directory)) migrate_flat_entries(directory_fd, directory);
+    if (::fstatat(directory_fd, counters.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !S_ISREG(info.st_mode) || static_cast<std::uint64_t>(info.st_size) < detail::shard_table_bytes)
+        detail::ensure_shard_table(directory_fd, directory);
+    // Entries of the flat layout: the top folder holds about 260 names once they are moved.
+    if (holds_an_entry(directory_fd, directory)) migrate_flat_entries(directory_fd, directory);
 }
 
 // The counter of one shard, recounted from a listing of its folder; with `repair`, under the
-// counter's lock and written back (clean). A missing folder is an empty shard.
+// counter's lock and written back (clean) where the counters can be written (a read-only cache
+// is counted without repairing). A missing folder, or something other than a folder under the
+// shard's name, is an empty shard.
 detail::ShardCounter recount_shard(int directory_fd, const fs::path& directory, unsigned shard,
                                    bool repair) {
-    FileDescriptor folder(open_shard(directory_fd, shard, false));
-    if (folder.fd < 0 && errno != ENOENT) fail("open", shard_path(directory, shard), errno);
-    if (!repair) {
-        if (folder.fd < 0) return {};
-        return count_listing(list_directory(folder.fd, shard_path(directory, shard), false));
+    const fs::path folder_path = shard_path(directory, shard);
+    auto count = [&](int folder_fd, bool remove_stale) {
+        return count_listing(list_directory(folder_fd, folder_path, remove_stale));
+    };
+    std::optional<detail::ShardLock> lock;
+    if (repair) {
+        try {
+            lock.emplace(directory_fd, directory, shard);
+        } catch (const CacheError&) {
+            // Read-only (or the counters cannot be locked): counted, not repaired.
+        }
     }
-    detail::ShardLock lock(directory_fd, directory, shard);
-    detail::ShardCounter counter = lock.read();
-    if (counter.clean) return counter;  // repaired by another process meanwhile
-    counter = folder.fd < 0
-                  ? detail::ShardCounter{}
-                  : count_listing(list_directory(folder.fd, shard_path(directory, shard), true));
-    lock.write(counter, false);
+    if (lock) {
+        const detail::ShardCounter counter = lock->read();
+        if (counter.clean) return counter;  // repaired by another process meanwhile
+    }
+    FileDescriptor folder(open_shard(directory_fd, shard, false));
+    if (folder.fd < 0 && errno != ENOENT && !not_a_folder(errno)) fail("open", folder_path, errno);
+    const detail::ShardCounter counter =
+        folder.fd < 0 ? detail::ShardCounter{} : count(folder.fd, lock.has_value());
+    if (lock) lock->write(counter, false);
     return counter;
 }
 
 // A dirty counter that no one holds, recounted and written back; nullopt when another process
-// holds it (it is changing that shard now).
+// holds it (it is changing that shard now). Something other than a folder under the shard's name
+// is removed (reported as a warning): the shard is empty.
 std::optional<detail::ShardCounter> repair_abandoned_shard(int directory_fd,
                                                           const fs::path& directory,
                                                           unsigned shard) {
-    FileDescriptor folder(open_shard(directory_fd, shard, false));
-    const int open_error = errno;
     detail::ShardLock lock(directory_fd, directory, shard, false);
     if (!lock.held()) return std::nullopt;
     detail::ShardCounter counter = lock.read();
     if (counter.clean) return counter;
-    if (folder.fd < 0 && open_error != ENOENT)
-        fail("open", shard_path(directory, shard), open_error);
-    counter = folder.fd < 0
-                  ? detail::ShardCounter{}
-                  : count_listing(list_directory(folder.fd, shard_path(directory, shard), true));
+    FileDescriptor folder(open_shard(directory_fd, shard, false));
+    if (folder.fd < 0) {
+        const int error = errno;
+        if (not_a_folder(error)) {
+            report(remove_non_folder(directory_fd, directory, shard, lock));
+        } else if (error != ENOENT) {
+            fail("open", shard_path(directory, shard), error);
+        }
+        lock.write({}, false);
+        return detail::ShardCounter{};
+    }
+    counter = count_listing(list_directory(folder.fd, shard_path(directory, shard), true));
     lock.write(counter, false);
     return counter;
 }
@@ -456,27 +576,32 @@ std::optional<detail::ShardCounter> repair_abandoned_shard(int directory_fd,
 // its folder, which also recounts it) while the cache is over `bound`, stopping at an entry used
 // more recently than `newer_elsewhere` (another shard has an older one); then goes on until at
 // least `at_least` bytes are gone. Records the shard's oldest remaining entry. Returns how many
-// entries were removed.
+// entries were removed. Something other than a folder under the shard's name is removed (the
+// shard is empty) and reported as a warning.
 std::uint64_t evict_from_shard(int directory_fd, const fs::path& directory, unsigned shard,
                                std::uint64_t bound, std::int64_t newer_elsewhere,
                                std::uint64_t at_least) {
     const fs::path folder_path = shard_path(directory, shard);
-    FileDescriptor folder(open_shard(directory_fd, shard, false));
-    const int open_error = errno;
     detail::ShardLock lock(directory_fd, directory, shard);
+    FileDescriptor folder(open_shard(directory_fd, shard, false));
     if (folder.fd < 0) {
-        if (open_error != ENOENT) fail("open", folder_path, open_error);
+        const int error = errno;
+        if (not_a_folder(error)) {
+            report(remove_non_folder(directory_fd, directory, shard, lock));
+        } else if (error != ENOENT) {
+            fail("open", folder_path, error);
+        }
         lock.write({}, false);  // the folder is gone, and its entries with it
         return 0;
     }
     const detail::ShardTable table = lock.read_all();
     std::uint64_t total = 0;
     for (unsigned other = 0; other < detail::shard_count; ++other)
-        if (other != shard) total += table[other].bytes;
+        if (other != shard) total = detail::saturating_add(total, table[other].bytes);
     lock.write(table[shard], true);
     DirectoryListing listing = list_directory(folder.fd, folder_path, true);
     detail::ShardCounter counter = count_listing(listing);
-    total += counter.bytes;
+    total = detail::saturating_add(total, counter.bytes);
     std::sort(listing.entries.begin(), listing.entries.end(), older);
     std::uint64_t removed = 0, removed_bytes = 0;
     std::size_t next = 0;
@@ -492,7 +617,7 @@ std::uint64_t evict_from_shard(int directory_fd, const fs::path& directory, unsi
             // Gone either way (a user may have removed it).
             counter.bytes -= entry.size;
             --counter.entries;
-            total -= entry.size;
+            total -= std::min(total, entry.size);
             removed_bytes += entry.size;
         }
     }
@@ -505,51 +630,82 @@ std::uint64_t evict_from_shard(int directory_fd, const fs::path& directory, unsi
 // After a put: while the counters add up to more than `bound`, evicts from the shard whose least
 // recently used entry is the oldest known (a shard whose record proves stale is listed, its
 // record corrected, and the next one tried; after a few such listings the shard then oldest gives
-// way anyway). Shards another process is changing now are left to it. Each eviction removes at
-// least a tenth of its shard, so the listing it costs (one shard of 256) is shared by the puts
-// that follow.
-std::uint64_t evict_after_put(int directory_fd, const fs::path& directory, std::uint64_t bound) {
+// way anyway). A shard that claims more than the whole bound is listed first (a counter wrong but
+// possible must not make every other shard give way). Shards another process is changing now are
+// left to it. Each eviction removes at least a tenth of its shard, so the listing it costs (one
+// shard of 256) is shared by the puts that follow. A shard that cannot be listed is skipped and
+// named in a warning; the others still keep the bound. Never throws: the entry is stored already.
+std::uint64_t evict_after_put(int directory_fd, const fs::path& directory,
+                              std::uint64_t bound) {
     // After this many listings, the oldest known shard gives way whatever the others hold, until
     // the cache is within its bound.
     constexpr int max_listings = 8;
     std::uint64_t removed = 0;
-    for (int listing = 0; listing < max_listings + static_cast<int>(detail::shard_count);
-         ++listing) {
-        auto table = detail::read_shard_table(directory_fd, directory);
-        if (!table) return removed;
-        // A dirty counter whose lock is free was left by a process killed while changing its
-        // shard (one whose lock is held is being changed now): recounted before it is trusted.
-        if (listing == 0) {
+    std::bitset<detail::shard_count> listed, skipped;  // by this call
+    auto skip = [&](unsigned shard, const std::exception& e) {
+        skipped.set(shard);
+        warn(WarningKind::disk_cache_repaired,
+             "DiskProgramCache: evicting from shard " + std::string(detail::shard_folder_name(shard)) +
+                 " of '" + directory.string() + "' failed, the shard is skipped: " + e.what());
+    };
+    try {
+        for (int listing = 0; listing < max_listings + static_cast<int>(detail::shard_count);
+             ++listing) {
+            auto table = detail::read_shard_table(directory_fd, directory);
+            if (!table) return removed;
+            // A dirty counter whose lock is free was left by a process killed while changing its
+            // shard, or by damage (a missing or impossible slot); one whose lock is held is being
+            // changed now. Recounted before it is trusted.
+            if (listing == 0) {
+                for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+                    if ((*table)[shard].clean) continue;
+                    try {
+                        if (const auto repaired =
+                                repair_abandoned_shard(directory_fd, directory, shard)) {
+                            (*table)[shard] = *repaired;
+                            listed.set(shard);
+                        }
+                    } catch (const CacheError& e) {
+                        skip(shard, e);
+                    }
+                }
+            }
+            std::uint64_t total = 0;
+            for (const auto& counter : *table) total = detail::saturating_add(total, counter.bytes);
+            if (total <= bound) return removed;
+            constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+            unsigned victim = detail::shard_count;
+            std::int64_t victim_oldest = none, next_oldest = none;
             for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
-                if ((*table)[shard].clean) continue;
-                if (const auto repaired = repair_abandoned_shard(directory_fd, directory, shard))
-                    (*table)[shard] = *repaired;
+                const detail::ShardCounter& counter = (*table)[shard];
+                // A dirty counter here is being changed by another process now: not waited for.
+                if (!counter.clean || counter.entries == 0 || skipped[shard]) continue;
+                // Unknown (0) first: a listing tells; a claim of more than the bound before all.
+                const std::int64_t oldest =
+                    counter.bytes > bound && !listed[shard] ? -1 : counter.oldest_ns;
+                if (oldest < victim_oldest) {
+                    next_oldest = victim_oldest;
+                    victim = shard;
+                    victim_oldest = oldest;
+                } else if (oldest < next_oldest) {
+                    next_oldest = oldest;
+                }
+            }
+            if (victim == detail::shard_count) return removed;
+            const bool last_try = listing + 1 >= max_listings;
+            const std::uint64_t at_least = (*table)[victim].bytes / 10;
+            try {
+                removed += evict_from_shard(directory_fd, directory, victim, bound,
+                                            last_try ? none : std::max<std::int64_t>(next_oldest, 0),
+                                            at_least);
+                listed.set(victim);
+            } catch (const CacheError& e) {
+                skip(victim, e);
             }
         }
-        std::uint64_t total = 0;
-        for (const auto& counter : *table) total += counter.bytes;
-        if (total <= bound) return removed;
-        constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
-        unsigned victim = detail::shard_count;
-        std::int64_t victim_oldest = none, next_oldest = none;
-        for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
-            const detail::ShardCounter& counter = (*table)[shard];
-            // A dirty counter here is being changed by another process now: not waited for.
-            if (!counter.clean || counter.entries == 0) continue;
-            const std::int64_t oldest = counter.oldest_ns;  // unknown (0) first: a listing tells
-            if (oldest < victim_oldest) {
-                next_oldest = victim_oldest;
-                victim = shard;
-                victim_oldest = oldest;
-            } else if (oldest < next_oldest) {
-                next_oldest = oldest;
-            }
-        }
-        if (victim == detail::shard_count) return removed;
-        const bool last_try = listing + 1 >= max_listings;
-        const std::uint64_t at_least = (*table)[victim].bytes / 10;
-        removed += evict_from_shard(directory_fd, directory, victim, bound,
-                                    last_try ? none : next_oldest, at_least);
+    } catch (const std::exception& e) {
+        warn(WarningKind::disk_cache_repaired, "DiskProgramCache: evicting from '" +
+                                                   directory.string() + "' failed: " + e.what());
     }
     return removed;
 }
@@ -739,8 +895,8 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
     const std::string name = entry_name(key);
     FileDescriptor folder(open_shard(directory_fd_, shard, false));
     // Something other than a folder where the shard belongs is a miss: the next put there
-    // fails and is reported.
-    if (folder.fd < 0 && errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+    // replaces it.
+    if (folder.fd < 0 && errno != ENOENT && !not_a_folder(errno))
         fail("open", shard_path(directory_, shard), errno);
     FileDescriptor file;
     EntryRead read;
@@ -763,13 +919,18 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
                 if (flat) {
                     remove_if_same_file(directory_fd_, name, file.fd);
                 } else {
-                    // Recounted: a damaged entry need not have the size it was counted with.
-                    change_shard(directory_fd_, directory_, shard, folder.fd,
-                                 [&](detail::ShardCounter& counter) {
-                                     if (!remove_if_same_file(folder.fd, name, file.fd)) return;
-                                     counter = count_listing(list_directory(
-                                         folder.fd, shard_path(directory_, shard), false));
-                                 });
+                    // Recounted: a damaged entry need not have the size it was counted with. A
+                    // cache that cannot be changed (read-only) keeps it: still a miss.
+                    try {
+                        change_shard(directory_fd_, directory_, shard, folder.fd,
+                                     [&](detail::ShardCounter& counter) {
+                                         if (!remove_if_same_file(folder.fd, name, file.fd))
+                                             return;
+                                         counter = count_listing(list_directory(
+                                             folder.fd, shard_path(directory_, shard), false));
+                                     });
+                    } catch (const CacheError&) {
+                    }
                 }
             }
             ++corrupt_;
@@ -785,7 +946,7 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
     if (flat) {
         // Moved into its shard, where it is counted; if that fails it stays where it was found.
         try {
-            FileDescriptor target(open_shard(directory_fd_, shard, true));
+            FileDescriptor target(open_shard_for_store(directory_fd_, directory_, shard));
             struct stat info {};
             if (target.fd >= 0 && ::fstat(file.fd, &info) == 0) {
                 change_shard(directory_fd_, directory_, shard, target.fd,
@@ -797,7 +958,8 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
                                      return;
                                  }
                                  if (counter.entries == 0) counter.oldest_ns = now_nanoseconds();
-                                 counter.bytes += static_cast<std::uint64_t>(info.st_size);
+                                 counter.bytes = detail::saturating_add(
+                                     counter.bytes, static_cast<std::uint64_t>(info.st_size));
                                  ++counter.entries;
                              });
             }
@@ -822,8 +984,10 @@ void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
                           std::string(to_string(code.code_type())) + ", " +
                           std::to_string(bytes.size()) + " bytes) as " + key.hex() + ": " + what);
     };
+    bool written = false;  // the entry is in place: nothing after that fails the put
     try {
-        FileDescriptor folder(open_shard(directory_fd_, shard, true));
+        // Something other than a folder under the shard's name is replaced by one (a warning).
+        FileDescriptor folder(open_shard_for_store(directory_fd_, directory_, shard));
         if (folder.fd < 0) fail("open shard folder", shard_path(directory_, shard), errno);
         // Under the shard's lock, with its counter marked dirty: killed anywhere in here, the
         // next holder recounts the shard.
@@ -834,47 +998,127 @@ void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
                     ::fstatat(folder.fd, name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 &&
                     S_ISREG(old.st_mode);
                 detail::write_file_atomically_at(folder.fd, name, bytes, 0600, entry_path(key));
+                written = true;
                 if (replacing) {
                     counter.bytes -= std::min<std::uint64_t>(counter.bytes, old.st_size);
                 } else {
                     if (counter.entries == 0) counter.oldest_ns = now_nanoseconds();
                     ++counter.entries;
                 }
-                counter.bytes += bytes.size();
+                counter.bytes = detail::saturating_add(counter.bytes, bytes.size());
             });
-    } catch (const std::system_error& e) {
-        throw failed(e.what());
-    } catch (const CacheError& e) {
-        throw failed(e.what());
+    } catch (const std::exception& e) {
+        // Stored, but its counter could not be written back: it stays dirty, and the next
+        // holder of its lock recounts the shard.
+        if (!written) {
+            if (dynamic_cast<const std::system_error*>(&e) != nullptr ||
+                dynamic_cast<const CacheError*>(&e) != nullptr)
+                throw failed(e.what());
+            throw;
+        }
+        warn(WarningKind::disk_cache_repaired,
+             "DiskProgramCache: counting entry " + key.hex() + " in '" +
+                 shard_path(directory_, shard).string() + "' failed (recounted later): " + e.what());
     }
     ++insertions_;
     detail::count_tier_event(detail::CacheTier::disk, detail::TierEvent::store);
-    evictions_ += evict_after_put(directory_fd_, directory_, max_bytes_);
+    try {
+        evictions_ += evict_after_put(directory_fd_, directory_, max_bytes_);
+    } catch (...) {
+        // Reported by evict_after_put where it could be; the entry is stored.
+    }
 }
 
 std::uint64_t DiskProgramCache::prune(std::uint64_t max_bytes) {
+    return prune_and_repair(max_bytes).removed;
+}
+
+DiskProgramCache::PruneReport DiskProgramCache::prune_and_repair(std::uint64_t max_bytes) {
+    PruneReport report;
+    const fs::path counters_path = directory_ / detail::shard_counters_name;
+    {
+        // The counters file whole again (missing, cut short, not a regular file).
+        struct stat info {};
+        const std::string counters(detail::shard_counters_name);
+        if (::fstatat(directory_fd_, counters.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno != ENOENT) fail("fstatat", counters_path, errno);
+            detail::ensure_shard_table(directory_fd_, directory_);
+            report.repaired.push_back("'" + counters_path.string() +
+                                      "' was missing: made again, every shard recounted");
+        } else if (!S_ISREG(info.st_mode)) {
+            detail::ensure_shard_table(directory_fd_, directory_);  // throws if it cannot
+            report.repaired.push_back("'" + counters_path.string() + "' was " +
+                                      std::string(detail::file_kind(info.st_mode)) +
+                                      ": replaced, every shard recounted");
+        } else if (static_cast<std::uint64_t>(info.st_size) < detail::shard_table_bytes) {
+            detail::ensure_shard_table(directory_fd_, directory_);
+            report.repaired.push_back("'" + counters_path.string() +
+                                      "' was cut short: made whole, every shard recounted");
+        }
+    }
+    auto note = [&](const ShardRepair& repair) {
+        if (!repair.damaged) return;
+        (repair.removed ? report.repaired : report.skipped).push_back(repair.message);
+    };
+    // Shard names that hold something other than a folder, replaced before entries of the flat
+    // layout are moved into them.
+    for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+        struct stat info {};
+        const std::string name(detail::shard_folder_name(shard));
+        if (::fstatat(directory_fd_, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0 ||
+            S_ISDIR(info.st_mode))
+            continue;
+        detail::ShardLock lock(directory_fd_, directory_, shard);
+        note(remove_non_folder(directory_fd_, directory_, shard, lock));
+    }
     migrate_flat_entries(directory_fd_, directory_);
     // Every shard recounted (its counter repaired, stale temporaries removed), and the age and
     // size of every entry gathered (16 bytes an entry) to find the age below which entries go.
+    // A shard that cannot be listed is skipped and named: its entries are neither counted nor
+    // removed, its counter is left as it is.
     std::vector<std::pair<std::int64_t, std::uint64_t>> ages;
     std::uint64_t total = 0;
+    std::bitset<detail::shard_count> usable;
+    auto skip = [&](unsigned shard, const std::string& why) {
+        report.skipped.push_back("'" + shard_path(directory_, shard).string() +
+                                 "' cannot be listed (" + why +
+                                 "): skipped, its entries neither counted nor removed");
+    };
+    // The shard's folder under `lock`, or -1 when it has none (its counter then set to empty).
+    auto open_locked = [&](unsigned shard, detail::ShardLock& lock) {
+        const int fd = open_shard(directory_fd_, shard, false);
+        if (fd >= 0) return fd;
+        const int error = errno;
+        if (not_a_folder(error)) {
+            note(remove_non_folder(directory_fd_, directory_, shard, lock));
+            lock.write({}, false);
+        } else if (error == ENOENT) {
+            lock.write({}, false);
+        } else {
+            skip(shard, "open: " + errno_text(error));
+        }
+        return -1;
+    };
     for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
-        FileDescriptor folder(open_shard(directory_fd_, shard, false));
-        if (folder.fd < 0 && errno != ENOENT) fail("open", shard_path(directory_, shard), errno);
-        change_shard(directory_fd_, directory_, shard, folder.fd, [&](detail::ShardCounter& c) {
-            if (folder.fd < 0) {
-                c = {};
-                return;
-            }
-            const DirectoryListing listing =
-                list_directory(folder.fd, shard_path(directory_, shard), true);
-            c = count_listing(listing);
-            for (const auto& entry : listing.entries)
-                ages.emplace_back(nanoseconds(entry.modified), entry.size);
-            total += c.bytes;
-        });
+        detail::ShardLock lock(directory_fd_, directory_, shard);
+        FileDescriptor folder(open_locked(shard, lock));
+        if (folder.fd < 0) continue;
+        lock.write(lock.read(), true);
+        DirectoryListing listing;
+        try {
+            listing = list_directory(folder.fd, shard_path(directory_, shard), true);
+        } catch (const CacheError& e) {
+            skip(shard, e.what());  // left dirty: recounted by its next holder
+            continue;
+        }
+        const detail::ShardCounter counter = count_listing(listing);
+        for (const auto& entry : listing.entries)
+            ages.emplace_back(nanoseconds(entry.modified), entry.size);
+        total = detail::saturating_add(total, counter.bytes);
+        lock.write(counter, false);
+        usable.set(shard);
     }
-    if (total <= max_bytes) return 0;
+    if (total <= max_bytes) return report;
     std::sort(ages.begin(), ages.end());
     // Entries used before `cutoff` go, and `at_cutoff` of those used at that very instant.
     std::int64_t cutoff = 0;
@@ -884,13 +1128,19 @@ std::uint64_t DiskProgramCache::prune(std::uint64_t max_bytes) {
         if (age != cutoff) at_cutoff = 0;
         cutoff = age;
         ++at_cutoff;
-        left -= size;
+        left -= std::min(left, size);
     }
     std::uint64_t removed = 0;
     for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+        if (!usable[shard]) continue;
+        detail::ShardLock lock(directory_fd_, directory_, shard);
         FileDescriptor folder(open_shard(directory_fd_, shard, false));
-        if (folder.fd < 0) continue;
-        change_shard(directory_fd_, directory_, shard, folder.fd, [&](detail::ShardCounter& c) {
+        if (folder.fd < 0) {
+            if (errno == ENOENT || not_a_folder(errno)) lock.write({}, false);  // damaged since
+            continue;
+        }
+        lock.write(lock.read(), true);
+        try {
             DirectoryListing listing =
                 list_directory(folder.fd, shard_path(directory_, shard), true);
             std::sort(listing.entries.begin(), listing.entries.end(), older);
@@ -900,11 +1150,16 @@ std::uint64_t DiskProgramCache::prune(std::uint64_t max_bytes) {
                 if (age == cutoff) --at_cutoff;
                 if (::unlinkat(folder.fd, entry.name.c_str(), 0) == 0) ++removed;
             }
-            c = count_listing(list_directory(folder.fd, shard_path(directory_, shard), false));
-        });
+            lock.write(
+                count_listing(list_directory(folder.fd, shard_path(directory_, shard), false)),
+                false);
+        } catch (const CacheError& e) {
+            skip(shard, e.what());
+        }
     }
     evictions_ += removed;
-    return removed;
+    report.removed = removed;
+    return report;
 }
 
 void DiskProgramCache::clear() {
@@ -916,7 +1171,13 @@ void DiskProgramCache::clear() {
     }
     for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
         FileDescriptor folder(open_shard(directory_fd_, shard, false));
-        if (folder.fd < 0) continue;
+        if (folder.fd < 0) {
+            if (not_a_folder(errno)) {  // damage: replaced, and the shard counted empty
+                detail::ShardLock lock(directory_fd_, directory_, shard);
+                report(remove_non_folder(directory_fd_, directory_, shard, lock));
+            }
+            continue;
+        }
         change_shard(directory_fd_, directory_, shard, folder.fd, [&](detail::ShardCounter& c) {
             const DirectoryListing listing =
                 list_directory(folder.fd, shard_path(directory_, shard), true);
@@ -935,27 +1196,30 @@ CacheStats DiskProgramCache::stats() const {
     stats.corrupt_entries = corrupt_;
     stats.failed_stores = failed_stores_;
     stats.max_bytes = max_bytes_;
-    // The shards' counters; a dirty one is recounted (and repaired) first. Without a counters
-    // file (a cache of the flat layout only, looked at by maintenance), shard folders that exist
-    // are counted from listings, and nothing is created.
+    // Entries of the flat layout, temporary files in the top folder, and shard names that hold
+    // something other than a folder (damage: no entries there, whatever their counter says).
+    const DirectoryListing listing = list_directory(directory_fd_, directory_, false);
+    // The shards' counters; a dirty or impossible one is recounted (and repaired, where the
+    // cache can be written) first. Without a counters file (a cache of the flat layout only,
+    // looked at by maintenance, or one whose file was dropped), shard folders that exist are
+    // counted from listings, and nothing is created.
     const std::optional<detail::ShardTable> table =
         detail::read_shard_table(directory_fd_, directory_);
     for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+        if (listing.not_folders[shard]) continue;
         detail::ShardCounter counter =
             table ? (*table)[shard] : detail::ShardCounter{0, 0, 0, false};
         if (!counter.clean)
             counter = recount_shard(directory_fd_, directory_, shard, table.has_value());
-        stats.entries += counter.entries;
-        stats.bytes += counter.bytes;
+        stats.entries = detail::saturating_add(stats.entries, counter.entries);
+        stats.bytes = detail::saturating_add(stats.bytes, counter.bytes);
     }
-    // Entries of the flat layout, and temporary files in the top folder.
-    const DirectoryListing listing = list_directory(directory_fd_, directory_, false);
     for (const auto& entry : listing.entries) {
         ++stats.entries;
-        stats.bytes += entry.size;
+        stats.bytes = detail::saturating_add(stats.bytes, entry.size);
     }
     stats.temporary_files = listing.temporary_files;
-    stats.bytes += listing.temporary_bytes;
+    stats.bytes = detail::saturating_add(stats.bytes, listing.temporary_bytes);
     return stats;
 }
 

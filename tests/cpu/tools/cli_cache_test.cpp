@@ -7,6 +7,7 @@
 #include "cudacore/object_code.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <set>
@@ -168,6 +169,73 @@ TEST_F(CliCache, CacheClearRefusesAFolderThatIsNotACacheAndKeepsForeignFiles) {
     EXPECT_NE(cleared.out.find("removed 2 entries"), std::string::npos) << cleared.out;
     for (const char* name : {".notes.tmp-1", ".report.tmp-old"})
         EXPECT_EQ(read_file(dir.path() / "cache" / name), "mine") << name;
+}
+
+// Fills the cache with `count` entries of about 1 KB through the library, as compiles would.
+void fill_cache(const std::filesystem::path& cache, int count) {
+    cudacore::DiskProgramCache disk(cache);
+    for (int i = 0; i < count; ++i)
+        disk.put(cudacore::CacheKey::of_bytes("cli damage " + std::to_string(i)),
+                 cudacore::ObjectCode::from_cubin(std::string(1000, 'x'), "filled"));
+}
+
+// A shard folder replaced by a file once made prune exit 1 at that shard, pruning nothing: it is
+// replaced, named, and the rest is pruned; stats and clear go on too.
+TEST_F(CliCache, PruneRepairsAShardFolderReplacedByAFileAndNamesIt) {
+    const auto cache = dir.path() / "cache";
+    fill_cache(cache, 30);
+    const auto damaged = cache / cudacore::CacheKey::of_bytes("cli damage 0").hex().substr(0, 2);
+    std::filesystem::remove_all(damaged);
+    cudacore::test::write_file(damaged, "not a folder");
+    auto stats = cli({"cache", "stats"});
+    ASSERT_EQ(stats.exit_code, 0) << stats.err;
+    EXPECT_NE(stats.out.find("entries    29"), std::string::npos) << stats.out;
+    const std::uint64_t entry = cudacore::DiskProgramCache::encode_entry(
+                                    cudacore::CacheKey::of_bytes("cli damage 0"),
+                                    cudacore::ObjectCode::from_cubin(std::string(1000, 'x'), "filled"))
+                                    .size();
+    const auto pruned = cli({"cache", "prune", "--max-bytes", std::to_string(11 * entry)});
+    ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
+    EXPECT_NE(pruned.err.find("repaired: '" + damaged.string() + "' is a regular file"),
+              std::string::npos)
+        << pruned.err;
+    EXPECT_NE(pruned.out.find("removed 18 entries; 11 entries"), std::string::npos) << pruned.out;
+    EXPECT_TRUE(std::filesystem::is_directory(std::filesystem::symlink_status(damaged)));
+    stats = cli({"cache", "stats"});
+    EXPECT_NE(stats.out.find("entries    11"), std::string::npos) << stats.out;
+}
+
+// A read-only cache (a shared, mounted copy) with a dirty counter: stats counts without
+// repairing, instead of exiting 1. As root, run as nobody so that the permissions bind.
+TEST_F(CliCache, StatsOfAReadOnlyCacheWithADirtyCounterCountsWithoutRepairing) {
+    const auto cache = dir.path() / "cache";
+    fill_cache(cache, 30);
+    std::string table = read_file(cache / ".shards");
+    const std::size_t slot = std::stoul(cudacore::CacheKey::of_bytes("cli damage 0").hex().substr(0, 2),
+                                        nullptr, 16) * 64;
+    table.replace(slot + 3, 10, "1 1 0 d   ");  // a process killed while changing the shard
+    cudacore::test::write_file(cache / ".shards", table);
+    namespace fs = std::filesystem;
+    fs::permissions(cache / ".shards", fs::perms::owner_read, fs::perm_options::replace);
+    fs::permissions(cache, fs::perms::owner_read | fs::perms::owner_exec, fs::perm_options::replace);
+    std::vector<std::string> args{cli_path().string(), "cache", "stats"};
+    const bool root = geteuid() == 0;
+    auto hand_to = [&](uid_t user) {
+        ASSERT_EQ(lchown(dir.path().c_str(), user, user), 0);
+        for (const auto& item : fs::recursive_directory_iterator(dir.path()))
+            ASSERT_EQ(lchown(item.path().c_str(), user, user), 0);
+    };
+    if (root) {
+        hand_to(65534);
+        args.insert(args.begin(), {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"});
+        args[0] = "/usr/bin/setpriv";
+    }
+    const auto stats = run_process(args, env);
+    if (root) hand_to(0);
+    fs::permissions(cache, fs::perms::owner_all, fs::perm_options::replace);
+    ASSERT_EQ(stats.exit_code, 0) << stats.err;
+    EXPECT_NE(stats.out.find("entries    30"), std::string::npos) << stats.out;
+    EXPECT_EQ(read_file(cache / ".shards"), table);  // not repaired
 }
 
 // ---- Exact hits: the cache never returns code a fresh compile would not produce. ----
