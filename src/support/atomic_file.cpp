@@ -1,5 +1,7 @@
 #include "support/atomic_file.hpp"
 
+#include "support/removed_on_signal.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,6 +83,8 @@ void write_file_atomically_at(int directory_fd, const std::string& file_name,
     FileDescriptor file{::openat(directory_fd, temporary.c_str(),
                                  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)};
     if (file.fd < 0) throw_errno(errno, "open", temporary_display);
+    // A signal that ends the process (through the CLI's handling) removes it too.
+    const RemovedOnSignal removed_on_signal(temporary_display);
     auto fail = [&](int error, const std::string& call) {
         ::unlinkat(directory_fd, temporary.c_str(), 0);
         throw_errno(error, call, temporary_display);
