@@ -71,6 +71,16 @@ static void descriptor_path(int fd, char* out, size_t size) {
     out[n > 0 ? n : 0] = '\0';
 }
 
+/* `path` as seen from `directory` (a descriptor or AT_FDCWD), made absolute where it is relative
+ * to a descriptor, so that a pattern on the folder matches the *at calls too. */
+static const char* at_path(int directory, const char* path, char* out, size_t size) {
+    if (!path || path[0] == '/' || directory == AT_FDCWD) return path;
+    descriptor_path(directory, out, size);
+    const size_t used = strlen(out);
+    snprintf(out + used, size - used, "/%s", path);
+    return out;
+}
+
 static void report(const char* call, const char* path) {
     const char* file = getenv("CUDACORE_FAULT_REPORT");
     if (!file || !*file) return;
@@ -139,12 +149,14 @@ int rename(const char* from, const char* to) {
 }
 
 int renameat(int from_dir, const char* from, int to_dir, const char* to) {
-    if (inject("rename", to)) return -1;
+    char full[4096];
+    if (call_chosen("rename") && inject("rename", at_path(to_dir, to, full, sizeof full))) return -1;
     return NEXT(renameat)(from_dir, from, to_dir, to);
 }
 
 int renameat2(int from_dir, const char* from, int to_dir, const char* to, unsigned flags) {
-    if (inject("rename", to)) return -1;
+    char full[4096];
+    if (call_chosen("rename") && inject("rename", at_path(to_dir, to, full, sizeof full))) return -1;
     return NEXT(renameat2)(from_dir, from, to_dir, to, flags);
 }
 
@@ -172,13 +184,15 @@ int open64(const char* path, int flags, ...) {
 
 int openat(int directory, const char* path, int flags, ...) {
     MODE_ARGUMENT(flags, flags);
-    if (inject("open", path)) return -1;
+    char full[4096];
+    if (call_chosen("open") && inject("open", at_path(directory, path, full, sizeof full))) return -1;
     return NEXT(openat)(directory, path, flags, mode);
 }
 
 int openat64(int directory, const char* path, int flags, ...) {
     MODE_ARGUMENT(flags, flags);
-    if (inject("open", path)) return -1;
+    char full[4096];
+    if (call_chosen("open") && inject("open", at_path(directory, path, full, sizeof full))) return -1;
     return NEXT(openat64)(directory, path, flags, mode);
 }
 
