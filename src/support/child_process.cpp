@@ -76,15 +76,6 @@ Channel make_pipe(const std::filesystem::path& program) {
     return channel;
 }
 
-// The caller's environment with CUDACORE_PARENT_PID set to this process's id.
-std::vector<std::string> child_environment() {
-    const std::string prefix = std::string(kParentPidVariable) + "=";
-    std::vector<std::string> variables;
-    for (char** entry = environ; entry && *entry; ++entry)
-        if (!std::string_view(*entry).starts_with(prefix)) variables.emplace_back(*entry);
-    variables.push_back(prefix + std::to_string(::getpid()));
-    return variables;
-}
 
 }  // namespace
 
@@ -96,6 +87,15 @@ ChildStartError::ChildStartError(int error, std::string call, const std::filesys
     message_ += program.string();
     message_ += "' could not be started: ";
     message_ += system_call_failure(call_, error);
+}
+
+std::vector<std::string> helper_environment() {
+    const std::string prefix = std::string(kParentPidVariable) + "=";
+    std::vector<std::string> variables;
+    for (char** entry = environ; entry && *entry; ++entry)
+        if (!std::string_view(*entry).starts_with(prefix)) variables.emplace_back(*entry);
+    variables.push_back(prefix + std::to_string(::getpid()));
+    return variables;
 }
 
 std::string ChildProcessResult::how_it_ended() const {
@@ -126,7 +126,7 @@ ChildProcessResult run_child_process(const std::filesystem::path& program,
     std::vector<char*> argv;
     for (auto& arg : argv_strings) argv.push_back(arg.data());
     argv.push_back(nullptr);
-    std::vector<std::string> environment_strings = child_environment();
+    std::vector<std::string> environment_strings = helper_environment();
     std::vector<char*> environment;
     for (auto& variable : environment_strings) environment.push_back(variable.data());
     environment.push_back(nullptr);

@@ -69,6 +69,10 @@ ChildProcessResult run_child_process(const std::filesystem::path& program,
                                      const std::vector<std::string>& args,
                                      const ChildProcessOptions& options);
 
+// The caller's environment with CUDACORE_PARENT_PID set to this process's id: what a helper
+// program is started with, so that it can die with its parent (parent_death.hpp).
+std::vector<std::string> helper_environment();
+
 // Where the helper program `name` is: `chosen` when not empty, else $`env_var` when set, else
 // beside the library (a build tree) or in ../libexec/cudacore/ from it (an installation).
 // Throws LoaderError listing the places searched and the variable to set.
