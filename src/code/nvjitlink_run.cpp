@@ -285,7 +285,10 @@ int link_worker_main() {
         nvJitLinkHandle handle = create_nvjitlink(flags, object);
         const NvJitLinkRun run =
             run_nvjitlink(handle, inputs, names, code_type, object, [](std::size_t step) {
-                send_record("S" + std::to_string(step));
+                // Built by appending: GCC 12 warns (-Wrestrict, wrongly) on "S" + string here.
+                std::string record = "S";
+                record += std::to_string(step);
+                send_record(record);
             });
         // What the linker printed must reach the parent before the reply says it is done.
         std::fflush(nullptr);
