@@ -26,11 +26,13 @@ struct SignalTestProcess {
     int output = -1;  // the pipe's read end, when output went to a pipe
 };
 
-// `output_file` empty: output to a pipe (SignalTestProcess::output). Returns pid -1 when it
-// cannot start.
+// `output_file` empty: output to a pipe (SignalTestProcess::output). `own_process_group`: the
+// process leads a process group of its own, as a shell's job does. Returns pid -1 when it cannot
+// start.
 inline SignalTestProcess start_signal_test_process(const std::vector<std::string>& argv,
                                                    const std::map<std::string, std::string>& env,
-                                                   const std::string& output_file) {
+                                                   const std::string& output_file,
+                                                   bool own_process_group = false) {
     std::vector<std::string> variables;
     for (char** entry = environ; *entry; ++entry) {
         const std::string variable = *entry;
@@ -65,7 +67,12 @@ inline SignalTestProcess start_signal_test_process(const std::vector<std::string
     sigemptyset(&empty);
     posix_spawnattr_setsigdefault(&attributes, &defaults);
     posix_spawnattr_setsigmask(&attributes, &empty);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    short flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK;
+    if (own_process_group) {
+        flags |= POSIX_SPAWN_SETPGROUP;
+        posix_spawnattr_setpgroup(&attributes, 0);
+    }
+    posix_spawnattr_setflags(&attributes, flags);
     const int error = ::posix_spawn(&started.pid, args[0], &actions, &attributes, args.data(), envp.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
