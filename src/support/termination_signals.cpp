@@ -6,11 +6,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <thread>
 
 namespace cudacore::detail {
 
 namespace {
+
+std::atomic<bool> installed{false};
+std::atomic<bool> taken_one{false};
+sigset_t taken_signals;  // written once, before `installed` is set
 
 // The thread that takes the signals: removes the temporaries, then ends the process by the
 // signal's default action.
@@ -18,6 +23,7 @@ void wait_and_end(sigset_t taken) {
     int signal = 0;
     while (::sigwait(&taken, &signal) != 0) {
     }
+    taken_one.store(true);
     remove_registered_paths();
     // The default action, now: set just before the signal is raised on this thread, where it
     // is unblocked (NVRTC may set its handler again meanwhile; the window is two calls).
@@ -47,6 +53,8 @@ bool end_by_signal_after_removing_temporaries() noexcept {
     ::pthread_sigmask(SIG_BLOCK, &taken, nullptr);
     try {
         std::thread(wait_and_end, taken).detach();
+        taken_signals = taken;
+        installed.store(true);
         return true;
     } catch (...) {  // no thread to be had (ulimit -u): the signals keep their usual course
         ::pthread_sigmask(SIG_UNBLOCK, &taken, nullptr);
@@ -54,5 +62,20 @@ bool end_by_signal_after_removing_temporaries() noexcept {
     }
 }
 
-}  // namespace cudacore::detail
+bool termination_requested() noexcept {
+    if (!installed.load()) return false;
+    if (taken_one.load()) return true;
+    // Blocked in every thread, a signal stays pending until the thread above takes it.
+    sigset_t pending;
+    if (::sigpending(&pending) != 0) return false;
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
+        if (sigismember(&taken_signals, signal) && sigismember(&pending, signal)) return true;
+    return false;
+}
 
+void wait_if_terminating() noexcept {
+    if (!termination_requested()) return;
+    for (;;) ::pause();  // the signal thread ends the process
+}
+
+}  // namespace cudacore::detail

@@ -21,4 +21,14 @@ namespace cudacore::detail {
 // as before, without the removal. Never throws.
 bool end_by_signal_after_removing_temporaries() noexcept;
 
+// In a process that called end_by_signal_after_removing_temporaries: whether one of the signals
+// is pending or being handled, i.e. the process is about to end by it. False otherwise.
+// Async-signal-safe.
+bool termination_requested() noexcept;
+
+// Where a result is about to be made visible (an atomic write's rename): when the process is
+// ending by a signal, waits for that end instead of returning, so that a command a signal ended
+// leaves no output made after the signal came. Returns at once otherwise.
+void wait_if_terminating() noexcept;
+
 }  // namespace cudacore::detail
