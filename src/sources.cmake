@@ -15,6 +15,10 @@ set(CUDACORE_ERRORS_SOURCES
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
   src/support/child_process.cpp
+  src/support/parent_death.cpp
+  src/support/removed_on_signal.cpp
+  src/support/system_call_error.cpp
+  src/support/termination_signals.cpp
   src/support/temporary_directory.cpp
   src/support/version.cpp
   src/support/thread_block_pool.cpp

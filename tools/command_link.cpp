@@ -8,9 +8,11 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/linker.hpp"
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string_view>
 
 namespace cudacore::cli {
 
@@ -23,6 +25,9 @@ struct LinkArgs {
     std::string target = "cubin";
     bool lto = false;
     bool verbose = false;
+    // The worker is killed after this long (0: no limit): a stopped or looping worker must not
+    // hold the CLI for ever; real links take seconds.
+    unsigned worker_timeout_seconds = 600;
 };
 
 void run_link(const LinkArgs& args) {
@@ -44,6 +49,7 @@ void run_link(const LinkArgs& args) {
     if (args.verbose) options.verbose = true;
     // The inputs come from anywhere: nvJitLink crashing on one ends the worker, not the CLI.
     options.isolated = true;
+    options.isolated_timeout = std::chrono::seconds(args.worker_timeout_seconds);
 
     Linker linker(std::move(inputs), options);
     ObjectCode linked = [&] {
@@ -51,6 +57,11 @@ void run_link(const LinkArgs& args) {
             return linker.link(code_type_from_string(args.target));
         } catch (const LinkError& e) {
             print_failure(e, e.log());
+            if (args.worker_timeout_seconds > 0 &&
+                std::string_view(e.what()).find("killed after the time limit") != std::string::npos) {
+                std::cerr << "cudacore: the link worker ran longer than --worker-timeout ("
+                          << args.worker_timeout_seconds << " s); raise it, or 0 for no limit\n";
+            }
             throw CLI::RuntimeError(1);
         }
     }();
@@ -73,6 +84,10 @@ void add_link_command(CLI::App& app) {
         ->check(CLI::IsMember({"cubin", "ptx"}));
     command->add_flag("--lto", args->lto, "Link-time optimisation (needed for LTO-IR inputs)");
     command->add_flag("-v,--verbose", args->verbose, "Print the linker's info log");
+    command->add_option("--worker-timeout", args->worker_timeout_seconds,
+                        "Seconds after which the link worker process is killed and the link "
+                        "fails (0: no limit)")
+        ->capture_default_str();
     command->callback([args] { run_link(*args); });
 }
 

@@ -3,6 +3,7 @@
 #include "cudacore/errors.hpp"
 
 #include "support/atomic_file.hpp"
+#include "support/system_call_error.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -59,7 +60,13 @@ void write_output_file(const std::filesystem::path& path, std::string_view bytes
     try {
         detail::write_regular_file(path, bytes, 0666);  // umask applies, as for any new file
     } catch (const std::system_error& e) {
-        cannot_write(path, e.what());
+        // "write '<temporary>': No space left on device" said with errno's name and what it
+        // means: "write '<temporary>' failed: ENOSPC (No space left on device): the file system
+        // is full".
+        std::string call = e.what();
+        const std::string text = ": " + e.code().message();
+        if (call.ends_with(text)) call.resize(call.size() - text.size());
+        cannot_write(path, detail::system_call_failure(call, e.code().value()));
     } catch (const std::invalid_argument& e) {
         cannot_write(path, e.what());
     }

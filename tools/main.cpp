@@ -3,9 +3,14 @@
 
 #include "cudacore/version.hpp"
 
+#include "support/termination_signals.hpp"
+
 #include <iostream>
 
 int main(int argc, char** argv) {
+    // Before any thread starts: SIGINT, SIGTERM and SIGHUP remove our temporaries and then end
+    // the process as the signal does (130, 143, 129), whatever NVRTC does with their handlers.
+    cudacore::detail::end_by_signal_after_removing_temporaries();
     CLI::App app{"cudacore: compile, link, cache and launch CUDA C++ at run time"};
     app.set_version_flag("--version", std::string("cudacore ") + cudacore::version());
     app.require_subcommand(1);

@@ -40,8 +40,10 @@ public:
     /// Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure (for
     /// a verbose link, LinkerOptions::verbose or ptxas's -v, the info log too), and info_log() /
     /// error_log() hold the backend's logs after success and failure alike;
-    /// CompilerApiError when nvJitLink rejects the flags, LoaderError when neither nvJitLink nor
-    /// a driver can be loaded. The driver fallback uses the current device's primary context.
+    /// CompilerApiError when nvJitLink rejects the flags, or when an isolated link's worker cannot
+    /// be started for want of descriptors or processes (call() the system call, status() errno,
+    /// what() the limit: RLIMIT_NOFILE, RLIMIT_NPROC); LoaderError when neither nvJitLink nor a
+    /// driver can be loaded, or an isolated link's worker program is not there. The driver fallback uses the current device's primary context.
     ObjectCode link(CodeType target = CodeType::cubin);
 
     /// The inputs, in the order given. Never throws.

@@ -70,6 +70,8 @@ struct LinkerOptions {
     /// definition" that way and returns success): link() fails on those errors too, which an
     /// in-process link cannot see. Costs a process start and a copy of the inputs and the code
     /// (milliseconds). nvJitLink only: refused with the driver backend. handle() stays empty.
+    /// The worker dies with the thread that started it (PR_SET_PDEATHSIG): a caller killed
+    /// meanwhile leaves no worker behind.
     bool isolated = false;
     /// The worker program. Empty: $CUDACORE_LINK_WORKER when set, else cudacore-link-worker
     /// beside the library (a build tree) or in ../libexec/cudacore/ from it (an installation).

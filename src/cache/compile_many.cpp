@@ -6,6 +6,8 @@
 #include "cudacore/errors.hpp"
 #include "loader/compiler_apis.hpp"
 #include "support/parallel_steps.hpp"
+#include "support/parent_death.hpp"
+#include "support/system_call_error.hpp"
 
 #include <poll.h>
 #include <sched.h>
@@ -204,7 +206,14 @@ public:
         size_t next = 0;
         bool failed = false;
         while (next < jobs.size() || !running_.empty()) {
-            while (!failed && next < jobs.size() && running_.size() < workers) start(*jobs[next++], pch_maker);
+            while (!failed && next < jobs.size() && running_.size() < workers) {
+                // No process to be had while some of ours run: go on with as many as run now.
+                if (!start(*jobs[next], pch_maker)) {
+                    workers = static_cast<unsigned>(running_.size());
+                    break;
+                }
+                ++next;
+            }
             if (failed && running_.empty()) break;
             std::vector<pollfd> polled;
             for (const Child& child : running_) polled.push_back({child.fd, POLLIN, 0});
@@ -238,24 +247,31 @@ private:
     };
 
     // Forks a child compiling `job`; it uses the PCH `pch_maker` made in this process when it
-    // may (child_may_use_pch), else compiles without PCH.
-    void start(Job& job, const Program* pch_maker) {
+    // may (child_may_use_pch), else compiles without PCH. False when fork found no process to
+    // be had (EAGAIN) while other children run; throws Error naming the call, errno and the
+    // limit otherwise.
+    bool start(Job& job, const Program* pch_maker) {
         int fds[2];
         if (::pipe(fds) != 0)
-            throw Error(std::string(operation_) + ": pipe failed: " + std::strerror(errno));
+            throw Error(std::string(operation_) + ": " + detail::system_call_failure("pipe", errno));
+        const pid_t parent = ::getpid();
         const pid_t pid = ::fork();
         if (pid < 0) {
             const int error = errno;
             ::close(fds[0]);
             ::close(fds[1]);
-            throw Error(std::string(operation_) + ": fork failed: " + std::strerror(error));
+            if (error == EAGAIN && !running_.empty()) return false;
+            throw Error(std::string(operation_) + ": cannot start a child process to compile '" +
+                        job.program->options().name + "': " + detail::system_call_failure("fork", error));
         }
         if (pid == 0) {
+            detail::die_with_parent(parent);
             ::close(fds[0]);
             child_main(job, target_, fds[1], pch_maker, cpus_);
         }
         ::close(fds[1]);
         running_.push_back({pid, fds[0], &job, {}});
+        return true;
     }
 
     void finish(Child& child) const {

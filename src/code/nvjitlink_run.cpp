@@ -3,6 +3,8 @@
 #include "cudacore/errors.hpp"
 #include "loader/compiler_apis.hpp"
 #include "support/child_process.hpp"
+#include "support/parent_death.hpp"
+#include "support/system_call_error.hpp"
 
 #include <unistd.h>
 
@@ -184,9 +186,20 @@ NvJitLinkRun run_nvjitlink_isolated(const std::filesystem::path& worker,
     ChildProcessResult ended;
     try {
         ended = run_child_process(worker, {}, {.input = request, .timeout = timeout, .reply_channel = true});
-    } catch (const std::system_error& e) {
-        throw LoaderError(worker.filename().string(), {worker.string()}, "CUDACORE_LINK_WORKER",
-                          std::string("cannot start the link worker: ") + e.what());
+    } catch (const ChildStartError& e) {
+        const int error = e.code().value();
+        // Only a worker that is not there (or not a program) is a loader's problem; a limit on
+        // descriptors or processes is said as what it is.
+        if (error == ENOENT || error == EACCES || error == ENOEXEC || error == ENOTDIR ||
+            error == ELOOP || error == ENAMETOOLONG) {
+            throw LoaderError(worker.filename().string(), {worker.string()}, "CUDACORE_LINK_WORKER",
+                              std::string("cannot start the link worker: ") + e.what());
+        }
+        const char* name = ::strerrorname_np(error);
+        std::string why = std::strerror(error);
+        if (std::string hint = resource_limit_hint(error); !hint.empty()) why += ": " + hint;
+        throw CompilerApiError(e.call(), error, name ? name : "errno " + std::to_string(error),
+                               "the link worker '" + worker.string() + "' could not be started: " + why);
     }
 
     NvJitLinkRun run;
@@ -225,7 +238,10 @@ NvJitLinkRun run_nvjitlink_isolated(const std::filesystem::path& worker,
     std::string call = "the link request";
     if (step && *step < inputs.size()) call = add_data_call(inputs[*step], names[*step]);
     else if (step) call = "nvJitLinkComplete";
-    if (ended.crashed()) {
+    if (ended.timed_out) {
+        run.failure = call + " did not finish: the link worker process was killed after the time "
+                             "limit of " + std::to_string(ended.timeout.count()) + " ms";
+    } else if (ended.crashed()) {
         run.failure = call + " crashed the link worker process: " + ended.how_it_ended();
     } else {
         constexpr std::size_t kConsoleShown = 2000;
@@ -237,6 +253,7 @@ NvJitLinkRun run_nvjitlink_isolated(const std::filesystem::path& worker,
 }
 
 int link_worker_main() {
+    die_with_parent_from_environment();  // an orphaned worker would link for nobody
     const std::string request = read_all(0);
     try {
         std::string_view in = request;
@@ -268,7 +285,10 @@ int link_worker_main() {
         nvJitLinkHandle handle = create_nvjitlink(flags, object);
         const NvJitLinkRun run =
             run_nvjitlink(handle, inputs, names, code_type, object, [](std::size_t step) {
-                send_record("S" + std::to_string(step));
+                // Built by appending: GCC 12 warns (-Wrestrict, wrongly) on "S" + string here.
+                std::string record = "S";
+                record += std::to_string(step);
+                send_record(record);
             });
         // What the linker printed must reach the parent before the reply says it is done.
         std::fflush(nullptr);

@@ -7,6 +7,9 @@
 #include "code/code_validation.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/load_probe_cache.hpp"
+#include "support/child_process.hpp"
+#include "support/removed_on_signal.hpp"
+#include "support/system_call_error.hpp"
 
 #include <xxhash.h>
 
@@ -93,6 +96,7 @@ public:
             unlink(path_.c_str());
             fail("close");
         }
+        removed_on_signal_ = detail::RemovedOnSignal(path_);
     }
     ~CodeFile() { unlink(path_.c_str()); }
     CodeFile(const CodeFile&) = delete;
@@ -105,6 +109,7 @@ private:
                     "': " + std::strerror(errno));
     }
     std::string path_;
+    detail::RemovedOnSignal removed_on_signal_;
 };
 
 // Runs the probe on the code, waiting at most `timeout`.
@@ -119,20 +124,38 @@ LoadProbeVerdict run_probe(const std::filesystem::path& probe, const ObjectCode&
 
     int pipe_fds[2];
     if (pipe2(pipe_fds, O_CLOEXEC) != 0)
-        throw Error(std::string("probe_load: pipe failed: ") + std::strerror(errno));
+        throw Error("probe_load: " + detail::system_call_failure("pipe2", errno));
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
     posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 2);
+    // Default signal handling and CUDACORE_PARENT_PID, as run_child_process gives its children:
+    // the probe dies with this process.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    sigset_t defaults, empty;
+    sigfillset(&defaults);
+    sigemptyset(&empty);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setsigmask(&attributes, &empty);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    std::vector<std::string> environment_strings = detail::helper_environment();
+    std::vector<char*> environment;
+    for (auto& variable : environment_strings) environment.push_back(variable.data());
+    environment.push_back(nullptr);
     pid_t pid = 0;
-    const int spawned = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv, environ);
+    const int spawned = posix_spawn(&pid, program.c_str(), &actions, &attributes, argv, environment.data());
     posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
     close(pipe_fds[1]);
     if (spawned != 0) {
         close(pipe_fds[0]);
-        throw LoaderError(kProbeName, {program}, kProbeEnv,
-                          std::string("cannot start the load probe: ") + std::strerror(spawned));
+        if (spawned == ENOENT || spawned == EACCES || spawned == ENOEXEC || spawned == ENOTDIR)
+            throw LoaderError(kProbeName, {program}, kProbeEnv,
+                              std::string("cannot start the load probe: ") + std::strerror(spawned));
+        throw Error("probe_load: the load probe '" + program + "' could not be started: " +
+                    detail::system_call_failure("posix_spawn", spawned));
     }
 
     // Collect its output until it closes it or the time is up.

@@ -5,6 +5,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
+#include "support/parent_death.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <string>
 
 int main(int argc, char** argv) {
+    cudacore::detail::die_with_parent_from_environment();  // an orphaned probe loads for nobody
     if (argc != 4) {
         std::fprintf(stderr, "usage: %s TYPE FILE DEVICE\n", argv[0]);
         return 2;

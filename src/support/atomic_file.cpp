@@ -1,5 +1,8 @@
 #include "support/atomic_file.hpp"
 
+#include "support/removed_on_signal.hpp"
+#include "support/termination_signals.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -43,7 +46,10 @@ std::string temporary_name(const std::string& file_name, std::size_t max_length)
         keep = max_length > 1 + suffix.size() ? max_length - 1 - suffix.size() : 0;
         while (keep > 0 && (static_cast<unsigned char>(file_name[keep]) & 0xC0) == 0x80) --keep;
     }
-    return "." + file_name.substr(0, keep) + suffix;
+    std::string name = ".";  // appended: GCC 12 warns (-Wrestrict, wrongly) on "." + string
+    name.append(file_name, 0, keep);
+    name += suffix;
+    return name;
 }
 
 // The longest name the directory takes (NAME_MAX; 255 where it does not say).
@@ -81,6 +87,8 @@ void write_file_atomically_at(int directory_fd, const std::string& file_name,
     FileDescriptor file{::openat(directory_fd, temporary.c_str(),
                                  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)};
     if (file.fd < 0) throw_errno(errno, "open", temporary_display);
+    // A signal that ends the process (through the CLI's handling) removes it too.
+    const RemovedOnSignal removed_on_signal(temporary_display);
     auto fail = [&](int error, const std::string& call) {
         ::unlinkat(directory_fd, temporary.c_str(), 0);
         throw_errno(error, call, temporary_display);
@@ -103,6 +111,11 @@ void write_file_atomically_at(int directory_fd, const std::string& file_name,
     const int closed = ::close(file.fd);
     file.fd = -1;
     if (closed != 0) fail(errno, "close");
+    // A process ending by SIGINT/SIGTERM/SIGHUP (the CLI) makes nothing visible from here on.
+    if (termination_requested()) {
+        ::unlinkat(directory_fd, temporary.c_str(), 0);
+        wait_if_terminating();
+    }
     if (::renameat(directory_fd, temporary.c_str(), directory_fd, file_name.c_str()) != 0)
         fail(errno, "rename to '" + display_path.string() + "' from");
     // Make the rename itself durable; failure here leaves a correct file, so it is not an error.

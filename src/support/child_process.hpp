@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace cudacore::detail {
@@ -42,14 +43,35 @@ struct ChildProcessResult {
     std::string how_it_ended() const;
 };
 
-// Starts `program` with `args` (argv[1...]) and the caller's environment, feeds it
-// options.input, collects its output until it ends or the time limit passes, and waits for it.
-// The calling process is never affected by the child's signals (SIGPIPE included). Throws
-// std::system_error when the child cannot be started (the message names the program).
-// Thread-safe.
+// A child that could not be started (or watched): code() is the errno of `call`; what() names
+// the program, the call, errno's name and text, and the limit it means ("'/x/cudacore-link-worker'
+// could not be started: posix_spawn failed: EAGAIN (Resource temporarily unavailable): this user
+// has reached its limit of processes (RLIMIT_NPROC, ulimit -u: 1)...").
+class ChildStartError : public std::system_error {
+public:
+    ChildStartError(int error, std::string call, const std::filesystem::path& program);
+    // The call that failed: "socketpair", "pipe2", "fcntl(F_DUPFD_CLOEXEC)", "posix_spawn".
+    const std::string& call() const noexcept { return call_; }
+    const char* what() const noexcept override { return message_.c_str(); }
+
+private:
+    std::string call_;
+    std::string message_;
+};
+
+// Starts `program` with `args` (argv[1...]) and the caller's environment plus
+// CUDACORE_PARENT_PID (this process's id, for die_with_parent_from_environment: our helper
+// programs die with their parent), feeds it options.input, collects its output until it ends or
+// the time limit passes, and waits for it. The child starts with default signal dispositions
+// and an empty signal mask. The calling process is never affected by the child's signals
+// (SIGPIPE included). Throws ChildStartError when the child cannot be started. Thread-safe.
 ChildProcessResult run_child_process(const std::filesystem::path& program,
                                      const std::vector<std::string>& args,
                                      const ChildProcessOptions& options);
+
+// The caller's environment with CUDACORE_PARENT_PID set to this process's id: what a helper
+// program is started with, so that it can die with its parent (parent_death.hpp).
+std::vector<std::string> helper_environment();
 
 // Where the helper program `name` is: `chosen` when not empty, else $`env_var` when set, else
 // beside the library (a build tree) or in ../libexec/cudacore/ from it (an installation).
