@@ -15,6 +15,7 @@ set(CUDACORE_ERRORS_SOURCES
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
   src/support/child_process.cpp
+  src/support/owned_folder.cpp
   src/support/temporary_directory.cpp
   src/support/version.cpp
   src/support/thread_block_pool.cpp
