@@ -4,7 +4,13 @@
 #include "support/owned_folder.hpp"
 #include "support/temporary_directory.hpp"
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include <cstdlib>
 #include <filesystem>
@@ -29,6 +35,36 @@ struct PchFolder {
 // gets its name only once that lock is held, so a folder by that name whose lock is free belongs
 // to processes that are all gone, however they ended (SIGKILL included).
 constexpr std::string_view kFolderPrefix = "cudacore-pch-";
+
+// NVRTC crashes (readdir of a null DIR*) when its opendir of --pch-dir fails, as it does with
+// EMFILE: a compile with PCH needs a few descriptors beside those of the headers. Fewer free
+// than this turns PCH off for the compile instead.
+constexpr long kFreeDescriptorsForPch = 16;
+
+// Why this process has too few free file descriptors for NVRTC's PCH; empty when it has enough
+// (or cannot tell: no /proc). The words before "' " stay the same from call to call, so that
+// warn_pch_off warns once.
+std::string descriptor_problem() {
+    struct rlimit limit {};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return {};
+    const long soft = static_cast<long>(limit.rlim_cur);
+    long open = 0;
+    if (DIR* listing = ::opendir("/proc/self/fd")) {
+        while (const dirent* entry = ::readdir(listing))
+            if (entry->d_name[0] != '.') ++open;
+        ::closedir(listing);
+        --open;  // the listing's own
+    } else if (errno != EMFILE && errno != ENFILE) {
+        return {};
+    } else {
+        open = soft;
+    }
+    const long free = soft - open;
+    if (free >= kFreeDescriptorsForPch) return {};
+    return "the file descriptor limit (RLIMIT_NOFILE) '" + std::to_string(soft) + "' leaves " +
+           std::to_string(std::max(0L, free)) + " free, and NVRTC's PCH needs " +
+           std::to_string(kFreeDescriptorsForPch) + " (it crashes when it cannot open its folder)";
+}
 
 PchFolder& pch_folder() {
     static auto* folder = new PchFolder;  // never destroyed: usable from static destructors
@@ -56,6 +92,8 @@ PchDirectory automatic_pch_directory(std::size_t heap_size) noexcept {
         }
         if (std::string room = room_problem(parent, heap_size, "a precompiled header"); !room.empty())
             return {{}, room};
+        if (std::string descriptors = descriptor_problem(); !descriptors.empty())
+            return {{}, descriptors};
         if (folder.folder.empty()) {
             // Once per process: what processes that ended without their exit handler left.
             reclaim_abandoned_folders(parent, kFolderPrefix);

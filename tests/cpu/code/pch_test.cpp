@@ -7,6 +7,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -201,6 +202,26 @@ TEST(Pch, NoRoomForAPchTurnsItOffWithOneWarning) {
             limit.rlim_cur = limit.rlim_max = 16 << 20;
             ::setrlimit(RLIMIT_FSIZE, &limit);
             std::exit(expect_pch_off_without_failing("the file size limit (16777216 bytes)"));
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+// A process with almost every descriptor taken: NVRTC crashed (readdir of a null DIR*) when its
+// opendir of the PCH folder failed with EMFILE; PCH is left out instead.
+TEST(Pch, TooFewFreeDescriptorsTurnPchOffWithOneWarning) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            rlimit limit{};
+            limit.rlim_cur = limit.rlim_max = 256;
+            ::setrlimit(RLIMIT_NOFILE, &limit);
+            std::vector<int> taken;
+            for (int fd; (fd = ::open("/dev/null", O_RDONLY)) >= 0;) taken.push_back(fd);
+            for (int i = 0; i < 8 && !taken.empty(); ++i) {
+                ::close(taken.back());
+                taken.pop_back();
+            }
+            std::exit(expect_pch_off_without_failing("the file descriptor limit (RLIMIT_NOFILE) '256' leaves"));
         },
         ::testing::ExitedWithCode(0), "");
 }
