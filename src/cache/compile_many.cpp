@@ -9,6 +9,7 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -120,17 +122,35 @@ bool child_may_use_pch(const Program& program, const Program* first) {
 }
 
 [[noreturn]] void child_main(Job& job, CodeType target, int fd, const Program* pch_maker,
-                             const cpu_set_t* cpus) {
+                             const cpu_set_t* cpus, pid_t parent) {
+    // Dies with its parent (a parent killed with SIGKILL cannot kill it): it would compile for
+    // no one, and hold the parent's PCH folder (its lock) while it does.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     std::string message;
     try {
         // The CPUs the caller's pool may use (a pool of several MPI ranks' CPUs); an error here
         // leaves the child where it was, which only costs time.
         if (cpus) ::sched_setaffinity(0, sizeof *cpus, cpus);
         Program program = *job.program;
-        if (program.source_type() == SourceType::cxx && uses_automatic_pch(program.options()) &&
-            !child_may_use_pch(program, pch_maker)) {
+        if (program.source_type() == SourceType::cxx && uses_automatic_pch(program.options())) {
+            // A child only reads the PCH its parent made, never writes one: siblings are copies of
+            // one NVRTC state, so a PCH each made would go to the same file name in the shared
+            // folder, rewritten in place while another child reads it. NVRTC's explicit
+            // --use-pch never creates one; its folder stays the same (NVRTC matches a PCH on the
+            // command line, --pch-dir included).
             ProgramOptions options = program.options();
-            options.pch = false;
+            const std::string made = pch_maker ? pch_maker->pch_status().file : std::string();
+            const PchOutcome outcome = pch_maker ? pch_maker->pch_status().outcome : PchOutcome::not_attempted;
+            if (child_may_use_pch(program, pch_maker) && !made.empty() &&
+                (outcome == PchOutcome::created || outcome == PchOutcome::used)) {
+                options.pch.reset();
+                options.use_pch = made;
+                options.pch_dir = std::filesystem::path(made).parent_path().string();
+                if (!options.pch_verbose) options.pch_verbose = false;  // as automatic PCH has it
+            } else {
+                options.pch = false;
+            }
             program = Program(program.source(), SourceType::cxx, std::move(options));
         }
         message = 'O' + program.compile(target, *job.names).serialize();
@@ -243,6 +263,7 @@ private:
         int fds[2];
         if (::pipe(fds) != 0)
             throw Error(std::string(operation_) + ": pipe failed: " + std::strerror(errno));
+        const pid_t parent = ::getpid();
         const pid_t pid = ::fork();
         if (pid < 0) {
             const int error = errno;
@@ -252,7 +273,7 @@ private:
         }
         if (pid == 0) {
             ::close(fds[0]);
-            child_main(job, target_, fds[1], pch_maker, cpus_);
+            child_main(job, target_, fds[1], pch_maker, cpus_, parent);
         }
         ::close(fds[1]);
         running_.push_back({pid, fds[0], &job, {}});
