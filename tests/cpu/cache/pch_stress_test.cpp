@@ -197,6 +197,11 @@ TEST(PchStress, ProcessesStartingTogetherNeverCrashAndAgreeWithAFreshCompile) {
             }
         }
         reap_orphans(false);
+        if (rounds % 50 == 0) {  // long runs (scripts/pch_stress.sh) show their progress
+            std::printf("  after %ld rounds: %ld compiles, %ld killed, %ld crashes, %ld failed, "
+                        "%ld wrong\n", rounds, compiles, kills, crashes, failures, wrong);
+            std::fflush(stdout);
+        }
     }
     reap_orphans(true);  // every process that could hold a PCH folder is gone
 
