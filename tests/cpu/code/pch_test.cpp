@@ -256,6 +256,12 @@ public:
             ::setenv("TMPDIR", tmpdir.c_str(), 1);
             if (delay_lock_ms > 0) {
                 ::setenv("LD_PRELOAD", shim.c_str(), 1);
+                // Under ASan the preloaded shim comes before ASan's runtime, which ASan refuses
+                // unless told; the shim's open() then calls ASan's.
+                const char* asan = std::getenv("ASAN_OPTIONS");
+                const std::string asan_options = std::string(asan ? asan : "") +
+                                                 (asan && *asan ? ":" : "") + "verify_asan_link_order=0";
+                ::setenv("ASAN_OPTIONS", asan_options.c_str(), 1);
                 ::setenv("CUDACORE_TEST_LOCK_OPEN_DELAY_MS", std::to_string(delay_lock_ms).c_str(), 1);
             }
             ::execl(helper.c_str(), helper.c_str(), mode, name, static_cast<char*>(nullptr));
