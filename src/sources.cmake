@@ -19,6 +19,7 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/removed_on_signal.cpp
   src/support/system_call_error.cpp
   src/support/termination_signals.cpp
+  src/support/owned_folder.cpp
   src/support/temporary_directory.cpp
   src/support/version.cpp
   src/support/thread_block_pool.cpp

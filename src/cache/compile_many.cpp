@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -121,6 +122,8 @@ bool child_may_use_pch(const Program& program, const Program* first) {
            leading_directives(program.source()) == leading_directives(first->source());
 }
 
+// The child has already asked to die with its parent (start()): a parent killed with SIGKILL
+// cannot kill it, and it would compile for no one and hold the parent's PCH folder (its lock).
 [[noreturn]] void child_main(Job& job, CodeType target, int fd, const Program* pch_maker,
                              const cpu_set_t* cpus) {
     std::string message;
@@ -129,10 +132,24 @@ bool child_may_use_pch(const Program& program, const Program* first) {
         // leaves the child where it was, which only costs time.
         if (cpus) ::sched_setaffinity(0, sizeof *cpus, cpus);
         Program program = *job.program;
-        if (program.source_type() == SourceType::cxx && uses_automatic_pch(program.options()) &&
-            !child_may_use_pch(program, pch_maker)) {
+        if (program.source_type() == SourceType::cxx && uses_automatic_pch(program.options())) {
+            // A child only reads the PCH its parent made, never writes one: siblings are copies of
+            // one NVRTC state, so a PCH each made would go to the same file name in the shared
+            // folder, rewritten in place while another child reads it. NVRTC's explicit
+            // --use-pch never creates one; its folder stays the same (NVRTC matches a PCH on the
+            // command line, --pch-dir included).
             ProgramOptions options = program.options();
-            options.pch = false;
+            const std::string made = pch_maker ? pch_maker->pch_status().file : std::string();
+            const PchOutcome outcome = pch_maker ? pch_maker->pch_status().outcome : PchOutcome::not_attempted;
+            if (child_may_use_pch(program, pch_maker) && !made.empty() &&
+                (outcome == PchOutcome::created || outcome == PchOutcome::used)) {
+                options.pch.reset();
+                options.use_pch = made;
+                options.pch_dir = std::filesystem::path(made).parent_path().string();
+                if (!options.pch_verbose) options.pch_verbose = false;  // as automatic PCH has it
+            } else {
+                options.pch = false;
+            }
             program = Program(program.source(), SourceType::cxx, std::move(options));
         }
         message = 'O' + program.compile(target, *job.names).serialize();

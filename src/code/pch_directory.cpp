@@ -1,23 +1,23 @@
 #include "code/pch_directory.hpp"
 
 #include "cudacore/warnings.hpp"
+#include "support/owned_folder.hpp"
 #include "support/temporary_directory.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <chrono>
+
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <set>
 #include <string_view>
 #include <system_error>
-#include <vector>
 
 namespace cudacore::detail {
 
@@ -25,80 +25,45 @@ namespace {
 
 struct PchFolder {
     std::mutex mutex;
-    std::string path;  // made once, in the temporary directory of that time
-    pid_t owner = 0;   // the process that made it (a forked child must not remove it)
+    OwnedFolder folder;  // made once, in the temporary directory of that time
+    pid_t owner = 0;     // the process that made it (a forked child must not remove it)
     std::set<std::string> warned;
 };
 
-// A folder is "cudacore-pch-" and mkdtemp's six characters. Its owner holds an flock on the
-// lock file inside for as long as it lives (the descriptor is never closed; a forked child
-// shares it), so the lock is free exactly when every process that could use the folder is gone,
-// however it ended (SIGKILL included), and whatever pid namespace it ran in: a process id could
-// be reused or belong to another namespace sharing the temporary directory.
+// A folder is "cudacore-pch-" and six random characters, made and reclaimed as an OwnedFolder:
+// its owner holds a lock on it for as long as it lives (a forked child shares the lock), and it
+// gets its name only once that lock is held, so a folder by that name whose lock is free belongs
+// to processes that are all gone, however they ended (SIGKILL included).
 constexpr std::string_view kFolderPrefix = "cudacore-pch-";
-constexpr std::size_t kFolderNameSize = kFolderPrefix.size() + 6;
-constexpr const char* kLockName = "owner.lock";
-// A folder without a lock file is one whose owner died between making it and locking it (or
-// made by an older cudacore): reclaimed once it is this old, long past any such moment.
-constexpr auto kUnlockedFolderAge = std::chrono::hours(24);
 
-// Whether the process (or processes) that own the folder `name` in `parent` are gone.
-bool owner_is_gone(int parent, const char* name) {
-    struct stat folder {};
-    if (::fstatat(parent, name, &folder, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(folder.st_mode) ||
-        folder.st_uid != ::geteuid())
-        return false;  // not a folder of ours: never touched
-    const std::string lock_path = std::string(name) + "/" + kLockName;
-    const int lock = ::openat(parent, lock_path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (lock < 0) {
-        if (errno != ENOENT) return false;
-        const auto age = std::chrono::system_clock::now() -
-                         std::chrono::system_clock::from_time_t(folder.st_mtime);
-        return age > kUnlockedFolderAge;
-    }
-    // Taken only to test it; closing the descriptor gives it back at once.
-    const bool free = ::flock(lock, LOCK_EX | LOCK_NB) == 0;
-    ::close(lock);
-    return free;
-}
+// NVRTC crashes (readdir of a null DIR*) when its opendir of --pch-dir fails, as it does with
+// EMFILE: a compile with PCH needs a few descriptors beside those of the headers. Fewer free
+// than this turns PCH off for the compile instead.
+constexpr long kFreeDescriptorsForPch = 16;
 
-// Removes the PCH folders in `parent` whose processes are gone (their exit handler, which
-// removes the folder, never ran: killed, crashed, _exit). Errors leave a folder where it is.
-void reclaim_abandoned_folders(const std::filesystem::path& parent) noexcept {
-    try {
-        const int directory = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (directory < 0) return;
-        DIR* listing = ::fdopendir(directory);
-        if (!listing) {
-            ::close(directory);
-            return;
-        }
-        std::vector<std::string> gone;
-        while (const dirent* entry = ::readdir(listing)) {
-            const std::string_view name = entry->d_name;
-            if (name.size() == kFolderNameSize && name.starts_with(kFolderPrefix) &&
-                owner_is_gone(directory, entry->d_name))
-                gone.emplace_back(name);
-        }
+// Why this process has too few free file descriptors for NVRTC's PCH; empty when it has enough
+// (or cannot tell: no /proc). The words before "' " stay the same from call to call, so that
+// warn_pch_off warns once.
+std::string descriptor_problem() {
+    struct rlimit limit {};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return {};
+    const long soft = static_cast<long>(limit.rlim_cur);
+    long open = 0;
+    if (DIR* listing = ::opendir("/proc/self/fd")) {
+        while (const dirent* entry = ::readdir(listing))
+            if (entry->d_name[0] != '.') ++open;
         ::closedir(listing);
-        for (const std::string& name : gone) {
-            std::error_code ignored;  // another process may be reclaiming it too
-            std::filesystem::remove_all(parent / name, ignored);
-        }
-    } catch (...) {  // std::bad_alloc: the folders stay for the next process
+        --open;  // the listing's own
+    } else if (errno != EMFILE && errno != ENFILE) {
+        return {};
+    } else {
+        open = soft;
     }
-}
-
-// Locks the new folder for this process's lifetime: false when the lock cannot be made.
-bool lock_folder(const std::string& path) {
-    const std::string lock_path = path + "/" + kLockName;
-    const int lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (lock < 0) return false;
-    if (::flock(lock, LOCK_EX | LOCK_NB) != 0) {
-        ::close(lock);
-        return false;
-    }
-    return true;  // the descriptor stays open (and the lock held) until the process ends
+    const long free = soft - open;
+    if (free >= kFreeDescriptorsForPch) return {};
+    return "the file descriptor limit (RLIMIT_NOFILE) '" + std::to_string(soft) + "' leaves " +
+           std::to_string(std::max(0L, free)) + " free, and NVRTC's PCH needs " +
+           std::to_string(kFreeDescriptorsForPch) + " (it crashes when it cannot open its folder)";
 }
 
 PchFolder& pch_folder() {
@@ -108,9 +73,7 @@ PchFolder& pch_folder() {
 
 void remove_pch_folder() {
     PchFolder& folder = pch_folder();
-    if (folder.path.empty() || folder.owner != ::getpid()) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(folder.path, ignored);
+    if (folder.owner == ::getpid()) folder.folder.remove();
 }
 
 }  // namespace
@@ -120,35 +83,30 @@ PchDirectory automatic_pch_directory(std::size_t heap_size) noexcept {
         PchFolder& folder = pch_folder();
         std::lock_guard lock(folder.mutex);
         std::filesystem::path parent;
-        if (folder.path.empty()) {
+        if (folder.folder.empty()) {
             const TemporaryDirectory temporary = temporary_directory();
             if (!temporary.problem.empty()) return {{}, temporary.problem};
             parent = temporary.path;
         } else {
-            parent = std::filesystem::path(folder.path).parent_path();
+            parent = folder.folder.path().parent_path();
         }
         if (std::string room = room_problem(parent, heap_size, "a precompiled header"); !room.empty())
             return {{}, room};
-        if (folder.path.empty()) {
+        if (std::string descriptors = descriptor_problem(); !descriptors.empty())
+            return {{}, descriptors};
+        if (folder.folder.empty()) {
             // Once per process: what processes that ended without their exit handler left.
-            reclaim_abandoned_folders(parent);
-            std::string pattern = (parent / (std::string(kFolderPrefix) + "XXXXXX")).string();
-            if (::mkdtemp(pattern.data()) == nullptr) {
+            reclaim_abandoned_folders(parent, kFolderPrefix);
+            try {
+                folder.folder = OwnedFolder::make(parent, kFolderPrefix);
+            } catch (const std::system_error& e) {
                 return {{}, "cannot make a folder for precompiled headers in '" + parent.string() +
-                                "': " + std::error_code(errno, std::generic_category()).message()};
+                                "': " + e.what()};
             }
-            if (!lock_folder(pattern)) {
-                const int error = errno;
-                std::error_code ignored;
-                std::filesystem::remove_all(pattern, ignored);
-                return {{}, "cannot lock the folder for precompiled headers '" + pattern +
-                                "': " + std::error_code(error, std::generic_category()).message()};
-            }
-            folder.path = pattern;
             folder.owner = ::getpid();
             std::atexit(remove_pch_folder);
         }
-        return {folder.path, {}};
+        return {folder.folder.path().string(), {}};
     } catch (...) {  // std::bad_alloc
         return {{}, "out of memory while choosing the precompiled header folder"};
     }

@@ -4,7 +4,8 @@
 // so a file system without room for it ends the process with SIGBUS instead of an error.
 // The folders of processes that ended without their exit handlers (killed, crashed) are removed
 // by the next process that makes its folder in the same temporary directory: each owner holds a
-// lock on its folder while it lives (pch_directory.cpp).
+// lock on its folder while it lives, and a folder gets the name reclaimers act on only once that
+// lock is held (support/owned_folder.hpp).
 #pragma once
 
 #include <cstddef>

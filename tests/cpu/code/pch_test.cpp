@@ -7,6 +7,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,7 +18,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <set>
+#include <thread>
 
 namespace {
 
@@ -203,6 +206,26 @@ TEST(Pch, NoRoomForAPchTurnsItOffWithOneWarning) {
         ::testing::ExitedWithCode(0), "");
 }
 
+// A process with almost every descriptor taken: NVRTC crashed (readdir of a null DIR*) when its
+// opendir of the PCH folder failed with EMFILE; PCH is left out instead.
+TEST(Pch, TooFewFreeDescriptorsTurnPchOffWithOneWarning) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(
+        {
+            rlimit limit{};
+            limit.rlim_cur = limit.rlim_max = 256;
+            ::setrlimit(RLIMIT_NOFILE, &limit);
+            std::vector<int> taken;
+            for (int fd; (fd = ::open("/dev/null", O_RDONLY)) >= 0;) taken.push_back(fd);
+            for (int i = 0; i < 8 && !taken.empty(); ++i) {
+                ::close(taken.back());
+                taken.pop_back();
+            }
+            std::exit(expect_pch_off_without_failing("the file descriptor limit (RLIMIT_NOFILE) '256' leaves"));
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
 // The PCH folders in `tmpdir` (cudacore-pch-XXXXXX).
 std::set<std::string> pch_folders(const std::filesystem::path& tmpdir) {
     std::set<std::string> found;
@@ -217,29 +240,50 @@ std::set<std::string> pch_folders(const std::filesystem::path& tmpdir) {
 // object unless it has ended.
 class CompilingProcess {
 public:
-    CompilingProcess(const std::filesystem::path& tmpdir, const char* mode, const char* name) {
+    // `delay_lock_ms`: the process runs with lock_open_delay preloaded, creating its folder's
+    // lock file that much later; the constructor then returns at once (read_line() waits).
+    CompilingProcess(const std::filesystem::path& tmpdir, const char* mode, const char* name,
+                     int delay_lock_ms = 0) {
         int out[2];
         if (::pipe(out) != 0) return;
         const std::string helper = test::helper_path("pch_compile").string();
+        const std::string shim = (test::executable_dir() / "libcudacore_lock_open_delay.so").string();
         pid_ = ::fork();
         if (pid_ == 0) {
             ::dup2(out[1], 1);
             ::close(out[0]);
             ::close(out[1]);
             ::setenv("TMPDIR", tmpdir.c_str(), 1);
+            if (delay_lock_ms > 0) {
+                ::setenv("LD_PRELOAD", shim.c_str(), 1);
+                // Under ASan the preloaded shim comes before ASan's runtime, which ASan refuses
+                // unless told; the shim's open() then calls ASan's.
+                const char* asan = std::getenv("ASAN_OPTIONS");
+                const std::string asan_options = std::string(asan ? asan : "") +
+                                                 (asan && *asan ? ":" : "") + "verify_asan_link_order=0";
+                ::setenv("ASAN_OPTIONS", asan_options.c_str(), 1);
+                ::setenv("CUDACORE_TEST_LOCK_OPEN_DELAY_MS", std::to_string(delay_lock_ms).c_str(), 1);
+            }
             ::execl(helper.c_str(), helper.c_str(), mode, name, static_cast<char*>(nullptr));
             std::_Exit(127);
         }
         ::close(out[1]);
+        out_ = out[0];
+        if (delay_lock_ms == 0) read_line();
+    }
+    // Waits for the process's line ("created\n" when it compiled with a PCH).
+    void read_line() {
         char buffer[512];
         ssize_t n = 0;
-        while (pid_ > 0 && (n = ::read(out[0], buffer, sizeof buffer)) > 0) {
+        while (pid_ > 0 && out_ >= 0 && (n = ::read(out_, buffer, sizeof buffer)) > 0) {
             said_.append(buffer, static_cast<std::size_t>(n));
             if (said_.find('\n') != std::string::npos) break;
         }
-        ::close(out[0]);
+        if (out_ >= 0) ::close(out_);
+        out_ = -1;
     }
     ~CompilingProcess() {
+        if (out_ >= 0) ::close(out_);
         if (pid_ <= 0 || ended_) return;
         ::kill(pid_, SIGKILL);
         ::waitpid(pid_, nullptr, 0);
@@ -260,6 +304,7 @@ public:
 
 private:
     pid_t pid_ = -1;
+    int out_ = -1;
     bool ended_ = false;
     std::string said_;
 };
@@ -323,6 +368,66 @@ TEST(Pch, OnlyAbandonedFoldersOfTheRightFormAreRemoved) {
     EXPECT_TRUE(std::filesystem::is_symlink(tmpdir.path() / "cudacore-pch-link00"));
     EXPECT_TRUE(std::filesystem::exists(tmpdir.path() / "cudacore-pch-toolongname"));
     EXPECT_FALSE(std::filesystem::exists(tmpdir.path() / "cudacore-pch-old000"));
+}
+
+// A PCH folder (of either name) in `tmpdir` that holds its lock file: one being made or made.
+std::optional<std::filesystem::path> folder_with_lock(const std::filesystem::path& tmpdir) {
+    for (const auto& entry : std::filesystem::directory_iterator(tmpdir))
+        if (entry.path().filename().string().starts_with("cudacore-pch-") &&
+            std::filesystem::exists(entry.path() / "owner.lock"))
+            return entry.path();
+    return std::nullopt;
+}
+
+// The moment between creating a new folder's lock file and locking it, stretched to seconds
+// (lock_open_delay): a process starting then reclaims abandoned folders, and must not take the
+// new one for one (it did: its owner then gave NVRTC a removed --pch-dir, and NVRTC's opendir of
+// it failed; readdir(NULL) crashed the process when the folder went between NVRTC's check and its
+// opendir).
+TEST(Pch, AFolderBeingMadeIsNeverReclaimed) {
+    test::TempDir tmpdir;
+    CompilingProcess making(tmpdir.path(), "stay", "making", /*delay_lock_ms=*/3000);
+    std::optional<std::filesystem::path> made;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!(made = folder_with_lock(tmpdir.path())) && std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(made) << "no folder with a lock file appeared";
+
+    CompilingProcess reclaiming(tmpdir.path(), "exit", "reclaiming");  // in the stretched moment
+    EXPECT_EQ(reclaiming.said(), "created\n");
+    EXPECT_EQ(reclaiming.wait(), 0);
+    making.read_line();
+    EXPECT_EQ(making.said(), "created\n") << "the folder was removed while it was being made";
+    const std::set<std::string> left = pch_folders(tmpdir.path());
+    ASSERT_EQ(left.size(), 1u);
+    EXPECT_TRUE(std::filesystem::exists(tmpdir.path() / *left.begin() / "owner.lock"));
+    EXPECT_FALSE(left.begin()->starts_with("cudacore-pch-new-")) << *left.begin();
+
+    const int status = making.kill();
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
+    CompilingProcess next(tmpdir.path(), "exit", "after");
+    EXPECT_EQ(next.said(), "created\n");
+    EXPECT_EQ(next.wait(), 0);
+    EXPECT_TRUE(std::filesystem::is_empty(tmpdir.path())) << "litter left in the temporary folder";
+}
+
+// A folder still under its private name (its maker between mkdtemp and its lock, or killed
+// there) is reclaimed only once old; a young one is kept even with its lock free.
+TEST(Pch, UnfinishedFoldersAreReclaimedOnlyWhenOld) {
+    test::TempDir tmpdir;
+    const std::filesystem::path young = tmpdir.path() / "cudacore-pch-new-young0";
+    const std::filesystem::path old = tmpdir.path() / "cudacore-pch-new-old000";
+    for (const auto& folder : {young, old}) {
+        std::filesystem::create_directory(folder);
+        test::write_file(folder / "owner.lock", "");
+    }
+    std::filesystem::last_write_time(old, std::filesystem::file_time_type::clock::now() -
+                                              std::chrono::hours(48));
+    CompilingProcess next(tmpdir.path(), "exit", "unfinished");
+    EXPECT_EQ(next.said(), "created\n");
+    EXPECT_EQ(next.wait(), 0);
+    EXPECT_TRUE(std::filesystem::exists(young / "owner.lock"));
+    EXPECT_FALSE(std::filesystem::exists(old));
 }
 
 // Last: it shrinks, then regrows, the process-wide PCH heap.

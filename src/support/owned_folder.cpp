@@ -1,0 +1,216 @@
+#include "support/owned_folder.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>  // renameat2
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+namespace cudacore::detail {
+
+namespace {
+
+constexpr const char* kLockName = "owner.lock";
+constexpr std::string_view kUnfinished = "new-";
+constexpr std::size_t kSuffixSize = 6;  // mkdtemp's XXXXXX
+
+bool is_suffix(std::string_view text) {
+    if (text.size() != kSuffixSize) return false;
+    for (const char c : text)
+        if (!std::isalnum(static_cast<unsigned char>(c))) return false;
+    return true;
+}
+
+void close_fd(int& fd) noexcept {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+}
+
+// Removes everything inside the folder open as `folder` (symbolic links are removed, never
+// followed); `keep_last` (the lock file) goes after the rest, so that a remover killed halfway
+// leaves a folder the next one still recognises. Best effort.
+void remove_contents(int folder, const char* keep_last) noexcept {
+    try {
+        const int listing_fd = ::fcntl(folder, F_DUPFD_CLOEXEC, 0);
+        if (listing_fd < 0) return;
+        DIR* listing = ::fdopendir(listing_fd);
+        if (!listing) {
+            ::close(listing_fd);
+            return;
+        }
+        std::vector<std::string> names;
+        while (const dirent* entry = ::readdir(listing)) {
+            const std::string_view name = entry->d_name;
+            if (name != "." && name != ".." && !(keep_last && name == keep_last)) names.emplace_back(name);
+        }
+        ::closedir(listing);
+        for (const std::string& name : names) {
+            struct stat info {};
+            if (::fstatat(folder, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) continue;
+            if (S_ISDIR(info.st_mode)) {
+                const int inner = ::openat(folder, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (inner >= 0) {
+                    remove_contents(inner, nullptr);
+                    ::close(inner);
+                }
+                ::unlinkat(folder, name.c_str(), AT_REMOVEDIR);
+            } else {
+                ::unlinkat(folder, name.c_str(), 0);
+            }
+        }
+        if (keep_last) ::unlinkat(folder, keep_last, 0);
+    } catch (...) {  // std::bad_alloc: what is left stays
+    }
+}
+
+bool older_than(const struct stat& info, std::chrono::hours age) {
+    const auto modified = std::chrono::system_clock::from_time_t(info.st_mtime);
+    return std::chrono::system_clock::now() - modified > age;
+}
+
+// Removes the folder `name` of `parent` if it is abandoned (see the header).
+void reclaim_one(int parent, const char* name, bool unfinished) noexcept {
+    const int folder = ::openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (folder < 0) return;  // gone already, a symbolic link, or not a folder
+    struct stat info {};
+    if (::fstat(folder, &info) != 0 || info.st_uid != ::geteuid()) {
+        ::close(folder);
+        return;  // not ours: never touched
+    }
+    int lock = ::openat(folder, kLockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    bool abandoned = false;
+    if (lock < 0) {
+        // No lock file: its maker died before making it, or an older cudacore made the folder.
+        abandoned = errno == ENOENT && older_than(info, kUnlockedFolderAge);
+    } else if (::flock(lock, LOCK_EX | LOCK_NB) == 0) {
+        // The lock is ours now: no owner holds it, and none can take it while we remove.
+        abandoned = !unfinished || older_than(info, kUnlockedFolderAge);
+    }
+    if (abandoned) {
+        remove_contents(folder, kLockName);
+        // By name, last: if the name now belongs to another folder, that one is not empty.
+        ::unlinkat(parent, name, AT_REMOVEDIR);
+    }
+    if (lock >= 0) ::close(lock);
+    ::close(folder);
+}
+
+[[noreturn]] void fail(const char* call, const std::filesystem::path& path, int error) {
+    throw std::system_error(error, std::generic_category(),
+                            std::string(call) + " '" + path.string() + "' failed");
+}
+
+}  // namespace
+
+OwnedFolder::OwnedFolder(OwnedFolder&& other) noexcept
+    : path_(std::move(other.path_)),
+      folder_fd_(std::exchange(other.folder_fd_, -1)),
+      lock_fd_(std::exchange(other.lock_fd_, -1)) {
+    other.path_.clear();
+}
+
+OwnedFolder& OwnedFolder::operator=(OwnedFolder&& other) noexcept {
+    if (this != &other) {
+        remove();
+        path_ = std::move(other.path_);
+        other.path_.clear();
+        folder_fd_ = std::exchange(other.folder_fd_, -1);
+        lock_fd_ = std::exchange(other.lock_fd_, -1);
+    }
+    return *this;
+}
+
+OwnedFolder::~OwnedFolder() { remove(); }
+
+OwnedFolder OwnedFolder::make(const std::filesystem::path& parent, std::string_view prefix) {
+    const std::string unfinished_prefix = std::string(prefix) + std::string(kUnfinished);
+    for (int attempt = 0;; ++attempt) {
+        std::string unfinished = (parent / (unfinished_prefix + "XXXXXX")).string();
+        if (::mkdtemp(unfinished.data()) == nullptr) fail("mkdtemp", unfinished, errno);
+        OwnedFolder made;
+        made.path_ = unfinished;  // removed with it on any error below
+        made.folder_fd_ = ::open(unfinished.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (made.folder_fd_ < 0) fail("open", unfinished, errno);
+        made.lock_fd_ = ::openat(made.folder_fd_, kLockName,
+                                 O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (made.lock_fd_ < 0) fail("open", made.path_ / kLockName, errno);
+        if (::flock(made.lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+            // Only a reclaimer removing it (after a stop of a day) holds it: start again.
+            const int error = errno;
+            if (error == EWOULDBLOCK && attempt < 8) continue;
+            fail("flock", made.path_ / kLockName, error);
+        }
+        // Complete and locked: visible to reclaimers from now on.
+        const std::string name = std::string(prefix) + unfinished.substr(unfinished.size() - kSuffixSize);
+        const std::filesystem::path target = parent / name;
+        if (::renameat2(AT_FDCWD, unfinished.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0) {
+            const int error = errno;
+            // EEXIST: the name is taken (by a folder of the old form); ENOENT: reclaimed meanwhile.
+            if ((error == EEXIST || error == ENOENT) && attempt < 8) continue;
+            fail("renameat2", target, error);
+        }
+        made.path_ = target;
+        // What carries the name is the folder we made (the check above cannot be fooled by a
+        // folder renamed meanwhile only if nobody reclaimed ours: see reclaim_one).
+        struct stat ours {}, named {};
+        if (::fstat(made.folder_fd_, &ours) != 0 ||
+            ::fstatat(AT_FDCWD, target.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0 ||
+            ours.st_dev != named.st_dev || ours.st_ino != named.st_ino) {
+            made.release();  // not ours to remove
+            if (attempt < 8) continue;
+            fail("renameat2", target, EEXIST);
+        }
+        return made;
+    }
+}
+
+void OwnedFolder::remove() noexcept {
+    if (folder_fd_ >= 0) {
+        remove_contents(folder_fd_, kLockName);
+        ::rmdir(path_.c_str());
+    }
+    release();
+}
+
+void OwnedFolder::release() noexcept {
+    close_fd(folder_fd_);
+    close_fd(lock_fd_);
+    path_.clear();
+}
+
+void reclaim_abandoned_folders(const std::filesystem::path& parent, std::string_view prefix) noexcept {
+    try {
+        const int directory = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (directory < 0) return;
+        const int listing_fd = ::fcntl(directory, F_DUPFD_CLOEXEC, 0);
+        DIR* listing = listing_fd >= 0 ? ::fdopendir(listing_fd) : nullptr;
+        if (!listing) {
+            if (listing_fd >= 0) ::close(listing_fd);
+            ::close(directory);
+            return;
+        }
+        std::vector<std::pair<std::string, bool>> candidates;  // (name, unfinished)
+        while (const dirent* entry = ::readdir(listing)) {
+            std::string_view name = entry->d_name;
+            if (!name.starts_with(prefix)) continue;
+            name.remove_prefix(prefix.size());
+            const bool unfinished = name.starts_with(kUnfinished);
+            if (unfinished) name.remove_prefix(kUnfinished.size());
+            if (is_suffix(name)) candidates.emplace_back(entry->d_name, unfinished);
+        }
+        ::closedir(listing);
+        for (const auto& [name, unfinished] : candidates) reclaim_one(directory, name.c_str(), unfinished);
+        ::close(directory);
+    } catch (...) {  // std::bad_alloc: the folders stay for the next process
+    }
+}
+
+}  // namespace cudacore::detail

@@ -1,0 +1,105 @@
+// support/owned_folder: a folder of this process's own in a shared folder, locked while it is
+// used and reclaimed by others only once its lock is free. The races it closes are shown with
+// real processes in code/pch_test.cpp; these are its rules, one at a time.
+#include "test_support.hpp"
+
+#include "support/owned_folder.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+namespace {
+
+using cudacore::detail::OwnedFolder;
+using cudacore::detail::reclaim_abandoned_folders;
+
+// Whether another open file description can take the folder's lock now (what a reclaimer does).
+bool lock_is_free(const std::filesystem::path& folder) {
+    const int fd = ::open((folder / "owner.lock").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    const bool free = ::flock(fd, LOCK_EX | LOCK_NB) == 0;
+    ::close(fd);
+    return free;
+}
+
+TEST(OwnedFolder, IsMadeLockedUnderItsPublicName) {
+    cudacore::test::TempDir parent;
+    OwnedFolder folder = OwnedFolder::make(parent.path(), "cudacore-x-");
+    const std::string name = folder.path().filename().string();
+    EXPECT_EQ(folder.path().parent_path(), parent.path());
+    ASSERT_EQ(name.size(), std::string("cudacore-x-").size() + 6) << name;
+    EXPECT_TRUE(name.starts_with("cudacore-x-"));
+    EXPECT_FALSE(lock_is_free(folder.path()));
+    // Nothing else is left: the private name is gone.
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(parent.path()), {}), 1);
+}
+
+TEST(OwnedFolder, ALiveFolderIsKeptAndAnAbandonedOneRemovedWithEverythingInIt) {
+    cudacore::test::TempDir parent;
+    OwnedFolder live = OwnedFolder::make(parent.path(), "cudacore-x-");
+    OwnedFolder abandoned = OwnedFolder::make(parent.path(), "cudacore-x-");
+    const std::filesystem::path abandoned_path = abandoned.path();
+    std::filesystem::create_directories(abandoned_path / "inner" / "deeper");
+    cudacore::test::write_file(abandoned_path / "inner" / "deeper" / "file", "x");
+    cudacore::test::write_file(live.path() / "file", "x");
+    abandoned.release();  // its lock is given back, the folder stays: as a killed owner leaves it
+    ASSERT_TRUE(lock_is_free(abandoned_path));
+
+    reclaim_abandoned_folders(parent.path(), "cudacore-x-");
+    EXPECT_FALSE(std::filesystem::exists(abandoned_path));
+    EXPECT_TRUE(std::filesystem::exists(live.path() / "file"));
+    EXPECT_FALSE(lock_is_free(live.path()));
+}
+
+TEST(OwnedFolder, OtherNamesAndLinksAreNeverTouched) {
+    cudacore::test::TempDir parent, elsewhere;
+    OwnedFolder target = OwnedFolder::make(elsewhere.path(), "cudacore-x-");
+    cudacore::test::write_file(target.path() / "keep", "x");
+    const std::filesystem::path target_path = target.path();
+    target.release();  // free lock: removable where it is, never through a link to it
+    std::filesystem::create_directory_symlink(target_path, parent.path() / "cudacore-x-link00");
+    std::filesystem::create_directory(parent.path() / "cudacore-y-abcdef");
+    cudacore::test::write_file(parent.path() / "cudacore-y-abcdef" / "owner.lock", "");
+    std::filesystem::create_directory(parent.path() / "cudacore-x-toolong");
+    cudacore::test::write_file(parent.path() / "cudacore-x-toolong" / "owner.lock", "");
+
+    reclaim_abandoned_folders(parent.path(), "cudacore-x-");
+    EXPECT_TRUE(std::filesystem::exists(target_path / "keep"));
+    EXPECT_TRUE(std::filesystem::is_symlink(parent.path() / "cudacore-x-link00"));
+    EXPECT_TRUE(std::filesystem::exists(parent.path() / "cudacore-y-abcdef"));
+    EXPECT_TRUE(std::filesystem::exists(parent.path() / "cudacore-x-toolong"));
+}
+
+TEST(OwnedFolder, RemoveTakesTheFolderAndGivesTheLockBack) {
+    cudacore::test::TempDir parent;
+    OwnedFolder folder = OwnedFolder::make(parent.path(), "cudacore-x-");
+    std::filesystem::create_directory(folder.path() / "sub");
+    cudacore::test::write_file(folder.path() / "sub" / "f", "x");
+    const std::filesystem::path path = folder.path();
+    folder.remove();
+    EXPECT_TRUE(folder.empty());
+    EXPECT_FALSE(std::filesystem::exists(path));
+    folder.remove();  // idempotent
+    {
+        OwnedFolder scoped = OwnedFolder::make(parent.path(), "cudacore-x-");
+        OwnedFolder moved = std::move(scoped);
+        EXPECT_TRUE(scoped.empty());
+        EXPECT_FALSE(moved.empty());
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(parent.path())) << "the destructor removes it";
+}
+
+TEST(OwnedFolder, AMissingParentIsAnErrorNamingIt) {
+    try {
+        OwnedFolder::make("/nonexistent-cudacore-parent", "cudacore-x-");
+        FAIL() << "no error";
+    } catch (const std::system_error& e) {
+        EXPECT_NE(std::string(e.what()).find("mkdtemp '/nonexistent-cudacore-parent/cudacore-x-new-"),
+                  std::string::npos)
+            << e.what();
+        EXPECT_EQ(e.code().value(), ENOENT);
+    }
+}
+
+}  // namespace
