@@ -4,6 +4,8 @@
 #include "cudacore/program.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "loader/compiler_apis.hpp"
+#include "support/owned_folder.hpp"
+#include "support/removed_on_signal.hpp"
 #include "support/temporary_directory.hpp"
 
 #include <nlohmann/json.hpp>
@@ -20,13 +22,18 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 namespace cudacore::detail {
 
 namespace {
 
-// A private folder for one time trace, removed with everything in it.
+// A private folder for one time trace, removed with everything in it: an OwnedFolder, so that
+// the folder of a process killed mid-compile is reclaimed by the next one that makes its own
+// (once per process), and registered for removal when a CLI is ended by a signal.
+constexpr std::string_view kTracePrefix = "cudacore-trace-";
+
 class TraceDirectory {
 public:
     explicit TraceDirectory(const std::string& object) {
@@ -35,23 +42,24 @@ public:
             throw CompilerApiError("mkdtemp", ENOENT, "no temporary directory",
                                    object + ", folder for the header trace: " + temporary.problem);
         }
-        std::string pattern = (temporary.path / "cudacore-trace-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) {
-            throw CompilerApiError("mkdtemp", errno, std::strerror(errno),
-                                   object + ", folder for the header trace " + pattern);
+        static std::once_flag reclaimed;
+        std::call_once(reclaimed, [&] { reclaim_abandoned_folders(temporary.path, kTracePrefix); });
+        try {
+            folder_ = OwnedFolder::make(temporary.path, kTracePrefix);
+        } catch (const std::system_error& e) {
+            throw CompilerApiError("mkdtemp", e.code().value(), e.what(),
+                                   object + ", folder for the header trace in " +
+                                       temporary.path.string());
         }
-        path_ = pattern;
-    }
-    ~TraceDirectory() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path_, ignored);
+        removed_on_signal_ = RemovedOnSignal(folder_.path());
     }
     TraceDirectory(const TraceDirectory&) = delete;
     TraceDirectory& operator=(const TraceDirectory&) = delete;
-    const std::filesystem::path& path() const noexcept { return path_; }
+    const std::filesystem::path& path() const noexcept { return folder_.path(); }
 
 private:
-    std::filesystem::path path_;
+    OwnedFolder folder_;  // removed by its destructor, after the registration below ends
+    RemovedOnSignal removed_on_signal_;
 };
 
 // The header files named by the "Processing Header File" events of an NVRTC time trace. A name

@@ -2,6 +2,7 @@
 
 #include "cudacore/warnings.hpp"
 #include "support/owned_folder.hpp"
+#include "support/removed_on_signal.hpp"
 #include "support/temporary_directory.hpp"
 
 #include <dirent.h>
@@ -27,6 +28,7 @@ struct PchFolder {
     std::mutex mutex;
     OwnedFolder folder;  // made once, in the temporary directory of that time
     pid_t owner = 0;     // the process that made it (a forked child must not remove it)
+    RemovedOnSignal removed_on_signal;  // a CLI ended by a signal removes it too
     std::set<std::string> warned;
 };
 
@@ -104,6 +106,7 @@ PchDirectory automatic_pch_directory(std::size_t heap_size) noexcept {
                                 "': " + e.what()};
             }
             folder.owner = ::getpid();
+            folder.removed_on_signal = RemovedOnSignal(folder.folder.path());
             std::atexit(remove_pch_folder);
         }
         return {folder.folder.path().string(), {}};

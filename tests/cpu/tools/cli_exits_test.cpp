@@ -155,10 +155,9 @@ TEST_F(CliExits, ACompileSignalledInNvrtcEndsByThatSignal) {
     EXPECT_EQ(runs, 9);
 }
 
-// Nothing at all is left in TMPDIR. Needs the header trace folder (src/code/program.cpp) and the
-// PCH folder (src/code/pch_directory.cpp) registered with detail::RemovedOnSignal by their
-// owners; until then both stay, and this test says so.
-TEST_F(CliExits, DISABLED_ACompileSignalledInNvrtcLeavesNothingInTmpdir) {
+// Nothing at all is left in TMPDIR: the header trace folder and the PCH folder are registered
+// for removal when the CLI is ended by a signal.
+TEST_F(CliExits, ACompileSignalledInNvrtcLeavesNothingInTmpdir) {
     for (const int signal : {SIGTERM, SIGINT}) {
         std::string printed;
         EXPECT_EQ(compile_and_signal(signal, Output::pipe, &printed), -signal) << printed;
