@@ -166,8 +166,8 @@ bool older(const EntryFile& a, const EntryFile& b) {
 }
 
 // Whether the process that wrote a temporary file is gone (so the file will never be renamed
-// into place). A writer in another pid namespace may look gone: removing its temporary file makes
-// its store fail, which the compile survives.
+// into place), by the pid in its name. A writer in another pid namespace may look gone: callers
+// first check the lock every writer holds on its file (atomic_write_temporary_in_use).
 bool writer_is_gone(std::string_view name) {
     const auto pid = detail::atomic_write_temporary_writer(name);
     if (!pid) return true;  // not one of ours: left by an older version, or planted
@@ -220,7 +220,9 @@ DirectoryListing list_directory(int directory_fd, const fs::path& directory,
         } else if (is_cache_temporary(name)) {
             const auto modified = std::chrono::system_clock::from_time_t(info.st_mtim.tv_sec);
             if (remove_stale_temporaries &&
-                (writer_is_gone(name) || now - modified > DiskProgramCache::stale_temporary_age) &&
+                !detail::atomic_write_temporary_in_use(directory_fd, item->d_name) &&
+                (writer_is_gone(name) ||
+                 now - modified > DiskProgramCache::stale_temporary_age) &&
                 ::unlinkat(directory_fd, item->d_name, 0) == 0)
                 continue;
             listing.temporary_bytes += size;

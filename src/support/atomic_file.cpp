@@ -4,6 +4,7 @@
 #include "support/termination_signals.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,6 +61,13 @@ std::size_t name_limit(int directory_fd) {
 
 }  // namespace
 
+bool atomic_write_temporary_in_use(int directory_fd, const char* file_name) noexcept {
+    const FileDescriptor file{
+        ::openat(directory_fd, file_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)};
+    if (file.fd < 0) return false;
+    return ::flock(file.fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+}
+
 bool is_atomic_write_temporary(std::string_view file_name) noexcept {
     return file_name.starts_with(".") && file_name.find(temporary_marker) != std::string_view::npos;
 }
@@ -89,6 +97,12 @@ void write_file_atomically_at(int directory_fd, const std::string& file_name,
     if (file.fd < 0) throw_errno(errno, "open", temporary_display);
     // A signal that ends the process (through the CLI's handling) removes it too.
     const RemovedOnSignal removed_on_signal(temporary_display);
+    // Held until the file is in place (through a duplicate, so that close() below still reports
+    // errors): a cleaner never removes a temporary file whose lock is held. Blocking: a cleaner
+    // holds it only for a test. A file system without flock writes unlocked, as before.
+    while (::flock(file.fd, LOCK_EX) != 0 && errno == EINTR) {
+    }
+    const FileDescriptor in_use{::fcntl(file.fd, F_DUPFD_CLOEXEC, 0)};
     auto fail = [&](int error, const std::string& call) {
         ::unlinkat(directory_fd, temporary.c_str(), 0);
         throw_errno(error, call, temporary_display);

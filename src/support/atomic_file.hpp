@@ -43,6 +43,11 @@ void write_file_atomically_at(int directory_fd, const std::string& file_name,
 bool is_atomic_write_temporary(std::string_view file_name) noexcept;
 // The process id recorded in a temporary file's name, if it has one.
 std::optional<pid_t> atomic_write_temporary_writer(std::string_view file_name) noexcept;
+// Whether a writer still holds the temporary file `file_name` of the directory open as
+// `directory_fd`: the writer holds an flock on it from its creation until it is renamed into
+// place, so this is true for a live writer in any pid namespace. False when it is free, gone or
+// cannot be opened. Never throws.
+bool atomic_write_temporary_in_use(int directory_fd, const char* file_name) noexcept;
 
 // Reads a whole regular file of at most `max_size` bytes, refusing larger ones before reading
 // them, and anything that is not a regular file (a directory, a device, a FIFO: opened

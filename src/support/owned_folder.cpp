@@ -71,7 +71,7 @@ void remove_contents(int folder, const char* keep_last) noexcept {
     }
 }
 
-bool older_than(const struct stat& info, std::chrono::hours age) {
+bool older_than(const struct stat& info, std::chrono::seconds age) {
     const auto modified = std::chrono::system_clock::from_time_t(info.st_mtime);
     return std::chrono::system_clock::now() - modified > age;
 }
@@ -88,11 +88,14 @@ void reclaim_one(int parent, const char* name, bool unfinished) noexcept {
     int lock = ::openat(folder, kLockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     bool abandoned = false;
     if (lock < 0) {
-        // No lock file: its maker died before making it, or an older cudacore made the folder.
-        abandoned = errno == ENOENT && older_than(info, kUnlockedFolderAge);
+        // No lock file: its maker is about to make it, died before, or (a public folder) an
+        // older cudacore made the folder.
+        abandoned = errno == ENOENT &&
+                    older_than(info, unfinished ? std::chrono::seconds(kUnfinishedFolderAge)
+                                                : std::chrono::seconds(kUnlockedFolderAge));
     } else if (::flock(lock, LOCK_EX | LOCK_NB) == 0) {
         // The lock is ours now: no owner holds it, and none can take it while we remove.
-        abandoned = !unfinished || older_than(info, kUnlockedFolderAge);
+        abandoned = !unfinished || older_than(info, kUnfinishedFolderAge);
     }
     if (abandoned) {
         remove_contents(folder, kLockName);
@@ -141,9 +144,13 @@ OwnedFolder OwnedFolder::make(const std::filesystem::path& parent, std::string_v
         if (made.folder_fd_ < 0) fail("open", unfinished, errno);
         made.lock_fd_ = ::openat(made.folder_fd_, kLockName,
                                  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (made.lock_fd_ < 0) fail("open", made.path_ / kLockName, errno);
+        if (made.lock_fd_ < 0) {
+            const int error = errno;
+            if (error == ENOENT && attempt < 8) continue;  // reclaimed meanwhile: start again
+            fail("open", made.path_ / kLockName, error);
+        }
         if (::flock(made.lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-            // Only a reclaimer removing it (after a stop of a day) holds it: start again.
+            // Only a reclaimer removing it (its maker stalled here) holds it: start again.
             const int error = errno;
             if (error == EWOULDBLOCK && attempt < 8) continue;
             fail("flock", made.path_ / kLockName, error);

@@ -48,14 +48,18 @@ private:
     int lock_fd_ = -1;    // holds the flock
 };
 
-// How old an unfinished private folder (`<prefix>new-XXXXXX`) with a free lock, or a folder by
-// either name without a lock file, must be before it is reclaimed: its maker may be between
-// mkdtemp and its flock (a stopped process may stay there long).
+// How old a folder must be before it is reclaimed when no lock says whether it is in use:
+// - an unfinished private folder (`<prefix>new-XXXXXX`) whose lock is free or not made yet: its
+//   maker may be between mkdtemp and its flock. Removing it then is safe (the maker works through
+//   the folder's descriptor, sees the removal and starts again), so the age only spares makers
+//   that retry; what a maker killed there left goes ten seconds later.
+// - a public folder without a lock file (made by an older cudacore).
+inline constexpr std::chrono::seconds kUnfinishedFolderAge{10};
 inline constexpr std::chrono::hours kUnlockedFolderAge{24};
 
 // Removes the folders `<prefix>XXXXXX` in `parent` whose lock is free (their owners are gone,
 // never having removed them: killed, crashed, _exit), and the ones described above once older
-// than kUnlockedFolderAge. Folders of another user, symbolic links and other names are never
+// than their age. Folders of another user, symbolic links and other names are never
 // touched. Errors leave a folder where it is. Never throws.
 void reclaim_abandoned_folders(const std::filesystem::path& parent, std::string_view prefix) noexcept;
 

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -562,6 +563,30 @@ TEST(DiskProgramCache, TemporariesAreReclaimedWhenTheirWriterIsGone) {
     cache.prune(std::uint64_t{1} << 40);
     EXPECT_EQ(count_temporaries(cache_dir), 1u);  // only the live writer's
     EXPECT_TRUE(fs::exists(live));
+}
+
+// A writer holds a lock on its temporary file while it writes: one in another pid namespace
+// (whose pid names no process here) or stalled past stale_temporary_age is never taken for gone.
+TEST(DiskProgramCache, ATemporaryWhoseWriterHoldsItsLockIsKept) {
+    TempDir dir;
+    DiskProgramCache cache(dir.path() / "cache");
+    const pid_t gone = spawn({"/bin/true"});
+    ASSERT_EQ(wait_for(gone), 0);
+    const fs::path shard = planted(cache, key_of(0)).parent_path();
+    const fs::path writing =
+        shard / ("." + key_of(0).hex() + ".ccentry.tmp-" + std::to_string(gone) + "-0-1");
+    test::write_file(writing, "partial");
+    const int lock = ::open(writing.c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(lock, 0);
+    ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+    cache.prune(std::uint64_t{1} << 40);
+    EXPECT_TRUE(fs::exists(writing)) << "removed while its writer held it";
+    set_mtime(writing, 3600);
+    cache.prune(std::uint64_t{1} << 40);
+    EXPECT_TRUE(fs::exists(writing)) << "removed while its writer held it, once stale";
+    ::close(lock);
+    cache.prune(std::uint64_t{1} << 40);
+    EXPECT_FALSE(fs::exists(writing)) << "left after its writer was gone";
 }
 
 }  // namespace

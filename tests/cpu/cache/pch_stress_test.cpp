@@ -28,6 +28,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 namespace {
 
@@ -204,6 +205,16 @@ TEST(PchStress, ProcessesStartingTogetherNeverCrashAndAgreeWithAFreshCompile) {
         }
     }
     reap_orphans(true);  // every process that could hold a PCH folder is gone
+    // A process killed between making its folder and locking it leaves it under its private name,
+    // reclaimed once ten seconds old (kUnfinishedFolderAge): wait until it is, for the next one.
+    const auto unfinished = [&] {
+        for (const std::string& name : pch_folders(tmpdir.path()))
+            if (name.starts_with("cudacore-pch-new-")) return true;
+        return false;
+    };
+    const auto unfinished_gone = std::chrono::steady_clock::now() + std::chrono::seconds(12);
+    while (unfinished() && std::chrono::steady_clock::now() < unfinished_gone)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
 
     // The next process reclaims what the killed ones left, and removes its own folder at exit.
     Worker last = start_worker(tmpdir.path(), "-", "plain", 0, 1);

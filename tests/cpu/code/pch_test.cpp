@@ -412,7 +412,7 @@ TEST(Pch, AFolderBeingMadeIsNeverReclaimed) {
 }
 
 // A folder still under its private name (its maker between mkdtemp and its lock, or killed
-// there) is reclaimed only once old; a young one is kept even with its lock free.
+// there) is reclaimed only once old (ten seconds); a young one is kept even with its lock free.
 TEST(Pch, UnfinishedFoldersAreReclaimedOnlyWhenOld) {
     test::TempDir tmpdir;
     const std::filesystem::path young = tmpdir.path() / "cudacore-pch-new-young0";
@@ -423,6 +423,9 @@ TEST(Pch, UnfinishedFoldersAreReclaimedOnlyWhenOld) {
     }
     std::filesystem::last_write_time(old, std::filesystem::file_time_type::clock::now() -
                                               std::chrono::hours(48));
+    // Young for the next minutes, however slowly the next process starts.
+    std::filesystem::last_write_time(young, std::filesystem::file_time_type::clock::now() +
+                                                std::chrono::minutes(5));
     CompilingProcess next(tmpdir.path(), "exit", "unfinished");
     EXPECT_EQ(next.said(), "created\n");
     EXPECT_EQ(next.wait(), 0);

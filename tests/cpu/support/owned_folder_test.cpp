@@ -52,6 +52,36 @@ TEST(OwnedFolder, ALiveFolderIsKeptAndAnAbandonedOneRemovedWithEverythingInIt) {
     EXPECT_FALSE(lock_is_free(live.path()));
 }
 
+// A folder under its private name whose lock is free or not made: its maker may be about to
+// lock it, so it goes only once kUnfinishedFolderAge old; one whose lock is held never.
+TEST(OwnedFolder, UnfinishedFoldersGoOnlyOnceOldAndUnlocked) {
+    cudacore::test::TempDir parent;
+    const auto aged = [](const std::filesystem::path& path, std::chrono::seconds age) {
+        std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now() - age);
+    };
+    const std::filesystem::path fresh = parent.path() / "cudacore-x-new-fresh0";
+    const std::filesystem::path stale = parent.path() / "cudacore-x-new-stale0";
+    const std::filesystem::path no_lock = parent.path() / "cudacore-x-new-nolock";
+    const std::filesystem::path held = parent.path() / "cudacore-x-new-held00";
+    for (const auto& folder : {fresh, stale, held}) {
+        std::filesystem::create_directory(folder);
+        cudacore::test::write_file(folder / "owner.lock", "");
+    }
+    std::filesystem::create_directory(no_lock);
+    const int lock = ::open((held / "owner.lock").c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(lock, 0);
+    ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+    aged(fresh, std::chrono::seconds(-300));  // young for minutes, however slow this machine
+    for (const auto& folder : {stale, no_lock, held}) aged(folder, std::chrono::seconds(60));
+
+    reclaim_abandoned_folders(parent.path(), "cudacore-x-");
+    EXPECT_TRUE(std::filesystem::exists(fresh / "owner.lock"));
+    EXPECT_FALSE(std::filesystem::exists(stale));
+    EXPECT_FALSE(std::filesystem::exists(no_lock));
+    EXPECT_TRUE(std::filesystem::exists(held / "owner.lock"));
+    ::close(lock);
+}
+
 TEST(OwnedFolder, OtherNamesAndLinksAreNeverTouched) {
     cudacore::test::TempDir parent, elsewhere;
     OwnedFolder target = OwnedFolder::make(elsewhere.path(), "cudacore-x-");
