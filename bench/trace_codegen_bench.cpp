@@ -109,10 +109,13 @@ int main() {
     std::printf("%-20s %10s %10s %12s %12s %8s %10s %10s %10s\n", "kernel", "ptx same",
                 "cubin same", "plain ms", "traced ms", "ratio", "plain s", "miss s", "traced s");
     for (const Case& c : kCases) {
-        const std::string trace_path = (scratch / "trace").string();
+        // A trace file of its own per compile: ptxas reads an existing one (and fails on it).
         Program plain(c.source, SourceType::cxx, options_for(arch, false, {}));
-        Program traced(c.source, SourceType::cxx, options_for(arch, true, trace_path));
-        const bool ptx_same = plain.compile(CodeType::ptx).code() == traced.compile(CodeType::ptx).code();
+        Program traced_ptx(c.source, SourceType::cxx,
+                           options_for(arch, true, (scratch / (std::string(c.kernel) + c.name + "-ptx")).string()));
+        Program traced(c.source, SourceType::cxx,
+                       options_for(arch, true, (scratch / (std::string(c.kernel) + c.name + "-cubin")).string()));
+        const bool ptx_same = plain.compile(CodeType::ptx).code() == traced_ptx.compile(CodeType::ptx).code();
         auto start = std::chrono::steady_clock::now();
         const ObjectCode plain_cubin = plain.compile(CodeType::cubin);
         const double plain_s = seconds_since(start);
