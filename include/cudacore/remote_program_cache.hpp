@@ -113,7 +113,7 @@ struct RemoteCacheOptions {
     /// each failed retry up to max_retry_after, reset by a success.
     std::chrono::milliseconds retry_after{1000};
     std::chrono::milliseconds max_retry_after{30000};  ///< the longest back-off
-    /// Namespace of the keys (`<key_prefix>:v<format>.<entry format>:<key hex>`); must not contain '*', '?',
+    /// Namespace of the keys (`PREFIX:vFORMAT.ENTRY_FORMAT:KEY_HEX`); must not contain '*', '?',
     /// '[' or spaces (clear() matches it).
     std::string key_prefix = "cudacore";
     /// Expiry of stored entries (Redis EX); 0: none (the server's eviction policy bounds them).
