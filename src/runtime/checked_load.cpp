@@ -133,13 +133,7 @@ LoadProbeVerdict run_probe(const std::filesystem::path& probe, const ObjectCode&
     // Default signal handling and CUDACORE_PARENT_PID, as run_child_process gives its children:
     // the probe dies with this process.
     posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t defaults, empty;
-    sigfillset(&defaults);
-    sigemptyset(&empty);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setsigmask(&attributes, &empty);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    detail::init_default_signal_attributes(attributes);
     std::vector<std::string> environment_strings = detail::helper_environment();
     std::vector<char*> environment;
     for (auto& variable : environment_strings) environment.push_back(variable.data());

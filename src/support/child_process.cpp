@@ -89,6 +89,16 @@ ChildStartError::ChildStartError(int error, std::string call, const std::filesys
     message_ += system_call_failure(call_, error);
 }
 
+void init_default_signal_attributes(posix_spawnattr_t& attributes) noexcept {
+    posix_spawnattr_init(&attributes);
+    sigset_t defaults, empty;
+    sigfillset(&defaults);
+    sigemptyset(&empty);
+    posix_spawnattr_setsigdefault(&attributes, &defaults);
+    posix_spawnattr_setsigmask(&attributes, &empty);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+}
+
 std::vector<std::string> helper_environment() {
     const std::string prefix = std::string(kParentPidVariable) + "=";
     std::vector<std::string> variables;
@@ -140,13 +150,7 @@ ChildProcessResult run_child_process(const std::filesystem::path& program,
     // The child starts with default signal handling, whatever the caller set (an ignored
     // SIGSEGV would otherwise be inherited, and a crash would hang).
     posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    sigset_t defaults, empty;
-    sigfillset(&defaults);
-    sigemptyset(&empty);
-    posix_spawnattr_setsigdefault(&attributes, &defaults);
-    posix_spawnattr_setsigmask(&attributes, &empty);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    init_default_signal_attributes(attributes);
     pid_t pid = 0;
     const int spawned = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), environment.data());
     posix_spawn_file_actions_destroy(&actions);

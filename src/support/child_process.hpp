@@ -4,6 +4,8 @@
 // may crash on bytes from outside: the crash ends the child, and the caller reports it.
 #pragma once
 
+#include <spawn.h>
+
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -72,6 +74,12 @@ ChildProcessResult run_child_process(const std::filesystem::path& program,
 // The caller's environment with CUDACORE_PARENT_PID set to this process's id: what a helper
 // program is started with, so that it can die with its parent (parent_death.hpp).
 std::vector<std::string> helper_environment();
+
+// Initializes `attributes` (posix_spawnattr_init; the caller destroys them) so that the child
+// starts with default handling of every signal and none blocked, whatever the caller set (an
+// ignored SIGSEGV would be inherited and turn a crash into a hang; the CLI blocks SIGINT and
+// SIGTERM in its threads).
+void init_default_signal_attributes(posix_spawnattr_t& attributes) noexcept;
 
 // Where the helper program `name` is: `chosen` when not empty, else $`env_var` when set, else
 // beside the library (a build tree) or in ../libexec/cudacore/ from it (an installation).

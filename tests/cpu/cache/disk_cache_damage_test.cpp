@@ -2,6 +2,7 @@
 // symbolic link, the .shards counters deleted, cut short or holding impossible numbers, a
 // read-only cache with a dirty counter. A put that wrote its entry never throws, the bound holds,
 // prune repairs what it can and names what it cannot.
+#include "shard_table.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/disk_program_cache.hpp"
@@ -73,33 +74,10 @@ std::string hex(unsigned shard) {
     return name;
 }
 
-// One line of <cache>/.shards: "<shard> <bytes> <entries> <oldest> <c|d>".
-struct Slot {
-    std::uint64_t bytes = 0, entries = 0;
-    std::int64_t oldest = 0;
-    char state = '?';
-};
-
-Slot slot(const fs::path& cache, const std::string& shard) {
-    const std::string table = test::read_file(cache / ".shards");
-    const std::size_t at = std::stoul(shard, nullptr, 16) * 64;
-    if (table.size() < at + 64) return {};
-    Slot s;
-    char name[3] = {};
-    if (std::sscanf(table.substr(at, 64).c_str(), "%2s %lu %lu %ld %c", name, &s.bytes, &s.entries,
-                    &s.oldest, &s.state) != 5 ||
-        shard != name)
-        return {};
-    return s;
-}
-
+using Slot = test::ShardSlot;
+Slot slot(const fs::path& cache, const std::string& shard) { return test::shard_slot(cache, shard); }
 void write_slot(const fs::path& cache, const std::string& shard, const std::string& text) {
-    std::string table = test::read_file(cache / ".shards");
-    std::string line = text;
-    line.resize(63, ' ');
-    line += '\n';
-    table.replace(std::stoul(shard, nullptr, 16) * 64, 64, line);
-    test::write_file(cache / ".shards", table);
+    test::write_shard_slot(cache, shard, text);
 }
 
 // Every slot clean and equal to a listing of its folder (shards in `except` aside).

@@ -1,6 +1,7 @@
 // The disk cache's sharded layout: entries in 256 folders by key prefix, per-shard counters
 // (kept right through puts, replacements, corrupt entries and crashes), entries of the older flat
 // layout, eviction one shard at a time, and several processes killed at random while they store.
+#include "shard_table.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/disk_program_cache.hpp"
@@ -57,33 +58,10 @@ Counted listed(const fs::path& cache, const std::string& shard = "") {
     return counted;
 }
 
-// One line of <cache>/.shards: "<shard> <bytes> <entries> <oldest> <c|d>".
-struct Slot {
-    std::uint64_t bytes = 0, entries = 0;
-    std::int64_t oldest = 0;
-    char state = '?';
-};
-
-Slot slot(const fs::path& cache, const std::string& shard) {
-    const std::string table = test::read_file(cache / ".shards");
-    const std::size_t at = std::stoul(shard, nullptr, 16) * 64;
-    if (table.size() < at + 64) return {};
-    Slot s;
-    char name[3] = {};
-    if (std::sscanf(table.substr(at, 64).c_str(), "%2s %lu %lu %ld %c", name, &s.bytes, &s.entries,
-                    &s.oldest, &s.state) != 5 ||
-        shard != name)
-        return {};
-    return s;
-}
-
+using Slot = test::ShardSlot;
+Slot slot(const fs::path& cache, const std::string& shard) { return test::shard_slot(cache, shard); }
 void write_slot(const fs::path& cache, const std::string& shard, const std::string& text) {
-    std::string table = test::read_file(cache / ".shards");
-    std::string line = text;
-    line.resize(63, ' ');
-    line += '\n';
-    table.replace(std::stoul(shard, nullptr, 16) * 64, 64, line);
-    test::write_file(cache / ".shards", table);
+    test::write_shard_slot(cache, shard, text);
 }
 
 // Every slot clean and equal to a listing of its folder.
