@@ -105,7 +105,7 @@ TEST_F(DemoCommand, RunsEveryCpuStepAndSaysWhatItSkipped) {
     // The code and the list of headers it read.
     EXPECT_NE(cache.find("(cache now 2 entry, "), std::string::npos) << out;
     EXPECT_NE(cache.find("speed-up "), std::string::npos) << out;
-    EXPECT_EQ(capture(cache, R"(hit == miss \(ObjectCode ==, (\d+) bytes\): OK)"), saxpy_bytes)
+    EXPECT_EQ(capture(cache, R"(hit == miss == a plain compile \(bytes, (\d+)\): OK)"), saxpy_bytes)
         << out;
 
     // serialize: sizes agree and the loaded copy equals the original.
