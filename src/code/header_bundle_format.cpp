@@ -1,6 +1,6 @@
 // HeaderBundle's file form (the format is described in include/cudacore/header_bundle.hpp):
 // a fixed header with the sizes and an XXH3-64 checksum, then one zstd frame holding the names
-// and contents. Reading checks, in order: magic, size of the fixed header, version, the stated
+// and contents. Reading checks, in order: the magic, size of the fixed header, version, the stated
 // sizes against the input and the limit, the checksum, the frame's own content size, the
 // decompressed size, then every length against the bytes left; trailing bytes are an error.
 #include "cudacore/errors.hpp"
@@ -20,8 +20,8 @@
 namespace cudacore {
 namespace {
 
-constexpr std::array<unsigned char, 8> magic = {0x89, 'C', 'C', 'H', 'D', 'R', '\r', '\n'};
-constexpr std::size_t fixed_header_size = 8 + 4 + 4 + 8 + 8 + 8;
+constexpr std::array<unsigned char, 8> bundle_magic = {0x89, 'C', 'C', 'H', 'D', 'R', '\r', '\n'};
+constexpr std::size_t bundle_fixed_header_size = 8 + 4 + 4 + 8 + 8 + 8;
 constexpr std::size_t checksum_offset = 32;
 // zstd's level for bundles: made once at build time, read at every start, so a smaller file is
 // worth a slower write; decompression speed hardly depends on the level.
@@ -38,7 +38,7 @@ std::uint64_t read_little_endian(std::string_view bytes, std::size_t offset, int
     return value;
 }
 
-[[noreturn]] void reject(const std::string& why) {
+[[noreturn]] void reject_bundle(const std::string& why) {
     throw SerializationError("HeaderBundle::deserialize: " + why);
 }
 
@@ -63,7 +63,7 @@ public:
 private:
     void need(std::uint64_t size, const char* what) const {
         if (size > remaining()) {
-            reject(std::string(what) + " at payload offset " + std::to_string(position_) +
+            reject_bundle(std::string(what) + " at payload offset " + std::to_string(position_) +
                    " needs " + std::to_string(size) + " bytes but only " +
                    std::to_string(remaining()) + " remain");
         }
@@ -94,7 +94,7 @@ std::string HeaderBundle::serialize() const {
     }
     compressed.resize(written);
 
-    std::string out(magic.begin(), magic.end());
+    std::string out(bundle_magic.begin(), bundle_magic.end());
     put_little_endian(out, format_version, 4);
     put_little_endian(out, size(), 4);
     put_little_endian(out, payload.size(), 8);
@@ -109,35 +109,35 @@ std::string HeaderBundle::serialize() const {
 }
 
 HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
-    const std::size_t compare = std::min(bytes.size(), magic.size());
-    if (bytes.empty() || std::memcmp(bytes.data(), magic.data(), compare) != 0) {
-        reject("not a header bundle (" + std::to_string(bytes.size()) +
-               " bytes; the magic number does not match)");
+    const std::size_t compare = std::min(bytes.size(), bundle_magic.size());
+    if (bytes.empty() || std::memcmp(bytes.data(), bundle_magic.data(), compare) != 0) {
+        reject_bundle("not a header bundle (" + std::to_string(bytes.size()) +
+               " bytes; the bundle_magic number does not match)");
     }
-    if (bytes.size() < fixed_header_size) {
-        reject("truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
-               std::to_string(fixed_header_size) + "-byte header");
+    if (bytes.size() < bundle_fixed_header_size) {
+        reject_bundle("truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
+               std::to_string(bundle_fixed_header_size) + "-byte header");
     }
     const std::uint32_t version = static_cast<std::uint32_t>(read_little_endian(bytes, 8, 4));
-    if (version == 0) reject("invalid format version 0");
+    if (version == 0) reject_bundle("invalid format version 0");
     if (version > format_version) {
-        reject("format version " + std::to_string(version) + " is newer than this build reads (" +
+        reject_bundle("format version " + std::to_string(version) + " is newer than this build reads (" +
                std::to_string(format_version) + "); upgrade cudacore");
     }
     const std::uint32_t count = static_cast<std::uint32_t>(read_little_endian(bytes, 12, 4));
     const std::uint64_t payload_size = read_little_endian(bytes, 16, 8);
     const std::uint64_t compressed_size = read_little_endian(bytes, 24, 8);
     if (payload_size > max_payload_size) {
-        reject("the header claims " + std::to_string(payload_size) +
+        reject_bundle("the header claims " + std::to_string(payload_size) +
                " bytes of headers, more than the limit of " + std::to_string(max_payload_size));
     }
-    const std::uint64_t present = bytes.size() - fixed_header_size;
+    const std::uint64_t present = bytes.size() - bundle_fixed_header_size;
     if (compressed_size != present) {
-        reject(std::string(compressed_size > present ? "truncated" : "trailing data") +
+        reject_bundle(std::string(compressed_size > present ? "truncated" : "trailing data") +
                ": the header says " + std::to_string(compressed_size) +
                " compressed bytes follow it, the input has " + std::to_string(present));
     }
-    const std::string_view compressed = bytes.substr(fixed_header_size);
+    const std::string_view compressed = bytes.substr(bundle_fixed_header_size);
     XXH3_state_t checksum;
     XXH3_64bits_reset(&checksum);
     XXH3_64bits_update(&checksum, bytes.data(), checksum_offset);
@@ -145,7 +145,7 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
     const std::uint64_t computed = XXH3_64bits_digest(&checksum);
     const std::uint64_t stored = read_little_endian(bytes, checksum_offset, 8);
     if (computed != stored) {
-        reject("checksum mismatch (stored " + std::to_string(stored) + ", computed " +
+        reject_bundle("checksum mismatch (stored " + std::to_string(stored) + ", computed " +
                std::to_string(computed) + "): the data is corrupted");
     }
 
@@ -153,22 +153,22 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
     // of a frame alone.
     const unsigned long long frame_size = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
     if (frame_size == ZSTD_CONTENTSIZE_ERROR || frame_size == ZSTD_CONTENTSIZE_UNKNOWN) {
-        reject("the payload is not a zstd frame with a stated size");
+        reject_bundle("the payload is not a zstd frame with a stated size");
     }
     if (frame_size != payload_size) {
-        reject("the zstd frame holds " + std::to_string(frame_size) + " bytes, the header says " +
+        reject_bundle("the zstd frame holds " + std::to_string(frame_size) + " bytes, the header says " +
                std::to_string(payload_size));
     }
     const std::size_t frame_bytes = ZSTD_findFrameCompressedSize(compressed.data(), compressed.size());
     if (ZSTD_isError(frame_bytes) || frame_bytes != compressed.size()) {
-        reject("the payload is not exactly one zstd frame");
+        reject_bundle("the payload is not exactly one zstd frame");
     }
     std::string payload(static_cast<std::size_t>(payload_size), '\0');
     const std::size_t got = ZSTD_decompress(payload.data(), payload.size(), compressed.data(),
                                             compressed.size());
-    if (ZSTD_isError(got)) reject(std::string("ZSTD_decompress failed: ") + ZSTD_getErrorName(got));
+    if (ZSTD_isError(got)) reject_bundle(std::string("ZSTD_decompress failed: ") + ZSTD_getErrorName(got));
     if (got != payload.size()) {
-        reject("the payload decompressed to " + std::to_string(got) + " bytes, the header says " +
+        reject_bundle("the payload decompressed to " + std::to_string(got) + " bytes, the header says " +
                std::to_string(payload.size()));
     }
 
@@ -176,7 +176,7 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
     std::string name = in.text(in.integer(4, "bundle name length"), "bundle name");
     // Each header takes at least 12 bytes: refuse impossible counts before looping over them.
     if (count > in.remaining() / 12) {
-        reject("header count " + std::to_string(count) + " exceeds what the " +
+        reject_bundle("header count " + std::to_string(count) + " exceeds what the " +
                std::to_string(in.remaining()) + " payload bytes left can hold");
     }
     std::vector<BundledHeader> headers;
@@ -185,22 +185,22 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
         BundledHeader header;
         header.name = in.text(in.integer(4, "header name length"), "header name");
         header.content = in.text(in.integer(8, "header content length"), "header content");
-        if (header.name.empty()) reject("header " + std::to_string(i) + " has an empty name");
+        if (header.name.empty()) reject_bundle("header " + std::to_string(i) + " has an empty name");
         if (header.name.find('\0') != std::string::npos)
-            reject("header " + std::to_string(i) + "'s name holds a NUL byte");
+            reject_bundle("header " + std::to_string(i) + "'s name holds a NUL byte");
         if (!headers.empty() && !(headers.back().name < header.name)) {
-            reject("headers out of order or duplicated at '" + header.name + "'");
+            reject_bundle("headers out of order or duplicated at '" + header.name + "'");
         }
         headers.push_back(std::move(header));
     }
     if (in.remaining() != 0) {
-        reject(std::to_string(in.remaining()) + " unexpected bytes after the last of " +
+        reject_bundle(std::to_string(in.remaining()) + " unexpected bytes after the last of " +
                std::to_string(count) + " headers");
     }
     try {
         return from_headers(std::move(headers), std::move(name));
     } catch (const InvalidArgumentError& e) {
-        reject(e.what());
+        reject_bundle(e.what());
     }
 }
 
@@ -215,7 +215,7 @@ HeaderBundle HeaderBundle::load(const std::filesystem::path& path) {
     std::string bytes;
     try {
         // The compressed form is never larger than the payload by more than zstd's bound.
-        bytes = detail::read_file_bounded(path, fixed_header_size + ZSTD_compressBound(max_payload_size));
+        bytes = detail::read_file_bounded(path, bundle_fixed_header_size + ZSTD_compressBound(max_payload_size));
     } catch (const std::exception& e) {
         throw SerializationError(std::string("HeaderBundle::load: ") + e.what());
     }
