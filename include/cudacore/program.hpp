@@ -114,11 +114,14 @@ public:
     /// and headers served from header_bundles left out). The list comes from NVRTC itself: a
     /// second, front-end-only pass over the same source and flags (--fdevice-syntax-only, without
     /// PCH) writes a time trace (--fdevice-time-trace) to a private temporary folder, removed
-    /// after. The pass runs on a thread of its own beside the compile, which is compile() without
-    /// PCH: NVRTC's automatic PCH is not checked against headers edited since it was made, so
-    /// the code and the headers listed could disagree. The trace never rides along with the
-    /// compile that makes code, since it changes NVRTC's code generation: the code is byte for
-    /// byte what compile() gives. A PTX or NVVM IR program reads
+    /// after. The pass runs on a thread of its own beside the compile, which is compile() itself
+    /// (PCH included): the trace never rides along with the compile that makes code, since it can
+    /// change NVRTC's code generation, so the code is byte for byte what compile() gives. NVRTC's
+    /// automatic PCH is not checked against headers edited since it was made: when the PCH used
+    /// may predate a change to a header listed (made by a compile this process did not see, or a
+    /// header changed less than a second before that compile began, or later), the program is
+    /// compiled again without PCH, so the code always matches the headers listed (pch_status()
+    /// says so). A PTX or NVVM IR program reads
     /// no headers: the list is empty. Throws InvalidArgumentError when options().fdevice_time_trace
     /// is set (the trace is the caller's then) or the program wraps a handle (from_handle: its
     /// source is not known), and CompilerApiError when the trace cannot be written or read,
@@ -178,8 +181,8 @@ private:
     /// What the program caches remember for this value (see "Cache keys" above); shared by copies.
     std::shared_ptr<detail::ProgramKeyMemo> key_memo_;
     friend struct detail::ProgramKeyMemoAccess;
-    /// Set while a compile whose headers are recorded runs (compile(..., headers_read),
-    /// compile_cached): it runs without PCH (see compile(..., headers_read)).
+    /// Set while a recording compile runs again without PCH, its PCH possibly older than a
+    /// header it read (see compile(..., headers_read)).
     bool recording_headers_ = false;
     friend struct detail::HeaderRecordingAccess;
 };
