@@ -11,6 +11,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="${SANITIZE_BUILD_DIR:-build-sanitize}"
 flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+# Set before the build, which runs the sanitized CLI (`cudacore bundle`, through NVRTC's front
+# end) to make the header bundles of the tests.
+# intercept_tls_get_addr=0: GCC 12's sanitizer runtime (up to GCC 13 / LLVM 16) takes a dynamic TLS
+# block that happens to start 16 bytes past a page boundary for a pre-2.25 glibc header and reads
+# the words before it; LeakSanitizer's tracer then dies at exit ("Tracer caught signal 11"), as it
+# did in CLI children that compiled (NVRTC's thread-local storage is dynamic). Static TLS is still
+# scanned, and dynamic TLS blocks stay reachable through the thread's vector of them.
+export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=1:handle_segv=0:intercept_tls_get_addr=0"
+export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # A unity build (CMake joins up to 8 sources of a target into one compile): the library compiles
 # in a third of the time; each source still compiles alone in the main build. The test programs
 # at -O0: under ASan a third quicker to compile than at -O1.
@@ -26,14 +36,6 @@ else
   cmake --build "$build_dir" -j "$(nproc)" --target cudacore_cpu_checks
   labels=(-L cpu)
 fi
-# intercept_tls_get_addr=0: GCC 12's sanitizer runtime (up to GCC 13 / LLVM 16) takes a dynamic TLS
-# block that happens to start 16 bytes past a page boundary for a pre-2.25 glibc header and reads
-# the words before it; LeakSanitizer's tracer then dies at exit ("Tracer caught signal 11"), as it
-# did in CLI children that compiled (NVRTC's thread-local storage is dynamic). Static TLS is still
-# scanned, and dynamic TLS blocks stay reachable through the thread's vector of them.
-export ASAN_OPTIONS="protect_shadow_gap=0:detect_leaks=1:halt_on_error=1:handle_segv=0:intercept_tls_get_addr=0"
-export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
-export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # One rerun of a failing test stays until CI has shown the flag above is enough: the tracer's
 # crash depends on where the allocator puts a block (about 1 run in 2 of the CLI cache tests under
 # CTest before, none in 35 runs outside it since). A test that fails twice fails the pass.
