@@ -392,6 +392,23 @@ void report(const ShardRepair& repair) {
     if (repair.damaged) warn(WarningKind::disk_cache_repaired, "DiskProgramCache: " + repair.message);
 }
 
+// Opens the folder of `shard`, whose lock `lock` holds. Something other than a folder under its
+// name is removed (reported as a repair); then, as for a missing folder, -1: the shard is empty.
+// Throws CacheError for any other error.
+int open_locked_shard(int directory_fd, const fs::path& directory, unsigned shard,
+                      detail::ShardLock& lock) {
+    const int fd = open_shard(directory_fd, shard, false);
+    if (fd >= 0) return fd;
+    const int error = errno;
+    if (not_a_folder(error)) {
+        report(remove_non_folder(directory_fd, directory, shard, lock));
+    } else if (error != ENOENT) {
+        fail("open", shard_path(directory, shard), error);
+    }
+    return -1;
+}
+
+
 // A shard folder to store into, created when absent and made a folder again (repair reported as
 // a warning) when something else stands under its name; -1 and errno when it cannot be.
 // Throws CacheError when the shard's counter cannot be locked for the repair.
@@ -558,14 +575,8 @@ std::optional<detail::ShardCounter> repair_abandoned_shard(int directory_fd,
     if (!lock.held()) return std::nullopt;
     detail::ShardCounter counter = lock.read();
     if (counter.clean) return counter;
-    FileDescriptor folder(open_shard(directory_fd, shard, false));
+    FileDescriptor folder(open_locked_shard(directory_fd, directory, shard, lock));
     if (folder.fd < 0) {
-        const int error = errno;
-        if (not_a_folder(error)) {
-            report(remove_non_folder(directory_fd, directory, shard, lock));
-        } else if (error != ENOENT) {
-            fail("open", shard_path(directory, shard), error);
-        }
         lock.write({}, false);
         return detail::ShardCounter{};
     }
@@ -585,14 +596,8 @@ std::uint64_t evict_from_shard(int directory_fd, const fs::path& directory, unsi
                                std::uint64_t at_least) {
     const fs::path folder_path = shard_path(directory, shard);
     detail::ShardLock lock(directory_fd, directory, shard);
-    FileDescriptor folder(open_shard(directory_fd, shard, false));
+    FileDescriptor folder(open_locked_shard(directory_fd, directory, shard, lock));
     if (folder.fd < 0) {
-        const int error = errno;
-        if (not_a_folder(error)) {
-            report(remove_non_folder(directory_fd, directory, shard, lock));
-        } else if (error != ENOENT) {
-            fail("open", folder_path, error);
-        }
         lock.write({}, false);  // the folder is gone, and its entries with it
         return 0;
     }
