@@ -6,6 +6,7 @@
 // by a front-end pass beside it) against a plain compile and the former way (one compile with
 // the trace, without PCH). A table program; prints one row per kernel.
 #include "bench_support.hpp"
+#include "trace_codegen_kernels.hpp"
 
 #include <cudacore/cudacore.hpp>
 
@@ -29,30 +30,8 @@ struct Case {
 };
 
 constexpr Case kCases[] = {
-    {"template recursion", R"(
-template <int N> struct Mix {
-    __device__ static unsigned run(unsigned x, unsigned y) {
-        x ^= (y << (N % 7)) + 0x9e3779b9u + (x >> 3);
-        y = y * 2654435761u ^ x;
-        return Mix<N - 1>::run(y ^ (x >> 5), x + N);
-    }
-};
-template <> struct Mix<0> { __device__ static unsigned run(unsigned x, unsigned y) { return x ^ y; } };
-extern "C" __global__ void run(unsigned* out, const unsigned* in, unsigned n) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = Mix<96>::run(in[i], in[(i + 1) % n]);
-}
-)", "run"},
-    {"cuda::std math", R"(
-#include <cuda/std/cmath>
-extern "C" __global__ void run(float* out, const float* x, unsigned n) {
-    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    float a = x[i], b = x[(i + 1) % n];
-    out[i] = cuda::std::sqrt(a * a + b * b) + cuda::std::cbrt(a) * cuda::std::exp2(b) -
-             cuda::std::log1p(cuda::std::fabs(a)) / cuda::std::hypot(a, b + 1.0f);
-}
-)", "run"},
+    {"template recursion", test::kTraceRecursionSource, "run"},
+    {"cuda::std math", test::kTraceMathSource, "run"},
     {"saxpy", R"(
 extern "C" __global__ void run(float* out, const float* x, unsigned n) {
     unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
