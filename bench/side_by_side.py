@@ -30,7 +30,7 @@ import time
 from side_by_side.cpp_program import run_cpp
 from side_by_side.harness import Results, Runner, read_kernels, say
 from side_by_side.operations import OPERATIONS
-from side_by_side.report import draw_chart, markdown, print_table, table_rows, write_results_page
+from side_by_side.report import draw_chart, host_description, markdown, print_table, table_rows
 from side_by_side.systems import cuda_core_version, cupy_version, import_cuda_core, run_cuda_core, run_cupy
 
 
@@ -58,7 +58,8 @@ def main():
 
     results = Results()
     runner = Runner(results, args.quick, args.only)
-    environment = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+    environment = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                   "host": host_description()}  # kept in the JSON: the page may be made elsewhere
     kernels = read_kernels()
 
     say("== raw driver / NVRTC and cudacore (C++)")
@@ -165,9 +166,7 @@ def main():
             "figures": [{"operation": o, "system": s, **v} for (o, s), v in sorted(results.figures.items())],
             "skipped": [{"operation": o, "system": s, "reason": r} for (o, s), r in sorted(results.skipped.items())],
         }, f, indent=1)
-    write_results_page(os.path.join(args.out, "RESULTS.md"), markdown_text,
-                       os.path.exists(os.path.join(args.out, "side_by_side.png")))
-    say(f"wrote {args.out}/side_by_side.md, RESULTS.md, side_by_side.json"
+    say(f"wrote {args.out}/side_by_side.md, side_by_side.json"
         f"{', side_by_side.png' if os.path.exists(os.path.join(args.out, 'side_by_side.png')) else ''}"
         f" in {time.monotonic() - started:.0f} s")
     return 0

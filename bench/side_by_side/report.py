@@ -1,11 +1,11 @@
-"""The report: the table printed, the Markdown page (side_by_side.md and RESULTS.md) and the
-chart of cudacore's ratios."""
+"""The report: the table printed, the Markdown page (side_by_side.md; bench/make_results.py puts it
+into bench/RESULTS.md) and the chart of cudacore's ratios."""
 
 import os
 import platform
 import re
 
-from .harness import HERE, format_ns, say
+from .harness import format_ns, say
 from .operations import OPERATIONS, SYSTEMS
 
 
@@ -55,6 +55,12 @@ def print_table(rows):
         "or slower than cuda.core)")
 
 
+def host_description():
+    """"vm, x86_64, 16 CPUs, Python 3.12.3": the machine this process runs on."""
+    return (f"{platform.node()}, {platform.processor() or platform.machine()}, "
+            f"{os.cpu_count()} CPUs, Python {platform.python_version()}")
+
+
 def code_spans(text):
     """Header names such as <cuda/std> as code, so that Markdown does not read them as HTML."""
     return re.sub(r"(<[^<>\s]+>)", r"`\1`", text)
@@ -71,8 +77,7 @@ def markdown(results, rows, environment, versions, chart_note):
     out.append(f"Driver: {driver_text}  ")
     out.append(f"Arch: {environment.get('arch')}; NVRTC (C++ side): {environment.get('nvrtc_version')}  ")
     out.append("Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items() if v) + "  ")
-    out.append(f"Host: {platform.node()}, {platform.processor() or platform.machine()}, "
-               f"{os.cpu_count()} CPUs, Python {platform.python_version()}")
+    out.append(f"Host: {environment.get('host') or host_description()}")
     out.append("")
     out.append("| " + " | ".join(h or "note" for h in HEADER) + " |")
     out.append("|" + "---|" + "---:|" * (len(HEADER) - 2) + "---|")
@@ -156,23 +161,3 @@ def draw_chart(results, path, gpu=None):
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return f"Chart: {os.path.basename(path)} (ratios on a log scale)."
-
-
-def write_results_page(path, table_markdown, with_chart):
-    """bench/RESULTS.md with its results section (between the markers) replaced by this run."""
-    template = os.path.join(os.path.dirname(HERE), "RESULTS.md")
-    begin, end = "<!-- results:begin -->", "<!-- results:end -->"
-    try:
-        with open(template, encoding="utf-8") as f:
-            page = f.read()
-    except OSError as error:
-        say(f"RESULTS.md not written: {error}")
-        return
-    if begin not in page or end not in page:
-        say(f"RESULTS.md not written: {template} has no results markers")
-        return
-    chart = "\n![cudacore's ratios to raw and to cuda.core](side_by_side.png)\n" if with_chart else ""
-    section = f"{begin}\n{table_markdown}{chart}{end}"
-    page = page[:page.index(begin)] + section + page[page.index(end) + len(end):]
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(page)
