@@ -106,10 +106,10 @@ static bool has_extension(const char* list, const char* name) {
     return false;
 }
 
-// An initialised display on the EGL device that is CUDA device `cuda_ordinal`
-// (EGL_NV_device_cuda names it), else on the first device that initialises, else the default
-// display. CUDA shares memory only with a GL context on the same GPU.
-static EGLDisplay open_display(const Egl& egl, int cuda_ordinal) {
+// An initialised display on the EGL device that is `cuda_device` (EGL_NV_device_cuda names it),
+// else on the first device that initialises, else the default display. CUDA shares memory only
+// with a GL context on the same GPU.
+static EGLDisplay open_display(const Egl& egl, CUdevice cuda_device) {
     const char* client_extensions = egl.QueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
     if (egl.QueryDevicesEXT && egl.GetPlatformDisplayEXT &&
         has_extension(client_extensions, "EGL_EXT_platform_device")) {
@@ -118,11 +118,12 @@ static EGLDisplay open_display(const Egl& egl, int cuda_ordinal) {
         if (egl.QueryDevicesEXT(16, devices, &count)) {
             for (bool any : {false, true})
                 for (EGLint i = 0; i < count; ++i) {
-                    EGLAttrib cuda_device = -1;
+                    EGLAttrib its_cuda_device = -1;
                     const bool is_cuda_device =
                         egl.QueryDeviceAttribEXT &&
-                        egl.QueryDeviceAttribEXT(devices[i], EGL_CUDA_DEVICE_NV, &cuda_device) &&
-                        cuda_device == cuda_ordinal;
+                        egl.QueryDeviceAttribEXT(devices[i], EGL_CUDA_DEVICE_NV,
+                                                 &its_cuda_device) &&
+                        its_cuda_device == cuda_device;
                     if (!any && !is_cuda_device) continue;
                     EGLDisplay display =
                         egl.GetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
@@ -144,14 +145,14 @@ struct HeadlessContext {
     EGLContext context = EGL_NO_CONTEXT;
 
     // Empty when the context is current, else why there is none.
-    std::string open(int cuda_ordinal) {
+    std::string open(CUdevice cuda_device) {
         char failure[80];
         auto failed = [&](const char* call) {
             std::snprintf(failure, sizeof failure, "%s failed (EGL error 0x%04x)", call,
                           unsigned(egl.GetError()));
             return std::string(failure);
         };
-        display = open_display(egl, cuda_ordinal);
+        display = open_display(egl, cuda_device);
         if (display == EGL_NO_DISPLAY) return "no EGL display initialises";
         if (!egl.BindAPI(EGL_OPENGL_API)) return failed("eglBindAPI(EGL_OPENGL_API)");
         const EGLint wanted[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
@@ -201,7 +202,7 @@ int main() try {
         std::printf("skipped: libEGL.so.1 lacks %s\n", missing.c_str());
         return 0;
     }
-    if (std::string why_not = headless.open(device.ordinal()); !why_not.empty()) {
+    if (std::string why_not = headless.open(device.handle()); !why_not.empty()) {
         std::printf("skipped: no headless OpenGL context: %s\n", why_not.c_str());
         return 0;
     }
