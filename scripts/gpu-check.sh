@@ -288,9 +288,9 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
     note "$name: rc=$?"
     sed -n '/^operation /,$p' "$out/$name.txt" | tee -a "$summary" >/dev/null
   done
-  # The side-by-side table of bench/RESULTS.md (raw and cudacore from bench/side_by_side, then
-  # cuda.core and CuPy where this Python has them); its Markdown, RESULTS.md, JSON and chart go to
-  # OUT_DIR/side-by-side.
+  # The side-by-side table (raw and cudacore from bench/side_by_side, then cuda.core and CuPy
+  # where this Python has them); its Markdown, JSON and chart go to OUT_DIR/side-by-side, from
+  # which bench/make_results.py writes bench/RESULTS.md.
   if [ -x "$build/bench/side_by_side" ]; then
     timeout 600 python3 "$(dirname "$0")/../bench/side_by_side.py" --build-dir "$build" \
       --out "$final/side-by-side" >"$out/side_by_side.txt" 2>&1
