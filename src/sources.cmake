@@ -96,12 +96,10 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/managed_memory_resource.cpp
   src/memory/buffer.cpp
   src/memory/buffer_box_arena.cpp
-  src/memory/module_globals.cpp
   src/memory/ipc_memory_pool.cpp
   src/memory/pool_access.cpp
   src/memory/peer_copy.cpp
   src/memory/buffer_identity.cpp
-  src/memory/device_memory.cpp
   src/memory/caching_memory_resource.cpp
   src/memory/memory_pool.cpp
   src/memory/memory_option_checks.cpp
@@ -140,8 +138,15 @@ set(CUDACORE_VIEWS_SOURCES
 set(CUDACORE_INTEROP_SOURCES
   src/interop/dlpack.cpp
   src/interop/graphics_resource.cpp)
+# Where layers meet: calls a lower layer's type declares that need a higher layer to define them
+# (docs/layout.md, "How the layers meet"); one file per crossing.
+set(CUDACORE_CROSSINGS_SOURCES
+  src/crossings/object_code_loading.cpp
+  src/crossings/object_code_globals.cpp
+  src/crossings/device_memory.cpp
+  src/crossings/stream_capture.cpp)
 set(CUDACORE_SOURCES
   ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
   ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
   ${CUDACORE_MEMORY_SOURCES} ${CUDACORE_IPC_SOURCES} ${CUDACORE_GRAPH_SOURCES}
-  ${CUDACORE_VIEWS_SOURCES} ${CUDACORE_INTEROP_SOURCES})
+  ${CUDACORE_VIEWS_SOURCES} ${CUDACORE_INTEROP_SOURCES} ${CUDACORE_CROSSINGS_SOURCES})
