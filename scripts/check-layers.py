@@ -16,7 +16,10 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
-# The design's layers, lowest first; layers sharing a rank may include each other.
+# The design's layers, lowest first; layers sharing a rank may include each other. Views and
+# interop use buffers (memory) and each other (a strided view reads DLPack, OpenGL maps into CUDA
+# arrays); nothing at rank 6 uses them. Crossings define what lower layers declare and need
+# everything below to do it (docs/layout.md, "How the layers meet").
 LAYERS = {
     "support": 1, "errors": 1,
     "loader": 2,
@@ -24,7 +27,9 @@ LAYERS = {
     "cache": 4,
     "runtime": 5,
     "memory": 6, "graph": 6, "ipc": 6,
-    "mpi": 7,
+    "views": 7, "interop": 7,
+    "crossings": 8,
+    "mpi": 9,
 }
 
 # Public headers with no .cpp of their name in src/.
@@ -37,7 +42,7 @@ PUBLIC_HEADER_LAYERS = {
     "graph_node": "graph",
     "ipc": "ipc",
     "launch_config": "runtime",
-    "mdspan": "memory",
+    "mdspan": "views",
     "memory_location": "memory",
     "mpi": "mpi",
     "program_cache": "cache",

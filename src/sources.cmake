@@ -96,12 +96,10 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/managed_memory_resource.cpp
   src/memory/buffer.cpp
   src/memory/buffer_box_arena.cpp
-  src/memory/module_globals.cpp
   src/memory/ipc_memory_pool.cpp
   src/memory/pool_access.cpp
   src/memory/peer_copy.cpp
   src/memory/buffer_identity.cpp
-  src/memory/device_memory.cpp
   src/memory/caching_memory_resource.cpp
   src/memory/memory_pool.cpp
   src/memory/memory_option_checks.cpp
@@ -112,18 +110,7 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/synchronous_memory_resource.cpp
   src/memory/managed_memory.cpp
   src/memory/registered_host_memory.cpp
-  src/memory/batched_copy.cpp
-  src/memory/dlpack.cpp
-  src/memory/tensor_map.cpp
-  src/memory/strided_memory_view.cpp
-  src/memory/array_format.cpp
-  src/memory/release_after_uses.cpp
-  src/memory/cuda_array.cpp
-  src/memory/mipmapped_array.cpp
-  src/memory/array_copy.cpp
-  src/memory/texture.cpp
-  src/memory/surface.cpp
-  src/memory/graphics_resource.cpp)
+  src/memory/batched_copy.cpp)
 # Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
 set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_descriptor.cpp
@@ -135,7 +122,31 @@ set(CUDACORE_GRAPH_SOURCES
   src/graph/graph_exec.cpp
   src/graph/graph_builder.cpp
   src/graph/graph_memory_resource.cpp)
+# Views of memory that are not memory resources: CUDA arrays and their copies, textures,
+# surfaces, tensor maps and strided views.
+set(CUDACORE_VIEWS_SOURCES
+  src/views/tensor_map.cpp
+  src/views/strided_memory_view.cpp
+  src/views/array_format.cpp
+  src/views/release_after_uses.cpp
+  src/views/cuda_array.cpp
+  src/views/mipmapped_array.cpp
+  src/views/array_copy.cpp
+  src/views/texture.cpp
+  src/views/surface.cpp)
+# Exchange with other libraries: DLPack tensors and OpenGL resources.
+set(CUDACORE_INTEROP_SOURCES
+  src/interop/dlpack.cpp
+  src/interop/graphics_resource.cpp)
+# Where layers meet: calls a lower layer's type declares that need a higher layer to define them
+# (docs/layout.md, "How the layers meet"); one file per crossing.
+set(CUDACORE_CROSSINGS_SOURCES
+  src/crossings/object_code_loading.cpp
+  src/crossings/object_code_globals.cpp
+  src/crossings/device_memory.cpp
+  src/crossings/stream_capture.cpp)
 set(CUDACORE_SOURCES
   ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
   ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
-  ${CUDACORE_MEMORY_SOURCES} ${CUDACORE_IPC_SOURCES} ${CUDACORE_GRAPH_SOURCES})
+  ${CUDACORE_MEMORY_SOURCES} ${CUDACORE_IPC_SOURCES} ${CUDACORE_GRAPH_SOURCES}
+  ${CUDACORE_VIEWS_SOURCES} ${CUDACORE_INTEROP_SOURCES} ${CUDACORE_CROSSINGS_SOURCES})

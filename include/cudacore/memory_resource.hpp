@@ -44,7 +44,7 @@ class MemoryResource;
 
 namespace detail {
 /// Marks a resource that lives as long as the process (a device's default resources): its buffers
-/// point at it without counting references (src/memory/device_memory.cpp).
+/// point at it without counting references (src/crossings/device_memory.cpp).
 void keep_for_the_process(MemoryResource& resource) noexcept;
 }  // namespace detail
 

@@ -201,7 +201,7 @@ public:
     /// SerializationError (naming the path) when it cannot be read or is not a valid serialization.
     static ObjectCode load(const std::filesystem::path& path);
 
-    /// Loading (needs a driver; src/runtime/object_code_loading.cpp). The code is loaded into the driver
+    /// Loading (needs a driver; src/crossings/object_code_loading.cpp). The code is loaded into the driver
     /// (cuLibraryLoadData, context-independent) on the first get_kernel() or load(), exactly once
     /// even when many threads ask at once, and into the current device's context (Device::current())
     /// so that code for another arch fails then. The outcome is kept: a failure (no driver: the
@@ -260,7 +260,7 @@ private:
     friend struct detail::ObjectCodeAccess;
     /// get_global(name), checked to be `size` bytes (InvalidArgumentError naming `operation`).
     Buffer sized_global(std::string_view name, std::size_t size, const char* operation) const;
-    /// write_global and read_global for `size` bytes at `value` (src/memory/module_globals.cpp).
+    /// write_global and read_global for `size` bytes at `value` (src/crossings/object_code_globals.cpp).
     void write_global_bytes(std::string_view name, const void* value, std::size_t size,
                             const Stream& stream) const;
     void read_global_bytes(std::string_view name, void* value, std::size_t size,

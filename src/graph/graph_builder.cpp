@@ -457,21 +457,4 @@ std::vector<GraphBuilder> GraphBuilder::switch_cases(const ConditionalHandle& co
     return add_conditional(condition, CU_GRAPH_COND_TYPE_SWITCH, cases, "switch_cases");
 }
 
-GraphBuilder Stream::begin_capture() const { return begin_capture(CaptureMode::relaxed); }
-
-GraphBuilder Stream::begin_capture(CaptureMode mode) const {
-    check_usable("Stream::begin_capture");
-    GraphBuilder builder(*this);
-    builder.begin(mode);
-    return builder;
-}
-
-bool Stream::is_capturing() const {
-    check_usable("Stream::is_capturing");
-    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
-    detail::check(detail::driver().cuStreamIsCapturing(handle(), &status), "cuStreamIsCapturing",
-                  [&] { return describe_stream(*this); });
-    return status != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
 }  // namespace cudacore

@@ -11,7 +11,7 @@
 
 // cudaGLTypedefs.h's types of the two OpenGL entry points, written out (GLuint and GLenum are
 // unsigned int) so that the driver table needs no GL/gl.h; redeclaring a typedef with the same
-// type is allowed, and src/memory/graphics_resource.cpp checks that they match.
+// type is allowed, and src/interop/graphics_resource.cpp checks that they match.
 typedef CUresult(CUDAAPI* PFN_cuGraphicsGLRegisterBuffer_v3000)(CUgraphicsResource* pCudaResource,
                                                                  unsigned int buffer,
                                                                  unsigned int Flags);

@@ -6,6 +6,7 @@
 #include "cudacore/errors.hpp"
 #include "code/code_validation.hpp"
 #include "loader/driver_api.hpp"
+#include "runtime/library_box.hpp"
 #include "runtime/load_probe_cache.hpp"
 #include "support/child_process.hpp"
 #include "support/removed_on_signal.hpp"
@@ -250,7 +251,8 @@ void checked_load(const ObjectCode& code, const LoadProbeOptions& options) {
                                    " is not safe to load: the probe process loading it was " +
                                    verdict.detail + "; it was not loaded in this process");
     }
-    code.load();
+    // code.load(), through the runtime's own call (ObjectCode::load is a crossing, defined above).
+    detail::loaded_library(*detail::ObjectCodeAccess::state(code), {});
 }
 
 }  // namespace cudacore

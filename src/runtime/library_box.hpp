@@ -101,6 +101,9 @@ std::string describe_code(const ObjectCodeState& state);
 // The same from its parts: `library` names code handed in as a library (from_handle).
 std::string describe_code(CodeType type, std::string_view name, std::size_t size, bool from_handle,
                           CUlibrary library);
+// "saxpy, reduce<float> = _Z6reduceIfEvPKfPfm, ...": the kernels `library` holds, by the name
+// expressions of `state` where it has them, for errors that name an unknown kernel.
+std::string kernel_list(const ObjectCodeState& state, CUlibrary library);
 
 // Test hooks: how many times cuLibraryLoadData / cuLibraryUnload were called by this process.
 std::uint64_t library_load_count() noexcept;

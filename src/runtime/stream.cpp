@@ -311,4 +311,12 @@ bool Stream::is_done() const {
     return true;
 }
 
+bool Stream::is_capturing() const {
+    check_usable("Stream::is_capturing");
+    CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    detail::check(detail::driver().cuStreamIsCapturing(handle(), &status), "cuStreamIsCapturing",
+                  [&] { return describe(*box_); });
+    return status != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 }  // namespace cudacore

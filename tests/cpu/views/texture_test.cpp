@@ -13,10 +13,10 @@
 #include "cudacore/mipmapped_array.hpp"
 #include "cudacore/surface.hpp"
 #include "cudacore/texture.hpp"
-#include "memory/array_box.hpp"
-#include "memory/array_copy_plan.hpp"
-#include "memory/texture_layout_checks.hpp"
 #include "support/box_access.hpp"
+#include "views/array_box.hpp"
+#include "views/array_copy_plan.hpp"
+#include "views/texture_layout_checks.hpp"
 
 #include <cmath>
 #include <functional>

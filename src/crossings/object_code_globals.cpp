@@ -1,5 +1,8 @@
-// ObjectCode's module globals: __device__ / __constant__ / __managed__ variables of a loaded
-// library as non-owning Buffer views that hold the library (cuLibraryGetGlobal / GetManaged).
+// Defines ObjectCode's globals (object_code.hpp: get_global, get_managed, read/write_global), which
+// src/code cannot hold: a loaded library's variables are handed out as Buffers, the memory layer's.
+//
+// __device__ / __constant__ / __managed__ variables of a loaded library become non-owning Buffer
+// views that hold the library (cuLibraryGetGlobal / GetManaged).
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"

@@ -3,11 +3,11 @@
 #include "cudacore/device.hpp"
 #include "cudacore/device_properties.hpp"
 #include "cudacore/errors.hpp"
-#include "runtime/reset_tolerance.hpp"
-#include "memory/array_box.hpp"
-#include "memory/release_after_uses.hpp"
 #include "runtime/deferred_release.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
+#include "views/array_box.hpp"
+#include "views/release_after_uses.hpp"
 
 #include <algorithm>
 #include <cstdio>

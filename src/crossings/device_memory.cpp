@@ -1,6 +1,5 @@
-// Device's memory: its default memory resource and Device::allocate (declared in
-// cudacore/device.hpp, whose other calls src/runtime/device.cpp defines). The memory layer's,
-// since it makes the resources this layer defines.
+// Defines Device::memory_resource and Device::allocate (device.hpp), which src/runtime cannot hold:
+// they make and use the memory layer's resources (a DeviceMemoryResource per device).
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/device_memory_resource.hpp"

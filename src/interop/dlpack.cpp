@@ -2,7 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "memory/buffer_box.hpp"
-#include "memory/object_descriptions.hpp"
+#include "views/object_descriptions.hpp"
 
 #include <limits>
 #include <string>

@@ -1,7 +1,7 @@
 #include "cudacore/strided_memory_view.hpp"
 
 #include "cudacore/errors.hpp"
-#include "memory/object_descriptions.hpp"
+#include "views/object_descriptions.hpp"
 
 #include <algorithm>
 #include <cstdio>

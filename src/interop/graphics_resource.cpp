@@ -3,14 +3,14 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "errors/release_report.hpp"
+#include "interop/graphics_resource_box.hpp"
 #include "loader/driver_api.hpp"
 #include "loader/gl_context_query.hpp"
-#include "memory/array_box.hpp"
 #include "memory/buffer_box.hpp"
-#include "memory/graphics_resource_box.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
+#include "views/array_box.hpp"
 
 #include <type_traits>
 

@@ -9,8 +9,8 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/graphics_resource.hpp"
 #include "cudacore/stream.hpp"
+#include "interop/graphics_resource_box.hpp"
 #include "loader/gl_context_query.hpp"
-#include "memory/graphics_resource_box.hpp"
 #include "support/box_access.hpp"
 
 #include <GL/gl.h>

@@ -1,11 +1,11 @@
 #include "cudacore/surface.hpp"
 
 #include "cudacore/errors.hpp"
-#include "runtime/reset_tolerance.hpp"
-#include "memory/array_box.hpp"
-#include "memory/release_after_uses.hpp"
 #include "runtime/deferred_release.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
+#include "views/array_box.hpp"
+#include "views/release_after_uses.hpp"
 
 namespace cudacore {
 

@@ -1,11 +1,11 @@
 #include "cudacore/array_copy.hpp"
 
 #include "cudacore/errors.hpp"
-#include "memory/array_box.hpp"
-#include "memory/array_copy_plan.hpp"
-#include "memory/object_descriptions.hpp"
 #include "runtime/deferred_release.hpp"
 #include "support/box_access.hpp"
+#include "views/array_box.hpp"
+#include "views/array_copy_plan.hpp"
+#include "views/object_descriptions.hpp"
 
 #include <cstdio>
 #include <optional>

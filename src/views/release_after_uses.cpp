@@ -1,4 +1,4 @@
-#include "memory/release_after_uses.hpp"
+#include "views/release_after_uses.hpp"
 
 #include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"

@@ -1,5 +1,5 @@
-// How error messages of the memory layer name the objects they are about: a buffer (which may be
-// closed) and a DLPack element type. One wording for every message. Internal.
+// How error messages of the views and interop layers name the objects they are about: a buffer
+// (which may be closed) and a DLPack element type. One wording for every message. Internal.
 #pragma once
 
 #include "cudacore/buffer.hpp"

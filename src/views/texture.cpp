@@ -3,14 +3,14 @@
 #include "cudacore/device.hpp"
 #include "cudacore/device_properties.hpp"
 #include "cudacore/errors.hpp"
-#include "runtime/reset_tolerance.hpp"
 #include "cudacore/mipmapped_array.hpp"
-#include "memory/array_box.hpp"
-#include "memory/object_descriptions.hpp"
-#include "memory/release_after_uses.hpp"
-#include "memory/texture_layout_checks.hpp"
 #include "runtime/deferred_release.hpp"
+#include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
+#include "views/array_box.hpp"
+#include "views/object_descriptions.hpp"
+#include "views/release_after_uses.hpp"
+#include "views/texture_layout_checks.hpp"
 
 #include <cmath>
 #include <cstdio>

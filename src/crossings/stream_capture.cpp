@@ -1,0 +1,17 @@
+// Defines Stream::begin_capture (cudacore/stream.hpp), which src/runtime cannot hold: it makes a
+// GraphBuilder, the graph layer's object.
+#include "cudacore/graph_builder.hpp"
+#include "cudacore/stream.hpp"
+
+namespace cudacore {
+
+GraphBuilder Stream::begin_capture() const { return begin_capture(CaptureMode::relaxed); }
+
+GraphBuilder Stream::begin_capture(CaptureMode mode) const {
+    check_usable("Stream::begin_capture");
+    GraphBuilder builder(*this);
+    builder.begin(mode);
+    return builder;
+}
+
+}  // namespace cudacore
