@@ -112,7 +112,8 @@ private:
         for (unsigned shard = 0; shard < shard_count; ++shard) {
             if (table[shard].clean) continue;
             try {
-                if (const auto repaired = repair_abandoned_shard(directory_fd_, directory_, shard)) {
+                const auto repaired = repair_abandoned_shard(directory_fd_, directory_, shard);
+                if (repaired) {
                     table[shard] = *repaired;
                     listed_.set(shard);
                 }

@@ -102,7 +102,8 @@ DirectoryListing list_directory(int directory_fd, const fs::path& directory,
         if (is_entry_name(name)) {
             listing.entries.push_back({std::string(name), size, info.st_mtim});
         } else if (is_cache_temporary(name)) {
-            if (remove_stale_temporaries && stale_temporary(directory_fd, item->d_name, info, now) &&
+            if (remove_stale_temporaries &&
+                stale_temporary(directory_fd, item->d_name, info, now) &&
                 ::unlinkat(directory_fd, item->d_name, 0) == 0)
                 continue;
             listing.temporary_bytes += size;

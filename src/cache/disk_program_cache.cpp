@@ -31,7 +31,8 @@ namespace {
 struct CountGetFailure {
     int before = std::uncaught_exceptions();
     ~CountGetFailure() {
-        if (std::uncaught_exceptions() > before) count_tier_event(CacheTier::disk, TierEvent::failure);
+        if (std::uncaught_exceptions() > before)
+            count_tier_event(CacheTier::disk, TierEvent::failure);
     }
 };
 
@@ -62,7 +63,8 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
         disk::fail("open", disk::shard_path(directory_, shard), errno);
     disk::FileDescriptor file;
     disk::EntryRead read;
-    if (folder.fd >= 0) read = disk::read_entry(folder.fd, name, entry_path(key), key, max_bytes_, file);
+    if (folder.fd >= 0)
+        read = disk::read_entry(folder.fd, name, entry_path(key), key, max_bytes_, file);
     if (read.outcome == Outcome::hit) {
         ::futimens(file.fd, nullptr);  // recently used; a failure only blurs eviction's order
         ++hits_;
@@ -70,7 +72,8 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
         return std::move(read.code);
     }
     if (read.outcome == Outcome::corrupt) {
-        disk::remove_corrupt_entry(directory_fd_, directory_, shard, folder.fd, name, read, file.fd);
+        disk::remove_corrupt_entry(directory_fd_, directory_, shard, folder.fd, name, read,
+                                   file.fd);
         ++corrupt_;
         detail::count_tier_event(CacheTier::disk, TierEvent::failure);
     }

@@ -38,14 +38,16 @@ ShardRepair remove_non_folder(int directory_fd, const fs::path& directory, unsig
         }
     } else {
         const std::string error = errno_text(errno);
-        repair.message += ", and removing it failed (unlinkat: " + error + "): the shard is skipped";
+        repair.message +=
+            ", and removing it failed (unlinkat: " + error + "): the shard is skipped";
     }
     lock.write({}, false);
     return repair;
 }
 
 void warn_repair(const ShardRepair& repair) {
-    if (repair.damaged) warn(WarningKind::disk_cache_repaired, "DiskProgramCache: " + repair.message);
+    if (repair.damaged)
+        warn(WarningKind::disk_cache_repaired, "DiskProgramCache: " + repair.message);
 }
 
 int open_locked_shard(int directory_fd, const fs::path& directory, unsigned shard,
