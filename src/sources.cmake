@@ -51,6 +51,13 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
   src/cache/disk_program_cache.cpp
+  src/cache/disk_cache_opening.cpp
+  src/cache/disk_entry.cpp
+  src/cache/disk_files.cpp
+  src/cache/disk_shards.cpp
+  src/cache/disk_shard_repair.cpp
+  src/cache/disk_eviction.cpp
+  src/cache/disk_maintenance.cpp
   src/cache/shard_counters.cpp
   src/cache/cached_compile.cpp
   src/cache/header_key.cpp

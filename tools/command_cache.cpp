@@ -1,5 +1,5 @@
 // `cudacore cache stats|clear|prune --max-bytes N`: look after the program cache on disk, in its
-// shard folders and in the flat layout of older caches alike. stats reads the per-shard counters
+// shard folders. stats reads the per-shard counters
 // (fast at millions of entries; a read-only cache is counted without repairing them); prune
 // recounts every shard and repairs damaged bookkeeping, naming what it repaired or skipped. With --remote URL (or
 // $CUDACORE_REMOTE_CACHE), stats and clear also count and clear the Redis cache's entries.
@@ -39,13 +39,6 @@ void print_stats(const CacheArgs& args) {
     std::printf("directory  %s%s\n", directory.c_str(), cache ? "" : " (does not exist yet)");
     std::printf("entries    %llu\n", static_cast<unsigned long long>(stats.entries));
     std::printf("bytes      %llu\n", static_cast<unsigned long long>(stats.bytes));
-    // Entries of the layout before shard folders: counted above, moved into their shards by the
-    // next compile through the cache or by prune.
-    if (const std::uint64_t flat = cache ? cache->flat_entries() : 0; flat > 0) {
-        std::printf("flat       %llu of them in the older flat layout (moved into shard folders by "
-                    "the next compile or `cache prune`)\n",
-                    static_cast<unsigned long long>(flat));
-    }
     if (stats.temporary_files > 0) {
         std::printf("temporary  %llu files (being written, or left by killed writers)\n",
                     static_cast<unsigned long long>(stats.temporary_files));

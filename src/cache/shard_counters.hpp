@@ -1,26 +1,9 @@
-// The disk program cache's per-shard size counters (internal).
-//
-// One file, <cache>/.shards, of 256 lines of 64 bytes, one per shard folder (00 ... ff):
-//   "<shard, 2 hex> <bytes, 20 digits> <entries, 12 digits> <oldest, ns, 20 digits> <c|d>"
-// padded with spaces to 63 characters and a newline, so a slot is read and written with one
-// pread / pwrite at shard * 64 and can be read with `cat`. <oldest> is the modification time of
-// the shard's least recently used entry when it was last listed (0: unknown, or empty): a hint
-// for choosing which shard to evict from, checked against the listing before anything goes.
-//
-// A slot is changed only under an open-file-description lock (F_OFD_SETLKW) on its 64 bytes,
-// held by a ShardLock, so processes and threads update different shards at once and one shard
-// one at a time. Before the entries of a shard change, its slot is marked dirty ('d'); it is
-// written clean ('c') with the new numbers after. A process killed in between (the lock goes
-// with it) leaves the slot dirty, and the next holder of the lock recounts the shard from a
-// listing of that one folder. A slot that does not parse (a torn or hand-edited file) is dirty.
-//
-// Damage. The file is bookkeeping that sync and backup tools drop and people edit, so nothing in
-// it is trusted beyond what it can be: a slot that parses but is impossible (bytes without
-// entries, fewer bytes than its entries' headers or more than they can hold, more than the file
-// system holds, a negative time) reads as dirty and is recounted; sums of slots saturate. A file
-// missing or cut short reads as all dirty; ensure_shard_table rewrites the slots it lacks (clean
-// and empty where the shard has no folder, dirty where it has one). Something other than a
-// regular file under the name (a directory, a symbolic link, a FIFO) is removed and replaced.
+// The disk program cache's per-shard size counters (internal): <cache>/.shards, one 64-byte
+// text slot per shard folder, each changed only under an open-file-description lock on its bytes
+// (a ShardLock), marked dirty while its shard changes and recounted by the next holder after a
+// crash. Nothing in the file is trusted beyond what it can be: a slot that does not parse or is
+// impossible reads as dirty. docs/design/cache-layout.md describes the format, the locking and
+// the repairs.
 #pragma once
 
 #include <array>

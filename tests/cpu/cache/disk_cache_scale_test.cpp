@@ -1,6 +1,6 @@
 // The disk cache's sharded layout: entries in 256 folders by key prefix, per-shard counters
-// (kept right through puts, replacements, corrupt entries and crashes), entries of the older flat
-// layout, eviction one shard at a time, and several processes killed at random while they store.
+// (kept right through puts, replacements, corrupt entries and crashes), eviction one shard at a
+// time, and several processes killed at random while they store.
 #include "shard_table.hpp"
 #include "test_support.hpp"
 
@@ -100,7 +100,7 @@ TEST(DiskCacheLayout, EntriesLiveInPrivateShardFoldersByKeyPrefix) {
     cache.put(key, sample(100));
     EXPECT_EQ(cache.entry_path(key), path / shard_of(key) / (key.hex() + ".ccentry"));
     EXPECT_TRUE(fs::is_regular_file(cache.entry_path(key)));
-    EXPECT_FALSE(fs::exists(cache.flat_entry_path(key)));
+    EXPECT_FALSE(fs::exists(path / DiskProgramCache::entry_name(key)));  // never the top folder
     const Slot s = slot(path, shard_of(key));
     EXPECT_EQ(s.state, 'c');
     EXPECT_EQ(s.entries, 1u);
@@ -125,77 +125,6 @@ TEST(DiskCacheLayout, CountersFollowPutsReplacementsAndCorruptEntries) {
     EXPECT_EQ(stats.entries, all.entries);
     EXPECT_EQ(stats.bytes, all.bytes);
     EXPECT_EQ(stats.entries, 120u - 12u);
-    expect_counters_match_listings(path);
-}
-
-// A cache written before the shards: entries in the top folder, no counters.
-void make_flat_cache(const fs::path& path, int count) {
-    {
-        DiskProgramCache cache(path);  // the folder, marked
-    }
-    for (const auto& item : fs::directory_iterator(path))
-        if (item.is_directory()) fs::remove_all(item.path());
-    fs::remove(path / ".shards");
-    for (int i = 0; i < count; ++i) {
-        test::write_file(path / DiskProgramCache::entry_name(key_of(i)),
-                         DiskProgramCache::encode_entry(key_of(i), sample(200 + i)));
-    }
-}
-
-TEST(DiskCacheLayout, FlatEntriesAreCountedByMaintenanceAndMovedIntoShardsOnOpen) {
-    TempDir dir;
-    const fs::path path = dir.path() / "cache";
-    make_flat_cache(path, 40);
-    const Counted flat = listed(path);
-    ASSERT_EQ(flat.entries, 40u);
-    {
-        // Maintenance counts them and creates nothing.
-        const auto existing = DiskProgramCache::open_existing(path);
-        EXPECT_EQ(existing->flat_entries(), 40u);
-        EXPECT_EQ(existing->stats().entries, 40u);
-        EXPECT_EQ(existing->stats().bytes, flat.bytes);
-        EXPECT_FALSE(fs::exists(path / ".shards"));
-        EXPECT_FALSE(fs::exists(path / "00"));
-    }
-    DiskProgramCache cache(path);  // moves them into their shards
-    EXPECT_EQ(cache.flat_entries(), 0u);
-    EXPECT_EQ(cache.stats().entries, 40u);
-    EXPECT_EQ(cache.stats().bytes, flat.bytes);
-    for (int i = 0; i < 40; ++i) {
-        EXPECT_TRUE(fs::exists(cache.entry_path(key_of(i)))) << i;
-        EXPECT_EQ(cache.get(key_of(i)), sample(200 + i)) << i;
-    }
-    expect_counters_match_listings(path);
-}
-
-TEST(DiskCacheLayout, AFlatEntryWrittenLaterIsFoundMovedAndCountedOnce) {
-    TempDir dir;
-    const fs::path path = dir.path() / "cache";
-    DiskProgramCache cache(path);
-    // As an older version sharing the cache writes it.
-    test::write_file(cache.flat_entry_path(key_of(1)),
-                     DiskProgramCache::encode_entry(key_of(1), sample(300)));
-    test::write_file(cache.flat_entry_path(key_of(2)),
-                     DiskProgramCache::encode_entry(key_of(2), sample(300)));
-    EXPECT_EQ(cache.stats().entries, 2u);  // counted where they are
-    EXPECT_EQ(cache.get(key_of(1)), sample(300));
-    EXPECT_FALSE(fs::exists(cache.flat_entry_path(key_of(1))));
-    EXPECT_TRUE(fs::exists(cache.entry_path(key_of(1))));
-    EXPECT_EQ(cache.stats().entries, 2u);  // once
-    EXPECT_EQ(cache.stats().bytes, listed(path).bytes);
-    // A corrupt flat entry is a miss and removed.
-    test::write_file(cache.flat_entry_path(key_of(3)), "junk");
-    EXPECT_FALSE(cache.get(key_of(3)));
-    EXPECT_FALSE(fs::exists(cache.flat_entry_path(key_of(3))));
-    // prune and clear cover both layouts.
-    EXPECT_EQ(cache.prune(0), 2u);
-    EXPECT_EQ(listed(path).entries, 0u);
-    test::write_file(cache.flat_entry_path(key_of(4)),
-                     DiskProgramCache::encode_entry(key_of(4), sample(300)));
-    cache.put(key_of(5), sample(300));
-    cache.clear();
-    EXPECT_EQ(listed(path).entries, 0u);
-    EXPECT_EQ(cache.stats().entries, 0u);
     expect_counters_match_listings(path);
 }
 

@@ -102,37 +102,6 @@ TEST_F(CliCache, CacheStatsPruneAndClear) {
     EXPECT_NE(cli({"cache", "stats"}).out.find("entries    0"), std::string::npos);
 }
 
-// Entries of the flat layout (a cache from before the shard folders, or an older version writing
-// into it) are counted by stats, named as such, and removed by prune and clear.
-TEST_F(CliCache, CacheStatsPruneAndClearCoverTheFlatLayout) {
-    ASSERT_EQ(compile((dir.path() / "1.cubin").string()).exit_code, 0);  // two entries, in shards
-    const auto cache = dir.path() / "cache";
-    auto write_flat = [&](int count) {
-        for (int i = 0; i < count; ++i) {
-            const auto key = cudacore::CacheKey::of_bytes("flat " + std::to_string(i));
-            cudacore::test::write_file(
-                cache / cudacore::DiskProgramCache::entry_name(key),
-                cudacore::DiskProgramCache::encode_entry(
-                    key, cudacore::ObjectCode::from_cubin("old layout", "old")));
-        }
-    };
-    write_flat(3);
-    auto stats = cli({"cache", "stats"});
-    ASSERT_EQ(stats.exit_code, 0) << stats.err;
-    EXPECT_NE(stats.out.find("entries    5"), std::string::npos) << stats.out;
-    EXPECT_NE(stats.out.find("flat       3 of them"), std::string::npos) << stats.out;
-    auto pruned = cli({"cache", "prune", "--max-bytes", "0"});
-    ASSERT_EQ(pruned.exit_code, 0) << pruned.err;
-    EXPECT_NE(pruned.out.find("removed 5 entries; 0 entries"), std::string::npos) << pruned.out;
-    write_flat(2);
-    auto cleared = cli({"cache", "clear"});
-    ASSERT_EQ(cleared.exit_code, 0) << cleared.err;
-    EXPECT_NE(cleared.out.find("removed 2 entries"), std::string::npos) << cleared.out;
-    stats = cli({"cache", "stats"});
-    EXPECT_NE(stats.out.find("entries    0"), std::string::npos) << stats.out;
-    EXPECT_EQ(stats.out.find("flat"), std::string::npos) << stats.out;
-}
-
 // Maintenance removes only what the cache wrote: a folder without cudacore's marker is refused
 // (untouched, no .lock left), `/` too, and inside a cache only the cache's own names go.
 TEST_F(CliCache, CacheClearRefusesAFolderThatIsNotACacheAndKeepsForeignFiles) {

@@ -1,0 +1,64 @@
+// One entry of the disk program cache (internal): its file name, its bytes (magic, key,
+// serialized ObjectCode; the format itself is DiskProgramCache::encode_entry / decode_entry),
+// the temporary files its writes leave, and reading, writing and removing one.
+#pragma once
+
+#include "cudacore/cache_key.hpp"
+#include "cudacore/object_code.hpp"
+
+#include "cache/disk_files.hpp"
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cudacore::detail::disk {
+
+inline constexpr std::array<char, 8> entry_magic = {'C', 'C', 'E', 'N', 'T', 'R', 'Y', '\n'};
+inline constexpr std::size_t entry_header_size = entry_magic.size() + 32;  // magic, key digest
+inline constexpr std::string_view entry_extension = ".ccentry";
+/// The cache's own marker file in its top folder (written atomically, so its temporaries too).
+inline constexpr std::string_view marker_name = "CACHEDIR.TAG";
+
+/// <64 lower-case hex digits>.ccentry: the only names the cache stores entries under.
+bool is_entry_name(std::string_view name);
+
+/// A temporary file the cache's own writes leave while they run (or when killed):
+/// ".<entry or marker name>.tmp-<pid>-<counter>-<random>", the form of write_file_atomically_at.
+bool is_cache_temporary(std::string_view name);
+
+/// What reading one entry found; the file stays open in the FileDescriptor read_entry is given.
+struct EntryRead {
+    enum class Outcome { absent, hit, miss, corrupt } outcome = Outcome::absent;
+    std::optional<ObjectCode> code;
+    bool symlink = false;  ///< a symlink where the entry belongs (never followed)
+    bool remove = false;   ///< corrupt: remove it if it is still the file read
+};
+
+/// Reads and checks the entry `name` (at `path`) in the folder open as `folder_fd`, leaving it
+/// open in `file`. Nothing larger than `max_bytes` or the format's limit is read; a read that
+/// runs out of memory is a miss. Throws CacheError on an I/O error other than the entry being
+/// absent or bad.
+EntryRead read_entry(int folder_fd, const std::string& name, const std::filesystem::path& path,
+                     const CacheKey& key, std::uint64_t max_bytes, FileDescriptor& file);
+
+/// Removes the entry that `read` found corrupt in `shard` (open as `folder_fd`, the entry still
+/// open as `file_fd`) when it is still the file read, and recounts the shard. A cache that
+/// cannot be changed (read-only) keeps it: it stays a miss. Never throws CacheError.
+void remove_corrupt_entry(int directory_fd, const std::filesystem::path& directory,
+                          unsigned shard, int folder_fd, const std::string& name,
+                          const EntryRead& read, int file_fd);
+
+/// Writes the entry `name` (`bytes`, at `path`) into `shard`, under the shard's lock with its
+/// counter marked dirty (killed anywhere in here, the next holder recounts the shard), and
+/// counts it. Something other than a folder under the shard's name is replaced by one (a
+/// warning). Sets `written` once the entry is in place: what throws after that (counting it)
+/// leaves the counter dirty, to be recounted. Throws CacheError or std::system_error.
+void store_entry(int directory_fd, const std::filesystem::path& directory, unsigned shard,
+                 const std::string& name, const std::string& bytes,
+                 const std::filesystem::path& path, bool& written);
+
+}  // namespace cudacore::detail::disk
