@@ -27,6 +27,7 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/nvtx_range.cpp)
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
+  src/code/current_device_arch.cpp
   src/code/program.cpp
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
@@ -68,7 +69,6 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/compiler_versions.cpp
   src/runtime/device.cpp
-  src/runtime/current_device_arch.cpp
   src/runtime/driver_link_context.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
