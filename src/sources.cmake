@@ -4,13 +4,13 @@
 set(CUDACORE_LOADER_SOURCES
   src/loader/dynamic_library.cpp
   src/loader/driver_api.cpp
-  src/loader/driver_status.cpp
   src/loader/compiler_apis.cpp
   src/loader/nvvm_api.cpp
   src/loader/nvml_api.cpp
   src/loader/gl_context_query.cpp)
 set(CUDACORE_ERRORS_SOURCES
   src/errors/errors.cpp
+  src/errors/driver_status.cpp
   src/errors/warnings.cpp)
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
