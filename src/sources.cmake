@@ -69,7 +69,6 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/compiler_versions.cpp
   src/runtime/device.cpp
-  src/runtime/driver_link_context.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
   src/runtime/reset_tolerance.cpp
@@ -135,7 +134,16 @@ set(CUDACORE_GRAPH_SOURCES
   src/graph/graph_exec.cpp
   src/graph/graph_builder.cpp
   src/graph/graph_memory_resource.cpp)
-set(CUDACORE_SOURCES
-  ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
-  ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
-  ${CUDACORE_MEMORY_SOURCES} ${CUDACORE_IPC_SOURCES} ${CUDACORE_GRAPH_SOURCES})
+# Definitions of what a lower layer declares and only a higher one can provide, in one named place
+# (docs/layout.md, "How the layers meet"): any layer's objects may reference them.
+set(CUDACORE_CROSSINGS_SOURCES
+  src/crossings/driver_link_context.cpp)
+# The layers, lowest first: each is an object library of its own (cudacore_layer_<layer>, made
+# from CUDACORE_<LAYER>_SOURCES), so scripts/check-layer-symbols.py sees which layer defines each
+# symbol. A new layer is one more name here (and its rank in scripts/check-layers.py).
+set(CUDACORE_LAYERS support errors loader code cache runtime memory graph ipc crossings)
+set(CUDACORE_SOURCES)
+foreach(layer IN LISTS CUDACORE_LAYERS)
+  string(TOUPPER ${layer} layer_upper)
+  list(APPEND CUDACORE_SOURCES ${CUDACORE_${layer_upper}_SOURCES})
+endforeach()
