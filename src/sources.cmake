@@ -142,8 +142,3 @@ set(CUDACORE_CROSSINGS_SOURCES
 # from CUDACORE_<LAYER>_SOURCES), so scripts/check-layer-symbols.py sees which layer defines each
 # symbol. A new layer is one more name here (and its rank in scripts/check-layers.py).
 set(CUDACORE_LAYERS support errors loader code cache runtime memory graph ipc crossings)
-set(CUDACORE_SOURCES)
-foreach(layer IN LISTS CUDACORE_LAYERS)
-  string(TOUPPER ${layer} layer_upper)
-  list(APPEND CUDACORE_SOURCES ${CUDACORE_${layer_upper}_SOURCES})
-endforeach()
