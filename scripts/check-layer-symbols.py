@@ -95,6 +95,7 @@ def main():
                         help="the build's cudacore-layer-objects.txt")
     parser.add_argument("--nm", default="nm", help="the nm to run (the toolchain's)")
     args = parser.parse_args()
+    args.nm = args.nm or "nm"  # CMake's CMAKE_NM is empty where it found none
 
     ranks = layer_ranks()
     manifest = pathlib.Path(args.manifest)
