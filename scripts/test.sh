@@ -40,6 +40,9 @@ step "documentation snippets" python3 scripts/check-doc-snippets.py
 # headers, each source under its layer's list (what still runs back up is listed, and may only
 # shrink); every public header compiles on its own.
 step "layers" python3 scripts/check-layers.py
+# The same at symbol level, over the main build's objects: no layer references a symbol that only
+# a higher layer defines (the CPU suite's CTest tests run it too, with fixtures that must fail).
+step "layer symbols" python3 scripts/check-layer-symbols.py "$build_dir/cudacore-layer-objects.txt"
 step "headers alone" python3 scripts/check-headers-alone.py
 # The API reference (Doxygen over include/cudacore): fails on any warning beyond the list of
 # members not yet documented, which may only shrink.

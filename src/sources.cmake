@@ -4,13 +4,13 @@
 set(CUDACORE_LOADER_SOURCES
   src/loader/dynamic_library.cpp
   src/loader/driver_api.cpp
-  src/loader/driver_status.cpp
   src/loader/compiler_apis.cpp
   src/loader/nvvm_api.cpp
   src/loader/nvml_api.cpp
   src/loader/gl_context_query.cpp)
 set(CUDACORE_ERRORS_SOURCES
   src/errors/errors.cpp
+  src/errors/driver_status.cpp
   src/errors/warnings.cpp)
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
@@ -27,6 +27,7 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/nvtx_range.cpp)
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
+  src/code/current_device_arch.cpp
   src/code/program.cpp
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
@@ -75,8 +76,6 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/compiler_versions.cpp
   src/runtime/device.cpp
-  src/runtime/current_device_arch.cpp
-  src/runtime/driver_link_context.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
   src/runtime/reset_tolerance.cpp
@@ -151,9 +150,9 @@ set(CUDACORE_CROSSINGS_SOURCES
   src/crossings/object_code_loading.cpp
   src/crossings/object_code_globals.cpp
   src/crossings/device_memory.cpp
-  src/crossings/stream_capture.cpp)
-set(CUDACORE_SOURCES
-  ${CUDACORE_LOADER_SOURCES} ${CUDACORE_ERRORS_SOURCES} ${CUDACORE_SUPPORT_SOURCES}
-  ${CUDACORE_CODE_SOURCES} ${CUDACORE_CACHE_SOURCES} ${CUDACORE_RUNTIME_SOURCES}
-  ${CUDACORE_MEMORY_SOURCES} ${CUDACORE_IPC_SOURCES} ${CUDACORE_GRAPH_SOURCES}
-  ${CUDACORE_VIEWS_SOURCES} ${CUDACORE_INTEROP_SOURCES} ${CUDACORE_CROSSINGS_SOURCES})
+  src/crossings/stream_capture.cpp
+  src/crossings/driver_link_context.cpp)
+# The layers, lowest first: each is an object library of its own (cudacore_layer_<layer>, made
+# from CUDACORE_<LAYER>_SOURCES), so scripts/check-layer-symbols.py sees which layer defines each
+# symbol. A new layer is one more name here (and its rank in scripts/check-layers.py).
+set(CUDACORE_LAYERS support errors loader code cache runtime memory graph ipc views interop crossings)

@@ -49,7 +49,7 @@
 namespace cudacore {
 
 namespace detail {
-class ProgramKeyMemo;
+struct ProgramKeyMemoSlot;
 struct ProgramKeyMemoAccess;
 struct HeaderRecordingAccess;
 }  // namespace detail
@@ -179,7 +179,7 @@ private:
     std::shared_ptr<void> handle_owner_;  ///< keeps handle_ alive (null for a borrowed handle)
     bool wraps_handle_ = false;           ///< made by from_handle: compile() uses handle_
     /// What the program caches remember for this value (see "Cache keys" above); shared by copies.
-    std::shared_ptr<detail::ProgramKeyMemo> key_memo_;
+    std::shared_ptr<detail::ProgramKeyMemoSlot> key_memo_;
     friend struct detail::ProgramKeyMemoAccess;
     /// Set while a recording compile runs again without PCH, its PCH possibly older than a
     /// header it read (see compile(..., headers_read)).

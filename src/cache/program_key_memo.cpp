@@ -1,7 +1,6 @@
 #include "cache/program_key_memo.hpp"
 
 #include "code/debug_source.hpp"
-#include "code/program_key_memo_factory.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -18,8 +17,12 @@ void keep_last(std::vector<Entry>& entries, Entry entry, std::size_t limit) {
 
 }  // namespace
 
-std::shared_ptr<ProgramKeyMemo> make_program_key_memo() {
-    return std::make_shared<ProgramKeyMemo>();
+ProgramKeyMemo* ProgramKeyMemoAccess::make_memo(ProgramKeyMemoSlot& slot) {
+    std::call_once(slot.made, [&] {
+        slot.owner = std::make_shared<ProgramKeyMemo>();
+        slot.memo.store(slot.owner.get(), std::memory_order_release);
+    });
+    return slot.memo.load(std::memory_order_acquire);
 }
 
 KeyContext key_context(const Program& program) {

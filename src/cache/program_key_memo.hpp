@@ -11,6 +11,7 @@
 // Each list holds the last few entries (a Program keyed many ways is re-keyed, never wrong).
 #pragma once
 
+#include "code/program_key_memo_slot.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/program.hpp"
 
@@ -65,9 +66,20 @@ private:
     std::vector<std::pair<CacheKey, std::shared_ptr<const HeaderKey>>> header_keys_;
 };
 
-// The memo of a Program (null for a moved-from one).
+// The memo of a Program (null for a moved-from one), made by the first call on the value or a
+// copy of it (the Program holds only its empty slot, code/program_key_memo_slot.hpp). Thread-safe;
+// throws only std::bad_alloc (on the first call).
 struct ProgramKeyMemoAccess {
-    static ProgramKeyMemo* memo(const Program& program) noexcept { return program.key_memo_.get(); }
+    static ProgramKeyMemo* memo(const Program& program) {
+        ProgramKeyMemoSlot* slot = program.key_memo_.get();
+        if (!slot) return nullptr;
+        if (ProgramKeyMemo* made = slot->memo.load(std::memory_order_acquire)) [[likely]]
+            return made;
+        return make_memo(*slot);
+    }
+
+private:
+    static ProgramKeyMemo* make_memo(ProgramKeyMemoSlot& slot);
 };
 
 }  // namespace cudacore::detail

@@ -1,7 +1,7 @@
 // The context the driver's linker (cuLink*) runs in. It needs a current context: the current
 // device's primary context, made current while this object lives (the caller's is current again
-// after), and held through held() for as long as a link state made in it lives. Defined by the
-// runtime (src/runtime/driver_link_context.cpp), which knows the current device.
+// after), and held through held() for as long as a link state made in it lives. Defined above the
+// runtime (src/crossings/driver_link_context.cpp), which knows the current device.
 #pragma once
 
 #include <memory>

@@ -9,7 +9,7 @@
 #include "code/header_trace.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "code/pch_directory.hpp"
-#include "code/program_key_memo_factory.hpp"
+#include "code/program_key_memo_slot.hpp"
 #include "support/nvtx_range.hpp"
 #include "support/temporary_directory.hpp"
 
@@ -172,7 +172,7 @@ Program::Program(std::string source, SourceType source_type, ProgramOptions opti
     : source_(std::move(source)),
       source_type_(source_type),
       options_(std::move(options)),
-      key_memo_(detail::make_program_key_memo()) {
+      key_memo_(std::make_shared<detail::ProgramKeyMemoSlot>()) {
     // Refused here, not at compile(): an unknown value would otherwise reach NVRTC as C++.
     if (source_type_ != SourceType::cxx && source_type_ != SourceType::ptx &&
         source_type_ != SourceType::nvvm) {

@@ -1,6 +1,7 @@
 #include "loader/driver_api.hpp"
 
 #include "cudacore/errors.hpp"
+#include "errors/driver_status_lookup.hpp"
 #include "loader/dynamic_library.hpp"
 
 #include <atomic>
@@ -106,12 +107,25 @@ DriverState load_driver() {
     return state;
 }
 
+// What driver_status_name and driver_status_text ask once the driver is open: the driver that
+// driver_if_loaded() gives at the time of the call.
+const char* loaded_driver_status(CUresult status, bool text) noexcept {
+    const DriverApi* api = driver_if_loaded();
+    if (!api) return nullptr;
+    const char* out = nullptr;
+    const CUresult found = text ? api->cuGetErrorString(status, &out) : api->cuGetErrorName(status, &out);
+    return found == CUDA_SUCCESS ? out : nullptr;
+}
+
 const DriverState& driver_state() {
     // A function-local static: initialised once, thread-safely, never destroyed before users
     // that were created after it (and it holds only plain data, so its destruction is trivial).
     static const DriverState* state = [] {
         auto* s = new DriverState(load_driver());  // intentionally leaked: valid during exit
-        if (!s->failure) loaded_driver.store(&s->api, std::memory_order_release);
+        if (!s->failure) {
+            loaded_driver.store(&s->api, std::memory_order_release);
+            set_driver_status_lookup(loaded_driver_status);
+        }
         return s;
     }();
     return *state;

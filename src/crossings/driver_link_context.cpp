@@ -1,5 +1,6 @@
 // The driver linker's context (code/driver_link_context.hpp): the current device's primary
-// context, current for the link.
+// context, current for the link. A crossing: the code layer declares it, and only the runtime's
+// registry of primary contexts (kept retained until exit, forgotten after a reset) can give it.
 #include "code/driver_link_context.hpp"
 
 #include "cudacore/device.hpp"
