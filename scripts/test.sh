@@ -40,6 +40,9 @@ step "documentation snippets" python3 scripts/check-doc-snippets.py
 # headers, each source under its layer's list (what still runs back up is listed, and may only
 # shrink); every public header compiles on its own.
 step "layers" python3 scripts/check-layers.py
+# No function in src/ or tools/ over 60 lines without a `// Long because:` comment above it
+# (function extents from Universal Ctags).
+step "function length" python3 scripts/check-function-length.py
 step "headers alone" python3 scripts/check-headers-alone.py
 # The API reference (Doxygen over include/cudacore): fails on any warning beyond the list of
 # members not yet documented, which may only shrink.
