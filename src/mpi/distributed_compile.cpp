@@ -135,7 +135,7 @@ struct Assignment {
 
 // Job i goes to compile_owner(i), or with a pool (processes) to the first rank of that owner's
 // node.
-Assignment assign(std::size_t jobs, int size, int rank, const detail::NodePool* pool) {
+Assignment assign_jobs(std::size_t jobs, int size, int rank, const detail::NodePool* pool) {
     Assignment a{std::vector<int>(jobs), std::vector<std::size_t>(jobs),
                  std::vector<std::size_t>(static_cast<std::size_t>(size)), {}};
     for (std::size_t i = 0; i < jobs; ++i) {
@@ -330,7 +330,7 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
         !pooled ? compile_workers(comm, options.workers)
                 : std::max(1u, options.workers ? options.workers * static_cast<unsigned>(pool.node_size)
                                                : static_cast<unsigned>(CPU_COUNT(&pool.cpus)));
-    const Assignment assignment = assign(jobs.size(), size, rank, pooled ? &pool : nullptr);
+    const Assignment assignment = assign_jobs(jobs.size(), size, rank, pooled ? &pool : nullptr);
     ShareCompile share(jobs, keys, assignment.share, target, options);
     if (pooled) {
         share.with_processes(workers, pool.cpus, operation);
