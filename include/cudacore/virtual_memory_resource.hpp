@@ -136,6 +136,12 @@ private:
 
     CUmemGenericAllocationHandle create_physical(std::size_t size) const;
     void set_access(CUdeviceptr address, std::size_t size) const;
+    // grow()'s two ways, under mutex_: `handle` (`extra` bytes) mapped right after the
+    // allocation (false, nothing changed, when that range is taken), or everything remapped into
+    // a new range (returns its address).
+    bool grow_in_place(Allocation& allocation, CUmemGenericAllocationHandle handle, std::size_t extra);
+    CUdeviceptr grow_by_remapping(CUdeviceptr old_address, CUmemGenericAllocationHandle handle,
+                                  std::size_t extra, const Buffer& buffer, const Stream& stream);
 
     std::shared_ptr<detail::ContextBox> context_;
     int ordinal_ = 0;

@@ -215,6 +215,24 @@ struct LinkStateBox {
 
 }  // namespace detail
 
+namespace {
+// Room in the link state for the names and copies of `inputs` inputs, and the buffers the
+// driver's logs go to (given through `jit`; their sizes come back through the same options).
+void prepare_link_state(detail::LinkStateBox& state, DriverJitOptions& jit, std::size_t inputs) {
+    state.names.reserve(inputs);
+    state.buffers.reserve(inputs);
+    constexpr std::size_t kLogSize = 64 * 1024;
+    state.info_log.assign(kLogSize, '\0');
+    state.error_log.assign(kLogSize, '\0');
+    jit.keys.insert(jit.keys.end(), {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                     CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES});
+    jit.values.insert(jit.values.end(),
+                      {state.info_log.data(), reinterpret_cast<void*>(kLogSize), state.error_log.data(),
+                       reinterpret_cast<void*>(kLogSize)});
+}
+
+}  // namespace
+
 std::string_view to_string(LinkerBackend backend) noexcept {
     switch (backend) {
         case LinkerBackend::automatic: return "automatic";
@@ -378,20 +396,9 @@ ObjectCode Linker::link_with_driver() {
     state->context = context.held();
     std::vector<std::string>& names = state->names;
     std::vector<std::string>& buffers = state->buffers;
-    names.reserve(inputs_.size());
-    buffers.reserve(inputs_.size());
-
-    // The driver's logs go to buffers we own; their sizes come back through the same options.
-    constexpr std::size_t kLogSize = 64 * 1024;
-    std::string& info = state->info_log;
-    std::string& error = state->error_log;
-    info.assign(kLogSize, '\0');
-    error.assign(kLogSize, '\0');
-    jit.keys.insert(jit.keys.end(), {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                                     CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES});
-    jit.values.insert(jit.values.end(),
-                      {info.data(), reinterpret_cast<void*>(kLogSize), error.data(),
-                       reinterpret_cast<void*>(kLogSize)});
+    prepare_link_state(*state, jit, inputs_.size());
+    const std::string& info = state->info_log;
+    const std::string& error = state->error_log;
     auto take_logs = [&] {
         info_log_ = info.c_str();
         error_log_ = error.c_str();

@@ -257,17 +257,8 @@ void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, cons
                                    " (" + to_string(config) +
                                    "): no cluster or cooperative launch in a kernel node update");
     detail::check_kernel_arguments(kernel, sizes, count);
-    CUDA_KERNEL_NODE_PARAMS params{};
-    params.kern = kernel.handle();
-    params.ctx = box.context->handle;
-    params.gridDimX = config.grid.x;
-    params.gridDimY = config.grid.y;
-    params.gridDimZ = config.grid.z;
-    params.blockDimX = config.block.x;
-    params.blockDimY = config.block.y;
-    params.blockDimZ = config.block.z;
-    params.sharedMemBytes = static_cast<unsigned>(config.shared_memory_bytes);
-    params.kernelParams = count ? arguments : nullptr;
+    const CUDA_KERNEL_NODE_PARAMS params =
+        detail::kernel_node_params(config, kernel, box.context->handle, arguments, count);
     detail::check(
         detail::driver().cuGraphExecKernelNodeSetParams(box.handle, node.handle(), &params),
         "cuGraphExecKernelNodeSetParams",
