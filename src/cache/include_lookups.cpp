@@ -143,7 +143,8 @@ public:
     IncludeClosure(const IncludeSearch& search, const std::string& main_name, std::string_view main_source,
                    const std::vector<std::string>& toolkit_directories, const FileReader& read)
         : search_(search), toolkit_directories_(toolkit_directories), read_(read) {
-        files_.push_back({main_name, search.main_directory, std::string(main_source)});
+        files_.push_back({.label = main_name, .folder = search.main_directory,
+                           .text = std::string(main_source)});
     }
 
     std::string refusal;
@@ -156,8 +157,10 @@ public:
             refusal = "the header '" + path + "' cannot be read back";
             return false;
         }
-        files_.push_back({path, fs::path(path).parent_path().string(), std::move(*text),
-                          inside_any(path, toolkit_directories_)});
+        files_.push_back({.label = path,
+                          .folder = fs::path(path).parent_path().string(),
+                          .text = std::move(*text),
+                          .toolkit = inside_any(path, toolkit_directories_)});
         return true;
     }
 
