@@ -457,18 +457,27 @@ std::shared_ptr<MemoryResource> checked_upstream(std::shared_ptr<MemoryResource>
 }  // namespace
 
 CachingMemoryResource::CachingMemoryResource(std::shared_ptr<MemoryResource> upstream,
-                                             const CachingMemoryResourceOptions& options,
-                                             std::shared_ptr<detail::CachingStreamOps> ops)
+                                             const CachingMemoryResourceOptions& options)
     : upstream_(checked_upstream(std::move(upstream), options)),
       options_(options),
       core_(std::make_shared<detail::CachingCore>(
           upstream_, options_,
-          ops ? std::move(ops)
-              : detail::driver_caching_stream_ops(std::max(upstream_->device_ordinal(), 0)))) {}
+          detail::driver_caching_stream_ops(std::max(upstream_->device_ordinal(), 0)))) {}
 
 CachingMemoryResource::CachingMemoryResource(std::shared_ptr<MemoryResource> upstream,
-                                             const CachingMemoryResourceOptions& options)
-    : CachingMemoryResource(std::move(upstream), options, nullptr) {}
+                                             const CachingMemoryResourceOptions& options,
+                                             std::shared_ptr<detail::CachingCore> core) noexcept
+    : upstream_(std::move(upstream)), options_(options), core_(std::move(core)) {}
+
+std::shared_ptr<CachingMemoryResource> detail::CachingMemoryResourceTesting::make(
+    std::shared_ptr<MemoryResource> upstream, const CachingMemoryResourceOptions& options,
+    std::shared_ptr<CachingStreamOps> ops) {
+    upstream = checked_upstream(std::move(upstream), options);
+    if (!ops) ops = driver_caching_stream_ops(std::max(upstream->device_ordinal(), 0));
+    auto core = std::make_shared<CachingCore>(upstream, options, std::move(ops));
+    return std::shared_ptr<CachingMemoryResource>(
+        new CachingMemoryResource(std::move(upstream), options, std::move(core)));
+}
 
 std::shared_ptr<CachingMemoryResource> CachingMemoryResource::create(
     const Device& device, const CachingMemoryResourceOptions& options) {
