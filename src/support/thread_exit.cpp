@@ -4,7 +4,8 @@ namespace cudacore::detail {
 
 namespace {
 
-constexpr int kMostSlots = 32;
+// A thread registers one slot per per-thread cache (five or so in all).
+constexpr int kMostSlots = 16;
 
 struct ThreadExitList {
     void (*cleanup[kMostSlots])(void*) noexcept = {};
@@ -12,8 +13,9 @@ struct ThreadExitList {
     int count = 0;
     bool exiting = false;
 };
-// Trivially destructible (constant-initialised TLS): readable at any point of exit.
-thread_local ThreadExitList exit_list __attribute__((tls_model("initial-exec")));
+// Trivially destructible (constant-initialised TLS): readable at any point of exit. Touched only
+// at registration and exit, so the default TLS model: no static TLS taken from a dlopen'ed library.
+thread_local ThreadExitList exit_list;
 
 // Built at a thread's first registration, so destroyed at its exit.
 struct ThreadExitOwner {

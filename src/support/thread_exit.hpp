@@ -18,7 +18,7 @@ enum ThreadSlot : std::uint8_t {
 
 // Has `cleanup(slot)` called at the calling thread's exit, in reverse order of registration.
 // Returns false, registering nothing, once the thread's cleanups have begun to run (or in the
-// unlikely case that a thread registers more than a few dozen slots): the caller then keeps
+// unlikely case that a thread registers more than a dozen slots): the caller then keeps
 // nothing per-thread.
 bool at_thread_exit(void (*cleanup)(void* slot) noexcept, void* slot) noexcept;
 
