@@ -23,6 +23,7 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/temporary_directory.cpp
   src/support/version.cpp
   src/support/thread_block_pool.cpp
+  src/support/thread_exit.cpp
   src/support/parallel_steps.cpp
   src/support/nvtx_range.cpp)
 set(CUDACORE_CODE_SOURCES

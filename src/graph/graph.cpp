@@ -6,7 +6,6 @@
 #include "memory/buffer_box.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/reset_tolerance.hpp"
-#include "support/thread_block_pool.hpp"
 #include "support/box_access.hpp"
 
 #include <cstdio>
@@ -27,7 +26,7 @@ GraphBox::~GraphBox() {
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
                                          std::shared_ptr<GraphHoldings> holdings) {
-    auto box = make_pooled<GraphBox>();  // pooled per thread
+    auto box = std::make_shared<GraphBox>();
     box->handle = handle;
     box->context = std::move(context);
     box->holdings = holdings ? std::move(holdings) : std::make_shared<GraphHoldings>();

@@ -5,7 +5,6 @@
 #include "runtime/deferred_release.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/reset_tolerance.hpp"
-#include "support/thread_block_pool.hpp"
 #include "support/box_access.hpp"
 
 #include <cstdio>
@@ -173,8 +172,7 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
         detail::check(api.cuGraphInstantiateWithFlags(&exec, box_->handle, flags),
                       "cuGraphInstantiateWithFlags", [&] { return description(); });
     }
-    // Pooled per thread: an executable graph made and dropped in a loop costs no malloc for it.
-    auto box = detail::make_pooled<detail::GraphExecBox>();
+    auto box = std::make_shared<detail::GraphExecBox>();
     box->handle = exec;
     box->context = box_->context;
     box->graph_holdings = box_->holdings;
