@@ -19,6 +19,7 @@
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
+#include "cudacore/context.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>
@@ -30,10 +31,6 @@
 #include <vector>
 
 namespace cudacore {
-
-namespace detail {
-struct ContextBox;
-}
 
 class Device;
 class Stream;
@@ -137,7 +134,7 @@ private:
     CUmemGenericAllocationHandle create_physical(std::size_t size) const;
     void set_access(CUdeviceptr address, std::size_t size) const;
 
-    std::shared_ptr<detail::ContextBox> context_;
+    Context context_;
     int ordinal_ = 0;
     VirtualMemoryResourceOptions options_;
     CUmemAllocationProp properties_{};
