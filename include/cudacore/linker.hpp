@@ -21,6 +21,7 @@
 
 namespace cudacore {
 
+// Declared only (src/ defines it): the type of the private state member.
 namespace detail {
 struct LinkStateBox;
 }
