@@ -19,6 +19,7 @@
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
+#include "cudacore/context.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>
@@ -30,10 +31,6 @@
 #include <vector>
 
 namespace cudacore {
-
-namespace detail {
-struct ContextBox;
-}
 
 class Device;
 class Stream;
@@ -143,7 +140,7 @@ private:
     CUdeviceptr grow_by_remapping(CUdeviceptr old_address, CUmemGenericAllocationHandle handle,
                                   std::size_t extra, const Buffer& buffer, const Stream& stream);
 
-    std::shared_ptr<detail::ContextBox> context_;
+    Context context_;
     int ordinal_ = 0;
     VirtualMemoryResourceOptions options_;
     CUmemAllocationProp properties_{};

@@ -188,11 +188,9 @@ DriverJitOptions driver_jit_options(const LinkerOptions& o) {
 
 }  // namespace
 
-namespace detail {
-
 // The state of one link, kept after link() so that handle() stays valid. The names (and, for the
 // driver, the NUL-terminated input copies) live as long as the handle that may point at them.
-struct LinkStateBox {
+struct Linker::State {
     nvJitLinkHandle nvjitlink_handle = nullptr;
     CUlinkState driver_state = nullptr;
     std::shared_ptr<const void> context;  // the driver link's context outlives its state
@@ -200,25 +198,25 @@ struct LinkStateBox {
     std::vector<std::string> buffers;
     std::string info_log, error_log;  // the driver's log buffers (given to it at cuLinkCreate)
 
-    LinkStateBox() = default;
-    LinkStateBox(const LinkStateBox&) = delete;
-    LinkStateBox& operator=(const LinkStateBox&) = delete;
-    ~LinkStateBox() {
+    State() = default;
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+    ~State() {
         // Release errors (a driver already shut down at exit) are ignored.
         try {
-            if (nvjitlink_handle) nvjitlink().destroy(&nvjitlink_handle);
-            if (driver_state) driver().cuLinkDestroy(driver_state);
+            if (nvjitlink_handle) detail::nvjitlink().destroy(&nvjitlink_handle);
+            if (driver_state) detail::driver().cuLinkDestroy(driver_state);
         } catch (...) {
         }
     }
 };
 
-}  // namespace detail
-
 namespace {
 // Room in the link state for the names and copies of `inputs` inputs, and the buffers the
 // driver's logs go to (given through `jit`; their sizes come back through the same options).
-void prepare_link_state(detail::LinkStateBox& state, DriverJitOptions& jit, std::size_t inputs) {
+// A template: Linker::State is private to Linker.
+template <class LinkState>
+void prepare_link_state(LinkState& state, DriverJitOptions& jit, std::size_t inputs) {
     state.names.reserve(inputs);
     state.buffers.reserve(inputs);
     constexpr std::size_t kLogSize = 64 * 1024;
@@ -340,7 +338,7 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
     // nvJitLink keeps the name pointers until it is destroyed (it prints them in its logs at
     // nvJitLinkComplete), so the names live in the state box beside the handle.
     state_.reset();
-    auto state = std::make_shared<detail::LinkStateBox>();
+    auto state = std::make_shared<State>();
     std::vector<std::string>& names = state->names;
     names.reserve(inputs_.size());
     for (std::size_t i = 0; i < inputs_.size(); ++i) names.push_back(input_name(inputs_[i], i));
@@ -392,7 +390,7 @@ ObjectCode Linker::link_with_driver() {
     // Names, input copies and log buffers live as long as the link state (the state box): the
     // driver may keep pointers to them.
     state_.reset();
-    auto state = std::make_shared<detail::LinkStateBox>();
+    auto state = std::make_shared<State>();
     state->context = context.held();
     std::vector<std::string>& names = state->names;
     std::vector<std::string>& buffers = state->buffers;

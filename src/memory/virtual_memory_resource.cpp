@@ -4,6 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
 #include "memory/buffer_box.hpp"
+#include "support/box_access.hpp"
 #include "memory/memory_option_checks.hpp"
 #include "runtime/reset_tolerance.hpp"
 
@@ -39,7 +40,7 @@ std::string bytes_at(std::size_t size, CUdeviceptr address) {
 
 VirtualMemoryResource::VirtualMemoryResource(const Device& device,
                                              const VirtualMemoryResourceOptions& options)
-    : context_(detail::primary_context(device.ordinal())),
+    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       ordinal_(device.ordinal()),
       options_(options) {
     detail::check_virtual_memory_options(
@@ -104,7 +105,7 @@ void VirtualMemoryResource::set_access(CUdeviceptr address, std::size_t size) co
 
 CUdeviceptr VirtualMemoryResource::do_allocate(std::size_t size, CUstream) {
     const auto& api = detail::driver();
-    detail::ContextScope scope(*context_);
+    detail::ContextScope scope(*detail::box_of(context_));
     const std::size_t mapped = detail::round_up(size, granularity_);
     CUdeviceptr address = 0;
     detail::check(api.cuMemAddressReserve(&address, mapped, alignment_, 0, 0),
@@ -145,9 +146,9 @@ void VirtualMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
         allocation = std::move(found->second);
         allocations_.erase(found);
     }
-    const detail::DriverApi* api = detail::driver_for_release(*context_);
+    const detail::DriverApi* api = detail::driver_for_release(*detail::box_of(context_));
     if (!api) return;
-    detail::ContextScope scope(*context_);
+    detail::ContextScope scope(*detail::box_of(context_));
     // Unmap, release the physical memory, free the address range: the order the driver needs.
     // Every step runs even when one fails; the first failure is reported.
     CUresult first = api->cuStreamSynchronize(stream);
@@ -257,7 +258,7 @@ Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const S
         throw InvalidArgumentError("VirtualMemoryResource::grow: " + std::to_string(new_size) +
                                    " bytes is smaller than " + buffer.description());
     detail::driver();  // NoDriverError before anything else
-    detail::ContextScope scope(*context_);
+    detail::ContextScope scope(*detail::box_of(context_));
     const CUdeviceptr old_address = buffer.handle();
     std::lock_guard lock(mutex_);
     auto found = allocations_.find(old_address);
