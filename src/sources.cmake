@@ -4,6 +4,7 @@
 set(CUDACORE_LOADER_SOURCES
   src/loader/dynamic_library.cpp
   src/loader/driver_api.cpp
+  src/loader/device_queries.cpp
   src/loader/compiler_apis.cpp
   src/loader/nvvm_api.cpp
   src/loader/nvml_api.cpp
