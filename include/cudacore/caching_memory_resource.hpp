@@ -130,6 +130,8 @@ public:
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
+    /// close(): release(), so every cached block goes back upstream.
+    void do_close() override;
 
 private:
     friend struct detail::CachingMemoryResourceTesting;

@@ -113,12 +113,29 @@ public:
     /// std::bad_alloc.
     std::string description() const;
 
+    /// Closes this CudaArray object, as Stream::close does: it lets go of its share at once. The
+    /// array is destroyed when nothing holds it any more: now, when this object was its last
+    /// holder; else when the last of the others goes (copies, textures and surfaces over it,
+    /// graphs holding it; copies and launches in flight keep it until they are done), which keep
+    /// working. A level view lets go of its mipmapped array. Afterwards handle() returns null,
+    /// the queries their empty values, and the calls it is given to (copies, textures, surfaces)
+    /// throw InvalidArgumentError naming the call and the array ("TextureObject::from_array: 2D
+    /// CUDA array float32 64 x 64 on device 0 is closed"). Closing a closed or moved-from object
+    /// does nothing. Throws DriverError when the release this close() makes fails (closed all
+    /// the same). Must not race with other calls on this object (its copies are other objects).
+    void close();
+    /// Whether close() was called on this object (not on its copies). Never throws.
+    bool is_closed() const noexcept { return !closed_as_.empty(); }
+
     /// Same array.
     bool operator==(const CudaArray& other) const noexcept { return box_ == other.box_; }
 
 private:
     friend struct detail::BoxAccess;
     explicit CudaArray(std::shared_ptr<detail::ArrayBox> box) noexcept;
+    // The box, for `operation`: InvalidArgumentError when closed or moved from.
+    const std::shared_ptr<detail::ArrayBox>& open_box(const char* operation) const;
+    std::string closed_as_;  ///< what it was, once closed (for messages); empty while open
     std::shared_ptr<detail::ArrayBox> box_;
 };
 

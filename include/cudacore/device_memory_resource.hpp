@@ -138,6 +138,9 @@ public:
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
+    /// close(): an owned pool gives its unused reserve back (cuMemPoolTrimTo 0); the pool is
+    /// destroyed with the resource, after its last buffer. The default pool is left as it is.
+    void do_close() override;
 
 private:
     friend struct detail::BoxAccess;

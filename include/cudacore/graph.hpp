@@ -217,6 +217,19 @@ public:
     /// "graph 0x... on device 0 (5 nodes)": used in error messages.
     std::string description() const;
 
+    /// Closes this Graph object, as Stream::close does: it lets go of its share of the definition
+    /// at once. The definition is destroyed when nothing holds it any more (now, when this object
+    /// was its last holder; else when its copies and body graphs go, which keep working). What
+    /// it held (libraries, kept buffers and events) goes with it; executable graphs made from it
+    /// hold their own share and keep working. Afterwards handle() returns null and every other
+    /// call on this object throws InvalidArgumentError naming the call and the graph ("Graph::
+    /// add_kernel: graph 0x... on device 0 is closed"). Closing a closed or moved-from Graph does
+    /// nothing. Throws DriverError when the release this close() makes fails (closed all the
+    /// same). Must not race with other calls on this object (its copies are other objects).
+    void close();
+    /// Whether close() was called on this object (not on its copies). Never throws.
+    bool is_closed() const noexcept;
+
     /// The same object (identity.hpp says how each type compares).
     bool operator==(const Graph& other) const noexcept { return handle() == other.handle(); }
 

@@ -113,6 +113,20 @@ public:
     /// "executable graph 0x... on device 0".
     std::string description() const;
 
+    /// Closes this GraphExec object, as Stream::close does: it lets go of its share at once. The
+    /// executable graph is destroyed when nothing holds it any more (now, when this object was
+    /// the last holder; else when its copies go, which keep working); as at destruction, what its
+    /// launches use (libraries, buffers, events) is released only after the work of those
+    /// launches has finished (docs/design/release-thread.md). Afterwards handle() returns null
+    /// and every other call on this object throws InvalidArgumentError naming the call and the
+    /// executable graph ("GraphExec::launch: executable graph 0x... on device 0 is closed").
+    /// Closing a closed or moved-from GraphExec does nothing. Throws DriverError when the
+    /// release this close() makes fails (closed all the same). Must not race with other calls on
+    /// this object (its copies are other objects).
+    void close();
+    /// Whether close() was called on this object (not on its copies). Never throws.
+    bool is_closed() const noexcept;
+
 private:
     friend struct detail::BoxAccess;
     explicit GraphExec(std::shared_ptr<detail::GraphExecBox> box) noexcept : box_(std::move(box)) {}

@@ -67,6 +67,8 @@ public:
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
+    /// close(): trim(), so the device's unused graph memory goes back to the driver.
+    void do_close() override;
 
 private:
     Context context_;

@@ -66,6 +66,17 @@ public:
     /// The link state of the last link() (see the top of this file); monostate before any.
     LinkerHandle handle() const noexcept;
 
+    /// Closes this Linker, as cuda.core's Linker.close() does: it lets go of its share of the last
+    /// link's state (the nvJitLink handle or driver link state, destroyed when no copy of this
+    /// Linker holds it any more; copies keep theirs) and of its inputs. Afterwards handle() is
+    /// monostate, inputs() empty, and link() and flags() throw InvalidArgumentError naming the
+    /// call and the linker ("Linker::link: linker 'app' is closed"). ObjectCodes that link()
+    /// returned are values of their own and stay usable. Closing a closed Linker does nothing.
+    /// Never throws. Must not race with other calls on this object.
+    void close() noexcept;
+    /// Whether close() was called on this object (not on its copies). Never throws.
+    bool is_closed() const noexcept { return closed_; }
+
 private:
     ObjectCode link_with_nvjitlink(CodeType target);
     ObjectCode link_with_driver();
@@ -77,6 +88,9 @@ private:
     std::string backend_;
     struct State;  // the last link's state, kept so that handle() stays valid
     std::shared_ptr<State> state_;
+    bool closed_ = false;
+    // InvalidArgumentError naming `operation` when closed.
+    void check_open(const char* operation) const;
 };
 
 }  // namespace cudacore

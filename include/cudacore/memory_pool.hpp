@@ -92,7 +92,20 @@ public:
     /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
     void trim_to(std::size_t bytes_to_keep);
 
+    /// Closes this MemoryPool object, as Stream::close does: it lets go of its share of the
+    /// pool's owner (the resource it came from, which then goes when nothing else holds it);
+    /// copies keep theirs and keep working. Afterwards handle() returns null and every attribute
+    /// call and trim_to throw InvalidArgumentError naming the call and the pool
+    /// ("MemoryPool::trim_to: memory pool of device 0 is closed"). Closing a closed MemoryPool
+    /// does nothing. Throws DriverError when the release this close() makes fails (closed all
+    /// the same). Must not race with other calls on this object.
+    void close();
+    /// Whether close() was called on this object (not on its copies). Never throws.
+    bool is_closed() const noexcept { return closed_; }
+
 private:
+    // InvalidArgumentError naming `operation` and the pool when closed.
+    void check_open(const char* operation) const;
     std::uint64_t get_u64(CUmemPool_attribute attribute, const char* name) const;
     void set_u64(CUmemPool_attribute attribute, const char* name, std::uint64_t value);
     bool get_flag(CUmemPool_attribute attribute, const char* name) const;
@@ -101,6 +114,7 @@ private:
     CUmemoryPool pool_ = nullptr;
     std::string description_;
     std::shared_ptr<const void> owner_;
+    bool closed_ = false;
 };
 
 }  // namespace cudacore

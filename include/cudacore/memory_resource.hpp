@@ -12,6 +12,12 @@
 /// on a resource not owned by a shared_ptr throws InvalidArgumentError. Resources are
 /// thread-safe.
 ///
+/// Closing: close() ends a resource's use for new memory, as cuda.core's MemoryResource.close()
+/// does, and gives back what the resource keeps beyond its live buffers (a pool's unused
+/// reserve, a cache's blocks). Buffers allocated before stay valid and are freed into it as
+/// usual; what they need (the pool itself, the context) goes when the last of them and the last
+/// shared_ptr to the resource go, as without close().
+///
 /// Writing a resource: derive, implement the accessibility queries, device_ordinal(),
 /// description(), do_allocate() and do_deallocate(). The accessibility queries and
 /// device_ordinal() describe the resource for its whole life: allocate() asks them once and
@@ -80,7 +86,11 @@ public:
 
     /// Raw memory that no Buffer tracks, ordered on `stream` like allocate(): the caller frees it
     /// with deallocate_pointer (CCCL adaptors use these, see cccl.hpp). Throws as allocate().
-    CUdeviceptr allocate_pointer(std::size_t size, CUstream stream) { return do_allocate(size, stream); }
+    CUdeviceptr allocate_pointer(std::size_t size, CUstream stream) {
+        if (closed_.load(std::memory_order_acquire)) [[unlikely]]
+            throw_closed("MemoryResource::allocate_pointer");
+        return do_allocate(size, stream);
+    }
     /// deallocate and deallocate_pointer go through do_deallocate, with whatever checks it makes
     /// (a resource wrapping another calls them from its own do_deallocate).
     void deallocate_pointer(CUdeviceptr pointer, std::size_t size, CUstream stream) {
@@ -102,12 +112,26 @@ public:
     /// What the resource is, for error messages ("memory pool of device 0").
     virtual std::string description() const = 0;
 
+    /// Closes the resource (this file's description, "Closing"): from now on allocate() and
+    /// allocate_pointer() throw InvalidArgumentError naming the call and the resource
+    /// ("MemoryResource::allocate: memory pool of device 0 is closed"); deallocate() and the
+    /// Buffers allocated before keep working. Then gives back what do_close() releases (a pool's
+    /// unused reserve, a cache's blocks...), whose errors it throws (DriverError; the resource is
+    /// closed all the same). Closing a closed resource does nothing. Thread-safe against
+    /// allocations on other threads (one racing close() may still succeed or be refused).
+    void close();
+    /// Whether close() was called. Never throws.
+    bool is_closed() const noexcept { return closed_.load(std::memory_order_acquire); }
+
 protected:
     MemoryResource() = default;
     /// Allocates `size` bytes ordered on `stream` (what allocate() calls). Throws DriverError.
     virtual CUdeviceptr do_allocate(std::size_t size, CUstream stream) = 0;
     /// Frees what do_allocate() gave, ordered on `stream`. May throw (see the file's description).
     virtual void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) = 0;
+    /// What close() gives back, called once, after the resource is marked closed; live buffers
+    /// must stay valid. Nothing by default. May throw (close() passes the error on).
+    virtual void do_close() {}
 
     friend struct detail::BufferBox;
 
@@ -121,6 +145,9 @@ private:
     // The description asked once, and the kept-for-the-process mark (docs/design/buffers.md).
     std::uint32_t described() const noexcept;
     std::atomic<bool> for_the_process_{false};
+    std::atomic<bool> closed_{false};
+    // InvalidArgumentError "OPERATION: DESCRIPTION is closed".
+    [[noreturn]] void throw_closed(const char* operation) const;
     mutable std::atomic<std::uint32_t> description_bits_{0};
 };
 

@@ -67,9 +67,25 @@ public:
     /// "mipmapped 2D CUDA array float32 256 x 256, 9 levels on device 0".
     std::string description() const;
 
+    /// Closes this MipmappedArray object, as Stream::close does: it lets go of its share at once.
+    /// The mipmapped array is destroyed when nothing holds it any more: now, when this object was
+    /// its last holder; else when the last of the others goes (copies, level views, textures over
+    /// it), which keep working. Afterwards handle() returns null, the queries their empty values,
+    /// and level(), level_options() and the textures it is given to throw InvalidArgumentError
+    /// naming the call and the array ("MipmappedArray::level: mipmapped 2D CUDA array ... is
+    /// closed"). Closing a closed or moved-from object does nothing. Throws DriverError when the
+    /// release this close() makes fails (closed all the same). Must not race with other calls on
+    /// this object (its copies are other objects).
+    void close();
+    /// Whether close() was called on this object (not on its copies). Never throws.
+    bool is_closed() const noexcept { return !closed_as_.empty(); }
+
 private:
     friend struct detail::BoxAccess;
     explicit MipmappedArray(std::shared_ptr<detail::MipmappedArrayBox> box) noexcept;
+    // The box, for `operation`: InvalidArgumentError when closed or moved from.
+    const std::shared_ptr<detail::MipmappedArrayBox>& open_box(const char* operation) const;
+    std::string closed_as_;  ///< what it was, once closed (for messages); empty while open
     std::shared_ptr<detail::MipmappedArrayBox> box_;
 };
 

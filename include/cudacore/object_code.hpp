@@ -258,6 +258,23 @@ public:
         return value;
     }
 
+    /// Closes this ObjectCode object, as cuda.core's ObjectCode.close() does: it lets go of its
+    /// share of the value at once (its bytes, its loaded library, and the kernels and global
+    /// views cached in it). Copies made before keep theirs and stay usable. The library is
+    /// unloaded when nothing holds it any more: the last copy of the value, and every Kernel and
+    /// global view taken from it (each holds the library, so a kernel still in use keeps it
+    /// loaded; launches in flight keep it until they finish, as at destruction). Afterwards
+    /// code_type() and name() keep their values, code() and symbol_map() are empty, is_loaded()
+    /// is false, the object equals only itself, and get_kernel, load, library_handle,
+    /// get_global, get_managed, read/write_global, lowered_name, serialize, save and linking it
+    /// throw InvalidArgumentError naming the call and the code ("ObjectCode::get_kernel: cubin
+    /// 'saxpy' is closed"). Closing a closed or moved-from ObjectCode does nothing. Throws
+    /// DriverError when the unload this close() makes fails (closed all the same). Must not
+    /// race with other calls on this object (its copies are other objects).
+    void close();
+    /// Whether close() was called on this object (not on its copies). Never throws.
+    bool is_closed() const noexcept;
+
 private:
     friend struct detail::ObjectCodeAccess;
     /// get_global(name), checked to be `size` bytes (InvalidArgumentError naming `operation`).

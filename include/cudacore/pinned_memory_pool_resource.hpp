@@ -99,6 +99,9 @@ public:
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
+    /// close(): the pool gives its unused reserve back (cuMemPoolTrimTo 0; not for an imported
+    /// pool); it is destroyed with the resource, after its last buffer.
+    void do_close() override;
 
 private:
     friend struct detail::BoxAccess;

@@ -169,7 +169,23 @@ public:
     /// (the file is replaced atomically).
     void write_debug_source() const;
 
+    /// Closes this Program, as cuda.core's Program.close() does: it lets go of its share of the
+    /// last compile's handle (the NVRTC program, or the nvJitLink handle of a PTX program),
+    /// destroyed when no copy holds it any more (copies made before keep theirs and stay usable;
+    /// a handle wrapped without take_ownership is never destroyed). Afterwards handle() is
+    /// monostate, and compile(), flags(), backend() and write_debug_source() throw
+    /// InvalidArgumentError naming the call and the program ("Program::compile: program
+    /// 'saxpy.cu' is closed"); the queries (source(), options(), log()) keep their values.
+    /// ObjectCodes compiled before are values of their own and stay usable. Closing a closed
+    /// Program does nothing. Never throws. Must not race with other calls on this object.
+    void close() noexcept;
+    /// Whether close() was called on this object (not on its copies). Never throws.
+    bool is_closed() const noexcept { return closed_; }
+
 private:
+    bool closed_ = false;
+    // InvalidArgumentError naming `operation` when closed.
+    void check_open(const char* operation) const;
     ObjectCode compile_nvvm_program(CodeType target, const std::vector<std::string>& name_expressions);
 
     std::string source_;

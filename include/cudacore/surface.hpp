@@ -53,18 +53,42 @@ public:
     /// Notes a launch with this surface on `stream`, so its release waits for that stream
     /// (launch() calls it). Never throws beyond std::bad_alloc.
     void note_launch(const Stream& stream) const;
+
+    /// Closes this SurfaceObject, as Stream::close does: it lets go of its share at once. The
+    /// surface object is destroyed when nothing holds it any more (now, when this object was its
+    /// last holder; else when its copies go, which keep working), after the launches that used
+    /// it, as at destruction; then it lets go of its array. Afterwards handle() returns 0 and a
+    /// launch given this object throws InvalidArgumentError naming the call and the surface
+    /// ("launch: surface object 1 over ... is closed"). Closing a closed or moved-from object
+    /// does nothing. Throws DriverError when the release this close() makes fails (closed all
+    /// the same). Must not race with other calls on this object (its copies are other objects).
+    void close();
+    /// Whether close() was called on this object (not on its copies). Never throws.
+    bool is_closed() const noexcept { return !closed_as_.empty(); }
 private:
     friend struct detail::BoxAccess;
     explicit SurfaceObject(std::shared_ptr<detail::SurfaceBox> box) noexcept;
+    // The box, for `operation`: InvalidArgumentError when closed or moved from.
+    const std::shared_ptr<detail::SurfaceBox>& open_box(const char* operation) const;
+    std::string closed_as_;  ///< what it was, once closed (for messages); empty while open
     std::shared_ptr<detail::SurfaceBox> box_;
 };
+
+namespace detail {
+/// Throws InvalidArgumentError: `object`, given to `call`, is closed.
+[[noreturn]] void throw_unusable_argument(const char* call, const SurfaceObject& object);
+}  // namespace detail
 
 /// launch() passes a SurfaceObject as its CUsurfObject and notes the launch's stream.
 template <class T>
     requires std::is_same_v<T, SurfaceObject>
 struct KernelArgument<T> {
     /// The 64-bit handle.
-    static CUsurfObject convert(const T& surface) noexcept { return surface.handle(); }
+    /// InvalidArgumentError for a closed surface.
+    static CUsurfObject convert(const T& surface) {
+        if (surface.is_closed()) [[unlikely]] detail::throw_unusable_argument("launch", surface);
+        return surface.handle();
+    }
     /// Called by launch() once the kernel is enqueued on `stream`.
     static void note_launch(const T& surface, const Stream& stream) { surface.note_launch(stream); }
 };

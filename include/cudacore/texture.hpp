@@ -162,18 +162,42 @@ public:
     /// Notes a launch with this texture on `stream`, so its release waits for that stream
     /// (launch() calls it; cudacore's own use otherwise). Never throws beyond std::bad_alloc.
     void note_launch(const Stream& stream) const;
+
+    /// Closes this TextureObject, as Stream::close does: it lets go of its share at once. The
+    /// texture object is destroyed when nothing holds it any more (now, when this object was its
+    /// last holder; else when its copies go, which keep working), after the launches that used
+    /// it, as at destruction; then it lets go of what it reads. Afterwards handle() returns 0 and
+    /// a launch given this object throws InvalidArgumentError naming the call and the texture
+    /// ("launch: texture object 1 over ... is closed"). Closing a closed or moved-from object
+    /// does nothing. Throws DriverError when the release this close() makes fails (closed all
+    /// the same). Must not race with other calls on this object (its copies are other objects).
+    void close();
+    /// Whether close() was called on this object (not on its copies). Never throws.
+    bool is_closed() const noexcept { return !closed_as_.empty(); }
 private:
     friend struct detail::BoxAccess;
     explicit TextureObject(std::shared_ptr<detail::TextureBox> box) noexcept;
+    // The box, for `operation`: InvalidArgumentError when closed or moved from.
+    const std::shared_ptr<detail::TextureBox>& open_box(const char* operation) const;
+    std::string closed_as_;  ///< what it was, once closed (for messages); empty while open
     std::shared_ptr<detail::TextureBox> box_;
 };
+
+namespace detail {
+/// Throws InvalidArgumentError: `object`, given to `call`, is closed.
+[[noreturn]] void throw_unusable_argument(const char* call, const TextureObject& object);
+}  // namespace detail
 
 /// launch() passes a TextureObject as its CUtexObject and notes the launch's stream.
 template <class T>
     requires std::is_same_v<T, TextureObject>
 struct KernelArgument<T> {
     /// The 64-bit handle.
-    static CUtexObject convert(const T& texture) noexcept { return texture.handle(); }
+    /// InvalidArgumentError for a closed texture.
+    static CUtexObject convert(const T& texture) {
+        if (texture.is_closed()) [[unlikely]] detail::throw_unusable_argument("launch", texture);
+        return texture.handle();
+    }
     /// Called by launch() once the kernel is enqueued on `stream`.
     static void note_launch(const T& texture, const Stream& stream) { texture.note_launch(stream); }
 };

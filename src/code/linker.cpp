@@ -1,6 +1,8 @@
 #include "cudacore/linker.hpp"
 
 #include "cudacore/errors.hpp"
+#include "code/object_code_state.hpp"
+#include "errors/closed_object.hpp"
 #include "cudacore/program_options.hpp"
 #include "code/code_validation.hpp"
 #include "code/driver_link_context.hpp"
@@ -250,6 +252,17 @@ LinkerBackend Linker::backend_kind() const noexcept {
     return backend_ == kDriver ? LinkerBackend::driver : LinkerBackend::nvjitlink;
 }
 
+void Linker::close() noexcept {
+    closed_ = true;
+    state_.reset();
+    inputs_.clear();
+}
+
+void Linker::check_open(const char* operation) const {
+    if (closed_) [[unlikely]]
+        detail::throw_closed_object(operation, "linker '" + options_.name + "'", "Linker");
+}
+
 LinkerHandle Linker::handle() const noexcept {
     if (!state_) return std::monostate{};
     if (state_->driver_state) return state_->driver_state;
@@ -263,7 +276,10 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
     }
     // Neither nvJitLink nor the driver's linker is safe against malformed containers (a bad
     // table offset crashes them): every input is checked first, whatever its origin.
-    for (std::size_t i = 0; i < inputs_.size(); ++i) detail::validate_link_input(inputs_[i], i, options_.name);
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+        detail::check_open(*detail::ObjectCodeAccess::state(inputs_[i]), "Linker (an input)");
+        detail::validate_link_input(inputs_[i], i, options_.name);
+    }
     // As asked; automatic: nvJitLink when it loads, the driver's linker only as a fallback. With
     // neither, link() reports nvJitLink's loader error (which paths were tried, what to set).
     LinkerBackend chosen = options_.backend;
@@ -281,11 +297,13 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
 }
 
 std::vector<std::string> Linker::flags() const {
+    check_open("Linker::flags");
     if (backend_ == kDriver) return driver_jit_options(options_).described;
     return nvjitlink_flags(options_);
 }
 
 ObjectCode Linker::link(CodeType target) {
+    check_open("Linker::link");
     const detail::NvtxRange range("link");
     if (target != CodeType::cubin && target != CodeType::ptx) {
         throw InvalidArgumentError("linker '" + options_.name + "': links to cubin or ptx, not " +

@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "code/object_code_state.hpp"
+#include "errors/closed_object.hpp"
 #include "support/atomic_file.hpp"
 #include "support/shared_with_bytes.hpp"
 
@@ -119,16 +120,40 @@ std::string_view ObjectCode::code() const noexcept { return state_->code; }
 const SymbolMap& ObjectCode::symbol_map() const noexcept { return state_->symbols; }
 
 std::string ObjectCode::lowered_name(std::string_view name) const {
+    detail::check_open(*state_, "ObjectCode::lowered_name");
     auto it = state_->symbols.find(std::string(name));
     return it == state_->symbols.end() ? std::string(name) : it->second;
 }
 
 bool ObjectCode::operator==(const ObjectCode& other) const noexcept {
     if (state_ == other.state_) return true;
+    if (state_->closed || other.state_->closed) return false;  // closed: equal to itself only
     // Code wrapped from a handle has no bytes to compare: equal only to its own copies.
     if (state_->from_handle || other.state_->from_handle) return false;
     return state_->type == other.state_->type && state_->name == other.state_->name &&
            state_->code == other.state_->code && state_->symbols == other.state_->symbols;
+}
+
+
+void ObjectCode::close() {
+    if (!state_ || state_->closed) return;  // moved from, or closed
+    // The object keeps a state that only says what it was; the share of the value (bytes,
+    // loaded library, kernels and global views taken from it) goes.
+    auto share = std::make_shared<detail::ObjectCodeState>(state_->type, state_->name, SymbolMap{});
+    share->from_handle = state_->from_handle;
+    share->closed = true;
+    state_.swap(share);
+    detail::release_share(share);
+}
+
+bool ObjectCode::is_closed() const noexcept { return state_ && state_->closed; }
+
+void detail::check_open(const ObjectCodeState& state, const char* operation) {
+    if (!state.closed) [[likely]] return;
+    const std::string what = state.from_handle
+                                 ? "the ObjectCode '" + state.name + "' wrapping a CUlibrary"
+                                 : std::string(to_string(state.type)) + " '" + state.name + "'";
+    detail::throw_closed_object(operation, what, "ObjectCode");
 }
 
 }  // namespace cudacore

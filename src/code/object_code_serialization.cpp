@@ -165,6 +165,7 @@ void SerializedChecksum::update(std::string_view bytes) noexcept {
 std::uint64_t SerializedChecksum::digest() const noexcept { return XXH3_64bits_digest(&state_->xxh3); }
 
 std::string serialized_head(const ObjectCode& code) {
+    check_open(*detail::ObjectCodeAccess::state(code), "ObjectCode::serialize");
     refuse_from_handle(detail::ObjectCodeAccess::state(code)->from_handle, code.name());
     std::size_t symbols_size = 0;
     for (const auto& [expression, lowered] : code.symbol_map()) symbols_size += 8 + expression.size() + lowered.size();

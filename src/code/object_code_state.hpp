@@ -30,6 +30,9 @@ struct ObjectCodeState {
     // std::hash<ObjectCode> of the value, computed on first use; 0: not yet.
     std::atomic<std::uint64_t> value_hash{0};
     bool from_handle = false;  // ObjectCode::from_handle: no bytes, the library given
+    // The state a closed ObjectCode object keeps: its type and name only, for queries and
+    // messages (ObjectCode::close).
+    bool closed = false;
 
     // User-provided, so that std::allocate_shared does not zero the whole object before
     // constructing it (value-initialisation of a defaulted constructor): every member has its
@@ -68,6 +71,10 @@ struct ObjectCodeAccess {
         return code.state_;
     }
 };
+
+// Throws InvalidArgumentError naming `operation` and the code when `state` is a closed
+// ObjectCode's (ObjectCode::close).
+void check_open(const ObjectCodeState& state, const char* operation);
 
 // ObjectCode::from_bytes for bytes a receiver wrote in place (CodeBytes::room_for): taken as
 // they are, not copied. Throws InvalidArgumentError when they are empty, as from_bytes does.

@@ -1,6 +1,7 @@
 #include "cudacore/program.hpp"
 
 #include "cudacore/errors.hpp"
+#include "errors/closed_object.hpp"
 #include "cudacore/linker.hpp"
 #include "code/nvvm_compile.hpp"
 #include "loader/compiler_apis.hpp"
@@ -281,6 +282,7 @@ std::string failed_compile_log(const std::string& nvrtc_log, nvrtcResult status,
 
 ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions,
                             std::vector<std::string>& headers_read) {
+    check_open("Program::compile");
     headers_read.clear();
     // PTX and NVVM IR include nothing.
     if (source_type_ != SourceType::cxx) return compile(target, name_expressions);
@@ -329,6 +331,7 @@ Program Program::from_handle(nvrtcProgram program, ProgramOptions options, bool 
 }
 
 std::vector<std::string> Program::flags(CodeType target) const {
+    check_open("Program::flags");
     require_supported_target(source_type_, target, options_);
     if (source_type_ == SourceType::cxx) return nvrtc_flags(options_, target == CodeType::ltoir);
     if (source_type_ == SourceType::nvvm) return nvvm_flags(options_, target == CodeType::ltoir);
@@ -337,6 +340,7 @@ std::vector<std::string> Program::flags(CodeType target) const {
 }
 
 std::string Program::backend() const {
+    check_open("Program::backend");
     if (source_type_ == SourceType::cxx) return "NVRTC";
     if (source_type_ == SourceType::nvvm) return "NVVM";
     if (!detail::nvjitlink_available() && detail::driver_available()) return "driver";
@@ -344,6 +348,7 @@ std::string Program::backend() const {
 }
 
 ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions) {
+    check_open("Program::compile");
     const detail::NvtxRange range("compile");
     log_.clear();
     pch_status_ = {PchOutcome::not_attempted, "PTX programs include no headers", {}, 0};
@@ -401,6 +406,7 @@ std::filesystem::path Program::debug_source_path() const {
 }
 
 void Program::write_debug_source() const {
+    check_open("Program::write_debug_source");
     if (const std::filesystem::path path = debug_source_path(); !path.empty())
         detail::write_debug_source(path, source_, options_);
 }
@@ -442,6 +448,16 @@ ObjectCode Program::compile_nvvm_program(CodeType target,
     } catch (const LinkError& e) {
         throw CompileError(options_.name, e.log(), e.options(), "NVVM + " + linker.backend());
     }
+}
+
+void Program::close() noexcept {
+    closed_ = true;
+    handle_ = std::monostate{};
+    handle_owner_.reset();
+}
+
+void Program::check_open(const char* operation) const {
+    if (closed_) [[unlikely]] detail::throw_closed_object(operation, describe(options_), "Program");
 }
 
 }  // namespace cudacore

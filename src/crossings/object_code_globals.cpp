@@ -107,9 +107,15 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
 
 }  // namespace
 
-Buffer ObjectCode::get_global(std::string_view name) const { return global_view(state_, name, false); }
+Buffer ObjectCode::get_global(std::string_view name) const {
+    detail::check_open(*state_, "ObjectCode::get_global");
+    return global_view(state_, name, false);
+}
 
-Buffer ObjectCode::get_managed(std::string_view name) const { return global_view(state_, name, true); }
+Buffer ObjectCode::get_managed(std::string_view name) const {
+    detail::check_open(*state_, "ObjectCode::get_managed");
+    return global_view(state_, name, true);
+}
 
 Buffer ObjectCode::sized_global(std::string_view name, std::size_t size, const char* operation) const {
     Buffer view = get_global(name);

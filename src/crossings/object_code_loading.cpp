@@ -11,7 +11,10 @@
 
 namespace cudacore {
 
-void ObjectCode::load() const { detail::loaded_library(*state_, {}); }
+void ObjectCode::load() const {
+    detail::check_open(*state_, "ObjectCode::load");
+    detail::loaded_library(*state_, {});
+}
 
 ObjectCode ObjectCode::from_handle(CUlibrary library, const FromHandleOptions& options) {
     if (!library) throw InvalidArgumentError("ObjectCode::from_handle: null CUlibrary");
@@ -33,6 +36,7 @@ ObjectCode ObjectCode::from_handle(CUlibrary library, const FromHandleOptions& o
 }
 
 CUlibrary ObjectCode::library_handle() const {
+    detail::check_open(*state_, "ObjectCode::library_handle");
     return detail::loaded_library(*state_, {})->handle;
 }
 
@@ -56,6 +60,7 @@ Kernel ObjectCode::get_kernel(std::string_view name) const {
 }
 
 [[gnu::noinline]] Kernel ObjectCode::first_kernel_lookup(std::string_view name) const {
+    detail::check_open(*state_, "ObjectCode::get_kernel");
     detail::LazyLibrary& lazy = detail::lazy_library(*state_);
     if (const Kernel* found = lazy.kernels.find(name)) return *found;  // another thread's meanwhile
     const std::shared_ptr<detail::LibraryBox>& library = detail::loaded_library(*state_, name);

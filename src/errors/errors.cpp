@@ -1,4 +1,5 @@
 #include "cudacore/errors.hpp"
+#include "errors/closed_object.hpp"
 
 
 #include <sstream>
@@ -131,3 +132,17 @@ std::string first_error_line(const std::string& log) {
 }
 
 }  // namespace cudacore
+
+namespace cudacore::detail {
+
+void throw_closed_object(const char* operation, const std::string& object, const char* type) {
+    throw InvalidArgumentError(std::string(operation) + ": " + object + " is closed (" + type +
+                               "::close was called on this object)");
+}
+
+void throw_moved_from(const char* operation, const char* type, const char* what) {
+    throw InvalidArgumentError(std::string(operation) + ": the " + type +
+                               " object was moved from (it holds no " + what + ")");
+}
+
+}  // namespace cudacore::detail

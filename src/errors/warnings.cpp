@@ -48,8 +48,39 @@ void warn(WarningKind kind, const std::string& message) noexcept {
 
 namespace cudacore::detail {
 
+namespace {
+thread_local ReleaseErrorCapture* active_capture = nullptr;
+}  // namespace
+
+ReleaseErrorCapture::ReleaseErrorCapture() noexcept : outer_(active_capture) {
+    active_capture = this;
+}
+
+ReleaseErrorCapture::~ReleaseErrorCapture() { active_capture = outer_; }
+
+void ReleaseErrorCapture::keep(CUresult status, const char* call,
+                               const std::string& object) noexcept {
+    if (status_ != CUDA_SUCCESS) return;
+    try {
+        call_ = call;
+        object_ = object;
+        status_ = status;
+    } catch (...) {
+    }
+}
+
+void ReleaseErrorCapture::rethrow() {
+    if (status_ == CUDA_SUCCESS) return;
+    const CUresult status = std::exchange(status_, CUDA_SUCCESS);
+    throw DriverError(status, std::move(call_), std::move(object_));
+}
+
 void report_release_failure(CUresult status, const char* call, const std::string& object) noexcept {
     if (status == CUDA_SUCCESS) return;
+    if (active_capture) {
+        active_capture->keep(status, call, object);
+        return;
+    }
     try {
         warn(WarningKind::release_failed,
              std::string(call) + " failed: " + driver_status_name(status) + " (" +

@@ -1,4 +1,5 @@
 #include "cudacore/graph.hpp"
+#include "errors/closed_object.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/graph_exec.hpp"
@@ -21,7 +22,10 @@ GraphBox::~GraphBox() {
     if (!owned || !handle) return;
     // A graph of no context (nothing to check) needs only the driver.
     const DriverApi* api = context ? driver_for_release(*context) : driver_if_loaded();
-    if (api) api->cuGraphDestroy(handle);
+    if (api) {
+        check_release(api->cuGraphDestroy(handle), "cuGraphDestroy",
+                      [&] { return describe_graph(handle, context ? context->ordinal : -1); });
+    }
 }
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
@@ -122,8 +126,12 @@ unsigned conditional_handle_flags(const ConditionalHandleOptions& options) {
 namespace {
 
 const detail::GraphBox& require(const std::shared_ptr<detail::GraphBox>& box, const char* what) {
-    if (!box || !box->handle) [[unlikely]]
+    if (!box || !box->handle) [[unlikely]] {
+        if (box && !box->closed_as.empty())
+            detail::throw_closed_object(("Graph::" + std::string(what)).c_str(), box->closed_as,
+                                        "Graph");
         throw InvalidArgumentError(std::string("Graph::") + what + ": an empty (moved-from) Graph");
+    }
     return *box;
 }
 
@@ -174,7 +182,19 @@ CUgraph Graph::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 
 Device Graph::device() const { return Device(require(box_, "device").context->ordinal); }
 
+void Graph::close() {
+    if (!box_ || !box_->handle) return;  // closed, or moved from
+    // The object keeps a box that only says what it was; the share goes.
+    auto share = std::make_shared<detail::GraphBox>();
+    share->closed_as = description();
+    box_.swap(share);
+    detail::release_share(share);
+}
+
+bool Graph::is_closed() const noexcept { return box_ && !box_->handle && !box_->closed_as.empty(); }
+
 std::string Graph::description() const {
+    if (box_ && !box_->closed_as.empty()) return box_->closed_as + " (closed)";
     if (!box_ || !box_->handle) return "empty graph";
     std::string out = detail::describe_graph(box_->handle, box_->context->ordinal);
     if (!box_->owned) out += " (a conditional node's body)";
@@ -327,8 +347,7 @@ GraphNode Graph::add_host_function(GraphDependencies dependencies,
 
 GraphNode Graph::add_event_record(GraphDependencies dependencies, const Event& event) {
     const auto& box = require(box_, "add_event_record");
-    const auto& event_box = detail::box_of(event);
-    if (!event_box) throw InvalidArgumentError("Graph::add_event_record: an empty Event");
+    const auto& event_box = detail::open_box_of(event, "Graph::add_event_record");
     event_box->never_reuse();  // the graph's launches use it: never handed out again
     const GraphNode node =
         add_node(box, "cuGraphAddEventRecordNode", "event record", [&](CUgraphNode* out) {
@@ -341,8 +360,7 @@ GraphNode Graph::add_event_record(GraphDependencies dependencies, const Event& e
 
 GraphNode Graph::add_event_wait(GraphDependencies dependencies, const Event& event) {
     const auto& box = require(box_, "add_event_wait");
-    const auto& event_box = detail::box_of(event);
-    if (!event_box) throw InvalidArgumentError("Graph::add_event_wait: an empty Event");
+    const auto& event_box = detail::open_box_of(event, "Graph::add_event_wait");
     event_box->never_reuse();  // the graph's launches use it: never handed out again
     const GraphNode node =
         add_node(box, "cuGraphAddEventWaitNode", "event wait", [&](CUgraphNode* out) {

@@ -23,6 +23,8 @@ struct GraphBox {
     // the graph it belongs to.
     bool owned = true;
     std::shared_ptr<GraphBox> parent;
+    // Set (with a null handle) in the box a closed Graph object keeps: what it was, for messages.
+    std::string closed_as;
     GraphBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~GraphBox();
 };
@@ -38,6 +40,8 @@ struct GraphExecBox {
     mutable std::mutex own_mutex;
     // The streams it was launched on: what it holds is released once they are done.
     LaunchStreams launches;
+    // Set (with a null handle) in the box a closed GraphExec object keeps: what it was.
+    std::string closed_as;
     GraphExecBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~GraphExecBox();
     // `own`, read under its mutex (null when no update brought anything in).

@@ -6,6 +6,7 @@
 #include "runtime/kernel_box.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
+#include "errors/closed_object.hpp"
 
 #include <cstdio>
 #include <new>
@@ -37,7 +38,9 @@ void release_after_streams_idle(std::vector<std::shared_ptr<StreamBox>> streams,
 GraphExecBox::~GraphExecBox() {
     const DriverApi* api = driver_if_loaded();
     if (handle && api && (!context || context_survives(*context, *api)))
-        api->cuGraphExecDestroy(handle);  // a running launch finishes first (driver's rule)
+        check_release(api->cuGraphExecDestroy(handle), "cuGraphExecDestroy", [&] {
+            return "executable graph on device " + std::to_string(context ? context->ordinal : -1);
+        });  // a running launch finishes first (driver's rule)
     const bool any = (graph_holdings && graph_holdings->size() > 0) || (own && own->size() > 0);
     if (!launches.any() || !any || !api) return;
     std::vector<std::shared_ptr<GraphHoldings>> held;
@@ -119,9 +122,14 @@ namespace {
 
 const detail::GraphExecBox& require(const std::shared_ptr<detail::GraphExecBox>& box,
                                     const char* what) {
-    if (!box || !box->handle) [[unlikely]]
+    if (!box || !box->handle) [[unlikely]] {
+        if (box && !box->closed_as.empty()) {
+            detail::throw_closed_object(("GraphExec::" + std::string(what)).c_str(),
+                                        box->closed_as, "GraphExec");
+        }
         throw InvalidArgumentError(std::string("GraphExec::") + what +
                                    ": an empty (moved-from) GraphExec");
+    }
     return *box;
 }
 
@@ -151,8 +159,10 @@ const char* instantiate_result_text(CUgraphInstantiateResult result) {
 }  // namespace
 
 GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
-    if (!box_ || !box_->handle)
+    if (!box_ || !box_->handle) {
+        if (box_) detail::throw_closed_object("Graph::instantiate", box_->closed_as, "Graph");
         throw InvalidArgumentError("Graph::instantiate: an empty (moved-from) Graph");
+    }
     const unsigned long long flags = graph_instantiate_flags(options);
     const auto& api = detail::driver();
     CUgraphExec exec = nullptr;
@@ -184,7 +194,22 @@ CUgraphExec GraphExec::handle() const noexcept { return box_ ? box_->handle : nu
 Device GraphExec::device() const { return Device(require(box_, "device").context->ordinal); }
 
 std::string GraphExec::description() const {
+    if (box_ && !box_->closed_as.empty()) return box_->closed_as + " (closed)";
     return box_ && box_->handle ? describe_exec(*box_) : "empty executable graph";
+}
+
+void GraphExec::close() {
+    if (!box_ || !box_->handle) return;  // closed, or moved from
+    // The object keeps a box that only says what it was. The share goes; where it was the last,
+    // the box's release runs as at destruction: what launches use is kept until they finished.
+    auto share = std::make_shared<detail::GraphExecBox>();
+    share->closed_as = describe_exec(*box_);
+    box_.swap(share);
+    detail::release_share(share);
+}
+
+bool GraphExec::is_closed() const noexcept {
+    return box_ && !box_->handle && !box_->closed_as.empty();
 }
 
 void GraphExec::launch(const Stream& stream) const {

@@ -88,6 +88,8 @@ void GraphMemoryResource::reset_high_watermarks() {
     }
 }
 
+void GraphMemoryResource::do_close() { trim(); }
+
 void GraphMemoryResource::trim() {
     detail::ContextScope scope(*detail::box_of(context_));
     detail::check(detail::driver().cuDeviceGraphMemTrim(device_), "cuDeviceGraphMemTrim",

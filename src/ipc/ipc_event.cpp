@@ -6,6 +6,7 @@
 #include "ipc/ipc_devices.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
+#include "errors/closed_object.hpp"
 
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ Device device_with_uuid(const IpcId& uuid, const std::string& object) {
 }  // namespace detail
 
 IpcEventDescriptor export_event(const Event& event) {
+    detail::open_box_of(event, "export_event");
     auto describe = [&] {
         char text[64];
         std::snprintf(text, sizeof text, "event %p on device %d",

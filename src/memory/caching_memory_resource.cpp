@@ -491,6 +491,8 @@ std::shared_ptr<CachingMemoryResource> CachingMemoryResource::create(
 
 CachingMemoryResource::~CachingMemoryResource() = default;  // the core gives the blocks back
 
+void CachingMemoryResource::do_close() { release(); }
+
 void CachingMemoryResource::release() { core_->release(); }
 
 CachingMemoryStatistics CachingMemoryResource::statistics() const {

@@ -93,6 +93,10 @@ std::uint64_t DeviceMemoryResource::reserved_memory() const {
     return pool_attribute(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, "reserved memory");
 }
 
+void DeviceMemoryResource::do_close() {
+    if (owns_pool_ && !imported_) trim_to(0);
+}
+
 void DeviceMemoryResource::trim_to(std::size_t bytes_to_keep) {
     detail::check(detail::driver().cuMemPoolTrimTo(pool_, bytes_to_keep), "cuMemPoolTrimTo",
                   std::to_string(bytes_to_keep) + " bytes kept by " + description());

@@ -1,5 +1,6 @@
 #include "cudacore/memory_pool.hpp"
 
+#include "errors/closed_object.hpp"
 #include "loader/driver_api.hpp"
 
 namespace cudacore {
@@ -9,6 +10,7 @@ MemoryPool::MemoryPool(CUmemoryPool pool, std::string description,
     : pool_(pool), description_(std::move(description)), owner_(std::move(owner)) {}
 
 std::uint64_t MemoryPool::get_u64(CUmemPool_attribute attribute, const char* name) const {
+    check_open(("MemoryPool::" + std::string(name)).c_str());
     cuuint64_t value = 0;
     detail::check(detail::driver().cuMemPoolGetAttribute(pool_, attribute, &value),
                   "cuMemPoolGetAttribute", [&] { return std::string(name) + " of " + description_; });
@@ -16,6 +18,7 @@ std::uint64_t MemoryPool::get_u64(CUmemPool_attribute attribute, const char* nam
 }
 
 void MemoryPool::set_u64(CUmemPool_attribute attribute, const char* name, std::uint64_t value) {
+    check_open(("MemoryPool::" + std::string(name)).c_str());
     cuuint64_t raw = value;
     detail::check(detail::driver().cuMemPoolSetAttribute(pool_, attribute, &raw),
                   "cuMemPoolSetAttribute", [&] {
@@ -26,6 +29,7 @@ void MemoryPool::set_u64(CUmemPool_attribute attribute, const char* name, std::u
 
 // The reuse attributes are ints, the others cuuint64_t (see CUmemPool_attribute).
 bool MemoryPool::get_flag(CUmemPool_attribute attribute, const char* name) const {
+    check_open(("MemoryPool::" + std::string(name)).c_str());
     int value = 0;
     detail::check(detail::driver().cuMemPoolGetAttribute(pool_, attribute, &value),
                   "cuMemPoolGetAttribute", [&] { return std::string(name) + " of " + description_; });
@@ -33,6 +37,7 @@ bool MemoryPool::get_flag(CUmemPool_attribute attribute, const char* name) const
 }
 
 void MemoryPool::set_flag(CUmemPool_attribute attribute, const char* name, bool value) {
+    check_open(("MemoryPool::" + std::string(name)).c_str());
     int raw = value ? 1 : 0;
     detail::check(detail::driver().cuMemPoolSetAttribute(pool_, attribute, &raw),
                   "cuMemPoolSetAttribute", [&] {
@@ -42,6 +47,7 @@ void MemoryPool::set_flag(CUmemPool_attribute attribute, const char* name, bool 
 }
 
 MemoryPoolAttributes MemoryPool::attributes() const {
+    check_open("MemoryPool::attributes");
     MemoryPoolAttributes out;
     out.reuse_follow_event_dependencies = reuse_follow_event_dependencies();
     out.reuse_allow_opportunistic = reuse_allow_opportunistic();
@@ -102,8 +108,20 @@ void MemoryPool::reset_used_mem_high() {
 }
 
 void MemoryPool::trim_to(std::size_t bytes_to_keep) {
+    check_open("MemoryPool::trim_to");
     detail::check(detail::driver().cuMemPoolTrimTo(pool_, bytes_to_keep), "cuMemPoolTrimTo",
                   [&] { return std::to_string(bytes_to_keep) + " bytes kept by " + description_; });
+}
+
+void MemoryPool::close() {
+    if (closed_) return;
+    closed_ = true;
+    pool_ = nullptr;
+    detail::release_share(owner_);
+}
+
+void MemoryPool::check_open(const char* operation) const {
+    if (closed_) [[unlikely]] detail::throw_closed_object(operation, description_, "MemoryPool");
 }
 
 }  // namespace cudacore

@@ -6,6 +6,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
 #include "support/box_access.hpp"
+#include "errors/closed_object.hpp"
 
 #include <mutex>
 #include <vector>
@@ -63,6 +64,8 @@ std::uint32_t MemoryResource::described() const noexcept {
 
 Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
     stream.check_open("MemoryResource::allocate");
+    if (closed_.load(std::memory_order_acquire)) [[unlikely]]
+        throw_closed("MemoryResource::allocate");
     // A resource kept for the whole process is pointed at without a reference count (an aliasing
     // shared_ptr with no owner): two atomic operations fewer per buffer.
     std::shared_ptr<MemoryResource> self =
@@ -86,6 +89,15 @@ Buffer MemoryResource::allocate(std::size_t size, const Stream& stream) {
 
 void MemoryResource::deallocate(CUdeviceptr pointer, std::size_t size, const Stream& stream) {
     do_deallocate(pointer, size, stream.handle());
+}
+
+void MemoryResource::close() {
+    if (closed_.exchange(true, std::memory_order_acq_rel)) return;
+    do_close();
+}
+
+void MemoryResource::throw_closed(const char* operation) const {
+    detail::throw_closed_object(operation, description(), "MemoryResource");
 }
 
 Device MemoryResource::device() const {

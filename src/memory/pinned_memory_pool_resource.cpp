@@ -109,6 +109,12 @@ PinnedMemoryPoolResource::~PinnedMemoryPoolResource() {
     detail::destroy_pool_after_frees(pool_, context_, free_streams_.get());
 }
 
+void PinnedMemoryPoolResource::do_close() {
+    if (imported_) return;
+    detail::check(detail::driver().cuMemPoolTrimTo(pool_, 0), "cuMemPoolTrimTo",
+                  [&] { return description(); });
+}
+
 std::string PinnedMemoryPoolResource::description() const {
     if (imported_) return "imported IPC pinned host memory pool for device " + std::to_string(ordinal_);
     std::string out = options_.ipc_enabled ? "IPC pinned host memory pool" : "pinned host memory pool";

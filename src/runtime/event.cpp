@@ -6,6 +6,7 @@
 #include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
+#include "errors/closed_object.hpp"
 
 #include <cstdio>
 
@@ -113,36 +114,62 @@ bool Event::operator==(const Event& other) const noexcept {
     return mine == theirs;
 }
 
-const EventOptions& Event::options() const noexcept { return box_->options; }
-
-bool Event::is_recorded() const noexcept {
-    return box_->records.load(std::memory_order_acquire) != 0;
+const EventOptions& Event::options() const noexcept {
+    static const EventOptions defaults;
+    return box_ ? box_->options : defaults;
 }
 
-Context Event::context() const { return detail::BoxAccess::make<Context>(box_->context); }
+bool Event::is_recorded() const noexcept {
+    return box_ && box_->records.load(std::memory_order_acquire) != 0;
+}
 
-Device Event::device() const { return Device(box_->context->ordinal); }
+Context Event::context() const {
+    return detail::BoxAccess::make<Context>(open_box("Event::context")->context);
+}
+
+Device Event::device() const { return Device(open_box("Event::device")->context->ordinal); }
 
 void Event::sync() const {
-    const std::uint32_t seen = box_->records.load(std::memory_order_acquire);
-    detail::check(detail::driver().cuEventSynchronize(box_->handle), "cuEventSynchronize",
-                  [&] { return describe(*box_); });
-    box_->note_complete(seen);
+    detail::EventBox& box = *open_box("Event::sync");
+    const std::uint32_t seen = box.records.load(std::memory_order_acquire);
+    detail::check(detail::driver().cuEventSynchronize(box.handle), "cuEventSynchronize",
+                  [&] { return describe(box); });
+    box.note_complete(seen);
 }
 
 bool Event::is_done() const {
-    const std::uint32_t seen = box_->records.load(std::memory_order_acquire);
-    CUresult status = detail::driver().cuEventQuery(box_->handle);
+    detail::EventBox& box = *open_box("Event::is_done");
+    const std::uint32_t seen = box.records.load(std::memory_order_acquire);
+    CUresult status = detail::driver().cuEventQuery(box.handle);
     if (status == CUDA_ERROR_NOT_READY) return false;
-    detail::check(status, "cuEventQuery", [&] { return describe(*box_); });
-    box_->note_complete(seen);
+    detail::check(status, "cuEventQuery", [&] { return describe(box); });
+    box.note_complete(seen);
     return true;
+}
+
+void Event::close() {
+    if (closed_ || !box_) return;
+    closed_handle_ = box_->handle;
+    closed_ordinal_ = box_->context ? box_->context->ordinal : -1;
+    closed_ = true;
+    // The release, where this was the last share, is the destructor's (the recycler included).
+    detail::release_share(box_);
+}
+
+const std::shared_ptr<detail::EventBox>& Event::open_box(const char* operation) const {
+    if (box_) [[likely]] return box_;
+    if (!closed_) detail::throw_moved_from(operation, "Event", "event");
+    char what[64];
+    std::snprintf(what, sizeof what, "event %p on device %d", static_cast<void*>(closed_handle_),
+                  closed_ordinal_);
+    detail::throw_closed_object(operation, what, "Event");
 }
 
 Milliseconds operator-(const Event& end, const Event& start) {
     using detail::box_of;
     // Misuse of either event is reported before asking the driver anything (flags we keep).
     auto require_usable = [](const Event& event, const char* role) {
+        detail::open_box_of(event, "elapsed time");
         if (!event.timing_enabled()) [[unlikely]] {
             throw InvalidArgumentError(std::string("elapsed time: the ") + role + " event (" +
                                        describe(*box_of(event)) +

@@ -259,7 +259,7 @@ void Stream::record(const Event& event) const {
     box_->check_host_functions();
     // Recorded into a capture, the event becomes part of a graph whose launches record it again
     // later: never reused (any capture in progress counts, one relaxed load otherwise).
-    detail::EventBox& box = *detail::box_of(event);
+    detail::EventBox& box = *detail::open_box_of(event, "Stream::record");
     if (detail::captures_active()) [[unlikely]] box.never_reuse();
     detail::check(detail::driver().cuEventRecord(box.handle, box_->handle), "cuEventRecord",
                   [&] { return describe(*box_); });
@@ -278,7 +278,7 @@ void Stream::wait(const Event& event) const {
                                    "device; wait from a stream of that device, or record an event of this "
                                    "stream's device after it");
     }
-    detail::EventBox& event_box = *detail::box_of(event);
+    detail::EventBox& event_box = *detail::open_box_of(event, "Stream::wait");
     if (detail::captures_active()) [[unlikely]] event_box.never_reuse();  // as in record()
     detail::check(detail::driver().cuStreamWaitEvent(box_->handle, event_box.handle, 0),
                   "cuStreamWaitEvent", [&] { return describe(*box_); });

@@ -27,6 +27,12 @@ struct BoxAccess {
     static const auto& box(const Object& object) noexcept {
         return object.box_;
     }
+    // The box of an object that `operation` needs open: throws InvalidArgumentError naming the
+    // operation and the object when it was closed or moved from (the types with close()).
+    template <class Object>
+    static const auto& open_box(const Object& object, const char* operation) {
+        return object.open_box(operation);
+    }
     // The primary context a memory resource allocates in, held for its lifetime
     // (DeviceMemoryResource, PinnedMemoryPoolResource, SynchronousMemoryResource).
     template <class Resource>
@@ -39,6 +45,12 @@ struct BoxAccess {
 template <class Object>
 const auto& box_of(const Object& object) noexcept {
     return BoxAccess::box(object);
+}
+
+// BoxAccess::open_box, shorter at the call sites: open_box_of(event, "Stream::record")->handle.
+template <class Object>
+const auto& open_box_of(const Object& object, const char* operation) {
+    return BoxAccess::open_box(object, operation);
 }
 
 }  // namespace cudacore::detail

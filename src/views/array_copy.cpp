@@ -3,6 +3,7 @@
 #include "cudacore/errors.hpp"
 #include "runtime/deferred_release.hpp"
 #include "support/box_access.hpp"
+#include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
 #include "views/array_copy_plan.hpp"
 #include "views/object_descriptions.hpp"
@@ -190,8 +191,10 @@ void enqueue(const char* call, const Stream& stream, const Side& source, const S
 }
 
 ArrayBox& open_array(const char* call, const CudaArray& array, const char* role) {
-    if (!detail::box_of(array) || !detail::box_of(array)->handle)
+    if (!detail::box_of(array) || !detail::box_of(array)->handle) {
+        if (array.is_closed()) detail::open_box_of(array, call);  // "...: <array> is closed"
         refuse(call, std::string("the ") + role + " is a moved-from CudaArray");
+    }
     return *detail::box_of(array);
 }
 

@@ -6,6 +6,7 @@
 #include "runtime/deferred_release.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
+#include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
 #include "views/release_after_uses.hpp"
 
@@ -317,10 +318,23 @@ int CudaArray::device_ordinal() const noexcept { return box_ ? box_->ordinal : -
 int CudaArray::mipmap_level() const noexcept { return box_ ? box_->level : -1; }
 
 std::string CudaArray::description() const {
-    if (!box_) return "moved-from CudaArray";
+    if (!box_) return closed_as_.empty() ? "moved-from CudaArray" : closed_as_ + " (closed)";
     std::string text = detail::describe_array(box_->options, box_->shape);
     if (box_->level >= 0) text += ", level " + std::to_string(box_->level) + " of a mipmapped array";
     return text + " on device " + std::to_string(box_->ordinal);
+}
+
+
+void CudaArray::close() {
+    if (!box_ || is_closed()) return;  // moved from, or closed
+    closed_as_ = description();
+    detail::release_share(box_);
+}
+
+const std::shared_ptr<detail::ArrayBox>& CudaArray::open_box(const char* operation) const {
+    if (box_) [[likely]] return box_;
+    if (closed_as_.empty()) detail::throw_moved_from(operation, "CudaArray", "array");
+    detail::throw_closed_object(operation, closed_as_, "CudaArray");
 }
 
 }  // namespace cudacore

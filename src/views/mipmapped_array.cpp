@@ -6,6 +6,7 @@
 #include "runtime/deferred_release.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
+#include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
 #include "views/release_after_uses.hpp"
 
@@ -112,7 +113,7 @@ MipmappedArray MipmappedArray::create(const Device& device, const ArrayOptions& 
 }
 
 ArrayOptions MipmappedArray::level_options(unsigned level) const {
-    if (!box_) throw InvalidArgumentError("MipmappedArray::level_options: moved-from object");
+    open_box("MipmappedArray::level_options");
     if (level >= box_->levels)
         throw InvalidArgumentError("MipmappedArray::level_options: level " +
                                    std::to_string(level) + " is out of range; " + description() +
@@ -121,7 +122,7 @@ ArrayOptions MipmappedArray::level_options(unsigned level) const {
 }
 
 CudaArray MipmappedArray::level(unsigned level) const {
-    if (!box_) throw InvalidArgumentError("MipmappedArray::level: moved-from object");
+    open_box("MipmappedArray::level");
     if (level >= box_->levels)
         throw InvalidArgumentError("MipmappedArray::level: level " + std::to_string(level) +
                                    " is out of range; " + description() + " has levels 0 to " +
@@ -152,9 +153,24 @@ unsigned MipmappedArray::levels() const noexcept { return box_ ? box_->levels : 
 int MipmappedArray::device_ordinal() const noexcept { return box_ ? box_->ordinal : -1; }
 
 std::string MipmappedArray::description() const {
-    if (!box_) return "moved-from MipmappedArray";
+    if (!box_) return closed_as_.empty() ? "moved-from MipmappedArray" : closed_as_ + " (closed)";
     return "mipmapped " + detail::describe_array(box_->options, box_->shape) + ", " +
            std::to_string(box_->levels) + " levels on device " + std::to_string(box_->ordinal);
+}
+
+
+void MipmappedArray::close() {
+    if (!box_ || is_closed()) return;  // moved from, or closed
+    closed_as_ = description();
+    detail::release_share(box_);
+}
+
+const std::shared_ptr<detail::MipmappedArrayBox>& MipmappedArray::open_box(
+    const char* operation) const {
+    if (box_) [[likely]] return box_;
+    if (closed_as_.empty())
+        detail::throw_moved_from(operation, "MipmappedArray", "mipmapped array");
+    detail::throw_closed_object(operation, closed_as_, "MipmappedArray");
 }
 
 }  // namespace cudacore

@@ -4,6 +4,7 @@
 #include "runtime/deferred_release.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
+#include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
 #include "views/release_after_uses.hpp"
 
@@ -47,9 +48,7 @@ SurfaceObject::SurfaceObject(std::shared_ptr<detail::SurfaceBox> box) noexcept
 
 SurfaceObject SurfaceObject::from_array(const CudaArray& array) {
     constexpr const char* call = "SurfaceObject::from_array";
-    const auto& array_box = detail::box_of(array);
-    if (!array_box || !array_box->handle)
-        throw InvalidArgumentError(std::string(call) + ": moved-from CudaArray");
+    const auto& array_box = detail::open_box_of(array, call);
     if (!array_box->options.surface_load_store)
         throw InvalidArgumentError(std::string(call) + ": " + array.description() +
                                    " was made without ArrayOptions::surface_load_store "
@@ -79,12 +78,30 @@ const CudaArray& SurfaceObject::array() const noexcept {
 }
 
 std::string SurfaceObject::description() const {
-    if (!box_) return "moved-from SurfaceObject";
+    if (!box_) return closed_as_.empty() ? "moved-from SurfaceObject" : closed_as_ + " (closed)";
     return "surface object " + std::to_string(box_->handle) + " over " + box_->array.description();
 }
 
 void SurfaceObject::note_launch(const Stream& stream) const {
     if (box_ && detail::box_of(stream)) box_->uses.note(detail::box_of(stream));
+}
+
+
+void SurfaceObject::close() {
+    if (!box_ || is_closed()) return;  // moved from, or closed
+    closed_as_ = description();
+    detail::release_share(box_);
+}
+
+const std::shared_ptr<detail::SurfaceBox>& SurfaceObject::open_box(const char* operation) const {
+    if (box_) [[likely]] return box_;
+    if (closed_as_.empty()) detail::throw_moved_from(operation, "SurfaceObject", "surface");
+    detail::throw_closed_object(operation, closed_as_, "SurfaceObject");
+}
+
+void detail::throw_unusable_argument(const char* call, const SurfaceObject& object) {
+    detail::open_box_of(object, call);
+    throw InvalidArgumentError(std::string(call) + ": an unusable SurfaceObject");
 }
 
 }  // namespace cudacore

@@ -7,6 +7,7 @@
 #include "runtime/deferred_release.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
+#include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
 #include "views/object_descriptions.hpp"
 #include "views/release_after_uses.hpp"
@@ -307,9 +308,7 @@ TextureObject::TextureObject(std::shared_ptr<detail::TextureBox> box) noexcept
 
 TextureObject TextureObject::from_array(const CudaArray& array, const TextureOptions& options) {
     constexpr const char* call = "TextureObject::from_array";
-    const auto& array_box = detail::box_of(array);
-    if (!array_box || !array_box->handle)
-        throw InvalidArgumentError(std::string(call) + ": moved-from CudaArray");
+    const auto& array_box = detail::open_box_of(array, call);
     check_texture_options(options,
                           {.format = array_box->options.format, .cubemap = array_box->options.cubemap},
                           call);
@@ -324,9 +323,7 @@ TextureObject TextureObject::from_array(const CudaArray& array, const TextureOpt
 TextureObject TextureObject::from_mipmapped_array(const MipmappedArray& array,
                                                   const TextureOptions& options) {
     constexpr const char* call = "TextureObject::from_mipmapped_array";
-    const auto& array_box = detail::box_of(array);
-    if (!array_box || !array_box->handle)
-        throw InvalidArgumentError(std::string(call) + ": moved-from MipmappedArray");
+    const auto& array_box = detail::open_box_of(array, call);
     check_texture_options(options,
                           {.format = array_box->options.format,
                            .cubemap = array_box->options.cubemap,
@@ -427,12 +424,30 @@ const TextureOptions& TextureObject::options() const noexcept {
 int TextureObject::device_ordinal() const noexcept { return box_ ? box_->ordinal : -1; }
 
 std::string TextureObject::description() const {
-    if (!box_) return "moved-from TextureObject";
+    if (!box_) return closed_as_.empty() ? "moved-from TextureObject" : closed_as_ + " (closed)";
     return "texture object " + std::to_string(box_->handle) + " over " + box_->describe_source();
 }
 
 void TextureObject::note_launch(const Stream& stream) const {
     if (box_ && detail::box_of(stream)) box_->uses.note(detail::box_of(stream));
+}
+
+
+void TextureObject::close() {
+    if (!box_ || is_closed()) return;  // moved from, or closed
+    closed_as_ = description();
+    detail::release_share(box_);
+}
+
+const std::shared_ptr<detail::TextureBox>& TextureObject::open_box(const char* operation) const {
+    if (box_) [[likely]] return box_;
+    if (closed_as_.empty()) detail::throw_moved_from(operation, "TextureObject", "texture");
+    detail::throw_closed_object(operation, closed_as_, "TextureObject");
+}
+
+void detail::throw_unusable_argument(const char* call, const TextureObject& object) {
+    detail::open_box_of(object, call);
+    throw InvalidArgumentError(std::string(call) + ": an unusable TextureObject");
 }
 
 }  // namespace cudacore
