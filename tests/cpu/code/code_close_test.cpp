@@ -1,0 +1,162 @@
+// close() on the code layer's objects (Program, Linker, ObjectCode) and on a memory resource:
+// what a closed object answers, the errors later calls throw (naming the call and the object),
+// copies made before staying usable, and closing twice. No GPU needed.
+#include "test_support.hpp"
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/linker.hpp"
+#include "cudacore/memory_resource.hpp"
+#include "cudacore/object_code.hpp"
+#include "cudacore/program.hpp"
+
+#include <string>
+
+namespace {
+
+using namespace cudacore;
+
+// `text` holds `part` (the whole text shown when it does not).
+#define EXPECT_CONTAINS(text, part) \
+    EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+
+constexpr const char* kSource = R"(extern "C" __global__ void add_one(float* data) { data[threadIdx.x] += 1.0f; })";
+
+// The message of the InvalidArgumentError `call` throws ("" when it throws nothing).
+template <class Call>
+std::string refusal(Call&& call) {
+    try {
+        call();
+    } catch (const InvalidArgumentError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+ProgramOptions options_named(const std::string& name) {
+    ProgramOptions options;
+    options.name = name;
+    options.arch = "sm_90";
+    return options;
+}
+
+TEST(ObjectCodeClose, ClosedCallsNameTheCallAndTheCode) {
+    ObjectCode code = ObjectCode::from_ptx(std::string(".version 8.0\n"), "saxpy.ptx", {{"a", "b"}});
+    EXPECT_FALSE(code.is_closed());
+    code.close();
+    EXPECT_TRUE(code.is_closed());
+    // The queries keep what says what it was, and give up the rest.
+    EXPECT_EQ(code.name(), "saxpy.ptx");
+    EXPECT_EQ(code.code_type(), CodeType::ptx);
+    EXPECT_TRUE(code.code().empty());
+    EXPECT_TRUE(code.symbol_map().empty());
+    EXPECT_FALSE(code.is_loaded());
+    EXPECT_FALSE(code.handle().has_value());
+    // The calls that need the value refuse before any driver call (none is needed here).
+    const std::string message = refusal([&] { code.get_kernel("add_one"); });
+    EXPECT_CONTAINS(message, "ObjectCode::get_kernel");
+    EXPECT_CONTAINS(message, "ptx 'saxpy.ptx' is closed");
+    EXPECT_CONTAINS(refusal([&] { code.serialize(); }), "ObjectCode::serialize: ptx 'saxpy.ptx' is closed");
+    EXPECT_CONTAINS(refusal([&] { code.load(); }), "ObjectCode::load");
+    EXPECT_CONTAINS(refusal([&] { code.library_handle(); }), "ObjectCode::library_handle");
+    EXPECT_CONTAINS(refusal([&] { code.get_global("x"); }), "ObjectCode::get_global");
+    EXPECT_CONTAINS(refusal([&] { code.lowered_name("a"); }), "ObjectCode::lowered_name");
+}
+
+TEST(ObjectCodeClose, CopiesKeepTheirShareAndCloseTwiceIsHarmless) {
+    const std::string bytes = ".version 8.0\n.target sm_90\n";
+    ObjectCode code = ObjectCode::from_ptx(bytes, "kept.ptx");
+    ObjectCode copy = code;
+    code.close();
+    code.close();  // nothing more
+    EXPECT_TRUE(code.is_closed());
+    EXPECT_FALSE(copy.is_closed());
+    EXPECT_EQ(copy.code(), bytes);
+    EXPECT_EQ(ObjectCode::deserialize(copy.serialize()), copy);
+    // A closed object equals only itself; a copy of it is closed too.
+    EXPECT_NE(code, copy);
+    EXPECT_EQ(code, code);
+    ObjectCode closed_copy = code;
+    EXPECT_TRUE(closed_copy.is_closed());
+    // Assigning an open value opens it again.
+    code = copy;
+    EXPECT_FALSE(code.is_closed());
+    EXPECT_EQ(code.code(), bytes);
+}
+
+TEST(ObjectCodeClose, ALinkerRefusesAClosedInput) {
+    ObjectCode code = ObjectCode::from_ptx(std::string(".version 8.0\n"), "gone.ptx");
+    code.close();
+    EXPECT_CONTAINS(refusal([&] { Linker({code}); }), "ptx 'gone.ptx' is closed");
+}
+
+TEST(ProgramClose, ClosedCallsNameTheCallAndTheProgram) {
+    Program program(kSource, SourceType::cxx, options_named("add_one.cu"));
+    ObjectCode ptx = program.compile(CodeType::ptx);
+    Program copy = program;
+    EXPECT_FALSE(std::holds_alternative<std::monostate>(program.handle()));
+    program.close();
+    EXPECT_TRUE(program.is_closed());
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(program.handle()));
+    EXPECT_CONTAINS(refusal([&] { program.compile(CodeType::ptx); }), "Program::compile: program 'add_one.cu' is closed");
+    EXPECT_CONTAINS(refusal([&] { program.flags(CodeType::ptx); }), "Program::flags");
+    EXPECT_CONTAINS(refusal([&] { program.backend(); }), "Program::backend");
+    EXPECT_EQ(program.source(), kSource);  // the queries keep their values
+    program.close();                       // nothing more
+    // The copy and the code compiled before stay usable.
+    EXPECT_FALSE(copy.is_closed());
+    EXPECT_FALSE(std::holds_alternative<std::monostate>(copy.handle()));
+    EXPECT_EQ(copy.compile(CodeType::ptx).code(), ptx.code());
+    EXPECT_FALSE(ptx.code().empty());
+}
+
+TEST(LinkerClose, ClosedCallsNameTheCallAndTheLinker) {
+    ObjectCode ptx = Program(kSource, SourceType::cxx, options_named("unit.cu")).compile(CodeType::ptx);
+    LinkerOptions options;
+    options.name = "app";
+    options.arch = "sm_90";
+    Linker linker({ptx}, options);
+    Linker copy = linker;
+    linker.close();
+    EXPECT_TRUE(linker.is_closed());
+    EXPECT_TRUE(linker.inputs().empty());
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(linker.handle()));
+    EXPECT_CONTAINS(refusal([&] { linker.link(); }), "Linker::link: linker 'app' is closed");
+    EXPECT_CONTAINS(refusal([&] { linker.flags(); }), "Linker::flags");
+    linker.close();  // nothing more
+    EXPECT_FALSE(copy.is_closed());
+    EXPECT_EQ(copy.inputs().size(), 1u);
+    EXPECT_FALSE(copy.flags().empty());
+}
+
+// A resource that hands out numbers: enough to see what close() does in the base class.
+class CountingResource final : public MemoryResource {
+public:
+    int closes = 0;
+    int frees = 0;
+    bool is_device_accessible() const noexcept override { return true; }
+    bool is_host_accessible() const noexcept override { return false; }
+    int device_ordinal() const noexcept override { return 0; }
+    std::string description() const override { return "counting resource"; }
+
+protected:
+    CUdeviceptr do_allocate(std::size_t size, CUstream) override { return 0x1000 + size; }
+    void do_deallocate(CUdeviceptr, std::size_t, CUstream) override { ++frees; }
+    void do_close() override { ++closes; }
+};
+
+TEST(MemoryResourceClose, RefusesNewMemoryAndStillTakesBackTheOld) {
+    auto resource = std::make_shared<CountingResource>();
+    const CUdeviceptr pointer = resource->allocate_pointer(16, nullptr);
+    EXPECT_FALSE(resource->is_closed());
+    resource->close();
+    EXPECT_TRUE(resource->is_closed());
+    EXPECT_EQ(resource->closes, 1);
+    EXPECT_CONTAINS(refusal([&] { resource->allocate_pointer(16, nullptr); }), "MemoryResource::allocate_pointer: counting resource is closed");
+    resource->deallocate_pointer(pointer, 16, nullptr);  // memory handed out before goes back
+    EXPECT_EQ(resource->frees, 1);
+    resource->close();  // nothing more: do_close runs once
+    EXPECT_EQ(resource->closes, 1);
+}
+
+}  // namespace

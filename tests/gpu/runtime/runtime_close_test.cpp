@@ -1,0 +1,157 @@
+// close() on Event and ObjectCode on a real GPU: the release happens (an event goes back to its
+// context's recycler or is destroyed; a library is unloaded once no kernel of it is held),
+// later calls name the call and the closed object, copies keep working, closing twice is
+// harmless.
+#include "test_support.hpp"
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/event.hpp"
+#include "cudacore/kernel.hpp"
+#include "cudacore/launch.hpp"
+#include "cudacore/object_code.hpp"
+#include "cudacore/program.hpp"
+#include "kernel_sources.hpp"
+#include "loader/driver_api.hpp"
+#include "runtime/deferred_release.hpp"
+#include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+
+#define EXPECT_CONTAINS(text, part) \
+    EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+
+template <class Call>
+std::string refusal(Call&& call) {
+    try {
+        call();
+    } catch (const InvalidArgumentError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+int kept_events(const Stream& stream, const EventOptions& options) {
+    return detail::box_of(stream)->context->recycled_events.kept(detail::EventRecycler::kind_of(options));
+}
+
+TEST(EventCloseGpu, TheLastShareGoesBackToTheRecyclerAndLaterCallsRefuse) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    const EventOptions options{};
+    Event event = device.create_event(options);  // never recorded: complete, so reusable
+    const int kept_before = kept_events(stream, options);
+    event.close();
+    EXPECT_TRUE(event.is_closed());
+    EXPECT_EQ(event.handle(), nullptr);
+    EXPECT_FALSE(event.is_recorded());
+    EXPECT_EQ(kept_events(stream, options), kept_before + 1);  // the recycler's path, as at destruction
+
+    EXPECT_CONTAINS(refusal([&] { event.sync(); }), "Event::sync: event 0x");
+    EXPECT_CONTAINS(refusal([&] { event.sync(); }), "on device 0 is closed (Event::close was called");
+    EXPECT_CONTAINS(refusal([&] { event.is_done(); }), "Event::is_done");
+    EXPECT_CONTAINS(refusal([&] { event.context(); }), "Event::context");
+    EXPECT_CONTAINS(refusal([&] { stream.record(event); }), "Stream::record: event");
+    EXPECT_CONTAINS(refusal([&] { stream.wait(event); }), "Stream::wait: event");
+    Event timed = stream.record(EventOptions{.timing_enabled = true});
+    EXPECT_CONTAINS(refusal([&] { (void)(timed - event); }), "elapsed time: event");
+    event.close();  // nothing more
+    EXPECT_EQ(kept_events(stream, options), kept_before + 1);
+}
+
+TEST(EventCloseGpu, CopiesKeepTheEventUntilTheLastGoes) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    Event event = stream.record();
+    const CUevent raw = detail::box_of(event)->handle;
+    std::optional<Event> copy = event;
+    event.close();
+    ASSERT_FALSE(copy->is_closed());
+    copy->sync();  // the copy works on the same event
+    EXPECT_TRUE(copy->is_done());
+    EXPECT_EQ(detail::box_of(*copy)->handle, raw);
+    stream.wait(*copy);
+    stream.sync();
+    // An event whose handle was given out is destroyed, not kept: gone once the copy goes.
+    (void)copy->handle();
+    copy.reset();
+    EXPECT_EQ(detail::driver().cuEventQuery(raw), CUDA_ERROR_INVALID_HANDLE);
+}
+
+ObjectCode compile_saxpy() {
+    ProgramOptions options;
+    options.name = "close_test";
+    options.arch = Device(0).arch();
+    return Program(test::kSaxpySource, SourceType::cxx, options).compile(CodeType::cubin);
+}
+
+unsigned kernel_count(CUlibrary library, CUresult* status) {
+    unsigned count = 0;
+    *status = detail::driver().cuLibraryGetKernelCount(&count, library);
+    return count;
+}
+
+TEST(ObjectCodeCloseGpu, TheLibraryUnloadsOnceNoKernelOfItIsHeld) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    ObjectCode code = compile_saxpy();
+    std::optional<Kernel> kernel = code.get_kernel("saxpy");
+    const CUlibrary library = code.library_handle();
+    ObjectCode copy = code;
+    code.close();
+    EXPECT_TRUE(code.is_closed());
+    EXPECT_FALSE(code.is_loaded());
+    EXPECT_CONTAINS(refusal([&] { code.get_kernel("saxpy"); }),
+                    "ObjectCode::get_kernel: cubin 'close_test' is closed");
+    // The copy still holds the value, and the kernel its library: both keep working.
+    EXPECT_TRUE(copy.is_loaded());
+    EXPECT_EQ(copy.library_handle(), library);
+    copy.close();
+    copy.close();  // nothing more
+    CUresult status = CUDA_ERROR_UNKNOWN;
+    EXPECT_EQ(kernel_count(library, &status), 1u);
+    EXPECT_EQ(status, CUDA_SUCCESS);
+    const std::size_t n = 256;
+    std::vector<float> x(n, 1.0f), y(n, 2.0f);
+    Buffer dx = device.allocate(n * sizeof(float), stream);
+    Buffer dy = device.allocate(n * sizeof(float), stream);
+    dx.copy_from(x, stream);
+    dy.copy_from(y, stream);
+    launch(stream, LaunchConfig{.grid = 1, .block = 256}, *kernel, 3.0f,
+           static_cast<const float*>(dx.data()), static_cast<float*>(dy.data()), n);
+    dy.copy_to(y, stream);
+    stream.sync();
+    EXPECT_EQ(y[0], 5.0f);
+    EXPECT_EQ(y[n - 1], 5.0f);
+    // The last holder goes: the library is unloaded (after its launches, on the release worker).
+    kernel.reset();
+    detail::wait_for_deferred_releases();
+    kernel_count(library, &status);
+    EXPECT_NE(status, CUDA_SUCCESS);
+}
+
+TEST(ObjectCodeCloseGpu, ClosingTheOnlyHolderUnloadsAtOnce) {
+    CUDACORE_REQUIRE_GPU();
+    Device(0).set_current();
+    ObjectCode code = compile_saxpy();
+    code.get_kernel("saxpy");  // cached in the value: closing the value drops it too
+    const CUlibrary library = code.library_handle();
+    code.close();
+    CUresult status = CUDA_SUCCESS;
+    kernel_count(library, &status);
+    EXPECT_NE(status, CUDA_SUCCESS);
+}
+
+}  // namespace

@@ -1,0 +1,148 @@
+// close() on CudaArray, MipmappedArray, TextureObject and SurfaceObject on a real GPU: an array
+// closed by its last holder gives its memory back (cuMemGetInfo), objects over an array keep it
+// alive, later calls (and launches given a closed texture or surface) name the call and the
+// closed object, copies keep working, closing twice is harmless.
+#include "test_support.hpp"
+
+#include "cudacore/cudacore.hpp"
+#include "loader/driver_api.hpp"
+#include "runtime/deferred_release.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+
+#define EXPECT_CONTAINS(text, part) \
+    EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+
+template <class Call>
+std::string refusal(Call&& call) {
+    try {
+        call();
+    } catch (const InvalidArgumentError& error) {
+        return error.what();
+    }
+    return "";
+}
+
+std::size_t free_device_memory() {
+    std::size_t free = 0, total = 0;
+    EXPECT_EQ(detail::driver().cuMemGetInfo(&free, &total), CUDA_SUCCESS);
+    return free;
+}
+
+// 4096 x 4096 float32x4: 256 MiB, far above what the driver's accounting moves on its own.
+ArrayOptions big_image() {
+    return ArrayOptions{.format = ArrayFormat::float32, .channels = 4, .width = 4096,
+                        .height = 4096, .surface_load_store = true};
+}
+
+constexpr std::size_t kBigBytes = std::size_t{4096} * 4096 * 16;
+
+TEST(CudaArrayCloseGpu, TheLastHolderGivesTheMemoryBack) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    const std::size_t before = free_device_memory();
+    CudaArray array = CudaArray::create(device, big_image());
+    const std::size_t with_array = free_device_memory();
+    ASSERT_GE(before - with_array, kBigBytes);
+    const std::string described = array.description();
+    array.close();
+    detail::wait_for_deferred_releases();
+    EXPECT_GE(free_device_memory() - with_array, kBigBytes);
+    EXPECT_TRUE(array.is_closed());
+    EXPECT_EQ(array.handle(), nullptr);
+    EXPECT_EQ(array.description(), described + " (closed)");
+    EXPECT_CONTAINS(refusal([&] { TextureObject::from_array(array); }),
+                    "TextureObject::from_array: " + described + " is closed (CudaArray::close");
+    EXPECT_CONTAINS(refusal([&] { SurfaceObject::from_array(array); }), "SurfaceObject::from_array");
+    Stream stream = device.create_stream();
+    std::vector<float> host(4);
+    EXPECT_CONTAINS(refusal([&] { copy_to_array(stream, array, host.data(), 16); }), "is closed");
+    array.close();  // nothing more
+}
+
+TEST(CudaArrayCloseGpu, CopiesAndObjectsOverItKeepTheArray) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    const std::size_t before = free_device_memory();
+    std::optional<CudaArray> array = CudaArray::create(device, big_image());
+    CudaArray copy = *array;
+    std::optional<TextureObject> texture = TextureObject::from_array(*array);
+    array->close();
+    // The copy works on the same array.
+    std::vector<float> in(4, 2.5f), out(4, 0.0f);
+    copy_to_array(stream, copy, in.data(), in.size() * sizeof(float), {}, {.width = 1, .height = 1});
+    copy_from_array(stream, copy, out.data(), out.size() * sizeof(float), {}, {.width = 1, .height = 1});
+    stream.sync();
+    EXPECT_EQ(out, in);
+    copy.close();
+    detail::wait_for_deferred_releases();
+    EXPECT_LT(free_device_memory(), before - kBigBytes / 2);  // the texture still holds it
+    // The texture held the array: closing it, the last holder, frees it.
+    texture->close();
+    EXPECT_TRUE(texture->is_closed());
+    EXPECT_EQ(texture->handle(), 0u);
+    detail::wait_for_deferred_releases();
+    EXPECT_GT(free_device_memory(), before - kBigBytes / 2);
+}
+
+TEST(TextureCloseGpu, ALaunchGivenAClosedTextureOrSurfaceRefuses) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    ProgramOptions options;
+    options.name = "close_views";
+    options.arch = device.arch();
+    ObjectCode code = Program(R"(extern "C" __global__ void take(unsigned long long object) {})",
+                              SourceType::cxx, options)
+                          .compile(CodeType::cubin);
+    Kernel kernel = code.get_kernel("take");
+    CudaArray array = CudaArray::create(device, {.width = 64, .height = 64, .surface_load_store = true});
+    TextureObject texture = TextureObject::from_array(array);
+    SurfaceObject surface = SurfaceObject::from_array(array);
+    TextureObject texture_copy = texture;
+    texture.close();
+    surface.close();
+    surface.close();  // nothing more
+    EXPECT_CONTAINS(refusal([&] { launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, texture); }),
+                    "launch: texture object");
+    EXPECT_CONTAINS(refusal([&] { launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, surface); }),
+                    "is closed (SurfaceObject::close");
+    // The copy still launches.
+    launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, texture_copy);
+    stream.sync();
+    EXPECT_NE(texture_copy.handle(), 0u);
+}
+
+TEST(MipmappedArrayCloseGpu, LevelsKeepTheirArrayAndTheClosedOneRefuses) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    MipmappedArray mipmapped = MipmappedArray::create(device, {.width = 256, .height = 256}, 4);
+    CudaArray level = mipmapped.level(1);
+    mipmapped.close();
+    EXPECT_TRUE(mipmapped.is_closed());
+    EXPECT_EQ(mipmapped.handle(), nullptr);
+    EXPECT_EQ(mipmapped.levels(), 0u);
+    EXPECT_CONTAINS(refusal([&] { mipmapped.level(0); }), "MipmappedArray::level: mipmapped 2D");
+    EXPECT_CONTAINS(refusal([&] { mipmapped.level(0); }), "is closed (MipmappedArray::close");
+    // The level view holds the mipmapped array: still usable.
+    Stream stream = device.create_stream();
+    std::vector<float> in(128 * 128, 1.5f), out(128 * 128, 0.0f);
+    copy_to_array(stream, level, in.data(), in.size() * sizeof(float));
+    copy_from_array(stream, level, out.data(), out.size() * sizeof(float));
+    stream.sync();
+    EXPECT_EQ(out, in);
+    mipmapped.close();  // nothing more
+}
+
+}  // namespace
