@@ -15,6 +15,7 @@
 #include "kernel_sources.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/deferred_release.hpp"
+#include "runtime/library_box.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -82,10 +83,12 @@ TEST(EventCloseGpu, CopiesKeepTheEventUntilTheLastGoes) {
     EXPECT_EQ(detail::box_of(*copy)->handle, raw);
     stream.wait(*copy);
     stream.sync();
-    // An event whose handle was given out is destroyed, not kept: gone once the copy goes.
-    (void)copy->handle();
-    copy.reset();
-    EXPECT_EQ(detail::driver().cuEventQuery(raw), CUDA_ERROR_INVALID_HANDLE);
+    // Closing the last holder releases the event: complete, it goes back to the recycler.
+    const int kept_before = kept_events(stream, EventOptions{});
+    copy->close();
+    EXPECT_EQ(kept_events(stream, EventOptions{}), kept_before + 1);
+    copy->close();  // nothing more
+    EXPECT_EQ(kept_events(stream, EventOptions{}), kept_before + 1);
 }
 
 ObjectCode compile_saxpy() {
@@ -95,9 +98,9 @@ ObjectCode compile_saxpy() {
     return Program(test::kSaxpySource, SourceType::cxx, options).compile(CodeType::cubin);
 }
 
-unsigned kernel_count(CUlibrary library, CUresult* status) {
+unsigned kernel_count(CUlibrary library) {
     unsigned count = 0;
-    *status = detail::driver().cuLibraryGetKernelCount(&count, library);
+    EXPECT_EQ(detail::driver().cuLibraryGetKernelCount(&count, library), CUDA_SUCCESS);
     return count;
 }
 
@@ -118,11 +121,12 @@ TEST(ObjectCodeCloseGpu, TheLibraryUnloadsOnceNoKernelOfItIsHeld) {
     // The copy still holds the value, and the kernel its library: both keep working.
     EXPECT_TRUE(copy.is_loaded());
     EXPECT_EQ(copy.library_handle(), library);
+    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
+    const auto unloads_before = detail::library_unload_count();
     copy.close();
     copy.close();  // nothing more
-    CUresult status = CUDA_ERROR_UNKNOWN;
-    EXPECT_EQ(kernel_count(library, &status), 1u);
-    EXPECT_EQ(status, CUDA_SUCCESS);
+    EXPECT_EQ(detail::library_unload_count(), unloads_before);  // the kernel holds the library
+    EXPECT_EQ(kernel_count(library), 1u);
     const std::size_t n = 256;
     std::vector<float> x(n, 1.0f), y(n, 2.0f);
     Buffer dx = device.allocate(n * sizeof(float), stream);
@@ -138,8 +142,7 @@ TEST(ObjectCodeCloseGpu, TheLibraryUnloadsOnceNoKernelOfItIsHeld) {
     // The last holder goes: the library is unloaded (after its launches, on the release worker).
     kernel.reset();
     detail::wait_for_deferred_releases();
-    kernel_count(library, &status);
-    EXPECT_NE(status, CUDA_SUCCESS);
+    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
 }
 
 TEST(ObjectCodeCloseGpu, ClosingTheOnlyHolderUnloadsAtOnce) {
@@ -147,11 +150,11 @@ TEST(ObjectCodeCloseGpu, ClosingTheOnlyHolderUnloadsAtOnce) {
     Device(0).set_current();
     ObjectCode code = compile_saxpy();
     code.get_kernel("saxpy");  // cached in the value: closing the value drops it too
-    const CUlibrary library = code.library_handle();
+    EXPECT_EQ(kernel_count(code.library_handle()), 1u);
+    detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
+    const auto unloads_before = detail::library_unload_count();
     code.close();
-    CUresult status = CUDA_SUCCESS;
-    kernel_count(library, &status);
-    EXPECT_NE(status, CUDA_SUCCESS);
+    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
 }
 
 }  // namespace
