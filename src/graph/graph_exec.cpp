@@ -245,7 +245,9 @@ void GraphExec::upload(const Stream& stream) const {
 void GraphExec::update(const Graph& graph) {
     const auto& box = require(box_, "update");
     if (!detail::box_of(graph) || !graph.handle())
-        throw InvalidArgumentError("GraphExec::update: an empty Graph for " + describe_exec(box));
+        throw InvalidArgumentError("GraphExec::update: " +
+                                   (graph.is_closed() ? graph.description() : "an empty Graph") +
+                                   " for " + describe_exec(box));
     CUgraphExecUpdateResultInfo info{};
     const CUresult status = detail::driver().cuGraphExecUpdate(box.handle, graph.handle(), &info);
     if (status == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) {

@@ -57,6 +57,8 @@ TEST(GraphCloseGpu, TheDefinitionGoesWithItsLastHolderAndLaterCallsRefuse) {
     EXPECT_CONTAINS(refusal([&] { graph.node_count(); }), "is closed (Graph::close was called");
     EXPECT_CONTAINS(refusal([&] { graph.instantiate(); }), "Graph::instantiate");
     EXPECT_CONTAINS(refusal([&] { graph.add_host_function({}, [] {}); }), "Graph::add_host_function");
+    EXPECT_CONTAINS(refusal([&] { exec.update(graph); }), "GraphExec::update: graph 0x");
+    EXPECT_CONTAINS(refusal([&] { exec.update(graph); }), "(closed) for executable graph");
     graph.close();  // nothing more
     // The copy and the executable graph keep working.
     EXPECT_FALSE(copy.is_closed());
