@@ -117,7 +117,9 @@ public:
     /// ("MemoryResource::allocate: memory pool of device 0 is closed"); deallocate() and the
     /// Buffers allocated before keep working. Then gives back what do_close() releases (a pool's
     /// unused reserve, a cache's blocks...), whose errors it throws (DriverError; the resource is
-    /// closed all the same). Closing a closed resource does nothing. Thread-safe against
+    /// closed all the same). Closing a closed resource does nothing. The resource is one object
+    /// however many hold it: closing the one Device::memory_resource() returns closes it for
+    /// every user of that device's default (Device::allocate included). Thread-safe against
     /// allocations on other threads (one racing close() may still succeed or be refused).
     void close();
     /// Whether close() was called. Never throws.
