@@ -51,6 +51,8 @@ class LaunchStreams;
 /// Marks a resource that lives as long as the process (a device's default resources): its buffers
 /// point at it without counting references.
 void keep_for_the_process(MemoryResource& resource) noexcept;
+/// Marks a device's default resource, which close() refuses (the whole process shares it).
+void mark_device_default(MemoryResource& resource) noexcept;
 }  // namespace detail
 
 /// Keeps `resource` until the process ends: cudacore holds a reference to it that it never drops,
@@ -118,8 +120,9 @@ public:
     /// Buffers allocated before keep working. Then gives back what do_close() releases (a pool's
     /// unused reserve, a cache's blocks...), whose errors it throws (DriverError; the resource is
     /// closed all the same). Closing a closed resource does nothing. The resource is one object
-    /// however many hold it: closing the one Device::memory_resource() returns closes it for
-    /// every user of that device's default (Device::allocate included). Thread-safe against
+    /// however many hold it, so a device's default (Device::memory_resource(), which
+    /// Device::allocate uses) refuses close() with InvalidArgumentError: the whole process
+    /// shares it; drop the shared_ptr instead. Thread-safe against
     /// allocations on other threads (one racing close() may still succeed or be refused).
     void close();
     /// Whether close() was called. Never throws.
@@ -144,10 +147,12 @@ protected:
 private:
     friend void detail::keep_for_the_process(MemoryResource& resource) noexcept;
     friend void keep_until_exit(const std::shared_ptr<MemoryResource>& resource);
+    friend void detail::mark_device_default(MemoryResource& resource) noexcept;
     // The description asked once, and the kept-for-the-process mark (docs/design/buffers.md).
     std::uint32_t described() const noexcept;
     std::atomic<bool> for_the_process_{false};
     std::atomic<bool> closed_{false};
+    bool device_default_ = false;  // set before the resource is shared, never changed
     // InvalidArgumentError "OPERATION: DESCRIPTION is closed".
     [[noreturn]] void throw_closed(const char* operation) const;
     mutable std::atomic<std::uint32_t> description_bits_{0};

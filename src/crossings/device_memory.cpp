@@ -43,10 +43,12 @@ std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
     if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0) {
         synchronous = std::make_shared<SynchronousMemoryResource>(device);
         detail::keep_for_the_process(*synchronous);
+        detail::mark_device_default(*synchronous);
         return synchronous;
     }
     resource = std::make_shared<DeviceMemoryResource>(device);
     detail::keep_for_the_process(*resource);
+    detail::mark_device_default(*resource);
     return resource;
 }
 

@@ -17,6 +17,7 @@ namespace detail {
 void keep_for_the_process(MemoryResource& resource) noexcept {
     resource.for_the_process_.store(true, std::memory_order_release);
 }
+void mark_device_default(MemoryResource& resource) noexcept { resource.device_default_ = true; }
 }  // namespace detail
 
 void keep_until_exit(const std::shared_ptr<MemoryResource>& resource) {
@@ -92,6 +93,11 @@ void MemoryResource::deallocate(CUdeviceptr pointer, std::size_t size, const Str
 }
 
 void MemoryResource::close() {
+    if (device_default_)
+        throw InvalidArgumentError("MemoryResource::close: " + description() +
+                                   " is the device's default resource, shared by the whole process "
+                                   "(Device::memory_resource, Device::allocate): drop the shared_ptr "
+                                   "instead, or close a resource of your own");
     if (closed_.exchange(true, std::memory_order_acq_rel)) return;
     do_close();
 }

@@ -92,6 +92,21 @@ TEST(ResourceCloseGpu, PinnedAndManagedResourcesRefuseOnceClosed) {
     EXPECT_CONTAINS(refusal([&] { managed->allocate(16, stream); }), "is closed");
 }
 
+TEST(ResourceCloseGpu, TheDevicesDefaultResourceRefusesCloseAndKeepsAllocating) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    Stream stream = device.create_stream();
+    auto shared_default = device.memory_resource();
+    const std::string message = refusal([&] { shared_default->close(); });
+    EXPECT_CONTAINS(message, "MemoryResource::close");
+    EXPECT_CONTAINS(message, "default resource, shared by the whole process");
+    EXPECT_FALSE(shared_default->is_closed());
+    Buffer buffer = device.allocate(4096, stream);  // the process's default still works
+    buffer.fill_byte(7, stream);
+    stream.sync();
+    EXPECT_EQ(buffer.size(), 4096u);
+}
+
 TEST(MemoryPoolCloseGpu, AClosedPoolObjectRefusesAndItsCopyWorks) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
