@@ -11,9 +11,33 @@
 #include <initializer_list>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace cudacore {
+
+// The typed parameter values, one per node kind (defined in graph_node_params.hpp).
+struct KernelNodeParams;
+struct CopyNodeParams;
+struct FillNodeParams;
+struct HostNodeParams;
+struct ChildGraphNodeParams;
+struct EventRecordNodeParams;
+struct EventWaitNodeParams;
+struct AllocationNodeParams;
+struct FreeNodeParams;
+struct ConditionalNodeParams;
+struct EmptyNodeParams;
+struct OtherNodeParams;
+
+/// The parameters of one node, one alternative per kind (each defined and documented in
+/// graph_node_params.hpp; include it to use them): what Graph::params reads and Graph::set_params
+/// writes.
+using GraphNodeParams =
+    std::variant<KernelNodeParams, CopyNodeParams, FillNodeParams, HostNodeParams,
+                 ChildGraphNodeParams, EventRecordNodeParams, EventWaitNodeParams,
+                 AllocationNodeParams, FreeNodeParams, ConditionalNodeParams, EmptyNodeParams,
+                 OtherNodeParams>;
 
 /// A node of a Graph, used as a dependency of the nodes added after it.
 class GraphNode {
