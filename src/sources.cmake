@@ -127,6 +127,9 @@ set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_event.cpp)
 set(CUDACORE_GRAPH_SOURCES
   src/graph/graph.cpp
+  src/graph/graph_node_params.cpp
+  src/graph/graph_params.cpp
+  src/graph/graph_structure.cpp
   src/graph/graph_exec.cpp
   src/graph/graph_builder.cpp
   src/graph/graph_memory_resource.cpp)

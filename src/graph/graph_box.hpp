@@ -15,6 +15,19 @@
 
 namespace cudacore::detail {
 
+// What the driver cannot tell of a conditional node (its handle, kind and body graphs): noted by
+// Graph::add_if and the like, for Graph::params. One table per graph and its body graphs.
+struct ConditionalRecord {
+    CUgraphNode node = nullptr;
+    CUgraphConditionalHandle handle = 0;
+    CUgraphConditionalNodeType type = CU_GRAPH_COND_TYPE_IF;
+    std::vector<CUgraph> bodies;
+};
+struct ConditionalRecords {
+    std::mutex mutex;
+    std::vector<ConditionalRecord> records;
+};
+
 struct GraphBox {
     CUgraph handle = nullptr;
     std::shared_ptr<ContextBox> context;
@@ -25,6 +38,8 @@ struct GraphBox {
     std::shared_ptr<GraphBox> parent;
     // Set (with a null handle) in the box a closed Graph object keeps: what it was, for messages.
     std::string closed_as;
+    // Made by the first conditional node; shared with the body graphs.
+    std::shared_ptr<ConditionalRecords> conditionals;
     GraphBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~GraphBox();
 };
@@ -66,6 +81,12 @@ std::string describe_graph(CUgraph graph, int ordinal);
 // context-independent handle in `context`, with `config` and `arguments` (none when `count` is 0).
 CUDA_KERNEL_NODE_PARAMS kernel_node_params(const LaunchConfig& config, const Kernel& kernel,
                                            CUcontext context, void** arguments, std::size_t count);
+
+// The box of a Graph that is not moved-from, else InvalidArgumentError "Graph::<what>: ...".
+const GraphBox& require_graph(const std::shared_ptr<GraphBox>& box, const char* what);
+
+// A linear copy of `size` bytes between two addresses (device or host: unified addressing).
+CUDA_MEMCPY3D linear_copy(CUdeviceptr destination, CUdeviceptr source, std::size_t size);
 
 // Calls the std::function<void()> at `data`, swallowing exceptions (driver host-function hook).
 void CUDA_CB run_host_function(void* data);

@@ -1,0 +1,232 @@
+/// @file
+/// The parameters of one graph node as a typed value per kind, and GraphNodeParams, the variant
+/// of them: what Graph::params(node) reads back and Graph::set_params(node, value) writes (and
+/// what GraphExec's per-node updates take).
+///
+///     for (GraphNode node : graph.nodes()) {
+///         GraphNodeParams params = graph.params(node);
+///         if (auto* kernel = std::get_if<KernelNodeParams>(&params)) {
+///             kernel->config.grid = 2 * kernel->config.grid.x;
+///             graph.set_params(node, *kernel);
+///         }
+///     }
+///
+/// A value made by the caller holds what it names (a Kernel, an Event, a Graph, a std::function),
+/// and set_params makes the graph hold it too. A value read back wraps the node's kernel and event
+/// handles without owning them (the graph holds those): valid while that graph lives, so keep it
+/// alive while a value read from it is set on another graph. Raw addresses (copy, fill,
+/// allocation and free nodes) are the caller's to keep valid, as for Graph::add_copy (see
+/// Graph::hold).
+/// Thread-safety: plain values; copies are independent (a KernelArguments copies its bytes).
+#pragma once
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/event.hpp"
+#include "cudacore/graph.hpp"
+#include "cudacore/graph_conditional.hpp"
+#include "cudacore/kernel.hpp"
+#include "cudacore/launch.hpp"
+#include "cudacore/launch_config.hpp"
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+namespace cudacore {
+
+/// The bytes of a kernel node's arguments, one run of bytes per kernel parameter, as the driver
+/// copies them. Made from launch()-style arguments (KernelArguments::of, converted as launch()
+/// converts them: a Buffer becomes its device address) or read back from a node.
+class KernelArguments {
+public:
+    /// No arguments (a kernel without parameters).
+    KernelArguments() = default;
+
+    /// The arguments `args`, converted and sized as launch() does (a closed Buffer:
+    /// InvalidArgumentError). Nothing is held: a Buffer passes as its address only.
+    template <class... Args>
+    static KernelArguments of(const Args&... args) {
+        KernelArguments out;
+        (out.append_converted(KernelArgument<Args>::convert(args)), ...);
+        return out;
+    }
+
+    /// Appends one argument: `size` bytes copied from `data` (null only with size 0).
+    void append(const void* data, std::size_t size);
+    /// How many arguments.
+    std::size_t count() const noexcept { return sizes_.size(); }
+    /// The size in bytes of argument `index` (InvalidArgumentError when out of range).
+    std::size_t size(std::size_t index) const;
+    /// The bytes of argument `index` (InvalidArgumentError when out of range); valid until the
+    /// next append or the end of this object.
+    const void* data(std::size_t index) const;
+    /// Argument `index` read as a T. InvalidArgumentError when out of range or when its size is
+    /// not sizeof(T) (the message gives both sizes).
+    template <class T>
+    T as(std::size_t index) const {
+        static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are plain bytes");
+        check_size(index, sizeof(T));
+        T value;
+        std::memcpy(&value, data(index), sizeof(T));
+        return value;
+    }
+    /// The sizes, one per argument (what the kernel's parameters are checked against).
+    const std::vector<std::size_t>& sizes() const noexcept { return sizes_; }
+    /// One pointer per argument into this object's bytes, as the driver's kernelParams array
+    /// takes them; valid until the next append or the end of this object.
+    std::vector<void*> pointers() const;
+
+    /// Equal when every argument has the same bytes.
+    bool operator==(const KernelArguments& other) const noexcept;
+
+private:
+    template <class T>
+    void append_converted(const T& value) {
+        append(&value, sizeof(T));
+    }
+    void check_size(std::size_t index, std::size_t expected) const;
+
+    std::vector<unsigned char> bytes_;  // each argument starts at a 16-byte aligned offset
+    std::vector<std::size_t> offsets_;
+    std::vector<std::size_t> sizes_;
+};
+
+/// A kernel node: the kernel, its launch configuration (grid, block, dynamic shared memory;
+/// kernel nodes take no clusters nor cooperative launches) and its arguments.
+///
+/// Read back from a node, `kernel` wraps the node's CUkernel without holding its library
+/// (Kernel::from_handle): the graph the node belongs to holds that library, so the Kernel is
+/// valid while that graph lives. Set on a node, the graph holds the kernel's library.
+struct KernelNodeParams {
+    Kernel kernel;              ///< the kernel the node launches
+    LaunchConfig config{};      ///< grid, block and dynamic shared memory
+    KernelArguments arguments;  ///< one run of bytes per kernel parameter
+};
+
+/// A copy node. A linear copy of `size` bytes from `source` to `destination` (device or host
+/// addresses, told apart by unified addressing) when `general` is empty; otherwise `general` is
+/// the driver's full description (2D / 3D copies, CUDA arrays, pitched memory) and the three
+/// linear fields are ignored. Read back, a copy the linear fields describe exactly has `general`
+/// empty. The memory is not held (see Graph::hold).
+struct CopyNodeParams {
+    CUdeviceptr destination = 0;  ///< where the bytes go (device or host address)
+    CUdeviceptr source = 0;       ///< where they come from (device or host address)
+    std::size_t size = 0;         ///< how many bytes
+    /// A copy the linear fields cannot describe (its context is the graph's).
+    std::optional<CUDA_MEMCPY3D> general{};
+
+    /// A copy between two buffers of the same size (InvalidArgumentError when they differ or one
+    /// is closed). Neither buffer is held.
+    static CopyNodeParams between(const Buffer& destination, const Buffer& source);
+};
+
+/// A fill node: `height` rows of `width` elements of `element_size` bytes (1, 2 or 4), each set
+/// to `value` (its low element_size bytes), rows `pitch` bytes apart (ignored for one row). The
+/// memory is not held (see Graph::hold).
+struct FillNodeParams {
+    CUdeviceptr destination = 0;  ///< the first element (device address)
+    std::uint32_t value = 0;      ///< the value each element is set to
+    unsigned element_size = 1;    ///< 1, 2 or 4 bytes
+    std::size_t width = 0;        ///< elements per row
+    std::size_t height = 1;       ///< rows
+    std::size_t pitch = 0;        ///< bytes from one row to the next (rows > 1 only)
+
+    /// Every byte of `buffer` set to `value` (InvalidArgumentError when it is closed).
+    static FillNodeParams bytes(const Buffer& buffer, std::uint8_t value);
+    /// Every 32-bit word of `buffer` set to `pattern` (InvalidArgumentError when it is closed or
+    /// its size is not a multiple of 4).
+    static FillNodeParams words(const Buffer& buffer, std::uint32_t pattern);
+};
+
+/// A host function node: `function` runs on a driver thread when the graph reaches the node; it
+/// must not call CUDA and must not throw (exceptions are swallowed). Set on a node, the graph
+/// holds the callable. Read back from a node added by cudacore, a copy of its callable; from a
+/// node added otherwise, a function calling the node's CUhostFn with its user data.
+struct HostNodeParams {
+    std::function<void()> function;  ///< what runs
+};
+
+/// A child graph node: `graph` is embedded. Set on a node (and added), the node takes a copy of
+/// its nodes as they are then, and the graph holds what `graph` holds. Read back, `graph` is the
+/// node's own embedded graph (owned by the node, valid while the graph the node belongs to lives;
+/// it keeps that graph alive).
+struct ChildGraphNodeParams {
+    Graph graph;  ///< the embedded graph
+};
+
+/// An event record node: records `event` when the graph reaches the node. Set on a node, the
+/// graph holds the event. Read back, `event` wraps the node's event without owning it (valid
+/// while the graph, which holds it, lives).
+struct EventRecordNodeParams {
+    Event event;  ///< the event recorded
+};
+
+/// An event wait node: waits for `event`'s last record before later nodes run. Held and read
+/// back as EventRecordNodeParams.
+struct EventWaitNodeParams {
+    Event event;  ///< the event waited for
+};
+
+/// A memory allocation node (read only: the driver changes no allocation node): `size` bytes at
+/// `pointer`, from a pool with `pool_properties`, accessible as `access` says (beyond the owning
+/// device).
+struct AllocationNodeParams {
+    CUdeviceptr pointer = 0;                ///< the address reserved for the allocation
+    std::size_t size = 0;                   ///< bytes
+    CUmemPoolProps pool_properties{};       ///< where the memory lives and how it is allocated
+    std::vector<CUmemAccessDesc> access{};  ///< access granted to other devices
+};
+
+/// A memory free node (read only: the driver changes no free node): frees graph memory at
+/// `pointer`.
+struct FreeNodeParams {
+    CUdeviceptr pointer = 0;  ///< the address freed
+};
+
+/// A conditional node (read only: its bodies are graphs to fill, ConditionalNode::bodies): the
+/// handle whose value decides, the kind (if, while, switch), the number of bodies and the body
+/// graphs (each keeps the graph it belongs to alive). The driver has no query for these: they
+/// are read for nodes that Graph::add_if and the like added; a captured or cloned conditional
+/// node reads as OtherNodeParams.
+struct ConditionalNodeParams {
+    ConditionalHandle handle;  ///< the deciding value
+    /// if (also if/else: two bodies), while, switch
+    CUgraphConditionalNodeType type = CU_GRAPH_COND_TYPE_IF;
+    unsigned size = 0;             ///< number of bodies
+    std::vector<Graph> bodies{};   ///< the body graphs where known
+};
+
+/// An empty node: joins its dependencies, does nothing.
+struct EmptyNodeParams {};
+
+/// A node of a kind without a typed value here (external semaphores, batched memory operations,
+/// conditional nodes the driver cannot describe): read back with its kind only, never set.
+struct OtherNodeParams {
+    CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;  ///< the node's kind
+};
+
+// GraphNodeParams, the variant of the values above, is named in graph_node.hpp (so that
+// graph.hpp can declare the calls that take it).
+
+/// The node kind `params` is for (CU_GRAPH_NODE_TYPE_KERNEL for KernelNodeParams, ...;
+/// OtherNodeParams::type for OtherNodeParams). No driver needed.
+CUgraphNodeType graph_node_params_type(const GraphNodeParams& params) noexcept;
+
+/// The name of the alternative `params` holds ("KernelNodeParams", "CopyNodeParams", ...), for
+/// messages. No driver needed.
+std::string graph_node_params_name(const GraphNodeParams& params);
+
+/// Whether a node of kind `type` can take `params` through Graph::set_params: the kinds match
+/// and the kind is one the driver lets a graph change (not allocation, free, conditional or
+/// other nodes). No driver needed.
+bool graph_node_params_settable(CUgraphNodeType type, const GraphNodeParams& params) noexcept;
+
+}  // namespace cudacore
