@@ -98,9 +98,11 @@ unsigned Context::sm_count() const {
         status = detail::driver().cuCtxGetExecAffinity(&affinity, CU_EXEC_AFFINITY_TYPE_SM_COUNT);
     }
     // Without execution affinity support (no MPS) the context runs on every SM.
-    if (status == CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY)
+    if (status == CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY || status == CUDA_ERROR_NOT_SUPPORTED)
         return static_cast<unsigned>(Device(box.ordinal).multiprocessor_count());
     detail::check(status, "cuCtxGetExecAffinity", [&] { return detail::describe_context(box); });
+    if (affinity.param.smCount.val == 0)
+        return static_cast<unsigned>(Device(box.ordinal).multiprocessor_count());
     return affinity.param.smCount.val;
 }
 
