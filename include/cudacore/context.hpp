@@ -5,7 +5,7 @@
 ///     Stream stream = mine.create_stream();          // the stream holds `mine`
 ///     launch(stream, config, kernel, args...);       // runs in `mine`
 ///
-/// Ownership: copies share one retained primary context. Once cudacore has retained a device's
+/// Ownership of a primary context: copies share one retained primary context. Once cudacore has retained a device's
 /// primary context it keeps it retained until the process exits, as the CUDA runtime does (the
 /// driver releases it at exit; docs/design/release-after-exit.md says why). Only a context
 /// someone reset (cuDevicePrimaryCtxReset) is released, once the last object that holds it is
@@ -16,10 +16,12 @@
 /// in it (streams, events, memory resources, graphs), so the context outlives them and they may
 /// be released in any order. cuCtxDestroy runs when the last share goes (the last copy destroyed
 /// or closed, the last object made in it released), on that thread; when that happens at exit
-/// after the driver shut down, the driver has destroyed it already and nothing is called. Device's
-/// own calls (Device::create_stream, Device::allocate, DeviceMemoryResource(device), ...) keep
-/// using the primary context whatever is current: make objects in a created context through the
-/// Context (create_stream, create_event) or the constructors that take one.
+/// after the driver shut down, the driver has destroyed it already and nothing is called. Calls
+/// that take a Device (Device::create_stream, Device::create_event, Graph::create(device),
+/// SynchronousMemoryResource(device), ...) keep using the primary context whatever is current:
+/// make objects in a created context through the Context (create_stream, create_event) or the
+/// calls that take one. Device::allocate on a stream of a created context works (the device's
+/// memory pool serves every context of the device).
 ///
 /// Threads: a Context may be used from any thread (the driver synchronizes calls into a context).
 /// A context is current per thread: set_current() or CurrentContextScope (current_context_scope.hpp).
@@ -89,11 +91,17 @@ public:
     /// context is created; DriverError when the driver refuses; NoDriverError without a driver.
     /// Thread-safe.
     static Context create(const Device& device, const ContextOptions& options = {});
+    /// The context current on the calling thread (cuCtxGetCurrent): its primary context
+    /// retained, the owning Context of one Context::create made (so objects made through it hold
+    /// it), or one wrapped as from_handle() does. Throws InvalidArgumentError when none is
+    /// current, DriverError when the driver fails.
+    static Context current();
 
     /// Wraps a context the caller has (cuCtxCreate, cuCtxGetCurrent, another library's). A
     /// device's primary context is retained like Device::context() (so it stays alive while the
-    /// Context lives); any other context is never destroyed or released: the caller keeps it
-    /// alive while the Context, and streams or events made through it, are used. Throws
+    /// Context lives), and a context Context::create made gives its owning Context; any other
+    /// context is never destroyed or released: the caller keeps it alive while the Context, and
+    /// streams or events made through it, are used. Throws
     /// InvalidArgumentError for a null handle, DriverError for an invalid one.
     static Context from_handle(CUcontext context);
 

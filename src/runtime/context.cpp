@@ -148,6 +148,7 @@ std::shared_ptr<ContextBox> wrap_context(CUcontext context, const char* what) {
     const int ordinal = Device::from_handle(device).ordinal();
     auto primary = primary_context(ordinal);
     if (primary->handle == context) return primary;
+    if (auto created = find_created_context(context)) return created;
     auto box = std::make_shared<ContextBox>();
     box->handle = context;
     box->device = device;

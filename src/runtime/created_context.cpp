@@ -6,6 +6,10 @@
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
+#include <memory>
+#include <mutex>
+#include <vector>
+
 namespace cudacore {
 
 namespace detail {
@@ -37,6 +41,26 @@ struct CreatedContextBox : ContextBox {
     }
 };
 
+// Every created context alive, so that a handle of one met again (the current context, a stream
+// wrapped with Stream::from_handle) gives back its owning box instead of a box that owns nothing.
+// Weak references: the registry never keeps a context alive. Leaked on purpose: boxes destroyed
+// after main returns may still look it up.
+struct CreatedRegistry {
+    std::mutex mutex;
+    std::vector<std::weak_ptr<ContextBox>> contexts;
+};
+CreatedRegistry& created_registry() {
+    static auto* instance = new CreatedRegistry;
+    return *instance;
+}
+
+void remember_created(const std::shared_ptr<ContextBox>& box) {
+    CreatedRegistry& registry = created_registry();
+    std::lock_guard lock(registry.mutex);
+    std::erase_if(registry.contexts, [](const auto& weak) { return weak.expired(); });
+    registry.contexts.push_back(box);
+}
+
 // The execution affinity `options` ask for, refused before the driver where it cannot be had.
 void check_affinity(const Device& device, const ContextOptions& options) {
     if (!options.sm_count) return;
@@ -62,6 +86,16 @@ void check_affinity(const Device& device, const ContextOptions& options) {
 }
 
 }  // namespace
+
+std::shared_ptr<ContextBox> find_created_context(CUcontext handle) {
+    CreatedRegistry& registry = created_registry();
+    std::lock_guard lock(registry.mutex);
+    for (const auto& weak : registry.contexts) {
+        // A live box still owns its context, so no other context can have its handle.
+        if (auto box = weak.lock(); box && box->handle == handle) return box;
+    }
+    return nullptr;
+}
 
 }  // namespace detail
 
@@ -106,7 +140,19 @@ Context Context::create(const Device& device, const ContextOptions& options) {
                       "cuStreamCreateWithPriority",
                       [&] { return "host-function relay of " + detail::describe_context(*box); });
     }
-    return detail::BoxAccess::make<Context>(std::shared_ptr<detail::ContextBox>(std::move(box)));
+    std::shared_ptr<detail::ContextBox> owned(std::move(box));
+    detail::remember_created(owned);
+    return detail::BoxAccess::make<Context>(std::move(owned));
+}
+
+Context Context::current() {
+    CUcontext handle = nullptr;
+    detail::check(detail::driver().cuCtxGetCurrent(&handle), "cuCtxGetCurrent", "Context::current");
+    if (!handle)
+        throw InvalidArgumentError("Context::current: no context is current on this thread (make "
+                                   "one current with Context::set_current, CurrentContextScope or "
+                                   "Device::set_current)");
+    return Context(detail::wrap_context(handle, "Context::current"));
 }
 
 }  // namespace cudacore

@@ -141,6 +141,9 @@ struct EventBox {
 // box that never releases it. `what` names the caller in errors.
 std::shared_ptr<ContextBox> wrap_context(CUcontext context, const char* what);
 
+// The owning box of a context made by Context::create that is still alive, else null.
+std::shared_ptr<ContextBox> find_created_context(CUcontext handle);
+
 // The primary context of a device, retained once and shared while anything holds it.
 std::shared_ptr<ContextBox> primary_context(int ordinal);
 

@@ -313,6 +313,7 @@ TEST_F(CreatedContextGpu, AThreadMakesItCurrent) {
         {
             CurrentContextScope scope(context);
             EXPECT_EQ(current_context(), context.handle());
+            EXPECT_EQ(Context::current(), context);
             EXPECT_EQ(Device::current(), *device_);
             {
                 CurrentContextScope primary(device_->context());  // scopes nest
@@ -336,6 +337,43 @@ TEST_F(CreatedContextGpu, AThreadMakesItCurrent) {
     });
     worker.join();
     EXPECT_EQ(current_context(), before) << "another thread's current context leaked here";
+}
+
+TEST_F(CreatedContextGpu, TheCurrentContextGivesTheOwningContext) {
+    std::optional<Context> context = Context::create(*device_);
+    const std::weak_ptr<detail::ContextBox> box = detail::box_of(*context);
+    std::optional<Stream> stream;
+    std::optional<Stream> wrapped;
+    {
+        CurrentContextScope on(*context);
+        const Context current = Context::current();
+        EXPECT_TRUE(current.is_created());
+        EXPECT_EQ(detail::box_of(current), box.lock()) << "not the owning box";
+        stream = current.create_stream();
+        // A stream of it wrapped from its handle holds the context too.
+        wrapped = Stream::from_handle(stream->handle());
+        EXPECT_EQ(detail::box_of(*wrapped)->context, box.lock());
+        EXPECT_EQ(Context::from_handle(context->handle()), *context);
+        EXPECT_EQ(detail::box_of(Context::from_handle(context->handle())), box.lock());
+    }
+    context.reset();  // the streams keep it
+    wrapped.reset();
+    EXPECT_FALSE(box.expired());
+    {
+        auto memory = std::make_shared<SynchronousMemoryResource>(stream->context());
+        const Buffer x = memory->allocate(512 * sizeof(float), *stream);
+        const Buffer y = memory->allocate(512 * sizeof(float), *stream);
+        expect_saxpy(*stream, x, y, 512);
+    }
+    stream.reset();
+    EXPECT_TRUE(test::wait_until([&] { return box.expired(); }, std::chrono::seconds(5)))
+        << "the context outlived its last stream";
+
+    // A thread with no current context is told so.
+    std::thread([] {
+        test::expect_invalid([] { Context::current(); },
+                             {"Context::current", "no context is current"});
+    }).join();
 }
 
 TEST_F(CreatedContextGpu, CloseLetsGoOfOneCopy) {
