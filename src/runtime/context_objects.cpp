@@ -91,19 +91,25 @@ ContextOptions Context::options() const {
 
 unsigned Context::sm_count() const {
     const auto& box = open_box(box_, "sm_count");
+    const auto& api = detail::driver();
+    auto all_sms = [&] { return static_cast<unsigned>(Device(box.ordinal).multiprocessor_count()); };
+    // Without execution affinity support (no MPS) the context runs on every SM. Asked first, so
+    // that the usual case provokes no failed call (which tools such as compute-sanitizer report).
+    int supported = 0;
+    detail::check(api.cuDeviceGetExecAffinitySupport(&supported, CU_EXEC_AFFINITY_TYPE_SM_COUNT,
+                                                     box.device),
+                  "cuDeviceGetExecAffinitySupport", [&] { return detail::describe_context(box); });
+    if (!supported) return all_sms();
     CUexecAffinityParam affinity{};
     CUresult status = CUDA_SUCCESS;
     {
         detail::ContextScope scope(box);
-        status = detail::driver().cuCtxGetExecAffinity(&affinity, CU_EXEC_AFFINITY_TYPE_SM_COUNT);
+        status = api.cuCtxGetExecAffinity(&affinity, CU_EXEC_AFFINITY_TYPE_SM_COUNT);
     }
-    // Without execution affinity support (no MPS) the context runs on every SM.
     if (status == CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY || status == CUDA_ERROR_NOT_SUPPORTED)
-        return static_cast<unsigned>(Device(box.ordinal).multiprocessor_count());
+        return all_sms();
     detail::check(status, "cuCtxGetExecAffinity", [&] { return detail::describe_context(box); });
-    if (affinity.param.smCount.val == 0)
-        return static_cast<unsigned>(Device(box.ordinal).multiprocessor_count());
-    return affinity.param.smCount.val;
+    return affinity.param.smCount.val ? affinity.param.smCount.val : all_sms();
 }
 
 unsigned Context::api_version() const {

@@ -223,14 +223,14 @@ TEST_F(CreatedContextGpu, ObjectsWorkAndReleaseInAnyOrder) {
     }
 }
 
-TEST_F(CreatedContextGpu, TwoContextsKeepModulesAndMemoryApart) {
+TEST_F(CreatedContextGpu, AModuleOfOneContextIsNotUsableInAnother) {
     const Context a = Context::create(*device_);
     const Context b = Context::create(*device_);
     ASSERT_NE(a.handle(), b.handle());
     const auto& api = detail::driver();
 
     // A module loaded in A (cuModuleLoadData, which the loader does not resolve: the symbols the
-    // driver library exports) gives a function in A and none in B.
+    // driver library exports) gives a function in A that does not run in B.
     void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     ASSERT_NE(library, nullptr);
     using LoadData = CUresult (*)(CUmodule*, const void*);
@@ -269,6 +269,13 @@ TEST_F(CreatedContextGpu, TwoContextsKeepModulesAndMemoryApart) {
         EXPECT_EQ(unload(module), CUDA_SUCCESS);
     }
     dlclose(library);
+}
+
+TEST_F(CreatedContextGpu, TwoContextsKeepTheirMemoryApart) {
+    const Context a = Context::create(*device_);
+    const Context b = Context::create(*device_);
+    ASSERT_NE(a.handle(), b.handle());
+    const auto& api = detail::driver();
 
     // cudacore's kernels are context-independent: each context gets its own function of it.
     const Kernel kernel = code_->get_kernel("saxpy");
