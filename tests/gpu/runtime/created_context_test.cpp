@@ -231,7 +231,7 @@ TEST_F(CreatedContextGpu, AModuleOfOneContextIsNotUsableInAnother) {
 
     // A module loaded in A (cuModuleLoadData, which the loader does not resolve: the symbols the
     // driver library exports) gives a function in A that does not run in B.
-    void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    void* library = dlopen("libcuda.so.1", RTLD_NOW);
     ASSERT_NE(library, nullptr);
     using LoadData = CUresult (*)(CUmodule*, const void*);
     using GetFunction = CUresult (*)(CUfunction*, CUmodule, const char*);
