@@ -82,6 +82,10 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system_info.cpp
   src/runtime/reset_tolerance.cpp
   src/runtime/context.cpp
+  src/runtime/context_options.cpp
+  src/runtime/context_objects.cpp
+  src/runtime/created_context.cpp
+  src/runtime/current_context_scope.cpp
   src/runtime/stream.cpp
   src/runtime/event.cpp
   src/runtime/library_box.cpp

@@ -9,6 +9,7 @@
 #include "cudacore/caching_memory_resource.hpp"
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/context.hpp"
+#include "cudacore/current_context_scope.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/device_properties.hpp"
 #include "cudacore/device_memory_resource.hpp"

@@ -123,6 +123,9 @@ class Graph {
 public:
     /// An empty graph whose nodes run on `device` (its primary context, held by the graph).
     static Graph create(const Device& device = Device::current());
+    /// An empty graph whose nodes run in `context` (a created context, say), which the graph,
+    /// its executable graphs and their launches hold. InvalidArgumentError for a closed Context.
+    static Graph create(const Context& context);
 
     /// The driver's graph (null for a moved-from Graph); valid while this Graph lives.
     CUgraph handle() const noexcept;

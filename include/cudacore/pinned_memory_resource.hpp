@@ -5,7 +5,8 @@
 ///
 /// Allocation is immediate (not stream-ordered). Freeing waits for the stream it is ordered on
 /// (the buffer's stream, or close(stream)'s) before cuMemFreeHost, so pending copies never read
-/// freed memory. Holds the primary context of the device it allocates through. Create it with
+/// freed memory. Holds the context it allocates through (a device's primary context, or the one
+/// given). Create it with
 /// std::make_shared. Thread-safe.
 #pragma once
 
@@ -25,6 +26,9 @@ public:
     /// Allocates through the primary context of `device` (the memory itself is usable from all).
     /// Throws NoDriverError without a driver.
     explicit PinnedMemoryResource(const Device& device);
+    /// Allocates through `context` (a created context, say), which the resource and its buffers
+    /// hold; the memory is usable from every context. InvalidArgumentError for a closed Context.
+    explicit PinnedMemoryResource(const Context& context);
     /// Device 0.
     PinnedMemoryResource();
     ~PinnedMemoryResource() override;
@@ -33,7 +37,7 @@ public:
     bool is_host_accessible() const noexcept override { return true; }
     /// -1: pinned memory is bound to no device (as cuda.core reports); it is usable from all.
     int device_ordinal() const noexcept override { return -1; }
-    /// The device whose primary context allocates the memory.
+    /// The device whose context allocates the memory.
     int allocating_device_ordinal() const noexcept { return ordinal_; }
     std::string description() const override;
 

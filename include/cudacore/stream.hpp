@@ -71,7 +71,8 @@ public:
     /// last copy goes, cudacore marks the end of the work it put there (a host function) if
     /// releases may wait for it, and marks it again at each buffer freed there later; a release
     /// waits for the newest mark and never touches the handle. The context is taken from the
-    /// stream (cuStreamGetCtx). Throws DriverError when the driver does not know the stream.
+    /// stream (cuStreamGetCtx) and held when it is a primary context or one Context::create made.
+    /// Throws DriverError when the driver does not know the stream.
     static Stream from_handle(CUstream stream);
 
     /// Shares `other`'s stream (and its closed state).

@@ -4,8 +4,8 @@
 /// Device::allocate falls back to it.
 ///
 /// Allocation is immediate (not stream-ordered); freeing waits for the stream it is ordered on
-/// (the buffer's, or close(stream)'s), then calls cuMemFree. Holds the primary context of its
-/// device. Create it with std::make_shared. Thread-safe.
+/// (the buffer's, or close(stream)'s), then calls cuMemFree. Holds the context it allocates in
+/// (its device's primary context, or the one given). Create it with std::make_shared. Thread-safe.
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
@@ -21,6 +21,7 @@ struct BoxAccess;
 struct ContextBox;
 }
 
+class Context;
 class Device;
 
 /// Device memory from cuMemAlloc / cuMemFree, for devices without memory pools.
@@ -28,6 +29,10 @@ class SynchronousMemoryResource final : public MemoryResource {
 public:
     /// Throws NoDriverError without a driver.
     explicit SynchronousMemoryResource(const Device& device);
+    /// Allocates in `context` (a created context, say), which the resource and its buffers hold:
+    /// the memory belongs to that context (CU_POINTER_ATTRIBUTE_CONTEXT). Throws
+    /// InvalidArgumentError for a closed Context.
+    explicit SynchronousMemoryResource(const Context& context);
     ~SynchronousMemoryResource() override;
 
     bool is_device_accessible() const noexcept override { return true; }

@@ -183,6 +183,15 @@ Graph Graph::create(const Device& device) {
     return Graph(detail::make_graph_box(graph, std::move(context), nullptr));
 }
 
+Graph Graph::create(const Context& context) {
+    auto box = detail::box_of(context);
+    if (!box) throw InvalidArgumentError("Graph::create: the Context is closed (or moved from)");
+    CUgraph graph = nullptr;
+    detail::check(detail::driver().cuGraphCreate(&graph, 0), "cuGraphCreate",
+                  [&] { return "empty graph for " + detail::describe_context(*box); });
+    return Graph(detail::make_graph_box(graph, std::move(box), nullptr));
+}
+
 CUgraph Graph::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 
 Device Graph::device() const { return Device(require(box_, "device").context->ordinal); }

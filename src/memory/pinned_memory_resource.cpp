@@ -12,6 +12,12 @@ PinnedMemoryResource::PinnedMemoryResource(const Device& device)
     : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       ordinal_(device.ordinal()) {}
 
+PinnedMemoryResource::PinnedMemoryResource(const Context& context) : context_(context) {
+    if (!detail::box_of(context_))
+        throw InvalidArgumentError("PinnedMemoryResource: the Context is closed (or moved from)");
+    ordinal_ = detail::box_of(context_)->ordinal;
+}
+
 PinnedMemoryResource::PinnedMemoryResource() : PinnedMemoryResource(Device(0)) {}
 
 PinnedMemoryResource::~PinnedMemoryResource() = default;

@@ -4,15 +4,26 @@
 #include "cudacore/errors.hpp"
 #include "memory/buffer_box.hpp"
 #include "memory/free_after_stream.hpp"
+#include "support/box_access.hpp"
 
 namespace cudacore {
 
 SynchronousMemoryResource::SynchronousMemoryResource(const Device& device)
     : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {}
 
+SynchronousMemoryResource::SynchronousMemoryResource(const Context& context)
+    : context_(detail::box_of(context)) {
+    if (!context_)
+        throw InvalidArgumentError(
+            "SynchronousMemoryResource: the Context is closed (or moved from)");
+    ordinal_ = context_->ordinal;
+}
+
 SynchronousMemoryResource::~SynchronousMemoryResource() = default;
 
 std::string SynchronousMemoryResource::description() const {
+    if (!context_->retained)
+        return "synchronous device memory (cuMemAlloc) of " + detail::describe_context(*context_);
     return "synchronous device memory (cuMemAlloc) of device " + std::to_string(ordinal_);
 }
 

@@ -148,6 +148,7 @@ std::shared_ptr<ContextBox> wrap_context(CUcontext context, const char* what) {
     const int ordinal = Device::from_handle(device).ordinal();
     auto primary = primary_context(ordinal);
     if (primary->handle == context) return primary;
+    if (auto created = find_created_context(context)) return created;
     auto box = std::make_shared<ContextBox>();
     box->handle = context;
     box->device = device;
@@ -186,12 +187,14 @@ Context Context::from_handle(CUcontext context) {
 CUcontext Context::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 
 Device Context::device() const {
-    if (!box_) throw InvalidArgumentError("Context::device: an empty (moved-from) Context");
+    if (!box_)
+        throw InvalidArgumentError("Context::device: the Context is closed (or moved from)");
     return Device(box_->ordinal);
 }
 
 void Context::set_current() const {
-    if (!box_) throw InvalidArgumentError("Context::set_current: an empty (moved-from) Context");
+    if (!box_)
+        throw InvalidArgumentError("Context::set_current: the Context is closed (or moved from)");
     detail::check(detail::driver().cuCtxSetCurrent(box_->handle), "cuCtxSetCurrent",
                   "device " + std::to_string(box_->ordinal));
 }

@@ -170,31 +170,8 @@ Stream Device::per_thread_stream() const {
 
 Stream Device::create_stream(const StreamOptions& options) const {
     return detail::with_primary_context(ordinal_, [&](const std::shared_ptr<detail::ContextBox>& context) {
-        detail::ContextScope scope(*context);
-        const auto& api = detail::driver();
-        int priority = 0;
-        if (options.priority) {
-            int least = 0, greatest = 0;
-            detail::check(api.cuCtxGetStreamPriorityRange(&least, &greatest),
-                          "cuCtxGetStreamPriorityRange", [&] { return describe(ordinal_); });
-            // Refused rather than clamped (cuda.core raises): a silent clamp hides a bug.
-            if (*options.priority < greatest || *options.priority > least) {
-                throw InvalidArgumentError(
-                    "create_stream on " + describe(ordinal_) + ": priority " +
-                    std::to_string(*options.priority) + " is outside the device's range " +
-                    std::to_string(greatest) + " (highest) .. " + std::to_string(least) +
-                    " (lowest)");
-            }
-            priority = *options.priority;
-        }
-        const unsigned flags = options.non_blocking ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT;
-        CUstream handle = nullptr;
-        detail::check(api.cuStreamCreateWithPriority(&handle, flags, priority),
-                      "cuStreamCreateWithPriority", [&] { return describe(ordinal_); });
-        auto box = std::make_shared<detail::StreamBox>();
-        box->handle = handle;
-        box->context = context;
-        return detail::BoxAccess::make<Stream>(std::move(box));
+        return detail::BoxAccess::make<Stream>(
+            detail::create_stream_box(context, options, describe(ordinal_)));
     });
 }
 

@@ -14,6 +14,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 namespace cudacore::detail {
@@ -29,6 +30,7 @@ struct ContextBox {
     CUdevice device = 0;
     int ordinal = 0;
     bool retained = true;  // false for a context the caller owns (Stream::from_handle)
+    bool created = false;  // made by Context::create: destroyed with the last share (created_context.cpp)
     unsigned long long id = 0;  // note_context_id at retain: a reset's new context has another
     // Where cudacore's own host functions for this context's streams go (deferred_release.cpp):
     // null for the stream itself; for a green context, a stream of the primary context that
@@ -139,6 +141,9 @@ struct EventBox {
 // box that never releases it. `what` names the caller in errors.
 std::shared_ptr<ContextBox> wrap_context(CUcontext context, const char* what);
 
+// The owning box of a context made by Context::create that is still alive, else null.
+std::shared_ptr<ContextBox> find_created_context(CUcontext handle);
+
 // The primary context of a device, retained once and shared while anything holds it.
 std::shared_ptr<ContextBox> primary_context(int ordinal);
 
@@ -182,6 +187,15 @@ public:
 private:
     bool pushed_ = false;
 };
+
+// "primary context of device 0", "created context 0x... on device 0", "context 0x... on device 0".
+std::string describe_context(const ContextBox& context);
+
+// A new stream in `context` (made current for the call when it is not), which the stream holds.
+// `where` names the caller's object in errors.
+std::shared_ptr<StreamBox> create_stream_box(const std::shared_ptr<ContextBox>& context,
+                                             const StreamOptions& options,
+                                             const std::string& where);
 
 // An event in `context` (made current for the call when it is not). The rvalue form takes the
 // reference over only once the event exists: on a throw, `context` is left as it was.

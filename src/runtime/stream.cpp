@@ -198,11 +198,14 @@ Stream Stream::from_handle(CUstream stream) {
     box->handle = stream;
     box->owned = false;
     if (!detail::is_default_stream(stream)) box->adopted = std::make_unique<detail::AdoptedStream>();
-    // A stream of the primary context holds it like our own streams do; a stream of a context
-    // the caller created is the caller's to keep alive, like the stream itself.
+    // A stream of the primary context, or of a context Context::create made, holds it like our
+    // own streams do; a stream of a context the caller created is the caller's to keep alive,
+    // like the stream itself.
     auto primary = detail::primary_context(ordinal);
     if (primary->handle == context) {
         box->context = std::move(primary);
+    } else if (auto created = detail::find_created_context(context)) {
+        box->context = std::move(created);
     } else {
         box->context = std::make_shared<detail::ContextBox>();
         box->context->handle = context;
