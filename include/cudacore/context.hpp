@@ -147,7 +147,7 @@ public:
     /// is null. Never throws; closing twice does nothing.
     void close() noexcept { box_.reset(); }
     /// Whether this copy was closed (or moved from).
-    bool closed() const noexcept { return !box_; }
+    bool is_closed() const noexcept { return !box_; }
 
     /// The same object (identity.hpp says how each type compares).
     bool operator==(const Context& other) const noexcept { return handle() == other.handle(); }

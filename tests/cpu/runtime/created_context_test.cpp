@@ -70,7 +70,7 @@ TEST(ContextOptions, RefuseWhatTheDriverWouldNot) {
 TEST(Context, AClosedContextRefusesEveryCall) {
     // A Context without a box is what close() and a move leave: no driver needed to refuse.
     const Context closed = detail::BoxAccess::make<Context>(std::shared_ptr<detail::ContextBox>());
-    EXPECT_TRUE(closed.closed());
+    EXPECT_TRUE(closed.is_closed());
     EXPECT_FALSE(closed.is_created());
     EXPECT_EQ(closed.handle(), nullptr);
     test::expect_invalid([&] { closed.create_stream(); }, {"Context::create_stream", "closed"});
@@ -94,7 +94,7 @@ TEST(Context, CloseIsIdempotentAndNeverThrows) {
     Context context = detail::BoxAccess::make<Context>(std::shared_ptr<detail::ContextBox>());
     context.close();
     context.close();
-    EXPECT_TRUE(context.closed());
+    EXPECT_TRUE(context.is_closed());
     static_assert(noexcept(context.close()));
 }
 

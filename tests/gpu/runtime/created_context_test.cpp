@@ -388,7 +388,7 @@ TEST_F(CreatedContextGpu, CloseLetsGoOfOneCopy) {
     Context second = first;
     const std::weak_ptr<detail::ContextBox> box = detail::box_of(first);
     first.close();
-    EXPECT_TRUE(first.closed());
+    EXPECT_TRUE(first.is_closed());
     EXPECT_EQ(first.handle(), nullptr);
     test::expect_invalid([&] { first.create_stream(); }, {"Context::create_stream", "closed"});
     test::expect_invalid([&] { (void)first.flags(); }, {"Context::flags", "closed"});
