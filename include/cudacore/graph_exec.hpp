@@ -134,7 +134,8 @@ public:
     /// driver's rules (same device; no dynamic parallelism or device-side graph launch where the
     /// node had none). The executable graph holds the kernel's library. InvalidArgumentError for
     /// an empty Kernel, a cluster or cooperative config or mismatched arguments;
-    /// GraphNodeUpdateError (naming the node's kind) when the driver refuses.
+    /// GraphNodeUpdateError for a node of another kind (before the driver) or when the driver
+    /// refuses.
     template <class... Args>
     void set_kernel_arguments(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                               const Args&... args) {
