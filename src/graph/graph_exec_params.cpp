@@ -18,7 +18,7 @@ namespace {
 // Kernel arguments up to this many go through an array on the stack (no allocation).
 constexpr std::size_t kStackArguments = 16;
 
-CUDA_MEMSET_NODE_PARAMS exec_fill_params(const detail::GraphExecBox& box, GraphNode node,
+CUDA_MEMSET_NODE_PARAMS exec_fill_params(const detail::GraphExecBox& box,
                                          const FillNodeParams& fill) {
     if (fill.element_size != 1 && fill.element_size != 2 && fill.element_size != 4)
         throw InvalidArgumentError("GraphExec::set_params: FillNodeParams::element_size " +
@@ -29,7 +29,6 @@ CUDA_MEMSET_NODE_PARAMS exec_fill_params(const detail::GraphExecBox& box, GraphN
             "GraphExec::set_params: FillNodeParams with a null destination "
             "or nothing to fill for " +
             detail::describe_exec(box));
-    (void)node;
     CUDA_MEMSET_NODE_PARAMS params{};
     params.dst = fill.destination;
     params.value = fill.value;
@@ -74,7 +73,7 @@ void GraphExec::set_params(GraphNode node, const GraphNodeParams& params) {
                 // Raw addresses: the caller's to keep valid (what the node held goes).
                 detail::set_exec_copy(box, "set_params", node, exec_copy_params(box, value), {});
             } else if constexpr (std::is_same_v<T, FillNodeParams>) {
-                detail::set_exec_fill(box, "set_params", node, exec_fill_params(box, node, value),
+                detail::set_exec_fill(box, "set_params", node, exec_fill_params(box, value),
                                       {});
             } else if constexpr (std::is_same_v<T, HostNodeParams>) {
                 set_host_function(node, value.function);
