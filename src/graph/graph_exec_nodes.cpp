@@ -160,8 +160,10 @@ void require_exec_node_kind(const GraphExecBox& box, const char* what, GraphNode
 
 void refuse_exec_node_change(const GraphExecBox& box, const char* what, GraphNode node,
                              const std::string& rule) {
-    throw GraphNodeUpdateError(std::string("GraphExec::") + what, node, {}, describe_exec(box),
-                               rule);
+    // Decided from the value alone; the node's kind, where the driver is open, only names it.
+    throw GraphNodeUpdateError(std::string("GraphExec::") + what, node,
+                               driver_if_loaded() ? exec_node_kind_name(node) : std::string(),
+                               describe_exec(box), rule);
 }
 
 CUDA_MEMCPY3D exec_linear_copy(CUdeviceptr destination, CUdeviceptr source, std::size_t size) {

@@ -200,6 +200,7 @@ TEST(GraphExecNodes, AChangeOfAnotherKindIsRefusedBeforeTheDriverNamingTheNodeAn
 TEST(GraphExecNodes, KindsNoDriverCallChangesAreRefusedFromTheValueAlone) {
     StandInDriver driver;
     GraphExec exec = stand_in_exec();
+    node_type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;  // named in the message, not asked to decide
     const GraphNodeParams refused[] = {AllocationNodeParams{}, FreeNodeParams{},
                                        ConditionalNodeParams{},
                                        OtherNodeParams{CU_GRAPH_NODE_TYPE_BATCH_MEM_OP}};
@@ -212,16 +213,28 @@ TEST(GraphExecNodes, KindsNoDriverCallChangesAreRefusedFromTheValueAlone) {
         EXPECT_EQ(error.status(), CUDA_SUCCESS);
         const std::string message = error.what();
         const std::string given = graph_node_params_name(refused[i]) + " given";
-        for (const char* part : {"GraphExec::set_params", "node 0x1234", "executable graph",
-                                 rules[i], given.c_str()})
+        for (const char* part : {"GraphExec::set_params", "memory allocation node 0x1234",
+                                 "executable graph", rules[i], given.c_str()})
             EXPECT_NE(message.find(part), std::string::npos) << part << " in: " << message;
     }
-    EXPECT_EQ(type_calls + set_calls, 0) << "decided without the driver";
+    EXPECT_EQ(set_calls, 0) << "decided before any driver call that changes something";
+
+    // With no driver open at all, the same refusal (the node then named by its handle alone).
+    {
+        const DriverApi* open = detail::loaded_driver.exchange(nullptr);
+        const GraphNodeUpdateError error =
+            node_update_error([&] { exec.set_params(kNode, FreeNodeParams{}); });
+        detail::loaded_driver.store(open);
+        EXPECT_NE(std::string(error.what()).find("refused for node 0x1234"), std::string::npos)
+            << error.what();
+    }
+    const int asked = type_calls;
 
     // A value of another kind than the node's, through set_params.
     node_type = CU_GRAPH_NODE_TYPE_EVENT_RECORD;
     const GraphNodeUpdateError empty =
         node_update_error([&] { exec.set_params(kNode, EmptyNodeParams{}); });
+    EXPECT_EQ(type_calls, asked + 1) << "the node's kind decides here";
     EXPECT_NE(std::string(empty.what()).find("empty parameters given for this event record node"),
               std::string::npos)
         << empty.what();
