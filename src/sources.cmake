@@ -128,6 +128,8 @@ set(CUDACORE_IPC_SOURCES
 set(CUDACORE_GRAPH_SOURCES
   src/graph/graph.cpp
   src/graph/graph_node_params.cpp
+  src/graph/graph_params.cpp
+  src/graph/graph_structure.cpp
   src/graph/graph_exec.cpp
   src/graph/graph_exec_nodes.cpp
   src/graph/graph_exec_params.cpp

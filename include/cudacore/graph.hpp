@@ -18,6 +18,15 @@
 ///     ConditionalNode loop = graph.add_while(setup, count);
 ///     loop.bodies[0].add_kernel({}, config, step_kernel, count.handle(), data);
 ///
+/// Node by node: nodes(), edges(), add_edge / remove_edge, remove_node, clone(), and each node's
+/// parameters read (params) and changed (set_params) as typed values (graph_node_params.hpp):
+///
+///     GraphNodeParams params = graph.params(node);
+///     if (auto* kernel = std::get_if<KernelNodeParams>(&params)) {
+///         kernel->arguments = KernelArguments::of(data, 2.0f);
+///         graph.set_params(node, *kernel);
+///     }
+///
 /// Ownership: copies share one definition, destroyed when the last copy (and the last body graph
 /// taken from it) goes. A Graph holds what its nodes need: the libraries of its kernels (also when
 /// captured), and what it was given to keep (hold(): buffers, events, host callables added as
@@ -124,6 +133,59 @@ public:
     std::vector<GraphNode> nodes() const;
     /// How many nodes it has (cuGraphGetNodes); throws as nodes().
     std::size_t node_count() const;
+    /// Its edges (cuGraphGetEdges, with edge data), in the driver's order. Throws as nodes().
+    std::vector<GraphEdge> edges() const;
+
+    /// Makes `to` run after `from` (cuGraphAddDependencies; a full dependency). Both must be
+    /// nodes of this graph: InvalidArgumentError for a null node or a moved-from Graph,
+    /// DriverError naming the call, both nodes and the graph when the driver refuses (a node of
+    /// another graph, an edge that exists already). Not safe together with other changes to this
+    /// graph. Executable graphs made before are unchanged.
+    void add_edge(GraphNode from, GraphNode to);
+    /// Removes the edge from `from` to `to` (cuGraphRemoveDependencies); throws as add_edge
+    /// (DriverError when there is no such edge).
+    void remove_edge(GraphNode from, GraphNode to);
+    /// Removes `node` and its edges (cuGraphDestroyNode); `node` must not be used afterwards.
+    /// What the graph holds for it stays held (a graph never lets go of what it holds). Throws as
+    /// add_edge.
+    void remove_node(GraphNode node);
+
+    /// A new, independent graph with the same nodes, edges and parameters (cuGraphClone),
+    /// holding everything this graph holds now (so it runs after this graph is gone); later
+    /// changes to either do not reach the other. Conditional nodes are cloned, but params() of
+    /// the clone's conditional nodes is OtherNodeParams (the driver lists no body graphs).
+    /// InvalidArgumentError for a moved-from Graph, DriverError when the driver fails.
+    Graph clone() const;
+    /// The node of this graph (a clone) that `original`, a node of the graph it was cloned from,
+    /// became (cuGraphNodeFindInClone). InvalidArgumentError for a null node, DriverError when
+    /// `original` is not a node of the graph this was cloned from.
+    GraphNode cloned_node(GraphNode original) const;
+
+    /// The parameters of `node`, a node of this graph, as the typed value of its kind (include
+    /// graph_node_params.hpp to use it): cuGraphKernelNodeGetParams, cuGraphMemcpyNodeGetParams,
+    /// and so on. Values that name objects (a kernel, an event) wrap the node's handles without
+    /// owning them: this graph holds them, so they are valid while this graph lives. A child
+    /// graph's value is its embedded graph, which keeps this graph alive. Conditional nodes this
+    /// Graph did not add itself (captured or cloned ones) and kinds without a typed value read as
+    /// OtherNodeParams. InvalidArgumentError for a null node or a moved-from Graph; DriverError
+    /// naming the call, the node and the graph when the driver fails.
+    GraphNodeParams params(GraphNode node) const;
+    /// Changes the parameters of `node`, a node of this graph, to `params`: kernel
+    /// (cuGraphKernelNodeSetParams; config and arguments checked as add_kernel), copy
+    /// (cuGraphMemcpyNodeSetParams), fill (cuGraphMemsetNodeSetParams), host function
+    /// (cuGraphHostNodeSetParams), child graph (cuGraphNodeSetParams: the node takes a copy of the
+    /// given graph's nodes), event record / wait (cuGraphEventRecordNodeSetEvent,
+    /// cuGraphEventWaitNodeSetEvent), empty (nothing to change). The graph then holds what the
+    /// new value needs, as add_* does: the kernel's library, the callable, the event, what the
+    /// child graph holds (and keeps what it held before). Executable graphs made before are
+    /// unchanged (see GraphExec for their own per-node changes).
+    /// Throws InvalidArgumentError naming the node and its kind when `params` is for another kind
+    /// or for a kind the driver does not let a graph change (allocation, free, conditional,
+    /// other), or when the value itself is wrong (empty Kernel, Event, Graph or function, fill
+    /// element size not 1, 2 or 4, kernel argument mismatch); DriverError naming the call, the
+    /// node and the graph when the driver refuses. Not safe together with other changes to this
+    /// graph.
+    void set_params(GraphNode node, const GraphNodeParams& params);
 
     /// A kernel node: `kernel` with `config` (no clusters or cooperative launches) and `args`,
     /// converted and checked as launch() does. The graph holds the kernel's library.

@@ -52,12 +52,30 @@ public:
     explicit operator bool() const noexcept { return handle_ != nullptr; }
     /// The node's kind (cuGraphNodeGetType). Throws DriverError for an invalid node.
     CUgraphNodeType type() const;
+    /// The nodes this one runs after (cuGraphNodeGetDependencies, with edge data so that edges of
+    /// any kind are listed). InvalidArgumentError for a null node, DriverError naming the call
+    /// and the node otherwise. Safe from several threads while the graph is not changed.
+    std::vector<GraphNode> dependencies() const;
+    /// The nodes that run after this one (cuGraphNodeGetDependentNodes); throws as
+    /// dependencies().
+    std::vector<GraphNode> dependents() const;
+    /// "kernel node 0x..." (its kind asked of the driver; "node 0x..." when that fails): used in
+    /// messages. Never throws but for memory.
+    std::string description() const;
 
     /// The same object (identity.hpp says how each type compares).
     bool operator==(const GraphNode& other) const noexcept = default;
 
 private:
     CUgraphNode handle_ = nullptr;
+};
+
+/// One edge of a graph: `to` runs after `from` (Graph::edges). `data` is the driver's edge data
+/// (all zero for a plain full dependency; programmatic launch edges set its ports and type).
+struct GraphEdge {
+    GraphNode from;           ///< the node that runs first
+    GraphNode to;             ///< the node that depends on it
+    CUgraphEdgeData data{};   ///< the edge's kind (default: a full dependency)
 };
 
 /// "kernel", "memcpy", "memset", "host", "graph" (child graph), "empty", "event wait", "event

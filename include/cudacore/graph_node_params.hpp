@@ -11,9 +11,12 @@
 ///         }
 ///     }
 ///
-/// Each value holds what it names (a Kernel, an Event, a Graph, a std::function), so a value
-/// read from one graph may be set on a node of another. Raw addresses (copy, fill, allocation and
-/// free nodes) are the caller's to keep valid, as for Graph::add_copy (see Graph::hold).
+/// A value made by the caller holds what it names (a Kernel, an Event, a Graph, a std::function),
+/// and set_params makes the graph hold it too. A value read back wraps the node's kernel and event
+/// handles without owning them (the graph holds those): valid while that graph lives, so keep it
+/// alive while a value read from it is set on another graph. Raw addresses (copy, fill,
+/// allocation and free nodes) are the caller's to keep valid, as for Graph::add_copy (see
+/// Graph::hold).
 /// Thread-safety: plain values; copies are independent (a KernelArguments copies its bytes).
 #pragma once
 
@@ -189,21 +192,23 @@ struct FreeNodeParams {
 };
 
 /// A conditional node (read only: its bodies are graphs to fill, ConditionalNode::bodies): the
-/// handle whose value decides, the kind (if, while, switch) and the number of bodies. `bodies`
-/// are the node's body graphs where known (nodes added by Graph::add_if and the like in this
-/// graph; empty for a clone's conditional nodes, which the driver does not list).
+/// handle whose value decides, the kind (if, while, switch), the number of bodies and the body
+/// graphs (each keeps the graph it belongs to alive). The driver has no query for these: they
+/// are read for nodes that Graph::add_if and the like added; a captured or cloned conditional
+/// node reads as OtherNodeParams.
 struct ConditionalNodeParams {
-    ConditionalHandle handle;                                   ///< the deciding value
-    CUgraphConditionalNodeType type = CU_GRAPH_COND_TYPE_IF;    ///< if (also if/else), while, switch
-    unsigned size = 0;                                          ///< number of bodies
-    std::vector<Graph> bodies{};                                ///< the body graphs where known
+    ConditionalHandle handle;  ///< the deciding value
+    /// if (also if/else: two bodies), while, switch
+    CUgraphConditionalNodeType type = CU_GRAPH_COND_TYPE_IF;
+    unsigned size = 0;             ///< number of bodies
+    std::vector<Graph> bodies{};   ///< the body graphs where known
 };
 
 /// An empty node: joins its dependencies, does nothing.
 struct EmptyNodeParams {};
 
-/// A node of a kind without a typed value here (external semaphores, batched memory operations):
-/// read back with its kind only, never set.
+/// A node of a kind without a typed value here (external semaphores, batched memory operations,
+/// conditional nodes the driver cannot describe): read back with its kind only, never set.
 struct OtherNodeParams {
     CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;  ///< the node's kind
 };

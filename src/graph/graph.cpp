@@ -56,6 +56,25 @@ CUDA_KERNEL_NODE_PARAMS kernel_node_params(const LaunchConfig& config, const Ker
     return params;
 }
 
+const GraphBox& require_graph(const std::shared_ptr<GraphBox>& box, const char* what) {
+    if (!box || !box->handle) [[unlikely]]
+        throw InvalidArgumentError(std::string("Graph::") + what + ": an empty (moved-from) Graph");
+    return *box;
+}
+
+CUDA_MEMCPY3D linear_copy(CUdeviceptr destination, CUdeviceptr source, std::size_t size) {
+    CUDA_MEMCPY3D copy{};
+    // Unified addressing: the driver tells host from device memory by the address.
+    copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
+    copy.srcDevice = source;
+    copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    copy.dstDevice = destination;
+    copy.WidthInBytes = size;
+    copy.Height = 1;
+    copy.Depth = 1;
+    return copy;
+}
+
 void CUDA_CB run_host_function(void* data) {
     try {
         (*static_cast<std::function<void()>*>(data))();
@@ -122,9 +141,7 @@ unsigned conditional_handle_flags(const ConditionalHandleOptions& options) {
 namespace {
 
 const detail::GraphBox& require(const std::shared_ptr<detail::GraphBox>& box, const char* what) {
-    if (!box || !box->handle) [[unlikely]]
-        throw InvalidArgumentError(std::string("Graph::") + what + ": an empty (moved-from) Graph");
-    return *box;
+    return detail::require_graph(box, what);
 }
 
 const detail::BufferBox& open_buffer(const Buffer& buffer, const char* what,
@@ -147,18 +164,7 @@ GraphNode add_node(const detail::GraphBox& box, const char* call, const char* ki
     return GraphNode(node);
 }
 
-CUDA_MEMCPY3D linear_copy(CUdeviceptr destination, CUdeviceptr source, std::size_t size) {
-    CUDA_MEMCPY3D copy{};
-    // Unified addressing: the driver tells host from device memory by the address.
-    copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-    copy.srcDevice = source;
-    copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-    copy.dstDevice = destination;
-    copy.WidthInBytes = size;
-    copy.Height = 1;
-    copy.Depth = 1;
-    return copy;
-}
+using detail::linear_copy;
 
 }  // namespace
 
@@ -427,6 +433,17 @@ ConditionalNode Graph::add_conditional(GraphDependencies dependencies,
         return detail::driver().cuGraphAddNode(out, box.handle, dependencies.handles(), nullptr,
                                                dependencies.size(), &params);
     });
+    // Noted for Graph::params (the driver has no query for it); the bodies share the table.
+    if (!box.conditionals) box_->conditionals = std::make_shared<detail::ConditionalRecords>();
+    {
+        detail::ConditionalRecord record;
+        record.node = node.handle();
+        record.handle = condition.handle();
+        record.type = type;
+        record.bodies.assign(params.conditional.phGraph_out, params.conditional.phGraph_out + size);
+        std::lock_guard lock(box.conditionals->mutex);
+        box.conditionals->records.push_back(std::move(record));
+    }
     ConditionalNode result{node, {}};
     result.bodies.reserve(size);
     for (unsigned index = 0; index < size; ++index) {
@@ -436,6 +453,7 @@ ConditionalNode Graph::add_conditional(GraphDependencies dependencies,
         body->holdings = box.holdings;  // what bodies need, the graph holds
         body->owned = false;
         body->parent = box_;
+        body->conditionals = box.conditionals;
         result.bodies.push_back(detail::BoxAccess::make<Graph>(std::move(body)));
     }
     return result;

@@ -16,6 +16,19 @@
 
 namespace cudacore::detail {
 
+// What the driver cannot tell of a conditional node (its handle, kind and body graphs): noted by
+// Graph::add_if and the like, for Graph::params. One table per graph and its body graphs.
+struct ConditionalRecord {
+    CUgraphNode node = nullptr;
+    CUgraphConditionalHandle handle = 0;
+    CUgraphConditionalNodeType type = CU_GRAPH_COND_TYPE_IF;
+    std::vector<CUgraph> bodies;
+};
+struct ConditionalRecords {
+    std::mutex mutex;
+    std::vector<ConditionalRecord> records;
+};
+
 struct GraphBox {
     CUgraph handle = nullptr;
     std::shared_ptr<ContextBox> context;
@@ -24,6 +37,8 @@ struct GraphBox {
     // the graph it belongs to.
     bool owned = true;
     std::shared_ptr<GraphBox> parent;
+    // Made by the first conditional node; shared with the body graphs.
+    std::shared_ptr<ConditionalRecords> conditionals;
     GraphBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~GraphBox();
 };
@@ -91,6 +106,12 @@ std::string describe_graph(CUgraph graph, int ordinal);
 // context-independent handle in `context`, with `config` and `arguments` (none when `count` is 0).
 CUDA_KERNEL_NODE_PARAMS kernel_node_params(const LaunchConfig& config, const Kernel& kernel,
                                            CUcontext context, void** arguments, std::size_t count);
+
+// The box of a Graph that is not moved-from, else InvalidArgumentError "Graph::<what>: ...".
+const GraphBox& require_graph(const std::shared_ptr<GraphBox>& box, const char* what);
+
+// A linear copy of `size` bytes between two addresses (device or host: unified addressing).
+CUDA_MEMCPY3D linear_copy(CUdeviceptr destination, CUdeviceptr source, std::size_t size);
 
 // Calls the std::function<void()> at `data`, swallowing exceptions (driver host-function hook).
 void CUDA_CB run_host_function(void* data);

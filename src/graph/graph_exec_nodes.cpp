@@ -166,18 +166,6 @@ void refuse_exec_node_change(const GraphExecBox& box, const char* what, GraphNod
                                describe_exec(box), rule);
 }
 
-CUDA_MEMCPY3D exec_linear_copy(CUdeviceptr destination, CUdeviceptr source, std::size_t size) {
-    CUDA_MEMCPY3D copy{};
-    copy.srcMemoryType = CU_MEMORYTYPE_UNIFIED;
-    copy.srcDevice = source;
-    copy.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-    copy.dstDevice = destination;
-    copy.WidthInBytes = size;
-    copy.Height = 1;
-    copy.Depth = 1;
-    return copy;
-}
-
 void set_exec_copy(GraphExecBox& box, const char* what, GraphNode node, const CUDA_MEMCPY3D& copy,
                    NodeHolding holding) {
     require_exec_node_kind(box, what, node, CU_GRAPH_NODE_TYPE_MEMCPY);
@@ -240,7 +228,7 @@ void GraphExec::set_copy(GraphNode node, const Buffer& destination, const Buffer
                                    source.description() + ", destination " +
                                    destination.description());
     detail::set_exec_copy(box, "set_copy", node,
-                          detail::exec_linear_copy(to.handle, from.handle, to.size),
+                          detail::linear_copy(to.handle, from.handle, to.size),
                           {detail::holding_of(destination), detail::holding_of(source)});
 }
 
@@ -253,7 +241,7 @@ void GraphExec::set_copy(GraphNode node, void* host, std::size_t size, const Buf
                                    " for " + source.description());
     detail::set_exec_copy(
         box, "set_copy", node,
-        detail::exec_linear_copy(reinterpret_cast<CUdeviceptr>(host), from.handle, size),
+        detail::linear_copy(reinterpret_cast<CUdeviceptr>(host), from.handle, size),
         {detail::holding_of(source), nullptr});
 }
 
@@ -265,10 +253,9 @@ void GraphExec::set_copy(GraphNode node, const Buffer& destination, const void* 
         throw InvalidArgumentError("GraphExec::set_copy: host source of " + std::to_string(size) +
                                    " bytes" + (host ? "" : " (null)") + " for " +
                                    destination.description());
-    detail::set_exec_copy(
-        box, "set_copy", node,
-        detail::exec_linear_copy(to.handle, reinterpret_cast<CUdeviceptr>(host), size),
-        {detail::holding_of(destination), nullptr});
+    detail::set_exec_copy(box, "set_copy", node,
+                          detail::linear_copy(to.handle, reinterpret_cast<CUdeviceptr>(host), size),
+                          {detail::holding_of(destination), nullptr});
 }
 
 void GraphExec::set_fill_byte(GraphNode node, const Buffer& buffer, std::uint8_t value) {

@@ -46,7 +46,7 @@ CUDA_MEMCPY3D exec_copy_params(const detail::GraphExecBox& box, const CopyNodePa
             "GraphExec::set_params: CopyNodeParams with a null address or "
             "size 0 for " +
             detail::describe_exec(box));
-    return detail::exec_linear_copy(copy.destination, copy.source, copy.size);
+    return detail::linear_copy(copy.destination, copy.source, copy.size);
 }
 
 }  // namespace
@@ -73,8 +73,7 @@ void GraphExec::set_params(GraphNode node, const GraphNodeParams& params) {
                 // Raw addresses: the caller's to keep valid (what the node held goes).
                 detail::set_exec_copy(box, "set_params", node, exec_copy_params(box, value), {});
             } else if constexpr (std::is_same_v<T, FillNodeParams>) {
-                detail::set_exec_fill(box, "set_params", node, exec_fill_params(box, value),
-                                      {});
+                detail::set_exec_fill(box, "set_params", node, exec_fill_params(box, value), {});
             } else if constexpr (std::is_same_v<T, HostNodeParams>) {
                 set_host_function(node, value.function);
             } else if constexpr (std::is_same_v<T, ChildGraphNodeParams>) {

@@ -38,7 +38,4 @@ void set_exec_copy(GraphExecBox& box, const char* what, GraphNode node, const CU
 void set_exec_fill(GraphExecBox& box, const char* what, GraphNode node,
                    const CUDA_MEMSET_NODE_PARAMS& fill, NodeHolding holding);
 
-// A one-dimensional copy of `size` bytes; unified addressing tells host from device memory.
-CUDA_MEMCPY3D exec_linear_copy(CUdeviceptr destination, CUdeviceptr source, std::size_t size);
-
 }  // namespace cudacore::detail

@@ -119,7 +119,8 @@ CUgraphNodeType graph_node_params_type(const GraphNodeParams& params) noexcept {
                 return CU_GRAPH_NODE_TYPE_WAIT_EVENT;
             else if constexpr (std::is_same_v<T, AllocationNodeParams>)
                 return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
-            else if constexpr (std::is_same_v<T, FreeNodeParams>) return CU_GRAPH_NODE_TYPE_MEM_FREE;
+            else if constexpr (std::is_same_v<T, FreeNodeParams>)
+                return CU_GRAPH_NODE_TYPE_MEM_FREE;
             else if constexpr (std::is_same_v<T, ConditionalNodeParams>)
                 return CU_GRAPH_NODE_TYPE_CONDITIONAL;
             else if constexpr (std::is_same_v<T, EmptyNodeParams>) return CU_GRAPH_NODE_TYPE_EMPTY;

@@ -2,6 +2,7 @@
 // entry point must throw NoDriverError. Prints "NAME: NoDriverError" per entry point.
 #include "cudacore/cudacore.hpp"
 
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 
@@ -21,5 +22,10 @@ int main() {
     probe("GraphBuilder(Device)", [] { GraphBuilder builder{Device(0)}; });
     probe("GraphMemoryResource", [] { std::make_shared<GraphMemoryResource>(Device(0)); });
     probe("GraphNode::type", [] { GraphNode().type(); });
+    // A node handle never handed to a driver: the driver is looked for first.
+    const GraphNode node(reinterpret_cast<CUgraphNode>(std::uintptr_t{0x10}));
+    probe("GraphNode::dependencies", [&] { (void)node.dependencies(); });
+    probe("GraphNode::dependents", [&] { (void)node.dependents(); });
+    std::printf("GraphNode::description: %s\n", node.description().c_str());
     return 0;
 }

@@ -3,6 +3,8 @@
 #include "test_support.hpp"
 
 #include "cudacore/cudacore.hpp"
+#include "graph/graph_box.hpp"
+#include "support/box_access.hpp"
 
 #include <cstdint>
 #include <string>
@@ -102,6 +104,27 @@ TEST(GraphNodeParams, BufferHelpersRefuseEmptyBuffers) {
                                             {"FillNodeParams::bytes"});
     expect_invalid([&] { (void)FillNodeParams::words(empty, 1); },
                                             {"FillNodeParams::words"});
+}
+
+TEST(GraphNodeCalls, AnEmptyGraphRefusesEveryNodeCall) {
+    Graph graph = detail::BoxAccess::make<Graph>(std::shared_ptr<detail::GraphBox>{});
+    const GraphNode node(reinterpret_cast<CUgraphNode>(std::uintptr_t{0x10}));
+    expect_invalid([&] { (void)graph.edges(); }, {"Graph::edges", "empty"});
+    expect_invalid([&] { graph.add_edge(node, node); }, {"Graph::add_edge", "empty"});
+    expect_invalid([&] { graph.remove_edge(node, node); }, {"Graph::remove_edge", "empty"});
+    expect_invalid([&] { graph.remove_node(node); }, {"Graph::remove_node", "empty"});
+    expect_invalid([&] { (void)graph.clone(); }, {"Graph::clone", "empty"});
+    expect_invalid([&] { (void)graph.cloned_node(node); }, {"Graph::cloned_node", "empty"});
+    expect_invalid([&] { (void)graph.params(node); }, {"Graph::params", "empty"});
+    expect_invalid([&] { graph.set_params(node, EmptyNodeParams{}); },
+                   {"Graph::set_params", "empty"});
+}
+
+TEST(GraphNodeCalls, ANullNodeIsRefusedBeforeTheDriver) {
+    const GraphNode null;
+    expect_invalid([&] { (void)null.dependencies(); }, {"GraphNode::dependencies", "null"});
+    expect_invalid([&] { (void)null.dependents(); }, {"GraphNode::dependents", "null"});
+    EXPECT_EQ(null.description(), "null node");
 }
 
 }  // namespace

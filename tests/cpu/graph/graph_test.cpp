@@ -274,10 +274,14 @@ TEST(GraphNoDriver, EveryEntryPointThrowsNoDriverError) {
                                           {{"CUDACORE_LIBCUDA_PATH", "/nonexistent/libcuda.so.1"}});
     EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
     for (const char* entry : {"Graph::create", "GraphBuilder(Device)", "GraphMemoryResource",
-                              "GraphNode::type"})
+                              "GraphNode::type", "GraphNode::dependencies",
+                              "GraphNode::dependents"})
         EXPECT_NE(result.out.find(std::string(entry) + ": NoDriverError"), std::string::npos)
             << entry << "\n" << result.out;
     EXPECT_EQ(result.out.find("UNEXPECTED"), std::string::npos) << result.out;
+    // Described by its address alone when no driver can tell its kind.
+    EXPECT_NE(result.out.find("GraphNode::description: node 0x10\n"), std::string::npos)
+        << result.out;
 }
 
 TEST(GraphConditionalKernels, TheDocumentedDeviceCodeCompilesWithNvrtc) {
