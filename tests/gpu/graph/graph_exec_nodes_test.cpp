@@ -13,6 +13,7 @@
 #include <chrono>
 #include <optional>
 #include <thread>
+#include <variant>
 
 namespace {
 
@@ -115,6 +116,26 @@ TEST_F(GraphExecNodes, AKernelNodeTakesNewArgumentsAndAKernelOfAnotherProgram) {
     run(exec);
     EXPECT_EQ(host.span<int>()[0], 10);
     EXPECT_EQ(host.span<int>()[kCount - 1], 10);
+}
+
+TEST_F(GraphExecNodes, AValueReadFromTheGraphChangesOnlyTheExecutableGraph) {
+    Buffer data = device_ints(0);
+    Buffer host = pinned_ints();
+    Graph graph = Graph::create(device());
+    GraphNode zero = graph.add_fill_uint32({}, data, 0);
+    GraphNode add = graph.add_kernel(zero, kConfig, kernel("add_value"), data, 1, kCount);
+    graph.add_copy(add, host.data(), host.size(), data);
+    GraphExec exec = graph.instantiate();
+
+    GraphNodeParams params = graph.params(add);
+    ASSERT_TRUE(std::holds_alternative<KernelNodeParams>(params));
+    std::get<KernelNodeParams>(params).arguments = KernelArguments::of(data, 12, kCount);
+    exec.set_params(add, params);
+    run(exec);
+    EXPECT_EQ(host.span<int>()[kCount - 1], 12);
+    GraphExec fresh = graph.instantiate();  // the definition is unchanged
+    run(fresh);
+    EXPECT_EQ(host.span<int>()[kCount - 1], 1);
 }
 
 TEST_F(GraphExecNodes, CopyNodesTakeNewBuffersInEachDirectionAndHoldThem) {
