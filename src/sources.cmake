@@ -135,6 +135,8 @@ set(CUDACORE_GRAPH_SOURCES
   src/graph/graph_params.cpp
   src/graph/graph_structure.cpp
   src/graph/graph_exec.cpp
+  src/graph/graph_exec_nodes.cpp
+  src/graph/graph_exec_params.cpp
   src/graph/graph_builder.cpp
   src/graph/graph_memory_resource.cpp)
 # Views of memory that are not memory resources: CUDA arrays and their copies, textures,

@@ -1,6 +1,7 @@
 """Side by side, graphs (graphs.cpp's rows) through cuda.core's GraphBuilder, with the same kernel
 and sizes as the C++ half: launches and replays per kernel (enqueue only), capture + instantiate
-per graph. CuPy has no graph rows."""
+per graph. CuPy has no graph rows. The per-node update rows (graph_node_update_launch,
+graph_instantiate_launch) are timed by the C++ half only: raw driver calls against cudacore."""
 
 from .harness import LAUNCH_BURST, now_ns
 from .operations import GRAPH_SIZES

@@ -66,3 +66,10 @@ for _n in GRAPH_SIZES:
     PLANS[f"graph_replay_{_n}"] = (10, 300)
     PLANS[f"graph_capture_instantiate_{_n}"] = (5, 200)
 del _n
+# Per-node update (graphs.cpp, graphs.py): a one-node graph of the 8-argument kernel, given a new
+# first argument before each launch, through a per-node update or by instantiating again.
+OPERATIONS.append(("graph_node_update_launch", "per-node kernel update + launch"))
+OPERATIONS.append(("graph_instantiate_launch", "instantiate again + launch"))
+GPU_OPERATIONS |= {"graph_node_update_launch", "graph_instantiate_launch"}
+PLANS["graph_node_update_launch"] = (10, 300)
+PLANS["graph_instantiate_launch"] = (3, 100)

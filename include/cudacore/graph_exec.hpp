@@ -4,6 +4,8 @@
 ///     GraphExec exec = graph.instantiate({.upload_stream = stream});
 ///     for (int step = 0; step < 100; ++step) exec.launch(stream);
 ///     exec.update(next_graph);   // same topology, new parameters: no re-instantiation
+///     exec.set_kernel_arguments(step, config, kernel, other_data, n);  // one node only
+///     exec.set_enabled(fill, false);                                   // skipped from now on
 ///
 /// Ownership: copies share one executable graph. It holds what its graphs hold (the kernels'
 /// libraries, the buffers, events and callables given to keep), and once launched, releases them
@@ -11,10 +13,14 @@
 /// blocks): a launch may outlive every handle. The definition it came from may be dropped at once.
 /// Destruction never throws; release errors are ignored.
 ///
+/// Per-node changes (set_kernel_arguments, set_copy, set_enabled, set_params...) change the next
+/// launches only, without instantiating again; each holds what its new parameters refer to.
+///
 /// Errors: DriverError naming the call and the graph; GraphUpdateError when update() is refused
-/// (naming why and the node that blocked it); InvalidArgumentError for kernel argument mismatches.
-/// Thread-safety: launch and upload may be called from several threads; update and set_kernel_*
-/// must not race with other calls on the same executable graph.
+/// (naming why and the node that blocked it); GraphNodeUpdateError when a per-node change is
+/// refused (naming the node, its kind and the rule); InvalidArgumentError for kernel argument
+/// mismatches. Thread-safety: launch and upload may be called from several threads; update,
+/// set_* and is_enabled must not race with other calls on the same executable graph.
 #pragma once
 
 #include "cudacore/errors.hpp"
@@ -24,6 +30,9 @@
 
 #include <cuda.h>
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,6 +83,29 @@ private:
     GraphNode from_node_;
 };
 
+/// A change to one node of an executable graph refused (set_enabled, set_copy, set_params...):
+/// by cudacore before any driver call (status() is CUDA_SUCCESS: the node is of another kind,
+/// or of a kind that cannot be changed), or by the driver (status() is its answer). The message
+/// names the call, the node (its kind and handle), the executable graph and the rule broken.
+class GraphNodeUpdateError : public Error {
+public:
+    /// Makes the error; `node_kind` as graph_node_type_name() (empty when unknown), `rule` the
+    /// driver's rule in words, `status` CUDA_SUCCESS when no driver call refused it.
+    GraphNodeUpdateError(std::string call, GraphNode node, std::string node_kind,
+                         std::string graph, std::string rule, CUresult status = CUDA_SUCCESS);
+    /// The node of the graph the executable graph was made from.
+    GraphNode node() const noexcept { return node_; }
+    /// The rule the change broke, in words.
+    const std::string& rule() const noexcept { return rule_; }
+    /// The driver's answer, or CUDA_SUCCESS when cudacore refused before calling it.
+    CUresult status() const noexcept { return status_; }
+
+private:
+    GraphNode node_;
+    std::string rule_;
+    CUresult status_;
+};
+
 /// "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: the topology changed" (no driver needed).
 std::string graph_update_result_text(CUgraphExecUpdateResult result);
 
@@ -98,7 +130,12 @@ public:
     void update(const Graph& graph);
 
     /// New arguments (and config) for kernel node `node` of the graph this was made from, in this
-    /// executable graph only. The kernel must be the node's kernel or one of the same shape.
+    /// executable graph only (cuGraphExecKernelNodeSetParams). The kernel may change within the
+    /// driver's rules (same device; no dynamic parallelism or device-side graph launch where the
+    /// node had none). The executable graph holds the kernel's library. InvalidArgumentError for
+    /// an empty Kernel, a cluster or cooperative config or mismatched arguments;
+    /// GraphNodeUpdateError for a node of another kind (before the driver) or when the driver
+    /// refuses.
     template <class... Args>
     void set_kernel_arguments(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                               const Args&... args) {
@@ -109,6 +146,67 @@ public:
             },
             args...);
     }
+
+    /// Enables or disables `node` (a node of the graph this was made from) for the next launches
+    /// (cuGraphNodeSetEnabled): a disabled node does nothing, as an empty node, and keeps its
+    /// parameters. The driver allows it for kernel, memcpy and memset nodes: another kind is a
+    /// GraphNodeUpdateError naming the node and the rule, before any driver call. Launches already
+    /// made are not affected. InvalidArgumentError for a null node or an empty GraphExec.
+    void set_enabled(GraphNode node, bool enabled);
+    /// Whether `node` is enabled in this executable graph (cuGraphNodeGetEnabled); throws as
+    /// set_enabled.
+    bool is_enabled(GraphNode node) const;
+
+    /// New buffers for copy node `node`: as Graph::add_copy, the sizes equal. The driver keeps
+    /// the direction (device or host memory on each side), each side's context and the copy
+    /// one-dimensional; a node of another kind or a broken rule is a GraphNodeUpdateError. The
+    /// executable graph holds both buffers (what the node's previous update held is released
+    /// once the launches made so far have finished). InvalidArgumentError for a closed buffer
+    /// or sizes that differ.
+    void set_copy(GraphNode node, const Buffer& destination, const Buffer& source);
+    /// New device-to-host copy for `node` (`size` equal to source.size(), `host` not null); the
+    /// buffer is held, the host memory is the caller's to keep valid. Throws as above.
+    void set_copy(GraphNode node, void* host, std::size_t size, const Buffer& source);
+    /// New host-to-device copy for `node` (`size` equal to destination.size()); throws and holds
+    /// as above.
+    void set_copy(GraphNode node, const Buffer& destination, const void* host, std::size_t size);
+    /// Memset node `node` now sets every byte of `buffer` to `value`
+    /// (cuGraphExecMemsetNodeSetParams). The driver keeps the kind of memory and its context;
+    /// other changes (a new size or element size) only where the node's resources allow. The
+    /// buffer is held. Throws as set_copy.
+    void set_fill_byte(GraphNode node, const Buffer& buffer, std::uint8_t value);
+    /// Memset node `node` now sets every 32-bit word of `buffer` (a multiple of 4 bytes, else
+    /// InvalidArgumentError) to `pattern`. Holds and throws as set_fill_byte.
+    void set_fill_uint32(GraphNode node, const Buffer& buffer, std::uint32_t pattern);
+    /// Host node `node` now runs `function` (cuGraphExecHostNodeSetParams); rules as
+    /// Graph::add_host_function. The executable graph holds the callable; the previous one is
+    /// released once the launches made so far have finished. InvalidArgumentError for an empty
+    /// function; GraphNodeUpdateError for a node of another kind.
+    void set_host_function(GraphNode node, std::function<void()> function);
+    /// Child graph node `node` takes the parameters of `child`'s nodes
+    /// (cuGraphExecChildGraphNodeSetParams): `child` must have the topology and node order of the
+    /// node's graph, and the update rules apply to each of its nodes (GraphNodeUpdateError).
+    /// The executable graph holds what `child` holds; `child` itself may be dropped at once.
+    void set_child(GraphNode node, const Graph& child);
+    /// Event record node `node` now records `event` (cuGraphExecEventRecordNodeSetEvent), which
+    /// is held and never recycled afterwards. InvalidArgumentError for an empty Event,
+    /// GraphNodeUpdateError for a node of another kind.
+    void set_event_record(GraphNode node, const Event& event);
+    /// Event wait node `node` now waits for `event` (cuGraphExecEventWaitNodeSetEvent); holds
+    /// and throws as set_event_record.
+    void set_event_wait(GraphNode node, const Event& event);
+
+    /// New parameters for `node` as a typed value of its kind (graph_node_params.hpp), in this
+    /// executable graph only: KernelNodeParams, CopyNodeParams, FillNodeParams, HostNodeParams,
+    /// ChildGraphNodeParams, EventRecordNodeParams and EventWaitNodeParams as the calls above
+    /// (EmptyNodeParams for an empty node changes nothing). A value of another kind than the
+    /// node's, and allocation, free, conditional and other node values (the driver changes none
+    /// of them in an executable graph), are GraphNodeUpdateErrors naming the node and the rule,
+    /// raised before any driver call that changes anything; the driver's refusals as above. The
+    /// kernel's library, the event, the child graph's holdings and the callable are held; raw
+    /// addresses (copy, fill) are the caller's to keep valid. InvalidArgumentError for a null
+    /// address, size 0 or an element size other than 1, 2 or 4.
+    void set_params(GraphNode node, const GraphNodeParams& params);
 
     /// "executable graph 0x... on device 0".
     std::string description() const;

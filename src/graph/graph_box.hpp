@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace cudacore::detail {
@@ -44,14 +45,25 @@ struct GraphBox {
     ~GraphBox();
 };
 
+// What one node's newest parameters refer to, beyond what the graph holds (two objects at most:
+// a copy's buffers).
+struct NodeHolding {
+    std::shared_ptr<const void> first;
+    std::shared_ptr<const void> second;
+    bool operator==(const NodeHolding& other) const noexcept {
+        return first == other.first && second == other.second;
+    }
+};
+
 struct GraphExecBox {
     CUgraphExec handle = nullptr;
     std::shared_ptr<ContextBox> context;
     // The holdings of the graph it was made from (or last updated from).
     std::shared_ptr<GraphHoldings> graph_holdings;
-    // What per-node updates brought in (kernels' libraries): made by the first one, under
-    // own_mutex (most executable graphs never need it).
-    std::shared_ptr<GraphHoldings> own;
+    // What per-node updates brought in (a kernel's library, buffers, an event, a host callable,
+    // a child graph's holdings), per node: a node's next update replaces its entry, and the
+    // entry it replaces is released once the launches made so far are done. Under own_mutex.
+    std::unordered_map<CUgraphNode, NodeHolding> node_holdings;
     mutable std::mutex own_mutex;
     // The streams it was launched on: what it holds is released once they are done.
     LaunchStreams launches;
@@ -59,11 +71,25 @@ struct GraphExecBox {
     std::string closed_as;
     GraphExecBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~GraphExecBox();
-    // `own`, read under its mutex (null when no update brought anything in).
-    std::shared_ptr<GraphHoldings> own_holdings() const {
-        std::lock_guard lock(own_mutex);
-        return own;
+    // Makes `holding` what `node` holds, the one it replaces released once the launches made so
+    // far are done. No allocation when it holds the same objects already.
+    void hold_for_node(CUgraphNode node, NodeHolding holding);
+    // hold_for_node with one object, copying no shared_ptr when the node holds it already (the
+    // per-node kernel update: the same library each time).
+    template <class T>
+    void hold_one_for_node(CUgraphNode node, const std::shared_ptr<T>& object) {
+        {
+            std::lock_guard lock(own_mutex);
+            const auto found = node_holdings.find(node);
+            if (found != node_holdings.end() && found->second.first.get() == object.get() &&
+                !found->second.second)
+                return;
+        }
+        hold_for_node(node, {object, nullptr});
     }
+    // Every object the per-node updates hold now, read under the mutex (for a capture that
+    // launches this graph, and for the release).
+    std::vector<std::shared_ptr<const void>> node_objects() const;
 };
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
@@ -73,7 +99,10 @@ std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<Context
 // the deferred-release worker (runtime/deferred_release.hpp: a destructor never blocks). At exit
 // they are leaked: the driver frees everything.
 void release_after_streams_idle(std::vector<std::shared_ptr<StreamBox>> streams,
-                                std::vector<std::shared_ptr<GraphHoldings>> holdings) noexcept;
+                                std::vector<std::shared_ptr<const void>> holdings) noexcept;
+
+// "executable graph 0x... on device 0".
+std::string describe_exec(const GraphExecBox& box);
 
 std::string describe_graph(CUgraph graph, int ordinal);
 

@@ -3,7 +3,6 @@
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "runtime/deferred_release.hpp"
-#include "runtime/kernel_box.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
@@ -17,22 +16,47 @@ namespace cudacore {
 namespace detail {
 
 void release_after_streams_idle(std::vector<std::shared_ptr<StreamBox>> streams,
-                                std::vector<std::shared_ptr<GraphHoldings>> holdings) noexcept {
+                                std::vector<std::shared_ptr<const void>> holdings) noexcept {
     // Shared between the caller and the release, so that whatever fails (a release that cannot be
     // made, or exit) the holdings are leaked rather than freed under a graph that may still run.
-    std::shared_ptr<std::vector<std::shared_ptr<GraphHoldings>>> held;
+    using Held = std::vector<std::shared_ptr<const void>>;
+    std::shared_ptr<Held> held;
     try {
-        held = std::make_shared<std::vector<std::shared_ptr<GraphHoldings>>>(std::move(holdings));
+        held = std::make_shared<Held>(std::move(holdings));
         defer_release(std::move(streams), [held](bool idle) {
             if (idle) held->clear();
             else new auto(held);  // exiting: the driver frees everything
         });
     } catch (...) {
         // Out of memory: leaked (held, or what `holdings` still has).
-        using Held = std::vector<std::shared_ptr<GraphHoldings>>;
         if (held) new (std::nothrow) std::shared_ptr<Held>(std::move(held));
         else new (std::nothrow) Held(std::move(holdings));
     }
+}
+
+void GraphExecBox::hold_for_node(CUgraphNode node, NodeHolding holding) {
+    NodeHolding previous;
+    {
+        std::lock_guard lock(own_mutex);
+        NodeHolding& entry = node_holdings[node];  // allocates on a node's first update only
+        if (entry == holding) return;
+        previous = std::exchange(entry, std::move(holding));
+    }
+    // Launches in flight may still use what the node held: released once their streams are done.
+    if ((previous.first || previous.second) && launches.any())
+        release_after_streams_idle(launches.noted(),
+                                   {std::move(previous.first), std::move(previous.second)});
+}
+
+std::vector<std::shared_ptr<const void>> GraphExecBox::node_objects() const {
+    std::vector<std::shared_ptr<const void>> objects;
+    std::lock_guard lock(own_mutex);
+    objects.reserve(2 * node_holdings.size());
+    for (const auto& [node, holding] : node_holdings) {
+        if (holding.first) objects.push_back(holding.first);
+        if (holding.second) objects.push_back(holding.second);
+    }
+    return objects;
 }
 
 GraphExecBox::~GraphExecBox() {
@@ -41,20 +65,30 @@ GraphExecBox::~GraphExecBox() {
         check_release(api->cuGraphExecDestroy(handle), "cuGraphExecDestroy", [&] {
             return "executable graph on device " + std::to_string(context ? context->ordinal : -1);
         });  // a running launch finishes first (driver's rule)
-    const bool any = (graph_holdings && graph_holdings->size() > 0) || (own && own->size() > 0);
+    const bool any = (graph_holdings && graph_holdings->size() > 0) || !node_holdings.empty();
     if (!launches.any() || !any || !api) return;
-    std::vector<std::shared_ptr<GraphHoldings>> held;
+    std::vector<std::shared_ptr<const void>> held;
     try {
-        held.reserve(2);
+        held.reserve(1 + 2 * node_holdings.size());
+        held.push_back(std::move(graph_holdings));
+        for (auto& [node, holding] : node_holdings) {
+            held.push_back(std::move(holding.first));
+            held.push_back(std::move(holding.second));
+        }
     } catch (...) {
         // Out of memory: leaked rather than freed under a launch that may still run.
         new (std::nothrow) std::shared_ptr<GraphHoldings>(std::move(graph_holdings));
-        new (std::nothrow) std::shared_ptr<GraphHoldings>(std::move(own));
+        new (std::nothrow) std::unordered_map<CUgraphNode, NodeHolding>(std::move(node_holdings));
         return;
     }
-    held.push_back(std::move(graph_holdings));
-    held.push_back(std::move(own));
     release_after_streams_idle(launches.take(), std::move(held));
+}
+
+std::string describe_exec(const GraphExecBox& box) {
+    char text[96];
+    std::snprintf(text, sizeof text, "executable graph %p on device %d",
+                  static_cast<void*>(box.handle), box.context ? box.context->ordinal : -1);
+    return text;
 }
 
 }  // namespace detail
@@ -133,13 +167,6 @@ const detail::GraphExecBox& require(const std::shared_ptr<detail::GraphExecBox>&
     return *box;
 }
 
-std::string describe_exec(const detail::GraphExecBox& box) {
-    char text[96];
-    std::snprintf(text, sizeof text, "executable graph %p on device %d",
-                  static_cast<void*>(box.handle), box.context ? box.context->ordinal : -1);
-    return text;
-}
-
 const char* instantiate_result_text(CUgraphInstantiateResult result) {
     switch (result) {
         case CUDA_GRAPH_INSTANTIATE_SUCCESS: return "success";
@@ -195,7 +222,7 @@ Device GraphExec::device() const { return Device(require(box_, "device").context
 
 std::string GraphExec::description() const {
     if (box_ && !box_->closed_as.empty()) return box_->closed_as + " (closed)";
-    return box_ && box_->handle ? describe_exec(*box_) : "empty executable graph";
+    return box_ && box_->handle ? detail::describe_exec(*box_) : "empty executable graph";
 }
 
 void GraphExec::close() {
@@ -203,7 +230,7 @@ void GraphExec::close() {
     // The object keeps a box that only says what it was. The share goes; where it was the last,
     // the box's release runs as at destruction: what launches use is kept until they finished.
     auto share = std::make_shared<detail::GraphExecBox>();
-    share->closed_as = describe_exec(*box_);
+    share->closed_as = detail::describe_exec(*box_);
     box_.swap(share);
     detail::release_share(share);
 }
@@ -216,22 +243,24 @@ void GraphExec::launch(const Stream& stream) const {
     stream.check_open("GraphExec::launch");
     const auto& box = require(box_, "launch");
     if (!detail::box_of(stream)) [[unlikely]]
-        throw InvalidArgumentError("GraphExec::launch: " + describe_exec(box) +
+        throw InvalidArgumentError("GraphExec::launch: " + detail::describe_exec(box) +
                                    " on an empty (moved-from) Stream");
     const CUresult status = detail::driver().cuGraphLaunch(box.handle, stream.handle());
     if (status != CUDA_SUCCESS) [[unlikely]] {
-        detail::throw_driver_error(status, "cuGraphLaunch", describe_exec(box) + " on " + [&] {
-            char text[48];
-            std::snprintf(text, sizeof text, "stream %p", static_cast<void*>(stream.handle()));
-            return std::string(text);
-        }());
+        detail::throw_driver_error(
+            status, "cuGraphLaunch", detail::describe_exec(box) + " on " + [&] {
+                char text[48];
+                std::snprintf(text, sizeof text, "stream %p", static_cast<void*>(stream.handle()));
+                return std::string(text);
+            }());
     }
     // Its release waits for the streams it ran on (the worker is started on the first).
     box_->launches.note(detail::box_of(stream));
     // Launched into a capture: the graph being captured holds what this one needs.
     if (detail::captures_active()) [[unlikely]] {
         detail::hold_for_capture(stream.handle(), box.graph_holdings);
-        if (auto own = box.own_holdings()) detail::hold_for_capture(stream.handle(), own);
+        for (const auto& object : box.node_objects())
+            detail::hold_for_capture(stream.handle(), object);
     }
 }
 
@@ -239,7 +268,7 @@ void GraphExec::upload(const Stream& stream) const {
     stream.check_open("GraphExec::upload");
     const auto& box = require(box_, "upload");
     detail::check(detail::driver().cuGraphUpload(box.handle, stream.handle()), "cuGraphUpload",
-                  [&] { return describe_exec(box); });
+                  [&] { return detail::describe_exec(box); });
 }
 
 void GraphExec::update(const Graph& graph) {
@@ -247,7 +276,7 @@ void GraphExec::update(const Graph& graph) {
     if (!detail::box_of(graph) || !graph.handle())
         throw InvalidArgumentError("GraphExec::update: " +
                                    (graph.is_closed() ? graph.description() : "an empty Graph") +
-                                   " for " + describe_exec(box));
+                                   " for " + detail::describe_exec(box));
     CUgraphExecUpdateResultInfo info{};
     const CUresult status = detail::driver().cuGraphExecUpdate(box.handle, graph.handle(), &info);
     if (status == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE) {
@@ -259,40 +288,27 @@ void GraphExec::update(const Graph& graph) {
         }
         throw GraphUpdateError(info.result, GraphNode(info.errorNode),
                                GraphNode(info.errorFromNode), kind,
-                               graph.description() + " into " + describe_exec(box));
+                               graph.description() + " into " + detail::describe_exec(box));
     }
     detail::check(status, "cuGraphExecUpdate",
-                  [&] { return graph.description() + " into " + describe_exec(box); });
-    // From now on the new graph's objects are needed; the old ones only by launches in flight.
-    std::shared_ptr<detail::GraphHoldings> previous =
-        std::exchange(box_->graph_holdings, detail::box_of(graph)->holdings);
+                  [&] { return graph.description() + " into " + detail::describe_exec(box); });
+    // From now on the new graph's objects are needed; the old ones (those of earlier per-node
+    // updates too: every node now has the new graph's parameters) only by launches in flight.
+    std::vector<std::shared_ptr<const void>> previous;
+    {
+        std::lock_guard lock(box.own_mutex);
+        previous.reserve(1 + 2 * box.node_holdings.size());
+        previous.push_back(std::exchange(box_->graph_holdings, detail::box_of(graph)->holdings));
+        for (auto& [node, holding] : box_->node_holdings) {
+            previous.push_back(std::move(holding.first));
+            previous.push_back(std::move(holding.second));
+        }
+        box_->node_holdings.clear();
+    }
     // Launches in flight may use the old holdings: released once their streams are done (the
     // streams stay noted for this graph's own release too).
     if (box.launches.any())
-        detail::release_after_streams_idle(box.launches.noted(), {std::move(previous)});
-}
-
-void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
-                                void** arguments, const std::size_t* sizes, std::size_t count) {
-    const auto& box = require(box_, "set_kernel_arguments");
-    if (!detail::box_of(kernel))
-        throw InvalidArgumentError("GraphExec::set_kernel_arguments: empty Kernel");
-    if (!config.is_plain())
-        throw InvalidArgumentError("GraphExec::set_kernel_arguments: " + kernel.description() +
-                                   " (" + to_string(config) +
-                                   "): no cluster or cooperative launch in a kernel node update");
-    detail::check_kernel_arguments(kernel, sizes, count);
-    const CUDA_KERNEL_NODE_PARAMS params =
-        detail::kernel_node_params(config, kernel, box.context->handle, arguments, count);
-    detail::check(
-        detail::driver().cuGraphExecKernelNodeSetParams(box.handle, node.handle(), &params),
-        "cuGraphExecKernelNodeSetParams",
-        [&] { return kernel.description() + " in " + describe_exec(box); });
-    if (detail::box_of(kernel)->library) {
-        std::lock_guard lock(box.own_mutex);
-        if (!box_->own) box_->own = std::make_shared<detail::GraphHoldings>();
-        box_->own->add(detail::box_of(kernel)->library);
-    }
+        detail::release_after_streams_idle(box.launches.noted(), std::move(previous));
 }
 
 }  // namespace cudacore
