@@ -71,3 +71,4 @@
 #include "cudacore/texture.hpp"
 #include "cudacore/surface.hpp"
 #include "cudacore/graphics_resource.hpp"
+#include "cudacore/tracing.hpp"

@@ -6,6 +6,7 @@
 #include "runtime/kernel_box.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
+#include "support/cudacore_trace.hpp"
 
 #include <cstdio>
 #include <new>
@@ -153,6 +154,7 @@ const char* instantiate_result_text(CUgraphInstantiateResult result) {
 GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
     if (!box_ || !box_->handle)
         throw InvalidArgumentError("Graph::instantiate: an empty (moved-from) Graph");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::graph, "graph instantiate");
     const unsigned long long flags = graph_instantiate_flags(options);
     const auto& api = detail::driver();
     CUgraphExec exec = nullptr;
