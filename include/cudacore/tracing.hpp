@@ -17,7 +17,6 @@
 #include <bit>
 #include <concepts>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -25,9 +24,12 @@
 
 namespace cudacore::tracing {
 
-/// A colour, as 0xAARRGGBB.
+/// A colour, as 0xAARRGGBB; 0 (the default) is no colour: the tool picks one.
 struct Color {
-    std::uint32_t argb = 0xFF000000;  ///< alpha, red, green, blue (one byte each)
+    std::uint32_t argb = 0;  ///< alpha, red, green, blue (one byte each); 0: none
+
+    /// Whether a colour is set (argb is not 0).
+    constexpr bool is_set() const noexcept { return argb != 0; }
 
     /// An opaque colour from its red, green and blue parts.
     static constexpr Color rgb(std::uint8_t red, std::uint8_t green, std::uint8_t blue) noexcept {
@@ -76,9 +78,11 @@ private:
 };
 
 /// How an event shows: its colour, its category and its number, each optional. Aggregate, so
-/// call sites name what they set: `{.color = Color::rgb(0, 160, 0), .payload = bytes}`.
+/// call sites name what they set: `{.color = Color::rgb(0, 160, 0), .payload = bytes}`. Its
+/// members are plain values (no std::optional), so that a compiler keeps one built at a call
+/// site out of memory when no tool is attached.
 struct EventOptions {
-    std::optional<Color> color;  ///< none: the tool picks one
+    Color color;                 ///< Color{} (the default): the tool picks one
     std::uint32_t category = 0;  ///< 0: none; name the others with Domain::name_category
     Payload payload;             ///< none by default
 };
@@ -95,6 +99,8 @@ enum class CudacoreCategory : std::uint32_t {
 };
 
 namespace detail {
+// The default options, bound by reference: a call without options stores nothing.
+inline constexpr EventOptions no_options{};
 struct DomainState;
 struct RegisteredText;
 struct Access;  // what the implementation reads of Domain and RegisteredString
@@ -188,18 +194,18 @@ void mark(const Domain& domain, const RegisteredString& message, const EventOpti
 class Range {
 public:
     /// A range named `message`.
-    Range(const Domain& domain, std::string_view message, const EventOptions& options = {}) noexcept {
+    Range(const Domain& domain, std::string_view message, const EventOptions& options = detail::no_options) noexcept {
         if (tool_attached()) [[unlikely]] domain_ = detail::push(domain, message, options);
     }
     /// A range named by a registered string.
     Range(const Domain& domain, const RegisteredString& message,
-          const EventOptions& options = {}) noexcept {
+          const EventOptions& options = detail::no_options) noexcept {
         if (tool_attached()) [[unlikely]] domain_ = detail::push(domain, message, options);
     }
     /// A range named by what `make_message()` returns, called only when a tool is attached (so a
     /// message formatted from values costs nothing without one).
     template <MessageMaker F>
-    Range(const Domain& domain, F&& make_message, const EventOptions& options = {}) noexcept {
+    Range(const Domain& domain, F&& make_message, const EventOptions& options = detail::no_options) noexcept {
         if (tool_attached()) [[unlikely]] {
             try {
                 const std::string message = make_message();
@@ -222,19 +228,19 @@ private:
 
 /// An instant on this thread's timeline, in a domain: something that happened (a cache hit, a
 /// decision) rather than something that took time. Does nothing without a tool. Never throws.
-inline void mark(const Domain& domain, std::string_view message, const EventOptions& options = {}) noexcept {
+inline void mark(const Domain& domain, std::string_view message, const EventOptions& options = detail::no_options) noexcept {
     if (tool_attached()) [[unlikely]] detail::mark(domain, message, options);
 }
 
 /// A mark named by a registered string.
 inline void mark(const Domain& domain, const RegisteredString& message,
-                 const EventOptions& options = {}) noexcept {
+                 const EventOptions& options = detail::no_options) noexcept {
     if (tool_attached()) [[unlikely]] detail::mark(domain, message, options);
 }
 
 /// A mark named by what `make_message()` returns, called only when a tool is attached.
 template <MessageMaker F>
-void mark(const Domain& domain, F&& make_message, const EventOptions& options = {}) noexcept {
+void mark(const Domain& domain, F&& make_message, const EventOptions& options = detail::no_options) noexcept {
     if (tool_attached()) [[unlikely]] {
         try {
             detail::mark(domain, make_message(), options);

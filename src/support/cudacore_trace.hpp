@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <utility>
 
 namespace cudacore::detail {
@@ -24,17 +25,20 @@ inline tracing::EventOptions cudacore_event(tracing::CudacoreCategory category,
 }
 
 // A range of cudacore's own work. `message` is a string literal or a callable that makes the
-// message (called only when a tool is attached).
+// message (called only when a tool is attached). Without a tool, nothing but the flag is read
+// (not even the domain).
 class CudacoreRange {
 public:
     template <class Message>
     CudacoreRange(tracing::CudacoreCategory category, Message&& message,
-                  tracing::Payload payload = {}) noexcept
-        : range_(tracing::Domain::cudacore(), std::forward<Message>(message),
-                 cudacore_event(category, payload)) {}
+                  tracing::Payload payload = {}) noexcept {
+        if (tracing::tool_attached()) [[unlikely]]
+            range_.emplace(tracing::Domain::cudacore(), std::forward<Message>(message),
+                           cudacore_event(category, payload));
+    }
 
 private:
-    tracing::Range range_;
+    std::optional<tracing::Range> range_;
 };
 
 // A mark of cudacore's own (an outcome: a cache hit, what PCH did).

@@ -73,9 +73,9 @@ nvtxEventAttributes_t nvtx_attributes(const EventOptions& options) noexcept {
     attributes.version = NVTX_VERSION;
     attributes.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
     attributes.category = options.category;
-    if (options.color) {
+    if (options.color.is_set()) {
         attributes.colorType = NVTX_COLOR_ARGB;
-        attributes.color = options.color->argb;
+        attributes.color = options.color.argb;
     }
     switch (options.payload.type()) {
         case Payload::Type::none: break;

@@ -31,7 +31,8 @@ TEST(TracingValues, PayloadKeepsEachKindOfNumber) {
 TEST(TracingValues, ColorIsArgb) {
     static_assert(Color::rgb(0x12, 0x34, 0x56).argb == 0xFF123456u);
     static_assert(Color::rgb(255, 0, 0) == Color{0xFFFF0000u});
-    EXPECT_EQ(Color{}.argb, 0xFF000000u);
+    static_assert(!Color{}.is_set() && Color::rgb(0, 0, 0).is_set(), "black is a colour");
+    EXPECT_EQ(Color{}.argb, 0u);
 }
 
 TEST(TracingDomain, IsFoundByNameAndRefusesAnEmptyOne) {
