@@ -6,14 +6,22 @@
 //       a disk cache in CACHE_DIR), twice (a miss with its compile and stores, then a memory
 //       hit), then once more through a new memory tier over the same disk cache (a disk hit); a
 //       link of its PTX with the Linker; a load of the code (which fails without a GPU, after
-//       its range began). Prints "pch OUTCOME" (the compile's PCH outcome), the cubin's size as
-//       "bytes N", and "done"; exits 0, or 1 with the error.
+//       its range began). With a GPU, also instantiates a graph and allocates 1 MiB from a
+//       CachingMemoryResource (the pool grows), and prints "gpu yes" ("gpu no" without). Prints
+//       "pch OUTCOME" (the compile's PCH outcome), the cubin's size as "bytes N", and "done";
+//       exits 0, or 1 with the error.
 #include "cudacore/cached_compile.hpp"
+#include "cudacore/caching_memory_resource.hpp"
+#include "cudacore/device.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/graph.hpp"
+#include "cudacore/graph_exec.hpp"
 #include "cudacore/linker.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/stream.hpp"
+#include "cudacore/system.hpp"
 #include "cudacore/tiered_program_cache.hpp"
 
 #include <iostream>
@@ -51,8 +59,21 @@ int main(int argc, char** argv) {
         try {
             cubin.load();
         } catch (const Error&) {
-            // No GPU here: the load's range began before the driver was asked.
+            // No GPU here (or not an sm_90 one): the load's range began before the driver was asked.
         }
+        const bool gpu = system::driver_available() && system::device_count() > 0;
+        if (gpu) {
+            Device device(0);
+            device.set_current();
+            Graph graph = Graph::create(device);
+            graph.add_empty({});
+            const GraphExec exec = graph.instantiate();
+            auto pool = CachingMemoryResource::create(device);
+            Stream stream = device.create_stream();
+            Buffer buffer = pool->allocate(1 << 20, stream);
+            stream.sync();
+        }
+        std::cout << "gpu " << (gpu ? "yes" : "no") << "\n";
         std::cout << "done\n";
         return 0;
     } catch (const std::exception& e) {
