@@ -26,7 +26,7 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/thread_block_pool.cpp
   src/support/thread_exit.cpp
   src/support/parallel_steps.cpp
-  src/support/nvtx_range.cpp)
+  src/support/tracing.cpp)
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/current_device_arch.cpp

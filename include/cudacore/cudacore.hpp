@@ -73,3 +73,4 @@
 #include "cudacore/texture.hpp"
 #include "cudacore/surface.hpp"
 #include "cudacore/graphics_resource.hpp"
+#include "cudacore/tracing.hpp"

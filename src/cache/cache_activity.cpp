@@ -1,5 +1,7 @@
 #include "cache/activity_counters.hpp"
 
+#include "support/cudacore_trace.hpp"
+
 namespace cudacore {
 namespace {
 
@@ -34,6 +36,13 @@ TierActivity snapshot(const TierCounters& tier) noexcept {
 namespace detail {
 
 void count_tier_event(CacheTier tier, TierEvent event, std::uint64_t count) noexcept {
+    // Each event is also a mark on the timeline, inside the lookup or store it ends.
+    cudacore_mark(tracing::CudacoreCategory::cache, [&] {
+        static constexpr const char* tier_names[] = {"memory", "disk", "remote"};
+        static constexpr const char* event_names[] = {"hit", "miss", "store", "failure"};
+        return std::string("cache ") + event_names[static_cast<int>(event)] + " " +
+               tier_names[static_cast<int>(tier)];
+    });
     counters().tiers[static_cast<int>(tier)].events[static_cast<int>(event)].fetch_add(
         count, std::memory_order_relaxed);
 }

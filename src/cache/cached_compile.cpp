@@ -1,4 +1,5 @@
 #include "cudacore/cached_compile.hpp"
+#include "support/cudacore_trace.hpp"
 #include "support/temporary_directory.hpp"
 
 #include "cache/activity_counters.hpp"
@@ -455,6 +456,8 @@ std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& progra
 ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions,
                           const CachedCompileOptions& options) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::compile,
+                                      [&] { return "compile_cached " + program.options().name; });
     const CacheKey source_key = cache_key(program, target, name_expressions);
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
     // Counted by get_or_compile, and below where it is called directly.

@@ -14,7 +14,7 @@
 #include "cache/disk_shard_repair.hpp"
 #include "cache/disk_shards.hpp"
 #include "cache/shard_counters.hpp"
-#include "support/nvtx_range.hpp"
+#include "support/cudacore_trace.hpp"
 
 #include <sys/stat.h>
 
@@ -52,7 +52,7 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
     using Outcome = disk::EntryRead::Outcome;
     using detail::CacheTier;
     using detail::TierEvent;
-    const detail::NvtxRange range("cache get disk");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache get disk");
     const disk::CountGetFailure count_failure;
     const unsigned shard = disk::shard_of(key);
     const std::string name = entry_name(key);
@@ -83,7 +83,7 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
 }
 
 void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
-    const detail::NvtxRange range("cache put disk");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put disk");
     const std::string bytes = encode_entry(key, code);
     if (bytes.size() > max_bytes_) return;  // would never fit
     const unsigned shard = detail::disk::shard_of(key);

@@ -1,7 +1,7 @@
 #include "cudacore/memory_program_cache.hpp"
 
 #include "cache/activity_counters.hpp"
-#include "support/nvtx_range.hpp"
+#include "support/cudacore_trace.hpp"
 
 namespace cudacore {
 
@@ -14,7 +14,7 @@ std::uint64_t MemoryProgramCache::entry_size(const ObjectCode& code) noexcept {
 }
 
 std::optional<ObjectCode> MemoryProgramCache::get(const CacheKey& key) {
-    const detail::NvtxRange range("cache get memory");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache get memory");
     std::lock_guard lock(mutex_);
     auto it = index_.find(key);
     if (it == index_.end()) {
@@ -29,7 +29,7 @@ std::optional<ObjectCode> MemoryProgramCache::get(const CacheKey& key) {
 }
 
 void MemoryProgramCache::put(const CacheKey& key, const ObjectCode& code) {
-    const detail::NvtxRange range("cache put memory");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put memory");
     const std::uint64_t size = entry_size(code);
     std::lock_guard lock(mutex_);
     if (auto it = index_.find(key); it != index_.end()) {

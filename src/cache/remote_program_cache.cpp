@@ -6,7 +6,7 @@
 #include "cache/activity_counters.hpp"
 #include "cache/remote_entry.hpp"
 #include "cache/redis_connection.hpp"
-#include "support/nvtx_range.hpp"
+#include "support/cudacore_trace.hpp"
 
 #include <mutex>
 #include <new>
@@ -424,7 +424,7 @@ std::string RemoteProgramCache::redis_key(const CacheKey& key) const {
 }
 
 std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
-    const detail::NvtxRange range("cache get remote");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache get remote");
     State& state = *state_;
     bool probing = false;
     if (!state.may_try(probing)) {
@@ -479,7 +479,7 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
 }
 
 void RemoteProgramCache::put(const CacheKey& key, const ObjectCode& code) {
-    const detail::NvtxRange range("cache put remote");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put remote");
     State& state = *state_;
     const std::string bytes = encode_entry(key, code, state.secret);
     if (bytes.size() > state.options.max_entry_bytes) {
@@ -533,7 +533,7 @@ CompileTurn RemoteProgramCache::await_compile_turn(
     const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) {
     State& state = *state_;
     if (state.options.lock_expiry.count() == 0) return {};
-    const detail::NvtxRange range("cache wait remote");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache wait remote");
     using clock = std::chrono::steady_clock;
     const clock::time_point start = clock::now();
     const clock::time_point deadline = start + state.options.lock_wait;

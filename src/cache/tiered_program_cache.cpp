@@ -2,7 +2,7 @@
 
 #include "cudacore/errors.hpp"
 
-#include "support/nvtx_range.hpp"
+#include "support/cudacore_trace.hpp"
 
 #include <set>
 
@@ -23,7 +23,7 @@ TieredProgramCache::TieredProgramCache(std::vector<std::shared_ptr<ProgramCache>
 }
 
 std::optional<ObjectCode> TieredProgramCache::get(const CacheKey& key) {
-    const detail::NvtxRange range("cache get tiered");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache get tiered");
     for (std::size_t i = 0; i < tiers_.size(); ++i) {
         std::optional<ObjectCode> code;
         try {
@@ -48,7 +48,7 @@ std::optional<ObjectCode> TieredProgramCache::get(const CacheKey& key) {
 }
 
 void TieredProgramCache::put(const CacheKey& key, const ObjectCode& code) {
-    const detail::NvtxRange range("cache put tiered");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put tiered");
     std::string failures;
     for (std::size_t i = 0; i < tiers_.size(); ++i) {
         try {

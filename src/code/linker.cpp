@@ -10,7 +10,7 @@
 #include "code/ptxas_report.hpp"
 #include "loader/compiler_apis.hpp"
 #include "support/child_process.hpp"
-#include "support/nvtx_range.hpp"
+#include "support/cudacore_trace.hpp"
 #include "loader/driver_api.hpp"
 
 #include <algorithm>
@@ -304,7 +304,7 @@ std::vector<std::string> Linker::flags() const {
 
 ObjectCode Linker::link(CodeType target) {
     check_open("Linker::link");
-    const detail::NvtxRange range("link");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::link, [&] { return "link " + options_.name; });
     if (target != CodeType::cubin && target != CodeType::ptx) {
         throw InvalidArgumentError("linker '" + options_.name + "': links to cubin or ptx, not " +
                                    std::string(to_string(target)));

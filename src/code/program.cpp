@@ -11,7 +11,7 @@
 #include "code/nvrtc_compile.hpp"
 #include "code/pch_directory.hpp"
 #include "code/program_key_memo_slot.hpp"
-#include "support/nvtx_range.hpp"
+#include "support/cudacore_trace.hpp"
 #include "support/temporary_directory.hpp"
 
 #include <algorithm>
@@ -349,7 +349,9 @@ std::string Program::backend() const {
 
 ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions) {
     check_open("Program::compile");
-    const detail::NvtxRange range("compile");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::compile, [&] {
+        return "compile " + options_.name + " (" + std::string(to_string(target)) + ")";
+    });
     log_.clear();
     pch_status_ = {PchOutcome::not_attempted, "PTX programs include no headers", {}, 0};
     require_supported_target(source_type_, target, options_);
@@ -384,6 +386,10 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     detail::NvrtcAttempt attempt =
         compile_with_pch_fallback({source_, nvrtc_name, name_expressions, target, object, wrapped, headers},
                                   options_, pch.on, used_flags, pch_status_);
+    detail::cudacore_mark(tracing::CudacoreCategory::compile, [&] {
+        return "PCH " + std::string(to_string(pch_status_.outcome)) +
+               (pch_status_.reason.empty() ? "" : ": " + pch_status_.reason);
+    });
     if (!wraps_handle_ && attempt.program) {  // kept whether the compile succeeded or not
         handle_ = attempt.program.get();
         handle_owner_ = std::move(attempt.program);

@@ -6,6 +6,7 @@
 #include "runtime/reset_tolerance.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
+#include "support/cudacore_trace.hpp"
 
 #include <cstdio>
 #include <new>
@@ -190,6 +191,7 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
         if (box_) detail::throw_closed_object("Graph::instantiate", box_->closed_as, "Graph");
         throw InvalidArgumentError("Graph::instantiate: an empty (moved-from) Graph");
     }
+    const detail::CudacoreRange range(tracing::CudacoreCategory::graph, "graph instantiate");
     const unsigned long long flags = graph_instantiate_flags(options);
     const auto& api = detail::driver();
     CUgraphExec exec = nullptr;

@@ -9,6 +9,7 @@
 #include "memory/caching_stream_ops.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/cudacore_trace.hpp"
 #include "support/thread_exit.hpp"
 
 #include <algorithm>
@@ -209,6 +210,8 @@ struct CachingCore {
     }
 
     CUdeviceptr allocate_upstream(std::size_t size, CUstream stream) {
+        // The cache grows: `size` more bytes taken from the upstream resource.
+        const detail::CudacoreRange range(tracing::CudacoreCategory::memory, "pool grow", size);
         CUdeviceptr pointer = 0;
         try {
             pointer = upstream->allocate_pointer(size, stream);

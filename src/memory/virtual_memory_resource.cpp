@@ -5,6 +5,7 @@
 #include "cudacore/stream.hpp"
 #include "memory/buffer_box.hpp"
 #include "support/box_access.hpp"
+#include "support/cudacore_trace.hpp"
 #include "memory/memory_option_checks.hpp"
 #include "runtime/reset_tolerance.hpp"
 
@@ -247,6 +248,7 @@ CUdeviceptr VirtualMemoryResource::grow_by_remapping(CUdeviceptr old_address, CU
 }
 
 Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const Stream& stream) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::memory, "virtual buffer grow", new_size);
     stream.check_open("VirtualMemoryResource::grow");
     if (buffer.is_closed())
         throw InvalidArgumentError("VirtualMemoryResource::grow: " + buffer.description() +

@@ -10,7 +10,7 @@
 #include "code/kernel_parameter_count.hpp"
 #include "runtime/code_arch_fit.hpp"
 #include "support/box_access.hpp"
-#include "support/nvtx_range.hpp"
+#include "support/cudacore_trace.hpp"
 
 #include <cxxabi.h>
 
@@ -162,7 +162,8 @@ void force_context_load(CUlibrary handle, const detail::ContextBox& context, con
 
 std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& state,
                                              std::string_view kernel_name) {
-    const detail::NvtxRange range("load");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::load, [&] { return "load " + describe_code(state); },
+                                      state.code.size());
     check_loadable(state, kernel_name);
     try {
         detail::driver();

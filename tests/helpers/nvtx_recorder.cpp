@@ -1,16 +1,21 @@
 // An NVTX tool for the tests: a shared library that NVTX loads through NVTX_INJECTION64_PATH and
-// that writes a line for each domain created, range pushed and range popped to the file named by
-// CUDACORE_NVTX_RECORD:
+// that writes a line for each call it takes to the file named by CUDACORE_NVTX_RECORD, fields
+// separated by tabs (read back by tests/support/nvtx_record.hpp):
 //   domain NAME
-//   push DOMAIN/MESSAGE
-//   pop DOMAIN
-// Only the calls cudacore makes are recorded (domains with ASCII messages); the others stay
-// NVTX's no-ops.
+//   category DOMAIN ID NAME
+//   string DOMAIN TEXT
+//   push THREAD DOMAIN MESSAGE_TYPE MESSAGE CATEGORY COLOR PAYLOAD
+//   mark THREAD DOMAIN MESSAGE_TYPE MESSAGE CATEGORY COLOR PAYLOAD
+//   pop THREAD DOMAIN
+// MESSAGE_TYPE is ascii or registered; COLOR is none or eight hex digits (ARGB); PAYLOAD is none,
+// i64:N, u64:N or f64:X. Only the domain calls are taken; the others stay NVTX's no-ops.
 #include <nvtx3/nvToolsExt.h>
 
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -25,27 +30,80 @@ void record(const std::string& line) {
     [[maybe_unused]] const ssize_t written = ::write(record_fd, text.data(), text.size());
 }
 
-// A domain's handle is its name, kept for the life of the process.
-const char* domain_name(nvtxDomainHandle_t domain) {
-    return domain ? reinterpret_cast<const std::string*>(domain)->c_str() : "(default)";
+// A domain's handle, and a registered string's, is its name or text, kept for the process.
+const char* text_of(const void* handle) {
+    return handle ? static_cast<const std::string*>(handle)->c_str() : "(default)";
+}
+
+std::string thread_id() { return std::to_string(::syscall(SYS_gettid)); }
+
+std::string payload_of(const nvtxEventAttributes_t& attributes) {
+    switch (attributes.payloadType) {
+        case NVTX_PAYLOAD_UNKNOWN: return "none";
+        case NVTX_PAYLOAD_TYPE_INT64: return "i64:" + std::to_string(attributes.payload.llValue);
+        case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64: return "u64:" + std::to_string(attributes.payload.ullValue);
+        case NVTX_PAYLOAD_TYPE_DOUBLE: {
+            char text[64];
+            std::snprintf(text, sizeof text, "f64:%g", attributes.payload.dValue);
+            return text;
+        }
+        default: return "other:" + std::to_string(attributes.payloadType);
+    }
+}
+
+// The fields an event carries, from MESSAGE_TYPE to PAYLOAD.
+std::string event_fields(const nvtxEventAttributes_t* attributes) {
+    if (!attributes) return "none\t\t0\tnone\tnone";
+    std::string message_type = "other";
+    std::string message;
+    if (attributes->messageType == NVTX_MESSAGE_TYPE_ASCII && attributes->message.ascii) {
+        message_type = "ascii";
+        message = attributes->message.ascii;
+    } else if (attributes->messageType == NVTX_MESSAGE_TYPE_REGISTERED) {
+        message_type = "registered";
+        message = text_of(attributes->message.registered);
+    }
+    std::string color = "none";
+    if (attributes->colorType == NVTX_COLOR_ARGB) {
+        char hex[16];
+        std::snprintf(hex, sizeof hex, "%08X", attributes->color);
+        color = hex;
+    }
+    return message_type + "\t" + message + "\t" + std::to_string(attributes->category) + "\t" +
+           color + "\t" + payload_of(*attributes);
 }
 
 nvtxDomainHandle_t NVTX_API create_domain(const char* name) {
-    record(std::string("domain ") + name);
+    record(std::string("domain\t") + name);
     return reinterpret_cast<nvtxDomainHandle_t>(new std::string(name));
 }
 
+void NVTX_API name_category(nvtxDomainHandle_t domain, uint32_t id, const char* name) {
+    record(std::string("category\t") + text_of(domain) + "\t" + std::to_string(id) + "\t" + name);
+}
+
+nvtxStringHandle_t NVTX_API register_string(nvtxDomainHandle_t domain, const char* text) {
+    record(std::string("string\t") + text_of(domain) + "\t" + text);
+    return reinterpret_cast<nvtxStringHandle_t>(new std::string(text));
+}
+
 int NVTX_API push_range(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) {
-    std::string message = "(no message)";
-    if (attributes && attributes->messageType == NVTX_MESSAGE_TYPE_ASCII && attributes->message.ascii)
-        message = attributes->message.ascii;
-    record(std::string("push ") + domain_name(domain) + "/" + message);
+    record("push\t" + thread_id() + "\t" + text_of(domain) + "\t" + event_fields(attributes));
     return 0;
 }
 
 int NVTX_API pop_range(nvtxDomainHandle_t domain) {
-    record(std::string("pop ") + domain_name(domain));
+    record("pop\t" + thread_id() + "\t" + text_of(domain));
     return 0;
+}
+
+void NVTX_API mark(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) {
+    record("mark\t" + thread_id() + "\t" + text_of(domain) + "\t" + event_fields(attributes));
+}
+
+template <class Function>
+void install(NvtxFunctionTable table, unsigned size, unsigned id, Function function) {
+    if (id < size) *table[id] = reinterpret_cast<NvtxFunctionPointer>(function);
 }
 
 }  // namespace
@@ -58,11 +116,12 @@ extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_tabl
     if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks)) return 0;
     NvtxFunctionTable table = nullptr;
     unsigned int size = 0;
-    if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &table, &size) || !table ||
-        size <= NVTX_CBID_CORE2_DomainCreateA)
-        return 0;
-    *table[NVTX_CBID_CORE2_DomainCreateA] = reinterpret_cast<NvtxFunctionPointer>(create_domain);
-    *table[NVTX_CBID_CORE2_DomainRangePushEx] = reinterpret_cast<NvtxFunctionPointer>(push_range);
-    *table[NVTX_CBID_CORE2_DomainRangePop] = reinterpret_cast<NvtxFunctionPointer>(pop_range);
+    if (!callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &table, &size) || !table) return 0;
+    install(table, size, NVTX_CBID_CORE2_DomainCreateA, create_domain);
+    install(table, size, NVTX_CBID_CORE2_DomainNameCategoryA, name_category);
+    install(table, size, NVTX_CBID_CORE2_DomainRegisterStringA, register_string);
+    install(table, size, NVTX_CBID_CORE2_DomainRangePushEx, push_range);
+    install(table, size, NVTX_CBID_CORE2_DomainRangePop, pop_range);
+    install(table, size, NVTX_CBID_CORE2_DomainMarkEx, mark);
     return 1;  // success: NVTX calls the functions installed above
 }

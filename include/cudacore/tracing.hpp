@@ -1,0 +1,253 @@
+/// @file
+/// Tracing: ranges and marks that a profiler shows on a timeline (Nsight Systems with
+/// `--trace=nvtx`, or any NVTX tool), in named domains, with categories, colours and a number
+/// each. cudacore marks its own work (compiles, links, cache lookups, loads, graph instantiation,
+/// pool growth) in Domain::cudacore(); docs/tracing.md lists what it marks.
+///
+/// Built on NVTX3 (header-only; the tool is a library NVTX loads through NVTX_INJECTION64_PATH
+/// at the first NVTX call of the process). Whether a tool is attached is settled once per
+/// process; without one, a Range or mark() is an inlined test of one flag: no message is built,
+/// no attributes are filled, no call is made.
+///
+/// Thread-safety: every call may be made from any thread. Ranges nest per thread (a Range is
+/// pushed and popped on the thread that made it).
+#pragma once
+
+#include <atomic>
+#include <bit>
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace cudacore::tracing {
+
+/// A colour, as 0xAARRGGBB; 0 (the default) is no colour: the tool picks one.
+struct Color {
+    std::uint32_t argb = 0;  ///< alpha, red, green, blue (one byte each); 0: none
+
+    /// Whether a colour is set (argb is not 0).
+    constexpr bool is_set() const noexcept { return argb != 0; }
+
+    /// An opaque colour from its red, green and blue parts.
+    static constexpr Color rgb(std::uint8_t red, std::uint8_t green, std::uint8_t blue) noexcept {
+        return Color{0xFF000000u | (std::uint32_t{red} << 16) | (std::uint32_t{green} << 8) |
+                     std::uint32_t{blue}};
+    }
+    /// Equal when the four bytes are.
+    friend constexpr bool operator==(Color, Color) noexcept = default;
+};
+
+/// One number an event carries (NVTX's payload): a byte count, an index, a ratio. Made
+/// implicitly from any integer (kept as a signed or unsigned 64-bit value) or floating-point
+/// number (kept as a double); empty by default.
+class Payload {
+public:
+    /// What the payload holds.
+    enum class Type : std::uint8_t { none, int64, uint64, float64 };
+
+    /// No payload.
+    constexpr Payload() noexcept = default;
+    /// A signed integer, kept as a 64-bit signed value.
+    template <std::signed_integral T>
+    constexpr Payload(T value) noexcept  // NOLINT: implicit, so `.payload = n` reads naturally
+        : type_(Type::int64), bits_(static_cast<std::uint64_t>(static_cast<std::int64_t>(value))) {}
+    /// An unsigned integer (not bool), kept as a 64-bit unsigned value.
+    template <std::unsigned_integral T>
+        requires(!std::same_as<T, bool>)
+    constexpr Payload(T value) noexcept : type_(Type::uint64), bits_(value) {}  // NOLINT: as above
+    /// A floating-point number, kept as a double.
+    template <std::floating_point T>
+    constexpr Payload(T value) noexcept  // NOLINT: as above
+        : type_(Type::float64), bits_(std::bit_cast<std::uint64_t>(static_cast<double>(value))) {}
+
+    /// What it holds.
+    constexpr Type type() const noexcept { return type_; }
+    /// The value of an int64 payload.
+    constexpr std::int64_t int64() const noexcept { return static_cast<std::int64_t>(bits_); }
+    /// The value of a uint64 payload.
+    constexpr std::uint64_t uint64() const noexcept { return bits_; }
+    /// The value of a float64 payload.
+    constexpr double float64() const noexcept { return std::bit_cast<double>(bits_); }
+
+private:
+    Type type_ = Type::none;
+    std::uint64_t bits_ = 0;
+};
+
+/// How an event shows: its colour, its category and its number, each optional. Aggregate, so
+/// call sites name what they set: `{.color = Color::rgb(0, 160, 0), .payload = bytes}`. Its
+/// members are plain values (no std::optional), so that a compiler keeps one built at a call
+/// site out of memory when no tool is attached.
+struct EventOptions {
+    Color color;                 ///< Color{} (the default): the tool picks one
+    std::uint32_t category = 0;  ///< 0: none; name the others with Domain::name_category
+    Payload payload;             ///< none by default
+};
+
+/// The categories of cudacore's own events in Domain::cudacore() (named there, so a tool shows
+/// their names). Users' domains number their categories as they like.
+enum class CudacoreCategory : std::uint32_t {
+    compile = 1,  ///< Program::compile, compile_cached
+    link = 2,     ///< Linker::link
+    cache = 3,    ///< lookups and stores in each tier, with a mark for each hit, miss and store
+    load = 4,     ///< loading code into the current context
+    graph = 5,    ///< graph instantiation
+    memory = 6,   ///< memory pools growing
+};
+
+namespace detail {
+// The default options, bound by reference: a call without options stores nothing.
+inline constexpr EventOptions no_options{};
+struct DomainState;
+struct RegisteredText;
+struct Access;  // what the implementation reads of Domain and RegisteredString
+// Whether a tool is attached: unknown until the first question, then absent or present for the
+// rest of the process (NVTX looks for a tool once).
+enum ToolState : unsigned char { tool_unknown, tool_absent, tool_present };
+extern std::atomic<unsigned char> tool_state;
+bool find_tool() noexcept;
+}  // namespace detail
+
+/// Whether an NVTX tool (a profiler, or the library NVTX_INJECTION64_PATH names) is attached to
+/// this process. The first call makes NVTX look for one (once per process); later calls read a
+/// flag. Never throws.
+inline bool tool_attached() noexcept {
+    const unsigned char state = detail::tool_state.load(std::memory_order_acquire);
+    if (state != detail::tool_unknown) [[likely]] return state == detail::tool_present;
+    return detail::find_tool();
+}
+
+class RegisteredString;
+
+/// A named NVTX domain: a tool groups its events (and its categories and registered strings)
+/// under the name. Copies are cheap and name the same domain; a domain lives until the process
+/// ends. Make one once (a static, say): construction looks the name up under a lock.
+class Domain {
+public:
+    /// The domain named `name` (the same one for every Domain of that name).
+    /// @throws InvalidArgumentError if `name` is empty.
+    explicit Domain(std::string_view name);
+
+    /// cudacore's own domain, "cudacore", its categories named (CudacoreCategory). Never throws.
+    static const Domain& cudacore() noexcept;
+
+    /// The domain's name.
+    std::string_view name() const noexcept;
+
+    /// Names category `id` (not 0) in this domain, for the tools that show names. Does nothing
+    /// without a tool. Never throws.
+    void name_category(std::uint32_t id, std::string_view category_name) const noexcept;
+
+    /// `text` registered with the tool once, for messages repeated often (a tool keeps a handle,
+    /// not a copy per event). The same RegisteredString for the same text. Without a tool it
+    /// only keeps the text. @throws std::bad_alloc.
+    RegisteredString register_string(std::string_view text) const;
+
+    /// The nvtxDomainHandle_t, for calls to NVTX itself; null without a tool.
+    void* native_handle() const noexcept;
+
+private:
+    friend struct detail::Access;
+    explicit Domain(const detail::DomainState* state) noexcept : state_(state) {}
+    const detail::DomainState* state_;
+};
+
+/// A string registered in a Domain (Domain::register_string). Copies are cheap; it lives until
+/// the process ends.
+class RegisteredString {
+public:
+    /// The text.
+    std::string_view text() const noexcept;
+
+private:
+    friend class Domain;
+    friend struct detail::Access;
+    RegisteredString(const detail::DomainState* domain, const detail::RegisteredText* text) noexcept
+        : domain_(domain), text_(text) {}
+    const detail::DomainState* domain_;
+    const detail::RegisteredText* text_;
+};
+
+/// A callable that makes a message when (and only when) a tool is attached.
+template <class F>
+concept MessageMaker = std::is_invocable_r_v<std::string, F&>;
+
+namespace detail {
+const DomainState* push(const Domain& domain, std::string_view message,
+                        const EventOptions& options) noexcept;
+const DomainState* push(const Domain& domain, const RegisteredString& message,
+                        const EventOptions& options) noexcept;
+void pop(const DomainState* domain) noexcept;
+void mark(const Domain& domain, std::string_view message, const EventOptions& options) noexcept;
+void mark(const Domain& domain, const RegisteredString& message, const EventOptions& options) noexcept;
+}  // namespace detail
+
+/// A range on this thread's timeline, from construction to destruction, in a domain. Ranges
+/// nest: one made while another is open shows inside it. Without a tool, nothing is done (and a
+/// MessageMaker is not called). Neither copied nor moved: it belongs to its scope and thread.
+///
+/// The message is copied when the range begins; a message that cannot be made (the maker
+/// throws, memory runs out) leaves the range out. Never throws.
+class Range {
+public:
+    /// A range named `message`.
+    Range(const Domain& domain, std::string_view message, const EventOptions& options = detail::no_options) noexcept {
+        if (tool_attached()) [[unlikely]] domain_ = detail::push(domain, message, options);
+    }
+    /// A range named by a registered string.
+    Range(const Domain& domain, const RegisteredString& message,
+          const EventOptions& options = detail::no_options) noexcept {
+        if (tool_attached()) [[unlikely]] domain_ = detail::push(domain, message, options);
+    }
+    /// A range named by what `make_message()` returns, called only when a tool is attached (so a
+    /// message formatted from values costs nothing without one).
+    template <MessageMaker F>
+    Range(const Domain& domain, F&& make_message, const EventOptions& options = detail::no_options) noexcept {
+        if (tool_attached()) [[unlikely]] {
+            try {
+                const std::string message = make_message();
+                domain_ = detail::push(domain, message, options);
+            } catch (...) {
+                // No message, no range: tracing never changes what the program does.
+            }
+        }
+    }
+    /// Ends the range (on the thread that began it).
+    ~Range() {
+        if (domain_) [[unlikely]] detail::pop(domain_);
+    }
+    Range(const Range&) = delete;
+    Range& operator=(const Range&) = delete;
+
+private:
+    const detail::DomainState* domain_ = nullptr;  // set once pushed
+};
+
+/// An instant on this thread's timeline, in a domain: something that happened (a cache hit, a
+/// decision) rather than something that took time. Does nothing without a tool. Never throws.
+inline void mark(const Domain& domain, std::string_view message, const EventOptions& options = detail::no_options) noexcept {
+    if (tool_attached()) [[unlikely]] detail::mark(domain, message, options);
+}
+
+/// A mark named by a registered string.
+inline void mark(const Domain& domain, const RegisteredString& message,
+                 const EventOptions& options = detail::no_options) noexcept {
+    if (tool_attached()) [[unlikely]] detail::mark(domain, message, options);
+}
+
+/// A mark named by what `make_message()` returns, called only when a tool is attached.
+template <MessageMaker F>
+void mark(const Domain& domain, F&& make_message, const EventOptions& options = detail::no_options) noexcept {
+    if (tool_attached()) [[unlikely]] {
+        try {
+            detail::mark(domain, make_message(), options);
+        } catch (...) {
+            // As Range: no message, no mark.
+        }
+    }
+}
+
+}  // namespace cudacore::tracing

@@ -1,0 +1,154 @@
+// The public tracing API (cudacore/tracing.hpp): its values in this process, where no tool is
+// attached (nothing is made), and in a child process whose NVTX loads the tests' recording tool
+// (tests/helpers/nvtx_recorder.cpp): what each range and mark carries and how they nest.
+#include "cudacore/errors.hpp"
+#include "cudacore/tracing.hpp"
+#include "nvtx_record.hpp"
+#include "test_support.hpp"
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using namespace cudacore;
+using namespace cudacore::tracing;
+
+std::filesystem::path recorder() { return test::executable_dir() / "libcudacore_nvtx_recorder.so"; }
+
+TEST(TracingValues, PayloadKeepsEachKindOfNumber) {
+    static_assert(Payload().type() == Payload::Type::none);
+    static_assert(Payload(-5).type() == Payload::Type::int64 && Payload(-5).int64() == -5);
+    static_assert(Payload(std::int8_t{-1}).int64() == -1);
+    static_assert(Payload(42u).type() == Payload::Type::uint64 && Payload(42u).uint64() == 42);
+    static_assert(Payload(std::uint64_t{1} << 63).uint64() == std::uint64_t{1} << 63);
+    static_assert(Payload(2.5f).type() == Payload::Type::float64 && Payload(2.5f).float64() == 2.5);
+    static_assert(!std::is_convertible_v<bool, Payload>, "a bool is not a number");
+    const Payload big(1e300);
+    EXPECT_EQ(big.float64(), 1e300);
+}
+
+TEST(TracingValues, ColorIsArgb) {
+    static_assert(Color::rgb(0x12, 0x34, 0x56).argb == 0xFF123456u);
+    static_assert(Color::rgb(255, 0, 0) == Color{0xFFFF0000u});
+    static_assert(!Color{}.is_set() && Color::rgb(0, 0, 0).is_set(), "black is a colour");
+    EXPECT_EQ(Color{}.argb, 0u);
+}
+
+TEST(TracingDomain, IsFoundByNameAndRefusesAnEmptyOne) {
+    const Domain a("tracing-test");
+    const Domain b(std::string("tracing-") + "test");
+    EXPECT_EQ(a.name(), "tracing-test");
+    EXPECT_EQ(a.native_handle(), b.native_handle());
+    EXPECT_EQ(Domain::cudacore().name(), "cudacore");
+    EXPECT_THROW(Domain(""), InvalidArgumentError);
+    const RegisteredString s = a.register_string("again");
+    EXPECT_EQ(s.text(), "again");
+    EXPECT_EQ(a.register_string("again").text().data(), s.text().data()) << "registered once";
+}
+
+TEST(TracingWithoutATool, NothingIsMadeOrCalled) {
+    if (const char* path = std::getenv("NVTX_INJECTION64_PATH"); path && *path)
+        GTEST_SKIP() << "an NVTX tool is attached (NVTX_INJECTION64_PATH=" << path << ")";
+    EXPECT_FALSE(tool_attached());
+    EXPECT_FALSE(tool_attached()) << "settled once";
+    const Domain domain("no-tool");
+    EXPECT_EQ(domain.native_handle(), nullptr);
+    int made = 0;
+    auto maker = [&] {
+        ++made;
+        return std::string("never");
+    };
+    {
+        const Range range(domain, maker, {.color = Color::rgb(1, 2, 3), .payload = 1});
+        const Range plain(domain, "plain");
+        const Range registered(domain, domain.register_string("registered"));
+        mark(domain, maker);
+        mark(domain, "plain mark", {.category = 3});
+    }
+    EXPECT_EQ(made, 0) << "messages are made only for a tool";
+}
+
+TEST(TracingWithATool, RangesAndMarksCarryTheirMessagesCategoriesColoursAndPayloads) {
+    test::TempDir dir;
+    const std::filesystem::path path = dir.path() / "record.txt";
+    test::ProcessLimits limits;
+    limits.timeout_seconds = 60;
+    const test::ProcessResult result =
+        test::run_process({test::helper_path("tracing_api").string()},
+                          {{"NVTX_INJECTION64_PATH", recorder().string()},
+                           {"CUDACORE_NVTX_RECORD", path.string()}},
+                          limits);
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("tool attached\nmade 2\n"), std::string::npos) << result.out;
+    const test::NvtxRecord record = test::read_nvtx_record(path);
+    std::string all;
+    for (const auto& event : record.events) all += event.kind + " " + event.domain + ": " + event.path + "\n";
+
+    EXPECT_EQ(std::count(record.domains.begin(), record.domains.end(), "app"), 1);
+    EXPECT_EQ(std::count(record.domains.begin(), record.domains.end(), "other"), 1);
+    EXPECT_EQ((record.categories.at({"app", 7})), "io");
+    ASSERT_EQ(record.strings.size(), 1u);
+    EXPECT_EQ(record.strings[0], (std::pair<std::string, std::string>{"app", "registered step"}));
+
+    auto only = [&](const std::string& kind, const std::string& message) {
+        const auto found = record.find(kind, message);
+        EXPECT_EQ(found.size(), 1u) << kind << " " << message << "\n" << all;
+        return found.empty() ? test::NvtxEvent{} : found[0];
+    };
+    const test::NvtxEvent outer = only("push", "outer");
+    EXPECT_EQ(outer.path, "outer");
+    EXPECT_EQ(outer.color, "FFFF0000");
+    EXPECT_EQ(outer.category, 7u);
+    EXPECT_EQ(outer.payload, "i64:-5");
+
+    const test::NvtxEvent first = only("mark", "first mark");
+    EXPECT_EQ(first.path, "outer > first mark");
+    EXPECT_EQ(first.payload, "u64:42");
+    EXPECT_EQ(first.color, "none");
+    EXPECT_EQ(first.category, 0u);
+
+    const auto registered = record.find("push", "registered step");
+    ASSERT_EQ(registered.size(), 1u) << all;
+    EXPECT_EQ(registered[0].message_type, "registered");
+    EXPECT_EQ(registered[0].path, "outer > registered step");
+    EXPECT_EQ(registered[0].payload, "f64:2.5");
+
+    EXPECT_EQ(only("push", "made 3").path, "outer > registered step > made 3");
+    const test::NvtxEvent registered_mark = only("mark", "registered step");
+    EXPECT_EQ(registered_mark.message_type, "registered");
+    EXPECT_EQ(registered_mark.path, "outer > registered step > made 3 > registered step");
+    EXPECT_EQ(registered_mark.category, 7u);
+
+    const test::NvtxEvent elsewhere = only("push", "in other domain");
+    EXPECT_EQ(elsewhere.domain, "other");
+    EXPECT_EQ(elsewhere.path, "in other domain") << "each domain nests on its own";
+
+    const test::NvtxEvent made = only("mark", "made mark");
+    EXPECT_EQ(made.path, "outer > made mark") << "after the inner ranges ended";
+    EXPECT_EQ(made.color, "80112233");
+    EXPECT_EQ(made.payload, "u64:7");
+
+    const test::NvtxEvent thread_outer = only("push", "thread outer");
+    const test::NvtxEvent thread_inner = only("push", "thread inner");
+    EXPECT_NE(thread_outer.thread, outer.thread);
+    EXPECT_EQ(thread_outer.path, "thread outer") << "another thread's ranges nest apart";
+    EXPECT_EQ(thread_inner.path, "thread outer > thread inner");
+
+    EXPECT_EQ(record.pops, 6);
+    EXPECT_EQ(record.unmatched_pops, 0);
+    EXPECT_EQ(record.left_open, 0);
+}
+
+TEST(TracingWithATool, NoToolMeansNoRecordAndNoMessagesMade) {
+    test::TempDir dir;
+    const std::filesystem::path path = dir.path() / "record.txt";
+    const test::ProcessResult result = test::run_process(
+        {test::helper_path("tracing_api").string()},
+        {{"NVTX_INJECTION64_PATH", ""}, {"CUDACORE_NVTX_RECORD", path.string()}});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("no tool\nmade 0\n"), std::string::npos) << result.out;
+    EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+}  // namespace
