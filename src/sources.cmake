@@ -127,7 +127,8 @@ set(CUDACORE_GRAPH_SOURCES
   src/graph/graph.cpp
   src/graph/graph_exec.cpp
   src/graph/graph_builder.cpp
-  src/graph/graph_memory_resource.cpp)
+  src/graph/graph_memory_resource.cpp
+  src/graph/stream_memory_operations.cpp)
 # Views of memory that are not memory resources: CUDA arrays and their copies, textures,
 # surfaces, tensor maps and strided views.
 set(CUDACORE_VIEWS_SOURCES
