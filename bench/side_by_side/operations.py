@@ -66,3 +66,13 @@ for _n in GRAPH_SIZES:
     PLANS[f"graph_replay_{_n}"] = (10, 300)
     PLANS[f"graph_capture_instantiate_{_n}"] = (5, 200)
 del _n
+# Signals between two streams (signals.cpp): enqueue-only, per pair; no cuda.core or CuPy side.
+OPERATIONS += [
+    ("event_record_wait_pair", "event record + wait pair"),
+    ("stream_write_wait_pair", "stream write + wait pair"),
+    ("stream_write_wait_pair_buffer_held", "stream write + wait pair, word as a held Buffer"),
+]
+GPU_OPERATIONS |= {"event_record_wait_pair", "stream_write_wait_pair",
+                   "stream_write_wait_pair_buffer_held"}
+PLANS.update({"event_record_wait_pair": (10, 300), "stream_write_wait_pair": (10, 300),
+              "stream_write_wait_pair_buffer_held": (10, 300)})
