@@ -56,7 +56,7 @@ namespace cudacore {
 /// caller keeps valid). Designated initializers: `{.buffer = flag, .offset = 8}`,
 /// `{.pointer = mapped}`.
 struct ValueAddress {
-    Buffer buffer;            ///< the memory (held until the operation has run); empty: `pointer`
+    Buffer buffer{};          ///< the memory (held until the operation has run); empty: `pointer`
     std::size_t offset = 0;   ///< bytes into `buffer` (ignored for a raw pointer)
     CUdeviceptr pointer = 0;  ///< a raw device address, used when `buffer` is empty
 };
