@@ -43,7 +43,10 @@ int main() try {
     //    the producer writes after its kernel.
     const Stream producer = device.create_stream();
     const Stream consumer = device.create_stream();
-    const Buffer flag = device.allocate(sizeof(std::uint32_t), producer);
+    // The word in memory from cuMemAlloc (stream memory operations refuse memory from a
+    // stream-ordered pool on some drivers).
+    auto plain = std::make_shared<SynchronousMemoryResource>(device);
+    const Buffer flag = plain->allocate(sizeof(std::uint32_t), producer);
     flag.fill_uint32(0, producer);
     const Buffer data = device.allocate(n * sizeof(int), producer);
     const Buffer sum = device.allocate(n * sizeof(int), consumer);

@@ -6,9 +6,11 @@
 #include "cudacore/buffer.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/stream_memory_operations.hpp"
+#include "cudacore/synchronous_memory_resource.hpp"
 #include "loader/driver_api.hpp"
 
 #include <cstdint>
+#include <memory>
 
 namespace cudacore::bench::side_by_side {
 
@@ -58,7 +60,9 @@ void signal_operations(Runner& runner, const Device& device) {
           "Stream::record(event) + Stream::wait(event) on another stream"}});
 
     // A counter word: each pair writes the next value and waits until the word has reached it.
-    const Buffer flag = device.allocate(sizeof(std::uint32_t), producer);
+    // cuMemAlloc memory: stream memory operations refuse memory from a stream-ordered pool.
+    const auto plain = std::make_shared<SynchronousMemoryResource>(device);
+    const Buffer flag = plain->allocate(sizeof(std::uint32_t), producer);
     flag.fill_uint32(0, producer);
     sync_both();
     std::uint32_t next = 0;

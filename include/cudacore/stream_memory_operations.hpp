@@ -5,7 +5,8 @@
 /// (cuGraphAddBatchMemOpNode). One stream signals another, or the host releases a stream, with
 /// no event and no host function:
 ///
-///     Buffer flag = device.allocate(sizeof(std::uint32_t), producer);
+///     auto plain = std::make_shared<SynchronousMemoryResource>(device);  // cuMemAlloc memory
+///     Buffer flag = plain->allocate(sizeof(std::uint32_t), producer);
 ///     flag.fill_uint32(0, producer);
 ///     launch(producer, config, fill, data);
 ///     write_value32(producer, {.buffer = flag}, 1);         // after the kernel
@@ -15,6 +16,11 @@
 /// Where the word lives: a ValueAddress names a Buffer (and a byte offset into it), or a raw
 /// device address (host memory mapped to the device, registered or pinned, or memory the caller
 /// manages). The word must be aligned to its size (4 or 8 bytes) and lie inside the Buffer.
+/// The driver takes device memory from cuMemAlloc (SynchronousMemoryResource), pinned host
+/// memory (PinnedMemoryResource) and registered host memory (register_host_memory); it refuses
+/// managed memory (InvalidArgumentError before the call) and, on the drivers tried, memory from
+/// stream-ordered pools such as Device::allocate's (DriverError CUDA_ERROR_INVALID_VALUE, whose
+/// message says so).
 ///
 /// Keeps alive: an operation on a Buffer keeps the buffer's memory until the operation has run.
 /// On the buffer's deallocation stream stream order does it (the free comes after); on another
@@ -129,7 +135,8 @@ inline MemoryOperation write_value64_operation(ValueAddress address, std::uint64
 /// Later work on `stream` waits until the 32-bit word at `address` meets `options.condition`
 /// against `value` (cuStreamWaitValue32). Throws InvalidArgumentError when the stream or buffer
 /// is closed, the word is misaligned (4 bytes), outside the buffer or at address 0, or the device
-/// lacks what `options` asks (see the file's description); DriverError when the driver refuses.
+/// lacks what `options` asks (see the file's description), or the memory is managed; DriverError
+/// when the driver refuses (memory from a stream-ordered pool, for one).
 /// Keeps a Buffer's memory until the wait has run (the file's description).
 void wait_value32(const Stream& stream, const ValueAddress& address, std::uint32_t value,
                   const WaitOptions& options = {});

@@ -89,6 +89,11 @@ CUdeviceptr resolve(const ValueAddress& address, std::size_t width, const char* 
                                        std::to_string(width * 8) + "-bit word at offset " +
                                        std::to_string(address.offset) + " lies outside " +
                                        address.buffer.description());
+        // The driver documents it: no stream memory operation takes managed memory.
+        if (address.buffer.is_managed())
+            throw InvalidArgumentError(std::string(call) + which(index) + ": " +
+                                       address.buffer.description() +
+                                       " is managed memory, which stream memory operations refuse");
         pointer = address.buffer.handle() + address.offset;
     } else if (box_of(address.buffer) && address.buffer.is_closed()) {
         throw InvalidArgumentError(std::string(call) + which(index) + ": " +
@@ -158,6 +163,15 @@ CUstreamBatchMemOpParams to_driver(const MemoryOperation& operation, int ordinal
     return params;
 }
 
+// What the driver's CUDA_ERROR_INVALID_VALUE most often means for a well-formed operation: the
+// memory is of a kind it refuses (seen with memory from stream-ordered pools).
+std::string refused_memory_hint(CUresult status) {
+    if (status != CUDA_ERROR_INVALID_VALUE) return {};
+    return "; stream memory operations refuse memory from stream-ordered pools (Device::allocate) "
+           "and managed memory: use cuMemAlloc memory (SynchronousMemoryResource), pinned or "
+           "registered host memory";
+}
+
 const StreamBox& open_stream(const Stream& stream, const char* call) {
     stream.check_open(call);
     const auto& box = box_of(stream);
@@ -198,7 +212,8 @@ void enqueue_one(const Stream& stream, const ValueAddress& address, Value value,
     const CUdeviceptr pointer = resolve(address, sizeof(Value), call, -1);
     const CUresult status = driver_function(box.handle, pointer, value, flags);
     if (status != CUDA_SUCCESS) [[unlikely]]
-        throw_driver_error(status, driver_call, describe_stream(box) + ", address " + hex(pointer));
+        throw_driver_error(status, driver_call, describe_stream(box) + ", address " + hex(pointer) +
+                                                    refused_memory_hint(status));
     if (address.buffer) hold_until_run(stream, box, address.buffer);
 }
 
@@ -271,7 +286,8 @@ void run_memory_operations(const Stream& stream, std::span<const MemoryOperation
     if (status != CUDA_SUCCESS) [[unlikely]]
         detail::throw_driver_error(status, "cuStreamBatchMemOp",
                                    mo::describe_stream(box) + ", " +
-                                       std::to_string(params.size()) + " operations");
+                                       std::to_string(params.size()) + " operations" +
+                                       mo::refused_memory_hint(status));
     for (const MemoryOperation& operation : operations)
         if (operation.address.buffer) mo::hold_until_run(stream, box, operation.address.buffer);
 }
@@ -295,13 +311,13 @@ GraphNode add_memory_operations(Graph& graph, GraphDependencies dependencies,
     node_params.paramArray = params.data();
     node_params.flags = 0;
     CUgraphNode node = nullptr;
-    detail::check(detail::driver().cuGraphAddBatchMemOpNode(&node, box->handle,
-                                                            dependencies.handles(),
-                                                            dependencies.size(), &node_params),
-                  "cuGraphAddBatchMemOpNode", [&] {
-                      return "batch memory operation node (" + std::to_string(params.size()) +
-                             " operations) in " + graph.description();
-                  });
+    const CUresult status = detail::driver().cuGraphAddBatchMemOpNode(
+        &node, box->handle, dependencies.handles(), dependencies.size(), &node_params);
+    if (status != CUDA_SUCCESS) [[unlikely]]
+        detail::throw_driver_error(status, "cuGraphAddBatchMemOpNode",
+                                   "batch memory operation node (" +
+                                       std::to_string(params.size()) + " operations) in " +
+                                       graph.description() + mo::refused_memory_hint(status));
     for (const MemoryOperation& operation : operations)
         if (operation.address.buffer) graph.hold(operation.address.buffer);
     return GraphNode(node);

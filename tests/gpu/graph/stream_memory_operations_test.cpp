@@ -61,13 +61,14 @@ protected:
         slow_fill_.emplace(code_->get_kernel("slow_fill"));
         copy_.emplace(code_->get_kernel("copy_ints"));
         pinned_ = std::make_shared<PinnedMemoryResource>(*device_);
+        plain_ = std::make_shared<SynchronousMemoryResource>(*device_);
     }
     const Device& device() const { return *device_; }
     const Kernel& slow_fill() const { return *slow_fill_; }
     const Kernel& copy_ints() const { return *copy_; }
     // `words` zeroed 64-bit words of device memory.
     Buffer zeroed_words(const Stream& stream, std::size_t words = 1) const {
-        Buffer buffer = device().allocate(words * 8, stream);
+        Buffer buffer = plain_->allocate(words * 8, stream);
         buffer.fill_byte(0, stream);
         stream.sync();
         return buffer;
@@ -93,6 +94,7 @@ protected:
     std::optional<ObjectCode> code_;
     std::optional<Kernel> slow_fill_, copy_;
     std::shared_ptr<PinnedMemoryResource> pinned_;
+    std::shared_ptr<SynchronousMemoryResource> plain_;
 };
 
 TEST_F(StreamMemoryOperations, OneStreamSignalsAnotherThroughAWrittenWord) {
@@ -125,7 +127,7 @@ TEST_F(StreamMemoryOperations, WaitsBlockUntilTheConditionHolds) {
     wait_value32(stream, {.buffer = word}, 5, {.condition = WaitCondition::equal});
     write_value32(writer, {.buffer = word}, 3);
     writer.sync();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(stream.is_done()) << "the wait for 5 is over with the word at 3";
     write_value32(writer, {.buffer = word}, 5, {.memory_barrier = false});
     stream.sync();
@@ -149,13 +151,23 @@ TEST_F(StreamMemoryOperations, HostThreadReleasesAStreamByWritingPinnedMemory) {
     wait_value32(stream, {.pointer = host_word.handle()}, 1);
     launch(stream, kConfig, copy_ints(), host_data, out, kCount);
     std::thread host([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
         std::fill(host_data.span<int>().begin(), host_data.span<int>().end(), 42);
         std::atomic_ref<std::uint32_t>(*word).store(1, std::memory_order_release);
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
     EXPECT_FALSE(stream.is_done()) << "the stream ran past an unsatisfied wait";
     host.join();
+    // Bounded: a wait that never sees the host's word fails the test instead of hanging it.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!stream.is_done() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!stream.is_done()) {
+        ADD_FAILURE() << "the host's write did not release the stream within 5 s";
+        const Stream other = device().create_stream();
+        write_value32(other, {.pointer = host_word.handle()}, 1);
+        other.sync();
+    }
     EXPECT_TRUE(all_equal(read_ints(out, stream), 42));
 }
 
@@ -175,7 +187,7 @@ TEST_F(StreamMemoryOperations, ABatchRunsItsOperationsInOrder) {
         write_value32_operation({.buffer = words, .offset = 20}, 9),
     };
     run_memory_operations(stream, operations);
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(stream.is_done()) << "the batch's first wait did not hold it";
     run_memory_operations(releaser, std::vector{write_value32_operation({.buffer = words, .offset = 16}, 1)});
     stream.sync();
@@ -232,7 +244,7 @@ TEST_F(StreamMemoryOperations, AGraphHoldsWaitAndWriteNodes) {
     const CUdeviceptr flag_address = flag.handle();
     flag = Buffer();  // the graph keeps the words alive
     exec.launch(stream);
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(stream.is_done()) << "the graph ran past its wait node";
     write_value32(other, {.pointer = flag_address}, 1);
     stream.sync();
@@ -305,6 +317,10 @@ TEST_F(StreamMemoryOperations, ErrorsNameTheCallBeforeTheDriverIsCalled) {
                                                                               .wait = {}, .write = {}}});
                 }),
                 "run_memory_operations (operation 1): value 4294967296");
+    auto managed = std::make_shared<ManagedMemoryResource>(device());
+    const Buffer managed_word = managed->allocate(8, stream);
+    EXPECT_CONTAINS(message_of([&] { write_value32(stream, {.buffer = managed_word}, 1); }),
+                    "managed memory");
     Graph graph = Graph::create(device());
     EXPECT_CONTAINS(message_of([&] { add_memory_operations(graph, {}, {}); }),
                 "no operations");
@@ -342,3 +358,4 @@ TEST_F(StreamMemoryOperations, ErrorsNameTheCallBeforeTheDriverIsCalled) {
 }
 
 }  // namespace
+
