@@ -20,6 +20,8 @@ bash scripts/install-packages.sh libopenmpi-dev openmpi-bin
 # The packages (scripts/packages.sh): cpack's Debian generator runs dpkg-shlibdeps (dpkg-dev),
 # which reads binaries with file; the consumer build checks cudacore.pc with pkg-config.
 bash scripts/install-packages.sh dpkg-dev file pkg-config
+# scripts/check-function-length.py finds each function's extent with Universal Ctags.
+bash scripts/install-packages.sh universal-ctags
 
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 if [ ! -f "$cuda_home/include/cuda.h" ]; then

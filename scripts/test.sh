@@ -43,6 +43,9 @@ step "layers" python3 scripts/check-layers.py
 # The same at symbol level, over the main build's objects: no layer references a symbol that only
 # a higher layer defines (the CPU suite's CTest tests run it too, with fixtures that must fail).
 step "layer symbols" python3 scripts/check-layer-symbols.py "$build_dir/cudacore-layer-objects.txt"
+# No function in src/ or tools/ over 60 lines without a `// Long because:` comment above it
+# (function extents from Universal Ctags).
+step "function length" python3 scripts/check-function-length.py
 step "headers alone" python3 scripts/check-headers-alone.py
 # The API reference (Doxygen over include/cudacore): fails on any warning beyond the list of
 # members not yet documented, which may only shrink.

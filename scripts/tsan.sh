@@ -17,7 +17,7 @@ tests=(cpu_memory_test cpu_buffer_threads_test cpu_caching_memory_resource_test
        cpu_program_cache_test cpu_program_key_memo_test cpu_disk_cache_test cpu_remote_cache_test
        cpu_compile_many_test
        cpu_deferred_release_test
-       cpu_event_recycler_test)
+       cpu_event_recycler_test cpu_thread_exit_test)
 # A unity build as in scripts/sanitize.sh, without the CLI (no test here runs it), with line
 # tables only (-g1: enough for the reports' file:line).
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \

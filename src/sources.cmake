@@ -4,6 +4,7 @@
 set(CUDACORE_LOADER_SOURCES
   src/loader/dynamic_library.cpp
   src/loader/driver_api.cpp
+  src/loader/device_queries.cpp
   src/loader/compiler_apis.cpp
   src/loader/nvvm_api.cpp
   src/loader/nvml_api.cpp
@@ -23,6 +24,7 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/temporary_directory.cpp
   src/support/version.cpp
   src/support/thread_block_pool.cpp
+  src/support/thread_exit.cpp
   src/support/parallel_steps.cpp
   src/support/nvtx_range.cpp)
 set(CUDACORE_CODE_SOURCES

@@ -56,6 +56,51 @@ void print_stats(const CacheArgs& args) {
     }
 }
 
+// `cache clear`: every entry of the disk cache, and of the remote one with --remote.
+void clear_caches(const CacheArgs& args) {
+    const std::filesystem::path directory = cache_directory(args);
+    const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
+    if (!cache) {
+        std::printf("no cache at %s: nothing to remove\n", directory.c_str());
+    } else {
+        const std::uint64_t entries = cache->stats().entries;
+        cache->clear();
+        std::printf("removed %llu entries from %s\n", static_cast<unsigned long long>(entries),
+                    cache->directory().c_str());
+    }
+    if (const auto remote = open_remote_cache(args.remote)) {
+        const std::uint64_t entries = remote->server_entries();
+        remote->clear();
+        std::printf("removed %llu entries from %s (prefix %s)\n",
+                    static_cast<unsigned long long>(entries),
+                    remote->options().display_url().c_str(),
+                    remote->options().key_prefix.c_str());
+    }
+}
+
+// `cache prune`: least recently used entries of the disk cache until it holds at most
+// --max-bytes.
+void prune_cache(const CacheArgs& args) {
+    const std::filesystem::path directory = cache_directory(args);
+    const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
+    if (!cache) {
+        std::printf("no cache at %s: nothing to remove\n", directory.c_str());
+        return;
+    }
+    // Damage to the cache's own bookkeeping is repaired and named; what cannot be is
+    // skipped and named, and the prune goes on: the cache stays usable.
+    const DiskProgramCache::PruneReport report = cache->prune_and_repair(args.max_bytes);
+    for (const std::string& line : report.repaired)
+        std::fprintf(stderr, "cudacore: repaired: %s\n", line.c_str());
+    for (const std::string& line : report.skipped)
+        std::fprintf(stderr, "cudacore: warning: %s\n", line.c_str());
+    const CacheStats stats = cache->stats();
+    std::printf("removed %llu entries; %llu entries, %llu bytes remain\n",
+                static_cast<unsigned long long>(report.removed),
+                static_cast<unsigned long long>(stats.entries),
+                static_cast<unsigned long long>(stats.bytes));
+}
+
 }  // namespace
 
 void add_cache_command(CLI::App& app) {
@@ -72,26 +117,7 @@ void add_cache_command(CLI::App& app) {
     command->add_subcommand("stats", "Where the cache is, how many entries and bytes it holds")
         ->fallthrough()
         ->callback([args] { print_stats(*args); });
-    command->add_subcommand("clear", "Remove every entry")->fallthrough()->callback([args] {
-        const std::filesystem::path directory = cache_directory(*args);
-        const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
-        if (!cache) {
-            std::printf("no cache at %s: nothing to remove\n", directory.c_str());
-        } else {
-            const std::uint64_t entries = cache->stats().entries;
-            cache->clear();
-            std::printf("removed %llu entries from %s\n", static_cast<unsigned long long>(entries),
-                        cache->directory().c_str());
-        }
-        if (const auto remote = open_remote_cache(args->remote)) {
-            const std::uint64_t entries = remote->server_entries();
-            remote->clear();
-            std::printf("removed %llu entries from %s (prefix %s)\n",
-                        static_cast<unsigned long long>(entries),
-                        remote->options().display_url().c_str(),
-                        remote->options().key_prefix.c_str());
-        }
-    });
+    command->add_subcommand("clear", "Remove every entry")->fallthrough()->callback([args] { clear_caches(*args); });
     auto* prune = command->add_subcommand(
         "prune", "Remove least recently used entries until the cache holds at most --max-bytes");
     // Checked as text first: a negative number would otherwise wrap to a huge unsigned one.
@@ -105,26 +131,7 @@ void add_cache_command(CLI::App& app) {
                 return {};
             },
             "BYTES"));
-    prune->callback([args] {
-        const std::filesystem::path directory = cache_directory(*args);
-        const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
-        if (!cache) {
-            std::printf("no cache at %s: nothing to remove\n", directory.c_str());
-            return;
-        }
-        // Damage to the cache's own bookkeeping is repaired and named; what cannot be is
-        // skipped and named, and the prune goes on: the cache stays usable.
-        const DiskProgramCache::PruneReport report = cache->prune_and_repair(args->max_bytes);
-        for (const std::string& line : report.repaired)
-            std::fprintf(stderr, "cudacore: repaired: %s\n", line.c_str());
-        for (const std::string& line : report.skipped)
-            std::fprintf(stderr, "cudacore: warning: %s\n", line.c_str());
-        const CacheStats stats = cache->stats();
-        std::printf("removed %llu entries; %llu entries, %llu bytes remain\n",
-                    static_cast<unsigned long long>(report.removed),
-                    static_cast<unsigned long long>(stats.entries),
-                    static_cast<unsigned long long>(stats.bytes));
-    });
+    prune->callback([args] { prune_cache(*args); });
 }
 
 }  // namespace cudacore::cli

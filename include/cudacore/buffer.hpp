@@ -1,3 +1,4 @@
+// Over 200 lines: one class, Buffer; ownership, streams and closing each need their rules.
 /// @file
 /// Buffer: a range of memory (device, pinned host or managed) with its size and its resource.
 ///
@@ -9,8 +10,8 @@
 /// Buffer::wrap_unowned wraps memory the caller keeps owning and never frees it. Destruction never
 /// throws; release errors are ignored (the driver may be shut down at exit), in any order, at any
 /// time. Memory still held when the process exits (buffers in static objects, std::exit) is freed
-/// by an exit handler that runs before the driver's own teardown; a Buffer destroyed after that
-/// finds itself closed and frees nothing.
+/// before the driver's own teardown; a Buffer destroyed after that finds itself closed and frees
+/// nothing (docs/design/release-after-exit.md).
 ///
 /// Size 0: allocate(0) gives an empty, open buffer of that resource (address 0, nothing freed), as
 /// cuda.core does; copies and fills of it do nothing.
@@ -43,10 +44,9 @@
 
 namespace cudacore {
 
+// Here because Buffer's copy and destructor are inline and use them: the count of the Buffers
+// sharing an allocation, and what frees it when the last goes (docs/design/buffers.md).
 namespace detail {
-/// The count of Buffers sharing a box: the first part of every box (memory/buffer_box.hpp), so that
-/// copying and dropping a Buffer is inline. A box's memory is released, and the box kept for
-/// reuse, by drop_buffer_box when the last Buffer goes.
 struct BufferBoxCount {
     std::atomic<std::uint32_t> references{0};
 };

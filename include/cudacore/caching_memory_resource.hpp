@@ -59,7 +59,7 @@ class Device;
 
 namespace detail {
 struct CachingCore;
-struct CachingStreamOps;
+struct CachingMemoryResourceTesting;
 }  // namespace detail
 
 /// Options of a CachingMemoryResource.
@@ -100,11 +100,6 @@ public:
     /// pool's release threshold is left as it is). Throws as DeviceMemoryResource's constructor.
     static std::shared_ptr<CachingMemoryResource> create(
         const Device& device, const CachingMemoryResourceOptions& options = {});
-    /// For tests: `ops` records, queries and recycles the events of cross-stream reuse and waits
-    /// for the device (null: the driver's, in the primary context of the upstream's device).
-    CachingMemoryResource(std::shared_ptr<MemoryResource> upstream,
-                          const CachingMemoryResourceOptions& options,
-                          std::shared_ptr<detail::CachingStreamOps> ops);
     /// Gives every cached block back (see release()); errors are ignored.
     ~CachingMemoryResource() override;
 
@@ -137,6 +132,12 @@ protected:
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
 
 private:
+    friend struct detail::CachingMemoryResourceTesting;
+    // Over a core made elsewhere: the tests' seam (memory/caching_stream_ops.hpp, not installed).
+    CachingMemoryResource(std::shared_ptr<MemoryResource> upstream,
+                          const CachingMemoryResourceOptions& options,
+                          std::shared_ptr<detail::CachingCore> core) noexcept;
+
     std::shared_ptr<MemoryResource> upstream_;
     CachingMemoryResourceOptions options_;
     std::shared_ptr<detail::CachingCore> core_;

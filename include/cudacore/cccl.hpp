@@ -1,3 +1,4 @@
+// Over 200 lines: header-only CCCL adaptors, templates whose bodies must live here.
 /// @file
 /// CCCL interop: cudacore streams as cuda::stream_ref, cudacore memory resources as cuda::mr
 /// resources (so CCCL containers and algorithms, Thrust and CUB allocate through them), and

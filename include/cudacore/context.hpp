@@ -3,12 +3,10 @@
 ///
 /// Ownership: copies share one retained primary context. Once cudacore has retained a device's
 /// primary context it keeps it retained until the process exits, as the CUDA runtime does (the
-/// driver releases it at exit): releasing it while the driver's own threads may still be
-/// finishing work in it (a host function cudacore enqueued to time a deferred release) crashes
-/// them, and re-creating it costs tens of milliseconds. Only a context someone reset
-/// (cuDevicePrimaryCtxReset) is released, once the last object that holds it is destroyed; the
-/// next use retains the new one. Release errors (the driver shutting down, the device reset by
-/// someone else) are ignored: destruction never throws or prints.
+/// driver releases it at exit; docs/design/release-after-exit.md says why). Only a context
+/// someone reset (cuDevicePrimaryCtxReset) is released, once the last object that holds it is
+/// destroyed; the next use retains the new one. Release errors (the driver shutting down, the
+/// device reset by someone else) are ignored: destruction never throws or prints.
 #pragma once
 
 #include <cuda.h>
@@ -17,6 +15,7 @@
 
 namespace cudacore {
 
+// Declared only (src/ defines them): the private members' types and the friend reaching them.
 namespace detail {
 struct ContextBox;
 struct BoxAccess;

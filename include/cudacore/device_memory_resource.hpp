@@ -31,14 +31,12 @@
 
 namespace cudacore {
 
+// Named, never defined here: the private members' box type, the library's one friend that
+// reaches them, and what import_memory_pool hands the importing constructor (src/ defines them).
 namespace detail {
 struct BoxAccess;
 struct ContextBox;
-/// A pool imported from another process and its identity (made by import_memory_pool).
-struct ImportedPool {
-    CUmemoryPool pool = nullptr;
-    std::array<unsigned char, 16> id{};
-};
+struct ImportedPool;
 }
 
 class Device;

@@ -1,3 +1,4 @@
+// Over 200 lines: the whole exception hierarchy is one concept, a few lines per class.
 /// @file
 /// The one exception hierarchy of cudacore.
 ///

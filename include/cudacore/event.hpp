@@ -5,10 +5,9 @@
 /// stream.record(event). Ownership: copies share one event, released when the last copy goes; an
 /// event holds its context. Destruction never throws; release errors are ignored.
 ///
-/// Cost: events made and dropped in a loop are cheap. A dropped event known to have no work left
-/// may be handed to a later create_event of the same options instead of being destroyed; the
-/// Event made then is a new, unrecorded event in every respect (complete, is_recorded() false,
-/// elapsed times refused until recorded), and only its handle may equal a dropped event's, as
+/// Cost: events made and dropped in a loop are cheap (docs/design/event-recycling.md). An Event
+/// that create_event makes is a new, unrecorded event in every respect (complete, is_recorded()
+/// false, elapsed times refused until recorded); only its handle may equal a dropped event's, as
 /// the driver's own new events' may.
 #pragma once
 
@@ -22,6 +21,7 @@
 
 namespace cudacore {
 
+// Declared only (src/ defines them): the private members' types and the friend reaching them.
 namespace detail {
 struct EventBox;
 struct BoxAccess;

@@ -1,3 +1,4 @@
+// Over 200 lines: one class, Graph, with one documented call per kind of node.
 /// @file
 /// Graph: a graph definition (CUgraph), captured from streams (GraphBuilder, graph_builder.hpp)
 /// or built node by node here, then instantiated into a GraphExec (graph_exec.hpp) to launch.
@@ -51,6 +52,9 @@
 
 namespace cudacore {
 
+// The box and friend are declared only (src/ defines them: the private box member and the
+// library's one friend that reaches it); with_kernel_arguments is defined here because the
+// template add_kernel below (and GraphExec::set_kernel_arguments) use it.
 namespace detail {
 struct GraphBox;
 struct BoxAccess;

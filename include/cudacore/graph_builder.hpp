@@ -49,10 +49,6 @@
 
 namespace cudacore {
 
-namespace detail {
-struct CaptureState;
-}
-
 /// Declared (opaque) in stream.hpp for Stream::begin_capture.
 enum class CaptureMode : int {
     global,      ///< CU_STREAM_CAPTURE_MODE_GLOBAL

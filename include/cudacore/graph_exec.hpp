@@ -30,6 +30,7 @@
 
 namespace cudacore {
 
+// Declared only (src/ defines them): the private members' types and the friend reaching them.
 namespace detail {
 struct GraphExecBox;
 struct BoxAccess;

@@ -22,6 +22,7 @@
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
+#include "cudacore/context.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>
@@ -30,10 +31,6 @@
 #include <memory>
 
 namespace cudacore {
-
-namespace detail {
-struct ContextBox;
-}
 
 class Device;
 
@@ -72,7 +69,7 @@ protected:
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
 
 private:
-    std::shared_ptr<detail::ContextBox> context_;
+    Context context_;
     int ordinal_ = 0;
     CUdevice device_ = 0;
 };

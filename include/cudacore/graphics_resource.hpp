@@ -49,6 +49,7 @@ namespace cudacore {
 class Device;
 class Stream;
 
+// Declared only (src/ defines them): the private members' types and the friend reaching them.
 namespace detail {
 struct GraphicsResourceBox;
 struct BoxAccess;
@@ -172,8 +173,6 @@ public:
     /// load/store) on device 0". Never throws beyond std::bad_alloc.
     std::string description() const;
 
-    /// The shared state (cudacore's own use).
-    const std::shared_ptr<detail::GraphicsResourceBox>& box() const noexcept { return box_; }
     /// Same registration.
     bool operator==(const GraphicsResource& other) const noexcept { return box_ == other.box_; }
 

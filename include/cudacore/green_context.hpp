@@ -28,7 +28,7 @@
 /// several threads ("no internal synchronization"; seen on the H100 as crashes inside the driver
 /// when one thread synchronized or destroyed a green context's stream while another freed memory
 /// on it). Use a green context, its streams, events and the buffers freed on them from one thread
-/// at a time. cudacore's own release thread makes no call on them (deferred_release.hpp).
+/// at a time. cudacore's own release thread makes no call on them (docs/design/release-thread.md).
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -108,6 +108,7 @@ private:
 /// Every SM of `device` (cuDeviceGetDevResource).
 SmResource sm_resource(const Device& device);
 
+// Declared only (src/ defines them): the private members' types and the friend reaching them.
 namespace detail {
 struct GreenContextBox;
 struct BoxAccess;

@@ -37,6 +37,7 @@ namespace cudacore {
 
 class Buffer;
 
+// Here because KernelArgument<Buffer>::convert below is inline and calls it.
 namespace detail {
 [[noreturn]] void throw_closed_buffer_argument();
 }
@@ -65,9 +66,11 @@ struct KernelArgument<T> {
     }
 };
 
+// Here because launch() and TypedKernel below are templates and call these; the calls are
+// defined in src/runtime.
 namespace detail {
 
-/// The launch proper (src/launch.cpp). `sizes` null: sizes were checked already (TypedKernel).
+/// The launch proper. `sizes` null: sizes were checked already (TypedKernel).
 void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
                    void** arguments, const std::size_t* sizes, std::size_t count);
 /// Throws InvalidArgumentError when `count` / `sizes` do not match the kernel's parameters.

@@ -21,10 +21,6 @@
 
 namespace cudacore {
 
-namespace detail {
-struct LinkStateBox;
-}
-
 /// No link yet, an nvJitLink handle, or a driver link state.
 using LinkerHandle = std::variant<std::monostate, nvJitLinkHandle, CUlinkState>;
 
@@ -79,7 +75,8 @@ private:
     std::string info_log_;
     std::string error_log_;
     std::string backend_;
-    std::shared_ptr<detail::LinkStateBox> state_;
+    struct State;  // the last link's state, kept so that handle() stays valid
+    std::shared_ptr<State> state_;
 };
 
 }  // namespace cudacore

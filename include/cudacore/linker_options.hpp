@@ -3,8 +3,8 @@
 ///
 /// Unset fields pass no flag. The fields turn into nvJitLink flags in exactly one place,
 /// nvjitlink_flags() (Linker::flags() shows the result); the driver's linker (chosen by `backend`,
-/// or as the fallback) maps the subset it understands to CU_JIT options in src/code/linker.cpp
-/// and refuses the rest by field name.
+/// or as the fallback) maps the subset it understands to CU_JIT options and refuses the rest by
+/// field name.
 #pragma once
 
 #include <chrono>

@@ -9,16 +9,13 @@
 
 #include "cudacore/memory_location.hpp"
 #include "cudacore/buffer.hpp"  // allocate() returns one
+#include "cudacore/context.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <memory>
 #include <optional>
 
 namespace cudacore {
-
-namespace detail {
-struct ContextBox;
-}
 
 class Buffer;
 class Device;
@@ -57,7 +54,7 @@ protected:
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
 
 private:
-    std::shared_ptr<detail::ContextBox> context_;
+    Context context_;
     int ordinal_ = 0;
     ManagedMemoryResourceOptions options_;
 };

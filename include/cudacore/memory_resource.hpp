@@ -32,19 +32,18 @@
 
 namespace cudacore {
 
-namespace detail {
-struct BufferBox;
-class LaunchStreams;
-}
-
 class Buffer;
 class Device;
 class Stream;
 class MemoryResource;
 
+// Declared only (src/memory defines them): the friends and the member type that MemoryResource's
+// private and protected parts name (docs/design/buffers.md says what they do).
 namespace detail {
+struct BufferBox;
+class LaunchStreams;
 /// Marks a resource that lives as long as the process (a device's default resources): its buffers
-/// point at it without counting references (src/crossings/device_memory.cpp).
+/// point at it without counting references.
 void keep_for_the_process(MemoryResource& resource) noexcept;
 }  // namespace detail
 
@@ -61,9 +60,7 @@ void keep_for_the_process(MemoryResource& resource) noexcept;
 /// Throws InvalidArgumentError for a null pointer. Thread-safe, also against allocations.
 void keep_until_exit(const std::shared_ptr<MemoryResource>& resource);
 
-/// Aligned to a cache line: with std::make_shared the reference counts that every Buffer of a
-/// resource changes sit on the line before it, not on the line of its virtual table pointer and
-/// fields, which every thread allocating from it reads.
+/// The base of every memory resource (this file's description). Thread-safe.
 class alignas(64) MemoryResource : public std::enable_shared_from_this<MemoryResource> {
 public:
     virtual ~MemoryResource() = default;
@@ -114,19 +111,17 @@ protected:
 
     friend struct detail::BufferBox;
 
-    /// Internal, for resources that destroy their pool: where Buffers note the streams they free
-    /// this resource's memory on (held until then), so that the pool is destroyed only once
-    /// those frees ran (src/memory/owned_pool.hpp). Null for the others (nothing is noted).
+    /// The library's own (docs/design/buffers.md, "Pools destroyed after their frees"); null
+    /// unless a resource of cudacore's sets it.
     std::shared_ptr<detail::LaunchStreams> free_streams_;
 
 private:
     friend void detail::keep_for_the_process(MemoryResource& resource) noexcept;
     friend void keep_until_exit(const std::shared_ptr<MemoryResource>& resource);
-    /// device_ordinal() and the accessibility queries packed, asked at the first allocate(): each
-    /// Buffer copies them, and three virtual calls per buffer cost more than one load.
+    // The description asked once, and the kept-for-the-process mark (docs/design/buffers.md).
     std::uint32_t described() const noexcept;
-    std::atomic<bool> for_the_process_{false};  ///< never destroyed: buffers need not hold it
-    mutable std::atomic<std::uint32_t> description_bits_{0};  ///< 0: not asked yet
+    std::atomic<bool> for_the_process_{false};
+    mutable std::atomic<std::uint32_t> description_bits_{0};
 };
 
 }  // namespace cudacore

@@ -28,6 +28,7 @@
 
 namespace cudacore {
 
+// Declared only (src/ defines them): the private members' types and the friend reaching them.
 namespace detail {
 struct MipmappedArrayBox;
 struct BoxAccess;

@@ -1,3 +1,4 @@
+// Over 200 lines: one class, ObjectCode, with a from_<type> pair per code type and its contract.
 /// @file
 /// ObjectCode: compiled or linked GPU code as an immutable value.
 ///
@@ -41,6 +42,8 @@ CodeType code_type_from_string(std::string_view name);
 /// Name expression (as given to Program::compile, e.g. "scale<float>") -> lowered (mangled) name.
 using SymbolMap = std::map<std::string, std::string>;
 
+// Declared only (src/code defines them): the type of the private state member and the library's
+// one friend that reaches it (src/code/object_code_state.hpp).
 namespace detail {
 struct ObjectCodeState;
 struct ObjectCodeAccess;
@@ -76,9 +79,8 @@ public:
     /// bytes' structure is checked when they are linked (Linker) or loaded (get_kernel, load).
     /// From a string the caller keeps, the bytes, name and symbols are copied (the bytes into the
     /// value's own allocation: one block and one copy in all); from a moved string, that string
-    /// is kept as it is and the name and symbols are moved in. The block of a copied value goes
-    /// back to the thread that drops it, which keeps up to four such blocks (of 256 KiB at most)
-    /// for the next values that fit: making and dropping values in a loop costs no malloc.
+    /// is kept as it is and the name and symbols are moved in. Making and dropping values in a
+    /// loop is cheap (docs/design/object-code-state.md). Thread-safe.
     static ObjectCode from_bytes(CodeType type, const std::string& code, std::string_view name = {},
                                  const SymbolMap& symbols = {});
     /// from_bytes() keeping the moved string as the value's bytes (no copy).
@@ -162,7 +164,7 @@ public:
     /// Equal when code type, name, bytes and symbol map are all equal.
     bool operator==(const ObjectCode& other) const noexcept;
 
-    /// Serialized form (src/code/object_code_serialization.cpp documents the layout): magic, format
+    /// Serialized form (docs/design/object-code-state.md gives the layout): magic, format
     /// version, byte-order mark, code type, name, symbol map, code bytes and an XXH3-64 checksum,
     /// every integer little-endian. Holds no driver state: a deserialized ObjectCode loads lazily
     /// like any other. deserialize() throws SerializationError for truncated, corrupted,
@@ -201,7 +203,7 @@ public:
     /// SerializationError (naming the path) when it cannot be read or is not a valid serialization.
     static ObjectCode load(const std::filesystem::path& path);
 
-    /// Loading (needs a driver; src/crossings/object_code_loading.cpp). The code is loaded into the driver
+    /// Loading (needs a driver). The code is loaded into the driver
     /// (cuLibraryLoadData, context-independent) on the first get_kernel() or load(), exactly once
     /// even when many threads ask at once, and into the current device's context (Device::current())
     /// so that code for another arch fails then. The outcome is kept: a failure (no driver: the
@@ -260,7 +262,7 @@ private:
     friend struct detail::ObjectCodeAccess;
     /// get_global(name), checked to be `size` bytes (InvalidArgumentError naming `operation`).
     Buffer sized_global(std::string_view name, std::size_t size, const char* operation) const;
-    /// write_global and read_global for `size` bytes at `value` (src/crossings/object_code_globals.cpp).
+    /// write_global and read_global for `size` bytes at `value`.
     void write_global_bytes(std::string_view name, const void* value, std::size_t size,
                             const Stream& stream) const;
     void read_global_bytes(std::string_view name, void* value, std::size_t size,
@@ -277,6 +279,7 @@ std::string to_string(const ObjectCode& code);
 /// Writes to_string(code).
 std::ostream& operator<<(std::ostream& out, const ObjectCode& code);
 
+// Declared here because std::hash<ObjectCode> below is inline and calls it; defined in src/code.
 namespace detail {
 /// The value hash of an ObjectCode (cached in its shared state).
 std::size_t object_code_hash(const ObjectCode& code) noexcept;

@@ -32,6 +32,9 @@
 
 namespace cudacore {
 
+// Declared only (src/ defines them): the type of the private context member, the library's one
+// friend that reaches it (src/support/box_access.hpp), and what import_pinned_memory_pool hands
+// the importing constructor.
 namespace detail {
 struct BoxAccess;
 struct ContextBox;

@@ -10,15 +10,12 @@
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
+#include "cudacore/context.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <memory>
 
 namespace cudacore {
-
-namespace detail {
-struct ContextBox;
-}
 
 class Device;
 
@@ -45,7 +42,7 @@ protected:
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
 
 private:
-    std::shared_ptr<detail::ContextBox> context_;
+    Context context_;
     int ordinal_ = 0;
 };
 

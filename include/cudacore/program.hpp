@@ -48,6 +48,8 @@
 
 namespace cudacore {
 
+// Declared only (src/ defines them): the type of a private member and the two friends that reach
+// Program's internals (src/cache/program_key_memo.hpp, src/code/header_trace.hpp).
 namespace detail {
 struct ProgramKeyMemoSlot;
 struct ProgramKeyMemoAccess;

@@ -21,6 +21,9 @@
 
 namespace cudacore {
 
+// The box and friend are declared only (src/ defines them: the private box member and the
+// library's one friend that reaches it); HostTask is defined here because the template
+// launch_host_func below wraps the caller's function in one.
 namespace detail {
 struct StreamBox;
 struct BoxAccess;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
+#include "cudacore/context.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>
@@ -30,10 +31,6 @@
 #include <vector>
 
 namespace cudacore {
-
-namespace detail {
-struct ContextBox;
-}
 
 class Device;
 class Stream;
@@ -136,8 +133,14 @@ private:
 
     CUmemGenericAllocationHandle create_physical(std::size_t size) const;
     void set_access(CUdeviceptr address, std::size_t size) const;
+    // grow()'s two ways, under mutex_: `handle` (`extra` bytes) mapped right after the
+    // allocation (false, nothing changed, when that range is taken), or everything remapped into
+    // a new range (returns its address).
+    bool grow_in_place(Allocation& allocation, CUmemGenericAllocationHandle handle, std::size_t extra);
+    CUdeviceptr grow_by_remapping(CUdeviceptr old_address, CUmemGenericAllocationHandle handle,
+                                  std::size_t extra, const Buffer& buffer, const Stream& stream);
 
-    std::shared_ptr<detail::ContextBox> context_;
+    Context context_;
     int ordinal_ = 0;
     VirtualMemoryResourceOptions options_;
     CUmemAllocationProp properties_{};

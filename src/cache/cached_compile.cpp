@@ -357,6 +357,93 @@ std::optional<ObjectCode> find_code(ProgramCache& cache, const Program& program,
     return std::move(entry->code);
 }
 
+// Stores `code`, compiled from `program` reading `headers` (found through `search`), under the
+// key of those headers, and their list under `source_key`. Returns why it cannot be cached, or ""
+// (stored, or a failed store that store() reported).
+std::string store_under_headers(ProgramCache& cache, const Program& program, const CacheKey& source_key,
+                                const detail::IncludeSearch& search, const std::vector<std::string>& headers,
+                                const ObjectCode& code, const CacheWarningHandler& on_cache_error) {
+    detail::IncludeLookups lookups =
+        detail::include_lookups(search, program.options().name, program.source(), headers,
+                                toolkit_include_dirs(), detail::read_whole_file);
+    if (!lookups.refusal.empty())
+        return "where it looked for headers cannot be known: " + lookups.refusal;
+    const HeaderRecord record{std::move(lookups.headers), std::move(lookups.paths)};
+    std::optional<ObjectCode> list = header_list_entry(record);
+    if (!list) return "a header's path holds a newline";
+    // The same record as the one this Program keyed last (compiled for another cache): the
+    // list shares its bytes, so a hit in either cache knows it by address, not by comparing
+    // every path (header_key_holds).
+    if (detail::ProgramKeyMemo* memo = detail::ProgramKeyMemoAccess::memo(program)) {
+        const std::shared_ptr<const detail::HeaderKey> known = memo->header_key(source_key);
+        if (known && known->list.code() == list->code()) list = known->list;
+    }
+    std::string unreadable;
+    const std::shared_ptr<const detail::HeaderKey> key =
+        key_with_headers(source_key, KeyedSearch(search), record, *list,
+                         detail::ProgramKeyMemoAccess::memo(program), &unreadable);
+    if (!key) return "the header '" + unreadable + "' it read cannot be read back";
+    // The list goes in only beside stored code: a list without its code is a wasted lookup.
+    if (store(cache, key->key, code, on_cache_error)) {
+        store(cache, source_key, *list, on_cache_error);
+    }
+    return {};
+}
+
+// Compiles a C++ program while this process holds its compile turn, and stores the code under the
+// key of the headers it read, their list under `source_key`. Code whose headers cannot be known
+// is returned without being cached (with a warning that says why).
+ObjectCode compile_and_store_with_headers(ProgramCache& cache, Program& program, CodeType target,
+                                          const std::vector<std::string>& name_expressions,
+                                          const CacheKey& source_key,
+                                          const CacheWarningHandler& on_cache_error) {
+    const std::string program_name = "program '" + program.options().name + "'";
+    if (program.options().fdevice_time_trace) {
+        ObjectCode code = counted_compile([&] { return program.compile(target, name_expressions); });
+        warn(WarningKind::not_cached,
+             "compile_cached: " + program_name + " compiled but not cached: with "
+             "fdevice_time_trace set the headers it reads cannot be recorded; pass "
+             "CachedCompileOptions::extra_digest to cache it");
+        return code;
+    }
+    if (const std::string reason = trace_unwritable_reason(); !reason.empty()) {
+        ObjectCode code = counted_compile([&] { return program.compile(target, name_expressions); });
+        const std::string message = "compile_cached: " + program_name +
+                                    " compiled but not cached: " + reason;
+        if (on_cache_error) {
+            report(on_cache_error, CacheError(message));
+        } else {
+            warn(WarningKind::not_cached, message);
+        }
+        return code;
+    }
+    const detail::IncludeSearch search = search_of(program);
+    // The code is what compile() makes, byte for byte; the headers come from a front-end
+    // pass beside it (code/header_trace.hpp).
+    detail::RecordedCompile recorded = counted_compile([&] {
+        return detail::compile_recording_headers(program, target, name_expressions);
+    });
+    const ObjectCode code = std::move(recorded.code);
+    auto not_cached = [&](const std::string& why) {
+        warn(WarningKind::not_cached, "compile_cached: " + program_name +
+                                          " compiled but not cached: " + why +
+                                          "; pass CachedCompileOptions::extra_digest to cache it");
+        return code;
+    };
+    if (recorded.headers_error) {  // the code is good: only keeping it is given up
+        try {
+            std::rethrow_exception(recorded.headers_error);
+        } catch (const std::exception& e) {
+            return not_cached(std::string("the headers it reads could not be listed: ") +
+                              e.what());
+        }
+    }
+    const std::string why = store_under_headers(cache, program, source_key, search, recorded.headers, code,
+                                                on_cache_error);
+    if (!why.empty()) return not_cached(why);
+    return code;
+}
+
 }  // namespace
 
 std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
@@ -392,73 +479,8 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
         // when this returns, after the stores below).
         CompileTurn turn = cache.await_compile_turn(source_key, lookup_code);
         if (turn.found) return *turn.found;
-        const std::string program_name = "program '" + program.options().name + "'";
-        if (program.options().fdevice_time_trace) {
-            ObjectCode code = counted_compile(compile);
-            warn(WarningKind::not_cached,
-                 "compile_cached: " + program_name + " compiled but not cached: with "
-                 "fdevice_time_trace set the headers it reads cannot be recorded; pass "
-                 "CachedCompileOptions::extra_digest to cache it");
-            return code;
-        }
-        if (const std::string reason = trace_unwritable_reason(); !reason.empty()) {
-            ObjectCode code = counted_compile(compile);
-            const std::string message = "compile_cached: " + program_name +
-                                        " compiled but not cached: " + reason;
-            if (on_cache_error) {
-                report(on_cache_error, CacheError(message));
-            } else {
-                warn(WarningKind::not_cached, message);
-            }
-            return code;
-        }
-        const detail::IncludeSearch search = search_of(program);
-        // The code is what compile() makes, byte for byte; the headers come from a front-end
-        // pass beside it (code/header_trace.hpp).
-        detail::RecordedCompile recorded = counted_compile([&] {
-            return detail::compile_recording_headers(program, target, name_expressions);
-        });
-        const ObjectCode code = std::move(recorded.code);
-        auto not_cached = [&](const std::string& why) {
-            warn(WarningKind::not_cached, "compile_cached: " + program_name +
-                                              " compiled but not cached: " + why +
-                                              "; pass CachedCompileOptions::extra_digest to cache it");
-            return code;
-        };
-        if (recorded.headers_error) {  // the code is good: only keeping it is given up
-            try {
-                std::rethrow_exception(recorded.headers_error);
-            } catch (const std::exception& e) {
-                return not_cached(std::string("the headers it reads could not be listed: ") +
-                                  e.what());
-            }
-        }
-        const std::vector<std::string>& headers = recorded.headers;
-        detail::IncludeLookups lookups =
-            detail::include_lookups(search, program.options().name, program.source(), headers,
-                                    toolkit_include_dirs(), detail::read_whole_file);
-        if (!lookups.refusal.empty())
-            return not_cached("where it looked for headers cannot be known: " + lookups.refusal);
-        const HeaderRecord record{std::move(lookups.headers), std::move(lookups.paths)};
-        std::optional<ObjectCode> list = header_list_entry(record);
-        if (!list) return not_cached("a header's path holds a newline");
-        // The same record as the one this Program keyed last (compiled for another cache): the
-        // list shares its bytes, so a hit in either cache knows it by address, not by comparing
-        // every path (header_key_holds).
-        if (detail::ProgramKeyMemo* memo = detail::ProgramKeyMemoAccess::memo(program)) {
-            const std::shared_ptr<const detail::HeaderKey> known = memo->header_key(source_key);
-            if (known && known->list.code() == list->code()) list = known->list;
-        }
-        std::string unreadable;
-        const std::shared_ptr<const detail::HeaderKey> key =
-            key_with_headers(source_key, KeyedSearch(search), record, *list,
-                             detail::ProgramKeyMemoAccess::memo(program), &unreadable);
-        if (!key) return not_cached("the header '" + unreadable + "' it read cannot be read back");
-        // The list goes in only beside stored code: a list without its code is a wasted lookup.
-        if (store(cache, key->key, code, on_cache_error)) {
-            store(cache, source_key, *list, on_cache_error);
-        }
-        return code;
+        return compile_and_store_with_headers(cache, program, target, name_expressions, source_key,
+                                              on_cache_error);
     });
 }
 

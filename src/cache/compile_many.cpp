@@ -305,6 +305,36 @@ private:
     std::vector<Child> running_;
 };
 
+// The jobs to compile: cache hits need no compile (their result is filled in here), and the same
+// key twice compiles once.
+struct ManyMisses {
+    std::vector<Job*> misses;
+    std::vector<std::pair<Job*, Job*>> duplicates;  // (job, the miss it repeats)
+};
+
+ManyMisses find_misses(std::vector<Job>& jobs, CodeType target, ProgramCache* cache) {
+    ManyMisses found;
+    if (!cache) {
+        for (Job& job : jobs) found.misses.push_back(&job);
+        return found;
+    }
+    for (Job& job : jobs) {
+        job.key = cache_key(*job.program, target, *job.names);
+        // An exact hit (the headers it read and the places it looked are as they were).
+        if (auto hit = find_cached(*cache, *job.program, target, *job.names)) {
+            job.result = std::move(*hit);
+            continue;
+        }
+        auto same = std::find_if(found.misses.begin(), found.misses.end(),
+                                 [&](const Job* miss) { return *miss->key == *job.key; });
+        if (same != found.misses.end())
+            found.duplicates.emplace_back(&job, *same);
+        else
+            found.misses.push_back(&job);
+    }
+    return found;
+}
+
 }  // namespace
 
 namespace detail {
@@ -318,27 +348,7 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
     for (size_t i = 0; i < programs.size(); ++i)
         jobs.push_back({programs[i], names[i], std::nullopt, std::nullopt, nullptr});
 
-    // Cache hits need no compile; the same key twice compiles once.
-    std::vector<Job*> misses;
-    std::vector<std::pair<Job*, Job*>> duplicates;  // (job, the miss it repeats)
-    if (many.cache) {
-        for (Job& job : jobs) {
-            job.key = cache_key(*job.program, target, *job.names);
-            // An exact hit (the headers it read and the places it looked are as they were).
-            if (auto hit = find_cached(*many.cache, *job.program, target, *job.names)) {
-                job.result = std::move(*hit);
-                continue;
-            }
-            auto same = std::find_if(misses.begin(), misses.end(),
-                                     [&](const Job* miss) { return *miss->key == *job.key; });
-            if (same != misses.end())
-                duplicates.emplace_back(&job, *same);
-            else
-                misses.push_back(&job);
-        }
-    } else {
-        for (Job& job : jobs) misses.push_back(&job);
-    }
+    auto [misses, duplicates] = find_misses(jobs, target, many.cache);
 
     const unsigned workers =
         std::max(1u, many.workers ? many.workers : std::thread::hardware_concurrency());

@@ -133,125 +133,178 @@ bool inside_any(const std::string& path, const std::vector<std::string>& directo
     return false;
 }
 
-IncludeLookups include_lookups(const IncludeSearch& search, const std::string& main_name,
-                               std::string_view main_source,
-                               const std::vector<std::string>& headers_read,
-                               const std::vector<std::string>& toolkit_directories,
-                               const FileReader& read) {
-    struct File {
-        std::string label;
-        std::string folder;  // where its quoted includes are looked for first
-        std::string text;
-        bool toolkit = false;
-        IncludeDirectives scan;
-        bool scanned = false;
-        bool followed = false;
-    };
-    IncludeLookups lookups;
-    std::vector<File> files;
-    std::set<std::string> known;  // the paths of `files`
-    files.push_back({main_name, search.main_directory, std::string(main_source)});
-    // False when the file cannot be read (lookups.refusal says so).
-    auto add_file = [&](const std::string& path) {
-        if (!known.insert(path).second) return true;
-        std::optional<std::string> text = read(path);
+namespace {
+
+// The closure of a compile's includes: the files it read (the main source first) and every path
+// a lookup of theirs tried. A step returns false once `refusal` says why the closure cannot be
+// known.
+class IncludeClosure {
+public:
+    IncludeClosure(const IncludeSearch& search, const std::string& main_name, std::string_view main_source,
+                   const std::vector<std::string>& toolkit_directories, const FileReader& read)
+        : search_(search), toolkit_directories_(toolkit_directories), read_(read) {
+        files_.push_back({.label = main_name, .folder = search.main_directory,
+                           .text = std::string(main_source)});
+    }
+
+    std::string refusal;
+
+    // False when the file cannot be read.
+    bool add_file(const std::string& path) {
+        if (!known_.insert(path).second) return true;
+        std::optional<std::string> text = read_(path);
         if (!text) {
-            lookups.refusal = "the header '" + path + "' cannot be read back";
+            refusal = "the header '" + path + "' cannot be read back";
             return false;
         }
-        files.push_back({path, fs::path(path).parent_path().string(), std::move(*text),
-                         inside_any(path, toolkit_directories)});
+        files_.push_back({.label = path,
+                          .folder = fs::path(path).parent_path().string(),
+                          .text = std::move(*text),
+                          .toolkit = inside_any(path, toolkit_directories_)});
         return true;
-    };
-    for (const auto& path : headers_read)
-        if (!add_file(path)) return lookups;
+    }
 
-    std::set<std::string> paths;
     // Every existing file a name may lead to is read as the preprocessor may have read it: the
     // closure does not depend on which #if held, nor on the compile's own record being complete.
-    auto look_up = [&](const std::string& name, const std::string* own_folder) {
+    bool look_up(const std::string& name, const std::string* own_folder) {
         std::vector<std::string> candidates;
         if (!name.empty() && name.front() == '/') {
             candidates.push_back(name);
         } else {
             if (own_folder) candidates.push_back(joined(*own_folder, name));
-            for (const auto& dir : search.directories) candidates.push_back(joined(dir, name));
+            for (const auto& dir : search_.directories) candidates.push_back(joined(dir, name));
         }
         for (auto& candidate : candidates) {
-            if (!paths.insert(candidate).second) continue;
+            if (!paths_.insert(candidate).second) continue;
             if (lookup_state(candidate) == "file" && !add_file(candidate)) return false;
         }
         return true;
-    };
-    for (const auto& name : search.pre_includes) {
-        if (!look_up(name, &search.main_directory)) return lookups;
-        const std::string working_directory = absolute_folder(".", current_working_directory());
-        if (!look_up(joined(working_directory, name), nullptr)) return lookups;
     }
 
-    // Wrapper macros may be defined in one file and used in another: when a scan finds a new one,
-    // every file is scanned again.
-    std::set<std::string, std::less<>> wrappers;
-    std::vector<std::string> computed_folders;  // of toolkit files that include by macro
-    for (bool more = true; more;) {
-        more = false;
-        const std::size_t wrappers_known = wrappers.size();
-        for (std::size_t i = 0; i < files.size(); ++i) {
-            if (files[i].scanned) continue;
-            files[i].scan = scan_include_directives(files[i].text, wrappers);
-            files[i].scanned = true;
-            wrappers.insert(files[i].scan.has_include_wrappers.begin(),
-                            files[i].scan.has_include_wrappers.end());
+    bool look_up_pre_includes() {
+        for (const auto& name : search_.pre_includes) {
+            if (!look_up(name, &search_.main_directory)) return false;
+            const std::string working_directory = absolute_folder(".", current_working_directory());
+            if (!look_up(joined(working_directory, name), nullptr)) return false;
         }
-        if (wrappers.size() != wrappers_known) {
-            for (File& file : files) file.scanned = file.followed = false;
-            computed_folders.clear();
-            more = true;
-            continue;
-        }
-        for (std::size_t i = 0; i < files.size(); ++i) {
-            if (files[i].followed || !files[i].scanned) continue;  // found just now: next round
-            files[i].followed = true;
-            more = true;
-            // Copies: look_up may grow `files`.
-            const IncludeDirectives scan = files[i].scan;
-            const std::string folder = files[i].folder, label = files[i].label;
-            if (!scan.computed_has_includes.empty()) {
-                lookups.refusal = "'" + label + "' tests for a header named by a macro (" +
-                                  scan.computed_has_includes.front() + ")";
-                return lookups;
-            }
-            if (!scan.computed_includes.empty()) {
-                if (!files[i].toolkit) {
-                    lookups.refusal = "'" + label + "' includes a header named by a macro (" +
-                                      scan.computed_includes.front() + ")";
-                    return lookups;
-                }
-                computed_folders.push_back(folder);
-            }
-            for (const IncludeOperand& operand : scan.operands)
-                if (!look_up(operand.name, operand.quoted ? &folder : nullptr)) return lookups;
-        }
+        return true;
     }
-    if (!computed_folders.empty()) {
-        // What a macro named is one of the headers read, relative to a folder it was looked for
-        // in: try each as a name, in each such folder.
-        std::vector<std::string> folders = search.directories;
-        folders.insert(folders.end(), computed_folders.begin(), computed_folders.end());
+
+    // Scans and follows every file until no new file turns up. Wrapper macros may be defined in
+    // one file and used in another: when a scan finds a new one, every file is scanned again.
+    bool follow_all() {
+        for (bool more = true; more;) {
+            more = false;
+            const std::size_t wrappers_known = wrappers_.size();
+            for (File& file : files_) {
+                if (file.scanned) continue;
+                file.scan = scan_include_directives(file.text, wrappers_);
+                file.scanned = true;
+                wrappers_.insert(file.scan.has_include_wrappers.begin(), file.scan.has_include_wrappers.end());
+            }
+            if (wrappers_.size() != wrappers_known) {
+                for (File& file : files_) file.scanned = file.followed = false;
+                computed_folders_.clear();
+                more = true;
+                continue;
+            }
+            for (std::size_t i = 0; i < files_.size(); ++i) {
+                if (files_[i].followed || !files_[i].scanned) continue;  // found just now: next round
+                files_[i].followed = true;
+                more = true;
+                if (!follow(i)) return false;
+            }
+        }
+        return true;
+    }
+
+    // The lookups found: every path tried, every file read but the main source.
+    IncludeLookups result() {
+        add_computed_paths();
+        IncludeLookups lookups;
+        lookups.paths.assign(paths_.begin(), paths_.end());
+        for (std::size_t i = 1; i < files_.size(); ++i) lookups.headers.push_back(files_[i].label);
+        std::sort(lookups.headers.begin(), lookups.headers.end());
+        return lookups;
+    }
+
+private:
+    struct File {
+        std::string label;
+        std::string folder;  // where its quoted includes are looked for first
+        std::string text;
+        bool toolkit = false;
+        IncludeDirectives scan{};
+        bool scanned = false;
+        bool followed = false;
+    };
+
+    // Looks up what file i includes.
+    bool follow(std::size_t i) {
+        // Copies: look_up may grow `files_`.
+        const IncludeDirectives scan = files_[i].scan;
+        const std::string folder = files_[i].folder, label = files_[i].label;
+        if (!scan.computed_has_includes.empty()) {
+            refusal = "'" + label + "' tests for a header named by a macro (" +
+                      scan.computed_has_includes.front() + ")";
+            return false;
+        }
+        if (!scan.computed_includes.empty()) {
+            if (!files_[i].toolkit) {
+                refusal = "'" + label + "' includes a header named by a macro (" +
+                          scan.computed_includes.front() + ")";
+                return false;
+            }
+            computed_folders_.push_back(folder);
+        }
+        for (const IncludeOperand& operand : scan.operands)
+            if (!look_up(operand.name, operand.quoted ? &folder : nullptr)) return false;
+        return true;
+    }
+
+    // What a macro named (in a toolkit file) is one of the headers read, relative to a folder it
+    // was looked for in: each is tried as a name, in each such folder.
+    void add_computed_paths() {
+        if (computed_folders_.empty()) return;
+        std::vector<std::string> folders = search_.directories;
+        folders.insert(folders.end(), computed_folders_.begin(), computed_folders_.end());
         std::sort(folders.begin(), folders.end());
         folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
         std::set<std::string> names;
-        for (std::size_t i = 1; i < files.size(); ++i)
+        for (std::size_t i = 1; i < files_.size(); ++i)
             for (const auto& folder : folders)
-                if (inside_any(files[i].label, {folder}))
-                    names.insert(files[i].label.substr(folder == "/" ? 1 : folder.size() + 1));
+                if (inside_any(files_[i].label, {folder}))
+                    names.insert(files_[i].label.substr(folder == "/" ? 1 : folder.size() + 1));
         for (const auto& name : names)
-            for (const auto& folder : folders) paths.insert(joined(folder, name));
+            for (const auto& folder : folders) paths_.insert(joined(folder, name));
     }
-    lookups.paths.assign(paths.begin(), paths.end());
-    for (std::size_t i = 1; i < files.size(); ++i) lookups.headers.push_back(files[i].label);
-    std::sort(lookups.headers.begin(), lookups.headers.end());
-    return lookups;
+
+    const IncludeSearch& search_;
+    const std::vector<std::string>& toolkit_directories_;
+    const FileReader& read_;
+    std::vector<File> files_;
+    std::set<std::string> known_;  // the paths of `files_`
+    std::set<std::string> paths_;  // every path a lookup tried
+    std::set<std::string, std::less<>> wrappers_;
+    std::vector<std::string> computed_folders_;  // of toolkit files that include by macro
+};
+
+}  // namespace
+
+IncludeLookups include_lookups(const IncludeSearch& search, const std::string& main_name,
+                               std::string_view main_source,
+                               const std::vector<std::string>& headers_read,
+                               const std::vector<std::string>& toolkit_directories,
+                               const FileReader& read) {
+    IncludeClosure closure(search, main_name, main_source, toolkit_directories, read);
+    bool known = true;
+    for (const auto& path : headers_read) known = known && closure.add_file(path);
+    if (!known || !closure.look_up_pre_includes() || !closure.follow_all()) {
+        IncludeLookups refused;
+        refused.refusal = closure.refusal;
+        return refused;
+    }
+    return closure.result();
 }
 
 std::string lookup_state(const std::string& path) {

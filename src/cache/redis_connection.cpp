@@ -177,6 +177,71 @@ RedisReply RedisConnection::command(const std::vector<std::string_view>& argumen
     }
 }
 
+namespace {
+// Refuses a reply too large for the cache before hiredis buffers it, from what arrives piece by
+// piece: a bulk string or array whose announced size cannot fit, a first line that does not end,
+// or more bytes than the largest reply.
+struct ReplyGuard {
+    ReplyGuard(std::uint64_t value_bytes, std::uint64_t reply_bytes)
+        : max_value_bytes(value_bytes), max_reply_bytes(reply_bytes) {}
+
+    std::uint64_t max_value_bytes;
+    std::uint64_t max_reply_bytes;
+    // The reply's first line, kept until it is whole: a bulk string's announced length is
+    // checked before a byte of its value is buffered.
+    std::string header;
+    bool header_checked = false;
+    bool first_line_ended = false;
+    std::uint64_t received = 0;
+
+    void check(const char* buffer, std::size_t read) {
+        received += read;
+        if (!header_checked) check_header(buffer, read);
+        // Every line of Redis's protocol that starts a reply (a status, an error, an integer,
+        // a length) is short: one that goes on is junk, refused before hiredis rescans it.
+        if (!first_line_ended) {
+            first_line_ended = std::memchr(buffer, '\n', read) != nullptr;
+            if (!first_line_ended && received > longest_first_line) {
+                throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
+                                   "the reply's first line is longer than " +
+                                       std::to_string(longest_first_line) +
+                                       " bytes: not Redis's protocol, not read further");
+            }
+        }
+        if (received > max_reply_bytes) {
+            throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
+                               "the reply passed max_entry_bytes (" + std::to_string(max_value_bytes) +
+                                   ") and more without ending: not read further");
+        }
+    }
+
+    void check_header(const char* buffer, std::size_t read) {
+        header.append(buffer, std::min<std::size_t>(read, 64 - header.size()));
+        const auto end = header.find("\r\n");
+        if (end == std::string::npos && header.size() != 64) return;
+        header_checked = true;
+        std::uint64_t announced = 0;
+        const bool counted =
+            end != std::string::npos && (header[0] == '$' || header[0] == '*') &&
+            std::from_chars(header.data() + 1, header.data() + end, announced).ec == std::errc{};
+        if (counted && header[0] == '$' && announced > max_value_bytes) {
+            throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
+                               "the reply announces a value of " + std::to_string(announced) +
+                                   " bytes, more than max_entry_bytes (" + std::to_string(max_value_bytes) +
+                                   "): not read");
+        }
+        // An element takes 3 bytes at least: more than fit in the largest reply cannot come, and
+        // hiredis would allocate room for each of them at once.
+        if (counted && header[0] == '*' && announced > max_reply_bytes / 3) {
+            throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
+                               "the reply announces " + std::to_string(announced) +
+                                   " elements, more than max_entry_bytes (" + std::to_string(max_value_bytes) +
+                                   ") can hold: not read");
+        }
+    }
+};
+}  // namespace
+
 RedisReply RedisConnection::exchange(const std::vector<std::string_view>& arguments,
                                      Clock::time_point deadline) {
     ArgumentVectors vectors(arguments);  // hiredis 0.14 takes non-const pointers
@@ -190,12 +255,7 @@ RedisReply RedisConnection::exchange(const std::vector<std::string_view>& argume
             SigpipeHold hold;
             stream_->write_all({formatted, static_cast<std::size_t>(length)}, deadline);
         }
-        // The reply's first line, kept until it is whole: a bulk string's announced length is
-        // checked before a byte of its value is buffered.
-        std::string header;
-        bool header_checked = false;
-        bool first_line_ended = false;
-        std::uint64_t received = 0;
+        ReplyGuard guard(max_value_bytes_, max_reply_bytes_);
         char buffer[16384];
         for (;;) {
             void* reply = nullptr;
@@ -205,53 +265,8 @@ RedisReply RedisConnection::exchange(const std::vector<std::string_view>& argume
             }
             if (reply != nullptr) return RedisReply(static_cast<redisReply*>(reply));
             const std::size_t read = stream_->read_some(buffer, sizeof buffer, deadline);
-            received += read;
             if (bytes_received_ != nullptr) *bytes_received_ += read;
-            if (!header_checked) {
-                header.append(buffer, std::min<std::size_t>(read, 64 - header.size()));
-                const auto end = header.find("\r\n");
-                if (end != std::string::npos || header.size() == 64) {
-                    header_checked = true;
-                    std::uint64_t announced = 0;
-                    const bool counted =
-                        end != std::string::npos && (header[0] == '$' || header[0] == '*') &&
-                        std::from_chars(header.data() + 1, header.data() + end, announced).ec ==
-                            std::errc{};
-                    if (counted && header[0] == '$' && announced > max_value_bytes_) {
-                        throw RedisFailure(
-                            RedisFailure::Kind::too_large, "oversized reply",
-                            "the reply announces a value of " + std::to_string(announced) +
-                                " bytes, more than max_entry_bytes (" +
-                                std::to_string(max_value_bytes_) + "): not read");
-                    }
-                    // An element takes 3 bytes at least: more than fit in the largest reply
-                    // cannot come, and hiredis would allocate room for each of them at once.
-                    if (counted && header[0] == '*' && announced > max_reply_bytes_ / 3) {
-                        throw RedisFailure(
-                            RedisFailure::Kind::too_large, "oversized reply",
-                            "the reply announces " + std::to_string(announced) +
-                                " elements, more than max_entry_bytes (" +
-                                std::to_string(max_value_bytes_) + ") can hold: not read");
-                    }
-                }
-            }
-            // Every line of Redis's protocol that starts a reply (a status, an error, an integer,
-            // a length) is short: one that goes on is junk, refused before hiredis rescans it.
-            if (!first_line_ended) {
-                first_line_ended = std::memchr(buffer, '\n', read) != nullptr;
-                if (!first_line_ended && received > longest_first_line) {
-                    throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
-                                       "the reply's first line is longer than " +
-                                           std::to_string(longest_first_line) +
-                                           " bytes: not Redis's protocol, not read further");
-                }
-            }
-            if (received > max_reply_bytes_) {
-                throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
-                                   "the reply passed max_entry_bytes (" +
-                                       std::to_string(max_value_bytes_) +
-                                       ") and more without ending: not read further");
-            }
+            guard.check(buffer, read);
             if (redisReaderFeed(reader_, buffer, read) != REDIS_OK) throw std::bad_alloc();
         }
     } catch (const RedisFailure&) {

@@ -71,6 +71,61 @@ struct QueryHolder {
     }
 };
 
+// One option of a URL's query (`key=value`) into `options`; `url` is the redacted URL errors name.
+void apply_url_option(RemoteCacheOptions& options, const std::string& key, const std::string& value,
+                      const std::string& url) {
+    auto fail = [&](const std::string& why) -> InvalidArgumentError {
+        return InvalidArgumentError("RemoteCacheOptions::from_url('" + url + "'): " + why);
+    };
+    using std::chrono::milliseconds;
+    const std::int64_t day_ms = 86'400'000;
+    if (key == "connect_timeout_ms") {
+        options.connect_timeout = milliseconds(parse_number<std::int64_t>(value, key, url, 1, day_ms));
+    } else if (key == "timeout_ms") {
+        options.operation_timeout = milliseconds(parse_number<std::int64_t>(value, key, url, 1, day_ms));
+    } else if (key == "retry_ms") {
+        options.retry_after = milliseconds(parse_number<std::int64_t>(value, key, url, 1, day_ms));
+    } else if (key == "max_retry_ms") {
+        options.max_retry_after = milliseconds(parse_number<std::int64_t>(value, key, url, 1, day_ms));
+    } else if (key == "expiry_s") {
+        options.expiry = std::chrono::seconds(
+            parse_number<std::int64_t>(value, key, url, 0, std::int64_t{10} * 365 * 86400));
+    } else if (key == "max_entry_bytes") {
+        options.max_entry_bytes = parse_number<std::uint64_t>(
+            value, key, url, 1, std::uint64_t{512} << 20);
+    } else if (key == "lock_ms") {
+        options.lock_expiry = milliseconds(parse_number<std::int64_t>(value, key, url, 0, day_ms));
+    } else if (key == "lock_wait_ms") {
+        options.lock_wait = milliseconds(parse_number<std::int64_t>(value, key, url, 0, day_ms));
+    } else if (key == "prefix") {
+        options.key_prefix = value;
+    } else if (key == "secret_file" || key == "secret_env") {
+        if (value.empty()) throw fail("the option '" + key + "' needs a value");
+        (key == "secret_file" ? options.secret_file : options.secret_env) = value;
+    } else if (key == "tls_ca" || key == "tls_cert" || key == "tls_key") {
+        if (!options.tls) throw fail("the option '" + key + "' needs rediss://");
+        if (value.empty()) throw fail("the option '" + key + "' needs a file");
+        (key == "tls_ca" ? options.tls_ca_file
+                         : key == "tls_cert" ? options.tls_cert_file : options.tls_key_file) = value;
+    } else {
+        throw fail("unknown option '" + key +
+                   "' (known: connect_timeout_ms, timeout_ms, retry_ms, max_retry_ms, "
+                   "expiry_s, max_entry_bytes, lock_ms, lock_wait_ms, prefix, secret_file, "
+                   "secret_env, and with "
+                   "rediss:// tls_ca, tls_cert, tls_key)");
+    }
+}
+
+// Every option of the URL's query into `options`.
+void apply_url_query(RemoteCacheOptions& options, const UriUriA& uri, const std::string& url) {
+    QueryHolder query;
+    int count = 0;
+    if (uriDissectQueryMallocA(&query.list, &count, uri.query.first, uri.query.afterLast) != URI_SUCCESS)
+        throw InvalidArgumentError("RemoteCacheOptions::from_url('" + url + "'): its query cannot be read");
+    for (const UriQueryListA* item = query.list; item != nullptr; item = item->next)
+        apply_url_option(options, item->key ? item->key : "", item->value ? item->value : "", url);
+}
+
 }  // namespace
 
 RemoteCacheOptions RemoteCacheOptions::from_url(std::string_view url_text) {
@@ -117,55 +172,7 @@ RemoteCacheOptions RemoteCacheOptions::from_url(std::string_view url_text) {
         options.database = parse_number<int>(segments[0], "database", url, 0,
                                              std::numeric_limits<int>::max());
     if (present(uri.fragment)) throw fail("a fragment ('#...') means nothing here");
-    if (present(uri.query) && uri.query.first != uri.query.afterLast) {
-        QueryHolder query;
-        int count = 0;
-        if (uriDissectQueryMallocA(&query.list, &count, uri.query.first, uri.query.afterLast) !=
-            URI_SUCCESS) {
-            throw fail("its query cannot be read");
-        }
-        using std::chrono::milliseconds;
-        const std::int64_t day_ms = 86'400'000;
-        for (const UriQueryListA* item = query.list; item != nullptr; item = item->next) {
-            const std::string key = item->key ? item->key : "";
-            const std::string value = item->value ? item->value : "";
-            if (key == "connect_timeout_ms") {
-                options.connect_timeout = milliseconds(parse_number<std::int64_t>(value, key, url, 1, day_ms));
-            } else if (key == "timeout_ms") {
-                options.operation_timeout = milliseconds(parse_number<std::int64_t>(value, key, url, 1, day_ms));
-            } else if (key == "retry_ms") {
-                options.retry_after = milliseconds(parse_number<std::int64_t>(value, key, url, 1, day_ms));
-            } else if (key == "max_retry_ms") {
-                options.max_retry_after = milliseconds(parse_number<std::int64_t>(value, key, url, 1, day_ms));
-            } else if (key == "expiry_s") {
-                options.expiry = std::chrono::seconds(
-                    parse_number<std::int64_t>(value, key, url, 0, std::int64_t{10} * 365 * 86400));
-            } else if (key == "max_entry_bytes") {
-                options.max_entry_bytes = parse_number<std::uint64_t>(
-                    value, key, url, 1, std::uint64_t{512} << 20);
-            } else if (key == "lock_ms") {
-                options.lock_expiry = milliseconds(parse_number<std::int64_t>(value, key, url, 0, day_ms));
-            } else if (key == "lock_wait_ms") {
-                options.lock_wait = milliseconds(parse_number<std::int64_t>(value, key, url, 0, day_ms));
-            } else if (key == "prefix") {
-                options.key_prefix = value;
-            } else if (key == "secret_file" || key == "secret_env") {
-                if (value.empty()) throw fail("the option '" + key + "' needs a value");
-                (key == "secret_file" ? options.secret_file : options.secret_env) = value;
-            } else if (key == "tls_ca" || key == "tls_cert" || key == "tls_key") {
-                if (!options.tls) throw fail("the option '" + key + "' needs rediss://");
-                if (value.empty()) throw fail("the option '" + key + "' needs a file");
-                (key == "tls_ca" ? options.tls_ca_file
-                                 : key == "tls_cert" ? options.tls_cert_file : options.tls_key_file) = value;
-            } else {
-                throw fail("unknown option '" + key +
-                           "' (known: connect_timeout_ms, timeout_ms, retry_ms, max_retry_ms, "
-                           "expiry_s, max_entry_bytes, lock_ms, lock_wait_ms, prefix, secret_file, "
-                           "secret_env, and with "
-                           "rediss:// tls_ca, tls_cert, tls_key)");
-            }
-        }
-    }
+    if (present(uri.query) && uri.query.first != uri.query.afterLast) apply_url_query(options, uri, url);
     // A first delay longer than the default longest one raises the longest one to it.
     if (options.max_retry_after < options.retry_after) {
         if (url_text.find("max_retry_ms=") != std::string_view::npos)

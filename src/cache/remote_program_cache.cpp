@@ -277,6 +277,94 @@ struct RemoteProgramCache::State {
         return reply;
     }
 
+    // Whether a GET's reply holds a value; when not, counts the miss (and a refusal or another
+    // type under the key), and reports a refusal.
+    bool holds_value(const RedisReply& reply, const std::string& name) {
+        answered("GET", detail::reply_type(*reply) != RedisReplyType::error);
+        switch (detail::reply_type(*reply)) {
+            case RedisReplyType::nil:
+                ++misses;
+                return false;
+            case RedisReplyType::string:
+                return true;
+            case RedisReplyType::error: {
+                ++misses;
+                const std::string text(detail::reply_text(*reply));
+                if (text.starts_with("WRONGTYPE")) {  // something else (a list...) under our key
+                    ++corrupt;
+                    return false;
+                }
+                ++server_errors;
+                detail::count_tier_event(detail::CacheTier::remote, detail::TierEvent::failure);
+                report("GET " + text.substr(0, text.find(' ')), "GET",
+                       "GET " + name + " on " + options.display_url() + " refused: " + text + " (a miss)");
+                return false;
+            }
+            default:  // another type stored under our key: not an entry
+                ++corrupt;
+                ++misses;
+                return false;
+        }
+    }
+
+    // One attempt at the compile lock `lock`: true when this process now holds it, false when
+    // another one does, nullopt when the fleet's lock cannot be used now (backing off, or the
+    // server failed or refused).
+    std::optional<bool> try_compile_lock(const std::string& lock, const std::string& token,
+                                         const std::string& expiry_ms) {
+        bool probing = false;
+        if (!may_try(probing)) {
+            ++skipped;
+            return std::nullopt;
+        }
+        RedisReply reply;
+        try {
+            reply = run({"SET", lock, token, "NX", "PX", expiry_ms});
+        } catch (const RedisFailure& failure) {
+            server_failed(probing);
+            report(failure.cause, "", std::string(failure.what()) + " (compiling without the fleet's lock)");
+            return std::nullopt;
+        }
+        const RedisReplyType type = detail::reply_type(*reply);
+        // Not "SET": a small lock that fits must not end the report of a store refused for its
+        // size (a full server), or each refused store would be warned about again.
+        answered("SET NX", type != RedisReplyType::error);
+        if (type == RedisReplyType::error) {
+            // Counted, not warned about: a server that refuses this SET (full, or an ACL without
+            // it) refuses the store after the compile too, and put() warns about that, once.
+            ++server_errors;
+            return std::nullopt;
+        }
+        return type == RedisReplyType::status;  // OK: ours
+    }
+
+    // Releases the compile lock `lock` if it still holds `token` (compare-and-delete); a lock
+    // that cannot be released is left to expire.
+    void release_compile_lock(const std::string& lock, const std::string& token) {
+        bool probing = false;
+        if (!may_try(probing)) return;  // backing off: the lock expires
+        RedisReply released;
+        try {
+            released = run({"EVAL", release_lock_script, "1", lock, token});
+        } catch (const RedisFailure&) {
+            server_failed(probing);
+            return;
+        }
+        answered("EVAL", detail::reply_type(*released) != RedisReplyType::error);
+        if (detail::reply_type(*released) == RedisReplyType::error) {
+            ++server_errors;
+            const std::string text(detail::reply_text(*released));
+            report("EVAL " + text.substr(0, text.find(' ')), "EVAL",
+                   "EVAL (releasing the compile lock " + lock + ") on " + options.display_url() +
+                       " refused: " + text +
+                       " (the lock is left to expire after lock_ms, and other "
+                       "processes wait for it; allow EVAL to this user)");
+            return;
+        }
+        if (detail::reply_type(*released) == RedisReplyType::integer && detail::reply_integer(*released) == 0)
+            ++locks_lost;
+    }
+
     // Calls `each` with every batch of keys under the prefix (all format versions).
     template <class Each>
     void scan(const char* what, Each&& each) {
@@ -372,32 +460,7 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
         ++state.misses;  // no memory for the value now: a miss
         return std::nullopt;
     }
-    state.answered("GET", detail::reply_type(*reply) != RedisReplyType::error);
-    switch (detail::reply_type(*reply)) {
-        case RedisReplyType::nil:
-            ++state.misses;
-            return std::nullopt;
-        case RedisReplyType::string:
-            break;
-        case RedisReplyType::error: {
-            ++state.misses;
-            const std::string text(detail::reply_text(*reply));
-            if (text.starts_with("WRONGTYPE")) {  // something else (a list...) under our key
-                ++state.corrupt;
-                return std::nullopt;
-            }
-            ++state.server_errors;
-            detail::count_tier_event(detail::CacheTier::remote, detail::TierEvent::failure);
-            state.report("GET " + text.substr(0, text.find(' ')), "GET",
-                         "GET " + name + " on " + state.options.display_url() +
-                             " refused: " + text + " (a miss)");
-            return std::nullopt;
-        }
-        default:  // another type stored under our key: not an entry
-            ++state.corrupt;
-            ++state.misses;
-            return std::nullopt;
-    }
+    if (!state.holds_value(reply, name)) return std::nullopt;
     const std::string_view bytes = detail::reply_text(*reply);
     if (bytes.size() > state.options.max_entry_bytes) {
         return refused("the value (" + std::to_string(bytes.size()) +
@@ -485,62 +548,17 @@ CompileTurn RemoteProgramCache::await_compile_turn(
                 std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now() - start).count());
     };
     for (;;) {
-        bool probing = false;
-        if (!state.may_try(probing)) {  // backing off: compile without the fleet
-            ++state.skipped;
+        const std::optional<bool> taken = state.try_compile_lock(lock, token, expiry_ms);
+        if (!taken) {  // compile without the fleet
             waited_until_now();
             return {};
         }
-        RedisReply reply;
-        try {
-            reply = state.run({"SET", lock, token, "NX", "PX", expiry_ms});
-        } catch (const RedisFailure& failure) {
-            state.server_failed(probing);
-            state.report(failure.cause, "", std::string(failure.what()) +
-                                                " (compiling without the fleet's lock)");
-            waited_until_now();
-            return {};
-        }
-        const RedisReplyType type = detail::reply_type(*reply);
-        // Not "SET": a small lock that fits must not end the report of a store refused for its
-        // size (a full server), or each refused store would be warned about again.
-        state.answered("SET NX", type != RedisReplyType::error);
-        if (type == RedisReplyType::error) {
-            // Counted, not warned about: a server that refuses this SET (full, or an ACL without
-            // it) refuses the store after the compile too, and put() warns about that, once.
-            ++state.server_errors;
-            waited_until_now();
-            return {};
-        }
-        if (type == RedisReplyType::status) {  // OK: ours
+        if (*taken) {
             ++state.locks_acquired;
             State* owner = &state;
             CompileTurn turn;
-            turn.lease = std::make_unique<RedisCompileLease>([owner, lock, token] {
-                bool probing = false;
-                if (!owner->may_try(probing)) return;  // backing off: the lock expires
-                RedisReply released;
-                try {
-                    released = owner->run({"EVAL", release_lock_script, "1", lock, token});
-                } catch (const RedisFailure&) {
-                    owner->server_failed(probing);
-                    return;
-                }
-                owner->answered("EVAL", detail::reply_type(*released) != RedisReplyType::error);
-                if (detail::reply_type(*released) == RedisReplyType::error) {
-                    ++owner->server_errors;
-                    const std::string text(detail::reply_text(*released));
-                    owner->report("EVAL " + text.substr(0, text.find(' ')), "EVAL",
-                                  "EVAL (releasing the compile lock " + lock + ") on " +
-                                      owner->options.display_url() + " refused: " + text +
-                                      " (the lock is left to expire after lock_ms, and other "
-                                      "processes wait for it; allow EVAL to this user)");
-                    return;
-                }
-                if (detail::reply_type(*released) == RedisReplyType::integer &&
-                    detail::reply_integer(*released) == 0)
-                    ++owner->locks_lost;
-            });
+            turn.lease = std::make_unique<RedisCompileLease>(
+                [owner, lock, token] { owner->release_compile_lock(lock, token); });
             // The entry may have been stored (and the lock released) between the caller's miss
             // and this lock: then nothing is compiled. The lease is dropped on the way out.
             if (std::optional<ObjectCode> code = find()) {

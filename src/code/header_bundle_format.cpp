@@ -72,6 +72,52 @@ private:
     std::size_t position_ = 0;
 };
 
+// The payload of one zstd frame that states its size, `payload_size` (the header's).
+std::string decompressed_payload(std::string_view compressed, std::uint64_t payload_size) {
+    // The frame must state its size, and state the header's: nothing is allocated on the word
+    // of a frame alone.
+    const unsigned long long frame_size = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+    if (frame_size == ZSTD_CONTENTSIZE_ERROR || frame_size == ZSTD_CONTENTSIZE_UNKNOWN) {
+        reject_bundle("the payload is not a zstd frame with a stated size");
+    }
+    if (frame_size != payload_size) {
+        reject_bundle("the zstd frame holds " + std::to_string(frame_size) + " bytes, the header says " +
+               std::to_string(payload_size));
+    }
+    const std::size_t frame_bytes = ZSTD_findFrameCompressedSize(compressed.data(), compressed.size());
+    if (ZSTD_isError(frame_bytes) || frame_bytes != compressed.size()) {
+        reject_bundle("the payload is not exactly one zstd frame");
+    }
+    std::string payload(static_cast<std::size_t>(payload_size), '\0');
+    const std::size_t got = ZSTD_decompress(payload.data(), payload.size(), compressed.data(),
+                                            compressed.size());
+    if (ZSTD_isError(got)) reject_bundle(std::string("ZSTD_decompress failed: ") + ZSTD_getErrorName(got));
+    if (got != payload.size()) {
+        reject_bundle("the payload decompressed to " + std::to_string(got) + " bytes, the header says " +
+               std::to_string(payload.size()));
+    }
+    return payload;
+}
+
+// `count` headers of the payload, each named (no NUL), in strict name order.
+std::vector<BundledHeader> read_bundled_headers(PayloadReader& in, std::uint32_t count) {
+    std::vector<BundledHeader> headers;
+    headers.reserve(count);
+    for (std::uint32_t i = 0; i < count; ++i) {
+        BundledHeader header;
+        header.name = in.text(in.integer(4, "header name length"), "header name");
+        header.content = in.text(in.integer(8, "header content length"), "header content");
+        if (header.name.empty()) reject_bundle("header " + std::to_string(i) + " has an empty name");
+        if (header.name.find('\0') != std::string::npos)
+            reject_bundle("header " + std::to_string(i) + "'s name holds a NUL byte");
+        if (!headers.empty() && !(headers.back().name < header.name)) {
+            reject_bundle("headers out of order or duplicated at '" + header.name + "'");
+        }
+        headers.push_back(std::move(header));
+    }
+    return headers;
+}
+
 }  // namespace
 
 std::string HeaderBundle::serialize() const {
@@ -149,29 +195,7 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
                std::to_string(computed) + "): the data is corrupted");
     }
 
-    // The frame must state its size, and state the header's: nothing is allocated on the word
-    // of a frame alone.
-    const unsigned long long frame_size = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
-    if (frame_size == ZSTD_CONTENTSIZE_ERROR || frame_size == ZSTD_CONTENTSIZE_UNKNOWN) {
-        reject_bundle("the payload is not a zstd frame with a stated size");
-    }
-    if (frame_size != payload_size) {
-        reject_bundle("the zstd frame holds " + std::to_string(frame_size) + " bytes, the header says " +
-               std::to_string(payload_size));
-    }
-    const std::size_t frame_bytes = ZSTD_findFrameCompressedSize(compressed.data(), compressed.size());
-    if (ZSTD_isError(frame_bytes) || frame_bytes != compressed.size()) {
-        reject_bundle("the payload is not exactly one zstd frame");
-    }
-    std::string payload(static_cast<std::size_t>(payload_size), '\0');
-    const std::size_t got = ZSTD_decompress(payload.data(), payload.size(), compressed.data(),
-                                            compressed.size());
-    if (ZSTD_isError(got)) reject_bundle(std::string("ZSTD_decompress failed: ") + ZSTD_getErrorName(got));
-    if (got != payload.size()) {
-        reject_bundle("the payload decompressed to " + std::to_string(got) + " bytes, the header says " +
-               std::to_string(payload.size()));
-    }
-
+    const std::string payload = decompressed_payload(compressed, payload_size);
     PayloadReader in(payload);
     std::string name = in.text(in.integer(4, "bundle name length"), "bundle name");
     // Each header takes at least 12 bytes: refuse impossible counts before looping over them.
@@ -179,20 +203,7 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
         reject_bundle("header count " + std::to_string(count) + " exceeds what the " +
                std::to_string(in.remaining()) + " payload bytes left can hold");
     }
-    std::vector<BundledHeader> headers;
-    headers.reserve(count);
-    for (std::uint32_t i = 0; i < count; ++i) {
-        BundledHeader header;
-        header.name = in.text(in.integer(4, "header name length"), "header name");
-        header.content = in.text(in.integer(8, "header content length"), "header content");
-        if (header.name.empty()) reject_bundle("header " + std::to_string(i) + " has an empty name");
-        if (header.name.find('\0') != std::string::npos)
-            reject_bundle("header " + std::to_string(i) + "'s name holds a NUL byte");
-        if (!headers.empty() && !(headers.back().name < header.name)) {
-            reject_bundle("headers out of order or duplicated at '" + header.name + "'");
-        }
-        headers.push_back(std::move(header));
-    }
+    std::vector<BundledHeader> headers = read_bundled_headers(in, count);
     if (in.remaining() != 0) {
         reject_bundle(std::to_string(in.remaining()) + " unexpected bytes after the last of " +
                std::to_string(count) + " headers");

@@ -188,11 +188,9 @@ DriverJitOptions driver_jit_options(const LinkerOptions& o) {
 
 }  // namespace
 
-namespace detail {
-
 // The state of one link, kept after link() so that handle() stays valid. The names (and, for the
 // driver, the NUL-terminated input copies) live as long as the handle that may point at them.
-struct LinkStateBox {
+struct Linker::State {
     nvJitLinkHandle nvjitlink_handle = nullptr;
     CUlinkState driver_state = nullptr;
     std::shared_ptr<const void> context;  // the driver link's context outlives its state
@@ -200,20 +198,38 @@ struct LinkStateBox {
     std::vector<std::string> buffers;
     std::string info_log, error_log;  // the driver's log buffers (given to it at cuLinkCreate)
 
-    LinkStateBox() = default;
-    LinkStateBox(const LinkStateBox&) = delete;
-    LinkStateBox& operator=(const LinkStateBox&) = delete;
-    ~LinkStateBox() {
+    State() = default;
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+    ~State() {
         // Release errors (a driver already shut down at exit) are ignored.
         try {
-            if (nvjitlink_handle) nvjitlink().destroy(&nvjitlink_handle);
-            if (driver_state) driver().cuLinkDestroy(driver_state);
+            if (nvjitlink_handle) detail::nvjitlink().destroy(&nvjitlink_handle);
+            if (driver_state) detail::driver().cuLinkDestroy(driver_state);
         } catch (...) {
         }
     }
 };
 
-}  // namespace detail
+namespace {
+// Room in the link state for the names and copies of `inputs` inputs, and the buffers the
+// driver's logs go to (given through `jit`; their sizes come back through the same options).
+// A template: Linker::State is private to Linker.
+template <class LinkState>
+void prepare_link_state(LinkState& state, DriverJitOptions& jit, std::size_t inputs) {
+    state.names.reserve(inputs);
+    state.buffers.reserve(inputs);
+    constexpr std::size_t kLogSize = 64 * 1024;
+    state.info_log.assign(kLogSize, '\0');
+    state.error_log.assign(kLogSize, '\0');
+    jit.keys.insert(jit.keys.end(), {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                                     CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES});
+    jit.values.insert(jit.values.end(),
+                      {state.info_log.data(), reinterpret_cast<void*>(kLogSize), state.error_log.data(),
+                       reinterpret_cast<void*>(kLogSize)});
+}
+
+}  // namespace
 
 std::string_view to_string(LinkerBackend backend) noexcept {
     switch (backend) {
@@ -322,7 +338,7 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
     // nvJitLink keeps the name pointers until it is destroyed (it prints them in its logs at
     // nvJitLinkComplete), so the names live in the state box beside the handle.
     state_.reset();
-    auto state = std::make_shared<detail::LinkStateBox>();
+    auto state = std::make_shared<State>();
     std::vector<std::string>& names = state->names;
     names.reserve(inputs_.size());
     for (std::size_t i = 0; i < inputs_.size(); ++i) names.push_back(input_name(inputs_[i], i));
@@ -374,24 +390,13 @@ ObjectCode Linker::link_with_driver() {
     // Names, input copies and log buffers live as long as the link state (the state box): the
     // driver may keep pointers to them.
     state_.reset();
-    auto state = std::make_shared<detail::LinkStateBox>();
+    auto state = std::make_shared<State>();
     state->context = context.held();
     std::vector<std::string>& names = state->names;
     std::vector<std::string>& buffers = state->buffers;
-    names.reserve(inputs_.size());
-    buffers.reserve(inputs_.size());
-
-    // The driver's logs go to buffers we own; their sizes come back through the same options.
-    constexpr std::size_t kLogSize = 64 * 1024;
-    std::string& info = state->info_log;
-    std::string& error = state->error_log;
-    info.assign(kLogSize, '\0');
-    error.assign(kLogSize, '\0');
-    jit.keys.insert(jit.keys.end(), {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
-                                     CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES});
-    jit.values.insert(jit.values.end(),
-                      {info.data(), reinterpret_cast<void*>(kLogSize), error.data(),
-                       reinterpret_cast<void*>(kLogSize)});
+    prepare_link_state(*state, jit, inputs_.size());
+    const std::string& info = state->info_log;
+    const std::string& error = state->error_log;
     auto take_logs = [&] {
         info_log_ = info.c_str();
         error_log_ = error.c_str();

@@ -166,11 +166,11 @@ NvJitLinkRun run_nvjitlink(nvJitLinkHandle handle, const std::vector<ObjectCode>
     return run;
 }
 
-NvJitLinkRun run_nvjitlink_isolated(const std::filesystem::path& worker,
-                                    const std::vector<ObjectCode>& inputs,
-                                    const std::vector<std::string>& names,
-                                    const std::vector<std::string>& flags, CodeType target,
-                                    std::chrono::milliseconds timeout) {
+namespace {
+// The request the link worker reads on its standard input: the flags, then each input's type,
+// name and bytes.
+std::string link_request(const std::vector<ObjectCode>& inputs, const std::vector<std::string>& names,
+                         const std::vector<std::string>& flags, CodeType target) {
     std::string request;
     put_field(request, kRequestMagic);
     put_field(request, to_string(target));
@@ -182,10 +182,15 @@ NvJitLinkRun run_nvjitlink_isolated(const std::filesystem::path& worker,
         put_field(request, names[i]);
         put_field(request, inputs[i].code());
     }
+    return request;
+}
 
-    ChildProcessResult ended;
+// Runs the link worker on `request`. A worker that cannot be started throws LoaderError when it
+// is not there (or not a program), CompilerApiError naming the limit otherwise.
+ChildProcessResult run_link_worker(const std::filesystem::path& worker, const std::string& request,
+                                   std::chrono::milliseconds timeout) {
     try {
-        ended = run_child_process(worker, {}, {.input = request, .timeout = timeout, .reply_channel = true});
+        return run_child_process(worker, {}, {.input = request, .timeout = timeout, .reply_channel = true});
     } catch (const ChildStartError& e) {
         const int error = e.code().value();
         // Only a worker that is not there (or not a program) is a loader's problem; a limit on
@@ -201,7 +206,16 @@ NvJitLinkRun run_nvjitlink_isolated(const std::filesystem::path& worker,
         throw CompilerApiError(e.call(), error, name ? name : "errno " + std::to_string(error),
                                "the link worker '" + worker.string() + "' could not be started: " + why);
     }
+}
+}  // namespace
 
+NvJitLinkRun run_nvjitlink_isolated(const std::filesystem::path& worker,
+                                    const std::vector<ObjectCode>& inputs,
+                                    const std::vector<std::string>& names,
+                                    const std::vector<std::string>& flags, CodeType target,
+                                    std::chrono::milliseconds timeout) {
+    const ChildProcessResult ended =
+        run_link_worker(worker, link_request(inputs, names, flags, target), timeout);
     NvJitLinkRun run;
     run.console = ended.out;
     if (!ended.err.empty()) run.console += (run.console.empty() ? "" : "\n") + ended.err;

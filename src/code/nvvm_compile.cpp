@@ -37,6 +37,22 @@ std::string read_libdevice() {
     return bytes;
 }
 
+// The code and log of a compiled program (PTX without its closing NULs; LTO-IR as it is).
+NvvmOutput compiled_output(const NvvmApi& api, nvvmProgram raw, const std::string& object,
+                           const std::vector<std::string>& flags) {
+    NvvmOutput out;
+    out.log = program_log(api, raw);
+    size_t size = 0;
+    check_nvvm(api.nvvmGetCompiledResultSize(raw, &size), "nvvmGetCompiledResultSize", object);
+    out.code.resize(size);
+    check_nvvm(api.nvvmGetCompiledResult(raw, out.code.data()), "nvvmGetCompiledResult", object);
+    const bool lto = std::find(flags.begin(), flags.end(), "-gen-lto") != flags.end();
+    if (!lto) {
+        while (!out.code.empty() && out.code.back() == '\0') out.code.pop_back();  // PTX's NUL
+    }
+    return out;
+}
+
 }  // namespace
 #endif
 
@@ -83,17 +99,7 @@ NvvmOutput compile_nvvm(const std::string& source, const ProgramOptions& options
     const nvvmResult status = api.nvvmCompileProgram(raw, static_cast<int>(argv.size()), argv.data());
     if (status != NVVM_SUCCESS) fail(status, "nvvmCompileProgram");
 
-    NvvmOutput out;
-    out.log = program_log(api, raw);
-    size_t size = 0;
-    check_nvvm(api.nvvmGetCompiledResultSize(raw, &size), "nvvmGetCompiledResultSize", object);
-    out.code.resize(size);
-    check_nvvm(api.nvvmGetCompiledResult(raw, out.code.data()), "nvvmGetCompiledResult", object);
-    const bool lto = std::find(flags.begin(), flags.end(), "-gen-lto") != flags.end();
-    if (!lto) {
-        while (!out.code.empty() && out.code.back() == '\0') out.code.pop_back();  // PTX's NUL
-    }
-    return out;
+    return compiled_output(api, raw, object, flags);
 #else
     (void)source;
     (void)options;

@@ -4,7 +4,6 @@
 #include "code/object_code_state.hpp"
 #include "support/atomic_file.hpp"
 #include "support/shared_with_bytes.hpp"
-#include "support/thread_block_pool.hpp"
 
 #include <fstream>
 #include <iterator>
@@ -54,8 +53,7 @@ ObjectCode ObjectCode::from_bytes(CodeType type, const std::string& code, std::s
 ObjectCode ObjectCode::from_bytes(CodeType type, std::string&& code, std::string name,
                                   SymbolMap symbols) {
     if (code.empty()) refuse_empty_code(type, name);
-    // Pooled per thread: a value made and dropped in a loop costs no malloc for its state.
-    auto state = detail::make_pooled<detail::ObjectCodeState>(type, std::move(name), std::move(symbols));
+    auto state = std::make_shared<detail::ObjectCodeState>(type, std::move(name), std::move(symbols));
     state->code = detail::CodeBytes(std::move(code));
     return ObjectCode(std::move(state));
 }
@@ -108,7 +106,7 @@ ObjectCode ObjectCode::from_file(const std::filesystem::path& path, std::optiona
 
 ObjectCode detail::object_code_from(CodeType type, CodeBytes code, std::string name, SymbolMap symbols) {
     if (code.empty()) return ObjectCode::from_bytes(type, {}, std::move(name));  // throws, as it would
-    // from_bytes makes the state (its checks, its pool); its placeholder byte is replaced here,
+    // from_bytes makes the state (its checks); its placeholder byte is replaced here,
     // before the value is shared with anyone.
     ObjectCode made = ObjectCode::from_bytes(type, std::string(1, '\0'), std::move(name), std::move(symbols));
     ObjectCodeAccess::state(made)->code = std::move(code);

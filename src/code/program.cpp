@@ -149,6 +149,134 @@ std::string missing_without_toolkit(const std::string& log, const ProgramOptions
            "program in ProgramOptions::header_bundles\n";
 }
 
+// Links a PTX program to cubin. The link state becomes `handle` (kept alive by `owner`) and its
+// log `log`, whether the link succeeds or not.
+ObjectCode link_ptx_program(const std::string& source, const ProgramOptions& options,
+                            const std::vector<std::string>& name_expressions, ProgramHandle& handle,
+                            std::shared_ptr<void>& owner, std::string& log) {
+    if (!name_expressions.empty()) {
+        throw InvalidArgumentError(describe(options) +
+                                   ": name expressions need a C++ program; a PTX program's "
+                                   "kernels are reached by their PTX names");
+    }
+    handle = std::monostate{};
+    owner.reset();
+    auto linker_owner = std::make_shared<Linker>(std::vector{ObjectCode::from_ptx(source, options.name)},
+                                                 to_linker_options(options));
+    Linker& linker = *linker_owner;
+    auto keep_handle = [&] {
+        handle = to_program_handle(linker.handle());
+        owner = linker_owner;
+    };
+    try {
+        ObjectCode linked = linker.link(CodeType::cubin);
+        keep_handle();
+        log = linker.info_log();
+        return ObjectCode::from_cubin(std::string(linked.code()), options.name);
+    } catch (const LinkError& e) {
+        keep_handle();
+        log = e.log();
+        throw CompileError(options.name, e.log(), e.options(), linker.backend());
+    } catch (...) {
+        keep_handle();
+        throw;
+    }
+}
+
+// Whether a C++ compile uses PCH, and the folder of automatic PCH added to its flags (left out
+// of the flags errors report).
+struct PchChoice {
+    bool on = false;
+    std::string chosen_dir;
+};
+
+// Decides PCH for a C++ compile with `flags`, taking the PCH flags out of them where PCH is off,
+// and says why in `status` when it is.
+PchChoice choose_pch(const ProgramOptions& options, bool recording_headers,
+                     std::vector<std::string>& flags, PchStatus& status) {
+    PchChoice choice;
+    choice.on = uses_automatic_pch(options) || options.create_pch || options.use_pch;
+    if (!choice.on) {
+        status = {PchOutcome::not_attempted,
+                  options.header_bundles.empty()
+                      ? "PCH is off (ProgramOptions::pch = false)"
+                      : "PCH is off for programs with header_bundles (NVRTC's PCH of "
+                        "in-memory headers is not reliable)",
+                  {}, 0};
+    }
+    if (recording_headers && choice.on) {
+        // The PCH used may be older than an edit of a header it covers (header_trace.hpp).
+        flags = detail::without_pch_flags(flags);
+        choice.on = false;
+        status = {PchOutcome::not_attempted,
+                  "compiled again without PCH: the PCH it used may be older than an edit "
+                  "of a header it read",
+                  {}, 0};
+    }
+    if (options.pch_heap_size) detail::set_pch_heap_size(*options.pch_heap_size);
+    if (choice.on && uses_automatic_pch(options) && !options.pch_dir) {
+        // Automatic PCH goes to a folder of this process's own, checked for room first: NVRTC
+        // crashes (SIGBUS) writing a PCH to a full file system.
+        const detail::PchDirectory place = detail::automatic_pch_directory(detail::pch_heap_size());
+        if (place.problem.empty()) {
+            choice.chosen_dir = "--pch-dir=" + place.path;
+            flags.push_back(choice.chosen_dir);
+        } else {
+            flags = detail::without_pch_flags(flags);
+            choice.on = false;
+            status = {PchOutcome::not_attempted, "PCH is off: " + place.problem, {}, 0};
+            detail::warn_pch_off(place.problem);
+        }
+    }
+    return choice;
+}
+
+// What one NVRTC compile of a C++ program is given, beside its flags.
+struct NvrtcInput {
+    const std::string& source;
+    const std::string& name;
+    const std::vector<std::string>& name_expressions;
+    CodeType target;
+    const std::string& object;
+    nvrtcProgram wrapped;
+    const detail::InMemoryHeaders& headers;
+};
+
+// Compiles with `flags` (with PCH when `pch`), and when the PCH machinery failed, not the code,
+// compiles again without it (`flags` then those it used). `status` says how PCH went.
+detail::NvrtcAttempt compile_with_pch_fallback(const NvrtcInput& in, const ProgramOptions& options, bool pch,
+                                               std::vector<std::string>& flags, PchStatus& status) {
+    const auto began = std::chrono::system_clock::now();
+    detail::NvrtcAttempt attempt =
+        detail::nvrtc_compile(in.source, in.name, flags, in.name_expressions, in.target, in.object, pch,
+                              in.wrapped, /*add_name_expressions=*/true, in.headers);
+    if (!pch) return attempt;
+    if (attempt.status != NVRTC_SUCCESS && detail::log_blames_pch(attempt.log)) {
+        status = {PchOutcome::failed,
+                  "NVRTC failed with PCH, compiled without it: " + detail::pch_error_lines(attempt.log), {}, 0};
+        flags = detail::without_pch_flags(flags);
+        return detail::nvrtc_compile(in.source, in.name, flags, in.name_expressions, in.target, in.object, false,
+                                     in.wrapped, /*add_name_expressions=*/in.wrapped == nullptr, in.headers);
+    }
+    status = detail::pch_outcome(attempt, options);
+    if (status.outcome == PchOutcome::created) detail::remember_pch_made(status.file, began);
+    return attempt;
+}
+
+// The log of a failed NVRTC compile as CompileError reports it. Compilation errors and rejected
+// options both come with a log naming the problem; the status is added so that an empty log
+// still says what failed, and a line on headers it could not find goes first, so that the
+// error's message (its first error line) names header and bundles.
+std::string failed_compile_log(const std::string& nvrtc_log, nvrtcResult status,
+                               const ProgramOptions& options) {
+    std::string log = nvrtc_log;
+    if (!log.empty() && log.back() != '\n') log += '\n';
+    const char* status_name = detail::nvrtc().nvrtcGetErrorString(status);
+    log += std::string("nvrtcCompileProgram failed: ") + (status_name ? status_name : "error");
+    if (!options.header_bundles.empty()) return missing_from_bundles(nvrtc_log, options) + log;
+    return missing_without_toolkit(nvrtc_log, options) + log;
+}
+
 }  // namespace
 
 ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions,
@@ -220,38 +348,9 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     log_.clear();
     pch_status_ = {PchOutcome::not_attempted, "PTX programs include no headers", {}, 0};
     require_supported_target(source_type_, target, options_);
-
     if (source_type_ == SourceType::ptx) {
-        if (!name_expressions.empty()) {
-            throw InvalidArgumentError(describe(options_) +
-                                       ": name expressions need a C++ program; a PTX program's "
-                                       "kernels are reached by their PTX names");
-        }
-        handle_ = std::monostate{};
-        handle_owner_.reset();
-        auto owner = std::make_shared<Linker>(
-            std::vector{ObjectCode::from_ptx(source_, options_.name)}, to_linker_options(options_));
-        Linker& linker = *owner;
-        // The link state becomes handle(), whether the link succeeds or not.
-        auto keep_handle = [&] {
-            handle_ = to_program_handle(linker.handle());
-            handle_owner_ = owner;
-        };
-        try {
-            ObjectCode linked = linker.link(CodeType::cubin);
-            keep_handle();
-            log_ = linker.info_log();
-            return ObjectCode::from_cubin(std::string(linked.code()), options_.name);
-        } catch (const LinkError& e) {
-            keep_handle();
-            log_ = e.log();
-            throw CompileError(options_.name, e.log(), e.options(), linker.backend());
-        } catch (...) {
-            keep_handle();
-            throw;
-        }
+        return link_ptx_program(source_, options_, name_expressions, handle_, handle_owner_, log_);
     }
-
     if (source_type_ == SourceType::nvvm) {
         // libNVVM's program is not kept: an NVVM program's handle() is empty (see program.hpp).
         handle_ = std::monostate{};
@@ -261,41 +360,7 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
 
     std::vector<std::string> flags = this->flags(target);
     const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
-    bool pch = uses_automatic_pch(options_) || options_.create_pch || options_.use_pch;
-    if (!pch) {
-        pch_status_ = {PchOutcome::not_attempted,
-                       options_.header_bundles.empty()
-                           ? "PCH is off (ProgramOptions::pch = false)"
-                           : "PCH is off for programs with header_bundles (NVRTC's PCH of "
-                             "in-memory headers is not reliable)",
-                       {}, 0};
-    }
-    if (recording_headers_ && pch) {
-        // The PCH used may be older than an edit of a header it covers (header_trace.hpp).
-        flags = detail::without_pch_flags(flags);
-        pch = false;
-        pch_status_ = {PchOutcome::not_attempted,
-                       "compiled again without PCH: the PCH it used may be older than an edit "
-                       "of a header it read",
-                       {}, 0};
-    }
-    if (options_.pch_heap_size) detail::set_pch_heap_size(*options_.pch_heap_size);
-    std::string chosen_pch_dir;  // added here, so not among the flags errors report
-    if (pch && uses_automatic_pch(options_) && !options_.pch_dir) {
-        // Automatic PCH goes to a folder of this process's own, checked for room first: NVRTC
-        // crashes (SIGBUS) writing a PCH to a full file system.
-        const detail::PchDirectory place = detail::automatic_pch_directory(detail::pch_heap_size());
-        if (place.problem.empty()) {
-            chosen_pch_dir = "--pch-dir=" + place.path;
-            flags.push_back(chosen_pch_dir);
-        } else {
-            flags = detail::without_pch_flags(flags);
-            pch = false;
-            pch_status_ = {PchOutcome::not_attempted, "PCH is off: " + place.problem, {}, 0};
-            detail::warn_pch_off(place.problem);
-        }
-    }
-
+    const PchChoice pch = choose_pch(options_, recording_headers_, flags, pch_status_);
     // A wrapped program is compiled itself; otherwise the previous compile's program is released
     // now and this one stays for handle().
     nvrtcProgram wrapped = wraps_handle_ ? std::get<nvrtcProgram>(handle_) : nullptr;
@@ -303,11 +368,6 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         handle_ = std::monostate{};
         handle_owner_.reset();
     }
-    auto keep_handle = [&](detail::NvrtcAttempt& done) {
-        if (wraps_handle_ || !done.program) return;
-        handle_ = done.program.get();
-        handle_owner_ = std::move(done.program);
-    };
     // The bundles live in options_ for the whole compile; NVRTC copies the headers it is given.
     const detail::InMemoryHeaders headers = detail::in_memory_headers(options_.header_bundles);
     // With debug or line information, NVRTC is given the path of a file holding the source as
@@ -315,42 +375,19 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     const std::filesystem::path debug_source = debug_source_path();
     if (!debug_source.empty()) write_debug_source();
     const std::string nvrtc_name = debug_source.empty() ? options_.name : debug_source.string();
-    const auto began = std::chrono::system_clock::now();
-    detail::NvrtcAttempt attempt =
-        detail::nvrtc_compile(source_, nvrtc_name, flags, name_expressions, target, object, pch,
-                              wrapped, /*add_name_expressions=*/true, headers);
     std::vector<std::string> used_flags = flags;
-    if (pch) {
-        if (attempt.status != NVRTC_SUCCESS && detail::log_blames_pch(attempt.log)) {
-            // The PCH machinery failed, not the code: compile again without it.
-            pch_status_ = {PchOutcome::failed,
-                           "NVRTC failed with PCH, compiled without it: " +
-                               detail::pch_error_lines(attempt.log),
-                           {}, 0};
-            used_flags = detail::without_pch_flags(flags);
-            attempt = detail::nvrtc_compile(source_, nvrtc_name, used_flags, name_expressions,
-                                            target, object, false, wrapped,
-                                            /*add_name_expressions=*/wrapped == nullptr, headers);
-        } else {
-            pch_status_ = detail::pch_outcome(attempt, options_);
-            if (pch_status_.outcome == PchOutcome::created)
-                detail::remember_pch_made(pch_status_.file, began);
-        }
+    detail::NvrtcAttempt attempt =
+        compile_with_pch_fallback({source_, nvrtc_name, name_expressions, target, object, wrapped, headers},
+                                  options_, pch.on, used_flags, pch_status_);
+    if (!wraps_handle_ && attempt.program) {  // kept whether the compile succeeded or not
+        handle_ = attempt.program.get();
+        handle_owner_ = std::move(attempt.program);
     }
-    keep_handle(attempt);  // kept whether the compile succeeded or not
     log_ = std::move(attempt.log);
     if (attempt.status != NVRTC_SUCCESS) {
-        // Compilation errors and rejected options both come with a log naming the problem; add
-        // the status so an empty log still says what failed.
-        std::string log = log_;
-        if (!log.empty() && log.back() != '\n') log += '\n';
-        const char* status_name = detail::nvrtc().nvrtcGetErrorString(attempt.status);
-        log += std::string("nvrtcCompileProgram failed: ") + (status_name ? status_name : "error");
-        // First, so that the error's message (its first error line) names header and bundles.
-        if (!options_.header_bundles.empty()) log = missing_from_bundles(log_, options_) + log;
-        else log = missing_without_toolkit(log_, options_) + log;
-        if (!chosen_pch_dir.empty()) std::erase(used_flags, chosen_pch_dir);
-        throw CompileError(options_.name, std::move(log), used_flags, "NVRTC");
+        if (!pch.chosen_dir.empty()) std::erase(used_flags, pch.chosen_dir);
+        throw CompileError(options_.name, failed_compile_log(log_, attempt.status, options_), used_flags,
+                           "NVRTC");
     }
     return ObjectCode::from_bytes(target, std::move(attempt.code), options_.name,
                                   std::move(attempt.symbols));

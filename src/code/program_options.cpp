@@ -91,6 +91,8 @@ bool uses_automatic_pch(const ProgramOptions& o) {
     return o.pch.value_or(!o.create_pch && !o.use_pch);
 }
 
+// Long because: one line per ProgramOptions field, in the order NVRTC is given them; a flat list
+// reads best whole.
 std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
     if (!o.header_bundles.empty() && (o.pch.value_or(false) || o.create_pch || o.use_pch)) {
         throw InvalidArgumentError("program '" + o.name + "': precompiled headers (" +
@@ -178,7 +180,10 @@ std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
     return f;
 }
 
-std::vector<std::string> nvvm_flags(const ProgramOptions& o, bool lto) {
+namespace {
+// The fields of `o` set that libNVVM has no option for (one line per field of ProgramOptions
+// that only NVRTC takes).
+std::vector<std::string> fields_nvvm_lacks(const ProgramOptions& o) {
     std::vector<std::string> unsupported;
     auto refuse = [&](bool set, const char* field) {
         if (set) unsupported.emplace_back(field);
@@ -226,7 +231,12 @@ std::vector<std::string> nvvm_flags(const ProgramOptions& o, bool lto) {
     refuse(o.pch_messages.has_value(), "pch_messages");
     refuse(o.instantiate_templates_in_pch.has_value(), "instantiate_templates_in_pch");
     refuse(!o.header_bundles.empty(), "header_bundles");
-    if (!unsupported.empty()) {
+    return unsupported;
+}
+}  // namespace
+
+std::vector<std::string> nvvm_flags(const ProgramOptions& o, bool lto) {
+    if (const std::vector<std::string> unsupported = fields_nvvm_lacks(o); !unsupported.empty()) {
         std::string list;
         for (const auto& field : unsupported) list += (list.empty() ? "" : ", ") + field;
         throw InvalidArgumentError("program '" + o.name +

@@ -6,7 +6,6 @@
 #include "memory/buffer_box.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/reset_tolerance.hpp"
-#include "support/thread_block_pool.hpp"
 #include "support/box_access.hpp"
 
 #include <cstdio>
@@ -27,7 +26,7 @@ GraphBox::~GraphBox() {
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
                                          std::shared_ptr<GraphHoldings> holdings) {
-    auto box = make_pooled<GraphBox>();  // pooled per thread
+    auto box = std::make_shared<GraphBox>();
     box->handle = handle;
     box->context = std::move(context);
     box->holdings = holdings ? std::move(holdings) : std::make_shared<GraphHoldings>();
@@ -38,6 +37,23 @@ std::string describe_graph(CUgraph graph, int ordinal) {
     char text[80];
     std::snprintf(text, sizeof text, "graph %p on device %d", static_cast<void*>(graph), ordinal);
     return text;
+}
+
+CUDA_KERNEL_NODE_PARAMS kernel_node_params(const LaunchConfig& config, const Kernel& kernel,
+                                           CUcontext context, void** arguments, std::size_t count) {
+    CUDA_KERNEL_NODE_PARAMS params{};
+    params.func = nullptr;  // use kern: a context-independent kernel, in ctx
+    params.kern = kernel.handle();
+    params.ctx = context;
+    params.gridDimX = config.grid.x;
+    params.gridDimY = config.grid.y;
+    params.gridDimZ = config.grid.z;
+    params.blockDimX = config.block.x;
+    params.blockDimY = config.block.y;
+    params.blockDimZ = config.block.z;
+    params.sharedMemBytes = static_cast<unsigned>(config.shared_memory_bytes);
+    params.kernelParams = count ? arguments : nullptr;
+    return params;
 }
 
 void CUDA_CB run_host_function(void* data) {
@@ -199,18 +215,8 @@ GraphNode Graph::add_kernel_node(GraphDependencies dependencies, const LaunchCon
                                    "): kernel nodes take no cluster or cooperative launch; "
                                    "capture such a launch with a GraphBuilder instead");
     detail::check_kernel_arguments(kernel, sizes, count);
-    CUDA_KERNEL_NODE_PARAMS params{};
-    params.func = nullptr;  // use kern: a context-independent kernel, in ctx
-    params.kern = kernel.handle();
-    params.ctx = box.context->handle;
-    params.gridDimX = config.grid.x;
-    params.gridDimY = config.grid.y;
-    params.gridDimZ = config.grid.z;
-    params.blockDimX = config.block.x;
-    params.blockDimY = config.block.y;
-    params.blockDimZ = config.block.z;
-    params.sharedMemBytes = static_cast<unsigned>(config.shared_memory_bytes);
-    params.kernelParams = count ? arguments : nullptr;
+    const CUDA_KERNEL_NODE_PARAMS params =
+        detail::kernel_node_params(config, kernel, box.context->handle, arguments, count);
     const GraphNode node = add_node(box, "cuGraphAddKernelNode", "kernel", [&](CUgraphNode* out) {
         return detail::driver().cuGraphAddKernelNode(out, box.handle, dependencies.handles(),
                                                      dependencies.size(), &params);

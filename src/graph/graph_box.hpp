@@ -58,6 +58,11 @@ void release_after_streams_idle(std::vector<std::shared_ptr<StreamBox>> streams,
 
 std::string describe_graph(CUgraph graph, int ordinal);
 
+// The parameters of a kernel node (a new one, or an update) that launches `kernel` by its
+// context-independent handle in `context`, with `config` and `arguments` (none when `count` is 0).
+CUDA_KERNEL_NODE_PARAMS kernel_node_params(const LaunchConfig& config, const Kernel& kernel,
+                                           CUcontext context, void** arguments, std::size_t count);
+
 // Calls the std::function<void()> at `data`, swallowing exceptions (driver host-function hook).
 void CUDA_CB run_host_function(void* data);
 

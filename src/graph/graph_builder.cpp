@@ -6,7 +6,6 @@
 #include "runtime/capture_registry.hpp"
 #include "runtime/deferred_release.hpp"
 #include "runtime/runtime_handles.hpp"
-#include "support/thread_block_pool.hpp"
 #include "support/box_access.hpp"
 
 #include <algorithm>
@@ -87,12 +86,6 @@ struct CaptureState {
 enum class BuilderKind { primary, forked, body };
 
 struct GraphBuilder::Private {
-    // Pooled per thread: a builder made and dropped in a loop costs no malloc.
-    static void* operator new(std::size_t) { return detail::ThreadBlockPool<Private>().allocate(1); }
-    static void operator delete(void* pointer) noexcept {
-        detail::ThreadBlockPool<Private>().deallocate(static_cast<Private*>(pointer), 1);
-    }
-
     BuilderKind kind = BuilderKind::primary;
     Stream stream;
     std::shared_ptr<detail::CaptureState> capture;  // while capturing
@@ -207,9 +200,8 @@ GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
     // Libraries dropped during the capture are unloaded on the worker after it (an unload
     // synchronizes the context): started here, on a normal path.
     detail::start_deferred_releases();
-    // Pooled per thread: a capture made and ended in a loop costs no malloc for these.
-    auto capture = detail::make_pooled<detail::CaptureState>();
-    capture->holdings = detail::make_pooled<detail::GraphHoldings>();
+    auto capture = std::make_shared<detail::CaptureState>();
+    capture->holdings = std::make_shared<detail::GraphHoldings>();
     capture->context = detail::box_of(self.stream)->context;
     capture->mode = mode;
     // Registered first: from then on no deferred release synchronizes the context under it

@@ -5,7 +5,6 @@
 #include "runtime/deferred_release.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/reset_tolerance.hpp"
-#include "support/thread_block_pool.hpp"
 #include "support/box_access.hpp"
 
 #include <cstdio>
@@ -173,8 +172,7 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
         detail::check(api.cuGraphInstantiateWithFlags(&exec, box_->handle, flags),
                       "cuGraphInstantiateWithFlags", [&] { return description(); });
     }
-    // Pooled per thread: an executable graph made and dropped in a loop costs no malloc for it.
-    auto box = detail::make_pooled<detail::GraphExecBox>();
+    auto box = std::make_shared<detail::GraphExecBox>();
     box->handle = exec;
     box->context = box_->context;
     box->graph_holdings = box_->holdings;
@@ -257,17 +255,8 @@ void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, cons
                                    " (" + to_string(config) +
                                    "): no cluster or cooperative launch in a kernel node update");
     detail::check_kernel_arguments(kernel, sizes, count);
-    CUDA_KERNEL_NODE_PARAMS params{};
-    params.kern = kernel.handle();
-    params.ctx = box.context->handle;
-    params.gridDimX = config.grid.x;
-    params.gridDimY = config.grid.y;
-    params.gridDimZ = config.grid.z;
-    params.blockDimX = config.block.x;
-    params.blockDimY = config.block.y;
-    params.blockDimZ = config.block.z;
-    params.sharedMemBytes = static_cast<unsigned>(config.shared_memory_bytes);
-    params.kernelParams = count ? arguments : nullptr;
+    const CUDA_KERNEL_NODE_PARAMS params =
+        detail::kernel_node_params(config, kernel, box.context->handle, arguments, count);
     detail::check(
         detail::driver().cuGraphExecKernelNodeSetParams(box.handle, node.handle(), &params),
         "cuGraphExecKernelNodeSetParams",

@@ -3,6 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/buffer_box.hpp"
+#include "support/box_access.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 
@@ -11,7 +12,7 @@
 namespace cudacore {
 
 GraphMemoryResource::GraphMemoryResource(const Device& device)
-    : context_(detail::primary_context(device.ordinal())),
+    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       ordinal_(device.ordinal()),
       device_(device.handle()) {}
 
@@ -44,11 +45,11 @@ CUdeviceptr GraphMemoryResource::do_allocate(std::size_t size, CUstream stream) 
 }
 
 void GraphMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
-    const detail::DriverApi* api = detail::driver_for_release(*context_);
+    const detail::DriverApi* api = detail::driver_for_release(*detail::box_of(context_));
     if (!api) return;
     CUresult status;
     if (detail::is_default_stream(stream)) {
-        detail::ContextScope scope(*context_);
+        detail::ContextScope scope(*detail::box_of(context_));
         status = api->cuMemFreeAsync(pointer, stream);
     } else {
         // Inside a capture: a free node; after it: freed in stream order outside the graph.
@@ -88,7 +89,7 @@ void GraphMemoryResource::reset_high_watermarks() {
 }
 
 void GraphMemoryResource::trim() {
-    detail::ContextScope scope(*context_);
+    detail::ContextScope scope(*detail::box_of(context_));
     detail::check(detail::driver().cuDeviceGraphMemTrim(device_), "cuDeviceGraphMemTrim",
                   [&] { return description(); });
 }

@@ -5,6 +5,7 @@
 #include "cudacore/errors.hpp"
 #include "ipc/ipc_devices.hpp"
 #include "memory/buffer_box.hpp"
+#include "memory/ipc_memory_pool.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 

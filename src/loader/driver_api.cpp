@@ -24,6 +24,48 @@ struct DriverState {
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
                                     CUdriverProcAddressQueryResult*);
 
+// Fills `api` with the driver's functions from its cuGetProcAddress; returns the names of the
+// required ones it lacks, comma-separated ("" when none).
+std::string resolve_driver_functions(GetProcAddress get_proc, DriverApi& api) {
+    std::string missing;
+    auto resolve = [&](const char* name, int version, void** slot) {
+        CUdriverProcAddressQueryResult found{};
+        if (get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
+                CUDA_SUCCESS ||
+            found != CU_GET_PROC_ADDRESS_SUCCESS) {
+            *slot = nullptr;
+            missing += missing.empty() ? name : std::string(", ") + name;
+        }
+    };
+#define CUDACORE_DRIVER_FUNCTION(name, version) \
+    resolve(#name, version, reinterpret_cast<void**>(&api.name));
+#include "loader/driver_functions.inc"
+#undef CUDACORE_DRIVER_FUNCTION
+
+    auto resolve_optional = [&](const char* name, int version, void** slot) {
+        CUdriverProcAddressQueryResult found{};
+        if (get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
+                CUDA_SUCCESS ||
+            found != CU_GET_PROC_ADDRESS_SUCCESS)
+            *slot = nullptr;
+    };
+#define CUDACORE_DRIVER_OPTIONAL_FUNCTION(name, version) \
+    resolve_optional(#name, version, reinterpret_cast<void**>(&api.name));
+#include "loader/driver_optional_functions.inc"
+#undef CUDACORE_DRIVER_OPTIONAL_FUNCTION
+    {
+        // Optional: a driver without it is still usable (callers fall back).
+        CUdriverProcAddressQueryResult found{};
+        void* slot = nullptr;
+        if (get_proc("cuKernelGetParamCount", &slot, 13020, CU_GET_PROC_ADDRESS_DEFAULT,
+                     &found) == CUDA_SUCCESS &&
+            found == CU_GET_PROC_ADDRESS_SUCCESS)
+            api.cuKernelGetParamCount =
+                reinterpret_cast<decltype(api.cuKernelGetParamCount)>(slot);
+    }
+    return missing;
+}
+
 DriverState load_driver() {
     DriverState state;
     try {
@@ -43,42 +85,7 @@ DriverState load_driver() {
                                 "the driver has no cuGetProcAddress_v2; a driver for CUDA " +
                                     std::to_string(CUDA_VERSION / 1000) + " or newer is needed");
         }
-        std::string missing;
-        auto resolve = [&](const char* name, int version, void** slot) {
-            CUdriverProcAddressQueryResult found{};
-            if (get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
-                    CUDA_SUCCESS ||
-                found != CU_GET_PROC_ADDRESS_SUCCESS) {
-                *slot = nullptr;
-                missing += missing.empty() ? name : std::string(", ") + name;
-            }
-        };
-#define CUDACORE_DRIVER_FUNCTION(name, version) \
-    resolve(#name, version, reinterpret_cast<void**>(&state.api.name));
-#include "loader/driver_functions.inc"
-#undef CUDACORE_DRIVER_FUNCTION
-
-        auto resolve_optional = [&](const char* name, int version, void** slot) {
-            CUdriverProcAddressQueryResult found{};
-            if (get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
-                    CUDA_SUCCESS ||
-                found != CU_GET_PROC_ADDRESS_SUCCESS)
-                *slot = nullptr;
-        };
-#define CUDACORE_DRIVER_OPTIONAL_FUNCTION(name, version) \
-    resolve_optional(#name, version, reinterpret_cast<void**>(&state.api.name));
-#include "loader/driver_optional_functions.inc"
-#undef CUDACORE_DRIVER_OPTIONAL_FUNCTION
-        {
-            // Optional: a driver without it is still usable (callers fall back).
-            CUdriverProcAddressQueryResult found{};
-            void* slot = nullptr;
-            if (get_proc("cuKernelGetParamCount", &slot, 13020, CU_GET_PROC_ADDRESS_DEFAULT,
-                         &found) == CUDA_SUCCESS &&
-                found == CU_GET_PROC_ADDRESS_SUCCESS)
-                state.api.cuKernelGetParamCount =
-                    reinterpret_cast<decltype(state.api.cuKernelGetParamCount)>(slot);
-        }
+        const std::string missing = resolve_driver_functions(get_proc, state.api);
         int version = 0;
         if (state.api.cuDriverGetVersion) state.api.cuDriverGetVersion(&version);
         state.api.driver_version = version;

@@ -144,12 +144,9 @@ void launch_copy_kernels(const detail::DriverApi& api, const CUkernel* kernels,
     }
 }
 
-}  // namespace
-
-void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
-                const BatchedCopyOptions& options) {
-    stream.check_open("copy_batch");
-    if (copies.empty()) return;
+// Refuses a batch with a closed buffer, a pair of different sizes or an unknown access order,
+// and attributes on the legacy default stream.
+void check_batch_copies(std::span<const BufferCopy> copies, const Stream& stream) {
     for (std::size_t i = 0; i < copies.size(); ++i) {
         const BufferCopy& copy = copies[i];
         if (copy.source.is_closed() || copy.destination.is_closed())
@@ -171,34 +168,14 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
                     " has attributes, which only cuMemcpyBatchAsync carries, and it refuses the "
                     "legacy default stream: use a stream of your own, or no attributes");
     }
-    const auto& api = detail::driver();
-    // The stream's context is made current for every stream: the legacy default stream means the
-    // current context's, and cuMemcpyBatchAsync resolves its pointers in the current context
-    // (without one it answers CUDA_ERROR_INVALID_VALUE, even on a created stream).
-    const auto& box = detail::box_of(stream);
-    std::optional<detail::ContextScope> scope;
-    if (box && box->context) scope.emplace(*box->context);
+}
 
-    // Small pairs between memory of the stream's device go to the kernels, unless the caller
-    // asked for the copy engines; the others to the driver.
-    std::vector<std::size_t> by_kernel, by_driver;
-    const CUkernel* kernels = options.prefer_overlap_with_compute || !box || !box->context
-                                  ? nullptr
-                                  : copy_kernels(api);
-    for (std::size_t i = 0; i < copies.size(); ++i) {
-        if (copies[i].source.size() == 0) continue;  // nothing to copy
-        // Attributes are the driver's to honour: such pairs go to the copy engines.
-        if (kernels && copies[i].attributes == CopyAttributes{} &&
-            kernel_can_copy(copies[i], box->context->ordinal))
-            by_kernel.push_back(i);
-        else
-            by_driver.push_back(i);
-    }
-    if (!by_kernel.empty()) launch_copy_kernels(api, kernels, copies, by_kernel, stream.handle());
-    if (by_driver.empty()) return;
-
+// The pairs `by_driver` of `copies`, by cuMemcpyBatchAsync (on the legacy default stream, which
+// it refuses, one cuMemcpyAsync per pair).
+void copy_batch_with_driver(const detail::DriverApi& api, std::span<const BufferCopy> copies,
+                            const std::vector<std::size_t>& by_driver, const Stream& stream,
+                            const BatchedCopyOptions& options) {
     if (detail::is_default_stream(stream.handle())) {
-        // cuMemcpyBatchAsync refuses the legacy default stream: one call per pair.
         for (const std::size_t i : by_driver)
             detail::check(api.cuMemcpyAsync(copies[i].destination.handle(), copies[i].source.handle(),
                                             copies[i].source.size(), stream.handle()),
@@ -233,6 +210,40 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
                       return std::to_string(sizes.size()) + " copies (first " +
                              describe_pair(by_driver[0], copies[by_driver[0]]) + ")";
                   });
+}
+
+}  // namespace
+
+void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
+                const BatchedCopyOptions& options) {
+    stream.check_open("copy_batch");
+    if (copies.empty()) return;
+    check_batch_copies(copies, stream);
+    const auto& api = detail::driver();
+    // The stream's context is made current for every stream: the legacy default stream means the
+    // current context's, and cuMemcpyBatchAsync resolves its pointers in the current context
+    // (without one it answers CUDA_ERROR_INVALID_VALUE, even on a created stream).
+    const auto& box = detail::box_of(stream);
+    std::optional<detail::ContextScope> scope;
+    if (box && box->context) scope.emplace(*box->context);
+
+    // Small pairs between memory of the stream's device go to the kernels, unless the caller
+    // asked for the copy engines; the others to the driver.
+    std::vector<std::size_t> by_kernel, by_driver;
+    const CUkernel* kernels = options.prefer_overlap_with_compute || !box || !box->context
+                                  ? nullptr
+                                  : copy_kernels(api);
+    for (std::size_t i = 0; i < copies.size(); ++i) {
+        if (copies[i].source.size() == 0) continue;  // nothing to copy
+        // Attributes are the driver's to honour: such pairs go to the copy engines.
+        if (kernels && copies[i].attributes == CopyAttributes{} &&
+            kernel_can_copy(copies[i], box->context->ordinal))
+            by_kernel.push_back(i);
+        else
+            by_driver.push_back(i);
+    }
+    if (!by_kernel.empty()) launch_copy_kernels(api, kernels, copies, by_kernel, stream.handle());
+    if (!by_driver.empty()) copy_batch_with_driver(api, copies, by_driver, stream, options);
 }
 
 std::string CopyAttributes::description() const {

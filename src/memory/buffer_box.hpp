@@ -14,6 +14,7 @@
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
+#include "support/thread_exit.hpp"
 
 #include <cuda.h>
 
@@ -107,7 +108,7 @@ struct BufferBoxCache {
     static constexpr int kKept = 64;
     BufferBox* head = nullptr;
     int count = 0;
-    int state = 0;  // 0: not registered for thread exit yet, 1: registered, 2: thread exiting
+    std::uint8_t state = kSlotUnused;  // a ThreadSlot: live once registered for thread exit
 };
 inline BufferBoxCache& buffer_box_cache() noexcept {
     static thread_local BufferBoxCache cache __attribute__((tls_model("initial-exec")));
@@ -154,7 +155,7 @@ inline void give_back_buffer_box(BufferBox* box) noexcept {
     box->free_stream.reset();
     box->foreign.reset();
     BufferBoxCache& cache = buffer_box_cache();
-    if (cache.state == 1 && cache.count < BufferBoxCache::kKept) [[likely]] {
+    if (cache.state == kSlotLive && cache.count < BufferBoxCache::kKept) [[likely]] {
         box->next_free = cache.head;
         cache.head = box;
         ++cache.count;

@@ -32,48 +32,33 @@ struct BufferBoxArena {
 static_assert(std::is_trivially_destructible_v<BufferBoxArena>);
 constinit BufferBoxArena arena;
 
-// Set once this thread's cache owner is destroyed (constant-initialised TLS, readable at exit).
-thread_local bool cache_owner_destroyed = false;
-
 // Hands this thread's free boxes to the shared list when the thread exits.
-struct BufferBoxCacheOwner {
-    ~BufferBoxCacheOwner() {
-        cache_owner_destroyed = true;
-        BufferBoxCache& cache = buffer_box_cache();
-        cache.state = 2;
-        if (!cache.head) return;
-        BufferBox* last = cache.head;
-        while (last->next_free) last = last->next_free;
-        std::lock_guard lock(arena.mutex);
-        last->next_free = arena.free;
-        arena.free = cache.head;
-        arena.free_count += cache.count;
-        cache.head = nullptr;
-        cache.count = 0;
-    }
-};
-
-void register_cache(BufferBoxCache& cache) noexcept {
-    if (cache_owner_destroyed) {
-        cache.state = 2;
-        return;
-    }
-    static thread_local BufferBoxCacheOwner owner;  // constructed here, destroyed at thread exit
-    cache.state = 1;
+void hand_back_cache(void* slot) noexcept {
+    BufferBoxCache& cache = *static_cast<BufferBoxCache*>(slot);
+    cache.state = kSlotExiting;
+    if (!cache.head) return;
+    BufferBox* last = cache.head;
+    while (last->next_free) last = last->next_free;
+    std::lock_guard lock(arena.mutex);
+    last->next_free = arena.free;
+    arena.free = cache.head;
+    arena.free_count += cache.count;
+    cache.head = nullptr;
+    cache.count = 0;
 }
 
 }  // namespace
 
 BufferBox* take_buffer_box_slow() {
     BufferBoxCache& cache = buffer_box_cache();
-    if (cache.state == 0) register_cache(cache);
+    if (cache.state == kSlotUnused) register_thread_slot(cache, hand_back_cache);
     {
         // Up to half a cache's worth from the shared list, the first for the caller.
         std::lock_guard lock(arena.mutex);
         if (BufferBox* box = arena.free) {
             arena.free = box->next_free;
             --arena.free_count;
-            for (int i = 0; cache.state == 1 && i < BufferBoxCache::kKept / 2 && arena.free; ++i) {
+            for (int i = 0; cache.state == kSlotLive && i < BufferBoxCache::kKept / 2 && arena.free; ++i) {
                 BufferBox* more = arena.free;
                 arena.free = more->next_free;
                 --arena.free_count;
@@ -97,8 +82,8 @@ BufferBox* take_buffer_box_slow() {
 
 void give_back_buffer_box_slow(BufferBox* box) noexcept {
     BufferBoxCache& cache = buffer_box_cache();
-    if (cache.state == 0) register_cache(cache);
-    if (cache.state == 1 && cache.count < BufferBoxCache::kKept) {
+    if (cache.state == kSlotUnused) register_thread_slot(cache, hand_back_cache);
+    if (cache.state == kSlotLive && cache.count < BufferBoxCache::kKept) {
         box->next_free = cache.head;
         cache.head = box;
         ++cache.count;
@@ -108,7 +93,7 @@ void give_back_buffer_box_slow(BufferBox* box) noexcept {
     // this box, in one hold of the lock: once per kKept / 2 boxes rather than once per box.
     BufferBox* last = box;
     int moved = 1;
-    for (int i = 0; cache.state == 1 && i < BufferBoxCache::kKept / 2 && cache.head; ++i) {
+    for (int i = 0; cache.state == kSlotLive && i < BufferBoxCache::kKept / 2 && cache.head; ++i) {
         BufferBox* more = cache.head;
         cache.head = more->next_free;
         --cache.count;

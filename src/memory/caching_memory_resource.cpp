@@ -9,12 +9,14 @@
 #include "memory/caching_stream_ops.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/thread_exit.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <exception>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace cudacore {
@@ -318,35 +320,37 @@ struct ThreadArenas {
 };
 struct ThreadArenasSlot {
     ThreadArenas* arenas = nullptr;
-    int state = 0;  // 0: none yet, 1: live, 2: the thread is exiting
+    std::uint8_t state = kSlotUnused;  // a ThreadSlot
 };
 thread_local ThreadArenasSlot thread_arenas __attribute__((tls_model("initial-exec")));
 
-struct ThreadArenasOwner {
-    ~ThreadArenasOwner() {
-        ThreadArenas* arenas = thread_arenas.arenas;
-        thread_arenas = {nullptr, 2};
-        if (!arenas) return;
-        for (ThreadArenaEntry& entry : arenas->entries)
-            if (auto core = entry.core.lock()) core->retire(*entry.arena);
-        delete arenas;
-    }
-};
+// Hands the thread's arenas over to their resources at thread exit.
+void retire_thread_arenas(void* slot) noexcept {
+    auto& arenas_slot = *static_cast<ThreadArenasSlot*>(slot);
+    ThreadArenas* arenas = arenas_slot.arenas;
+    arenas_slot = {nullptr, kSlotExiting};
+    if (!arenas) return;
+    for (ThreadArenaEntry& entry : arenas->entries)
+        if (auto core = entry.core.lock()) core->retire(*entry.arena);
+    delete arenas;
+}
 
 }  // namespace
 
 // The calling thread's arena of `core`, made on first use; null once the thread is exiting.
 ThreadArena* thread_arena_of(const std::shared_ptr<CachingCore>& core) {
     ThreadArenasSlot& slot = thread_arenas;
-    if (slot.state == 1) [[likely]] {
+    if (slot.state == kSlotLive) [[likely]] {
         for (ThreadArenaEntry& entry : slot.arenas->entries)
             if (entry.id == core->id) [[likely]] return entry.arena.get();
-    } else if (slot.state == 2) {
+    } else if (slot.state == kSlotExiting) {
         return nullptr;
     } else {
-        static thread_local ThreadArenasOwner owner;  // hands the arenas over at thread exit
         slot.arenas = new ThreadArenas;
-        slot.state = 1;
+        if (register_thread_slot(slot, retire_thread_arenas) != kSlotLive) {
+            delete std::exchange(slot.arenas, nullptr);
+            return nullptr;
+        }
     }
     // Entries of resources destroyed since are dropped here, off the hot path.
     std::erase_if(slot.arenas->entries, [](const auto& entry) { return entry.core.expired(); });
@@ -457,18 +461,27 @@ std::shared_ptr<MemoryResource> checked_upstream(std::shared_ptr<MemoryResource>
 }  // namespace
 
 CachingMemoryResource::CachingMemoryResource(std::shared_ptr<MemoryResource> upstream,
-                                             const CachingMemoryResourceOptions& options,
-                                             std::shared_ptr<detail::CachingStreamOps> ops)
+                                             const CachingMemoryResourceOptions& options)
     : upstream_(checked_upstream(std::move(upstream), options)),
       options_(options),
       core_(std::make_shared<detail::CachingCore>(
           upstream_, options_,
-          ops ? std::move(ops)
-              : detail::driver_caching_stream_ops(std::max(upstream_->device_ordinal(), 0)))) {}
+          detail::driver_caching_stream_ops(std::max(upstream_->device_ordinal(), 0)))) {}
 
 CachingMemoryResource::CachingMemoryResource(std::shared_ptr<MemoryResource> upstream,
-                                             const CachingMemoryResourceOptions& options)
-    : CachingMemoryResource(std::move(upstream), options, nullptr) {}
+                                             const CachingMemoryResourceOptions& options,
+                                             std::shared_ptr<detail::CachingCore> core) noexcept
+    : upstream_(std::move(upstream)), options_(options), core_(std::move(core)) {}
+
+std::shared_ptr<CachingMemoryResource> detail::CachingMemoryResourceTesting::make(
+    std::shared_ptr<MemoryResource> upstream, const CachingMemoryResourceOptions& options,
+    std::shared_ptr<CachingStreamOps> ops) {
+    upstream = checked_upstream(std::move(upstream), options);
+    if (!ops) ops = driver_caching_stream_ops(std::max(upstream->device_ordinal(), 0));
+    auto core = std::make_shared<CachingCore>(upstream, options, std::move(ops));
+    return std::shared_ptr<CachingMemoryResource>(
+        new CachingMemoryResource(std::move(upstream), options, std::move(core)));
+}
 
 std::shared_ptr<CachingMemoryResource> CachingMemoryResource::create(
     const Device& device, const CachingMemoryResourceOptions& options) {

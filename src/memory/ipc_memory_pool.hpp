@@ -13,6 +13,13 @@ class Device;
 
 namespace cudacore::detail {
 
+// A pool imported from another process and its identity (made by import_memory_pool, adopted by
+// the DeviceMemoryResource and PinnedMemoryPoolResource constructors that take one).
+struct ImportedPool {
+    CUmemoryPool pool = nullptr;
+    std::array<unsigned char, 16> id{};
+};
+
 // A pool on `device` whose allocations other processes can import; `id` receives a fresh random
 // identity for it. Throws DriverError (CUDA_ERROR_NOT_SUPPORTED with the reason when the device
 // cannot share pools).

@@ -16,13 +16,14 @@
 namespace cudacore {
 
 ManagedMemoryResource::ManagedMemoryResource(const Device& device)
-    : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {}
+    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
+      ordinal_(device.ordinal()) {}
 
 ManagedMemoryResource::ManagedMemoryResource() : ManagedMemoryResource(Device(0)) {}
 
 ManagedMemoryResource::ManagedMemoryResource(const Device& device,
                                              const ManagedMemoryResourceOptions& options)
-    : context_(detail::primary_context(device.ordinal())),
+    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       ordinal_(device.ordinal()),
       options_(options) {}
 
@@ -33,7 +34,7 @@ std::string ManagedMemoryResource::description() const {
 }
 
 CUdeviceptr ManagedMemoryResource::do_allocate(std::size_t size, CUstream) {
-    detail::ContextScope scope(*context_);
+    detail::ContextScope scope(*detail::box_of(context_));
     CUdeviceptr pointer = 0;
     detail::check(detail::driver().cuMemAllocManaged(&pointer, size, CU_MEM_ATTACH_GLOBAL),
                   "cuMemAllocManaged",
@@ -45,7 +46,7 @@ CUdeviceptr ManagedMemoryResource::do_allocate(std::size_t size, CUstream) {
 
 void ManagedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
     detail::free_after_stream(
-        *context_, stream, "cuMemFree",
+        *detail::box_of(context_), stream, "cuMemFree",
         [&](const detail::DriverApi& api) { return api.cuMemFree(pointer); },
         [&] { return std::to_string(size) + " bytes of " + description(); });
 }

@@ -10,6 +10,25 @@
 
 namespace cudacore {
 
+namespace {
+// Read-write access for device `ordinal` and each of `others` (each device once).
+std::vector<CUmemAccessDesc> pinned_pool_access(int ordinal, const std::vector<int>& others) {
+    std::vector<CUmemAccessDesc> access;
+    auto grant = [&](int device) {
+        for (const auto& existing : access)
+            if (existing.location.id == device) return;
+        CUmemAccessDesc desc{};
+        desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        desc.location.id = Device(device).handle();  // throws for an unknown device
+        desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        access.push_back(desc);
+    };
+    grant(ordinal);
+    for (int device : others) grant(device);
+    return access;
+}
+}  // namespace
+
 PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
                                                    const PinnedMemoryPoolOptions& options)
     : context_(detail::primary_context(device.ordinal())),
@@ -41,18 +60,7 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
                                    " does not support host memory pools "
                                    "(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED is 0)");
     }
-    std::vector<CUmemAccessDesc> access;
-    auto grant = [&](int ordinal) {
-        for (const auto& existing : access)
-            if (existing.location.id == ordinal) return;
-        CUmemAccessDesc desc{};
-        desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-        desc.location.id = Device(ordinal).handle();  // throws for an unknown device
-        desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        access.push_back(desc);
-    };
-    grant(ordinal_);
-    for (int ordinal : options_.accessible_devices) grant(ordinal);
+    const std::vector<CUmemAccessDesc> access = pinned_pool_access(ordinal_, options_.accessible_devices);
 
     CUmemLocation location{};
     location.type = numa_id_ ? CU_MEM_LOCATION_TYPE_HOST_NUMA : CU_MEM_LOCATION_TYPE_HOST;

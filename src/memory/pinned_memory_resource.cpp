@@ -1,6 +1,7 @@
 #include "cudacore/pinned_memory_resource.hpp"
 
 #include "memory/buffer_box.hpp"
+#include "support/box_access.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/free_after_stream.hpp"
@@ -8,7 +9,8 @@
 namespace cudacore {
 
 PinnedMemoryResource::PinnedMemoryResource(const Device& device)
-    : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {}
+    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
+      ordinal_(device.ordinal()) {}
 
 PinnedMemoryResource::PinnedMemoryResource() : PinnedMemoryResource(Device(0)) {}
 
@@ -19,7 +21,7 @@ std::string PinnedMemoryResource::description() const {
 }
 
 CUdeviceptr PinnedMemoryResource::do_allocate(std::size_t size, CUstream) {
-    detail::ContextScope scope(*context_);
+    detail::ContextScope scope(*detail::box_of(context_));
     void* pointer = nullptr;
     detail::check(detail::driver().cuMemHostAlloc(
                       &pointer, size, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
@@ -30,7 +32,7 @@ CUdeviceptr PinnedMemoryResource::do_allocate(std::size_t size, CUstream) {
 
 void PinnedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
     detail::free_after_stream(
-        *context_, stream, "cuMemFreeHost",
+        *detail::box_of(context_), stream, "cuMemFreeHost",
         [&](const detail::DriverApi& api) {
             return api.cuMemFreeHost(reinterpret_cast<void*>(pointer));
         },

@@ -4,6 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
 #include "memory/buffer_box.hpp"
+#include "support/box_access.hpp"
 #include "memory/memory_option_checks.hpp"
 #include "runtime/reset_tolerance.hpp"
 
@@ -39,7 +40,7 @@ std::string bytes_at(std::size_t size, CUdeviceptr address) {
 
 VirtualMemoryResource::VirtualMemoryResource(const Device& device,
                                              const VirtualMemoryResourceOptions& options)
-    : context_(detail::primary_context(device.ordinal())),
+    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       ordinal_(device.ordinal()),
       options_(options) {
     detail::check_virtual_memory_options(
@@ -104,7 +105,7 @@ void VirtualMemoryResource::set_access(CUdeviceptr address, std::size_t size) co
 
 CUdeviceptr VirtualMemoryResource::do_allocate(std::size_t size, CUstream) {
     const auto& api = detail::driver();
-    detail::ContextScope scope(*context_);
+    detail::ContextScope scope(*detail::box_of(context_));
     const std::size_t mapped = detail::round_up(size, granularity_);
     CUdeviceptr address = 0;
     detail::check(api.cuMemAddressReserve(&address, mapped, alignment_, 0, 0),
@@ -145,9 +146,9 @@ void VirtualMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
         allocation = std::move(found->second);
         allocations_.erase(found);
     }
-    const detail::DriverApi* api = detail::driver_for_release(*context_);
+    const detail::DriverApi* api = detail::driver_for_release(*detail::box_of(context_));
     if (!api) return;
-    detail::ContextScope scope(*context_);
+    detail::ContextScope scope(*detail::box_of(context_));
     // Unmap, release the physical memory, free the address range: the order the driver needs.
     // Every step runs even when one fails; the first failure is reported.
     CUresult first = api->cuStreamSynchronize(stream);
@@ -166,6 +167,85 @@ void VirtualMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size,
     detail::check(first, first_call, [&] { return bytes_at(size, pointer) + " of " + description(); });
 }
 
+bool VirtualMemoryResource::grow_in_place(Allocation& allocation, CUmemGenericAllocationHandle handle,
+                                          std::size_t extra) {
+    const auto& api = detail::driver();
+    const CUdeviceptr reserved_end = allocation.reserved.back().address + allocation.reserved.back().size;
+    // The range right after the allocation, asked for at that fixed address.
+    CUdeviceptr next = 0;
+    const CUresult reserved = api.cuMemAddressReserve(&next, extra, 0, reserved_end, 0);
+    if (reserved != CUDA_SUCCESS || next != reserved_end || api.cuMemMap(next, extra, 0, handle, 0) != CUDA_SUCCESS) {
+        if (reserved == CUDA_SUCCESS && next != 0) api.cuMemAddressFree(next, extra);
+        return false;
+    }
+    try {
+        set_access(next, extra);
+    } catch (...) {
+        api.cuMemUnmap(next, extra);
+        api.cuMemAddressFree(next, extra);
+        api.cuMemRelease(handle);
+        throw;
+    }
+    allocation.reserved.push_back({next, extra});
+    allocation.pieces.push_back({handle, allocation.mapped, extra});
+    allocation.mapped += extra;
+    ++grown_in_place_;
+    return true;
+}
+
+CUdeviceptr VirtualMemoryResource::grow_by_remapping(CUdeviceptr old_address, CUmemGenericAllocationHandle handle,
+                                                     std::size_t extra, const Buffer& buffer,
+                                                     const Stream& stream) {
+    const auto& api = detail::driver();
+    auto found = allocations_.find(old_address);
+    Allocation& allocation = found->second;
+    const std::size_t new_mapped = allocation.mapped + extra;
+    // A new range holding the old physical memory, then the new piece.
+    CUdeviceptr moved = 0;
+    std::vector<std::size_t> done;  // offsets mapped at `moved`
+    auto undo = [&] {
+        for (std::size_t i = 0; i < done.size(); ++i) {
+            const std::size_t piece_size = i < allocation.pieces.size() ? allocation.pieces[i].size : extra;
+            api.cuMemUnmap(moved + done[i], piece_size);
+        }
+        if (moved) api.cuMemAddressFree(moved, new_mapped);
+        api.cuMemRelease(handle);
+    };
+    try {
+        detail::check(api.cuMemAddressReserve(&moved, new_mapped, alignment_, 0, 0), "cuMemAddressReserve", [&] {
+            return std::to_string(new_mapped) + " bytes of address space to grow " + buffer.description();
+        });
+        for (const auto& piece : allocation.pieces) {
+            detail::check(api.cuMemMap(moved + piece.offset, piece.size, 0, piece.handle, 0), "cuMemMap", [&] {
+                return bytes_at(piece.size, moved + piece.offset) + " (remapping " + buffer.description() + ")";
+            });
+            done.push_back(piece.offset);
+        }
+        detail::check(api.cuMemMap(moved + allocation.mapped, extra, 0, handle, 0), "cuMemMap", [&] {
+            return bytes_at(extra, moved + allocation.mapped) + " (growing " + buffer.description() + ")";
+        });
+        done.push_back(allocation.mapped);
+        set_access(moved, new_mapped);
+        // Work queued on the stream may still use the old addresses.
+        detail::check(api.cuStreamSynchronize(stream.handle()), "cuStreamSynchronize",
+                      [&] { return "growing " + buffer.description(); });
+    } catch (...) {
+        undo();
+        throw;
+    }
+    for (const auto& piece : allocation.pieces) api.cuMemUnmap(old_address + piece.offset, piece.size);
+    for (const auto& range : allocation.reserved) api.cuMemAddressFree(range.address, range.size);
+    Allocation moved_allocation;
+    moved_allocation.reserved.push_back({moved, new_mapped});
+    moved_allocation.pieces = std::move(allocation.pieces);
+    moved_allocation.pieces.push_back({handle, allocation.mapped, extra});
+    moved_allocation.mapped = new_mapped;
+    allocations_.erase(found);
+    allocations_.emplace(moved, std::move(moved_allocation));
+    ++grown_by_remapping_;
+    return moved;
+}
+
 Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const Stream& stream) {
     stream.check_open("VirtualMemoryResource::grow");
     if (buffer.is_closed())
@@ -177,8 +257,8 @@ Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const S
     if (new_size < buffer.size())
         throw InvalidArgumentError("VirtualMemoryResource::grow: " + std::to_string(new_size) +
                                    " bytes is smaller than " + buffer.description());
-    const auto& api = detail::driver();
-    detail::ContextScope scope(*context_);
+    detail::driver();  // NoDriverError before anything else
+    detail::ContextScope scope(*detail::box_of(context_));
     const CUdeviceptr old_address = buffer.handle();
     std::lock_guard lock(mutex_);
     auto found = allocations_.find(old_address);
@@ -190,82 +270,9 @@ Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const S
     CUdeviceptr new_address = old_address;
     if (new_mapped > allocation.mapped) {
         const std::size_t extra = new_mapped - allocation.mapped;
-        const CUdeviceptr reserved_end =
-            allocation.reserved.back().address + allocation.reserved.back().size;
         const CUmemGenericAllocationHandle handle = create_physical(extra);
-        // Fast path: the range right after the allocation, asked for at that fixed address.
-        CUdeviceptr next = 0;
-        const CUresult reserved = api.cuMemAddressReserve(&next, extra, 0, reserved_end, 0);
-        if (reserved == CUDA_SUCCESS && next == reserved_end &&
-            api.cuMemMap(next, extra, 0, handle, 0) == CUDA_SUCCESS) {
-            try {
-                set_access(next, extra);
-            } catch (...) {
-                api.cuMemUnmap(next, extra);
-                api.cuMemAddressFree(next, extra);
-                api.cuMemRelease(handle);
-                throw;
-            }
-            allocation.reserved.push_back({next, extra});
-            allocation.pieces.push_back({handle, allocation.mapped, extra});
-            allocation.mapped = new_mapped;
-            ++grown_in_place_;
-        } else {
-            if (reserved == CUDA_SUCCESS && next != 0) api.cuMemAddressFree(next, extra);
-            // Slow path: a new range holding the old physical memory, then the new piece.
-            CUdeviceptr moved = 0;
-            std::vector<std::size_t> done;  // offsets mapped at `moved`
-            auto undo = [&] {
-                for (std::size_t i = 0; i < done.size(); ++i) {
-                    const std::size_t piece_size =
-                        i < allocation.pieces.size() ? allocation.pieces[i].size : extra;
-                    api.cuMemUnmap(moved + done[i], piece_size);
-                }
-                if (moved) api.cuMemAddressFree(moved, new_mapped);
-                api.cuMemRelease(handle);
-            };
-            try {
-                detail::check(api.cuMemAddressReserve(&moved, new_mapped, alignment_, 0, 0),
-                              "cuMemAddressReserve", [&] {
-                                  return std::to_string(new_mapped) +
-                                         " bytes of address space to grow " + buffer.description();
-                              });
-                for (const auto& piece : allocation.pieces) {
-                    detail::check(api.cuMemMap(moved + piece.offset, piece.size, 0, piece.handle, 0),
-                                  "cuMemMap", [&] {
-                                      return bytes_at(piece.size, moved + piece.offset) +
-                                             " (remapping " + buffer.description() + ")";
-                                  });
-                    done.push_back(piece.offset);
-                }
-                detail::check(api.cuMemMap(moved + allocation.mapped, extra, 0, handle, 0),
-                              "cuMemMap", [&] {
-                                  return bytes_at(extra, moved + allocation.mapped) +
-                                         " (growing " + buffer.description() + ")";
-                              });
-                done.push_back(allocation.mapped);
-                set_access(moved, new_mapped);
-                // Work queued on the stream may still use the old addresses.
-                detail::check(api.cuStreamSynchronize(stream.handle()), "cuStreamSynchronize",
-                              [&] { return "growing " + buffer.description(); });
-            } catch (...) {
-                undo();
-                throw;
-            }
-            for (const auto& piece : allocation.pieces)
-                api.cuMemUnmap(old_address + piece.offset, piece.size);
-            for (const auto& range : allocation.reserved)
-                api.cuMemAddressFree(range.address, range.size);
-            Allocation moved_allocation;
-            moved_allocation.reserved.push_back({moved, new_mapped});
-            moved_allocation.pieces = std::move(allocation.pieces);
-            moved_allocation.pieces.push_back({handle, allocation.mapped, extra});
-            moved_allocation.mapped = new_mapped;
-            allocations_.erase(found);
-            allocations_.emplace(moved, std::move(moved_allocation));
-            new_address = moved;
-            ++grown_by_remapping_;
-        }
+        if (!grow_in_place(allocation, handle, extra))
+            new_address = grow_by_remapping(old_address, handle, extra, buffer, stream);
     }
     // The memory changes hands: the old box (and every copy of it) is closed without freeing.
     detail::BufferBox* old_box = detail::box_of(buffer);

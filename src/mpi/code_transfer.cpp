@@ -76,76 +76,56 @@ constexpr std::size_t piece_bytes = std::size_t{1} << 20;
 //   4. the checksums (8 bytes each, the serialized tails), which the root has once it sent all.
 // Receivers rebuild each code from head, bytes and tail, checking the checksum and every field
 // (detail::deserialize_checksummed_parts).
-std::vector<ObjectCode> broadcast_codes(const std::function<std::vector<ObjectCode>()>& produce,
-                                        int root, MPI_Comm comm, const TransferOptions& options,
-                                        const char* operation) {
-    detail::require_mpi(operation);
-    const int rank = detail::rank_of(comm);
-    detail::check_transfer_arguments(operation, root, detail::size_of(comm), options);
-    const std::size_t chunk = options.chunk_bytes;
-    const std::size_t piece = std::min(chunk, piece_bytes);
-
+// One broadcast of codes: what the root sends and each receiver keeps.
+struct CodeBroadcast {
     std::vector<ObjectCode> codes;
     std::vector<std::string> heads;  // each code's serialized head
     // Each rank's running checksum of head and bytes, code by code.
     std::vector<std::unique_ptr<cudacore::detail::SerializedChecksum>> checksums;
     std::string preamble;  // the lengths, then the frame
     std::string tails;     // the root's checksums, 8 bytes per code
-    std::optional<Failure> root_failure;
-    if (rank == root) {
-        root_failure = detail::attempt([&] {
-            codes = produce();
-            std::vector<std::uint64_t> lengths;
-            for (const auto& code : codes) {
-                lengths.push_back(code.size());
-                heads.push_back(cudacore::detail::serialized_head(code));
-                checksums.push_back(std::make_unique<cudacore::detail::SerializedChecksum>());
-                checksums.back()->update(heads.back());
-            }
-            detail::WireWriter out;
-            out.raw({reinterpret_cast<const char*>(lengths.data()), lengths.size() * sizeof(std::uint64_t)});
-            out.raw(frame_magic);
-            out.u64(codes.size());
-            for (const auto& head : heads) out.string(head);
-            preamble = std::move(out.bytes());
-            tails.reserve(8 * codes.size());
-        });
+    std::vector<cudacore::detail::CodeBytes> received;  // a receiver's code bytes
+};
+
+// On the root: the heads of `b.codes`, their checksums begun, and the preamble.
+void frame_root_codes(CodeBroadcast& b) {
+    std::vector<std::uint64_t> lengths;
+    for (const auto& code : b.codes) {
+        lengths.push_back(code.size());
+        b.heads.push_back(cudacore::detail::serialized_head(code));
+        b.checksums.push_back(std::make_unique<cudacore::detail::SerializedChecksum>());
+        b.checksums.back()->update(b.heads.back());
     }
-    std::array<std::uint64_t, 3> header{preamble.size(), codes.size(), root_failure ? 1u : 0u};
-    detail::check(MPI_Bcast(header.data(), 3, MPI_UINT64_T, root, comm), "MPI_Bcast",
-                  std::string("the message header of ") + operation);
-    if (header[2]) detail::agree(comm, root_failure, operation);  // throws on every rank
+    detail::WireWriter out;
+    out.raw({reinterpret_cast<const char*>(lengths.data()), lengths.size() * sizeof(std::uint64_t)});
+    out.raw(frame_magic);
+    out.u64(b.codes.size());
+    for (const auto& head : b.heads) out.string(head);
+    b.preamble = std::move(out.bytes());
+    b.tails.reserve(8 * b.codes.size());
+}
 
-    const auto count = static_cast<std::size_t>(header[1]);
-    if (rank != root) preamble.resize(static_cast<std::size_t>(header[0]));
-    detail::broadcast_chunks(preamble.data(), preamble.size(), root, comm, chunk);
-    std::vector<std::uint64_t> lengths(count);
-    // An empty list has no lengths (and an empty vector's data() may be null, which memcpy
-    // must not get).
-    if (count != 0)
-        std::memcpy(lengths.data(), preamble.data(), std::min(preamble.size(), count * sizeof(std::uint64_t)));
-    std::string frame = preamble.substr(std::min(preamble.size(), count * sizeof(std::uint64_t)));
-
-    const auto& filter = detail::receive_filter();
-    std::optional<Failure> failure;
-    if (rank != root) {
-        failure = detail::attempt([&] {
-            if (filter) filter(frame, 0);
-            heads = detail::read_broadcast_frame(frame, count, operation);
-        });
-    }
-
-    for (std::size_t i = 0; rank == root && i < count; ++i) {
+// On the root: each code's bytes sent from where they lie, checksummed piece by piece.
+void send_code_bytes(CodeBroadcast& b, int root, MPI_Comm comm, std::size_t piece) {
+    for (std::size_t i = 0; i < b.codes.size(); ++i) {
         // MPI_Ibcast only reads the root's buffer.
-        char* bytes = const_cast<char*>(codes[i].code().data());
-        cudacore::detail::SerializedChecksum& checksum = *checksums[i];
+        char* bytes = const_cast<char*>(b.codes[i].code().data());
+        cudacore::detail::SerializedChecksum& checksum = *b.checksums[i];
         detail::broadcast_pieces(
-            codes[i].size(), root, comm, piece, [&](std::uint64_t offset, std::size_t) { return bytes + offset; },
+            b.codes[i].size(), root, comm, piece, [&](std::uint64_t offset, std::size_t) { return bytes + offset; },
             [&](const char* data, std::size_t length) { checksum.update({data, length}); });
-        tails += cudacore::detail::checksum_bytes(checksum.digest());  // reserved: cannot throw
+        b.tails += cudacore::detail::checksum_bytes(checksum.digest());  // reserved: cannot throw
     }
-    std::vector<cudacore::detail::CodeBytes> received;
-    for (std::size_t i = 0; rank != root && i < count; ++i) {
+}
+
+// On a receiver: each code's bytes received into the room its ObjectCode keeps, checksummed as
+// they arrive. After a failure it takes part in every piece without keeping them, so that no
+// rank is left waiting. Returns the first failure.
+std::optional<Failure> receive_code_bytes(CodeBroadcast& b, const std::vector<std::uint64_t>& lengths,
+                                          std::optional<Failure> failure, int root, MPI_Comm comm,
+                                          std::size_t piece, const char* operation) {
+    const auto& filter = detail::receive_filter();
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
         if (!failure) {
             failure = detail::attempt([&] {
                 if (lengths[i] > ObjectCode::max_serialized_size) {
@@ -155,55 +135,144 @@ std::vector<ObjectCode> broadcast_codes(const std::function<std::vector<ObjectCo
                 }
                 // Room the bytes are received into and that the new ObjectCode keeps, not
                 // written before (zeros would cost a pass over it).
-                received.push_back(cudacore::detail::CodeBytes::room_for(static_cast<std::size_t>(lengths[i])));
-                checksums.push_back(std::make_unique<cudacore::detail::SerializedChecksum>());
-                checksums.back()->update(heads[i]);
+                b.received.push_back(cudacore::detail::CodeBytes::room_for(static_cast<std::size_t>(lengths[i])));
+                b.checksums.push_back(std::make_unique<cudacore::detail::SerializedChecksum>());
+                b.checksums.back()->update(b.heads[i]);
             });
         }
         if (!failure) {
-            char* bytes = received.back().data();
-            cudacore::detail::SerializedChecksum& checksum = *checksums.back();
+            char* bytes = b.received.back().data();
+            cudacore::detail::SerializedChecksum& checksum = *b.checksums.back();
             detail::broadcast_pieces(
                 lengths[i], root, comm, piece, [&](std::uint64_t offset, std::size_t) { return bytes + offset; },
                 [&](const char* data, std::size_t length) {
                     if (!filter) checksum.update({data, length});
                 });
         } else {
-            // Takes part in every piece without keeping them, so that no rank is left waiting.
             std::string scratch(std::min<std::uint64_t>(lengths[i], piece), '\0');
             detail::broadcast_pieces(
                 lengths[i], root, comm, piece, [&](std::uint64_t, std::size_t) { return scratch.data(); },
                 [](const char*, std::size_t) {});
         }
     }
+    return failure;
+}
 
-    if (rank != root) tails.resize(count * 8);
-    detail::broadcast_chunks(tails.data(), tails.size(), root, comm, chunk);
+// On a receiver: the codes rebuilt from heads, bytes and the root's checksums (each checked).
+void rebuild_received_codes(CodeBroadcast& b, std::size_t count, const char* operation) {
+    if (const auto& filter = detail::receive_filter()) {
+        for (std::size_t i = 0; i < count; ++i) {
+            std::string bytes(b.received[i]);  // what the hook edits (tests only)
+            filter(bytes, i + 1);
+            b.checksums[i]->update(bytes);
+            b.received[i] = cudacore::detail::CodeBytes(std::move(bytes));
+        }
+        filter(b.tails, count + 1);
+    }
+    if (b.tails.size() != count * 8) {
+        throw SerializationError(std::string(operation) + ": " + std::to_string(b.tails.size()) +
+                                 " bytes of checksums for " + std::to_string(count) + " codes");
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        b.codes.push_back(cudacore::detail::deserialize_checksummed_parts(
+            b.heads[i], std::move(b.received[i]), std::string_view(b.tails).substr(8 * i, 8),
+            b.checksums[i]->digest()));
+    }
+}
 
-    if (rank != root && !failure) {
-        failure = detail::attempt([&] {
-            if (filter) {
-                for (std::size_t i = 0; i < count; ++i) {
-                    std::string bytes(received[i]);  // what the hook edits (tests only)
-                    filter(bytes, i + 1);
-                    checksums[i]->update(bytes);
-                    received[i] = cudacore::detail::CodeBytes(std::move(bytes));
-                }
-                filter(tails, count + 1);
-            }
-            if (tails.size() != count * 8) {
-                throw SerializationError(std::string(operation) + ": " + std::to_string(tails.size()) +
-                                         " bytes of checksums for " + std::to_string(count) + " codes");
-            }
-            for (std::size_t i = 0; i < count; ++i) {
-                codes.push_back(cudacore::detail::deserialize_checksummed_parts(
-                    heads[i], std::move(received[i]), std::string_view(tails).substr(8 * i, 8),
-                    checksums[i]->digest()));
-            }
+// The root's codes, produced there by `produce`, on every rank. The code bytes are sent from
+// where they lie and received into the buffers the new ObjectCodes keep (no copy either side,
+// and no pass writing the buffers before the bytes arrive), and every rank checksums them piece
+// by piece as they pass (the root what it sends, a receiver what it received), so that the
+// checksum is neither a pass before the send nor one after:
+//   1. three u64: preamble length, code count, whether the root failed;
+//   2. the preamble: the code lengths (count u64, host order: they only size the receive
+//      buffers), then the frame: magic, count, each code's serialized head (u64-prefixed);
+//   3. each code's bytes, in pieces;
+//   4. the checksums (8 bytes each, the serialized tails), which the root has once it sent all.
+// Receivers rebuild each code from head, bytes and tail, checking the checksum and every field
+// (detail::deserialize_checksummed_parts).
+std::vector<ObjectCode> broadcast_codes(const std::function<std::vector<ObjectCode>()>& produce,
+                                        int root, MPI_Comm comm, const TransferOptions& options,
+                                        const char* operation) {
+    detail::require_mpi(operation);
+    const int rank = detail::rank_of(comm);
+    detail::check_transfer_arguments(operation, root, detail::size_of(comm), options);
+    const std::size_t chunk = options.chunk_bytes;
+    const std::size_t piece = std::min(chunk, piece_bytes);
+
+    CodeBroadcast b;
+    std::optional<Failure> root_failure;
+    if (rank == root) {
+        root_failure = detail::attempt([&] {
+            b.codes = produce();
+            frame_root_codes(b);
         });
     }
+    std::array<std::uint64_t, 3> header{b.preamble.size(), b.codes.size(), root_failure ? 1u : 0u};
+    detail::check(MPI_Bcast(header.data(), 3, MPI_UINT64_T, root, comm), "MPI_Bcast",
+                  std::string("the message header of ") + operation);
+    if (header[2]) detail::agree(comm, root_failure, operation);  // throws on every rank
+
+    const auto count = static_cast<std::size_t>(header[1]);
+    if (rank != root) b.preamble.resize(static_cast<std::size_t>(header[0]));
+    detail::broadcast_chunks(b.preamble.data(), b.preamble.size(), root, comm, chunk);
+    std::vector<std::uint64_t> lengths(count);
+    // An empty list has no lengths (and an empty vector's data() may be null, which memcpy
+    // must not get).
+    if (count != 0)
+        std::memcpy(lengths.data(), b.preamble.data(), std::min(b.preamble.size(), count * sizeof(std::uint64_t)));
+    std::string frame = b.preamble.substr(std::min(b.preamble.size(), count * sizeof(std::uint64_t)));
+
+    std::optional<Failure> failure;
+    if (rank == root) {
+        send_code_bytes(b, root, comm, piece);
+    } else {
+        failure = detail::attempt([&] {
+            if (const auto& filter = detail::receive_filter()) filter(frame, 0);
+            b.heads = detail::read_broadcast_frame(frame, count, operation);
+        });
+        failure = receive_code_bytes(b, lengths, std::move(failure), root, comm, piece, operation);
+    }
+
+    if (rank != root) b.tails.resize(count * 8);
+    detail::broadcast_chunks(b.tails.data(), b.tails.size(), root, comm, chunk);
+    if (rank != root && !failure) failure = detail::attempt([&] { rebuild_received_codes(b, count, operation); });
     detail::agree(comm, failure, operation);
-    return codes;
+    return std::move(b.codes);
+}
+
+// Every rank's `message` (rank r's of lengths[r] bytes) into messages[r] (sized already; this
+// rank's own left empty), in rounds of at most `chunk_bytes` in all (MPI's counts and
+// displacements are int), each rank sending up to chunk_bytes / size per round.
+void gather_in_rounds(const std::string& message, const std::vector<std::uint64_t>& lengths,
+                      std::vector<std::string>& messages, int rank, std::size_t chunk_bytes, MPI_Comm comm,
+                      const char* operation) {
+    const int size = static_cast<int>(lengths.size());
+    const std::uint64_t per_rank = std::max<std::uint64_t>(1, chunk_bytes / size);
+    const std::uint64_t longest = *std::max_element(lengths.begin(), lengths.end());
+    std::vector<int> counts(size), displacements(size);
+    std::string round;
+    for (std::uint64_t offset = 0; offset < longest; offset += per_rank) {
+        int sum = 0;
+        for (int r = 0; r < size; ++r) {
+            counts[r] = static_cast<int>(std::min(per_rank, lengths[r] - std::min(lengths[r], offset)));
+            displacements[r] = sum;
+            sum += counts[r];
+        }
+        round.resize(static_cast<std::size_t>(sum));
+        detail::check(MPI_Allgatherv(message.data() + std::min<std::uint64_t>(offset, message.size()),
+                                     counts[rank], MPI_BYTE, round.data(), counts.data(),
+                                     displacements.data(), MPI_BYTE, comm),
+                      "MPI_Allgatherv",
+                      std::to_string(sum) + " bytes at offset " + std::to_string(offset) + " of " + operation);
+        for (int r = 0; r < size; ++r) {
+            if (r != rank && counts[r] > 0) {
+                std::memcpy(messages[r].data() + offset, round.data() + displacements[r],
+                            static_cast<std::size_t>(counts[r]));
+            }
+        }
+    }
 }
 
 }  // namespace
@@ -344,8 +413,7 @@ std::vector<std::vector<ObjectCode>> all_gather(const std::vector<ObjectCode>& c
     }
     if (any_failed) detail::agree(comm, failure, operation);  // throws on every rank
 
-    // Rank r's bytes go to messages[r]; in rounds of at most chunk_bytes in all (MPI's counts and
-    // displacements are int), each rank sending up to chunk_bytes / size per round.
+    // Rank r's bytes go to messages[r].
     std::vector<std::string> messages(static_cast<std::size_t>(size));
     failure = detail::attempt([&] {
         for (int r = 0; r < size; ++r) {
@@ -353,30 +421,7 @@ std::vector<std::vector<ObjectCode>> all_gather(const std::vector<ObjectCode>& c
         }
     });
     detail::agree(comm, failure, operation);
-    const std::uint64_t per_rank = std::max<std::uint64_t>(1, options.chunk_bytes / size);
-    const std::uint64_t longest = *std::max_element(lengths.begin(), lengths.end());
-    std::vector<int> counts(size), displacements(size);
-    std::string round;
-    for (std::uint64_t offset = 0; offset < longest; offset += per_rank) {
-        int sum = 0;
-        for (int r = 0; r < size; ++r) {
-            counts[r] = static_cast<int>(std::min(per_rank, lengths[r] - std::min(lengths[r], offset)));
-            displacements[r] = sum;
-            sum += counts[r];
-        }
-        round.resize(static_cast<std::size_t>(sum));
-        detail::check(MPI_Allgatherv(message.data() + std::min<std::uint64_t>(offset, message.size()),
-                                     counts[rank], MPI_BYTE, round.data(), counts.data(),
-                                     displacements.data(), MPI_BYTE, comm),
-                      "MPI_Allgatherv",
-                      std::to_string(sum) + " bytes at offset " + std::to_string(offset) + " of " + operation);
-        for (int r = 0; r < size; ++r) {
-            if (r != rank && counts[r] > 0) {
-                std::memcpy(messages[r].data() + offset, round.data() + displacements[r],
-                            static_cast<std::size_t>(counts[r]));
-            }
-        }
-    }
+    gather_in_rounds(message, lengths, messages, rank, options.chunk_bytes, comm, operation);
 
     std::vector<std::vector<ObjectCode>> result(static_cast<std::size_t>(size));
     failure = detail::attempt([&] {

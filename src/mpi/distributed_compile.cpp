@@ -93,21 +93,10 @@ unsigned compile_workers(MPI_Comm comm, unsigned requested) {
                                  cores / static_cast<unsigned>(std::max(1, node.size))));
 }
 
-}  // namespace
-
-int compile_owner(std::size_t index, int ranks) noexcept {
-    return ranks <= 0 ? 0 : static_cast<int>(index % static_cast<std::size_t>(ranks));
-}
-
-std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJob>& jobs, CodeType target,
-                                            const DistributedCompileOptions& options) {
-    constexpr const char* operation = "cudacore::mpi::compile_distributed";
-    detail::require_mpi(operation);
-    const int rank = detail::rank_of(comm);
-    const int size = detail::size_of(comm);
-    detail::check_transfer_arguments(operation, 0, size, options.transfer);
-
-    // Every rank must hold the same jobs: compare the digest of all cache keys with rank 0's.
+// Every rank must hold the same jobs: compares the digest of all cache keys with rank 0's, and
+// returns the keys. Collective.
+std::vector<CacheKey> agreed_keys(MPI_Comm comm, const std::vector<CompileJob>& jobs, CodeType target,
+                                  const char* operation) {
     std::vector<CacheKey> keys(jobs.size());
     std::array<std::uint8_t, 40> digest{};  // job count (8 bytes) + SHA-256 of the keys
     std::optional<detail::Failure> failure = detail::attempt([&] {
@@ -127,21 +116,207 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
                   "MPI_Bcast", std::string("the job digest of ") + operation);
     if (reference != digest) {
         failure = detail::Failure{std::make_exception_ptr(InvalidArgumentError(
-                                      std::string(operation) + ": rank " + std::to_string(rank) +
+                                      std::string(operation) + ": rank " + std::to_string(detail::rank_of(comm)) +
                                       " was given other jobs than rank 0 (" + std::to_string(jobs.size()) +
                                       " jobs; their sources, options, targets or name expressions differ)")),
                                   -1, {}};
     }
     detail::agree(comm, failure, operation);
+    return keys;
+}
 
-    // This rank's share, in job order, compiled by `workers` threads or child processes (the
-    // node's cores split among its ranks; with processes, the node's shares pooled on its first
-    // rank). With automatic PCH the first compile runs alone, so that the rest use the PCH it
-    // makes. A failure stops the handing out of further jobs; the jobs before it run to their
-    // end, so the lowest failing index of the share wins. With cache_received, each code is
-    // followed (after all of them) by where this rank's cache holds it, so that the other ranks
-    // store it under the same keys.
-    const bool send_placements = options.cache && options.cache_received;
+// Which rank compiles each job, and where the job sits in that rank's list of codes.
+struct Assignment {
+    std::vector<int> compiler;       // for each job: the rank that compiles it
+    std::vector<std::size_t> slot;   // for each job: its place in that rank's list
+    std::vector<std::size_t> owned;  // for each rank: how many jobs it compiles
+    std::vector<std::size_t> share;  // the jobs this rank compiles, in job order
+};
+
+// Job i goes to compile_owner(i), or with a pool (processes) to the first rank of that owner's
+// node.
+Assignment assign_jobs(std::size_t jobs, int size, int rank, const detail::NodePool* pool) {
+    Assignment a{std::vector<int>(jobs), std::vector<std::size_t>(jobs),
+                 std::vector<std::size_t>(static_cast<std::size_t>(size)), {}};
+    for (std::size_t i = 0; i < jobs; ++i) {
+        const int owner = compile_owner(i, size);
+        a.compiler[i] = pool ? pool->compiler[static_cast<std::size_t>(owner)] : owner;
+        a.slot[i] = a.owned[static_cast<std::size_t>(a.compiler[i])]++;
+        if (a.compiler[i] == rank) a.share.push_back(i);
+    }
+    return a;
+}
+
+// This rank's share, in job order, compiled by threads or child processes. A failure stops the
+// handing out of further jobs; the jobs before it run to their end, so the lowest failing index
+// of the share wins. With cache_received, each code is followed (after all of them) by where
+// this rank's cache holds it, so that the other ranks store it under the same keys.
+class ShareCompile {
+public:
+    ShareCompile(std::vector<CompileJob>& jobs, const std::vector<CacheKey>& keys,
+                 const std::vector<std::size_t>& share, CodeType target, const DistributedCompileOptions& options)
+        : jobs_(jobs), keys_(keys), share_(share), target_(target), options_(options),
+          send_placements_(options.cache && options.cache_received), compiled_(share.size()),
+          placed_(share.size()), failures_(share.size()) {}
+
+    // With automatic PCH the first compile runs alone, so that the rest use the PCH it makes.
+    void with_threads(unsigned workers) {
+        std::size_t alone = 0;
+        if (workers > 1 && share_.size() > 1) {
+            const Program& first = jobs_[share_.front()].program;
+            if (first.source_type() == SourceType::cxx && uses_automatic_pch(first.options())) {
+                alone = 1;
+                step(0);
+            }
+        }
+        if (!failures_.empty() && !(alone && failures_.front()))
+            cudacore::detail::run_steps(share_.size() - alone, workers,
+                                        [&](std::size_t k) { return step(k + alone); });
+    }
+
+    // compile_many's pool: the first miss here (its PCH), the others in child processes.
+    void with_processes(unsigned workers, const cpu_set_t& cpus, const char* operation) {
+        std::vector<Program*> programs;
+        std::vector<const std::vector<std::string>*> names;
+        for (std::size_t i : share_) {
+            programs.push_back(&jobs_[i].program);
+            names.push_back(&jobs_[i].name_expressions);
+        }
+        std::vector<cudacore::detail::ManyOutcome> outcomes;
+        const CompileManyOptions many{CompileStrategy::processes, workers, options_.cache, true};
+        std::optional<detail::Failure> failure = detail::attempt(
+            [&] {
+                outcomes = cudacore::detail::compile_many_outcomes(programs, target_, names, many, &cpus,
+                                                                   operation);
+            },
+            share_.empty() ? 0 : static_cast<long>(share_.front()));
+        for (std::size_t k = 0; k < outcomes.size() && !failure; ++k) {
+            const std::size_t i = share_[k];
+            if (outcomes[k].failure) {
+                failures_[k] = detail::Failure{outcomes[k].failure, static_cast<long>(i), {}};
+                name_backend(k);
+                break;  // the lowest failing index of the share wins, as with threads
+            }
+            if (!outcomes[k].code) {  // not started: only after a failure, which comes first
+                failures_[k] = detail::Failure{
+                    std::make_exception_ptr(Error(std::string(operation) + ": job " + std::to_string(i) +
+                                                  " was not compiled")),
+                    static_cast<long>(i), {}};
+                break;
+            }
+            compiled_[k] = std::move(outcomes[k].code);
+            if (send_placements_) failures_[k] = detail::attempt([&] { place(k); }, static_cast<long>(i));
+        }
+        if (failure && !failures_.empty()) failures_.front() = std::move(failure);
+    }
+
+    // The share's first failure, if any; otherwise fills `message` with what this rank sends:
+    // its codes in job order, then their placements.
+    std::optional<detail::Failure> finish(std::vector<ObjectCode>& message) {
+        for (auto& failed : failures_) {
+            if (failed) return std::move(failed);
+        }
+        message.reserve(2 * share_.size());
+        for (auto& code : compiled_) message.push_back(std::move(*code));
+        for (auto& placement : placed_)
+            if (placement) message.push_back(std::move(*placement));
+        return std::nullopt;
+    }
+
+private:
+    void name_backend(std::size_t k) {
+        if (!failures_[k]) return;
+        try {
+            failures_[k]->backend = jobs_[share_[k]].program.backend();
+        } catch (...) {
+            // The backend only decorates the report.
+        }
+    }
+
+    // Where this rank's cache holds the code compiled_[k] (cache_received only).
+    void place(std::size_t k) {
+        const std::size_t i = share_[k];
+        placed_[k] = encode_placement(placement_of(*options_.cache, jobs_[i], keys_[i], *compiled_[k]));
+    }
+
+    bool step(std::size_t k) {
+        const std::size_t i = share_[k];
+        failures_[k] = detail::attempt(
+            [&] {
+                CompileJob& job = jobs_[i];
+                compiled_[k] = options_.cache
+                                   ? compile_cached(*options_.cache, job.program, target_, job.name_expressions)
+                                   : job.program.compile(target_, job.name_expressions);
+                if (send_placements_) place(k);
+            },
+            static_cast<long>(i));
+        name_backend(k);
+        return !failures_[k];
+    }
+
+    std::vector<CompileJob>& jobs_;
+    const std::vector<CacheKey>& keys_;
+    const std::vector<std::size_t>& share_;
+    const CodeType target_;
+    const DistributedCompileOptions& options_;
+    const bool send_placements_;
+    std::vector<std::optional<ObjectCode>> compiled_;
+    std::vector<std::optional<ObjectCode>> placed_;
+    std::vector<std::optional<detail::Failure>> failures_;
+};
+
+// What rank `sender` sent: one code per job it compiled, in job order, then, when it caches
+// received code, one placement per code.
+const std::vector<ObjectCode>& sent_by(const std::vector<std::vector<ObjectCode>>& shares,
+                                       const Assignment& assignment, int sender, const char* operation) {
+    const std::size_t count = assignment.owned[static_cast<std::size_t>(sender)];
+    const auto& list = shares[static_cast<std::size_t>(sender)];
+    if (list.size() != count && list.size() != 2 * count) {
+        throw SerializationError(std::string(operation) + ": rank " + std::to_string(sender) + " sent " +
+                                 std::to_string(list.size()) + " codes for its share of " +
+                                 std::to_string(count) + " jobs");
+    }
+    return list;
+}
+
+// Stores the other ranks' codes as each sender's compile_cached stored them: the header list
+// under the source key, the code under the sender's code key (its header digests: a rank whose
+// headers differ misses). A job the sender could not cache is not stored.
+void store_placements(ProgramCache& cache, const std::vector<std::vector<ObjectCode>>& shares,
+                      const Assignment& assignment, const std::vector<CacheKey>& keys,
+                      const std::vector<ObjectCode>& result, int rank, const char* operation) {
+    for (std::size_t i = 0; i < result.size(); ++i) {
+        const int sender = assignment.compiler[i];
+        if (sender == rank) continue;
+        const auto& list = sent_by(shares, assignment, sender, operation);
+        const std::size_t count = assignment.owned[static_cast<std::size_t>(sender)];
+        if (list.size() == count) continue;  // the sender sent no placements
+        const std::optional<Placement> placement = decode_placement(
+            list[count + assignment.slot[i]],
+            std::string(operation) + ": job " + std::to_string(i) + " from rank " + std::to_string(sender));
+        if (!placement) continue;
+        cache.put(placement->code_key, result[i]);
+        if (placement->header_list) cache.put(keys[i], *placement->header_list);
+    }
+}
+
+}  // namespace
+
+int compile_owner(std::size_t index, int ranks) noexcept {
+    return ranks <= 0 ? 0 : static_cast<int>(index % static_cast<std::size_t>(ranks));
+}
+
+std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJob>& jobs, CodeType target,
+                                            const DistributedCompileOptions& options) {
+    constexpr const char* operation = "cudacore::mpi::compile_distributed";
+    detail::require_mpi(operation);
+    const int rank = detail::rank_of(comm);
+    const int size = detail::size_of(comm);
+    detail::check_transfer_arguments(operation, 0, size, options.transfer);
+    const std::vector<CacheKey> keys = agreed_keys(comm, jobs, target, operation);
+
+    // The node's cores split among its ranks; with processes, the node's shares pooled on its
+    // first rank.
     const bool pooled = options.strategy == CompileStrategy::processes;
     std::optional<detail::NodeComm> node;
     detail::NodePool pool;
@@ -155,146 +330,26 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
         !pooled ? compile_workers(comm, options.workers)
                 : std::max(1u, options.workers ? options.workers * static_cast<unsigned>(pool.node_size)
                                                : static_cast<unsigned>(CPU_COUNT(&pool.cpus)));
-    // Which rank compiles job i, and where job i sits in that rank's list of codes.
-    std::vector<int> compiler(jobs.size());
-    std::vector<std::size_t> slot(jobs.size());
-    std::vector<std::size_t> owned(static_cast<std::size_t>(size));
-    std::vector<std::size_t> share;
-    for (std::size_t i = 0; i < jobs.size(); ++i) {
-        const int owner = compile_owner(i, size);
-        compiler[i] = pooled ? pool.compiler[static_cast<std::size_t>(owner)] : owner;
-        slot[i] = owned[static_cast<std::size_t>(compiler[i])]++;
-        if (compiler[i] == rank) share.push_back(i);
-    }
-    std::vector<std::optional<ObjectCode>> compiled(share.size());
-    std::vector<std::optional<ObjectCode>> placed(share.size());
-    std::vector<std::optional<detail::Failure>> failures(share.size());
-    auto name_backend = [&](std::size_t k) {
-        if (!failures[k]) return;
-        try {
-            failures[k]->backend = jobs[share[k]].program.backend();
-        } catch (...) {
-            // The backend only decorates the report.
-        }
-    };
-    // Where this rank's cache holds the code compiled[k] (cache_received only).
-    auto place = [&](std::size_t k) {
-        const std::size_t i = share[k];
-        placed[k] = encode_placement(placement_of(*options.cache, jobs[i], keys[i], *compiled[k]));
-    };
-    auto compile_step = [&](std::size_t k) {
-        const std::size_t i = share[k];
-        failures[k] = detail::attempt(
-            [&] {
-                CompileJob& job = jobs[i];
-                compiled[k] = options.cache ? compile_cached(*options.cache, job.program, target, job.name_expressions)
-                                            : job.program.compile(target, job.name_expressions);
-                if (send_placements) place(k);
-            },
-            static_cast<long>(i));
-        name_backend(k);
-        return !failures[k];
-    };
-    if (options.strategy == CompileStrategy::processes) {
-        // compile_many's pool: the first miss here (its PCH), the others in child processes.
-        std::vector<Program*> programs;
-        std::vector<const std::vector<std::string>*> names;
-        for (std::size_t i : share) {
-            programs.push_back(&jobs[i].program);
-            names.push_back(&jobs[i].name_expressions);
-        }
-        std::vector<cudacore::detail::ManyOutcome> outcomes;
-        const CompileManyOptions many{CompileStrategy::processes, workers, options.cache, true};
-        failure = detail::attempt(
-            [&] {
-                outcomes = cudacore::detail::compile_many_outcomes(programs, target, names, many,
-                                                                   &pool.cpus, operation);
-            },
-            share.empty() ? 0 : static_cast<long>(share.front()));
-        for (std::size_t k = 0; k < outcomes.size() && !failure; ++k) {
-            const std::size_t i = share[k];
-            if (outcomes[k].failure) {
-                failures[k] = detail::Failure{outcomes[k].failure, static_cast<long>(i), {}};
-                name_backend(k);
-                break;  // the lowest failing index of the share wins, as with threads
-            }
-            if (!outcomes[k].code) {  // not started: only after a failure, which comes first
-                failures[k] = detail::Failure{
-                    std::make_exception_ptr(Error(std::string(operation) + ": job " + std::to_string(i) +
-                                                  " was not compiled")),
-                    static_cast<long>(i), {}};
-                break;
-            }
-            compiled[k] = std::move(outcomes[k].code);
-            if (send_placements) failures[k] = detail::attempt([&] { place(k); }, static_cast<long>(i));
-        }
-        if (failure && !failures.empty()) failures.front() = std::move(failure);
+    const Assignment assignment = assign_jobs(jobs.size(), size, rank, pooled ? &pool : nullptr);
+    ShareCompile share(jobs, keys, assignment.share, target, options);
+    if (pooled) {
+        share.with_processes(workers, pool.cpus, operation);
         node_wait->done();  // the node's other ranks sleep until its first rank is through
     } else {
-        std::size_t alone = 0;
-        if (workers > 1 && share.size() > 1) {
-            const Program& first = jobs[share.front()].program;
-            if (first.source_type() == SourceType::cxx && uses_automatic_pch(first.options())) {
-                alone = 1;
-                compile_step(0);
-            }
-        }
-        if (!failures.empty() && !(alone && failures.front()))
-            cudacore::detail::run_steps(share.size() - alone, workers, [&](std::size_t k) { return compile_step(k + alone); });
-    }
-    failure.reset();
-    for (auto& failed : failures) {
-        if (failed) {
-            failure = std::move(failed);
-            break;
-        }
+        share.with_threads(workers);
     }
     std::vector<ObjectCode> mine;
-    if (!failure) {
-        mine.reserve(2 * share.size());
-        for (auto& code : compiled) mine.push_back(std::move(*code));
-        for (auto& placement : placed)
-            if (placement) mine.push_back(std::move(*placement));
-    }
+    std::optional<detail::Failure> failure = share.finish(mine);
     detail::agree(comm, failure, operation);
 
     std::vector<std::vector<ObjectCode>> shares = all_gather(mine, comm, options.transfer);
     std::vector<ObjectCode> result;
     result.reserve(jobs.size());
-    // Rank `sender` sends one code per job it compiled, in job order, then, when it caches
-    // received code, one placement per code.
-    auto list_of = [&](int sender) -> const std::vector<ObjectCode>& {
-        const std::size_t count = owned[static_cast<std::size_t>(sender)];
-        const auto& list = shares[static_cast<std::size_t>(sender)];
-        if (list.size() != count && list.size() != 2 * count) {
-            throw SerializationError(std::string(operation) + ": rank " + std::to_string(sender) + " sent " +
-                                     std::to_string(list.size()) + " codes for its share of " +
-                                     std::to_string(count) + " jobs");
-        }
-        return list;
-    };
-    for (std::size_t i = 0; i < jobs.size(); ++i) result.push_back(list_of(compiler[i])[slot[i]]);
-
-    if (send_placements) {
-        // Stored as the sender's compile_cached stored it: the header list under the source key,
-        // the code under the sender's code key (its header digests: a rank whose headers differ
-        // misses). A job the sender could not cache is not stored.
-        failure = detail::attempt([&] {
-            for (std::size_t i = 0; i < jobs.size(); ++i) {
-                const int sender = compiler[i];
-                if (sender == rank) continue;
-                const auto& list = list_of(sender);
-                const std::size_t count = owned[static_cast<std::size_t>(sender)];
-                if (list.size() == count) continue;  // the sender sent no placements
-                const std::optional<Placement> placement = decode_placement(
-                    list[count + slot[i]],
-                    std::string(operation) + ": job " + std::to_string(i) + " from rank " +
-                        std::to_string(sender));
-                if (!placement) continue;
-                options.cache->put(placement->code_key, result[i]);
-                if (placement->header_list) options.cache->put(keys[i], *placement->header_list);
-            }
-        });
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+        result.push_back(sent_by(shares, assignment, assignment.compiler[i], operation)[assignment.slot[i]]);
+    if (options.cache && options.cache_received) {
+        failure = detail::attempt(
+            [&] { store_placements(*options.cache, shares, assignment, keys, result, rank, operation); });
         detail::agree(comm, failure, operation);
     }
     return result;

@@ -113,16 +113,13 @@ private:
     detail::RemovedOnSignal removed_on_signal_;
 };
 
-// Runs the probe on the code, waiting at most `timeout`.
-LoadProbeVerdict run_probe(const std::filesystem::path& probe, const ObjectCode& code, int ordinal,
-                           std::chrono::milliseconds timeout) {
-    const CodeFile file(code.code());
-    const std::string type(to_string(code.code_type()));
-    const std::string device = std::to_string(ordinal);
-    const std::string program = probe.string();
+// Starts the probe on the file of code `file` (of `type`) for device `device`: its standard
+// input /dev/null, its output and errors into one pipe. Returns its pid; `output` is the pipe's
+// reading end.
+pid_t spawn_probe(const std::string& program, const std::string& type, const std::string& file,
+                  const std::string& device, int& output) {
     char* argv[] = {const_cast<char*>(program.c_str()), const_cast<char*>(type.c_str()),
-                    const_cast<char*>(file.path().c_str()), const_cast<char*>(device.c_str()), nullptr};
-
+                    const_cast<char*>(file.c_str()), const_cast<char*>(device.c_str()), nullptr};
     int pipe_fds[2];
     if (pipe2(pipe_fds, O_CLOEXEC) != 0)
         throw Error("probe_load: " + detail::system_call_failure("pipe2", errno));
@@ -152,38 +149,48 @@ LoadProbeVerdict run_probe(const std::filesystem::path& probe, const ObjectCode&
         throw Error("probe_load: the load probe '" + program + "' could not be started: " +
                     detail::system_call_failure("posix_spawn", spawned));
     }
+    output = pipe_fds[0];
+    return pid;
+}
 
-    // Collect its output until it closes it or the time is up.
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    auto remaining_ms = [&] {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        return static_cast<int>(std::max<std::int64_t>(0, left.count()));
-    };
+// Milliseconds left until `deadline`, 0 when it has passed.
+int probe_ms_left(std::chrono::steady_clock::time_point deadline) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    return static_cast<int>(std::max<std::int64_t>(0, left.count()));
+}
+
+// The probe's output (up to kMaxProbeOutput bytes) until it closes it or the deadline passes
+// (`timed_out`); closes `fd`.
+std::string collect_probe_output(int fd, std::chrono::steady_clock::time_point deadline, bool& timed_out) {
     std::string output;
-    bool timed_out = false;
     for (;;) {
-        pollfd readable{pipe_fds[0], POLLIN, 0};
-        const int ready = poll(&readable, 1, remaining_ms());
+        pollfd readable{fd, POLLIN, 0};
+        const int ready = poll(&readable, 1, probe_ms_left(deadline));
         if (ready < 0 && errno == EINTR) continue;
         if (ready <= 0) {
             timed_out = true;
             break;
         }
         char buffer[4096];
-        const ssize_t n = read(pipe_fds[0], buffer, sizeof buffer);
+        const ssize_t n = read(fd, buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         if (output.size() < kMaxProbeOutput) output.append(buffer, static_cast<std::size_t>(n));
     }
-    close(pipe_fds[0]);
-    // Closed its output but still running: give it until the deadline to exit.
+    close(fd);
+    return output;
+}
+
+// Waits for the probe until the deadline (killed after it, or when `timed_out` already);
+// returns its wait status.
+int wait_for_probe(pid_t pid, std::chrono::steady_clock::time_point deadline, bool& timed_out) {
     int status = 0;
     while (!timed_out) {
         const pid_t done = waitpid(pid, &status, WNOHANG);
         if (done == pid) break;
         if (done < 0 && errno != EINTR) break;
-        if (remaining_ms() == 0) timed_out = true;
+        if (probe_ms_left(deadline) == 0) timed_out = true;
         else std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     if (timed_out) {
@@ -191,6 +198,22 @@ LoadProbeVerdict run_probe(const std::filesystem::path& probe, const ObjectCode&
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
     }
+    return status;
+}
+
+// Runs the probe on the code, waiting at most `timeout`.
+LoadProbeVerdict run_probe(const std::filesystem::path& probe, const ObjectCode& code, int ordinal,
+                           std::chrono::milliseconds timeout) {
+    const CodeFile file(code.code());
+    int output_fd = -1;
+    const pid_t pid = spawn_probe(probe.string(), std::string(to_string(code.code_type())), file.path(),
+                                  std::to_string(ordinal), output_fd);
+    // Collect its output until it closes it or the time is up; then, closed but still running,
+    // give it until the deadline to exit.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    bool timed_out = false;
+    std::string output = collect_probe_output(output_fd, deadline, timed_out);
+    const int status = wait_for_probe(pid, deadline, timed_out);
 
     while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
     LoadProbeVerdict verdict;

@@ -4,6 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/thread_exit.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -60,7 +61,7 @@ namespace {
 struct ThreadCache {
     int ordinal = -1;
     std::uint64_t generation = 0;
-    int state = 0;  // 0: not used yet, 1: `weak()` is built, 2: the thread is exiting
+    std::uint8_t state = kSlotUnused;  // a ThreadSlot: live once `weak()` is built
     alignas(std::weak_ptr<ContextBox>) unsigned char storage[sizeof(std::weak_ptr<ContextBox>)];
     std::weak_ptr<ContextBox>& weak() {
         return *std::launder(reinterpret_cast<std::weak_ptr<ContextBox>*>(storage));
@@ -68,22 +69,21 @@ struct ThreadCache {
 };
 thread_local ThreadCache thread_cache __attribute__((tls_model("initial-exec")));
 
-struct ThreadCacheOwner {
-    ~ThreadCacheOwner() {
-        if (thread_cache.state == 1) thread_cache.weak().~weak_ptr();
-        thread_cache.state = 2;
-    }
-};
+void destroy_thread_cache(void* slot) noexcept {
+    auto& cache = *static_cast<ThreadCache*>(slot);
+    if (cache.state == kSlotLive) cache.weak().~weak_ptr();
+    cache.state = kSlotExiting;
+}
 
 // Builds the cache's weak reference (once per thread); false once the thread is exiting.
 bool thread_cache_usable() {
-    if (thread_cache.state == 1) [[likely]] return true;
-    if (thread_cache.state == 2) return false;
-    static thread_local ThreadCacheOwner owner;
-    (void)owner;
+    if (thread_cache.state == kSlotLive) [[likely]] return true;
+    if (thread_cache.state == kSlotExiting) return false;
+    // Built before it is registered: the cleanup may run (thread exit) as soon as it is.
     new (thread_cache.storage) std::weak_ptr<ContextBox>();
-    thread_cache.state = 1;
-    return true;
+    if (register_thread_slot(thread_cache, destroy_thread_cache) == kSlotLive) return true;
+    thread_cache.weak().~weak_ptr();
+    return false;
 }
 
 std::shared_ptr<ContextBox> lookup_or_retain(int ordinal) {
@@ -111,7 +111,7 @@ std::shared_ptr<ContextBox> lookup_or_retain(int ordinal) {
 
 std::shared_ptr<ContextBox> primary_context(int ordinal) {
     const std::uint64_t generation = primary_context_generation();
-    if (thread_cache.state == 1 && thread_cache.ordinal == ordinal &&
+    if (thread_cache.state == kSlotLive && thread_cache.ordinal == ordinal &&
         thread_cache.generation == generation) [[likely]] {
         if (auto box = thread_cache.weak().lock()) return box;
     }

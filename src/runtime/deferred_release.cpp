@@ -110,6 +110,33 @@ private:
     }
 
 
+    // Waits for the streams of `pending` to finish their work; false when the wait ended early
+    // (the process is exiting). `relaxed`: whether this thread's capture interaction mode is
+    // set already.
+    bool wait_for_streams(const DriverApi& api, const Pending& pending, bool& relaxed) {
+        bool idle = true;
+        // This thread's waits are no unsafe calls for the capture rules: a capture in global
+        // mode elsewhere is not invalidated by them.
+        if (!relaxed) {
+            CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+            relaxed = api.cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
+        }
+        for (const auto& stream : pending.streams) {
+            const ContextBox* context = stream->context.get();
+            // A context destroyed under us (a device reset) has no work left.
+            if (!context || !context_survives(*context, api) ||
+                api.cuCtxPushCurrent(context->handle) != CUDA_SUCCESS)
+                continue;
+            idle = (is_default_stream(stream->handle)
+                        ? synchronize_outside_captures(api, exiting, this)
+                        : wait_for_stream_outside_captures(api, stream->handle, exiting, this)) &&
+                   idle;
+            CUcontext popped = nullptr;
+            api.cuCtxPopCurrent(&popped);
+        }
+        return idle;
+    }
+
     void run() {
         bool relaxed = false;  // this thread's capture interaction mode, set once a driver is there
         for (;;) {
@@ -142,27 +169,7 @@ private:
             }
             bool idle = !exiting(this);
             const DriverApi* api = driver_if_loaded();
-            if (idle && api && !pending.streams.empty()) {
-                // This thread's waits are no unsafe calls for the capture rules: a capture in
-                // global mode elsewhere is not invalidated by them.
-                if (!relaxed) {
-                    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-                    relaxed = api->cuThreadExchangeStreamCaptureMode(&mode) == CUDA_SUCCESS;
-                }
-                for (const auto& stream : pending.streams) {
-                    const ContextBox* context = stream->context.get();
-                    // A context destroyed under us (a device reset) has no work left.
-                    if (!context || !context_survives(*context, *api) ||
-                        api->cuCtxPushCurrent(context->handle) != CUDA_SUCCESS)
-                        continue;
-                    idle = (is_default_stream(stream->handle)
-                                ? synchronize_outside_captures(*api, exiting, this)
-                                : wait_for_stream_outside_captures(*api, stream->handle, exiting, this)) &&
-                           idle;
-                    CUcontext popped = nullptr;
-                    api->cuCtxPopCurrent(&popped);
-                }
-            }
+            if (idle && api && !pending.streams.empty()) idle = wait_for_streams(*api, pending, relaxed);
             // Releases unload libraries, which synchronizes the context: never during a capture
             // begun through cudacore (it would be invalidated).
             const bool released =

@@ -2,11 +2,11 @@
 
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
+#include "loader/device_queries.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdint>
@@ -20,39 +20,10 @@ namespace cudacore {
 namespace {
 std::string describe(int ordinal) { return "device " + std::to_string(ordinal); }
 
-// Every device's CUdevice by ordinal, asked of the driver once: a process's devices never change
-// (CUDA_VISIBLE_DEVICES is read at the driver's initialisation), and Device values are made on
-// hot paths (Device::current on every lazy load). A failure (no driver) is thrown, and the next
-// call asks again.
-const std::vector<CUdevice>& device_handles() {
-    static const std::vector<CUdevice> handles = [] {
-        const auto& api = detail::driver();
-        const int count = system::device_count();
-        std::vector<CUdevice> out(static_cast<std::size_t>(count));
-        for (int i = 0; i < count; ++i)
-            detail::check(api.cuDeviceGet(&out[static_cast<std::size_t>(i)], i), "cuDeviceGet",
-                          [&] { return describe(i); });
-        return out;
-    }();
-    return handles;
-}
-
-// The ordinal of the device whose handle is `device`, or nullopt.
-std::optional<int> ordinal_of(CUdevice device) {
-    const std::vector<CUdevice>& handles = device_handles();
-    const auto found = std::find(handles.begin(), handles.end(), device);
-    if (found == handles.end()) return std::nullopt;
-    return static_cast<int>(found - handles.begin());
-}
-
-// Compute capabilities by ordinal, packed major * 1000 + minor; 0: not asked yet. They never
-// change, and every lazy load of a cubin or fatbin asks (to refuse code for another arch).
-constexpr int kCachedOrdinals = 64;
-std::atomic<int> compute_capabilities[kCachedOrdinals];
 }  // namespace
 
 Device::Device(int ordinal) : ordinal_(ordinal), handle_(0) {
-    const std::vector<CUdevice>& handles = device_handles();
+    const std::vector<CUdevice>& handles = detail::device_handles();
     const int count = static_cast<int>(handles.size());
     if (ordinal < 0 || ordinal >= count) {
         throw InvalidArgumentError("device ordinal " + std::to_string(ordinal) +
@@ -63,21 +34,13 @@ Device::Device(int ordinal) : ordinal_(ordinal), handle_(0) {
 }
 
 Device Device::from_handle(CUdevice device) {
-    if (const std::optional<int> ordinal = ordinal_of(device)) return Device(*ordinal);
+    if (const std::optional<int> ordinal = detail::ordinal_of(device)) return Device(*ordinal);
     throw InvalidArgumentError("Device::from_handle: no device has the handle " +
                                std::to_string(static_cast<long long>(device)) + " (" +
-                               std::to_string(device_handles().size()) + " device(s) present)");
+                               std::to_string(detail::device_handles().size()) + " device(s) present)");
 }
 
-Device Device::current() {
-    const auto& api = detail::driver();
-    CUcontext context = nullptr;
-    detail::check(api.cuCtxGetCurrent(&context), "cuCtxGetCurrent");
-    if (!context) return Device(0);
-    CUdevice device = 0;
-    detail::check(api.cuCtxGetDevice(&device), "cuCtxGetDevice");
-    return Device(ordinal_of(device).value_or(0));
-}
+Device Device::current() { return Device(detail::current_ordinal()); }
 
 std::string Device::name() const {
     char buffer[256] = {};
@@ -115,15 +78,8 @@ std::string Device::pci_bus_id() const {
 }
 
 ComputeCapability Device::compute_capability() const {
-    if (ordinal_ < kCachedOrdinals) {
-        const int packed = compute_capabilities[ordinal_].load(std::memory_order_relaxed);
-        if (packed != 0) [[likely]] return {packed / 1000, packed % 1000};
-    }
-    const ComputeCapability cc{attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-                               attribute(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)};
-    if (ordinal_ < kCachedOrdinals)
-        compute_capabilities[ordinal_].store(cc.major * 1000 + cc.minor, std::memory_order_relaxed);
-    return cc;
+    const int packed = detail::compute_capability(ordinal_);
+    return {packed / 1000, packed % 1000};
 }
 
 std::string Device::arch() const {

@@ -88,9 +88,11 @@ std::string built_for(const detail::ObjectCodeState& state) {
                                ": " + why);
 }
 
-std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& state,
-                                             std::string_view kernel_name) {
-    const detail::NvtxRange range("load");
+// Refuses code the driver cannot load: LTO-IR and relocatable code (to be linked first), and
+// malformed containers. The driver's loader is not safe against those (a bad table offset
+// crashes the process), and the bytes may come from anywhere: a file, a peer, a deserialized
+// value whose checksum only says it was not damaged in transit.
+void check_loadable(const detail::ObjectCodeState& state, std::string_view kernel_name) {
     switch (state.type) {
         case CodeType::ltoir:
             refuse_unloadable(state, kernel_name,
@@ -106,15 +108,62 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
         case CodeType::fatbin:
             break;
     }
-    // The driver's loader is not safe against malformed containers (a bad table offset crashes
-    // the process), and the bytes may come from anywhere: a file, a peer, a deserialized value
-    // whose checksum only says it was not damaged in transit.
     try {
         detail::validate_code(state.type, state.code);
     } catch (const InvalidArgumentError& e) {
         refuse_unloadable(state, kernel_name, e.what());
     }
+}
 
+// Loads the library (cuLibraryLoadData); `what` names it in errors, with the driver's JIT log
+// for PTX that does not compile (only PTX is given it: the rest of the buffer is left unwritten
+// rather than zeroed on every load).
+template <class What>
+CUlibrary load_library_bytes(const detail::ObjectCodeState& state, const What& what) {
+    char error_log[4096];
+    error_log[0] = '\0';
+    error_log[sizeof error_log - 1] = '\0';
+    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* option_values[] = {error_log, reinterpret_cast<void*>(sizeof error_log - 1)};
+    const bool is_ptx = state.type == CodeType::ptx;
+    CUlibrary handle = nullptr;
+    const CUresult status = detail::load_library_data(&handle, state.code.data(), is_ptx ? options : nullptr,
+                                                      is_ptx ? option_values : nullptr, is_ptx ? 2 : 0);
+    if (status != CUDA_SUCCESS) {
+        std::string object = what();
+        if (error_log[0]) object += "; JIT log: " + std::string(error_log);
+        detail::throw_driver_error(status, "cuLibraryLoadData", object);
+    }
+    return handle;
+}
+
+// The driver may defer loading into a context until first use (lazy loading): loads library
+// `handle` into `context` now, so that code that cannot run fails here, once, with `what`. The
+// module, then one kernel's function, both force that load; NOT_FOUND only says it is not there
+// yet.
+template <class What>
+void force_context_load(CUlibrary handle, const detail::ContextBox& context, const What& what) {
+    const detail::DriverApi& api = detail::driver();
+    detail::ContextScope scope(context);
+    CUmodule module = nullptr;
+    CUresult status = api.cuLibraryGetModule(&module, handle);
+    if (status != CUDA_SUCCESS && status != CUDA_ERROR_NOT_FOUND)
+        detail::throw_driver_error(status, "cuLibraryGetModule", what());
+    unsigned count = 0;
+    CUkernel first = nullptr;
+    if (api.cuLibraryGetKernelCount(&count, handle) == CUDA_SUCCESS && count > 0 &&
+        api.cuLibraryEnumerateKernels(&first, 1, handle) == CUDA_SUCCESS) {
+        CUfunction function = nullptr;
+        status = api.cuKernelGetFunction(&function, first);
+        if (status != CUDA_SUCCESS && status != CUDA_ERROR_NOT_FOUND)
+            detail::throw_driver_error(status, "cuKernelGetFunction", what());
+    }
+}
+
+std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& state,
+                                             std::string_view kernel_name) {
+    const detail::NvtxRange range("load");
+    check_loadable(state, kernel_name);
     try {
         detail::driver();
     } catch (const NoDriverError& e) {
@@ -144,53 +193,14 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
                                        what() + " (refused from the code's own header: not loaded)");
         }
     }
-
-    // The driver's JIT log, for PTX that does not compile (only PTX is given it: the rest of
-    // the buffer is left unwritten rather than zeroed on every load).
-    char error_log[4096];
-    error_log[0] = '\0';
-    error_log[sizeof error_log - 1] = '\0';
-    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void* option_values[] = {error_log, reinterpret_cast<void*>(sizeof error_log - 1)};
-    const bool is_ptx = state.type == CodeType::ptx;
-
-    CUlibrary handle = nullptr;
-    CUresult status = detail::load_library_data(&handle, state.code.data(),
-                                                is_ptx ? options : nullptr,
-                                                is_ptx ? option_values : nullptr, is_ptx ? 2 : 0);
-    if (status != CUDA_SUCCESS) {
-        std::string object = what();
-        if (error_log[0]) object += "; JIT log: " + std::string(error_log);
-        detail::throw_driver_error(status, "cuLibraryLoadData", object);
-    }
+    const CUlibrary handle = load_library_bytes(state, what);
     auto box = std::make_shared<detail::LibraryBox>();
     box->handle = handle;
     box->code_type = state.type;
     box->code_name = state.name;
     box->code_size = state.code.size();
-
-    // The driver may defer loading into a context until first use (lazy loading); unless the
-    // bytes settled it above, load it into the current device's context now, so that code that
-    // cannot run fails here, once, with this message. The module, then one kernel's function,
-    // both force that load; NOT_FOUND only says it is not there yet.
     auto context = detail::primary_context(device.ordinal());
-    if (fit != ArchFit::runs) {
-        const detail::DriverApi& api = detail::driver();
-        detail::ContextScope scope(*context);
-        CUmodule module = nullptr;
-        status = api.cuLibraryGetModule(&module, handle);
-        if (status != CUDA_SUCCESS && status != CUDA_ERROR_NOT_FOUND)
-            detail::throw_driver_error(status, "cuLibraryGetModule", what());
-        unsigned count = 0;
-        CUkernel first = nullptr;
-        if (api.cuLibraryGetKernelCount(&count, handle) == CUDA_SUCCESS && count > 0 &&
-            api.cuLibraryEnumerateKernels(&first, 1, handle) == CUDA_SUCCESS) {
-            CUfunction function = nullptr;
-            status = api.cuKernelGetFunction(&function, first);
-            if (status != CUDA_SUCCESS && status != CUDA_ERROR_NOT_FOUND)
-                detail::throw_driver_error(status, "cuKernelGetFunction", what());
-        }
-    }
+    if (fit != ArchFit::runs) force_context_load(box->handle, *context, what);
     box->loaded_context = std::move(context);
     return box;
 }

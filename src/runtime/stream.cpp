@@ -16,6 +16,15 @@
 namespace cudacore {
 
 namespace detail {
+namespace {
+// How errors name a stream: "stream 0x... on device 0" (device -1 when it has no context).
+std::string stream_description(CUstream handle, int ordinal) {
+    char text[64];
+    std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(handle), ordinal);
+    return text;
+}
+}  // namespace
+
 StreamBox::~StreamBox() {
     if (!owned || !handle) return;
     if (const DriverApi* api = driver_for_release(*context)) {
@@ -42,11 +51,9 @@ void StreamBox::settle_host_functions(HostFunctionSlot& slot) const {
         what = e.what();
     } catch (...) {
     }
-    char text[96];
-    std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(handle),
-                  context ? context->ordinal : -1);
     throw HostFunctionError("a host function enqueued with launch_host_func on " +
-                                std::string(text) + " threw: " + what,
+                                stream_description(handle, context ? context->ordinal : -1) +
+                                " threw: " + what,
                             failure);
 }
 
@@ -73,6 +80,12 @@ void CUDA_CB run_host_task(void* data) {
 }  // namespace
 
 }  // namespace detail
+
+namespace {
+std::string describe(const detail::StreamBox& box) {
+    return detail::stream_description(box.handle, box.context ? box.context->ordinal : -1);
+}
+}  // namespace
 
 Stream::Stream(std::shared_ptr<detail::StreamBox> box) noexcept
     : box_(std::move(box)), counted_(box_ && box_->adopted) {
@@ -125,10 +138,8 @@ void Stream::throw_closed(const char* operation) const {
     if (!closed_)
         throw InvalidArgumentError(std::string(operation) +
                                    ": the Stream object was moved from (it holds no stream)");
-    char text[64];
-    std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(closed_handle_),
-                  closed_ordinal_);
-    throw InvalidArgumentError(std::string(operation) + ": " + text +
+    throw InvalidArgumentError(std::string(operation) + ": " +
+                               detail::stream_description(closed_handle_, closed_ordinal_) +
                                " is closed (Stream::close was called on this object)");
 }
 
@@ -168,24 +179,10 @@ void Stream::enqueue_host_task(std::unique_ptr<detail::HostTask> task) const {
         detail::driver().cuLaunchHostFunc(box_->handle, &detail::run_host_task, task.get());
     if (status != CUDA_SUCCESS) {
         task->slot.reset();
-        detail::throw_driver_error(status, "cuLaunchHostFunc", [&] {
-            char text[64];
-            std::snprintf(text, sizeof text, "stream %p on device %d",
-                          static_cast<void*>(box_->handle), box_->context->ordinal);
-            return std::string(text);
-        }());
+        detail::throw_driver_error(status, "cuLaunchHostFunc", describe(*box_));
     }
     task.release();  // the driver thread owns it now (run_host_task hands it back)
 }
-
-namespace {
-std::string describe(const detail::StreamBox& box) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, "stream %p on device %d", static_cast<void*>(box.handle),
-                  box.context ? box.context->ordinal : -1);
-    return buffer;
-}
-}  // namespace
 
 Stream Stream::from_handle(CUstream stream) {
     const auto& api = detail::driver();

@@ -1,6 +1,7 @@
 #include "cudacore/system.hpp"
 
 #include "cudacore/device.hpp"
+#include "loader/device_queries.hpp"
 #include "loader/driver_api.hpp"
 
 #include <atomic>
@@ -13,16 +14,7 @@ int driver_version() { return detail::driver().driver_version; }
 
 std::string driver_path() { return detail::driver().path; }
 
-int device_count() {
-    // A process's devices never change (CUDA_VISIBLE_DEVICES is read when the driver starts), and
-    // every kernel made asks: the driver is asked once (again after a failure).
-    static std::atomic<int> known{-1};
-    if (const int count = known.load(std::memory_order_relaxed); count >= 0) [[likely]] return count;
-    int count = 0;
-    detail::check(detail::driver().cuDeviceGetCount(&count), "cuDeviceGetCount");
-    known.store(count, std::memory_order_relaxed);
-    return count;
-}
+int device_count() { return detail::device_count(); }
 
 std::vector<Device> devices() {
     std::vector<Device> out;

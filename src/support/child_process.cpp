@@ -76,8 +76,183 @@ Channel make_pipe(const std::filesystem::path& program) {
     return channel;
 }
 
+// The child's standard input (a socket: the parent's sends use MSG_NOSIGNAL, so a child that dies
+// before reading everything gives EPIPE here, never a SIGPIPE to the calling process), its
+// standard output and error, and its reply channel (reply_channel only).
+struct ChildChannels {
+    Descriptor input_parent, input_child;
+    Channel out, err, reply;
+};
+
+ChildChannels open_child_channels(const std::filesystem::path& program, bool reply_channel) {
+    int sockets[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) fail("socketpair", program);
+    ChildChannels channels;
+    channels.input_parent.fd = above_standard(sockets[0], program);
+    channels.input_child.fd = above_standard(sockets[1], program);
+    channels.out = make_pipe(program);
+    channels.err = make_pipe(program);
+    if (reply_channel) channels.reply = make_pipe(program);
+    return channels;
+}
+
+// Starts the child on the channels' child ends (closed here once it runs, or failed to).
+pid_t spawn_child(const std::filesystem::path& program, const std::vector<std::string>& args,
+                  ChildChannels& channels, bool reply_channel) {
+    std::vector<std::string> argv_strings{program.string()};
+    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& arg : argv_strings) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> environment_strings = helper_environment();
+    std::vector<char*> environment;
+    for (auto& variable : environment_strings) environment.push_back(variable.data());
+    environment.push_back(nullptr);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, channels.input_child.fd, 0);
+    posix_spawn_file_actions_adddup2(&actions, channels.out.write.fd, 1);
+    posix_spawn_file_actions_adddup2(&actions, channels.err.write.fd, 2);
+    if (reply_channel) posix_spawn_file_actions_adddup2(&actions, channels.reply.write.fd, 3);
+    // The child starts with default signal handling, whatever the caller set (an ignored
+    // SIGSEGV would otherwise be inherited, and a crash would hang).
+    posix_spawnattr_t attributes;
+    init_default_signal_attributes(attributes);
+    pid_t pid = 0;
+    const int spawned = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), environment.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    channels.input_child.reset();
+    channels.out.write.reset();
+    channels.err.write.reset();
+    channels.reply.write.reset();
+    if (spawned != 0) {
+        errno = spawned;
+        fail("posix_spawn", program);
+    }
+    return pid;
+}
+
+// Milliseconds left before the time limit, for poll: -1 without a limit, else 0 or more.
+struct ChildDeadline {
+    bool limited;
+    std::chrono::steady_clock::time_point at;
+
+    explicit ChildDeadline(std::chrono::milliseconds timeout)
+        : limited(timeout.count() > 0), at(std::chrono::steady_clock::now() + timeout) {}
+    int remaining_ms() const {
+        if (!limited) return -1;
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(at - std::chrono::steady_clock::now());
+        return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 1 << 30));
+    }
+};
+
+// One of the child's outputs, kept up to `limit` bytes (the rest read and dropped).
+struct OutputReader {
+    Descriptor* fd;
+    std::string* text;
+    std::size_t limit;
+};
+
+// Sends the next piece of `pending` to the child's input; closes it when all is sent or the
+// child closed its end (or died).
+void feed_input(Descriptor& input, std::string_view& pending) {
+    const ssize_t sent = ::send(input.fd, pending.data(), std::min<std::size_t>(pending.size(), 1 << 16),
+                                MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (sent <= 0) {  // the child closed its input (or died): stop feeding it
+        input.reset();
+        return;
+    }
+    pending.remove_prefix(static_cast<std::size_t>(sent));
+    if (pending.empty()) input.reset();
+}
+
+// Reads what the child wrote on one output; closes it at its end.
+void read_output(OutputReader& reader) {
+    char buffer[1 << 16];
+    const ssize_t got = ::read(reader.fd->fd, buffer, sizeof buffer);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (got <= 0) {
+        reader.fd->reset();
+        return;
+    }
+    const std::size_t room = reader.limit - std::min(reader.limit, reader.text->size());
+    reader.text->append(buffer, std::min(room, static_cast<std::size_t>(got)));
+}
+
+// Feeds the child its input and collects its outputs until they all close or the deadline
+// passes (result.timed_out).
+void exchange_with_child(pid_t pid, const std::filesystem::path& program, ChildChannels& channels,
+                         const ChildProcessOptions& options, const ChildDeadline& deadline,
+                         ChildProcessResult& result) {
+    std::string_view pending = options.input;
+    if (pending.empty()) channels.input_parent.reset();
+    std::vector<OutputReader> readers{{&channels.out.read, &result.out, options.max_output},
+                                      {&channels.err.read, &result.err, options.max_output}};
+    if (options.reply_channel) readers.push_back({&channels.reply.read, &result.reply, std::string::npos});
+    for (;;) {
+        std::vector<pollfd> polled;
+        for (const auto& reader : readers)
+            if (reader.fd->fd >= 0) polled.push_back({reader.fd->fd, POLLIN, 0});
+        if (channels.input_parent.fd >= 0) polled.push_back({channels.input_parent.fd, POLLOUT, 0});
+        if (polled.empty()) break;
+        const int timeout_ms = deadline.remaining_ms();
+        if (deadline.limited && timeout_ms == 0) {
+            result.timed_out = true;
+            break;
+        }
+        const int ready = ::poll(polled.data(), polled.size(), timeout_ms);
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready < 0) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, nullptr, 0);
+            fail("poll", program);
+        }
+        if (ready == 0) continue;  // the deadline is checked above
+        for (const pollfd& p : polled) {
+            if (p.revents == 0) continue;
+            if (p.fd == channels.input_parent.fd) {
+                feed_input(channels.input_parent, pending);
+                continue;
+            }
+            auto reader = std::find_if(readers.begin(), readers.end(),
+                                       [&](const OutputReader& r) { return r.fd->fd == p.fd; });
+            if (reader != readers.end()) read_output(*reader);
+        }
+    }
+    channels.input_parent.reset();
+}
+
+// Output closed: the child is ending (or timed out). Waits for it until the deadline, and
+// records how it ended.
+void wait_for_child(pid_t pid, const ChildDeadline& deadline, ChildProcessResult& result) {
+    int status = 0;
+    for (;;) {
+        if (result.timed_out) {
+            ::kill(pid, SIGKILL);
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            break;
+        }
+        const pid_t done = ::waitpid(pid, &status, deadline.limited ? WNOHANG : 0);
+        if (done == pid) break;
+        if (done < 0 && errno != EINTR) break;
+        if (done == 0) {
+            if (deadline.remaining_ms() == 0) result.timed_out = true;
+            else ::usleep(1000);
+        }
+    }
+    if (!result.timed_out) {
+        if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+        else if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    }
+}
 
 }  // namespace
+
 
 ChildStartError::ChildStartError(int error, std::string call, const std::filesystem::path& program)
     : std::system_error(error, std::generic_category(), call),
@@ -120,143 +295,13 @@ std::string ChildProcessResult::how_it_ended() const {
 ChildProcessResult run_child_process(const std::filesystem::path& program,
                                      const std::vector<std::string>& args,
                                      const ChildProcessOptions& options) {
-    // Standard input is a socket: the parent's sends use MSG_NOSIGNAL, so a child that dies
-    // before reading everything gives EPIPE here, never a SIGPIPE to the calling process.
-    int sockets[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) != 0) fail("socketpair", program);
-    Descriptor input_parent{above_standard(sockets[0], program)};
-    Descriptor input_child{above_standard(sockets[1], program)};
-    Channel out = make_pipe(program);
-    Channel err = make_pipe(program);
-    Channel reply;
-    if (options.reply_channel) reply = make_pipe(program);
-
-    std::vector<std::string> argv_strings{program.string()};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& arg : argv_strings) argv.push_back(arg.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> environment_strings = helper_environment();
-    std::vector<char*> environment;
-    for (auto& variable : environment_strings) environment.push_back(variable.data());
-    environment.push_back(nullptr);
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, input_child.fd, 0);
-    posix_spawn_file_actions_adddup2(&actions, out.write.fd, 1);
-    posix_spawn_file_actions_adddup2(&actions, err.write.fd, 2);
-    if (options.reply_channel) posix_spawn_file_actions_adddup2(&actions, reply.write.fd, 3);
-    // The child starts with default signal handling, whatever the caller set (an ignored
-    // SIGSEGV would otherwise be inherited, and a crash would hang).
-    posix_spawnattr_t attributes;
-    init_default_signal_attributes(attributes);
-    pid_t pid = 0;
-    const int spawned = ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), environment.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    input_child.reset();
-    out.write.reset();
-    err.write.reset();
-    reply.write.reset();
-    if (spawned != 0) {
-        errno = spawned;
-        fail("posix_spawn", program);
-    }
-
+    ChildChannels channels = open_child_channels(program, options.reply_channel);
+    const pid_t pid = spawn_child(program, args, channels, options.reply_channel);
     ChildProcessResult result;
     result.timeout = options.timeout;
-    const bool limited = options.timeout.count() > 0;
-    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
-    auto remaining_ms = [&]() -> int {
-        if (!limited) return -1;
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-            deadline - std::chrono::steady_clock::now());
-        return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 1 << 30));
-    };
-
-    std::string_view pending = options.input;
-    if (pending.empty()) input_parent.reset();
-    struct Reader {
-        Descriptor* fd;
-        std::string* text;
-        std::size_t limit;
-    };
-    std::vector<Reader> readers{{&out.read, &result.out, options.max_output},
-                                {&err.read, &result.err, options.max_output}};
-    if (options.reply_channel) readers.push_back({&reply.read, &result.reply, std::string::npos});
-
-    for (;;) {
-        std::vector<pollfd> polled;
-        for (const auto& reader : readers)
-            if (reader.fd->fd >= 0) polled.push_back({reader.fd->fd, POLLIN, 0});
-        if (input_parent.fd >= 0) polled.push_back({input_parent.fd, POLLOUT, 0});
-        if (polled.empty()) break;
-        const int timeout_ms = remaining_ms();
-        if (limited && timeout_ms == 0) {
-            result.timed_out = true;
-            break;
-        }
-        const int ready = ::poll(polled.data(), polled.size(), timeout_ms);
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready < 0) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, nullptr, 0);
-            fail("poll", program);
-        }
-        if (ready == 0) continue;  // the deadline is checked above
-        for (const pollfd& p : polled) {
-            if (p.revents == 0) continue;
-            if (p.fd == input_parent.fd) {
-                const ssize_t sent = ::send(p.fd, pending.data(), std::min<std::size_t>(pending.size(), 1 << 16),
-                                            MSG_NOSIGNAL | MSG_DONTWAIT);
-                if (sent < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-                if (sent <= 0) {  // the child closed its input (or died): stop feeding it
-                    input_parent.reset();
-                    continue;
-                }
-                pending.remove_prefix(static_cast<std::size_t>(sent));
-                if (pending.empty()) input_parent.reset();
-                continue;
-            }
-            for (auto& reader : readers) {
-                if (reader.fd->fd != p.fd) continue;
-                char buffer[1 << 16];
-                const ssize_t got = ::read(p.fd, buffer, sizeof buffer);
-                if (got < 0 && (errno == EINTR || errno == EAGAIN)) break;
-                if (got <= 0) {
-                    reader.fd->reset();
-                    break;
-                }
-                const std::size_t room = reader.limit - std::min(reader.limit, reader.text->size());
-                reader.text->append(buffer, std::min(room, static_cast<std::size_t>(got)));
-                break;
-            }
-        }
-    }
-    input_parent.reset();
-
-    // Output closed: the child is ending (or timed out). Wait for it until the deadline.
-    int status = 0;
-    for (;;) {
-        if (result.timed_out) {
-            ::kill(pid, SIGKILL);
-            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-            }
-            break;
-        }
-        const pid_t done = ::waitpid(pid, &status, limited ? WNOHANG : 0);
-        if (done == pid) break;
-        if (done < 0 && errno != EINTR) break;
-        if (done == 0) {
-            if (remaining_ms() == 0) result.timed_out = true;
-            else ::usleep(1000);
-        }
-    }
-    if (!result.timed_out) {
-        if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-        else if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-    }
+    const ChildDeadline deadline(options.timeout);
+    exchange_with_child(pid, program, channels, options, deadline, result);
+    wait_for_child(pid, deadline, result);
     return result;
 }
 

@@ -10,6 +10,7 @@
 #include "views/release_after_uses.hpp"
 
 #include <cstdio>
+#include <optional>
 
 namespace cudacore {
 
@@ -44,6 +45,125 @@ void within(const char* call, const ArrayOptions& options, const char* field, st
                std::string("ArrayOptions::") + field + " " + std::to_string(value) +
                    " exceeds the device's " + what + " limit " + std::to_string(limit) +
                    " (CU_DEVICE_ATTRIBUTE_" + attribute + ")");
+}
+
+// Which of a shape's texture limits apply (one set per array), or the surface limits (with
+// surface_load_store, beside them).
+enum class LimitKind { texture, mipmapped_texture, gather_texture, surface };
+// The extent a limit bounds: cubemaps is depth / 6 (6 faces each).
+enum class LimitedExtent { width, height, depth, cubemaps };
+
+struct ArrayLimit {
+    ArrayShape shape;
+    LimitKind kind;
+    LimitedExtent extent;
+    int DeviceProperties::*limit;
+    const char* attribute;  // after CU_DEVICE_ATTRIBUTE_
+    const char* what;
+};
+
+namespace array_limit_table {  // a namespace of its own for the short names of its rows
+using enum ArrayShape;
+using enum LimitKind;
+using enum LimitedExtent;
+using P = DeviceProperties;
+
+// Every array limit of the driver, in the order they are checked.
+constexpr ArrayLimit rows[] = {
+    {one_d, mipmapped_texture, width, &P::maximum_texture1d_mipmapped_width,
+     "MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH", "mipmapped 1D texture width"},
+    {one_d, texture, width, &P::maximum_texture1d_width, "MAXIMUM_TEXTURE1D_WIDTH", "1D texture width"},
+    {one_d, surface, width, &P::maximum_surface1d_width, "MAXIMUM_SURFACE1D_WIDTH", "1D surface width"},
+    {two_d, mipmapped_texture, width, &P::maximum_texture2d_mipmapped_width,
+     "MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH", "mipmapped 2D texture width"},
+    {two_d, mipmapped_texture, height, &P::maximum_texture2d_mipmapped_height,
+     "MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT", "mipmapped 2D texture height"},
+    {two_d, gather_texture, width, &P::maximum_texture2d_gather_width, "MAXIMUM_TEXTURE2D_GATHER_WIDTH",
+     "2D texture gather width"},
+    {two_d, gather_texture, height, &P::maximum_texture2d_gather_height, "MAXIMUM_TEXTURE2D_GATHER_HEIGHT",
+     "2D texture gather height"},
+    {two_d, texture, width, &P::maximum_texture2d_width, "MAXIMUM_TEXTURE2D_WIDTH", "2D texture width"},
+    {two_d, texture, height, &P::maximum_texture2d_height, "MAXIMUM_TEXTURE2D_HEIGHT", "2D texture height"},
+    {two_d, surface, width, &P::maximum_surface2d_width, "MAXIMUM_SURFACE2D_WIDTH", "2D surface width"},
+    {two_d, surface, height, &P::maximum_surface2d_height, "MAXIMUM_SURFACE2D_HEIGHT", "2D surface height"},
+    {three_d, texture, width, &P::maximum_texture3d_width, "MAXIMUM_TEXTURE3D_WIDTH",
+     "3D texture width (nor do the _ALTERNATE limits fit)"},
+    {three_d, texture, height, &P::maximum_texture3d_height, "MAXIMUM_TEXTURE3D_HEIGHT",
+     "3D texture height (nor do the _ALTERNATE limits fit)"},
+    {three_d, texture, depth, &P::maximum_texture3d_depth, "MAXIMUM_TEXTURE3D_DEPTH",
+     "3D texture depth (nor do the _ALTERNATE limits fit)"},
+    {three_d, surface, width, &P::maximum_surface3d_width, "MAXIMUM_SURFACE3D_WIDTH", "3D surface width"},
+    {three_d, surface, height, &P::maximum_surface3d_height, "MAXIMUM_SURFACE3D_HEIGHT", "3D surface height"},
+    {three_d, surface, depth, &P::maximum_surface3d_depth, "MAXIMUM_SURFACE3D_DEPTH", "3D surface depth"},
+    {one_d_layered, texture, width, &P::maximum_texture1d_layered_width, "MAXIMUM_TEXTURE1D_LAYERED_WIDTH",
+     "1D layered texture width"},
+    {one_d_layered, texture, depth, &P::maximum_texture1d_layered_layers, "MAXIMUM_TEXTURE1D_LAYERED_LAYERS",
+     "1D layered texture layer count"},
+    {one_d_layered, surface, width, &P::maximum_surface1d_layered_width, "MAXIMUM_SURFACE1D_LAYERED_WIDTH",
+     "1D layered surface width"},
+    {one_d_layered, surface, depth, &P::maximum_surface1d_layered_layers, "MAXIMUM_SURFACE1D_LAYERED_LAYERS",
+     "1D layered surface layer count"},
+    {two_d_layered, texture, width, &P::maximum_texture2d_layered_width, "MAXIMUM_TEXTURE2D_LAYERED_WIDTH",
+     "2D layered texture width"},
+    {two_d_layered, texture, height, &P::maximum_texture2d_layered_height, "MAXIMUM_TEXTURE2D_LAYERED_HEIGHT",
+     "2D layered texture height"},
+    {two_d_layered, texture, depth, &P::maximum_texture2d_layered_layers, "MAXIMUM_TEXTURE2D_LAYERED_LAYERS",
+     "2D layered texture layer count"},
+    {two_d_layered, surface, width, &P::maximum_surface2d_layered_width, "MAXIMUM_SURFACE2D_LAYERED_WIDTH",
+     "2D layered surface width"},
+    {two_d_layered, surface, height, &P::maximum_surface2d_layered_height, "MAXIMUM_SURFACE2D_LAYERED_HEIGHT",
+     "2D layered surface height"},
+    {two_d_layered, surface, depth, &P::maximum_surface2d_layered_layers, "MAXIMUM_SURFACE2D_LAYERED_LAYERS",
+     "2D layered surface layer count"},
+    {cubemap, texture, width, &P::maximum_texturecubemap_width, "MAXIMUM_TEXTURECUBEMAP_WIDTH",
+     "cubemap texture width"},
+    {cubemap, surface, width, &P::maximum_surfacecubemap_width, "MAXIMUM_SURFACECUBEMAP_WIDTH",
+     "cubemap surface width"},
+    {cubemap_layered, texture, width, &P::maximum_texturecubemap_layered_width,
+     "MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH", "layered cubemap texture width"},
+    {cubemap_layered, texture, cubemaps, &P::maximum_texturecubemap_layered_layers,
+     "MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS", "layered cubemap texture cubemap count (depth / 6)"},
+    {cubemap_layered, surface, width, &P::maximum_surfacecubemap_layered_width,
+     "MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH", "layered cubemap surface width"},
+    {cubemap_layered, surface, cubemaps, &P::maximum_surfacecubemap_layered_layers,
+     "MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS", "layered cubemap surface cubemap count (depth / 6)"},
+};
+
+}  // namespace array_limit_table
+
+// The texture limits an array of `shape` is held to: mipmapped 1D and 2D arrays and 2D arrays
+// with texture gather have their own; a 3D array within the _ALTERNATE limits (wider and
+// shallower) is held to none of the usual ones.
+std::optional<LimitKind> texture_limits(const ArrayOptions& options, const DeviceProperties& p,
+                                        ArrayShape shape, unsigned mipmap_levels) {
+    if (shape == ArrayShape::three_d) {
+        const bool alternate = p.maximum_texture3d_width_alternate > 0 &&
+                               options.width <= std::size_t(p.maximum_texture3d_width_alternate) &&
+                               options.height <= std::size_t(p.maximum_texture3d_height_alternate) &&
+                               options.depth <= std::size_t(p.maximum_texture3d_depth_alternate);
+        if (alternate) return std::nullopt;
+    }
+    if (shape != ArrayShape::one_d && shape != ArrayShape::two_d) return LimitKind::texture;
+    if (mipmap_levels > 0) return LimitKind::mipmapped_texture;
+    if (shape == ArrayShape::two_d && options.texture_gather) return LimitKind::gather_texture;
+    return LimitKind::texture;
+}
+
+void check_array_limits(const ArrayOptions& options, const DeviceProperties& p, const char* call,
+                        ArrayShape shape, unsigned mipmap_levels) {
+    const std::optional<LimitKind> texture = texture_limits(options, p, shape, mipmap_levels);
+    for (const ArrayLimit& limit : array_limit_table::rows) {
+        if (limit.shape != shape) continue;
+        if (limit.kind == LimitKind::surface ? !options.surface_load_store : limit.kind != texture) continue;
+        const std::size_t value = limit.extent == LimitedExtent::width    ? options.width
+                                  : limit.extent == LimitedExtent::height ? options.height
+                                  : limit.extent == LimitedExtent::depth  ? options.depth
+                                                                          : options.depth / 6;
+        const char* field = limit.extent == LimitedExtent::width    ? "width"
+                            : limit.extent == LimitedExtent::height ? "height"
+                                                                    : "depth";
+        within(call, options, field, value, p.*limit.limit, limit.attribute, limit.what);
+    }
 }
 
 }  // namespace
@@ -103,125 +223,7 @@ void check_array_options(const ArrayOptions& options, const DeviceProperties& p,
     if (mipmap_levels > 0 && options.texture_gather)
         refuse(call, options, "ArrayOptions::texture_gather is not offered for mipmapped arrays");
 
-    const std::size_t w = options.width, h = options.height, d = options.depth;
-#define CUDACORE_LIMIT(field, value, member, attribute, what) \
-    within(call, options, field, value, p.member, attribute, what)
-    switch (shape) {
-        case ArrayShape::one_d:
-            if (mipmap_levels > 0)
-                CUDACORE_LIMIT("width", w, maximum_texture1d_mipmapped_width,
-                               "MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH", "mipmapped 1D texture width");
-            else
-                CUDACORE_LIMIT("width", w, maximum_texture1d_width, "MAXIMUM_TEXTURE1D_WIDTH",
-                               "1D texture width");
-            if (options.surface_load_store)
-                CUDACORE_LIMIT("width", w, maximum_surface1d_width, "MAXIMUM_SURFACE1D_WIDTH",
-                               "1D surface width");
-            break;
-        case ArrayShape::two_d:
-            if (mipmap_levels > 0) {
-                CUDACORE_LIMIT("width", w, maximum_texture2d_mipmapped_width,
-                               "MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH", "mipmapped 2D texture width");
-                CUDACORE_LIMIT("height", h, maximum_texture2d_mipmapped_height,
-                               "MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT",
-                               "mipmapped 2D texture height");
-            } else if (options.texture_gather) {
-                CUDACORE_LIMIT("width", w, maximum_texture2d_gather_width,
-                               "MAXIMUM_TEXTURE2D_GATHER_WIDTH", "2D texture gather width");
-                CUDACORE_LIMIT("height", h, maximum_texture2d_gather_height,
-                               "MAXIMUM_TEXTURE2D_GATHER_HEIGHT", "2D texture gather height");
-            } else {
-                CUDACORE_LIMIT("width", w, maximum_texture2d_width, "MAXIMUM_TEXTURE2D_WIDTH",
-                               "2D texture width");
-                CUDACORE_LIMIT("height", h, maximum_texture2d_height, "MAXIMUM_TEXTURE2D_HEIGHT",
-                               "2D texture height");
-            }
-            if (options.surface_load_store) {
-                CUDACORE_LIMIT("width", w, maximum_surface2d_width, "MAXIMUM_SURFACE2D_WIDTH",
-                               "2D surface width");
-                CUDACORE_LIMIT("height", h, maximum_surface2d_height, "MAXIMUM_SURFACE2D_HEIGHT",
-                               "2D surface height");
-            }
-            break;
-        case ArrayShape::three_d: {
-            // Either the usual limits or the alternate ones (wider and shallower) will do.
-            const bool alternate = p.maximum_texture3d_width_alternate > 0 &&
-                                   w <= std::size_t(p.maximum_texture3d_width_alternate) &&
-                                   h <= std::size_t(p.maximum_texture3d_height_alternate) &&
-                                   d <= std::size_t(p.maximum_texture3d_depth_alternate);
-            if (!alternate) {
-                CUDACORE_LIMIT("width", w, maximum_texture3d_width, "MAXIMUM_TEXTURE3D_WIDTH",
-                               "3D texture width (nor do the _ALTERNATE limits fit)");
-                CUDACORE_LIMIT("height", h, maximum_texture3d_height, "MAXIMUM_TEXTURE3D_HEIGHT",
-                               "3D texture height (nor do the _ALTERNATE limits fit)");
-                CUDACORE_LIMIT("depth", d, maximum_texture3d_depth, "MAXIMUM_TEXTURE3D_DEPTH",
-                               "3D texture depth (nor do the _ALTERNATE limits fit)");
-            }
-            if (options.surface_load_store) {
-                CUDACORE_LIMIT("width", w, maximum_surface3d_width, "MAXIMUM_SURFACE3D_WIDTH",
-                               "3D surface width");
-                CUDACORE_LIMIT("height", h, maximum_surface3d_height, "MAXIMUM_SURFACE3D_HEIGHT",
-                               "3D surface height");
-                CUDACORE_LIMIT("depth", d, maximum_surface3d_depth, "MAXIMUM_SURFACE3D_DEPTH",
-                               "3D surface depth");
-            }
-            break;
-        }
-        case ArrayShape::one_d_layered:
-            CUDACORE_LIMIT("width", w, maximum_texture1d_layered_width,
-                           "MAXIMUM_TEXTURE1D_LAYERED_WIDTH", "1D layered texture width");
-            CUDACORE_LIMIT("depth", d, maximum_texture1d_layered_layers,
-                           "MAXIMUM_TEXTURE1D_LAYERED_LAYERS", "1D layered texture layer count");
-            if (options.surface_load_store) {
-                CUDACORE_LIMIT("width", w, maximum_surface1d_layered_width,
-                               "MAXIMUM_SURFACE1D_LAYERED_WIDTH", "1D layered surface width");
-                CUDACORE_LIMIT("depth", d, maximum_surface1d_layered_layers,
-                               "MAXIMUM_SURFACE1D_LAYERED_LAYERS",
-                               "1D layered surface layer count");
-            }
-            break;
-        case ArrayShape::two_d_layered:
-            CUDACORE_LIMIT("width", w, maximum_texture2d_layered_width,
-                           "MAXIMUM_TEXTURE2D_LAYERED_WIDTH", "2D layered texture width");
-            CUDACORE_LIMIT("height", h, maximum_texture2d_layered_height,
-                           "MAXIMUM_TEXTURE2D_LAYERED_HEIGHT", "2D layered texture height");
-            CUDACORE_LIMIT("depth", d, maximum_texture2d_layered_layers,
-                           "MAXIMUM_TEXTURE2D_LAYERED_LAYERS", "2D layered texture layer count");
-            if (options.surface_load_store) {
-                CUDACORE_LIMIT("width", w, maximum_surface2d_layered_width,
-                               "MAXIMUM_SURFACE2D_LAYERED_WIDTH", "2D layered surface width");
-                CUDACORE_LIMIT("height", h, maximum_surface2d_layered_height,
-                               "MAXIMUM_SURFACE2D_LAYERED_HEIGHT", "2D layered surface height");
-                CUDACORE_LIMIT("depth", d, maximum_surface2d_layered_layers,
-                               "MAXIMUM_SURFACE2D_LAYERED_LAYERS",
-                               "2D layered surface layer count");
-            }
-            break;
-        case ArrayShape::cubemap:
-            CUDACORE_LIMIT("width", w, maximum_texturecubemap_width,
-                           "MAXIMUM_TEXTURECUBEMAP_WIDTH", "cubemap texture width");
-            if (options.surface_load_store)
-                CUDACORE_LIMIT("width", w, maximum_surfacecubemap_width,
-                               "MAXIMUM_SURFACECUBEMAP_WIDTH", "cubemap surface width");
-            break;
-        case ArrayShape::cubemap_layered:
-            CUDACORE_LIMIT("width", w, maximum_texturecubemap_layered_width,
-                           "MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH",
-                           "layered cubemap texture width");
-            CUDACORE_LIMIT("depth", d / 6, maximum_texturecubemap_layered_layers,
-                           "MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS",
-                           "layered cubemap texture cubemap count (depth / 6)");
-            if (options.surface_load_store) {
-                CUDACORE_LIMIT("width", w, maximum_surfacecubemap_layered_width,
-                               "MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH",
-                               "layered cubemap surface width");
-                CUDACORE_LIMIT("depth", d / 6, maximum_surfacecubemap_layered_layers,
-                               "MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS",
-                               "layered cubemap surface cubemap count (depth / 6)");
-            }
-            break;
-    }
-#undef CUDACORE_LIMIT
+    check_array_limits(options, p, call, shape, mipmap_levels);
 }
 
 namespace detail {

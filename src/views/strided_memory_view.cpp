@@ -152,6 +152,31 @@ DLManagedTensor* StridedMemoryView::to_dlpack() const {
     return cudacore::to_dlpack(buffer_, layout_);
 }
 
+namespace {
+// The tensor map options of a view (checked by as_tensor_map) in the driver's order: innermost
+// dimension first, strides in bytes.
+TensorMapOptions innermost_first(const DLPackLayout& layout, const ViewTensorMapOptions& options,
+                                 TensorDataType type, std::size_t element_bytes) {
+    const std::size_t rank = layout.shape.size();
+    TensorMapOptions map;
+    map.element_type = type;
+    for (std::size_t i = 0; i < rank; ++i) {
+        const std::size_t from = rank - 1 - i;
+        map.shape.push_back(static_cast<std::uint64_t>(layout.shape[from]));
+        map.box.push_back(options.box[from]);
+        if (!options.element_strides.empty())
+            map.element_strides.push_back(options.element_strides[from]);
+        if (i > 0)
+            map.strides.push_back(static_cast<std::uint64_t>(layout.strides[from]) * element_bytes);
+    }
+    map.interleave = options.interleave;
+    map.swizzle = options.swizzle;
+    map.l2_promotion = options.l2_promotion;
+    map.oob_fill = options.oob_fill;
+    return map;
+}
+}  // namespace
+
 TensorMap StridedMemoryView::as_tensor_map(const ViewTensorMapOptions& options) const {
     constexpr const char* call = "StridedMemoryView::as_tensor_map";
     char* first = static_cast<char*>(checked_data(call));
@@ -189,23 +214,7 @@ TensorMap StridedMemoryView::as_tensor_map(const ViewTensorMapOptions& options) 
              std::to_string(layout_.strides[rank - 1]) +
              " elements; a tensor map needs it contiguous (stride 1)");
 
-    // The driver's order: innermost first.
-    TensorMapOptions map;
-    map.element_type = type;
-    for (std::size_t i = 0; i < rank; ++i) {
-        const std::size_t from = rank - 1 - i;
-        map.shape.push_back(static_cast<std::uint64_t>(layout_.shape[from]));
-        map.box.push_back(options.box[from]);
-        if (!options.element_strides.empty())
-            map.element_strides.push_back(options.element_strides[from]);
-        if (i > 0)
-            map.strides.push_back(static_cast<std::uint64_t>(layout_.strides[from]) *
-                                  element_bytes());
-    }
-    map.interleave = options.interleave;
-    map.swizzle = options.swizzle;
-    map.l2_promotion = options.l2_promotion;
-    map.oob_fill = options.oob_fill;
+    const TensorMapOptions map = innermost_first(layout_, options, type, element_bytes());
     if (layout_.byte_offset == 0) return TensorMap::tiled(buffer_, map);
     // The tensor starts inside the buffer: a buffer from there that holds the whole one.
     const Buffer from_first = Buffer::from_handle(

@@ -88,12 +88,10 @@ struct CheckedLayout {
     std::uint64_t span = 0;
 };
 
-// The checks shared by tiled and im2col maps: buffer, element type, rank, shape, strides,
-// element strides, interleave/swizzle/L2/fill.
+// The enumerations of the options: element type, interleave, swizzle, L2 promotion and fill.
+// Returns the element type's description.
 template <class Options>
-CheckedLayout check_common(const Checker& check, const Buffer& buffer, const Options& options,
-                           std::uint32_t min_rank) {
-    if (buffer.is_closed()) check.fail("buffer", "is closed (or empty)");
+const TypeInfo& check_map_enums(const Checker& check, const Options& options) {
     if (!valid(options.element_type))
         check.fail("element_type", "is not a TensorDataType (value " +
                                        std::to_string(static_cast<int>(options.element_type)) +
@@ -116,7 +114,12 @@ CheckedLayout check_common(const Checker& check, const Buffer& buffer, const Opt
     if (options.oob_fill == TensorMapOobFill::nan_request_zero_fma && !type.floating)
         check.fail("oob_fill", std::string("is nan_request_zero_fma, which needs a floating point "
                                            "element_type, not ") + type.name);
+    return type;
+}
 
+// The rank (at least `min_rank`, 3 with interleave) and each dimension's size.
+template <class Options>
+void check_map_shape(const Checker& check, const Options& options, std::uint32_t min_rank) {
     const bool interleaved = options.interleave != TensorMapInterleave::none;
     const std::size_t rank = options.shape.size();
     const std::uint32_t least_rank = interleaved ? std::max(min_rank, 3u) : min_rank;
@@ -129,13 +132,14 @@ CheckedLayout check_common(const Checker& check, const Buffer& buffer, const Opt
             check.fail(Checker::at("shape", i), "is " + std::to_string(options.shape[i]) +
                                                     "; it must be 1 to 2^32");
     }
+}
 
-    const unsigned alignment = options.interleave == TensorMapInterleave::bytes32 ? 32 : 16;
-    if (buffer.handle() % alignment != 0)
-        check.fail("buffer", "address is not aligned to " + std::to_string(alignment) + " bytes" +
-                                 (alignment == 32 ? " (interleave bytes32)" : ""));
-
-    // Byte strides of dimensions 1..rank-1: given, or densely packed.
+// Byte strides of dimensions 1..rank-1: given (each a multiple of `alignment`, below 2^40,
+// increasing without overlap), or densely packed.
+template <class Options>
+std::vector<std::uint64_t> checked_map_strides(const Checker& check, const Options& options,
+                                               const TypeInfo& type, unsigned alignment) {
+    const std::size_t rank = options.shape.size();
     std::vector<std::uint64_t> strides = options.strides;
     if (strides.empty()) {
         std::uint64_t stride = options.shape[0] * type.size;
@@ -173,8 +177,25 @@ CheckedLayout check_common(const Checker& check, const Buffer& buffer, const Opt
                                                 std::to_string(i) + "]") +
                                   "): strides must increase without overlap");
     }
+    return strides;
+}
+
+// The checks shared by tiled and im2col maps: buffer, element type, rank, shape, strides,
+// element strides, interleave/swizzle/L2/fill.
+template <class Options>
+CheckedLayout check_common(const Checker& check, const Buffer& buffer, const Options& options,
+                           std::uint32_t min_rank) {
+    if (buffer.is_closed()) check.fail("buffer", "is closed (or empty)");
+    const TypeInfo& type = check_map_enums(check, options);
+    check_map_shape(check, options, min_rank);
+    const std::size_t rank = options.shape.size();
+    const unsigned alignment = options.interleave == TensorMapInterleave::bytes32 ? 32 : 16;
+    if (buffer.handle() % alignment != 0)
+        check.fail("buffer", "address is not aligned to " + std::to_string(alignment) + " bytes" +
+                                 (alignment == 32 ? " (interleave bytes32)" : ""));
+    std::vector<std::uint64_t> strides = checked_map_strides(check, options, type, alignment);
     // The last element must lie inside the buffer.
-    std::uint64_t end = row_bytes;
+    std::uint64_t end = options.shape[0] * type.size;
     for (std::size_t i = 0; i < strides.size(); ++i)
         end = saturating_add(end, saturating_multiply(options.shape[i + 1] - 1, strides[i]));
     if (end > buffer.size())

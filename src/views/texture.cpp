@@ -226,8 +226,9 @@ std::shared_ptr<TextureBox> create_texture(const CUDA_RESOURCE_DESC& resource,
 
 }  // namespace detail
 
-void check_texture_options(const TextureOptions& options, const TextureSource& source,
-                           const char* call) {
+namespace {
+// The options' enumerations hold values of their types.
+void check_texture_enums(const TextureOptions& options, const char* call) {
     auto refuse = [call](const std::string& problem) { detail::refuse_layout(call, problem); };
     for (std::size_t i = 0; i < 3; ++i) {
         const int mode = static_cast<int>(options.address_modes[i]);
@@ -245,6 +246,13 @@ void check_texture_options(const TextureOptions& options, const TextureSource& s
     const int read = static_cast<int>(options.read_mode);
     if (read < 0 || read > 1)
         refuse("TextureOptions::read_mode is not a TextureReadMode (value " + std::to_string(read) + ")");
+}
+}  // namespace
+
+void check_texture_options(const TextureOptions& options, const TextureSource& source,
+                           const char* call) {
+    auto refuse = [call](const std::string& problem) { detail::refuse_layout(call, problem); };
+    check_texture_enums(options, call);
     if (!is_known(source.format))
         refuse("the texture's format " + to_string(source.format) +
                " is not a format of the CUDA driver cudacore was built for");

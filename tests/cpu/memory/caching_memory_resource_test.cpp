@@ -115,7 +115,7 @@ struct Fixture : ::testing::Test {
     std::shared_ptr<HostMemoryResource> upstream = std::make_shared<HostMemoryResource>();
     std::shared_ptr<FakeStreamOps> ops = std::make_shared<FakeStreamOps>();
     std::shared_ptr<CachingMemoryResource> make(CachingMemoryResourceOptions options = {}) {
-        return std::make_shared<CachingMemoryResource>(upstream, options, ops);
+        return detail::CachingMemoryResourceTesting::make(upstream, options, ops);
     }
 };
 
@@ -291,7 +291,7 @@ TEST_F(CachingMemory, AFailedWaitKeepsTheBlocksCached) {
 TEST_F(CachingMemory, OutOfMemoryUpstreamReleasesTheCacheAndTriesOnceMore) {
     auto limited = std::make_shared<LimitedResource>(2 * MiB);
     auto caching =
-        std::make_shared<CachingMemoryResource>(limited, CachingMemoryResourceOptions{}, ops);
+        detail::CachingMemoryResourceTesting::make(limited, CachingMemoryResourceOptions{}, ops);
     const CUstream s = stream_handle(1);
     const CUdeviceptr a = caching->allocate_pointer(MiB, s);
     const CUdeviceptr b = caching->allocate_pointer(MiB, s);

@@ -1,4 +1,4 @@
-// The per-thread block pool behind ObjectCode, Event and Buffer boxes: a freed block is reused
+// The per-thread block pool behind Event boxes: a freed block is reused
 // by the next allocation on the same thread, blocks freed on another thread are fine, and
 // everything made and dropped on short-lived threads is released (run under LSan to see it);
 // a box freed at exit after the pool went away is freed plainly. The sized blocks behind values

@@ -6,6 +6,7 @@
 #include "signal_test_process.hpp"
 #include "test_support.hpp"
 
+#include <cstdlib>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -272,7 +273,10 @@ TEST(LinkWorker, DiesWithItsParentEvenWhenTheParentIsGoneFirst) {
             int input[2];
             if (::pipe(input) != 0) ::_exit(2);
             const std::string variable = "CUDACORE_PARENT_PID=" + std::to_string(::getpid());
-            char* envp[] = {const_cast<char*>(variable.c_str()), nullptr};
+            // The library path too: a build moved to another machine finds libcudacore through it.
+            const char* library_path = std::getenv("LD_LIBRARY_PATH");
+            const std::string libraries = std::string("LD_LIBRARY_PATH=") + (library_path ? library_path : "");
+            char* envp[] = {const_cast<char*>(variable.c_str()), const_cast<char*>(libraries.c_str()), nullptr};
             char* argv[] = {const_cast<char*>(worker.c_str()), nullptr};
             posix_spawn_file_actions_t actions;
             posix_spawn_file_actions_init(&actions);
