@@ -22,18 +22,26 @@
 /// stream-ordered pools such as Device::allocate's (DriverError CUDA_ERROR_INVALID_VALUE, whose
 /// message says so).
 ///
-/// Keeps alive: an operation on a Buffer keeps the buffer's memory until the operation has run.
-/// On the buffer's deallocation stream stream order does it (the free comes after); on another
-/// stream a host function holding a copy of the Buffer is enqueued after the operation; during a
-/// capture begun through cudacore (GraphBuilder) the graph being built holds the Buffer instead;
-/// a graph node's graph holds it (Graph::hold). A raw address holds nothing: the caller keeps
-/// the memory valid until the operation has run (the cheapest form, for hot loops).
+/// Keeps alive: as a copy or a launch does. A Buffer's memory is freed in order on its
+/// deallocation stream (Buffer::set_deallocation_stream), so an operation enqueued on that stream
+/// is safe however early the last copy goes; on another stream, keep a copy of the Buffer (or
+/// order the free after the operation with an event) until the operation has run. Nothing is
+/// held per operation, so the Buffer and the raw-address forms cost the same. During a capture
+/// begun through cudacore (GraphBuilder) the graph being built holds the Buffer, and a graph
+/// node's graph holds it (Graph::hold): a graph runs when the caller no longer thinks of it.
+///
+/// Lazy loading (CUDA's default, CUDA_MODULE_LOADING=LAZY): a kernel's first launch in a context
+/// may wait for the whole context. A launch enqueued behind a wait that only later work releases
+/// (a host thread started after the launch returns) may then block for ever: launch each kernel
+/// once before ordering work through waits, or set CUDA_MODULE_LOADING=EAGER.
 ///
 /// Device support, checked before the driver is called (InvalidArgumentError naming the call,
 /// the device and the attribute): 64-bit operations need
 /// CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, WaitCondition::bitwise_nor needs
 /// CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, and flush_remote_writes needs
-/// CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES (the attributes are read once per device).
+/// CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES (the attributes are read once per device). A write
+/// without a memory barrier (WriteOptions::memory_barrier = false) is refused likewise: the
+/// driver's v2 operations do not support it.
 ///
 /// A wait that is never satisfied blocks its stream (and whatever waits for it) for ever: the
 /// driver cannot tell. Work ordered only through these operations is invisible to CUDA's own
@@ -90,9 +98,9 @@ struct WaitOptions {
 
 /// How a write behaves.
 struct WriteOptions {
-    /// The write is ordered after the stream's earlier writes to memory (a fence before it). False:
-    /// it may be reordered with them (CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER), for a write that
-    /// signals nothing about data.
+    /// The write is ordered after the stream's earlier writes to memory (a fence before it). False
+    /// asks for CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER, which the driver's v2 stream memory
+    /// operations do not support: refused with InvalidArgumentError before the driver is called.
     bool memory_barrier = true;
 };
 
@@ -137,7 +145,7 @@ inline MemoryOperation write_value64_operation(ValueAddress address, std::uint64
 /// is closed, the word is misaligned (4 bytes), outside the buffer or at address 0, or the device
 /// lacks what `options` asks (see the file's description), or the memory is managed; DriverError
 /// when the driver refuses (memory from a stream-ordered pool, for one).
-/// Keeps a Buffer's memory until the wait has run (the file's description).
+/// Keeps alive as a copy does (the file's description): nothing outside a capture.
 void wait_value32(const Stream& stream, const ValueAddress& address, std::uint32_t value,
                   const WaitOptions& options = {});
 /// The 64-bit wait (cuStreamWaitValue64; 8-byte alignment, and the device must have
@@ -153,7 +161,7 @@ void write_value64(const Stream& stream, const ValueAddress& address, std::uint6
                    const WriteOptions& options = {});
 /// Runs `operations` in one call (cuStreamBatchMemOp), in order. Every operation is checked (and
 /// a 32-bit one's value must fit 32 bits) before the driver is called: InvalidArgumentError naming
-/// the operation's index; none for an empty batch. Keeps the Buffers as the single calls do.
+/// the operation's index; none for an empty batch. Keeps alive as the single calls do.
 void run_memory_operations(const Stream& stream, std::span<const MemoryOperation> operations);
 
 /// A graph node running `operations` (cuGraphAddBatchMemOpNode) in `graph`'s context, after

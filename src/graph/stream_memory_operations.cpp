@@ -128,9 +128,17 @@ unsigned wait_flags(const WaitOptions& options, int ordinal, const char* call,
     return flags;
 }
 
-unsigned write_flags(const WriteOptions& options) {
-    return options.memory_barrier ? CU_STREAM_WRITE_VALUE_DEFAULT
-                                  : CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER;
+// The driver's v2 stream memory operations (the only ones enabled without a kernel module
+// option) refuse CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER with CUDA_ERROR_INVALID_VALUE: said here.
+unsigned write_flags(const WriteOptions& options, const char* call, const char* driver_call,
+                     long index) {
+    if (!options.memory_barrier)
+        throw InvalidArgumentError(std::string(call) + which(index) + " (" + driver_call +
+                                   "): a write without a memory barrier "
+                                   "(WriteOptions::memory_barrier = false, "
+                                   "CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER) is not supported by the "
+                                   "driver's v2 stream memory operations");
+    return CU_STREAM_WRITE_VALUE_DEFAULT;
 }
 
 // The driver's form of one operation, checked for the device `ordinal`.
@@ -158,7 +166,7 @@ CUstreamBatchMemOpParams to_driver(const MemoryOperation& operation, int ordinal
         params.writeValue.address = pointer;
         if (wide) params.writeValue.value64 = operation.value;
         else params.writeValue.value = static_cast<cuuint32_t>(operation.value);
-        params.writeValue.flags = write_flags(operation.write);
+        params.writeValue.flags = write_flags(operation.write, call, driver_call, index);
     }
     return params;
 }
@@ -186,22 +194,16 @@ std::string describe_stream(const StreamBox& box) {
     return text;
 }
 
-// Keeps `buffer`'s memory until the operation just enqueued on `stream` has run (the header's
-// "Keeps alive"). Free where stream order already does it: memory the buffer does not free, or
-// freed on this very stream.
-void hold_until_run(const Stream& stream, const StreamBox& stream_box, const Buffer& buffer) {
-    if (!buffer.owns_memory()) return;
-    const BufferBox* buffer_box = box_of(buffer);
-    if (buffer_box->free_stream.get() == &stream_box) return;
+// During a capture begun through cudacore, the node runs whenever the graph does: the graph being
+// built holds `buffer` (the header's "Keeps alive"). Outside captures nothing is held, as for
+// copies and launches: one relaxed load.
+void hold_for_capture_if_capturing(const StreamBox& stream_box, const Buffer& buffer) {
+    if (!captures_active() || !buffer.owns_memory()) [[likely]] return;
     CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
     check(driver().cuStreamIsCapturing(stream_box.handle, &capturing), "cuStreamIsCapturing",
           [&] { return describe_stream(stream_box); });
-    if (capturing != CU_STREAM_CAPTURE_STATUS_NONE) {
-        // The node runs whenever the graph does: the graph being built holds the buffer.
+    if (capturing != CU_STREAM_CAPTURE_STATUS_NONE)
         hold_for_capture_now(stream_box.handle, holding_of(buffer));
-        return;
-    }
-    stream.launch_host_func([held = buffer] {});
 }
 
 // One wait or write through its single driver call.
@@ -214,7 +216,7 @@ void enqueue_one(const Stream& stream, const ValueAddress& address, Value value,
     if (status != CUDA_SUCCESS) [[unlikely]]
         throw_driver_error(status, driver_call, describe_stream(box) + ", address " + hex(pointer) +
                                                     refused_memory_hint(status));
-    if (address.buffer) hold_until_run(stream, box, address.buffer);
+    if (address.buffer) hold_for_capture_if_capturing(box, address.buffer);
 }
 
 int stream_ordinal(const Stream& stream, const char* call) {
@@ -258,7 +260,8 @@ void wait_value64(const Stream& stream, const ValueAddress& address, std::uint64
 
 void write_value32(const Stream& stream, const ValueAddress& address, std::uint32_t value,
                    const WriteOptions& options) {
-    mo::enqueue_one(stream, address, value, mo::write_flags(options), "write_value32",
+    mo::enqueue_one(stream, address, value,
+                    mo::write_flags(options, "write_value32", "cuStreamWriteValue32", -1), "write_value32",
                     "cuStreamWriteValue32", detail::driver().cuStreamWriteValue32);
 }
 
@@ -267,7 +270,8 @@ void write_value64(const Stream& stream, const ValueAddress& address, std::uint6
     constexpr const char* call = "write_value64";
     mo::require_feature(mo::stream_ordinal(stream, call), mo::kSixtyFourBit, call,
                         "cuStreamWriteValue64");
-    mo::enqueue_one(stream, address, value, mo::write_flags(options), call,
+    mo::enqueue_one(stream, address, value,
+                    mo::write_flags(options, call, "cuStreamWriteValue64", -1), call,
                     "cuStreamWriteValue64", detail::driver().cuStreamWriteValue64);
 }
 
@@ -289,7 +293,7 @@ void run_memory_operations(const Stream& stream, std::span<const MemoryOperation
                                        std::to_string(params.size()) + " operations" +
                                        mo::refused_memory_hint(status));
     for (const MemoryOperation& operation : operations)
-        if (operation.address.buffer) mo::hold_until_run(stream, box, operation.address.buffer);
+        if (operation.address.buffer) mo::hold_for_capture_if_capturing(box, operation.address.buffer);
 }
 
 GraphNode add_memory_operations(Graph& graph, GraphDependencies dependencies,
