@@ -70,9 +70,9 @@ del _n
 OPERATIONS += [
     ("event_record_wait_pair", "event record + wait pair"),
     ("stream_write_wait_pair", "stream write + wait pair"),
-    ("stream_write_wait_pair_buffer_held", "stream write + wait pair, word as a held Buffer"),
+    ("stream_write_wait_pair_buffer", "stream write + wait pair, word as a Buffer"),
 ]
 GPU_OPERATIONS |= {"event_record_wait_pair", "stream_write_wait_pair",
-                   "stream_write_wait_pair_buffer_held"}
+                   "stream_write_wait_pair_buffer"}
 PLANS.update({"event_record_wait_pair": (10, 300), "stream_write_wait_pair": (10, 300),
-              "stream_write_wait_pair_buffer_held": (10, 300)})
+              "stream_write_wait_pair_buffer": (10, 300)})
