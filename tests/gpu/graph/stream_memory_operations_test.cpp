@@ -1,16 +1,22 @@
 // Stream memory operations on a real GPU: one stream signals another through a written word, the
 // host releases a waiting stream by writing pinned memory, batches, graph nodes of both kinds
-// (built and captured), the 64-bit forms, what an operation keeps alive, and the errors raised
-// before the driver is called.
+// (built and captured), the 64-bit forms, what a capture keeps alive, and the errors raised
+// before the driver is called. No wait here is unbounded (finished(), Watchdog).
 #include "test_support.hpp"
 
 #include "cudacore/cudacore.hpp"
+#include "loader/driver_api.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -26,6 +32,7 @@
 namespace {
 
 using namespace cudacore;
+using cudacore::test::wait_until;
 
 constexpr unsigned kCount = 4096;
 constexpr LaunchConfig kConfig{.grid = (kCount + 255) / 256, .block = 256};
@@ -48,10 +55,51 @@ extern "C" __global__ void copy_ints(const int* from, int* to, unsigned n) {
 // About 20 ms on a 2 GHz GPU.
 constexpr long long kSlowCycles = 40'000'000;
 
+// Every wait here is bounded: the host polls a stream with a deadline instead of synchronizing
+// with it, and fails naming the wait. Generous, for compute-sanitizer; a passing run takes
+// milliseconds.
+constexpr auto kDeadline = std::chrono::seconds(20);
+
+// Ends the process with a message when a test runs past `limit`: for a driver call that itself
+// blocks behind a wait that is never satisfied (nothing else can end such a test).
+class Watchdog {
+public:
+    explicit Watchdog(std::chrono::seconds limit)
+        : name_(::testing::UnitTest::GetInstance()->current_test_info()->name()),
+          thread_([this, limit] {
+              std::unique_lock lock(mutex_);
+              if (done_.wait_for(lock, limit, [this] { return stopped_; })) return;
+              std::fprintf(stderr,
+                           "StreamMemoryOperations.%s: still running after %lld s, blocked behind a "
+                           "wait that was never satisfied; ending the process instead of hanging\n",
+                           name_.c_str(), static_cast<long long>(limit.count()));
+              std::fflush(stderr);
+              std::_Exit(3);
+          }) {}
+    ~Watchdog() {
+        {
+            std::lock_guard lock(mutex_);
+            stopped_ = true;
+        }
+        done_.notify_all();
+        thread_.join();
+    }
+    Watchdog(const Watchdog&) = delete;
+    Watchdog& operator=(const Watchdog&) = delete;
+
+private:
+    std::string name_;
+    std::mutex mutex_;
+    std::condition_variable done_;
+    bool stopped_ = false;
+    std::thread thread_;  // last: starts once the members above exist
+};
+
 class StreamMemoryOperations : public ::testing::Test {
 protected:
     void SetUp() override {
         CUDACORE_REQUIRE_GPU();
+        watchdog_.emplace(std::chrono::seconds(60));
         device_.emplace(0);
         device_->set_current();
         ProgramOptions options;
@@ -62,16 +110,52 @@ protected:
         copy_.emplace(code_->get_kernel("copy_ints"));
         pinned_ = std::make_shared<PinnedMemoryResource>(*device_);
         plain_ = std::make_shared<SynchronousMemoryResource>(*device_);
+        // Lazy loading: a kernel's first launch in a context may wait for the whole context, so a
+        // first launch queued behind a wait would block until the wait is released. Each kernel
+        // runs once here, before any wait.
+        const Stream warm = device_->create_stream();
+        const Buffer scratch = device_->allocate(sizeof(int), warm);
+        launch(warm, LaunchConfig{.grid = 1, .block = 1}, slow_fill(), scratch, 0, 0u, 0ll);
+        launch(warm, LaunchConfig{.grid = 1, .block = 1}, copy_ints(), scratch, scratch, 0u);
+        warm.sync();
     }
+    void TearDown() override { watchdog_.reset(); }
+
     const Device& device() const { return *device_; }
     const Kernel& slow_fill() const { return *slow_fill_; }
     const Kernel& copy_ints() const { return *copy_; }
-    // `words` zeroed 64-bit words of device memory.
+    // `words` zeroed 64-bit words of device memory (cuMemAlloc: pools are refused).
     Buffer zeroed_words(const Stream& stream, std::size_t words = 1) const {
         Buffer buffer = plain_->allocate(words * 8, stream);
         buffer.fill_byte(0, stream);
         stream.sync();
         return buffer;
+    }
+    // Whether `stream` finished its work within kDeadline. If not: a failure naming `what`, then
+    // `release` (which satisfies the wait from outside) and a shorter second chance; a stream
+    // blocked even then ends the process, since tearing the test down would block too.
+    bool finished(const Stream& stream, const std::string& what,
+                  const std::function<void()>& release) const {
+        if (wait_until([&] { return stream.is_done(); },
+                       std::chrono::duration_cast<std::chrono::milliseconds>(kDeadline)))
+            return true;
+        ADD_FAILURE() << what << ": the stream was not done after " << kDeadline.count()
+                      << " s (a wait that was never satisfied)";
+        if (release) release();
+        if (!wait_until([&] { return stream.is_done(); }, std::chrono::seconds(5))) {
+            std::fprintf(stderr, "%s: still blocked after releasing it from outside; ending the "
+                                 "process instead of hanging\n", what.c_str());
+            std::fflush(stderr);
+            std::_Exit(3);
+        }
+        return false;
+    }
+    // A release for finished(): writes `value` to `address` from a stream of its own.
+    std::function<void()> write_from_outside(CUdeviceptr address, std::uint32_t value) const {
+        return [this, address, value] {
+            const Stream rescue = device().create_stream();
+            write_value32(rescue, {.pointer = address}, value);
+        };
     }
     static std::vector<int> read_ints(const Buffer& buffer, const Stream& stream) {
         std::vector<int> host(buffer.size() / sizeof(int));
@@ -90,6 +174,7 @@ protected:
     }
     bool device_has(CUdevice_attribute attribute) const { return device().attribute(attribute) != 0; }
 
+    std::optional<Watchdog> watchdog_;
     std::optional<Device> device_;
     std::optional<ObjectCode> code_;
     std::optional<Kernel> slow_fill_, copy_;
@@ -112,8 +197,11 @@ TEST_F(StreamMemoryOperations, OneStreamSignalsAnotherThroughAWrittenWord) {
     write_value32(producer, {.buffer = flag}, 1);
     wait_value32(consumer, {.buffer = flag}, 1);
     launch(consumer, kConfig, copy_ints(), data, out, kCount);
+    finished(consumer, "the consumer waiting for the producer's word",
+             write_from_outside(flag.handle(), 1));
     // The consumer saw the data the producer's kernel wrote before the word: ordered by data.
     EXPECT_TRUE(all_equal(read_ints(out, consumer), 7));
+    EXPECT_TRUE(finished(producer, "the producer", {}));
     EXPECT_EQ(read_words(flag, producer)[0], 1u);
 }
 
@@ -126,12 +214,12 @@ TEST_F(StreamMemoryOperations, WaitsBlockUntilTheConditionHolds) {
     wait_value32(stream, {.buffer = word}, 2, {.condition = WaitCondition::bitwise_and});
     wait_value32(stream, {.buffer = word}, 5, {.condition = WaitCondition::equal});
     write_value32(writer, {.buffer = word}, 3);
-    writer.sync();
+    EXPECT_TRUE(finished(writer, "the writer of 3", {}));
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(stream.is_done()) << "the wait for 5 is over with the word at 3";
-    write_value32(writer, {.buffer = word}, 5, {.memory_barrier = false});
-    stream.sync();
-    EXPECT_TRUE(stream.is_done());
+    write_value32(writer, {.buffer = word}, 5);
+    EXPECT_TRUE(finished(stream, "the waits for 2 (>=), bit 2 and 5 (==) with the word at 5",
+                         write_from_outside(word.handle(), 5)));
     EXPECT_EQ(to_string(WaitCondition::bitwise_nor), "bitwise_nor");
 }
 
@@ -146,28 +234,32 @@ TEST_F(StreamMemoryOperations, HostThreadReleasesAStreamByWritingPinnedMemory) {
     const Buffer out = device().allocate(kCount * sizeof(int), stream);
     out.fill_uint32(0, stream);
     stream.sync();
+    // The device's address of the mapped host word (the driver's documented way; with unified
+    // addressing it is the host address).
+    CUdeviceptr device_word = 0;
+    ASSERT_EQ(detail::driver().cuMemHostGetDevicePointer(&device_word, word, 0), CUDA_SUCCESS);
 
-    // The word as a raw device address of host memory mapped to the device.
-    wait_value32(stream, {.pointer = host_word.handle()}, 1);
-    launch(stream, kConfig, copy_ints(), host_data, out, kCount);
+    wait_value32(stream, {.pointer = device_word}, 1);
+    // The host thread writes once the main thread has looked at the stream, or after 5 s: a
+    // launch that blocked behind the wait would never let it look, and then must not hang.
+    std::atomic<bool> looked{false};
+    std::atomic<bool> released_early{false};
     std::thread host([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (!wait_until([&] { return looked.load(); }, std::chrono::seconds(5)))
+            released_early = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
         std::fill(host_data.span<int>().begin(), host_data.span<int>().end(), 42);
         std::atomic_ref<std::uint32_t>(*word).store(1, std::memory_order_release);
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    EXPECT_FALSE(stream.is_done()) << "the stream ran past an unsatisfied wait";
+    launch(stream, kConfig, copy_ints(), host_data, out, kCount);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const bool waiting = !stream.is_done();
+    looked = true;
     host.join();
-    // Bounded: a wait that never sees the host's word fails the test instead of hanging it.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!stream.is_done() && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (!stream.is_done()) {
-        ADD_FAILURE() << "the host's write did not release the stream within 5 s";
-        const Stream other = device().create_stream();
-        write_value32(other, {.pointer = host_word.handle()}, 1);
-        other.sync();
-    }
+    EXPECT_FALSE(released_early) << "the launch behind the wait blocked until the host wrote";
+    EXPECT_TRUE(waiting) << "the stream ran past an unsatisfied wait";
+    finished(stream, "the stream waiting for the host's word in pinned memory",
+             [word] { std::atomic_ref<std::uint32_t>(*word).store(1); });
     EXPECT_TRUE(all_equal(read_ints(out, stream), 42));
 }
 
@@ -190,7 +282,8 @@ TEST_F(StreamMemoryOperations, ABatchRunsItsOperationsInOrder) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(stream.is_done()) << "the batch's first wait did not hold it";
     run_memory_operations(releaser, std::vector{write_value32_operation({.buffer = words, .offset = 16}, 1)});
-    stream.sync();
+    EXPECT_TRUE(finished(stream, "the batch after its first word was written",
+                         write_from_outside(words.handle() + 16, 1)));
     const std::vector<std::uint64_t> values = read_words(words, stream);
     EXPECT_EQ(values[0], 5u);
     EXPECT_EQ(values[1], kBig);
@@ -214,7 +307,13 @@ TEST_F(StreamMemoryOperations, SixtyFourBitWaitsAndWrites) {
     write_value64(producer, {.buffer = word}, kValue);
     wait_value64(consumer, {.buffer = word}, kValue, {.condition = WaitCondition::greater_or_equal});
     launch(consumer, kConfig, copy_ints(), data, out, kCount);
+    const CUdeviceptr address = word.handle();
+    EXPECT_TRUE(finished(consumer, "the consumer waiting for the 64-bit word", [this, address] {
+        const Stream rescue = device().create_stream();
+        write_value64(rescue, {.pointer = address}, kValue);
+    }));
     EXPECT_TRUE(all_equal(read_ints(out, consumer), 11));
+    EXPECT_TRUE(finished(producer, "the producer", {}));
     EXPECT_EQ(read_words(word, producer)[0], kValue);
 }
 
@@ -247,7 +346,8 @@ TEST_F(StreamMemoryOperations, AGraphHoldsWaitAndWriteNodes) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(stream.is_done()) << "the graph ran past its wait node";
     write_value32(other, {.pointer = flag_address}, 1);
-    stream.sync();
+    EXPECT_TRUE(finished(stream, "the graph after its first word was written",
+                         write_from_outside(flag_address, 1)));
     EXPECT_TRUE(all_equal(read_ints(out, stream), 5));
 }
 
@@ -264,28 +364,47 @@ TEST_F(StreamMemoryOperations, CapturedOperationsBecomeGraphNodes) {
         batch_nodes += node.type() == CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
     EXPECT_EQ(batch_nodes, 3u);
     graph.instantiate().launch(stream);
-    stream.sync();
+    EXPECT_TRUE(finished(stream, "the captured graph", write_from_outside(words.handle(), 3)));
     EXPECT_EQ(read_words(words, stream)[0], (std::uint64_t{4} << 32) | 3u);
 }
 
-TEST_F(StreamMemoryOperations, ABufferStaysAliveUntilTheOperationHasRun) {
-    const Stream waiter = device().create_stream();
-    const Stream writer = device().create_stream();
-    const Buffer backing = zeroed_words(waiter);
+TEST_F(StreamMemoryOperations, ACaptureHoldsTheBufferItsOperationsName) {
+    const Stream stream = device().create_stream();
+    const Buffer backing = zeroed_words(stream);
     auto freed = std::make_shared<std::atomic<bool>>(false);
     Buffer watched = Buffer::from_handle(backing.handle(), 8, nullptr,
                                          [freed](CUdeviceptr, std::size_t) { *freed = true; });
-    wait_value32(waiter, {.buffer = watched}, 1);
+    GraphBuilder builder = stream.begin_capture();
+    write_value32(builder, {.buffer = watched}, 6);
+    std::optional<Graph> graph(builder.end());
     watched = Buffer();  // the last copy of the user's
-    EXPECT_FALSE(*freed) << "the buffer went while a wait on it was queued";
-    write_value32(writer, {.pointer = backing.handle()}, 1);
-    waiter.sync();
-    // The hold is dropped on a later call from a user thread once the stream passed it.
-    for (int i = 0; i < 100 && !*freed; ++i) {
-        waiter.check_host_functions();
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    EXPECT_FALSE(*freed) << "the buffer went while a captured graph still writes it";
+    graph->instantiate().launch(stream);
+    EXPECT_TRUE(finished(stream, "the captured write", {}));
+    EXPECT_EQ(read_words(backing, stream)[0], 6u);
+    EXPECT_FALSE(*freed);
+    graph.reset();  // the graph and its executable graph (released once its launch ran) let go
+    EXPECT_TRUE(wait_until([&] { return freed->load(); }, std::chrono::seconds(5)))
+        << "the graph's hold was never let go";
+}
+
+// A driver error on purpose (tests/sanitize_expected_errors.txt lists this test).
+TEST_F(StreamMemoryOperations, PoolMemoryIsRefusedWithAClearError) {
+    const Stream stream = device().create_stream();
+    const Buffer pooled = device().allocate(8, stream);
+    pooled.fill_byte(0, stream);
+    try {
+        write_value32(stream, {.buffer = pooled}, 1);
+    } catch (const DriverError& error) {
+        // The driver tried (580) refuses it: the message says which memory these operations take.
+        EXPECT_CONTAINS(std::string(error.what()), "cuStreamWriteValue32");
+        EXPECT_CONTAINS(std::string(error.what()), "refuse memory from stream-ordered pools");
+        EXPECT_CONTAINS(std::string(error.what()), "SynchronousMemoryResource");
+        return;
     }
-    EXPECT_TRUE(*freed) << "the hold was never let go";
+    // A driver that takes it: the write happened.
+    EXPECT_TRUE(finished(stream, "a write to pool memory", {}));
+    EXPECT_EQ(read_words(pooled, stream)[0], 1u);
 }
 
 TEST_F(StreamMemoryOperations, ErrorsNameTheCallBeforeTheDriverIsCalled) {
@@ -309,6 +428,15 @@ TEST_F(StreamMemoryOperations, ErrorsNameTheCallBeforeTheDriverIsCalled) {
     EXPECT_CONTAINS(message_of([&] { wait_value32(stream, {.buffer = words, .offset = 16}, 1); }),
                 "lies outside");
     EXPECT_CONTAINS(message_of([&] { wait_value32(stream, {}, 1); }), "no address");
+    // The driver's v2 operations refuse a write without a memory barrier: said before the call.
+    EXPECT_CONTAINS(message_of([&] { write_value32(stream, {.buffer = words}, 1, {.memory_barrier = false}); }),
+                    "write_value32 (cuStreamWriteValue32): a write without a memory barrier");
+    EXPECT_CONTAINS(message_of([&] {
+                        run_memory_operations(stream, std::vector{write_value32_operation({.buffer = words}, 1),
+                                                                  write_value64_operation({.buffer = words}, 1,
+                                                                                          {.memory_barrier = false})});
+                    }),
+                    "run_memory_operations (operation 1) (cuStreamBatchMemOp): a write without a memory barrier");
     EXPECT_CONTAINS(message_of([&] {
                     run_memory_operations(stream, std::vector{write_value32_operation({.buffer = words}, 1),
                                                               MemoryOperation{.kind = MemoryOperation::Kind::write_value32,
