@@ -51,6 +51,10 @@ int main() try {
     const Buffer data = device.allocate(n * sizeof(int), producer);
     const Buffer sum = device.allocate(n * sizeof(int), consumer);
     sum.fill_uint32(0, consumer);
+    // Lazy loading (CUDA's default): a kernel's first launch may wait for the whole context, so
+    // each kernel runs once, on nothing, before any stream waits.
+    launch(producer, config, fill, data, 0, 0u);
+    launch(producer, config, add_from, data, data, 0u);
     producer.sync();
     consumer.sync();
     launch(producer, config, fill, data, 3, n);
@@ -66,16 +70,24 @@ int main() try {
     std::atomic_ref<std::uint32_t> word(*static_cast<std::uint32_t*>(host_flag.data()));
     word.store(0);
     wait_value32(consumer, {.buffer = host_flag}, 1);
-    launch(consumer, config, add_from, host_data, sum, n);
     std::thread host([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         for (int& value : host_data.span<int>()) value = 4;
         word.store(1, std::memory_order_release);  // releases the stream
     });
+    launch(consumer, config, add_from, host_data, sum, n);
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const bool held = !consumer.is_done();
     host.join();
 
+    // A bounded wait: a stream that never sees the word is reported, not waited for for ever.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!consumer.is_done() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!consumer.is_done()) {
+        std::fprintf(stderr, "error: the consumer was still waiting after 10 s\n");
+        return 1;
+    }
     std::vector<int> result(n);
     sum.copy_to(result, consumer);
     consumer.sync();
