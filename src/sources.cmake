@@ -138,7 +138,8 @@ set(CUDACORE_GRAPH_SOURCES
   src/graph/graph_exec_nodes.cpp
   src/graph/graph_exec_params.cpp
   src/graph/graph_builder.cpp
-  src/graph/graph_memory_resource.cpp)
+  src/graph/graph_memory_resource.cpp
+  src/graph/stream_memory_operations.cpp)
 # Views of memory that are not memory resources: CUDA arrays and their copies, textures,
 # surfaces, tensor maps and strided views.
 set(CUDACORE_VIEWS_SOURCES

@@ -64,4 +64,9 @@ extern const std::vector<std::string> memory_operation_names;
 void graph_operations(Runner& runner, const Device& device, const std::string& launch_cubin);
 extern const std::vector<std::string> graph_operation_names;
 
+// signals.cpp (GPU): an event record + wait pair and a stream write + wait pair between two
+// streams of their own.
+void signal_operations(Runner& runner, const Device& device);
+extern const std::vector<std::string> signal_operation_names;
+
 }  // namespace cudacore::bench::side_by_side

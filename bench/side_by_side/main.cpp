@@ -94,7 +94,8 @@ void run_areas(Runner& runner, const std::string& arch, const std::string& missi
     object_code_operations(runner, launch_cubin);
     if (!missing_gpu.empty()) {
         for (const auto* names : {&launch_operation_names, &event_operation_names,
-                                  &memory_operation_names, &graph_operation_names})
+                                  &memory_operation_names, &graph_operation_names,
+                                  &signal_operation_names})
             for (const auto& operation : *names) runner.skip(operation, {"raw", "cudacore"}, missing_gpu);
         return;
     }
@@ -107,6 +108,7 @@ void run_areas(Runner& runner, const std::string& arch, const std::string& missi
         memory_operations(runner, device, stream);
     }
     graph_operations(runner, device, launch_cubin);
+    signal_operations(runner, device);
 }
 
 }  // namespace

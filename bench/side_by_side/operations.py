@@ -73,3 +73,13 @@ OPERATIONS.append(("graph_instantiate_launch", "instantiate again + launch"))
 GPU_OPERATIONS |= {"graph_node_update_launch", "graph_instantiate_launch"}
 PLANS["graph_node_update_launch"] = (10, 300)
 PLANS["graph_instantiate_launch"] = (3, 100)
+# Signals between two streams (signals.cpp): enqueue-only, per pair; no cuda.core or CuPy side.
+OPERATIONS += [
+    ("event_record_wait_pair", "event record + wait pair"),
+    ("stream_write_wait_pair", "stream write + wait pair"),
+    ("stream_write_wait_pair_buffer", "stream write + wait pair, word as a Buffer"),
+]
+GPU_OPERATIONS |= {"event_record_wait_pair", "stream_write_wait_pair",
+                   "stream_write_wait_pair_buffer"}
+PLANS.update({"event_record_wait_pair": (10, 300), "stream_write_wait_pair": (10, 300),
+              "stream_write_wait_pair_buffer": (10, 300)})

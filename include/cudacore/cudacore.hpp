@@ -54,6 +54,7 @@
 #include "cudacore/graph_memory_resource.hpp"
 #include "cudacore/graph_node.hpp"
 #include "cudacore/graph_node_params.hpp"
+#include "cudacore/stream_memory_operations.hpp"
 #include "cudacore/checked_load.hpp"
 #include "cudacore/compile_many.hpp"
 #include "cudacore/memory_location.hpp"

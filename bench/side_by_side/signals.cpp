@@ -1,0 +1,142 @@
+// Side by side, signals between two streams (needs a GPU): an event recorded on one stream and
+// waited for on another, against a word written on one stream and waited for on the other
+// (stream memory operations). Enqueue-only, per pair; both streams synchronized outside the timing.
+#include "side_by_side/areas.hpp"
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/event.hpp"
+#include "cudacore/stream_memory_operations.hpp"
+#include "cudacore/synchronous_memory_resource.hpp"
+#include "loader/driver_api.hpp"
+
+#include <cstdint>
+#include <memory>
+
+namespace cudacore::bench::side_by_side {
+
+const std::vector<std::string> signal_operation_names = {
+    "event_record_wait_pair", "stream_write_wait_pair", "stream_write_wait_pair_buffer"};
+
+void signal_operations(Runner& runner, const Device& device) {
+    const auto& api = detail::driver();
+    device.set_current();
+    const Stream producer = device.create_stream();
+    const Stream consumer = device.create_stream();
+    const CUstream raw_producer = producer.handle();
+    const CUstream raw_consumer = consumer.handle();
+    constexpr int pairs_per_batch = 64;
+    auto sync_both = [&] {
+        producer.sync();
+        consumer.sync();
+    };
+
+    const Event event = device.create_event();
+    runner.compare(
+        "event_record_wait_pair", {10, 300},
+        {{"raw",
+          [&] {
+              const CUevent raw_event = event.handle();
+              const double ns = nanoseconds([&] {
+                  for (int i = 0; i < pairs_per_batch; ++i) {
+                      detail::check(api.cuEventRecord(raw_event, raw_producer), "cuEventRecord");
+                      detail::check(api.cuStreamWaitEvent(raw_consumer, raw_event, 0),
+                                    "cuStreamWaitEvent");
+                  }
+              });
+              sync_both();
+              return ns / pairs_per_batch;
+          },
+          "cuEventRecord on one stream + cuStreamWaitEvent on another (timing disabled)"},
+         {"cudacore", [&] {
+              const double ns = nanoseconds([&] {
+                  for (int i = 0; i < pairs_per_batch; ++i) {
+                      producer.record(event);
+                      consumer.wait(event);
+                  }
+              });
+              sync_both();
+              return ns / pairs_per_batch;
+          },
+          "Stream::record(event) + Stream::wait(event) on another stream"}});
+
+    // A counter word: each pair writes the next value and waits until the word has reached it.
+    // cuMemAlloc memory: stream memory operations refuse memory from a stream-ordered pool.
+    const auto plain = std::make_shared<SynchronousMemoryResource>(device);
+    const Buffer flag = plain->allocate(sizeof(std::uint32_t), producer);
+    flag.fill_uint32(0, producer);
+    sync_both();
+    std::uint32_t next = 0;
+    const WaitOptions reached{.condition = WaitCondition::greater_or_equal};
+    runner.compare(
+        "stream_write_wait_pair", {10, 300},
+        {{"raw",
+          [&] {
+              const CUdeviceptr word = flag.handle();
+              const double ns = nanoseconds([&] {
+                  for (int i = 0; i < pairs_per_batch; ++i) {
+                      ++next;
+                      detail::check(api.cuStreamWriteValue32(raw_producer, word, next, 0),
+                                    "cuStreamWriteValue32");
+                      detail::check(api.cuStreamWaitValue32(raw_consumer, word, next,
+                                                            CU_STREAM_WAIT_VALUE_GEQ),
+                                    "cuStreamWaitValue32");
+                  }
+              });
+              sync_both();
+              return ns / pairs_per_batch;
+          },
+          "cuStreamWriteValue32 on one stream + cuStreamWaitValue32 (>=) on another"},
+         {"cudacore", [&] {
+              const ValueAddress word{.pointer = flag.handle()};
+              const double ns = nanoseconds([&] {
+                  for (int i = 0; i < pairs_per_batch; ++i) {
+                      ++next;
+                      write_value32(producer, word, next);
+                      wait_value32(consumer, word, next, reached);
+                  }
+              });
+              sync_both();
+              return ns / pairs_per_batch;
+          },
+          "write_value32 + wait_value32 (greater_or_equal) on another stream, the word as a raw "
+          "address (nothing held)"}});
+
+    // The word as a Buffer: checked (open, inside, aligned), and held as a copy holds its buffers
+    // (by the deallocation stream's order; this loop keeps `flag` meanwhile).
+    runner.compare(
+        "stream_write_wait_pair_buffer", {10, 300},
+        {{"raw",
+          [&] {
+              const CUdeviceptr word = flag.handle();
+              const double ns = nanoseconds([&] {
+                  for (int i = 0; i < pairs_per_batch; ++i) {
+                      ++next;
+                      detail::check(api.cuStreamWriteValue32(raw_producer, word, next, 0),
+                                    "cuStreamWriteValue32");
+                      detail::check(api.cuStreamWaitValue32(raw_consumer, word, next,
+                                                            CU_STREAM_WAIT_VALUE_GEQ),
+                                    "cuStreamWaitValue32");
+                  }
+              });
+              sync_both();
+              return ns / pairs_per_batch;
+          },
+          "cuStreamWriteValue32 + cuStreamWaitValue32 (>=), as stream_write_wait_pair"},
+         {"cudacore", [&] {
+              const ValueAddress word{.buffer = flag};
+              const double ns = nanoseconds([&] {
+                  for (int i = 0; i < pairs_per_batch; ++i) {
+                      ++next;
+                      write_value32(producer, word, next);
+                      wait_value32(consumer, word, next, reached);
+                  }
+              });
+              sync_both();
+              return ns / pairs_per_batch;
+          },
+          "write_value32 + wait_value32 (greater_or_equal) on another stream, the word as a "
+          "Buffer (checked; kept by its deallocation stream's order, as for copies)"}});
+    sync_both();
+}
+
+}  // namespace cudacore::bench::side_by_side
