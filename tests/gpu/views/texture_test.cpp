@@ -1,9 +1,10 @@
 // CUDA arrays, textures and surfaces on a GPU: a linearly filtered fetch at normalized
 // coordinates matches a CPU reference; a surface written by one kernel is read by another; each
 // mipmap level's view holds its own data (copies and a level-of-detail fetch); 2D and 3D copies
-// with pitch round-trip; layered and cubemap arrays read back per layer and face; textures over
-// linear and pitched memory; the limits and bad combinations refused; and a texture dropped
-// right after its launch is released after the kernel, without a warning.
+// with pitch round-trip (also through the deprecated stream-first forms); layered and cubemap
+// arrays read back per layer and face; textures over linear and pitched memory; the limits and
+// bad combinations refused; and a texture dropped right after its launch is released after the
+// kernel, without a warning.
 #include "test_support.hpp"
 
 #include "cudacore/array_copy.hpp"
@@ -339,6 +340,30 @@ TEST_F(TextureGpu, TwoDimensionalCopiesWithPitchRoundTrip) {
     for (std::size_t y = 0; y < height; ++y)
         for (std::size_t x = 0; x < width; ++x) ASSERT_EQ(whole[y * width + x], float(y * 100 + x));
 }
+
+// The stream-first forms, deprecated for one release, still copy: host rows into an array,
+// a region of it into a second array, that array into a Buffer and back into a third, then to
+// the host, every step through an old form.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST_F(TextureGpu, DeprecatedStreamFirstCopiesStillCopy) {
+    constexpr std::size_t width = 32, height = 16;
+    std::vector<float> source(width * height);
+    for (std::size_t i = 0; i < source.size(); ++i) source[i] = float(i);
+    const CudaArray first = CudaArray::create(*device_, {.width = width, .height = height});
+    copy_to_array(*stream_, first, source.data(), source.size() * sizeof(float));
+    const CudaArray second = CudaArray::create(*device_, {.width = width, .height = height});
+    copy_array(*stream_, first, second, {.y = 4, .height = 8}, {.y = 4});
+    const Buffer rows = device_->allocate(width * 8 * sizeof(float), *stream_);
+    copy_from_array(*stream_, second, rows, {}, {.y = 4, .height = 8});
+    const CudaArray third = CudaArray::create(*device_, {.width = width, .height = 8});
+    copy_to_array(*stream_, third, rows);
+    std::vector<float> back(width * 8, -1.0f);
+    copy_from_array(*stream_, third, back.data(), back.size() * sizeof(float));
+    stream_->sync();
+    for (std::size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back[i], source[4 * width + i]) << i;
+}
+#pragma GCC diagnostic pop
 
 TEST_F(TextureGpu, ThreeDimensionalCopiesWithPitchRoundTrip) {
     // float2 elements, 16 x 8 x 4, host rows of 20 elements and slices of 10 rows.
