@@ -6,7 +6,7 @@
 ///     SmSplit split = sms.split({.count = 2, .min_sm_count = sms.sm_count() / 2});
 ///     GreenContext left = GreenContext::create(split.groups[0]);
 ///     Stream stream = left.create_stream();
-///     launch(stream, config, kernel, args...);                 // runs on left's SMs only
+///     launch(stream, config, kernel, data);                    // runs on left's SMs only
 ///
 /// The split follows the driver's rules (cuDevSmResourceSplitByCount): each group gets at least
 /// min_sm_count SMs, rounded up to the device's granularity (min_partition_size and
