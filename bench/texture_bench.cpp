@@ -47,7 +47,7 @@ private:
         array.emplace(CudaArray::create(*device, {.format = ArrayFormat::float32, .width = width,
                                                   .height = height}));
         std::vector<float> image(width * height, 1.0f);
-        copy_to_array(*stream, *array, image.data(), image.size() * sizeof(float));
+        copy_to_array(*array, image.data(), image.size() * sizeof(float), *stream);
         stream->sync();
         detail::check(detail::driver().cuMemAlloc(&out, 128 * sizeof(float)), "cuMemAlloc");
     }

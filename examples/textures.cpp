@@ -41,7 +41,7 @@ int main() try {
 
     CudaArray source = CudaArray::create(device, {.format = ArrayFormat::float32,
                                                   .width = in_size, .height = in_size});
-    copy_to_array(stream, source, image.data(), image.size() * sizeof(float));
+    copy_to_array(source, image.data(), image.size() * sizeof(float), stream);
     // The texture holds `source`; the surface holds `target` (made with surface_load_store).
     TextureObject texture = TextureObject::from_array(
         source, {.filter = TextureFilterMode::linear, .normalized_coordinates = true});
@@ -55,7 +55,7 @@ int main() try {
     // Back to the host in rows of 80 floats (a pitch of 320 bytes).
     const std::size_t pitch = 80;
     std::vector<float> result(pitch * out_size);
-    copy_from_array(stream, target, result.data(), result.size() * sizeof(float),
+    copy_from_array(target, result.data(), result.size() * sizeof(float), stream,
                     {.pitch = pitch * sizeof(float)});
     stream.sync();
 

@@ -34,7 +34,8 @@ if [ "$cpu_suite_in_sanitizer" = 1 ]; then
 else
   step "tests" ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600
 fi
-# Every C++ block of README.md and docs/*.md compiles (-fsyntax-only), so no snippet goes stale.
+# Every C++ block of README.md and docs/*.md and every example in the public headers compiles
+# (-fsyntax-only -Wall -Wextra -Werror), so no snippet goes stale or warns in a user's build.
 step "documentation snippets" python3 scripts/check-doc-snippets.py
 # The layers hold: no include from a lower layer to a higher one, no include cycle among the public
 # headers, each source under its layer's list (what still runs back up is listed, and may only

@@ -3,8 +3,8 @@
 /// stream-ordered (cuMemcpy2DAsync for 1D and 2D arrays, cuMemcpy3DAsync for the others).
 ///
 ///     // a 64 x 32 float image from host rows of 80 floats (a pitch of 320 bytes)
-///     copy_to_array(stream, image, host.data(), host.size() * sizeof(float), {.pitch = 320});
-///     copy_from_array(stream, image, buffer);  // packed rows into a device buffer
+///     copy_to_array(image, host.data(), host.size() * sizeof(float), stream, {.pitch = 320});
+///     copy_from_array(image, buffer, stream);  // packed rows into a device buffer
 ///
 /// The array side is a region (ArrayRegion, in elements: x along the width, y along the height,
 /// z the slice of a 3D array, the layer of a layered one, or the face (layer x 6 + face) of a
@@ -17,6 +17,10 @@
 /// size, the array of a format that has an element size (block-compressed and video formats are
 /// refused); a violation throws InvalidArgumentError naming the call, both sides and the value.
 /// The driver's refusal is a DriverError naming cuMemcpy2DAsync or cuMemcpy3DAsync.
+///
+/// The stream comes after the memory operands and before the layout and region, as in every
+/// stream-ordered call of cudacore (docs/api-conventions.md); the forms that took it first are
+/// deprecated and forward to these.
 ///
 /// Stream order: the copy runs after the work queued on `stream` before it. The arrays are held
 /// until it is done (their release waits for the streams their copies went to). Host memory and
@@ -53,27 +57,68 @@ struct LinearLayout {
 /// Copies `source` (a device, pinned or managed Buffer) into `region` of `destination`.
 /// Throws InvalidArgumentError (see the file comment; also a closed buffer or stream),
 /// DriverError, NoDriverError.
-void copy_to_array(const Stream& stream, const CudaArray& destination, const Buffer& source,
+void copy_to_array(const CudaArray& destination, const Buffer& source, const Stream& stream,
                    const LinearLayout& layout = {}, const ArrayRegion& region = {});
 /// Copies `host_bytes` of host memory at `host` into `region` of `destination` (the bytes the
 /// layout reaches must lie within them). Throws as the Buffer form, and for a null `host`.
-void copy_to_array(const Stream& stream, const CudaArray& destination, const void* host,
-                   std::size_t host_bytes, const LinearLayout& layout = {},
+void copy_to_array(const CudaArray& destination, const void* host, std::size_t host_bytes,
+                   const Stream& stream, const LinearLayout& layout = {},
                    const ArrayRegion& region = {});
 /// Copies `region` of `source` into `destination` (a device, pinned or managed Buffer). Throws
 /// as copy_to_array.
-void copy_from_array(const Stream& stream, const CudaArray& source, const Buffer& destination,
+void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
                      const LinearLayout& layout = {}, const ArrayRegion& region = {});
 /// Copies `region` of `source` into `host_bytes` of host memory at `host`. Throws as
 /// copy_to_array.
-void copy_from_array(const Stream& stream, const CudaArray& source, void* host,
-                     std::size_t host_bytes, const LinearLayout& layout = {},
+void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes,
+                     const Stream& stream, const LinearLayout& layout = {},
                      const ArrayRegion& region = {});
 /// Copies `source_region` of `source` to `destination`, its first element at
 /// (destination_origin.x, .y, .z) (destination_origin's extents must be 0 or equal the source
 /// region's). The arrays must be on one device with formats of one element size. Throws as
 /// copy_to_array.
-void copy_array(const Stream& stream, const CudaArray& source, const CudaArray& destination,
+void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
                 const ArrayRegion& source_region = {}, const ArrayRegion& destination_origin = {});
+
+/// Deprecated: the stream first. Does what copy_to_array(destination, source, stream, layout,
+/// region) does (kept for one release).
+[[deprecated("use copy_to_array(destination, source, stream, layout, region)")]]
+inline void copy_to_array(const Stream& stream, const CudaArray& destination,
+                          const Buffer& source, const LinearLayout& layout = {},
+                          const ArrayRegion& region = {}) {
+    copy_to_array(destination, source, stream, layout, region);
+}
+/// Deprecated: the stream first. Does what copy_to_array(destination, host, host_bytes, stream,
+/// layout, region) does (kept for one release).
+[[deprecated("use copy_to_array(destination, host, host_bytes, stream, layout, region)")]]
+inline void copy_to_array(const Stream& stream, const CudaArray& destination, const void* host,
+                          std::size_t host_bytes, const LinearLayout& layout = {},
+                          const ArrayRegion& region = {}) {
+    copy_to_array(destination, host, host_bytes, stream, layout, region);
+}
+/// Deprecated: the stream first. Does what copy_from_array(source, destination, stream, layout,
+/// region) does (kept for one release).
+[[deprecated("use copy_from_array(source, destination, stream, layout, region)")]]
+inline void copy_from_array(const Stream& stream, const CudaArray& source,
+                            const Buffer& destination, const LinearLayout& layout = {},
+                            const ArrayRegion& region = {}) {
+    copy_from_array(source, destination, stream, layout, region);
+}
+/// Deprecated: the stream first. Does what copy_from_array(source, host, host_bytes, stream,
+/// layout, region) does (kept for one release).
+[[deprecated("use copy_from_array(source, host, host_bytes, stream, layout, region)")]]
+inline void copy_from_array(const Stream& stream, const CudaArray& source, void* host,
+                            std::size_t host_bytes, const LinearLayout& layout = {},
+                            const ArrayRegion& region = {}) {
+    copy_from_array(source, host, host_bytes, stream, layout, region);
+}
+/// Deprecated: the stream first. Does what copy_array(source, destination, stream,
+/// source_region, destination_origin) does (kept for one release).
+[[deprecated("use copy_array(source, destination, stream, source_region, destination_origin)")]]
+inline void copy_array(const Stream& stream, const CudaArray& source,
+                       const CudaArray& destination, const ArrayRegion& source_region = {},
+                       const ArrayRegion& destination_origin = {}) {
+    copy_array(source, destination, stream, source_region, destination_origin);
+}
 
 }  // namespace cudacore

@@ -58,9 +58,9 @@ struct CopyAttributes {
     /// CUmemcpyAttributes::srcAccessOrder.
     CopySourceAccessOrder source_access_order = CopySourceAccessOrder::stream;
     /// Where the source's pages live (srcLocHint); empty: no hint.
-    std::optional<MemoryLocation> source_location_hint;
+    std::optional<MemoryLocation> source_location_hint{};
     /// Where the destination's pages live (dstLocHint); empty: no hint.
-    std::optional<MemoryLocation> destination_location_hint;
+    std::optional<MemoryLocation> destination_location_hint{};
     /// CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE for this copy (advisory: integrated GPUs).
     bool prefer_overlap_with_compute = false;
 
@@ -72,9 +72,9 @@ struct CopyAttributes {
 
 /// One copy of a copy_batch(): source, destination and its CopyOptions.
 struct BufferCopy {
-    Buffer source;       ///< copied from (open, the destination's size)
-    Buffer destination;  ///< copied to (open)
-    CopyAttributes attributes;  ///< this copy's; the defaults: stream order, no hints
+    Buffer source{};     ///< copied from (open, the destination's size)
+    Buffer destination{};  ///< copied to (open)
+    CopyAttributes attributes{};  ///< this copy's; the defaults: stream order, no hints
 };
 
 /// The largest pair cudacore's kernels copy (one warp a pair): larger ones go to the copy engines,

@@ -25,9 +25,9 @@ struct TierActivity {
 
 /// Process-wide program-cache counters (cache_stats()).
 struct GlobalCacheStats {
-    TierActivity memory;  ///< MemoryProgramCache objects
-    TierActivity disk;    ///< DiskProgramCache objects
-    TierActivity remote;  ///< RemoteProgramCache objects
+    TierActivity memory{};  ///< MemoryProgramCache objects
+    TierActivity disk{};    ///< DiskProgramCache objects
+    TierActivity remote{};  ///< RemoteProgramCache objects
     /// Compiles run on a miss by get_or_compile() and compile_cached() (so also by compile_many()
     /// and mpi::compile_distributed() with a cache), failed ones included.
     std::uint64_t compiles = 0;

@@ -46,9 +46,9 @@ struct CachedCompileOptions {
     /// Stands for everything the source includes: when not empty it goes into the key and the
     /// headers are not tracked (the caller promises it changes whenever a header does, e.g. a
     /// digest of its header tree or a release version).
-    std::string extra_digest;
+    std::string extra_digest{};
     /// Told when the cache could not be read or could not store (see above); empty: not told.
-    CacheWarningHandler on_cache_error;
+    CacheWarningHandler on_cache_error{};
 };
 
 /// program.compile(target, name_expressions) through `cache`. `program` is compiled only on a

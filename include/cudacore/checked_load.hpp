@@ -24,7 +24,7 @@ namespace cudacore {
 struct LoadProbeOptions {
     /// The probe program. Empty: $CUDACORE_LOAD_PROBE when set, else cudacore-load-probe beside
     /// the library (a build tree) or in ../libexec/cudacore/ from it (an installation).
-    std::filesystem::path probe_program;
+    std::filesystem::path probe_program{};
     /// A probe still running after this long is killed, and the code deemed unsafe.
     std::chrono::milliseconds timeout{60'000};
 };
@@ -37,7 +37,7 @@ struct LoadProbeVerdict {
     bool crashed = false;
     /// The probe's error when it failed cleanly, or how it ended ("killed by signal 11
     /// (Segmentation fault)", "timed out after 60000 ms"); empty when loadable.
-    std::string detail;
+    std::string detail{};
     /// Taken from an earlier probe of the same code in this process.
     bool cached = false;
 };

@@ -18,8 +18,8 @@ namespace cudacore {
 
 /// One image inside a fatbin.
 struct FatbinEntry {
-    std::string kind;          ///< "ptx", "elf" or "ltoir" (else "kind N")
-    std::string arch;          ///< "sm_90"
+    std::string kind{};        ///< "ptx", "elf" or "ltoir" (else "kind N")
+    std::string arch{};        ///< "sm_90"
     std::size_t size = 0;      ///< payload bytes
     bool compressed = false;   ///< compressed payloads are not looked into
 };
@@ -29,11 +29,11 @@ struct CodeInfo {
     CodeType type = CodeType::cubin;  ///< detected from the bytes (the declared type otherwise)
     /// "sm_90" for a cubin, the PTX .target ("sm_90", "sm_90a"), "" where the bytes do not say
     /// (LTO-IR, objects, libraries; a fatbin with several archs lists them in `entries`).
-    std::string arch;
+    std::string arch{};
     std::size_t size = 0;  ///< bytes of code
-    std::vector<std::string> kernels;  ///< sorted; cubin (and ELF fatbin entries) and PTX only
-    std::vector<FatbinEntry> entries;  ///< fatbin only
-    std::string ptx_version;           ///< PTX only: the .version ("8.8")
+    std::vector<std::string> kernels{};  ///< sorted; cubin (and ELF fatbin entries) and PTX only
+    std::vector<FatbinEntry> entries{};  ///< fatbin only
+    std::string ptx_version{};         ///< PTX only: the .version ("8.8")
 };
 
 /// The code type, or nullopt when the bytes are none of the above.

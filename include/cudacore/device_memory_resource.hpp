@@ -45,7 +45,7 @@ class Device;
 struct DeviceMemoryResourceOptions {
     /// Bytes of freed memory the pool keeps reserved across synchronisations (applied to the
     /// device's default pool). Empty: leave the pool's current setting.
-    std::optional<std::uint64_t> release_threshold;
+    std::optional<std::uint64_t> release_threshold{};
     /// A pool of its own that other processes can import (POSIX file descriptor handles). Throws
     /// DriverError with CUDA_ERROR_NOT_SUPPORTED on a device or system that cannot share pools.
     bool ipc_enabled = false;
@@ -60,7 +60,7 @@ struct DeviceMemoryPoolOptions {
     std::size_t max_size = 0;
     /// Bytes of freed memory the pool keeps reserved across synchronisations. Empty: the driver's
     /// default (0).
-    std::optional<std::uint64_t> release_threshold;
+    std::optional<std::uint64_t> release_threshold{};
     /// Handle types the pool may be shared as (CUmemAllocationHandleType bits), for inter-process
     /// pools; each must be in CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES.
     unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;

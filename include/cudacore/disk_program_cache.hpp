@@ -95,11 +95,11 @@ public:
     void clear() override;
     /// What prune_and_repair did.
     struct PruneReport {
-        std::uint64_t removed = 0;          ///< entries removed to meet the bound
-        std::vector<std::string> repaired;  ///< damage found and repaired, naming the path
+        std::uint64_t removed = 0;            ///< entries removed to meet the bound
+        std::vector<std::string> repaired{};  ///< damage found and repaired, naming the path
         /// What could not be repaired or listed, naming the path and the failing call; a shard
         /// skipped here keeps its entries, uncounted by this prune and not removed.
-        std::vector<std::string> skipped;
+        std::vector<std::string> skipped{};
     };
     /// Repairs the cache's bookkeeping (a counters file missing, cut short or not a regular file
     /// is made again; something other than a folder under a shard's name is replaced by an

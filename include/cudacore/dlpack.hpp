@@ -32,9 +32,9 @@ namespace cudacore {
 
 /// Shape, strides and element type of a DLPack tensor made from a Buffer.
 struct DLPackLayout {
-    std::vector<std::int64_t> shape;  ///< extent of each dimension, outermost first (row-major)
+    std::vector<std::int64_t> shape{};  ///< extent of each dimension, outermost first (row-major)
     /// In elements, one per dimension; empty: compact row-major.
-    std::vector<std::int64_t> strides;
+    std::vector<std::int64_t> strides{};
     DLDataType dtype{kDLFloat, 32, 1};  ///< element type: DLPack code, bits, lanes (float32)
     /// Bytes from the buffer's start to the first element.
     std::uint64_t byte_offset = 0;

@@ -45,7 +45,7 @@ struct EventFromHandleOptions {
     /// Destroy the event (cuEventDestroy) when the last copy goes. False: never destroyed.
     bool take_ownership = false;
     /// How the caller created it (timing_enabled decides whether elapsed times may be asked).
-    EventOptions options;
+    EventOptions options{};
     /// Whether it has been recorded already (elapsed times need both events recorded).
     bool recorded = false;
 };

@@ -113,7 +113,7 @@ unsigned graph_dot_flags(const GraphDotOptions& options);
 /// A memory allocation node and the address it reserves (valid inside the graph, from the node
 /// until a free node or, with GraphInstantiateOptions::auto_free_on_launch, the next launch).
 struct GraphAllocation {
-    GraphNode node;          ///< the allocation node (a dependency for the nodes that use it)
+    GraphNode node{};        ///< the allocation node (a dependency for the nodes that use it)
     CUdeviceptr pointer = 0; ///< the address the driver reserved for it (cuGraphAddMemAllocNode)
     std::size_t size = 0;    ///< bytes allocated
 };

@@ -49,7 +49,7 @@ struct BoxAccess;
 struct GraphInstantiateOptions {
     /// Upload the graph on this stream as part of instantiation (the first launch is then as
     /// fast as the others).
-    std::optional<Stream> upload_stream;
+    std::optional<Stream> upload_stream{};
     /// Free the graph's unfreed allocations before each relaunch.
     bool auto_free_on_launch = false;
     /// Launchable from the device (cudaGraphLaunch in a kernel); excludes auto_free_on_launch.

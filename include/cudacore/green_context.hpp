@@ -6,7 +6,7 @@
 ///     SmSplit split = sms.split({.count = 2, .min_sm_count = sms.sm_count() / 2});
 ///     GreenContext left = GreenContext::create(split.groups[0]);
 ///     Stream stream = left.create_stream();
-///     launch(stream, config, kernel, args...);                 // runs on left's SMs only
+///     launch(stream, config, kernel, data);                    // runs on left's SMs only
 ///
 /// The split follows the driver's rules (cuDevSmResourceSplitByCount): each group gets at least
 /// min_sm_count SMs, rounded up to the device's granularity (min_partition_size and
@@ -60,10 +60,10 @@ struct SmSplitOptions {
 
 /// The groups SmResource::split() made, and the remainder.
 struct SmSplit {
-    std::vector<SmResource> groups;  ///< the groups, each with at least min_sm_count SMs
+    std::vector<SmResource> groups{};  ///< the groups, each with at least min_sm_count SMs
     /// The SMs no group took (sm_count() 0 when the split was exact); it has weaker guarantees
     /// than the groups (the driver's advice: use it with care).
-    std::vector<SmResource> remainder;  ///< empty or one element
+    std::vector<SmResource> remainder{};  ///< empty or one element
     /// "device 0: 132 SMs -> 2 groups of 64, 64 SMs; remainder 4 SMs"
     std::string describe() const;
 };

@@ -42,8 +42,8 @@ namespace cudacore {
 
 /// One header of a bundle: the name an \#include asks for, and the bytes it reads.
 struct BundledHeader {
-    std::string name;     ///< the include name: "cuda/std/cmath", "my/api.h"
-    std::string content;  ///< the header's bytes
+    std::string name{};     ///< the include name: "cuda/std/cmath", "my/api.h"
+    std::string content{};  ///< the header's bytes
     /// Equal when both fields are.
     bool operator==(const BundledHeader&) const = default;
 };

@@ -52,8 +52,8 @@ namespace cudacore {
 
 /// A pool's shareable handle: its file descriptor (owned) and its descriptor.
 struct IpcPoolHandle {
-    FileDescriptor fd;             ///< the pool's POSIX file descriptor, closed with the handle
-    IpcPoolDescriptor descriptor;  ///< what identifies the pool and its device
+    FileDescriptor fd{};             ///< the pool's POSIX file descriptor, closed with the handle
+    IpcPoolDescriptor descriptor{};  ///< what identifies the pool and its device
 };
 
 /// Exports a DeviceMemoryResource or PinnedMemoryPoolResource made with ipc_enabled

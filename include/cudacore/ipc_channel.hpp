@@ -66,8 +66,8 @@ private:
 
 /// A message received on an IpcChannel: bytes and the file descriptors that came with them.
 struct IpcMessage {
-    std::vector<std::byte> bytes;  ///< the message's bytes, as sent (1 to max_message_size)
-    FileDescriptor fd;  ///< invalid when the message carried none
+    std::vector<std::byte> bytes{};  ///< the message's bytes, as sent (1 to max_message_size)
+    FileDescriptor fd{};  ///< invalid when the message carried none
 
     /// The bytes as characters: the text that send(const std::string&) sent. Never throws
     /// (beyond std::bad_alloc).

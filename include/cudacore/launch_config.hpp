@@ -104,9 +104,9 @@ struct LaunchConfig {
     /// The blocks launched in each dimension: grid x cluster (64-bit, so an overflow of the
     /// driver's 32-bit dimensions can be refused rather than wrapped).
     struct Blocks {
-        std::uint64_t x,  ///< blocks in x
-            y,            ///< blocks in y
-            z;            ///< blocks in z
+        std::uint64_t x = 0,  ///< blocks in x
+            y = 0,            ///< blocks in y
+            z = 0;            ///< blocks in z
         /// x * y * z (callers check each dimension against the driver's limits first).
         constexpr std::uint64_t volume() const noexcept { return x * y * z; }
     };

@@ -30,32 +30,32 @@ struct LinkerOptions {
     std::string name = "default_linker";
     /// Target architecture, "sm_90" (or "90"). Unset: the current device's arch; with no driver
     /// or device, Linker throws InvalidArgumentError asking to set it.
-    std::optional<std::string> arch;
-    std::optional<int> max_register_count;          ///< -maxrregcount=N
-    std::optional<bool> time;                       ///< -time (timings in the info log)
-    std::optional<bool> verbose;                    ///< -verbose
-    std::optional<bool> link_time_optimization;     ///< -lto (needed to link LTO-IR; unset: on
+    std::optional<std::string> arch{};
+    std::optional<int> max_register_count{};        ///< -maxrregcount=N
+    std::optional<bool> time{};                     ///< -time (timings in the info log)
+    std::optional<bool> verbose{};                  ///< -verbose
+    std::optional<bool> link_time_optimization{};   ///< -lto (needed to link LTO-IR; unset: on
                                                     ///< for PTX output)
-    std::optional<bool> ptx;                        ///< -ptx (implied by the ptx target)
-    std::optional<int> optimization_level;          ///< -O0 .. -O4
-    std::optional<bool> debug;                      ///< -g
-    std::optional<bool> lineinfo;                   ///< -lineinfo
-    std::optional<bool> ftz;                        ///< -ftz=1|0
-    std::optional<bool> prec_div;                   ///< -prec-div=1|0
-    std::optional<bool> prec_sqrt;                  ///< -prec-sqrt=1|0
-    std::optional<bool> fma;                        ///< -fma=1|0
-    std::vector<std::string> kernels_used;          ///< -kernels-used=\<name\>
-    std::vector<std::string> variables_used;        ///< -variables-used=\<name\>
-    std::optional<bool> optimize_unused_variables;  ///< -optimize-unused-variables
-    std::vector<std::string> ptxas_options;         ///< -Xptxas=\<each\>
-    std::optional<int> split_compile;               ///< -split-compile=N
-    std::optional<int> split_compile_extended;      ///< -split-compile-extended=N
+    std::optional<bool> ptx{};                        ///< -ptx (implied by the ptx target)
+    std::optional<int> optimization_level{};          ///< -O0 .. -O4
+    std::optional<bool> debug{};                      ///< -g
+    std::optional<bool> lineinfo{};                   ///< -lineinfo
+    std::optional<bool> ftz{};                        ///< -ftz=1|0
+    std::optional<bool> prec_div{};                   ///< -prec-div=1|0
+    std::optional<bool> prec_sqrt{};                  ///< -prec-sqrt=1|0
+    std::optional<bool> fma{};                        ///< -fma=1|0
+    std::vector<std::string> kernels_used{};          ///< -kernels-used=\<name\>
+    std::vector<std::string> variables_used{};        ///< -variables-used=\<name\>
+    std::optional<bool> optimize_unused_variables{};  ///< -optimize-unused-variables
+    std::vector<std::string> ptxas_options{};         ///< -Xptxas=\<each\>
+    std::optional<int> split_compile{};               ///< -split-compile=N
+    std::optional<int> split_compile_extended{};      ///< -split-compile-extended=N
     /// -no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose), which
     /// a link served from nvJitLink's cache would leave out of info_log().
-    std::optional<bool> no_cache;
+    std::optional<bool> no_cache{};
 
     /// Passed to nvJitLink as they are, after every flag above.
-    std::vector<std::string> extra_flags;
+    std::vector<std::string> extra_flags{};
 
     /// The linker to use (see LinkerBackend). Passes no flag.
     LinkerBackend backend = LinkerBackend::automatic;
@@ -75,7 +75,7 @@ struct LinkerOptions {
     bool isolated = false;
     /// The worker program. Empty: $CUDACORE_LINK_WORKER when set, else cudacore-link-worker
     /// beside the library (a build tree) or in ../libexec/cudacore/ from it (an installation).
-    std::string worker_program;
+    std::string worker_program{};
     /// An isolated link still running after this long is killed, and link() throws LinkError
     /// saying so. Zero: no limit.
     std::chrono::milliseconds isolated_timeout{0};

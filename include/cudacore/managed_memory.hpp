@@ -57,11 +57,11 @@ struct ManagedRangeAttributes {
     bool read_mostly = false;
     /// The preferred location of the whole range; empty when none is set or the pages disagree
     /// (CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE / _ID).
-    std::optional<MemoryLocation> preferred_location;
+    std::optional<MemoryLocation> preferred_location{};
     /// Where the range was last prefetched to; empty when never, or not all of it
     /// (CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE / _ID).
-    std::optional<MemoryLocation> last_prefetch_location;
-    std::vector<int> accessed_by;  ///< device ordinals with set_accessed_by
+    std::optional<MemoryLocation> last_prefetch_location{};
+    std::vector<int> accessed_by{};  ///< device ordinals with set_accessed_by
 };
 /// The range attributes of the whole buffer (cuMemRangeGetAttribute, in the buffer's context).
 /// accessed_by lists devices only (a host entry is left out). InvalidArgumentError when the

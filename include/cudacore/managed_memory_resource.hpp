@@ -24,7 +24,7 @@ class Stream;
 /// Advice applied to every allocation (cuMemAdvise), so its pages start where they are wanted.
 struct ManagedMemoryResourceOptions {
     /// CU_MEM_ADVISE_SET_PREFERRED_LOCATION: a device, the host or a host NUMA node.
-    std::optional<MemoryLocation> preferred_location;
+    std::optional<MemoryLocation> preferred_location{};
     /// CU_MEM_ADVISE_SET_READ_MOSTLY.
     bool read_mostly = false;
 };

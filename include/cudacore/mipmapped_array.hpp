@@ -4,7 +4,7 @@
 ///
 ///     MipmappedArray mip = MipmappedArray::create(device, {.format = ArrayFormat::float32,
 ///                                                          .width = 256, .height = 256}, 9);
-///     copy_to_array(stream, mip.level(3), host_level3.data(), host_level3.size() * 4);
+///     copy_to_array(mip.level(3), host_level3.data(), host_level3.size() * 4, stream);
 ///     TextureObject tex = TextureObject::from_mipmapped_array(mip, {.normalized_coordinates = true,
 ///                                                            .mipmap_filter = TextureFilterMode::linear});
 ///

@@ -102,7 +102,7 @@ std::vector<std::vector<ObjectCode>> all_gather(const std::vector<ObjectCode>& c
 
 /// One program and the name expressions to compile it with.
 struct CompileJob {
-    Program program;  ///< the program to compile (with its source and options)
+    Program program;  ///< the program to compile (required: a Program has no empty value)
     /// Kernel names or template instantiations ("scale<float>") to look up after compiling.
     std::vector<std::string> name_expressions = {};
 };

@@ -58,7 +58,7 @@ struct ObjectCodeFromHandleOptions {
     /// Unload the library (cuLibraryUnload) when the last ObjectCode, Kernel or global view made
     /// from it goes, as for code cudacore loaded. False: never unloaded.
     bool take_ownership = false;
-    std::string name;  ///< for messages
+    std::string name{};  ///< for messages
 };
 
 /// Compiled code (cubin, PTX, LTO-IR, fatbin, library) as a value, loaded lazily (this file's
@@ -180,8 +180,8 @@ public:
     /// (MPI): serialize() == head + code() + tail. Costs one pass over the code (the checksum), no
     /// copy of it.
     struct SerializedParts {
-        std::string head;  ///< everything before the code bytes
-        std::string tail;  ///< the checksum
+        std::string head{};  ///< everything before the code bytes
+        std::string tail{};  ///< the checksum
     };
     /// serialize() as head and tail around code(). Throws as serialize() does.
     SerializedParts serialize_parts() const;

@@ -47,13 +47,13 @@ class Device;
 struct PinnedMemoryPoolOptions {
     /// Host NUMA node to place the memory on (CU_MEM_LOCATION_TYPE_HOST_NUMA); empty: any node
     /// (CU_MEM_LOCATION_TYPE_HOST).
-    std::optional<int> host_numa_id;
+    std::optional<int> host_numa_id{};
     /// Most bytes the pool may reserve (0: the driver's default).
     std::size_t max_size = 0;
     /// Bytes of freed memory kept reserved across synchronisations (empty: the driver's default).
-    std::optional<std::uint64_t> release_threshold;
+    std::optional<std::uint64_t> release_threshold{};
     /// Devices (ordinals) given read-write access besides the resource's own device.
-    std::vector<int> accessible_devices;
+    std::vector<int> accessible_devices{};
     /// Shareable with other processes through a POSIX file descriptor (host NUMA placement).
     bool ipc_enabled = false;
 };

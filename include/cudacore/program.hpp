@@ -74,9 +74,9 @@ const char* to_string(PchOutcome outcome) noexcept;
 struct PchStatus {
     PchOutcome outcome = PchOutcome::not_attempted;  ///< what happened
     /// NVRTC's words: why it failed (status name and log lines) or why none was attempted.
-    std::string reason;
+    std::string reason{};
     /// The PCH file made or used, where NVRTC names it.
-    std::string file;
+    std::string file{};
     /// Bytes of PCH heap the compile needed (created, or failed for want of heap), else 0.
     std::size_t heap_size_required = 0;
 };

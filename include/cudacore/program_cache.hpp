@@ -48,10 +48,10 @@ public:
 /// What ProgramCache::await_compile_turn decided for a missing key.
 struct CompileTurn {
     /// The entry another process stored while this one waited: use it, do not compile.
-    std::optional<ObjectCode> found;
+    std::optional<ObjectCode> found{};
     /// When `found` is empty: held while compiling and storing, then destroyed. Null when the
     /// cache does not coordinate compiles (or gave up waiting): compile without a lease.
-    std::unique_ptr<CompileLease> lease;
+    std::unique_ptr<CompileLease> lease{};
 };
 
 /// The interface of program caches: get, put, stats, clear.

@@ -19,16 +19,16 @@ namespace cudacore {
 
 /// An extra NVVM IR module (text or bitcode) linked with the program's own by libNVVM.
 struct NamedSource {
-    std::string name;  ///< the module's name in libNVVM's messages
-    std::string code;  ///< NVVM IR text or bitcode
+    std::string name{};  ///< the module's name in libNVVM's messages
+    std::string code{};  ///< NVVM IR text or bitcode
     /// Equal when every field is.
     bool operator==(const NamedSource&) const = default;
 };
 
 /// A macro for define_macro: -D<name> or -D<name>=\<value\>.
 struct MacroDefinition {
-    std::string name;                  ///< the macro's name
-    std::optional<std::string> value;  ///< its value; none gives -D\<name\> (defined as 1)
+    std::string name{};                  ///< the macro's name
+    std::optional<std::string> value{};  ///< its value; none gives -D\<name\> (defined as 1)
     /// Equal when every field is.
     bool operator==(const MacroDefinition&) const = default;
 };
@@ -40,27 +40,27 @@ struct ProgramOptions {
     /// Target architecture, "sm_90", "sm_90a", "compute_90" (or "90", read as "sm_90"). Unset:
     /// the current device's arch; with no driver or device the flags throw InvalidArgumentError
     /// asking to set it.
-    std::optional<std::string> arch;
+    std::optional<std::string> arch{};
 
-    std::optional<bool> relocatable_device_code;    ///< --relocatable-device-code=true|false
-    std::optional<bool> extensible_whole_program;   ///< --extensible-whole-program
-    std::optional<bool> debug;                      ///< --device-debug
-    std::optional<bool> lineinfo;                   ///< --generate-line-info
-    std::optional<bool> device_code_optimize;       ///< --dopt=on|off
-    std::vector<std::string> ptxas_options;         ///< --ptxas-options=\<each\>
-    std::optional<int> max_register_count;          ///< --maxrregcount=N
-    std::optional<bool> ftz;                        ///< --ftz=true|false
-    std::optional<bool> prec_sqrt;                  ///< --prec-sqrt=true|false
-    std::optional<bool> prec_div;                   ///< --prec-div=true|false
-    std::optional<bool> fma;                        ///< --fmad=true|false
-    std::optional<bool> use_fast_math;              ///< --use_fast_math
-    std::optional<bool> extra_device_vectorization; ///< --extra-device-vectorization
-    std::optional<bool> link_time_optimization;     ///< -dlto (implied by the ltoir target)
-    std::optional<bool> gen_opt_lto;                ///< --gen-opt-lto
+    std::optional<bool> relocatable_device_code{};     ///< --relocatable-device-code=true|false
+    std::optional<bool> extensible_whole_program{};    ///< --extensible-whole-program
+    std::optional<bool> debug{};                       ///< --device-debug
+    std::optional<bool> lineinfo{};                    ///< --generate-line-info
+    std::optional<bool> device_code_optimize{};        ///< --dopt=on|off
+    std::vector<std::string> ptxas_options{};          ///< --ptxas-options=\<each\>
+    std::optional<int> max_register_count{};           ///< --maxrregcount=N
+    std::optional<bool> ftz{};                         ///< --ftz=true|false
+    std::optional<bool> prec_sqrt{};                   ///< --prec-sqrt=true|false
+    std::optional<bool> prec_div{};                    ///< --prec-div=true|false
+    std::optional<bool> fma{};                         ///< --fmad=true|false
+    std::optional<bool> use_fast_math{};               ///< --use_fast_math
+    std::optional<bool> extra_device_vectorization{};  ///< --extra-device-vectorization
+    std::optional<bool> link_time_optimization{};      ///< -dlto (implied by the ltoir target)
+    std::optional<bool> gen_opt_lto{};                 ///< --gen-opt-lto
 
-    std::vector<MacroDefinition> define_macro;      ///< -D
-    std::vector<std::string> undefine_macro;        ///< -U
-    std::vector<std::string> include_path;          ///< -I, searched before the toolkit's
+    std::vector<MacroDefinition> define_macro{};    ///< -D
+    std::vector<std::string> undefine_macro{};      ///< -U
+    std::vector<std::string> include_path{};        ///< -I, searched before the toolkit's
     /// Put the toolkit's include dir and its CCCL headers (\<cuda/std/...\>, cub, thrust) on the
     /// include path: $CUDA_HOME/include (else the toolkit found at build time, else
     /// /usr/local/cuda/include) and its cccl/ subdirectory where present. Ignored while
@@ -80,53 +80,55 @@ struct ProgramOptions {
     ///     code): pch unset means off, and pch = true, create_pch or use_pch are refused with
     ///     InvalidArgumentError;
     ///   - the program cache keys the compile by each bundle's digest, in order.
-    std::vector<HeaderBundle> header_bundles;
-    std::vector<std::string> pre_include;           ///< --pre-include=\<header\>
-    std::optional<bool> no_source_include;          ///< --no-source-include
-    std::optional<std::string> std;                 ///< --std=c++17 (cuda.core: std)
-    std::optional<bool> builtin_move_forward;       ///< --builtin-move-forward=true|false
-    std::optional<bool> builtin_initializer_list;   ///< --builtin-initializer-list=true|false
-    std::optional<bool> disable_warnings;           ///< --disable-warnings
-    std::optional<bool> restrict;                   ///< --restrict
-    std::optional<bool> device_as_default_execution_space;  ///< --device-as-default-execution-space
-    std::optional<bool> device_int128;              ///< --device-int128
-    std::optional<bool> device_float128;            ///< --device-float128
-    std::optional<std::string> optimization_info;   ///< --optimization-info=\<kind\> ("inline")
-    std::optional<bool> no_display_error_number;    ///< --no-display-error-number
-    std::vector<int> diag_error;                    ///< --diag-error=\<number\>
-    std::vector<int> diag_suppress;                 ///< --diag-suppress=\<number\>
-    std::vector<int> diag_warn;                     ///< --diag-warn=\<number\>
-    std::optional<bool> brief_diagnostics;          ///< --brief-diagnostics=true|false
-    std::optional<std::string> time;                ///< --time=\<csv file\> ("-" for stdout)
-    std::optional<int> split_compile;               ///< --split-compile=N (0: all cores)
-    std::optional<bool> fdevice_syntax_only;        ///< --fdevice-syntax-only
-    std::optional<bool> minimal;                    ///< --minimal
+    std::vector<HeaderBundle> header_bundles{};
+    std::vector<std::string> pre_include{};         ///< --pre-include=\<header\>
+    std::optional<bool> no_source_include{};        ///< --no-source-include
+    std::optional<std::string> std{};               ///< --std=c++17 (cuda.core: std)
+    std::optional<bool> builtin_move_forward{};     ///< --builtin-move-forward=true|false
+    std::optional<bool> builtin_initializer_list{}; ///< --builtin-initializer-list=true|false
+    std::optional<bool> disable_warnings{};         ///< --disable-warnings
+    std::optional<bool> restrict{};                 ///< --restrict
+    /// --device-as-default-execution-space
+    std::optional<bool> device_as_default_execution_space{};
+    std::optional<bool> device_int128{};            ///< --device-int128
+    std::optional<bool> device_float128{};          ///< --device-float128
+    std::optional<std::string> optimization_info{}; ///< --optimization-info=\<kind\> ("inline")
+    std::optional<bool> no_display_error_number{};  ///< --no-display-error-number
+    std::vector<int> diag_error{};                  ///< --diag-error=\<number\>
+    std::vector<int> diag_suppress{};               ///< --diag-suppress=\<number\>
+    std::vector<int> diag_warn{};                   ///< --diag-warn=\<number\>
+    std::optional<bool> brief_diagnostics{};        ///< --brief-diagnostics=true|false
+    std::optional<std::string> time{};              ///< --time=\<csv file\> ("-" for stdout)
+    std::optional<int> split_compile{};             ///< --split-compile=N (0: all cores)
+    std::optional<bool> fdevice_syntax_only{};      ///< --fdevice-syntax-only
+    std::optional<bool> minimal{};                  ///< --minimal
     /// --no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose), which
     /// a compile served from NVRTC's cache would leave out of the log.
-    std::optional<bool> no_cache;
-    std::optional<std::string> fdevice_time_trace;  ///< --fdevice-time-trace=\<json file\>
-    std::optional<std::string> frandom_seed;        ///< --frandom-seed=\<seed\>
-    std::optional<std::string> ofast_compile;       ///< --Ofast-compile=max|mid|min|0
+    std::optional<bool> no_cache{};
+    std::optional<std::string> fdevice_time_trace{};  ///< --fdevice-time-trace=\<json file\>
+    std::optional<std::string> frandom_seed{};        ///< --frandom-seed=\<seed\>
+    std::optional<std::string> ofast_compile{};       ///< --Ofast-compile=max|mid|min|0
     /// --pch: NVRTC's automatic precompiled headers. Unset: on for C++ programs (unless create_pch
     /// or use_pch asks for explicit PCH files); false turns it off. A later program whose leading
     /// \#includes and options match an earlier one's in this process reuses its headers' parse.
     /// PCH never fails a compile: see Program::pch_status().
-    std::optional<bool> pch;
-    std::optional<std::string> create_pch;          ///< --create-pch=\<file\>
-    std::optional<std::string> use_pch;             ///< --use-pch=\<file\>
-    std::optional<std::string> pch_dir;             ///< --pch-dir=\<dir\>
+    std::optional<bool> pch{};
+    std::optional<std::string> create_pch{};        ///< --create-pch=\<file\>
+    std::optional<std::string> use_pch{};           ///< --use-pch=\<file\>
+    std::optional<std::string> pch_dir{};           ///< --pch-dir=\<dir\>
     /// --pch-verbose=true|false. Unset with automatic PCH: false, so the log does not list every
     /// earlier PCH that did not match.
-    std::optional<bool> pch_verbose;
-    std::optional<bool> pch_messages;               ///< --pch-messages=true|false
-    std::optional<bool> instantiate_templates_in_pch;  ///< --instantiate-templates-in-pch=true|false
+    std::optional<bool> pch_verbose{};
+    std::optional<bool> pch_messages{};             ///< --pch-messages=true|false
+    /// --instantiate-templates-in-pch=true|false
+    std::optional<bool> instantiate_templates_in_pch{};
     /// The size of NVRTC's PCH heap in bytes (nvrtcSetPCHHeapSize before compiling; not a flag).
     /// PROCESS-WIDE: the last compile that sets it wins. Unset: NVRTC's size (256 MiB in NVRTC 13),
     /// grown automatically when a compile reports it too small for a PCH.
-    std::optional<std::size_t> pch_heap_size;
+    std::optional<std::size_t> pch_heap_size{};
 
     /// Passed to the backend as they are, after every flag above.
-    std::vector<std::string> extra_flags;
+    std::vector<std::string> extra_flags{};
 
     /// Where the source of a C++ program compiled with debug or line information (debug,
     /// lineinfo, or -G / -lineinfo among extra_flags) is written for debuggers: compile() writes
@@ -138,13 +140,13 @@ struct ProgramOptions {
     /// (and for code from a cache); remove the folder when no longer needed. Program::
     /// debug_source_path() says where; the compile log then names the source by that path.
     /// Passes no flag; the program cache keys such compiles by the path (the code names it).
-    std::optional<std::string> debug_source_dir;
+    std::optional<std::string> debug_source_dir{};
 
     /// NVVM IR programs only (refused for C++ and PTX): more IR modules that libNVVM links with
     /// the program's own, in order; and libdevice (the math library, libdevice.10.bc beside
     /// libNVVM) added lazily, so only the functions the program calls are linked in.
-    std::vector<NamedSource> extra_sources;
-    std::optional<bool> use_libdevice;  ///< link libdevice (NVVM IR only); unset means no
+    std::vector<NamedSource> extra_sources{};
+    std::optional<bool> use_libdevice{};  ///< link libdevice (NVVM IR only); unset means no
 
     /// PTX programs (and NVVM IR compiled to cubin) are assembled by nvJitLink in a worker
     /// process: see LinkerOptions::isolated. For PTX this program did not produce. Passes no flag.

@@ -16,17 +16,17 @@ struct RemoteCacheOptions {
     std::string host = "127.0.0.1";  ///< a name, an IPv4 or an IPv6 address
     int port = 6379;                 ///< TCP port, 1..65535
     int database = 0;       ///< SELECTed after connecting when not 0
-    std::string user;       ///< ACL user (Redis 6+); empty: AUTH with the password alone
-    std::string password;   ///< empty: no AUTH
+    std::string user{};     ///< ACL user (Redis 6+); empty: AUTH with the password alone
+    std::string password{}; ///< empty: no AUTH
     /// TLS (`rediss://`): encrypt the connection and verify the server (see
     /// remote_program_cache.hpp).
     bool tls = false;
     /// PEM file of the CAs the server's certificate must chain to; empty: the system's CAs.
-    std::string tls_ca_file;
+    std::string tls_ca_file{};
     /// PEM client certificate (chain) sent to servers that ask for one; empty: none.
-    std::string tls_cert_file;
+    std::string tls_cert_file{};
     /// PEM private key of tls_cert_file; empty: the key is in tls_cert_file.
-    std::string tls_key_file;
+    std::string tls_key_file{};
     /// Bound on establishing a connection as a whole: TCP connect, TLS handshake, AUTH and SELECT.
     std::chrono::milliseconds connect_timeout{250};
     /// Bound on each command as a whole: sending it and reading its whole reply (raise it for
@@ -49,9 +49,9 @@ struct RemoteCacheOptions {
     /// space ignored; at least 16 bytes, e.g. `openssl rand -hex 32 > file`, mode 0600). With a
     /// secret, entries are stored sealed by it and only entries it seals are accepted. Empty:
     /// none, unless secret_env names one. Read once, when the cache is made.
-    std::string secret_file;
+    std::string secret_file{};
     /// The name of an environment variable holding the secret (as secret_file; not both).
-    std::string secret_env;
+    std::string secret_env{};
     /// Connections kept open between calls (more are opened while more threads call at once).
     unsigned max_idle_connections = 8;
     /// Expiry of the compile lock a process holds while it compiles a missing key (Redis PX):

@@ -58,7 +58,7 @@ struct StreamOptions {
     /// Lower numbers are higher priority. Must lie in the device's range
     /// (cuCtxGetStreamPriorityRange, e.g. -5 .. 0): a value outside it is an InvalidArgumentError
     /// naming the range (as cuda.core raises), not clamped. Empty: default.
-    std::optional<int> priority;
+    std::optional<int> priority{};
 };
 
 /// A CUDA stream: work enqueued on it runs in order; copies share it.

@@ -46,9 +46,9 @@ namespace cudacore {
 
 /// What as_tensor_map takes besides the view: everything per dimension in the view's order.
 struct ViewTensorMapOptions {
-    std::vector<std::uint32_t> box;              ///< elements per dimension of one tile
-    std::vector<std::uint32_t> element_strides;  ///< 1..8 per dimension; empty: all 1
-    std::optional<TensorDataType> element_type;  ///< empty: from the view's dtype
+    std::vector<std::uint32_t> box{};            ///< elements per dimension of one tile
+    std::vector<std::uint32_t> element_strides{};  ///< 1..8 per dimension; empty: all 1
+    std::optional<TensorDataType> element_type{};  ///< empty: from the view's dtype
     TensorMapInterleave interleave = TensorMapInterleave::none;      ///< as TensorMapOptions
     TensorMapSwizzle swizzle = TensorMapSwizzle::none;               ///< as TensorMapOptions
     TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;  ///< as TensorMapOptions

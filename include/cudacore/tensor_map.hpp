@@ -78,10 +78,10 @@ enum class TensorMapOobFill { zero, nan_request_zero_fma };
 /// A tiled map (cuTensorMapEncodeTiled): copies box-shaped tiles.
 struct TensorMapOptions {
     TensorDataType element_type = TensorDataType::float32;  ///< CUtensorMapDataType of the elements
-    std::vector<std::uint64_t> shape;            ///< elements per dimension, innermost first
-    std::vector<std::uint64_t> strides;          ///< bytes, dimensions 1..rank-1; empty: packed
-    std::vector<std::uint32_t> box;              ///< elements per dimension of one tile
-    std::vector<std::uint32_t> element_strides;  ///< per dimension, 1..8; empty: all 1
+    std::vector<std::uint64_t> shape{};          ///< elements per dimension, innermost first
+    std::vector<std::uint64_t> strides{};        ///< bytes, dimensions 1..rank-1; empty: packed
+    std::vector<std::uint32_t> box{};            ///< elements per dimension of one tile
+    std::vector<std::uint32_t> element_strides{};  ///< per dimension, 1..8; empty: all 1
     TensorMapInterleave interleave = TensorMapInterleave::none;        ///< CUtensorMapInterleave
     TensorMapSwizzle swizzle = TensorMapSwizzle::none;                 ///< CUtensorMapSwizzle
     TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;    ///< CUtensorMapL2promotion
@@ -91,15 +91,15 @@ struct TensorMapOptions {
 /// An im2col map (cuTensorMapEncodeIm2col) over an NHWC-like tensor of rank 3..5 (C innermost).
 struct TensorMapIm2colOptions {
     TensorDataType element_type = TensorDataType::float16;  ///< CUtensorMapDataType of the elements
-    std::vector<std::uint64_t> shape;    ///< {C, W, H, D, N} order, innermost first
-    std::vector<std::uint64_t> strides;  ///< as in TensorMapOptions
+    std::vector<std::uint64_t> shape{};  ///< {C, W, H, D, N} order, innermost first
+    std::vector<std::uint64_t> strides{};  ///< as in TensorMapOptions
     /// Offsets of the bounding box from the lower and upper corners, one per spatial dimension
     /// (rank - 2 values): within [-32768, 32767] for rank 3, [-128, 127] for 4, [-16, 15] for 5.
-    std::vector<int> lower_corner;
-    std::vector<int> upper_corner;  ///< as lower_corner, from the upper corner
+    std::vector<int> lower_corner{};
+    std::vector<int> upper_corner{};  ///< as lower_corner, from the upper corner
     std::uint32_t channels_per_pixel = 0;  ///< 1..256
     std::uint32_t pixels_per_column = 0;   ///< 1..1024
-    std::vector<std::uint32_t> element_strides;  ///< per dimension, 1..8; empty: all 1
+    std::vector<std::uint32_t> element_strides{};  ///< per dimension, 1..8; empty: all 1
     TensorMapInterleave interleave = TensorMapInterleave::none;        ///< CUtensorMapInterleave
     TensorMapSwizzle swizzle = TensorMapSwizzle::none;                 ///< CUtensorMapSwizzle
     TensorMapL2Promotion l2_promotion = TensorMapL2Promotion::none;    ///< CUtensorMapL2promotion

@@ -70,7 +70,7 @@ struct VirtualMemoryResourceOptions {
     /// Access of the device that owns the memory (read or read_write; none is refused).
     MemoryAccess owner_access = MemoryAccess::read_write;
     /// Other devices granted access (peer access must be possible: cuDeviceCanAccessPeer).
-    std::vector<PeerMemoryAccess> peer_access;
+    std::vector<PeerMemoryAccess> peer_access{};
     /// Alignment of the reserved address ranges; 0 means the granularity. A power of two.
     std::size_t address_alignment = 0;
 };

@@ -42,8 +42,8 @@ enum class WarningKind {
 
 /// A warning cudacore reports through the warning handler.
 struct Warning {
-    WarningKind kind;     ///< what it is about
-    std::string message;  ///< what happened, naming the call, the status and the object
+    WarningKind kind{};     ///< what it is about
+    std::string message{};  ///< what happened, naming the call, the status and the object
 };
 
 /// What receives warnings (set_warning_handler); it must not throw.

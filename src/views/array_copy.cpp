@@ -263,7 +263,7 @@ Side host_side(const char* call, const void* host, std::size_t bytes, const char
 
 }  // namespace detail
 
-void copy_to_array(const Stream& stream, const CudaArray& destination, const Buffer& source,
+void copy_to_array(const CudaArray& destination, const Buffer& source, const Stream& stream,
                    const LinearLayout& layout, const ArrayRegion& region) {
     constexpr const char* call = "copy_to_array";
     detail::Side side = detail::buffer_side(call, source, "source");
@@ -271,15 +271,15 @@ void copy_to_array(const Stream& stream, const CudaArray& destination, const Buf
                         detail::describe_buffer(source), layout, region);
 }
 
-void copy_to_array(const Stream& stream, const CudaArray& destination, const void* host,
-                   std::size_t host_bytes, const LinearLayout& layout, const ArrayRegion& region) {
+void copy_to_array(const CudaArray& destination, const void* host, std::size_t host_bytes,
+                   const Stream& stream, const LinearLayout& layout, const ArrayRegion& region) {
     constexpr const char* call = "copy_to_array";
     detail::Side side = detail::host_side(call, host, host_bytes, "source");
     detail::copy_linear(call, stream, destination, true, side, host_bytes,
                         detail::describe_host(host, host_bytes), layout, region);
 }
 
-void copy_from_array(const Stream& stream, const CudaArray& source, const Buffer& destination,
+void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
                      const LinearLayout& layout, const ArrayRegion& region) {
     constexpr const char* call = "copy_from_array";
     detail::Side side = detail::buffer_side(call, destination, "destination");
@@ -287,15 +287,15 @@ void copy_from_array(const Stream& stream, const CudaArray& source, const Buffer
                         detail::describe_buffer(destination), layout, region);
 }
 
-void copy_from_array(const Stream& stream, const CudaArray& source, void* host,
-                     std::size_t host_bytes, const LinearLayout& layout, const ArrayRegion& region) {
+void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes,
+                     const Stream& stream, const LinearLayout& layout, const ArrayRegion& region) {
     constexpr const char* call = "copy_from_array";
     detail::Side side = detail::host_side(call, host, host_bytes, "destination");
     detail::copy_linear(call, stream, source, false, side, host_bytes,
                         detail::describe_host(host, host_bytes), layout, region);
 }
 
-void copy_array(const Stream& stream, const CudaArray& source, const CudaArray& destination,
+void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
                 const ArrayRegion& source_region, const ArrayRegion& destination_origin) {
     constexpr const char* call = "copy_array";
     detail::ArrayBox& from = detail::open_array(call, source, "source");

@@ -1,9 +1,10 @@
 // CUDA arrays, textures and surfaces on a GPU: a linearly filtered fetch at normalized
 // coordinates matches a CPU reference; a surface written by one kernel is read by another; each
 // mipmap level's view holds its own data (copies and a level-of-detail fetch); 2D and 3D copies
-// with pitch round-trip; layered and cubemap arrays read back per layer and face; textures over
-// linear and pitched memory; the limits and bad combinations refused; and a texture dropped
-// right after its launch is released after the kernel, without a warning.
+// with pitch round-trip (also through the deprecated stream-first forms); layered and cubemap
+// arrays read back per layer and face; textures over linear and pitched memory; the limits and
+// bad combinations refused; and a texture dropped right after its launch is released after the
+// kernel, without a warning.
 #include "test_support.hpp"
 
 #include "cudacore/array_copy.hpp"
@@ -147,7 +148,7 @@ TEST_F(TextureGpu, LinearFilteringAtNormalizedCoordinatesMatchesTheCpu) {
         for (int x = 0; x < width; ++x) image[y * width + x] = image_value(x, y);
     const CudaArray array = CudaArray::create(*device_, {.format = ArrayFormat::float32,
                                                          .width = width, .height = height});
-    copy_to_array(*stream_, array, image.data(), image.size() * sizeof(float));
+    copy_to_array(array, image.data(), image.size() * sizeof(float), *stream_);
     const TextureObject texture = TextureObject::from_array(
         array, {.address_modes = {TextureAddressMode::clamp, TextureAddressMode::clamp},
                 .filter = TextureFilterMode::linear,
@@ -202,7 +203,7 @@ TEST_F(TextureGpu, SurfaceWrittenByOneKernelIsReadByAnother) {
            width, height, out);
     const std::vector<float> read = download<float>(out);
     std::vector<float> copied(width * height);
-    copy_from_array(*stream_, array, copied.data(), copied.size() * sizeof(float));
+    copy_from_array(array, copied.data(), copied.size() * sizeof(float), *stream_);
     stream_->sync();
     for (int y = 0; y < height; ++y)
         for (int x = 0; x < width; ++x) {
@@ -240,14 +241,14 @@ TEST_F(TextureGpu, EachMipmapLevelViewHoldsItsOwnLevel) {
         std::vector<float> data(w * h);
         for (std::size_t y = 0; y < h; ++y)
             for (std::size_t x = 0; x < w; ++x) data[y * w + x] = value(level, x, y);
-        copy_to_array(*stream_, view, data.data(), data.size() * sizeof(float));
+        copy_to_array(view, data.data(), data.size() * sizeof(float), *stream_);
     }
     // Every level reads back its own data through a fresh view.
     for (unsigned level = 0; level < levels; ++level) {
         const CudaArray view = mip->level(level);
         const std::size_t w = view.options().width, h = view.options().height;
         std::vector<float> back(w * h);
-        copy_from_array(*stream_, view, back.data(), back.size() * sizeof(float));
+        copy_from_array(view, back.data(), back.size() * sizeof(float), *stream_);
         stream_->sync();
         for (std::size_t y = 0; y < h; ++y)
             for (std::size_t x = 0; x < w; ++x)
@@ -276,7 +277,7 @@ TEST_F(TextureGpu, EachMipmapLevelViewHoldsItsOwnLevel) {
     const CudaArray level3 = mip->level(3);
     mip.reset();
     std::vector<float> back(8 * 4);
-    copy_from_array(*stream_, level3, back.data(), back.size() * sizeof(float));
+    copy_from_array(level3, back.data(), back.size() * sizeof(float), *stream_);
     stream_->sync();
     EXPECT_EQ(back[3 * 8], value(3, 0, 3));  // row 3 of the 8 x 4 level
     EXPECT_EQ(back[0], value(3, 0, 0));
@@ -289,7 +290,7 @@ TEST_F(TextureGpu, SurfaceOverAMipmapLevel) {
     const SurfaceObject surface = SurfaceObject::from_array(level1);
     launch(*stream_, LaunchConfig{.grid = 16, .block = 32}, kernel("write_surface"), surface, 32, 16);
     std::vector<float> back(32 * 16);
-    copy_from_array(*stream_, level1, back.data(), back.size() * sizeof(float));
+    copy_from_array(level1, back.data(), back.size() * sizeof(float), *stream_);
     stream_->sync();
     for (int y = 0; y < 16; ++y)
         for (int x = 0; x < 32; ++x) ASSERT_EQ(back[y * 32 + x], 0.5f * (y * 1000 + x));
@@ -303,7 +304,7 @@ TEST_F(TextureGpu, TwoDimensionalCopiesWithPitchRoundTrip) {
     for (std::size_t y = 0; y < height; ++y)
         for (std::size_t x = 0; x < width; ++x) source[y * host_pitch + x] = float(y * 100 + x);
     const CudaArray array = CudaArray::create(*device_, {.width = width, .height = height});
-    copy_to_array(*stream_, array, source.data(), source.size() * sizeof(float),
+    copy_to_array(array, source.data(), source.size() * sizeof(float), *stream_,
                   {.pitch = host_pitch * sizeof(float)});
 
     // Into device memory at an offset of 64 bytes with another pitch, then back to the host.
@@ -311,7 +312,8 @@ TEST_F(TextureGpu, TwoDimensionalCopiesWithPitchRoundTrip) {
     const Buffer pitched = device_->allocate(
         offset + device_pitch * sizeof(float) * (height - 1) + width * sizeof(float), *stream_);
     pitched.fill_byte(0, *stream_);
-    copy_from_array(*stream_, array, pitched, {.offset = offset, .pitch = device_pitch * sizeof(float)});
+    copy_from_array(array, pitched, *stream_,
+                    {.offset = offset, .pitch = device_pitch * sizeof(float)});
     const std::vector<std::uint8_t> raw = download<std::uint8_t>(pitched);
     for (std::size_t y = 0; y < height; ++y)
         for (std::size_t x = 0; x < width; ++x) {
@@ -322,21 +324,46 @@ TEST_F(TextureGpu, TwoDimensionalCopiesWithPitchRoundTrip) {
 
     // Array to array, then a sub-region back to packed host rows.
     const CudaArray copy = CudaArray::create(*device_, {.width = width, .height = height});
-    copy_array(*stream_, array, copy);
+    copy_array(array, copy, *stream_);
     std::vector<float> part(16 * 8);
-    copy_from_array(*stream_, copy, part.data(), part.size() * sizeof(float), {},
+    copy_from_array(copy, part.data(), part.size() * sizeof(float), *stream_, {},
                     {.x = 8, .y = 4, .width = 16, .height = 8});
     // And the device rows back into a region of a third array.
     const CudaArray third = CudaArray::create(*device_, {.width = width, .height = height});
-    copy_to_array(*stream_, third, pitched, {.offset = offset, .pitch = device_pitch * sizeof(float)});
+    copy_to_array(third, pitched, *stream_,
+                  {.offset = offset, .pitch = device_pitch * sizeof(float)});
     std::vector<float> whole(width * height);
-    copy_from_array(*stream_, third, whole.data(), whole.size() * sizeof(float));
+    copy_from_array(third, whole.data(), whole.size() * sizeof(float), *stream_);
     stream_->sync();
     for (std::size_t y = 0; y < 8; ++y)
         for (std::size_t x = 0; x < 16; ++x) ASSERT_EQ(part[y * 16 + x], float((y + 4) * 100 + x + 8));
     for (std::size_t y = 0; y < height; ++y)
         for (std::size_t x = 0; x < width; ++x) ASSERT_EQ(whole[y * width + x], float(y * 100 + x));
 }
+
+// The stream-first forms, deprecated for one release, still copy: host rows into an array,
+// a region of it into a second array, that array into a Buffer and back into a third, then to
+// the host, every step through an old form.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST_F(TextureGpu, DeprecatedStreamFirstCopiesStillCopy) {
+    constexpr std::size_t width = 32, height = 16;
+    std::vector<float> source(width * height);
+    for (std::size_t i = 0; i < source.size(); ++i) source[i] = float(i);
+    const CudaArray first = CudaArray::create(*device_, {.width = width, .height = height});
+    copy_to_array(*stream_, first, source.data(), source.size() * sizeof(float));
+    const CudaArray second = CudaArray::create(*device_, {.width = width, .height = height});
+    copy_array(*stream_, first, second, {.y = 4, .height = 8}, {.y = 4});
+    const Buffer rows = device_->allocate(width * 8 * sizeof(float), *stream_);
+    copy_from_array(*stream_, second, rows, {}, {.y = 4, .height = 8});
+    const CudaArray third = CudaArray::create(*device_, {.width = width, .height = 8});
+    copy_to_array(*stream_, third, rows);
+    std::vector<float> back(width * 8, -1.0f);
+    copy_from_array(*stream_, third, back.data(), back.size() * sizeof(float));
+    stream_->sync();
+    for (std::size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back[i], source[4 * width + i]) << i;
+}
+#pragma GCC diagnostic pop
 
 TEST_F(TextureGpu, ThreeDimensionalCopiesWithPitchRoundTrip) {
     // float2 elements, 16 x 8 x 4, host rows of 20 elements and slices of 10 rows.
@@ -355,19 +382,19 @@ TEST_F(TextureGpu, ThreeDimensionalCopiesWithPitchRoundTrip) {
                    .depth = depth});
     ASSERT_EQ(volume.element_size(), 8u);
     const LinearLayout host_layout{.pitch = pitch * 8, .rows = rows};
-    copy_to_array(*stream_, volume, source.data(), source.size() * sizeof(float), host_layout);
+    copy_to_array(volume, source.data(), source.size() * sizeof(float), *stream_, host_layout);
     // Packed into device memory, then back into the pitched host layout of a fresh vector.
     const Buffer packed = device_->allocate(width * height * depth * 8, *stream_);
-    copy_from_array(*stream_, volume, packed);
+    copy_from_array(volume, packed, *stream_);
     const CudaArray second = CudaArray::create(
         *device_, {.format = ArrayFormat::float32, .channels = 2, .width = width, .height = height,
                    .depth = depth});
-    copy_to_array(*stream_, second, packed);
+    copy_to_array(second, packed, *stream_);
     std::vector<float> back(source.size(), -1.0f);
-    copy_from_array(*stream_, second, back.data(), back.size() * sizeof(float), host_layout);
+    copy_from_array(second, back.data(), back.size() * sizeof(float), *stream_, host_layout);
     // Slices 1 and 2 only, rows 2..5, into a packed vector.
     std::vector<float> part(width * 4 * 2 * 2);
-    copy_from_array(*stream_, volume, part.data(), part.size() * sizeof(float), {},
+    copy_from_array(volume, part.data(), part.size() * sizeof(float), *stream_, {},
                     {.y = 2, .z = 1, .height = 4, .depth = 2});
     stream_->sync();
     EXPECT_EQ(back, source);  // padding included: untouched -1 on both sides
@@ -389,7 +416,7 @@ TEST_F(TextureGpu, LayeredArrayReadsBackEachLayer) {
     const CudaArray array = CudaArray::create(
         *device_, {.width = width, .height = height, .depth = layers, .layered = true});
     EXPECT_EQ(array.shape(), ArrayShape::two_d_layered);
-    copy_to_array(*stream_, array, data.data(), data.size() * sizeof(float));
+    copy_to_array(array, data.data(), data.size() * sizeof(float), *stream_);
     const TextureObject texture = TextureObject::from_array(array);
     const Buffer out = device_->allocate(data.size() * sizeof(float), *stream_);
     launch(*stream_, LaunchConfig{.grid = Dim3{height, layers}, .block = width},
@@ -397,7 +424,8 @@ TEST_F(TextureGpu, LayeredArrayReadsBackEachLayer) {
     EXPECT_EQ(download<float>(out), data);
     // One layer alone.
     std::vector<float> layer(width * height);
-    copy_from_array(*stream_, array, layer.data(), layer.size() * sizeof(float), {}, {.z = 2, .depth = 1});
+    copy_from_array(array, layer.data(), layer.size() * sizeof(float), *stream_, {},
+                    {.z = 2, .depth = 1});
     stream_->sync();
     EXPECT_TRUE(std::equal(layer.begin(), layer.end(), data.begin() + 2 * width * height));
 }
@@ -409,7 +437,7 @@ TEST_F(TextureGpu, CubemapArraysReadEachFace) {
         std::fill_n(faces.begin() + f * size * size, size * size, float(f * 100 + 1));
     const CudaArray cube = CudaArray::create(
         *device_, {.width = size, .height = size, .depth = 6, .cubemap = true});
-    copy_to_array(*stream_, cube, faces.data(), faces.size() * sizeof(float));
+    copy_to_array(cube, faces.data(), faces.size() * sizeof(float), *stream_);
     const TextureObject texture = TextureObject::from_array(cube, {.seamless_cubemap = true});
     const Buffer out = device_->allocate(6 * sizeof(float), *stream_);
     launch(*stream_, LaunchConfig{.grid = 1, .block = 6}, kernel("sample_cubemap"), texture, out);
@@ -424,7 +452,7 @@ TEST_F(TextureGpu, CubemapArraysReadEachFace) {
     const CudaArray cubemaps = CudaArray::create(
         *device_, {.width = size, .height = size, .depth = 6 * cubes, .layered = true, .cubemap = true});
     EXPECT_EQ(cubemaps.shape(), ArrayShape::cubemap_layered);
-    copy_to_array(*stream_, cubemaps, layered.data(), layered.size() * sizeof(float));
+    copy_to_array(cubemaps, layered.data(), layered.size() * sizeof(float), *stream_);
     const TextureObject layered_texture = TextureObject::from_array(cubemaps);
     const Buffer layered_out = device_->allocate(6 * cubes * sizeof(float), *stream_);
     launch(*stream_, LaunchConfig{.grid = cubes, .block = 6}, kernel("sample_cubemap_layered"),
@@ -539,7 +567,7 @@ TEST_F(TextureGpu, TextureDroppedRightAfterItsLaunchIsReleasedAfterTheKernel) {
     {
         std::vector<float> image(width * height, 3.0f);
         const CudaArray array = CudaArray::create(*device_, {.width = width, .height = height});
-        copy_to_array(*stream_, array, image.data(), image.size() * sizeof(float));
+        copy_to_array(array, image.data(), image.size() * sizeof(float), *stream_);
         stream_->sync();
         std::vector<float> u(width * height, 0.5f);
         const Buffer coordinates = upload(u);
