@@ -58,8 +58,8 @@ int main() try {
     producer.sync();
     consumer.sync();
     launch(producer, config, fill, data, 3, n);
-    write_value32(producer, {.buffer = flag}, 1);
-    wait_value32(consumer, {.buffer = flag}, 1);
+    write_value32({.buffer = flag}, 1, producer);
+    wait_value32({.buffer = flag}, 1, consumer);
     launch(consumer, config, add_from, data, sum, n);
 
     // 2. The host releases the consumer: it waits for a word of pinned host memory (mapped to the
@@ -69,7 +69,7 @@ int main() try {
     const Buffer host_data = pinned->allocate(n * sizeof(int), consumer);
     std::atomic_ref<std::uint32_t> word(*static_cast<std::uint32_t*>(host_flag.data()));
     word.store(0);
-    wait_value32(consumer, {.buffer = host_flag}, 1);
+    wait_value32({.buffer = host_flag}, 1, consumer);
     std::thread host([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         for (int& value : host_data.span<int>()) value = 4;

@@ -91,8 +91,8 @@ void signal_operations(Runner& runner, const Device& device) {
               const double ns = nanoseconds([&] {
                   for (int i = 0; i < pairs_per_batch; ++i) {
                       ++next;
-                      write_value32(producer, word, next);
-                      wait_value32(consumer, word, next, reached);
+                      write_value32(word, next, producer);
+                      wait_value32(word, next, consumer, reached);
                   }
               });
               sync_both();
@@ -127,8 +127,8 @@ void signal_operations(Runner& runner, const Device& device) {
               const double ns = nanoseconds([&] {
                   for (int i = 0; i < pairs_per_batch; ++i) {
                       ++next;
-                      write_value32(producer, word, next);
-                      wait_value32(consumer, word, next, reached);
+                      write_value32(word, next, producer);
+                      wait_value32(word, next, consumer, reached);
                   }
               });
               sync_both();

@@ -9,8 +9,8 @@
 ///     Buffer flag = plain->allocate(sizeof(std::uint32_t), producer);
 ///     flag.fill_uint32(0, producer);
 ///     launch(producer, config, fill, data);
-///     write_value32(producer, {.buffer = flag}, 1);         // after the kernel
-///     wait_value32(consumer, {.buffer = flag}, 1);          // consumer's later work waits
+///     write_value32({.buffer = flag}, 1, producer);         // after the kernel
+///     wait_value32({.buffer = flag}, 1, consumer);          // consumer's later work waits
 ///     launch(consumer, config, use, data);
 ///
 /// Where the word lives: a ValueAddress names a Buffer (and a byte offset into it), or a raw
@@ -146,23 +146,23 @@ inline MemoryOperation write_value64_operation(ValueAddress address, std::uint64
 /// lacks what `options` asks (see the file's description), or the memory is managed; DriverError
 /// when the driver refuses (memory from a stream-ordered pool, for one).
 /// Keeps alive as a copy does (the file's description): nothing outside a capture.
-void wait_value32(const Stream& stream, const ValueAddress& address, std::uint32_t value,
+void wait_value32(const ValueAddress& address, std::uint32_t value, const Stream& stream,
                   const WaitOptions& options = {});
 /// The 64-bit wait (cuStreamWaitValue64; 8-byte alignment, and the device must have
 /// CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS). Throws and keeps alive as wait_value32.
-void wait_value64(const Stream& stream, const ValueAddress& address, std::uint64_t value,
+void wait_value64(const ValueAddress& address, std::uint64_t value, const Stream& stream,
                   const WaitOptions& options = {});
 /// Writes `value` to the 32-bit word at `address` once the work enqueued before on `stream` is
 /// done (cuStreamWriteValue32). Throws and keeps alive as wait_value32.
-void write_value32(const Stream& stream, const ValueAddress& address, std::uint32_t value,
+void write_value32(const ValueAddress& address, std::uint32_t value, const Stream& stream,
                    const WriteOptions& options = {});
 /// The 64-bit write (cuStreamWriteValue64). Throws and keeps alive as wait_value64.
-void write_value64(const Stream& stream, const ValueAddress& address, std::uint64_t value,
+void write_value64(const ValueAddress& address, std::uint64_t value, const Stream& stream,
                    const WriteOptions& options = {});
 /// Runs `operations` in one call (cuStreamBatchMemOp), in order. Every operation is checked (and
 /// a 32-bit one's value must fit 32 bits) before the driver is called: InvalidArgumentError naming
 /// the operation's index; none for an empty batch. Keeps alive as the single calls do.
-void run_memory_operations(const Stream& stream, std::span<const MemoryOperation> operations);
+void run_memory_operations(std::span<const MemoryOperation> operations, const Stream& stream);
 
 /// A graph node running `operations` (cuGraphAddBatchMemOpNode) in `graph`'s context, after
 /// `dependencies`. Checked as run_memory_operations (InvalidArgumentError also for an empty batch

@@ -239,7 +239,7 @@ std::string to_string(WaitCondition condition) {
     return "WaitCondition(" + std::to_string(static_cast<unsigned>(condition)) + ")";
 }
 
-void wait_value32(const Stream& stream, const ValueAddress& address, std::uint32_t value,
+void wait_value32(const ValueAddress& address, std::uint32_t value, const Stream& stream,
                   const WaitOptions& options) {
     constexpr const char* call = "wait_value32";
     const unsigned flags =
@@ -248,7 +248,7 @@ void wait_value32(const Stream& stream, const ValueAddress& address, std::uint32
                     detail::driver().cuStreamWaitValue32);
 }
 
-void wait_value64(const Stream& stream, const ValueAddress& address, std::uint64_t value,
+void wait_value64(const ValueAddress& address, std::uint64_t value, const Stream& stream,
                   const WaitOptions& options) {
     constexpr const char* call = "wait_value64";
     const int ordinal = mo::stream_ordinal(stream, call);
@@ -258,14 +258,14 @@ void wait_value64(const Stream& stream, const ValueAddress& address, std::uint64
                     detail::driver().cuStreamWaitValue64);
 }
 
-void write_value32(const Stream& stream, const ValueAddress& address, std::uint32_t value,
+void write_value32(const ValueAddress& address, std::uint32_t value, const Stream& stream,
                    const WriteOptions& options) {
     mo::enqueue_one(stream, address, value,
                     mo::write_flags(options, "write_value32", "cuStreamWriteValue32", -1), "write_value32",
                     "cuStreamWriteValue32", detail::driver().cuStreamWriteValue32);
 }
 
-void write_value64(const Stream& stream, const ValueAddress& address, std::uint64_t value,
+void write_value64(const ValueAddress& address, std::uint64_t value, const Stream& stream,
                    const WriteOptions& options) {
     constexpr const char* call = "write_value64";
     mo::require_feature(mo::stream_ordinal(stream, call), mo::kSixtyFourBit, call,
@@ -275,7 +275,7 @@ void write_value64(const Stream& stream, const ValueAddress& address, std::uint6
                     "cuStreamWriteValue64", detail::driver().cuStreamWriteValue64);
 }
 
-void run_memory_operations(const Stream& stream, std::span<const MemoryOperation> operations) {
+void run_memory_operations(std::span<const MemoryOperation> operations, const Stream& stream) {
     constexpr const char* call = "run_memory_operations";
     const detail::StreamBox& box = mo::open_stream(stream, call);
     if (operations.empty()) return;

@@ -154,7 +154,7 @@ protected:
     std::function<void()> write_from_outside(CUdeviceptr address, std::uint32_t value) const {
         return [this, address, value] {
             const Stream rescue = device().create_stream();
-            write_value32(rescue, {.pointer = address}, value);
+            write_value32({.pointer = address}, value, rescue);
         };
     }
     static std::vector<int> read_ints(const Buffer& buffer, const Stream& stream) {
@@ -194,8 +194,8 @@ TEST_F(StreamMemoryOperations, OneStreamSignalsAnotherThroughAWrittenWord) {
     consumer.sync();
 
     launch(producer, kConfig, slow_fill(), data, 7, kCount, kSlowCycles);
-    write_value32(producer, {.buffer = flag}, 1);
-    wait_value32(consumer, {.buffer = flag}, 1);
+    write_value32({.buffer = flag}, 1, producer);
+    wait_value32({.buffer = flag}, 1, consumer);
     launch(consumer, kConfig, copy_ints(), data, out, kCount);
     finished(consumer, "the consumer waiting for the producer's word",
              write_from_outside(flag.handle(), 1));
@@ -210,14 +210,14 @@ TEST_F(StreamMemoryOperations, WaitsBlockUntilTheConditionHolds) {
     const Stream writer = device().create_stream();
     const Buffer word = zeroed_words(stream);
     // greater_or_equal: 3 satisfies a wait for 2; bitwise_and: bit 1 of 3; equal waits for 5.
-    wait_value32(stream, {.buffer = word}, 2, {.condition = WaitCondition::greater_or_equal});
-    wait_value32(stream, {.buffer = word}, 2, {.condition = WaitCondition::bitwise_and});
-    wait_value32(stream, {.buffer = word}, 5, {.condition = WaitCondition::equal});
-    write_value32(writer, {.buffer = word}, 3);
+    wait_value32({.buffer = word}, 2, stream, {.condition = WaitCondition::greater_or_equal});
+    wait_value32({.buffer = word}, 2, stream, {.condition = WaitCondition::bitwise_and});
+    wait_value32({.buffer = word}, 5, stream, {.condition = WaitCondition::equal});
+    write_value32({.buffer = word}, 3, writer);
     EXPECT_TRUE(finished(writer, "the writer of 3", {}));
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(stream.is_done()) << "the wait for 5 is over with the word at 3";
-    write_value32(writer, {.buffer = word}, 5);
+    write_value32({.buffer = word}, 5, writer);
     EXPECT_TRUE(finished(stream, "the waits for 2 (>=), bit 2 and 5 (==) with the word at 5",
                          write_from_outside(word.handle(), 5)));
     EXPECT_EQ(to_string(WaitCondition::bitwise_nor), "bitwise_nor");
@@ -239,7 +239,7 @@ TEST_F(StreamMemoryOperations, HostThreadReleasesAStreamByWritingPinnedMemory) {
     CUdeviceptr device_word = 0;
     ASSERT_EQ(detail::driver().cuMemHostGetDevicePointer(&device_word, word, 0), CUDA_SUCCESS);
 
-    wait_value32(stream, {.pointer = device_word}, 1);
+    wait_value32({.pointer = device_word}, 1, stream);
     // The host thread writes once the main thread has looked at the stream, or after 5 s: a
     // launch that blocked behind the wait would never let it look, and then must not hang.
     std::atomic<bool> looked{false};
@@ -278,17 +278,17 @@ TEST_F(StreamMemoryOperations, ABatchRunsItsOperationsInOrder) {
         wait_value64_operation({.buffer = words, .offset = 8}, kBig),
         write_value32_operation({.buffer = words, .offset = 20}, 9),
     };
-    run_memory_operations(stream, operations);
+    run_memory_operations(operations, stream);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(stream.is_done()) << "the batch's first wait did not hold it";
-    run_memory_operations(releaser, std::vector{write_value32_operation({.buffer = words, .offset = 16}, 1)});
+    run_memory_operations(std::vector{write_value32_operation({.buffer = words, .offset = 16}, 1)}, releaser);
     EXPECT_TRUE(finished(stream, "the batch after its first word was written",
                          write_from_outside(words.handle() + 16, 1)));
     const std::vector<std::uint64_t> values = read_words(words, stream);
     EXPECT_EQ(values[0], 5u);
     EXPECT_EQ(values[1], kBig);
     EXPECT_EQ(values[2], (std::uint64_t{9} << 32) | 1u);
-    run_memory_operations(stream, {});  // an empty batch does nothing
+    run_memory_operations({}, stream);  // an empty batch does nothing
 }
 
 TEST_F(StreamMemoryOperations, SixtyFourBitWaitsAndWrites) {
@@ -304,13 +304,13 @@ TEST_F(StreamMemoryOperations, SixtyFourBitWaitsAndWrites) {
     // A value past 32 bits: a 32-bit wait on the low half would be satisfied by 2 alone.
     constexpr std::uint64_t kValue = (std::uint64_t{1} << 40) + 2;
     launch(producer, kConfig, slow_fill(), data, 11, kCount, kSlowCycles);
-    write_value64(producer, {.buffer = word}, kValue);
-    wait_value64(consumer, {.buffer = word}, kValue, {.condition = WaitCondition::greater_or_equal});
+    write_value64({.buffer = word}, kValue, producer);
+    wait_value64({.buffer = word}, kValue, consumer, {.condition = WaitCondition::greater_or_equal});
     launch(consumer, kConfig, copy_ints(), data, out, kCount);
     const CUdeviceptr address = word.handle();
     EXPECT_TRUE(finished(consumer, "the consumer waiting for the 64-bit word", [this, address] {
         const Stream rescue = device().create_stream();
-        write_value64(rescue, {.pointer = address}, kValue);
+        write_value64({.pointer = address}, kValue, rescue);
     }));
     EXPECT_TRUE(all_equal(read_ints(out, consumer), 11));
     EXPECT_TRUE(finished(producer, "the producer", {}));
@@ -345,7 +345,7 @@ TEST_F(StreamMemoryOperations, AGraphHoldsWaitAndWriteNodes) {
     exec.launch(stream);
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_FALSE(stream.is_done()) << "the graph ran past its wait node";
-    write_value32(other, {.pointer = flag_address}, 1);
+    write_value32({.pointer = flag_address}, 1, other);
     EXPECT_TRUE(finished(stream, "the graph after its first word was written",
                          write_from_outside(flag_address, 1)));
     EXPECT_TRUE(all_equal(read_ints(out, stream), 5));
@@ -355,9 +355,9 @@ TEST_F(StreamMemoryOperations, CapturedOperationsBecomeGraphNodes) {
     const Stream stream = device().create_stream();
     const Buffer words = zeroed_words(stream, 2);
     GraphBuilder builder = stream.begin_capture();
-    write_value32(builder, {.buffer = words}, 3);
-    wait_value32(builder, {.buffer = words}, 3);
-    write_value32(builder, {.buffer = words, .offset = 4}, 4);
+    write_value32({.buffer = words}, 3, builder);
+    wait_value32({.buffer = words}, 3, builder);
+    write_value32({.buffer = words, .offset = 4}, 4, builder);
     const Graph graph = builder.end();
     std::size_t batch_nodes = 0;
     for (const GraphNode& node : graph.nodes())
@@ -375,7 +375,7 @@ TEST_F(StreamMemoryOperations, ACaptureHoldsTheBufferItsOperationsName) {
     Buffer watched = Buffer::from_handle(backing.handle(), 8, nullptr,
                                          [freed](CUdeviceptr, std::size_t) { *freed = true; });
     GraphBuilder builder = stream.begin_capture();
-    write_value32(builder, {.buffer = watched}, 6);
+    write_value32({.buffer = watched}, 6, builder);
     std::optional<Graph> graph(builder.end());
     watched = Buffer();  // the last copy of the user's
     EXPECT_FALSE(*freed) << "the buffer went while a captured graph still writes it";
@@ -394,7 +394,7 @@ TEST_F(StreamMemoryOperations, PoolMemoryIsRefusedWithAClearError) {
     const Buffer pooled = device().allocate(8, stream);
     pooled.fill_byte(0, stream);
     try {
-        write_value32(stream, {.buffer = pooled}, 1);
+        write_value32({.buffer = pooled}, 1, stream);
     } catch (const DriverError& error) {
         // The driver tried (580) refuses it: the message says which memory these operations take.
         EXPECT_CONTAINS(std::string(error.what()), "cuStreamWriteValue32");
@@ -418,43 +418,43 @@ TEST_F(StreamMemoryOperations, ErrorsNameTheCallBeforeTheDriverIsCalled) {
         }
         return "no InvalidArgumentError";
     };
-    EXPECT_CONTAINS(message_of([&] { wait_value32(stream, {.buffer = words, .offset = 2}, 1); }),
+    EXPECT_CONTAINS(message_of([&] { wait_value32({.buffer = words, .offset = 2}, 1, stream); }),
                 "wait_value32: address 0x");
-    EXPECT_CONTAINS(message_of([&] { write_value32(stream, {.buffer = words, .offset = 2}, 1); }),
+    EXPECT_CONTAINS(message_of([&] { write_value32({.buffer = words, .offset = 2}, 1, stream); }),
                 "not aligned to 4 bytes");
     if (device_has(CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS))
-        EXPECT_CONTAINS(message_of([&] { write_value64(stream, {.buffer = words, .offset = 4}, 1); }),
+        EXPECT_CONTAINS(message_of([&] { write_value64({.buffer = words, .offset = 4}, 1, stream); }),
                     "not aligned to 8 bytes");
-    EXPECT_CONTAINS(message_of([&] { wait_value32(stream, {.buffer = words, .offset = 16}, 1); }),
+    EXPECT_CONTAINS(message_of([&] { wait_value32({.buffer = words, .offset = 16}, 1, stream); }),
                 "lies outside");
-    EXPECT_CONTAINS(message_of([&] { wait_value32(stream, {}, 1); }), "no address");
+    EXPECT_CONTAINS(message_of([&] { wait_value32({}, 1, stream); }), "no address");
     // The driver's v2 operations refuse a write without a memory barrier: said before the call.
-    EXPECT_CONTAINS(message_of([&] { write_value32(stream, {.buffer = words}, 1, {.memory_barrier = false}); }),
+    EXPECT_CONTAINS(message_of([&] { write_value32({.buffer = words}, 1, stream, {.memory_barrier = false}); }),
                     "write_value32 (cuStreamWriteValue32): a write without a memory barrier");
     EXPECT_CONTAINS(message_of([&] {
-                        run_memory_operations(stream, std::vector{write_value32_operation({.buffer = words}, 1),
+                        run_memory_operations(std::vector{write_value32_operation({.buffer = words}, 1),
                                                                   write_value64_operation({.buffer = words}, 1,
-                                                                                          {.memory_barrier = false})});
+                                                                                          {.memory_barrier = false})}, stream);
                     }),
                     "run_memory_operations (operation 1) (cuStreamBatchMemOp): a write without a memory barrier");
     EXPECT_CONTAINS(message_of([&] {
-                    run_memory_operations(stream, std::vector{write_value32_operation({.buffer = words}, 1),
+                    run_memory_operations(std::vector{write_value32_operation({.buffer = words}, 1),
                                                               MemoryOperation{.kind = MemoryOperation::Kind::write_value32,
                                                                               .address = {.buffer = words},
                                                                               .value = std::uint64_t{1} << 32,
-                                                                              .wait = {}, .write = {}}});
+                                                                              .wait = {}, .write = {}}}, stream);
                 }),
                 "run_memory_operations (operation 1): value 4294967296");
     auto managed = std::make_shared<ManagedMemoryResource>(device());
     const Buffer managed_word = managed->allocate(8, stream);
-    EXPECT_CONTAINS(message_of([&] { write_value32(stream, {.buffer = managed_word}, 1); }),
+    EXPECT_CONTAINS(message_of([&] { write_value32({.buffer = managed_word}, 1, stream); }),
                     "managed memory");
     Graph graph = Graph::create(device());
     EXPECT_CONTAINS(message_of([&] { add_memory_operations(graph, {}, {}); }),
                 "no operations");
     Stream closed = device().create_stream();
     closed.close();
-    EXPECT_CONTAINS(message_of([&] { write_value32(closed, {.buffer = words}, 1); }),
+    EXPECT_CONTAINS(message_of([&] { write_value32({.buffer = words}, 1, closed); }),
                 "is closed");
 
     // A condition the device lacks: named with the call, the device and the attribute.
@@ -473,7 +473,7 @@ TEST_F(StreamMemoryOperations, ErrorsNameTheCallBeforeTheDriverIsCalled) {
     for (const Unsupported& candidate : candidates) {
         if (device_has(candidate.attribute)) continue;
         const std::string message =
-            message_of([&] { wait_value32(stream, {.buffer = words}, 0, candidate.options); });
+            message_of([&] { wait_value32({.buffer = words}, 0, stream, candidate.options); });
         EXPECT_CONTAINS(message, "wait_value32 (cuStreamWaitValue32): device 0");
         EXPECT_CONTAINS(message, std::string(candidate.name) + " is 0");
         EXPECT_CONTAINS(message_of([&] { add_wait_value32(graph, {}, {.buffer = words}, 0, candidate.options); }),
