@@ -333,16 +333,20 @@ void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, cons
                                    " (" + to_string(config) +
                                    "): no cluster or cooperative launch in a kernel node update");
     detail::check_kernel_arguments(kernel, sizes, count);
-    detail::require_exec_node_kind(box, "set_kernel_arguments", node, CU_GRAPH_NODE_TYPE_KERNEL);
     const CUDA_KERNEL_NODE_PARAMS params =
         detail::kernel_node_params(config, kernel, box.context->handle, arguments, count);
     const CUresult status =
         detail::driver().cuGraphExecKernelNodeSetParams(box.handle, node.handle(), &params);
-    if (status != CUDA_SUCCESS) [[unlikely]]
+    if (status != CUDA_SUCCESS) [[unlikely]] {
+        // The hot path of a per-node update asks nothing more of the driver; a refused node of
+        // another kind is named as such (the driver changes nothing for one).
+        detail::require_exec_node_kind(box, "set_kernel_arguments", node,
+                                       CU_GRAPH_NODE_TYPE_KERNEL);
         exec_refused_by_driver(box, "set_kernel_arguments", "cuGraphExecKernelNodeSetParams", node,
                                status,
                                detail::exec_update_rule(CU_GRAPH_NODE_TYPE_KERNEL) + " (" +
                                    kernel.description() + ")");
+    }
     box.hold_one_for_node(node.handle(), kernel_box->library);  // no copy when unchanged
 }
 
