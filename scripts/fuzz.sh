@@ -30,32 +30,55 @@ cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" fuzz_l
 total="${FUZZ_SECONDS:-60}"
 per_target=$(( total / ${#targets[@]} ))
 [ "$per_target" -lt 1 ] && per_target=1
-for target in "${targets[@]}"; do
-  # New inputs go to a working corpus in the build folder; the committed seeds are only read.
-  work_corpus="$build_dir/corpus/$target"
-  mkdir -p "$work_corpus" "$build_dir/artifacts"
-  echo "fuzzing $target for ${per_target}s"
-  "$build_dir/fuzz/fuzz_$target" -max_total_time="$per_target" -print_final_stats=1 \
-    -artifact_prefix="$build_dir/artifacts/$target-" "$work_corpus" "fuzz/corpus/$target"
-done
-
+link_seconds="${LINK_FUZZ_SECONDS:-20}"
+mkdir -p "$build_dir/artifacts" "$build_dir/corpus/link"
+# fuzz NAME BINARY SECONDS CORPUS...: one fuzzer run, its output in $build_dir/NAME.fuzz.log and
+# its exit status in $build_dir/NAME.fuzz.status. New inputs go to the first corpus (the working
+# one in the build folder); the committed seeds are only read.
+fuzz() {
+  local name=$1 binary=$2 seconds=$3; shift 3
+  local status=0
+  "$binary" -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$build_dir/artifacts/$name-" "$@" >"$build_dir/$name.fuzz.log" 2>&1 || status=$?
+  echo "$status" >"$build_dir/$name.fuzz.status"
+}
+# Each fuzzer runs on one core, so they run side by side, as many at once as there are cores:
+# every target still fuzzes for its whole share of the time, in a fraction of the wall time.
+lanes=$(nproc)
 # The isolated link (nvJitLink in the link worker process, as `cudacore link` runs it) for
 # LINK_FUZZ_SECONDS (default 20) more, from the code validator's seeds (the same input format).
 # This process must never crash; inputs that crash nvJitLink itself end the worker and are
 # counted from the fuzzer's "nvJitLink crashed" lines.
-link_seconds="${LINK_FUZZ_SECONDS:-20}"
-mkdir -p "$build_dir/corpus/link"
 echo "fuzzing link (isolated) for ${link_seconds}s"
-link_log="$build_dir/link-fuzz.log"
-set +e
-"$build_dir/fuzz/fuzz_link" -max_total_time="$link_seconds" -print_final_stats=1 \
-  -artifact_prefix="$build_dir/artifacts/link-" "$build_dir/corpus/link" fuzz/corpus/code_validation \
-  2>"$link_log"
-status=$?
-set -e
+fuzz link "$build_dir/fuzz/fuzz_link" "$link_seconds" "$build_dir/corpus/link" \
+  fuzz/corpus/code_validation &
+running=1
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$lanes" ]; then wait -n || true; running=$((running - 1)); fi
+  mkdir -p "$build_dir/corpus/$target"
+  echo "fuzzing $target for ${per_target}s"
+  fuzz "$target" "$build_dir/fuzz/fuzz_$target" "$per_target" "$build_dir/corpus/$target" \
+    "fuzz/corpus/$target" &
+  running=$((running + 1))
+done
+wait
+
+failed=0
+for target in "${targets[@]}"; do
+  log="$build_dir/$target.fuzz.log"
+  if [ "$(cat "$build_dir/$target.fuzz.status")" = 0 ]; then
+    echo "fuzz: $target:"; grep -E '^(Done|stat::)' "$log" || true
+  else
+    failed=1
+    echo "fuzz: $target FAILED:"; cat "$log"
+  fi
+done
+
+link_log="$build_dir/link.fuzz.log"
+status=$(cat "$build_dir/link.fuzz.status")
 grep -v "^link fuzzer: nvJitLink crashed" "$link_log" | tail -n 20
 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$link_log")
 crashes=$(grep -c "^link fuzzer: nvJitLink crashed" "$link_log" || true)
 echo "link fuzzing: ${runs:-0} inputs run, ${crashes} crashed nvJitLink in the link worker" \
      "(each reported as a LinkError), fuzzer exit status ${status}"
-exit "$status"
+[ "$failed" = 0 ] && [ "$status" = 0 ]

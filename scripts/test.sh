@@ -59,8 +59,8 @@ step "API reference" bash scripts/docs.sh
 if [ "${CUDACORE_PACKAGES:-1}" = 1 ]; then step "packages" bash scripts/packages.sh; fi
 # Fuzz the readers of outside bytes (serialized code, cache entries, code inspection and
 # validation, IPC descriptors, header bundles, MPI messages; clang, ASan + UBSan) for 60 s in
-# all, then the isolated link for 20 s: a check against regressions from the committed corpus on
-# every change (longer runs: FUZZ_SECONDS, LINK_FUZZ_SECONDS).
+# all, and the isolated link for 20 s, one fuzzer per core at a time: a check against regressions
+# from the committed corpus on every change (longer runs: FUZZ_SECONDS, LINK_FUZZ_SECONDS).
 step "fuzzing" bash scripts/fuzz.sh
 # The CPU tests (and with a GPU every test, again) under AddressSanitizer +
 # UndefinedBehaviorSanitizer (a second build, of what the tests run). CUDACORE_SANITIZE=0 skips

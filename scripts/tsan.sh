@@ -26,10 +26,24 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS
   -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" ${CMAKE_ARGS:-} >/dev/null
 cmake --build "$build_dir" -j "$(nproc)" --target "${tests[@]}"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+# The programs run side by side, as many at once as there are cores (most of their tests are
+# single-threaded or wait on child processes and servers), each with its own log.
+run() {  # run TEST: the program under TSan, its output in TEST.tsan.log, its status in TEST.tsan.status
+  local status=0
+  "$build_dir/tests/$1" --gtest_brief=1 >"$build_dir/$1.tsan.log" 2>&1 || status=$?
+  echo "$status" >"$build_dir/$1.tsan.status"
+}
+running=0
+for t in "${tests[@]}"; do
+  if [ "$running" -ge "$(nproc)" ]; then wait -n || true; running=$((running - 1)); fi
+  run "$t" &
+  running=$((running + 1))
+done
+wait
 failed=0
 total=0
 for t in "${tests[@]}"; do
-  if "$build_dir/tests/$t" --gtest_brief=1 >"$build_dir/$t.tsan.log" 2>&1; then
+  if [ "$(cat "$build_dir/$t.tsan.status")" = 0 ]; then
     passed=$(grep -o 'PASSED  \] [0-9]* test' "$build_dir/$t.tsan.log" | grep -o '[0-9]*')
     total=$((total + passed))
     echo "tsan: $t: $passed tests passed, 0 reports"

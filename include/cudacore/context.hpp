@@ -3,7 +3,7 @@
 ///
 ///     Context mine = Context::create(Device(0), {.scheduling = ContextScheduling::blocking_sync});
 ///     Stream stream = mine.create_stream();          // the stream holds `mine`
-///     launch(stream, config, kernel, args...);       // runs in `mine`
+///     launch(stream, config, kernel, data);          // runs in `mine`
 ///
 /// Ownership of a primary context: copies share one retained primary context. Once cudacore has retained a device's
 /// primary context it keeps it retained until the process exits, as the CUDA runtime does (the
@@ -70,7 +70,7 @@ struct ContextOptions {
     /// the driver rounds it up to what the hardware supports, Context::sm_count() says what it
     /// got). Only where the driver supports it (Volta+ under MPS); elsewhere Context::create
     /// throws InvalidArgumentError. Unset: no limit.
-    std::optional<unsigned> sm_count;
+    std::optional<unsigned> sm_count{};
 
     /// The options a cuCtxCreate `flags` value stands for (sm_count unset). Throws
     /// InvalidArgumentError for bits it does not know or for more than one scheduling bit.

@@ -4,8 +4,8 @@
 ///     GraphExec exec = graph.instantiate({.upload_stream = stream});
 ///     for (int step = 0; step < 100; ++step) exec.launch(stream);
 ///     exec.update(next_graph);   // same topology, new parameters: no re-instantiation
-///     exec.set_kernel_arguments(step, config, kernel, other_data, n);  // one node only
-///     exec.set_enabled(fill, false);                                   // skipped from now on
+///     exec.set_kernel_arguments(step_node, config, kernel, other_data, n);  // one node only
+///     exec.set_enabled(fill_node, false);                                    // skipped from now on
 ///
 /// Ownership: copies share one executable graph. It holds what its graphs hold (the kernels'
 /// libraries, the buffers, events and callables given to keep), and once launched, releases them

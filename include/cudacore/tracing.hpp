@@ -82,9 +82,9 @@ private:
 /// members are plain values (no std::optional), so that a compiler keeps one built at a call
 /// site out of memory when no tool is attached.
 struct EventOptions {
-    Color color;                 ///< Color{} (the default): the tool picks one
+    Color color{};               ///< Color{} (the default): the tool picks one
     std::uint32_t category = 0;  ///< 0: none; name the others with Domain::name_category
-    Payload payload;             ///< none by default
+    Payload payload{};           ///< none by default
 };
 
 /// The categories of cudacore's own events in Domain::cudacore() (named there, so a tool shows
