@@ -90,7 +90,7 @@ std::optional<std::vector<GpuProcess>> SystemDevice::processes() const {
         for (unsigned i = 0; i < count; ++i) {
             GpuProcess process;
             process.pid = infos[i].pid;
-            if (infos[i].usedGpuMemory != NVML_VALUE_NOT_AVAILABLE)
+            if (infos[i].usedGpuMemory != static_cast<unsigned long long>(NVML_VALUE_NOT_AVAILABLE))
                 process.used_memory_bytes = infos[i].usedGpuMemory;
             out.push_back(process);
         }
