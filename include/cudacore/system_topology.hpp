@@ -83,10 +83,10 @@ PeerAttributes peer_attributes(const Device& from, const Device& to);
 /// Reads the whole topology: every GPU, every pair. Throws as common_ancestor() does.
 Topology topology();
 
-/// The cell of the matrix for a pair: "NV<n>" when n NVLinks join them, else the level's code,
+/// The cell of the matrix for a pair: "NV18" when 18 NVLinks join them (NV and the count), else the level's code,
 /// "?" when neither is known.
 std::string link_label(const GpuLink& link);
-/// The matrix as `nvidia-smi topo -m` prints it: a header row of GPU<i>, one row per GPU with
+/// The matrix as `nvidia-smi topo -m` prints it: a header row (GPU0, GPU1, ...), one row per GPU with
 /// "X" on the diagonal, then the legend. Needs no driver.
 std::string format_topology_matrix(const Topology& topology);
 /// The position of `bus_id` in `bus_ids`, comparing PCI bus ids without regard to case or the
