@@ -21,7 +21,7 @@ std::string reading_object(void* handle) {
 }
 
 // True on success, false when not supported; throws for any other failure.
-bool supported(nvmlReturn_t status, const char* call, void* handle) {
+bool reading_supported(nvmlReturn_t status, const char* call, void* handle) {
     if (status == NVML_SUCCESS) return true;
     if (detail::nvml_not_supported(status)) return false;
     detail::check_nvml(status, call, reading_object(handle));
@@ -44,7 +44,7 @@ std::optional<std::uint64_t> ecc_count(void* handle, nvmlMemoryErrorType_t type,
     const auto& api = detail::nvml();
     unsigned long long count = 0;
     if (!api.nvmlDeviceGetTotalEccErrors ||
-        !supported(api.nvmlDeviceGetTotalEccErrors(nvml_handle(handle), type, counter, &count),
+        !reading_supported(api.nvmlDeviceGetTotalEccErrors(nvml_handle(handle), type, counter, &count),
                    "nvmlDeviceGetTotalEccErrors", handle))
         return std::nullopt;
     return count;
@@ -57,7 +57,7 @@ EccReport SystemDevice::ecc() const {
     EccReport report;
     nvmlEnableState_t current{}, pending{};
     if (api.nvmlDeviceGetEccMode &&
-        supported(api.nvmlDeviceGetEccMode(nvml_handle(handle_), &current, &pending),
+        reading_supported(api.nvmlDeviceGetEccMode(nvml_handle(handle_), &current, &pending),
                   "nvmlDeviceGetEccMode", handle_)) {
         report.enabled = current == NVML_FEATURE_ENABLED;
         report.pending = pending == NVML_FEATURE_ENABLED;
@@ -85,7 +85,7 @@ std::optional<std::vector<GpuProcess>> SystemDevice::processes() const {
             infos.resize(count + 8);
             continue;
         }
-        if (!supported(status, "nvmlDeviceGetComputeRunningProcesses_v3", handle_)) return std::nullopt;
+        if (!reading_supported(status, "nvmlDeviceGetComputeRunningProcesses_v3", handle_)) return std::nullopt;
         std::vector<GpuProcess> out;
         for (unsigned i = 0; i < count; ++i) {
             GpuProcess process;
@@ -136,16 +136,17 @@ SystemReadings SystemDevice::readings() const {
     r.power_watts = optional_reading([&] { return power_watts(); });
     r.power_limit_watts = optional_reading([&] { return power_limit_watts(); });
     const auto& api = detail::nvml();
-    auto clock = [&](auto function, nvmlClockType_t type) -> std::optional<unsigned> {
+    auto clock = [&](auto function, const char* call, nvmlClockType_t type) -> std::optional<unsigned> {
         unsigned mhz = 0;
-        if (!supported(function(nvml_handle(handle_), type, &mhz), "nvmlDeviceGetClockInfo", handle_))
+        if (!reading_supported(function(nvml_handle(handle_), type, &mhz), call, handle_))
             return std::nullopt;
         return mhz;
     };
-    r.sm_mhz = clock(api.nvmlDeviceGetClockInfo, NVML_CLOCK_SM);
-    r.memory_mhz = clock(api.nvmlDeviceGetClockInfo, NVML_CLOCK_MEM);
-    r.max_sm_mhz = clock(api.nvmlDeviceGetMaxClockInfo, NVML_CLOCK_SM);
-    r.max_memory_mhz = clock(api.nvmlDeviceGetMaxClockInfo, NVML_CLOCK_MEM);
+    r.sm_mhz = clock(api.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", NVML_CLOCK_SM);
+    r.memory_mhz = clock(api.nvmlDeviceGetClockInfo, "nvmlDeviceGetClockInfo", NVML_CLOCK_MEM);
+    r.max_sm_mhz = clock(api.nvmlDeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo", NVML_CLOCK_SM);
+    r.max_memory_mhz =
+        clock(api.nvmlDeviceGetMaxClockInfo, "nvmlDeviceGetMaxClockInfo", NVML_CLOCK_MEM);
     r.ecc = ecc();
     r.processes = processes();
     r.nvlinks = nvlinks();
