@@ -80,6 +80,9 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/device.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
+  src/runtime/system_readings.cpp
+  src/runtime/system_topology.cpp
+  src/runtime/topology_format.cpp
   src/runtime/reset_tolerance.cpp
   src/runtime/context.cpp
   src/runtime/context_options.cpp

@@ -5,12 +5,15 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
 #include "cudacore/system_info.hpp"
+#include "cudacore/system_topology.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <sstream>
 
 namespace cudacore::cli {
 
@@ -36,6 +39,70 @@ void print_system_readings(const Device& device) {
     } catch (const Error& e) {
         std::printf("  system information     unavailable: %s\n", e.what());
     }
+}
+
+// An optional reading as JSON: null when not supported.
+template <class T>
+nlohmann::json optional_json(const std::optional<T>& value) {
+    return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// The readings a GPU may not support (null when it does not): ECC, processes, NVLinks.
+nlohmann::json readings_json(const system::SystemReadings& r) {
+    nlohmann::json out;
+    out["ecc_enabled"] = optional_json(r.ecc.enabled);
+    out["ecc_pending"] = optional_json(r.ecc.pending);
+    out["ecc_corrected_volatile"] = optional_json(r.ecc.corrected_volatile);
+    out["ecc_uncorrected_volatile"] = optional_json(r.ecc.uncorrected_volatile);
+    out["ecc_corrected_aggregate"] = optional_json(r.ecc.corrected_aggregate);
+    out["ecc_uncorrected_aggregate"] = optional_json(r.ecc.uncorrected_aggregate);
+    if (r.processes) {
+        out["processes"] = nlohmann::json::array();
+        for (const auto& p : *r.processes)
+            out["processes"].push_back({{"pid", p.pid}, {"used_memory_bytes", optional_json(p.used_memory_bytes)}});
+    } else {
+        out["processes"] = nullptr;
+    }
+    if (r.nvlinks) {
+        out["nvlinks"] = nlohmann::json::array();
+        for (const auto& l : *r.nvlinks)
+            out["nvlinks"].push_back({{"link", l.link},
+                                      {"active", l.active},
+                                      {"remote_pci_bus_id", l.remote_pci_bus_id},
+                                      {"remote_index", optional_json(l.remote_index)}});
+    } else {
+        out["nvlinks"] = nullptr;
+    }
+    return out;
+}
+
+// The matrix of links between GPUs, as JSON (NVML index order).
+nlohmann::json topology_json(const system::Topology& topology) {
+    nlohmann::json out = nlohmann::json::array();
+    for (std::size_t i = 0; i < topology.links.size(); ++i) {
+        nlohmann::json row;
+        row["index"] = i;
+        row["name"] = topology.names[i];
+        row["pci_bus_id"] = topology.pci_bus_ids[i];
+        row["cuda_ordinal"] = optional_json(topology.cuda_ordinals[i]);
+        row["links"] = nlohmann::json::array();
+        for (std::size_t j = 0; j < topology.links.size(); ++j) {
+            if (i == j) continue;
+            const auto& link = topology.links[i][j];
+            row["links"].push_back(
+                {{"peer", j},
+                 {"label", system::link_label(link)},
+                 {"level", link.level ? nlohmann::json(system::topology_level_name(*link.level))
+                                      : nlohmann::json(nullptr)},
+                 {"nvlinks", link.nvlinks},
+                 {"p2p_read", optional_json(link.peer.read)},
+                 {"p2p_write", optional_json(link.peer.write)},
+                 {"p2p_atomics", optional_json(link.peer.atomics)},
+                 {"p2p_nvlink", optional_json(link.peer.nvlink)}});
+        }
+        out.push_back(row);
+    }
+    return out;
 }
 
 // One device as JSON: identity, the typed properties that matter most, and NVML's readings.
@@ -69,6 +136,7 @@ nlohmann::json device_json(const Device& device, bool all_attributes) {
             {"clock_memory_mhz", clocks.memory_mhz},
             {"clock_max_sm_mhz", clocks.max_sm_mhz},
             {"clock_max_memory_mhz", clocks.max_memory_mhz}};
+        out["system"].update(readings_json(nvml.readings()));
     } catch (const Error& e) {
         out["system_error"] = e.what();
     }
@@ -94,6 +162,11 @@ void print_json(bool all_attributes) {
     out["devices"] = nlohmann::json::array();
     for (const Device& device : system::devices())
         out["devices"].push_back(device_json(device, all_attributes));
+    try {
+        out["topology"] = topology_json(system::topology());
+    } catch (const Error& e) {
+        out["topology_error"] = e.what();
+    }
     std::cout << out.dump(2) << "\n";
 }
 
@@ -123,6 +196,86 @@ void print_device(const Device& device, bool all_attributes) {
     }
 }
 
+template <class T>
+std::string or_not_supported(const std::optional<T>& value, const char* unit = "") {
+    if (!value) return "not supported";
+    std::ostringstream out;
+    out << *value << unit;
+    return out.str();
+}
+
+std::string yes_no(const std::optional<bool>& value) {
+    return value ? (*value ? "yes" : "no") : "not supported";
+}
+
+// One GPU's readings for --topology; each unsupported one says so.
+void print_gpu_readings(std::size_t index, const system::Topology& topology) {
+    const system::SystemDevice gpu = system::SystemDevice::at(static_cast<unsigned>(index));
+    const system::SystemReadings r = gpu.readings();
+    std::printf("GPU%zu: %s (%s)\n", index, topology.names[index].c_str(), topology.pci_bus_ids[index].c_str());
+    std::printf("  clocks                 SM %s (max %s), memory %s (max %s)\n",
+                or_not_supported(r.sm_mhz, " MHz").c_str(), or_not_supported(r.max_sm_mhz, " MHz").c_str(),
+                or_not_supported(r.memory_mhz, " MHz").c_str(),
+                or_not_supported(r.max_memory_mhz, " MHz").c_str());
+    std::printf("  power                  %s of %s\n", or_not_supported(r.power_watts, " W").c_str(),
+                or_not_supported(r.power_limit_watts, " W").c_str());
+    std::printf("  temperature            %s\n", or_not_supported(r.temperature_celsius, " C").c_str());
+    std::printf("  utilization            %s\n",
+                r.utilization ? (std::to_string(r.utilization->gpu_percent) + "% GPU, " +
+                                 std::to_string(r.utilization->memory_percent) + "% memory").c_str()
+                              : "not supported");
+    std::printf("  ECC                    %s (pending %s), errors corrected %s, uncorrected %s (volatile)\n",
+                yes_no(r.ecc.enabled).c_str(), yes_no(r.ecc.pending).c_str(),
+                or_not_supported(r.ecc.corrected_volatile).c_str(),
+                or_not_supported(r.ecc.uncorrected_volatile).c_str());
+    if (r.nvlinks) {
+        std::size_t active = 0;
+        for (const auto& link : *r.nvlinks) active += link.active ? 1 : 0;
+        std::printf("  NVLinks                %zu, %zu active\n", r.nvlinks->size(), active);
+        for (const auto& link : *r.nvlinks) {
+            if (!link.active) continue;
+            const std::string peer = link.remote_index ? "GPU" + std::to_string(*link.remote_index) : "not a GPU";
+            std::printf("    link %-2u              up, to %s (%s)\n", link.link,
+                        link.remote_pci_bus_id.c_str(), peer.c_str());
+        }
+    } else {
+        std::printf("  NVLinks                not supported\n");
+    }
+    if (r.processes) {
+        std::printf("  processes              %zu\n", r.processes->size());
+        for (const auto& p : *r.processes)
+            std::printf("    pid %-10u         %s\n", p.pid,
+                        p.used_memory_bytes ? (std::to_string(*p.used_memory_bytes / (1024 * 1024)) + " MiB").c_str()
+                                            : "memory not supported");
+    } else {
+        std::printf("  processes              not supported\n");
+    }
+}
+
+// `devices --topology`: the matrix, the peer-to-peer status of each pair, each GPU's readings.
+int print_topology() {
+    system::Topology topology;
+    try {
+        topology = system::topology();
+    } catch (const Error& e) {
+        std::fprintf(stderr, "cudacore devices --topology: %s\n", e.what());
+        return 1;
+    }
+    std::printf("%s\n", system::format_topology_matrix(topology).c_str());
+    for (std::size_t i = 0; i < topology.links.size(); ++i)
+        for (std::size_t j = 0; j < topology.links.size(); ++j) {
+            if (i == j) continue;
+            const auto& link = topology.links[i][j];
+            std::printf("GPU%zu -> GPU%zu: %s, %u NVLinks, P2P read %s, write %s, atomics %s, over NVLink %s\n", i, j,
+                        link.level ? system::topology_level_name(*link.level) : "level not supported",
+                        link.nvlinks, yes_no(link.peer.read).c_str(), yes_no(link.peer.write).c_str(),
+                        yes_no(link.peer.atomics).c_str(), yes_no(link.peer.nvlink).c_str());
+        }
+    std::printf("\n");
+    for (std::size_t i = 0; i < topology.links.size(); ++i) print_gpu_readings(i, topology);
+    return 0;
+}
+
 }  // namespace
 
 void add_devices_command(CLI::App& app) {
@@ -131,8 +284,15 @@ void add_devices_command(CLI::App& app) {
     command->add_flag("--all", *all, "Print every device attribute");
     auto json = std::make_shared<bool>(false);
     command->add_flag("--json", *json, "Print JSON (for scripts) instead of text");
-    command->callback([all, json] {
+    auto topology = std::make_shared<bool>(false);
+    command->add_flag("--topology", *topology,
+                      "Print the links between GPUs (like nvidia-smi topo -m) and each GPU's readings");
+    command->callback([all, json, topology] {
         if (*json) return print_json(*all);
+        if (*topology) {
+            if (const int rc = print_topology(); rc != 0) throw CLI::RuntimeError(rc);
+            return;
+        }
         try {
             const int version = system::driver_version();
             std::printf("CUDA driver %d.%d (%s), cudacore built for CUDA %d.%d\n", version / 1000,

@@ -35,6 +35,7 @@
 #include "cudacore/stream.hpp"
 #include "cudacore/system.hpp"
 #include "cudacore/system_info.hpp"
+#include "cudacore/system_topology.hpp"
 #include "cudacore/tiered_program_cache.hpp"
 #include "cudacore/version.hpp"
 #include "cudacore/warnings.hpp"

@@ -7,11 +7,14 @@
 ///
 /// SystemDevice is a small value (NVML's device handle, valid for the life of the process);
 /// every reading is taken anew when asked for. Device::system_device() finds a CUDA device's
-/// SystemDevice by UUID. Readings the GPU does not support throw NvmlError
-/// (NVML_ERROR_NOT_SUPPORTED); thread-safe.
+/// SystemDevice by UUID. The single readings (memory(), temperature_celsius()...) throw NvmlError
+/// when the GPU does not support them (NVML_ERROR_NOT_SUPPORTED); readings(), ecc(), processes()
+/// and nvlinks() report an unsupported reading as an empty std::optional instead, so one query
+/// answers for every GPU. Thread-safe. Topology between GPUs: cudacore/system_topology.hpp.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +47,56 @@ struct Clocks {
     unsigned max_memory_mhz = 0;  ///< highest memory clock, MHz (nvmlDeviceGetMaxClockInfo)
 };
 
+/// ECC mode and error counts; each field is empty when the GPU or driver does not report it.
+struct EccReport {
+    std::optional<bool> enabled;  ///< ECC on now (nvmlDeviceGetEccMode, current)
+    std::optional<bool> pending;  ///< ECC on after the next reboot (nvmlDeviceGetEccMode, pending)
+    /// Corrected errors since the driver loaded (NVML_VOLATILE_ECC).
+    std::optional<std::uint64_t> corrected_volatile;
+    /// Uncorrected errors since the driver loaded (NVML_VOLATILE_ECC).
+    std::optional<std::uint64_t> uncorrected_volatile;
+    /// Corrected errors over the GPU's life (NVML_AGGREGATE_ECC).
+    std::optional<std::uint64_t> corrected_aggregate;
+    /// Uncorrected errors over the GPU's life (NVML_AGGREGATE_ECC).
+    std::optional<std::uint64_t> uncorrected_aggregate;
+};
+
+/// A compute process running on a GPU (nvmlDeviceGetComputeRunningProcesses_v3).
+struct GpuProcess {
+    unsigned pid = 0;  ///< operating-system process id (of the host's pid namespace)
+    /// Device memory the process holds, bytes; empty when NVML cannot tell (inside a container,
+    /// under some virtualisation).
+    std::optional<std::uint64_t> used_memory_bytes;
+};
+
+/// One NVLink of a GPU and what is at its other end.
+struct NvLink {
+    unsigned link = 0;    ///< the link's number on this GPU (0 .. NVML_NVLINK_MAX_LINKS-1)
+    bool active = false;  ///< the link is up (nvmlDeviceGetNvLinkState)
+    /// PCI bus id of the other end, NVML's form ("00000000:19:00.0"); empty when not readable
+    /// (an inactive link).
+    std::string remote_pci_bus_id;
+    /// NVML index of the GPU at the other end; empty when the other end is not a GPU NVML sees
+    /// (an NVSwitch, say).
+    std::optional<unsigned> remote_index;
+};
+
+/// Every reading of one GPU at once; a reading the GPU or driver does not support is empty.
+struct SystemReadings {
+    std::optional<MemoryUsage> memory;        ///< memory()
+    std::optional<Utilization> utilization;   ///< utilization()
+    std::optional<int> temperature_celsius;   ///< temperature_celsius()
+    std::optional<double> power_watts;        ///< power_watts()
+    std::optional<double> power_limit_watts;  ///< power_limit_watts()
+    std::optional<unsigned> sm_mhz;           ///< SM clock now, MHz
+    std::optional<unsigned> memory_mhz;       ///< memory clock now, MHz
+    std::optional<unsigned> max_sm_mhz;       ///< highest SM clock, MHz
+    std::optional<unsigned> max_memory_mhz;   ///< highest memory clock, MHz
+    EccReport ecc;                            ///< ecc()
+    std::optional<std::vector<GpuProcess>> processes;  ///< processes()
+    std::optional<std::vector<NvLink>> nvlinks;        ///< nvlinks()
+};
+
 /// A device as NVML sees it: name, temperature, power, utilisation, memory.
 class SystemDevice {
 public:
@@ -69,6 +122,20 @@ public:
     double power_limit_watts() const;  ///< enforced limit
     /// Current and highest clocks (five NVML readings, each of which may throw NvmlError).
     Clocks clocks() const;
+
+
+    /// ECC mode and error counts; fields the GPU does not report are empty. Throws NvmlError only
+    /// for failures other than "not supported" (a GPU that fell off the bus, say).
+    EccReport ecc() const;
+    /// The compute processes on this GPU with the memory each holds; empty when the driver
+    /// cannot list them. Throws NvmlError as ecc() does.
+    std::optional<std::vector<GpuProcess>> processes() const;
+    /// Every NVLink NVML reports for this GPU (active or not), with the GPU at the other end
+    /// found by PCI bus id; empty when the GPU has no NVLink or the driver cannot tell. Throws
+    /// NvmlError as ecc() does.
+    std::optional<std::vector<NvLink>> nvlinks() const;
+    /// Every reading at once, each empty when not supported. Throws NvmlError as ecc() does.
+    SystemReadings readings() const;
 
     /// NVML's nvmlDevice_t.
     void* handle() const noexcept { return handle_; }

@@ -30,6 +30,11 @@ LoadedNvml load_nvml() {
     }
 #include "loader/nvml_functions.inc"
 #undef CUDACORE_NVML_FUNCTION
+        // Optional: a missing one stays null and its readings report "not supported".
+#define CUDACORE_NVML_FUNCTION(name) \
+    out.api.name = reinterpret_cast<decltype(out.api.name)>(find_symbol(library, #name));
+#include "loader/nvml_optional_functions.inc"
+#undef CUDACORE_NVML_FUNCTION
         // NVML is never shut down: handles stay valid for the life of the process.
         const nvmlReturn_t status = out.api.nvmlInit_v2();
         if (status != NVML_SUCCESS) {

@@ -16,12 +16,19 @@ namespace cudacore::detail {
 struct NvmlApi {
 #define CUDACORE_NVML_FUNCTION(name) decltype(&::name) name = nullptr;
 #include "loader/nvml_functions.inc"
+#include "loader/nvml_optional_functions.inc"
 #undef CUDACORE_NVML_FUNCTION
     std::string path;
 };
 
 // Loaded and initialised (nvmlInit_v2 succeeded).
 const NvmlApi& nvml();
+
+// A reading this GPU or driver cannot give (not an error of the query).
+inline bool nvml_not_supported(nvmlReturn_t status) {
+    return status == NVML_ERROR_NOT_SUPPORTED || status == NVML_ERROR_FUNCTION_NOT_FOUND ||
+           status == NVML_ERROR_NO_PERMISSION;
+}
 
 // Throws SystemInfoError naming the call, NVML's status text and the object.
 void check_nvml(nvmlReturn_t status, const char* call, const std::string& object);
