@@ -8,11 +8,12 @@
 // dump reads the driver's one process-wide buffer, so the lines of one call could only be told
 // apart with an iterator taken (cuLogsCurrent) before every call, which is work on the
 // successful path, and other threads' lines would be mixed in. The reference does not name the
-// thread the callback runs on; the programming guide's log format tags each message with the id
-// of the thread whose call wrote it, inside that call ("Returning 1 (CUDA_ERROR_INVALID_VALUE)
-// from cuLogsDumpToMemory"), and the callback is handed the message as it is written, so it runs
-// in the failing call, on its thread. The GPU test (tests/gpu/errors/driver_log_test.cpp) checks
-// it: each error carries the text of its own failure.
+// thread the callback runs on; on a 580 driver (CUDA 13.0) the driver calls it inside the
+// failing call, on the calling thread, before the call returns (a message such as "Allocation
+// not found", then "Returning 1 (CUDA_ERROR_INVALID_VALUE) from cuMemcpyHtoD_v2"), and statuses
+// that are answers rather than failures (CUDA_ERROR_NOT_READY from a query) log nothing. The GPU
+// test (tests/gpu/errors/driver_log_test.cpp) checks both: each error carries the text of its
+// own failure, and another thread's lines stay there.
 #pragma once
 
 #include <cuda.h>
