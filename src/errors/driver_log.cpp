@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace cudacore::detail {
 
@@ -42,8 +43,11 @@ std::vector<std::string> take_driver_log() {
     if (count == 0) return out;
     const std::size_t held = std::min(count, kDriverLogLines);
     out.reserve(held + 1);
-    if (count > held)
-        out.push_back("(" + std::to_string(count - held) + " earlier lines dropped)");
+    if (count > held) {
+        std::string dropped = std::to_string(count - held);  // appended, not '"(" + ...': GCC 12
+        dropped.insert(0, 1, '(');                           // warns falsely (-Wrestrict) there
+        out.push_back(std::move(dropped) + " earlier lines dropped)");
+    }
     for (std::size_t i = count - held; i < count; ++i) {
         const std::size_t slot = i % kDriverLogLines;
         std::string line(ring.lines[slot], ring.sizes[slot]);
