@@ -12,7 +12,8 @@ set(CUDACORE_LOADER_SOURCES
 set(CUDACORE_ERRORS_SOURCES
   src/errors/errors.cpp
   src/errors/driver_status.cpp
-  src/errors/warnings.cpp)
+  src/errors/warnings.cpp
+  src/errors/driver_log.cpp)
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
   src/support/child_process.cpp

@@ -66,6 +66,10 @@ public:
     /// Makes the error from the status, the call that returned it and the object involved; what()
     /// names all three with the status's name and text.
     DriverError(CUresult status, std::string call, std::string object);
+    /// Makes the error as above, with the lines the driver logged for the failed call (CUDA 12.9
+    /// and later); what() ends with "; driver log: LINE | LINE" when there are any.
+    DriverError(CUresult status, std::string call, std::string object,
+                std::vector<std::string> driver_log);
     /// The status the call returned.
     CUresult status() const noexcept { return status_; }
     /// Its name ("CUDA_ERROR_OUT_OF_MEMORY"), as driver_status_name().
@@ -76,6 +80,10 @@ public:
     const std::string& call() const noexcept { return call_; }
     /// The object involved (kernel, buffer, stream...), as described in what(); may be empty.
     const std::string& object() const noexcept { return object_; }
+    /// What the driver logged about this failure on the calling thread, oldest line first, as
+    /// quoted in what(): for instance which limit a launch exceeded or which argument was
+    /// invalid. Empty when the driver logged nothing, or has no error log (before CUDA 12.9).
+    const std::vector<std::string>& driver_log() const noexcept { return driver_log_; }
 
 private:
     CUresult status_;
@@ -83,6 +91,7 @@ private:
     std::string status_text_;
     std::string call_;
     std::string object_;
+    std::vector<std::string> driver_log_;
 };
 
 /// NVRTC or nvJitLink failed outside of compiling or linking proper (bad option, out of memory).

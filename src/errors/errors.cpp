@@ -1,5 +1,6 @@
 #include "cudacore/errors.hpp"
 #include "errors/closed_object.hpp"
+#include "errors/driver_log.hpp"
 
 
 #include <sstream>
@@ -87,6 +88,16 @@ DriverError::DriverError(CUresult status, std::string call, std::string object)
       status_text_(driver_status_text(status)),
       call_(std::move(call)),
       object_(std::move(object)) {}
+
+DriverError::DriverError(CUresult status, std::string call, std::string object,
+                         std::vector<std::string> driver_log)
+    : Error(driver_message(status, call, object) + detail::describe_driver_log(driver_log)),
+      status_(status),
+      status_name_(driver_status_name(status)),
+      status_text_(driver_status_text(status)),
+      call_(std::move(call)),
+      object_(std::move(object)),
+      driver_log_(std::move(driver_log)) {}
 
 CompilerApiError::CompilerApiError(std::string call, int status, std::string status_name,
                                    std::string object)

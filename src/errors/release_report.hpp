@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include <string>
+#include <vector>
 
 namespace cudacore::detail {
 
@@ -18,9 +19,11 @@ public:
     ~ReleaseErrorCapture();
     ReleaseErrorCapture(const ReleaseErrorCapture&) = delete;
     ReleaseErrorCapture& operator=(const ReleaseErrorCapture&) = delete;
-    // Keeps a failure (the first one); called by report_release_failure.
-    void keep(CUresult status, const char* call, const std::string& object) noexcept;
-    // Throws the kept failure as DriverError(status, call, object), if any.
+    // Keeps a failure (the first one) with the driver's log lines for it; called by
+    // report_release_failure.
+    void keep(CUresult status, const char* call, const std::string& object,
+              std::vector<std::string> driver_log) noexcept;
+    // Throws the kept failure as DriverError(status, call, object, driver_log), if any.
     void rethrow();
 
 private:
@@ -28,10 +31,12 @@ private:
     CUresult status_ = CUDA_SUCCESS;
     std::string call_;
     std::string object_;
+    std::vector<std::string> driver_log_;
 };
 
-// Reports "CALL failed: NAME (N): TEXT [OBJECT] while releasing" as WarningKind::release_failed
-// (nothing for success). Never throws.
+// Reports "CALL failed: NAME (N): TEXT [OBJECT] while releasing; driver log: LINE | LINE" as
+// WarningKind::release_failed (nothing for success; the log part only where the driver logged
+// something on this thread, errors/driver_log.hpp). Never throws.
 void report_release_failure(CUresult status, const char* call, const std::string& object) noexcept;
 
 }  // namespace cudacore::detail

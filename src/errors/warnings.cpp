@@ -44,6 +44,7 @@ void warn(WarningKind kind, const std::string& message) noexcept {
 }  // namespace cudacore
 
 #include "cudacore/errors.hpp"
+#include "errors/driver_log.hpp"
 #include "errors/release_report.hpp"
 
 namespace cudacore::detail {
@@ -58,12 +59,13 @@ ReleaseErrorCapture::ReleaseErrorCapture() noexcept : outer_(active_capture) {
 
 ReleaseErrorCapture::~ReleaseErrorCapture() { active_capture = outer_; }
 
-void ReleaseErrorCapture::keep(CUresult status, const char* call,
-                               const std::string& object) noexcept {
+void ReleaseErrorCapture::keep(CUresult status, const char* call, const std::string& object,
+                               std::vector<std::string> driver_log) noexcept {
     if (status_ != CUDA_SUCCESS) return;
     try {
         call_ = call;
         object_ = object;
+        driver_log_ = std::move(driver_log);
         status_ = status;
     } catch (...) {
     }
@@ -72,20 +74,27 @@ void ReleaseErrorCapture::keep(CUresult status, const char* call,
 void ReleaseErrorCapture::rethrow() {
     if (status_ == CUDA_SUCCESS) return;
     const CUresult status = std::exchange(status_, CUDA_SUCCESS);
-    throw DriverError(status, std::move(call_), std::move(object_));
+    throw DriverError(status, std::move(call_), std::move(object_), std::move(driver_log_));
 }
 
 void report_release_failure(CUresult status, const char* call, const std::string& object) noexcept {
     if (status == CUDA_SUCCESS) return;
+    std::vector<std::string> driver_log;
+    try {
+        driver_log = take_driver_log();
+    } catch (...) {
+        discard_driver_log();
+    }
     if (active_capture) {
-        active_capture->keep(status, call, object);
+        active_capture->keep(status, call, object, std::move(driver_log));
         return;
     }
     try {
         warn(WarningKind::release_failed,
              std::string(call) + " failed: " + driver_status_name(status) + " (" +
                  std::to_string(static_cast<int>(status)) + "): " + driver_status_text(status) +
-                 (object.empty() ? std::string() : " [" + object + "]") + " while releasing");
+                 (object.empty() ? std::string() : " [" + object + "]") + " while releasing" +
+                 describe_driver_log(driver_log));
     } catch (...) {
     }
 }

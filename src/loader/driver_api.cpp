@@ -1,6 +1,7 @@
 #include "loader/driver_api.hpp"
 
 #include "cudacore/errors.hpp"
+#include "errors/driver_log.hpp"
 #include "errors/driver_status_lookup.hpp"
 #include "loader/dynamic_library.hpp"
 
@@ -130,6 +131,11 @@ const DriverState& driver_state() {
     static const DriverState* state = [] {
         auto* s = new DriverState(load_driver());  // intentionally leaked: valid during exit
         if (!s->failure) {
+            // Once per process, for its whole life (never unregistered: errors may come from
+            // static destructors). A driver without error logs, or refusing the callback, gives
+            // errors without log lines, as before.
+            if (s->api.cuLogsRegisterCallback)
+                s->api.cuLogsRegisterCallback(driver_log_callback, nullptr, nullptr);
             loaded_driver.store(&s->api, std::memory_order_release);
             set_driver_status_lookup(loaded_driver_status);
         }
@@ -157,7 +163,13 @@ bool driver_available() noexcept {
 }
 
 void throw_driver_error(CUresult status, const char* call, const std::string& object) {
-    throw DriverError(status, call, object);
+    // Only here, on failure, is the thread's log read (and emptied for the next failure).
+    throw DriverError(status, call, object, take_driver_log());
+}
+
+void throw_driver_error(CUresult status, const char* call, const std::string& object,
+                        std::vector<std::string> driver_log) {
+    throw DriverError(status, call, object, std::move(driver_log));
 }
 
 }  // namespace cudacore::detail

@@ -2,12 +2,16 @@
 // cuGetProcAddress for the CUDA version of the headers cudacore was built with.
 #pragma once
 
+#include "errors/driver_log.hpp"
+
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
 #include <atomic>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 // cudaGLTypedefs.h's types of the two OpenGL entry points, written out (GLuint and GLenum are
 // unsigned int) so that the driver table needs no GL/gl.h; redeclaring a typedef with the same
@@ -58,7 +62,13 @@ inline const DriverApi* driver_if_loaded() noexcept {
 // Whether a usable driver is present (loads it on first call). Never throws.
 bool driver_available() noexcept;
 
+// Throws DriverError(status, call, object) with the lines the driver logged for the failure on
+// this thread (errors/driver_log.hpp), emptying them for the next failure.
 [[noreturn]] void throw_driver_error(CUresult status, const char* call, const std::string& object);
+// The same with the lines already taken (take_driver_log), for a caller whose description of
+// the object may itself call the driver.
+[[noreturn]] void throw_driver_error(CUresult status, const char* call, const std::string& object,
+                                     std::vector<std::string> driver_log);
 
 // Throws DriverError when status is not CUDA_SUCCESS. On hot paths pass the object as a
 // callable returning its description, so the string is only built on failure:
@@ -77,7 +87,9 @@ template <typename Describe>
 [[noreturn, gnu::noinline, gnu::cold]] void throw_described_driver_error(CUresult status,
                                                                          const char* call,
                                                                          Describe& describe) {
-    throw_driver_error(status, call, describe());
+    // The log first: describing the object may call the driver, and must not mix its lines in.
+    std::vector<std::string> driver_log = take_driver_log();
+    throw_driver_error(status, call, describe(), std::move(driver_log));
 }
 template <typename Describe>
     requires std::is_invocable_r_v<std::string, Describe>

@@ -191,10 +191,10 @@ Milliseconds operator-(const Event& end, const Event& start) {
     if (status == CUDA_ERROR_NOT_READY) [[unlikely]] {
         // Say which one has not completed (the common success path makes no extra call).
         const bool start_done = detail::driver().cuEventQuery(start_box.handle) != CUDA_ERROR_NOT_READY;
-        throw DriverError(status, "cuEventElapsedTime",
-                          std::string("the ") + (start_done ? "end" : "start") + " event (" +
-                              describe(start_done ? end_box : start_box) +
-                              ") has not completed; call sync() on it first");
+        detail::throw_driver_error(status, "cuEventElapsedTime",
+                                   std::string("the ") + (start_done ? "end" : "start") + " event (" +
+                                       describe(start_done ? end_box : start_box) +
+                                       ") has not completed; call sync() on it first");
     }
     detail::check(status, "cuEventElapsedTime",
                   [&] { return describe(start_box) + " -> " + describe(end_box); });

@@ -20,6 +20,7 @@
 // Buffer::close) ask nothing: like the driver, they trust the objects they are given.
 #pragma once
 
+#include "errors/driver_log.hpp"
 #include "errors/release_report.hpp"
 #include "loader/driver_api.hpp"
 
@@ -58,7 +59,11 @@ inline bool is_shutdown_status(CUresult status) noexcept {
 // shutdown status; builds the object's description only then. Never throws.
 template <class Describe>
 inline void check_release(CUresult status, const char* call, Describe&& describe) noexcept {
-    if (status == CUDA_SUCCESS || is_shutdown_status(status)) [[likely]] return;
+    if (status == CUDA_SUCCESS) [[likely]] return;
+    if (is_shutdown_status(status)) {
+        discard_driver_log();  // the normal end of an object: its lines must not reach a later error
+        return;
+    }
     try {
         report_release_failure(status, call, describe());
     } catch (...) {
