@@ -45,6 +45,7 @@ namespace cudacore {
 
 class Device;
 class SmResource;
+struct SmSplit;
 
 /// How SmResource::split() divides a device's SMs.
 struct SmSplitOptions {
@@ -56,16 +57,6 @@ struct SmSplitOptions {
     bool ignore_sm_coscheduling = false;
     /// Compute 9.0+: prefer groups that allow the largest thread clusters.
     bool max_cluster_size = false;
-};
-
-/// The groups SmResource::split() made, and the remainder.
-struct SmSplit {
-    std::vector<SmResource> groups{};  ///< the groups, each with at least min_sm_count SMs
-    /// The SMs no group took (sm_count() 0 when the split was exact); it has weaker guarantees
-    /// than the groups (the driver's advice: use it with care).
-    std::vector<SmResource> remainder{};  ///< empty or one element
-    /// "device 0: 132 SMs -> 2 groups of 64, 64 SMs; remainder 4 SMs"
-    std::string describe() const;
 };
 
 /// A set of SMs of one device (CU_DEV_RESOURCE_TYPE_SM): the whole device, a group of a split,
@@ -103,6 +94,16 @@ private:
     std::shared_ptr<const CUdevResource> data_;
     int ordinal_ = -1;
     bool from_split_ = false;
+};
+
+/// The groups SmResource::split() made, and the remainder.
+struct SmSplit {
+    std::vector<SmResource> groups{};  ///< the groups, each with at least min_sm_count SMs
+    /// The SMs no group took (sm_count() 0 when the split was exact); it has weaker guarantees
+    /// than the groups (the driver's advice: use it with care).
+    std::vector<SmResource> remainder{};  ///< empty or one element
+    /// "device 0: 132 SMs -> 2 groups of 64, 64 SMs; remainder 4 SMs"
+    std::string describe() const;
 };
 
 /// Every SM of `device` (cuDeviceGetDevResource).
