@@ -17,21 +17,9 @@ namespace {
 using namespace cudacore;
 
 // `text` holds `part` (the whole text shown when it does not).
-#define EXPECT_CONTAINS(text, part) \
-    EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
+using cudacore::test::expect_invalid;
 
 constexpr const char* kSource = R"(extern "C" __global__ void add_one(float* data) { data[threadIdx.x] += 1.0f; })";
-
-// The message of the InvalidArgumentError `call` throws ("" when it throws nothing).
-template <class Call>
-std::string refusal(Call&& call) {
-    try {
-        call();
-    } catch (const InvalidArgumentError& error) {
-        return error.what();
-    }
-    return "";
-}
 
 ProgramOptions options_named(const std::string& name) {
     ProgramOptions options;
@@ -53,14 +41,12 @@ TEST(ObjectCodeClose, ClosedCallsNameTheCallAndTheCode) {
     EXPECT_FALSE(code.is_loaded());
     EXPECT_FALSE(code.handle().has_value());
     // The calls that need the value refuse before any driver call (none is needed here).
-    const std::string message = refusal([&] { code.get_kernel("add_one"); });
-    EXPECT_CONTAINS(message, "ObjectCode::get_kernel");
-    EXPECT_CONTAINS(message, "ptx 'saxpy.ptx' is closed");
-    EXPECT_CONTAINS(refusal([&] { code.serialize(); }), "ObjectCode::serialize: ptx 'saxpy.ptx' is closed");
-    EXPECT_CONTAINS(refusal([&] { code.load(); }), "ObjectCode::load");
-    EXPECT_CONTAINS(refusal([&] { code.library_handle(); }), "ObjectCode::library_handle");
-    EXPECT_CONTAINS(refusal([&] { code.get_global("x"); }), "ObjectCode::get_global");
-    EXPECT_CONTAINS(refusal([&] { code.lowered_name("a"); }), "ObjectCode::lowered_name");
+    expect_invalid([&] { code.get_kernel("add_one"); }, {"ObjectCode::get_kernel", "ptx 'saxpy.ptx' is closed"});
+    expect_invalid([&] { code.serialize(); }, {"ObjectCode::serialize: ptx 'saxpy.ptx' is closed"});
+    expect_invalid([&] { code.load(); }, {"ObjectCode::load"});
+    expect_invalid([&] { code.library_handle(); }, {"ObjectCode::library_handle"});
+    expect_invalid([&] { code.get_global("x"); }, {"ObjectCode::get_global"});
+    expect_invalid([&] { code.lowered_name("a"); }, {"ObjectCode::lowered_name"});
 }
 
 TEST(ObjectCodeClose, CopiesKeepTheirShareAndCloseTwiceIsHarmless) {
@@ -87,7 +73,7 @@ TEST(ObjectCodeClose, CopiesKeepTheirShareAndCloseTwiceIsHarmless) {
 TEST(ObjectCodeClose, ALinkerRefusesAClosedInput) {
     ObjectCode code = ObjectCode::from_ptx(std::string(".version 8.0\n"), "gone.ptx");
     code.close();
-    EXPECT_CONTAINS(refusal([&] { Linker({code}); }), "ptx 'gone.ptx' is closed");
+    expect_invalid([&] { Linker({code}); }, {"ptx 'gone.ptx' is closed"});
 }
 
 TEST(ProgramClose, ClosedCallsNameTheCallAndTheProgram) {
@@ -98,9 +84,9 @@ TEST(ProgramClose, ClosedCallsNameTheCallAndTheProgram) {
     program.close();
     EXPECT_TRUE(program.is_closed());
     EXPECT_TRUE(std::holds_alternative<std::monostate>(program.handle()));
-    EXPECT_CONTAINS(refusal([&] { program.compile(CodeType::ptx); }), "Program::compile: program 'add_one.cu' is closed");
-    EXPECT_CONTAINS(refusal([&] { program.flags(CodeType::ptx); }), "Program::flags");
-    EXPECT_CONTAINS(refusal([&] { program.backend(); }), "Program::backend");
+    expect_invalid([&] { program.compile(CodeType::ptx); }, {"Program::compile: program 'add_one.cu' is closed"});
+    expect_invalid([&] { program.flags(CodeType::ptx); }, {"Program::flags"});
+    expect_invalid([&] { program.backend(); }, {"Program::backend"});
     EXPECT_EQ(program.source(), kSource);  // the queries keep their values
     program.close();                       // nothing more
     // The copy and the code compiled before stay usable.
@@ -121,8 +107,8 @@ TEST(LinkerClose, ClosedCallsNameTheCallAndTheLinker) {
     EXPECT_TRUE(linker.is_closed());
     EXPECT_TRUE(linker.inputs().empty());
     EXPECT_TRUE(std::holds_alternative<std::monostate>(linker.handle()));
-    EXPECT_CONTAINS(refusal([&] { linker.link(); }), "Linker::link: linker 'app' is closed");
-    EXPECT_CONTAINS(refusal([&] { linker.flags(); }), "Linker::flags");
+    expect_invalid([&] { linker.link(); }, {"Linker::link: linker 'app' is closed"});
+    expect_invalid([&] { linker.flags(); }, {"Linker::flags"});
     linker.close();  // nothing more
     EXPECT_FALSE(copy.is_closed());
     EXPECT_EQ(copy.inputs().size(), 1u);
@@ -152,7 +138,7 @@ TEST(MemoryResourceClose, RefusesNewMemoryAndStillTakesBackTheOld) {
     resource->close();
     EXPECT_TRUE(resource->is_closed());
     EXPECT_EQ(resource->closes, 1);
-    EXPECT_CONTAINS(refusal([&] { resource->allocate_pointer(16, nullptr); }), "MemoryResource::allocate_pointer: counting resource is closed");
+    expect_invalid([&] { resource->allocate_pointer(16, nullptr); }, {"MemoryResource::allocate_pointer: counting resource is closed"});
     resource->deallocate_pointer(pointer, 16, nullptr);  // memory handed out before goes back
     EXPECT_EQ(resource->frees, 1);
     resource->close();  // nothing more: do_close runs once

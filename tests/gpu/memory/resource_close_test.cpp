@@ -15,18 +15,7 @@ namespace {
 
 using namespace cudacore;
 
-#define EXPECT_CONTAINS(text, part) \
-    EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
-
-template <class Call>
-std::string refusal(Call&& call) {
-    try {
-        call();
-    } catch (const InvalidArgumentError& error) {
-        return error.what();
-    }
-    return "";
-}
+using cudacore::test::expect_invalid;
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
@@ -46,10 +35,9 @@ TEST(ResourceCloseGpu, AnOwnedPoolGivesItsReserveBackAndLiveBuffersKeepWorking) 
     // What is left reserved is at most what the live buffer needs.
     EXPECT_LT(resource->reserved_memory(), 64 * kMiB);
     EXPECT_GE(resource->used_memory(), kMiB);
-    const std::string message = refusal([&] { resource->allocate(kMiB, stream); });
-    EXPECT_CONTAINS(message, "MemoryResource::allocate: " + resource->description() + " is closed");
-    EXPECT_CONTAINS(refusal([&] { resource->allocate_pointer(kMiB, stream.handle()); }),
-                    "MemoryResource::allocate_pointer");
+    const std::string closed = "MemoryResource::allocate: " + resource->description() + " is closed";
+    expect_invalid([&] { resource->allocate(kMiB, stream); }, {closed.c_str()});
+    expect_invalid([&] { resource->allocate_pointer(kMiB, stream.handle()); }, {"MemoryResource::allocate_pointer"});
     // The buffer allocated before still works, and is freed into the closed pool.
     live.fill_uint32(0x01020304u, stream);
     std::vector<std::uint32_t> host(kMiB / 4);
@@ -73,7 +61,7 @@ TEST(ResourceCloseGpu, ACachingResourceGivesItsBlocksBack) {
     resource->close();
     EXPECT_EQ(resource->statistics().bytes_cached, 0u);
     EXPECT_EQ(resource->statistics().bytes_reserved, 0u);
-    EXPECT_CONTAINS(refusal([&] { resource->allocate(kMiB, stream); }), "is closed");
+    expect_invalid([&] { resource->allocate(kMiB, stream); }, {"is closed"});
 }
 
 TEST(ResourceCloseGpu, PinnedAndManagedResourcesRefuseOnceClosed) {
@@ -83,13 +71,13 @@ TEST(ResourceCloseGpu, PinnedAndManagedResourcesRefuseOnceClosed) {
     auto pinned = std::make_shared<PinnedMemoryResource>(device);
     Buffer host = pinned->allocate(4096, stream);
     pinned->close();
-    EXPECT_CONTAINS(refusal([&] { pinned->allocate(16, stream); }), "is closed");
+    expect_invalid([&] { pinned->allocate(16, stream); }, {"is closed"});
     host.span<int>()[0] = 5;  // still valid
     EXPECT_EQ(host.span<int>()[0], 5);
     host.close();
     auto managed = std::make_shared<ManagedMemoryResource>(device);
     managed->close();
-    EXPECT_CONTAINS(refusal([&] { managed->allocate(16, stream); }), "is closed");
+    expect_invalid([&] { managed->allocate(16, stream); }, {"is closed"});
 }
 
 TEST(ResourceCloseGpu, TheDevicesDefaultResourceRefusesCloseAndKeepsAllocating) {
@@ -97,9 +85,8 @@ TEST(ResourceCloseGpu, TheDevicesDefaultResourceRefusesCloseAndKeepsAllocating) 
     Device device(0);
     Stream stream = device.create_stream();
     auto shared_default = device.memory_resource();
-    const std::string message = refusal([&] { shared_default->close(); });
-    EXPECT_CONTAINS(message, "MemoryResource::close");
-    EXPECT_CONTAINS(message, "default resource, shared by the whole process");
+    expect_invalid([&] { shared_default->close(); },
+                   {"MemoryResource::close", "default resource, shared by the whole process"});
     EXPECT_FALSE(shared_default->is_closed());
     Buffer buffer = device.allocate(4096, stream);  // the process's default still works
     buffer.fill_byte(7, stream);
@@ -118,10 +105,10 @@ TEST(MemoryPoolCloseGpu, AClosedPoolObjectRefusesAndItsCopyWorks) {
     pool.close();
     EXPECT_TRUE(pool.is_closed());
     EXPECT_EQ(pool.handle(), nullptr);
-    EXPECT_CONTAINS(refusal([&] { pool.used_mem_current(); }),
-                    "MemoryPool::used_mem_current: " + pool.description() + " is closed");
-    EXPECT_CONTAINS(refusal([&] { pool.trim_to(0); }), "MemoryPool::trim_to");
-    EXPECT_CONTAINS(refusal([&] { pool.attributes(); }), "MemoryPool::attributes");
+    const std::string pool_closed = "MemoryPool::used_mem_current: " + pool.description() + " is closed";
+    expect_invalid([&] { pool.used_mem_current(); }, {pool_closed.c_str()});
+    expect_invalid([&] { pool.trim_to(0); }, {"MemoryPool::trim_to"});
+    expect_invalid([&] { pool.attributes(); }, {"MemoryPool::attributes"});
     pool.close();  // nothing more
     EXPECT_FALSE(watch.expired());
     EXPECT_EQ(copy.used_mem_current(), 0u);

@@ -16,18 +16,7 @@ namespace {
 
 using namespace cudacore;
 
-#define EXPECT_CONTAINS(text, part) \
-    EXPECT_NE(std::string(text).find(part), std::string::npos) << (text)
-
-template <class Call>
-std::string refusal(Call&& call) {
-    try {
-        call();
-    } catch (const InvalidArgumentError& error) {
-        return error.what();
-    }
-    return "";
-}
+using cudacore::test::expect_invalid;
 
 std::size_t free_device_memory() {
     std::size_t free = 0, total = 0;
@@ -58,12 +47,12 @@ TEST(CudaArrayCloseGpu, TheLastHolderGivesTheMemoryBack) {
     EXPECT_TRUE(array.is_closed());
     EXPECT_EQ(array.handle(), nullptr);
     EXPECT_EQ(array.description(), described + " (closed)");
-    EXPECT_CONTAINS(refusal([&] { TextureObject::from_array(array); }),
-                    "TextureObject::from_array: " + described + " is closed (CudaArray::close");
-    EXPECT_CONTAINS(refusal([&] { SurfaceObject::from_array(array); }), "SurfaceObject::from_array");
+    const std::string array_closed = "TextureObject::from_array: " + described + " is closed (CudaArray::close";
+    expect_invalid([&] { TextureObject::from_array(array); }, {array_closed.c_str()});
+    expect_invalid([&] { SurfaceObject::from_array(array); }, {"SurfaceObject::from_array"});
     Stream stream = device.create_stream();
     std::vector<float> host(4);
-    EXPECT_CONTAINS(refusal([&] { copy_to_array(stream, array, host.data(), 16); }), "is closed");
+    expect_invalid([&] { copy_to_array(array, host.data(), 16, stream); }, {"is closed"});
     array.close();  // nothing more
 }
 
@@ -79,8 +68,8 @@ TEST(CudaArrayCloseGpu, CopiesAndObjectsOverItKeepTheArray) {
     array->close();
     // The copy works on the same array.
     std::vector<float> in(4, 2.5f), out(4, 0.0f);
-    copy_to_array(stream, copy, in.data(), in.size() * sizeof(float), {}, {.width = 1, .height = 1});
-    copy_from_array(stream, copy, out.data(), out.size() * sizeof(float), {}, {.width = 1, .height = 1});
+    copy_to_array(copy, in.data(), in.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
+    copy_from_array(copy, out.data(), out.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
     stream.sync();
     EXPECT_EQ(out, in);
     copy.close();
@@ -113,10 +102,8 @@ TEST(TextureCloseGpu, ALaunchGivenAClosedTextureOrSurfaceRefuses) {
     texture.close();
     surface.close();
     surface.close();  // nothing more
-    EXPECT_CONTAINS(refusal([&] { launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, texture); }),
-                    "launch: texture object");
-    EXPECT_CONTAINS(refusal([&] { launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, surface); }),
-                    "is closed (SurfaceObject::close");
+    expect_invalid([&] { launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, texture); }, {"launch: texture object"});
+    expect_invalid([&] { launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, surface); }, {"is closed (SurfaceObject::close"});
     // The copy still launches.
     launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, texture_copy);
     stream.sync();
@@ -133,13 +120,12 @@ TEST(MipmappedArrayCloseGpu, LevelsKeepTheirArrayAndTheClosedOneRefuses) {
     EXPECT_TRUE(mipmapped.is_closed());
     EXPECT_EQ(mipmapped.handle(), nullptr);
     EXPECT_EQ(mipmapped.levels(), 0u);
-    EXPECT_CONTAINS(refusal([&] { mipmapped.level(0); }), "MipmappedArray::level: mipmapped 2D");
-    EXPECT_CONTAINS(refusal([&] { mipmapped.level(0); }), "is closed (MipmappedArray::close");
+    expect_invalid([&] { mipmapped.level(0); }, {"MipmappedArray::level: mipmapped 2D", "is closed (MipmappedArray::close"});
     // The level view holds the mipmapped array: still usable.
     Stream stream = device.create_stream();
     std::vector<float> in(128 * 128, 1.5f), out(128 * 128, 0.0f);
-    copy_to_array(stream, level, in.data(), in.size() * sizeof(float));
-    copy_from_array(stream, level, out.data(), out.size() * sizeof(float));
+    copy_to_array(level, in.data(), in.size() * sizeof(float), stream);
+    copy_from_array(level, out.data(), out.size() * sizeof(float), stream);
     stream.sync();
     EXPECT_EQ(out, in);
     mipmapped.close();  // nothing more
