@@ -182,9 +182,10 @@ public:
     /// new value needs, as add_* does: the kernel's library, the callable, the event, what the
     /// child graph holds (and keeps what it held before). Executable graphs made before are
     /// unchanged (see GraphExec for their own per-node changes).
-    /// Throws InvalidArgumentError naming the node and its kind when `params` is for another kind
-    /// or for a kind the driver does not let a graph change (allocation, free, conditional,
-    /// other), or when the value itself is wrong (empty Kernel, Event, Graph or function, fill
+    /// Throws GraphNodeUpdateError (graph_exec.hpp; status() CUDA_SUCCESS) naming the node and
+    /// its kind when `params` is for another kind or for a kind the driver does not let a graph
+    /// change (allocation, free, conditional, other); InvalidArgumentError when the value itself
+    /// is wrong (empty Kernel, Event, Graph or function, fill
     /// element size not 1, 2 or 4, kernel argument mismatch); DriverError naming the call, the
     /// node and the graph when the driver refuses. Not safe together with other changes to this
     /// graph.

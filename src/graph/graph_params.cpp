@@ -3,6 +3,7 @@
 #include "cudacore/graph_node_params.hpp"
 
 #include "cudacore/errors.hpp"
+#include "cudacore/graph_exec.hpp"
 #include "graph/graph_box.hpp"
 #include "runtime/kernel_box.hpp"
 #include "support/box_access.hpp"
@@ -292,12 +293,13 @@ void Graph::set_params(GraphNode node, const GraphNodeParams& params) {
     const CUgraphNodeType type = node.type();
     if (!graph_node_params_settable(type, params)) {
         const bool same_kind = graph_node_params_type(params) == type;
-        throw InvalidArgumentError(
-            "Graph::set_params: " + node.description() + " in " + description() +
-            (same_kind ? ": the driver does not let a graph change a " +
-                             graph_node_type_name(type) + " node's parameters"
-                       : " is a " + graph_node_type_name(type) + " node, not one for " +
-                             graph_node_params_name(params)));
+        // The same error as GraphExec's per-node changes: one type for "this node won't take it".
+        throw GraphNodeUpdateError(
+            "Graph::set_params", node, graph_node_type_name(type), description(),
+            same_kind ? "the driver does not let a graph change a " + graph_node_type_name(type) +
+                            " node's parameters"
+                      : "it is a " + graph_node_type_name(type) + " node, not one for " +
+                            graph_node_params_name(params));
     }
     const auto& api = detail::driver();
     const CUgraphNode handle = node.handle();
