@@ -25,9 +25,15 @@ void signal_operations(Runner& runner, const Device& device) {
     const CUstream raw_producer = producer.handle();
     const CUstream raw_consumer = consumer.handle();
     constexpr int pairs_per_batch = 64;
-    auto sync_both = [&] {
+    // Nanoseconds per pair: `pair` enqueued pairs_per_batch times, both streams synchronized
+    // outside the timing.
+    auto per_pair = [&](const auto& pair) {
+        const double ns = nanoseconds([&] {
+            for (int i = 0; i < pairs_per_batch; ++i) pair();
+        });
         producer.sync();
         consumer.sync();
+        return ns / pairs_per_batch;
     };
 
     const Event event = device.create_event();
@@ -36,26 +42,18 @@ void signal_operations(Runner& runner, const Device& device) {
         {{"raw",
           [&] {
               const CUevent raw_event = event.handle();
-              const double ns = nanoseconds([&] {
-                  for (int i = 0; i < pairs_per_batch; ++i) {
-                      detail::check(api.cuEventRecord(raw_event, raw_producer), "cuEventRecord");
-                      detail::check(api.cuStreamWaitEvent(raw_consumer, raw_event, 0),
-                                    "cuStreamWaitEvent");
-                  }
+              return per_pair([&] {
+                  detail::check(api.cuEventRecord(raw_event, raw_producer), "cuEventRecord");
+                  detail::check(api.cuStreamWaitEvent(raw_consumer, raw_event, 0), "cuStreamWaitEvent");
               });
-              sync_both();
-              return ns / pairs_per_batch;
           },
           "cuEventRecord on one stream + cuStreamWaitEvent on another (timing disabled)"},
-         {"cudacore", [&] {
-              const double ns = nanoseconds([&] {
-                  for (int i = 0; i < pairs_per_batch; ++i) {
-                      producer.record(event);
-                      consumer.wait(event);
-                  }
+         {"cudacore",
+          [&] {
+              return per_pair([&] {
+                  producer.record(event);
+                  consumer.wait(event);
               });
-              sync_both();
-              return ns / pairs_per_batch;
           },
           "Stream::record(event) + Stream::wait(event) on another stream"}});
 
@@ -64,40 +62,30 @@ void signal_operations(Runner& runner, const Device& device) {
     const auto plain = std::make_shared<SynchronousMemoryResource>(device);
     const Buffer flag = plain->allocate(sizeof(std::uint32_t), producer);
     flag.fill_uint32(0, producer);
-    sync_both();
+    producer.sync();
     std::uint32_t next = 0;
     const WaitOptions reached{.condition = WaitCondition::greater_or_equal};
+    auto raw_write_wait = [&] {
+        const CUdeviceptr word = flag.handle();
+        return per_pair([&] {
+            ++next;
+            detail::check(api.cuStreamWriteValue32(raw_producer, word, next, 0), "cuStreamWriteValue32");
+            detail::check(api.cuStreamWaitValue32(raw_consumer, word, next, CU_STREAM_WAIT_VALUE_GEQ),
+                          "cuStreamWaitValue32");
+        });
+    };
+    auto cudacore_write_wait = [&](const ValueAddress& word) {
+        return per_pair([&] {
+            ++next;
+            write_value32(word, next, producer);
+            wait_value32(word, next, consumer, reached);
+        });
+    };
     runner.compare(
         "stream_write_wait_pair", {10, 300},
-        {{"raw",
-          [&] {
-              const CUdeviceptr word = flag.handle();
-              const double ns = nanoseconds([&] {
-                  for (int i = 0; i < pairs_per_batch; ++i) {
-                      ++next;
-                      detail::check(api.cuStreamWriteValue32(raw_producer, word, next, 0),
-                                    "cuStreamWriteValue32");
-                      detail::check(api.cuStreamWaitValue32(raw_consumer, word, next,
-                                                            CU_STREAM_WAIT_VALUE_GEQ),
-                                    "cuStreamWaitValue32");
-                  }
-              });
-              sync_both();
-              return ns / pairs_per_batch;
-          },
+        {{"raw", raw_write_wait,
           "cuStreamWriteValue32 on one stream + cuStreamWaitValue32 (>=) on another"},
-         {"cudacore", [&] {
-              const ValueAddress word{.pointer = flag.handle()};
-              const double ns = nanoseconds([&] {
-                  for (int i = 0; i < pairs_per_batch; ++i) {
-                      ++next;
-                      write_value32(word, next, producer);
-                      wait_value32(word, next, consumer, reached);
-                  }
-              });
-              sync_both();
-              return ns / pairs_per_batch;
-          },
+         {"cudacore", [&] { return cudacore_write_wait({.pointer = flag.handle()}); },
           "write_value32 + wait_value32 (greater_or_equal) on another stream, the word as a raw "
           "address (nothing held)"}});
 
@@ -105,38 +93,13 @@ void signal_operations(Runner& runner, const Device& device) {
     // (by the deallocation stream's order; this loop keeps `flag` meanwhile).
     runner.compare(
         "stream_write_wait_pair_buffer", {10, 300},
-        {{"raw",
-          [&] {
-              const CUdeviceptr word = flag.handle();
-              const double ns = nanoseconds([&] {
-                  for (int i = 0; i < pairs_per_batch; ++i) {
-                      ++next;
-                      detail::check(api.cuStreamWriteValue32(raw_producer, word, next, 0),
-                                    "cuStreamWriteValue32");
-                      detail::check(api.cuStreamWaitValue32(raw_consumer, word, next,
-                                                            CU_STREAM_WAIT_VALUE_GEQ),
-                                    "cuStreamWaitValue32");
-                  }
-              });
-              sync_both();
-              return ns / pairs_per_batch;
-          },
+        {{"raw", raw_write_wait,
           "cuStreamWriteValue32 + cuStreamWaitValue32 (>=), as stream_write_wait_pair"},
-         {"cudacore", [&] {
-              const ValueAddress word{.buffer = flag};
-              const double ns = nanoseconds([&] {
-                  for (int i = 0; i < pairs_per_batch; ++i) {
-                      ++next;
-                      write_value32(word, next, producer);
-                      wait_value32(word, next, consumer, reached);
-                  }
-              });
-              sync_both();
-              return ns / pairs_per_batch;
-          },
+         {"cudacore", [&] { return cudacore_write_wait({.buffer = flag}); },
           "write_value32 + wait_value32 (greater_or_equal) on another stream, the word as a "
           "Buffer (checked; kept by its deallocation stream's order, as for copies)"}});
-    sync_both();
+    producer.sync();
+    consumer.sync();
 }
 
 }  // namespace cudacore::bench::side_by_side

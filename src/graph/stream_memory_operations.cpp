@@ -327,32 +327,35 @@ GraphNode add_memory_operations(Graph& graph, GraphDependencies dependencies,
     return GraphNode(node);
 }
 
+namespace {
+// One operation as its own node (the four single-word adders below).
+GraphNode add_single_memory_operation(Graph& graph, GraphDependencies dependencies, const MemoryOperation& operation) {
+    return add_memory_operations(graph, std::move(dependencies), {&operation, 1});
+}
+}  // namespace
+
 GraphNode add_wait_value32(Graph& graph, GraphDependencies dependencies,
                            const ValueAddress& address, std::uint32_t value,
                            const WaitOptions& options) {
-    const MemoryOperation operation = wait_value32_operation(address, value, options);
-    return add_memory_operations(graph, std::move(dependencies), {&operation, 1});
+    return add_single_memory_operation(graph, std::move(dependencies), wait_value32_operation(address, value, options));
 }
 
 GraphNode add_wait_value64(Graph& graph, GraphDependencies dependencies,
                            const ValueAddress& address, std::uint64_t value,
                            const WaitOptions& options) {
-    const MemoryOperation operation = wait_value64_operation(address, value, options);
-    return add_memory_operations(graph, std::move(dependencies), {&operation, 1});
+    return add_single_memory_operation(graph, std::move(dependencies), wait_value64_operation(address, value, options));
 }
 
 GraphNode add_write_value32(Graph& graph, GraphDependencies dependencies,
                             const ValueAddress& address, std::uint32_t value,
                             const WriteOptions& options) {
-    const MemoryOperation operation = write_value32_operation(address, value, options);
-    return add_memory_operations(graph, std::move(dependencies), {&operation, 1});
+    return add_single_memory_operation(graph, std::move(dependencies), write_value32_operation(address, value, options));
 }
 
 GraphNode add_write_value64(Graph& graph, GraphDependencies dependencies,
                             const ValueAddress& address, std::uint64_t value,
                             const WriteOptions& options) {
-    const MemoryOperation operation = write_value64_operation(address, value, options);
-    return add_memory_operations(graph, std::move(dependencies), {&operation, 1});
+    return add_single_memory_operation(graph, std::move(dependencies), write_value64_operation(address, value, options));
 }
 
 }  // namespace cudacore
