@@ -65,14 +65,17 @@ protected:
         code_ = Program(test::kSaxpySource, SourceType::cxx, options).compile(CodeType::cubin);
     }
 
-    // y = 2 x + y on `stream` over n floats (x = i, y = 1), then checks y on the host.
-    void expect_saxpy(const Stream& stream, const Buffer& x, const Buffer& y, std::size_t n) {
+    // y = 2 x + y on `stream` over n floats (x = i, y = 1), then checks y on the host. The
+    // library launched (`code`, else code_) holds `stream`, and so its context, until the
+    // library is released: it must not unload while a kernel of it may still run there.
+    void expect_saxpy(const Stream& stream, const Buffer& x, const Buffer& y, std::size_t n,
+                      const ObjectCode* code = nullptr) {
         std::vector<float> host_x(n), host_y(n, 1.0f);
         for (std::size_t i = 0; i < n; ++i) host_x[i] = static_cast<float>(i);
         x.copy_from(host_x, stream);
         y.copy_from(host_y, stream);
         launch(stream, LaunchConfig{.grid = static_cast<unsigned>((n + 127) / 128), .block = 128},
-               code_->get_kernel("saxpy"), 2.0f, x, y, n);
+               (code ? *code : *code_).get_kernel("saxpy"), 2.0f, x, y, n);
         y.copy_to(host_y, stream);
         stream.sync();
         std::size_t wrong = 0;
@@ -161,6 +164,8 @@ TEST_F(CreatedContextGpu, ObjectsWorkAndReleaseInAnyOrder) {
         std::optional<Context> context = Context::create(*device_);
         const std::weak_ptr<detail::ContextBox> box = detail::box_of(*context);
         const CUcontext handle = context->handle();
+        // This seed's own library (the same cubin): it holds the streams it ran on.
+        std::optional<ObjectCode> code = ObjectCode::from_cubin(code_->code(), "saxpy");
 
         std::optional<Stream> stream = context->create_stream();
         EXPECT_EQ(stream->context(), *context);
@@ -172,17 +177,17 @@ TEST_F(CreatedContextGpu, ObjectsWorkAndReleaseInAnyOrder) {
         std::optional<Buffer> y = device_->allocate(n * sizeof(float), *stream);  // device's pool
         std::optional<Buffer> host = pinned->allocate(n * sizeof(float), *stream);
         EXPECT_EQ(context_of(x->handle()), handle);
-        expect_saxpy(*stream, *x, *y, n);
+        expect_saxpy(*stream, *x, *y, n, &*code);
 
         // A graph built node by node in the context, and one captured on its stream.
         std::optional<Graph> graph = Graph::create(*context);
         EXPECT_EQ(detail::box_of(*graph)->context, detail::box_of(*context));
-        graph->add_kernel({}, config, code_->get_kernel("saxpy"), 1.0f, *x, *y, n);  // y += x
+        graph->add_kernel({}, config, code->get_kernel("saxpy"), 1.0f, *x, *y, n);  // y += x
         std::optional<GraphExec> node_exec = graph->instantiate();
         std::optional<GraphExec> captured_exec;
         {
             GraphBuilder builder = stream->begin_capture();
-            launch(builder, config, code_->get_kernel("saxpy"), -1.0f, *x, *y, n);  // y -= x
+            launch(builder, config, code->get_kernel("saxpy"), -1.0f, *x, *y, n);  // y -= x
             captured_exec = builder.end().instantiate();
         }
         node_exec->launch(*stream);
@@ -201,7 +206,7 @@ TEST_F(CreatedContextGpu, ObjectsWorkAndReleaseInAnyOrder) {
         // The Context value goes first: what was made in it keeps it, and work still runs.
         context.reset();
         EXPECT_FALSE(box.expired());
-        expect_saxpy(*stream, *x, *y, n);
+        expect_saxpy(*stream, *x, *y, n, &*code);
 
         // Then everything else, in an order that depends on the seed; the context is destroyed
         // with the last of them.
@@ -211,6 +216,7 @@ TEST_F(CreatedContextGpu, ObjectsWorkAndReleaseInAnyOrder) {
             [&] { pinned.reset(); },      [&] { graph.reset(); },
             [&] { node_exec.reset(); },   [&] { captured_exec.reset(); },
             [&] { stream.reset(); },      [&] { event.reset(); },
+            [&] { code.reset(); },
         };
         std::shuffle(drops.begin(), drops.end(), std::mt19937(seed));
         for (std::size_t i = 0; i < drops.size(); ++i) {
@@ -373,8 +379,11 @@ TEST_F(CreatedContextGpu, TheCurrentContextGivesTheOwningContext) {
         expect_saxpy(*stream, x, y, 512);
     }
     stream.reset();
+    // The library saxpy ran from holds the stream it ran on until it is released.
+    EXPECT_FALSE(box.expired());
+    code_.reset();
     EXPECT_TRUE(test::wait_until([&] { return box.expired(); }, std::chrono::seconds(5)))
-        << "the context outlived its last stream";
+        << "the context outlived its last stream and the library launched on it";
 
     // A thread with no current context is told so.
     std::thread([] {
