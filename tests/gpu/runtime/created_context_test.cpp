@@ -165,7 +165,7 @@ TEST_F(CreatedContextGpu, ObjectsWorkAndReleaseInAnyOrder) {
         const std::weak_ptr<detail::ContextBox> box = detail::box_of(*context);
         const CUcontext handle = context->handle();
         // This seed's own library (the same cubin): it holds the streams it ran on.
-        std::optional<ObjectCode> code = ObjectCode::from_cubin(code_->code(), "saxpy");
+        std::optional<ObjectCode> code = ObjectCode::from_cubin(std::string(code_->code()), "saxpy");
 
         std::optional<Stream> stream = context->create_stream();
         EXPECT_EQ(stream->context(), *context);
