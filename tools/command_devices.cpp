@@ -69,7 +69,8 @@ nlohmann::json readings_json(const system::SystemReadings& r) {
             out["nvlinks"].push_back({{"link", l.link},
                                       {"active", l.active},
                                       {"remote_pci_bus_id", l.remote_pci_bus_id},
-                                      {"remote_index", optional_json(l.remote_index)}});
+                                      {"remote_index", optional_json(l.remote_index)},
+                                      {"to_switch", l.to_switch}});
     } else {
         out["nvlinks"] = nullptr;
     }
@@ -234,7 +235,9 @@ void print_gpu_readings(std::size_t index, const system::Topology& topology) {
         std::printf("  NVLinks                %zu, %zu active\n", r.nvlinks->size(), active);
         for (const auto& link : *r.nvlinks) {
             if (!link.active) continue;
-            const std::string peer = link.remote_index ? "GPU" + std::to_string(*link.remote_index) : "not a GPU";
+            const std::string peer = link.remote_index ? "GPU" + std::to_string(*link.remote_index)
+                                     : link.to_switch  ? "an NVSwitch"
+                                                       : "not a GPU";
             std::printf("    link %-2u              up, to %s (%s)\n", link.link,
                         link.remote_pci_bus_id.c_str(), peer.c_str());
         }

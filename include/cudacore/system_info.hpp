@@ -79,6 +79,9 @@ struct NvLink {
     /// NVML index of the GPU at the other end; empty when the other end is not a GPU NVML sees
     /// (an NVSwitch, say).
     std::optional<unsigned> remote_index;
+    /// The other end is an NVSwitch (nvmlDeviceGetNvLinkRemoteDeviceType): the link reaches
+    /// every GPU on the same switch fabric (HGX boards), not one GPU.
+    bool to_switch = false;
 };
 
 /// Every reading of one GPU at once; a reading the GPU or driver does not support is empty.

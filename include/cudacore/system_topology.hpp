@@ -57,7 +57,9 @@ struct PeerAttributes {
 /// The link between two GPUs of a Topology.
 struct GpuLink {
     std::optional<TopologyLevel> level;  ///< common ancestor; empty when not supported
-    unsigned nvlinks = 0;                ///< active NVLinks that join the two directly
+    /// Active NVLinks between the two: direct ones, plus, on an NVSwitch fabric where NVML says
+    /// the pair talks over NVLink, the first GPU's links to the switches (as nvidia-smi counts).
+    unsigned nvlinks = 0;
     PeerStatus peer;                     ///< NVML's peer-to-peer status
 };
 

@@ -122,6 +122,10 @@ std::optional<std::vector<NvLink>> SystemDevice::nvlinks() const {
             if (auto index = find_pci_bus_id(bus_ids, entry.remote_pci_bus_id))
                 entry.remote_index = static_cast<unsigned>(*index);
         }
+        nvmlIntNvLinkDeviceType_t remote_type = NVML_NVLINK_DEVICE_TYPE_UNKNOWN;
+        if (entry.active && api.nvmlDeviceGetNvLinkRemoteDeviceType &&
+            api.nvmlDeviceGetNvLinkRemoteDeviceType(nvml_handle(handle_), link, &remote_type) == NVML_SUCCESS)
+            entry.to_switch = remote_type == NVML_NVLINK_DEVICE_TYPE_SWITCH;
         links.push_back(entry);
     }
     if (!any) return std::nullopt;

@@ -114,8 +114,12 @@ Topology topology() {
             link.level = common_ancestor(gpus[i], gpus[j]);
             link.peer = peer_status(gpus[i], gpus[j]);
             if (!links) continue;
+            // Links to j itself, and on an NVSwitch fabric every link to a switch, when NVML says
+            // the pair talks over NVLink (nvidia-smi topo -m counts them the same way: NV18).
+            const bool fabric = link.peer.nvlink.value_or(false);
             for (const NvLink& nvlink : *links)
-                if (nvlink.active && nvlink.remote_index == j) ++link.nvlinks;
+                if (nvlink.active && (nvlink.remote_index == j || (fabric && nvlink.to_switch)))
+                    ++link.nvlinks;
         }
     }
     return out;
