@@ -167,8 +167,10 @@ public:
     /// it when the bundle is no longer used). Throws CacheError naming the bundle, the folder and
     /// why when it cannot be had: no cache folder in the environment, a folder that cannot be
     /// made or written (read-only, full), one owned by another user or writable by others, a
-    /// header whose name is no plain relative path (absolute, "..", empty parts: such bundles
-    /// stay in memory), or another process holding the folder's lock too long. Thread-safe.
+    /// header whose name is no plain relative path (absolute, "..", empty parts), a quoted
+    /// \#include "x.h" in a header of folder d/ while the bundle also holds "d/x.h" (a folder
+    /// finds that one beside it, memory finds "x.h"), or another process holding the folder's
+    /// lock too long. Program::compile keeps such bundles in memory. Thread-safe.
     std::filesystem::path folder() const;
 
     /// Equal when the names and digests are.

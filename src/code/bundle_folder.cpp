@@ -1,6 +1,7 @@
 #include "code/bundle_folder.hpp"
 
 #include "cudacore/errors.hpp"
+#include "code/include_directives.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cache_directory.hpp"
 #include "support/owned_folder.hpp"
@@ -15,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <set>
 #include <system_error>
@@ -34,17 +36,17 @@ constexpr const char* kOwnerLock = "owner.lock";
 constexpr std::chrono::seconds kLockWait{60};
 
 // A descriptor closed when it goes out of scope.
-struct Descriptor {
+struct OpenDescriptor {
     int fd = -1;
-    explicit Descriptor(int value) : fd(value) {}
-    Descriptor(const Descriptor&) = delete;
-    Descriptor& operator=(const Descriptor&) = delete;
-    ~Descriptor() {
+    explicit OpenDescriptor(int value) : fd(value) {}
+    OpenDescriptor(const OpenDescriptor&) = delete;
+    OpenDescriptor& operator=(const OpenDescriptor&) = delete;
+    ~OpenDescriptor() {
         if (fd >= 0) ::close(fd);
     }
 };
 
-[[noreturn]] void fail(const std::string& what, const std::string& call, const fs::path& path,
+[[noreturn]] void fail_call(const std::string& what, const std::string& call, const fs::path& path,
                        int error) {
     throw CacheError(what + ": " + call + " '" + path.string() + "' failed: " +
                      errno_name_and_text(error) +
@@ -72,6 +74,25 @@ std::string unsafe_name(const std::string& name) {
     }
 }
 
+// Why reading `bundle` from a folder could find another header than reading it from memory:
+// a quoted include "X" in a header of the folder D is looked for beside it (D/X) first in a
+// folder, while in memory it names X. Bundles made from folders never differ (such includes are
+// rewritten to the full name); ones made from pairs may. Empty when none does.
+std::string quoted_include_problem(const HeaderBundle& bundle) {
+    const std::set<std::string, std::less<>> no_wrappers;
+    for (const BundledHeader& header : bundle.headers()) {
+        const std::size_t slash = header.name.rfind('/');
+        if (slash == std::string::npos || header.content.find('"') == std::string::npos) continue;
+        const std::string folder = header.name.substr(0, slash + 1);
+        for (const IncludeOperand& operand : scan_include_directives(header.content, no_wrappers).operands) {
+            if (!operand.quoted || bundle.find(folder + operand.name) == nullptr) continue;
+            return "the header '" + header.name + "' includes \"" + operand.name + "\", which is '" +
+                   folder + operand.name + "' beside it in a folder but '" + operand.name + "' in memory";
+        }
+    }
+    return {};
+}
+
 // `<cache folder>/header-bundles`, made private (0700) where missing, and checked: a folder
 // others can write to could hand this user's compiles their headers.
 fs::path bundles_root(const std::string& what) {
@@ -79,13 +100,13 @@ fs::path bundles_root(const std::string& what) {
     if (!cache.problem.empty()) throw CacheError(what + ": no cache folder: " + cache.problem);
     std::error_code error;
     fs::create_directories(cache.path.parent_path(), error);
-    if (::mkdir(cache.path.c_str(), 0700) != 0 && errno != EEXIST) fail(what, "mkdir", cache.path, errno);
+    if (::mkdir(cache.path.c_str(), 0700) != 0 && errno != EEXIST) fail_call(what, "mkdir", cache.path, errno);
     const fs::path root = cache.path / kHeaderBundleFolders;
-    if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) fail(what, "mkdir", root, errno);
-    const Descriptor folder(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (folder.fd < 0) fail(what, "open", root, errno);
+    if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) fail_call(what, "mkdir", root, errno);
+    const OpenDescriptor folder(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (folder.fd < 0) fail_call(what, "open", root, errno);
     struct stat info {};
-    if (::fstat(folder.fd, &info) != 0) fail(what, "fstat", root, errno);
+    if (::fstat(folder.fd, &info) != 0) fail_call(what, "fstat", root, errno);
     if (info.st_uid != ::geteuid() || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
         throw CacheError(what + ": refusing '" + root.string() + "': it is owned by another user "
                          "or writable by others, who could plant headers");
@@ -98,25 +119,25 @@ void write_header(int folder, const std::string& name, const std::string& conten
                   const fs::path& display, const std::string& what) {
     int parent = folder;
     std::string_view rest = name;
-    std::vector<std::unique_ptr<Descriptor>> opened;
+    std::vector<std::unique_ptr<OpenDescriptor>> opened;
     for (std::size_t slash = rest.find('/'); slash != std::string_view::npos; slash = rest.find('/')) {
         const std::string part(rest.substr(0, slash));
         if (::mkdirat(parent, part.c_str(), 0700) != 0 && errno != EEXIST)
-            fail(what, "mkdir", display / name, errno);
-        opened.push_back(std::make_unique<Descriptor>(
+            fail_call(what, "mkdir", display / name, errno);
+        opened.push_back(std::make_unique<OpenDescriptor>(
             ::openat(parent, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)));
-        if (opened.back()->fd < 0) fail(what, "open", display / name, errno);
+        if (opened.back()->fd < 0) fail_call(what, "open", display / name, errno);
         parent = opened.back()->fd;
         rest.remove_prefix(slash + 1);
     }
-    const Descriptor file(::openat(parent, std::string(rest).c_str(),
+    const OpenDescriptor file(::openat(parent, std::string(rest).c_str(),
                                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (file.fd < 0) fail(what, "open", display / name, errno);
+    if (file.fd < 0) fail_call(what, "open", display / name, errno);
     std::size_t done = 0;
     while (done < content.size()) {
         const ssize_t wrote = ::write(file.fd, content.data() + done, content.size() - done);
         if (wrote < 0 && errno == EINTR) continue;
-        if (wrote <= 0) fail(what, "write", display / name, wrote < 0 ? errno : ENOSPC);
+        if (wrote <= 0) fail_call(what, "write", display / name, wrote < 0 ? errno : ENOSPC);
         done += static_cast<std::size_t>(wrote);
     }
 }
@@ -133,7 +154,7 @@ std::string header_problem(int folder, const BundledHeader& header, bool compare
                " bytes, not " + std::to_string(header.content.size());
     }
     if (!compare_bytes) return {};
-    const Descriptor file(::openat(folder, header.name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    const OpenDescriptor file(::openat(folder, header.name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
     if (file.fd < 0 || read_open_file_bounded(file.fd, header.name, header.content.size()) != header.content)
         return "the header '" + header.name + "' differs from the bundle's";
     return {};
@@ -146,10 +167,10 @@ public:
         : file_(::open((root / ("." + digest + ".lock")).c_str(),
                        O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) {
         const fs::path path = root / ("." + digest + ".lock");
-        if (file_.fd < 0) fail(what, "open", path, errno);
+        if (file_.fd < 0) fail_call(what, "open", path, errno);
         const auto deadline = std::chrono::steady_clock::now() + kLockWait;
         while (::flock(file_.fd, LOCK_EX | LOCK_NB) != 0) {
-            if (errno != EWOULDBLOCK && errno != EINTR) fail(what, "flock", path, errno);
+            if (errno != EWOULDBLOCK && errno != EINTR) fail_call(what, "flock", path, errno);
             if (std::chrono::steady_clock::now() > deadline) {
                 throw CacheError(what + ": another process has held '" + path.string() +
                                  "' for more than " + std::to_string(kLockWait.count()) + " s");
@@ -159,7 +180,7 @@ public:
     }
 
 private:
-    Descriptor file_;  // closing it gives the lock back
+    OpenDescriptor file_;  // closing it gives the lock back
 };
 
 OwnedFolder staging_folder(const fs::path& root, const std::string& what) {
@@ -177,7 +198,7 @@ void move_aside(const fs::path& root, const fs::path& folder, const std::string&
     if (::lstat(folder.c_str(), &info) != 0 && errno == ENOENT) return;
     OwnedFolder trash = staging_folder(root, what);
     if (::rename(folder.c_str(), (trash.path() / "damaged").c_str()) != 0 && errno != ENOENT)
-        fail(what, "rename", folder, errno);
+        fail_call(what, "rename", folder, errno);
 }  // trash removed here, with what was moved into it
 
 // Writes the bundle into a staging folder and renames it to `folder`. Returns false when
@@ -185,8 +206,8 @@ void move_aside(const fs::path& root, const fs::path& folder, const std::string&
 bool make_folder(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
                  const std::string& what) {
     OwnedFolder staging = staging_folder(root, what);
-    const Descriptor fd(::open(staging.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (fd.fd < 0) fail(what, "open", staging.path(), errno);
+    const OpenDescriptor fd(::open(staging.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.fd < 0) fail_call(what, "open", staging.path(), errno);
     for (const BundledHeader& header : bundle.headers())
         write_header(fd.fd, header.name, header.content, staging.path(), what);
     try {
@@ -197,17 +218,19 @@ bool make_folder(const fs::path& root, const fs::path& folder, const HeaderBundl
     }
     if (::renameat2(AT_FDCWD, staging.path().c_str(), AT_FDCWD, folder.c_str(), RENAME_NOREPLACE) != 0) {
         if (errno == EEXIST || errno == ENOTEMPTY) return false;
-        fail(what, "renameat2", folder, errno);
+        fail_call(what, "renameat2", folder, errno);
     }
     ::unlinkat(fd.fd, kOwnerLock, 0);  // the folder holds the headers and the manifest only
     staging.release();                 // in place: no longer the staging folder's to remove
     return true;
 }
 
-// What this process has compared byte for byte, and the mutex every use holds.
+// What this process has compared byte for byte, what quoted_include_problem said of each digest,
+// and the mutex every use holds.
 struct CheckedFolders {
     std::mutex mutex;
-    std::set<std::string> compared;  // folder paths
+    std::set<std::string> compared;                    // folder paths
+    std::map<std::string, std::string> include_problems;  // by digest
 };
 
 CheckedFolders& checked_folders() {
@@ -220,9 +243,9 @@ CheckedFolders& checked_folders() {
 std::string bundle_folder_problem(const fs::path& folder, const HeaderBundle& bundle,
                                   bool compare_bytes) noexcept {
     try {
-        const Descriptor fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        const OpenDescriptor fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (fd.fd < 0) return errno == ENOENT ? "it is missing" : "it cannot be opened: " + errno_name_and_text(errno);
-        const Descriptor manifest(::openat(fd.fd, std::string(kBundleManifestName).c_str(),
+        const OpenDescriptor manifest(::openat(fd.fd, std::string(kBundleManifestName).c_str(),
                                            O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
         const std::string expected = manifest_text(bundle);
         if (manifest.fd < 0 ||
@@ -245,6 +268,10 @@ fs::path bundle_folder(const HeaderBundle& bundle) {
     const fs::path folder = root / bundle.digest();
     CheckedFolders& checked = checked_folders();
     std::lock_guard guard(checked.mutex);
+    auto scanned = checked.include_problems.find(bundle.digest());
+    if (scanned == checked.include_problems.end())
+        scanned = checked.include_problems.emplace(bundle.digest(), quoted_include_problem(bundle)).first;
+    if (!scanned->second.empty()) throw CacheError(what + ": " + scanned->second);
     const bool compared = checked.compared.contains(folder.string());
     if (bundle_folder_problem(folder, bundle, !compared).empty()) {
         checked.compared.insert(folder.string());

@@ -29,8 +29,9 @@ inline constexpr std::string_view kBundleManifestName = ".cudacore-bundle";
 // The folder of `bundle`, made (or made again) when missing or damaged. Throws CacheError naming
 // the bundle, the folder and the reason: no cache folder in the environment, a folder that
 // cannot be made or written (read-only, full), one owned by another user or writable by others,
-// a header whose name is no plain relative path (absolute, "..", empty parts), or a lock held
-// too long by another process. Thread-safe.
+// a header whose name is no plain relative path (absolute, "..", empty parts), a quoted include
+// that a folder would resolve beside its header and memory would not, or a lock held too long by
+// another process. Thread-safe.
 std::filesystem::path bundle_folder(const HeaderBundle& bundle);
 
 // The folders of `bundles`, in order, or why they cannot be had (then `paths` is empty).
