@@ -170,7 +170,9 @@ public:
     /// header whose name is no plain relative path (absolute, "..", empty parts), a quoted
     /// \#include "x.h" in a header of folder d/ while the bundle also holds "d/x.h" (a folder
     /// finds that one beside it, memory finds "x.h"), or another process holding the folder's
-    /// lock too long. Program::compile keeps such bundles in memory. Thread-safe.
+    /// lock too long. Program::compile keeps such bundles in memory. After a folder could not be
+    /// made, calls in this process throw the same error at once for a minute instead of writing
+    /// it again. Thread-safe.
     std::filesystem::path folder() const;
 
     /// Equal when the names and digests are.

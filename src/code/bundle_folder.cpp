@@ -34,6 +34,8 @@ constexpr std::string_view kStagingPrefix = "staging-";
 constexpr const char* kOwnerLock = "owner.lock";
 // How long a process waits for another that is making the same folder.
 constexpr std::chrono::seconds kLockWait{60};
+// How long a folder that could not be made is not tried again by this process.
+constexpr std::chrono::seconds kRetryAfter{60};
 
 // A descriptor closed when it goes out of scope.
 struct OpenDescriptor {
@@ -227,15 +229,33 @@ bool make_folder(const fs::path& root, const fs::path& folder, const HeaderBundl
 
 // What this process has compared byte for byte, what quoted_include_problem said of each digest,
 // and the mutex every use holds.
+struct FailedMake {
+    std::chrono::steady_clock::time_point at;
+    std::string message;
+};
 struct CheckedFolders {
     std::mutex mutex;
     std::set<std::string> compared;                    // folder paths
     std::map<std::string, std::string> include_problems;  // by digest
+    std::map<std::string, FailedMake> failed;          // by folder path
 };
 
 CheckedFolders& checked_folders() {
     static auto* checked = new CheckedFolders;  // never destroyed: usable from static destructors
     return *checked;
+}
+
+// Makes the folder missing or damaged at `folder`: once, by whichever process takes the lock
+// first (the others find it made).
+void make_again(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
+                const std::string& what) {
+    const DigestLock lock(root, bundle.digest(), what);
+    if (bundle_folder_problem(folder, bundle, true).empty()) return;
+    reclaim_abandoned_folders(root, kStagingPrefix);  // what killed makers left
+    move_aside(root, folder, what);
+    make_folder(root, folder, bundle, what);
+    if (std::string problem = bundle_folder_problem(folder, bundle, true); !problem.empty())
+        throw CacheError(what + ": the folder '" + folder.string() + "' just made fails its check: " + problem);
 }
 
 }  // namespace
@@ -277,17 +297,19 @@ fs::path bundle_folder(const HeaderBundle& bundle) {
         checked.compared.insert(folder.string());
         return folder;
     }
-    // Missing or damaged: made again, once, by whichever process takes the lock first.
-    const DigestLock lock(root, bundle.digest(), what);
-    if (bundle_folder_problem(folder, bundle, true).empty()) {
-        checked.compared.insert(folder.string());
-        return folder;
+    // A folder that could not be made a moment ago (a full or read-only file system) is not
+    // written again by every compile: the same error until kRetryAfter has passed.
+    const auto now = std::chrono::steady_clock::now();
+    if (const auto failed = checked.failed.find(folder.string());
+        failed != checked.failed.end() && now - failed->second.at < kRetryAfter)
+        throw CacheError(failed->second.message);
+    try {
+        make_again(root, folder, bundle, what);
+    } catch (const CacheError& e) {
+        checked.failed[folder.string()] = {now, e.what()};
+        throw;
     }
-    reclaim_abandoned_folders(root, kStagingPrefix);  // what killed makers left
-    move_aside(root, folder, what);
-    make_folder(root, folder, bundle, what);
-    if (std::string problem = bundle_folder_problem(folder, bundle, true); !problem.empty())
-        throw CacheError(what + ": the folder '" + folder.string() + "' just made fails its check: " + problem);
+    checked.failed.erase(folder.string());
     checked.compared.insert(folder.string());
     return folder;
 }

@@ -31,7 +31,8 @@ inline constexpr std::string_view kBundleManifestName = ".cudacore-bundle";
 // cannot be made or written (read-only, full), one owned by another user or writable by others,
 // a header whose name is no plain relative path (absolute, "..", empty parts), a quoted include
 // that a folder would resolve beside its header and memory would not, or a lock held too long by
-// another process. Thread-safe.
+// another process. A folder that could not be made is not tried again by this process for a
+// minute (the same error at once). Thread-safe.
 std::filesystem::path bundle_folder(const HeaderBundle& bundle);
 
 // The folders of `bundles`, in order, or why they cannot be had (then `paths` is empty).

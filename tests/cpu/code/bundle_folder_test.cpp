@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -70,6 +71,13 @@ std::vector<std::string> worker(int headers, int bytes, bool compile = false) {
     std::vector<std::string> argv = {test::helper_path("bundle_folder_worker").string(),
                                      std::to_string(headers), std::to_string(bytes)};
     if (compile) argv.emplace_back("compile");
+    return argv;
+}
+
+// The worker that compiles from the folder if it can, from memory if not.
+std::vector<std::string> fallback_worker(int headers, int bytes) {
+    std::vector<std::string> argv = worker(headers, bytes);
+    argv.emplace_back("fallback");
     return argv;
 }
 
@@ -219,6 +227,32 @@ TEST(BundleFolder, NoFolderMeansMemoryAndOneWarning) {
     } catch (const CacheError& e) {
         EXPECT_TRUE(contains(e.what(), "sample-folder")) << e.what();
     }
+}
+
+// A full file system while the folder is written (write fails with ENOSPC, injected): the
+// compiles read the headers from memory, one warning says why, the folder is not written again
+// by the second compile, and nothing is left behind.
+TEST(BundleFolder, FullDiskMeansMemoryAndNoLeftovers) {
+    const CacheFolder cache;
+    const std::string report = (cache.cache().parent_path() / "faults").string();
+    const test::ProcessResult result = test::run_process(
+        fallback_worker(50, 3000), {{"LD_PRELOAD", (test::executable_dir() / "libcudacore_fault_injection.so").string()},
+                                  {"CUDACORE_FAULT_CALLS", "write"},
+                                  {"CUDACORE_FAULT_ERRNO", "ENOSPC"},
+                                  {"CUDACORE_FAULT_PATH", "header-bundles"},
+                                  {"CUDACORE_FAULT_AFTER", "20"},
+                                  {"CUDACORE_FAULT_REPORT", report}});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    // One write failed: the second compile did not write the folder again.
+    ASSERT_TRUE(fs::exists(report)) << "no write failed: " << result.out;
+    const std::string faults = test::read_file(report);
+    EXPECT_EQ(faults.find("write "), 0u) << faults;
+    EXPECT_EQ(std::count(faults.begin(), faults.end(), '\n'), 1) << faults;
+    EXPECT_TRUE(contains(result.out, "outcome not_attempted")) << result.out;
+    EXPECT_TRUE(contains(result.out, "warning precompiled headers are off: header bundles are read from memory")) << result.out;
+    EXPECT_TRUE(contains(result.out, "ENOSPC")) << result.out;
+    EXPECT_EQ(cache.entries().size(), 1u);  // the digest's lock file: no folder, no staging folder
+    for (const std::string& name : cache.entries()) EXPECT_TRUE(name.ends_with(".lock")) << name;
 }
 
 TEST(BundleFolder, NamesThatAreNoRelativePathStayInMemory) {
