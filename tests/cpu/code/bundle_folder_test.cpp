@@ -235,8 +235,11 @@ TEST(BundleFolder, NoFolderMeansMemoryAndOneWarning) {
 TEST(BundleFolder, FullDiskMeansMemoryAndNoLeftovers) {
     const CacheFolder cache;
     const std::string report = (cache.cache().parent_path() / "faults").string();
+    const char* asan = std::getenv("ASAN_OPTIONS");
     const test::ProcessResult result = test::run_process(
         fallback_worker(50, 3000), {{"LD_PRELOAD", (test::executable_dir() / "libcudacore_fault_injection.so").string()},
+                                    // Under AddressSanitizer the preloaded library comes before its runtime.
+                                    {"ASAN_OPTIONS", std::string(asan ? asan : "") + ":verify_asan_link_order=0"},
                                   {"CUDACORE_FAULT_CALLS", "write"},
                                   {"CUDACORE_FAULT_ERRNO", "ENOSPC"},
                                   {"CUDACORE_FAULT_PATH", "header-bundles"},
