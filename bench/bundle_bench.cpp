@@ -4,14 +4,17 @@
 //
 //   build/bench/bundle_bench [--rounds 5]
 //
-// Rows:
-//   - first kernel: a fresh Program each round, NVRTC's automatic PCH off on both sides (a bundle
-//     turns it off: NVRTC's PCH is keyed by files on disk, and in-memory headers have none), so
-//     the row compares the header text's source, memory against the file system;
-//   - second kernel, same headers: the toolkit side with automatic PCH on (the first kernel of the
-//     round made the PCH, the second reuses it), the bundle side without: what a deployment gives
-//     up by not reading headers from disk;
-//   - making the bundle (the closure of the three headers) and its size, compressed and not.
+// The bundle's folder (HeaderBundle::folder()) goes to a temporary cache folder of the bench's
+// own ($CUDACORE_CACHE_DIR for this process), removed at the end. Rows:
+//   - first kernel, PCH off on both sides (a bundle with pch = false stays in memory): the header
+//     text's source, memory against the file system;
+//   - second kernel, toolkit with automatic PCH, bundle in memory without it: what a deployment
+//     gave up before bundles had folders;
+//   - first and second kernel with PCH on both sides, the bundle read from its folder (made
+//     before the rounds): each round gives both sides a fresh PCH folder (ProgramOptions::
+//     pch_dir), so the first kernel makes the PCH and the second uses it, as in a new process;
+//   - making the bundle (the closure of the three headers), writing its folder once, and the
+//     check of the folder every compile makes.
 #include "bench_support.hpp"
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/program.hpp"
@@ -21,8 +24,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <stdlib.h>
 #include <exception>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -69,7 +75,7 @@ std::size_t compile(const char* source, const char* name, const ProgramOptions& 
 }
 
 void row(const char* what, double toolkit, double bundle) {
-    std::printf("| %-44s | %9.1f ms | %9.1f ms | %6.3f |\n", what, toolkit * 1e3, bundle * 1e3,
+    std::printf("| %-50s | %9.1f ms | %9.1f ms | %6.3f |\n", what, toolkit * 1e3, bundle * 1e3,
                 bundle / toolkit);
 }
 
@@ -95,18 +101,40 @@ int main(int argc, char** argv) {
         });
         const std::string file = bundle.serialize();
 
+        // A cache folder of the bench's own: the first folder() call writes the folder.
+        std::string scratch = (std::filesystem::temp_directory_path() / "bundle-bench-XXXXXX").string();
+        if (::mkdtemp(scratch.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + scratch);
+        const std::filesystem::path scratch_path(scratch);
+        ::setenv("CUDACORE_CACHE_DIR", (scratch_path / "cache").c_str(), 1);
+        const double folder_make_seconds = seconds_of([&] { bundle.folder(); });
+        std::vector<double> folder_check;
+        for (int i = 0; i < 5; ++i) folder_check.push_back(seconds_of([&] { bundle.folder(); }));
+
         ProgramOptions common;
         common.arch = "sm_90";
         ProgramOptions toolkit_no_pch = common;
         toolkit_no_pch.pch = false;
         ProgramOptions toolkit_pch = common;  // automatic PCH, the default for C++ programs
-        ProgramOptions from_bundle = common;
-        from_bundle.header_bundles = {bundle};
+        ProgramOptions from_memory = common;
+        from_memory.header_bundles = {bundle};
+        from_memory.pch = false;  // in memory, without PCH
+        ProgramOptions from_folder = common;
+        from_folder.header_bundles = {bundle};  // pch unset: the bundle's folder, automatic PCH
 
-        // Both sides must compile the same code before anything is timed.
+        // Every side must compile the same code before anything is timed.
         const std::size_t toolkit_size = compile(kFirstSource, "first", toolkit_no_pch);
-        const std::size_t bundle_size = compile(kFirstSource, "first", from_bundle);
+        const std::size_t bundle_size = compile(kFirstSource, "first", from_memory);
+        const std::size_t folder_size = compile(kFirstSource, "first", from_folder);
         std::vector<double> first_toolkit, first_bundle, second_toolkit, second_bundle;
+        std::vector<double> pch_first_toolkit, pch_first_folder, pch_second_toolkit, pch_second_folder;
+        // A fresh PCH folder: the first kernel compiled with it makes the PCH.
+        int pch_folders = 0;
+        auto fresh_pch = [&](ProgramOptions options) {
+            const std::filesystem::path dir = scratch_path / ("pch-" + std::to_string(pch_folders++));
+            std::filesystem::create_directories(dir);
+            options.pch_dir = dir.string();
+            return options;
+        };
         for (int round = 0; round < rounds; ++round) {
             // Alternate which side goes first, so neither always meets a warm cache.
             const bool toolkit_first = round % 2 == 0;
@@ -118,11 +146,17 @@ int main(int argc, char** argv) {
                     compile(kFirstSource, "first", toolkit_pch);
                     second_toolkit.push_back(
                         seconds_of([&] { compile(kSecondSource, "second", toolkit_pch); }));
+                    const ProgramOptions own = fresh_pch(toolkit_pch);
+                    pch_first_toolkit.push_back(seconds_of([&] { compile(kFirstSource, "first", own); }));
+                    pch_second_toolkit.push_back(seconds_of([&] { compile(kSecondSource, "second", own); }));
                 } else {
                     first_bundle.push_back(
-                        seconds_of([&] { compile(kFirstSource, "first", from_bundle); }));
+                        seconds_of([&] { compile(kFirstSource, "first", from_memory); }));
                     second_bundle.push_back(
-                        seconds_of([&] { compile(kSecondSource, "second", from_bundle); }));
+                        seconds_of([&] { compile(kSecondSource, "second", from_memory); }));
+                    const ProgramOptions own = fresh_pch(from_folder);
+                    pch_first_folder.push_back(seconds_of([&] { compile(kFirstSource, "first", own); }));
+                    pch_second_folder.push_back(seconds_of([&] { compile(kSecondSource, "second", own); }));
                 }
             }
         }
@@ -130,14 +164,22 @@ int main(int argc, char** argv) {
                     "%.1f MiB of text, %.1f KiB as a file (zstd), made in %.0f ms\n",
                     bundle.size(), static_cast<double>(bundle.content_size()) / (1 << 20),
                     static_cast<double>(file.size()) / 1024, make_seconds * 1e3);
-        std::printf("cubin: %zu bytes from the toolkit's folder, %zu from the bundle\n",
-                    toolkit_size, bundle_size);
+        std::printf("its folder: written once in %.0f ms, checked by every compile in %.2f ms\n",
+                    folder_make_seconds * 1e3, bench::median(folder_check) * 1e3);
+        std::printf("cubin: %zu bytes from the toolkit's folder, %zu from the bundle in memory, %zu "
+                    "from its folder\n", toolkit_size, bundle_size, folder_size);
         std::printf("median of %d alternating rounds, sm_90 cubin\n\n", rounds);
-        std::printf("| %-44s | %12s | %12s | %6s |\n", "compile", "toolkit", "bundle", "ratio");
+        std::printf("| %-50s | %12s | %12s | %6s |\n", "compile", "toolkit", "bundle", "ratio");
         std::printf("|---|---|---|---|\n");
-        row("first kernel (automatic PCH off on both)", bench::median(first_toolkit), bench::median(first_bundle));
-        row("second kernel (toolkit: automatic PCH on)", bench::median(second_toolkit),
+        row("first kernel (PCH off on both; bundle in memory)", bench::median(first_toolkit),
+            bench::median(first_bundle));
+        row("second kernel (toolkit PCH; bundle in memory)", bench::median(second_toolkit),
             bench::median(second_bundle));
+        row("first kernel, PCH on both (bundle: its folder)", bench::median(pch_first_toolkit),
+            bench::median(pch_first_folder));
+        row("second kernel, PCH on both (bundle: its folder)", bench::median(pch_second_toolkit),
+            bench::median(pch_second_folder));
+        std::filesystem::remove_all(scratch_path);
         return 0;
     } catch (const std::exception& error) {
         std::printf("bundle_bench: %s\n", error.what());

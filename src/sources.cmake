@@ -16,6 +16,7 @@ set(CUDACORE_ERRORS_SOURCES
   src/errors/driver_log.cpp)
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
+  src/support/cache_directory.cpp
   src/support/child_process.cpp
   src/support/parent_death.cpp
   src/support/removed_on_signal.cpp
@@ -48,6 +49,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/code_validation.cpp
   src/code/include_directives.cpp
   src/code/header_bundle.cpp
+  src/code/bundle_folder.cpp
   src/code/header_bundle_format.cpp
   src/code/header_closure.cpp
   src/code/embedded_header_bundle.cpp)

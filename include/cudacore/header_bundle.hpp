@@ -153,6 +153,28 @@ public:
     /// "'name' (N headers, digest 0123456789ab)", for messages.
     std::string describe() const;
 
+    /// The folder this bundle's headers are written out to, so that compiles read them from
+    /// files and NVRTC's automatic precompiled headers work (Program::compile does this itself
+    /// for ProgramOptions::header_bundles; call this to prepare the folder ahead, or to see it):
+    /// `<cache folder>/header-bundles/<digest()>`, the cache folder being
+    /// default_cache_directory()'s ($CUDACORE_CACHE_DIR, else $XDG_CACHE_HOME/cudacore, else
+    /// $HOME/.cache/cudacore). Made once and shared by every process of the user: written under
+    /// a private name beside it and renamed into place whole, with a manifest (digest, header
+    /// count, size) written last. Checked at every call (the manifest, each header's size; the
+    /// first call in a process compares every byte), and a folder that fails the check is moved
+    /// aside and made again; concurrent callers in several processes wait (60 s at most) for the
+    /// one that makes it. The folder is never changed once in place; nothing removes it (delete
+    /// it when the bundle is no longer used). Throws CacheError naming the bundle, the folder and
+    /// why when it cannot be had: no cache folder in the environment, a folder that cannot be
+    /// made or written (read-only, full), one owned by another user or writable by others, a
+    /// header whose name is no plain relative path (absolute, "..", empty parts), a quoted
+    /// \#include "x.h" in a header of folder d/ while the bundle also holds "d/x.h" (a folder
+    /// finds that one beside it, memory finds "x.h"), or another process holding the folder's
+    /// lock too long. Program::compile keeps such bundles in memory. After a folder could not be
+    /// made, calls in this process throw the same error at once for a minute instead of writing
+    /// it again. Thread-safe.
+    std::filesystem::path folder() const;
+
     /// Equal when the names and digests are.
     bool operator==(const HeaderBundle& other) const noexcept;
 

@@ -66,19 +66,24 @@ struct ProgramOptions {
     /// /usr/local/cuda/include) and its cccl/ subdirectory where present. Ignored while
     /// header_bundles is not empty: the bundles stand for the toolkit's folders.
     bool toolkit_include_path = true;
-    /// Headers given to NVRTC in memory (nvrtcCreateProgram's headers), so that the compile
-    /// needs no toolkit on disk: see HeaderBundle. C++ programs only (refused for PTX and NVVM
-    /// IR). Passes no flag. While not empty:
-    ///   - an \#include whose operand names a header of a bundle reads it from memory, before
-    ///     any folder; the toolkit's folders are not searched (toolkit_include_path is ignored),
-    ///     include_path still is, for headers no bundle holds;
+    /// Headers carried by the program instead of a toolkit on disk: see HeaderBundle. C++
+    /// programs only (refused for PTX and NVVM IR). Passes no flag (Program::flags and the cache
+    /// key are as without a folder). While not empty:
+    ///   - with pch unset, each bundle is read from its folder (HeaderBundle::folder(), made once
+    ///     under the cache folder and shared), put first on the include path in this order, with
+    ///     NVRTC's automatic PCH; when no folder can be had (and with pch = false), the headers are
+    ///     given to NVRTC in memory (nvrtcCreateProgram's headers) without PCH, with one
+    ///     WarningKind::pch_off warning saying why;
+    ///   - an \#include whose operand names a header of a bundle reads the bundle's copy, before
+    ///     any other folder; the toolkit's folders are not searched (toolkit_include_path is
+    ///     ignored), include_path still is, for headers no bundle holds;
     ///   - where several bundles hold the same name, the FIRST bundle in this list that holds
     ///     it wins (as the first -I folder does), and the later ones' copies are not used;
     ///   - a header found neither in a bundle nor in a folder fails the compile with a
     ///     CompileError naming the header and every bundle searched;
-    ///   - NVRTC's precompiled headers are off (automatic PCH from in-memory headers gave wrong
-    ///     code): pch unset means off, and pch = true, create_pch or use_pch are refused with
-    ///     InvalidArgumentError;
+    ///   - NVRTC's PCH of in-memory headers gave wrong code and is never used: pch = true,
+    ///     create_pch or use_pch are refused with InvalidArgumentError (leave pch unset for PCH
+    ///     from the bundles' folders);
     ///   - the program cache keys the compile by each bundle's digest, in order.
     std::vector<HeaderBundle> header_bundles{};
     std::vector<std::string> pre_include{};         ///< --pre-include=\<header\>
@@ -171,7 +176,8 @@ std::string resolve_arch(const ProgramOptions& options);
 std::vector<std::string> nvrtc_flags(const ProgramOptions& options, bool lto = false);
 
 /// Whether compiling `options` uses NVRTC's automatic PCH (pch, or pch unset and no explicit
-/// create_pch / use_pch; never with header_bundles).
+/// create_pch / use_pch) by its flags. False with header_bundles: their compiles add automatic
+/// PCH themselves when the bundles are read from their folders (ProgramOptions::header_bundles).
 bool uses_automatic_pch(const ProgramOptions& options);
 
 /// The toolkit include directories added when toolkit_include_path is set (those that exist).

@@ -28,7 +28,9 @@ enum class WarningKind {
     not_cached,
     /// A compile ran without NVRTC's automatic precompiled headers because the folder they go to
     /// cannot hold one now (a missing or relative TMPDIR, a nearly full file system, a file size
-    /// limit); the message names the folder and the reason. Once per process and folder.
+    /// limit), or because a header bundle's folder (HeaderBundle::folder()) cannot be had, so its
+    /// headers were read from memory; the message names the folder and the reason. Once per
+    /// process and folder (and bundle).
     pch_off,
     /// A RemoteProgramCache could not use its server (unreachable, timed out, credentials
     /// refused, out of memory...): compiles go on without it. Once per cause until the server

@@ -9,6 +9,7 @@
 #include "cache/disk_files.hpp"
 #include "cache/shard_counters.hpp"
 #include "support/atomic_file.hpp"
+#include "support/cache_directory.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -39,9 +40,11 @@ constexpr std::string_view marker_text =
     "are left alone.\n";
 
 // Names the cache writes in its top folder: the shard folders and their counters, the marker
-// and its temporaries, and the lock file caches of earlier versions hold.
+// and its temporaries, the lock file caches of earlier versions hold, and the folder of header
+// bundles written out for compiles (support/cache_directory.hpp).
 bool is_top_folder_name(std::string_view name) {
     return is_cache_temporary(name) || name == ".lock" || name == marker_name ||
+           name == kHeaderBundleFolders ||
            name == shard_counters_name || is_shard_folder_name(name);
 }
 
@@ -211,25 +214,9 @@ DiskProgramCache::DiskProgramCache(std::filesystem::path directory, std::uint64_
 DiskProgramCache::~DiskProgramCache() { ::close(directory_fd_); }
 
 std::filesystem::path default_cache_directory() {
-    auto absolute_variable = [](const char* name) -> std::optional<std::filesystem::path> {
-        const char* value = std::getenv(name);
-        if (value == nullptr || *value == '\0' || value[0] != '/') return std::nullopt;
-        return std::filesystem::path(value);
-    };
-    if (const char* dir = std::getenv("CUDACORE_CACHE_DIR"); dir != nullptr && *dir != '\0') {
-        // Relative paths are refused like relative XDG_CACHE_HOME / HOME values: the cache would
-        // move with the working directory, and could land in a directory others control.
-        if (dir[0] != '/') {
-            throw CacheError(std::string("default_cache_directory: CUDACORE_CACHE_DIR='") + dir +
-                             "' is a relative path; set it to an absolute path");
-        }
-        return std::filesystem::path(dir);
-    }
-    if (auto dir = absolute_variable("XDG_CACHE_HOME")) return *dir / "cudacore";
-    if (auto home = absolute_variable("HOME")) return *home / ".cache" / "cudacore";
-    throw CacheError(
-        "default_cache_directory: none of CUDACORE_CACHE_DIR, XDG_CACHE_HOME or HOME is set to an "
-        "absolute path");
+    const detail::CacheDirectory found = detail::cache_directory_from_environment();
+    if (!found.problem.empty()) throw CacheError("default_cache_directory: " + found.problem);
+    return found.path;
 }
 
 bool cache_disabled_by_environment() noexcept {

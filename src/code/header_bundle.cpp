@@ -1,6 +1,7 @@
 #include "cudacore/header_bundle.hpp"
 
 #include "cudacore/errors.hpp"
+#include "code/bundle_folder.hpp"
 
 #include <openssl/evp.h>
 
@@ -117,6 +118,8 @@ std::string HeaderBundle::describe() const {
            (state_->headers.size() == 1 ? " header" : " headers") + ", digest " +
            state_->digest.substr(0, 12) + ")";
 }
+
+std::filesystem::path HeaderBundle::folder() const { return detail::bundle_folder(*this); }
 
 bool HeaderBundle::operator==(const HeaderBundle& other) const noexcept {
     return state_ == other.state_ ||

@@ -6,6 +6,7 @@
 #include "code/nvvm_compile.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
+#include "code/bundle_folder.hpp"
 #include "code/debug_source.hpp"
 #include "code/header_trace.hpp"
 #include "code/nvrtc_compile.hpp"
@@ -184,12 +185,56 @@ ObjectCode link_ptx_program(const std::string& source, const ProgramOptions& opt
     }
 }
 
-// Whether a C++ compile uses PCH, and the folder of automatic PCH added to its flags (left out
-// of the flags errors report).
+// Whether a C++ compile uses PCH, the flags added to it here (left out of the flags errors
+// report), and whether its header bundles are read from their folders instead of memory.
 struct PchChoice {
     bool on = false;
-    std::string chosen_dir;
+    std::vector<std::string> added_flags;
+    bool bundles_from_folders = false;
 };
+
+// Header bundles with pch unset: each bundle's folder (bundle_folder.hpp) goes on the include
+// path, first and in the bundles' order (the first bundle holding a name wins, before any other
+// folder, as in memory), with automatic PCH. The flags the cache key covers do not change: the
+// key names each bundle by its digest, whatever folder holds it. When a folder cannot be had, the
+// headers stay in memory without PCH, with one warning. Returns whether the folders are used.
+bool read_bundles_from_folders(const ProgramOptions& options, std::vector<std::string>& flags,
+                               PchChoice& choice, PchStatus& status) {
+    const detail::BundleFolders folders = detail::bundle_folders(options.header_bundles);
+    if (!folders.problem.empty()) {
+        status = {PchOutcome::not_attempted, "PCH is off: the header bundles are read from memory: " +
+                  folders.problem, {}, 0};
+        detail::warn_pch_off("header bundles are read from memory: " + folders.problem);
+        return false;
+    }
+    std::vector<std::string> added;
+    for (const std::string& folder : folders.paths) added.push_back("--include-path=" + folder);
+    flags.insert(flags.begin(), added.begin(), added.end());
+    added.emplace_back("--pch");
+    flags.emplace_back("--pch");
+    if (!options.pch_verbose) {
+        added.emplace_back("--pch-verbose=false");
+        flags.emplace_back("--pch-verbose=false");
+    }
+    choice.added_flags = std::move(added);
+    choice.bundles_from_folders = true;
+    return true;
+}
+
+// Adds the folder of automatic PCH (a folder of this process's own, checked for room first:
+// NVRTC crashes (SIGBUS) writing a PCH to a full file system), or turns PCH off saying why.
+void choose_automatic_pch_dir(std::vector<std::string>& flags, PchChoice& choice, PchStatus& status) {
+    const detail::PchDirectory place = detail::automatic_pch_directory(detail::pch_heap_size());
+    if (place.problem.empty()) {
+        choice.added_flags.push_back("--pch-dir=" + place.path);
+        flags.push_back(choice.added_flags.back());
+    } else {
+        flags = detail::without_pch_flags(flags);
+        choice.on = false;
+        status = {PchOutcome::not_attempted, "PCH is off: " + place.problem, {}, 0};
+        detail::warn_pch_off(place.problem);
+    }
+}
 
 // Decides PCH for a C++ compile with `flags`, taking the PCH flags out of them where PCH is off,
 // and says why in `status` when it is.
@@ -197,12 +242,13 @@ PchChoice choose_pch(const ProgramOptions& options, bool recording_headers,
                      std::vector<std::string>& flags, PchStatus& status) {
     PchChoice choice;
     choice.on = uses_automatic_pch(options) || options.create_pch || options.use_pch;
-    if (!choice.on) {
+    const bool bundles = !options.header_bundles.empty();
+    if (bundles && !options.pch && !recording_headers)
+        choice.on = read_bundles_from_folders(options, flags, choice, status);
+    else if (!choice.on) {
         status = {PchOutcome::not_attempted,
-                  options.header_bundles.empty()
-                      ? "PCH is off (ProgramOptions::pch = false)"
-                      : "PCH is off for programs with header_bundles (NVRTC's PCH of "
-                        "in-memory headers is not reliable)",
+                  !bundles || options.pch ? "PCH is off (ProgramOptions::pch = false)"
+                                          : "PCH is off for a compile that records the headers it reads",
                   {}, 0};
     }
     if (recording_headers && choice.on) {
@@ -215,20 +261,8 @@ PchChoice choose_pch(const ProgramOptions& options, bool recording_headers,
                   {}, 0};
     }
     if (options.pch_heap_size) detail::set_pch_heap_size(*options.pch_heap_size);
-    if (choice.on && uses_automatic_pch(options) && !options.pch_dir) {
-        // Automatic PCH goes to a folder of this process's own, checked for room first: NVRTC
-        // crashes (SIGBUS) writing a PCH to a full file system.
-        const detail::PchDirectory place = detail::automatic_pch_directory(detail::pch_heap_size());
-        if (place.problem.empty()) {
-            choice.chosen_dir = "--pch-dir=" + place.path;
-            flags.push_back(choice.chosen_dir);
-        } else {
-            flags = detail::without_pch_flags(flags);
-            choice.on = false;
-            status = {PchOutcome::not_attempted, "PCH is off: " + place.problem, {}, 0};
-            detail::warn_pch_off(place.problem);
-        }
-    }
+    if (choice.on && (uses_automatic_pch(options) || choice.bundles_from_folders) && !options.pch_dir)
+        choose_automatic_pch_dir(flags, choice, status);
     return choice;
 }
 
@@ -376,7 +410,9 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         handle_owner_.reset();
     }
     // The bundles live in options_ for the whole compile; NVRTC copies the headers it is given.
-    const detail::InMemoryHeaders headers = detail::in_memory_headers(options_.header_bundles);
+    const detail::InMemoryHeaders headers = pch.bundles_from_folders
+                                                ? detail::InMemoryHeaders{}
+                                                : detail::in_memory_headers(options_.header_bundles);
     // With debug or line information, NVRTC is given the path of a file holding the source as
     // the program's name: the line table names it, so a debugger finds the source.
     const std::filesystem::path debug_source = debug_source_path();
@@ -396,7 +432,7 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     }
     log_ = std::move(attempt.log);
     if (attempt.status != NVRTC_SUCCESS) {
-        if (!pch.chosen_dir.empty()) std::erase(used_flags, pch.chosen_dir);
+        for (const std::string& added : pch.added_flags) std::erase(used_flags, added);
         throw CompileError(options_.name, failed_compile_log(log_, attempt.status, options_), used_flags,
                            "NVRTC");
     }

@@ -1,5 +1,6 @@
 // The program cache and header bundles: the key covers each bundle's digest, in order, so two
-// different bundles never share an entry, and the same bundle finds the code it stored.
+// different bundles never share an entry, and the same bundle finds the code it stored, whether
+// the compile read the bundle from its folder (with PCH) or from memory.
 #include "test_support.hpp"
 
 #include "cudacore/cache_key.hpp"
@@ -7,6 +8,10 @@
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
+
+#include <stdlib.h>
+
+#include <filesystem>
 
 namespace {
 
@@ -61,6 +66,51 @@ TEST(BundleCacheKey, CompileCachedKeepsBundlesApart) {
     EXPECT_GE(after_first.insertions, 2u);
     EXPECT_EQ(cache.stats().insertions, after_first.insertions);
     EXPECT_GT(cache.stats().hits, after_first.hits);
+}
+
+// The key names the bundle by its digest, not by the folder it was read from: a compile from
+// the folder (any cache folder) and one from memory share it, and share cached code.
+TEST(BundleCacheKey, FolderOrMemoryGiveTheSameKey) {
+    const test::TempDir temp;
+    const char* previous = std::getenv("CUDACORE_CACHE_DIR");
+    const std::string restore = previous ? previous : "";
+    const HeaderBundle bundle = value_bundle(4242001);
+    auto compile_with_cache_folder = [&](const std::filesystem::path& folder, PchOutcome& outcome) {
+        ::setenv("CUDACORE_CACHE_DIR", folder.c_str(), 1);
+        Program program = program_with({bundle});
+        const CacheKey key = cache_key(program, CodeType::ptx);
+        const std::string ptx(program.compile(CodeType::ptx).code());
+        EXPECT_NE(ptx.find("4242001"), std::string::npos) << ptx;
+        outcome = program.pch_status().outcome;
+        return key;
+    };
+    PchOutcome first = PchOutcome::failed, second = PchOutcome::failed, memory = PchOutcome::failed;
+    const CacheKey from_a = compile_with_cache_folder(temp.path() / "a", first);
+    const CacheKey from_b = compile_with_cache_folder(temp.path() / "b", second);
+    test::write_file(temp.path() / "file", "not a folder\n");
+    const CacheKey from_memory = compile_with_cache_folder(temp.path() / "file", memory);
+    EXPECT_TRUE(std::filesystem::exists(temp.path() / "a" / "header-bundles" / bundle.digest()));
+    EXPECT_TRUE(std::filesystem::exists(temp.path() / "b" / "header-bundles" / bundle.digest()));
+    EXPECT_NE(first, PchOutcome::not_attempted);  // read from the folder, with PCH
+    EXPECT_NE(second, PchOutcome::not_attempted);
+    EXPECT_EQ(memory, PchOutcome::not_attempted);  // no folder: from memory
+    EXPECT_EQ(from_a, from_b);
+    EXPECT_EQ(from_a, from_memory);
+
+    // Stored from the folder, found from memory: the same entry, the same bytes.
+    MemoryProgramCache cache;
+    ::setenv("CUDACORE_CACHE_DIR", (temp.path() / "a").c_str(), 1);
+    Program stored = program_with({bundle});
+    const ObjectCode made = compile_cached(cache, stored, CodeType::ptx);
+    const CacheStats after_store = cache.stats();
+    ::setenv("CUDACORE_CACHE_DIR", (temp.path() / "file").c_str(), 1);
+    Program found = program_with({bundle});
+    const ObjectCode hit = compile_cached(cache, found, CodeType::ptx);
+    EXPECT_GT(cache.stats().hits, after_store.hits);
+    EXPECT_EQ(cache.stats().insertions, after_store.insertions);  // found, not compiled again
+    EXPECT_EQ(hit.code(), made.code());
+    if (restore.empty()) ::unsetenv("CUDACORE_CACHE_DIR");
+    else ::setenv("CUDACORE_CACHE_DIR", restore.c_str(), 1);
 }
 
 }  // namespace

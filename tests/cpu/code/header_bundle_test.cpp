@@ -1,14 +1,17 @@
 // HeaderBundle: made from pairs, from entry headers and folders, from a compile's headers; the
 // file form read back exactly, and corrupt, truncated or foreign bytes refused with a clear
 // error; programs compiled with bundles (which bundle wins a name, a missing header's error,
-// no precompiled headers). NVRTC runs without a GPU.
+// precompiled headers only from the bundle's folder). NVRTC runs without a GPU.
 #include "test_support.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/program.hpp"
 
+#include <stdlib.h>
+
 #include <filesystem>
+#include <memory>
 
 namespace {
 
@@ -16,6 +19,21 @@ using namespace cudacore;
 using cudacore::test::read_file;
 using cudacore::test::TempDir;
 using cudacore::test::write_file;
+
+// Bundles are written out as folders under the cache folder: a temporary one for this program.
+class CacheFolderEnvironment : public ::testing::Environment {
+public:
+    void SetUp() override {
+        folder_ = std::make_unique<TempDir>();
+        ::setenv("CUDACORE_CACHE_DIR", (folder_->path() / "cache").c_str(), 1);
+    }
+    void TearDown() override { folder_.reset(); }
+
+private:
+    std::unique_ptr<TempDir> folder_;
+};
+[[maybe_unused]] ::testing::Environment* const cache_folder_environment =
+    ::testing::AddGlobalTestEnvironment(new CacheFolderEnvironment);
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
@@ -301,14 +319,17 @@ std::string ptx_of(const char* source, const ProgramOptions& options) {
     return std::string(program.compile(CodeType::ptx).code());
 }
 
-TEST(HeaderBundleCompile, ReadsHeadersFromMemory) {
+TEST(HeaderBundleCompile, ReadsHeadersFromTheBundle) {
     const HeaderBundle bundle = HeaderBundle::from_headers({{"value.h", "#define VALUE 1234567\n"}}, "v");
-    const ProgramOptions options = bundle_options({bundle});
+    ProgramOptions options = bundle_options({bundle});
+    options.pch = false;  // in memory (pch unset: from the bundle's folder, bundle_folder_test)
     Program program(kUsesValue, SourceType::cxx, options);
     const std::string ptx(program.compile(CodeType::ptx).code());
     EXPECT_TRUE(contains(ptx, "1234567")) << ptx;
     EXPECT_EQ(program.pch_status().outcome, PchOutcome::not_attempted);
-    EXPECT_TRUE(contains(program.pch_status().reason, "header_bundles"));
+    EXPECT_TRUE(contains(program.pch_status().reason, "pch = false"));
+    options.pch.reset();
+    EXPECT_TRUE(contains(ptx_of(kUsesValue, options), "1234567"));
     // No toolkit folder and no PCH flag among the flags.
     for (const auto& flag : program.flags(CodeType::ptx)) {
         EXPECT_FALSE(flag.starts_with("--include-path")) << flag;

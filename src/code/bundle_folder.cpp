@@ -1,0 +1,332 @@
+#include "code/bundle_folder.hpp"
+
+#include "cudacore/errors.hpp"
+#include "code/include_directives.hpp"
+#include "support/atomic_file.hpp"
+#include "support/cache_directory.hpp"
+#include "support/owned_folder.hpp"
+#include "support/system_call_error.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>  // renameat2
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <memory>
+#include <map>
+#include <mutex>
+#include <set>
+#include <system_error>
+#include <thread>
+
+namespace cudacore::detail {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Staging folders (and damaged folders moved aside) are OwnedFolders with this prefix.
+constexpr std::string_view kStagingPrefix = "staging-";
+// OwnedFolder's lock file, at the top of a staging folder until it is in place.
+constexpr const char* kOwnerLock = "owner.lock";
+// How long a process waits for another that is making the same folder.
+constexpr std::chrono::seconds kLockWait{60};
+// How long a folder that could not be made is not tried again by this process.
+constexpr std::chrono::seconds kRetryAfter{60};
+
+// A descriptor closed when it goes out of scope.
+struct OpenDescriptor {
+    int fd = -1;
+    explicit OpenDescriptor(int value) : fd(value) {}
+    OpenDescriptor(const OpenDescriptor&) = delete;
+    OpenDescriptor& operator=(const OpenDescriptor&) = delete;
+    ~OpenDescriptor() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+[[noreturn]] void fail_call(const std::string& what, const std::string& call, const fs::path& path,
+                       int error) {
+    throw CacheError(what + ": " + call + " '" + path.string() + "' failed: " +
+                     errno_name_and_text(error) +
+                     (resource_limit_hint(error).empty() ? "" : ": " + resource_limit_hint(error)));
+}
+
+std::string manifest_text(const HeaderBundle& bundle) {
+    return "cudacore header bundle folder 1\ndigest " + bundle.digest() + "\nheaders " +
+           std::to_string(bundle.size()) + "\nbytes " + std::to_string(bundle.content_size()) + "\n";
+}
+
+// Why a header name cannot be a file below the folder; empty when it can.
+std::string unsafe_name(const std::string& name) {
+    if (name == kOwnerLock || name == kBundleManifestName)
+        return "the header '" + name + "' has a name the folder keeps for itself";
+    if (name.starts_with('/')) return "the header '" + name + "' has an absolute name";
+    std::string_view rest = name;
+    while (true) {
+        const std::size_t slash = rest.find('/');
+        const std::string_view part = rest.substr(0, slash);
+        if (part.empty() || part == "." || part == "..")
+            return "the header '" + name + "' has a name that is no plain relative path";
+        if (slash == std::string_view::npos) return {};
+        rest.remove_prefix(slash + 1);
+    }
+}
+
+// Why reading `bundle` from a folder could find another header than reading it from memory:
+// a quoted include "X" in a header of the folder D is looked for beside it (D/X) first in a
+// folder, while in memory it names X. Bundles made from folders never differ (such includes are
+// rewritten to the full name); ones made from pairs may. Empty when none does.
+std::string quoted_include_problem(const HeaderBundle& bundle) {
+    const std::set<std::string, std::less<>> no_wrappers;
+    for (const BundledHeader& header : bundle.headers()) {
+        const std::size_t slash = header.name.rfind('/');
+        if (slash == std::string::npos || header.content.find('"') == std::string::npos) continue;
+        const std::string folder = header.name.substr(0, slash + 1);
+        for (const IncludeOperand& operand : scan_include_directives(header.content, no_wrappers).operands) {
+            if (!operand.quoted || bundle.find(folder + operand.name) == nullptr) continue;
+            return "the header '" + header.name + "' includes \"" + operand.name + "\", which is '" +
+                   folder + operand.name + "' beside it in a folder but '" + operand.name + "' in memory";
+        }
+    }
+    return {};
+}
+
+// `<cache folder>/header-bundles`, made private (0700) where missing, and checked: a folder
+// others can write to could hand this user's compiles their headers.
+fs::path bundles_root(const std::string& what) {
+    const CacheDirectory cache = cache_directory_from_environment();
+    if (!cache.problem.empty()) throw CacheError(what + ": no cache folder: " + cache.problem);
+    std::error_code error;
+    fs::create_directories(cache.path.parent_path(), error);
+    if (::mkdir(cache.path.c_str(), 0700) != 0 && errno != EEXIST) fail_call(what, "mkdir", cache.path, errno);
+    const fs::path root = cache.path / kHeaderBundleFolders;
+    if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) fail_call(what, "mkdir", root, errno);
+    const OpenDescriptor folder(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (folder.fd < 0) fail_call(what, "open", root, errno);
+    struct stat info {};
+    if (::fstat(folder.fd, &info) != 0) fail_call(what, "fstat", root, errno);
+    if (info.st_uid != ::geteuid() || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        throw CacheError(what + ": refusing '" + root.string() + "': it is owned by another user "
+                         "or writable by others, who could plant headers");
+    }
+    return root;
+}
+
+// Writes `content` to the new file `name` (folders made as needed) below the folder `folder`.
+void write_header(int folder, const std::string& name, const std::string& content,
+                  const fs::path& display, const std::string& what) {
+    int parent = folder;
+    std::string_view rest = name;
+    std::vector<std::unique_ptr<OpenDescriptor>> opened;
+    for (std::size_t slash = rest.find('/'); slash != std::string_view::npos; slash = rest.find('/')) {
+        const std::string part(rest.substr(0, slash));
+        if (::mkdirat(parent, part.c_str(), 0700) != 0 && errno != EEXIST)
+            fail_call(what, "mkdir", display / name, errno);
+        opened.push_back(std::make_unique<OpenDescriptor>(
+            ::openat(parent, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)));
+        if (opened.back()->fd < 0) fail_call(what, "open", display / name, errno);
+        parent = opened.back()->fd;
+        rest.remove_prefix(slash + 1);
+    }
+    const OpenDescriptor file(::openat(parent, std::string(rest).c_str(),
+                                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (file.fd < 0) fail_call(what, "open", display / name, errno);
+    std::size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t wrote = ::write(file.fd, content.data() + done, content.size() - done);
+        if (wrote < 0 && errno == EINTR) continue;
+        if (wrote <= 0) fail_call(what, "write", display / name, wrote < 0 ? errno : ENOSPC);
+        done += static_cast<std::size_t>(wrote);
+    }
+}
+
+// Checks one header of the folder open as `folder`; empty when it is as the bundle holds it.
+std::string header_problem(int folder, const BundledHeader& header, bool compare_bytes) {
+    struct stat info {};
+    if (::fstatat(folder, header.name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0)
+        return "the header '" + header.name + "' is missing";
+    if (!S_ISREG(info.st_mode))
+        return "the header '" + header.name + "' is " + std::string(file_kind(info.st_mode));
+    if (static_cast<std::uint64_t>(info.st_size) != header.content.size()) {
+        return "the header '" + header.name + "' has " + std::to_string(info.st_size) +
+               " bytes, not " + std::to_string(header.content.size());
+    }
+    if (!compare_bytes) return {};
+    const OpenDescriptor file(::openat(folder, header.name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (file.fd < 0 || read_open_file_bounded(file.fd, header.name, header.content.size()) != header.content)
+        return "the header '" + header.name + "' differs from the bundle's";
+    return {};
+}
+
+// The lock of one digest's folder, held while it is made: a bounded wait for another maker.
+class DigestLock {
+public:
+    DigestLock(const fs::path& root, const std::string& digest, const std::string& what)
+        : file_(::open((root / ("." + digest + ".lock")).c_str(),
+                       O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) {
+        const fs::path path = root / ("." + digest + ".lock");
+        if (file_.fd < 0) fail_call(what, "open", path, errno);
+        const auto deadline = std::chrono::steady_clock::now() + kLockWait;
+        while (::flock(file_.fd, LOCK_EX | LOCK_NB) != 0) {
+            if (errno != EWOULDBLOCK && errno != EINTR) fail_call(what, "flock", path, errno);
+            if (std::chrono::steady_clock::now() > deadline) {
+                throw CacheError(what + ": another process has held '" + path.string() +
+                                 "' for more than " + std::to_string(kLockWait.count()) + " s");
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+    }
+
+private:
+    OpenDescriptor file_;  // closing it gives the lock back
+};
+
+OwnedFolder staging_folder(const fs::path& root, const std::string& what) {
+    try {
+        return OwnedFolder::make(root, kStagingPrefix);
+    } catch (const std::system_error& e) {
+        throw CacheError(what + ": " + e.what());
+    }
+}
+
+// Moves what holds `folder`'s name now (damaged) into a staging folder that removes it, so
+// that the name is free; a remover killed halfway leaves it to the next reclaim.
+void move_aside(const fs::path& root, const fs::path& folder, const std::string& what) {
+    struct stat info {};
+    if (::lstat(folder.c_str(), &info) != 0 && errno == ENOENT) return;
+    OwnedFolder trash = staging_folder(root, what);
+    if (::rename(folder.c_str(), (trash.path() / "damaged").c_str()) != 0 && errno != ENOENT)
+        fail_call(what, "rename", folder, errno);
+}  // trash removed here, with what was moved into it
+
+// Writes the bundle into a staging folder and renames it to `folder`. Returns false when
+// another folder took the name first (the staging folder is removed).
+bool make_folder(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
+                 const std::string& what) {
+    OwnedFolder staging = staging_folder(root, what);
+    const OpenDescriptor fd(::open(staging.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.fd < 0) fail_call(what, "open", staging.path(), errno);
+    for (const BundledHeader& header : bundle.headers())
+        write_header(fd.fd, header.name, header.content, staging.path(), what);
+    try {
+        write_file_atomically_at(fd.fd, std::string(kBundleManifestName), manifest_text(bundle),
+                                 0600, staging.path() / kBundleManifestName);
+    } catch (const std::system_error& e) {
+        throw CacheError(what + ": " + e.what());
+    }
+    if (::renameat2(AT_FDCWD, staging.path().c_str(), AT_FDCWD, folder.c_str(), RENAME_NOREPLACE) != 0) {
+        if (errno == EEXIST || errno == ENOTEMPTY) return false;
+        fail_call(what, "renameat2", folder, errno);
+    }
+    ::unlinkat(fd.fd, kOwnerLock, 0);  // the folder holds the headers and the manifest only
+    staging.release();                 // in place: no longer the staging folder's to remove
+    return true;
+}
+
+// What this process has compared byte for byte, what quoted_include_problem said of each digest,
+// and the mutex every use holds.
+struct FailedMake {
+    std::chrono::steady_clock::time_point at;
+    std::string message;
+};
+struct CheckedFolders {
+    std::mutex mutex;
+    std::set<std::string> compared;                    // folder paths
+    std::map<std::string, std::string> include_problems;  // by digest
+    std::map<std::string, FailedMake> failed;          // by folder path
+};
+
+CheckedFolders& checked_folders() {
+    static auto* checked = new CheckedFolders;  // never destroyed: usable from static destructors
+    return *checked;
+}
+
+// Makes the folder missing or damaged at `folder`: once, by whichever process takes the lock
+// first (the others find it made).
+void make_again(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
+                const std::string& what) {
+    const DigestLock lock(root, bundle.digest(), what);
+    if (bundle_folder_problem(folder, bundle, true).empty()) return;
+    reclaim_abandoned_folders(root, kStagingPrefix);  // what killed makers left
+    move_aside(root, folder, what);
+    make_folder(root, folder, bundle, what);
+    if (std::string problem = bundle_folder_problem(folder, bundle, true); !problem.empty())
+        throw CacheError(what + ": the folder '" + folder.string() + "' just made fails its check: " + problem);
+}
+
+}  // namespace
+
+std::string bundle_folder_problem(const fs::path& folder, const HeaderBundle& bundle,
+                                  bool compare_bytes) noexcept {
+    try {
+        const OpenDescriptor fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (fd.fd < 0) return errno == ENOENT ? "it is missing" : "it cannot be opened: " + errno_name_and_text(errno);
+        const OpenDescriptor manifest(::openat(fd.fd, std::string(kBundleManifestName).c_str(),
+                                           O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+        const std::string expected = manifest_text(bundle);
+        if (manifest.fd < 0 ||
+            read_open_file_bounded(manifest.fd, folder / kBundleManifestName, expected.size()) != expected)
+            return "its manifest " + std::string(kBundleManifestName) + " is missing or not this bundle's";
+        for (const BundledHeader& header : bundle.headers())
+            if (std::string problem = header_problem(fd.fd, header, compare_bytes); !problem.empty())
+                return problem;
+        return {};
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
+fs::path bundle_folder(const HeaderBundle& bundle) {
+    const std::string what = "header bundle " + bundle.describe() + " as a folder";
+    for (const BundledHeader& header : bundle.headers())
+        if (std::string unsafe = unsafe_name(header.name); !unsafe.empty()) throw CacheError(what + ": " + unsafe);
+    const fs::path root = bundles_root(what);
+    const fs::path folder = root / bundle.digest();
+    CheckedFolders& checked = checked_folders();
+    std::lock_guard guard(checked.mutex);
+    auto scanned = checked.include_problems.find(bundle.digest());
+    if (scanned == checked.include_problems.end())
+        scanned = checked.include_problems.emplace(bundle.digest(), quoted_include_problem(bundle)).first;
+    if (!scanned->second.empty()) throw CacheError(what + ": " + scanned->second);
+    const bool compared = checked.compared.contains(folder.string());
+    if (bundle_folder_problem(folder, bundle, !compared).empty()) {
+        checked.compared.insert(folder.string());
+        return folder;
+    }
+    // A folder that could not be made a moment ago (a full or read-only file system) is not
+    // written again by every compile: the same error until kRetryAfter has passed.
+    const auto now = std::chrono::steady_clock::now();
+    if (const auto failed = checked.failed.find(folder.string());
+        failed != checked.failed.end() && now - failed->second.at < kRetryAfter)
+        throw CacheError(failed->second.message);
+    try {
+        make_again(root, folder, bundle, what);
+    } catch (const CacheError& e) {
+        checked.failed[folder.string()] = {now, e.what()};
+        throw;
+    }
+    checked.failed.erase(folder.string());
+    checked.compared.insert(folder.string());
+    return folder;
+}
+
+BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept {
+    BundleFolders folders;
+    try {
+        for (const HeaderBundle& bundle : bundles) folders.paths.push_back(bundle_folder(bundle).string());
+    } catch (const std::exception& e) {
+        folders.paths.clear();
+        try {
+            folders.problem = e.what();
+        } catch (...) {
+        }
+        if (folders.problem.empty()) folders.problem = "out of memory";
+    }
+    return folders;
+}
+
+}  // namespace cudacore::detail
