@@ -7,6 +7,7 @@ set(CUDACORE_LOADER_SOURCES
   src/loader/device_queries.cpp
   src/loader/compiler_apis.cpp
   src/loader/nvvm_api.cpp
+  src/loader/nvfatbin_api.cpp
   src/loader/nvml_api.cpp
   src/loader/gl_context_query.cpp)
 set(CUDACORE_ERRORS_SOURCES
@@ -172,3 +173,6 @@ set(CUDACORE_CROSSINGS_SOURCES
 # from CUDACORE_<LAYER>_SOURCES), so scripts/check-layer-symbols.py sees which layer defines each
 # symbol. A new layer is one more name here (and its rank in scripts/check-layers.py).
 set(CUDACORE_LAYERS support errors loader code cache runtime memory graph ipc views interop crossings)
+# The sources that include nvFatbin.h (CMakeLists.txt gives only them its folder and definitions).
+set(CUDACORE_NVFATBIN_SOURCES
+  src/loader/nvfatbin_api.cpp)
