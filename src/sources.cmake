@@ -44,6 +44,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/object_code.cpp
   src/code/object_code_serialization.cpp
   src/code/code_inspection.cpp
+  src/code/fatbin.cpp
   src/code/object_code_identity.cpp
   src/code/kernel_parameter_count.cpp
   src/code/code_validation.cpp
@@ -69,6 +70,7 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/program_key_memo.cpp
   src/cache/include_lookups.cpp
   src/cache/compile_many.cpp
+  src/cache/fatbin_compile.cpp
   src/cache/remote_cache_options.cpp
   src/cache/redis_connection.cpp
   src/cache/redis_stream.cpp
@@ -173,6 +175,3 @@ set(CUDACORE_CROSSINGS_SOURCES
 # from CUDACORE_<LAYER>_SOURCES), so scripts/check-layer-symbols.py sees which layer defines each
 # symbol. A new layer is one more name here (and its rank in scripts/check-layers.py).
 set(CUDACORE_LAYERS support errors loader code cache runtime memory graph ipc views interop crossings)
-# The sources that include nvFatbin.h (CMakeLists.txt gives only them its folder and definitions).
-set(CUDACORE_NVFATBIN_SOURCES
-  src/loader/nvfatbin_api.cpp)
