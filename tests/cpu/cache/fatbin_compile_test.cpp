@@ -38,7 +38,7 @@ TEST(FatbinCompile, CubinsForSmTargetsAndPtxForComputeTargets) {
         compile_fatbin(program(), {"sm_80", "sm_90", "compute_90"}, {"scale<float>"}, options);
     EXPECT_EQ(fatbin.code_type(), CodeType::fatbin);
     EXPECT_EQ(fatbin.name(), "scale.cu");
-    EXPECT_EQ(kinds_and_archs(fatbin), (std::vector<std::string>{"elf:sm_80", "elf:sm_90", "ptx:sm_90"}));
+    EXPECT_EQ(kinds_and_archs(fatbin), (std::vector<std::string>{"elf:sm_80", "elf:sm_90", "ptx:compute_90"}));
     EXPECT_EQ(fatbin.lowered_name("scale<float>"), "_Z5scaleIfEvPT_S0_");
     EXPECT_EQ(inspect_code(fatbin).kernels, (std::vector<std::string>{"_Z5scaleIfEvPT_S0_"}));
 }
@@ -63,7 +63,7 @@ TEST(FatbinCompile, LtoTargetGivesLtoIr) {
     FatbinCompileOptions options;
     options.fatbin.compress = false;
     const ObjectCode fatbin = compile_fatbin(program(), {"lto_90", "sm_90"}, {}, options);
-    EXPECT_EQ(kinds_and_archs(fatbin), (std::vector<std::string>{"ltoir:sm_90", "elf:sm_90"}));
+    EXPECT_EQ(kinds_and_archs(fatbin), (std::vector<std::string>{"ltoir:lto_90", "elf:sm_90"}));
 }
 
 TEST(FatbinCompile, BadTargetListsAreRefusedBeforeCompiling) {

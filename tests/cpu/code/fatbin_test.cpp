@@ -47,7 +47,7 @@ TEST(Fatbin, CubinsAndPtxOfSeveralArchsInOneFatbin) {
     EXPECT_EQ(fatbin.lowered_name("scale<float>"), sm80.lowered_name("scale<float>"));
     const CodeInfo info = inspect_code(fatbin);
     EXPECT_EQ(info.type, CodeType::fatbin);
-    EXPECT_EQ(kinds_and_archs(info), (std::vector<std::string>{"elf:sm_80", "elf:sm_90", "ptx:sm_90"}));
+    EXPECT_EQ(kinds_and_archs(info), (std::vector<std::string>{"elf:sm_80", "elf:sm_90", "ptx:compute_90"}));
     for (const FatbinEntry& entry : info.entries) {
         EXPECT_FALSE(entry.compressed) << entry.kind << " " << entry.arch;
         EXPECT_GT(entry.size, 0u);
@@ -94,7 +94,7 @@ TEST(Fatbin, LtoIrNeedsItsArch) {
     FatbinOptions plain;
     plain.compress = false;
     const CodeInfo info = inspect_code(FatbinBuilder(plain).add(ltoir, "lto_90").build());
-    EXPECT_EQ(kinds_and_archs(info), (std::vector<std::string>{"ltoir:sm_90"}));
+    EXPECT_EQ(kinds_and_archs(info), (std::vector<std::string>{"ltoir:lto_90"}));
 }
 
 TEST(Fatbin, SerializesLikeAnyObjectCode) {
