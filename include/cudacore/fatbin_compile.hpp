@@ -27,6 +27,8 @@ struct FatbinCompileOptions {
     /// cache, each target's compile is looked up and stored on its own, exactly as compile_many
     /// does (keyed by its headers too); the fatbin itself is assembled again each call (nvFatbin
     /// takes milliseconds), so a cached fatbin is never one whose headers changed.
+    /// first_alone_for_pch is not used: the targets' flags differ, so none could use the PCH
+    /// another made (each still makes and uses its own automatic PCH, for later calls).
     CompileManyOptions many{};
     FatbinOptions fatbin{};  ///< compression
 };

@@ -73,8 +73,12 @@ ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>
     std::vector<Program*> each;
     for (Program& copy : programs) each.push_back(&copy);
     const std::vector<const std::vector<std::string>*> names(parsed.size(), &name_expressions);
+    // No first compile alone for its PCH: each target's flags differ (-arch), so no target could
+    // use another's PCH, and waiting for it would only serialise the first compile.
+    CompileManyOptions many = options.many;
+    many.first_alone_for_pch = false;
     std::vector<detail::ManyOutcome> outcomes =
-        detail::compile_many_outcomes(each, types, names, options.many, nullptr, "compile_fatbin");
+        detail::compile_many_outcomes(each, types, names, many, nullptr, "compile_fatbin");
     FatbinBuilder builder(options.fatbin);
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
         if (outcomes[i].failure) std::rethrow_exception(outcomes[i].failure);
