@@ -4,11 +4,13 @@
 // FatbinBuilder::build. Alternating rounds in one process; medians and their ratio. No GPU
 // needed (NVRTC and nvFatbin run on the CPU); the ratio is bounded by the machine's free cores.
 //
-//   build/bench/fatbin_bench [--rounds 5] [--workers N] [--heavy]
+//   build/bench/fatbin_bench [--rounds 5] [--workers N] [--processes]
 //
-// --heavy compiles a kernel that includes <cuda/std/cmath> and <cuda/std/complex> (most of its
-// time in the front end), else a small arithmetic kernel. Automatic PCH is off on both sides, so
-// every round compiles from scratch.
+// Two kernels, one row each: a small arithmetic one, and one that includes <cuda/std/cmath> and
+// <cuda/std/complex> (most of its time in the front end). Automatic PCH is off on both sides, so
+// every round compiles from scratch. --processes compiles the targets in child processes
+// (CompileStrategy::processes) instead of threads: NVRTC's threads share its locks. Google
+// Benchmark's --benchmark_* flags are ignored (scripts/gpu-check.sh passes them to every bench).
 #include "cudacore/fatbin.hpp"
 #include "cudacore/fatbin_compile.hpp"
 #include "cudacore/program.hpp"
@@ -69,33 +71,21 @@ std::size_t one_after_another(const Program& program, const std::vector<std::str
     return builder.build(program.options().name).size();
 }
 
-}  // namespace
+struct Row {
+    std::string kernel;
+    std::size_t bytes = 0;
+    double one_call = 0, in_a_row = 0;
+};
 
-int main(int argc, char** argv) try {
-    int rounds = 5;
-    unsigned workers = 0;
-    bool heavy = false;
-    for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
-        else if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc) workers = unsigned(std::atoi(argv[++i]));
-        else if (std::strcmp(argv[i], "--heavy") == 0) heavy = true;
-        else {
-            std::fprintf(stderr, "usage: fatbin_bench [--rounds N] [--workers N] [--heavy]\n");
-            return 2;
-        }
-    }
+Row measure(const char* kernel, const char* source, const char* name, int rounds, const FatbinCompileOptions& parallel) {
     ProgramOptions options;
-    options.name = heavy ? "rotate.cu" : "axpy.cu";
+    options.name = name;
     options.pch = false;
-    const Program program(heavy ? kHeavy : kSmall, SourceType::cxx, options);
-    const std::vector<std::string> names{heavy ? "rotate<float>" : "axpy<float>"};
-    FatbinCompileOptions parallel;
-    parallel.many.workers = workers;
-
+    const Program program(source, SourceType::cxx, options);
+    const std::vector<std::string> names{std::string(name, std::strchr(name, '.')) + "<float>"};
     // One warm-up of each: NVRTC, nvFatbin and the toolkit's headers loaded and in the page cache.
-    const std::size_t bytes = compile_fatbin(program, kTargets, names, parallel).size();
-    if (one_after_another(program, names) != bytes) std::fprintf(stderr, "note: the two fatbins differ in size\n");
-
+    Row row{kernel, compile_fatbin(program, kTargets, names, parallel).size()};
+    if (one_after_another(program, names) != row.bytes) std::fprintf(stderr, "note: the two fatbins differ in size\n");
     std::vector<double> one_call, in_a_row;
     for (int round = 0; round < rounds; ++round) {
         auto start = Clock::now();
@@ -105,14 +95,42 @@ int main(int argc, char** argv) try {
         one_after_another(program, names);
         in_a_row.push_back(seconds_since(start));
     }
-    const double a = median(one_call), b = median(in_a_row);
-    std::printf("fatbin of sm_80, sm_90, sm_100, compute_90 (%s kernel, %zu bytes), %d rounds, "
-                "%u hardware threads, workers %s\n",
-                heavy ? "<cuda/std> complex" : "small", bytes, rounds, std::thread::hardware_concurrency(),
-                workers ? std::to_string(workers).c_str() : "all");
-    std::printf("  compile_fatbin, one call          %8.1f ms (median)\n", a * 1e3);
-    std::printf("  four compiles one after another   %8.1f ms (median)\n", b * 1e3);
-    std::printf("  ratio (one after another / one call) %.2fx\n", b / a);
+    row.one_call = median(one_call);
+    row.in_a_row = median(in_a_row);
+    return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    int rounds = 5;
+    unsigned workers = 0;
+    bool processes = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
+        else if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc) workers = unsigned(std::atoi(argv[++i]));
+        else if (std::strcmp(argv[i], "--processes") == 0) processes = true;
+        else if (std::strncmp(argv[i], "--benchmark_", 12) == 0) continue;
+        else {
+            std::fprintf(stderr, "usage: fatbin_bench [--rounds N] [--workers N] [--processes]\n");
+            return 2;
+        }
+    }
+    FatbinCompileOptions parallel;
+    parallel.many.workers = workers;
+    if (processes) parallel.many.strategy = CompileStrategy::processes;
+    const Row rows[] = {measure("small (axpy)", kSmall, "axpy.cu", rounds, parallel),
+                        measure("<cuda/std> complex", kHeavy, "rotate.cu", rounds, parallel)};
+    std::printf("operation: a fatbin of sm_80, sm_90, sm_100 and compute_90; median of %d rounds; %u "
+                "hardware threads; workers %s; %s\n\n",
+                rounds, std::thread::hardware_concurrency(), workers ? std::to_string(workers).c_str() : "all",
+                processes ? "child processes" : "threads");
+    std::printf("| kernel | fatbin bytes | compile_fatbin, one call | four compiles one after another | ratio |\n");
+    std::printf("|---|---|---|---|---|\n");
+    for (const Row& row : rows) {
+        std::printf("| %s | %zu | %.1f ms | %.1f ms | %.2fx |\n", row.kernel.c_str(), row.bytes,
+                    row.one_call * 1e3, row.in_a_row * 1e3, row.in_a_row / row.one_call);
+    }
     return 0;
 } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

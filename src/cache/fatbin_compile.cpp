@@ -11,7 +11,7 @@ namespace cudacore {
 namespace {
 
 // The targets, read and checked before anything compiles.
-std::vector<FatbinTarget> parse_targets(const std::vector<std::string>& targets, const char* operation) {
+std::vector<FatbinTarget> parse_fatbin_targets(const std::vector<std::string>& targets, const char* operation) {
     if (targets.empty()) {
         throw InvalidArgumentError(std::string(operation) +
                                    ": no targets (give sm_XX for cubins, compute_XX for PTX)");
@@ -29,7 +29,7 @@ std::vector<FatbinTarget> parse_targets(const std::vector<std::string>& targets,
 }
 
 // The program compiled for one target: its options with that arch (and LTO for LTO-IR).
-Program for_target(const Program& program, const FatbinTarget& target) {
+Program program_for_target(const Program& program, const FatbinTarget& target) {
     ProgramOptions options = program.options();
     options.arch = target.arch;
     if (target.type == CodeType::ltoir) options.link_time_optimization = true;
@@ -62,12 +62,12 @@ FatbinTarget parse_fatbin_target(std::string_view target) {
 ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
                           const std::vector<std::string>& name_expressions,
                           const FatbinCompileOptions& options) {
-    const std::vector<FatbinTarget> parsed = parse_targets(targets, "compile_fatbin");
+    const std::vector<FatbinTarget> parsed = parse_fatbin_targets(targets, "compile_fatbin");
     std::vector<Program> programs;
     programs.reserve(parsed.size());
     std::vector<CodeType> types;
     for (const FatbinTarget& target : parsed) {
-        programs.push_back(for_target(program, target));
+        programs.push_back(program_for_target(program, target));
         types.push_back(target.type);
     }
     std::vector<Program*> each;
@@ -93,7 +93,7 @@ ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>
 
 CacheKey fatbin_cache_key(const Program& program, const std::vector<std::string>& targets,
                           const std::vector<std::string>& name_expressions, const FatbinOptions& fatbin) {
-    const std::vector<FatbinTarget> parsed = parse_targets(targets, "fatbin_cache_key");
+    const std::vector<FatbinTarget> parsed = parse_fatbin_targets(targets, "fatbin_cache_key");
     std::string text = "cudacore-fatbin-key-v1";
     auto field = [&](std::string_view value) {
         text += '\n' + std::to_string(value.size()) + ':';
@@ -101,7 +101,7 @@ CacheKey fatbin_cache_key(const Program& program, const std::vector<std::string>
     };
     for (std::size_t i = 0; i < parsed.size(); ++i) {
         field(targets[i]);
-        field(cache_key(for_target(program, parsed[i]), parsed[i].type, name_expressions).hex());
+        field(cache_key(program_for_target(program, parsed[i]), parsed[i].type, name_expressions).hex());
     }
     field(!fatbin.compress ? "no-compress" : fatbin.compress_all ? "compress-all" : "compress");
     std::string version = "none";

@@ -11,9 +11,9 @@ namespace cudacore {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_arch_digit(char c) { return c >= '0' && c <= '9'; }
 
-std::string describe_image(const ObjectCode& code, std::size_t index, const std::string& arch) {
+std::string describe_fatbin_image(const ObjectCode& code, std::size_t index, const std::string& arch) {
     std::string out = "image " + std::to_string(index) + " (" + std::string(to_string(code.code_type()));
     if (!code.name().empty()) out += " '" + code.name() + "'";
     return out + " for " + arch + ", " + std::to_string(code.size()) + " bytes)";
@@ -43,7 +43,7 @@ std::string fatbin_arch_number(std::string_view arch) {
         }
     }
     std::size_t digits = 0;
-    while (digits < rest.size() && is_digit(rest[digits])) ++digits;
+    while (digits < rest.size() && is_arch_digit(rest[digits])) ++digits;
     const std::string_view suffix = rest.substr(digits);
     if (digits < 2 || digits > 3 || !(suffix.empty() || suffix == "a" || suffix == "f")) {
         throw InvalidArgumentError("fatbin: architecture '" + std::string(arch) +
@@ -54,7 +54,7 @@ std::string fatbin_arch_number(std::string_view arch) {
 
 FatbinBuilder& FatbinBuilder::add(const ObjectCode& code, std::string_view arch) {
     const CodeType type = code.code_type();
-    const std::string what = describe_image(code, images_.size(), arch.empty() ? "its own arch" : std::string(arch));
+    const std::string what = describe_fatbin_image(code, images_.size(), arch.empty() ? "its own arch" : std::string(arch));
     if (type != CodeType::cubin && type != CodeType::ptx && type != CodeType::ltoir) {
         throw InvalidArgumentError("FatbinBuilder::add: " + what +
                                    ": only cubin, PTX and LTO-IR go into a fatbin");
@@ -88,7 +88,7 @@ ObjectCode FatbinBuilder::build(std::string name) const {
             if (!added && at->second != lowered) {
                 throw InvalidArgumentError("FatbinBuilder::build: " + fatbin + ": '" + expression +
                                            "' is '" + at->second + "' in one image and '" + lowered +
-                                           "' in " + describe_image(images_[i].code, i, images_[i].arch));
+                                           "' in " + describe_fatbin_image(images_[i].code, i, images_[i].arch));
             }
         }
     }
@@ -103,7 +103,7 @@ ObjectCode FatbinBuilder::build(std::string name) const {
         const Image& image = images_[i];
         const std::string_view bytes = image.code.code();
         const std::string identifier = image.code.name().empty() ? "image" + std::to_string(i) : image.code.name();
-        const std::string what = fatbin + ", " + describe_image(image.code, i, image.arch);
+        const std::string what = fatbin + ", " + describe_fatbin_image(image.code, i, image.arch);
         switch (image.code.code_type()) {
             case CodeType::cubin:
                 detail::check_nvfatbin(api.nvFatbinAddCubin(handle.handle, bytes.data(), bytes.size(),

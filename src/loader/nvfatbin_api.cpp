@@ -10,8 +10,8 @@ namespace cudacore::detail {
 
 namespace {
 
-const char* const kLibrary = "nvFatbin (libnvfatbin.so.13)";
-const char* const kEnvVar = "CUDACORE_NVFATBIN_PATH";
+const char* const kNvFatbinLibrary = "nvFatbin (libnvfatbin.so.13)";
+const char* const kNvFatbinEnvVar = "CUDACORE_NVFATBIN_PATH";
 
 #ifdef CUDACORE_HAVE_NVFATBIN
 struct LoadedNvFatbin {
@@ -31,13 +31,13 @@ std::vector<std::string> nvfatbin_candidates() {
 LoadedNvFatbin load_nvfatbin() {
     LoadedNvFatbin out;
     try {
-        LibrarySearch search{kLibrary, kEnvVar, nvfatbin_candidates()};
+        LibrarySearch search{kNvFatbinLibrary, kNvFatbinEnvVar, nvfatbin_candidates()};
         OpenedLibrary library = open_library(search);
         out.api.path = library.path;
 #define CUDACORE_NVFATBIN_FUNCTION(name)                                                     \
     out.api.name = reinterpret_cast<decltype(out.api.name)>(find_symbol(library, #name));   \
     if (!out.api.name) {                                                                     \
-        throw LoaderError(kLibrary, {library.path}, kEnvVar, "symbol " #name " is missing"); \
+        throw LoaderError(kNvFatbinLibrary, {library.path}, kNvFatbinEnvVar, "symbol " #name " is missing"); \
     }
 #include "loader/nvfatbin_functions.inc"
 #undef CUDACORE_NVFATBIN_FUNCTION
@@ -68,7 +68,7 @@ void check_nvfatbin(nvFatbinResult status, const char* call, const std::string& 
 namespace {
 #ifndef CUDACORE_HAVE_NVFATBIN
 [[noreturn]] void built_without_nvfatbin() {
-    throw LoaderError(kLibrary, {}, kEnvVar,
+    throw LoaderError(kNvFatbinLibrary, {}, kNvFatbinEnvVar,
                       "cudacore was built without nvFatbin.h, so fatbins cannot be built; rebuild "
                       "with a toolkit that has it or the nvidia-nvfatbin package");
 }
