@@ -30,11 +30,12 @@ if [ ! -f "$cuda_home/include/cuda.h" ]; then
 fi
 export PATH="$cuda_home/bin:$PATH"
 
-# libNVVM (with nvvm.h and libdevice) and nvml.h come with a full toolkit; where they are missing,
+# libNVVM (with nvvm.h and libdevice), nvml.h and nvFatbin come with a full toolkit; where they are missing,
 # NVIDIA's Python packages provide them, installed into .deps/python (found by CMakeLists.txt).
 python_deps=()
 [ -f "$cuda_home/nvvm/include/nvvm.h" ] || python_deps+=("nvidia-nvvm==13.0.*")
 [ -f "$cuda_home/include/nvml.h" ] || python_deps+=("nvidia-nvml-dev==13.0.*")
+[ -f "$cuda_home/include/nvFatbin.h" ] || python_deps+=("nvidia-nvfatbin==13.0.*")
 # One pip call for all of them: they share the nvidia/ folder, which --target replaces.
 if [ ${#python_deps[@]} -gt 0 ] && [ "$(cat .deps/python/.installed 2>/dev/null)" != "${python_deps[*]}" ]; then
   echo "installing ${python_deps[*]} into .deps/python"

@@ -7,6 +7,7 @@ set(CUDACORE_LOADER_SOURCES
   src/loader/device_queries.cpp
   src/loader/compiler_apis.cpp
   src/loader/nvvm_api.cpp
+  src/loader/nvfatbin_api.cpp
   src/loader/nvml_api.cpp
   src/loader/gl_context_query.cpp)
 set(CUDACORE_ERRORS_SOURCES
@@ -44,6 +45,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/object_code.cpp
   src/code/object_code_serialization.cpp
   src/code/code_inspection.cpp
+  src/code/fatbin.cpp
   src/code/object_code_identity.cpp
   src/code/kernel_parameter_count.cpp
   src/code/code_validation.cpp
@@ -70,6 +72,7 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/program_key_memo.cpp
   src/cache/include_lookups.cpp
   src/cache/compile_many.cpp
+  src/cache/fatbin_compile.cpp
   src/cache/remote_cache_options.cpp
   src/cache/redis_connection.cpp
   src/cache/redis_stream.cpp

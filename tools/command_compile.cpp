@@ -1,4 +1,5 @@
-// `cudacore compile SRC -o OUT`: CUDA C++ (or PTX) to cubin, PTX or LTO-IR, written raw.
+// `cudacore compile SRC -o OUT`: CUDA C++ (or PTX) to cubin, PTX or LTO-IR, written raw; with a
+// list of targets (--arch sm_80,sm_90,compute_90), one fatbin holding them all.
 #include "commands.hpp"
 #include "loader/compiler_apis.hpp"
 
@@ -7,13 +8,16 @@
 
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/disk_program_cache.hpp"
+#include "cudacore/code_inspection.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/fatbin_compile.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/tiered_program_cache.hpp"
 
 #include "code/nvrtc_compile.hpp"
 #include "code/pch_directory.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -49,9 +53,12 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
     command.add_option("source", args.source_path, "CUDA C++ or PTX source file")->required();
     command.add_option("-o,--output", args.output_path, "Where to write the compiled code")
         ->required();
-    command.add_option("--arch", args.arch, "Target arch, e.g. sm_90 (default: current device)");
-    command.add_option("--target", args.target, "What to produce")
-        ->check(CLI::IsMember({"cubin", "ptx", "ltoir"}));
+    command.add_option("--arch", args.arch,
+                       "Target arch, e.g. sm_90 (default: current device); a comma-separated list "
+                       "(sm_80,sm_90,compute_90: cubins for sm_, PTX for compute_, LTO-IR for lto_) "
+                       "makes one fatbin");
+    command.add_option("--target", args.target, "What to produce (fatbin: implied by an --arch list)")
+        ->check(CLI::IsMember({"cubin", "ptx", "ltoir", "fatbin"}));
     command.add_option("--source-type", args.source_type, "Source language (default: .ptx is PTX)")
         ->check(CLI::IsMember({"c++", "ptx"}));
     command.add_option("--name", args.name,
@@ -132,6 +139,45 @@ SourceType source_type_of(const CompileArgs& args) {
                                                                          : SourceType::cxx;
 }
 
+// "sm_80,sm_90,compute_90" -> its targets; one arch (or none) -> itself.
+std::vector<std::string> split_arch_list(const std::string& arch) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= arch.size() && !arch.empty()) {
+        const std::size_t comma = std::min(arch.find(',', start), arch.size());
+        out.push_back(arch.substr(start, comma - start));
+        start = comma + 1;
+    }
+    return out;
+}
+
+// One fatbin of every target, each compiled through the cache as compile_many does; its images
+// are listed on stderr, the lowered names on stdout as for one target.
+void compile_fatbin_to_file(const Program& program, const std::vector<std::string>& targets,
+                            const CompileArgs& args, ProgramCache* cache) {
+    if (args.target != "fatbin" && args.target != "cubin") {
+        throw InvalidArgumentError("compile: a list of archs makes a fatbin, not " + args.target +
+                                   " (each target's prefix says what it holds: sm_, compute_, lto_)");
+    }
+    if (targets.empty()) throw InvalidArgumentError("compile: --target fatbin needs --arch with its targets");
+    FatbinCompileOptions options;
+    options.many.cache = cache;
+    const ObjectCode code = [&] {
+        try {
+            return compile_fatbin(program, targets, args.name_expressions, options);
+        } catch (const CompileError& e) {
+            print_failure(e, e.log());
+            throw CLI::RuntimeError(1);
+        }
+    }();
+    const CodeInfo info = inspect_code(code);
+    std::cerr << "cudacore: fatbin of " << info.entries.size() << " images, " << code.size() << " bytes\n";
+    const std::string serialized = args.serialize ? code.serialize() : std::string();
+    write_output_file(args.output_path, args.serialize ? std::string_view(serialized) : code.code());
+    for (const auto& [expression, lowered] : code.symbol_map())
+        std::cout << expression << " -> " << lowered << "\n";
+}
+
 void run_compile(const CompileArgs& args) {
     std::string source = read_input_file(args.source_path);
     ProgramOptions options = to_program_options(args);
@@ -150,9 +196,16 @@ void run_compile(const CompileArgs& args) {
             effective.use_cache = false;
         }
     }
+    const std::vector<std::string> targets = split_arch_list(args.arch);
+    const bool fatbin = targets.size() > 1 || args.target == "fatbin";
+    if (fatbin) options.arch.reset();  // each target's compile sets its own
     Program program(std::move(source), source_type_of(args), std::move(options));
-    const CodeType target = code_type_from_string(args.target);
     const std::unique_ptr<ProgramCache> cache = open_cache(effective);
+    if (fatbin) {
+        compile_fatbin_to_file(program, targets, args, cache.get());
+        return;
+    }
+    const CodeType target = code_type_from_string(args.target);
     CachedCompileOptions cache_options;
     // A cache that cannot be read or store is a warning: the compile goes on.
     cache_options.on_cache_error = [](const CacheError& e) {
@@ -183,7 +236,8 @@ void run_compile(const CompileArgs& args) {
 }  // namespace
 
 void add_compile_command(CLI::App& app) {
-    auto* command = app.add_subcommand("compile", "Compile CUDA C++ or PTX to cubin, PTX or LTO-IR");
+    auto* command = app.add_subcommand(
+        "compile", "Compile CUDA C++ or PTX to cubin, PTX or LTO-IR, or for several archs to one fatbin");
     auto args = std::make_shared<CompileArgs>();
     add_compile_options(*command, *args);
     command->callback([args] { run_compile(*args); });

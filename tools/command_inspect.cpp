@@ -16,13 +16,15 @@ namespace {
 void print_code_info(const std::string& path, const CodeInfo& info) {
     std::printf("file     %s\n", path.c_str());
     std::printf("type     %s\n", std::string(to_string(info.type)).c_str());
-    std::printf("arch     %s\n", info.arch.empty() ? "(not recorded)" : info.arch.c_str());
+    std::printf("arch     %s\n", !info.arch.empty()        ? info.arch.c_str()
+                                 : !info.entries.empty() ? "(one per entry)"
+                                                         : "(not recorded)");
     std::printf("size     %zu bytes\n", info.size);
     if (!info.ptx_version.empty()) std::printf("version  PTX %s\n", info.ptx_version.c_str());
     if (!info.entries.empty()) {
         std::printf("entries  %zu\n", info.entries.size());
         for (const auto& entry : info.entries)
-            std::printf("  %-6s %-8s %zu bytes%s\n", entry.kind.c_str(), entry.arch.c_str(),
+            std::printf("  %-6s %-10s %zu bytes%s\n", entry.kind.c_str(), entry.arch.c_str(),
                         entry.size, entry.compressed ? " (compressed)" : "");
     }
     if (info.type == CodeType::cubin || info.type == CodeType::ptx || !info.kernels.empty()) {

@@ -19,7 +19,7 @@ namespace cudacore {
 /// One image inside a fatbin.
 struct FatbinEntry {
     std::string kind{};        ///< "ptx", "elf" or "ltoir" (else "kind N")
-    std::string arch{};        ///< "sm_90"
+    std::string arch{};        ///< "sm_90" (ELF), "compute_90" (PTX), "lto_90" (LTO-IR)
     std::size_t size = 0;      ///< payload bytes
     bool compressed = false;   ///< compressed payloads are not looked into
 };

@@ -8,6 +8,8 @@
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/caching_memory_resource.hpp"
 #include "cudacore/code_inspection.hpp"
+#include "cudacore/fatbin.hpp"
+#include "cudacore/fatbin_compile.hpp"
 #include "cudacore/context.hpp"
 #include "cudacore/current_context_scope.hpp"
 #include "cudacore/device.hpp"

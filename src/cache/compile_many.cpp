@@ -32,6 +32,7 @@ const std::vector<std::string> no_names;
 
 struct Job {
     Program* program;
+    CodeType target;
     const std::vector<std::string>* names;
     std::optional<CacheKey> key;  // cache_key alone: which programs are the same compile
     std::optional<ObjectCode> result;
@@ -42,18 +43,18 @@ struct Job {
 
 // With a cache, through compile_cached: it keys the code by every header the compile looked
 // for, found or not (cache_key alone does not cover them), and stores it.
-void compile_in_thread(Job& job, CodeType target, ProgramCache* cache) {
+void compile_in_thread(Job& job, ProgramCache* cache) {
     try {
-        job.result = cache ? compile_cached(*cache, *job.program, target, *job.names)
-                           : job.program->compile(target, *job.names);
+        job.result = cache ? compile_cached(*cache, *job.program, job.target, *job.names)
+                           : job.program->compile(job.target, *job.names);
     } catch (...) {
         job.failure = std::current_exception();
     }
 }
 
-void run_threads(const std::vector<Job*>& jobs, CodeType target, unsigned workers, ProgramCache* cache) {
+void run_threads(const std::vector<Job*>& jobs, unsigned workers, ProgramCache* cache) {
     detail::run_steps(jobs.size(), workers, [&](std::size_t i) {
-        compile_in_thread(*jobs[i], target, cache);
+        compile_in_thread(*jobs[i], cache);
         return !jobs[i]->failure;
     });
 }
@@ -124,7 +125,7 @@ bool child_may_use_pch(const Program& program, const Program* first) {
 
 // The child has already asked to die with its parent (start()): a parent killed with SIGKILL
 // cannot kill it, and it would compile for no one and hold the parent's PCH folder (its lock).
-[[noreturn]] void child_main(Job& job, CodeType target, int fd, const Program* pch_maker,
+[[noreturn]] void child_main(Job& job, int fd, const Program* pch_maker,
                              const cpu_set_t* cpus) {
     std::string message;
     try {
@@ -152,7 +153,7 @@ bool child_may_use_pch(const Program& program, const Program* first) {
             }
             program = Program(program.source(), SourceType::cxx, std::move(options));
         }
-        message = 'O' + program.compile(target, *job.names).serialize();
+        message = 'O' + program.compile(job.target, *job.names).serialize();
     } catch (const CompileError& e) {
         message = 'C';
         put_string(message, e.program_name());
@@ -203,8 +204,8 @@ void read_result(Job& job, const std::string& message, int wait_status, const ch
 // reaped.
 class ChildPool {
 public:
-    ChildPool(CodeType target, const cpu_set_t* cpus, const char* operation)
-        : target_(target), cpus_(cpus), operation_(operation) {
+    ChildPool(const cpu_set_t* cpus, const char* operation)
+        : cpus_(cpus), operation_(operation) {
         detail::nvrtc();  // load once here, not in every child
     }
     ChildPool(const ChildPool&) = delete;
@@ -284,7 +285,7 @@ private:
         if (pid == 0) {
             detail::die_with_parent(parent);
             ::close(fds[0]);
-            child_main(job, target_, fds[1], pch_maker, cpus_);
+            child_main(job, fds[1], pch_maker, cpus_);
         }
         ::close(fds[1]);
         running_.push_back({pid, fds[0], &job, {}});
@@ -299,7 +300,6 @@ private:
         read_result(*child.job, child.message, status, operation_);
     }
 
-    CodeType target_;
     const cpu_set_t* cpus_;
     const char* operation_;
     std::vector<Child> running_;
@@ -312,16 +312,16 @@ struct ManyMisses {
     std::vector<std::pair<Job*, Job*>> duplicates;  // (job, the miss it repeats)
 };
 
-ManyMisses find_misses(std::vector<Job>& jobs, CodeType target, ProgramCache* cache) {
+ManyMisses find_misses(std::vector<Job>& jobs, ProgramCache* cache) {
     ManyMisses found;
     if (!cache) {
         for (Job& job : jobs) found.misses.push_back(&job);
         return found;
     }
     for (Job& job : jobs) {
-        job.key = cache_key(*job.program, target, *job.names);
+        job.key = cache_key(*job.program, job.target, *job.names);
         // An exact hit (the headers it read and the places it looked are as they were).
-        if (auto hit = find_cached(*cache, *job.program, target, *job.names)) {
+        if (auto hit = find_cached(*cache, *job.program, job.target, *job.names)) {
             job.result = std::move(*hit);
             continue;
         }
@@ -343,12 +343,21 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
                                                const std::vector<const std::vector<std::string>*>& names,
                                                const CompileManyOptions& many, const cpu_set_t* child_cpus,
                                                const char* operation) {
+    return compile_many_outcomes(programs, std::vector<CodeType>(programs.size(), target), names, many,
+                                 child_cpus, operation);
+}
+
+std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs,
+                                               const std::vector<CodeType>& targets,
+                                               const std::vector<const std::vector<std::string>*>& names,
+                                               const CompileManyOptions& many, const cpu_set_t* child_cpus,
+                                               const char* operation) {
     std::vector<Job> jobs;
     jobs.reserve(programs.size());
     for (size_t i = 0; i < programs.size(); ++i)
-        jobs.push_back({programs[i], names[i], std::nullopt, std::nullopt, nullptr});
+        jobs.push_back({programs[i], targets[i], names[i], std::nullopt, std::nullopt, nullptr});
 
-    auto [misses, duplicates] = find_misses(jobs, target, many.cache);
+    auto [misses, duplicates] = find_misses(jobs, many.cache);
 
     const unsigned workers =
         std::max(1u, many.workers ? many.workers : std::thread::hardware_concurrency());
@@ -365,12 +374,12 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
         // No child compiles beside the first: children without the PCH (1.2 s each for a
         // <cuda/std> program with 16 at once, against 0.12 s with it) slowed the PCH build more
         // than they gained, and took four times the CPU.
-        if (pch_first) compile_in_thread(first, target, many.cache);
+        if (pch_first) compile_in_thread(first, many.cache);
         if (!first.failure && !rest.empty()) {
             if (many.strategy == CompileStrategy::processes)
-                ChildPool(target, child_cpus, operation).run(rest, workers, pch_first ? first.program : nullptr);
+                ChildPool(child_cpus, operation).run(rest, workers, pch_first ? first.program : nullptr);
             else
-                run_threads(rest, target, workers, many.cache);
+                run_threads(rest, workers, many.cache);
         }
     }
     for (auto [job, miss] : duplicates) {

@@ -29,5 +29,12 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
                                                const std::vector<const std::vector<std::string>*>& names,
                                                const CompileManyOptions& many, const cpu_set_t* child_cpus,
                                                const char* operation);
+// The same with a target per program (targets[i] for programs[i]): one pool for compiles of
+// different code types (compile_fatbin's cubins and PTX).
+std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs,
+                                               const std::vector<CodeType>& targets,
+                                               const std::vector<const std::vector<std::string>*>& names,
+                                               const CompileManyOptions& many, const cpu_set_t* child_cpus,
+                                               const char* operation);
 
 }  // namespace cudacore::detail

@@ -281,7 +281,10 @@ CodeInfo inspect_code(std::string_view code) {
                              : image.kind == 2 ? "elf"
                              : image.kind == 8 ? "ltoir"
                                                : "kind " + std::to_string(image.kind);
-                entry.arch = "sm_" + std::to_string(image.sm);
+                // The number is a real arch for ELF, a virtual one for PTX and LTO-IR: named as
+                // nvcc's -gencode names them.
+                entry.arch = (image.kind == 1 ? "compute_" : image.kind == 8 ? "lto_" : "sm_") +
+                             std::to_string(image.sm);
                 entry.size = image.payload.size();
                 entry.compressed = image.compressed;
                 // Uncompressed ELF images were validated with the fatbin.

@@ -72,11 +72,12 @@ std::string demangle(const char* name) {
 std::string built_for(const detail::ObjectCodeState& state) {
     try {
         const CodeInfo info = inspect_code(std::string_view(state.code));
-        if (!info.arch.empty()) return ", built for " + info.arch;
+        // A fatbin names its images, even when it holds one arch only.
         std::string archs;
         for (const FatbinEntry& entry : info.entries)
             archs += (archs.empty() ? "" : " ") + entry.kind + ":" + entry.arch;
         if (!archs.empty()) return ", holding " + archs;
+        if (!info.arch.empty()) return ", built for " + info.arch;
     } catch (...) {
     }
     return {};

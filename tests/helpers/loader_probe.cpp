@@ -6,6 +6,7 @@
 #include "cudacore/system_info.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
+#include "loader/nvfatbin_api.hpp"
 #include "loader/nvvm_api.hpp"
 
 #include <cstdio>
@@ -47,6 +48,9 @@ int main(int argc, char** argv) {
         } else if (std::strcmp(what, "nvml") == 0) {
             std::printf("available %d\n", cudacore::system::nvml_available() ? 1 : 0);
             std::printf("nvml driver %s\n", cudacore::system::nvml_driver_version().c_str());
+        } else if (std::strcmp(what, "nvfatbin") == 0) {
+            std::printf("nvfatbin %s\n", cudacore::detail::nvfatbin_version().c_str());
+            std::printf("nvfatbin path %s\n", cudacore::detail::nvfatbin_path().c_str());
         } else if (std::strcmp(what, "nvvm") == 0) {
             std::printf("nvvm %s, libdevice %s\n", cudacore::detail::nvvm_version().c_str(),
                         cudacore::detail::libdevice_path().c_str());

@@ -75,6 +75,22 @@ TEST(Loader, NvvmAndLibdeviceLoadFromToolkitOrPackage) {
     EXPECT_NE(result.out.find("libdevice.10.bc"), std::string::npos) << result.out;
 }
 
+TEST(Loader, MissingNvFatbinNamesPathAndVariable) {
+    auto result = run_process({helper_path("loader_probe").string(), "nvfatbin"},
+                              {{"CUDACORE_NVFATBIN_PATH", "/nonexistent/libnvfatbin-missing.so"}});
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_NE(result.out.find("nvFatbin (libnvfatbin.so.13)"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("/nonexistent/libnvfatbin-missing.so"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("CUDACORE_NVFATBIN_PATH"), std::string::npos) << result.out;
+}
+
+TEST(Loader, NvFatbinLoadsFromToolkitOrPackage) {
+    auto result = run_process({helper_path("loader_probe").string(), "nvfatbin"});
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("nvfatbin 13."), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("libnvfatbin.so.13"), std::string::npos) << result.out;
+}
+
 TEST(Loader, MissingNvmlIsAClearErrorAndNothingElseNeedsIt) {
     auto result = run_process({helper_path("loader_probe").string(), "nvml"},
                               {{"CUDACORE_NVML_PATH", "/nonexistent/libnvidia-ml-missing.so.1"}});

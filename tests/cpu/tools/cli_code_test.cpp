@@ -6,6 +6,7 @@
 #include "cudacore/system.hpp"
 
 #include <filesystem>
+#include <map>
 
 namespace {
 
@@ -41,6 +42,74 @@ TEST(CliCode, CompileToCubinPrintsLoweredNames) {
     EXPECT_EQ(info.type, CodeType::cubin);
     EXPECT_EQ(info.arch, "sm_90");
     EXPECT_EQ(info.kernels, (std::vector<std::string>{"_Z5scaleIfEvPT_S0_", "fill"}));
+}
+
+TEST(CliCode, ArchListCompilesOneFatbinAndInspectListsItsImages) {
+    TempDir dir;
+    write_file(dir.path() / "k.cu", kKernels);
+    auto result = run_process({cli_path().string(), "compile", path_of(dir, "k.cu"), "-o",
+                               path_of(dir, "k.fatbin"), "--arch", "sm_80,sm_90,compute_90", "-D",
+                               "WIDTH=4", "--name-expr", "scale<float>", "--no-cache"});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_TRUE(contains(result.out, "scale<float> -> _Z5scaleIfEvPT_S0_")) << result.out;
+    EXPECT_TRUE(contains(result.err, "fatbin of 3 images")) << result.err;
+    const auto info = inspect_code(read_file(dir.path() / "k.fatbin"));
+    EXPECT_EQ(info.type, CodeType::fatbin);
+    ASSERT_EQ(info.entries.size(), 3u);
+    EXPECT_EQ(info.entries[0].kind + " " + info.entries[0].arch, "elf sm_80");
+    EXPECT_EQ(info.entries[1].kind + " " + info.entries[1].arch, "elf sm_90");
+    EXPECT_EQ(info.entries[2].kind + " " + info.entries[2].arch, "ptx compute_90");
+
+    auto inspected = run_process({cli_path().string(), "inspect", path_of(dir, "k.fatbin")});
+    ASSERT_EQ(inspected.exit_code, 0) << inspected.out << inspected.err;
+    EXPECT_TRUE(contains(inspected.out, "type     fatbin")) << inspected.out;
+    EXPECT_TRUE(contains(inspected.out, "entries  3")) << inspected.out;
+    EXPECT_TRUE(contains(inspected.out, "  elf    sm_80      ")) << inspected.out;
+    EXPECT_TRUE(contains(inspected.out, "  elf    sm_90      ")) << inspected.out;
+    EXPECT_TRUE(contains(inspected.out, "  ptx    compute_90 ")) << inspected.out;
+    EXPECT_TRUE(contains(inspected.out, "fill")) << inspected.out;
+
+    // Serialized, it keeps its name and symbols; compiled again through the cache, the same bytes.
+    TempDir cache;
+    const std::map<std::string, std::string> env{{"CUDACORE_CACHE_DIR", cache.path().string()}};
+    const std::vector<std::string> serialize{cli_path().string(), "compile", path_of(dir, "k.cu"), "-o",
+                                             path_of(dir, "k.ccobj"), "--arch", "sm_80,compute_80",
+                                             "-DWIDTH=4", "--serialize", "--name-expr", "scale<float>"};
+    ASSERT_EQ(run_process(serialize, env).exit_code, 0);
+    const std::string first = read_file(dir.path() / "k.ccobj");
+    auto again = run_process(serialize, env);
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(read_file(dir.path() / "k.ccobj"), first);
+    auto serialized = run_process({cli_path().string(), "inspect", path_of(dir, "k.ccobj")});
+    EXPECT_TRUE(contains(serialized.out, "scale<float> -> _Z5scaleIfEvPT_S0_")) << serialized.out;
+    EXPECT_TRUE(contains(serialized.out, "entries  2")) << serialized.out;
+}
+
+TEST(CliCode, BadArchListsAreClearErrors) {
+    TempDir dir;
+    write_file(dir.path() / "k.cu", kKernels);
+    const auto compile = [&](const std::string& arch, const std::string& target) {
+        std::vector<std::string> argv{cli_path().string(), "compile", path_of(dir, "k.cu"), "-o",
+                                      path_of(dir, "k.fatbin"), "--arch", arch, "-DWIDTH=1", "--no-cache"};
+        if (!target.empty()) argv.insert(argv.end(), {"--target", target});
+        return run_process(argv);
+    };
+    auto bad = compile("sm_80,gfx90a", "");
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_TRUE(contains(bad.err, "fatbin target 'gfx90a'")) << bad.err;
+    auto twice = compile("sm_80,sm_80", "");
+    EXPECT_EQ(twice.exit_code, 1);
+    EXPECT_TRUE(contains(twice.err, "'sm_80' is named twice")) << twice.err;
+    auto empty = compile("sm_80,", "");
+    EXPECT_EQ(empty.exit_code, 1);
+    EXPECT_TRUE(contains(empty.err, "fatbin target ''")) << empty.err;
+    auto ptx = compile("sm_80,sm_90", "ptx");
+    EXPECT_EQ(ptx.exit_code, 1);
+    EXPECT_TRUE(contains(ptx.err, "makes a fatbin, not ptx")) << ptx.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "k.fatbin"));
+    // One target with --target fatbin: a fatbin of one image.
+    ASSERT_EQ(compile("compute_90", "fatbin").exit_code, 0);
+    EXPECT_EQ(inspect_code(read_file(dir.path() / "k.fatbin")).entries.size(), 1u);
 }
 
 TEST(CliCode, CubinIsReadableByCuobjdump) {
