@@ -36,19 +36,68 @@ void driver_log_callback(void*, CUlogLevel level, char* message, std::size_t len
     ++ring.count;
 }
 
-std::vector<std::string> take_driver_log() {
+namespace {
+
+constexpr std::string_view kReturnLine = "Returning ";
+constexpr std::string_view kFrom = ") from ";
+
+// The entry point a "Returning N (NAME) from ENTRY_POINT" line names, or "" for other lines.
+std::string_view returned_from(std::string_view line) {
+    if (!line.starts_with(kReturnLine)) return {};
+    const std::size_t from = line.rfind(kFrom);
+    return from == std::string_view::npos ? std::string_view{} : line.substr(from + kFrom.size());
+}
+
+// Whether the driver's entry point is `call`, perhaps versioned or per-thread ("_v2", "_ptsz").
+bool names_call(std::string_view entry_point, std::string_view call) {
+    return entry_point.starts_with(call) &&
+           (entry_point.size() == call.size() || entry_point[call.size()] == '_');
+}
+
+}  // namespace
+
+std::vector<std::string> take_driver_log(std::string_view call) {
     const std::size_t count = ring.count;
     ring.count = 0;
     std::vector<std::string> out;
     if (count == 0) return out;
     const std::size_t held = std::min(count, kDriverLogLines);
-    out.reserve(held + 1);
-    if (count > held) {
+    // Which of the held lines are this failure's: after the last "Returning" line that ends
+    // another call's failure.
+    std::size_t first = count - held;
+    std::size_t last = count;  // one past
+    if (!call.empty()) {
+        std::size_t ends = count;  // the last return line, if any
+        for (std::size_t i = count; i-- > count - held;) {
+            const std::size_t slot = i % kDriverLogLines;
+            if (!returned_from({ring.lines[slot], ring.sizes[slot]}).empty()) {
+                ends = i;
+                break;
+            }
+        }
+        if (ends != count) {
+            const std::size_t slot = ends % kDriverLogLines;
+            if (ends + 1 < count || !names_call(returned_from({ring.lines[slot], ring.sizes[slot]}), call)) {
+                first = ends + 1;  // that group is another failure's; keep what came after it
+            } else {
+                for (std::size_t i = ends; i-- > first;) {  // this failure's group starts after the
+                    const std::size_t earlier = i % kDriverLogLines;  // return line before it
+                    if (!returned_from({ring.lines[earlier], ring.sizes[earlier]}).empty()) {
+                        first = i + 1;
+                        break;
+                    }
+                }
+                last = ends + 1;
+            }
+        }
+    }
+    out.reserve(last - first + 1);
+    if (first == count - held && count > held) {
         std::string dropped = std::to_string(count - held);  // appended, not '"(" + ...': GCC 12
         dropped.insert(0, 1, '(');                           // warns falsely (-Wrestrict) there
         out.push_back(std::move(dropped) + " earlier lines dropped)");
     }
-    for (std::size_t i = count - held; i < count; ++i) {
+    for (std::size_t i = first; i < last; ++i) {
         const std::size_t slot = i % kDriverLogLines;
         std::string line(ring.lines[slot], ring.sizes[slot]);
         if (ring.sizes[slot] == kDriverLogLineBytes) line += "...";

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudacore::detail {
@@ -33,10 +34,17 @@ void driver_log_callback(void* data, CUlogLevel level, char* message, std::size_
 inline constexpr std::size_t kDriverLogLines = 8;
 inline constexpr std::size_t kDriverLogLineBytes = 512;
 
-// This thread's lines since the last take or discard, oldest first (trailing blanks removed, a
-// line cut at kDriverLogLineBytes ending "...", a first line saying how many were dropped if the
-// ring overflowed), and empties the ring. Called only when a status is not CUDA_SUCCESS.
-std::vector<std::string> take_driver_log();
+// This thread's lines for the failure of `call`, oldest first (trailing blanks removed, a line
+// cut at kDriverLogLineBytes ending "...", a first line saying how many were dropped if the ring
+// overflowed), and empties the ring. Called only when a status is not CUDA_SUCCESS.
+//
+// The driver ends a failed call's lines with "Returning N (NAME) from ENTRY_POINT". Lines up to
+// an earlier such line belong to failures nobody reported (a probe whose failure is an answer),
+// and are left out; so is the last group when its entry point is not `call` (an error cudacore
+// builds itself, with no failing driver call). `call` matches an entry point of the same name or
+// a versioned one ("cuMemAlloc" matches "cuMemAlloc_v2"). An empty `call`, or a driver that
+// writes no such lines, keeps every line.
+std::vector<std::string> take_driver_log(std::string_view call = {});
 
 // Empties this thread's ring (a failure that is not reported: a shutdown status in a release).
 void discard_driver_log() noexcept;

@@ -81,7 +81,7 @@ void report_release_failure(CUresult status, const char* call, const std::string
     if (status == CUDA_SUCCESS) return;
     std::vector<std::string> driver_log;
     try {
-        driver_log = take_driver_log();
+        driver_log = take_driver_log(call);
     } catch (...) {
         discard_driver_log();
     }

@@ -164,7 +164,7 @@ bool driver_available() noexcept {
 
 void throw_driver_error(CUresult status, const char* call, const std::string& object) {
     // Only here, on failure, is the thread's log read (and emptied for the next failure).
-    throw DriverError(status, call, object, take_driver_log());
+    throw DriverError(status, call, object, take_driver_log(call));
 }
 
 void throw_driver_error(CUresult status, const char* call, const std::string& object,

@@ -88,7 +88,7 @@ template <typename Describe>
                                                                          const char* call,
                                                                          Describe& describe) {
     // The log first: describing the object may call the driver, and must not mix its lines in.
-    std::vector<std::string> driver_log = take_driver_log();
+    std::vector<std::string> driver_log = take_driver_log(call);
     throw_driver_error(status, call, describe(), std::move(driver_log));
 }
 template <typename Describe>

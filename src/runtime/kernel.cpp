@@ -5,6 +5,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
+#include "errors/driver_log.hpp"
 #include "runtime/driver_launch_config.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/library_box.hpp"
@@ -48,6 +49,7 @@ std::vector<KernelParameter> query_parameters(CUkernel handle, const std::string
                 handle, index, &parameters[index].offset, &parameters[index].size);
             // The code claimed more than the driver knows: keep what it knows.
             if (status == CUDA_ERROR_INVALID_VALUE && !driver_counted) {
+                discard_driver_log();  // an answer, not a failure: its lines must not reach a later error
                 parameters.resize(index);
                 break;
             }
@@ -64,7 +66,10 @@ std::vector<KernelParameter> query_parameters(CUkernel handle, const std::string
         KernelParameter parameter;
         CUresult status =
             api.cuKernelGetParamInfo(handle, index, &parameter.offset, &parameter.size);
-        if (status == CUDA_ERROR_INVALID_VALUE) break;
+        if (status == CUDA_ERROR_INVALID_VALUE) {
+            discard_driver_log();  // the end of the list, not a failure
+            break;
+        }
         check(status, "cuKernelGetParamInfo",
               description + ", parameter " + std::to_string(index));
         parameters.push_back(parameter);

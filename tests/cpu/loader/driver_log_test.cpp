@@ -143,6 +143,45 @@ TEST(DriverLog, ADriverWithoutErrorLogsGivesTodaysMessage) {
                   driver_status_text(CUDA_ERROR_INVALID_VALUE) + " [64 bytes]");
 }
 
+TEST(DriverLog, AnUnreportedFailuresGroupStaysOutOfTheNextFailure) {
+    const DriverApi api = stand_in_driver(true);
+    // A probe whose failure is an answer, never thrown: its lines end with its return line.
+    log_line("paramIndex 3 outside of kernel parameter count 3");
+    log_line("Returning 1 (CUDA_ERROR_INVALID_VALUE) from cuKernelGetParamInfo");
+    EXPECT_EQ(failed_alloc(api, {"size 64 is not a multiple of the granularity",
+                                 "Returning 1 (CUDA_ERROR_INVALID_VALUE) from cuMemAlloc_v2"})
+                  .driver_log(),
+              (std::vector<std::string>{"size 64 is not a multiple of the granularity",
+                                        "Returning 1 (CUDA_ERROR_INVALID_VALUE) from cuMemAlloc_v2"}));
+}
+
+TEST(DriverLog, AnErrorBuiltWithoutADriverCallTakesNoEarlierLines) {
+    log_line("paramIndex 3 outside of kernel parameter count 3");
+    log_line("Returning 1 (CUDA_ERROR_INVALID_VALUE) from cuKernelGetParamInfo");
+    try {
+        throw_driver_error(CUDA_ERROR_NO_BINARY_FOR_GPU, "cuLibraryLoadData", "fatbin without sm_90");
+    } catch (const DriverError& error) {
+        EXPECT_TRUE(error.driver_log().empty()) << error.what();
+    }
+    EXPECT_TRUE(take_driver_log().empty());  // and the ring was emptied
+}
+
+TEST(DriverLog, LinesAfterTheLastReturnLineAreKeptAndAnEntryPointIsMatchedWhole) {
+    log_line("Returning 1 (CUDA_ERROR_INVALID_VALUE) from cuKernelGetParamInfo");
+    log_line("a line with no return line after it");
+    EXPECT_EQ(take_driver_log("cuMemAlloc"), std::vector<std::string>{"a line with no return line after it"});
+    // "cuMemAllocHost" is not "cuMemAlloc" (nor a version of it): another call's group.
+    log_line("Returning 2 (CUDA_ERROR_OUT_OF_MEMORY) from cuMemAllocHost_v2");
+    EXPECT_TRUE(take_driver_log("cuMemAlloc").empty());
+    log_line("Returning 2 (CUDA_ERROR_OUT_OF_MEMORY) from cuMemAllocHost_v2");
+    EXPECT_EQ(take_driver_log("cuMemAllocHost"),
+              std::vector<std::string>{"Returning 2 (CUDA_ERROR_OUT_OF_MEMORY) from cuMemAllocHost_v2"});
+    // No call named: every line, as before.
+    log_line("one");
+    log_line("Returning 1 (CUDA_ERROR_INVALID_VALUE) from cuKernelGetParamInfo");
+    EXPECT_EQ(take_driver_log().size(), 2u);
+}
+
 TEST(DriverLog, ASuccessfulCallLeavesTheLogAlone) {
     DriverApi api = stand_in_driver(true);
     api.cuMemAlloc = succeeding_mem_alloc;
