@@ -2,7 +2,7 @@
 // kernels (<cuda/std/cmath>, cuda_fp16.h, cooperative_groups.h), the same flags, in alternating
 // rounds in one process, with the ratio. No GPU needed (NVRTC runs on the CPU).
 //
-//   build/bench/bundle_bench [--rounds 5]
+//   build/bench/bundle_bench [--rounds 5] [--trace DIR]
 //
 // The bundle's folder (HeaderBundle::folder()) goes to a temporary cache folder of the bench's
 // own ($CUDACORE_CACHE_DIR for this process), removed at the end. Rows:
@@ -15,6 +15,9 @@
 //     pch_dir), so the first kernel makes the PCH and the second uses it, as in a new process;
 //   - making the bundle (the closure of the three headers), writing its folder once, and the
 //     check of the folder every compile makes.
+// --trace DIR: the last round's compiles with PCH also write NVRTC's time trace
+// (--fdevice-time-trace) to DIR/{toolkit,bundle}-{first,second}.json, to see where the two
+// sides differ.
 #include "bench_support.hpp"
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/program.hpp"
@@ -83,11 +86,14 @@ void row(const char* what, double toolkit, double bundle) {
 
 int main(int argc, char** argv) {
     int rounds = 5;
+    std::string trace_dir;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
             rounds = std::max(1, std::atoi(argv[++i]));
+        } else if (std::strcmp(argv[i], "--trace") == 0 && i + 1 < argc) {
+            trace_dir = argv[++i];
         } else {
-            std::fprintf(stderr, "usage: bundle_bench [--rounds N]\n");
+            std::fprintf(stderr, "usage: bundle_bench [--rounds N] [--trace DIR]\n");
             return 2;
         }
     }
@@ -135,6 +141,13 @@ int main(int argc, char** argv) {
             options.pch_dir = dir.string();
             return options;
         };
+        // With --trace, the last round's PCH compiles write a trace each (a file of its own: a
+        // trace file left by an earlier compile makes ptxas fail).
+        auto traced = [&](ProgramOptions options, int round, const char* what) {
+            if (!trace_dir.empty() && round == rounds - 1)
+                options.fdevice_time_trace = trace_dir + "/" + what;
+            return options;
+        };
         for (int round = 0; round < rounds; ++round) {
             // Alternate which side goes first, so neither always meets a warm cache.
             const bool toolkit_first = round % 2 == 0;
@@ -147,16 +160,20 @@ int main(int argc, char** argv) {
                     second_toolkit.push_back(
                         seconds_of([&] { compile(kSecondSource, "second", toolkit_pch); }));
                     const ProgramOptions own = fresh_pch(toolkit_pch);
-                    pch_first_toolkit.push_back(seconds_of([&] { compile(kFirstSource, "first", own); }));
-                    pch_second_toolkit.push_back(seconds_of([&] { compile(kSecondSource, "second", own); }));
+                    pch_first_toolkit.push_back(seconds_of(
+                        [&] { compile(kFirstSource, "first", traced(own, round, "toolkit-first")); }));
+                    pch_second_toolkit.push_back(seconds_of(
+                        [&] { compile(kSecondSource, "second", traced(own, round, "toolkit-second")); }));
                 } else {
                     first_bundle.push_back(
                         seconds_of([&] { compile(kFirstSource, "first", from_memory); }));
                     second_bundle.push_back(
                         seconds_of([&] { compile(kSecondSource, "second", from_memory); }));
                     const ProgramOptions own = fresh_pch(from_folder);
-                    pch_first_folder.push_back(seconds_of([&] { compile(kFirstSource, "first", own); }));
-                    pch_second_folder.push_back(seconds_of([&] { compile(kSecondSource, "second", own); }));
+                    pch_first_folder.push_back(seconds_of(
+                        [&] { compile(kFirstSource, "first", traced(own, round, "bundle-first")); }));
+                    pch_second_folder.push_back(seconds_of(
+                        [&] { compile(kSecondSource, "second", traced(own, round, "bundle-second")); }));
                 }
             }
         }
