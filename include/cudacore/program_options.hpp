@@ -110,7 +110,9 @@ struct ProgramOptions {
     /// --no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose), which
     /// a compile served from NVRTC's cache would leave out of the log.
     std::optional<bool> no_cache{};
-    std::optional<std::string> fdevice_time_trace{};  ///< --fdevice-time-trace=\<json file\>
+    /// --fdevice-time-trace=\<name\>: NVRTC writes the compile's time trace (Chrome's JSON) to
+    /// \<name\>.json, ".json" appended; a file of that name from an earlier compile is replaced.
+    std::optional<std::string> fdevice_time_trace{};
     std::optional<std::string> frandom_seed{};        ///< --frandom-seed=\<seed\>
     std::optional<std::string> ofast_compile{};       ///< --Ofast-compile=max|mid|min|0
     /// --pch: NVRTC's automatic precompiled headers. Unset: on for C++ programs (unless create_pch

@@ -418,6 +418,12 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     const std::filesystem::path debug_source = debug_source_path();
     if (!debug_source.empty()) write_debug_source();
     const std::string nvrtc_name = debug_source.empty() ? options_.name : debug_source.string();
+    // NVRTC writes the trace to the name given with ".json" appended, and ptxas fails on a trace
+    // an earlier compile left there ("Parsed trace file not in expected format"): replace it.
+    if (options_.fdevice_time_trace) {
+        std::error_code ignored;
+        std::filesystem::remove(*options_.fdevice_time_trace + ".json", ignored);
+    }
     std::vector<std::string> used_flags = flags;
     detail::NvrtcAttempt attempt =
         compile_with_pch_fallback({source_, nvrtc_name, name_expressions, target, object, wrapped, headers},

@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 namespace {
@@ -185,6 +187,22 @@ TEST(Program, IncludePathIsSearched) {
     ProgramOptions options = options_for("sm_90");
     options.include_path = {dir.path().string()};
     EXPECT_NO_THROW(Program(source, SourceType::cxx, options).compile(CodeType::cubin));
+}
+
+TEST(Program, ATimeTraceFromAnEarlierCompileIsReplaced) {
+    // ptxas fails on a trace left at the same name ("Parsed trace file not in expected format").
+    test::TempDir dir;
+    const std::string source = "extern \"C\" __global__ void k(int* out) { *out = 1; }\n";
+    ProgramOptions options = options_for("sm_90");
+    options.fdevice_time_trace = (dir.path() / "trace").string();
+    for (int i = 0; i < 2; ++i) {
+        const auto before = std::filesystem::file_time_type::clock::now();
+        EXPECT_NO_THROW(Program(source, SourceType::cxx, options).compile(CodeType::cubin)) << "compile " << i;
+        const std::filesystem::path written = dir.path() / "trace.json";  // NVRTC appends ".json"
+        ASSERT_TRUE(std::filesystem::exists(written)) << "compile " << i;
+        EXPECT_GE(std::filesystem::last_write_time(written) + std::chrono::seconds(1), before);
+        EXPECT_NE(test::read_file(written).find("traceEvents"), std::string::npos);
+    }
 }
 
 TEST(Program, PtxProgramCompilesToCubin) {
