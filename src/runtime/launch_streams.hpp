@@ -6,6 +6,13 @@
 // The streams seen are held (their boxes, so a stream destroyed with work still queued keeps its
 // handle for the wait) until take(). A stream seen before costs a few relaxed loads: note() runs
 // on every launch. Beyond kSlots streams, further new ones take a mutex.
+//
+// So that an object launched on a new stream per request does not hold them all until its own
+// release, the streams beyond the slots are pruned whenever their count doubles: a stream held
+// only here (no wrapper left, so nothing can queue more work on it), owned by cudacore, whose
+// work is done (cuStreamQuery) is let go; its release then waits for nothing of ours. The slots'
+// streams are never pruned: note() compares their addresses without the lock, and a box freed
+// there could come back at the same address as another stream (ABA).
 #pragma once
 
 #include "runtime/runtime_handles.hpp"
@@ -43,7 +50,11 @@ public:
 
 private:
     static constexpr std::size_t kSlots = 16;
+    static constexpr std::size_t kFirstPrune = 64;
     void note_slow(const std::shared_ptr<StreamBox>& stream);
+    // Moves the prunable streams beyond the slots into `done` (destroyed by the caller, outside
+    // the lock). Called under mutex_.
+    void prune(std::vector<std::shared_ptr<StreamBox>>& done);
 
     // Slots below filled_ hold streams seen; the others are not even initialised (so a new
     // object costs no pass over them). Written under mutex_ before filled_ counts them.
@@ -51,6 +62,7 @@ private:
     std::atomic<unsigned> filled_{0};
     mutable std::mutex mutex_;
     std::vector<std::shared_ptr<StreamBox>> streams_;  // owners of the slots (and beyond)
+    std::size_t prune_at_ = kFirstPrune;               // streams_ size of the next prune
 };
 
 }  // namespace cudacore::detail

@@ -2,12 +2,15 @@
 // that deferred releases use (run_outside_captures): pure bookkeeping, no driver needed.
 #include "runtime/capture_registry.hpp"
 #include "runtime/launch_streams.hpp"
+#include "loader/driver_api.hpp"
+#include "runtime/reset_tolerance.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -129,4 +132,85 @@ TEST(RunOutsideCaptures, CapturesDoNotRegisterWhileAnActionRuns) {
     unregister_capture_stream(stream);
     runner.join();
     EXPECT_FALSE(registered_during_action.load());
+}
+
+namespace {
+
+// A stand-in driver for pruning: streams whose handle is in `busy` still have work queued;
+// destroyed streams are counted. Installed as the loaded driver for the test's scope.
+std::vector<CUstream> busy;
+int streams_destroyed = 0;
+
+CUresult stand_in_stream_query(CUstream stream) {
+    return std::find(busy.begin(), busy.end(), stream) != busy.end() ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+CUresult stand_in_stream_destroy(CUstream) {
+    ++streams_destroyed;
+    return CUDA_SUCCESS;
+}
+CUresult stand_in_ctx_get_id(CUcontext, unsigned long long* id) {
+    *id = 7;
+    return CUDA_SUCCESS;
+}
+
+class StandInDriver {
+public:
+    StandInDriver() {
+        api_.cuStreamQuery = stand_in_stream_query;
+        api_.cuStreamDestroy = stand_in_stream_destroy;
+        api_.cuCtxGetId = stand_in_ctx_get_id;
+        previous_ = loaded_driver.exchange(&api_, std::memory_order_acq_rel);
+    }
+    ~StandInDriver() { loaded_driver.store(previous_, std::memory_order_release); }
+    StandInDriver(const StandInDriver&) = delete;
+    StandInDriver& operator=(const StandInDriver&) = delete;
+    const DriverApi& api() const { return api_; }
+
+private:
+    DriverApi api_;
+    const DriverApi* previous_ = nullptr;
+};
+
+}  // namespace
+
+TEST(LaunchStreams, StreamsNobodyHoldsWhoseWorkIsDoneAreLetGoAsMoreArrive) {
+    StandInDriver driver;
+    auto context = std::make_shared<ContextBox>();
+    context->retained = false;
+    context->handle = reinterpret_cast<CUcontext>(0x1000);
+    ASSERT_EQ(note_context_id(*context, driver.api()), CUDA_SUCCESS);
+    auto stream_at = [&](std::uintptr_t n) {
+        auto box = std::make_shared<StreamBox>();
+        box->handle = reinterpret_cast<CUstream>(0x10000 + n);
+        box->context = context;
+        return box;
+    };
+    busy.clear();
+    streams_destroyed = 0;
+    LaunchStreams launches;
+    std::vector<std::weak_ptr<StreamBox>> watched;
+    std::vector<std::shared_ptr<StreamBox>> still_wrapped;  // a wrapper of the user's is left
+    constexpr int kStreams = 400;
+    for (int i = 0; i < kStreams; ++i) {
+        auto box = stream_at(static_cast<std::uintptr_t>(i));
+        if (i % 10 == 3) busy.push_back(box->handle);     // its work is still running
+        if (i % 50 == 7) still_wrapped.push_back(box);
+        launches.note(box);
+        watched.push_back(box);
+    }
+    const std::size_t held = launches.noted().size();
+    // The first 16 (the lock-free slots), every busy one and every wrapped one stay held...
+    for (int i = 0; i < kStreams; ++i) {
+        const bool must_stay = i < 16 || i % 10 == 3 || i % 50 == 7;
+        if (must_stay) EXPECT_FALSE(watched[i].expired()) << "stream " << i;
+    }
+    // ...and the others were let go (destroyed) in bulk, so that the count stays bounded.
+    EXPECT_GT(streams_destroyed, kStreams / 2);
+    EXPECT_LT(held, 200u);
+    EXPECT_EQ(held + static_cast<std::size_t>(streams_destroyed), static_cast<std::size_t>(kStreams));
+    // A stream let go is noted afresh when launched on again.
+    busy.clear();
+    still_wrapped.clear();
+    launches.take();  // every remaining box goes (destroyed: nothing holds them now)
+    EXPECT_EQ(streams_destroyed, kStreams);
 }
