@@ -298,6 +298,14 @@ detail::NvrtcAttempt compile_with_pch_fallback(const NvrtcInput& in, const Progr
     return attempt;
 }
 
+// NVRTC writes the time trace to the name given with ".json" appended, and ptxas fails on a trace
+// an earlier compile left there ("Parsed trace file not in expected format"): it is replaced.
+void remove_earlier_time_trace(const ProgramOptions& options) {
+    if (!options.fdevice_time_trace) return;
+    std::error_code ignored;
+    std::filesystem::remove(*options.fdevice_time_trace + ".json", ignored);
+}
+
 // The log of a failed NVRTC compile as CompileError reports it. Compilation errors and rejected
 // options both come with a log naming the problem; the status is added so that an empty log
 // still says what failed, and a line on headers it could not find goes first, so that the
@@ -418,12 +426,7 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     const std::filesystem::path debug_source = debug_source_path();
     if (!debug_source.empty()) write_debug_source();
     const std::string nvrtc_name = debug_source.empty() ? options_.name : debug_source.string();
-    // NVRTC writes the trace to the name given with ".json" appended, and ptxas fails on a trace
-    // an earlier compile left there ("Parsed trace file not in expected format"): replace it.
-    if (options_.fdevice_time_trace) {
-        std::error_code ignored;
-        std::filesystem::remove(*options_.fdevice_time_trace + ".json", ignored);
-    }
+    remove_earlier_time_trace(options_);
     std::vector<std::string> used_flags = flags;
     detail::NvrtcAttempt attempt =
         compile_with_pch_fallback({source_, nvrtc_name, name_expressions, target, object, wrapped, headers},
