@@ -3,7 +3,9 @@
 // Steps, each a function below: devices -> compile (NVRTC) -> link (two LTO-IR units, nvJitLink)
 // -> cache (compile_cached through a DiskProgramCache, miss then hit) -> bundle (a kernel that
 // includes <cuda/std/cmath> compiled from a header bundle file, no include path, the same cubin
-// as from the toolkit's folder) -> serialize (save, load, compare) -> load lazily -> SAXPY -> templated reduction -> graph (SAXPY + reduction captured
+// as from the toolkit's folder) -> fatbin (saxpy for sm_80, sm_90 and compute_90 in one call,
+// nvFatbin) -> serialize (save, load, compare) -> load lazily -> SAXPY -> templated reduction ->
+// driver log (a refused allocation in the driver's words) -> graph (SAXPY + reduction captured
 // once, replayed 100 times), then a one-line summary. Without a GPU
 // the code is still compiled, linked, cached and serialized (for sm_90) and every GPU part prints
 // SKIPPED. A failed check does not stop the later steps; it makes the exit code 1.
@@ -19,6 +21,7 @@
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
+#include "cudacore/fatbin_compile.hpp"
 #include "cudacore/graph_builder.hpp"
 #include "cudacore/graph_exec.hpp"
 #include "cudacore/header_bundle.hpp"
@@ -402,7 +405,9 @@ void step_bundle(Demo& demo) {
     ProgramOptions options;
     options.arch = demo.arch;
     options.name = "bundled_abs_saxpy";
-    options.pch = false;  // the same flags on both sides (a bundle turns automatic PCH off)
+    // In memory on both sides, with the same flags: with pch unset the bundle would be written to
+    // a folder of the cache and compiled with automatic PCH, and the demo leaves no cache behind.
+    options.pch = false;
     const ObjectCode from_toolkit =
         Program(kBundledSource, SourceType::cxx, options).compile(CodeType::cubin);
     options.header_bundles = {bundle};
@@ -418,6 +423,57 @@ void step_bundle(Demo& demo) {
     const Kernel kernel = from_bundle.get_kernel("bundled_abs_saxpy");
     demo.outcomes.verify("bundled launch",
                          launch_and_compare(*demo.device, kernel, abs_saxpy_on_cpu));
+}
+
+void step_fatbin(Demo& demo) {
+    std::printf("== fatbin (saxpy for sm_80, sm_90 and compute_90 PTX in one call, one artefact "
+                "for a fleet)\n");
+    std::optional<ObjectCode> built;
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        const Program program(kSaxpySource, SourceType::cxx, {.name = "saxpy_fleet"});
+        built = compile_fatbin(program, {"sm_80", "sm_90", "compute_90"});
+    } catch (const LoaderError& e) {  // nvFatbin is optional, like a toolkit on a GPU machine
+        std::printf("SKIPPED: %s\n", e.what());
+        demo.outcomes.skipped("fatbin", "nvFatbin not found");
+        return;
+    }
+    const ObjectCode& fatbin = *built;
+    const std::vector<FatbinEntry> images = inspect_code(fatbin).entries;
+    std::printf("one fatbin of %zu bytes in %.1f ms (nvFatbin), holding:\n", fatbin.size(),
+                milliseconds_since(start));
+    std::vector<std::string> held;
+    for (const FatbinEntry& image : images) {
+        std::printf("  %-4s %-10s %6zu bytes%s\n", image.kind.c_str(), image.arch.c_str(), image.size,
+                    image.compressed ? " (compressed)" : "");
+        held.push_back(image.kind + ":" + image.arch);
+    }
+    std::sort(held.begin(), held.end());
+    const bool ok = held == std::vector<std::string>{"elf:sm_80", "elf:sm_90", "ptx:compute_90"};
+    std::printf("a cubin per arch and PTX for newer GPUs: %s\n", demo.outcomes.verify("fatbin", ok));
+
+    std::printf("-- launch saxpy from the fatbin (the driver picks the device's image)\n");
+    if (!gpu_for(demo, "fatbin launch", "launching needs a GPU")) return;
+    const Kernel kernel = fatbin.get_kernel("saxpy");
+    std::printf("%s runs the image of binary version %d\n", demo.arch.c_str(),
+                kernel.binary_version(*demo.device));
+    demo.outcomes.verify("fatbin launch", launch_and_compare(*demo.device, kernel, saxpy_on_cpu));
+}
+
+void step_driver_log(Demo& demo) {
+    std::printf("== driver log (why a driver call failed, in the driver's words: CUDA 12.9+)\n");
+    if (!gpu_for(demo, "driver log", "a failing driver call needs a GPU")) return;
+    Stream stream = demo.device->create_stream();
+    try {
+        Buffer huge = demo.device->allocate(std::size_t{1} << 50, stream);  // 1 PiB: refused
+        std::printf("a 1 PiB allocation succeeded: %s\n", demo.outcomes.verify("driver log", false));
+    } catch (const DriverError& error) {
+        std::printf("a 1 PiB allocation: %s\n", error.what());
+        // Drivers before 12.9 keep no log: the message is then the status alone.
+        const bool has_log = system::driver_version() < 12090 || !error.driver_log().empty();
+        std::printf("%zu line(s) from the driver's log, quoted in the message: %s\n",
+                    error.driver_log().size(), demo.outcomes.verify("driver log", has_log));
+    }
 }
 
 void step_serialize(Demo& demo) {
@@ -575,10 +631,12 @@ void add_demo_command(CLI::App& app) {
         run_step(demo, "link", step_link);
         run_step(demo, "cache", step_cache);
         run_step(demo, "bundle", step_bundle);
+        run_step(demo, "fatbin", step_fatbin);
         run_step(demo, "serialize", step_serialize);
         run_step(demo, "load", step_load);
         run_step(demo, "saxpy", step_saxpy);
         run_step(demo, "reduction", step_reduction);
+        run_step(demo, "driver log", step_driver_log);
         run_step(demo, "graph", step_graph);
         demo.scratch.reset();  // the temporary directory goes before the summary is printed
         std::printf("summary: %s\n", demo.outcomes.summary().c_str());

@@ -140,19 +140,32 @@ TEST_F(DemoCommand, RunsEveryCpuStepAndSaysWhatItSkipped) {
               std::string::npos)
         << out;
 
-    // Every GPU part says SKIPPED: the linked, bundled and deserialized launches, saxpy and
-    // reduction.
+    // fatbin: saxpy for sm_80, sm_90 and compute_90 in one call, listed image by image.
+    const std::string& fatbin = sections["fatbin"];
+    EXPECT_TRUE(std::regex_search(fatbin, std::regex(R"(one fatbin of [1-9]\d* bytes in )"))) << out;
+    EXPECT_TRUE(std::regex_search(fatbin, std::regex(R"(\n  elf  sm_80 +[1-9]\d* bytes)"))) << out;
+    EXPECT_TRUE(std::regex_search(fatbin, std::regex(R"(\n  elf  sm_90 +[1-9]\d* bytes)"))) << out;
+    EXPECT_TRUE(std::regex_search(fatbin, std::regex(R"(\n  ptx  compute_90 +[1-9]\d* bytes)"))) << out;
+    EXPECT_NE(fatbin.find("a cubin per arch and PTX for newer GPUs: OK"), std::string::npos) << out;
+    EXPECT_NE(fatbin.find("-- launch saxpy from the fatbin (the driver picks the device's image)\n"
+                          "SKIPPED: launching needs a GPU"),
+              std::string::npos)
+        << out;
+    EXPECT_EQ(sections["driver"], "SKIPPED: a failing driver call needs a GPU\n") << out;
+
+    // Every GPU part says SKIPPED: the linked, bundled, fatbin and deserialized launches, saxpy
+    // and reduction.
     EXPECT_EQ(sections["load"], "SKIPPED: loading needs a GPU\n") << out;
     EXPECT_EQ(sections["saxpy"], "SKIPPED: launching needs a GPU\n") << out;
     EXPECT_EQ(sections["reduction"], "SKIPPED: launching needs a GPU\n") << out;
     EXPECT_EQ(sections["graph"], "SKIPPED: capturing and replaying a graph needs a GPU\n") << out;
-    EXPECT_EQ(count_of(out, "SKIPPED: launching needs a GPU"), 5u) << out;
+    EXPECT_EQ(count_of(out, "SKIPPED: launching needs a GPU"), 6u) << out;
 
     // The summary is the last line.
     const std::string summary =
-        "summary: ran compile, link, cache, bundle, serialize; skipped devices, linked launch, "
-        "bundled launch, deserialized launch, load, saxpy, reduction, graph (no CUDA driver on this "
-        "machine); all checks passed\n";
+        "summary: ran compile, link, cache, bundle, fatbin, serialize; skipped devices, linked "
+        "launch, bundled launch, fatbin launch, deserialized launch, load, saxpy, reduction, driver "
+        "log, graph (no CUDA driver on this machine); all checks passed\n";
     EXPECT_EQ(sections["summary"], summary) << out;
     ASSERT_GE(out.size(), summary.size());
     EXPECT_EQ(out.substr(out.size() - summary.size()), summary) << out;
