@@ -63,6 +63,18 @@ std::string exec_node_kind_name(GraphNode node) {
                                rule + kSameGraphRule, status);
 }
 
+// The driver's answer (`status`) to `driver_call` changing a node of `kind`: a refusal names the
+// kind's update rule; success leaves the node holding `holding` (what it held before is released
+// once the launches made so far are done).
+void settle_exec_node_change(detail::GraphExecBox& box, const char* what, const char* driver_call,
+                             GraphNode node, CUgraphNodeType kind, CUresult status,
+                             detail::NodeHolding holding) {
+    if (status != CUDA_SUCCESS)
+        exec_refused_by_driver(box, what, driver_call, node, status,
+                               detail::exec_update_rule(kind));
+    box.hold_for_node(node.handle(), std::move(holding));
+}
+
 const detail::BufferBox& open_exec_buffer(const detail::GraphExecBox& box, const Buffer& buffer,
                                           const char* what) {
     if (buffer.is_closed())
@@ -98,10 +110,7 @@ void set_exec_event(detail::GraphExecBox& box, const char* what, const char* dri
     detail::require_exec_node_kind(box, what, node, kind);
     event_box->never_reuse();  // the graph's launches use it: never handed out again
     const CUresult status = set(box.handle, node.handle(), event_box->handle);
-    if (status != CUDA_SUCCESS)
-        exec_refused_by_driver(box, what, driver_call, node, status,
-                               detail::exec_update_rule(kind));
-    box.hold_for_node(node.handle(), {event_box, nullptr});
+    settle_exec_node_change(box, what, driver_call, node, kind, status, {event_box, nullptr});
 }
 
 }  // namespace
@@ -176,10 +185,8 @@ void set_exec_copy(GraphExecBox& box, const char* what, GraphNode node, const CU
     require_exec_node_kind(box, what, node, CU_GRAPH_NODE_TYPE_MEMCPY);
     const CUresult status = driver().cuGraphExecMemcpyNodeSetParams(box.handle, node.handle(),
                                                                     &copy, box.context->handle);
-    if (status != CUDA_SUCCESS)
-        exec_refused_by_driver(box, what, "cuGraphExecMemcpyNodeSetParams", node, status,
-                               exec_update_rule(CU_GRAPH_NODE_TYPE_MEMCPY));
-    box.hold_for_node(node.handle(), std::move(holding));
+    settle_exec_node_change(box, what, "cuGraphExecMemcpyNodeSetParams", node,
+                            CU_GRAPH_NODE_TYPE_MEMCPY, status, std::move(holding));
 }
 
 void set_exec_fill(GraphExecBox& box, const char* what, GraphNode node,
@@ -187,10 +194,8 @@ void set_exec_fill(GraphExecBox& box, const char* what, GraphNode node,
     require_exec_node_kind(box, what, node, CU_GRAPH_NODE_TYPE_MEMSET);
     const CUresult status = driver().cuGraphExecMemsetNodeSetParams(box.handle, node.handle(),
                                                                     &fill, box.context->handle);
-    if (status != CUDA_SUCCESS)
-        exec_refused_by_driver(box, what, "cuGraphExecMemsetNodeSetParams", node, status,
-                               exec_update_rule(CU_GRAPH_NODE_TYPE_MEMSET));
-    box.hold_for_node(node.handle(), std::move(holding));
+    settle_exec_node_change(box, what, "cuGraphExecMemsetNodeSetParams", node,
+                            CU_GRAPH_NODE_TYPE_MEMSET, status, std::move(holding));
 }
 
 }  // namespace detail
@@ -285,10 +290,8 @@ void GraphExec::set_host_function(GraphNode node, std::function<void()> function
     params.userData = callable.get();
     const CUresult status =
         detail::driver().cuGraphExecHostNodeSetParams(box.handle, node.handle(), &params);
-    if (status != CUDA_SUCCESS)
-        exec_refused_by_driver(box, "set_host_function", "cuGraphExecHostNodeSetParams", node,
-                               status, detail::exec_update_rule(CU_GRAPH_NODE_TYPE_HOST));
-    box.hold_for_node(node.handle(), {std::move(callable), nullptr});
+    settle_exec_node_change(box, "set_host_function", "cuGraphExecHostNodeSetParams", node,
+                            CU_GRAPH_NODE_TYPE_HOST, status, {std::move(callable), nullptr});
 }
 
 void GraphExec::set_child(GraphNode node, const Graph& child) {

@@ -6,27 +6,15 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
-#include <exception>
 #include <string>
 
 namespace cudacore::detail {
 
 namespace {
 
-template <typename Api>
-struct Loaded {
-    Api api;
-    std::exception_ptr failure;
-};
-
-void require(const OpenedLibrary& library, const LibrarySearch& search, const char* symbol,
-             void** slot) {
-    *slot = find_symbol(library, symbol);
-    if (!*slot) {
-        throw LoaderError(search.library, {library.path}, search.env_var,
-                          std::string("symbol ") + symbol + " is missing; a CUDA " +
-                              std::to_string(CUDA_VERSION / 1000) + " toolkit is needed");
-    }
+// Why a required symbol may be missing: a toolkit older than the headers we were built with.
+std::string toolkit_needed() {
+    return "; a CUDA " + std::to_string(CUDA_VERSION / 1000) + " toolkit is needed";
 }
 
 // NVRTC opens libnvrtc-builtins.so.MAJOR.MINOR by its bare name while compiling, so from a
@@ -42,68 +30,58 @@ void preload_nvrtc_builtins(const std::string& nvrtc_path, int major, int minor)
     if (::access(builtins.c_str(), F_OK) == 0) ::dlopen(builtins.c_str(), RTLD_NOW | RTLD_GLOBAL);
 }
 
-Loaded<NvrtcApi> load_nvrtc() {
-    Loaded<NvrtcApi> out;
-    try {
-        LibrarySearch search{"NVRTC (libnvrtc.so.13)", "CUDACORE_NVRTC_PATH",
-                             compiler_library_candidates({"libnvrtc.so.13", "libnvrtc.so"})};
-        OpenedLibrary library = open_library(search);
-        out.api.path = library.path;
-#define CUDACORE_NVRTC_FUNCTION(name) \
-    require(library, search, #name, reinterpret_cast<void**>(&out.api.name));
+NvrtcApi load_nvrtc() {
+    NvrtcApi api;
+    LibrarySearch search{"NVRTC (libnvrtc.so.13)", "CUDACORE_NVRTC_PATH",
+                         compiler_library_candidates({"libnvrtc.so.13", "libnvrtc.so"})};
+    OpenedLibrary library = open_library(search);
+    api.path = library.path;
+    const std::string need = toolkit_needed();
+#define CUDACORE_NVRTC_FUNCTION(name) require_symbol(library, search, #name, api.name, need);
 #include "loader/nvrtc_functions.inc"
 #undef CUDACORE_NVRTC_FUNCTION
-        out.api.nvrtcVersion(&out.api.major, &out.api.minor);
-        preload_nvrtc_builtins(library.path, out.api.major, out.api.minor);
-    } catch (...) {
-        out.failure = std::current_exception();
-    }
-    return out;
+    api.nvrtcVersion(&api.major, &api.minor);
+    preload_nvrtc_builtins(library.path, api.major, api.minor);
+    return api;
 }
 
-Loaded<NvJitLinkApi> load_nvjitlink() {
-    Loaded<NvJitLinkApi> out;
-    try {
-        LibrarySearch search{"nvJitLink (libnvJitLink.so.13)", "CUDACORE_NVJITLINK_PATH",
-                             compiler_library_candidates({"libnvJitLink.so.13", "libnvJitLink.so"})};
-        OpenedLibrary library = open_library(search);
-        auto& api = out.api;
-        api.path = library.path;
-        auto get = [&](const char* symbol, auto& slot) {
-            require(library, search, symbol, reinterpret_cast<void**>(&slot));
-        };
-        get("__nvJitLinkCreate_13_0", api.create);
-        get("__nvJitLinkDestroy_13_0", api.destroy);
-        get("__nvJitLinkAddData_13_0", api.add_data);
-        get("__nvJitLinkComplete_13_0", api.complete);
-        get("__nvJitLinkGetLinkedCubinSize_13_0", api.get_linked_cubin_size);
-        get("__nvJitLinkGetLinkedCubin_13_0", api.get_linked_cubin);
-        get("__nvJitLinkGetLinkedPtxSize_13_0", api.get_linked_ptx_size);
-        get("__nvJitLinkGetLinkedPtx_13_0", api.get_linked_ptx);
-        get("__nvJitLinkGetErrorLogSize_13_0", api.get_error_log_size);
-        get("__nvJitLinkGetErrorLog_13_0", api.get_error_log);
-        get("__nvJitLinkGetInfoLogSize_13_0", api.get_info_log_size);
-        get("__nvJitLinkGetInfoLog_13_0", api.get_info_log);
-        get("nvJitLinkVersion", api.version);
-        api.version(&api.major, &api.minor);
-    } catch (...) {
-        out.failure = std::current_exception();
-    }
-    return out;
+NvJitLinkApi load_nvjitlink() {
+    NvJitLinkApi api;
+    LibrarySearch search{"nvJitLink (libnvJitLink.so.13)", "CUDACORE_NVJITLINK_PATH",
+                         compiler_library_candidates({"libnvJitLink.so.13", "libnvJitLink.so"})};
+    OpenedLibrary library = open_library(search);
+    api.path = library.path;
+    const std::string need = toolkit_needed();
+    auto get = [&](const char* symbol, auto& slot) {
+        require_symbol(library, search, symbol, slot, need);
+    };
+    get("__nvJitLinkCreate_13_0", api.create);
+    get("__nvJitLinkDestroy_13_0", api.destroy);
+    get("__nvJitLinkAddData_13_0", api.add_data);
+    get("__nvJitLinkComplete_13_0", api.complete);
+    get("__nvJitLinkGetLinkedCubinSize_13_0", api.get_linked_cubin_size);
+    get("__nvJitLinkGetLinkedCubin_13_0", api.get_linked_cubin);
+    get("__nvJitLinkGetLinkedPtxSize_13_0", api.get_linked_ptx_size);
+    get("__nvJitLinkGetLinkedPtx_13_0", api.get_linked_ptx);
+    get("__nvJitLinkGetErrorLogSize_13_0", api.get_error_log_size);
+    get("__nvJitLinkGetErrorLog_13_0", api.get_error_log);
+    get("__nvJitLinkGetInfoLogSize_13_0", api.get_info_log_size);
+    get("__nvJitLinkGetInfoLog_13_0", api.get_info_log);
+    get("nvJitLinkVersion", api.version);
+    api.version(&api.major, &api.minor);
+    return api;
 }
 
 }  // namespace
 
 const NvrtcApi& nvrtc() {
-    static const auto* loaded = new Loaded<NvrtcApi>(load_nvrtc());  // leaked: valid at exit
-    if (loaded->failure) std::rethrow_exception(loaded->failure);
-    return loaded->api;
+    static const auto* loaded = new LoadedApi<NvrtcApi>(load_nvrtc);  // leaked: valid at exit
+    return loaded->get();
 }
 
 const NvJitLinkApi& nvjitlink() {
-    static const auto* loaded = new Loaded<NvJitLinkApi>(load_nvjitlink());
-    if (loaded->failure) std::rethrow_exception(loaded->failure);
-    return loaded->api;
+    static const auto* loaded = new LoadedApi<NvJitLinkApi>(load_nvjitlink);  // leaked
+    return loaded->get();
 }
 
 bool nvjitlink_available() noexcept {

@@ -39,7 +39,13 @@ void* find_symbol(const OpenedLibrary& library, const char* name) {
     return dlsym(library.handle, name);
 }
 
-std::vector<std::string> toolkit_library_candidates(const std::vector<std::string>& sonames) {
+void throw_missing_symbol(const OpenedLibrary& library, const LibrarySearch& search,
+                          const char* name, std::string_view need) {
+    throw LoaderError(search.library, {library.path}, search.env_var,
+                      std::string("symbol ") + name + " is missing" + std::string(need));
+}
+
+std::vector<std::string> toolkit_roots() {
     std::vector<std::string> roots;
     if (const char* home = std::getenv("CUDA_HOME"); home && *home) roots.emplace_back(home);
     if (const char* path = std::getenv("CUDA_PATH"); path && *path) roots.emplace_back(path);
@@ -47,9 +53,12 @@ std::vector<std::string> toolkit_library_candidates(const std::vector<std::strin
     roots.emplace_back(CUDACORE_DEFAULT_CUDA_HOME);
 #endif
     roots.emplace_back("/usr/local/cuda");
+    return roots;
+}
 
+std::vector<std::string> toolkit_library_candidates(const std::vector<std::string>& sonames) {
     std::vector<std::string> candidates(sonames.begin(), sonames.end());
-    for (const auto& root : roots) {
+    for (const auto& root : toolkit_roots()) {
         for (const auto& soname : sonames) {
             std::string path = root + "/lib64/" + soname;
             bool seen = false;

@@ -1,7 +1,9 @@
 // Opening shared libraries at run time: one search order, one error format for every library.
 #pragma once
 
+#include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cudacore::detail {
@@ -25,7 +27,56 @@ OpenedLibrary open_library(const LibrarySearch& search);
 // The symbol, or nullptr.
 void* find_symbol(const OpenedLibrary& library, const char* name);
 
-// $CUDA_HOME (or the toolkit found at build time, then /usr/local/cuda) joined with lib64/name.
+// Sets `slot` (a function pointer) to the symbol, or to nullptr when the library lacks it.
+template <typename Function>
+void find_symbol(const OpenedLibrary& library, const char* name, Function& slot) {
+    slot = reinterpret_cast<Function>(find_symbol(library, name));
+}
+
+// Throws LoaderError naming search.library, library.path and search.env_var, with the reason
+// "symbol NAME is missing" followed by `need` (what would have it, e.g. "; a CUDA 13 toolkit is
+// needed"; may be empty).
+[[noreturn]] void throw_missing_symbol(const OpenedLibrary& library, const LibrarySearch& search,
+                                       const char* name, std::string_view need);
+
+// As find_symbol, but a missing symbol throws as throw_missing_symbol does.
+template <typename Function>
+void require_symbol(const OpenedLibrary& library, const LibrarySearch& search, const char* name,
+                    Function& slot, std::string_view need = {}) {
+    find_symbol(library, name, slot);
+    if (!slot) throw_missing_symbol(library, search, name, need);
+}
+
+// A library's entry points, loaded by `load` when constructed. A failure is kept and thrown again
+// by every get(), so each caller sees the same error. Made once in a function-local static (and
+// leaked, so it stays valid while handles are released at exit), it loads once, thread-safely.
+template <typename Api>
+class LoadedApi {
+public:
+    explicit LoadedApi(Api (*load)()) noexcept {
+        try {
+            api_ = load();
+        } catch (...) {
+            failure_ = std::current_exception();
+        }
+    }
+
+    // The loaded API; rethrows the failure when loading failed.
+    const Api& get() const {
+        if (failure_) std::rethrow_exception(failure_);
+        return api_;
+    }
+
+private:
+    Api api_{};
+    std::exception_ptr failure_;
+};
+
+// The toolkit folders, in the order they are searched: $CUDA_HOME, $CUDA_PATH (each when set),
+// the toolkit found at build time, /usr/local/cuda.
+std::vector<std::string> toolkit_roots();
+
+// Each soname, then each toolkit_roots() folder joined with lib64/soname (without repeats).
 std::vector<std::string> toolkit_library_candidates(const std::vector<std::string>& sonames);
 
 // Where an application ships NVRTC or nvJitLink, in order (docs/deployment.md): beside the

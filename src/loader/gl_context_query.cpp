@@ -3,7 +3,6 @@
 #include "cudacore/errors.hpp"
 
 #include <cstdio>
-#include <exception>
 
 namespace cudacore::detail {
 
@@ -49,19 +48,8 @@ GlContextQuery open_gl_context_query(const LibrarySearch& egl, const LibrarySear
 
 namespace {
 
-struct LoadedQuery {
-    GlContextQuery query;
-    std::exception_ptr failure;
-};
-
-LoadedQuery load_query() {
-    LoadedQuery out;
-    try {
-        out.query = open_gl_context_query(egl_library_search(), glx_library_search());
-    } catch (...) {
-        out.failure = std::current_exception();
-    }
-    return out;
+GlContextQuery load_query() {
+    return open_gl_context_query(egl_library_search(), glx_library_search());
 }
 
 std::string describe_context(const char* api, void* context, const std::string& path) {
@@ -73,9 +61,8 @@ std::string describe_context(const char* api, void* context, const std::string& 
 }  // namespace
 
 const GlContextQuery& gl_context_query() {
-    static const auto* loaded = new LoadedQuery(load_query());  // leaked: valid at exit
-    if (loaded->failure) std::rethrow_exception(loaded->failure);
-    return loaded->query;
+    static const auto* loaded = new LoadedApi<GlContextQuery>(load_query);  // leaked: valid at exit
+    return loaded->get();
 }
 
 std::string current_gl_context(const GlContextQuery& query) {

@@ -3,7 +3,6 @@
 #include "cudacore/errors.hpp"
 #include "loader/dynamic_library.hpp"
 
-#include <exception>
 #include <vector>
 
 namespace cudacore::detail {
@@ -14,11 +13,6 @@ const char* const kNvFatbinLibrary = "nvFatbin (libnvfatbin.so.13)";
 const char* const kNvFatbinEnvVar = "CUDACORE_NVFATBIN_PATH";
 
 #ifdef CUDACORE_HAVE_NVFATBIN
-struct LoadedNvFatbin {
-    NvFatbinApi api;
-    std::exception_ptr failure;
-};
-
 std::vector<std::string> nvfatbin_candidates() {
     std::vector<std::string> candidates =
         compiler_library_candidates({"libnvfatbin.so.13", "libnvfatbin.so"});
@@ -28,24 +22,16 @@ std::vector<std::string> nvfatbin_candidates() {
     return candidates;
 }
 
-LoadedNvFatbin load_nvfatbin() {
-    LoadedNvFatbin out;
-    try {
-        LibrarySearch search{kNvFatbinLibrary, kNvFatbinEnvVar, nvfatbin_candidates()};
-        OpenedLibrary library = open_library(search);
-        out.api.path = library.path;
-#define CUDACORE_NVFATBIN_FUNCTION(name)                                                     \
-    out.api.name = reinterpret_cast<decltype(out.api.name)>(find_symbol(library, #name));   \
-    if (!out.api.name) {                                                                     \
-        throw LoaderError(kNvFatbinLibrary, {library.path}, kNvFatbinEnvVar, "symbol " #name " is missing"); \
-    }
+NvFatbinApi load_nvfatbin() {
+    NvFatbinApi api;
+    LibrarySearch search{kNvFatbinLibrary, kNvFatbinEnvVar, nvfatbin_candidates()};
+    OpenedLibrary library = open_library(search);
+    api.path = library.path;
+#define CUDACORE_NVFATBIN_FUNCTION(name) require_symbol(library, search, #name, api.name);
 #include "loader/nvfatbin_functions.inc"
 #undef CUDACORE_NVFATBIN_FUNCTION
-        out.api.nvFatbinVersion(&out.api.major, &out.api.minor);
-    } catch (...) {
-        out.failure = std::current_exception();
-    }
-    return out;
+    api.nvFatbinVersion(&api.major, &api.minor);
+    return api;
 }
 #endif
 
@@ -53,9 +39,8 @@ LoadedNvFatbin load_nvfatbin() {
 
 #ifdef CUDACORE_HAVE_NVFATBIN
 const NvFatbinApi& nvfatbin() {
-    static const auto* loaded = new LoadedNvFatbin(load_nvfatbin());  // leaked: valid at exit
-    if (loaded->failure) std::rethrow_exception(loaded->failure);
-    return loaded->api;
+    static const auto* loaded = new LoadedApi<NvFatbinApi>(load_nvfatbin);  // leaked
+    return loaded->get();
 }
 
 void check_nvfatbin(nvFatbinResult status, const char* call, const std::string& object) {

@@ -6,7 +6,6 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <exception>
 #include <filesystem>
 #include <vector>
 
@@ -18,52 +17,33 @@ const char* const kLibrary = "libNVVM (libnvvm.so.4)";
 const char* const kEnvVar = "CUDACORE_NVVM_PATH";
 
 #ifdef CUDACORE_HAVE_NVVM
-struct LoadedNvvm {
-    NvvmApi api;
-    std::exception_ptr failure;
-};
-
 std::vector<std::string> nvvm_candidates() {
     std::vector<std::string> candidates{"libnvvm.so.4"};
-    std::vector<std::string> roots;
-    if (const char* home = std::getenv("CUDA_HOME"); home && *home) roots.emplace_back(home);
-    if (const char* path = std::getenv("CUDA_PATH"); path && *path) roots.emplace_back(path);
-#ifdef CUDACORE_DEFAULT_CUDA_HOME
-    roots.emplace_back(CUDACORE_DEFAULT_CUDA_HOME);
-#endif
-    roots.emplace_back("/usr/local/cuda");
-    for (const auto& root : roots) candidates.push_back(root + "/nvvm/lib64/libnvvm.so.4");
+    for (const auto& root : toolkit_roots())
+        candidates.push_back(root + "/nvvm/lib64/libnvvm.so.4");
 #ifdef CUDACORE_DEFAULT_NVVM_LIBRARY
     candidates.emplace_back(CUDACORE_DEFAULT_NVVM_LIBRARY);
 #endif
     return candidates;
 }
 
-LoadedNvvm load_nvvm() {
-    LoadedNvvm out;
-    try {
-        LibrarySearch search{kLibrary, kEnvVar, nvvm_candidates()};
-        OpenedLibrary library = open_library(search);
-        out.api.path = library.path;
-#define CUDACORE_NVVM_FUNCTION(name)                                                         \
-    out.api.name = reinterpret_cast<decltype(out.api.name)>(find_symbol(library, #name));   \
-    if (!out.api.name) {                                                                     \
-        throw LoaderError(kLibrary, {library.path}, kEnvVar, "symbol " #name " is missing"); \
-    }
+NvvmApi load_nvvm() {
+    NvvmApi api;
+    LibrarySearch search{kLibrary, kEnvVar, nvvm_candidates()};
+    OpenedLibrary library = open_library(search);
+    api.path = library.path;
+#define CUDACORE_NVVM_FUNCTION(name) require_symbol(library, search, #name, api.name);
 #include "loader/nvvm_functions.inc"
 #undef CUDACORE_NVVM_FUNCTION
-        // A soname hit leaves a bare name; the real path locates libdevice beside it.
-        if (Dl_info info{}; dladdr(reinterpret_cast<void*>(out.api.nvvmVersion), &info) &&
-                            info.dli_fname && info.dli_fname[0] == '/') {
-            out.api.path = info.dli_fname;
-        }
-        out.api.nvvmVersion(&out.api.major, &out.api.minor);
-        int debug_major = 0, debug_minor = 0;
-        out.api.nvvmIRVersion(&out.api.ir_major, &out.api.ir_minor, &debug_major, &debug_minor);
-    } catch (...) {
-        out.failure = std::current_exception();
+    // A soname hit leaves a bare name; the real path locates libdevice beside it.
+    if (Dl_info info{}; dladdr(reinterpret_cast<void*>(api.nvvmVersion), &info) &&
+                        info.dli_fname && info.dli_fname[0] == '/') {
+        api.path = info.dli_fname;
     }
-    return out;
+    api.nvvmVersion(&api.major, &api.minor);
+    int debug_major = 0, debug_minor = 0;
+    api.nvvmIRVersion(&api.ir_major, &api.ir_minor, &debug_major, &debug_minor);
+    return api;
 }
 #endif
 
@@ -71,9 +51,8 @@ LoadedNvvm load_nvvm() {
 
 #ifdef CUDACORE_HAVE_NVVM
 const NvvmApi& nvvm() {
-    static const auto* loaded = new LoadedNvvm(load_nvvm());  // leaked: valid at exit
-    if (loaded->failure) std::rethrow_exception(loaded->failure);
-    return loaded->api;
+    static const auto* loaded = new LoadedApi<NvvmApi>(load_nvvm);  // leaked: valid at exit
+    return loaded->get();
 }
 
 void check_nvvm(nvvmResult status, const char* call, const std::string& object) {

@@ -3,7 +3,9 @@
 //   helper_serialized_launch save PATH         compiles scale<T> for the current device and
 //                                              saves the serialized ObjectCode to PATH
 //   helper_serialized_launch launch PATH       loads PATH, launches scale<float> on 4096 values
-//                                              and checks every result (exit 0, prints "ok")
+//                                              and checks every result (exit 0, prints "ok",
+//                                              the device's arch and the kernel's binary and
+//                                              PTX versions)
 //   helper_serialized_launch cache-put DIR     compiles through a DiskProgramCache at DIR
 //   helper_serialized_launch cache-launch DIR  takes the code from the cache (failing on a
 //                                              miss: it must not compile) and launches it
@@ -15,6 +17,7 @@
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
+#include "scale_kernel.hpp"
 
 #include <iostream>
 #include <vector>
@@ -23,19 +26,11 @@ namespace {
 
 using namespace cudacore;
 
-const char* const source = R"(
-template <typename T>
-__global__ void scale(T* data, T factor, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) data[i] = data[i] * factor + T(1);
-}
-)";
-
 Program make_program() {
     ProgramOptions options;
     options.name = "serialized_scale.cu";
     options.arch = Device(0).arch();
-    return Program(source, SourceType::cxx, options);
+    return Program(test::kScaleSource, SourceType::cxx, options);
 }
 
 const std::vector<std::string> names{"scale<float>"};
@@ -48,7 +43,7 @@ int launch_and_check(const ObjectCode& code) {
     for (int i = 0; i < n; ++i) host[i] = static_cast<float>(i);
     Buffer data = device.allocate(n * sizeof(float), stream);
     data.copy_from(host, stream);
-    Kernel kernel = code.get_kernel("scale<float>");
+    const Kernel kernel = code.get_kernel("scale<float>");
     LaunchConfig config;
     config.grid = Dim3((n + 255) / 256);
     config.block = Dim3(256);
@@ -62,7 +57,10 @@ int launch_and_check(const ObjectCode& code) {
             return 4;
         }
     }
-    std::cout << "ok " << n << " values, kernel " << code.lowered_name("scale<float>") << "\n";
+    std::cout << "ok " << n << " values on " << device.arch() << ", kernel "
+              << code.lowered_name("scale<float>") << ", binary version "
+              << kernel.binary_version(device) << ", PTX version " << kernel.ptx_version(device)
+              << "\n";
     return 0;
 }
 

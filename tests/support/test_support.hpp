@@ -15,7 +15,9 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 namespace cudacore::test {
@@ -34,17 +36,21 @@ std::string gpu_unavailable_reason();
 // returns how many results differ from the CPU's.
 std::size_t saxpy_mismatches(const Kernel& kernel, std::size_t n);
 
-// Runs `call`, expecting InvalidArgumentError whose message contains every one of `parts`.
-template <class Call>
-void expect_invalid(Call&& call, std::initializer_list<const char*> parts) {
+// Runs `call`, expecting an `Expected` (InvalidArgumentError unless named) whose message contains
+// every one of `parts`. Returns a copy of what it caught, for further checks (empty when `call`
+// threw nothing).
+template <class Expected = InvalidArgumentError, class Call>
+std::optional<Expected> expect_invalid(Call&& call, std::initializer_list<const char*> parts) {
     try {
         call();
-        ADD_FAILURE() << "no InvalidArgumentError";
-    } catch (const InvalidArgumentError& e) {
+        ADD_FAILURE() << "nothing thrown; expected " << typeid(Expected).name();
+    } catch (const Expected& e) {
         for (const char* part : parts)
             EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
                 << "missing \"" << part << "\" in: " << e.what();
+        return e;
     }
+    return std::nullopt;
 }
 
 // Collects the warnings cudacore reports while alive (the handler before it is put back after).

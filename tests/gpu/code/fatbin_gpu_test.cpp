@@ -1,37 +1,29 @@
 // Fatbins on a GPU: the driver picks the device's cubin from a multi-architecture fatbin, JIT-
 // compiles PTX when no cubin fits, and a fatbin with nothing for the device is refused at load
-// with a message naming the device's arch and what the fatbin holds. Prints each fatbin's bytes
-// and its images' sizes.
+// with a message naming the device's arch and what the fatbin holds. Each fatbin runs serialized,
+// in another process. Prints each fatbin's bytes and its images' sizes.
+#include "scale_kernel.hpp"
 #include "test_support.hpp"
 
-#include "cudacore/buffer.hpp"
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/fatbin_compile.hpp"
 #include "cudacore/kernel.hpp"
-#include "cudacore/launch.hpp"
 
 #include <iostream>
+#include <string>
 #include <vector>
 
 namespace {
 
 using namespace cudacore;
 
-constexpr const char* kSource = R"(
-template <typename T>
-__global__ void scale(T* data, T factor, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) data[i] = data[i] * factor + T(1);
-}
-)";
-
 ObjectCode fatbin_for(const std::vector<std::string>& targets) {
     ProgramOptions options;
     options.name = "fatbin_scale.cu";
-    const ObjectCode fatbin =
-        compile_fatbin(Program(kSource, SourceType::cxx, options), targets, {"scale<float>"});
+    const Program program(test::kScaleSource, SourceType::cxx, options);
+    const ObjectCode fatbin = compile_fatbin(program, targets, {"scale<float>"});
     std::cout << "fatbin of";
     for (const auto& target : targets) std::cout << " " << target;
     std::cout << ": " << fatbin.size() << " bytes\n";
@@ -42,29 +34,21 @@ ObjectCode fatbin_for(const std::vector<std::string>& targets) {
     return fatbin;
 }
 
-// Launches scale<float> from `code` on 4096 values and checks every one.
+// Ships `code` to helper_serialized_launch, which launches scale<float> on 4096 values and checks
+// every one; the kernel the driver picked must be built for this device.
 void launch_and_check(const ObjectCode& code) {
-    Device device(0);
-    Stream stream = device.create_stream();
-    constexpr int n = 4096;
-    std::vector<float> host(n);
-    for (int i = 0; i < n; ++i) host[i] = static_cast<float>(i);
-    Buffer data = device.allocate(n * sizeof(float), stream);
-    data.copy_from(host, stream);
-    const Kernel kernel = code.get_kernel("scale<float>");
-    LaunchConfig config;
-    config.grid = Dim3((n + 255) / 256);
-    config.block = Dim3(256);
-    launch(stream, config, kernel, data, 3.0f, n);
-    std::vector<float> result(n);
-    data.copy_to(result, stream);
-    stream.sync();
-    for (int i = 0; i < n; ++i)
-        ASSERT_EQ(result[i], static_cast<float>(i) * 3.0f + 1.0f) << "at " << i;
-    const ComputeCapability cc = device.compute_capability();
-    EXPECT_EQ(kernel.binary_version(device), cc.major * 10 + cc.minor);
-    std::cout << "  ran on " << device.arch() << ": binary version " << kernel.binary_version(device)
-              << ", PTX version " << kernel.ptx_version(device) << "\n";
+    test::TempDir dir;
+    const std::string path = (dir.path() / "fatbin_scale.ccobj").string();
+    code.save(path);
+    const auto launched =
+        test::run_process({test::helper_path("serialized_launch").string(), "launch", path});
+    std::cout << "  " << launched.out;
+    ASSERT_EQ(launched.exit_code, 0) << launched.out << launched.err;
+    EXPECT_NE(launched.out.find("ok 4096 values"), std::string::npos) << launched.out;
+    const ComputeCapability cc = Device(0).compute_capability();
+    const std::string binary_version = std::to_string(cc.major * 10 + cc.minor);
+    EXPECT_NE(launched.out.find("binary version " + binary_version + ","), std::string::npos)
+        << launched.out;
 }
 
 TEST(FatbinGpu, CubinsAndPtxRunOnTheDevice) {

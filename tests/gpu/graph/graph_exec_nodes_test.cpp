@@ -83,6 +83,22 @@ protected:
         exec.launch(stream());
         stream().sync();
     }
+    // The graph the kernel and enable tests change: `data` zeroed, add_value(`value`) on it, then
+    // copied to `host`.
+    struct AddValueGraph {
+        Buffer data;
+        Buffer host;
+        Graph graph;
+        GraphNode zero, add, copy;
+    };
+    AddValueGraph add_value_graph(int value) const {
+        AddValueGraph made{device_ints(0), pinned_ints(), Graph::create(device()), {}, {}, {}};
+        made.zero = made.graph.add_fill_uint32({}, made.data, 0);
+        made.add = made.graph.add_kernel(made.zero, kConfig, kernel("add_value"), made.data, value,
+                                         kCount);
+        made.copy = made.graph.add_copy(made.add, made.host.data(), made.host.size(), made.data);
+        return made;
+    }
 
     std::optional<Device> device_;
     std::optional<Stream> stream_;
@@ -91,12 +107,7 @@ protected:
 };
 
 TEST_F(GraphExecNodes, AKernelNodeTakesNewArgumentsAndAKernelOfAnotherProgram) {
-    Buffer data = device_ints(0);
-    Buffer host = pinned_ints();
-    Graph graph = Graph::create(device());
-    GraphNode zero = graph.add_fill_uint32({}, data, 0);
-    GraphNode add = graph.add_kernel(zero, kConfig, kernel("add_value"), data, 1, kCount);
-    graph.add_copy(add, host.data(), host.size(), data);
+    auto [data, host, graph, zero, add, copy] = add_value_graph(1);
     GraphExec exec = graph.instantiate();
     run(exec);
     EXPECT_EQ(host.span<int>()[kCount - 1], 1);
@@ -119,12 +130,7 @@ TEST_F(GraphExecNodes, AKernelNodeTakesNewArgumentsAndAKernelOfAnotherProgram) {
 }
 
 TEST_F(GraphExecNodes, AValueReadFromTheGraphChangesOnlyTheExecutableGraph) {
-    Buffer data = device_ints(0);
-    Buffer host = pinned_ints();
-    Graph graph = Graph::create(device());
-    GraphNode zero = graph.add_fill_uint32({}, data, 0);
-    GraphNode add = graph.add_kernel(zero, kConfig, kernel("add_value"), data, 1, kCount);
-    graph.add_copy(add, host.data(), host.size(), data);
+    auto [data, host, graph, zero, add, copy] = add_value_graph(1);
     GraphExec exec = graph.instantiate();
 
     GraphNodeParams params = graph.params(add);
@@ -339,12 +345,7 @@ TEST_F(GraphExecNodes, AnEventWaitNodeWaitsForItsNewEvent) {
 }
 
 TEST_F(GraphExecNodes, ADisabledNodeDoesNothingUntilEnabledAgain) {
-    Buffer data = device_ints(0);
-    Buffer host = pinned_ints();
-    Graph graph = Graph::create(device());
-    GraphNode zero = graph.add_fill_uint32({}, data, 0);
-    GraphNode add = graph.add_kernel(zero, kConfig, kernel("add_value"), data, 6, kCount);
-    GraphNode copy = graph.add_copy(add, host.data(), host.size(), data);
+    auto [data, host, graph, zero, add, copy] = add_value_graph(6);
     GraphExec exec = graph.instantiate();
     EXPECT_TRUE(exec.is_enabled(add));
 
