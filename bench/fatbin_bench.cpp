@@ -4,13 +4,15 @@
 // FatbinBuilder::build. Alternating rounds in one process; medians and their ratio. No GPU
 // needed (NVRTC and nvFatbin run on the CPU); the ratio is bounded by the machine's free cores.
 //
-//   build/bench/fatbin_bench [--rounds 5] [--workers N] [--processes]
+//   build/bench/fatbin_bench [--rounds 5] [--workers N] [--threads | --processes]
 //
 // Two kernels, one row each: a small arithmetic one, and one that includes <cuda/std/cmath> and
 // <cuda/std/complex> (most of its time in the front end). Automatic PCH is off on both sides, so
-// every round compiles from scratch. --processes compiles the targets in child processes
-// (CompileStrategy::processes) instead of threads: NVRTC's threads share its locks. Google
-// Benchmark's --benchmark_* flags are ignored (scripts/gpu-check.sh passes them to every bench).
+// every round compiles from scratch. Each kernel is measured with the targets compiled in
+// threads (CompileStrategy::threads, the default) and in child processes (CompileStrategy::
+// processes): NVRTC's threads share its locks, processes do not. --threads or --processes
+// measures one. Google Benchmark's --benchmark_* flags are ignored (scripts/gpu-check.sh passes
+// them to every bench).
 #include "cudacore/fatbin.hpp"
 #include "cudacore/fatbin_compile.hpp"
 #include "cudacore/program.hpp"
@@ -23,6 +25,7 @@
 #include <exception>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -73,6 +76,7 @@ std::size_t one_after_another(const Program& program, const std::vector<std::str
 
 struct Row {
     std::string kernel;
+    const char* strategy = "";
     std::size_t bytes = 0;
     double one_call = 0, in_a_row = 0;
 };
@@ -84,7 +88,8 @@ Row measure(const char* kernel, const char* source, const char* name, int rounds
     const Program program(source, SourceType::cxx, options);
     const std::vector<std::string> names{std::string(name, std::strchr(name, '.')) + "<float>"};
     // One warm-up of each: NVRTC, nvFatbin and the toolkit's headers loaded and in the page cache.
-    Row row{kernel, compile_fatbin(program, kTargets, names, parallel).size()};
+    Row row{kernel, parallel.many.strategy == CompileStrategy::processes ? "processes" : "threads",
+            compile_fatbin(program, kTargets, names, parallel).size()};
     if (one_after_another(program, names) != row.bytes) std::fprintf(stderr, "note: the two fatbins differ in size\n");
     std::vector<double> one_call, in_a_row;
     for (int round = 0; round < rounds; ++round) {
@@ -105,31 +110,37 @@ Row measure(const char* kernel, const char* source, const char* name, int rounds
 int main(int argc, char** argv) try {
     int rounds = 5;
     unsigned workers = 0;
-    bool processes = false;
+    std::vector<CompileStrategy> strategies{CompileStrategy::threads, CompileStrategy::processes};
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
         else if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc) workers = unsigned(std::atoi(argv[++i]));
-        else if (std::strcmp(argv[i], "--processes") == 0) processes = true;
+        else if (std::strcmp(argv[i], "--threads") == 0) strategies = {CompileStrategy::threads};
+        else if (std::strcmp(argv[i], "--processes") == 0) strategies = {CompileStrategy::processes};
         else if (std::strncmp(argv[i], "--benchmark_", 12) == 0) continue;
         else {
-            std::fprintf(stderr, "usage: fatbin_bench [--rounds N] [--workers N] [--processes]\n");
+            std::fprintf(stderr, "usage: fatbin_bench [--rounds N] [--workers N] [--threads | --processes]\n");
             return 2;
         }
     }
-    FatbinCompileOptions parallel;
-    parallel.many.workers = workers;
-    if (processes) parallel.many.strategy = CompileStrategy::processes;
-    const Row rows[] = {measure("small (axpy)", kSmall, "axpy.cu", rounds, parallel),
-                        measure("<cuda/std> complex", kHeavy, "rotate.cu", rounds, parallel)};
+    std::vector<Row> rows;
+    for (const auto& [kernel, source, name] : {std::tuple{"small (axpy)", kSmall, "axpy.cu"},
+                                               std::tuple{"<cuda/std> complex", kHeavy, "rotate.cu"}}) {
+        for (const CompileStrategy strategy : strategies) {
+            FatbinCompileOptions parallel;
+            parallel.many.workers = workers;
+            parallel.many.strategy = strategy;
+            rows.push_back(measure(kernel, source, name, rounds, parallel));
+        }
+    }
     std::printf("operation: a fatbin of sm_80, sm_90, sm_100 and compute_90; median of %d rounds; %u "
-                "hardware threads; workers %s; %s\n\n",
-                rounds, std::thread::hardware_concurrency(), workers ? std::to_string(workers).c_str() : "all",
-                processes ? "child processes" : "threads");
-    std::printf("| kernel | fatbin bytes | compile_fatbin, one call | four compiles one after another | ratio |\n");
-    std::printf("|---|---|---|---|---|\n");
+                "hardware threads; workers %s\n\n",
+                rounds, std::thread::hardware_concurrency(), workers ? std::to_string(workers).c_str() : "all");
+    std::printf("| kernel | fatbin bytes | compile_fatbin, one call | targets compiled in | four compiles "
+                "one after another | ratio |\n");
+    std::printf("|---|---|---|---|---|---|\n");
     for (const Row& row : rows) {
-        std::printf("| %s | %zu | %.1f ms | %.1f ms | %.2fx |\n", row.kernel.c_str(), row.bytes,
-                    row.one_call * 1e3, row.in_a_row * 1e3, row.in_a_row / row.one_call);
+        std::printf("| %s | %zu | %.1f ms | %s | %.1f ms | %.2fx |\n", row.kernel.c_str(), row.bytes,
+                    row.one_call * 1e3, row.strategy, row.in_a_row * 1e3, row.in_a_row / row.one_call);
     }
     return 0;
 } catch (const std::exception& e) {
