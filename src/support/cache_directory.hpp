@@ -26,4 +26,8 @@ struct CacheDirectory {
 // Never throws.
 CacheDirectory cache_directory_from_environment() noexcept;
 
+// Whether CUDACORE_DISABLE_CACHE is set to something other than "" or "0": then nothing is kept
+// in the cache folder (no program cache, no header bundle folders). Never throws.
+bool cache_disabled_in_environment() noexcept;
+
 }  // namespace cudacore::detail
