@@ -165,13 +165,16 @@ public:
     /// aside and made again; concurrent callers in several processes wait (60 s at most) for the
     /// one that makes it. The folder is never changed once in place. It is removed by
     /// remove_folders() (`cudacore cache clear`, DiskProgramCache::clear()), never while a compile
-    /// reads it; it is outside the program cache's size bound (prune and eviction leave it).
+    /// reads it (the path returned here is not held: a clear may remove it afterwards); it is
+    /// outside the program cache's size bound (prune and eviction leave it).
     /// A compile that finds a folder changed after reading it (removed by hand meanwhile)
     /// compiles again from memory. With CUDACORE_DISABLE_CACHE set, nothing is written to the
     /// cache folder: the folder is `<temporary directory>/cudacore-bundles-XXXXXX/<digest()>`
     /// (\$TMPDIR, else /tmp), of this process's own and removed when it exits (or, after a kill,
-    /// by the next process that makes one). Throws CacheError naming the bundle, the folder and
-    /// why when it cannot be had: no cache folder in the environment, a folder that cannot be
+    /// by the next process that makes one). Program::compile puts the folders first on the
+    /// include path: a header of the same name in an include_path folder never shadows the
+    /// bundle's copy (the code is that of a compile from memory). Throws CacheError naming the
+    /// bundle, the folder and why when it cannot be had: no cache folder in the environment, a folder that cannot be
     /// made or written (read-only, full), one owned by another user or writable by others, a
     /// header whose name is no plain relative path (absolute, "..", empty parts), a quoted
     /// \#include "x.h" in a header of folder d/ while the bundle also holds "d/x.h" (a folder

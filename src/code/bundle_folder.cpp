@@ -245,6 +245,11 @@ public:
     ~DigestLock() { close(); }  // closing it gives the lock back
 
     bool held() const { return fd_ >= 0; }
+    // Turns the exclusive lock into a shared one with no moment unlocked between (Linux converts
+    // a lock on the same descriptor in one step), so a remover cannot take the folder just made.
+    void share(const std::string& what) const {
+        if (::flock(fd_, LOCK_SH | LOCK_NB) != 0) fail_call(what, "flock", path_, errno);
+    }
     // Removes the lock file (held exclusively): waiters find it gone and take the next one.
     void remove_file() const { ::unlink(path_.c_str()); }
 
@@ -324,16 +329,19 @@ CheckedFolders& checked_folders() {
 }
 
 // Makes the folder missing or damaged at `folder`: once, by whichever process takes the lock
-// first (the others find it made).
-void make_again(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
-                const std::string& what) {
-    const DigestLock lock(root, bundle.digest(), LOCK_EX, true, what);
-    if (bundle_folder_problem(folder, bundle, true).empty()) return;
-    reclaim_abandoned_folders(root, kStagingPrefix);  // what killed makers left
-    move_aside(root, folder, what);
-    make_folder(root, folder, bundle, what);
-    if (std::string problem = bundle_folder_problem(folder, bundle, true); !problem.empty())
-        throw CacheError(what + ": the folder '" + folder.string() + "' just made fails its check: " + problem);
+// first (the others find it made). Returns the digest's lock, shared: the folder held.
+std::shared_ptr<DigestLock> make_again(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
+                                       const std::string& what) {
+    auto lock = std::make_shared<DigestLock>(root, bundle.digest(), LOCK_EX, true, what);
+    if (!bundle_folder_problem(folder, bundle, true).empty()) {
+        reclaim_abandoned_folders(root, kStagingPrefix);  // what killed makers left
+        move_aside(root, folder, what);
+        make_folder(root, folder, bundle, what);
+        if (std::string problem = bundle_folder_problem(folder, bundle, true); !problem.empty())
+            throw CacheError(what + ": the folder '" + folder.string() + "' just made fails its check: " + problem);
+    }
+    lock->share(what);
+    return lock;
 }
 
 }  // namespace
@@ -370,34 +378,30 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle) {
     if (scanned == checked.include_problems.end())
         scanned = checked.include_problems.emplace(bundle.digest(), quoted_include_problem(bundle)).first;
     if (!scanned->second.empty()) throw CacheError(what + ": " + scanned->second);
-    // Checked under the shared lock, which a remover (cache clear) waits for: a folder found
-    // whole stays so for as long as the hold lives. Made under the exclusive lock, then checked
-    // again under the shared one: a remover may come between.
-    for (int attempt = 0; attempt < 3; ++attempt) {
-        auto hold = std::make_shared<DigestLock>(root, bundle.digest(), LOCK_SH, true, what);
-        const bool compared = checked.compared.contains(folder.string());
-        if (bundle_folder_problem(folder, bundle, !compared).empty()) {
-            checked.compared.insert(folder.string());
-            return {folder, std::move(hold)};
-        }
-        hold.reset();
-        // A folder that could not be made a moment ago (a full or read-only file system) is not
-        // written again by every compile: the same error until kRetryAfter has passed.
-        const auto now = std::chrono::steady_clock::now();
-        if (const auto failed = checked.failed.find(folder.string());
-            failed != checked.failed.end() && now - failed->second.at < kRetryAfter)
-            throw CacheError(failed->second.message);
-        try {
-            make_again(root, folder, bundle, what);
-        } catch (const CacheError& e) {
-            checked.failed[folder.string()] = {now, e.what()};
-            throw;
-        }
-        checked.failed.erase(folder.string());
-        checked.compared.insert(folder.string());  // made and compared byte for byte
+    // Checked under the shared lock, which a remover (cache clear) cannot take from us: a folder
+    // found whole stays so for as long as the hold lives. A maker's exclusive lock turns shared.
+    auto hold = std::make_shared<DigestLock>(root, bundle.digest(), LOCK_SH, true, what);
+    const bool compared = checked.compared.contains(folder.string());
+    if (bundle_folder_problem(folder, bundle, !compared).empty()) {
+        checked.compared.insert(folder.string());
+        return {folder, std::move(hold)};
     }
-    throw CacheError(what + ": the folder '" + folder.string() +
-                     "' was removed each time it was made (3 times): another process removes it");
+    hold.reset();
+    // A folder that could not be made a moment ago (a full or read-only file system) is not
+    // written again by every compile: the same error until kRetryAfter has passed.
+    const auto now = std::chrono::steady_clock::now();
+    if (const auto failed = checked.failed.find(folder.string());
+        failed != checked.failed.end() && now - failed->second.at < kRetryAfter)
+        throw CacheError(failed->second.message);
+    try {
+        hold = make_again(root, folder, bundle, what);
+    } catch (const CacheError& e) {
+        checked.failed[folder.string()] = {now, e.what()};
+        throw;
+    }
+    checked.failed.erase(folder.string());
+    checked.compared.insert(folder.string());  // made and compared byte for byte
+    return {folder, std::move(hold)};
 }
 
 fs::path bundle_folder(const HeaderBundle& bundle) { return hold_bundle_folder(bundle).path; }

@@ -10,7 +10,7 @@
 namespace cudacore::detail {
 
 // The subfolder of the cache folder that holds header bundles written out as folders (one per
-// bundle digest); the program cache leaves it alone.
+// bundle digest); the program cache's eviction and prune leave it alone, its clear removes it.
 inline constexpr std::string_view kHeaderBundleFolders = "header-bundles";
 
 struct CacheDirectory {

@@ -363,6 +363,15 @@ TEST(BundleFolder, CacheClearCommandRemovesThem) {
     const CacheFolder cache;
     const HeaderBundle bundle = test::sample_folder_bundle(5, 100);
     bundle.folder();
+    const fs::path folder = cache.bundles() / bundle.digest();
+    {
+        // Held as a compile holds it: another process's clear leaves it, and says so.
+        const detail::HeldBundleFolder held = detail::hold_bundle_folder(bundle);
+        const test::ProcessResult left = test::run_process({test::cli_path().string(), "cache", "clear"});
+        ASSERT_EQ(left.exit_code, 0) << left.out << left.err;
+        EXPECT_TRUE(contains(left.out, "left " + folder.string() + ": a compile is reading it")) << left.out;
+        EXPECT_EQ(detail::bundle_folder_problem(folder, bundle, true), "");
+    }
     const test::ProcessResult cleared = test::run_process({test::cli_path().string(), "cache", "clear"});
     ASSERT_EQ(cleared.exit_code, 0) << cleared.out << cleared.err;
     EXPECT_TRUE(contains(cleared.out, "removed 1 header bundle folders from " + cache.bundles().string()))
