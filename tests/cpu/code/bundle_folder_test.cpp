@@ -364,6 +364,10 @@ TEST(BundleFolder, CacheClearCommandRemovesThem) {
     const HeaderBundle bundle = test::sample_folder_bundle(5, 100);
     bundle.folder();
     const fs::path folder = cache.bundles() / bundle.digest();
+    // A cache folder holding only bundle folders is no program cache yet, not a foreign folder.
+    const test::ProcessResult stats = test::run_process({test::cli_path().string(), "cache", "stats"});
+    ASSERT_EQ(stats.exit_code, 0) << stats.out << stats.err;
+    EXPECT_TRUE(contains(stats.out, "(no program cache yet)")) << stats.out;
     {
         // Held as a compile holds it: another process's clear leaves it, and says so.
         const detail::HeldBundleFolder held = detail::hold_bundle_folder(bundle);
