@@ -37,7 +37,9 @@ void print_stats(const CacheArgs& args) {
     const std::filesystem::path directory = cache_directory(args);
     const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
     const CacheStats stats = cache ? cache->stats() : CacheStats{};
-    std::printf("directory  %s%s\n", directory.c_str(), cache ? "" : " (no program cache yet)");
+    std::error_code error;
+    const char* absent = std::filesystem::exists(directory, error) ? " (no program cache yet)" : " (does not exist yet)";
+    std::printf("directory  %s%s\n", directory.c_str(), cache ? "" : absent);
     std::printf("entries    %llu\n", static_cast<unsigned long long>(stats.entries));
     std::printf("bytes      %llu\n", static_cast<unsigned long long>(stats.bytes));
     if (stats.temporary_files > 0) {
