@@ -331,6 +331,43 @@ TEST(BundleFolder, DisabledCacheKeepsTheFolderPrivateAndRemovesItAtExit) {
     EXPECT_EQ(shared.out, (cache.bundles() / test::sample_folder_bundle(5, 100).digest()).string() + "\n");
 }
 
+// CUDACORE_DISABLE_CACHE and a process killed while it has its private bundle folder: the next
+// process that makes one removes what the killed one left.
+TEST(BundleFolder, DisabledCacheFolderOfAKilledProcessIsReclaimed) {
+    const CacheFolder cache;
+    const test::TempDir temporary;
+    auto private_folders = [&] {
+        std::vector<std::string> found;
+        std::error_code error;
+        for (const auto& entry : fs::directory_iterator(temporary.path(), error)) {
+            const std::string name = entry.path().filename();
+            if (name.starts_with("cudacore-bundles-") && !name.starts_with("cudacore-bundles-new-")) found.push_back(name);
+        }
+        return found;
+    };
+    const char* old_tmpdir = std::getenv("TMPDIR");
+    const std::string previous = old_tmpdir ? old_tmpdir : "";
+    ::setenv("TMPDIR", temporary.path().c_str(), 1);
+    ::setenv("CUDACORE_DISABLE_CACHE", "1", 1);
+    const pid_t pid = test::spawn(worker(3000, 4000));  // big enough to be caught writing it
+    ::unsetenv("CUDACORE_DISABLE_CACHE");
+    if (old_tmpdir) ::setenv("TMPDIR", previous.c_str(), 1);
+    else ::unsetenv("TMPDIR");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (private_folders().empty() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ::kill(pid, SIGKILL);
+    test::wait_for(pid);
+    ASSERT_EQ(private_folders().size(), 1u) << "the worker made no private folder before it was killed";
+    const test::ProcessResult next = test::run_process(
+        worker(5, 100, /*compile=*/true), {{"CUDACORE_DISABLE_CACHE", "1"}, {"TMPDIR", temporary.path().string()}});
+    ASSERT_EQ(next.exit_code, 0) << next.out << next.err;
+    std::vector<std::string> left;
+    for (const auto& entry : fs::directory_iterator(temporary.path())) left.push_back(entry.path().filename());
+    EXPECT_TRUE(left.empty()) << left.front();
+    EXPECT_FALSE(fs::exists(cache.cache()));
+}
+
 // HeaderBundle::remove_folders (cache clear): every folder no compile holds goes, with its lock
 // file; a held one stays and is named; other names are left alone.
 TEST(BundleFolder, RemoveFoldersTakesAllButThoseInUse) {
