@@ -1,5 +1,5 @@
 // `cudacore cache stats|clear|prune --max-bytes N`: look after the program cache on disk, in its
-// shard folders. stats reads the per-shard counters
+// shard folders; clear also removes the header bundle folders kept beside them. stats reads the per-shard counters
 // (fast at millions of entries; a read-only cache is counted without repairing them); prune
 // recounts every shard and repairs damaged bookkeeping, naming what it repaired or skipped. With --remote URL (or
 // $CUDACORE_REMOTE_CACHE), stats and clear also count and clear the Redis cache's entries.
@@ -8,6 +8,7 @@
 
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/header_bundle.hpp"
 
 #include <cstdio>
 #include <memory>
@@ -36,7 +37,9 @@ void print_stats(const CacheArgs& args) {
     const std::filesystem::path directory = cache_directory(args);
     const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
     const CacheStats stats = cache ? cache->stats() : CacheStats{};
-    std::printf("directory  %s%s\n", directory.c_str(), cache ? "" : " (does not exist yet)");
+    std::error_code error;
+    const char* absent = std::filesystem::exists(directory, error) ? " (no program cache yet)" : " (does not exist yet)";
+    std::printf("directory  %s%s\n", directory.c_str(), cache ? "" : absent);
     std::printf("entries    %llu\n", static_cast<unsigned long long>(stats.entries));
     std::printf("bytes      %llu\n", static_cast<unsigned long long>(stats.bytes));
     if (stats.temporary_files > 0) {
@@ -56,10 +59,21 @@ void print_stats(const CacheArgs& args) {
     }
 }
 
-// `cache clear`: every entry of the disk cache, and of the remote one with --remote.
+// `cache clear`: every entry of the disk cache and every header bundle folder no compile is
+// reading, and the remote cache's entries with --remote. The bundle folders go first, and even
+// where no program cache exists yet (a compile with bundles makes them without one).
 void clear_caches(const CacheArgs& args) {
     const std::filesystem::path directory = cache_directory(args);
+    // Opened first: a folder that is no cache is refused before anything in it is removed.
     const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
+    const HeaderBundle::FolderRemoval folders = HeaderBundle::remove_folders(directory);
+    if (folders.removed > 0 || !folders.in_use.empty()) {
+        std::printf("removed %llu header bundle folders from %s\n",
+                    static_cast<unsigned long long>(folders.removed),
+                    (directory / "header-bundles").c_str());
+    }
+    for (const std::filesystem::path& left : folders.in_use)
+        std::printf("left %s: a compile is reading it\n", left.c_str());
     if (!cache) {
         std::printf("no cache at %s: nothing to remove\n", directory.c_str());
     } else {
@@ -117,7 +131,7 @@ void add_cache_command(CLI::App& app) {
     command->add_subcommand("stats", "Where the cache is, how many entries and bytes it holds")
         ->fallthrough()
         ->callback([args] { print_stats(*args); });
-    command->add_subcommand("clear", "Remove every entry")->fallthrough()->callback([args] { clear_caches(*args); });
+    command->add_subcommand("clear", "Remove every entry, and every header bundle folder not in use")->fallthrough()->callback([args] { clear_caches(*args); });
     auto* prune = command->add_subcommand(
         "prune", "Remove least recently used entries until the cache holds at most --max-bytes");
     // Checked as text first: a negative number would otherwise wrap to a huge unsigned one.

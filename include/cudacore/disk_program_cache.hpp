@@ -55,7 +55,8 @@ public:
     explicit DiskProgramCache(std::filesystem::path directory,
                               std::uint64_t max_bytes = default_max_bytes);
     /// For maintenance (`cudacore cache clear|prune|stats`): the cache at `directory`, never
-    /// creating or marking anything. nullptr when `directory` does not exist; throws CacheError as
+    /// creating or marking anything. nullptr when `directory` does not exist or holds nothing but
+    /// header bundle folders (HeaderBundle::folder(): no compile went through a cache yet); throws CacheError as
     /// the constructor does, and also when the folder does not carry cudacore's marker.
     static std::unique_ptr<DiskProgramCache> open_existing(
         std::filesystem::path directory, std::uint64_t max_bytes = default_max_bytes);
@@ -91,7 +92,9 @@ public:
     /// Removes every entry (and stale temporary files). Only names of the cache's own forms are
     /// ever removed (<64 hex digits>.ccentry and the temporary files of its writes); anything else
     /// in the folder is left alone. Something other than a folder under a shard's name is
-    /// replaced by an empty folder (a warning). Throws CacheError on an I/O error.
+    /// replaced by an empty folder (a warning). Also removes the header bundle folders kept
+    /// under the folder (HeaderBundle::remove_folders: those no compile is reading). Throws
+    /// CacheError on an I/O error.
     void clear() override;
     /// What prune_and_repair did.
     struct PruneReport {

@@ -163,9 +163,18 @@ public:
     /// count, size) written last. Checked at every call (the manifest, each header's size; the
     /// first call in a process compares every byte), and a folder that fails the check is moved
     /// aside and made again; concurrent callers in several processes wait (60 s at most) for the
-    /// one that makes it. The folder is never changed once in place; nothing removes it (delete
-    /// it when the bundle is no longer used). Throws CacheError naming the bundle, the folder and
-    /// why when it cannot be had: no cache folder in the environment, a folder that cannot be
+    /// one that makes it. The folder is never changed once in place. It is removed by
+    /// remove_folders() (`cudacore cache clear`, DiskProgramCache::clear()), never while a compile
+    /// reads it (the path returned here is not held: a clear may remove it afterwards); it is
+    /// outside the program cache's size bound (prune and eviction leave it).
+    /// A compile that finds a folder changed after reading it (removed by hand meanwhile)
+    /// compiles again from memory. With CUDACORE_DISABLE_CACHE set, nothing is written to the
+    /// cache folder: the folder is `<temporary directory>/cudacore-bundles-XXXXXX/<digest()>`
+    /// (\$TMPDIR, else /tmp), of this process's own and removed when it exits (or, after a kill,
+    /// by the next process that makes one). Program::compile puts the folders first on the
+    /// include path: a header of the same name in an include_path folder never shadows the
+    /// bundle's copy (the code is that of a compile from memory). Throws CacheError naming the
+    /// bundle, the folder and why when it cannot be had: no cache folder in the environment, a folder that cannot be
     /// made or written (read-only, full), one owned by another user or writable by others, a
     /// header whose name is no plain relative path (absolute, "..", empty parts), a quoted
     /// \#include "x.h" in a header of folder d/ while the bundle also holds "d/x.h" (a folder
@@ -174,6 +183,20 @@ public:
     /// made, calls in this process throw the same error at once for a minute instead of writing
     /// it again. Thread-safe.
     std::filesystem::path folder() const;
+
+    /// What remove_folders() did.
+    struct FolderRemoval {
+        std::uint64_t removed = 0;                   ///< bundle folders removed
+        std::vector<std::filesystem::path> in_use;  ///< folders left: a compile was reading them
+    };
+    /// Removes the bundle folders of `cache_folder` (`<cache_folder>/header-bundles/`, where
+    /// folder() writes them when cache_folder is default_cache_directory()): every folder no
+    /// compile is reading, its lock file, and what makers killed halfway left. A folder a compile
+    /// reads (in this or another process) is left and named in `in_use`; a compile that starts
+    /// meanwhile waits for the removal and makes its folder again. Other names there are left
+    /// alone; no such folder: nothing removed. Throws CacheError naming the call and the folder
+    /// when it cannot be opened or listed, or is another user's. Thread-safe.
+    static FolderRemoval remove_folders(const std::filesystem::path& cache_folder);
 
     /// Equal when the names and digests are.
     bool operator==(const HeaderBundle& other) const noexcept;

@@ -75,8 +75,9 @@ struct ProgramOptions {
     ///     given to NVRTC in memory (nvrtcCreateProgram's headers) without PCH, with one
     ///     WarningKind::pch_off warning saying why;
     ///   - an \#include whose operand names a header of a bundle reads the bundle's copy, before
-    ///     any other folder; the toolkit's folders are not searched (toolkit_include_path is
-    ///     ignored), include_path still is, for headers no bundle holds;
+    ///     any other folder (a header of the same name in an include_path folder is not used,
+    ///     from the bundle's folder as from memory); the toolkit's folders are not searched
+    ///     (toolkit_include_path is ignored), include_path still is, for headers no bundle holds;
     ///   - where several bundles hold the same name, the FIRST bundle in this list that holds
     ///     it wins (as the first -I folder does), and the later ones' copies are not used;
     ///   - a header found neither in a bundle nor in a folder fails the compile with a

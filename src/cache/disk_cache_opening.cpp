@@ -177,6 +177,18 @@ void create_cache_directory(const fs::path& directory) {
     if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) fail("mkdir", directory, errno);
 }
 
+// Whether the folder holds the header bundle folders and nothing else: compiles with header
+// bundles made it, and none went through the program cache yet.
+bool holds_only_bundle_folders(const fs::path& directory) {
+    std::error_code error;
+    bool bundles = false;
+    for (const auto& entry : fs::directory_iterator(directory, error)) {
+        if (entry.path().filename() != kHeaderBundleFolders) return false;
+        bundles = true;
+    }
+    return bundles && !error;
+}
+
 }  // namespace
 }  // namespace detail::disk
 
@@ -187,6 +199,7 @@ std::unique_ptr<DiskProgramCache> DiskProgramCache::open_existing(std::filesyste
                                                                   std::uint64_t max_bytes) {
     struct stat info {};
     if (::lstat(directory.c_str(), &info) != 0 && errno == ENOENT) return nullptr;
+    if (detail::disk::holds_only_bundle_folders(directory)) return nullptr;
     return std::unique_ptr<DiskProgramCache>(
         new DiskProgramCache(std::move(directory), max_bytes, Opening::existing));
 }
@@ -219,10 +232,7 @@ std::filesystem::path default_cache_directory() {
     return found.path;
 }
 
-bool cache_disabled_by_environment() noexcept {
-    const char* value = std::getenv("CUDACORE_DISABLE_CACHE");
-    return value != nullptr && *value != '\0' && std::string_view(value) != "0";
-}
+bool cache_disabled_by_environment() noexcept { return detail::cache_disabled_in_environment(); }
 
 std::unique_ptr<ProgramCache> open_default_program_cache(std::uint64_t max_bytes) {
     if (cache_disabled_by_environment()) return nullptr;

@@ -3,6 +3,7 @@
 #include "cudacore/disk_program_cache.hpp"
 
 #include "cudacore/errors.hpp"
+#include "cudacore/header_bundle.hpp"
 
 #include "cache/disk_files.hpp"
 #include "cache/disk_shard_repair.hpp"
@@ -221,6 +222,7 @@ void DiskProgramCache::clear() {
                                    disk::list_directory(folder.fd, path, false));
                            });
     }
+    HeaderBundle::remove_folders(directory_);
 }
 
 }  // namespace cudacore

@@ -5,7 +5,9 @@
 #include "support/atomic_file.hpp"
 #include "support/cache_directory.hpp"
 #include "support/owned_folder.hpp"
+#include "support/removed_on_signal.hpp"
 #include "support/system_call_error.hpp"
+#include "support/temporary_directory.hpp"
 
 #include <fcntl.h>
 #include <stdio.h>  // renameat2
@@ -15,6 +17,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <map>
 #include <mutex>
@@ -95,9 +98,52 @@ std::string quoted_include_problem(const HeaderBundle& bundle) {
     return {};
 }
 
+// The folder of this process's own that holds its bundle folders while CUDACORE_DISABLE_CACHE
+// is set: nothing is kept in the cache folder, and the folder goes with the process (at exit, on
+// a signal in the CLI, or reclaimed by a later process after a kill), as the PCH folder does.
+constexpr std::string_view kPrivateBundlesPrefix = "cudacore-bundles-";
+struct PrivateBundles {
+    std::mutex mutex;
+    OwnedFolder folder;
+    pid_t owner = 0;  // the process that made it (a forked child must not remove it)
+    RemovedOnSignal removed_on_signal;
+};
+
+PrivateBundles& private_bundles() {
+    static auto* bundles = new PrivateBundles;  // never destroyed: usable from static destructors
+    return *bundles;
+}
+
+void remove_private_bundles() {
+    PrivateBundles& bundles = private_bundles();
+    if (bundles.owner == ::getpid()) bundles.folder.remove();
+}
+
+fs::path private_bundles_root(const std::string& what) {
+    PrivateBundles& bundles = private_bundles();
+    std::lock_guard lock(bundles.mutex);
+    if (bundles.folder.empty()) {
+        const TemporaryDirectory temporary = temporary_directory();
+        if (!temporary.problem.empty())
+            throw CacheError(what + ": CUDACORE_DISABLE_CACHE is set and " + temporary.problem);
+        reclaim_abandoned_folders(temporary.path, kPrivateBundlesPrefix);  // what killed processes left
+        try {
+            bundles.folder = OwnedFolder::make(temporary.path, kPrivateBundlesPrefix);
+        } catch (const std::system_error& e) {
+            throw CacheError(what + ": CUDACORE_DISABLE_CACHE is set and " + e.what());
+        }
+        bundles.owner = ::getpid();
+        bundles.removed_on_signal = RemovedOnSignal(bundles.folder.path());
+        std::atexit(remove_private_bundles);
+    }
+    return bundles.folder.path();
+}
+
 // `<cache folder>/header-bundles`, made private (0700) where missing, and checked: a folder
-// others can write to could hand this user's compiles their headers.
+// others can write to could hand this user's compiles their headers. With CUDACORE_DISABLE_CACHE
+// set, a folder of this process's own in the temporary directory instead.
 fs::path bundles_root(const std::string& what) {
+    if (cache_disabled_in_environment()) return private_bundles_root(what);
     const CacheDirectory cache = cache_directory_from_environment();
     if (!cache.problem.empty()) throw CacheError(what + ": no cache folder: " + cache.problem);
     std::error_code error;
@@ -162,27 +208,64 @@ std::string header_problem(int folder, const BundledHeader& header, bool compare
     return {};
 }
 
-// The lock of one digest's folder, held while it is made: a bounded wait for another maker.
+// The lock of one digest's folder (`.<digest>.lock`): exclusive while the folder is made or
+// removed, shared while a compile reads it. A remover unlinks the lock file while it holds it, so
+// a lock taken on a file no longer under that name is taken again on the new one.
 class DigestLock {
 public:
-    DigestLock(const fs::path& root, const std::string& digest, const std::string& what)
-        : file_(::open((root / ("." + digest + ".lock")).c_str(),
-                       O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) {
-        const fs::path path = root / ("." + digest + ".lock");
-        if (file_.fd < 0) fail_call(what, "open", path, errno);
+    // Takes `operation` (LOCK_EX or LOCK_SH); with `wait`, waits up to kLockWait for another
+    // holder (then throws CacheError), else gives up at once (held() false).
+    DigestLock(const fs::path& root, const std::string& digest, int operation, bool wait,
+               const std::string& what)
+        : path_(root / ("." + digest + ".lock")) {
         const auto deadline = std::chrono::steady_clock::now() + kLockWait;
-        while (::flock(file_.fd, LOCK_EX | LOCK_NB) != 0) {
-            if (errno != EWOULDBLOCK && errno != EINTR) fail_call(what, "flock", path, errno);
+        while (true) {
+            fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+            if (fd_ < 0) fail_call(what, "open", path_, errno);
+            if (::flock(fd_, operation | LOCK_NB) == 0) {
+                if (still_named()) return;
+            } else if (errno != EWOULDBLOCK && errno != EINTR) {
+                const int error = errno;
+                close();
+                fail_call(what, "flock", path_, error);
+            } else if (!wait) {
+                close();
+                return;
+            }
+            close();
             if (std::chrono::steady_clock::now() > deadline) {
-                throw CacheError(what + ": another process has held '" + path.string() +
+                throw CacheError(what + ": another process has held '" + path_.string() +
                                  "' for more than " + std::to_string(kLockWait.count()) + " s");
             }
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     }
+    DigestLock(const DigestLock&) = delete;
+    DigestLock& operator=(const DigestLock&) = delete;
+    ~DigestLock() { close(); }  // closing it gives the lock back
+
+    bool held() const { return fd_ >= 0; }
+    // Turns the exclusive lock into a shared one with no moment unlocked between (Linux converts
+    // a lock on the same descriptor in one step), so a remover cannot take the folder just made.
+    void share(const std::string& what) const {
+        if (::flock(fd_, LOCK_SH | LOCK_NB) != 0) fail_call(what, "flock", path_, errno);
+    }
+    // Removes the lock file (held exclusively): waiters find it gone and take the next one.
+    void remove_file() const { ::unlink(path_.c_str()); }
 
 private:
-    OpenDescriptor file_;  // closing it gives the lock back
+    bool still_named() const {
+        struct stat held {}, named {};
+        return ::fstat(fd_, &held) == 0 && ::lstat(path_.c_str(), &named) == 0 &&
+               held.st_dev == named.st_dev && held.st_ino == named.st_ino;
+    }
+    void close() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
+    fs::path path_;
+    int fd_ = -1;
 };
 
 OwnedFolder staging_folder(const fs::path& root, const std::string& what) {
@@ -246,16 +329,19 @@ CheckedFolders& checked_folders() {
 }
 
 // Makes the folder missing or damaged at `folder`: once, by whichever process takes the lock
-// first (the others find it made).
-void make_again(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
-                const std::string& what) {
-    const DigestLock lock(root, bundle.digest(), what);
-    if (bundle_folder_problem(folder, bundle, true).empty()) return;
-    reclaim_abandoned_folders(root, kStagingPrefix);  // what killed makers left
-    move_aside(root, folder, what);
-    make_folder(root, folder, bundle, what);
-    if (std::string problem = bundle_folder_problem(folder, bundle, true); !problem.empty())
-        throw CacheError(what + ": the folder '" + folder.string() + "' just made fails its check: " + problem);
+// first (the others find it made). Returns the digest's lock, shared: the folder held.
+std::shared_ptr<DigestLock> make_again(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
+                                       const std::string& what) {
+    auto lock = std::make_shared<DigestLock>(root, bundle.digest(), LOCK_EX, true, what);
+    if (!bundle_folder_problem(folder, bundle, true).empty()) {
+        reclaim_abandoned_folders(root, kStagingPrefix);  // what killed makers left
+        move_aside(root, folder, what);
+        make_folder(root, folder, bundle, what);
+        if (std::string problem = bundle_folder_problem(folder, bundle, true); !problem.empty())
+            throw CacheError(what + ": the folder '" + folder.string() + "' just made fails its check: " + problem);
+    }
+    lock->share(what);
+    return lock;
 }
 
 }  // namespace
@@ -280,7 +366,7 @@ std::string bundle_folder_problem(const fs::path& folder, const HeaderBundle& bu
     }
 }
 
-fs::path bundle_folder(const HeaderBundle& bundle) {
+HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle) {
     const std::string what = "header bundle " + bundle.describe() + " as a folder";
     for (const BundledHeader& header : bundle.headers())
         if (std::string unsafe = unsafe_name(header.name); !unsafe.empty()) throw CacheError(what + ": " + unsafe);
@@ -292,11 +378,15 @@ fs::path bundle_folder(const HeaderBundle& bundle) {
     if (scanned == checked.include_problems.end())
         scanned = checked.include_problems.emplace(bundle.digest(), quoted_include_problem(bundle)).first;
     if (!scanned->second.empty()) throw CacheError(what + ": " + scanned->second);
+    // Checked under the shared lock, which a remover (cache clear) cannot take from us: a folder
+    // found whole stays so for as long as the hold lives. A maker's exclusive lock turns shared.
+    auto hold = std::make_shared<DigestLock>(root, bundle.digest(), LOCK_SH, true, what);
     const bool compared = checked.compared.contains(folder.string());
     if (bundle_folder_problem(folder, bundle, !compared).empty()) {
         checked.compared.insert(folder.string());
-        return folder;
+        return {folder, std::move(hold)};
     }
+    hold.reset();
     // A folder that could not be made a moment ago (a full or read-only file system) is not
     // written again by every compile: the same error until kRetryAfter has passed.
     const auto now = std::chrono::steady_clock::now();
@@ -304,22 +394,29 @@ fs::path bundle_folder(const HeaderBundle& bundle) {
         failed != checked.failed.end() && now - failed->second.at < kRetryAfter)
         throw CacheError(failed->second.message);
     try {
-        make_again(root, folder, bundle, what);
+        hold = make_again(root, folder, bundle, what);
     } catch (const CacheError& e) {
         checked.failed[folder.string()] = {now, e.what()};
         throw;
     }
     checked.failed.erase(folder.string());
-    checked.compared.insert(folder.string());
-    return folder;
+    checked.compared.insert(folder.string());  // made and compared byte for byte
+    return {folder, std::move(hold)};
 }
+
+fs::path bundle_folder(const HeaderBundle& bundle) { return hold_bundle_folder(bundle).path; }
 
 BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept {
     BundleFolders folders;
     try {
-        for (const HeaderBundle& bundle : bundles) folders.paths.push_back(bundle_folder(bundle).string());
+        for (const HeaderBundle& bundle : bundles) {
+            HeldBundleFolder held = hold_bundle_folder(bundle);
+            folders.paths.push_back(held.path.string());
+            folders.holds.push_back(std::move(held.hold));
+        }
     } catch (const std::exception& e) {
         folders.paths.clear();
+        folders.holds.clear();
         try {
             folders.problem = e.what();
         } catch (...) {
@@ -327,6 +424,53 @@ BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept 
         if (folders.problem.empty()) folders.problem = "out of memory";
     }
     return folders;
+}
+
+std::string bundle_folders_problem(const BundleFolders& folders,
+                                   const std::vector<HeaderBundle>& bundles) noexcept {
+    for (std::size_t i = 0; i < folders.paths.size() && i < bundles.size(); ++i) {
+        if (std::string problem = bundle_folder_problem(folders.paths[i], bundles[i], false); !problem.empty())
+            return "the folder '" + folders.paths[i] + "' of header bundle " + bundles[i].describe() + ": " + problem;
+    }
+    return {};
+}
+
+BundleFolderRemoval remove_bundle_folders(const fs::path& cache_folder) {
+    const fs::path root = cache_folder / kHeaderBundleFolders;
+    const std::string what = "removing the header bundle folders of '" + cache_folder.string() + "'";
+    {
+        const OpenDescriptor folder(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (folder.fd < 0 && errno == ENOENT) return {};
+        if (folder.fd < 0) fail_call(what, "open", root, errno);
+        struct stat info {};
+        if (::fstat(folder.fd, &info) != 0) fail_call(what, "fstat", root, errno);
+        if (info.st_uid != ::geteuid())
+            throw CacheError(what + ": refusing '" + root.string() + "': it is owned by another user");
+    }
+    reclaim_abandoned_folders(root, kStagingPrefix);  // what killed makers left; live ones stay
+    std::vector<std::string> names;
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(root, error)) names.push_back(entry.path().filename());
+    if (error) throw CacheError(what + ": cannot list '" + root.string() + "': " + error.message());
+    BundleFolderRemoval removal;
+    for (const std::string& name : names) {
+        const bool lock_file = name.size() > 6 && name.starts_with('.') && name.ends_with(".lock");
+        const std::string digest = lock_file ? name.substr(1, name.size() - 6) : name;
+        // Digests are 64 hexadecimal digits: anything else (staging folders, a user's files) is left.
+        if (digest.size() != 64 || digest.find_first_not_of("0123456789abcdef") != std::string::npos) continue;
+        if (lock_file && fs::exists(root / digest, error)) continue;  // removed with its folder
+        const DigestLock lock(root, digest, LOCK_EX, false, what);
+        if (!lock.held()) {  // a compile reads the folder, or a maker writes it
+            if (!lock_file) removal.in_use.push_back(root / digest);
+            continue;
+        }
+        if (!lock_file) {
+            move_aside(root, root / digest, what);
+            ++removal.removed;
+        }
+        lock.remove_file();
+    }
+    return removal;
 }
 
 }  // namespace cudacore::detail

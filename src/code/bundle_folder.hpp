@@ -10,13 +10,17 @@
 // Before each use the folder is checked: the manifest, and each header's type and size (a stat
 // each); the first use in a process also compares every byte with the bundle. A folder that fails
 // is moved aside and made again, under a lock per digest (`.<digest>.lock`, a bounded wait), so
-// that processes that all find it damaged replace it once. Internal: Program::compile and
-// HeaderBundle::folder().
+// that processes that all find it damaged replace it once. The same lock, shared, is held by a
+// compile while NVRTC reads the folder, so that remove_bundle_folders (cache clear), which takes
+// it exclusively without waiting, never removes a folder in use. Internal: Program::compile,
+// HeaderBundle::folder() and HeaderBundle::remove_folders().
 #pragma once
 
 #include "cudacore/header_bundle.hpp"
 
+#include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,15 +36,44 @@ inline constexpr std::string_view kBundleManifestName = ".cudacore-bundle";
 // a header whose name is no plain relative path (absolute, "..", empty parts), a quoted include
 // that a folder would resolve beside its header and memory would not, or a lock held too long by
 // another process. A folder that could not be made is not tried again by this process for a
-// minute (the same error at once). Thread-safe.
+// minute (the same error at once). With CUDACORE_DISABLE_CACHE set, the folder is below a folder
+// of this process's own in the temporary directory (`cudacore-bundles-XXXXXX`), removed at exit.
+// Thread-safe.
 std::filesystem::path bundle_folder(const HeaderBundle& bundle);
 
-// The folders of `bundles`, in order, or why they cannot be had (then `paths` is empty).
+// A bundle's folder with a shared lock on it (its digest's lock file): while `hold` lives,
+// remove_bundle_folders leaves the folder in place (a compile reads it). Throws as bundle_folder.
+struct HeldBundleFolder {
+    std::filesystem::path path;
+    std::shared_ptr<void> hold;
+};
+HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle);
+
+// The folders of `bundles`, in order, each held (hold_bundle_folder) while this lives, or why
+// they cannot be had (then `paths` is empty).
 struct BundleFolders {
     std::vector<std::string> paths;
     std::string problem;
+    std::vector<std::shared_ptr<void>> holds;
 };
 BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept;
+
+// Why one of `folders` no longer holds its bundle (stat-level: removed or changed by hand while a
+// compile read it), naming the folder and bundle; empty when each does. Never throws.
+std::string bundle_folders_problem(const BundleFolders& folders,
+                                   const std::vector<HeaderBundle>& bundles) noexcept;
+
+// What remove_bundle_folders did: folders removed, and those left because a compile held them.
+struct BundleFolderRemoval {
+    std::uint64_t removed = 0;
+    std::vector<std::filesystem::path> in_use;
+};
+// Removes every bundle folder of `<cache_folder>/header-bundles` that no compile holds (each
+// under its exclusive lock, moved aside whole, then removed), their lock files, and staging
+// folders whose makers are gone. Other names are left alone. Nothing there: nothing done. Throws
+// CacheError naming the call and folder when the folder cannot be opened or listed, or is owned
+// by another user.
+BundleFolderRemoval remove_bundle_folders(const std::filesystem::path& cache_folder);
 
 // Why the folder at `folder` does not hold `bundle` as written (missing, no or another manifest,
 // a header missing, of another type or size, or with other bytes when `compare_bytes`); empty

@@ -121,6 +121,11 @@ std::string HeaderBundle::describe() const {
 
 std::filesystem::path HeaderBundle::folder() const { return detail::bundle_folder(*this); }
 
+HeaderBundle::FolderRemoval HeaderBundle::remove_folders(const std::filesystem::path& cache_folder) {
+    detail::BundleFolderRemoval removal = detail::remove_bundle_folders(cache_folder);
+    return {removal.removed, std::move(removal.in_use)};
+}
+
 bool HeaderBundle::operator==(const HeaderBundle& other) const noexcept {
     return state_ == other.state_ ||
            (state_->name == other.state_->name && state_->digest == other.state_->digest);

@@ -191,6 +191,7 @@ struct PchChoice {
     bool on = false;
     std::vector<std::string> added_flags;
     bool bundles_from_folders = false;
+    detail::BundleFolders folders;  // held (so that a cache clear leaves them) for the compile
 };
 
 // Header bundles with pch unset: each bundle's folder (bundle_folder.hpp) goes on the include
@@ -200,7 +201,7 @@ struct PchChoice {
 // headers stay in memory without PCH, with one warning. Returns whether the folders are used.
 bool read_bundles_from_folders(const ProgramOptions& options, std::vector<std::string>& flags,
                                PchChoice& choice, PchStatus& status) {
-    const detail::BundleFolders folders = detail::bundle_folders(options.header_bundles);
+    detail::BundleFolders folders = detail::bundle_folders(options.header_bundles);
     if (!folders.problem.empty()) {
         status = {PchOutcome::not_attempted, "PCH is off: the header bundles are read from memory: " +
                   folders.problem, {}, 0};
@@ -218,6 +219,7 @@ bool read_bundles_from_folders(const ProgramOptions& options, std::vector<std::s
     }
     choice.added_flags = std::move(added);
     choice.bundles_from_folders = true;
+    choice.folders = std::move(folders);
     return true;
 }
 
@@ -304,6 +306,25 @@ void remove_earlier_time_trace(const ProgramOptions& options) {
     if (!options.fdevice_time_trace) return;
     std::error_code ignored;
     std::filesystem::remove(*options.fdevice_time_trace + ".json", ignored);
+}
+
+// After a compile that read its header bundles from their folders: a folder that no longer holds
+// its bundle was removed or changed while NVRTC read it (by hand: a cache clear waits for the
+// compile), so NVRTC may have read other headers, or none. Compiles again from memory, without
+// PCH, saying why in `status` and in one warning.
+void compile_again_if_folders_changed(const NvrtcInput& in, const ProgramOptions& options, const PchChoice& pch,
+                                      std::vector<std::string>& flags, PchStatus& status,
+                                      detail::NvrtcAttempt& attempt) {
+    if (!pch.bundles_from_folders) return;
+    const std::string problem = detail::bundle_folders_problem(pch.folders, options.header_bundles);
+    if (problem.empty()) return;
+    status = {PchOutcome::not_attempted,
+              "PCH is off: the header bundles are read from memory: compiled again, as " + problem, {}, 0};
+    detail::warn_pch_off("header bundles are read from memory: compiled again, as " + problem);
+    for (const std::string& added : pch.added_flags) std::erase(flags, added);
+    const detail::InMemoryHeaders headers = detail::in_memory_headers(options.header_bundles);
+    attempt = detail::nvrtc_compile(in.source, in.name, flags, in.name_expressions, in.target, in.object, false,
+                                    in.wrapped, /*add_name_expressions=*/in.wrapped == nullptr, headers);
 }
 
 // The log of a failed NVRTC compile as CompileError reports it. Compilation errors and rejected
@@ -428,9 +449,9 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     const std::string nvrtc_name = debug_source.empty() ? options_.name : debug_source.string();
     remove_earlier_time_trace(options_);
     std::vector<std::string> used_flags = flags;
-    detail::NvrtcAttempt attempt =
-        compile_with_pch_fallback({source_, nvrtc_name, name_expressions, target, object, wrapped, headers},
-                                  options_, pch.on, used_flags, pch_status_);
+    const NvrtcInput input{source_, nvrtc_name, name_expressions, target, object, wrapped, headers};
+    detail::NvrtcAttempt attempt = compile_with_pch_fallback(input, options_, pch.on, used_flags, pch_status_);
+    compile_again_if_folders_changed(input, options_, pch, used_flags, pch_status_, attempt);
     detail::cudacore_mark(tracing::CudacoreCategory::compile, [&] {
         return "PCH " + std::string(to_string(pch_status_.outcome)) +
                (pch_status_.reason.empty() ? "" : ": " + pch_status_.reason);

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <optional>
+#include <string_view>
 
 namespace cudacore::detail {
 
@@ -26,6 +27,11 @@ CacheDirectory cache_directory_from_environment() noexcept {
     } catch (...) {  // std::bad_alloc
         return {{}, "out of memory while reading the cache folder from the environment"};
     }
+}
+
+bool cache_disabled_in_environment() noexcept {
+    const char* value = std::getenv("CUDACORE_DISABLE_CACHE");
+    return value != nullptr && *value != '\0' && std::string_view(value) != "0";
 }
 
 }  // namespace cudacore::detail

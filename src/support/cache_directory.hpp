@@ -10,7 +10,7 @@
 namespace cudacore::detail {
 
 // The subfolder of the cache folder that holds header bundles written out as folders (one per
-// bundle digest); the program cache leaves it alone.
+// bundle digest); the program cache's eviction and prune leave it alone, its clear removes it.
 inline constexpr std::string_view kHeaderBundleFolders = "header-bundles";
 
 struct CacheDirectory {
@@ -25,5 +25,9 @@ struct CacheDirectory {
 // CUDACORE_CACHE_DIR is a problem (it names the folder explicitly). Reads the environment now.
 // Never throws.
 CacheDirectory cache_directory_from_environment() noexcept;
+
+// Whether CUDACORE_DISABLE_CACHE is set to something other than "" or "0": then nothing is kept
+// in the cache folder (no program cache, no header bundle folders). Never throws.
+bool cache_disabled_in_environment() noexcept;
 
 }  // namespace cudacore::detail

@@ -98,6 +98,14 @@ void reclaim_one(int parent, const char* name, bool unfinished) noexcept {
         abandoned = !unfinished || older_than(info, kUnfinishedFolderAge);
     }
     if (abandoned) {
+        // Only a folder still under this name: a maker that renames its folder away (a header
+        // bundle folder put in place) removes its lock file and gives the lock back only after
+        // the rename, so a reclaimer that opened the folder before then holds another name's.
+        struct stat named {};
+        abandoned = ::fstatat(parent, name, &named, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    named.st_dev == info.st_dev && named.st_ino == info.st_ino;
+    }
+    if (abandoned) {
         remove_contents(folder, kLockName);
         // By name, last: if the name now belongs to another folder, that one is not empty.
         ::unlinkat(parent, name, AT_REMOVEDIR);

@@ -1,7 +1,8 @@
 // Run by bundle_folder_test: writes out the test's header bundle as a folder (HeaderBundle::
 // folder(), under $CUDACORE_CACHE_DIR), checks it byte for byte, and prints its path.
 // Usage: helper_bundle_folder_worker HEADERS BYTES_EACH [compile | fallback]
-// With "compile", also compiles a program that includes the first header, from the folder.
+// With "compile", also compiles a program that includes the first header, from the folder, and
+// prints a second line: "code <hash of the PTX>".
 // With "fallback", only compiles that program twice (whatever the folder does) and prints each
 // PCH outcome and each warning: "outcome not_attempted", "warning <message>".
 // Exit 0 on success; 2 bad usage, 3 the folder fails its check, 4 the compile did not use the
@@ -13,6 +14,7 @@
 #include "cudacore/warnings.hpp"
 
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 
 int main(int argc, char** argv) {
@@ -42,20 +44,23 @@ int main(int argc, char** argv) {
             std::cerr << folder << " fails its check: " << problem << "\n";
             return 3;
         }
+        std::string code_line;
         if (argc > 3) {
             ProgramOptions options;
             options.name = "folder_worker";
             options.arch = "sm_90";
             options.header_bundles = {bundle};
             Program program(test::kSampleFolderSource, SourceType::cxx, options);
-            program.compile(CodeType::ptx);
+            const std::string ptx(program.compile(CodeType::ptx).code());
+            if (ptx.find("1000") == std::string::npos) return 5;
             if (program.pch_status().outcome != PchOutcome::created &&
                 program.pch_status().outcome != PchOutcome::used) {
                 std::cerr << "no PCH: " << program.pch_status().reason << "\n";
                 return 4;
             }
+            code_line = "code " + std::to_string(std::hash<std::string>{}(ptx)) + "\n";
         }
-        std::cout << folder.string() << "\n";
+        std::cout << folder.string() << "\n" << code_line;
         return 0;
     } catch (const std::exception& e) {
         std::cerr << e.what() << "\n";

@@ -1,6 +1,7 @@
 // The program cache and header bundles: the key covers each bundle's digest, in order, so two
 // different bundles never share an entry, and the same bundle finds the code it stored, whether
 // the compile read the bundle from its folder (with PCH) or from memory.
+#include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/cache_key.hpp"
@@ -16,6 +17,11 @@
 namespace {
 
 using namespace cudacore;
+
+// Header bundles are written out as folders under the cache folder: a temporary one for this
+// program, never the user's.
+[[maybe_unused]] ::testing::Environment* const cache_folder_environment =
+    ::testing::AddGlobalTestEnvironment(new cudacore::test::TemporaryCacheFolderEnvironment);
 
 constexpr const char* kSource = R"(
 #include <value.h>

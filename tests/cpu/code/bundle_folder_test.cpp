@@ -4,9 +4,11 @@
 // halfway leaving nothing trusted, compiles reading the folder with PCH, and a compile that falls
 // back to memory (with one warning) where no folder can be made. NVRTC runs without a GPU.
 #include "bundle_folder_sample.hpp"
+#include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
 #include "code/bundle_folder.hpp"
+#include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 
@@ -16,9 +18,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <thread>
 
 namespace {
@@ -30,34 +34,8 @@ bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
 
-// Points the cache folder at a fresh temporary folder for one test; restores it after.
-class CacheFolder {
-public:
-    CacheFolder() : root_(temp_.path() / "cache") {
-        if (const char* old = std::getenv("CUDACORE_CACHE_DIR")) previous_ = old;
-        ::setenv("CUDACORE_CACHE_DIR", root_.c_str(), 1);
-    }
-    ~CacheFolder() {
-        if (previous_.empty()) ::unsetenv("CUDACORE_CACHE_DIR");
-        else ::setenv("CUDACORE_CACHE_DIR", previous_.c_str(), 1);
-    }
-    CacheFolder(const CacheFolder&) = delete;
-    CacheFolder& operator=(const CacheFolder&) = delete;
-    const fs::path& cache() const { return root_; }
-    fs::path bundles() const { return root_ / "header-bundles"; }
-    // The names in the bundles' folder, sorted.
-    std::vector<std::string> entries() const {
-        std::vector<std::string> names;
-        for (const auto& entry : fs::directory_iterator(bundles())) names.push_back(entry.path().filename());
-        std::sort(names.begin(), names.end());
-        return names;
-    }
-
-private:
-    test::TempDir temp_;
-    fs::path root_;
-    std::string previous_;
-};
+// Each test's own cache folder, removed after it.
+using CacheFolder = test::TemporaryCacheFolder;
 
 ProgramOptions options_with(const HeaderBundle& bundle) {
     ProgramOptions options;
@@ -302,6 +280,230 @@ TEST(BundleFolder, QuotedIncludeFoundBesideItStaysInMemory) {
                         options_with(plain));
     EXPECT_TRUE(contains(std::string(from_folder.compile(CodeType::ptx).code()), "7100003"));
     EXPECT_NE(from_folder.pch_status().outcome, PchOutcome::not_attempted) << from_folder.pch_status().reason;
+}
+
+// A header of the same name earlier on the include path (an include_path folder) does not shadow
+// the bundle's: the bundle folders go first, and the code equals that of the in-memory compile.
+TEST(BundleFolder, BundleHeaderWinsOverOneOfTheSameNameOnTheIncludePath) {
+    const CacheFolder cache;
+    const test::TempDir shadow;
+    fs::create_directories(shadow.path() / "gen/sub0");
+    test::write_file(shadow.path() / "gen/sub0/h0.h", "#define VALUE_0 7300042\n");
+    const HeaderBundle bundle = test::sample_folder_bundle(5, 100);
+    ProgramOptions options = options_with(bundle);
+    options.include_path = {shadow.path().string()};
+    Program from_folder(test::kSampleFolderSource, SourceType::cxx, options);
+    const std::string ptx(from_folder.compile(CodeType::ptx).code());
+    EXPECT_EQ(from_folder.pch_status().outcome, PchOutcome::created) << from_folder.pch_status().reason;
+    EXPECT_TRUE(contains(ptx, "1000")) << ptx;
+    EXPECT_FALSE(contains(ptx, "7300042")) << ptx;
+    ProgramOptions in_memory = options;
+    in_memory.pch = false;
+    Program from_memory(test::kSampleFolderSource, SourceType::cxx, in_memory);
+    EXPECT_EQ(std::string(from_memory.compile(CodeType::ptx).code()), ptx);
+    // Without the bundle the same source reads the include_path's copy: it was there to be found.
+    ProgramOptions without = options;
+    without.header_bundles.clear();
+    Program plain(test::kSampleFolderSource, SourceType::cxx, without);
+    EXPECT_TRUE(contains(std::string(plain.compile(CodeType::ptx).code()), "7300042"));
+}
+
+// CUDACORE_DISABLE_CACHE: nothing in the cache folder; the bundle folder is the process's own,
+// in the temporary directory, still read with PCH, and gone when the process ends.
+TEST(BundleFolder, DisabledCacheKeepsTheFolderPrivateAndRemovesItAtExit) {
+    const CacheFolder cache;
+    const test::TempDir temporary;
+    const test::ProcessResult result = test::run_process(
+        worker(5, 100, /*compile=*/true), {{"CUDACORE_DISABLE_CACHE", "1"}, {"TMPDIR", temporary.path().string()}});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const fs::path folder = result.out.substr(0, result.out.find('\n'));
+    EXPECT_EQ(folder.parent_path().parent_path(), temporary.path()) << folder;
+    EXPECT_TRUE(folder.parent_path().filename().string().starts_with("cudacore-bundles-")) << folder;
+    EXPECT_EQ(folder.filename(), test::sample_folder_bundle(5, 100).digest());
+    EXPECT_FALSE(fs::exists(cache.cache())) << "the cache folder was made";
+    std::vector<std::string> left;
+    for (const auto& entry : fs::directory_iterator(temporary.path())) left.push_back(entry.path().filename());
+    EXPECT_TRUE(left.empty()) << left.front();
+    // "0" and "" leave the cache on: the folder is the shared one.
+    const test::ProcessResult shared = test::run_process(
+        worker(5, 100), {{"CUDACORE_DISABLE_CACHE", "0"}, {"TMPDIR", temporary.path().string()}});
+    ASSERT_EQ(shared.exit_code, 0) << shared.err;
+    EXPECT_EQ(shared.out, (cache.bundles() / test::sample_folder_bundle(5, 100).digest()).string() + "\n");
+}
+
+// CUDACORE_DISABLE_CACHE and a process killed while it has its private bundle folder: the next
+// process that makes one removes what the killed one left.
+TEST(BundleFolder, DisabledCacheFolderOfAKilledProcessIsReclaimed) {
+    const CacheFolder cache;
+    const test::TempDir temporary;
+    auto private_folders = [&] {
+        std::vector<std::string> found;
+        std::error_code error;
+        for (const auto& entry : fs::directory_iterator(temporary.path(), error)) {
+            const std::string name = entry.path().filename();
+            if (name.starts_with("cudacore-bundles-") && !name.starts_with("cudacore-bundles-new-")) found.push_back(name);
+        }
+        return found;
+    };
+    const char* old_tmpdir = std::getenv("TMPDIR");
+    const std::string previous = old_tmpdir ? old_tmpdir : "";
+    ::setenv("TMPDIR", temporary.path().c_str(), 1);
+    ::setenv("CUDACORE_DISABLE_CACHE", "1", 1);
+    const pid_t pid = test::spawn(worker(3000, 4000));  // big enough to be caught writing it
+    ::unsetenv("CUDACORE_DISABLE_CACHE");
+    if (old_tmpdir) ::setenv("TMPDIR", previous.c_str(), 1);
+    else ::unsetenv("TMPDIR");
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (private_folders().empty() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ::kill(pid, SIGKILL);
+    test::wait_for(pid);
+    ASSERT_EQ(private_folders().size(), 1u) << "the worker made no private folder before it was killed";
+    const test::ProcessResult next = test::run_process(
+        worker(5, 100, /*compile=*/true), {{"CUDACORE_DISABLE_CACHE", "1"}, {"TMPDIR", temporary.path().string()}});
+    ASSERT_EQ(next.exit_code, 0) << next.out << next.err;
+    std::vector<std::string> left;
+    for (const auto& entry : fs::directory_iterator(temporary.path())) left.push_back(entry.path().filename());
+    EXPECT_TRUE(left.empty()) << left.front();
+    EXPECT_FALSE(fs::exists(cache.cache()));
+}
+
+// HeaderBundle::remove_folders (cache clear): every folder no compile holds goes, with its lock
+// file; a held one stays and is named; other names are left alone.
+TEST(BundleFolder, RemoveFoldersTakesAllButThoseInUse) {
+    const CacheFolder cache;
+    const HeaderBundle first = test::sample_folder_bundle(5, 100), second = test::sample_folder_bundle(6, 100);
+    EXPECT_EQ(HeaderBundle::remove_folders(cache.cache()).removed, 0u);  // no folder yet
+    first.folder();
+    second.folder();
+    test::write_file(cache.bundles() / "notes.txt", "a user's file\n");
+    {
+        const detail::HeldBundleFolder held = detail::hold_bundle_folder(first);
+        const HeaderBundle::FolderRemoval removal = HeaderBundle::remove_folders(cache.cache());
+        EXPECT_EQ(removal.removed, 1u);
+        EXPECT_EQ(removal.in_use, std::vector<fs::path>{held.path});
+        EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + first.digest() + ".lock", first.digest(), "notes.txt"}));
+        EXPECT_EQ(detail::bundle_folder_problem(held.path, first, true), "");
+    }
+    const HeaderBundle::FolderRemoval removal = HeaderBundle::remove_folders(cache.cache());
+    EXPECT_EQ(removal.removed, 1u);
+    EXPECT_TRUE(removal.in_use.empty());
+    EXPECT_EQ(cache.entries(), std::vector<std::string>{"notes.txt"});
+    // Made again by the next use; DiskProgramCache::clear removes it too.
+    EXPECT_EQ(detail::bundle_folder_problem(first.folder(), first, true), "");
+    DiskProgramCache(cache.cache()).clear();
+    EXPECT_EQ(cache.entries(), std::vector<std::string>{"notes.txt"});
+}
+
+// `cudacore cache clear` removes the bundle folders, even where no program cache exists yet.
+TEST(BundleFolder, CacheClearCommandRemovesThem) {
+    const CacheFolder cache;
+    const HeaderBundle bundle = test::sample_folder_bundle(5, 100);
+    bundle.folder();
+    const fs::path folder = cache.bundles() / bundle.digest();
+    // A cache folder holding only bundle folders is no program cache yet, not a foreign folder.
+    const test::ProcessResult stats = test::run_process({test::cli_path().string(), "cache", "stats"});
+    ASSERT_EQ(stats.exit_code, 0) << stats.out << stats.err;
+    EXPECT_TRUE(contains(stats.out, "(no program cache yet)")) << stats.out;
+    {
+        // Held as a compile holds it: another process's clear leaves it, and says so.
+        const detail::HeldBundleFolder held = detail::hold_bundle_folder(bundle);
+        const test::ProcessResult left = test::run_process({test::cli_path().string(), "cache", "clear"});
+        ASSERT_EQ(left.exit_code, 0) << left.out << left.err;
+        EXPECT_TRUE(contains(left.out, "left " + folder.string() + ": a compile is reading it")) << left.out;
+        EXPECT_EQ(detail::bundle_folder_problem(folder, bundle, true), "");
+    }
+    const test::ProcessResult cleared = test::run_process({test::cli_path().string(), "cache", "clear"});
+    ASSERT_EQ(cleared.exit_code, 0) << cleared.out << cleared.err;
+    EXPECT_TRUE(contains(cleared.out, "removed 1 header bundle folders from " + cache.bundles().string()))
+        << cleared.out;
+    EXPECT_TRUE(cache.entries().empty());
+}
+
+// Compiles of one bundle in a loop on one thread while another runs `fn` in a loop: each compile
+// gives the in-memory compile's code. Returns the PCH reasons of the compiles.
+template <class Fn>
+std::vector<std::string> compile_while(const HeaderBundle& bundle, int compiles, Fn&& fn) {
+    ProgramOptions no_pch = options_with(bundle);
+    no_pch.pch = false;
+    const std::string expected(Program(test::kSampleFolderSource, SourceType::cxx, no_pch).compile(CodeType::ptx).code());
+    std::atomic<bool> done{false};
+    std::thread other([&] {
+        while (!done) fn();
+    });
+    std::vector<std::string> reasons;
+    for (int i = 0; i < compiles; ++i) {
+        Program program(test::kSampleFolderSource + std::string("// ") + std::to_string(i) + "\n", SourceType::cxx,
+                        options_with(bundle));
+        try {
+            EXPECT_EQ(std::string(program.compile(CodeType::ptx).code()), expected) << "compile " << i;
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << "compile " << i << ": " << e.what();
+        }
+        reasons.push_back(program.pch_status().reason);
+    }
+    done = true;
+    other.join();
+    return reasons;
+}
+
+// A cache clear never removes a folder a compile reads: no compile has to be made again.
+TEST(BundleFolder, RemoveFoldersWhileCompilingBreaksNoCompile) {
+    const CacheFolder cache;
+    const HeaderBundle bundle = test::sample_folder_bundle(30, 2000);
+    std::uint64_t removed = 0;
+    test::WarningLog warnings;
+    const std::vector<std::string> reasons =
+        compile_while(bundle, 12, [&] { removed += HeaderBundle::remove_folders(cache.cache()).removed; });
+    for (const std::string& reason : reasons) EXPECT_FALSE(contains(reason, "compiled again")) << reason;
+    EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+    std::cout << removed << " folders removed between compiles\n";
+}
+
+// A folder removed by hand while NVRTC reads it: the compile notices (the folder fails its
+// check afterwards) and compiles again from memory, giving the same code.
+TEST(BundleFolder, FolderRemovedByHandDuringACompileStillGivesTheCode) {
+    const CacheFolder cache;
+    const HeaderBundle bundle = test::sample_folder_bundle(30, 2000);
+    const fs::path folder = cache.bundles() / bundle.digest();
+    test::WarningLog warnings;
+    const std::vector<std::string> reasons = compile_while(bundle, 12, [&] {
+        std::error_code ignored;
+        fs::remove_all(folder, ignored);
+    });
+    const auto again = std::count_if(reasons.begin(), reasons.end(),
+                                     [](const std::string& reason) { return contains(reason, "compiled again"); });
+    std::cout << again << " of " << reasons.size() << " compiles compiled again from memory\n";
+}
+
+// Many processes at once, one temporary directory and one cache folder, all compiling with the
+// same bundle for the first time: all succeed with the same code, one folder is made, and no
+// staging folder or PCH folder is left.
+TEST(BundleFolder, SixteenProcessesCompilingAtOnceShareOneFolder) {
+    const CacheFolder cache;
+    const test::TempDir temporary;
+    const HeaderBundle bundle = test::sample_folder_bundle(5, 100);
+    std::vector<test::ProcessResult> results(16);
+    std::vector<std::thread> starters;
+    for (auto& result : results) {
+        starters.emplace_back([&result, &temporary] {
+            result = test::run_process(worker(5, 100, /*compile=*/true), {{"TMPDIR", temporary.path().string()}},
+                                       {.timeout_seconds = 120});
+        });
+    }
+    for (std::thread& starter : starters) starter.join();
+    const std::string expected_folder = (cache.bundles() / bundle.digest()).string() + "\n";
+    for (const test::ProcessResult& result : results) {
+        ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+        EXPECT_TRUE(result.out.starts_with(expected_folder)) << result.out;
+        EXPECT_TRUE(contains(result.out, "\ncode ")) << result.out;
+        EXPECT_EQ(result.out, results.front().out);  // the same folder and the same code
+    }
+    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + bundle.digest() + ".lock", bundle.digest()}));
+    EXPECT_EQ(detail::bundle_folder_problem(cache.bundles() / bundle.digest(), bundle, true), "");
+    std::vector<std::string> left;
+    for (const auto& entry : fs::directory_iterator(temporary.path())) left.push_back(entry.path().filename());
+    EXPECT_TRUE(left.empty()) << left.front();
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // folder NVRTC came from is hidden too, after being bound to a private folder that is on no
 // search path: the helper takes NVRTC from there (CUDACORE_NVRTC_PATH), as an application takes
 // it from NVIDIA's wheel, and NVRTC still finds its builtins library.
+#include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/header_bundle.hpp"
@@ -22,6 +23,12 @@ using namespace cudacore;
 using cudacore::test::helper_path;
 using cudacore::test::run_process;
 using cudacore::test::TempDir;
+
+// Header bundles are written out as folders under the cache folder: a temporary one for this
+// program, never the user's.
+[[maybe_unused]] ::testing::Environment* const cache_folder_environment =
+    ::testing::AddGlobalTestEnvironment(new cudacore::test::TemporaryCacheFolderEnvironment);
+
 using cudacore::test::write_file;
 
 constexpr const char* kSource = R"(

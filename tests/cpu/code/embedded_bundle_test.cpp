@@ -1,5 +1,6 @@
 // cudacore_add_header_bundle (tests/CMakeLists.txt makes two bundles for this test during the
 // build and links them in) and embedded_header_bundle(), which returns them.
+#include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/embedded_header_bundle.hpp"
@@ -9,6 +10,11 @@
 namespace {
 
 using namespace cudacore;
+
+// Header bundles are written out as folders under the cache folder: a temporary one for this
+// program, never the user's.
+[[maybe_unused]] ::testing::Environment* const cache_folder_environment =
+    ::testing::AddGlobalTestEnvironment(new cudacore::test::TemporaryCacheFolderEnvironment);
 
 TEST(EmbeddedHeaderBundle, BuiltInBundlesAreThereByName) {
     EXPECT_EQ(embedded_header_bundle_names(), (std::vector<std::string>{"test_fp16", "test_values"}));

@@ -2,6 +2,7 @@
 // file form read back exactly, and corrupt, truncated or foreign bytes refused with a clear
 // error; programs compiled with bundles (which bundle wins a name, a missing header's error,
 // precompiled headers only from the bundle's folder). NVRTC runs without a GPU.
+#include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/errors.hpp"
@@ -20,20 +21,10 @@ using cudacore::test::read_file;
 using cudacore::test::TempDir;
 using cudacore::test::write_file;
 
-// Bundles are written out as folders under the cache folder: a temporary one for this program.
-class CacheFolderEnvironment : public ::testing::Environment {
-public:
-    void SetUp() override {
-        folder_ = std::make_unique<TempDir>();
-        ::setenv("CUDACORE_CACHE_DIR", (folder_->path() / "cache").c_str(), 1);
-    }
-    void TearDown() override { folder_.reset(); }
-
-private:
-    std::unique_ptr<TempDir> folder_;
-};
+// Header bundles are written out as folders under the cache folder: a temporary one for this
+// program, never the user's.
 [[maybe_unused]] ::testing::Environment* const cache_folder_environment =
-    ::testing::AddGlobalTestEnvironment(new CacheFolderEnvironment);
+    ::testing::AddGlobalTestEnvironment(new cudacore::test::TemporaryCacheFolderEnvironment);
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;

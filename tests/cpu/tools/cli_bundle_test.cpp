@@ -1,5 +1,6 @@
 // `cudacore bundle` (make a header bundle from entry headers and folders, or from a compile;
 // list one) and `cudacore compile --header-bundle`, driven as a user would.
+#include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/header_bundle.hpp"
@@ -13,6 +14,11 @@ using cudacore::test::cli_path;
 using cudacore::test::run_process;
 using cudacore::test::TempDir;
 using cudacore::test::write_file;
+
+// Header bundles are written out as folders under the cache folder: a temporary one for this
+// program, never the user's.
+[[maybe_unused]] ::testing::Environment* const cache_folder_environment =
+    ::testing::AddGlobalTestEnvironment(new cudacore::test::TemporaryCacheFolderEnvironment);
 
 bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
