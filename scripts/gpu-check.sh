@@ -6,7 +6,9 @@
 # tests (and all): every test program, then every example (rc and its last line each), then
 #   the MPI tests and example.
 # bench (and all): every Google Benchmark program (*_bench, with its ratio table), then
-#   bench/side_by_side.py, whose table, Markdown and chart go to OUT_DIR/side-by-side.
+#   bench/side_by_side.py, whose table, Markdown and chart go to OUT_DIR/side-by-side. BENCHES (a
+#   shell pattern of program names, default '*_bench') and SIDE_BY_SIDE=0 split the run in two
+#   where one command may not take it all.
 # multi: the runs that need two GPUs (or more): the multi-device, IPC and virtual-memory test
 #   programs, those under compute-sanitizer, the MPI autotune example with one rank per GPU, the
 #   multi-GPU benchmark and bench/mpi_compile.sh (SPECS, RANKS as there).
@@ -281,7 +283,7 @@ if [ "$what" = multi ]; then
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  for b in "$build"/bench/*_bench; do
+  for b in "$build"/bench/${BENCHES:-*_bench}; do
     [ -x "$b" ] || continue
     name=$(basename "$b")
     # Google Benchmark programs take its flags; the others (bundle_bench, the cache-scale and
@@ -297,7 +299,7 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   # The side-by-side table (raw and cudacore from bench/side_by_side, then cuda.core and CuPy
   # where this Python has them); its Markdown, JSON and chart go to OUT_DIR/side-by-side, from
   # which bench/make_results.py writes bench/RESULTS.md.
-  if [ -x "$build/bench/side_by_side" ]; then
+  if [ -x "$build/bench/side_by_side" ] && [ "${SIDE_BY_SIDE:-1}" != 0 ]; then
     timeout 600 python3 "$(dirname "$0")/../bench/side_by_side.py" --build-dir "$build" \
       --out "$final/side-by-side" >"$out/side_by_side.txt" 2>&1
     note "side_by_side.py: rc=$?"
