@@ -25,14 +25,27 @@ struct DriverState {
 using GetProcAddress = CUresult (*)(const char*, void**, int, cuuint64_t,
                                     CUdriverProcAddressQueryResult*);
 
+// The driver's version (cuDriverGetVersion), 0 when it cannot say.
+int driver_version_of(GetProcAddress get_proc) {
+    void* slot = nullptr;
+    CUdriverProcAddressQueryResult found{};
+    int version = 0;
+    if (get_proc("cuDriverGetVersion", &slot, 2020, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
+        found == CU_GET_PROC_ADDRESS_SUCCESS && slot)
+        reinterpret_cast<CUresult (*)(int*)>(slot)(&version);
+    return version;
+}
+
 // Fills `api` with the driver's functions from its cuGetProcAddress; returns the names of the
-// required ones it lacks, comma-separated ("" when none).
-std::string resolve_driver_functions(GetProcAddress get_proc, DriverApi& api) {
+// required ones it lacks, comma-separated ("" when none). An entry point newer than the driver
+// (`driver_version`) is not asked for: the driver answers such a request with a failed call
+// (CUDA_ERROR_INVALID_VALUE), which compute-sanitizer reports.
+std::string resolve_driver_functions(GetProcAddress get_proc, int driver_version, DriverApi& api) {
     std::string missing;
     auto resolve = [&](const char* name, int version, void** slot) {
         CUdriverProcAddressQueryResult found{};
-        if (get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
-                CUDA_SUCCESS ||
+        if (version > driver_version ||
+            get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
             found != CU_GET_PROC_ADDRESS_SUCCESS) {
             *slot = nullptr;
             missing += missing.empty() ? name : std::string(", ") + name;
@@ -45,8 +58,8 @@ std::string resolve_driver_functions(GetProcAddress get_proc, DriverApi& api) {
 
     auto resolve_optional = [&](const char* name, int version, void** slot) {
         CUdriverProcAddressQueryResult found{};
-        if (get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) !=
-                CUDA_SUCCESS ||
+        if (version > driver_version ||
+            get_proc(name, slot, version, CU_GET_PROC_ADDRESS_DEFAULT, &found) != CUDA_SUCCESS ||
             found != CU_GET_PROC_ADDRESS_SUCCESS)
             *slot = nullptr;
     };
@@ -58,7 +71,8 @@ std::string resolve_driver_functions(GetProcAddress get_proc, DriverApi& api) {
         // Optional: a driver without it is still usable (callers fall back).
         CUdriverProcAddressQueryResult found{};
         void* slot = nullptr;
-        if (get_proc("cuKernelGetParamCount", &slot, 13020, CU_GET_PROC_ADDRESS_DEFAULT,
+        if (driver_version >= 13020 &&
+            get_proc("cuKernelGetParamCount", &slot, 13020, CU_GET_PROC_ADDRESS_DEFAULT,
                      &found) == CUDA_SUCCESS &&
             found == CU_GET_PROC_ADDRESS_SUCCESS)
             api.cuKernelGetParamCount =
@@ -86,9 +100,8 @@ DriverState load_driver() {
                                 "the driver has no cuGetProcAddress_v2; a driver for CUDA " +
                                     std::to_string(CUDA_VERSION / 1000) + " or newer is needed");
         }
-        const std::string missing = resolve_driver_functions(get_proc, state.api);
-        int version = 0;
-        if (state.api.cuDriverGetVersion) state.api.cuDriverGetVersion(&version);
+        const int version = driver_version_of(get_proc);
+        const std::string missing = resolve_driver_functions(get_proc, version, state.api);
         state.api.driver_version = version;
         if (version < CUDA_VERSION || !missing.empty()) {
             throw NoDriverError(
