@@ -215,7 +215,9 @@ TEST(EventGpu, ElapsedErrorsSayWhichEventAndWhy) {
     m = message_of([&] { return timed_start - untimed; });
     EXPECT_NE(m.find("start event"), std::string::npos) << m;
     EXPECT_THROW(untimed - timed_start, InvalidArgumentError);
-    // Not completed yet.
+    // Not completed yet: the end event only (the start event is waited for first; on a GPU
+    // shared with other processes its record may still be pending microseconds later).
+    timed_start.sync();
     Sleeper slow{100ms};
     enqueue_sleep(stream, slow);
     stream.record(timed_end);
