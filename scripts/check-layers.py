@@ -23,7 +23,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 LAYERS = {
     "support": 1, "errors": 1,
     "loader": 2,
-    "code": 3,
+    "code": 3, "headers": 3,
     "cache": 4,
     "runtime": 5,
     "memory": 6, "graph": 6, "ipc": 6,

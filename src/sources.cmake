@@ -34,10 +34,9 @@ set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/current_device_arch.cpp
   src/code/program.cpp
+  src/code/compile_request.cpp
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
-  src/code/header_trace.cpp
-  src/code/pch_directory.cpp
   src/code/debug_source.cpp
   src/code/linker_options.cpp
   src/code/linker.cpp
@@ -48,13 +47,20 @@ set(CUDACORE_CODE_SOURCES
   src/code/fatbin.cpp
   src/code/object_code_identity.cpp
   src/code/kernel_parameter_count.cpp
-  src/code/code_validation.cpp
-  src/code/include_directives.cpp
-  src/code/header_bundle.cpp
-  src/code/bundle_folder.cpp
-  src/code/header_bundle_format.cpp
-  src/code/header_closure.cpp
-  src/code/embedded_header_bundle.cpp)
+  src/code/code_validation.cpp)
+# Headers: what a C++ compile reads (the header trace, include lookups, the view of the files a
+# compile read), header bundles and their folders, PCH folders. Same rank as code: each uses the other.
+set(CUDACORE_HEADERS_SOURCES
+  src/headers/header_trace.cpp
+  src/headers/pch_directory.cpp
+  src/headers/include_directives.cpp
+  src/headers/header_bundle.cpp
+  src/headers/bundle_folder.cpp
+  src/headers/header_bundle_format.cpp
+  src/headers/header_closure.cpp
+  src/headers/embedded_header_bundle.cpp
+  src/headers/include_lookups.cpp
+  src/headers/file_view.cpp)
 set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
@@ -70,7 +76,6 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/cached_compile.cpp
   src/cache/header_key.cpp
   src/cache/program_key_memo.cpp
-  src/cache/include_lookups.cpp
   src/cache/compile_many.cpp
   src/cache/fatbin_compile.cpp
   src/cache/remote_cache_options.cpp
@@ -176,4 +181,4 @@ set(CUDACORE_CROSSINGS_SOURCES
 # The layers, lowest first: each is an object library of its own (cudacore_layer_<layer>, made
 # from CUDACORE_<LAYER>_SOURCES), so scripts/check-layer-symbols.py sees which layer defines each
 # symbol. A new layer is one more name here (and its rank in scripts/check-layers.py).
-set(CUDACORE_LAYERS support errors loader code cache runtime memory graph ipc views interop crossings)
+set(CUDACORE_LAYERS support errors loader code headers cache runtime memory graph ipc views interop crossings)

@@ -15,7 +15,7 @@
 #include "cudacore/tiered_program_cache.hpp"
 
 #include "code/nvrtc_compile.hpp"
-#include "code/pch_directory.hpp"
+#include "headers/pch_directory.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -48,12 +48,11 @@
 
 namespace cudacore {
 
-// Declared only (src/ defines them): the type of a private member and the two friends that reach
-// Program's internals (src/cache/program_key_memo.hpp, src/code/header_trace.hpp).
+// Declared only (src/ defines them): the type of a private member, and the one door through which
+// the library's compile path reaches Program's internals (src/code/compile_request.hpp).
 namespace detail {
 struct ProgramKeyMemoSlot;
-struct ProgramKeyMemoAccess;
-struct HeaderRecordingAccess;
+struct ProgramInternals;
 }  // namespace detail
 
 /// cxx: CUDA C++. ptx: PTX text. nvvm: NVVM IR, as LLVM assembly text or bitcode (libNVVM reads
@@ -198,11 +197,11 @@ private:
     bool wraps_handle_ = false;           ///< made by from_handle: compile() uses handle_
     /// What the program caches remember for this value (see "Cache keys" above); shared by copies.
     std::shared_ptr<detail::ProgramKeyMemoSlot> key_memo_;
-    friend struct detail::ProgramKeyMemoAccess;
-    /// Set while a recording compile runs again without PCH, its PCH possibly older than a
-    /// header it read (see compile(..., headers_read)).
-    bool recording_headers_ = false;
-    friend struct detail::HeaderRecordingAccess;
+    friend struct detail::ProgramInternals;
+    // One NVRTC compile of a C++ program; PCH only where `pch_allowed` (and the options ask).
+    ObjectCode compile_cxx(CodeType target, const std::vector<std::string>& name_expressions,
+                           bool pch_allowed);
+    ObjectCode compile_ptx_or_nvvm(CodeType target, const std::vector<std::string>& name_expressions);
 };
 
 }  // namespace cudacore

@@ -197,7 +197,7 @@ CacheKey cache_key(const Program& program, CodeType target,
                                    "cudacore does not know; compile it without a cache");
     }
     // Asked again for the same value, arguments and context: the key computed the first time.
-    detail::ProgramKeyMemo* memo = detail::ProgramKeyMemoAccess::memo(program);
+    detail::ProgramKeyMemo* memo = detail::program_key_memo(program);
     if (!memo) return compute_key(program, target, name_expressions);
     detail::KeyContext context;
     try {

@@ -5,9 +5,9 @@
 #include "cache/activity_counters.hpp"
 #include "cache/cached_entry.hpp"
 #include "cache/header_key.hpp"
-#include "cache/include_lookups.hpp"
+#include "headers/include_lookups.hpp"
 #include "cache/program_key_memo.hpp"
-#include "code/header_trace.hpp"
+#include "code/compile_request.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
@@ -196,38 +196,31 @@ std::string working_directory_of(const detail::IncludeSearch& search, const Head
 }
 
 // The code key that adds to `source_key` the search, every header's path and digest and every
-// lookup's path and state, with what re-checks it; null when a header cannot be read (its path
-// in `unreadable`). Remembered by this process, and by the Program (`memo`, when not null).
+// lookup's path and state, as `view` has them, with what re-checks it. Remembered by this process,
+// and by the Program (`memo`, when not null).
 std::shared_ptr<const detail::HeaderKey> key_with_headers(const CacheKey& source_key,
                                                           const KeyedSearch& search,
                                                           const HeaderRecord& record,
+                                                          const detail::FileView& view,
                                                           const ObjectCode& list,
-                                                          detail::ProgramKeyMemo* memo,
-                                                          std::string* unreadable = nullptr) {
+                                                          detail::ProgramKeyMemo* memo) {
     auto made = std::make_shared<detail::HeaderKey>(
         detail::HeaderKey{source_key, detail::header_key_generation(), list, CacheKey{},
                           working_directory_of(search.search, record), {}, {}});
     std::vector<std::pair<std::string, std::string>> fields = search.fields;
-    fields.reserve(search.fields.size() + record.headers.size() + record.lookups.size());
+    fields.reserve(search.fields.size() + view.headers.size() + view.lookups.size());
     const std::vector<std::string> toolkit_dirs = toolkit_include_dirs();
-    for (const auto& header : record.headers) {
-        std::optional<detail::FileDigest> digest = detail::file_digest(header);
-        if (!digest) {
-            if (unreadable) *unreadable = header;
-            return nullptr;
-        }
-        fields.emplace_back("header:" + header, digest->digest);
+    for (const auto& [header, digest] : view.headers) {
+        fields.emplace_back("header:" + header, digest.digest);
         if (!detail::inside_any(header, toolkit_dirs))
-            made->headers_outside_toolkit.emplace_back(header, std::move(*digest));
+            made->headers_outside_toolkit.emplace_back(header, digest);
     }
-    detail::LookupStates states;
-    for (const auto& path : record.lookups) {
-        std::string state = states.state(path);
+    for (const auto& [path, state] : view.lookups) {
         if (!detail::inside_any(path, toolkit_dirs))
             made->lookups_outside_toolkit.emplace_back(path, state);
-        fields.emplace_back("lookup:" + path, std::move(state));
+        fields.emplace_back("lookup:" + path, state);
     }
-    made->key = extend_key(source_key, "cudacore-headers-v2", fields);
+    made->key = extend_key(source_key, "cudacore-headers-v3", fields);
     detail::remember_header_key(made);
     if (memo) memo->remember_header_key(source_key, made);
     return made;
@@ -324,7 +317,7 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
     if (!list_entry) return std::nullopt;
     // The code key, from the first that still holds: the one this Program made last, the one this
     // process made, or one made now from the record.
-    ProgramKeyMemo* memo = ProgramKeyMemoAccess::memo(program);
+    ProgramKeyMemo* memo = program_key_memo(program);
     if (memo) {
         const std::shared_ptr<const HeaderKey> known = memo->header_key(source_key);
         if (known && header_key_holds(*known, *list_entry))
@@ -336,10 +329,11 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
     }
     std::optional<HeaderRecord> record = read_header_list(*list_entry);
     if (!record) return std::nullopt;
+    const FileView view = view_of_record(record->headers, record->lookups);
+    if (!view.refusal.empty()) return std::nullopt;  // a header is gone: compile again
     const KeyedSearch search(search_of(program));
     const std::shared_ptr<const HeaderKey> key =
-        key_with_headers(source_key, search, *record, *list_entry, memo);
-    if (!key) return std::nullopt;  // a header is gone: compile again
+        key_with_headers(source_key, search, *record, view, *list_entry, memo);
     return entry_at(key->key, std::move(list_entry));
 }
 
@@ -358,32 +352,29 @@ std::optional<ObjectCode> find_code(ProgramCache& cache, const Program& program,
     return std::move(entry->code);
 }
 
-// Stores `code`, compiled from `program` reading `headers` (found through `search`), under the
-// key of those headers, and their list under `source_key`. Returns why it cannot be cached, or ""
-// (stored, or a failed store that store() reported).
-std::string store_under_headers(ProgramCache& cache, const Program& program, const CacheKey& source_key,
-                                const detail::IncludeSearch& search, const std::vector<std::string>& headers,
-                                const ObjectCode& code, const CacheWarningHandler& on_cache_error) {
-    detail::IncludeLookups lookups =
-        detail::include_lookups(search, program.options().name, program.source(), headers,
-                                toolkit_include_dirs(), detail::read_whole_file);
-    if (!lookups.refusal.empty())
-        return "where it looked for headers cannot be known: " + lookups.refusal;
-    const HeaderRecord record{std::move(lookups.headers), std::move(lookups.paths)};
+// Stores `code`, compiled from the files `view` holds (found through `search`), under the key of
+// those files, and their list under `source_key`. Returns why it cannot be cached, or "" (stored,
+// or a failed store that store() reported).
+std::string store_under_view(ProgramCache& cache, const Program& program, const CacheKey& source_key,
+                             const detail::FileView& view, const ObjectCode& code,
+                             const CacheWarningHandler& on_cache_error) {
+    if (!view.refusal.empty()) return view.refusal;
+    if (!view.changed.empty()) return view.changed + ", so the code may not be what they hold now";
+    HeaderRecord record;
+    for (const auto& header : view.headers) record.headers.push_back(header.first);
+    for (const auto& lookup : view.lookups) record.lookups.push_back(lookup.first);
     std::optional<ObjectCode> list = header_list_entry(record);
     if (!list) return "a header's path holds a newline";
     // The same record as the one this Program keyed last (compiled for another cache): the
     // list shares its bytes, so a hit in either cache knows it by address, not by comparing
     // every path (header_key_holds).
-    if (detail::ProgramKeyMemo* memo = detail::ProgramKeyMemoAccess::memo(program)) {
+    detail::ProgramKeyMemo* memo = detail::program_key_memo(program);
+    if (memo) {
         const std::shared_ptr<const detail::HeaderKey> known = memo->header_key(source_key);
         if (known && known->list.code() == list->code()) list = known->list;
     }
-    std::string unreadable;
     const std::shared_ptr<const detail::HeaderKey> key =
-        key_with_headers(source_key, KeyedSearch(search), record, *list,
-                         detail::ProgramKeyMemoAccess::memo(program), &unreadable);
-    if (!key) return "the header '" + unreadable + "' it read cannot be read back";
+        key_with_headers(source_key, KeyedSearch(search_of(program)), record, view, *list, memo);
     // The list goes in only beside stored code: a list without its code is a wasted lookup.
     if (store(cache, key->key, code, on_cache_error)) {
         store(cache, source_key, *list, on_cache_error);
@@ -418,29 +409,28 @@ ObjectCode compile_and_store_with_headers(ProgramCache& cache, Program& program,
         }
         return code;
     }
-    const detail::IncludeSearch search = search_of(program);
-    // The code is what compile() makes, byte for byte; the headers come from a front-end
-    // pass beside it (code/header_trace.hpp).
-    detail::RecordedCompile recorded = counted_compile([&] {
-        return detail::compile_recording_headers(program, target, name_expressions);
+    // The code is what compile() makes, byte for byte, and the view is of the files it was
+    // compiled from, or says what changed while it compiled (code/compile_request.hpp).
+    detail::CompiledProgram compiled = counted_compile([&] {
+        return detail::compile(program, {target, name_expressions, detail::CompileRequest::Needs::view});
     });
-    const ObjectCode code = std::move(recorded.code);
+    const ObjectCode code = std::move(compiled.code);
     auto not_cached = [&](const std::string& why) {
         warn(WarningKind::not_cached, "compile_cached: " + program_name +
                                           " compiled but not cached: " + why +
                                           "; pass CachedCompileOptions::extra_digest to cache it");
         return code;
     };
-    if (recorded.headers_error) {  // the code is good: only keeping it is given up
+    if (compiled.headers_error) {  // the code is good: only keeping it is given up
         try {
-            std::rethrow_exception(recorded.headers_error);
+            std::rethrow_exception(compiled.headers_error);
         } catch (const std::exception& e) {
             return not_cached(std::string("the headers it reads could not be listed: ") +
                               e.what());
         }
     }
-    const std::string why = store_under_headers(cache, program, source_key, search, recorded.headers, code,
-                                                on_cache_error);
+    const std::string why = store_under_view(cache, program, source_key, *compiled.view, code,
+                                             on_cache_error);
     if (!why.empty()) return not_cached(why);
     return code;
 }

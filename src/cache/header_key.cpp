@@ -1,6 +1,6 @@
 #include "cache/header_key.hpp"
 
-#include "cache/include_lookups.hpp"
+#include "headers/include_lookups.hpp"
 
 #include <sys/stat.h>
 
@@ -15,43 +15,6 @@
 
 namespace cudacore::detail {
 namespace {
-
-std::int64_t nanoseconds(const struct ::timespec& time) {
-    return static_cast<std::int64_t>(time.tv_sec) * 1'000'000'000 + time.tv_nsec;
-}
-
-// The digests this process made, by path; never destroyed (usable from static destructors).
-class HeaderDigests {
-public:
-    std::optional<FileDigest> digest(const std::string& path) {
-        const std::optional<FileStamp> stamp = file_stamp(path);
-        if (!stamp) return std::nullopt;
-        {
-            std::lock_guard lock(mutex_);
-            if (auto it = known_.find(path); it != known_.end() && it->second.stamp == *stamp)
-                return it->second;
-        }
-        const std::optional<std::string> contents = read_whole_file(path);
-        if (!contents) return std::nullopt;
-        FileDigest digest{*stamp, false, CacheKey::of_bytes(*contents).hex()};
-        const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1'000'000'000;
-        digest.settled = now_ns - std::max(stamp->mtime_ns, stamp->ctime_ns) > 2'000'000'000;
-        if (digest.settled) {  // an unsettled stamp is never trusted: such files are read again
-            std::lock_guard lock(mutex_);
-            known_[path] = digest;
-        }
-        return digest;
-    }
-
-private:
-    std::mutex mutex_;
-    std::map<std::string, FileDigest> known_;
-};
-
-HeaderDigests& header_digests() {
-    static auto* digests = new HeaderDigests;
-    return *digests;
-}
 
 std::atomic<std::uint64_t> generation{0};
 
@@ -90,27 +53,6 @@ HeaderKeyMemo& header_key_memo() {
 }
 
 }  // namespace
-
-std::optional<FileStamp> file_stamp(const std::string& path) {
-    struct ::stat info {};
-    if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
-    return FileStamp{static_cast<std::uint64_t>(info.st_dev),
-                     static_cast<std::uint64_t>(info.st_ino),
-                     static_cast<std::uint64_t>(info.st_size), nanoseconds(info.st_mtim),
-                     nanoseconds(info.st_ctim)};
-}
-
-std::optional<std::string> read_whole_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) return std::nullopt;
-    return contents;
-}
-
-std::optional<FileDigest> file_digest(const std::string& path) {
-    return header_digests().digest(path);
-}
 
 bool header_key_holds(const HeaderKey& known, const ObjectCode& list) {
     if (known.generation != header_key_generation()) return false;  // forgotten since

@@ -7,6 +7,7 @@
 
 #include "cudacore/cache_key.hpp"
 #include "cudacore/object_code.hpp"
+#include "headers/file_view.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -16,37 +17,6 @@
 #include <vector>
 
 namespace cudacore::detail {
-
-// What stat says of a regular file. Any write changes it: the size or mtime, and always ctime
-// (which cannot be set back); a file replaced by another has another inode.
-struct FileStamp {
-    std::uint64_t device = 0;
-    std::uint64_t inode = 0;
-    std::uint64_t size = 0;
-    std::int64_t mtime_ns = 0;
-    std::int64_t ctime_ns = 0;
-    bool operator==(const FileStamp&) const = default;
-};
-
-// The stamp of the regular file at `path` (symbolic links followed), or nullopt.
-std::optional<FileStamp> file_stamp(const std::string& path);
-
-// A file's SHA-256 (hex) and the stamp it was read with. `settled`: the file had not changed for
-// two seconds when it was read, so an equal stamp later means equal contents (two edits within one
-// tick of the file system's clock could give equal stamps).
-struct FileDigest {
-    FileStamp stamp;
-    bool settled = false;
-    std::string digest;
-};
-
-// A file's contents; nullopt when it cannot be read.
-std::optional<std::string> read_whole_file(const std::string& path);
-
-// The digest of the regular file at `path`, or nullopt when it is not one or cannot be read. Read
-// and hashed only when its stamp differs from the one this process saw last or was not settled
-// then (one stat otherwise). Thread-safe.
-std::optional<FileDigest> file_digest(const std::string& path);
 
 // A code key made from a header record, with what it was made from.
 struct HeaderKey {

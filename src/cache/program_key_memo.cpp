@@ -17,7 +17,7 @@ void keep_last(std::vector<Entry>& entries, Entry entry, std::size_t limit) {
 
 }  // namespace
 
-ProgramKeyMemo* ProgramKeyMemoAccess::make_memo(ProgramKeyMemoSlot& slot) {
+ProgramKeyMemo* make_program_key_memo(ProgramKeyMemoSlot& slot) {
     std::call_once(slot.made, [&] {
         slot.owner = std::make_shared<ProgramKeyMemo>();
         slot.memo.store(slot.owner.get(), std::memory_order_release);

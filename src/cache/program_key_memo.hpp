@@ -11,6 +11,7 @@
 // Each list holds the last few entries (a Program keyed many ways is re-keyed, never wrong).
 #pragma once
 
+#include "code/compile_request.hpp"
 #include "code/program_key_memo_slot.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/program.hpp"
@@ -69,17 +70,13 @@ private:
 // The memo of a Program (null for a moved-from one), made by the first call on the value or a
 // copy of it (the Program holds only its empty slot, code/program_key_memo_slot.hpp). Thread-safe;
 // throws only std::bad_alloc (on the first call).
-struct ProgramKeyMemoAccess {
-    static ProgramKeyMemo* memo(const Program& program) {
-        ProgramKeyMemoSlot* slot = program.key_memo_.get();
-        if (!slot) return nullptr;
-        if (ProgramKeyMemo* made = slot->memo.load(std::memory_order_acquire)) [[likely]]
-            return made;
-        return make_memo(*slot);
-    }
-
-private:
-    static ProgramKeyMemo* make_memo(ProgramKeyMemoSlot& slot);
-};
+ProgramKeyMemo* make_program_key_memo(ProgramKeyMemoSlot& slot);
+inline ProgramKeyMemo* program_key_memo(const Program& program) {
+    ProgramKeyMemoSlot* slot = ProgramInternals::key_memo_slot(program);
+    if (!slot) return nullptr;
+    if (ProgramKeyMemo* made = slot->memo.load(std::memory_order_acquire)) [[likely]]
+        return made;
+    return make_program_key_memo(*slot);
+}
 
 }  // namespace cudacore::detail

@@ -6,11 +6,12 @@
 #include "code/nvvm_compile.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
-#include "code/bundle_folder.hpp"
+#include "headers/bundle_folder.hpp"
+#include "code/compile_request.hpp"
 #include "code/debug_source.hpp"
-#include "code/header_trace.hpp"
+#include "headers/header_trace.hpp"
 #include "code/nvrtc_compile.hpp"
-#include "code/pch_directory.hpp"
+#include "headers/pch_directory.hpp"
 #include "code/program_key_memo_slot.hpp"
 #include "support/cudacore_trace.hpp"
 #include "support/temporary_directory.hpp"
@@ -240,20 +241,21 @@ void choose_automatic_pch_dir(std::vector<std::string>& flags, PchChoice& choice
 
 // Decides PCH for a C++ compile with `flags`, taking the PCH flags out of them where PCH is off,
 // and says why in `status` when it is.
-PchChoice choose_pch(const ProgramOptions& options, bool recording_headers,
+PchChoice choose_pch(const ProgramOptions& options, bool pch_allowed,
                      std::vector<std::string>& flags, PchStatus& status) {
     PchChoice choice;
     choice.on = uses_automatic_pch(options) || options.create_pch || options.use_pch;
     const bool bundles = !options.header_bundles.empty();
-    if (bundles && !options.pch && !recording_headers)
+    if (bundles && !options.pch && pch_allowed)
         choice.on = read_bundles_from_folders(options, flags, choice, status);
     else if (!choice.on) {
         status = {PchOutcome::not_attempted,
                   !bundles || options.pch ? "PCH is off (ProgramOptions::pch = false)"
-                                          : "PCH is off for a compile that records the headers it reads",
+                                          : "compiled again without PCH: the PCH it used may be "
+                                            "older than an edit of a header it read",
                   {}, 0};
     }
-    if (recording_headers && choice.on) {
+    if (!pch_allowed && choice.on) {
         // The PCH used may be older than an edit of a header it covers (header_trace.hpp).
         flags = detail::without_pch_flags(flags);
         choice.on = false;
@@ -353,12 +355,11 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         throw InvalidArgumentError(describe(options_) + ": cannot record the headers a compile "
                                    "reads while fdevice_time_trace is set (the trace is yours)");
     }
-    // The headers come from a front-end pass of their own, beside this compile: the code is
-    // exactly what compile() makes.
-    detail::RecordedCompile recorded = detail::compile_recording_headers(*this, target, name_expressions);
-    if (recorded.headers_error) std::rethrow_exception(recorded.headers_error);
-    headers_read = std::move(recorded.headers);
-    return std::move(recorded.code);
+    detail::CompiledProgram compiled = detail::compile(
+        *this, {target, name_expressions, detail::CompileRequest::Needs::headers_opened});
+    if (compiled.headers_error) std::rethrow_exception(compiled.headers_error);
+    headers_read = std::move(compiled.headers_opened);
+    return std::move(compiled.code);
 }
 
 Program::Program(std::string source, SourceType source_type, ProgramOptions options)
@@ -411,6 +412,10 @@ std::string Program::backend() const {
 }
 
 ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions) {
+    return detail::compile(*this, {target, name_expressions}).code;
+}
+
+ObjectCode Program::compile_ptx_or_nvvm(CodeType target, const std::vector<std::string>& name_expressions) {
     check_open("Program::compile");
     const detail::CudacoreRange range(tracing::CudacoreCategory::compile, [&] {
         return "compile " + options_.name + " (" + std::string(to_string(target)) + ")";
@@ -428,9 +433,21 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
         return compile_nvvm_program(target, name_expressions);
     }
 
+    throw InvalidArgumentError(describe(options_) + ": not a PTX or NVVM IR program");
+}
+
+ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>& name_expressions,
+                                bool pch_allowed) {
+    check_open("Program::compile");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::compile, [&] {
+        return "compile " + options_.name + " (" + std::string(to_string(target)) + ")";
+    });
+    log_.clear();
+    pch_status_ = {};
+    require_supported_target(source_type_, target, options_);
     std::vector<std::string> flags = this->flags(target);
     const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
-    const PchChoice pch = choose_pch(options_, recording_headers_, flags, pch_status_);
+    const PchChoice pch = choose_pch(options_, pch_allowed, flags, pch_status_);
     // A wrapped program is compiled itself; otherwise the previous compile's program is released
     // now and this one stays for handle().
     nvrtcProgram wrapped = wraps_handle_ ? std::get<nvrtcProgram>(handle_) : nullptr;

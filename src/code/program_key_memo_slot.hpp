@@ -1,6 +1,6 @@
 // Where the program caches keep their memo of a Program value (cache/program_key_memo.hpp): an
 // empty slot made with the Program and shared by its copies, which the cache layer fills on its
-// first use (ProgramKeyMemoAccess::memo). The code layer only holds the slot, so no code object
+// first use (program_key_memo in cache/program_key_memo.hpp). The code layer only holds the slot, so no code object
 // names a cache symbol (scripts/check-layer-symbols.py). Internal.
 #pragma once
 

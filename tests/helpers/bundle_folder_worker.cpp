@@ -9,7 +9,7 @@
 // folder, 5 the code lacks the header's value, 1 anything else (printed).
 #include "bundle_folder_sample.hpp"
 
-#include "code/bundle_folder.hpp"
+#include "headers/bundle_folder.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/warnings.hpp"
 

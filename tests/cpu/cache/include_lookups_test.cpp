@@ -4,8 +4,8 @@
 #include "test_support.hpp"
 
 #include "cache/cached_entry.hpp"
-#include "code/include_directives.hpp"
-#include "cache/include_lookups.hpp"
+#include "headers/include_directives.hpp"
+#include "headers/include_lookups.hpp"
 
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/errors.hpp"

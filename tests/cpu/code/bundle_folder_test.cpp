@@ -7,7 +7,7 @@
 #include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
-#include "code/bundle_folder.hpp"
+#include "headers/bundle_folder.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"

@@ -4,11 +4,12 @@
 // separate from the compile that makes code: NVRTC's code generation changes with the time trace
 // on (other register allocation, other instruction order), so the trace never rides along with a
 // compile whose code is kept. PCH is left out of the pass: headers read from a PCH are not listed.
-// Internal: Program::compile(target, names, headers_read), compile_cached and the header bundles.
+// Internal: the compile path (code/compile_request.hpp) and the header bundles.
 #pragma once
 
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/object_code.hpp"
+#include "cudacore/program.hpp"
 
 #include <chrono>
 #include <exception>
@@ -41,28 +42,15 @@ std::vector<std::string> headers_opened(const std::string& source, const std::st
 // handle (its source is not known).
 std::future<std::vector<std::string>> start_headers_opened(const Program& program, CodeType target);
 
-// A compile and the headers it read. The compile is compile() itself (PCH and all: NVRTC orders
-// a PTX's declarations differently without PCH, so only the same compile gives the same bytes),
-// beside the front-end pass of start_headers_opened. NVRTC's automatic PCH is not checked against
-// headers edited after it was made: when the compile used a PCH that an edit of a listed header
-// may postdate (or whose making this process did not see), it is compiled again without PCH, so
-// that the code always matches the headers listed. Throws what compile() throws.
-struct RecordedCompile {
-    ObjectCode code;
-    std::vector<std::string> headers;
-    std::exception_ptr headers_error;  // set when the headers could not be listed (code is good)
-};
-RecordedCompile compile_recording_headers(Program& program, CodeType target,
-                                          const std::vector<std::string>& name_expressions);
+// Whether the PCH a compile used (`status`) may predate an edit of one of `headers`: it was made
+// by a compile this process did not see, or a header was changed (contents or metadata) less than
+// a second before that compile began, or after. NVRTC's automatic PCH is not checked against
+// headers edited after it was made: such a compile is made again without PCH
+// (code/compile_request.hpp). Never throws except std::bad_alloc.
+bool pch_may_be_stale(const PchStatus& status, const std::vector<std::string>& headers);
 
 // Notes that the compile that made the PCH file `file` began at `began` (Program::compile):
 // headers changed since may not be in it. Never throws.
 void remember_pch_made(const std::string& file, std::chrono::system_clock::time_point began) noexcept;
-
-// compile() without PCH, for compile_recording_headers. Not thread-safe on one Program.
-struct HeaderRecordingAccess {
-    static ObjectCode compile_without_pch(Program& program, CodeType target,
-                                          const std::vector<std::string>& name_expressions);
-};
 
 }  // namespace cudacore::detail

@@ -1,7 +1,7 @@
-#include "code/bundle_folder.hpp"
+#include "headers/bundle_folder.hpp"
 
 #include "cudacore/errors.hpp"
-#include "code/include_directives.hpp"
+#include "headers/include_directives.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cache_directory.hpp"
 #include "support/owned_folder.hpp"

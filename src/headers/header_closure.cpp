@@ -1,8 +1,8 @@
-#include "code/header_closure.hpp"
+#include "headers/header_closure.hpp"
 
 #include "cudacore/errors.hpp"
-#include "code/header_trace.hpp"
-#include "code/include_directives.hpp"
+#include "headers/header_trace.hpp"
+#include "headers/include_directives.hpp"
 #include "support/atomic_file.hpp"
 
 #include <sys/stat.h>

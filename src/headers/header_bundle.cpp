@@ -1,7 +1,7 @@
 #include "cudacore/header_bundle.hpp"
 
 #include "cudacore/errors.hpp"
-#include "code/bundle_folder.hpp"
+#include "headers/bundle_folder.hpp"
 
 #include <openssl/evp.h>
 

@@ -1,6 +1,6 @@
-#include "cache/include_lookups.hpp"
+#include "headers/include_lookups.hpp"
 
-#include "code/include_directives.hpp"
+#include "headers/include_directives.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

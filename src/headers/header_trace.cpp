@@ -1,4 +1,4 @@
-#include "code/header_trace.hpp"
+#include "headers/header_trace.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
@@ -186,10 +186,9 @@ std::chrono::system_clock::time_point as_time(const struct timespec& stamp) {
                                              std::chrono::nanoseconds(stamp.tv_nsec)));
 }
 
-// Whether the PCH a compile used may predate an edit of one of `headers`: it was made by a
-// compile this process did not see, or a header was changed (contents or metadata) less than a
-// second before that compile began, or after. File times come from a coarse clock: the second
-// covers it.
+}  // namespace
+
+// File times come from a coarse clock: the second covers it.
 bool pch_may_be_stale(const PchStatus& status, const std::vector<std::string>& headers) {
     if (status.outcome != PchOutcome::used) return false;
     const std::optional<std::chrono::system_clock::time_point> began = pch_made_at(status.file);
@@ -203,8 +202,6 @@ bool pch_may_be_stale(const PchStatus& status, const std::vector<std::string>& h
     return false;
 }
 
-}  // namespace
-
 void remember_pch_made(const std::string& file, std::chrono::system_clock::time_point began) noexcept {
     if (file.empty()) return;
     try {
@@ -213,31 +210,6 @@ void remember_pch_made(const std::string& file, std::chrono::system_clock::time_
         births.began[file] = began;
     } catch (...) {  // std::bad_alloc: the PCH counts as unseen, so never trusted
     }
-}
-
-ObjectCode HeaderRecordingAccess::compile_without_pch(Program& program, CodeType target,
-                                                      const std::vector<std::string>& name_expressions) {
-    struct Recording {
-        bool& flag;
-        explicit Recording(bool& f) : flag(f) { flag = true; }
-        ~Recording() { flag = false; }
-    } recording{program.recording_headers_};
-    return program.compile(target, name_expressions);
-}
-
-RecordedCompile compile_recording_headers(Program& program, CodeType target,
-                                          const std::vector<std::string>& name_expressions) {
-    std::future<std::vector<std::string>> pass = start_headers_opened(program, target);
-    RecordedCompile recorded{program.compile(target, name_expressions), {}, nullptr};
-    try {
-        recorded.headers = pass.get();
-    } catch (...) {
-        recorded.headers_error = std::current_exception();
-        return recorded;
-    }
-    if (pch_may_be_stale(program.pch_status(), recorded.headers))
-        recorded.code = HeaderRecordingAccess::compile_without_pch(program, target, name_expressions);
-    return recorded;
 }
 
 }  // namespace cudacore::detail

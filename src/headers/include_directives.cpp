@@ -1,4 +1,4 @@
-#include "code/include_directives.hpp"
+#include "headers/include_directives.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "code/pch_directory.hpp"
+#include "headers/pch_directory.hpp"
 
 #include "cudacore/warnings.hpp"
 #include "support/owned_folder.hpp"
