@@ -24,6 +24,7 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/system_call_error.cpp
   src/support/termination_signals.cpp
   src/support/owned_folder.cpp
+  src/support/private_folder.cpp
   src/support/temporary_directory.cpp
   src/support/version.cpp
   src/support/thread_block_pool.cpp

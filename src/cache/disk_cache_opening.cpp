@@ -8,6 +8,7 @@
 #include "cache/disk_entry.hpp"
 #include "cache/disk_files.hpp"
 #include "cache/shard_counters.hpp"
+#include "support/private_folder.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cache_directory.hpp"
 
@@ -153,18 +154,31 @@ void prepare_shard_counters(int directory_fd, const fs::path& directory) {
         ensure_shard_table(directory_fd, directory);
 }
 
-// The directory, opened once and never through a symlink: every later operation is relative to
-// this descriptor, so swapping the path for a symlink after the check redirects nothing.
+// The directory, opened once and never through a symlink, through a path only this user and root
+// can change (support/private_folder.hpp): every later operation is relative to this descriptor,
+// so swapping the path or a folder above it after the check redirects nothing. The directory's
+// own owner and mode are checked by check_private_directory, with words of their own.
 int open_cache_directory(const fs::path& directory) {
-    const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) return fd;
-    const int error = errno;
+    std::error_code ignored;
+    const fs::path absolute = fs::absolute(directory, ignored);
+    PrivateFolder opened = open_private_folder(absolute, false);
+    if (opened.fd >= 0) return opened.fd;
     struct stat info {};
-    if (error == ELOOP || (::lstat(directory.c_str(), &info) == 0 && S_ISLNK(info.st_mode))) {
+    if (::lstat(directory.c_str(), &info) == 0 && S_ISLNK(info.st_mode)) {
         throw CacheError("DiskProgramCache: refusing cache directory '" + directory.string() +
                          "': it is a symbolic link; point the cache at the real directory");
     }
-    fail("open", directory, error);
+    // The directory itself is missing or not this user's alone: opened to say so in its words.
+    std::string named = absolute.string();
+    named.insert(0, 1, '\'').append("' ");
+    if (opened.problem.starts_with(named) || opened.problem.starts_with("open " + named)) {
+        const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0) return fd;
+        fail("open", directory, errno);
+    }
+    throw CacheError("DiskProgramCache: refusing cache directory '" + directory.string() + "': " +
+                     opened.problem + ", so another user could redirect it and plant code that "
+                     "would run on your GPU");
 }
 
 // Creates the directory (mode 0700) and its missing parents (the default mode).

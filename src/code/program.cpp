@@ -246,11 +246,16 @@ PchChoice choose_pch(const ProgramOptions& options, bool pch_allowed,
     PchChoice choice;
     choice.on = uses_automatic_pch(options) || options.create_pch || options.use_pch;
     const bool bundles = !options.header_bundles.empty();
-    if (bundles && !options.pch && pch_allowed)
+    // With line or debug information the code names the header files: a folder is given to
+    // NVRTC as /proc/self/fd/N, which differs between processes, so such compiles read memory.
+    const bool names_files = options.lineinfo.value_or(false) || options.debug.value_or(false);
+    if (bundles && !options.pch && pch_allowed && !names_files)
         choice.on = read_bundles_from_folders(options, flags, choice, status);
     else if (!choice.on) {
         status = {PchOutcome::not_attempted,
                   !bundles || options.pch ? "PCH is off (ProgramOptions::pch = false)"
+                  : names_files ? "PCH is off: with line or debug information the header bundles "
+                                  "are read from memory"
                                           : "compiled again without PCH: the PCH it used may be "
                                             "older than an edit of a header it read",
                   {}, 0};
@@ -311,8 +316,9 @@ void remove_earlier_time_trace(const ProgramOptions& options) {
 }
 
 // After a compile that read its header bundles from their folders: a folder that no longer holds
-// its bundle was removed or changed while NVRTC read it (by hand: a cache clear waits for the
-// compile), so NVRTC may have read other headers, or none. Compiles again from memory, without
+// its bundle byte for byte, or in which anything changed since it was checked, was changed
+// while NVRTC read it (by hand: a cache clear waits for the compile), so NVRTC may have read
+// other headers, or none. Compiles again from memory, without
 // PCH, saying why in `status` and in one warning.
 void compile_again_if_folders_changed(const NvrtcInput& in, const ProgramOptions& options, const PchChoice& pch,
                                       std::vector<std::string>& flags, PchStatus& status,

@@ -5,6 +5,7 @@
 #include "support/atomic_file.hpp"
 #include "support/cache_directory.hpp"
 #include "support/owned_folder.hpp"
+#include "support/private_folder.hpp"
 #include "support/removed_on_signal.hpp"
 #include "support/system_call_error.hpp"
 #include "support/temporary_directory.hpp"
@@ -139,27 +140,32 @@ fs::path private_bundles_root(const std::string& what) {
     return bundles.folder.path();
 }
 
-// `<cache folder>/header-bundles`, made private (0700) where missing, and checked: a folder
-// others can write to could hand this user's compiles their headers. With CUDACORE_DISABLE_CACHE
-// set, a folder of this process's own in the temporary directory instead.
-fs::path bundles_root(const std::string& what) {
-    if (cache_disabled_in_environment()) return private_bundles_root(what);
-    const CacheDirectory cache = cache_directory_from_environment();
-    if (!cache.problem.empty()) throw CacheError(what + ": no cache folder: " + cache.problem);
-    std::error_code error;
-    fs::create_directories(cache.path.parent_path(), error);
-    if (::mkdir(cache.path.c_str(), 0700) != 0 && errno != EEXIST) fail_call(what, "mkdir", cache.path, errno);
-    const fs::path root = cache.path / kHeaderBundleFolders;
-    if (::mkdir(root.c_str(), 0700) != 0 && errno != EEXIST) fail_call(what, "mkdir", root, errno);
-    const OpenDescriptor folder(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (folder.fd < 0) fail_call(what, "open", root, errno);
-    struct stat info {};
-    if (::fstat(folder.fd, &info) != 0) fail_call(what, "fstat", root, errno);
-    if (info.st_uid != ::geteuid() || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-        throw CacheError(what + ": refusing '" + root.string() + "': it is owned by another user "
-                         "or writable by others, who could plant headers");
+// `<cache folder>/header-bundles`, made private (0700) where missing, and reached through a path
+// only this user and root can change (support/private_folder.hpp): a folder others can write to,
+// or one they could swap, could hand this user's compiles their headers. With
+// CUDACORE_DISABLE_CACHE set, a folder of this process's own in the temporary directory instead.
+// The folder is returned open: the bundle folders below it are opened through it.
+struct BundlesRoot {
+    fs::path path;
+    std::shared_ptr<OpenDescriptor> folder;
+};
+
+BundlesRoot bundles_root(const std::string& what) {
+    fs::path root;
+    if (cache_disabled_in_environment()) {
+        root = private_bundles_root(what);
+    } else {
+        const CacheDirectory cache = cache_directory_from_environment();
+        if (!cache.problem.empty()) throw CacheError(what + ": no cache folder: " + cache.problem);
+        root = cache.path / kHeaderBundleFolders;
     }
-    return root;
+    PrivateFolder opened = open_private_folder(root, true);
+    if (opened.fd < 0) {
+        // The folder first: warn_pch_off says it once per folder.
+        throw CacheError("refusing '" + root.string() + "' for " + what + ": " + opened.problem +
+                         ", who could plant headers");
+    }
+    return {root, std::make_shared<OpenDescriptor>(opened.fd)};
 }
 
 // Writes `content` to the new file `name` (folders made as needed) below the folder `folder`.
@@ -190,20 +196,61 @@ void write_header(int folder, const std::string& name, const std::string& conten
     }
 }
 
+// Adds what stat says of one file or folder to `signature` (when asked): any change to it, its
+// contents or its entries changes its ctime, so a folder whose signature is the same after a
+// compile as at its check held still in between.
+void sign(std::string* signature, const struct stat& info) {
+    if (!signature) return;
+    for (const long long value : {static_cast<long long>(info.st_dev), static_cast<long long>(info.st_ino),
+                                  static_cast<long long>(info.st_size), static_cast<long long>(info.st_mtim.tv_sec),
+                                  static_cast<long long>(info.st_mtim.tv_nsec), static_cast<long long>(info.st_ctim.tv_sec),
+                                  static_cast<long long>(info.st_ctim.tv_nsec)})
+        signature->append(std::to_string(value)).push_back(' ');
+}
+
+// Opens the header `name` below the folder open as `folder`, every component with O_NOFOLLOW (a
+// subfolder swapped for a link is refused), each subfolder signed. Sets `problem` and returns -1
+// when it cannot.
+int open_header(int folder, const std::string& name, std::string* signature, std::string& problem) {
+    int parent = folder;
+    std::vector<std::unique_ptr<OpenDescriptor>> opened;
+    std::string_view rest = name;
+    for (std::size_t slash = rest.find('/'); slash != std::string_view::npos; slash = rest.find('/')) {
+        const std::string part(rest.substr(0, slash));
+        opened.push_back(std::make_unique<OpenDescriptor>(
+            ::openat(parent, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)));
+        struct stat info {};
+        if (opened.back()->fd < 0 || ::fstat(opened.back()->fd, &info) != 0) {
+            problem = "the folder '" + part + "' of the header '" + name + "' is missing, a link or no folder";
+            return -1;
+        }
+        sign(signature, info);
+        parent = opened.back()->fd;
+        rest.remove_prefix(slash + 1);
+    }
+    const int file = ::openat(parent, std::string(rest).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (file < 0) problem = errno == ELOOP ? "the header '" + name + "' is a symbolic link"
+                                           : "the header '" + name + "' is missing";
+    return file;
+}
+
 // Checks one header of the folder open as `folder`; empty when it is as the bundle holds it.
-std::string header_problem(int folder, const BundledHeader& header, bool compare_bytes) {
+std::string header_problem(int folder, const BundledHeader& header, bool compare_bytes,
+                           std::string* signature) {
+    std::string problem;
+    const OpenDescriptor file(open_header(folder, header.name, signature, problem));
+    if (file.fd < 0) return problem;
     struct stat info {};
-    if (::fstatat(folder, header.name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0)
-        return "the header '" + header.name + "' is missing";
+    if (::fstat(file.fd, &info) != 0) return "the header '" + header.name + "' cannot be read";
     if (!S_ISREG(info.st_mode))
         return "the header '" + header.name + "' is " + std::string(file_kind(info.st_mode));
     if (static_cast<std::uint64_t>(info.st_size) != header.content.size()) {
         return "the header '" + header.name + "' has " + std::to_string(info.st_size) +
                " bytes, not " + std::to_string(header.content.size());
     }
+    sign(signature, info);
     if (!compare_bytes) return {};
-    const OpenDescriptor file(::openat(folder, header.name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-    if (file.fd < 0 || read_open_file_bounded(file.fd, header.name, header.content.size()) != header.content)
+    if (read_open_file_bounded(file.fd, header.name, header.content.size()) != header.content)
         return "the header '" + header.name + "' differs from the bundle's";
     return {};
 }
@@ -321,6 +368,8 @@ struct CheckedFolders {
     std::set<std::string> compared;                    // folder paths
     std::map<std::string, std::string> include_problems;  // by digest
     std::map<std::string, FailedMake> failed;          // by folder path
+    // The descriptor of each digest's folder NVRTC is given, kept while it is the same folder.
+    std::map<std::string, std::shared_ptr<OpenDescriptor>> descriptors;
 };
 
 CheckedFolders& checked_folders() {
@@ -346,19 +395,24 @@ std::shared_ptr<DigestLock> make_again(const fs::path& root, const fs::path& fol
 
 }  // namespace
 
-std::string bundle_folder_problem(const fs::path& folder, const HeaderBundle& bundle,
-                                  bool compare_bytes) noexcept {
+namespace {
+
+// Why the folder open as `fd` (shown as `folder`) does not hold `bundle`, or empty. With
+// `signature`, what stat says of the folder and everything in it is added there. Never throws.
+std::string open_folder_problem(int fd, const fs::path& folder, const HeaderBundle& bundle,
+                                bool compare_bytes, std::string* signature) noexcept {
     try {
-        const OpenDescriptor fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (fd.fd < 0) return errno == ENOENT ? "it is missing" : "it cannot be opened: " + errno_name_and_text(errno);
-        const OpenDescriptor manifest(::openat(fd.fd, std::string(kBundleManifestName).c_str(),
+        struct stat info {};
+        if (::fstat(fd, &info) != 0) return "it cannot be read: " + errno_name_and_text(errno);
+        sign(signature, info);
+        const OpenDescriptor manifest(::openat(fd, std::string(kBundleManifestName).c_str(),
                                            O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
         const std::string expected = manifest_text(bundle);
         if (manifest.fd < 0 ||
             read_open_file_bounded(manifest.fd, folder / kBundleManifestName, expected.size()) != expected)
             return "its manifest " + std::string(kBundleManifestName) + " is missing or not this bundle's";
         for (const BundledHeader& header : bundle.headers())
-            if (std::string problem = header_problem(fd.fd, header, compare_bytes); !problem.empty())
+            if (std::string problem = header_problem(fd, header, compare_bytes, signature); !problem.empty())
                 return problem;
         return {};
     } catch (const std::exception& e) {
@@ -366,12 +420,41 @@ std::string bundle_folder_problem(const fs::path& folder, const HeaderBundle& bu
     }
 }
 
+// The digest folder below `root`, opened without following a link; null when it cannot be.
+std::shared_ptr<OpenDescriptor> open_digest_folder(const BundlesRoot& root, const std::string& digest) {
+    auto folder = std::make_shared<OpenDescriptor>(
+        ::openat(root.folder->fd, digest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    return folder->fd < 0 ? nullptr : folder;
+}
+
+bool same_folder(int a, int b) {
+    struct stat x {}, y {};
+    return ::fstat(a, &x) == 0 && ::fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+// What a compile holds while NVRTC reads a folder: the digest's lock (shared) and the folder's
+// descriptor, whose /proc/self/fd path NVRTC is given.
+struct FolderHold {
+    std::shared_ptr<DigestLock> lock;
+    std::shared_ptr<OpenDescriptor> folder;
+};
+
+}  // namespace
+
+std::string bundle_folder_problem(const fs::path& folder, const HeaderBundle& bundle,
+                                  bool compare_bytes) noexcept {
+    const OpenDescriptor fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (fd.fd < 0) return errno == ENOENT ? "it is missing" : "it cannot be opened: " + errno_name_and_text(errno);
+    return open_folder_problem(fd.fd, folder, bundle, compare_bytes, nullptr);
+}
+
+// Long because: the checks, the making again and the descriptor kept, under one mutex.
 HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle) {
     const std::string what = "header bundle " + bundle.describe() + " as a folder";
     for (const BundledHeader& header : bundle.headers())
         if (std::string unsafe = unsafe_name(header.name); !unsafe.empty()) throw CacheError(what + ": " + unsafe);
-    const fs::path root = bundles_root(what);
-    const fs::path folder = root / bundle.digest();
+    const BundlesRoot root = bundles_root(what);
+    const fs::path folder = root.path / bundle.digest();
     CheckedFolders& checked = checked_folders();
     std::lock_guard guard(checked.mutex);
     auto scanned = checked.include_problems.find(bundle.digest());
@@ -380,28 +463,40 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle) {
     if (!scanned->second.empty()) throw CacheError(what + ": " + scanned->second);
     // Checked under the shared lock, which a remover (cache clear) cannot take from us: a folder
     // found whole stays so for as long as the hold lives. A maker's exclusive lock turns shared.
-    auto hold = std::make_shared<DigestLock>(root, bundle.digest(), LOCK_SH, true, what);
+    auto lock = std::make_shared<DigestLock>(root.path, bundle.digest(), LOCK_SH, true, what);
     const bool compared = checked.compared.contains(folder.string());
-    if (bundle_folder_problem(folder, bundle, !compared).empty()) {
-        checked.compared.insert(folder.string());
-        return {folder, std::move(hold)};
+    std::shared_ptr<OpenDescriptor> opened = open_digest_folder(root, bundle.digest());
+    std::string signature;
+    if (!opened || !open_folder_problem(opened->fd, folder, bundle, !compared, &signature).empty()) {
+        lock.reset();
+        // A folder that could not be made a moment ago (a full or read-only file system) is not
+        // written again by every compile: the same error until kRetryAfter has passed.
+        const auto now = std::chrono::steady_clock::now();
+        if (const auto failed = checked.failed.find(folder.string());
+            failed != checked.failed.end() && now - failed->second.at < kRetryAfter)
+            throw CacheError(failed->second.message);
+        try {
+            lock = make_again(root.path, folder, bundle, what);
+            opened = open_digest_folder(root, bundle.digest());
+            signature.clear();
+            if (!opened || !open_folder_problem(opened->fd, folder, bundle, true, &signature).empty())
+                throw CacheError(what + ": the folder '" + folder.string() + "' just made cannot be opened");
+        } catch (const CacheError& e) {
+            checked.failed[folder.string()] = {now, e.what()};
+            throw;
+        }
+        checked.failed.erase(folder.string());
     }
-    hold.reset();
-    // A folder that could not be made a moment ago (a full or read-only file system) is not
-    // written again by every compile: the same error until kRetryAfter has passed.
-    const auto now = std::chrono::steady_clock::now();
-    if (const auto failed = checked.failed.find(folder.string());
-        failed != checked.failed.end() && now - failed->second.at < kRetryAfter)
-        throw CacheError(failed->second.message);
-    try {
-        hold = make_again(root, folder, bundle, what);
-    } catch (const CacheError& e) {
-        checked.failed[folder.string()] = {now, e.what()};
-        throw;
+    checked.compared.insert(folder.string());
+    // The same folder keeps the same descriptor, so NVRTC sees the same path and its PCH holds.
+    std::shared_ptr<OpenDescriptor>& kept = checked.descriptors[bundle.digest()];
+    if (!kept || !same_folder(kept->fd, opened->fd)) kept = opened;
+    auto hold = std::make_shared<FolderHold>(FolderHold{std::move(lock), kept});
+    if (kept != opened) {  // the same folder: its signature through the kept descriptor is the same
+        signature.clear();
+        open_folder_problem(kept->fd, folder, bundle, false, &signature);
     }
-    checked.failed.erase(folder.string());
-    checked.compared.insert(folder.string());  // made and compared byte for byte
-    return {folder, std::move(hold)};
+    return {folder, "/proc/self/fd/" + std::to_string(kept->fd), kept->fd, std::move(signature), std::move(hold)};
 }
 
 fs::path bundle_folder(const HeaderBundle& bundle) { return hold_bundle_folder(bundle).path; }
@@ -409,14 +504,18 @@ fs::path bundle_folder(const HeaderBundle& bundle) { return hold_bundle_folder(b
 BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept {
     BundleFolders folders;
     try {
+        if (::access("/proc/self/fd", X_OK) != 0)
+            throw CacheError("/proc/self/fd is not there to give NVRTC the folders it was checked through");
         for (const HeaderBundle& bundle : bundles) {
             HeldBundleFolder held = hold_bundle_folder(bundle);
-            folders.paths.push_back(held.path.string());
+            folders.paths.push_back(held.nvrtc_path);
+            folders.shown.push_back(held.path.string());
+            folders.fds.push_back(held.fd);
+            folders.signatures.push_back(std::move(held.signature));
             folders.holds.push_back(std::move(held.hold));
         }
     } catch (const std::exception& e) {
-        folders.paths.clear();
-        folders.holds.clear();
+        folders = {};
         try {
             folders.problem = e.what();
         } catch (...) {
@@ -428,9 +527,22 @@ BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept 
 
 std::string bundle_folders_problem(const BundleFolders& folders,
                                    const std::vector<HeaderBundle>& bundles) noexcept {
-    for (std::size_t i = 0; i < folders.paths.size() && i < bundles.size(); ++i) {
-        if (std::string problem = bundle_folder_problem(folders.paths[i], bundles[i], false); !problem.empty())
-            return "the folder '" + folders.paths[i] + "' of header bundle " + bundles[i].describe() + ": " + problem;
+    for (std::size_t i = 0; i < folders.fds.size() && i < bundles.size(); ++i) {
+        std::string signature;
+        std::string problem = open_folder_problem(folders.fds[i], folders.shown[i], bundles[i], true, &signature);
+        if (problem.empty() && signature != folders.signatures[i])
+            problem = "a file or folder in it changed while the compile read it";
+        if (!problem.empty()) {
+            try {  // the next use compares every byte again, and makes the folder again
+                CheckedFolders& checked = checked_folders();
+                std::lock_guard guard(checked.mutex);
+                checked.compared.erase(folders.shown[i]);
+                return "the folder '" + folders.shown[i] + "' of header bundle " + bundles[i].describe() +
+                       ": " + problem;
+            } catch (...) {
+                return "a bundle folder changed while it was read";
+            }
+        }
     }
     return {};
 }

@@ -43,8 +43,14 @@ std::filesystem::path bundle_folder(const HeaderBundle& bundle);
 
 // A bundle's folder with a shared lock on it (its digest's lock file): while `hold` lives,
 // remove_bundle_folders leaves the folder in place (a compile reads it). Throws as bundle_folder.
+// `path` is where the folder lies; NVRTC is given `nvrtc_path` (/proc/self/fd/N of `fd`, the
+// descriptor the folder was checked through: a path swapped after the check redirects nothing).
+// `signature` is what stat said of everything in the folder when it was checked.
 struct HeldBundleFolder {
     std::filesystem::path path;
+    std::string nvrtc_path;
+    int fd = -1;
+    std::string signature;
     std::shared_ptr<void> hold;
 };
 HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle);
@@ -52,14 +58,20 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle);
 // The folders of `bundles`, in order, each held (hold_bundle_folder) while this lives, or why
 // they cannot be had (then `paths` is empty).
 struct BundleFolders {
-    std::vector<std::string> paths;
+    std::vector<std::string> paths;  // for NVRTC: /proc/self/fd/N
+    std::vector<std::string> shown;  // where each lies, for messages
+    std::vector<int> fds;            // each folder's descriptor, valid while `holds` live
+    std::vector<std::string> signatures;  // what stat said of each folder's files when checked
     std::string problem;
     std::vector<std::shared_ptr<void>> holds;
 };
 BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept;
 
-// Why one of `folders` no longer holds its bundle (stat-level: removed or changed by hand while a
-// compile read it), naming the folder and bundle; empty when each does. Never throws.
+// Why one of `folders` no longer holds its bundle after a compile read them: every byte is
+// compared again, through the descriptors NVRTC read them through, and what stat says of every
+// file and folder in it must be what it said at the check (a folder never changes once in place;
+// any change, even one undone, changes a ctime). Names the folder and bundle; empty when each
+// holds. The next use of a folder that fails compares every byte again. Never throws.
 std::string bundle_folders_problem(const BundleFolders& folders,
                                    const std::vector<HeaderBundle>& bundles) noexcept;
 
