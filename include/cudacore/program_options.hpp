@@ -70,8 +70,11 @@ struct ProgramOptions {
     /// programs only (refused for PTX and NVVM IR). Passes no flag (Program::flags and the cache
     /// key are as without a folder). While not empty:
     ///   - with pch unset, each bundle is read from its folder (HeaderBundle::folder(), made once
-    ///     under the cache folder and shared), put first on the include path in this order, with
-    ///     NVRTC's automatic PCH; when no folder can be had (and with pch = false), the headers are
+    ///     under the cache folder and shared), put first on the include path in this order (as
+    ///     /proc/self/fd/N of the descriptor the folder was checked through), with NVRTC's
+    ///     automatic PCH; the folder is checked again after the compile (every byte) and a change
+    ///     while NVRTC read it means a compile again from memory; with lineinfo or debug (the code
+    ///     names the files), when no folder can be had and with pch = false, the headers are
     ///     given to NVRTC in memory (nvrtcCreateProgram's headers) without PCH, with one
     ///     WarningKind::pch_off warning saying why;
     ///   - an \#include whose operand names a header of a bundle reads the bundle's copy, before
