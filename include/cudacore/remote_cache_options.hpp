@@ -43,7 +43,9 @@ struct RemoteCacheOptions {
     std::chrono::seconds expiry{0};
     /// Largest value stored or accepted (encoded entry bytes); larger puts are skipped, larger
     /// values are corrupt, refused from the length their reply announces (never read), and no
-    /// reply is read past it (and 64 KiB). Redis's own limit (proto-max-bulk-len) is 512 MiB.
+    /// reply is read past it (and 64 KiB), nor parsed into objects that take more memory than
+    /// that (a refused reply is a failure: the cache backs off). Redis's own limit
+    /// (proto-max-bulk-len) is 512 MiB.
     std::uint64_t max_entry_bytes = std::uint64_t{64} << 20;
     /// A file holding the secret that authenticates entries (HMAC-SHA-256; its trailing white
     /// space ignored; at least 16 bytes, e.g. `openssl rand -hex 32 > file`, mode 0600). With a

@@ -27,11 +27,14 @@
 /// warning handler once per cause, and again only after the server has worked in between. A peer
 /// that resets the connection never raises SIGPIPE in the process.
 ///
-/// Bounds. A get() or put() returns within connect_timeout + operation_timeout whatever the server
-/// or the path does (trickle its bytes, stall, reset), then counts as a failure. No reply is read
-/// past max_entry_bytes (a first line past 64 KiB): a server cannot make a client buffer more
-/// (counters().bytes_received counts what was read). Name resolution of a host name is the
-/// system resolver's and bounded by its own timeouts (use an address to avoid it).
+/// Bounds. A get() or put() returns within connect_timeout + operation_timeout whatever the server,
+/// the path or the resolver does (trickle its bytes, stall, reset, not answer a host name's
+/// lookup), then counts as a failure. No reply is read past max_entry_bytes (a first line past 64
+/// KiB), and the objects parsed from one never take more memory than max_entry_bytes and 64 KiB
+/// (each element of every array counted, at every nesting level; an array whose count cannot fit
+/// is refused from its count): a server cannot make a client hold more (counters().bytes_received
+/// counts what was read). A reply refused for its size is a failure like the others: the cache
+/// backs off.
 ///
 /// One compile per key across the fleet. When compile_cached() or get_or_compile() miss, one
 /// process compiles the key (it holds the key's lock on the server, which expires after

@@ -446,10 +446,10 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
     try {
         reply = state.run({"GET", name});
     } catch (const RedisFailure& failure) {
-        if (failure.kind == RedisFailure::Kind::too_large) {
-            state.answered("GET", true);  // the server works; the value is what is wrong
-            return refused(failure.what());
-        }
+        // A reply refused for its size is a failure like any other: what it would cost comes
+        // once per back-off, not at every lookup. It is the value under the key (counted
+        // corrupt), or a server that does not speak for its keys.
+        if (failure.kind == RedisFailure::Kind::too_large) ++state.corrupt;
         state.server_failed(probing);
         state.report(failure.cause, "", std::string(failure.what()) + " (get() is a miss; retrying "
                                                                   "after a back-off)");
