@@ -76,7 +76,9 @@ public:
     /// state. Reads the secret (secret_file or secret_env) once. Throws InvalidArgumentError for
     /// options that cannot work (no host, a port outside 1..65535, a negative database, a key
     /// prefix with a pattern character, zero timeouts, a secret that cannot be read or is
-    /// shorter than 16 bytes, both secret_file and secret_env).
+    /// shorter than 16 bytes, a secret_file that is not a regular file or is over 4096 bytes,
+    /// both secret_file and secret_env), naming the file or variable and its option. Warns
+    /// (WarningKind::secret_file_exposed) when others than its owner can access secret_file.
     explicit RemoteProgramCache(RemoteCacheOptions options);
     ~RemoteProgramCache() override;
     RemoteProgramCache(const RemoteProgramCache&) = delete;

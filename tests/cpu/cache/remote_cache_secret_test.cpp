@@ -2,7 +2,8 @@
 // file or an environment variable) entries are sealed by HMAC-SHA-256 and only entries the same
 // secret sealed are hits; whatever a writer without the secret puts on the server (an unsealed
 // entry, one sealed by another secret, another key's entry copied whole or with its key field
-// rewritten, a changed byte) is a miss and a warning, and never reaches the tiers above.
+// rewritten, a changed byte) is a miss and a warning, and never reaches the tiers above. The secret
+// file is read under the rules of every input file.
 #include "redis_server.hpp"
 #include "test_support.hpp"
 
@@ -15,8 +16,15 @@
 
 #include "cache/redis_connection.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <future>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -42,7 +50,11 @@ int remote_warnings(const test::WarningLog& log) {
 struct SecretCache : ::testing::Test {
     test::TempDir dir;
     std::string secret_file = (dir.path() / "secret").string();
-    void SetUp() override { test::write_file(secret_file, secret + "\n"); }  // as `echo` writes it
+    void SetUp() override {
+        test::write_file(secret_file, secret + "\n");  // as `echo` writes it
+        std::filesystem::permissions(secret_file, std::filesystem::perms::owner_read |
+                                                      std::filesystem::perms::owner_write);
+    }
 
     RemoteCacheOptions options(const RedisServer& server, const std::string& query = "") {
         return RemoteCacheOptions::from_url(server.url("", query));
@@ -179,6 +191,75 @@ TEST_F(SecretCache, TheSecretMustBeReadableAndLongEnough) {
     EXPECT_EQ(parsed.secret_env, "K");
     test::expect_invalid([] { RemoteCacheOptions::from_url("redis://h?secret_file="); },
                          {"secret_file", "needs a value"});
+}
+
+// The secret file is read as every file from outside is: a regular file only, no larger than a
+// secret can be, opened without waiting for a writer; a refusal names the file and the option.
+TEST_F(SecretCache, TheSecretFileIsARegularFileOfBoundedSize) {
+    RemoteCacheOptions options;
+    auto refused = [&](const std::filesystem::path& file, std::initializer_list<const char*> parts) {
+        SCOPED_TRACE(file.string());
+        options.secret_file = file.string();
+        test::expect_invalid([&] { RemoteProgramCache cache(options); }, parts);
+        test::expect_invalid([&] { RemoteProgramCache cache(options); },
+                             {"(secret_file)", options.secret_file.c_str()});
+    };
+    refused(dir.path(), {"is a directory, not a regular file"});
+    refused("/dev/zero", {"is a character device, not a regular file"});
+    const std::filesystem::path large = dir.path() / "large";
+    test::write_file(large, std::string(1 << 20, 'k'));
+    refused(large, {"holds 1048576 bytes", "at most 4096"});
+
+    // A FIFO without a writer: refused at once. (Read as a file, it would wait for a writer
+    // for ever: the test then opens one so that the read ends, and fails.)
+    const std::filesystem::path fifo = dir.path() / "fifo.key";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    options.secret_file = fifo.string();
+    auto made = std::async(std::launch::async, [&]() -> std::string {
+        try {
+            RemoteProgramCache cache(options);
+        } catch (const InvalidArgumentError& e) {
+            return e.what();
+        }
+        return "nothing thrown";
+    });
+    if (made.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+        ADD_FAILURE() << "the secret file's FIFO was waited on";
+        const int writer = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+        if (writer >= 0) ::close(writer);
+    }
+    const std::string error = made.get();
+    EXPECT_NE(error.find("is a FIFO, not a regular file"), std::string::npos) << error;
+    EXPECT_NE(error.find(fifo.string() + "' (secret_file)"), std::string::npos) << error;
+}
+
+// A secret file that users other than its owner can read (or change) is warned about, as ssh
+// does for a key, and used all the same.
+TEST_F(SecretCache, ASecretFileOthersCanReadIsWarnedAbout) {
+    RemoteCacheOptions options;
+    options.secret_file = secret_file;
+    auto exposure_warnings = [](const test::WarningLog& log) {
+        std::vector<std::string> messages;
+        for (const auto& warning : log.seen)
+            if (warning.kind == WarningKind::secret_file_exposed) messages.push_back(warning.message);
+        return messages;
+    };
+    {
+        test::WarningLog warnings;
+        EXPECT_TRUE(RemoteProgramCache(options).authenticated());
+        EXPECT_TRUE(exposure_warnings(warnings).empty()) << "mode 0600";
+    }
+    for (const auto mode : {std::filesystem::perms::group_read, std::filesystem::perms::others_read,
+                            std::filesystem::perms::others_write}) {
+        std::filesystem::permissions(secret_file, std::filesystem::perms::owner_read |
+                                                      std::filesystem::perms::owner_write | mode);
+        test::WarningLog warnings;
+        EXPECT_TRUE(RemoteProgramCache(options).authenticated());
+        const auto messages = exposure_warnings(warnings);
+        ASSERT_EQ(messages.size(), 1u);
+        for (const std::string part : {secret_file + "' (secret_file)", std::string("chmod 600")})
+            EXPECT_NE(messages[0].find(part), std::string::npos) << messages[0];
+    }
 }
 
 TEST(RemoteEntry, DecodingChecksTheSealBeforeAnythingElse) {
