@@ -57,6 +57,7 @@ public:
         }
     }
     CacheStats stats() const override { return remote_->stats(); }
+    std::string entry_trust() const override { return remote_->entry_trust(); }
     void clear() override { remote_->clear(); }
     CompileTurn await_compile_turn(
         const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) override {

@@ -125,6 +125,11 @@ public:
     std::string redis_key(const CacheKey& key) const;
     /// Whether entries are authenticated (a secret was set).
     bool authenticated() const noexcept;
+    /// "redis sealed by SHA-256" without a secret; with one "redis sealed by HMAC-SHA-256 under
+    /// <fingerprint>", the fingerprint an HMAC of a fixed text under the secret (it reveals
+    /// nothing of the secret): a TieredProgramCache keeps what it copies from this cache apart
+    /// for each (ProgramCache::entry_trust()). Fixed when the cache is made; thread-safe.
+    std::string entry_trust() const override;
 
     /// The value stored for `code` under `key`: "ccremote", a seal kind (one byte: 0 SHA-256,
     /// 1 HMAC-SHA-256), the key's 32 bytes, the serialized ObjectCode, then the seal (32 bytes)

@@ -164,5 +164,17 @@ std::string read_entry_secret(const RemoteCacheOptions& options) {
     return secret;
 }
 
+std::string entry_trust(std::string_view secret) {
+    if (secret.empty()) return "redis sealed by SHA-256";
+    const std::string fingerprint = seal("cudacore remote entry trust", secret);
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string text = "redis sealed by HMAC-SHA-256 under ";
+    for (std::size_t i = 0; i < 16; ++i) {
+        text += digits[static_cast<unsigned char>(fingerprint[i]) >> 4];
+        text += digits[static_cast<unsigned char>(fingerprint[i]) & 15];
+    }
+    return text;
+}
+
 }  // namespace detail
 }  // namespace cudacore

@@ -81,7 +81,9 @@ std::string lock_token() {
 
 struct RemoteProgramCache::State {
     explicit State(RemoteCacheOptions options_)
-        : options(std::move(options_)), secret(detail::read_entry_secret(options)) {
+        : options(std::move(options_)),
+          secret(detail::read_entry_secret(options)),
+          trust(detail::entry_trust(secret)) {
         retry_delay_ms = options.retry_after.count();
         key_stem = options.key_prefix + ":v" +
                    std::to_string(ObjectCode::serialization_format_version) + "." +
@@ -93,6 +95,7 @@ struct RemoteProgramCache::State {
     static constexpr int entry_format = 2;
     RemoteCacheOptions options;
     std::string secret;  // empty: entries sealed by SHA-256, not authenticated
+    std::string trust;   // entry_trust()
     std::string key_stem;
 
     std::mutex pool_mutex;
@@ -418,6 +421,8 @@ RemoteProgramCache::~RemoteProgramCache() = default;
 const RemoteCacheOptions& RemoteProgramCache::options() const noexcept { return state_->options; }
 
 bool RemoteProgramCache::authenticated() const noexcept { return !state_->secret.empty(); }
+
+std::string RemoteProgramCache::entry_trust() const { return state_->trust; }
 
 std::string RemoteProgramCache::redis_key(const CacheKey& key) const {
     return state_->key_stem + key.hex();

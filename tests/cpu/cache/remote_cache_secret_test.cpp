@@ -3,7 +3,8 @@
 // secret sealed are hits; whatever a writer without the secret puts on the server (an unsealed
 // entry, one sealed by another secret, another key's entry copied whole or with its key field
 // rewritten, a changed byte) is a miss and a warning, and never reaches the tiers above. The secret
-// file is read under the rules of every input file.
+// file is read under the rules of every input file, and what the tiers above took from the server
+// under one trust is never served under another.
 #include "redis_server.hpp"
 #include "test_support.hpp"
 
@@ -260,6 +261,55 @@ TEST_F(SecretCache, ASecretFileOthersCanReadIsWarnedAbout) {
         for (const std::string part : {secret_file + "' (secret_file)", std::string("chmod 600")})
             EXPECT_NE(messages[0].find(part), std::string::npos) << messages[0];
     }
+}
+
+// Trust follows an entry between tiers: what a machine's disk tier took from the server before
+// the fleet turned the secret on is not served once it is on (even after the server was flushed
+// and rebuilt), nor what it took under another secret; what it took under the secret is, and so
+// is what the machine compiled itself.
+TEST_F(SecretCache, TrustFollowsAnEntryBetweenTiers) {
+    CUDACORE_REQUIRE_REDIS();
+    RedisServer server;
+    test::WarningLog quiet;  // the server's failures once it is gone
+    auto disk = std::make_shared<DiskProgramCache>(dir.path() / "disk");
+    auto tiered_with = [&](const RemoteCacheOptions& options) {
+        return TieredProgramCache({disk, std::make_shared<RemoteProgramCache>(options)});
+    };
+    // Before the secret: anyone who can write to the server chooses the code; a machine takes it.
+    RemoteProgramCache(options(server)).put(key_of(1), code_of(66));
+    EXPECT_EQ(tiered_with(options(server)).get(key_of(1)), code_of(66));
+
+    // The fleet turns the secret on: the server is flushed and rebuilt by holders of the secret.
+    {
+        RemoteCacheOptions raw;
+        raw.port = server.port();
+        detail::RedisConnection connection(raw);
+        ASSERT_EQ(detail::reply_text(*connection.command({"FLUSHALL"})), "OK");
+    }
+    RemoteProgramCache(with_secret(server)).put(key_of(1), code_of(1));
+    {
+        TieredProgramCache tiered = tiered_with(with_secret(server));
+        EXPECT_EQ(tiered.get(key_of(1)), code_of(1));
+        EXPECT_EQ(tiered.tier_hits(), (std::vector<std::uint64_t>{0, 1})) << "not from the disk";
+    }
+    // What the disk took under the secret is a hit there, with the server gone.
+    server.kill();
+    {
+        TieredProgramCache tiered = tiered_with(with_secret(server));
+        EXPECT_EQ(tiered.get(key_of(1)), code_of(1));
+        EXPECT_EQ(tiered.tier_hits(), (std::vector<std::uint64_t>{1, 0}));
+    }
+    // Under another secret it is not.
+    const std::filesystem::path other = dir.path() / "other.key";
+    test::write_file(other, "another-secret-of-the-fleet\n");
+    std::filesystem::permissions(other, std::filesystem::perms::owner_read);
+    RemoteCacheOptions other_secret = options(server);
+    other_secret.secret_file = other.string();
+    EXPECT_FALSE(tiered_with(other_secret).get(key_of(1)));
+    // What this machine compiled (stored by its own processes) is a hit under any trust.
+    disk->put(key_of(2), code_of(2));
+    EXPECT_EQ(tiered_with(other_secret).get(key_of(2)), code_of(2));
+    EXPECT_EQ(tiered_with(with_secret(server)).get(key_of(2)), code_of(2));
 }
 
 TEST(RemoteEntry, DecodingChecksTheSealBeforeAnythingElse) {

@@ -697,10 +697,10 @@ TEST(TieredCache, RemoteHitFillsTheTiersAboveAndPutWritesThrough) {
     EXPECT_EQ(other.tier_hits(), (std::vector<std::uint64_t>{1, 0, 1}));
 
     // A disk hit fills memory only.
-    TieredProgramCache restarted({std::make_shared<MemoryProgramCache>(), disk2});
+    TieredProgramCache restarted({std::make_shared<MemoryProgramCache>(), disk2, remote});
     EXPECT_EQ(restarted.get(key_of(1)), code_of(1));
     EXPECT_EQ(restarted.get(key_of(1)), code_of(1));
-    EXPECT_EQ(restarted.tier_hits(), (std::vector<std::uint64_t>{1, 1}));
+    EXPECT_EQ(restarted.tier_hits(), (std::vector<std::uint64_t>{1, 1, 0}));
     EXPECT_FALSE(other.get(key_of(99)));
     EXPECT_EQ(other.stats().misses, 1u);
     EXPECT_EQ(other.stats().hits, 2u);
