@@ -454,10 +454,12 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
         // A reply refused for its size is a failure like any other: what it would cost comes
         // once per back-off, not at every lookup. It is the value under the key (counted
         // corrupt), or a server that does not speak for its keys.
-        if (failure.kind == RedisFailure::Kind::too_large) ++state.corrupt;
+        const bool too_large = failure.kind == RedisFailure::Kind::too_large;
+        if (too_large) ++state.corrupt;
         state.server_failed(probing);
-        state.report(failure.cause, "", std::string(failure.what()) + " (get() is a miss; retrying "
-                                                                  "after a back-off)");
+        state.report(failure.cause, "",
+                     (too_large ? "the value of " + name + ": " : std::string()) + failure.what() +
+                         " (get() is a miss; retrying after a back-off)");
         detail::count_tier_event(detail::CacheTier::remote, detail::TierEvent::failure);
         ++state.misses;
         return std::nullopt;

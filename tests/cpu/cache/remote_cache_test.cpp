@@ -339,6 +339,8 @@ TEST(RemoteCache, BadValuesAreCountedWarnedAboutAndNeverReturned) {
     ASSERT_EQ(count_kind(warnings, WarningKind::remote_cache_failed), 1);
     EXPECT_NE(warnings.seen.back().message.find("max_entry_bytes (1000)"), std::string::npos)
         << warnings.seen.back().message;
+    EXPECT_NE(warnings.seen.back().message.find(small.redis_key(key_of(20))), std::string::npos)
+        << warnings.seen.back().message;
     EXPECT_FALSE(small.get(key_of(20)));
     EXPECT_EQ(small.counters().skipped, 1u);
     // A value of 4 MiB: a read or two of its start, not the value.
