@@ -36,7 +36,8 @@ std::unique_ptr<RemoteProgramCache> open_remote_cache(const RemoteArguments& rem
         options->secret_env = remote.secret_env;
     }
     set_warning_handler([](const Warning& warning) {
-        if (warning.kind == WarningKind::remote_cache_failed)
+        if (warning.kind == WarningKind::remote_cache_failed ||
+            warning.kind == WarningKind::secret_file_exposed)
             std::cerr << "cudacore: warning: " << warning.message << "\n";
     });
     return std::make_unique<RemoteProgramCache>(std::move(*options));
@@ -56,6 +57,7 @@ public:
         }
     }
     CacheStats stats() const override { return remote_->stats(); }
+    std::string entry_trust() const override { return remote_->entry_trust(); }
     void clear() override { remote_->clear(); }
     CompileTurn await_compile_turn(
         const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) override {

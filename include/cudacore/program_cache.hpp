@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace cudacore {
 
@@ -84,6 +85,14 @@ public:
         (void)find;
         return {};
     }
+
+    /// Whom this cache's entries come from, for a TieredProgramCache that copies them into the
+    /// tiers above it (tiered_program_cache.hpp): empty (the default) for a cache that holds only
+    /// what its user's own processes stored (memory, disk); otherwise a label that changes
+    /// whenever what the cache accepts from others changes (a RemoteProgramCache's names its seal:
+    /// SHA-256, or HMAC-SHA-256 under a fingerprint of its secret). A cache that wraps a shared
+    /// one must return the wrapped cache's. Thread-safe.
+    virtual std::string entry_trust() const { return {}; }
 };
 
 }  // namespace cudacore

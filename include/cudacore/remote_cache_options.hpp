@@ -43,12 +43,16 @@ struct RemoteCacheOptions {
     std::chrono::seconds expiry{0};
     /// Largest value stored or accepted (encoded entry bytes); larger puts are skipped, larger
     /// values are corrupt, refused from the length their reply announces (never read), and no
-    /// reply is read past it (and 64 KiB). Redis's own limit (proto-max-bulk-len) is 512 MiB.
+    /// reply is read past it (and 64 KiB), nor parsed into objects that take more memory than
+    /// that (a refused reply is a failure: the cache backs off). Redis's own limit
+    /// (proto-max-bulk-len) is 512 MiB.
     std::uint64_t max_entry_bytes = std::uint64_t{64} << 20;
     /// A file holding the secret that authenticates entries (HMAC-SHA-256; its trailing white
     /// space ignored; at least 16 bytes, e.g. `openssl rand -hex 32 > file`, mode 0600). With a
     /// secret, entries are stored sealed by it and only entries it seals are accepted. Empty:
-    /// none, unless secret_env names one. Read once, when the cache is made.
+    /// none, unless secret_env names one. Read once, when the cache is made: a regular file of at
+    /// most 4096 bytes (opened without blocking: a FIFO or a device is refused at once), warned
+    /// about when users other than its owner have access to it.
     std::string secret_file{};
     /// The name of an environment variable holding the secret (as secret_file; not both).
     std::string secret_env{};

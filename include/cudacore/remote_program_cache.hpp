@@ -27,11 +27,14 @@
 /// warning handler once per cause, and again only after the server has worked in between. A peer
 /// that resets the connection never raises SIGPIPE in the process.
 ///
-/// Bounds. A get() or put() returns within connect_timeout + operation_timeout whatever the server
-/// or the path does (trickle its bytes, stall, reset), then counts as a failure. No reply is read
-/// past max_entry_bytes (a first line past 64 KiB): a server cannot make a client buffer more
-/// (counters().bytes_received counts what was read). Name resolution of a host name is the
-/// system resolver's and bounded by its own timeouts (use an address to avoid it).
+/// Bounds. A get() or put() returns within connect_timeout + operation_timeout whatever the server,
+/// the path or the resolver does (trickle its bytes, stall, reset, not answer a host name's
+/// lookup), then counts as a failure. No reply is read past max_entry_bytes (a first line past 64
+/// KiB), and the objects parsed from one never take more memory than max_entry_bytes and 64 KiB
+/// (each element of every array counted, at every nesting level; an array whose count cannot fit
+/// is refused from its count): a server cannot make a client hold more (counters().bytes_received
+/// counts what was read). A reply refused for its size is a failure like the others: the cache
+/// backs off.
 ///
 /// One compile per key across the fleet. When compile_cached() or get_or_compile() miss, one
 /// process compiles the key (it holds the key's lock on the server, which expires after
@@ -73,7 +76,9 @@ public:
     /// state. Reads the secret (secret_file or secret_env) once. Throws InvalidArgumentError for
     /// options that cannot work (no host, a port outside 1..65535, a negative database, a key
     /// prefix with a pattern character, zero timeouts, a secret that cannot be read or is
-    /// shorter than 16 bytes, both secret_file and secret_env).
+    /// shorter than 16 bytes, a secret_file that is not a regular file or is over 4096 bytes,
+    /// both secret_file and secret_env), naming the file or variable and its option. Warns
+    /// (WarningKind::secret_file_exposed) when others than its owner can access secret_file.
     explicit RemoteProgramCache(RemoteCacheOptions options);
     ~RemoteProgramCache() override;
     RemoteProgramCache(const RemoteProgramCache&) = delete;
@@ -120,6 +125,11 @@ public:
     std::string redis_key(const CacheKey& key) const;
     /// Whether entries are authenticated (a secret was set).
     bool authenticated() const noexcept;
+    /// "redis sealed by SHA-256" without a secret; with one "redis sealed by HMAC-SHA-256 under
+    /// <fingerprint>", the fingerprint an HMAC of a fixed text under the secret (it reveals
+    /// nothing of the secret): a TieredProgramCache keeps what it copies from this cache apart
+    /// for each (ProgramCache::entry_trust()). Fixed when the cache is made; thread-safe.
+    std::string entry_trust() const override;
 
     /// The value stored for `code` under `key`: "ccremote", a seal kind (one byte: 0 SHA-256,
     /// 1 HMAC-SHA-256), the key's 32 bytes, the serialized ObjectCode, then the seal (32 bytes)

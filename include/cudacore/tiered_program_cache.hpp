@@ -7,7 +7,14 @@
 /// get() asks the tiers in order and returns the first hit, after storing it in every tier above
 /// the one that had it (a remote hit fills the disk and memory tiers, so the next process on
 /// this machine hits on disk and the next lookup in this process hits in memory). put() writes
-/// through every tier. A tier that throws CacheError is skipped for that call: a get goes on to
+/// through every tier.
+///
+/// Trust follows an entry between tiers. What a tier of the user's own (memory, disk: an empty
+/// ProgramCache::entry_trust()) takes from a shared tier (a RemoteProgramCache) is stored under a
+/// key of that tier's trust, and looked for only under the trust the shared tier has now: code
+/// taken from the server without a secret, or under another secret, is never served once the
+/// secret is set or changed (it is a miss, and ages out of the disk cache). What the user's own
+/// processes compiled and stored stays under the plain key, a hit under any trust. A tier that throws CacheError is skipped for that call: a get goes on to
 /// the next tier, and a put stores into the others before throwing (see put()).
 ///
 /// Thread-safe when its tiers are (all of cudacore's are). Keeps its tiers alive (shared).
@@ -17,6 +24,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace cudacore {
@@ -24,13 +32,15 @@ namespace cudacore {
 /// Program caches used as one, fastest first (see this file's description).
 class TieredProgramCache final : public ProgramCache {
 public:
-    /// The tiers, fastest first. Throws InvalidArgumentError when `tiers` is empty or holds a
-    /// null pointer or the same cache twice.
+    /// The tiers, fastest first; reads each one's entry_trust() once. Throws
+    /// InvalidArgumentError when `tiers` is empty or holds a null pointer or the same cache twice.
     explicit TieredProgramCache(std::vector<std::shared_ptr<ProgramCache>> tiers);
 
     /// The first tier's hit, copied into the tiers above it (a failure to fill one is counted in
-    /// stats().failed_stores and otherwise ignored); nullopt when no tier has it. A tier's
-    /// CacheError counts as its miss. Never throws CacheError.
+    /// stats().failed_stores and otherwise ignored); nullopt when no tier has it. A tier of the
+    /// user's own is asked for the plain key, then for the key of each shared tier's trust below
+    /// it (this file's description). A tier's CacheError counts as its miss. Never throws
+    /// CacheError.
     std::optional<ObjectCode> get(const CacheKey& key) override;
     /// Stores into every tier. When a tier fails, the others are still written, then CacheError
     /// is thrown with every failing tier's message (counted once in stats().failed_stores), so
@@ -51,13 +61,22 @@ public:
     CompileTurn await_compile_turn(
         const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) override;
 
+    /// The trusts of its shared tiers (their entry_trust(), read when it was made), joined by
+    /// "; "; empty when it has none. Thread-safe.
+    std::string entry_trust() const override;
+
     /// The tiers, fastest first.
     const std::vector<std::shared_ptr<ProgramCache>>& tiers() const noexcept { return tiers_; }
     /// Hits answered by each tier (the same order as tiers()).
     std::vector<std::uint64_t> tier_hits() const;
 
 private:
+    // Tier `tier`'s entry of `key`, and `trust` set to the trust it came under; nullopt on a miss
+    // or a CacheError.
+    std::optional<ObjectCode> look_up(std::size_t tier, const CacheKey& key, std::string& trust);
+
     std::vector<std::shared_ptr<ProgramCache>> tiers_;
+    std::vector<std::string> trusts_;  // each tier's entry_trust(), read once
     std::unique_ptr<std::atomic<std::uint64_t>[]> tier_hits_;
     std::atomic<std::uint64_t> hits_{0}, misses_{0}, insertions_{0}, failed_stores_{0};
 };

@@ -40,6 +40,11 @@ enum class WarningKind {
     /// a symbolic link, a counters file that is not a regular file) and repaired it, or could not
     /// and went on without that part; the message names the path and what was done.
     disk_cache_repaired,
+    /// A RemoteProgramCache's secret file (RemoteCacheOptions::secret_file) gives users other
+    /// than its owner access (its mode has group or other bits, as ssh refuses for a key): the
+    /// message names the file, its mode and the option. The secret is used all the same; chmod
+    /// 600 the file. Once each time a cache reads it.
+    secret_file_exposed,
 };
 
 /// A warning cudacore reports through the warning handler.

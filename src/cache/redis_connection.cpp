@@ -100,6 +100,65 @@ constexpr std::uint64_t reply_framing_bytes = 64 << 10;
 // The longest first line of a reply read (Redis's own are a few hundred bytes at most).
 constexpr std::uint64_t longest_first_line = 64 << 10;
 
+namespace {
+
+// What one reply object costs beyond its contents: hiredis's struct and the allocator's header.
+constexpr std::uint64_t object_bytes = sizeof(redisReply) + 16;
+
+// Takes `bytes` from the budget of the reply `task` belongs to, when `needed` (at least `bytes`)
+// are left; false (the object refused, which hiredis reports as "Out of memory") when they are
+// not. Called from C: never throws.
+bool charge(const redisReadTask* task, std::uint64_t bytes, std::uint64_t needed,
+            long long elements = -1) noexcept {
+    ReplyBudget& budget = *static_cast<ReplyBudget*>(task->privdata);
+    if (needed > budget.left) {
+        budget.refused_bytes = needed;
+        budget.refused_elements = elements;
+        return false;
+    }
+    budget.left -= bytes;
+    return true;
+}
+
+bool charge(const redisReadTask* task, std::uint64_t bytes) noexcept {
+    return charge(task, bytes, bytes);
+}
+
+const redisReplyObjectFunctions& made_by_hiredis(const redisReadTask* task) noexcept {
+    return *static_cast<ReplyBudget*>(task->privdata)->hiredis;
+}
+
+void* create_string(const redisReadTask* task, char* text, size_t length) {
+    if (!charge(task, object_bytes + length + 1)) return nullptr;
+    return made_by_hiredis(task).createString(task, text, length);
+}
+
+void* create_array(const redisReadTask* task, int elements) {
+    const auto count = static_cast<std::uint64_t>(std::max(elements, 0));
+    // Each element to come takes its slot and an object at least: refused from the count, before
+    // hiredis allocates the slots, when they cannot all fit. The elements are charged as they come.
+    const std::uint64_t slots = object_bytes + count * sizeof(redisReply*);
+    if (!charge(task, slots, slots + count * object_bytes, elements)) return nullptr;
+    return made_by_hiredis(task).createArray(task, elements);
+}
+
+void* create_integer(const redisReadTask* task, long long value) {
+    if (!charge(task, object_bytes)) return nullptr;
+    return made_by_hiredis(task).createInteger(task, value);
+}
+
+void* create_nil(const redisReadTask* task) {
+    if (!charge(task, object_bytes)) return nullptr;
+    return made_by_hiredis(task).createNil(task);
+}
+
+void free_object(void* reply) { freeReplyObject(reply); }
+
+redisReplyObjectFunctions budgeted_functions = {create_string, create_array, create_integer,
+                                                create_nil, free_object};
+
+}  // namespace
+
 RedisConnection::RedisConnection(const RemoteCacheOptions& options,
                                  std::atomic<std::uint64_t>* bytes_received)
     : RedisConnection(options, Clock::now() + options.connect_timeout, bytes_received) {}
@@ -118,6 +177,9 @@ RedisConnection::RedisConnection(const RemoteCacheOptions& options, Clock::time_
         throw RedisFailure(RedisFailure::Kind::connect, "connect",
                            "cannot connect to " + server_ + ": out of memory");
     }
+    budget_.hiredis = reader_->fn;  // hiredis's own functions make the objects
+    reader_->fn = &budgeted_functions;
+    reader_->privdata = &budget_;
     auto handshake = [&](const std::vector<std::string_view>& arguments, const char* what) {
         RedisReply reply;
         try {
@@ -179,8 +241,8 @@ RedisReply RedisConnection::command(const std::vector<std::string_view>& argumen
 
 namespace {
 // Refuses a reply too large for the cache before hiredis buffers it, from what arrives piece by
-// piece: a bulk string or array whose announced size cannot fit, a first line that does not end,
-// or more bytes than the largest reply.
+// piece: a bulk string whose announced size cannot fit, a first line that does not end, or more
+// bytes than the largest reply. (What the parsed reply costs in memory is ReplyBudget's.)
 struct ReplyGuard {
     ReplyGuard(std::uint64_t value_bytes, std::uint64_t reply_bytes)
         : max_value_bytes(value_bytes), max_reply_bytes(reply_bytes) {}
@@ -222,24 +284,28 @@ struct ReplyGuard {
         header_checked = true;
         std::uint64_t announced = 0;
         const bool counted =
-            end != std::string::npos && (header[0] == '$' || header[0] == '*') &&
+            end != std::string::npos && header[0] == '$' &&
             std::from_chars(header.data() + 1, header.data() + end, announced).ec == std::errc{};
-        if (counted && header[0] == '$' && announced > max_value_bytes) {
+        if (counted && announced > max_value_bytes) {
             throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
                                "the reply announces a value of " + std::to_string(announced) +
                                    " bytes, more than max_entry_bytes (" + std::to_string(max_value_bytes) +
                                    "): not read");
         }
-        // An element takes 3 bytes at least: more than fit in the largest reply cannot come, and
-        // hiredis would allocate room for each of them at once.
-        if (counted && header[0] == '*' && announced > max_reply_bytes / 3) {
-            throw RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
-                               "the reply announces " + std::to_string(announced) +
-                                   " elements, more than max_entry_bytes (" + std::to_string(max_value_bytes) +
-                                   ") can hold: not read");
-        }
     }
 };
+
+// The failure of a reply whose objects would take more memory than `budget` allowed.
+RedisFailure refused_for_memory(const ReplyBudget& budget, std::uint64_t max_value_bytes) {
+    const std::string what =
+        budget.refused_elements >= 0
+            ? "an array of " + std::to_string(budget.refused_elements) + " elements (" +
+                  std::to_string(budget.refused_bytes) + " bytes in memory at least)"
+            : "an object of " + std::to_string(budget.refused_bytes) + " bytes";
+    return RedisFailure(RedisFailure::Kind::too_large, "oversized reply",
+                        "the reply holds " + what + ", more than is left of its bound (max_entry_bytes (" +
+                            std::to_string(max_value_bytes) + ") and 64 KiB): not read further");
+}
 }  // namespace
 
 RedisReply RedisConnection::exchange(const std::vector<std::string_view>& arguments,
@@ -256,10 +322,12 @@ RedisReply RedisConnection::exchange(const std::vector<std::string_view>& argume
             stream_->write_all({formatted, static_cast<std::size_t>(length)}, deadline);
         }
         ReplyGuard guard(max_value_bytes_, max_reply_bytes_);
+        budget_ = {budget_.hiredis, max_reply_bytes_};
         char buffer[16384];
         for (;;) {
             void* reply = nullptr;
             if (redisReaderGetReply(reader_, &reply) != REDIS_OK) {
+                if (budget_.refused_bytes != 0) throw refused_for_memory(budget_, max_value_bytes_);
                 throw RedisFailure(RedisFailure::Kind::io, "I/O error",
                                    "the reply is not Redis's protocol: " + std::string(reader_->errstr));
             }

@@ -20,6 +20,7 @@
 
 struct redisReader;
 struct redisReply;
+struct redisReplyObjectFunctions;
 
 namespace cudacore::detail {
 
@@ -55,6 +56,19 @@ const redisReply& reply_element(const redisReply& reply, std::size_t i) noexcept
 
 class RedisStream;
 
+// What the reply being read may still cost in memory. The reader's object functions
+// (redis_connection.cpp) charge every object hiredis makes of it, at every nesting level: its
+// struct, a string's bytes, an array's element slots; an array is refused from the count it
+// announces (before hiredis allocates its slots) when that many elements cannot fit.
+struct ReplyBudget {
+    const redisReplyObjectFunctions* hiredis = nullptr;  // hiredis's own, which make the objects
+    std::uint64_t left = 0;                              // bytes
+    // Set when an object was refused: the bytes it needed at least, and for an array the
+    // elements it announced (-1 for another object).
+    std::uint64_t refused_bytes = 0;
+    long long refused_elements = -1;
+};
+
 class RedisConnection {
 public:
     using Clock = std::chrono::steady_clock;
@@ -73,8 +87,9 @@ public:
 
     // Sends one command and reads its whole reply by `deadline` (by default
     // options.operation_timeout from now); an error reply is a reply, not a failure. Throws
-    // RedisFailure on an I/O failure, a timeout or a reply over max_entry_bytes, after which the
-    // connection is broken().
+    // RedisFailure on an I/O failure, a timeout or a reply over max_entry_bytes (in bytes read
+    // or in the memory its objects take: Kind::too_large), after which the connection is
+    // broken().
     RedisReply command(const std::vector<std::string_view>& arguments);
     RedisReply command(const std::vector<std::string_view>& arguments, Clock::time_point deadline);
     bool broken() const noexcept { return broken_; }
@@ -86,7 +101,8 @@ private:
     redisReader* reader_ = nullptr;
     std::chrono::milliseconds operation_timeout_;
     std::uint64_t max_value_bytes_;  // the largest bulk string a reply may announce
-    std::uint64_t max_reply_bytes_;  // the most bytes one reply may take
+    std::uint64_t max_reply_bytes_;  // the most bytes one reply may take, read or parsed
+    ReplyBudget budget_;             // the reply being read (the reader's private data)
     std::atomic<std::uint64_t>* bytes_received_;
     std::string server_;
     bool broken_ = false;

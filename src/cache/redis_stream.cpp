@@ -14,7 +14,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
 
 namespace cudacore::detail {
 namespace {
@@ -38,19 +43,77 @@ std::chrono::milliseconds left_until(Clock::time_point deadline) {
     return left.count() > 0 ? left : std::chrono::milliseconds(0);
 }
 
-// A non-blocking TCP socket connected to host:port within `deadline`, or -1 with `why` set.
-int connect_tcp(const std::string& host, int port, Clock::time_point deadline, std::string& why) {
+bool is_ip_address(const std::string& host) {
+    unsigned char address[sizeof(in6_addr)];
+    return ::inet_pton(AF_INET, host.c_str(), address) == 1 ||
+           ::inet_pton(AF_INET6, host.c_str(), address) == 1;
+}
+
+struct AddressesDeleter {
+    void operator()(addrinfo* found) const noexcept { ::freeaddrinfo(found); }
+};
+using Addresses = std::unique_ptr<addrinfo, AddressesDeleter>;
+
+// One lookup of a host name, shared by the thread that runs it and the caller that waits for it:
+// whichever lets go last frees what was found.
+struct Lookup {
+    std::mutex mutex;
+    std::condition_variable finished;
+    bool done = false;
+    int status = 0;
+    Addresses found;
+};
+
+// The addresses of host:port, found by `deadline`, or null with `why` set. An IP address is
+// converted at once; a name is looked up by getaddrinfo on a thread of its own, so that a
+// resolver that does not answer (a name server gone: 5 s per server and try by resolv.conf's
+// defaults) costs the caller no more than its deadline; the lookup then ends on its own.
+Addresses resolve(const std::string& host, const std::string& service, Clock::time_point deadline,
+                  std::string& why) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    addrinfo* found = nullptr;
-    const std::string service = std::to_string(port);
-    if (const int status = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); status != 0) {
+    auto failed = [&](int status) {
         why = "cannot resolve '" + host + "': " + ::gai_strerror(status);
-        return -1;
+        return Addresses();
+    };
+    if (is_ip_address(host)) {
+        hints.ai_flags = AI_NUMERICHOST;
+        addrinfo* found = nullptr;
+        if (const int status = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); status != 0)
+            return failed(status);
+        return Addresses(found);
     }
+    auto lookup = std::make_shared<Lookup>();
+    try {
+        std::thread([lookup, host, service, hints] {
+            addrinfo* found = nullptr;
+            const int status = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
+            const std::lock_guard lock(lookup->mutex);
+            lookup->status = status;
+            lookup->found.reset(found);
+            lookup->done = true;
+            lookup->finished.notify_all();
+        }).detach();
+    } catch (const std::system_error& e) {
+        why = "cannot resolve '" + host + "': no thread to look it up: " + e.what();
+        return {};
+    }
+    std::unique_lock lock(lookup->mutex);
+    if (!lookup->finished.wait_until(lock, deadline, [&] { return lookup->done; })) {
+        why = "cannot resolve '" + host + "': no answer within the connect timeout";
+        return {};
+    }
+    if (lookup->status != 0) return failed(lookup->status);
+    return std::move(lookup->found);
+}
+
+// A non-blocking TCP socket connected to host:port within `deadline`, or -1 with `why` set.
+int connect_tcp(const std::string& host, int port, Clock::time_point deadline, std::string& why) {
+    const Addresses found = resolve(host, std::to_string(port), deadline, why);
+    if (!found) return -1;
     int fd = -1;
-    for (const addrinfo* address = found; address != nullptr && fd < 0; address = address->ai_next) {
+    for (const addrinfo* address = found.get(); address != nullptr && fd < 0; address = address->ai_next) {
         fd = ::socket(address->ai_family, address->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
                       address->ai_protocol);
         if (fd < 0) {
@@ -77,7 +140,6 @@ int connect_tcp(const std::string& host, int port, Clock::time_point deadline, s
             fd = -1;
         }
     }
-    ::freeaddrinfo(found);
     if (fd >= 0) {
         const int on = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
@@ -86,11 +148,6 @@ int connect_tcp(const std::string& host, int port, Clock::time_point deadline, s
     return fd;
 }
 
-bool is_ip_address(const std::string& host) {
-    unsigned char address[sizeof(in6_addr)];
-    return ::inet_pton(AF_INET, host.c_str(), address) == 1 ||
-           ::inet_pton(AF_INET6, host.c_str(), address) == 1;
-}
 
 }  // namespace
 

@@ -25,8 +25,9 @@ public:
 
     // Connects to options.host:options.port by `deadline` (TCP, and with options.tls the TLS
     // handshake and the server's verification). Throws RedisFailure (Kind::connect, cause "TLS"
-    // for a handshake or certificate failure, "connect" for TCP) naming `server`. Name resolution
-    // (getaddrinfo) is the system resolver's, bounded by its own timeouts.
+    // for a handshake or certificate failure, "connect" for TCP) naming `server`. A host name is
+    // resolved by the same deadline (getaddrinfo on a thread of its own, left to end by itself
+    // when the deadline passes first).
     RedisStream(const RemoteCacheOptions& options, const std::string& server, Clock::time_point deadline);
     ~RedisStream();
     RedisStream(const RedisStream&) = delete;

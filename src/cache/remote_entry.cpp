@@ -4,17 +4,25 @@
 #include "cache/remote_entry.hpp"
 
 #include "cudacore/errors.hpp"
+#include "cudacore/warnings.hpp"
+
+#include "cache/disk_files.hpp"
+#include "support/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <stdexcept>
 #include <string_view>
+#include <system_error>
 
 namespace cudacore {
 namespace {
@@ -25,6 +33,7 @@ constexpr std::size_t key_at = 9;  // after the magic and the seal kind
 constexpr std::size_t payload_at = key_at + 32;
 constexpr std::size_t smallest_entry = payload_at + seal_bytes;
 constexpr std::size_t shortest_secret = 16;
+constexpr std::uint64_t largest_secret_file = 4096;  // a secret is tens of bytes
 
 enum SealKind : unsigned char { sealed_by_sha256 = 0, sealed_by_hmac = 1 };
 
@@ -46,6 +55,40 @@ std::string seal(std::string_view sealed, std::string_view secret) {
 std::string trimmed(std::string text) {
     while (!text.empty() && std::strchr(" \t\r\n", text.back()) != nullptr) text.pop_back();
     return text;
+}
+
+// The bytes of the secret file `path` (`source` names it and its option in messages), with the
+// rules of every file read from outside: a regular file only (opened without blocking, so a FIFO
+// never hangs the read), no larger than largest_secret_file, read through the descriptor that was
+// checked. Others' access to it is warned about, as ssh does for keys. Throws what `fail` makes.
+template <class Fail>
+std::string read_secret_file(const std::string& path, const std::string& source, Fail&& fail) {
+    const detail::disk::FileDescriptor file(
+        ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    struct stat info {};
+    if (file.fd < 0 || ::fstat(file.fd, &info) != 0) {
+        const int error = errno;
+        throw fail("cannot read " + source + ": " + std::strerror(error));
+    }
+    if (!S_ISREG(info.st_mode)) {
+        throw fail(source + " is " + std::string(detail::file_kind(info.st_mode)) +
+                   ", not a regular file");
+    }
+    if ((info.st_mode & 077) != 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+        warn(WarningKind::secret_file_exposed,
+             "RemoteProgramCache: " + source + " has mode " + mode +
+                 ": users other than its owner can read or change the secret (chmod 600 it)");
+    }
+    try {
+        return detail::read_open_file_bounded(file.fd, path, largest_secret_file);
+    } catch (const std::length_error&) {
+        throw fail(source + " holds " + std::to_string(info.st_size) +
+                   " bytes; a secret file holds at most " + std::to_string(largest_secret_file));
+    } catch (const std::system_error& e) {
+        throw fail("cannot read " + source + ": " + e.what());
+    }
 }
 
 }  // namespace
@@ -102,11 +145,8 @@ std::string read_entry_secret(const RemoteCacheOptions& options) {
     std::string secret;
     std::string source;
     if (!options.secret_file.empty()) {
-        source = "the secret file '" + options.secret_file + "'";
-        std::ifstream in(options.secret_file, std::ios::binary);
-        if (!in) throw fail("cannot read " + source + ": " + std::strerror(errno));
-        secret.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-        if (in.bad()) throw fail("cannot read " + source + ": " + std::strerror(errno));
+        source = "the secret file '" + options.secret_file + "' (secret_file)";
+        secret = read_secret_file(options.secret_file, source, fail);
     } else if (!options.secret_env.empty()) {
         source = "the environment variable " + options.secret_env + " (secret_env)";
         const char* value = std::getenv(options.secret_env.c_str());
@@ -122,6 +162,18 @@ std::string read_entry_secret(const RemoteCacheOptions& options) {
                    " (e.g. `openssl rand -hex 32`)");
     }
     return secret;
+}
+
+std::string entry_trust(std::string_view secret) {
+    if (secret.empty()) return "redis sealed by SHA-256";
+    const std::string fingerprint = seal("cudacore remote entry trust", secret);
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string text = "redis sealed by HMAC-SHA-256 under ";
+    for (std::size_t i = 0; i < 16; ++i) {
+        text += digits[static_cast<unsigned char>(fingerprint[i]) >> 4];
+        text += digits[static_cast<unsigned char>(fingerprint[i]) & 15];
+    }
+    return text;
 }
 
 }  // namespace detail

@@ -5,6 +5,7 @@
 #include "cudacore/remote_program_cache.hpp"
 
 #include <string>
+#include <string_view>
 
 namespace cudacore::detail {
 
@@ -13,5 +14,8 @@ namespace cudacore::detail {
 // server, the file or variable and what is wrong: both set, unreadable, unset, or shorter than
 // 16 bytes.
 std::string read_entry_secret(const RemoteCacheOptions& options);
+
+// RemoteProgramCache::entry_trust() of a cache with `secret` ("" for none).
+std::string entry_trust(std::string_view secret);
 
 }  // namespace cudacore::detail

@@ -81,7 +81,9 @@ std::string lock_token() {
 
 struct RemoteProgramCache::State {
     explicit State(RemoteCacheOptions options_)
-        : options(std::move(options_)), secret(detail::read_entry_secret(options)) {
+        : options(std::move(options_)),
+          secret(detail::read_entry_secret(options)),
+          trust(detail::entry_trust(secret)) {
         retry_delay_ms = options.retry_after.count();
         key_stem = options.key_prefix + ":v" +
                    std::to_string(ObjectCode::serialization_format_version) + "." +
@@ -93,6 +95,7 @@ struct RemoteProgramCache::State {
     static constexpr int entry_format = 2;
     RemoteCacheOptions options;
     std::string secret;  // empty: entries sealed by SHA-256, not authenticated
+    std::string trust;   // entry_trust()
     std::string key_stem;
 
     std::mutex pool_mutex;
@@ -419,6 +422,8 @@ const RemoteCacheOptions& RemoteProgramCache::options() const noexcept { return 
 
 bool RemoteProgramCache::authenticated() const noexcept { return !state_->secret.empty(); }
 
+std::string RemoteProgramCache::entry_trust() const { return state_->trust; }
+
 std::string RemoteProgramCache::redis_key(const CacheKey& key) const {
     return state_->key_stem + key.hex();
 }
@@ -446,13 +451,15 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
     try {
         reply = state.run({"GET", name});
     } catch (const RedisFailure& failure) {
-        if (failure.kind == RedisFailure::Kind::too_large) {
-            state.answered("GET", true);  // the server works; the value is what is wrong
-            return refused(failure.what());
-        }
+        // A reply refused for its size is a failure like any other: what it would cost comes
+        // once per back-off, not at every lookup. It is the value under the key (counted
+        // corrupt), or a server that does not speak for its keys.
+        const bool too_large = failure.kind == RedisFailure::Kind::too_large;
+        if (too_large) ++state.corrupt;
         state.server_failed(probing);
-        state.report(failure.cause, "", std::string(failure.what()) + " (get() is a miss; retrying "
-                                                                  "after a back-off)");
+        state.report(failure.cause, "",
+                     (too_large ? "the value of " + name + ": " : std::string()) + failure.what() +
+                         " (get() is a miss; retrying after a back-off)");
         detail::count_tier_event(detail::CacheTier::remote, detail::TierEvent::failure);
         ++state.misses;
         return std::nullopt;

@@ -20,21 +20,56 @@ TieredProgramCache::TieredProgramCache(std::vector<std::shared_ptr<ProgramCache>
                                        " is the same cache as an earlier tier");
     }
     tier_hits_ = std::make_unique<std::atomic<std::uint64_t>[]>(tiers_.size());
+    for (const auto& tier : tiers_) trusts_.push_back(tier->entry_trust());
+}
+
+namespace {
+
+// The key under which tiers of this user's own keep `key`'s code copied from a shared tier of
+// trust `trust` (ProgramCache::entry_trust()): apart from what they compiled, and from what
+// another trust gave.
+CacheKey key_under_trust(const CacheKey& key, const std::string& trust) {
+    return CacheKey::of_bytes("cudacore entry copied from a shared cache\n" +
+                              std::to_string(trust.size()) + "\n" + trust + "\n" + key.hex());
+}
+
+}  // namespace
+
+std::optional<ObjectCode> TieredProgramCache::look_up(std::size_t tier, const CacheKey& key,
+                                                      std::string& trust) {
+    try {
+        if (std::optional<ObjectCode> code = tiers_[tier]->get(key)) {
+            trust = trusts_[tier];
+            return code;
+        }
+        if (!trusts_[tier].empty()) return std::nullopt;
+        // A tier of this user's: also what it holds from the shared tiers below, each under
+        // its trust of now (what an earlier trust gave is never looked for).
+        for (std::size_t below = tier + 1; below < tiers_.size(); ++below) {
+            if (trusts_[below].empty()) continue;
+            if (std::optional<ObjectCode> code = tiers_[tier]->get(key_under_trust(key, trusts_[below]))) {
+                trust = trusts_[below];
+                return code;
+            }
+        }
+    } catch (const CacheError&) {
+        // This tier cannot be read now: the next one may have it.
+    }
+    return std::nullopt;
 }
 
 std::optional<ObjectCode> TieredProgramCache::get(const CacheKey& key) {
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache get tiered");
     for (std::size_t i = 0; i < tiers_.size(); ++i) {
-        std::optional<ObjectCode> code;
-        try {
-            code = tiers_[i]->get(key);
-        } catch (const CacheError&) {
-            continue;  // this tier cannot be read now: the next one may have it
-        }
+        std::string trust;
+        std::optional<ObjectCode> code = look_up(i, key, trust);
         if (!code) continue;
+        // Copied up under the key of its trust into tiers of this user's; a shared tier takes
+        // it under its own key (its readers check it by their own rules).
         for (std::size_t above = 0; above < i; ++above) {
+            const bool apart = !trust.empty() && trusts_[above].empty();
             try {
-                tiers_[above]->put(key, *code);
+                tiers_[above]->put(apart ? key_under_trust(key, trust) : key, *code);
             } catch (const CacheError&) {
                 ++failed_stores_;
             }
@@ -116,6 +151,14 @@ CompileTurn TieredProgramCache::await_compile_turn(
         if (turn.found || turn.lease) return turn;
     }
     return {};
+}
+
+std::string TieredProgramCache::entry_trust() const {
+    std::string trust;
+    for (const std::string& tier : trusts_) {
+        if (!tier.empty()) trust += (trust.empty() ? "" : "; ") + tier;
+    }
+    return trust;
 }
 
 std::vector<std::uint64_t> TieredProgramCache::tier_hits() const {

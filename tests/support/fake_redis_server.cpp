@@ -178,8 +178,7 @@ void FakeRedisServer::serve(int client) {
                 const int small = 64 << 10;  // bytes_sent() then tells closely what the client took
                 ::setsockopt(client, SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
                 if (!send_all(client, script_.reply)) return;
-                const std::string filler(64 << 10, 'x');
-                while (send_all(client, filler)) {
+                while (send_all(client, script_.filler)) {
                 }
                 return;
             }

@@ -21,7 +21,7 @@ public:
         trickle,  // answers each command with `reply`, one byte per `interval`
         reset,    // sends the first half of `reply`, then resets the connection (RST)
         junk,     // answers with `reply` (meant to be bytes that are not Redis's protocol)
-        endless,  // sends `reply`, then filler bytes as fast as the client takes them, until it closes
+        endless,  // sends `reply`, then `filler` over and over as fast as the client takes it, until it closes
         proxy,    // forwards to 127.0.0.1:`target_port`; the target's bytes go back one per `interval`
     };
 
@@ -30,6 +30,7 @@ public:
         std::string reply;  // what each command is answered with (not for stall and proxy)
         std::chrono::milliseconds interval{50};
         int target_port = 0;  // proxy
+        std::string filler = std::string(64 << 10, 'x');  // endless
     };
 
     explicit FakeRedisServer(Script script);

@@ -1,9 +1,11 @@
 // RemoteProgramCache against servers that misbehave (FakeRedisServer: a real redis-server cannot
 // be made to): one that trickles its reply a byte at a time, stalls, resets the connection in the
 // middle of a reply, answers with bytes that are not Redis's protocol, announces a huge value or
-// never ends its reply, and a TLS server whose handshake trickles. Each call returns within its
-// bound (connect_timeout + operation_timeout, with generous slack) as a miss with a warning, the
-// compile through the cache succeeds, and a huge reply is never read whole.
+// an array of countless small elements, or never ends its reply, a TLS server whose handshake
+// trickles, and a resolver that does not answer. Each call returns within its bound
+// (connect_timeout + operation_timeout, with generous slack) as a miss with a warning, the compile
+// through the cache succeeds, and a huge reply is never read whole nor costs more memory than
+// max_entry_bytes.
 #include "fake_redis_server.hpp"
 #include "redis_server.hpp"
 #include "test_support.hpp"
@@ -14,8 +16,52 @@
 #include "cudacore/remote_program_cache.hpp"
 #include "cudacore/warnings.hpp"
 
+#include <dlfcn.h>
+#include <netdb.h>
+#include <sys/resource.h>
+
 #include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
 #include <string>
+
+// A resolver that does not answer, for one name: this program's getaddrinfo (found before the C
+// library's) holds a lookup of `stalled_name` until the test lets it go (or 10 s have passed),
+// then fails it; every other name goes on to the C library's.
+namespace {
+constexpr char stalled_name[] = "stalled-resolver.cudacore.test";
+std::mutex resolver_mutex;
+std::condition_variable resolver_released;
+bool resolver_stalls = false;
+std::atomic<int> stalled_lookups{0};  // lookups of stalled_name asked for
+
+// Makes the resolver stall for `stalled_name` while it lives.
+struct StalledResolver {
+    StalledResolver() {
+        const std::lock_guard lock(resolver_mutex);
+        resolver_stalls = true;
+    }
+    ~StalledResolver() {
+        const std::lock_guard lock(resolver_mutex);
+        resolver_stalls = false;
+        resolver_released.notify_all();
+    }
+};
+}  // namespace
+
+extern "C" int getaddrinfo(const char* node, const char* service, const addrinfo* hints,
+                           addrinfo** found) {
+    if (node != nullptr && std::strcmp(node, stalled_name) == 0) {
+        ++stalled_lookups;
+        std::unique_lock lock(resolver_mutex);
+        resolver_released.wait_for(lock, std::chrono::seconds(10), [] { return !resolver_stalls; });
+        return EAI_AGAIN;
+    }
+    using Lookup = int (*)(const char*, const char*, const addrinfo*, addrinfo**);
+    static const auto next = reinterpret_cast<Lookup>(::dlsym(RTLD_NEXT, "getaddrinfo"));
+    return next(node, service, hints, found);
+}
 
 namespace {
 
@@ -145,14 +191,96 @@ TEST(RemoteCacheBounds, AnEndlessReplyIsCut) {
     EXPECT_LT(cache.counters().bytes_received, 128u << 10);
 }
 
-// An array that announces more elements than could ever fit is refused from its header (hiredis
-// would allocate room for all of them first).
-TEST(RemoteCacheBounds, AnArrayOfTooManyElementsIsRefusedFromItsHeader) {
+// Peak resident memory of this process so far, in MiB.
+long peak_rss_mib() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss / 1024;
+}
+
+std::string repeated(std::string_view text, std::size_t times) {
+    std::string bytes;
+    bytes.reserve(text.size() * times);
+    for (std::size_t i = 0; i < times; ++i) bytes += text;
+    return bytes;
+}
+
+// An array of more elements than max_entry_bytes (64 MiB, the default) can hold in memory, at the
+// top or nested, followed by 4-byte integers without end: hiredis makes an object of some 64 bytes
+// of each, so 64 MiB of them on the wire once took a gigabyte and seconds. Each is refused as soon
+// as what it costs passes the bound (the array's count, which cannot fit, before any element).
+TEST(RemoteCacheBounds, AnArrayOfManySmallElementsCostsNoMoreThanTheBound) {
+    for (const std::string reply : {"*1\r\n*2000000000\r\n", "*20000000\r\n"}) {
+        SCOPED_TRACE(reply);
+        FakeRedisServer server({Behaviour::endless, reply, 50ms, 0, repeated(":1\r\n", 16384)});
+        test::WarningLog warnings;
+        RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url(bounds)));
+        const long peak_before = peak_rss_mib();
+        const Clock::time_point start = Clock::now();
+        EXPECT_FALSE(cache.get(key_of(1)));
+        EXPECT_LT(Clock::now() - start, slack_bound);
+        EXPECT_LT(peak_rss_mib() - peak_before, 256) << "MiB more at the peak";
+        EXPECT_LT(cache.counters().bytes_received, 256u << 10);
+        EXPECT_EQ(cache.stats().misses, 1u);
+        EXPECT_NE(all_warnings(warnings).find("elements"), std::string::npos) << all_warnings(warnings);
+    }
+    // An array announcing more than hiredis takes at all is not Redis's protocol.
     FakeRedisServer server({Behaviour::endless, "*4294967295\r\n"});
     test::WarningLog warnings;
     RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url(bounds)));
-    expect_bounded_miss(cache, warnings, "4294967295 elements");
+    expect_bounded_miss(cache, warnings, "out of range");
     EXPECT_LT(cache.counters().bytes_received, 256u << 10);
+}
+
+// A reply refused for what it costs is a failure like a dead server's: the cache backs off, so a
+// compile that looks up many keys (headers, then code, then the compile lock) asks the server
+// once, not at each lookup.
+TEST(RemoteCacheBounds, ARefusedReplyStartsTheBackOff) {
+    FakeRedisServer server({Behaviour::endless, "*1\r\n*2000000000\r\n", 50ms, 0,
+                            repeated(":1\r\n", 16384)});
+    test::WarningLog warnings;
+    RemoteProgramCache cache(
+        RemoteCacheOptions::from_url(server.url(bounds + "&max_entry_bytes=1048576")));
+    EXPECT_FALSE(cache.get(key_of(1)));
+    EXPECT_FALSE(cache.get(key_of(2)));
+    EXPECT_EQ(cache.counters().skipped, 1u);
+    EXPECT_EQ(server.connections(), 1u);
+    EXPECT_EQ(remote_warnings(warnings), 1) << all_warnings(warnings);
+
+    RemoteProgramCache fresh(cache.options());
+    Program program = small_program();
+    EXPECT_GT(compile_cached(fresh, program, CodeType::cubin).size(), 0u);
+    EXPECT_EQ(server.connections(), 2u) << "one exchange for the whole compile";
+    EXPECT_GE(fresh.counters().skipped, 1u);
+}
+
+// Resolving a host name counts in the connect bound: a resolver that does not answer costs one
+// connect timeout (then the back-off), not the resolver's own timeouts.
+TEST(RemoteCacheBounds, AResolverThatDoesNotAnswerIsBounded) {
+    const StalledResolver stalled;
+    stalled_lookups = 0;
+    test::WarningLog warnings;
+    RemoteProgramCache cache(
+        RemoteCacheOptions::from_url("redis://" + std::string(stalled_name) + ":6379/0?" + bounds));
+    const Clock::time_point start = Clock::now();
+    EXPECT_FALSE(cache.get(key_of(1)));
+    EXPECT_LT(Clock::now() - start, slack_bound);
+    EXPECT_EQ(stalled_lookups, 1);
+    EXPECT_EQ(cache.counters().connection_failures, 1u);
+    EXPECT_NE(all_warnings(warnings).find("cannot resolve '" + std::string(stalled_name) +
+                                          "': no answer within the connect timeout"),
+              std::string::npos)
+        << all_warnings(warnings);
+}
+
+// A name the resolver answers is looked up the same way and works.
+TEST(RemoteCacheBounds, AHostNameIsResolved) {
+    CUDACORE_REQUIRE_REDIS();
+    test::RedisServer server;
+    RemoteProgramCache cache(RemoteCacheOptions::from_url(
+        "redis://localhost:" + std::to_string(server.port()) + "/0?" + bounds));
+    cache.put(key_of(3), ObjectCode::from_cubin(std::string(1000, 'c'), "c"));
+    EXPECT_TRUE(cache.get(key_of(3)));
 }
 
 // A put into a server that trickles its answer is bounded too, and fails as a store.

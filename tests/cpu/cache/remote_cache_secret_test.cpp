@@ -2,7 +2,9 @@
 // file or an environment variable) entries are sealed by HMAC-SHA-256 and only entries the same
 // secret sealed are hits; whatever a writer without the secret puts on the server (an unsealed
 // entry, one sealed by another secret, another key's entry copied whole or with its key field
-// rewritten, a changed byte) is a miss and a warning, and never reaches the tiers above.
+// rewritten, a changed byte) is a miss and a warning, and never reaches the tiers above. The secret
+// file is read under the rules of every input file, and what the tiers above took from the server
+// under one trust is never served under another.
 #include "redis_server.hpp"
 #include "test_support.hpp"
 
@@ -15,8 +17,15 @@
 
 #include "cache/redis_connection.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <future>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -42,7 +51,11 @@ int remote_warnings(const test::WarningLog& log) {
 struct SecretCache : ::testing::Test {
     test::TempDir dir;
     std::string secret_file = (dir.path() / "secret").string();
-    void SetUp() override { test::write_file(secret_file, secret + "\n"); }  // as `echo` writes it
+    void SetUp() override {
+        test::write_file(secret_file, secret + "\n");  // as `echo` writes it
+        std::filesystem::permissions(secret_file, std::filesystem::perms::owner_read |
+                                                      std::filesystem::perms::owner_write);
+    }
 
     RemoteCacheOptions options(const RedisServer& server, const std::string& query = "") {
         return RemoteCacheOptions::from_url(server.url("", query));
@@ -179,6 +192,124 @@ TEST_F(SecretCache, TheSecretMustBeReadableAndLongEnough) {
     EXPECT_EQ(parsed.secret_env, "K");
     test::expect_invalid([] { RemoteCacheOptions::from_url("redis://h?secret_file="); },
                          {"secret_file", "needs a value"});
+}
+
+// The secret file is read as every file from outside is: a regular file only, no larger than a
+// secret can be, opened without waiting for a writer; a refusal names the file and the option.
+TEST_F(SecretCache, TheSecretFileIsARegularFileOfBoundedSize) {
+    RemoteCacheOptions options;
+    auto refused = [&](const std::filesystem::path& file, std::initializer_list<const char*> parts) {
+        SCOPED_TRACE(file.string());
+        options.secret_file = file.string();
+        test::expect_invalid([&] { RemoteProgramCache cache(options); }, parts);
+        test::expect_invalid([&] { RemoteProgramCache cache(options); },
+                             {"(secret_file)", options.secret_file.c_str()});
+    };
+    refused(dir.path(), {"is a directory, not a regular file"});
+    refused("/dev/zero", {"is a character device, not a regular file"});
+    const std::filesystem::path large = dir.path() / "large";
+    test::write_file(large, std::string(1 << 20, 'k'));
+    refused(large, {"holds 1048576 bytes", "at most 4096"});
+
+    // A FIFO without a writer: refused at once. (Read as a file, it would wait for a writer
+    // for ever: the test then opens one so that the read ends, and fails.)
+    const std::filesystem::path fifo = dir.path() / "fifo.key";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    options.secret_file = fifo.string();
+    auto made = std::async(std::launch::async, [&]() -> std::string {
+        try {
+            RemoteProgramCache cache(options);
+        } catch (const InvalidArgumentError& e) {
+            return e.what();
+        }
+        return "nothing thrown";
+    });
+    if (made.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+        ADD_FAILURE() << "the secret file's FIFO was waited on";
+        const int writer = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+        if (writer >= 0) ::close(writer);
+    }
+    const std::string error = made.get();
+    EXPECT_NE(error.find("is a FIFO, not a regular file"), std::string::npos) << error;
+    EXPECT_NE(error.find(fifo.string() + "' (secret_file)"), std::string::npos) << error;
+}
+
+// A secret file that users other than its owner can read (or change) is warned about, as ssh
+// does for a key, and used all the same.
+TEST_F(SecretCache, ASecretFileOthersCanReadIsWarnedAbout) {
+    RemoteCacheOptions options;
+    options.secret_file = secret_file;
+    auto exposure_warnings = [](const test::WarningLog& log) {
+        std::vector<std::string> messages;
+        for (const auto& warning : log.seen)
+            if (warning.kind == WarningKind::secret_file_exposed) messages.push_back(warning.message);
+        return messages;
+    };
+    {
+        test::WarningLog warnings;
+        EXPECT_TRUE(RemoteProgramCache(options).authenticated());
+        EXPECT_TRUE(exposure_warnings(warnings).empty()) << "mode 0600";
+    }
+    for (const auto mode : {std::filesystem::perms::group_read, std::filesystem::perms::others_read,
+                            std::filesystem::perms::others_write}) {
+        std::filesystem::permissions(secret_file, std::filesystem::perms::owner_read |
+                                                      std::filesystem::perms::owner_write | mode);
+        test::WarningLog warnings;
+        EXPECT_TRUE(RemoteProgramCache(options).authenticated());
+        const auto messages = exposure_warnings(warnings);
+        ASSERT_EQ(messages.size(), 1u);
+        for (const std::string part : {secret_file + "' (secret_file)", std::string("chmod 600")})
+            EXPECT_NE(messages[0].find(part), std::string::npos) << messages[0];
+    }
+}
+
+// Trust follows an entry between tiers: what a machine's disk tier took from the server before
+// the fleet turned the secret on is not served once it is on (even after the server was flushed
+// and rebuilt), nor what it took under another secret; what it took under the secret is, and so
+// is what the machine compiled itself.
+TEST_F(SecretCache, TrustFollowsAnEntryBetweenTiers) {
+    CUDACORE_REQUIRE_REDIS();
+    RedisServer server;
+    test::WarningLog quiet;  // the server's failures once it is gone
+    auto disk = std::make_shared<DiskProgramCache>(dir.path() / "disk");
+    auto tiered_with = [&](const RemoteCacheOptions& options) {
+        return TieredProgramCache({disk, std::make_shared<RemoteProgramCache>(options)});
+    };
+    // Before the secret: anyone who can write to the server chooses the code; a machine takes it.
+    RemoteProgramCache(options(server)).put(key_of(1), code_of(66));
+    EXPECT_EQ(tiered_with(options(server)).get(key_of(1)), code_of(66));
+
+    // The fleet turns the secret on: the server is flushed and rebuilt by holders of the secret.
+    {
+        RemoteCacheOptions raw;
+        raw.port = server.port();
+        detail::RedisConnection connection(raw);
+        ASSERT_EQ(detail::reply_text(*connection.command({"FLUSHALL"})), "OK");
+    }
+    RemoteProgramCache(with_secret(server)).put(key_of(1), code_of(1));
+    {
+        TieredProgramCache tiered = tiered_with(with_secret(server));
+        EXPECT_EQ(tiered.get(key_of(1)), code_of(1));
+        EXPECT_EQ(tiered.tier_hits(), (std::vector<std::uint64_t>{0, 1})) << "not from the disk";
+    }
+    // What the disk took under the secret is a hit there, with the server gone.
+    server.kill();
+    {
+        TieredProgramCache tiered = tiered_with(with_secret(server));
+        EXPECT_EQ(tiered.get(key_of(1)), code_of(1));
+        EXPECT_EQ(tiered.tier_hits(), (std::vector<std::uint64_t>{1, 0}));
+    }
+    // Under another secret it is not.
+    const std::filesystem::path other = dir.path() / "other.key";
+    test::write_file(other, "another-secret-of-the-fleet\n");
+    std::filesystem::permissions(other, std::filesystem::perms::owner_read);
+    RemoteCacheOptions other_secret = options(server);
+    other_secret.secret_file = other.string();
+    EXPECT_FALSE(tiered_with(other_secret).get(key_of(1)));
+    // What this machine compiled (stored by its own processes) is a hit under any trust.
+    disk->put(key_of(2), code_of(2));
+    EXPECT_EQ(tiered_with(other_secret).get(key_of(2)), code_of(2));
+    EXPECT_EQ(tiered_with(with_secret(server)).get(key_of(2)), code_of(2));
 }
 
 TEST(RemoteEntry, DecodingChecksTheSealBeforeAnythingElse) {

@@ -331,7 +331,7 @@ TEST(RemoteCache, BadValuesAreCountedWarnedAboutAndNeverReturned) {
     EXPECT_EQ(*cache.get(key_of(20)), code_of(20, 4096));
 
     // A value larger than this cache accepts is not read as an entry (refused from the length
-    // its reply announces).
+    // its reply announces), and is a failure like the others: the cache backs off.
     RemoteProgramCache small(options_for(server, "max_entry_bytes=1000"));
     test::WarningLog warnings;
     EXPECT_FALSE(small.get(key_of(20)));
@@ -339,18 +339,24 @@ TEST(RemoteCache, BadValuesAreCountedWarnedAboutAndNeverReturned) {
     ASSERT_EQ(count_kind(warnings, WarningKind::remote_cache_failed), 1);
     EXPECT_NE(warnings.seen.back().message.find("max_entry_bytes (1000)"), std::string::npos)
         << warnings.seen.back().message;
+    EXPECT_NE(warnings.seen.back().message.find(small.redis_key(key_of(20))), std::string::npos)
+        << warnings.seen.back().message;
+    EXPECT_FALSE(small.get(key_of(20)));
+    EXPECT_EQ(small.counters().skipped, 1u);
     // A value of 4 MiB: a read or two of its start, not the value.
-    EXPECT_EQ(raw.text({"SET", small.redis_key(key_of(24)), std::string(4 << 20, 'v')}), "OK");
-    EXPECT_FALSE(small.get(key_of(24)));
-    EXPECT_EQ(small.stats().corrupt_entries, 2u);
-    EXPECT_LT(small.counters().bytes_received, 64u << 10);
-    small.put(key_of(22), code_of(22, 5000));  // too large: skipped, not a failure
-    EXPECT_EQ(small.counters().oversized, 1u);
-    EXPECT_EQ(small.stats().failed_stores, 0u);
-    EXPECT_EQ(raw.integer({"EXISTS", small.redis_key(key_of(22))}), 0);
-    // The refusal cost a connection, not the server: the next get works.
-    small.put(key_of(23), code_of(23));
-    EXPECT_EQ(small.get(key_of(23)), code_of(23));
+    RemoteProgramCache fresh(options_for(server, "max_entry_bytes=1000"));
+    EXPECT_EQ(raw.text({"SET", fresh.redis_key(key_of(24)), std::string(4 << 20, 'v')}), "OK");
+    EXPECT_FALSE(fresh.get(key_of(24)));
+    EXPECT_EQ(fresh.stats().corrupt_entries, 1u);
+    EXPECT_LT(fresh.counters().bytes_received, 64u << 10);
+    fresh.put(key_of(22), code_of(22, 5000));  // too large: skipped, not a failure
+    EXPECT_EQ(fresh.counters().oversized, 1u);
+    EXPECT_EQ(fresh.stats().failed_stores, 0u);
+    EXPECT_EQ(raw.integer({"EXISTS", fresh.redis_key(key_of(22))}), 0);
+    // Values that fit are hits.
+    RemoteProgramCache third(options_for(server, "max_entry_bytes=1000"));
+    third.put(key_of(23), code_of(23));
+    EXPECT_EQ(third.get(key_of(23)), code_of(23));
 }
 
 TEST(RemoteCache, ClearRemovesOnlyItsNamespace) {
@@ -693,10 +699,10 @@ TEST(TieredCache, RemoteHitFillsTheTiersAboveAndPutWritesThrough) {
     EXPECT_EQ(other.tier_hits(), (std::vector<std::uint64_t>{1, 0, 1}));
 
     // A disk hit fills memory only.
-    TieredProgramCache restarted({std::make_shared<MemoryProgramCache>(), disk2});
+    TieredProgramCache restarted({std::make_shared<MemoryProgramCache>(), disk2, remote});
     EXPECT_EQ(restarted.get(key_of(1)), code_of(1));
     EXPECT_EQ(restarted.get(key_of(1)), code_of(1));
-    EXPECT_EQ(restarted.tier_hits(), (std::vector<std::uint64_t>{1, 1}));
+    EXPECT_EQ(restarted.tier_hits(), (std::vector<std::uint64_t>{1, 1, 0}));
     EXPECT_FALSE(other.get(key_of(99)));
     EXPECT_EQ(other.stats().misses, 1u);
     EXPECT_EQ(other.stats().hits, 2u);
