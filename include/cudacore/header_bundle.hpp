@@ -173,7 +173,9 @@ public:
     /// (\$TMPDIR, else /tmp), of this process's own and removed when it exits (or, after a kill,
     /// by the next process that makes one). Program::compile puts the folders first on the
     /// include path: a header of the same name in an include_path folder never shadows the
-    /// bundle's copy (the code is that of a compile from memory). Throws CacheError naming the
+    /// bundle's copy (the code is that of a compile from memory), and keeps the bundles in
+    /// memory for a compile whose source has a file of a bundled name beside it (see
+    /// ProgramOptions::header_bundles). Throws CacheError naming the
     /// bundle, the folder and why when it cannot be had: no cache folder in the environment, a folder that cannot be
     /// made or written (read-only, full), one owned by another user or writable by others, a
     /// header whose name is no plain relative path (absolute, "..", empty parts), a quoted
