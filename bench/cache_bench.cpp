@@ -7,6 +7,8 @@
 //     a stat of each header and lookup outside the toolkit; program.hpp, "Cache keys")
 //   cudacore/<kernel>_memory_hit_new_program         the memory hit for a new, equal Program each
 //     time: its key computed afresh (canonical flags, SHA-256), the toolkit's headers skipped
+//   raw/<kernel>_miss, cudacore/<kernel>_miss        a compile, and compile_cached() into a new cache
+//     (key, compile, the view of the files read, store): the view's cost is the difference
 //   raw/serialize_roundtrip_10MB                     memcpy of a 10 MB cubin-like payload
 //   cudacore/serialize_roundtrip_10MB                ObjectCode::serialize + deserialize of it
 //
@@ -112,7 +114,23 @@ void memory_hit_new_program(benchmark::State& state, const char* source) {
 }
 void disk_hit(benchmark::State& state, const char* source) { cache_hit<DiskProgramCache>(state, source); }
 
+// A miss: a new cache each time, so each call keys, compiles, takes the view of the files the
+// compile read (checked against its start) and stores. Beside raw/<kernel>_miss, the compile alone.
+void memory_miss(benchmark::State& state, const char* source) {
+    Program program = make_program(source);
+    const auto names = names_for(source);
+    for (auto _ : state) {
+        MemoryProgramCache cache;
+        benchmark::DoNotOptimize(compile_cached(cache, program, CodeType::cubin, names));
+        if (cache.stats().insertions == 0) state.SkipWithError("the miss was not stored");
+    }
+}
+
 // The small kernel compiles in milliseconds; <cuda/std> takes much longer: fewer iterations.
+BENCHMARK_CAPTURE(fresh_compile, small, small_source)->Name("raw/small_miss")->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(memory_miss, small, small_source)->Name("cudacore/small_miss")->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(fresh_compile, cuda_std, cuda_std_source)->Name("raw/cuda_std_miss")->Unit(benchmark::kMicrosecond)->Iterations(5);
+BENCHMARK_CAPTURE(memory_miss, cuda_std, cuda_std_source)->Name("cudacore/cuda_std_miss")->Unit(benchmark::kMicrosecond)->Iterations(5);
 BENCHMARK_CAPTURE(fresh_compile, small, small_source)->Name("raw/small_memory_hit")->Unit(benchmark::kMicrosecond)->MinTime(1.0);
 BENCHMARK_CAPTURE(memory_hit, small, small_source)->Name("cudacore/small_memory_hit")->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(fresh_compile, small, small_source)->Name("raw/small_disk_hit")->Unit(benchmark::kMicrosecond)->MinTime(1.0);

@@ -36,7 +36,11 @@ class Program;
 using CacheWarningHandler = std::function<void(const CacheError&)>;
 
 /// The general form: `compile` runs only on a miss, at most once per key at a time in this
-/// process. Throws what `compile` throws (to every waiter); cache errors are reported, not thrown.
+/// process. Looks `key` up once (one hit or one miss in `cache`'s stats()), then on a miss asks
+/// for the compile turn (ProgramCache::await_compile_turn, whose wait for another process's
+/// entry looks again at each check); a call made while another call for the same key and cache
+/// is in flight in this process looks up nothing: it waits for and shares that call's outcome.
+/// Throws what `compile` throws (to every waiter); cache errors are reported, not thrown.
 ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
                           const std::function<ObjectCode()>& compile,
                           const CacheWarningHandler& on_cache_error = {});

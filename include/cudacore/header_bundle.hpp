@@ -102,12 +102,18 @@ public:
                                              const HeaderBundleOptions& options = {});
 
     /// The headers a compile read, as Program::compile(target, names, headers_read) lists them
-    /// (absolute paths, what the preprocessor opened): the bundle holds exactly these. Each is
-    /// named by its path below the folder of `include_folders` that holds it most deeply (the
-    /// shortest name: with the toolkit's include/ and include/cccl/, "cuda/std/cmath"); a quoted
-    /// include of a header found beside its includer is rewritten to that name (see the top of
-    /// this file). Pass the folders the compile searched, in its order: the main source's folder
-    /// (for its quoted includes) and each -I folder, the toolkit's last (toolkit_include_dirs()).
+    /// (absolute paths, what the preprocessor opened): the bundle holds exactly these files, so
+    /// that it compiles that program. Each is named by its path below the folder of
+    /// `include_folders` that holds it most deeply (the shortest name: with the toolkit's include/
+    /// and include/cccl/, "cuda/std/cmath"), and by the names the \#include directives of the
+    /// other headers ask for it by; a header that no other includes (the source includes it, by a
+    /// name the list cannot tell) is also named below each other folder that holds it, unless a
+    /// folder searched before that one has a file of that name ("example_headers/my.cuh" below
+    /// the source's folder and "my.cuh" below an -I folder example_headers/). A quoted include of
+    /// a header found beside its includer is rewritten to the name it has below the includer's
+    /// folder (see the top of this file). Pass the folders the compile searched, in its order:
+    /// the main source's folder (for its quoted includes) and each -I folder, the toolkit's last
+    /// (toolkit_include_dirs()).
     /// A header in none of the folders is refused, each named, unless `allow_outside_folders`
     /// (then it is named by its absolute path). Throws InvalidArgumentError for headers outside
     /// the folders or two files for one include name, SerializationError naming the file when a
@@ -173,7 +179,9 @@ public:
     /// (\$TMPDIR, else /tmp), of this process's own and removed when it exits (or, after a kill,
     /// by the next process that makes one). Program::compile puts the folders first on the
     /// include path: a header of the same name in an include_path folder never shadows the
-    /// bundle's copy (the code is that of a compile from memory). Throws CacheError naming the
+    /// bundle's copy (the code is that of a compile from memory), and keeps the bundles in
+    /// memory for a compile whose source has a file of a bundled name beside it (see
+    /// ProgramOptions::header_bundles). Throws CacheError naming the
     /// bundle, the folder and why when it cannot be had: no cache folder in the environment, a folder that cannot be
     /// made or written (read-only, full), one owned by another user or writable by others, a
     /// header whose name is no plain relative path (absolute, "..", empty parts), a quoted

@@ -22,11 +22,20 @@
 
 namespace cudacore {
 
-/// A program cache's counters and size.
+/// A program cache's counters and size. The counters count calls of this object's get() and
+/// put(), whoever makes them: a TieredProgramCache counts each of its own gets once, and its
+/// tiers count the gets it makes of them (a get that a tier answers is a miss in the tiers above
+/// it); get_or_compile() looks a key up once per call (see there); compile_cached() looks up
+/// each key it needs (for a C++ program the header list, then the code) and, on a miss, once
+/// more when its compile is in flight. hits / (hits + misses) is the share of get() calls that
+/// found their entry.
 struct CacheStats {
-    /// Counted by this cache object since it was created.
+    /// Counted by this cache object since it was created: get() calls that returned an entry.
     std::uint64_t hits = 0;
-    std::uint64_t misses = 0;        ///< includes corrupt entries
+    /// get() calls that returned none: no entry, or one that failed its check (also counted in
+    /// corrupt_entries); a RemoteProgramCache also counts the gets it could not make (a server
+    /// down or backed off from).
+    std::uint64_t misses = 0;
     std::uint64_t insertions = 0;    ///< successful puts
     std::uint64_t evictions = 0;     ///< entries removed to stay under the byte bound
     std::uint64_t corrupt_entries = 0;  ///< entries that failed their check, removed

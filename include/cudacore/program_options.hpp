@@ -74,13 +74,19 @@ struct ProgramOptions {
     ///     /proc/self/fd/N of the descriptor the folder was checked through), with NVRTC's
     ///     automatic PCH; the folder is checked again after the compile (every byte) and a change
     ///     while NVRTC read it means a compile again from memory; with lineinfo or debug (the code
-    ///     names the files), when no folder can be had and with pch = false, the headers are
-    ///     given to NVRTC in memory (nvrtcCreateProgram's headers) without PCH, with one
+    ///     names the files), when no folder can be had, or something of a bundled header's name
+    ///     lies beside the source (in the folder of the name NVRTC is given: `name`, or the debug
+    ///     source file; the working directory for a bare name), where NVRTC looks for a quoted
+    ///     include of the source before any folder (and with pch = false), the headers are given
+    ///     to NVRTC in memory (nvrtcCreateProgram's headers) without PCH, with one
     ///     WarningKind::pch_off warning saying why;
     ///   - an \#include whose operand names a header of a bundle reads the bundle's copy, before
-    ///     any other folder (a header of the same name in an include_path folder is not used,
-    ///     from the bundle's folder as from memory); the toolkit's folders are not searched
-    ///     (toolkit_include_path is ignored), include_path still is, for headers no bundle holds;
+    ///     any other folder (a header of the same name in an include_path folder or beside the
+    ///     source is not used, from the bundle's folder as from memory), with one exception: read
+    ///     from its folder, a bundled name in a quoted \#include of a header that is no bundle's
+    ///     (one of include_path) finds a file of that name beside that header first; the
+    ///     toolkit's folders are not searched (toolkit_include_path is ignored), include_path
+    ///     still is, for headers no bundle holds;
     ///   - where several bundles hold the same name, the FIRST bundle in this list that holds
     ///     it wins (as the first -I folder does), and the later ones' copies are not used;
     ///   - a header found neither in a bundle nor in a folder fails the compile with a

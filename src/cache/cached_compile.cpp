@@ -279,10 +279,11 @@ std::string trace_unwritable_reason() {
 ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
                           const std::function<ObjectCode()>& compile,
                           const CacheWarningHandler& on_cache_error) {
-    if (auto hit = lookup(cache, key, on_cache_error)) return *hit;
+    // One lookup per call, so that the caches' counters count the caller's lookups: the call is
+    // in flight before it looks (a call that finds another in flight for the key shares its
+    // outcome and looks up nothing), so no entry can be stored between its lookup and its turn.
     return single_flight(cache, key, [&] {
-        // Another thread may have stored it between our miss and our registration.
-        if (auto code = lookup(cache, key, on_cache_error)) return *code;
+        if (auto hit = lookup(cache, key, on_cache_error)) return *hit;
         // Another process may be compiling it: wait for its entry, or hold the lease.
         CompileTurn turn = cache.await_compile_turn(
             key, [&] { return lookup(cache, key, on_cache_error); });

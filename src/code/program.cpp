@@ -26,6 +26,7 @@
 #include <memory>
 #include <variant>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 
 namespace cudacore {
@@ -195,18 +196,54 @@ struct PchChoice {
     detail::BundleFolders folders;  // held (so that a cache clear leaves them) for the compile
 };
 
+// Why a bundled header would not win from its folder: NVRTC looks for a quoted include of the
+// main source beside it (in the folder of `nvrtc_name`, the working directory for a bare name)
+// before any include folder, while headers given in memory come before every folder. Names the
+// first bundled name with something of that name beside the source; empty when there is none.
+// One stat per top-level name of the bundles, and one per name below a folder that is there.
+std::string shadowed_beside_source(const std::vector<HeaderBundle>& bundles, const std::string& nvrtc_name) {
+    const std::filesystem::path main_folder = std::filesystem::path(nvrtc_name).parent_path();
+    auto there = [&](std::string_view name) {
+        std::error_code ignored;
+        return std::filesystem::exists(std::filesystem::symlink_status(main_folder / name, ignored));
+    };
+    for (const HeaderBundle& bundle : bundles) {
+        const std::vector<BundledHeader>& headers = bundle.headers();
+        for (std::size_t i = 0; i < headers.size(); ++i) {
+            const std::string& name = headers[i].name;
+            const std::size_t slash = name.find('/');
+            if (slash != std::string::npos && !there(std::string_view(name).substr(0, slash))) {
+                // Names are sorted: those below this missing folder follow each other.
+                const std::string_view folder(name.data(), slash + 1);
+                while (i + 1 < headers.size() && headers[i + 1].name.starts_with(folder)) ++i;
+                continue;
+            }
+            if (there(name)) {
+                std::string found = (main_folder / name).string();
+                found.insert(0, 1, '\'');  // not "'" + found: GCC 12 warns of it (-Wrestrict)
+                return found + "' beside the source would be read for \"" + name +
+                       "\" instead of the copy of header bundle " + bundle.describe();
+            }
+        }
+    }
+    return {};
+}
+
 // Header bundles with pch unset: each bundle's folder (bundle_folder.hpp) goes on the include
 // path, first and in the bundles' order (the first bundle holding a name wins, before any other
 // folder, as in memory), with automatic PCH. The flags the cache key covers do not change: the
-// key names each bundle by its digest, whatever folder holds it. When a folder cannot be had, the
+// key names each bundle by its digest, whatever folder holds it. When a folder cannot be had, or
+// a file beside the source would be found before a bundle's copy (shadowed_beside_source), the
 // headers stay in memory without PCH, with one warning. Returns whether the folders are used.
-bool read_bundles_from_folders(const ProgramOptions& options, std::vector<std::string>& flags,
-                               PchChoice& choice, PchStatus& status) {
-    detail::BundleFolders folders = detail::bundle_folders(options.header_bundles);
-    if (!folders.problem.empty()) {
+bool read_bundles_from_folders(const ProgramOptions& options, const std::string& nvrtc_name,
+                               std::vector<std::string>& flags, PchChoice& choice, PchStatus& status) {
+    const std::string shadowed = shadowed_beside_source(options.header_bundles, nvrtc_name);
+    detail::BundleFolders folders;
+    if (shadowed.empty()) folders = detail::bundle_folders(options.header_bundles);
+    if (const std::string& problem = shadowed.empty() ? folders.problem : shadowed; !problem.empty()) {
         status = {PchOutcome::not_attempted, "PCH is off: the header bundles are read from memory: " +
-                  folders.problem, {}, 0};
-        detail::warn_pch_off("header bundles are read from memory: " + folders.problem);
+                  problem, {}, 0};
+        detail::warn_pch_off("header bundles are read from memory: " + problem);
         return false;
     }
     std::vector<std::string> added;
@@ -239,9 +276,9 @@ void choose_automatic_pch_dir(std::vector<std::string>& flags, PchChoice& choice
     }
 }
 
-// Decides PCH for a C++ compile with `flags`, taking the PCH flags out of them where PCH is off,
-// and says why in `status` when it is.
-PchChoice choose_pch(const ProgramOptions& options, bool pch_allowed,
+// Decides PCH for a C++ compile with `flags` (of the program NVRTC knows as `nvrtc_name`),
+// taking the PCH flags out of them where PCH is off, and says why in `status` when it is.
+PchChoice choose_pch(const ProgramOptions& options, const std::string& nvrtc_name, bool pch_allowed,
                      std::vector<std::string>& flags, PchStatus& status) {
     PchChoice choice;
     choice.on = uses_automatic_pch(options) || options.create_pch || options.use_pch;
@@ -250,7 +287,7 @@ PchChoice choose_pch(const ProgramOptions& options, bool pch_allowed,
     // NVRTC as /proc/self/fd/N, which differs between processes, so such compiles read memory.
     const bool names_files = options.lineinfo.value_or(false) || options.debug.value_or(false);
     if (bundles && !options.pch && pch_allowed && !names_files)
-        choice.on = read_bundles_from_folders(options, flags, choice, status);
+        choice.on = read_bundles_from_folders(options, nvrtc_name, flags, choice, status);
     else if (!choice.on) {
         status = {PchOutcome::not_attempted,
                   !bundles || options.pch ? "PCH is off (ProgramOptions::pch = false)"
@@ -453,7 +490,11 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
     require_supported_target(source_type_, target, options_);
     std::vector<std::string> flags = this->flags(target);
     const std::string object = describe(options_) + " (" + std::string(to_string(target)) + ")";
-    const PchChoice pch = choose_pch(options_, pch_allowed, flags, pch_status_);
+    // With debug or line information, NVRTC is given the path of a file holding the source as
+    // the program's name: the line table names it, so a debugger finds the source.
+    const std::filesystem::path debug_source = debug_source_path();
+    const std::string nvrtc_name = debug_source.empty() ? options_.name : debug_source.string();
+    const PchChoice pch = choose_pch(options_, nvrtc_name, pch_allowed, flags, pch_status_);
     // A wrapped program is compiled itself; otherwise the previous compile's program is released
     // now and this one stays for handle().
     nvrtcProgram wrapped = wraps_handle_ ? std::get<nvrtcProgram>(handle_) : nullptr;
@@ -465,11 +506,7 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
     const detail::InMemoryHeaders headers = pch.bundles_from_folders
                                                 ? detail::InMemoryHeaders{}
                                                 : detail::in_memory_headers(options_.header_bundles);
-    // With debug or line information, NVRTC is given the path of a file holding the source as
-    // the program's name: the line table names it, so a debugger finds the source.
-    const std::filesystem::path debug_source = debug_source_path();
     if (!debug_source.empty()) write_debug_source();
-    const std::string nvrtc_name = debug_source.empty() ? options_.name : debug_source.string();
     remove_earlier_time_trace(options_);
     std::vector<std::string> used_flags = flags;
     const NvrtcInput input{source_, nvrtc_name, name_expressions, target, object, wrapped, headers};

@@ -82,6 +82,9 @@ public:
     void add(const std::string& name, const fs::path& file, const fs::path& root,
              const std::string& included_by) {
         const fs::path path = normal(file);
+        if (auto includer = by_name_.find(included_by); includer != by_name_.end() &&
+                                                        nodes_[includer->second].file != path)
+            included_.insert(path);
         if (auto it = by_name_.find(name); it != by_name_.end()) {
             if (nodes_[it->second].file != path) {
                 throw InvalidArgumentError(
@@ -128,6 +131,32 @@ public:
             }
             again = wrappers.size() != known;
         }
+    }
+
+    // The files no other header includes were included by the main source (or pre-included),
+    // with names the directives cannot tell: where folders nest (a source folder above an -I
+    // folder, the toolkit's include/ above include/cccl/), one file has a name below each. Each
+    // such file also gets the name below every other folder that holds it, where no folder
+    // searched before that one has a file of that name (the preprocessor would find that one);
+    // returns whether a name was added (then follow() again: the new names' directives).
+    bool name_entries_in_every_folder() {
+        bool added = false;
+        std::set<fs::path> entries;
+        for (const Node& node : nodes_)
+            if (!included_.contains(node.file)) entries.insert(node.file);
+        for (const fs::path& file : entries) {
+            for (std::size_t f = 0; f < folders_.size(); ++f) {
+                const std::string name = below(file, folders_[f]);
+                if (name.empty() || by_name_.contains(name)) continue;
+                bool found_earlier = false;
+                for (std::size_t g = 0; g < f && !found_earlier; ++g)
+                    found_earlier = is_file(folders_[g] / name) && normal(folders_[g] / name) != file;
+                if (found_earlier) continue;
+                add(name, file, folders_[f], {});
+                added = true;
+            }
+        }
+        return added;
     }
 
     std::vector<BundledHeader> headers() const {
@@ -188,6 +217,7 @@ private:
     bool allow_outside_;
     std::vector<Node> nodes_;
     std::map<std::string, std::size_t> by_name_;
+    std::set<fs::path> included_;  // files some other header includes
 };
 
 }  // namespace
@@ -258,6 +288,7 @@ std::vector<BundledHeader> gather_headers(const std::vector<std::string>& opened
             "(HeaderBundleOptions::allow_outside_folders, `cudacore bundle --allow-outside`)");
     }
     gatherer.follow();
+    if (gatherer.name_entries_in_every_folder()) gatherer.follow();
     return gatherer.headers();
 }
 

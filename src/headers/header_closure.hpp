@@ -16,9 +16,11 @@
 namespace cudacore::detail {
 
 // The bundle of exactly the files in `opened` (what the preprocessor opened: absolute paths),
-// each named by its path below the folder of `folders` that holds it most deeply, with the quoted
-// includes of a header found beside its includer rewritten to that name (their directives are
-// followed only to learn names: a file not in `opened` never goes in). `what` names the bundle
+// each named by its path below the folder of `folders` that holds it most deeply and by the
+// names other headers' directives ask for (a file no other header includes also below each other
+// folder holding it, where no earlier folder has a file of that name), with the quoted includes
+// of a header found beside its includer rewritten to that name (their directives are followed
+// only to learn names: a file not in `opened` never goes in). `what` names the bundle
 // in errors. Throws InvalidArgumentError (files outside every folder unless `allow_outside`,
 // each named; two files for one name) and SerializationError (a header that cannot be read).
 std::vector<BundledHeader> gather_headers(const std::vector<std::string>& opened,

@@ -4,15 +4,14 @@
 // kernel of the suite's sources and of the examples (each raw string literal that defines a
 // __global__ function), for PTX and cubin, among them the two kernels of trace_codegen_kernels.hpp
 // where NVRTC's time trace was seen to change code generation.
+#include "suite_kernels.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/program.hpp"
 
-#include <cstdlib>
 #include <filesystem>
-#include <regex>
 
 namespace {
 
@@ -20,61 +19,8 @@ using namespace cudacore;
 using cudacore::test::read_file;
 using cudacore::test::TempDir;
 
-struct Kernel {
-    std::string origin;  // file and ordinal, for messages
-    std::string source;
-};
-
-// The folder of this source tree (examples/, tests/support/): CUDACORE_SOURCE_DIR, the folder the
-// tests were built from, or found from the working directory.
-std::filesystem::path source_root() {
-    std::vector<std::filesystem::path> candidates;
-    if (const char* env = std::getenv("CUDACORE_SOURCE_DIR"); env && *env) candidates.emplace_back(env);
-    candidates.emplace_back(CUDACORE_TEST_SOURCE_ROOT);
-    candidates.emplace_back("..");
-    candidates.emplace_back(".");
-    for (const auto& candidate : candidates) {
-        std::error_code ignored;
-        if (std::filesystem::is_regular_file(candidate / "examples/saxpy.cpp", ignored)) return candidate;
-    }
-    return {};
-}
-
-// Every raw string literal R"delim(...)delim" of `text` that defines a kernel.
-std::vector<std::string> kernels_in(const std::string& text) {
-    std::vector<std::string> out;
-    for (std::size_t at = text.find("R\""); at != std::string::npos; at = text.find("R\"", at + 2)) {
-        const std::size_t open = text.find('(', at + 2);
-        if (open == std::string::npos || open - at - 2 > 16) continue;
-        const std::string close = ")" + text.substr(at + 2, open - at - 2) + "\"";
-        const std::size_t end = text.find(close, open + 1);
-        if (end == std::string::npos) break;
-        std::string body = text.substr(open + 1, end - open - 1);
-        if (body.find("__global__") != std::string::npos) out.push_back(std::move(body));
-        at = end;
-    }
-    return out;
-}
-
-std::vector<Kernel> suite_and_example_kernels() {
-    const std::filesystem::path root = source_root();
-    std::vector<Kernel> kernels;
-    if (root.empty()) return kernels;
-    std::vector<std::filesystem::path> files;
-    for (const char* folder : {"examples", "tests/support"}) {
-        for (const auto& entry : std::filesystem::directory_iterator(root / folder)) {
-            const auto extension = entry.path().extension();
-            if (extension == ".cpp" || extension == ".hpp") files.push_back(entry.path());
-        }
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& file : files) {
-        const std::vector<std::string> found = kernels_in(read_file(file));
-        for (std::size_t i = 0; i < found.size(); ++i)
-            kernels.push_back({file.filename().string() + " #" + std::to_string(i + 1), found[i]});
-    }
-    return kernels;
-}
+using Kernel = cudacore::test::SuiteKernel;
+using cudacore::test::suite_and_example_kernels;
 
 ProgramOptions options_for(const std::string& name) {
     ProgramOptions options;

@@ -7,6 +7,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/tiered_program_cache.hpp"
 #include "code/object_code_state.hpp"
 
 #include <atomic>
@@ -141,8 +142,41 @@ void expect_single_flight(ProgramCache& cache) {
         ASSERT_TRUE(r);
         EXPECT_EQ(*r, result);
     }
+    // One lookup missed: the calls that came while it was in flight shared its outcome, and any
+    // that came after it found the entry.
+    EXPECT_EQ(cache.stats().misses, 1u);
     EXPECT_EQ(get_or_compile(cache, key_of(7), [&]() -> ObjectCode { throw std::logic_error("hit expected"); }),
               result);
+}
+
+// One call is one lookup: a missing key is one miss in each cache it was looked up in, and a
+// present one one hit, so that hits / (hits + misses) is the share of calls that found their code.
+TEST(CachedCompile, GetOrCompileCountsOneLookupPerCall) {
+    MemoryProgramCache plain;
+    EXPECT_EQ(get_or_compile(plain, key_of(20), [] { return code_of_size(10); }), code_of_size(10));
+    CacheStats stats = plain.stats();
+    EXPECT_EQ(stats.misses, 1u);
+    EXPECT_EQ(stats.hits, 0u);
+    EXPECT_EQ(stats.insertions, 1u);
+    EXPECT_EQ(get_or_compile(plain, key_of(20), [] { return code_of_size(11); }), code_of_size(10));
+    stats = plain.stats();
+    EXPECT_EQ(stats.misses, 1u);
+    EXPECT_EQ(stats.hits, 1u);
+
+    test::TempDir dir;
+    auto memory = std::make_shared<MemoryProgramCache>();
+    auto disk = std::make_shared<DiskProgramCache>(dir.path() / "cache");
+    TieredProgramCache tiered({memory, disk});
+    for (int round = 0; round < 2; ++round)
+        for (int key = 0; key < 3; ++key)
+            EXPECT_EQ(get_or_compile(tiered, key_of(30 + key), [&] { return code_of_size(20 + key); }),
+                      code_of_size(20 + key));
+    EXPECT_EQ(tiered.stats().misses, 3u);
+    EXPECT_EQ(tiered.stats().hits, 3u);
+    EXPECT_EQ(memory->stats().misses, 3u);
+    EXPECT_EQ(memory->stats().hits, 3u);
+    EXPECT_EQ(disk->stats().misses, 3u);  // the second round was answered by memory
+    EXPECT_EQ(disk->stats().hits, 0u);
 }
 
 TEST(CachedCompile, ManyThreadsOneMissingKeyCompileOnceInMemory) {

@@ -308,6 +308,45 @@ TEST(BundleFolder, BundleHeaderWinsOverOneOfTheSameNameOnTheIncludePath) {
     EXPECT_TRUE(contains(std::string(plain.compile(CodeType::ptx).code()), "7300042"));
 }
 
+// A quoted include of the main source is looked for beside it (the folder of the program's name)
+// before any include folder, while headers in memory come first: a file there of a bundled name
+// keeps the bundle in memory for that compile, so that the bundle's copy wins as it does from
+// memory, and the code is the in-memory compile's. Without such a file the folder is used.
+TEST(BundleFolder, BundleHeaderWinsOverAFileBesideTheSource) {
+    const CacheFolder cache;
+    const test::TempDir project;
+    const HeaderBundle bundle = HeaderBundle::from_headers(
+        {{"cube.h", "template <class T> __device__ T cube(T x) { return x * x * x; }\n"},
+         {"lib/scale.h", "#define SCALE 7400001\n"}},
+        "shadowed");
+    const std::string source = "#include \"cube.h\"\n#include \"lib/scale.h\"\n"
+                               "extern \"C\" __global__ void k(int* o) { *o = cube(*o) + SCALE; }\n";
+    ProgramOptions options = options_with(bundle);
+    options.name = (project.path() / "kernel.cu").string();
+    ProgramOptions in_memory = options;
+    in_memory.pch = false;
+    Program from_memory(source, SourceType::cxx, in_memory);
+    const std::string expected(from_memory.compile(CodeType::ptx).code());
+    ASSERT_TRUE(contains(expected, "7400001")) << expected;
+    Program clean(source, SourceType::cxx, options);
+    EXPECT_EQ(std::string(clean.compile(CodeType::ptx).code()), expected);
+    EXPECT_NE(clean.pch_status().outcome, PchOutcome::not_attempted) << clean.pch_status().reason;
+    for (const char* name : {"cube.h", "lib/scale.h"}) {
+        SCOPED_TRACE(name);
+        fs::create_directories((project.path() / name).parent_path());
+        test::write_file(project.path() / name, "#define SHADOW 1\n");
+        test::WarningLog warnings;
+        Program shadowed(source, SourceType::cxx, options);
+        EXPECT_EQ(std::string(shadowed.compile(CodeType::ptx).code()), expected);
+        EXPECT_EQ(shadowed.pch_status().outcome, PchOutcome::not_attempted);
+        EXPECT_TRUE(contains(shadowed.pch_status().reason, (project.path() / name).string() + "' beside the source"))
+            << shadowed.pch_status().reason;
+        ASSERT_EQ(warnings.seen.size(), 1u);
+        EXPECT_EQ(warnings.seen[0].kind, WarningKind::pch_off);
+        fs::remove(project.path() / name);
+    }
+}
+
 // CUDACORE_DISABLE_CACHE: nothing in the cache folder; the bundle folder is the process's own,
 // in the temporary directory, still read with PCH, and gone when the process ends.
 TEST(BundleFolder, DisabledCacheKeepsTheFolderPrivateAndRemovesItAtExit) {

@@ -2,6 +2,7 @@
 // file form read back exactly, and corrupt, truncated or foreign bytes refused with a clear
 // error; programs compiled with bundles (which bundle wins a name, a missing header's error,
 // precompiled headers only from the bundle's folder). NVRTC runs without a GPU.
+#include "suite_kernels.hpp"
 #include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
@@ -217,13 +218,17 @@ TEST(HeaderBundle, FromHeadersReadNamesEachByItsFolder) {
     EXPECT_EQ(bundle.find("dead.h"), nullptr);
     ASSERT_NE(bundle.find("lib/a.h"), nullptr);
     EXPECT_TRUE(contains(*bundle.find("lib/a.h"), "#include \"lib/b.h\"\n"));
-    // Nested folders: the deepest one names the header, as an #include would.
+    // Nested folders: the deepest one names each header, as an #include in a header would; a
+    // header no other includes (the source's) is also named below the outer folder, as the source
+    // may ask for it, with its quoted includes rewritten to that folder's names.
     const HeaderBundle nested = HeaderBundle::from_headers_read(
         {(dir.path() / "inc/lib/a.h").string(), (dir.path() / "inc/lib/b.h").string()},
         {dir.path(), dir.path() / "inc"}, "nested");
     EXPECT_NE(nested.find("lib/a.h"), nullptr);
     EXPECT_NE(nested.find("lib/b.h"), nullptr);
-    EXPECT_EQ(nested.find("inc/lib/a.h"), nullptr);
+    ASSERT_NE(nested.find("inc/lib/a.h"), nullptr);
+    EXPECT_TRUE(contains(*nested.find("inc/lib/a.h"), "#include \"inc/lib/b.h\"\n"));
+    EXPECT_EQ(nested.size(), 4u);
     // A header outside the folders is refused, each named; taken by its path when allowed.
     const std::string local = (dir.path() / "src/local.h").string();
     const std::string kernel = (dir.path() / "src/kernel.cu").string();
@@ -234,6 +239,89 @@ TEST(HeaderBundle, FromHeadersReadNamesEachByItsFolder) {
         HeaderBundle::from_headers_read({local}, {dir.path() / "inc"}, "read", true);
     ASSERT_EQ(outside.size(), 1u);
     EXPECT_NE(outside.find(local), nullptr);
+}
+
+// The first line where `a` and `b` differ, with its number; empty when they are equal.
+std::string first_difference(const std::string& a, const std::string& b) {
+    if (a == b) return {};
+    std::size_t line = 1, at = 0;
+    while (at < a.size() && at < b.size() && a[at] == b[at]) line += a[at++] == '\n';
+    const auto line_of = [&](const std::string& text) {
+        const std::size_t start = text.rfind('\n', at == 0 ? 0 : at - 1);
+        const std::size_t begin = start == std::string::npos || at == 0 ? 0 : start + 1;
+        return text.substr(begin, text.find('\n', begin) - begin);
+    };
+    return "line " + std::to_string(line) + ": '" + line_of(a) + "' against '" + line_of(b) + "'";
+}
+
+// The headers of `source` compiled with `options` read, as a bundle made from the folders the
+// header's documentation says to pass: the source's folder, each include_path folder, the
+// toolkit's. Then `headers_on_disk` (where the source's own headers lie) is removed, and the
+// program compiled with that bundle in memory gives the bytes of the compile that read the
+// files; with `also_from_folder`, it compiles from the bundle's folder too (with PCH, which
+// orders a PTX's declarations differently: compiled, not compared). False when the program does
+// not compile as given (some suite kernels need other options).
+bool expect_bundle_of_headers_read_compiles(const std::string& source, ProgramOptions options,
+                                            const std::string& what, bool also_from_folder = false,
+                                            const std::filesystem::path& headers_on_disk = {}) {
+    SCOPED_TRACE(what);
+    options.pch = false;
+    Program reading(source, SourceType::cxx, options);
+    std::vector<std::string> headers_read;
+    std::string expected;
+    try {
+        expected = std::string(reading.compile(CodeType::ptx, {}, headers_read).code());
+    } catch (const CompileError&) {
+        return false;
+    }
+    EXPECT_FALSE(headers_read.empty());
+    std::vector<std::filesystem::path> folders{std::filesystem::absolute(options.name).parent_path()};
+    for (const auto& folder : options.include_path) folders.emplace_back(folder);
+    for (const auto& folder : toolkit_include_dirs()) folders.emplace_back(folder);
+    options.header_bundles = {HeaderBundle::from_headers_read(headers_read, folders, "read")};
+    options.include_path.clear();
+    if (!headers_on_disk.empty()) std::filesystem::remove_all(headers_on_disk);
+    try {
+        Program in_memory(source, SourceType::cxx, options);
+        EXPECT_EQ(first_difference(std::string(in_memory.compile(CodeType::ptx).code()), expected), "");
+        if (!also_from_folder) return true;
+        options.pch.reset();
+        Program from_folder(source, SourceType::cxx, options);
+        from_folder.compile(CodeType::ptx);
+        EXPECT_NE(from_folder.pch_status().outcome, PchOutcome::not_attempted) << from_folder.pch_status().reason;
+    } catch (const CompileError& e) {
+        ADD_FAILURE() << e.what();
+    }
+    return true;
+}
+
+// A property over the programs of the suite and the examples that read headers, and over one
+// that includes "example_headers/my_header1.cuh" from its folder while example_headers/ is an
+// -I folder too (as another library's test suite does): a bundle made from a compile's headers
+// compiles that program, with the same bytes.
+TEST(HeaderBundle, BundleOfTheHeadersACompileReadCompilesThatProgram) {
+    std::size_t with_headers = 0;
+    for (const test::SuiteKernel& kernel : test::suite_and_example_kernels()) {
+        if (kernel.source.find("#include") == std::string::npos) continue;
+        ProgramOptions options;
+        options.name = kernel.origin;
+        options.arch = "sm_90";
+        with_headers += expect_bundle_of_headers_read_compiles(kernel.source, options, kernel.origin);
+    }
+    EXPECT_GE(with_headers, 5u) << "the examples and tests/support were not found (set "
+                                   "CUDACORE_SOURCE_DIR to the source tree)";
+    TempDir dir;
+    write(dir.path() / "example_headers/my_header1.cuh",
+          "#pragma once\n#include \"my_header2.cuh\"\ntemplate <class T> __device__ T cube(T x) { return x * x * x; }\n");
+    write(dir.path() / "example_headers/my_header2.cuh", "#pragma once\n#define SCALE 7500001\n");
+    ProgramOptions options;
+    options.name = (dir.path() / "my_program.cu").string();
+    options.arch = "sm_90";
+    options.include_path = {(dir.path() / "example_headers").string()};
+    EXPECT_TRUE(expect_bundle_of_headers_read_compiles(
+        "#include \"example_headers/my_header1.cuh\"\n#include <cuda/std/cmath>\n"
+        "extern \"C\" __global__ void k(int* o) { *o = cube(*o) + SCALE + (int)cuda::std::abs(-2); }\n",
+        options, "example_headers", true, dir.path() / "example_headers"));
 }
 
 // What the preprocessor opens, not what the text names: dead includes (under a false #if,
