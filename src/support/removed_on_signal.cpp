@@ -151,8 +151,10 @@ int remove_registered_paths() noexcept {
     removal_begun.store(true);
     int removed = 0;
     const int used = highest_used.load();
+    // Paths being made are waited for first, so that nothing is removed while this waits: the
+    // process runs on meanwhile, and NVRTC crashes (SIGSEGV) when its PCH folder goes mid-compile.
+    for (int i = 0; i < used; ++i) wait_while_written(i);
     for (int i = 0; i < used; ++i) {
-        wait_while_written(i);
         int expected = kHolding;
         if (!slots[i].state.compare_exchange_strong(expected, kRemoving, std::memory_order_acq_rel)) continue;
         remove_tree_at(AT_FDCWD, slots[i].path, 0);

@@ -73,8 +73,8 @@ int register_removed_on_signal(const char* path) noexcept;
 void unregister_removed_on_signal(int slot) noexcept;
 
 // Removes every registered path (a folder with everything in it; symbolic links are removed,
-// not followed) and ends their registration; a path being made (RemovedOnSignal::make) is
-// waited for and removed too. For a process that is ending: from the first call on, nothing more
+// not followed) and ends their registration; paths being made (RemovedOnSignal::make) are
+// waited for first, with nothing removed meanwhile (the process runs on), and removed too. For a process that is ending: from the first call on, nothing more
 // is registered or made. Async-signal-safe: only open, getdents64, unlinkat, close,
 // clock_gettime and nanosleep, no allocation, no lock (called on the thread that is making a
 // path, it gives that path up after kRemovalWaitsForMake). Errors leave a path where it is.
