@@ -12,6 +12,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace cudacore::cli {
 
@@ -61,26 +63,41 @@ void print_stats(const CacheArgs& args) {
 
 // `cache clear`: every entry of the disk cache and every header bundle folder no compile is
 // reading, and the remote cache's entries with --remote. The bundle folders go first, and even
-// where no program cache exists yet (a compile with bundles makes them without one).
+// where no program cache exists yet (a compile with bundles makes them without one). Damage
+// repaired is named; what cannot be removed is named and passed over, the rest removed, and then
+// the command fails naming it.
 void clear_caches(const CacheArgs& args) {
     const std::filesystem::path directory = cache_directory(args);
     // Opened first: a folder that is no cache is refused before anything in it is removed.
     const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
-    const HeaderBundle::FolderRemoval folders = HeaderBundle::remove_folders(directory);
-    if (folders.removed > 0 || !folders.in_use.empty()) {
-        std::printf("removed %llu header bundle folders from %s\n",
-                    static_cast<unsigned long long>(folders.removed),
-                    (directory / "header-bundles").c_str());
+    std::vector<std::string> left;
+    try {
+        const HeaderBundle::FolderRemoval folders = HeaderBundle::remove_folders(directory);
+        if (folders.removed > 0 || !folders.in_use.empty()) {
+            std::printf("removed %llu header bundle folders from %s\n",
+                        static_cast<unsigned long long>(folders.removed),
+                        (directory / "header-bundles").c_str());
+        }
+        for (const std::filesystem::path& in_use : folders.in_use)
+            std::printf("left %s: a compile is reading it\n", in_use.c_str());
+        for (const std::string& line : folders.repaired)
+            std::fprintf(stderr, "cudacore: repaired: %s\n", line.c_str());
+        // Named again by the program cache's clear below, when there is one.
+        if (!cache) left.insert(left.end(), folders.left.begin(), folders.left.end());
+    } catch (const CacheError& e) {
+        left.push_back(e.what());
     }
-    for (const std::filesystem::path& left : folders.in_use)
-        std::printf("left %s: a compile is reading it\n", left.c_str());
     if (!cache) {
         std::printf("no cache at %s: nothing to remove\n", directory.c_str());
     } else {
         const std::uint64_t entries = cache->stats().entries;
-        cache->clear();
-        std::printf("removed %llu entries from %s\n", static_cast<unsigned long long>(entries),
-                    cache->directory().c_str());
+        try {
+            cache->clear();
+            std::printf("removed %llu entries from %s\n", static_cast<unsigned long long>(entries),
+                        cache->directory().c_str());
+        } catch (const CacheError& e) {
+            left.push_back(e.what());
+        }
     }
     if (const auto remote = open_remote_cache(args.remote)) {
         const std::uint64_t entries = remote->server_entries();
@@ -90,6 +107,10 @@ void clear_caches(const CacheArgs& args) {
                     remote->options().display_url().c_str(),
                     remote->options().key_prefix.c_str());
     }
+    if (left.empty()) return;
+    std::string message = "cache clear could not remove everything:";
+    for (const std::string& line : left) message += "\n" + line;
+    throw CacheError(message);
 }
 
 // `cache prune`: least recently used entries of the disk cache until it holds at most

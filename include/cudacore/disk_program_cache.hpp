@@ -93,8 +93,10 @@ public:
     /// ever removed (<64 hex digits>.ccentry and the temporary files of its writes); anything else
     /// in the folder is left alone. Something other than a folder under a shard's name is
     /// replaced by an empty folder (a warning). Also removes the header bundle folders kept
-    /// under the folder (HeaderBundle::remove_folders: those no compile is reading). Throws
-    /// CacheError on an I/O error.
+    /// under the folder (HeaderBundle::remove_folders: those no compile is reading). What cannot
+    /// be removed (a shard that cannot be locked or listed, a bundle folder whose lock cannot be
+    /// opened: an I/O error) is passed over and the rest removed; then a CacheError names each
+    /// such path with the failing call and the error.
     void clear() override;
     /// What prune_and_repair did.
     struct PruneReport {

@@ -169,7 +169,8 @@ public:
     /// count, size) written last. Checked at every call (the manifest, each header's size; the
     /// first call in a process compares every byte), and a folder that fails the check is moved
     /// aside and made again; concurrent callers in several processes wait (60 s at most) for the
-    /// one that makes it. The folder is never changed once in place. It is removed by
+    /// one that makes it, under a lock file beside it (`.<digest>.lock`; one that is no file, a
+    /// directory or a symbolic link, is replaced). The folder is never changed once in place. It is removed by
     /// remove_folders() (`cudacore cache clear`, DiskProgramCache::clear()), never while a compile
     /// reads it (the path returned here is not held: a clear may remove it afterwards); it is
     /// outside the program cache's size bound (prune and eviction leave it).
@@ -196,14 +197,21 @@ public:
     struct FolderRemoval {
         std::uint64_t removed = 0;                   ///< bundle folders removed
         std::vector<std::filesystem::path> in_use;  ///< folders left: a compile was reading them
+        /// Damage repaired ("'<lock file>' was a directory: replaced").
+        std::vector<std::string> repaired{};
+        /// What could not be removed, naming the path, the failing call and the error.
+        std::vector<std::string> left{};
     };
     /// Removes the bundle folders of `cache_folder` (`<cache_folder>/header-bundles/`, where
     /// folder() writes them when cache_folder is default_cache_directory()): every folder no
     /// compile is reading, its lock file, and what makers killed halfway left. A folder a compile
     /// reads (in this or another process) is left and named in `in_use`; a compile that starts
-    /// meanwhile waits for the removal and makes its folder again. Other names there are left
-    /// alone; no such folder: nothing removed. Throws CacheError naming the call and the folder
-    /// when it cannot be opened or listed, or is another user's. Thread-safe.
+    /// meanwhile waits for the removal and makes its folder again. A lock file that is no file
+    /// (a directory, a symbolic link: damage) is replaced and named in `repaired`, as folder()
+    /// does; a folder or lock file that cannot be removed (an I/O error) is named in `left`, and
+    /// the removal goes on with the others. Other names there are left alone; no such folder:
+    /// nothing removed. Throws CacheError naming the call and the folder when it cannot be opened
+    /// or listed, or is another user's. Thread-safe.
     static FolderRemoval remove_folders(const std::filesystem::path& cache_folder);
 
     /// Equal when the names and digests are.

@@ -167,6 +167,25 @@ private:
     std::bitset<shard_count> usable_;                            // shards counted
 };
 
+// Removes every entry of `shard` (and its stale temporaries) under its lock; something other
+// than a folder under its name is replaced by an empty one. Throws CacheError.
+void clear_shard(int directory_fd, const fs::path& directory, unsigned shard) {
+    FileDescriptor folder(open_shard(directory_fd, shard, false));
+    if (folder.fd < 0) {
+        if (not_a_folder(errno)) {  // damage: replaced, and the shard counted empty
+            ShardLock lock(directory_fd, directory, shard);
+            warn_repair(remove_non_folder(directory_fd, directory, shard, lock));
+        }
+        return;
+    }
+    const fs::path path = shard_path(directory, shard);
+    change_shard(directory_fd, directory, shard, folder.fd, [&](ShardCounter& counter) {
+        const DirectoryListing listing = list_directory(folder.fd, path, true);
+        for (const auto& entry : listing.entries) ::unlinkat(folder.fd, entry.name.c_str(), 0);
+        counter = count_listing(list_directory(folder.fd, path, false));
+    });
+}
+
 }  // namespace
 }  // namespace detail::disk
 
@@ -200,29 +219,28 @@ DiskProgramCache::PruneReport DiskProgramCache::prune_and_repair(std::uint64_t m
 
 void DiskProgramCache::clear() {
     namespace disk = detail::disk;
-    // Stale temporary files of the top folder (the marker's writes).
-    disk::list_directory(directory_fd_, directory_, true);
-    for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
-        disk::FileDescriptor folder(disk::open_shard(directory_fd_, shard, false));
-        if (folder.fd < 0) {
-            if (disk::not_a_folder(errno)) {  // damage: replaced, and the shard counted empty
-                detail::ShardLock lock(directory_fd_, directory_, shard);
-                disk::warn_repair(disk::remove_non_folder(directory_fd_, directory_, shard, lock));
-            }
-            continue;
+    // What could not be removed: named at the end, after everything else is removed.
+    std::vector<std::string> left;
+    auto going_on = [&](auto&& step) {
+        try {
+            step();
+        } catch (const CacheError& e) {
+            left.push_back(e.what());
         }
-        const std::filesystem::path path = disk::shard_path(directory_, shard);
-        disk::change_shard(directory_fd_, directory_, shard, folder.fd,
-                           [&](detail::ShardCounter& counter) {
-                               const disk::DirectoryListing listing =
-                                   disk::list_directory(folder.fd, path, true);
-                               for (const auto& entry : listing.entries)
-                                   ::unlinkat(folder.fd, entry.name.c_str(), 0);
-                               counter = disk::count_listing(
-                                   disk::list_directory(folder.fd, path, false));
-                           });
+    };
+    // Stale temporary files of the top folder (the marker's writes).
+    going_on([&] { disk::list_directory(directory_fd_, directory_, true); });
+    for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+        going_on([&] { disk::clear_shard(directory_fd_, directory_, shard); });
     }
-    HeaderBundle::remove_folders(directory_);
+    going_on([&] {
+        HeaderBundle::FolderRemoval folders = HeaderBundle::remove_folders(directory_);
+        for (std::string& line : folders.left) left.push_back(std::move(line));
+    });
+    if (left.empty()) return;
+    std::string message = "DiskProgramCache::clear of '" + directory_.string() + "' left what it could not remove:";
+    for (const std::string& line : left) message += "\n  " + line;
+    throw CacheError(message);
 }
 
 }  // namespace cudacore

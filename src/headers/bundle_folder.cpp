@@ -6,7 +6,6 @@
 #include "support/cache_directory.hpp"
 #include "support/owned_folder.hpp"
 #include "support/private_folder.hpp"
-#include "support/removed_on_signal.hpp"
 #include "support/system_call_error.hpp"
 #include "support/temporary_directory.hpp"
 
@@ -25,6 +24,7 @@
 #include <set>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 namespace cudacore::detail {
 
@@ -107,7 +107,6 @@ struct PrivateBundles {
     std::mutex mutex;
     OwnedFolder folder;
     pid_t owner = 0;  // the process that made it (a forked child must not remove it)
-    RemovedOnSignal removed_on_signal;
 };
 
 PrivateBundles& private_bundles() {
@@ -134,7 +133,6 @@ fs::path private_bundles_root(const std::string& what) {
             throw CacheError(what + ": CUDACORE_DISABLE_CACHE is set and " + e.what());
         }
         bundles.owner = ::getpid();
-        bundles.removed_on_signal = RemovedOnSignal(bundles.folder.path());
         std::atexit(remove_private_bundles);
     }
     return bundles.folder.path();
@@ -255,9 +253,12 @@ std::string header_problem(int folder, const BundledHeader& header, bool compare
     return {};
 }
 
+std::string replace_damaged_lock(const fs::path& root, const fs::path& lock, const std::string& what);
+
 // The lock of one digest's folder (`.<digest>.lock`): exclusive while the folder is made or
 // removed, shared while a compile reads it. A remover unlinks the lock file while it holds it, so
-// a lock taken on a file no longer under that name is taken again on the new one.
+// a lock taken on a file no longer under that name is taken again on the new one. Something
+// other than a file under that name (damage: a folder, a symbolic link) is replaced.
 class DigestLock {
 public:
     // Takes `operation` (LOCK_EX or LOCK_SH); with `wait`, waits up to kLockWait for another
@@ -266,9 +267,16 @@ public:
                const std::string& what)
         : path_(root / ("." + digest + ".lock")) {
         const auto deadline = std::chrono::steady_clock::now() + kLockWait;
-        while (true) {
+        for (bool replaced = false;;) {
             fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-            if (fd_ < 0) fail_call(what, "open", path_, errno);
+            if (fd_ < 0) {
+                const int error = errno;
+                // ELOOP: a symbolic link (never followed); EISDIR: a folder; ENXIO: a socket.
+                const bool damaged = error == ELOOP || error == EISDIR || error == ENXIO;
+                if (!damaged || std::exchange(replaced, true)) fail_call(what, "open", path_, error);
+                repaired_ = replace_damaged_lock(root, path_, what);
+                continue;
+            }
             if (::flock(fd_, operation | LOCK_NB) == 0) {
                 if (still_named()) return;
             } else if (errno != EWOULDBLOCK && errno != EINTR) {
@@ -292,6 +300,8 @@ public:
     ~DigestLock() { close(); }  // closing it gives the lock back
 
     bool held() const { return fd_ >= 0; }
+    // What was replaced under the lock file's name ("'…' was a directory: replaced"), or empty.
+    const std::string& repaired() const { return repaired_; }
     // Turns the exclusive lock into a shared one with no moment unlocked between (Linux converts
     // a lock on the same descriptor in one step), so a remover cannot take the folder just made.
     void share(const std::string& what) const {
@@ -313,6 +323,7 @@ private:
 
     fs::path path_;
     int fd_ = -1;
+    std::string repaired_;
 };
 
 OwnedFolder staging_folder(const fs::path& root, const std::string& what) {
@@ -331,6 +342,26 @@ void move_aside(const fs::path& root, const fs::path& folder, const std::string&
     OwnedFolder trash = staging_folder(root, what);
     if (::rename(folder.c_str(), (trash.path() / "damaged").c_str()) != 0 && errno != ENOENT)
         fail_call(what, "rename", folder, errno);
+}  // trash removed here, with what was moved into it
+
+// Moves what stands under a digest's lock file's name when it is no regular file (damage: a
+// folder, whatever is in it, a symbolic link, a socket) into a staging folder that removes it,
+// so that the lock file is made again. Returns what it replaced, naming the path; empty when it
+// moved nothing (another process repaired it first).
+std::string replace_damaged_lock(const fs::path& root, const fs::path& lock, const std::string& what) {
+    struct stat info {};
+    if (::lstat(lock.c_str(), &info) != 0 || S_ISREG(info.st_mode)) return {};
+    OwnedFolder trash = staging_folder(root, what);
+    const fs::path moved = trash.path() / "damaged";
+    if (::rename(lock.c_str(), moved.c_str()) != 0) return {};
+    // Repaired by another process between the lstat and the rename: its lock file (which it may
+    // hold) goes back.
+    struct stat taken {};
+    if (::lstat(moved.c_str(), &taken) == 0 && S_ISREG(taken.st_mode)) {
+        ::renameat2(AT_FDCWD, moved.c_str(), AT_FDCWD, lock.c_str(), RENAME_NOREPLACE);
+        return {};
+    }
+    return "'" + lock.string() + "' was " + std::string(file_kind(info.st_mode)) + ": replaced";
 }  // trash removed here, with what was moved into it
 
 // Writes the bundle into a staging folder and renames it to `folder`. Returns false when
@@ -571,16 +602,22 @@ BundleFolderRemoval remove_bundle_folders(const fs::path& cache_folder) {
         // Digests are 64 hexadecimal digits: anything else (staging folders, a user's files) is left.
         if (digest.size() != 64 || digest.find_first_not_of("0123456789abcdef") != std::string::npos) continue;
         if (lock_file && fs::exists(root / digest, error)) continue;  // removed with its folder
-        const DigestLock lock(root, digest, LOCK_EX, false, what);
-        if (!lock.held()) {  // a compile reads the folder, or a maker writes it
-            if (!lock_file) removal.in_use.push_back(root / digest);
-            continue;
+        // What cannot be removed is named, and the removal goes on.
+        try {
+            const DigestLock lock(root, digest, LOCK_EX, false, what);
+            if (!lock.repaired().empty()) removal.repaired.push_back(lock.repaired());
+            if (!lock.held()) {  // a compile reads the folder, or a maker writes it
+                if (!lock_file) removal.in_use.push_back(root / digest);
+                continue;
+            }
+            if (!lock_file) {
+                move_aside(root, root / digest, what);
+                ++removal.removed;
+            }
+            lock.remove_file();
+        } catch (const CacheError& e) {
+            removal.left.push_back(e.what());
         }
-        if (!lock_file) {
-            move_aside(root, root / digest, what);
-            ++removal.removed;
-        }
-        lock.remove_file();
     }
     return removal;
 }

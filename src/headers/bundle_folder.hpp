@@ -75,16 +75,20 @@ BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept;
 std::string bundle_folders_problem(const BundleFolders& folders,
                                    const std::vector<HeaderBundle>& bundles) noexcept;
 
-// What remove_bundle_folders did: folders removed, and those left because a compile held them.
+// What remove_bundle_folders did: folders removed, those left because a compile held them,
+// damage repaired and what could not be removed (each naming the path, the call and the error).
 struct BundleFolderRemoval {
     std::uint64_t removed = 0;
     std::vector<std::filesystem::path> in_use;
+    std::vector<std::string> repaired;
+    std::vector<std::string> left;
 };
 // Removes every bundle folder of `<cache_folder>/header-bundles` that no compile holds (each
 // under its exclusive lock, moved aside whole, then removed), their lock files, and staging
-// folders whose makers are gone. Other names are left alone. Nothing there: nothing done. Throws
-// CacheError naming the call and folder when the folder cannot be opened or listed, or is owned
-// by another user.
+// folders whose makers are gone. A lock file that is no file (a folder, a symbolic link) is
+// replaced; a folder or lock file that cannot be removed is named in `left`, and the removal goes
+// on. Other names are left alone. Nothing there: nothing done. Throws CacheError naming the call
+// and folder when the folder cannot be opened or listed, or is owned by another user.
 BundleFolderRemoval remove_bundle_folders(const std::filesystem::path& cache_folder);
 
 // Why the folder at `folder` does not hold `bundle` as written (missing, no or another manifest,

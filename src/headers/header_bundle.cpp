@@ -123,7 +123,7 @@ std::filesystem::path HeaderBundle::folder() const { return detail::bundle_folde
 
 HeaderBundle::FolderRemoval HeaderBundle::remove_folders(const std::filesystem::path& cache_folder) {
     detail::BundleFolderRemoval removal = detail::remove_bundle_folders(cache_folder);
-    return {removal.removed, std::move(removal.in_use)};
+    return {removal.removed, std::move(removal.in_use), std::move(removal.repaired), std::move(removal.left)};
 }
 
 bool HeaderBundle::operator==(const HeaderBundle& other) const noexcept {

@@ -5,7 +5,6 @@
 #include "code/nvrtc_compile.hpp"
 #include "loader/compiler_apis.hpp"
 #include "support/owned_folder.hpp"
-#include "support/removed_on_signal.hpp"
 #include "support/temporary_directory.hpp"
 
 #include <nlohmann/json.hpp>
@@ -31,7 +30,7 @@ namespace {
 
 // A private folder for one time trace, removed with everything in it: an OwnedFolder, so that
 // the folder of a process killed mid-compile is reclaimed by the next one that makes its own
-// (once per process), and registered for removal when a CLI is ended by a signal.
+// (once per process), and removed when a CLI is ended by a signal (registered as it is made).
 constexpr std::string_view kTracePrefix = "cudacore-trace-";
 
 class TraceDirectory {
@@ -51,15 +50,13 @@ public:
                                    object + ", folder for the header trace in " +
                                        temporary.path.string());
         }
-        removed_on_signal_ = RemovedOnSignal(folder_.path());
     }
     TraceDirectory(const TraceDirectory&) = delete;
     TraceDirectory& operator=(const TraceDirectory&) = delete;
     const std::filesystem::path& path() const noexcept { return folder_.path(); }
 
 private:
-    OwnedFolder folder_;  // removed by its destructor, after the registration below ends
-    RemovedOnSignal removed_on_signal_;
+    OwnedFolder folder_;  // removed by its destructor
 };
 
 // The header files named by the "Processing Header File" events of an NVRTC time trace. A name

@@ -2,7 +2,6 @@
 
 #include "cudacore/warnings.hpp"
 #include "support/owned_folder.hpp"
-#include "support/removed_on_signal.hpp"
 #include "support/temporary_directory.hpp"
 
 #include <dirent.h>
@@ -28,14 +27,14 @@ struct PchFolder {
     std::mutex mutex;
     OwnedFolder folder;  // made once, in the temporary directory of that time
     pid_t owner = 0;     // the process that made it (a forked child must not remove it)
-    RemovedOnSignal removed_on_signal;  // a CLI ended by a signal removes it too
     std::set<std::string> warned;
 };
 
 // A folder is "cudacore-pch-" and six random characters, made and reclaimed as an OwnedFolder:
 // its owner holds a lock on it for as long as it lives (a forked child shares the lock), and it
 // gets its name only once that lock is held, so a folder by that name whose lock is free belongs
-// to processes that are all gone, however they ended (SIGKILL included).
+// to processes that are all gone, however they ended (SIGKILL included). A CLI ended by a signal
+// removes it too (OwnedFolder registers it as it makes it).
 constexpr std::string_view kFolderPrefix = "cudacore-pch-";
 
 // NVRTC crashes (readdir of a null DIR*) when its opendir of --pch-dir fails, as it does with
@@ -106,7 +105,6 @@ PchDirectory automatic_pch_directory(std::size_t heap_size) noexcept {
                                 "': " + e.what()};
             }
             folder.owner = ::getpid();
-            folder.removed_on_signal = RemovedOnSignal(folder.folder.path());
             std::atexit(remove_pch_folder);
         }
         return {folder.folder.path().string(), {}};

@@ -124,7 +124,8 @@ void reclaim_one(int parent, const char* name, bool unfinished) noexcept {
 OwnedFolder::OwnedFolder(OwnedFolder&& other) noexcept
     : path_(std::move(other.path_)),
       folder_fd_(std::exchange(other.folder_fd_, -1)),
-      lock_fd_(std::exchange(other.lock_fd_, -1)) {
+      lock_fd_(std::exchange(other.lock_fd_, -1)),
+      removed_on_signal_(std::move(other.removed_on_signal_)) {
     other.path_.clear();
 }
 
@@ -135,6 +136,7 @@ OwnedFolder& OwnedFolder::operator=(OwnedFolder&& other) noexcept {
         other.path_.clear();
         folder_fd_ = std::exchange(other.folder_fd_, -1);
         lock_fd_ = std::exchange(other.lock_fd_, -1);
+        removed_on_signal_ = std::move(other.removed_on_signal_);
     }
     return *this;
 }
@@ -142,49 +144,60 @@ OwnedFolder& OwnedFolder::operator=(OwnedFolder&& other) noexcept {
 OwnedFolder::~OwnedFolder() { remove(); }
 
 OwnedFolder OwnedFolder::make(const std::filesystem::path& parent, std::string_view prefix) {
-    const std::string unfinished_prefix = std::string(prefix) + std::string(kUnfinished);
-    for (int attempt = 0;; ++attempt) {
-        std::string unfinished = (parent / (unfinished_prefix + "XXXXXX")).string();
-        if (::mkdtemp(unfinished.data()) == nullptr) fail("mkdtemp", unfinished, errno);
-        OwnedFolder made;
-        made.path_ = unfinished;  // removed with it on any error below
-        made.folder_fd_ = ::open(unfinished.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (made.folder_fd_ < 0) fail("open", unfinished, errno);
-        made.lock_fd_ = ::openat(made.folder_fd_, kLockName,
-                                 O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (made.lock_fd_ < 0) {
-            const int error = errno;
-            if (error == ENOENT && attempt < 8) continue;  // reclaimed meanwhile: start again
-            fail("open", made.path_ / kLockName, error);
-        }
-        if (::flock(made.lock_fd_, LOCK_EX | LOCK_NB) != 0) {
-            // Only a reclaimer removing it (its maker stalled here) holds it: start again.
-            const int error = errno;
-            if (error == EWOULDBLOCK && attempt < 8) continue;
-            fail("flock", made.path_ / kLockName, error);
-        }
-        // Complete and locked: visible to reclaimers from now on.
-        const std::string name = std::string(prefix) + unfinished.substr(unfinished.size() - kSuffixSize);
-        const std::filesystem::path target = parent / name;
-        if (::renameat2(AT_FDCWD, unfinished.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0) {
-            const int error = errno;
-            // EEXIST: the name is taken (by a folder of the old form); ENOENT: reclaimed meanwhile.
-            if ((error == EEXIST || error == ENOENT) && attempt < 8) continue;
-            fail("renameat2", target, error);
-        }
-        made.path_ = target;
-        // What carries the name is the folder we made (the check above cannot be fooled by a
-        // folder renamed meanwhile only if nobody reclaimed ours: see reclaim_one).
-        struct stat ours {}, named {};
-        if (::fstat(made.folder_fd_, &ours) != 0 ||
-            ::fstatat(AT_FDCWD, target.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0 ||
-            ours.st_dev != named.st_dev || ours.st_ino != named.st_ino) {
-            made.release();  // not ours to remove
-            if (attempt < 8) continue;
-            fail("renameat2", target, EEXIST);
-        }
-        return made;
+    OwnedFolder made;
+    // Made inside its registration: a signal that ends the process meanwhile removes it too.
+    RemovedOnSignal registration = RemovedOnSignal::make([&] {
+        for (int attempt = 0; made.empty(); ++attempt) made = make_once(parent, prefix, attempt == 8);
+        return made.path_;
+    });
+    made.removed_on_signal_ = std::move(registration);
+    return made;
+}
+
+OwnedFolder OwnedFolder::make_once(const std::filesystem::path& parent, std::string_view prefix,
+                                   bool last) {
+    std::string unfinished = (parent / (std::string(prefix) + std::string(kUnfinished) + "XXXXXX")).string();
+    if (::mkdtemp(unfinished.data()) == nullptr) fail("mkdtemp", unfinished, errno);
+    OwnedFolder made;
+    made.path_ = unfinished;  // removed with it on any error below
+    // A reclaimer may remove the folder at any moment until it is locked (its maker stalled
+    // past kUnfinishedFolderAge): ENOENT from here on means start again.
+    made.folder_fd_ = ::open(unfinished.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (made.folder_fd_ < 0) {
+        if (errno == ENOENT && !last) return {};
+        fail("open", unfinished, errno);
     }
+    made.lock_fd_ = ::openat(made.folder_fd_, kLockName,
+                             O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (made.lock_fd_ < 0) {
+        if (errno == ENOENT && !last) return {};
+        fail("open", made.path_ / kLockName, errno);
+    }
+    if (::flock(made.lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+        // Only a reclaimer removing it (its maker stalled here) holds it: start again.
+        if (errno == EWOULDBLOCK && !last) return {};
+        fail("flock", made.path_ / kLockName, errno);
+    }
+    // Complete and locked: visible to reclaimers from now on.
+    const std::string name = std::string(prefix) + unfinished.substr(unfinished.size() - kSuffixSize);
+    const std::filesystem::path target = parent / name;
+    if (::renameat2(AT_FDCWD, unfinished.c_str(), AT_FDCWD, target.c_str(), RENAME_NOREPLACE) != 0) {
+        // EEXIST: the name is taken (by a folder of the old form); ENOENT: reclaimed meanwhile.
+        if ((errno == EEXIST || errno == ENOENT) && !last) return {};
+        fail("renameat2", target, errno);
+    }
+    made.path_ = target;
+    // What carries the name is the folder we made (the check above cannot be fooled by a
+    // folder renamed meanwhile only if nobody reclaimed ours: see reclaim_one).
+    struct stat ours {}, named {};
+    if (::fstat(made.folder_fd_, &ours) != 0 ||
+        ::fstatat(AT_FDCWD, target.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0 ||
+        ours.st_dev != named.st_dev || ours.st_ino != named.st_ino) {
+        made.release();  // not ours to remove
+        if (!last) return {};
+        fail("renameat2", target, EEXIST);
+    }
+    return made;
 }
 
 void OwnedFolder::remove() noexcept {
@@ -198,6 +211,7 @@ void OwnedFolder::remove() noexcept {
 void OwnedFolder::release() noexcept {
     close_fd(folder_fd_);
     close_fd(lock_fd_);
+    removed_on_signal_.release();
     path_.clear();
 }
 

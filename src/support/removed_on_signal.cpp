@@ -4,12 +4,16 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 namespace cudacore::detail {
@@ -30,6 +34,9 @@ constexpr int kSlots = 256;
 // and from a signal handler at any moment.
 Slot slots[kSlots];
 std::atomic<int> highest_used{0};  // slots at or past this were never used
+// Set by the first removal: the process is ending, and nothing more is registered or made.
+std::atomic<bool> removal_begun{false};
+constexpr int kEnding = -2;  // take_slot's answer once removal_begun is set
 
 // Folders deeper than this below a registered one are left (the temporaries are shallow).
 constexpr int kMaxDepth = 16;
@@ -50,10 +57,10 @@ void remove_tree_at(int directory, const char* name, int depth) noexcept {
     if (depth > kMaxDepth) return;
     const int folder = ::openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (folder < 0) return;
-    // Entries are removed while the folder is read: read it again from the start until a pass
-    // finds nothing to remove (a few passes at most; a writer adding files meanwhile is bounded).
+    // Entries are removed while the folder is read: read it again from the start until the
+    // folder itself goes (a few passes at most: its owner may still be writing into it, as the
+    // process runs on while this thread removes; a writer adding files meanwhile is bounded).
     for (int pass = 0; pass < 8; ++pass) {
-        bool removed_any = false;
         ::lseek(folder, 0, SEEK_SET);
         alignas(8) char buffer[2048];
         for (;;) {
@@ -65,13 +72,62 @@ void remove_tree_at(int directory, const char* name, int depth) noexcept {
                 const char* entry_name = entry->d_name;
                 if (std::strcmp(entry_name, ".") == 0 || std::strcmp(entry_name, "..") == 0) continue;
                 remove_tree_at(folder, entry_name, depth + 1);
-                removed_any = true;
             }
         }
-        if (!removed_any) break;
+        if (::unlinkat(directory, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY) break;
     }
     ::close(folder);
-    ::unlinkat(directory, name, AT_REMOVEDIR);
+}
+
+// Takes a free slot for writing: its number, -1 when the table is full, or kEnding once a
+// removal has begun. A removal that has not seen removal_begun's change before this slot was
+// taken sees the slot (both sequentially consistent), and waits for it.
+int take_slot() noexcept {
+    if (removal_begun.load()) return kEnding;
+    for (int i = 0; i < kSlots; ++i) {
+        int expected = kFree;
+        if (!slots[i].state.compare_exchange_strong(expected, kWriting)) continue;
+        int seen = highest_used.load();
+        while (seen < i + 1 && !highest_used.compare_exchange_weak(seen, i + 1)) {
+        }
+        if (removal_begun.load()) {
+            slots[i].state.store(kFree);
+            return kEnding;
+        }
+        return i;
+    }
+    return -1;
+}
+
+// Puts `path` in the slot taken by take_slot and hands it to removals; a path too long frees
+// the slot. Returns the slot, or -1.
+int fill_slot(int slot, const char* path) noexcept {
+    const std::size_t length = std::strlen(path);
+    if (length == 0 || length >= PATH_MAX) {
+        slots[slot].state.store(kFree);
+        return -1;
+    }
+    std::memcpy(slots[slot].path, path, length + 1);
+    slots[slot].state.store(kHolding, std::memory_order_release);
+    return slot;
+}
+
+std::int64_t monotonic_ns() noexcept {
+    timespec now {};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return std::int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
+}
+
+// Waits while slot `i` is being written (by another thread, a few system calls), up to
+// kRemovalWaitsForMake: a writer interrupted by a signal handler on its own thread never ends.
+void wait_while_written(int i) noexcept {
+    if (slots[i].state.load(std::memory_order_acquire) != kWriting) return;
+    const std::int64_t give_up =
+        monotonic_ns() + std::chrono::nanoseconds(kRemovalWaitsForMake).count();
+    while (slots[i].state.load(std::memory_order_acquire) == kWriting && monotonic_ns() < give_up) {
+        const timespec pause{0, 100000};  // 0.1 ms
+        ::nanosleep(&pause, nullptr);
+    }
 }
 
 }  // namespace
@@ -79,17 +135,8 @@ void remove_tree_at(int directory, const char* name, int depth) noexcept {
 int register_removed_on_signal(const char* path) noexcept {
     const std::size_t length = std::strlen(path);
     if (length == 0 || length >= PATH_MAX) return -1;
-    for (int i = 0; i < kSlots; ++i) {
-        int expected = kFree;
-        if (!slots[i].state.compare_exchange_strong(expected, kWriting, std::memory_order_acquire)) continue;
-        std::memcpy(slots[i].path, path, length + 1);
-        int seen = highest_used.load(std::memory_order_relaxed);
-        while (seen < i + 1 && !highest_used.compare_exchange_weak(seen, i + 1)) {
-        }
-        slots[i].state.store(kHolding, std::memory_order_release);
-        return i;
-    }
-    return -1;
+    const int slot = take_slot();
+    return slot < 0 ? -1 : fill_slot(slot, path);
 }
 
 void unregister_removed_on_signal(int slot) noexcept {
@@ -101,14 +148,14 @@ void unregister_removed_on_signal(int slot) noexcept {
 
 int remove_registered_paths() noexcept {
     const int saved_errno = errno;  // a signal handler must leave errno as it found it
+    removal_begun.store(true);
     int removed = 0;
-    const int used = highest_used.load(std::memory_order_acquire);
+    const int used = highest_used.load();
+    // Paths being made are waited for first, so that nothing is removed while this waits: the
+    // process runs on meanwhile, and NVRTC crashes (SIGSEGV) when its PCH folder goes mid-compile.
+    for (int i = 0; i < used; ++i) wait_while_written(i);
     for (int i = 0; i < used; ++i) {
         int expected = kHolding;
-        // A slot being written is waited for briefly: its writer is another thread (a writer
-        // interrupted by this handler on its own thread is skipped after the bound).
-        for (int spin = 0; spin < 100000 && slots[i].state.load(std::memory_order_acquire) == kWriting; ++spin) {
-        }
         if (!slots[i].state.compare_exchange_strong(expected, kRemoving, std::memory_order_acq_rel)) continue;
         remove_tree_at(AT_FDCWD, slots[i].path, 0);
         ++removed;
@@ -139,6 +186,25 @@ RemovedOnSignal& RemovedOnSignal::operator=(RemovedOnSignal&& other) noexcept {
 }
 
 RemovedOnSignal::~RemovedOnSignal() { release(); }
+
+RemovedOnSignal RemovedOnSignal::make(const std::function<std::filesystem::path()>& make) {
+    const int slot = take_slot();
+    if (slot == kEnding) {
+        std::this_thread::sleep_for(kEndingWait);  // the process ends meanwhile
+        throw std::system_error(ECANCELED, std::generic_category(),
+                                "the process is ending (its temporary files are being removed)");
+    }
+    std::filesystem::path made;
+    try {
+        made = make();
+    } catch (...) {
+        if (slot >= 0) slots[slot].state.store(kFree);
+        throw;
+    }
+    RemovedOnSignal registration;
+    if (slot >= 0) registration.slot_ = fill_slot(slot, made.c_str());
+    return registration;
+}
 
 void RemovedOnSignal::release() noexcept {
     unregister_removed_on_signal(std::exchange(slot_, -1));

@@ -3,14 +3,17 @@
 // processes at once without leftovers, damaged folders found and replaced, a maker killed
 // halfway leaving nothing trusted, compiles reading the folder with PCH, and a compile that falls
 // back to memory (with one warning) where no folder can be made. NVRTC runs without a GPU.
+#include "after_mkdtemp.hpp"
 #include "bundle_folder_sample.hpp"
 #include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
 #include "headers/bundle_folder.hpp"
+#include "cudacore/cached_compile.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
+#include "support/owned_folder.hpp"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -457,6 +460,114 @@ TEST(BundleFolder, CacheClearCommandRemovesThem) {
     EXPECT_TRUE(contains(cleared.out, "removed 1 header bundle folders from " + cache.bundles().string()))
         << cleared.out;
     EXPECT_TRUE(cache.entries().empty());
+}
+
+// A maker stalled after making its staging folder (as SIGSTOP holds it) for longer than
+// kUnfinishedFolderAge, whose folder another process reclaims meanwhile, makes the bundle folder
+// all the same.
+TEST(BundleFolder, AStagingFolderReclaimedWhileItsMakerStalledIsMadeAgain) {
+    const CacheFolder cache;
+    const HeaderBundle bundle = test::sample_folder_bundle(5, 100);
+    std::vector<fs::path> reclaimed;
+    const test::AfterMkdtemp stall("staging-new-", [&](const fs::path& made) {
+        if (!reclaimed.empty()) return;  // the first staging folder only
+        test::age_folder(made, std::chrono::seconds(60));
+        detail::reclaim_abandoned_folders(made.parent_path(), "staging-");  // another process's
+        if (!fs::exists(made)) reclaimed.push_back(made);
+    });
+    fs::path folder;
+    try {
+        folder = bundle.folder();
+    } catch (const std::exception& e) {
+        FAIL() << e.what();
+    }
+    ASSERT_EQ(reclaimed.size(), 1u) << "the reclaimer left the stalled folder";
+    EXPECT_EQ(detail::bundle_folder_problem(folder, bundle, true), "");
+    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + bundle.digest() + ".lock", bundle.digest()}));
+}
+
+// What can stand under a digest's lock file's name by damage: a folder (with something in it),
+// a symbolic link (to a file that must survive).
+enum class LockDamage { folder, link };
+void damage_lock(const CacheFolder& cache, const HeaderBundle& bundle, LockDamage damage) {
+    const fs::path lock = cache.bundles() / ("." + bundle.digest() + ".lock");
+    fs::remove(lock);
+    if (damage == LockDamage::folder) {
+        fs::create_directory(lock);
+        test::write_file(lock / "inside", "x");
+    } else {
+        test::write_file(cache.cache() / "target", "kept");
+        fs::create_symlink(cache.cache() / "target", lock);
+    }
+}
+
+// A compile with a digest whose lock file is damaged repairs it and uses the folder, instead of
+// falling back to memory at every compile.
+TEST(BundleFolder, ALockFileThatIsAFolderOrALinkIsRepairedByTheNextUse) {
+    for (const LockDamage damage : {LockDamage::folder, LockDamage::link}) {
+        const CacheFolder cache;
+        const HeaderBundle bundle = test::sample_folder_bundle(5, 100);
+        bundle.folder();
+        damage_lock(cache, bundle, damage);
+        for (int use = 0; use < 2; ++use) {
+            try {
+                const detail::HeldBundleFolder held = detail::hold_bundle_folder(bundle);
+                EXPECT_EQ(detail::bundle_folder_problem(held.path, bundle, true), "");
+            } catch (const std::exception& e) {
+                ADD_FAILURE() << "use " << use << ": " << e.what();
+            }
+        }
+        EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(cache.bundles() / ("." + bundle.digest() + ".lock"))));
+        EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + bundle.digest() + ".lock", bundle.digest()}));
+        if (damage == LockDamage::link) EXPECT_EQ(test::read_file(cache.cache() / "target"), "kept");
+    }
+}
+
+// A program cache with one entry (a compile of the sample through it) and the folders of two
+// bundles; returns the bundles.
+std::vector<HeaderBundle> cache_with_entries_and_folders(const CacheFolder& cache) {
+    const HeaderBundle first = test::sample_folder_bundle(5, 100), second = test::sample_folder_bundle(6, 100);
+    DiskProgramCache disk(cache.cache());
+    Program program(test::kSampleFolderSource, SourceType::cxx, options_with(first));
+    compile_cached(disk, program, CodeType::ptx);
+    second.folder();
+    EXPECT_GT(disk.stats().entries, 0u);
+    return {first, second};
+}
+
+// `cudacore cache clear` with a damaged lock file repairs it, says so, and removes everything:
+// the bundle folders and the program cache's entries.
+TEST(BundleFolder, CacheClearRepairsADamagedLockFileAndRemovesEverything) {
+    for (const LockDamage damage : {LockDamage::folder, LockDamage::link}) {
+        const CacheFolder cache;
+        const std::vector<HeaderBundle> bundles = cache_with_entries_and_folders(cache);
+        damage_lock(cache, bundles[0], damage);
+        const test::ProcessResult cleared = test::run_process({test::cli_path().string(), "cache", "clear"});
+        EXPECT_EQ(cleared.exit_code, 0) << cleared.out << cleared.err;
+        const fs::path lock = cache.bundles() / ("." + bundles[0].digest() + ".lock");
+        EXPECT_TRUE(contains(cleared.err, "repaired: '" + lock.string() + "' was a")) << cleared.err;
+        EXPECT_TRUE(contains(cleared.out, "removed 2 header bundle folders")) << cleared.out;
+        EXPECT_EQ(DiskProgramCache(cache.cache()).stats().entries, 0u);
+        EXPECT_TRUE(cache.entries().empty()) << cache.entries().front();
+    }
+}
+
+// A lock file that cannot be opened (an I/O error, injected) leaves its folder, named with the
+// call and the error, and the clear goes on: the other folder and the program cache's entries go,
+// and the command ends with status 1.
+TEST(BundleFolder, CacheClearGoesOnPastALockItCannotOpenAndNamesIt) {
+    const CacheFolder cache;
+    const std::vector<HeaderBundle> bundles = cache_with_entries_and_folders(cache);
+    const std::string lock_name = "." + bundles[0].digest() + ".lock";
+    const test::ProcessResult cleared = test::run_process(
+        {test::cli_path().string(), "cache", "clear"},
+        {{"LD_PRELOAD", (test::executable_dir() / "libcudacore_fault_injection.so").string()},
+         {"CUDACORE_FAULT_CALLS", "open"}, {"CUDACORE_FAULT_ERRNO", "EIO"}, {"CUDACORE_FAULT_PATH", lock_name}});
+    EXPECT_EQ(cleared.exit_code, 1) << cleared.out << cleared.err;
+    EXPECT_TRUE(contains(cleared.err, "open '" + (cache.bundles() / lock_name).string() + "' failed: EIO"))
+        << cleared.err;
+    EXPECT_EQ(DiskProgramCache(cache.cache()).stats().entries, 0u);
+    EXPECT_EQ(cache.entries(), (std::vector<std::string>{lock_name, bundles[0].digest()}));
 }
 
 // Compiles of one bundle in a loop on one thread while another runs `fn` in a loop: each compile

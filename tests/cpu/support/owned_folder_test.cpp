@@ -1,6 +1,7 @@
 // support/owned_folder: a folder of this process's own in a shared folder, locked while it is
 // used and reclaimed by others only once its lock is free. The races it closes are shown with
 // real processes in code/pch_test.cpp; these are its rules, one at a time.
+#include "after_mkdtemp.hpp"
 #include "test_support.hpp"
 
 #include "support/owned_folder.hpp"
@@ -80,6 +81,25 @@ TEST(OwnedFolder, UnfinishedFoldersGoOnlyOnceOldAndUnlocked) {
     EXPECT_FALSE(std::filesystem::exists(no_lock));
     EXPECT_TRUE(std::filesystem::exists(held / "owner.lock"));
     ::close(lock);
+}
+
+// A maker stalled between mkdtemp and its next call for longer than kUnfinishedFolderAge (as
+// SIGSTOP holds it) finds its folder reclaimed by another process meanwhile: it makes another,
+// as the header says, instead of failing with open's ENOENT.
+TEST(OwnedFolder, AMakerWhoseFolderWasReclaimedWhileItStalledStartsAgain) {
+    cudacore::test::TempDir parent;
+    std::vector<std::filesystem::path> reclaimed;
+    const cudacore::test::AfterMkdtemp stall("cudacore-x-new-", [&](const std::filesystem::path& made) {
+        if (!reclaimed.empty()) return;  // the first folder only
+        cudacore::test::age_folder(made, std::chrono::seconds(60));
+        reclaim_abandoned_folders(parent.path(), "cudacore-x-");  // another process's reclaim
+        if (!std::filesystem::exists(made)) reclaimed.push_back(made);
+    });
+    OwnedFolder folder = OwnedFolder::make(parent.path(), "cudacore-x-");
+    ASSERT_EQ(reclaimed.size(), 1u) << "the reclaimer left the stalled folder";
+    EXPECT_EQ(stall.runs(), 2);
+    EXPECT_FALSE(lock_is_free(folder.path()));
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(parent.path()), {}), 1);
 }
 
 TEST(OwnedFolder, OtherNamesAndLinksAreNeverTouched) {
