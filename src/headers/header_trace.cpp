@@ -1,5 +1,7 @@
 #include "headers/header_trace.hpp"
 
+#include "headers/file_view.hpp"
+
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 #include "code/nvrtc_compile.hpp"
@@ -162,6 +164,8 @@ namespace {
 struct PchBirths {
     std::mutex mutex;
     std::map<std::string, std::chrono::system_clock::time_point> began;
+    // The view of the files the compile that made each PCH read, where that compile took one.
+    std::map<std::string, std::shared_ptr<const FileView>> views;
 };
 
 PchBirths& pch_births() {
@@ -205,8 +209,39 @@ void remember_pch_made(const std::string& file, std::chrono::system_clock::time_
         PchBirths& births = pch_births();
         std::lock_guard lock(births.mutex);
         births.began[file] = began;
+        births.views.erase(file);  // made again: its view, if any, comes after
     } catch (...) {  // std::bad_alloc: the PCH counts as unseen, so never trusted
     }
+}
+
+void remember_pch_view(const std::string& file, const FileView& view) noexcept {
+    if (file.empty() || !view.changed.empty() || !view.refusal.empty()) return;
+    try {
+        auto kept = std::make_shared<const FileView>(view);
+        PchBirths& births = pch_births();
+        std::lock_guard lock(births.mutex);
+        births.views[file] = std::move(kept);
+    } catch (...) {  // the PCH counts as unseen, so never trusted
+    }
+}
+
+bool pch_view_holds(const PchStatus& status) {
+    if (status.outcome != PchOutcome::used) return true;
+    std::shared_ptr<const FileView> view;
+    {
+        PchBirths& births = pch_births();
+        std::lock_guard lock(births.mutex);
+        if (auto it = births.views.find(status.file); it != births.views.end()) view = it->second;
+    }
+    if (!view) return false;  // made by a compile that took no view: what it read is not known
+    for (const auto& [path, digest] : view->headers) {
+        const std::optional<FileDigest> now = file_digest(path);
+        if (!now || now->digest != digest.digest) return false;  // edited or gone
+    }
+    LookupStates states;
+    for (const auto& [path, state] : view->lookups)
+        if (states.state(path) != state) return false;  // a header created or removed on the path
+    return true;
 }
 
 }  // namespace cudacore::detail
