@@ -428,10 +428,14 @@ struct Tally {
     long wrong_include = 0;  // a value of <cfg.h> or <sub/val.h> their files never held meanwhile
     long wrong_bundle = 0;   // a bundle value other than the bundle's own
     long wrong_from_cache = 0, wrong_compiled = 0;
-    std::ostringstream problems;
-    long problem_lines = 0;
-    void problem(const std::string& text) {
-        if (++problem_lines <= 40) problems << text << "\n";
+    // The first few of each kind, for the failure message: wrong results, then failures.
+    std::ostringstream wrong_lines, failure_lines;
+    long wrong_shown = 0, failures_shown = 0;
+    void wrong(const std::string& text) {
+        if (++wrong_shown <= 20) wrong_lines << text << "\n";
+    }
+    void failed(const std::string& text) {
+        if (++failures_shown <= 20) failure_lines << text << "\n";
     }
 };
 
@@ -458,7 +462,7 @@ void check_compile(const std::string& line, const Storm& storm, Tally& tally) {
     tally.wrong_include += include_wrong ? 1 : 0;
     tally.wrong_bundle += bundle_wrong ? 1 : 0;
     ++(compiled ? tally.wrong_compiled : tally.wrong_from_cache);
-    tally.problem("wrong (" + std::string(compiled ? "compiled" : "from the cache") + "): " + line +
+    tally.wrong("wrong (" + std::string(compiled ? "compiled" : "from the cache") + "): " + line +
                   "; meanwhile <cfg.h> held " + held_between(storm.changes(), storm.initial(), 0, start, end) +
                   ", <sub/val.h> " + held_between(storm.changes(), storm.initial(), 1, start, end));
 }
@@ -472,12 +476,12 @@ void take_output(const Worker& worker, const Storm& storm, Tally& tally) {
             ++tally.not_cached;
         } else {
             ++tally.failures;
-            tally.problem("pid " + std::to_string(worker.pid) + ": " + line);
+            tally.failed("pid " + std::to_string(worker.pid) + ": " + line);
         }
     }
     if (!WIFEXITED(worker.status) || WEXITSTATUS(worker.status) != 0) {
         ++tally.crashes;
-        tally.problem("pid " + std::to_string(worker.pid) + " ended with status " +
+        tally.failed("pid " + std::to_string(worker.pid) + " ended with status " +
                       std::to_string(worker.status));
     }
 }
@@ -538,7 +542,7 @@ long check_final(const fs::path& work, const Storm& storm, Tally& tally) {
         in >> tag >> program >> compiled;
         if (tag != "F") {
             ++tally.failures;
-            tally.problem("final: " + line);
+            tally.failed("final: " + line);
             continue;
         }
         ++checked;
@@ -546,7 +550,7 @@ long check_final(const fs::path& work, const Storm& storm, Tally& tally) {
         for (std::string& field : plain) in >> field;
         if (cached[3] != plain[3]) {
             ++wrong_final;
-            tally.problem("wrong after the storm (" + std::string(compiled ? "compiled" : "from the cache") +
+            tally.wrong("wrong after the storm (" + std::string(compiled ? "compiled" : "from the cache") +
                           "): " + line);
         }
         const std::string expected[3] = {
@@ -554,13 +558,13 @@ long check_final(const fs::path& work, const Storm& storm, Tally& tally) {
             test::storm_program_bundled(program) ? std::to_string(test::storm_bundle_value()) : "-"};
         if (plain[0] != expected[0] || plain[1] != expected[1] || plain[2] != expected[2]) {
             ++tally.failures;
-            tally.problem("a plain compile does not show the files' values " + expected[0] + " " +
+            tally.failed("a plain compile does not show the files' values " + expected[0] + " " +
                           expected[1] + " " + expected[2] + ": " + line);
         }
     }
     if (result.exit_code != 0 || checked != test::kStormPrograms) {
         ++tally.failures;
-        tally.problem("final worker: exit " + std::to_string(result.exit_code) + ", " +
+        tally.failed("final worker: exit " + std::to_string(result.exit_code) + ", " +
                       std::to_string(checked) + " programs checked; " + result.err);
     }
     return wrong_final;
@@ -613,7 +617,8 @@ TEST(FileStorm, EveryCompileThroughTheCacheIsTheCodeOfItsHeaders) {
     EXPECT_EQ(tally.crashes, 0);
     EXPECT_GT(tally.compiles, 0);
     EXPECT_GT(counts.changes + counts.bundle_changes, 0);
-    if (HasFailure()) std::printf("the first problems:\n%s", tally.problems.str().c_str());
+    if (HasFailure())
+        std::printf("%s%s", tally.wrong_lines.str().c_str(), tally.failure_lines.str().c_str());
 }
 
 }  // namespace
