@@ -24,7 +24,7 @@
 // CUDACORE_STORM_OPS (a comma-separated subset of edit,create,remove,rename,swap,bundle-edit,
 // bundle-link,bundle-swap; default all), CUDACORE_STORM_SEED (repeats a storm's choices),
 // CUDACORE_STORM_PLAIN=1 (the workers compile without the cache: checks the checker, which must
-// then find nothing wrong during the storm).
+// then find nothing wrong during the storm), CUDACORE_STORM_LOG (a file for the storm's log).
 // scripts/file_storm.sh runs it long.
 #include "file_storm_programs.hpp"
 #include "temporary_cache_folder.hpp"
@@ -92,6 +92,7 @@ std::vector<Op> chosen_ops() {
 // One change the storm made: when it began and ended, what the includes resolved to before and
 // after, and what a reader may have caught meanwhile.
 struct Change {
+    Op op{};
     long long begin = 0, end = 0;
     Values before{}, after{};
     int torn_slot = -1;   // a same-size edit in place: digits of both values mixed
@@ -223,10 +224,10 @@ public:
 
     void run(const std::stop_token& stop) {
         while (!stop.stop_requested()) {
-            // The storm's own pace (a random moment for the next change), not a wait for anything.
-            std::this_thread::sleep_for(std::chrono::microseconds(random_() % (2000 * pause_ms_ + 1)));
+            std::this_thread::sleep_for(pause());
             const Op op = ops_[random_() % ops_.size()];
             Change change;
+            change.op = op;
             change.before = current_;
             change.begin = now_ns();
             if (apply(op, change)) count(op);
@@ -272,6 +273,15 @@ private:
         case Op::bundle_swap: return bundle_swap();
         }
         return false;
+    }
+
+    // The storm's own pace (a random moment for the next change), not a wait for anything:
+    // mostly short pauses (pause_ms on average), and one in ten a calm 5 to 30 times as long, in
+    // which compiles finish untouched and are cached, to be looked up once files change again.
+    std::chrono::microseconds pause() {
+        const long us = 1000 * pause_ms_;
+        return std::chrono::microseconds(random_() % 10 == 0 ? us * (5 + random_() % 26)
+                                                             : random_() % (2 * us + 1));
     }
 
     void count(Op op) {
@@ -570,6 +580,20 @@ long check_final(const fs::path& work, const Storm& storm, Tally& tally) {
     return wrong_final;
 }
 
+// The storm's log, one line per change ("<begin ns> <end ns> <operation> <values before> ->
+// <values after>"), to `path` (CUDACORE_STORM_LOG), for looking into a wrong result.
+void write_log(const char* path, const Storm& storm) {
+    std::ofstream out(path);
+    out << "initial " << storm.initial()[0] << " " << storm.initial()[1] << "\n";
+    for (const Change& change : storm.changes()) {
+        std::string name;
+        for (const auto& [text, op] : op_names())
+            if (op == change.op) name = text;
+        out << change.begin << " " << change.end << " " << name << " " << change.before[0] << " "
+            << change.before[1] << " -> " << change.after[0] << " " << change.after[1] << "\n";
+    }
+}
+
 std::string op_list(const std::vector<Op>& ops) {
     std::string text;
     for (const auto& [name, op] : op_names())
@@ -595,6 +619,7 @@ TEST(FileStorm, EveryCompileThroughTheCacheIsTheCodeOfItsHeaders) {
     const std::vector<Worker> workers =
         compile_through_the_storm(work, seconds, at_once, seed + 1, storm_thread.get_stop_source());
     storm_thread.join();  // the log is complete
+    if (const char* log = std::getenv("CUDACORE_STORM_LOG"); log && *log) write_log(log, storm);
 
     Tally tally;
     for (const Worker& worker : workers) take_output(worker, storm, tally);
