@@ -20,7 +20,8 @@
 // changes, swaps, bundle changes, wrong results (by slot) and failures.
 //
 // Environment: CUDACORE_STORM_SECONDS (storm length, default 40), CUDACORE_STORM_PROCESSES (at
-// once, default 4), CUDACORE_STORM_PAUSE_MS (mean pause between changes, default 40),
+// once, default 4), CUDACORE_STORM_PAUSE_MS (mean of the short pauses between changes, default
+// 40; one pause in ten is a calm 5 to 30 times as long),
 // CUDACORE_STORM_OPS (a comma-separated subset of edit,create,remove,rename,swap,bundle-edit,
 // bundle-link,bundle-swap; default all), CUDACORE_STORM_SEED (repeats a storm's choices),
 // CUDACORE_STORM_PLAIN=1 (the workers compile without the cache: checks the checker, which must
