@@ -41,8 +41,9 @@ int unchanged_sigaction(int signal, const struct sigaction*, struct sigaction* o
     return ::sigaction(signal, nullptr, old);
 }
 
-// The loaded object that holds `address`: where it is loaded, its dynamic section, and the part
-// the dynamic linker made read-only after relocating (RELRO).
+// The loaded object that holds `address`: where it is loaded, its dynamic section, and the pages
+// the dynamic linker made read-only after relocating (RELRO: whole pages, a partial last page
+// of the segment stays writable).
 struct LoadedObject {
     ElfW(Addr) address = 0;
     ElfW(Addr) base = 0;
@@ -59,9 +60,10 @@ int find_object(dl_phdr_info* info, std::size_t, void* data) {
         if (segment.p_type == PT_LOAD)
             holds = holds || (object.address >= start && object.address - start < segment.p_memsz);
         if (segment.p_type == PT_DYNAMIC) object.dynamic = reinterpret_cast<const ElfW(Dyn)*>(start);
-        if (segment.p_type == PT_GNU_RELRO) {
-            object.relro_start = start;
-            object.relro_end = start + segment.p_memsz;
+        if (segment.p_type == PT_GNU_RELRO) {  // the pages the dynamic linker made read-only
+            const auto page_size = static_cast<ElfW(Addr)>(::sysconf(_SC_PAGESIZE));
+            object.relro_start = start & ~(page_size - 1);
+            object.relro_end = (start + segment.p_memsz) & ~(page_size - 1);
         }
     }
     if (holds) {
