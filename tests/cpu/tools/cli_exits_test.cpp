@@ -79,8 +79,8 @@ public:
     HeaderOpenWatch(const HeaderOpenWatch&) = delete;
     HeaderOpenWatch& operator=(const HeaderOpenWatch&) = delete;
 
-    // Whether the header was opened within `limit`.
-    bool wait(std::chrono::milliseconds limit) const {
+    // Whether the header was opened `times` times within `limit`.
+    bool wait(int times, std::chrono::milliseconds limit) const {
         const auto deadline = std::chrono::steady_clock::now() + limit;
         alignas(inotify_event) char buffer[4096];
         for (auto left = limit; fd_ >= 0 && left.count() > 0;
@@ -90,7 +90,7 @@ public:
             const ssize_t n = ::read(fd_, buffer, sizeof buffer);
             for (ssize_t at = 0; at < n;) {
                 const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
-                if (event->len > 0 && name_ == event->name) return true;
+                if (event->len > 0 && name_ == event->name && --times == 0) return true;
                 at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
             }
         }
@@ -126,7 +126,8 @@ struct CliExits : ::testing::Test {
     }
 
     // Compiles slow.cu (through the cache, so a header trace folder is made in TMPDIR), sends
-    // `signal` once the compile is in NVRTC (it opened gate.h), and returns how it ended.
+    // `signal` once the compile is in NVRTC (gate.h opened) and the trace folder is made, and
+    // returns how it ended.
     int compile_and_signal(int signal, Output output, std::string* printed) {
         std::vector<std::string> argv{cli_path().string(), "compile", (dir.path() / "slow.cu").string(),
                                       "-o", (out_dir / "slow.cubin").string(), "--arch", "sm_90"};
@@ -144,7 +145,16 @@ struct CliExits : ::testing::Test {
                                                  /*own_process_group=*/true);
         EXPECT_GT(process.pid, 0);
         if (process.pid <= 0) return 0;
-        const bool reached = gate_opened.wait(std::chrono::seconds(60));
+        // And the header trace's folder is in place (the pass beside the compile renames it
+        // into place, then registers it for removal): a signal while the pass makes its folder,
+        // or removes it once done, leaves it behind; that window is the pass's, not NVRTC's.
+        const auto trace_folder_made = [&] {
+            for (const auto& name : names_in(tmp, "cudacore-trace-"))
+                if (!name.starts_with("cudacore-trace-new-")) return true;
+            return false;
+        };
+        const bool reached = gate_opened.wait(1, std::chrono::seconds(60)) &&
+                             cudacore::test::wait_until(trace_folder_made, std::chrono::seconds(60));
         EXPECT_TRUE(reached) << "the compile never reached NVRTC";
         ::kill(process.pid, signal);
         const int ended = finish_signal_test_process(process, printed);
