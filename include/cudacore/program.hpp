@@ -7,6 +7,12 @@
 /// different targets). Different Program objects may be compiled concurrently from many threads;
 /// one Program object must not be compiled from two threads at once (log() is per object).
 ///
+/// Signals: compiling never changes how the process handles a signal. NVRTC would put handlers
+/// of its own (calling exit(4)) in place of the program's SIGINT and SIGTERM handlers while it
+/// compiles; cudacore keeps it from changing any disposition when it opens NVRTC, so a signal
+/// during a compile runs the program's handler, is ignored, or takes its default action, as at
+/// any other moment (docs/compiling.md).
+///
 /// Cache keys: a Program remembers what cache_key() and compile_cached() computed for it that
 /// cannot change while the value lives (the key's digest of source, canonical flags, name
 /// expressions, versions and bundles, per target and name expressions; the code key last made

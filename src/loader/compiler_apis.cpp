@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "loader/dynamic_library.hpp"
+#include "loader/signal_imports.hpp"
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -40,6 +41,9 @@ NvrtcApi load_nvrtc() {
 #define CUDACORE_NVRTC_FUNCTION(name) require_symbol(library, search, #name, api.name, need);
 #include "loader/nvrtc_functions.inc"
 #undef CUDACORE_NVRTC_FUNCTION
+    // NVRTC would put handlers of its own for SIGINT and SIGTERM in the program's place while
+    // compiling (see signal_imports.hpp): it keeps the program's instead, before any compile.
+    keep_signal_dispositions(reinterpret_cast<const void*>(api.nvrtcCompileProgram));
     api.nvrtcVersion(&api.major, &api.minor);
     preload_nvrtc_builtins(library.path, api.major, api.minor);
     return api;

@@ -26,7 +26,7 @@ void wait_and_end(sigset_t taken) {
     taken_one.store(true);
     remove_registered_paths();
     // The default action, now: set just before the signal is raised on this thread, where it
-    // is unblocked (NVRTC may set its handler again meanwhile; the window is two calls).
+    // is unblocked.
     struct sigaction default_action {};
     default_action.sa_handler = SIG_DFL;
     sigemptyset(&default_action.sa_mask);

@@ -2,12 +2,10 @@
 // (removed_on_signal.hpp) are removed, then the process ends by that same signal with its
 // default action, so that the shell sees 130, 143 or 129, as for any program a signal ended.
 //
-// Not a signal handler: NVRTC installs handlers of its own for SIGINT and SIGTERM at the start
-// of every nvrtcCompileProgram (they call exit(4), which runs exit handlers inside a signal
-// handler and leaves the header trace folder behind) and sets both to SIG_DFL when the compile
-// ends, so a handler installed once would be replaced during every compile and gone after the
-// first. Instead the three signals are blocked in every thread and taken by one thread with
-// sigwait, which works whatever their dispositions are.
+// Not a signal handler: the three signals are blocked in every thread and taken by one thread
+// with sigwait, which works whatever their dispositions are, and a signal that came stays
+// pending until that thread takes it, which termination_requested() sees. (NVRTC's own SIGINT
+// and SIGTERM handlers, which call exit(4), never get in: see loader/signal_imports.hpp.)
 #pragma once
 
 namespace cudacore::detail {

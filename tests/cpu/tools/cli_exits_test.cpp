@@ -7,7 +7,9 @@
 #include "test_support.hpp"
 
 #include <cstdlib>
+#include <poll.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,26 +61,46 @@ std::string joined(const std::vector<std::string>& names) {
     return out;
 }
 
-// Whether `pid` (the CLI), or with `child` the child of `pid` (the CLI under `timeout`, which
-// catches SIGTERM itself), catches SIGTERM: NVRTC installs its handler at the start of each
-// compile and resets it at the end, and the CLI itself catches none (it blocks the signal), so
-// this is true exactly while NVRTC compiles.
-bool in_nvrtc(pid_t pid, bool child) {
-    auto catches_sigterm = [](pid_t p) {
-        std::ifstream status("/proc/" + std::to_string(p) + "/status");
-        for (std::string line; std::getline(status, line);) {
-            if (!line.starts_with("SigCgt:")) continue;
-            const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
-            return (mask >> (SIGTERM - 1)) & 1;
+// Says when NVRTC opens `name` in `folder` (a header the compile includes): then the compile is
+// in NVRTC. inotify sees the open itself, whatever process (the CLI, or the CLI under `timeout`)
+// and whichever thread makes it.
+class HeaderOpenWatch {
+public:
+    HeaderOpenWatch(const fs::path& folder, std::string name)
+        : fd_(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK)), name_(std::move(name)) {
+        if (fd_ >= 0 && ::inotify_add_watch(fd_, folder.c_str(), IN_OPEN) < 0) {
+            ::close(fd_);
+            fd_ = -1;
         }
-        return 0ULL;
-    };
-    if (!child) return catches_sigterm(pid);
-    std::ifstream children("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-    for (pid_t child = 0; children >> child;)
-        if (catches_sigterm(child)) return true;
-    return false;
-}
+    }
+    ~HeaderOpenWatch() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    HeaderOpenWatch(const HeaderOpenWatch&) = delete;
+    HeaderOpenWatch& operator=(const HeaderOpenWatch&) = delete;
+
+    // Whether the header was opened `times` times within `limit`.
+    bool wait(int times, std::chrono::milliseconds limit) const {
+        const auto deadline = std::chrono::steady_clock::now() + limit;
+        alignas(inotify_event) char buffer[4096];
+        for (auto left = limit; fd_ >= 0 && left.count() > 0;
+             left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())) {
+            pollfd ready{fd_, POLLIN, 0};
+            if (::poll(&ready, 1, static_cast<int>(left.count())) <= 0) continue;
+            const ssize_t n = ::read(fd_, buffer, sizeof buffer);
+            for (ssize_t at = 0; at < n;) {
+                const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+                if (event->len > 0 && name_ == event->name && --times == 0) return true;
+                at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+            }
+        }
+        return false;
+    }
+
+private:
+    int fd_;
+    std::string name_;
+};
 
 enum class Output { pipe, file, under_timeout };
 const char* to_string(Output output) {
@@ -93,7 +115,9 @@ struct CliExits : ::testing::Test {
     void SetUp() override {
         fs::create_directories(tmp);
         fs::create_directories(out_dir);
-        write_file(dir.path() / "slow.cu", kSlowKernel);
+        // The first line includes gate.h by its absolute path: its opening says NVRTC runs.
+        write_file(dir.path() / "gate.h", "// opened by NVRTC\n");
+        write_file(dir.path() / "slow.cu", "#include \"" + (dir.path() / "gate.h").string() + "\"\n" + kSlowKernel);
         write_file(dir.path() / "k.cu", kKernel);
     }
     std::map<std::string, std::string> env() const {
@@ -102,7 +126,8 @@ struct CliExits : ::testing::Test {
     }
 
     // Compiles slow.cu (through the cache, so a header trace folder is made in TMPDIR), sends
-    // `signal` once the compile is in NVRTC (its handler installed), and returns how it ended.
+    // `signal` once the compile is in NVRTC (gate.h opened) and the trace folder is made, and
+    // returns how it ended.
     int compile_and_signal(int signal, Output output, std::string* printed) {
         std::vector<std::string> argv{cli_path().string(), "compile", (dir.path() / "slow.cu").string(),
                                       "-o", (out_dir / "slow.cubin").string(), "--arch", "sm_90"};
@@ -114,13 +139,22 @@ struct CliExits : ::testing::Test {
             fs::create_directories(folder);
         }
         const fs::path log = dir.path() / "log";
+        const HeaderOpenWatch gate_opened(dir.path(), "gate.h");
         // In a process group of its own, as a shell starts a job: `timeout` signals its group.
         auto process = start_signal_test_process(argv, env(), output == Output::file ? log.string() : "",
                                                  /*own_process_group=*/true);
         EXPECT_GT(process.pid, 0);
         if (process.pid <= 0) return 0;
-        const bool reached = cudacore::test::wait_until(
-            [&] { return in_nvrtc(process.pid, output == Output::under_timeout); }, std::chrono::seconds(60));
+        // And the header trace's folder is in place (the pass beside the compile renames it
+        // into place, then registers it for removal): a signal while the pass makes its folder,
+        // or removes it once done, leaves it behind; that window is the pass's, not NVRTC's.
+        const auto trace_folder_made = [&] {
+            for (const auto& name : names_in(tmp, "cudacore-trace-"))
+                if (!name.starts_with("cudacore-trace-new-")) return true;
+            return false;
+        };
+        const bool reached = gate_opened.wait(1, std::chrono::seconds(60)) &&
+                             cudacore::test::wait_until(trace_folder_made, std::chrono::seconds(60));
         EXPECT_TRUE(reached) << "the compile never reached NVRTC";
         ::kill(process.pid, signal);
         const int ended = finish_signal_test_process(process, printed);
