@@ -40,7 +40,7 @@ CompiledProgram compile(Program& program, const CompileRequest& request) {
     // Code that a cache keeps comes from a PCH only when the files that PCH was made from are
     // known and still as they were; other code from a PCH only when no header listed changed
     // near or after its making (header_trace.hpp).
-    const bool stale = view ? !pch_view_holds(program.pch_status())
+    const bool stale = view ? !pch_view_holds(program.pch_status(), *search)
                             : pch_may_be_stale(program.pch_status(), compiled.headers_opened);
     if (stale) {
         compiled.code = ProgramInternals::compile_cxx(program, request.target,
@@ -50,7 +50,7 @@ CompiledProgram compile(Program& program, const CompileRequest& request) {
         compiled.view = take_file_view(*search, program.options().name, program.source(),
                                        compiled.headers_opened, toolkit_include_dirs(), *start);
         if (program.pch_status().outcome == PchOutcome::created)
-            remember_pch_view(program.pch_status().file, *compiled.view);
+            remember_pch_view(program.pch_status().file, *compiled.view, *search);
     }
     return compiled;
 }

@@ -180,9 +180,24 @@ std::optional<FileDigest> file_digest(const std::string& path) {
 
 CompileStart compile_start(const IncludeSearch& search) {
     CompileStart start;
+    // File times are the kernel's coarse clock, which runs up to a tick (or a little more)
+    // behind the real time, or the real time itself (fine-grained times). A file written before
+    // this call is stamped before the real time now; the compile starts once the coarse clock
+    // has passed that time too, so a file written after the start is stamped at it or later. The
+    // wait is the coarse clock's lag, a few ms.
     struct ::timespec now {};
-    ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+    ::clock_gettime(CLOCK_REALTIME, &now);
     start.began_ns = nanoseconds(now);
+    for (int waited = 0;; ++waited) {
+        ::clock_gettime(CLOCK_REALTIME_COARSE, &now);
+        if (nanoseconds(now) >= start.began_ns) break;
+        if (waited == 250) {  // 50 ms: a coarse clock this far behind starts the compile now
+            start.began_ns = nanoseconds(now);
+            break;
+        }
+        const struct ::timespec pause {0, 200'000};
+        ::nanosleep(&pause, nullptr);
+    }
     start.folders.emplace_back(search.main_directory, any_stamp(search.main_directory));
     for (const auto& folder : search.directories) start.folders.emplace_back(folder, any_stamp(folder));
     return start;

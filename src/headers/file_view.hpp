@@ -5,8 +5,9 @@
 // direct mode does: a header, a file a lookup finds, or the folder of a lookup or a header changed
 // at or after that moment ("too new"), or a search folder that is another folder now, means that
 // NVRTC and the view may have seen different files, and the view says so (`changed`): the code is
-// then returned, never stored. File times come from the kernel's coarse clock, the clock
-// compile_start() reads, so a change after the start is never stamped before it. The toolkit's
+// then returned, never stored. File times come from the kernel's coarse clock (or the real time),
+// and compile_start() waits until that clock has passed the start, so a change after the start
+// is never stamped before it. The toolkit's
 // headers are taken as fixed while the process runs (header_key.hpp). Internal.
 #pragma once
 
@@ -52,14 +53,17 @@ std::optional<std::string> read_whole_file(const std::string& path);
 // then (one stat otherwise). Thread-safe.
 std::optional<FileDigest> file_digest(const std::string& path);
 
-// The moment a compile began (CLOCK_REALTIME_COARSE, the clock of file times) and what each folder
+// The moment a compile began (on the clock of file times) and what each folder
 // of its search was then, so that a folder swapped for another during the compile is seen.
 struct CompileStart {
     std::int64_t began_ns = 0;
     std::vector<std::pair<std::string, std::optional<FileStamp>>> folders;
 };
 
-// Taken before the compile and its header pass start. Never throws except std::bad_alloc.
+// Taken before the compile and its header pass start: the real time now, and the compile starts
+// once the coarse clock (file times) has passed it, a wait of a few ms, so that a file written
+// before the call is stamped before the start and one written after the start at or after it.
+// Never throws except std::bad_alloc.
 CompileStart compile_start(const IncludeSearch& search);
 
 struct FileView {

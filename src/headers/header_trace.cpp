@@ -164,8 +164,13 @@ namespace {
 struct PchBirths {
     std::mutex mutex;
     std::map<std::string, std::chrono::system_clock::time_point> began;
-    // The view of the files the compile that made each PCH read, where that compile took one.
-    std::map<std::string, std::shared_ptr<const FileView>> views;
+    // The view of the files the compile that made each PCH read, where that compile took one,
+    // and the search it resolved its includes in.
+    struct Birth {
+        FileView view;
+        std::string search;
+    };
+    std::map<std::string, std::shared_ptr<const Birth>> views;
 };
 
 PchBirths& pch_births() {
@@ -214,10 +219,23 @@ void remember_pch_made(const std::string& file, std::chrono::system_clock::time_
     }
 }
 
-void remember_pch_view(const std::string& file, const FileView& view) noexcept {
+namespace {
+
+// The search, as text: a PCH made under one search is trusted only under the same one (NVRTC
+// does not look its headers up again: the same name in another folder reads the PCH's copy).
+std::string search_text(const IncludeSearch& search) {
+    std::string text = search.main_directory + '\n' + search.working_directory + '\n';
+    for (const auto& folder : search.directories) text += folder + '\n';
+    for (const auto& name : search.pre_includes) text += "pre " + name + '\n';
+    return text;
+}
+
+}  // namespace
+
+void remember_pch_view(const std::string& file, const FileView& view, const IncludeSearch& search) noexcept {
     if (file.empty() || !view.changed.empty() || !view.refusal.empty()) return;
     try {
-        auto kept = std::make_shared<const FileView>(view);
+        auto kept = std::make_shared<const PchBirths::Birth>(PchBirths::Birth{view, search_text(search)});
         PchBirths& births = pch_births();
         std::lock_guard lock(births.mutex);
         births.views[file] = std::move(kept);
@@ -225,15 +243,17 @@ void remember_pch_view(const std::string& file, const FileView& view) noexcept {
     }
 }
 
-bool pch_view_holds(const PchStatus& status) {
+bool pch_view_holds(const PchStatus& status, const IncludeSearch& search) {
     if (status.outcome != PchOutcome::used) return true;
-    std::shared_ptr<const FileView> view;
+    std::shared_ptr<const PchBirths::Birth> birth;
     {
         PchBirths& births = pch_births();
         std::lock_guard lock(births.mutex);
-        if (auto it = births.views.find(status.file); it != births.views.end()) view = it->second;
+        if (auto it = births.views.find(status.file); it != births.views.end()) birth = it->second;
     }
-    if (!view) return false;  // made by a compile that took no view: what it read is not known
+    if (!birth) return false;  // made by a compile that took no view: what it read is not known
+    if (birth->search != search_text(search)) return false;  // its names found other files
+    const FileView* view = &birth->view;
     for (const auto& [path, digest] : view->headers) {
         const std::optional<FileDigest> now = file_digest(path);
         if (!now || now->digest != digest.digest) return false;  // edited or gone

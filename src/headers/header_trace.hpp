@@ -53,14 +53,15 @@ bool pch_may_be_stale(const PchStatus& status, const std::vector<std::string>& h
 // Notes the view of the files the compile that made the PCH file `file` read (a compile that
 // takes one: compile_cached's): a view that says files changed meanwhile is not kept, so that
 // PCH is never trusted. Never throws.
-void remember_pch_view(const std::string& file, const FileView& view) noexcept;
+void remember_pch_view(const std::string& file, const FileView& view, const IncludeSearch& search) noexcept;
 
-// Whether the PCH a compile used (`status`; true when it used none) was made from the files as
-// they are now: the compile that made it took a view (remember_pch_view), every header of that
-// view has its digest still and every lookup of it finds what it found. NVRTC checks a PCH only
+// Whether the PCH a compile searching `search` used (`status`; true when it used none) was made
+// from the files as they are now: the compile that made it took a view (remember_pch_view) under
+// the same search, every header of that view has its digest still and every lookup of it finds
+// what it found. NVRTC checks a PCH only
 // against the files it names, by size and a second of mtime: a header created earlier on the
 // path, or edited within that second, is not seen. Never throws except std::bad_alloc.
-bool pch_view_holds(const PchStatus& status);
+bool pch_view_holds(const PchStatus& status, const IncludeSearch& search);
 
 // Notes that the compile that made the PCH file `file` began at `began` (Program::compile):
 // headers changed since may not be in it. Never throws.

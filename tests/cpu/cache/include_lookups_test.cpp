@@ -321,6 +321,8 @@ TEST(IncludeLookups, RandomIncludeTreesNeverGiveAHitThatDiffersFromAFreshCompile
     std::mt19937 random(seed ? std::stoul(seed) : 20240611u);
     test::TempDir dir;
     MemoryProgramCache cache;
+    test::WarningLog warnings;  // a compile that is not cached says why
+    auto last_warning = [&] { return warnings.seen.empty() ? std::string() : warnings.seen.back().message; };
     int hits_after_change = 0, changed_results = 0;
     for (int tree_index = 0; tree_index < trees; ++tree_index) {
         RandomTree tree(dir.path() / std::to_string(tree_index), random);
@@ -330,7 +332,7 @@ TEST(IncludeLookups, RandomIncludeTreesNeverGiveAHitThatDiffersFromAFreshCompile
         const std::string before = compiled([&] { return compile_cached(cache, first, CodeType::ptx); });
         if (before != "error") {
             // Exact keys must still hit when nothing changed, in this process and in another.
-            EXPECT_TRUE(find_cached(cache, program(), CodeType::ptx)) << "tree " << tree_index;
+            EXPECT_TRUE(find_cached(cache, program(), CodeType::ptx)) << "tree " << tree_index << " " << last_warning();
             detail::forget_remembered_header_keys();
             EXPECT_TRUE(find_cached(cache, program(), CodeType::ptx)) << "tree " << tree_index;
         }
