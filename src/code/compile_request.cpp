@@ -37,21 +37,27 @@ CompiledProgram compile(Program& program, const CompileRequest& request) {
         compiled.headers_error = std::current_exception();
         return compiled;
     }
-    // Code that a cache keeps comes from a PCH only when the files that PCH was made from are
-    // known and still as they were; other code from a PCH only when no header listed changed
-    // near or after its making (header_trace.hpp).
-    const bool stale = view ? !pch_view_holds(program.pch_status(), *search)
-                            : pch_may_be_stale(program.pch_status(), compiled.headers_opened);
-    if (stale) {
-        compiled.code = ProgramInternals::compile_cxx(program, request.target,
-                                                      request.name_expressions, false);
+    auto compile_without_pch = [&] {
+        compiled.code = ProgramInternals::compile_cxx(program, request.target, request.name_expressions, false);
+    };
+    if (!view) {
+        // Code from a PCH only when no header listed changed near or after its making.
+        if (pch_may_be_stale(program.pch_status(), compiled.headers_opened)) compile_without_pch();
+        return compiled;
     }
-    if (view) {
+    auto take_view = [&] {
         compiled.view = take_file_view(*search, program.options().name, program.source(),
                                        compiled.headers_opened, toolkit_include_dirs(), *start);
-        if (program.pch_status().outcome == PchOutcome::created)
-            remember_pch_view(program.pch_status().file, *compiled.view, *search);
+    };
+    take_view();
+    // Code a cache keeps comes from a PCH only when the PCH was made from the files of this view
+    // (header_trace.hpp); else it is made again without, and the view taken again after it.
+    if (!pch_view_holds(program.pch_status(), *search, *compiled.view)) {
+        compile_without_pch();
+        take_view();
     }
+    if (program.pch_status().outcome == PchOutcome::created)
+        remember_pch_view(program.pch_status().file, *compiled.view, *search);
     return compiled;
 }
 
