@@ -69,7 +69,7 @@ enum class SourceType { cxx, ptx, nvvm };
 enum class PchOutcome {
     not_attempted,  ///< PCH off, a PTX program, or NVRTC chose not to make one (reason says which)
     created,        ///< this compile made a PCH that later compiles may use
-    used,           ///< this compile used a PCH an earlier compile made
+    used,           ///< this compile used a PCH an earlier compile made (and may have made another: reason says)
     failed,         ///< PCH could not be made or read; the compile went on without it (reason)
 };
 /// "not_attempted", "created", "used" or "failed".

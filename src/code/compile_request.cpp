@@ -52,7 +52,7 @@ CompiledProgram compile(Program& program, const CompileRequest& request) {
     take_view();
     // Code a cache keeps comes from a PCH only when the PCH was made from the files of this view
     // (header_trace.hpp); else it is made again without, and the view taken again after it.
-    if (!pch_view_holds(program.pch_status(), *search, *compiled.view)) {
+    if (!pch_view_holds(program.pch_status(), *search)) {
         compile_without_pch();
         take_view();
     }

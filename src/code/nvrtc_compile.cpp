@@ -88,7 +88,8 @@ void take_pch_messages(NvrtcAttempt& attempt) {
         attempt.pch_used = attempt.pch_used || using_;
         const size_t open = line.find("header file \"") + 13;
         const size_t close = line.find('"', open);
-        if (close != std::string_view::npos) attempt.pch_file = line.substr(open, close - open);
+        if (close != std::string_view::npos)
+            (using_ ? attempt.pch_used_file : attempt.pch_created_file) = line.substr(open, close - open);
     }
     attempt.log = std::move(kept);
 }
@@ -273,8 +274,15 @@ std::vector<std::string> without_pch_flags(const std::vector<std::string>& flags
 
 PchStatus pch_outcome(const NvrtcAttempt& attempt, const ProgramOptions& options) {
     PchStatus status;
-    status.file = attempt.pch_file;
     status.heap_size_required = attempt.pch_heap_size_required;
+    if (attempt.pch_used) {  // what the code may hold; a PCH also made here is noted by the caller
+        status.outcome = PchOutcome::used;
+        status.file = attempt.pch_used_file;
+        if (attempt.pch_create_status == NVRTC_SUCCESS)
+            status.reason = "also made the PCH file '" + attempt.pch_created_file + "'";
+        return status;
+    }
+    status.file = attempt.pch_created_file;
     switch (attempt.pch_create_status) {
         case NVRTC_SUCCESS:
             status.outcome = PchOutcome::created;

@@ -20,11 +20,12 @@ struct NvrtcAttempt {
     std::string log;  // without NVRTC's "creating/using precompiled header file" lines
     std::string code;
     SymbolMap symbols;
-    // PCH: nvrtcGetPCHCreateStatus, nvrtcGetPCHHeapSizeRequired, and the file NVRTC's message
-    // named (created or used).
+    // PCH: nvrtcGetPCHCreateStatus, nvrtcGetPCHHeapSizeRequired, and the files NVRTC's messages
+    // named: the one it created, the one it used (a compile may use one and create another).
     nvrtcResult pch_create_status = NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED;
     std::size_t pch_heap_size_required = 0;
-    std::string pch_file;
+    std::string pch_created_file;
+    std::string pch_used_file;
     bool pch_used = false;
     // The program compiled, kept alive for Program::handle() (destroyed with the last copy);
     // null when the caller passed its own program.

@@ -10,7 +10,6 @@
 #include "code/compile_request.hpp"
 #include "code/debug_source.hpp"
 #include "headers/header_trace.hpp"
-#include "headers/include_lookups.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "headers/pch_directory.hpp"
 #include "code/program_key_memo_slot.hpp"
@@ -341,9 +340,8 @@ detail::NvrtcAttempt compile_with_pch_fallback(const NvrtcInput& in, const Progr
                                      in.wrapped, /*add_name_expressions=*/in.wrapped == nullptr, in.headers);
     }
     status = detail::pch_outcome(attempt, options);
-    if (status.outcome == PchOutcome::created) {
-        detail::remember_pch_made(status.file, began,
-                                  detail::include_search(options.name, nvrtc_flags(options)));
+    if (attempt.pch_create_status == NVRTC_SUCCESS) {  // made here, whether or not one was used
+        detail::remember_pch_made(attempt.pch_created_file, began);
     }
     return attempt;
 }

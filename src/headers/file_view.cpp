@@ -254,18 +254,6 @@ FileView take_file_view(const IncludeSearch& search, const std::string& main_nam
     return view;
 }
 
-std::string changed_since(const FileView& view, std::int64_t since_ns) {
-    CompileStart since;
-    since.began_ns = since_ns;
-    StillSince still(since);
-    for (const auto& [path, digest] : view.headers) still.file(path, digest.stamp);
-    for (const auto& [path, state] : view.lookups) {
-        if (state == "absent") still.absent(path);
-        else if (const std::optional<FileStamp> stamp = any_stamp(path)) still.file(path, *stamp);
-    }
-    return still.changed;
-}
-
 FileView view_of_record(const std::vector<std::string>& headers,
                         const std::vector<std::string>& lookups) {
     FileView view;

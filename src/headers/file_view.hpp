@@ -82,11 +82,6 @@ FileView take_file_view(const IncludeSearch& search, const std::string& main_nam
                         const std::vector<std::string>& toolkit_directories,
                         const CompileStart& start);
 
-// Why a file or folder of `view` (its headers, the files its lookups find, the nearest folder of
-// each, as take_file_view checks them) was changed at or after `since_ns` (real time), or empty.
-// Never throws except std::bad_alloc.
-std::string changed_since(const FileView& view, std::int64_t since_ns);
-
 // The view of the files a stored header record names, as they are now (a cache lookup: no compile
 // to compare with). `refusal` names a header that cannot be read. Never throws except bad_alloc.
 FileView view_of_record(const std::vector<std::string>& headers,

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -164,7 +163,6 @@ namespace {
 struct PchBirths {
     std::mutex mutex;
     std::map<std::string, std::chrono::system_clock::time_point> began;
-    std::map<std::string, std::string> searches;  // the search of the compile that made each
     // The view of the files the compile that made each PCH read, where that compile took one,
     // and the search it resolved its includes in.
     struct Birth {
@@ -222,15 +220,12 @@ std::string search_text(const IncludeSearch& search) {
 
 }  // namespace
 
-void remember_pch_made(const std::string& file, std::chrono::system_clock::time_point began,
-                       const IncludeSearch& search) noexcept {
+void remember_pch_made(const std::string& file, std::chrono::system_clock::time_point began) noexcept {
     if (file.empty()) return;
     try {
-        std::string text = search_text(search);
         PchBirths& births = pch_births();
         std::lock_guard lock(births.mutex);
         births.began[file] = began;
-        births.searches[file] = std::move(text);
         births.views.erase(file);  // made again: its view, if any, comes after
     } catch (...) {  // std::bad_alloc: the PCH counts as unseen, so never trusted
     }
@@ -248,29 +243,17 @@ void remember_pch_view(const std::string& file, const FileView& view, const Incl
     }
 }
 
-bool pch_view_holds(const PchStatus& status, const IncludeSearch& search, const FileView& now) {
+bool pch_view_holds(const PchStatus& status, const IncludeSearch& search) {
     if (status.outcome != PchOutcome::used) return true;
     const std::string searched = search_text(search);
     std::shared_ptr<const PchBirths::Birth> birth;
-    std::optional<std::chrono::system_clock::time_point> began;
     {
         PchBirths& births = pch_births();
         std::lock_guard lock(births.mutex);
         if (auto it = births.views.find(status.file); it != births.views.end()) birth = it->second;
-        auto made = births.began.find(status.file);
-        auto search_then = births.searches.find(status.file);
-        if (made != births.began.end() && search_then != births.searches.end() && search_then->second == searched)
-            began = made->second;
     }
-    if (!birth || birth->search != searched) {
-        // Made by a compile of this process that took no view, under this search: trusted when
-        // nothing this compile's view covers changed since a second before that compile began
-        // (file times may lag the clock; NVRTC checks a PCH by a second of mtime).
-        if (!began) return false;
-        const auto since = std::chrono::duration_cast<std::chrono::nanoseconds>(
-            (*began - std::chrono::seconds(1)).time_since_epoch());
-        return changed_since(now, since.count()).empty();
-    }
+    // Made by a compile that took no view, or under another search: what it read is not known.
+    if (!birth || birth->search != searched) return false;
     const FileView* view = &birth->view;
     for (const auto& [path, digest] : view->headers) {
         const std::optional<FileDigest> now = file_digest(path);

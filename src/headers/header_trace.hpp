@@ -56,17 +56,16 @@ bool pch_may_be_stale(const PchStatus& status, const std::vector<std::string>& h
 void remember_pch_view(const std::string& file, const FileView& view, const IncludeSearch& search) noexcept;
 
 // Whether the PCH a compile searching `search` used (`status`; true when it used none) was made
-// from the files as they are now (`now`, the view of this compile): either the compile that made
-// it took a view (remember_pch_view) under the same search, every header of that view has its
-// digest still and every lookup of it finds what it found; or a compile of this process made it
-// under the same search and nothing `now` covers changed since a second before that compile began. NVRTC checks a PCH only
+// from the files as they are now: the compile that made it took a view (remember_pch_view) under
+// the same search, every header of that view has its digest still and every lookup of it finds
+// what it found. A PCH a plain compile made is never trusted (what it read is not known; a rule
+// by file times alone let a file storm through). NVRTC checks a PCH only
 // against the files it names, by size and a second of mtime: a header created earlier on the
 // path, or edited within that second, is not seen. Never throws except std::bad_alloc.
-bool pch_view_holds(const PchStatus& status, const IncludeSearch& search, const FileView& now);
+bool pch_view_holds(const PchStatus& status, const IncludeSearch& search);
 
-// Notes that the compile that made the PCH file `file` began at `began` (Program::compile),
-// searching `search`: headers changed since may not be in it. Never throws.
-void remember_pch_made(const std::string& file, std::chrono::system_clock::time_point began,
-                       const IncludeSearch& search) noexcept;
+// Notes that the compile that made the PCH file `file` began at `began` (Program::compile):
+// headers changed since may not be in it. Never throws.
+void remember_pch_made(const std::string& file, std::chrono::system_clock::time_point began) noexcept;
 
 }  // namespace cudacore::detail
