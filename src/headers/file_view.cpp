@@ -1,4 +1,5 @@
 #include "headers/file_view.hpp"
+#include "support/hex.hpp"
 
 #include <openssl/evp.h>
 
@@ -39,13 +40,7 @@ std::string sha256_hex(std::string_view bytes) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int size = 0;
     if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) return {};
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < size; ++i) {
-        out += hex[digest[i] >> 4];
-        out += hex[digest[i] & 15];
-    }
-    return out;
+    return hex_of(digest, size);
 }
 
 bool settled_at(const FileStamp& stamp) {

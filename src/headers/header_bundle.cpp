@@ -1,4 +1,5 @@
 #include "cudacore/header_bundle.hpp"
+#include "support/hex.hpp"
 
 #include "cudacore/errors.hpp"
 #include "headers/bundle_folder.hpp"
@@ -44,13 +45,7 @@ std::string digest_of(const std::vector<BundledHeader>& headers) {
     unsigned int size = 0;
     if (EVP_DigestFinal_ex(context.get(), digest, &size) != 1 || size != 32)
         throw InvalidArgumentError("HeaderBundle: EVP_DigestFinal_ex(SHA-256) failed");
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < size; ++i) {
-        out += hex[digest[i] >> 4];
-        out += hex[digest[i] & 15];
-    }
-    return out;
+    return detail::hex_of(digest, size);
 }
 
 }  // namespace
