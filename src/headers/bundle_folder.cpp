@@ -206,37 +206,55 @@ void sign(std::string* signature, const struct stat& info) {
         signature->append(std::to_string(value)).push_back(' ');
 }
 
-// Opens the header `name` below the folder open as `folder`, every component with O_NOFOLLOW (a
-// subfolder swapped for a link is refused), each subfolder signed. Sets `problem` and returns -1
-// when it cannot.
-int open_header(int folder, const std::string& name, std::string* signature, std::string& problem) {
-    int parent = folder;
-    std::vector<std::unique_ptr<OpenDescriptor>> opened;
-    std::string_view rest = name;
-    for (std::size_t slash = rest.find('/'); slash != std::string_view::npos; slash = rest.find('/')) {
-        const std::string part(rest.substr(0, slash));
-        opened.push_back(std::make_unique<OpenDescriptor>(
-            ::openat(parent, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)));
+// The subfolders of a bundle folder, each opened once per check with O_NOFOLLOW on every
+// component (a subfolder swapped for a link is refused) and signed when first opened.
+class Subfolders {
+public:
+    explicit Subfolders(int root) : root_(root) {}
+
+    // The descriptor of the folder `path` ("" for the root, "a/b"), or -1 with `problem` set.
+    int open(const std::string& path, const std::string& header, std::string* signature, std::string& problem) {
+        if (path.empty()) return root_;
+        if (auto it = opened_.find(path); it != opened_.end()) return it->second->fd;
+        const std::size_t slash = path.rfind('/');
+        const int parent = slash == std::string::npos ? root_ : open(path.substr(0, slash), header, signature, problem);
+        if (parent < 0) return -1;
+        const std::string part = slash == std::string::npos ? path : path.substr(slash + 1);
+        auto folder = std::make_unique<OpenDescriptor>(
+            ::openat(parent, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         struct stat info {};
-        if (opened.back()->fd < 0 || ::fstat(opened.back()->fd, &info) != 0) {
-            problem = "the folder '" + part + "' of the header '" + name + "' is missing, a link or no folder";
+        if (folder->fd < 0 || ::fstat(folder->fd, &info) != 0) {
+            problem = "the folder '" + part + "' of the header '" + header + "' is missing, a link or no folder";
             return -1;
         }
         sign(signature, info);
-        parent = opened.back()->fd;
-        rest.remove_prefix(slash + 1);
+        return opened_.emplace(path, std::move(folder)).first->second->fd;
     }
-    const int file = ::openat(parent, std::string(rest).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+private:
+    int root_;
+    std::map<std::string, std::unique_ptr<OpenDescriptor>> opened_;
+};
+
+// Opens the header `name` through `folders` without following a link. Sets `problem` and
+// returns -1 when it cannot.
+int open_header(Subfolders& folders, const std::string& name, std::string* signature, std::string& problem) {
+    const std::size_t slash = name.rfind('/');
+    const int parent = folders.open(slash == std::string::npos ? std::string() : name.substr(0, slash), name,
+                                    signature, problem);
+    if (parent < 0) return -1;
+    const std::string file_name = slash == std::string::npos ? name : name.substr(slash + 1);
+    const int file = ::openat(parent, file_name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (file < 0) problem = errno == ELOOP ? "the header '" + name + "' is a symbolic link"
                                            : "the header '" + name + "' is missing";
     return file;
 }
 
-// Checks one header of the folder open as `folder`; empty when it is as the bundle holds it.
-std::string header_problem(int folder, const BundledHeader& header, bool compare_bytes,
+// Checks one header of the bundle folder `folders` opens; empty when it is as the bundle holds it.
+std::string header_problem(Subfolders& folders, const BundledHeader& header, bool compare_bytes,
                            std::string* signature) {
     std::string problem;
-    const OpenDescriptor file(open_header(folder, header.name, signature, problem));
+    const OpenDescriptor file(open_header(folders, header.name, signature, problem));
     if (file.fd < 0) return problem;
     struct stat info {};
     if (::fstat(file.fd, &info) != 0) return "the header '" + header.name + "' cannot be read";
@@ -442,8 +460,9 @@ std::string open_folder_problem(int fd, const fs::path& folder, const HeaderBund
         if (manifest.fd < 0 ||
             read_open_file_bounded(manifest.fd, folder / kBundleManifestName, expected.size()) != expected)
             return "its manifest " + std::string(kBundleManifestName) + " is missing or not this bundle's";
+        Subfolders folders(fd);
         for (const BundledHeader& header : bundle.headers())
-            if (std::string problem = header_problem(fd, header, compare_bytes, signature); !problem.empty())
+            if (std::string problem = header_problem(folders, header, compare_bytes, signature); !problem.empty())
                 return problem;
         return {};
     } catch (const std::exception& e) {
