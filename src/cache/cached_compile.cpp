@@ -353,12 +353,12 @@ std::optional<ObjectCode> find_code(ProgramCache& cache, const Program& program,
     return std::move(entry->code);
 }
 
-// Stores `code`, compiled from the files `view` holds (found through `search`), under the key of
-// those files, and their list under `source_key`. Returns why it cannot be cached, or "" (stored,
-// or a failed store that store() reported).
+// Stores `code`, compiled from the files `view` holds (found through `search`, where the compile
+// looked them up), under the key of those files, and their list under `source_key`. Returns why
+// it cannot be cached, or "" (stored, or a failed store that store() reported).
 std::string store_under_view(ProgramCache& cache, const Program& program, const CacheKey& source_key,
-                             const detail::FileView& view, const ObjectCode& code,
-                             const CacheWarningHandler& on_cache_error) {
+                             const detail::IncludeSearch& search, const detail::FileView& view,
+                             const ObjectCode& code, const CacheWarningHandler& on_cache_error) {
     if (!view.refusal.empty()) return view.refusal;
     if (!view.changed.empty()) return view.changed + ", so the code may not be what they hold now";
     HeaderRecord record;
@@ -375,7 +375,7 @@ std::string store_under_view(ProgramCache& cache, const Program& program, const 
         if (known && known->list.code() == list->code()) list = known->list;
     }
     const std::shared_ptr<const detail::HeaderKey> key =
-        key_with_headers(source_key, KeyedSearch(search_of(program)), record, view, *list, memo);
+        key_with_headers(source_key, KeyedSearch(search), record, view, *list, memo);
     // The list goes in only beside stored code: a list without its code is a wasted lookup.
     if (store(cache, key->key, code, on_cache_error)) {
         store(cache, source_key, *list, on_cache_error);
@@ -430,8 +430,8 @@ ObjectCode compile_and_store_with_headers(ProgramCache& cache, Program& program,
                               e.what());
         }
     }
-    const std::string why = store_under_view(cache, program, source_key, *compiled.view, code,
-                                             on_cache_error);
+    const std::string why = store_under_view(cache, program, source_key, *compiled.search,
+                                             *compiled.view, code, on_cache_error);
     if (!why.empty()) return not_cached(why);
     return code;
 }

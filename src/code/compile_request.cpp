@@ -31,6 +31,7 @@ CompiledProgram compile(Program& program, const CompileRequest& request) {
     std::future<std::vector<std::string>> pass = start_headers_opened(program, request.target);
     CompiledProgram compiled{ProgramInternals::compile_cxx(program, request.target,
                                                            request.name_expressions, true)};
+    compiled.search = search;
     try {
         compiled.headers_opened = pass.get();
     } catch (...) {

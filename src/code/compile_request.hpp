@@ -35,6 +35,8 @@ struct CompiledProgram {
     std::vector<std::string> headers_opened{};
     // For view: what the code was compiled from; `changed` or `refusal` say when it cannot key it.
     std::optional<FileView> view{};
+    // For view of a C++ program: where NVRTC searched (the view's paths were looked up there).
+    std::optional<IncludeSearch> search{};
     // Set when the headers could not be listed (the code is good; only keeping it is given up).
     std::exception_ptr headers_error{};
 };
