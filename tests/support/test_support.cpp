@@ -238,4 +238,12 @@ void write_file(const std::filesystem::path& path, const std::string& contents) 
     out << contents;
 }
 
+std::map<std::string, std::string> fault_injection_env(std::map<std::string, std::string> faults) {
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    const std::string before = asan && *asan ? std::string(asan) + ":" : "";
+    faults["LD_PRELOAD"] = (executable_dir() / "libcudacore_fault_injection.so").string();
+    faults["ASAN_OPTIONS"] = before + "verify_asan_link_order=0";
+    return faults;
+}
+
 }  // namespace cudacore::test

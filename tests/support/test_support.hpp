@@ -105,6 +105,12 @@ ProcessResult run_process(const std::vector<std::string>& argv,
                           const std::map<std::string, std::string>& env = {},
                           const ProcessLimits& limits = {});
 
+// The environment that preloads the fault-injection library (tests/support/fault_injection.c)
+// into a child, with `faults` (CUDACORE_FAULT_* variables) added. Under AddressSanitizer the
+// preloaded library comes before the sanitizer's runtime, so the runtime's link-order check is
+// turned off for the child.
+std::map<std::string, std::string> fault_injection_env(std::map<std::string, std::string> faults);
+
 // Starts a program (argv[0] a path) without waiting for it, for tests that kill or race
 // processes; its output goes where this process's does. Fails the test when it cannot start.
 pid_t spawn(const std::vector<std::string>& argv);

@@ -216,16 +216,12 @@ TEST(BundleFolder, NoFolderMeansMemoryAndOneWarning) {
 TEST(BundleFolder, FullDiskMeansMemoryAndNoLeftovers) {
     const CacheFolder cache;
     const std::string report = (cache.cache().parent_path() / "faults").string();
-    const char* asan = std::getenv("ASAN_OPTIONS");
     const test::ProcessResult result = test::run_process(
-        fallback_worker(50, 3000), {{"LD_PRELOAD", (test::executable_dir() / "libcudacore_fault_injection.so").string()},
-                                    // Under AddressSanitizer the preloaded library comes before its runtime.
-                                    {"ASAN_OPTIONS", std::string(asan ? asan : "") + ":verify_asan_link_order=0"},
-                                  {"CUDACORE_FAULT_CALLS", "write"},
-                                  {"CUDACORE_FAULT_ERRNO", "ENOSPC"},
-                                  {"CUDACORE_FAULT_PATH", "header-bundles"},
-                                  {"CUDACORE_FAULT_AFTER", "20"},
-                                  {"CUDACORE_FAULT_REPORT", report}});
+        fallback_worker(50, 3000), test::fault_injection_env({{"CUDACORE_FAULT_CALLS", "write"},
+                                                              {"CUDACORE_FAULT_ERRNO", "ENOSPC"},
+                                                              {"CUDACORE_FAULT_PATH", "header-bundles"},
+                                                              {"CUDACORE_FAULT_AFTER", "20"},
+                                                              {"CUDACORE_FAULT_REPORT", report}}));
     ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
     // One write failed: the second compile did not write the folder again.
     ASSERT_TRUE(fs::exists(report)) << "no write failed: " << result.out;
@@ -561,8 +557,8 @@ TEST(BundleFolder, CacheClearGoesOnPastALockItCannotOpenAndNamesIt) {
     const std::string lock_name = "." + bundles[0].digest() + ".lock";
     const test::ProcessResult cleared = test::run_process(
         {test::cli_path().string(), "cache", "clear"},
-        {{"LD_PRELOAD", (test::executable_dir() / "libcudacore_fault_injection.so").string()},
-         {"CUDACORE_FAULT_CALLS", "open"}, {"CUDACORE_FAULT_ERRNO", "EIO"}, {"CUDACORE_FAULT_PATH", lock_name}});
+        test::fault_injection_env(
+            {{"CUDACORE_FAULT_CALLS", "open"}, {"CUDACORE_FAULT_ERRNO", "EIO"}, {"CUDACORE_FAULT_PATH", lock_name}}));
     EXPECT_EQ(cleared.exit_code, 1) << cleared.out << cleared.err;
     EXPECT_TRUE(contains(cleared.err, "open '" + (cache.bundles() / lock_name).string() + "' failed: EIO"))
         << cleared.err;

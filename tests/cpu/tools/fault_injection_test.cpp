@@ -62,19 +62,16 @@ struct FaultInjection : ::testing::Test {
     }
 
     std::map<std::string, std::string> environment(const Fault& fault) const {
-        const char* asan = std::getenv("ASAN_OPTIONS");
-        return {{"LD_PRELOAD", (cudacore::test::executable_dir() / "libcudacore_fault_injection.so").string()},
-                // Under AddressSanitizer the preloaded library comes before its runtime.
-                {"ASAN_OPTIONS", std::string(asan ? asan : "") + ":verify_asan_link_order=0"},
-                {"CUDACORE_FAULT_CALLS", fault.calls},
-                {"CUDACORE_FAULT_ERRNO", fault.error},
-                {"CUDACORE_FAULT_PATH", fault.path},
-                {"CUDACORE_FAULT_AFTER", fault.after ? std::to_string(fault.after) : ""},
-                {"CUDACORE_FAULT_TIMES", fault.times ? std::to_string(fault.times) : ""},
-                {"CUDACORE_FAULT_REPORT", report.string()},
-                {"CUDACORE_CACHE_DIR", cache.string()},
-                {"CUDACORE_DISABLE_CACHE", ""},
-                {"TMPDIR", dir.path().string()}};
+        return cudacore::test::fault_injection_env(
+            {{"CUDACORE_FAULT_CALLS", fault.calls},
+             {"CUDACORE_FAULT_ERRNO", fault.error},
+             {"CUDACORE_FAULT_PATH", fault.path},
+             {"CUDACORE_FAULT_AFTER", fault.after ? std::to_string(fault.after) : ""},
+             {"CUDACORE_FAULT_TIMES", fault.times ? std::to_string(fault.times) : ""},
+             {"CUDACORE_FAULT_REPORT", report.string()},
+             {"CUDACORE_CACHE_DIR", cache.string()},
+             {"CUDACORE_DISABLE_CACHE", ""},
+             {"TMPDIR", dir.path().string()}});
     }
     ProcessResult run(std::vector<std::string> argv, const Fault& fault) const {
         return run_process(argv, environment(fault), {.timeout_seconds = 180});
