@@ -47,6 +47,8 @@ PUBLIC_HEADER_LAYERS = {
     "mpi": "mpi",
     "program_cache": "cache",
     "version": "support",
+    "forward": "support",
+    "owning_handle": "support",
 }
 
 # "file -> included" pairs that run back up, listed until they go (none today: a call that a

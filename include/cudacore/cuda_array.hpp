@@ -28,6 +28,7 @@
 /// creation); the data in it follows stream order like any device memory.
 #pragma once
 
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/array_format.hpp"
 
 #include <cuda.h>
@@ -40,12 +41,6 @@ namespace cudacore {
 
 class Device;
 struct DeviceProperties;
-
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct ArrayBox;
-struct BoxAccess;
-}  // namespace detail
 
 /// The shape, format and flags of a CUDA array (CUDA_ARRAY3D_DESCRIPTOR).
 struct ArrayOptions {
@@ -89,7 +84,7 @@ void check_array_options(const ArrayOptions& options, const DeviceProperties& pr
                          const char* call, unsigned mipmap_levels = 0);
 
 /// A CUDA array on one device, shared by its copies (see the file comment).
-class CudaArray {
+class CudaArray : public OwningHandle<CudaArray, detail::ArrayBox, CUarray> {
 public:
     /// A new array on `device`'s primary context (cuArray3DCreate). Throws InvalidArgumentError
     /// for options the device cannot do (checked first, see check_array_options), DriverError
@@ -97,8 +92,6 @@ public:
     /// NoDriverError without a driver. Holds the primary context. Thread-safe.
     static CudaArray create(const Device& device, const ArrayOptions& options);
 
-    /// The driver's handle; valid while any object holding this array lives.
-    CUarray handle() const noexcept;
     /// The options it was made with (a level view: the level's sizes, channels resolved).
     const ArrayOptions& options() const noexcept;
     /// Its shape.
@@ -113,30 +106,17 @@ public:
     /// std::bad_alloc.
     std::string description() const;
 
-    /// Closes this CudaArray object, as Stream::close does: it lets go of its share at once. The
-    /// array is destroyed when nothing holds it any more: now, when this object was its last
-    /// holder; else when the last of the others goes (copies, textures and surfaces over it,
-    /// graphs holding it; copies and launches in flight keep it until they are done), which keep
-    /// working. A level view lets go of its mipmapped array. Afterwards handle() returns null,
-    /// the queries their empty values, and the calls it is given to (copies, textures, surfaces)
-    /// throw InvalidArgumentError naming the call and the array ("TextureObject::from_array: 2D
-    /// CUDA array float32 64 x 64 on device 0 is closed"). Closing a closed or moved-from object
-    /// does nothing. Throws DriverError when the release this close() makes fails (closed all
-    /// the same). Must not race with other calls on this object (its copies are other objects).
+    /// Ends the array for every holder, copies included (docs/errors-and-lifetime.md,
+    /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept { return !closed_as_.empty(); }
-
-    /// Same array.
-    bool operator==(const CudaArray& other) const noexcept { return box_ == other.box_; }
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "CudaArray";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "array";
 
 private:
-    friend struct detail::BoxAccess;
-    explicit CudaArray(std::shared_ptr<detail::ArrayBox> box) noexcept;
-    // The box, for `operation`: InvalidArgumentError when closed or moved from.
-    const std::shared_ptr<detail::ArrayBox>& open_box(const char* operation) const;
-    std::string closed_as_;  ///< what it was, once closed (for messages); empty while open
-    std::shared_ptr<detail::ArrayBox> box_;
+    friend OwningHandle;
+    CudaArray() noexcept = default;
 };
 
 }  // namespace cudacore

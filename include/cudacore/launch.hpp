@@ -22,6 +22,7 @@
 /// Errors: InvalidArgumentError (arguments, config), DriverError (the launch itself).
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/kernel.hpp"
 #include "cudacore/launch_config.hpp"
 #include "cudacore/stream.hpp"
@@ -36,11 +37,6 @@
 namespace cudacore {
 
 class Buffer;
-
-// Here because KernelArgument<Buffer>::convert below is inline and calls it.
-namespace detail {
-[[noreturn]] void throw_closed_buffer_argument();
-}
 
 /// How a launch() argument of type T reaches the kernel. The primary template passes trivially
 /// copyable values as they are.
@@ -64,6 +60,30 @@ struct KernelArgument<T> {
         if (buffer.is_closed()) detail::throw_closed_buffer_argument();
         return buffer.handle();
     }
+};
+
+/// An object a kernel reads through its driver handle and whose release must wait for the
+/// kernels launched with it (TextureObject, SurfaceObject: it says so by note_launch).
+template <class T>
+concept launch_noted_object = requires(const T& object, const Stream& stream) {
+    object.note_launch(stream);
+    object.check_open("launch");
+    object.handle();
+};
+
+/// launch() passes such an object as its handle (TextureObject: CUtexObject, SurfaceObject:
+/// CUsurfObject) and notes the launch's stream, so the object outlives the kernel.
+template <class T>
+    requires launch_noted_object<T>
+struct KernelArgument<T> {
+    /// The 64-bit handle. InvalidArgumentError naming the call and the object when it is closed
+    /// or moved from.
+    static auto convert(const T& object) {
+        object.check_open("launch");
+        return object.handle();
+    }
+    /// Called by launch() once the kernel is enqueued on `stream`.
+    static void note_launch(const T& object, const Stream& stream) { object.note_launch(stream); }
 };
 
 // Here because launch() and TypedKernel below are templates and call these; the calls are

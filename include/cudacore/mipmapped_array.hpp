@@ -19,6 +19,7 @@
 /// MipmappedArray may only be destroyed or assigned to. Thread-safe to use from several threads.
 #pragma once
 
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/cuda_array.hpp"
 
 #include <cuda.h>
@@ -28,18 +29,12 @@
 
 namespace cudacore {
 
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct MipmappedArrayBox;
-struct BoxAccess;
-}  // namespace detail
-
 /// The number of levels of a full chain for `options` (down to 1 x 1 x 1): floor(log2(largest of
 /// width, height and, unless layered, depth)) + 1. Throws InvalidArgumentError as array_shape.
 unsigned full_mipmap_levels(const ArrayOptions& options);
 
 /// A CUDA mipmapped array on one device, shared by its copies (see the file comment).
-class MipmappedArray {
+class MipmappedArray : public OwningHandle<MipmappedArray, detail::MipmappedArrayBox, CUmipmappedArray> {
 public:
     /// A new mipmapped array of `levels` levels on `device`'s primary context
     /// (cuMipmappedArrayCreate). Throws InvalidArgumentError for options or a level count the
@@ -53,8 +48,6 @@ public:
     /// DriverError naming cuMipmappedArrayGetLevel. Thread-safe.
     CudaArray level(unsigned level) const;
 
-    /// The driver's handle; valid while any object holding this array lives.
-    CUmipmappedArray handle() const noexcept;
     /// The options of level 0 (channels resolved).
     const ArrayOptions& options() const noexcept;
     /// The number of levels.
@@ -67,26 +60,17 @@ public:
     /// "mipmapped 2D CUDA array float32 256 x 256, 9 levels on device 0".
     std::string description() const;
 
-    /// Closes this MipmappedArray object, as Stream::close does: it lets go of its share at once.
-    /// The mipmapped array is destroyed when nothing holds it any more: now, when this object was
-    /// its last holder; else when the last of the others goes (copies, level views, textures over
-    /// it), which keep working. Afterwards handle() returns null, the queries their empty values,
-    /// and level(), level_options() and the textures it is given to throw InvalidArgumentError
-    /// naming the call and the array ("MipmappedArray::level: mipmapped 2D CUDA array ... is
-    /// closed"). Closing a closed or moved-from object does nothing. Throws DriverError when the
-    /// release this close() makes fails (closed all the same). Must not race with other calls on
-    /// this object (its copies are other objects).
+    /// Ends the mipmapped array for every holder, copies included (docs/errors-and-lifetime.md,
+    /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept { return !closed_as_.empty(); }
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "MipmappedArray";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "mipmapped array";
 
 private:
-    friend struct detail::BoxAccess;
-    explicit MipmappedArray(std::shared_ptr<detail::MipmappedArrayBox> box) noexcept;
-    // The box, for `operation`: InvalidArgumentError when closed or moved from.
-    const std::shared_ptr<detail::MipmappedArrayBox>& open_box(const char* operation) const;
-    std::string closed_as_;  ///< what it was, once closed (for messages); empty while open
-    std::shared_ptr<detail::MipmappedArrayBox> box_;
+    friend OwningHandle;
+    MipmappedArray() noexcept = default;
 };
 
 }  // namespace cudacore

@@ -19,6 +19,7 @@
 /// SurfaceObject may only be destroyed or assigned to. Immutable: thread-safe.
 #pragma once
 
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/cuda_array.hpp"
 #include "cudacore/launch.hpp"
 
@@ -29,22 +30,14 @@
 
 namespace cudacore {
 
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct SurfaceBox;
-struct BoxAccess;
-}  // namespace detail
-
 /// A surface object over a CUDA array (see the file comment).
-class SurfaceObject {
+class SurfaceObject : public OwningHandle<SurfaceObject, detail::SurfaceBox, CUsurfObject> {
 public:
     /// A surface over `array`. Throws InvalidArgumentError naming the array when it was made
     /// without ArrayOptions::surface_load_store (or is moved-from), DriverError naming
     /// cuSurfObjectCreate, NoDriverError. Holds the array. Thread-safe.
     static SurfaceObject from_array(const CudaArray& array);
 
-    /// The driver's handle (what a kernel receives); valid while any copy of this object lives.
-    CUsurfObject handle() const noexcept;
     /// The array it writes (held by this object).
     const CudaArray& array() const noexcept;
     /// "surface object 0x.. over 2D CUDA array float32 64 x 64 (surface load/store) on device 0".
@@ -54,43 +47,16 @@ public:
     /// (launch() calls it). Never throws beyond std::bad_alloc.
     void note_launch(const Stream& stream) const;
 
-    /// Closes this SurfaceObject, as Stream::close does: it lets go of its share at once. The
-    /// surface object is destroyed when nothing holds it any more (now, when this object was its
-    /// last holder; else when its copies go, which keep working), after the launches that used
-    /// it, as at destruction; then it lets go of its array. Afterwards handle() returns 0 and a
-    /// launch given this object throws InvalidArgumentError naming the call and the surface
-    /// ("launch: surface object 1 over ... is closed"). Closing a closed or moved-from object
-    /// does nothing. Throws DriverError when the release this close() makes fails (closed all
-    /// the same). Must not race with other calls on this object (its copies are other objects).
+    /// Ends the surface object for every holder, copies included (docs/errors-and-lifetime.md,
+    /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept { return !closed_as_.empty(); }
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "SurfaceObject";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "surface";
 private:
-    friend struct detail::BoxAccess;
-    explicit SurfaceObject(std::shared_ptr<detail::SurfaceBox> box) noexcept;
-    // The box, for `operation`: InvalidArgumentError when closed or moved from.
-    const std::shared_ptr<detail::SurfaceBox>& open_box(const char* operation) const;
-    std::string closed_as_;  ///< what it was, once closed (for messages); empty while open
-    std::shared_ptr<detail::SurfaceBox> box_;
-};
-
-namespace detail {
-/// Throws InvalidArgumentError: `object`, given to `call`, is closed.
-[[noreturn]] void throw_unusable_argument(const char* call, const SurfaceObject& object);
-}  // namespace detail
-
-/// launch() passes a SurfaceObject as its CUsurfObject and notes the launch's stream.
-template <class T>
-    requires std::is_same_v<T, SurfaceObject>
-struct KernelArgument<T> {
-    /// The 64-bit handle.
-    /// InvalidArgumentError for a closed surface.
-    static CUsurfObject convert(const T& surface) {
-        if (surface.is_closed()) [[unlikely]] detail::throw_unusable_argument("launch", surface);
-        return surface.handle();
-    }
-    /// Called by launch() once the kernel is enqueued on `stream`.
-    static void note_launch(const T& surface, const Stream& stream) { surface.note_launch(stream); }
+    friend OwningHandle;
+    SurfaceObject() noexcept = default;
 };
 
 }  // namespace cudacore

@@ -37,6 +37,7 @@
 /// Thread safety: a TextureObject is immutable and may be used from several threads at once.
 #pragma once
 
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/array_format.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/cuda_array.hpp"
@@ -51,12 +52,6 @@
 #include <string>
 
 namespace cudacore {
-
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct TextureBox;
-struct BoxAccess;
-}  // namespace detail
 
 /// How coordinates outside [0, size) are read (CUaddress_mode). clamp comes first, so that
 /// address modes left out of a braced list (`{.address_modes = {border, border}}`) are clamp.
@@ -128,7 +123,7 @@ void check_texture_options(const TextureOptions& options, const TextureSource& s
                            const char* call);
 
 /// A texture object over an array or device memory (see the file comment).
-class TextureObject {
+class TextureObject : public OwningHandle<TextureObject, detail::TextureBox, CUtexObject> {
 public:
     /// A texture reading `array` (any shape; a level view reads that level). Holds the array.
     /// Throws InvalidArgumentError (options, a moved-from array), DriverError, NoDriverError.
@@ -148,8 +143,6 @@ public:
     static TextureObject from_pitch2d(const Buffer& buffer, const Pitch2DTextureLayout& layout,
                                       const TextureOptions& options = {});
 
-    /// The driver's handle (what a kernel receives); valid while any copy of this object lives.
-    CUtexObject handle() const noexcept;
     /// The options it was made with.
     const TextureOptions& options() const noexcept;
     /// The device's ordinal.
@@ -163,43 +156,16 @@ public:
     /// (launch() calls it; cudacore's own use otherwise). Never throws beyond std::bad_alloc.
     void note_launch(const Stream& stream) const;
 
-    /// Closes this TextureObject, as Stream::close does: it lets go of its share at once. The
-    /// texture object is destroyed when nothing holds it any more (now, when this object was its
-    /// last holder; else when its copies go, which keep working), after the launches that used
-    /// it, as at destruction; then it lets go of what it reads. Afterwards handle() returns 0 and
-    /// a launch given this object throws InvalidArgumentError naming the call and the texture
-    /// ("launch: texture object 1 over ... is closed"). Closing a closed or moved-from object
-    /// does nothing. Throws DriverError when the release this close() makes fails (closed all
-    /// the same). Must not race with other calls on this object (its copies are other objects).
+    /// Ends the texture object for every holder, copies included (docs/errors-and-lifetime.md,
+    /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept { return !closed_as_.empty(); }
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "TextureObject";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "texture";
 private:
-    friend struct detail::BoxAccess;
-    explicit TextureObject(std::shared_ptr<detail::TextureBox> box) noexcept;
-    // The box, for `operation`: InvalidArgumentError when closed or moved from.
-    const std::shared_ptr<detail::TextureBox>& open_box(const char* operation) const;
-    std::string closed_as_;  ///< what it was, once closed (for messages); empty while open
-    std::shared_ptr<detail::TextureBox> box_;
-};
-
-namespace detail {
-/// Throws InvalidArgumentError: `object`, given to `call`, is closed.
-[[noreturn]] void throw_unusable_argument(const char* call, const TextureObject& object);
-}  // namespace detail
-
-/// launch() passes a TextureObject as its CUtexObject and notes the launch's stream.
-template <class T>
-    requires std::is_same_v<T, TextureObject>
-struct KernelArgument<T> {
-    /// The 64-bit handle.
-    /// InvalidArgumentError for a closed texture.
-    static CUtexObject convert(const T& texture) {
-        if (texture.is_closed()) [[unlikely]] detail::throw_unusable_argument("launch", texture);
-        return texture.handle();
-    }
-    /// Called by launch() once the kernel is enqueued on `stream`.
-    static void note_launch(const T& texture, const Stream& stream) { texture.note_launch(stream); }
+    friend OwningHandle;
+    TextureObject() noexcept = default;
 };
 
 }  // namespace cudacore

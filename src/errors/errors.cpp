@@ -1,4 +1,5 @@
 #include "cudacore/errors.hpp"
+#include "cudacore/forward.hpp"
 #include "errors/closed_object.hpp"
 #include "errors/driver_log.hpp"
 
@@ -155,5 +156,15 @@ void throw_moved_from(const char* operation, const char* type, const char* what)
     throw InvalidArgumentError(std::string(operation) + ": the " + type +
                                " object was moved from (it holds no " + what + ")");
 }
+
+void throw_closed_object_error(const char* operation, const char* object, const char* type) {
+    throw_closed_object(operation, object, type);
+}
+
+void throw_moved_from_error(const char* operation, const char* type, const char* what) {
+    throw_moved_from(operation, type, what);
+}
+
+void release_reporting(std::shared_ptr<void>& share) { release_share(share); }
 
 }  // namespace cudacore::detail

@@ -5,15 +5,33 @@
 // internals use it as the library does.
 #pragma once
 
+#include "cudacore/owning_handle.hpp"
+
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 namespace cudacore::detail {
 
 struct BoxAccess {
+    // A new public object over `box` (an OwningHandle: a new shared state, so its copies, not
+    // other objects of the same box, see its close()). A box that says so gets a companion, kept
+    // as long as the public objects of that state (a Stream counts the wrappers of a caller's
+    // stream).
     template <class Object, class Box>
-    static Object make(std::shared_ptr<Box> box) noexcept {
-        return Object(std::move(box));
+    static Object make(std::shared_ptr<Box> box) {
+        if constexpr (std::is_base_of_v<OwningHandleBase, Object>) {
+            if (!box) return Object::adopt(nullptr, {});
+            auto handle = box->handle;
+            if constexpr (requires { public_companion(box); }) {
+                std::shared_ptr<void> companion = public_companion(box);
+                return Object::adopt(std::move(box), handle, std::move(companion));
+            } else {
+                return Object::adopt(std::move(box), handle);
+            }
+        } else {
+            return Object(std::move(box));
+        }
     }
     // For objects that count themselves in their box (Buffer): adopts the box's first reference.
     template <class Object, class Box>
@@ -25,7 +43,10 @@ struct BoxAccess {
     // for an empty buffer).
     template <class Object>
     static const auto& box(const Object& object) noexcept {
-        return object.box_;
+        if constexpr (std::is_base_of_v<OwningHandleBase, Object>)
+            return object.box();
+        else
+            return object.box_;
     }
     // The box of an object that `operation` needs open: throws InvalidArgumentError naming the
     // operation and the object when it was closed or moved from (the types with close()).

@@ -270,8 +270,6 @@ ArrayBox::~ArrayBox() {
 
 }  // namespace detail
 
-CudaArray::CudaArray(std::shared_ptr<detail::ArrayBox> box) noexcept : box_(std::move(box)) {}
-
 CudaArray CudaArray::create(const Device& device, const ArrayOptions& options) {
     constexpr const char* call = "CudaArray::create";
     check_array_options(options, device.properties(), call);
@@ -304,37 +302,28 @@ CudaArray CudaArray::create(const Device& device, const ArrayOptions& options) {
         box->context = context;
         return 0;
     });
-    return CudaArray(std::move(box));
+    return detail::BoxAccess::make<CudaArray>(std::move(box));
 }
 
-CUarray CudaArray::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 const ArrayOptions& CudaArray::options() const noexcept {
     static const ArrayOptions none{};
-    return box_ ? box_->options : none;
+    return box() ? box()->options : none;
 }
-ArrayShape CudaArray::shape() const noexcept { return box_ ? box_->shape : ArrayShape::one_d; }
-std::size_t CudaArray::element_size() const noexcept { return box_ ? box_->element_size : 0; }
-int CudaArray::device_ordinal() const noexcept { return box_ ? box_->ordinal : -1; }
-int CudaArray::mipmap_level() const noexcept { return box_ ? box_->level : -1; }
+ArrayShape CudaArray::shape() const noexcept { return box() ? box()->shape : ArrayShape::one_d; }
+std::size_t CudaArray::element_size() const noexcept { return box() ? box()->element_size : 0; }
+int CudaArray::device_ordinal() const noexcept { return box() ? box()->ordinal : -1; }
+int CudaArray::mipmap_level() const noexcept { return box() ? box()->level : -1; }
 
 std::string CudaArray::description() const {
-    if (!box_) return closed_as_.empty() ? "moved-from CudaArray" : closed_as_ + " (closed)";
-    std::string text = detail::describe_array(box_->options, box_->shape);
-    if (box_->level >= 0) text += ", level " + std::to_string(box_->level) + " of a mipmapped array";
-    return text + " on device " + std::to_string(box_->ordinal);
+    if (!box()) return is_closed() ? closed_description() + " (closed)" : "moved-from CudaArray";
+    std::string text = detail::describe_array(box()->options, box()->shape);
+    if (box()->level >= 0) text += ", level " + std::to_string(box()->level) + " of a mipmapped array";
+    return text + " on device " + std::to_string(box()->ordinal);
 }
 
 
 void CudaArray::close() {
-    if (!box_ || is_closed()) return;  // moved from, or closed
-    closed_as_ = description();
-    detail::release_share(box_);
-}
-
-const std::shared_ptr<detail::ArrayBox>& CudaArray::open_box(const char* operation) const {
-    if (box_) [[likely]] return box_;
-    if (closed_as_.empty()) detail::throw_moved_from(operation, "CudaArray", "array");
-    detail::throw_closed_object(operation, closed_as_, "CudaArray");
+    if (box()) close_as(description());
 }
 
 }  // namespace cudacore

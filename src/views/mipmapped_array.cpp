@@ -66,9 +66,6 @@ MipmappedArrayBox::~MipmappedArrayBox() {
 
 }  // namespace detail
 
-MipmappedArray::MipmappedArray(std::shared_ptr<detail::MipmappedArrayBox> box) noexcept
-    : box_(std::move(box)) {}
-
 MipmappedArray MipmappedArray::create(const Device& device, const ArrayOptions& options,
                                       unsigned levels) {
     constexpr const char* call = "MipmappedArray::create";
@@ -109,68 +106,57 @@ MipmappedArray MipmappedArray::create(const Device& device, const ArrayOptions& 
         box->context = context;
         return 0;
     });
-    return MipmappedArray(std::move(box));
+    return detail::BoxAccess::make<MipmappedArray>(std::move(box));
 }
 
 ArrayOptions MipmappedArray::level_options(unsigned level) const {
     open_box("MipmappedArray::level_options");
-    if (level >= box_->levels)
+    if (level >= box()->levels)
         throw InvalidArgumentError("MipmappedArray::level_options: level " +
                                    std::to_string(level) + " is out of range; " + description() +
-                                   " has levels 0 to " + std::to_string(box_->levels - 1));
-    return level_of(box_->options, box_->shape, level);
+                                   " has levels 0 to " + std::to_string(box()->levels - 1));
+    return level_of(box()->options, box()->shape, level);
 }
 
 CudaArray MipmappedArray::level(unsigned level) const {
     open_box("MipmappedArray::level");
-    if (level >= box_->levels)
+    if (level >= box()->levels)
         throw InvalidArgumentError("MipmappedArray::level: level " + std::to_string(level) +
                                    " is out of range; " + description() + " has levels 0 to " +
-                                   std::to_string(box_->levels - 1));
+                                   std::to_string(box()->levels - 1));
     auto view = std::make_shared<detail::ArrayBox>();
-    view->options = level_of(box_->options, box_->shape, level);
-    view->shape = box_->shape;
+    view->options = level_of(box()->options, box()->shape, level);
+    view->shape = box()->shape;
     view->element_size = cudacore::element_size(view->options.format, view->options.channels);
-    view->ordinal = box_->ordinal;
+    view->ordinal = box()->ordinal;
     view->level = static_cast<int>(level);
-    view->context = box_->context;
-    view->parent = box_;  // set first: a level view never destroys its handle
+    view->context = box()->context;
+    view->parent = box();  // set first: a level view never destroys its handle
     {
-        detail::ContextScope scope(*box_->context);
-        detail::check(detail::driver().cuMipmappedArrayGetLevel(&view->handle, box_->handle, level),
+        detail::ContextScope scope(*box()->context);
+        detail::check(detail::driver().cuMipmappedArrayGetLevel(&view->handle, box()->handle, level),
                       "cuMipmappedArrayGetLevel",
                       [&] { return "level " + std::to_string(level) + " of " + description(); });
     }
     return detail::BoxAccess::make<CudaArray>(std::move(view));
 }
 
-CUmipmappedArray MipmappedArray::handle() const noexcept { return box_ ? box_->handle : nullptr; }
 const ArrayOptions& MipmappedArray::options() const noexcept {
     static const ArrayOptions none{};
-    return box_ ? box_->options : none;
+    return box() ? box()->options : none;
 }
-unsigned MipmappedArray::levels() const noexcept { return box_ ? box_->levels : 0; }
-int MipmappedArray::device_ordinal() const noexcept { return box_ ? box_->ordinal : -1; }
+unsigned MipmappedArray::levels() const noexcept { return box() ? box()->levels : 0; }
+int MipmappedArray::device_ordinal() const noexcept { return box() ? box()->ordinal : -1; }
 
 std::string MipmappedArray::description() const {
-    if (!box_) return closed_as_.empty() ? "moved-from MipmappedArray" : closed_as_ + " (closed)";
-    return "mipmapped " + detail::describe_array(box_->options, box_->shape) + ", " +
-           std::to_string(box_->levels) + " levels on device " + std::to_string(box_->ordinal);
+    if (!box()) return is_closed() ? closed_description() + " (closed)" : "moved-from MipmappedArray";
+    return "mipmapped " + detail::describe_array(box()->options, box()->shape) + ", " +
+           std::to_string(box()->levels) + " levels on device " + std::to_string(box()->ordinal);
 }
 
 
 void MipmappedArray::close() {
-    if (!box_ || is_closed()) return;  // moved from, or closed
-    closed_as_ = description();
-    detail::release_share(box_);
-}
-
-const std::shared_ptr<detail::MipmappedArrayBox>& MipmappedArray::open_box(
-    const char* operation) const {
-    if (box_) [[likely]] return box_;
-    if (closed_as_.empty())
-        detail::throw_moved_from(operation, "MipmappedArray", "mipmapped array");
-    detail::throw_closed_object(operation, closed_as_, "MipmappedArray");
+    if (box()) close_as(description());
 }
 
 }  // namespace cudacore

@@ -15,10 +15,15 @@ namespace detail {
 struct SurfaceBox {
     CUsurfObject handle = 0;
     std::shared_ptr<ContextBox> context;
-    CudaArray array;  // held: the surface writes it
+    // Held: the surface writes it. The box is the hold (closing the caller's array, or the
+    // object array() returns, ends their objects, not this hold); the object is what array()
+    // returns, one of its own.
+    std::shared_ptr<ArrayBox> array_box;
+    CudaArray array;
     int ordinal = 0;
     LaunchStreams uses;
-    explicit SurfaceBox(CudaArray written) : array(std::move(written)) {}
+    explicit SurfaceBox(const CudaArray& written)
+        : array_box(box_of(written)), array(BoxAccess::make<CudaArray>(array_box)) {}
     ~SurfaceBox() {
         std::function<void(const DriverApi&)> destroy;
         if (handle) {
@@ -35,16 +40,13 @@ struct SurfaceBox {
         }
         // The array is dropped with the surface, after the launches that used it.
         release_after_uses(uses, context, std::move(destroy),
-                           std::shared_ptr<ArrayBox>(detail::box_of(array)));
+                           std::move(array_box));
     }
     SurfaceBox(const SurfaceBox&) = delete;
     SurfaceBox& operator=(const SurfaceBox&) = delete;
 };
 
 }  // namespace detail
-
-SurfaceObject::SurfaceObject(std::shared_ptr<detail::SurfaceBox> box) noexcept
-    : box_(std::move(box)) {}
 
 SurfaceObject SurfaceObject::from_array(const CudaArray& array) {
     constexpr const char* call = "SurfaceObject::from_array";
@@ -66,42 +68,27 @@ SurfaceObject SurfaceObject::from_array(const CudaArray& array) {
                       [&] { return "surface object over " + array.description(); });
     }
     box->context = array_box->context;
-    return SurfaceObject(std::move(box));
+    return detail::BoxAccess::make<SurfaceObject>(std::move(box));
 }
-
-CUsurfObject SurfaceObject::handle() const noexcept { return box_ ? box_->handle : 0; }
 
 const CudaArray& SurfaceObject::array() const noexcept {
     static const CudaArray none =
         detail::BoxAccess::make<CudaArray>(std::shared_ptr<detail::ArrayBox>{});
-    return box_ ? box_->array : none;
+    return box() ? box()->array : none;
 }
 
 std::string SurfaceObject::description() const {
-    if (!box_) return closed_as_.empty() ? "moved-from SurfaceObject" : closed_as_ + " (closed)";
-    return "surface object " + std::to_string(box_->handle) + " over " + box_->array.description();
+    if (!box()) return is_closed() ? closed_description() + " (closed)" : "moved-from SurfaceObject";
+    return "surface object " + std::to_string(box()->handle) + " over " + box()->array.description();
 }
 
 void SurfaceObject::note_launch(const Stream& stream) const {
-    if (box_ && detail::box_of(stream)) box_->uses.note(detail::box_of(stream));
+    if (box() && detail::box_of(stream)) box()->uses.note(detail::box_of(stream));
 }
 
 
 void SurfaceObject::close() {
-    if (!box_ || is_closed()) return;  // moved from, or closed
-    closed_as_ = description();
-    detail::release_share(box_);
-}
-
-const std::shared_ptr<detail::SurfaceBox>& SurfaceObject::open_box(const char* operation) const {
-    if (box_) [[likely]] return box_;
-    if (closed_as_.empty()) detail::throw_moved_from(operation, "SurfaceObject", "surface");
-    detail::throw_closed_object(operation, closed_as_, "SurfaceObject");
-}
-
-void detail::throw_unusable_argument(const char* call, const SurfaceObject& object) {
-    detail::open_box_of(object, call);
-    throw InvalidArgumentError(std::string(call) + ": an unusable SurfaceObject");
+    if (box()) close_as(description());
 }
 
 }  // namespace cudacore

@@ -303,9 +303,6 @@ void check_texture_options(const TextureOptions& options, const TextureSource& s
         refuse("TextureOptions::seamless_cubemap is set on a texture that is not over a cubemap");
 }
 
-TextureObject::TextureObject(std::shared_ptr<detail::TextureBox> box) noexcept
-    : box_(std::move(box)) {}
-
 TextureObject TextureObject::from_array(const CudaArray& array, const TextureOptions& options) {
     constexpr const char* call = "TextureObject::from_array";
     const auto& array_box = detail::open_box_of(array, call);
@@ -315,7 +312,7 @@ TextureObject TextureObject::from_array(const CudaArray& array, const TextureOpt
     CUDA_RESOURCE_DESC resource{};
     resource.resType = CU_RESOURCE_TYPE_ARRAY;
     resource.res.array.hArray = array_box->handle;
-    return TextureObject(detail::create_texture(resource, options, array_box->context,
+    return detail::BoxAccess::make<TextureObject>(detail::create_texture(resource, options, array_box->context,
                                                 array_box->ordinal, array_box,
                                                 {.kind = detail::TextureReads::Kind::array}));
 }
@@ -332,7 +329,7 @@ TextureObject TextureObject::from_mipmapped_array(const MipmappedArray& array,
     CUDA_RESOURCE_DESC resource{};
     resource.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
     resource.res.mipmap.hMipmappedArray = array_box->handle;
-    return TextureObject(
+    return detail::BoxAccess::make<TextureObject>(
         detail::create_texture(resource, options, array_box->context, array_box->ordinal,
                                array_box, {.kind = detail::TextureReads::Kind::mipmapped_array}));
 }
@@ -380,7 +377,7 @@ TextureObject TextureObject::from_linear(const Buffer& buffer, const LinearTextu
     resource.res.linear.format = static_cast<CUarray_format>(layout.format);
     resource.res.linear.numChannels = channels;
     resource.res.linear.sizeInBytes = width * element_size;
-    return TextureObject(detail::create_texture(
+    return detail::BoxAccess::make<TextureObject>(detail::create_texture(
         resource, options, detail::primary_context(ordinal), ordinal,
         std::make_shared<Buffer>(buffer),
         {.kind = detail::TextureReads::Kind::linear, .format = layout.format, .width = width}));
@@ -406,7 +403,7 @@ TextureObject TextureObject::from_pitch2d(const Buffer& buffer, const Pitch2DTex
     resource.res.pitch2D.width = layout.width;
     resource.res.pitch2D.height = layout.height;
     resource.res.pitch2D.pitchInBytes = layout.pitch;
-    return TextureObject(detail::create_texture(
+    return detail::BoxAccess::make<TextureObject>(detail::create_texture(
         resource, options, detail::primary_context(ordinal), ordinal,
         std::make_shared<Buffer>(buffer),
         {.kind = detail::TextureReads::Kind::pitch2d,
@@ -416,38 +413,24 @@ TextureObject TextureObject::from_pitch2d(const Buffer& buffer, const Pitch2DTex
          .pitch = layout.pitch}));
 }
 
-CUtexObject TextureObject::handle() const noexcept { return box_ ? box_->handle : 0; }
 const TextureOptions& TextureObject::options() const noexcept {
     static const TextureOptions none{};
-    return box_ ? box_->options : none;
+    return box() ? box()->options : none;
 }
-int TextureObject::device_ordinal() const noexcept { return box_ ? box_->ordinal : -1; }
+int TextureObject::device_ordinal() const noexcept { return box() ? box()->ordinal : -1; }
 
 std::string TextureObject::description() const {
-    if (!box_) return closed_as_.empty() ? "moved-from TextureObject" : closed_as_ + " (closed)";
-    return "texture object " + std::to_string(box_->handle) + " over " + box_->describe_source();
+    if (!box()) return is_closed() ? closed_description() + " (closed)" : "moved-from TextureObject";
+    return "texture object " + std::to_string(box()->handle) + " over " + box()->describe_source();
 }
 
 void TextureObject::note_launch(const Stream& stream) const {
-    if (box_ && detail::box_of(stream)) box_->uses.note(detail::box_of(stream));
+    if (box() && detail::box_of(stream)) box()->uses.note(detail::box_of(stream));
 }
 
 
 void TextureObject::close() {
-    if (!box_ || is_closed()) return;  // moved from, or closed
-    closed_as_ = description();
-    detail::release_share(box_);
-}
-
-const std::shared_ptr<detail::TextureBox>& TextureObject::open_box(const char* operation) const {
-    if (box_) [[likely]] return box_;
-    if (closed_as_.empty()) detail::throw_moved_from(operation, "TextureObject", "texture");
-    detail::throw_closed_object(operation, closed_as_, "TextureObject");
-}
-
-void detail::throw_unusable_argument(const char* call, const TextureObject& object) {
-    detail::open_box_of(object, call);
-    throw InvalidArgumentError(std::string(call) + ": an unusable TextureObject");
+    if (box()) close_as(description());
 }
 
 }  // namespace cudacore

@@ -1,7 +1,8 @@
 // close() on CudaArray, MipmappedArray, TextureObject and SurfaceObject on a real GPU: an array
 // closed by its last holder gives its memory back (cuMemGetInfo), objects over an array keep it
 // alive, later calls (and launches given a closed texture or surface) name the call and the
-// closed object, copies keep working, closing twice is harmless.
+// closed object, copies are closed with it while reset() drops one share only, closing twice is
+// harmless.
 #include "test_support.hpp"
 
 #include "cudacore/cudacore.hpp"
@@ -49,7 +50,7 @@ TEST(CudaArrayCloseGpu, TheLastHolderGivesTheMemoryBack) {
     array.close();  // nothing more
 }
 
-TEST(CudaArrayCloseGpu, CopiesAndObjectsOverItKeepTheArray) {
+TEST(CudaArrayCloseGpu, CopiesSeeTheCloseAndObjectsOverItKeepTheArray) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     device.set_current();
@@ -59,13 +60,13 @@ TEST(CudaArrayCloseGpu, CopiesAndObjectsOverItKeepTheArray) {
     CudaArray copy = *array;
     std::optional<TextureObject> texture = TextureObject::from_array(*array);
     array->close();
-    // The copy works on the same array.
+    // The copy is closed with it, and says so.
+    EXPECT_TRUE(copy.is_closed());
+    EXPECT_EQ(copy.handle(), nullptr);
     std::vector<float> in(4, 2.5f), out(4, 0.0f);
-    copy_to_array(copy, in.data(), in.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
-    copy_from_array(copy, out.data(), out.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
-    stream.sync();
-    EXPECT_EQ(out, in);
-    copy.close();
+    expect_invalid([&] {
+        copy_to_array(copy, in.data(), in.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
+    }, {"is closed (CudaArray::close"});
     detail::wait_for_deferred_releases();
     EXPECT_FALSE(box.expired()) << "the texture holds the array";
     // The texture held the array: closing it, the last holder, frees it.
@@ -74,6 +75,24 @@ TEST(CudaArrayCloseGpu, CopiesAndObjectsOverItKeepTheArray) {
     EXPECT_EQ(texture->handle(), 0u);
     detail::wait_for_deferred_releases();
     EXPECT_TRUE(box.expired()) << "the texture, the last holder, closed; the array is still alive";
+}
+
+TEST(CudaArrayCloseGpu, ResetDropsOneShareAndTheCopyKeepsWorking) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    CudaArray array = CudaArray::create(device, big_image());
+    CudaArray copy = array;
+    array.reset();
+    EXPECT_FALSE(array.is_closed());
+    EXPECT_EQ(array.handle(), nullptr);
+    EXPECT_FALSE(copy.is_closed());
+    std::vector<float> in(4, 2.5f), out(4, 0.0f);
+    copy_to_array(copy, in.data(), in.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
+    copy_from_array(copy, out.data(), out.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
+    stream.sync();
+    EXPECT_EQ(out, in);
 }
 
 TEST(TextureCloseGpu, ALaunchGivenAClosedTextureOrSurfaceRefuses) {
@@ -97,10 +116,16 @@ TEST(TextureCloseGpu, ALaunchGivenAClosedTextureOrSurfaceRefuses) {
     surface.close();  // nothing more
     expect_invalid([&] { launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, texture); }, {"launch: texture object"});
     expect_invalid([&] { launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, surface); }, {"is closed (SurfaceObject::close"});
-    // The copy still launches.
-    launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, texture_copy);
+    // The copy was closed with it.
+    EXPECT_TRUE(texture_copy.is_closed());
+    expect_invalid([&] { launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, texture_copy); }, {"is closed (TextureObject::close"});
+    // reset() drops one share: the other copy still launches.
+    TextureObject kept = TextureObject::from_array(array);
+    TextureObject kept_copy = kept;
+    kept.reset();
+    launch(stream, LaunchConfig{.grid = 1, .block = 1}, kernel, kept_copy);
     stream.sync();
-    EXPECT_NE(texture_copy.handle(), 0u);
+    EXPECT_NE(kept_copy.handle(), 0u);
 }
 
 TEST(MipmappedArrayCloseGpu, LevelsKeepTheirArrayAndTheClosedOneRefuses) {
