@@ -39,6 +39,7 @@
 /// adding nodes to one graph from several threads at once is not safe; copies and queries are.
 #pragma once
 
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/event.hpp"
@@ -65,8 +66,6 @@ namespace cudacore {
 // library's one friend that reaches it); with_kernel_arguments is defined here because the
 // template add_kernel below (and GraphExec::set_kernel_arguments) use it.
 namespace detail {
-struct GraphBox;
-struct BoxAccess;
 
 /// Packs launch()-style arguments (converted like launch(): Buffers as device pointers) into an
 /// array of pointers and sizes, and calls use(pointers, sizes, count) while they are alive.
@@ -119,7 +118,7 @@ struct GraphAllocation {
 };
 
 /// A CUDA graph built node by node (explicit graphs); instantiate it to launch it.
-class Graph {
+class Graph : public OwningHandle<Graph, detail::GraphBox, CUgraph> {
 public:
     /// An empty graph whose nodes run on `device` (its primary context, held by the graph).
     static Graph create(const Device& device = Device::current());
@@ -127,8 +126,6 @@ public:
     /// its executable graphs and their launches hold. InvalidArgumentError for a closed Context.
     static Graph create(const Context& context);
 
-    /// The driver's graph (null for a moved-from Graph); valid while this Graph lives.
-    CUgraph handle() const noexcept;
     /// The device its nodes run on. InvalidArgumentError for a moved-from Graph.
     Device device() const;
     /// Its nodes, in the driver's order (cuGraphGetNodes; not the nodes of child or body graphs).
@@ -283,25 +280,17 @@ public:
     /// "graph 0x... on device 0 (5 nodes)": used in error messages.
     std::string description() const;
 
-    /// Closes this Graph object, as Stream::close does: it lets go of its share of the definition
-    /// at once. The definition is destroyed when nothing holds it any more (now, when this object
-    /// was its last holder; else when its copies and body graphs go, which keep working). What
-    /// it held (libraries, kept buffers and events) goes with it; executable graphs made from it
-    /// hold their own share and keep working. Afterwards handle() returns null and every other
-    /// call on this object throws InvalidArgumentError naming the call and the graph ("Graph::
-    /// add_kernel: graph 0x... on device 0 is closed"). Closing a closed or moved-from Graph does
-    /// nothing. Throws DriverError when the release this close() makes fails (closed all the
-    /// same). Must not race with other calls on this object (its copies are other objects).
+    /// Ends the graph for every holder, copies included (docs/errors-and-lifetime.md,
+    /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept;
-
-    /// The same object (identity.hpp says how each type compares).
-    bool operator==(const Graph& other) const noexcept { return handle() == other.handle(); }
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "Graph";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "graph";
 
 private:
-    friend struct detail::BoxAccess;
-    explicit Graph(std::shared_ptr<detail::GraphBox> box) noexcept : box_(std::move(box)) {}
+    friend OwningHandle;
+    Graph() noexcept = default;
     GraphNode add_kernel_node(GraphDependencies dependencies, const LaunchConfig& config,
                               const Kernel& kernel, void** arguments, const std::size_t* sizes,
                               std::size_t count);
@@ -309,8 +298,6 @@ private:
                                     const ConditionalHandle& condition,
                                     CUgraphConditionalNodeType type, unsigned size,
                                     const char* what);
-
-    std::shared_ptr<detail::GraphBox> box_;
 };
 
 }  // namespace cudacore

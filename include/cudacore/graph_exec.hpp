@@ -23,6 +23,7 @@
 /// set_* and is_enabled must not race with other calls on the same executable graph.
 #pragma once
 
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/graph.hpp"
 #include "cudacore/graph_node.hpp"
@@ -38,12 +39,6 @@
 #include <string>
 
 namespace cudacore {
-
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct GraphExecBox;
-struct BoxAccess;
-}
 
 /// Options of Graph::instantiate().
 struct GraphInstantiateOptions {
@@ -112,11 +107,8 @@ private:
 std::string graph_update_result_text(CUgraphExecUpdateResult result);
 
 /// An executable graph: launch it, update it, set a node's kernel arguments.
-class GraphExec {
+class GraphExec : public OwningHandle<GraphExec, detail::GraphExecBox, CUgraphExec> {
 public:
-    /// The driver's executable graph (null for a moved-from GraphExec); valid while any copy
-    /// lives.
-    CUgraphExec handle() const noexcept;
     /// The device it runs on. InvalidArgumentError for a moved-from GraphExec.
     Device device() const;
 
@@ -213,27 +205,20 @@ public:
     /// "executable graph 0x... on device 0".
     std::string description() const;
 
-    /// Closes this GraphExec object, as Stream::close does: it lets go of its share at once. The
-    /// executable graph is destroyed when nothing holds it any more (now, when this object was
-    /// the last holder; else when its copies go, which keep working); as at destruction, what its
-    /// launches use (libraries, buffers, events) is released only after the work of those
-    /// launches has finished (docs/design/release-thread.md). Afterwards handle() returns null
-    /// and every other call on this object throws InvalidArgumentError naming the call and the
-    /// executable graph ("GraphExec::launch: executable graph 0x... on device 0 is closed").
-    /// Closing a closed or moved-from GraphExec does nothing. Throws DriverError when the
-    /// release this close() makes fails (closed all the same). Must not race with other calls on
-    /// this object (its copies are other objects).
+    /// Ends the executable graph for every holder, copies included (docs/errors-and-lifetime.md,
+    /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept;
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "GraphExec";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "executable graph";
 
 private:
-    friend struct detail::BoxAccess;
-    explicit GraphExec(std::shared_ptr<detail::GraphExecBox> box) noexcept : box_(std::move(box)) {}
+    friend OwningHandle;
+    GraphExec() noexcept = default;
     void set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                          void** arguments, const std::size_t* sizes, std::size_t count);
 
-    std::shared_ptr<detail::GraphExecBox> box_;
 };
 
 }  // namespace cudacore

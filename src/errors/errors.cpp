@@ -158,11 +158,13 @@ void throw_moved_from(const char* operation, const char* type, const char* what)
 }
 
 void throw_closed_object_error(const char* operation, const char* object, const char* type) {
-    throw_closed_object(operation, object, type);
+    throw InvalidArgumentError(std::string(operation) + ": " + object + " is closed (" + type +
+                               "::close was called on it or on a copy)");
 }
 
 void throw_moved_from_error(const char* operation, const char* type, const char* what) {
-    throw_moved_from(operation, type, what);
+    throw InvalidArgumentError(std::string(operation) + ": the " + type +
+                               " object is empty (moved from or reset: it holds no " + what + ")");
 }
 
 void release_reporting(std::shared_ptr<void>& share) { release_share(share); }

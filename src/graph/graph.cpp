@@ -60,13 +60,9 @@ CUDA_KERNEL_NODE_PARAMS kernel_node_params(const LaunchConfig& config, const Ker
     return params;
 }
 
-const GraphBox& require_graph(const std::shared_ptr<GraphBox>& box, const char* what) {
-    if (!box || !box->handle) [[unlikely]] {
-        if (box && !box->closed_as.empty())
-            throw_closed_object(("Graph::" + std::string(what)).c_str(), box->closed_as, "Graph");
-        throw InvalidArgumentError(std::string("Graph::") + what + ": an empty (moved-from) Graph");
-    }
-    return *box;
+const GraphBox& require_graph(const Graph& graph, const char* what) {
+    if (const auto& box = box_of(graph)) [[likely]] return *box;
+    return *open_box_of(graph, ("Graph::" + std::string(what)).c_str());  // throws
 }
 
 CUDA_MEMCPY3D linear_copy(CUdeviceptr destination, CUdeviceptr source, std::size_t size) {
@@ -147,8 +143,8 @@ unsigned conditional_handle_flags(const ConditionalHandleOptions& options) {
 
 namespace {
 
-const detail::GraphBox& require(const std::shared_ptr<detail::GraphBox>& box, const char* what) {
-    return detail::require_graph(box, what);
+const detail::GraphBox& require(const Graph& graph, const char* what) {
+    return detail::require_graph(graph, what);
 }
 
 const detail::BufferBox& open_buffer(const Buffer& buffer, const char* what,
@@ -180,7 +176,7 @@ Graph Graph::create(const Device& device) {
     CUgraph graph = nullptr;
     detail::check(detail::driver().cuGraphCreate(&graph, 0), "cuGraphCreate",
                   "empty graph for device " + std::to_string(device.ordinal()));
-    return Graph(detail::make_graph_box(graph, std::move(context), nullptr));
+    return detail::BoxAccess::make<Graph>(detail::make_graph_box(graph, std::move(context), nullptr));
 }
 
 Graph Graph::create(const Context& context) {
@@ -189,34 +185,25 @@ Graph Graph::create(const Context& context) {
     CUgraph graph = nullptr;
     detail::check(detail::driver().cuGraphCreate(&graph, 0), "cuGraphCreate",
                   [&] { return "empty graph for " + detail::describe_context(*box); });
-    return Graph(detail::make_graph_box(graph, std::move(box), nullptr));
+    return detail::BoxAccess::make<Graph>(detail::make_graph_box(graph, std::move(box), nullptr));
 }
 
-CUgraph Graph::handle() const noexcept { return box_ ? box_->handle : nullptr; }
-
-Device Graph::device() const { return Device(require(box_, "device").context->ordinal); }
+Device Graph::device() const { return Device(require(*this, "device").context->ordinal); }
 
 void Graph::close() {
-    if (!box_ || !box_->handle) return;  // closed, or moved from
-    // The object keeps a box that only says what it was; the share goes.
-    auto share = std::make_shared<detail::GraphBox>();
-    share->closed_as = description();
-    box_.swap(share);
-    detail::release_share(share);
+    if (box()) close_as(description());
 }
 
-bool Graph::is_closed() const noexcept { return box_ && !box_->handle && !box_->closed_as.empty(); }
-
 std::string Graph::description() const {
-    if (box_ && !box_->closed_as.empty()) return box_->closed_as + " (closed)";
-    if (!box_ || !box_->handle) return "empty graph";
-    std::string out = detail::describe_graph(box_->handle, box_->context->ordinal);
-    if (!box_->owned) out += " (a conditional node's body)";
+    if (is_closed()) return closed_description() + " (closed)";
+    if (!box()) return "empty graph";
+    std::string out = detail::describe_graph(box()->handle, box()->context->ordinal);
+    if (!box()->owned) out += " (a conditional node's body)";
     return out;
 }
 
 std::vector<GraphNode> Graph::nodes() const {
-    const auto& box = require(box_, "nodes");
+    const auto& box = require(*this, "nodes");
     const auto& api = detail::driver();
     std::size_t count = 0;
     detail::check(api.cuGraphGetNodes(box.handle, nullptr, &count), "cuGraphGetNodes",
@@ -231,7 +218,7 @@ std::vector<GraphNode> Graph::nodes() const {
 }
 
 std::size_t Graph::node_count() const {
-    const auto& box = require(box_, "node_count");
+    const auto& box = require(*this, "node_count");
     std::size_t count = 0;
     detail::check(detail::driver().cuGraphGetNodes(box.handle, nullptr, &count), "cuGraphGetNodes",
                   [&] { return description(); });
@@ -241,7 +228,7 @@ std::size_t Graph::node_count() const {
 GraphNode Graph::add_kernel_node(GraphDependencies dependencies, const LaunchConfig& config,
                                  const Kernel& kernel, void** arguments, const std::size_t* sizes,
                                  std::size_t count) {
-    const auto& box = require(box_, "add_kernel");
+    const auto& box = require(*this, "add_kernel");
     if (!detail::box_of(kernel)) throw InvalidArgumentError("Graph::add_kernel: an empty Kernel");
     if (!config.is_plain())
         throw InvalidArgumentError("Graph::add_kernel: " + kernel.description() + " (" +
@@ -262,7 +249,7 @@ GraphNode Graph::add_kernel_node(GraphDependencies dependencies, const LaunchCon
 
 GraphNode Graph::add_copy(GraphDependencies dependencies, const Buffer& destination,
                           const Buffer& source) {
-    const auto& box = require(box_, "add_copy");
+    const auto& box = require(*this, "add_copy");
     const auto& to = open_buffer(destination, "add_copy", description());
     const auto& from = open_buffer(source, "add_copy", description());
     if (to.size != from.size)
@@ -278,7 +265,7 @@ GraphNode Graph::add_copy(GraphDependencies dependencies, const Buffer& destinat
 
 GraphNode Graph::add_copy(GraphDependencies dependencies, void* host, std::size_t size,
                           const Buffer& source) {
-    const auto& box = require(box_, "add_copy");
+    const auto& box = require(*this, "add_copy");
     const auto& from = open_buffer(source, "add_copy", description());
     if (!host || size != from.size)
         throw InvalidArgumentError("Graph::add_copy: host destination of " + std::to_string(size) +
@@ -294,7 +281,7 @@ GraphNode Graph::add_copy(GraphDependencies dependencies, void* host, std::size_
 
 GraphNode Graph::add_copy(GraphDependencies dependencies, const Buffer& destination,
                           const void* host, std::size_t size) {
-    const auto& box = require(box_, "add_copy");
+    const auto& box = require(*this, "add_copy");
     const auto& to = open_buffer(destination, "add_copy", description());
     if (!host || size != to.size)
         throw InvalidArgumentError("Graph::add_copy: host source of " + std::to_string(size) +
@@ -328,14 +315,14 @@ GraphNode add_memset(const detail::GraphBox& box, GraphDependencies dependencies
 
 GraphNode Graph::add_fill_byte(GraphDependencies dependencies, const Buffer& buffer,
                                std::uint8_t value) {
-    const auto& box = require(box_, "add_fill_byte");
+    const auto& box = require(*this, "add_fill_byte");
     return add_memset(box, dependencies, open_buffer(buffer, "add_fill_byte", description()),
                       value, 1);
 }
 
 GraphNode Graph::add_fill_uint32(GraphDependencies dependencies, const Buffer& buffer,
                                  std::uint32_t pattern) {
-    const auto& box = require(box_, "add_fill_uint32");
+    const auto& box = require(*this, "add_fill_uint32");
     const auto& target = open_buffer(buffer, "add_fill_uint32", description());
     if (target.size % 4 != 0)
         throw InvalidArgumentError("Graph::add_fill_uint32: " + buffer.description() +
@@ -345,7 +332,7 @@ GraphNode Graph::add_fill_uint32(GraphDependencies dependencies, const Buffer& b
 
 GraphNode Graph::add_host_function(GraphDependencies dependencies,
                                    std::function<void()> function) {
-    const auto& box = require(box_, "add_host_function");
+    const auto& box = require(*this, "add_host_function");
     if (!function) throw InvalidArgumentError("Graph::add_host_function: an empty function");
     auto callable = std::make_shared<std::function<void()>>(std::move(function));
     CUDA_HOST_NODE_PARAMS params{};
@@ -360,7 +347,7 @@ GraphNode Graph::add_host_function(GraphDependencies dependencies,
 }
 
 GraphNode Graph::add_event_record(GraphDependencies dependencies, const Event& event) {
-    const auto& box = require(box_, "add_event_record");
+    const auto& box = require(*this, "add_event_record");
     const auto& event_box = detail::open_box_of(event, "Graph::add_event_record");
     event_box->never_reuse();  // the graph's launches use it: never handed out again
     const GraphNode node =
@@ -373,7 +360,7 @@ GraphNode Graph::add_event_record(GraphDependencies dependencies, const Event& e
 }
 
 GraphNode Graph::add_event_wait(GraphDependencies dependencies, const Event& event) {
-    const auto& box = require(box_, "add_event_wait");
+    const auto& box = require(*this, "add_event_wait");
     const auto& event_box = detail::open_box_of(event, "Graph::add_event_wait");
     event_box->never_reuse();  // the graph's launches use it: never handed out again
     const GraphNode node =
@@ -386,7 +373,7 @@ GraphNode Graph::add_event_wait(GraphDependencies dependencies, const Event& eve
 }
 
 GraphNode Graph::add_empty(GraphDependencies dependencies) {
-    const auto& box = require(box_, "add_empty");
+    const auto& box = require(*this, "add_empty");
     return add_node(box, "cuGraphAddEmptyNode", "empty", [&](CUgraphNode* out) {
         return detail::driver().cuGraphAddEmptyNode(out, box.handle, dependencies.handles(),
                                                     dependencies.size());
@@ -394,8 +381,8 @@ GraphNode Graph::add_empty(GraphDependencies dependencies) {
 }
 
 GraphNode Graph::add_child(GraphDependencies dependencies, const Graph& child) {
-    const auto& box = require(box_, "add_child");
-    const auto& child_box = require(detail::box_of(child), "add_child");
+    const auto& box = require(*this, "add_child");
+    const auto& child_box = require(child, "add_child");
     const GraphNode node = add_node(box, "cuGraphAddChildGraphNode", "child graph",
                                     [&](CUgraphNode* out) {
                                         return detail::driver().cuGraphAddChildGraphNode(
@@ -407,7 +394,7 @@ GraphNode Graph::add_child(GraphDependencies dependencies, const Graph& child) {
 }
 
 GraphAllocation Graph::add_allocation(GraphDependencies dependencies, std::size_t size) {
-    const auto& box = require(box_, "add_allocation");
+    const auto& box = require(*this, "add_allocation");
     if (size == 0) throw InvalidArgumentError("Graph::add_allocation: size 0 in " + description());
     CUDA_MEM_ALLOC_NODE_PARAMS params{};
     params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -424,7 +411,7 @@ GraphAllocation Graph::add_allocation(GraphDependencies dependencies, std::size_
 }
 
 GraphNode Graph::add_free(GraphDependencies dependencies, CUdeviceptr pointer) {
-    const auto& box = require(box_, "add_free");
+    const auto& box = require(*this, "add_free");
     return add_node(box, "cuGraphAddMemFreeNode", "memory free", [&](CUgraphNode* out) {
         return detail::driver().cuGraphAddMemFreeNode(out, box.handle, dependencies.handles(),
                                                       dependencies.size(), pointer);
@@ -432,7 +419,7 @@ GraphNode Graph::add_free(GraphDependencies dependencies, CUdeviceptr pointer) {
 }
 
 ConditionalHandle Graph::create_conditional_handle(const ConditionalHandleOptions& options) {
-    const auto& box = require(box_, "create_conditional_handle");
+    const auto& box = require(*this, "create_conditional_handle");
     CUgraphConditionalHandle handle = 0;
     detail::check(detail::driver().cuGraphConditionalHandleCreate(
                       &handle, box.handle, box.context->handle, options.default_value,
@@ -445,7 +432,7 @@ ConditionalNode Graph::add_conditional(GraphDependencies dependencies,
                                        const ConditionalHandle& condition,
                                        CUgraphConditionalNodeType type, unsigned size,
                                        const char* what) {
-    const auto& box = require(box_, what);
+    const auto& box = require(*this, what);
     if (size == 0)
         throw InvalidArgumentError(std::string("Graph::") + what + ": no cases (" +
                                    description() + ")");
@@ -460,7 +447,7 @@ ConditionalNode Graph::add_conditional(GraphDependencies dependencies,
                                                dependencies.size(), &params);
     });
     // Noted for Graph::params (the driver has no query for it); the bodies share the table.
-    if (!box.conditionals) box_->conditionals = std::make_shared<detail::ConditionalRecords>();
+    if (!box.conditionals) this->box()->conditionals = std::make_shared<detail::ConditionalRecords>();
     {
         detail::ConditionalRecord record;
         record.node = node.handle();
@@ -478,7 +465,7 @@ ConditionalNode Graph::add_conditional(GraphDependencies dependencies,
         body->context = box.context;
         body->holdings = box.holdings;  // what bodies need, the graph holds
         body->owned = false;
-        body->parent = box_;
+        body->parent = this->box();
         body->conditionals = box.conditionals;
         result.bodies.push_back(detail::BoxAccess::make<Graph>(std::move(body)));
     }
@@ -506,20 +493,20 @@ ConditionalNode Graph::add_switch(GraphDependencies dependencies,
 }
 
 void Graph::hold(const Buffer& buffer) {
-    const auto& box = require(box_, "hold");
+    const auto& box = require(*this, "hold");
     if (detail::box_of(buffer)) box.holdings->add(detail::holding_of(buffer));
 }
 
 void Graph::hold(std::shared_ptr<const void> object) {
-    require(box_, "hold").holdings->add(std::move(object));
+    require(*this, "hold").holdings->add(std::move(object));
 }
 
-std::size_t Graph::held_count() const { return require(box_, "held_count").holdings->size(); }
+std::size_t Graph::held_count() const { return require(*this, "held_count").holdings->size(); }
 
 GraphExec Graph::instantiate() const { return instantiate(GraphInstantiateOptions{}); }
 
 void Graph::write_dot(const std::filesystem::path& path, const GraphDotOptions& options) const {
-    const auto& box = require(box_, "write_dot");
+    const auto& box = require(*this, "write_dot");
     detail::check(detail::driver().cuGraphDebugDotPrint(box.handle, path.c_str(),
                                                         graph_dot_flags(options)),
                   "cuGraphDebugDotPrint",

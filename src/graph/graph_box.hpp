@@ -37,8 +37,6 @@ struct GraphBox {
     // the graph it belongs to.
     bool owned = true;
     std::shared_ptr<GraphBox> parent;
-    // Set (with a null handle) in the box a closed Graph object keeps: what it was, for messages.
-    std::string closed_as;
     // Made by the first conditional node; shared with the body graphs.
     std::shared_ptr<ConditionalRecords> conditionals;
     GraphBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
@@ -67,8 +65,6 @@ struct GraphExecBox {
     mutable std::mutex own_mutex;
     // The streams it was launched on: what it holds is released once they are done.
     LaunchStreams launches;
-    // Set (with a null handle) in the box a closed GraphExec object keeps: what it was.
-    std::string closed_as;
     GraphExecBox() {}  // user-provided: not zeroed first by make_shared (every member is initialised)
     ~GraphExecBox();
     // Makes `holding` what `node` holds, the one it replaces released once the launches made so
@@ -112,7 +108,7 @@ CUDA_KERNEL_NODE_PARAMS kernel_node_params(const LaunchConfig& config, const Ker
                                            CUcontext context, void** arguments, std::size_t count);
 
 // The box of a Graph that is not moved-from, else InvalidArgumentError "Graph::<what>: ...".
-const GraphBox& require_graph(const std::shared_ptr<GraphBox>& box, const char* what);
+const GraphBox& require_graph(const Graph& graph, const char* what);
 
 // A linear copy of `size` bytes between two addresses (device or host: unified addressing).
 CUDA_MEMCPY3D linear_copy(CUdeviceptr destination, CUdeviceptr source, std::size_t size);

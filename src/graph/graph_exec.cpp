@@ -155,17 +155,9 @@ GraphUpdateError::GraphUpdateError(CUgraphExecUpdateResult reason, GraphNode nod
 
 namespace {
 
-const detail::GraphExecBox& require(const std::shared_ptr<detail::GraphExecBox>& box,
-                                    const char* what) {
-    if (!box || !box->handle) [[unlikely]] {
-        if (box && !box->closed_as.empty()) {
-            detail::throw_closed_object(("GraphExec::" + std::string(what)).c_str(),
-                                        box->closed_as, "GraphExec");
-        }
-        throw InvalidArgumentError(std::string("GraphExec::") + what +
-                                   ": an empty (moved-from) GraphExec");
-    }
-    return *box;
+const detail::GraphExecBox& require(const GraphExec& exec, const char* what) {
+    if (const auto& box = detail::box_of(exec)) [[likely]] return *box;
+    return *detail::open_box_of(exec, ("GraphExec::" + std::string(what)).c_str());  // throws
 }
 
 const char* instantiate_result_text(CUgraphInstantiateResult result) {
@@ -187,20 +179,17 @@ const char* instantiate_result_text(CUgraphInstantiateResult result) {
 }  // namespace
 
 GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
-    if (!box_ || !box_->handle) {
-        if (box_) detail::throw_closed_object("Graph::instantiate", box_->closed_as, "Graph");
-        throw InvalidArgumentError("Graph::instantiate: an empty (moved-from) Graph");
-    }
+    const auto& graph = *open_box("Graph::instantiate");
     const detail::CudacoreRange range(tracing::CudacoreCategory::graph, "graph instantiate");
     const unsigned long long flags = graph_instantiate_flags(options);
     const auto& api = detail::driver();
     CUgraphExec exec = nullptr;
-    detail::ContextScope scope(*box_->context);
+    detail::ContextScope scope(*graph.context);
     if (options.upload_stream) {
         CUDA_GRAPH_INSTANTIATE_PARAMS params{};
         params.flags = flags;
         params.hUploadStream = options.upload_stream->handle();
-        const CUresult status = api.cuGraphInstantiateWithParams(&exec, box_->handle, &params);
+        const CUresult status = api.cuGraphInstantiateWithParams(&exec, graph.handle, &params);
         detail::check(status, "cuGraphInstantiateWithParams", [&] {
             char node[48];
             std::snprintf(node, sizeof node, "%p", static_cast<void*>(params.hErrNode_out));
@@ -208,42 +197,30 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
                    (params.hErrNode_out ? std::string(", at node ") + node : std::string());
         });
     } else {
-        detail::check(api.cuGraphInstantiateWithFlags(&exec, box_->handle, flags),
+        detail::check(api.cuGraphInstantiateWithFlags(&exec, graph.handle, flags),
                       "cuGraphInstantiateWithFlags", [&] { return description(); });
     }
     auto box = std::make_shared<detail::GraphExecBox>();
     box->handle = exec;
-    box->context = box_->context;
-    box->graph_holdings = box_->holdings;
+    box->context = graph.context;
+    box->graph_holdings = graph.holdings;
     return detail::BoxAccess::make<GraphExec>(std::move(box));
 }
 
-CUgraphExec GraphExec::handle() const noexcept { return box_ ? box_->handle : nullptr; }
-
-Device GraphExec::device() const { return Device(require(box_, "device").context->ordinal); }
+Device GraphExec::device() const { return Device(require(*this, "device").context->ordinal); }
 
 std::string GraphExec::description() const {
-    if (box_ && !box_->closed_as.empty()) return box_->closed_as + " (closed)";
-    return box_ && box_->handle ? detail::describe_exec(*box_) : "empty executable graph";
+    if (is_closed()) return closed_description() + " (closed)";
+    return box() ? detail::describe_exec(*box()) : "empty executable graph";
 }
 
 void GraphExec::close() {
-    if (!box_ || !box_->handle) return;  // closed, or moved from
-    // The object keeps a box that only says what it was. The share goes; where it was the last,
-    // the box's release runs as at destruction: what launches use is kept until they finished.
-    auto share = std::make_shared<detail::GraphExecBox>();
-    share->closed_as = detail::describe_exec(*box_);
-    box_.swap(share);
-    detail::release_share(share);
-}
-
-bool GraphExec::is_closed() const noexcept {
-    return box_ && !box_->handle && !box_->closed_as.empty();
+    if (box()) close_as(detail::describe_exec(*box()));
 }
 
 void GraphExec::launch(const Stream& stream) const {
     stream.check_open("GraphExec::launch");
-    const auto& box = require(box_, "launch");
+    const auto& box = require(*this, "launch");
     if (!detail::box_of(stream)) [[unlikely]]
         throw InvalidArgumentError("GraphExec::launch: " + detail::describe_exec(box) +
                                    " on an empty (moved-from) Stream");
@@ -257,7 +234,7 @@ void GraphExec::launch(const Stream& stream) const {
             }());
     }
     // Its release waits for the streams it ran on (the worker is started on the first).
-    box_->launches.note(detail::box_of(stream));
+    this->box()->launches.note(detail::box_of(stream));
     // Launched into a capture: the graph being captured holds what this one needs.
     if (detail::captures_active()) [[unlikely]] {
         detail::hold_for_capture(stream.handle(), box.graph_holdings);
@@ -268,13 +245,13 @@ void GraphExec::launch(const Stream& stream) const {
 
 void GraphExec::upload(const Stream& stream) const {
     stream.check_open("GraphExec::upload");
-    const auto& box = require(box_, "upload");
+    const auto& box = require(*this, "upload");
     detail::check(detail::driver().cuGraphUpload(box.handle, stream.handle()), "cuGraphUpload",
                   [&] { return detail::describe_exec(box); });
 }
 
 void GraphExec::update(const Graph& graph) {
-    const auto& box = require(box_, "update");
+    const auto& box = require(*this, "update");
     if (!detail::box_of(graph) || !graph.handle())
         throw InvalidArgumentError("GraphExec::update: " +
                                    (graph.is_closed() ? graph.description() : "an empty Graph") +
@@ -300,12 +277,12 @@ void GraphExec::update(const Graph& graph) {
     {
         std::lock_guard lock(box.own_mutex);
         previous.reserve(1 + 2 * box.node_holdings.size());
-        previous.push_back(std::exchange(box_->graph_holdings, detail::box_of(graph)->holdings));
-        for (auto& [node, holding] : box_->node_holdings) {
+        previous.push_back(std::exchange(this->box()->graph_holdings, detail::box_of(graph)->holdings));
+        for (auto& [node, holding] : this->box()->node_holdings) {
             previous.push_back(std::move(holding.first));
             previous.push_back(std::move(holding.second));
         }
-        box_->node_holdings.clear();
+        this->box()->node_holdings.clear();
     }
     // Launches in flight may use the old holdings: released once their streams are done (the
     // streams stay noted for this graph's own release too).

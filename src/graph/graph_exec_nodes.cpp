@@ -117,15 +117,10 @@ void set_exec_event(detail::GraphExecBox& box, const char* what, const char* dri
 
 namespace detail {
 
-GraphExecBox& exec_for_node_change(const std::shared_ptr<GraphExecBox>& box, const char* what,
-                                   GraphNode node) {
-    if (!box || !box->handle) [[unlikely]] {
-        if (box && !box->closed_as.empty())
-            throw_closed_object(("GraphExec::" + std::string(what)).c_str(), box->closed_as,
-                                "GraphExec");
-        throw InvalidArgumentError(std::string("GraphExec::") + what +
-                                   ": an empty (moved-from) GraphExec");
-    }
+GraphExecBox& exec_for_node_change(const GraphExec& exec, const char* what, GraphNode node) {
+    const auto& box = box_of(exec);
+    if (!box) [[unlikely]]
+        open_box_of(exec, ("GraphExec::" + std::string(what)).c_str());  // throws
     if (!node) [[unlikely]]
         throw InvalidArgumentError(std::string("GraphExec::") + what + ": a null node for " +
                                    describe_exec(*box));
@@ -201,7 +196,7 @@ void set_exec_fill(GraphExecBox& box, const char* what, GraphNode node,
 }  // namespace detail
 
 void GraphExec::set_enabled(GraphNode node, bool enabled) {
-    auto& box = detail::exec_for_node_change(box_, "set_enabled", node);
+    auto& box = detail::exec_for_node_change(*this, "set_enabled", node);
     CUgraphNodeType type{};
     const auto& api = detail::driver();
     const CUresult type_status = api.cuGraphNodeGetType(node.handle(), &type);
@@ -219,7 +214,7 @@ void GraphExec::set_enabled(GraphNode node, bool enabled) {
 }
 
 bool GraphExec::is_enabled(GraphNode node) const {
-    const auto& box = detail::exec_for_node_change(box_, "is_enabled", node);
+    const auto& box = detail::exec_for_node_change(*this, "is_enabled", node);
     unsigned enabled = 0;
     const CUresult status =
         detail::driver().cuGraphNodeGetEnabled(box.handle, node.handle(), &enabled);
@@ -230,7 +225,7 @@ bool GraphExec::is_enabled(GraphNode node) const {
 }
 
 void GraphExec::set_copy(GraphNode node, const Buffer& destination, const Buffer& source) {
-    auto& box = detail::exec_for_node_change(box_, "set_copy", node);
+    auto& box = detail::exec_for_node_change(*this, "set_copy", node);
     const auto& to = open_exec_buffer(box, destination, "set_copy");
     const auto& from = open_exec_buffer(box, source, "set_copy");
     if (to.size != from.size)
@@ -243,7 +238,7 @@ void GraphExec::set_copy(GraphNode node, const Buffer& destination, const Buffer
 }
 
 void GraphExec::set_copy(GraphNode node, void* host, std::size_t size, const Buffer& source) {
-    auto& box = detail::exec_for_node_change(box_, "set_copy", node);
+    auto& box = detail::exec_for_node_change(*this, "set_copy", node);
     const auto& from = open_exec_buffer(box, source, "set_copy");
     if (!host || size != from.size)
         throw InvalidArgumentError("GraphExec::set_copy: host destination of " +
@@ -257,7 +252,7 @@ void GraphExec::set_copy(GraphNode node, void* host, std::size_t size, const Buf
 
 void GraphExec::set_copy(GraphNode node, const Buffer& destination, const void* host,
                          std::size_t size) {
-    auto& box = detail::exec_for_node_change(box_, "set_copy", node);
+    auto& box = detail::exec_for_node_change(*this, "set_copy", node);
     const auto& to = open_exec_buffer(box, destination, "set_copy");
     if (!host || size != to.size)
         throw InvalidArgumentError("GraphExec::set_copy: host source of " + std::to_string(size) +
@@ -269,17 +264,17 @@ void GraphExec::set_copy(GraphNode node, const Buffer& destination, const void* 
 }
 
 void GraphExec::set_fill_byte(GraphNode node, const Buffer& buffer, std::uint8_t value) {
-    auto& box = detail::exec_for_node_change(box_, "set_fill_byte", node);
+    auto& box = detail::exec_for_node_change(*this, "set_fill_byte", node);
     set_exec_buffer_fill(box, "set_fill_byte", node, buffer, value, 1);
 }
 
 void GraphExec::set_fill_uint32(GraphNode node, const Buffer& buffer, std::uint32_t pattern) {
-    auto& box = detail::exec_for_node_change(box_, "set_fill_uint32", node);
+    auto& box = detail::exec_for_node_change(*this, "set_fill_uint32", node);
     set_exec_buffer_fill(box, "set_fill_uint32", node, buffer, pattern, 4);
 }
 
 void GraphExec::set_host_function(GraphNode node, std::function<void()> function) {
-    auto& box = detail::exec_for_node_change(box_, "set_host_function", node);
+    auto& box = detail::exec_for_node_change(*this, "set_host_function", node);
     if (!function)
         throw InvalidArgumentError("GraphExec::set_host_function: an empty function for " +
                                    detail::describe_exec(box));
@@ -295,7 +290,7 @@ void GraphExec::set_host_function(GraphNode node, std::function<void()> function
 }
 
 void GraphExec::set_child(GraphNode node, const Graph& child) {
-    auto& box = detail::exec_for_node_change(box_, "set_child", node);
+    auto& box = detail::exec_for_node_change(*this, "set_child", node);
     const auto& child_box = detail::box_of(child);
     if (!child_box || !child_box->handle)
         throw InvalidArgumentError("GraphExec::set_child: an empty Graph for " +
@@ -311,14 +306,14 @@ void GraphExec::set_child(GraphNode node, const Graph& child) {
 }
 
 void GraphExec::set_event_record(GraphNode node, const Event& event) {
-    auto& box = detail::exec_for_node_change(box_, "set_event_record", node);
+    auto& box = detail::exec_for_node_change(*this, "set_event_record", node);
     set_exec_event(box, "set_event_record", "cuGraphExecEventRecordNodeSetEvent",
                    detail::driver().cuGraphExecEventRecordNodeSetEvent,
                    CU_GRAPH_NODE_TYPE_EVENT_RECORD, node, event);
 }
 
 void GraphExec::set_event_wait(GraphNode node, const Event& event) {
-    auto& box = detail::exec_for_node_change(box_, "set_event_wait", node);
+    auto& box = detail::exec_for_node_change(*this, "set_event_wait", node);
     set_exec_event(box, "set_event_wait", "cuGraphExecEventWaitNodeSetEvent",
                    detail::driver().cuGraphExecEventWaitNodeSetEvent, CU_GRAPH_NODE_TYPE_WAIT_EVENT,
                    node, event);
@@ -326,7 +321,7 @@ void GraphExec::set_event_wait(GraphNode node, const Event& event) {
 
 void GraphExec::set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                                 void** arguments, const std::size_t* sizes, std::size_t count) {
-    auto& box = detail::exec_for_node_change(box_, "set_kernel_arguments", node);
+    auto& box = detail::exec_for_node_change(*this, "set_kernel_arguments", node);
     const auto& kernel_box = detail::box_of(kernel);
     if (!kernel_box)
         throw InvalidArgumentError("GraphExec::set_kernel_arguments: an empty Kernel for " +

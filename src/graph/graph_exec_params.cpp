@@ -52,7 +52,7 @@ CUDA_MEMCPY3D exec_copy_params(const detail::GraphExecBox& box, const CopyNodePa
 }  // namespace
 
 void GraphExec::set_params(GraphNode node, const GraphNodeParams& params) {
-    auto& box = detail::exec_for_node_change(box_, "set_params", node);
+    auto& box = detail::exec_for_node_change(*this, "set_params", node);
     std::visit(
         [&](const auto& value) {
             using T = std::decay_t<decltype(value)>;

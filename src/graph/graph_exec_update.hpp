@@ -14,7 +14,7 @@ namespace cudacore::detail {
 
 // The box of the executable graph a per-node change `what` ("set_copy") is made on:
 // InvalidArgumentError for an empty GraphExec or a null node.
-GraphExecBox& exec_for_node_change(const std::shared_ptr<GraphExecBox>& box, const char* what,
+GraphExecBox& exec_for_node_change(const GraphExec& exec, const char* what,
                                    GraphNode node);
 
 // The driver's rules for changing a node of `kind` in an executable graph, in words.

@@ -162,7 +162,7 @@ GraphNodeParams read_conditional(GraphNode node, const std::shared_ptr<detail::G
 
 // Long because: one case per node kind, each a driver query and its conversion.
 GraphNodeParams Graph::params(GraphNode node) const {
-    const auto& box = detail::require_graph(box_, "params");
+    const auto& box = detail::require_graph(*this, "params");
     if (!node)
         throw InvalidArgumentError("Graph::params: a null GraphNode (" + description() + ")");
     const auto& api = detail::driver();
@@ -176,7 +176,7 @@ GraphNodeParams Graph::params(GraphNode node) const {
             CUgraph child = nullptr;
             check_graph_node(api.cuGraphChildGraphNodeGetGraph(node.handle(), &child),
                        "cuGraphChildGraphNodeGetGraph", node, *this);
-            return ChildGraphNodeParams{node_owned_graph(child, box_)};
+            return ChildGraphNodeParams{node_owned_graph(child, this->box())};
         }
         case CU_GRAPH_NODE_TYPE_EVENT_RECORD: {
             CUevent event = nullptr;
@@ -197,7 +197,7 @@ GraphNodeParams Graph::params(GraphNode node) const {
                        "cuGraphMemFreeNodeGetParams", node, *this);
             return FreeNodeParams{pointer};
         }
-        case CU_GRAPH_NODE_TYPE_CONDITIONAL: return read_conditional(node, box_);
+        case CU_GRAPH_NODE_TYPE_CONDITIONAL: return read_conditional(node, this->box());
         case CU_GRAPH_NODE_TYPE_EMPTY: return EmptyNodeParams{};
         default: return OtherNodeParams{type};
     }
@@ -287,7 +287,7 @@ void graph_set_event(const detail::GraphBox& box, GraphNode node, const Event& e
 }  // namespace
 
 void Graph::set_params(GraphNode node, const GraphNodeParams& params) {
-    const auto& box = detail::require_graph(box_, "set_params");
+    const auto& box = detail::require_graph(*this, "set_params");
     if (!node)
         throw InvalidArgumentError("Graph::set_params: a null GraphNode (" + description() + ")");
     const CUgraphNodeType type = node.type();

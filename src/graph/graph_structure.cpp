@@ -68,7 +68,7 @@ std::string GraphNode::description() const {
 }
 
 std::vector<GraphEdge> Graph::edges() const {
-    const auto& box = detail::require_graph(box_, "edges");
+    const auto& box = detail::require_graph(*this, "edges");
     const auto& api = detail::driver();
     std::size_t count = 0;
     detail::check(api.cuGraphGetEdges(box.handle, nullptr, nullptr, nullptr, &count),
@@ -104,7 +104,7 @@ void change_edge(const Graph& graph, GraphNode from, GraphNode to, const char* w
 }  // namespace
 
 void Graph::add_edge(GraphNode from, GraphNode to) {
-    const auto& box = detail::require_graph(box_, "add_edge");
+    const auto& box = detail::require_graph(*this, "add_edge");
     change_edge(*this, from, to, "Graph::add_edge", "cuGraphAddDependencies",
                 [&](const CUgraphNode* f, const CUgraphNode* t) {
                     return detail::driver().cuGraphAddDependencies(box.handle, f, t, nullptr, 1);
@@ -112,7 +112,7 @@ void Graph::add_edge(GraphNode from, GraphNode to) {
 }
 
 void Graph::remove_edge(GraphNode from, GraphNode to) {
-    const auto& box = detail::require_graph(box_, "remove_edge");
+    const auto& box = detail::require_graph(*this, "remove_edge");
     change_edge(*this, from, to, "Graph::remove_edge", "cuGraphRemoveDependencies",
                 [&](const CUgraphNode* f, const CUgraphNode* t) {
                     return detail::driver().cuGraphRemoveDependencies(box.handle, f, t, nullptr,
@@ -121,7 +121,7 @@ void Graph::remove_edge(GraphNode from, GraphNode to) {
 }
 
 void Graph::remove_node(GraphNode node) {
-    const auto& box = detail::require_graph(box_, "remove_node");
+    const auto& box = detail::require_graph(*this, "remove_node");
     require_node(node, "Graph::remove_node");
     const std::string described = node.description();  // before the node is gone
     detail::check(detail::driver().cuGraphDestroyNode(node.handle()), "cuGraphDestroyNode",
@@ -134,7 +134,7 @@ void Graph::remove_node(GraphNode node) {
 }
 
 Graph Graph::clone() const {
-    const auto& box = detail::require_graph(box_, "clone");
+    const auto& box = detail::require_graph(*this, "clone");
     CUgraph copy = nullptr;
     detail::check(detail::driver().cuGraphClone(&copy, box.handle), "cuGraphClone",
                   [&] { return description(); });
@@ -147,7 +147,7 @@ Graph Graph::clone() const {
 }
 
 GraphNode Graph::cloned_node(GraphNode original) const {
-    const auto& box = detail::require_graph(box_, "cloned_node");
+    const auto& box = detail::require_graph(*this, "cloned_node");
     require_node(original, "Graph::cloned_node");
     CUgraphNode node = nullptr;
     detail::check(detail::driver().cuGraphNodeFindInClone(&node, original.handle(), box.handle),

@@ -33,6 +33,12 @@ struct BoxAccess {
             return Object(std::move(box));
         }
     }
+    // An empty object of an owning type (as after a move): for the library's "none" values and
+    // for tests of what an empty object does. Needs no complete box type.
+    template <class Object>
+    static Object empty() noexcept {
+        return Object::adopt(nullptr, {});
+    }
     // For objects that count themselves in their box (Buffer): adopts the box's first reference.
     template <class Object, class Box>
     static Object adopt(Box* box) noexcept {

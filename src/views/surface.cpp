@@ -73,7 +73,7 @@ SurfaceObject SurfaceObject::from_array(const CudaArray& array) {
 
 const CudaArray& SurfaceObject::array() const noexcept {
     static const CudaArray none =
-        detail::BoxAccess::make<CudaArray>(std::shared_ptr<detail::ArrayBox>{});
+        detail::BoxAccess::empty<CudaArray>();
     return box() ? box()->array : none;
 }
 

@@ -4,6 +4,7 @@
 #include "test_support.hpp"
 
 #include "cudacore/errors.hpp"
+#include "cudacore/forward.hpp"
 #include "cudacore/warnings.hpp"
 #include "errors/closed_object.hpp"
 #include "errors/release_report.hpp"
@@ -89,6 +90,24 @@ TEST(ClosedObjectErrors, NameTheCallTheObjectAndTheType) {
         FAIL() << "nothing thrown";
     } catch (const InvalidArgumentError& error) {
         EXPECT_STREQ(error.what(), "Graph::launch: the Graph object was moved from (it holds no graph)");
+    }
+}
+
+// The owning objects' (OwningHandle): closed through any copy, or empty after a move or reset().
+TEST(ClosedObjectErrors, OwningObjectsSayACopyMayHaveClosedThem) {
+    try {
+        detail::throw_closed_object_error("Graph::node_count", "graph 0x1 on device 0", "Graph");
+        FAIL() << "nothing thrown";
+    } catch (const InvalidArgumentError& error) {
+        EXPECT_STREQ(error.what(), "Graph::node_count: graph 0x1 on device 0 is closed "
+                                   "(Graph::close was called on it or on a copy)");
+    }
+    try {
+        detail::throw_moved_from_error("GraphExec::launch", "GraphExec", "executable graph");
+        FAIL() << "nothing thrown";
+    } catch (const InvalidArgumentError& error) {
+        EXPECT_STREQ(error.what(), "GraphExec::launch: the GraphExec object is empty (moved from "
+                                   "or reset: it holds no executable graph)");
     }
 }
 

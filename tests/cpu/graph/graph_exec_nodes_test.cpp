@@ -104,7 +104,7 @@ GraphExec stand_in_exec() {
 // Lets the executable graph go without a driver call (its handle is the stand-in's).
 void forget(GraphExec& exec) {
     detail::box_of(exec)->handle = nullptr;
-    exec = detail::BoxAccess::make<GraphExec>(std::shared_ptr<detail::GraphExecBox>{});
+    exec = detail::BoxAccess::empty<GraphExec>();
 }
 
 const GraphNode kNode(reinterpret_cast<CUgraphNode>(0x1234));
@@ -123,7 +123,7 @@ GraphNodeUpdateError node_update_error(Call&& call) {
 }  // namespace
 
 TEST(GraphExecNodes, AnEmptyExecutableGraphOrANullNodeIsRefusedNamingTheCall) {
-    GraphExec empty = detail::BoxAccess::make<GraphExec>(std::shared_ptr<detail::GraphExecBox>{});
+    GraphExec empty = detail::BoxAccess::empty<GraphExec>();
     auto resource = std::make_shared<test::HostMemoryResource>();
     Buffer buffer = resource->allocate(16, test::no_stream());
     test::expect_invalid([&] { empty.set_enabled(kNode, false); },

@@ -107,7 +107,7 @@ TEST(GraphNodeParams, BufferHelpersRefuseEmptyBuffers) {
 }
 
 TEST(GraphNodeCalls, AnEmptyGraphRefusesEveryNodeCall) {
-    Graph graph = detail::BoxAccess::make<Graph>(std::shared_ptr<detail::GraphBox>{});
+    Graph graph = detail::BoxAccess::empty<Graph>();
     const GraphNode node(reinterpret_cast<CUgraphNode>(std::uintptr_t{0x10}));
     expect_invalid([&] { (void)graph.edges(); }, {"Graph::edges", "empty"});
     expect_invalid([&] { graph.add_edge(node, node); }, {"Graph::add_edge", "empty"});

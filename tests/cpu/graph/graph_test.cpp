@@ -173,7 +173,7 @@ TEST(GraphDependencies, ViewsTheNodesGiven) {
 }
 
 TEST(GraphHandles, EmptyGraphAndExecutableGraphRefuseUse) {
-    Graph graph = detail::BoxAccess::make<Graph>(std::shared_ptr<detail::GraphBox>{});
+    Graph graph = detail::BoxAccess::empty<Graph>();
     EXPECT_EQ(graph.handle(), nullptr);
     EXPECT_EQ(graph.description(), "empty graph");
     EXPECT_NE(invalid_argument_message([&] { graph.node_count(); }).find("empty"),
@@ -182,7 +182,7 @@ TEST(GraphHandles, EmptyGraphAndExecutableGraphRefuseUse) {
               std::string::npos);
     EXPECT_NE(invalid_argument_message([&] { graph.add_empty({}); }).find("Graph::add_empty"),
               std::string::npos);
-    GraphExec exec = detail::BoxAccess::make<GraphExec>(std::shared_ptr<detail::GraphExecBox>{});
+    GraphExec exec = detail::BoxAccess::empty<GraphExec>();
     EXPECT_EQ(exec.handle(), nullptr);
     EXPECT_EQ(exec.description(), "empty executable graph");
     Stream no_stream = test::no_stream();

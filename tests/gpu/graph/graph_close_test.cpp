@@ -1,7 +1,7 @@
 // close() on Graph and GraphExec on a real GPU: the definition and the executable graph are
 // destroyed when the closed object was their last holder, what a launched executable graph holds
 // is released only after that launch's work, later calls name the call and the closed graph,
-// copies keep working, closing twice is harmless.
+// copies are closed with it while reset() drops one share, closing twice is harmless.
 #include "test_support.hpp"
 
 #include "cudacore/cudacore.hpp"
@@ -47,15 +47,15 @@ TEST(GraphCloseGpu, TheDefinitionGoesWithItsLastHolderAndLaterCallsRefuse) {
     expect_invalid([&] { graph.add_host_function({}, [] {}); }, {"Graph::add_host_function"});
     expect_invalid([&] { exec.update(graph); }, {"GraphExec::update: graph 0x", "(closed) for executable graph"});
     graph.close();  // nothing more
-    // The copy and the executable graph keep working.
-    EXPECT_FALSE(copy.is_closed());
-    EXPECT_EQ(copy.node_count(), 1u);
+    // The copy is closed with it; the executable graph holds its own share and keeps working.
+    EXPECT_TRUE(copy.is_closed());
+    EXPECT_EQ(copy.handle(), nullptr);
+    expect_invalid([&] { copy.node_count(); }, {"Graph::node_count: graph 0x", "is closed (Graph::close was called"});
     exec.launch(stream);
     stream.sync();
     EXPECT_EQ(counter.load(), 1);
     EXPECT_FALSE(watch.expired());
-    // The last holders go: what the graph held goes with the definition.
-    copy.close();
+    // The last holder goes: what the graph held goes with the definition.
     exec.close();
     detail::wait_for_deferred_releases();
     EXPECT_TRUE(watch.expired());
@@ -81,8 +81,9 @@ TEST(GraphExecCloseGpu, ALaunchedGraphsHoldingsOutliveCloseUntilItsWorkIsDone) {
     });
     exec->launch(stream);
     GraphExec copy = *exec;
-    exec->close();
-    copy.close();  // the last holder: destroyed, its holdings kept for the launch queued
+    exec->close();  // closes the copy too: destroyed, its holdings kept for the launch queued
+    EXPECT_TRUE(copy.is_closed());
+    copy.close();  // nothing more
     EXPECT_TRUE(exec->is_closed());
     EXPECT_EQ(exec->handle(), nullptr);
     expect_invalid([&] { exec->launch(stream); }, {"GraphExec::launch: executable graph", "is closed (GraphExec::close was called"});
@@ -98,14 +99,17 @@ TEST(GraphExecCloseGpu, ALaunchedGraphsHoldingsOutliveCloseUntilItsWorkIsDone) {
     exec->close();  // nothing more
 }
 
-TEST(GraphExecCloseGpu, ACopyKeepsLaunching) {
+TEST(GraphExecCloseGpu, AfterResetACopyKeepsLaunching) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     Stream stream = device.create_stream();
     std::atomic<int> counter{0};
     GraphExec exec = counting_graph(device, counter).instantiate();
     GraphExec copy = exec;
-    exec.close();
+    exec.reset();
+    EXPECT_FALSE(exec.is_closed());
+    EXPECT_EQ(exec.handle(), nullptr);
+    expect_invalid([&] { exec.launch(stream); }, {"GraphExec::launch", "is empty (moved from or reset"});
     EXPECT_FALSE(copy.is_closed());
     copy.launch(stream);
     copy.launch(stream);
