@@ -268,6 +268,9 @@ public:
     void close(const Stream& stream);
     /// close() on the deallocation stream (see deallocation_stream()).
     void close();
+    /// Drops this object's share (as std::shared_ptr::reset does), leaving it empty: the memory
+    /// is freed when the last copy goes, as at destruction. Never throws.
+    void reset() noexcept { *this = Buffer(); }
 
     /// The memory as host bytes / values. Throws InvalidArgumentError when it is not host
     /// accessible, closed, or (span<T>) its size is not a multiple of sizeof(T).

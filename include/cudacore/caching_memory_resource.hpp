@@ -44,6 +44,7 @@
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
+#include "cudacore/forward.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>
@@ -56,11 +57,6 @@
 namespace cudacore {
 
 class Device;
-
-namespace detail {
-struct CachingCore;
-struct CachingMemoryResourceTesting;
-}  // namespace detail
 
 /// Options of a CachingMemoryResource.
 struct CachingMemoryResourceOptions {

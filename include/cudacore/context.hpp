@@ -27,18 +27,14 @@
 /// A context is current per thread: set_current() or CurrentContextScope (current_context_scope.hpp).
 #pragma once
 
+#include "cudacore/owning_handle.hpp"
+
 #include <cuda.h>
 
 #include <memory>
 #include <optional>
 
 namespace cudacore {
-
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct ContextBox;
-struct BoxAccess;
-}
 
 class Device;
 class Event;
@@ -82,7 +78,7 @@ struct ContextOptions {
 
 /// A CUDA context (a device's primary context, a green context, one created, or one wrapped);
 /// copies share it.
-class Context {
+class Context : public OwningHandle<Context, detail::ContextBox, CUcontext> {
 public:
     /// Creates a context on `device` with `options` (cuCtxCreate), owned by the Context returned
     /// and its copies (see the file comment). The calling thread's current context is unchanged.
@@ -105,9 +101,6 @@ public:
     /// InvalidArgumentError for a null handle, DriverError for an invalid one.
     static Context from_handle(CUcontext context);
 
-    /// The driver's context (null for a moved-from or closed Context); valid while this Context
-    /// lives.
-    CUcontext handle() const noexcept;
     /// The device the context belongs to.
     Device device() const;
     /// Makes this context current on the calling thread (cuCtxSetCurrent). It does not keep the
@@ -142,20 +135,19 @@ public:
     /// Waits for all work in this context (cuCtxSynchronize).
     void sync() const;
 
-    /// Lets go of this copy's share: the context is destroyed once no other copy or object made
-    /// in it holds it. Later calls on this copy throw InvalidArgumentError ("closed"); handle()
-    /// is null. Never throws; closing twice does nothing.
-    void close() noexcept { box_.reset(); }
-    /// Whether this copy was closed (or moved from).
-    bool is_closed() const noexcept { return !box_; }
-
-    /// The same object (identity.hpp says how each type compares).
-    bool operator==(const Context& other) const noexcept { return handle() == other.handle(); }
+    /// Ends the context for every holder, copies included (docs/errors-and-lifetime.md,
+    /// "Closing and resetting"): a created context is destroyed once the objects made in it are
+    /// released; a primary context stays retained until exit, as always. DriverError when the
+    /// release it makes fails (closed all the same).
+    void close();
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "Context";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "context";
 
 private:
-    friend struct detail::BoxAccess;
-    explicit Context(std::shared_ptr<detail::ContextBox> box) noexcept : box_(std::move(box)) {}
-    std::shared_ptr<detail::ContextBox> box_;
+    friend OwningHandle;
+    Context() noexcept = default;
 };
 
 }  // namespace cudacore

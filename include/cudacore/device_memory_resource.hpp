@@ -17,6 +17,7 @@
 /// from an imported pool cannot allocate; it only imports buffers other processes exported.
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/memory_pool.hpp"
 #include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"
@@ -30,14 +31,6 @@
 #include <vector>
 
 namespace cudacore {
-
-// Named, never defined here: the private members' box type, the library's one friend that
-// reaches them, and what import_memory_pool hands the importing constructor (src/ defines them).
-namespace detail {
-struct BoxAccess;
-struct ContextBox;
-struct ImportedPool;
-}
 
 class Device;
 

@@ -2,9 +2,9 @@
 /// Events: markers recorded on streams, for ordering and for timing.
 ///
 /// An event is created unrecorded (Device::create_event) and recorded any number of times with
-/// stream.record(event). Ownership: copies share one event, released when the last copy goes (or,
-/// for one object's share, at close()); an event holds its context. Destruction never throws;
-/// release errors are ignored.
+/// stream.record(event). Ownership: copies share one event, released when the last holder goes
+/// or at close(), which ends it for every copy (docs/errors-and-lifetime.md, "Closing and
+/// resetting"); an event holds its context. Destruction never throws; release errors are ignored.
 ///
 /// Cost: events made and dropped in a loop are cheap (docs/design/event-recycling.md). An Event
 /// that create_event makes is a new, unrecorded event in every respect (complete, is_recorded()
@@ -12,6 +12,7 @@
 /// the driver's own new events' may.
 #pragma once
 
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/context.hpp"
 #include "cudacore/stream.hpp"
 
@@ -21,12 +22,6 @@
 #include <memory>
 
 namespace cudacore {
-
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct EventBox;
-struct BoxAccess;
-}
 
 class Device;
 
@@ -51,7 +46,7 @@ struct EventFromHandleOptions {
 };
 
 /// A CUDA event, recorded on streams for ordering and timing; copies share it.
-class Event {
+class Event : public OwningHandle<Event, detail::EventBox, CUevent> {
 public:
     /// Wraps an event the caller created in `context` (the driver cannot tell an event's context:
     /// the caller says it; the Event holds it like its own events do). Without take_ownership the
@@ -82,35 +77,17 @@ public:
     /// True when the work before the last record has finished (or it was never recorded).
     bool is_done() const;
 
-    /// The same object (identity.hpp says how each type compares): the same driver event.
-    bool operator==(const Event& other) const noexcept;
-
-    /// Closes this Event object, as Stream::close does: it lets go of its share of the event at
-    /// once. The event is released when nothing holds it any more: now, when this object was its
-    /// last holder (given back to its context's recycler or destroyed, as at destruction); else
-    /// when the last of the others goes (copies made before, graphs and streams that hold it),
-    /// which keep working on it. Afterwards handle() returns null, options() the defaults,
-    /// is_recorded() false, and every other call on this object, and the calls it is given to
-    /// (Stream::record, Stream::wait, elapsed times, Graph::add_event_record/add_event_wait, IPC
-    /// export), throw InvalidArgumentError naming the call and the event ("Event::sync: event
-    /// 0x... on device 0 is closed"). Closing a closed (or moved-from) Event does nothing;
-    /// assigning another Event to a closed one opens it again, as that event.
-    /// Throws DriverError when the release this close() makes fails (the object is closed all
-    /// the same). Not thread-safe against other calls on this object (its copies are other
-    /// objects).
+    /// Ends the event for every holder, copies included (docs/errors-and-lifetime.md,
+    /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept { return closed_; }
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "Event";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "event";
 
 private:
-    friend struct detail::BoxAccess;
-    explicit Event(std::shared_ptr<detail::EventBox> box) noexcept : box_(std::move(box)) {}
-    // The box, for `operation`: InvalidArgumentError when closed or moved from.
-    const std::shared_ptr<detail::EventBox>& open_box(const char* operation) const;
-    std::shared_ptr<detail::EventBox> box_;
-    CUevent closed_handle_ = nullptr;  ///< what the event was, for the messages after close()
-    int closed_ordinal_ = -1;
-    bool closed_ = false;
+    friend OwningHandle;
+    Event() noexcept = default;
 };
 
 /// Time from `start` to `end`. Throws InvalidArgumentError when either was created without

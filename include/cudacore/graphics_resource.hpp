@@ -36,6 +36,7 @@
 /// caller orders.
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/cuda_array.hpp"
 
@@ -48,12 +49,6 @@ namespace cudacore {
 
 class Device;
 class Stream;
-
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct GraphicsResourceBox;
-struct BoxAccess;
-}  // namespace detail
 
 /// How CUDA will use a registered object (CU_GRAPHICS_REGISTER_FLAGS_*), a hint the driver may
 /// use to avoid copies.
@@ -158,10 +153,13 @@ public:
     /// (use mapped_buffer), DriverError naming the call, the index and the level. Thread-safe.
     CudaArray mapped_array(unsigned array_index = 0, unsigned mip_level = 0) const;
 
-    /// Unmaps (on the stream of the map, when mapped) and unregisters now, for every copy; later
-    /// calls but the queries throw InvalidArgumentError, and views still held are invalid. Throws DriverError naming the call when the driver refuses (the resource is
-    /// closed anyway). Idempotent. Thread-safe.
-    void close() const;
+    /// Unmaps (on the stream of the map, when mapped) and unregisters now, for every copy
+    /// (docs/errors-and-lifetime.md, "Closing and resetting"); views still held are invalid.
+    /// DriverError naming the call when the driver refuses (closed anyway). Thread-safe.
+    void close();
+    /// Drops this object's share (as std::shared_ptr::reset does), leaving it empty; the
+    /// registration goes with the last copy, as at destruction. Never throws.
+    void reset() noexcept { box_.reset(); }
     /// True after close() and for a moved-from object. Never throws.
     bool is_closed() const noexcept;
 

@@ -31,6 +31,7 @@
 /// at a time. cudacore's own release thread makes no call on them (docs/design/release-thread.md).
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/context.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/stream.hpp"
@@ -108,12 +109,6 @@ struct SmSplit {
 
 /// Every SM of `device` (cuDeviceGetDevResource).
 SmResource sm_resource(const Device& device);
-
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct GreenContextBox;
-struct BoxAccess;
-}
 
 /// A context on a group of a device's SMs (a green context); its streams run on those SMs only.
 class GreenContext {

@@ -15,6 +15,7 @@
 /// driver. Thread-safety: every member may be called from several threads.
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/launch_config.hpp"
 
@@ -26,13 +27,6 @@
 #include <vector>
 
 namespace cudacore {
-
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct KernelBox;
-struct BoxAccess;
-struct ContextBox;
-}
 
 /// Where one kernel parameter lives in the parameter buffer (cuKernelGetParamInfo).
 struct KernelParameter {

@@ -67,7 +67,7 @@ struct KernelArgument<T> {
 template <class T>
 concept launch_noted_object = requires(const T& object, const Stream& stream) {
     object.note_launch(stream);
-    object.check_open("launch");
+    object.check_usable("launch");
     object.handle();
 };
 
@@ -79,7 +79,7 @@ struct KernelArgument<T> {
     /// The 64-bit handle. InvalidArgumentError naming the call and the object when it is closed
     /// or moved from.
     static auto convert(const T& object) {
-        object.check_open("launch");
+        object.check_usable("launch");
         return object.handle();
     }
     /// Called by launch() once the kernel is enqueued on `stream`.

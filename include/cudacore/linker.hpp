@@ -66,13 +66,9 @@ public:
     /// The link state of the last link() (see the top of this file); monostate before any.
     LinkerHandle handle() const noexcept;
 
-    /// Closes this Linker, as cuda.core's Linker.close() does: it lets go of its share of the last
-    /// link's state (the nvJitLink handle or driver link state, destroyed when no copy of this
-    /// Linker holds it any more; copies keep theirs) and of its inputs. Afterwards handle() is
-    /// monostate, inputs() empty, and link() and flags() throw InvalidArgumentError naming the
-    /// call and the linker ("Linker::link: linker 'app' is closed"). ObjectCodes that link()
-    /// returned are values of their own and stay usable. Closing a closed Linker does nothing.
-    /// Never throws. Must not race with other calls on this object.
+    /// Lets go of this object's share of the last link's state and of its inputs; copies keep
+    /// theirs (docs/errors-and-lifetime.md, "Closing and resetting", the Linker row). Afterwards
+    /// link() and flags() throw InvalidArgumentError naming the call and the linker. Never throws.
     void close() noexcept;
     /// Whether close() was called on this object (not on its copies). Never throws.
     bool is_closed() const noexcept { return closed_; }

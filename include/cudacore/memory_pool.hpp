@@ -92,13 +92,10 @@ public:
     /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
     void trim_to(std::size_t bytes_to_keep);
 
-    /// Closes this MemoryPool object, as Stream::close does: it lets go of its share of the
-    /// pool's owner (the resource it came from, which then goes when nothing else holds it);
-    /// copies keep theirs and keep working. Afterwards handle() returns null and every attribute
-    /// call and trim_to throw InvalidArgumentError naming the call and the pool
-    /// ("MemoryPool::trim_to: memory pool of device 0 is closed"). Closing a closed MemoryPool
-    /// does nothing. Throws DriverError when the release this close() makes fails (closed all
-    /// the same). Must not race with other calls on this object.
+    /// Lets go of this object's share of the pool's owner (the resource it came from); copies
+    /// keep theirs (docs/errors-and-lifetime.md, "Closing and resetting", the MemoryPool row).
+    /// Afterwards the attribute calls and trim_to throw InvalidArgumentError naming the call and
+    /// the pool. DriverError when the release it makes fails (closed all the same).
     void close();
     /// Whether close() was called on this object (not on its copies). Never throws.
     bool is_closed() const noexcept { return closed_; }

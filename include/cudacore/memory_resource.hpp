@@ -28,6 +28,8 @@
 /// it; the headers of the resources below include it.
 #pragma once
 
+#include "cudacore/forward.hpp"
+
 #include <cuda.h>
 
 #include <atomic>
@@ -42,18 +44,6 @@ class Buffer;
 class Device;
 class Stream;
 class MemoryResource;
-
-// Declared only (src/memory defines them): the friends and the member type that MemoryResource's
-// private and protected parts name (docs/design/buffers.md says what they do).
-namespace detail {
-struct BufferBox;
-class LaunchStreams;
-/// Marks a resource that lives as long as the process (a device's default resources): its buffers
-/// point at it without counting references.
-void keep_for_the_process(MemoryResource& resource) noexcept;
-/// Marks a device's default resource, which close() refuses (the whole process shares it).
-void mark_device_default(MemoryResource& resource) noexcept;
-}  // namespace detail
 
 /// Keeps `resource` until the process ends: cudacore holds a reference to it that it never drops,
 /// so the resource is never destroyed, and the Buffers it allocates from then on point at it

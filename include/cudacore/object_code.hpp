@@ -12,6 +12,8 @@
 /// Kernel, cudacore/buffer.hpp to use a global's Buffer view (cudacore/cudacore.hpp has both).
 #pragma once
 
+#include "cudacore/forward.hpp"
+
 #include <cuda.h>
 
 #include <cstddef>
@@ -41,13 +43,6 @@ CodeType code_type_from_string(std::string_view name);
 
 /// Name expression (as given to Program::compile, e.g. "scale<float>") -> lowered (mangled) name.
 using SymbolMap = std::map<std::string, std::string>;
-
-// Declared only (src/code defines them): the type of the private state member and the library's
-// one friend that reaches it (src/code/object_code_state.hpp).
-namespace detail {
-struct ObjectCodeState;
-struct ObjectCodeAccess;
-}
 
 class Buffer;
 class Kernel;
@@ -258,19 +253,11 @@ public:
         return value;
     }
 
-    /// Closes this ObjectCode object, as cuda.core's ObjectCode.close() does: it lets go of its
-    /// share of the value at once (its bytes, its loaded library, and the kernels and global
-    /// views cached in it). Copies made before keep theirs and stay usable. The library is
-    /// unloaded when nothing holds it any more: the last copy of the value, and every Kernel and
-    /// global view taken from it (each holds the library, so a kernel still in use keeps it
-    /// loaded; launches in flight keep it until they finish, as at destruction). Afterwards
-    /// code_type() and name() keep their values, code() and symbol_map() are empty, is_loaded()
-    /// is false, the object equals only itself, and get_kernel, load, library_handle,
-    /// get_global, get_managed, read/write_global, lowered_name, serialize, save and linking it
-    /// throw InvalidArgumentError naming the call and the code ("ObjectCode::get_kernel: cubin
-    /// 'saxpy' is closed"). Closing a closed or moved-from ObjectCode does nothing. Throws
-    /// DriverError when the unload this close() makes fails (closed all the same). Must not
-    /// race with other calls on this object (its copies are other objects).
+    /// Lets go of this object's share of the value (bytes, loaded library, cached kernels and
+    /// global views); copies keep theirs; the library is unloaded once no copy, Kernel or global
+    /// view holds it (docs/errors-and-lifetime.md, "Closing and resetting", the ObjectCode row).
+    /// Later calls but code_type() and name() throw InvalidArgumentError naming the call and the
+    /// code. DriverError when the unload it makes fails (closed all the same).
     void close();
     /// Whether close() was called on this object (not on its copies). Never throws.
     bool is_closed() const noexcept;
@@ -295,12 +282,6 @@ private:
 std::string to_string(const ObjectCode& code);
 /// Writes to_string(code).
 std::ostream& operator<<(std::ostream& out, const ObjectCode& code);
-
-// Declared here because std::hash<ObjectCode> below is inline and calls it; defined in src/code.
-namespace detail {
-/// The value hash of an ObjectCode (cached in its shared state).
-std::size_t object_code_hash(const ObjectCode& code) noexcept;
-}  // namespace detail
 
 }  // namespace cudacore
 

@@ -38,13 +38,18 @@ public:
     /// The driver's handle, for the caller's own driver calls; valid while the object is open.
     /// Null (0) once closed (through this object or a copy), reset or moved from. One load;
     /// never throws.
-    Raw handle() const noexcept { return state_ ? state_->handle : Raw{}; }
+    Raw handle() const noexcept { return raw_handle(); }
     /// Whether close() was called on this object or on any copy of it. Never throws.
     bool is_closed() const noexcept { return state_ && state_->closed; }
     /// Throws InvalidArgumentError naming `operation` and the object when it is closed ("launch:
-    /// stream 0x... on device 0 is closed (Stream::close was called on this object)") or moved
-    /// from / reset.
+    /// stream 0x... on device 0 is closed (Stream::close was called on it or on a copy)"). An
+    /// empty object passes: where a call allows one, it stands for "none" (an allocation that
+    /// needs no stream).
     void check_open(const char* operation) const {
+        if (state_ && state_->closed) [[unlikely]] throw_unusable(operation);
+    }
+    /// check_open, and an empty object (moved from or reset) is refused too, saying so.
+    void check_usable(const char* operation) const {
         if (!state_ || !state_->box) [[unlikely]] throw_unusable(operation);
     }
     /// Drops this object's share (as std::shared_ptr::reset does), leaving it empty as a
@@ -53,7 +58,7 @@ public:
     void reset() noexcept { state_.reset(); }
     /// The same resource: the same driver handle (cudacore/identity.hpp says how each compares).
     friend bool operator==(const Derived& a, const Derived& b) noexcept {
-        return a.handle() == b.handle();
+        return a.raw_handle() == b.raw_handle();
     }
 
 protected:
@@ -80,6 +85,9 @@ protected:
         return object;
     }
 
+    /// The driver handle, null when closed or empty (handle() as the library reads it: a type
+    /// whose handle() notes that the caller has it, Event, compares without noting).
+    Raw raw_handle() const noexcept { return state_ ? state_->handle : Raw{}; }
     /// The box (null when closed or moved from). Never throws.
     const std::shared_ptr<Box>& box() const noexcept { return state_ ? state_->box : no_box_; }
     /// The box, for `operation`: InvalidArgumentError naming the operation and the object when

@@ -19,6 +19,7 @@
 /// Buffer holds; it holds the primary context of its device. Thread-safe.
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/memory_pool.hpp"
 #include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"
@@ -31,15 +32,6 @@
 #include <vector>
 
 namespace cudacore {
-
-// Declared only (src/ defines them): the type of the private context member, the library's one
-// friend that reaches it (src/support/box_access.hpp), and what import_pinned_memory_pool hands
-// the importing constructor.
-namespace detail {
-struct BoxAccess;
-struct ContextBox;
-struct ImportedPool;
-}
 
 class Device;
 

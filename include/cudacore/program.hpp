@@ -38,6 +38,7 @@
 /// the PCH and compile() compiles again without it, the handle is the second program's.
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program_options.hpp"
 
@@ -53,13 +54,6 @@
 #include <vector>
 
 namespace cudacore {
-
-// Declared only (src/ defines them): the type of a private member, and the one door through which
-// the library's compile path reaches Program's internals (src/code/compile_request.hpp).
-namespace detail {
-struct ProgramKeyMemoSlot;
-struct ProgramInternals;
-}  // namespace detail
 
 /// cxx: CUDA C++. ptx: PTX text. nvvm: NVVM IR, as LLVM assembly text or bitcode (libNVVM reads
 /// both; ProgramOptions::extra_sources adds more modules, use_libdevice the math library).
@@ -174,23 +168,16 @@ public:
     /// (the file is replaced atomically).
     void write_debug_source() const;
 
-    /// Closes this Program, as cuda.core's Program.close() does: it lets go of its share of the
-    /// last compile's handle (the NVRTC program, or the nvJitLink handle of a PTX program),
-    /// destroyed when no copy holds it any more (copies made before keep theirs and stay usable;
-    /// a handle wrapped without take_ownership is never destroyed). Afterwards handle() is
-    /// monostate, and compile(), flags(), backend() and write_debug_source() throw
-    /// InvalidArgumentError naming the call and the program ("Program::compile: program
-    /// 'saxpy.cu' is closed"); the queries (source(), options(), log()) keep their values.
-    /// ObjectCodes compiled before are values of their own and stay usable. Closing a closed
-    /// Program does nothing. Never throws. Must not race with other calls on this object.
+    /// Lets go of this object's share of the last compile's handle; copies keep theirs. Then
+    /// compile(), flags(), backend() and write_debug_source() throw InvalidArgumentError naming the
+    /// call and the program (docs/errors-and-lifetime.md, "Closing and resetting"). Never throws.
     void close() noexcept;
     /// Whether close() was called on this object (not on its copies). Never throws.
     bool is_closed() const noexcept { return closed_; }
 
 private:
     bool closed_ = false;
-    // InvalidArgumentError naming `operation` when closed.
-    void check_open(const char* operation) const;
+    void check_open(const char* operation) const;  // InvalidArgumentError naming it when closed
     ObjectCode compile_nvvm_program(CodeType target, const std::vector<std::string>& name_expressions);
 
     std::string source_;

@@ -2,15 +2,16 @@
 /// Streams: ordered queues of work on a device.
 ///
 /// Ownership: copies share one stream. A stream created by cudacore is destroyed when its last
-/// holder goes (its last copy, and whatever else holds it: buffers freed on it, ...), or, for
-/// this object's share, at close(); it holds its context, so the context outlives it.
-/// Stream::from_handle wraps a stream the caller owns and never destroys it. Destruction never
-/// throws; errors during release (driver shut down, device reset) are ignored. A Stream may be
-/// used from several threads, except close(), which must not race with other uses of the same
-/// object (its copies are other objects).
+/// holder goes (its last copy, and whatever else holds it: buffers freed on it, ...); close()
+/// ends it for every copy (docs/errors-and-lifetime.md, "Closing and resetting"); it holds its
+/// context, so the context outlives it. Stream::from_handle wraps a stream the caller owns and
+/// never destroys it. Destruction never throws; errors during release (driver shut down, device
+/// reset) are ignored. A Stream may be used from several threads, except close(), which must not
+/// race with other uses of the stream through any copy.
 #pragma once
 
 #include "cudacore/context.hpp"
+#include "cudacore/owning_handle.hpp"
 
 #include <cuda.h>
 
@@ -21,12 +22,9 @@
 
 namespace cudacore {
 
-// The box and friend are declared only (src/ defines them: the private box member and the
-// library's one friend that reaches it); HostTask is defined here because the template
-// launch_host_func below wraps the caller's function in one.
+// HostTask is defined here because the template launch_host_func below wraps the caller's
+// function in one.
 namespace detail {
-struct StreamBox;
-struct BoxAccess;
 struct HostFunctionSlot;
 
 /// One enqueued host function; run (and later destroyed) by the stream machinery.
@@ -62,7 +60,7 @@ struct StreamOptions {
 };
 
 /// A CUDA stream: work enqueued on it runs in order; copies share it.
-class Stream {
+class Stream : public OwningHandle<Stream, detail::StreamBox, CUstream> {
 public:
     /// Wraps a stream the caller owns. The wrapper never destroys it; the caller keeps the handle
     /// valid while any copy of the wrapper lives, and may destroy it once the last copy is gone,
@@ -75,20 +73,10 @@ public:
     /// Throws DriverError when the driver does not know the stream.
     static Stream from_handle(CUstream stream);
 
-    /// Shares `other`'s stream (and its closed state).
-    Stream(const Stream& other) noexcept;
-    /// Takes `other`'s share; `other` is left empty: assignment, close() and destruction are
-    /// what it is good for afterwards; its own calls (sync, record, wait, context, ...) throw
-    /// InvalidArgumentError saying it was moved from.
-    Stream(Stream&& other) noexcept;
-    /// Shares `other`'s stream, dropping this object's share.
-    Stream& operator=(const Stream& other) noexcept;
-    /// Takes `other`'s share (left empty, as after a move), dropping this object's share.
-    Stream& operator=(Stream&& other) noexcept;
-    ~Stream();
+    // Copies share the stream and its closed state; a moved-from Stream is empty: assignment,
+    // reset() and destruction are what it is good for, its own calls throw InvalidArgumentError
+    // saying it is empty (OwningHandle).
 
-    /// The driver's stream (0 once closed); valid while this object is open.
-    CUstream handle() const noexcept;
     /// The context the stream belongs to (held by the stream). InvalidArgumentError when closed.
     Context context() const;
     /// The device of that context. InvalidArgumentError when closed.
@@ -153,49 +141,20 @@ public:
     /// stream then owns.
     void enqueue_host_task(std::unique_ptr<detail::HostTask> task) const;
 
-    /// Closes this Stream object, as cuda.core's Stream.close() does: the object lets go of its
-    /// share of the stream at once. The CUDA stream itself is destroyed when nothing holds it any
-    /// more: now, when this object was its last holder; else when the last of them goes (copies
-    /// of this Stream made before, Buffers whose deallocation stream it is, events and graphs
-    /// that hold it). Work already queued on it still runs (cuStreamDestroy does not wait for
-    /// it). Those other holders see nothing change: a copy made before close() stays open and
-    /// keeps working on the same stream (no invalidation). A wrapped stream (from_handle) is
-    /// never destroyed by cudacore; closing the last wrapper lets the caller destroy it, as
-    /// dropping it does.
-    /// Afterwards, handle() returns 0 and is_closed() true, and every other call on this object,
-    /// and the cudacore calls it is given to (launch, graph launches and uploads, Buffer copies,
-    /// fills, close and set_deallocation_stream, allocations, copy_batch, copies between devices,
-    /// prefetches and discards, VirtualMemoryResource::grow, IPC imports, Stream::wait), throw
-    /// InvalidArgumentError naming the call and the stream ("Stream::sync: stream 0x... on
-    /// device 0 is closed"). cuda.core instead goes on with a null handle, which the driver takes
-    /// as the legacy default stream: not followed, since work silently moving to another stream
-    /// is worse than an error. Closing a closed (or moved-from) Stream does nothing. Assigning
-    /// another Stream to a closed one opens it again, as that stream.
-    void close() noexcept;
-    /// Whether close() was called on this object (not on its copies).
-    bool is_closed() const noexcept { return closed_; }
-    /// Throws InvalidArgumentError naming `operation` and the stream when this object was closed.
-    void check_open(const char* operation) const {
-        if (closed_) [[unlikely]] throw_closed(operation);
-    }
-
-    /// The same object (identity.hpp says how each type compares).
-    bool operator==(const Stream& other) const noexcept { return handle() == other.handle(); }
+    /// Ends the stream for every holder, copies included (docs/errors-and-lifetime.md,
+    /// "Closing and resetting"): work already queued on it still runs; a wrapped stream
+    /// (from_handle) is never destroyed by cudacore. Calls given a closed stream (launch, copies,
+    /// ...) throw InvalidArgumentError naming the call and the stream, where cuda.core would go
+    /// on with the legacy default stream. DriverError when the release it makes fails.
+    void close();
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "Stream";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "stream";
 
 private:
-    // check_open, and a moved-from object (which holds no stream) is refused the same way.
-    void check_usable(const char* operation) const {
-        if (closed_ || !box_) [[unlikely]] throw_closed(operation);
-    }
-    friend struct detail::BoxAccess;
-    explicit Stream(std::shared_ptr<detail::StreamBox> box) noexcept;
-    [[noreturn]] void throw_closed(const char* operation) const;
-    std::shared_ptr<detail::StreamBox> box_;
-    CUstream closed_handle_ = nullptr;  ///< what the stream was, for the messages after close()
-    int closed_ordinal_ = -1;
-    /// Set for a stream the caller owns: this object counts itself among the box's wrappers.
-    bool counted_ = false;
-    bool closed_ = false;
+    friend OwningHandle;
+    Stream() noexcept = default;
 };
 
 }  // namespace cudacore

@@ -9,17 +9,12 @@
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
+#include "cudacore/forward.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <memory>
 
 namespace cudacore {
-
-// Declared only (src/ defines them): the private members' types and the friend reaching them.
-namespace detail {
-struct BoxAccess;
-struct ContextBox;
-}
 
 class Context;
 class Device;

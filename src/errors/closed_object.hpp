@@ -1,6 +1,6 @@
 // The closed state every owning handle object shares (close(), is_closed()): the error a call on
 // a closed or moved-from object throws, and the release close() does, whose errors it reports
-// where a destructor ignores them (docs/errors-and-lifetime.md, "Closing objects").
+// where a destructor ignores them (docs/errors-and-lifetime.md, "Closing and resetting").
 #pragma once
 
 #include "errors/release_report.hpp"

@@ -180,8 +180,7 @@ Graph Graph::create(const Device& device) {
 }
 
 Graph Graph::create(const Context& context) {
-    auto box = detail::box_of(context);
-    if (!box) throw InvalidArgumentError("Graph::create: the Context is closed (or moved from)");
+    auto box = detail::open_box_of(context, "Graph::create");
     CUgraph graph = nullptr;
     detail::check(detail::driver().cuGraphCreate(&graph, 0), "cuGraphCreate",
                   [&] { return "empty graph for " + detail::describe_context(*box); });

@@ -276,7 +276,9 @@ void GraphicsResource::map(const Stream& stream, GraphicsMapFlags flags) const {
     CUgraphicsResource handle = box.handle;
     detail::check(api.cuGraphicsMapResources(1, &handle, stream.handle()), "cuGraphicsMapResources",
                   [&] { return box.describe(); });
-    box.map_stream = stream;
+    // An object of its own over the stream's box: closing the caller's Stream leaves this hold
+    // (the unmap at close() or release needs the stream).
+    box.map_stream = detail::BoxAccess::make<Stream>(detail::box_of(stream));
 }
 
 void GraphicsResource::unmap(const Stream& stream) const {
@@ -387,7 +389,7 @@ CudaArray GraphicsResource::mapped_array(unsigned array_index, unsigned mip_leve
     return detail::BoxAccess::make<CudaArray>(std::move(view));
 }
 
-void GraphicsResource::close() const {
+void GraphicsResource::close() {
     if (!box_) return;
     detail::GraphicsResourceBox& box = *box_;
     CUgraphicsResource handle;

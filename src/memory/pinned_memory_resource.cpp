@@ -12,9 +12,10 @@ PinnedMemoryResource::PinnedMemoryResource(const Device& device)
     : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       ordinal_(device.ordinal()) {}
 
-PinnedMemoryResource::PinnedMemoryResource(const Context& context) : context_(context) {
-    if (!detail::box_of(context_))
-        throw InvalidArgumentError("PinnedMemoryResource: the Context is closed (or moved from)");
+// An object of its own over the context's box: closing the caller's Context leaves the resource
+// its context.
+PinnedMemoryResource::PinnedMemoryResource(const Context& context)
+    : context_(detail::BoxAccess::make<Context>(detail::open_box_of(context, "PinnedMemoryResource"))) {
     ordinal_ = detail::box_of(context_)->ordinal;
 }
 

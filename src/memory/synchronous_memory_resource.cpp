@@ -12,10 +12,7 @@ SynchronousMemoryResource::SynchronousMemoryResource(const Device& device)
     : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {}
 
 SynchronousMemoryResource::SynchronousMemoryResource(const Context& context)
-    : context_(detail::box_of(context)) {
-    if (!context_)
-        throw InvalidArgumentError(
-            "SynchronousMemoryResource: the Context is closed (or moved from)");
+    : context_(detail::open_box_of(context, "SynchronousMemoryResource")) {
     ordinal_ = context_->ordinal;
 }
 

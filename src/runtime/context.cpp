@@ -4,6 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "runtime/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 #include "support/thread_exit.hpp"
 
 #include <atomic>
@@ -181,22 +182,19 @@ ContextScope::~ContextScope() {
 }  // namespace detail
 
 Context Context::from_handle(CUcontext context) {
-    return Context(detail::wrap_context(context, "Context::from_handle"));
+    return detail::BoxAccess::make<Context>(detail::wrap_context(context, "Context::from_handle"));
 }
 
-CUcontext Context::handle() const noexcept { return box_ ? box_->handle : nullptr; }
-
-Device Context::device() const {
-    if (!box_)
-        throw InvalidArgumentError("Context::device: the Context is closed (or moved from)");
-    return Device(box_->ordinal);
-}
+Device Context::device() const { return Device(open_box("Context::device")->ordinal); }
 
 void Context::set_current() const {
-    if (!box_)
-        throw InvalidArgumentError("Context::set_current: the Context is closed (or moved from)");
-    detail::check(detail::driver().cuCtxSetCurrent(box_->handle), "cuCtxSetCurrent",
-                  "device " + std::to_string(box_->ordinal));
+    const detail::ContextBox& box = *open_box("Context::set_current");
+    detail::check(detail::driver().cuCtxSetCurrent(box.handle), "cuCtxSetCurrent",
+                  "device " + std::to_string(box.ordinal));
+}
+
+void Context::close() {
+    if (box()) close_as(detail::describe_context(*box()));
 }
 
 }  // namespace cudacore

@@ -58,20 +58,17 @@ std::shared_ptr<StreamBox> create_stream_box(const std::shared_ptr<ContextBox>& 
 namespace {
 
 // The box of a Context that is not closed; `call` names the member in the error.
-const detail::ContextBox& open_box(const std::shared_ptr<detail::ContextBox>& box,
-                                   const char* call) {
-    if (!box)
-        throw InvalidArgumentError(std::string("Context::") + call +
-                                   ": the Context is closed (or moved from)");
-    return *box;
+const detail::ContextBox& open_context(const Context& context, const char* call) {
+    if (const auto& box = detail::box_of(context)) [[likely]] return *box;
+    return *detail::open_box_of(context, (std::string("Context::") + call).c_str());  // throws
 }
 
 }  // namespace
 
-bool Context::is_created() const noexcept { return box_ && box_->created; }
+bool Context::is_created() const noexcept { return box() && box()->created; }
 
 unsigned Context::flags() const {
-    const auto& box = open_box(box_, "flags");
+    const auto& box = open_context(*this, "flags");
     detail::ContextScope scope(box);
     unsigned flags = 0;
     detail::check(detail::driver().cuCtxGetFlags(&flags), "cuCtxGetFlags",
@@ -90,7 +87,7 @@ ContextOptions Context::options() const {
 }
 
 unsigned Context::sm_count() const {
-    const auto& box = open_box(box_, "sm_count");
+    const auto& box = open_context(*this, "sm_count");
     const auto& api = detail::driver();
     auto all_sms = [&] { return static_cast<unsigned>(Device(box.ordinal).multiprocessor_count()); };
     // Without execution affinity support (no MPS) the context runs on every SM. Asked first, so
@@ -113,7 +110,7 @@ unsigned Context::sm_count() const {
 }
 
 unsigned Context::api_version() const {
-    const auto& box = open_box(box_, "api_version");
+    const auto& box = open_context(*this, "api_version");
     unsigned version = 0;
     detail::check(detail::driver().cuCtxGetApiVersion(box.handle, &version), "cuCtxGetApiVersion",
                   [&] { return detail::describe_context(box); });
@@ -123,24 +120,24 @@ unsigned Context::api_version() const {
 Stream Context::create_stream() const { return create_stream(StreamOptions{}); }
 
 Stream Context::create_stream(const StreamOptions& options) const {
-    const auto& box = open_box(box_, "create_stream");
+    const auto& box = open_context(*this, "create_stream");
     if (box.host_function_relay && !box.created)
         throw InvalidArgumentError("Context::create_stream on " + detail::describe_context(box) +
                                    ": a green context's streams come from "
                                    "GreenContext::create_stream");
     return detail::BoxAccess::make<Stream>(
-        detail::create_stream_box(box_, options, detail::describe_context(box)));
+        detail::create_stream_box(this->box(), options, detail::describe_context(box)));
 }
 
 Event Context::create_event() const { return create_event(EventOptions{}); }
 
 Event Context::create_event(const EventOptions& options) const {
-    open_box(box_, "create_event");
-    return detail::BoxAccess::make<Event>(detail::create_event_box(box_, options));
+    open_context(*this, "create_event");
+    return detail::BoxAccess::make<Event>(detail::create_event_box(box(), options));
 }
 
 void Context::sync() const {
-    const auto& box = open_box(box_, "sync");
+    const auto& box = open_context(*this, "sync");
     detail::ContextScope scope(box);
     detail::check(detail::driver().cuCtxSynchronize(), "cuCtxSynchronize",
                   [&] { return detail::describe_context(box); });

@@ -152,7 +152,7 @@ Context Context::current() {
         throw InvalidArgumentError("Context::current: no context is current on this thread (make "
                                    "one current with Context::set_current, CurrentContextScope or "
                                    "Device::set_current)");
-    return Context(detail::wrap_context(handle, "Context::current"));
+    return detail::BoxAccess::make<Context>(detail::wrap_context(handle, "Context::current"));
 }
 
 }  // namespace cudacore

@@ -6,10 +6,11 @@
 
 namespace cudacore {
 
-CurrentContextScope::CurrentContextScope(const Context& context) : context_(context) {
+// An object of its own over the context's box: closing the caller's Context while the scope
+// lives leaves the context held (and current) until the scope ends.
+CurrentContextScope::CurrentContextScope(const Context& context)
+    : context_(detail::BoxAccess::make<Context>(detail::open_box_of(context, "CurrentContextScope"))) {
     const auto& box = detail::box_of(context_);
-    if (!box)
-        throw InvalidArgumentError("CurrentContextScope: the Context is closed (or moved from)");
     detail::check(detail::driver().cuCtxPushCurrent(box->handle), "cuCtxPushCurrent",
                   [&] { return detail::describe_context(*box); });
 }

@@ -41,7 +41,7 @@ Event Event::from_handle(CUevent event, const Context& context,
     box->options = options.options;
     box->owned = options.take_ownership;
     box->records.store(options.recorded ? 1 : 0, std::memory_order_relaxed);
-    return Event(std::move(box));
+    return detail::BoxAccess::make<Event>(std::move(box));
 }
 
 namespace detail {
@@ -99,28 +99,22 @@ std::string describe(const detail::EventBox& box) {
 }  // namespace
 
 CUevent Event::handle() const noexcept {
-    if (!box_) return nullptr;
+    const auto& mine = box();
+    if (!mine) return nullptr;
     // What the caller does with the handle is unknown (a record cudacore never sees): the event
     // is never handed to another Event after this one (EventBox::reusable).
-    if (!box_->exposed.load(std::memory_order_relaxed))
-        box_->exposed.store(true, std::memory_order_relaxed);
-    return box_->handle;
-}
-
-bool Event::operator==(const Event& other) const noexcept {
-    // From the boxes: comparing is no use of the handle by the caller.
-    const CUevent mine = box_ ? box_->handle : nullptr;
-    const CUevent theirs = other.box_ ? other.box_->handle : nullptr;
-    return mine == theirs;
+    if (!mine->exposed.load(std::memory_order_relaxed))
+        mine->exposed.store(true, std::memory_order_relaxed);
+    return mine->handle;
 }
 
 const EventOptions& Event::options() const noexcept {
     static const EventOptions defaults;
-    return box_ ? box_->options : defaults;
+    return box() ? box()->options : defaults;
 }
 
 bool Event::is_recorded() const noexcept {
-    return box_ && box_->records.load(std::memory_order_acquire) != 0;
+    return box() && box()->records.load(std::memory_order_acquire) != 0;
 }
 
 Context Event::context() const {
@@ -148,21 +142,8 @@ bool Event::is_done() const {
 }
 
 void Event::close() {
-    if (closed_ || !box_) return;
-    closed_handle_ = box_->handle;
-    closed_ordinal_ = box_->context ? box_->context->ordinal : -1;
-    closed_ = true;
-    // The release, where this was the last share, is the destructor's (the recycler included).
-    detail::release_share(box_);
-}
-
-const std::shared_ptr<detail::EventBox>& Event::open_box(const char* operation) const {
-    if (box_) [[likely]] return box_;
-    if (!closed_) detail::throw_moved_from(operation, "Event", "event");
-    char what[64];
-    std::snprintf(what, sizeof what, "event %p on device %d", static_cast<void*>(closed_handle_),
-                  closed_ordinal_);
-    detail::throw_closed_object(operation, what, "Event");
+    // The release, where this was the last share, is the box's (the recycler included).
+    if (box()) close_as(describe(*box()));
 }
 
 Milliseconds operator-(const Event& end, const Event& start) {

@@ -235,18 +235,20 @@ void check_kernel_arguments(const Kernel& kernel, const std::size_t* sizes, std:
 
 void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
                    void** arguments, const std::size_t* sizes, std::size_t count) {
-    if (!detail::box_of(kernel) || !detail::box_of(stream)) [[unlikely]] {
+    // Read once: the stream's box is behind the state its copies share.
+    const std::shared_ptr<StreamBox>& stream_share = detail::box_of(stream);
+    if (!detail::box_of(kernel) || !stream_share) [[unlikely]] {
         stream.check_open("launch");
         throw InvalidArgumentError("launch: an empty (moved-from) Kernel or Stream");
     }
     const KernelBox& box = *detail::box_of(kernel);
-    const StreamBox& stream_box = *detail::box_of(stream);
+    const StreamBox& stream_box = *stream_share;
     stream_box.check_host_functions();  // a host function's exception, reported once
     if (sizes) check_arguments(box, sizes, count);
     const bool plain = config.is_plain() && !config.has_launch_attributes();
     check_config(box, config, *stream_box.context, plain);
     // The launch may outlive every handle: the library remembers where it ran (see LibraryBox).
-    if (box.library) box.library->note_launch(detail::box_of(stream));
+    if (box.library) box.library->note_launch(stream_share);
     // A captured launch runs when the graph does: the graph holds the library from now on.
     if (captures_active() && box.library) [[unlikely]]
         hold_for_capture(stream_box.handle, box.library);

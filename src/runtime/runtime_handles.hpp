@@ -98,6 +98,10 @@ struct StreamBox {
     void settle_host_functions(HostFunctionSlot& slot) const;
 };
 
+// What the public Stream objects of one state share besides the box (BoxAccess::make): for a
+// caller's stream, their count as one wrapper (AdoptedStream); null for the others.
+std::shared_ptr<void> public_companion(const std::shared_ptr<StreamBox>& box);
+
 struct EventBox {
     CUevent handle = nullptr;
     std::shared_ptr<ContextBox> context;

@@ -87,99 +87,68 @@ std::string describe(const detail::StreamBox& box) {
 }
 }  // namespace
 
-Stream::Stream(std::shared_ptr<detail::StreamBox> box) noexcept
-    : box_(std::move(box)), counted_(box_ && box_->adopted) {
-    if (counted_) {
-        std::lock_guard lock(box_->adopted->mutex);
-        ++box_->adopted->wrappers;
+namespace detail {
+
+namespace {
+// What the public objects of a caller's stream share (Stream::from_handle): while it lives they
+// count as one wrapper of the stream (AdoptedStream).
+struct StreamWrapper {
+    std::shared_ptr<StreamBox> box;
+    explicit StreamWrapper(std::shared_ptr<StreamBox> wrapped) : box(std::move(wrapped)) {
+        std::lock_guard lock(box->adopted->mutex);
+        ++box->adopted->wrappers;
     }
-}
-
-Stream::Stream(const Stream& other) noexcept : Stream(other.box_) {
-    closed_ = other.closed_;
-    closed_handle_ = other.closed_handle_;
-    closed_ordinal_ = other.closed_ordinal_;
-}
-
-Stream::Stream(Stream&& other) noexcept
-    : box_(std::move(other.box_)),
-      closed_handle_(other.closed_handle_),
-      closed_ordinal_(other.closed_ordinal_),
-      counted_(std::exchange(other.counted_, false)),
-      closed_(other.closed_) {}
-
-Stream& Stream::operator=(const Stream& other) noexcept {
-    if (this != &other) *this = Stream(other);
-    return *this;
-}
-
-Stream& Stream::operator=(Stream&& other) noexcept {
-    if (this != &other) {
-        Stream old(std::move(*this));
-        box_ = std::move(other.box_);
-        counted_ = std::exchange(other.counted_, false);
-        closed_ = other.closed_;
-        closed_handle_ = other.closed_handle_;
-        closed_ordinal_ = other.closed_ordinal_;
+    StreamWrapper(const StreamWrapper&) = delete;
+    StreamWrapper& operator=(const StreamWrapper&) = delete;
+    ~StreamWrapper() {
+        AdoptedStream& adopted = *box->adopted;
+        std::lock_guard lock(adopted.mutex);
+        // The last wrapper: the caller may destroy the stream from now on. Under the lock, so
+        // that a release queued meanwhile either sees a wrapper (and enqueues its own signal) or
+        // this one. A new signal each time: a wrapper made again from a buffer's stream may have
+        // queued more work since the last.
+        if (--adopted.wrappers == 0 && adopted.waited_for) renew_end_of_work(*box);
     }
-    return *this;
+};
+}  // namespace
+
+std::shared_ptr<void> public_companion(const std::shared_ptr<StreamBox>& box) {
+    if (!box->adopted) return nullptr;
+    return std::make_shared<StreamWrapper>(box);
 }
 
-void Stream::close() noexcept {
-    if (closed_ || !box_) return;
-    closed_handle_ = box_->handle;
-    closed_ordinal_ = box_->context ? box_->context->ordinal : -1;
-    // Let go as the destructor would (a wrapper of a caller's stream uncounts itself).
-    Stream released(std::move(*this));
-    closed_ = true;
-}
+}  // namespace detail
 
-void Stream::throw_closed(const char* operation) const {
-    if (!closed_)
-        throw InvalidArgumentError(std::string(operation) +
-                                   ": the Stream object was moved from (it holds no stream)");
-    throw InvalidArgumentError(std::string(operation) + ": " +
-                               detail::stream_description(closed_handle_, closed_ordinal_) +
-                               " is closed (Stream::close was called on this object)");
-}
-
-Stream::~Stream() {
-    if (!counted_) return;
-    detail::AdoptedStream& adopted = *box_->adopted;
-    std::lock_guard lock(adopted.mutex);
-    // The last wrapper: the caller may destroy the stream from now on. Under the lock, so that a
-    // release queued meanwhile either sees a wrapper (and enqueues its own signal) or this one.
-    // A new signal each time: a wrapper made again from a buffer's stream may have queued more
-    // work since the last.
-    if (--adopted.wrappers == 0 && adopted.waited_for) detail::renew_end_of_work(*box_);
+void Stream::close() {
+    if (box()) close_as(describe(*box()));
 }
 
 void Stream::check_host_functions() const {
     check_usable("Stream::check_host_functions");
-    box_->check_host_functions();
+    box()->check_host_functions();
 }
 
 void Stream::enqueue_host_task(std::unique_ptr<detail::HostTask> task) const {
     check_usable("Stream::launch_host_func");
-    box_->check_host_functions();
-    detail::HostFunctionSlot* slot = box_->host_slot.load(std::memory_order_acquire);
+    box()->check_host_functions();
+    detail::HostFunctionSlot* slot = box()->host_slot.load(std::memory_order_acquire);
     if (!slot) {
-        std::lock_guard lock(box_->host_slot_mutex);
-        if (!box_->host_slot_owner) {
-            box_->host_slot_owner = std::make_shared<detail::HostFunctionSlot>();
-            box_->host_slot.store(box_->host_slot_owner.get(), std::memory_order_release);
+        std::lock_guard lock(box()->host_slot_mutex);
+        if (!box()->host_slot_owner) {
+            box()->host_slot_owner = std::make_shared<detail::HostFunctionSlot>();
+            box()->host_slot.store(box()->host_slot_owner.get(), std::memory_order_release);
         }
-        slot = box_->host_slot_owner.get();
+        slot = box()->host_slot_owner.get();
     }
     {
-        std::lock_guard lock(box_->host_slot_mutex);
-        task->slot = box_->host_slot_owner;
+        std::lock_guard lock(box()->host_slot_mutex);
+        task->slot = box()->host_slot_owner;
     }
     const CUresult status =
-        detail::driver().cuLaunchHostFunc(box_->handle, &detail::run_host_task, task.get());
+        detail::driver().cuLaunchHostFunc(box()->handle, &detail::run_host_task, task.get());
     if (status != CUDA_SUCCESS) {
         task->slot.reset();
-        detail::throw_driver_error(status, "cuLaunchHostFunc", describe(*box_));
+        detail::throw_driver_error(status, "cuLaunchHostFunc", describe(*box()));
     }
     task.release();  // the driver thread owns it now (run_host_task hands it back)
 }
@@ -217,40 +186,38 @@ Stream Stream::from_handle(CUstream stream) {
     return detail::BoxAccess::make<Stream>(std::move(box));
 }
 
-CUstream Stream::handle() const noexcept { return box_ ? box_->handle : nullptr; }
-
 Context Stream::context() const {
     check_usable("Stream::context");
-    return detail::BoxAccess::make<Context>(box_->context);
+    return detail::BoxAccess::make<Context>(box()->context);
 }
 
 Device Stream::device() const {
     check_usable("Stream::device");
-    return Device(box_->context->ordinal);
+    return Device(box()->context->ordinal);
 }
 
-bool Stream::owns_handle() const noexcept { return box_ && box_->owned; }
+bool Stream::owns_handle() const noexcept { return box() && box()->owned; }
 
 bool Stream::non_blocking() const {
     check_usable("Stream::non_blocking");
     unsigned flags = 0;
-    detail::check(detail::driver().cuStreamGetFlags(box_->handle, &flags), "cuStreamGetFlags",
-                  [&] { return describe(*box_); });
+    detail::check(detail::driver().cuStreamGetFlags(box()->handle, &flags), "cuStreamGetFlags",
+                  [&] { return describe(*box()); });
     return (flags & CU_STREAM_NON_BLOCKING) != 0;
 }
 
 int Stream::priority() const {
     check_usable("Stream::priority");
     int priority = 0;
-    detail::check(detail::driver().cuStreamGetPriority(box_->handle, &priority),
-                  "cuStreamGetPriority", [&] { return describe(*box_); });
+    detail::check(detail::driver().cuStreamGetPriority(box()->handle, &priority),
+                  "cuStreamGetPriority", [&] { return describe(*box()); });
     return priority;
 }
 
 Event Stream::record(const EventOptions& options) const {
     check_usable("Stream::record");
-    box_->check_host_functions();
-    Event event = detail::BoxAccess::make<Event>(detail::create_event_box(box_->context, options));
+    box()->check_host_functions();
+    Event event = detail::BoxAccess::make<Event>(detail::create_event_box(box()->context, options));
     record(event);
     return event;
 }
@@ -258,24 +225,24 @@ Event Stream::record(const EventOptions& options) const {
 Event Stream::record() const { return record(EventOptions{}); }
 
 void Stream::record(const Event& event) const {
-    check_usable("Stream::record");
-    box_->check_host_functions();
+    const detail::StreamBox& mine = *open_box("Stream::record");
+    mine.check_host_functions();
     // Recorded into a capture, the event becomes part of a graph whose launches record it again
     // later: never reused (any capture in progress counts, one relaxed load otherwise).
     detail::EventBox& box = *detail::open_box_of(event, "Stream::record");
     if (detail::captures_active()) [[unlikely]] box.never_reuse();
-    detail::check(detail::driver().cuEventRecord(box.handle, box_->handle), "cuEventRecord",
-                  [&] { return describe(*box_); });
+    detail::check(detail::driver().cuEventRecord(box.handle, mine.handle), "cuEventRecord",
+                  [&] { return describe(mine); });
     box.note_recorded();
 }
 
 void Stream::wait(const Event& event) const {
     check_usable("Stream::wait");
-    box_->check_host_functions();
+    box()->check_host_functions();
     // The driver crashes (SIGSEGV inside cuStreamWaitEvent, driver 580) when a stream waits on an
     // interprocess event of another device, so that is refused here.
-    if (event.options().ipc_enabled && event.device().ordinal() != box_->context->ordinal) [[unlikely]] {
-        throw InvalidArgumentError("Stream::wait: " + describe(*box_) + " cannot wait on an IPC event of device " +
+    if (event.options().ipc_enabled && event.device().ordinal() != box()->context->ordinal) [[unlikely]] {
+        throw InvalidArgumentError("Stream::wait: " + describe(*box()) + " cannot wait on an IPC event of device " +
                                    std::to_string(event.device().ordinal()) +
                                    ": the driver does not support waiting on an interprocess event of another "
                                    "device; wait from a stream of that device, or record an event of this "
@@ -283,8 +250,8 @@ void Stream::wait(const Event& event) const {
     }
     detail::EventBox& event_box = *detail::open_box_of(event, "Stream::wait");
     if (detail::captures_active()) [[unlikely]] event_box.never_reuse();  // as in record()
-    detail::check(detail::driver().cuStreamWaitEvent(box_->handle, event_box.handle, 0),
-                  "cuStreamWaitEvent", [&] { return describe(*box_); });
+    detail::check(detail::driver().cuStreamWaitEvent(box()->handle, event_box.handle, 0),
+                  "cuStreamWaitEvent", [&] { return describe(*box()); });
 }
 
 void Stream::wait(const Stream& other) const {
@@ -297,17 +264,17 @@ void Stream::wait(const Stream& other) const {
 
 void Stream::sync() const {
     check_usable("Stream::sync");
-    detail::check(detail::driver().cuStreamSynchronize(box_->handle), "cuStreamSynchronize",
-                  [&] { return describe(*box_); });
-    box_->check_host_functions();
+    detail::check(detail::driver().cuStreamSynchronize(box()->handle), "cuStreamSynchronize",
+                  [&] { return describe(*box()); });
+    box()->check_host_functions();
 }
 
 bool Stream::is_done() const {
     check_usable("Stream::is_done");
-    box_->check_host_functions();
-    CUresult status = detail::driver().cuStreamQuery(box_->handle);
+    box()->check_host_functions();
+    CUresult status = detail::driver().cuStreamQuery(box()->handle);
     if (status == CUDA_ERROR_NOT_READY) return false;
-    detail::check(status, "cuStreamQuery", [&] { return describe(*box_); });
+    detail::check(status, "cuStreamQuery", [&] { return describe(*box()); });
     return true;
 }
 
@@ -315,7 +282,7 @@ bool Stream::is_capturing() const {
     check_usable("Stream::is_capturing");
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     detail::check(detail::driver().cuStreamIsCapturing(handle(), &status), "cuStreamIsCapturing",
-                  [&] { return describe(*box_); });
+                  [&] { return describe(*box()); });
     return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 

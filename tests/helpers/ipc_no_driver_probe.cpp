@@ -31,7 +31,7 @@ void expect_invalid_argument(const char* name, const std::function<void()>& call
 int main() {
     using namespace cudacore;
     const auto probe = test::expect_no_driver;
-    const auto stream = detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{});
+    const auto stream = detail::BoxAccess::empty<Stream>();
     auto resource = std::make_shared<test::HostMemoryResource>();
     Buffer a = resource->allocate(64, stream);
     Buffer b = resource->allocate(64, stream);

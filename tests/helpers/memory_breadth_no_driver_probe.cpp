@@ -21,7 +21,7 @@
 int main() {
     const auto probe = cudacore::test::expect_no_driver;
     using namespace cudacore;
-    const auto stream = detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{});
+    const auto stream = detail::BoxAccess::empty<Stream>();
     auto resource = std::make_shared<test::HostMemoryResource>();
     {
         Buffer a = resource->allocate(64, stream);

@@ -18,8 +18,7 @@
 int main() {
     const auto probe = cudacore::test::expect_no_driver;
     using cudacore::Buffer;
-    const auto stream = cudacore::detail::BoxAccess::make<cudacore::Stream>(
-        std::shared_ptr<cudacore::detail::StreamBox>{});
+    const auto stream = cudacore::detail::BoxAccess::empty<cudacore::Stream>();
     auto resource = std::make_shared<cudacore::test::HostMemoryResource>();
     {
         Buffer a = resource->allocate(64, stream);

@@ -14,7 +14,7 @@
 namespace cudacore::test {
 
 inline Stream no_stream() {
-    return detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{});
+    return detail::BoxAccess::empty<Stream>();
 }
 
 inline Stream fake_stream(std::uintptr_t handle) {

@@ -38,7 +38,7 @@ private:
 
 void allocate_and_drop(CUresult status) {
     auto resource = std::make_shared<FailingResource>(status);
-    Buffer buffer = resource->allocate(64, detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>()));
+    Buffer buffer = resource->allocate(64, detail::BoxAccess::empty<Stream>());
     EXPECT_TRUE(buffer.owns_memory());
 }  // the Buffer's destructor frees, and the free fails
 

@@ -161,7 +161,7 @@ TEST(GraphExecNodes, ArgumentsAreCheckedBeforeTheDriver) {
     test::expect_invalid([&] { exec.set_fill_uint32(kNode, six, 1); }, {"multiple of 4"});
     node_type = CU_GRAPH_NODE_TYPE_HOST;
     test::expect_invalid([&] { exec.set_host_function(kNode, {}); }, {"empty function"});
-    const Event no_event = detail::BoxAccess::make<Event>(std::shared_ptr<detail::EventBox>{});
+    const Event no_event = detail::BoxAccess::empty<Event>();
     test::expect_invalid([&] { exec.set_event_record(kNode, no_event); }, {"empty Event"});
     EXPECT_EQ(set_calls, 0) << "no driver call made";
     forget(exec);

@@ -210,7 +210,7 @@ TEST(GraphicsResource, NotMappedClosedAndMovedFrom) {
 
 TEST(GraphicsResource, MappedStateChecksComeBeforeTheDriver) {
     // A stream of no driver stream: never handed to the driver here.
-    const auto stream = detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>{});
+    const auto stream = detail::BoxAccess::empty<Stream>();
     auto buffer_box = unregistered_box(false);
     buffer_box->map_stream = stream;
     auto buffer = detail::BoxAccess::make<GraphicsResource>(buffer_box);

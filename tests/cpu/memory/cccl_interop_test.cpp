@@ -44,7 +44,7 @@ static_assert(std::is_same_v<decltype(cccl::as_span<float>(std::declval<const Bu
 
 TEST(CcclInterop, StreamRefCarriesTheHandle) {
     // An empty Stream object has a null handle: no driver needed to check the conversion.
-    const Stream empty = detail::BoxAccess::make<Stream>(std::shared_ptr<detail::StreamBox>());
+    const Stream empty = detail::BoxAccess::empty<Stream>();
     EXPECT_EQ(cccl::to_stream_ref(empty).get(), empty.handle());
 }
 

@@ -67,9 +67,19 @@ TEST(ContextOptions, RefuseWhatTheDriverWouldNot) {
         {"ContextOptions::scheduling is 4", "blocking_sync"});
 }
 
+// A context the caller owns (not retained, not created): closing it calls no driver.
+Context fake_context() {
+    auto box = std::make_shared<detail::ContextBox>();
+    box->handle = reinterpret_cast<CUcontext>(0x1234);
+    box->retained = false;
+    return detail::BoxAccess::make<Context>(std::move(box));
+}
+
 TEST(Context, AClosedContextRefusesEveryCall) {
-    // A Context without a box is what close() and a move leave: no driver needed to refuse.
-    const Context closed = detail::BoxAccess::make<Context>(std::shared_ptr<detail::ContextBox>());
+    Context closed = fake_context();
+    const Context copy = closed;
+    closed.close();
+    EXPECT_TRUE(copy.is_closed());  // every copy is closed with it
     EXPECT_TRUE(closed.is_closed());
     EXPECT_FALSE(closed.is_created());
     EXPECT_EQ(closed.handle(), nullptr);
@@ -90,12 +100,18 @@ TEST(Context, AClosedContextRefusesEveryCall) {
     test::expect_invalid([&] { Graph::create(closed); }, {"Graph::create", "closed"});
 }
 
-TEST(Context, CloseIsIdempotentAndNeverThrows) {
-    Context context = detail::BoxAccess::make<Context>(std::shared_ptr<detail::ContextBox>());
+TEST(Context, CloseIsIdempotentAndResetLeavesAnEmptyObject) {
+    Context context = fake_context();
     context.close();
     context.close();
     EXPECT_TRUE(context.is_closed());
-    static_assert(noexcept(context.close()));
+    Context kept = fake_context();
+    Context dropped = kept;
+    dropped.reset();
+    EXPECT_FALSE(dropped.is_closed());
+    EXPECT_FALSE(kept.is_closed());
+    EXPECT_EQ(kept.handle(), reinterpret_cast<CUcontext>(0x1234));
+    test::expect_invalid([&] { dropped.sync(); }, {"Context::sync", "is empty (moved from or reset"});
 }
 
 }  // namespace

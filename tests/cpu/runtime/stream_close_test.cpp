@@ -1,6 +1,6 @@
 // Stream::close() without a GPU (streams with a made-up handle that nothing destroys): cuda.core's
-// meaning (this object lets go of its share; copies made before keep the stream), and what later
-// calls on the closed object and the calls it is given to do (an error naming the stream).
+// meaning (the stream ends for every copy; reset() lets go of one share), and what later calls on
+// the closed object and the calls it is given to do (an error naming the stream).
 #include "empty_stream.hpp"
 #include "host_memory_resource.hpp"
 #include "test_support.hpp"
@@ -24,7 +24,7 @@ using namespace cudacore;
 using test::expect_invalid;
 using test::fake_stream;
 
-TEST(StreamClose, LetsGoOfThisObjectOnly) {
+TEST(StreamClose, ClosesEveryCopy) {
     Stream stream = fake_stream(0x1000);
     const std::weak_ptr<detail::StreamBox> box = detail::box_of(stream);
     Stream copy = stream;
@@ -32,7 +32,22 @@ TEST(StreamClose, LetsGoOfThisObjectOnly) {
     EXPECT_TRUE(stream.is_closed());
     EXPECT_EQ(stream.handle(), nullptr);
     EXPECT_EQ(detail::box_of(stream), nullptr);
-    // The copy made before sees nothing change: open, the same stream, still held.
+    // The copy made before is closed with it, and nothing holds the stream any more.
+    EXPECT_TRUE(copy.is_closed());
+    EXPECT_EQ(copy.handle(), nullptr);
+    expect_invalid([&] { copy.sync(); }, {"Stream::sync", "stream 0x1000", "is closed"});
+    EXPECT_TRUE(box.expired());
+}
+
+TEST(StreamClose, ResetLetsGoOfThisObjectOnly) {
+    Stream stream = fake_stream(0x1000);
+    const std::weak_ptr<detail::StreamBox> box = detail::box_of(stream);
+    Stream copy = stream;
+    stream.reset();
+    EXPECT_FALSE(stream.is_closed());
+    EXPECT_EQ(stream.handle(), nullptr);
+    expect_invalid([&] { stream.sync(); }, {"Stream::sync", "is empty (moved from or reset"});
+    // The copy sees nothing change: open, the same stream, still held.
     EXPECT_FALSE(copy.is_closed());
     EXPECT_EQ(copy.handle(), reinterpret_cast<CUstream>(0x1000));
     EXPECT_FALSE(box.expired());

@@ -195,7 +195,7 @@ TEST_F(GlInteropGpu, KernelWritesAGlTextureThroughASurface) {
     const GLuint name = gl_texture(GL_R32F, width, height, GL_RED, GL_FLOAT);
     test::WarningLog warnings;
     {
-        const GraphicsResource resource = GraphicsResource::from_gl_image(
+        GraphicsResource resource = GraphicsResource::from_gl_image(
             *device_, name, GL_TEXTURE_2D,
             {.flags = GraphicsRegisterFlags::write_discard, .surface_load_store = true});
         EXPECT_EQ(resource.description(),
@@ -234,7 +234,7 @@ TEST_F(GlInteropGpu, ArrayCopiesInAndOutOfAGlTexture) {
     std::vector<std::uint8_t> from_gl(std::size_t(width) * height * 4);
     for (std::size_t i = 0; i < from_gl.size(); ++i) from_gl[i] = std::uint8_t(i * 7 + 1);
     const GLuint name = gl_texture(GL_RGBA8, width, height, GL_RGBA, GL_UNSIGNED_BYTE, from_gl.data());
-    const GraphicsResource resource = GraphicsResource::from_gl_image(*device_, name, GL_TEXTURE_2D);
+    GraphicsResource resource = GraphicsResource::from_gl_image(*device_, name, GL_TEXTURE_2D);
     resource.map(*stream_);
     const CudaArray array = resource.mapped_array(0, 0);
     EXPECT_EQ(array.options().format, ArrayFormat::uint8);
@@ -263,7 +263,7 @@ TEST_F(GlInteropGpu, ArrayCopiesInAndOutOfAGlTexture) {
 TEST_F(GlInteropGpu, ErrorsNameTheResourceAndWhatIsWrong) {
     const GLuint buffer = gl_buffer(256);
     const GLuint texture = gl_texture(GL_RGBA8, 4, 4, GL_RGBA, GL_UNSIGNED_BYTE);
-    const GraphicsResource resource = GraphicsResource::from_gl_buffer(*device_, buffer);
+    GraphicsResource resource = GraphicsResource::from_gl_buffer(*device_, buffer);
     const std::string described = "GL buffer " + std::to_string(buffer);
     expect_invalid([&] { resource.mapped_buffer(); },
                    {"GraphicsResource::mapped_buffer", described.c_str(), "is not mapped"});
@@ -317,7 +317,7 @@ TEST_F(GlInteropGpu, MappedViewOutlivesItsResource) {
     for (unsigned i = 0; i < n; ++i) ASSERT_EQ(read[i], pattern(i, 11)) << i;
     EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
     // Unregistered: registering it again maps the new data.
-    const GraphicsResource again = GraphicsResource::from_gl_buffer(*device_, name);
+    GraphicsResource again = GraphicsResource::from_gl_buffer(*device_, name);
     again.map(*stream_);
     write_pattern(again.mapped_buffer(), n, 12);
     again.close();  // unmaps on the map's stream first

@@ -392,11 +392,14 @@ TEST_F(CreatedContextGpu, TheCurrentContextGivesTheOwningContext) {
     }).join();
 }
 
-TEST_F(CreatedContextGpu, CloseLetsGoOfOneCopy) {
+TEST_F(CreatedContextGpu, CloseEndsEveryCopyAndResetLetsGoOfOne) {
     Context first = Context::create(*device_);
-    Context second = first;
+    Context closed_with_it = first;
+    // Another owner of the same context (as the objects made in it are): not closed with `first`.
+    Context second = detail::BoxAccess::make<Context>(detail::box_of(first));
     const std::weak_ptr<detail::ContextBox> box = detail::box_of(first);
     first.close();
+    EXPECT_TRUE(closed_with_it.is_closed());
     EXPECT_TRUE(first.is_closed());
     EXPECT_EQ(first.handle(), nullptr);
     test::expect_invalid([&] { first.create_stream(); }, {"Context::create_stream", "closed"});
@@ -407,7 +410,10 @@ TEST_F(CreatedContextGpu, CloseLetsGoOfOneCopy) {
     first.close();  // twice: nothing
     EXPECT_FALSE(box.expired());
     second.create_stream().sync();
-    second.close();
+    Context last = second;
+    second.reset();  // one share: the context lives on in `last`
+    EXPECT_FALSE(box.expired());
+    last.close();
     // A stream's release may finish on the release thread: give it a moment.
     EXPECT_TRUE(test::wait_until([&] { return box.expired(); }, std::chrono::seconds(5)))
         << "closing the last copy did not destroy the context";

@@ -1,7 +1,7 @@
 // close() on Event and ObjectCode on a real GPU: the release happens (an event goes back to its
 // context's recycler or is destroyed; a library is unloaded once no kernel of it is held),
-// later calls name the call and the closed object, copies keep working, closing twice is
-// harmless.
+// later calls name the call and the closed object, copies are closed with it (Event) or keep
+// working (ObjectCode, a value), reset() drops one share, closing twice is harmless.
 #include "test_support.hpp"
 
 #include "cudacore/buffer.hpp"
@@ -57,25 +57,34 @@ TEST(EventCloseGpu, TheLastShareGoesBackToTheRecyclerAndLaterCallsRefuse) {
     EXPECT_EQ(kept_events(stream, options), kept_before + 1);
 }
 
-TEST(EventCloseGpu, CopiesKeepTheEventUntilTheLastGoes) {
+TEST(EventCloseGpu, CopiesAreClosedWithItAndResetDropsOneShare) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     Stream stream = device.create_stream();
     Event event = stream.record();
-    const CUevent raw = detail::box_of(event)->handle;
     std::optional<Event> copy = event;
     event.close();
-    ASSERT_FALSE(copy->is_closed());
-    copy->sync();  // the copy works on the same event
-    EXPECT_TRUE(copy->is_done());
-    EXPECT_EQ(detail::box_of(*copy)->handle, raw);
-    stream.wait(*copy);
+    EXPECT_TRUE(copy->is_closed());
+    EXPECT_EQ(copy->handle(), nullptr);
+    expect_invalid([&] { copy->sync(); }, {"Event::sync: event 0x", "is closed (Event::close was called on it or on a copy)"});
+    copy->close();  // nothing more
+
+    // reset() drops one share: the other copy keeps working on the same event until it goes.
+    Event kept = stream.record();
+    const CUevent raw = detail::box_of(kept)->handle;
+    Event other = kept;
+    kept.reset();
+    EXPECT_FALSE(kept.is_closed());
+    expect_invalid([&] { kept.sync(); }, {"Event::sync", "is empty (moved from or reset"});
+    ASSERT_FALSE(other.is_closed());
+    other.sync();
+    EXPECT_TRUE(other.is_done());
+    EXPECT_EQ(detail::box_of(other)->handle, raw);
+    stream.wait(other);
     stream.sync();
     // Closing the last holder releases the event: complete, it goes back to the recycler.
     const int kept_before = kept_events(stream, EventOptions{});
-    copy->close();
-    EXPECT_EQ(kept_events(stream, EventOptions{}), kept_before + 1);
-    copy->close();  // nothing more
+    other.close();
     EXPECT_EQ(kept_events(stream, EventOptions{}), kept_before + 1);
 }
 

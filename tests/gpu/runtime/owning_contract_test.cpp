@@ -1,0 +1,110 @@
+// The owning-object contract (tests/support/owning_contract.hpp) over every owning type that is an
+// OwningHandle, each made on device 0: close() ends it for every copy, reset() drops one share,
+// a closed or empty object's calls say which, copies compare and hash equal. Skipped, with the
+// reason, without a GPU.
+#include "owning_contract.hpp"
+
+#include "cudacore/cudacore.hpp"
+
+#include <string>
+
+namespace {
+
+using namespace cudacore;
+
+bool gpu_available(std::string& why) {
+    why = test::gpu_unavailable_reason();
+    if (why.empty()) return true;
+    why = "no GPU: " + why;
+    return false;
+}
+
+struct ContextTraits {
+    using Object = Context;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static Context make() { return Context::create(Device(0)); }
+    static void use(const Context& context) { context.sync(); }
+};
+
+struct StreamTraits {
+    using Object = Stream;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static Stream make() { return Device(0).create_stream(); }
+    static void use(const Stream& stream) { stream.sync(); }
+};
+
+struct EventTraits {
+    using Object = Event;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static Event make() { return Device(0).create_event(); }
+    static void use(const Event& event) { event.sync(); }
+};
+
+struct GraphTraits {
+    using Object = Graph;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static Graph make() { return Graph::create(Device(0)); }
+    static void use(const Graph& graph) { (void)graph.node_count(); }
+};
+
+struct GraphExecTraits {
+    using Object = GraphExec;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static GraphExec make() {
+        Graph graph = Graph::create(Device(0));
+        graph.add_empty({});
+        return graph.instantiate();
+    }
+    static void use(const GraphExec& exec) { (void)exec.device(); }
+};
+
+CudaArray small_array() {
+    return CudaArray::create(Device(0), {.width = 64, .height = 64, .surface_load_store = true});
+}
+
+struct CudaArrayTraits {
+    using Object = CudaArray;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static CudaArray make() { return small_array(); }
+    static void use(const CudaArray& array) { (void)TextureObject::from_array(array); }
+};
+
+struct MipmappedArrayTraits {
+    using Object = MipmappedArray;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static MipmappedArray make() {
+        return MipmappedArray::create(Device(0), {.width = 64, .height = 64}, 2);
+    }
+    static void use(const MipmappedArray& array) { (void)array.level(1); }
+};
+
+struct TextureObjectTraits {
+    using Object = TextureObject;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static TextureObject make() { return TextureObject::from_array(small_array()); }
+    // What launch() does with a texture argument before the driver.
+    static void use(const TextureObject& texture) {
+        (void)KernelArgument<TextureObject>::convert(texture);
+    }
+};
+
+struct SurfaceObjectTraits {
+    using Object = SurfaceObject;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static SurfaceObject make() { return SurfaceObject::from_array(small_array()); }
+    static void use(const SurfaceObject& surface) {
+        (void)KernelArgument<SurfaceObject>::convert(surface);
+    }
+};
+
+}  // namespace
+
+// Every OwningHandle type (a typedef: the macro would split the list at its commas).
+using OwningTypes =
+    ::testing::Types<StreamTraits, EventTraits, ContextTraits, GraphTraits, GraphExecTraits,
+                     CudaArrayTraits, MipmappedArrayTraits, TextureObjectTraits,
+                     SurfaceObjectTraits>;
+
+namespace cudacore::test {
+INSTANTIATE_TYPED_TEST_SUITE_P(Gpu, OwningContract, OwningTypes);
+}  // namespace cudacore::test
