@@ -28,6 +28,7 @@ struct GraphExecBox;
 struct GraphicsResourceBox;
 struct GreenContextBox;
 struct KernelBox;
+struct MemoryPoolBox;
 struct MipmappedArrayBox;
 struct StreamBox;
 struct SurfaceBox;

@@ -4,10 +4,13 @@
 /// DeviceMemoryResource and PinnedMemoryPoolResource.
 ///
 /// Ownership: a MemoryPool holds what owns its pool (the resource it came from), so the pool stays
-/// valid while the MemoryPool exists. Copies are cheap and share the pool. Thread-safe (the
+/// valid while the MemoryPool exists. Copies are cheap and share the pool; close() ends it for
+/// every copy (docs/errors-and-lifetime.md, "Closing and resetting"). Thread-safe (the
 /// driver serialises attribute changes); setting an attribute affects every user of the pool.
 /// Every call throws DriverError naming the attribute and the pool on failure.
 #pragma once
+
+#include "cudacore/owning_handle.hpp"
 
 #include <cuda.h>
 
@@ -42,16 +45,14 @@ struct MemoryPoolAttributes {
 };
 
 /// A memory pool's attributes and controls (release threshold, usage, trim).
-class MemoryPool {
+class MemoryPool : public OwningHandle<MemoryPool, detail::MemoryPoolBox, CUmemoryPool> {
 public:
     /// `owner` keeps the pool alive (null for a pool that outlives the program, like a device's
     /// default pool); `description` names it in errors.
     MemoryPool(CUmemoryPool pool, std::string description, std::shared_ptr<const void> owner);
 
-    /// The driver's pool; valid while this MemoryPool (or its owner) lives.
-    CUmemoryPool handle() const noexcept { return pool_; }
-    /// The pool's name in error messages.
-    const std::string& description() const noexcept { return description_; }
+    /// The pool's name in error messages (what it was, once closed).
+    const std::string& description() const noexcept;
 
     /// Every attribute, one cuMemPoolGetAttribute each (not one atomic snapshot: usage may move
     /// between the readings).
@@ -92,26 +93,23 @@ public:
     /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
     void trim_to(std::size_t bytes_to_keep);
 
-    /// Lets go of this object's share of the pool's owner (the resource it came from); copies
-    /// keep theirs (docs/errors-and-lifetime.md, "Closing and resetting", the MemoryPool row).
-    /// Afterwards the attribute calls and trim_to throw InvalidArgumentError naming the call and
-    /// the pool. DriverError when the release it makes fails (closed all the same).
+    /// Ends the pool object for every copy, letting go of the pool's owner (the resource it came
+    /// from, which goes when nothing else holds it): docs/errors-and-lifetime.md, "Closing and
+    /// resetting". DriverError when the release it makes fails (closed all the same).
     void close();
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept { return closed_; }
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "MemoryPool";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "memory pool";
 
 private:
-    // InvalidArgumentError naming `operation` and the pool when closed.
-    void check_open(const char* operation) const;
+    friend OwningHandle;
+    MemoryPool() noexcept = default;
     std::uint64_t get_u64(CUmemPool_attribute attribute, const char* name) const;
     void set_u64(CUmemPool_attribute attribute, const char* name, std::uint64_t value);
     bool get_flag(CUmemPool_attribute attribute, const char* name) const;
     void set_flag(CUmemPool_attribute attribute, const char* name, bool value);
 
-    CUmemoryPool pool_ = nullptr;
-    std::string description_;
-    std::shared_ptr<const void> owner_;
-    bool closed_ = false;
 };
 
 }  // namespace cudacore

@@ -68,7 +68,7 @@ protected:
     struct State {
         std::shared_ptr<Box> box;  ///< null once closed
         Raw handle{};              ///< the driver handle while open, for the hot calls
-        bool closed = false;
+        bool closed = false;    ///< close() was called on one of the copies
         std::string closed_as;  ///< what it was, for the messages after close()
         /// Dropped with the box, at close() or when the last copy goes (Stream: its count of
         /// wrappers of a caller's stream).
@@ -130,7 +130,8 @@ private:
 
 }  // namespace cudacore
 
-/// std::hash of every owning object: its driver handle, as its operator== compares.
+// std::hash of every owning object: its driver handle, as its operator== compares.
+#ifndef CUDACORE_DOXYGEN
 template <class T>
     requires std::is_base_of_v<cudacore::OwningHandleBase, T>
 struct std::hash<T> {
@@ -139,3 +140,4 @@ struct std::hash<T> {
         return std::hash<decltype(object.handle())>{}(object.handle());
     }
 };
+#endif  // CUDACORE_DOXYGEN

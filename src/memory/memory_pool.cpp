@@ -5,49 +5,63 @@
 
 namespace cudacore {
 
+// What the copies of a MemoryPool share: the pool, its name, and what keeps it alive.
+struct detail::MemoryPoolBox {
+    CUmemoryPool handle = nullptr;
+    std::string description;
+    std::shared_ptr<const void> owner;  // null for a pool that outlives the program
+};
+
 MemoryPool::MemoryPool(CUmemoryPool pool, std::string description,
-                       std::shared_ptr<const void> owner)
-    : pool_(pool), description_(std::move(description)), owner_(std::move(owner)) {}
+                       std::shared_ptr<const void> owner) {
+    auto box = std::make_shared<detail::MemoryPoolBox>(
+        detail::MemoryPoolBox{pool, std::move(description), std::move(owner)});
+    static_cast<OwningHandle&>(*this) = adopt(std::move(box), pool);
+}
+
+const std::string& MemoryPool::description() const noexcept {
+    return box() ? box()->description : closed_description();
+}
 
 std::uint64_t MemoryPool::get_u64(CUmemPool_attribute attribute, const char* name) const {
-    check_open(("MemoryPool::" + std::string(name)).c_str());
+    check_usable(("MemoryPool::" + std::string(name)).c_str());
     cuuint64_t value = 0;
-    detail::check(detail::driver().cuMemPoolGetAttribute(pool_, attribute, &value),
-                  "cuMemPoolGetAttribute", [&] { return std::string(name) + " of " + description_; });
+    detail::check(detail::driver().cuMemPoolGetAttribute(handle(), attribute, &value),
+                  "cuMemPoolGetAttribute", [&] { return std::string(name) + " of " + description(); });
     return value;
 }
 
 void MemoryPool::set_u64(CUmemPool_attribute attribute, const char* name, std::uint64_t value) {
-    check_open(("MemoryPool::" + std::string(name)).c_str());
+    check_usable(("MemoryPool::" + std::string(name)).c_str());
     cuuint64_t raw = value;
-    detail::check(detail::driver().cuMemPoolSetAttribute(pool_, attribute, &raw),
+    detail::check(detail::driver().cuMemPoolSetAttribute(handle(), attribute, &raw),
                   "cuMemPoolSetAttribute", [&] {
                       return std::string(name) + " = " + std::to_string(value) + " of " +
-                             description_;
+                             description();
                   });
 }
 
 // The reuse attributes are ints, the others cuuint64_t (see CUmemPool_attribute).
 bool MemoryPool::get_flag(CUmemPool_attribute attribute, const char* name) const {
-    check_open(("MemoryPool::" + std::string(name)).c_str());
+    check_usable(("MemoryPool::" + std::string(name)).c_str());
     int value = 0;
-    detail::check(detail::driver().cuMemPoolGetAttribute(pool_, attribute, &value),
-                  "cuMemPoolGetAttribute", [&] { return std::string(name) + " of " + description_; });
+    detail::check(detail::driver().cuMemPoolGetAttribute(handle(), attribute, &value),
+                  "cuMemPoolGetAttribute", [&] { return std::string(name) + " of " + description(); });
     return value != 0;
 }
 
 void MemoryPool::set_flag(CUmemPool_attribute attribute, const char* name, bool value) {
-    check_open(("MemoryPool::" + std::string(name)).c_str());
+    check_usable(("MemoryPool::" + std::string(name)).c_str());
     int raw = value ? 1 : 0;
-    detail::check(detail::driver().cuMemPoolSetAttribute(pool_, attribute, &raw),
+    detail::check(detail::driver().cuMemPoolSetAttribute(handle(), attribute, &raw),
                   "cuMemPoolSetAttribute", [&] {
                       return std::string(name) + " = " + (value ? "true" : "false") + " of " +
-                             description_;
+                             description();
                   });
 }
 
 MemoryPoolAttributes MemoryPool::attributes() const {
-    check_open("MemoryPool::attributes");
+    check_usable("MemoryPool::attributes");
     MemoryPoolAttributes out;
     out.reuse_follow_event_dependencies = reuse_follow_event_dependencies();
     out.reuse_allow_opportunistic = reuse_allow_opportunistic();
@@ -108,20 +122,13 @@ void MemoryPool::reset_used_mem_high() {
 }
 
 void MemoryPool::trim_to(std::size_t bytes_to_keep) {
-    check_open("MemoryPool::trim_to");
-    detail::check(detail::driver().cuMemPoolTrimTo(pool_, bytes_to_keep), "cuMemPoolTrimTo",
-                  [&] { return std::to_string(bytes_to_keep) + " bytes kept by " + description_; });
+    check_usable("MemoryPool::trim_to");
+    detail::check(detail::driver().cuMemPoolTrimTo(handle(), bytes_to_keep), "cuMemPoolTrimTo",
+                  [&] { return std::to_string(bytes_to_keep) + " bytes kept by " + description(); });
 }
 
 void MemoryPool::close() {
-    if (closed_) return;
-    closed_ = true;
-    pool_ = nullptr;
-    detail::release_share(owner_);
-}
-
-void MemoryPool::check_open(const char* operation) const {
-    if (closed_) [[unlikely]] detail::throw_closed_object(operation, description_, "MemoryPool");
+    if (box()) close_as(box()->description);
 }
 
 }  // namespace cudacore

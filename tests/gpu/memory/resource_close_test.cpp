@@ -1,7 +1,7 @@
 // close() on memory resources and MemoryPool on a real GPU: a closed resource refuses new memory
 // and gives back what it keeps (an owned pool's reserve, a cache's blocks), while buffers
-// allocated before keep working and are freed as usual; a closed MemoryPool object refuses its
-// calls while its copies keep working.
+// allocated before keep working and are freed as usual; a closed MemoryPool object and its copies
+// refuse their calls, while reset() lets go of one object's share.
 #include "test_support.hpp"
 
 #include "cudacore/cudacore.hpp"
@@ -94,7 +94,7 @@ TEST(ResourceCloseGpu, TheDevicesDefaultResourceRefusesCloseAndKeepsAllocating) 
     EXPECT_EQ(buffer.size(), 4096u);
 }
 
-TEST(MemoryPoolCloseGpu, AClosedPoolObjectRefusesAndItsCopyWorks) {
+TEST(MemoryPoolCloseGpu, AClosedPoolObjectAndItsCopiesRefuseAndResetDropsOneShare) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     auto resource = DeviceMemoryResource::create_owned_pool(device);
@@ -110,10 +110,21 @@ TEST(MemoryPoolCloseGpu, AClosedPoolObjectRefusesAndItsCopyWorks) {
     expect_invalid([&] { pool.trim_to(0); }, {"MemoryPool::trim_to"});
     expect_invalid([&] { pool.attributes(); }, {"MemoryPool::attributes"});
     pool.close();  // nothing more
-    EXPECT_FALSE(watch.expired());
-    EXPECT_EQ(copy.used_mem_current(), 0u);
-    copy.close();  // the last holder: the resource (and its pool) go
+    // The copy is closed with it, and it was the last holder: the resource (and its pool) went.
+    EXPECT_TRUE(copy.is_closed());
+    expect_invalid([&] { copy.used_mem_current(); }, {pool_closed.c_str()});
     EXPECT_TRUE(watch.expired());
+
+    // reset() lets go of one object's share: another copy keeps the pool.
+    auto second = DeviceMemoryResource::create_owned_pool(device);
+    std::weak_ptr<DeviceMemoryResource> second_watch = second;
+    MemoryPool dropped = second->memory_pool();
+    MemoryPool kept = dropped;
+    second.reset();
+    dropped.reset();
+    EXPECT_FALSE(dropped.is_closed());
+    EXPECT_FALSE(second_watch.expired());
+    EXPECT_EQ(kept.used_mem_current(), 0u);
 }
 
 }  // namespace

@@ -97,13 +97,20 @@ struct SurfaceObjectTraits {
     }
 };
 
+struct MemoryPoolTraits {
+    using Object = MemoryPool;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static MemoryPool make() { return DeviceMemoryResource::create_owned_pool(Device(0))->memory_pool(); }
+    static void use(const MemoryPool& pool) { (void)pool.used_mem_current(); }
+};
+
 }  // namespace
 
 // Every OwningHandle type (a typedef: the macro would split the list at its commas).
 using OwningTypes =
     ::testing::Types<StreamTraits, EventTraits, ContextTraits, GraphTraits, GraphExecTraits,
                      CudaArrayTraits, MipmappedArrayTraits, TextureObjectTraits,
-                     SurfaceObjectTraits>;
+                     SurfaceObjectTraits, MemoryPoolTraits>;
 
 namespace cudacore::test {
 INSTANTIATE_TYPED_TEST_SUITE_P(Gpu, OwningContract, OwningTypes);
