@@ -57,12 +57,12 @@ int main() try {
     ObjectCode first = [&] {
         const tracing::Range range(app, "first compile (a cache miss)", {.color = blue, .category = kPhase});
         Program program(kSource, SourceType::cxx, options);
-        return compile_cached(cache, program, CodeType::cubin);
+        return compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
     }();
     ObjectCode second = [&] {
         const tracing::Range range(app, "second compile (a cache hit)", {.color = blue, .category = kPhase});
         Program program(kSource, SourceType::cxx, options);
-        return compile_cached(cache, program, CodeType::cubin);
+        return compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
     }();
     tracing::mark(app, "cubin bytes", {.category = kPhase, .payload = first.size()});
     // Each cached compile looks up the program's header list, then the code: two lookups each.

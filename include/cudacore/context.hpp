@@ -80,6 +80,14 @@ struct ContextOptions {
     unsigned flags() const;
 };
 
+/// How Context::from_handle wraps a context (every from_handle takes one such struct,
+/// `take_ownership` first: docs/api-conventions.md).
+struct ContextFromHandleOptions {
+    /// The context is destroyed (cuCtxDestroy) when its last holder goes, as one Context::create
+    /// made; false: the caller keeps and destroys it.
+    bool take_ownership = false;
+};
+
 /// A CUDA context (a device's primary context, a green context, one created, or one wrapped);
 /// copies share it.
 class Context {
@@ -99,11 +107,15 @@ public:
 
     /// Wraps a context the caller has (cuCtxCreate, cuCtxGetCurrent, another library's). A
     /// device's primary context is retained like Device::context() (so it stays alive while the
-    /// Context lives), and a context Context::create made gives its owning Context; any other
-    /// context is never destroyed or released: the caller keeps it alive while the Context, and
-    /// streams or events made through it, are used. Throws
-    /// InvalidArgumentError for a null handle, DriverError for an invalid one.
-    static Context from_handle(CUcontext context);
+    /// Context lives), and a context Context::create made gives its owning Context. Any other
+    /// context is never destroyed or released, unless `options.take_ownership`: then it is
+    /// cudacore's from then on, as one Context::create made (destroyed with its last holder, the
+    /// streams and events made in it included; later wraps of its handle give this owner).
+    /// Without ownership the caller keeps it alive while the Context, and streams or events made
+    /// through it, are used. Throws InvalidArgumentError for a null handle and for taking
+    /// ownership of a primary context (cudacore retains and releases those), DriverError for an
+    /// invalid handle. Thread-safe.
+    static Context from_handle(CUcontext context, const ContextFromHandleOptions& options = {});
 
     /// The driver's context (null for a moved-from or closed Context); valid while this Context
     /// lives.

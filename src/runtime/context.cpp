@@ -180,8 +180,13 @@ ContextScope::~ContextScope() {
 
 }  // namespace detail
 
-Context Context::from_handle(CUcontext context) {
-    return Context(detail::wrap_context(context, "Context::from_handle"));
+Context Context::from_handle(CUcontext context, const ContextFromHandleOptions& options) {
+    std::shared_ptr<detail::ContextBox> box = detail::wrap_context(context, "Context::from_handle");
+    if (!options.take_ownership || box->created) return Context(std::move(box));
+    if (box->retained)
+        throw InvalidArgumentError("Context::from_handle: cannot take ownership of the primary context of device " +
+                                   std::to_string(box->ordinal) + " (cudacore retains and releases it)");
+    return Context(detail::own_context(context, box->device, box->ordinal));
 }
 
 CUcontext Context::handle() const noexcept { return box_ ? box_->handle : nullptr; }

@@ -144,6 +144,11 @@ std::shared_ptr<ContextBox> wrap_context(CUcontext context, const char* what);
 // The owning box of a context made by Context::create that is still alive, else null.
 std::shared_ptr<ContextBox> find_created_context(CUcontext handle);
 
+// Makes `handle` (a context that is neither primary nor already cudacore's, of `device` /
+// `ordinal`) cudacore's, as Context::create's: destroyed with the last holder of the box
+// returned, found again by find_created_context.
+std::shared_ptr<ContextBox> own_context(CUcontext handle, CUdevice device, int ordinal);
+
 // The primary context of a device, retained once and shared while anything holds it.
 std::shared_ptr<ContextBox> primary_context(int ordinal);
 

@@ -62,7 +62,7 @@ TEST(CudaArrayCloseGpu, CopiesAndObjectsOverItKeepTheArray) {
     // The copy works on the same array.
     std::vector<float> in(4, 2.5f), out(4, 0.0f);
     copy_to_array(copy, in.data(), in.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
-    copy_from_array(copy, out.data(), out.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
+    copy_from_array(out.data(), out.size() * sizeof(float), copy, stream, {}, {.width = 1, .height = 1});
     stream.sync();
     EXPECT_EQ(out, in);
     copy.close();
@@ -118,7 +118,7 @@ TEST(MipmappedArrayCloseGpu, LevelsKeepTheirArrayAndTheClosedOneRefuses) {
     Stream stream = device.create_stream();
     std::vector<float> in(128 * 128, 1.5f), out(128 * 128, 0.0f);
     copy_to_array(level, in.data(), in.size() * sizeof(float), stream);
-    copy_from_array(level, out.data(), out.size() * sizeof(float), stream);
+    copy_from_array(out.data(), out.size() * sizeof(float), level, stream);
     stream.sync();
     EXPECT_EQ(out, in);
     mipmapped.close();  // nothing more
