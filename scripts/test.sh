@@ -48,6 +48,8 @@ step "layer symbols" python3 scripts/check-layer-symbols.py "$build_dir/cudacore
 # (function extents from Universal Ctags).
 step "function length" python3 scripts/check-function-length.py
 step "headers alone" python3 scripts/check-headers-alone.py
+# Every file README.md and docs/ name exists (the CTest scripts.check_doc_paths runs it too).
+step "doc paths" python3 scripts/check-doc-paths.py
 # The API reference (Doxygen over include/cudacore): fails on any warning beyond the list of
 # members not yet documented, which may only shrink.
 step "API reference" bash scripts/docs.sh
