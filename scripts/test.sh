@@ -53,6 +53,8 @@ step "api conventions" python3 scripts/check-api-conventions.py
 # Every deprecated form still compiles and names its replacement.
 step "deprecated forms" python3 scripts/check-deprecated-forms.py
 step "headers alone" python3 scripts/check-headers-alone.py
+# Every file README.md and docs/ name exists (the CTest scripts.check_doc_paths runs it too).
+step "doc paths" python3 scripts/check-doc-paths.py
 # The API reference (Doxygen over include/cudacore): fails on any warning beyond the list of
 # members not yet documented, which may only shrink.
 step "API reference" bash scripts/docs.sh

@@ -10,6 +10,7 @@
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/mpi.hpp"
+#include "cudacore/tracing.hpp"
 
 #include <string>
 #include <vector>
@@ -43,6 +44,13 @@ void memory_forms(const Buffer& buffer, const Device& device, const Stream& stre
 void code_forms(nvrtcProgram raw, const ProgramOptions& options) {
     ObjectCode::load("k.ccobj");
     Program::from_handle(raw, options, true);
+}
+
+void tracing_forms(const tracing::Domain& domain) {
+    domain.name_category(1, "category");
+    const auto message = domain.register_string("message");
+    const tracing::Range range(domain, message);
+    tracing::mark(domain, message);
 }
 
 void mpi_forms(std::vector<mpi::CompileJob>& jobs) {
