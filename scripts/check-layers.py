@@ -36,6 +36,7 @@ LAYERS = {
 PUBLIC_HEADER_LAYERS = {
     "cudacore": None,  # the umbrella header: includes every layer, included by none
     "cccl": "memory",
+    "compile_options": "cache",
     "device_property_list": "runtime",
     "device_scope": "runtime",
     "graph_conditional": "graph",
