@@ -91,6 +91,11 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/cache_activity.cpp)
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
+  src/runtime/release/reset_tolerance.cpp
+  src/runtime/release/launch_streams.cpp
+  src/runtime/release/deferred_release.cpp
+  src/runtime/release/release_after_uses.cpp
+  src/runtime/release/capture_registry.cpp
   src/runtime/compiler_versions.cpp
   src/runtime/device.cpp
   src/runtime/device_properties.cpp
@@ -98,7 +103,6 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system_readings.cpp
   src/runtime/system_topology.cpp
   src/runtime/topology_format.cpp
-  src/runtime/reset_tolerance.cpp
   src/runtime/context.cpp
   src/runtime/context_options.cpp
   src/runtime/context_objects.cpp
@@ -107,8 +111,6 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/stream.cpp
   src/runtime/event.cpp
   src/runtime/library_box.cpp
-  src/runtime/launch_streams.cpp
-  src/runtime/deferred_release.cpp
   src/runtime/object_code_loading.cpp
   src/runtime/driver_link_context.cpp
   src/runtime/checked_load.cpp
@@ -117,7 +119,6 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/launch.cpp
   src/runtime/multi_device.cpp
   src/runtime/identity.cpp
-  src/runtime/capture_registry.cpp
   src/runtime/green_context.cpp
   src/runtime/checkpoint.cpp)
 set(CUDACORE_MEMORY_SOURCES
@@ -167,7 +168,6 @@ set(CUDACORE_GRAPH_SOURCES
 set(CUDACORE_VIEWS_SOURCES
   src/views/tensor_map.cpp
   src/views/array_format.cpp
-  src/views/release_after_uses.cpp
   src/views/cuda_array.cpp
   src/views/mipmapped_array.cpp
   src/views/array_copy.cpp

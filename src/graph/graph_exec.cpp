@@ -2,8 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
-#include "runtime/deferred_release.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
 #include "support/cudacore_trace.hpp"

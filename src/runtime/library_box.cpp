@@ -1,8 +1,6 @@
 #include "runtime/library_box.hpp"
 
-#include "runtime/reset_tolerance.hpp"
-#include "runtime/capture_registry.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 
 #include <cstdio>
 

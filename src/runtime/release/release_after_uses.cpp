@@ -1,8 +1,7 @@
-#include "views/release_after_uses.hpp"
-
-#include "runtime/capture_registry.hpp"
-#include "runtime/deferred_release.hpp"
-#include "runtime/reset_tolerance.hpp"
+// A driver object that work cudacore enqueued may still use (a CUDA array being copied, a texture
+// object read by a running kernel): destroyed at once when no such work was noted, else on the
+// release thread once the streams of that work are done (release.hpp).
+#include "runtime/release/release.hpp"
 
 #include <new>
 #include <utility>
