@@ -38,11 +38,20 @@ void start_deferred_releases();
 // `held` (what the object kept alive): now, when `uses` noted no stream and no capture begun
 // through cudacore is in progress; otherwise on the release thread once the noted streams are
 // done. Nothing is destroyed without a driver or once `context` is gone (a device reset took the
-// object with it). At exit (a release that cannot wait) `held` is leaked and nothing destroyed:
+// object with it); a null `context` is an object of no context (a library: destroyed while the
+// driver is loaded). At exit (a release that cannot wait) `held` is leaked and nothing destroyed:
 // the driver frees it all. `destroy` may be empty (a view that owns no handle). Never throws.
+// Arrays, textures, surfaces and libraries (the kernels launched from them).
 void release_after_uses(LaunchStreams& uses, const std::shared_ptr<ContextBox>& context,
                         std::function<void(const DriverApi&)> destroy,
                         std::shared_ptr<void> held) noexcept;
+
+// Keeps `holdings` until the streams in `streams` have finished their work, then drops them on
+// the release thread (a destructor never blocks). At exit they are leaked: the driver frees
+// everything. Never throws. What an executable graph held (its graph's holdings, node
+// parameters replaced since).
+void hold_until_done(std::vector<std::shared_ptr<StreamBox>> streams,
+                     std::vector<std::shared_ptr<const void>> holdings) noexcept;
 
 // Queues `release` to run on the release thread once every stream in `streams` has finished what
 // was queued on it before this call, with idle = true. It runs with idle = false instead (at
