@@ -128,7 +128,7 @@ TEST(StreamGpu, FromHandleTakingOwnershipDestroysTheStream) {
     CUstream raw = nullptr;
     {
         detail::ContextScope scope(*detail::box_of(device.context()));
-        ASSERT_EQ(detail::driver().cuStreamCreate(&raw, CU_STREAM_NON_BLOCKING), CUDA_SUCCESS);
+        ASSERT_EQ(detail::driver().cuStreamCreateWithPriority(&raw, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
     }
     {
         Stream taken = Stream::from_handle(raw, {.take_ownership = true});
