@@ -7,7 +7,7 @@ What counts as a named path:
   - a path written in the text that starts at a top folder of the repository
     (src/memory/buffer.cpp, include/cudacore/stream.hpp, tests/cpu/..., scripts/fuzz.sh);
   - a source file named from inside src/ or include/ without the prefix, as the design pages
-    write them (memory/buffer.cpp, runtime/deferred_release.hpp): it must exist under src/,
+    write them (memory/buffer.cpp, runtime/release/release.hpp): it must exist under src/,
     include/ or include/cudacore/.
 A program named by its build name (bench/tracing_bench) exists when its source does
 (bench/tracing_bench.cpp). Paths with placeholders (<layer>, NAME, *, {a,b}, ...), build outputs

@@ -7,7 +7,7 @@
 ///
 /// Ownership of a primary context: copies share one retained primary context. Once cudacore has retained a device's
 /// primary context it keeps it retained until the process exits, as the CUDA runtime does (the
-/// driver releases it at exit; docs/design/release-after-exit.md says why). Only a context
+/// driver releases it at exit; docs/design/release.md says why). Only a context
 /// someone reset (cuDevicePrimaryCtxReset) is released, once the last object that holds it is
 /// destroyed; the next use retains the new one. Release errors (the driver shutting down, the
 /// device reset by someone else) are ignored: destruction never throws or prints.

@@ -217,7 +217,7 @@ public:
     /// executable graph is destroyed when nothing holds it any more (now, when this object was
     /// the last holder; else when its copies go, which keep working); as at destruction, what its
     /// launches use (libraries, buffers, events) is released only after the work of those
-    /// launches has finished (docs/design/release-thread.md). Afterwards handle() returns null
+    /// launches has finished (docs/design/release.md). Afterwards handle() returns null
     /// and every other call on this object throws InvalidArgumentError naming the call and the
     /// executable graph ("GraphExec::launch: executable graph 0x... on device 0 is closed").
     /// Closing a closed or moved-from GraphExec does nothing. Throws DriverError when the

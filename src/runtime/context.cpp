@@ -2,7 +2,7 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/thread_exit.hpp"
 

@@ -1,13 +1,13 @@
 // The boxes behind Context, Stream and Event: the raw handle, what it depends on, and how to
 // release it. Shared ownership of a box gives the lifetime rules: no rebinding, no invalidation,
-// dependencies held. Releases follow the reset-tolerance rule (runtime/reset_tolerance.hpp).
+// dependencies held. Releases follow the reset-tolerance rule (runtime/release/reset_tolerance.hpp).
 #pragma once
 
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "loader/driver_api.hpp"
-#include "runtime/event_recycler.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/event_recycler.hpp"
+#include "runtime/release/reset_tolerance.hpp"
 
 #include <atomic>
 #include <cstdint>

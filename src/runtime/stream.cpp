@@ -4,9 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/system.hpp"
-#include "runtime/reset_tolerance.hpp"
-#include "runtime/capture_registry.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 

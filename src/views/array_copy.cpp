@@ -1,7 +1,7 @@
 #include "cudacore/array_copy.hpp"
 
 #include "cudacore/errors.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
@@ -183,7 +183,7 @@ void enqueue(const char* call, const Stream& stream, const Side& source, const S
         }
     }
     check(status, driver_call, describe);
-    // The arrays are destroyed only once this stream is done (release_after_uses.hpp).
+    // The arrays are destroyed only once this stream is done (runtime/release/release.hpp: release_after_uses).
     if (stream_box) {
         if (source.box) const_cast<ArrayBox*>(source.box)->uses.note(stream_box);
         if (destination.box) const_cast<ArrayBox*>(destination.box)->uses.note(stream_box);

@@ -17,7 +17,7 @@
 #include "cudacore/launch.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/surface.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 
 #include <cstdint>
 #include <cstdio>

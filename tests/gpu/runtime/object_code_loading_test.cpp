@@ -12,7 +12,7 @@
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
 #include "kernel_sources.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/library_box.hpp"
 #include "loader/driver_api.hpp"
 #include "support/box_access.hpp"

@@ -18,7 +18,7 @@
 #include "cudacore/program.hpp"
 #include "cudacore/surface.hpp"
 #include "cudacore/texture.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 
 #include <algorithm>
 #include <cmath>
