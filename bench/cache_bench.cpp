@@ -88,10 +88,10 @@ void cache_hit(benchmark::State& state, const char* source) {
     else cache = std::make_unique<Cache>();
     Program program = make_program(source);
     const auto names = names_for(source);
-    compile_cached(*cache, program, CodeType::cubin, names);  // fill the cache
+    compile_cached(program, CodeType::cubin, names, {.cache = cache.get()});  // fill the cache
     const double compile_seconds = fresh_compile_seconds(source);
     const auto start = std::chrono::steady_clock::now();
-    for (auto _ : state) benchmark::DoNotOptimize(compile_cached(*cache, program, CodeType::cubin, names));
+    for (auto _ : state) benchmark::DoNotOptimize(compile_cached(program, CodeType::cubin, names, {.cache = cache.get()}));
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     if (cache->stats().hits < state.iterations()) state.SkipWithError("a lookup missed the cache");
     // How many times faster than compiling this hit is (the ratio table's rows show 0.000).
@@ -105,10 +105,10 @@ void memory_hit_new_program(benchmark::State& state, const char* source) {
     MemoryProgramCache cache;
     const auto names = names_for(source);
     Program first = make_program(source);
-    compile_cached(cache, first, CodeType::cubin, names);  // fill the cache
+    compile_cached(first, CodeType::cubin, names, {.cache = &cache});  // fill the cache
     for (auto _ : state) {
         Program program = make_program(source);
-        benchmark::DoNotOptimize(compile_cached(cache, program, CodeType::cubin, names));
+        benchmark::DoNotOptimize(compile_cached(program, CodeType::cubin, names, {.cache = &cache}));
     }
     if (cache.stats().hits < state.iterations()) state.SkipWithError("a lookup missed the cache");
 }
@@ -121,7 +121,7 @@ void memory_miss(benchmark::State& state, const char* source) {
     const auto names = names_for(source);
     for (auto _ : state) {
         MemoryProgramCache cache;
-        benchmark::DoNotOptimize(compile_cached(cache, program, CodeType::cubin, names));
+        benchmark::DoNotOptimize(compile_cached(program, CodeType::cubin, names, {.cache = &cache}));
         if (cache.stats().insertions == 0) state.SkipWithError("the miss was not stored");
     }
 }

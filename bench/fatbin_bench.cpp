@@ -81,14 +81,14 @@ struct Row {
     double one_call = 0, in_a_row = 0;
 };
 
-Row measure(const char* kernel, const char* source, const char* name, int rounds, const FatbinCompileOptions& parallel) {
+Row measure(const char* kernel, const char* source, const char* name, int rounds, const CompileOptions& parallel) {
     ProgramOptions options;
     options.name = name;
     options.pch = false;
     const Program program(source, SourceType::cxx, options);
     const std::vector<std::string> names{std::string(name, std::strchr(name, '.')) + "<float>"};
     // One warm-up of each: NVRTC, nvFatbin and the toolkit's headers loaded and in the page cache.
-    Row row{kernel, parallel.many.strategy == CompileStrategy::processes ? "processes" : "threads",
+    Row row{kernel, parallel.strategy == CompileStrategy::processes ? "processes" : "threads",
             compile_fatbin(program, kTargets, names, parallel).size()};
     if (one_after_another(program, names) != row.bytes) std::fprintf(stderr, "note: the two fatbins differ in size\n");
     std::vector<double> one_call, in_a_row;
@@ -126,9 +126,9 @@ int main(int argc, char** argv) try {
     for (const auto& [kernel, source, name] : {std::tuple{"small (axpy)", kSmall, "axpy.cu"},
                                                std::tuple{"<cuda/std> complex", kHeavy, "rotate.cu"}}) {
         for (const CompileStrategy strategy : strategies) {
-            FatbinCompileOptions parallel;
-            parallel.many.workers = workers;
-            parallel.many.strategy = strategy;
+            CompileOptions parallel;
+            parallel.workers = workers;
+            parallel.strategy = strategy;
             rows.push_back(measure(kernel, source, name, rounds, parallel));
         }
     }

@@ -70,7 +70,7 @@ void child(const RemoteCacheOptions& options, int kernels, int offset, int out) 
         TieredProgramCache cache({std::make_shared<MemoryProgramCache>(), remote});
         for (int n = 0; n < kernels; ++n) {
             Program program = specialization((offset + n) % kernels);
-            compile_cached(cache, program, CodeType::cubin);
+            compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
         }
         numbers[0] = static_cast<long long>(cache_stats().compiles);
         numbers[1] = static_cast<long long>(remote->counters().lock_waits);

@@ -4,7 +4,7 @@
 //   - 32 specializations: one Program with 32 name expressions, compile_many of 32 programs
 //     (threads, processes) and 32 programs one by one;
 //   - compile_many's scaling: 16 distinct programs on 1 worker and on all cores, threads against
-//     forked processes (the counters say the speed-up; pick CompileManyOptions::strategy from it).
+//     forked processes (the counters say the speed-up; pick CompileOptions::strategy from it).
 //
 //   build/bench/jit_bench
 //   build/bench/jit_bench --benchmark_filter=compile_many
@@ -114,10 +114,10 @@ void BM_32_specializations(benchmark::State& state) {
             }
             case 1:
             case 2: {
-                CompileManyOptions many;
+                CompileOptions many;
                 many.strategy =
                     state.range(0) == 1 ? CompileStrategy::threads : CompileStrategy::processes;
-                compile_many(source, lists, CodeType::cubin, options_for("many"), many);
+                compile_many(source, options_for("many"), CodeType::cubin, lists, many);
                 break;
             }
             default:
@@ -147,7 +147,7 @@ void compile_many_scaling(benchmark::State& state, CompileStrategy strategy) {
         for (int i = 0; i < kPrograms; ++i)
             programs.emplace_back(fresh(kSmall), SourceType::cxx,
                                   options_for("program_" + std::to_string(i)));
-        CompileManyOptions many;
+        CompileOptions many;
         many.strategy = strategy;
         many.workers = workers;
         const auto start = std::chrono::steady_clock::now();

@@ -150,7 +150,7 @@ struct SmallCopies {
     Device device{0};
     Stream stream = device.create_stream();
     std::vector<Buffer> sources, targets;
-    std::vector<BufferCopy> copies;
+    std::vector<CopyPair> copies;
     std::vector<CUdeviceptr> source_pointers, target_pointers;
     std::vector<std::size_t> sizes;
     SmallCopies() {
@@ -158,7 +158,7 @@ struct SmallCopies {
         for (std::size_t i = 0; i < small_copies; ++i) {
             sources.push_back(device.allocate(small_bytes, stream));
             targets.push_back(device.allocate(small_bytes, stream));
-            copies.push_back({sources.back(), targets.back()});
+            copies.push_back({targets.back(), sources.back()});
             source_pointers.push_back(sources.back().handle());
             target_pointers.push_back(targets.back().handle());
             sizes.push_back(small_bytes);

@@ -220,7 +220,7 @@ int run(int argc, char** argv) {
                 }
                 codes = mpi::broadcast(codes, 0, comm);
             } else {
-                mpi::DistributedCompileOptions options;
+                CompileOptions options;
                 options.workers = workers;
                 if (mode == "processes") options.strategy = CompileStrategy::processes;
                 codes = mpi::compile_distributed(comm, jobs, CodeType::cubin, options);

@@ -72,9 +72,9 @@ void row(const char* kernel, const std::string& what, const Timing& timing, doub
 // equal Program are timed.
 Timing time_hits(ProgramCache& cache, const char* source, int hits) {
     Program first = make_program(source);
-    compile_cached(cache, first, CodeType::cubin);  // stores
+    compile_cached(first, CodeType::cubin, {}, {.cache = &cache});  // stores
     Program program = make_program(source);
-    return time_calls(hits, [&] { compile_cached(cache, program, CodeType::cubin); });
+    return time_calls(hits, [&] { compile_cached(program, CodeType::cubin, {}, {.cache = &cache}); });
 }
 
 // The rows of one Redis endpoint (`label`: "" or " over TLS"): compile_cached hitting a

@@ -104,7 +104,7 @@ int main() {
         MemoryProgramCache cache;
         Program missed(c.source, SourceType::cxx, options_for(arch, false, {}));
         start = std::chrono::steady_clock::now();
-        const ObjectCode cached = compile_cached(cache, missed, CodeType::cubin);
+        const ObjectCode cached = compile_cached(missed, CodeType::cubin, {}, {.cache = &cache});
         const double miss_s = seconds_since(start);
         if (cached.code() != plain_cubin.code()) std::printf("error: %s: the cached cubin differs\n", c.name);
         const bool cubin_same = plain_cubin.code() == traced_cubin.code();

@@ -9,7 +9,9 @@
 #include "support/cudacore_trace.hpp"
 
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvtx3.hpp>
 
+#include <optional>
 #include <string>
 
 namespace {
@@ -99,8 +101,67 @@ void cudacore_own_range(benchmark::State& state) {
     }
 }
 
+// NVTX3's own C++ types, in cudacore's domain: what a user writes without cudacore::tracing.
+struct bench_nvtx3_domain {
+    static constexpr const char* name = "tracing_bench";
+};
+
+void nvtx3_scoped_range(benchmark::State& state) {
+    if (skip_with_tool(state)) return;
+    for (auto _ : state) {
+        const nvtx3::scoped_range_in<bench_nvtx3_domain> range("step");
+        benchmark::ClobberMemory();
+    }
+}
+
+void nvtx3_range_with_options(benchmark::State& state) {
+    if (skip_with_tool(state)) return;
+    std::uint64_t bytes = 0;
+    for (auto _ : state) {
+        const nvtx3::scoped_range_in<bench_nvtx3_domain> range(
+            "step", nvtx3::rgb{0, 160, 0}, nvtx3::category{2}, nvtx3::payload{++bytes});
+        benchmark::ClobberMemory();
+    }
+}
+
+// NVTX3 builds the message before it knows whether a tool takes it.
+void nvtx3_range_with_made_message(benchmark::State& state) {
+    if (skip_with_tool(state)) return;
+    int step = 0;
+    for (auto _ : state) {
+        const std::string message = "step " + std::to_string(++step);
+        const nvtx3::scoped_range_in<bench_nvtx3_domain> range(message.c_str());
+        benchmark::ClobberMemory();
+    }
+}
+
+void nvtx3_mark(benchmark::State& state) {
+    if (skip_with_tool(state)) return;
+    for (auto _ : state) {
+        nvtx3::mark_in<bench_nvtx3_domain>("instant", nvtx3::category{1});
+        benchmark::ClobberMemory();
+    }
+}
+
+// NVTX3's range behind cudacore's test of one flag, as a program can write it itself.
+void nvtx3_range_behind_flag(benchmark::State& state) {
+    if (skip_with_tool(state)) return;
+    std::uint64_t bytes = 0;
+    for (auto _ : state) {
+        std::optional<nvtx3::scoped_range_in<bench_nvtx3_domain>> range;
+        if (tracing::tool_attached()) [[unlikely]]
+            range.emplace("step", nvtx3::rgb{0, 160, 0}, nvtx3::category{2}, nvtx3::payload{++bytes});
+        benchmark::ClobberMemory();
+    }
+}
+
 }  // namespace
 
+BENCHMARK(nvtx3_scoped_range)->Name("nvtx3/scoped_range");
+BENCHMARK(nvtx3_range_with_options)->Name("nvtx3/range_with_options");
+BENCHMARK(nvtx3_range_with_made_message)->Name("nvtx3/range_with_made_message");
+BENCHMARK(nvtx3_mark)->Name("nvtx3/mark");
+BENCHMARK(nvtx3_range_behind_flag)->Name("nvtx3/range_behind_flag");
 BENCHMARK(empty_loop)->Name("empty_loop");
 BENCHMARK(raw_range)->Name("raw/range");
 BENCHMARK(cudacore_range)->Name("cudacore/range");

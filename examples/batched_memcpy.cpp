@@ -43,21 +43,21 @@ int main() try {
     std::size_t wrong = 0;
 
     // 1. The same (default) attributes for every copy: pinned sources to device memory.
-    std::vector<BufferCopy> copies;
+    std::vector<CopyPair> copies;
     for (int i = 0; i < count; ++i) {
         Buffer source = pinned->allocate(kSize, stream);
         source.fill_byte(std::uint8_t(i + 1), stream);
-        copies.push_back({source, device.allocate(kSize, stream)});
+        copies.push_back({device.allocate(kSize, stream), source});
     }
     copy_batch(copies, stream);
     for (int i = 0; i < count; ++i)
         wrong += !all_bytes_are(copies[i].destination, std::uint8_t(i + 1), stream);
 
     // 2. The batch gives what the same copies made one by one give.
-    std::vector<BufferCopy> batched, one_by_one;
+    std::vector<CopyPair> batched, one_by_one;
     for (int i = 0; i < count; ++i) {
         copies[i].source.fill_byte(std::uint8_t(i + 100), stream);
-        batched.push_back({copies[i].source, device.allocate(kSize, stream)});
+        batched.push_back({device.allocate(kSize, stream), copies[i].source});
         one_by_one.push_back({copies[i].source, device.allocate(kSize, stream)});
         copies[i].source.copy_to(one_by_one[i].destination, stream);
     }
@@ -69,12 +69,11 @@ int main() try {
     // 3. Attributes per copy: the source read in stream order, or whenever the driver likes
     // (then no earlier work may still use the source: the fills above are done).
     stream.sync();
-    std::vector<BufferCopy> mixed;
+    std::vector<CopyPair> mixed;
     for (int i = 0; i < count; ++i) {
         const CopySourceAccessOrder order =
             i % 2 == 0 ? CopySourceAccessOrder::stream : CopySourceAccessOrder::any;
-        mixed.push_back({copies[i].source, device.allocate(kSize, stream),
-                         {.source_access_order = order}});
+        mixed.push_back({device.allocate(kSize, stream), copies[i].source, {.source_access_order = order}});
     }
     copy_batch(mixed, stream);
     for (int i = 0; i < count; ++i)
@@ -83,12 +82,11 @@ int main() try {
     // 4. Managed buffers with hints: the source's pages are on the device, the destination's on
     // the host (the driver uses hints for managed memory, where the device supports it).
     auto managed = std::make_shared<ManagedMemoryResource>(device);
-    std::vector<BufferCopy> hinted;
+    std::vector<CopyPair> hinted;
     for (int i = 0; i < 2; ++i) {
         Buffer source = managed->allocate(kSize, stream);
         source.fill_byte(std::uint8_t(i + 200), stream);
-        hinted.push_back({source, managed->allocate(kSize, stream),
-                          {.source_location_hint = MemoryLocation::device(device.ordinal()),
+        hinted.push_back({managed->allocate(kSize, stream), source, {.source_location_hint = MemoryLocation::device(device.ordinal()),
                            .destination_location_hint = MemoryLocation::host()}});
     }
     copy_batch(hinted, stream);

@@ -87,7 +87,7 @@ int run(int argc, char** argv) {
     int rank = 0, size = 1;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    mpi::DistributedCompileOptions options;
+    CompileOptions options;
     options.strategy = CompileStrategy::processes;
     std::string arch = "sm_90";
     for (int i = 1; i < argc; ++i) {

@@ -32,7 +32,7 @@ int main(int argc, char** argv) try {
     ObjectCode code = [&] {
         DiskProgramCache cache(folder);
         Program program(kSource, SourceType::cxx, {.name = "power.cu", .arch = arch});
-        ObjectCode compiled = compile_cached(cache, program, CodeType::cubin, names);
+        ObjectCode compiled = compile_cached(program, CodeType::cubin, names, {.cache = &cache});
         const CacheStats stats = cache.stats();
         std::printf("cache %s: %s (%llu entries on disk)\n", folder.c_str(),
                     stats.hits ? "hit, nothing compiled" : "miss, compiled and stored",
@@ -43,7 +43,7 @@ int main(int argc, char** argv) try {
     // Another cache object on the same folder (another process would do the same) finds it.
     DiskProgramCache reopened(folder);
     Program same(kSource, SourceType::cxx, {.name = "power.cu", .arch = arch});
-    std::optional<ObjectCode> found = find_cached(reopened, same, CodeType::cubin, names);
+    std::optional<ObjectCode> found = find_cached(same, CodeType::cubin, names, {.cache = &reopened});
     if (!found || !(*found == code)) {
         std::fprintf(stderr, "the stored code was not found again\n");
         return 1;

@@ -55,8 +55,7 @@ int main() try {
     // Back to the host in rows of 80 floats (a pitch of 320 bytes).
     const std::size_t pitch = 80;
     std::vector<float> result(pitch * out_size);
-    copy_from_array(target, result.data(), result.size() * sizeof(float), stream,
-                    {.pitch = pitch * sizeof(float)});
+    copy_from_array(result.data(), result.size() * sizeof(float), target, stream, {.pitch = pitch * sizeof(float)});
     stream.sync();
 
     // The same filter on the CPU: texel centres at i + 0.5, edges clamped. Output pixel centres

@@ -6,6 +6,7 @@
 //   nsys stats --report nvtx_sum tracing.nsys-rep
 // Without a profiler every range costs a test of one flag. cudacore's own example.
 #include <cudacore/cudacore.hpp>
+#include <nvtx3/nvtx3.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,16 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+// The program's domain and its category as NVTX3 tags: NVTX3 names the category for the tools
+// that show names (once, when first asked).
+struct ExampleDomain {
+    static constexpr const char* name = "example";
+};
+struct PhaseCategory {
+    static constexpr const char* name = "phase";
+    static constexpr std::uint32_t id = 1;
+};
 
 static const char* kSource = R"(
 extern "C" __global__ void scale(float* x, float factor, unsigned n) {
@@ -25,9 +36,8 @@ int main() try {
     using namespace cudacore;
     namespace tracing = cudacore::tracing;
     // The program's own domain, with a category named for the tools that show names.
-    static const tracing::Domain app("example");
-    constexpr std::uint32_t kPhase = 1;
-    app.name_category(kPhase, "phase");
+    static const tracing::Domain app(ExampleDomain::name);
+    const std::uint32_t kPhase = nvtx3::named_category_in<ExampleDomain>::get<PhaseCategory>().get_id();
     const tracing::Color blue = tracing::Color::rgb(40, 90, 200);
     std::printf("NVTX tool attached: %s\n", tracing::tool_attached() ? "yes" : "no");
 
@@ -57,12 +67,12 @@ int main() try {
     ObjectCode first = [&] {
         const tracing::Range range(app, "first compile (a cache miss)", {.color = blue, .category = kPhase});
         Program program(kSource, SourceType::cxx, options);
-        return compile_cached(cache, program, CodeType::cubin);
+        return compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
     }();
     ObjectCode second = [&] {
         const tracing::Range range(app, "second compile (a cache hit)", {.color = blue, .category = kPhase});
         Program program(kSource, SourceType::cxx, options);
-        return compile_cached(cache, program, CodeType::cubin);
+        return compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
     }();
     tracing::mark(app, "cubin bytes", {.category = kPhase, .payload = first.size()});
     // Each cached compile looks up the program's header list, then the code: two lookups each.

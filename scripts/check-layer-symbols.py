@@ -11,14 +11,10 @@ object). For every object, `nm` lists the symbols it defines and those it refere
   and COMDAT definitions (W, V, u: inline functions, templates, their static data) are made in
   every object that uses them and belong to no layer;
 - a reference (U) is a violation when the symbol has strong definitions and all of them are in
-  layers of a higher rank than the referencing object's (the ranks are LAYERS of
-  scripts/check-layers.py; layers of one rank may use each other). Symbols the library does not
-  define (the C++ and C libraries, the toolkit's) are not its layers' business;
-- src/crossings is the one named place for a definition of what a lower layer declares and only
-  a higher one can provide (docs/layout.md, "How the layers meet"). A lower layer may reference
-  one of its definitions only when scripts/layer-crossings.txt lists it (a demangled name or a
-  prefix ending in "::", each with the reason in a comment above it), so every call that runs up
-  is written down once; the crossings' own references are checked like any layer's.
+  layers that the referencing object's layer may not use (src/layers.txt, read through
+  scripts/check-layers.py). Symbols the library does not define (the C++ and C libraries, the
+  toolkit's) are not its layers' business. A call that must run up goes through a hook the
+  higher layer installs (docs/layout.md, "How the layers meet"), which no symbol shows.
 
     python3 scripts/check-layer-symbols.py [build/cudacore-layer-objects.txt] [--nm NM]
 
@@ -37,26 +33,14 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 STRONG = set("TDBRGSCi")  # nm's types of a global, non-weak definition
 WEAK = set("WVu")         # weak and unique (COMDAT) definitions: nobody's own
-CROSSINGS = "crossings"   # see above
 
 
-def allowed_crossings():
-    """The names (or "Scope::" prefixes) of crossings a lower layer may call: layer-crossings.txt."""
-    path = ROOT / "scripts" / "layer-crossings.txt"
-    return [line.strip() for line in path.read_text().splitlines()
-            if line.strip() and not line.lstrip().startswith("#")]
-
-
-def is_allowed(readable_name, allowed):
-    return any(readable_name == a or (a.endswith("::") and readable_name.startswith(a)) for a in allowed)
-
-
-def layer_ranks():
-    """LAYERS of scripts/check-layers.py: the one table of layer ranks."""
+def layer_uses():
+    """{layer: the layers it may use}, from src/layers.txt through scripts/check-layers.py."""
     spec = importlib.util.spec_from_file_location("check_layers", ROOT / "scripts" / "check-layers.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.LAYERS
+    return module.MAY_USE
 
 
 def read_manifest(path):
@@ -110,16 +94,15 @@ def main():
     args = parser.parse_args()
     args.nm = args.nm or "nm"  # CMake's CMAKE_NM is empty where it found none
 
-    ranks = layer_ranks()
+    may_use = layer_uses()
     manifest = pathlib.Path(args.manifest)
     if not manifest.is_file():
         sys.exit(f"check-layer-symbols: {manifest} not found: configure the build first "
                  "(CMake writes it beside the library's objects)")
     objects = read_manifest(manifest)
-    unranked = sorted({layer for layer, _ in objects if layer not in ranks})
-    if unranked:
-        sys.exit(f"check-layer-symbols: layer(s) {', '.join(unranked)} have no rank: add them to "
-                 "LAYERS in scripts/check-layers.py")
+    unknown = sorted({layer for layer, _ in objects if layer not in may_use})
+    if unknown:
+        sys.exit(f"check-layer-symbols: layer(s) {', '.join(unknown)} are not in src/layers.txt")
     missing = [str(obj) for _, obj in objects if not obj.is_file()]
     if missing:
         sys.exit(f"check-layer-symbols: {len(missing)} object(s) not built, first {missing[0]}: "
@@ -134,17 +117,14 @@ def main():
             definers[name].add(layer)
         references.append((layer, obj, undefined))
 
-    upward = []  # (object, symbol, defining layers)
+    violations = []  # (layer, object, symbol, defining layers)
     for layer, obj, undefined in references:
         for name in sorted(undefined):
             layers = definers.get(name)
-            if layers and all(ranks[d] > ranks[layer] for d in layers):
-                upward.append((layer, obj, name, sorted(layers)))
+            if layers and all(d != layer and d not in may_use[layer] for d in layers):
+                violations.append((layer, obj, name, sorted(layers)))
 
-    readable = demangle({name for _, _, name, _ in upward})
-    allowed = allowed_crossings()
-    violations = [v for v in upward
-                  if not (v[3] == [CROSSINGS] and is_allowed(readable[v[2]], allowed))]
+    readable = demangle({name for _, _, name, _ in violations})
     build_dir = manifest.resolve().parent
     for layer, obj, name, layers in violations:
         try:
@@ -152,10 +132,9 @@ def main():
         except ValueError:
             shown = obj
         print(f"layer violation: {shown} ({layer}) references {readable[name]}, "
-              f"defined only in {', '.join(layers)} (a higher layer)")
+              f"defined only in {', '.join(layers)} (a layer {layer} may not use: src/layers.txt)")
     print(f"check-layer-symbols: {len(objects)} objects in "
-          f"{len({layer for layer, _ in objects})} layers, {len(violations)} violations, "
-          f"{len(upward) - len(violations)} listed crossings called from below")
+          f"{len({layer for layer, _ in objects})} layers, {len(violations)} violations")
     return 1 if violations else 0
 
 

@@ -1,48 +1,94 @@
 #!/usr/bin/env python3
-"""The layer check: every #include in src/ and include/cudacore/ goes to the same layer or one
-below (the design's order, LAYERS below), the public headers include each other without cycles,
-and every source file listed in src/sources.cmake sits in the folder of the list that names it.
+"""The layer check: every #include in src/ and include/cudacore/ stays in its layer or goes to one
+the layer may use (src/layers.txt, the one statement of the layers), the layers' graph has no
+cycle but the one declared pair, the public headers include each other without cycles, every
+source file listed in src/sources.cmake sits in the folder of the list that names it, and the
+table of docs/layout.md names the layers in the file's order with the layers each uses.
 
 A public header belongs to the layer of the src/ folder that holds its .cpp of the same name, or
-to the one PUBLIC_HEADER_LAYERS gives. Includes that run back up are listed in KNOWN_VIOLATIONS
-until they are removed: that list may only shrink (a listed include that is gone fails the check,
-so the list stays true), and any other one fails it.
+to the one PUBLIC_HEADER_LAYERS gives. Includes that run against the graph are listed in
+KNOWN_VIOLATIONS until they are removed: that list may only shrink (a listed include that is gone
+fails the check, so the list stays true), and any other one fails it.
 
-    python3 scripts/check-layers.py        # prints each violation, exits 1 on any new one
+    python3 scripts/check-layers.py [--layers FILE]   # prints each violation, exits 1 on any new one
+
+--layers checks against another statement of the layers than src/layers.txt (the tests' fixtures).
 """
 import pathlib
 import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+LAYERS_FILE = ROOT / "src" / "layers.txt"
 
-# The design's layers, lowest first; layers sharing a rank may include each other. Views and
-# interop use buffers (memory) and each other (a strided view reads DLPack, OpenGL maps into CUDA
-# arrays); nothing at rank 6 uses them. Crossings define what lower layers declare and need
-# everything below to do it (docs/layout.md, "How the layers meet").
-LAYERS = {
-    "support": 1, "errors": 1,
-    "loader": 2,
-    "code": 3, "headers": 3,
-    "cache": 4,
-    "runtime": 5,
-    "memory": 6, "graph": 6, "ipc": 6,
-    "views": 7, "interop": 7,
-    "crossings": 8,
-    "mpi": 9,
-}
+
+def read_layers(path=LAYERS_FILE):
+    """{layer: [layers it uses directly]}, in the file's order (lowest first)."""
+    layers = {}
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        name, sep, used = line.partition(":")
+        if not sep or not re.fullmatch(r"[a-z]+", name.strip()):
+            sys.exit(f"check-layers: {path}:{number}: expected 'layer: used ...', got {line!r}")
+        layers[name.strip()] = used.split()
+    for name, used in layers.items():
+        for other in used:
+            if other not in layers:
+                sys.exit(f"check-layers: {path}: {name} uses '{other}', which is no layer there")
+    return layers
+
+
+def may_use(layers):
+    """{layer: the layers it may use}: those it names and, through them, what they may use."""
+    allowed = {}
+    for name in layers:
+        seen, todo = set(), list(layers[name])
+        while todo:
+            other = todo.pop()
+            if other not in seen:
+                seen.add(other)
+                todo.extend(layers[other])
+        seen.discard(name)
+        allowed[name] = seen
+    return allowed
+
+
+def layer_cycles(layers):
+    """The cycles of the layers' graph beyond a pair that names each other (code and headers),
+    and the layers that name one below them in the file's order is not kept (a use of a layer
+    listed later, outside such a pair)."""
+    problems = []
+    order = list(layers)
+    for name, used in layers.items():
+        for other in used:
+            if order.index(other) > order.index(name) and name not in layers[other]:
+                problems.append(f"{name} uses {other}, listed after it: the file lists the "
+                                f"lowest layers first")
+    allowed = may_use(layers)
+    for name in layers:
+        looped = sorted(o for o in allowed[name] if name in allowed[o])
+        if len(looped) > 1 or (looped and name not in layers[looped[0]]):
+            problems.append(f"{name} is in a cycle of layers with {', '.join(looped)}")
+    return problems
+
+
+LAYER_USES = read_layers()
+MAY_USE = may_use(LAYER_USES)
 
 # Public headers with no .cpp of their name in src/.
 PUBLIC_HEADER_LAYERS = {
     "cudacore": None,  # the umbrella header: includes every layer, included by none
     "cccl": "memory",
+    "compile_options": "cache",  # the options of the compile entry points, a cache among them
     "device_property_list": "runtime",
     "device_scope": "runtime",
     "graph_conditional": "graph",
     "graph_node": "graph",
     "ipc": "ipc",
     "launch_config": "runtime",
-    "mdspan": "views",
+    "mdspan": "interop",
     "memory_location": "memory",
     "mpi": "mpi",
     "program_cache": "cache",
@@ -51,9 +97,15 @@ PUBLIC_HEADER_LAYERS = {
     "owning_handle": "support",
 }
 
-# "file -> included" pairs that run back up, listed until they go (none today: a call that a
-# lower layer declares and only a higher one can define is defined in src/crossings, which
-# scripts/check-layer-symbols.py checks at symbol level).
+# Folders inside a layer that the rest of the library reaches through one header: outside the
+# layer's own folder, an include of the folder names that header alone.
+DOORS = {
+    # Keep it until the GPU is done: buffers, arrays, textures, graphs, pools and launches use
+    # one API (docs/design/release.md); its parts are the runtime's own.
+    "runtime/release/": "runtime/release/release.hpp",
+}
+
+# "file -> included" pairs that run against the graph, listed until they go (none today).
 KNOWN_VIOLATIONS = set(
     line.strip() for line in (ROOT / "scripts" / "layer-violations.txt").read_text().splitlines()
     if line.strip() and not line.startswith("#"))
@@ -76,7 +128,7 @@ def layer_of_include(target):
     if target.startswith("cudacore/"):
         return public_layer(pathlib.PurePosixPath(target).stem)
     first = target.split("/", 1)[0]
-    return first if first in LAYERS and "/" in target else None
+    return first if first in LAYER_USES and "/" in target else None
 
 
 def public_cycles():
@@ -114,8 +166,34 @@ def public_cycles():
     return sorted(cycles)
 
 
+def layout_table_problems():
+    """docs/layout.md's table of folders against src/layers.txt: the same layers, in the same
+    order, each with the layers it uses."""
+    text = (ROOT / "docs" / "layout.md").read_text()
+    rows = re.findall(r"^\| `src/([a-z]+)` \| ([^|]*) \|", text, re.M)
+    table = [(name, [u for u in uses.replace("`", "").replace(",", " ").split() if u != "-"])
+             for name, uses in rows]
+    expected = [(name, used) for name, used in LAYER_USES.items()]
+    if table == expected:
+        return []
+    problems = ["docs/layout.md: the table of folders must list src/layers.txt's layers in its "
+                "order, each with the layers it uses:"]
+    for (name, used), row in zip(expected, table + [None] * len(expected)):
+        if row != (name, used):
+            problems.append(f"  expected | `src/{name}` | {', '.join(f'`{u}`' for u in used) or '-'} |"
+                            f", found {row and '| `src/' + row[0] + '` | ' + ', '.join(row[1])}")
+    return problems
+
+
 def main():
+    global LAYER_USES, MAY_USE
+    if sys.argv[1:2] == ["--layers"] and len(sys.argv) == 3:
+        LAYER_USES = read_layers(pathlib.Path(sys.argv[2]))
+        MAY_USE = may_use(LAYER_USES)
+    elif sys.argv[1:]:
+        sys.exit("usage: check-layers.py [--layers FILE]")
     violations = []
+    misplaced = []
     files = sorted(ROOT.glob("include/cudacore/*.hpp")) + sorted(
         p for p in ROOT.glob("src/*/**/*") if p.suffix in (".hpp", ".cpp", ".inc"))
     for path in files:
@@ -126,16 +204,20 @@ def main():
                 continue
         else:
             own = rel.split("/")[1]
-            if own not in LAYERS:
+            if own not in LAYER_USES:
                 continue
         for target in INCLUDE.findall(path.read_text(errors="replace")):
             layer = layer_of_include(target)
-            if layer is not None and LAYERS[layer] > LAYERS[own]:
+            if layer is not None and layer != own and layer not in MAY_USE.get(own, ()):
                 violations.append(f"{rel} -> {target}")
+            for folder, door in DOORS.items():
+                if (target.startswith(folder) and target != door and
+                        not rel.startswith("src/" + folder.split("/")[0] + "/")):
+                    misplaced.append(f"{rel} includes {target}: outside "
+                                     f"src/{folder.split('/')[0]}, {folder} is used through {door}")
 
     listed = re.findall(r"set\(CUDACORE_(\w+)_SOURCES\s+([^)]*)\)",
                         (ROOT / "src" / "sources.cmake").read_text())
-    misplaced = []
     for name, sources in listed:
         for source in sources.split():
             folder = source.split("/")[1] if source.startswith("src/") else None
@@ -144,11 +226,14 @@ def main():
                                  f"CUDACORE_{name}_SOURCES")
 
     violations += [f"cycle: {' '.join(cycle)}" for cycle in public_cycles()]
+    misplaced += [f"src/layers.txt: {problem}" for problem in layer_cycles(LAYER_USES)]
+    misplaced += layout_table_problems()
     new = [v for v in violations if v not in KNOWN_VIOLATIONS]
     gone = sorted(KNOWN_VIOLATIONS - set(violations))
     for v in new:
         print(f"layer violation: {v}" + ("" if v.startswith("cycle:") else
-                                          " (an include from a lower layer to a higher one)"))
+                                          " (an include of a layer this one may not use: "
+                                          "src/layers.txt)"))
     for m in misplaced:
         print(f"layer violation: {m}")
     for g in gone:

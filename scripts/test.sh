@@ -47,7 +47,14 @@ step "layer symbols" python3 scripts/check-layer-symbols.py "$build_dir/cudacore
 # No function in src/ or tools/ over 60 lines without a `// Long because:` comment above it
 # (function extents from Universal Ctags).
 step "function length" python3 scripts/check-function-length.py
+# Every public call and struct follows docs/api-conventions.md (stream, options and destination
+# order, a default on every field), as Universal Ctags parses the headers.
+step "api conventions" python3 scripts/check-api-conventions.py
+# Every deprecated form still compiles and names its replacement.
+step "deprecated forms" python3 scripts/check-deprecated-forms.py
 step "headers alone" python3 scripts/check-headers-alone.py
+# Every file README.md and docs/ name exists (the CTest scripts.check_doc_paths runs it too).
+step "doc paths" python3 scripts/check-doc-paths.py
 # The API reference (Doxygen over include/cudacore): fails on any warning beyond the list of
 # members not yet documented, which may only shrink.
 step "API reference" bash scripts/docs.sh

@@ -1,4 +1,5 @@
-# The library's sources, one list per layer of the design (each depends only on those above it).
+# The library's sources, one list per layer of src/layers.txt (each uses only the layers it names
+# there).
 # Private headers live beside the code that owns them and are included by layer path
 # ("runtime/library_box.hpp"), so a dependency between layers is visible in the include line.
 set(CUDACORE_LOADER_SOURCES
@@ -42,6 +43,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/debug_source.cpp
   src/code/linker_options.cpp
   src/code/linker.cpp
+  src/code/driver_link_context.cpp
   src/code/nvjitlink_run.cpp
   src/code/object_code.cpp
   src/code/object_code_serialization.cpp
@@ -51,7 +53,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/kernel_parameter_count.cpp
   src/code/code_validation.cpp)
 # Headers: what a C++ compile reads (the header trace, include lookups, the view of the files a
-# compile read), header bundles and their folders, PCH folders. Same rank as code: each uses the other.
+# compile read), header bundles and their folders, PCH folders. Beside code: each uses the other.
 set(CUDACORE_HEADERS_SOURCES
   src/headers/header_trace.cpp
   src/headers/pch_directory.cpp
@@ -89,6 +91,11 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/cache_activity.cpp)
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
+  src/runtime/release/reset_tolerance.cpp
+  src/runtime/release/launch_streams.cpp
+  src/runtime/release/deferred_release.cpp
+  src/runtime/release/release_after_uses.cpp
+  src/runtime/release/capture_registry.cpp
   src/runtime/compiler_versions.cpp
   src/runtime/device.cpp
   src/runtime/device_properties.cpp
@@ -96,7 +103,6 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system_readings.cpp
   src/runtime/system_topology.cpp
   src/runtime/topology_format.cpp
-  src/runtime/reset_tolerance.cpp
   src/runtime/context.cpp
   src/runtime/context_options.cpp
   src/runtime/context_objects.cpp
@@ -105,16 +111,14 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/stream.cpp
   src/runtime/event.cpp
   src/runtime/library_box.cpp
-  src/runtime/launch_streams.cpp
-  src/runtime/deferred_release.cpp
   src/runtime/object_code_loading.cpp
+  src/runtime/driver_link_context.cpp
   src/runtime/checked_load.cpp
   src/runtime/code_arch_fit.cpp
   src/runtime/kernel.cpp
   src/runtime/launch.cpp
   src/runtime/multi_device.cpp
   src/runtime/identity.cpp
-  src/runtime/capture_registry.cpp
   src/runtime/green_context.cpp
   src/runtime/checkpoint.cpp)
 set(CUDACORE_MEMORY_SOURCES
@@ -138,7 +142,9 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/synchronous_memory_resource.cpp
   src/memory/managed_memory.cpp
   src/memory/registered_host_memory.cpp
-  src/memory/batched_copy.cpp)
+  src/memory/batched_copy.cpp
+  src/memory/default_memory_resources.cpp
+  src/memory/object_code_globals.cpp)
 # Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
 set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_descriptor.cpp
@@ -154,33 +160,35 @@ set(CUDACORE_GRAPH_SOURCES
   src/graph/graph_exec_nodes.cpp
   src/graph/graph_exec_params.cpp
   src/graph/graph_builder.cpp
+  src/graph/stream_capture.cpp
   src/graph/graph_memory_resource.cpp
   src/graph/stream_memory_operations.cpp)
 # Views of memory that are not memory resources: CUDA arrays and their copies, textures,
-# surfaces, tensor maps and strided views.
+# surfaces, tensor maps.
 set(CUDACORE_VIEWS_SOURCES
   src/views/tensor_map.cpp
-  src/views/strided_memory_view.cpp
   src/views/array_format.cpp
-  src/views/release_after_uses.cpp
   src/views/cuda_array.cpp
   src/views/mipmapped_array.cpp
   src/views/array_copy.cpp
   src/views/texture.cpp
   src/views/surface.cpp)
-# Exchange with other libraries: DLPack tensors and OpenGL resources.
+# Exchange with other libraries: DLPack tensors and the strided views over them, OpenGL resources.
 set(CUDACORE_INTEROP_SOURCES
   src/interop/dlpack.cpp
+  src/interop/strided_memory_view.cpp
   src/interop/graphics_resource.cpp)
-# Where layers meet: calls a lower layer's type declares that need a higher layer to define them
-# (docs/layout.md, "How the layers meet"); one file per crossing.
-set(CUDACORE_CROSSINGS_SOURCES
-  src/crossings/object_code_loading.cpp
-  src/crossings/object_code_globals.cpp
-  src/crossings/device_memory.cpp
-  src/crossings/stream_capture.cpp
-  src/crossings/driver_link_context.cpp)
-# The layers, lowest first: each is an object library of its own (cudacore_layer_<layer>, made
-# from CUDACORE_<LAYER>_SOURCES), so scripts/check-layer-symbols.py sees which layer defines each
-# symbol. A new layer is one more name here (and its rank in scripts/check-layers.py).
-set(CUDACORE_LAYERS support errors loader code headers cache runtime memory graph ipc views interop crossings)
+# The layers, lowest first, as src/layers.txt states them (the one statement of the layers and of
+# what each may use): each with sources here is an object library of its own
+# (cudacore_layer_<layer>, made from CUDACORE_<LAYER>_SOURCES), so scripts/check-layer-symbols.py
+# sees which layer defines each symbol. mpi has no list here: it is a library of its own.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/layers.txt)
+file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/layers.txt cudacore_layer_lines REGEX "^[a-z]+:")
+set(CUDACORE_LAYERS)
+foreach(line IN LISTS cudacore_layer_lines)
+  string(REGEX MATCH "^[a-z]+" layer "${line}")
+  string(TOUPPER ${layer} layer_upper)
+  if(DEFINED CUDACORE_${layer_upper}_SOURCES)
+    list(APPEND CUDACORE_LAYERS ${layer})
+  endif()
+endforeach()

@@ -84,7 +84,7 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
                      "~/.cache/cudacore); on by default, CUDACORE_DISABLE_CACHE=1 turns it off");
     command.add_flag("--serialize", args.serialize,
                      "Write the serialized ObjectCode (name, type, symbols, checksum) instead of "
-                     "the raw code; read it back with ObjectCode::load or `cudacore inspect`");
+                     "the raw code; read it back with ObjectCode::from_saved or `cudacore inspect`");
     add_remote_option(command, args.remote);
 }
 
@@ -160,11 +160,9 @@ void compile_fatbin_to_file(const Program& program, const std::vector<std::strin
                                    " (each target's prefix says what it holds: sm_, compute_, lto_)");
     }
     if (targets.empty()) throw InvalidArgumentError("compile: --target fatbin needs --arch with its targets");
-    FatbinCompileOptions options;
-    options.many.cache = cache;
     const ObjectCode code = [&] {
         try {
-            return compile_fatbin(program, targets, args.name_expressions, options);
+            return compile_fatbin(program, targets, args.name_expressions, {.cache = cache});
         } catch (const CompileError& e) {
             print_failure(e, e.log());
             throw CLI::RuntimeError(1);
@@ -206,7 +204,8 @@ void run_compile(const CompileArgs& args) {
         return;
     }
     const CodeType target = code_type_from_string(args.target);
-    CachedCompileOptions cache_options;
+    CompileOptions cache_options;
+    cache_options.cache = cache.get();
     // A cache that cannot be read or store is a warning: the compile goes on.
     cache_options.on_cache_error = [](const CacheError& e) {
         std::cerr << "cudacore: warning: compiling without the cache: " << e.what() << "\n";
@@ -214,12 +213,10 @@ void run_compile(const CompileArgs& args) {
     // Looked up first, so that "cache hit" is said only of code that came from the cache (a
     // missing or corrupt entry is compiled again, and says nothing).
     std::optional<ObjectCode> hit;
-    if (cache) hit = find_cached(*cache, program, target, effective.name_expressions, cache_options);
+    if (cache) hit = find_cached(program, target, effective.name_expressions, cache_options);
     ObjectCode code = hit ? *hit : [&] {
         try {
-            if (cache)
-                return compile_cached(*cache, program, target, args.name_expressions, cache_options);
-            return program.compile(target, args.name_expressions);
+            return compile_cached(program, target, args.name_expressions, cache_options);
         } catch (const CompileError& e) {
             print_failure(e, e.log());
             throw CLI::RuntimeError(1);

@@ -360,7 +360,7 @@ void step_cache(Demo& demo) {
     // no miss (one hit for the header list, one for the code).
     auto timed_call = [&](CacheStats& before) {
         const auto start = std::chrono::steady_clock::now();
-        ObjectCode code = compile_cached(cache, program, CodeType::cubin);
+        ObjectCode code = compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
         const double ms = milliseconds_since(start);
         const CacheStats after = cache.stats();
         const std::uint64_t hits = after.hits - before.hits, misses = after.misses - before.misses,
@@ -486,9 +486,9 @@ void step_serialize(Demo& demo) {
     std::printf("serialize(): %zu code bytes -> %zu bytes; save() wrote %ju bytes to %s\n",
                 original.size(), bytes.size(), static_cast<std::uintmax_t>(fs::file_size(path)),
                 path.filename().c_str());
-    const ObjectCode loaded = ObjectCode::load(path);
+    const ObjectCode loaded = ObjectCode::from_saved(path);
     const bool equal = loaded == original && ObjectCode::deserialize(bytes) == original;
-    std::printf("ObjectCode::load(path) == original (%s \"%s\", %zu bytes): %s\n",
+    std::printf("ObjectCode::from_saved(path) == original (%s \"%s\", %zu bytes): %s\n",
                 std::string(to_string(loaded.code_type())).c_str(), loaded.name().c_str(),
                 loaded.size(),
                 demo.outcomes.verify("serialize", equal));

@@ -28,7 +28,7 @@ void cache_hit_operations(Runner& runner, const std::string& arch, const KernelS
             // those headers' digests): every lookup must hit, none may miss or store.
             const CacheStats before = cache.stats();
             const double ns = nanoseconds([&] {
-                for (int i = 0; i < batch; ++i) compile_cached(cache, program, CodeType::cubin, names);
+                for (int i = 0; i < batch; ++i) compile_cached(program, CodeType::cubin, names, {.cache = &cache});
             });
             const CacheStats after = cache.stats();
             if (after.misses != before.misses || after.insertions != before.insertions ||
@@ -39,8 +39,8 @@ void cache_hit_operations(Runner& runner, const std::string& arch, const KernelS
     };
     const bool want_memory = runner.wanted("memory_cache_hit_" + kernel.label);
     const bool want_disk = runner.wanted("disk_cache_hit_" + kernel.label);
-    if (want_memory) compile_cached(memory_cache, program, CodeType::cubin, names);  // fill
-    if (want_disk) compile_cached(disk_cache, program, CodeType::cubin, names);
+    if (want_memory) compile_cached(program, CodeType::cubin, names, {.cache = &memory_cache});  // fill
+    if (want_disk) compile_cached(program, CodeType::cubin, names, {.cache = &disk_cache});
     runner.compare("memory_cache_hit_" + kernel.label, {20, 300},
                    {{"cudacore", hit(&memory_cache), "MemoryProgramCache via compile_cached"}});
     runner.compare("disk_cache_hit_" + kernel.label, {20, 300},

@@ -4,7 +4,7 @@
 ///
 ///     // a 64 x 32 float image from host rows of 80 floats (a pitch of 320 bytes)
 ///     copy_to_array(image, host.data(), host.size() * sizeof(float), stream, {.pitch = 320});
-///     copy_from_array(image, buffer, stream);  // packed rows into a device buffer
+///     copy_from_array(buffer, image, stream);  // packed rows into a device buffer
 ///
 /// The array side is a region (ArrayRegion, in elements: x along the width, y along the height,
 /// z the slice of a 3D array, the layer of a layered one, or the face (layer x 6 + face) of a
@@ -18,9 +18,9 @@
 /// refused); a violation throws InvalidArgumentError naming the call, both sides and the value.
 /// The driver's refusal is a DriverError naming cuMemcpy2DAsync or cuMemcpy3DAsync.
 ///
-/// The stream comes after the memory operands and before the layout and region, as in every
-/// stream-ordered call of cudacore (docs/api-conventions.md); the forms that took it first are
-/// deprecated and forward to these.
+/// As in every copy of cudacore (docs/api-conventions.md), the destination comes first, then the
+/// source, then the stream, then the layout and regions; the forms that put the source first
+/// (copy_from_array, copy_array) are deprecated and forward to these.
 ///
 /// Stream order: the copy runs after the work queued on `stream` before it. The arrays are held
 /// until it is done (their release waits for the streams their copies went to). Host memory and
@@ -66,59 +66,36 @@ void copy_to_array(const CudaArray& destination, const void* host, std::size_t h
                    const ArrayRegion& region = {});
 /// Copies `region` of `source` into `destination` (a device, pinned or managed Buffer). Throws
 /// as copy_to_array.
-void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
+void copy_from_array(const Buffer& destination, const CudaArray& source, const Stream& stream,
                      const LinearLayout& layout = {}, const ArrayRegion& region = {});
 /// Copies `region` of `source` into `host_bytes` of host memory at `host`. Throws as
 /// copy_to_array.
-void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes,
-                     const Stream& stream, const LinearLayout& layout = {},
-                     const ArrayRegion& region = {});
+void copy_from_array(void* host, std::size_t host_bytes, const CudaArray& source, const Stream& stream,
+                     const LinearLayout& layout = {}, const ArrayRegion& region = {});
 /// Copies `source_region` of `source` to `destination`, its first element at
 /// (destination_origin.x, .y, .z) (destination_origin's extents must be 0 or equal the source
 /// region's). The arrays must be on one device with formats of one element size. Throws as
 /// copy_to_array.
-void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
-                const ArrayRegion& source_region = {}, const ArrayRegion& destination_origin = {});
+void copy_between_arrays(const CudaArray& destination, const CudaArray& source, const Stream& stream,
+                         const ArrayRegion& destination_origin = {}, const ArrayRegion& source_region = {});
 
-/// Deprecated: the stream first. Does what copy_to_array(destination, source, stream, layout,
-/// region) does (kept for one release).
-[[deprecated("use copy_to_array(destination, source, stream, layout, region)")]]
-inline void copy_to_array(const Stream& stream, const CudaArray& destination,
-                          const Buffer& source, const LinearLayout& layout = {},
-                          const ArrayRegion& region = {}) {
-    copy_to_array(destination, source, stream, layout, region);
+/// The earlier form with the source first.
+[[deprecated("use copy_from_array(destination, source, stream, layout, region)")]]
+inline void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
+                            const LinearLayout& layout = {}, const ArrayRegion& region = {}) {
+    copy_from_array(destination, source, stream, layout, region);
 }
-/// Deprecated: the stream first. Does what copy_to_array(destination, host, host_bytes, stream,
-/// layout, region) does (kept for one release).
-[[deprecated("use copy_to_array(destination, host, host_bytes, stream, layout, region)")]]
-inline void copy_to_array(const Stream& stream, const CudaArray& destination, const void* host,
-                          std::size_t host_bytes, const LinearLayout& layout = {},
-                          const ArrayRegion& region = {}) {
-    copy_to_array(destination, host, host_bytes, stream, layout, region);
+/// The earlier form with the source first.
+[[deprecated("use copy_from_array(host, host_bytes, source, stream, layout, region)")]]
+inline void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes, const Stream& stream,
+                            const LinearLayout& layout = {}, const ArrayRegion& region = {}) {
+    copy_from_array(host, host_bytes, source, stream, layout, region);
 }
-/// Deprecated: the stream first. Does what copy_from_array(source, destination, stream, layout,
-/// region) does (kept for one release).
-[[deprecated("use copy_from_array(source, destination, stream, layout, region)")]]
-inline void copy_from_array(const Stream& stream, const CudaArray& source,
-                            const Buffer& destination, const LinearLayout& layout = {},
-                            const ArrayRegion& region = {}) {
-    copy_from_array(source, destination, stream, layout, region);
-}
-/// Deprecated: the stream first. Does what copy_from_array(source, host, host_bytes, stream,
-/// layout, region) does (kept for one release).
-[[deprecated("use copy_from_array(source, host, host_bytes, stream, layout, region)")]]
-inline void copy_from_array(const Stream& stream, const CudaArray& source, void* host,
-                            std::size_t host_bytes, const LinearLayout& layout = {},
-                            const ArrayRegion& region = {}) {
-    copy_from_array(source, host, host_bytes, stream, layout, region);
-}
-/// Deprecated: the stream first. Does what copy_array(source, destination, stream,
-/// source_region, destination_origin) does (kept for one release).
-[[deprecated("use copy_array(source, destination, stream, source_region, destination_origin)")]]
-inline void copy_array(const Stream& stream, const CudaArray& source,
-                       const CudaArray& destination, const ArrayRegion& source_region = {},
-                       const ArrayRegion& destination_origin = {}) {
-    copy_array(source, destination, stream, source_region, destination_origin);
+/// The earlier name, with the source first.
+[[deprecated("use copy_between_arrays(destination, source, stream, destination_origin, source_region)")]]
+inline void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
+                       const ArrayRegion& source_region = {}, const ArrayRegion& destination_origin = {}) {
+    copy_between_arrays(destination, source, stream, destination_origin, source_region);
 }
 
 }  // namespace cudacore

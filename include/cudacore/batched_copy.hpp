@@ -70,10 +70,18 @@ struct CopyAttributes {
     std::string description() const;
 };
 
-/// One copy of a copy_batch(): source, destination and its CopyOptions.
-struct BufferCopy {
-    Buffer source{};     ///< copied from (open, the destination's size)
-    Buffer destination{};  ///< copied to (open)
+/// One copy of a copy_batch(): destination, source (destination first, as in every copy of
+/// cudacore) and its CopyAttributes.
+struct CopyPair {
+    Buffer destination{};         ///< copied to (open)
+    Buffer source{};              ///< copied from (open, the destination's size)
+    CopyAttributes attributes{};  ///< this copy's; the defaults: stream order, no hints
+};
+
+/// The pair the deprecated copy_batch(std::span<const BufferCopy>, ...) takes: the source first.
+struct [[deprecated("use CopyPair, which puts the destination first")]] BufferCopy {
+    Buffer source{};              ///< copied from (open, the destination's size)
+    Buffer destination{};         ///< copied to (open)
     CopyAttributes attributes{};  ///< this copy's; the defaults: stream order, no hints
 };
 
@@ -91,7 +99,15 @@ struct BatchedCopyOptions {
 /// Enqueues `copies` on `stream` (see above). Throws InvalidArgumentError (closed buffers or
 /// stream, sizes, attributes), DriverError, NoDriverError. Keeps nothing alive: the buffers must
 /// stay open until the stream has done the copies, as for Buffer::copy_to. Thread-safe.
-void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
-                const BatchedCopyOptions& options = {});
+void copy_batch(std::span<const CopyPair> copies, const Stream& stream, const BatchedCopyOptions& options = {});
+
+/// The earlier form, whose pairs put the source first: copies them into CopyPairs (an allocation
+/// per call) and does what copy_batch(pairs, stream, options) does.
+// Naming the deprecated pair here is not a use of it: only the caller's use is.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+[[deprecated("use copy_batch(std::span<const CopyPair>, stream, options): CopyPair puts the destination first")]]
+void copy_batch(std::span<const BufferCopy> copies, const Stream& stream, const BatchedCopyOptions& options = {});
+#pragma GCC diagnostic pop
 
 }  // namespace cudacore

@@ -11,7 +11,7 @@
 /// throws; release errors are ignored (the driver may be shut down at exit), in any order, at any
 /// time. Memory still held when the process exits (buffers in static objects, std::exit) is freed
 /// before the driver's own teardown; a Buffer destroyed after that finds itself closed and frees
-/// nothing (docs/design/release-after-exit.md).
+/// nothing (docs/design/release.md).
 ///
 /// Size 0: allocate(0) gives an empty, open buffer of that resource (address 0, nothing freed), as
 /// cuda.core does; copies and fills of it do nothing.

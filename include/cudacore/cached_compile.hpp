@@ -1,8 +1,8 @@
 /// @file
 /// Compiling through a ProgramCache.
 ///
-/// compile_cached(cache, program, target, names) returns the cached ObjectCode when the cache
-/// holds cache_key(program, target, names) (no NVRTC compile happens), else compiles, stores the
+/// compile_cached(program, target, names, {.cache = &cache}) returns the cached ObjectCode when
+/// the cache holds cache_key(program, target, names) (no NVRTC compile happens), else compiles, stores the
 /// result and returns it. Within one process, concurrent calls for the same missing key (on the
 /// same cache) compile once: the first caller compiles, the others wait for and share its result
 /// or its exception ("single flight"). Across processes, the cache decides
@@ -18,6 +18,7 @@
 #pragma once
 
 #include "cudacore/cache_key.hpp"
+#include "cudacore/compile_options.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program_cache.hpp"
 
@@ -28,12 +29,7 @@
 
 namespace cudacore {
 
-class CacheError;
 class Program;
-
-/// Told (on the compiling thread) when the cache could not be read or could not store; what it
-/// throws is ignored.
-using CacheWarningHandler = std::function<void(const CacheError&)>;
 
 /// The general form: `compile` runs only on a miss, at most once per key at a time in this
 /// process. Looks `key` up once (one hit or one miss in `cache`'s stats()), then on a miss asks
@@ -45,20 +41,15 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
                           const std::function<ObjectCode()>& compile,
                           const CacheWarningHandler& on_cache_error = {});
 
-/// Options of compile_cached() and find_cached().
-struct CachedCompileOptions {
-    /// Stands for everything the source includes: when not empty it goes into the key and the
-    /// headers are not tracked (the caller promises it changes whenever a header does, e.g. a
-    /// digest of its header tree or a release version).
-    std::string extra_digest{};
-    /// Told when the cache could not be read or could not store (see above); empty: not told.
-    CacheWarningHandler on_cache_error{};
-};
+/// The options compile_cached() and find_cached() took before CompileOptions.
+using CachedCompileOptions [[deprecated("use CompileOptions")]] = CompileOptions;
 
-/// program.compile(target, name_expressions) through `cache`. `program` is compiled only on a
-/// miss (its log() is then that compile's log; on a hit it is left as it was). Throws what
-/// Program::compile and cache_key throw; cache errors are reported to options.on_cache_error,
-/// not thrown.
+/// program.compile(target, name_expressions) through `options.cache` (with no cache, just
+/// program.compile). `program` is compiled only on a miss (its log() is then that compile's log;
+/// on a hit it is left as it was). Throws what Program::compile and cache_key throw; cache errors
+/// are reported to options.on_cache_error, not thrown. options.workers, strategy and
+/// first_alone_for_pch do not apply. Thread-safe (concurrent calls for one key compile once, see
+/// above); `program` must not be compiled elsewhere meanwhile.
 ///
 /// Headers: a hit is exact. The key of a C++ program covers every place its preprocessor looked
 /// for a header, found or not, and the contents of every header it may have read: each \#include,
@@ -84,25 +75,52 @@ struct CachedCompileOptions {
 /// set, headers are not tracked and the key is cache_key plus that digest. The same not_cached
 /// outcome holds when fdevice_time_trace is set or a header cannot be read back, and when NVRTC's
 /// trace cannot be written (a file-size limit or a temporary directory under 64 MiB free), told to
-/// on_cache_error as a CacheError when given, else warned. Headers created or edited while the
-/// compile runs may be keyed by their new state: do not change headers during a compile. PTX and
-/// NVVM IR programs include nothing and are keyed by cache_key alone.
-ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+/// on_cache_error as a CacheError when given, else warned. A header created, edited or removed
+/// while the compile runs (seen against the compile's start, docs/caching.md) gives the code
+/// without storing it, with a not_cached warning naming the file. PTX and NVVM IR programs
+/// include nothing and are keyed by cache_key alone.
+ObjectCode compile_cached(Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
-                          const CachedCompileOptions& options = {});
+                          const CompileOptions& options = {});
 
-/// What compile_cached(cache, program, target, name_expressions, options) would return from the
-/// cache, without ever compiling: the same keys (headers re-read and digested, or
+/// What compile_cached(program, target, name_expressions, options) would return from
+/// options.cache, without ever compiling: the same keys (headers re-read and digested, or
 /// options.extra_digest), nullopt on a miss (also when a listed header is gone or changed). For a
 /// process that must only use code another one compiled. Cache errors are reported to
-/// options.on_cache_error (a miss), not thrown; throws what cache_key throws.
-std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
+/// options.on_cache_error (a miss), not thrown; throws what cache_key throws, and
+/// InvalidArgumentError when options.cache is null. Thread-safe.
+std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
                                       const std::vector<std::string>& name_expressions = {},
-                                      const CachedCompileOptions& options = {});
+                                      const CompileOptions& options = {});
 
-/// The same with only a cache-error handler (options.on_cache_error = on_cache_error).
-ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
-                          const std::vector<std::string>& name_expressions,
-                          const CacheWarningHandler& on_cache_error);
+/// The earlier form with the cache first.
+[[deprecated("use compile_cached(program, target, name_expressions, {.cache = &cache})")]]
+inline ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                                 const std::vector<std::string>& name_expressions = {},
+                                 CompileOptions options = {}) {
+    options.cache = &cache;
+    return compile_cached(program, target, name_expressions, options);
+}
+
+/// The earlier form with the cache first and only a cache-error handler.
+[[deprecated("use compile_cached(program, target, name_expressions, {.cache = &cache, .on_cache_error = "
+             "handler})")]]
+inline ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                                 const std::vector<std::string>& name_expressions,
+                                 const CacheWarningHandler& on_cache_error) {
+    CompileOptions options;
+    options.cache = &cache;
+    options.on_cache_error = on_cache_error;
+    return compile_cached(program, target, name_expressions, options);
+}
+
+/// The earlier form with the cache first.
+[[deprecated("use find_cached(program, target, name_expressions, {.cache = &cache})")]]
+inline std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
+                                             const std::vector<std::string>& name_expressions = {},
+                                             CompileOptions options = {}) {
+    options.cache = &cache;
+    return find_cached(program, target, name_expressions, options);
+}
 
 }  // namespace cudacore

@@ -7,7 +7,7 @@
 ///
 /// Ownership of a primary context: copies share one retained primary context. Once cudacore has retained a device's
 /// primary context it keeps it retained until the process exits, as the CUDA runtime does (the
-/// driver releases it at exit; docs/design/release-after-exit.md says why). Only a context
+/// driver releases it at exit; docs/design/release.md says why). Only a context
 /// someone reset (cuDevicePrimaryCtxReset) is released, once the last object that holds it is
 /// destroyed; the next use retains the new one. Release errors (the driver shutting down, the
 /// device reset by someone else) are ignored: destruction never throws or prints.
@@ -76,6 +76,14 @@ struct ContextOptions {
     unsigned flags() const;
 };
 
+/// How Context::from_handle wraps a context (every from_handle takes one such struct,
+/// `take_ownership` first: docs/api-conventions.md).
+struct ContextFromHandleOptions {
+    /// The context is destroyed (cuCtxDestroy) when its last holder goes, as one Context::create
+    /// made; false: the caller keeps and destroys it.
+    bool take_ownership = false;
+};
+
 /// A CUDA context (a device's primary context, a green context, one created, or one wrapped);
 /// copies share it.
 class Context : public OwningHandle<Context, detail::ContextBox, CUcontext> {
@@ -95,11 +103,15 @@ public:
 
     /// Wraps a context the caller has (cuCtxCreate, cuCtxGetCurrent, another library's). A
     /// device's primary context is retained like Device::context() (so it stays alive while the
-    /// Context lives), and a context Context::create made gives its owning Context; any other
-    /// context is never destroyed or released: the caller keeps it alive while the Context, and
-    /// streams or events made through it, are used. Throws
-    /// InvalidArgumentError for a null handle, DriverError for an invalid one.
-    static Context from_handle(CUcontext context);
+    /// Context lives), and a context Context::create made gives its owning Context. Any other
+    /// context is never destroyed or released, unless `options.take_ownership`: then it is
+    /// cudacore's from then on, as one Context::create made (destroyed with its last holder, the
+    /// streams and events made in it included; later wraps of its handle give this owner).
+    /// Without ownership the caller keeps it alive while the Context, and streams or events made
+    /// through it, are used. Throws InvalidArgumentError for a null handle and for taking
+    /// ownership of a primary context (cudacore retains and releases those), DriverError for an
+    /// invalid handle. Thread-safe.
+    static Context from_handle(CUcontext context, const ContextFromHandleOptions& options = {});
 
     /// The device the context belongs to.
     Device device() const;

@@ -19,7 +19,7 @@
 /// when the last copy, texture, surface or mipmap-level view holding it goes. A level view of a
 /// MipmappedArray (MipmappedArray::level) holds its mipmapped array and never destroys the level
 /// itself. Copies enqueued through cudacore are waited for before the array is destroyed, without
-/// blocking the thread that dropped it (docs/design/release-thread.md). Kernels reading the
+/// blocking the thread that dropped it (docs/design/release.md). Kernels reading the
 /// array through a TextureObject or SurfaceObject passed to launch() are waited for the same way;
 /// a kernel given the raw handle is the caller's to finish first. Release failures at exit are
 /// ignored. A moved-from CudaArray may only be destroyed or assigned to.

@@ -6,7 +6,7 @@
 /// or at close(), which ends it for every copy (docs/errors-and-lifetime.md, "Closing and
 /// resetting"); an event holds its context. Destruction never throws; release errors are ignored.
 ///
-/// Cost: events made and dropped in a loop are cheap (docs/design/event-recycling.md). An Event
+/// Cost: events made and dropped in a loop are cheap (docs/design/release.md). An Event
 /// that create_event makes is a new, unrecorded event in every respect (complete, is_recorded()
 /// false, elapsed times refused until recorded); only its handle may equal a dropped event's, as
 /// the driver's own new events' may.

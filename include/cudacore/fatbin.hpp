@@ -64,7 +64,7 @@ public:
 private:
     struct Image {
         ObjectCode code;
-        std::string arch;  // what nvFatbin takes: "90", "90a"
+        std::string arch{};  // what nvFatbin takes: "90", "90a"
     };
     FatbinOptions options_;
     std::vector<Image> images_;

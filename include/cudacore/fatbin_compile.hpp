@@ -11,6 +11,7 @@
 
 #include "cudacore/cache_key.hpp"
 #include "cudacore/compile_many.hpp"
+#include "cudacore/compile_options.hpp"
 #include "cudacore/fatbin.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
@@ -21,24 +22,16 @@
 
 namespace cudacore {
 
-/// Options of compile_fatbin(): how the targets are compiled, how the fatbin is written.
+/// The options the deprecated compile_fatbin(program, targets, names, FatbinCompileOptions) took:
+/// compile_fatbin now takes a CompileOptions and a FatbinOptions.
 struct FatbinCompileOptions {
-    /// Workers, strategy (threads or processes) and cache, as compile_many() takes them. With a
-    /// cache, each target's compile is looked up and stored on its own, exactly as compile_many
-    /// does (keyed by its headers too); the fatbin itself is assembled again each call (nvFatbin
-    /// takes milliseconds), so a cached fatbin is never one whose headers changed.
-    /// first_alone_for_pch is not used: the targets' flags differ, so none could use the PCH
-    /// another made (each still makes and uses its own automatic PCH, for later calls). With
-    /// threads (the default), NVRTC's shared locks keep the targets from overlapping much (one
-    /// call took 1.00-1.05x four compiles in a row on 16 cores); CompileStrategy::processes
-    /// compiles them at once, under compile_many()'s rule for forking (docs/fatbins.md, "Cost").
-    CompileManyOptions many{};
+    CompileOptions many{};   ///< how the targets are compiled (CompileOptions)
     FatbinOptions fatbin{};  ///< compression
 };
 
 /// What one target name asks for: the arch to compile with and the code type it gives.
 struct FatbinTarget {
-    std::string arch;  ///< ProgramOptions::arch for this compile: "sm_90", "compute_90"
+    std::string arch{};  ///< ProgramOptions::arch for this compile: "sm_90", "compute_90"
     CodeType type = CodeType::cubin;  ///< cubin (sm_), ptx (compute_) or ltoir (lto_)
 };
 
@@ -56,9 +49,28 @@ FatbinTarget parse_fatbin_target(std::string_view target);
 /// failed, with its log and flags (-arch names the target); CacheError from the cache, as
 /// compile_many does; LoaderError when NVRTC or nvFatbin cannot be loaded; CompilerApiError
 /// from nvFatbin (FatbinBuilder::build). Thread-safe for different Program objects; needs no GPU.
+///
+/// `options`: workers, strategy (threads or processes) and cache, as compile_many() takes them.
+/// With a cache, each target's compile is looked up and stored on its own, exactly as
+/// compile_many does (keyed by its headers too); the fatbin itself is assembled again each call
+/// (nvFatbin takes milliseconds), so a cached fatbin is never one whose headers changed.
+/// first_alone_for_pch is not used: the targets' flags differ, so none could use the PCH another
+/// made (each still makes and uses its own automatic PCH, for later calls). With threads (the
+/// default), NVRTC's shared locks keep the targets from overlapping much (one call took
+/// 1.00-1.05x four compiles in a row on 16 cores); CompileStrategy::processes compiles them at
+/// once, under compile_many()'s rule for forking (docs/fatbins.md, "Cost"). `fatbin`: how the
+/// fatbin is written (compression).
 ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
                           const std::vector<std::string>& name_expressions = {},
-                          const FatbinCompileOptions& options = {});
+                          const CompileOptions& options = {}, const FatbinOptions& fatbin = {});
+
+/// The earlier form with both options in one struct.
+[[deprecated("use compile_fatbin(program, targets, name_expressions, compile_options, fatbin_options)")]]
+inline ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
+                                 const std::vector<std::string>& name_expressions,
+                                 const FatbinCompileOptions& options) {
+    return compile_fatbin(program, targets, name_expressions, options.many, options.fatbin);
+}
 
 /// The key of compile_fatbin(program, targets, name_expressions, {fatbin}): the SHA-256 of a
 /// format tag, each target's name and the cache_key() of its compile (source, flags with the

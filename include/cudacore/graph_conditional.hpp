@@ -71,7 +71,7 @@ private:
 /// A conditional node and its body graphs (1 for if and while, 2 for if/else, one per case for
 /// switch), which belong to the node and keep the parent graph alive.
 struct ConditionalNode {
-    GraphNode node;             ///< the conditional node, a dependency for later nodes
+    GraphNode node{};             ///< the conditional node, a dependency for later nodes
     std::vector<Graph> bodies;  ///< its body graphs, empty until filled with nodes
 };
 

@@ -73,8 +73,8 @@ private:
 /// One edge of a graph: `to` runs after `from` (Graph::edges). `data` is the driver's edge data
 /// (all zero for a plain full dependency; programmatic launch edges set its ports and type).
 struct GraphEdge {
-    GraphNode from;           ///< the node that runs first
-    GraphNode to;             ///< the node that depends on it
+    GraphNode from{};           ///< the node that runs first
+    GraphNode to{};             ///< the node that depends on it
     CUgraphEdgeData data{};   ///< the edge's kind (default: a full dependency)
 };
 

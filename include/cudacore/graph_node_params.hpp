@@ -106,9 +106,9 @@ private:
 /// (Kernel::from_handle): the graph the node belongs to holds that library, so the Kernel is
 /// valid while that graph lives. Set on a node, the graph holds the kernel's library.
 struct KernelNodeParams {
-    Kernel kernel;              ///< the kernel the node launches
+    Kernel kernel;                ///< the kernel the node launches
     LaunchConfig config{};      ///< grid, block and dynamic shared memory
-    KernelArguments arguments;  ///< one run of bytes per kernel parameter
+    KernelArguments arguments{};  ///< one run of bytes per kernel parameter
 };
 
 /// A copy node. A linear copy of `size` bytes from `source` to `destination` (device or host
@@ -151,7 +151,7 @@ struct FillNodeParams {
 /// holds the callable. Read back from a node added by cudacore, a copy of its callable; from a
 /// node added otherwise, a function calling the node's CUhostFn with its user data.
 struct HostNodeParams {
-    std::function<void()> function;  ///< what runs
+    std::function<void()> function{};  ///< what runs
 };
 
 /// A child graph node: `graph` is embedded. Set on a node (and added), the node takes a copy of
@@ -197,7 +197,7 @@ struct FreeNodeParams {
 /// are read for nodes that Graph::add_if and the like added; a captured or cloned conditional
 /// node reads as OtherNodeParams.
 struct ConditionalNodeParams {
-    ConditionalHandle handle;  ///< the deciding value
+    ConditionalHandle handle{};  ///< the deciding value
     /// if (also if/else: two bodies), while, switch
     CUgraphConditionalNodeType type = CU_GRAPH_COND_TYPE_IF;
     unsigned size = 0;             ///< number of bodies

@@ -28,7 +28,7 @@
 /// several threads ("no internal synchronization"; seen on the H100 as crashes inside the driver
 /// when one thread synchronized or destroyed a green context's stream while another freed memory
 /// on it). Use a green context, its streams, events and the buffers freed on them from one thread
-/// at a time. cudacore's own release thread makes no call on them (docs/design/release-thread.md).
+/// at a time. cudacore's own release thread makes no call on them (docs/design/release.md).
 #pragma once
 
 #include "cudacore/forward.hpp"

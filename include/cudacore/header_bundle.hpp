@@ -196,7 +196,7 @@ public:
     /// What remove_folders() did.
     struct FolderRemoval {
         std::uint64_t removed = 0;                   ///< bundle folders removed
-        std::vector<std::filesystem::path> in_use;  ///< folders left: a compile was reading them
+        std::vector<std::filesystem::path> in_use{};  ///< folders left: a compile was reading them
         /// Damage repaired ("'<lock file>' was a directory: replaced").
         std::vector<std::string> repaired{};
         /// What could not be removed, naming the path, the failing call and the error.

@@ -7,9 +7,9 @@
 /// std::make_shared. Thread-safe.
 #pragma once
 
-#include "cudacore/memory_location.hpp"
 #include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/context.hpp"
+#include "cudacore/memory_location.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <memory>
@@ -59,15 +59,21 @@ private:
     ManagedMemoryResourceOptions options_;
 };
 
-/// Migrates the pages of a managed buffer to `device` / to host memory, asynchronously on
-/// `stream` (cuMemPrefetchAsync): later work on that stream finds them there. Host code may read
-/// after the stream has reached this point (stream.sync()). Throws InvalidArgumentError for a
-/// closed buffer and for memory that is not managed ("not a managed-memory allocation", naming
-/// the buffer), DriverError when the device cannot prefetch
+/// Migrates the pages of a managed buffer to `location` (a device, the host or a host NUMA node),
+/// asynchronously on `stream` (cuMemPrefetchAsync): later work on that stream finds them there.
+/// Host code may read after the stream has reached this point (stream.sync()). Takes a
+/// MemoryLocation as prefetch_batch and advise do. Throws InvalidArgumentError for a closed buffer
+/// or stream and for memory that is not managed ("not a managed-memory allocation", naming the
+/// buffer), DriverError when the device cannot prefetch
 /// (CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS is 0). An empty buffer of size 0 does nothing.
+/// Keeps nothing alive; thread-safe.
+void prefetch(const Buffer& buffer, const MemoryLocation& location, const Stream& stream);
+
+/// The earlier form with a Device.
+[[deprecated("use prefetch(buffer, MemoryLocation::device(device.ordinal()), stream)")]]
 void prefetch(const Buffer& buffer, const Device& device, const Stream& stream);
-/// prefetch() to host memory (CU_MEM_LOCATION_TYPE_HOST); throws as prefetch(), and
-/// InvalidArgumentError for a closed stream.
+/// The earlier form for host memory.
+[[deprecated("use prefetch(buffer, MemoryLocation::host(), stream)")]]
 void prefetch_to_host(const Buffer& buffer, const Stream& stream);
 
 }  // namespace cudacore

@@ -193,9 +193,12 @@ public:
     /// file system's limit work. Throws SerializationError naming the path and why (errno text on
     /// I/O failure).
     void save(const std::filesystem::path& path) const;
-    /// Reads a file written by save(). Static, unlike the member load() that loads the code into
-    /// the driver: `ObjectCode::load(path)` reads a file, `code.load()` loads a module. Throws
-    /// SerializationError (naming the path) when it cannot be read or is not a valid serialization.
+    /// Reads a file written by save() (from_file reads a raw cubin, PTX, ... file; `code.load()`
+    /// is what loads the code into the driver). Throws SerializationError (naming the path) when
+    /// it cannot be read or is not a valid serialization. Thread-safe.
+    static ObjectCode from_saved(const std::filesystem::path& path);
+    /// The earlier name, which read like the member load().
+    [[deprecated("use ObjectCode::from_saved(path)")]]
     static ObjectCode load(const std::filesystem::path& path);
 
     /// Loading (needs a driver). The code is loaded into the driver

@@ -83,6 +83,15 @@ struct PchStatus {
 /// No compile yet, an NVRTC program, an nvJitLink handle, or a driver link state.
 using ProgramHandle = std::variant<std::monostate, nvrtcProgram, nvJitLinkHandle, CUlinkState>;
 
+/// How Program::from_handle wraps an NVRTC program (every from_handle takes one such struct,
+/// `take_ownership` first: docs/api-conventions.md).
+struct ProgramFromHandleOptions {
+    /// The last copy of the Program destroys it (nvrtcDestroyProgram); false: the caller does,
+    /// after the Program is gone.
+    bool take_ownership = false;
+    ProgramOptions options{};  ///< what compile() compiles it with
+};
+
 /// A program to compile (CUDA C++, PTX or NVVM IR) and its options; compile() may be called many
 /// times.
 class Program {
@@ -131,13 +140,15 @@ public:
                        std::vector<std::string>& headers_read);
 
     /// Wraps an NVRTC program the caller created (nvrtcCreateProgram), to compile it with
-    /// `options` through compile() (name expressions are added to it then; NVRTC allows that only
-    /// before its first compilation). source() is empty: NVRTC does not give the source back.
-    /// Not owned unless `take_ownership`: then the last copy of the Program destroys it
+    /// `from.options` through compile() (name expressions are added to it then; NVRTC allows that
+    /// only before its first compilation). source() is empty: NVRTC does not give the source
+    /// back. Not owned unless `from.take_ownership`: then the last copy of the Program destroys it
     /// (nvrtcDestroyProgram); otherwise the caller destroys it after the Program is gone.
     /// Throws InvalidArgumentError for a null handle.
-    static Program from_handle(nvrtcProgram program, ProgramOptions options = {},
-                               bool take_ownership = false);
+    static Program from_handle(nvrtcProgram program, const ProgramFromHandleOptions& from = {});
+    /// The earlier form with the ownership last.
+    [[deprecated("use Program::from_handle(program, {.take_ownership = take_ownership, .options = options})")]]
+    static Program from_handle(nvrtcProgram program, ProgramOptions options, bool take_ownership = false);
     /// See the top of this file.
     ProgramHandle handle() const noexcept { return handle_; }
 

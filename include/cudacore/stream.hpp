@@ -59,6 +59,14 @@ struct StreamOptions {
     std::optional<int> priority{};
 };
 
+/// How Stream::from_handle wraps a stream (every from_handle takes one such struct,
+/// `take_ownership` first: docs/api-conventions.md).
+struct StreamFromHandleOptions {
+    /// The stream is destroyed (cuStreamDestroy) when its last holder goes, as one cudacore
+    /// created; false: the caller keeps and destroys it.
+    bool take_ownership = false;
+};
+
 /// A CUDA stream: work enqueued on it runs in order; copies share it.
 class Stream : public OwningHandle<Stream, detail::StreamBox, CUstream> {
 public:
@@ -70,8 +78,10 @@ public:
     /// releases may wait for it, and marks it again at each buffer freed there later; a release
     /// waits for the newest mark and never touches the handle. The context is taken from the
     /// stream (cuStreamGetCtx) and held when it is a primary context or one Context::create made.
-    /// Throws DriverError when the driver does not know the stream.
-    static Stream from_handle(CUstream stream);
+    /// With `options.take_ownership`, the stream is cudacore's from then on, as one it created:
+    /// destroyed when its last holder goes (InvalidArgumentError for a default stream, which
+    /// nobody destroys). Throws DriverError when the driver does not know the stream.
+    static Stream from_handle(CUstream stream, const StreamFromHandleOptions& options = {});
 
     // Copies share the stream and its closed state; a moved-from Stream is empty: assignment,
     // reset() and destruction are what it is good for, its own calls throw InvalidArgumentError

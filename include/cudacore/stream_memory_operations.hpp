@@ -109,10 +109,10 @@ struct MemoryOperation {
     /// What the operation does.
     enum class Kind : unsigned { wait_value32, wait_value64, write_value32, write_value64 };
     Kind kind = Kind::wait_value32;  ///< wait or write, 32 or 64 bits
-    ValueAddress address;            ///< the word
+    ValueAddress address{};            ///< the word
     std::uint64_t value = 0;         ///< V (the low 32 bits for 32-bit operations, which must fit)
-    WaitOptions wait;                ///< for waits
-    WriteOptions write;              ///< for writes
+    WaitOptions wait{};                ///< for waits
+    WriteOptions write{};              ///< for writes
 };
 
 /// A MemoryOperation waiting until the 32-bit word at `address` meets `options` against `value`.

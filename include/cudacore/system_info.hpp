@@ -49,16 +49,16 @@ struct Clocks {
 
 /// ECC mode and error counts; each field is empty when the GPU or driver does not report it.
 struct EccReport {
-    std::optional<bool> enabled;  ///< ECC on now (nvmlDeviceGetEccMode, current)
-    std::optional<bool> pending;  ///< ECC on after the next reboot (nvmlDeviceGetEccMode, pending)
+    std::optional<bool> enabled{};  ///< ECC on now (nvmlDeviceGetEccMode, current)
+    std::optional<bool> pending{};  ///< ECC on after the next reboot (nvmlDeviceGetEccMode, pending)
     /// Corrected errors since the driver loaded (NVML_VOLATILE_ECC).
-    std::optional<std::uint64_t> corrected_volatile;
+    std::optional<std::uint64_t> corrected_volatile{};
     /// Uncorrected errors since the driver loaded (NVML_VOLATILE_ECC).
-    std::optional<std::uint64_t> uncorrected_volatile;
+    std::optional<std::uint64_t> uncorrected_volatile{};
     /// Corrected errors over the GPU's life (NVML_AGGREGATE_ECC).
-    std::optional<std::uint64_t> corrected_aggregate;
+    std::optional<std::uint64_t> corrected_aggregate{};
     /// Uncorrected errors over the GPU's life (NVML_AGGREGATE_ECC).
-    std::optional<std::uint64_t> uncorrected_aggregate;
+    std::optional<std::uint64_t> uncorrected_aggregate{};
 };
 
 /// A compute process running on a GPU (nvmlDeviceGetComputeRunningProcesses_v3).
@@ -66,7 +66,7 @@ struct GpuProcess {
     unsigned pid = 0;  ///< operating-system process id (of the host's pid namespace)
     /// Device memory the process holds, bytes; empty when NVML cannot tell (inside a container,
     /// under some virtualisation).
-    std::optional<std::uint64_t> used_memory_bytes;
+    std::optional<std::uint64_t> used_memory_bytes{};
 };
 
 /// One NVLink of a GPU and what is at its other end.
@@ -75,10 +75,10 @@ struct NvLink {
     bool active = false;  ///< the link is up (nvmlDeviceGetNvLinkState)
     /// PCI bus id of the other end, NVML's form ("00000000:19:00.0"); empty when not readable
     /// (an inactive link).
-    std::string remote_pci_bus_id;
+    std::string remote_pci_bus_id{};
     /// NVML index of the GPU at the other end; empty when the other end is not a GPU NVML sees
     /// (an NVSwitch, say).
-    std::optional<unsigned> remote_index;
+    std::optional<unsigned> remote_index{};
     /// The other end is an NVSwitch (nvmlDeviceGetNvLinkRemoteDeviceType): the link reaches
     /// every GPU on the same switch fabric (HGX boards), not one GPU.
     bool to_switch = false;
@@ -86,18 +86,18 @@ struct NvLink {
 
 /// Every reading of one GPU at once; a reading the GPU or driver does not support is empty.
 struct SystemReadings {
-    std::optional<MemoryUsage> memory;        ///< memory()
-    std::optional<Utilization> utilization;   ///< utilization()
-    std::optional<int> temperature_celsius;   ///< temperature_celsius()
-    std::optional<double> power_watts;        ///< power_watts()
-    std::optional<double> power_limit_watts;  ///< power_limit_watts()
-    std::optional<unsigned> sm_mhz;           ///< SM clock now, MHz
-    std::optional<unsigned> memory_mhz;       ///< memory clock now, MHz
-    std::optional<unsigned> max_sm_mhz;       ///< highest SM clock, MHz
-    std::optional<unsigned> max_memory_mhz;   ///< highest memory clock, MHz
-    EccReport ecc;                            ///< ecc()
-    std::optional<std::vector<GpuProcess>> processes;  ///< processes()
-    std::optional<std::vector<NvLink>> nvlinks;        ///< nvlinks()
+    std::optional<MemoryUsage> memory{};        ///< memory()
+    std::optional<Utilization> utilization{};   ///< utilization()
+    std::optional<int> temperature_celsius{};   ///< temperature_celsius()
+    std::optional<double> power_watts{};        ///< power_watts()
+    std::optional<double> power_limit_watts{};  ///< power_limit_watts()
+    std::optional<unsigned> sm_mhz{};           ///< SM clock now, MHz
+    std::optional<unsigned> memory_mhz{};       ///< memory clock now, MHz
+    std::optional<unsigned> max_sm_mhz{};       ///< highest SM clock, MHz
+    std::optional<unsigned> max_memory_mhz{};   ///< highest memory clock, MHz
+    EccReport ecc{};                            ///< ecc()
+    std::optional<std::vector<GpuProcess>> processes{};  ///< processes()
+    std::optional<std::vector<NvLink>> nvlinks{};        ///< nvlinks()
 };
 
 /// A device as NVML sees it: name, temperature, power, utilisation, memory.

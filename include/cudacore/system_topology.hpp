@@ -39,10 +39,10 @@ const char* topology_level_code(TopologyLevel level) noexcept;
 /// Peer-to-peer status between two GPUs as NVML reports it (nvmlDeviceGetP2PStatus): true when
 /// NVML_P2P_STATUS_OK, false for any other status, empty when the query is not supported.
 struct PeerStatus {
-    std::optional<bool> read;     ///< NVML_P2P_CAPS_INDEX_READ
-    std::optional<bool> write;    ///< NVML_P2P_CAPS_INDEX_WRITE
-    std::optional<bool> atomics;  ///< NVML_P2P_CAPS_INDEX_ATOMICS
-    std::optional<bool> nvlink;   ///< NVML_P2P_CAPS_INDEX_NVLINK
+    std::optional<bool> read{};     ///< NVML_P2P_CAPS_INDEX_READ
+    std::optional<bool> write{};    ///< NVML_P2P_CAPS_INDEX_WRITE
+    std::optional<bool> atomics{};  ///< NVML_P2P_CAPS_INDEX_ATOMICS
+    std::optional<bool> nvlink{};   ///< NVML_P2P_CAPS_INDEX_NVLINK
 };
 
 /// Peer-to-peer attributes from the CUDA driver (cuDeviceGetP2PAttribute), from one device's
@@ -56,22 +56,22 @@ struct PeerAttributes {
 
 /// The link between two GPUs of a Topology.
 struct GpuLink {
-    std::optional<TopologyLevel> level;  ///< common ancestor; empty when not supported
+    std::optional<TopologyLevel> level{};  ///< common ancestor; empty when not supported
     /// Active NVLinks between the two: direct ones, plus, on an NVSwitch fabric where NVML says
     /// the pair talks over NVLink, the first GPU's links to the switches (as nvidia-smi counts).
     unsigned nvlinks = 0;
-    PeerStatus peer;                     ///< NVML's peer-to-peer status
+    PeerStatus peer{};                     ///< NVML's peer-to-peer status
 };
 
 /// Every GPU NVML sees and the link between each pair.
 struct Topology {
-    std::vector<std::string> names;        ///< product name of each GPU, NVML index order
-    std::vector<std::string> pci_bus_ids;  ///< NVML's form ("00000000:18:00.0")
+    std::vector<std::string> names{};        ///< product name of each GPU, NVML index order
+    std::vector<std::string> pci_bus_ids{};  ///< NVML's form ("00000000:18:00.0")
     /// The CUDA ordinal of each GPU (matched by PCI bus id); empty for a GPU CUDA does not see
     /// (CUDA_VISIBLE_DEVICES) or when the CUDA driver is absent.
-    std::vector<std::optional<int>> cuda_ordinals;
+    std::vector<std::optional<int>> cuda_ordinals{};
     /// links[i][j] for i != j; links[i][i] is default.
-    std::vector<std::vector<GpuLink>> links;
+    std::vector<std::vector<GpuLink>> links{};
 };
 
 /// The closest common ancestor of two GPUs (nvmlDeviceGetTopologyCommonAncestor); empty when

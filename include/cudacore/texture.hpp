@@ -29,7 +29,7 @@
 /// Ownership: a TextureObject holds what it reads (the CudaArray, MipmappedArray or Buffer), so
 /// that outlives it. Copies share one texture object (cheap), destroyed when the last copy goes,
 /// after the work launched with it through cudacore (the dropping thread never blocks:
-/// docs/design/release-thread.md). At exit, or after a device reset, release errors are
+/// docs/design/release.md). At exit, or after a device reset, release errors are
 /// ignored. A kernel given the raw handle() (a TypedKernel launch, a graph node, a captured graph
 /// replayed later) is not noted: keep the TextureObject until that work is done. A moved-from
 /// TextureObject may only be destroyed or assigned to.

@@ -9,6 +9,12 @@
 /// process; without one, a Range or mark() is an inlined test of one flag: no message is built,
 /// no attributes are filled, no call is made.
 ///
+/// NVTX3's own C++ types (`nvtx3/nvtx3.hpp`: nvtx3::scoped_range_in, mark_in, rgb, payload,
+/// named_category_in, registered_string_in) work in cudacore's domain with the tag
+/// `tracing::nvtx3_domain`; docs/tracing.md shows how. What this header adds to them is the test
+/// of one flag before anything is built (Range, mark, MessageMaker, tool_attached()) and
+/// cudacore's own events (Domain::cudacore(), CudacoreCategory).
+///
 /// Thread-safety: every call may be made from any thread. Ranges nest per thread (a Range is
 /// pushed and popped on the thread that made it).
 #pragma once
@@ -87,6 +93,13 @@ struct EventOptions {
     Payload payload{};           ///< none by default
 };
 
+/// cudacore's domain as an NVTX3 domain tag: `nvtx3::scoped_range_in<tracing::nvtx3_domain>`,
+/// `nvtx3::mark_in<tracing::nvtx3_domain>(...)` put events in the domain named "cudacore", beside
+/// cudacore's own (NVTX gives one domain per name). A user's own domain is a tag of the same form.
+struct nvtx3_domain {
+    static constexpr const char* name = "cudacore";  ///< the domain's name, as NVTX3 reads it
+};
+
 /// The categories of cudacore's own events in Domain::cudacore() (named there, so a tool shows
 /// their names). Users' domains number their categories as they like.
 enum class CudacoreCategory : std::uint32_t {
@@ -139,11 +152,16 @@ public:
 
     /// Names category `id` (not 0) in this domain, for the tools that show names. Does nothing
     /// without a tool. Never throws.
+    /// @deprecated NVTX3 names categories itself: `nvtx3::named_category_in<Tag>::get<C>()` with
+    /// a domain tag (tracing::nvtx3_domain for cudacore's); docs/tracing.md shows it.
+    [[deprecated("use nvtx3::named_category_in<Tag> (nvtx3/nvtx3.hpp)")]]
     void name_category(std::uint32_t id, std::string_view category_name) const noexcept;
 
     /// `text` registered with the tool once, for messages repeated often (a tool keeps a handle,
     /// not a copy per event). The same RegisteredString for the same text. Without a tool it
     /// only keeps the text. @throws std::bad_alloc.
+    /// @deprecated NVTX3 registers strings itself: `nvtx3::registered_string_in<Tag>::get<M>()`.
+    [[deprecated("use nvtx3::registered_string_in<Tag> (nvtx3/nvtx3.hpp)")]]
     RegisteredString register_string(std::string_view text) const;
 
     /// The nvtxDomainHandle_t, for calls to NVTX itself; null without a tool.
@@ -157,6 +175,8 @@ private:
 
 /// A string registered in a Domain (Domain::register_string). Copies are cheap; it lives until
 /// the process ends.
+/// @deprecated Made only by the deprecated Domain::register_string: use NVTX3's
+/// nvtx3::registered_string_in<Tag>, with NVTX3's ranges and marks.
 class RegisteredString {
 public:
     /// The text.
@@ -198,6 +218,8 @@ public:
         if (tool_attached()) [[unlikely]] domain_ = detail::push(domain, message, options);
     }
     /// A range named by a registered string.
+    /// @deprecated Use nvtx3::scoped_range_in<Tag> with an nvtx3::registered_string_in<Tag>.
+    [[deprecated("use nvtx3::scoped_range_in<Tag> with nvtx3::registered_string_in<Tag>")]]
     Range(const Domain& domain, const RegisteredString& message,
           const EventOptions& options = detail::no_options) noexcept {
         if (tool_attached()) [[unlikely]] domain_ = detail::push(domain, message, options);
@@ -233,6 +255,8 @@ inline void mark(const Domain& domain, std::string_view message, const EventOpti
 }
 
 /// A mark named by a registered string.
+/// @deprecated Use nvtx3::mark_in<Tag> with an nvtx3::registered_string_in<Tag>.
+[[deprecated("use nvtx3::mark_in<Tag> with nvtx3::registered_string_in<Tag>")]]
 inline void mark(const Domain& domain, const RegisteredString& message,
                  const EventOptions& options = detail::no_options) noexcept {
     if (tool_attached()) [[unlikely]] detail::mark(domain, message, options);

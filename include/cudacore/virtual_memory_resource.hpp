@@ -126,8 +126,8 @@ private:
         std::size_t size = 0;
     };
     struct Allocation {
-        std::vector<Range> reserved;  ///< contiguous, in address order
-        std::vector<Piece> pieces;    ///< mapped from the allocation's start, in order
+        std::vector<Range> reserved{};  ///< contiguous, in address order
+        std::vector<Piece> pieces{};    ///< mapped from the allocation's start, in order
         std::size_t mapped = 0;
     };
 

@@ -300,7 +300,7 @@ namespace detail {
 // from it (extra digest, header list, or the source key itself).
 std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program& program,
                                              const CacheKey& source_key,
-                                             const CachedCompileOptions& options) {
+                                             const CompileOptions& options) {
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
     auto entry_at = [&](const CacheKey& key,
                         std::optional<ObjectCode> header_list) -> std::optional<CachedEntry> {
@@ -346,7 +346,7 @@ namespace {
 
 std::optional<ObjectCode> find_code(ProgramCache& cache, const Program& program,
                                     const CacheKey& source_key,
-                                    const CachedCompileOptions& options) {
+                                    const CompileOptions& options) {
     std::optional<detail::CachedEntry> entry =
         detail::find_cached_entry(cache, program, source_key, options);
     if (!entry) return std::nullopt;
@@ -396,7 +396,7 @@ ObjectCode compile_and_store_with_headers(ProgramCache& cache, Program& program,
         warn(WarningKind::not_cached,
              "compile_cached: " + program_name + " compiled but not cached: with "
              "fdevice_time_trace set the headers it reads cannot be recorded; pass "
-             "CachedCompileOptions::extra_digest to cache it");
+             "CompileOptions::extra_digest to cache it");
         return code;
     }
     if (const std::string reason = trace_unwritable_reason(); !reason.empty()) {
@@ -419,7 +419,7 @@ ObjectCode compile_and_store_with_headers(ProgramCache& cache, Program& program,
     auto not_cached = [&](const std::string& why) {
         warn(WarningKind::not_cached, "compile_cached: " + program_name +
                                           " compiled but not cached: " + why +
-                                          "; pass CachedCompileOptions::extra_digest to cache it");
+                                          "; pass CompileOptions::extra_digest to cache it");
         return code;
     };
     if (compiled.headers_error) {  // the code is good: only keeping it is given up
@@ -438,15 +438,19 @@ ObjectCode compile_and_store_with_headers(ProgramCache& cache, Program& program,
 
 }  // namespace
 
-std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
+std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
                                       const std::vector<std::string>& name_expressions,
-                                      const CachedCompileOptions& options) {
-    return find_code(cache, program, cache_key(program, target, name_expressions), options);
+                                      const CompileOptions& options) {
+    if (options.cache == nullptr)
+        throw InvalidArgumentError("find_cached: CompileOptions::cache is null for program '" +
+                                   program.options().name + "' (find_cached only looks in a cache)");
+    return find_code(*options.cache, program, cache_key(program, target, name_expressions), options);
 }
 
-ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
-                          const std::vector<std::string>& name_expressions,
-                          const CachedCompileOptions& options) {
+ObjectCode compile_cached(Program& program, CodeType target, const std::vector<std::string>& name_expressions,
+                          const CompileOptions& options) {
+    if (options.cache == nullptr) return program.compile(target, name_expressions);
+    ProgramCache& cache = *options.cache;
     const detail::CudacoreRange range(tracing::CudacoreCategory::compile,
                                       [&] { return "compile_cached " + program.options().name; });
     const CacheKey source_key = cache_key(program, target, name_expressions);
@@ -476,14 +480,6 @@ ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target
         return compile_and_store_with_headers(cache, program, target, name_expressions, source_key,
                                               on_cache_error);
     });
-}
-
-ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
-                          const std::vector<std::string>& name_expressions,
-                          const CacheWarningHandler& on_cache_error) {
-    CachedCompileOptions options;
-    options.on_cache_error = on_cache_error;
-    return compile_cached(cache, program, target, name_expressions, options);
 }
 
 }  // namespace cudacore

@@ -27,14 +27,14 @@ struct CachedEntry {
     std::optional<ObjectCode> header_list;  // none for PTX, NVVM IR and options.extra_digest
 };
 
-// The entry find_cached(cache, program, ..., options) would find, given the program's
+// The entry find_cached(program, ..., options) would find in `cache`, given the program's
 // `source_key` (cache_key(program, target, name_expressions)); nullopt when the cache holds no
 // complete entry (the code or its header list is missing, or a listed header cannot be read).
 // Reads the cache like find_cached (its gets count hits and misses); cache errors are reported
 // to options.on_cache_error, not thrown.
 std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program& program,
                                              const CacheKey& source_key,
-                                             const CachedCompileOptions& options = {});
+                                             const CompileOptions& options = {});
 
 // Forgets the code keys this process remembered for header records, so that the next lookup of
 // each keys its record afresh (every header digested, every lookup made again), as another

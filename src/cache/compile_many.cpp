@@ -43,18 +43,18 @@ struct Job {
 
 // With a cache, through compile_cached: it keys the code by every header the compile looked
 // for, found or not (cache_key alone does not cover them), and stores it.
-void compile_in_thread(Job& job, ProgramCache* cache) {
+// Without one, a plain compile.
+void compile_in_thread(Job& job, const CompileOptions& options) {
     try {
-        job.result = cache ? compile_cached(*cache, *job.program, job.target, *job.names)
-                           : job.program->compile(job.target, *job.names);
+        job.result = compile_cached(*job.program, job.target, *job.names, options);
     } catch (...) {
         job.failure = std::current_exception();
     }
 }
 
-void run_threads(const std::vector<Job*>& jobs, unsigned workers, ProgramCache* cache) {
+void run_threads(const std::vector<Job*>& jobs, unsigned workers, const CompileOptions& options) {
     detail::run_steps(jobs.size(), workers, [&](std::size_t i) {
-        compile_in_thread(*jobs[i], cache);
+        compile_in_thread(*jobs[i], options);
         return !jobs[i]->failure;
     });
 }
@@ -312,16 +312,16 @@ struct ManyMisses {
     std::vector<std::pair<Job*, Job*>> duplicates;  // (job, the miss it repeats)
 };
 
-ManyMisses find_misses(std::vector<Job>& jobs, ProgramCache* cache) {
+ManyMisses find_misses(std::vector<Job>& jobs, const CompileOptions& options) {
     ManyMisses found;
-    if (!cache) {
+    if (!options.cache) {
         for (Job& job : jobs) found.misses.push_back(&job);
         return found;
     }
     for (Job& job : jobs) {
         job.key = cache_key(*job.program, job.target, *job.names);
         // An exact hit (the headers it read and the places it looked are as they were).
-        if (auto hit = find_cached(*cache, *job.program, job.target, *job.names)) {
+        if (auto hit = find_cached(*job.program, job.target, *job.names, options)) {
             job.result = std::move(*hit);
             continue;
         }
@@ -341,7 +341,7 @@ namespace detail {
 
 std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs, CodeType target,
                                                const std::vector<const std::vector<std::string>*>& names,
-                                               const CompileManyOptions& many, const cpu_set_t* child_cpus,
+                                               const CompileOptions& many, const cpu_set_t* child_cpus,
                                                const char* operation) {
     return compile_many_outcomes(programs, std::vector<CodeType>(programs.size(), target), names, many,
                                  child_cpus, operation);
@@ -350,14 +350,14 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
 std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs,
                                                const std::vector<CodeType>& targets,
                                                const std::vector<const std::vector<std::string>*>& names,
-                                               const CompileManyOptions& many, const cpu_set_t* child_cpus,
+                                               const CompileOptions& many, const cpu_set_t* child_cpus,
                                                const char* operation) {
     std::vector<Job> jobs;
     jobs.reserve(programs.size());
     for (size_t i = 0; i < programs.size(); ++i)
         jobs.push_back({programs[i], targets[i], names[i], std::nullopt, std::nullopt, nullptr});
 
-    auto [misses, duplicates] = find_misses(jobs, many.cache);
+    auto [misses, duplicates] = find_misses(jobs, many);
 
     const unsigned workers =
         std::max(1u, many.workers ? many.workers : std::thread::hardware_concurrency());
@@ -374,12 +374,12 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
         // No child compiles beside the first: children without the PCH (1.2 s each for a
         // <cuda/std> program with 16 at once, against 0.12 s with it) slowed the PCH build more
         // than they gained, and took four times the CPU.
-        if (pch_first) compile_in_thread(first, many.cache);
+        if (pch_first) compile_in_thread(first, many);
         if (!first.failure && !rest.empty()) {
             if (many.strategy == CompileStrategy::processes)
                 ChildPool(child_cpus, operation).run(rest, workers, pch_first ? first.program : nullptr);
             else
-                run_threads(rest, workers, many.cache);
+                run_threads(rest, workers, many);
         }
     }
     for (auto [job, miss] : duplicates) {
@@ -397,7 +397,7 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
 
 std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType target,
                                      const std::vector<std::vector<std::string>>& name_expressions,
-                                     const CompileManyOptions& many) {
+                                     const CompileOptions& many) {
     if (!name_expressions.empty() && name_expressions.size() != programs.size()) {
         throw InvalidArgumentError("compile_many: " + std::to_string(name_expressions.size()) +
                                    " lists of name expressions for " +
@@ -425,14 +425,14 @@ std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType ta
     return out;
 }
 
-std::vector<ObjectCode> compile_many(const std::string& source,
+std::vector<ObjectCode> compile_many(const std::string& source, const ProgramOptions& program_options,
+                                     CodeType target,
                                      const std::vector<std::vector<std::string>>& name_expressions,
-                                     CodeType target, const ProgramOptions& options,
-                                     const CompileManyOptions& many) {
+                                     const CompileOptions& many) {
     std::vector<Program> programs;
     programs.reserve(name_expressions.size());
     for (size_t i = 0; i < name_expressions.size(); ++i)
-        programs.emplace_back(source, SourceType::cxx, options);
+        programs.emplace_back(source, SourceType::cxx, program_options);
     return compile_many(programs, target, name_expressions, many);
 }
 

@@ -27,14 +27,14 @@ struct ManyOutcome {
 // `operation` names the caller's call in the errors of the child processes and the pool.
 std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs, CodeType target,
                                                const std::vector<const std::vector<std::string>*>& names,
-                                               const CompileManyOptions& many, const cpu_set_t* child_cpus,
+                                               const CompileOptions& many, const cpu_set_t* child_cpus,
                                                const char* operation);
 // The same with a target per program (targets[i] for programs[i]): one pool for compiles of
 // different code types (compile_fatbin's cubins and PTX).
 std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs,
                                                const std::vector<CodeType>& targets,
                                                const std::vector<const std::vector<std::string>*>& names,
-                                               const CompileManyOptions& many, const cpu_set_t* child_cpus,
+                                               const CompileOptions& many, const cpu_set_t* child_cpus,
                                                const char* operation);
 
 }  // namespace cudacore::detail

@@ -60,8 +60,8 @@ FatbinTarget parse_fatbin_target(std::string_view target) {
 }
 
 ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
-                          const std::vector<std::string>& name_expressions,
-                          const FatbinCompileOptions& options) {
+                          const std::vector<std::string>& name_expressions, const CompileOptions& options,
+                          const FatbinOptions& fatbin) {
     const std::vector<FatbinTarget> parsed = parse_fatbin_targets(targets, "compile_fatbin");
     std::vector<Program> programs;
     programs.reserve(parsed.size());
@@ -75,11 +75,11 @@ ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>
     const std::vector<const std::vector<std::string>*> names(parsed.size(), &name_expressions);
     // No first compile alone for its PCH: each target's flags differ (-arch), so no target could
     // use another's PCH, and waiting for it would only serialise the first compile.
-    CompileManyOptions many = options.many;
+    CompileOptions many = options;
     many.first_alone_for_pch = false;
     std::vector<detail::ManyOutcome> outcomes =
         detail::compile_many_outcomes(each, types, names, many, nullptr, "compile_fatbin");
-    FatbinBuilder builder(options.fatbin);
+    FatbinBuilder builder(fatbin);
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
         if (outcomes[i].failure) std::rethrow_exception(outcomes[i].failure);
         if (!outcomes[i].code) {

@@ -1,30 +1,26 @@
 #include "cudacore/code_inspection.hpp"
 
 #include "cudacore/errors.hpp"
+#include "code/bounded_read.hpp"
+#include "code/code_magic.hpp"
 #include "code/code_validation.hpp"
+#include "code/cuda_elf.hpp"
+#include "code/elf_view.hpp"
 
 #include <elf.h>
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 namespace cudacore {
 
 namespace {
 
-constexpr std::uint16_t kEmCuda = 190;  // EM_CUDA: NVIDIA's ELF machine type
-constexpr unsigned char kStoCudaEntry = 0x10;  // st_other bit of a kernel (entry function)
-constexpr std::uint32_t kFatbinMagic = 0xBA55ED50;
-constexpr std::uint32_t kLtoIrMagic = 0x7F4E43ED;
-
-template <typename T>
-bool read_at(std::string_view bytes, std::size_t offset, T& out) noexcept {
-    if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) return false;
-    std::memcpy(&out, bytes.data() + offset, sizeof(T));
-    return true;
-}
+using detail::kEmCuda;
+using detail::kFatbinMagic;
+using detail::kLtoIrMagic;
+using detail::try_read_at;
 
 bool starts_with(std::string_view bytes, std::string_view prefix) noexcept {
     return bytes.substr(0, prefix.size()) == prefix;
@@ -43,28 +39,11 @@ bool looks_like_ptx(std::string_view code) noexcept {
                                std::to_string(code.size()) + " bytes): " + detail);
 }
 
-std::string hex_prefix(std::string_view code) {
-    static const char* digits = "0123456789abcdef";
-    std::string out;
-    for (unsigned char c : code.substr(0, 8)) {
-        out += digits[c >> 4];
-        out += digits[c & 15];
-    }
-    return out;
-}
-
-Elf64_Ehdr cubin_header(std::string_view cubin) {
+// The arch a cubin's header states ("sm_90"), or "".
+std::string cubin_arch(std::string_view cubin) {
     Elf64_Ehdr header{};
-    if (!read_at(cubin, 0, header)) malformed("cubin", cubin, "shorter than an ELF header");
-    if (header.e_ident[EI_CLASS] != ELFCLASS64) malformed("cubin", cubin, "not a 64-bit ELF");
-    return header;
-}
-
-// The SM number lives in e_flags: bits 8..15 from ELF ABI version 8 (CUDA 12.8+), bits 0..7
-// before that.
-std::string cubin_arch(const Elf64_Ehdr& header) {
-    const unsigned sm = header.e_ident[EI_ABIVERSION] >= 8 ? (header.e_flags >> 8) & 0xff
-                                                           : header.e_flags & 0xff;
+    if (!detail::read_cubin_header(cubin, header)) return {};
+    const unsigned sm = detail::cubin_sm(header);
     return sm ? "sm_" + std::to_string(sm) : std::string();
 }
 
@@ -72,13 +51,13 @@ std::string cubin_arch(const Elf64_Ehdr& header) {
 
 std::optional<CodeType> try_detect_code_type(std::string_view code) noexcept {
     std::uint32_t magic = 0;
-    if (read_at(code, 0, magic)) {
+    if (try_read_at(code, 0, magic)) {
         if (magic == kFatbinMagic) return CodeType::fatbin;
         if (magic == kLtoIrMagic) return CodeType::ltoir;
     }
     if (starts_with(code, "\x7f" "ELF")) {
         std::uint16_t machine = 0;
-        if (!read_at(code, offsetof(Elf64_Ehdr, e_machine), machine)) return std::nullopt;
+        if (!try_read_at(code, offsetof(Elf64_Ehdr, e_machine), machine)) return std::nullopt;
         return machine == kEmCuda ? CodeType::cubin : CodeType::object;
     }
     if (starts_with(code, "!<arch>\n")) return CodeType::library;
@@ -89,7 +68,7 @@ std::optional<CodeType> try_detect_code_type(std::string_view code) noexcept {
 CodeType detect_code_type(std::string_view code) {
     if (auto type = try_detect_code_type(code)) return *type;
     throw InvalidArgumentError("unrecognised code (" + std::to_string(code.size()) +
-                               " bytes, starting " + hex_prefix(code) +
+                               " bytes, starting " + detail::hex_start(code) +
                                "): not a cubin, fatbin, PTX, LTO-IR, object or library");
 }
 
@@ -150,46 +129,29 @@ std::size_t match_version(std::string_view text, std::size_t at) noexcept {
     return i == minor ? std::string_view::npos : i;
 }
 
-// The names of the ELF's symbols that `wanted` accepts, appended to `names`; `budget` bounds the bytes copied in all (a
-// string table may be shared by any number of symbols, so names alone do not bound it). The
-// ELF has been validated: every table and name is in bounds and terminated.
+// The names of the ELF's symbols that `wanted` accepts, appended to `names`; `budget` bounds
+// the bytes copied in all (a string table may be shared by any number of symbols, so names
+// alone do not bound it). The ELF has been validated: every table and name is in bounds and
+// terminated.
 template <class Wanted>
 void append_cubin_symbol_names(std::string_view cubin, std::vector<std::string>& names,
                                std::size_t& budget, Wanted wanted, const char* what) {
-    Elf64_Ehdr header{};
-    read_at(cubin, 0, header);
-    std::size_t count = header.e_shnum;
-    Elf64_Shdr first{};
-    read_at(cubin, header.e_shoff, first);
-    if (count == 0) count = first.sh_size;
-    auto section = [&](std::size_t index) {
-        Elf64_Shdr shdr{};
-        read_at(cubin, header.e_shoff + index * sizeof(Elf64_Shdr), shdr);
-        return shdr;
-    };
-    for (std::size_t i = 1; i < count; ++i) {  // section 0 is reserved, as validation requires
-        const Elf64_Shdr symtab = section(i);
-        if (symtab.sh_type != SHT_SYMTAB) continue;
-        const Elf64_Shdr strtab = section(symtab.sh_link);
-        const std::string_view strings = cubin.substr(strtab.sh_offset, strtab.sh_size);
-        for (std::size_t s = 0; s < symtab.sh_size / sizeof(Elf64_Sym); ++s) {
-            Elf64_Sym symbol{};
-            read_at(cubin, symtab.sh_offset + s * sizeof(Elf64_Sym), symbol);
-            if (!wanted(symbol)) continue;
-            if (symbol.st_name >= strings.size()) continue;  // st_name 0 in an empty table
-            const std::string_view rest = strings.substr(symbol.st_name);
-            const std::string_view name = rest.substr(0, rest.find('\0'));
-            if (name.size() > budget)
+    const detail::ElfView<detail::Elf64Types> elf(cubin);
+    for (const Elf64_Shdr& section : elf.sections().subspan(1)) {  // section 0 is reserved
+        if (section.sh_type != SHT_SYMTAB) continue;
+        elf.for_each_symbol(section, [&](const Elf64_Sym& symbol, std::optional<std::string_view> name) {
+            if (!wanted(symbol) || !name) return;  // no name: st_name 0 in an empty table
+            if (name->size() > budget)
                 malformed("cubin", cubin, std::string(what) + " names exceed the work limit (" +
                                               std::to_string(names.size()) + " names so far)");
-            budget -= name.size();
-            names.emplace_back(name);
-        }
+            budget -= name->size();
+            names.emplace_back(*name);
+        });
     }
 }
 
 bool is_kernel_symbol(const Elf64_Sym& symbol) noexcept {
-    return ELF64_ST_TYPE(symbol.st_info) == STT_FUNC && (symbol.st_other & kStoCudaEntry);
+    return ELF64_ST_TYPE(symbol.st_info) == STT_FUNC && (symbol.st_other & detail::kStoCudaEntry);
 }
 
 void append_cubin_kernel_names(std::string_view cubin, std::vector<std::string>& names,
@@ -260,7 +222,7 @@ CodeInfo inspect_code(std::string_view code) {
     detail::validate_code(info.type, code);
     switch (info.type) {
         case CodeType::cubin: {
-            info.arch = cubin_arch(cubin_header(code));
+            info.arch = cubin_arch(code);
             std::size_t budget = kNameBytesPerInputByte * code.size();
             append_cubin_kernel_names(code, info.kernels, budget);
             std::sort(info.kernels.begin(), info.kernels.end());
@@ -277,18 +239,20 @@ CodeInfo inspect_code(std::string_view code) {
             std::size_t budget = kNameBytesPerInputByte * code.size();
             for (const detail::FatbinImage& image : detail::fatbin_images(code)) {
                 FatbinEntry entry;
-                entry.kind = image.kind == 1   ? "ptx"
-                             : image.kind == 2 ? "elf"
-                             : image.kind == 8 ? "ltoir"
+                entry.kind = image.kind == detail::kFatbinPtx     ? "ptx"
+                             : image.kind == detail::kFatbinElf   ? "elf"
+                             : image.kind == detail::kFatbinLtoIr ? "ltoir"
                                                : "kind " + std::to_string(image.kind);
                 // The number is a real arch for ELF, a virtual one for PTX and LTO-IR: named as
                 // nvcc's -gencode names them.
-                entry.arch = (image.kind == 1 ? "compute_" : image.kind == 8 ? "lto_" : "sm_") +
+                entry.arch = (image.kind == detail::kFatbinPtx     ? "compute_"
+                              : image.kind == detail::kFatbinLtoIr ? "lto_"
+                                                                   : "sm_") +
                              std::to_string(image.sm);
                 entry.size = image.payload.size();
                 entry.compressed = image.compressed;
                 // Uncompressed ELF images were validated with the fatbin.
-                if (!image.compressed && image.kind == 2)
+                if (!image.compressed && image.kind == detail::kFatbinElf)
                     append_cubin_kernel_names(image.payload, info.kernels, budget);
                 info.entries.push_back(std::move(entry));
             }

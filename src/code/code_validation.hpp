@@ -12,6 +12,7 @@
 // test for what that leaves.
 #pragma once
 
+#include "code/fatbin_reader.hpp"
 #include "cudacore/object_code.hpp"
 
 #include <cstdint>
@@ -29,15 +30,6 @@ void validate_code(CodeType type, std::string_view code, std::string_view name =
 // The check Linker makes of each of its inputs: validate_code on its declared type, the error
 // prefixed with "Linker '<linker_name>': input <index> is unusable: ".
 void validate_link_input(const ObjectCode& input, std::size_t index, std::string_view linker_name);
-
-// One image of a fatbin, its payload a view into the fatbin's bytes.
-struct FatbinImage {
-    std::uint16_t kind = 0;  // 1 PTX, 2 ELF, 8 LTO-IR
-    std::uint32_t sm = 0;
-    bool compressed = false;
-    std::size_t offset = 0;  // of the entry header
-    std::string_view payload;
-};
 
 // The images of a fatbin, after validating its structure (as validate_code does). Throws
 // InvalidArgumentError as validate_code does.

@@ -364,18 +364,20 @@ void ObjectCode::save(const std::filesystem::path& path) const {
     detail::save_serialized(path, bytes, what);
 }
 
-ObjectCode ObjectCode::load(const std::filesystem::path& path) {
+ObjectCode ObjectCode::from_saved(const std::filesystem::path& path) {
     std::string bytes;
     try {
         bytes = detail::read_file_bounded(path, max_serialized_size);
     } catch (const std::exception& e) {
-        throw SerializationError(std::string("ObjectCode::load: ") + e.what());
+        throw SerializationError(std::string("ObjectCode::from_saved: ") + e.what());
     }
     try {
         return deserialize(bytes);
     } catch (const SerializationError& e) {
-        throw SerializationError("ObjectCode::load '" + path.string() + "': " + e.what());
+        throw SerializationError("ObjectCode::from_saved '" + path.string() + "': " + e.what());
     }
 }
+
+ObjectCode ObjectCode::load(const std::filesystem::path& path) { return from_saved(path); }
 
 }  // namespace cudacore

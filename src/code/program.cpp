@@ -425,18 +425,22 @@ Program::Program(std::string source, SourceType source_type, ProgramOptions opti
     }
 }
 
-Program Program::from_handle(nvrtcProgram program, ProgramOptions options, bool take_ownership) {
+Program Program::from_handle(nvrtcProgram program, const ProgramFromHandleOptions& from) {
     if (program == nullptr)
         throw InvalidArgumentError("Program::from_handle: null nvrtcProgram for " +
-                                   describe(options));
+                                   describe(from.options));
     // The constructor refuses an empty source; NVRTC holds the source of a wrapped program.
-    Program wrapped("wrapped", SourceType::cxx, std::move(options));
+    Program wrapped("wrapped", SourceType::cxx, from.options);
     wrapped.source_.clear();
     wrapped.handle_ = program;
     wrapped.wraps_handle_ = true;
-    if (take_ownership)
+    if (from.take_ownership)
         wrapped.handle_owner_ = std::shared_ptr<_nvrtcProgram>(program, NvrtcProgramDeleter{});
     return wrapped;
+}
+
+Program Program::from_handle(nvrtcProgram program, ProgramOptions options, bool take_ownership) {
+    return from_handle(program, ProgramFromHandleOptions{take_ownership, std::move(options)});
 }
 
 std::vector<std::string> Program::flags(CodeType target) const {

@@ -1,5 +1,5 @@
 // Reporting a failed release (a destructor's driver call) to the warning handler. Which failures
-// are worth it is the reset-tolerance rule's to say (runtime/reset_tolerance.hpp: check_release).
+// are worth it is the reset-tolerance rule's to say (runtime/release/reset_tolerance.hpp: check_release).
 #pragma once
 
 #include <cuda.h>

@@ -6,7 +6,7 @@
 #include "graph/graph_box.hpp"
 #include "memory/buffer_box.hpp"
 #include "runtime/kernel_box.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 
 #include <cstdio>

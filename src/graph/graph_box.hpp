@@ -3,8 +3,7 @@
 #pragma once
 
 #include "cudacore/graph.hpp"
-#include "runtime/capture_registry.hpp"
-#include "runtime/launch_streams.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <atomic>
@@ -90,12 +89,6 @@ struct GraphExecBox {
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
                                          std::shared_ptr<GraphHoldings> holdings);
-
-// Keeps `holdings` until the streams in `streams` have finished their work, then drops them, on
-// the deferred-release worker (runtime/deferred_release.hpp: a destructor never blocks). At exit
-// they are leaked: the driver frees everything.
-void release_after_streams_idle(std::vector<std::shared_ptr<StreamBox>> streams,
-                                std::vector<std::shared_ptr<const void>> holdings) noexcept;
 
 // "executable graph 0x... on device 0".
 std::string describe_exec(const GraphExecBox& box);

@@ -3,8 +3,7 @@
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "memory/buffer_box.hpp"
-#include "runtime/capture_registry.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 

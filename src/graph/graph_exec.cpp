@@ -2,8 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
-#include "runtime/deferred_release.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
 #include "support/cudacore_trace.hpp"
@@ -16,25 +15,6 @@ namespace cudacore {
 
 namespace detail {
 
-void release_after_streams_idle(std::vector<std::shared_ptr<StreamBox>> streams,
-                                std::vector<std::shared_ptr<const void>> holdings) noexcept {
-    // Shared between the caller and the release, so that whatever fails (a release that cannot be
-    // made, or exit) the holdings are leaked rather than freed under a graph that may still run.
-    using Held = std::vector<std::shared_ptr<const void>>;
-    std::shared_ptr<Held> held;
-    try {
-        held = std::make_shared<Held>(std::move(holdings));
-        defer_release(std::move(streams), [held](bool idle) {
-            if (idle) held->clear();
-            else new auto(held);  // exiting: the driver frees everything
-        });
-    } catch (...) {
-        // Out of memory: leaked (held, or what `holdings` still has).
-        if (held) new (std::nothrow) std::shared_ptr<Held>(std::move(held));
-        else new (std::nothrow) Held(std::move(holdings));
-    }
-}
-
 void GraphExecBox::hold_for_node(CUgraphNode node, NodeHolding holding) {
     NodeHolding previous;
     {
@@ -45,7 +25,7 @@ void GraphExecBox::hold_for_node(CUgraphNode node, NodeHolding holding) {
     }
     // Launches in flight may still use what the node held: released once their streams are done.
     if ((previous.first || previous.second) && launches.any())
-        release_after_streams_idle(launches.noted(),
+        hold_until_done(launches.noted(),
                                    {std::move(previous.first), std::move(previous.second)});
 }
 
@@ -82,7 +62,7 @@ GraphExecBox::~GraphExecBox() {
         new (std::nothrow) std::unordered_map<CUgraphNode, NodeHolding>(std::move(node_holdings));
         return;
     }
-    release_after_streams_idle(launches.take(), std::move(held));
+    hold_until_done(launches.take(), std::move(held));
 }
 
 std::string describe_exec(const GraphExecBox& box) {
@@ -287,7 +267,7 @@ void GraphExec::update(const Graph& graph) {
     // Launches in flight may use the old holdings: released once their streams are done (the
     // streams stay noted for this graph's own release too).
     if (box.launches.any())
-        detail::release_after_streams_idle(box.launches.noted(), std::move(previous));
+        detail::hold_until_done(box.launches.noted(), std::move(previous));
 }
 
 }  // namespace cudacore

@@ -4,7 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "memory/buffer_box.hpp"
 #include "support/box_access.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <cstdio>

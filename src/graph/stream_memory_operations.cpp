@@ -7,7 +7,7 @@
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "memory/buffer_box.hpp"
-#include "runtime/capture_registry.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 
 #include <atomic>

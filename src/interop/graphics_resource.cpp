@@ -7,8 +7,7 @@
 #include "loader/driver_api.hpp"
 #include "loader/gl_context_query.hpp"
 #include "memory/buffer_box.hpp"
-#include "runtime/deferred_release.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "views/array_box.hpp"
 

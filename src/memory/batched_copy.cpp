@@ -14,7 +14,7 @@ namespace cudacore {
 
 namespace {
 
-std::string describe_pair(std::size_t index, const BufferCopy& copy) {
+std::string describe_pair(std::size_t index, const CopyPair& copy) {
     std::string out = "copy " + std::to_string(index) + " from " + copy.source.description() +
                       " to " + copy.destination.description();
     if (copy.attributes != CopyAttributes{}) out += " (" + copy.attributes.description() + ")";
@@ -104,7 +104,7 @@ const CUkernel* copy_kernels(const detail::DriverApi& api) {
 // Whether a kernel on device `ordinal` may copy the pair: small, and both ends memory of that
 // device that its kernels can address (device, managed and virtual memory of that device; not
 // host memory or another device's memory, which need mappings or peer access it may not have).
-bool kernel_can_copy(const BufferCopy& copy, int ordinal) noexcept {
+bool kernel_can_copy(const CopyPair& copy, int ordinal) noexcept {
     const detail::BufferBox& source = *detail::box_of(copy.source);
     const detail::BufferBox& destination = *detail::box_of(copy.destination);
     return source.size <= copy_batch_kernel_limit && source.device_accessible &&
@@ -114,7 +114,7 @@ bool kernel_can_copy(const BufferCopy& copy, int ordinal) noexcept {
 
 // Launches the kernels over `pairs` (indices into `copies`), in lists of at most 1,360 pairs.
 void launch_copy_kernels(const detail::DriverApi& api, const CUkernel* kernels,
-                         std::span<const BufferCopy> copies, const std::vector<std::size_t>& pairs,
+                         std::span<const CopyPair> copies, const std::vector<std::size_t>& pairs,
                          CUstream stream) {
     thread_local std::vector<unsigned long long> list;
     for (std::size_t first = 0; first < pairs.size();) {
@@ -126,7 +126,7 @@ void launch_copy_kernels(const detail::DriverApi& api, const CUkernel* kernels,
         list.assign(1 + 3 * capacity, 0);
         list[0] = count;
         for (std::size_t i = 0; i < count; ++i) {
-            const BufferCopy& copy = copies[pairs[first + i]];
+            const CopyPair& copy = copies[pairs[first + i]];
             list[1 + i] = copy.destination.handle();
             list[1 + capacity + i] = copy.source.handle();
             list[1 + 2 * capacity + i] = copy.source.size();
@@ -146,9 +146,9 @@ void launch_copy_kernels(const detail::DriverApi& api, const CUkernel* kernels,
 
 // Refuses a batch with a closed buffer, a pair of different sizes or an unknown access order,
 // and attributes on the legacy default stream.
-void check_batch_copies(std::span<const BufferCopy> copies, const Stream& stream) {
+void check_batch_copies(std::span<const CopyPair> copies, const Stream& stream) {
     for (std::size_t i = 0; i < copies.size(); ++i) {
-        const BufferCopy& copy = copies[i];
+        const CopyPair& copy = copies[i];
         if (copy.source.is_closed() || copy.destination.is_closed())
             throw InvalidArgumentError("copy_batch: a buffer is closed in " + describe_pair(i, copy));
         if (copy.source.size() != copy.destination.size())
@@ -172,7 +172,7 @@ void check_batch_copies(std::span<const BufferCopy> copies, const Stream& stream
 
 // The pairs `by_driver` of `copies`, by cuMemcpyBatchAsync (on the legacy default stream, which
 // it refuses, one cuMemcpyAsync per pair).
-void copy_batch_with_driver(const detail::DriverApi& api, std::span<const BufferCopy> copies,
+void copy_batch_with_driver(const detail::DriverApi& api, std::span<const CopyPair> copies,
                             const std::vector<std::size_t>& by_driver, const Stream& stream,
                             const BatchedCopyOptions& options) {
     if (detail::is_default_stream(stream.handle())) {
@@ -214,7 +214,7 @@ void copy_batch_with_driver(const detail::DriverApi& api, std::span<const Buffer
 
 }  // namespace
 
-void copy_batch(std::span<const BufferCopy> copies, const Stream& stream,
+void copy_batch(std::span<const CopyPair> copies, const Stream& stream,
                 const BatchedCopyOptions& options) {
     stream.check_open("copy_batch");
     if (copies.empty()) return;
@@ -267,5 +267,16 @@ void Buffer::fill_uint16(std::uint16_t pattern, const Stream& stream) const {
     detail::check(detail::driver().cuMemsetD16Async(box.handle, pattern, box.size / 2, stream.handle()),
                   "cuMemsetD16Async", [&] { return description(); });
 }
+
+// The deprecated form, kept for one release.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+void copy_batch(std::span<const BufferCopy> copies, const Stream& stream, const BatchedCopyOptions& options) {
+    std::vector<CopyPair> pairs;
+    pairs.reserve(copies.size());
+    for (const BufferCopy& copy : copies) pairs.push_back({copy.destination, copy.source, copy.attributes});
+    copy_batch(std::span<const CopyPair>(pairs), stream, options);
+}
+#pragma GCC diagnostic pop
 
 }  // namespace cudacore

@@ -2,9 +2,7 @@
 
 #include "memory/buffer_box.hpp"
 #include "memory/pool_allocation.hpp"
-#include "runtime/reset_tolerance.hpp"
-#include "runtime/deferred_release.hpp"
-#include "runtime/launch_streams.hpp"
+#include "runtime/release/release.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
@@ -85,13 +83,12 @@ void release_live_buffers() noexcept { for_each_buffer_box(release_at_exit); }
 
 }  // namespace
 
-// The driver tears itself down from its own exit handler, registered when it was initialised, so
-// static objects destroyed after that point could only leak. Handlers run in reverse order of
-// registration: ours, registered once the driver is loaded (at the first buffer after that),
-// runs before the driver's teardown and frees every buffer still alive.
+// Static objects destroyed after the driver's teardown could only leak: registered once the
+// driver is loaded (at the first buffer after that), this runs before it and frees every buffer
+// still alive (runtime/release/release.hpp: release_at_exit).
 void arm_buffer_exit_release() noexcept {
     if (buffer_exit_release_armed.exchange(true)) return;
-    std::atexit(release_live_buffers);
+    release_at_exit(release_live_buffers);
 }
 
 void BufferBox::note_free_stream(MemoryResource& resource, const std::shared_ptr<StreamBox>& stream) {

@@ -7,7 +7,7 @@
 #include "cudacore/errors.hpp"
 #include "loader/driver_api.hpp"
 #include "memory/caching_stream_ops.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/cudacore_trace.hpp"
 #include "support/thread_exit.hpp"

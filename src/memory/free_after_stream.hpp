@@ -3,7 +3,7 @@
 #pragma once
 
 #include "runtime/runtime_handles.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 
 #include <string>
 

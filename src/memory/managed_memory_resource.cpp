@@ -87,18 +87,14 @@ void prefetch_to(const Buffer& buffer, CUmemLocation location, const Stream& str
 }
 }  // namespace
 
-void prefetch(const Buffer& buffer, const Device& device, const Stream& stream) {
-    CUmemLocation location{};
-    location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    location.id = device.handle();
-    prefetch_to(buffer, location, stream, "device " + std::to_string(device.ordinal()));
+void prefetch(const Buffer& buffer, const MemoryLocation& location, const Stream& stream) {
+    prefetch_to(buffer, location.to_driver(), stream, location.description());
 }
 
-void prefetch_to_host(const Buffer& buffer, const Stream& stream) {
-    CUmemLocation location{};
-    location.type = CU_MEM_LOCATION_TYPE_HOST;
-    location.id = 0;
-    prefetch_to(buffer, location, stream, "host");
+void prefetch(const Buffer& buffer, const Device& device, const Stream& stream) {
+    prefetch(buffer, MemoryLocation::device(device.ordinal()), stream);
 }
+
+void prefetch_to_host(const Buffer& buffer, const Stream& stream) { prefetch(buffer, MemoryLocation::host(), stream); }
 
 }  // namespace cudacore

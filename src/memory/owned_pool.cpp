@@ -5,9 +5,7 @@
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/memory_option_checks.hpp"
-#include "runtime/deferred_release.hpp"
-#include "runtime/launch_streams.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 
 namespace cudacore {

@@ -22,7 +22,7 @@ CUmemoryPool create_pool(const CUmemLocation& location, std::size_t max_size,
 std::shared_ptr<LaunchStreams> make_free_streams();
 
 // Destroys `pool` (of `context`) once the frees queued on the streams in `free_streams` have run:
-// at once when there are none, else on the release thread (deferred_release.hpp; the context held
+// at once when there are none, else on the release thread (runtime/release/release.hpp; the context held
 // until then; left to the driver at exit). Nothing is destroyed after someone reset the device.
 // The driver allows destroying a pool whose frees have not run yet, but on the H100 (driver 580)
 // doing so corrupted the process's heap or crashed a driver thread now and then (the

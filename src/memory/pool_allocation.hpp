@@ -6,7 +6,7 @@
 #pragma once
 
 #include "cudacore/memory_resource.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <cstddef>

@@ -7,7 +7,7 @@
 #include "support/box_access.hpp"
 #include "support/cudacore_trace.hpp"
 #include "memory/memory_option_checks.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 
 namespace cudacore {
 

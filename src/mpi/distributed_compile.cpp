@@ -43,10 +43,10 @@ ObjectCode encode_placement(const std::optional<cudacore::detail::CachedEntry>& 
 // nullopt when it holds no complete entry of exactly this code (not stored, the store failed,
 // or another process replaced it since).
 std::optional<cudacore::detail::CachedEntry> placement_of(ProgramCache& cache, const CompileJob& job,
-                                                          const CacheKey& source_key,
-                                                          const ObjectCode& code) {
+                                                          const CacheKey& source_key, const ObjectCode& code,
+                                                          const CompileOptions& options) {
     std::optional<cudacore::detail::CachedEntry> entry =
-        cudacore::detail::find_cached_entry(cache, job.program, source_key);
+        cudacore::detail::find_cached_entry(cache, job.program, source_key, options);
     if (entry && entry->code != code) return std::nullopt;
     return entry;
 }
@@ -154,9 +154,10 @@ Assignment assign_jobs(std::size_t jobs, int size, int rank, const detail::NodeP
 class ShareCompile {
 public:
     ShareCompile(std::vector<CompileJob>& jobs, const std::vector<CacheKey>& keys,
-                 const std::vector<std::size_t>& share, CodeType target, const DistributedCompileOptions& options)
+                 const std::vector<std::size_t>& share, CodeType target, const CompileOptions& options,
+                 bool cache_received)
         : jobs_(jobs), keys_(keys), share_(share), target_(target), options_(options),
-          send_placements_(options.cache && options.cache_received), compiled_(share.size()),
+          send_placements_(options.cache && cache_received), compiled_(share.size()),
           placed_(share.size()), failures_(share.size()) {}
 
     // With automatic PCH the first compile runs alone, so that the rest use the PCH it makes.
@@ -183,7 +184,10 @@ public:
             names.push_back(&jobs_[i].name_expressions);
         }
         std::vector<cudacore::detail::ManyOutcome> outcomes;
-        const CompileManyOptions many{CompileStrategy::processes, workers, options_.cache, true};
+        CompileOptions many = options_;
+        many.strategy = CompileStrategy::processes;
+        many.workers = workers;
+        many.first_alone_for_pch = true;
         std::optional<detail::Failure> failure = detail::attempt(
             [&] {
                 outcomes = cudacore::detail::compile_many_outcomes(programs, target_, names, many, &cpus,
@@ -236,7 +240,7 @@ private:
     // Where this rank's cache holds the code compiled_[k] (cache_received only).
     void place(std::size_t k) {
         const std::size_t i = share_[k];
-        placed_[k] = encode_placement(placement_of(*options_.cache, jobs_[i], keys_[i], *compiled_[k]));
+        placed_[k] = encode_placement(placement_of(*options_.cache, jobs_[i], keys_[i], *compiled_[k], options_));
     }
 
     bool step(std::size_t k) {
@@ -244,9 +248,7 @@ private:
         failures_[k] = detail::attempt(
             [&] {
                 CompileJob& job = jobs_[i];
-                compiled_[k] = options_.cache
-                                   ? compile_cached(*options_.cache, job.program, target_, job.name_expressions)
-                                   : job.program.compile(target_, job.name_expressions);
+                compiled_[k] = compile_cached(job.program, target_, job.name_expressions, options_);
                 if (send_placements_) place(k);
             },
             static_cast<long>(i));
@@ -258,7 +260,7 @@ private:
     const std::vector<CacheKey>& keys_;
     const std::vector<std::size_t>& share_;
     const CodeType target_;
-    const DistributedCompileOptions& options_;
+    const CompileOptions& options_;
     const bool send_placements_;
     std::vector<std::optional<ObjectCode>> compiled_;
     std::vector<std::optional<ObjectCode>> placed_;
@@ -307,12 +309,12 @@ int compile_owner(std::size_t index, int ranks) noexcept {
 }
 
 std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJob>& jobs, CodeType target,
-                                            const DistributedCompileOptions& options) {
+                                            const CompileOptions& options, const DistributedOptions& distributed) {
     constexpr const char* operation = "cudacore::mpi::compile_distributed";
     detail::require_mpi(operation);
     const int rank = detail::rank_of(comm);
     const int size = detail::size_of(comm);
-    detail::check_transfer_arguments(operation, 0, size, options.transfer);
+    detail::check_transfer_arguments(operation, 0, size, distributed.transfer);
     const std::vector<CacheKey> keys = agreed_keys(comm, jobs, target, operation);
 
     // The node's cores split among its ranks; with processes, the node's shares pooled on its
@@ -331,7 +333,7 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
                 : std::max(1u, options.workers ? options.workers * static_cast<unsigned>(pool.node_size)
                                                : static_cast<unsigned>(CPU_COUNT(&pool.cpus)));
     const Assignment assignment = assign_jobs(jobs.size(), size, rank, pooled ? &pool : nullptr);
-    ShareCompile share(jobs, keys, assignment.share, target, options);
+    ShareCompile share(jobs, keys, assignment.share, target, options, distributed.cache_received);
     if (pooled) {
         share.with_processes(workers, pool.cpus, operation);
         node_wait->done();  // the node's other ranks sleep until its first rank is through
@@ -342,12 +344,12 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
     std::optional<detail::Failure> failure = share.finish(mine);
     detail::agree(comm, failure, operation);
 
-    std::vector<std::vector<ObjectCode>> shares = all_gather(mine, comm, options.transfer);
+    std::vector<std::vector<ObjectCode>> shares = all_gather(mine, comm, distributed.transfer);
     std::vector<ObjectCode> result;
     result.reserve(jobs.size());
     for (std::size_t i = 0; i < jobs.size(); ++i)
         result.push_back(sent_by(shares, assignment, assignment.compiler[i], operation)[assignment.slot[i]]);
-    if (options.cache && options.cache_received) {
+    if (options.cache && distributed.cache_received) {
         failure = detail::attempt(
             [&] { store_placements(*options.cache, shares, assignment, keys, result, rank, operation); });
         detail::agree(comm, failure, operation);

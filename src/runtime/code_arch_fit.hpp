@@ -18,7 +18,7 @@ enum class ArchFit {
 // major.minor. Never throws; malformed bytes give ask_driver (the driver then says why).
 ArchFit cubin_arch_fit(std::string_view cubin, int major, int minor) noexcept;
 
-// A fatbin's fit from its entries (code_inspection's public inspect_code): runs when an ELF entry
+// A fatbin's fit from its entries (validated as loading validates them): runs when an ELF entry
 // is built for exactly this arch; cannot_run when every entry is ELF and none can run here.
 ArchFit fatbin_arch_fit(std::string_view fatbin, int major, int minor) noexcept;
 

@@ -2,7 +2,7 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 #include "support/thread_exit.hpp"
@@ -181,8 +181,13 @@ ContextScope::~ContextScope() {
 
 }  // namespace detail
 
-Context Context::from_handle(CUcontext context) {
-    return detail::BoxAccess::make<Context>(detail::wrap_context(context, "Context::from_handle"));
+Context Context::from_handle(CUcontext context, const ContextFromHandleOptions& options) {
+    std::shared_ptr<detail::ContextBox> box = detail::wrap_context(context, "Context::from_handle");
+    if (!options.take_ownership || box->created) return detail::BoxAccess::make<Context>(std::move(box));
+    if (box->retained)
+        throw InvalidArgumentError("Context::from_handle: cannot take ownership of the primary context of device " +
+                                   std::to_string(box->ordinal) + " (cudacore retains and releases it)");
+    return detail::BoxAccess::make<Context>(detail::own_context(context, box->device, box->ordinal));
 }
 
 Device Context::device() const { return Device(open_box("Context::device")->ordinal); }

@@ -87,6 +87,27 @@ void check_affinity(const Device& device, const ContextOptions& options) {
 
 }  // namespace
 
+std::shared_ptr<ContextBox> own_context(CUcontext handle, CUdevice device, int ordinal) {
+    const DriverApi& api = driver();
+    auto box = std::make_shared<CreatedContextBox>();  // owns `handle` from here on
+    box->handle = handle;
+    box->device = device;
+    box->ordinal = ordinal;
+    box->primary = primary_context(ordinal);
+    check(note_context_id(*box, api), "cuCtxGetId", [&] { return describe_context(*box); });
+    // cudacore's host functions for this context's streams run on a primary-context stream
+    // (ContextBox::host_function_relay): the driver crashed its host-function thread when a
+    // context was destroyed while that thread still finished a function in it.
+    {
+        ContextScope scope(*box->primary);
+        check(api.cuStreamCreateWithPriority(&box->host_function_relay, CU_STREAM_NON_BLOCKING, 0),
+              "cuStreamCreateWithPriority", [&] { return "host-function relay of " + describe_context(*box); });
+    }
+    std::shared_ptr<ContextBox> owned(std::move(box));
+    remember_created(owned);
+    return owned;
+}
+
 std::shared_ptr<ContextBox> find_created_context(CUcontext handle) {
     CreatedRegistry& registry = created_registry();
     std::lock_guard lock(registry.mutex);
@@ -104,7 +125,8 @@ Context Context::create(const Device& device, const ContextOptions& options) {
     detail::check_affinity(device, options);
     const auto& api = detail::driver();
     auto object = [&] { return "new context on device " + std::to_string(device.ordinal()); };
-    // Retained first: the relay stream lives in it (see CreatedContextBox::primary).
+    // Retained first (own_context holds it too): the relay stream lives in it (see
+    // CreatedContextBox::primary).
     auto primary = detail::primary_context(device.ordinal());
 
     CUexecAffinityParam affinity{};
@@ -122,27 +144,7 @@ Context Context::create(const Device& device, const ContextOptions& options) {
     // cuCtxCreate pushed the new context on this thread: put back what was current.
     CUcontext popped = nullptr;
     api.cuCtxPopCurrent(&popped);
-
-    auto box = std::make_shared<detail::CreatedContextBox>();  // owns `handle` from here on
-    box->handle = handle;
-    box->device = device.handle();
-    box->ordinal = device.ordinal();
-    box->primary = std::move(primary);
-    detail::check(detail::note_context_id(*box, api), "cuCtxGetId",
-                  [&] { return detail::describe_context(*box); });
-    // cudacore's host functions for this context's streams run on a primary-context stream
-    // (ContextBox::host_function_relay): the driver crashed its host-function thread when a
-    // context was destroyed while that thread still finished a function in it.
-    {
-        detail::ContextScope scope(*box->primary);
-        detail::check(api.cuStreamCreateWithPriority(&box->host_function_relay,
-                                                     CU_STREAM_NON_BLOCKING, 0),
-                      "cuStreamCreateWithPriority",
-                      [&] { return "host-function relay of " + detail::describe_context(*box); });
-    }
-    std::shared_ptr<detail::ContextBox> owned(std::move(box));
-    detail::remember_created(owned);
-    return detail::BoxAccess::make<Context>(std::move(owned));
+    return detail::BoxAccess::make<Context>(detail::own_context(handle, device.handle(), device.ordinal()));
 }
 
 Context Context::current() {

@@ -3,7 +3,7 @@
 #include "support/thread_block_pool.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"

@@ -2,7 +2,7 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
-#include "runtime/capture_registry.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/driver_launch_config.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/runtime_handles.hpp"

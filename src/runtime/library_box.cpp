@@ -1,8 +1,6 @@
 #include "runtime/library_box.hpp"
 
-#include "runtime/reset_tolerance.hpp"
-#include "runtime/capture_registry.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 
 #include <cstdio>
 
@@ -27,21 +25,13 @@ void unload_now(const DriverApi& api, CUlibrary library) {
 
 LibraryBox::~LibraryBox() {
     if (!handle || !owned) return;
-    const DriverApi* api = driver_if_loaded();
-    if (!api) return;
-    std::vector<std::shared_ptr<StreamBox>> streams = launch_streams.take();
-    // An unload synchronizes the context: during a capture begun through cudacore it waits on the
-    // worker for the capture to end, even with nothing launched to wait for.
-    if (streams.empty() && !captures_active()) {
-        unload_now(*api, handle);
-        return;
-    }
-    // Unloaded once those streams are done; at exit (idle false) left to the driver rather than
-    // pulled from under a running kernel.
-    defer_release(std::move(streams), [library = handle](bool idle) {
-        if (!idle) return;
-        if (const DriverApi* api = driver_if_loaded()) unload_now(*api, library);
-    });
+    // Unloaded once the streams its kernels were launched on are done (an unload synchronizes the
+    // context: during a capture begun through cudacore it waits on the release thread for the
+    // capture to end, even with nothing launched to wait for); at exit left to the driver rather
+    // than pulled from under a running kernel.
+    release_after_uses(launch_streams, nullptr,
+                       [library = handle](const DriverApi& api) { unload_now(api, library); },
+                       nullptr);
 }
 
 std::string LibraryBox::code_description() const {

@@ -3,9 +3,9 @@
 //
 // Ownership: an ObjectCode's state and every Kernel taken from it hold the LibraryBox; the library
 // is unloaded when the last of them goes. A library that kernels were launched from is not
-// unloaded at once: the deferred-release worker (deferred_release.hpp) first waits for the streams
-// those launches were made on (launch_streams.hpp), so a kernel still running after its last
-// handle was dropped keeps its code. Release errors are ignored; libraries still waiting at exit
+// unloaded at once: the release thread (runtime/release/release.hpp) first waits for the streams
+// those launches were made on (LaunchStreams), so a kernel still running after its last handle
+// was dropped keeps its code. Release errors are ignored; libraries still waiting at exit
 // are left to the driver, which frees them.
 #pragma once
 
@@ -13,7 +13,7 @@
 #include "cudacore/object_code.hpp"
 #include "code/object_code_state.hpp"
 #include "loader/driver_api.hpp"
-#include "runtime/launch_streams.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/name_table.hpp"
 #include "runtime/runtime_handles.hpp"
 

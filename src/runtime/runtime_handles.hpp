@@ -1,13 +1,13 @@
 // The boxes behind Context, Stream and Event: the raw handle, what it depends on, and how to
 // release it. Shared ownership of a box gives the lifetime rules: no rebinding, no invalidation,
-// dependencies held. Releases follow the reset-tolerance rule (runtime/reset_tolerance.hpp).
+// dependencies held. Releases follow the reset-tolerance rule (runtime/release/reset_tolerance.hpp).
 #pragma once
 
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "loader/driver_api.hpp"
-#include "runtime/event_recycler.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/event_recycler.hpp"
+#include "runtime/release/reset_tolerance.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -147,6 +147,11 @@ std::shared_ptr<ContextBox> wrap_context(CUcontext context, const char* what);
 
 // The owning box of a context made by Context::create that is still alive, else null.
 std::shared_ptr<ContextBox> find_created_context(CUcontext handle);
+
+// Makes `handle` (a context that is neither primary nor already cudacore's, of `device` /
+// `ordinal`) cudacore's, as Context::create's: destroyed with the last holder of the box
+// returned, found again by find_created_context.
+std::shared_ptr<ContextBox> own_context(CUcontext handle, CUdevice device, int ordinal);
 
 // The primary context of a device, retained once and shared while anything holds it.
 std::shared_ptr<ContextBox> primary_context(int ordinal);

@@ -4,9 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/system.hpp"
-#include "runtime/reset_tolerance.hpp"
-#include "runtime/capture_registry.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -153,7 +151,9 @@ void Stream::enqueue_host_task(std::unique_ptr<detail::HostTask> task) const {
     task.release();  // the driver thread owns it now (run_host_task hands it back)
 }
 
-Stream Stream::from_handle(CUstream stream) {
+Stream Stream::from_handle(CUstream stream, const StreamFromHandleOptions& options) {
+    if (options.take_ownership && detail::is_default_stream(stream))
+        throw InvalidArgumentError("Stream::from_handle: cannot take ownership of a default stream (nobody destroys it)");
     const auto& api = detail::driver();
     CUcontext context = nullptr;
     CUdevice device = 0;
@@ -165,8 +165,9 @@ Stream Stream::from_handle(CUstream stream) {
 
     auto box = std::make_shared<detail::StreamBox>();
     box->handle = stream;
-    box->owned = false;
-    if (!detail::is_default_stream(stream)) box->adopted = std::make_unique<detail::AdoptedStream>();
+    box->owned = options.take_ownership;
+    if (!options.take_ownership && !detail::is_default_stream(stream))
+        box->adopted = std::make_unique<detail::AdoptedStream>();
     // A stream of the primary context, or of a context Context::create made, holds it like our
     // own streams do; a stream of a context the caller created is the caller's to keep alive,
     // like the stream itself.

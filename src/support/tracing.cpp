@@ -111,6 +111,16 @@ void set_message(nvtxEventAttributes_t& attributes, const DomainState* domain,
 
 }  // namespace
 
+void name_category(const DomainState* domain, std::uint32_t id, std::string_view category_name) noexcept {
+    if (!tool_attached()) return;
+    try {
+        const std::string text(category_name);
+        nvtxDomainNameCategoryA(domain->handle, id, text.c_str());
+    } catch (...) {
+        // No memory for the name: the tool shows the number.
+    }
+}
+
 const DomainState* push(const Domain& domain, std::string_view message,
                         const EventOptions& options) noexcept {
     try {
@@ -171,7 +181,8 @@ const Domain& Domain::cudacore() noexcept {
             {CudacoreCategory::cache, "cache"},     {CudacoreCategory::load, "load"},
             {CudacoreCategory::graph, "graph"},     {CudacoreCategory::memory, "memory"}};
         for (const auto& [id, category_name] : categories)
-            made.name_category(static_cast<std::uint32_t>(id), category_name);
+            detail::name_category(detail::Access::state(made), static_cast<std::uint32_t>(id),
+                                  category_name);
         return made;
     }();
     return domain;
@@ -182,13 +193,7 @@ std::string_view Domain::name() const noexcept { return state_->name; }
 void* Domain::native_handle() const noexcept { return state_->handle; }
 
 void Domain::name_category(std::uint32_t id, std::string_view category_name) const noexcept {
-    if (!tool_attached()) return;
-    try {
-        const std::string text(category_name);
-        nvtxDomainNameCategoryA(state_->handle, id, text.c_str());
-    } catch (...) {
-        // No memory for the name: the tool shows the number.
-    }
+    detail::name_category(state_, id, category_name);
 }
 
 RegisteredString Domain::register_string(std::string_view text) const {

@@ -1,10 +1,10 @@
 // The boxes behind CudaArray and MipmappedArray: the raw handle, what it depends on, and the
 // streams of the work cudacore enqueued that uses it (copies, launches through a texture or a
-// surface), which are waited for before the handle is destroyed (release_after_uses.hpp).
+// surface), which are waited for before the handle is destroyed (runtime/release/release.hpp: release_after_uses).
 #pragma once
 
 #include "cudacore/cuda_array.hpp"
-#include "runtime/launch_streams.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <cuda.h>

@@ -1,7 +1,7 @@
 #include "cudacore/array_copy.hpp"
 
 #include "cudacore/errors.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
@@ -183,7 +183,7 @@ void enqueue(const char* call, const Stream& stream, const Side& source, const S
         }
     }
     check(status, driver_call, describe);
-    // The arrays are destroyed only once this stream is done (release_after_uses.hpp).
+    // The arrays are destroyed only once this stream is done (runtime/release/release.hpp: release_after_uses).
     if (stream_box) {
         if (source.box) const_cast<ArrayBox*>(source.box)->uses.note(stream_box);
         if (destination.box) const_cast<ArrayBox*>(destination.box)->uses.note(stream_box);
@@ -279,7 +279,7 @@ void copy_to_array(const CudaArray& destination, const void* host, std::size_t h
                         detail::describe_host(host, host_bytes), layout, region);
 }
 
-void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
+void copy_from_array(const Buffer& destination, const CudaArray& source, const Stream& stream,
                      const LinearLayout& layout, const ArrayRegion& region) {
     constexpr const char* call = "copy_from_array";
     detail::Side side = detail::buffer_side(call, destination, "destination");
@@ -287,7 +287,7 @@ void copy_from_array(const CudaArray& source, const Buffer& destination, const S
                         detail::describe_buffer(destination), layout, region);
 }
 
-void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes,
+void copy_from_array(void* host, std::size_t host_bytes, const CudaArray& source,
                      const Stream& stream, const LinearLayout& layout, const ArrayRegion& region) {
     constexpr const char* call = "copy_from_array";
     detail::Side side = detail::host_side(call, host, host_bytes, "destination");
@@ -295,9 +295,9 @@ void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes
                         detail::describe_host(host, host_bytes), layout, region);
 }
 
-void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
-                const ArrayRegion& source_region, const ArrayRegion& destination_origin) {
-    constexpr const char* call = "copy_array";
+void copy_between_arrays(const CudaArray& destination, const CudaArray& source, const Stream& stream,
+                         const ArrayRegion& destination_origin, const ArrayRegion& source_region) {
+    constexpr const char* call = "copy_between_arrays";
     detail::ArrayBox& from = detail::open_array(call, source, "source");
     detail::ArrayBox& to = detail::open_array(call, destination, "destination");
     const std::string from_text = source.description();

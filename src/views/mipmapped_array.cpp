@@ -3,12 +3,10 @@
 #include "cudacore/device.hpp"
 #include "cudacore/device_properties.hpp"
 #include "cudacore/errors.hpp"
-#include "runtime/deferred_release.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
-#include "views/release_after_uses.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,12 +1,10 @@
 #include "cudacore/surface.hpp"
 
 #include "cudacore/errors.hpp"
-#include "runtime/deferred_release.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
-#include "views/release_after_uses.hpp"
 
 namespace cudacore {
 

@@ -4,13 +4,11 @@
 #include "cudacore/device_properties.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/mipmapped_array.hpp"
-#include "runtime/deferred_release.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
 #include "views/object_descriptions.hpp"
-#include "views/release_after_uses.hpp"
 #include "views/texture_layout_checks.hpp"
 
 #include <cmath>

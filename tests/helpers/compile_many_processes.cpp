@@ -23,7 +23,7 @@ int main() {
                                       "(int* d) { d[threadIdx.x] += " + std::to_string(i) + "; }\n",
                                   SourceType::cxx, options);
         }
-        CompileManyOptions many;
+        CompileOptions many;
         many.strategy = CompileStrategy::processes;
         many.workers = 3;
         const std::vector<ObjectCode> codes = compile_many(programs, CodeType::ptx, {}, many);

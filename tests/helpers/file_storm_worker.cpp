@@ -78,7 +78,7 @@ int compile_many_times(const std::filesystem::path& work, int count, unsigned se
             if (!cache) options.pch = false;  // NVRTC's PCH is not checked against edited headers
             Program source(test::storm_source(program), SourceType::cxx, options);
             const std::uint64_t compiles = cache_stats().compiles;
-            const ObjectCode code = cache ? compile_cached(*cache, source, CodeType::ptx)
+            const ObjectCode code = cache ? compile_cached(source, CodeType::ptx, {}, {.cache = &*cache})
                                           : source.compile(CodeType::ptx);
             const bool compiled = !cache || cache_stats().compiles != compiles;
             std::printf("R %d %lld %lld %d %s\n", program, start, now_ns(), compiled ? 1 : 0,
@@ -97,7 +97,7 @@ int compile_each_twice(const std::filesystem::path& work) {
         try {
             Program cached(test::storm_source(program), SourceType::cxx, test::storm_options(program, work));
             const std::uint64_t compiles = cache_stats().compiles;
-            const ObjectCode from_cache = compile_cached(cache, cached, CodeType::ptx);
+            const ObjectCode from_cache = compile_cached(cached, CodeType::ptx, {}, {.cache = &cache});
             const bool compiled = cache_stats().compiles != compiles;
             ProgramOptions plain_options = test::storm_options(program, work);
             plain_options.pch = false;  // a bundle from memory, the headers parsed afresh

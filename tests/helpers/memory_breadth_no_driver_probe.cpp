@@ -36,7 +36,7 @@ int main() {
               [&] { register_host_memory(host.data(), host.size(), Device(0)); });
         probe("Buffer::fill_uint16", [&] { a.fill_uint16(7, stream); });
         probe("copy_batch", [&] {
-            const BufferCopy copies[] = {{a, b}};
+            const CopyPair copies[] = {{b, a}};
             copy_batch(copies, stream);
         });
         probe("advise", [&] { advise(a, ManagedAdvice::set_read_mostly); });

@@ -36,7 +36,7 @@ int main() {
         probe("Buffer::fill_byte", [&] { a.fill_byte(1, stream); });
         probe("Buffer::fill_uint32", [&] { a.fill_uint32(1, stream); });
         probe("Buffer::device", [&] { a.device(); });
-        probe("prefetch_to_host", [&] { cudacore::prefetch_to_host(a, stream); });
+        probe("prefetch_to_host", [&] { cudacore::prefetch(a, cudacore::MemoryLocation::host(), stream); });
         a.close();
     }
     std::printf("buffers released: %d of %d\n", resource->frees.load(),

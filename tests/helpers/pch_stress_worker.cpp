@@ -43,11 +43,11 @@ int main(int argc, char** argv) {
         }
         std::vector<ObjectCode> codes;
         if (mode == "cached" && cache) {
-            for (Program& program : programs) codes.push_back(compile_cached(*cache, program, CodeType::ptx));
+            for (Program& program : programs) codes.push_back(compile_cached(program, CodeType::ptx, {}, {.cache = &*cache}));
         } else if (mode == "cached" || mode == "plain") {
             for (Program& program : programs) codes.push_back(program.compile(CodeType::ptx));
         } else {
-            CompileManyOptions many;
+            CompileOptions many;
             many.strategy = mode == "processes" ? CompileStrategy::processes : CompileStrategy::threads;
             many.workers = 2;
             many.cache = cache ? &*cache : nullptr;

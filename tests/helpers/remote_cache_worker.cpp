@@ -63,7 +63,7 @@ int compile_cached_worker(const std::string& url, unsigned threads, unsigned pro
                     cudacore::Program program("extern \"C\" __global__ void add(int* x) { x[threadIdx.x] += " +
                                                   std::to_string(i) + "; }",
                                               cudacore::SourceType::cxx, options);
-                    const auto code = cudacore::compile_cached(cache, program, cudacore::CodeType::cubin);
+                    const auto code = cudacore::compile_cached(program, cudacore::CodeType::cubin, {}, {.cache = &cache});
                     if (code.size() == 0) ++thrown;
                 } catch (const std::exception& e) {
                     std::cerr << "helper_remote_cache_worker: " << e.what() << "\n";

@@ -77,15 +77,15 @@ int main(int argc, char** argv) {
             make_program().compile(CodeType::cubin, names).save(argv[2]);
             return 0;
         }
-        if (mode == "launch") return launch_and_check(ObjectCode::load(argv[2]));
+        if (mode == "launch") return launch_and_check(ObjectCode::from_saved(argv[2]));
         DiskProgramCache cache(argv[2]);
         Program program = make_program();
         if (mode == "cache-put") {
-            compile_cached(cache, program, CodeType::cubin, names);
+            compile_cached(program, CodeType::cubin, names, {.cache = &cache});
             return 0;
         }
         if (mode == "cache-launch") {
-            auto code = find_cached(cache, program, CodeType::cubin, names);
+            auto code = find_cached(program, CodeType::cubin, names, {.cache = &cache});
             if (!code) {
                 std::cerr << "cache miss\n";
                 return 5;

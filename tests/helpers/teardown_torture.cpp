@@ -527,7 +527,7 @@ int main(int argc, char** argv) {
             const char* cache_folder = std::getenv("CUDACORE_TORTURE_CACHE");
             std::optional<DiskProgramCache> cache;
             if (cache_folder) cache.emplace(cache_folder);
-            const ObjectCode code = cache ? compile_cached(*cache, program, CodeType::cubin)
+            const ObjectCode code = cache ? compile_cached(program, CodeType::cubin, {}, {.cache = &*cache})
                                           : program.compile(CodeType::cubin);
             GpuMix(random, items).build(std::string(code.code()));
         } else {

@@ -41,14 +41,14 @@ int main(int argc, char** argv) {
         options.name = "twice.cu";
         const std::string source = R"(extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; })";
         Program program(source, SourceType::cxx, options);
-        const ObjectCode cubin = compile_cached(cache, program, CodeType::cubin);
+        const ObjectCode cubin = compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
         std::cout << "pch " << to_string(program.pch_status().outcome) << "\n";
         std::cout << "bytes " << cubin.size() << "\n";
         Program again(source, SourceType::cxx, options);
-        compile_cached(cache, again, CodeType::cubin);
+        compile_cached(again, CodeType::cubin, {}, {.cache = &cache});
         TieredProgramCache fresh_memory({std::make_shared<MemoryProgramCache>(), disk});
         Program from_disk(source, SourceType::cxx, options);
-        compile_cached(fresh_memory, from_disk, CodeType::cubin);
+        compile_cached(from_disk, CodeType::cubin, {}, {.cache = &fresh_memory});
 
         Program for_ptx(source, SourceType::cxx, options);
         LinkerOptions link_options;

@@ -62,7 +62,7 @@ TEST(BundleCacheKey, CompileCachedKeepsBundlesApart) {
     for (int round = 0; round < 2; ++round) {
         for (int value : {7770001, 7770002}) {
             Program program = program_with({value_bundle(value)});
-            const ObjectCode code = compile_cached(cache, program, CodeType::ptx);
+            const ObjectCode code = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
             EXPECT_NE(std::string(code.code()).find(std::to_string(value)), std::string::npos)
                 << "round " << round << ", value " << value;
         }
@@ -107,11 +107,11 @@ TEST(BundleCacheKey, FolderOrMemoryGiveTheSameKey) {
     MemoryProgramCache cache;
     ::setenv("CUDACORE_CACHE_DIR", (temp.path() / "a").c_str(), 1);
     Program stored = program_with({bundle});
-    const ObjectCode made = compile_cached(cache, stored, CodeType::ptx);
+    const ObjectCode made = compile_cached(stored, CodeType::ptx, {}, {.cache = &cache});
     const CacheStats after_store = cache.stats();
     ::setenv("CUDACORE_CACHE_DIR", (temp.path() / "file").c_str(), 1);
     Program found = program_with({bundle});
-    const ObjectCode hit = compile_cached(cache, found, CodeType::ptx);
+    const ObjectCode hit = compile_cached(found, CodeType::ptx, {}, {.cache = &cache});
     EXPECT_GT(cache.stats().hits, after_store.hits);
     EXPECT_EQ(cache.stats().insertions, after_store.insertions);  // found, not compiled again
     EXPECT_EQ(hit.code(), made.code());

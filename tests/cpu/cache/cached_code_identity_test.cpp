@@ -56,7 +56,7 @@ Outcome compare_paths(const Kernel& kernel, CodeType target, const std::filesyst
     DiskProgramCache disk(folder);
     for (const char* path : {"miss", "hit"}) {
         Program program(kernel.source, SourceType::cxx, options_for(kernel.origin));
-        const std::string cached(compile_cached(disk, program, target).code());
+        const std::string cached(compile_cached(program, target, {}, {.cache = &disk}).code());
         if (cached != plain) {
             outcome.mismatch = kernel.origin + " (" + std::string(to_string(target)) + ", " +
                                path + "): " + std::to_string(cached.size()) +
@@ -114,7 +114,7 @@ TEST(CachedCodeIdentity, HeaderChangeIsAMissWithThePlainCompilesBytes) {
         Program plain(source, SourceType::cxx, without_pch);
         const std::string expected(plain.compile(CodeType::ptx).code());
         Program cached(source, SourceType::cxx, options);
-        const std::string got(compile_cached(cache, cached, CodeType::ptx).code());
+        const std::string got(compile_cached(cached, CodeType::ptx, {}, {.cache = &cache}).code());
         EXPECT_EQ(got, expected) << "VALUE " << value;
         EXPECT_NE(got.find(std::string(", ") + value + ";"), std::string::npos) << got;
         EXPECT_EQ(cached.pch_status().outcome, PchOutcome::not_attempted);

@@ -41,10 +41,10 @@ class CompileMany : public ::testing::TestWithParam<CompileStrategy> {};
 
 TEST_P(CompileMany, EqualsCompilingOneByOne) {
     const auto lists = specializations(4);
-    CompileManyOptions many;
+    CompileOptions many;
     many.strategy = GetParam();
     many.workers = 2;
-    const auto codes = compile_many(kTemplate, lists, CodeType::cubin, options_for("many"), many);
+    const auto codes = compile_many(kTemplate, options_for("many"), CodeType::cubin, lists, many);
     ASSERT_EQ(codes.size(), lists.size());
     for (size_t i = 0; i < lists.size(); ++i) {
         SCOPED_TRACE(lists[i][0]);
@@ -61,7 +61,7 @@ TEST_P(CompileMany, DifferentProgramsInOrder) {
                                   "(int* p) { *p = " + std::to_string(i) + "; }",
                               SourceType::cxx, options_for("program_" + std::to_string(i)));
     }
-    CompileManyOptions many;
+    CompileOptions many;
     many.strategy = GetParam();
     many.workers = 3;
     const auto codes = compile_many(programs, CodeType::ptx, {}, many);
@@ -74,13 +74,13 @@ TEST_P(CompileMany, DifferentProgramsInOrder) {
 
 TEST_P(CompileMany, CacheHitsSkipCompiles) {
     MemoryProgramCache cache;
-    CompileManyOptions many;
+    CompileOptions many;
     many.strategy = GetParam();
     many.workers = 2;
     many.cache = &cache;
     auto lists = specializations(3);
     lists.push_back(lists[0]);  // the same key twice compiles once
-    const auto first = compile_many(kTemplate, lists, CodeType::ptx, options_for("cached"), many);
+    const auto first = compile_many(kTemplate, options_for("cached"), CodeType::ptx, lists, many);
     EXPECT_GT(cache.stats().insertions, 0u);
     expect_same(first[3], first[0]);
 
@@ -107,8 +107,8 @@ TEST_P(CompileMany, SharesACacheWithCompileCachedAndNeverReturnsItsHeaderRecord)
     MemoryProgramCache cache;
     const std::vector<std::string> names = {"add_n<1>"};
     Program alone(kTemplate, SourceType::cxx, options_for("shared"));
-    const ObjectCode expected = compile_cached(cache, alone, CodeType::ptx, names);
-    CompileManyOptions many;
+    const ObjectCode expected = compile_cached(alone, CodeType::ptx, names, {.cache = &cache});
+    CompileOptions many;
     many.strategy = GetParam();
     many.cache = &cache;
     std::vector<Program> programs;
@@ -127,7 +127,7 @@ TEST_P(CompileMany, FirstFailureWithItsLog) {
                           SourceType::cxx, options_for("broken_one"));
     programs.emplace_back("extern \"C\" __global__ void broken(int* p) { *p = undeclared_two; }",
                           SourceType::cxx, options_for("broken_two"));
-    CompileManyOptions many;
+    CompileOptions many;
     many.strategy = GetParam();
     many.workers = 2;
     try {
@@ -149,7 +149,7 @@ TEST_P(CompileMany, AFailingFirstProgramStopsThePoolWithItsOwnError) {
         programs.emplace_back("extern \"C\" __global__ void kernel(int* p) { " + body + "; }", SourceType::cxx,
                               options_for(name));
     }
-    CompileManyOptions many;
+    CompileOptions many;
     many.strategy = GetParam();
     many.workers = 4;
     try {
@@ -172,7 +172,7 @@ TEST(CompileManyArguments, NameListsMustMatchPrograms) {
     std::vector<Program> programs;
     programs.emplace_back(kTemplate, SourceType::cxx, options_for("mismatch"));
     EXPECT_THROW(compile_many(programs, CodeType::ptx, specializations(2)), InvalidArgumentError);
-    EXPECT_TRUE(compile_many(kTemplate, {}, CodeType::ptx, options_for("none")).empty());
+    EXPECT_TRUE(compile_many(kTemplate, options_for("none"), CodeType::ptx, {}).empty());
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ void expect_change_not_cached(ProgramCache& cache, const ProgramOptions& options
         return read;
     });
     Program program(kernel_source, SourceType::cxx, options);
-    const ObjectCode first = compile_cached(cache, program, CodeType::ptx);
+    const ObjectCode first = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
     ASSERT_TRUE(changer.get()) << "NVRTC did not read " << watched << " twice";
     bool warned = false;
     for (const auto& warning : log.seen) {
@@ -126,7 +126,7 @@ void expect_change_not_cached(ProgramCache& cache, const ProgramOptions& options
     // The value is compared, not the bytes: a plain compile may use the automatic PCH the first
     // compile made, which NVRTC does not check against a same-size edit within its second.
     Program again(kernel_source, SourceType::cxx, options);
-    const ObjectCode cached = compile_cached(cache, again, CodeType::ptx);
+    const ObjectCode cached = compile_cached(again, CodeType::ptx, {}, {.cache = &cache});
     EXPECT_TRUE(holds(cached, now_value)) << "the cache gave code of files that are gone";
     EXPECT_FALSE(holds(cached, old_value));
 }
@@ -179,12 +179,12 @@ TEST(CompileView, HeadersThatHeldStillAreCached) {
     MemoryProgramCache cache;
     test::WarningLog log;
     Program program(kernel_source, SourceType::cxx, options_with(dir, {dir.path() / "include"}));
-    const ObjectCode first = compile_cached(cache, program, CodeType::ptx);
+    const ObjectCode first = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
     EXPECT_TRUE(log.seen.empty()) << log.seen.front().message;
     const auto stored = cache.stats().insertions;
     EXPECT_GT(stored, 0u);
     Program again(kernel_source, SourceType::cxx, options_with(dir, {dir.path() / "include"}));
-    EXPECT_EQ(compile_cached(cache, again, CodeType::ptx).code(), first.code());
+    EXPECT_EQ(compile_cached(again, CodeType::ptx, {}, {.cache = &cache}).code(), first.code());
     EXPECT_EQ(cache.stats().insertions, stored);
     EXPECT_TRUE(holds(first, 5555));
 }

@@ -31,11 +31,12 @@ std::vector<std::string> kinds_and_archs(const ObjectCode& fatbin) {
 }
 
 TEST(FatbinCompile, CubinsForSmTargetsAndPtxForComputeTargets) {
-    FatbinCompileOptions options;
-    options.many.workers = 2;
-    options.fatbin.compress = false;
+    CompileOptions options;
+    FatbinOptions fatbin_options;
+    options.workers = 2;
+    fatbin_options.compress = false;
     const ObjectCode fatbin =
-        compile_fatbin(program(), {"sm_80", "sm_90", "compute_90"}, {"scale<float>"}, options);
+        compile_fatbin(program(), {"sm_80", "sm_90", "compute_90"}, {"scale<float>"}, options, fatbin_options);
     EXPECT_EQ(fatbin.code_type(), CodeType::fatbin);
     EXPECT_EQ(fatbin.name(), "scale.cu");
     EXPECT_EQ(kinds_and_archs(fatbin), (std::vector<std::string>{"elf:sm_80", "elf:sm_90", "ptx:compute_90"}));
@@ -44,15 +45,16 @@ TEST(FatbinCompile, CubinsForSmTargetsAndPtxForComputeTargets) {
 }
 
 TEST(FatbinCompile, SameImagesAsCompilingEachTargetAlone) {
-    FatbinCompileOptions options;
-    options.fatbin.compress = false;
-    const ObjectCode fatbin = compile_fatbin(program(), {"sm_90", "compute_80"}, {}, options);
+    CompileOptions options;
+    FatbinOptions fatbin_options;
+    fatbin_options.compress = false;
+    const ObjectCode fatbin = compile_fatbin(program(), {"sm_90", "compute_80"}, {}, options, fatbin_options);
     ProgramOptions sm90;
     sm90.name = "scale.cu";
     sm90.arch = "sm_90";
     ProgramOptions compute80 = sm90;
     compute80.arch = "compute_80";
-    const ObjectCode alone = FatbinBuilder(options.fatbin)
+    const ObjectCode alone = FatbinBuilder(fatbin_options)
                                  .add(Program(kSource, SourceType::cxx, sm90).compile(CodeType::cubin), "sm_90")
                                  .add(Program(kSource, SourceType::cxx, compute80).compile(CodeType::ptx), "compute_80")
                                  .build("scale.cu");
@@ -60,9 +62,10 @@ TEST(FatbinCompile, SameImagesAsCompilingEachTargetAlone) {
 }
 
 TEST(FatbinCompile, LtoTargetGivesLtoIr) {
-    FatbinCompileOptions options;
-    options.fatbin.compress = false;
-    const ObjectCode fatbin = compile_fatbin(program(), {"lto_90", "sm_90"}, {}, options);
+    CompileOptions options;
+    FatbinOptions fatbin_options;
+    fatbin_options.compress = false;
+    const ObjectCode fatbin = compile_fatbin(program(), {"lto_90", "sm_90"}, {}, options, fatbin_options);
     EXPECT_EQ(kinds_and_archs(fatbin), (std::vector<std::string>{"ltoir:lto_90", "elf:sm_90"}));
 }
 
@@ -121,12 +124,13 @@ TEST(FatbinCompile, KeyCoversTheWholeTargetList) {
 
 TEST(FatbinCompile, EachTargetIsCachedAsCompileManyCachesIt) {
     MemoryProgramCache cache;
-    FatbinCompileOptions options;
-    options.many.cache = &cache;
-    const ObjectCode first = compile_fatbin(program(), {"sm_80", "compute_90"}, {}, options);
+    CompileOptions options;
+    FatbinOptions fatbin_options;
+    options.cache = &cache;
+    const ObjectCode first = compile_fatbin(program(), {"sm_80", "compute_90"}, {}, options, fatbin_options);
     const CacheStats after_first = cache.stats();
     EXPECT_EQ(after_first.hits, 0u);
-    const ObjectCode second = compile_fatbin(program(), {"sm_80", "compute_90"}, {}, options);
+    const ObjectCode second = compile_fatbin(program(), {"sm_80", "compute_90"}, {}, options, fatbin_options);
     EXPECT_GE(after_first.insertions, 2u);  // each target stored
     EXPECT_GT(cache.stats().hits, after_first.hits);
     EXPECT_EQ(cache.stats().insertions, after_first.insertions);  // nothing compiled again

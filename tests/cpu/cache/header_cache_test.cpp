@@ -103,19 +103,19 @@ TEST(HeaderCache, EditingAnIncludedHeaderGivesNewCodeInMemoryAndOnDisk) {
                                 static_cast<ProgramCache*>(&disk)}) {
         write_header(dir, 1234567);
         Program first(including_kernel, SourceType::cxx, options_for(dir));
-        const ObjectCode one = compile_cached(*cache, first, CodeType::ptx);
+        const ObjectCode one = compile_cached(first, CodeType::ptx, {}, {.cache = cache});
         EXPECT_NE(one.code().find("1234567"), std::string_view::npos);
 
         // Unchanged header: a hit, the same code.
         Program again(including_kernel, SourceType::cxx, options_for(dir));
         const std::uint64_t hits = cache->stats().hits;
-        EXPECT_EQ(compile_cached(*cache, again, CodeType::ptx).code(), one.code());
+        EXPECT_EQ(compile_cached(again, CodeType::ptx, {}, {.cache = cache}).code(), one.code());
         EXPECT_GT(cache->stats().hits, hits);
 
         // Same source, same options, edited header (same size, so only the contents differ).
         write_header(dir, 7654321);
         Program second(including_kernel, SourceType::cxx, options_for(dir));
-        const ObjectCode two = compile_cached(*cache, second, CodeType::ptx);
+        const ObjectCode two = compile_cached(second, CodeType::ptx, {}, {.cache = cache});
         EXPECT_NE(two.code().find("7654321"), std::string_view::npos)
             << "stale code returned after the header changed";
         EXPECT_EQ(two.code().find("1234567"), std::string_view::npos);
@@ -131,18 +131,18 @@ TEST(HeaderCache, RepeatedHitsStillFollowTheProgramsOwnHeaders) {
     write_header(dir, 1111);
     ProgramOptions options = options_for(dir);
     Program first(source, SourceType::cxx, options);
-    const ObjectCode one = compile_cached(cache, first, CodeType::ptx);
+    const ObjectCode one = compile_cached(first, CodeType::ptx, {}, {.cache = &cache});
     for (int i = 0; i < 3; ++i) {
         Program again(source, SourceType::cxx, options);
-        const std::optional<ObjectCode> hit = find_cached(cache, again, CodeType::ptx);
+        const std::optional<ObjectCode> hit = find_cached(again, CodeType::ptx, {}, {.cache = &cache});
         ASSERT_TRUE(hit.has_value()) << "lookup " << i;
         EXPECT_EQ(hit->code(), one.code());
     }
     write_header(dir, 2222);
     Program edited(source, SourceType::cxx, options);
-    EXPECT_FALSE(find_cached(cache, edited, CodeType::ptx).has_value())
+    EXPECT_FALSE(find_cached(edited, CodeType::ptx, {}, {.cache = &cache}).has_value())
         << "stale code found after the program's own header changed";
-    const ObjectCode two = compile_cached(cache, edited, CodeType::ptx);
+    const ObjectCode two = compile_cached(edited, CodeType::ptx, {}, {.cache = &cache});
     EXPECT_NE(two.code().find("2222"), std::string_view::npos);
 }
 
@@ -151,21 +151,21 @@ TEST(HeaderCache, FindCachedNeverCompilesAndFollowsTheHeaders) {
     DiskProgramCache cache(dir.path() / "cache");
     write_header(dir, 2468);
     Program program(including_kernel, SourceType::cxx, options_for(dir));
-    EXPECT_FALSE(find_cached(cache, program, CodeType::ptx).has_value());  // nothing compiled yet
-    const ObjectCode compiled = compile_cached(cache, program, CodeType::ptx);
+    EXPECT_FALSE(find_cached(program, CodeType::ptx, {}, {.cache = &cache}).has_value());  // nothing compiled yet
+    const ObjectCode compiled = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
 
     // Another process (a second cache object on the same folder) finds the same code.
     DiskProgramCache other(dir.path() / "cache");
     Program same(including_kernel, SourceType::cxx, options_for(dir));
-    const std::optional<ObjectCode> found = find_cached(other, same, CodeType::ptx);
+    const std::optional<ObjectCode> found = find_cached(same, CodeType::ptx, {}, {.cache = &other});
     ASSERT_TRUE(found.has_value());
     EXPECT_EQ(found->code(), compiled.code());
 
     // An edited header: a miss, not the stale code.
     write_header(dir, 1357);
-    EXPECT_FALSE(find_cached(other, same, CodeType::ptx).has_value());
+    EXPECT_FALSE(find_cached(same, CodeType::ptx, {}, {.cache = &other}).has_value());
     // Another target or name list is another key.
-    EXPECT_FALSE(find_cached(other, same, CodeType::cubin).has_value());
+    EXPECT_FALSE(find_cached(same, CodeType::cubin, {}, {.cache = &other}).has_value());
 }
 
 TEST(HeaderCache, ExtraDigestStandsForTheHeaders) {
@@ -178,13 +178,13 @@ TEST(HeaderCache, ExtraDigestStandsForTheHeaders) {
     ProgramOptions options = options_for(dir);
     options.pch = false;
     Program program(including_kernel, SourceType::cxx, options);
-    const ObjectCode v1 = compile_cached(cache, program, CodeType::ptx, {}, {.extra_digest = "v1"});
+    const ObjectCode v1 = compile_cached(program, CodeType::ptx, {}, {.cache = &cache, .extra_digest = "v1"});
     // The caller's digest is the key: an unchanged digest is a hit (even after an edit, by the
     // caller's promise), a new digest a miss.
     write_header(dir, 22);
-    EXPECT_EQ(compile_cached(cache, program, CodeType::ptx, {}, {.extra_digest = "v1"}).code(),
+    EXPECT_EQ(compile_cached(program, CodeType::ptx, {}, {.cache = &cache, .extra_digest = "v1"}).code(),
               v1.code());
-    const ObjectCode v2 = compile_cached(cache, program, CodeType::ptx, {}, {.extra_digest = "v2"});
+    const ObjectCode v2 = compile_cached(program, CodeType::ptx, {}, {.cache = &cache, .extra_digest = "v2"});
     EXPECT_NE(v2.code().find("22"), std::string_view::npos);
     EXPECT_EQ(cache.stats().insertions, 2u);
 }
@@ -197,7 +197,7 @@ TEST(HeaderCache, RefusesToCacheWhenTheHeadersCannotBeRecorded) {
     MemoryProgramCache cache;
     test::WarningLog log;
     Program program(including_kernel, SourceType::cxx, options);
-    const ObjectCode code = compile_cached(cache, program, CodeType::ptx);
+    const ObjectCode code = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
     EXPECT_FALSE(code.code().empty());
     EXPECT_EQ(cache.stats().insertions, 0u);
     ASSERT_EQ(log.seen.size(), 1u);
@@ -231,10 +231,11 @@ TEST(HeaderCache, ACacheThatFailsIsReportedAndTheCodeReturned) {
     write_header(dir, 4242);
     BrokenCache cache;
     std::vector<std::string> reported;
-    CachedCompileOptions options;
+    CompileOptions options;
+    options.cache = &cache;
     options.on_cache_error = [&](const CacheError& e) { reported.push_back(e.what()); };
     Program program(including_kernel, SourceType::cxx, options_for(dir));
-    const ObjectCode code = compile_cached(cache, program, CodeType::ptx, {}, options);
+    const ObjectCode code = compile_cached(program, CodeType::ptx, {}, options);
     EXPECT_NE(code.code().find("4242"), std::string_view::npos);
     // Two lookups of the header list (before and inside the single flight), then the code's
     // store; the list is not stored beside code that was not.
@@ -245,8 +246,7 @@ TEST(HeaderCache, ACacheThatFailsIsReportedAndTheCodeReturned) {
 
     reported.clear();
     Program again(including_kernel, SourceType::cxx, options_for(dir));
-    const ObjectCode code_again = compile_cached(
-        cache, again, CodeType::ptx, {}, [&](const CacheError& e) { reported.push_back(e.what()); });
+    const ObjectCode code_again = compile_cached(again, CodeType::ptx, {}, {.cache = &cache, .on_cache_error = [&](const CacheError& e) { reported.push_back(e.what()); }});
     EXPECT_EQ(code_again.code(), code.code());
     EXPECT_EQ(reported.size(), 3u);
 }
@@ -267,7 +267,7 @@ TEST(HeaderCache, AFailedCompileLeavesNoTraceBehindInTheWorkingDirectory) {
     ProgramOptions options;
     options.arch = "sm_90";
     Program failing("#include <no_such_header.h>\n", SourceType::cxx, options);
-    EXPECT_THROW(compile_cached(cache, failing, CodeType::ptx), CompileError);
+    EXPECT_THROW(compile_cached(failing, CodeType::ptx, {}, {.cache = &cache}), CompileError);
     Program plain("extern \"C\" __global__ void k() {}\n", SourceType::cxx, options);
     plain.compile(CodeType::ptx);
     const bool stray = std::filesystem::exists(dir.path() / ".json");

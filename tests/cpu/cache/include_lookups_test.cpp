@@ -167,7 +167,7 @@ TEST(IncludeLookups, AProgramWhoseLookupsCannotBeKnownIsCompiledNotCached) {
     test::WarningLog warnings;
     for (int round = 0; round < 2; ++round) {
         Program program(source, SourceType::cxx, options);
-        EXPECT_NE(compile_cached(cache, program, CodeType::ptx).code().find("5;"),
+        EXPECT_NE(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}).code().find("5;"),
                   std::string_view::npos);
     }
     EXPECT_EQ(cache.stats().hits, 0u);
@@ -329,19 +329,19 @@ TEST(IncludeLookups, RandomIncludeTreesNeverGiveAHitThatDiffersFromAFreshCompile
         const std::string source = tree.source();
         auto program = [&] { return Program(source, SourceType::cxx, tree.options()); };
         Program first = program();
-        const std::string before = compiled([&] { return compile_cached(cache, first, CodeType::ptx); });
+        const std::string before = compiled([&] { return compile_cached(first, CodeType::ptx, {}, {.cache = &cache}); });
         if (before != "error") {
             // Exact keys must still hit when nothing changed, in this process and in another.
-            EXPECT_TRUE(find_cached(cache, program(), CodeType::ptx)) << "tree " << tree_index << " " << last_warning();
+            EXPECT_TRUE(find_cached(program(), CodeType::ptx, {}, {.cache = &cache})) << "tree " << tree_index << " " << last_warning();
             detail::forget_remembered_header_keys();
-            EXPECT_TRUE(find_cached(cache, program(), CodeType::ptx)) << "tree " << tree_index;
+            EXPECT_TRUE(find_cached(program(), CodeType::ptx, {}, {.cache = &cache})) << "tree " << tree_index;
         }
         const std::string changes = tree.change();
 
         // The remembered key (this process) and the key made afresh (another process).
-        const std::optional<ObjectCode> remembered = find_cached(cache, program(), CodeType::ptx);
+        const std::optional<ObjectCode> remembered = find_cached(program(), CodeType::ptx, {}, {.cache = &cache});
         detail::forget_remembered_header_keys();
-        const std::optional<ObjectCode> afresh = find_cached(cache, program(), CodeType::ptx);
+        const std::optional<ObjectCode> afresh = find_cached(program(), CodeType::ptx, {}, {.cache = &cache});
         EXPECT_EQ(remembered.has_value(), afresh.has_value()) << "tree " << tree_index;
         Program fresh_program = program();
         const std::string fresh = compiled([&] { return fresh_program.compile(CodeType::ptx); });

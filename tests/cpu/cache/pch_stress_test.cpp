@@ -98,7 +98,7 @@ TEST(PchStress, ProcessesStartingTogetherNeverCrashAndAgreeWithAFreshCompile) {
     }
     std::map<int, std::string> expected;
     {
-        CompileManyOptions many;
+        CompileOptions many;
         many.workers = 2;
         const std::vector<ObjectCode> codes = compile_many(fresh, CodeType::ptx, {}, many);
         for (int v = 0; v < test::kStressVariants; ++v) {

@@ -151,6 +151,30 @@ void expect_single_flight(ProgramCache& cache) {
 
 // One call is one lookup: a missing key is one miss in each cache it was looked up in, and a
 // present one one hit, so that hits / (hits + misses) is the share of calls that found their code.
+// One way for a cache to reach a compile: CompileOptions::cache. Without one, compile_cached is
+// Program::compile and find_cached refuses; the deprecated cache-first forms reach the same
+// entries.
+TEST(CachedCompile, TheCacheComesThroughCompileOptions) {
+    MemoryProgramCache cache;
+    Program program(small_kernel, SourceType::cxx, sm90());
+    const ObjectCode plain = compile_cached(program, CodeType::ptx);
+    EXPECT_EQ(cache.stats().insertions, 0u);
+    EXPECT_THROW(find_cached(program, CodeType::ptx), InvalidArgumentError);
+    const ObjectCode stored = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
+    EXPECT_EQ(stored, plain);
+    const CacheStats after_store = cache.stats();
+    EXPECT_GE(after_store.insertions, 1u);
+    ASSERT_TRUE(find_cached(program, CodeType::ptx, {}, {.cache = &cache}).has_value());
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    EXPECT_EQ(compile_cached(cache, program, CodeType::ptx), plain);
+    EXPECT_EQ(find_cached(cache, program, CodeType::ptx), std::optional<ObjectCode>(plain));
+#pragma GCC diagnostic pop
+    // The old forms hit what the new one stored.
+    EXPECT_EQ(cache.stats().insertions, after_store.insertions);
+    EXPECT_GT(cache.stats().hits, after_store.hits);
+}
+
 TEST(CachedCompile, GetOrCompileCountsOneLookupPerCall) {
     MemoryProgramCache plain;
     EXPECT_EQ(get_or_compile(plain, key_of(20), [] { return code_of_size(10); }), code_of_size(10));
@@ -219,7 +243,7 @@ TEST(CachedCompile, FailureReachesEveryWaiterAndIsNotCached) {
 TEST(CachedCompile, RealProgramHitReturnsIdenticalBytesWithoutCompiling) {
     MemoryProgramCache cache;
     Program first(small_kernel, SourceType::cxx, sm90());
-    const ObjectCode compiled = compile_cached(cache, first, CodeType::cubin, {"scale"});
+    const ObjectCode compiled = compile_cached(first, CodeType::cubin, {"scale"}, {.cache = &cache});
     // Two entries: the code, and the list of headers it read under the source key.
     EXPECT_EQ(cache.stats().insertions, 2u);
     EXPECT_EQ(compiled.symbol_map().at("scale"), "scale");
@@ -227,7 +251,7 @@ TEST(CachedCompile, RealProgramHitReturnsIdenticalBytesWithoutCompiling) {
     // A second, equal Program: served from the cache (the very same shared value, so no
     // compile produced it), with identical bytes.
     Program second(small_kernel, SourceType::cxx, sm90());
-    const ObjectCode hit = compile_cached(cache, second, CodeType::cubin, {"scale"});
+    const ObjectCode hit = compile_cached(second, CodeType::cubin, {"scale"}, {.cache = &cache});
     EXPECT_EQ(hit, compiled);
     EXPECT_EQ(cudacore::detail::ObjectCodeAccess::state(hit), cudacore::detail::ObjectCodeAccess::state(compiled));
     EXPECT_EQ(cache.stats().hits, 2u);  // the header list, then the code
@@ -236,8 +260,8 @@ TEST(CachedCompile, RealProgramHitReturnsIdenticalBytesWithoutCompiling) {
     // Through the disk cache: the hit is a new value with byte-identical code.
     test::TempDir dir;
     DiskProgramCache disk(dir.path() / "cache");
-    const ObjectCode stored = compile_cached(disk, first, CodeType::cubin, {"scale"});
-    const ObjectCode from_disk = compile_cached(disk, second, CodeType::cubin, {"scale"});
+    const ObjectCode stored = compile_cached(first, CodeType::cubin, {"scale"}, {.cache = &disk});
+    const ObjectCode from_disk = compile_cached(second, CodeType::cubin, {"scale"}, {.cache = &disk});
     EXPECT_EQ(from_disk, stored);
     EXPECT_EQ(from_disk.code(), compiled.code());
     EXPECT_EQ(disk.stats().hits, 2u);

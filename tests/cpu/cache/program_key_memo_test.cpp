@@ -134,11 +134,11 @@ TEST(ProgramKeyMemo, AnEditedHeaderOfTheSameSizeIsAMissForTheSameProgram) {
     MemoryProgramCache cache;
     Program program(including_kernel, SourceType::cxx,
                     options_with({header.parent_path().string()}));
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 1111111));
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 1111111));  // a hit
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 1111111));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 1111111));  // a hit
 
     test::write_file(header, header_defining(2222222));  // within the same second, same size
-    const ObjectCode edited = compile_cached(cache, program, CodeType::ptx);
+    const ObjectCode edited = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
     EXPECT_TRUE(holds(edited, 2222222)) << "stale code after the header was edited";
     EXPECT_FALSE(holds(edited, 1111111));
 }
@@ -154,8 +154,8 @@ TEST(ProgramKeyMemo, TwoCachesFilledByOneProgramShareItsHeaderList) {
     MemoryProgramCache first, second;
     Program program(including_kernel, SourceType::cxx,
                     options_with({header.parent_path().string()}));
-    ASSERT_TRUE(holds(compile_cached(first, program, CodeType::ptx), 3333333));
-    ASSERT_TRUE(holds(compile_cached(second, program, CodeType::ptx), 3333333));  // a compile
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &first}), 3333333));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &second}), 3333333));  // a compile
     const CacheKey source_key = cache_key(program, CodeType::ptx);
     const std::optional<ObjectCode> first_list = first.get(source_key);
     const std::optional<ObjectCode> second_list = second.get(source_key);
@@ -163,8 +163,8 @@ TEST(ProgramKeyMemo, TwoCachesFilledByOneProgramShareItsHeaderList) {
     EXPECT_EQ(first_list->code(), second_list->code());
     EXPECT_EQ(first_list->code().data(), second_list->code().data())
         << "the second cache got a copy of the list's bytes, not the list";
-    EXPECT_TRUE(holds(compile_cached(first, program, CodeType::ptx), 3333333));
-    EXPECT_TRUE(holds(compile_cached(second, program, CodeType::ptx), 3333333));
+    EXPECT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &first}), 3333333));
+    EXPECT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &second}), 3333333));
 }
 
 // A header unchanged for seconds is trusted by its stamp (one stat): an edit that keeps its size
@@ -178,16 +178,16 @@ TEST(ProgramKeyMemo, ASettledHeaderEditedBehindItsSizeAndMtimeIsStillAMiss) {
     MemoryProgramCache cache;
     Program program(including_kernel, SourceType::cxx,
                     options_with({header.parent_path().string()}));
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 3333333));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 3333333));
     const std::uint64_t hits = cache.stats().hits;
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 3333333));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 3333333));
     ASSERT_EQ(cache.stats().hits, hits + 2);  // the header list and the code
 
     // Same size, same mtime, same inode: only ctime and the contents differ.
     const struct ::timespec mtime = mtime_of(header);
     test::write_file(header, header_defining(4444444));
     set_mtime(header, mtime);
-    const ObjectCode edited = compile_cached(cache, program, CodeType::ptx);
+    const ObjectCode edited = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
     EXPECT_TRUE(holds(edited, 4444444)) << "stale code after an edit that kept size and mtime";
 
     // Another file of the same size and mtime renamed over it.
@@ -195,7 +195,7 @@ TEST(ProgramKeyMemo, ASettledHeaderEditedBehindItsSizeAndMtimeIsStillAMiss) {
     test::write_file(replacement, header_defining(5555555));
     set_mtime(replacement, mtime);
     fs::rename(replacement, header);
-    EXPECT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 5555555))
+    EXPECT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 5555555))
         << "stale code after the header was replaced by a file of the same size and mtime";
 }
 
@@ -208,17 +208,17 @@ TEST(ProgramKeyMemo, AHeaderCreatedWhereTheLookupFoundNothingIsAMiss) {
     MemoryProgramCache cache;
     Program program(including_kernel, SourceType::cxx,
                     options_with({first.string(), second.string()}));
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 6060606));
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 6060606));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 6060606));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 6060606));
 
     // The first folder is searched first: a header created there is the one NVRTC now reads.
     test::write_file(first / "value.h", header_defining(7070707));
-    EXPECT_FALSE(find_cached(cache, program, CodeType::ptx).has_value())
+    EXPECT_FALSE(find_cached(program, CodeType::ptx, {}, {.cache = &cache}).has_value())
         << "a hit after a header appeared where the lookup had found nothing";
-    EXPECT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 7070707));
+    EXPECT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 7070707));
     // And removing it again gives the first code back (a hit: that entry is still cached).
     fs::remove(first / "value.h");
-    EXPECT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 6060606));
+    EXPECT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 6060606));
 }
 
 TEST(ProgramKeyMemo, AHeaderThatHasIncludeNowFindsIsAMiss) {
@@ -235,10 +235,10 @@ extern "C" __global__ void store(int* out) { *out = STORED_VALUE; }
 )";
     MemoryProgramCache cache;
     Program program(source, SourceType::cxx, options_with({include.string()}));
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 8080808));
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 8080808));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 8080808));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 8080808));
     test::write_file(include / "extra.h", header_defining(9090909));
-    EXPECT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 9090909))
+    EXPECT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 9090909))
         << "stale code after __has_include found a new header";
 }
 
@@ -250,13 +250,13 @@ TEST(ProgramKeyMemo, ChangedOptionsOrSourceMakeANewProgramWithItsOwnKey) {
                      "#ifndef STORED_VALUE\n#define STORED_VALUE 1212121\n#endif\n");
     MemoryProgramCache cache;
     Program program(including_kernel, SourceType::cxx, options_with({include.string()}));
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 1212121));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 1212121));
 
     ProgramOptions defined = program.options();
     defined.define_macro.push_back({"STORED_VALUE", "3434343"});
     Program with_macro(including_kernel, SourceType::cxx, defined);
     EXPECT_NE(cache_key(with_macro, CodeType::ptx), cache_key(program, CodeType::ptx));
-    EXPECT_TRUE(holds(compile_cached(cache, with_macro, CodeType::ptx), 3434343));
+    EXPECT_TRUE(holds(compile_cached(with_macro, CodeType::ptx, {}, {.cache = &cache}), 3434343));
 
     Program other_source(std::string(including_kernel) + "// another source\n", SourceType::cxx,
                          program.options());
@@ -264,11 +264,11 @@ TEST(ProgramKeyMemo, ChangedOptionsOrSourceMakeANewProgramWithItsOwnKey) {
     EXPECT_EQ(cache_key(other_source, CodeType::ptx), fresh_key(other_source, CodeType::ptx));
 
     // Each still hits its own entry, and an assigned Program keys as the value it now holds.
-    EXPECT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 1212121));
+    EXPECT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 1212121));
     Program assigned = program;
     assigned = with_macro;
     EXPECT_EQ(cache_key(assigned, CodeType::ptx), cache_key(with_macro, CodeType::ptx));
-    EXPECT_TRUE(holds(compile_cached(cache, assigned, CodeType::ptx), 3434343));
+    EXPECT_TRUE(holds(compile_cached(assigned, CodeType::ptx, {}, {.cache = &cache}), 3434343));
 }
 
 // Copies share the memo: a header edit seen through one copy is seen through all.
@@ -280,12 +280,12 @@ TEST(ProgramKeyMemo, CopiesShareTheMemoAndEachSeesAnEdit) {
     MemoryProgramCache cache;
     Program program(including_kernel, SourceType::cxx, options_with({include.string()}));
     const Program copy = program;
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 1313131));
-    ASSERT_TRUE(holds(find_cached(cache, copy, CodeType::ptx).value(), 1313131));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 1313131));
+    ASSERT_TRUE(holds(find_cached(copy, CodeType::ptx, {}, {.cache = &cache}).value(), 1313131));
     test::write_file(include / "value.h", header_defining(2424242));
-    EXPECT_FALSE(find_cached(cache, copy, CodeType::ptx).has_value());
-    EXPECT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 2424242));
-    EXPECT_TRUE(holds(find_cached(cache, copy, CodeType::ptx).value(), 2424242));
+    EXPECT_FALSE(find_cached(copy, CodeType::ptx, {}, {.cache = &cache}).has_value());
+    EXPECT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 2424242));
+    EXPECT_TRUE(holds(find_cached(copy, CodeType::ptx, {}, {.cache = &cache}).value(), 2424242));
 }
 
 // A relative program name resolves the source's quoted includes in the working directory.
@@ -299,22 +299,22 @@ TEST(ProgramKeyMemo, AnotherWorkingDirectoryIsAnotherSearch) {
     ScopedWorkingDirectory working(one);
     MemoryProgramCache cache;
     Program program(including_kernel, SourceType::cxx, options_with({}));
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 1515151));
-    ASSERT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 1515151));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 1515151));
+    ASSERT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 1515151));
     working.change_to(two);
-    EXPECT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 2626262))
+    EXPECT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 2626262))
         << "the header of the previous working directory was used";
     working.change_to(one);
-    EXPECT_TRUE(holds(compile_cached(cache, program, CodeType::ptx), 1515151));
+    EXPECT_TRUE(holds(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}), 1515151));
 
     // A program that looks for nothing in the working directory (angle includes only) compiles
     // the same anywhere: its hit holds in another one, with nothing compiled or stored.
     Program angled("#include <cuda/std/limits>\n__global__ void k(int* x) { *x = 1; }",
                    SourceType::cxx, options_with({}));
-    const ObjectCode compiled = compile_cached(cache, angled, CodeType::ptx);
+    const ObjectCode compiled = compile_cached(angled, CodeType::ptx, {}, {.cache = &cache});
     working.change_to(two);
     const CacheStats before = cache.stats();
-    EXPECT_EQ(compile_cached(cache, angled, CodeType::ptx).code(), compiled.code());
+    EXPECT_EQ(compile_cached(angled, CodeType::ptx, {}, {.cache = &cache}).code(), compiled.code());
     EXPECT_EQ(cache.stats().insertions, before.insertions);
     EXPECT_EQ(cache.stats().hits, before.hits + 2);
 }
@@ -358,9 +358,9 @@ TEST(ProgramKeyMemo, ForgottenHeaderKeysAreMadeAgainAndStillHit) {
     test::write_file(include / "value.h", header_defining(1717171));
     DiskProgramCache cache(dir.path() / "cache");
     Program program(including_kernel, SourceType::cxx, options_with({include.string()}));
-    const ObjectCode compiled = compile_cached(cache, program, CodeType::ptx);
+    const ObjectCode compiled = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
     detail::forget_remembered_header_keys();
-    const std::optional<ObjectCode> found = find_cached(cache, program, CodeType::ptx);
+    const std::optional<ObjectCode> found = find_cached(program, CodeType::ptx, {}, {.cache = &cache});
     ASSERT_TRUE(found.has_value());
     EXPECT_EQ(found->code(), compiled.code());
 }
@@ -374,7 +374,7 @@ TEST(ProgramKeyMemo, OneProgramHitFromManyThreadsAtOnce) {
     test::write_file(include / "value.h", header_defining(1919191));
     MemoryProgramCache cache;
     Program program(including_kernel, SourceType::cxx, options_with({include.string()}));
-    const ObjectCode compiled = compile_cached(cache, program, CodeType::ptx);
+    const ObjectCode compiled = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
     const CacheKey key = fresh_key(program, CodeType::ptx);
     const CacheKey cubin_key = fresh_key(program, CodeType::cubin, {"store"});
     const CacheStats before = cache.stats();
@@ -388,7 +388,7 @@ TEST(ProgramKeyMemo, OneProgramHitFromManyThreadsAtOnce) {
             Program copy = program;
             Program& mine = t % 2 ? copy : program;
             for (int i = 0; i < rounds; ++i) {
-                if (compile_cached(cache, mine, CodeType::ptx).code() != compiled.code()) ++wrong;
+                if (compile_cached(mine, CodeType::ptx, {}, {.cache = &cache}).code() != compiled.code()) ++wrong;
                 if (cache_key(mine, CodeType::ptx) != key) ++wrong;
                 // Other arguments on the same memo, remembered and looked up concurrently.
                 const std::vector<std::string> names{"store"};

@@ -115,7 +115,7 @@ void expect_bounded_miss(RemoteProgramCache& cache, test::WarningLog& warnings,
     // A fresh cache (no back-off yet) in a compile: the compile goes on and succeeds.
     RemoteProgramCache fresh(cache.options());
     Program program = small_program();
-    ObjectCode code = compile_cached(fresh, program, CodeType::cubin);
+    ObjectCode code = compile_cached(program, CodeType::cubin, {}, {.cache = &fresh});
     EXPECT_GT(code.size(), 0u);
     EXPECT_EQ(fresh.stats().hits, 0u);
     EXPECT_GE(fresh.stats().misses, 1u);
@@ -249,7 +249,7 @@ TEST(RemoteCacheBounds, ARefusedReplyStartsTheBackOff) {
 
     RemoteProgramCache fresh(cache.options());
     Program program = small_program();
-    EXPECT_GT(compile_cached(fresh, program, CodeType::cubin).size(), 0u);
+    EXPECT_GT(compile_cached(program, CodeType::cubin, {}, {.cache = &fresh}).size(), 0u);
     EXPECT_EQ(server.connections(), 2u) << "one exchange for the whole compile";
     EXPECT_GE(fresh.counters().skipped, 1u);
 }

@@ -489,7 +489,7 @@ TEST(RemoteCache, CompileCachedNeverFailsForADeadServer) {
     Program program(R"(extern "C" __global__ void twice(float* x) { x[threadIdx.x] *= 2; })",
                     SourceType::cxx, options);
     std::optional<ObjectCode> code;
-    EXPECT_NO_THROW(code = compile_cached(cache, program, CodeType::cubin));
+    EXPECT_NO_THROW(code = compile_cached(program, CodeType::cubin, {}, {.cache = &cache}));
     ASSERT_TRUE(code);
     EXPECT_GT(code->size(), 0u);
     EXPECT_EQ(cache.stats().hits, 0u);
@@ -740,10 +740,10 @@ TEST(TieredCache, ADeadRemoteTierLeavesTheOthersWorking) {
     options.arch = "sm_90";
     Program program(R"(extern "C" __global__ void inc(int* x) { x[threadIdx.x] += 1; })",
                     SourceType::cxx, options);
-    const ObjectCode compiled = compile_cached(tiered, program, CodeType::cubin);
+    const ObjectCode compiled = compile_cached(program, CodeType::cubin, {}, {.cache = &tiered});
     Program again(R"(extern "C" __global__ void inc(int* x) { x[threadIdx.x] += 1; })",
                   SourceType::cxx, options);
-    EXPECT_EQ(compile_cached(tiered, again, CodeType::cubin), compiled);
+    EXPECT_EQ(compile_cached(again, CodeType::cubin, {}, {.cache = &tiered}), compiled);
     EXPECT_GE(tiered.tier_hits()[0], 2u);  // the header list and the code, from memory
 }
 
@@ -756,16 +756,16 @@ TEST(TieredCache, CompileManyThroughTheTiers) {
     const std::vector<std::vector<std::string>> names = {{"add<1>"}, {"add<2>"}, {"add<3>"}};
     ProgramOptions options;
     options.arch = "sm_90";
-    CompileManyOptions many;
+    CompileOptions many;
     TieredProgramCache first({std::make_shared<MemoryProgramCache>(), remote});
     many.cache = &first;
-    const auto compiled = compile_many(source, names, CodeType::cubin, options, many);
+    const auto compiled = compile_many(source, options, CodeType::cubin, names, many);
     EXPECT_EQ(remote->stats().insertions, 6u);  // a header list and a code per program
 
     detail::forget_remembered_header_keys();  // as a fresh process would
     TieredProgramCache second({std::make_shared<MemoryProgramCache>(), remote});
     many.cache = &second;
-    const auto found = compile_many(source, names, CodeType::cubin, options, many);
+    const auto found = compile_many(source, options, CodeType::cubin, names, many);
     ASSERT_EQ(found.size(), compiled.size());
     for (std::size_t i = 0; i < found.size(); ++i) EXPECT_EQ(found[i].code(), compiled[i].code());
     EXPECT_EQ(second.tier_hits(), (std::vector<std::uint64_t>{0, 6}));
@@ -782,14 +782,14 @@ TEST(TieredCache, CompileCachedAcrossMachinesThroughTheRemoteTier) {
     Program first(source, SourceType::cxx, options);
     TieredProgramCache machine_a({std::make_shared<MemoryProgramCache>(),
                                   std::make_shared<DiskProgramCache>(dir.path() / "a"), remote});
-    const ObjectCode compiled = compile_cached(machine_a, first, CodeType::cubin);
+    const ObjectCode compiled = compile_cached(first, CodeType::cubin, {}, {.cache = &machine_a});
 
     detail::forget_remembered_header_keys();  // as a fresh process would
     auto memory_b = std::make_shared<MemoryProgramCache>();
     TieredProgramCache machine_b(
         {memory_b, std::make_shared<DiskProgramCache>(dir.path() / "b"), remote});
     Program second(source, SourceType::cxx, options);
-    const auto found = find_cached(machine_b, second, CodeType::cubin);
+    const auto found = find_cached(second, CodeType::cubin, {}, {.cache = &machine_b});
     ASSERT_TRUE(found);
     EXPECT_EQ(found->code(), compiled.code());
     EXPECT_EQ(machine_b.tier_hits()[2], 2u);  // the header list and the code

@@ -71,14 +71,14 @@ TEST(RemoteCacheTls, AServerCertifiedByTheCaIsUsedAcrossCaches) {
     test::WarningLog warnings;
     Program program = tls_program();
     RemoteProgramCache writer(RemoteCacheOptions::from_url(url));
-    const ObjectCode compiled = compile_cached(writer, program, CodeType::cubin);
+    const ObjectCode compiled = compile_cached(program, CodeType::cubin, {}, {.cache = &writer});
     EXPECT_EQ(writer.counters().connection_failures, 0u);
     EXPECT_EQ(writer.stats().insertions, 2u);  // the code and its header list
 
     RemoteProgramCache reader(RemoteCacheOptions::from_url(url));  // a connection of its own
     const std::optional<ObjectCode> hit = reader.get(cache_key(program, CodeType::cubin));
     ASSERT_TRUE(hit) << "the header list stored over TLS is not found over TLS";
-    const ObjectCode again = compile_cached(reader, program, CodeType::cubin);
+    const ObjectCode again = compile_cached(program, CodeType::cubin, {}, {.cache = &reader});
     EXPECT_EQ(again.code(), compiled.code());
     EXPECT_EQ(reader.stats().insertions, 0u) << "a hit must not compile and store again";
     EXPECT_EQ(remote_warnings(warnings), 0);
@@ -94,7 +94,7 @@ TEST(RemoteCacheTls, ACaThatDidNotSignTheServerIsRefusedAndTheCompileGoesOn) {
     RemoteProgramCache cache(RemoteCacheOptions::from_url(
         server.url("", "tls_ca=" + (certificates / "other_ca.crt").string() + "&retry_ms=60000")));
     Program program = tls_program();
-    const ObjectCode code = compile_cached(cache, program, CodeType::cubin);
+    const ObjectCode code = compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
     EXPECT_FALSE(code.code().empty()) << "the compile must return its code";
     EXPECT_GE(cache.counters().connection_failures, 1u);
     EXPECT_EQ(cache.stats().insertions, 0u);

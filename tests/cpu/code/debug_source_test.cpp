@@ -205,14 +205,14 @@ TEST(DebugSource, CodeFromTheCacheFindsItsSourceAgain) {
     options.lineinfo = true;
     MemoryProgramCache cache;
     Program program(kKernel, SourceType::cxx, options);
-    const ObjectCode compiled = compile_cached(cache, program, CodeType::ptx);
+    const ObjectCode compiled = compile_cached(program, CodeType::ptx, {}, {.cache = &cache});
     const std::filesystem::path path = program.debug_source_path();
     ASSERT_TRUE(std::filesystem::exists(path));
     std::filesystem::remove_all(dir.path() / path.parent_path().filename());
     // A hit: the code comes from the cache and names the same file, which is written again.
     Program again(kKernel, SourceType::cxx, options);
     const std::uint64_t hits = cache.stats().hits;
-    const ObjectCode hit = compile_cached(cache, again, CodeType::ptx);
+    const ObjectCode hit = compile_cached(again, CodeType::ptx, {}, {.cache = &cache});
     EXPECT_GT(cache.stats().hits, hits);  // served from the cache, not compiled
     EXPECT_EQ(hit.code(), compiled.code());
     EXPECT_EQ(read_file(path), kKernel);

@@ -131,7 +131,7 @@ TEST(ProgramFromHandle, CompilesTheCallersProgramAndLeavesItToTheCaller) {
     nvrtcProgram raw = nullptr;
     ASSERT_EQ(api.nvrtcCreateProgram(&raw, kScale, "user.cu", 0, nullptr, nullptr), NVRTC_SUCCESS);
     {
-        Program program = Program::from_handle(raw, options_for("user"));
+        Program program = Program::from_handle(raw, {.options = options_for("user")});
         EXPECT_TRUE(program.source().empty());
         EXPECT_EQ(std::get<nvrtcProgram>(program.handle()), raw);
         ObjectCode code = program.compile(CodeType::cubin, {"scale<int>"});
@@ -157,7 +157,7 @@ TEST(ProgramFromHandle, OwnedHandleIsDestroyedWithTheLastCopy) {
               NVRTC_SUCCESS);
     std::optional<Program> copy;
     {
-        Program program = Program::from_handle(raw, options_for("owned"), /*take_ownership=*/true);
+        Program program = Program::from_handle(raw, {.take_ownership = true, .options = options_for("owned")});
         copy = program;
     }
     // One copy left: the program is alive and compiles.
@@ -169,7 +169,7 @@ TEST(ProgramFromHandle, HasNoCacheKeySinceItsSourceIsUnknown) {
     nvrtcProgram raw = nullptr;
     ASSERT_EQ(detail::nvrtc().nvrtcCreateProgram(&raw, kScale, "keyless.cu", 0, nullptr, nullptr),
               NVRTC_SUCCESS);
-    Program program = Program::from_handle(raw, options_for("keyless"), /*take_ownership=*/true);
+    Program program = Program::from_handle(raw, {.take_ownership = true, .options = options_for("keyless")});
     try {
         cache_key(program, CodeType::cubin);
         FAIL() << "no exception";
@@ -181,7 +181,7 @@ TEST(ProgramFromHandle, HasNoCacheKeySinceItsSourceIsUnknown) {
 
 TEST(ProgramFromHandle, NullHandleIsRefused) {
     try {
-        Program::from_handle(nullptr, options_for("null_program"));
+        Program::from_handle(nullptr, {.options = options_for("null_program")});
         FAIL() << "no exception";
     } catch (const InvalidArgumentError& e) {
         EXPECT_NE(std::string(e.what()).find("null nvrtcProgram"), std::string::npos) << e.what();

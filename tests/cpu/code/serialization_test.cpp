@@ -194,11 +194,11 @@ TEST(Serialization, SaveAndLoadRoundTrip) {
     const auto path = dir.path() / "kernel.ccobj";
     const ObjectCode original = ObjectCode::from_ltoir(every_byte_value(), "lto", {{"k", "_Z1kv"}});
     original.save(path);
-    EXPECT_EQ(ObjectCode::load(path), original);
+    EXPECT_EQ(ObjectCode::from_saved(path), original);
     // Saving again replaces the file; no temporary file is left beside it.
     const ObjectCode second = ObjectCode::from_cubin("other", "second");
     second.save(path);
-    EXPECT_EQ(ObjectCode::load(path), second);
+    EXPECT_EQ(ObjectCode::from_saved(path), second);
     std::size_t files = 0;
     for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) ++files;
     EXPECT_EQ(files, 1u);
@@ -208,7 +208,7 @@ TEST(Serialization, LoadRejectsMissingAndCorruptFilesNamingThePath) {
     TempDir dir;
     const auto missing = dir.path() / "missing.ccobj";
     try {
-        ObjectCode::load(missing);
+        ObjectCode::from_saved(missing);
         FAIL();
     } catch (const SerializationError& e) {
         EXPECT_NE(std::string(e.what()).find(missing.string()), std::string::npos) << e.what();
@@ -218,7 +218,7 @@ TEST(Serialization, LoadRejectsMissingAndCorruptFilesNamingThePath) {
     bytes[bytes.size() / 2] ^= 1;
     cudacore::test::write_file(corrupt, bytes);
     try {
-        ObjectCode::load(corrupt);
+        ObjectCode::from_saved(corrupt);
         FAIL();
     } catch (const SerializationError& e) {
         EXPECT_NE(std::string(e.what()).find(corrupt.string()), std::string::npos) << e.what();
@@ -264,11 +264,11 @@ TEST(Serialization, SaveRefusesWhatIsNotAFileAndFollowsSymlinks) {
     std::filesystem::create_symlink("target.ccobj", dir.path() / "dangling.ccobj");
     small_object().save(dir.path() / "dangling.ccobj");
     EXPECT_TRUE(std::filesystem::is_symlink(dir.path() / "dangling.ccobj"));
-    EXPECT_EQ(ObjectCode::load(target), small_object());
+    EXPECT_EQ(ObjectCode::from_saved(target), small_object());
     ASSERT_EQ(::chmod(target.c_str(), 0640), 0);
     const ObjectCode other = ObjectCode::from_cubin("other", "other");
     other.save(dir.path() / "dangling.ccobj");
-    EXPECT_EQ(ObjectCode::load(target), other);
+    EXPECT_EQ(ObjectCode::from_saved(target), other);
     EXPECT_EQ(std::filesystem::status(target).permissions(),
               std::filesystem::perms(0640));
 }
@@ -281,7 +281,7 @@ TEST(Serialization, SaveTakesNamesUpToTheFileSystemLimit) {
     ASSERT_GT(limit, 10);
     const auto path = dir.path() / std::string(static_cast<std::size_t>(limit), 'x');
     small_object().save(path);
-    EXPECT_EQ(ObjectCode::load(path), small_object());
+    EXPECT_EQ(ObjectCode::from_saved(path), small_object());
     std::size_t files = 0;
     for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir.path())) ++files;
     EXPECT_EQ(files, 1u);
@@ -293,12 +293,12 @@ TEST(Serialization, LoadRefusesAFifoWithoutBlockingAndADirectory) {
     TempDir dir;
     const auto fifo = dir.path() / "planted.ccobj";
     ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-    auto loading = std::async(std::launch::async, [&] { return ObjectCode::load(fifo); });
+    auto loading = std::async(std::launch::async, [&] { return ObjectCode::from_saved(fifo); });
     if (loading.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
         const int unblock = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // free the reader
         loading.wait();
         if (unblock >= 0) ::close(unblock);
-        FAIL() << "ObjectCode::load blocked on a FIFO";
+        FAIL() << "ObjectCode::from_file blocked on a FIFO";
     }
     try {
         loading.get();
@@ -308,7 +308,7 @@ TEST(Serialization, LoadRefusesAFifoWithoutBlockingAndADirectory) {
         EXPECT_NE(std::string(e.what()).find("a FIFO, not a regular file"), std::string::npos) << e.what();
     }
     try {
-        ObjectCode::load(dir.path());
+        ObjectCode::from_saved(dir.path());
         FAIL() << "a directory was loaded";
     } catch (const SerializationError& e) {
         EXPECT_NE(std::string(e.what()).find("a directory, not a regular file"), std::string::npos)

@@ -6,7 +6,7 @@
 
 #include "cudacore/cudacore.hpp"
 #include "graph_kernel_sources.hpp"
-#include "runtime/capture_registry.hpp"
+#include "runtime/release/capture_registry.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 

@@ -8,7 +8,7 @@
 #include "errors/driver_log.hpp"
 #include "errors/release_report.hpp"
 #include "loader/driver_api.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/reset_tolerance.hpp"
 
 #include <string>
 #include <thread>

@@ -52,12 +52,12 @@ TEST(CopyAttributes, DefaultsAndDescription) {
 TEST(CopyAttributes, RefusedOnTheLegacyDefaultStream) {
     auto resource = std::make_shared<HostMemoryResource>();
     Buffer a = resource->allocate(64, no_stream()), b = resource->allocate(64, no_stream());
-    const std::vector<BufferCopy> copies = {
-        {a, b}, {b, a, {.source_access_order = CopySourceAccessOrder::any}}};
+    const std::vector<CopyPair> copies = {
+        {b, a}, {a, b, {.source_access_order = CopySourceAccessOrder::any}}};
     expect_invalid([&] { copy_batch(copies, no_stream()); },
                    {"copy_batch: copy 1", "source access order any", "legacy default stream"});
-    const std::vector<BufferCopy> hinted = {
-        {a, b, {.destination_location_hint = MemoryLocation::host()}}};
+    const std::vector<CopyPair> hinted = {
+        {b, a, {.destination_location_hint = MemoryLocation::host()}}};
     expect_invalid([&] { copy_batch(hinted, no_stream()); },
                    {"copy 0", "destination hint host", "legacy default stream"});
 }
@@ -65,11 +65,38 @@ TEST(CopyAttributes, RefusedOnTheLegacyDefaultStream) {
 TEST(CopyAttributes, AnOrderOutOfRangeIsNamed) {
     auto resource = std::make_shared<HostMemoryResource>();
     Buffer a = resource->allocate(64, no_stream()), b = resource->allocate(64, no_stream());
-    const std::vector<BufferCopy> copies = {
-        {a, b}, {b, a, {.source_access_order = static_cast<CopySourceAccessOrder>(9)}}};
+    const std::vector<CopyPair> copies = {
+        {b, a}, {a, b, {.source_access_order = static_cast<CopySourceAccessOrder>(9)}}};
     expect_invalid([&] { copy_batch(copies, test::fake_stream(0x1000)); },
                    {"source_access_order 9 is not a CopySourceAccessOrder in copy 1"});
 }
+
+// The deprecated pairs keep their meaning: source first. The message names each buffer in its
+// role, so a pair taken the wrong way round would show.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST(CopyPair, DeprecatedSourceFirstPairsKeepTheirMeaning) {
+    auto resource = std::make_shared<HostMemoryResource>();
+    Buffer small = resource->allocate(32, no_stream()), large = resource->allocate(64, no_stream());
+    const std::vector<BufferCopy> old_pairs = {{small, large}};
+    const std::vector<CopyPair> new_pairs = {{large, small}};
+    std::string old_message, new_message;
+    try {
+        copy_batch(old_pairs, no_stream());
+    } catch (const InvalidArgumentError& e) {
+        old_message = e.what();
+    }
+    try {
+        copy_batch(new_pairs, no_stream());
+    } catch (const InvalidArgumentError& e) {
+        new_message = e.what();
+    }
+    EXPECT_NE(old_message.find("sizes differ in copy 0 from " + small.description() + " to " + large.description()),
+              std::string::npos)
+        << old_message;
+    EXPECT_EQ(old_message, new_message);
+}
+#pragma GCC diagnostic pop
 
 TEST(VirtualMemoryOptions, DefaultsPassOnACapableDevice) {
     EXPECT_NO_THROW(detail::check_virtual_memory_options({}, 0, device_with({})));

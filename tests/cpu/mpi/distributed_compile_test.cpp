@@ -84,7 +84,7 @@ std::filesystem::path cache_holding_first_jobs(std::unique_ptr<cudacore::test::T
     if (mpi_rank() == 0) {
         DiskProgramCache cache(directory);
         auto jobs = jobs_of(count);
-        for (auto& job : jobs) compile_cached(cache, job.program, CodeType::cubin, job.name_expressions);
+        for (auto& job : jobs) compile_cached(job.program, CodeType::cubin, job.name_expressions, {.cache = &cache});
     }
     MPI_Barrier(MPI_COMM_WORLD);
     return directory;
@@ -152,7 +152,7 @@ TEST_F(MpiTest, ACompileErrorOnOneRankIsRaisedOnEveryRank) {
 }
 
 // All 32 jobs with `options`: the codes of compiling them in one process, in order.
-void expect_the_same_codes_in_order(const mpi::DistributedCompileOptions& options) {
+void expect_the_same_codes_in_order(const CompileOptions& options) {
     auto jobs = jobs_of(job_count);
     const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
     ASSERT_EQ(codes.size(), static_cast<std::size_t>(job_count));
@@ -163,7 +163,7 @@ void expect_the_same_codes_in_order(const mpi::DistributedCompileOptions& option
 // Jobs 5 and 9 (rank 1's with 4 ranks, compiled at once with 4 workers) and 6 (rank 2's) fail:
 // job 5's error and log reach every rank from `failing_rank` (the rank that compiled it), and the
 // next collective works.
-void expect_the_lowest_failing_job_to_win(const mpi::DistributedCompileOptions& options, int failing_rank) {
+void expect_the_lowest_failing_job_to_win(const CompileOptions& options, int failing_rank) {
     auto jobs = jobs_of(job_count, broken_source);
     try {
         mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, options);
@@ -190,11 +190,11 @@ TEST_F(MpiTest, WithSeveralWorkersTheLowestFailingJobStillWins) {
 }
 
 TEST_F(MpiTest, ChildProcessesPerRankGiveTheSameCodesInOrder) {
-    expect_the_same_codes_in_order({.workers = 3, .strategy = CompileStrategy::processes});
+    expect_the_same_codes_in_order({.strategy = CompileStrategy::processes, .workers = 3});
 }
 
 TEST_F(MpiTest, WithChildProcessesTheLowestFailingJobStillWinsWithItsLog) {
-    expect_the_lowest_failing_job_to_win({.workers = 4, .strategy = CompileStrategy::processes},
+    expect_the_lowest_failing_job_to_win({.strategy = CompileStrategy::processes, .workers = 4},
                                          first_rank_on_node_of(mpi::compile_owner(5, mpi_size())));
 }
 
@@ -204,7 +204,7 @@ TEST_F(MpiTest, WithChildProcessesACacheIsLookedUpAndOnlyWhatThisProcessCompiled
     {
         DiskProgramCache cache(directory);
         auto jobs = jobs_of(job_count);
-        mpi::DistributedCompileOptions options;
+        CompileOptions options;
         options.cache = &cache;
         options.workers = 3;
         options.strategy = CompileStrategy::processes;
@@ -406,14 +406,14 @@ TEST_F(MpiTest, PrivateCachesKeepWhatOtherRanksCompiledWhereCompileCachedLooks) 
         DiskProgramCache cache(temp.path() / "cache");
         auto jobs = all_jobs();
         const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin,
-                                                    {.cache = &cache, .cache_received = true});
+                                                    {.cache = &cache}, {.cache_received = true});
         ASSERT_EQ(codes.size(), jobs.size());
         EXPECT_EQ(concatenated(std::vector<ObjectCode>(codes.begin(), codes.begin() + job_count)), reference());
         // Every C++ job takes two entries (its header list and its code), the PTX job one.
         EXPECT_EQ(cache.stats().entries, 2u * (job_count + 1) + 1);
         // Now every rank finds every job in its own cache, as compile_cached stored it.
         for (std::size_t i = 0; i < jobs.size(); ++i) {
-            const auto found = find_cached(cache, jobs[i].program, CodeType::cubin, jobs[i].name_expressions);
+            const auto found = find_cached(jobs[i].program, CodeType::cubin, jobs[i].name_expressions, {.cache = &cache});
             EXPECT_TRUE(found) << "job " << i;  // no ASSERT: every rank must reach the barrier
             if (found) EXPECT_EQ(*found, codes[i]) << "job " << i;
         }
@@ -422,7 +422,7 @@ TEST_F(MpiTest, PrivateCachesKeepWhatOtherRanksCompiledWhereCompileCachedLooks) 
         DiskProgramCache again(temp.path() / "cache");
         auto fresh = all_jobs();
         for (std::size_t i = 0; i < fresh.size(); ++i) {
-            EXPECT_EQ(compile_cached(again, fresh[i].program, CodeType::cubin, fresh[i].name_expressions), codes[i])
+            EXPECT_EQ(compile_cached(fresh[i].program, CodeType::cubin, fresh[i].name_expressions, {.cache = &again}), codes[i])
                 << "job " << i;
         }
         EXPECT_EQ(again.stats().misses, 0u);
@@ -451,20 +451,20 @@ TEST_F(MpiTest, ReceivedCodeIsKeyedByTheHeadersItWasCompiledFrom) {
         };
     }
     const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin,
-                                                {.cache = &cache, .cache_received = true});
+                                                {.cache = &cache}, {.cache_received = true});
     ASSERT_EQ(codes.size(), jobs.size());
     MPI_Barrier(MPI_COMM_WORLD);
 
     // With the header edited, no rank finds code compiled from the old one.
-    EXPECT_FALSE(find_cached(cache, jobs[3].program, CodeType::cubin));
+    EXPECT_FALSE(find_cached(jobs[3].program, CodeType::cubin, {}, {.cache = &cache}));
     for (std::size_t i = 0; i < 3; ++i) {
-        EXPECT_TRUE(find_cached(cache, jobs[i].program, CodeType::cubin, jobs[i].name_expressions)) << i;
+        EXPECT_TRUE(find_cached(jobs[i].program, CodeType::cubin, jobs[i].name_expressions, {.cache = &cache})) << i;
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (mpi_rank() == 0) write_header(include_dir, 7);
     MPI_Barrier(MPI_COMM_WORLD);
     // With the header as rank 3 compiled it, every rank finds its code.
-    const auto found = find_cached(cache, jobs[3].program, CodeType::cubin);
+    const auto found = find_cached(jobs[3].program, CodeType::cubin, {}, {.cache = &cache});
     EXPECT_TRUE(found);
     if (found) EXPECT_EQ(*found, codes[3]);
     MPI_Barrier(MPI_COMM_WORLD);  // before rank 0 removes the shared directory
@@ -483,12 +483,12 @@ TEST_F(MpiTest, CodeItsOwnerCouldNotCacheIsNotStoredByTheOthers) {
     cudacore::test::TempDir temp;  // one per rank
     DiskProgramCache cache(temp.path() / "cache");
     const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin,
-                                                {.cache = &cache, .cache_received = true});
+                                                {.cache = &cache}, {.cache_received = true});
     set_warning_handler(previous);
     ASSERT_EQ(codes.size(), jobs.size());
     EXPECT_EQ(cache.stats().entries, 2u * 3u);
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-        EXPECT_EQ(find_cached(cache, jobs[i].program, CodeType::cubin, jobs[i].name_expressions).has_value(), i != 1)
+        EXPECT_EQ(find_cached(jobs[i].program, CodeType::cubin, jobs[i].name_expressions, {.cache = &cache}).has_value(), i != 1)
             << i;
     }
     MPI_Barrier(MPI_COMM_WORLD);  // before rank 0 removes the shared directory

@@ -1,9 +1,9 @@
-// The release thread (deferred_release.hpp) fed from many threads at once, without a driver:
+// The release thread (runtime/release/release.hpp) fed from many threads at once, without a driver:
 // releases then run with idle = false (nothing is freed through the driver), on the release
 // thread, each once, and what they hold is dropped there. The concurrency of the queue, the
 // wait for idle and a release that queues another is what ThreadSanitizer checks here
 // (scripts/tsan.sh); the waits on streams need a GPU (tests/gpu/runtime/lifetime_test.cpp).
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 
 #include <gtest/gtest.h>
 

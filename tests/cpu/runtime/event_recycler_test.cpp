@@ -1,9 +1,9 @@
-// EventRecycler (runtime/event_recycler.hpp), the completed events a context keeps for reuse:
+// EventRecycler (runtime/release/event_recycler.hpp), the completed events a context keeps for reuse:
 // bounded per kind, kinds kept apart, and under many threads keeping and taking at once no event
 // is handed out twice or lost. The handles are stand-ins (addresses of a local array): the
 // recycler never calls the driver, so no GPU is needed; scripts/tsan.sh runs this under
 // ThreadSanitizer.
-#include "runtime/event_recycler.hpp"
+#include "runtime/release/event_recycler.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // LaunchStreams (which streams a library or executable graph ran on) and the capture handshake
 // that deferred releases use (run_outside_captures): pure bookkeeping, no driver needed.
-#include "runtime/capture_registry.hpp"
-#include "runtime/launch_streams.hpp"
+#include "runtime/release/capture_registry.hpp"
+#include "runtime/release/launch_streams.hpp"
 #include "loader/driver_api.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/reset_tolerance.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// The reset-tolerance rule (runtime/reset_tolerance.hpp) against a stand-in driver table: a
+// The reset-tolerance rule (runtime/release/reset_tolerance.hpp) against a stand-in driver table: a
 // context is the one cudacore noted while the driver gives the same id for it, and a context
 // destroyed under us (another id, or the driver refusing the handle) is left alone. Only the
 // entry point the rule calls is filled in, so no GPU and no driver are needed.
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/reset_tolerance.hpp"
 #include "runtime/runtime_handles.hpp"
 
 #include <gtest/gtest.h>

@@ -131,11 +131,11 @@ TEST(StreamClose, CallsGivenAClosedStreamNameIt) {
     expect_invalid([&] { a.fill_byte(0, stream); }, {"Buffer::fill_byte", "stream 0x1000"});
     expect_invalid([&] { a.fill_uint32(0, stream); }, {"Buffer::fill_uint32", "stream 0x1000"});
     expect_invalid([&] { a.fill_uint16(0, stream); }, {"Buffer::fill_uint16", "stream 0x1000"});
-    const BufferCopy copy{a, b};
+    const CopyPair copy{b, a};
     expect_invalid([&] { copy_batch({&copy, 1}, stream); }, {"copy_batch", "stream 0x1000"});
     expect_invalid([&] { copy_between_devices(a, b, stream); },
                    {"copy_between_devices", "stream 0x1000"});
-    expect_invalid([&] { prefetch_to_host(a, stream); }, {"prefetch", "stream 0x1000"});
+    expect_invalid([&] { prefetch(a, MemoryLocation::host(), stream); }, {"prefetch", "stream 0x1000"});
     expect_invalid([&] { a.close(stream); }, {"Buffer::close", "stream 0x1000"});
     EXPECT_FALSE(a.is_closed());  // refused before anything was freed
     EXPECT_EQ(resource->frees.load(), 0);

@@ -68,7 +68,7 @@ TEST_F(CliCache, NoCacheFlagAndEnvironmentSkipTheCache) {
 TEST_F(CliCache, SerializeWritesALoadableObjectCodeThatInspectReads) {
     const auto path = dir.path() / "k.ccobj";
     ASSERT_EQ(compile(path.string(), {"--serialize", "--no-cache"}).exit_code, 0);
-    const auto code = cudacore::ObjectCode::load(path);
+    const auto code = cudacore::ObjectCode::from_saved(path);
     EXPECT_EQ(code.code_type(), cudacore::CodeType::cubin);
     EXPECT_EQ(code.name(), source);  // the source path, as given
     EXPECT_EQ(code.symbol_map().count("scale<float>"), 1u);

@@ -119,7 +119,7 @@ TEST_F(DemoCommand, RunsEveryCpuStepAndSaysWhatItSkipped) {
     EXPECT_EQ(sizes[1].str(), saxpy_bytes);
     EXPECT_GT(std::stoull(sizes[2].str()), std::stoull(sizes[1].str()));
     EXPECT_EQ(sizes[3].str(), sizes[2].str());
-    EXPECT_NE(serialize.find("ObjectCode::load(path) == original (cubin \"saxpy\", " +
+    EXPECT_NE(serialize.find("ObjectCode::from_saved(path) == original (cubin \"saxpy\", " +
                              saxpy_bytes + " bytes): OK"),
               std::string::npos)
         << out;

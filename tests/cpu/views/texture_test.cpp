@@ -551,13 +551,13 @@ TEST(TextureCalls, CopiesAreCheckedBeforeTheDriver) {
     });
     EXPECT_MENTIONS(too_small, "copy_to_array");
     EXPECT_MENTIONS(too_small, "2D CUDA array float32 64 x 32");
-    EXPECT_MENTIONS(refusal([&] { copy_from_array(image, host.data(), 8192, none, {}, {.x = 64}); }),
+    EXPECT_MENTIONS(refusal([&] { copy_from_array(host.data(), 8192, image, none, {}, {.x = 64}); }),
                     "source ArrayRegion::x 64");
     EXPECT_MENTIONS(refusal([&] { copy_to_array(image, nullptr, 8192, none); }), "null host pointer");
     const CudaArray halves = fake_array({.format = ArrayFormat::float16, .width = 64, .height = 32});
-    EXPECT_MENTIONS(refusal([&] { copy_array(image, halves, none); }), "elements differ in size");
+    EXPECT_MENTIONS(refusal([&] { copy_between_arrays(halves, image, none); }), "elements differ in size");
     const CudaArray other = fake_array({.width = 64, .height = 32});
-    EXPECT_MENTIONS(refusal([&] { copy_array(image, other, none, {.width = 8}, {.width = 9}); }),
+    EXPECT_MENTIONS(refusal([&] { copy_between_arrays(other, image, none, {.width = 9}, {.width = 8}); }),
                     "extents differ");
     // A valid copy reaches the stream check: the empty stream is refused, naming the call.
     const std::string empty = refusal([&] {
@@ -572,7 +572,7 @@ TEST(TextureCalls, CopiesAreCheckedBeforeTheDriver) {
 // the value that only the right operand could have given.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-TEST(TextureCalls, DeprecatedStreamFirstCopiesForwardToTheNewForms) {
+TEST(TextureCalls, DeprecatedSourceFirstCopiesForwardToTheNewForms) {
     const CudaArray image = fake_array({.width = 64, .height = 32});
     const CudaArray halves = fake_array({.format = ArrayFormat::float16, .width = 64, .height = 32});
     std::vector<float> host(64 * 32);
@@ -580,31 +580,20 @@ TEST(TextureCalls, DeprecatedStreamFirstCopiesForwardToTheNewForms) {
     auto resource = std::make_shared<test::DeviceAccessibleHostResource>();
     const Buffer small = resource->allocate(64, none);
 
-    const std::string to_host = refusal([&] {
-        copy_to_array(none, image, host.data(), host.size() * sizeof(float) - 4);
-    });
-    EXPECT_MENTIONS(to_host, "copy_to_array");
-    EXPECT_MENTIONS(to_host, "holds only 8188 bytes");
-    const std::string to_buffer = refusal([&] { copy_to_array(none, image, small, {}, {.y = 32}); });
-    EXPECT_MENTIONS(to_buffer, "destination ArrayRegion::y 32");
-    const std::string from_host = refusal([&] {
-        copy_from_array(none, image, host.data(), 8192, {}, {.x = 64});
-    });
+    const std::string from_host = refusal([&] { copy_from_array(image, host.data(), 8192, none, {}, {.x = 64}); });
     EXPECT_MENTIONS(from_host, "copy_from_array");
     EXPECT_MENTIONS(from_host, "source ArrayRegion::x 64");
-    const std::string from_buffer = refusal([&] { copy_from_array(none, image, small); });
+    const std::string from_buffer = refusal([&] { copy_from_array(image, small, none); });
     EXPECT_MENTIONS(from_buffer, "copy_from_array");
     EXPECT_MENTIONS(from_buffer, "holds only 64 bytes");
-    const std::string arrays = refusal([&] { copy_array(none, image, halves); });
-    EXPECT_MENTIONS(arrays, "copy_array");
-    EXPECT_LT(arrays.find("4 bytes in"), arrays.find("2 bytes in")) << arrays;  // source first
+    const std::string arrays = refusal([&] { copy_array(image, halves, none); });
+    EXPECT_MENTIONS(arrays, "copy_between_arrays");
+    EXPECT_LT(arrays.find("4 bytes in"), arrays.find("2 bytes in")) << arrays;  // image is the source
     const CudaArray other = fake_array({.width = 64, .height = 32});
-    EXPECT_MENTIONS(refusal([&] { copy_array(none, image, other, {.width = 8}, {.width = 9}); }),
-                    "extents differ");
+    // The regions keep their meaning: the source region first in the old form.
+    EXPECT_MENTIONS(refusal([&] { copy_array(image, other, none, {.width = 8}, {.width = 9}); }), "extents differ");
     // A valid copy reaches the stream: the stream went where the new form takes it.
-    const std::string empty = refusal([&] {
-        copy_to_array(none, image, host.data(), host.size() * sizeof(float));
-    });
+    const std::string empty = refusal([&] { copy_from_array(image, host.data(), 8192, none); });
     EXPECT_MENTIONS(empty, "Stream is empty");
 }
 #pragma GCC diagnostic pop

@@ -17,7 +17,7 @@ TEST(SerializedLaunchGpu, SavedByOneProcessLaunchedByAnother) {
     const auto saved = run_process({helper_path("serialized_launch").string(), "save", path});
     ASSERT_EQ(saved.exit_code, 0) << saved.out << saved.err;
     // What was shipped is a plain serialized value: cubin, name, symbol map.
-    const auto code = cudacore::ObjectCode::load(path);
+    const auto code = cudacore::ObjectCode::from_saved(path);
     EXPECT_EQ(code.code_type(), cudacore::CodeType::cubin);
     EXPECT_EQ(code.symbol_map().count("scale<float>"), 1u);
     EXPECT_FALSE(code.is_loaded());

@@ -7,7 +7,7 @@
 #include "cudacore/cudacore.hpp"
 #include "graph/graph_box.hpp"
 #include "graph_kernel_sources.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/library_box.hpp"
 #include "support/box_access.hpp"
 

@@ -5,7 +5,7 @@
 #include "test_support.hpp"
 
 #include "cudacore/cudacore.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 
 #include <atomic>
 #include <chrono>

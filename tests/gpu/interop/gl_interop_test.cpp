@@ -17,7 +17,7 @@
 #include "cudacore/launch.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/surface.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -242,7 +242,7 @@ TEST_F(GlInteropGpu, ArrayCopiesInAndOutOfAGlTexture) {
     EXPECT_EQ(array.options().width, std::size_t(width));
     EXPECT_EQ(array.options().height, std::size_t(height));
     std::vector<std::uint8_t> read(from_gl.size());
-    copy_from_array(array, read.data(), read.size(), *stream_);
+    copy_from_array(read.data(), read.size(), array, *stream_);
     std::vector<std::uint8_t> from_cuda(from_gl.size());
     for (std::size_t i = 0; i < from_cuda.size(); ++i) from_cuda[i] = std::uint8_t(255 - i * 3);
     copy_to_array(array, from_cuda.data(), from_cuda.size(), *stream_);
@@ -253,7 +253,7 @@ TEST_F(GlInteropGpu, ArrayCopiesInAndOutOfAGlTexture) {
               from_cuda);
     // Map flags change between maps (cuGraphicsResourceSetMapFlags).
     resource.map(*stream_, GraphicsMapFlags::read_only);
-    copy_from_array(resource.mapped_array(), read.data(), read.size(), *stream_);
+    copy_from_array(read.data(), read.size(), resource.mapped_array(), *stream_);
     stream_->sync();
     EXPECT_EQ(read, from_cuda);
     resource.unmap(*stream_);

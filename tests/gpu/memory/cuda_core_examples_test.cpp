@@ -234,7 +234,7 @@ TEST(BatchedCopyAttributesGpu, HeterogeneousBatchAsInCudaCoresExample) {
     Device device(0);
     Stream stream = device.create_stream();
     auto pinned = std::make_shared<PinnedMemoryResource>(device);
-    std::vector<BufferCopy> copies;
+    std::vector<CopyPair> copies;
     for (int i = 0; i < 4; ++i) {
         Buffer source = pinned->allocate(4096, stream);
         std::fill_n(static_cast<std::uint8_t*>(source.data()), 4096,
@@ -242,15 +242,14 @@ TEST(BatchedCopyAttributesGpu, HeterogeneousBatchAsInCudaCoresExample) {
         CopyAttributes attributes;
         attributes.source_access_order =
             i % 2 == 0 ? CopySourceAccessOrder::stream : CopySourceAccessOrder::any;
-        copies.push_back({source, device.allocate(4096, stream), attributes});
+        copies.push_back({device.allocate(4096, stream), source, attributes});
     }
     // Device-to-device pairs small enough for the kernels go to the driver when they carry
     // attributes; one with the defaults in between.
     Buffer small_source = device.allocate(256, stream);
     small_source.fill_byte(5, stream);
-    copies.push_back({small_source, device.allocate(256, stream),
-                      {.source_access_order = CopySourceAccessOrder::any}});
-    copies.push_back({small_source, device.allocate(256, stream)});
+    copies.push_back({device.allocate(256, stream), small_source, {.source_access_order = CopySourceAccessOrder::any}});
+    copies.push_back({device.allocate(256, stream), small_source});
     stream.sync();  // order `any`: no earlier work may still use a source (the fill above)
     copy_batch(copies, stream);
     for (std::size_t i = 0; i < copies.size(); ++i) {
@@ -271,12 +270,11 @@ TEST(BatchedCopyAttributesGpu, LocationHintsForManagedMemory) {
     Device device(0);
     Stream stream = device.create_stream();
     auto managed = std::make_shared<ManagedMemoryResource>(device);
-    std::vector<BufferCopy> copies;
+    std::vector<CopyPair> copies;
     for (int i = 0; i < 2; ++i) {
         Buffer source = managed->allocate(4096, stream);
         source.fill_byte(static_cast<std::uint8_t>(200 + i), stream);
-        copies.push_back({source, managed->allocate(4096, stream),
-                          {.source_location_hint = MemoryLocation::device(0),
+        copies.push_back({managed->allocate(4096, stream), source, {.source_location_hint = MemoryLocation::device(0),
                            .destination_location_hint = MemoryLocation::host()}});
     }
     copy_batch(copies, stream);

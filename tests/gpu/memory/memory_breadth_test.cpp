@@ -138,8 +138,8 @@ TEST(BatchedCopyGpu, AThousandSmallCopiesInOneCall) {
         targets.back().fill_byte(0, stream);
     }
     // Each copy goes to the mirrored target, so a copy that lands in the wrong place shows.
-    std::vector<BufferCopy> copies;
-    for (std::size_t i = 0; i < count; ++i) copies.push_back({sources[i], targets[count - 1 - i]});
+    std::vector<CopyPair> copies;
+    for (std::size_t i = 0; i < count; ++i) copies.push_back({targets[count - 1 - i], sources[i]});
     copy_batch(copies, stream);
     std::vector<std::uint32_t> back(data.size());
     for (std::size_t i = 0; i < count; ++i)
@@ -160,13 +160,12 @@ TEST(BatchedCopyGpu, AThousandSmallCopiesInOneCall) {
 // Copies from `source` (its bytes in `source_bytes`) to `destination`, as (source offset,
 // destination offset, size) triples, into `expected` as well.
 struct CopyPlan {
-    std::vector<BufferCopy> copies;
+    std::vector<CopyPair> copies;
     std::vector<std::uint8_t> expected;
     void add(const Buffer& source, std::span<const std::uint8_t> source_bytes,
              const Buffer& destination, std::size_t from, std::size_t to, std::size_t size) {
-        copies.push_back({Buffer::wrap_unowned(source.handle() + from, size, source.memory_resource()),
-                          Buffer::wrap_unowned(destination.handle() + to, size,
-                                               destination.memory_resource())});
+        copies.push_back({Buffer::wrap_unowned(destination.handle() + to, size,
+                                               destination.memory_resource()), Buffer::wrap_unowned(source.handle() + from, size, source.memory_resource())});
         std::copy_n(source_bytes.begin() + from, size, expected.begin() + to);
     }
 };
@@ -209,9 +208,8 @@ TEST(BatchedCopyGpu, KernelAndDriverRoutesInOneBatch) {
     plan.copies.push_back({device.allocate(0, stream), device.allocate(0, stream)});  // nothing
     for (std::size_t i = 0; i < 3000; ++i)  // three launches' worth of 8-byte pairs
         plan.add(source, source_bytes, destination, 400000 + 8 * i, 1000000 + 8 * (2999 - i), 8);
-    plan.copies.push_back({Buffer::wrap_unowned(pinned.handle() + 3, 1000, pinned_resource),
-                           Buffer::wrap_unowned(destination.handle() + 1500000, 1000,
-                                                destination.memory_resource())});
+    plan.copies.push_back({Buffer::wrap_unowned(destination.handle() + 1500000, 1000,
+                                                destination.memory_resource()), Buffer::wrap_unowned(pinned.handle() + 3, 1000, pinned_resource)});
     std::copy_n(pinned_bytes.begin() + 3, 1000, plan.expected.begin() + 1500000);
 
     copy_batch(plan.copies, stream);
@@ -237,11 +235,10 @@ TEST(BatchedCopyGpu, CapturedBatchCopiesAtEachReplay) {
     constexpr std::size_t count = 100, bytes = 256;
     Buffer source = device.allocate(count * bytes, stream);
     Buffer destination = device.allocate(count * bytes, stream);
-    std::vector<BufferCopy> copies;
+    std::vector<CopyPair> copies;
     for (std::size_t i = 0; i < count; ++i)
-        copies.push_back({Buffer::wrap_unowned(source.handle() + i * bytes, bytes, source.memory_resource()),
-                          Buffer::wrap_unowned(destination.handle() + (count - 1 - i) * bytes, bytes,
-                                               destination.memory_resource())});
+        copies.push_back({Buffer::wrap_unowned(destination.handle() + (count - 1 - i) * bytes, bytes,
+                                               destination.memory_resource()), Buffer::wrap_unowned(source.handle() + i * bytes, bytes, source.memory_resource())});
     GraphBuilder builder(stream);
     builder.begin();
     copy_batch(copies, builder.stream());

@@ -104,10 +104,10 @@ TEST(MemoryKernelGpu, ManagedMemoryWrittenByAKernelIsReadOnTheHostAfterPrefetch)
     std::fill(words.begin(), words.end(), 0u);
 
     const bool can_prefetch = device.attribute(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0;
-    if (can_prefetch) prefetch(buffer, device, stream);
+    if (can_prefetch) prefetch(buffer, MemoryLocation::device(device.ordinal()), stream);
     const unsigned blocks = static_cast<unsigned>((count + 255) / 256);
     launch(stream, LaunchConfig{.grid = blocks, .block = 256}, write_pattern, buffer, count);
-    if (can_prefetch) prefetch_to_host(buffer, stream);
+    if (can_prefetch) prefetch(buffer, MemoryLocation::host(), stream);
     stream.sync();
     std::size_t wrong = 0;
     for (std::size_t i = 0; i < words.size(); ++i)

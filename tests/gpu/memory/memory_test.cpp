@@ -316,9 +316,9 @@ TEST(MemoryGpu, ManagedMemoryWrittenOnDeviceReadOnHostAfterPrefetch) {
     EXPECT_TRUE(buffer.is_device_accessible());
     auto words = buffer.span<std::uint32_t>();
     std::fill(words.begin(), words.end(), 1u);  // first touched on the host
-    prefetch(buffer, device, stream);
+    prefetch(buffer, MemoryLocation::device(device.ordinal()), stream);
     buffer.fill_uint32(0xc0ffee00u, stream);  // written on the device
-    prefetch_to_host(buffer, stream);
+    prefetch(buffer, MemoryLocation::host(), stream);
     stream.sync();
     EXPECT_EQ(std::count(words.begin(), words.end(), 0xc0ffee00u),
               static_cast<std::ptrdiff_t>(words.size()));
@@ -538,7 +538,7 @@ TEST(MemoryGpu, ErrorCasesAreClearErrors) {
     EXPECT_CONTAINS(message, "100 bytes");
     message = invalid_argument_message([&] { small.fill_byte(1, stream); });
     EXPECT_CONTAINS(message, "closed");
-    message = invalid_argument_message([&] { prefetch_to_host(small, stream); });
+    message = invalid_argument_message([&] { prefetch(small, MemoryLocation::host(), stream); });
     EXPECT_CONTAINS(message, "closed");
 
     DeviceMemoryResource on_stack(device);
@@ -557,18 +557,18 @@ TEST(MemoryGpu, ErrorCasesAreClearErrors) {
         EXPECT_CONTAINS(e.what(), "memory pool of device 0");
     }
     // Prefetching memory that is not managed says so, naming the buffer.
-    message = invalid_argument_message([&] { prefetch_to_host(large, stream); });
+    message = invalid_argument_message([&] { prefetch(large, MemoryLocation::host(), stream); });
     EXPECT_CONTAINS(message, "not a managed-memory allocation");
     EXPECT_CONTAINS(message, "200 bytes");
     EXPECT_CONTAINS(message, "memory pool of device 0");
     auto pinned = std::make_shared<PinnedMemoryResource>(device);
     Buffer pinned_buffer = pinned->allocate(64, stream);
-    message = invalid_argument_message([&] { prefetch(pinned_buffer, device, stream); });
+    message = invalid_argument_message([&] { prefetch(pinned_buffer, MemoryLocation::device(device.ordinal()), stream); });
     EXPECT_CONTAINS(message, "not a managed-memory allocation");
     EXPECT_CONTAINS(message, "pinned host memory");
     // Wrapped device memory: the driver is asked, and says it is not managed.
     Buffer view = Buffer::wrap_unowned(large.handle(), large.size());
-    message = invalid_argument_message([&] { prefetch_to_host(view, stream); });
+    message = invalid_argument_message([&] { prefetch(view, MemoryLocation::host(), stream); });
     EXPECT_CONTAINS(message, "not a managed-memory allocation");
     stream.sync();
 }

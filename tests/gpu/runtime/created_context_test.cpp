@@ -419,4 +419,31 @@ TEST_F(CreatedContextGpu, CloseEndsEveryCopyAndResetLetsGoOfOne) {
         << "closing the last copy did not destroy the context";
 }
 
+// from_handle with take_ownership: a context the caller made becomes cudacore's, as one
+// Context::create made: work runs in it, a later wrap of its handle gives the owner, and the last
+// holder destroys it. A primary context is refused.
+TEST_F(CreatedContextGpu, FromHandleTakingOwnershipDestroysTheContext) {
+    CUcontext raw = nullptr;
+    ASSERT_EQ(detail::driver().cuCtxCreate(&raw, nullptr, 0, device_->handle()), CUDA_SUCCESS);
+    CUcontext popped = nullptr;
+    detail::driver().cuCtxPopCurrent(&popped);
+    std::weak_ptr<detail::ContextBox> box;
+    {
+        const Context taken = Context::from_handle(raw, {.take_ownership = true});
+        box = detail::box_of(taken);
+        EXPECT_EQ(Context::from_handle(raw), taken);  // found again: the owner
+        Stream stream = taken.create_stream();
+        stream.record();
+        stream.sync();
+    }
+    EXPECT_TRUE(test::wait_until([&] { return box.expired(); }, std::chrono::seconds(5)))
+        << "the last holder did not destroy the taken context";
+    try {
+        Context::from_handle(device_->context().handle(), {.take_ownership = true});
+        ADD_FAILURE() << "a primary context was taken";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("primary context"), std::string::npos) << e.what();
+    }
+}
+
 }  // namespace

@@ -7,7 +7,7 @@
 #include "cudacore/program.hpp"
 #include "cudacore/stream.hpp"
 #include "loader/driver_api.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/library_box.hpp"
 #include "cudacore/kernel.hpp"
 #include "support/box_access.hpp"

@@ -12,7 +12,7 @@
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
 #include "kernel_sources.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/library_box.hpp"
 #include "loader/driver_api.hpp"
 #include "support/box_access.hpp"
@@ -291,12 +291,11 @@ TEST(ObjectCodeLoadingGpu, CompileManyResultsRunForBothStrategies) {
         ProgramOptions options;
         options.name = "many_saxpy";
         options.arch = device_arch();
-        CompileManyOptions many;
+        CompileOptions many;
         many.strategy = strategy;
         many.workers = 2;
         const auto codes =
-            compile_many(test::kTemplateSource, {{"scale<float>"}, {"scale<double>"}},
-                         CodeType::cubin, options, many);
+            compile_many(test::kTemplateSource, options, CodeType::cubin, {{"scale<float>"}, {"scale<double>"}}, many);
         ASSERT_EQ(codes.size(), 2u);
         EXPECT_EQ(codes[0].get_kernel("scale<float>").parameter_count(), 3u);
         EXPECT_EQ(codes[1].get_kernel("scale<double>").parameter_count(), 3u);

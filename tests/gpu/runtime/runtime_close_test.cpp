@@ -14,7 +14,7 @@
 #include "cudacore/program.hpp"
 #include "kernel_sources.hpp"
 #include "loader/driver_api.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/library_box.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"

@@ -120,6 +120,35 @@ TEST(StreamGpu, OptionsAndFromHandle) {
     EXPECT_EQ(detail::driver().cuStreamDestroy(raw), CUDA_SUCCESS);
 }
 
+// take_ownership: the stream is cudacore's, destroyed with its last holder; a default stream is
+// refused.
+TEST(StreamGpu, FromHandleTakingOwnershipDestroysTheStream) {
+    CUDACORE_REQUIRE_GPU();
+    const Device device(0);
+    CUstream raw = nullptr;
+    {
+        detail::ContextScope scope(*detail::box_of(device.context()));
+        ASSERT_EQ(detail::driver().cuStreamCreateWithPriority(&raw, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
+    }
+    {
+        Stream taken = Stream::from_handle(raw, {.take_ownership = true});
+        EXPECT_TRUE(taken.owns_handle());
+        taken.record();
+        taken.sync();
+    }
+    // The driver checks stream handles: the destroyed one is refused (an API error provoked on
+    // purpose, which compute-sanitizer reports). The release may run on the release thread once
+    // the stream's work is done, hence the wait.
+    EXPECT_TRUE(test::wait_until([&] { return detail::driver().cuStreamQuery(raw) != CUDA_SUCCESS; },
+                                 std::chrono::seconds(10)));
+    try {
+        Stream::from_handle(nullptr, {.take_ownership = true});
+        ADD_FAILURE() << "a default stream was taken";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("default stream"), std::string::npos) << e.what();
+    }
+}
+
 TEST(StreamGpu, DefaultStreamWorks) {
     CUDACORE_REQUIRE_GPU();
     Stream stream = Device(0).default_stream();

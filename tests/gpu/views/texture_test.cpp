@@ -18,7 +18,7 @@
 #include "cudacore/program.hpp"
 #include "cudacore/surface.hpp"
 #include "cudacore/texture.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -203,7 +203,7 @@ TEST_F(TextureGpu, SurfaceWrittenByOneKernelIsReadByAnother) {
            width, height, out);
     const std::vector<float> read = download<float>(out);
     std::vector<float> copied(width * height);
-    copy_from_array(array, copied.data(), copied.size() * sizeof(float), *stream_);
+    copy_from_array(copied.data(), copied.size() * sizeof(float), array, *stream_);
     stream_->sync();
     for (int y = 0; y < height; ++y)
         for (int x = 0; x < width; ++x) {
@@ -248,7 +248,7 @@ TEST_F(TextureGpu, EachMipmapLevelViewHoldsItsOwnLevel) {
         const CudaArray view = mip->level(level);
         const std::size_t w = view.options().width, h = view.options().height;
         std::vector<float> back(w * h);
-        copy_from_array(view, back.data(), back.size() * sizeof(float), *stream_);
+        copy_from_array(back.data(), back.size() * sizeof(float), view, *stream_);
         stream_->sync();
         for (std::size_t y = 0; y < h; ++y)
             for (std::size_t x = 0; x < w; ++x)
@@ -277,7 +277,7 @@ TEST_F(TextureGpu, EachMipmapLevelViewHoldsItsOwnLevel) {
     const CudaArray level3 = mip->level(3);
     mip.reset();
     std::vector<float> back(8 * 4);
-    copy_from_array(level3, back.data(), back.size() * sizeof(float), *stream_);
+    copy_from_array(back.data(), back.size() * sizeof(float), level3, *stream_);
     stream_->sync();
     EXPECT_EQ(back[3 * 8], value(3, 0, 3));  // row 3 of the 8 x 4 level
     EXPECT_EQ(back[0], value(3, 0, 0));
@@ -290,7 +290,7 @@ TEST_F(TextureGpu, SurfaceOverAMipmapLevel) {
     const SurfaceObject surface = SurfaceObject::from_array(level1);
     launch(*stream_, LaunchConfig{.grid = 16, .block = 32}, kernel("write_surface"), surface, 32, 16);
     std::vector<float> back(32 * 16);
-    copy_from_array(level1, back.data(), back.size() * sizeof(float), *stream_);
+    copy_from_array(back.data(), back.size() * sizeof(float), level1, *stream_);
     stream_->sync();
     for (int y = 0; y < 16; ++y)
         for (int x = 0; x < 32; ++x) ASSERT_EQ(back[y * 32 + x], 0.5f * (y * 1000 + x));
@@ -312,8 +312,7 @@ TEST_F(TextureGpu, TwoDimensionalCopiesWithPitchRoundTrip) {
     const Buffer pitched = device_->allocate(
         offset + device_pitch * sizeof(float) * (height - 1) + width * sizeof(float), *stream_);
     pitched.fill_byte(0, *stream_);
-    copy_from_array(array, pitched, *stream_,
-                    {.offset = offset, .pitch = device_pitch * sizeof(float)});
+    copy_from_array(pitched, array, *stream_, {.offset = offset, .pitch = device_pitch * sizeof(float)});
     const std::vector<std::uint8_t> raw = download<std::uint8_t>(pitched);
     for (std::size_t y = 0; y < height; ++y)
         for (std::size_t x = 0; x < width; ++x) {
@@ -324,16 +323,15 @@ TEST_F(TextureGpu, TwoDimensionalCopiesWithPitchRoundTrip) {
 
     // Array to array, then a sub-region back to packed host rows.
     const CudaArray copy = CudaArray::create(*device_, {.width = width, .height = height});
-    copy_array(array, copy, *stream_);
+    copy_between_arrays(copy, array, *stream_);
     std::vector<float> part(16 * 8);
-    copy_from_array(copy, part.data(), part.size() * sizeof(float), *stream_, {},
-                    {.x = 8, .y = 4, .width = 16, .height = 8});
+    copy_from_array(part.data(), part.size() * sizeof(float), copy, *stream_, {}, {.x = 8, .y = 4, .width = 16, .height = 8});
     // And the device rows back into a region of a third array.
     const CudaArray third = CudaArray::create(*device_, {.width = width, .height = height});
     copy_to_array(third, pitched, *stream_,
                   {.offset = offset, .pitch = device_pitch * sizeof(float)});
     std::vector<float> whole(width * height);
-    copy_from_array(third, whole.data(), whole.size() * sizeof(float), *stream_);
+    copy_from_array(whole.data(), whole.size() * sizeof(float), third, *stream_);
     stream_->sync();
     for (std::size_t y = 0; y < 8; ++y)
         for (std::size_t x = 0; x < 16; ++x) ASSERT_EQ(part[y * 16 + x], float((y + 4) * 100 + x + 8));
@@ -346,20 +344,20 @@ TEST_F(TextureGpu, TwoDimensionalCopiesWithPitchRoundTrip) {
 // the host, every step through an old form.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-TEST_F(TextureGpu, DeprecatedStreamFirstCopiesStillCopy) {
+TEST_F(TextureGpu, DeprecatedSourceFirstCopiesStillCopy) {
     constexpr std::size_t width = 32, height = 16;
     std::vector<float> source(width * height);
     for (std::size_t i = 0; i < source.size(); ++i) source[i] = float(i);
     const CudaArray first = CudaArray::create(*device_, {.width = width, .height = height});
-    copy_to_array(*stream_, first, source.data(), source.size() * sizeof(float));
+    copy_to_array(first, source.data(), source.size() * sizeof(float), *stream_);
     const CudaArray second = CudaArray::create(*device_, {.width = width, .height = height});
-    copy_array(*stream_, first, second, {.y = 4, .height = 8}, {.y = 4});
+    copy_array(first, second, *stream_, {.y = 4, .height = 8}, {.y = 4});
     const Buffer rows = device_->allocate(width * 8 * sizeof(float), *stream_);
-    copy_from_array(*stream_, second, rows, {}, {.y = 4, .height = 8});
+    copy_from_array(second, rows, *stream_, {}, {.y = 4, .height = 8});
     const CudaArray third = CudaArray::create(*device_, {.width = width, .height = 8});
-    copy_to_array(*stream_, third, rows);
+    copy_to_array(third, rows, *stream_);
     std::vector<float> back(width * 8, -1.0f);
-    copy_from_array(*stream_, third, back.data(), back.size() * sizeof(float));
+    copy_from_array(third, back.data(), back.size() * sizeof(float), *stream_);
     stream_->sync();
     for (std::size_t i = 0; i < back.size(); ++i) ASSERT_EQ(back[i], source[4 * width + i]) << i;
 }
@@ -385,17 +383,16 @@ TEST_F(TextureGpu, ThreeDimensionalCopiesWithPitchRoundTrip) {
     copy_to_array(volume, source.data(), source.size() * sizeof(float), *stream_, host_layout);
     // Packed into device memory, then back into the pitched host layout of a fresh vector.
     const Buffer packed = device_->allocate(width * height * depth * 8, *stream_);
-    copy_from_array(volume, packed, *stream_);
+    copy_from_array(packed, volume, *stream_);
     const CudaArray second = CudaArray::create(
         *device_, {.format = ArrayFormat::float32, .channels = 2, .width = width, .height = height,
                    .depth = depth});
     copy_to_array(second, packed, *stream_);
     std::vector<float> back(source.size(), -1.0f);
-    copy_from_array(second, back.data(), back.size() * sizeof(float), *stream_, host_layout);
+    copy_from_array(back.data(), back.size() * sizeof(float), second, *stream_, host_layout);
     // Slices 1 and 2 only, rows 2..5, into a packed vector.
     std::vector<float> part(width * 4 * 2 * 2);
-    copy_from_array(volume, part.data(), part.size() * sizeof(float), *stream_, {},
-                    {.y = 2, .z = 1, .height = 4, .depth = 2});
+    copy_from_array(part.data(), part.size() * sizeof(float), volume, *stream_, {}, {.y = 2, .z = 1, .height = 4, .depth = 2});
     stream_->sync();
     EXPECT_EQ(back, source);  // padding included: untouched -1 on both sides
     for (std::size_t z = 0; z < 2; ++z)
@@ -424,8 +421,7 @@ TEST_F(TextureGpu, LayeredArrayReadsBackEachLayer) {
     EXPECT_EQ(download<float>(out), data);
     // One layer alone.
     std::vector<float> layer(width * height);
-    copy_from_array(array, layer.data(), layer.size() * sizeof(float), *stream_, {},
-                    {.z = 2, .depth = 1});
+    copy_from_array(layer.data(), layer.size() * sizeof(float), array, *stream_, {}, {.z = 2, .depth = 1});
     stream_->sync();
     EXPECT_TRUE(std::equal(layer.begin(), layer.end(), data.begin() + 2 * width * height));
 }

@@ -6,7 +6,7 @@
 #include "test_support.hpp"
 
 #include "cudacore/cudacore.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "views/array_box.hpp"
 
@@ -90,7 +90,7 @@ TEST(CudaArrayCloseGpu, ResetDropsOneShareAndTheCopyKeepsWorking) {
     EXPECT_FALSE(copy.is_closed());
     std::vector<float> in(4, 2.5f), out(4, 0.0f);
     copy_to_array(copy, in.data(), in.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
-    copy_from_array(copy, out.data(), out.size() * sizeof(float), stream, {}, {.width = 1, .height = 1});
+    copy_from_array(out.data(), out.size() * sizeof(float), copy, stream, {}, {.width = 1, .height = 1});
     stream.sync();
     EXPECT_EQ(out, in);
 }
@@ -143,7 +143,7 @@ TEST(MipmappedArrayCloseGpu, LevelsKeepTheirArrayAndTheClosedOneRefuses) {
     Stream stream = device.create_stream();
     std::vector<float> in(128 * 128, 1.5f), out(128 * 128, 0.0f);
     copy_to_array(level, in.data(), in.size() * sizeof(float), stream);
-    copy_from_array(level, out.data(), out.size() * sizeof(float), stream);
+    copy_from_array(out.data(), out.size() * sizeof(float), level, stream);
     stream.sync();
     EXPECT_EQ(out, in);
     mipmapped.close();  // nothing more

@@ -1,5 +1,6 @@
-// Defines Device::memory_resource and Device::allocate (device.hpp), which src/runtime cannot hold:
-// they make and use the memory layer's resources (a DeviceMemoryResource per device).
+// Device::memory_resource and Device::allocate (device.hpp): each device's default memory resource
+// (a DeviceMemoryResource, or a SynchronousMemoryResource without memory pools), defined in the
+// memory layer because it makes and uses that layer's resources.
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/device_memory_resource.hpp"

@@ -46,7 +46,7 @@ inline bool captures_active() noexcept {
 
 // cuCtxSynchronize implicates every stream of its context, capturing ones too, and so
 // invalidates their captures whatever their mode. The deferred-release worker, which waits for a
-// context before releasing (library unloads, graph holdings; deferred_release.hpp), synchronizes
+// context before releasing (library unloads, graph holdings; release.hpp), synchronizes
 // it only through synchronize_outside_captures(): with the context current, it waits until no
 // capture begun through cudacore is in progress, then synchronizes; captures register (before
 // they begin: register_capture_stream) only while no such synchronize runs. False when

@@ -11,7 +11,7 @@
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
 #include "loader/driver_api.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 #include "runtime/library_box.hpp"
 
 #include <array>

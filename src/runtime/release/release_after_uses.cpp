@@ -1,8 +1,9 @@
-#include "views/release_after_uses.hpp"
-
-#include "runtime/capture_registry.hpp"
-#include "runtime/deferred_release.hpp"
-#include "runtime/reset_tolerance.hpp"
+// The forms of release.hpp that take what the GPU may still use and let it go after that work:
+// release_after_uses, a driver object (a CUDA array being copied, a texture object read by a
+// running kernel, a library whose kernels may run) destroyed at once when no such work was noted,
+// else on the release thread once the streams of that work are done; hold_until_done, objects
+// (what an executable graph held) dropped once given streams are done.
+#include "runtime/release/release.hpp"
 
 #include <new>
 #include <utility>
@@ -13,7 +14,11 @@ namespace {
 
 void destroy_now(const std::shared_ptr<ContextBox>& context,
                  const std::function<void(const DriverApi&)>& destroy) noexcept {
-    if (!destroy || !context) return;
+    if (!destroy) return;
+    if (!context) {  // an object of no context (a library): the driver, while it is loaded
+        if (const DriverApi* api = driver_if_loaded()) destroy(*api);
+        return;
+    }
     const DriverApi* api = driver_for_release(*context);
     if (!api) return;
     try {
@@ -62,6 +67,25 @@ void release_after_uses(LaunchStreams& uses, const std::shared_ptr<ContextBox>& 
         destroy_now(context, state->first);
         state->second.reset();
     });
+}
+
+void hold_until_done(std::vector<std::shared_ptr<StreamBox>> streams,
+                     std::vector<std::shared_ptr<const void>> holdings) noexcept {
+    // Shared between the caller and the release, so that whatever fails (a release that cannot be
+    // made, or exit) the holdings are leaked rather than freed under a graph that may still run.
+    using Held = std::vector<std::shared_ptr<const void>>;
+    std::shared_ptr<Held> held;
+    try {
+        held = std::make_shared<Held>(std::move(holdings));
+        defer_release(std::move(streams), [held](bool idle) {
+            if (idle) held->clear();
+            else new auto(held);  // exiting: the driver frees everything
+        });
+    } catch (...) {
+        // Out of memory: leaked (held, or what `holdings` still has).
+        if (held) new (std::nothrow) std::shared_ptr<Held>(std::move(held));
+        else new (std::nothrow) Held(std::move(holdings));
+    }
 }
 
 }  // namespace cudacore::detail

@@ -1,5 +1,5 @@
-// Defines ObjectCode's globals (object_code.hpp: get_global, get_managed, read/write_global), which
-// src/code cannot hold: a loaded library's variables are handed out as Buffers, the memory layer's.
+// ObjectCode's globals (object_code.hpp: get_global, get_managed, read/write_global), defined in the
+// memory layer because a loaded library's variables are handed out as Buffers.
 //
 // __device__ / __constant__ / __managed__ variables of a loaded library become non-owning Buffer
 // views that hold the library (cuLibraryGetGlobal / GetManaged).

@@ -1,4 +1,4 @@
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/reset_tolerance.hpp"
 
 #include "runtime/runtime_handles.hpp"
 

@@ -1,5 +1,5 @@
 // The streams that work needing an object was launched on (a library's kernels, an executable
-// graph), so that the object is released only once those streams are done (deferred_release.hpp)
+// graph), so that the object is released only once those streams are done (release.hpp)
 // without synchronizing the whole context: that would invalidate every capture in progress in it,
 // one begun outside cudacore too.
 //

@@ -1,5 +1,4 @@
-// Defines Stream::begin_capture (cudacore/stream.hpp), which src/runtime cannot hold: it makes a
-// GraphBuilder, the graph layer's object.
+// Stream::begin_capture (cudacore/stream.hpp), defined beside the graph builder it makes.
 #include "cudacore/graph_builder.hpp"
 #include "cudacore/stream.hpp"
 

@@ -1,4 +1,4 @@
-#include "runtime/capture_registry.hpp"
+#include "runtime/release/capture_registry.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,7 +1,7 @@
-#include "runtime/launch_streams.hpp"
+#include "runtime/release/launch_streams.hpp"
 
 #include "loader/driver_api.hpp"
-#include "runtime/deferred_release.hpp"
+#include "runtime/release/release.hpp"
 
 #include <algorithm>
 #include <iterator>

@@ -1,7 +1,39 @@
-#include "runtime/deferred_release.hpp"
+// The release thread (release.hpp's defer_release): releases that must wait until work queued on
+// some streams is done: a library whose kernels may
+// still run, what an executable graph held while its launches run. One background thread (the
+// release thread) waits and then releases, so that no destructor blocks (a running kernel may
+// wait for the very thread that dropped the last handle).
+//
+// What the release thread may touch. The driver runs calls on one stream or context from several
+// threads at once unsafely in places (a green context has no internal synchronization at all,
+// and a wait inside the driver raced with another thread's frees and destroys on the same
+// streams), so the release thread makes no driver call on a stream or a context the user may be
+// using meanwhile:
+// - It waits without the driver. When a release is queued, on the caller's thread, a host
+//   function is enqueued on each stream the work was launched on (cuLaunchHostFunc), which raises
+//   a signal once the work before it is done; the release thread waits for the signals. The
+//   default streams get theirs on the legacy stream (which follows every blocking stream).
+// - It never touches the handle of a stream the caller owns (Stream::from_handle): the caller
+//   may destroy it once its last wrapper is gone. While a wrapper lives, the release enqueues
+//   its own signal; after, it takes the one the last wrapper enqueued (runtime_handles.hpp).
+// - It holds no stream: the boxes of the streams stay with their owners, so a stream is
+//   destroyed on a user's thread. Only a stream that was capturing when the release was queued
+//   (no host function can go there then) is held, and waited for here once its capture is over.
+// - The release itself (cuLibraryUnload, dropping what a graph held) runs only while no capture
+//   begun through cudacore is in progress (capture_registry.hpp); those do not begin during it.
+//   A capture begun with the driver call itself is unknown to cudacore: an unload during it
+//   invalidates it.
+//
+// Exit ordering: start_deferred_releases() runs on normal paths (the first launch of a library or
+// an executable graph on a stream), never from a destructor that may run inside exit(). It
+// registers an atexit handler that refuses new work and waits for a release in progress (a wait
+// for signals ends at once then), so exit() never shuts the driver down under a release; what is
+// still queued then is left to the driver, which frees everything at exit. After the handler the
+// thread touches nothing.
+#include "runtime/release/release.hpp"
 
-#include "runtime/capture_registry.hpp"
-#include "runtime/reset_tolerance.hpp"
+#include "runtime/release/capture_registry.hpp"
+#include "runtime/release/reset_tolerance.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -30,7 +62,7 @@ public:
         }
         started_ = true;
         running_.store(true, std::memory_order_release);
-        std::atexit([] { instance().stop_accepting(); });
+        release_at_exit([] { instance().stop_accepting(); });
     }
 
     // False when it cannot be queued (no worker, or exit has begun). Never starts a thread.
@@ -159,7 +191,7 @@ private:
                 pending = std::move(queue_.front());
                 queue_.pop_front();
                 busy_ = true;
-                // The signals: a wait without any driver call (see deferred_release.hpp).
+                // The signals: a wait without any driver call (see the top of this file).
                 ready_.wait(lock, [&] {
                     if (exiting_) return true;
                     for (const auto& signal : pending.signals)
@@ -366,5 +398,9 @@ void defer_release(std::vector<std::shared_ptr<StreamBox>> streams,
 }
 
 void wait_for_deferred_releases() { DeferredReleases::instance().wait_until_idle(); }
+
+void release_at_exit(void (*release)()) noexcept {
+    std::atexit(release);  // a failure (no room for a handler) leaves it to the driver
+}
 
 }  // namespace cudacore::detail

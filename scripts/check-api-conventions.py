@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""The API-conventions check: every public call and struct of include/cudacore follows the rules
+docs/api-conventions.md states, as far as a parser can see them:
+
+  stream       a parameter after the `Stream` is defaulted or an options struct (the stream comes
+               after the operands); `launch` is the stated exception.
+  options      nothing but defaulted options structs comes after a defaulted parameter whose type
+               is `...Options` (the options are last).
+  order        a `destination` parameter (or field) comes before its `source` (destination first,
+               in every copy).
+  defaults     every public field of a public struct has a default member initializer, except the
+               ones listed in NO_DEFAULT with the reason the page gives.
+
+Declarations marked `[[deprecated(...)]]` are the old forms kept for one release: they are not
+checked. Declarations and their parameters come from Universal Ctags (`ctags --output-format=json
+--fields=+neSa`), a real C++ parser.
+
+    python3 scripts/check-api-conventions.py              # lists every violation, exits 1 on any
+    python3 scripts/check-api-conventions.py FILE...      # checks these headers instead
+    python3 scripts/check-api-conventions.py --self-test  # checks this script on fixtures: one
+                                                          # header breaking each rule fails with
+                                                          # that rule's name, a clean one passes
+"""
+import json
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+# Fields the conventions page names as having no default, with its reason.
+NO_DEFAULT = {
+    "CompileJob::program": "a Program has no empty value; a designated initializer names it",
+    "KernelNodeParams::kernel": "a Kernel has no empty value; a designated initializer names it",
+    "ChildGraphNodeParams::graph": "a Graph has no empty value; a designated initializer names it",
+    "EventRecordNodeParams::event": "an Event has no empty value; a designated initializer names it",
+    "EventWaitNodeParams::event": "an Event has no empty value; a designated initializer names it",
+    "ConditionalNode::bodies": "std::vector<Graph> of a Graph still incomplete; returned, not filled in",
+}
+EXCEPTIONS = {"launch"}  # the stream first, the kernel's arguments last (a parameter pack)
+
+
+def split_parameters(signature):
+    """The parameters of a ctags signature "(a, b = {1, 2}, c)", split at top-level commas."""
+    inner = signature.strip()[1:-1]
+    parts, depth, current = [], 0, ""
+    for char in inner:
+        if char in "(<{[":
+            depth += 1
+        elif char in ")>}]":
+            depth -= 1
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        parts.append(current.strip())
+    return [p for p in parts if p not in ("", "void")]
+
+
+def parse_parameter(text):
+    """(type, name, has_default) of one parameter."""
+    declaration, _, default = text.partition("=")
+    match = re.match(r"^(.*?)([A-Za-z_]\w*)\s*$", declaration.strip())
+    if not match or not match.group(1).strip():
+        return declaration.strip(), "", bool(default)
+    return match.group(1).strip(), match.group(2), bool(default)
+
+
+def is_options(type_text):
+    return re.search(r"\b\w*Options\b", type_text) is not None
+
+
+def is_stream(type_text):
+    return re.search(r"(^|[^\w:])Stream\s*&?$", re.sub(r"\bconst\b", "", type_text).strip()) is not None
+
+
+def deprecated(lines, line):
+    """Whether the declaration starting at 1-based `line` is marked deprecated just above it."""
+    start = max(0, line - 4)
+    above = "\n".join(lines[start:line])
+    return "[[deprecated" in above and "};" not in "\n".join(lines[start + 1 : line - 1])
+
+
+def check_function(tag, lines):
+    name = tag["name"]
+    if name in EXCEPTIONS or name.startswith("operator") or deprecated(lines, tag["line"]):
+        return []
+    where = f'{tag["path"]}:{tag["line"]}: {tag.get("scope", "") + "::" if tag.get("scope") else ""}{name}'
+    params = [parse_parameter(p) for p in split_parameters(tag.get("signature", "()"))]
+    problems = []
+    stream_at = next((i for i, (t, _, _) in enumerate(params) if is_stream(t)), None)
+    if stream_at is not None:
+        for type_text, pname, has_default in params[stream_at + 1 :]:
+            if not has_default and not is_options(type_text):
+                problems.append(f"{where}: stream: '{type_text} {pname}' follows the stream without a default")
+    options_at = next((i for i, (t, _, d) in enumerate(params) if is_options(t) and d), None)
+    if options_at is not None:
+        for type_text, pname, has_default in params[options_at + 1 :]:
+            if not (is_options(type_text) and has_default):
+                problems.append(f"{where}: options: '{type_text} {pname}' follows the options")
+    names = [pname for _, pname, _ in params]
+    for i, pname in enumerate(names):
+        if pname.startswith("source"):
+            partner = "destination" + pname[len("source"):]
+            if partner in names[i + 1 :]:
+                problems.append(f"{where}: order: '{pname}' comes before '{partner}'")
+    return problems
+
+
+def check_field(tag, lines, fields_seen, struct_lines):
+    scope = tag.get("scope", "")
+    if scope in struct_lines and deprecated(lines, struct_lines[scope] + 1):
+        return []
+    qualified = f'{scope.split("::")[-1]}::{tag["name"]}'
+    text = " ".join(lines[tag["line"] - 1 : tag.get("end", tag["line"])])
+    declaration = text.split("//")[0]
+    fields_seen.setdefault(scope, []).append(tag["name"])
+    if qualified in NO_DEFAULT or "(" in declaration.split(tag["name"])[0]:
+        return []
+    after = declaration.split(tag["name"], 1)[-1]
+    if "=" in after or "{" in after:
+        return []
+    return [f'{tag["path"]}:{tag["line"]}: {qualified}: defaults: no default member initializer']
+
+
+def check(files):
+    command = ["ctags", "--output-format=json", "--sort=no", "--fields=+neSaK", "--kinds-C++=pfms",
+               "--language-force=C++", "-o", "-"] + [str(f) for f in files]
+    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    tags = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    sources = {}
+    problems = []
+    struct_lines = {t.get("scope", "") + ("::" if t.get("scope") else "") + t["name"]: t["line"]
+                    for t in tags if t["kind"] == "struct" and t.get("access", "public") == "public"}
+    struct_kinds = set(struct_lines)
+    fields_seen = {}
+    for tag in tags:
+        lines = sources.setdefault(tag["path"], pathlib.Path(tag["path"]).read_text().splitlines())
+        if tag["kind"] in ("prototype", "function") and "signature" in tag:
+            if "detail" in tag.get("scope", "").split("::"):
+                continue
+            problems += check_function(tag, lines)
+            members = tag.get("scope", "").split("::")
+            if tag.get("scopeKind") == "struct" or tag.get("scopeKind") == "class":
+                pass
+        elif tag["kind"] == "member" and tag.get("scopeKind") == "struct" and tag.get("access", "public") == "public":
+            if tag.get("scope") in struct_kinds and "detail" not in tag.get("scope", "").split("::"):
+                problems += check_field(tag, lines, fields_seen, struct_lines)
+    # Source before destination among a struct's fields too.
+    for scope, names in fields_seen.items():
+        if not names:
+            continue
+        if "destination" in names and "source" in names and names.index("source") < names.index("destination"):
+            problems.append(f"{scope}: order: field 'source' comes before 'destination'")
+    return problems
+
+
+FIXTURE_BAD = """
+#pragma once
+namespace cudacore {
+class Stream;
+struct CopyOptions { int hint = 0; };
+struct Region { int x = 0; int width; };
+struct Pair { int source = 0; int destination = 0; };
+void copy_bad_stream(int& destination, const Stream& stream, const int& source);
+void copy_bad_options(int& destination, const int& source, const CopyOptions& options = {}, int extra = 0);
+void copy_bad_order(const int& source, int& destination, const Stream& stream);
+}  // namespace cudacore
+"""
+FIXTURE_GOOD = """
+#pragma once
+namespace cudacore {
+class Stream;
+struct CopyOptions { int hint = 0; };
+struct Region { int x = 0; int width = 0; };
+struct Pair { int destination = 0; int source{}; };
+void copy(int& destination, const int& source, const Stream& stream, const CopyOptions& options = {});
+/// The earlier form.
+[[deprecated("use copy(destination, source, stream)")]]
+void copy(const int& source, int& destination, const Stream& stream);
+}  // namespace cudacore
+"""
+
+
+def self_test():
+    with tempfile.TemporaryDirectory() as folder:
+        bad = pathlib.Path(folder) / "bad.hpp"
+        good = pathlib.Path(folder) / "good.hpp"
+        bad.write_text(FIXTURE_BAD)
+        good.write_text(FIXTURE_GOOD)
+        found = check([bad])
+        expected = {
+            "stream": "copy_bad_stream",
+            "options": "copy_bad_options",
+            "order": "copy_bad_order",
+            "defaults": "Region::width",
+        }
+        failures = []
+        for rule, subject in expected.items():
+            if not any(f": {rule}:" in p and subject in p for p in found):
+                failures.append(f"rule '{rule}' did not flag {subject}: {found}")
+        if not any("Pair: order:" in p for p in found):
+            failures.append(f"the field order of Pair was not flagged: {found}")
+        clean = check([good])
+        if clean:
+            failures.append(f"a header that follows the rules was flagged: {clean}")
+        for failure in failures:
+            print("self-test:", failure)
+        if failures:
+            return 1
+        print(f"self-test: {len(found)} violations found in the bad fixture, none in the good one")
+        return 0
+
+
+def main(argv):
+    if argv[1:] == ["--self-test"]:
+        return self_test()
+    files = [pathlib.Path(a) for a in argv[1:]] or sorted((ROOT / "include" / "cudacore").glob("*.hpp"))
+    problems = check(files)
+    for problem in problems:
+        print(problem)
+    print(f"api conventions: {len(files)} headers, {len(problems)} violations")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
