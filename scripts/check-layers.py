@@ -93,8 +93,8 @@ PUBLIC_HEADER_LAYERS = {
     "mpi": "mpi",
     "program_cache": "cache",
     "version": "support",
-    "forward": "support",
-    "owning_handle": "support",
+    "forward": "errors",
+    "owning_handle": "errors",
 }
 
 # Folders inside a layer that the rest of the library reaches through one header: outside the
