@@ -130,12 +130,6 @@ protected:
     void do_close() override;
 
 private:
-    friend struct detail::CachingMemoryResourceTesting;
-    // Over a core made elsewhere: the tests' seam (memory/caching_stream_ops.hpp, not installed).
-    CachingMemoryResource(std::shared_ptr<MemoryResource> upstream,
-                          const CachingMemoryResourceOptions& options,
-                          std::shared_ptr<detail::CachingCore> core) noexcept;
-
     std::shared_ptr<MemoryResource> upstream_;
     CachingMemoryResourceOptions options_;
     std::shared_ptr<detail::CachingCore> core_;

@@ -45,7 +45,6 @@ class LaunchStreams;
 struct BoxAccess;
 struct ObjectCodeAccess;
 struct ProgramInternals;
-struct CachingMemoryResourceTesting;
 
 // Called by inline code of the public headers; defined in src/.
 /// Throws InvalidArgumentError: a closed (or empty) Buffer given to launch().

@@ -97,11 +97,6 @@ public:
     /// size; DriverError when the driver refuses (the buffer is then unchanged).
     Buffer grow(Buffer& buffer, std::size_t new_size, const Stream& stream);
 
-    /// How many grow() calls kept the address / moved it (for tests and benchmarks).
-    std::size_t grown_in_place() const noexcept;
-    /// How many grow() calls moved the buffer to a new address range.
-    std::size_t grown_by_remapping() const noexcept;
-
     bool is_device_accessible() const noexcept override { return true; }
     /// False: access is granted to devices only (for managed memory too).
     bool is_host_accessible() const noexcept override { return false; }
@@ -149,8 +144,6 @@ private:
     std::size_t alignment_ = 0;
     mutable std::mutex mutex_;
     std::map<CUdeviceptr, Allocation> allocations_;
-    std::size_t grown_in_place_ = 0;
-    std::size_t grown_by_remapping_ = 0;
 };
 
 }  // namespace cudacore

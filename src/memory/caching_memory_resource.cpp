@@ -467,24 +467,26 @@ CachingMemoryResource::CachingMemoryResource(std::shared_ptr<MemoryResource> ups
                                              const CachingMemoryResourceOptions& options)
     : upstream_(checked_upstream(std::move(upstream), options)),
       options_(options),
-      core_(std::make_shared<detail::CachingCore>(
-          upstream_, options_,
-          detail::driver_caching_stream_ops(std::max(upstream_->device_ordinal(), 0)))) {}
+      core_(std::make_shared<detail::CachingCore>(upstream_, options_,
+                                                  detail::caching_stream_ops_for(upstream_->device_ordinal()))) {}
 
-CachingMemoryResource::CachingMemoryResource(std::shared_ptr<MemoryResource> upstream,
-                                             const CachingMemoryResourceOptions& options,
-                                             std::shared_ptr<detail::CachingCore> core) noexcept
-    : upstream_(std::move(upstream)), options_(options), core_(std::move(core)) {}
+namespace detail {
+namespace {
+// The tests' seam: set on this thread while a ScopedCachingStreamOps lives.
+thread_local std::shared_ptr<CachingStreamOps> scoped_stream_ops;
+}  // namespace
 
-std::shared_ptr<CachingMemoryResource> detail::CachingMemoryResourceTesting::make(
-    std::shared_ptr<MemoryResource> upstream, const CachingMemoryResourceOptions& options,
-    std::shared_ptr<CachingStreamOps> ops) {
-    upstream = checked_upstream(std::move(upstream), options);
-    if (!ops) ops = driver_caching_stream_ops(std::max(upstream->device_ordinal(), 0));
-    auto core = std::make_shared<CachingCore>(upstream, options, std::move(ops));
-    return std::shared_ptr<CachingMemoryResource>(
-        new CachingMemoryResource(std::move(upstream), options, std::move(core)));
+std::shared_ptr<CachingStreamOps> caching_stream_ops_for(int ordinal) {
+    if (scoped_stream_ops) return scoped_stream_ops;
+    return driver_caching_stream_ops(std::max(ordinal, 0));
 }
+
+ScopedCachingStreamOps::ScopedCachingStreamOps(std::shared_ptr<CachingStreamOps> ops)
+    : previous_(std::exchange(scoped_stream_ops, std::move(ops))) {}
+
+ScopedCachingStreamOps::~ScopedCachingStreamOps() { scoped_stream_ops = std::move(previous_); }
+
+}  // namespace detail
 
 std::shared_ptr<CachingMemoryResource> CachingMemoryResource::create(
     const Device& device, const CachingMemoryResourceOptions& options) {

@@ -1,7 +1,7 @@
 // What CachingMemoryResource asks of the driver off its hot path: events that say when a block
 // freed on one stream may go to another, and waiting for the device before cached blocks go back
 // upstream. An interface so that tests can run the cache's logic on host memory with no driver
-// (CachingMemoryResourceTesting below; this header is not installed).
+// (ScopedCachingStreamOps below; this header is not installed).
 #pragma once
 
 #include "cudacore/caching_memory_resource.hpp"
@@ -29,13 +29,22 @@ struct CachingStreamOps {
 // The driver's: events and waiting in the primary context of device `ordinal` (held).
 std::shared_ptr<CachingStreamOps> driver_caching_stream_ops(int ordinal);
 
-// The tests' seam: a CachingMemoryResource whose events and waits for the device go through
-// `ops` (null: the driver's, in the primary context of the upstream's device). Throws as the
-// public constructor.
-struct CachingMemoryResourceTesting {
-    static std::shared_ptr<CachingMemoryResource> make(std::shared_ptr<MemoryResource> upstream,
-                                                       const CachingMemoryResourceOptions& options,
-                                                       std::shared_ptr<CachingStreamOps> ops);
+// What a CachingMemoryResource made now on this thread takes its events and waits from: the ops
+// a ScopedCachingStreamOps set, else the driver's in the primary context of device `ordinal`
+// (device 0 for an upstream of none).
+std::shared_ptr<CachingStreamOps> caching_stream_ops_for(int ordinal);
+
+// The tests' seam: while it lives, CachingMemoryResources made on this thread use `ops` for their
+// events and waits for the device (null: the driver's, as without it). Not copyable.
+class ScopedCachingStreamOps {
+public:
+    explicit ScopedCachingStreamOps(std::shared_ptr<CachingStreamOps> ops);
+    ~ScopedCachingStreamOps();
+    ScopedCachingStreamOps(const ScopedCachingStreamOps&) = delete;
+    ScopedCachingStreamOps& operator=(const ScopedCachingStreamOps&) = delete;
+
+private:
+    std::shared_ptr<CachingStreamOps> previous_;
 };
 
 }  // namespace cudacore::detail

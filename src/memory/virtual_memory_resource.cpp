@@ -82,16 +82,6 @@ std::string VirtualMemoryResource::description() const {
            std::to_string(ordinal_);
 }
 
-std::size_t VirtualMemoryResource::grown_in_place() const noexcept {
-    std::lock_guard lock(mutex_);
-    return grown_in_place_;
-}
-
-std::size_t VirtualMemoryResource::grown_by_remapping() const noexcept {
-    std::lock_guard lock(mutex_);
-    return grown_by_remapping_;
-}
-
 CUmemGenericAllocationHandle VirtualMemoryResource::create_physical(std::size_t size) const {
     CUmemGenericAllocationHandle handle = 0;
     detail::check(detail::driver().cuMemCreate(&handle, size, &properties_, 0), "cuMemCreate",
@@ -190,7 +180,6 @@ bool VirtualMemoryResource::grow_in_place(Allocation& allocation, CUmemGenericAl
     allocation.reserved.push_back({next, extra});
     allocation.pieces.push_back({handle, allocation.mapped, extra});
     allocation.mapped += extra;
-    ++grown_in_place_;
     return true;
 }
 
@@ -243,7 +232,6 @@ CUdeviceptr VirtualMemoryResource::grow_by_remapping(CUdeviceptr old_address, CU
     moved_allocation.mapped = new_mapped;
     allocations_.erase(found);
     allocations_.emplace(moved, std::move(moved_allocation));
-    ++grown_by_remapping_;
     return moved;
 }
 

@@ -115,7 +115,8 @@ struct Fixture : ::testing::Test {
     std::shared_ptr<HostMemoryResource> upstream = std::make_shared<HostMemoryResource>();
     std::shared_ptr<FakeStreamOps> ops = std::make_shared<FakeStreamOps>();
     std::shared_ptr<CachingMemoryResource> make(CachingMemoryResourceOptions options = {}) {
-        return detail::CachingMemoryResourceTesting::make(upstream, options, ops);
+        const detail::ScopedCachingStreamOps scope(ops);
+        return std::make_shared<CachingMemoryResource>(upstream, options);
     }
 };
 
@@ -290,8 +291,8 @@ TEST_F(CachingMemory, AFailedWaitKeepsTheBlocksCached) {
 
 TEST_F(CachingMemory, OutOfMemoryUpstreamReleasesTheCacheAndTriesOnceMore) {
     auto limited = std::make_shared<LimitedResource>(2 * MiB);
-    auto caching =
-        detail::CachingMemoryResourceTesting::make(limited, CachingMemoryResourceOptions{}, ops);
+    const detail::ScopedCachingStreamOps scope(ops);
+    auto caching = std::make_shared<CachingMemoryResource>(limited, CachingMemoryResourceOptions{});
     const CUstream s = stream_handle(1);
     const CUdeviceptr a = caching->allocate_pointer(MiB, s);
     const CUdeviceptr b = caching->allocate_pointer(MiB, s);
