@@ -6,7 +6,7 @@
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/device_memory_resource.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "loader/driver_api.hpp"
 
 namespace {
@@ -82,7 +82,7 @@ void cudacore_h2d_pinned(benchmark::State& state) {
     Device device(0);
     device.set_current();
     Stream stream = device.create_stream();
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer host = pinned->allocate(copy_size, stream);
     Buffer target = device.allocate(copy_size, stream);
     for (auto _ : state) {

@@ -38,7 +38,7 @@ int main() try {
     }
     Device device(0);
     Stream stream = device.create_stream();
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     const int count = 4;
     std::size_t wrong = 0;
 

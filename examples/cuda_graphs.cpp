@@ -38,7 +38,7 @@ int main() try {
     const std::size_t n = 1 << 16;
     const LaunchConfig config{.grid = unsigned((n + 255) / 256), .block = 256};
     Buffer x = device.allocate(n * sizeof(float), stream);
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer result = pinned->allocate(n * sizeof(float), stream);
 
     // Capture: every launch and copy enqueued on the builder is recorded, nothing runs yet.

@@ -42,7 +42,7 @@ int main() try {
                          .get_kernel("add_one");
 
     // Two integers in pinned memory, which kernels write and the host reads.
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer buffer = pinned->allocate(2 * sizeof(int), stream);
     const std::span<int> values = buffer.span<int>();
     values[0] = values[1] = 0;

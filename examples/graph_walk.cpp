@@ -72,7 +72,7 @@ int main() try {
     const LaunchConfig config{.grid = unsigned((n + 255) / 256), .block = 256};
     Buffer x = device.allocate(n * sizeof(float), stream);
     Buffer y = device.allocate(n * sizeof(float), stream);
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer result = pinned->allocate(n * sizeof(float), stream);
     auto finished = std::make_shared<std::atomic<int>>(0);
 

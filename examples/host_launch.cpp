@@ -25,7 +25,7 @@ int main() try {
                            .compile(CodeType::cubin)
                            .get_kernel("increment_index");
 
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer buffer = pinned->allocate(2 * sizeof(int), stream);
     const std::span<int> values = buffer.span<int>();
     values[0] = values[1] = 0;

@@ -48,7 +48,7 @@ int main() try {
     launch(stream, config, scale_add, on_device, 3.0f, 1.0f, n);  // 3 * 2 + 1 = 7
 
     // Pinned host memory: the host reads it directly once the stream is done.
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer staging = pinned->allocate(bytes, stream);
     on_device.copy_to(staging, stream);
     stream.sync();

@@ -64,7 +64,7 @@ int main() try {
 
     // 2. The host releases the consumer: it waits for a word of pinned host memory (mapped to the
     //    device), which a host thread sets once it has written the data the next kernel adds.
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     const Buffer host_flag = pinned->allocate(sizeof(std::uint32_t), consumer);
     const Buffer host_data = pinned->allocate(n * sizeof(int), consumer);
     std::atomic_ref<std::uint32_t> word(*static_cast<std::uint32_t*>(host_flag.data()));

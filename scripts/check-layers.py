@@ -81,7 +81,8 @@ MAY_USE = may_use(LAYER_USES)
 PUBLIC_HEADER_LAYERS = {
     "cudacore": None,  # the umbrella header: includes every layer, included by none
     "cccl": "memory",
-    "compile_options": "cache",  # the options of the compile entry points, a cache among them
+    "compile_options": "cache",
+    "pinned_memory_resource": "memory",  # the deprecated name of LegacyPinnedMemoryResource  # the options of the compile entry points, a cache among them
     "device_property_list": "runtime",
     "device_scope": "runtime",
     "graph_conditional": "graph",

@@ -124,7 +124,7 @@ set(CUDACORE_RUNTIME_SOURCES
 set(CUDACORE_MEMORY_SOURCES
   src/memory/memory_resource.cpp
   src/memory/device_memory_resource.cpp
-  src/memory/pinned_memory_resource.cpp
+  src/memory/legacy_pinned_memory_resource.cpp
   src/memory/managed_memory_resource.cpp
   src/memory/buffer.cpp
   src/memory/buffer_box_arena.cpp

@@ -29,7 +29,7 @@
 #include "cudacore/launch.hpp"
 #include "cudacore/linker.hpp"
 #include "cudacore/object_code.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/system.hpp"
 
@@ -575,7 +575,7 @@ void step_graph(Demo& demo) {
     Buffer dy0 = device.allocate(kElements * sizeof(float), stream);
     Buffer dy = device.allocate(kElements * sizeof(float), stream);
     Buffer partial = device.allocate(blocks * sizeof(float), stream);
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer partials = pinned->allocate(blocks * sizeof(float), stream);
     dx.copy_from(x, stream);
     dy0.copy_from(y, stream);

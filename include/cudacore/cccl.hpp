@@ -33,7 +33,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/memory_resource.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/stream.hpp"
 
 #include <cuda/memory_resource>
@@ -69,7 +69,7 @@ struct resource_properties<DeviceMemoryResource> {
 };
 /// Pinned host memory: accessible from the host and from devices.
 template <>
-struct resource_properties<PinnedMemoryResource> {
+struct resource_properties<LegacyPinnedMemoryResource> {
     static constexpr bool device_accessible = true;  ///< cuda::mr::device_accessible
     static constexpr bool host_accessible = true;    ///< cuda::mr::host_accessible
 };

@@ -3,7 +3,7 @@
 ///
 /// A MemoryResource hands out Buffers (allocate) and frees what it handed out (deallocate), both
 /// ordered on a stream. Implementations: DeviceMemoryResource (stream-ordered, from a device's
-/// memory pool), PinnedMemoryResource (page-locked host memory), ManagedMemoryResource (unified
+/// memory pool), LegacyPinnedMemoryResource (page-locked host memory), ManagedMemoryResource (unified
 /// memory). Device::memory_resource() is a device's default.
 ///
 /// Ownership: a resource is always owned by a std::shared_ptr (create it with std::make_shared);

@@ -1,53 +1,21 @@
 /// @file
-/// PinnedMemoryResource: page-locked host memory (cuMemHostAlloc), portable to every context and
-/// mapped into the device address space, so copies from it run at full DMA speed and overlap with
-/// kernels, and kernels may read it directly.
+/// The name PinnedMemoryResource, which cudacore gave to page-locked host memory from
+/// cuMemHostAlloc: cuda.core and CCCL call that resource the *legacy* pinned resource
+/// (LegacyPinnedMemoryResource here, legacy_pinned_memory_resource.hpp), and call their
+/// pool-backed pinned resource PinnedMemoryResource (PinnedMemoryPoolResource here).
 ///
-/// Allocation is immediate (not stream-ordered). Freeing waits for the stream it is ordered on
-/// (the buffer's stream, or close(stream)'s) before cuMemFreeHost, so pending copies never read
-/// freed memory. Holds the context it allocates through (a device's primary context, or the one
-/// given). Create it with
-/// std::make_shared. Thread-safe.
+/// The rename happens in two releases, so that no program changes meaning without a warning:
+/// in this one PinnedMemoryResource still names the cuMemHostAlloc resource, deprecated; in the
+/// next it names the pool-backed one, as in cuda.core and CCCL.
 #pragma once
 
-#include "cudacore/buffer.hpp"  // allocate() returns one
-#include "cudacore/context.hpp"
-#include "cudacore/memory_resource.hpp"
-
-#include <memory>
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 
 namespace cudacore {
 
-class Device;
-
-/// Page-locked host memory (cuMemAllocHost), visible to the devices.
-class PinnedMemoryResource final : public MemoryResource {
-public:
-    /// Allocates through the primary context of `device` (the memory itself is usable from all).
-    /// Throws NoDriverError without a driver.
-    explicit PinnedMemoryResource(const Device& device);
-    /// Allocates through `context` (a created context, say), which the resource and its buffers
-    /// hold; the memory is usable from every context. InvalidArgumentError for a closed Context.
-    explicit PinnedMemoryResource(const Context& context);
-    /// Device 0.
-    PinnedMemoryResource();
-    ~PinnedMemoryResource() override;
-
-    bool is_device_accessible() const noexcept override { return true; }
-    bool is_host_accessible() const noexcept override { return true; }
-    /// -1: pinned memory is bound to no device (as cuda.core reports); it is usable from all.
-    int device_ordinal() const noexcept override { return -1; }
-    /// The device whose context allocates the memory.
-    int allocating_device_ordinal() const noexcept { return ordinal_; }
-    std::string description() const override;
-
-protected:
-    CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
-    void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
-
-private:
-    Context context_;
-    int ordinal_ = 0;
-};
+/// The cuMemHostAlloc resource under its earlier name (see the file comment).
+using PinnedMemoryResource [[deprecated(
+    "use LegacyPinnedMemoryResource (the same resource); next release PinnedMemoryResource names the "
+    "pool-backed one, PinnedMemoryPoolResource today, as in cuda.core and CCCL")]] = LegacyPinnedMemoryResource;
 
 }  // namespace cudacore

@@ -17,7 +17,7 @@
 /// device address (host memory mapped to the device, registered or pinned, or memory the caller
 /// manages). The word must be aligned to its size (4 or 8 bytes) and lie inside the Buffer.
 /// The driver takes device memory from cuMemAlloc (SynchronousMemoryResource), pinned host
-/// memory (PinnedMemoryResource) and registered host memory (register_host_memory); it refuses
+/// memory (LegacyPinnedMemoryResource) and registered host memory (register_host_memory); it refuses
 /// managed memory (InvalidArgumentError before the call) and, on the driver tried (580), memory from
 /// stream-ordered pools such as Device::allocate's (DriverError CUDA_ERROR_INVALID_VALUE, whose
 /// message says so).

@@ -4,7 +4,7 @@
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/device_memory_resource.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/free_after_stream.hpp"
 #include "memory/managed_advice.hpp"
@@ -56,7 +56,7 @@ bool is_managed(const Buffer& buffer) {
     const MemoryResource* resource = buffer.memory_resource().get();
     if (dynamic_cast<const ManagedMemoryResource*>(resource)) return true;
     if (dynamic_cast<const DeviceMemoryResource*>(resource) ||
-        dynamic_cast<const PinnedMemoryResource*>(resource))
+        dynamic_cast<const LegacyPinnedMemoryResource*>(resource))
         return false;
     if (buffer.size() == 0) return false;  // an empty buffer of some other resource
     // Other resources and wrapped memory: the driver knows.

@@ -13,7 +13,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/pinned_memory_pool_resource.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/synchronous_memory_resource.hpp"
 #include "cudacore/virtual_memory_resource.hpp"
 #include "loader/driver_api.hpp"
@@ -85,7 +85,7 @@ std::vector<Object> make_objects(const Device& device, int rounds) {
     std::vector<Object> objects;
     std::vector<std::shared_ptr<MemoryResource>> resources = {
         device.memory_resource(), std::make_shared<DeviceMemoryResource>(device),
-        std::make_shared<PinnedMemoryResource>(device),
+        std::make_shared<LegacyPinnedMemoryResource>(device),
         std::make_shared<ManagedMemoryResource>(device),
         std::make_shared<CountingResource>(device)};
     // The resources of the memory breadth work, where the device has what they need.

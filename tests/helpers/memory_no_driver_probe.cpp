@@ -7,7 +7,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/managed_memory_resource.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/stream.hpp"
 #include "support/box_access.hpp"
 
@@ -24,7 +24,7 @@ int main() {
         Buffer a = resource->allocate(64, stream);
         Buffer b = resource->allocate(64, stream);
         std::vector<char> host(64);
-        probe("PinnedMemoryResource()", [] { cudacore::PinnedMemoryResource resource; });
+        probe("LegacyPinnedMemoryResource()", [] { cudacore::LegacyPinnedMemoryResource resource; });
         probe("ManagedMemoryResource()", [] { cudacore::ManagedMemoryResource resource; });
         probe("Buffer::wrap_unowned", [&] { Buffer::wrap_unowned(host.data(), host.size()); });
         probe("Buffer::from_handle(owner)", [&] {

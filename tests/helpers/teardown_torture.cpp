@@ -33,7 +33,7 @@
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/object_code.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/stream.hpp"
 #include "cudacore/system.hpp"
@@ -255,7 +255,7 @@ private:
             return static_cast<ForeignFramework*>(items_[framework].holds.get())->pool;
         }
         case 3: {
-            auto pinned = std::make_shared<PinnedMemoryResource>(device);
+            auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
             add("pinned-resource", pinned);
             return pinned;
         }

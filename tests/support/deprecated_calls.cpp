@@ -10,6 +10,7 @@
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/mpi.hpp"
+#include "cudacore/pinned_memory_resource.hpp"
 #include "cudacore/tracing.hpp"
 
 #include <string>
@@ -37,6 +38,7 @@ void copy_forms(const CudaArray& array, const CudaArray& other, const Buffer& bu
 }
 
 void memory_forms(const Buffer& buffer, const Device& device, const Stream& stream) {
+    const PinnedMemoryResource pinned(device);
     prefetch(buffer, device, stream);
     prefetch_to_host(buffer, stream);
 }

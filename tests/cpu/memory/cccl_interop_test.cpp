@@ -12,7 +12,7 @@ using cudacore::cccl::resource_adaptor;
 namespace mr = ::cuda::mr;
 
 using DeviceAdaptor = resource_adaptor<DeviceMemoryResource>;
-using PinnedAdaptor = resource_adaptor<PinnedMemoryResource>;
+using PinnedAdaptor = resource_adaptor<LegacyPinnedMemoryResource>;
 using ManagedAdaptor = resource_adaptor<ManagedMemoryResource>;
 
 // Synchronous and stream-ordered, for each resource.

@@ -584,7 +584,7 @@ TEST(MemoryNoDriver, EveryMemoryEntryPointThrowsNoDriverError) {
     EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
     EXPECT_EQ(result.err, "");
     for (const char* entry :
-         {"PinnedMemoryResource()", "ManagedMemoryResource()", "Buffer::wrap_unowned",
+         {"LegacyPinnedMemoryResource()", "ManagedMemoryResource()", "Buffer::wrap_unowned",
           "Buffer::from_handle(owner)",
           "Buffer::copy_from(host)", "Buffer::copy_to(host)", "Buffer::copy_from(Buffer)",
           "Buffer::fill_byte", "Buffer::fill_uint32", "Buffer::device", "prefetch_to_host"}) {

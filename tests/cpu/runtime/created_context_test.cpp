@@ -8,7 +8,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/graph.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/stream.hpp"
 #include "cudacore/synchronous_memory_resource.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -95,8 +95,8 @@ TEST(Context, AClosedContextRefusesEveryCall) {
                          {"CurrentContextScope", "closed"});
     test::expect_invalid([&] { SynchronousMemoryResource memory(closed); },
                          {"SynchronousMemoryResource", "closed"});
-    test::expect_invalid([&] { PinnedMemoryResource memory(closed); },
-                         {"PinnedMemoryResource", "closed"});
+    test::expect_invalid([&] { LegacyPinnedMemoryResource memory(closed); },
+                         {"LegacyPinnedMemoryResource", "closed"});
     test::expect_invalid([&] { Graph::create(closed); }, {"Graph::create", "closed"});
 }
 

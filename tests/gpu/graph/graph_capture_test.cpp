@@ -40,7 +40,7 @@ protected:
         stream_.emplace(device_->create_stream());
         code_.emplace(compile_graph_kernels());
         add_.emplace(code_->get_kernel("add_value"));
-        pinned_ = std::make_shared<PinnedMemoryResource>(*device_);
+        pinned_ = std::make_shared<LegacyPinnedMemoryResource>(*device_);
     }
     const Device& device() const { return *device_; }
     const Stream& stream() const { return *stream_; }
@@ -66,7 +66,7 @@ protected:
     std::optional<Stream> stream_;
     std::optional<ObjectCode> code_;
     std::optional<Kernel> add_;
-    std::shared_ptr<PinnedMemoryResource> pinned_;
+    std::shared_ptr<LegacyPinnedMemoryResource> pinned_;
 };
 
 // fill 5, +3, copy through pool memory allocated in the sequence, +10 there, copy to the host.

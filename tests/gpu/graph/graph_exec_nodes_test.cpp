@@ -64,7 +64,7 @@ protected:
         options.arch = device_->arch();
         code_.emplace(
             Program(test::kGraphKernelsSource, SourceType::cxx, options).compile(CodeType::cubin));
-        pinned_ = std::make_shared<PinnedMemoryResource>(*device_);
+        pinned_ = std::make_shared<LegacyPinnedMemoryResource>(*device_);
     }
     const Device& device() const { return *device_; }
     const Stream& stream() const { return *stream_; }
@@ -103,7 +103,7 @@ protected:
     std::optional<Device> device_;
     std::optional<Stream> stream_;
     std::optional<ObjectCode> code_;
-    std::shared_ptr<PinnedMemoryResource> pinned_;
+    std::shared_ptr<LegacyPinnedMemoryResource> pinned_;
 };
 
 TEST_F(GraphExecNodes, AKernelNodeTakesNewArgumentsAndAKernelOfAnotherProgram) {

@@ -31,7 +31,7 @@ protected:
         options.name = "conditional_kernels";
         conditional_.emplace(Program(test::kConditionalKernelsSource, SourceType::cxx, options)
                                  .compile(CodeType::cubin));
-        pinned_ = std::make_shared<PinnedMemoryResource>(*device_);
+        pinned_ = std::make_shared<LegacyPinnedMemoryResource>(*device_);
     }
     const Device& device() const { return *device_; }
     const Stream& stream() const { return *stream_; }
@@ -57,7 +57,7 @@ protected:
     std::optional<Stream> stream_;
     std::optional<ObjectCode> code_;
     std::optional<ObjectCode> conditional_;
-    std::shared_ptr<PinnedMemoryResource> pinned_;
+    std::shared_ptr<LegacyPinnedMemoryResource> pinned_;
 };
 
 TEST_F(GraphExplicit, EveryNodeKindRunsInDependencyOrder) {

@@ -36,7 +36,7 @@ protected:
         device_.emplace(0);
         stream_.emplace(device_->create_stream());
         code_.emplace(compile(test::kGraphKernelsSource, "graph_kernels"));
-        pinned_ = std::make_shared<PinnedMemoryResource>(*device_);
+        pinned_ = std::make_shared<LegacyPinnedMemoryResource>(*device_);
     }
     ObjectCode compile(const char* source, const char* name) const {
         ProgramOptions options;
@@ -70,7 +70,7 @@ protected:
     std::optional<Device> device_;
     std::optional<Stream> stream_;
     std::optional<ObjectCode> code_;
-    std::shared_ptr<PinnedMemoryResource> pinned_;
+    std::shared_ptr<LegacyPinnedMemoryResource> pinned_;
 };
 
 TEST_F(GraphNodes, EveryKindReadsBackItsParameters) {

@@ -108,7 +108,7 @@ protected:
         code_.emplace(Program(kSource, SourceType::cxx, options).compile(CodeType::cubin));
         slow_fill_.emplace(code_->get_kernel("slow_fill"));
         copy_.emplace(code_->get_kernel("copy_ints"));
-        pinned_ = std::make_shared<PinnedMemoryResource>(*device_);
+        pinned_ = std::make_shared<LegacyPinnedMemoryResource>(*device_);
         plain_ = std::make_shared<SynchronousMemoryResource>(*device_);
         // Lazy loading: a kernel's first launch in a context may wait for the whole context, so a
         // first launch queued behind a wait would block until the wait is released. Each kernel
@@ -178,7 +178,7 @@ protected:
     std::optional<Device> device_;
     std::optional<ObjectCode> code_;
     std::optional<Kernel> slow_fill_, copy_;
-    std::shared_ptr<PinnedMemoryResource> pinned_;
+    std::shared_ptr<LegacyPinnedMemoryResource> pinned_;
     std::shared_ptr<SynchronousMemoryResource> plain_;
 };
 

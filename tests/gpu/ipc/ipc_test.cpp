@@ -139,7 +139,7 @@ TEST(IpcGpu, AnImporterOnTheOtherGpuReadsRewritesAndSignals) {
     stream.sync();
 }
 
-// A pinned host pool shared as cuda.core's PinnedMemoryResource(ipc_enabled=True) is: the
+// A pinned host pool shared as cuda.core's LegacyPinnedMemoryResource(ipc_enabled=True) is: the
 // importer reads the exporter's words from the host, rewrites them with a kernel and records the
 // IPC event; the exporter then sees the new words from the host and from a kernel.
 TEST(IpcGpu, APinnedPoolsBufferIsReadByHostAndKernelAndRewrittenAcrossProcesses) {

@@ -8,7 +8,7 @@
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/device_memory_resource.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <thrust/device_ptr.h>
@@ -115,8 +115,8 @@ TEST(CcclGpu, StreamRefRoundTripAndSynchronousHostAllocation) {
     EXPECT_EQ(back.handle(), stream.handle());
     EXPECT_FALSE(back.owns_handle());
 
-    cccl::resource_adaptor<PinnedMemoryResource> pinned(
-        std::make_shared<PinnedMemoryResource>(device));
+    cccl::resource_adaptor<LegacyPinnedMemoryResource> pinned(
+        std::make_shared<LegacyPinnedMemoryResource>(device));
     auto* host = static_cast<std::uint32_t*>(pinned.allocate(4096));
     ASSERT_NE(host, nullptr);
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(host) % 256, 0u);

@@ -10,7 +10,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/managed_memory_resource.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/virtual_memory_resource.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
@@ -55,7 +55,7 @@ TEST(DeallocationStreamGpu, ProducerToConsumerAsInCudaCoresExample) {
     Device device(0);
     Stream producer = device.create_stream();
     Stream consumer = device.create_stream();
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer output = pinned->allocate(4096, consumer);
     std::fill_n(static_cast<std::uint8_t*>(output.data()), 4096, 0);
 
@@ -117,7 +117,7 @@ TEST(StreamCloseGpu, QueuedWorkRunsAndCopiesKeepTheStream) {
     Device device(0);
     Stream stream = device.create_stream();
     Stream copy = stream;
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer host = pinned->allocate(1 << 20, copy);
     Buffer buffer = device.allocate(1 << 20, stream);
     buffer.fill_byte(9, stream);
@@ -233,7 +233,7 @@ TEST(BatchedCopyAttributesGpu, HeterogeneousBatchAsInCudaCoresExample) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     Stream stream = device.create_stream();
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     std::vector<CopyPair> copies;
     for (int i = 0; i < 4; ++i) {
         Buffer source = pinned->allocate(4096, stream);

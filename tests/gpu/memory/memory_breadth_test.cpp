@@ -16,7 +16,7 @@
 #include "cudacore/launch.hpp"
 #include "cudacore/managed_memory.hpp"
 #include "cudacore/managed_memory_resource.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/registered_host_memory.hpp"
 
 #include <algorithm>
@@ -189,7 +189,7 @@ TEST(BatchedCopyGpu, KernelAndDriverRoutesInOneBatch) {
     Buffer destination = device.allocate(size, stream);
     source.copy_from(source_bytes, stream);
     destination.fill_byte(0, stream);
-    auto pinned_resource = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned_resource = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer pinned = pinned_resource->allocate(4096, stream);
     const std::vector<std::uint8_t> pinned_bytes = byte_pattern(4096, 101);
     std::copy(pinned_bytes.begin(), pinned_bytes.end(),

@@ -8,7 +8,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/managed_memory_resource.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/program.hpp"
 
 #include <algorithm>
@@ -50,7 +50,7 @@ TEST(MemoryKernelGpu, PinnedCopyOverlapsWithAKernelOnAnotherStream) {
     Kernel spin = code.get_kernel("spin");
     Stream compute = device.create_stream();
     Stream copy = device.create_stream();
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     const std::size_t size = 256 * MiB;
     Buffer host = pinned->allocate(size, copy);
     Buffer target = device.allocate(size, copy);

@@ -7,7 +7,7 @@
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/managed_memory_resource.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "loader/driver_api.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
@@ -96,7 +96,7 @@ TEST(MemoryGpu, PinnedRoundTripThroughDevice) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     Stream stream = device.create_stream();
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     const std::size_t size = 8 * MiB + 5;
     Buffer source = pinned->allocate(size, stream);
     Buffer target = pinned->allocate(size, stream);
@@ -296,7 +296,7 @@ TEST(MemoryGpu, FillBytesAndWords) {
     EXPECT_EQ(std::count(host_words.begin(), host_words.end(), 0xdeadbeefu), 4096);
 
     // Pinned memory is filled by the device too and read through the span view.
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer host_visible = pinned->allocate(256, stream);
     host_visible.fill_uint32(0x11223344u, stream);
     stream.sync();
@@ -346,7 +346,7 @@ TEST(MemoryGpu, WrapUnownedWrapsWithoutFreeingAndAsksTheDriverWhatItIs) {
     stream.sync();
     EXPECT_EQ(std::count(host.begin(), host.end(), 5), 4096);
 
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer pinned_owner = pinned->allocate(64, stream);
     Buffer pinned_view = Buffer::wrap_unowned(pinned_owner.data(), 64);
     EXPECT_TRUE(pinned_view.is_host_accessible());
@@ -487,7 +487,7 @@ TEST(MemoryGpu, AllocateZeroGivesAnEmptyBufferOfEveryResource) {
     Stream stream = device.create_stream();
     std::vector<std::shared_ptr<MemoryResource>> resources = {
         device.memory_resource(), std::make_shared<DeviceMemoryResource>(device),
-        std::make_shared<PinnedMemoryResource>(device),
+        std::make_shared<LegacyPinnedMemoryResource>(device),
         std::make_shared<ManagedMemoryResource>(device)};
     Buffer from_device = device.allocate(0, stream);
     EXPECT_FALSE(from_device.is_closed());
@@ -561,7 +561,7 @@ TEST(MemoryGpu, ErrorCasesAreClearErrors) {
     EXPECT_CONTAINS(message, "not a managed-memory allocation");
     EXPECT_CONTAINS(message, "200 bytes");
     EXPECT_CONTAINS(message, "memory pool of device 0");
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer pinned_buffer = pinned->allocate(64, stream);
     message = invalid_argument_message([&] { prefetch(pinned_buffer, MemoryLocation::device(device.ordinal()), stream); });
     EXPECT_CONTAINS(message, "not a managed-memory allocation");

@@ -68,7 +68,7 @@ TEST(ResourceCloseGpu, PinnedAndManagedResourcesRefuseOnceClosed) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     Stream stream = device.create_stream();
-    auto pinned = std::make_shared<PinnedMemoryResource>(device);
+    auto pinned = std::make_shared<LegacyPinnedMemoryResource>(device);
     Buffer host = pinned->allocate(4096, stream);
     pinned->close();
     expect_invalid([&] { pinned->allocate(16, stream); }, {"is closed"});

@@ -15,7 +15,7 @@
 #include "cudacore/graph_exec.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/object_code.hpp"
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/stream.hpp"
 #include "cudacore/synchronous_memory_resource.hpp"
@@ -172,7 +172,7 @@ TEST_F(CreatedContextGpu, ObjectsWorkAndReleaseInAnyOrder) {
         std::optional<Event> event = context->create_event();
         EXPECT_EQ(event->context(), *context);
         auto synchronous = std::make_shared<SynchronousMemoryResource>(*context);
-        auto pinned = std::make_shared<PinnedMemoryResource>(*context);
+        auto pinned = std::make_shared<LegacyPinnedMemoryResource>(*context);
         std::optional<Buffer> x = synchronous->allocate(n * sizeof(float), *stream);  // cuMemAlloc
         std::optional<Buffer> y = device_->allocate(n * sizeof(float), *stream);  // device's pool
         std::optional<Buffer> host = pinned->allocate(n * sizeof(float), *stream);

@@ -1,4 +1,4 @@
-#include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/legacy_pinned_memory_resource.hpp"
 
 #include "memory/buffer_box.hpp"
 #include "support/box_access.hpp"
@@ -8,26 +8,26 @@
 
 namespace cudacore {
 
-PinnedMemoryResource::PinnedMemoryResource(const Device& device)
+LegacyPinnedMemoryResource::LegacyPinnedMemoryResource(const Device& device)
     : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       ordinal_(device.ordinal()) {}
 
 // An object of its own over the context's box: closing the caller's Context leaves the resource
 // its context.
-PinnedMemoryResource::PinnedMemoryResource(const Context& context)
-    : context_(detail::BoxAccess::make<Context>(detail::open_box_of(context, "PinnedMemoryResource"))) {
+LegacyPinnedMemoryResource::LegacyPinnedMemoryResource(const Context& context)
+    : context_(detail::BoxAccess::make<Context>(detail::open_box_of(context, "LegacyPinnedMemoryResource"))) {
     ordinal_ = detail::box_of(context_)->ordinal;
 }
 
-PinnedMemoryResource::PinnedMemoryResource() : PinnedMemoryResource(Device(0)) {}
+LegacyPinnedMemoryResource::LegacyPinnedMemoryResource() : LegacyPinnedMemoryResource(Device(0)) {}
 
-PinnedMemoryResource::~PinnedMemoryResource() = default;
+LegacyPinnedMemoryResource::~LegacyPinnedMemoryResource() = default;
 
-std::string PinnedMemoryResource::description() const {
+std::string LegacyPinnedMemoryResource::description() const {
     return "pinned host memory through device " + std::to_string(ordinal_);
 }
 
-CUdeviceptr PinnedMemoryResource::do_allocate(std::size_t size, CUstream) {
+CUdeviceptr LegacyPinnedMemoryResource::do_allocate(std::size_t size, CUstream) {
     detail::ContextScope scope(*detail::box_of(context_));
     void* pointer = nullptr;
     detail::check(detail::driver().cuMemHostAlloc(
@@ -37,7 +37,7 @@ CUdeviceptr PinnedMemoryResource::do_allocate(std::size_t size, CUstream) {
     return reinterpret_cast<CUdeviceptr>(pointer);
 }
 
-void PinnedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
+void LegacyPinnedMemoryResource::do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) {
     detail::free_after_stream(
         *detail::box_of(context_), stream, "cuMemFreeHost",
         [&](const detail::DriverApi& api) {
