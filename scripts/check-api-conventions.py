@@ -10,6 +10,9 @@ docs/api-conventions.md states, as far as a parser can see them:
                in every copy).
   defaults     every public field of a public struct has a default member initializer, except the
                ones listed in NO_DEFAULT with the reason the page gives.
+  from_handle  a `from_handle` ends with a defaulted `...FromHandleOptions`, and every such struct
+               begins with `take_ownership`; the types the page names as taking no options
+               (FROM_HANDLE_WITHOUT_OPTIONS) are left out.
 
 Declarations marked `[[deprecated(...)]]` are the old forms kept for one release: they are not
 checked. Declarations and their parameters come from Universal Ctags (`ctags --output-format=json
@@ -39,6 +42,9 @@ NO_DEFAULT = {
     "ConditionalNode::bodies": "std::vector<Graph> of a Graph still incomplete; returned, not filled in",
 }
 EXCEPTIONS = {"launch"}  # the stream first, the kernel's arguments last (a parameter pack)
+# What they wrap nobody destroys (a device, a library's kernel), or their other arguments say who
+# frees it (a Buffer's resource, owner or deleter).
+FROM_HANDLE_WITHOUT_OPTIONS = {"Device", "Kernel", "Buffer"}
 
 
 def split_parameters(signature):
@@ -101,6 +107,11 @@ def check_function(tag, lines):
         for type_text, pname, has_default in params[options_at + 1 :]:
             if not (is_options(type_text) and has_default):
                 problems.append(f"{where}: options: '{type_text} {pname}' follows the options")
+    owner = tag.get("scope", "").split("::")[-1]
+    if name == "from_handle" and owner not in FROM_HANDLE_WITHOUT_OPTIONS:
+        last = params[-1] if params else ("", "", False)
+        if not (re.search(r"\b\w*FromHandleOptions\b", last[0]) and last[2]):
+            problems.append(f"{where}: from_handle: does not end with a defaulted ...FromHandleOptions")
     names = [pname for _, pname, _ in params]
     for i, pname in enumerate(names):
         if pname.startswith("source"):
@@ -149,6 +160,10 @@ def check(files):
         elif tag["kind"] == "member" and tag.get("scopeKind") == "struct" and tag.get("access", "public") == "public":
             if tag.get("scope") in struct_kinds and "detail" not in tag.get("scope", "").split("::"):
                 problems += check_field(tag, lines, fields_seen, struct_lines)
+    # Every from_handle options struct begins with take_ownership.
+    for scope, names in fields_seen.items():
+        if scope.split("::")[-1].endswith("FromHandleOptions") and names and names[0] != "take_ownership":
+            problems.append(f"{scope}: from_handle: its first field is '{names[0]}', not 'take_ownership'")
     # Source before destination among a struct's fields too.
     for scope, names in fields_seen.items():
         if not names:
@@ -165,6 +180,8 @@ class Stream;
 struct CopyOptions { int hint = 0; };
 struct Region { int x = 0; int width; };
 struct Pair { int source = 0; int destination = 0; };
+struct ThingFromHandleOptions { int flags = 0; bool take_ownership = false; };
+class Thing { public: static Thing from_handle(int handle, bool take_ownership); };
 void copy_bad_stream(int& destination, const Stream& stream, const int& source);
 void copy_bad_options(int& destination, const int& source, const CopyOptions& options = {}, int extra = 0);
 void copy_bad_order(const int& source, int& destination, const Stream& stream);
@@ -177,6 +194,8 @@ class Stream;
 struct CopyOptions { int hint = 0; };
 struct Region { int x = 0; int width = 0; };
 struct Pair { int destination = 0; int source{}; };
+struct ThingFromHandleOptions { bool take_ownership = false; int flags = 0; };
+class Thing { public: static Thing from_handle(int handle, const ThingFromHandleOptions& options = {}); };
 void copy(int& destination, const int& source, const Stream& stream, const CopyOptions& options = {});
 /// The earlier form.
 [[deprecated("use copy(destination, source, stream)")]]
@@ -204,6 +223,10 @@ def self_test():
                 failures.append(f"rule '{rule}' did not flag {subject}: {found}")
         if not any("Pair: order:" in p for p in found):
             failures.append(f"the field order of Pair was not flagged: {found}")
+        if not any("Thing::from_handle: from_handle:" in p for p in found):
+            failures.append(f"Thing::from_handle's bool was not flagged: {found}")
+        if not any("ThingFromHandleOptions: from_handle:" in p for p in found):
+            failures.append(f"ThingFromHandleOptions's first field was not flagged: {found}")
         clean = check([good])
         if clean:
             failures.append(f"a header that follows the rules was flagged: {clean}")
