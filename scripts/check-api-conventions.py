@@ -146,7 +146,6 @@ def check(files):
     problems = []
     struct_lines = {t.get("scope", "") + ("::" if t.get("scope") else "") + t["name"]: t["line"]
                     for t in tags if t["kind"] == "struct" and t.get("access", "public") == "public"}
-    struct_kinds = set(struct_lines)
     fields_seen = {}
     for tag in tags:
         lines = sources.setdefault(tag["path"], pathlib.Path(tag["path"]).read_text().splitlines())
@@ -154,11 +153,8 @@ def check(files):
             if "detail" in tag.get("scope", "").split("::"):
                 continue
             problems += check_function(tag, lines)
-            members = tag.get("scope", "").split("::")
-            if tag.get("scopeKind") == "struct" or tag.get("scopeKind") == "class":
-                pass
         elif tag["kind"] == "member" and tag.get("scopeKind") == "struct" and tag.get("access", "public") == "public":
-            if tag.get("scope") in struct_kinds and "detail" not in tag.get("scope", "").split("::"):
+            if tag.get("scope") in struct_lines and "detail" not in tag.get("scope", "").split("::"):
                 problems += check_field(tag, lines, fields_seen, struct_lines)
     # Every from_handle options struct begins with take_ownership.
     for scope, names in fields_seen.items():
@@ -166,8 +162,6 @@ def check(files):
             problems.append(f"{scope}: from_handle: its first field is '{names[0]}', not 'take_ownership'")
     # Source before destination among a struct's fields too.
     for scope, names in fields_seen.items():
-        if not names:
-            continue
         if "destination" in names and "source" in names and names.index("source") < names.index("destination"):
             problems.append(f"{scope}: order: field 'source' comes before 'destination'")
     return problems
