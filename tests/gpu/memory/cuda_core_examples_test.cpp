@@ -111,8 +111,9 @@ TEST(DeallocationStreamGpu, TheStreamOutlivesTheCallersClose) {
     EXPECT_TRUE(held.expired());  // the last holder went: the stream was destroyed
 }
 
-// Stream::close: this object lets go; work queued before still runs; copies keep the stream.
-TEST(StreamCloseGpu, QueuedWorkRunsAndCopiesKeepTheStream) {
+// Stream::reset: this object lets go; work queued before still runs; copies keep the stream.
+// Stream::close: the stream ends for every holder, and the work queued before still runs.
+TEST(StreamCloseGpu, ResetLetsGoWhileCopiesKeepTheStreamAndCloseEndsItForAll) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
     Stream stream = device.create_stream();
@@ -123,18 +124,29 @@ TEST(StreamCloseGpu, QueuedWorkRunsAndCopiesKeepTheStream) {
     buffer.fill_byte(9, stream);
     buffer.copy_to(host, stream);
     const Event done = stream.record();
-    stream.close();
-    EXPECT_TRUE(stream.is_closed());
+    stream.reset();
+    EXPECT_FALSE(stream.is_closed());  // empty, as moved from: the stream itself is not closed
     EXPECT_EQ(stream.handle(), nullptr);
-    const std::string message = invalid_argument_message([&] { stream.sync(); });
-    EXPECT_CONTAINS(message, "Stream::sync");
-    EXPECT_CONTAINS(message, "on device 0 is closed");
+    EXPECT_CONTAINS(invalid_argument_message([&] { stream.sync(); }), "Stream::sync");
     EXPECT_CONTAINS(invalid_argument_message([&] { buffer.fill_byte(0, stream); }),
                     "Buffer::fill_byte");
     copy.sync();  // the copy still works, on the same stream
     done.sync();
     EXPECT_TRUE(all_bytes(host, 9));
-    buffer.close(copy);
+
+    buffer.fill_byte(4, copy);
+    buffer.copy_to(host, copy);
+    const Event second = copy.record();
+    Stream other_copy = copy;
+    copy.close();
+    EXPECT_TRUE(other_copy.is_closed());  // close ends it for every holder
+    EXPECT_EQ(other_copy.handle(), nullptr);
+    const std::string message = invalid_argument_message([&] { other_copy.sync(); });
+    EXPECT_CONTAINS(message, "Stream::sync");
+    EXPECT_CONTAINS(message, "on device 0 is closed");
+    second.sync();  // the work queued before the close ran
+    EXPECT_TRUE(all_bytes(host, 4));
+    buffer.close(device.default_stream());
 }
 
 TEST(StreamCloseGpu, ClosingTheLastHolderDestroysTheStream) {

@@ -120,6 +120,15 @@ TEST(StreamGpu, OptionsAndFromHandle) {
     EXPECT_EQ(detail::driver().cuStreamDestroy(raw), CUDA_SUCCESS);
 }
 
+// The driver with cuStreamDestroy counted (and then made): a destroyed stream handle must not be
+// queried again, so the test watches the destroy itself.
+std::atomic<CUstream> destroyed_stream{nullptr};
+const detail::DriverApi* real_driver = nullptr;
+CUresult counting_stream_destroy(CUstream stream) {
+    destroyed_stream.store(stream);
+    return real_driver->cuStreamDestroy(stream);
+}
+
 // take_ownership: the stream is cudacore's, destroyed with its last holder; a default stream is
 // refused.
 TEST(StreamGpu, FromHandleTakingOwnershipDestroysTheStream) {
@@ -130,17 +139,22 @@ TEST(StreamGpu, FromHandleTakingOwnershipDestroysTheStream) {
         detail::ContextScope scope(*detail::box_of(device.context()));
         ASSERT_EQ(detail::driver().cuStreamCreateWithPriority(&raw, CU_STREAM_NON_BLOCKING, 0), CUDA_SUCCESS);
     }
+    real_driver = &detail::driver();
+    static detail::DriverApi counting;  // static: a release thread may still read it after the swap back
+    counting = *real_driver;
+    counting.cuStreamDestroy = counting_stream_destroy;
+    detail::loaded_driver.store(&counting);
     {
         Stream taken = Stream::from_handle(raw, {.take_ownership = true});
         EXPECT_TRUE(taken.owns_handle());
         taken.record();
         taken.sync();
     }
-    // The driver checks stream handles: the destroyed one is refused (an API error provoked on
-    // purpose, which compute-sanitizer reports). The release may run on the release thread once
-    // the stream's work is done, hence the wait.
-    EXPECT_TRUE(test::wait_until([&] { return detail::driver().cuStreamQuery(raw) != CUDA_SUCCESS; },
-                                 std::chrono::seconds(10)));
+    // The release may run on the release thread once the stream's work is done, hence the wait.
+    const bool destroyed =
+        test::wait_until([&] { return destroyed_stream.load() == raw; }, std::chrono::seconds(10));
+    detail::loaded_driver.store(real_driver);
+    EXPECT_TRUE(destroyed) << "the taken stream was not destroyed with its last holder";
     try {
         Stream::from_handle(nullptr, {.take_ownership = true});
         ADD_FAILURE() << "a default stream was taken";
