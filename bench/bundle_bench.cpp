@@ -21,6 +21,7 @@
 // sides differ.
 #include "bench_support.hpp"
 #include "cudacore/header_bundle.hpp"
+#include "cudacore/compiler_flags.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/program_options.hpp"
 

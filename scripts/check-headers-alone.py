@@ -13,19 +13,25 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CUDA = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("CUDA_HOME", "/usr/local/cuda"))
-# Headers that need more than the toolkit's include folder.
+# Headers that need more than the toolkit's include folder, by the start of their names
+# (cccl.hpp, cccl_thrust_allocator.hpp; mpi.hpp, mpi_transfer.hpp, ...).
 EXTRA = {
-    "cccl.hpp": ["-isystem", str(CUDA / "include" / "cccl")],
-    "mdspan.hpp": ["-isystem", str(CUDA / "include" / "cccl")],
-    "mpi.hpp": ["-isystem", "/usr/lib/x86_64-linux-gnu/openmpi/include"],
+    "cccl": ["-isystem", str(CUDA / "include" / "cccl")],
+    "mdspan": ["-isystem", str(CUDA / "include" / "cccl")],
+    "mpi": ["-isystem", "/usr/lib/x86_64-linux-gnu/openmpi/include"],
 }
+
+
+def extra_flags(name):
+    return next((flags for start, flags in EXTRA.items()
+                 if name == f"{start}.hpp" or name.startswith(f"{start}_")), [])
 
 
 def check(header, folder):
     source = pathlib.Path(folder) / f"{header.stem}_alone.cpp"
     source.write_text(f'#include "cudacore/{header.name}"\nint main() {{ return 0; }}\n')
     command = ["g++", "-std=c++20", "-fsyntax-only", "-Wall", "-Wextra", f"-I{ROOT / 'include'}",
-               "-isystem", str(CUDA / "include"), *EXTRA.get(header.name, []), str(source)]
+               "-isystem", str(CUDA / "include"), *extra_flags(header.name), str(source)]
     result = subprocess.run(command, capture_output=True, text=True)
     return header.name, result.returncode, result.stderr
 

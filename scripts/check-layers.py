@@ -81,17 +81,25 @@ MAY_USE = may_use(LAYER_USES)
 PUBLIC_HEADER_LAYERS = {
     "cudacore": None,  # the umbrella header: includes every layer, included by none
     "cccl": "memory",
-    "compile_options": "cache",
-    "pinned_memory_resource": "memory",  # the deprecated name of LegacyPinnedMemoryResource  # the options of the compile entry points, a cache among them
+    "cccl_thrust_allocator": "memory",  # header-only, as cccl.hpp
+    "compile_errors": "errors",  # part of the hierarchy of errors.hpp (src/errors/errors.cpp)
+    "compile_options": "cache",  # the options of the compile entry points, a cache among them
+    "compiler_flags": "code",  # defined in src/code/program_options.cpp and its neighbours
+    "pinned_memory_resource": "memory",  # the deprecated name of LegacyPinnedMemoryResource
     "device_property_list": "runtime",
     "device_scope": "runtime",
     "graph_conditional": "graph",
     "graph_node": "graph",
+    "graph_update_error": "graph",  # defined in src/graph/graph_exec.cpp
+    "kernel_arguments": "graph",  # KernelArguments is defined in src/graph/graph_node_params.cpp
     "ipc": "ipc",
     "launch_config": "runtime",
     "mdspan": "interop",
     "memory_location": "memory",
     "mpi": "mpi",
+    "mpi_compile": "mpi",
+    "mpi_devices": "mpi",
+    "mpi_transfer": "mpi",
     "program_cache": "cache",
     "version": "support",
     "forward": "errors",

@@ -15,6 +15,7 @@
 #include "commands.hpp"
 
 #include "cudacore/buffer.hpp"
+#include "cudacore/compiler_flags.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/device.hpp"

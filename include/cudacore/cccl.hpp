@@ -1,4 +1,3 @@
-// Over 200 lines: header-only CCCL adaptors, templates whose bodies must live here.
 /// @file
 /// CCCL interop: cudacore streams as cuda::stream_ref, cudacore memory resources as cuda::mr
 /// resources (so CCCL containers and algorithms, Thrust and CUB allocate through them), and
@@ -16,6 +15,7 @@
 ///     cudacore::cccl::resource_adaptor<DeviceMemoryResource> mr(resource);
 ///     static_assert(cuda::mr::async_resource_with<decltype(mr), cuda::mr::device_accessible>);
 ///     void* p = mr.allocate_async(1024, 256, cudacore::cccl::to_stream_ref(stream));
+///     // cccl_thrust_allocator.hpp:
 ///     thrust::sort(thrust::cuda::par_nosync(cudacore::cccl::thrust_allocator(mr, stream))
 ///                      .on(stream.handle()), first, last);
 ///
@@ -171,34 +171,6 @@ private:
     }
 
     std::shared_ptr<Resource> resource_;
-    Stream stream_;
-};
-
-/// A Thrust allocator (thrust::cuda::par(alloc).on(stream)) taking temporary storage from an
-/// adaptor, ordered on `stream`: Thrust's temporaries come from the cudacore resource.
-template <class Resource>
-class thrust_allocator {
-public:
-    using value_type = char;  ///< Thrust allocates temporary storage in bytes
-    /// Holds `adaptor` (and so its resource) and `stream`.
-    thrust_allocator(resource_adaptor<Resource> adaptor, const Stream& stream)
-        : adaptor_(std::move(adaptor)), stream_(stream) {}
-    /// `bytes` of temporary storage, ordered on the stream (adaptor's allocate_async).
-    /// InvalidArgumentError for a negative count; what the adaptor throws.
-    char* allocate(std::ptrdiff_t bytes) {
-        if (bytes < 0)
-            throw InvalidArgumentError("cudacore::cccl::thrust_allocator::allocate: negative size " +
-                                       std::to_string(bytes));
-        return static_cast<char*>(adaptor_.allocate_async(static_cast<std::size_t>(bytes),
-                                                          max_alignment, to_stream_ref(stream_)));
-    }
-    /// Gives temporary storage back, ordered on the stream.
-    void deallocate(char* pointer, std::size_t bytes) {
-        adaptor_.deallocate_async(pointer, bytes, max_alignment, to_stream_ref(stream_));
-    }
-
-private:
-    resource_adaptor<Resource> adaptor_;
     Stream stream_;
 };
 

@@ -1,10 +1,11 @@
-// Over 200 lines: the whole exception hierarchy is one concept, a few lines per class.
 /// @file
 /// The one exception hierarchy of cudacore.
 ///
 /// Every message names the call that failed, the status by name and text where there is one, and
 /// the object involved (kernel name, code type, size, arch...). Catch `cudacore::Error` for all of
-/// them, or a derived class for one kind of failure.
+/// them, or a derived class for one kind of failure. The errors of compiling and linking
+/// (CompilerApiError, CompileError, LinkError) are in compile_errors.hpp (included by
+/// program.hpp, linker.hpp and the other headers whose calls compile or link).
 #pragma once
 
 #include <cuda.h>
@@ -92,64 +93,6 @@ private:
     std::string call_;
     std::string object_;
     std::vector<std::string> driver_log_;
-};
-
-/// NVRTC or nvJitLink failed outside of compiling or linking proper (bad option, out of memory).
-class CompilerApiError : public Error {
-public:
-    /// Makes the error from the call, its status (number and name) and the object involved.
-    CompilerApiError(std::string call, int status, std::string status_name, std::string object);
-    /// The call that failed (an NVRTC, nvJitLink or NVVM function, or a system call).
-    const std::string& call() const noexcept { return call_; }
-    /// Its status number (the library's result code; errno where a system call failed).
-    int status() const noexcept { return status_; }
-    /// The status's name.
-    const std::string& status_name() const noexcept { return status_name_; }
-
-private:
-    std::string call_;
-    int status_;
-    std::string status_name_;
-};
-
-/// Compiling a program failed. Carries the full compiler log, the program name and the options.
-class CompileError : public Error {
-public:
-    /// Makes the error from the program's name, the compiler's log and the options used.
-    CompileError(std::string program_name, std::string log, std::vector<std::string> options,
-                 std::string backend);
-    /// The program's name (ProgramOptions::name).
-    const std::string& program_name() const noexcept { return program_name_; }
-    /// The compiler's full log; what() quotes only its first error line.
-    const std::string& log() const noexcept { return log_; }
-    /// The options the compiler was given.
-    const std::vector<std::string>& options() const noexcept { return options_; }
-
-private:
-    std::string program_name_;
-    std::string log_;
-    std::vector<std::string> options_;
-};
-
-/// Linking failed. Carries the full linker log, the link's name and the options.
-class LinkError : public Error {
-public:
-    /// `failed_call`: the linker call that failed and its status (for example
-    /// "cuLinkAddData(ptx 'k', 80 bytes) failed: CUDA_ERROR_INVALID_PTX"), named in what().
-    LinkError(std::string name, std::string log, std::vector<std::string> options,
-              std::string backend, std::string failed_call = {});
-    /// The link's name (LinkerOptions::name).
-    const std::string& name() const noexcept { return name_; }
-    /// The linker's full log; what() quotes only its first error line.
-    const std::string& log() const noexcept { return log_; }
-    /// The options the linker was given (nvJitLink flags, or the driver linker's options
-    /// described).
-    const std::vector<std::string>& options() const noexcept { return options_; }
-
-private:
-    std::string name_;
-    std::string log_;
-    std::vector<std::string> options_;
 };
 
 /// Serialized data is malformed: truncated, corrupted, oversized or from a future format.

@@ -10,6 +10,7 @@
 /// Program for a list of targets and builds the fatbin in one call.
 #pragma once
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/object_code.hpp"
 
 #include <cstddef>

@@ -46,6 +46,7 @@
 #include "cudacore/graph_conditional.hpp"
 #include "cudacore/graph_node.hpp"
 #include "cudacore/kernel.hpp"
+#include "cudacore/kernel_arguments.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/launch_config.hpp"
 
@@ -61,31 +62,6 @@
 #include <vector>
 
 namespace cudacore {
-
-// The box and friend are declared only (src/ defines them: the private box member and the
-// library's one friend that reaches it); with_kernel_arguments is defined here because the
-// template add_kernel below (and GraphExec::set_kernel_arguments) use it.
-namespace detail {
-
-/// Packs launch()-style arguments (converted like launch(): Buffers as device pointers) into an
-/// array of pointers and sizes, and calls use(pointers, sizes, count) while they are alive.
-template <class Use, class... Args>
-decltype(auto) with_kernel_arguments(Use&& use, const Args&... args) {
-    constexpr std::size_t count = sizeof...(Args);
-    std::tuple<decltype(KernelArgument<Args>::convert(args))...> converted{
-        KernelArgument<Args>::convert(args)...};
-    static constexpr std::size_t sizes[count ? count : 1] = {
-        sizeof(converted_argument_t<Args>)...};
-    void* pointers[count ? count : 1] = {};
-    std::apply(
-        [&pointers](const auto&... values) {
-            std::size_t index = 0;
-            ((pointers[index++] = const_cast<void*>(static_cast<const void*>(&values))), ...);
-        },
-        converted);
-    return use(static_cast<void**>(pointers), static_cast<const std::size_t*>(sizes), count);
-}
-}  // namespace detail
 
 class GraphExec;
 struct GraphInstantiateOptions;
@@ -179,7 +155,7 @@ public:
     /// new value needs, as add_* does: the kernel's library, the callable, the event, what the
     /// child graph holds (and keeps what it held before). Executable graphs made before are
     /// unchanged (see GraphExec for their own per-node changes).
-    /// Throws GraphNodeUpdateError (graph_exec.hpp; status() CUDA_SUCCESS) naming the node and
+    /// Throws GraphNodeUpdateError (graph_update_error.hpp; status() CUDA_SUCCESS) naming the node and
     /// its kind when `params` is for another kind or for a kind the driver does not let a graph
     /// change (allocation, free, conditional, other); InvalidArgumentError when the value itself
     /// is wrong (empty Kernel, Event, Graph or function, fill

@@ -27,6 +27,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/graph.hpp"
 #include "cudacore/graph_node.hpp"
+#include "cudacore/graph_update_error.hpp"
 #include "cudacore/stream.hpp"
 
 #include <cuda.h>
@@ -56,55 +57,6 @@ struct GraphInstantiateOptions {
 /// The CUDA_GRAPH_INSTANTIATE_FLAG_* for `options` (UPLOAD when upload_stream is set). Throws
 /// InvalidArgumentError for device_launch together with auto_free_on_launch. No driver needed.
 unsigned long long graph_instantiate_flags(const GraphInstantiateOptions& options);
-
-/// update() refused: `reason` is the CUgraphExecUpdateResult, `node` the node of the new graph
-/// that blocked it (null when the driver names none) and `from_node` the matching node of the
-/// executable graph. The message names both and the reason in words.
-class GraphUpdateError : public Error {
-public:
-    /// Makes the error from the driver's reason and the nodes it names.
-    GraphUpdateError(CUgraphExecUpdateResult reason, GraphNode node, GraphNode from_node,
-                     std::string node_kind, std::string graph);
-    /// Why the driver refused (CUgraphExecUpdateResultInfo::result).
-    CUgraphExecUpdateResult reason() const noexcept { return reason_; }
-    /// The node of the new graph that blocked the update (null when the driver named none).
-    GraphNode node() const noexcept { return node_; }
-    /// The node of the executable graph it was matched with (null when none).
-    GraphNode from_node() const noexcept { return from_node_; }
-
-private:
-    CUgraphExecUpdateResult reason_;
-    GraphNode node_;
-    GraphNode from_node_;
-};
-
-/// A change to one node refused: of an executable graph (GraphExec::set_enabled, set_copy,
-/// set_params...) or of a graph (Graph::set_params, for a value of another kind or a kind that
-/// cannot change). Refused by cudacore before any driver call (status() is CUDA_SUCCESS: the
-/// node is of another kind, or of a kind that cannot be changed), or by the driver (status() is
-/// its answer). The message names the call, the node (its kind and handle), the graph or
-/// executable graph and the rule broken.
-class GraphNodeUpdateError : public Error {
-public:
-    /// Makes the error; `node_kind` as graph_node_type_name() (empty when unknown), `rule` the
-    /// driver's rule in words, `status` CUDA_SUCCESS when no driver call refused it.
-    GraphNodeUpdateError(std::string call, GraphNode node, std::string node_kind,
-                         std::string graph, std::string rule, CUresult status = CUDA_SUCCESS);
-    /// The node of the graph the executable graph was made from.
-    GraphNode node() const noexcept { return node_; }
-    /// The rule the change broke, in words.
-    const std::string& rule() const noexcept { return rule_; }
-    /// The driver's answer, or CUDA_SUCCESS when cudacore refused before calling it.
-    CUresult status() const noexcept { return status_; }
-
-private:
-    GraphNode node_;
-    std::string rule_;
-    CUresult status_;
-};
-
-/// "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED: the topology changed" (no driver needed).
-std::string graph_update_result_text(CUgraphExecUpdateResult result);
 
 /// An executable graph: launch it, update it, set a node's kernel arguments.
 class GraphExec : public OwningHandle<GraphExec, detail::GraphExecBox, CUgraphExec> {

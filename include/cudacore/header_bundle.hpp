@@ -16,18 +16,7 @@
 /// folders rewrites such includes (`#include "info.h"` in cooperative_groups/details/async.h
 /// becomes `#include "cooperative_groups/details/info.h"`); nothing else in a header changes.
 ///
-/// File format, version 1 (integers little-endian):
-///
-///     offset  size  field
-///     0       8     magic: 0x89 'C' 'C' 'H' 'D' 'R' '\r' '\n'
-///     8       4     format version (1)
-///     12      4     header count
-///     16      8     size of the uncompressed payload
-///     24      8     size of the compressed payload
-///     32      8     XXH3-64 (seed 0) of bytes 0-31 and the compressed payload
-///     40      ...   the payload, one zstd frame: the bundle's name (u32 length, bytes), then for
-///                   each header in strictly increasing name order its name (u32 length, bytes)
-///                   and content (u64 length, bytes)
+/// The file format is in docs/deployment.md ("The bundle file").
 #pragma once
 
 #include <cstddef>
@@ -132,7 +121,7 @@ public:
     /// throws).
     static HeaderBundle load(const std::filesystem::path& path);
 
-    /// The file form (format at the top of this file), compressed with zstd. Throws
+    /// The file form (docs/deployment.md, "The bundle file"), compressed with zstd. Throws
     /// SerializationError when zstd fails.
     std::string serialize() const;
     /// Writes serialize() to `path`, atomically (a new file renamed over the old one). Throws
@@ -163,34 +152,18 @@ public:
     /// files and NVRTC's automatic precompiled headers work (Program::compile does this itself
     /// for ProgramOptions::header_bundles; call this to prepare the folder ahead, or to see it):
     /// `<cache folder>/header-bundles/<digest()>`, the cache folder being
-    /// default_cache_directory()'s ($CUDACORE_CACHE_DIR, else $XDG_CACHE_HOME/cudacore, else
-    /// $HOME/.cache/cudacore). Made once and shared by every process of the user: written under
-    /// a private name beside it and renamed into place whole, with a manifest (digest, header
-    /// count, size) written last. Checked at every call (the manifest, each header's size; the
-    /// first call in a process compares every byte), and a folder that fails the check is moved
-    /// aside and made again; concurrent callers in several processes wait (60 s at most) for the
-    /// one that makes it, under a lock file beside it (`.<digest>.lock`; one that is no file, a
-    /// directory or a symbolic link, is replaced). The folder is never changed once in place. It is removed by
-    /// remove_folders() (`cudacore cache clear`, DiskProgramCache::clear()), never while a compile
-    /// reads it (the path returned here is not held: a clear may remove it afterwards); it is
-    /// outside the program cache's size bound (prune and eviction leave it).
-    /// A compile that finds a folder changed after reading it (removed by hand meanwhile)
-    /// compiles again from memory. With CUDACORE_DISABLE_CACHE set, nothing is written to the
-    /// cache folder: the folder is `<temporary directory>/cudacore-bundles-XXXXXX/<digest()>`
-    /// (\$TMPDIR, else /tmp), of this process's own and removed when it exits (or, after a kill,
-    /// by the next process that makes one). Program::compile puts the folders first on the
-    /// include path: a header of the same name in an include_path folder never shadows the
-    /// bundle's copy (the code is that of a compile from memory), and keeps the bundles in
-    /// memory for a compile whose source has a file of a bundled name beside it (see
-    /// ProgramOptions::header_bundles). Throws CacheError naming the
-    /// bundle, the folder and why when it cannot be had: no cache folder in the environment, a folder that cannot be
-    /// made or written (read-only, full), one owned by another user or writable by others, a
-    /// header whose name is no plain relative path (absolute, "..", empty parts), a quoted
-    /// \#include "x.h" in a header of folder d/ while the bundle also holds "d/x.h" (a folder
-    /// finds that one beside it, memory finds "x.h"), or another process holding the folder's
-    /// lock too long. Program::compile keeps such bundles in memory. After a folder could not be
-    /// made, calls in this process throw the same error at once for a minute instead of writing
-    /// it again. Thread-safe.
+    /// default_cache_directory()'s. Made once, whole, and shared by every process of the user
+    /// (under a lock file beside it; concurrent makers wait 60 s at most); checked at every call,
+    /// and made again when the check fails; never changed once in place; outside the program
+    /// cache's size bound. With CUDACORE_DISABLE_CACHE set it is a folder of this process's own
+    /// in the temporary directory. The path is not held: remove_folders() may remove it later.
+    /// docs/deployment.md, "The bundle's folder, for precompiled headers", is the whole
+    /// contract (checks, locks, shadowing, line information, what happens when it fails).
+    /// Throws CacheError naming the bundle, the folder and why when it cannot be had (no cache
+    /// folder in the environment; a folder that cannot be made or written, or is another user's
+    /// or writable by others; header names that are no plain relative paths; a quoted include a
+    /// folder would resolve otherwise than memory; a lock held too long); after a failure, calls
+    /// in this process throw the same error at once for a minute. Thread-safe.
     std::filesystem::path folder() const;
 
     /// What remove_folders() did.
@@ -202,16 +175,13 @@ public:
         /// What could not be removed, naming the path, the failing call and the error.
         std::vector<std::string> left{};
     };
-    /// Removes the bundle folders of `cache_folder` (`<cache_folder>/header-bundles/`, where
-    /// folder() writes them when cache_folder is default_cache_directory()): every folder no
-    /// compile is reading, its lock file, and what makers killed halfway left. A folder a compile
-    /// reads (in this or another process) is left and named in `in_use`; a compile that starts
-    /// meanwhile waits for the removal and makes its folder again. A lock file that is no file
-    /// (a directory, a symbolic link: damage) is replaced and named in `repaired`, as folder()
-    /// does; a folder or lock file that cannot be removed (an I/O error) is named in `left`, and
-    /// the removal goes on with the others. Other names there are left alone; no such folder:
-    /// nothing removed. Throws CacheError naming the call and the folder when it cannot be opened
-    /// or listed, or is another user's. Thread-safe.
+    /// Removes the bundle folders of `cache_folder` (`<cache_folder>/header-bundles/`): every
+    /// folder no compile is reading, its lock file, and what makers killed halfway left. A folder
+    /// a compile reads (in any process) is left and named in `in_use`; damaged lock files are
+    /// replaced and named in `repaired`; what cannot be removed is named in `left` and the
+    /// removal goes on (docs/deployment.md, "Removing them"). No such folder: nothing removed.
+    /// Throws CacheError naming the call and the folder when it cannot be opened or listed, or is
+    /// another user's. Thread-safe.
     static FolderRemoval remove_folders(const std::filesystem::path& cache_folder);
 
     /// Equal when the names and digests are.

@@ -8,6 +8,7 @@
 /// last copy of the Linker goes; never destroy it yourself.
 #pragma once
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/linker_options.hpp"
 #include "cudacore/object_code.hpp"
 

@@ -1,3 +1,4 @@
+// Over 200 lines: one class, Program, whose compile calls each state what they read, cache and throw.
 /// @file
 /// Program: CUDA C++ (through NVRTC), PTX (through nvJitLink, or the driver's linker when
 /// nvJitLink is missing and a driver is present) or NVVM IR (text or bitcode, through libNVVM)
@@ -38,6 +39,7 @@
 /// the PCH and compile() compiles again without it, the handle is the second program's.
 #pragma once
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/forward.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program_options.hpp"

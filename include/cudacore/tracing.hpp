@@ -1,3 +1,4 @@
+// Over 200 lines: the one-for-one NVTX wrappers stay one release as deprecated forms beside what NVTX3 lacks.
 /// @file
 /// Tracing: ranges and marks that a profiler shows on a timeline (Nsight Systems with
 /// `--trace=nvtx`, or any NVTX tool), in named domains, with categories, colours and a number

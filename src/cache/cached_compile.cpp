@@ -1,4 +1,5 @@
 #include "cudacore/cached_compile.hpp"
+#include "cudacore/compiler_flags.hpp"
 #include "support/cudacore_trace.hpp"
 #include "support/temporary_directory.hpp"
 

@@ -1,4 +1,5 @@
 #include "cudacore/compile_many.hpp"
+#include "cudacore/compiler_flags.hpp"
 
 #include "cache/compile_many_outcomes.hpp"
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cudacore/cache_key.hpp"
+#include "cudacore/compiler_flags.hpp"
 #include "cudacore/object_code.hpp"
 #include "headers/file_view.hpp"
 

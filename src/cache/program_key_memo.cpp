@@ -1,6 +1,7 @@
 #include "cache/program_key_memo.hpp"
 
 #include "code/debug_source.hpp"
+#include "cudacore/compiler_flags.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,6 +1,7 @@
 #include "code/compile_request.hpp"
 
 #include "cudacore/program_options.hpp"
+#include "cudacore/compiler_flags.hpp"
 #include "headers/header_trace.hpp"
 #include "headers/include_lookups.hpp"
 

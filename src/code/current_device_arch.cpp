@@ -4,6 +4,7 @@
 // kept answers (loader/device_queries.hpp). Here, not in the runtime, so that the code layer
 // references no symbol of a higher one (scripts/check-layer-symbols.py).
 #include "cudacore/errors.hpp"
+#include "cudacore/compiler_flags.hpp"
 #include "cudacore/program_options.hpp"
 #include "loader/device_queries.hpp"
 #include "loader/driver_api.hpp"

@@ -1,5 +1,6 @@
 #include "code/debug_source.hpp"
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 #include "support/atomic_file.hpp"
 #include "support/temporary_directory.hpp"

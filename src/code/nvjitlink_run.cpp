@@ -1,5 +1,6 @@
 #include "code/nvjitlink_run.hpp"
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 #include "loader/compiler_apis.hpp"
 #include "support/child_process.hpp"

@@ -1,5 +1,6 @@
 #include "code/nvvm_compile.hpp"
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 #include "loader/nvvm_api.hpp"
 

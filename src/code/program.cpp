@@ -1,4 +1,5 @@
 #include "cudacore/program.hpp"
+#include "cudacore/compiler_flags.hpp"
 
 #include "cudacore/errors.hpp"
 #include "errors/closed_object.hpp"

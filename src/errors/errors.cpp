@@ -1,3 +1,4 @@
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/forward.hpp"
 #include "errors/closed_object.hpp"

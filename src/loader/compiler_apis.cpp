@@ -1,5 +1,6 @@
 #include "loader/compiler_apis.hpp"
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 #include "loader/dynamic_library.hpp"
 #include "loader/signal_imports.hpp"

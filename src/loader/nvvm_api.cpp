@@ -1,5 +1,6 @@
 #include "loader/nvvm_api.hpp"
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 #include "loader/dynamic_library.hpp"
 

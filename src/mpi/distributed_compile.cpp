@@ -5,6 +5,7 @@
 #include "cache/cached_entry.hpp"
 #include "cache/compile_many_outcomes.hpp"
 #include "cudacore/cache_key.hpp"
+#include "cudacore/compiler_flags.hpp"
 #include "cudacore/cached_compile.hpp"
 
 #include "support/parallel_steps.hpp"

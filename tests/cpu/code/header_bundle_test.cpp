@@ -7,6 +7,7 @@
 #include "test_support.hpp"
 
 #include "cudacore/errors.hpp"
+#include "cudacore/compiler_flags.hpp"
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/program.hpp"
 

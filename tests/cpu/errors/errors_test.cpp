@@ -1,6 +1,7 @@
 // Error messages name the call, the status (name and text) and the object.
 #include "test_support.hpp"
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 
 namespace {

@@ -3,6 +3,7 @@
 // temporary storage from the cuda::mr adaptor, Buffers are the spans the algorithms read, and
 // streams round-trip through cuda::stream_ref.
 #include "cudacore/cccl.hpp"  // first: it enables CCCL's cuda::mr concepts
+#include "cudacore/cccl_thrust_allocator.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/buffer.hpp"

@@ -1,0 +1,72 @@
+/// @file
+/// The errors of compiling and linking: a compiler library's call failing (CompilerApiError), a
+/// program that does not compile (CompileError) and a link that fails (LinkError), each with the
+/// full log. Part of the one hierarchy of errors.hpp.
+#pragma once
+
+#include "cudacore/errors.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cudacore {
+
+/// NVRTC or nvJitLink failed outside of compiling or linking proper (bad option, out of memory).
+class CompilerApiError : public Error {
+public:
+    /// Makes the error from the call, its status (number and name) and the object involved.
+    CompilerApiError(std::string call, int status, std::string status_name, std::string object);
+    /// The call that failed (an NVRTC, nvJitLink or NVVM function, or a system call).
+    const std::string& call() const noexcept { return call_; }
+    /// Its status number (the library's result code; errno where a system call failed).
+    int status() const noexcept { return status_; }
+    /// The status's name.
+    const std::string& status_name() const noexcept { return status_name_; }
+
+private:
+    std::string call_;
+    int status_;
+    std::string status_name_;
+};
+
+/// Compiling a program failed. Carries the full compiler log, the program name and the options.
+class CompileError : public Error {
+public:
+    /// Makes the error from the program's name, the compiler's log and the options used.
+    CompileError(std::string program_name, std::string log, std::vector<std::string> options,
+                 std::string backend);
+    /// The program's name (ProgramOptions::name).
+    const std::string& program_name() const noexcept { return program_name_; }
+    /// The compiler's full log; what() quotes only its first error line.
+    const std::string& log() const noexcept { return log_; }
+    /// The options the compiler was given.
+    const std::vector<std::string>& options() const noexcept { return options_; }
+
+private:
+    std::string program_name_;
+    std::string log_;
+    std::vector<std::string> options_;
+};
+
+/// Linking failed. Carries the full linker log, the link's name and the options.
+class LinkError : public Error {
+public:
+    /// `failed_call`: the linker call that failed and its status (for example
+    /// "cuLinkAddData(ptx 'k', 80 bytes) failed: CUDA_ERROR_INVALID_PTX"), named in what().
+    LinkError(std::string name, std::string log, std::vector<std::string> options,
+              std::string backend, std::string failed_call = {});
+    /// The link's name (LinkerOptions::name).
+    const std::string& name() const noexcept { return name_; }
+    /// The linker's full log; what() quotes only its first error line.
+    const std::string& log() const noexcept { return log_; }
+    /// The options the linker was given (nvJitLink flags, or the driver linker's options
+    /// described).
+    const std::vector<std::string>& options() const noexcept { return options_; }
+
+private:
+    std::string name_;
+    std::string log_;
+    std::vector<std::string> options_;
+};
+
+}  // namespace cudacore
