@@ -98,6 +98,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/release/capture_registry.cpp
   src/runtime/compiler_versions.cpp
   src/runtime/device.cpp
+  src/runtime/device_lookup.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
   src/runtime/system_readings.cpp
@@ -107,6 +108,10 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/context_options.cpp
   src/runtime/context_objects.cpp
   src/runtime/created_context.cpp
+  src/runtime/context_limits.cpp
+  src/runtime/cache_preference.cpp
+  src/runtime/primary_context.cpp
+  src/runtime/context_peer_access.cpp
   src/runtime/current_context_scope.cpp
   src/runtime/stream.cpp
   src/runtime/event.cpp
@@ -144,6 +149,7 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/registered_host_memory.cpp
   src/memory/batched_copy.cpp
   src/memory/default_memory_resources.cpp
+  src/memory/primary_context_reset.cpp
   src/memory/object_code_globals.cpp)
 # Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
 set(CUDACORE_IPC_SOURCES

@@ -100,6 +100,10 @@ public:
     /// it), or one wrapped as from_handle() does. Throws InvalidArgumentError when none is
     /// current, DriverError when the driver fails.
     static Context current();
+    /// As current(), but answers std::nullopt when no context is current on the calling thread
+    /// instead of throwing. DriverError when the driver fails; NoDriverError without a driver.
+    /// Thread-safe.
+    static std::optional<Context> current_if_any();
 
     /// Wraps a context the caller has (cuCtxCreate, cuCtxGetCurrent, another library's). A
     /// device's primary context is retained like Device::context() (so it stays alive while the
@@ -122,6 +126,9 @@ public:
 
     /// Whether cudacore created the context (Context::create) and destroys it.
     bool is_created() const noexcept;
+    /// Whether this is a device's primary context (Device::context()): false for a created, a
+    /// green and a wrapped foreign context, and for a closed or empty Context. Never throws.
+    bool is_primary() const noexcept;
     /// The context's cuCtxCreate flags (cuCtxGetFlags): scheduling and the other CU_CTX_* bits.
     unsigned flags() const;
     /// The context's flags decoded (ContextOptions::from_flags of flags()), with sm_count set
@@ -144,6 +151,14 @@ public:
     Event create_event() const;
     /// As create_event(), with `options`.
     Event create_event(const EventOptions& options) const;
+    /// The legacy default stream (CU_STREAM_LEGACY) of this context, which the Stream holds. The
+    /// default stream means the calling thread's current context, so this makes the context
+    /// current on the calling thread (as Device::default_stream does for the primary context):
+    /// use the Stream on this thread while the context stays current. InvalidArgumentError for a
+    /// closed Context, DriverError when cuCtxSetCurrent fails. Never destroyed.
+    Stream default_stream() const;
+    /// As default_stream(), the calling thread's per-thread default stream (CU_STREAM_PER_THREAD).
+    Stream per_thread_stream() const;
     /// Waits for all work in this context (cuCtxSynchronize).
     void sync() const;
 

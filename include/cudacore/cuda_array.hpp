@@ -39,6 +39,7 @@
 
 namespace cudacore {
 
+class Context;
 class Device;
 struct DeviceProperties;
 
@@ -91,6 +92,10 @@ public:
     /// naming cuArray3DCreate and the array (out of memory, a combination the driver refuses),
     /// NoDriverError without a driver. Holds the primary context. Thread-safe.
     static CudaArray create(const Device& device, const ArrayOptions& options);
+    /// As create(device, options), in `context` (a created or wrapped context as well as a
+    /// primary one), which the array holds; textures and surfaces made over it live there too.
+    /// InvalidArgumentError for a closed Context, as well.
+    static CudaArray create(const Context& context, const ArrayOptions& options);
 
     /// The options it was made with (a level view: the level's sizes, channels resolved).
     const ArrayOptions& options() const noexcept;

@@ -36,6 +36,12 @@ struct ComputeCapability {
     bool operator==(const ComputeCapability&) const = default;
 };
 
+/// A device's memory as the driver counts it (cuMemGetInfo), in bytes.
+struct DeviceMemoryInfo {
+    std::size_t free_bytes = 0;   ///< free now, for every process on the device
+    std::size_t total_bytes = 0;  ///< the device's memory (as total_memory())
+};
+
 /// A GPU, by ordinal: a plain value.
 class Device {
 public:
@@ -47,6 +53,12 @@ public:
     /// The device a driver handle (cuDeviceGet, cuCtxGetDevice) stands for. Device is a value:
     /// nothing is owned. Throws InvalidArgumentError when no device has that handle.
     static Device from_handle(CUdevice device);
+    /// The device with this PCI bus id (cuDeviceGetByPCIBusId), in any form the driver takes:
+    /// "[domain]:[bus]:[device].[function]", "[domain]:[bus]:[device]" or "[bus]:[device].[function]"
+    /// in hexadecimal ("0000:18:00.0", as pci_bus_id() gives). Throws InvalidArgumentError for an
+    /// id that is empty, longer than 64 characters or has characters other than hex digits, ':'
+    /// and '.' (checked before the driver), and for an id no device has (naming it).
+    static Device from_pci_bus_id(const std::string& pci_bus_id);
 
     /// How many devices the driver reports, and all of them in ordinal order (none without a
     /// device; NoDriverError without a driver).
@@ -71,6 +83,9 @@ public:
     std::string arch() const;  ///< "sm_90"
     /// Device memory in bytes (cuDeviceTotalMem).
     std::size_t total_memory() const;
+    /// Free and total device memory from the driver (cuMemGetInfo in the device's primary
+    /// context, made current for the call), not NVML. DriverError when the driver fails.
+    DeviceMemoryInfo memory_info() const;
     /// Number of streaming multiprocessors (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT).
     int multiprocessor_count() const;
     /// One attribute (cuDeviceGetAttribute); DriverError for one this driver rejects.

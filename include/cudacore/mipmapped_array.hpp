@@ -42,6 +42,10 @@ public:
     /// Holds the primary context. Thread-safe.
     static MipmappedArray create(const Device& device, const ArrayOptions& options,
                                  unsigned levels);
+    /// As create(device, options, levels), in `context` (a created or wrapped context as well as
+    /// a primary one), which the mipmapped array holds. InvalidArgumentError for a closed Context.
+    static MipmappedArray create(const Context& context, const ArrayOptions& options,
+                                 unsigned levels);
 
     /// Level `level` as a CudaArray (cuMipmappedArrayGetLevel) that holds this mipmapped array,
     /// for copies and surfaces. Throws InvalidArgumentError when `level` >= levels() (naming both),

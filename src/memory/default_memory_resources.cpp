@@ -5,6 +5,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/synchronous_memory_resource.hpp"
+#include "memory/default_resource_holds.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -21,16 +22,21 @@ namespace {
 // buffers destroyed after main returns still find their resource. It is made again when the
 // primary context it was made in is gone (someone reset the device).
 // A replaced resource is kept too (never freed), so the per-thread cache below may point at it.
-std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
-    struct Defaults {
-        std::mutex mutex;
-        std::map<int, std::shared_ptr<DeviceMemoryResource>> by_ordinal;
-        std::map<int, std::shared_ptr<SynchronousMemoryResource>> synchronous_by_ordinal;
-        // Resources replaced after their context was forgotten stay alive: a thread's cached
-        // pointer (below) may still name one until it sees the new generation.
-        std::vector<std::shared_ptr<MemoryResource>> replaced;
-    };
+struct Defaults {
+    std::mutex mutex;
+    std::map<int, std::shared_ptr<DeviceMemoryResource>> by_ordinal;
+    std::map<int, std::shared_ptr<SynchronousMemoryResource>> synchronous_by_ordinal;
+    // Resources replaced after their context was forgotten stay alive: a thread's cached
+    // pointer (below) may still name one until it sees the new generation.
+    std::vector<std::shared_ptr<MemoryResource>> replaced;
+};
+Defaults& all_defaults() {
     static auto* defaults = new Defaults;
+    return *defaults;
+}
+
+std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
+    Defaults* defaults = &all_defaults();
     auto context = detail::primary_context(device.ordinal());
     std::lock_guard lock(defaults->mutex);
     auto& resource = defaults->by_ordinal[device.ordinal()];
@@ -81,6 +87,24 @@ inline MemoryResource& cached_default_resource(const Device& device) {
     return refresh_default_resource(device, generation);
 }
 }  // namespace
+
+int detail::idle_default_resource_holds(const ContextBox& primary) {
+    Defaults& defaults = all_defaults();
+    std::lock_guard lock(defaults.mutex);
+    int holds = 0;
+    // Held by the map alone (buffers of a resource kept for the process hold no count of it).
+    auto idle = [&](const auto& resource) {
+        return resource && resource.use_count() == 1 &&
+               detail::BoxAccess::context(*resource).get() == &primary;
+    };
+    if (auto found = defaults.by_ordinal.find(primary.ordinal);
+        found != defaults.by_ordinal.end() && idle(found->second))
+        ++holds;
+    if (auto found = defaults.synchronous_by_ordinal.find(primary.ordinal);
+        found != defaults.synchronous_by_ordinal.end() && idle(found->second))
+        ++holds;
+    return holds;
+}
 
 std::shared_ptr<MemoryResource> Device::memory_resource() const {
     return default_memory_resource(*this);

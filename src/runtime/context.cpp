@@ -3,6 +3,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "runtime/release/reset_tolerance.hpp"
+#include "runtime/context_holders.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 #include "support/thread_exit.hpp"
@@ -123,6 +124,13 @@ std::shared_ptr<ContextBox> primary_context(int ordinal) {
         thread_cache.weak() = box;
     }
     return box;
+}
+
+std::shared_ptr<ContextBox> retained_primary_context(int ordinal) {
+    ContextRegistry& reg = registry();
+    std::lock_guard lock(reg.mutex);
+    if (ordinal < 0 || reg.by_ordinal.size() <= static_cast<std::size_t>(ordinal)) return nullptr;
+    return reg.by_ordinal[ordinal];
 }
 
 void forget_primary_context(const ContextBox& stale) {

@@ -37,9 +37,11 @@ std::shared_ptr<StreamBox> create_stream_box(const std::shared_ptr<ContextBox>& 
         if (*options.priority < greatest || *options.priority > least) {
             throw InvalidArgumentError("create_stream on " + where + ": priority " +
                                        std::to_string(*options.priority) +
-                                       " is outside the device's range " +
+                                       " is outside the context's valid range " +
                                        std::to_string(greatest) + " (highest) .. " +
-                                       std::to_string(least) + " (lowest)");
+                                       std::to_string(least) +
+                                       " (lowest); lower numbers are higher priorities, and "
+                                       "stream_priority_range(context) reads the range");
         }
         priority = *options.priority;
     }
@@ -66,6 +68,8 @@ const detail::ContextBox& open_context(const Context& context, const char* call)
 }  // namespace
 
 bool Context::is_created() const noexcept { return box() && box()->created; }
+
+bool Context::is_primary() const noexcept { return box() && box()->retained; }
 
 unsigned Context::flags() const {
     const auto& box = open_context(*this, "flags");
@@ -134,6 +138,31 @@ Event Context::create_event() const { return create_event(EventOptions{}); }
 Event Context::create_event(const EventOptions& options) const {
     open_context(*this, "create_event");
     return detail::BoxAccess::make<Event>(detail::create_event_box(box(), options));
+}
+
+namespace {
+
+// A default stream (CU_STREAM_LEGACY or CU_STREAM_PER_THREAD) of `context`, made current on the
+// calling thread: the default streams mean the current context.
+Stream default_stream_of(const Context& context, CUstream which, const char* call) {
+    const auto& box = open_context(context, call);
+    detail::check(detail::driver().cuCtxSetCurrent(box.handle), "cuCtxSetCurrent",
+                  [&] { return detail::describe_context(box); });
+    auto stream = std::make_shared<detail::StreamBox>();
+    stream->handle = which;
+    stream->context = detail::box_of(context);
+    stream->owned = false;
+    return detail::BoxAccess::make<Stream>(std::move(stream));
+}
+
+}  // namespace
+
+Stream Context::default_stream() const {
+    return default_stream_of(*this, CU_STREAM_LEGACY, "default_stream");
+}
+
+Stream Context::per_thread_stream() const {
+    return default_stream_of(*this, CU_STREAM_PER_THREAD, "per_thread_stream");
 }
 
 void Context::sync() const {

@@ -3,11 +3,13 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "runtime/context_holders.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 namespace cudacore {
@@ -118,6 +120,17 @@ std::shared_ptr<ContextBox> find_created_context(CUcontext handle) {
     return nullptr;
 }
 
+int created_contexts_holding(const ContextBox& primary) {
+    CreatedRegistry& registry = created_registry();
+    std::lock_guard lock(registry.mutex);
+    int count = 0;
+    for (const auto& weak : registry.contexts) {
+        auto box = std::static_pointer_cast<CreatedContextBox>(weak.lock());
+        if (box && box->primary.get() == &primary) ++count;
+    }
+    return count;
+}
+
 }  // namespace detail
 
 Context Context::create(const Device& device, const ContextOptions& options) {
@@ -147,14 +160,21 @@ Context Context::create(const Device& device, const ContextOptions& options) {
     return detail::BoxAccess::make<Context>(detail::own_context(handle, device.handle(), device.ordinal()));
 }
 
-Context Context::current() {
+std::optional<Context> Context::current_if_any() {
     CUcontext handle = nullptr;
-    detail::check(detail::driver().cuCtxGetCurrent(&handle), "cuCtxGetCurrent", "Context::current");
-    if (!handle)
+    detail::check(detail::driver().cuCtxGetCurrent(&handle), "cuCtxGetCurrent", "Context::current_if_any");
+    if (!handle) return std::nullopt;
+    return detail::BoxAccess::make<Context>(detail::wrap_context(handle, "Context::current_if_any"));
+}
+
+Context Context::current() {
+    std::optional<Context> current = current_if_any();
+    if (!current)
         throw InvalidArgumentError("Context::current: no context is current on this thread (make "
                                    "one current with Context::set_current, CurrentContextScope or "
-                                   "Device::set_current)");
-    return detail::BoxAccess::make<Context>(detail::wrap_context(handle, "Context::current"));
+                                   "Device::set_current; Context::current_if_any answers none "
+                                   "instead of throwing)");
+    return std::move(*current);
 }
 
 }  // namespace cudacore

@@ -4,6 +4,7 @@
 #include "cudacore/device_scope.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
+#include "runtime/context_holders.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -42,6 +43,15 @@ PeerAccessTable& peer_table() {
 }
 
 }  // namespace
+
+int detail::peer_accesses_holding(int ordinal) {
+    auto& table = peer_table();
+    std::lock_guard lock(table.mutex);
+    int count = 0;
+    for (const auto& [pair, contexts] : table.enabled)
+        if (pair.first == ordinal || pair.second == ordinal) ++count;
+    return count;
+}
 
 void Device::enable_peer_access(const Device& peer) const {
     if (peer == *this) return;

@@ -4,6 +4,7 @@
 #include "cudacore/device_properties.hpp"
 #include "cudacore/errors.hpp"
 #include "runtime/release/release.hpp"
+#include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
@@ -268,7 +269,12 @@ ArrayBox::~ArrayBox() {
 
 }  // namespace detail
 
-CudaArray CudaArray::create(const Device& device, const ArrayOptions& options) {
+namespace {
+
+// The array of `options` on `device`, made in `context` when one is given, else in the device's
+// primary context (retained anew if someone reset it).
+CudaArray create_array(const Device& device, const ArrayOptions& options,
+                       const std::shared_ptr<detail::ContextBox>& context) {
     constexpr const char* call = "CudaArray::create";
     check_array_options(options, device.properties(), call);
     auto box = std::make_shared<detail::ArrayBox>();
@@ -290,17 +296,31 @@ CudaArray CudaArray::create(const Device& device, const ArrayOptions& options) {
                        (options.surface_load_store ? CUDA_ARRAY3D_SURFACE_LDST : 0u) |
                        (options.texture_gather ? CUDA_ARRAY3D_TEXTURE_GATHER : 0u);
     detail::start_deferred_releases();  // its release may wait for copies (release_after_uses)
-    detail::with_primary_context(device.ordinal(), [&](std::shared_ptr<detail::ContextBox>& context) {
-        detail::ContextScope scope(*context);
+    auto create_in = [&](const std::shared_ptr<detail::ContextBox>& in) {
+        detail::ContextScope scope(*in);
         detail::check(detail::driver().cuArray3DCreate(&box->handle, &descriptor),
                       "cuArray3DCreate", [&] {
                           return detail::describe_array(box->options, box->shape) +
-                                 " on device " + std::to_string(device.ordinal());
+                                 " on device " + std::to_string(device.ordinal()) +
+                                 (in->retained ? "" : " (" + detail::describe_context(*in) + ")");
                       });
-        box->context = context;
+        box->context = in;
         return 0;
-    });
+    };
+    if (context) create_in(context);
+    else detail::with_primary_context(device.ordinal(), create_in);
     return detail::BoxAccess::make<CudaArray>(std::move(box));
+}
+
+}  // namespace
+
+CudaArray CudaArray::create(const Device& device, const ArrayOptions& options) {
+    return create_array(device, options, nullptr);
+}
+
+CudaArray CudaArray::create(const Context& context, const ArrayOptions& options) {
+    const auto& box = detail::open_box_of(context, "CudaArray::create");
+    return create_array(Device(box->ordinal), options, box);
 }
 
 const ArrayOptions& CudaArray::options() const noexcept {

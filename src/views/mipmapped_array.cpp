@@ -4,6 +4,7 @@
 #include "cudacore/device_properties.hpp"
 #include "cudacore/errors.hpp"
 #include "runtime/release/release.hpp"
+#include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
 #include "views/array_box.hpp"
@@ -64,8 +65,12 @@ MipmappedArrayBox::~MipmappedArrayBox() {
 
 }  // namespace detail
 
-MipmappedArray MipmappedArray::create(const Device& device, const ArrayOptions& options,
-                                      unsigned levels) {
+namespace {
+
+// The mipmapped array on `device`, made in `context` when one is given, else in the device's
+// primary context (retained anew if someone reset it).
+MipmappedArray create_mipmapped(const Device& device, const ArrayOptions& options, unsigned levels,
+                                const std::shared_ptr<detail::ContextBox>& context) {
     constexpr const char* call = "MipmappedArray::create";
     check_array_options(options, device.properties(), call, levels == 0 ? 1 : levels);
     const unsigned most = full_mipmap_levels(options);
@@ -93,18 +98,34 @@ MipmappedArray MipmappedArray::create(const Device& device, const ArrayOptions& 
                        (options.cubemap ? CUDA_ARRAY3D_CUBEMAP : 0u) |
                        (options.surface_load_store ? CUDA_ARRAY3D_SURFACE_LDST : 0u);
     detail::start_deferred_releases();
-    detail::with_primary_context(device.ordinal(), [&](std::shared_ptr<detail::ContextBox>& context) {
-        detail::ContextScope scope(*context);
+    auto create_in = [&](const std::shared_ptr<detail::ContextBox>& in) {
+        detail::ContextScope scope(*in);
         detail::check(detail::driver().cuMipmappedArrayCreate(&box->handle, &descriptor, levels),
                       "cuMipmappedArrayCreate", [&] {
                           return "mipmapped " + detail::describe_array(box->options, box->shape) +
                                  ", " + std::to_string(levels) + " levels on device " +
-                                 std::to_string(device.ordinal());
+                                 std::to_string(device.ordinal()) +
+                                 (in->retained ? "" : " (" + detail::describe_context(*in) + ")");
                       });
-        box->context = context;
+        box->context = in;
         return 0;
-    });
+    };
+    if (context) create_in(context);
+    else detail::with_primary_context(device.ordinal(), create_in);
     return detail::BoxAccess::make<MipmappedArray>(std::move(box));
+}
+
+}  // namespace
+
+MipmappedArray MipmappedArray::create(const Device& device, const ArrayOptions& options,
+                                      unsigned levels) {
+    return create_mipmapped(device, options, levels, nullptr);
+}
+
+MipmappedArray MipmappedArray::create(const Context& context, const ArrayOptions& options,
+                                      unsigned levels) {
+    const auto& box = detail::open_box_of(context, "MipmappedArray::create");
+    return create_mipmapped(Device(box->ordinal), options, levels, box);
 }
 
 ArrayOptions MipmappedArray::level_options(unsigned level) const {

@@ -1,0 +1,76 @@
+/// @file
+/// A context's limits (cuCtxGetLimit / cuCtxSetLimit) and its stream priority range
+/// (cuCtxGetStreamPriorityRange), for the primary context (Device::context()) and for created
+/// and wrapped contexts alike.
+///
+///     Context primary = Device(0).context();
+///     set_limit(primary, ContextLimit::printf_fifo_size, 4 << 20);
+///     std::size_t heap = limit(primary, ContextLimit::malloc_heap_size);
+///     StreamPriorityRange range = stream_priority_range(primary);  // e.g. -5 .. 0
+///
+/// Each call makes the context current for the call (push, then pop), as every call on a Context
+/// does, so the calling thread's current context is unchanged. The driver rounds some values
+/// (the stack size to its granularity, the persisting L2 size to what the device can set aside):
+/// read a limit back to know what it is. The heap size cannot change once a kernel that uses
+/// malloc was launched in the context (the driver refuses: DriverError naming the limit).
+///
+/// Thread safety: the calls may be made from any thread; a limit is the context's, shared by
+/// every thread that uses it.
+#pragma once
+
+#include "cudacore/context.hpp"
+
+#include <cstddef>
+#include <string>
+
+namespace cudacore {
+
+/// A limit of a context: the CU_LIMIT_* values that can be read and set.
+enum class ContextLimit {
+    stack_size,                           ///< CU_LIMIT_STACK_SIZE: bytes of stack per GPU thread
+    printf_fifo_size,                     ///< CU_LIMIT_PRINTF_FIFO_SIZE: bytes of the device printf FIFO
+    malloc_heap_size,                     ///< CU_LIMIT_MALLOC_HEAP_SIZE: bytes of the device malloc heap
+    device_runtime_sync_depth,            ///< CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: nesting depth of device-side syncs
+    device_runtime_pending_launch_count,  ///< CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: pending device launches
+    max_l2_fetch_granularity,             ///< CU_LIMIT_MAX_L2_FETCH_GRANULARITY: bytes, 0 to 128 (a hint)
+    persisting_l2_cache_size,             ///< CU_LIMIT_PERSISTING_L2_CACHE_SIZE: bytes of L2 set aside for persisting lines
+};
+
+/// "stack_size", "printf_fifo_size", ...; "ContextLimit(N)" for a value outside the enumeration.
+/// Never throws beyond std::bad_alloc.
+std::string to_string(ContextLimit limit);
+
+/// The driver's CUlimit for `limit`. Throws InvalidArgumentError for a value outside the
+/// enumeration, naming `call`. Pure: no driver, thread-safe.
+CUlimit driver_limit(ContextLimit limit, const char* call = "driver_limit");
+
+/// The current value of `which` in `context` (cuCtxGetLimit). Throws InvalidArgumentError for a
+/// closed or empty Context or a value outside the enumeration (before the driver), DriverError
+/// naming cuCtxGetLimit, the limit and the context when the driver refuses. Keeps nothing alive.
+std::size_t limit(const Context& context, ContextLimit which);
+
+/// Sets `which` in `context` to `value` (cuCtxSetLimit). Throws InvalidArgumentError before the
+/// driver for a closed or empty Context, a value outside the enumeration, and a
+/// max_l2_fetch_granularity above 128; DriverError naming cuCtxSetLimit, the limit, the value and
+/// the context when the driver refuses (a limit the device does not have, a heap size after a
+/// malloc kernel ran, too much memory). Keeps nothing alive.
+void set_limit(const Context& context, ContextLimit which, std::size_t value);
+
+/// The stream priorities a context offers: lower numbers are higher priorities, so `greatest` is
+/// the smallest number (e.g. -5) and `least` the largest (0, the default priority).
+struct StreamPriorityRange {
+    int greatest = 0;  ///< the highest priority (numerically smallest)
+    int least = 0;     ///< the lowest priority (numerically largest; the default)
+    /// Whether `priority` is one the context offers (greatest <= priority <= least).
+    bool contains(int priority) const noexcept { return priority >= greatest && priority <= least; }
+    /// Equal when both ends are.
+    bool operator==(const StreamPriorityRange&) const = default;
+};
+
+/// The stream priorities of `context` (cuCtxGetStreamPriorityRange). A stream asked with a
+/// priority outside it is refused (Context::create_stream, Device::create_stream), with this
+/// range in the message. InvalidArgumentError for a closed or empty Context, DriverError when the
+/// driver refuses. Keeps nothing alive; thread-safe.
+StreamPriorityRange stream_priority_range(const Context& context);
+
+}  // namespace cudacore
