@@ -94,6 +94,7 @@ PUBLIC_HEADER_LAYERS = {
     "mpi": "mpi",
     "program_cache": "cache",
     "version": "support",
+    "tracing_handles": "support",  # defined in src/support/tracing.cpp, beside the domains it reads
     "forward": "errors",
     "owning_handle": "errors",
 }

@@ -79,3 +79,4 @@
 #include "cudacore/surface.hpp"
 #include "cudacore/graphics_resource.hpp"
 #include "cudacore/tracing.hpp"
+#include "cudacore/tracing_handles.hpp"
