@@ -109,6 +109,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/created_context.cpp
   src/runtime/current_context_scope.cpp
   src/runtime/stream.cpp
+  src/runtime/stream_attributes.cpp
   src/runtime/event.cpp
   src/runtime/library_box.cpp
   src/runtime/object_code_loading.cpp

@@ -35,6 +35,7 @@
 #include "cudacore/program_cache.hpp"
 #include "cudacore/remote_program_cache.hpp"
 #include "cudacore/stream.hpp"
+#include "cudacore/stream_attributes.hpp"
 #include "cudacore/system.hpp"
 #include "cudacore/system_info.hpp"
 #include "cudacore/system_topology.hpp"
