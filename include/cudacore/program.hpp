@@ -96,9 +96,8 @@ struct ProgramFromHandleOptions {
 /// times.
 class Program {
 public:
-    /// Throws InvalidArgumentError when `source` is empty or holds only whitespace (spaces,
-    /// tabs, carriage returns and newlines: nothing for NVRTC, NVVM or the linker to compile),
-    /// or when `source_type` is not one of the enumerators.
+    /// Throws InvalidArgumentError when `source` is empty or only whitespace (spaces, tabs,
+    /// carriage returns, newlines) or `source_type` is not one of the enumerators.
     Program(std::string source, SourceType source_type, ProgramOptions options = {});
 
     /// Compiles to `target` (ptx, cubin or ltoir; a PTX program: cubin only; an NVVM program:
