@@ -41,7 +41,9 @@ NO_DEFAULT = {
     "EventWaitNodeParams::event": "an Event has no empty value; a designated initializer names it",
     "ConditionalNode::bodies": "std::vector<Graph> of a Graph still incomplete; returned, not filled in",
 }
-EXCEPTIONS = {"launch"}  # the stream first, the kernel's arguments last (a parameter pack)
+# launch: the stream first, the kernel's arguments last (a parameter pack); copy_attributes: both
+# operands are streams, the destination first as in every copy.
+EXCEPTIONS = {"launch", "copy_attributes"}
 # What they wrap nobody destroys (a device, a library's kernel), or their other arguments say who
 # frees it (a Buffer's resource, owner or deleter).
 FROM_HANDLE_WITHOUT_OPTIONS = {"Device", "Kernel", "Buffer"}

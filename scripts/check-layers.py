@@ -102,6 +102,7 @@ PUBLIC_HEADER_LAYERS = {
     "mpi_transfer": "mpi",
     "program_cache": "cache",
     "version": "support",
+    "tracing_handles": "support",  # defined in src/support/tracing.cpp, beside the domains it reads
     "forward": "errors",
     "owning_handle": "errors",
 }

@@ -114,14 +114,19 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/context_peer_access.cpp
   src/runtime/current_context_scope.cpp
   src/runtime/stream.cpp
+  src/runtime/stream_attributes.cpp
   src/runtime/event.cpp
   src/runtime/library_box.cpp
+  src/runtime/loaded_library.cpp
+  src/runtime/load_options.cpp
   src/runtime/object_code_loading.cpp
   src/runtime/driver_link_context.cpp
   src/runtime/checked_load.cpp
   src/runtime/code_arch_fit.cpp
   src/runtime/kernel.cpp
   src/runtime/launch.cpp
+  src/runtime/launch_check.cpp
+  src/runtime/grid_sizing.cpp
   src/runtime/multi_device.cpp
   src/runtime/identity.cpp
   src/runtime/green_context.cpp

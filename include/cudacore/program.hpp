@@ -98,8 +98,8 @@ struct ProgramFromHandleOptions {
 /// times.
 class Program {
 public:
-    /// Throws InvalidArgumentError when `source` is empty or `source_type` is not one of the
-    /// enumerators.
+    /// Throws InvalidArgumentError when `source` is empty or only whitespace (spaces, tabs,
+    /// carriage returns, newlines) or `source_type` is not one of the enumerators.
     Program(std::string source, SourceType source_type, ProgramOptions options = {});
 
     /// Compiles to `target` (ptx, cubin or ltoir; a PTX program: cubin only; an NVVM program:

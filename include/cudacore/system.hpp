@@ -3,6 +3,7 @@
 #pragma once
 
 #include <compare>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,25 @@ LibraryVersion nvrtc_version();
 /// The version of the nvJitLink cudacore opened (nvJitLinkVersion), loading it on first call.
 /// Needs no GPU. Throws LoaderError (CUDACORE_NVJITLINK_PATH) when it cannot be loaded.
 LibraryVersion nvjitlink_version();
+
+/// A library cudacore opens only when a feature needs it and does without otherwise (nvFatbin,
+/// libNVVM): its version and file when it opens, else why not.
+struct OptionalLibraryVersion {
+    std::optional<LibraryVersion> version{};  ///< nullopt: not available here
+    std::string path{};                       ///< the file it was opened from; empty when not
+    /// Why it is not available (what was searched, the variable that points at it, or that
+    /// cudacore was built without its header); empty when it is.
+    std::string not_available{};
+    /// Whether the library opened (version is set).
+    bool available() const noexcept { return version.has_value(); }
+};
+
+/// nvFatbin's version (nvFatbinVersion), opening it on first call (CUDACORE_NVFATBIN_PATH, the
+/// toolkit, the copy found at build time), or not available, saying why. Never throws beyond
+/// std::bad_alloc; needs no GPU. Thread-safe.
+OptionalLibraryVersion nvfatbin_version();
+/// libNVVM's version (nvvmVersion), as nvfatbin_version() says (CUDACORE_NVVM_PATH).
+OptionalLibraryVersion nvvm_version();
 
 /// The file NVRTC was loaded from, as the dynamic loader resolved it (an absolute path also when
 /// it was found by its soname; the name tried when the loader gives no path). Loads NVRTC on first

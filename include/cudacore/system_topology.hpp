@@ -80,7 +80,8 @@ std::optional<TopologyLevel> common_ancestor(const SystemDevice& a, const System
 /// NVML's peer-to-peer status from a to b. Throws as common_ancestor() does.
 PeerStatus peer_status(const SystemDevice& a, const SystemDevice& b);
 /// The CUDA driver's peer-to-peer attributes from `from` to `to` (two different devices).
-/// Throws CudaError naming cuDeviceGetP2PAttribute and both devices.
+/// Throws DriverError naming cuDeviceGetP2PAttribute, the attribute and both devices (the
+/// driver refuses one device given twice).
 PeerAttributes peer_attributes(const Device& from, const Device& to);
 /// Reads the whole topology: every GPU, every pair. Throws as common_ancestor() does.
 Topology topology();

@@ -422,7 +422,8 @@ Program::Program(std::string source, SourceType source_type, ProgramOptions opti
     }
     if (source_.find_first_not_of(" \t\r\n") == std::string::npos) {
         throw InvalidArgumentError(std::string("Program: empty ") + source_type_name(source_type_) +
-                                   " source for " + describe(options_));
+                                   " source for " + describe(options_) +
+                                   (source_.empty() ? "" : " (it holds only whitespace)"));
     }
 }
 
@@ -528,6 +529,8 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
         handle_owner_ = std::move(attempt.program);
     }
     log_ = std::move(attempt.log);
+    // A bundled header is named as the source includes it, not by the folder NVRTC read.
+    if (pch.bundles_from_folders) log_ = detail::log_naming_bundled_headers(std::move(log_), pch.folders);
     if (attempt.status != NVRTC_SUCCESS) {
         for (const std::string& added : pch.added_flags) std::erase(used_flags, added);
         throw CompileError(options_.name, failed_compile_log(log_, attempt.status, options_), used_flags,

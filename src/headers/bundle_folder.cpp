@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -573,6 +574,28 @@ BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept 
         if (folders.problem.empty()) folders.problem = "out of memory";
     }
     return folders;
+}
+
+std::string log_naming_bundled_headers(std::string log, const BundleFolders& folders) {
+    std::vector<std::string> prefixes;
+    for (const std::string& path : folders.paths) prefixes.push_back(path + "/");
+    for (const std::string& path : folders.shown) prefixes.push_back(path + "/");
+    // The longest first, so that no prefix is taken out of a longer one that holds it.
+    std::sort(prefixes.begin(), prefixes.end(),
+              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    for (const std::string& prefix : prefixes) {
+        if (prefix.size() < 2) continue;
+        std::string out;
+        out.reserve(log.size());
+        std::size_t from = 0;
+        for (std::size_t at = log.find(prefix); at != std::string::npos; at = log.find(prefix, from)) {
+            out.append(log, from, at - from);
+            from = at + prefix.size();
+        }
+        out.append(log, from, std::string::npos);
+        log = std::move(out);
+    }
+    return log;
 }
 
 std::string bundle_folders_problem(const BundleFolders& folders,

@@ -67,6 +67,12 @@ struct BundleFolders {
 };
 BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept;
 
+// `log` (a compile's, which read `folders`) with each bundled header named as the source
+// includes it ("cfg.h(3): error ..."), not by the folder NVRTC read it from: every
+// "/proc/self/fd/N/" given to NVRTC and every folder path ("~/.cache/cudacore/header-bundles/
+// <digest>/") in it is taken out. Never throws beyond std::bad_alloc.
+std::string log_naming_bundled_headers(std::string log, const BundleFolders& folders);
+
 // Why one of `folders` no longer holds its bundle after a compile read them: every byte is
 // compared again, through the descriptors NVRTC read them through, and what stat says of every
 // file and folder in it must be what it said at the check (a folder never changes once in place;

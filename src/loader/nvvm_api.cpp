@@ -74,6 +74,15 @@ std::string nvvm_version() {
 #endif
 }
 
+std::string nvvm_path() {
+#ifdef CUDACORE_HAVE_NVVM
+    return nvvm().path;
+#else
+    nvvm_version();  // throws the LoaderError that explains the missing header
+    return {};
+#endif
+}
+
 std::string libdevice_path() {
     namespace fs = std::filesystem;
     std::vector<std::string> tried;

@@ -34,6 +34,8 @@ void check_nvvm(nvvmResult status, const char* call, const std::string& object);
 
 // "major.minor" of the libNVVM that loads, or throws LoaderError (also when built without nvvm.h).
 std::string nvvm_version();
+// The path (or soname) libNVVM was opened from; throws as nvvm_version().
+std::string nvvm_path();
 
 // libdevice (libdevice.10.bc) beside the libNVVM that loaded: CUDACORE_LIBDEVICE_PATH when set,
 // else nvvm/libdevice/ next to the library's folder (toolkit and Python-package layouts). Throws

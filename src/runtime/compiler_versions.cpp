@@ -2,9 +2,14 @@
 // and the files it opened.
 #include "cudacore/system.hpp"
 
+#include "cudacore/errors.hpp"
 #include "loader/compiler_apis.hpp"
+#include "loader/nvfatbin_api.hpp"
+#include "loader/nvvm_api.hpp"
 
 #include <dlfcn.h>
+
+#include <cstdio>
 
 namespace cudacore::system {
 
@@ -38,6 +43,38 @@ std::string nvrtc_path() {
 std::string nvjitlink_path() {
     const detail::NvJitLinkApi& api = detail::nvjitlink();
     return file_of(reinterpret_cast<const void*>(api.create), api.path);
+}
+
+namespace {
+
+// A library opened on demand: "major.minor" and the file from the loader's calls, or why not.
+OptionalLibraryVersion optional_library(std::string (*version)(), std::string (*path)()) {
+    OptionalLibraryVersion out;
+    try {
+        const std::string text = version();
+        LibraryVersion parsed;
+        if (std::sscanf(text.c_str(), "%d.%d", &parsed.major, &parsed.minor) != 2) {
+            out.not_available = "it reported the version '" + text + "', which is not major.minor";
+            return out;
+        }
+        out.path = path();
+        out.version = parsed;
+    } catch (const LoaderError& e) {
+        out.not_available = e.what();
+    } catch (const CompilerApiError& e) {
+        out.not_available = e.what();
+    }
+    return out;
+}
+
+}  // namespace
+
+OptionalLibraryVersion nvfatbin_version() {
+    return optional_library(&detail::nvfatbin_version, &detail::nvfatbin_path);
+}
+
+OptionalLibraryVersion nvvm_version() {
+    return optional_library(&detail::nvvm_version, &detail::nvvm_path);
 }
 
 }  // namespace cudacore::system

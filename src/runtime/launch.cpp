@@ -5,6 +5,7 @@
 #include "runtime/release/release.hpp"
 #include "runtime/driver_launch_config.hpp"
 #include "runtime/kernel_box.hpp"
+#include "runtime/launch_checks.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -151,13 +152,8 @@ void check_arguments(const KernelBox& kernel, const std::size_t* sizes, std::siz
                                    " argument(s), " + std::to_string(count) + " given");
     }
     for (std::size_t index = 0; index < count; ++index) {
-        if (sizes[index] != parameters[index].size) [[unlikely]] {
-            argument_error(kernel, "argument " + std::to_string(index) + " is " +
-                                       std::to_string(sizes[index]) + " bytes, but parameter " +
-                                       std::to_string(index) + " (at offset " +
-                                       std::to_string(parameters[index].offset) + ") is " +
-                                       std::to_string(parameters[index].size) + " bytes");
-        }
+        if (sizes[index] != parameters[index].size) [[unlikely]]
+            argument_error(kernel, argument_size_problem(index, count, sizes[index], parameters[index]));
     }
 }
 
@@ -222,6 +218,35 @@ void check_config(const KernelBox& kernel, const LaunchConfig& config, const Con
 }
 
 }  // namespace
+
+namespace {
+// "1st", "2nd", "3rd", "4th", ..., "11th", "12th", "13th", "21st".
+std::string ordinal_word(std::size_t position) {
+    const std::size_t last_two = position % 100;
+    const char* suffix = "th";
+    if (last_two < 11 || last_two > 13) {
+        if (position % 10 == 1) suffix = "st";
+        if (position % 10 == 2) suffix = "nd";
+        if (position % 10 == 3) suffix = "rd";
+    }
+    return std::to_string(position) + suffix;
+}
+}  // namespace
+
+std::string argument_size_problem(std::size_t index, std::size_t count,
+                                  std::size_t argument_bytes, const KernelParameter& parameter) {
+    return "argument " + std::to_string(index) + " is " + std::to_string(argument_bytes) +
+           " bytes, but parameter " + std::to_string(index) + " (the " + ordinal_word(index + 1) +
+           " of " + std::to_string(count) + ", at offset " + std::to_string(parameter.offset) +
+           ") is " + std::to_string(parameter.size) +
+           " bytes; pass a value of the parameter's type (a literal 10 is a 4-byte int: write "
+           "std::size_t{10} for a size_t parameter), or launch a TypedKernel, which converts";
+}
+
+void check_launch_config(const KernelBox& kernel, const LaunchConfig& config,
+                         const ContextBox& context) {
+    check_config(kernel, config, context, false);
+}
 
 [[noreturn]] void throw_closed_buffer_argument() {
     throw InvalidArgumentError("launch: a kernel argument is a closed (or empty) Buffer");

@@ -28,6 +28,11 @@
 #include <string>
 #include <vector>
 
+namespace cudacore {
+struct LoadOptions;
+struct LoadReport;
+}  // namespace cudacore
+
 namespace cudacore::detail {
 
 struct LibraryBox {
@@ -96,6 +101,10 @@ inline LazyLibrary& lazy_library(const ObjectCodeState& state) {
 // the first outcome is kept and repeated. `kernel_name` only names what asked, in errors.
 const std::shared_ptr<LibraryBox>& loaded_library(ObjectCodeState& state,
                                                   std::string_view kernel_name);
+// load_with_options: loads `state` with `options` when nothing loaded it (or tried) before,
+// filling `report`, and returns true; false when it was loaded before. A failure is kept and
+// thrown, as loaded_library does.
+bool load_first_with(ObjectCodeState& state, const LoadOptions& options, LoadReport& report);
 // "cubin 'saxpy' (5120 bytes)", or the library handle of a from_handle ObjectCode.
 std::string describe_code(const ObjectCodeState& state);
 // The same from its parts: `library` names code handed in as a library (from_handle).

@@ -4,6 +4,7 @@
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/kernel.hpp"
+#include "cudacore/load_options.hpp"
 #include "cudacore/object_code.hpp"
 #include "runtime/kernel_box.hpp"
 #include "runtime/library_box.hpp"
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <optional>
@@ -117,25 +119,73 @@ void check_loadable(const detail::ObjectCodeState& state, std::string_view kerne
     }
 }
 
+// The JIT options of a load with LoadOptions (load_options.hpp), and the buffers its logs go
+// into (zeroed: the logs end at the first NUL whatever length the driver writes back).
+struct JitOptions {
+    std::vector<CUjit_option> keys;
+    std::vector<void*> values;
+    std::string info_log, error_log;
+
+    void add(CUjit_option key, void* value) {
+        keys.push_back(key);
+        values.push_back(value);
+    }
+    template <class T>
+    void add_value(CUjit_option key, T value) {
+        add(key, reinterpret_cast<void*>(static_cast<std::uintptr_t>(value)));
+    }
+    explicit JitOptions(const LoadOptions& options) {
+        info_log.assign(options.log_bytes, '\0');
+        error_log.assign(options.log_bytes, '\0');
+        add(CU_JIT_INFO_LOG_BUFFER, info_log.data());
+        add_value(CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, options.log_bytes - 1);
+        add(CU_JIT_ERROR_LOG_BUFFER, error_log.data());
+        add_value(CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, options.log_bytes - 1);
+        if (options.optimization_level)
+            add_value(CU_JIT_OPTIMIZATION_LEVEL, static_cast<unsigned>(*options.optimization_level));
+        if (options.max_registers) add_value(CU_JIT_MAX_REGISTERS, *options.max_registers);
+        if (options.threads_per_block) add_value(CU_JIT_THREADS_PER_BLOCK, *options.threads_per_block);
+        if (options.cache_mode) add_value(CU_JIT_CACHE_MODE, static_cast<unsigned>(*options.cache_mode));
+        if (options.generate_debug_info) add_value(CU_JIT_GENERATE_DEBUG_INFO, 1u);
+        if (options.generate_line_info) add_value(CU_JIT_GENERATE_LINE_INFO, 1u);
+        if (options.verbose_log) add_value(CU_JIT_LOG_VERBOSE, 1u);
+    }
+    // The logs as the driver left them.
+    LoadReport report() const {
+        LoadReport out;
+        out.info_log = info_log.c_str();
+        out.error_log = error_log.c_str();
+        return out;
+    }
+};
+
 // Loads the library (cuLibraryLoadData); `what` names it in errors, with the driver's JIT log
 // for PTX that does not compile (only PTX is given it: the rest of the buffer is left unwritten
-// rather than zeroed on every load).
+// rather than zeroed on every load). With `options` (load_with_options), its JIT options and
+// logs, returned in `report`.
 template <class What>
-CUlibrary load_library_bytes(const detail::ObjectCodeState& state, const What& what) {
+CUlibrary load_library_bytes(const detail::ObjectCodeState& state, const What& what,
+                             const LoadOptions* options, LoadReport* report) {
     char error_log[4096];
     error_log[0] = '\0';
     error_log[sizeof error_log - 1] = '\0';
-    CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void* option_values[] = {error_log, reinterpret_cast<void*>(sizeof error_log - 1)};
+    CUjit_option plain_options[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* plain_values[] = {error_log, reinterpret_cast<void*>(sizeof error_log - 1)};
     const bool is_ptx = state.type == CodeType::ptx;
+    std::optional<JitOptions> jit;
+    if (options) jit.emplace(*options);
+    CUjit_option* keys = jit ? jit->keys.data() : is_ptx ? plain_options : nullptr;
+    void** values = jit ? jit->values.data() : is_ptx ? plain_values : nullptr;
+    const unsigned count = jit ? static_cast<unsigned>(jit->keys.size()) : is_ptx ? 2 : 0;
     CUlibrary handle = nullptr;
-    const CUresult status = detail::load_library_data(&handle, state.code.data(), is_ptx ? options : nullptr,
-                                                      is_ptx ? option_values : nullptr, is_ptx ? 2 : 0);
+    const CUresult status = detail::load_library_data(&handle, state.code.data(), keys, values, count);
+    const char* log = jit ? jit->error_log.c_str() : error_log;
     if (status != CUDA_SUCCESS) {
         std::string object = what();
-        if (error_log[0]) object += "; JIT log: " + std::string(error_log);
+        if (log[0]) object += "; JIT log: " + std::string(log);
         detail::throw_driver_error(status, "cuLibraryLoadData", object);
     }
+    if (jit && report) *report = jit->report();
     return handle;
 }
 
@@ -163,7 +213,9 @@ void force_context_load(CUlibrary handle, const detail::ContextBox& context, con
 }
 
 std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& state,
-                                             std::string_view kernel_name) {
+                                             std::string_view kernel_name,
+                                             const LoadOptions* options = nullptr,
+                                             LoadReport* report = nullptr) {
     const detail::CudacoreRange range(tracing::CudacoreCategory::load, [&] { return "load " + describe_code(state); },
                                       state.code.size());
     check_loadable(state, kernel_name);
@@ -196,7 +248,7 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
                                        what() + " (refused from the code's own header: not loaded)");
         }
     }
-    const CUlibrary handle = load_library_bytes(state, what);
+    const CUlibrary handle = load_library_bytes(state, what, options, report);
     auto box = std::make_shared<detail::LibraryBox>();
     box->handle = handle;
     box->code_type = state.type;
@@ -226,6 +278,25 @@ const std::shared_ptr<detail::LibraryBox>& detail::loaded_library(detail::Object
     }
     if (lazy.failure) std::rethrow_exception(lazy.failure);
     return lazy.library;
+}
+
+bool detail::load_first_with(detail::ObjectCodeState& state, const LoadOptions& options,
+                             LoadReport& report) {
+    detail::LazyLibrary& lazy = detail::lazy_library(state);
+    bool loaded_here = false;
+    if (!lazy.attempted.load(std::memory_order_acquire)) {
+        std::call_once(lazy.once, [&] {
+            loaded_here = true;
+            try {
+                lazy.library = load_now(state, {}, &options, &report);
+            } catch (...) {
+                lazy.failure = std::current_exception();
+            }
+            lazy.attempted.store(true, std::memory_order_release);
+        });
+    }
+    if (lazy.failure) std::rethrow_exception(lazy.failure);
+    return loaded_here;
 }
 
 std::string detail::kernel_list(const detail::ObjectCodeState& state, CUlibrary library) {

@@ -1,8 +1,12 @@
 #include "cudacore/tracing.hpp"
+#include "cudacore/tracing_handles.hpp"
 
 #include "cudacore/errors.hpp"
 
 #include <nvtx3/nvToolsExt.h>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <map>
 #include <memory>
@@ -147,6 +151,19 @@ const DomainState* push(const Domain& domain, const RegisteredString& message,
 
 void pop(const DomainState* domain) noexcept { nvtxDomainRangePop(domain->handle); }
 
+RangeId start(const Domain& domain, std::string_view message, const EventOptions& options) noexcept {
+    try {
+        const std::string text(message);
+        nvtxEventAttributes_t attributes = nvtx_attributes(options);
+        attributes.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        attributes.message.ascii = text.c_str();
+        const DomainState* state = Access::state(domain);
+        return RangeId(state, nvtxDomainRangeStartEx(state->handle, &attributes));
+    } catch (...) {
+        return {};  // no memory for the message: no range
+    }
+}
+
 void mark(const Domain& domain, std::string_view message, const EventOptions& options) noexcept {
     try {
         const std::string text(message);
@@ -210,5 +227,26 @@ RegisteredString Domain::register_string(std::string_view text) const {
 }
 
 std::string_view RegisteredString::text() const noexcept { return text_->text; }
+
+void end_range(RangeId& range) noexcept {
+    if (!range.domain_) return;
+    nvtxDomainRangeEnd(range.domain_->handle, range.id_);
+    range = RangeId();
+}
+
+void name_os_thread(std::uint32_t thread_id, std::string_view name) noexcept {
+    if (!tool_attached()) return;
+    try {
+        const std::string text(name);
+        nvtxNameOsThreadA(thread_id, text.c_str());
+    } catch (...) {
+        // No memory for the name: the tool shows the thread's number.
+    }
+}
+
+void name_current_thread(std::string_view name) noexcept {
+    if (!tool_attached()) return;
+    name_os_thread(static_cast<std::uint32_t>(::syscall(SYS_gettid)), name);
+}
 
 }  // namespace cudacore::tracing

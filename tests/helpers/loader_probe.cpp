@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
 
 int main(int argc, char** argv) {
     const char* what = argc > 1 ? argv[1] : "driver";
@@ -51,6 +52,17 @@ int main(int argc, char** argv) {
         } else if (std::strcmp(what, "nvfatbin") == 0) {
             std::printf("nvfatbin %s\n", cudacore::detail::nvfatbin_version().c_str());
             std::printf("nvfatbin path %s\n", cudacore::detail::nvfatbin_path().c_str());
+        } else if (std::strcmp(what, "optional-versions") == 0) {
+            // Never throws for a missing library: "available M.m from PATH" or "not available: WHY".
+            for (const auto& [name, library] :
+                 {std::pair{"nvfatbin", cudacore::system::nvfatbin_version()},
+                  std::pair{"nvvm", cudacore::system::nvvm_version()}}) {
+                if (library.available())
+                    std::printf("%s available %d.%d from %s\n", name, library.version->major,
+                                library.version->minor, library.path.c_str());
+                else
+                    std::printf("%s not available: %s\n", name, library.not_available.c_str());
+            }
         } else if (std::strcmp(what, "nvvm") == 0) {
             std::printf("nvvm %s, libdevice %s\n", cudacore::detail::nvvm_version().c_str(),
                         cudacore::detail::libdevice_path().c_str());

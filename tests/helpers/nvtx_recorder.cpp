@@ -7,14 +7,19 @@
 //   push THREAD DOMAIN MESSAGE_TYPE MESSAGE CATEGORY COLOR PAYLOAD
 //   mark THREAD DOMAIN MESSAGE_TYPE MESSAGE CATEGORY COLOR PAYLOAD
 //   pop THREAD DOMAIN
+//   start THREAD DOMAIN ID MESSAGE_TYPE MESSAGE CATEGORY COLOR PAYLOAD
+//   end THREAD DOMAIN ID
+//   thread_name THREAD_ID NAME
 // MESSAGE_TYPE is ascii or registered; COLOR is none or eight hex digits (ARGB); PAYLOAD is none,
-// i64:N, u64:N or f64:X. Only the domain calls are taken; the others stay NVTX's no-ops.
+// i64:N, u64:N or f64:X. Only the domain calls and thread naming are taken; the others stay
+// NVTX's no-ops.
 #include <nvtx3/nvToolsExt.h>
 
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -101,6 +106,23 @@ void NVTX_API mark(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attri
     record("mark\t" + thread_id() + "\t" + text_of(domain) + "\t" + event_fields(attributes));
 }
 
+std::uint64_t next_range_id = 0;  // ids of started ranges, 1, 2, ...
+
+nvtxRangeId_t NVTX_API start_range(nvtxDomainHandle_t domain, const nvtxEventAttributes_t* attributes) {
+    const std::uint64_t id = __atomic_add_fetch(&next_range_id, 1, __ATOMIC_RELAXED);
+    record("start\t" + thread_id() + "\t" + text_of(domain) + "\t" + std::to_string(id) + "\t" +
+           event_fields(attributes));
+    return id;
+}
+
+void NVTX_API end_range(nvtxDomainHandle_t domain, nvtxRangeId_t id) {
+    record("end\t" + thread_id() + "\t" + text_of(domain) + "\t" + std::to_string(id));
+}
+
+void NVTX_API name_os_thread(uint32_t thread, const char* name) {
+    record("thread_name\t" + std::to_string(thread) + "\t" + name);
+}
+
 template <class Function>
 void install(NvtxFunctionTable table, unsigned size, unsigned id, Function function) {
     if (id < size) *table[id] = reinterpret_cast<NvtxFunctionPointer>(function);
@@ -123,5 +145,11 @@ extern "C" int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_tabl
     install(table, size, NVTX_CBID_CORE2_DomainRangePushEx, push_range);
     install(table, size, NVTX_CBID_CORE2_DomainRangePop, pop_range);
     install(table, size, NVTX_CBID_CORE2_DomainMarkEx, mark);
+    install(table, size, NVTX_CBID_CORE2_DomainRangeStartEx, start_range);
+    install(table, size, NVTX_CBID_CORE2_DomainRangeEnd, end_range);
+    NvtxFunctionTable core = nullptr;
+    unsigned int core_size = 0;
+    if (callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &core, &core_size) && core)
+        install(core, core_size, NVTX_CBID_CORE_NameOsThreadA, name_os_thread);
     return 1;  // success: NVTX calls the functions installed above
 }

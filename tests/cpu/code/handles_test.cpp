@@ -398,6 +398,37 @@ TEST(CompilerVersions, PathsAreTheFilesLoaded) {
         << probe.out;
 }
 
+// nvFatbin and libNVVM are opened on demand: their versions say "not available" and why,
+// rather than throw, when the library is missing; otherwise the version and the file.
+TEST(CompilerVersions, OptionalLibrariesAnswerTheirVersionOrWhyNot) {
+    for (const system::OptionalLibraryVersion& library : {system::nvfatbin_version(), system::nvvm_version()}) {
+        if (library.available()) {
+            EXPECT_GE(library.version->major, 1);
+            EXPECT_FALSE(library.path.empty());
+            EXPECT_TRUE(library.not_available.empty()) << library.not_available;
+        } else {
+            EXPECT_FALSE(library.not_available.empty());
+            EXPECT_TRUE(library.path.empty()) << library.path;
+        }
+    }
+    auto probe = run_process({helper_path("loader_probe").string(), "optional-versions"},
+                             {{"CUDACORE_NVFATBIN_PATH", "/nonexistent/libnvfatbin-missing.so"},
+                              {"CUDACORE_NVVM_PATH", "/nonexistent/libnvvm-missing.so"}});
+    EXPECT_EQ(probe.exit_code, 0) << probe.out << probe.err;
+    EXPECT_NE(probe.out.find("nvfatbin not available: "), std::string::npos) << probe.out;
+    EXPECT_NE(probe.out.find("CUDACORE_NVFATBIN_PATH"), std::string::npos) << probe.out;
+    EXPECT_NE(probe.out.find("nvvm not available: "), std::string::npos) << probe.out;
+    EXPECT_NE(probe.out.find("CUDACORE_NVVM_PATH"), std::string::npos) << probe.out;
+    const system::OptionalLibraryVersion nvvm = system::nvvm_version();
+    if (nvvm.available()) {
+        auto found = run_process({helper_path("loader_probe").string(), "optional-versions"});
+        EXPECT_NE(found.out.find("nvvm available " + std::to_string(nvvm.version->major) + "." +
+                                 std::to_string(nvvm.version->minor) + " from "),
+                  std::string::npos)
+            << found.out;
+    }
+}
+
 TEST(CompilerVersions, MissingLibrariesAreLoaderErrors) {
     auto nvrtc = run_process({helper_path("loader_probe").string(), "nvrtc-version"},
                              {{"CUDACORE_NVRTC_PATH", "/nonexistent/libnvrtc-missing.so"}});

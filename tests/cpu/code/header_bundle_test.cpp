@@ -469,6 +469,35 @@ TEST(HeaderBundleCompile, MissingHeaderNamesItAndTheBundles) {
     }
 }
 
+// NVRTC reads a bundle's headers from its folder (~/.cache/cudacore/header-bundles/<digest>/,
+// given to it as /proc/self/fd/N): its log names them as the source includes them.
+TEST(HeaderBundleCompile, ErrorInABundledHeaderIsNamedAsIncluded) {
+    const HeaderBundle bundle = HeaderBundle::from_headers(
+        {{"cfg.h", "#define WIDTH 4\nint broken = undeclared_in_cfg;\n"},
+         {"sub/inner.h", "#include <cfg.h>\n"}},
+        "config");
+    for (const bool from_memory : {false, true}) {
+        ProgramOptions options = bundle_options({bundle});
+        if (from_memory) options.pch = false;
+        Program program("#include <sub/inner.h>\n__global__ void k() {}\n", SourceType::cxx, options);
+        try {
+            program.compile(CodeType::ptx);
+            ADD_FAILURE() << "compiled a header with an error in it";
+        } catch (const CompileError& e) {
+            const std::string log = e.log();
+            SCOPED_TRACE(std::string(from_memory ? "from memory" : "from the folder: ") +
+                         program.pch_status().reason);
+            EXPECT_TRUE(contains(log, "cfg.h(2)")) << log;
+            EXPECT_TRUE(contains(log, "undeclared_in_cfg")) << log;
+            EXPECT_FALSE(contains(log, "header-bundles")) << log;
+            EXPECT_FALSE(contains(log, "/proc/self/fd")) << log;
+            EXPECT_FALSE(contains(program.log(), "header-bundles")) << program.log();
+            // The line that names the header starts with the name the source wrote.
+            EXPECT_TRUE(contains(log, "\ncfg.h(2)") || log.starts_with("cfg.h(2)")) << log;
+        }
+    }
+}
+
 TEST(HeaderBundleCompile, RefusedForPtxAndNvvmPrograms) {
     ProgramOptions options = bundle_options({sample_bundle()});
     test::expect_invalid(

@@ -250,6 +250,21 @@ TEST(Program, EmptySourceIsRefused) {
     EXPECT_THROW(Program("  \n\t", SourceType::ptx), InvalidArgumentError);
 }
 
+TEST(Program, WhitespaceOnlySourceIsRefusedSayingSo) {
+    for (SourceType type : {SourceType::cxx, SourceType::ptx, SourceType::nvvm}) {
+        try {
+            Program(" \t\r\n  \n", type, options_for("sm_90"));
+            FAIL() << "expected InvalidArgumentError";
+        } catch (const InvalidArgumentError& e) {
+            const std::string message = e.what();
+            EXPECT_NE(message.find("Program: empty"), std::string::npos) << message;
+            EXPECT_NE(message.find("only whitespace"), std::string::npos) << message;
+        }
+    }
+    // One visible character is a source (NVRTC then says what is wrong with it).
+    EXPECT_NO_THROW(Program(" ;\n", SourceType::cxx, options_for("sm_90")));
+}
+
 TEST(Program, MissingIncludeNamesTheHeader) {
     Program program("#include \"no_such_header.cuh\"\n__global__ void k() {}\n", SourceType::cxx,
                     options_for("sm_90"));

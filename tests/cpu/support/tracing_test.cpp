@@ -3,10 +3,12 @@
 // (tests/helpers/nvtx_recorder.cpp): what each range and mark carries and how they nest.
 #include "cudacore/errors.hpp"
 #include "cudacore/tracing.hpp"
+#include "cudacore/tracing_handles.hpp"
 #include "nvtx_record.hpp"
 #include "test_support.hpp"
 
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 namespace {
@@ -154,6 +156,70 @@ TEST(TracingWithATool, RangesAndMarksCarryTheirMessagesCategoriesColoursAndPaylo
     EXPECT_EQ(record.pops, 7);
     EXPECT_EQ(record.unmatched_pops, 0);
     EXPECT_EQ(record.left_open, 0);
+}
+
+TEST(TracingWithoutATool, HandlesAreEmptyAndEndingThemDoesNothing) {
+    if (const char* path = std::getenv("NVTX_INJECTION64_PATH"); path && *path)
+        GTEST_SKIP() << "an NVTX tool is attached (NVTX_INJECTION64_PATH=" << path << ")";
+    static_assert(!RangeId().is_set() && RangeId().value() == 0);
+    const Domain domain("no-tool-handles");
+    int made = 0;
+    RangeId range = start_range(domain, [&] {
+        ++made;
+        return std::string("never");
+    });
+    EXPECT_FALSE(range.is_set());
+    end_range(range);
+    RangeId plain = start_range(domain, "plain", {.category = 2});
+    EXPECT_FALSE(plain.is_set());
+    end_range(plain);
+    name_current_thread("no tool");
+    name_os_thread(1, "no tool");
+    EXPECT_EQ(made, 0);
+}
+
+// Ranges by handle (start_range / end_range) and thread names, as the recording tool sees them.
+TEST(TracingWithATool, RangesByHandleCrossThreadsAndOverlapAndThreadsAreNamed) {
+    test::TempDir dir;
+    const std::filesystem::path path = dir.path() / "record.txt";
+    test::ProcessLimits limits;
+    limits.timeout_seconds = 60;
+    const test::ProcessResult result =
+        test::run_process({test::helper_path("tracing_handles").string()},
+                          {{"NVTX_INJECTION64_PATH", recorder().string()},
+                           {"CUDACORE_NVTX_RECORD", path.string()}},
+                          limits);
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("tool attached\nmade 1\nset 00\n"), std::string::npos) << result.out;
+    std::vector<std::vector<std::string>> starts, ends, names;
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+        const std::vector<std::string> f = test::split_tabs(line);
+        if (f.empty()) continue;
+        if (f[0] == "start") starts.push_back(f);
+        if (f[0] == "end") ends.push_back(f);
+        if (f[0] == "thread_name") names.push_back(f);
+    }
+    // start THREAD DOMAIN ID MESSAGE_TYPE MESSAGE CATEGORY COLOR PAYLOAD; end THREAD DOMAIN ID
+    ASSERT_EQ(starts.size(), 3u) << result.out;
+    ASSERT_EQ(ends.size(), 3u) << "an ended or empty RangeId ends nothing again";
+    EXPECT_EQ(starts[0][2], "handles");
+    EXPECT_EQ(starts[0][5], "crosses threads");
+    EXPECT_EQ(starts[0][6], "3");
+    EXPECT_EQ(starts[0][8], "i64:9");
+    EXPECT_EQ(ends[0][3], starts[0][3]) << "ended by its id";
+    EXPECT_NE(ends[0][1], starts[0][1]) << "on the other thread";
+    EXPECT_EQ(starts[1][5], "first");
+    EXPECT_EQ(starts[2][5], "second");
+    EXPECT_EQ(ends[1][3], starts[1][3]) << "first ends first: overlapping, not nested";
+    EXPECT_EQ(ends[2][3], starts[2][3]);
+    EXPECT_NE(result.out.find("ids " + starts[1][3] + " " + starts[2][3] + "\n"), std::string::npos)
+        << result.out;
+    ASSERT_EQ(names.size(), 2u);
+    EXPECT_EQ(names[0][1], starts[0][1]) << "the calling thread, by its id";
+    EXPECT_EQ(names[0][2], "main thread");
+    EXPECT_EQ(names[1][1], ends[0][1]);
+    EXPECT_EQ(names[1][2], "second thread");
 }
 
 TEST(TracingWithATool, NoToolMeansNoRecordAndNoMessagesMade) {

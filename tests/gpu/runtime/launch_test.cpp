@@ -117,6 +117,23 @@ TEST_F(LaunchGpu, WrongArgumentCountAndSizesAreRefusedBeforeTheLaunch) {
     for (unsigned char byte : bytes) ASSERT_EQ(byte, 0xAB);
 }
 
+// An int where the kernel takes a size_t (saxpy's n, the 4th parameter at offset 24): refused
+// before the driver, naming the position and both sizes; nothing runs.
+TEST_F(LaunchGpu, AnIntForASizeTParameterIsRefusedNamingPositionAndSizes) {
+    ObjectCode code = compile(test::kSaxpySource);
+    Kernel saxpy = code.get_kernel("saxpy");
+    Buffer x = device().allocate(16 * sizeof(float), stream());
+    Buffer y = device().allocate(16 * sizeof(float), stream());
+    const std::string message =
+        message_of([&] { launch(stream(), LaunchConfig{.grid = 1, .block = 16}, saxpy, 2.0f, x, y, 16); });
+    EXPECT_NE(message.find("argument 3 is 4 bytes, but parameter 3 (the 4th of 4, at offset 24) is 8 bytes"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("kernel 'saxpy'"), std::string::npos) << message;
+    launch(stream(), LaunchConfig{.grid = 1, .block = 16}, saxpy, 2.0f, x, y, std::size_t{16});
+    stream().sync();
+}
+
 TEST_F(LaunchGpu, TypedKernelLaunchesAndRefusesAMismatchedSignature) {
     ObjectCode code = compile(test::kSaxpySource);
     using Saxpy = TypedKernel<void(float, const float*, float*, std::size_t)>;

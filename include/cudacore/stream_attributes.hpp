@@ -1,0 +1,67 @@
+/// @file
+/// Stream attributes: how a host thread waits for a stream (synchronization policy), the L2
+/// persistence window its kernels get (access policy window), its priority, and copying all of
+/// them from one stream to another (cuStreamGetAttribute, cuStreamSetAttribute,
+/// cuStreamCopyAttributes).
+///
+/// An attribute set on a stream applies to the work launched on it afterwards; a launch's own
+/// attributes (LaunchConfig::access_policy_window, LaunchConfig::priority) take precedence for
+/// that launch. Each call checks the stream is open first (InvalidArgumentError naming the call
+/// and the stream when it is closed or moved from) and throws DriverError naming the driver call,
+/// the attribute and the stream when the driver refuses. Thread-safety: each call is one driver
+/// call; calls on one stream from several threads are safe, the last set wins.
+#pragma once
+
+#include "cudacore/stream.hpp"
+
+#include <cuda.h>
+
+#include <optional>
+
+namespace cudacore {
+
+/// How a host thread waits for the stream's work (cuStreamSynchronize, Event::sync on its events).
+enum class SynchronizationPolicy {
+    automatic = CU_SYNC_POLICY_AUTO,           ///< the driver decides (the default)
+    spin = CU_SYNC_POLICY_SPIN,                ///< spins: lowest latency, a busy CPU core
+    yield = CU_SYNC_POLICY_YIELD,              ///< spins, yielding the core between checks
+    blocking_sync = CU_SYNC_POLICY_BLOCKING_SYNC,  ///< sleeps until the work is done
+};
+
+/// "automatic", "spin", "yield" or "blocking_sync" ("unknown" for another value).
+const char* to_string(SynchronizationPolicy policy) noexcept;
+
+/// The stream's synchronization policy (CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY).
+/// Throws as this file says.
+SynchronizationPolicy synchronization_policy(const Stream& stream);
+/// Sets the stream's policy to `policy` (the value first, then the stream, as every call on a
+/// stream takes it: docs/api-conventions.md). InvalidArgumentError for a value that is not one of the enumerators (before the
+/// driver), else throws as this file says.
+void set_synchronization_policy(SynchronizationPolicy policy, const Stream& stream);
+
+/// The stream's L2 persistence window (CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW), or nullopt
+/// when none is set (a window of 0 bytes). Throws as this file says.
+std::optional<CUaccessPolicyWindow> access_policy_window(const Stream& stream);
+/// Sets `window` on `stream`: accesses to [base_ptr, base_ptr + num_bytes) by kernels on the stream get
+/// hitProp for a hitRatio fraction of them and missProp for the rest. Refused before the driver
+/// with InvalidArgumentError naming the stream and the reason: a device without a persisting L2
+/// cache (CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE is 0), a null base or 0 bytes (clear
+/// it with clear_access_policy_window), more bytes than the device's
+/// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE (both named), a hitRatio outside [0, 1].
+/// The memory is the caller's to keep valid while the window is used.
+void set_access_policy_window(const CUaccessPolicyWindow& window, const Stream& stream);
+/// Removes the window (sets one of 0 bytes): accesses are normal again. Throws as this file says.
+void clear_access_policy_window(const Stream& stream);
+
+/// The stream's priority read as an attribute (CU_STREAM_ATTRIBUTE_PRIORITY; lower is higher),
+/// which is what Stream::priority() reads through cuStreamGetPriority. Throws as this file says.
+int priority_attribute(const Stream& stream);
+
+/// Copies the attributes the driver keeps for `source` (its synchronization policy and access
+/// policy window among them; cuStreamCopyAttributes) to `destination`: later work on
+/// `destination` gets them as work on `source` does. Both streams must belong to one context:
+/// InvalidArgumentError naming both otherwise (and when either is closed or moved from), before
+/// the driver; DriverError when the driver refuses. Nothing is held beyond the call.
+void copy_attributes(const Stream& destination, const Stream& source);
+
+}  // namespace cudacore

@@ -1,0 +1,146 @@
+// Stream attributes (stream_attributes.hpp): one cuStreamGetAttribute / cuStreamSetAttribute
+// each, checked before the driver where the driver's own answer would not say why.
+#include "cudacore/stream_attributes.hpp"
+
+#include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
+#include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
+
+#include <cstdio>
+#include <string>
+
+namespace cudacore {
+
+namespace {
+
+// "stream 0x... on device 0", as stream.cpp names a stream.
+std::string describe(const detail::StreamBox& box) {
+    char text[64];
+    std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(box.handle),
+                  box.context ? box.context->ordinal : -1);
+    return text;
+}
+
+CUstreamAttrValue get(const Stream& stream, CUstreamAttrID id, const char* attribute,
+                      const char* operation) {
+    const detail::StreamBox& box = *detail::open_box_of(stream, operation);
+    CUstreamAttrValue value{};
+    detail::check(detail::driver().cuStreamGetAttribute(box.handle, id, &value),
+                  "cuStreamGetAttribute", [&] { return std::string(attribute) + " of " + describe(box); });
+    return value;
+}
+
+void set(const Stream& stream, CUstreamAttrID id, const CUstreamAttrValue& value,
+         const char* attribute, const char* operation) {
+    const detail::StreamBox& box = *detail::open_box_of(stream, operation);
+    detail::check(detail::driver().cuStreamSetAttribute(box.handle, id, &value),
+                  "cuStreamSetAttribute", [&] { return std::string(attribute) + " of " + describe(box); });
+}
+
+int device_attribute(const detail::ContextBox& context, CUdevice_attribute attribute,
+                     const char* name) {
+    int value = 0;
+    detail::check(detail::driver().cuDeviceGetAttribute(&value, attribute, context.device),
+                  "cuDeviceGetAttribute", [&] {
+                      return std::string(name) + " of device " + std::to_string(context.ordinal);
+                  });
+    return value;
+}
+
+// Why `window` cannot be set on `box`'s stream, or empty.
+std::string window_problem(const detail::StreamBox& box, const CUaccessPolicyWindow& window) {
+    const detail::ContextBox& context = *box.context;
+    if (device_attribute(context, CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE,
+                         "MAX_PERSISTING_L2_CACHE_SIZE") == 0)
+        return "device " + std::to_string(context.ordinal) + " has no persisting L2 cache";
+    if (window.base_ptr == nullptr || window.num_bytes == 0)
+        return "the window's base_ptr is null or its num_bytes is 0 (clear a window with "
+               "clear_access_policy_window)";
+    const int most = device_attribute(context, CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE,
+                                      "MAX_ACCESS_POLICY_WINDOW_SIZE");
+    if (window.num_bytes > static_cast<std::size_t>(most))
+        return "the window's " + std::to_string(window.num_bytes) +
+               " bytes are over the device's largest window of " + std::to_string(most) +
+               " bytes (CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE)";
+    if (!(window.hitRatio >= 0.0f && window.hitRatio <= 1.0f))
+        return "the window's hitRatio " + std::to_string(window.hitRatio) +
+               " is not within [0, 1]";
+    return {};
+}
+
+}  // namespace
+
+const char* to_string(SynchronizationPolicy policy) noexcept {
+    switch (policy) {
+        case SynchronizationPolicy::automatic: return "automatic";
+        case SynchronizationPolicy::spin: return "spin";
+        case SynchronizationPolicy::yield: return "yield";
+        case SynchronizationPolicy::blocking_sync: return "blocking_sync";
+    }
+    return "unknown";
+}
+
+SynchronizationPolicy synchronization_policy(const Stream& stream) {
+    return static_cast<SynchronizationPolicy>(
+        get(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, "synchronization policy",
+            "synchronization_policy")
+            .syncPolicy);
+}
+
+void set_synchronization_policy(SynchronizationPolicy policy, const Stream& stream) {
+    const detail::StreamBox& box = *detail::open_box_of(stream, "set_synchronization_policy");
+    if (std::string_view(to_string(policy)) == "unknown")
+        throw InvalidArgumentError("set_synchronization_policy: " +
+                                   std::to_string(static_cast<int>(policy)) +
+                                   " is not a SynchronizationPolicy (for " + describe(box) + ")");
+    CUstreamAttrValue value{};
+    value.syncPolicy = static_cast<CUsynchronizationPolicy>(policy);
+    set(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, value, "synchronization policy",
+        "set_synchronization_policy");
+}
+
+std::optional<CUaccessPolicyWindow> access_policy_window(const Stream& stream) {
+    const CUaccessPolicyWindow window =
+        get(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, "access policy window",
+            "access_policy_window")
+            .accessPolicyWindow;
+    if (window.num_bytes == 0) return std::nullopt;
+    return window;
+}
+
+void set_access_policy_window(const CUaccessPolicyWindow& window, const Stream& stream) {
+    const detail::StreamBox& box = *detail::open_box_of(stream, "set_access_policy_window");
+    if (const std::string problem = window_problem(box, window); !problem.empty())
+        throw InvalidArgumentError("set_access_policy_window: " + describe(box) + ": " + problem);
+    CUstreamAttrValue value{};
+    value.accessPolicyWindow = window;
+    set(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, value, "access policy window",
+        "set_access_policy_window");
+}
+
+void clear_access_policy_window(const Stream& stream) {
+    CUstreamAttrValue value{};  // num_bytes 0: no window
+    value.accessPolicyWindow.hitProp = CU_ACCESS_PROPERTY_NORMAL;
+    value.accessPolicyWindow.missProp = CU_ACCESS_PROPERTY_NORMAL;
+    set(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, value, "access policy window",
+        "clear_access_policy_window");
+}
+
+int priority_attribute(const Stream& stream) {
+    return get(stream, CU_STREAM_ATTRIBUTE_PRIORITY, "priority", "priority_attribute").priority;
+}
+
+void copy_attributes(const Stream& destination, const Stream& source) {
+    const detail::StreamBox& to = *detail::open_box_of(destination, "copy_attributes (destination)");
+    const detail::StreamBox& from = *detail::open_box_of(source, "copy_attributes (source)");
+    if (to.context->handle != from.context->handle)
+        throw InvalidArgumentError("copy_attributes: " + describe(to) + " and " + describe(from) +
+                                   " belong to different contexts; the driver copies attributes "
+                                   "only between streams of one context");
+    detail::check(detail::driver().cuStreamCopyAttributes(to.handle, from.handle),
+                  "cuStreamCopyAttributes",
+                  [&] { return "from " + describe(from) + " to " + describe(to); });
+}
+
+}  // namespace cudacore
