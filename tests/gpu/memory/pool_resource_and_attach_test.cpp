@@ -39,6 +39,25 @@ TEST(PoolResourceGpu, TheDevicesPoolResourceIsTypedAndIsMemoryResource) {
     EXPECT_EQ(pool->release_threshold(), before);
 }
 
+TEST(PoolResourceGpu, ThePoolsOwnDeviceInAnAccessListIsAnError) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    if (!pools_supported(device)) GTEST_SKIP() << "device 0 has no memory pools";
+    auto pool = DeviceMemoryResource::create_owned_pool(device);
+    EXPECT_EQ(pool->access_of(device), PoolAccess::read_write);
+    for (PoolAccess access : {PoolAccess::read, PoolAccess::read_write, PoolAccess::none}) {
+        try {
+            pool->set_access({device}, access);
+            ADD_FAILURE() << "the pool's own device was accepted in set_access";
+        } catch (const InvalidArgumentError& e) {
+            EXPECT_NE(std::string(e.what()).find("own device"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_THROW(pool->set_peer_accessible_by({device}), InvalidArgumentError);
+    pool->set_access({}, PoolAccess::read);  // nothing listed: nothing changes
+    EXPECT_EQ(pool->access_of(device), PoolAccess::read_write);
+}
+
 TEST(PoolResourceGpu, APoolMadeElsewhereIsAllocatedFromThroughFromHandle) {
     CUDACORE_REQUIRE_GPU();
     Device device(0);
