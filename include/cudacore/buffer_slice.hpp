@@ -18,7 +18,8 @@
 /// A slice answers as its owner does: device, accessibility, memory resource; its
 /// deallocation_stream() and set_deallocation_stream() are the owner's (the stream the memory is
 /// freed on). A slice is not an allocation: export_buffer (pool IPC) refuses it; the ordinary
-/// allocations' IPC (export_memory, ipc.hpp) carries its offset.
+/// allocations' IPC (export_memory, ipc.hpp) carries its offset. Copies of a slice compare
+/// equal (and hash alike); a slice equals neither its owner nor another slice of the same range.
 ///
 /// Thread-safety: slices may be made from several threads at once, as copies; closing the owner
 /// must not race with uses of its slices, as it must not with uses of its copies.
