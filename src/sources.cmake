@@ -99,6 +99,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/compiler_versions.cpp
   src/runtime/device.cpp
   src/runtime/device_lookup.cpp
+  src/runtime/pointer_attributes.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
   src/runtime/system_readings.cpp
@@ -136,8 +137,10 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/device_memory_resource.cpp
   src/memory/legacy_pinned_memory_resource.cpp
   src/memory/managed_memory_resource.cpp
+  src/memory/managed_attach.cpp
   src/memory/buffer.cpp
   src/memory/buffer_box_arena.cpp
+  src/memory/buffer_slice.cpp
   src/memory/ipc_memory_pool.cpp
   src/memory/pool_access.cpp
   src/memory/peer_copy.cpp
@@ -161,6 +164,7 @@ set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_descriptor.cpp
   src/ipc/ipc_channel.cpp
   src/ipc/ipc_memory.cpp
+  src/ipc/ipc_ordinary_memory.cpp
   src/ipc/ipc_event.cpp)
 set(CUDACORE_GRAPH_SOURCES
   src/graph/graph.cpp

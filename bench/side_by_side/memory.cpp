@@ -1,17 +1,107 @@
 // Side by side, memory (needs a GPU): stream-ordered 1 MiB allocate + free from the device's
-// default pool.
+// default pool; a copy of part of a buffer (slices against the raw copy of the same range); the
+// attributes of an address (every field of PointerAttributes against the raw query of the same
+// attributes).
 #include "side_by_side/areas.hpp"
 
 #include "cudacore/buffer.hpp"
+#include "cudacore/buffer_slice.hpp"
 #include "cudacore/device_memory_resource.hpp"
+#include "cudacore/pointer_attributes.hpp"
 #include "loader/driver_api.hpp"
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 
 namespace cudacore::bench::side_by_side {
 
-const std::vector<std::string> memory_operation_names = {"alloc_free_1mib"};
+const std::vector<std::string> memory_operation_names = {"alloc_free_1mib", "slice_copy_64kib",
+                                                          "pointer_attributes"};
+
+namespace {
+
+// 64 KiB from byte 128 KiB of one 1 MiB buffer to byte 512 KiB of another, 32 times a batch:
+// cudacore makes both slices each time (what a user writes), raw adds the offsets.
+void slice_copy_row(Runner& runner, const Device& device, const Stream& stream) {
+    const auto& api = detail::driver();
+    constexpr std::size_t size = 64 << 10, from = 128 << 10, to = 512 << 10;
+    constexpr int copies_per_batch = 32;
+    const Buffer source = device.allocate(1 << 20, stream);
+    const Buffer destination = device.allocate(1 << 20, stream);
+    stream.sync();
+    runner.compare(
+        "slice_copy_64kib", {5, 300},
+        {{"raw",
+          [&] {
+              const CUdeviceptr s = source.handle() + from, d = destination.handle() + to;
+              const double ns = nanoseconds([&] {
+                  for (int i = 0; i < copies_per_batch; ++i)
+                      detail::check(api.cuMemcpyAsync(d, s, size, stream.handle()), "cuMemcpyAsync");
+              });
+              stream.sync();
+              return ns / copies_per_batch;
+          },
+          "cuMemcpyAsync(destination + offset, source + offset, 64 KiB)"},
+         {"cudacore", [&] {
+              const double ns = nanoseconds([&] {
+                  for (int i = 0; i < copies_per_batch; ++i)
+                      slice(destination, to, size).copy_from(slice(source, from, size), stream);
+              });
+              stream.sync();
+              return ns / copies_per_batch;
+          },
+          "slice(destination, offset, 64 KiB).copy_from(slice(source, ...), stream)"}});
+}
+
+// Every attribute PointerAttributes has, of an address inside a pool allocation.
+void pointer_attributes_row(Runner& runner, const Device& device, const Stream& stream) {
+    const auto& api = detail::driver();
+    const Buffer buffer = device.allocate(1 << 20, stream);
+    stream.sync();
+    const CUdeviceptr address = buffer.handle() + 4096;
+    constexpr int queries_per_batch = 64;
+    runner.compare(
+        "pointer_attributes", {5, 300},
+        {{"raw",
+          [&] {
+              CUpointer_attribute asked[] = {
+                  CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                  CU_POINTER_ATTRIBUTE_CONTEXT,          CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                  CU_POINTER_ATTRIBUTE_DEVICE_POINTER,   CU_POINTER_ATTRIBUTE_HOST_POINTER,
+                  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+                  CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,   CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                  CU_POINTER_ATTRIBUTE_MAPPED,           CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
+              unsigned type = 0, managed = 0, mapped = 0, legacy = 0;
+              CUcontext context = nullptr;
+              int ordinal = 0;
+              CUdeviceptr device_pointer = 0, start = 0;
+              void* host = nullptr;
+              std::size_t range = 0;
+              CUmemoryPool pool = nullptr;
+              unsigned long long id = 0;
+              void* values[] = {&type, &managed, &context, &ordinal, &device_pointer, &host,
+                                &start, &range, &pool, &id, &mapped, &legacy};
+              return nanoseconds([&] {
+                         for (int i = 0; i < queries_per_batch; ++i)
+                             detail::check(api.cuPointerGetAttributes(12, asked, values, address),
+                                           "cuPointerGetAttributes");
+                     }) / queries_per_batch;
+          },
+          "cuPointerGetAttributes of the same 12 attributes"},
+         {"cudacore", [&] {
+              std::size_t sink = 0;
+              const double ns = nanoseconds([&] {
+                  for (int i = 0; i < queries_per_batch; ++i)
+                      sink += pointer_attributes(address).range_size;
+              });
+              if (sink == 0) throw std::runtime_error("pointer_attributes found no range");
+              return ns / queries_per_batch;
+          },
+          "pointer_attributes(address)"}});
+}
+
+}  // namespace
 
 void memory_operations(Runner& runner, const Device& device, const Stream& stream) {
     const auto& api = detail::driver();
@@ -51,6 +141,8 @@ void memory_operations(Runner& runner, const Device& device, const Stream& strea
           },
           "Device::allocate + Buffer::close(stream) (default pool)"}});
     stream.sync();
+    slice_copy_row(runner, device, stream);
+    pointer_attributes_row(runner, device, stream);
 }
 
 }  // namespace cudacore::bench::side_by_side

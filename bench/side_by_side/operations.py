@@ -18,6 +18,8 @@ OPERATIONS = [
     ("event_create_destroy", "event create + destroy"),
     ("event_elapsed_time", "event elapsed time"),
     ("alloc_free_1mib", "allocate + free 1 MiB (stream-ordered)"),
+    ("slice_copy_64kib", "copy 64 KiB between parts of two buffers (slices)"),
+    ("pointer_attributes", "attributes of an address (one query)"),
     ("serialize_roundtrip", "serialize + deserialize"),
     ("compile_cuda_std_32_specializations", "compile 32 specializations of the <cuda/std> kernel"),
     ("compile_cuda_std_second_kernel", "compile a second <cuda/std> kernel (same headers)"),
@@ -25,7 +27,7 @@ OPERATIONS = [
 GPU_OPERATIONS = {
     "get_kernel_first", "get_kernel_repeated", "launch_empty_enqueue", "launch_8_args_enqueue",
     "launch_sync_roundtrip", "event_create", "event_create_destroy", "event_elapsed_time",
-    "alloc_free_1mib",
+    "alloc_free_1mib", "slice_copy_64kib", "pointer_attributes",
 }
 SYSTEMS = ["raw", "cudacore", "cuda.core", "CuPy"]
 
@@ -47,6 +49,8 @@ PLANS = {
     "event_create_destroy": (5, 300),
     "event_elapsed_time": (5, 300),
     "alloc_free_1mib": (5, 300),
+    "slice_copy_64kib": (5, 300),
+    "pointer_attributes": (5, 300),
     "serialize_roundtrip": (10, 300),
     "compile_cuda_std_32_specializations": (1, 3),
     "compile_cuda_std_second_kernel": (1, 6),

@@ -182,8 +182,8 @@ public:
     /// Buffer.copy_to / copy_from require (their ValueError "buffer sizes mismatch between src
     /// and dst"): a 1 KiB buffer copied into a 4 KiB one (as cuda.core's vmm_memory_example
     /// tries, and reports as an error) throws InvalidArgumentError naming both buffers and sizes,
-    /// and nothing is copied. To copy part of a buffer, wrap the part (wrap_unowned at an offset)
-    /// or copy through host memory of the right size. Host memory must stay valid until the
+    /// and nothing is copied. To copy part of a buffer, copy a slice of it (slice(buffer, offset,
+    /// size), buffer_slice.hpp), which is a Buffer. Host memory must stay valid until the
     /// stream has done the copy (pageable memory may be copied synchronously).
     void copy_to(const Buffer& destination, const Stream& stream) const;
     /// Copies `source` into this buffer on `stream` (cuMemcpyAsync); throws as copy_to.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cudacore/buffer.hpp"
+#include "cudacore/buffer_slice.hpp"
 #include "cudacore/cache_activity.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/cached_compile.hpp"
@@ -33,9 +34,11 @@
 #include "cudacore/linker_options.hpp"
 #include "cudacore/load_options.hpp"
 #include "cudacore/loaded_library.hpp"
+#include "cudacore/managed_attach.hpp"
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/memory_resource.hpp"
+#include "cudacore/pointer_attributes.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/program.hpp"

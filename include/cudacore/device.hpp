@@ -27,6 +27,7 @@ namespace cudacore {
 // memory_resource() and allocate().
 class Buffer;
 class MemoryResource;
+class DeviceMemoryResource;
 
 /// A device's compute capability (major, minor).
 struct ComputeCapability {
@@ -146,6 +147,12 @@ public:
     /// primary context from then on). A device without memory pools
     /// (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 0) gets a SynchronousMemoryResource instead.
     std::shared_ptr<MemoryResource> memory_resource() const;
+    /// memory_resource() typed as what it is on a device with memory pools: the
+    /// DeviceMemoryResource of its default pool (the same object), whose release threshold and
+    /// access list are reached without a cast. Include cudacore/device_memory_resource.hpp to use
+    /// it. Throws InvalidArgumentError on a device without memory pools, naming the
+    /// SynchronousMemoryResource that memory_resource() is there. Thread-safe.
+    std::shared_ptr<DeviceMemoryResource> memory_pool_resource() const;
     /// `size` bytes of device memory from memory_resource(), ordered on `stream` (see
     /// MemoryResource::allocate for what it throws).
     Buffer allocate(std::size_t size, const Stream& stream) const;

@@ -59,6 +59,20 @@ struct DeviceMemoryPoolOptions {
     unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;
 };
 
+/// Options of DeviceMemoryResource::from_handle.
+struct DeviceMemoryResourceFromHandleOptions {
+    /// Destroy the pool (cuMemPoolDestroy) with the resource, after its last buffer's free; false:
+    /// the pool stays the caller's, who keeps it alive while the resource and its buffers live.
+    bool take_ownership = false;
+};
+
+/// How a device may reach a pool's memory (CUmemAccess_flags).
+enum class PoolAccess {
+    none,        ///< CU_MEM_ACCESS_FLAGS_PROT_NONE: not at all
+    read,        ///< CU_MEM_ACCESS_FLAGS_PROT_READ: kernels and copies may read, not write
+    read_write,  ///< CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+};
+
 /// Stream-ordered device memory from a memory pool (the device's default pool, or one of its own).
 class DeviceMemoryResource final : public MemoryResource {
 public:
@@ -78,21 +92,42 @@ public:
     /// The pool's IPC identity (all zero for a pool that is not shared).
     const std::array<unsigned char, 16>& ipc_pool_id() const noexcept { return ipc_id_; }
 
-    /// Devices other than the pool's own whose kernels and copies may reach its memory
-    /// (cuMemPoolGetAccess / cuMemPoolSetAccess). Setting grants read-write access to the devices
-    /// listed and removes it from those left out; the pool's own device is ignored (it always has
-    /// access). Throws DriverError with CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming the devices,
-    /// when the hardware cannot give a device access. For the default pool this changes it for
-    /// every user of that pool.
+    /// Devices other than the pool's own with read-write access to its memory
+    /// (cuMemPoolGetAccess; read-only ones are not listed: see access_of). For the default pool
+    /// access is shared with every user of that pool.
     std::vector<Device> peer_accessible_by() const;
-    /// Sets the access of the devices listed and removes the others' (see above; a device listed
-    /// twice counts once).
+    /// Grants read-write access to the devices listed and removes it from those left out (a
+    /// device listed twice counts once; read-only devices left out lose their access too).
+    /// Throws InvalidArgumentError when the pool's own device is listed (it always has read-write
+    /// access, and the driver refuses it in an access list), DriverError with
+    /// CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming the devices, when the hardware cannot give a
+    /// device access.
     void set_peer_accessible_by(const std::vector<Device>& devices);
+    /// How `device` may reach the pool's memory (cuMemPoolGetAccess); read_write for the pool's
+    /// own device. DriverError when the query fails.
+    PoolAccess access_of(const Device& device) const;
+    /// Sets the access of each device listed to `access` (read-only: CU_MEM_ACCESS_FLAGS_PROT_READ),
+    /// leaving the others as they are; one cuMemPoolSetAccess. Throws as set_peer_accessible_by
+    /// (the pool's own device listed is an InvalidArgumentError). Not thread-safe against other
+    /// changes of the same pool's access.
+    void set_access(const std::vector<Device>& devices, PoolAccess access);
     /// A new pool of `device` owned by this resource (destroyed with it; its buffers hold it).
     /// Throws InvalidArgumentError for a device without memory pools
     /// (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 0) or a handle type the device does not
     /// support, DriverError when the driver refuses the pool. Prefer create_owned_pool().
     DeviceMemoryResource(OwnedPoolTag, const Device& device, const DeviceMemoryPoolOptions& options);
+    /// A resource that allocates from `pool`, a pool made elsewhere (cuMemPoolCreate by another
+    /// library, cuDeviceGetDefaultMemPool) whose memory lives on `device` (the driver has no
+    /// query for a pool's device: give the one it was made for). Release threshold, access list
+    /// and memory_pool() work as for any pool. Throws InvalidArgumentError for a null pool.
+    /// Thread-safe, as any resource.
+    static std::shared_ptr<DeviceMemoryResource> from_handle(
+        CUmemoryPool pool, const Device& device,
+        const DeviceMemoryResourceFromHandleOptions& options = {});
+    /// What from_handle makes (std::make_shared needs a public constructor; use from_handle).
+    struct ForeignPoolTag {};
+    /// See from_handle.
+    DeviceMemoryResource(ForeignPoolTag, CUmemoryPool pool, const Device& device, bool take_ownership);
     /// std::make_shared of the owned-pool constructor above; throws what it throws.
     static std::shared_ptr<DeviceMemoryResource> create_owned_pool(
         const Device& device, const DeviceMemoryPoolOptions& options = {});
@@ -138,6 +173,7 @@ protected:
 private:
     friend struct detail::BoxAccess;
     std::uint64_t pool_attribute(CUmemPool_attribute attribute, const char* name) const;
+    void apply_access(std::vector<CUmemAccessDesc>& changes, const char* call);
 
     std::shared_ptr<detail::ContextBox> context_;
     CUmemoryPool pool_ = nullptr;
@@ -145,6 +181,7 @@ private:
     bool owns_pool_ = false;  ///< made by cuMemPoolCreate (ipc_enabled or create_owned_pool), destroyed with the resource
     bool ipc_pool_ = false;   ///< made shareable (ipc_enabled)
     bool imported_ = false;   ///< imported from another process (also destroyed with the resource)
+    bool foreign_ = false;    ///< from_handle: a pool made elsewhere
     std::array<unsigned char, 16> ipc_id_{};
     std::size_t max_size_ = 0;
 };

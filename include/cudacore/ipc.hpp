@@ -33,6 +33,8 @@
 ///   and the object. Destruction never throws.
 /// Errors: InvalidArgumentError for a buffer or event that cannot be exported (not from an
 /// IPC-enabled pool, an event without ipc_enabled) or a descriptor meant for another pool;
+/// ordinary device memory (cuMemAlloc) travels too: export_memory / import_memory, or
+/// send_buffer / receive_buffer without a pool.
 /// SerializationError for malformed descriptor bytes; DriverError for driver refusals.
 #pragma once
 
@@ -83,6 +85,29 @@ Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
 Buffer import_buffer(const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                      const IpcBufferDescriptor& descriptor, const Stream& stream);
 
+/// Options of import_memory and of receive_buffer without a pool.
+struct IpcMemoryImportOptions {
+    /// The device whose context maps the memory; -1: the memory's own device. Another device
+    /// reaches it through peer access, which the driver enables for the mapping
+    /// (CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS); DriverError when the two cannot be peers.
+    int device_ordinal = -1;
+};
+
+/// Describes ordinary device memory (cuMemAlloc: a SynchronousMemoryResource's buffer, or memory
+/// wrapped with from_handle / wrap_unowned) for another process (cuIpcGetMemHandle): the
+/// allocation's handle with the buffer's offset and size in it, so a slice shares its part.
+/// InvalidArgumentError for a closed buffer and for memory the driver cannot share this way
+/// (pool, managed, pinned or virtual memory: CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE 0;
+/// pool memory travels with send_memory_pool and export_buffer). Thread-safe.
+IpcMemoryDescriptor export_memory(const Buffer& buffer);
+/// Maps memory another process exported with export_memory (cuIpcOpenMemHandle) on the device
+/// whose UUID the descriptor names (or options.device_ordinal's). The Buffer unmaps it
+/// (cuIpcCloseMemHandle) when its last copy goes or at close(), never freeing the exporter's
+/// memory; it holds the primary context it was mapped in. Import an allocation once per process
+/// (the driver refuses a second mapping) and unmap it before the exporter frees it.
+/// DriverError when the driver refuses (the exporter gone, a second mapping).
+Buffer import_memory(const IpcMemoryDescriptor& descriptor, const IpcMemoryImportOptions& options = {});
+
 /// Describes an event created with ipc_enabled (cuIpcGetEventHandle).
 IpcEventDescriptor export_event(const Event& event);
 /// Opens an exported event in this process (cuIpcOpenEventHandle), on the device whose UUID the
@@ -103,7 +128,9 @@ std::shared_ptr<DeviceMemoryResource> receive_memory_pool(
 /// (import_pinned_memory_pool); throws as receive_memory_pool.
 std::shared_ptr<PinnedMemoryPoolResource> receive_pinned_memory_pool(
     const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
-/// export_buffer, then one message of the descriptor's bytes.
+/// One message: export_buffer's descriptor for a buffer of an IPC-enabled pool of this process,
+/// export_memory's for ordinary device memory (received with receive_buffer without a pool).
+/// InvalidArgumentError for other memory (neither), naming both ways.
 void send_buffer(const IpcChannel& channel, const Buffer& buffer);
 /// Receives a buffer descriptor and maps the buffer through `pool` (import_buffer), freeing the
 /// mapping on `stream`.
@@ -114,6 +141,12 @@ Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<DeviceMem
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                       const Stream& stream,
                       std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+/// Receives ordinary device memory sent with send_buffer and maps it here (import_memory).
+/// InvalidArgumentError when a pool's buffer arrives instead (receive it with a pool);
+/// SerializationError for bad bytes.
+Buffer receive_buffer(const IpcChannel& channel,
+                      std::optional<std::chrono::milliseconds> timeout = std::nullopt,
+                      const IpcMemoryImportOptions& options = {});
 /// export_event, then one message of the descriptor's bytes.
 void send_event(const IpcChannel& channel, const Event& event);
 /// Receives an event descriptor and opens the event here (import_event).

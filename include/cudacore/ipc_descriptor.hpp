@@ -6,7 +6,8 @@
 ///
 ///   offset  size  field
 ///   0       8     magic: 0x89 'C' 'C' 'I' 'P' 'C' KIND '\n' (KIND: 'P' device memory
-///                 pool, 'H' pinned host memory pool, 'B' buffer, 'E' event)
+///                 pool, 'H' pinned host memory pool, 'B' buffer, 'E' event, 'M' ordinary
+///                 device memory)
 ///   8       4     format version (1)
 ///   12      4     payload length L (fixed per kind)
 ///   16      L     payload (below)
@@ -15,6 +16,8 @@
 ///   pool:   pool id (16), device UUID (16), exporter pid (8)
 ///   buffer: pool id (16), size (8), exporter pid (8), cuMemPoolExportPointer data (64)
 ///   event:  device UUID (16), exporter pid (8), cuIpcGetEventHandle data (64)
+///   memory: device UUID (16), exporter pid (8), offset in the allocation (8), size (8),
+///           cuIpcGetMemHandle data (64)
 ///
 /// from_bytes throws SerializationError, saying what is wrong, for bytes that are truncated or
 /// too long, foreign (not a cudacore descriptor, or another kind), of another format version
@@ -79,5 +82,27 @@ struct IpcEventDescriptor {
     /// Equal when every field is.
     bool operator==(const IpcEventDescriptor&) const = default;
 };
+
+/// What another process needs to map ordinary device memory (cuMemAlloc, not a pool):
+/// the allocation's IPC handle and the part of it shared (a slice shares its range).
+struct IpcMemoryDescriptor {
+    IpcId device_uuid{};  ///< the memory's device (ordinals differ between processes)
+    std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
+    std::uint64_t offset = 0;  ///< the shared part's first byte in the allocation
+    std::uint64_t size = 0;    ///< the shared part's size in bytes
+    std::array<unsigned char, 64> handle{};  ///< opaque, from cuIpcGetMemHandle
+
+    /// The descriptor as bytes (format version 1, see above); needs no driver.
+    std::vector<std::byte> to_bytes() const;
+    /// Reads what to_bytes wrote; SerializationError for anything else (see above) and for
+    /// size 0 or a range that overflows.
+    static IpcMemoryDescriptor from_bytes(std::span<const std::byte> bytes);
+    /// Equal when every field is.
+    bool operator==(const IpcMemoryDescriptor&) const = default;
+};
+
+/// The KIND byte of descriptor bytes ('P', 'H', 'B', 'E', 'M'; '\0' when too short), to tell
+/// what arrived before reading it. Reads nothing else; needs no driver.
+char ipc_descriptor_kind(std::span<const std::byte> bytes) noexcept;
 
 }  // namespace cudacore

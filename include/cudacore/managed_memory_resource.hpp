@@ -9,6 +9,7 @@
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/context.hpp"
+#include "cudacore/managed_attach.hpp"
 #include "cudacore/memory_location.hpp"
 #include "cudacore/memory_resource.hpp"
 
@@ -27,13 +28,17 @@ struct ManagedMemoryResourceOptions {
     std::optional<MemoryLocation> preferred_location{};
     /// CU_MEM_ADVISE_SET_READ_MOSTLY.
     bool read_mostly = false;
+    /// Who may reach a new allocation: every stream (global, CU_MEM_ATTACH_GLOBAL) or the host
+    /// only until attach() says otherwise (host, CU_MEM_ATTACH_HOST). single is refused here
+    /// (InvalidArgumentError at construction): attach to a stream with attach().
+    ManagedAttach attach = ManagedAttach::global;
 };
 
 /// Managed (unified) memory, accessible from the host and the devices.
 class ManagedMemoryResource final : public MemoryResource {
 public:
-    /// With advice applied to each allocation; a failing advice frees the memory and throws
-    /// DriverError naming it.
+    /// With advice and the attachment applied to each allocation; a failing advice frees the
+    /// memory and throws DriverError naming it.
     ManagedMemoryResource(const Device& device, const ManagedMemoryResourceOptions& options);
     /// Allocates through the primary context of `device`. Throws NoDriverError without a driver.
     explicit ManagedMemoryResource(const Device& device);

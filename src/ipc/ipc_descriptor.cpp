@@ -22,6 +22,7 @@ const char* kind_name(char kind) {
         case 'H': return "pinned memory pool";
         case 'B': return "buffer";
         case 'E': return "event";
+        case 'M': return "device memory";
     }
     return "unknown";
 }
@@ -115,6 +116,7 @@ private:
 constexpr std::size_t pool_payload = 16 + 16 + 8;
 constexpr std::size_t buffer_payload = 16 + 8 + 8 + 64;
 constexpr std::size_t event_payload = 16 + 8 + 64;
+constexpr std::size_t memory_payload = 16 + 8 + 8 + 8 + 64;
 
 }  // namespace
 
@@ -183,6 +185,34 @@ IpcEventDescriptor IpcEventDescriptor::from_bytes(std::span<const std::byte> byt
     out.exporter_pid = static_cast<std::int64_t>(in.integer(8));
     in.raw(out.handle);
     return out;
+}
+
+std::vector<std::byte> IpcMemoryDescriptor::to_bytes() const {
+    Writer out('M', memory_payload);
+    out.raw(device_uuid.data(), device_uuid.size());
+    out.integer(static_cast<std::uint64_t>(exporter_pid), 8);
+    out.integer(offset, 8);
+    out.integer(size, 8);
+    out.raw(handle.data(), handle.size());
+    return out.finish();
+}
+
+IpcMemoryDescriptor IpcMemoryDescriptor::from_bytes(std::span<const std::byte> bytes) {
+    Reader in(bytes, 'M', memory_payload);
+    IpcMemoryDescriptor out;
+    in.raw(out.device_uuid);
+    out.exporter_pid = static_cast<std::int64_t>(in.integer(8));
+    out.offset = in.integer(8);
+    out.size = in.integer(8);
+    in.raw(out.handle);
+    if (out.size == 0) throw SerializationError("device memory IPC descriptor: size 0");
+    if (out.offset > ~std::uint64_t{0} - out.size)
+        throw SerializationError("device memory IPC descriptor: offset + size overflows");
+    return out;
+}
+
+char ipc_descriptor_kind(std::span<const std::byte> bytes) noexcept {
+    return bytes.size() > 6 ? static_cast<char>(bytes[6]) : '\0';
 }
 
 }  // namespace cudacore

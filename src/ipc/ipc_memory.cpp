@@ -214,10 +214,6 @@ std::shared_ptr<PinnedMemoryPoolResource> receive_pinned_memory_pool(
     return import_pinned_memory_pool(receive_pool_handle(channel, timeout, "receive_pinned_memory_pool"));
 }
 
-void send_buffer(const IpcChannel& channel, const Buffer& buffer) {
-    channel.send(export_buffer(buffer).to_bytes());
-}
-
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<DeviceMemoryResource>& pool,
                       const Stream& stream, std::optional<std::chrono::milliseconds> timeout) {
     return import_pointer(pool, receive_buffer_descriptor(channel, timeout), stream);

@@ -129,10 +129,19 @@ void BufferBox::free(BufferRelease& release, const std::shared_ptr<StreamBox>& s
     if (error) std::rethrow_exception(error);
 }
 
+// Drops one reference to `box` (a slice's hold on its owner), as ~Buffer drops a copy's.
+void drop_reference(BufferBox* box) noexcept {
+    if (box && (box->references.load(std::memory_order_acquire) == 1 ||
+                box->references.fetch_sub(1, std::memory_order_acq_rel) == 1))
+        drop_buffer_box(box);
+}
+
 void drop_buffer_box(BufferBoxCount* counted) noexcept {
     auto* box = static_cast<BufferBox*>(counted);
     if (box->claim()) free_claimed(*box);
+    BufferBox* parent = std::exchange(box->parent, nullptr);
     give_back_buffer_box(box);
+    drop_reference(parent);  // a slice's owner, after the slice's box is back
 }
 
 void BufferBox::hand_over() noexcept {
@@ -144,6 +153,7 @@ void BufferBox::hand_over() noexcept {
 void BufferBox::release(const std::shared_ptr<StreamBox>& stream, bool use_stream) {
     if (!claim()) {
         take(*this);  // nothing to free: only marked closed, its resource dropped
+        drop_reference(std::exchange(parent, nullptr));  // a slice lets go of its owner
         return;
     }
     // The common case, memory that only its resource frees, in straight-line code: the general
@@ -296,15 +306,18 @@ Buffer Buffer::wrap_unowned(CUdeviceptr pointer, std::size_t size,
     return detail::make_buffer(box);
 }
 
-CUdeviceptr Buffer::handle() const noexcept { return box_ ? detail::box_of(*this)->handle : 0; }
+CUdeviceptr Buffer::handle() const noexcept {
+    const detail::BufferBox* box = detail::box_of(*this);
+    return box && box->is_open() ? box->handle : 0;
+}
 
 std::size_t Buffer::size() const noexcept { return box_ ? detail::box_of(*this)->size : 0; }
 
-bool Buffer::is_closed() const noexcept { return !box_ || detail::box_of(*this)->closed; }
+bool Buffer::is_closed() const noexcept { return !box_ || !detail::box_of(*this)->is_open(); }
 
 bool Buffer::owns_memory() const noexcept {
     const detail::BufferBox* box = detail::box_of(*this);
-    return box && !box->closed &&
+    return box && box->is_open() &&
            ((box->owned && box->resource) || (box->foreign && box->foreign->frees_memory()));
 }
 
@@ -330,21 +343,28 @@ const std::shared_ptr<MemoryResource>& Buffer::memory_resource() const noexcept 
 std::string Buffer::description() const {
     const detail::BufferBox* box = detail::box_of(*this);
     if (!box) return "empty buffer";
-    std::string out = box->closed   ? std::string("closed buffer")
-                      : box->handle ? "buffer " + hex(box->handle)
-                                    : std::string("empty buffer");
+    std::string out = !box->is_open() ? std::string("closed buffer")
+                      : box->handle   ? "buffer " + hex(box->handle)
+                                      : std::string("empty buffer");
     out += " of " + std::to_string(box->size) + " bytes";
     if (box->device_ordinal >= 0) out += " on device " + std::to_string(box->device_ordinal);
     else out += " on no device";
     if (box->resource) out += " (" + box->resource->description() + ")";
     else if (!box->closed && !owns_memory()) out += " (not owned)";
+    if (box->parent)  // a slice: where it lies
+        out += ", part of " + (box->parent->closed ? std::string("a closed buffer")
+                                                   : "buffer " + hex(box->parent->handle)) +
+               " of " + std::to_string(box->parent->size) + " bytes";
     return out;
 }
 
 detail::BufferBox& Buffer::open_box(const char* operation) const {
-    if (!box_ || detail::box_of(*this)->closed) [[unlikely]]
+    if (!box_ || !detail::box_of(*this)->is_open()) [[unlikely]]
         throw InvalidArgumentError(std::string("Buffer::") + operation + ": " + description() +
-                                   (box_ ? " is closed" : " has no memory"));
+                                   (!box_                          ? " has no memory"
+                                    : detail::box_of(*this)->closed ? " is closed"
+                                                                    : " is closed (a slice of a "
+                                                                      "buffer that was closed)"));
     return *detail::box_of(*this);
 }
 
@@ -370,7 +390,7 @@ Buffer Buffer::copy_to(const Stream& stream) const {
 
 void Buffer::copy_from(const Buffer& source, const Stream& stream) const {
     detail::BufferBox& to = open_box("copy_from");
-    if (!source.box_ || detail::box_of(source)->closed)
+    if (source.is_closed())
         throw InvalidArgumentError("Buffer::copy_from: source " + source.description() +
                                    " is closed (destination " + description() + ")");
     detail::BufferBox& from = *detail::box_of(source);
@@ -440,14 +460,16 @@ void Buffer::fill_uint32(std::uint32_t pattern, const Stream& stream) const {
     detail::check(status, "cuMemsetD32Async", [&] { return description(); });
 }
 
+// A slice's memory is freed with its owner: its deallocation stream is the owner's.
 Stream Buffer::deallocation_stream() const {
-    return detail::BoxAccess::make<Stream>(open_box("deallocation_stream").free_stream);
+    const detail::BufferBox& box = open_box("deallocation_stream");
+    return detail::BoxAccess::make<Stream>((box.parent ? *box.parent : box).free_stream);
 }
 
 void Buffer::set_deallocation_stream(const Stream& stream) {
     detail::BufferBox& box = open_box("set_deallocation_stream");
     stream.check_open("Buffer::set_deallocation_stream");
-    box.free_stream = detail::box_of(stream);
+    (box.parent ? *box.parent : box).free_stream = detail::box_of(stream);
 }
 
 void Buffer::close(const Stream& stream) {

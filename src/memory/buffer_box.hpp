@@ -50,11 +50,18 @@ struct alignas(64) BufferBox : BufferBoxCount {  // lines of its own: no false s
         bool frees_memory() const noexcept { return owner || deleter; }
     };
     std::unique_ptr<Foreign> foreign;
+    // A slice (buffer_slice.hpp): the box of the allocation it is part of, one of whose
+    // references it holds until it is closed or dropped. Null for every other box.
+    BufferBox* parent = nullptr;
     BufferBox* next_free = nullptr;  // the next box of a free list
 
     BufferBox() {}  // user-provided: not zeroed first (every member is initialised)
     BufferBox(const BufferBox&) = delete;
     BufferBox& operator=(const BufferBox&) = delete;
+
+    // Open: not closed, and for a slice, its owner not closed either (the owner's close() frees
+    // the memory under every slice of it).
+    bool is_open() const noexcept { return !closed && !(parent && parent->closed); }
 
     // Whether the box holds memory to free (once it is filled in).
     bool needs_release() const noexcept {
@@ -154,6 +161,7 @@ inline void give_back_buffer_box(BufferBox* box) noexcept {
     box->resource.reset();
     box->free_stream.reset();
     box->foreign.reset();
+    box->parent = nullptr;  // its reference already dropped (drop_buffer_box, release)
     BufferBoxCache& cache = buffer_box_cache();
     if (cache.state == kSlotLive && cache.count < BufferBoxCache::kKept) [[likely]] {
         box->next_free = cache.head;

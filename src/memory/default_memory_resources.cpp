@@ -4,6 +4,7 @@
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/device_memory_resource.hpp"
+#include "cudacore/errors.hpp"
 #include "cudacore/synchronous_memory_resource.hpp"
 #include "memory/default_resource_holds.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -108,6 +109,17 @@ int detail::idle_default_resource_holds(const ContextBox& primary) {
 
 std::shared_ptr<MemoryResource> Device::memory_resource() const {
     return default_memory_resource(*this);
+}
+
+std::shared_ptr<DeviceMemoryResource> Device::memory_pool_resource() const {
+    std::shared_ptr<MemoryResource> resource = default_memory_resource(*this);
+    auto pool = std::dynamic_pointer_cast<DeviceMemoryResource>(resource);
+    if (!pool)
+        throw InvalidArgumentError("Device::memory_pool_resource: device " +
+                                   std::to_string(ordinal()) +
+                                   " has no memory pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED "
+                                   "0): its memory_resource() is " + resource->description());
+    return pool;
 }
 
 Buffer Device::allocate(std::size_t size, const Stream& stream) const {

@@ -35,6 +35,25 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
     free_streams_ = detail::make_free_streams();
 }
 
+DeviceMemoryResource::DeviceMemoryResource(ForeignPoolTag, CUmemoryPool pool, const Device& device,
+                                           bool take_ownership)
+    : context_(detail::primary_context(device.ordinal())),
+      pool_(pool),
+      ordinal_(device.ordinal()),
+      owns_pool_(take_ownership),
+      foreign_(true) {
+    if (!pool)
+        throw InvalidArgumentError("DeviceMemoryResource::from_handle: null memory pool (device " +
+                                   std::to_string(ordinal_) + ")");
+    if (owns_pool_) free_streams_ = detail::make_free_streams();
+}
+
+std::shared_ptr<DeviceMemoryResource> DeviceMemoryResource::from_handle(
+    CUmemoryPool pool, const Device& device, const DeviceMemoryResourceFromHandleOptions& options) {
+    return std::make_shared<DeviceMemoryResource>(ForeignPoolTag{}, pool, device,
+                                                  options.take_ownership);
+}
+
 // The default pool belongs to the device: nothing to destroy. A pool of its own (owned, IPC or
 // imported) is destroyed; the driver keeps it until its last allocation is freed. An imported
 // pool is destroyed by its importer too, but only once every buffer imported from it was freed
@@ -50,6 +69,9 @@ std::string DeviceMemoryResource::description() const {
     if (imported_) return "imported IPC memory pool of device " + std::to_string(ordinal_);
     if (ipc_pool_)
         return "IPC memory pool of device " + std::to_string(ordinal_);
+    if (foreign_)
+        return std::string(owns_pool_ ? "adopted" : "borrowed") + " memory pool of device " +
+               std::to_string(ordinal_);
     if (owns_pool_)
         return "owned memory pool of device " + std::to_string(ordinal_) +
                (max_size_ ? " (max_size " + std::to_string(max_size_) + " bytes)" : "");

@@ -25,7 +25,12 @@ ManagedMemoryResource::ManagedMemoryResource(const Device& device,
                                              const ManagedMemoryResourceOptions& options)
     : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       ordinal_(device.ordinal()),
-      options_(options) {}
+      options_(options) {
+    if (options.attach == ManagedAttach::single)
+        throw InvalidArgumentError(
+            "ManagedMemoryResource: attach = single is not an allocation's attachment (the driver "
+            "takes global or host); allocate, then attach(buffer, ManagedAttach::single, stream)");
+}
 
 ManagedMemoryResource::~ManagedMemoryResource() = default;
 
@@ -36,7 +41,9 @@ std::string ManagedMemoryResource::description() const {
 CUdeviceptr ManagedMemoryResource::do_allocate(std::size_t size, CUstream) {
     detail::ContextScope scope(*detail::box_of(context_));
     CUdeviceptr pointer = 0;
-    detail::check(detail::driver().cuMemAllocManaged(&pointer, size, CU_MEM_ATTACH_GLOBAL),
+    const unsigned attach =
+        options_.attach == ManagedAttach::host ? CU_MEM_ATTACH_HOST : CU_MEM_ATTACH_GLOBAL;
+    detail::check(detail::driver().cuMemAllocManaged(&pointer, size, attach),
                   "cuMemAllocManaged",
                   [&] { return std::to_string(size) + " bytes of " + description(); });
     if (options_.preferred_location || options_.read_mostly) [[unlikely]]

@@ -13,6 +13,10 @@
 //       a recorded IPC event, then exits normally / kills itself with SIGKILL.
 //   import-and-die: imports the pool and a buffer, starts a kernel on it, says "running" and
 //       kills itself with SIGKILL while the kernel may still run.
+//   import-memory / import-memory-on-device-1: receives ordinary device memory (cuMemAlloc,
+//       receive_buffer without a pool), maps it on its device (or on device 1, through peer
+//       access), checks the pattern 3i + 1 and rewrites it as 5i + 2 with a kernel, synchronizes,
+//       says "recorded", prints "mismatches: N", unmaps it and says "closed".
 #include "multi_gpu_kernels.hpp"
 
 #include "cudacore/device.hpp"
@@ -168,6 +172,26 @@ int import_and_die(const IpcChannel& channel) {
     return 1;
 }
 
+int import_memory_rewrite(const IpcChannel& channel, int device_ordinal) {
+    Buffer shared = receive_buffer(channel, 30s, {.device_ordinal = device_ordinal});
+    const Device device = device_ordinal < 0 ? shared.device() : Device(device_ordinal);
+    Stream stream = device.create_stream();
+    const ObjectCode code = test::compile_multi_gpu_kernels(device);
+    Buffer bad = device.allocate(sizeof(unsigned long long), stream);
+    launch(stream, LaunchConfig{}, code.get_kernel("spin_check_rewrite"), shared,
+           static_cast<unsigned long long>(shared.size() / 4), 3u, 1u, 5u, 2u,
+           50'000'000ull /* 50 ms */, bad);
+    unsigned long long mismatches = ~0ull;
+    bad.copy_to(&mismatches, sizeof mismatches, stream);
+    stream.sync();
+    channel.send(std::string("recorded"));
+    std::printf("kernel on device %d, memory of %zu bytes\n", device.ordinal(), shared.size());
+    std::printf("mismatches: %llu\n", mismatches);
+    shared.close();  // unmaps this process's mapping only
+    channel.send(std::string("closed"));
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -185,6 +209,8 @@ int main(int argc, char** argv) {
         if (mode == "export-and-exit") return export_then_end(channel, false);
         if (mode == "export-and-die") return export_then_end(channel, true);
         if (mode == "import-and-die") return import_and_die(channel);
+        if (mode == "import-memory") return import_memory_rewrite(channel, -1);
+        if (mode == "import-memory-on-device-1") return import_memory_rewrite(channel, 1);
         std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
         return 2;
     } catch (const std::exception& e) {

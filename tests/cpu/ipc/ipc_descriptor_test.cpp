@@ -152,6 +152,29 @@ TEST(IpcDescriptor, ZeroSizedBufferIsRejected) {
     EXPECT_NE(parse_error<IpcBufferDescriptor>(d.to_bytes()).find("size 0"), std::string::npos);
 }
 
+TEST(IpcDescriptor, OrdinaryMemoryRoundTripsAndIsToldApartByItsKind) {
+    IpcMemoryDescriptor d;
+    d.device_uuid[1] = 0x42;
+    d.exporter_pid = 1234;
+    d.offset = 1 << 20;
+    d.size = 2 << 20;
+    d.handle[63] = 0x77;
+    const auto bytes = d.to_bytes();
+    EXPECT_EQ(IpcMemoryDescriptor::from_bytes(bytes), d);
+    EXPECT_EQ(ipc_descriptor_kind(bytes), 'M');
+    EXPECT_EQ(ipc_descriptor_kind(sample_buffer().to_bytes()), 'B');
+    EXPECT_EQ(ipc_descriptor_kind({}), '\0');
+    EXPECT_NE(parse_error<IpcMemoryDescriptor>(sample_buffer().to_bytes()).find("this is a buffer"),
+              std::string::npos);
+    auto empty = d;
+    empty.size = 0;
+    EXPECT_NE(parse_error<IpcMemoryDescriptor>(empty.to_bytes()).find("size 0"), std::string::npos);
+    auto overflowing = d;
+    overflowing.offset = ~std::uint64_t{0};
+    EXPECT_NE(parse_error<IpcMemoryDescriptor>(overflowing.to_bytes()).find("overflows"),
+              std::string::npos);
+}
+
 TEST(IpcDescriptor, IdsPrintAsHex) {
     IpcId id{};
     id[0] = 0x0f;

@@ -9,7 +9,9 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/ipc.hpp"
 #include "cudacore/launch.hpp"
+#include "cudacore/buffer_slice.hpp"
 #include "cudacore/pinned_memory_pool_resource.hpp"
+#include "cudacore/synchronous_memory_resource.hpp"
 #include "cudacore/system.hpp"
 
 #include <csignal>
@@ -318,6 +320,67 @@ TEST(IpcGpu, ExporterSurvivesAnImporterKilledWhileItsKernelRuns) {
     stream.sync();
     EXPECT_NO_THROW(pool.reset());
     expect_device_usable(device);
+}
+
+// Ordinary device memory (cuMemAlloc, not a pool) through the same channel calls: a slice of it
+// is sent with send_buffer, the importer maps it with receive_buffer (no pool), rewrites it, and
+// the exporter sees the new words; the rest of the allocation is untouched.
+void share_ordinary_memory(const std::string& mode, const Device& device) {
+    const ObjectCode code = test::compile_multi_gpu_kernels(device);
+    auto plain = std::make_shared<SynchronousMemoryResource>(device);
+    Stream stream = device.create_stream();
+    Buffer allocation = plain->allocate(4 * MiB, stream);
+    allocation.fill_uint32(0xDEADBEEFu, stream);
+    Buffer part = slice(allocation, MiB, 2 * MiB);
+    test::write_pattern(code, part, stream, 3, 1);
+    stream.sync();
+    const IpcMemoryDescriptor descriptor = export_memory(part);
+    EXPECT_EQ(descriptor.offset, MiB);
+    EXPECT_EQ(descriptor.size, 2 * MiB);
+    TempDir dir;
+    IpcListener listener(dir.path() / "ipc");
+    Peer peer = start_peer(mode, listener);
+    send_buffer(peer.channel, part);
+    ASSERT_EQ(peer.channel.receive(60s).text(), "recorded");
+    EXPECT_EQ(mismatches(code, part, stream, 5, 2), 0u);
+    ASSERT_EQ(peer.channel.receive(60s).text(), "closed");
+    const ProcessResult result = peer.result.get();
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("mismatches: 0"), std::string::npos) << result.out;
+    std::vector<std::uint32_t> head(4);
+    slice(allocation, 0, 16).copy_to(head, stream);
+    stream.sync();
+    EXPECT_EQ(head[0], 0xDEADBEEFu) << "outside the slice nothing changed";
+}
+
+TEST(IpcGpu, OrdinaryDeviceMemoryTravelsThroughTheSameChannelCalls) {
+    CUDACORE_REQUIRE_GPU();
+    share_ordinary_memory("import-memory", Device(0));
+}
+
+TEST(IpcGpu, OrdinaryDeviceMemoryMappedOnTheOtherGpu) {
+    CUDACORE_REQUIRE_GPU();
+    if (Device::count() < 2) GTEST_SKIP() << "needs two GPUs (" << Device::count() << " found)";
+    if (!Device(1).can_access_peer(Device(0))) GTEST_SKIP() << "devices 0 and 1 are not peers";
+    share_ordinary_memory("import-memory-on-device-1", Device(0));
+}
+
+TEST(IpcGpu, MemoryTheDriverCannotShareIsRefusedNamingBothWays) {
+    CUDACORE_REQUIRE_GPU();
+    const Device device(0);
+    Stream stream = device.create_stream();
+    Buffer pooled = device.allocate(MiB, stream);
+    try {
+        export_memory(pooled);
+        FAIL() << "pool memory was exported as ordinary memory";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("send_memory_pool"), std::string::npos) << e.what();
+    }
+    // A descriptor round trip needs no driver and keeps every field.
+    IpcMemoryDescriptor descriptor{.exporter_pid = 7, .offset = 64, .size = 128};
+    descriptor.handle[3] = 9;
+    EXPECT_EQ(IpcMemoryDescriptor::from_bytes(descriptor.to_bytes()), descriptor);
+    stream.sync();
 }
 
 }  // namespace

@@ -139,15 +139,32 @@ TEST(MultiDeviceGpu, PoolPeerAccessLetsAKernelReadAnotherDevicesPool) {
     write_pattern(code, data, owner_stream, 7, 3);
     owner_stream.sync();
 
-    pool->set_peer_accessible_by({reader, owner});  // the owner is ignored
+    // The owner in the list is an error, as the driver says (it always has access).
+    try {
+        pool->set_peer_accessible_by({reader, owner});
+        ADD_FAILURE() << "the pool's own device was accepted in its access list";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("own device"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(pool->access_of(owner), PoolAccess::read_write);
+    pool->set_peer_accessible_by({reader});
     const auto accessible = pool->peer_accessible_by();
     ASSERT_EQ(accessible.size(), 1u);
     EXPECT_EQ(accessible[0], reader);
     Stream reader_stream = reader.create_stream();
     EXPECT_EQ(mismatches(code, data, reader_stream, 7, 3), 0u);  // a kernel on device 0
 
+    // Read-only (CU_MEM_ACCESS_FLAGS_PROT_READ): the reader's kernel still reads the pattern;
+    // a read-only device is not in peer_accessible_by (read-write only).
+    pool->set_access({reader}, PoolAccess::read);
+    EXPECT_EQ(pool->access_of(reader), PoolAccess::read);
+    EXPECT_TRUE(pool->peer_accessible_by().empty());
+    EXPECT_EQ(mismatches(code, data, reader_stream, 7, 3), 0u);
+    EXPECT_THROW(pool->set_access({owner}, PoolAccess::read), InvalidArgumentError);
+
     pool->set_peer_accessible_by({});
     EXPECT_TRUE(pool->peer_accessible_by().empty());
+    EXPECT_EQ(pool->access_of(reader), PoolAccess::none) << "left out: no access at all";
     data.close(owner_stream);
     owner_stream.sync();
 }

@@ -1,0 +1,70 @@
+/// @file
+/// What the driver knows about an address: its kind of memory, context, device, the allocation
+/// (range) that contains it, its pool, whether it is managed or mapped. One cuPointerGetAttributes
+/// call answers every field.
+///
+///   PointerAttributes a = pointer_attributes(buffer.handle() + 256);
+///   if (a.memory_type == MemoryType::device) ... a.range_start, a.range_size, a.pool ...
+///
+/// Any address may be asked about: device, pool, managed, pinned (cuMemHostAlloc, registered)
+/// and virtual memory, and addresses the driver does not know (malloc'ed or stack memory, a
+/// freed allocation, garbage), which are answered as MemoryType::unregistered with every other
+/// field empty (is_known() false): no exception.
+///
+/// Handles are raw (CUcontext, CUmemoryPool): the answer holds nothing and the driver may destroy
+/// what it names once the memory is freed. Thread-safe; needs no current context.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <string>
+
+namespace cudacore {
+
+/// The kind of memory at an address, as the CUDA runtime's cudaMemoryType names it.
+enum class MemoryType {
+    unregistered,  ///< unknown to the driver: pageable host memory, freed or never allocated
+    host,          ///< pinned host memory (cuMemHostAlloc, cuMemHostRegister, pinned pools)
+    device,        ///< device memory (cuMemAlloc, pools, virtual memory, IPC mappings)
+    managed,       ///< managed (unified) memory, cuMemAllocManaged; the driver says "device"
+};
+
+/// "unregistered", "host", "device" or "managed".
+const char* to_string(MemoryType type) noexcept;
+
+/// The driver's answers for one address (CU_POINTER_ATTRIBUTE_*). Empty fields where an
+/// attribute does not apply.
+struct PointerAttributes {
+    MemoryType memory_type = MemoryType::unregistered;  ///< MEMORY_TYPE and IS_MANAGED together
+    CUcontext context = nullptr;     ///< CONTEXT: null for pool and virtual memory (no context)
+    int device_ordinal = -1;         ///< DEVICE_ORDINAL: -1 when unregistered
+    CUdeviceptr device_pointer = 0;  ///< DEVICE_POINTER: the address for kernels (0 if none)
+    void* host_pointer = nullptr;    ///< HOST_POINTER: the address for the host (null if none)
+    CUdeviceptr range_start = 0;     ///< RANGE_START_ADDR: the allocation containing the address
+    std::size_t range_size = 0;      ///< RANGE_SIZE: that allocation's size in bytes
+    CUmemoryPool pool = nullptr;     ///< MEMPOOL_HANDLE: the pool it came from (null if none)
+    unsigned long long buffer_id = 0;  ///< BUFFER_ID: unique per allocation in the process
+    bool is_managed = false;         ///< IS_MANAGED: managed memory
+    bool is_mapped = false;          ///< MAPPED: backed by physical memory (virtual memory)
+    bool is_legacy_ipc_capable = false;  ///< IS_LEGACY_CUDA_IPC_CAPABLE: export_memory works
+
+    /// The driver knows the address (memory_type is not unregistered).
+    bool is_known() const noexcept { return memory_type != MemoryType::unregistered; }
+    /// The offset of `pointer` in the containing range (pointer - range_start); 0 when unknown.
+    std::size_t offset_of(CUdeviceptr pointer) const noexcept {
+        return range_start && pointer >= range_start ? pointer - range_start : 0;
+    }
+    /// "device memory of device 0, range 0x7f...+4096, pool 0x..., context 0x...".
+    std::string description() const;
+};
+
+/// The attributes of `pointer` (cuPointerGetAttributes, one call for every field). A null or
+/// unknown address is answered as unregistered, not refused. Throws NoDriverError without a
+/// driver, DriverError (naming the call and the address) when the driver refuses the query.
+/// Thread-safe; allocates nothing.
+PointerAttributes pointer_attributes(CUdeviceptr pointer);
+/// pointer_attributes for a host-side pointer (pinned, managed, registered or plain host memory).
+PointerAttributes pointer_attributes(const void* pointer);
+
+}  // namespace cudacore

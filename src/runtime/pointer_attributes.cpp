@@ -1,0 +1,117 @@
+// pointer_attributes: every CU_POINTER_ATTRIBUTE_* cudacore reports, in one driver call.
+#include "cudacore/pointer_attributes.hpp"
+
+#include "loader/driver_api.hpp"
+
+#include <cstdio>
+
+namespace cudacore {
+
+namespace {
+
+// The attributes asked for, in the order of the values below.
+constexpr CUpointer_attribute kAsked[] = {
+    CU_POINTER_ATTRIBUTE_MEMORY_TYPE,     CU_POINTER_ATTRIBUTE_IS_MANAGED,
+    CU_POINTER_ATTRIBUTE_CONTEXT,         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+    CU_POINTER_ATTRIBUTE_DEVICE_POINTER,  CU_POINTER_ATTRIBUTE_HOST_POINTER,
+    CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+    CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,  CU_POINTER_ATTRIBUTE_BUFFER_ID,
+    CU_POINTER_ATTRIBUTE_MAPPED,          CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
+};
+constexpr unsigned kCount = sizeof kAsked / sizeof kAsked[0];
+
+// Where the driver writes. Booleans are read as 32-bit words zeroed first: whichever width the
+// driver writes, the word is non-zero exactly when the answer is true.
+struct Answers {
+    unsigned memory_type = 0;
+    unsigned is_managed = 0;
+    CUcontext context = nullptr;
+    int device_ordinal = -1;
+    CUdeviceptr device_pointer = 0;
+    void* host_pointer = nullptr;
+    CUdeviceptr range_start = 0;
+    std::size_t range_size = 0;
+    CUmemoryPool pool = nullptr;
+    unsigned long long buffer_id = 0;
+    unsigned mapped = 0;
+    unsigned legacy_ipc = 0;
+};
+
+std::string hex(unsigned long long value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "0x%llx", value);
+    return text;
+}
+
+// When the driver refuses the whole list (an attribute this driver or this kind of memory does
+// not answer), each is asked alone and those it refuses stay empty; the memory type must answer.
+void ask_one_by_one(const detail::DriverApi& api, CUresult status, CUpointer_attribute* asked,
+                    void** values, CUdeviceptr pointer) {
+    for (unsigned i = 0; i < kCount; ++i) {
+        const CUresult one = api.cuPointerGetAttributes(1, &asked[i], &values[i], pointer);
+        if (i == 0 && one != CUDA_SUCCESS)
+            detail::check(status, "cuPointerGetAttributes",
+                          [&] { return "pointer_attributes of " + hex(pointer); });
+    }
+}
+
+}  // namespace
+
+const char* to_string(MemoryType type) noexcept {
+    switch (type) {
+        case MemoryType::unregistered: return "unregistered";
+        case MemoryType::host: return "host";
+        case MemoryType::device: return "device";
+        case MemoryType::managed: return "managed";
+    }
+    return "unknown";
+}
+
+PointerAttributes pointer_attributes(CUdeviceptr pointer) {
+    PointerAttributes out;
+    if (pointer == 0) return out;  // null: unregistered, without asking
+    Answers answers;
+    void* values[kCount] = {&answers.memory_type,    &answers.is_managed,   &answers.context,
+                            &answers.device_ordinal, &answers.device_pointer, &answers.host_pointer,
+                            &answers.range_start,    &answers.range_size,   &answers.pool,
+                            &answers.buffer_id,      &answers.mapped,       &answers.legacy_ipc};
+    CUpointer_attribute asked[kCount];
+    for (unsigned i = 0; i < kCount; ++i) asked[i] = kAsked[i];
+    const auto& api = detail::driver();
+    const CUresult status = api.cuPointerGetAttributes(kCount, asked, values, pointer);
+    if (status != CUDA_SUCCESS) [[unlikely]]
+        ask_one_by_one(api, status, asked, values, pointer);
+    out.is_managed = answers.is_managed != 0;
+    if (out.is_managed) out.memory_type = MemoryType::managed;
+    else if (answers.memory_type == CU_MEMORYTYPE_HOST) out.memory_type = MemoryType::host;
+    else if (answers.memory_type == CU_MEMORYTYPE_DEVICE) out.memory_type = MemoryType::device;
+    if (!out.is_known()) return out;  // unknown: the driver's zeros mean nothing (ordinal 0)
+    out.context = answers.context;
+    out.device_ordinal = answers.device_ordinal;
+    out.device_pointer = answers.device_pointer;
+    out.host_pointer = answers.host_pointer;
+    out.range_start = answers.range_start;
+    out.range_size = answers.range_size;
+    out.pool = answers.pool;
+    out.buffer_id = answers.buffer_id;
+    out.is_mapped = answers.mapped != 0;
+    out.is_legacy_ipc_capable = answers.legacy_ipc != 0;
+    return out;
+}
+
+PointerAttributes pointer_attributes(const void* pointer) {
+    return pointer_attributes(reinterpret_cast<CUdeviceptr>(pointer));
+}
+
+std::string PointerAttributes::description() const {
+    if (!is_known()) return "unregistered memory (unknown to the driver)";
+    std::string out = std::string(to_string(memory_type)) + " memory";
+    if (device_ordinal >= 0) out += " of device " + std::to_string(device_ordinal);
+    out += ", range " + hex(range_start) + "+" + std::to_string(range_size);
+    if (pool) out += ", pool " + hex(reinterpret_cast<unsigned long long>(pool));
+    if (context) out += ", context " + hex(reinterpret_cast<unsigned long long>(context));
+    if (is_mapped) out += ", mapped";
+    return out;
+}
+
+}  // namespace cudacore
