@@ -5,7 +5,7 @@
 /// several devices (a vector striped over every GPU) and used by each device given access.
 ///
 ///     VirtualAddressRange range = VirtualAddressRange::reserve(devices * stripe);
-///     for (int d = 0; d < devices; ++d)
+///     for (std::size_t d = 0; d < devices; ++d)
 ///         mappings.push_back(VirtualMemoryMapping::map(range, d * stripe, stripes[d],
 ///                                                      {.access = everyone}));
 ///
