@@ -138,6 +138,7 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/owned_pool.cpp
   src/memory/virtual_memory_resource.cpp
   src/memory/physical_allocation.cpp
+  src/memory/virtual_address_range.cpp
   src/memory/virtual_memory_mapping.cpp
   src/memory/virtual_memory_checks.cpp
   src/memory/pinned_memory_pool_resource.cpp

@@ -1,7 +1,6 @@
-// PhysicalAllocation and VirtualAddressRange: the owned ends of the virtual memory parts (the
-// mapping between them is in virtual_memory_mapping.cpp).
+// PhysicalAllocation: physical memory of the virtual memory parts (the range is in
+// virtual_address_range.cpp, the mapping between them in virtual_memory_mapping.cpp).
 #include "cudacore/physical_allocation.hpp"
-#include "cudacore/virtual_address_range.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
@@ -25,24 +24,9 @@ PhysicalAllocationBox::~PhysicalAllocationBox() {
                   [&] { return describe_physical_allocation(*this); });
 }
 
-VirtualAddressRangeBox::~VirtualAddressRangeBox() {
-    if (!handle || !context) return;
-    const DriverApi* api = driver_for_release(*context);
-    if (!api) return;
-    check_release(api->cuMemAddressFree(handle, size), "cuMemAddressFree",
-                  [&] { return describe_address_range(handle, size); });
-}
-
 std::string describe_physical_allocation(const PhysicalAllocationBox& box) {
     return std::string("physical allocation of ") + std::to_string(box.size) + " bytes" +
            (box.managed ? " (managed)" : "") + " on device " + std::to_string(box.ordinal);
-}
-
-std::string describe_address_range(CUdeviceptr address, std::size_t size) {
-    char text[96];
-    std::snprintf(text, sizeof text, "address range of %zu bytes at 0x%llx", size,
-                  static_cast<unsigned long long>(address));
-    return text;
 }
 
 namespace {
@@ -157,35 +141,6 @@ std::string PhysicalAllocation::description() const {
 }
 
 void PhysicalAllocation::close() {
-    if (box()) close_as(description());
-}
-
-VirtualAddressRange VirtualAddressRange::reserve(std::size_t size, const VirtualAddressRangeOptions& options) {
-    detail::check_reserve(size, options.alignment);
-    const detail::DriverApi& api = detail::driver();
-    auto box = std::make_shared<detail::VirtualAddressRangeBox>();
-    // The context current on this thread's device (device 0's when none is), held for the release.
-    box->context = detail::primary_context(Device::current().ordinal());
-    detail::ContextScope scope(*box->context);
-    CUdeviceptr address = 0;
-    detail::check(api.cuMemAddressReserve(&address, size, options.alignment, options.fixed_address, 0),
-                  "cuMemAddressReserve", [&] {
-                      return std::to_string(size) + " bytes of addresses (alignment " +
-                             std::to_string(options.alignment) + ")";
-                  });
-    box->handle = address;
-    box->size = size;
-    return detail::BoxAccess::make<VirtualAddressRange>(std::move(box));
-}
-
-std::size_t VirtualAddressRange::size() const noexcept { return box() ? box()->size : 0; }
-
-std::string VirtualAddressRange::description() const {
-    if (box()) return detail::describe_address_range(box()->handle, box()->size);
-    return is_closed() ? closed_description() : "empty VirtualAddressRange";
-}
-
-void VirtualAddressRange::close() {
     if (box()) close_as(description());
 }
 
