@@ -66,7 +66,7 @@ TEST(VirtualMemoryParts, OffsetsAndSizesNotMultiplesOfTheGranularityAreRefused) 
 
 TEST(VirtualMemoryParts, MappingsBeyondTheAllocationOrTheRangeAreRefused) {
     expect_invalid([] { mapping({.range_size = 8 * G, .offset = 6 * G, .allocation_size = 4 * G, .granularity = G}); },
-                   {"4194304 bytes at offset 12582912", "beyond the end of address range R"});
+                   {"8388608 bytes at offset 12582912", "beyond the end of address range R"});
     expect_invalid([] { mapping({.range_size = 8 * G, .offset = 8 * G, .allocation_size = G, .granularity = G}); },
                    {"beyond the end of address range R"});
     expect_invalid([] {
