@@ -150,6 +150,10 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/memory_option_checks.cpp
   src/memory/owned_pool.cpp
   src/memory/virtual_memory_resource.cpp
+  src/memory/physical_allocation.cpp
+  src/memory/virtual_address_range.cpp
+  src/memory/virtual_memory_mapping.cpp
+  src/memory/virtual_memory_checks.cpp
   src/memory/pinned_memory_pool_resource.cpp
   src/memory/pool_allocation.cpp
   src/memory/synchronous_memory_resource.cpp
@@ -165,9 +169,11 @@ set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_channel.cpp
   src/ipc/ipc_memory.cpp
   src/ipc/ipc_ordinary_memory.cpp
-  src/ipc/ipc_event.cpp)
+  src/ipc/ipc_event.cpp
+  src/ipc/physical_allocation_ipc.cpp)
 set(CUDACORE_GRAPH_SOURCES
   src/graph/graph.cpp
+  src/graph/graph_allocation_nodes.cpp
   src/graph/graph_node_params.cpp
   src/graph/graph_params.cpp
   src/graph/graph_structure.cpp

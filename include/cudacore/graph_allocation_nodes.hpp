@@ -1,0 +1,65 @@
+/// @file
+/// Graph memory used by address: copy, fill and free nodes on a GraphAllocation (what
+/// Graph::add_allocation returns) without wrapping it in a Buffer, and graph memory freed outside
+/// any graph (free_graph_allocation, cuMemFreeAsync).
+///
+///     GraphAllocation scratch = graph.add_allocation({}, bytes);
+///     GraphNode in = add_copy(graph, scratch.node, scratch, input);
+///     GraphNode step = graph.add_kernel(in, config, kernel, scratch.pointer, n);
+///     GraphNode out = add_copy(graph, step, output, scratch);
+///     graph.instantiate().launch(stream);   // no free node: the memory outlives the launch
+///     free_graph_allocation(scratch, stream);  // after the launch, in stream order
+///
+/// Graph memory is valid from its allocation node until a free node (in this graph or a later
+/// one), free_graph_allocation, or the next launch with auto_free_on_launch. A copy or fill
+/// node on it must depend, directly or not, on the allocation node (the driver checks:
+/// DriverError naming the call and the graph). Nothing here holds anything: the memory belongs
+/// to the graph. Thread-safety: as Graph's add_* calls (not with other changes to one graph).
+#pragma once
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/graph.hpp"
+#include "cudacore/graph_node.hpp"
+#include "cudacore/stream.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cudacore {
+
+/// A copy node from a buffer into graph memory of the same size (cuGraphAddMemcpyNode).
+/// InvalidArgumentError for an empty allocation (pointer 0), a closed buffer or sizes that
+/// differ (naming both); DriverError naming the call and the graph when the driver refuses.
+GraphNode add_copy(Graph& graph, GraphDependencies dependencies, const GraphAllocation& destination,
+                   const Buffer& source);
+/// A copy node from graph memory into a buffer of the same size; throws as above.
+GraphNode add_copy(Graph& graph, GraphDependencies dependencies, const Buffer& destination,
+                   const GraphAllocation& source);
+/// A copy node between two graph allocations of the same size; throws as above.
+GraphNode add_copy(Graph& graph, GraphDependencies dependencies, const GraphAllocation& destination,
+                   const GraphAllocation& source);
+/// A copy node from graph memory to `size` bytes of host memory at `host` (pinned: the graph
+/// may run long after this call); `size` must equal source.size and `host` be non-null.
+GraphNode add_copy(Graph& graph, GraphDependencies dependencies, void* host, std::size_t size,
+                   const GraphAllocation& source);
+/// A copy node from `size` bytes of host memory at `host` into graph memory of that size.
+GraphNode add_copy(Graph& graph, GraphDependencies dependencies, const GraphAllocation& destination,
+                   const void* host, std::size_t size);
+/// A fill node setting every byte of the graph allocation to `value` (cuGraphAddMemsetNode).
+/// InvalidArgumentError for an empty allocation; DriverError when the driver refuses.
+GraphNode add_fill_byte(Graph& graph, GraphDependencies dependencies,
+                        const GraphAllocation& allocation, std::uint8_t value);
+/// A free node for the allocation (Graph::add_free of its pointer). InvalidArgumentError for an
+/// empty allocation; DriverError (cuGraphAddMemFreeNode) when the driver refuses, e.g. an
+/// allocation already freed in this graph.
+GraphNode add_free(Graph& graph, GraphDependencies dependencies, const GraphAllocation& allocation);
+
+/// Frees graph memory outside any graph, in `stream`'s order (cuMemFreeAsync), as CUDA allows
+/// for memory a graph allocated and did not free: the launch that allocated it must come before
+/// on `stream` (or be waited for through an event). Until then the graph cannot be launched again
+/// (the driver refuses a launch while its allocations are live). InvalidArgumentError for an
+/// empty allocation or a closed stream; DriverError naming the call and the address when the
+/// driver refuses (memory not allocated by a graph, or freed already). Thread-safe.
+void free_graph_allocation(const GraphAllocation& allocation, const Stream& stream);
+
+}  // namespace cudacore

@@ -1,0 +1,119 @@
+/// @file
+/// PhysicalAllocation: device memory made by the virtual memory management calls (cuMemCreate),
+/// at no address yet. Reserve a VirtualAddressRange (virtual_address_range.hpp) and map the
+/// allocation into it (VirtualMemoryMapping, virtual_memory_mapping.hpp) to use it; one range
+/// may hold allocations of several devices, and an allocation may be mapped at several places,
+/// or exported to another process (physical_allocation_ipc.hpp).
+///
+///     const AllocationGranularity granularity = allocation_granularity(device);
+///     PhysicalAllocation memory = PhysicalAllocation::create(device, 4 * granularity.minimum);
+///     VirtualAddressRange range = VirtualAddressRange::reserve(memory.size());
+///     VirtualMemoryMapping mapping = VirtualMemoryMapping::map(range, 0, memory);
+///     Buffer view = mapping.as_buffer();  // copies, fills, launches
+///
+/// Sizes are multiples of the allocation granularity (cuMemGetAllocationGranularity): the
+/// minimum is required, the recommended one is faster. (VirtualMemoryResource, in
+/// virtual_memory_resource.hpp, does all of this for you behind a MemoryResource.)
+///
+/// Ownership: copies are cheap and share the allocation; it is released (cuMemRelease) when the
+/// last copy and the last mapping of it are gone, in any order, including at exit (then the
+/// driver frees it). close() ends it for every copy; mappings keep what they map until they go
+/// (docs/errors-and-lifetime.md, "Closing and resetting"). It holds its device's primary context.
+/// Thread-safe: the queries; close() must not race with other calls on the same object.
+#pragma once
+
+#include "cudacore/owning_handle.hpp"
+#include "cudacore/virtual_memory_resource.hpp"  // VirtualMemoryAllocationType, MemoryAccess
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <string>
+
+namespace cudacore {
+
+class Device;
+
+namespace detail {
+struct PhysicalAllocationBox;  // src/memory/virtual_memory_boxes.hpp
+}
+
+/// What cuMemCreate makes: the kind of memory, the handle types it may be exported as, RDMA.
+struct PhysicalAllocationOptions {
+    /// pinned device memory (the default) or managed memory, as VirtualMemoryResourceOptions.
+    VirtualMemoryAllocationType allocation_type = VirtualMemoryAllocationType::pinned;
+    /// Handle types it may be exported as (CUmemAllocationHandleType bits:
+    /// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CU_MEM_HANDLE_TYPE_FABRIC); each must be
+    /// supported by the device (InvalidArgumentError naming the device attribute otherwise).
+    unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;
+    /// Usable by GPUDirect RDMA (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED).
+    bool gpu_direct_rdma = false;
+};
+
+/// The sizes every size and offset of an allocation with given properties is a multiple of.
+struct AllocationGranularity {
+    std::size_t minimum = 0;      ///< CU_MEM_ALLOC_GRANULARITY_MINIMUM: required
+    std::size_t recommended = 0;  ///< CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: best performance
+};
+
+/// cuMemGetAllocationGranularity for allocations of `device` with `options`. Throws
+/// InvalidArgumentError when the device has no virtual memory management or refuses an option
+/// (naming the attribute), DriverError naming the call otherwise. Thread-safe.
+AllocationGranularity allocation_granularity(const Device& device,
+                                             const PhysicalAllocationOptions& options = {});
+
+/// How PhysicalAllocation::from_handle takes a handle made elsewhere.
+struct PhysicalAllocationFromHandleOptions {
+    /// True: released (cuMemRelease) when the last holder goes, as one made by create().
+    bool take_ownership = false;
+};
+
+/// Physical device memory (CUmemGenericAllocationHandle), mapped through VirtualMemoryMapping.
+class PhysicalAllocation
+    : public OwningHandle<PhysicalAllocation, detail::PhysicalAllocationBox,
+                          CUmemGenericAllocationHandle> {
+public:
+    /// `size` bytes on `device` (cuMemCreate). Throws InvalidArgumentError for size 0, a size
+    /// that is not a multiple of allocation_granularity(device, options).minimum (naming both),
+    /// or options the device refuses; DriverError naming the call and the size when the driver
+    /// refuses (out of memory). Thread-safe.
+    static PhysicalAllocation create(const Device& device, std::size_t size,
+                                     const PhysicalAllocationOptions& options = {});
+    /// Wraps an allocation handle made elsewhere, of `size` bytes (the driver cannot tell a
+    /// handle's size); its device and properties are asked of the driver
+    /// (cuMemGetAllocationPropertiesFromHandle). Without take_ownership the handle is never
+    /// released by cudacore. InvalidArgumentError for a null handle or size 0; DriverError
+    /// naming the call when the driver does not know the handle.
+    static PhysicalAllocation from_handle(CUmemGenericAllocationHandle handle, std::size_t size,
+                                          const PhysicalAllocationFromHandleOptions& options = {});
+
+    /// Bytes of physical memory. 0 when closed or empty. Never throws.
+    std::size_t size() const noexcept;
+    /// Ordinal of the device whose memory it is (-1 when closed or empty). Never throws.
+    int device_ordinal() const noexcept;
+    /// The minimum granularity of its properties: map offsets and sizes are multiples of it (0
+    /// when closed or empty). Never throws.
+    std::size_t granularity() const noexcept;
+    /// The handle types it may be exported as (PhysicalAllocationOptions::handle_types).
+    unsigned handle_types() const noexcept;
+    /// Managed memory (VirtualMemoryAllocationType::managed).
+    bool is_managed() const noexcept;
+    /// "physical allocation of 2097152 bytes on device 0": used in messages (what it was, once
+    /// closed).
+    std::string description() const;
+
+    /// Ends the allocation for every copy; it is released now when no mapping holds it,
+    /// otherwise when the last mapping goes (docs/errors-and-lifetime.md, "Closing and
+    /// resetting"). DriverError when the release it makes fails (closed all the same).
+    void close();
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "PhysicalAllocation";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "physical allocation";
+
+private:
+    friend OwningHandle;
+    PhysicalAllocation() noexcept = default;
+};
+
+}  // namespace cudacore

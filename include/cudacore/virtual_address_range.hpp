@@ -1,0 +1,73 @@
+/// @file
+/// VirtualAddressRange: a range of device virtual addresses reserved (cuMemAddressReserve), with
+/// no memory behind it until physical allocations are mapped there (VirtualMemoryMapping,
+/// virtual_memory_mapping.hpp). Addresses are unified: one range may be backed by allocations of
+/// several devices (a vector striped over every GPU) and used by each device given access.
+///
+///     VirtualAddressRange range = VirtualAddressRange::reserve(devices * stripe);
+///     for (std::size_t d = 0; d < devices; ++d)
+///         mappings.push_back(VirtualMemoryMapping::map(range, d * stripe, stripes[d],
+///                                                      {.access = everyone}));
+///
+/// Ownership: copies are cheap and share the range; it is freed (cuMemAddressFree) when the last
+/// copy and the last mapping in it are gone, in any order, including at exit (then the driver
+/// frees it). close() ends it for every copy; mappings keep it until they go. It holds the
+/// primary context that was current when it was reserved (device 0's when none was). Thread-safe:
+/// the queries; close() must not race with other calls on the same object.
+#pragma once
+
+#include "cudacore/owning_handle.hpp"
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <string>
+
+namespace cudacore {
+
+namespace detail {
+struct VirtualAddressRangeBox;  // src/memory/virtual_memory_boxes.hpp
+}
+
+/// How cuMemAddressReserve places the range.
+struct VirtualAddressRangeOptions {
+    /// Alignment of the start address: 0 for the driver's default (the allocation granularity),
+    /// else a power of two.
+    std::size_t alignment = 0;
+    /// The address asked for (0: anywhere). A hint: the driver may place the range elsewhere.
+    CUdeviceptr fixed_address = 0;
+};
+
+/// A reserved range of device virtual addresses.
+class VirtualAddressRange
+    : public OwningHandle<VirtualAddressRange, detail::VirtualAddressRangeBox, CUdeviceptr> {
+public:
+    /// Reserves `size` bytes of addresses (a multiple of the allocation granularity of the
+    /// allocations to be mapped there; the driver refuses other sizes). Throws
+    /// InvalidArgumentError for size 0 or an alignment that is not a power of two, DriverError
+    /// naming the call and the size when the driver refuses. Thread-safe.
+    static VirtualAddressRange reserve(std::size_t size,
+                                       const VirtualAddressRangeOptions& options = {});
+
+    /// The first address (handle()); 0 when closed or empty. Never throws.
+    CUdeviceptr address() const noexcept { return handle(); }
+    /// Bytes reserved (0 when closed or empty). Never throws.
+    std::size_t size() const noexcept;
+    /// "address range of 8388608 bytes at 0x7f...": used in messages (what it was, once closed).
+    std::string description() const;
+
+    /// Ends the range for every copy; it is freed now when nothing is mapped in it, otherwise
+    /// when the last mapping goes (docs/errors-and-lifetime.md, "Closing and resetting").
+    /// DriverError when the release it makes fails (closed all the same).
+    void close();
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "VirtualAddressRange";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "address range";
+
+private:
+    friend OwningHandle;
+    VirtualAddressRange() noexcept = default;
+};
+
+}  // namespace cudacore

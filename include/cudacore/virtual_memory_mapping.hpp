@@ -1,0 +1,107 @@
+/// @file
+/// VirtualMemoryMapping: a PhysicalAllocation (or part of it) mapped at an offset of a
+/// VirtualAddressRange (cuMemMap), with the devices that may use it there (cuMemSetAccess).
+/// Closing it, or dropping its last copy, unmaps it (cuMemUnmap).
+///
+///     VirtualMemoryMapping mapping = VirtualMemoryMapping::map(
+///         range, 0, memory, {.access = {{.device = 0}, {.device = 1}}});
+///     launch(stream, config, kernel, mapping.address(), n);
+///     mapping.set_access({{.device = 1, .access = MemoryAccess::read}});
+///
+/// Ownership: a mapping holds its range and its allocation, so neither is freed while it is
+/// mapped, whatever order the objects go in (at exit too: then the driver frees everything).
+/// Copies are cheap and share the mapping; close() unmaps it for every copy. Unmapping does not
+/// wait for the GPU: work that uses the addresses must be finished (synchronize) before the last
+/// holder goes, as with cuMemUnmap itself. A Buffer from as_buffer() holds the mapping.
+/// Thread-safe: the queries; set_access and close() must not race with other calls on it.
+#pragma once
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/owning_handle.hpp"
+#include "cudacore/physical_allocation.hpp"
+#include "cudacore/virtual_address_range.hpp"
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cudacore {
+
+namespace detail {
+struct VirtualMemoryMappingBox;  // src/memory/virtual_memory_boxes.hpp
+}
+
+/// What VirtualMemoryMapping::map maps and who may use it.
+struct VirtualMemoryMapOptions {
+    /// Where in the allocation the mapped part starts (a multiple of its granularity).
+    std::size_t allocation_offset = 0;
+    /// Bytes mapped (a multiple of the granularity); 0: the allocation from allocation_offset to
+    /// its end.
+    std::size_t size = 0;
+    /// Devices given access at once (cuMemSetAccess); empty: read_write for the allocation's
+    /// own device. Other devices need peer access to the allocation's device.
+    std::vector<PeerMemoryAccess> access{};
+};
+
+/// Physical memory mapped into a reserved address range.
+class VirtualMemoryMapping
+    : public OwningHandle<VirtualMemoryMapping, detail::VirtualMemoryMappingBox, CUdeviceptr> {
+public:
+    /// Maps `allocation` (options.size bytes from options.allocation_offset) at `offset` in
+    /// `range` and sets the access options.access asks for. Throws InvalidArgumentError, before
+    /// the driver is asked, for a closed or empty range or allocation, offsets or a size that are
+    /// not multiples of the allocation's granularity, a part beyond the allocation or beyond the
+    /// range (naming each), an access list naming a device twice or one that does not exist;
+    /// DriverError naming the call and the addresses when the driver refuses (a part of the range
+    /// already mapped, a device without peer access), leaving nothing mapped. Thread-safe.
+    static VirtualMemoryMapping map(const VirtualAddressRange& range, std::size_t offset,
+                                    const PhysicalAllocation& allocation,
+                                    const VirtualMemoryMapOptions& options = {});
+
+    /// The first mapped address (handle()); 0 when closed or empty. Never throws.
+    CUdeviceptr address() const noexcept { return handle(); }
+    /// Bytes mapped (0 when closed or empty). Never throws.
+    std::size_t size() const noexcept;
+    /// Where the mapping starts in its range. Never throws.
+    std::size_t offset() const noexcept;
+    /// Ordinal of the device whose memory is mapped (-1 when closed or empty). Never throws.
+    int device_ordinal() const noexcept;
+
+    /// Sets the access of the listed devices to the whole mapping (cuMemSetAccess); devices not
+    /// listed keep theirs. InvalidArgumentError for a closed mapping, an empty list, a device
+    /// listed twice or one that does not exist; DriverError naming the call when the driver
+    /// refuses (no peer access). Not safe together with other changes to this mapping.
+    void set_access(const std::vector<PeerMemoryAccess>& access);
+    /// What `device` may do with the mapping (cuMemGetAccess). InvalidArgumentError for a closed
+    /// mapping or a device that does not exist, DriverError when the driver refuses.
+    MemoryAccess access(int device) const;
+
+    /// A Buffer over the whole mapping that holds it (copies, fills, launches): the mapping stays
+    /// while the Buffer or a copy lives. InvalidArgumentError for a closed mapping.
+    Buffer as_buffer() const;
+    /// "mapping of 2097152 bytes at 0x... (offset 0 of address range ...)": used in messages.
+    std::string description() const;
+
+    /// Unmaps it for every copy (now, or when the last Buffer from as_buffer() goes) and lets go
+    /// of its range and allocation (docs/errors-and-lifetime.md, "Closing and resetting").
+    /// DriverError when the unmap it makes fails (closed all the same).
+    void close();
+    /// The type's name and what it holds, for the errors of a closed or moved-from object.
+    static constexpr const char* type_name = "VirtualMemoryMapping";
+    /// What it holds (see type_name).
+    static constexpr const char* holds_what = "mapping";
+
+private:
+    friend OwningHandle;
+    VirtualMemoryMapping() noexcept = default;
+};
+
+/// One Buffer over consecutive mappings of one range (a vector striped over several devices),
+/// holding them all. Throws InvalidArgumentError for no mappings, a closed one, or mappings that
+/// are not of one range, in address order and without gaps (naming the first that is not).
+Buffer as_buffer(std::span<const VirtualMemoryMapping> mappings);
+
+}  // namespace cudacore
