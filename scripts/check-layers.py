@@ -81,7 +81,10 @@ MAY_USE = may_use(LAYER_USES)
 PUBLIC_HEADER_LAYERS = {
     "cudacore": None,  # the umbrella header: includes every layer, included by none
     "cccl": "memory",
-    "compile_options": "cache",
+    # The options of the compile entry points, Program::compile's among them (a cache only by
+    # pointer, forward-declared).
+    "compile_options": "code",
+    "cancellation": "code",
     "pinned_memory_resource": "memory",  # the deprecated name of LegacyPinnedMemoryResource  # the options of the compile entry points, a cache among them
     "device_property_list": "runtime",
     "device_scope": "runtime",

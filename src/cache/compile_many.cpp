@@ -358,6 +358,20 @@ ManyMisses find_misses(std::vector<Job>& jobs, const CompileOptions& options) {
     return found;
 }
 
+// Compiles stopped because another failed (cancelled by compile_many's own token, the caller's
+// not cancelled) did not fail themselves: they count as not run.
+void forget_stopped(std::vector<Job>& jobs) {
+    for (Job& job : jobs) {
+        if (!job.failure) continue;
+        try {
+            std::rethrow_exception(job.failure);
+        } catch (const CompileCancelled&) {
+            job.failure = nullptr;
+        } catch (...) {
+        }
+    }
+}
+
 }  // namespace
 
 namespace detail {
@@ -410,18 +424,7 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
                 run_threads(rest, workers, each);
         }
     }
-    // Compiles stopped because another failed did not fail themselves: they were not run.
-    if (!many.cancellation.is_cancelled()) {
-        for (Job& job : jobs) {
-            if (!job.failure) continue;
-            try {
-                std::rethrow_exception(job.failure);
-            } catch (const CompileCancelled&) {
-                job.failure = nullptr;
-            } catch (...) {
-            }
-        }
-    }
+    if (!many.cancellation.is_cancelled()) forget_stopped(jobs);
     for (auto [job, miss] : duplicates) {
         job->result = miss->result;
         job->failure = miss->failure;

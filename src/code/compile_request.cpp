@@ -33,6 +33,8 @@ CompiledProgram compile(Program& program, const CompileRequest& request) {
 
 namespace {
 
+// Long because: the compile, its header pass beside it, and the view taken around both are one
+// sequence whose order is the point (see compile_request.hpp).
 CompiledProgram compile_uncancelled(Program& program, const CompileRequest& request) {
     const bool cxx = program.source_type() == SourceType::cxx;
     const CancellationToken* cancellation = request.cancellation;

@@ -473,8 +473,7 @@ ObjectCode Linker::link_with_driver() {
         fail(status, "cuLinkComplete");
     take_logs();
     // The cubin belongs to the link state: copy it (the state lives on for handle()).
-    return ObjectCode::from_cubin(std::string(static_cast<const char*>(cubin), size), options_.name,
-                                  linked_symbols(inputs_));
+    return ObjectCode::from_cubin(std::string(static_cast<const char*>(cubin), size), options_.name, linked_symbols(inputs_));
 }
 
 }  // namespace cudacore

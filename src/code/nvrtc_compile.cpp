@@ -129,6 +129,27 @@ std::string status_name(nvrtcResult status) {
     return name ? name : "NVRTC error " + std::to_string(static_cast<int>(status));
 }
 
+// nvrtcCompileProgram, holding the PCH heap when `pch`, asking `cancellation` (when not null)
+// through NVRTC's flow callback where NVRTC has one. NVRTC_ERROR_CANCELLED once it is cancelled.
+nvrtcResult compile_program(nvrtcProgram raw, const std::vector<const char*>& argv, bool pch,
+                            const CancellationToken* cancellation, const std::string& object) {
+    const auto& api = nvrtc();
+    const bool flow = cancellation && api.nvrtcSetFlowCallback;
+    if (flow) {
+        check_nvrtc(api.nvrtcSetFlowCallback(raw, cancelled, const_cast<CancellationToken*>(cancellation)),
+                    "nvrtcSetFlowCallback", object);
+    }
+    nvrtcResult status;
+    {
+        std::shared_lock<std::shared_mutex> heap_in_use;
+        if (pch) heap_in_use = std::shared_lock(pch_heap_mutex());
+        status = api.nvrtcCompileProgram(raw, static_cast<int>(argv.size()), argv.data());
+    }
+    // The token may go before a wrapped program does: NVRTC is left no pointer to it.
+    if (flow) api.nvrtcSetFlowCallback(raw, never_cancelled, nullptr);
+    return cancellation && cancellation->is_cancelled() ? NVRTC_ERROR_CANCELLED : status;
+}
+
 }  // namespace
 
 NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
@@ -164,19 +185,7 @@ NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
     std::vector<const char*> argv;
     argv.reserve(flags.size());
     for (const auto& flag : flags) argv.push_back(flag.c_str());
-    const bool flow = cancellation && api.nvrtcSetFlowCallback;
-    if (flow) {
-        check_nvrtc(api.nvrtcSetFlowCallback(raw, cancelled, const_cast<CancellationToken*>(cancellation)),
-                    "nvrtcSetFlowCallback", object);
-    }
-    {
-        std::shared_lock<std::shared_mutex> heap_in_use;
-        if (pch) heap_in_use = std::shared_lock(pch_heap_mutex());
-        attempt.status = api.nvrtcCompileProgram(raw, static_cast<int>(argv.size()), argv.data());
-    }
-    // The token may go before a wrapped program does: NVRTC is left no pointer to it.
-    if (flow) api.nvrtcSetFlowCallback(raw, never_cancelled, nullptr);
-    if (cancellation && cancellation->is_cancelled()) attempt.status = NVRTC_ERROR_CANCELLED;
+    attempt.status = compile_program(raw, argv, pch, cancellation, object);
     attempt.log = program_log(api, raw);
     if (pch) {
         take_pch_messages(attempt);
