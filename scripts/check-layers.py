@@ -81,9 +81,12 @@ MAY_USE = may_use(LAYER_USES)
 PUBLIC_HEADER_LAYERS = {
     "cudacore": None,  # the umbrella header: includes every layer, included by none
     "cccl": "memory",
+    "cancellation": "code",  # the token a compile's options carry
     "cccl_thrust_allocator": "memory",  # header-only, as cccl.hpp
     "compile_errors": "errors",  # part of the hierarchy of errors.hpp (src/errors/errors.cpp)
-    "compile_options": "cache",  # the options of the compile entry points, a cache among them
+    # The options of the compile entry points, Program::compile's among them (a cache only by
+    # pointer, forward-declared).
+    "compile_options": "code",
     "compiler_flags": "code",  # defined in src/code/program_options.cpp and its neighbours
     "pinned_memory_resource": "memory",  # the deprecated name of LegacyPinnedMemoryResource
     "device_property_list": "runtime",

@@ -60,6 +60,7 @@ set(CUDACORE_HEADERS_SOURCES
   src/headers/include_directives.cpp
   src/headers/header_bundle.cpp
   src/headers/bundle_folder.cpp
+  src/headers/standard_headers.cpp
   src/headers/header_bundle_format.cpp
   src/headers/header_closure.cpp
   src/headers/embedded_header_bundle.cpp

@@ -6,6 +6,8 @@
 
 #include "cudacore/errors.hpp"
 
+#include <nvrtc.h>
+
 #include <string>
 #include <vector>
 
@@ -32,20 +34,26 @@ private:
 /// Compiling a program failed. Carries the full compiler log, the program name and the options.
 class CompileError : public Error {
 public:
-    /// Makes the error from the program's name, the compiler's log and the options used.
+    /// Makes the error from the program's name, the compiler's log, the options used and NVRTC's
+    /// status (NVRTC_SUCCESS where another compiler failed).
     CompileError(std::string program_name, std::string log, std::vector<std::string> options,
-                 std::string backend);
+                 std::string backend, nvrtcResult nvrtc_status = NVRTC_SUCCESS);
     /// The program's name (ProgramOptions::name).
     const std::string& program_name() const noexcept { return program_name_; }
     /// The compiler's full log; what() quotes only its first error line.
     const std::string& log() const noexcept { return log_; }
     /// The options the compiler was given.
     const std::vector<std::string>& options() const noexcept { return options_; }
+    /// nvrtcCompileProgram's status (NVRTC_ERROR_COMPILATION, NVRTC_ERROR_INVALID_OPTION,
+    /// NVRTC_ERROR_CANCELLED...); NVRTC_SUCCESS when nvJitLink or libNVVM failed (a PTX or NVVM IR
+    /// program). Never throws.
+    nvrtcResult nvrtc_status() const noexcept { return nvrtc_status_; }
 
 private:
     std::string program_name_;
     std::string log_;
     std::vector<std::string> options_;
+    nvrtcResult nvrtc_status_ = NVRTC_SUCCESS;
 };
 
 /// Linking failed. Carries the full linker log, the link's name and the options.

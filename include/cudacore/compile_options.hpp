@@ -11,6 +11,8 @@
 ///     compile_many(programs, CodeType::cubin, {}, {.workers = 4, .cache = &cache});
 #pragma once
 
+#include "cudacore/cancellation.hpp"
+
 #include <functional>
 #include <string>
 
@@ -71,6 +73,10 @@ struct CompileOptions {
     /// Told when the cache could not be read or could not store; empty: a warning
     /// (WarningKind) where the entry point gives one, else nothing.
     CacheWarningHandler on_cache_error{};
+    /// Cancels the compiles when cancelled from another thread (cancellation.hpp): they throw
+    /// CompileCancelled and nothing is stored in the cache. compile_many and compile_fatbin also
+    /// stop their other compiles (in flight and not started) when one fails or is cancelled.
+    CancellationToken cancellation{};
 };
 
 }  // namespace cudacore

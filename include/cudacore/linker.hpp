@@ -34,7 +34,10 @@ public:
     /// nvJitLink and the driver's linker crash on some malformed inputs instead of failing.
     Linker(std::vector<ObjectCode> inputs, LinkerOptions options = {});
 
-    /// Links to `target` (cubin or ptx). Throws LinkError with the full error log on failure (for
+    /// Links to `target` (cubin or ptx). The linked code's symbol map holds every input's name
+    /// expressions (ObjectCode::symbol_map), so get_kernel("scale<float>") finds in it what it
+    /// found in the compiled input; a name expression two inputs map to different lowered names
+    /// is left out. Throws LinkError with the full error log on failure (for
     /// a verbose link, LinkerOptions::verbose or ptxas's -v, the info log too), and info_log() /
     /// error_log() hold the backend's logs after success and failure alike;
     /// CompilerApiError when nvJitLink rejects the flags, or when an isolated link's worker cannot

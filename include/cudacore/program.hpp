@@ -40,6 +40,7 @@
 #pragma once
 
 #include "cudacore/compile_errors.hpp"
+#include "cudacore/compile_options.hpp"
 #include "cudacore/forward.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program_options.hpp"
@@ -121,6 +122,12 @@ public:
     /// Throws CompileError (full log, program name, options) when compilation fails, LoaderError
     /// when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});
+    /// As compile(target, name_expressions), given up when `options.cancellation` is cancelled:
+    /// then throws CompileCancelled (cancellation.hpp), also when the compile had finished but not
+    /// returned. Only `cancellation` is used; a cache is refused with InvalidArgumentError (use
+    /// compile_cached). Thread-safe as compile().
+    ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
+                       const CompileOptions& options);
     /// As compile(), and sets `headers_read` to every header file the compile's preprocessor
     /// opened (absolute paths, sorted, each once; NVRTC's built-in headers, which have no file,
     /// and headers served from header_bundles left out). The list comes from NVRTC itself: a
@@ -206,7 +213,7 @@ private:
     friend struct detail::ProgramInternals;
     // One NVRTC compile of a C++ program; PCH only where `pch_allowed` (and the options ask).
     ObjectCode compile_cxx(CodeType target, const std::vector<std::string>& name_expressions,
-                           bool pch_allowed);
+                           bool pch_allowed, const CancellationToken* cancellation);
     ObjectCode compile_ptx_or_nvvm(CodeType target, const std::vector<std::string>& name_expressions);
 };
 

@@ -67,6 +67,11 @@ struct ProgramOptions {
     /// /usr/local/cuda/include) and its cccl/ subdirectory where present. Ignored while
     /// header_bundles is not empty: the bundles stand for the toolkit's folders.
     bool toolkit_include_path = true;
+    /// Let NVRTC find the C++ standard headers nvcc code includes (\<type_traits\>, \<cstdint\>,
+    /// \<cmath\>, \<cstdio\>...: standard_headers.hpp) in a folder searched after every other
+    /// include folder. C++ programs only; passes one --include-path (the cache key names it by
+    /// the headers' digest).
+    bool std_headers = true;
     /// Headers carried by the program instead of a toolkit on disk: see HeaderBundle. C++
     /// programs only (refused for PTX and NVVM IR). Passes no flag (Program::flags and the cache
     /// key are as without a folder). While not empty:

@@ -45,6 +45,11 @@ enum class WarningKind {
     /// message names the file, its mode and the option. The secret is used all the same; chmod
     /// 600 the file. Once each time a cache reads it.
     secret_file_exposed,
+    /// The folder of cudacore's standard headers (ProgramOptions::std_headers) cannot be had (no
+    /// cache folder, a read-only file system): C++ compiles go on without them, so an
+    /// \#include <type_traits> fails. The message names the folder and the reason. Once per
+    /// process and reason.
+    standard_headers_off,
 };
 
 /// A warning cudacore reports through the warning handler.

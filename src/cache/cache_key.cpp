@@ -3,6 +3,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 #include "cache/program_key_memo.hpp"
+#include "headers/standard_headers.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 #include "loader/nvvm_api.hpp"
@@ -148,7 +149,7 @@ CacheKey compute_key(const Program& program, CodeType target,
     }
     hasher.field(to_string(target));
     hasher.field(std::to_string(flags.size()));
-    for (const auto& flag : flags) hasher.field(flag);
+    for (const auto& flag : flags) hasher.field(detail::standard_headers_key_flag(flag));
     hasher.field(program.options().name);
     hasher.field(std::to_string(name_expressions.size()));
     for (const auto& expression : name_expressions) hasher.field(expression);

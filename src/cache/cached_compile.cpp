@@ -95,19 +95,28 @@ auto counted_compile(Compile&& compile) {
 
 // Runs `produce` for (cache, key) at most once at a time in this process: callers arriving
 // while it runs wait for and share its result or its exception.
+// A caller whose own token is not cancelled does not share another's cancellation: it tries again
+// (and produces itself when no other caller is producing).
 ObjectCode single_flight(ProgramCache& cache, const CacheKey& key,
-                         const std::function<ObjectCode()>& produce) {
+                         const std::function<ObjectCode()>& produce,
+                         const CancellationToken& cancellation) {
     auto& table = in_flight();
     const auto slot = std::make_pair(static_cast<const ProgramCache*>(&cache), key);
     std::promise<ObjectCode> promise;
-    {
+    for (;;) {
         std::unique_lock lock(table.mutex);
-        if (auto it = table.compiles.find(slot); it != table.compiles.end()) {
-            std::shared_future<ObjectCode> pending = it->second;
-            lock.unlock();
-            return pending.get();
+        auto it = table.compiles.find(slot);
+        if (it == table.compiles.end()) {
+            table.compiles.emplace(slot, promise.get_future().share());
+            break;
         }
-        table.compiles.emplace(slot, promise.get_future().share());
+        std::shared_future<ObjectCode> pending = it->second;
+        lock.unlock();
+        try {
+            return pending.get();
+        } catch (const CompileCancelled&) {
+            if (cancellation.is_cancelled()) throw;
+        }
     }
     // We are the one producer of this key; whatever happens, publish it and leave the table.
     auto finish = [&] {
@@ -275,11 +284,12 @@ std::string trace_unwritable_reason() {
     return detail::room_problem(temp.path, needed, "the header trace");
 }
 
-}  // namespace
-
-ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
-                          const std::function<ObjectCode()>& compile,
-                          const CacheWarningHandler& on_cache_error) {
+// get_or_compile for a compile `cancellation` gives up (a waiter whose own token is not
+// cancelled never shares another's cancellation).
+ObjectCode get_or_compile_cancellable(ProgramCache& cache, const CacheKey& key,
+                                      const std::function<ObjectCode()>& compile,
+                                      const CacheWarningHandler& on_cache_error,
+                                      const CancellationToken& cancellation) {
     // One lookup per call, so that the caches' counters count the caller's lookups: the call is
     // in flight before it looks (a call that finds another in flight for the key shares its
     // outcome and looks up nothing), so no entry can be stored between its lookup and its turn.
@@ -292,7 +302,15 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
         ObjectCode code = counted_compile(compile);
         store(cache, key, code, on_cache_error);
         return code;
-    });
+    }, cancellation);
+}
+
+}  // namespace
+
+ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
+                          const std::function<ObjectCode()>& compile,
+                          const CacheWarningHandler& on_cache_error) {
+    return get_or_compile_cancellable(cache, key, compile, on_cache_error, CancellationToken{});
 }
 
 namespace detail {
@@ -390,10 +408,11 @@ std::string store_under_view(ProgramCache& cache, const Program& program, const 
 ObjectCode compile_and_store_with_headers(ProgramCache& cache, Program& program, CodeType target,
                                           const std::vector<std::string>& name_expressions,
                                           const CacheKey& source_key,
-                                          const CacheWarningHandler& on_cache_error) {
+                                          const CacheWarningHandler& on_cache_error,
+                                          const CompileOptions& cancellable) {
     const std::string program_name = "program '" + program.options().name + "'";
     if (program.options().fdevice_time_trace) {
-        ObjectCode code = counted_compile([&] { return program.compile(target, name_expressions); });
+        ObjectCode code = counted_compile([&] { return program.compile(target, name_expressions, cancellable); });
         warn(WarningKind::not_cached,
              "compile_cached: " + program_name + " compiled but not cached: with "
              "fdevice_time_trace set the headers it reads cannot be recorded; pass "
@@ -401,7 +420,7 @@ ObjectCode compile_and_store_with_headers(ProgramCache& cache, Program& program,
         return code;
     }
     if (const std::string reason = trace_unwritable_reason(); !reason.empty()) {
-        ObjectCode code = counted_compile([&] { return program.compile(target, name_expressions); });
+        ObjectCode code = counted_compile([&] { return program.compile(target, name_expressions, cancellable); });
         const std::string message = "compile_cached: " + program_name +
                                     " compiled but not cached: " + reason;
         if (on_cache_error) {
@@ -414,7 +433,8 @@ ObjectCode compile_and_store_with_headers(ProgramCache& cache, Program& program,
     // The code is what compile() makes, byte for byte, and the view is of the files it was
     // compiled from, or says what changed while it compiled (code/compile_request.hpp).
     detail::CompiledProgram compiled = counted_compile([&] {
-        return detail::compile(program, {target, name_expressions, detail::CompileRequest::Needs::view});
+        return detail::compile(program, {target, name_expressions, detail::CompileRequest::Needs::view,
+                                         &cancellable.cancellation});
     });
     const ObjectCode code = std::move(compiled.code);
     auto not_cached = [&](const std::string& why) {
@@ -450,7 +470,10 @@ std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
 
 ObjectCode compile_cached(Program& program, CodeType target, const std::vector<std::string>& name_expressions,
                           const CompileOptions& options) {
-    if (options.cache == nullptr) return program.compile(target, name_expressions);
+    // What Program::compile is given: the cancellation alone.
+    CompileOptions cancellable;
+    cancellable.cancellation = options.cancellation;
+    if (options.cache == nullptr) return program.compile(target, name_expressions, cancellable);
     ProgramCache& cache = *options.cache;
     const detail::CudacoreRange range(tracing::CudacoreCategory::compile,
                                       [&] { return "compile_cached " + program.options().name; });
@@ -459,14 +482,14 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
     // Counted by get_or_compile, and below where it is called directly.
     // Code from the cache names its debug source file (if any): make sure it exists.
     program.write_debug_source();
-    auto compile = [&] { return program.compile(target, name_expressions); };
+    auto compile = [&] { return program.compile(target, name_expressions, cancellable); };
     if (!options.extra_digest.empty()) {
-        return get_or_compile(
+        return get_or_compile_cancellable(
             cache, extend_key(source_key, "cudacore-extra-digest-v1", {{"", options.extra_digest}}),
-            compile, on_cache_error);
+            compile, on_cache_error, options.cancellation);
     }
     if (program.source_type() != SourceType::cxx) {  // PTX and NVVM IR include nothing
-        return get_or_compile(cache, source_key, compile, on_cache_error);
+        return get_or_compile_cancellable(cache, source_key, compile, on_cache_error, options.cancellation);
     }
 
     auto lookup_code = [&] { return find_code(cache, program, source_key, options); };
@@ -479,8 +502,8 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
         CompileTurn turn = cache.await_compile_turn(source_key, lookup_code);
         if (turn.found) return *turn.found;
         return compile_and_store_with_headers(cache, program, target, name_expressions, source_key,
-                                              on_cache_error);
-    });
+                                              on_cache_error, cancellable);
+    }, options.cancellation);
 }
 
 }  // namespace cudacore

@@ -53,16 +53,20 @@ void compile_in_thread(Job& job, const CompileOptions& options) {
     }
 }
 
+// A failure cancels options.cancellation (compile_many's own token), so that the compiles in
+// flight stop too, and no more start.
 void run_threads(const std::vector<Job*>& jobs, unsigned workers, const CompileOptions& options) {
     detail::run_steps(jobs.size(), workers, [&](std::size_t i) {
         compile_in_thread(*jobs[i], options);
+        if (jobs[i]->failure) options.cancellation.cancel();
         return !jobs[i]->failure;
     });
 }
 
 // ---- processes -----------------------------------------------------------------------------
 // A child writes one message to its pipe and exits: 'O' + ObjectCode::serialize(), or 'C' + a
-// CompileError (name, log, options), or 'E' + another error's text. Strings are length-prefixed.
+// CompileError (its NVRTC status, name, log, options), or 'E' + another error's text. Strings
+// are length-prefixed.
 
 void put_string(std::string& out, std::string_view text) {
     const std::uint64_t size = text.size();
@@ -157,6 +161,7 @@ bool child_may_use_pch(const Program& program, const Program* first) {
         message = 'O' + program.compile(job.target, *job.names).serialize();
     } catch (const CompileError& e) {
         message = 'C';
+        put_string(message, std::to_string(static_cast<int>(e.nvrtc_status())));
         put_string(message, e.program_name());
         put_string(message, e.log());
         for (const auto& option : e.options()) put_string(message, option);
@@ -185,12 +190,13 @@ void read_result(Job& job, const std::string& message, int wait_status, const ch
         if (kind == 'O') {
             job.result = ObjectCode::deserialize(rest);
         } else if (kind == 'C') {
+            const std::string status = take_string(rest, operation);
             std::string name = take_string(rest, operation);
             std::string log = take_string(rest, operation);
             std::vector<std::string> options;
             while (!rest.empty()) options.push_back(take_string(rest, operation));
             throw CompileError(std::move(name), std::move(log), std::move(options),
-                               job.program->backend());
+                               job.program->backend(), static_cast<nvrtcResult>(std::atoi(status.c_str())));
         } else {
             throw Error(std::string(operation) + ": program '" + job.program->options().name +
                         "' in a child process: " + take_string(rest, operation));
@@ -211,20 +217,26 @@ public:
     }
     ChildPool(const ChildPool&) = delete;
     ChildPool& operator=(const ChildPool&) = delete;
-    ~ChildPool() {
-        for (Child& child : running_) {
-            ::kill(child.pid, SIGKILL);
-            ::close(child.fd);
-            ::waitpid(child.pid, nullptr, 0);
-        }
-    }
+    ~ChildPool() { kill_running(); }
 
-    // Runs every job, at most `workers` children at a time, and waits for them; starts no more
-    // after one failed.
-    void run(const std::vector<Job*>& jobs, unsigned workers, const Program* pch_maker) {
+    // Runs every job, at most `workers` children at a time, and waits for them; after one failed,
+    // or when `cancellation` is cancelled, starts no more and kills those running (their jobs
+    // left without result: a cancelled call's get CompileCancelled).
+    void run(const std::vector<Job*>& jobs, unsigned workers, const Program* pch_maker,
+             const CancellationToken& cancellation) {
         size_t next = 0;
         bool failed = false;
         while (next < jobs.size() || !running_.empty()) {
+            if (cancellation.is_cancelled()) {
+                for (Child& child : running_)
+                    child.job->failure = std::make_exception_ptr(CompileCancelled(
+                        child.job->program->options().name, {}, child.job->program->backend()));
+                failed = true;
+            }
+            if (failed) {
+                kill_running();
+                break;
+            }
             while (!failed && next < jobs.size() && running_.size() < workers) {
                 // No process to be had while some of ours run: go on with as many as run now.
                 if (!start(*jobs[next], pch_maker)) {
@@ -236,7 +248,8 @@ public:
             if (failed && running_.empty()) break;
             std::vector<pollfd> polled;
             for (const Child& child : running_) polled.push_back({child.fd, POLLIN, 0});
-            if (::poll(polled.data(), polled.size(), -1) < 0) {
+            // Woken now and then to see the token.
+            if (::poll(polled.data(), polled.size(), 20) < 0) {
                 if (errno == EINTR) continue;
                 throw Error(std::string(operation_) + ": poll failed: " + std::strerror(errno));
             }
@@ -264,6 +277,16 @@ private:
         Job* job;
         std::string message;
     };
+
+    void kill_running() noexcept {
+        for (Child& child : running_) {
+            ::kill(child.pid, SIGKILL);
+            ::close(child.fd);
+            while (::waitpid(child.pid, nullptr, 0) < 0 && errno == EINTR) {
+            }
+        }
+        running_.clear();
+    }
 
     // Forks a child compiling `job`; it uses the PCH `pch_maker` made in this process when it
     // may (child_may_use_pch), else compiles without PCH. False when fork found no process to
@@ -336,6 +359,20 @@ ManyMisses find_misses(std::vector<Job>& jobs, const CompileOptions& options) {
     return found;
 }
 
+// Compiles stopped because another failed (cancelled by compile_many's own token, the caller's
+// not cancelled) did not fail themselves: they count as not run.
+void forget_stopped(std::vector<Job>& jobs) {
+    for (Job& job : jobs) {
+        if (!job.failure) continue;
+        try {
+            std::rethrow_exception(job.failure);
+        } catch (const CompileCancelled&) {
+            job.failure = nullptr;
+        } catch (...) {
+        }
+    }
+}
+
 }  // namespace
 
 namespace detail {
@@ -359,6 +396,10 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
         jobs.push_back({programs[i], targets[i], names[i], std::nullopt, std::nullopt, nullptr});
 
     auto [misses, duplicates] = find_misses(jobs, many);
+    // The compiles' own token: cancelled by the caller's, and by the first failure, which stops
+    // the compiles in flight (and those not started) without touching the caller's token.
+    CompileOptions each = many;
+    each.cancellation = many.cancellation.child();
 
     const unsigned workers =
         std::max(1u, many.workers ? many.workers : std::thread::hardware_concurrency());
@@ -375,14 +416,16 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
         // No child compiles beside the first: children without the PCH (1.2 s each for a
         // <cuda/std> program with 16 at once, against 0.12 s with it) slowed the PCH build more
         // than they gained, and took four times the CPU.
-        if (pch_first) compile_in_thread(first, many);
+        if (pch_first) compile_in_thread(first, each);
         if (!first.failure && !rest.empty()) {
             if (many.strategy == CompileStrategy::processes)
-                ChildPool(child_cpus, operation).run(rest, workers, pch_first ? first.program : nullptr);
+                ChildPool(child_cpus, operation).run(rest, workers, pch_first ? first.program : nullptr,
+                                                     each.cancellation);
             else
-                run_threads(rest, workers, many);
+                run_threads(rest, workers, each);
         }
     }
+    if (!many.cancellation.is_cancelled()) forget_stopped(jobs);
     for (auto [job, miss] : duplicates) {
         job->result = miss->result;
         job->failure = miss->failure;

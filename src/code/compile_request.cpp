@@ -1,5 +1,6 @@
 #include "code/compile_request.hpp"
 
+#include "cudacore/cancellation.hpp"
 #include "cudacore/program_options.hpp"
 #include "cudacore/compiler_flags.hpp"
 #include "headers/header_trace.hpp"
@@ -10,11 +11,37 @@
 
 namespace cudacore::detail {
 
+namespace {
+
+// CompileCancelled for `program` when `cancellation` is cancelled.
+void throw_if_cancelled(const Program& program, CodeType target, const CancellationToken* cancellation) {
+    if (cancellation && cancellation->is_cancelled())
+        throw CompileCancelled(program.options().name, program.flags(target), program.backend());
+}
+
+CompiledProgram compile_uncancelled(Program& program, const CompileRequest& request);
+
+}  // namespace
+
 CompiledProgram compile(Program& program, const CompileRequest& request) {
+    throw_if_cancelled(program, request.target, request.cancellation);
+    CompiledProgram compiled = compile_uncancelled(program, request);
+    // Cancelled after the compilers were done: the code is dropped all the same, so that a
+    // cancelled compile never returns (nor a cache stores) anything.
+    throw_if_cancelled(program, request.target, request.cancellation);
+    return compiled;
+}
+
+namespace {
+
+// Long because: the compile, its header pass beside it, and the view taken around both are one
+// sequence whose order is the point (see compile_request.hpp).
+CompiledProgram compile_uncancelled(Program& program, const CompileRequest& request) {
     const bool cxx = program.source_type() == SourceType::cxx;
+    const CancellationToken* cancellation = request.cancellation;
     if (request.needs == CompileRequest::Needs::code || !cxx) {
         ObjectCode code = cxx ? ProgramInternals::compile_cxx(program, request.target,
-                                                             request.name_expressions, true)
+                                                             request.name_expressions, true, cancellation)
                               : ProgramInternals::compile_ptx_or_nvvm(program, request.target,
                                                                       request.name_expressions);
         CompiledProgram compiled{std::move(code)};
@@ -29,9 +56,20 @@ CompiledProgram compile(Program& program, const CompileRequest& request) {
         search = include_search(program.options().name, nvrtc_flags(program.options()));
         start = compile_start(*search);
     }
-    std::future<std::vector<std::string>> pass = start_headers_opened(program, request.target);
-    CompiledProgram compiled{ProgramInternals::compile_cxx(program, request.target,
-                                                           request.name_expressions, true)};
+    std::future<std::vector<std::string>> pass = start_headers_opened(program, request.target, cancellation);
+    std::optional<ObjectCode> code;
+    try {
+        code = ProgramInternals::compile_cxx(program, request.target, request.name_expressions, true,
+                                             cancellation);
+    } catch (...) {
+        // The pass uses `program`: it ends (soon, when cancelled) before the error leaves.
+        try {
+            pass.wait();
+        } catch (...) {
+        }
+        throw;
+    }
+    CompiledProgram compiled{std::move(*code)};
     compiled.search = search;
     try {
         compiled.headers_opened = pass.get();
@@ -40,7 +78,8 @@ CompiledProgram compile(Program& program, const CompileRequest& request) {
         return compiled;
     }
     auto compile_without_pch = [&] {
-        compiled.code = ProgramInternals::compile_cxx(program, request.target, request.name_expressions, false);
+        compiled.code = ProgramInternals::compile_cxx(program, request.target, request.name_expressions, false,
+                                                      cancellation);
     };
     if (!view) {
         // Code from a PCH only when no header listed changed near or after its making.
@@ -62,5 +101,7 @@ CompiledProgram compile(Program& program, const CompileRequest& request) {
         remember_pch_view(program.pch_status().file, *compiled.view, *search);
     return compiled;
 }
+
+}  // namespace
 
 }  // namespace cudacore::detail

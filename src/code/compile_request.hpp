@@ -27,6 +27,9 @@ struct CompileRequest {
         headers_opened,   // and the header files NVRTC opened (Program::compile's headers_read)
         view,             // and the view of the files it was compiled from (a cache's key)
     } needs = Needs::code;
+    // Not null: the compile (and its header pass) is given up when it is cancelled, throwing
+    // CompileCancelled. The token outlives the call.
+    const CancellationToken* cancellation = nullptr;
 };
 
 struct CompiledProgram {
@@ -50,8 +53,9 @@ CompiledProgram compile(Program& program, const CompileRequest& request);
 // The door into Program for the library's compile path and the caches' memo of a Program value.
 struct ProgramInternals {
     static ObjectCode compile_cxx(Program& program, CodeType target,
-                                  const std::vector<std::string>& name_expressions, bool pch_allowed) {
-        return program.compile_cxx(target, name_expressions, pch_allowed);
+                                  const std::vector<std::string>& name_expressions, bool pch_allowed,
+                                  const CancellationToken* cancellation) {
+        return program.compile_cxx(target, name_expressions, pch_allowed, cancellation);
     }
     static ObjectCode compile_ptx_or_nvvm(Program& program, CodeType target,
                                           const std::vector<std::string>& name_expressions) {

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <string_view>
 
 namespace cudacore {
@@ -232,6 +234,22 @@ void prepare_link_state(LinkState& state, DriverJitOptions& jit, std::size_t inp
                        reinterpret_cast<void*>(kLogSize)});
 }
 
+// The symbol map of linked code: every input's (name expression -> lowered name), so that the
+// linked code finds a kernel by the name expression its input was compiled with. A name
+// expression two inputs map to different lowered names is left out: neither is the one meant.
+SymbolMap linked_symbols(const std::vector<ObjectCode>& inputs) {
+    SymbolMap merged;
+    std::set<std::string> ambiguous;
+    for (const ObjectCode& input : inputs) {
+        for (const auto& [expression, lowered] : input.symbol_map()) {
+            const auto [at, added] = merged.emplace(expression, lowered);
+            if (!added && at->second != lowered) ambiguous.insert(expression);
+        }
+    }
+    for (const std::string& expression : ambiguous) merged.erase(expression);
+    return merged;
+}
+
 }  // namespace
 
 std::string_view to_string(LinkerBackend backend) noexcept {
@@ -395,7 +413,7 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
     }
     // Printed by the worker's linker, which in this process would have reached the terminal.
     if (!console.empty()) append_line(info_log_, console);
-    return ObjectCode::from_bytes(target, std::move(run.code), options_.name);
+    return ObjectCode::from_bytes(target, std::move(run.code), options_.name, linked_symbols(inputs_));
 }
 
 ObjectCode Linker::link_with_driver() {
@@ -456,7 +474,7 @@ ObjectCode Linker::link_with_driver() {
         fail(status, "cuLinkComplete");
     take_logs();
     // The cubin belongs to the link state: copy it (the state lives on for handle()).
-    return ObjectCode::from_cubin(std::string(static_cast<const char*>(cubin), size), options_.name);
+    return ObjectCode::from_cubin(std::string(static_cast<const char*>(cubin), size), options_.name, linked_symbols(inputs_));
 }
 
 }  // namespace cudacore

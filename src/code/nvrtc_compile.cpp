@@ -116,9 +116,38 @@ void for_each_line(std::string_view text, Visit visit) {
     }
 }
 
+// NVRTC's flow callback: 1 cancels the compile. Once cancelled a token stays so, as NVRTC
+// requires of the answers; thread-safe and calls no NVRTC function.
+int cancelled(void* token, void*) {
+    return static_cast<const CancellationToken*>(token)->is_cancelled() ? 1 : 0;
+}
+
+int never_cancelled(void*, void*) { return 0; }
+
 std::string status_name(nvrtcResult status) {
     const char* name = nvrtc().nvrtcGetErrorString(status);
     return name ? name : "NVRTC error " + std::to_string(static_cast<int>(status));
+}
+
+// nvrtcCompileProgram, holding the PCH heap when `pch`, asking `cancellation` (when not null)
+// through NVRTC's flow callback where NVRTC has one. NVRTC_ERROR_CANCELLED once it is cancelled.
+nvrtcResult compile_program(nvrtcProgram raw, const std::vector<const char*>& argv, bool pch,
+                            const CancellationToken* cancellation, const std::string& object) {
+    const auto& api = nvrtc();
+    const bool flow = cancellation && api.nvrtcSetFlowCallback;
+    if (flow) {
+        check_nvrtc(api.nvrtcSetFlowCallback(raw, cancelled, const_cast<CancellationToken*>(cancellation)),
+                    "nvrtcSetFlowCallback", object);
+    }
+    nvrtcResult status;
+    {
+        std::shared_lock<std::shared_mutex> heap_in_use;
+        if (pch) heap_in_use = std::shared_lock(pch_heap_mutex());
+        status = api.nvrtcCompileProgram(raw, static_cast<int>(argv.size()), argv.data());
+    }
+    // The token may go before a wrapped program does: NVRTC is left no pointer to it.
+    if (flow) api.nvrtcSetFlowCallback(raw, never_cancelled, nullptr);
+    return cancellation && cancellation->is_cancelled() ? NVRTC_ERROR_CANCELLED : status;
 }
 
 }  // namespace
@@ -127,9 +156,14 @@ NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
                            const std::vector<std::string>& flags,
                            const std::vector<std::string>& name_expressions, CodeType target,
                            const std::string& object, bool pch, nvrtcProgram existing,
-                           bool add_name_expressions, const InMemoryHeaders& headers) {
+                           bool add_name_expressions, const InMemoryHeaders& headers,
+                           const CancellationToken* cancellation) {
     const auto& api = nvrtc();
     NvrtcAttempt attempt;
+    if (cancellation && cancellation->is_cancelled()) {
+        attempt.status = NVRTC_ERROR_CANCELLED;
+        return attempt;
+    }
     nvrtcProgram raw = existing;
     if (raw == nullptr) {
         check_nvrtc(api.nvrtcCreateProgram(&raw, source.c_str(), name.c_str(),
@@ -151,11 +185,7 @@ NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
     std::vector<const char*> argv;
     argv.reserve(flags.size());
     for (const auto& flag : flags) argv.push_back(flag.c_str());
-    {
-        std::shared_lock<std::shared_mutex> heap_in_use;
-        if (pch) heap_in_use = std::shared_lock(pch_heap_mutex());
-        attempt.status = api.nvrtcCompileProgram(raw, static_cast<int>(argv.size()), argv.data());
-    }
+    attempt.status = compile_program(raw, argv, pch, cancellation, object);
     attempt.log = program_log(api, raw);
     if (pch) {
         take_pch_messages(attempt);

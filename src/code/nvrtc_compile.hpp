@@ -2,6 +2,7 @@
 // the precompiled-header bookkeeping around it. Program::compile is the only user.
 #pragma once
 
+#include "cudacore/cancellation.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
 
@@ -44,12 +45,16 @@ struct InMemoryHeaders {
 // holds the PCH heap against resizing while it runs. `existing`: compile this program (the
 // caller's, not destroyed here) instead of creating one from `source`; `add_name_expressions`
 // false when they were added already (NVRTC allows that only before the first compilation).
-// `headers`: given to the program created here (a wrapped program has its own).
+// `headers`: given to the program created here (a wrapped program has its own). `cancellation`
+// (not null): NVRTC's flow callback asks it, and a cancelled compile returns with status
+// NVRTC_ERROR_CANCELLED (the callback is left in place on a wrapped program: its payload is the
+// token, which the caller keeps alive while the program may be compiled; it is reset after).
 NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
                            const std::vector<std::string>& flags,
                            const std::vector<std::string>& name_expressions, CodeType target,
                            const std::string& object, bool pch, nvrtcProgram existing = nullptr,
-                           bool add_name_expressions = true, const InMemoryHeaders& headers = {});
+                           bool add_name_expressions = true, const InMemoryHeaders& headers = {},
+                           const CancellationToken* cancellation = nullptr);
 
 // The headers of `bundles` by include name, the first bundle holding a name winning (see
 // ProgramOptions::header_bundles); the pointers live as long as the bundles.

@@ -322,6 +322,7 @@ struct NvrtcInput {
     const std::string& object;
     nvrtcProgram wrapped;
     const detail::InMemoryHeaders& headers;
+    const CancellationToken* cancellation;
 };
 
 // Compiles with `flags` (with PCH when `pch`), and when the PCH machinery failed, not the code,
@@ -331,14 +332,15 @@ detail::NvrtcAttempt compile_with_pch_fallback(const NvrtcInput& in, const Progr
     const auto began = std::chrono::system_clock::now();
     detail::NvrtcAttempt attempt =
         detail::nvrtc_compile(in.source, in.name, flags, in.name_expressions, in.target, in.object, pch,
-                              in.wrapped, /*add_name_expressions=*/true, in.headers);
-    if (!pch) return attempt;
+                              in.wrapped, /*add_name_expressions=*/true, in.headers, in.cancellation);
+    if (!pch || attempt.status == NVRTC_ERROR_CANCELLED) return attempt;
     if (attempt.status != NVRTC_SUCCESS && detail::log_blames_pch(attempt.log)) {
         status = {PchOutcome::failed,
                   "NVRTC failed with PCH, compiled without it: " + detail::pch_error_lines(attempt.log), {}, 0};
         flags = detail::without_pch_flags(flags);
         return detail::nvrtc_compile(in.source, in.name, flags, in.name_expressions, in.target, in.object, false,
-                                     in.wrapped, /*add_name_expressions=*/in.wrapped == nullptr, in.headers);
+                                     in.wrapped, /*add_name_expressions=*/in.wrapped == nullptr, in.headers,
+                                     in.cancellation);
     }
     status = detail::pch_outcome(attempt, options);
     if (attempt.pch_create_status == NVRTC_SUCCESS) {  // made here, whether or not one was used
@@ -363,7 +365,7 @@ void remove_earlier_time_trace(const ProgramOptions& options) {
 void compile_again_if_folders_changed(const NvrtcInput& in, const ProgramOptions& options, const PchChoice& pch,
                                       std::vector<std::string>& flags, PchStatus& status,
                                       detail::NvrtcAttempt& attempt) {
-    if (!pch.bundles_from_folders) return;
+    if (!pch.bundles_from_folders || attempt.status == NVRTC_ERROR_CANCELLED) return;
     const std::string problem = detail::bundle_folders_problem(pch.folders, options.header_bundles);
     if (problem.empty()) return;
     status = {PchOutcome::not_attempted,
@@ -372,7 +374,8 @@ void compile_again_if_folders_changed(const NvrtcInput& in, const ProgramOptions
     for (const std::string& added : pch.added_flags) std::erase(flags, added);
     const detail::InMemoryHeaders headers = detail::in_memory_headers(options.header_bundles);
     attempt = detail::nvrtc_compile(in.source, in.name, flags, in.name_expressions, in.target, in.object, false,
-                                    in.wrapped, /*add_name_expressions=*/in.wrapped == nullptr, headers);
+                                    in.wrapped, /*add_name_expressions=*/in.wrapped == nullptr, headers,
+                                    in.cancellation);
 }
 
 // The log of a failed NVRTC compile as CompileError reports it. Compilation errors and rejected
@@ -466,6 +469,19 @@ ObjectCode Program::compile(CodeType target, const std::vector<std::string>& nam
     return detail::compile(*this, {target, name_expressions}).code;
 }
 
+ObjectCode Program::compile(CodeType target, const std::vector<std::string>& name_expressions,
+                            const CompileOptions& options) {
+    check_open("Program::compile");
+    if (options.cache) {
+        throw InvalidArgumentError("Program::compile: " + describe(options_) + ": a cache in its "
+                                   "CompileOptions (Program::compile uses only the cancellation); "
+                                   "compile through compile_cached to use a cache");
+    }
+    detail::CompileRequest request{target, name_expressions};
+    request.cancellation = &options.cancellation;
+    return detail::compile(*this, request).code;
+}
+
 ObjectCode Program::compile_ptx_or_nvvm(CodeType target, const std::vector<std::string>& name_expressions) {
     check_open("Program::compile");
     const detail::CudacoreRange range(tracing::CudacoreCategory::compile, [&] {
@@ -488,7 +504,7 @@ ObjectCode Program::compile_ptx_or_nvvm(CodeType target, const std::vector<std::
 }
 
 ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>& name_expressions,
-                                bool pch_allowed) {
+                                bool pch_allowed, const CancellationToken* cancellation) {
     check_open("Program::compile");
     const detail::CudacoreRange range(tracing::CudacoreCategory::compile, [&] {
         return "compile " + options_.name + " (" + std::string(to_string(target)) + ")";
@@ -517,7 +533,7 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
     if (!debug_source.empty()) write_debug_source();
     remove_earlier_time_trace(options_);
     std::vector<std::string> used_flags = flags;
-    const NvrtcInput input{source_, nvrtc_name, name_expressions, target, object, wrapped, headers};
+    const NvrtcInput input{source_, nvrtc_name, name_expressions, target, object, wrapped, headers, cancellation};
     detail::NvrtcAttempt attempt = compile_with_pch_fallback(input, options_, pch.on, used_flags, pch_status_);
     compile_again_if_folders_changed(input, options_, pch, used_flags, pch_status_, attempt);
     detail::cudacore_mark(tracing::CudacoreCategory::compile, [&] {
@@ -533,8 +549,9 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
     if (pch.bundles_from_folders) log_ = detail::log_naming_bundled_headers(std::move(log_), pch.folders);
     if (attempt.status != NVRTC_SUCCESS) {
         for (const std::string& added : pch.added_flags) std::erase(used_flags, added);
+        if (attempt.status == NVRTC_ERROR_CANCELLED) throw CompileCancelled(options_.name, used_flags, "NVRTC");
         throw CompileError(options_.name, failed_compile_log(log_, attempt.status, options_), used_flags,
-                           "NVRTC");
+                           "NVRTC", attempt.status);
     }
     return ObjectCode::from_bytes(target, std::move(attempt.code), options_.name,
                                   std::move(attempt.symbols));

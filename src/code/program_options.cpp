@@ -3,6 +3,7 @@
 
 #include "cudacore/errors.hpp"
 #include "code/ptxas_report.hpp"
+#include "headers/standard_headers.hpp"
 #include "loader/driver_api.hpp"
 
 #include <cctype>
@@ -139,6 +140,11 @@ std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
     for (const auto& dir : o.include_path) f.push_back("--include-path=" + dir);
     if (o.toolkit_include_path && o.header_bundles.empty()) {
         for (const auto& dir : toolkit_include_dirs()) f.push_back("--include-path=" + dir);
+    }
+    // Last, so that any other folder's header of the same name wins.
+    if (o.std_headers) {
+        if (const std::string dir = detail::standard_headers_folder(); !dir.empty())
+            f.push_back("--include-path=" + dir);
     }
     for (const auto& header : o.pre_include) f.push_back("--pre-include=" + header);
     add_bool(o.no_source_include, "--no-source-include");

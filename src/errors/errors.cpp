@@ -117,11 +117,13 @@ NvmlError::NvmlError(std::string call, int status, std::string status_text, std:
       status_text_(std::move(status_text)) {}
 
 CompileError::CompileError(std::string program_name, std::string log,
-                           std::vector<std::string> options, std::string backend)
+                           std::vector<std::string> options, std::string backend,
+                           nvrtcResult nvrtc_status)
     : Error(log_message("compiling", program_name, log, backend)),
       program_name_(std::move(program_name)),
       log_(std::move(log)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      nvrtc_status_(nvrtc_status) {}
 
 LinkError::LinkError(std::string name, std::string log, std::vector<std::string> options,
                      std::string backend, std::string failed_call)

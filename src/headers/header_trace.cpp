@@ -107,7 +107,8 @@ std::vector<std::string> headers_in_trace(const std::filesystem::path& trace,
 std::vector<std::string> headers_opened(const std::string& source, const std::string& name,
                                         const std::vector<std::string>& flags,
                                         const std::vector<HeaderBundle>& bundles,
-                                        const std::string& object) {
+                                        const std::string& object,
+                                        const CancellationToken* cancellation) {
     const TraceDirectory directory(object);
     const std::filesystem::path trace = directory.path() / "trace";
     std::vector<std::string> pass_flags = without_pch_flags(flags);
@@ -116,23 +117,25 @@ std::vector<std::string> headers_opened(const std::string& source, const std::st
     const InMemoryHeaders headers = in_memory_headers(bundles);
     NvrtcAttempt attempt = nvrtc_compile(source, name, pass_flags, {}, CodeType::ptx, object,
                                          /*pch=*/false, nullptr, /*add_name_expressions=*/false,
-                                         headers);
+                                         headers, cancellation);
     if (attempt.status != NVRTC_SUCCESS) {
         // NVRTC writes a failed compile's trace at this thread's next traced compile: end it here.
         end_failed_time_trace((directory.path() / "end").string());
+        if (attempt.status == NVRTC_ERROR_CANCELLED) throw CompileCancelled(name, pass_flags, "NVRTC");
         std::string log = std::move(attempt.log);
         if (!log.empty() && log.back() != '\n') log += '\n';
         const char* status_name = nvrtc().nvrtcGetErrorString(attempt.status);
         log += std::string("nvrtcCompileProgram (front end only, to list the headers read) "
                            "failed: ") + (status_name ? status_name : "error");
-        throw CompileError(name, std::move(log), pass_flags, "NVRTC");
+        throw CompileError(name, std::move(log), pass_flags, "NVRTC", attempt.status);
     }
     // NVRTC appends ".json" to the name it is given.
     return headers_in_trace(trace.string() + ".json", object, bundles);
 }
 
 std::future<std::vector<std::string>> start_headers_opened(const Program& program,
-                                                           CodeType target) {
+                                                           CodeType target,
+                                                           const CancellationToken* cancellation) {
     const ProgramOptions& options = program.options();
     std::string object = "program '" + options.name + "' (" + std::string(to_string(target)) +
                          ", the headers it reads)";
@@ -146,9 +149,9 @@ std::future<std::vector<std::string>> start_headers_opened(const Program& progra
     std::string name = debug_source.empty() ? options.name : debug_source.string();
     // flags() may read the current device's arch: on this thread, not the pass's.
     auto pass = [&program, name = std::move(name), flags = program.flags(target),
-                 object = std::move(object)] {
+                 object = std::move(object), cancellation] {
         return headers_opened(program.source(), name, flags, program.options().header_bundles,
-                              object);
+                              object, cancellation);
     };
     try {
         return std::async(std::launch::async, pass);

@@ -32,7 +32,8 @@ namespace cudacore::detail {
 std::vector<std::string> headers_opened(const std::string& source, const std::string& name,
                                         const std::vector<std::string>& flags,
                                         const std::vector<HeaderBundle>& bundles,
-                                        const std::string& object);
+                                        const std::string& object,
+                                        const CancellationToken* cancellation = nullptr);
 
 // headers_opened for a C++ Program compiled to `target` (its source, NVRTC flags without PCH,
 // header bundles, and the name compile() gives NVRTC), started on a thread of its own so that it
@@ -41,7 +42,10 @@ std::vector<std::string> headers_opened(const std::string& source, const std::st
 // starts; `program` must outlive the future. Runs on the calling thread at get() when no thread
 // can be started. Throws InvalidArgumentError at once for a program that is not C++ or wraps a
 // handle (its source is not known).
-std::future<std::vector<std::string>> start_headers_opened(const Program& program, CodeType target);
+// `cancellation` (not null, outliving the future): the pass is given up when it is cancelled,
+// get() then throwing CompileCancelled.
+std::future<std::vector<std::string>> start_headers_opened(const Program& program, CodeType target,
+                                                           const CancellationToken* cancellation = nullptr);
 
 // Whether the PCH a compile used (`status`) may predate an edit of one of `headers`: it was made
 // by a compile this process did not see, or a header was changed (contents or metadata) less than

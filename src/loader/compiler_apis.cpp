@@ -42,6 +42,9 @@ NvrtcApi load_nvrtc() {
 #define CUDACORE_NVRTC_FUNCTION(name) require_symbol(library, search, #name, api.name, need);
 #include "loader/nvrtc_functions.inc"
 #undef CUDACORE_NVRTC_FUNCTION
+#define CUDACORE_NVRTC_OPTIONAL_FUNCTION(name) find_symbol(library, #name, api.name);
+#include "loader/nvrtc_optional_functions.inc"
+#undef CUDACORE_NVRTC_OPTIONAL_FUNCTION
     // NVRTC would put handlers of its own for SIGINT and SIGTERM in the program's place while
     // compiling (see signal_imports.hpp): it keeps the program's instead, before any compile.
     keep_signal_dispositions(reinterpret_cast<const void*>(api.nvrtcCompileProgram));

@@ -14,6 +14,10 @@ struct NvrtcApi {
 #define CUDACORE_NVRTC_FUNCTION(name) decltype(&::name) name = nullptr;
 #include "loader/nvrtc_functions.inc"
 #undef CUDACORE_NVRTC_FUNCTION
+    // Null where this NVRTC lacks them.
+#define CUDACORE_NVRTC_OPTIONAL_FUNCTION(name) decltype(&::name) name = nullptr;
+#include "loader/nvrtc_optional_functions.inc"
+#undef CUDACORE_NVRTC_OPTIONAL_FUNCTION
     std::string path;
     int major = 0, minor = 0;
 };

@@ -1,0 +1,77 @@
+/// @file
+/// CancellationToken: gives up on a compile from another thread (a server whose request went
+/// away, or that took too long), and CompileCancelled, what the cancelled compile throws.
+///
+///     #include <thread>
+///     CancellationToken token;
+///     std::thread watchdog([token] { std::this_thread::sleep_for(std::chrono::seconds(10)); token.cancel(); });
+///     try {
+///         ObjectCode code = program.compile(CodeType::cubin, {}, {.cancellation = token});
+///     } catch (const CompileCancelled&) {
+///     }
+///     watchdog.join();
+///
+/// NVRTC is told through its flow callback (nvrtcSetFlowCallback), which it calls often while
+/// it parses and instantiates, so a compile returns soon after cancel() (docs/compiling.md,
+/// "Cancelling a compile"). nvJitLink and libNVVM have no such callback: PTX and NVVM IR
+/// programs are cancelled between their steps only.
+#pragma once
+
+#include "cudacore/errors.hpp"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cudacore {
+
+/// A flag shared by its copies: cancel() on any copy cancels them all, for good. Copying is
+/// cheap (a shared pointer); every member is thread-safe and never throws.
+class CancellationToken {
+public:
+    /// A token not cancelled, with no parent. Throws std::bad_alloc only.
+    CancellationToken() : state_(std::make_shared<State>()) {}
+
+    /// Cancels this token and its copies (and the tokens made by child() from them), for good.
+    /// The compiles using it throw CompileCancelled soon after. Thread-safe; never throws.
+    void cancel() const noexcept { state_->cancelled.store(true, std::memory_order_release); }
+    /// Whether cancel() was called on this token, a copy of it or a parent of it. Thread-safe;
+    /// never throws.
+    bool is_cancelled() const noexcept {
+        for (const State* state = state_.get(); state; state = state->parent.get())
+            if (state->cancelled.load(std::memory_order_acquire)) return true;
+        return false;
+    }
+    /// A new token cancelled when this one is (or when itself is cancelled): cancelling the child
+    /// leaves this token as it was. compile_many uses one to stop the rest of its compiles after
+    /// a failure without touching the caller's token. Keeps this token's state alive.
+    CancellationToken child() const {
+        CancellationToken made;
+        made.state_->parent = state_;
+        return made;
+    }
+    /// Whether the two share one flag (one is a copy of the other).
+    bool operator==(const CancellationToken& other) const noexcept { return state_ == other.state_; }
+
+private:
+    struct State {
+        std::atomic<bool> cancelled{false};
+        std::shared_ptr<const State> parent;
+    };
+    std::shared_ptr<State> state_;
+};
+
+/// A compile given up because its CancellationToken was cancelled (its nvrtc_status() is
+/// NVRTC_ERROR_CANCELLED). Nothing it did is kept: no code, no cache entry. Catch CompileError for
+/// every failed compile, or this first to tell a cancelled compile from a failed one.
+class CompileCancelled : public CompileError {
+public:
+    /// Makes the error for the program `program_name` compiled by `backend` with `options`;
+    /// what() says the compile was cancelled.
+    CompileCancelled(std::string program_name, std::vector<std::string> options, std::string backend)
+        : CompileError(std::move(program_name), "error: the compile was cancelled (CancellationToken::cancel)",
+                       std::move(options), std::move(backend), NVRTC_ERROR_CANCELLED) {}
+};
+
+}  // namespace cudacore

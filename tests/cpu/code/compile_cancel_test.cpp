@@ -1,0 +1,219 @@
+// Compiles given up through a CancellationToken (NVRTC's flow callback), CompileError's NVRTC
+// status, and compile_many stopping the rest of its compiles after a failure. No GPU: explicit
+// arch. Times are compared with a compile measured on the same machine, never with fixed bounds.
+#include "test_support.hpp"
+
+#include "cudacore/cached_compile.hpp"
+#include "cudacore/cancellation.hpp"
+#include "cudacore/compile_many.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/memory_program_cache.hpp"
+#include "cudacore/program.hpp"
+
+#include <chrono>
+#include <thread>
+#include <variant>
+
+namespace {
+
+using namespace cudacore;
+using Clock = std::chrono::steady_clock;
+
+// 2^(depth+1) class template instantiations: seconds of NVRTC's front end at depth 11.
+std::string long_source(int depth) {
+    return "template <int D, int I> struct Tree { static constexpr long long v = Tree<D - 1, 2 * I>::v + "
+           "Tree<D - 1, 2 * I + 1>::v; };\n"
+           "template <int I> struct Tree<0, I> { static constexpr long long v = I; };\n"
+           "__global__ void k(long long* o) { *o = Tree<" + std::to_string(depth) + ", SEED>::v; }\n";
+}
+
+// Each call its own SEED, so that no compile is served from NVRTC's cache of an earlier one.
+ProgramOptions long_options(const std::string& name) {
+    static int seed = 0;
+    ProgramOptions options;
+    options.name = name;
+    options.arch = "sm_90";
+    options.pch = false;
+    options.no_cache = true;
+    options.define_macro = {{"SEED", std::to_string(++seed)}};
+    return options;
+}
+
+constexpr int kDepth = 12;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The time of one uncancelled compile of the long program, measured once.
+double full_compile_seconds() {
+    static const double measured = [] {
+        Program program(long_source(kDepth), SourceType::cxx, long_options("long_full"));
+        const auto start = Clock::now();
+        program.compile(CodeType::cubin);
+        return seconds_since(start);
+    }();
+    return measured;
+}
+
+TEST(CompileError, CarriesNvrtcStatus) {
+    ProgramOptions options;
+    options.arch = "sm_90";
+    try {
+        Program("__global__ void k() { not c++ }", SourceType::cxx, options).compile(CodeType::cubin);
+        ADD_FAILURE() << "compiled";
+    } catch (const CompileError& e) {
+        EXPECT_EQ(e.nvrtc_status(), NVRTC_ERROR_COMPILATION);
+    }
+    options.extra_flags = {"--no-such-flag"};
+    try {
+        Program("__global__ void k() {}", SourceType::cxx, options).compile(CodeType::cubin);
+        ADD_FAILURE() << "compiled";
+    } catch (const CompileError& e) {
+        EXPECT_EQ(e.nvrtc_status(), NVRTC_ERROR_INVALID_OPTION);
+    }
+}
+
+TEST(CancellationToken, CopiesShareTheFlagAndChildrenFollowTheirParent) {
+    CancellationToken token;
+    const CancellationToken copy = token;
+    const CancellationToken child = token.child();
+    EXPECT_FALSE(copy.is_cancelled());
+    child.cancel();
+    EXPECT_FALSE(token.is_cancelled());  // a child's cancel leaves its parent
+    token.cancel();
+    EXPECT_TRUE(copy.is_cancelled());
+    EXPECT_TRUE(token.child().is_cancelled());
+    EXPECT_EQ(copy, token);
+}
+
+TEST(CompileCancel, ACancelledTokenThrowsBeforeCompiling) {
+    CompileOptions options;
+    options.cancellation.cancel();
+    Program program("__global__ void k() {}", SourceType::cxx, long_options("pre_cancelled"));
+    try {
+        program.compile(CodeType::cubin, {}, options);
+        ADD_FAILURE() << "compiled";
+    } catch (const CompileCancelled& e) {
+        EXPECT_EQ(e.nvrtc_status(), NVRTC_ERROR_CANCELLED);
+        EXPECT_NE(std::string(e.what()).find("cancelled"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(program.handle()));  // NVRTC never ran
+}
+
+TEST(CompileCancel, ProgramCompileRefusesACache) {
+    MemoryProgramCache cache;
+    Program program("__global__ void k() {}", SourceType::cxx, long_options("with_cache"));
+    EXPECT_THROW(program.compile(CodeType::cubin, {}, {.cache = &cache}), InvalidArgumentError);
+}
+
+TEST(CompileCancel, ALongInstantiationReturnsSoonAfterCancel) {
+    const double full = full_compile_seconds();
+    CompileOptions options;
+    Program program(long_source(kDepth), SourceType::cxx, long_options("long_cancelled"));
+    Clock::time_point cancelled_at{};
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(std::chrono::duration<double>(full / 10));
+        cancelled_at = Clock::now();
+        options.cancellation.cancel();
+    });
+    const auto start = Clock::now();
+    bool threw = false;
+    try {
+        program.compile(CodeType::cubin, {}, options);
+    } catch (const CompileCancelled&) {
+        threw = true;
+    }
+    const auto returned = Clock::now();
+    canceller.join();
+    EXPECT_TRUE(threw);
+    const double latency = std::chrono::duration<double>(returned - cancelled_at).count();
+    const double elapsed = std::chrono::duration<double>(returned - start).count();
+    EXPECT_LT(latency, full / 4) << "full compile " << full << " s, returned " << latency << " s after cancel";
+    EXPECT_LT(elapsed, full / 2) << "full compile " << full << " s";
+}
+
+TEST(CompileCancel, ACancelledCachedCompileStoresNothing) {
+    const double full = full_compile_seconds();
+    MemoryProgramCache cache;
+    CompileOptions options{.cache = &cache};
+    Program program(long_source(kDepth), SourceType::cxx, long_options("long_cached"));
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(std::chrono::duration<double>(full / 10));
+        options.cancellation.cancel();
+    });
+    EXPECT_THROW(compile_cached(program, CodeType::cubin, {}, options), CompileCancelled);
+    canceller.join();
+    EXPECT_EQ(cache.stats().insertions, 0u);
+    EXPECT_EQ(cache.stats().entries, 0u);
+    EXPECT_FALSE(find_cached(program, CodeType::cubin, {}, {.cache = &cache}).has_value());
+}
+
+// The programs compile_many ran: those whose NVRTC program exists (handle() is set by a compile,
+// failed or not).
+std::size_t compiles_run(const std::vector<Program>& programs) {
+    std::size_t run = 0;
+    for (const Program& program : programs) run += !std::holds_alternative<std::monostate>(program.handle());
+    return run;
+}
+
+std::vector<Program> one_bad_then_long(std::size_t longs) {
+    std::vector<Program> programs;
+    ProgramOptions bad = long_options("bad");
+    programs.emplace_back("__global__ void k() { not c++ }", SourceType::cxx, bad);
+    for (std::size_t i = 0; i < longs; ++i)
+        programs.emplace_back(long_source(kDepth), SourceType::cxx, long_options("long_" + std::to_string(i)));
+    return programs;
+}
+
+TEST(CompileManyStop, AFailureStopsTheCompilesInFlightAndTheRest) {
+    const double full = full_compile_seconds();
+    std::vector<Program> programs = one_bad_then_long(8);
+    const auto start = Clock::now();
+    try {
+        compile_many(programs, CodeType::cubin, {}, {.workers = 2});
+        ADD_FAILURE() << "compiled";
+    } catch (const CompileCancelled&) {
+        ADD_FAILURE() << "the failure reported is a cancellation, not the failed program's";
+    } catch (const CompileError& e) {
+        EXPECT_EQ(e.program_name(), "bad");
+        EXPECT_EQ(e.nvrtc_status(), NVRTC_ERROR_COMPILATION);
+    }
+    const double elapsed = seconds_since(start);
+    // The failed program and the one beside it (cancelled in flight); none of the other seven.
+    EXPECT_LE(compiles_run(programs), 2u);
+    // Uncancelled, four compiles on two workers take twice a full compile; two compiles at once
+    // on a loaded machine answer the callback less often than one alone.
+    EXPECT_LT(elapsed, full) << "full compile " << full << " s";
+}
+
+TEST(CompileManyStop, TheCallersTokenCancelsEveryCompile) {
+    const double full = full_compile_seconds();
+    std::vector<Program> programs = one_bad_then_long(4);
+    programs.erase(programs.begin());
+    CompileOptions options{.workers = 2};
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(std::chrono::duration<double>(full / 10));
+        options.cancellation.cancel();
+    });
+    const auto start = Clock::now();
+    EXPECT_THROW(compile_many(programs, CodeType::cubin, {}, options), CompileCancelled);
+    const double elapsed = seconds_since(start);
+    canceller.join();
+    EXPECT_LE(compiles_run(programs), 2u);
+    // Uncancelled, four compiles on two workers take twice a full compile; two compiles at once
+    // on a loaded machine answer the callback less often than one alone.
+    EXPECT_LT(elapsed, full) << "full compile " << full << " s";
+}
+
+TEST(CompileManyStop, ChildProcessesAreStoppedToo) {
+    const double full = full_compile_seconds();
+    std::vector<Program> programs = one_bad_then_long(4);
+    const auto start = Clock::now();
+    EXPECT_THROW(compile_many(programs, CodeType::cubin, {},
+                              {.strategy = CompileStrategy::processes, .workers = 2}),
+                 CompileError);
+    EXPECT_LT(seconds_since(start), full / 2) << "full compile " << full << " s";
+}
+
+}  // namespace
