@@ -6,7 +6,9 @@
 // as from the toolkit's folder) -> fatbin (saxpy for sm_80, sm_90 and compute_90 in one call,
 // nvFatbin) -> serialize (save, load, compare) -> load lazily -> SAXPY -> templated reduction ->
 // driver log (a refused allocation in the driver's words) -> graph (SAXPY + reduction captured
-// once, replayed 100 times), then a one-line summary. Without a GPU
+// once, replayed 100 times) -> nvcc-style kernel (standard headers under NVRTC, a compile
+// cancelled from another thread) -> slices (part of a buffer, and the driver's pointer
+// attributes), then a one-line summary. Without a GPU
 // the code is still compiled, linked, cached and serialized (for sm_90) and every GPU part prints
 // SKIPPED. A failed check does not stop the later steps; it makes the exit code 1.
 //
@@ -15,6 +17,9 @@
 #include "commands.hpp"
 
 #include "cudacore/buffer.hpp"
+#include "cudacore/buffer_slice.hpp"
+#include "cudacore/cancellation.hpp"
+#include "cudacore/compile_options.hpp"
 #include "cudacore/compiler_flags.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/code_inspection.hpp"
@@ -30,6 +35,7 @@
 #include "cudacore/launch.hpp"
 #include "cudacore/linker.hpp"
 #include "cudacore/object_code.hpp"
+#include "cudacore/pointer_attributes.hpp"
 #include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/system.hpp"
@@ -46,6 +52,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -106,6 +113,30 @@ constexpr const char* kLinkedFunctionSource = R"(
 __device__ float square_add(float a, float x, float y) { return a * x * x + y; }
 )";
 constexpr const char* kLinkedKernelName = "linked_square_add";
+
+// A kernel written for nvcc: the standard headers it includes are cudacore's under NVRTC.
+constexpr const char* kNvccStyleSource = R"(
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <type_traits>
+template <class T>
+__global__ void scaled(T* data, std::uint32_t n) {
+    static_assert(std::is_floating_point<T>::value, "floating point only");
+    const std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) data[i] = std::fma(data[i], T(2), std::numeric_limits<T>::epsilon());
+    if (i == 0 && data[0] < T(0)) std::printf("negative first element\n");
+}
+)";
+constexpr const char* kNvccStyleName = "scaled<float>";
+
+// 2^13 class template instantiations: seconds of NVRTC's front end, cancelled long before.
+constexpr const char* kLongInstantiationSource = R"(
+template <int D, int I> struct Tree { static constexpr long long v = Tree<D - 1, 2 * I>::v + Tree<D - 1, 2 * I + 1>::v; };
+template <int I> struct Tree<0, I> { static constexpr long long v = I; };
+__global__ void k(long long* o) { *o = Tree<12, 7>::v; }
+)";
 
 constexpr std::size_t kElements = std::size_t{1} << 20;
 
@@ -611,6 +642,65 @@ void step_graph(Demo& demo) {
                 (end - start).count() / replays, gpu, cpu, demo.outcomes.verify("graph", ok));
 }
 
+// A kernel written for nvcc compiled by NVRTC through cudacore's standard headers, then a long
+// template instantiation cancelled from another thread (a server giving up on a request).
+void step_nvcc_style(Demo& demo) {
+    std::printf("== nvcc-style kernel (standard headers under NVRTC; a compile cancelled)\n");
+    ProgramOptions options;
+    options.arch = demo.arch;
+    options.name = "nvcc_style";
+    options.std_headers = true;  // cudacore's <cmath>, <cstdint>... under NVRTC
+    // Their folder is made under the cache folder: the demo's own, never the user's.
+    ::setenv("CUDACORE_CACHE_DIR", (demo.scratch_path() / "cache-folder").c_str(), 1);
+    const ObjectCode code =
+        Program(kNvccStyleSource, SourceType::cxx, options).compile(CodeType::cubin, {kNvccStyleName});
+    std::printf("%s with <cmath>, <cstdint>, <cstdio>, <limits>, <type_traits>: %zu bytes\n",
+                kNvccStyleName, code.size());
+    options.name = "long_instantiation";
+    CancellationToken token;
+    const auto start = std::chrono::steady_clock::now();
+    std::thread canceller([token] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        token.cancel();
+    });
+    bool cancelled = false;
+    try {
+        Program(kLongInstantiationSource, SourceType::cxx, options)
+            .compile(CodeType::cubin, {}, CompileOptions{.cancellation = token});
+    } catch (const CompileCancelled& e) {
+        cancelled = e.nvrtc_status() == NVRTC_ERROR_CANCELLED;
+    }
+    canceller.join();
+    std::printf("a long template instantiation cancelled at 100 ms returned at %.0f ms: %s\n",
+                milliseconds_since(start), demo.outcomes.verify("nvcc-style", cancelled));
+}
+
+// Part of a buffer as a Buffer (no wrap_unowned of an address), and what the driver knows of it.
+void step_slices(Demo& demo) {
+    std::printf("== slices and pointer attributes\n");
+    if (!gpu_for(demo, "slices", "slices of device memory need a GPU")) return;
+    Stream stream = demo.device->create_stream();
+    Buffer whole = demo.device->allocate(1 << 16, stream);
+    whole.fill_byte(0, stream);
+    const Buffer middle = slice(whole, 4096, 8192);
+    middle.fill_byte(7, stream);
+    std::vector<std::uint8_t> back(whole.size());
+    whole.copy_to(back, stream);
+    stream.sync();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < back.size(); ++i)
+        wrong += back[i] != ((i >= 4096 && i < 4096 + 8192) ? 7 : 0);
+    const PointerAttributes where = pointer_attributes(middle.handle());
+    const bool known = where.memory_type == MemoryType::device &&
+                       where.device_ordinal == demo.device->ordinal() &&
+                       where.range_start <= whole.handle() &&
+                       middle.handle() + middle.size() <= where.range_start + where.range_size;
+    std::printf("bytes [4096, 12288) of a 64 KiB buffer filled through a slice: %zu wrong; "
+                "the driver says: %s\n",
+                wrong, where.description().c_str());
+    demo.outcomes.verify("slices", wrong == 0 && known);
+}
+
 // Runs one step; an exception fails that step (with its message) and the demo goes on.
 void run_step(Demo& demo, const char* name, void (*step)(Demo&)) {
     try {
@@ -639,6 +729,8 @@ void add_demo_command(CLI::App& app) {
         run_step(demo, "reduction", step_reduction);
         run_step(demo, "driver log", step_driver_log);
         run_step(demo, "graph", step_graph);
+        run_step(demo, "nvcc-style", step_nvcc_style);
+        run_step(demo, "slices", step_slices);
         demo.scratch.reset();  // the temporary directory goes before the summary is printed
         std::printf("summary: %s\n", demo.outcomes.summary().c_str());
         std::fflush(stdout);

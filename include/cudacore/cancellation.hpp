@@ -17,7 +17,7 @@
 /// programs are cancelled between their steps only.
 #pragma once
 
-#include "cudacore/errors.hpp"
+#include "cudacore/compile_errors.hpp"
 
 #include <atomic>
 #include <memory>

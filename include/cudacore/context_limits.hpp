@@ -30,7 +30,9 @@ enum class ContextLimit {
     stack_size,                           ///< CU_LIMIT_STACK_SIZE: bytes of stack per GPU thread
     printf_fifo_size,                     ///< CU_LIMIT_PRINTF_FIFO_SIZE: bytes of the device printf FIFO
     malloc_heap_size,                     ///< CU_LIMIT_MALLOC_HEAP_SIZE: bytes of the device malloc heap
-    device_runtime_sync_depth,            ///< CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: nesting depth of device-side syncs
+    /// CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH: nesting depth of device-side syncs; sm_89 and older only
+    /// (the driver refuses it on sm_90 and newer: CUDA_ERROR_UNSUPPORTED_LIMIT).
+    device_runtime_sync_depth,
     device_runtime_pending_launch_count,  ///< CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: pending device launches
     max_l2_fetch_granularity,             ///< CU_LIMIT_MAX_L2_FETCH_GRANULARITY: bytes, 0 to 128 (a hint)
     persisting_l2_cache_size,             ///< CU_LIMIT_PERSISTING_L2_CACHE_SIZE: bytes of L2 set aside for persisting lines

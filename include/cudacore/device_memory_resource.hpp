@@ -69,7 +69,7 @@ struct DeviceMemoryResourceFromHandleOptions {
 /// How a device may reach a pool's memory (CUmemAccess_flags).
 enum class PoolAccess {
     none,        ///< CU_MEM_ACCESS_FLAGS_PROT_NONE: not at all
-    read,        ///< CU_MEM_ACCESS_FLAGS_PROT_READ: kernels and copies may read, not write
+    read,        ///< CU_MEM_ACCESS_FLAGS_PROT_READ: read, not write (driver 580 refuses it for pools)
     read_write,  ///< CU_MEM_ACCESS_FLAGS_PROT_READWRITE
 };
 

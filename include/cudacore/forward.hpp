@@ -30,9 +30,12 @@ struct GreenContextBox;
 struct KernelBox;
 struct MemoryPoolBox;
 struct MipmappedArrayBox;
+struct PhysicalAllocationBox;  // src/memory/virtual_memory_boxes.hpp, as the next two
 struct StreamBox;
 struct SurfaceBox;
 struct TextureBox;
+struct VirtualAddressRangeBox;
+struct VirtualMemoryMappingBox;
 struct BufferBox;
 struct ImportedPool;
 struct CachingCore;

@@ -22,6 +22,7 @@
 /// Thread-safe: the queries; close() must not race with other calls on the same object.
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/owning_handle.hpp"
 #include "cudacore/virtual_memory_resource.hpp"  // VirtualMemoryAllocationType, MemoryAccess
 
@@ -33,10 +34,6 @@
 namespace cudacore {
 
 class Device;
-
-namespace detail {
-struct PhysicalAllocationBox;  // src/memory/virtual_memory_boxes.hpp
-}
 
 /// What cuMemCreate makes: the kind of memory, the handle types it may be exported as, RDMA.
 struct PhysicalAllocationOptions {

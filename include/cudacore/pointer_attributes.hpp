@@ -39,7 +39,7 @@ struct PointerAttributes {
     MemoryType memory_type = MemoryType::unregistered;  ///< MEMORY_TYPE and IS_MANAGED together
     CUcontext context = nullptr;     ///< CONTEXT: null for pool and virtual memory (no context)
     int device_ordinal = -1;         ///< DEVICE_ORDINAL: -1 when unregistered
-    CUdeviceptr device_pointer = 0;  ///< DEVICE_POINTER: the address for kernels (0 if none)
+    CUdeviceptr device_pointer = 0;  ///< DEVICE_POINTER: the address for kernels (0 if none: pool memory)
     void* host_pointer = nullptr;    ///< HOST_POINTER: the address for the host (null if none)
     CUdeviceptr range_start = 0;     ///< RANGE_START_ADDR: the allocation containing the address
     std::size_t range_size = 0;      ///< RANGE_SIZE: that allocation's size in bytes

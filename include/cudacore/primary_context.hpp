@@ -47,8 +47,8 @@ unsigned primary_context_flags(const ContextOptions& options,
 void set_primary_context_options(const Device& device, const ContextOptions& options);
 
 /// Resets `device`'s primary context (cuDevicePrimaryCtxReset): every allocation, stream, event,
-/// module and pool in it is destroyed, and the next use retains a fresh context with the flags
-/// set before. Refused with InvalidArgumentError while cudacore objects hold the context: Context
+/// module and pool in it is destroyed, and its flags go back to the driver's defaults (set them
+/// after the reset, before the next use, which retains a fresh context with them). Refused with InvalidArgumentError while cudacore objects hold the context: Context
 /// values of it, its streams and events (and buffers allocated on them), memory resources and
 /// pools made for the device, arrays, textures, graphs, loaded code bound to it, contexts created
 /// on the device (each holds the primary context), peer access enabled through

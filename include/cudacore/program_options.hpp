@@ -70,8 +70,8 @@ struct ProgramOptions {
     /// Let NVRTC find the C++ standard headers nvcc code includes (\<type_traits\>, \<cstdint\>,
     /// \<cmath\>, \<cstdio\>...: standard_headers.hpp) in a folder searched after every other
     /// include folder. C++ programs only; passes one --include-path (the cache key names it by
-    /// the headers' digest).
-    bool std_headers = true;
+    /// the headers' digest). Off by default (docs/compiling.md, "Standard headers", says why).
+    bool std_headers = false;
     /// Headers carried by the program instead of a toolkit on disk: see HeaderBundle. C++
     /// programs only (refused for PTX and NVVM IR). Passes no flag (Program::flags and the cache
     /// key are as without a folder). While not empty:

@@ -1,7 +1,7 @@
 /// @file
 /// The C++ standard headers that kernels written for nvcc include (\<type_traits\>, \<limits\>,
 /// \<cstdint\>, \<cmath\>, \<tuple\>, \<utility\>, \<cassert\>, \<cstdio\>...) and NVRTC does not
-/// have, made available to NVRTC by cudacore (ProgramOptions::std_headers, on by default).
+/// have, made available to NVRTC by cudacore (ProgramOptions::std_headers = true).
 ///
 /// Each is a short header: where CCCL has the header (\<cuda/std/type_traits\>) it includes CCCL's
 /// and brings its names into namespace std (`namespace std { using namespace cuda::std; }`, as

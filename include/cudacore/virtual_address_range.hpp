@@ -16,6 +16,7 @@
 /// the queries; close() must not race with other calls on the same object.
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/owning_handle.hpp"
 
 #include <cuda.h>
@@ -24,10 +25,6 @@
 #include <string>
 
 namespace cudacore {
-
-namespace detail {
-struct VirtualAddressRangeBox;  // src/memory/virtual_memory_boxes.hpp
-}
 
 /// How cuMemAddressReserve places the range.
 struct VirtualAddressRangeOptions {

@@ -16,6 +16,7 @@
 /// Thread-safe: the queries; set_access and close() must not race with other calls on it.
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/owning_handle.hpp"
 #include "cudacore/physical_allocation.hpp"
@@ -30,13 +31,11 @@
 
 namespace cudacore {
 
-namespace detail {
-struct VirtualMemoryMappingBox;  // src/memory/virtual_memory_boxes.hpp
-}
-
 /// What VirtualMemoryMapping::map maps and who may use it.
 struct VirtualMemoryMapOptions {
-    /// Where in the allocation the mapped part starts (a multiple of its granularity).
+    /// Where in the allocation the mapped part starts (a multiple of its granularity). The CUDA 13
+    /// driver maps allocations from their start only: any other offset is its DriverError
+    /// (CUDA_ERROR_NOT_SUPPORTED, "Specifying an offset is not supported").
     std::size_t allocation_offset = 0;
     /// Bytes mapped (a multiple of the granularity); 0: the allocation from allocation_offset to
     /// its end.

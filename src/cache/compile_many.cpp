@@ -53,12 +53,19 @@ void compile_in_thread(Job& job, const CompileOptions& options) {
     }
 }
 
-// A failure cancels options.cancellation (compile_many's own token), so that the compiles in
-// flight stop too, and no more start.
+// Each compile has its own token (a child of compile_many's): a failure cancels those after it,
+// so that the compiles in flight behind it stop and no more start, while those before it run
+// on: the lowest failing index still wins, whatever finishes first.
 void run_threads(const std::vector<Job*>& jobs, unsigned workers, const CompileOptions& options) {
+    std::vector<CancellationToken> tokens;
+    tokens.reserve(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) tokens.push_back(options.cancellation.child());
     detail::run_steps(jobs.size(), workers, [&](std::size_t i) {
-        compile_in_thread(*jobs[i], options);
-        if (jobs[i]->failure) options.cancellation.cancel();
+        CompileOptions own = options;
+        own.cancellation = tokens[i];
+        compile_in_thread(*jobs[i], own);
+        if (jobs[i]->failure)
+            for (std::size_t later = i + 1; later < jobs.size(); ++later) tokens[later].cancel();
         return !jobs[i]->failure;
     });
 }
@@ -219,23 +226,26 @@ public:
     ChildPool& operator=(const ChildPool&) = delete;
     ~ChildPool() { kill_running(); }
 
-    // Runs every job, at most `workers` children at a time, and waits for them; after one failed,
-    // or when `cancellation` is cancelled, starts no more and kills those running (their jobs
-    // left without result: a cancelled call's get CompileCancelled).
+    // Runs every job, at most `workers` children at a time, and waits for them. After one
+    // failed, starts no more and kills those running behind it (their jobs left without
+    // result), while those before it run on: the lowest failing index wins. When `cancellation`
+    // is cancelled, kills them all (a cancelled call's jobs get CompileCancelled).
     void run(const std::vector<Job*>& jobs, unsigned workers, const Program* pch_maker,
              const CancellationToken& cancellation) {
         size_t next = 0;
-        bool failed = false;
+        size_t first_failed = jobs.size();  // the lowest index that failed
         while (next < jobs.size() || !running_.empty()) {
             if (cancellation.is_cancelled()) {
                 for (Child& child : running_)
                     child.job->failure = std::make_exception_ptr(CompileCancelled(
                         child.job->program->options().name, {}, child.job->program->backend()));
-                failed = true;
-            }
-            if (failed) {
                 kill_running();
                 break;
+            }
+            const bool failed = first_failed < jobs.size();
+            if (failed) {
+                kill_running_after(jobs, first_failed);
+                if (running_.empty()) break;
             }
             while (!failed && next < jobs.size() && running_.size() < workers) {
                 // No process to be had while some of ours run: go on with as many as run now.
@@ -264,7 +274,7 @@ public:
                     continue;
                 }
                 finish(child);  // end of file (or a read error: the message is short)
-                failed = failed || child.job->failure != nullptr;
+                if (child.job->failure) first_failed = std::min(first_failed, index_of(jobs, child.job));
                 running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
             }
         }
@@ -277,6 +287,23 @@ private:
         Job* job;
         std::string message;
     };
+
+    static size_t index_of(const std::vector<Job*>& jobs, const Job* job) {
+        return static_cast<size_t>(std::find(jobs.begin(), jobs.end(), job) - jobs.begin());
+    }
+
+    // Kills the children whose jobs come after jobs[index] (they are left without result).
+    void kill_running_after(const std::vector<Job*>& jobs, size_t index) noexcept {
+        for (size_t i = running_.size(); i-- > 0;) {
+            Child& child = running_[i];
+            if (index_of(jobs, child.job) <= index) continue;
+            ::kill(child.pid, SIGKILL);
+            ::close(child.fd);
+            while (::waitpid(child.pid, nullptr, 0) < 0 && errno == EINTR) {
+            }
+            running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+    }
 
     void kill_running() noexcept {
         for (Child& child : running_) {

@@ -79,9 +79,11 @@ ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>
     many.first_alone_for_pch = false;
     std::vector<detail::ManyOutcome> outcomes =
         detail::compile_many_outcomes(each, types, names, many, nullptr, "compile_fatbin");
+    // The failure first, whichever target had it: the targets it stopped have no code.
+    for (const detail::ManyOutcome& outcome : outcomes)
+        if (outcome.failure) std::rethrow_exception(outcome.failure);
     FatbinBuilder builder(fatbin);
     for (std::size_t i = 0; i < outcomes.size(); ++i) {
-        if (outcomes[i].failure) std::rethrow_exception(outcomes[i].failure);
         if (!outcomes[i].code) {
             throw Error("compile_fatbin: target '" + targets[i] + "' of program '" +
                         program.options().name + "' was not compiled (an earlier failure stopped the pool)");

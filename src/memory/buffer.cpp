@@ -191,12 +191,13 @@ std::string describe_host(const void* pointer, std::size_t size) {
     return text;
 }
 
-// Runs `call` with the context of the stream current, pushing it only when needed.
+// Runs `call` with the context of the stream current, pushing it only when needed. A copy or fill
+// needs a stream: a closed one, or an empty one (moved from or reset), is refused.
 template <class Call>
 CUresult in_stream_context(const char* operation, const Stream& stream, Call&& call) {
-    stream.check_open(operation);
+    stream.check_usable(operation);
     const auto& box = detail::box_of(stream);
-    if (!box || !box->context) return call();
+    if (!box->context) return call();
     detail::ContextScope scope(*box->context);
     return call();
 }

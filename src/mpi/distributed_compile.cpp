@@ -195,14 +195,18 @@ public:
                                                                    operation);
             },
             share_.empty() ? 0 : static_cast<long>(share_.front()));
-        for (std::size_t k = 0; k < outcomes.size() && !failure; ++k) {
+        // The lowest failing index of the share wins, as with threads; a failure stops the
+        // compiles still running (lower indices among them), which then have no code.
+        bool failed = false;
+        for (std::size_t k = 0; k < outcomes.size() && !failure && !failed; ++k) {
+            if (!outcomes[k].failure) continue;
+            failures_[k] = detail::Failure{outcomes[k].failure, static_cast<long>(share_[k]), {}};
+            name_backend(k);
+            failed = true;
+        }
+        for (std::size_t k = 0; k < outcomes.size() && !failure && !failed; ++k) {
             const std::size_t i = share_[k];
-            if (outcomes[k].failure) {
-                failures_[k] = detail::Failure{outcomes[k].failure, static_cast<long>(i), {}};
-                name_backend(k);
-                break;  // the lowest failing index of the share wins, as with threads
-            }
-            if (!outcomes[k].code) {  // not started: only after a failure, which comes first
+            if (!outcomes[k].code) {  // not started: only after a failure, found above
                 failures_[k] = detail::Failure{
                     std::make_exception_ptr(Error(std::string(operation) + ": job " + std::to_string(i) +
                                                   " was not compiled")),

@@ -2,6 +2,7 @@
 // and the files it opened.
 #include "cudacore/system.hpp"
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/nvfatbin_api.hpp"

@@ -86,7 +86,7 @@ void check_beyond_launch(const Kernel& handle, const detail::KernelBox& kernel,
                      {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
                       CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z});
     const LaunchConfig::Blocks blocks = config.blocks();
-    check_dimensions(kernel, config, device, "the grid, in blocks", {blocks.x, blocks.y, blocks.z},
+    check_dimensions(kernel, config, device, "the grid, in blocks,", {blocks.x, blocks.y, blocks.z},
                      {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
                       CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z});
     const std::uint64_t static_bytes = static_cast<std::uint64_t>(handle.shared_size_bytes(device));

@@ -212,6 +212,21 @@ void force_context_load(CUlibrary handle, const detail::ContextBox& context, con
     }
 }
 
+// The driver's JIT error log of PTX `state` in `context`, or "". Lazy loading JITs PTX at its
+// first use in a context, where no log buffer is given: on that failure the PTX is compiled once
+// more, eagerly (cuModuleLoadDataEx), for its log only.
+std::string ptx_jit_error_log(const detail::ObjectCodeState& state, const detail::ContextBox& context) {
+    char log[4096] = {};
+    CUjit_option keys[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void* values[] = {log, reinterpret_cast<void*>(sizeof log - 1)};
+    const detail::DriverApi& api = detail::driver();
+    detail::ContextScope scope(context);
+    CUmodule module = nullptr;
+    if (api.cuModuleLoadDataEx(&module, state.code.data(), 2, keys, values) == CUDA_SUCCESS)
+        api.cuModuleUnload(module);
+    return log;
+}
+
 std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& state,
                                              std::string_view kernel_name,
                                              const LoadOptions* options = nullptr,
@@ -255,7 +270,15 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     box->code_name = state.name;
     box->code_size = state.code.size();
     auto context = detail::primary_context(device.ordinal());
-    if (fit != ArchFit::runs) force_context_load(box->handle, *context, what);
+    if (fit != ArchFit::runs) {
+        try {
+            force_context_load(box->handle, *context, what);
+        } catch (const DriverError& e) {
+            const std::string log = state.type == CodeType::ptx ? ptx_jit_error_log(state, *context) : "";
+            if (log.empty()) throw;
+            detail::throw_driver_error(e.status(), e.call().c_str(), what() + "; JIT log: " + log);
+        }
+    }
     box->loaded_context = std::move(context);
     return box;
 }

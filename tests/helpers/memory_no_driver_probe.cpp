@@ -1,5 +1,6 @@
 // Calls every memory entry point that needs the driver, with none present, and prints how each
 // failed; then drops its buffers (which must not need the driver).
+#include "empty_stream.hpp"
 #include "expect_no_driver.hpp"
 #include "host_memory_resource.hpp"
 
@@ -18,7 +19,9 @@
 int main() {
     const auto probe = cudacore::test::expect_no_driver;
     using cudacore::Buffer;
-    const auto stream = cudacore::detail::BoxAccess::empty<cudacore::Stream>();
+    // A stream object with no driver stream behind it (copies refuse an empty one before any
+    // driver call): the calls below reach the driver, which is not there.
+    const auto stream = cudacore::test::fake_stream(0);
     auto resource = std::make_shared<cudacore::test::HostMemoryResource>();
     {
         Buffer a = resource->allocate(64, stream);

@@ -56,6 +56,7 @@ ProgramOptions options_for(const std::string& name) {
     options.name = name;
     options.arch = "sm_90";
     options.pch = false;  // each compile its own (no PCH shared between the cases)
+    options.std_headers = true;
     return options;
 }
 

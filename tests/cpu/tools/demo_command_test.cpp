@@ -159,13 +159,19 @@ TEST_F(DemoCommand, RunsEveryCpuStepAndSaysWhatItSkipped) {
     EXPECT_EQ(sections["saxpy"], "SKIPPED: launching needs a GPU\n") << out;
     EXPECT_EQ(sections["reduction"], "SKIPPED: launching needs a GPU\n") << out;
     EXPECT_EQ(sections["graph"], "SKIPPED: capturing and replaying a graph needs a GPU\n") << out;
+    // A kernel written for nvcc compiles with cudacore's standard headers, and a long compile is
+    // cancelled from another thread.
+    EXPECT_NE(sections["nvcc-style"].find("scaled<float> with <cmath>"), std::string::npos) << out;
+    EXPECT_NE(sections["nvcc-style"].find("cancelled at 100 ms returned at"), std::string::npos) << out;
+    EXPECT_NE(sections["nvcc-style"].find(": OK"), std::string::npos) << out;
+    EXPECT_EQ(sections["slices"], "SKIPPED: slices of device memory need a GPU\n") << out;
     EXPECT_EQ(count_of(out, "SKIPPED: launching needs a GPU"), 6u) << out;
 
     // The summary is the last line.
     const std::string summary =
-        "summary: ran compile, link, cache, bundle, fatbin, serialize; skipped devices, linked "
-        "launch, bundled launch, fatbin launch, deserialized launch, load, saxpy, reduction, driver "
-        "log, graph (no CUDA driver on this machine); all checks passed\n";
+        "summary: ran compile, link, cache, bundle, fatbin, serialize, nvcc-style; skipped devices, "
+        "linked launch, bundled launch, fatbin launch, deserialized launch, load, saxpy, reduction, "
+        "driver log, graph, slices (no CUDA driver on this machine); all checks passed\n";
     EXPECT_EQ(sections["summary"], summary) << out;
     ASSERT_GE(out.size(), summary.size());
     EXPECT_EQ(out.substr(out.size() - summary.size()), summary) << out;

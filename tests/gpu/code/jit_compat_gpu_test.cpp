@@ -33,6 +33,7 @@ TEST(JitCompatGpu, StandardHeadersComputeTheRightValues) {
     Device device(0);
     ProgramOptions options;
     options.name = "std_headers";
+    options.std_headers = true;
     options.arch = device.arch();
     Program program(R"(
 #include <cmath>

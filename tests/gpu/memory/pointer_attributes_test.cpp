@@ -36,7 +36,9 @@ TEST(PointerAttributesGpu, DeviceMemoryOfAPoolAndOfCuMemAlloc) {
     EXPECT_TRUE(p.is_known());
     EXPECT_EQ(p.device_ordinal, 0);
     EXPECT_FALSE(p.is_managed);
-    EXPECT_EQ(p.device_pointer, pooled.handle());
+    // Driver 580 answers no DEVICE_POINTER for pool memory (it has no context); where it does,
+    // it is the address itself.
+    EXPECT_TRUE(p.device_pointer == 0 || p.device_pointer == pooled.handle()) << p.description();
     expect_contains(p, pooled.handle(), pooled.size());
     if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)) {
         auto pool = std::dynamic_pointer_cast<DeviceMemoryResource>(device.memory_resource());

@@ -44,8 +44,10 @@ TEST(ContextSettingsGpu, LimitsSetAndReadBackOnPrimaryAndCreatedContexts) {
         EXPECT_GE(limit(*context, ContextLimit::stack_size), 4096u);  // rounded up at most
         set_limit(*context, ContextLimit::device_runtime_pending_launch_count, 4096);
         EXPECT_EQ(limit(*context, ContextLimit::device_runtime_pending_launch_count), 4096u);
-        set_limit(*context, ContextLimit::device_runtime_sync_depth, 3);
-        EXPECT_EQ(limit(*context, ContextLimit::device_runtime_sync_depth), 3u);
+        if (device.compute_capability().major < 9) {  // sm_90 and newer: unsupported (below)
+            set_limit(*context, ContextLimit::device_runtime_sync_depth, 3);
+            EXPECT_EQ(limit(*context, ContextLimit::device_runtime_sync_depth), 3u);
+        }
         set_limit(*context, ContextLimit::max_l2_fetch_granularity, 64);
         EXPECT_EQ(limit(*context, ContextLimit::max_l2_fetch_granularity), 64u);
         const int max_persisting = device.attribute(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE);
@@ -70,15 +72,20 @@ TEST(ContextSettingsGpu, LimitsSetAndReadBackOnPrimaryAndCreatedContexts) {
                  Context::current_if_any()->handle() == mine.handle());
 }
 
-TEST(ContextSettingsGpu, AHeapLimitTooLargeIsTheDriversErrorNamingTheLimit) {
+// The driver's refusal of a limit is a DriverError naming the limit, the value and the context:
+// device-side synchronisation depth, which sm_90 and newer do not have (CDP2).
+TEST(ContextSettingsGpu, AnUnsupportedLimitIsTheDriversErrorNamingTheLimit) {
     CUDACORE_REQUIRE_GPU();
-    const Context mine = Context::create(Device(0));
+    const Device device(0);
+    if (device.compute_capability().major < 9) GTEST_SKIP() << "the limit is supported before sm_90";
+    const Context mine = Context::create(device);
     try {
-        set_limit(mine, ContextLimit::malloc_heap_size, ~std::size_t{0} / 2);
-        ADD_FAILURE() << "an impossible heap size was accepted";
+        set_limit(mine, ContextLimit::device_runtime_sync_depth, 3);
+        ADD_FAILURE() << "device_runtime_sync_depth was accepted on " << device.arch();
     } catch (const DriverError& e) {
         EXPECT_EQ(e.call(), "cuCtxSetLimit");
-        EXPECT_NE(std::string(e.what()).find("malloc_heap_size"), std::string::npos) << e.what();
+        EXPECT_EQ(e.status(), CUDA_ERROR_UNSUPPORTED_LIMIT);
+        EXPECT_NE(std::string(e.what()).find("device_runtime_sync_depth = 3"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("created context"), std::string::npos) << e.what();
     }
 }
@@ -123,7 +130,10 @@ TEST(ContextSettingsGpu, StreamPriorityRangeAndItsRefusal) {
     EXPECT_TRUE(range.contains(range.greatest));
     EXPECT_EQ(stream_priority_range(mine), range);
     int least = 0, greatest = 0;
-    ASSERT_EQ(detail::driver().cuCtxGetStreamPriorityRange(&least, &greatest), CUDA_SUCCESS);
+    {
+        const CurrentContextScope scope(device.context());
+        ASSERT_EQ(detail::driver().cuCtxGetStreamPriorityRange(&least, &greatest), CUDA_SUCCESS);
+    }
     EXPECT_EQ(range, (StreamPriorityRange{greatest, least}));
     const Stream high = mine.create_stream({.priority = range.greatest});
     EXPECT_EQ(high.priority(), range.greatest);

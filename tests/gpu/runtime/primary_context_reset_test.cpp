@@ -51,9 +51,10 @@ TEST(PrimaryContextResetGpu, RefusedWhileObjectsLiveThenDone) {
         buffer.fill_byte(1, stream);
         stream.sync();
     }
-    set_primary_context_options(device, {.scheduling = ContextScheduling::blocking_sync});
     ASSERT_NO_THROW(reset_primary_context(device));
-    // The next use retains a new context, with the flags set before.
+    // The driver's reset puts the flags back to their defaults too: set them while the context is
+    // inactive, and the next use retains a new context with them.
+    set_primary_context_options(device, {.scheduling = ContextScheduling::blocking_sync});
     const Context after = device.context();
     EXPECT_NE(id_of(after), first_id);
     EXPECT_EQ(primary_context_state(device).options.scheduling, ContextScheduling::blocking_sync);
