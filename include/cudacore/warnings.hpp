@@ -47,7 +47,7 @@ enum class WarningKind {
     secret_file_exposed,
     /// The folder of cudacore's standard headers (ProgramOptions::std_headers) cannot be had (no
     /// cache folder, a read-only file system): C++ compiles go on without them, so an
-    /// \#include <type_traits> fails. The message names the folder and the reason. Once per
+    /// \#include \<type_traits\> fails. The message names the folder and the reason. Once per
     /// process and reason.
     standard_headers_off,
 };
