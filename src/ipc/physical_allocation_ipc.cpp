@@ -18,12 +18,12 @@ namespace cudacore {
 
 namespace {
 
-constexpr unsigned char magic[8] = {0x89, 'C', 'C', 'V', 'M', 'M', 'A', '\n'};
-constexpr std::uint32_t format_version = 1;
-constexpr std::size_t header_size = 16;
-constexpr std::size_t payload_size = 16 + 8 + 8 + 4 + 64;
-constexpr std::size_t checksum_size = 8;
-constexpr std::size_t total_size = header_size + payload_size + checksum_size;
+constexpr unsigned char descriptor_magic[8] = {0x89, 'C', 'C', 'V', 'M', 'M', 'A', '\n'};
+constexpr std::uint32_t descriptor_format_version = 1;
+constexpr std::size_t descriptor_header_size = 16;
+constexpr std::size_t descriptor_payload_size = 16 + 8 + 8 + 4 + 64;
+constexpr std::size_t descriptor_checksum_size = 8;
+constexpr std::size_t descriptor_total_size = descriptor_header_size + descriptor_payload_size + descriptor_checksum_size;
 
 void put(std::vector<std::byte>& out, std::uint64_t value, int bytes) {
     for (int i = 0; i < bytes; ++i) out.push_back(static_cast<std::byte>(value >> (8 * i)));
@@ -53,10 +53,10 @@ std::string object_of(const PhysicalAllocationDescriptor& descriptor) {
 
 std::vector<std::byte> PhysicalAllocationDescriptor::to_bytes() const {
     std::vector<std::byte> out;
-    out.reserve(total_size);
-    for (unsigned char c : magic) out.push_back(static_cast<std::byte>(c));
-    put(out, format_version, 4);
-    put(out, payload_size, 4);
+    out.reserve(descriptor_total_size);
+    for (unsigned char c : descriptor_magic) out.push_back(static_cast<std::byte>(c));
+    put(out, descriptor_format_version, 4);
+    put(out, descriptor_payload_size, 4);
     for (unsigned char c : device_uuid) out.push_back(static_cast<std::byte>(c));
     put(out, size, 8);
     put(out, static_cast<std::uint64_t>(exporter_pid), 8);
@@ -67,23 +67,23 @@ std::vector<std::byte> PhysicalAllocationDescriptor::to_bytes() const {
 }
 
 PhysicalAllocationDescriptor PhysicalAllocationDescriptor::from_bytes(std::span<const std::byte> bytes) {
-    if (bytes.size() < header_size)
-        fail("truncated: " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(total_size));
-    if (std::memcmp(bytes.data(), magic, sizeof magic) != 0)
-        fail("foreign bytes: not a cudacore physical allocation descriptor (bad magic)");
+    if (bytes.size() < descriptor_header_size)
+        fail("truncated: " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(descriptor_total_size));
+    if (std::memcmp(bytes.data(), descriptor_magic, sizeof descriptor_magic) != 0)
+        fail("foreign bytes: not a cudacore physical allocation descriptor (bad descriptor_magic)");
     const auto version = get(bytes, 8, 4);
-    if (version != format_version)
+    if (version != descriptor_format_version)
         fail("stale or newer descriptor: format version " + std::to_string(version) +
-             ", this cudacore reads version " + std::to_string(format_version));
-    if (get(bytes, 12, 4) != payload_size)
+             ", this cudacore reads version " + std::to_string(descriptor_format_version));
+    if (get(bytes, 12, 4) != descriptor_payload_size)
         fail("payload of " + std::to_string(get(bytes, 12, 4)) + " bytes, expected " +
-             std::to_string(payload_size));
-    if (bytes.size() != total_size)
-        fail(std::to_string(bytes.size()) + " bytes, expected " + std::to_string(total_size));
-    if (XXH3_64bits(bytes.data(), total_size - checksum_size) != get(bytes, total_size - checksum_size, 8))
+             std::to_string(descriptor_payload_size));
+    if (bytes.size() != descriptor_total_size)
+        fail(std::to_string(bytes.size()) + " bytes, expected " + std::to_string(descriptor_total_size));
+    if (XXH3_64bits(bytes.data(), descriptor_total_size - descriptor_checksum_size) != get(bytes, descriptor_total_size - descriptor_checksum_size, 8))
         fail("corrupted: checksum mismatch");
     PhysicalAllocationDescriptor out;
-    std::size_t at = header_size;
+    std::size_t at = descriptor_header_size;
     std::memcpy(out.device_uuid.data(), bytes.data() + at, out.device_uuid.size());
     at += out.device_uuid.size();
     out.size = get(bytes, at, 8);

@@ -15,27 +15,27 @@ namespace cudacore {
 namespace {
 
 // "stream 0x... on device 0", as stream.cpp names a stream.
-std::string describe(const detail::StreamBox& box) {
+std::string describe_stream_box(const detail::StreamBox& box) {
     char text[64];
     std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(box.handle),
                   box.context ? box.context->ordinal : -1);
     return text;
 }
 
-CUstreamAttrValue get(const Stream& stream, CUstreamAttrID id, const char* attribute,
+CUstreamAttrValue get_attribute(const Stream& stream, CUstreamAttrID id, const char* attribute,
                       const char* operation) {
     const detail::StreamBox& box = *detail::open_box_of(stream, operation);
     CUstreamAttrValue value{};
     detail::check(detail::driver().cuStreamGetAttribute(box.handle, id, &value),
-                  "cuStreamGetAttribute", [&] { return std::string(attribute) + " of " + describe(box); });
+                  "cuStreamGetAttribute", [&] { return std::string(attribute) + " of " + describe_stream_box(box); });
     return value;
 }
 
-void set(const Stream& stream, CUstreamAttrID id, const CUstreamAttrValue& value,
+void set_attribute(const Stream& stream, CUstreamAttrID id, const CUstreamAttrValue& value,
          const char* attribute, const char* operation) {
     const detail::StreamBox& box = *detail::open_box_of(stream, operation);
     detail::check(detail::driver().cuStreamSetAttribute(box.handle, id, &value),
-                  "cuStreamSetAttribute", [&] { return std::string(attribute) + " of " + describe(box); });
+                  "cuStreamSetAttribute", [&] { return std::string(attribute) + " of " + describe_stream_box(box); });
 }
 
 int device_attribute(const detail::ContextBox& context, CUdevice_attribute attribute,
@@ -83,7 +83,7 @@ const char* to_string(SynchronizationPolicy policy) noexcept {
 
 SynchronizationPolicy synchronization_policy(const Stream& stream) {
     return static_cast<SynchronizationPolicy>(
-        get(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, "synchronization policy",
+        get_attribute(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, "synchronization policy",
             "synchronization_policy")
             .syncPolicy);
 }
@@ -93,16 +93,16 @@ void set_synchronization_policy(SynchronizationPolicy policy, const Stream& stre
     if (std::string_view(to_string(policy)) == "unknown")
         throw InvalidArgumentError("set_synchronization_policy: " +
                                    std::to_string(static_cast<int>(policy)) +
-                                   " is not a SynchronizationPolicy (for " + describe(box) + ")");
+                                   " is not a SynchronizationPolicy (for " + describe_stream_box(box) + ")");
     CUstreamAttrValue value{};
     value.syncPolicy = static_cast<CUsynchronizationPolicy>(policy);
-    set(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, value, "synchronization policy",
+    set_attribute(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, value, "synchronization policy",
         "set_synchronization_policy");
 }
 
 std::optional<CUaccessPolicyWindow> access_policy_window(const Stream& stream) {
     const CUaccessPolicyWindow window =
-        get(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, "access policy window",
+        get_attribute(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, "access policy window",
             "access_policy_window")
             .accessPolicyWindow;
     if (window.num_bytes == 0) return std::nullopt;
@@ -112,10 +112,10 @@ std::optional<CUaccessPolicyWindow> access_policy_window(const Stream& stream) {
 void set_access_policy_window(const CUaccessPolicyWindow& window, const Stream& stream) {
     const detail::StreamBox& box = *detail::open_box_of(stream, "set_access_policy_window");
     if (const std::string problem = window_problem(box, window); !problem.empty())
-        throw InvalidArgumentError("set_access_policy_window: " + describe(box) + ": " + problem);
+        throw InvalidArgumentError("set_access_policy_window: " + describe_stream_box(box) + ": " + problem);
     CUstreamAttrValue value{};
     value.accessPolicyWindow = window;
-    set(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, value, "access policy window",
+    set_attribute(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, value, "access policy window",
         "set_access_policy_window");
 }
 
@@ -123,24 +123,24 @@ void clear_access_policy_window(const Stream& stream) {
     CUstreamAttrValue value{};  // num_bytes 0: no window
     value.accessPolicyWindow.hitProp = CU_ACCESS_PROPERTY_NORMAL;
     value.accessPolicyWindow.missProp = CU_ACCESS_PROPERTY_NORMAL;
-    set(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, value, "access policy window",
+    set_attribute(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, value, "access policy window",
         "clear_access_policy_window");
 }
 
 int priority_attribute(const Stream& stream) {
-    return get(stream, CU_STREAM_ATTRIBUTE_PRIORITY, "priority", "priority_attribute").priority;
+    return get_attribute(stream, CU_STREAM_ATTRIBUTE_PRIORITY, "priority", "priority_attribute").priority;
 }
 
 void copy_attributes(const Stream& destination, const Stream& source) {
     const detail::StreamBox& to = *detail::open_box_of(destination, "copy_attributes (destination)");
     const detail::StreamBox& from = *detail::open_box_of(source, "copy_attributes (source)");
     if (to.context->handle != from.context->handle)
-        throw InvalidArgumentError("copy_attributes: " + describe(to) + " and " + describe(from) +
+        throw InvalidArgumentError("copy_attributes: " + describe_stream_box(to) + " and " + describe_stream_box(from) +
                                    " belong to different contexts; the driver copies attributes "
                                    "only between streams of one context");
     detail::check(detail::driver().cuStreamCopyAttributes(to.handle, from.handle),
                   "cuStreamCopyAttributes",
-                  [&] { return "from " + describe(from) + " to " + describe(to); });
+                  [&] { return "from " + describe_stream_box(from) + " to " + describe_stream_box(to); });
 }
 
 }  // namespace cudacore
