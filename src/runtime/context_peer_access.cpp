@@ -55,7 +55,11 @@ std::pair<std::shared_ptr<detail::ContextBox>, std::shared_ptr<detail::ContextBo
 }  // namespace
 
 void enable_peer_access(const Context& context, const Context& peer) {
-    auto [from, to] = open_pair(context, peer, "enable_peer_access");
+    // Named copies, not a structured binding: lambdas below capture them (clang 14 refuses a
+    // binding in a capture).
+    const auto pair = open_pair(context, peer, "enable_peer_access");
+    const auto& from = pair.first;
+    const auto& to = pair.second;
     if (from == to) return;
     if (from->retained && to->retained) return Device(from->ordinal).enable_peer_access(Device(to->ordinal));
     auto& table = context_peer_table();
@@ -75,7 +79,11 @@ void enable_peer_access(const Context& context, const Context& peer) {
 }
 
 void disable_peer_access(const Context& context, const Context& peer) {
-    auto [from, to] = open_pair(context, peer, "disable_peer_access");
+    // Named copies, not a structured binding: lambdas below capture them (clang 14 refuses a
+    // binding in a capture).
+    const auto pair = open_pair(context, peer, "disable_peer_access");
+    const auto& from = pair.first;
+    const auto& to = pair.second;
     if (from == to) return;
     if (from->retained && to->retained) return Device(from->ordinal).disable_peer_access(Device(to->ordinal));
     auto& table = context_peer_table();
