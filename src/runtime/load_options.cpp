@@ -5,7 +5,9 @@
 #include "cudacore/errors.hpp"
 #include "runtime/library_box.hpp"
 
+#include <cstring>
 #include <string>
+#include <type_traits>
 
 namespace cudacore {
 
@@ -19,10 +21,13 @@ std::string option_problem(const LoadOptions& options) {
         return "optimization_level " + std::to_string(*options.optimization_level) + " is not 0 to 4";
     if (options.threads_per_block && *options.threads_per_block == 0) return "threads_per_block is 0";
     if (options.max_registers && *options.max_registers == 0) return "max_registers is 0";
-    if (options.cache_mode && *options.cache_mode != CU_JIT_CACHE_OPTION_NONE &&
-        *options.cache_mode != CU_JIT_CACHE_OPTION_CG && *options.cache_mode != CU_JIT_CACHE_OPTION_CA)
-        return "cache_mode " + std::to_string(static_cast<int>(*options.cache_mode)) +
-               " is not a CUjit_cacheMode";
+    if (options.cache_mode) {
+        // Read as its bits: a value outside the enum's range must not be loaded as the enum.
+        std::underlying_type_t<CUjit_cacheMode> mode{};
+        std::memcpy(&mode, &*options.cache_mode, sizeof mode);
+        if (mode != CU_JIT_CACHE_OPTION_NONE && mode != CU_JIT_CACHE_OPTION_CG && mode != CU_JIT_CACHE_OPTION_CA)
+            return "cache_mode " + std::to_string(mode) + " is not a CUjit_cacheMode";
+    }
     if (options.log_bytes == 0 || options.log_bytes > kMostLogBytes)
         return "log_bytes " + std::to_string(options.log_bytes) + " is not 1 to " +
                std::to_string(kMostLogBytes);
