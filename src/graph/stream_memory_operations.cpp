@@ -8,6 +8,7 @@
 #include "graph/graph_box.hpp"
 #include "memory/buffer_box.hpp"
 #include "runtime/release/release.hpp"
+#include "runtime/stream_description.hpp"
 #include "support/box_access.hpp"
 
 #include <atomic>
@@ -187,13 +188,6 @@ const StreamBox& open_stream(const Stream& stream, const char* call) {
     return *box;
 }
 
-std::string describe_stream(const StreamBox& box) {
-    char text[80];
-    std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(box.handle),
-                  box.context ? box.context->ordinal : -1);
-    return text;
-}
-
 // During a capture begun through cudacore, the node runs whenever the graph does: the graph being
 // built holds `buffer` (the header's "Keeps alive"). Outside captures nothing is held, as for
 // copies and launches: one relaxed load.
@@ -289,7 +283,7 @@ void run_memory_operations(std::span<const MemoryOperation> operations, const St
         box.handle, static_cast<unsigned>(params.size()), params.data(), 0);
     if (status != CUDA_SUCCESS) [[unlikely]]
         detail::throw_driver_error(status, "cuStreamBatchMemOp",
-                                   mo::describe_stream(box) + ", " +
+                                   detail::describe_stream(box) + ", " +
                                        std::to_string(params.size()) + " operations" +
                                        mo::refused_memory_hint(status));
     for (const MemoryOperation& operation : operations)

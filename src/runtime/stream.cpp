@@ -6,6 +6,7 @@
 #include "cudacore/system.hpp"
 #include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "runtime/stream_description.hpp"
 #include "support/box_access.hpp"
 
 #include <cstdio>
@@ -14,14 +15,15 @@
 namespace cudacore {
 
 namespace detail {
-namespace {
-// How errors name a stream: "stream 0x... on device 0" (device -1 when it has no context).
 std::string stream_description(CUstream handle, int ordinal) {
     char text[64];
     std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(handle), ordinal);
     return text;
 }
-}  // namespace
+
+std::string describe_stream(const StreamBox& box) {
+    return stream_description(box.handle, box.context ? box.context->ordinal : -1);
+}
 
 StreamBox::~StreamBox() {
     if (!owned || !handle) return;
@@ -79,11 +81,6 @@ void CUDA_CB run_host_task(void* data) {
 
 }  // namespace detail
 
-namespace {
-std::string describe(const detail::StreamBox& box) {
-    return detail::stream_description(box.handle, box.context ? box.context->ordinal : -1);
-}
-}  // namespace
 
 namespace detail {
 
@@ -118,7 +115,7 @@ std::shared_ptr<void> public_companion(const std::shared_ptr<StreamBox>& box) {
 }  // namespace detail
 
 void Stream::close() {
-    if (box()) close_as(describe(*box()));
+    if (box()) close_as(detail::describe_stream(*box()));
 }
 
 void Stream::check_host_functions() const {
@@ -146,7 +143,7 @@ void Stream::enqueue_host_task(std::unique_ptr<detail::HostTask> task) const {
         detail::driver().cuLaunchHostFunc(box()->handle, &detail::run_host_task, task.get());
     if (status != CUDA_SUCCESS) {
         task->slot.reset();
-        detail::throw_driver_error(status, "cuLaunchHostFunc", describe(*box()));
+        detail::throw_driver_error(status, "cuLaunchHostFunc", detail::describe_stream(*box()));
     }
     task.release();  // the driver thread owns it now (run_host_task hands it back)
 }
@@ -203,7 +200,7 @@ bool Stream::non_blocking() const {
     check_usable("Stream::non_blocking");
     unsigned flags = 0;
     detail::check(detail::driver().cuStreamGetFlags(box()->handle, &flags), "cuStreamGetFlags",
-                  [&] { return describe(*box()); });
+                  [&] { return detail::describe_stream(*box()); });
     return (flags & CU_STREAM_NON_BLOCKING) != 0;
 }
 
@@ -211,7 +208,7 @@ int Stream::priority() const {
     check_usable("Stream::priority");
     int priority = 0;
     detail::check(detail::driver().cuStreamGetPriority(box()->handle, &priority),
-                  "cuStreamGetPriority", [&] { return describe(*box()); });
+                  "cuStreamGetPriority", [&] { return detail::describe_stream(*box()); });
     return priority;
 }
 
@@ -233,7 +230,7 @@ void Stream::record(const Event& event) const {
     detail::EventBox& box = *detail::open_box_of(event, "Stream::record");
     if (detail::captures_active()) [[unlikely]] box.never_reuse();
     detail::check(detail::driver().cuEventRecord(box.handle, mine.handle), "cuEventRecord",
-                  [&] { return describe(mine); });
+                  [&] { return detail::describe_stream(mine); });
     box.note_recorded();
 }
 
@@ -243,7 +240,7 @@ void Stream::wait(const Event& event) const {
     // The driver crashes (SIGSEGV inside cuStreamWaitEvent, driver 580) when a stream waits on an
     // interprocess event of another device, so that is refused here.
     if (event.options().ipc_enabled && event.device().ordinal() != box()->context->ordinal) [[unlikely]] {
-        throw InvalidArgumentError("Stream::wait: " + describe(*box()) + " cannot wait on an IPC event of device " +
+        throw InvalidArgumentError("Stream::wait: " + detail::describe_stream(*box()) + " cannot wait on an IPC event of device " +
                                    std::to_string(event.device().ordinal()) +
                                    ": the driver does not support waiting on an interprocess event of another "
                                    "device; wait from a stream of that device, or record an event of this "
@@ -252,7 +249,7 @@ void Stream::wait(const Event& event) const {
     detail::EventBox& event_box = *detail::open_box_of(event, "Stream::wait");
     if (detail::captures_active()) [[unlikely]] event_box.never_reuse();  // as in record()
     detail::check(detail::driver().cuStreamWaitEvent(box()->handle, event_box.handle, 0),
-                  "cuStreamWaitEvent", [&] { return describe(*box()); });
+                  "cuStreamWaitEvent", [&] { return detail::describe_stream(*box()); });
 }
 
 void Stream::wait(const Stream& other) const {
@@ -266,7 +263,7 @@ void Stream::wait(const Stream& other) const {
 void Stream::sync() const {
     check_usable("Stream::sync");
     detail::check(detail::driver().cuStreamSynchronize(box()->handle), "cuStreamSynchronize",
-                  [&] { return describe(*box()); });
+                  [&] { return detail::describe_stream(*box()); });
     box()->check_host_functions();
 }
 
@@ -275,7 +272,7 @@ bool Stream::is_done() const {
     box()->check_host_functions();
     CUresult status = detail::driver().cuStreamQuery(box()->handle);
     if (status == CUDA_ERROR_NOT_READY) return false;
-    detail::check(status, "cuStreamQuery", [&] { return describe(*box()); });
+    detail::check(status, "cuStreamQuery", [&] { return detail::describe_stream(*box()); });
     return true;
 }
 
@@ -283,7 +280,7 @@ bool Stream::is_capturing() const {
     check_usable("Stream::is_capturing");
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     detail::check(detail::driver().cuStreamIsCapturing(handle(), &status), "cuStreamIsCapturing",
-                  [&] { return describe(*box()); });
+                  [&] { return detail::describe_stream(*box()); });
     return status != CU_STREAM_CAPTURE_STATUS_NONE;
 }
 

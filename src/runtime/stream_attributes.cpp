@@ -5,6 +5,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "runtime/runtime_handles.hpp"
+#include "runtime/stream_description.hpp"
 #include "support/box_access.hpp"
 
 #include <cstdio>
@@ -14,20 +15,12 @@ namespace cudacore {
 
 namespace {
 
-// "stream 0x... on device 0", as stream.cpp names a stream.
-std::string describe_stream_box(const detail::StreamBox& box) {
-    char text[64];
-    std::snprintf(text, sizeof text, "stream %p on device %d", static_cast<void*>(box.handle),
-                  box.context ? box.context->ordinal : -1);
-    return text;
-}
-
 CUstreamAttrValue get_attribute(const Stream& stream, CUstreamAttrID id, const char* attribute,
                       const char* operation) {
     const detail::StreamBox& box = *detail::open_box_of(stream, operation);
     CUstreamAttrValue value{};
     detail::check(detail::driver().cuStreamGetAttribute(box.handle, id, &value),
-                  "cuStreamGetAttribute", [&] { return std::string(attribute) + " of " + describe_stream_box(box); });
+                  "cuStreamGetAttribute", [&] { return std::string(attribute) + " of " + detail::describe_stream(box); });
     return value;
 }
 
@@ -35,7 +28,7 @@ void set_attribute(const Stream& stream, CUstreamAttrID id, const CUstreamAttrVa
          const char* attribute, const char* operation) {
     const detail::StreamBox& box = *detail::open_box_of(stream, operation);
     detail::check(detail::driver().cuStreamSetAttribute(box.handle, id, &value),
-                  "cuStreamSetAttribute", [&] { return std::string(attribute) + " of " + describe_stream_box(box); });
+                  "cuStreamSetAttribute", [&] { return std::string(attribute) + " of " + detail::describe_stream(box); });
 }
 
 int device_attribute(const detail::ContextBox& context, CUdevice_attribute attribute,
@@ -93,7 +86,7 @@ void set_synchronization_policy(SynchronizationPolicy policy, const Stream& stre
     if (std::string_view(to_string(policy)) == "unknown")
         throw InvalidArgumentError("set_synchronization_policy: " +
                                    std::to_string(static_cast<int>(policy)) +
-                                   " is not a SynchronizationPolicy (for " + describe_stream_box(box) + ")");
+                                   " is not a SynchronizationPolicy (for " + detail::describe_stream(box) + ")");
     CUstreamAttrValue value{};
     value.syncPolicy = static_cast<CUsynchronizationPolicy>(policy);
     set_attribute(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, value, "synchronization policy",
@@ -112,7 +105,7 @@ std::optional<CUaccessPolicyWindow> access_policy_window(const Stream& stream) {
 void set_access_policy_window(const CUaccessPolicyWindow& window, const Stream& stream) {
     const detail::StreamBox& box = *detail::open_box_of(stream, "set_access_policy_window");
     if (const std::string problem = window_problem(box, window); !problem.empty())
-        throw InvalidArgumentError("set_access_policy_window: " + describe_stream_box(box) + ": " + problem);
+        throw InvalidArgumentError("set_access_policy_window: " + detail::describe_stream(box) + ": " + problem);
     CUstreamAttrValue value{};
     value.accessPolicyWindow = window;
     set_attribute(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, value, "access policy window",
@@ -135,12 +128,12 @@ void copy_attributes(const Stream& destination, const Stream& source) {
     const detail::StreamBox& to = *detail::open_box_of(destination, "copy_attributes (destination)");
     const detail::StreamBox& from = *detail::open_box_of(source, "copy_attributes (source)");
     if (to.context->handle != from.context->handle)
-        throw InvalidArgumentError("copy_attributes: " + describe_stream_box(to) + " and " + describe_stream_box(from) +
+        throw InvalidArgumentError("copy_attributes: " + detail::describe_stream(to) + " and " + detail::describe_stream(from) +
                                    " belong to different contexts; the driver copies attributes "
                                    "only between streams of one context");
     detail::check(detail::driver().cuStreamCopyAttributes(to.handle, from.handle),
                   "cuStreamCopyAttributes",
-                  [&] { return "from " + describe_stream_box(from) + " to " + describe_stream_box(to); });
+                  [&] { return "from " + detail::describe_stream(from) + " to " + detail::describe_stream(to); });
 }
 
 }  // namespace cudacore
