@@ -381,6 +381,34 @@ std::shared_ptr<StreamDone> signal_when_done(const StreamBox& stream) noexcept {
     }
 }
 
+bool streams_done(const std::vector<std::shared_ptr<StreamBox>>& streams) noexcept {
+    const DriverApi* api = driver_if_loaded();
+    if (!api) return false;
+    // The query is no reason to invalidate a capture in global mode on another thread.
+    CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+    if (api->cuThreadExchangeStreamCaptureMode(&mode) != CUDA_SUCCESS) return false;
+    bool done = true;
+    for (const auto& box : streams) {
+        const StreamBox& stream = *box;
+        // A default stream's query says nothing of the blocking streams the legacy one waits
+        // for (nor of another thread's per-thread stream); a caller's stream may be gone with
+        // its last wrapper. Both are left to the signals.
+        if (is_default_stream(stream.handle) || stream.adopted) {
+            done = false;
+            break;
+        }
+        if (!stream.context || !context_survives(*stream.context, *api)) continue;  // no work left
+        CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+        if (api->cuStreamIsCapturing(stream.handle, &status) != CUDA_SUCCESS ||
+            status != CU_STREAM_CAPTURE_STATUS_NONE || api->cuStreamQuery(stream.handle) != CUDA_SUCCESS) {
+            done = false;
+            break;
+        }
+    }
+    api->cuThreadExchangeStreamCaptureMode(&mode);
+    return done;
+}
+
 void start_deferred_releases() { DeferredReleases::instance().start(); }
 
 void defer_release(std::vector<std::shared_ptr<StreamBox>> streams,

@@ -35,8 +35,9 @@ namespace cudacore::detail {
 void start_deferred_releases();
 
 // Runs destroy(api) (the driver's destroy call, whose failure it reports itself) and then drops
-// `held` (what the object kept alive): now, when `uses` noted no stream and no capture begun
-// through cudacore is in progress; otherwise on the release thread once the noted streams are
+// `held` (what the object kept alive): now, when no capture begun through cudacore is in progress
+// and `uses` noted no stream or the noted streams are done already (streams_done: the user
+// synchronized before letting go, and a process that exits next leaks nothing); otherwise on the release thread once the noted streams are
 // done. Nothing is destroyed without a driver or once `context` is gone (a device reset took the
 // object with it); a null `context` is an object of no context (a library: destroyed while the
 // driver is loaded). At exit (a release that cannot wait) `held` is leaked and nothing destroyed:
@@ -61,6 +62,12 @@ void hold_until_done(std::vector<std::shared_ptr<StreamBox>> streams,
 // held, or a wrapper of a caller's stream alive); the boxes are not kept.
 void defer_release(std::vector<std::shared_ptr<StreamBox>> streams,
                    std::function<void(bool idle)> release) noexcept;
+
+// Whether the work queued so far on every stream in `streams` is done, asked now on the calling
+// thread (cuStreamQuery; a stream that is capturing is not done). False for a default stream or a
+// caller's stream (Stream::from_handle), whose queries could not say so safely: those wait for
+// their signals. Never throws.
+bool streams_done(const std::vector<std::shared_ptr<StreamBox>>& streams) noexcept;
 
 // ---- Release at exit before the driver goes ----
 

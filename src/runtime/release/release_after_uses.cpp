@@ -46,7 +46,7 @@ void release_after_uses(LaunchStreams& uses, const std::shared_ptr<ContextBox>& 
         new (std::nothrow) std::shared_ptr<void>(std::move(held));
         return;
     }
-    if (streams.empty() && !captures_active()) {
+    if (!captures_active() && (streams.empty() || streams_done(streams))) {
         destroy_now(context, destroy);
         return;  // `held` drops here, after the object that needed it
     }
