@@ -44,7 +44,10 @@ struct LoadOptions {
 
 /// What a load said.
 struct LoadReport {
-    std::string info_log{};   ///< the JIT's information log (CU_JIT_INFO_LOG_BUFFER)
+    /// The JIT's information log (CU_JIT_INFO_LOG_BUFFER). Empty when the driver took the code
+    /// from its own JIT cache (the same PTX, options and driver compiled before, by any process:
+    /// $CUDA_CACHE_PATH, CUDA_CACHE_DISABLE=1 turns it off): nothing was compiled to report.
+    std::string info_log{};
     std::string error_log{};  ///< its error log (CU_JIT_ERROR_LOG_BUFFER); warnings when it loaded
 };
 

@@ -10,7 +10,10 @@
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -50,7 +53,12 @@ bool has(const std::vector<std::string>& names, const std::string& name) {
 
 TEST(LoadOptionsGpu, PtxLoadsWithJitOptionsAndReturnsItsLogs) {
     CUDACORE_REQUIRE_GPU();
-    const ObjectCode code = compile(CodeType::ptx);
+    // PTX no process loaded before: one the driver found in its JIT cache (an earlier run of this
+    // test) is not compiled, and reports no resource usage.
+    const ObjectCode compiled = compile(CodeType::ptx);
+    const std::string unique = std::string(compiled.code()) + "\n// run " + std::to_string(::getpid()) + "-" +
+                               std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()) + "\n";
+    const ObjectCode code = ObjectCode::from_ptx(unique, "unique", compiled.symbol_map());
     const LoadReport report =
         load_with_options(code, {.optimization_level = 3, .max_registers = 32, .verbose_log = true});
     EXPECT_TRUE(code.is_loaded());
