@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -253,6 +254,41 @@ int main() {
             made.push_back({std::move(graph), std::move(exec)});
         }, [&] { made.clear(); });
         print("capture + instantiate, 1 node", raw, ours);
+    }
+    {
+        // The first get_kernel of a fresh ObjectCode (the lazy load), against the library loaded
+        // and its kernel found by hand; each batch's library is unloaded outside the timing.
+        const std::string bytes(code.code());
+        std::vector<CUlibrary> libraries;
+        const Split raw = measure(batches, 1, [&] {
+            CUlibrary library = nullptr;
+            CUkernel kernel = nullptr;
+            api.cuLibraryLoadData(&library, bytes.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+            api.cuLibraryGetKernel(&kernel, library, "empty");
+            libraries.push_back(library);
+        }, [&] {
+            for (CUlibrary library : libraries) api.cuLibraryUnload(library);
+            libraries.clear();
+        });
+        std::optional<ObjectCode> fresh = ObjectCode::from_cubin(bytes, "fresh.cubin");
+        std::vector<Kernel> kernels;
+        const Split ours = measure(batches, 1, [&] { kernels.push_back(fresh->get_kernel("empty")); }, [&] {
+            kernels.clear();
+            fresh = ObjectCode::from_cubin(bytes, "fresh.cubin");
+        });
+        print("first get_kernel (load)", raw, ours);
+    }
+    {
+        const LaunchConfig config{.grid = 1, .block = 32};
+        const Split raw = measure(batches, 1, [&] {
+            api.cuLaunchKernel(function, 1, 1, 1, 32, 1, 1, 0, raw_stream, nullptr, nullptr);
+            api.cuStreamSynchronize(raw_stream);
+        });
+        const Split ours = measure(batches, 1, [&] {
+            launch(stream, config, empty);
+            stream.sync();
+        });
+        print("1 empty-kernel launch + sync", raw, ours);
     }
     {
         std::string bytes(code.code());
