@@ -132,7 +132,7 @@ void cpu_table(const Settings& settings) {
         return thread_cpu_seconds() - start;
     };
     std::printf("The callback alone (no driver): CPU ns per call (the calling thread's CPU time), median of "
-                "%d rounds of %d calls per thread\n\n",
+                "%d rounds of %d calls per thread\n",
                 settings.rounds, calls);
     std::printf("| threads | failure: 2 error lines + take_driver_log | warning (ignored) |\n|---|---:|---:|\n");
     for (int n : settings.threads) {
@@ -289,15 +289,25 @@ void phase_one(const RawSetup& raw, const Settings& settings, std::vector<Row>& 
         const int n = settings.threads[t];
         Row& row = rows[t];
         raw.raw_launches(n, kBurst);  // warm-up: the threads' first launches
-        for (int round = 0; round < settings.rounds; ++round) {
+        auto off = [&] {
             row.off.push_back(raw.raw_launches(n, settings.launches));
             row.fail_off.push_back(raw.failing_frees(n, frees, false));
-            if (!can_register) continue;
+        };
+        auto on = [&] {
             CUlogsCallbackHandle handle{};
             check(raw.d.cuLogsRegisterCallback(detail::driver_log_callback, nullptr, &handle), "cuLogsRegisterCallback");
             row.on.push_back(raw.raw_launches(n, settings.launches));
             row.fail_on.push_back(raw.failing_frees(n, frees, true));
             check(raw.d.cuLogsUnregisterCallback(handle), "cuLogsUnregisterCallback");
+        };
+        for (int round = 0; round < settings.rounds; ++round) {
+            if (!can_register) {
+                off();
+                continue;
+            }
+            // Which goes first turns from round to round, so that neither always follows the other.
+            if (round % 2) on(), off();
+            else off(), on();
             row.on_ratio.push_back(row.on.back() / row.off.back());
         }
     }
@@ -323,8 +333,10 @@ void phase_two(const RawSetup& raw, const Settings& settings, std::vector<Row>& 
         };
         ours();  // warm-up
         for (int round = 0; round < settings.rounds; ++round) {
-            row.raw_after.push_back(raw.raw_launches(n, settings.launches));
-            row.cudacore.push_back(ours());
+            auto raw_round = [&] { row.raw_after.push_back(raw.raw_launches(n, settings.launches)); };
+            auto ours_round = [&] { row.cudacore.push_back(ours()); };
+            if (round % 2) ours_round(), raw_round();
+            else raw_round(), ours_round();
             row.cudacore_ratio.push_back(row.cudacore.back() / row.raw_after.back());
         }
     }
@@ -332,7 +344,7 @@ void phase_two(const RawSetup& raw, const Settings& settings, std::vector<Row>& 
 
 void print_tables(const Settings& settings, const std::vector<Row>& rows, bool registered) {
     std::printf("Launches (empty kernel, each thread its own stream, bursts of %d): ns per launch per thread, "
-                "median of %d rounds of %d launches per thread\n\n",
+                "median of %d rounds of %d launches per thread\n",
                 kBurst, settings.rounds, settings.launches);
     std::printf("| threads | raw, no callback | raw, callback | callback / none | raw, cudacore's callback "
                 "| cudacore launch | cudacore / raw | cudacore / raw, no callback |\n");
@@ -344,7 +356,7 @@ void print_tables(const Settings& settings, const std::vector<Row>& rows, bool r
                     median(r.off) * 1e9, median(r.on) * 1e9, on_ratio, median(r.raw_after) * 1e9,
                     median(r.cudacore) * 1e9, median(r.cudacore_ratio), on_ratio * median(r.cudacore_ratio));
     }
-    std::printf("\nA failing call (cuMemFree of an address never allocated): ns per call per thread\n\n");
+    std::printf("\nA failing call (cuMemFree of an address never allocated): ns per call per thread\n");
     std::printf("| threads | no callback | callback + take_driver_log | difference |\n|---|---:|---:|---:|\n");
     for (std::size_t t = 0; t < rows.size(); ++t) {
         const Row& r = rows[t];
