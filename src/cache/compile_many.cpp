@@ -239,9 +239,10 @@ public:
         size_t first_failed = jobs.size();  // the lowest index that failed
         while (next < jobs.size() || !running_.empty()) {
             if (cancellation.is_cancelled()) {
-                for (Child& child : running_)
-                    child.job->failure = std::make_exception_ptr(CompileCancelled(
-                        child.job->program->options().name, {}, child.job->program->backend()));
+                // Those running and those not started alike: a job left with neither code nor
+                // failure would read as stopped by another's failure.
+                for (Child& child : running_) cancel(*child.job);
+                for (size_t i = next; i < jobs.size(); ++i) cancel(*jobs[i]);
                 kill_running();
                 break;
             }
@@ -290,6 +291,10 @@ private:
         Job* job;
         std::string message;
     };
+
+    static void cancel(Job& job) {
+        job.failure = std::make_exception_ptr(CompileCancelled(job.program->options().name, {}, job.program->backend()));
+    }
 
     static size_t index_of(const std::vector<Job*>& jobs, const Job* job) {
         return static_cast<size_t>(std::find(jobs.begin(), jobs.end(), job) - jobs.begin());
