@@ -4,14 +4,14 @@
 // FatbinBuilder::build. Alternating rounds in one process; medians and their ratio. No GPU
 // needed (NVRTC and nvFatbin run on the CPU); the ratio is bounded by the machine's free cores.
 //
-//   build/bench/fatbin_bench [--rounds 5] [--workers N] [--threads | --processes]
+//   build/bench/fatbin_bench [--rounds 5] [--workers N] [--threads | --processes] [--small | --heavy]
 //
 // Two kernels, one row each: a small arithmetic one, and one that includes <cuda/std/cmath> and
 // <cuda/std/complex> (most of its time in the front end). Automatic PCH is off on both sides, so
 // every round compiles from scratch. Each kernel is measured with the targets compiled in
 // threads (CompileStrategy::threads, the default) and in child processes (CompileStrategy::
 // processes): NVRTC's threads share its locks, processes do not. --threads or --processes
-// measures one. Google Benchmark's --benchmark_* flags are ignored (scripts/gpu-check.sh passes
+// measures one; --small or --heavy one kernel. Google Benchmark's --benchmark_* flags are ignored (scripts/gpu-check.sh passes
 // them to every bench).
 #include "cudacore/fatbin.hpp"
 #include "cudacore/fatbin_compile.hpp"
@@ -111,20 +111,25 @@ int main(int argc, char** argv) try {
     int rounds = 5;
     unsigned workers = 0;
     std::vector<CompileStrategy> strategies{CompileStrategy::threads, CompileStrategy::processes};
+    bool small = true, heavy = true;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::max(1, std::atoi(argv[++i]));
         else if (std::strcmp(argv[i], "--workers") == 0 && i + 1 < argc) workers = unsigned(std::atoi(argv[++i]));
         else if (std::strcmp(argv[i], "--threads") == 0) strategies = {CompileStrategy::threads};
         else if (std::strcmp(argv[i], "--processes") == 0) strategies = {CompileStrategy::processes};
+        else if (std::strcmp(argv[i], "--small") == 0) heavy = false;
+        else if (std::strcmp(argv[i], "--heavy") == 0) small = false;
         else if (std::strncmp(argv[i], "--benchmark_", 12) == 0) continue;
         else {
-            std::fprintf(stderr, "usage: fatbin_bench [--rounds N] [--workers N] [--threads | --processes]\n");
+            std::fprintf(stderr, "usage: fatbin_bench [--rounds N] [--workers N] [--threads | --processes] "
+                                 "[--small | --heavy]\n");
             return 2;
         }
     }
     std::vector<Row> rows;
     for (const auto& [kernel, source, name] : {std::tuple{"small (axpy)", kSmall, "axpy.cu"},
                                                std::tuple{"<cuda/std> complex", kHeavy, "rotate.cu"}}) {
+        if (!(source == kSmall ? small : heavy)) continue;
         for (const CompileStrategy strategy : strategies) {
             CompileOptions parallel;
             parallel.workers = workers;

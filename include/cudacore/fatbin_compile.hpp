@@ -56,10 +56,12 @@ FatbinTarget parse_fatbin_target(std::string_view target);
 /// (nvFatbin takes milliseconds), so a cached fatbin is never one whose headers changed.
 /// first_alone_for_pch is not used: the targets' flags differ, so none could use the PCH another
 /// made (each still makes and uses its own automatic PCH, for later calls). With threads (the
-/// default), NVRTC's shared locks keep the targets from overlapping much (one call took
-/// 1.00-1.05x four compiles in a row on 16 cores); CompileStrategy::processes compiles them at
-/// once, under compile_many()'s rule for forking (docs/fatbins.md, "Cost"). `fatbin`: how the
-/// fatbin is written (compression).
+/// default), NVRTC's shared locks keep the targets from overlapping much (0.84-1.05x four
+/// compiles in a row on 16 cores), so the calling thread compiles the targets one after another
+/// and other threads (up to `workers`) join only for targets not yet started 50 ms after the
+/// start: a small program costs what compiling its targets in a row costs.
+/// CompileStrategy::processes compiles them at once, under compile_many()'s rule for forking
+/// (docs/fatbins.md, "Cost"). `fatbin`: how the fatbin is written (compression).
 ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
                           const std::vector<std::string>& name_expressions = {},
                           const CompileOptions& options = {}, const FatbinOptions& fatbin = {});

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <filesystem>
@@ -56,11 +57,13 @@ void compile_in_thread(Job& job, const CompileOptions& options) {
 // Each compile has its own token (a child of compile_many's): a failure cancels those after it,
 // so that the compiles in flight behind it stop and no more start, while those before it run
 // on: the lowest failing index still wins, whatever finishes first.
-void run_threads(const std::vector<Job*>& jobs, unsigned workers, const CompileOptions& options) {
+// The other workers join after `helpers_after` (parallel_steps.hpp); zero: at once.
+void run_threads(const std::vector<Job*>& jobs, unsigned workers, const CompileOptions& options,
+                 std::chrono::nanoseconds helpers_after) {
     std::vector<CancellationToken> tokens;
     tokens.reserve(jobs.size());
     for (std::size_t i = 0; i < jobs.size(); ++i) tokens.push_back(options.cancellation.child());
-    detail::run_steps(jobs.size(), workers, [&](std::size_t i) {
+    detail::run_steps(jobs.size(), workers, helpers_after, [&](std::size_t i) {
         CompileOptions own = options;
         own.cancellation = tokens[i];
         compile_in_thread(*jobs[i], own);
@@ -236,9 +239,10 @@ public:
         size_t first_failed = jobs.size();  // the lowest index that failed
         while (next < jobs.size() || !running_.empty()) {
             if (cancellation.is_cancelled()) {
-                for (Child& child : running_)
-                    child.job->failure = std::make_exception_ptr(CompileCancelled(
-                        child.job->program->options().name, {}, child.job->program->backend()));
+                // Those running and those not started alike: a job left with neither code nor
+                // failure would read as stopped by another's failure.
+                for (Child& child : running_) cancel(*child.job);
+                for (size_t i = next; i < jobs.size(); ++i) cancel(*jobs[i]);
                 kill_running();
                 break;
             }
@@ -287,6 +291,10 @@ private:
         Job* job;
         std::string message;
     };
+
+    static void cancel(Job& job) {
+        job.failure = std::make_exception_ptr(CompileCancelled(job.program->options().name, {}, job.program->backend()));
+    }
 
     static size_t index_of(const std::vector<Job*>& jobs, const Job* job) {
         return static_cast<size_t>(std::find(jobs.begin(), jobs.end(), job) - jobs.begin());
@@ -409,14 +417,14 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
                                                const CompileOptions& many, const cpu_set_t* child_cpus,
                                                const char* operation) {
     return compile_many_outcomes(programs, std::vector<CodeType>(programs.size(), target), names, many,
-                                 child_cpus, operation);
+                                 child_cpus, operation, std::chrono::nanoseconds::zero());
 }
 
 std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs,
                                                const std::vector<CodeType>& targets,
                                                const std::vector<const std::vector<std::string>*>& names,
                                                const CompileOptions& many, const cpu_set_t* child_cpus,
-                                               const char* operation) {
+                                               const char* operation, std::chrono::nanoseconds helpers_after) {
     std::vector<Job> jobs;
     jobs.reserve(programs.size());
     for (size_t i = 0; i < programs.size(); ++i)
@@ -449,7 +457,7 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
                 ChildPool(child_cpus, operation).run(rest, workers, pch_first ? first.program : nullptr,
                                                      each.cancellation);
             else
-                run_threads(rest, workers, each);
+                run_threads(rest, workers, each, helpers_after);
         }
     }
     if (!many.cancellation.is_cancelled()) forget_stopped(jobs);

@@ -6,6 +6,7 @@
 
 #include <sched.h>
 
+#include <chrono>
 #include <exception>
 #include <optional>
 #include <string>
@@ -30,11 +31,13 @@ std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& prog
                                                const CompileOptions& many, const cpu_set_t* child_cpus,
                                                const char* operation);
 // The same with a target per program (targets[i] for programs[i]): one pool for compiles of
-// different code types (compile_fatbin's cubins and PTX).
+// different code types (compile_fatbin's cubins and PTX). With the threads strategy, the other
+// workers join only when compiles are left `helpers_after` after the pool starts (zero: at once;
+// support/parallel_steps.hpp): until then the calling thread compiles them one after another.
 std::vector<ManyOutcome> compile_many_outcomes(const std::vector<Program*>& programs,
                                                const std::vector<CodeType>& targets,
                                                const std::vector<const std::vector<std::string>*>& names,
                                                const CompileOptions& many, const cpu_set_t* child_cpus,
-                                               const char* operation);
+                                               const char* operation, std::chrono::nanoseconds helpers_after);
 
 }  // namespace cudacore::detail

@@ -107,6 +107,45 @@ TEST(FatbinCompile, CompileErrorNamesTheTarget) {
     }
 }
 
+// Targets compiled one after another in the calling thread (threads, a small program) or in
+// child processes: either way the error is the lowest failing target's, and a cancelled call
+// compiles nothing.
+class FatbinStrategies : public ::testing::TestWithParam<CompileStrategy> {};
+
+TEST_P(FatbinStrategies, TheLowestFailingTargetIsTheOneReported) {
+    // sm_80 compiles; sm_90, sm_100 and compute_90 (__CUDA_ARCH__ 900 and up) fail.
+    const Program p = program("#if __CUDA_ARCH__ >= 900\n#error arch_too_new\n#endif\n__global__ void k() {}\n");
+    CompileOptions options;
+    options.strategy = GetParam();
+    try {
+        compile_fatbin(p, {"sm_80", "sm_90", "sm_100", "compute_90"}, {}, options);
+        FAIL() << "a failing target gave a fatbin";
+    } catch (const CompileError& e) {
+        EXPECT_NE(e.log().find("arch_too_new"), std::string::npos) << e.log();
+        bool sm_90 = false, later = false;
+        for (const auto& option : e.options()) {
+            sm_90 = sm_90 || option.find("sm_90") != std::string::npos;
+            later = later || option.find("sm_100") != std::string::npos ||
+                    option.find("compute_90") != std::string::npos;
+        }
+        EXPECT_TRUE(sm_90 && !later) << e.what();
+    }
+}
+
+TEST_P(FatbinStrategies, ACancelledCallThrowsCompileCancelled) {
+    CompileOptions options;
+    options.strategy = GetParam();
+    options.cancellation.cancel();
+    EXPECT_THROW(compile_fatbin(program(), {"sm_80", "sm_90", "compute_90"}, {"scale<float>"}, options),
+                 CompileCancelled);
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, FatbinStrategies,
+                         ::testing::Values(CompileStrategy::threads, CompileStrategy::processes),
+                         [](const auto& info) {
+                             return std::string(info.param == CompileStrategy::threads ? "threads" : "processes");
+                         });
+
 TEST(FatbinCompile, KeyCoversTheWholeTargetList) {
     const Program p = program();
     const CacheKey three = fatbin_cache_key(p, {"sm_80", "sm_90", "compute_90"});
