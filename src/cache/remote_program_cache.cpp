@@ -4,6 +4,7 @@
 #include "cudacore/warnings.hpp"
 
 #include "cache/activity_counters.hpp"
+#include "cache/cancellable_wait.hpp"
 #include "cache/remote_entry.hpp"
 #include "cache/redis_connection.hpp"
 #include "support/cudacore_trace.hpp"
@@ -538,7 +539,16 @@ std::string RemoteProgramCache::redis_lock_key(const CacheKey& key) const {
 
 CompileTurn RemoteProgramCache::await_compile_turn(
     const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) {
+    return await_compile_turn(key, find, CancellationToken{});
+}
+
+CompileTurn RemoteProgramCache::await_compile_turn(
+    const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find,
+    const CancellationToken& cancellation) {
     State& state = *state_;
+    CompileTurn cancelled;
+    cancelled.cancelled = true;
+    if (cancellation.is_cancelled()) return cancelled;
     if (state.options.lock_expiry.count() == 0) return {};
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache wait remote");
     using clock = std::chrono::steady_clock;
@@ -592,7 +602,12 @@ CompileTurn RemoteProgramCache::await_compile_turn(
             waited_until_now();
             return {};
         }
-        std::this_thread::sleep_for(std::min<clock::duration>(delay, deadline - now));
+        // A cancelled compile stops waiting within detail::cancellation_poll; it took no lock.
+        if (!detail::sleep_unless_cancelled(std::min<clock::duration>(delay, deadline - now),
+                                            cancellation)) {
+            waited_until_now();
+            return cancelled;
+        }
         delay = std::min(delay * 2, std::chrono::milliseconds{250});
     }
 }
