@@ -50,7 +50,8 @@ struct MemoryPoolAttributes {
 struct MemoryPoolFromHandleOptions {
     /// Make the pool cudacore's: destroyed (cuMemPoolDestroy) when the last copy of the MemoryPool
     /// goes or at close(), as the pools cudacore creates are (nothing destroyed at exit or after
-    /// the device was reset). False: the pool stays the caller's; cudacore never destroys it.
+    /// the device was reset). False: the pool stays the caller's, who keeps it alive while the
+    /// MemoryPool is used; cudacore never destroys it.
     bool take_ownership = false;
 };
 

@@ -28,7 +28,6 @@ struct detail::MemoryPoolBox {
     // cudacore creates (owned_pool.hpp: nothing destroyed at exit or after a device reset).
     std::shared_ptr<ContextBox> destroyed_in;
 
-    MemoryPoolBox() = default;
     MemoryPoolBox(CUmemoryPool pool, std::string name, std::shared_ptr<const void> keeps_alive,
                   std::shared_ptr<ContextBox> destroy_in = {}) noexcept
         : handle(pool), description(std::move(name)), owner(std::move(keeps_alive)),
