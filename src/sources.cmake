@@ -148,6 +148,7 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/buffer_identity.cpp
   src/memory/caching_memory_resource.cpp
   src/memory/memory_pool.cpp
+  src/memory/memory_pool_from_handle.cpp
   src/memory/memory_option_checks.cpp
   src/memory/owned_pool.cpp
   src/memory/virtual_memory_resource.cpp

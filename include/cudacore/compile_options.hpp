@@ -76,6 +76,11 @@ struct CompileOptions {
     /// Cancels the compiles when cancelled from another thread (cancellation.hpp): they throw
     /// CompileCancelled and nothing is stored in the cache. compile_many and compile_fatbin also
     /// stop their other compiles (in flight and not started) when one fails or is cancelled.
+    /// The waits of a cached compile give up too, within about 10 ms of cancel(): the wait for
+    /// another thread of this process compiling the same key (that compile goes on), and the
+    /// wait for another process holding the key's compile lease
+    /// (ProgramCache::await_compile_turn: RemoteProgramCache, alone or as a tier). Then
+    /// CompileCancelled is thrown, nothing is stored, and no lease is taken or released.
     CancellationToken cancellation{};
 };
 

@@ -4,7 +4,9 @@
 /// DeviceMemoryResource and PinnedMemoryPoolResource.
 ///
 /// Ownership: a MemoryPool holds what owns its pool (the resource it came from), so the pool stays
-/// valid while the MemoryPool exists. Copies are cheap and share the pool; close() ends it for
+/// valid while the MemoryPool exists. MemoryPool::from_handle wraps a pool made elsewhere: not
+/// owned, cudacore never destroys it; owned (take_ownership), it is destroyed when the last copy
+/// goes or at close(). Copies are cheap and share the pool; close() ends it for
 /// every copy (docs/errors-and-lifetime.md, "Closing and resetting"). Thread-safe (the
 /// driver serialises attribute changes); setting an attribute affects every user of the pool.
 /// Every call throws DriverError naming the attribute and the pool on failure.
@@ -44,12 +46,38 @@ struct MemoryPoolAttributes {
     std::uint64_t used_mem_high = 0;
 };
 
+/// Options of MemoryPool::from_handle.
+struct MemoryPoolFromHandleOptions {
+    /// Make the pool cudacore's: destroyed (cuMemPoolDestroy) when the last copy of the MemoryPool
+    /// goes or at close(), as the pools cudacore creates are (nothing destroyed at exit or after
+    /// the device was reset). False: the pool stays the caller's, who keeps it alive while the
+    /// MemoryPool is used; cudacore never destroys it.
+    bool take_ownership = false;
+};
+
 /// A memory pool's attributes and controls (release threshold, usage, trim).
 class MemoryPool : public OwningHandle<MemoryPool, detail::MemoryPoolBox, CUmemoryPool> {
 public:
     /// `owner` keeps the pool alive (null for a pool that outlives the program, like a device's
     /// default pool); `description` names it in errors.
     MemoryPool(CUmemoryPool pool, std::string description, std::shared_ptr<const void> owner);
+
+    /// Wraps `pool`, a pool of device memory made elsewhere (cuMemPoolCreate by another library,
+    /// cuDeviceGetDefaultMemPool). Its device is asked of the driver: the device whose default
+    /// pool it is, else the one device its access list refuses (its own; each device is probed
+    /// by setting the access it already has, so nothing changes: not thread-safe against another
+    /// thread changing the pool's access at the same moment). The device is named in
+    /// description() ("borrowed memory pool 0x... of device 0"; "adopted" when owned). With
+    /// take_ownership the MemoryPool holds the device's primary context and destroys the pool as
+    /// MemoryPoolFromHandleOptions says: memory allocated from it must be freed first (a
+    /// DeviceMemoryResource::from_handle over the same pool, not owning it, and its buffers
+    /// must go before the last copy). Throws InvalidArgumentError naming the call for a null
+    /// pool, for a pool no device owns (host memory), and for take_ownership of a device's
+    /// default pool (nobody destroys it); DriverError when a query fails. Thread-safe.
+    static MemoryPool from_handle(CUmemoryPool pool, const MemoryPoolFromHandleOptions& options = {});
+    /// Whether cudacore destroys the pool (from_handle with take_ownership); false for the pools
+    /// of resources (their resource destroys them) and once closed, reset or moved from.
+    bool owns_handle() const noexcept;
 
     /// The pool's name in error messages (what it was, once closed).
     const std::string& description() const noexcept;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "cudacore/cache_key.hpp"
+#include "cudacore/cancellation.hpp"
 #include "cudacore/object_code.hpp"
 
 #include <cstdint>
@@ -62,6 +63,9 @@ struct CompileTurn {
     /// When `found` is empty: held while compiling and storing, then destroyed. Null when the
     /// cache does not coordinate compiles (or gave up waiting): compile without a lease.
     std::unique_ptr<CompileLease> lease{};
+    /// The caller's CancellationToken was cancelled before or while it waited: nothing found, no
+    /// lease held; the caller gives up (compile_cached throws CompileCancelled).
+    bool cancelled = false;
 };
 
 /// The interface of program caches: get, put, stats, clear.
@@ -93,6 +97,23 @@ public:
         (void)key;
         (void)find;
         return {};
+    }
+    /// await_compile_turn, giving up when `cancellation` is cancelled: a cache that waits for
+    /// another process checks the token at least every 10 ms while it waits and then returns
+    /// with `cancelled` set, holding no lease (RemoteProgramCache, TieredProgramCache). The
+    /// default returns `cancelled` when the token is cancelled already, else calls the
+    /// two-argument form (a cache that overrides only that one waits as it always did).
+    /// compile_cached() calls this form with CompileOptions::cancellation. Never throws
+    /// CacheError. Thread-safe.
+    virtual CompileTurn await_compile_turn(const CacheKey& key,
+                                           const std::function<std::optional<ObjectCode>()>& find,
+                                           const CancellationToken& cancellation) {
+        if (cancellation.is_cancelled()) {
+            CompileTurn turn;
+            turn.cancelled = true;
+            return turn;
+        }
+        return await_compile_turn(key, find);
     }
 
     /// Whom this cache's entries come from, for a TieredProgramCache that copies them into the

@@ -113,6 +113,13 @@ public:
     /// Thread-safe.
     CompileTurn await_compile_turn(
         const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) override;
+    /// The same wait, given up when `cancellation` is cancelled: the token is read before each
+    /// try of the lock and at least every 10 ms while it sleeps between tries, and then the turn
+    /// comes back with `cancelled` set, no lease held (a lock taken is kept only by a turn that
+    /// returns it) and nothing found. Never throws CacheError. Thread-safe.
+    CompileTurn await_compile_turn(const CacheKey& key,
+                                   const std::function<std::optional<ObjectCode>()>& find,
+                                   const CancellationToken& cancellation) override;
     /// The Redis key of `key`'s compile lock: `<key_prefix>:lock:<key hex>` (outside the
     /// entries' namespace: clear() and server_entries() leave locks to their expiry).
     std::string redis_lock_key(const CacheKey& key) const;

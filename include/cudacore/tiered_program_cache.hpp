@@ -60,6 +60,12 @@ public:
     /// process stored remotely fills the tiers above. Never throws CacheError.
     CompileTurn await_compile_turn(
         const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) override;
+    /// The same, with `cancellation` handed to each tier: a tier's turn that comes back
+    /// cancelled ends the wait (returned as it is, asking no further tier). Never throws
+    /// CacheError.
+    CompileTurn await_compile_turn(const CacheKey& key,
+                                   const std::function<std::optional<ObjectCode>()>& find,
+                                   const CancellationToken& cancellation) override;
 
     /// The trusts of its shared tiers (their entry_trust(), read when it was made), joined by
     /// "; "; empty when it has none. Thread-safe.

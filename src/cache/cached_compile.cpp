@@ -4,6 +4,7 @@
 #include "support/temporary_directory.hpp"
 
 #include "cache/activity_counters.hpp"
+#include "cache/cancellable_wait.hpp"
 #include "cache/cached_entry.hpp"
 #include "cache/header_key.hpp"
 #include "headers/include_lookups.hpp"
@@ -93,13 +94,40 @@ auto counted_compile(Compile&& compile) {
     return compile();
 }
 
+// A compile's cancellation: its token, and what giving up throws (CompileCancelled naming the
+// program). get_or_compile's token is never cancelled.
+struct Cancellation {
+    CancellationToken token;
+    std::function<void()> throw_cancelled;
+
+    // Throws CompileCancelled when the token is cancelled.
+    void give_up_if_cancelled() const {
+        if (token.is_cancelled()) throw_cancelled();
+    }
+};
+
+Cancellation cancellation_of(const Program& program, CodeType target, const CancellationToken& token) {
+    return {token, [&program, target] {
+                throw CompileCancelled(program.options().name, program.flags(target), program.backend());
+            }};
+}
+
+// The result of another thread's compile of the same key, waited for while reading the token:
+// a cancelled caller gives up within detail::cancellation_poll (the other compile goes on).
+ObjectCode await_other_thread(const std::shared_future<ObjectCode>& pending,
+                              const Cancellation& cancellation) {
+    while (pending.wait_for(detail::cancellation_poll) != std::future_status::ready)
+        cancellation.give_up_if_cancelled();
+    return pending.get();
+}
+
 // Runs `produce` for (cache, key) at most once at a time in this process: callers arriving
 // while it runs wait for and share its result or its exception.
 // A caller whose own token is not cancelled does not share another's cancellation: it tries again
 // (and produces itself when no other caller is producing).
 ObjectCode single_flight(ProgramCache& cache, const CacheKey& key,
                          const std::function<ObjectCode()>& produce,
-                         const CancellationToken& cancellation) {
+                         const Cancellation& cancellation) {
     auto& table = in_flight();
     const auto slot = std::make_pair(static_cast<const ProgramCache*>(&cache), key);
     std::promise<ObjectCode> promise;
@@ -113,9 +141,9 @@ ObjectCode single_flight(ProgramCache& cache, const CacheKey& key,
         std::shared_future<ObjectCode> pending = it->second;
         lock.unlock();
         try {
-            return pending.get();
+            return await_other_thread(pending, cancellation);
         } catch (const CompileCancelled&) {
-            if (cancellation.is_cancelled()) throw;
+            if (cancellation.token.is_cancelled()) throw;
         }
     }
     // We are the one producer of this key; whatever happens, publish it and leave the table.
@@ -289,7 +317,7 @@ std::string trace_unwritable_reason() {
 ObjectCode get_or_compile_cancellable(ProgramCache& cache, const CacheKey& key,
                                       const std::function<ObjectCode()>& compile,
                                       const CacheWarningHandler& on_cache_error,
-                                      const CancellationToken& cancellation) {
+                                      const Cancellation& cancellation) {
     // One lookup per call, so that the caches' counters count the caller's lookups: the call is
     // in flight before it looks (a call that finds another in flight for the key shares its
     // outcome and looks up nothing), so no entry can be stored between its lookup and its turn.
@@ -297,7 +325,8 @@ ObjectCode get_or_compile_cancellable(ProgramCache& cache, const CacheKey& key,
         if (auto hit = lookup(cache, key, on_cache_error)) return *hit;
         // Another process may be compiling it: wait for its entry, or hold the lease.
         CompileTurn turn = cache.await_compile_turn(
-            key, [&] { return lookup(cache, key, on_cache_error); });
+            key, [&] { return lookup(cache, key, on_cache_error); }, cancellation.token);
+        if (turn.cancelled) cancellation.throw_cancelled();
         if (turn.found) return *turn.found;
         ObjectCode code = counted_compile(compile);
         store(cache, key, code, on_cache_error);
@@ -310,7 +339,8 @@ ObjectCode get_or_compile_cancellable(ProgramCache& cache, const CacheKey& key,
 ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
                           const std::function<ObjectCode()>& compile,
                           const CacheWarningHandler& on_cache_error) {
-    return get_or_compile_cancellable(cache, key, compile, on_cache_error, CancellationToken{});
+    return get_or_compile_cancellable(cache, key, compile, on_cache_error,
+                                      {CancellationToken{}, [] {}});
 }
 
 namespace detail {
@@ -483,13 +513,14 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
     // Code from the cache names its debug source file (if any): make sure it exists.
     program.write_debug_source();
     auto compile = [&] { return program.compile(target, name_expressions, cancellable); };
+    const Cancellation cancellation = cancellation_of(program, target, options.cancellation);
     if (!options.extra_digest.empty()) {
         return get_or_compile_cancellable(
             cache, extend_key(source_key, "cudacore-extra-digest-v1", {{"", options.extra_digest}}),
-            compile, on_cache_error, options.cancellation);
+            compile, on_cache_error, cancellation);
     }
     if (program.source_type() != SourceType::cxx) {  // PTX and NVVM IR include nothing
-        return get_or_compile_cancellable(cache, source_key, compile, on_cache_error, options.cancellation);
+        return get_or_compile_cancellable(cache, source_key, compile, on_cache_error, cancellation);
     }
 
     auto lookup_code = [&] { return find_code(cache, program, source_key, options); };
@@ -499,11 +530,12 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
         if (auto hit = lookup_code()) return *hit;
         // Another process may be compiling it: wait for its entry, or hold the lease (released
         // when this returns, after the stores below).
-        CompileTurn turn = cache.await_compile_turn(source_key, lookup_code);
+        CompileTurn turn = cache.await_compile_turn(source_key, lookup_code, options.cancellation);
+        if (turn.cancelled) cancellation.throw_cancelled();
         if (turn.found) return *turn.found;
         return compile_and_store_with_headers(cache, program, target, name_expressions, source_key,
                                               on_cache_error, cancellable);
-    }, options.cancellation);
+    }, cancellation);
 }
 
 }  // namespace cudacore

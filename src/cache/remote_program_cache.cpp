@@ -4,6 +4,7 @@
 #include "cudacore/warnings.hpp"
 
 #include "cache/activity_counters.hpp"
+#include "cache/cancellable_wait.hpp"
 #include "cache/remote_entry.hpp"
 #include "cache/redis_connection.hpp"
 #include "support/cudacore_trace.hpp"
@@ -341,6 +342,13 @@ struct RemoteProgramCache::State {
         return type == RedisReplyType::status;  // OK: ours
     }
 
+    // The turn of a caller that has just taken `lock` (with `token`): a lease, or the entry
+    // `find` finds when it was stored (and the lock released) between the caller's miss and this
+    // lock (then nothing is compiled, and the lease is dropped here). `waited`: the caller waited
+    // for another process first.
+    CompileTurn leased_turn(const std::string& lock, const std::string& token,
+                            const std::function<std::optional<ObjectCode>()>& find, bool waited);
+
     // Releases the compile lock `lock` if it still holds `token` (compare-and-delete); a lock
     // that cannot be released is left to expire.
     void release_compile_lock(const std::string& lock, const std::string& token) {
@@ -410,6 +418,20 @@ private:
 };
 
 }  // namespace
+
+CompileTurn RemoteProgramCache::State::leased_turn(
+    const std::string& lock, const std::string& token,
+    const std::function<std::optional<ObjectCode>()>& find, bool waited) {
+    ++locks_acquired;
+    CompileTurn turn;
+    turn.lease = std::make_unique<RedisCompileLease>(
+        [this, lock, token] { release_compile_lock(lock, token); });
+    if (std::optional<ObjectCode> code = find()) {
+        if (waited) ++lock_wait_hits;
+        return {std::move(code), nullptr};
+    }
+    return turn;
+}
 
 RemoteProgramCache::RemoteProgramCache(RemoteCacheOptions options) {
     check(options);
@@ -538,7 +560,16 @@ std::string RemoteProgramCache::redis_lock_key(const CacheKey& key) const {
 
 CompileTurn RemoteProgramCache::await_compile_turn(
     const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) {
+    return await_compile_turn(key, find, CancellationToken{});
+}
+
+CompileTurn RemoteProgramCache::await_compile_turn(
+    const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find,
+    const CancellationToken& cancellation) {
     State& state = *state_;
+    CompileTurn cancelled;
+    cancelled.cancelled = true;
+    if (cancellation.is_cancelled()) return cancelled;
     if (state.options.lock_expiry.count() == 0) return {};
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache wait remote");
     using clock = std::chrono::steady_clock;
@@ -561,20 +592,8 @@ CompileTurn RemoteProgramCache::await_compile_turn(
             return {};
         }
         if (*taken) {
-            ++state.locks_acquired;
-            State* owner = &state;
-            CompileTurn turn;
-            turn.lease = std::make_unique<RedisCompileLease>(
-                [owner, lock, token] { owner->release_compile_lock(lock, token); });
-            // The entry may have been stored (and the lock released) between the caller's miss
-            // and this lock: then nothing is compiled. The lease is dropped on the way out.
-            if (std::optional<ObjectCode> code = find()) {
-                if (waited) ++state.lock_wait_hits;
-                waited_until_now();
-                return {std::move(code), nullptr};
-            }
             waited_until_now();
-            return turn;
+            return state.leased_turn(lock, token, find, waited);
         }
         // Held by another process: look for its entry, then wait a little and try again.
         if (!waited) {
@@ -592,7 +611,12 @@ CompileTurn RemoteProgramCache::await_compile_turn(
             waited_until_now();
             return {};
         }
-        std::this_thread::sleep_for(std::min<clock::duration>(delay, deadline - now));
+        // A cancelled compile stops waiting within detail::cancellation_poll; it took no lock.
+        if (!detail::sleep_unless_cancelled(std::min<clock::duration>(delay, deadline - now),
+                                            cancellation)) {
+            waited_until_now();
+            return cancelled;
+        }
         delay = std::min(delay * 2, std::chrono::milliseconds{250});
     }
 }

@@ -141,14 +141,20 @@ void TieredProgramCache::clear() {
 
 CompileTurn TieredProgramCache::await_compile_turn(
     const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) {
+    return await_compile_turn(key, find, CancellationToken{});
+}
+
+CompileTurn TieredProgramCache::await_compile_turn(
+    const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find,
+    const CancellationToken& cancellation) {
     for (const auto& tier : tiers_) {
         CompileTurn turn;
         try {
-            turn = tier->await_compile_turn(key, find);
+            turn = tier->await_compile_turn(key, find, cancellation);
         } catch (const CacheError&) {
             continue;  // this tier cannot coordinate now: the caller may still compile
         }
-        if (turn.found || turn.lease) return turn;
+        if (turn.found || turn.lease || turn.cancelled) return turn;
     }
     return {};
 }

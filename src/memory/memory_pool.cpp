@@ -2,22 +2,23 @@
 
 #include "errors/closed_object.hpp"
 #include "loader/driver_api.hpp"
+#include "memory/memory_pool_box.hpp"
+#include "memory/owned_pool.hpp"
 
 namespace cudacore {
 
-// What the copies of a MemoryPool share: the pool, its name, and what keeps it alive.
-struct detail::MemoryPoolBox {
-    CUmemoryPool handle = nullptr;
-    std::string description;
-    std::shared_ptr<const void> owner;  // null for a pool that outlives the program
-};
+// A pool taken over by from_handle goes as the pools cudacore creates do (never throws).
+detail::MemoryPoolBox::~MemoryPoolBox() {
+    if (destroyed_in) detail::destroy_pool_after_frees(handle, std::move(destroyed_in), nullptr);
+}
 
 MemoryPool::MemoryPool(CUmemoryPool pool, std::string description,
                        std::shared_ptr<const void> owner) {
-    auto box = std::make_shared<detail::MemoryPoolBox>(
-        detail::MemoryPoolBox{pool, std::move(description), std::move(owner)});
+    auto box = std::make_shared<detail::MemoryPoolBox>(pool, std::move(description), std::move(owner));
     static_cast<OwningHandle&>(*this) = adopt(std::move(box), pool);
 }
+
+bool MemoryPool::owns_handle() const noexcept { return box() && box()->destroyed_in; }
 
 const std::string& MemoryPool::description() const noexcept {
     return box() ? box()->description : closed_description();

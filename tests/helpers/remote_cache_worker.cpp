@@ -14,6 +14,12 @@
 //       C++ programs (program i adds i), each thread asking for every program, in an order of its
 //       own. Prints the compiles done (cache_stats().compiles) and the lock's counters. Exit code 0 when every call returned code, 1
 //       if anything threw.
+//
+//   helper_remote_cache_worker --hold-lease URL HOLD_MS
+//       takes the compile lease of lease_program() (a PTX compile for sm_90, the program the
+//       cancellation test compiles too), prints "holding", holds it HOLD_MS milliseconds, lets it
+//       go and compiles the program through the cache (storing it). Prints the compiles done.
+//       Exit code 0 when it held the lease and compiled, 1 otherwise.
 #include "cudacore/cache_activity.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/errors.hpp"
@@ -78,9 +84,44 @@ int compile_cached_worker(const std::string& url, unsigned threads, unsigned pro
     return thrown ? 1 : 0;
 }
 
+// The program whose lease --hold-lease holds (tests/cpu/cache/remote_compile_lock_test.cpp
+// builds the same).
+cudacore::Program lease_program() {
+    cudacore::ProgramOptions options;
+    options.arch = "sm_90";
+    options.name = "leased";
+    return cudacore::Program("extern \"C\" __global__ void leased(int* x) { x[threadIdx.x] *= 3; }",
+                             cudacore::SourceType::cxx, options);
+}
+
+int hold_lease(const std::string& url, std::chrono::milliseconds hold) {
+    cudacore::RemoteProgramCache cache(cudacore::RemoteCacheOptions::from_url(url));
+    cudacore::Program program = lease_program();
+    cudacore::CompileTurn turn = cache.await_compile_turn(
+        cudacore::cache_key(program, cudacore::CodeType::ptx, {}), [] { return std::nullopt; });
+    if (!turn.lease) {
+        std::cerr << "helper_remote_cache_worker: no lease for the program\n";
+        return 1;
+    }
+    std::cout << "holding" << std::endl;
+    std::this_thread::sleep_for(hold);
+    turn.lease.reset();
+    cudacore::compile_cached(program, cudacore::CodeType::ptx, {}, {.cache = &cache});
+    std::cout << "compiles " << cudacore::cache_stats().compiles << std::endl;
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 4 && std::string(argv[1]) == "--hold-lease") {
+        try {
+            return hold_lease(argv[2], std::chrono::milliseconds(std::stoll(argv[3])));
+        } catch (const std::exception& e) {
+            std::cerr << "helper_remote_cache_worker: " << e.what() << "\n";
+            return 1;
+        }
+    }
     if (argc == 5 && std::string(argv[1]) == "--compile-cached") {
         try {
             return compile_cached_worker(argv[2], std::stoul(argv[3]), std::stoul(argv[4]));

@@ -5,7 +5,9 @@
 #include "owning_contract.hpp"
 
 #include "cudacore/cudacore.hpp"
+#include "loader/driver_api.hpp"
 
+#include <stdexcept>
 #include <string>
 
 namespace {
@@ -104,13 +106,34 @@ struct MemoryPoolTraits {
     static void use(const MemoryPool& pool) { (void)pool.used_mem_current(); }
 };
 
+// A pool made with the raw driver and taken over (MemoryPool::from_handle): close() destroys it.
+struct TakenMemoryPoolTraits {
+    using Object = MemoryPool;
+    static bool available(std::string& why) {
+        if (!gpu_available(why)) return false;
+        if (Device(0).attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0) return true;
+        why = "device 0 has no memory pools";
+        return false;
+    }
+    static MemoryPool make() {
+        CUmemPoolProps props{};
+        props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        props.location.id = 0;
+        CUmemoryPool raw = nullptr;
+        if (detail::driver().cuMemPoolCreate(&raw, &props) != CUDA_SUCCESS) throw std::runtime_error("cuMemPoolCreate failed");
+        return MemoryPool::from_handle(raw, {.take_ownership = true});
+    }
+    static void use(const MemoryPool& pool) { (void)pool.used_mem_current(); }
+};
+
 }  // namespace
 
 // Every OwningHandle type (a typedef: the macro would split the list at its commas).
 using OwningTypes =
     ::testing::Types<StreamTraits, EventTraits, ContextTraits, GraphTraits, GraphExecTraits,
                      CudaArrayTraits, MipmappedArrayTraits, TextureObjectTraits,
-                     SurfaceObjectTraits, MemoryPoolTraits>;
+                     SurfaceObjectTraits, MemoryPoolTraits, TakenMemoryPoolTraits>;
 
 namespace cudacore::test {
 INSTANTIATE_TYPED_TEST_SUITE_P(Gpu, OwningContract, OwningTypes);

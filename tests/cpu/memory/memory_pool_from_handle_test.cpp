@@ -1,0 +1,246 @@
+// MemoryPool::from_handle without a GPU, against a stand-in driver table: how a pool's device is
+// learned (its default pool, else the one device its access list refuses, probed without changing
+// anything), and what ownership means (an owned pool destroyed once, when its last copy goes or at
+// close(), never after its context went; a borrowed one never). The owning-object contract runs
+// over owned pools of the stand-in. tests/gpu/memory/memory_pool_from_handle_test.cpp does the
+// same on a real pool.
+#include "owning_contract.hpp"
+
+#include "cudacore/errors.hpp"
+#include "cudacore/memory_pool.hpp"
+#include "memory/memory_pool_box.hpp"
+#include "runtime/runtime_handles.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+
+// The stand-in's state: its devices, each one's access to the pool, the pool they own, the
+// pools destroyed, and the context id the driver answers.
+struct StandIn {
+    int devices = 1;
+    int owner = 0;
+    CUmemoryPool default_pool_of_device_1 = nullptr;
+    std::map<int, CUmemAccess_flags> access;
+    bool refuse_owner = true;  // a driver that refuses the pool's own device in an access list
+    std::vector<CUmemAccessDesc> access_set;
+    std::vector<CUmemoryPool> destroyed;
+    unsigned long long context_id = 7;
+};
+StandIn stand_in;
+
+CUresult get_count(int* count) {
+    *count = stand_in.devices;
+    return CUDA_SUCCESS;
+}
+CUresult get_device(CUdevice* device, int ordinal) {
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+CUresult default_pool(CUmemoryPool* pool, CUdevice device) {
+    static int pool_of_device[8];
+    *pool = device == 1 && stand_in.default_pool_of_device_1
+                ? stand_in.default_pool_of_device_1
+                : reinterpret_cast<CUmemoryPool>(&pool_of_device[device]);
+    return CUDA_SUCCESS;
+}
+CUresult get_access(CUmemAccess_flags* flags, CUmemoryPool, CUmemLocation* location) {
+    *flags = stand_in.access[location->id];
+    return CUDA_SUCCESS;
+}
+CUresult set_access(CUmemoryPool, const CUmemAccessDesc* list, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+        if (stand_in.refuse_owner && list[i].location.id == stand_in.owner) return CUDA_ERROR_INVALID_DEVICE;
+        stand_in.access_set.push_back(list[i]);
+    }
+    return CUDA_SUCCESS;
+}
+CUresult destroy(CUmemoryPool pool) {
+    stand_in.destroyed.push_back(pool);
+    return CUDA_SUCCESS;
+}
+CUresult context_id(CUcontext, unsigned long long* id) {
+    *id = stand_in.context_id;
+    return CUDA_SUCCESS;
+}
+
+detail::DriverApi stand_in_driver() {
+    detail::DriverApi api;
+    api.cuDeviceGetCount = get_count;
+    api.cuDeviceGet = get_device;
+    api.cuDeviceGetDefaultMemPool = default_pool;
+    api.cuMemPoolGetAccess = get_access;
+    api.cuMemPoolSetAccess = set_access;
+    api.cuMemPoolDestroy = destroy;
+    api.cuCtxGetId = context_id;
+    return api;
+}
+
+// The stand-in as the loaded driver for the whole test program (releases ask driver_if_loaded).
+const detail::DriverApi& loaded_stand_in() {
+    static const detail::DriverApi api = stand_in_driver();
+    static const bool loaded = [] {
+        detail::loaded_driver.store(&api);
+        return true;
+    }();
+    (void)loaded;
+    return api;
+}
+
+CUmemoryPool fake_pool(std::uintptr_t value) { return reinterpret_cast<CUmemoryPool>(value); }
+
+// A primary context as the release sees it: noted with the stand-in's id, owned by nobody.
+std::shared_ptr<detail::ContextBox> fake_context() {
+    auto context = std::make_shared<detail::ContextBox>();
+    context->retained = false;
+    context->handle = reinterpret_cast<CUcontext>(0x2000);
+    context->id = stand_in.context_id;
+    return context;
+}
+
+int destroyed_count(CUmemoryPool pool) {
+    int count = 0;
+    for (CUmemoryPool destroyed : stand_in.destroyed) count += destroyed == pool;
+    return count;
+}
+
+TEST(MemoryPoolFromHandle, ANullPoolIsRefusedNamingTheCall) {
+    for (bool owning : {false, true}) {
+        try {
+            MemoryPool::from_handle(nullptr, {.take_ownership = owning});
+            ADD_FAILURE() << "a null pool was wrapped";
+        } catch (const InvalidArgumentError& e) {
+            EXPECT_NE(std::string(e.what()).find("MemoryPool::from_handle: null memory pool"),
+                      std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(MemoryPoolFromHandle, TheDeviceIsTheOneItsAccessListRefusesAndNothingChanges) {
+    const detail::DriverApi& api = loaded_stand_in();
+    stand_in = {};
+    stand_in.devices = 3;
+    stand_in.owner = 1;
+    // A peer with read-write access too: read-write alone cannot tell the owner.
+    stand_in.access = {{0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE},
+                       {1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE},
+                       {2, CU_MEM_ACCESS_FLAGS_PROT_READ}};
+    EXPECT_EQ(detail::pool_device_ordinal(fake_pool(0x10), api, "test"), 1);
+    for (const CUmemAccessDesc& set : stand_in.access_set)
+        EXPECT_EQ(set.flags, stand_in.access[set.location.id]) << "device " << set.location.id;
+
+    stand_in.owner = 2;
+    stand_in.access_set.clear();
+    EXPECT_EQ(detail::pool_device_ordinal(fake_pool(0x10), api, "test"), 2);
+    EXPECT_EQ(stand_in.access_set.size(), 2u);  // devices 0 and 1 set as they were
+}
+
+TEST(MemoryPoolFromHandle, ADefaultPoolIsItsDevicesAndCannotBeTaken) {
+    const detail::DriverApi& api = loaded_stand_in();
+    stand_in = {};
+    stand_in.devices = 2;
+    stand_in.default_pool_of_device_1 = fake_pool(0x20);
+    stand_in.refuse_owner = false;
+    EXPECT_EQ(detail::pool_device_ordinal(fake_pool(0x20), api, "test"), 1);
+    EXPECT_TRUE(stand_in.access_set.empty()) << "a default pool needs no probe";
+    try {
+        MemoryPool::from_handle(fake_pool(0x20), {.take_ownership = true});
+        ADD_FAILURE() << "a default pool was taken over";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("default memory pool of device 1"), std::string::npos) << e.what();
+    }
+    const MemoryPool borrowed = MemoryPool::from_handle(fake_pool(0x20));
+    EXPECT_FALSE(borrowed.owns_handle());
+    EXPECT_NE(borrowed.description().find("borrowed memory pool"), std::string::npos);
+    EXPECT_NE(borrowed.description().find("of device 1"), std::string::npos) << borrowed.description();
+}
+
+TEST(MemoryPoolFromHandle, APoolNoDeviceOwnsIsRefused) {
+    const detail::DriverApi& api = loaded_stand_in();
+    stand_in = {};
+    stand_in.devices = 2;
+    stand_in.refuse_owner = false;  // a pool of host memory: no device is its own
+    stand_in.access = {{0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE}, {1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE}};
+    try {
+        detail::pool_device_ordinal(fake_pool(0x30), api, "MemoryPool::from_handle");
+        ADD_FAILURE() << "a device was made up";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("MemoryPool::from_handle: no device is the own device"),
+                  std::string::npos) << e.what();
+    }
+    // One device with read-write access and no refusal: that device.
+    stand_in.devices = 1;
+    EXPECT_EQ(detail::pool_device_ordinal(fake_pool(0x30), api, "test"), 0);
+}
+
+TEST(MemoryPoolFromHandle, AnOwnedPoolIsDestroyedOnceWithItsLastCopy) {
+    loaded_stand_in();
+    stand_in = {};
+    const CUmemoryPool pool = fake_pool(0x40);
+    {
+        MemoryPool owned = detail::wrap_memory_pool(pool, 0, fake_context());
+        EXPECT_TRUE(owned.owns_handle());
+        EXPECT_NE(owned.description().find("adopted memory pool"), std::string::npos);
+        MemoryPool copy = owned;
+        owned.reset();
+        EXPECT_EQ(destroyed_count(pool), 0) << "destroyed while a copy lives";
+        EXPECT_EQ(copy.handle(), pool);
+    }
+    EXPECT_EQ(destroyed_count(pool), 1);
+
+    const CUmemoryPool closed = fake_pool(0x41);
+    MemoryPool owned = detail::wrap_memory_pool(closed, 0, fake_context());
+    MemoryPool copy = owned;
+    owned.close();
+    EXPECT_EQ(destroyed_count(closed), 1) << "close() destroys it";
+    EXPECT_TRUE(copy.is_closed());
+    EXPECT_FALSE(copy.owns_handle());
+    copy.reset();
+    owned.close();
+    EXPECT_EQ(destroyed_count(closed), 1) << "destroyed twice";
+}
+
+TEST(MemoryPoolFromHandle, ABorrowedPoolAndAPoolWhoseContextWentAreNeverDestroyed) {
+    loaded_stand_in();
+    stand_in = {};
+    const CUmemoryPool borrowed_pool = fake_pool(0x50);
+    {
+        MemoryPool borrowed = detail::wrap_memory_pool(borrowed_pool, 0, nullptr);
+        EXPECT_FALSE(borrowed.owns_handle());
+        borrowed.close();
+    }
+    EXPECT_EQ(destroyed_count(borrowed_pool), 0);
+
+    const CUmemoryPool reset_pool = fake_pool(0x51);
+    {
+        MemoryPool owned = detail::wrap_memory_pool(reset_pool, 0, fake_context());
+        stand_in.context_id = 8;  // someone reset the device: the pool went with its context
+    }
+    EXPECT_EQ(destroyed_count(reset_pool), 0);
+}
+
+// The owning-object contract over owned pools of the stand-in.
+struct OwnedPoolTraits {
+    using Object = MemoryPool;
+    static bool available(std::string&) { return true; }
+    static MemoryPool make() {
+        loaded_stand_in();
+        stand_in.context_id = 7;
+        static std::uintptr_t next = 0x1000;
+        return detail::wrap_memory_pool(fake_pool(next++), 0, fake_context());
+    }
+    static void use(const MemoryPool& pool) { pool.check_usable("MemoryPool::use"); }
+};
+
+}  // namespace
+
+namespace cudacore::test {
+INSTANTIATE_TYPED_TEST_SUITE_P(CpuMemoryPool, OwningContract, ::testing::Types<OwnedPoolTraits>);
+}  // namespace cudacore::test

@@ -1,0 +1,144 @@
+// MemoryPool::from_handle over pools made with the raw driver: a pool taken over is destroyed
+// once, when its last copy goes (seen through a counting driver table); a borrowed one is still
+// the caller's afterwards; both are allocated from. The device is learned from the driver: the
+// default pool's device, and with two devices a pool of device 1 whose memory device 0 may reach.
+#include "test_support.hpp"
+
+#include "cudacore/buffer.hpp"
+#include "cudacore/device.hpp"
+#include "cudacore/device_memory_resource.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/memory_pool.hpp"
+#include "cudacore/pointer_attributes.hpp"
+#include "loader/driver_api.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+namespace {
+
+using namespace cudacore;
+
+bool pools_supported(const Device& device) {
+    return device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) != 0;
+}
+
+CUmemoryPool raw_pool(const Device& device) {
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = device.ordinal();
+    CUmemoryPool raw = nullptr;
+    EXPECT_EQ(detail::driver().cuMemPoolCreate(&raw, &props), CUDA_SUCCESS);
+    return raw;
+}
+
+// Allocates from `pool` through a resource that does not own it, checks the memory came from
+// there, and frees it (the free done before this returns).
+void allocate_from(CUmemoryPool pool, const Device& device) {
+    auto resource = DeviceMemoryResource::from_handle(pool, device);
+    Stream stream = device.create_stream();
+    {
+        Buffer buffer = resource->allocate(1 << 20, stream);
+        buffer.fill_byte(7, stream);
+        stream.sync();
+        EXPECT_EQ(pointer_attributes(buffer.handle()).pool, pool) << "allocated from that pool";
+        buffer.close(stream);
+    }
+    stream.sync();
+}
+
+std::atomic<int> destroys{0};
+std::atomic<CUmemoryPool> watched{nullptr};
+const detail::DriverApi* real_driver = nullptr;
+CUresult counting_pool_destroy(CUmemoryPool pool) {
+    if (pool == watched.load()) ++destroys;
+    return real_driver->cuMemPoolDestroy(pool);
+}
+
+TEST(MemoryPoolFromHandleGpu, ATakenPoolIsDestroyedOnceWithItsLastCopy) {
+    CUDACORE_REQUIRE_GPU();
+    const Device device(0);
+    if (!pools_supported(device)) GTEST_SKIP() << "device 0 has no memory pools";
+    const CUmemoryPool raw = raw_pool(device);
+    ASSERT_NE(raw, nullptr);
+    real_driver = &detail::driver();
+    static detail::DriverApi counting;  // static: a release thread may still read it after the swap back
+    counting = *real_driver;
+    counting.cuMemPoolDestroy = counting_pool_destroy;
+    watched = raw;
+    destroys = 0;
+    detail::loaded_driver.store(&counting);
+    {
+        MemoryPool taken = MemoryPool::from_handle(raw, {.take_ownership = true});
+        EXPECT_TRUE(taken.owns_handle());
+        EXPECT_NE(taken.description().find("adopted memory pool"), std::string::npos) << taken.description();
+        EXPECT_NE(taken.description().find("of device 0"), std::string::npos) << taken.description();
+        MemoryPool copy = taken;
+        allocate_from(raw, device);
+        copy.set_release_threshold(1 << 20);
+        EXPECT_EQ(taken.release_threshold(), 1u << 20);
+        EXPECT_EQ(taken.used_mem_current(), 0u);
+        taken.reset();
+        EXPECT_EQ(destroys.load(), 0) << "destroyed while a copy lives";
+    }
+    const bool destroyed = test::wait_until([] { return destroys.load() >= 1; }, std::chrono::seconds(10));
+    detail::loaded_driver.store(real_driver);
+    EXPECT_TRUE(destroyed) << "the taken pool was not destroyed with its last copy";
+    EXPECT_EQ(destroys.load(), 1);
+}
+
+TEST(MemoryPoolFromHandleGpu, ABorrowedPoolIsStillTheCallersAfterTheWrapperGoes) {
+    CUDACORE_REQUIRE_GPU();
+    const Device device(0);
+    if (!pools_supported(device)) GTEST_SKIP() << "device 0 has no memory pools";
+    const CUmemoryPool raw = raw_pool(device);
+    ASSERT_NE(raw, nullptr);
+    {
+        MemoryPool borrowed = MemoryPool::from_handle(raw);
+        EXPECT_FALSE(borrowed.owns_handle());
+        EXPECT_NE(borrowed.description().find("borrowed memory pool"), std::string::npos);
+        allocate_from(raw, device);
+        borrowed.trim_to(0);
+        borrowed.close();
+    }
+    allocate_from(raw, device);  // still usable: nothing destroyed it
+    cuuint64_t threshold = 0;
+    EXPECT_EQ(detail::driver().cuMemPoolGetAttribute(raw, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &threshold),
+              CUDA_SUCCESS);
+    EXPECT_EQ(detail::driver().cuMemPoolDestroy(raw), CUDA_SUCCESS);
+}
+
+TEST(MemoryPoolFromHandleGpu, TheDeviceComesFromTheDriver) {
+    CUDACORE_REQUIRE_GPU();
+    const Device device(0);
+    if (!pools_supported(device)) GTEST_SKIP() << "device 0 has no memory pools";
+    CUmemoryPool default_pool = nullptr;
+    ASSERT_EQ(detail::driver().cuDeviceGetDefaultMemPool(&default_pool, device.handle()), CUDA_SUCCESS);
+    EXPECT_NE(MemoryPool::from_handle(default_pool).description().find("of device 0"), std::string::npos);
+    try {
+        MemoryPool::from_handle(default_pool, {.take_ownership = true});
+        ADD_FAILURE() << "the default pool was taken over";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("MemoryPool::from_handle"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(MemoryPool::from_handle(nullptr), InvalidArgumentError);
+
+    if (Device::all().size() < 2) GTEST_SKIP() << "one device: the two-device part needs two";
+    const Device second(1);
+    if (!pools_supported(second)) GTEST_SKIP() << "device 1 has no memory pools";
+    const CUmemoryPool raw = raw_pool(second);
+    ASSERT_NE(raw, nullptr);
+    {
+        // Device 0 given read-write access too, where it can reach device 1's memory.
+        auto resource = DeviceMemoryResource::from_handle(raw, second);
+        if (device.can_access_peer(second)) resource->set_peer_accessible_by({device});
+        MemoryPool taken = MemoryPool::from_handle(raw, {.take_ownership = true});
+        EXPECT_NE(taken.description().find("of device 1"), std::string::npos) << taken.description();
+        if (device.can_access_peer(second))
+            EXPECT_EQ(resource->access_of(device), PoolAccess::read_write) << "the probe changed the access";
+    }
+}
+
+}  // namespace
