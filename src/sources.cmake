@@ -65,7 +65,8 @@ set(CUDACORE_HEADERS_SOURCES
   src/headers/header_closure.cpp
   src/headers/embedded_header_bundle.cpp
   src/headers/include_lookups.cpp
-  src/headers/file_view.cpp)
+  src/headers/file_view.cpp
+  src/headers/path_names.cpp)
 set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
@@ -80,6 +81,7 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/shard_counters.cpp
   src/cache/cached_compile.cpp
   src/cache/header_key.cpp
+  src/cache/path_key.cpp
   src/cache/program_key_memo.cpp
   src/cache/compile_many.cpp
   src/cache/fatbin_compile.cpp

@@ -1,8 +1,11 @@
 #include "cudacore/cache_key.hpp"
 
+#include "cudacore/compiler_flags.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
+#include "cache/path_key.hpp"
 #include "cache/program_key_memo.hpp"
+#include "headers/include_lookups.hpp"
 #include "headers/standard_headers.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
@@ -134,13 +137,30 @@ std::size_t CacheKeyHash::operator()(const CacheKey& key) const noexcept {
 
 namespace {
 
+// The flags and the program's name. A C++ program's folders and absolute name are relative to its
+// project (cache/path_key.hpp): the same project at another path has the same key (the code key
+// keeps the project's folder where the code may name it).
+void hash_flags_and_name(KeyHasher& hasher, const Program& program, const std::vector<std::string>& flags) {
+    std::optional<detail::ProjectRoot> root;
+    if (program.source_type() == SourceType::cxx)
+        root = detail::project_root(detail::include_search(program.options().name, flags),
+                                    toolkit_include_dirs());
+    hasher.field(std::to_string(flags.size()));
+    for (const auto& flag : flags) {
+        std::string keyed = detail::standard_headers_key_flag(flag);
+        hasher.field(root && keyed == flag ? detail::key_flag(*root, flag) : keyed);
+    }
+    const std::string& name = program.options().name;
+    hasher.field(root && name.starts_with('/') ? root->key_text(name) : name);
+}
+
 // The key, computed from every input (cache_key remembers it per Program value).
 CacheKey compute_key(const Program& program, CodeType target,
                      const std::vector<std::string>& name_expressions) {
     const std::vector<std::string> flags = program.flags(target);
     const std::string backend = program.backend();
     KeyHasher hasher;
-    hasher.field("cudacore-program-cache-key-v1");
+    hasher.field("cudacore-program-cache-key-v2");
     hasher.field(program.source());
     switch (program.source_type()) {
         case SourceType::cxx: hasher.field("c++"); break;
@@ -148,9 +168,7 @@ CacheKey compute_key(const Program& program, CodeType target,
         case SourceType::nvvm: hasher.field("nvvm"); break;
     }
     hasher.field(to_string(target));
-    hasher.field(std::to_string(flags.size()));
-    for (const auto& flag : flags) hasher.field(detail::standard_headers_key_flag(flag));
-    hasher.field(program.options().name);
+    hash_flags_and_name(hasher, program, flags);
     hasher.field(std::to_string(name_expressions.size()));
     for (const auto& expression : name_expressions) hasher.field(expression);
     hasher.field(backend);

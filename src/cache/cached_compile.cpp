@@ -7,6 +7,7 @@
 #include "cache/cancellable_wait.hpp"
 #include "cache/cached_entry.hpp"
 #include "cache/header_key.hpp"
+#include "cache/path_key.hpp"
 #include "headers/include_lookups.hpp"
 #include "cache/program_key_memo.hpp"
 #include "code/compile_request.hpp"
@@ -192,12 +193,15 @@ struct HeaderRecord {
 };
 
 // Where this compile searches: the folder quoted includes of the source are resolved against
-// and the search folders, absolute (a relative -I names another folder in another directory).
-// In the code key, so that a list made in one project never keys a lookup in another.
-std::vector<std::pair<std::string, std::string>> search_fields(const detail::IncludeSearch& search) {
-    std::vector<std::pair<std::string, std::string>> fields{{"main-folder", search.main_directory}};
-    for (const auto& dir : search.directories) fields.emplace_back("search-folder", dir);
-    for (const auto& name : search.pre_includes) fields.emplace_back("pre-include", name);
+// and the search folders, relative to the project folder (path_key.hpp). In the code key, so
+// that a list made in one project never keys a lookup in another laid out otherwise.
+std::vector<std::pair<std::string, std::string>> search_fields(const detail::IncludeSearch& search,
+                                                               const detail::ProjectRoot& root) {
+    std::vector<std::pair<std::string, std::string>> fields{
+        {"main-folder", root.key_text(search.main_directory)}};
+    for (const auto& dir : search.directories) fields.emplace_back("search-folder", root.key_text(dir));
+    for (const auto& name : search.pre_includes)
+        fields.emplace_back("pre-include", name.starts_with('/') ? root.key_text(name) : name);
     return fields;
 }
 
@@ -206,11 +210,14 @@ detail::IncludeSearch search_of(const Program& program) {
     return detail::include_search(program.options().name, nvrtc_flags(program.options()));
 }
 
-// A compile's include search, and the fields its code key names it by.
+// A compile's include search, its project folder, and the fields its code key names it by.
 struct KeyedSearch {
     explicit KeyedSearch(detail::IncludeSearch searched)
-        : search(std::move(searched)), fields(search_fields(search)) {}
+        : search(std::move(searched)),
+          root(detail::project_root(search, toolkit_include_dirs())),
+          fields(search_fields(search, root)) {}
     detail::IncludeSearch search;
+    detail::ProjectRoot root;
     std::vector<std::pair<std::string, std::string>> fields;
 };
 
@@ -234,54 +241,68 @@ std::string working_directory_of(const detail::IncludeSearch& search, const Head
 }
 
 // The code key that adds to `source_key` the search, every header's path and digest and every
-// lookup's path and state, as `view` has them, with what re-checks it. Remembered by this process,
-// and by the Program (`memo`, when not null).
-std::shared_ptr<const detail::HeaderKey> key_with_headers(const CacheKey& source_key,
+// lookup's path and state, as `view` has them (paths relative to the project folder, and the
+// folder itself where the code may name a path of it), with what re-checks it. Remembered by this
+// process, and by the Program (`memo`, when not null).
+std::shared_ptr<const detail::HeaderKey> key_with_headers(const Program& program,
+                                                          const CacheKey& source_key,
                                                           const KeyedSearch& search,
                                                           const HeaderRecord& record,
                                                           const detail::FileView& view,
                                                           const ObjectCode& list,
                                                           detail::ProgramKeyMemo* memo) {
+    const bool names_paths = detail::code_may_name_paths(program, nvrtc_flags(program.options()),
+                                                         view, search.root);
+    // Keyed by the project folder, the key depends on the working directory wherever the folder
+    // was found from it.
+    std::string working_directory = working_directory_of(search.search, record);
+    if (names_paths && working_directory.empty()) working_directory = search.search.working_directory;
     auto made = std::make_shared<detail::HeaderKey>(
         detail::HeaderKey{source_key, detail::header_key_generation(), list, CacheKey{},
-                          working_directory_of(search.search, record), {}, {}});
+                          std::move(working_directory), search.root.folder, {}, {}});
     std::vector<std::pair<std::string, std::string>> fields = search.fields;
-    fields.reserve(search.fields.size() + view.headers.size() + view.lookups.size());
+    fields.reserve(search.fields.size() + view.headers.size() + view.lookups.size() + 2);
+    if (names_paths) {
+        fields.emplace_back("project-folder", search.root.folder);
+        fields.emplace_back("standard-headers-folder", search.root.standard_headers);
+    }
     const std::vector<std::string> toolkit_dirs = toolkit_include_dirs();
     for (const auto& [header, digest] : view.headers) {
-        fields.emplace_back("header:" + header, digest.digest);
+        fields.emplace_back("header:" + search.root.key_text(header), digest.digest);
         if (!detail::inside_any(header, toolkit_dirs))
             made->headers_outside_toolkit.emplace_back(header, digest);
     }
     for (const auto& [path, state] : view.lookups) {
         if (!detail::inside_any(path, toolkit_dirs))
             made->lookups_outside_toolkit.emplace_back(path, state);
-        fields.emplace_back("lookup:" + path, state);
+        fields.emplace_back("lookup:" + search.root.key_text(path), state);
     }
-    made->key = extend_key(source_key, "cudacore-headers-v3", fields);
+    made->key = extend_key(source_key, "cudacore-headers-v4", fields);
     detail::remember_header_key(made);
     if (memo) memo->remember_header_key(source_key, made);
     return made;
 }
 
 // The header record is stored in the cache as an ObjectCode under the program's source key:
-// after the magic, one line per path, "h <path>" for a header read, "l <path>" for a lookup.
+// after the magic, one line per path, "h <path>" for a header read, "l <path>" for a lookup, each
+// path relative to the project folder (ProjectRoot::key_text), so that the same project at another
+// path reads the same record.
 constexpr std::string_view header_list_name = "cudacore header list";
-constexpr std::string_view header_list_magic = "cudacore-header-list-v2\n";
+constexpr std::string_view header_list_magic = "cudacore-header-list-v3\n";
 
 // nullopt when a path cannot be written as a line (it holds a newline).
-std::optional<ObjectCode> header_list_entry(const HeaderRecord& record) {
+std::optional<ObjectCode> header_list_entry(const HeaderRecord& record, const detail::ProjectRoot& root) {
     std::string text(header_list_magic);
     for (const auto& [tag, paths] : {std::pair{"h ", &record.headers}, {"l ", &record.lookups}}) {
         for (const auto& path : *paths) {
             if (path.find('\n') != std::string::npos) return std::nullopt;
-            text += tag + path + '\n';
+            text += tag + root.key_text(path) + '\n';
         }
     }
     return ObjectCode::from_bytes(CodeType::object, std::move(text), std::string(header_list_name));
 }
 
-std::optional<HeaderRecord> read_header_list(const ObjectCode& entry) {
+std::optional<HeaderRecord> read_header_list(const ObjectCode& entry, const detail::ProjectRoot& root) {
     const std::string_view text = entry.code();
     if (entry.name() != header_list_name || text.substr(0, header_list_magic.size()) !=
                                                 header_list_magic) {
@@ -291,9 +312,9 @@ std::optional<HeaderRecord> read_header_list(const ObjectCode& entry) {
     std::istringstream lines(std::string(text.substr(header_list_magic.size())));
     for (std::string line; std::getline(lines, line);) {
         if (line.starts_with("h ") && line.size() > 2) {
-            record.headers.push_back(line.substr(2));
+            record.headers.push_back(root.path_of(line.substr(2)));
         } else if (line.starts_with("l ") && line.size() > 2) {
-            record.lookups.push_back(line.substr(2));
+            record.lookups.push_back(root.path_of(line.substr(2)));
         } else {
             return std::nullopt;  // not a list this version wrote
         }
@@ -373,17 +394,20 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
         if (known && header_key_holds(*known, *list_entry))
             return entry_at(known->key, std::move(list_entry));
     }
-    if (std::shared_ptr<const HeaderKey> known = find_header_key(source_key, *list_entry)) {
+    // Programs of one project at two paths share a source key: a code key made for one names its
+    // files, so it is used only for a program of the same project folder.
+    const KeyedSearch search(search_of(program));
+    if (std::shared_ptr<const HeaderKey> known =
+            find_header_key(source_key, *list_entry, search.root.folder)) {
         if (memo) memo->remember_header_key(source_key, known);
         return entry_at(known->key, std::move(list_entry));
     }
-    std::optional<HeaderRecord> record = read_header_list(*list_entry);
+    std::optional<HeaderRecord> record = read_header_list(*list_entry, search.root);
     if (!record) return std::nullopt;
     const FileView view = view_of_record(record->headers, record->lookups);
     if (!view.refusal.empty()) return std::nullopt;  // a header is gone: compile again
-    const KeyedSearch search(search_of(program));
     const std::shared_ptr<const HeaderKey> key =
-        key_with_headers(source_key, search, *record, view, *list_entry, memo);
+        key_with_headers(program, source_key, search, *record, view, *list_entry, memo);
     return entry_at(key->key, std::move(list_entry));
 }
 
@@ -413,7 +437,8 @@ std::string store_under_view(ProgramCache& cache, const Program& program, const 
     HeaderRecord record;
     for (const auto& header : view.headers) record.headers.push_back(header.first);
     for (const auto& lookup : view.lookups) record.lookups.push_back(lookup.first);
-    std::optional<ObjectCode> list = header_list_entry(record);
+    const KeyedSearch keyed(search);
+    std::optional<ObjectCode> list = header_list_entry(record, keyed.root);
     if (!list) return "a header's path holds a newline";
     // The same record as the one this Program keyed last (compiled for another cache): the
     // list shares its bytes, so a hit in either cache knows it by address, not by comparing
@@ -424,7 +449,7 @@ std::string store_under_view(ProgramCache& cache, const Program& program, const 
         if (known && known->list.code() == list->code()) list = known->list;
     }
     const std::shared_ptr<const detail::HeaderKey> key =
-        key_with_headers(source_key, KeyedSearch(search), record, view, *list, memo);
+        key_with_headers(program, source_key, keyed, record, view, *list, memo);
     // The list goes in only beside stored code: a list without its code is a wasted lookup.
     if (store(cache, key->key, code, on_cache_error)) {
         store(cache, source_key, *list, on_cache_error);

@@ -25,17 +25,18 @@ bool same_record(const ObjectCode& a, const ObjectCode& b) {
     return (x.data() == y.data() && x.size() == y.size()) || x == y;
 }
 
-// The code keys of this process, by source key; never destroyed, like the digests.
+// The code keys of this process, by source key and project folder (one project at two paths
+// shares its source keys); never destroyed, like the digests.
 class HeaderKeyMemo {
 public:
-    std::shared_ptr<const HeaderKey> find(const CacheKey& source) {
+    std::shared_ptr<const HeaderKey> find(const CacheKey& source, const std::string& project_folder) {
         std::lock_guard lock(mutex_);
-        auto it = entries_.find(source);
+        auto it = entries_.find({source, project_folder});
         return it == entries_.end() ? nullptr : it->second;
     }
     void remember(std::shared_ptr<const HeaderKey> key) {
         std::lock_guard lock(mutex_);
-        entries_[key->source_key] = std::move(key);
+        entries_[{key->source_key, key->project_folder}] = std::move(key);
     }
     void clear() {
         std::lock_guard lock(mutex_);
@@ -44,7 +45,7 @@ public:
 
 private:
     std::mutex mutex_;
-    std::unordered_map<CacheKey, std::shared_ptr<const HeaderKey>, CacheKeyHash> entries_;
+    std::map<std::pair<CacheKey, std::string>, std::shared_ptr<const HeaderKey>> entries_;
 };
 
 HeaderKeyMemo& header_key_memo() {
@@ -75,9 +76,11 @@ std::uint64_t header_key_generation() noexcept {
 }
 
 std::shared_ptr<const HeaderKey> find_header_key(const CacheKey& source_key,
-                                                 const ObjectCode& list) {
-    std::shared_ptr<const HeaderKey> known = header_key_memo().find(source_key);
-    if (!known || !header_key_holds(*known, list)) return nullptr;
+                                                 const ObjectCode& list,
+                                                 const std::string& project_folder) {
+    std::shared_ptr<const HeaderKey> known = header_key_memo().find(source_key, project_folder);
+    if (!known || !header_key_holds(*known, list))
+        return nullptr;
     return known;
 }
 

@@ -28,6 +28,8 @@ struct HeaderKey {
     // The working directory the search was resolved in, where the record depends on it (a path it
     // lists lies in a folder resolved there, or a pre-include is looked for there); else empty.
     std::string working_directory;
+    // The project folder its paths are relative to (cache/path_key.hpp).
+    std::string project_folder;
     std::vector<std::pair<std::string, FileDigest>> headers_outside_toolkit;
     std::vector<std::pair<std::string, std::string>> lookups_outside_toolkit;  // path, state
 };
@@ -43,11 +45,12 @@ std::uint64_t header_key_generation() noexcept;
 
 // This process's code keys, by source key, for Program objects that have not keyed their record
 // themselves (program_key_memo.hpp): the one made last under `source_key` when it still holds for
-// `list`, else null. The source key stands for the include search too: the search follows from
+// `list` and was made for the project folder `project_folder`, else null. The source key stands for the include search too: the search follows from
 // the program's name and flags, and the working directory, which the key checks where the record
 // depends on it. Thread-safe.
 std::shared_ptr<const HeaderKey> find_header_key(const CacheKey& source_key,
-                                                 const ObjectCode& list);
+                                                 const ObjectCode& list,
+                                                 const std::string& project_folder);
 void remember_header_key(std::shared_ptr<const HeaderKey> key);
 
 // Forgets every code key remembered in this process, by the process and by each Program, so that

@@ -50,17 +50,23 @@ inline std::vector<std::string> kernels_in(const std::string& text) {
     return out;
 }
 
-// The kernels of examples/ and tests/support/, in file order; empty when the tree is not found.
-inline std::vector<SuiteKernel> suite_and_example_kernels() {
+// The kernels of examples/ and tests/support/ (and, with `cpu_tests`, of every source under
+// tests/cpu/), in file order; empty when the tree is not found.
+inline std::vector<SuiteKernel> suite_and_example_kernels(bool cpu_tests = false) {
     const std::filesystem::path root = suite_source_root();
     std::vector<SuiteKernel> kernels;
     if (root.empty()) return kernels;
     std::vector<std::filesystem::path> files;
+    auto add = [&](const std::filesystem::path& path) {
+        const auto extension = path.extension();
+        if (extension == ".cpp" || extension == ".hpp") files.push_back(path);
+    };
     for (const char* folder : {"examples", "tests/support"}) {
-        for (const auto& entry : std::filesystem::directory_iterator(root / folder)) {
-            const auto extension = entry.path().extension();
-            if (extension == ".cpp" || extension == ".hpp") files.push_back(entry.path());
-        }
+        for (const auto& entry : std::filesystem::directory_iterator(root / folder)) add(entry.path());
+    }
+    if (cpu_tests) {
+        for (const auto& entry : std::filesystem::recursive_directory_iterator(root / "tests/cpu"))
+            add(entry.path());
     }
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
