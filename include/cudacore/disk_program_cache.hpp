@@ -98,6 +98,11 @@ public:
     /// opened: an I/O error) is passed over and the rest removed; then a CacheError names each
     /// such path with the failing call and the error.
     void clear() override;
+    /// The keys of every entry file in the shard folders (<64 hex digits>.ccentry; temporary
+    /// files and other names are not listed), one listing per shard: 256 folder reads, and 32
+    /// bytes an entry. A listed entry may still be removed (evicted, found corrupt) before it is
+    /// read. Throws CacheError naming the folder when a shard cannot be opened or listed.
+    std::optional<std::vector<CacheKey>> entry_keys() const override;
     /// What prune_and_repair did.
     struct PruneReport {
         std::uint64_t removed = 0;            ///< entries removed to meet the bound

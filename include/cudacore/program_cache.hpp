@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cudacore {
 
@@ -102,6 +103,13 @@ public:
     /// SHA-256, or HMAC-SHA-256 under a fingerprint of its secret). A cache that wraps a shared
     /// one must return the wrapped cache's. Thread-safe.
     virtual std::string entry_trust() const { return {}; }
+
+    /// The keys of every entry this cache holds now, in no particular order, for exporting it
+    /// (export_cache_artefact in cache_artefact.hpp); nullopt (the default) for a cache that
+    /// cannot list its entries (a RemoteProgramCache: a shared server is not walked key by key).
+    /// Entries stored or evicted by others meanwhile may or may not be listed. Throws CacheError
+    /// when the listing fails (a disk cache's folder cannot be read). Thread-safe.
+    virtual std::optional<std::vector<CacheKey>> entry_keys() const { return std::nullopt; }
 };
 
 }  // namespace cudacore

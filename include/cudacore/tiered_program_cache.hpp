@@ -65,6 +65,10 @@ public:
     /// "; "; empty when it has none. Thread-safe.
     std::string entry_trust() const override;
 
+    /// The keys listed by the tiers that list theirs (ProgramCache::entry_keys), each once;
+    /// nullopt when no tier can list its entries. Throws the first tier's CacheError.
+    std::optional<std::vector<CacheKey>> entry_keys() const override;
+
     /// The tiers, fastest first.
     const std::vector<std::shared_ptr<ProgramCache>>& tiers() const noexcept { return tiers_; }
     /// Hits answered by each tier (the same order as tiers()).

@@ -1,5 +1,7 @@
 #include "cudacore/cache_key.hpp"
 
+#include "cache/key_versions.hpp"
+
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 #include "cache/program_key_memo.hpp"
@@ -86,6 +88,11 @@ std::string nvjitlink_version() {
 }
 
 }  // namespace
+
+namespace detail {
+std::string nvrtc_version_in_keys() { return nvrtc_version(); }
+std::string nvjitlink_version_in_keys() { return nvjitlink_version(); }
+}  // namespace detail
 
 std::string CacheKey::hex() const {
     static constexpr char digits[] = "0123456789abcdef";

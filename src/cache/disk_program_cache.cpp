@@ -152,4 +152,24 @@ CacheStats DiskProgramCache::stats() const {
     return stats;
 }
 
+std::optional<std::vector<CacheKey>> DiskProgramCache::entry_keys() const {
+    namespace disk = detail::disk;
+    std::vector<CacheKey> keys;
+    for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+        disk::FileDescriptor folder(disk::open_shard(directory_fd_, shard, false));
+        if (folder.fd < 0) {
+            // No folder yet, or something else under its name (replaced by the next put): empty.
+            if (errno == ENOENT || disk::not_a_folder(errno)) continue;
+            disk::fail("open", disk::shard_path(directory_, shard), errno);
+        }
+        const disk::DirectoryListing listing =
+            disk::list_directory(folder.fd, disk::shard_path(directory_, shard), false);
+        for (const disk::EntryFile& entry : listing.entries) {
+            const std::string_view name = entry.name;
+            keys.push_back(CacheKey::from_hex(name.substr(0, name.size() - disk::entry_extension.size())));
+        }
+    }
+    return keys;
+}
+
 }  // namespace cudacore

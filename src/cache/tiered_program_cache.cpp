@@ -4,6 +4,8 @@
 
 #include "support/cudacore_trace.hpp"
 
+#include <algorithm>
+
 #include <set>
 
 namespace cudacore {
@@ -159,6 +161,21 @@ std::string TieredProgramCache::entry_trust() const {
         if (!tier.empty()) trust += (trust.empty() ? "" : "; ") + tier;
     }
     return trust;
+}
+
+std::optional<std::vector<CacheKey>> TieredProgramCache::entry_keys() const {
+    std::optional<std::vector<CacheKey>> keys;
+    for (const auto& tier : tiers_) {
+        std::optional<std::vector<CacheKey>> listed = tier->entry_keys();
+        if (!listed) continue;
+        if (!keys) keys.emplace();
+        keys->insert(keys->end(), listed->begin(), listed->end());
+    }
+    if (keys) {  // a key several tiers hold is listed once
+        std::sort(keys->begin(), keys->end());
+        keys->erase(std::unique(keys->begin(), keys->end()), keys->end());
+    }
+    return keys;
 }
 
 std::vector<std::uint64_t> TieredProgramCache::tier_hits() const {
