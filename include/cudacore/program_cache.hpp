@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cudacore {
@@ -76,6 +77,13 @@ public:
     /// entries until the cache is within its byte bound (an entry larger than the bound is not
     /// kept). Throws CacheError when the store fails (a disk cache's I/O error).
     virtual void put(const CacheKey& key, const ObjectCode& code) = 0;
+    /// Stores every entry of `entries` as put() does. The default puts them one by one; a cache
+    /// may store them faster together (a DiskProgramCache flushes them to disk once, not once
+    /// each). Throws CacheError at the first failure, when the entries before it may be stored
+    /// and those after it are not. Thread-safe in every cudacore cache.
+    virtual void put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) {
+        for (const auto& [key, code] : entries) put(key, code);
+    }
     /// This cache's counters and size (see CacheStats). Thread-safe in every cudacore cache.
     virtual CacheStats stats() const = 0;
     /// Removes every entry.

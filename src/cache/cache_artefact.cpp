@@ -72,19 +72,39 @@ std::string version_mismatch(const CacheArtefactOrigin& origin) {
            "accept_other_compiler_versions to import them for a process that loads those)";
 }
 
-// Stores `entry` unless `destination` holds it already, byte for byte.
-void store(ProgramCache& destination, const CacheArtefact::Entry& entry,
+// Stores the entries of `artefact` that are header lists (`lists`) or code (not `lists`), skipping
+// those `destination` holds already byte for byte, all in one put_many; where that fails, one by
+// one, so that each failure is named and the rest stored.
+void store(ProgramCache& destination, const CacheArtefact& artefact, bool lists,
            CacheArtefactImport& result) {
-    try {
-        const std::optional<ObjectCode> held = destination.get(entry.first);
-        if (held && *held == entry.second) {
-            ++result.skipped;
-            return;
+    std::vector<CacheArtefact::Entry> wanted;
+    for (const auto& entry : artefact.entries()) {
+        if (detail::is_header_list(entry.second) != lists) continue;
+        try {
+            const std::optional<ObjectCode> held = destination.get(entry.first);
+            if (held && *held == entry.second) {
+                ++result.skipped;
+                continue;
+            }
+        } catch (const CacheError&) {
+            // Unreadable: stored again below.
         }
-        destination.put(entry.first, entry.second);
-        ++result.imported;
-    } catch (const CacheError& e) {
-        result.failed.push_back(e.what());
+        wanted.push_back(entry);
+    }
+    try {
+        destination.put_many(wanted);
+        result.imported += wanted.size();
+        return;
+    } catch (const CacheError&) {
+        // Named entry by entry below.
+    }
+    for (const auto& [key, code] : wanted) {
+        try {
+            destination.put(key, code);
+            ++result.imported;
+        } catch (const CacheError& e) {
+            result.failed.push_back(e.what());
+        }
     }
 }
 
@@ -107,11 +127,7 @@ CacheArtefactImport import_bytes(ProgramCache& destination, std::string_view byt
     }
     // Code first, then the header lists that lead to it: a reader meanwhile finds a complete
     // entry or none.
-    for (const bool lists : {false, true}) {
-        for (const auto& entry : artefact->entries()) {
-            if (detail::is_header_list(entry.second) == lists) store(destination, entry, result);
-        }
-    }
+    for (const bool lists : {false, true}) store(destination, *artefact, lists, result);
     return result;
 }
 

@@ -102,6 +102,25 @@ void TieredProgramCache::put(const CacheKey& key, const ObjectCode& code) {
     ++insertions_;
 }
 
+void TieredProgramCache::put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put_many tiered");
+    std::string failures;
+    for (std::size_t i = 0; i < tiers_.size(); ++i) {
+        try {
+            tiers_[i]->put_many(entries);
+        } catch (const CacheError& e) {
+            failures += (failures.empty() ? "" : "; ") + std::string("tier ") + std::to_string(i) +
+                        ": " + e.what();
+        }
+    }
+    if (!failures.empty()) {
+        ++failed_stores_;
+        throw CacheError("TieredProgramCache::put_many of " + std::to_string(entries.size()) +
+                         " entries: " + failures);
+    }
+    insertions_ += entries.size();
+}
+
 CacheStats TieredProgramCache::stats() const {
     CacheStats total;
     total.hits = hits_;
