@@ -235,6 +235,32 @@ TEST(CacheArtefact, ExportingEverythingNeedsACacheThatLists) {
     EXPECT_EQ(*tiered.entry_keys(), std::vector<CacheKey>{CacheKey::of_bytes("t")});
 }
 
+// put_many stores and counts in batches (300 entries: three batches) what put would, replacing an
+// entry stored before.
+TEST(CacheArtefact, DiskPutManyStoresAndCountsEveryEntry) {
+    TempDir dir;
+    DiskProgramCache cache(dir.path() / "c");
+    std::vector<std::pair<CacheKey, ObjectCode>> entries;
+    for (int i = 0; i < 300; ++i) {
+        entries.emplace_back(CacheKey::of_bytes("entry " + std::to_string(i)),
+                             ObjectCode::from_bytes(CodeType::ptx, std::string(100 + i, 'a' + i % 26),
+                                                    "e" + std::to_string(i)));
+    }
+    cache.put(entries[7].first, ObjectCode::from_bytes(CodeType::ptx, std::string("old"), "old"));
+    cache.put_many(entries);
+    const CacheStats stats = cache.stats();
+    EXPECT_EQ(stats.entries, 300u);
+    EXPECT_EQ(stats.insertions, 301u);
+    EXPECT_EQ(stats.temporary_files, 0u);
+    for (const auto& [key, code] : entries) EXPECT_EQ(cache.get(key), code) << key.hex();
+    EXPECT_EQ(cache.entry_keys()->size(), 300u);
+    // The counters agree with the files (a recount changes nothing).
+    const CacheStats before = cache.stats();
+    cache.prune_and_repair(DiskProgramCache::default_max_bytes);
+    EXPECT_EQ(cache.stats().entries, before.entries);
+    EXPECT_EQ(cache.stats().bytes, before.bytes);
+}
+
 TEST(CacheArtefact, TwoProcessesImportIntoOneDiskCacheAtOnce) {
     TempDir dir;
     MemoryProgramCache a;
