@@ -13,9 +13,9 @@ bash scripts/install-packages.sh clang libclang-rt-14-dev
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
 # Every reader of outside bytes: serialized code, cache entries, code inspection and validation,
-# the code reader's lenient users (parameter count, arch fit), IPC descriptors, header bundles and
+# the code reader's lenient users (parameter count, arch fit), IPC descriptors, header bundles, cache artefacts and
 # (where MPI is found, as setup.sh installs it) MPI messages.
-targets=(deserialize cache_entry remote_entry inspect code_validation code_reader ipc_descriptor bundle)
+targets=(deserialize cache_entry remote_entry inspect code_validation code_reader ipc_descriptor bundle cache_artefact)
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
   -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="$cuda_home" -DCMAKE_UNITY_BUILD=ON \

@@ -91,6 +91,8 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/remote_entry.cpp
   src/cache/remote_program_cache.cpp
   src/cache/tiered_program_cache.cpp
+  src/cache/cache_artefact_format.cpp
+  src/cache/cache_artefact.cpp
   src/cache/cache_activity.cpp)
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp

@@ -3,14 +3,20 @@
 // (fast at millions of entries; a read-only cache is counted without repairing them); prune
 // recounts every shard and repairs damaged bookkeeping, naming what it repaired or skipped. With --remote URL (or
 // $CUDACORE_REMOTE_CACHE), stats and clear also count and clear the Redis cache's entries.
+// `cache export FILE [--keys MANIFEST]` writes the disk cache's entries (all, or a manifest's)
+// as one artefact, `cache import FILE` loads one into the disk cache; both sign and check with
+// --secret-file / --secret-env, else with the remote cache's secret when one is set.
 #include "commands.hpp"
 #include "remote_option.hpp"
 
+#include "cudacore/cache_artefact.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/header_bundle.hpp"
+#include "cudacore/remote_cache_options.hpp"
 
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +29,11 @@ struct CacheArgs {
     std::string directory;  // empty: the default location
     std::uint64_t max_bytes = 0;
     RemoteArguments remote;  // a Redis cache (else $CUDACORE_REMOTE_CACHE)
+    std::string artefact;          // export: the file written; import: the file read
+    std::string manifest;          // export: the keys to export (else every entry)
+    std::string secret_file;       // the artefact's secret (else the remote cache's)
+    std::string secret_env;
+    bool accept_other_versions = false;
 };
 
 std::filesystem::path cache_directory(const CacheArgs& args) {
@@ -136,10 +147,120 @@ void prune_cache(const CacheArgs& args) {
                 static_cast<unsigned long long>(stats.bytes));
 }
 
+// The artefact's secret: --secret-file / --secret-env, else the remote cache's (--remote-secret-*,
+// or the URL's of --remote or $CUDACORE_REMOTE_CACHE), else none.
+std::string artefact_secret(const CacheArgs& args) {
+    RemoteCacheOptions named;
+    named.secret_file = args.secret_file;
+    named.secret_env = args.secret_env;
+    if (named.secret_file.empty() && named.secret_env.empty()) {
+        std::optional<RemoteCacheOptions> remote =
+            args.remote.url.empty() ? RemoteCacheOptions::from_environment()
+                                    : std::optional(RemoteCacheOptions::from_url(args.remote.url));
+        if (remote) named = std::move(*remote);
+        if (!args.remote.secret_file.empty() || !args.remote.secret_env.empty()) {
+            named.secret_file = args.remote.secret_file;
+            named.secret_env = args.remote.secret_env;
+        }
+    }
+    return named.read_secret();
+}
+
+// The keys of a manifest: one key (64 hex digits) a line; blank lines and lines beginning with
+// '#' are skipped.
+std::vector<CacheKey> read_manifest(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw InvalidArgumentError("cache export: cannot open the manifest '" + path + "'");
+    std::vector<CacheKey> keys;
+    int number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        if (line.empty() || line.front() == '#') continue;
+        try {
+            keys.push_back(CacheKey::from_hex(line));
+        } catch (const InvalidArgumentError& e) {
+            throw InvalidArgumentError("cache export: the manifest '" + path + "', line " +
+                                       std::to_string(number) + ": " + e.what());
+        }
+    }
+    return keys;
+}
+
+// `cache export FILE`: the disk cache's entries, or those the manifest names, as one artefact.
+void export_cache(const CacheArgs& args) {
+    const std::filesystem::path directory = cache_directory(args);
+    const std::unique_ptr<DiskProgramCache> cache = open_existing_cache(directory);
+    if (!cache) throw CacheError("cache export: no program cache at " + directory.string());
+    CacheArtefactExportOptions options;
+    if (!args.manifest.empty()) options.keys = read_manifest(args.manifest);
+    options.secret = artefact_secret(args);
+    const CacheArtefactExport exported = export_cache_artefact(args.artefact, *cache, options);
+    for (const CacheKey& key : exported.missing)
+        std::fprintf(stderr, "cudacore: warning: %s is not in the cache: not exported\n", key.hex().c_str());
+    std::printf("exported %llu entries (%llu bytes%s) to %s\n",
+                static_cast<unsigned long long>(exported.entries),
+                static_cast<unsigned long long>(exported.bytes),
+                options.secret.empty() ? "" : ", signed", args.artefact.c_str());
+    if (!exported.missing.empty())
+        throw CacheError("cache export: " + std::to_string(exported.missing.size()) +
+                         " keys of the manifest are not in the cache");
+}
+
+// `cache import FILE`: the artefact's entries into the disk cache (made when absent).
+void import_cache(const CacheArgs& args) {
+    DiskProgramCache cache(cache_directory(args));
+    CacheArtefactImportOptions options;
+    options.secret = artefact_secret(args);
+    options.accept_other_compiler_versions = args.accept_other_versions;
+    const CacheArtefactImport imported = import_cache_artefact(
+        cache, std::filesystem::path(args.artefact), options);
+    std::printf("imported %llu entries, %llu already there, into %s (made with NVRTC %s, "
+                "nvJitLink %s)\n",
+                static_cast<unsigned long long>(imported.imported),
+                static_cast<unsigned long long>(imported.skipped), cache.directory().c_str(),
+                imported.origin.nvrtc_version.c_str(), imported.origin.nvjitlink_version.c_str());
+    if (imported.failed.empty()) return;
+    std::string message = "cache import could not store " + std::to_string(imported.failed.size()) +
+                          " entries:";
+    for (const std::string& line : imported.failed) message += "\n" + line;
+    throw CacheError(message);
+}
+
+void add_secret_options(CLI::App& command, CacheArgs& args) {
+    auto* file = command.add_option("--secret-file", args.secret_file,
+                                    "The artefact's secret (HMAC-SHA-256), read from this file "
+                                    "(default: the remote cache's secret, when one is set)");
+    auto* env = command.add_option("--secret-env", args.secret_env,
+                                   "As --secret-file, read from this environment variable");
+    file->excludes(env);
+}
+
+void add_artefact_commands(CLI::App& command, const std::shared_ptr<CacheArgs>& args) {
+    auto* exporter = command.add_subcommand(
+        "export", "Write the cache's entries (or a manifest's) to one artefact file");
+    exporter->fallthrough();
+    exporter->add_option("artefact", args->artefact, "The artefact file to write")->required();
+    exporter->add_option("--keys", args->manifest,
+                         "A manifest: the keys to export, one (64 hex digits) a line, as "
+                         "`cudacore compile --manifest` appends them; '#' starts a comment");
+    add_secret_options(*exporter, *args);
+    exporter->callback([args] { export_cache(*args); });
+    auto* importer = command.add_subcommand(
+        "import", "Load an artefact's entries into the cache, refusing a damaged or foreign one");
+    importer->fallthrough();
+    importer->add_option("artefact", args->artefact, "The artefact file to read")->required();
+    importer->add_flag("--accept-other-compiler-versions", args->accept_other_versions,
+                       "Import entries made with other NVRTC / nvJitLink versions than this "
+                       "process loads (for a cache filled for another process)");
+    add_secret_options(*importer, *args);
+    importer->callback([args] { import_cache(*args); });
+}
+
 }  // namespace
 
 void add_cache_command(CLI::App& app) {
-    auto* command = app.add_subcommand("cache", "Show, clear or prune the program cache on disk (and a Redis one with --remote)");
+    auto* command = app.add_subcommand("cache", "Show, clear, prune, export or import the program cache on disk (and a Redis one with --remote)");
     command->require_subcommand(1);
     auto args = std::make_shared<CacheArgs>();
     command->add_option("--dir", args->directory,
@@ -167,6 +288,7 @@ void add_cache_command(CLI::App& app) {
             },
             "BYTES"));
     prune->callback([args] { prune_cache(*args); });
+    add_artefact_commands(*command, args);
 }
 
 }  // namespace cudacore::cli

@@ -6,6 +6,7 @@
 #include "file_io.hpp"
 #include "remote_option.hpp"
 
+#include "cudacore/cache_artefact.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/code_inspection.hpp"
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -46,6 +48,7 @@ struct CompileArgs {
     bool no_toolkit_include = false;
     bool use_cache = true;    // the program cache (CUDACORE_DISABLE_CACHE=1 also turns it off)
     bool serialize = false;   // write the serialized ObjectCode instead of the raw code
+    std::string manifest;     // appends the keys of the program's cache entries here
     RemoteArguments remote;  // a Redis cache (else $CUDACORE_REMOTE_CACHE)
 };
 
@@ -85,7 +88,25 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
     command.add_flag("--serialize", args.serialize,
                      "Write the serialized ObjectCode (name, type, symbols, checksum) instead of "
                      "the raw code; read it back with ObjectCode::from_saved or `cudacore inspect`");
+    command.add_option("--manifest", args.manifest,
+                       "Append the keys of the program's cache entries to this file, one a line, "
+                       "for `cudacore cache export --keys`");
     add_remote_option(command, args.remote);
+}
+
+// Appends the keys of `program`'s entries in the cache to the manifest `path`.
+void append_to_manifest(const std::string& path, const Program& program, CodeType target,
+                        const std::vector<std::string>& name_expressions,
+                        const CompileOptions& options) {
+    if (options.cache == nullptr)
+        throw InvalidArgumentError("--manifest needs the program cache (it is off)");
+    const std::vector<CacheKey> keys = cached_entry_keys(program, target, name_expressions, options);
+    if (keys.empty())
+        throw CacheError("--manifest: the program's code is not in the cache (see the warnings above)");
+    std::ofstream out(path, std::ios::app);
+    for (const CacheKey& key : keys) out << key.hex() << '\n';
+    out.flush();
+    if (!out) throw InvalidArgumentError("--manifest: cannot append to '" + path + "'");
 }
 
 // The user's disk cache, in front of the remote one when --remote or $CUDACORE_REMOTE_CACHE names
@@ -200,6 +221,8 @@ void run_compile(const CompileArgs& args) {
     Program program(std::move(source), source_type_of(args), std::move(options));
     const std::unique_ptr<ProgramCache> cache = open_cache(effective);
     if (fatbin) {
+        if (!args.manifest.empty())
+            throw InvalidArgumentError("--manifest takes one target, not a fatbin's list");
         compile_fatbin_to_file(program, targets, args, cache.get());
         return;
     }
@@ -224,6 +247,8 @@ void run_compile(const CompileArgs& args) {
     }();
     if (!program.log().empty()) std::cerr << program.log() << "\n";
     if (hit) std::cerr << "cudacore: cache hit\n";
+    if (!args.manifest.empty())
+        append_to_manifest(args.manifest, program, target, effective.name_expressions, cache_options);
     const std::string serialized = args.serialize ? code.serialize() : std::string();
     write_output_file(args.output_path, args.serialize ? std::string_view(serialized) : code.code());
     for (const auto& [expression, lowered] : code.symbol_map())

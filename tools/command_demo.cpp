@@ -1,7 +1,9 @@
 // `cudacore demo`: the main job, end to end, saying clearly what it skipped.
 //
 // Steps, each a function below: devices -> compile (NVRTC) -> link (two LTO-IR units, nvJitLink)
-// -> cache (compile_cached through a DiskProgramCache, miss then hit) -> bundle (a kernel that
+// -> cache (compile_cached through a DiskProgramCache, miss then hit) -> cache artefact (that
+// cache exported to one file, imported into a fresh folder, found there with NVRTC called 0
+// times) -> bundle (a kernel that
 // includes <cuda/std/cmath> compiled from a header bundle file, no include path, the same cubin
 // as from the toolkit's folder) -> fatbin (saxpy for sm_80, sm_90 and compute_90 in one call,
 // nvFatbin) -> serialize (save, load, compare) -> load lazily -> SAXPY -> templated reduction ->
@@ -18,6 +20,8 @@
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/buffer_slice.hpp"
+#include "cudacore/cache_activity.hpp"
+#include "cudacore/cache_artefact.hpp"
 #include "cudacore/cancellation.hpp"
 #include "cudacore/compile_options.hpp"
 #include "cudacore/compiler_flags.hpp"
@@ -421,6 +425,38 @@ void step_cache(Demo& demo) {
                 demo.outcomes.verify("cache", ok));
 }
 
+// The cache step's folder as one artefact file, imported into a fresh folder as an application
+// ships its warmed cache: the program is found there without a compile.
+void step_cache_artefact(Demo& demo) {
+    std::printf("== cache artefact (export_cache_artefact, import_cache_artefact)\n");
+    const fs::path artefact = demo.scratch_path() / "warm.ccart";
+    DiskProgramCache warmed(demo.scratch_path() / "cache");
+    const CacheArtefactExport exported = export_cache_artefact(artefact, warmed);
+    std::printf("exported %llu entries of the cache step's folder: %llu bytes\n",
+                static_cast<unsigned long long>(exported.entries),
+                static_cast<unsigned long long>(exported.bytes));
+    DiskProgramCache fresh(demo.scratch_path() / "cache-imported");
+    const auto start = std::chrono::steady_clock::now();
+    const CacheArtefactImport imported = import_cache_artefact(fresh, artefact);
+    std::printf("imported %llu entries into a fresh folder in %.2f ms (made with NVRTC %s)\n",
+                static_cast<unsigned long long>(imported.imported), milliseconds_since(start),
+                imported.origin.nvrtc_version.c_str());
+
+    ProgramOptions options;
+    options.arch = demo.arch;
+    options.name = "saxpy";
+    Program program(kSaxpySource, SourceType::cxx, options);
+    const std::uint64_t compiles_before = cache_stats().compiles;
+    const ObjectCode code = compile_cached(program, CodeType::cubin, {}, {.cache = &fresh});
+    const std::uint64_t compiles = cache_stats().compiles - compiles_before;
+    const std::optional<ObjectCode> original = find_cached(program, CodeType::cubin, {}, {.cache = &warmed});
+    const bool ok = imported.imported == exported.entries && exported.entries > 0 && compiles == 0 &&
+                    original && *original == code;
+    std::printf("compile_cached with the imported cache: NVRTC called %llu times, code == the "
+                "exported code: %s\n",
+                static_cast<unsigned long long>(compiles), demo.outcomes.verify("cache artefact", ok));
+}
+
 void step_bundle(Demo& demo) {
     std::printf("== bundle (headers carried in memory: no include path, no toolkit on disk)\n");
     std::vector<fs::path> toolkit_folders;
@@ -721,6 +757,7 @@ void add_demo_command(CLI::App& app) {
         run_step(demo, "compile", step_compile);
         run_step(demo, "link", step_link);
         run_step(demo, "cache", step_cache);
+        run_step(demo, "cache artefact", step_cache_artefact);
         run_step(demo, "bundle", step_bundle);
         run_step(demo, "fatbin", step_fatbin);
         run_step(demo, "serialize", step_serialize);

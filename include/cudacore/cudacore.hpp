@@ -5,6 +5,7 @@
 #include "cudacore/buffer.hpp"
 #include "cudacore/buffer_slice.hpp"
 #include "cudacore/cache_activity.hpp"
+#include "cudacore/cache_artefact.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/cancellation.hpp"
 #include "cudacore/cached_compile.hpp"

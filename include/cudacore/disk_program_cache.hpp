@@ -79,6 +79,12 @@ public:
     /// (recounted later), and a failure to evict skips that shard; both are warnings
     /// (WarningKind::disk_cache_repaired).
     void put(const CacheKey& key, const ObjectCode& code) override;
+    /// Stores `entries` as put() does, with one flush to disk for every 128 of them (their files
+    /// written, the file system synced once, then each renamed into place) and one after the
+    /// last, not two per entry: how an import of thousands of entries stays fast. Entries larger than max_bytes
+    /// are not stored. Throws CacheError naming the failing call; entries renamed into place
+    /// before it stay stored.
+    void put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) override;
     /// Counters of this object, plus the entries and bytes in the directory, from the shards'
     /// counters (one read of \<dir\>/.shards) and a listing of the top folder (about 260 names),
     /// so it stays fast at millions of entries. Exact
@@ -98,6 +104,11 @@ public:
     /// opened: an I/O error) is passed over and the rest removed; then a CacheError names each
     /// such path with the failing call and the error.
     void clear() override;
+    /// The keys of every entry file in the shard folders (<64 hex digits>.ccentry; temporary
+    /// files and other names are not listed), one listing per shard: 256 folder reads, and 32
+    /// bytes an entry. A listed entry may still be removed (evicted, found corrupt) before it is
+    /// read. Throws CacheError naming the folder when a shard cannot be opened or listed.
+    std::optional<std::vector<CacheKey>> entry_keys() const override;
     /// What prune_and_repair did.
     struct PruneReport {
         std::uint64_t removed = 0;            ///< entries removed to meet the bound

@@ -24,6 +24,8 @@ public:
     /// Counters since construction, and what the cache holds now.
     CacheStats stats() const override;
     void clear() override;
+    /// The keys of every entry it holds (most recently used first). Never throws CacheError.
+    std::optional<std::vector<CacheKey>> entry_keys() const override;
 
     /// The bytes an entry is charged for.
     static std::uint64_t entry_size(const ObjectCode& code) noexcept;

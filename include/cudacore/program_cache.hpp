@@ -20,6 +20,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace cudacore {
 
@@ -79,6 +81,13 @@ public:
     /// entries until the cache is within its byte bound (an entry larger than the bound is not
     /// kept). Throws CacheError when the store fails (a disk cache's I/O error).
     virtual void put(const CacheKey& key, const ObjectCode& code) = 0;
+    /// Stores every entry of `entries` as put() does. The default puts them one by one; a cache
+    /// may store them faster together (a DiskProgramCache flushes them to disk once, not once
+    /// each). Throws CacheError at the first failure, when the entries before it may be stored
+    /// and those after it are not. Thread-safe in every cudacore cache.
+    virtual void put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) {
+        for (const auto& [key, code] : entries) put(key, code);
+    }
     /// This cache's counters and size (see CacheStats). Thread-safe in every cudacore cache.
     virtual CacheStats stats() const = 0;
     /// Removes every entry.
@@ -123,6 +132,13 @@ public:
     /// SHA-256, or HMAC-SHA-256 under a fingerprint of its secret). A cache that wraps a shared
     /// one must return the wrapped cache's. Thread-safe.
     virtual std::string entry_trust() const { return {}; }
+
+    /// The keys of every entry this cache holds now, in no particular order, for exporting it
+    /// (export_cache_artefact in cache_artefact.hpp); nullopt (the default) for a cache that
+    /// cannot list its entries (a RemoteProgramCache: a shared server is not walked key by key).
+    /// Entries stored or evicted by others meanwhile may or may not be listed. Throws CacheError
+    /// when the listing fails (a disk cache's folder cannot be read). Thread-safe.
+    virtual std::optional<std::vector<CacheKey>> entry_keys() const { return std::nullopt; }
 };
 
 }  // namespace cudacore

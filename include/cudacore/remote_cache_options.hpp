@@ -81,6 +81,13 @@ struct RemoteCacheOptions {
     /// The server as a URL without the password (for messages): redis://user\@host:port/db
     /// (rediss:// with TLS).
     std::string display_url() const;
+    /// The secret secret_file or secret_env names, its trailing white space removed; "" when
+    /// neither is set. The same rules as the cache's own read (a regular file of at most 4096
+    /// bytes, warned about when others can read it; at least 16 bytes). For what shares the
+    /// cache's secret (a cache artefact's signature, cache_artefact.hpp). Throws
+    /// InvalidArgumentError naming the server, the file or variable and what is wrong.
+    /// Thread-safe.
+    std::string read_secret() const;
 };
 
 /// Counters of a RemoteProgramCache beyond CacheStats.

@@ -46,6 +46,10 @@ public:
     /// is thrown with every failing tier's message (counted once in stats().failed_stores), so
     /// compile_cached reports it and goes on.
     void put(const CacheKey& key, const ObjectCode& code) override;
+    /// Stores `entries` into every tier with the tier's put_many (a disk tier flushes them
+    /// together). When a tier fails, the others are still written, then CacheError is thrown with
+    /// every failing tier's message.
+    void put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) override;
     /// hits and misses of this object (a hit in any tier is a hit); insertions: puts that every
     /// tier took; failed_stores: puts and fills a tier failed; corrupt_entries and evictions: the
     /// tiers' sums; entries, bytes, max_bytes and temporary_files: the largest tier's (by entries).
@@ -70,6 +74,10 @@ public:
     /// The trusts of its shared tiers (their entry_trust(), read when it was made), joined by
     /// "; "; empty when it has none. Thread-safe.
     std::string entry_trust() const override;
+
+    /// The keys listed by the tiers that list theirs (ProgramCache::entry_keys), each once;
+    /// nullopt when no tier can list its entries. Throws the first tier's CacheError.
+    std::optional<std::vector<CacheKey>> entry_keys() const override;
 
     /// The tiers, fastest first.
     const std::vector<std::shared_ptr<ProgramCache>>& tiers() const noexcept { return tiers_; }

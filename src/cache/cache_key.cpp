@@ -3,6 +3,7 @@
 #include "cudacore/compiler_flags.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
+#include "cache/key_versions.hpp"
 #include "cache/path_key.hpp"
 #include "cache/program_key_memo.hpp"
 #include "headers/include_lookups.hpp"
@@ -89,6 +90,11 @@ std::string nvjitlink_version() {
 }
 
 }  // namespace
+
+namespace detail {
+std::string nvrtc_version_in_keys() { return nvrtc_version(); }
+std::string nvjitlink_version_in_keys() { return nvjitlink_version(); }
+}  // namespace detail
 
 std::string CacheKey::hex() const {
     static constexpr char digits[] = "0123456789abcdef";

@@ -413,6 +413,11 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
 
 void forget_remembered_header_keys() { forget_header_keys(); }
 
+bool is_header_list(const ObjectCode& entry) {
+    return entry.name() == header_list_name &&
+           entry.code().substr(0, header_list_magic.size()) == header_list_magic;
+}
+
 }  // namespace detail
 
 namespace {

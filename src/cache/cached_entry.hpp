@@ -36,6 +36,10 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
                                              const CacheKey& source_key,
                                              const CompileOptions& options = {});
 
+// Whether `entry` is a header list (a C++ program's record, stored under its source key) rather
+// than code: importers store code before the lists that lead to it.
+bool is_header_list(const ObjectCode& entry);
+
 // Forgets the code keys this process remembered for header records, so that the next lookup of
 // each keys its record afresh (every header digested, every lookup made again), as another
 // process does. For tests of that path; safe at any time.

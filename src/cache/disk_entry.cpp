@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -152,6 +153,51 @@ void store_entry(int directory_fd, const fs::path& directory, unsigned shard,
         }
         counter.bytes = saturating_add(counter.bytes, bytes.size());
     });
+}
+
+std::size_t store_entries(int directory_fd, const fs::path& directory,
+                          std::vector<EncodedEntry>& entries) {
+    std::stable_sort(entries.begin(), entries.end(),
+                     [](const EncodedEntry& a, const EncodedEntry& b) { return a.shard < b.shard; });
+    std::vector<FileDescriptor> folders;  // one per shard of `entries`, in their order
+    std::vector<PendingAtomicWrite> writes;
+    writes.reserve(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        if (i == 0 || entries[i].shard != entries[i - 1].shard) {
+            folders.emplace_back(open_shard_for_store(directory_fd, directory, entries[i].shard));
+            if (folders.back().fd < 0)
+                fail("open shard folder", shard_path(directory, entries[i].shard), errno);
+        }
+        writes.emplace_back(folders.back().fd, entries[i].name, entries[i].bytes, 0600,
+                            entries[i].path, false);
+    }
+    // The data durable before any name points at it: one flush instead of one per file.
+    if (::syncfs(directory_fd) != 0) fail("syncfs", directory, errno);
+    std::size_t placed = 0, folder = 0;
+    for (std::size_t first = 0; first < entries.size(); ++folder) {
+        const unsigned shard = entries[first].shard;
+        std::size_t last = first;
+        while (last < entries.size() && entries[last].shard == shard) ++last;
+        change_shard(directory_fd, directory, shard, folders[folder].fd, [&](ShardCounter& counter) {
+            for (std::size_t i = first; i < last; ++i) {
+                struct stat old {};
+                const bool replacing =
+                    ::fstatat(folders[folder].fd, entries[i].name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    S_ISREG(old.st_mode);
+                writes[i].commit();
+                ++placed;
+                if (replacing) {
+                    counter.bytes -= std::min<std::uint64_t>(counter.bytes, old.st_size);
+                } else {
+                    if (counter.entries == 0) counter.oldest_ns = now_nanoseconds();
+                    ++counter.entries;
+                }
+                counter.bytes = saturating_add(counter.bytes, entries[i].bytes.size());
+            }
+        });
+        first = last;
+    }
+    return placed;
 }
 
 }  // namespace detail::disk

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cudacore::detail::disk {
 
@@ -60,5 +61,21 @@ void remove_corrupt_entry(int directory_fd, const std::filesystem::path& directo
 void store_entry(int directory_fd, const std::filesystem::path& directory, unsigned shard,
                  const std::string& name, const std::string& bytes,
                  const std::filesystem::path& path, bool& written);
+
+/// An entry to store with store_entries: its shard, file name, bytes and path.
+struct EncodedEntry {
+    unsigned shard = 0;
+    std::string name;
+    std::string bytes;
+    std::filesystem::path path;
+};
+
+/// Stores `entries` (at most a few dozen: each holds a descriptor meanwhile) as store_entry
+/// would, with one flush for all: every temporary file is written, the file system is synced
+/// once (syncfs), then each shard's entries are renamed into place under its lock and counted.
+/// The renames are not synced: the caller syncs once after its last batch. Returns how many are in place; throws CacheError or
+/// std::system_error (those not yet in place are removed; a shard left dirty is recounted).
+std::size_t store_entries(int directory_fd, const std::filesystem::path& directory,
+                          std::vector<EncodedEntry>& entries);
 
 }  // namespace cudacore::detail::disk

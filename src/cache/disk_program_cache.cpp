@@ -17,6 +17,7 @@
 #include "support/cudacore_trace.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <exception>
@@ -119,6 +120,42 @@ void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
     }
 }
 
+void DiskProgramCache::put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put_many disk");
+    constexpr std::size_t batch = 128;  // a descriptor each while its batch is written
+    std::vector<detail::disk::EncodedEntry> encoded;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const auto& [key, code] = entries[i];
+        std::string bytes = encode_entry(key, code);
+        if (bytes.size() <= max_bytes_)  // else it would never fit
+            encoded.push_back({detail::disk::shard_of(key), entry_name(key), std::move(bytes), entry_path(key)});
+        if (encoded.size() < batch && i + 1 < entries.size()) continue;
+        std::size_t stored = 0;
+        try {
+            stored = detail::disk::store_entries(directory_fd_, directory_, encoded);
+        } catch (const std::exception& e) {
+            if (dynamic_cast<const std::system_error*>(&e) == nullptr &&
+                dynamic_cast<const CacheError*>(&e) == nullptr)
+                throw;
+            ++failed_stores_;
+            detail::count_tier_event(detail::CacheTier::disk, detail::TierEvent::failure);
+            throw CacheError("DiskProgramCache::put_many of " + std::to_string(entries.size()) +
+                             " entries into '" + directory_.string() + "': " + e.what());
+        }
+        insertions_ += stored;
+        for (std::size_t n = 0; n < stored; ++n)
+            detail::count_tier_event(detail::CacheTier::disk, detail::TierEvent::store);
+        encoded.clear();
+    }
+    // The renames durable, once for all; a failure leaves correct files (as put's fsync).
+    ::syncfs(directory_fd_);
+    try {
+        evictions_ += detail::disk::evict_after_put(directory_fd_, directory_, max_bytes_);
+    } catch (...) {
+        // Reported by evict_after_put where it could be; the entries are stored.
+    }
+}
+
 CacheStats DiskProgramCache::stats() const {
     namespace disk = detail::disk;
     CacheStats stats;
@@ -150,6 +187,26 @@ CacheStats DiskProgramCache::stats() const {
     stats.temporary_files = listing.temporary_files;
     stats.bytes = detail::saturating_add(stats.bytes, listing.temporary_bytes);
     return stats;
+}
+
+std::optional<std::vector<CacheKey>> DiskProgramCache::entry_keys() const {
+    namespace disk = detail::disk;
+    std::vector<CacheKey> keys;
+    for (unsigned shard = 0; shard < detail::shard_count; ++shard) {
+        disk::FileDescriptor folder(disk::open_shard(directory_fd_, shard, false));
+        if (folder.fd < 0) {
+            // No folder yet, or something else under its name (replaced by the next put): empty.
+            if (errno == ENOENT || disk::not_a_folder(errno)) continue;
+            disk::fail("open", disk::shard_path(directory_, shard), errno);
+        }
+        const disk::DirectoryListing listing =
+            disk::list_directory(folder.fd, disk::shard_path(directory_, shard), false);
+        for (const disk::EntryFile& entry : listing.entries) {
+            const std::string_view name = entry.name;
+            keys.push_back(CacheKey::from_hex(name.substr(0, name.size() - disk::entry_extension.size())));
+        }
+    }
+    return keys;
 }
 
 }  // namespace cudacore

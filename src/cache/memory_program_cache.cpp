@@ -71,4 +71,12 @@ void MemoryProgramCache::clear() {
     stats_.bytes = 0;
 }
 
+std::optional<std::vector<CacheKey>> MemoryProgramCache::entry_keys() const {
+    std::lock_guard lock(mutex_);
+    std::vector<CacheKey> keys;
+    keys.reserve(recency_.size());
+    for (const auto& entry : recency_) keys.push_back(entry.first);
+    return keys;
+}
+
 }  // namespace cudacore

@@ -134,6 +134,8 @@ ObjectCode RemoteProgramCache::decode_entry(std::string_view bytes, const CacheK
     }
 }
 
+std::string RemoteCacheOptions::read_secret() const { return detail::read_entry_secret(*this); }
+
 namespace detail {
 
 std::string read_entry_secret(const RemoteCacheOptions& options) {

@@ -4,6 +4,8 @@
 
 #include "support/cudacore_trace.hpp"
 
+#include <algorithm>
+
 #include <set>
 
 namespace cudacore {
@@ -100,6 +102,25 @@ void TieredProgramCache::put(const CacheKey& key, const ObjectCode& code) {
     ++insertions_;
 }
 
+void TieredProgramCache::put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put_many tiered");
+    std::string failures;
+    for (std::size_t i = 0; i < tiers_.size(); ++i) {
+        try {
+            tiers_[i]->put_many(entries);
+        } catch (const CacheError& e) {
+            failures += (failures.empty() ? "" : "; ") + std::string("tier ") + std::to_string(i) +
+                        ": " + e.what();
+        }
+    }
+    if (!failures.empty()) {
+        ++failed_stores_;
+        throw CacheError("TieredProgramCache::put_many of " + std::to_string(entries.size()) +
+                         " entries: " + failures);
+    }
+    insertions_ += entries.size();
+}
+
 CacheStats TieredProgramCache::stats() const {
     CacheStats total;
     total.hits = hits_;
@@ -165,6 +186,21 @@ std::string TieredProgramCache::entry_trust() const {
         if (!tier.empty()) trust += (trust.empty() ? "" : "; ") + tier;
     }
     return trust;
+}
+
+std::optional<std::vector<CacheKey>> TieredProgramCache::entry_keys() const {
+    std::optional<std::vector<CacheKey>> keys;
+    for (const auto& tier : tiers_) {
+        std::optional<std::vector<CacheKey>> listed = tier->entry_keys();
+        if (!listed) continue;
+        if (!keys) keys.emplace();
+        keys->insert(keys->end(), listed->begin(), listed->end());
+    }
+    if (keys) {  // a key several tiers hold is listed once
+        std::sort(keys->begin(), keys->end());
+        keys->erase(std::unique(keys->begin(), keys->end()), keys->end());
+    }
+    return keys;
 }
 
 std::vector<std::uint64_t> TieredProgramCache::tier_hits() const {

@@ -15,6 +15,7 @@
 #include <random>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 
 namespace cudacore::detail {
 namespace {
@@ -84,27 +85,28 @@ std::optional<pid_t> atomic_write_temporary_writer(std::string_view file_name) n
     return pid;
 }
 
-void write_file_atomically_at(int directory_fd, const std::string& file_name,
-                              std::string_view data, mode_t mode,
-                              const std::filesystem::path& display_path) {
+PendingAtomicWrite::PendingAtomicWrite(int directory_fd, const std::string& file_name,
+                                       std::string_view data, mode_t mode,
+                                       const std::filesystem::path& display_path, bool sync)
+    : directory_fd_(directory_fd), file_name_(file_name), display_path_(display_path) {
     if (file_name.empty() || file_name == "." || file_name == "..")
         throw std::system_error(EISDIR, std::generic_category(),
                                 "'" + display_path.string() + "' names no file");
-    const std::string temporary = temporary_name(file_name, name_limit(directory_fd));
-    const std::filesystem::path temporary_display = display_path.parent_path() / temporary;
-    FileDescriptor file{::openat(directory_fd, temporary.c_str(),
+    temporary_ = temporary_name(file_name, name_limit(directory_fd));
+    const std::filesystem::path temporary_display = display_path.parent_path() / temporary_;
+    FileDescriptor file{::openat(directory_fd, temporary_.c_str(),
                                  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)};
     if (file.fd < 0) throw_errno(errno, "open", temporary_display);
     // A signal that ends the process (through the CLI's handling) removes it too.
-    const RemovedOnSignal removed_on_signal(temporary_display);
+    removed_on_signal_ = RemovedOnSignal(temporary_display);
     // Held until the file is in place (through a duplicate, so that close() below still reports
     // errors): a cleaner never removes a temporary file whose lock is held. Blocking: a cleaner
     // holds it only for a test. A file system without flock writes unlocked, as before.
     while (::flock(file.fd, LOCK_EX) != 0 && errno == EINTR) {
     }
-    const FileDescriptor in_use{::fcntl(file.fd, F_DUPFD_CLOEXEC, 0)};
+    lock_fd_ = ::fcntl(file.fd, F_DUPFD_CLOEXEC, 0);
     auto fail = [&](int error, const std::string& call) {
-        ::unlinkat(directory_fd, temporary.c_str(), 0);
+        discard();
         throw_errno(error, call, temporary_display);
     };
     const char* cursor = data.data();
@@ -120,18 +122,51 @@ void write_file_atomically_at(int directory_fd, const std::string& file_name,
         left -= static_cast<std::size_t>(written);
     }
     // The data must be durable before the name points at it, or a power loss could leave an
-    // empty or partial file under the final name.
-    if (::fsync(file.fd) != 0) fail(errno, "fsync");
+    // empty or partial file under the final name (without `sync`, the caller flushes it).
+    if (sync && ::fsync(file.fd) != 0) fail(errno, "fsync");
     const int closed = ::close(file.fd);
     file.fd = -1;
     if (closed != 0) fail(errno, "close");
+}
+
+PendingAtomicWrite::PendingAtomicWrite(PendingAtomicWrite&& other) noexcept
+    : directory_fd_(other.directory_fd_),
+      file_name_(std::move(other.file_name_)),
+      temporary_(std::exchange(other.temporary_, {})),
+      display_path_(std::move(other.display_path_)),
+      lock_fd_(std::exchange(other.lock_fd_, -1)),
+      removed_on_signal_(std::move(other.removed_on_signal_)) {}
+
+PendingAtomicWrite::~PendingAtomicWrite() { discard(); }
+
+void PendingAtomicWrite::discard() noexcept {
+    if (!temporary_.empty()) ::unlinkat(directory_fd_, temporary_.c_str(), 0);
+    temporary_.clear();
+    if (lock_fd_ >= 0) ::close(lock_fd_);
+    lock_fd_ = -1;
+    removed_on_signal_.release();
+}
+
+void PendingAtomicWrite::commit() {
     // A process ending by SIGINT/SIGTERM/SIGHUP (the CLI) makes nothing visible from here on.
     if (termination_requested()) {
-        ::unlinkat(directory_fd, temporary.c_str(), 0);
+        discard();
         wait_if_terminating();
     }
-    if (::renameat(directory_fd, temporary.c_str(), directory_fd, file_name.c_str()) != 0)
-        fail(errno, "rename to '" + display_path.string() + "' from");
+    if (::renameat(directory_fd_, temporary_.c_str(), directory_fd_, file_name_.c_str()) != 0) {
+        const int error = errno;
+        const std::filesystem::path temporary_display = display_path_.parent_path() / temporary_;
+        discard();
+        throw_errno(error, "rename to '" + display_path_.string() + "' from", temporary_display);
+    }
+    temporary_.clear();  // in place: nothing to remove
+    discard();
+}
+
+void write_file_atomically_at(int directory_fd, const std::string& file_name,
+                              std::string_view data, mode_t mode,
+                              const std::filesystem::path& display_path) {
+    PendingAtomicWrite(directory_fd, file_name, data, mode, display_path, true).commit();
     // Make the rename itself durable; failure here leaves a correct file, so it is not an error.
     ::fsync(directory_fd);
 }

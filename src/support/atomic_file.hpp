@@ -2,6 +2,8 @@
 // ObjectCode::save/load, the disk program cache and the CLI).
 #pragma once
 
+#include "support/removed_on_signal.hpp"
+
 #include <sys/types.h>
 
 #include <cstdint>
@@ -38,6 +40,35 @@ void write_regular_file(const std::filesystem::path& path, std::string_view data
 void write_file_atomically_at(int directory_fd, const std::string& file_name,
                               std::string_view data, mode_t mode,
                               const std::filesystem::path& display_path);
+
+// write_file_atomically_at in two steps, so that many files can share one flush (a cache
+// importing thousands of entries): the constructor writes `data` to the temporary file (fsynced
+// only with `sync`; without it the caller makes it durable before commit(), with syncfs or
+// fsync), holding the writer's lock on it; commit() renames it over `file_name`. The directory is
+// not fsynced: the caller does it once for all. Destroyed (or failed) before commit(), the
+// temporary file is removed. The directory must stay open while it lives. Holds one descriptor.
+// Throws std::system_error as write_file_atomically does. Movable, not copyable.
+class PendingAtomicWrite {
+public:
+    PendingAtomicWrite(int directory_fd, const std::string& file_name, std::string_view data,
+                       mode_t mode, const std::filesystem::path& display_path, bool sync);
+    PendingAtomicWrite(PendingAtomicWrite&& other) noexcept;
+    PendingAtomicWrite& operator=(PendingAtomicWrite&&) = delete;
+    PendingAtomicWrite(const PendingAtomicWrite&) = delete;
+    PendingAtomicWrite& operator=(const PendingAtomicWrite&) = delete;
+    ~PendingAtomicWrite();
+    // Renames the temporary file into place; throws std::system_error (the temporary removed).
+    void commit();
+
+private:
+    void discard() noexcept;
+    int directory_fd_;
+    std::string file_name_;
+    std::string temporary_;  // empty once renamed or removed
+    std::filesystem::path display_path_;
+    int lock_fd_ = -1;
+    RemovedOnSignal removed_on_signal_;
+};
 
 // Whether `file_name` is a temporary file left by write_file_atomically.
 bool is_atomic_write_temporary(std::string_view file_name) noexcept;

@@ -1,0 +1,198 @@
+// Export of a program cache's entries to one artefact, and import of an artefact into a cache
+// (the format is in cache_artefact_format.cpp).
+#include "cudacore/cache_artefact.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/program.hpp"
+
+#include "cache/cached_entry.hpp"
+#include "code/serialized_file.hpp"
+#include "support/atomic_file.hpp"
+#include "support/cudacore_trace.hpp"
+
+#include <zstd.h>
+
+#include <istream>
+#include <iterator>
+#include <ostream>
+#include <sstream>
+
+namespace cudacore {
+namespace {
+
+// The entries of `keys` that `source` holds; those it does not are added to `missing`.
+std::vector<CacheArtefact::Entry> entries_of(ProgramCache& source, const std::vector<CacheKey>& keys,
+                                             std::vector<CacheKey>* missing) {
+    std::vector<CacheArtefact::Entry> entries;
+    entries.reserve(keys.size());
+    for (const CacheKey& key : keys) {
+        if (std::optional<ObjectCode> code = source.get(key)) {
+            entries.emplace_back(key, std::move(*code));
+        } else if (missing != nullptr) {
+            missing->push_back(key);
+        }
+    }
+    return entries;
+}
+
+// The artefact of `source`'s entries that `options` picks, and what was missing.
+CacheArtefact artefact_of(ProgramCache& source, const CacheArtefactExportOptions& options,
+                          CacheArtefactExport& result) {
+    if (options.keys) return {entries_of(source, *options.keys, &result.missing),
+                              CacheArtefact::current_origin()};
+    std::optional<std::vector<CacheKey>> listed = source.entry_keys();
+    if (!listed) {
+        throw InvalidArgumentError(
+            "export_cache_artefact: this cache cannot list its entries (a remote cache); give the "
+            "keys to export (CacheArtefactExportOptions::keys)");
+    }
+    // Listed entries gone before they were read (evicted meanwhile) are simply not exported.
+    return {entries_of(source, *listed, nullptr), CacheArtefact::current_origin()};
+}
+
+std::string exported_bytes(ProgramCache& source, const CacheArtefactExportOptions& options,
+                           CacheArtefactExport& result) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "export_cache_artefact");
+    const CacheArtefact artefact = artefact_of(source, options, result);
+    std::string bytes = artefact.serialize(options.secret);
+    result.entries = artefact.entries().size();
+    result.bytes = bytes.size();
+    return bytes;
+}
+
+// Why entries made with `origin` would not be found by this process's keys, or "".
+std::string version_mismatch(const CacheArtefactOrigin& origin) {
+    const CacheArtefactOrigin here = CacheArtefact::current_origin();
+    if (origin.nvrtc_version == here.nvrtc_version &&
+        origin.nvjitlink_version == here.nvjitlink_version)
+        return {};
+    return "its entries were made with NVRTC " + origin.nvrtc_version + " and nvJitLink " +
+           origin.nvjitlink_version + " (cudacore " + origin.cudacore_version +
+           "); this process loads NVRTC " + here.nvrtc_version + " and nvJitLink " +
+           here.nvjitlink_version + ", whose keys would never find them: refused (set "
+           "accept_other_compiler_versions to import them for a process that loads those)";
+}
+
+// Stores the entries of `artefact` that are header lists (`lists`) or code (not `lists`), skipping
+// those `destination` holds already byte for byte, all in one put_many; where that fails, one by
+// one, so that each failure is named and the rest stored.
+void store(ProgramCache& destination, const CacheArtefact& artefact, bool lists,
+           CacheArtefactImport& result) {
+    std::vector<CacheArtefact::Entry> wanted;
+    for (const auto& entry : artefact.entries()) {
+        if (detail::is_header_list(entry.second) != lists) continue;
+        try {
+            const std::optional<ObjectCode> held = destination.get(entry.first);
+            if (held && *held == entry.second) {
+                ++result.skipped;
+                continue;
+            }
+        } catch (const CacheError&) {
+            // Unreadable: stored again below.
+        }
+        wanted.push_back(entry);
+    }
+    try {
+        destination.put_many(wanted);
+        result.imported += wanted.size();
+        return;
+    } catch (const CacheError&) {
+        // Named entry by entry below.
+    }
+    for (const auto& [key, code] : wanted) {
+        try {
+            destination.put(key, code);
+            ++result.imported;
+        } catch (const CacheError& e) {
+            result.failed.push_back(e.what());
+        }
+    }
+}
+
+CacheArtefactImport import_bytes(ProgramCache& destination, std::string_view bytes,
+                                 const CacheArtefactImportOptions& options, const std::string& what) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "import_cache_artefact");
+    auto refused = [&](const std::string& why) {
+        return SerializationError("import_cache_artefact" + what + ": " + why);
+    };
+    std::optional<CacheArtefact> artefact;
+    try {
+        artefact.emplace(CacheArtefact::deserialize(bytes, options.secret));
+    } catch (const SerializationError& e) {
+        throw refused(e.what());
+    }
+    CacheArtefactImport result;
+    result.origin = artefact->origin();
+    if (!options.accept_other_compiler_versions) {
+        if (const std::string why = version_mismatch(result.origin); !why.empty()) throw refused(why);
+    }
+    // Code first, then the header lists that lead to it: a reader meanwhile finds a complete
+    // entry or none.
+    for (const bool lists : {false, true}) store(destination, *artefact, lists, result);
+    return result;
+}
+
+}  // namespace
+
+std::vector<CacheKey> cached_entry_keys(const Program& program, CodeType target,
+                                        const std::vector<std::string>& name_expressions,
+                                        const CompileOptions& options) {
+    if (options.cache == nullptr) {
+        throw InvalidArgumentError("cached_entry_keys: CompileOptions::cache is null for program '" +
+                                   program.options().name + "' (it only looks in a cache)");
+    }
+    const CacheKey source_key = cache_key(program, target, name_expressions);
+    const std::optional<detail::CachedEntry> entry =
+        detail::find_cached_entry(*options.cache, program, source_key, options);
+    if (!entry) return {};
+    if (entry->header_list) return {source_key, entry->code_key};
+    return {entry->code_key};
+}
+
+CacheArtefactExport export_cache_artefact(std::ostream& destination, ProgramCache& source,
+                                          const CacheArtefactExportOptions& options) {
+    CacheArtefactExport result;
+    const std::string bytes = exported_bytes(source, options, result);
+    destination.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    destination.flush();
+    if (!destination) {
+        throw SerializationError("export_cache_artefact: writing " + std::to_string(bytes.size()) +
+                                 " bytes to the stream failed");
+    }
+    return result;
+}
+
+CacheArtefactExport export_cache_artefact(const std::filesystem::path& destination,
+                                          ProgramCache& source,
+                                          const CacheArtefactExportOptions& options) {
+    CacheArtefactExport result;
+    const std::string bytes = exported_bytes(source, options, result);
+    detail::save_serialized(destination, bytes,
+                            "export_cache_artefact to '" + destination.string() + "' (" +
+                                std::to_string(bytes.size()) + " bytes)");
+    return result;
+}
+
+CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istream& source,
+                                          const CacheArtefactImportOptions& options) {
+    std::string bytes((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+    if (source.bad())
+        throw SerializationError("import_cache_artefact: reading the stream failed");
+    return import_bytes(destination, bytes, options, "");
+}
+
+CacheArtefactImport import_cache_artefact(ProgramCache& destination,
+                                          const std::filesystem::path& source,
+                                          const CacheArtefactImportOptions& options) {
+    const std::string what = " '" + source.string() + "'";
+    std::string bytes;
+    try {
+        // The compressed payload is never larger than the payload by more than zstd's bound.
+        bytes = detail::read_file_bounded(
+            source, 40 + ZSTD_compressBound(CacheArtefact::max_payload_size) + 64);
+    } catch (const std::exception& e) {
+        throw SerializationError("import_cache_artefact" + what + ": " + e.what());
+    }
+    return import_bytes(destination, bytes, options, what);
+}
+
+}  // namespace cudacore

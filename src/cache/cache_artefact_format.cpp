@@ -1,0 +1,290 @@
+// CacheArtefact's file form (described in include/cudacore/cache_artefact.hpp): the layout of a
+// header bundle file (a fixed header, one zstd frame) sealed as a remote cache entry is (SHA-256,
+// and HMAC-SHA-256 under a secret). Reading checks, in order: the magic, the header's size, the
+// version, the stated sizes against the input, the checksum, the signature, the frame, then every
+// entry; trailing bytes are an error.
+#include "cudacore/cache_artefact.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/version.hpp"
+
+#include "cache/key_versions.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace cudacore {
+namespace {
+
+constexpr std::array<unsigned char, 8> artefact_magic = {0x89, 'C', 'C', 'A', 'R', 'T', '\r', '\n'};
+constexpr std::uint32_t format_version = 1;
+constexpr std::size_t fixed_header_size = 8 + 4 + 4 + 8 + 8 + 8;
+constexpr std::size_t seal_size = 32;
+constexpr std::uint32_t signed_flag = 1;
+constexpr std::size_t shortest_secret = 16;
+// Made once per release of an application, read at every install: a middle level packs cubins
+// well without making an export of thousands of entries slow; decompression speed hardly depends
+// on it.
+constexpr int compression_level = 9;
+
+void put_little_endian(std::string& out, std::uint64_t value, int size) {
+    for (int i = 0; i < size; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+std::uint64_t read_little_endian(std::string_view bytes, std::size_t offset, int size) {
+    std::uint64_t value = 0;
+    for (int i = 0; i < size; ++i)
+        value |= std::uint64_t{static_cast<unsigned char>(bytes[offset + i])} << (8 * i);
+    return value;
+}
+
+[[noreturn]] void refuse(const std::string& why) {
+    throw SerializationError("CacheArtefact::deserialize: " + why);
+}
+
+// SHA-256 of `bytes`, or HMAC-SHA-256 under `secret` when it is not empty.
+std::string seal(std::string_view bytes, std::string_view secret) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int length = 0;
+    const bool made =
+        secret.empty()
+            ? EVP_Digest(bytes.data(), bytes.size(), out, &length, EVP_sha256(), nullptr) == 1
+            : HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+                   reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), out,
+                   &length) != nullptr;
+    if (!made || length != seal_size)
+        throw SerializationError("CacheArtefact: OpenSSL's SHA-256 (EVP_Digest / HMAC) failed");
+    return std::string(reinterpret_cast<const char*>(out), length);
+}
+
+// Reads the payload's fields; every length is checked against the bytes left.
+class PayloadReader {
+public:
+    explicit PayloadReader(std::string_view bytes) : bytes_(bytes) {}
+    std::uint64_t integer(int size, const std::string& what) {
+        need(static_cast<std::uint64_t>(size), what);
+        const std::uint64_t value = read_little_endian(bytes_, position_, size);
+        position_ += static_cast<std::size_t>(size);
+        return value;
+    }
+    std::string_view text(std::uint64_t size, const std::string& what) {
+        need(size, what);
+        const std::string_view out = bytes_.substr(position_, static_cast<std::size_t>(size));
+        position_ += static_cast<std::size_t>(size);
+        return out;
+    }
+    std::size_t remaining() const { return bytes_.size() - position_; }
+
+private:
+    void need(std::uint64_t size, const std::string& what) const {
+        if (size > remaining()) {
+            refuse(what + " at payload offset " + std::to_string(position_) + " needs " +
+                   std::to_string(size) + " bytes but only " + std::to_string(remaining()) +
+                   " remain");
+        }
+    }
+    std::string_view bytes_;
+    std::size_t position_ = 0;
+};
+
+std::string compress(const std::string& payload) {
+    std::string compressed(ZSTD_compressBound(payload.size()), '\0');
+    const std::size_t written = ZSTD_compress(compressed.data(), compressed.size(), payload.data(),
+                                              payload.size(), compression_level);
+    if (ZSTD_isError(written)) {
+        throw SerializationError(std::string("CacheArtefact::serialize: ZSTD_compress failed: ") +
+                                 ZSTD_getErrorName(written));
+    }
+    compressed.resize(written);
+    return compressed;
+}
+
+// The payload of one zstd frame that states its size, `payload_size` (the header's).
+std::string decompressed_payload(std::string_view compressed, std::uint64_t payload_size) {
+    const unsigned long long frame_size =
+        ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+    if (frame_size == ZSTD_CONTENTSIZE_ERROR || frame_size == ZSTD_CONTENTSIZE_UNKNOWN)
+        refuse("the payload is not a zstd frame with a stated size");
+    if (frame_size != payload_size) {
+        refuse("the zstd frame holds " + std::to_string(frame_size) + " bytes, the header says " +
+               std::to_string(payload_size));
+    }
+    const std::size_t frame_bytes = ZSTD_findFrameCompressedSize(compressed.data(), compressed.size());
+    if (ZSTD_isError(frame_bytes) || frame_bytes != compressed.size())
+        refuse("the payload is not exactly one zstd frame");
+    std::string payload(static_cast<std::size_t>(payload_size), '\0');
+    const std::size_t got =
+        ZSTD_decompress(payload.data(), payload.size(), compressed.data(), compressed.size());
+    if (ZSTD_isError(got)) refuse(std::string("ZSTD_decompress failed: ") + ZSTD_getErrorName(got));
+    if (got != payload.size()) {
+        refuse("the payload decompressed to " + std::to_string(got) + " bytes, the header says " +
+               std::to_string(payload.size()));
+    }
+    return payload;
+}
+
+// Checks the header and the seals of `bytes`; returns the compressed payload and sets `count`
+// and `payload_size`.
+std::string_view checked_payload(std::string_view bytes, std::string_view secret,
+                                 std::uint64_t& count, std::uint64_t& payload_size) {
+    const std::size_t compare = std::min(bytes.size(), artefact_magic.size());
+    if (bytes.empty() || std::memcmp(bytes.data(), artefact_magic.data(), compare) != 0) {
+        refuse("not a cache artefact (" + std::to_string(bytes.size()) +
+               " bytes; the magic number does not match)");
+    }
+    if (bytes.size() < fixed_header_size) {
+        refuse("truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the " +
+               std::to_string(fixed_header_size) + "-byte header");
+    }
+    const auto version = static_cast<std::uint32_t>(read_little_endian(bytes, 8, 4));
+    if (version == 0) refuse("invalid format version 0");
+    if (version > format_version) {
+        refuse("format version " + std::to_string(version) + " is newer than this build reads (" +
+               std::to_string(format_version) + "); upgrade cudacore");
+    }
+    const auto flags = static_cast<std::uint32_t>(read_little_endian(bytes, 12, 4));
+    if ((flags & ~signed_flag) != 0) refuse("unknown flags " + std::to_string(flags));
+    const bool is_signed = (flags & signed_flag) != 0;
+    count = read_little_endian(bytes, 16, 8);
+    payload_size = read_little_endian(bytes, 24, 8);
+    const std::uint64_t compressed_size = read_little_endian(bytes, 32, 8);
+    if (payload_size > CacheArtefact::max_payload_size) {
+        refuse("the header claims " + std::to_string(payload_size) +
+               " bytes of entries, more than the limit of " +
+               std::to_string(CacheArtefact::max_payload_size));
+    }
+    const std::uint64_t seals = seal_size * (is_signed ? 2 : 1);
+    const std::uint64_t present = bytes.size() - fixed_header_size;
+    if (compressed_size > present || present - compressed_size != seals) {
+        const bool short_of = compressed_size > present || present - compressed_size < seals;
+        refuse(std::string(short_of ? "truncated" : "trailing data") + ": the header says " +
+               std::to_string(compressed_size) + " compressed bytes and " + std::to_string(seals) +
+               " bytes of checksum" + (is_signed ? " and signature" : "") +
+               " follow it, the input has " + std::to_string(present));
+    }
+    const std::size_t checksum_at = fixed_header_size + static_cast<std::size_t>(compressed_size);
+    const std::string checksum = seal(bytes.substr(0, checksum_at), {});
+    if (CRYPTO_memcmp(checksum.data(), bytes.data() + checksum_at, seal_size) != 0)
+        refuse("checksum mismatch (SHA-256): the artefact is damaged or was changed");
+    if (!is_signed && !secret.empty())
+        refuse("not signed, and a secret is required: refused (export it with the secret)");
+    if (is_signed && secret.empty())
+        refuse("signed with a secret, and none was given: refused (import it with the secret)");
+    if (is_signed) {
+        const std::string signature = seal(bytes.substr(0, checksum_at + seal_size), secret);
+        if (CRYPTO_memcmp(signature.data(), bytes.data() + checksum_at + seal_size, seal_size) != 0)
+            refuse("the signature (HMAC-SHA-256) fails: signed with another secret, or changed by "
+                   "someone without it");
+    }
+    return bytes.substr(fixed_header_size, static_cast<std::size_t>(compressed_size));
+}
+
+CacheArtefactOrigin read_origin(PayloadReader& in) {
+    CacheArtefactOrigin origin;
+    for (auto [field, what] : {std::pair{&origin.cudacore_version, "cudacore version"},
+                               {&origin.nvrtc_version, "NVRTC version"},
+                               {&origin.nvjitlink_version, "nvJitLink version"}}) {
+        *field = std::string(in.text(in.integer(4, std::string(what) + " length"), what));
+    }
+    return origin;
+}
+
+std::vector<CacheArtefact::Entry> read_entries(PayloadReader& in, std::uint64_t count) {
+    // Each entry takes at least 40 bytes: refuse impossible counts before looping over them.
+    if (count > in.remaining() / 40) {
+        refuse("entry count " + std::to_string(count) + " exceeds what the " +
+               std::to_string(in.remaining()) + " payload bytes left can hold");
+    }
+    std::vector<CacheArtefact::Entry> entries;
+    entries.reserve(static_cast<std::size_t>(count));
+    for (std::uint64_t i = 0; i < count; ++i) {
+        const std::string at = "entry " + std::to_string(i);
+        CacheKey key;
+        std::memcpy(key.digest.data(), in.text(key.digest.size(), at + "'s key").data(),
+                    key.digest.size());
+        if (!entries.empty() && !(entries.back().first < key))
+            refuse(at + " (" + key.hex() + ") is out of order or repeated");
+        const std::string_view code = in.text(in.integer(8, at + "'s length"), at + "'s code");
+        try {
+            entries.emplace_back(key, ObjectCode::deserialize(code));
+        } catch (const SerializationError& e) {
+            refuse(at + " (" + key.hex() + ") holds no valid code: " + e.what());
+        }
+    }
+    return entries;
+}
+
+}  // namespace
+
+CacheArtefact::CacheArtefact(std::vector<Entry> entries, CacheArtefactOrigin origin)
+    : entries_(std::move(entries)), origin_(std::move(origin)) {
+    // Sorted by key, the last of a repeated key kept.
+    std::stable_sort(entries_.begin(), entries_.end(),
+                     [](const Entry& a, const Entry& b) { return a.first < b.first; });
+    std::vector<Entry> unique;
+    unique.reserve(entries_.size());
+    for (auto& entry : entries_) {
+        if (!unique.empty() && unique.back().first == entry.first) {
+            unique.back() = std::move(entry);
+        } else {
+            unique.push_back(std::move(entry));
+        }
+    }
+    entries_ = std::move(unique);
+}
+
+CacheArtefactOrigin CacheArtefact::current_origin() {
+    return {version(), detail::nvrtc_version_in_keys(), detail::nvjitlink_version_in_keys()};
+}
+
+std::string CacheArtefact::serialize(std::string_view secret) const {
+    if (!secret.empty() && secret.size() < shortest_secret) {
+        throw InvalidArgumentError("CacheArtefact::serialize: the secret holds " +
+                                   std::to_string(secret.size()) + " bytes; a secret needs at least " +
+                                   std::to_string(shortest_secret));
+    }
+    std::string payload;
+    for (const std::string* text :
+         {&origin_.cudacore_version, &origin_.nvrtc_version, &origin_.nvjitlink_version}) {
+        put_little_endian(payload, text->size(), 4);
+        payload += *text;
+    }
+    for (const auto& [key, code] : entries_) {
+        const std::string bytes = code.serialize();
+        payload.append(reinterpret_cast<const char*>(key.digest.data()), key.digest.size());
+        put_little_endian(payload, bytes.size(), 8);
+        payload += bytes;
+    }
+    const std::string compressed = compress(payload);
+    std::string out(artefact_magic.begin(), artefact_magic.end());
+    put_little_endian(out, format_version, 4);
+    put_little_endian(out, secret.empty() ? 0 : signed_flag, 4);
+    put_little_endian(out, entries_.size(), 8);
+    put_little_endian(out, payload.size(), 8);
+    put_little_endian(out, compressed.size(), 8);
+    out += compressed;
+    out += seal(out, {});
+    if (!secret.empty()) out += seal(out, secret);
+    return out;
+}
+
+CacheArtefact CacheArtefact::deserialize(std::string_view bytes, std::string_view secret) {
+    std::uint64_t count = 0, payload_size = 0;
+    const std::string_view compressed = checked_payload(bytes, secret, count, payload_size);
+    const std::string payload = decompressed_payload(compressed, payload_size);
+    PayloadReader in(payload);
+    CacheArtefactOrigin origin = read_origin(in);
+    std::vector<Entry> entries = read_entries(in, count);
+    if (in.remaining() != 0) {
+        refuse(std::to_string(in.remaining()) + " unexpected bytes after the last of " +
+               std::to_string(count) + " entries");
+    }
+    return CacheArtefact(std::move(entries), std::move(origin));
+}
+
+}  // namespace cudacore
