@@ -404,7 +404,7 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
     }
     std::optional<HeaderRecord> record = read_header_list(*list_entry, search.root);
     if (!record) return std::nullopt;
-    const FileView view = view_of_record(record->headers, record->lookups);
+    const FileView view = view_of_record(record->headers, record->lookups, toolkit_include_dirs());
     if (!view.refusal.empty()) return std::nullopt;  // a header is gone: compile again
     const std::shared_ptr<const HeaderKey> key =
         key_with_headers(program, source_key, search, *record, view, *list_entry, memo);

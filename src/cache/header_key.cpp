@@ -91,6 +91,7 @@ void remember_header_key(std::shared_ptr<const HeaderKey> key) {
 void forget_header_keys() {
     generation.fetch_add(1, std::memory_order_acq_rel);
     header_key_memo().clear();
+    forget_toolkit_views();
 }
 
 }  // namespace cudacore::detail

@@ -249,20 +249,75 @@ FileView take_file_view(const IncludeSearch& search, const std::string& main_nam
     return view;
 }
 
+namespace {
+
+// What view_of_record saw of the toolkit's files in this process.
+struct ToolkitViews {
+    std::mutex mutex;
+    std::unordered_map<std::string, FileDigest> headers;
+    std::unordered_map<std::string, std::string> lookups;  // path -> lookup_state()
+};
+
+ToolkitViews& toolkit_views() {
+    static auto* views = new ToolkitViews;  // leaked: lookups may run during exit
+    return *views;
+}
+
+}  // namespace
+
 FileView view_of_record(const std::vector<std::string>& headers,
-                        const std::vector<std::string>& lookups) {
+                        const std::vector<std::string>& lookups,
+                        const std::vector<std::string>& toolkit_directories) {
     FileView view;
+    ToolkitViews& toolkit = toolkit_views();
     for (const auto& header : headers) {
+        const bool in_toolkit = inside_any(header, toolkit_directories);
+        if (in_toolkit) {
+            std::lock_guard lock(toolkit.mutex);
+            if (auto it = toolkit.headers.find(header); it != toolkit.headers.end()) {
+                view.headers.emplace_back(header, it->second);
+                continue;
+            }
+        }
         std::optional<FileDigest> digest = file_digest(header);
         if (!digest) {
             view.refusal = "the header '" + header + "' cannot be read";
             return view;
         }
+        if (in_toolkit) {
+            std::lock_guard lock(toolkit.mutex);
+            toolkit.headers.emplace(header, *digest);
+        }
         view.headers.emplace_back(header, std::move(*digest));
     }
     LookupStates states;
-    for (const auto& path : lookups) view.lookups.emplace_back(path, states.state(path));
+    for (const auto& path : lookups) {
+        if (!inside_any(path, toolkit_directories)) {
+            view.lookups.emplace_back(path, states.state(path));
+            continue;
+        }
+        {
+            std::lock_guard lock(toolkit.mutex);
+            if (auto it = toolkit.lookups.find(path); it != toolkit.lookups.end()) {
+                view.lookups.emplace_back(path, it->second);
+                continue;
+            }
+        }
+        std::string state = states.state(path);
+        {
+            std::lock_guard lock(toolkit.mutex);
+            toolkit.lookups.emplace(path, state);
+        }
+        view.lookups.emplace_back(path, std::move(state));
+    }
     return view;
+}
+
+void forget_toolkit_views() {
+    ToolkitViews& toolkit = toolkit_views();
+    std::lock_guard lock(toolkit.mutex);
+    toolkit.headers.clear();
+    toolkit.lookups.clear();
 }
 
 }  // namespace cudacore::detail

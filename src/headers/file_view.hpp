@@ -83,8 +83,15 @@ FileView take_file_view(const IncludeSearch& search, const std::string& main_nam
                         const CompileStart& start);
 
 // The view of the files a stored header record names, as they are now (a cache lookup: no compile
-// to compare with). `refusal` names a header that cannot be read. Never throws except bad_alloc.
+// to compare with). `refusal` names a header that cannot be read. Headers and lookups inside
+// `toolkit_directories` are looked at once per process (the toolkit is taken as fixed while the
+// process runs, as header_key.hpp says): a record of <cuda/std> names hundreds of them, and a new
+// program's first lookup would stat every one. Thread-safe. Never throws except bad_alloc.
 FileView view_of_record(const std::vector<std::string>& headers,
-                        const std::vector<std::string>& lookups);
+                        const std::vector<std::string>& lookups,
+                        const std::vector<std::string>& toolkit_directories);
+
+// Forgets the toolkit files view_of_record remembered (forget_header_keys: as a new process).
+void forget_toolkit_views();
 
 }  // namespace cudacore::detail

@@ -169,7 +169,7 @@ TEST_F(DemoCommand, RunsEveryCpuStepAndSaysWhatItSkipped) {
 
     // The summary is the last line.
     const std::string summary =
-        "summary: ran compile, link, cache, bundle, fatbin, serialize, nvcc-style; skipped devices, "
+        "summary: ran compile, link, cache, cache artefact, bundle, fatbin, serialize, nvcc-style; skipped devices, "
         "linked launch, bundled launch, fatbin launch, deserialized launch, load, saxpy, reduction, "
         "driver log, graph, slices (no CUDA driver on this machine); all checks passed\n";
     EXPECT_EQ(sections["summary"], summary) << out;
