@@ -14,6 +14,7 @@
 
 namespace cudacore {
 
+class Device;
 class MemoryResource;
 class ObjectCode;
 

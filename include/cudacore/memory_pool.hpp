@@ -12,6 +12,7 @@
 /// Every call throws DriverError naming the attribute and the pool on failure.
 #pragma once
 
+#include "cudacore/forward.hpp"
 #include "cudacore/owning_handle.hpp"
 
 #include <cuda.h>
@@ -62,19 +63,20 @@ public:
     /// default pool); `description` names it in errors.
     MemoryPool(CUmemoryPool pool, std::string description, std::shared_ptr<const void> owner);
 
-    /// Wraps `pool`, a pool of device memory made elsewhere (cuMemPoolCreate by another library,
-    /// cuDeviceGetDefaultMemPool). Its device is asked of the driver: the device whose default
-    /// pool it is, else the one device its access list refuses (its own; each device is probed
-    /// by setting the access it already has, so nothing changes: not thread-safe against another
-    /// thread changing the pool's access at the same moment). The device is named in
-    /// description() ("borrowed memory pool 0x... of device 0"; "adopted" when owned). With
-    /// take_ownership the MemoryPool holds the device's primary context and destroys the pool as
-    /// MemoryPoolFromHandleOptions says: memory allocated from it must be freed first (a
-    /// DeviceMemoryResource::from_handle over the same pool, not owning it, and its buffers
-    /// must go before the last copy). Throws InvalidArgumentError naming the call for a null
-    /// pool, for a pool no device owns (host memory), and for take_ownership of a device's
-    /// default pool (nobody destroys it); DriverError when a query fails. Thread-safe.
-    static MemoryPool from_handle(CUmemoryPool pool, const MemoryPoolFromHandleOptions& options = {});
+    /// Wraps `pool`, a pool of `device`'s memory made elsewhere (cuMemPoolCreate by another
+    /// library, cuDeviceGetDefaultMemPool), as DeviceMemoryResource::from_handle does: the driver
+    /// has no query for a pool's own device, so the caller names it, and cudacore checks that
+    /// `device` has read-write access to the pool (cuMemPoolGetAccess; a pool's own device always
+    /// has). The device is named in description() ("borrowed memory pool 0x... of device 0";
+    /// "adopted" when owned). With take_ownership the MemoryPool holds the device's primary
+    /// context and destroys the pool as MemoryPoolFromHandleOptions says: memory allocated from it
+    /// must be freed first (a DeviceMemoryResource::from_handle over the same pool, not owning
+    /// it, and its buffers must go before the last copy). Throws InvalidArgumentError naming the
+    /// call for a null pool, for a device without read-write access to it (not its device), and
+    /// for take_ownership of a device's default pool (nobody destroys it); DriverError when a
+    /// query fails. Thread-safe.
+    static MemoryPool from_handle(CUmemoryPool pool, const Device& device,
+                                  const MemoryPoolFromHandleOptions& options = {});
     /// Whether cudacore destroys the pool (from_handle with take_ownership); false for the pools
     /// of resources (their resource destroys them) and once closed, reset or moved from.
     bool owns_handle() const noexcept;

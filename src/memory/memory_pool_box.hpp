@@ -39,14 +39,14 @@ struct detail::MemoryPoolBox {
 
 namespace detail {
 
-// The ordinal of the device whose memory `pool` holds, asked of `api`: the device whose default
-// pool it is, else the one device the driver refuses in the pool's access list (a pool's own
-// device always has read-write access and cannot be listed: CUDA_ERROR_INVALID_DEVICE). Each
-// device is probed by setting the access it has already (cuMemPoolGetAccess, then
-// cuMemPoolSetAccess with the same flags), so nothing changes. With one device and no refusal,
-// that device when it has read-write access. Throws InvalidArgumentError naming `call` when no
-// device is the pool's (a pool of host memory), DriverError when a query fails.
-int pool_device_ordinal(CUmemoryPool pool, const DriverApi& api, const char* call);
+// Checks that device `ordinal` may own `pool`: it has read-write access to it (a pool's own
+// device always has; the driver has no query for the owner itself). Throws InvalidArgumentError
+// naming `call`, the pool and the access the device has when it has not; DriverError when the
+// query fails.
+void check_pool_device(CUmemoryPool pool, int ordinal, const DriverApi& api, const char* call);
+
+// Whether `pool` is the default pool of device `ordinal`.
+bool is_default_pool_of(CUmemoryPool pool, int ordinal, const DriverApi& api);
 
 // A MemoryPool over `pool` of device `ordinal`, named as one made elsewhere; with `context` (the
 // device's primary context) the pool is destroyed when the last copy goes or at close().

@@ -1,5 +1,6 @@
 // MemoryPool::from_handle: a pool made elsewhere (cuMemPoolCreate by another library, a device's
-// default pool), its device asked of the driver, destroyed by cudacore only when taken over.
+// default pool) of a device the caller names, destroyed by cudacore only when taken over.
+#include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_pool.hpp"
 #include "memory/memory_pool_box.hpp"
@@ -8,7 +9,6 @@
 
 #include <cstdio>
 #include <string>
-#include <vector>
 
 namespace cudacore {
 
@@ -29,7 +29,8 @@ CUmemLocation device_location(int ordinal) {
     return location;
 }
 
-// Whether device `ordinal` is the one whose default pool `pool` is.
+}  // namespace
+
 bool is_default_pool_of(CUmemoryPool pool, int ordinal, const DriverApi& api) {
     CUdevice device = 0;
     check(api.cuDeviceGet(&device, ordinal), "cuDeviceGet", "device " + std::to_string(ordinal));
@@ -38,29 +39,16 @@ bool is_default_pool_of(CUmemoryPool pool, int ordinal, const DriverApi& api) {
            default_pool == pool;
 }
 
-}  // namespace
-
-int pool_device_ordinal(CUmemoryPool pool, const DriverApi& api, const char* call) {
-    int count = 0;
-    check(api.cuDeviceGetCount(&count), "cuDeviceGetCount", [&] { return "the device of " + pool_text(pool); });
-    for (int ordinal = 0; ordinal < count; ++ordinal)
-        if (is_default_pool_of(pool, ordinal, api)) return ordinal;
-    std::vector<int> read_write;
-    for (int ordinal = 0; ordinal < count; ++ordinal) {
-        CUmemLocation location = device_location(ordinal);
-        CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
-        check(api.cuMemPoolGetAccess(&flags, pool, &location), "cuMemPoolGetAccess",
-              [&] { return "access of device " + std::to_string(ordinal) + " to " + pool_text(pool); });
-        if (flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) read_write.push_back(ordinal);
-        // The same access set again changes nothing, except that the pool's own device is refused.
-        CUmemAccessDesc same{location, flags};
-        if (api.cuMemPoolSetAccess(pool, &same, 1) == CUDA_ERROR_INVALID_DEVICE) return ordinal;
-    }
-    if (count == 1 && read_write.size() == 1) return read_write.front();
-    throw InvalidArgumentError(std::string(call) + ": no device is the own device of " + pool_text(pool) +
-                               " (of " + std::to_string(count) +
-                               " devices, none is refused in its access list nor has it as its "
-                               "default pool): only pools of device memory can be wrapped");
+void check_pool_device(CUmemoryPool pool, int ordinal, const DriverApi& api, const char* call) {
+    CUmemLocation location = device_location(ordinal);
+    CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    check(api.cuMemPoolGetAccess(&flags, pool, &location), "cuMemPoolGetAccess",
+          [&] { return "access of device " + std::to_string(ordinal) + " to " + pool_text(pool); });
+    if (flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return;
+    throw InvalidArgumentError(std::string(call) + ": device " + std::to_string(ordinal) + " is not the device of " +
+                               pool_text(pool) + " (its access to the pool is " +
+                               (flags == CU_MEM_ACCESS_FLAGS_PROT_READ ? "read-only" : "none") +
+                               "; a pool's own device always has read-write access)");
 }
 
 MemoryPool wrap_memory_pool(CUmemoryPool pool, int ordinal, std::shared_ptr<ContextBox> context) {
@@ -74,12 +62,14 @@ MemoryPool wrap_memory_pool(CUmemoryPool pool, int ordinal, std::shared_ptr<Cont
 
 }  // namespace detail
 
-MemoryPool MemoryPool::from_handle(CUmemoryPool pool, const MemoryPoolFromHandleOptions& options) {
+MemoryPool MemoryPool::from_handle(CUmemoryPool pool, const Device& device,
+                                   const MemoryPoolFromHandleOptions& options) {
     if (!pool)
         throw InvalidArgumentError(std::string("MemoryPool::from_handle: null memory pool") +
                                    (options.take_ownership ? " (take_ownership)" : ""));
     const detail::DriverApi& api = detail::driver();
-    const int ordinal = detail::pool_device_ordinal(pool, api, "MemoryPool::from_handle");
+    const int ordinal = device.ordinal();
+    detail::check_pool_device(pool, ordinal, api, "MemoryPool::from_handle");
     if (!options.take_ownership) return detail::wrap_memory_pool(pool, ordinal, nullptr);
     if (detail::is_default_pool_of(pool, ordinal, api))
         throw InvalidArgumentError("MemoryPool::from_handle: cannot take ownership of the default memory "

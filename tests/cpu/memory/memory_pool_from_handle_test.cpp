@@ -1,6 +1,5 @@
-// MemoryPool::from_handle without a GPU, against a stand-in driver table: how a pool's device is
-// learned (its default pool, else the one device its access list refuses, probed without changing
-// anything), and what ownership means (an owned pool destroyed once, when its last copy goes or at
+// MemoryPool::from_handle without a GPU, against a stand-in driver table: how the device the caller
+// names is checked (read-write access to the pool, nothing changed), and what ownership means (an owned pool destroyed once, when its last copy goes or at
 // close(), never after its context went; a borrowed one never). The owning-object contract runs
 // over owned pools of the stand-in. tests/gpu/memory/memory_pool_from_handle_test.cpp does the
 // same on a real pool.
@@ -111,73 +110,37 @@ int destroyed_count(CUmemoryPool pool) {
     return count;
 }
 
-TEST(MemoryPoolFromHandle, ANullPoolIsRefusedNamingTheCall) {
-    for (bool owning : {false, true}) {
-        try {
-            MemoryPool::from_handle(nullptr, {.take_ownership = owning});
-            ADD_FAILURE() << "a null pool was wrapped";
-        } catch (const InvalidArgumentError& e) {
-            EXPECT_NE(std::string(e.what()).find("MemoryPool::from_handle: null memory pool"),
-                      std::string::npos) << e.what();
-        }
-    }
-}
-
-TEST(MemoryPoolFromHandle, TheDeviceIsTheOneItsAccessListRefusesAndNothingChanges) {
+TEST(MemoryPoolFromHandle, TheNamedDeviceMustHaveReadWriteAccessAndNothingChanges) {
     const detail::DriverApi& api = loaded_stand_in();
     stand_in = {};
     stand_in.devices = 3;
-    stand_in.owner = 1;
-    // A peer with read-write access too: read-write alone cannot tell the owner.
     stand_in.access = {{0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE},
-                       {1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE},
-                       {2, CU_MEM_ACCESS_FLAGS_PROT_READ}};
-    EXPECT_EQ(detail::pool_device_ordinal(fake_pool(0x10), api, "test"), 1);
-    for (const CUmemAccessDesc& set : stand_in.access_set)
-        EXPECT_EQ(set.flags, stand_in.access[set.location.id]) << "device " << set.location.id;
-
-    stand_in.owner = 2;
-    stand_in.access_set.clear();
-    EXPECT_EQ(detail::pool_device_ordinal(fake_pool(0x10), api, "test"), 2);
-    EXPECT_EQ(stand_in.access_set.size(), 2u);  // devices 0 and 1 set as they were
+                       {1, CU_MEM_ACCESS_FLAGS_PROT_READ},
+                       {2, CU_MEM_ACCESS_FLAGS_PROT_NONE}};
+    EXPECT_NO_THROW(detail::check_pool_device(fake_pool(0x10), 0, api, "test"));
+    for (const auto& [ordinal, access] : {std::pair{1, "read-only"}, std::pair{2, "none"}}) {
+        try {
+            detail::check_pool_device(fake_pool(0x10), ordinal, api, "MemoryPool::from_handle");
+            ADD_FAILURE() << "device " << ordinal << " was taken as the pool's";
+        } catch (const InvalidArgumentError& e) {
+            const std::string what = e.what();
+            EXPECT_NE(what.find("MemoryPool::from_handle: device " + std::to_string(ordinal) +
+                                " is not the device of memory pool"),
+                      std::string::npos) << what;
+            EXPECT_NE(what.find(std::string("its access to the pool is ") + access), std::string::npos) << what;
+        }
+    }
+    EXPECT_TRUE(stand_in.access_set.empty()) << "the check changed an access";
 }
 
-TEST(MemoryPoolFromHandle, ADefaultPoolIsItsDevicesAndCannotBeTaken) {
+TEST(MemoryPoolFromHandle, ADefaultPoolIsKnownAsItsDevices) {
     const detail::DriverApi& api = loaded_stand_in();
     stand_in = {};
     stand_in.devices = 2;
     stand_in.default_pool_of_device_1 = fake_pool(0x20);
-    stand_in.refuse_owner = false;
-    EXPECT_EQ(detail::pool_device_ordinal(fake_pool(0x20), api, "test"), 1);
-    EXPECT_TRUE(stand_in.access_set.empty()) << "a default pool needs no probe";
-    try {
-        MemoryPool::from_handle(fake_pool(0x20), {.take_ownership = true});
-        ADD_FAILURE() << "a default pool was taken over";
-    } catch (const InvalidArgumentError& e) {
-        EXPECT_NE(std::string(e.what()).find("default memory pool of device 1"), std::string::npos) << e.what();
-    }
-    const MemoryPool borrowed = MemoryPool::from_handle(fake_pool(0x20));
-    EXPECT_FALSE(borrowed.owns_handle());
-    EXPECT_NE(borrowed.description().find("borrowed memory pool"), std::string::npos);
-    EXPECT_NE(borrowed.description().find("of device 1"), std::string::npos) << borrowed.description();
-}
-
-TEST(MemoryPoolFromHandle, APoolNoDeviceOwnsIsRefused) {
-    const detail::DriverApi& api = loaded_stand_in();
-    stand_in = {};
-    stand_in.devices = 2;
-    stand_in.refuse_owner = false;  // a pool of host memory: no device is its own
-    stand_in.access = {{0, CU_MEM_ACCESS_FLAGS_PROT_READWRITE}, {1, CU_MEM_ACCESS_FLAGS_PROT_READWRITE}};
-    try {
-        detail::pool_device_ordinal(fake_pool(0x30), api, "MemoryPool::from_handle");
-        ADD_FAILURE() << "a device was made up";
-    } catch (const InvalidArgumentError& e) {
-        EXPECT_NE(std::string(e.what()).find("MemoryPool::from_handle: no device is the own device"),
-                  std::string::npos) << e.what();
-    }
-    // One device with read-write access and no refusal: that device.
-    stand_in.devices = 1;
-    EXPECT_EQ(detail::pool_device_ordinal(fake_pool(0x30), api, "test"), 0);
+    EXPECT_TRUE(detail::is_default_pool_of(fake_pool(0x20), 1, api));
+    EXPECT_FALSE(detail::is_default_pool_of(fake_pool(0x20), 0, api));
+    EXPECT_FALSE(detail::is_default_pool_of(fake_pool(0x21), 1, api));
 }
 
 TEST(MemoryPoolFromHandle, AnOwnedPoolIsDestroyedOnceWithItsLastCopy) {

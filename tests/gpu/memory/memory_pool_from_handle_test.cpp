@@ -1,7 +1,7 @@
 // MemoryPool::from_handle over pools made with the raw driver: a pool taken over is destroyed
 // once, when its last copy goes (seen through a counting driver table); a borrowed one is still
-// the caller's afterwards; both are allocated from. The device is learned from the driver: the
-// default pool's device, and with two devices a pool of device 1 whose memory device 0 may reach.
+// the caller's afterwards; both are allocated from. The device the caller names is checked against
+// the pool's access: with two devices, device 0 named for a pool of device 1 is refused.
 #include "test_support.hpp"
 
 #include "cudacore/buffer.hpp"
@@ -71,7 +71,7 @@ TEST(MemoryPoolFromHandleGpu, ATakenPoolIsDestroyedOnceWithItsLastCopy) {
     destroys = 0;
     detail::loaded_driver.store(&counting);
     {
-        MemoryPool taken = MemoryPool::from_handle(raw, {.take_ownership = true});
+        MemoryPool taken = MemoryPool::from_handle(raw, device, {.take_ownership = true});
         EXPECT_TRUE(taken.owns_handle());
         EXPECT_NE(taken.description().find("adopted memory pool"), std::string::npos) << taken.description();
         EXPECT_NE(taken.description().find("of device 0"), std::string::npos) << taken.description();
@@ -96,7 +96,7 @@ TEST(MemoryPoolFromHandleGpu, ABorrowedPoolIsStillTheCallersAfterTheWrapperGoes)
     const CUmemoryPool raw = raw_pool(device);
     ASSERT_NE(raw, nullptr);
     {
-        MemoryPool borrowed = MemoryPool::from_handle(raw);
+        MemoryPool borrowed = MemoryPool::from_handle(raw, device);
         EXPECT_FALSE(borrowed.owns_handle());
         EXPECT_NE(borrowed.description().find("borrowed memory pool"), std::string::npos);
         allocate_from(raw, device);
@@ -110,20 +110,20 @@ TEST(MemoryPoolFromHandleGpu, ABorrowedPoolIsStillTheCallersAfterTheWrapperGoes)
     EXPECT_EQ(detail::driver().cuMemPoolDestroy(raw), CUDA_SUCCESS);
 }
 
-TEST(MemoryPoolFromHandleGpu, TheDeviceComesFromTheDriver) {
+TEST(MemoryPoolFromHandleGpu, TheNamedDeviceIsCheckedAgainstThePoolsAccess) {
     CUDACORE_REQUIRE_GPU();
     const Device device(0);
     if (!pools_supported(device)) GTEST_SKIP() << "device 0 has no memory pools";
     CUmemoryPool default_pool = nullptr;
     ASSERT_EQ(detail::driver().cuDeviceGetDefaultMemPool(&default_pool, device.handle()), CUDA_SUCCESS);
-    EXPECT_NE(MemoryPool::from_handle(default_pool).description().find("of device 0"), std::string::npos);
+    EXPECT_NE(MemoryPool::from_handle(default_pool, device).description().find("of device 0"), std::string::npos);
     try {
-        MemoryPool::from_handle(default_pool, {.take_ownership = true});
+        MemoryPool::from_handle(default_pool, device, {.take_ownership = true});
         ADD_FAILURE() << "the default pool was taken over";
     } catch (const InvalidArgumentError& e) {
         EXPECT_NE(std::string(e.what()).find("MemoryPool::from_handle"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(MemoryPool::from_handle(nullptr), InvalidArgumentError);
+    EXPECT_THROW(MemoryPool::from_handle(nullptr, device), InvalidArgumentError);
 
     if (Device::all().size() < 2) GTEST_SKIP() << "one device: the two-device part needs two";
     const Device second(1);
@@ -131,13 +131,17 @@ TEST(MemoryPoolFromHandleGpu, TheDeviceComesFromTheDriver) {
     const CUmemoryPool raw = raw_pool(second);
     ASSERT_NE(raw, nullptr);
     {
-        // Device 0 given read-write access too, where it can reach device 1's memory.
-        auto resource = DeviceMemoryResource::from_handle(raw, second);
-        if (device.can_access_peer(second)) resource->set_peer_accessible_by({device});
-        MemoryPool taken = MemoryPool::from_handle(raw, {.take_ownership = true});
+        // Device 0 has no access to device 1's pool: named as its device, it is refused.
+        try {
+            MemoryPool::from_handle(raw, device);
+            ADD_FAILURE() << "device 0 was taken as the device of device 1's pool";
+        } catch (const InvalidArgumentError& e) {
+            EXPECT_NE(std::string(e.what()).find("device 0 is not the device of memory pool"), std::string::npos)
+                << e.what();
+        }
+        MemoryPool taken = MemoryPool::from_handle(raw, second, {.take_ownership = true});
         EXPECT_NE(taken.description().find("of device 1"), std::string::npos) << taken.description();
-        if (device.can_access_peer(second))
-            EXPECT_EQ(resource->access_of(device), PoolAccess::read_write) << "the probe changed the access";
+        allocate_from(raw, second);
     }
 }
 

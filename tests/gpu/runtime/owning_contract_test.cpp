@@ -122,7 +122,7 @@ struct TakenMemoryPoolTraits {
         props.location.id = 0;
         CUmemoryPool raw = nullptr;
         if (detail::driver().cuMemPoolCreate(&raw, &props) != CUDA_SUCCESS) throw std::runtime_error("cuMemPoolCreate failed");
-        return MemoryPool::from_handle(raw, {.take_ownership = true});
+        return MemoryPool::from_handle(raw, Device(0), {.take_ownership = true});
     }
     static void use(const MemoryPool& pool) { (void)pool.used_mem_current(); }
 };
