@@ -30,21 +30,29 @@ const EVP_MD* sha256() {
     return md;
 }
 
-// Feeds length-prefixed fields into one SHA-256.
+// Feeds length-prefixed fields into one SHA-256. Small fields are gathered and hashed together: a
+// key has dozens of them, and each update of the digest costs more than copying a flag.
 class KeyHasher {
 public:
     KeyHasher() : context_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
         if (!context_ || EVP_DigestInit_ex(context_.get(), sha256(), nullptr) != 1) {
             throw CacheError("cache_key: EVP_DigestInit_ex(SHA-256) failed");
         }
+        pending_.reserve(gathered);
     }
     void field(std::string_view bytes) {
-        std::uint8_t length[8];
-        for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(bytes.size() >> (8 * i));
-        update(length, sizeof length);
-        update(bytes.data(), bytes.size());
+        char length[8];
+        for (int i = 0; i < 8; ++i) length[i] = static_cast<char>(bytes.size() >> (8 * i));
+        pending_.append(length, sizeof length);
+        if (pending_.size() + bytes.size() <= gathered) {
+            pending_.append(bytes);
+            return;
+        }
+        flush();
+        update(bytes.data(), bytes.size());  // a large field (the source) as it is
     }
     CacheKey finish() {
+        flush();
         CacheKey key;
         unsigned int size = 0;
         if (EVP_DigestFinal_ex(context_.get(), key.digest.data(), &size) != 1 || size != 32) {
@@ -54,12 +62,18 @@ public:
     }
 
 private:
+    static constexpr std::size_t gathered = 4096;
+    void flush() {
+        update(pending_.data(), pending_.size());
+        pending_.clear();
+    }
     void update(const void* data, std::size_t size) {
-        if (EVP_DigestUpdate(context_.get(), data, size) != 1) {
+        if (size != 0 && EVP_DigestUpdate(context_.get(), data, size) != 1) {
             throw CacheError("cache_key: EVP_DigestUpdate(SHA-256) failed");
         }
     }
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context_;
+    std::string pending_;  // fields not yet given to the digest
 };
 
 std::string nvvm_version_or_none() {
