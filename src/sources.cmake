@@ -82,6 +82,7 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/cached_compile.cpp
   src/cache/header_key.cpp
   src/cache/path_key.cpp
+  src/cache/project_search.cpp
   src/cache/program_key_memo.cpp
   src/cache/compile_many.cpp
   src/cache/fatbin_compile.cpp

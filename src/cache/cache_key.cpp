@@ -6,6 +6,7 @@
 #include "cache/key_versions.hpp"
 #include "cache/path_key.hpp"
 #include "cache/program_key_memo.hpp"
+#include "cache/project_search.hpp"
 #include "headers/include_lookups.hpp"
 #include "headers/standard_headers.hpp"
 #include "loader/compiler_apis.hpp"
@@ -30,21 +31,29 @@ const EVP_MD* sha256() {
     return md;
 }
 
-// Feeds length-prefixed fields into one SHA-256.
+// Feeds length-prefixed fields into one SHA-256. Small fields are gathered and hashed together: a
+// key has dozens of them, and each update of the digest costs more than copying a flag.
 class KeyHasher {
 public:
     KeyHasher() : context_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
         if (!context_ || EVP_DigestInit_ex(context_.get(), sha256(), nullptr) != 1) {
             throw CacheError("cache_key: EVP_DigestInit_ex(SHA-256) failed");
         }
+        pending_.reserve(gathered);
     }
     void field(std::string_view bytes) {
-        std::uint8_t length[8];
-        for (int i = 0; i < 8; ++i) length[i] = static_cast<std::uint8_t>(bytes.size() >> (8 * i));
-        update(length, sizeof length);
-        update(bytes.data(), bytes.size());
+        char length[8];
+        for (int i = 0; i < 8; ++i) length[i] = static_cast<char>(bytes.size() >> (8 * i));
+        pending_.append(length, sizeof length);
+        if (pending_.size() + bytes.size() <= gathered) {
+            pending_.append(bytes);
+            return;
+        }
+        flush();
+        update(bytes.data(), bytes.size());  // a large field (the source) as it is
     }
     CacheKey finish() {
+        flush();
         CacheKey key;
         unsigned int size = 0;
         if (EVP_DigestFinal_ex(context_.get(), key.digest.data(), &size) != 1 || size != 32) {
@@ -54,12 +63,18 @@ public:
     }
 
 private:
+    static constexpr std::size_t gathered = 4096;
+    void flush() {
+        update(pending_.data(), pending_.size());
+        pending_.clear();
+    }
     void update(const void* data, std::size_t size) {
-        if (EVP_DigestUpdate(context_.get(), data, size) != 1) {
+        if (size != 0 && EVP_DigestUpdate(context_.get(), data, size) != 1) {
             throw CacheError("cache_key: EVP_DigestUpdate(SHA-256) failed");
         }
     }
     std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context_;
+    std::string pending_;  // fields not yet given to the digest
 };
 
 std::string nvvm_version_or_none() {
@@ -145,24 +160,25 @@ namespace {
 
 // The flags and the program's name. A C++ program's folders and absolute name are relative to its
 // project (cache/path_key.hpp): the same project at another path has the same key (the code key
-// keeps the project's folder where the code may name it).
-void hash_flags_and_name(KeyHasher& hasher, const Program& program, const std::vector<std::string>& flags) {
-    std::optional<detail::ProjectRoot> root;
-    if (program.source_type() == SourceType::cxx)
-        root = detail::project_root(detail::include_search(program.options().name, flags),
-                                    toolkit_include_dirs());
+// keeps the project's folder where the code may name it). Returns the search of a C++ program.
+std::shared_ptr<const detail::ProjectSearch> hash_flags_and_name(KeyHasher& hasher, const Program& program,
+                                                                 const std::vector<std::string>& flags) {
     hasher.field(std::to_string(flags.size()));
-    for (const auto& flag : flags) {
-        std::string keyed = detail::standard_headers_key_flag(flag);
-        hasher.field(root && keyed == flag ? detail::key_flag(*root, flag) : keyed);
+    if (program.source_type() != SourceType::cxx) {
+        for (const auto& flag : flags) hasher.field(detail::standard_headers_key_flag(flag));
+        hasher.field(program.options().name);
+        return nullptr;
     }
-    const std::string& name = program.options().name;
-    hasher.field(root && name.starts_with('/') ? root->key_text(name) : name);
+    std::shared_ptr<const detail::ProjectSearch> search =
+        detail::project_search(program.options().name, flags);
+    for (const auto& field : search->key_fields) hasher.field(field);  // the flags, then the name
+    return search;
 }
 
-// The key, computed from every input (cache_key remembers it per Program value).
-CacheKey compute_key(const Program& program, CodeType target,
-                     const std::vector<std::string>& name_expressions) {
+// The key, computed from every input (cache_key remembers it per Program value), and the search
+// of a C++ program.
+detail::SourceKey compute_key(const Program& program, CodeType target,
+                              const std::vector<std::string>& name_expressions) {
     const std::vector<std::string> flags = program.flags(target);
     const std::string backend = program.backend();
     KeyHasher hasher;
@@ -174,7 +190,7 @@ CacheKey compute_key(const Program& program, CodeType target,
         case SourceType::nvvm: hasher.field("nvvm"); break;
     }
     hasher.field(to_string(target));
-    hash_flags_and_name(hasher, program, flags);
+    std::shared_ptr<const detail::ProjectSearch> search = hash_flags_and_name(hasher, program, flags);
     hasher.field(std::to_string(name_expressions.size()));
     for (const auto& expression : name_expressions) hasher.field(expression);
     hasher.field(backend);
@@ -207,13 +223,20 @@ CacheKey compute_key(const Program& program, CodeType target,
         hasher.field(options.use_libdevice.value_or(false) ? "libdevice" : "no-libdevice");
         hasher.field(nvvm_version_or_none());
     }
-    return hasher.finish();
+    return {hasher.finish(), std::move(search)};
 }
 
 }  // namespace
 
 CacheKey cache_key(const Program& program, CodeType target,
                    const std::vector<std::string>& name_expressions) {
+    return detail::source_key(program, target, name_expressions).key;
+}
+
+namespace detail {
+
+SourceKey source_key(const Program& program, CodeType target,
+                     const std::vector<std::string>& name_expressions) {
     // Only Program::from_handle makes a Program without source (the constructor refuses one):
     // NVRTC holds that source, so no key can tell two such programs apart.
     if (program.source().empty()) {
@@ -222,19 +245,21 @@ CacheKey cache_key(const Program& program, CodeType target,
                                    "cudacore does not know; compile it without a cache");
     }
     // Asked again for the same value, arguments and context: the key computed the first time.
-    detail::ProgramKeyMemo* memo = detail::program_key_memo(program);
+    ProgramKeyMemo* memo = program_key_memo(program);
     if (!memo) return compute_key(program, target, name_expressions);
-    detail::KeyContext context;
+    KeyContext context;
     try {
-        context = detail::key_context(program);
+        context = key_context(program);
     } catch (const Error&) {
         return compute_key(program, target, name_expressions);  // throws as it always did
     }
     if (std::optional<CacheKey> known = memo->source_key(target, name_expressions, context))
-        return *known;
-    const CacheKey key = compute_key(program, target, name_expressions);
-    memo->remember_source_key(target, name_expressions, context, key);
+        return {*known, nullptr};
+    SourceKey key = compute_key(program, target, name_expressions);
+    memo->remember_source_key(target, name_expressions, context, key.key);
     return key;
 }
+
+}  // namespace detail
 
 }  // namespace cudacore

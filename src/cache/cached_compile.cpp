@@ -10,6 +10,7 @@
 #include "cache/path_key.hpp"
 #include "headers/include_lookups.hpp"
 #include "cache/program_key_memo.hpp"
+#include "cache/project_search.hpp"
 #include "code/compile_request.hpp"
 
 #include "cudacore/errors.hpp"
@@ -206,18 +207,16 @@ std::vector<std::pair<std::string, std::string>> search_fields(const detail::Inc
 }
 
 // From the NVRTC flags of the options (the include folders do not depend on the target).
-detail::IncludeSearch search_of(const Program& program) {
-    return detail::include_search(program.options().name, nvrtc_flags(program.options()));
+std::shared_ptr<const detail::ProjectSearch> search_of(const Program& program) {
+    return detail::project_search(program.options().name, nvrtc_flags(program.options()));
 }
 
 // A compile's include search, its project folder, and the fields its code key names it by.
 struct KeyedSearch {
-    explicit KeyedSearch(detail::IncludeSearch searched)
-        : search(std::move(searched)),
-          root(detail::project_root(search, toolkit_include_dirs())),
-          fields(search_fields(search, root)) {}
-    detail::IncludeSearch search;
-    detail::ProjectRoot root;
+    KeyedSearch(const detail::IncludeSearch& searched, const detail::ProjectRoot& project_root)
+        : search(searched), root(project_root), fields(search_fields(search, root)) {}
+    const detail::IncludeSearch& search;
+    const detail::ProjectRoot& root;
     std::vector<std::pair<std::string, std::string>> fields;
 };
 
@@ -370,7 +369,8 @@ namespace detail {
 // from it (extra digest, header list, or the source key itself).
 std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program& program,
                                              const CacheKey& source_key,
-                                             const CompileOptions& options) {
+                                             const CompileOptions& options,
+                                             std::shared_ptr<const ProjectSearch> search) {
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
     auto entry_at = [&](const CacheKey& key,
                         std::optional<ObjectCode> header_list) -> std::optional<CachedEntry> {
@@ -396,18 +396,18 @@ std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program&
     }
     // Programs of one project at two paths share a source key: a code key made for one names its
     // files, so it is used only for a program of the same project folder.
-    const KeyedSearch search(search_of(program));
+    if (!search) search = search_of(program);
     if (std::shared_ptr<const HeaderKey> known =
-            find_header_key(source_key, *list_entry, search.root.folder)) {
+            find_header_key(source_key, *list_entry, search->root.folder, search->search.working_directory)) {
         if (memo) memo->remember_header_key(source_key, known);
         return entry_at(known->key, std::move(list_entry));
     }
-    std::optional<HeaderRecord> record = read_header_list(*list_entry, search.root);
+    std::optional<HeaderRecord> record = read_header_list(*list_entry, search->root);
     if (!record) return std::nullopt;
     const FileView view = view_of_record(record->headers, record->lookups, toolkit_include_dirs());
     if (!view.refusal.empty()) return std::nullopt;  // a header is gone: compile again
-    const std::shared_ptr<const HeaderKey> key =
-        key_with_headers(program, source_key, search, *record, view, *list_entry, memo);
+    const std::shared_ptr<const HeaderKey> key = key_with_headers(
+        program, source_key, KeyedSearch(search->search, search->root), *record, view, *list_entry, memo);
     return entry_at(key->key, std::move(list_entry));
 }
 
@@ -423,10 +423,10 @@ bool is_header_list(const ObjectCode& entry) {
 namespace {
 
 std::optional<ObjectCode> find_code(ProgramCache& cache, const Program& program,
-                                    const CacheKey& source_key,
+                                    const detail::SourceKey& source_key,
                                     const CompileOptions& options) {
     std::optional<detail::CachedEntry> entry =
-        detail::find_cached_entry(cache, program, source_key, options);
+        detail::find_cached_entry(cache, program, source_key.key, options, source_key.search);
     if (!entry) return std::nullopt;
     return std::move(entry->code);
 }
@@ -442,7 +442,8 @@ std::string store_under_view(ProgramCache& cache, const Program& program, const 
     HeaderRecord record;
     for (const auto& header : view.headers) record.headers.push_back(header.first);
     for (const auto& lookup : view.lookups) record.lookups.push_back(lookup.first);
-    const KeyedSearch keyed(search);
+    const detail::ProjectRoot root = detail::project_root(search, toolkit_include_dirs());
+    const KeyedSearch keyed(search, root);
     std::optional<ObjectCode> list = header_list_entry(record, keyed.root);
     if (!list) return "a header's path holds a newline";
     // The same record as the one this Program keyed last (compiled for another cache): the
@@ -525,7 +526,7 @@ std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
     if (options.cache == nullptr)
         throw InvalidArgumentError("find_cached: CompileOptions::cache is null for program '" +
                                    program.options().name + "' (find_cached only looks in a cache)");
-    return find_code(*options.cache, program, cache_key(program, target, name_expressions), options);
+    return find_code(*options.cache, program, detail::source_key(program, target, name_expressions), options);
 }
 
 ObjectCode compile_cached(Program& program, CodeType target, const std::vector<std::string>& name_expressions,
@@ -537,7 +538,8 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
     ProgramCache& cache = *options.cache;
     const detail::CudacoreRange range(tracing::CudacoreCategory::compile,
                                       [&] { return "compile_cached " + program.options().name; });
-    const CacheKey source_key = cache_key(program, target, name_expressions);
+    const detail::SourceKey keyed = detail::source_key(program, target, name_expressions);
+    const CacheKey& source_key = keyed.key;
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
     // Counted by get_or_compile, and below where it is called directly.
     // Code from the cache names its debug source file (if any): make sure it exists.
@@ -553,8 +555,10 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
         return get_or_compile_cancellable(cache, source_key, compile, on_cache_error, cancellation);
     }
 
-    auto lookup_code = [&] { return find_code(cache, program, source_key, options); };
-    if (auto hit = lookup_code()) return *hit;
+    // The first lookup takes the search the key was made with in this call; a later one (after a
+    // wait) works it out again, so that it reads the working directory of its own time.
+    if (auto hit = find_code(cache, program, keyed, options)) return *hit;
+    auto lookup_code = [&] { return find_code(cache, program, {source_key, nullptr}, options); };
 
     return single_flight(cache, source_key, [&]() -> ObjectCode {
         if (auto hit = lookup_code()) return *hit;

@@ -8,6 +8,7 @@
 #include "cudacore/object_code.hpp"
 #include "cudacore/program_cache.hpp"
 
+#include <memory>
 #include <optional>
 
 namespace cudacore {
@@ -15,6 +16,8 @@ class Program;
 }
 
 namespace cudacore::detail {
+
+struct ProjectSearch;
 
 // One complete entry of compile_cached: the code, the key it is stored under, and for a C++
 // program keyed by its headers the header-list entry stored under the source key (cache_key of
@@ -31,10 +34,12 @@ struct CachedEntry {
 // `source_key` (cache_key(program, target, name_expressions)); nullopt when the cache holds no
 // complete entry (the code or its header list is missing, or a listed header cannot be read).
 // Reads the cache like find_cached (its gets count hits and misses); cache errors are reported
-// to options.on_cache_error, not thrown.
+// to options.on_cache_error, not thrown. `search`: the program's search as source_key worked it
+// out in this call (cache/project_search.hpp), or null to work it out here.
 std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program& program,
                                              const CacheKey& source_key,
-                                             const CompileOptions& options = {});
+                                             const CompileOptions& options = {},
+                                             std::shared_ptr<const ProjectSearch> search = nullptr);
 
 // Whether `entry` is a header list (a C++ program's record, stored under its source key) rather
 // than code: importers store code before the lists that lead to it.

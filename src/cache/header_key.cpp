@@ -55,10 +55,13 @@ HeaderKeyMemo& header_key_memo() {
 
 }  // namespace
 
-bool header_key_holds(const HeaderKey& known, const ObjectCode& list) {
+bool header_key_holds(const HeaderKey& known, const ObjectCode& list,
+                      const std::string& working_directory_now) {
     if (known.generation != header_key_generation()) return false;  // forgotten since
     if (!same_record(known.list, list)) return false;                // another record: key it
-    if (!known.working_directory.empty() && known.working_directory != current_working_directory())
+    if (!known.working_directory.empty() &&
+        known.working_directory != (working_directory_now.empty() ? current_working_directory()
+                                                                  : working_directory_now))
         return false;  // its relative folders are other folders now
     for (const auto& [path, digest] : known.headers_outside_toolkit) {
         if (digest.settled && file_stamp(path) == digest.stamp) continue;
@@ -77,9 +80,10 @@ std::uint64_t header_key_generation() noexcept {
 
 std::shared_ptr<const HeaderKey> find_header_key(const CacheKey& source_key,
                                                  const ObjectCode& list,
-                                                 const std::string& project_folder) {
+                                                 const std::string& project_folder,
+                                                 const std::string& working_directory_now) {
     std::shared_ptr<const HeaderKey> known = header_key_memo().find(source_key, project_folder);
-    if (!known || !header_key_holds(*known, list))
+    if (!known || !header_key_holds(*known, list, working_directory_now))
         return nullptr;
     return known;
 }

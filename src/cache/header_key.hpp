@@ -37,20 +37,24 @@ struct HeaderKey {
 // Whether `known` is still the code key of `list` (the record found under its source key now):
 // the same record, the same working directory where it depends on one, every header outside the
 // toolkit unchanged (one stat when its settled stamp is unchanged, else its digest) and every
-// lookup outside it finding what it found. Thread-safe.
-bool header_key_holds(const HeaderKey& known, const ObjectCode& list);
+// lookup outside it finding what it found. `working_directory_now`: the working directory as the
+// caller read it in this lookup, or empty to read it here. Thread-safe.
+bool header_key_holds(const HeaderKey& known, const ObjectCode& list,
+                      const std::string& working_directory_now = {});
 
 // Keys made before the last forget_header_keys() are not used again.
 std::uint64_t header_key_generation() noexcept;
 
 // This process's code keys, by source key, for Program objects that have not keyed their record
 // themselves (program_key_memo.hpp): the one made last under `source_key` when it still holds for
-// `list` and was made for the project folder `project_folder`, else null. The source key stands for the include search too: the search follows from
-// the program's name and flags, and the working directory, which the key checks where the record
-// depends on it. Thread-safe.
+// `list` and was made for the project folder `project_folder`, else null. The source key stands
+// for the include search too: the search follows from the program's name and flags, and the
+// working directory, which the key checks where the record depends on it
+// (`working_directory_now` as in header_key_holds). Thread-safe.
 std::shared_ptr<const HeaderKey> find_header_key(const CacheKey& source_key,
                                                  const ObjectCode& list,
-                                                 const std::string& project_folder);
+                                                 const std::string& project_folder,
+                                                 const std::string& working_directory_now = {});
 void remember_header_key(std::shared_ptr<const HeaderKey> key);
 
 // Forgets every code key remembered in this process, by the process and by each Program, so that

@@ -19,11 +19,17 @@ void keep_last(std::vector<Entry>& entries, Entry entry, std::size_t limit) {
 }  // namespace
 
 ProgramKeyMemo* make_program_key_memo(ProgramKeyMemoSlot& slot) {
-    std::call_once(slot.made, [&] {
-        slot.owner = std::make_shared<ProgramKeyMemo>();
-        slot.memo.store(slot.owner.get(), std::memory_order_release);
-    });
-    return slot.memo.load(std::memory_order_acquire);
+    // A compare-and-swap rather than std::call_once: glibc's once makes a system call (a futex
+    // wake) every time it runs, so once per new Program. Two threads racing to make the first
+    // memo both make one; the one set is kept, the other dropped unused.
+    auto made = std::make_shared<ProgramKeyMemo>();
+    ProgramKeyMemo* known = nullptr;
+    if (!slot.memo.compare_exchange_strong(known, made.get(), std::memory_order_acq_rel,
+                                           std::memory_order_acquire))
+        return known;
+    ProgramKeyMemo* memo = made.get();
+    slot.owner = std::move(made);  // only the thread that set `memo` writes `owner`
+    return memo;
 }
 
 KeyContext key_context(const Program& program) {

@@ -6,16 +6,16 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 
 namespace cudacore::detail {
 
 class ProgramKeyMemo;
 
 struct ProgramKeyMemoSlot {
-    std::atomic<ProgramKeyMemo*> memo{nullptr};  // set (release) once `owner` holds it
-    std::once_flag made;                          // the first use makes the memo, once
-    std::shared_ptr<ProgramKeyMemo> owner;        // its deleter comes from the cache layer
+    // Set once, by the first use (a compare-and-swap: the thread that sets it then keeps the memo
+    // in `owner`; only that thread writes `owner`).
+    std::atomic<ProgramKeyMemo*> memo{nullptr};
+    std::shared_ptr<ProgramKeyMemo> owner;  // its deleter comes from the cache layer
 };
 
 }  // namespace cudacore::detail

@@ -103,6 +103,8 @@ std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
                                    "in-memory headers is not reliable; leave pch unset or false");
     }
     std::vector<std::string> f;
+    // Once per cache lookup of a new Program: room for the usual flags, so that few are moved.
+    f.reserve(24 + o.include_path.size() + o.define_macro.size() + o.extra_flags.size());
     auto add_bool = [&](const std::optional<bool>& field, const char* flag) {
         if (field.value_or(false)) f.emplace_back(flag);
     };
