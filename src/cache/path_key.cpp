@@ -4,6 +4,8 @@
 #include "headers/standard_headers.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <memory>
 #include <set>
 
@@ -134,19 +136,71 @@ std::string key_flag(const ProjectRoot& root, const std::string& flag) {
     return flag;
 }
 
-bool code_may_name_paths(const Program& program, const std::vector<std::string>& flags,
-                         const FileView& view, const ProjectRoot& root) {
-    if (!program.debug_source_path().empty() || !program.options().header_bundles.empty()) return true;
+namespace {
+
+// What the files of a view say, whatever the flags: the names that may name a path (macros
+// followed through every file) and whether the main source or a header uses one. The same
+// source and headers give the same answer, so it is remembered: a thousand specializations of
+// one <cuda/std> kernel (one source, some 300 headers of thousands of macros) scan them once.
+struct FilesVerdict {
+    std::set<std::string, std::less<>> naming;
+    bool files_name_paths = false;
+};
+
+// The view's files, exactly: the main source, then each header's digest and whether it lies in
+// the project (which decides which of its names count).
+std::string files_key(const Program& program, const FileView& view, const ProjectRoot& root) {
+    std::string key;
+    key.reserve(program.source().size() + view.headers.size() * 66 + 1);
+    key.append(program.source());
+    key.push_back('\0');
+    for (const auto& [path, digest] : view.headers) {
+        key.append(digest.digest);
+        key.push_back(root.holds(path) ? '1' : '0');
+    }
+    return key;
+}
+
+// Null when a header no longer holds the bytes its digest names (the path is kept then).
+std::shared_ptr<const FilesVerdict> files_verdict(const Program& program, const FileView& view,
+                                                  const ProjectRoot& root) {
+    static std::mutex mutex;
+    static auto* known = new std::map<std::string, std::shared_ptr<const FilesVerdict>, std::less<>>;  // leaked: used at exit
+    std::string key = files_key(program, view, root);
+    {
+        std::lock_guard lock(mutex);
+        if (auto it = known->find(key); it != known->end()) return it->second;
+    }
     const PathNames main = scan_path_names(program.source());
     std::vector<const PathNames*> files{&main};
     std::vector<std::shared_ptr<const PathNames>> headers;
     for (const auto& [path, digest] : view.headers) {
         std::shared_ptr<const PathNames> names = path_names_of_file(path, digest.digest);
-        if (!names) return true;  // not the bytes the key names: keep the path
+        if (!names) return nullptr;
         files.push_back(names.get());
         headers.push_back(std::move(names));
     }
-    const std::set<std::string, std::less<>> naming = path_naming_names(files);
+    auto verdict = std::make_shared<FilesVerdict>();
+    verdict->naming = path_naming_names(files);
+    verdict->files_name_paths = uses_any(main.identifiers, verdict->naming);
+    for (std::size_t i = 0; i < headers.size() && !verdict->files_name_paths; ++i) {
+        const bool in_project = root.holds(view.headers[i].first);
+        verdict->files_name_paths = uses_any(in_project ? headers[i]->identifiers : headers[i]->assigned,
+                                             verdict->naming);
+    }
+    std::lock_guard lock(mutex);
+    if (known->size() >= 64) known->clear();  // a bound, not a policy: programs rarely differ this much
+    known->emplace(std::move(key), verdict);
+    return verdict;
+}
+
+}  // namespace
+
+bool code_may_name_paths(const Program& program, const std::vector<std::string>& flags,
+                         const FileView& view, const ProjectRoot& root) {
+    if (!program.debug_source_path().empty() || !program.options().header_bundles.empty()) return true;
+    const std::shared_ptr<const FilesVerdict> files = files_verdict(program, view, root);
+    if (!files) return true;  // not the bytes the key names: keep the path
     for (std::size_t i = 0; i < flags.size(); ++i) {
         const std::string& flag = flags[i];
         if (is_path_flag(flag)) {
@@ -155,15 +209,10 @@ bool code_may_name_paths(const Program& program, const std::vector<std::string>&
             continue;
         }
         if (is_debug_flag(flag) || flag.find('/') != std::string::npos ||
-            uses_any(scan_path_names(flag).identifiers, naming))
+            uses_any(scan_path_names(flag).identifiers, files->naming))
             return true;
     }
-    if (uses_any(main.identifiers, naming)) return true;
-    for (std::size_t i = 0; i < headers.size(); ++i) {
-        const bool in_project = root.holds(view.headers[i].first);
-        if (uses_any(in_project ? headers[i]->identifiers : headers[i]->assigned, naming)) return true;
-    }
-    return false;
+    return files->files_name_paths;
 }
 
 }  // namespace cudacore::detail
