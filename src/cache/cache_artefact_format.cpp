@@ -8,6 +8,7 @@
 #include "cudacore/version.hpp"
 
 #include "cache/key_versions.hpp"
+#include "support/little_endian.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -21,6 +22,9 @@
 namespace cudacore {
 namespace {
 
+using detail::put_little_endian;
+using detail::read_little_endian;
+
 constexpr std::array<unsigned char, 8> artefact_magic = {0x89, 'C', 'C', 'A', 'R', 'T', '\r', '\n'};
 constexpr std::uint32_t format_version = 1;
 constexpr std::size_t fixed_header_size = 8 + 4 + 4 + 8 + 8 + 8;
@@ -31,17 +35,6 @@ constexpr std::size_t shortest_secret = 16;
 // well without making an export of thousands of entries slow; decompression speed hardly depends
 // on it.
 constexpr int compression_level = 9;
-
-void put_little_endian(std::string& out, std::uint64_t value, int size) {
-    for (int i = 0; i < size; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
-std::uint64_t read_little_endian(std::string_view bytes, std::size_t offset, int size) {
-    std::uint64_t value = 0;
-    for (int i = 0; i < size; ++i)
-        value |= std::uint64_t{static_cast<unsigned char>(bytes[offset + i])} << (8 * i);
-    return value;
-}
 
 [[noreturn]] void refuse(const std::string& why) {
     throw SerializationError("CacheArtefact::deserialize: " + why);

@@ -8,6 +8,7 @@
 
 #include "code/serialized_file.hpp"
 #include "support/atomic_file.hpp"
+#include "support/little_endian.hpp"
 
 #include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
 #include <zstd.h>
@@ -20,23 +21,15 @@
 namespace cudacore {
 namespace {
 
+using detail::put_little_endian;
+using detail::read_little_endian;
+
 constexpr std::array<unsigned char, 8> bundle_magic = {0x89, 'C', 'C', 'H', 'D', 'R', '\r', '\n'};
 constexpr std::size_t bundle_fixed_header_size = 8 + 4 + 4 + 8 + 8 + 8;
 constexpr std::size_t checksum_offset = 32;
 // zstd's level for bundles: made once at build time, read at every start, so a smaller file is
 // worth a slower write; decompression speed hardly depends on the level.
 constexpr int compression_level = 15;
-
-void put_little_endian(std::string& out, std::uint64_t value, int size) {
-    for (int i = 0; i < size; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
-std::uint64_t read_little_endian(std::string_view bytes, std::size_t offset, int size) {
-    std::uint64_t value = 0;
-    for (int i = 0; i < size; ++i)
-        value |= std::uint64_t{static_cast<unsigned char>(bytes[offset + i])} << (8 * i);
-    return value;
-}
 
 [[noreturn]] void reject_bundle(const std::string& why) {
     throw SerializationError("HeaderBundle::deserialize: " + why);
