@@ -16,30 +16,6 @@
 
 namespace cudacore {
 
-// with_kernel_arguments is defined here because templates of public classes use it
-// (Graph::add_kernel, GraphExec::set_kernel_arguments).
-namespace detail {
-
-/// Packs launch()-style arguments (converted like launch(): Buffers as device pointers) into an
-/// array of pointers and sizes, and calls use(pointers, sizes, count) while they are alive.
-template <class Use, class... Args>
-decltype(auto) with_kernel_arguments(Use&& use, const Args&... args) {
-    constexpr std::size_t count = sizeof...(Args);
-    std::tuple<decltype(KernelArgument<Args>::convert(args))...> converted{
-        KernelArgument<Args>::convert(args)...};
-    static constexpr std::size_t sizes[count ? count : 1] = {
-        sizeof(converted_argument_t<Args>)...};
-    void* pointers[count ? count : 1] = {};
-    std::apply(
-        [&pointers](const auto&... values) {
-            std::size_t index = 0;
-            ((pointers[index++] = const_cast<void*>(static_cast<const void*>(&values))), ...);
-        },
-        converted);
-    return use(static_cast<void**>(pointers), static_cast<const std::size_t*>(sizes), count);
-}
-}  // namespace detail
-
 /// The bytes of a kernel node's arguments, one run of bytes per kernel parameter, as the driver
 /// copies them. Made from launch()-style arguments (KernelArguments::of, converted as launch()
 /// converts them: a Buffer becomes its device address) or read back from a node.

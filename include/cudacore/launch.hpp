@@ -111,19 +111,18 @@ void note_launch(const Stream& stream, const T& value) {
     if constexpr (noted_kernel_argument<T>) KernelArgument<T>::note_launch(value, stream);
 }
 
-}  // namespace detail
-
-template <class... Args>
-void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
-            const Args&... args) {
+/// Packs launch()-style arguments (Buffers converted to device pointers) into an array of pointers
+/// and sizes, and calls use(pointers, sizes, count) while they are alive: the one packing of
+/// launch(), Graph::add_kernel and GraphExec::set_kernel_arguments.
+template <class Use, class... Args>
+decltype(auto) with_kernel_arguments(Use&& use, const Args&... args) {
     constexpr std::size_t count = sizeof...(Args);
-    /// References for arguments passed as they are, converted values (Buffer) otherwise; both live
-    /// until the driver has copied them.
-    /// Braces: with parentheses clang parses this line as a function declaration.
+    // References for arguments passed as they are, converted values (Buffer) otherwise; both live
+    // until `use` returns. Braces: with parentheses clang parses this line as a declaration.
     std::tuple<decltype(KernelArgument<Args>::convert(args))...> converted{
         KernelArgument<Args>::convert(args)...};
     static constexpr std::size_t sizes[count ? count : 1] = {
-        sizeof(detail::converted_argument_t<Args>)...};
+        sizeof(converted_argument_t<Args>)...};
     void* pointers[count ? count : 1] = {};
     std::apply(
         [&pointers](const auto&... values) {
@@ -131,7 +130,24 @@ void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kern
             ((pointers[index++] = const_cast<void*>(static_cast<const void*>(&values))), ...);
         },
         converted);
-    detail::launch_kernel(stream, config, kernel, pointers, sizes, count);
+    return use(static_cast<void**>(pointers), static_cast<const std::size_t*>(sizes), count);
+}
+
+}  // namespace detail
+
+/// Enqueues `kernel` on `stream` with `config` and `args` (converted by KernelArgument<T>).
+/// Throws InvalidArgumentError when the arguments do not match the kernel's parameters (count,
+/// sizes) or the config is invalid, DriverError when the driver refuses the launch. Keeps the
+/// kernel's library loaded, and texture and surface arguments alive, until the kernel is done.
+/// Thread-safe: launches on one stream from several threads are ordered as the driver orders them.
+template <class... Args>
+void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
+            const Args&... args) {
+    detail::with_kernel_arguments(
+        [&](void** pointers, const std::size_t* sizes, std::size_t count) {
+            detail::launch_kernel(stream, config, kernel, pointers, sizes, count);
+        },
+        args...);
     (detail::note_launch(stream, args), ...);
 }
 
