@@ -12,16 +12,28 @@
 
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 namespace cudacore {
 
 namespace detail {
 
-Device device_with_uuid(const IpcId& uuid, const std::string& object) {
-    for (const Device& device : Device::all())
-        if (device.uuid() == uuid) return device;
+std::optional<int> ordinal_with_uuid(const IpcId& uuid) {
+    // Filled by the first call that gets through (a failed read is tried again by the next).
+    static const std::vector<IpcId> uuids = [] {
+        std::vector<IpcId> out;
+        for (const Device& device : Device::all()) out.push_back(device.uuid());
+        return out;
+    }();
+    for (std::size_t ordinal = 0; ordinal < uuids.size(); ++ordinal)
+        if (uuids[ordinal] == uuid) return static_cast<int>(ordinal);
+    return std::nullopt;
+}
+
+Device device_with_uuid(const IpcId& uuid, const std::function<std::string()>& object) {
+    if (const std::optional<int> ordinal = ordinal_with_uuid(uuid)) return Device(*ordinal);
     throw InvalidArgumentError("no device of this process has UUID " + to_hex(uuid) + " (" +
-                               object + "; is the device hidden by CUDA_VISIBLE_DEVICES?)");
+                               object() + "; is the device hidden by CUDA_VISIBLE_DEVICES?)");
 }
 
 }  // namespace detail
@@ -54,7 +66,7 @@ IpcEventDescriptor export_event(const Event& event) {
 Event import_event(const IpcEventDescriptor& descriptor) {
     const std::string object =
         "IPC event of process " + std::to_string(descriptor.exporter_pid);
-    const Device device = detail::device_with_uuid(descriptor.device_uuid, object);
+    const Device device = detail::device_with_uuid(descriptor.device_uuid, [&] { return object; });
     auto context = detail::primary_context(device.ordinal());
     CUipcEventHandle handle{};
     std::memcpy(handle.reserved, descriptor.handle.data(), sizeof handle.reserved);

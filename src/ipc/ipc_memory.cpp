@@ -6,6 +6,7 @@
 #include "ipc/ipc_devices.hpp"
 #include "memory/buffer_box.hpp"
 #include "memory/ipc_memory_pool.hpp"
+#include "memory/make_resource.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
@@ -48,16 +49,18 @@ IpcPoolHandle export_pool(const Resource& pool, bool pinned, const char* how_to_
 template <class Resource>
 std::shared_ptr<Resource> import_pool(IpcPoolHandle handle, bool pinned) {
     const IpcPoolDescriptor& descriptor = handle.descriptor;
-    const std::string object = std::string(descriptor.pinned ? "pinned memory pool " : "memory pool ") +
-                               to_hex(descriptor.pool_id) + " of process " +
-                               std::to_string(descriptor.exporter_pid);
+    // Made only for an error: an import that succeeds formats nothing.
+    auto object = [&] {
+        return std::string(descriptor.pinned ? "pinned memory pool " : "memory pool ") +
+               to_hex(descriptor.pool_id) + " of process " + std::to_string(descriptor.exporter_pid);
+    };
     const char* call = pinned ? "import_pinned_memory_pool" : "import_memory_pool";
     if (descriptor.pinned != pinned)
-        throw InvalidArgumentError(std::string(call) + ": " + object + " is a " +
+        throw InvalidArgumentError(std::string(call) + ": " + object() + " is a " +
                                    (descriptor.pinned ? "pinned host" : "device") + " memory pool: import it with " +
                                    (descriptor.pinned ? "import_pinned_memory_pool (receive_pinned_memory_pool)"
                                                       : "import_memory_pool (receive_memory_pool)"));
-    if (!handle.fd.valid()) throw InvalidArgumentError(std::string(call) + ": no file descriptor for " + object);
+    if (!handle.fd.valid()) throw InvalidArgumentError(std::string(call) + ": no file descriptor for " + object());
     const Device device = detail::device_with_uuid(descriptor.device_uuid, object);
     CUmemoryPool pool = nullptr;
     {
@@ -67,9 +70,9 @@ std::shared_ptr<Resource> import_pool(IpcPoolHandle handle, bool pinned) {
                 &pool, reinterpret_cast<void*>(static_cast<std::intptr_t>(handle.fd.get())),
                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
             "cuMemPoolImportFromShareableHandle",
-            [&] { return object + " on device " + std::to_string(device.ordinal()); });
+            [&] { return object() + " on device " + std::to_string(device.ordinal()); });
     }
-    return std::make_shared<Resource>(device, detail::ImportedPool{pool, descriptor.pool_id});
+    return detail::make_resource<Resource>(device, detail::ImportedPool{pool, descriptor.pool_id});
 }
 
 // Maps an exported buffer through the imported `pool` (either resource kind).

@@ -70,7 +70,7 @@ IpcMemoryDescriptor export_memory(const Buffer& buffer) {
 Buffer import_memory(const IpcMemoryDescriptor& descriptor, const IpcMemoryImportOptions& options) {
     const std::string object = describe(descriptor);
     if (descriptor.size == 0) throw InvalidArgumentError("import_memory: size 0 (" + object + ")");
-    const Device home = detail::device_with_uuid(descriptor.device_uuid, object);
+    const Device home = detail::device_with_uuid(descriptor.device_uuid, [&] { return object; });
     const Device device = options.device_ordinal < 0 ? home : Device(options.device_ordinal);
     auto mapping = std::make_shared<Mapping>();
     mapping->context = detail::primary_context(device.ordinal());

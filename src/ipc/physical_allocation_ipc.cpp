@@ -154,7 +154,7 @@ PhysicalAllocation import_physical_allocation(PhysicalAllocationHandle handle) {
     if (!fabric && !handle.fd.valid())
         throw InvalidArgumentError("import_physical_allocation: no file descriptor for " + object);
     if (descriptor.size == 0) throw InvalidArgumentError("import_physical_allocation: size 0 for " + object);
-    const Device device = detail::device_with_uuid(descriptor.device_uuid, object);
+    const Device device = detail::device_with_uuid(descriptor.device_uuid, [&] { return object; });
     CUmemGenericAllocationHandle imported = 0;
     {
         detail::ContextScope scope(*detail::primary_context(device.ordinal()));

@@ -6,6 +6,7 @@
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "loader/driver_api.hpp"
+#include "memory/make_resource.hpp"
 #include "memory/caching_stream_ops.hpp"
 #include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
@@ -490,7 +491,7 @@ ScopedCachingStreamOps::~ScopedCachingStreamOps() { scoped_stream_ops = std::mov
 
 std::shared_ptr<CachingMemoryResource> CachingMemoryResource::create(
     const Device& device, const CachingMemoryResourceOptions& options) {
-    return std::make_shared<CachingMemoryResource>(std::make_shared<DeviceMemoryResource>(device),
+    return detail::make_resource<CachingMemoryResource>(detail::make_resource<DeviceMemoryResource>(device),
                                                    options);
 }
 

@@ -6,6 +6,7 @@
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/synchronous_memory_resource.hpp"
+#include "memory/make_resource.hpp"
 #include "memory/default_resource_holds.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
@@ -49,12 +50,12 @@ std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
     // A device without memory pools gets cuMemAlloc / cuMemFree instead of NOT_SUPPORTED
     // (asked once per primary context, off the hot path).
     if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0) {
-        synchronous = std::make_shared<SynchronousMemoryResource>(device);
+        synchronous = detail::make_resource<SynchronousMemoryResource>(device);
         detail::keep_for_the_process(*synchronous);
         detail::mark_device_default(*synchronous);
         return synchronous;
     }
-    resource = std::make_shared<DeviceMemoryResource>(device);
+    resource = detail::make_resource<DeviceMemoryResource>(device);
     detail::keep_for_the_process(*resource);
     detail::mark_device_default(*resource);
     return resource;

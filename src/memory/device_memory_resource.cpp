@@ -6,6 +6,7 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/ipc_memory_pool.hpp"
+#include "memory/make_resource.hpp"
 
 namespace cudacore {
 
@@ -50,7 +51,7 @@ DeviceMemoryResource::DeviceMemoryResource(ForeignPoolTag, CUmemoryPool pool, co
 
 std::shared_ptr<DeviceMemoryResource> DeviceMemoryResource::from_handle(
     CUmemoryPool pool, const Device& device, const DeviceMemoryResourceFromHandleOptions& options) {
-    return std::make_shared<DeviceMemoryResource>(ForeignPoolTag{}, pool, device,
+    return detail::make_resource<DeviceMemoryResource>(ForeignPoolTag{}, pool, device,
                                                   options.take_ownership);
 }
 

@@ -1,4 +1,5 @@
 #include "memory/owned_pool.hpp"
+#include "memory/make_resource.hpp"
 #include "memory/ipc_memory_pool.hpp"
 
 #include "cudacore/device.hpp"
@@ -77,7 +78,7 @@ DeviceMemoryResource::DeviceMemoryResource(OwnedPoolTag, const Device& device,
 
 std::shared_ptr<DeviceMemoryResource> DeviceMemoryResource::create_owned_pool(
     const Device& device, const DeviceMemoryPoolOptions& options) {
-    return std::make_shared<DeviceMemoryResource>(OwnedPoolTag{}, device, options);
+    return detail::make_resource<DeviceMemoryResource>(OwnedPoolTag{}, device, options);
 }
 
 MemoryPool DeviceMemoryResource::memory_pool() const {
