@@ -30,6 +30,11 @@ struct ObjectCodeState {
     // std::hash<ObjectCode> of the value, computed on first use; 0: not yet.
     std::atomic<std::uint64_t> value_hash{0};
     bool from_handle = false;  // ObjectCode::from_handle: no bytes, the library given
+    // NVRTC made these bytes in this process (Program::compile, not a cache hit): their container
+    // is well-formed by construction, so the load does not validate it again. Bytes from
+    // anywhere else (files, caches, peers, deserialized values) are validated before the driver
+    // sees them.
+    bool made_by_nvrtc = false;
     // The state a closed ObjectCode object keeps: its type and name only, for queries and
     // messages (ObjectCode::close).
     bool closed = false;

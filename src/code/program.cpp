@@ -5,6 +5,7 @@
 #include "errors/closed_object.hpp"
 #include "cudacore/linker.hpp"
 #include "code/nvvm_compile.hpp"
+#include "code/object_code_state.hpp"
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 #include "headers/bundle_folder.hpp"
@@ -553,8 +554,10 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
         throw CompileError(options_.name, failed_compile_log(log_, attempt.status, options_), used_flags,
                            "NVRTC", attempt.status);
     }
-    return ObjectCode::from_bytes(target, std::move(attempt.code), options_.name,
-                                  std::move(attempt.symbols));
+    ObjectCode code = ObjectCode::from_bytes(target, std::move(attempt.code), options_.name,
+                                             std::move(attempt.symbols));
+    detail::ObjectCodeAccess::state(code)->made_by_nvrtc = true;
+    return code;
 }
 
 std::filesystem::path Program::debug_source_path() const {

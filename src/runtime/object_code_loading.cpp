@@ -95,7 +95,8 @@ std::string built_for(const detail::ObjectCodeState& state) {
 // Refuses code the driver cannot load: LTO-IR and relocatable code (to be linked first), and
 // malformed containers. The driver's loader is not safe against those (a bad table offset
 // crashes the process), and the bytes may come from anywhere: a file, a peer, a deserialized
-// value whose checksum only says it was not damaged in transit.
+// value whose checksum only says it was not damaged in transit. Bytes NVRTC made in this process
+// are well-formed by construction and not walked again (ObjectCodeState::made_by_nvrtc).
 void check_loadable(const detail::ObjectCodeState& state, std::string_view kernel_name) {
     switch (state.type) {
         case CodeType::ltoir:
@@ -112,6 +113,7 @@ void check_loadable(const detail::ObjectCodeState& state, std::string_view kerne
         case CodeType::fatbin:
             break;
     }
+    if (state.made_by_nvrtc) return;
     try {
         detail::validate_code(state.type, state.code);
     } catch (const InvalidArgumentError& e) {

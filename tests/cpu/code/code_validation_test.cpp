@@ -6,10 +6,13 @@
 #include "test_support.hpp"
 
 #include "cudacore/code_inspection.hpp"
+#include "cudacore/cached_compile.hpp"
+#include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/linker.hpp"
 #include "cudacore/program.hpp"
 #include "code/code_validation.hpp"
+#include "code/object_code_state.hpp"
 
 #include <ar.h>
 
@@ -164,6 +167,31 @@ TEST(CodeValidation, FakeAndTruncatedCubinsAreRefusedByLinkerAndLoading) {
                          "section header table"));
     EXPECT_TRUE(contains(refusal([&] { validate_code(CodeType::object, test::fake_elf()); }),
                          "ELF"));
+}
+
+// Only bytes NVRTC made in this process skip the walk at load; the same bytes from anywhere else
+// (a copy, a deserialized value, a disk cache hit) are validated before the driver sees them.
+TEST(CodeValidation, OnlyBytesNvrtcMadeHereSkipTheWalkAtLoad) {
+    auto made_here = [](const ObjectCode& code) {
+        return detail::ObjectCodeAccess::state(code)->made_by_nvrtc;
+    };
+    const ObjectCode compiled = compile(CodeType::cubin);
+    EXPECT_TRUE(made_here(compiled));
+    EXPECT_TRUE(made_here(ObjectCode(compiled)));  // a copy shares the value
+    EXPECT_FALSE(made_here(ObjectCode::from_cubin(std::string(compiled.code()), "copy.cubin")));
+    EXPECT_FALSE(made_here(ObjectCode::deserialize(compiled.serialize())));
+
+    test::TempDir folder;
+    ProgramOptions options;
+    options.arch = "sm_90";
+    for (int round = 0; round < 2; ++round) {
+        DiskProgramCache cache(folder.path() / "cache");
+        Program program(kSource, SourceType::cxx, options);
+        const ObjectCode code = compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
+        // Round 0 compiles; round 1 reads the bytes back from the disk.
+        EXPECT_EQ(made_here(code), round == 0) << "round " << round;
+        EXPECT_EQ(std::string(code.code()), std::string(compiled.code()));
+    }
 }
 
 // One defect per case, in an otherwise sound crafted ELF; the message names it.
