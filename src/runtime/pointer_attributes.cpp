@@ -9,8 +9,9 @@ namespace cudacore {
 
 namespace {
 
-// The attributes asked for, in the order of the values below.
-constexpr CUpointer_attribute kAsked[] = {
+// The attributes asked for, in the order of the values below. Not const: the driver's parameter
+// is not (it only reads the list), and every call passes this one rather than a copy.
+CUpointer_attribute attributes_asked[] = {
     CU_POINTER_ATTRIBUTE_MEMORY_TYPE,     CU_POINTER_ATTRIBUTE_IS_MANAGED,
     CU_POINTER_ATTRIBUTE_CONTEXT,         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
     CU_POINTER_ATTRIBUTE_DEVICE_POINTER,  CU_POINTER_ATTRIBUTE_HOST_POINTER,
@@ -18,21 +19,14 @@ constexpr CUpointer_attribute kAsked[] = {
     CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,  CU_POINTER_ATTRIBUTE_BUFFER_ID,
     CU_POINTER_ATTRIBUTE_MAPPED,          CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE,
 };
-constexpr unsigned kCount = sizeof kAsked / sizeof kAsked[0];
+constexpr unsigned kCount = sizeof attributes_asked / sizeof attributes_asked[0];
 
-// Where the driver writes. Booleans are read as 32-bit words zeroed first: whichever width the
-// driver writes, the word is non-zero exactly when the answer is true.
-struct Answers {
+// Where the driver writes the answers that PointerAttributes does not hold as they are. Booleans
+// are read as 32-bit words zeroed first: whichever width the driver writes, the word is non-zero
+// exactly when the answer is true. The others go straight into PointerAttributes' own fields.
+struct Flags {
     unsigned memory_type = 0;
     unsigned is_managed = 0;
-    CUcontext context = nullptr;
-    int device_ordinal = -1;
-    CUdeviceptr device_pointer = 0;
-    void* host_pointer = nullptr;
-    CUdeviceptr range_start = 0;
-    std::size_t range_size = 0;
-    CUmemoryPool pool = nullptr;
-    unsigned long long buffer_id = 0;
     unsigned mapped = 0;
     unsigned legacy_ipc = 0;
 };
@@ -70,32 +64,24 @@ const char* to_string(MemoryType type) noexcept {
 PointerAttributes pointer_attributes(CUdeviceptr pointer) {
     PointerAttributes out;
     if (pointer == 0) return out;  // null: unregistered, without asking
-    Answers answers;
-    void* values[kCount] = {&answers.memory_type,    &answers.is_managed,   &answers.context,
-                            &answers.device_ordinal, &answers.device_pointer, &answers.host_pointer,
-                            &answers.range_start,    &answers.range_size,   &answers.pool,
-                            &answers.buffer_id,      &answers.mapped,       &answers.legacy_ipc};
-    CUpointer_attribute asked[kCount];
-    for (unsigned i = 0; i < kCount; ++i) asked[i] = kAsked[i];
+    Flags flags;
+    void* values[kCount] = {&flags.memory_type,  &flags.is_managed,  &out.context,
+                            &out.device_ordinal, &out.device_pointer, &out.host_pointer,
+                            &out.range_start,    &out.range_size,     &out.pool,
+                            &out.buffer_id,      &flags.mapped,       &flags.legacy_ipc};
+    CUpointer_attribute* asked = attributes_asked;
     const auto& api = detail::driver();
     const CUresult status = api.cuPointerGetAttributes(kCount, asked, values, pointer);
     if (status != CUDA_SUCCESS) [[unlikely]]
         ask_one_by_one(api, status, asked, values, pointer);
-    out.is_managed = answers.is_managed != 0;
-    if (out.is_managed) out.memory_type = MemoryType::managed;
-    else if (answers.memory_type == CU_MEMORYTYPE_HOST) out.memory_type = MemoryType::host;
-    else if (answers.memory_type == CU_MEMORYTYPE_DEVICE) out.memory_type = MemoryType::device;
-    if (!out.is_known()) return out;  // unknown: the driver's zeros mean nothing (ordinal 0)
-    out.context = answers.context;
-    out.device_ordinal = answers.device_ordinal;
-    out.device_pointer = answers.device_pointer;
-    out.host_pointer = answers.host_pointer;
-    out.range_start = answers.range_start;
-    out.range_size = answers.range_size;
-    out.pool = answers.pool;
-    out.buffer_id = answers.buffer_id;
-    out.is_mapped = answers.mapped != 0;
-    out.is_legacy_ipc_capable = answers.legacy_ipc != 0;
+    if (flags.is_managed != 0) out.memory_type = MemoryType::managed;
+    else if (flags.memory_type == CU_MEMORYTYPE_HOST) out.memory_type = MemoryType::host;
+    else if (flags.memory_type == CU_MEMORYTYPE_DEVICE) out.memory_type = MemoryType::device;
+    // Unknown: the driver's zeros mean nothing (ordinal 0), so every field is left empty.
+    if (!out.is_known()) [[unlikely]] return PointerAttributes{};
+    out.is_managed = flags.is_managed != 0;
+    out.is_mapped = flags.mapped != 0;
+    out.is_legacy_ipc_capable = flags.legacy_ipc != 0;
     return out;
 }
 
