@@ -131,6 +131,35 @@ private:
     std::filesystem::path path_;
 };
 
+// Sets environment variable `name` to `value` (nullptr: unsets it) for the object's scope, then
+// puts back what was there. Not thread-safe (the environment is the process's).
+class ScopedEnv {
+public:
+    ScopedEnv(const char* name, const char* value);
+    ScopedEnv(const char* name, const std::string& value) : ScopedEnv(name, value.c_str()) {}
+    ~ScopedEnv();
+    ScopedEnv(const ScopedEnv&) = delete;
+    ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+private:
+    const char* name_;
+    std::optional<std::string> old_;
+};
+
+// Makes `path` the working directory for the object's scope, then goes back. Not thread-safe.
+class ScopedWorkingDirectory {
+public:
+    explicit ScopedWorkingDirectory(const std::filesystem::path& path);
+    ~ScopedWorkingDirectory();
+    ScopedWorkingDirectory(const ScopedWorkingDirectory&) = delete;
+    ScopedWorkingDirectory& operator=(const ScopedWorkingDirectory&) = delete;
+    // Moves on to `path`; the destructor still goes back to where the object started.
+    void change_to(const std::filesystem::path& path) { std::filesystem::current_path(path); }
+
+private:
+    std::filesystem::path old_;
+};
+
 std::string read_file(const std::filesystem::path& path);
 void write_file(const std::filesystem::path& path, const std::string& contents);
 

@@ -29,6 +29,7 @@ extern char** environ;
 namespace {
 
 using namespace cudacore;
+using cudacore::test::ScopedEnv;
 using cudacore::test::TempDir;
 using cudacore::test::spawn;
 using cudacore::test::wait_for;
@@ -321,24 +322,6 @@ TEST(DiskProgramCache, ProcessesRacingOnOneKeyEndWithOneValidEntry) {
     EXPECT_TRUE(code->name().starts_with("writer")) << code->name();
     EXPECT_EQ(cache.stats().corrupt_entries, 0u);
 }
-
-// Sets an environment variable for one scope (tests in this file run on one thread).
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const char* value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        if (value) setenv(name, value, 1);
-        else unsetenv(name);
-    }
-    ~ScopedEnv() {
-        if (old_) setenv(name_, old_->c_str(), 1);
-        else unsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
 
 TEST(DiskProgramCache, DefaultLocationFollowsTheEnvironment) {
     ScopedEnv home("HOME", "/home/someone");

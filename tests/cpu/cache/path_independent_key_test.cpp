@@ -217,12 +217,12 @@ TEST(PathIndependentKeys, RelativeFoldersShareFromTheWorkingDirectory) {
     TempDir dir;
     DiskProgramCache disk(dir.path() / "cache");
     const Project project = made_projects()[1];
-    const fs::path before = fs::current_path();
+    test::ScopedWorkingDirectory working(dir.path());
     std::string bytes[2];
     for (int c = 0; c < 2; ++c) {
         const fs::path checkout = dir.path() / (c == 0 ? "x" : "y/z") / "project";
         write_project(checkout, project);
-        fs::current_path(checkout);
+        working.change_to(checkout);
         ProgramOptions options;
         options.name = "src/k.cu";
         options.arch = "sm_90";
@@ -233,7 +233,6 @@ TEST(PathIndependentKeys, RelativeFoldersShareFromTheWorkingDirectory) {
         bytes[c] = std::string(compile_cached(program, CodeType::ptx, {}, {.cache = &disk}).code());
         EXPECT_EQ(cache_stats().compiles, c == 0 ? 1u : 0u) << checkout;
     }
-    fs::current_path(before);
     EXPECT_EQ(bytes[0], bytes[1]);
 }
 

@@ -21,6 +21,8 @@ namespace {
 
 using namespace cudacore;
 namespace fs = std::filesystem;
+using test::ScopedEnv;
+using test::ScopedWorkingDirectory;
 
 const char* const including_kernel = R"(
 #include "value.h"
@@ -34,39 +36,6 @@ bool holds(const ObjectCode& code, int value) {
 std::string header_defining(int value) {
     return "#define STORED_VALUE " + std::to_string(value) + "\n";
 }
-
-// Changes the working directory for the test's duration.
-class ScopedWorkingDirectory {
-public:
-    explicit ScopedWorkingDirectory(const fs::path& path) : old_(fs::current_path()) {
-        fs::current_path(path);
-    }
-    ~ScopedWorkingDirectory() {
-        std::error_code ignored;
-        fs::current_path(old_, ignored);
-    }
-    void change_to(const fs::path& path) { fs::current_path(path); }
-
-private:
-    fs::path old_;
-};
-
-// Sets an environment variable for the test's duration, then puts back what was there.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const std::string& value) : name_(name) {
-        if (const char* old = std::getenv(name)) old_ = old;
-        ::setenv(name, value.c_str(), 1);
-    }
-    ~ScopedEnv() {
-        if (old_) ::setenv(name_, old_->c_str(), 1);
-        else ::unsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
 
 // A relative name is resolved in the working directory of each call; the search is remembered
 // for each working directory it was resolved in.
