@@ -90,6 +90,7 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/redis_connection.cpp
   src/cache/redis_stream.cpp
   src/cache/remote_entry.cpp
+  src/cache/sha256_seal.cpp
   src/cache/remote_program_cache.cpp
   src/cache/tiered_program_cache.cpp
   src/cache/cache_artefact_format.cpp

@@ -8,11 +8,10 @@
 #include "cudacore/version.hpp"
 
 #include "cache/key_versions.hpp"
+#include "cache/sha256_seal.hpp"
 #include "support/little_endian.hpp"
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -28,7 +27,7 @@ using detail::read_little_endian;
 constexpr std::array<unsigned char, 8> artefact_magic = {0x89, 'C', 'C', 'A', 'R', 'T', '\r', '\n'};
 constexpr std::uint32_t format_version = 1;
 constexpr std::size_t fixed_header_size = 8 + 4 + 4 + 8 + 8 + 8;
-constexpr std::size_t seal_size = 32;
+constexpr std::size_t seal_size = detail::sha256_seal_size;
 constexpr std::uint32_t signed_flag = 1;
 constexpr std::size_t shortest_secret = 16;
 // Made once per release of an application, read at every install: a middle level packs cubins
@@ -42,17 +41,10 @@ constexpr int compression_level = 9;
 
 // SHA-256 of `bytes`, or HMAC-SHA-256 under `secret` when it is not empty.
 std::string seal(std::string_view bytes, std::string_view secret) {
-    unsigned char out[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    const bool made =
-        secret.empty()
-            ? EVP_Digest(bytes.data(), bytes.size(), out, &length, EVP_sha256(), nullptr) == 1
-            : HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-                   reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), out,
-                   &length) != nullptr;
-    if (!made || length != seal_size)
+    std::string made = detail::sha256_seal(bytes, secret);
+    if (made.empty())
         throw SerializationError("CacheArtefact: OpenSSL's SHA-256 (EVP_Digest / HMAC) failed");
-    return std::string(reinterpret_cast<const char*>(out), length);
+    return made;
 }
 
 // Reads the payload's fields; every length is checked against the bytes left.

@@ -7,14 +7,13 @@
 #include "cudacore/warnings.hpp"
 
 #include "cache/disk_files.hpp"
+#include "cache/sha256_seal.hpp"
 #include "support/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -28,7 +27,7 @@ namespace cudacore {
 namespace {
 
 constexpr std::string_view magic = "ccremote";  // 8 bytes, no terminator stored
-constexpr std::size_t seal_bytes = 32;
+constexpr std::size_t seal_bytes = detail::sha256_seal_size;
 constexpr std::size_t key_at = 9;  // after the magic and the seal kind
 constexpr std::size_t payload_at = key_at + 32;
 constexpr std::size_t smallest_entry = payload_at + seal_bytes;
@@ -39,17 +38,9 @@ enum SealKind : unsigned char { sealed_by_sha256 = 0, sealed_by_hmac = 1 };
 
 // The seal of `sealed`: HMAC-SHA-256 under `secret`, or SHA-256 when it is empty.
 std::string seal(std::string_view sealed, std::string_view secret) {
-    unsigned char out[EVP_MAX_MD_SIZE];
-    unsigned int length = 0;
-    const bool made =
-        secret.empty()
-            ? EVP_Digest(sealed.data(), sealed.size(), out, &length, EVP_sha256(), nullptr) == 1
-            : HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-                   reinterpret_cast<const unsigned char*>(sealed.data()), sealed.size(), out,
-                   &length) != nullptr;
-    if (!made || length != seal_bytes)
-        throw std::runtime_error("RemoteProgramCache: OpenSSL's SHA-256 failed");
-    return std::string(reinterpret_cast<const char*>(out), length);
+    std::string made = detail::sha256_seal(sealed, secret);
+    if (made.empty()) throw std::runtime_error("RemoteProgramCache: OpenSSL's SHA-256 failed");
+    return made;
 }
 
 std::string trimmed(std::string text) {
