@@ -10,9 +10,9 @@
 #include "cache/key_versions.hpp"
 #include "cache/sha256_seal.hpp"
 #include "support/little_endian.hpp"
+#include "support/zstd_frame.hpp"
 
 #include <openssl/crypto.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <array>
@@ -76,42 +76,6 @@ private:
     std::string_view bytes_;
     std::size_t position_ = 0;
 };
-
-std::string compress(const std::string& payload) {
-    std::string compressed(ZSTD_compressBound(payload.size()), '\0');
-    const std::size_t written = ZSTD_compress(compressed.data(), compressed.size(), payload.data(),
-                                              payload.size(), compression_level);
-    if (ZSTD_isError(written)) {
-        throw SerializationError(std::string("CacheArtefact::serialize: ZSTD_compress failed: ") +
-                                 ZSTD_getErrorName(written));
-    }
-    compressed.resize(written);
-    return compressed;
-}
-
-// The payload of one zstd frame that states its size, `payload_size` (the header's).
-std::string decompressed_payload(std::string_view compressed, std::uint64_t payload_size) {
-    const unsigned long long frame_size =
-        ZSTD_getFrameContentSize(compressed.data(), compressed.size());
-    if (frame_size == ZSTD_CONTENTSIZE_ERROR || frame_size == ZSTD_CONTENTSIZE_UNKNOWN)
-        refuse("the payload is not a zstd frame with a stated size");
-    if (frame_size != payload_size) {
-        refuse("the zstd frame holds " + std::to_string(frame_size) + " bytes, the header says " +
-               std::to_string(payload_size));
-    }
-    const std::size_t frame_bytes = ZSTD_findFrameCompressedSize(compressed.data(), compressed.size());
-    if (ZSTD_isError(frame_bytes) || frame_bytes != compressed.size())
-        refuse("the payload is not exactly one zstd frame");
-    std::string payload(static_cast<std::size_t>(payload_size), '\0');
-    const std::size_t got =
-        ZSTD_decompress(payload.data(), payload.size(), compressed.data(), compressed.size());
-    if (ZSTD_isError(got)) refuse(std::string("ZSTD_decompress failed: ") + ZSTD_getErrorName(got));
-    if (got != payload.size()) {
-        refuse("the payload decompressed to " + std::to_string(got) + " bytes, the header says " +
-               std::to_string(payload.size()));
-    }
-    return payload;
-}
 
 // Checks the header and the seals of `bytes`; returns the compressed payload and sets `count`
 // and `payload_size`.
@@ -245,7 +209,8 @@ std::string CacheArtefact::serialize(std::string_view secret) const {
         put_little_endian(payload, bytes.size(), 8);
         payload += bytes;
     }
-    const std::string compressed = compress(payload);
+    const std::string compressed =
+        detail::zstd_frame(payload, compression_level, "CacheArtefact::serialize");
     std::string out(artefact_magic.begin(), artefact_magic.end());
     put_little_endian(out, format_version, 4);
     put_little_endian(out, secret.empty() ? 0 : signed_flag, 4);
@@ -261,7 +226,7 @@ std::string CacheArtefact::serialize(std::string_view secret) const {
 CacheArtefact CacheArtefact::deserialize(std::string_view bytes, std::string_view secret) {
     std::uint64_t count = 0, payload_size = 0;
     const std::string_view compressed = checked_payload(bytes, secret, count, payload_size);
-    const std::string payload = decompressed_payload(compressed, payload_size);
+    const std::string payload = detail::zstd_frame_payload(compressed, payload_size, refuse);
     PayloadReader in(payload);
     CacheArtefactOrigin origin = read_origin(in);
     std::vector<Entry> entries = read_entries(in, count);

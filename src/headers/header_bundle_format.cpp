@@ -9,6 +9,7 @@
 #include "code/serialized_file.hpp"
 #include "support/atomic_file.hpp"
 #include "support/little_endian.hpp"
+#include "support/zstd_frame.hpp"
 
 #include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
 #include <zstd.h>
@@ -65,33 +66,6 @@ private:
     std::size_t position_ = 0;
 };
 
-// The payload of one zstd frame that states its size, `payload_size` (the header's).
-std::string decompressed_payload(std::string_view compressed, std::uint64_t payload_size) {
-    // The frame must state its size, and state the header's: nothing is allocated on the word
-    // of a frame alone.
-    const unsigned long long frame_size = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
-    if (frame_size == ZSTD_CONTENTSIZE_ERROR || frame_size == ZSTD_CONTENTSIZE_UNKNOWN) {
-        reject_bundle("the payload is not a zstd frame with a stated size");
-    }
-    if (frame_size != payload_size) {
-        reject_bundle("the zstd frame holds " + std::to_string(frame_size) + " bytes, the header says " +
-               std::to_string(payload_size));
-    }
-    const std::size_t frame_bytes = ZSTD_findFrameCompressedSize(compressed.data(), compressed.size());
-    if (ZSTD_isError(frame_bytes) || frame_bytes != compressed.size()) {
-        reject_bundle("the payload is not exactly one zstd frame");
-    }
-    std::string payload(static_cast<std::size_t>(payload_size), '\0');
-    const std::size_t got = ZSTD_decompress(payload.data(), payload.size(), compressed.data(),
-                                            compressed.size());
-    if (ZSTD_isError(got)) reject_bundle(std::string("ZSTD_decompress failed: ") + ZSTD_getErrorName(got));
-    if (got != payload.size()) {
-        reject_bundle("the payload decompressed to " + std::to_string(got) + " bytes, the header says " +
-               std::to_string(payload.size()));
-    }
-    return payload;
-}
-
 // `count` headers of the payload, each named (no NUL), in strict name order.
 std::vector<BundledHeader> read_bundled_headers(PayloadReader& in, std::uint32_t count) {
     std::vector<BundledHeader> headers;
@@ -124,14 +98,8 @@ std::string HeaderBundle::serialize() const {
         put_little_endian(payload, header.content.size(), 8);
         payload += header.content;
     }
-    std::string compressed(ZSTD_compressBound(payload.size()), '\0');
-    const std::size_t written = ZSTD_compress(compressed.data(), compressed.size(), payload.data(),
-                                              payload.size(), compression_level);
-    if (ZSTD_isError(written)) {
-        throw SerializationError("HeaderBundle::serialize of " + describe() + ": ZSTD_compress failed: " +
-                                 ZSTD_getErrorName(written));
-    }
-    compressed.resize(written);
+    const std::string compressed = detail::zstd_frame(
+        payload, compression_level, "HeaderBundle::serialize of " + describe());
 
     std::string out(bundle_magic.begin(), bundle_magic.end());
     put_little_endian(out, format_version, 4);
@@ -188,7 +156,7 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
                std::to_string(computed) + "): the data is corrupted");
     }
 
-    const std::string payload = decompressed_payload(compressed, payload_size);
+    const std::string payload = detail::zstd_frame_payload(compressed, payload_size, reject_bundle);
     PayloadReader in(payload);
     std::string name = in.text(in.integer(4, "bundle name length"), "bundle name");
     // Each header takes at least 12 bytes: refuse impossible counts before looping over them.
