@@ -33,7 +33,7 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/thread_exit.cpp
   src/support/parallel_steps.cpp
   src/support/tracing.cpp
-  src/support/zstd_frame.cpp)
+  src/support/payload_codec.cpp)
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/current_device_arch.cpp

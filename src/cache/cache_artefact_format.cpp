@@ -10,7 +10,7 @@
 #include "cache/key_versions.hpp"
 #include "cache/sha256_seal.hpp"
 #include "support/little_endian.hpp"
-#include "support/zstd_frame.hpp"
+#include "support/payload_codec.hpp"
 
 #include <openssl/crypto.h>
 
@@ -22,6 +22,7 @@ namespace cudacore {
 namespace {
 
 using detail::put_little_endian;
+using detail::PayloadReader;
 using detail::read_little_endian;
 
 constexpr std::array<unsigned char, 8> artefact_magic = {0x89, 'C', 'C', 'A', 'R', 'T', '\r', '\n'};
@@ -46,36 +47,6 @@ std::string seal(std::string_view bytes, std::string_view secret) {
         throw SerializationError("CacheArtefact: OpenSSL's SHA-256 (EVP_Digest / HMAC) failed");
     return made;
 }
-
-// Reads the payload's fields; every length is checked against the bytes left.
-class PayloadReader {
-public:
-    explicit PayloadReader(std::string_view bytes) : bytes_(bytes) {}
-    std::uint64_t integer(int size, const std::string& what) {
-        need(static_cast<std::uint64_t>(size), what);
-        const std::uint64_t value = read_little_endian(bytes_, position_, size);
-        position_ += static_cast<std::size_t>(size);
-        return value;
-    }
-    std::string_view text(std::uint64_t size, const std::string& what) {
-        need(size, what);
-        const std::string_view out = bytes_.substr(position_, static_cast<std::size_t>(size));
-        position_ += static_cast<std::size_t>(size);
-        return out;
-    }
-    std::size_t remaining() const { return bytes_.size() - position_; }
-
-private:
-    void need(std::uint64_t size, const std::string& what) const {
-        if (size > remaining()) {
-            refuse(what + " at payload offset " + std::to_string(position_) + " needs " +
-                   std::to_string(size) + " bytes but only " + std::to_string(remaining()) +
-                   " remain");
-        }
-    }
-    std::string_view bytes_;
-    std::size_t position_ = 0;
-};
 
 // Checks the header and the seals of `bytes`; returns the compressed payload and sets `count`
 // and `payload_size`.
@@ -227,7 +198,7 @@ CacheArtefact CacheArtefact::deserialize(std::string_view bytes, std::string_vie
     std::uint64_t count = 0, payload_size = 0;
     const std::string_view compressed = checked_payload(bytes, secret, count, payload_size);
     const std::string payload = detail::zstd_frame_payload(compressed, payload_size, refuse);
-    PayloadReader in(payload);
+    PayloadReader in(payload, refuse);
     CacheArtefactOrigin origin = read_origin(in);
     std::vector<Entry> entries = read_entries(in, count);
     if (in.remaining() != 0) {

@@ -9,7 +9,7 @@
 #include "code/serialized_file.hpp"
 #include "support/atomic_file.hpp"
 #include "support/little_endian.hpp"
-#include "support/zstd_frame.hpp"
+#include "support/payload_codec.hpp"
 
 #include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
 #include <zstd.h>
@@ -23,6 +23,7 @@ namespace cudacore {
 namespace {
 
 using detail::put_little_endian;
+using detail::PayloadReader;
 using detail::read_little_endian;
 
 constexpr std::array<unsigned char, 8> bundle_magic = {0x89, 'C', 'C', 'H', 'D', 'R', '\r', '\n'};
@@ -35,36 +36,6 @@ constexpr int compression_level = 15;
 [[noreturn]] void reject_bundle(const std::string& why) {
     throw SerializationError("HeaderBundle::deserialize: " + why);
 }
-
-// Reads the payload's fields; every length is checked against the bytes left.
-class PayloadReader {
-public:
-    explicit PayloadReader(std::string_view bytes) : bytes_(bytes) {}
-    std::uint64_t integer(int size, const char* what) {
-        need(size, what);
-        const std::uint64_t value = read_little_endian(bytes_, position_, size);
-        position_ += size;
-        return value;
-    }
-    std::string text(std::uint64_t size, const char* what) {
-        need(size, what);
-        std::string out(bytes_.substr(position_, static_cast<std::size_t>(size)));
-        position_ += static_cast<std::size_t>(size);
-        return out;
-    }
-    std::size_t remaining() const { return bytes_.size() - position_; }
-
-private:
-    void need(std::uint64_t size, const char* what) const {
-        if (size > remaining()) {
-            reject_bundle(std::string(what) + " at payload offset " + std::to_string(position_) +
-                   " needs " + std::to_string(size) + " bytes but only " +
-                   std::to_string(remaining()) + " remain");
-        }
-    }
-    std::string_view bytes_;
-    std::size_t position_ = 0;
-};
 
 // `count` headers of the payload, each named (no NUL), in strict name order.
 std::vector<BundledHeader> read_bundled_headers(PayloadReader& in, std::uint32_t count) {
@@ -157,8 +128,8 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
     }
 
     const std::string payload = detail::zstd_frame_payload(compressed, payload_size, reject_bundle);
-    PayloadReader in(payload);
-    std::string name = in.text(in.integer(4, "bundle name length"), "bundle name");
+    PayloadReader in(payload, reject_bundle);
+    std::string name(in.text(in.integer(4, "bundle name length"), "bundle name"));
     // Each header takes at least 12 bytes: refuse impossible counts before looping over them.
     if (count > in.remaining() / 12) {
         reject_bundle("header count " + std::to_string(count) + " exceeds what the " +

@@ -1,4 +1,4 @@
-#include "support/zstd_frame.hpp"
+#include "support/payload_codec.hpp"
 
 #include "cudacore/errors.hpp"
 
@@ -16,7 +16,7 @@ std::string zstd_frame(std::string_view payload, int level, const std::string& f
     return compressed;
 }
 
-std::string zstd_frame_payload(std::string_view frame, std::uint64_t payload_size, RefuseFrame refuse) {
+std::string zstd_frame_payload(std::string_view frame, std::uint64_t payload_size, RefusePayload refuse) {
     const unsigned long long frame_size = ZSTD_getFrameContentSize(frame.data(), frame.size());
     if (frame_size == ZSTD_CONTENTSIZE_ERROR || frame_size == ZSTD_CONTENTSIZE_UNKNOWN)
         refuse("the payload is not a zstd frame with a stated size");
