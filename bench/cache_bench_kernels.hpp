@@ -4,6 +4,12 @@
 
 #include "cudacore/program.hpp"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 namespace cudacore::bench {
 
 inline const char* const small_source = R"(
@@ -26,11 +32,40 @@ __global__ void fill(T* out, int n) {
 }
 )";
 
+// A kernel of a project folder that includes the project's own header (include/bench_value.h,
+// written by make_program): a lookup reads the header's bytes.
+inline const char* const project_source = R"(
+#include "bench_value.h"
+extern "C" __global__ void apply(float* data, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) data[i] = bench_value(data[i]);
+}
+)";
+
 // The program for `source`, for sm_90 (what the H100 runs; NVRTC compiles it on any machine).
+// The project kernel's folder is made, once per process, in the temporary directory.
 inline Program make_program(const char* source) {
     ProgramOptions options;
     options.arch = "sm_90";
     options.name = "bench.cu";
+    if (source == project_source) {
+        static const struct Folder {  // removed at exit
+            std::filesystem::path root = std::filesystem::temp_directory_path() /
+                                         ("cudacore-bench-project-" + std::to_string(::getpid()));
+            Folder() {
+                std::filesystem::create_directories(root / "include");
+                std::ofstream(root / "include" / "bench_value.h")
+                    << "#pragma once\n__device__ inline float bench_value(float x) { return 2.0f * x + 1.0f; }\n";
+            }
+            ~Folder() {
+                std::error_code ignored;
+                std::filesystem::remove_all(root, ignored);
+            }
+        } project;
+        const std::string folder = project.root.string();
+        options.name = folder + "/bench.cu";
+        options.include_path = {folder + "/include"};
+    }
     return Program(source, SourceType::cxx, options);
 }
 

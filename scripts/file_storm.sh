@@ -2,7 +2,8 @@
 # Runs the file storm (tests/cpu/cache/file_storm_test.cpp) long: PROCESSES processes at once
 # compile through one disk cache and one header bundle folder for SECONDS while headers and
 # folders are edited, created, removed, renamed and swapped under them (OPS: a comma-separated
-# subset of edit,create,remove,rename,swap,bundle-edit,bundle-link,bundle-swap; empty for all).
+# subset of edit,map-edit,create,remove,rename,swap,bundle-edit,bundle-link,bundle-swap; empty
+# for all).
 # Prints the harness's figures; exits non-zero on any wrong result, failed compile or crash.
 #
 #   scripts/file_storm.sh [BUILD_DIR] [SECONDS] [PROCESSES] [OPS]

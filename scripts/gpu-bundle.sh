@@ -19,7 +19,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/build/runtime-libs"
 (cd "$build_dir" && find . -maxdepth 4 \( -name 'libcudacore*.so*' -o -path './tests/cpu_*' -o \
    -path './tests/gpu_*' -o -path './tests/helper_*' -o -path './tests/data/*' -o -path './tests/mpi_*' -o -path './tools/cudacore' -o \
-   -path './bench/*' -o -path './examples/*' -o -name 'cudacore-load-probe' -o -name 'cudacore-link-worker' -o -path './tests/*.bc' \) \
+   -path './bench/*' -o -path './examples/*' -o -name 'cudacore-load-probe' -o -name 'cudacore-link-worker' -o -name 'cudacore-compile-worker' -o -path './tests/*.bc' \) \
    \( -type f -o -type l \) ! -name '*.cmake' \
    ! -path '*/CMakeFiles/*' -print | cpio -pdm --quiet "$stage/build")
 find "$stage/build" -type f -perm -u+x -exec strip --strip-unneeded {} + 2>/dev/null || true

@@ -46,6 +46,8 @@ set(CUDACORE_CODE_SOURCES
   src/code/linker.cpp
   src/code/driver_link_context.cpp
   src/code/nvjitlink_run.cpp
+  src/code/worker_messages.cpp
+  src/code/snapshot_compile.cpp
   src/code/object_code.cpp
   src/code/object_code_serialization.cpp
   src/code/code_inspection.cpp
@@ -53,8 +55,8 @@ set(CUDACORE_CODE_SOURCES
   src/code/object_code_identity.cpp
   src/code/kernel_parameter_count.cpp
   src/code/code_validation.cpp)
-# Headers: what a C++ compile reads (the header trace, include lookups, the view of the files a
-# compile read), header bundles and their folders, PCH folders. Beside code: each uses the other.
+# Headers: what a C++ compile reads (the header trace, the include search, the snapshot a cached
+# compile is given from memory), header bundles and their folders, PCH folders. Beside code: each uses the other.
 set(CUDACORE_HEADERS_SOURCES
   src/headers/header_trace.cpp
   src/headers/pch_directory.cpp
@@ -66,8 +68,7 @@ set(CUDACORE_HEADERS_SOURCES
   src/headers/header_closure.cpp
   src/headers/embedded_header_bundle.cpp
   src/headers/include_lookups.cpp
-  src/headers/file_view.cpp
-  src/headers/path_names.cpp)
+  src/headers/compile_snapshot.cpp)
 set(CUDACORE_CACHE_SOURCES
   src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
@@ -81,7 +82,7 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/disk_maintenance.cpp
   src/cache/shard_counters.cpp
   src/cache/cached_compile.cpp
-  src/cache/header_key.cpp
+  src/cache/code_keys.cpp
   src/cache/path_key.cpp
   src/cache/project_search.cpp
   src/cache/program_key_memo.cpp

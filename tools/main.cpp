@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "cudacore/version.hpp"
+#include "cudacore/warnings.hpp"
 
 #include "support/termination_signals.hpp"
 
@@ -11,6 +12,11 @@ int main(int argc, char** argv) {
     // Before any thread starts: SIGINT, SIGTERM and SIGHUP remove our temporaries and then end
     // the process as the signal does (130, 143, 129), whatever NVRTC does with their handlers.
     cudacore::detail::end_by_signal_after_removing_temporaries();
+    // Every warning the library raises reaches the user (a compile that was not cached, a
+    // remote cache that failed, a repaired disk cache...): the library raises each once.
+    cudacore::set_warning_handler([](const cudacore::Warning& warning) {
+        std::cerr << "cudacore: warning: " << warning.message << "\n";
+    });
     CLI::App app{"cudacore: compile, link, cache and launch CUDA C++ at run time"};
     app.set_version_flag("--version", std::string("cudacore ") + cudacore::version());
     app.require_subcommand(1);

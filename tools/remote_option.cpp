@@ -35,11 +35,6 @@ std::unique_ptr<RemoteProgramCache> open_remote_cache(const RemoteArguments& rem
         options->secret_file = remote.secret_file;
         options->secret_env = remote.secret_env;
     }
-    set_warning_handler([](const Warning& warning) {
-        if (warning.kind == WarningKind::remote_cache_failed ||
-            warning.kind == WarningKind::secret_file_exposed)
-            std::cerr << "cudacore: warning: " << warning.message << "\n";
-    });
     return std::make_unique<RemoteProgramCache>(std::move(*options));
 }
 

@@ -128,10 +128,9 @@ struct CacheArtefactImport {
 };
 
 /// The keys of the entries compile_cached(program, target, name_expressions, options) finds in
-/// options.cache: for a C++ program keyed by its headers, the header list under the program's
-/// cache_key and the code under the key of those headers; else the one key of its code. Empty
-/// when the cache holds no complete entry for it (nothing compiled yet, or a listed header is
-/// gone or changed). Reads the cache as find_cached does (its gets count hits and misses).
+/// options.cache: the key of its code, and for C++ code that names a path (docs/caching.md) the
+/// program's first key too, whose marker leads to the code. Empty when the cache holds no
+/// complete entry for it (nothing compiled yet, or a header it reads changed since). Reads the cache as find_cached does (its gets count hits and misses).
 /// Throws InvalidArgumentError when options.cache is null, and what cache_key() throws; cache
 /// errors go to options.on_cache_error. Thread-safe as find_cached is.
 std::vector<CacheKey> cached_entry_keys(const Program& program, CodeType target,
@@ -156,7 +155,7 @@ CacheArtefactExport export_cache_artefact(const std::filesystem::path& destinati
 
 /// Stores every entry of the artefact read from `source` into `destination` (any tier: memory,
 /// disk, remote, tiered), after checking the whole artefact (CacheArtefact::deserialize) and its
-/// versions: nothing is stored from one that fails. Code goes in before the header lists that
+/// versions: nothing is stored from one that fails. Code goes in before the markers that
 /// lead to it, so a process reading meanwhile finds either a complete entry or none. An entry the
 /// cache already holds with the same bytes is skipped, so importing twice changes nothing; one it
 /// fails to store is named in `failed` and the rest go on. Several processes may import into one

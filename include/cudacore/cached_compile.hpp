@@ -51,41 +51,28 @@ using CachedCompileOptions [[deprecated("use CompileOptions")]] = CompileOptions
 /// first_alone_for_pch do not apply. Thread-safe (concurrent calls for one key compile once, see
 /// above); `program` must not be compiled elsewhere meanwhile.
 ///
-/// Headers: a hit is exact. The key of a C++ program covers every place its preprocessor looked
-/// for a header, found or not, and the contents of every header it may have read: each \#include,
-/// \#include_next and __has_include name (also through macros that wrap __has_include, as CCCL's
-/// do) is followed from the source through every header found, tried beside the including file
-/// (quoted names) and in every search folder; the key adds what each of those paths holds now
-/// (absent, a file, a folder) and each header's SHA-256, and the absolute folders searched (the
-/// folder of the program's name, where NVRTC resolves the source's quoted includes, and the
-/// include paths). So a header created in a folder searched earlier, one a __has_include test now
-/// finds, or the same file name compiled in another project gives a miss, never stale code. The
-/// cache holds two entries per program: this record under cache_key(program, ...) and the code
-/// under the key that adds the above (stats count both). A lookup re-reads the recorded headers
-/// (digests of files unchanged since the last look, by size, mtime, ctime, inode and device, are
-/// remembered in this process) and stats the recorded paths; once a process has keyed a record,
-/// later lookups check only the headers and paths outside the CUDA toolkit's include directory
-/// (one stat each; a header's SHA-256 again only when its stat differs, or it had changed within
-/// two seconds of being read): the toolkit's own are looked at once per process, so a toolkit
-/// replaced while a process runs is noticed by the next process. Asked again for the same Program
-/// object (or a copy), the keys themselves are not computed again: see "Cache keys" in
-/// program.hpp. Where the lookups cannot be known (a header outside the toolkit
-/// named by a macro, \#include MACRO or __has_include(MACRO)), the code is compiled and returned but
-/// NOT stored, with a WarningKind::not_cached warning naming the file. With options.extra_digest
-/// set, headers are not tracked and the key is cache_key plus that digest. The same not_cached
-/// outcome holds when fdevice_time_trace is set or a header cannot be read back, and when NVRTC's
-/// trace cannot be written (a file-size limit or a temporary directory under 64 MiB free), told to
-/// on_cache_error as a CacheError when given, else warned. A header created, edited or removed
-/// while the compile runs (seen against the compile's start, docs/caching.md) gives the code
-/// without storing it, with a not_cached warning naming the file. PTX and NVVM IR programs
-/// include nothing and are keyed by cache_key alone.
+/// Headers: a hit is exact by construction. A C++ program's headers outside the toolkit are read
+/// once and handed to NVRTC from memory, and the key is made of exactly what NVRTC is given (the
+/// rewritten source, each header's bytes, the flags, the toolkit's headers it reaches): no edit
+/// or race can come between the bytes hashed and the bytes compiled, and a lookup reads the same
+/// headers' bytes again (not their stamps). A miss also compiles the same inputs in the compile
+/// worker with the project folder spelled otherwise, in another working directory and with the
+/// clock moved: the code is stored for every checkout when it comes out the same, for this
+/// project folder only when it names a path, and not at all when it depends on the clock
+/// (options.paths_and_clock_do_not_matter skips that check). What cannot be given from memory (a
+/// header named by a macro, \#include_next in a project header, one file under two names, a
+/// project header shadowing a toolkit header, fdevice_time_trace) is compiled from the files and
+/// returned but NOT stored, with a WarningKind::not_cached warning saying why. With
+/// options.extra_digest set, headers are not tracked and the key is cache_key plus that digest.
+/// PTX and NVVM IR programs include nothing and are keyed by cache_key alone. See
+/// docs/caching.md, "Exact keys".
 ObjectCode compile_cached(Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
                           const CompileOptions& options = {});
 
 /// What compile_cached(program, target, name_expressions, options) would return from
-/// options.cache, without ever compiling: the same keys (headers re-read and digested, or
-/// options.extra_digest), nullopt on a miss (also when a listed header is gone or changed). For a
+/// options.cache, without ever compiling: the same keys (headers read again, or
+/// options.extra_digest), nullopt on a miss (also when a header changed since). For a
 /// process that must only use code another one compiled. Cache errors are reported to
 /// options.on_cache_error (a miss), not thrown; throws what cache_key throws, and
 /// InvalidArgumentError when options.cache is null. Thread-safe.

@@ -70,6 +70,12 @@ struct CompileOptions {
     /// headers are not tracked (the caller promises it changes whenever a header does, e.g. a
     /// digest of its header tree or a release version).
     std::string extra_digest{};
+    /// Declares that the code of these programs depends neither on where the project lies nor on
+    /// the clock (no __FILE__, assert, line information or __DATE__ / __TIME__ that reaches the
+    /// code): a cached compile of C++ then stores its code for every checkout at once, without
+    /// the check compile that otherwise shows it (see docs/caching.md, "What a key holds").
+    /// Wrongly set, a hit can name another checkout's paths or an earlier time.
+    bool paths_and_clock_do_not_matter = false;
     /// Told when the cache could not be read or could not store; empty: a warning
     /// (WarningKind) where the entry point gives one, else nothing.
     CacheWarningHandler on_cache_error{};

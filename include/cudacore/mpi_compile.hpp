@@ -32,9 +32,10 @@ struct DistributedOptions {
     /// Also store the code received from other ranks in CompileOptions::cache, so that a later
     /// run finds every program locally (compile_cached and find_cached hit). Each rank reads back
     /// where its cache keeps the code it compiled or found (counted as hits) and sends those keys
-    /// with the code; the others store it under the same keys: for a C++ program its header list
-    /// and the code under a key holding the owner's header digests, so a rank whose headers differ
-    /// misses and compiles rather than use code built from other headers. A job the owner could
+    /// with the code; the others store it under the same keys: for a C++ program the code under a
+    /// key made of the owner's files (and the marker that leads there, for code that names a
+    /// path), so a rank whose headers differ misses and compiles rather than use code built from
+    /// other headers. A job the owner could
     /// not cache (not stored, or its store failed) is not stored elsewhere either. A store that
     /// fails on a receiving rank is a CacheError on every rank. Leave off for a cache shared by
     /// all ranks (they already stored it there).

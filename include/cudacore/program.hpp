@@ -16,14 +16,12 @@
 ///
 /// Cache keys: a Program remembers what cache_key() and compile_cached() computed for it that
 /// cannot change while the value lives (the key's digest of source, canonical flags, name
-/// expressions, versions and bundles, per target and name expressions; the code key last made
-/// from its header record), so asking again for the same Program costs no hashing of the source
-/// and no look at the toolkit's headers. Each call still re-reads what can change between calls:
-/// the current device's arch when options().arch is unset, $CUDA_HOME, the debug-source folder of
-/// a program with debug information, the working directory where the header record depends on it
-/// (quoted includes of a source whose name has no absolute folder, relative include folders,
-/// pre-includes), and every header and include lookup outside the toolkit, one stat each
-/// (cached_compile.hpp). The memo is made with the Program and shared by its copies (they hold
+/// expressions, versions and bundles, per target and name expressions; the code's first key when
+/// the program reads no file outside the toolkit), so asking again for the same Program costs no
+/// hashing of the source and no look at the toolkit's headers. Each call still re-reads what can
+/// change between calls: the current device's arch when options().arch is unset, $CUDA_HOME, the
+/// debug-source folder of a program with debug information, and every header the program reads
+/// outside the toolkit, by its bytes (docs/caching.md, "Exact keys"). The memo is made with the Program and shared by its copies (they hold
 /// the same source and options); an assigned Program takes the memo of the value it is assigned
 /// from. It is thread-safe: one Program object may be keyed (compile_cached hits, find_cached,
 /// cache_key) from many threads at once. It holds a few entries per Program (the most recent).

@@ -29,7 +29,7 @@ namespace cudacore {
 /// put(), whoever makes them: a TieredProgramCache counts each of its own gets once, and its
 /// tiers count the gets it makes of them (a get that a tier answers is a miss in the tiers above
 /// it); get_or_compile() looks a key up once per call (see there); compile_cached() looks up
-/// each key it needs (for a C++ program the header list, then the code) and, on a miss, once
+/// each key it needs (for C++ code that names a path, the marker, then the code) and, on a miss, once
 /// more when its compile is in flight. hits / (hits + misses) is the share of get() calls that
 /// found their entry.
 struct CacheStats {

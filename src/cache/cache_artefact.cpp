@@ -72,14 +72,14 @@ std::string version_mismatch(const CacheArtefactOrigin& origin) {
            "accept_other_compiler_versions to import them for a process that loads those)";
 }
 
-// Stores the entries of `artefact` that are header lists (`lists`) or code (not `lists`), skipping
+// Stores the entries of `artefact` that are markers leading to code (`lists`) or code (not `lists`), skipping
 // those `destination` holds already byte for byte, all in one put_many; where that fails, one by
 // one, so that each failure is named and the rest stored.
 void store(ProgramCache& destination, const CacheArtefact& artefact, bool lists,
            CacheArtefactImport& result) {
     std::vector<CacheArtefact::Entry> wanted;
     for (const auto& entry : artefact.entries()) {
-        if (detail::is_header_list(entry.second) != lists) continue;
+        if (detail::leads_to_other_entry(entry.second) != lists) continue;
         try {
             const std::optional<ObjectCode> held = destination.get(entry.first);
             if (held && *held == entry.second) {
@@ -125,7 +125,7 @@ CacheArtefactImport import_bytes(ProgramCache& destination, std::string_view byt
     if (!options.accept_other_compiler_versions) {
         if (const std::string why = version_mismatch(result.origin); !why.empty()) throw refused(why);
     }
-    // Code first, then the header lists that lead to it: a reader meanwhile finds a complete
+    // Code first, then the markers that lead to it: a reader meanwhile finds a complete
     // entry or none.
     for (const bool lists : {false, true}) store(destination, *artefact, lists, result);
     return result;
@@ -142,9 +142,9 @@ std::vector<CacheKey> cached_entry_keys(const Program& program, CodeType target,
     }
     const CacheKey source_key = cache_key(program, target, name_expressions);
     const std::optional<detail::CachedEntry> entry =
-        detail::find_cached_entry(*options.cache, program, source_key, options);
+        detail::find_cached_entry(*options.cache, program, target, source_key, options);
     if (!entry) return {};
-    if (entry->header_list) return {source_key, entry->code_key};
+    if (entry->marker_key) return {*entry->marker_key, entry->code_key};
     return {entry->code_key};
 }
 

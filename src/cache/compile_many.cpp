@@ -43,8 +43,8 @@ struct Job {
 
 // ---- threads -------------------------------------------------------------------------------
 
-// With a cache, through compile_cached: it keys the code by every header the compile looked
-// for, found or not (cache_key alone does not cover them), and stores it.
+// With a cache, through compile_cached: it keys the code by what NVRTC is given, headers and all
+// (cache_key alone does not cover them), and stores it.
 // Without one, a plain compile.
 void compile_in_thread(Job& job, const CompileOptions& options) {
     try {

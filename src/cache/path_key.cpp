@@ -1,6 +1,5 @@
 #include "cache/path_key.hpp"
 
-#include "headers/path_names.hpp"
 #include "headers/standard_headers.hpp"
 
 #include <algorithm>
@@ -49,46 +48,9 @@ bool is_standard_headers_folder(const std::string& folder) {
 // NVRTC's spellings of an option whose value is a path: --include-path=, -I, --pre-include=.
 constexpr std::string_view path_prefixes[] = {"--include-path=", "--pre-include=", "-I"};
 
-bool is_path_flag(const std::string& flag) {
-    return std::any_of(std::begin(path_prefixes), std::end(path_prefixes),
-                       [&](std::string_view prefix) { return flag.starts_with(prefix); }) ||
-           flag == "--include-path" || flag == "-include" || flag == "--pre-include" ||
-           flag.starts_with("--pch-dir");  // where NVRTC keeps its PCH: not in the code
-}
 
-bool is_debug_flag(const std::string& flag) {
-    return flag == "-G" || flag == "-g" || flag.find("debug") != std::string::npos ||
-           flag.find("line") != std::string::npos;
-}
 
-// Names that name a path, and the macros that expand to one (through others too), defined in any
-// of `files`.
-std::set<std::string, std::less<>> path_naming_names(const std::vector<const PathNames*>& files) {
-    std::set<std::string, std::less<>> names;
-    bool grew = true;
-    while (grew) {
-        grew = false;
-        for (const PathNames* file : files) {
-            for (const auto& [macro, body] : file->macros) {
-                if (names.count(macro)) continue;
-                if (names_path(macro) || std::any_of(body.begin(), body.end(), [&](const std::string& name) {
-                        return names_path(name) || names.count(name);
-                    })) {
-                    names.insert(macro);
-                    grew = true;
-                }
-            }
-        }
-    }
-    return names;
-}
 
-bool uses_any(const std::vector<std::string>& identifiers,
-              const std::set<std::string, std::less<>>& naming) {
-    return std::any_of(identifiers.begin(), identifiers.end(), [&](const std::string& name) {
-        return names_path(name) || naming.count(name);
-    });
-}
 
 }  // namespace
 
@@ -134,85 +96,6 @@ std::string key_flag(const ProjectRoot& root, const std::string& flag) {
             return std::string(prefix) + root.key_text(flag.substr(prefix.size()));
     }
     return flag;
-}
-
-namespace {
-
-// What the files of a view say, whatever the flags: the names that may name a path (macros
-// followed through every file) and whether the main source or a header uses one. The same
-// source and headers give the same answer, so it is remembered: a thousand specializations of
-// one <cuda/std> kernel (one source, some 300 headers of thousands of macros) scan them once.
-struct FilesVerdict {
-    std::set<std::string, std::less<>> naming;
-    bool files_name_paths = false;
-};
-
-// The view's files, exactly: the main source, then each header's digest and whether it lies in
-// the project (which decides which of its names count).
-std::string files_key(const Program& program, const FileView& view, const ProjectRoot& root) {
-    std::string key;
-    key.reserve(program.source().size() + view.headers.size() * 66 + 1);
-    key.append(program.source());
-    key.push_back('\0');
-    for (const auto& [path, digest] : view.headers) {
-        key.append(digest.digest);
-        key.push_back(root.holds(path) ? '1' : '0');
-    }
-    return key;
-}
-
-// Null when a header no longer holds the bytes its digest names (the path is kept then).
-std::shared_ptr<const FilesVerdict> files_verdict(const Program& program, const FileView& view,
-                                                  const ProjectRoot& root) {
-    static std::mutex mutex;
-    static auto* known = new std::map<std::string, std::shared_ptr<const FilesVerdict>, std::less<>>;  // leaked: used at exit
-    std::string key = files_key(program, view, root);
-    {
-        std::lock_guard lock(mutex);
-        if (auto it = known->find(key); it != known->end()) return it->second;
-    }
-    const PathNames main = scan_path_names(program.source());
-    std::vector<const PathNames*> files{&main};
-    std::vector<std::shared_ptr<const PathNames>> headers;
-    for (const auto& [path, digest] : view.headers) {
-        std::shared_ptr<const PathNames> names = path_names_of_file(path, digest.digest);
-        if (!names) return nullptr;
-        files.push_back(names.get());
-        headers.push_back(std::move(names));
-    }
-    auto verdict = std::make_shared<FilesVerdict>();
-    verdict->naming = path_naming_names(files);
-    verdict->files_name_paths = uses_any(main.identifiers, verdict->naming);
-    for (std::size_t i = 0; i < headers.size() && !verdict->files_name_paths; ++i) {
-        const bool in_project = root.holds(view.headers[i].first);
-        verdict->files_name_paths = uses_any(in_project ? headers[i]->identifiers : headers[i]->assigned,
-                                             verdict->naming);
-    }
-    std::lock_guard lock(mutex);
-    if (known->size() >= 64) known->clear();  // a bound, not a policy: programs rarely differ this much
-    known->emplace(std::move(key), verdict);
-    return verdict;
-}
-
-}  // namespace
-
-bool code_may_name_paths(const Program& program, const std::vector<std::string>& flags,
-                         const FileView& view, const ProjectRoot& root) {
-    if (!program.debug_source_path().empty() || !program.options().header_bundles.empty()) return true;
-    const std::shared_ptr<const FilesVerdict> files = files_verdict(program, view, root);
-    if (!files) return true;  // not the bytes the key names: keep the path
-    for (std::size_t i = 0; i < flags.size(); ++i) {
-        const std::string& flag = flags[i];
-        if (is_path_flag(flag)) {
-            if (flag == "-I" || flag == "--include-path" || flag == "-include" || flag == "--pre-include")
-                ++i;  // and its value
-            continue;
-        }
-        if (is_debug_flag(flag) || flag.find('/') != std::string::npos ||
-            uses_any(scan_path_names(flag).identifiers, files->naming))
-            return true;
-    }
-    return files->files_name_paths;
 }
 
 }  // namespace cudacore::detail

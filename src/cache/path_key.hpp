@@ -1,15 +1,12 @@
 // Cache keys that do not name where a project lives. A compile's paths are keyed relative to its
 // project folder (the deepest folder holding the program's folder and every include folder outside
 // the toolkit), so the same project checked out at two paths keys its programs alike and shares
-// their code, on disk and through Redis. Where the code may hold a path of the project (debug or
-// line information, a file of the project that names __FILE__, assert or a macro that does, a
-// flag that holds a path), the key keeps the project folder too: code_may_name_paths decides, and
-// keeps it whenever it cannot tell. See docs/caching.md "Keys that do not name the checkout".
-// Internal.
+// their code, on disk and through Redis. Whether the code itself depends on that folder is shown
+// by a check compile, not guessed (cache/code_keys.hpp). See docs/caching.md "Keys that do not
+// name the checkout". Internal.
 #pragma once
 
 #include "cudacore/program.hpp"
-#include "headers/file_view.hpp"
 #include "headers/include_lookups.hpp"
 
 #include <string>
@@ -45,15 +42,5 @@ ProjectRoot project_root(const IncludeSearch& search, const std::vector<std::str
 // `flag` (one of Program::flags) as a source key names it: an absolute include folder or
 // pre-include (in any of NVRTC's spellings, the value of a separate "-I" included) by key_text.
 std::string key_flag(const ProjectRoot& root, const std::string& flag);
-
-// Whether the code of `program` compiled with `flags` from the files of `view` (headers and their
-// digests) may hold a path that lies in `root`: debug or line information, header bundles (their
-// macros are not scanned), a flag other than an include folder that holds '/' or a name that
-// names a path (path_names.hpp), the main source or a header in `root` that uses such a name or
-// a macro whose body does (through other macros too, defined in any file of the view), a header
-// anywhere that gives such a name as a default argument or initializer, or a header that cannot
-// be read back with its digest. Thread-safe.
-bool code_may_name_paths(const Program& program, const std::vector<std::string>& flags,
-                         const FileView& view, const ProjectRoot& root);
 
 }  // namespace cudacore::detail

@@ -70,19 +70,18 @@ void ProgramKeyMemo::remember_source_key(CodeType target, const std::vector<std:
     keep_last(source_keys_, std::move(entry), kept);
 }
 
-std::shared_ptr<const HeaderKey> ProgramKeyMemo::header_key(const CacheKey& source_key) const {
+std::optional<CacheKey> ProgramKeyMemo::first_key(const CacheKey& source_key) const {
     std::lock_guard lock(mutex_);
-    for (const auto& [source, key] : header_keys_)
+    for (const auto& [source, key] : first_keys_)
         if (source == source_key) return key;
-    return nullptr;
+    return std::nullopt;
 }
 
-void ProgramKeyMemo::remember_header_key(const CacheKey& source_key,
-                                         std::shared_ptr<const HeaderKey> key) {
+void ProgramKeyMemo::remember_first_key(const CacheKey& source_key, const CacheKey& key) {
     std::lock_guard lock(mutex_);
     auto same = [&](const auto& entry) { return entry.first == source_key; };
-    std::erase_if(header_keys_, same);
-    keep_last(header_keys_, std::pair{source_key, std::move(key)}, kept);
+    std::erase_if(first_keys_, same);
+    keep_last(first_keys_, std::pair{source_key, key}, kept);
 }
 
 }  // namespace cudacore::detail

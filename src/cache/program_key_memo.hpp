@@ -5,9 +5,8 @@
 // What is remembered, and what a later call still reads:
 //   - the source key, cache_key(program, target, names), by target, name expressions and
 //     KeyContext (what the key reads from outside the Program value, read again at every call);
-//   - the code key last made from the header record under each source key (HeaderKey,
-//     header_key.hpp), whose headers and lookups outside the toolkit, and working directory where
-//     the record depends on it, are checked at every call.
+//   - the first code key (code_keys.hpp) under each source key, where the program's snapshot
+//     read nothing outside the toolkit (so the key follows from the value alone).
 // Each list holds the last few entries (a Program keyed many ways is re-keyed, never wrong).
 #pragma once
 
@@ -25,9 +24,6 @@
 #include <vector>
 
 namespace cudacore::detail {
-
-// A code key made from a header record, and what re-checks it (header_key.hpp).
-struct HeaderKey;
 
 // What cache_key reads from outside the Program value (everything else it reads is the value's
 // or fixed for the process: library versions, the backend, the toolkit folders of a $CUDA_HOME).
@@ -50,9 +46,9 @@ public:
     void remember_source_key(CodeType target, const std::vector<std::string>& names,
                              const KeyContext& context, const CacheKey& key);
 
-    // The code key last made under `source_key` (null when none), for the caller to check.
-    std::shared_ptr<const HeaderKey> header_key(const CacheKey& source_key) const;
-    void remember_header_key(const CacheKey& source_key, std::shared_ptr<const HeaderKey> key);
+    // The first code key remembered under `source_key`, or nullopt.
+    std::optional<CacheKey> first_key(const CacheKey& source_key) const;
+    void remember_first_key(const CacheKey& source_key, const CacheKey& key);
 
 private:
     static constexpr std::size_t kept = 16;  // entries per list, the oldest dropped first
@@ -64,7 +60,7 @@ private:
     };
     mutable std::mutex mutex_;
     std::vector<SourceKey> source_keys_;
-    std::vector<std::pair<CacheKey, std::shared_ptr<const HeaderKey>>> header_keys_;
+    std::vector<std::pair<CacheKey, CacheKey>> first_keys_;
 };
 
 // The memo of a Program (null for a moved-from one), made by the first call on the value or a

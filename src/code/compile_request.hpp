@@ -1,16 +1,11 @@
-// One compile of a Program, the one call every way of compiling goes through: Program::compile,
-// compile_cached (and compile_many, compile_fatbin and compile_distributed through it) and
-// `cudacore bundle`. A request says what it needs besides the code: the headers NVRTC opened (a
-// front-end pass of their own, headers/header_trace.hpp) or the view of the files the code was
-// compiled from (headers/file_view.hpp), which is what a cache keys the code by. The view is one
-// construction: the start is taken before the compile and its header pass begin, every file is
-// read once after both end, and the view says when anything it covers changed in between, so that
-// a caller never stores code under files it was not compiled from. Internal.
+// One compile of a Program from its files: Program::compile and `cudacore bundle`. A request says
+// what it needs besides the code: the headers NVRTC opened (a front-end pass of their own,
+// headers/header_trace.hpp). A cached compile is given its files from memory instead
+// (code/snapshot_compile.hpp). Internal.
 #pragma once
 
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
-#include "headers/file_view.hpp"
 
 #include <exception>
 #include <optional>
@@ -19,13 +14,15 @@
 
 namespace cudacore::detail {
 
+struct CompileSnapshot;
+struct NvrtcAttempt;
+
 struct CompileRequest {
     CodeType target = CodeType::cubin;
     std::vector<std::string> name_expressions{};
     enum class Needs {
         code,             // the code only
         headers_opened,   // and the header files NVRTC opened (Program::compile's headers_read)
-        view,             // and the view of the files it was compiled from (a cache's key)
     } needs = Needs::code;
     // Not null: the compile (and its header pass) is given up when it is cancelled, throwing
     // CompileCancelled. The token outlives the call.
@@ -34,12 +31,8 @@ struct CompileRequest {
 
 struct CompiledProgram {
     ObjectCode code;
-    // The header files NVRTC opened (absolute, sorted), for headers_opened and view.
+    // The header files NVRTC opened (absolute, sorted), for headers_opened.
     std::vector<std::string> headers_opened{};
-    // For view: what the code was compiled from; `changed` or `refusal` say when it cannot key it.
-    std::optional<FileView> view{};
-    // For view of a C++ program: where NVRTC searched (the view's paths were looked up there).
-    std::optional<IncludeSearch> search{};
     // Set when the headers could not be listed (the code is good; only keeping it is given up).
     std::exception_ptr headers_error{};
 };
@@ -57,6 +50,14 @@ struct ProgramInternals {
                                   const CancellationToken* cancellation) {
         return program.compile_cxx(target, name_expressions, pch_allowed, cancellation);
     }
+    // The code of a finished NVRTC attempt of `program` (its handle and log kept), or the
+    // CompileError / CompileCancelled it ended in, naming `used_flags`.
+    static ObjectCode code_of_attempt(Program& program, CodeType target, NvrtcAttempt& attempt,
+                                      const std::vector<std::string>& used_flags);
+    // A C++ compile from `snapshot` (code/snapshot_compile.hpp), in program.cpp.
+    static ObjectCode compile_snapshot(Program& program, CodeType target,
+                                       const std::vector<std::string>& name_expressions,
+                                       const CompileSnapshot& snapshot, const CancellationToken* cancellation);
     static ObjectCode compile_ptx_or_nvvm(Program& program, CodeType target,
                                           const std::vector<std::string>& name_expressions) {
         return program.compile_ptx_or_nvvm(target, name_expressions);

@@ -11,6 +11,7 @@
 #include "headers/bundle_folder.hpp"
 #include "code/compile_request.hpp"
 #include "code/debug_source.hpp"
+#include "headers/compile_snapshot.hpp"
 #include "headers/header_trace.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "headers/pch_directory.hpp"
@@ -541,24 +542,63 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
         return "PCH " + std::string(to_string(pch_status_.outcome)) +
                (pch_status_.reason.empty() ? "" : ": " + pch_status_.reason);
     });
-    if (!wraps_handle_ && attempt.program) {  // kept whether the compile succeeded or not
-        handle_ = attempt.program.get();
-        handle_owner_ = std::move(attempt.program);
-    }
-    log_ = std::move(attempt.log);
     // A bundled header is named as the source includes it, not by the folder NVRTC read.
-    if (pch.bundles_from_folders) log_ = detail::log_naming_bundled_headers(std::move(log_), pch.folders);
+    if (pch.bundles_from_folders) attempt.log = detail::log_naming_bundled_headers(std::move(attempt.log), pch.folders);
+    for (const std::string& added : pch.added_flags)
+        if (attempt.status != NVRTC_SUCCESS) std::erase(used_flags, added);
+    return detail::ProgramInternals::code_of_attempt(*this, target, attempt, used_flags);
+}
+
+ObjectCode detail::ProgramInternals::code_of_attempt(Program& program, CodeType target, NvrtcAttempt& attempt,
+                                                     const std::vector<std::string>& used_flags) {
+    if (!program.wraps_handle_ && attempt.program) {  // kept whether the compile succeeded or not
+        program.handle_ = attempt.program.get();
+        program.handle_owner_ = std::move(attempt.program);
+    }
+    program.log_ = std::move(attempt.log);
+    const ProgramOptions& options = program.options_;
     if (attempt.status != NVRTC_SUCCESS) {
-        for (const std::string& added : pch.added_flags) std::erase(used_flags, added);
-        if (attempt.status == NVRTC_ERROR_CANCELLED) throw CompileCancelled(options_.name, used_flags, "NVRTC");
-        throw CompileError(options_.name, failed_compile_log(log_, attempt.status, options_), used_flags,
+        if (attempt.status == NVRTC_ERROR_CANCELLED) throw CompileCancelled(options.name, used_flags, "NVRTC");
+        throw CompileError(options.name, failed_compile_log(program.log_, attempt.status, options), used_flags,
                            "NVRTC", attempt.status);
     }
-    ObjectCode code = ObjectCode::from_bytes(target, std::move(attempt.code), options_.name,
+    ObjectCode code = ObjectCode::from_bytes(target, std::move(attempt.code), options.name,
                                              std::move(attempt.symbols));
     detail::ObjectCodeAccess::state(code)->made_by_nvrtc = true;
     return code;
 }
+
+namespace detail {
+
+ObjectCode ProgramInternals::compile_snapshot(Program& program, CodeType target,
+                                              const std::vector<std::string>& name_expressions,
+                                              const CompileSnapshot& snapshot,
+                                              const CancellationToken* cancellation) {
+    program.check_open("Program::compile");
+    const detail::CudacoreRange range(tracing::CudacoreCategory::compile, [&] {
+        return "compile " + program.options_.name + " (" + std::string(to_string(target)) + ", from memory)";
+    });
+    program.log_.clear();
+    program.pch_status_ = {PchOutcome::not_attempted,
+                           "PCH is off: a cached compile is given its headers from memory", {}, 0};
+    require_supported_target(program.source_type_, target, program.options_);
+    const std::string object = describe(program.options_) + " (" + std::string(to_string(target)) + ")";
+    if (!program.wraps_handle_) {
+        program.handle_ = std::monostate{};
+        program.handle_owner_.reset();
+    }
+    InMemoryHeaders headers = in_memory_headers(program.options_.header_bundles);
+    for (const auto& header : snapshot.headers) {
+        headers.names.push_back(header.name.c_str());
+        headers.contents.push_back(header.content.c_str());
+    }
+    if (!program.debug_source_path().empty()) program.write_debug_source();
+    NvrtcAttempt attempt = nvrtc_compile(snapshot.source, snapshot.nvrtc_name, snapshot.flags, name_expressions,
+                                         target, object, false, nullptr, true, headers, cancellation);
+    return code_of_attempt(program, target, attempt, snapshot.flags);
+}
+
+}  // namespace detail
 
 std::filesystem::path Program::debug_source_path() const {
     // A wrapped nvrtcProgram was named by its creator; PTX and NVVM IR do not go through NVRTC.

@@ -1,6 +1,5 @@
 #include "headers/header_trace.hpp"
 
-#include "headers/file_view.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
@@ -166,13 +165,6 @@ namespace {
 struct PchBirths {
     std::mutex mutex;
     std::map<std::string, std::chrono::system_clock::time_point> began;
-    // The view of the files the compile that made each PCH read, where that compile took one,
-    // and the search it resolved its includes in.
-    struct Birth {
-        FileView view;
-        std::string search;
-    };
-    std::map<std::string, std::shared_ptr<const Birth>> views;
 };
 
 PchBirths& pch_births() {
@@ -210,62 +202,15 @@ bool pch_may_be_stale(const PchStatus& status, const std::vector<std::string>& h
     return false;
 }
 
-namespace {
-
-// The search, as text: a PCH made under one search is trusted only under the same one (NVRTC
-// does not look its headers up again: the same name in another folder reads the PCH's copy).
-std::string search_text(const IncludeSearch& search) {
-    std::string text = search.main_directory + '\n' + search.working_directory + '\n';
-    for (const auto& folder : search.directories) text += folder + '\n';
-    for (const auto& name : search.pre_includes) text += "pre " + name + '\n';
-    return text;
-}
-
-}  // namespace
-
 void remember_pch_made(const std::string& file, std::chrono::system_clock::time_point began) noexcept {
     if (file.empty()) return;
     try {
         PchBirths& births = pch_births();
         std::lock_guard lock(births.mutex);
         births.began[file] = began;
-        births.views.erase(file);  // made again: its view, if any, comes after
     } catch (...) {  // std::bad_alloc: the PCH counts as unseen, so never trusted
     }
 }
 
-
-void remember_pch_view(const std::string& file, const FileView& view, const IncludeSearch& search) noexcept {
-    if (file.empty() || !view.changed.empty() || !view.refusal.empty()) return;
-    try {
-        auto kept = std::make_shared<const PchBirths::Birth>(PchBirths::Birth{view, search_text(search)});
-        PchBirths& births = pch_births();
-        std::lock_guard lock(births.mutex);
-        births.views[file] = std::move(kept);
-    } catch (...) {  // the PCH counts as unseen, so never trusted
-    }
-}
-
-bool pch_view_holds(const PchStatus& status, const IncludeSearch& search) {
-    if (status.outcome != PchOutcome::used) return true;
-    const std::string searched = search_text(search);
-    std::shared_ptr<const PchBirths::Birth> birth;
-    {
-        PchBirths& births = pch_births();
-        std::lock_guard lock(births.mutex);
-        if (auto it = births.views.find(status.file); it != births.views.end()) birth = it->second;
-    }
-    // Made by a compile that took no view, or under another search: what it read is not known.
-    if (!birth || birth->search != searched) return false;
-    const FileView* view = &birth->view;
-    for (const auto& [path, digest] : view->headers) {
-        const std::optional<FileDigest> now = file_digest(path);
-        if (!now || now->digest != digest.digest) return false;  // edited or gone
-    }
-    LookupStates states;
-    for (const auto& [path, state] : view->lookups)
-        if (states.state(path) != state) return false;  // a header created or removed on the path
-    return true;
-}
 
 }  // namespace cudacore::detail

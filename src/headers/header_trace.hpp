@@ -10,7 +10,6 @@
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
-#include "headers/file_view.hpp"
 
 #include <chrono>
 #include <exception>
@@ -53,20 +52,6 @@ std::future<std::vector<std::string>> start_headers_opened(const Program& progra
 // headers edited after it was made: such a compile is made again without PCH
 // (code/compile_request.hpp). Never throws except std::bad_alloc.
 bool pch_may_be_stale(const PchStatus& status, const std::vector<std::string>& headers);
-
-// Notes the view of the files the compile that made the PCH file `file` read (a compile that
-// takes one: compile_cached's): a view that says files changed meanwhile is not kept, so that
-// PCH is never trusted. Never throws.
-void remember_pch_view(const std::string& file, const FileView& view, const IncludeSearch& search) noexcept;
-
-// Whether the PCH a compile searching `search` used (`status`; true when it used none) was made
-// from the files as they are now: the compile that made it took a view (remember_pch_view) under
-// the same search, every header of that view has its digest still and every lookup of it finds
-// what it found. A PCH a plain compile made is never trusted (what it read is not known; a rule
-// by file times alone let a file storm through). NVRTC checks a PCH only
-// against the files it names, by size and a second of mtime: a header created earlier on the
-// path, or edited within that second, is not seen. Never throws except std::bad_alloc.
-bool pch_view_holds(const PchStatus& status, const IncludeSearch& search);
 
 // Notes that the compile that made the PCH file `file` began at `began` (Program::compile):
 // headers changed since may not be in it. Never throws.

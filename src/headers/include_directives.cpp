@@ -10,10 +10,17 @@ namespace {
 using Wrappers = std::set<std::string, std::less<>>;
 
 // Translation phase 2: a backslash at the end of a line joins it with the next one, anywhere
-// (inside a directive's operand too).
-std::string splice_lines(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
+// (inside a directive's operand too). `offsets[i]` is where character i of the result lies in
+// `text` (one more entry: the end).
+struct SplicedText {
+    std::string text;
+    std::vector<std::size_t> offsets;
+};
+
+SplicedText splice_lines(std::string_view text) {
+    SplicedText out;
+    out.text.reserve(text.size());
+    out.offsets.reserve(text.size() + 1);
     for (std::size_t i = 0; i < text.size(); ++i) {
         if (text[i] == '\\') {
             std::size_t next = i + 1;
@@ -23,8 +30,10 @@ std::string splice_lines(std::string_view text) {
                 continue;
             }
         }
-        out += text[i];
+        out.text += text[i];
+        out.offsets.push_back(i);
     }
+    out.offsets.push_back(text.size());
     return out;
 }
 
@@ -44,14 +53,14 @@ bool raw_string_prefix(std::string_view identifier) {
 
 class Scanner {
 public:
-    Scanner(std::string_view text, const Wrappers& wrappers, IncludeDirectives& out)
-        : text_(text), wrappers_(wrappers), out_(out) {}
+    Scanner(const SplicedText& text, const Wrappers& wrappers, IncludeDirectives& out)
+        : text_(text.text), offsets_(text.offsets), wrappers_(wrappers), out_(out) {}
 
     void run() {
         while (pos_ < text_.size()) {
             skip_blanks();
-            if (peek() == '#') {
-                ++pos_;
+            if (peek() == '#' || (peek() == '%' && peek(1) == ':')) {  // %: is the digraph of #
+                pos_ += peek() == '#' ? 1 : 2;
                 directive();
             } else {
                 tokens_to_end_of_line(nullptr);
@@ -86,6 +95,12 @@ private:
         const std::size_t start = pos_;
         while (pos_ < text_.size() && identifier_char(text_[pos_])) ++pos_;
         return text_.substr(start, pos_ - start);
+    }
+
+    // The operand whose opening delimiter is at `open` and whose closing one is just before pos_.
+    IncludeOperand operand(std::string name, char opening, std::size_t open, bool next, bool test) const {
+        return {.name = std::move(name), .quoted = opening == '"', .begin = offsets_[open],
+                .end = offsets_[pos_ - 1] + 1, .next = next, .test = test};
     }
 
     // Up to `close` on this line; nullopt (position unchanged) when the line ends first.
@@ -150,7 +165,7 @@ private:
                     skip_raw_string();
                 } else if (name == "__has_include" || name == "__has_include_next" ||
                            wrappers_.contains(name)) {
-                    test(start, macro);
+                    test(start, macro, name == "__has_include_next");
                 }
             } else if (std::isdigit(static_cast<unsigned char>(c)) ||
                        (c == '.' && std::isdigit(static_cast<unsigned char>(peek(1))))) {
@@ -164,15 +179,16 @@ private:
     }
 
     // After the name of a test: `(` then a literal operand, or something a macro makes.
-    void test(std::size_t start, const std::string* macro) {
+    void test(std::size_t start, const std::string* macro, bool next) {
         skip_blanks();
         if (peek() != '(') return;  // `defined(__has_include)`, `#ifdef __has_include`
         ++pos_;
         skip_blanks();
         const char c = peek();
+        const std::size_t open = pos_;
         if (c == '"' || c == '<') {
             if (auto name = delimited(c == '"' ? '"' : '>')) {
-                out_.operands.push_back({std::move(*name), c == '"'});
+                out_.operands.push_back(operand(std::move(*name), c, open, next, true));
                 return;
             }
         }
@@ -197,9 +213,10 @@ private:
         if (name == "include" || name == "include_next" || name == "import") {
             skip_blanks();
             const char c = peek();
+            const std::size_t open = pos_;
             if (c == '"' || c == '<') {
-                if (auto operand = delimited(c == '"' ? '"' : '>')) {
-                    out_.operands.push_back({std::move(*operand), c == '"'});
+                if (auto found = delimited(c == '"' ? '"' : '>')) {
+                    out_.operands.push_back(operand(std::move(*found), c, open, name == "include_next", false));
                     tokens_to_end_of_line(nullptr);
                     return;
                 }
@@ -232,6 +249,7 @@ private:
     }
 
     std::string_view text_;
+    const std::vector<std::size_t>& offsets_;
     std::size_t pos_ = 0;
     const Wrappers& wrappers_;
     IncludeDirectives& out_;
@@ -240,7 +258,7 @@ private:
 }  // namespace
 
 IncludeDirectives scan_include_directives(std::string_view text, const Wrappers& wrappers) {
-    const std::string spliced = splice_lines(text);
+    const SplicedText spliced = splice_lines(text);
     IncludeDirectives out;
     Scanner(spliced, wrappers, out).run();
     return out;

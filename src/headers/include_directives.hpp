@@ -6,7 +6,7 @@
 // needs (code/header_closure.hpp). Internal.
 //
 // The scan follows the translation phases that matter here (line splices, comments, string and
-// character literals, raw strings, digit separators) but evaluates no conditional: a name under
+// character literals, raw strings, digit separators, the digraph %: for #) but evaluates no conditional: a name under
 // `#if 0` is listed too. Listing too much only costs a stat per name and folder.
 #pragma once
 
@@ -20,8 +20,16 @@ namespace cudacore::detail {
 struct IncludeOperand {
     std::string name;
     bool quoted = false;  // "name" (searched from the including file's folder first), else <name>
-    bool operator==(const IncludeOperand&) const = default;
-    auto operator<=>(const IncludeOperand&) const = default;
+    // Where the operand, delimiters included, lies in the scanned text (offsets into the text as
+    // given, line splices and all), so that it can be replaced there.
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    bool next = false;  // #include_next or __has_include_next: searched after the includer's folder
+    bool test = false;  // a __has_include test (directly or through a wrapper), not an #include
+    // The same name looked up the same way (where it lies does not matter).
+    bool operator==(const IncludeOperand& other) const {
+        return name == other.name && quoted == other.quoted;
+    }
 };
 
 struct IncludeDirectives {

@@ -3,6 +3,7 @@
 #include "mpi/node_pool.hpp"
 
 #include "cache/cached_entry.hpp"
+#include "cache/code_keys.hpp"
 #include "cache/compile_many_outcomes.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/compiler_flags.hpp"
@@ -23,10 +24,10 @@ namespace {
 // Where the sender's cache holds one job's code, sent after the sender's codes so that receivers
 // store it under the same keys (cache_received). An ObjectCode, since all_gather moves those:
 // named placement_name, its bytes little-endian fields: placement_magic, a u32 (1: cached, 0:
-// not), and when cached the code's key (32 bytes) and the serialized header-list entry (u64
-// length, 0 when there is none).
+// not), and when cached the code's key (32 bytes), a u32 (1: a marker leads to it) and then the
+// marker's key (32 bytes).
 constexpr std::string_view placement_name = "cudacore cache placement";
-constexpr std::string_view placement_magic = "CCPLACE1";
+constexpr std::string_view placement_magic = "CCPLACE2";
 
 ObjectCode encode_placement(const std::optional<cudacore::detail::CachedEntry>& entry) {
     detail::WireWriter out;
@@ -35,7 +36,10 @@ ObjectCode encode_placement(const std::optional<cudacore::detail::CachedEntry>& 
     if (entry) {
         out.raw(std::string_view(reinterpret_cast<const char*>(entry->code_key.digest.data()),
                                  entry->code_key.digest.size()));
-        out.string(entry->header_list ? entry->header_list->serialize() : std::string());
+        out.u32(entry->marker_key ? 1 : 0);
+        if (entry->marker_key)
+            out.raw(std::string_view(reinterpret_cast<const char*>(entry->marker_key->digest.data()),
+                                     entry->marker_key->digest.size()));
     }
     return ObjectCode::from_bytes(CodeType::object, std::move(out.bytes()), std::string(placement_name));
 }
@@ -44,17 +48,18 @@ ObjectCode encode_placement(const std::optional<cudacore::detail::CachedEntry>& 
 // nullopt when it holds no complete entry of exactly this code (not stored, the store failed,
 // or another process replaced it since).
 std::optional<cudacore::detail::CachedEntry> placement_of(ProgramCache& cache, const CompileJob& job,
-                                                          const CacheKey& source_key, const ObjectCode& code,
+                                                          CodeType target, const CacheKey& source_key,
+                                                          const ObjectCode& code,
                                                           const CompileOptions& options) {
     std::optional<cudacore::detail::CachedEntry> entry =
-        cudacore::detail::find_cached_entry(cache, job.program, source_key, options);
+        cudacore::detail::find_cached_entry(cache, job.program, target, source_key, options);
     if (entry && entry->code != code) return std::nullopt;
     return entry;
 }
 
 struct Placement {
     CacheKey code_key;
-    std::optional<ObjectCode> header_list;
+    std::optional<CacheKey> marker_key;
 };
 
 // The inverse of encode_placement; throws SerializationError for anything else.
@@ -74,8 +79,13 @@ std::optional<Placement> decode_placement(const ObjectCode& message, const std::
         placement.emplace();
         const std::string_view key = in.raw(placement->code_key.digest.size(), what);
         std::memcpy(placement->code_key.digest.data(), key.data(), key.size());
-        const std::string_view list = in.raw(in.u64(what), what);
-        if (!list.empty()) placement->header_list = ObjectCode::deserialize(list);
+        const std::uint32_t marked = in.u32(what);
+        if (marked > 1) throw SerializationError(context + ": " + what + " with marker state " + std::to_string(marked));
+        if (marked == 1) {
+            const std::string_view marker = in.raw(placement->code_key.digest.size(), what);
+            placement->marker_key.emplace();
+            std::memcpy(placement->marker_key->digest.data(), marker.data(), marker.size());
+        }
     }
     if (in.remaining() != 0) {
         throw SerializationError(context + ": " + std::to_string(in.remaining()) + " bytes after " + what);
@@ -245,7 +255,7 @@ private:
     // Where this rank's cache holds the code compiled_[k] (cache_received only).
     void place(std::size_t k) {
         const std::size_t i = share_[k];
-        placed_[k] = encode_placement(placement_of(*options_.cache, jobs_[i], keys_[i], *compiled_[k], options_));
+        placed_[k] = encode_placement(placement_of(*options_.cache, jobs_[i], target_, keys_[i], *compiled_[k], options_));
     }
 
     bool step(std::size_t k) {
@@ -286,9 +296,10 @@ const std::vector<ObjectCode>& sent_by(const std::vector<std::vector<ObjectCode>
     return list;
 }
 
-// Stores the other ranks' codes as each sender's compile_cached stored them: the header list
-// under the source key, the code under the sender's code key (its header digests: a rank whose
-// headers differ misses). A job the sender could not cache is not stored.
+// Stores the other ranks' codes as each sender's compile_cached stored them: the code under the
+// sender's code key (made of its files: a rank whose files differ misses), and where a marker
+// leads to it, the marker under the sender's first key. A job the sender could not cache is not
+// stored.
 void store_placements(ProgramCache& cache, const std::vector<std::vector<ObjectCode>>& shares,
                       const Assignment& assignment, const std::vector<CacheKey>& keys,
                       const std::vector<ObjectCode>& result, int rank, const char* operation) {
@@ -303,7 +314,7 @@ void store_placements(ProgramCache& cache, const std::vector<std::vector<ObjectC
             std::string(operation) + ": job " + std::to_string(i) + " from rank " + std::to_string(sender));
         if (!placement) continue;
         cache.put(placement->code_key, result[i]);
-        if (placement->header_list) cache.put(keys[i], *placement->header_list);
+        if (placement->marker_key) cache.put(*placement->marker_key, cudacore::detail::path_bound_marker());
     }
 }
 

@@ -199,10 +199,17 @@ void exchange_with_child(pid_t pid, const std::filesystem::path& program, ChildC
             if (reader.fd->fd >= 0) polled.push_back({reader.fd->fd, POLLIN, 0});
         if (channels.input_parent.fd >= 0) polled.push_back({channels.input_parent.fd, POLLOUT, 0});
         if (polled.empty()) break;
-        const int timeout_ms = deadline.remaining_ms();
+        int timeout_ms = deadline.remaining_ms();
         if (deadline.limited && timeout_ms == 0) {
             result.timed_out = true;
             break;
+        }
+        if (options.stop_requested) {
+            if (options.stop_requested()) {
+                result.timed_out = result.stopped = true;
+                break;
+            }
+            timeout_ms = timeout_ms < 0 ? 10 : std::min(timeout_ms, 10);
         }
         const int ready = ::poll(polled.data(), polled.size(), timeout_ms);
         if (ready < 0 && errno == EINTR) continue;
@@ -284,6 +291,7 @@ std::vector<std::string> helper_environment() {
 }
 
 std::string ChildProcessResult::how_it_ended() const {
+    if (stopped) return "stopped by its caller";
     if (timed_out) return "timed out after " + std::to_string(timeout.count()) + " ms";
     if (signal != 0) {
         const char* name = ::strsignal(signal);

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <functional>
 #include <vector>
 
 namespace cudacore::detail {
@@ -27,12 +28,16 @@ struct ChildProcessOptions {
     // At most this much of standard output and of standard error is kept (the rest is read
     // and dropped, so the child never blocks on a full pipe). The reply is kept whole.
     std::size_t max_output = 1 << 20;
+    // Asked every 10 ms while the child runs: true kills it (SIGKILL) as the time limit does
+    // (ChildProcessResult::stopped). Empty: never.
+    std::function<bool()> stop_requested{};
 };
 
 struct ChildProcessResult {
     int exit_code = -1;      // its exit status, when it exited
     int signal = 0;          // the signal that ended it, when one did
-    bool timed_out = false;  // killed after ChildProcessOptions::timeout
+    bool timed_out = false;  // killed after ChildProcessOptions::timeout (or stopped)
+    bool stopped = false;    // killed because ChildProcessOptions::stop_requested said so
     std::chrono::milliseconds timeout{0};
     std::string out;    // standard output
     std::string err;    // standard error

@@ -28,19 +28,19 @@ using cudacore::test::TempDir;
 
 constexpr const char* secret = "0123456789abcdef0123456789abcdef";
 
-// A C++ program that reads a header of the test's own folder (so its entry is two-level: a header
-// list under its cache_key, the code under the key of its headers) and a template instantiated
-// per `value`.
+// A C++ program of the test's folder that reads a header there whose path reaches the code (so its
+// entry is two-level: a marker under its first key, the code under the key that names the
+// folder) and a template instantiated per `value`.
 Program make_program(const TempDir& dir, int value) {
     std::filesystem::create_directories(dir.path() / "include");
-    test::write_file(dir.path() / "include" / "offset.h", "#define OFFSET 3\n");
+    test::write_file(dir.path() / "include" / "offset.h", "#define OFFSET 3\n#define WHERE __FILE__\n");
     ProgramOptions options;
     options.arch = "sm_90";
-    options.name = "scale" + std::to_string(value) + ".cu";
+    options.name = (dir.path() / ("scale" + std::to_string(value) + ".cu")).string();
     options.include_path = {(dir.path() / "include").string()};
     return Program("#include \"offset.h\"\n"
                    "template <int N> __global__ void scale(int* out) { *out = N * " +
-                       std::to_string(value) + " + OFFSET; }\n",
+                       std::to_string(value) + " + OFFSET + sizeof(WHERE); }\n",
                    SourceType::cxx, options);
 }
 
@@ -60,7 +60,6 @@ std::vector<ObjectCode> warm(ProgramCache& cache, const TempDir& dir, int count)
 // remembered): how many NVRTC compiles that took, and whether each gave `expected`'s bytes.
 std::uint64_t compiles_to_find(ProgramCache& cache, const TempDir& dir,
                                const std::vector<ObjectCode>& expected) {
-    detail::forget_remembered_header_keys();
     const std::uint64_t before = cache_stats().compiles;
     for (std::size_t i = 0; i < expected.size(); ++i) {
         Program program = make_program(dir, static_cast<int>(i));
@@ -76,7 +75,7 @@ TEST(CacheArtefact, RoundTripFindsEveryProgramWithoutCompiling) {
     DiskProgramCache a(dir.path() / "a");
     const std::vector<ObjectCode> codes = warm(a, dir, 4);
     const CacheArtefactExport exported = export_cache_artefact(dir.path() / "warm.ccart", a);
-    EXPECT_EQ(exported.entries, 8u);  // a header list and a code entry per program
+    EXPECT_EQ(exported.entries, 8u);  // a marker and a code entry per program
     EXPECT_EQ(exported.bytes, std::filesystem::file_size(dir.path() / "warm.ccart"));
     EXPECT_TRUE(exported.missing.empty());
 
@@ -280,8 +279,9 @@ TEST(CacheArtefact, TwoProcessesImportIntoOneDiskCacheAtOnce) {
 
 TEST(CacheArtefact, CliExportsAManifestAndImportsIt) {
     TempDir dir;
+    // Its code names its path: two entries, the marker and the code.
     test::write_file(dir.path() / "kernel.cu",
-                     "extern \"C\" __global__ void k(int* out) { *out = 5; }\n");
+                     "extern \"C\" __global__ void k(int* out) { *out = sizeof(__FILE__); }\n");
     const std::string cli = test::cli_path().string();
     const std::string manifest = (dir.path() / "keys.txt").string();
     std::map<std::string, std::string> env{{"CUDACORE_CACHE_DIR", (dir.path() / "a").string()},

@@ -1,7 +1,8 @@
 // Files that change under compiles. Many processes (tests/helpers/file_storm_worker.cpp) compile
 // small programs (tests/support/file_storm_programs.hpp) through one disk cache, and through one
 // header bundle whose folder lies in that cache folder, while a storm thread of this test edits
-// (in place, the same size or another), creates, removes, renames and swaps
+// (in place, the same size or another, or through a shared mapping with the mtime put back),
+// creates, removes, renames and swaps
 // (renameat2(RENAME_EXCHANGE)) headers and whole folders at random moments: in the include
 // folders, and in the bundle's folder (a header edited, a subfolder replaced by a symbolic link
 // or swapped for a copy, the whole folder or the bundle root swapped).
@@ -22,8 +23,8 @@
 // Environment: CUDACORE_STORM_SECONDS (storm length, default 40), CUDACORE_STORM_PROCESSES (at
 // once, default 4), CUDACORE_STORM_PAUSE_MS (mean of the short pauses between changes, default
 // 40; one pause in ten is a calm 5 to 30 times as long),
-// CUDACORE_STORM_OPS (a comma-separated subset of edit,create,remove,rename,swap,bundle-edit,
-// bundle-link,bundle-swap; default all), CUDACORE_STORM_SEED (repeats a storm's choices),
+// CUDACORE_STORM_OPS (a comma-separated subset of edit,map-edit,create,remove,rename,swap,
+// bundle-edit,bundle-link,bundle-swap; default all), CUDACORE_STORM_SEED (repeats a storm's choices),
 // CUDACORE_STORM_PLAIN=1 (the workers compile without the cache: checks the checker, which must
 // then find nothing wrong during the storm), CUDACORE_STORM_LOG (a file for the storm's log).
 // scripts/file_storm.sh runs it long.
@@ -34,6 +35,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>  // renameat2
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +44,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <random>
@@ -66,11 +70,12 @@ long long now_ns() {
         .count();
 }
 
-enum class Op { edit, create, remove, rename, swap, bundle_edit, bundle_link, bundle_swap };
+enum class Op { edit, map_edit, create, remove, rename, swap, bundle_edit, bundle_link, bundle_swap };
 
 const std::map<std::string, Op>& op_names() {
     static const std::map<std::string, Op> names = {
-        {"edit", Op::edit},       {"create", Op::create},           {"remove", Op::remove},
+        {"edit", Op::edit},       {"map-edit", Op::map_edit},       {"create", Op::create},
+        {"remove", Op::remove},
         {"rename", Op::rename},   {"swap", Op::swap},               {"bundle-edit", Op::bundle_edit},
         {"bundle-link", Op::bundle_link}, {"bundle-swap", Op::bundle_swap}};
     return names;
@@ -265,6 +270,7 @@ private:
     bool apply(Op op, Change& change) {
         switch (op) {
         case Op::edit: return edit(change);
+        case Op::map_edit: return map_edit(change);
         case Op::create: return create(change);
         case Op::remove: return remove();
         case Op::rename: return rename();
@@ -307,6 +313,32 @@ private:
         }
         change.empty_slot = slot;
         return write_file_with(path, test::storm_header(slot, next_version(), pick(5)), O_TRUNC);
+    }
+
+    // A header of A/ or B/ edited through a shared mapping, the same size, its mtime put back: only
+    // its bytes (and ctime) say that it changed.
+    bool map_edit(Change& change) {
+        const int slot = pick(2);
+        const fs::path path = header(pick(2) == 0 ? "A" : "B", slot);
+        const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+        if (fd < 0) return false;
+        const std::string text = test::storm_value_text(slot, next_version());
+        const std::size_t offset = test::storm_value_offset(slot);
+        struct stat before {};
+        bool done = false;
+        if (::fstat(fd, &before) == 0 && static_cast<std::size_t>(before.st_size) >= offset + text.size()) {
+            const auto size = static_cast<std::size_t>(before.st_size);
+            void* mapped = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (mapped != MAP_FAILED) {
+                change.torn_slot = slot;
+                std::memcpy(static_cast<char*>(mapped) + offset, text.data(), text.size());
+                ::munmap(mapped, size);
+                const struct timespec times[2] = {before.st_atim, before.st_mtim};
+                done = ::futimens(fd, times) == 0;
+            }
+        }
+        ::close(fd);
+        return done;
     }
 
     // A header created in A/, searched before B/ (its folder made when missing).

@@ -1,9 +1,10 @@
 // One project checked out at two paths keys its programs alike, and no two programs that share a
 // code key have different code. Every kernel of the suite's sources and of the examples, and
-// programs made to name paths (assert, __FILE__, a macro that names one, a flag that holds one),
-// each compiled in two checkouts, with and without line information: every pair that shares a key
-// has the same bytes, and the programs that name no path do share their key. A hit from the other
-// checkout's disk cache calls NVRTC no time.
+// programs made to name paths (assert, __FILE__, a macro that names one, a flag that holds one,
+// token pasting, a digraph, a default argument, __BASE_FILE__, sizeof(__FILE__),
+// source_location), each compiled in two checkouts, with and without line information: every pair
+// that shares a key has the same bytes, and the programs that name no path do share their key. A
+// hit from the other checkout's disk cache calls NVRTC no time.
 #include "suite_kernels.hpp"
 #include "test_support.hpp"
 
@@ -15,8 +16,6 @@
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
-#include "headers/file_view.hpp"
-#include "headers/path_names.hpp"
 
 #include <unistd.h>
 
@@ -85,7 +84,7 @@ std::optional<Compiled> compile_in(const fs::path& checkout, const Project& proj
         return std::nullopt;
     }
     const std::optional<detail::CachedEntry> entry =
-        detail::find_cached_entry(cache, program, cache_key(program, target, {}), {.cache = &cache});
+        detail::find_cached_entry(cache, program, target, cache_key(program, target, {}), {.cache = &cache});
     if (!entry) return std::nullopt;  // compiled but not cached (a not_cached warning said why)
     return Compiled{entry->code_key, std::move(bytes)};
 }
@@ -127,6 +126,23 @@ std::vector<Project> made_projects() {
         {"<cassert> of the standard headers",
          "#include <cassert>\nextern \"C\" __global__ void k(int* o) { assert(*o > 0); }\n", {},
          false, false, true},
+        // Forms that name a path where no scan of names sees one: the check compile shows it.
+        {"token pasting", "#define CAT(a, b) a##b\n"
+         "extern \"C\" __global__ void k(const char** o) { *o = CAT(__FI, LE__); }\n", {}, false},
+        {"a digraph and a form feed before a directive",
+         "%:define WHERE(x) x\n\f#define HERE WHERE(__FILE__)\n"
+         "extern \"C\" __global__ void k(const char** o) { *o = HERE; }\n", {}, false},
+        {"a default argument", "#include <at.h>\nextern \"C\" __global__ void k(const char** o) { *o = at(); }\n",
+         {{"include/at.h", "__device__ const char* at(const char* f = (__builtin_FILE())) { return f; }\n"}}, false},
+        {"__BASE_FILE__ in a header's function",
+         "#include <base.h>\nextern \"C\" __global__ void k(const char** o) { *o = base(); }\n",
+         {{"include/base.h", "__device__ const char* base() { return __BASE_FILE__; }\n"}}, false},
+        {"sizeof(__FILE__)", "extern \"C\" __global__ void k(int* o) { *o = sizeof(__FILE__); }\n", {}, false},
+        {"source_location", "#include <cuda/std/source_location>\n"
+         "extern \"C\" __global__ void k(const char** o) { *o = cuda::std::source_location::current().file_name(); }\n",
+         {}, false},
+        {"assert with NDEBUG", "#define NDEBUG\n#include <cassert>\n"
+         "extern \"C\" __global__ void k(int* o) { assert(*o > 0); *o = 1; }\n", {}, std::nullopt, false, true},
     };
 }
 
@@ -200,7 +216,6 @@ TEST(PathIndependentKeys, OtherCheckoutsDiskCacheIsAHitWithoutCompiling) {
     write_project(second, project);
     Program made(project.source, SourceType::cxx, options_in(first, project, false));
     const std::string bytes(compile_cached(made, CodeType::cubin, {}, {.cache = &disk}).code());
-    detail::forget_remembered_header_keys();  // as another process
     reset_cache_stats();
     Program found(project.source, SourceType::cxx, options_in(second, project, false));
     EXPECT_EQ(std::string(compile_cached(found, CodeType::cubin, {}, {.cache = &disk}).code()), bytes);
@@ -227,67 +242,12 @@ TEST(PathIndependentKeys, RelativeFoldersShareFromTheWorkingDirectory) {
         options.name = "src/k.cu";
         options.arch = "sm_90";
         options.include_path = {"include"};
-        detail::forget_remembered_header_keys();
         reset_cache_stats();
         Program program(project.source, SourceType::cxx, options);
         bytes[c] = std::string(compile_cached(program, CodeType::ptx, {}, {.cache = &disk}).code());
         EXPECT_EQ(cache_stats().compiles, c == 0 ? 1u : 0u) << checkout;
     }
     EXPECT_EQ(bytes[0], bytes[1]);
-}
-
-// A header outside the project (a vendor's, like the toolkit's) may name __FILE__ itself: its
-// path is keyed as it is. A macro of it that names __FILE__, used in the project, names the
-// project's file; a default argument that does names the caller's.
-TEST(PathIndependentKeys, MacrosOfHeadersOutsideTheProjectThatNamePathsKeepThePath) {
-    TempDir project, vendor;
-    const fs::path header = vendor.path() / "vendor.h";
-    write_file(header, "#define LOCATE() __FILE__\n#define WHERE LOCATE()\n"
-                       "__device__ const char* own() { return __FILE__; }\n");
-    const fs::path caller = vendor.path() / "caller.h";
-    write_file(caller, "__device__ const char* at(const char* f = __builtin_FILE()) { return f; }\n");
-    detail::IncludeSearch search;
-    search.main_directory = (project.path() / "src").string();
-    const detail::ProjectRoot root = detail::project_root(search, {});
-    ASSERT_FALSE(root.holds(header.string()));
-    auto view_of = [&](const fs::path& file) {
-        detail::FileView view;
-        view.headers.emplace_back(file.string(), *detail::file_digest(file.string()));
-        return view;
-    };
-    ProgramOptions options;
-    options.name = (project.path() / "src" / "k.cu").string();
-    options.arch = "sm_90";
-    auto names_paths = [&](const std::string& source, const fs::path& file) {
-        const Program program(source, SourceType::cxx, options);
-        return detail::code_may_name_paths(program, program.flags(CodeType::ptx), view_of(file), root);
-    };
-    EXPECT_FALSE(names_paths("#include <vendor.h>\n__global__ void k() { own(); }\n", header));
-    EXPECT_TRUE(names_paths("#include <vendor.h>\n__global__ void k() { (void)WHERE; }\n", header));
-    EXPECT_TRUE(names_paths("#include <caller.h>\n__global__ void k() { at(); }\n", caller));
-}
-
-// Names in comments and in the operands of #include are no uses; names in literals count (the
-// scan never takes a literal for a comment), and a block comment inside a #define is one space.
-TEST(PathIndependentKeys, ScanCountsNamesOutsideCommentsAndIncludes) {
-    const detail::PathNames names = detail::scan_path_names(
-        "#include <cassert>\n// assert(x) in a comment\n/* __FILE__ */ int a;\n"
-        "const char* s = \"http://x\"; int b = __LINE__; // __FILE__\n"
-        "#define WHERE /* a\n comment */ __FILE__\n"
-        "const char* r = R\"(// \" )\"; const char* f = __builtin_FILE();\n");
-    auto has = [](const std::vector<std::string>& list, const char* name) {
-        return std::find(list.begin(), list.end(), name) != list.end();
-    };
-    EXPECT_FALSE(has(names.identifiers, "cassert"));
-    EXPECT_FALSE(has(names.identifiers, "assert"));
-    EXPECT_TRUE(has(names.identifiers, "http"));  // in a literal: counted
-    EXPECT_TRUE(has(names.assigned, "__builtin_FILE"));
-    ASSERT_EQ(names.macros.size(), 1u);
-    EXPECT_EQ(names.macros[0].first, "WHERE");
-    EXPECT_EQ(names.macros[0].second, std::vector<std::string>{"__FILE__"});
-    EXPECT_FALSE(has(names.identifiers, "comment"));
-    EXPECT_TRUE(detail::names_path("_CCCL_ASSERT"));
-    EXPECT_FALSE(detail::names_path("static_assert"));
 }
 
 TEST(PathIndependentKeys, KeyTextIsOneToOne) {

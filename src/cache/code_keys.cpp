@@ -1,0 +1,81 @@
+#include "cache/code_keys.hpp"
+
+#include "cache/program_key_memo.hpp"
+#include "code/nvrtc_compile.hpp"
+#include "cudacore/compiler_flags.hpp"
+
+#include <utility>
+
+namespace cudacore::detail {
+namespace {
+
+constexpr std::string_view marker_name = "cudacore path-bound entry";
+constexpr std::string_view marker_bytes = "cudacore-path-bound-v1\n";
+
+void add_field(std::string& out, std::string_view field) {
+    out += std::to_string(field.size());
+    out += ':';
+    out += field;
+}
+
+}  // namespace
+
+CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& source_key,
+                   const ProjectSearch& search) {
+    CodeKeys keys;
+    const ProgramOptions& options = program.options();
+    if (options.fdevice_time_trace) {  // the compile writes the user's trace file as it runs
+        keys.snapshot.refusal = "with fdevice_time_trace set each compile writes its own trace file";
+        return keys;
+    }
+    const std::filesystem::path debug_source = program.debug_source_path();
+    const std::string nvrtc_name = debug_source.empty() ? options.name : debug_source.string();
+    const std::vector<std::string> flags = without_pch_flags(program.flags(target));
+    std::vector<std::string> bundled;
+    for (const auto& bundle : options.header_bundles)
+        for (const auto& header : bundle.headers()) bundled.push_back(header.name);
+    // The standard headers' folder is cudacore's (named by its digest, remade when damaged): it
+    // stays on NVRTC's path as the toolkit's folders do, and is keyed by its path.
+    std::vector<std::string> fixed = toolkit_include_dirs();
+    if (!search.root.standard_headers.empty()) fixed.push_back(search.root.standard_headers);
+    keys.snapshot = take_compile_snapshot({search.search, nvrtc_name, program.source(), flags, fixed, bundled});
+    if (!keys.snapshot.refusal.empty()) return keys;
+    keys.folders = {{search.root.folder, "\x01project"}};
+    keys.working_directory = current_working_directory();
+    const CompileSnapshot abstract = respelled(keys.snapshot, keys.folders);
+    std::string bytes;
+    add_field(bytes, "cudacore-code-key-v5");
+    add_field(bytes, source_key.hex());
+    add_field(bytes, serialized_inputs(abstract));
+    keys.first = CacheKey::of_bytes(bytes);
+    // Nothing read outside the toolkit and no folder named: the same key at every call.
+    if (!keys.snapshot.reads_files && abstract.nvrtc_name == keys.snapshot.nvrtc_name &&
+        abstract.flags == keys.snapshot.flags) {
+        if (ProgramKeyMemo* memo = program_key_memo(program)) memo->remember_first_key(source_key, keys.first);
+    }
+    return keys;
+}
+
+std::optional<CacheKey> remembered_first_key(const Program& program, const CacheKey& source_key) {
+    ProgramKeyMemo* memo = program_key_memo(program);
+    return memo ? memo->first_key(source_key) : std::nullopt;
+}
+
+CacheKey path_bound_key(const CodeKeys& keys) {
+    std::string bytes;
+    add_field(bytes, marker_bytes);
+    add_field(bytes, keys.first.hex());
+    for (const auto& folder : keys.folders) add_field(bytes, folder.from);
+    add_field(bytes, keys.working_directory);
+    return CacheKey::of_bytes(bytes);
+}
+
+ObjectCode path_bound_marker() {
+    return ObjectCode::from_bytes(CodeType::object, std::string(marker_bytes), std::string(marker_name));
+}
+
+bool is_path_bound_marker(const ObjectCode& entry) {
+    return entry.name() == marker_name && entry.code() == marker_bytes;
+}
+
+}  // namespace cudacore::detail

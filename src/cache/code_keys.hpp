@@ -1,0 +1,54 @@
+// The keys of a C++ program's code, made from what NVRTC is given (headers/compile_snapshot.hpp):
+// the source, each project header's bytes as read once, the flags, the toolkit's files, the name
+// expressions. A hit is the code of those inputs by construction. Internal.
+//
+// Two keys, because code may or may not depend on where the project lies:
+// - the first key names the project folder and the standard headers' folder by placeholders, so
+//   two checkouts of one project at different paths share it. Code is stored under it only when
+//   the check compile (code/snapshot_compile.hpp: the same inputs under other spellings of those
+//   folders, another working directory and a moved clock) gave the same bytes, or the caller
+//   declared that paths and the clock do not matter;
+// - code that depends on the folders (assert, __FILE__, line information) is stored under the
+//   path-bound key, which adds the folders and the working directory, and the first key holds a
+//   marker that leads there. Code that depends on the clock is not stored.
+#pragma once
+
+#include "cache/project_search.hpp"
+#include "cudacore/cache_key.hpp"
+#include "cudacore/object_code.hpp"
+#include "cudacore/program.hpp"
+#include "headers/compile_snapshot.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudacore::detail {
+
+struct CodeKeys {
+    CompileSnapshot snapshot;  // `refusal` set: no key (compiled from the files, not cached)
+    CacheKey first;
+    // The folders the placeholders of `first` stand for, as respelled() takes them.
+    std::vector<Respelling> folders;
+    std::string working_directory;
+};
+
+// The snapshot of `program` compiled to `target` now and its first key, made from `source_key`
+// (cache_key of the program) and the snapshot. `search`: the program's (project_search). Never
+// throws except std::bad_alloc.
+CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& source_key,
+                   const ProjectSearch& search);
+
+// The first key of `program`, as code_keys makes it, where it can be had without reading a file:
+// remembered with the Program when its snapshot read no project file or folder (a source that
+// includes only the toolkit's headers, or none). nullopt otherwise.
+std::optional<CacheKey> remembered_first_key(const Program& program, const CacheKey& source_key);
+
+// The key that code depending on the folders is stored under.
+CacheKey path_bound_key(const CodeKeys& keys);
+
+// The entry stored under the first key of code that depends on the folders.
+ObjectCode path_bound_marker();
+bool is_path_bound_marker(const ObjectCode& entry);
+
+}  // namespace cudacore::detail

@@ -1,0 +1,190 @@
+#include "code/snapshot_compile.hpp"
+
+#include "code/compile_request.hpp"
+#include "code/nvrtc_compile.hpp"
+#include "code/worker_messages.hpp"
+#include "cudacore/errors.hpp"
+#include "support/child_process.hpp"
+#include "support/parent_death.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <exception>
+#include <set>
+
+namespace cudacore::detail {
+
+ObjectCode compile_from_snapshot(Program& program, CodeType target,
+                                 const std::vector<std::string>& name_expressions,
+                                 const CompileSnapshot& snapshot, const CancellationToken* cancellation) {
+    return ProgramInternals::compile_snapshot(program, target, name_expressions, snapshot, cancellation);
+}
+
+namespace {
+
+constexpr std::string_view kRequestMagic = "cudacore-check-compile-request-1";
+// A check compile that runs longer than this is given up (the code is still returned, not cached).
+constexpr std::chrono::milliseconds kCheckTimeout{10 * 60 * 1000};
+
+// A working directory unlike `current`: relative names in line information then name another
+// folder.
+std::string other_working_directory(const std::string& current) { return current == "/" ? "/proc" : "/"; }
+
+std::string check_request(const CheckCompileRequest& request) {
+    const CompileSnapshot& snapshot = request.snapshot;
+    std::string out;
+    put_field(out, kRequestMagic);
+    put_field(out, to_string(request.target));
+    put_field(out, request.move_clock ? std::to_string(check_compile_clock_shift) : "0");
+    put_field(out, request.move_working_directory ? other_working_directory(current_working_directory()) : "");
+    put_field(out, snapshot.nvrtc_name);
+    put_field(out, snapshot.source);
+    put_field(out, std::to_string(snapshot.flags.size()));
+    for (const auto& flag : snapshot.flags) put_field(out, flag);
+    put_field(out, std::to_string(request.name_expressions.size()));
+    for (const auto& name : request.name_expressions) put_field(out, name);
+    // The headers as NVRTC is given them in this process: the bundles' (the first holding a name
+    // wins), then the snapshot's.
+    std::vector<std::pair<std::string_view, std::string_view>> headers;
+    std::set<std::string_view> taken;
+    for (const auto& bundle : request.bundles)
+        for (const auto& header : bundle.headers())
+            if (taken.insert(header.name).second) headers.emplace_back(header.name, header.content);
+    for (const auto& header : snapshot.headers) headers.emplace_back(header.name, header.content);
+    put_field(out, std::to_string(headers.size()));
+    for (const auto& [name, content] : headers) {
+        put_field(out, name);
+        put_field(out, content);
+    }
+    return out;
+}
+
+CheckCompileResult read_reply(const ChildProcessResult& ended) {
+    CheckCompileResult result;
+    std::string_view records = ended.reply;
+    while (auto record = take_field(records)) {
+        if (record->empty()) continue;
+        std::string_view fields = record->substr(1);
+        if (record->front() == 'E') {
+            result.failure = "the compile worker failed: " + std::string(take_field(fields).value_or(""));
+            return result;
+        }
+        if (record->front() != 'R') continue;
+        const auto compiled = take_field(fields);
+        const auto code = take_field(fields);
+        const auto log = take_field(fields);
+        const auto count = take_count(fields);
+        if (!compiled || !code || !log || !count) break;
+        for (std::size_t i = 0; i < *count; ++i) {
+            const auto expression = take_field(fields);
+            const auto lowered = take_field(fields);
+            if (!expression || !lowered) return {false, {}, {}, "the compile worker's reply is cut short"};
+            result.symbols.emplace(*expression, *lowered);
+        }
+        result.compiled = *compiled == "1";
+        result.code = *code;
+        if (!result.compiled) result.failure = "the check compile failed: " + std::string(log->substr(0, 2000));
+        return result;
+    }
+    if (ended.timed_out) {
+        result.failure = "the compile worker was stopped after " + std::to_string(ended.timeout.count()) + " ms";
+    } else {
+        result.failure = "the compile worker ended without a reply: " + ended.how_it_ended() +
+                         (ended.err.empty() ? "" : ": " + ended.err.substr(0, 2000));
+    }
+    return result;
+}
+
+}  // namespace
+
+CheckCompileResult run_check_compile(const CheckCompileRequest& request) {
+    try {
+        const auto worker = find_helper_program("cudacore-compile-worker", "CUDACORE_COMPILE_WORKER", {});
+        const std::string input = check_request(request);
+        ChildProcessOptions options{.input = input, .timeout = kCheckTimeout, .reply_channel = true};
+        if (const CancellationToken* token = request.cancellation)
+            options.stop_requested = [token] { return token->is_cancelled(); };
+        const ChildProcessResult ended = run_child_process(worker, {}, options);
+        return read_reply(ended);
+    } catch (const std::bad_alloc&) {
+        throw;
+    } catch (const std::exception& e) {
+        return {false, {}, {}, std::string("the compile worker could not run: ") + e.what()};
+    }
+}
+
+namespace {
+
+std::vector<std::string> take_strings(std::string_view& in) {
+    const auto count = take_count(in);
+    if (!count) throw Error("truncated check compile request");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < *count; ++i) {
+        const auto field = take_field(in);
+        if (!field) throw Error("truncated check compile request");
+        out.emplace_back(*field);
+    }
+    return out;
+}
+
+std::string take_string(std::string_view& in) {
+    const auto field = take_field(in);
+    if (!field) throw Error("truncated check compile request");
+    return std::string(*field);
+}
+
+}  // namespace
+
+// Long because: the request's fields are read in order, then one compile and its reply.
+int compile_worker_main(void (*move_clock)(long long seconds)) {
+    die_with_parent_from_environment();  // an orphaned worker would compile for nobody
+    const std::string request = read_all(0);
+    try {
+        std::string_view in = request;
+        if (take_field(in) != kRequestMagic) throw Error("not a check compile request on standard input");
+        const CodeType target = code_type_from_string(take_string(in));
+        const long long shift = std::stoll(take_string(in));
+        const std::string working_directory = take_string(in);
+        const std::string name = take_string(in);
+        const std::string source = take_string(in);
+        const std::vector<std::string> flags = take_strings(in);
+        const std::vector<std::string> name_expressions = take_strings(in);
+        const auto header_count = take_count(in);
+        if (!header_count) throw Error("truncated check compile request");
+        std::vector<std::string> header_names, header_contents;
+        for (std::size_t i = 0; i < *header_count; ++i) {
+            header_names.push_back(take_string(in));
+            header_contents.push_back(take_string(in));
+        }
+        move_clock(shift);
+        if (!working_directory.empty() && ::chdir(working_directory.c_str()) != 0)
+            throw Error("cannot change the working directory to '" + working_directory + "'");
+        InMemoryHeaders headers;
+        for (std::size_t i = 0; i < header_names.size(); ++i) {
+            headers.names.push_back(header_names[i].c_str());
+            headers.contents.push_back(header_contents[i].c_str());
+        }
+        const NvrtcAttempt attempt = nvrtc_compile(source, name, flags, name_expressions, target,
+                                                   "check compile of '" + name + "'", false, nullptr, true, headers);
+        std::fflush(nullptr);
+        std::string reply = "R";
+        put_field(reply, attempt.status == NVRTC_SUCCESS ? "1" : "0");
+        put_field(reply, attempt.code);
+        put_field(reply, attempt.log);
+        put_field(reply, std::to_string(attempt.symbols.size()));
+        for (const auto& [expression, lowered] : attempt.symbols) {
+            put_field(reply, expression);
+            put_field(reply, lowered);
+        }
+        send_record(reply);
+    } catch (const std::exception& e) {
+        std::string reply = "E";
+        put_field(reply, e.what());
+        send_record(reply);
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace cudacore::detail

@@ -1,0 +1,59 @@
+// A C++ compile from a snapshot (headers/compile_snapshot.hpp): in this process, as a cached
+// compile's code, and in the compile worker, as the check compile that shows whether that code
+// depends on where the project lies or on the clock. Internal.
+#pragma once
+
+#include "cudacore/header_bundle.hpp"
+#include "cudacore/object_code.hpp"
+#include "cudacore/program.hpp"
+#include "headers/compile_snapshot.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cudacore::detail {
+
+// Compiles `program` to `target` from `snapshot` (its source, flags and headers, with the
+// program's header bundles), without PCH. The code is NVRTC's for exactly those inputs. Throws
+// what Program::compile throws. Not thread-safe on one Program.
+ObjectCode compile_from_snapshot(Program& program, CodeType target,
+                                 const std::vector<std::string>& name_expressions,
+                                 const CompileSnapshot& snapshot, const CancellationToken* cancellation);
+
+// How the compile worker compiles a snapshot again.
+struct CheckCompileRequest {
+    const CompileSnapshot& snapshot;
+    const std::vector<HeaderBundle>& bundles;
+    const std::vector<std::string>& name_expressions;
+    CodeType target = CodeType::cubin;
+    // The clock NVRTC reads moved by check_compile_clock_shift (its __DATE__ and __TIME__ then
+    // differ in every field but the century).
+    bool move_clock = true;
+    // Compiled in another working directory (NVRTC makes relative names absolute against it in
+    // line and debug information).
+    bool move_working_directory = true;
+    // Not null: the worker is stopped within about 10 ms of its cancellation.
+    const CancellationToken* cancellation = nullptr;
+};
+
+struct CheckCompileResult {
+    bool compiled = false;  // NVRTC made code
+    std::string code;
+    SymbolMap symbols;
+    std::string failure;  // why no code came back (a failed compile, a worker that could not run)
+};
+
+// The clock of the check compile runs this far ahead of the real one: 400 days, 13 hours,
+// 47 minutes and 31 seconds.
+constexpr long long check_compile_clock_shift = 400LL * 86400 + 13 * 3600 + 47 * 60 + 31;
+
+// Runs the check compile in the compile worker (cudacore-compile-worker, found as the link
+// worker is, or through $CUDACORE_COMPILE_WORKER). Never throws except std::bad_alloc: a worker
+// that cannot be found or started, or that crashes, is a `failure`.
+CheckCompileResult run_check_compile(const CheckCompileRequest& request);
+
+// The compile worker's main: reads a request on standard input, answers on descriptor 3.
+// `move_clock(seconds)` moves the clock NVRTC reads (the worker's own time()).
+int compile_worker_main(void (*move_clock)(long long seconds));
+
+}  // namespace cudacore::detail

@@ -1,0 +1,608 @@
+#include "headers/compile_snapshot.hpp"
+
+#include "headers/include_directives.hpp"
+
+#include <dirent.h>
+#include <openssl/evp.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace cudacore::detail {
+namespace {
+
+// The folder prefix of every in-memory header: nothing can be created below /proc/self/, so a
+// quoted include NVRTC looks for beside such a header finds nothing on disk.
+constexpr std::string_view memory_folder = "/proc/self/cudacore-snapshot/";
+constexpr std::size_t max_header_bytes = std::size_t{256} << 20;
+
+// An include folder: as the flags spell it (NVRTC's __FILE__ is that spelling, a trailing slash
+// dropped, then '/', then the name) and as an absolute path.
+struct Folder {
+    std::string spelled;
+    std::string absolute;
+    bool toolkit = false;
+};
+
+// NVRTC's spelling of `name` found in the folder spelled `folder` ("" for the working directory).
+std::string spelled_in(const std::string& folder, const std::string& name) {
+    if (folder.empty() || (!name.empty() && name.front() == '/')) return name;
+    return folder.back() == '/' ? folder + name : folder + "/" + name;
+}
+
+std::string parent_of(const std::string& path) {
+    const std::size_t slash = path.rfind('/');
+    if (slash == std::string::npos) return {};
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string without_trailing_slashes(std::string folder) {
+    while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+    return folder;
+}
+
+bool in_toolkit(const std::string& path, const std::vector<std::string>& toolkit) {
+    if (inside_any(path, toolkit)) return true;
+    return std::find(toolkit.begin(), toolkit.end(), path) != toolkit.end();
+}
+
+// The file at `path`, opened once: its bytes and identity. Not a regular file, unreadable or over
+// the bound: nullopt. O_NONBLOCK: a FIFO put in a header's place must not hang the compile.
+struct ReadFile {
+    std::string bytes;
+    std::uint64_t device = 0;
+    std::uint64_t inode = 0;
+};
+std::optional<ReadFile> read_regular_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return std::nullopt;
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct ::stat info {};
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) ||
+        static_cast<std::uint64_t>(info.st_size) > max_header_bytes)
+        return std::nullopt;
+    ReadFile file{{}, static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino)};
+    file.bytes.resize(static_cast<std::size_t>(info.st_size));
+    std::size_t done = 0;
+    for (;;) {
+        if (done == file.bytes.size()) file.bytes.resize(done + 4096);  // it grew meanwhile
+        const ssize_t got = ::read(fd, file.bytes.data() + done, file.bytes.size() - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return std::nullopt;
+        if (got == 0) break;
+        done += static_cast<std::size_t>(got);
+        if (done > max_header_bytes) return std::nullopt;
+    }
+    file.bytes.resize(done);
+    return file;
+}
+
+std::string sha256_hex(std::string_view bytes) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int size = 0;
+    if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) return {};
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < size; ++i) {
+        out += hex[digest[i] >> 4];
+        out += hex[digest[i] & 15];
+    }
+    return out;
+}
+
+// ---- the toolkit's side: fixed while the process runs (as its headers are keyed) ------------
+
+// What the toolkit's files reached from some entry files include: every toolkit file (for the
+// key) and every name a toolkit file looks up in the include folders (a project folder holding
+// that name would shadow the toolkit's file in a compile from the files).
+struct ToolkitClosure {
+    std::vector<std::string> files;               // sorted
+    std::string digest;                           // SHA-256 (hex) of every file's path and bytes
+    std::vector<std::string> searched_names;      // sorted, each once
+    std::set<std::string> first_components;       // of searched_names
+    std::vector<std::string> wrappers;            // macros of theirs that hand an operand to __has_include
+};
+
+class ToolkitCache {
+public:
+    static ToolkitCache& instance() {
+        static auto* cache = new ToolkitCache;  // never destroyed: usable from static destructors
+        return *cache;
+    }
+
+    // What a lookup of a path inside the toolkit finds (remembered).
+    bool is_file(const std::string& path) {
+        std::lock_guard lock(mutex_);
+        return is_file_locked(path);
+    }
+
+    // Every wrapper macro found in the toolkit's files so far: a snapshot starts knowing them.
+    std::set<std::string, std::less<>> known_wrappers() {
+        std::lock_guard lock(mutex_);
+        return known_wrappers_;
+    }
+
+    std::shared_ptr<const ToolkitClosure> closure(const std::vector<std::string>& entries,
+                                                  const std::vector<Folder>& folders,
+                                                  const std::vector<std::string>& toolkit) {
+        std::string key;
+        for (const auto& folder : folders)
+            if (folder.toolkit) key += folder.absolute + '\n';
+        key += '\n';
+        for (const auto& entry : entries) key += entry + '\n';
+        std::lock_guard lock(mutex_);
+        if (auto it = closures_.find(key); it != closures_.end()) return it->second;
+        auto made = std::make_shared<ToolkitClosure>(walk(entries, folders, toolkit));
+        known_wrappers_.insert(made->wrappers.begin(), made->wrappers.end());
+        closures_.emplace(std::move(key), made);
+        return made;
+    }
+
+private:
+    bool is_file_locked(const std::string& path) {
+        if (auto it = files_.find(path); it != files_.end()) return it->second;
+        const bool found = lookup_state(path) == "file";
+        files_.emplace(path, found);
+        return found;
+    }
+
+    struct Scanned {
+        IncludeDirectives scan;
+        std::string bytes_digest;  // SHA-256 (hex), empty when the file cannot be read
+    };
+
+    const Scanned& scan_of(const std::string& path) {
+        if (auto it = scans_.find(path); it != scans_.end()) return it->second;
+        std::optional<ReadFile> file = read_regular_file(path);
+        Scanned scanned;
+        if (file) {
+            scanned.scan = scan_include_directives(file->bytes, {});
+            scanned.bytes_digest = sha256_hex(file->bytes);
+        }
+        return scans_.emplace(path, std::move(scanned)).first->second;
+    }
+
+    ToolkitClosure walk(const std::vector<std::string>& entries, const std::vector<Folder>& folders,
+                        const std::vector<std::string>& toolkit) {
+        std::set<std::string> seen(entries.begin(), entries.end());
+        std::vector<std::string> pending(entries.begin(), entries.end());
+        std::set<std::string> names, wrappers;
+        while (!pending.empty()) {
+            const std::string path = pending.back();
+            pending.pop_back();
+            const std::string folder = parent_of(path);
+            const IncludeDirectives& scan = scan_of(path).scan;
+            wrappers.insert(scan.has_include_wrappers.begin(), scan.has_include_wrappers.end());
+            for (const IncludeOperand& operand : scan.operands) {
+                std::vector<std::string> found;
+                if (!operand.name.empty() && operand.name.front() == '/') {
+                    if (in_toolkit(operand.name, toolkit) && is_file_locked(operand.name)) found.push_back(operand.name);
+                } else {
+                    if (operand.quoted && is_file_locked(folder + "/" + operand.name))
+                        found.push_back(folder + "/" + operand.name);
+                    else
+                        names.insert(operand.name);  // looked for in the include folders
+                    // Every toolkit folder that has it (a superset: #include_next goes on from one).
+                    for (const Folder& dir : folders)
+                        if (dir.toolkit && is_file_locked(dir.absolute + "/" + operand.name))
+                            found.push_back(dir.absolute + "/" + operand.name);
+                }
+                for (auto& file : found)
+                    if (seen.insert(file).second) pending.push_back(std::move(file));
+            }
+        }
+        ToolkitClosure closure;
+        closure.files.assign(seen.begin(), seen.end());
+        closure.searched_names.assign(names.begin(), names.end());
+        for (const auto& name : names) closure.first_components.insert(name.substr(0, name.find('/')));
+        closure.wrappers.assign(wrappers.begin(), wrappers.end());
+        std::string listing;
+        for (const auto& file : closure.files) listing += file + '\n' + scan_of(file).bytes_digest + '\n';
+        closure.digest = sha256_hex(listing);
+        return closure;
+    }
+
+    std::mutex mutex_;
+    std::unordered_map<std::string, bool> files_;
+    std::unordered_map<std::string, Scanned> scans_;
+    std::unordered_map<std::string, std::shared_ptr<const ToolkitClosure>> closures_;
+    std::set<std::string, std::less<>> known_wrappers_;
+};
+
+// ---- the project's side: read at every snapshot ---------------------------------------------
+
+// One file whose directives are resolved: the source or a project header.
+struct Includer {
+    std::string spelled_folder;   // its folder as NVRTC spells it
+    std::string absolute_folder;  // its folder, absolute
+    std::string label;            // for messages
+};
+
+class SnapshotBuilder {
+public:
+    // `read`: the files read so far by this snapshot (a scan again reads none twice).
+    SnapshotBuilder(const SnapshotRequest& request, std::set<std::string, std::less<>> wrappers,
+                    std::map<std::string, std::optional<ReadFile>>& read)
+        : request_(request), read_(read), wrappers_(std::move(wrappers)) {
+        snapshot_.nvrtc_name = request.nvrtc_name;
+        folders_from_flags();
+    }
+
+    CompileSnapshot build() {
+        attempt();
+        if (!snapshot_.refusal.empty()) {
+            snapshot_.headers.clear();
+            snapshot_.source.clear();
+        }
+        return std::move(snapshot_);
+    }
+
+    // The macros known to hand their operand to __has_include, those given and those found.
+    const std::set<std::string, std::less<>>& wrappers() const { return wrappers_; }
+
+private:
+    void attempt() {
+        // NVRTC looks for the source's quoted includes beside the name it is given (a program
+        // with debug information is given the path of a copy of its source).
+        const std::string& name = request_.nvrtc_name;
+        const Includer main{parent_of(name),
+                            name.starts_with('/') ? parent_of(name) : request_.search.main_directory,
+                            "the source '" + name + "'"};
+        std::optional<std::string> source = rewritten(request_.source, main);
+        if (source) snapshot_.source = std::move(*source);
+        if (snapshot_.refusal.empty()) pre_includes();
+        // Headers found in the course of rewriting are rewritten in turn (the list grows).
+        for (std::size_t i = 0; snapshot_.refusal.empty() && i < pending_.size(); ++i) {
+            std::optional<std::string> text = rewritten(pending_[i].bytes, pending_[i].includer);
+            if (!text) break;
+            snapshot_.headers[pending_[i].header].content += *text;
+        }
+        if (snapshot_.refusal.empty()) check_toolkit_shadows();
+    }
+
+    struct Pending {
+        std::size_t header;  // index in snapshot_.headers
+        std::string bytes;
+        Includer includer;
+    };
+
+    // The include folders and the flags NVRTC is given: every include folder of the project left
+    // out (its headers come from memory), the toolkit's kept.
+    void folders_from_flags() {
+        const std::vector<std::string>& flags = request_.flags;
+        std::size_t index = 0;
+        auto folder = [&](const std::string& spelled) {
+            Folder made{without_trailing_slashes(spelled),
+                        index < request_.search.directories.size() ? request_.search.directories[index] : spelled,
+                        false};
+            ++index;
+            made.toolkit = in_toolkit(made.absolute, request_.toolkit_directories);
+            folders_.push_back(made);
+            return made.toolkit;
+        };
+        for (std::size_t i = 0; i < flags.size(); ++i) {
+            const std::string& flag = flags[i];
+            const bool has_next = i + 1 < flags.size();
+            if (flag.starts_with("--include-path=")) {
+                if (folder(flag.substr(15))) snapshot_.flags.push_back(flag);
+            } else if ((flag == "--include-path" || flag == "-I") && has_next) {
+                if (folder(flags[i + 1])) {
+                    snapshot_.flags.push_back(flag);
+                    snapshot_.flags.push_back(flags[i + 1]);
+                }
+                ++i;
+            } else if (flag.starts_with("-I") && flag.size() > 2) {
+                if (folder(flag.substr(2))) snapshot_.flags.push_back(flag);
+            } else if (flag.starts_with("--pre-include=")) {
+                pre_include_flags_.push_back(snapshot_.flags.size());
+                snapshot_.flags.push_back(flag.substr(14));
+            } else if ((flag == "--pre-include" || flag == "-include") && has_next) {
+                pre_include_flags_.push_back(snapshot_.flags.size());
+                snapshot_.flags.push_back(flags[++i]);
+            } else {
+                snapshot_.flags.push_back(flag);
+            }
+        }
+    }
+
+    // Pre-includes: looked for in the working directory, then in the include folders.
+    void pre_includes() {
+        if (pre_include_flags_.empty()) return;
+        snapshot_.reads_files = true;
+        const std::string cwd = current_working_directory();
+        const Includer working{"", cwd, "a pre-include"};
+        for (std::size_t index : pre_include_flags_) {
+            IncludeOperand operand{.name = snapshot_.flags[index], .quoted = true};
+            std::optional<std::string> name = resolved_name(operand, working);
+            if (!name) return;
+            // A pre-include NVRTC finds in the toolkit, or nowhere, keeps its name.
+            const bool memory = name->front() == '"';
+            snapshot_.flags[index] =
+                "--pre-include=" + (memory ? name->substr(1, name->size() - 2) : snapshot_.flags[index]);
+        }
+    }
+
+    // `text` with each operand rewritten; nullopt once refused.
+    std::optional<std::string> rewritten(std::string_view text, const Includer& includer) {
+        IncludeDirectives scan = scan_include_directives(text, wrappers_);
+        // A wrapper defined here: build() scans everything again with it known.
+        wrappers_.insert(scan.has_include_wrappers.begin(), scan.has_include_wrappers.end());
+        if (!scan.computed_includes.empty()) {
+            refuse(includer.label + " includes a header named by a macro (" + scan.computed_includes.front() + ")");
+            return std::nullopt;
+        }
+        if (!scan.computed_has_includes.empty()) {
+            refuse(includer.label + " tests for a header named by a macro (" +
+                   scan.computed_has_includes.front() + ")");
+            return std::nullopt;
+        }
+        std::string out;
+        out.reserve(text.size() + 64 * scan.operands.size());
+        std::size_t copied = 0;
+        for (const IncludeOperand& operand : scan.operands) {
+            std::optional<std::string> name = resolved_name(operand, includer);
+            if (!name) return std::nullopt;
+            out.append(text.substr(copied, operand.begin - copied));
+            out += *name;
+            // A line splice inside the operand: the same number of lines, so that every line
+            // after it keeps its number.
+            const std::string_view replaced = text.substr(operand.begin, operand.end - operand.begin);
+            for (char c : replaced)
+                if (c == '\n') out += "\\\n";
+            copied = operand.end;
+        }
+        out.append(text.substr(copied));
+        return out;
+    }
+
+    // The operand NVRTC is given for `operand` of `includer`, delimiters included; nullopt once
+    // refused.
+    std::optional<std::string> resolved_name(const IncludeOperand& operand, const Includer& includer) {
+        const std::string& name = operand.name;
+        if (std::find(request_.bundled_names.begin(), request_.bundled_names.end(), name) !=
+            request_.bundled_names.end())
+            return operand.quoted ? "\"" + name + "\"" : "<" + name + ">";  // NVRTC matches it first
+        if (operand.next) {
+            refuse(includer.label + " uses " + (operand.test ? "__has_include_next" : "#include_next") + " <" +
+                   name + ">");
+            return std::nullopt;
+        }
+        struct Candidate {
+            std::string absolute;
+            std::string spelled;
+            bool toolkit;
+            bool beside_includer = false;
+        };
+        std::vector<Candidate> candidates;
+        if (!name.empty() && name.front() == '/') {
+            candidates.push_back({name, name, in_toolkit(name, request_.toolkit_directories)});
+        } else {
+            if (operand.quoted) {
+                const std::string absolute = includer.absolute_folder == "/" ? "/" + name
+                                                                             : includer.absolute_folder + "/" + name;
+                candidates.push_back({absolute, spelled_in(includer.spelled_folder, name),
+                                      in_toolkit(includer.absolute_folder, request_.toolkit_directories), true});
+            }
+            for (const Folder& folder : folders_)
+                candidates.push_back({folder.absolute == "/" ? "/" + name : folder.absolute + "/" + name,
+                                      spelled_in(folder.spelled, name), folder.toolkit});
+        }
+        for (const Candidate& candidate : candidates) {
+            if (candidate.toolkit) {
+                if (!ToolkitCache::instance().is_file(candidate.absolute)) continue;
+                if (candidate.beside_includer) {  // NVRTC would find it by the includer's folder only
+                    refuse(includer.label + " includes \"" + name + "\" from beside it, inside the toolkit");
+                    return std::nullopt;
+                }
+                toolkit_entries_.insert(candidate.absolute);
+                return "<" + name + ">";
+            }
+            snapshot_.reads_files = true;
+            const std::string state = lookups_.state(candidate.absolute);
+            if (state == "absent" || state == "directory") continue;
+            if (state != "file") {
+                refuse("'" + candidate.absolute + "', which " + includer.label + " may include, is " +
+                       (state == "other" ? "not a regular file" : "unreadable (" + state + ")"));
+                return std::nullopt;
+            }
+            std::optional<std::string> memory_name = header_named(candidate.absolute, candidate.spelled);
+            if (!memory_name) return std::nullopt;
+            return "\"" + *memory_name + "\"";
+        }
+        // Nowhere on disk: NVRTC's built-in headers, or an error NVRTC reports.
+        return "<" + name + ">";
+    }
+
+    // The in-memory header of the project file `absolute` spelled `spelled`, read now if new.
+    std::optional<std::string> header_named(const std::string& absolute, const std::string& spelled) {
+        if (auto it = by_spelling_.find(spelled); it != by_spelling_.end()) return snapshot_.headers[it->second].name;
+        auto [known, fresh] = read_.try_emplace(absolute);
+        if (fresh) known->second = read_regular_file(absolute);
+        std::optional<ReadFile> file = known->second;
+        if (!file) {
+            refuse("the header '" + absolute + "' cannot be read");
+            return std::nullopt;
+        }
+        // One file under a second name (a link, "../inc/x.h" beside <x.h>): one in-memory header,
+        // as NVRTC's #pragma once sees one file. Its #line names the first name found here, which
+        // need not be the first NVRTC meets: the caller checks such a compile against one from
+        // the files (`aliased`).
+        const auto identity = std::make_pair(file->device, file->inode);
+        if (auto it = by_identity_.find(identity); it != by_identity_.end()) {
+            if (snapshot_.aliased.empty())
+                snapshot_.aliased = "'" + spelled + "' and '" + spellings_[it->second] + "'";
+            by_spelling_.emplace(spelled, it->second);
+            return snapshot_.headers[it->second].name;
+        }
+        if (spelled.find('"') != std::string::npos || spelled.find('\\') != std::string::npos ||
+            spelled.find('\n') != std::string::npos) {
+            refuse("the header path '" + spelled + "' holds a quote, a backslash or a newline");
+            return std::nullopt;
+        }
+        const std::size_t index = snapshot_.headers.size();
+        std::string name = std::string(memory_folder) + std::to_string(index);
+        snapshot_.headers.push_back({name, "#line 1 \"" + spelled + "\"\n"});
+        snapshot_.project_files.push_back(absolute);
+        by_spelling_.emplace(spelled, index);
+        by_identity_.emplace(identity, index);
+        spellings_.push_back(spelled);
+        pending_.push_back({index, std::move(file->bytes),
+                            Includer{parent_of(spelled), parent_of(absolute), "the header '" + absolute + "'"}});
+        return name;
+    }
+
+    // The toolkit's own includes look in the include folders: a project folder holding one of
+    // those names would give a compile from the files the project's file.
+    void check_toolkit_shadows() {
+        std::vector<std::string> entries(toolkit_entries_.begin(), toolkit_entries_.end());
+        if (entries.empty()) return;
+        const std::shared_ptr<const ToolkitClosure> closure =
+            ToolkitCache::instance().closure(entries, folders_, request_.toolkit_directories);
+        snapshot_.toolkit_digest = closure->digest;
+        snapshot_.toolkit_file_count = closure->files.size();
+        wrappers_.insert(closure->wrappers.begin(), closure->wrappers.end());  // the project may use them
+        for (const Folder& folder : folders_) {
+            if (folder.toolkit) continue;
+            snapshot_.reads_files = true;
+            std::set<std::string> present;  // the closure's first components this folder holds
+            if (DIR* dir = ::opendir(folder.absolute.c_str())) {
+                while (const dirent* entry = ::readdir(dir))
+                    if (closure->first_components.contains(entry->d_name)) present.insert(entry->d_name);
+                ::closedir(dir);
+            }
+            if (present.empty()) continue;
+            for (const std::string& name : closure->searched_names) {
+                if (!present.contains(name.substr(0, name.find('/')))) continue;
+                const std::string path = folder.absolute + "/" + name;
+                if (lookups_.state(path) != "absent") {
+                    refuse("'" + path + "' would be found before the toolkit's own <" + name +
+                           "> by the toolkit's headers");
+                    return;
+                }
+            }
+        }
+    }
+
+    void refuse(std::string why) {
+        if (snapshot_.refusal.empty()) snapshot_.refusal = std::move(why);
+    }
+
+    const SnapshotRequest& request_;
+    std::map<std::string, std::optional<ReadFile>>& read_;
+    CompileSnapshot snapshot_;
+    std::vector<Folder> folders_;
+    std::vector<std::size_t> pre_include_flags_;  // indices into snapshot_.flags
+    std::deque<Pending> pending_;  // a deque: rewriting one adds others, and must not move it
+    std::map<std::string, std::size_t> by_spelling_;
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> by_identity_;
+    std::vector<std::string> spellings_;  // of each header, as first found
+    std::set<std::string> toolkit_entries_;
+    std::set<std::string, std::less<>> wrappers_;
+    LookupStates lookups_;
+};
+
+// `path` with its leading folder `from` spelled `to`.
+std::string respelled_path(const std::string& path, const std::string& from, const std::string& to) {
+    if (from.empty() || path.size() <= from.size() || path.compare(0, from.size(), from) != 0 ||
+        path[from.size()] != '/')
+        return path;
+    return to + path.substr(from.size());
+}
+
+// `text` with every occurrence of `from` + '/' spelled `to` + '/'.
+std::string respelled_text(std::string_view text, const std::string& from, const std::string& to) {
+    const std::string needle = from + "/";
+    std::string out;
+    std::size_t copied = 0;
+    for (std::size_t at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + 1)) {
+        out.append(text.substr(copied, at - copied));
+        out += to;
+        copied = at + from.size();
+    }
+    out.append(text.substr(copied));
+    return out;
+}
+
+void add_field(std::string& out, std::string_view field) {
+    out += std::to_string(field.size());
+    out += ':';
+    out += field;
+}
+
+}  // namespace
+
+// A macro that hands its operand to __has_include, defined in one file and used in another
+// (CCCL's _CCCL_HAS_INCLUDE in a project header), makes operands that a scan without it does not
+// see: when one turns up, in a project file or the toolkit's, everything is scanned again
+// knowing it.
+CompileSnapshot take_compile_snapshot(const SnapshotRequest& request) {
+    std::set<std::string, std::less<>> wrappers = ToolkitCache::instance().known_wrappers();
+    std::map<std::string, std::optional<ReadFile>> read;  // each file read once
+    for (;;) {
+        SnapshotBuilder builder(request, wrappers, read);
+        CompileSnapshot snapshot = builder.build();
+        if (builder.wrappers().size() == wrappers.size()) return snapshot;
+        wrappers = builder.wrappers();
+    }
+}
+
+CompileSnapshot respelled(const CompileSnapshot& snapshot, const std::vector<Respelling>& folders) {
+    CompileSnapshot out = snapshot;
+    for (const auto& [from, to] : folders) {
+        if (from.empty() || from == "/") continue;  // every path: nothing to tell apart
+        out.nvrtc_name = respelled_path(out.nvrtc_name, from, to);
+        for (auto& flag : out.flags) flag = respelled_text(flag, from, to);
+        for (auto& header : out.headers) {
+            // Only the #line spelling names a path; the file's own bytes are its bytes.
+            const std::size_t line_end = header.content.find('\n');
+            header.content = respelled_text(std::string_view(header.content).substr(0, line_end), from, to) +
+                             header.content.substr(line_end);
+        }
+    }
+    return out;
+}
+
+std::string serialized_inputs(const CompileSnapshot& snapshot) {
+    std::string out;
+    std::size_t size = snapshot.source.size() + 256;
+    for (const auto& header : snapshot.headers) size += header.name.size() + header.content.size() + 32;
+    out.reserve(size);
+    add_field(out, "cudacore-nvrtc-inputs-v1");
+    add_field(out, snapshot.toolkit_digest);
+    add_field(out, snapshot.nvrtc_name);
+    add_field(out, snapshot.source);
+    add_field(out, std::to_string(snapshot.flags.size()));
+    for (const auto& flag : snapshot.flags) add_field(out, flag);
+    add_field(out, std::to_string(snapshot.headers.size()));
+    for (const auto& header : snapshot.headers) {
+        add_field(out, header.name);
+        add_field(out, header.content);
+    }
+    return out;
+}
+
+std::pair<std::vector<const char*>, std::vector<const char*>> nvrtc_headers(const CompileSnapshot& snapshot) {
+    std::pair<std::vector<const char*>, std::vector<const char*>> out;
+    for (const auto& header : snapshot.headers) {
+        out.first.push_back(header.content.c_str());
+        out.second.push_back(header.name.c_str());
+    }
+    return out;
+}
+
+}  // namespace cudacore::detail
