@@ -31,6 +31,10 @@ build_dir="${BUILD_DIR:-build}"
 if [ "$cpu_suite_in_sanitizer" = 1 ]; then
   step "GPU tests (no GPU: each says why it skips)" \
     ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 -L gpu
+  # The library opened with dlopen and from Python's ctypes, and its TLS (tests/loadable): the
+  # main build's library, as users load it (the sanitizer build's needs its runtime first).
+  step "loadable with dlopen" \
+    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 -L loadable
 else
   step "tests" ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600
 fi

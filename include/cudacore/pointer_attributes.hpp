@@ -12,7 +12,9 @@
 /// field empty (is_known() false): no exception.
 ///
 /// Handles are raw (CUcontext, CUmemoryPool): the answer holds nothing and the driver may destroy
-/// what it names once the memory is freed. Thread-safe; needs no current context.
+/// what it names once the memory is freed. Thread-safe; needs no current context: the answer is
+/// the same whichever context is current (the driver answers DEVICE_POINTER for the current one,
+/// so for memory of a context that is not current it is asked again with that context pushed).
 #pragma once
 
 #include <cuda.h>
@@ -39,7 +41,11 @@ struct PointerAttributes {
     MemoryType memory_type = MemoryType::unregistered;  ///< MEMORY_TYPE and IS_MANAGED together
     CUcontext context = nullptr;     ///< CONTEXT: null for pool and virtual memory (no context)
     int device_ordinal = -1;         ///< DEVICE_ORDINAL: -1 when unregistered
-    CUdeviceptr device_pointer = 0;  ///< DEVICE_POINTER: the address for kernels (0 if none: pool memory)
+    /// DEVICE_POINTER: the address kernels use, for memory of a context as seen from that context
+    /// whichever is current; for memory of no context (pools, virtual memory) as seen from the
+    /// current context. 0 when the driver gives none: memory kernels cannot reach, and memory of
+    /// no context where the current context gets none (driver 580 gives none for pool memory).
+    CUdeviceptr device_pointer = 0;
     void* host_pointer = nullptr;    ///< HOST_POINTER: the address for the host (null if none)
     CUdeviceptr range_start = 0;     ///< RANGE_START_ADDR: the allocation containing the address
     std::size_t range_size = 0;      ///< RANGE_SIZE: that allocation's size in bytes

@@ -2,21 +2,47 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <utility>
 
 namespace cudacore::detail {
 
 namespace {
 
-// Plain data, zero-initialised, trivially destructible: usable from the callback at any time,
-// thread exit included, and nothing is allocated until a failure reads it.
+// Plain data, trivially destructible: usable from the callback at any time, thread exit
+// included.
 struct DriverLogRing {
     char lines[kDriverLogLines][kDriverLogLineBytes];
     std::size_t sizes[kDriverLogLines];
     std::size_t count;    // lines written since the last take (may exceed kDriverLogLines)
 };
 
-thread_local DriverLogRing ring{};
+// This thread's ring, made at its first error line (4 KB that a thread whose calls all succeed
+// never takes, and no more than a pointer of TLS: the library loads with dlopen), freed at thread
+// exit by an owner that only that first line builds. After that, lines are dropped: the thread
+// is exiting, and nothing reports a failure then.
+struct RingSlot {
+    DriverLogRing* ring = nullptr;
+    bool gone = false;
+};
+thread_local RingSlot ring_slot;
+
+struct RingOwner {
+    ~RingOwner() {
+        delete ring_slot.ring;
+        ring_slot.ring = nullptr;
+        ring_slot.gone = true;
+    }
+};
+
+// The calling thread's ring, made if need be; null when it cannot be (out of memory, exiting).
+DriverLogRing* ring_for_writing() noexcept {
+    if (ring_slot.ring || ring_slot.gone) return ring_slot.ring;
+    static thread_local RingOwner owner;  // registered before the ring exists: never leaked
+    (void)owner;
+    ring_slot.ring = new (std::nothrow) DriverLogRing{};
+    return ring_slot.ring;
+}
 
 }  // namespace
 
@@ -29,6 +55,9 @@ void driver_log_callback(void*, CUlogLevel level, char* message, std::size_t len
                           message[length - 1] == ' '))
         --length;
     if (length == 0) return;
+    DriverLogRing* const held = ring_for_writing();
+    if (!held) return;
+    DriverLogRing& ring = *held;
     const std::size_t slot = ring.count % kDriverLogLines;
     const std::size_t kept = std::min(length, kDriverLogLineBytes);
     std::memcpy(ring.lines[slot], message, kept);
@@ -57,6 +86,8 @@ bool names_call(std::string_view entry_point, std::string_view call) {
 }  // namespace
 
 std::vector<std::string> take_driver_log(std::string_view call) {
+    if (!ring_slot.ring) return {};
+    DriverLogRing& ring = *ring_slot.ring;
     const std::size_t count = ring.count;
     ring.count = 0;
     std::vector<std::string> out;
@@ -106,7 +137,9 @@ std::vector<std::string> take_driver_log(std::string_view call) {
     return out;
 }
 
-void discard_driver_log() noexcept { ring.count = 0; }
+void discard_driver_log() noexcept {
+    if (ring_slot.ring) ring_slot.ring->count = 0;
+}
 
 std::string describe_driver_log(const std::vector<std::string>& lines) {
     std::string out;

@@ -1,8 +1,9 @@
 // The driver's own words for a failed call (CUDA 12.9 and later: error log management). The
 // loader registers driver_log_callback once per process, when it opens a driver that has
 // cuLogsRegisterCallback; the driver calls it while a call is failing, and it keeps the message
-// in a small fixed ring of the calling thread. Only a failure reads the ring (take_driver_log),
-// so a successful call costs nothing more: no check, no allocation. Internal.
+// in a small fixed ring of the calling thread, made at the thread's first error line. Only a
+// failure reads the ring (take_driver_log), so a successful call costs nothing more: no check,
+// no allocation. Internal.
 //
 // Why a callback and a thread-local ring rather than cuLogsCurrent / cuLogsDumpToMemory: the
 // dump reads the driver's one process-wide buffer, so the lines of one call could only be told
@@ -28,7 +29,9 @@ namespace cudacore::detail {
 // What the driver calls with each log message (cuLogsRegisterCallback). Copies at most
 // kDriverLogLineBytes of an error-level message into this thread's ring, dropping the oldest
 // line when it holds kDriverLogLines (warnings are ignored: they come with successful calls too,
-// and would reach the next unrelated failure); never allocates or throws.
+// and would reach the next unrelated failure); allocates only the ring, at this thread's first
+// error line (a line is dropped when that fails, or once the thread's exit freed the ring);
+// never throws.
 void driver_log_callback(void* data, CUlogLevel level, char* message, std::size_t length) noexcept;
 
 inline constexpr std::size_t kDriverLogLines = 8;

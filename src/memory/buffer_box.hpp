@@ -15,6 +15,7 @@
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 #include "support/thread_exit.hpp"
+#include "support/tls_address.hpp"
 
 #include <cuda.h>
 
@@ -109,7 +110,7 @@ struct alignas(64) BufferBox : BufferBoxCount {  // lines of its own: no false s
     static void note_free_stream(MemoryResource& resource, const std::shared_ptr<StreamBox>& stream);
 };
 
-// This thread's free boxes: initial-exec TLS, constant-initialised, trivially destructible, so
+// This thread's free boxes: constant-initialised, trivially destructible TLS, so
 // usable from any destructor at any point of thread or process exit.
 struct BufferBoxCache {
     static constexpr int kKept = 64;
@@ -118,8 +119,8 @@ struct BufferBoxCache {
     std::uint8_t state = kSlotUnused;  // a ThreadSlot: live once registered for thread exit
 };
 inline BufferBoxCache& buffer_box_cache() noexcept {
-    static thread_local BufferBoxCache cache __attribute__((tls_model("initial-exec")));
-    return cache;
+    static thread_local BufferBoxCache cache;
+    return tls_address(cache);
 }
 
 // The slow paths of the arena (buffer_box_arena.cpp): refill this thread's cache from the boxes

@@ -11,6 +11,7 @@
 #include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/cudacore_trace.hpp"
+#include "support/tls_address.hpp"
 #include "support/thread_exit.hpp"
 
 #include <algorithm>
@@ -326,7 +327,7 @@ struct ThreadArenasSlot {
     ThreadArenas* arenas = nullptr;
     std::uint8_t state = kSlotUnused;  // a ThreadSlot
 };
-thread_local ThreadArenasSlot thread_arenas __attribute__((tls_model("initial-exec")));
+thread_local ThreadArenasSlot thread_arenas;
 
 // Hands the thread's arenas over to their resources at thread exit.
 void retire_thread_arenas(void* slot) noexcept {
@@ -343,7 +344,7 @@ void retire_thread_arenas(void* slot) noexcept {
 
 // The calling thread's arena of `core`, made on first use; null once the thread is exiting.
 ThreadArena* thread_arena_of(const std::shared_ptr<CachingCore>& core) {
-    ThreadArenasSlot& slot = thread_arenas;
+    ThreadArenasSlot& slot = tls_address(thread_arenas);
     if (slot.state == kSlotLive) [[likely]] {
         for (ThreadArenaEntry& entry : slot.arenas->entries)
             if (entry.id == core->id) [[likely]] return entry.arena.get();

@@ -10,6 +10,7 @@
 #include "memory/default_resource_holds.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
+#include "support/tls_address.hpp"
 
 #include <cstdint>
 #include <map>
@@ -70,7 +71,7 @@ struct DefaultResourceCache {
     std::uint64_t generation = 0;
     MemoryResource* resource = nullptr;
 };
-thread_local DefaultResourceCache default_resource_cache __attribute__((tls_model("initial-exec")));
+thread_local DefaultResourceCache default_resource_cache;
 
 // The lookup when the calling thread's cache misses; apart, so that the hit stays a few
 // instructions with no frame of its own.
@@ -82,7 +83,7 @@ thread_local DefaultResourceCache default_resource_cache __attribute__((tls_mode
 }
 
 inline MemoryResource& cached_default_resource(const Device& device) {
-    DefaultResourceCache& cache = default_resource_cache;
+    DefaultResourceCache& cache = detail::tls_address(default_resource_cache);
     const std::uint64_t generation = detail::primary_context_generation();
     if (cache.resource && cache.ordinal == device.ordinal() && cache.generation == generation)
         [[likely]] return *cache.resource;

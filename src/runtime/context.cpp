@@ -7,6 +7,7 @@
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 #include "support/thread_exit.hpp"
+#include "support/tls_address.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -56,8 +57,8 @@ constinit std::atomic<std::uint64_t> primary_context_generation_counter{0};
 namespace {
 
 // The calling thread's last lookup: keeps the common case off the registry's mutex. Holds only
-// a weak reference, so it never keeps a context retained. Trivially destructible, so it is
-// initial-exec TLS (a few instructions to reach, no per-access initialisation check); the weak
+// a weak reference, so it never keeps a context retained. Trivially destructible, so no
+// per-access initialisation check (and the default TLS model: the library loads with dlopen); the weak
 // reference lives in raw storage, built on first use and destroyed at thread exit by an owner
 // object that only the first use touches.
 struct ThreadCache {
@@ -69,7 +70,7 @@ struct ThreadCache {
         return *std::launder(reinterpret_cast<std::weak_ptr<ContextBox>*>(storage));
     }
 };
-thread_local ThreadCache thread_cache __attribute__((tls_model("initial-exec")));
+thread_local ThreadCache thread_cache;
 
 void destroy_thread_cache(void* slot) noexcept {
     auto& cache = *static_cast<ThreadCache*>(slot);
@@ -78,13 +79,13 @@ void destroy_thread_cache(void* slot) noexcept {
 }
 
 // Builds the cache's weak reference (once per thread); false once the thread is exiting.
-bool thread_cache_usable() {
-    if (thread_cache.state == kSlotLive) [[likely]] return true;
-    if (thread_cache.state == kSlotExiting) return false;
+bool thread_cache_usable(ThreadCache& cache) {
+    if (cache.state == kSlotLive) [[likely]] return true;
+    if (cache.state == kSlotExiting) return false;
     // Built before it is registered: the cleanup may run (thread exit) as soon as it is.
-    new (thread_cache.storage) std::weak_ptr<ContextBox>();
-    if (register_thread_slot(thread_cache, destroy_thread_cache) == kSlotLive) return true;
-    thread_cache.weak().~weak_ptr();
+    new (cache.storage) std::weak_ptr<ContextBox>();
+    if (register_thread_slot(cache, destroy_thread_cache) == kSlotLive) return true;
+    cache.weak().~weak_ptr();
     return false;
 }
 
@@ -113,15 +114,16 @@ std::shared_ptr<ContextBox> lookup_or_retain(int ordinal) {
 
 std::shared_ptr<ContextBox> primary_context(int ordinal) {
     const std::uint64_t generation = primary_context_generation();
-    if (thread_cache.state == kSlotLive && thread_cache.ordinal == ordinal &&
-        thread_cache.generation == generation) [[likely]] {
-        if (auto box = thread_cache.weak().lock()) return box;
+    ThreadCache& cache = tls_address(thread_cache);
+    if (cache.state == kSlotLive && cache.ordinal == ordinal && cache.generation == generation)
+        [[likely]] {
+        if (auto box = cache.weak().lock()) return box;
     }
     auto box = lookup_or_retain(ordinal);
-    if (thread_cache_usable()) {
-        thread_cache.ordinal = ordinal;
-        thread_cache.generation = generation;
-        thread_cache.weak() = box;
+    if (thread_cache_usable(cache)) {
+        cache.ordinal = ordinal;
+        cache.generation = generation;
+        cache.weak() = box;
     }
     return box;
 }

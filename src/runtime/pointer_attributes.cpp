@@ -49,6 +49,22 @@ void ask_one_by_one(const detail::DriverApi& api, CUresult status, CUpointer_att
     }
 }
 
+// The driver answers DEVICE_POINTER for the context current on the calling thread: memory of a
+// context, asked with none current (or one that cannot reach it), got 0. Asked again with the
+// memory's own context current, and only then: the usual query stays one driver call.
+void ask_device_pointer_in_own_context(const detail::DriverApi& api, CUdeviceptr pointer,
+                                       PointerAttributes& out) noexcept {
+    CUcontext current = nullptr;
+    if (api.cuCtxGetCurrent(&current) != CUDA_SUCCESS || current == out.context) return;
+    if (api.cuCtxPushCurrent(out.context) != CUDA_SUCCESS) return;
+    CUdeviceptr device_pointer = 0;
+    if (api.cuPointerGetAttribute(&device_pointer, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, pointer) ==
+        CUDA_SUCCESS)
+        out.device_pointer = device_pointer;
+    CUcontext popped = nullptr;
+    api.cuCtxPopCurrent(&popped);
+}
+
 }  // namespace
 
 const char* to_string(MemoryType type) noexcept {
@@ -79,6 +95,8 @@ PointerAttributes pointer_attributes(CUdeviceptr pointer) {
     else if (flags.memory_type == CU_MEMORYTYPE_DEVICE) out.memory_type = MemoryType::device;
     // Unknown: the driver's zeros mean nothing (ordinal 0), so every field is left empty.
     if (!out.is_known()) [[unlikely]] return PointerAttributes{};
+    if (out.device_pointer == 0 && out.context) [[unlikely]]
+        ask_device_pointer_in_own_context(api, pointer, out);
     out.is_managed = flags.is_managed != 0;
     out.is_mapped = flags.mapped != 0;
     out.is_legacy_ipc_capable = flags.legacy_ipc != 0;

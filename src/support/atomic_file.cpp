@@ -4,6 +4,7 @@
 #include "support/termination_signals.hpp"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,7 +13,7 @@
 #include <climits>
 #include <cerrno>
 #include <charconv>
-#include <random>
+#include <cstdint>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -35,14 +36,22 @@ struct FileDescriptor {
 
 constexpr std::string_view temporary_marker = ".tmp-";
 
+// Eight random bytes from the kernel: no generator state per thread (2.5 KB of TLS in every
+// thread of the process; the library's TLS stays small). Where none come, the pid and the
+// counter keep the name unique all the same.
+std::uint64_t random_word() noexcept {
+    std::uint64_t word = 0;
+    if (::getrandom(&word, sizeof word, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof word)) word = 0;
+    return word;
+}
+
 // "." + name + ".tmp-<pid>-<n>-<random>", with the name cut short where the whole would pass the
 // directory's limit on a name's length (NAME_MAX), so a file whose own name is up to that limit
 // can still be written. Cut at a UTF-8 character boundary.
 std::string temporary_name(const std::string& file_name, std::size_t max_length) {
     static std::atomic<std::uint64_t> counter{0};
-    thread_local std::mt19937_64 random{std::random_device{}()};
     const std::string suffix = std::string(temporary_marker) + std::to_string(::getpid()) + "-" +
-                               std::to_string(counter++) + "-" + std::to_string(random());
+                               std::to_string(counter++) + "-" + std::to_string(random_word());
     std::size_t keep = file_name.size();
     if (1 + keep + suffix.size() > max_length) {
         keep = max_length > 1 + suffix.size() ? max_length - 1 - suffix.size() : 0;

@@ -3,14 +3,15 @@
 // (on an H100, event_create 0.44x raw with it, 0.56-0.59x with std::make_shared; the boxes of
 // graphs and of ObjectCode from a moved string gained under 3% and use std::make_shared).
 // A block freed on another thread joins that thread's list; each list is bounded. The
-// per-thread list is initial-exec TLS (a few instructions to reach, where the general model
-// would call __tls_get_addr) and trivially destructible; its blocks are freed at thread exit
+// per-thread list is trivially destructible TLS of the default model (no static TLS, so the
+// library loads with dlopen; one __tls_get_addr call to reach it); its blocks are freed at thread exit
 // (support/thread_exit.hpp), after which blocks go straight to operator delete (also those of a
 // list first used then: boxes may be freed by any destructor, in any order, at thread or process
 // exit).
 #pragma once
 
 #include "support/thread_exit.hpp"
+#include "support/tls_address.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -72,8 +73,8 @@ private:
     static constexpr int kKept = 64;
 
     static ThreadBlockList& blocks() noexcept {
-        static thread_local ThreadBlockList list __attribute__((tls_model("initial-exec")));
-        return list;
+        static thread_local ThreadBlockList list;
+        return tls_address(list);
     }
 };
 
@@ -90,10 +91,10 @@ struct ThreadSizedBlocks {
     std::uint8_t state = kSlotUnused;  // a ThreadSlot
 };
 
-// This thread's sized blocks: initial-exec TLS, constant-initialised, no guard.
+// This thread's sized blocks: constant-initialised TLS, no guard.
 inline ThreadSizedBlocks& thread_sized_blocks() noexcept {
-    static thread_local ThreadSizedBlocks blocks __attribute__((tls_model("initial-exec")));
-    return blocks;
+    static thread_local ThreadSizedBlocks blocks;
+    return tls_address(blocks);
 }
 // Registers `blocks` to be emptied (and closed) at this thread's exit, as for a block list.
 void register_thread_sized_blocks(ThreadSizedBlocks& blocks) noexcept;

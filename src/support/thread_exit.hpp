@@ -1,7 +1,7 @@
 // Per-thread state that must be handed back or freed when its thread exits, while destructors
 // that run during that exit (thread_local ones, or the main thread's at process exit) may still
-// reach it. Each such slot is trivially destructible, initial-exec TLS (usable at any point of
-// exit) with a ThreadSlot state; the one owner below, built at a thread's first registration,
+// reach it. Each such slot is trivially destructible TLS (usable at any point of exit; the
+// default TLS model, so that the library loads with dlopen) with a ThreadSlot state; the one owner below, built at a thread's first registration,
 // calls every registered cleanup at that thread's exit. After that a slot is kExiting and its
 // users fall back to the shared path (operator delete, the shared list, no cache).
 #pragma once

@@ -6,6 +6,9 @@
 
 extern "C" {
 
+// The library's own handler, as NVRTC has one (it would call exit(4)).
+void signal_setter_handler(int) {}
+
 sighandler_t signal_setter_signal(int signal, sighandler_t handler) { return ::signal(signal, handler); }
 
 int signal_setter_sigaction(int signal, const struct sigaction* action, struct sigaction* old) {

@@ -1,5 +1,7 @@
 #include "runtime/release/capture_registry.hpp"
 
+#include "support/tls_address.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <functional>
@@ -22,7 +24,7 @@ struct LastHeld {
     const void* object = nullptr;
     std::uint64_t generation = ~std::uint64_t{0};
 };
-thread_local LastHeld last_held __attribute__((tls_model("initial-exec")));
+thread_local LastHeld last_held;
 }  // namespace
 
 void GraphHoldings::add(std::shared_ptr<const void> object) {
@@ -236,8 +238,9 @@ bool with_capture_holdings(CUstream stream, Use&& use) {
 }  // namespace
 
 bool held_last_for_capture(CUstream stream, const void* object) noexcept {
-    return last_held.stream == stream && last_held.object == object &&
-           last_held.generation == registry_generation.load(std::memory_order_acquire);
+    const LastHeld& last = tls_address(last_held);
+    return last.stream == stream && last.object == object &&
+           last.generation == registry_generation.load(std::memory_order_acquire);
 }
 
 void hold_for_capture_now(CUstream stream, std::shared_ptr<const void> object) noexcept {

@@ -135,8 +135,9 @@ private:
     // a kernel still running at exit is not waited for past the bound.
     void stop_accepting() {
         std::unique_lock lock(mutex_);
-        exiting_ = true;
+        exiting_ = true;  // also what wait_until_idle waits for
         ready_.notify_all();
+        idle_.notify_all();
         idle_.wait(lock, [this] { return !busy_; });
         idle_.wait_for(lock, std::chrono::seconds(1), [this] { return host_functions_ == 0; });
     }
@@ -169,28 +170,26 @@ private:
         return idle;
     }
 
+    // Each pass takes what there is to do (the queue's first release, the contexts raised signals
+    // handed over) and ends in one place, which wakes the waiters for idle: whatever it emptied,
+    // wait_until_idle hears of it.
     void run() {
         bool relaxed = false;  // this thread's capture interaction mode, set once a driver is there
+        std::unique_lock lock(mutex_);
         for (;;) {
-            Pending pending;
-            {
-                std::unique_lock lock(mutex_);
-                ready_.wait(lock, [this] {
-                    return !queue_.empty() || !contexts_to_drop_.empty() || exiting_;
-                });
-                // Exiting: the queue stays as it is (this object is never destroyed), so nothing
-                // is released while the driver shuts down.
-                if (exiting_) {
-                    idle_.notify_all();
-                    return;
-                }
-                if (queue_.empty()) {
-                    drop_contexts(lock);
-                    continue;
-                }
-                pending = std::move(queue_.front());
+            ready_.wait(lock, [this] {
+                return !queue_.empty() || !contexts_to_drop_.empty() || exiting_;
+            });
+            // Exiting: the queue stays as it is (this object is never destroyed), so nothing
+            // is released while the driver shuts down.
+            if (exiting_) {
+                idle_.notify_all();
+                return;
+            }
+            busy_ = true;
+            if (!queue_.empty()) {
+                Pending pending = std::move(queue_.front());
                 queue_.pop_front();
-                busy_ = true;
                 // The signals: a wait without any driver call (see the top of this file).
                 ready_.wait(lock, [&] {
                     if (exiting_) return true;
@@ -198,26 +197,32 @@ private:
                         if (!signal->done) return false;
                     return true;
                 });
+                lock.unlock();
+                run_release(std::move(pending), relaxed);
+                lock.lock();
             }
-            bool idle = !exiting(this);
-            const DriverApi* api = driver_if_loaded();
-            if (idle && api && !pending.streams.empty()) idle = wait_for_streams(*api, pending, relaxed);
-            // Releases unload libraries, which synchronizes the context: never during a capture
-            // begun through cudacore (it would be invalidated).
-            const bool released =
-                idle && api && run_outside_captures([&] { pending.release(true); }, exiting, this);
-            if (!released) {
-                try {
-                    pending.release(false);
-                } catch (...) {
-                    // A release never throws; nothing to report it to.
-                }
-            }
-            pending = {};  // what it held goes here, on this thread
-            std::unique_lock lock(mutex_);
             drop_contexts(lock);
             busy_ = false;
             idle_.notify_all();
+        }
+    }
+
+    // Runs one release once its signals were raised, without the lock; what it held is dropped
+    // here, on this thread.
+    void run_release(Pending pending, bool& relaxed) {
+        bool idle = !exiting(this);
+        const DriverApi* api = driver_if_loaded();
+        if (idle && api && !pending.streams.empty()) idle = wait_for_streams(*api, pending, relaxed);
+        // Releases unload libraries, which synchronizes the context: never during a capture
+        // begun through cudacore (it would be invalidated).
+        const bool released =
+            idle && api && run_outside_captures([&] { pending.release(true); }, exiting, this);
+        if (!released) {
+            try {
+                pending.release(false);
+            } catch (...) {
+                // A release never throws; nothing to report it to.
+            }
         }
     }
 

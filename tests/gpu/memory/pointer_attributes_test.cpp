@@ -1,15 +1,18 @@
 // pointer_attributes on a GPU: device memory (pool and cuMemAlloc), pinned host memory, managed
-// memory, slices and unknown addresses, each answered by one query.
+// memory, slices and unknown addresses, each answered by one query; the device pointer of memory
+// of a context, whichever context is current.
 #include "test_support.hpp"
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/buffer_slice.hpp"
+#include "cudacore/context.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/pointer_attributes.hpp"
 #include "cudacore/synchronous_memory_resource.hpp"
+#include "loader/driver_api.hpp"
 
 #include <cstdlib>
 #include <memory>
@@ -57,6 +60,46 @@ TEST(PointerAttributesGpu, DeviceMemoryOfAPoolAndOfCuMemAlloc) {
     EXPECT_EQ(a.offset_of(allocated.handle() + 100), 100u);
     EXPECT_TRUE(a.is_legacy_ipc_capable);
     EXPECT_NE(a.buffer_id, 0u);
+}
+
+// The driver answers DEVICE_POINTER for the current context (0 for memory of another one with
+// none current); pointer_attributes answers for the memory's own context: the same answer with
+// that context current, with none current and with another context current, which it leaves
+// current.
+TEST(PointerAttributesGpu, TheDevicePointerOfMemoryOfAContextIsItsOwnWhicheverIsCurrent) {
+    CUDACORE_REQUIRE_GPU();
+    Device device(0);
+    device.set_current();
+    Stream stream = device.create_stream();
+    auto plain = std::make_shared<SynchronousMemoryResource>(device);
+    Buffer allocated = plain->allocate(1 << 16, stream);
+    auto pinned_resource = std::make_shared<LegacyPinnedMemoryResource>(device);
+    Buffer pinned = pinned_resource->allocate(4096, stream);
+    const CUdeviceptr address = allocated.handle() + 64;
+    const PointerAttributes own = pointer_attributes(address);
+    const PointerAttributes pinned_own = pointer_attributes(pinned.data());
+    ASSERT_NE(own.context, nullptr) << own.description();
+    EXPECT_EQ(own.device_pointer, address) << own.description();
+    EXPECT_NE(pinned_own.device_pointer, 0u) << pinned_own.description();
+
+    const auto& api = detail::driver();
+    CUcontext saved = nullptr;
+    ASSERT_EQ(api.cuCtxGetCurrent(&saved), CUDA_SUCCESS);
+    Context other = Context::create(device);
+    for (const CUcontext current : {static_cast<CUcontext>(nullptr), other.handle()}) {
+        ASSERT_EQ(api.cuCtxSetCurrent(current), CUDA_SUCCESS);
+        const PointerAttributes a = pointer_attributes(address);
+        const PointerAttributes h = pointer_attributes(pinned.data());
+        SCOPED_TRACE(current ? "another context current" : "no context current");
+        EXPECT_EQ(a.device_pointer, own.device_pointer) << a.description();
+        EXPECT_EQ(a.context, own.context);
+        if (pinned_own.context)  // pinned memory of a context (cuMemHostAlloc) is answered for it too
+            EXPECT_EQ(h.device_pointer, pinned_own.device_pointer) << h.description();
+        CUcontext after = nullptr;
+        ASSERT_EQ(api.cuCtxGetCurrent(&after), CUDA_SUCCESS);
+        EXPECT_EQ(after, current) << "the current context is left as it was";
+    }
+    ASSERT_EQ(api.cuCtxSetCurrent(saved), CUDA_SUCCESS);
 }
 
 TEST(PointerAttributesGpu, PinnedManagedAndSlicedMemory) {
