@@ -74,14 +74,41 @@ const char* to_string(SynchronizationPolicy policy) noexcept {
     return "unknown";
 }
 
-SynchronizationPolicy synchronization_policy(const Stream& stream) {
-    return static_cast<SynchronizationPolicy>(
-        get_attribute(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, "synchronization policy",
-            "synchronization_policy")
-            .syncPolicy);
+namespace {
+
+// The policy a stream of `context` waits under when none was set on it: the context's
+// CU_CTX_SCHED_* flag.
+SynchronizationPolicy context_policy(const detail::ContextBox& context) {
+    detail::ContextScope scope(context);
+    unsigned flags = 0;
+    detail::check(detail::driver().cuCtxGetFlags(&flags), "cuCtxGetFlags",
+                  [&] { return "the scheduling flag of " + detail::describe_context(context); });
+    switch (flags & CU_CTX_SCHED_MASK) {
+        case CU_CTX_SCHED_SPIN: return SynchronizationPolicy::spin;
+        case CU_CTX_SCHED_YIELD: return SynchronizationPolicy::yield;
+        case CU_CTX_SCHED_BLOCKING_SYNC: return SynchronizationPolicy::blocking_sync;
+        default: return SynchronizationPolicy::automatic;
+    }
 }
 
-void set_synchronization_policy(SynchronizationPolicy policy, const Stream& stream) {
+}  // namespace
+
+SynchronizationPolicy synchronization_policy(const Stream& stream) {
+    const CUsynchronizationPolicy raw =
+        get_attribute(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, "synchronization policy",
+            "synchronization_policy")
+            .syncPolicy;
+    switch (raw) {
+        case CU_SYNC_POLICY_AUTO:
+        case CU_SYNC_POLICY_SPIN:
+        case CU_SYNC_POLICY_YIELD:
+        case CU_SYNC_POLICY_BLOCKING_SYNC: return static_cast<SynchronizationPolicy>(raw);
+    }
+    // Never set on this stream (the driver answers -1): it waits as its context says.
+    return context_policy(*detail::open_box_of(stream, "synchronization_policy")->context);
+}
+
+void set_synchronization_policy(const Stream& stream, SynchronizationPolicy policy) {
     const detail::StreamBox& box = *detail::open_box_of(stream, "set_synchronization_policy");
     if (std::string_view(to_string(policy)) == "unknown")
         throw InvalidArgumentError("set_synchronization_policy: " +
@@ -102,7 +129,7 @@ std::optional<CUaccessPolicyWindow> access_policy_window(const Stream& stream) {
     return window;
 }
 
-void set_access_policy_window(const CUaccessPolicyWindow& window, const Stream& stream) {
+void set_access_policy_window(const Stream& stream, const CUaccessPolicyWindow& window) {
     const detail::StreamBox& box = *detail::open_box_of(stream, "set_access_policy_window");
     if (const std::string problem = window_problem(box, window); !problem.empty())
         throw InvalidArgumentError("set_access_policy_window: " + detail::describe_stream(box) + ": " + problem);

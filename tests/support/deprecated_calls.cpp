@@ -11,6 +11,7 @@
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/mpi.hpp"
 #include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/stream_attributes.hpp"
 #include "cudacore/tracing.hpp"
 
 #include <string>
@@ -41,6 +42,11 @@ void memory_forms(const Buffer& buffer, const Device& device, const Stream& stre
     const PinnedMemoryResource pinned(device);
     prefetch(buffer, device, stream);
     prefetch_to_host(buffer, stream);
+}
+
+void setter_forms(const Stream& stream, const CUaccessPolicyWindow& window) {
+    set_synchronization_policy(SynchronizationPolicy::spin, stream);
+    set_access_policy_window(window, stream);
 }
 
 void code_forms(nvrtcProgram raw, const ProgramOptions& options) {
