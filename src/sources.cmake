@@ -124,6 +124,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/current_context_scope.cpp
   src/runtime/stream.cpp
   src/runtime/stream_attributes.cpp
+  src/runtime/profiler.cpp
   src/runtime/event.cpp
   src/runtime/library_box.cpp
   src/runtime/loaded_library.cpp
