@@ -13,7 +13,8 @@
 /// device reset by someone else) are ignored: destruction never throws or prints.
 ///
 /// A created context (Context::create) is owned: copies share it, and so does every object made
-/// in it (streams, events, memory resources, graphs), so the context outlives them and they may
+/// in it (streams, events, memory resources, graphs, and code loaded while it was current:
+/// library_context), so the context outlives them and they may
 /// be released in any order. cuCtxDestroy runs when the last share goes (the last copy destroyed
 /// or closed, the last object made in it released), on that thread; when that happens at exit
 /// after the driver shut down, the driver has destroyed it already and nothing is called. Calls

@@ -229,6 +229,20 @@ std::string ptx_jit_error_log(const detail::ObjectCodeState& state, const detail
     return log;
 }
 
+// The context a library is loaded into, which its globals and parameter queries then use: the
+// calling thread's current context where Context::create made it (the library holds it, as its
+// other objects do), else the primary context of device `ordinal` (the current one). A foreign
+// context is not held: its owner may destroy it while the code lives.
+std::shared_ptr<detail::ContextBox> load_context(int ordinal) {
+    CUcontext current = nullptr;
+    detail::check(detail::driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    std::shared_ptr<detail::ContextBox> primary = detail::primary_context(ordinal);
+    if (current && current != primary->handle)
+        if (std::shared_ptr<detail::ContextBox> created = detail::find_created_context(current))
+            return created;
+    return primary;
+}
+
 std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& state,
                                              std::string_view kernel_name,
                                              const LoadOptions* options = nullptr,
@@ -271,7 +285,7 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     box->code_type = state.type;
     box->code_name = state.name;
     box->code_size = state.code.size();
-    auto context = detail::primary_context(device.ordinal());
+    auto context = load_context(device.ordinal());
     if (fit != ArchFit::runs) {
         try {
             force_context_load(box->handle, *context, what);
