@@ -122,7 +122,9 @@ public:
     Device device() const;
     /// Makes this context current on the calling thread (cuCtxSetCurrent). It does not keep the
     /// context alive: keep this Context (or a copy) while the context is current somewhere, or
-    /// use CurrentContextScope, which holds it.
+    /// use CurrentContextScope, which holds it. To push and pop (cuCtxPushCurrent /
+    /// cuCtxPopCurrent), use CurrentContextScope: there is no bare push or pop, and
+    /// current_context_scope.hpp says why.
     void set_current() const;
 
     /// Whether cudacore created the context (Context::create) and destroys it.
