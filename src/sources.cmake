@@ -38,6 +38,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/current_device_arch.cpp
   src/code/program.cpp
+  src/code/compile_options.cpp
   src/code/compile_request.cpp
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
@@ -152,6 +153,8 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/buffer_slice.cpp
   src/memory/ipc_memory_pool.cpp
   src/memory/pool_access.cpp
+  src/memory/memory_access.cpp
+  src/memory/memory_location.cpp
   src/memory/peer_copy.cpp
   src/memory/buffer_identity.cpp
   src/memory/caching_memory_resource.cpp

@@ -34,6 +34,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace cudacore {
 
@@ -50,6 +51,10 @@ enum class ContextScheduling {
     yield,          ///< CU_CTX_SCHED_YIELD: yield the thread while waiting
     blocking_sync,  ///< CU_CTX_SCHED_BLOCKING_SYNC: block on a synchronization primitive
 };
+
+/// "automatic", "spin", "yield", "blocking_sync"; "ContextScheduling(N)" for a value outside the
+/// enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(ContextScheduling scheduling);
 
 /// How Context::create makes a context. Every field has a default: `{}` is a plain context.
 struct ContextOptions {

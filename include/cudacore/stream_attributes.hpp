@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include <optional>
+#include <string>
 
 namespace cudacore {
 
@@ -28,8 +29,9 @@ enum class SynchronizationPolicy {
     blocking_sync = CU_SYNC_POLICY_BLOCKING_SYNC,  ///< sleeps until the work is done
 };
 
-/// "automatic", "spin", "yield" or "blocking_sync" ("unknown" for another value).
-const char* to_string(SynchronizationPolicy policy) noexcept;
+/// "automatic", "spin", "yield" or "blocking_sync"; "SynchronizationPolicy(N)" for a value
+/// outside the enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(SynchronizationPolicy policy);
 
 /// The policy a host thread waits for the stream under: the one set on the stream
 /// (CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY), or, for a stream whose policy was never set

@@ -1,4 +1,5 @@
 #include "cudacore/graph_builder.hpp"
+#include "support/enum_text.hpp"
 
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
@@ -446,6 +447,19 @@ GraphBuilder GraphBuilder::while_loop(const ConditionalHandle& condition) {
 std::vector<GraphBuilder> GraphBuilder::switch_cases(const ConditionalHandle& condition,
                                                      unsigned cases) {
     return add_conditional(condition, CU_GRAPH_COND_TYPE_SWITCH, cases, "switch_cases");
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(CaptureMode mode) {
+    static constexpr detail::EnumText<CaptureMode> names[] = {
+        {CaptureMode::global, "global"},
+        {CaptureMode::per_thread, "per_thread"},
+        {CaptureMode::relaxed, "relaxed"},
+    };
+    return detail::enum_text(mode, names, "CaptureMode");
 }
 
 }  // namespace cudacore

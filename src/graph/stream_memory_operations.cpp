@@ -2,6 +2,7 @@
 // and their graph nodes (cuGraphAddBatchMemOpNode). In the graph layer: the words they address are
 // Buffers (memory) and their nodes belong to a Graph, both of this rank.
 #include "cudacore/stream_memory_operations.hpp"
+#include "support/enum_text.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
@@ -350,6 +351,20 @@ GraphNode add_write_value64(Graph& graph, GraphDependencies dependencies,
                             const ValueAddress& address, std::uint64_t value,
                             const WriteOptions& options) {
     return add_single_memory_operation(graph, std::move(dependencies), write_value64_operation(address, value, options));
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(MemoryOperation::Kind kind) {
+    static constexpr detail::EnumText<MemoryOperation::Kind> names[] = {
+        {MemoryOperation::Kind::wait_value32, "wait_value32"},
+        {MemoryOperation::Kind::wait_value64, "wait_value64"},
+        {MemoryOperation::Kind::write_value32, "write_value32"},
+        {MemoryOperation::Kind::write_value64, "write_value64"},
+    };
+    return detail::enum_text(kind, names, "MemoryOperation::Kind");
 }
 
 }  // namespace cudacore

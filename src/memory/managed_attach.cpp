@@ -1,5 +1,6 @@
 // attach(): managed memory attached to a stream, the host or every stream (cuStreamAttachMemAsync).
 #include "cudacore/managed_attach.hpp"
+#include "support/enum_text.hpp"
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/buffer_slice.hpp"
@@ -13,13 +14,13 @@
 
 namespace cudacore {
 
-const char* to_string(ManagedAttach attach) noexcept {
-    switch (attach) {
-        case ManagedAttach::global: return "global";
-        case ManagedAttach::host: return "host";
-        case ManagedAttach::single: return "single";
-    }
-    return "unknown";
+std::string to_string(ManagedAttach attach) {
+    static constexpr detail::EnumText<ManagedAttach> names[] = {
+        {ManagedAttach::global, "global"},
+        {ManagedAttach::host, "host"},
+        {ManagedAttach::single, "single"},
+    };
+    return detail::enum_text(attach, names, "ManagedAttach");
 }
 
 namespace {

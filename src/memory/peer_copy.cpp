@@ -1,4 +1,5 @@
 #include "cudacore/peer_copy.hpp"
+#include "support/enum_text.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
@@ -10,13 +11,13 @@
 
 namespace cudacore {
 
-const char* to_string(CopyPath path) noexcept {
-    switch (path) {
-        case CopyPath::same_device: return "same device";
-        case CopyPath::peer: return "peer";
-        case CopyPath::staged: return "staged";
-    }
-    return "unknown";
+std::string to_string(CopyPath path) {
+    static constexpr detail::EnumText<CopyPath> names[] = {
+        {CopyPath::same_device, "same_device"},
+        {CopyPath::peer, "peer"},
+        {CopyPath::staged, "staged"},
+    };
+    return detail::enum_text(path, names, "CopyPath");
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // Stream attributes (stream_attributes.hpp): one cuStreamGetAttribute / cuStreamSetAttribute
 // each, checked before the driver where the driver's own answer would not say why.
 #include "cudacore/stream_attributes.hpp"
+#include "support/enum_text.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
@@ -64,14 +65,14 @@ std::string window_problem(const detail::StreamBox& box, const CUaccessPolicyWin
 
 }  // namespace
 
-const char* to_string(SynchronizationPolicy policy) noexcept {
-    switch (policy) {
-        case SynchronizationPolicy::automatic: return "automatic";
-        case SynchronizationPolicy::spin: return "spin";
-        case SynchronizationPolicy::yield: return "yield";
-        case SynchronizationPolicy::blocking_sync: return "blocking_sync";
-    }
-    return "unknown";
+std::string to_string(SynchronizationPolicy policy) {
+    static constexpr detail::EnumText<SynchronizationPolicy> names[] = {
+        {SynchronizationPolicy::automatic, "automatic"},
+        {SynchronizationPolicy::spin, "spin"},
+        {SynchronizationPolicy::yield, "yield"},
+        {SynchronizationPolicy::blocking_sync, "blocking_sync"},
+    };
+    return detail::enum_text(policy, names, "SynchronizationPolicy");
 }
 
 namespace {
@@ -110,7 +111,8 @@ SynchronizationPolicy synchronization_policy(const Stream& stream) {
 
 void set_synchronization_policy(const Stream& stream, SynchronizationPolicy policy) {
     const detail::StreamBox& box = *detail::open_box_of(stream, "set_synchronization_policy");
-    if (std::string_view(to_string(policy)) == "unknown")
+    if (policy != SynchronizationPolicy::automatic && policy != SynchronizationPolicy::spin &&
+        policy != SynchronizationPolicy::yield && policy != SynchronizationPolicy::blocking_sync)
         throw InvalidArgumentError("set_synchronization_policy: " +
                                    std::to_string(static_cast<int>(policy)) +
                                    " is not a SynchronizationPolicy (for " + detail::describe_stream(box) + ")");

@@ -6,6 +6,7 @@
 #include "cudacore/batched_copy.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/compile_many.hpp"
+#include "cudacore/device_memory_resource.hpp"
 #include "cudacore/fatbin_compile.hpp"
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/memory_program_cache.hpp"
@@ -42,6 +43,7 @@ void memory_forms(const Buffer& buffer, const Device& device, const Stream& stre
     const PinnedMemoryResource pinned(device);
     prefetch(buffer, device, stream);
     prefetch_to_host(buffer, stream);
+    [[maybe_unused]] const PoolAccess access = PoolAccess::read_write;
 }
 
 void setter_forms(const Stream& stream, const CUaccessPolicyWindow& window) {
