@@ -115,10 +115,16 @@ public:
     /// support, DriverError when the driver refuses the pool. Prefer create_owned_pool().
     DeviceMemoryResource(OwnedPoolTag, const Device& device, const DeviceMemoryPoolOptions& options);
     /// A resource that allocates from `pool`, a pool made elsewhere (cuMemPoolCreate by another
-    /// library, cuDeviceGetDefaultMemPool) whose memory lives on `device` (the driver has no
-    /// query for a pool's device: give the one it was made for). Release threshold, access list
-    /// and memory_pool() work as for any pool. Throws InvalidArgumentError for a null pool.
-    /// Thread-safe, as any resource.
+    /// library, cuDeviceGetDefaultMemPool) whose memory lives on `device`: the one way to wrap a
+    /// pool's handle (MemoryPool::from_handle, the other, is deprecated and forwards here). The
+    /// driver has no query for a pool's own device, so the caller names it and cudacore checks
+    /// that `device` has read-write access to the pool (cuMemPoolGetAccess; a pool's own device
+    /// always has). Release threshold, access list and memory_pool() (the pool's attributes,
+    /// holding this resource) work as for any pool. With `options.take_ownership` the pool is
+    /// destroyed with the resource, after its last buffer's free. Throws InvalidArgumentError
+    /// naming the call for a null pool, for a device without read-write access to the pool (not
+    /// its device) and for taking over a device's default pool (nobody destroys it); DriverError
+    /// when the access query fails. Thread-safe, as any resource.
     static std::shared_ptr<DeviceMemoryResource> from_handle(
         CUmemoryPool pool, const Device& device,
         const DeviceMemoryResourceFromHandleOptions& options = {});

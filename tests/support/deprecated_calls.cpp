@@ -7,6 +7,7 @@
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/compile_many.hpp"
 #include "cudacore/device_memory_resource.hpp"
+#include "cudacore/memory_pool.hpp"
 #include "cudacore/fatbin_compile.hpp"
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/memory_program_cache.hpp"
@@ -44,6 +45,7 @@ void memory_forms(const Buffer& buffer, const Device& device, const Stream& stre
     prefetch(buffer, device, stream);
     prefetch_to_host(buffer, stream);
     [[maybe_unused]] const PoolAccess access = PoolAccess::read_write;
+    MemoryPool::from_handle(nullptr, device);
 }
 
 void setter_forms(const Stream& stream, const CUaccessPolicyWindow& window) {
