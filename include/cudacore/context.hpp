@@ -160,12 +160,17 @@ public:
     /// As create_event(), with `options`.
     Event create_event(const EventOptions& options) const;
     /// The legacy default stream (CU_STREAM_LEGACY) of this context, which the Stream holds. The
-    /// default stream means the calling thread's current context, so this makes the context
-    /// current on the calling thread (as Device::default_stream does for the primary context):
-    /// use the Stream on this thread while the context stays current. InvalidArgumentError for a
-    /// closed Context, DriverError when cuCtxSetCurrent fails. Never destroyed.
+    /// driver reads a default stream as the calling thread's current context's, so every call
+    /// cudacore makes on this Stream (launch, copies, record, wait, sync, ...) makes this context
+    /// current for that call when another, or none, is current, and restores it after: the Stream
+    /// always means this context's stream, from any thread, and the calling thread's current
+    /// context is not changed (neither here nor by those calls). Its raw handle() is
+    /// CU_STREAM_LEGACY, which means this context's stream only where it is current: make it
+    /// current (CurrentContextScope) around your own driver calls with it. InvalidArgumentError
+    /// for a closed Context. Never destroyed.
     Stream default_stream() const;
-    /// As default_stream(), the calling thread's per-thread default stream (CU_STREAM_PER_THREAD).
+    /// As default_stream(), the per-thread default stream (CU_STREAM_PER_THREAD) of this context,
+    /// of the thread making each call.
     Stream per_thread_stream() const;
     /// Waits for all work in this context (cuCtxSynchronize).
     void sync() const;

@@ -1,5 +1,6 @@
 // compile_options.hpp's enumeration names.
 #include "cudacore/compile_options.hpp"
+
 #include "support/enum_text.hpp"
 
 namespace cudacore {

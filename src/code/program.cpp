@@ -1,6 +1,6 @@
 #include "cudacore/program.hpp"
-#include "support/enum_text.hpp"
 #include "cudacore/compiler_flags.hpp"
+#include "support/enum_text.hpp"
 
 #include "cudacore/errors.hpp"
 #include "errors/closed_object.hpp"

@@ -2,15 +2,16 @@
 // and their graph nodes (cuGraphAddBatchMemOpNode). In the graph layer: the words they address are
 // Buffers (memory) and their nodes belong to a Graph, both of this rank.
 #include "cudacore/stream_memory_operations.hpp"
-#include "support/enum_text.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "memory/buffer_box.hpp"
+#include "runtime/default_stream_scope.hpp"
 #include "runtime/release/release.hpp"
 #include "runtime/stream_description.hpp"
 #include "support/box_access.hpp"
+#include "support/enum_text.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -195,6 +196,7 @@ const StreamBox& open_stream(const Stream& stream, const char* call) {
 void hold_for_capture_if_capturing(const StreamBox& stream_box, const Buffer& buffer) {
     if (!captures_active() || !buffer.owns_memory()) [[likely]] return;
     CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    const DefaultStreamScope in_context(stream_box);
     check(driver().cuStreamIsCapturing(stream_box.handle, &capturing), "cuStreamIsCapturing",
           [&] { return describe_stream(stream_box); });
     if (capturing != CU_STREAM_CAPTURE_STATUS_NONE)
@@ -207,7 +209,11 @@ void enqueue_one(const Stream& stream, const ValueAddress& address, Value value,
                  const char* call, const char* driver_call, Call&& driver_function) {
     const StreamBox& box = open_stream(stream, call);
     const CUdeviceptr pointer = resolve(address, sizeof(Value), call, -1);
-    const CUresult status = driver_function(box.handle, pointer, value, flags);
+    CUresult status;
+    {
+        const DefaultStreamScope in_context(box);
+        status = driver_function(box.handle, pointer, value, flags);
+    }
     if (status != CUDA_SUCCESS) [[unlikely]]
         throw_driver_error(status, driver_call, describe_stream(box) + ", address " + hex(pointer) +
                                                     refused_memory_hint(status));
@@ -280,8 +286,12 @@ void run_memory_operations(std::span<const MemoryOperation> operations, const St
     for (std::size_t i = 0; i < operations.size(); ++i)
         params.push_back(mo::to_driver(operations[i], ordinal, call, "cuStreamBatchMemOp",
                                        static_cast<long>(i)));
-    const CUresult status = detail::driver().cuStreamBatchMemOp(
-        box.handle, static_cast<unsigned>(params.size()), params.data(), 0);
+    CUresult status;
+    {
+        const detail::DefaultStreamScope in_context(box);
+        status = detail::driver().cuStreamBatchMemOp(box.handle, static_cast<unsigned>(params.size()),
+                                                     params.data(), 0);
+    }
     if (status != CUDA_SUCCESS) [[unlikely]]
         detail::throw_driver_error(status, "cuStreamBatchMemOp",
                                    detail::describe_stream(box) + ", " +

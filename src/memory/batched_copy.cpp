@@ -1,9 +1,9 @@
 #include "cudacore/batched_copy.hpp"
-#include "support/enum_text.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
 #include "memory/buffer_box.hpp"
+#include "support/enum_text.hpp"
 
 #include <algorithm>
 #include <array>

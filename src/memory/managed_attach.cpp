@@ -1,6 +1,5 @@
 // attach(): managed memory attached to a stream, the host or every stream (cuStreamAttachMemAsync).
 #include "cudacore/managed_attach.hpp"
-#include "support/enum_text.hpp"
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/buffer_slice.hpp"
@@ -9,6 +8,7 @@
 #include "memory/buffer_box.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
+#include "support/enum_text.hpp"
 
 #include <optional>
 

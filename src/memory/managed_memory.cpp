@@ -1,5 +1,4 @@
 #include "cudacore/managed_memory.hpp"
-#include "support/enum_text.hpp"
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
@@ -9,6 +8,7 @@
 #include "memory/buffer_context.hpp"
 #include "memory/managed_advice.hpp"
 #include "support/box_access.hpp"
+#include "support/enum_text.hpp"
 
 #include <optional>
 

@@ -1,5 +1,6 @@
 // memory_access.hpp's enumeration names.
 #include "cudacore/memory_access.hpp"
+
 #include "support/enum_text.hpp"
 
 namespace cudacore {

@@ -1,5 +1,6 @@
 // memory_location.hpp's enumeration names.
 #include "cudacore/memory_location.hpp"
+
 #include "support/enum_text.hpp"
 
 namespace cudacore {

@@ -1,5 +1,4 @@
 #include "cudacore/virtual_memory_resource.hpp"
-#include "support/enum_text.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
@@ -9,6 +8,7 @@
 #include "support/cudacore_trace.hpp"
 #include "memory/memory_option_checks.hpp"
 #include "runtime/release/release.hpp"
+#include "support/enum_text.hpp"
 
 namespace cudacore {
 

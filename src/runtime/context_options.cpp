@@ -1,7 +1,7 @@
 // ContextOptions to and from cuCtxCreate flags: the one place they are turned into each other.
 #include "cudacore/context.hpp"
-#include "support/enum_text.hpp"
 #include "cudacore/errors.hpp"
+#include "support/enum_text.hpp"
 
 #include <cstdio>
 #include <string>

@@ -1,13 +1,14 @@
 // Stream attributes (stream_attributes.hpp): one cuStreamGetAttribute / cuStreamSetAttribute
 // each, checked before the driver where the driver's own answer would not say why.
 #include "cudacore/stream_attributes.hpp"
-#include "support/enum_text.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "runtime/default_stream_scope.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "runtime/stream_description.hpp"
 #include "support/box_access.hpp"
+#include "support/enum_text.hpp"
 
 #include <cstdio>
 #include <string>
@@ -20,6 +21,7 @@ CUstreamAttrValue get_attribute(const Stream& stream, CUstreamAttrID id, const c
                       const char* operation) {
     const detail::StreamBox& box = *detail::open_box_of(stream, operation);
     CUstreamAttrValue value{};
+    const detail::DefaultStreamScope in_context(box);
     detail::check(detail::driver().cuStreamGetAttribute(box.handle, id, &value),
                   "cuStreamGetAttribute", [&] { return std::string(attribute) + " of " + detail::describe_stream(box); });
     return value;
@@ -28,6 +30,7 @@ CUstreamAttrValue get_attribute(const Stream& stream, CUstreamAttrID id, const c
 void set_attribute(const Stream& stream, CUstreamAttrID id, const CUstreamAttrValue& value,
          const char* attribute, const char* operation) {
     const detail::StreamBox& box = *detail::open_box_of(stream, operation);
+    const detail::DefaultStreamScope in_context(box);
     detail::check(detail::driver().cuStreamSetAttribute(box.handle, id, &value),
                   "cuStreamSetAttribute", [&] { return std::string(attribute) + " of " + detail::describe_stream(box); });
 }
@@ -160,6 +163,7 @@ void copy_attributes(const Stream& destination, const Stream& source) {
         throw InvalidArgumentError("copy_attributes: " + detail::describe_stream(to) + " and " + detail::describe_stream(from) +
                                    " belong to different contexts; the driver copies attributes "
                                    "only between streams of one context");
+    const detail::DefaultStreamScope in_context(detail::is_default_stream(to.handle) ? to : from);
     detail::check(detail::driver().cuStreamCopyAttributes(to.handle, from.handle),
                   "cuStreamCopyAttributes",
                   [&] { return "from " + detail::describe_stream(from) + " to " + detail::describe_stream(to); });

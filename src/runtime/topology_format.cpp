@@ -1,5 +1,6 @@
 // The driver-free half of system_topology.hpp: level names, the matrix, bus id matching.
 #include "cudacore/system_topology.hpp"
+
 #include "support/enum_text.hpp"
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 #include "cudacore/tracing.hpp"
-#include "support/enum_text.hpp"
 #include "cudacore/tracing_handles.hpp"
+#include "support/enum_text.hpp"
 
 #include "cudacore/errors.hpp"
 

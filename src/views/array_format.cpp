@@ -1,7 +1,7 @@
 #include "cudacore/array_format.hpp"
-#include "support/enum_text.hpp"
 
 #include "cudacore/errors.hpp"
+#include "support/enum_text.hpp"
 
 #include <cstdio>
 

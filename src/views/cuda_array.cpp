@@ -1,5 +1,4 @@
 #include "cudacore/cuda_array.hpp"
-#include "support/enum_text.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/device_properties.hpp"
@@ -8,6 +7,7 @@
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
+#include "support/enum_text.hpp"
 #include "views/array_box.hpp"
 
 #include <cstdio>

@@ -1,9 +1,9 @@
 #include "cudacore/tensor_map.hpp"
-#include "support/enum_text.hpp"
 
 #include "cudacore/errors.hpp"
 #include "loader/driver_api.hpp"
 #include "memory/buffer_context.hpp"
+#include "support/enum_text.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,4 @@
 #include "cudacore/texture.hpp"
-#include "support/enum_text.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/device_properties.hpp"
@@ -8,6 +7,7 @@
 #include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
+#include "support/enum_text.hpp"
 #include "views/array_box.hpp"
 #include "views/object_descriptions.hpp"
 #include "views/texture_layout_checks.hpp"
