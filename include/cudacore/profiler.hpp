@@ -82,7 +82,9 @@ private:
 
 }  // namespace cudacore::profiler
 
+/// Pastes two tokens (CUDACORE_PROFILE_THIS_SCOPE's variable name; not for direct use).
 #define CUDACORE_PROFILER_CONCAT_(a, b) a##b
+/// The scope variable's name on line `line` (CUDACORE_PROFILE_THIS_SCOPE; not for direct use).
 #define CUDACORE_PROFILER_NAME_(line) CUDACORE_PROFILER_CONCAT_(cudacore_profile_scope_, line)
 /// Records the rest of the enclosing block with the profiler (a profiler::Scope on the calling
 /// thread's current context, or device 0's primary context), as cuda-api-wrappers'
