@@ -56,7 +56,7 @@ EXCEPTIONS = {"launch", "copy_attributes"}
 FROM_HANDLE_WITHOUT_OPTIONS = {"Device", "Kernel", "Buffer"}
 # Enumerations whose to_string returns a view of a fixed name (std::string_view or const char*),
 # as the page says why: a caller's std::string_view of the result would dangle if it became a
-# std::string. MemoryType's is pointer_attributes.hpp's, which another change is reworking.
+# std::string. MemoryType's (pointer_attributes.hpp) changes with that header's coming rework.
 TO_STRING_VIEWS = {"CodeType", "LinkerBackend", "MemoryType"}
 # The objects a free setter sets something of: the one it takes comes first.
 SETTER_OBJECTS = {"Stream", "Context", "Device", "Kernel", "Event", "Buffer", "MemoryPool", "Graph",
