@@ -56,6 +56,12 @@ TEST(StreamAttributesGpu, SynchronizationPolicyIsSetAndReadBack) {
     const std::string bad =
         invalid_message([&] { set_synchronization_policy(stream, static_cast<SynchronizationPolicy>(99)); });
     EXPECT_NE(bad.find("99 is not a SynchronizationPolicy"), std::string::npos) << bad;
+    // The value-first order of an earlier release still sets it (deprecated, forwarding).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    set_synchronization_policy(SynchronizationPolicy::yield, stream);
+#pragma GCC diagnostic pop
+    EXPECT_EQ(synchronization_policy(stream), SynchronizationPolicy::yield);
 }
 
 // A stream whose policy was never set reads back the policy its context's scheduling flag gives
