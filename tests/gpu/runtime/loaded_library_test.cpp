@@ -165,8 +165,11 @@ TEST(LoadedLibraryGpu, CodeLoadedInACreatedContextIsThatContexts) {
     EXPECT_EQ(library_device(code), device);
     const Buffer counter = code.get_global("counter");
     CUcontext owner = nullptr;
-    ASSERT_EQ(detail::driver().cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, counter.handle()),
-              CUDA_SUCCESS);
+    {
+        const CurrentContextScope on(context);  // the driver's pointer query needs a context
+        ASSERT_EQ(detail::driver().cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, counter.handle()),
+                  CUDA_SUCCESS);
+    }
     EXPECT_EQ(owner, created_handle);
     const Stream stream = context.create_stream();
     launch(stream, LaunchConfig{}, code.get_kernel("bump"));

@@ -97,9 +97,12 @@ TEST_F(CreatedContextViewsGpu, ItsOwnDefaultStreamsRunItsWork) {
         EXPECT_EQ(current_context(), expected_current) << "a call on the stream changed the current context";
         for (int i = 0; i < n; ++i) ASSERT_EQ(host[i], 3.0f + i) << i;
         CUcontext owner = nullptr;
-        ASSERT_EQ(detail::driver().cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
-                                                         out.handle()),
-                  CUDA_SUCCESS);
+        {
+            const CurrentContextScope on(*context_);  // the driver's pointer query needs a context
+            ASSERT_EQ(detail::driver().cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
+                                                             out.handle()),
+                      CUDA_SUCCESS);
+        }
         EXPECT_EQ(owner, context_->handle());
     };
     {
