@@ -53,7 +53,7 @@ int main() try {
     in.copy_from(host, stream);
 
     // The stream's attributes: sleep while waiting, and keep the input in L2 where it can.
-    set_synchronization_policy(SynchronizationPolicy::blocking_sync, stream);
+    set_synchronization_policy(stream, SynchronizationPolicy::blocking_sync);
     if (device.attribute(CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE) > 0) {
         CUaccessPolicyWindow window{};
         window.base_ptr = in.data();
@@ -62,7 +62,7 @@ int main() try {
         window.hitRatio = 1.0f;
         window.hitProp = CU_ACCESS_PROPERTY_PERSISTING;
         window.missProp = CU_ACCESS_PROPERTY_STREAMING;
-        set_access_policy_window(window, stream);
+        set_access_policy_window(stream, window);
     }
 
     // The block size that maximises occupancy, the grid that covers n.

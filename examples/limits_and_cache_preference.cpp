@@ -57,9 +57,12 @@ int main() try {
         right = right && heap == heaps[c] && fifo == 2 * MiB && stack >= 2048 &&
                 preference == preferences[c];
     }
-    // Each context kept its own values.
+    // Each context kept its own values; a Device means its primary context.
     right = right && limit(primary, ContextLimit::malloc_heap_size) == heaps[0] &&
-            cache_preference(primary) == preferences[0];
+            cache_preference(primary) == preferences[0] &&
+            limit(device, ContextLimit::malloc_heap_size) == heaps[0] &&
+            cache_preference(device) == preferences[0] &&
+            stream_priority_range(device) == stream_priority_range(primary);
 
     constexpr int blocks = 8, threads = 128, per_thread = 256;  // 1 MiB of scratch at most
     for (int c = 0; c < 2; ++c) {

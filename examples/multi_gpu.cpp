@@ -109,7 +109,7 @@ int main() try {
     const std::size_t wrong_copy = count_wrong(got_copy, sum);
     std::printf("device 0 added, device 1 subtracted %zu floats; the sum reached device 1 by a %s "
                 "copy: %zu + %zu + %zu wrong values\n",
-                n, to_string(path), wrong_sum, wrong_difference, wrong_copy);
+                n, to_string(path).c_str(), wrong_sum, wrong_difference, wrong_copy);
     return wrong_sum == 0 && wrong_difference == 0 && wrong_copy == 0 ? 0 : 1;
 } catch (const cudacore::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -4,6 +4,8 @@
 // it under Nsight Systems to see the timeline (docs/tracing.md):
 //   nsys profile --trace=nvtx,cuda -o tracing ./example_tracing
 //   nsys stats --report nvtx_sum tracing.nsys-rep
+// or, to record only the launch (profiler::Scope around it):
+//   nsys profile --capture-range=cudaProfilerApi --trace=nvtx,cuda -o launch ./example_tracing
 // Without a profiler every range costs a test of one flag. cudacore's own example.
 #include <cudacore/cudacore.hpp>
 #include <nvtx3/nvtx3.hpp>
@@ -99,8 +101,11 @@ int main() try {
         Buffer x = device.allocate(n * sizeof(float), stream);
         x.copy_from(host, stream);
         // The first get_kernel loads the code: cudacore's "load" range.
-        launch(stream, LaunchConfig{.grid = n / 256, .block = 256}, second.get_kernel("scale"), x,
-               2.0f, n);
+        const Kernel scale = second.get_kernel("scale");
+        // The profiler records from here to the end of the block (cuProfilerStart / Stop):
+        // `nsys profile --capture-range=cudaProfilerApi` captures the launch and nothing before.
+        const profiler::Scope recorded(device);
+        launch(stream, LaunchConfig{.grid = n / 256, .block = 256}, scale, x, 2.0f, n);
         x.copy_to(host, stream);
         stream.sync();
     }

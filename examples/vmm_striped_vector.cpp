@@ -43,7 +43,7 @@ Buffer striped_vector(const std::vector<Device>& devices, std::size_t bytes) {
     const std::size_t stripe = (bytes / devices.size() + granularity - 1) / granularity * granularity;
     std::vector<PeerMemoryAccess> everyone;
     for (const Device& device : devices) everyone.push_back({.device = device.ordinal()});
-    VirtualAddressRange range = VirtualAddressRange::reserve(stripe * devices.size());
+    VirtualAddressRange range = VirtualAddressRange::reserve(devices.front(), stripe * devices.size());
     std::vector<VirtualMemoryMapping> mappings;
     for (std::size_t i = 0; i < devices.size(); ++i) {
         PhysicalAllocation memory = PhysicalAllocation::create(devices[i], stripe);

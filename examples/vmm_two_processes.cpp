@@ -35,7 +35,7 @@ int run_child(int socket) {
     PhysicalAllocation memory = receive_physical_allocation(channel, 60s);
     const Device device(memory.device_ordinal());
     {
-        VirtualAddressRange range = VirtualAddressRange::reserve(memory.size());
+        VirtualAddressRange range = VirtualAddressRange::reserve(device, memory.size());
         VirtualMemoryMapping mapping = VirtualMemoryMapping::map(range, 0, memory);
         Kernel kernel = Program(kSource, SourceType::cxx, {.arch = device.arch()})
                             .compile(CodeType::cubin)
@@ -82,7 +82,7 @@ int main(int argc, char** argv) try {
     const std::size_t granularity = allocation_granularity(device).minimum;
     PhysicalAllocation memory = PhysicalAllocation::create(
         device, 8 * granularity, {.handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR});
-    VirtualAddressRange range = VirtualAddressRange::reserve(memory.size());
+    VirtualAddressRange range = VirtualAddressRange::reserve(device, memory.size());
     VirtualMemoryMapping mapping = VirtualMemoryMapping::map(range, 0, memory);
     Buffer shared = mapping.as_buffer();
     Stream stream = device.create_stream();

@@ -3,7 +3,11 @@
 docs/api-conventions.md states, as far as a parser can see them:
 
   stream       a parameter after the `Stream` is defaulted or an options struct (the stream comes
-               after the operands); `launch` is the stated exception.
+               after the operands); `launch` is the stated exception, and a setter follows the
+               setter rule instead.
+  setter       a free `set_...` call that takes a cudacore object (a Stream, Context, Device,
+               Kernel, ...) takes it first, before the value it sets:
+               `set_synchronization_policy(stream, policy)`, `set_limit(context, which, value)`.
   options      nothing but defaulted options structs comes after a defaulted parameter whose type
                is `...Options` (the options are last).
   order        a `destination` parameter (or field) comes before its `source` (destination first,
@@ -13,6 +17,9 @@ docs/api-conventions.md states, as far as a parser can see them:
   from_handle  a `from_handle` ends with a defaulted `...FromHandleOptions`, and every such struct
                begins with `take_ownership`; the types the page names as taking no options
                (FROM_HANDLE_WITHOUT_OPTIONS) are left out.
+  enumerations every public enumeration has `std::string to_string(E)` in its header (nested ones
+               `to_string(Outer::E)`); the ones the page names as returning a view of a fixed
+               name (TO_STRING_VIEWS) are left out of the return type's check.
 
 Declarations marked `[[deprecated(...)]]` are the old forms kept for one release: they are not
 checked. Declarations and their parameters come from Universal Ctags (`ctags --output-format=json
@@ -47,6 +54,13 @@ EXCEPTIONS = {"launch", "copy_attributes"}
 # What they wrap nobody destroys (a device, a library's kernel), or their other arguments say who
 # frees it (a Buffer's resource, owner or deleter).
 FROM_HANDLE_WITHOUT_OPTIONS = {"Device", "Kernel", "Buffer"}
+# Enumerations whose to_string returns a view of a fixed name (std::string_view or const char*),
+# as the page says why: a caller's std::string_view of the result would dangle if it became a
+# std::string. MemoryType's (pointer_attributes.hpp) changes with that header's coming rework.
+TO_STRING_VIEWS = {"CodeType", "LinkerBackend", "MemoryType"}
+# The objects a free setter sets something of: the one it takes comes first.
+SETTER_OBJECTS = {"Stream", "Context", "Device", "Kernel", "Event", "Buffer", "MemoryPool", "Graph",
+                  "GraphExec", "GreenContext", "CudaArray", "ObjectCode", "LoadedLibrary"}
 
 
 def split_parameters(signature):
@@ -85,6 +99,17 @@ def is_stream(type_text):
     return re.search(r"(^|[^\w:])Stream\s*&?$", re.sub(r"\bconst\b", "", type_text).strip()) is not None
 
 
+def setter_object(type_text):
+    """The cudacore object a parameter's type names (`const Stream&` gives Stream), or None."""
+    bare = re.sub(r"\b(const|volatile)\b|[&*]", "", type_text).strip()
+    bare = bare.split("::")[-1].strip()
+    return bare if bare in SETTER_OBJECTS else None
+
+
+def is_free_setter(tag):
+    return tag["name"].startswith("set_") and tag.get("scopeKind", "namespace") not in ("class", "struct")
+
+
 def deprecated(lines, line):
     """Whether the declaration starting at 1-based `line` is marked deprecated just above it."""
     start = max(0, line - 4)
@@ -99,8 +124,13 @@ def check_function(tag, lines):
     where = f'{tag["path"]}:{tag["line"]}: {tag.get("scope", "") + "::" if tag.get("scope") else ""}{name}'
     params = [parse_parameter(p) for p in split_parameters(tag.get("signature", "()"))]
     problems = []
+    if is_free_setter(tag):
+        objects = [i for i, (t, _, d) in enumerate(params) if setter_object(t) and not d]
+        if objects and objects[0] != 0:
+            type_text, pname, _ = params[objects[0]]
+            problems.append(f"{where}: setter: the object '{type_text} {pname}' is not the first parameter")
     stream_at = next((i for i, (t, _, _) in enumerate(params) if is_stream(t)), None)
-    if stream_at is not None:
+    if stream_at is not None and not is_free_setter(tag):
         for type_text, pname, has_default in params[stream_at + 1 :]:
             if not has_default and not is_options(type_text):
                 problems.append(f"{where}: stream: '{type_text} {pname}' follows the stream without a default")
@@ -139,8 +169,37 @@ def check_field(tag, lines, fields_seen, struct_lines):
     return [f'{tag["path"]}:{tag["line"]}: {qualified}: defaults: no default member initializer']
 
 
+def check_enumerations(tags):
+    """Every public enumeration has a to_string in its header, returning std::string."""
+    problems = []
+    to_strings = {}
+    for tag in tags:
+        if tag["name"] == "to_string" and tag["kind"] in ("prototype", "function"):
+            params = split_parameters(tag.get("signature", "()"))
+            if params:
+                type_text = re.sub(r"\bconst\b|&", "", parse_parameter(params[0])[0]).strip()
+                to_strings.setdefault(tag["path"], {})[type_text] = tag.get("typeref", "")
+    for tag in tags:
+        if tag["kind"] != "enum" or tag.get("access", "public") != "public":
+            continue
+        if "detail" in tag.get("scope", "").split("::"):
+            continue
+        outer = tag.get("scope", "").split("::")[-1] if tag.get("scopeKind") in ("class", "struct") else ""
+        name = f"{outer}::{tag['name']}" if outer else tag["name"]
+        found = to_strings.get(tag["path"], {})
+        typeref = next((ref for type_text, ref in found.items()
+                        if type_text == name or type_text.endswith("::" + name)), None)
+        where = f'{tag["path"]}:{tag["line"]}: {name}'
+        if typeref is None:
+            problems.append(f"{where}: enumerations: no to_string({name}) in its header")
+        elif tag["name"] not in TO_STRING_VIEWS and typeref != "typename:std::string":
+            problems.append(f"{where}: enumerations: to_string({name}) returns "
+                            f"{typeref.replace('typename:', '')}, not std::string")
+    return problems
+
+
 def check(files):
-    command = ["ctags", "--output-format=json", "--sort=no", "--fields=+neSaK", "--kinds-C++=pfms",
+    command = ["ctags", "--output-format=json", "--sort=no", "--fields=+neSaK", "--kinds-C++=pfmsg",
                "--language-force=C++", "-o", "-"] + [str(f) for f in files]
     output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     tags = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
@@ -149,6 +208,7 @@ def check(files):
     struct_lines = {t.get("scope", "") + ("::" if t.get("scope") else "") + t["name"]: t["line"]
                     for t in tags if t["kind"] == "struct" and t.get("access", "public") == "public"}
     fields_seen = {}
+    problems += check_enumerations(tags)
     for tag in tags:
         lines = sources.setdefault(tag["path"], pathlib.Path(tag["path"]).read_text().splitlines())
         if tag["kind"] in ("prototype", "function") and "signature" in tag:
@@ -181,6 +241,13 @@ class Thing { public: static Thing from_handle(int handle, bool take_ownership);
 void copy_bad_stream(int& destination, const Stream& stream, const int& source);
 void copy_bad_options(int& destination, const int& source, const CopyOptions& options = {}, int extra = 0);
 void copy_bad_order(const int& source, int& destination, const Stream& stream);
+class Context;
+enum class Policy { spin };
+void set_bad_policy(Policy policy, const Stream& stream);
+void set_bad_limit(int which, const Context& context, unsigned long value);
+enum class Unnamed { a, b };
+enum class Viewed { a, b };
+const char* to_string(Viewed viewed) noexcept;
 }  // namespace cudacore
 """
 FIXTURE_GOOD = """
@@ -196,6 +263,22 @@ void copy(int& destination, const int& source, const Stream& stream, const CopyO
 /// The earlier form.
 [[deprecated("use copy(destination, source, stream)")]]
 void copy(const int& source, int& destination, const Stream& stream);
+class Context;
+class Kernel;
+class Device;
+enum class Policy { spin };
+void set_policy(const Stream& stream, Policy policy);
+void set_limit(const Context& context, int which, unsigned long value);
+void set_preference(const Kernel& kernel, Policy policy, const Device& device = Device());
+/// The earlier order.
+[[deprecated("use set_policy(stream, policy)")]]
+void set_policy(Policy policy, const Stream& stream);
+class Thing2 { public: void set_stream(const Stream& stream); void set_both(int value, const Stream& stream); };
+std::string to_string(Policy policy);
+struct Holder { enum class Kind { one, two }; Kind kind = Kind::one; };
+std::string to_string(Holder::Kind kind);
+class Hidden { enum class Opening { create }; };
+namespace detail { enum class Internal { x }; }
 }  // namespace cudacore
 """
 
@@ -212,11 +295,17 @@ def self_test():
             "options": "copy_bad_options",
             "order": "copy_bad_order",
             "defaults": "Region::width",
+            "setter": "set_bad_policy",
+            "enumerations": "Unnamed",
         }
         failures = []
         for rule, subject in expected.items():
             if not any(f": {rule}:" in p and subject in p for p in found):
                 failures.append(f"rule '{rule}' did not flag {subject}: {found}")
+        if not any(": enumerations:" in p and "Viewed" in p and "const char" in p for p in found):
+            failures.append(f"rule 'enumerations' did not flag Viewed's const char*: {found}")
+        if not any(": setter:" in p and "set_bad_limit" in p for p in found):
+            failures.append(f"rule 'setter' did not flag set_bad_limit: {found}")
         if not any("Pair: order:" in p for p in found):
             failures.append(f"the field order of Pair was not flagged: {found}")
         if not any("Thing::from_handle: from_handle:" in p for p in found):

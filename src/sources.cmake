@@ -38,6 +38,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/current_device_arch.cpp
   src/code/program.cpp
+  src/code/compile_options.cpp
   src/code/compile_request.cpp
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
@@ -125,6 +126,7 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/current_context_scope.cpp
   src/runtime/stream.cpp
   src/runtime/stream_attributes.cpp
+  src/runtime/profiler.cpp
   src/runtime/event.cpp
   src/runtime/library_box.cpp
   src/runtime/loaded_library.cpp
@@ -152,6 +154,8 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/buffer_slice.cpp
   src/memory/ipc_memory_pool.cpp
   src/memory/pool_access.cpp
+  src/memory/memory_access.cpp
+  src/memory/memory_location.cpp
   src/memory/peer_copy.cpp
   src/memory/buffer_identity.cpp
   src/memory/caching_memory_resource.cpp

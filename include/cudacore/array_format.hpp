@@ -83,6 +83,10 @@ enum class ArrayFormatKind {
     video,             ///< YUV formats: planes without a single element size
 };
 
+/// "plain", "packed", "block_compressed", "video"; "ArrayFormatKind(N)" for a value outside the
+/// enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(ArrayFormatKind kind);
+
 /// Facts about one format. Never throws.
 struct ArrayFormatInfo {
     const char* name = "";  ///< "float32", "bc1_unorm", ...
@@ -101,6 +105,7 @@ struct ArrayFormatInfo {
 bool is_known(ArrayFormat format) noexcept;
 /// The facts about `format`; InvalidArgumentError for a value outside the enumeration.
 const ArrayFormatInfo& format_info(ArrayFormat format);
+
 /// "float32", ...; "ArrayFormat(0xNN)" for a value outside the enumeration. Never throws beyond
 /// std::bad_alloc.
 std::string to_string(ArrayFormat format);

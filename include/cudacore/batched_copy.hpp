@@ -50,6 +50,10 @@ class Stream;
 /// unchanged until the copy is done in stream order, and no earlier work may still use it.
 enum class CopySourceAccessOrder { stream, during_api_call, any };
 
+/// "stream", "during_api_call", "any"; "CopySourceAccessOrder(N)" for a value outside the
+/// enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(CopySourceAccessOrder order);
+
 /// The attributes of one copy (cuda.core's CopyOptions). Location hints say where the source's
 /// and the destination's pages live; the driver honours them only for managed memory on devices
 /// with concurrent managed access (and system-allocated memory on devices that can reach

@@ -41,7 +41,7 @@ enum class ProcessState : int {
 };
 
 /// "running", "locked", "checkpointed", "failed", "checkpointing", "restoring", or
-/// "unknown (N)" for a number a newer driver may add. Never throws except std::bad_alloc.
+/// "ProcessState(N)" for a number a newer driver may add. Never throws except std::bad_alloc.
 std::string to_string(ProcessState state);
 
 /// Restore one checkpointed GPU onto another (same chip type, enough memory).

@@ -48,6 +48,10 @@ enum class CompileStrategy {
     processes,
 };
 
+/// "threads", "processes"; "CompileStrategy(N)" for a value outside the enumeration. Never throws
+/// beyond std::bad_alloc.
+std::string to_string(CompileStrategy strategy);
+
 /// How a compile entry point runs: through which cache, with which key addition, how cache
 /// errors are told, and (for the entry points that compile many programs) by how many workers
 /// where. Every field has a default, so `{}` is a plain compile with no cache. The fields are in

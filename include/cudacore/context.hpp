@@ -13,7 +13,8 @@
 /// device reset by someone else) are ignored: destruction never throws or prints.
 ///
 /// A created context (Context::create) is owned: copies share it, and so does every object made
-/// in it (streams, events, memory resources, graphs), so the context outlives them and they may
+/// in it (streams, events, memory resources, graphs, and code loaded while it was current:
+/// library_context), so the context outlives them and they may
 /// be released in any order. cuCtxDestroy runs when the last share goes (the last copy destroyed
 /// or closed, the last object made in it released), on that thread; when that happens at exit
 /// after the driver shut down, the driver has destroyed it already and nothing is called. Calls
@@ -33,6 +34,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 
 namespace cudacore {
 
@@ -49,6 +51,10 @@ enum class ContextScheduling {
     yield,          ///< CU_CTX_SCHED_YIELD: yield the thread while waiting
     blocking_sync,  ///< CU_CTX_SCHED_BLOCKING_SYNC: block on a synchronization primitive
 };
+
+/// "automatic", "spin", "yield", "blocking_sync"; "ContextScheduling(N)" for a value outside the
+/// enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(ContextScheduling scheduling);
 
 /// How Context::create makes a context. Every field has a default: `{}` is a plain context.
 struct ContextOptions {
@@ -121,7 +127,9 @@ public:
     Device device() const;
     /// Makes this context current on the calling thread (cuCtxSetCurrent). It does not keep the
     /// context alive: keep this Context (or a copy) while the context is current somewhere, or
-    /// use CurrentContextScope, which holds it.
+    /// use CurrentContextScope, which holds it. To push and pop (cuCtxPushCurrent /
+    /// cuCtxPopCurrent), use CurrentContextScope: there is no bare push or pop, and
+    /// current_context_scope.hpp says why.
     void set_current() const;
 
     /// Whether cudacore created the context (Context::create) and destroys it.
@@ -152,12 +160,17 @@ public:
     /// As create_event(), with `options`.
     Event create_event(const EventOptions& options) const;
     /// The legacy default stream (CU_STREAM_LEGACY) of this context, which the Stream holds. The
-    /// default stream means the calling thread's current context, so this makes the context
-    /// current on the calling thread (as Device::default_stream does for the primary context):
-    /// use the Stream on this thread while the context stays current. InvalidArgumentError for a
-    /// closed Context, DriverError when cuCtxSetCurrent fails. Never destroyed.
+    /// driver reads a default stream as the calling thread's current context's, so every call
+    /// cudacore makes on this Stream (launch, copies, record, wait, sync, ...) makes this context
+    /// current for that call when another, or none, is current, and restores it after: the Stream
+    /// always means this context's stream, from any thread, and the calling thread's current
+    /// context is not changed (neither here nor by those calls). Its raw handle() is
+    /// CU_STREAM_LEGACY, which means this context's stream only where it is current: make it
+    /// current (CurrentContextScope) around your own driver calls with it. InvalidArgumentError
+    /// for a closed Context. Never destroyed.
     Stream default_stream() const;
-    /// As default_stream(), the calling thread's per-thread default stream (CU_STREAM_PER_THREAD).
+    /// As default_stream(), the per-thread default stream (CU_STREAM_PER_THREAD) of this context,
+    /// of the thread making each call.
     Stream per_thread_stream() const;
     /// Waits for all work in this context (cuCtxSynchronize).
     void sync() const;

@@ -7,6 +7,7 @@
 ///     set_limit(primary, ContextLimit::printf_fifo_size, 4 << 20);
 ///     std::size_t heap = limit(primary, ContextLimit::malloc_heap_size);
 ///     StreamPriorityRange range = stream_priority_range(primary);  // e.g. -5 .. 0
+///     set_limit(Device(1), ContextLimit::stack_size, 4096);         // device 1's primary context
 ///
 /// Each call makes the context current for the call (push, then pop), as every call on a Context
 /// does, so the calling thread's current context is unchanged. The driver rounds some values
@@ -19,6 +20,7 @@
 #pragma once
 
 #include "cudacore/context.hpp"
+#include "cudacore/device.hpp"
 
 #include <cstddef>
 #include <string>
@@ -74,5 +76,20 @@ struct StreamPriorityRange {
 /// range in the message. InvalidArgumentError for a closed or empty Context, DriverError when the
 /// driver refuses. Keeps nothing alive; thread-safe.
 StreamPriorityRange stream_priority_range(const Context& context);
+
+/// The value of `which` in `device`'s primary context (limit(device.context(), which)), as
+/// cache_preference(device) reads the primary context's preference. Throws as limit(context,
+/// which) does; a value outside the enumeration is refused before the context is retained.
+/// Retains the primary context (as Device::context() does); thread-safe.
+std::size_t limit(const Device& device, ContextLimit which);
+/// Sets `which` in `device`'s primary context to `value` (set_limit(device.context(), which,
+/// value)): every thread and every library that uses the primary context (the CUDA runtime
+/// included) sees it. Throws as set_limit(context, which, value) does; the checks made before the
+/// driver run before the context is retained. Retains the primary context; thread-safe.
+void set_limit(const Device& device, ContextLimit which, std::size_t value);
+/// The stream priorities of `device`'s primary context (stream_priority_range(device.context())),
+/// which Device::create_stream checks a priority against. Throws as stream_priority_range(context)
+/// does. Retains the primary context; thread-safe.
+StreamPriorityRange stream_priority_range(const Device& device);
 
 }  // namespace cudacore

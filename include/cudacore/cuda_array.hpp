@@ -68,7 +68,9 @@ enum class ArrayShape {
     cubemap,           ///< six width x width faces
     cubemap_layered,   ///< depth / 6 cubemaps
 };
-/// "2D layered", ... Never throws beyond std::bad_alloc.
+/// "one_d", "two_d", "three_d", "one_d_layered", "two_d_layered", "cubemap", "cubemap_layered";
+/// "ArrayShape(N)" for a value outside the enumeration. Never throws beyond std::bad_alloc. (An
+/// array's description says "2D layered CUDA array ...".)
 std::string to_string(ArrayShape shape);
 
 /// The shape `options` describe. Throws InvalidArgumentError naming `call` for sizes that fit no

@@ -43,6 +43,7 @@
 #include "cudacore/pointer_attributes.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/legacy_pinned_memory_resource.hpp"
+#include "cudacore/profiler.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/program_options.hpp"
 #include "cudacore/compiler_flags.hpp"

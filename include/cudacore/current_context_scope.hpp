@@ -13,6 +13,12 @@
 /// nest; each must be destroyed on the thread that made it, innermost first (as a local variable
 /// is). Construction throws InvalidArgumentError for a closed Context, DriverError when the push
 /// fails; destruction never throws.
+///
+/// It is cudacore's push and pop: there is no bare push/pop pair (cuda-api-wrappers'
+/// `context::current::push` / `pop`), because a bare push holds nothing (a created context could
+/// be destroyed while on the stack) and a pop skipped by an exception leaves the stack deeper.
+/// To push in one call and pop in another, keep a `std::optional<CurrentContextScope>` and
+/// emplace / reset it (docs/loading-and-launching.md, "Contexts you create").
 #pragma once
 
 #include "cudacore/context.hpp"

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "cudacore/forward.hpp"
+#include "cudacore/memory_access.hpp"
 #include "cudacore/memory_pool.hpp"
 #include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"
@@ -66,12 +67,9 @@ struct DeviceMemoryResourceFromHandleOptions {
     bool take_ownership = false;
 };
 
-/// How a device may reach a pool's memory (CUmemAccess_flags).
-enum class PoolAccess {
-    none,        ///< CU_MEM_ACCESS_FLAGS_PROT_NONE: not at all
-    read,        ///< CU_MEM_ACCESS_FLAGS_PROT_READ: read, not write (driver 580 refuses it for pools)
-    read_write,  ///< CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-};
+/// The earlier name of MemoryAccess (memory_access.hpp), which has the same enumerators: pools and
+/// mapped virtual memory take one type of access.
+using PoolAccess [[deprecated("use MemoryAccess (memory_access.hpp), the same enumerators")]] = MemoryAccess;
 
 /// Stream-ordered device memory from a memory pool (the device's default pool, or one of its own).
 class DeviceMemoryResource final : public MemoryResource {
@@ -105,22 +103,28 @@ public:
     void set_peer_accessible_by(const std::vector<Device>& devices);
     /// How `device` may reach the pool's memory (cuMemPoolGetAccess); read_write for the pool's
     /// own device. DriverError when the query fails.
-    PoolAccess access_of(const Device& device) const;
+    MemoryAccess access_of(const Device& device) const;
     /// Sets the access of each device listed to `access` (read-only: CU_MEM_ACCESS_FLAGS_PROT_READ),
     /// leaving the others as they are; one cuMemPoolSetAccess. Throws as set_peer_accessible_by
     /// (the pool's own device listed is an InvalidArgumentError). Not thread-safe against other
     /// changes of the same pool's access.
-    void set_access(const std::vector<Device>& devices, PoolAccess access);
+    void set_access(const std::vector<Device>& devices, MemoryAccess access);
     /// A new pool of `device` owned by this resource (destroyed with it; its buffers hold it).
     /// Throws InvalidArgumentError for a device without memory pools
     /// (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 0) or a handle type the device does not
     /// support, DriverError when the driver refuses the pool. Prefer create_owned_pool().
     DeviceMemoryResource(OwnedPoolTag, const Device& device, const DeviceMemoryPoolOptions& options);
     /// A resource that allocates from `pool`, a pool made elsewhere (cuMemPoolCreate by another
-    /// library, cuDeviceGetDefaultMemPool) whose memory lives on `device` (the driver has no
-    /// query for a pool's device: give the one it was made for). Release threshold, access list
-    /// and memory_pool() work as for any pool. Throws InvalidArgumentError for a null pool.
-    /// Thread-safe, as any resource.
+    /// library, cuDeviceGetDefaultMemPool) whose memory lives on `device`: the one way to wrap a
+    /// pool's handle (MemoryPool::from_handle, the other, is deprecated and forwards here). The
+    /// driver has no query for a pool's own device, so the caller names it and cudacore checks
+    /// that `device` has read-write access to the pool (cuMemPoolGetAccess; a pool's own device
+    /// always has). Release threshold, access list and memory_pool() (the pool's attributes,
+    /// holding this resource) work as for any pool. With `options.take_ownership` the pool is
+    /// destroyed with the resource, after its last buffer's free. Throws InvalidArgumentError
+    /// naming the call for a null pool, for a device without read-write access to the pool (not
+    /// its device) and for taking over a device's default pool (nobody destroys it); DriverError
+    /// when the access query fails. Thread-safe, as any resource.
     static std::shared_ptr<DeviceMemoryResource> from_handle(
         CUmemoryPool pool, const Device& device,
         const DeviceMemoryResourceFromHandleOptions& options = {});

@@ -46,6 +46,7 @@
 #include <memory>
 #include <utility>
 #include <vector>
+#include <string>
 
 namespace cudacore {
 
@@ -55,6 +56,10 @@ enum class CaptureMode : int {
     per_thread,  ///< CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
     relaxed,     ///< CU_STREAM_CAPTURE_MODE_RELAXED (the default, as in cuda.core)
 };
+
+/// "global", "per_thread", "relaxed"; "CaptureMode(N)" for a value outside the enumeration. Never
+/// throws beyond std::bad_alloc.
+std::string to_string(CaptureMode mode);
 
 /// The driver's mode for `mode`, and its name ("global", "thread-local", "relaxed"). No driver.
 CUstreamCaptureMode capture_mode_flag(CaptureMode mode);

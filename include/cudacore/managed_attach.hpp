@@ -11,6 +11,8 @@
 
 #include <cuda.h>
 
+#include <string>
+
 namespace cudacore {
 
 class Buffer;
@@ -23,8 +25,9 @@ enum class ManagedAttach {
     single,  ///< CU_MEM_ATTACH_SINGLE: the stream given to attach() only, on its device
 };
 
-/// "global", "host" or "single".
-const char* to_string(ManagedAttach attach) noexcept;
+/// "global", "host" or "single"; "ManagedAttach(N)" for a value outside the enumeration. Never
+/// throws beyond std::bad_alloc.
+std::string to_string(ManagedAttach attach);
 
 /// Attaches the whole managed allocation of `buffer` (for a slice, its owner's) as `attach` says,
 /// asynchronously on `stream` (cuStreamAttachMemAsync): the change takes effect once `stream`

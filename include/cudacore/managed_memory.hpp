@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 #include <vector>
+#include <string>
 
 namespace cudacore {
 
@@ -35,6 +36,11 @@ enum class ManagedAdvice {
     set_accessed_by,           ///< `location` (a device) keeps a mapping, avoiding faults
     unset_accessed_by,
 };
+
+/// "set_read_mostly", "unset_read_mostly", "set_preferred_location", "unset_preferred_location",
+/// "set_accessed_by", "unset_accessed_by"; "ManagedAdvice(N)" for a value outside the enumeration.
+/// Never throws beyond std::bad_alloc.
+std::string to_string(ManagedAdvice advice);
 
 /// cuMemAdvise(_v2) over the whole buffer. `location` is ignored by the read-mostly and unset
 /// preferred location advice.

@@ -37,4 +37,8 @@ struct MemoryLocation {
     bool operator==(const MemoryLocation&) const = default;
 };
 
+/// "device", "host", "host_numa"; "MemoryLocation::Kind(N)" for a value outside the enumeration.
+/// Never throws beyond std::bad_alloc.
+std::string to_string(MemoryLocation::Kind kind);
+
 }  // namespace cudacore

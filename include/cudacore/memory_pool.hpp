@@ -4,9 +4,10 @@
 /// DeviceMemoryResource and PinnedMemoryPoolResource.
 ///
 /// Ownership: a MemoryPool holds what owns its pool (the resource it came from), so the pool stays
-/// valid while the MemoryPool exists. MemoryPool::from_handle wraps a pool made elsewhere: not
-/// owned, cudacore never destroys it; owned (take_ownership), it is destroyed when the last copy
-/// goes or at close(). Copies are cheap and share the pool; close() ends it for
+/// valid while the MemoryPool exists. A pool made elsewhere is wrapped by
+/// DeviceMemoryResource::from_handle (not owned, cudacore never destroys it; owned, it is
+/// destroyed with the resource), whose memory_pool() is its MemoryPool. Copies are cheap and share
+/// the pool; close() ends it for
 /// every copy (docs/errors-and-lifetime.md, "Closing and resetting"). Thread-safe (the
 /// driver serialises attribute changes); setting an attribute affects every user of the pool.
 /// Every call throws DriverError naming the attribute and the pool on failure.
@@ -47,7 +48,7 @@ struct MemoryPoolAttributes {
     std::uint64_t used_mem_high = 0;
 };
 
-/// Options of MemoryPool::from_handle.
+/// Options of the deprecated MemoryPool::from_handle (DeviceMemoryResourceFromHandleOptions now).
 struct MemoryPoolFromHandleOptions {
     /// Make the pool cudacore's: destroyed (cuMemPoolDestroy) when the last copy of the MemoryPool
     /// goes or at close(), as the pools cudacore creates are (nothing destroyed at exit or after
@@ -63,22 +64,16 @@ public:
     /// default pool); `description` names it in errors.
     MemoryPool(CUmemoryPool pool, std::string description, std::shared_ptr<const void> owner);
 
-    /// Wraps `pool`, a pool of `device`'s memory made elsewhere (cuMemPoolCreate by another
-    /// library, cuDeviceGetDefaultMemPool), as DeviceMemoryResource::from_handle does: the driver
-    /// has no query for a pool's own device, so the caller names it, and cudacore checks that
-    /// `device` has read-write access to the pool (cuMemPoolGetAccess; a pool's own device always
-    /// has). The device is named in description() ("borrowed memory pool 0x... of device 0";
-    /// "adopted" when owned). With take_ownership the MemoryPool holds the device's primary
-    /// context and destroys the pool as MemoryPoolFromHandleOptions says: memory allocated from it
-    /// must be freed first (a DeviceMemoryResource::from_handle over the same pool, not owning
-    /// it, and its buffers must go before the last copy). Throws InvalidArgumentError naming the
-    /// call for a null pool, for a device without read-write access to it (not its device), and
-    /// for take_ownership of a device's default pool (nobody destroys it); DriverError when a
-    /// query fails. Thread-safe.
+    /// The earlier second way to wrap a pool's handle: now
+    /// DeviceMemoryResource::from_handle(pool, device, {.take_ownership = ...})->memory_pool(),
+    /// which it forwards to (the same checks and errors, named for DeviceMemoryResource::from_handle;
+    /// the MemoryPool holds the resource, which destroys a pool taken over once the last copy and
+    /// the last buffer are gone, so owns_handle() is false and description() names the resource).
+    [[deprecated("use DeviceMemoryResource::from_handle(pool, device, options)->memory_pool()")]]
     static MemoryPool from_handle(CUmemoryPool pool, const Device& device,
                                   const MemoryPoolFromHandleOptions& options = {});
-    /// Whether cudacore destroys the pool (from_handle with take_ownership); false for the pools
-    /// of resources (their resource destroys them) and once closed, reset or moved from.
+    /// False: a MemoryPool never destroys its pool; the resource it holds does (an owned pool, or
+    /// one DeviceMemoryResource::from_handle took over: DeviceMemoryResource::owns_pool()).
     bool owns_handle() const noexcept;
 
     /// The pool's name in error messages (what it was, once closed).

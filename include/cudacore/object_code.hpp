@@ -231,8 +231,9 @@ public:
     /// also finds "&counter"), as a non-owning Buffer view of its device memory: the view holds
     /// the library loaded while it (or a copy) lives, and never frees the memory (close() only
     /// marks it closed). Loads the code first like get_kernel; the address is the library's in
-    /// the context it was loaded into (the current device's at load time; for from_handle, the
-    /// current device's at the first lookup). The first lookup of a name asks the driver; later
+    /// the context it was loaded into (library_context: a created context current at load time,
+    /// else the current device's primary context; for from_handle, the current device's at the
+    /// first lookup). The first lookup of a name asks the driver; later
     /// ones return the same view (no driver call). Throws InvalidArgumentError listing the
     /// globals the code holds (from its cubin symbol table) when there is none so named.
     Buffer get_global(std::string_view name) const;

@@ -1,6 +1,7 @@
 /// @file
-/// OwningHandle: what every owning object (Stream, Event, Graph, GraphExec, CudaArray,
-/// MipmappedArray, TextureObject, SurfaceObject) is made of, written once.
+/// OwningHandle: what every owning object (Context, Stream, Event, Graph, GraphExec, CudaArray,
+/// MipmappedArray, TextureObject, SurfaceObject, MemoryPool, VirtualAddressRange,
+/// PhysicalAllocation, VirtualMemoryMapping) is made of, written once.
 ///
 /// An owning object is a handle to one driver resource. Its copies share one small state: the
 /// resource's box (the driver handle, what it depends on, what its release needs), the driver

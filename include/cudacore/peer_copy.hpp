@@ -18,6 +18,8 @@
 #include "cudacore/buffer.hpp"
 #include "cudacore/stream.hpp"
 
+#include <string>
+
 namespace cudacore {
 
 /// The way copy_between_devices copies.
@@ -27,8 +29,9 @@ enum class CopyPath {
     staged,       ///< two devices without it: the driver stages through host memory
 };
 
-/// "same device", "peer" or "staged" ("unknown" for a value outside the enumeration).
-const char* to_string(CopyPath path) noexcept;
+/// "same_device", "peer" or "staged"; "CopyPath(N)" for a value outside the enumeration. Never
+/// throws beyond std::bad_alloc.
+std::string to_string(CopyPath path);
 
 /// The path copy_between_devices takes for these buffers now. Throws like copy_between_devices.
 CopyPath copy_path(const Buffer& destination, const Buffer& source);

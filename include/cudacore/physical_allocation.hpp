@@ -7,7 +7,7 @@
 ///
 ///     const AllocationGranularity granularity = allocation_granularity(device);
 ///     PhysicalAllocation memory = PhysicalAllocation::create(device, 4 * granularity.minimum);
-///     VirtualAddressRange range = VirtualAddressRange::reserve(memory.size());
+///     VirtualAddressRange range = VirtualAddressRange::reserve(device, memory.size());
 ///     VirtualMemoryMapping mapping = VirtualMemoryMapping::map(range, 0, memory);
 ///     Buffer view = mapping.as_buffer();  // copies, fills, launches
 ///

@@ -60,6 +60,10 @@ namespace cudacore {
 /// both; ProgramOptions::extra_sources adds more modules, use_libdevice the math library).
 enum class SourceType { cxx, ptx, nvvm };
 
+/// "cxx", "ptx", "nvvm"; "SourceType(N)" for a value outside the enumeration. Never throws beyond
+/// std::bad_alloc.
+std::string to_string(SourceType type);
+
 /// What precompiled headers did in a Program's last compile().
 enum class PchOutcome {
     not_attempted,  ///< PCH off, a PTX program, or NVRTC chose not to make one (reason says which)
@@ -67,8 +71,9 @@ enum class PchOutcome {
     used,           ///< this compile used a PCH an earlier compile made (and may have made another: reason says)
     failed,         ///< PCH could not be made or read; the compile went on without it (reason)
 };
-/// "not_attempted", "created", "used" or "failed".
-const char* to_string(PchOutcome outcome) noexcept;
+/// "not_attempted", "created", "used" or "failed"; "PchOutcome(N)" for a value outside the
+/// enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(PchOutcome outcome);
 
 /// What precompiled headers did in a Program's last compile().
 struct PchStatus {

@@ -78,7 +78,9 @@ public:
     /// releases may wait for it, and marks it again at each buffer freed there later; a release
     /// waits for the newest mark and never touches the handle. The context is taken from the
     /// stream (cuStreamGetCtx) and held when it is a primary context or one Context::create made.
-    /// With `options.take_ownership`, the stream is cudacore's from then on, as one it created:
+    /// A default stream (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) is the one of the context current
+    /// at this call, and stays that context's: every call on the Stream makes that context
+    /// current for itself (as for Context::default_stream). With `options.take_ownership`, the stream is cudacore's from then on, as one it created:
     /// destroyed when its last holder goes (InvalidArgumentError for a default stream, which
     /// nobody destroys). Throws DriverError when the driver does not know the stream.
     static Stream from_handle(CUstream stream, const StreamFromHandleOptions& options = {});

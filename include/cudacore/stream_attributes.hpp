@@ -17,6 +17,7 @@
 #include <cuda.h>
 
 #include <optional>
+#include <string>
 
 namespace cudacore {
 
@@ -28,16 +29,28 @@ enum class SynchronizationPolicy {
     blocking_sync = CU_SYNC_POLICY_BLOCKING_SYNC,  ///< sleeps until the work is done
 };
 
-/// "automatic", "spin", "yield" or "blocking_sync" ("unknown" for another value).
-const char* to_string(SynchronizationPolicy policy) noexcept;
+/// "automatic", "spin", "yield" or "blocking_sync"; "SynchronizationPolicy(N)" for a value
+/// outside the enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(SynchronizationPolicy policy);
 
-/// The stream's synchronization policy (CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY).
-/// Throws as this file says.
+/// The policy a host thread waits for the stream under: the one set on the stream
+/// (CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY), or, for a stream whose policy was never set
+/// (the driver answers -1, no policy), the one its context's scheduling flag gives
+/// (ContextOptions::scheduling, cuCtxGetFlags: CU_CTX_SCHED_BLOCKING_SYNC waits as blocking_sync,
+/// and so on), which is how such a stream waits. So a new stream of a context made with
+/// `{.scheduling = ContextScheduling::blocking_sync}` answers blocking_sync, and one of a
+/// default primary context automatic. Throws as this file says (DriverError naming cuCtxGetFlags
+/// and the context when the context's flags cannot be read).
 SynchronizationPolicy synchronization_policy(const Stream& stream);
-/// Sets the stream's policy to `policy` (the value first, then the stream, as every call on a
-/// stream takes it: docs/api-conventions.md). InvalidArgumentError for a value that is not one of the enumerators (before the
-/// driver), else throws as this file says.
-void set_synchronization_policy(SynchronizationPolicy policy, const Stream& stream);
+/// Sets `stream`'s policy to `policy` (the stream first, as every setter takes the object it sets:
+/// docs/api-conventions.md). InvalidArgumentError for a value that is not one of the enumerators
+/// (before the driver), else throws as this file says.
+void set_synchronization_policy(const Stream& stream, SynchronizationPolicy policy);
+/// The earlier order, the value first.
+[[deprecated("use set_synchronization_policy(stream, policy)")]]
+inline void set_synchronization_policy(SynchronizationPolicy policy, const Stream& stream) {
+    set_synchronization_policy(stream, policy);
+}
 
 /// The stream's L2 persistence window (CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW), or nullopt
 /// when none is set (a window of 0 bytes). Throws as this file says.
@@ -49,7 +62,12 @@ std::optional<CUaccessPolicyWindow> access_policy_window(const Stream& stream);
 /// it with clear_access_policy_window), more bytes than the device's
 /// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE (both named), a hitRatio outside [0, 1].
 /// The memory is the caller's to keep valid while the window is used.
-void set_access_policy_window(const CUaccessPolicyWindow& window, const Stream& stream);
+void set_access_policy_window(const Stream& stream, const CUaccessPolicyWindow& window);
+/// The earlier order, the window first.
+[[deprecated("use set_access_policy_window(stream, window)")]]
+inline void set_access_policy_window(const CUaccessPolicyWindow& window, const Stream& stream) {
+    set_access_policy_window(stream, window);
+}
 /// Removes the window (sets one of 0 bytes): accesses are normal again. Throws as this file says.
 void clear_access_policy_window(const Stream& stream);
 

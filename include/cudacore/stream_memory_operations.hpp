@@ -115,6 +115,10 @@ struct MemoryOperation {
     WriteOptions write{};              ///< for writes
 };
 
+/// "wait_value32", "wait_value64", "write_value32", "write_value64"; "MemoryOperation::Kind(N)" for
+/// a value outside the enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(MemoryOperation::Kind kind);
+
 /// A MemoryOperation waiting until the 32-bit word at `address` meets `options` against `value`.
 inline MemoryOperation wait_value32_operation(ValueAddress address, std::uint32_t value,
                                               const WaitOptions& options = {}) {

@@ -30,6 +30,10 @@ enum class TopologyLevel {
     system,           ///< across NUMA nodes, over the CPUs' interconnect (NVML_TOPOLOGY_SYSTEM)
 };
 
+/// "same_board", "single_switch", "multiple_switch", "host_bridge", "node", "system";
+/// "TopologyLevel(N)" for a value outside the enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(TopologyLevel level);
+
 /// "same board", "single switch", "multiple switch", "host bridge", "node", "system".
 const char* topology_level_name(TopologyLevel level) noexcept;
 /// nvidia-smi's legend: "BRD" (same board; nvidia-smi has no code), "PIX", "PXB", "PHB",

@@ -68,12 +68,28 @@ std::string to_string(TensorDataType type);
 /// Interleaved layout of the innermost dimension (CU_TENSOR_MAP_INTERLEAVE_NONE, _16B, _32B);
 /// anything but none needs rank 3..5, and bytes32 an address and strides aligned to 32 bytes.
 enum class TensorMapInterleave { none, bytes16, bytes32 };
+
+/// "none", "bytes16", "bytes32"; "TensorMapInterleave(N)" for a value outside the enumeration.
+/// Never throws beyond std::bad_alloc.
+std::string to_string(TensorMapInterleave interleave);
 /// Shared memory bank swizzle: 16-byte chunks swizzled within a 32, 64 or 128-byte span.
 enum class TensorMapSwizzle { none, bytes32, bytes64, bytes128 };
+
+/// "none", "bytes32", "bytes64", "bytes128"; "TensorMapSwizzle(N)" for a value outside the
+/// enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(TensorMapSwizzle swizzle);
 /// How far L2 fetches are widened (CU_TENSOR_MAP_L2_PROMOTION_NONE, _L2_64B, _L2_128B, _L2_256B).
 enum class TensorMapL2Promotion { none, bytes64, bytes128, bytes256 };
+
+/// "none", "bytes64", "bytes128", "bytes256"; "TensorMapL2Promotion(N)" for a value outside the
+/// enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(TensorMapL2Promotion promotion);
 /// Out-of-bound elements read as zero, or (floating point only) as a NaN that FMA treats as zero.
 enum class TensorMapOobFill { zero, nan_request_zero_fma };
+
+/// "zero", "nan_request_zero_fma"; "TensorMapOobFill(N)" for a value outside the enumeration. Never
+/// throws beyond std::bad_alloc.
+std::string to_string(TensorMapOobFill fill);
 
 /// A tiled map (cuTensorMapEncodeTiled): copies box-shaped tiles.
 struct TensorMapOptions {

@@ -61,16 +61,28 @@ enum class TextureAddressMode {
     mirror,  ///< repeat mirrored (normalized coordinates only)
     border,  ///< TextureOptions::border_color
 };
+
+/// "clamp", "wrap", "mirror", "border"; "TextureAddressMode(N)" for a value outside the
+/// enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(TextureAddressMode mode);
 /// How a fetch between elements is computed (CUfilter_mode).
 enum class TextureFilterMode {
     point,   ///< the nearest element
     linear,  ///< linear (bi-, trilinear) interpolation of the neighbours
 };
+
+/// "point", "linear"; "TextureFilterMode(N)" for a value outside the enumeration. Never throws
+/// beyond std::bad_alloc.
+std::string to_string(TextureFilterMode mode);
 /// What a fetch of integer data returns.
 enum class TextureReadMode {
     element_type,      ///< the stored value (CU_TRSF_READ_AS_INTEGER)
     normalized_float,  ///< 8/16-bit integers as floats in [0, 1] ([-1, 1] when signed)
 };
+
+/// "element_type", "normalized_float"; "TextureReadMode(N)" for a value outside the enumeration.
+/// Never throws beyond std::bad_alloc.
+std::string to_string(TextureReadMode mode);
 
 /// The sampling of a texture (CUDA_TEXTURE_DESC); defaults: clamp, point, element type,
 /// unnormalized coordinates.

@@ -84,6 +84,10 @@ private:
     std::uint64_t bits_ = 0;
 };
 
+/// "none", "int64", "uint64", "float64"; "Payload::Type(N)" for a value outside the enumeration.
+/// Never throws beyond std::bad_alloc.
+std::string to_string(Payload::Type type);
+
 /// How an event shows: its colour, its category and its number, each optional. Aggregate, so
 /// call sites name what they set: `{.color = Color::rgb(0, 160, 0), .payload = bytes}`. Its
 /// members are plain values (no std::optional), so that a compiler keeps one built at a call
@@ -111,6 +115,10 @@ enum class CudacoreCategory : std::uint32_t {
     graph = 5,    ///< graph instantiation
     memory = 6,   ///< memory pools growing
 };
+
+/// "compile", "link", "cache", "load", "graph", "memory"; "CudacoreCategory(N)" for a value outside
+/// the enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(CudacoreCategory category);
 
 namespace detail {
 // The default options, bound by reference: a call without options stores nothing.

@@ -20,6 +20,7 @@
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/context.hpp"
+#include "cudacore/memory_access.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>
@@ -29,15 +30,13 @@
 #include <memory>
 #include <mutex>
 #include <vector>
+#include <string>
 
 namespace cudacore {
 
 class Device;
 class Stream;
 
-/// A device's access to mapped memory (CU_MEM_ACCESS_FLAGS_PROT_NONE, _PROT_READ,
-/// _PROT_READWRITE).
-enum class MemoryAccess { none, read, read_write };
 
 /// A device given access to a VirtualMemoryResource's memory, and how.
 struct PeerMemoryAccess {
@@ -49,6 +48,10 @@ struct PeerMemoryAccess {
 /// VirtualMemoryResourceOptions.allocation_type: pinned device memory, or managed memory (which
 /// the driver may migrate; not every driver and device allows it through cuMemCreate).
 enum class VirtualMemoryAllocationType { pinned, managed };
+
+/// "pinned", "managed"; "VirtualMemoryAllocationType(N)" for a value outside the enumeration. Never
+/// throws beyond std::bad_alloc.
+std::string to_string(VirtualMemoryAllocationType type);
 
 /// Options of a VirtualMemoryResource: location, handle types, peers, granularity.
 struct VirtualMemoryResourceOptions {

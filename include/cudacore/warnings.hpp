@@ -52,6 +52,11 @@ enum class WarningKind {
     standard_headers_off,
 };
 
+/// "release_failed", "not_cached", "pch_off", "remote_cache_failed", "disk_cache_repaired",
+/// "secret_file_exposed", "standard_headers_off"; "WarningKind(N)" for a value outside the
+/// enumeration. Never throws beyond std::bad_alloc.
+std::string to_string(WarningKind kind);
+
 /// A warning cudacore reports through the warning handler.
 struct Warning {
     WarningKind kind{};     ///< what it is about

@@ -1,5 +1,6 @@
 #include "cudacore/program.hpp"
 #include "cudacore/compiler_flags.hpp"
+#include "support/enum_text.hpp"
 
 #include "cudacore/errors.hpp"
 #include "errors/closed_object.hpp"
@@ -613,14 +614,14 @@ void Program::write_debug_source() const {
         detail::write_debug_source(path, source_, options_);
 }
 
-const char* to_string(PchOutcome outcome) noexcept {
-    switch (outcome) {
-        case PchOutcome::not_attempted: return "not_attempted";
-        case PchOutcome::created: return "created";
-        case PchOutcome::used: return "used";
-        case PchOutcome::failed: return "failed";
-    }
-    return "unknown";
+std::string to_string(PchOutcome outcome) {
+    static constexpr detail::EnumText<PchOutcome> names[] = {
+        {PchOutcome::not_attempted, "not_attempted"},
+        {PchOutcome::created, "created"},
+        {PchOutcome::used, "used"},
+        {PchOutcome::failed, "failed"},
+    };
+    return detail::enum_text(outcome, names, "PchOutcome");
 }
 
 ObjectCode Program::compile_nvvm_program(CodeType target,
@@ -660,6 +661,19 @@ void Program::close() noexcept {
 
 void Program::check_open(const char* operation) const {
     if (closed_) [[unlikely]] detail::throw_closed_object(operation, describe(options_), "Program");
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(SourceType type) {
+    static constexpr detail::EnumText<SourceType> names[] = {
+        {SourceType::cxx, "cxx"},
+        {SourceType::ptx, "ptx"},
+        {SourceType::nvvm, "nvvm"},
+    };
+    return detail::enum_text(type, names, "SourceType");
 }
 
 }  // namespace cudacore

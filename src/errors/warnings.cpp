@@ -100,3 +100,21 @@ void report_release_failure(CUresult status, const char* call, const std::string
 }
 
 }  // namespace cudacore::detail
+
+namespace cudacore {
+
+std::string to_string(WarningKind kind) {
+    // A switch, not support/enum_text.hpp: the errors layer uses no other (src/layers.txt).
+    switch (kind) {
+        case WarningKind::release_failed: return "release_failed";
+        case WarningKind::not_cached: return "not_cached";
+        case WarningKind::pch_off: return "pch_off";
+        case WarningKind::remote_cache_failed: return "remote_cache_failed";
+        case WarningKind::disk_cache_repaired: return "disk_cache_repaired";
+        case WarningKind::secret_file_exposed: return "secret_file_exposed";
+        case WarningKind::standard_headers_off: return "standard_headers_off";
+    }
+    return "WarningKind(" + std::to_string(static_cast<int>(kind)) + ")";
+}
+
+}  // namespace cudacore

@@ -3,9 +3,11 @@
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "memory/buffer_box.hpp"
+#include "runtime/default_stream_scope.hpp"
 #include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
+#include "support/enum_text.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -208,6 +210,7 @@ GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
     if (!capture->register_stream(detail::box_of(self.stream)))
         throw InvalidArgumentError("GraphBuilder::begin: " + describe_stream(self.stream) +
                                    " is capturing already, for another graph builder");
+    const detail::DefaultStreamScope in_context(self.stream);
     detail::check(detail::driver().cuStreamBeginCapture(self.stream.handle(), flag),
                   "cuStreamBeginCapture", [&] {
                       return describe_stream(self.stream) + ", " + capture_mode_name(mode) +
@@ -239,7 +242,11 @@ Graph GraphBuilder::end() {
                                    " conditional body builder(s) of " + description() +
                                    " are not ended yet; end them first");
     CUgraph graph = nullptr;
-    const CUresult status = detail::driver().cuStreamEndCapture(self.stream.handle(), &graph);
+    CUresult status;
+    {
+        const detail::DefaultStreamScope in_context(self.stream);
+        status = detail::driver().cuStreamEndCapture(self.stream.handle(), &graph);
+    }
     // Whatever the status, the capture is over. The builder is described (as it was while
     // capturing) only for an error.
     const std::string text = status == CUDA_SUCCESS ? std::string() : description();
@@ -324,6 +331,7 @@ void GraphBuilder::add_host_function(std::function<void()> function) {
     require_capturing("add_host_function");
     if (!function) throw InvalidArgumentError("GraphBuilder::add_host_function: empty function");
     auto callable = std::make_shared<std::function<void()>>(std::move(function));
+    const detail::DefaultStreamScope in_context(self_->stream);
     detail::check(detail::driver().cuLaunchHostFunc(self_->stream.handle(),
                                                     detail::run_host_function, callable.get()),
                   "cuLaunchHostFunc", [&] { return description(); });
@@ -351,6 +359,7 @@ struct CaptureInfo {
 CaptureInfo capture_info(const Stream& stream, const std::string& what) {
     CaptureInfo info;
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    const detail::DefaultStreamScope in_context(stream);
     detail::check(detail::driver().cuStreamGetCaptureInfo(stream.handle(), &status, nullptr,
                                                           &info.graph, &info.dependencies,
                                                           &info.edges, &info.count),
@@ -393,6 +402,7 @@ std::vector<GraphBuilder> GraphBuilder::add_conditional(const ConditionalHandle&
                                      &params),
                   "cuGraphAddNode", [&] { return std::string(what) + " node in " + description(); });
     // Later work on this stream runs after the conditional node.
+    const detail::DefaultStreamScope in_context(self.stream);
     detail::check(api.cuStreamUpdateCaptureDependencies(self.stream.handle(), &node, nullptr, 1,
                                                         CU_STREAM_SET_CAPTURE_DEPENDENCIES),
                   "cuStreamUpdateCaptureDependencies", [&] { return description(); });
@@ -446,6 +456,19 @@ GraphBuilder GraphBuilder::while_loop(const ConditionalHandle& condition) {
 std::vector<GraphBuilder> GraphBuilder::switch_cases(const ConditionalHandle& condition,
                                                      unsigned cases) {
     return add_conditional(condition, CU_GRAPH_COND_TYPE_SWITCH, cases, "switch_cases");
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(CaptureMode mode) {
+    static constexpr detail::EnumText<CaptureMode> names[] = {
+        {CaptureMode::global, "global"},
+        {CaptureMode::per_thread, "per_thread"},
+        {CaptureMode::relaxed, "relaxed"},
+    };
+    return detail::enum_text(mode, names, "CaptureMode");
 }
 
 }  // namespace cudacore

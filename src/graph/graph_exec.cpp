@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
+#include "runtime/default_stream_scope.hpp"
 #include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
@@ -204,7 +205,11 @@ void GraphExec::launch(const Stream& stream) const {
     if (!detail::box_of(stream)) [[unlikely]]
         throw InvalidArgumentError("GraphExec::launch: " + detail::describe_exec(box) +
                                    " on an empty (moved-from) Stream");
-    const CUresult status = detail::driver().cuGraphLaunch(box.handle, stream.handle());
+    CUresult status;
+    {
+        const detail::DefaultStreamScope in_context(stream);
+        status = detail::driver().cuGraphLaunch(box.handle, stream.handle());
+    }
     if (status != CUDA_SUCCESS) [[unlikely]] {
         detail::throw_driver_error(
             status, "cuGraphLaunch", detail::describe_exec(box) + " on " + [&] {
@@ -226,6 +231,7 @@ void GraphExec::launch(const Stream& stream) const {
 void GraphExec::upload(const Stream& stream) const {
     stream.check_open("GraphExec::upload");
     const auto& box = require(*this, "upload");
+    const detail::DefaultStreamScope in_context(stream);
     detail::check(detail::driver().cuGraphUpload(box.handle, stream.handle()), "cuGraphUpload",
                   [&] { return detail::describe_exec(box); });
 }

@@ -7,9 +7,11 @@
 #include "cudacore/errors.hpp"
 #include "graph/graph_box.hpp"
 #include "memory/buffer_box.hpp"
+#include "runtime/default_stream_scope.hpp"
 #include "runtime/release/release.hpp"
 #include "runtime/stream_description.hpp"
 #include "support/box_access.hpp"
+#include "support/enum_text.hpp"
 
 #include <atomic>
 #include <cstdio>
@@ -194,6 +196,7 @@ const StreamBox& open_stream(const Stream& stream, const char* call) {
 void hold_for_capture_if_capturing(const StreamBox& stream_box, const Buffer& buffer) {
     if (!captures_active() || !buffer.owns_memory()) [[likely]] return;
     CUstreamCaptureStatus capturing = CU_STREAM_CAPTURE_STATUS_NONE;
+    const DefaultStreamScope in_context(stream_box);
     check(driver().cuStreamIsCapturing(stream_box.handle, &capturing), "cuStreamIsCapturing",
           [&] { return describe_stream(stream_box); });
     if (capturing != CU_STREAM_CAPTURE_STATUS_NONE)
@@ -206,7 +209,11 @@ void enqueue_one(const Stream& stream, const ValueAddress& address, Value value,
                  const char* call, const char* driver_call, Call&& driver_function) {
     const StreamBox& box = open_stream(stream, call);
     const CUdeviceptr pointer = resolve(address, sizeof(Value), call, -1);
-    const CUresult status = driver_function(box.handle, pointer, value, flags);
+    CUresult status;
+    {
+        const DefaultStreamScope in_context(box);
+        status = driver_function(box.handle, pointer, value, flags);
+    }
     if (status != CUDA_SUCCESS) [[unlikely]]
         throw_driver_error(status, driver_call, describe_stream(box) + ", address " + hex(pointer) +
                                                     refused_memory_hint(status));
@@ -279,8 +286,12 @@ void run_memory_operations(std::span<const MemoryOperation> operations, const St
     for (std::size_t i = 0; i < operations.size(); ++i)
         params.push_back(mo::to_driver(operations[i], ordinal, call, "cuStreamBatchMemOp",
                                        static_cast<long>(i)));
-    const CUresult status = detail::driver().cuStreamBatchMemOp(
-        box.handle, static_cast<unsigned>(params.size()), params.data(), 0);
+    CUresult status;
+    {
+        const detail::DefaultStreamScope in_context(box);
+        status = detail::driver().cuStreamBatchMemOp(box.handle, static_cast<unsigned>(params.size()),
+                                                     params.data(), 0);
+    }
     if (status != CUDA_SUCCESS) [[unlikely]]
         detail::throw_driver_error(status, "cuStreamBatchMemOp",
                                    detail::describe_stream(box) + ", " +
@@ -350,6 +361,20 @@ GraphNode add_write_value64(Graph& graph, GraphDependencies dependencies,
                             const ValueAddress& address, std::uint64_t value,
                             const WriteOptions& options) {
     return add_single_memory_operation(graph, std::move(dependencies), write_value64_operation(address, value, options));
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(MemoryOperation::Kind kind) {
+    static constexpr detail::EnumText<MemoryOperation::Kind> names[] = {
+        {MemoryOperation::Kind::wait_value32, "wait_value32"},
+        {MemoryOperation::Kind::wait_value64, "wait_value64"},
+        {MemoryOperation::Kind::write_value32, "write_value32"},
+        {MemoryOperation::Kind::write_value64, "write_value64"},
+    };
+    return detail::enum_text(kind, names, "MemoryOperation::Kind");
 }
 
 }  // namespace cudacore

@@ -5,6 +5,7 @@
 #include "errors/driver_log.hpp"
 
 #include <cuda.h>
+#include <cudaProfilerTypedefs.h>
 #include <cudaTypedefs.h>
 
 #include <atomic>

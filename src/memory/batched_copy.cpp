@@ -3,6 +3,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/stream.hpp"
 #include "memory/buffer_box.hpp"
+#include "support/enum_text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -278,5 +279,18 @@ void copy_batch(std::span<const BufferCopy> copies, const Stream& stream, const 
     copy_batch(std::span<const CopyPair>(pairs), stream, options);
 }
 #pragma GCC diagnostic pop
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(CopySourceAccessOrder order) {
+    static constexpr detail::EnumText<CopySourceAccessOrder> names[] = {
+        {CopySourceAccessOrder::stream, "stream"},
+        {CopySourceAccessOrder::during_api_call, "during_api_call"},
+        {CopySourceAccessOrder::any, "any"},
+    };
+    return detail::enum_text(order, names, "CopySourceAccessOrder");
+}
 
 }  // namespace cudacore

@@ -7,6 +7,7 @@
 #include "cudacore/errors.hpp"
 #include "memory/ipc_memory_pool.hpp"
 #include "memory/make_resource.hpp"
+#include "memory/memory_pool_box.hpp"
 
 namespace cudacore {
 
@@ -51,6 +52,15 @@ DeviceMemoryResource::DeviceMemoryResource(ForeignPoolTag, CUmemoryPool pool, co
 
 std::shared_ptr<DeviceMemoryResource> DeviceMemoryResource::from_handle(
     CUmemoryPool pool, const Device& device, const DeviceMemoryResourceFromHandleOptions& options) {
+    const int ordinal = device.ordinal();
+    if (!pool)
+        throw InvalidArgumentError("DeviceMemoryResource::from_handle: null memory pool (device " +
+                                   std::to_string(ordinal) + ")");
+    const detail::DriverApi& api = detail::driver();
+    detail::check_pool_device(pool, ordinal, api, "DeviceMemoryResource::from_handle");
+    if (options.take_ownership && detail::is_default_pool_of(pool, ordinal, api))
+        throw InvalidArgumentError("DeviceMemoryResource::from_handle: cannot take ownership of the default "
+                                   "memory pool of device " + std::to_string(ordinal) + " (nobody destroys it)");
     return detail::make_resource<DeviceMemoryResource>(ForeignPoolTag{}, pool, device,
                                                   options.take_ownership);
 }

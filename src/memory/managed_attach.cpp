@@ -8,18 +8,19 @@
 #include "memory/buffer_box.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
+#include "support/enum_text.hpp"
 
 #include <optional>
 
 namespace cudacore {
 
-const char* to_string(ManagedAttach attach) noexcept {
-    switch (attach) {
-        case ManagedAttach::global: return "global";
-        case ManagedAttach::host: return "host";
-        case ManagedAttach::single: return "single";
-    }
-    return "unknown";
+std::string to_string(ManagedAttach attach) {
+    static constexpr detail::EnumText<ManagedAttach> names[] = {
+        {ManagedAttach::global, "global"},
+        {ManagedAttach::host, "host"},
+        {ManagedAttach::single, "single"},
+    };
+    return detail::enum_text(attach, names, "ManagedAttach");
 }
 
 namespace {

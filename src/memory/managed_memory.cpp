@@ -8,6 +8,7 @@
 #include "memory/buffer_context.hpp"
 #include "memory/managed_advice.hpp"
 #include "support/box_access.hpp"
+#include "support/enum_text.hpp"
 
 #include <optional>
 
@@ -256,6 +257,22 @@ bool Buffer::is_managed() const {
                                                          box.handle),
                   "cuPointerGetAttribute", [&] { return "is managed of " + description(); });
     return managed != 0;
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(ManagedAdvice advice) {
+    static constexpr detail::EnumText<ManagedAdvice> names[] = {
+        {ManagedAdvice::set_read_mostly, "set_read_mostly"},
+        {ManagedAdvice::unset_read_mostly, "unset_read_mostly"},
+        {ManagedAdvice::set_preferred_location, "set_preferred_location"},
+        {ManagedAdvice::unset_preferred_location, "unset_preferred_location"},
+        {ManagedAdvice::set_accessed_by, "set_accessed_by"},
+        {ManagedAdvice::unset_accessed_by, "unset_accessed_by"},
+    };
+    return detail::enum_text(advice, names, "ManagedAdvice");
 }
 
 }  // namespace cudacore

@@ -50,15 +50,6 @@ void check_known(unsigned handle_types, const std::string& what) {
                                    " (CUmemAllocationHandleType values only)");
 }
 
-const char* access_name(MemoryAccess access) {
-    switch (access) {
-        case MemoryAccess::none: return "none";
-        case MemoryAccess::read: return "read";
-        case MemoryAccess::read_write: return "read_write";
-    }
-    return "?";
-}
-
 }  // namespace
 
 std::string handle_type_names(unsigned handle_types) {
@@ -135,7 +126,7 @@ void check_virtual_memory_options(const VirtualMemoryResourceOptions& options, i
         if (!seen.insert(peer.device).second)
             throw InvalidArgumentError("VirtualMemoryResource: peer_access lists device " +
                                        std::to_string(peer.device) + " twice (access " +
-                                       access_name(peer.access) + ")");
+                                       to_string(peer.access) + ")");
     }
     if (options.address_alignment != 0 && !std::has_single_bit(options.address_alignment))
         throw InvalidArgumentError("VirtualMemoryResource: address_alignment " +

@@ -7,18 +7,13 @@
 
 namespace cudacore {
 
-// A pool taken over by from_handle goes as the pools cudacore creates do (never throws).
-detail::MemoryPoolBox::~MemoryPoolBox() {
-    if (destroyed_in) detail::destroy_pool_after_frees(handle, std::move(destroyed_in), nullptr);
-}
-
 MemoryPool::MemoryPool(CUmemoryPool pool, std::string description,
                        std::shared_ptr<const void> owner) {
     auto box = std::make_shared<detail::MemoryPoolBox>(pool, std::move(description), std::move(owner));
     static_cast<OwningHandle&>(*this) = adopt(std::move(box), pool);
 }
 
-bool MemoryPool::owns_handle() const noexcept { return box() && box()->destroyed_in; }
+bool MemoryPool::owns_handle() const noexcept { return false; }
 
 const std::string& MemoryPool::description() const noexcept {
     return box() ? box()->description : closed_description();

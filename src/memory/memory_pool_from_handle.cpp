@@ -1,6 +1,8 @@
-// MemoryPool::from_handle: a pool made elsewhere (cuMemPoolCreate by another library, a device's
-// default pool) of a device the caller names, destroyed by cudacore only when taken over.
+// The checks of a pool made elsewhere (cuMemPoolCreate by another library, a device's default
+// pool) that DeviceMemoryResource::from_handle makes, and the deprecated MemoryPool::from_handle,
+// which forwards to it.
 #include "cudacore/device.hpp"
+#include "cudacore/device_memory_resource.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_pool.hpp"
 #include "memory/memory_pool_box.hpp"
@@ -51,30 +53,12 @@ void check_pool_device(CUmemoryPool pool, int ordinal, const DriverApi& api, con
                                "; a pool's own device always has read-write access)");
 }
 
-MemoryPool wrap_memory_pool(CUmemoryPool pool, int ordinal, std::shared_ptr<ContextBox> context) {
-    const bool owned = context != nullptr;
-    auto box = std::make_shared<MemoryPoolBox>(
-        pool, std::string(owned ? "adopted " : "borrowed ") + pool_text(pool) + " of device " +
-                  std::to_string(ordinal),
-        nullptr, std::move(context));
-    return BoxAccess::make<MemoryPool>(std::move(box));
-}
-
 }  // namespace detail
 
 MemoryPool MemoryPool::from_handle(CUmemoryPool pool, const Device& device,
                                    const MemoryPoolFromHandleOptions& options) {
-    if (!pool)
-        throw InvalidArgumentError(std::string("MemoryPool::from_handle: null memory pool") +
-                                   (options.take_ownership ? " (take_ownership)" : ""));
-    const detail::DriverApi& api = detail::driver();
-    const int ordinal = device.ordinal();
-    detail::check_pool_device(pool, ordinal, api, "MemoryPool::from_handle");
-    if (!options.take_ownership) return detail::wrap_memory_pool(pool, ordinal, nullptr);
-    if (detail::is_default_pool_of(pool, ordinal, api))
-        throw InvalidArgumentError("MemoryPool::from_handle: cannot take ownership of the default memory "
-                                   "pool of device " + std::to_string(ordinal) + " (nobody destroys it)");
-    return detail::wrap_memory_pool(pool, ordinal, detail::primary_context(ordinal));
+    return DeviceMemoryResource::from_handle(pool, device, {.take_ownership = options.take_ownership})
+        ->memory_pool();
 }
 
 }  // namespace cudacore

@@ -5,18 +5,19 @@
 #include "memory/buffer_box.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
+#include "support/enum_text.hpp"
 
 #include <optional>
 
 namespace cudacore {
 
-const char* to_string(CopyPath path) noexcept {
-    switch (path) {
-        case CopyPath::same_device: return "same device";
-        case CopyPath::peer: return "peer";
-        case CopyPath::staged: return "staged";
-    }
-    return "unknown";
+std::string to_string(CopyPath path) {
+    static constexpr detail::EnumText<CopyPath> names[] = {
+        {CopyPath::same_device, "same_device"},
+        {CopyPath::peer, "peer"},
+        {CopyPath::staged, "staged"},
+    };
+    return detail::enum_text(path, names, "CopyPath");
 }
 
 namespace {

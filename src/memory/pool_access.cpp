@@ -17,11 +17,11 @@ CUmemLocation device_location(int ordinal) {
     return location;
 }
 
-CUmemAccess_flags flags_of(PoolAccess access) {
+CUmemAccess_flags flags_of(MemoryAccess access) {
     switch (access) {
-        case PoolAccess::read: return CU_MEM_ACCESS_FLAGS_PROT_READ;
-        case PoolAccess::read_write: return CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        case PoolAccess::none: break;
+        case MemoryAccess::read: return CU_MEM_ACCESS_FLAGS_PROT_READ;
+        case MemoryAccess::read_write: return CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        case MemoryAccess::none: break;
     }
     return CU_MEM_ACCESS_FLAGS_PROT_NONE;
 }
@@ -44,8 +44,8 @@ std::vector<CUmemAccessDesc> access_list(const std::vector<Device>& devices, CUm
 
 }  // namespace
 
-PoolAccess DeviceMemoryResource::access_of(const Device& device) const {
-    if (device.ordinal() == ordinal_) return PoolAccess::read_write;
+MemoryAccess DeviceMemoryResource::access_of(const Device& device) const {
+    if (device.ordinal() == ordinal_) return MemoryAccess::read_write;
     CUmemLocation location = device_location(device.ordinal());
     CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
     detail::check(detail::driver().cuMemPoolGetAccess(&flags, pool_, &location),
@@ -53,15 +53,15 @@ PoolAccess DeviceMemoryResource::access_of(const Device& device) const {
                       return "access of device " + std::to_string(device.ordinal()) + " to " +
                              description();
                   });
-    return flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? PoolAccess::read_write
-           : flags == CU_MEM_ACCESS_FLAGS_PROT_READ    ? PoolAccess::read
-                                                       : PoolAccess::none;
+    return flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? MemoryAccess::read_write
+           : flags == CU_MEM_ACCESS_FLAGS_PROT_READ    ? MemoryAccess::read
+                                                       : MemoryAccess::none;
 }
 
 std::vector<Device> DeviceMemoryResource::peer_accessible_by() const {
     std::vector<Device> out;
     for (const Device& device : Device::all())
-        if (device.ordinal() != ordinal_ && access_of(device) == PoolAccess::read_write)
+        if (device.ordinal() != ordinal_ && access_of(device) == MemoryAccess::read_write)
             out.push_back(device);
     return out;
 }
@@ -101,12 +101,12 @@ void DeviceMemoryResource::set_peer_accessible_by(const std::vector<Device>& dev
     for (const Device& device : Device::all())
         if (device.ordinal() != ordinal_ &&
             std::find(devices.begin(), devices.end(), device) == devices.end() &&
-            access_of(device) != PoolAccess::none)
+            access_of(device) != MemoryAccess::none)
             changes.push_back({device_location(device.ordinal()), CU_MEM_ACCESS_FLAGS_PROT_NONE});
     apply_access(changes, "DeviceMemoryResource::set_peer_accessible_by");
 }
 
-void DeviceMemoryResource::set_access(const std::vector<Device>& devices, PoolAccess access) {
+void DeviceMemoryResource::set_access(const std::vector<Device>& devices, MemoryAccess access) {
     std::vector<CUmemAccessDesc> changes = access_list(devices, flags_of(access));
     apply_access(changes, "DeviceMemoryResource::set_access");
 }

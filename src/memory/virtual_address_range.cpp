@@ -2,6 +2,7 @@
 #include "cudacore/virtual_address_range.hpp"
 
 #include "cudacore/device.hpp"
+#include "cudacore/errors.hpp"
 #include "memory/virtual_memory_boxes.hpp"
 #include "memory/virtual_memory_checks.hpp"
 #include "runtime/release/release.hpp"
@@ -30,22 +31,36 @@ std::string describe_address_range(CUdeviceptr address, std::size_t size) {
 
 }  // namespace detail
 
-VirtualAddressRange VirtualAddressRange::reserve(std::size_t size, const VirtualAddressRangeOptions& options) {
+VirtualAddressRange VirtualAddressRange::reserve(const Device& device, std::size_t size,
+                                                 const VirtualAddressRangeOptions& options) {
     detail::check_reserve(size, options.alignment);
     const detail::DriverApi& api = detail::driver();
     auto box = std::make_shared<detail::VirtualAddressRangeBox>();
-    // The context current on this thread's device (device 0's when none is), held for the release.
-    box->context = detail::primary_context(Device::current().ordinal());
+    // The context the driver reserves in, held for the release.
+    box->context = detail::primary_context(device.ordinal());
     detail::ContextScope scope(*box->context);
     CUdeviceptr address = 0;
     detail::check(api.cuMemAddressReserve(&address, size, options.alignment, options.fixed_address, 0),
                   "cuMemAddressReserve", [&] {
                       return std::to_string(size) + " bytes of addresses (alignment " +
-                             std::to_string(options.alignment) + ")";
+                             std::to_string(options.alignment) + ") through device " +
+                             std::to_string(device.ordinal());
                   });
     box->handle = address;
     box->size = size;
     return detail::BoxAccess::make<VirtualAddressRange>(std::move(box));
+}
+
+VirtualAddressRange VirtualAddressRange::reserve(std::size_t size, const VirtualAddressRangeOptions& options) {
+    detail::check_reserve(size, options.alignment);
+    CUcontext current = nullptr;
+    detail::check(detail::driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    if (!current)
+        throw InvalidArgumentError(
+            "VirtualAddressRange::reserve: no context is current on the calling thread, so no device "
+            "was named for the " + std::to_string(size) +
+            " bytes of addresses: use VirtualAddressRange::reserve(device, size)");
+    return reserve(Device::current(), size, options);
 }
 
 std::size_t VirtualAddressRange::size() const noexcept { return box() ? box()->size : 0; }

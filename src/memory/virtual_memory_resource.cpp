@@ -8,6 +8,7 @@
 #include "support/cudacore_trace.hpp"
 #include "memory/memory_option_checks.hpp"
 #include "runtime/release/release.hpp"
+#include "support/enum_text.hpp"
 
 namespace cudacore {
 
@@ -278,6 +279,18 @@ Buffer VirtualMemoryResource::grow(Buffer& buffer, std::size_t new_size, const S
     box->track();
     old_box->hand_over();
     return detail::make_buffer(box);
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(VirtualMemoryAllocationType type) {
+    static constexpr detail::EnumText<VirtualMemoryAllocationType> names[] = {
+        {VirtualMemoryAllocationType::pinned, "pinned"},
+        {VirtualMemoryAllocationType::managed, "managed"},
+    };
+    return detail::enum_text(type, names, "VirtualMemoryAllocationType");
 }
 
 }  // namespace cudacore

@@ -43,7 +43,7 @@ std::string to_string(ProcessState state) {
         case ProcessState::checkpointing: return "checkpointing";
         case ProcessState::restoring: return "restoring";
     }
-    return "unknown (" + std::to_string(static_cast<int>(state)) + ")";
+    return "ProcessState(" + std::to_string(static_cast<int>(state)) + ")";
 }
 
 Process::Process(int pid) : pid_(pid) {

@@ -1,6 +1,7 @@
 // A context's limits (cuCtxGetLimit / cuCtxSetLimit) and stream priority range.
 #include "cudacore/context_limits.hpp"
 
+#include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
@@ -63,13 +64,23 @@ std::size_t limit(const Context& context, ContextLimit which) {
     return value;
 }
 
-void set_limit(const Context& context, ContextLimit which, std::size_t value) {
-    const auto& box = detail::open_box_of(context, "set_limit");
+namespace {
+
+// The driver's limit for `which`, refusing what the driver would refuse without saying why.
+CUlimit checked_limit(ContextLimit which, std::size_t value) {
     const CUlimit driver = driver_limit(which, "set_limit");
     if (which == ContextLimit::max_l2_fetch_granularity && value > kMaxL2FetchGranularity)
         throw InvalidArgumentError("set_limit: max_l2_fetch_granularity " + std::to_string(value) +
                                    " is more than " + std::to_string(kMaxL2FetchGranularity) +
                                    " bytes (the driver takes 0 to 128)");
+    return driver;
+}
+
+}  // namespace
+
+void set_limit(const Context& context, ContextLimit which, std::size_t value) {
+    const auto& box = detail::open_box_of(context, "set_limit");
+    const CUlimit driver = checked_limit(which, value);
     detail::ContextScope scope(*box);
     detail::check(detail::driver().cuCtxSetLimit(driver, value), "cuCtxSetLimit", [&] {
         return to_string(which) + " = " + std::to_string(value) + " in " +
@@ -84,6 +95,20 @@ StreamPriorityRange stream_priority_range(const Context& context) {
     detail::check(detail::driver().cuCtxGetStreamPriorityRange(&range.least, &range.greatest),
                   "cuCtxGetStreamPriorityRange", [&] { return detail::describe_context(*box); });
     return range;
+}
+
+std::size_t limit(const Device& device, ContextLimit which) {
+    driver_limit(which, "limit");  // refused before the primary context is retained
+    return limit(device.context(), which);
+}
+
+void set_limit(const Device& device, ContextLimit which, std::size_t value) {
+    checked_limit(which, value);  // refused before the primary context is retained
+    set_limit(device.context(), which, value);
+}
+
+StreamPriorityRange stream_priority_range(const Device& device) {
+    return stream_priority_range(device.context());
 }
 
 }  // namespace cudacore

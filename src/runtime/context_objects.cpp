@@ -142,12 +142,11 @@ Event Context::create_event(const EventOptions& options) const {
 
 namespace {
 
-// A default stream (CU_STREAM_LEGACY or CU_STREAM_PER_THREAD) of `context`, made current on the
-// calling thread: the default streams mean the current context.
+// A default stream (CU_STREAM_LEGACY or CU_STREAM_PER_THREAD) of `context`. The driver reads a
+// default stream as the current context's: every call on the Stream makes `context` current for
+// itself (runtime/default_stream_scope.hpp), so the calling thread's current context is left alone.
 Stream default_stream_of(const Context& context, CUstream which, const char* call) {
-    const auto& box = open_context(context, call);
-    detail::check(detail::driver().cuCtxSetCurrent(box.handle), "cuCtxSetCurrent",
-                  [&] { return detail::describe_context(box); });
+    open_context(context, call);
     auto stream = std::make_shared<detail::StreamBox>();
     stream->handle = which;
     stream->context = detail::box_of(context);

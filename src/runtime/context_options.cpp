@@ -1,6 +1,7 @@
 // ContextOptions to and from cuCtxCreate flags: the one place they are turned into each other.
 #include "cudacore/context.hpp"
 #include "cudacore/errors.hpp"
+#include "support/enum_text.hpp"
 
 #include <cstdio>
 #include <string>
@@ -63,6 +64,20 @@ unsigned ContextOptions::flags() const {
     if (lmem_resize_to_max) flags |= CU_CTX_LMEM_RESIZE_TO_MAX;
     if (sync_memops) flags |= CU_CTX_SYNC_MEMOPS;
     return flags;
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(ContextScheduling scheduling) {
+    static constexpr detail::EnumText<ContextScheduling> names[] = {
+        {ContextScheduling::automatic, "automatic"},
+        {ContextScheduling::spin, "spin"},
+        {ContextScheduling::yield, "yield"},
+        {ContextScheduling::blocking_sync, "blocking_sync"},
+    };
+    return detail::enum_text(scheduling, names, "ContextScheduling");
 }
 
 }  // namespace cudacore

@@ -2,6 +2,7 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "runtime/default_stream_scope.hpp"
 #include "runtime/release/release.hpp"
 #include "runtime/driver_launch_config.hpp"
 #include "runtime/kernel_box.hpp"
@@ -278,6 +279,8 @@ void launch_kernel(const Stream& stream, const LaunchConfig& config, const Kerne
     if (captures_active() && box.library) [[unlikely]]
         hold_for_capture(stream_box.handle, box.library);
 
+    // A default stream runs in its own context (one comparison for any other stream).
+    const DefaultStreamScope in_context(stream_box);
     const DriverApi& api = driver();
     void** parameters = count ? arguments : nullptr;
     if (plain) [[likely]] {

@@ -10,6 +10,7 @@
 #include "runtime/library_box.hpp"
 #include "code/code_validation.hpp"
 #include "code/kernel_parameter_count.hpp"
+#include "loader/device_queries.hpp"
 #include "runtime/code_arch_fit.hpp"
 #include "support/box_access.hpp"
 #include "support/cudacore_trace.hpp"
@@ -24,6 +25,7 @@
 #include <optional>
 #include <mutex>
 #include <shared_mutex>
+#include <utility>
 
 namespace cudacore {
 
@@ -229,6 +231,30 @@ std::string ptx_jit_error_log(const detail::ObjectCodeState& state, const detail
     return log;
 }
 
+// The calling thread's current context (null when none) and the ordinal of its device (0 when
+// none), as Device::current() asks them: the same two driver calls, the context kept.
+std::pair<CUcontext, int> current_context_and_ordinal() {
+    const detail::DriverApi& api = detail::driver();
+    CUcontext current = nullptr;
+    detail::check(api.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    if (!current) return {nullptr, 0};
+    CUdevice device = 0;
+    detail::check(api.cuCtxGetDevice(&device), "cuCtxGetDevice");
+    return {current, detail::ordinal_of(device).value_or(0)};
+}
+
+// The context a library is loaded into, which its globals and parameter queries then use: the
+// calling thread's current context `current` where Context::create made it (the library holds
+// it, as its other objects do), else the primary context of device `ordinal` (the current one).
+// A foreign context is not held: its owner may destroy it while the code lives.
+std::shared_ptr<detail::ContextBox> load_context(CUcontext current, int ordinal) {
+    std::shared_ptr<detail::ContextBox> primary = detail::primary_context(ordinal);
+    if (current && current != primary->handle)
+        if (std::shared_ptr<detail::ContextBox> created = detail::find_created_context(current))
+            return created;
+    return primary;
+}
+
 std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& state,
                                              std::string_view kernel_name,
                                              const LoadOptions* options = nullptr,
@@ -244,7 +270,8 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
                             e.reason() + " (needed to load " + describe_code(state) +
                                 for_kernel(kernel_name) + ")");
     }
-    const Device device = Device::current();
+    const auto [current, current_ordinal] = current_context_and_ordinal();
+    const Device device(current_ordinal);
     // For error messages only: what was loaded (and the arch its bytes were built for), for
     // which kernel, on which device.
     auto what = [&] {
@@ -271,7 +298,7 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     box->code_type = state.type;
     box->code_name = state.name;
     box->code_size = state.code.size();
-    auto context = detail::primary_context(device.ordinal());
+    auto context = load_context(current, device.ordinal());
     if (fit != ArchFit::runs) {
         try {
             force_context_load(box->handle, *context, what);

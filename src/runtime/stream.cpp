@@ -4,6 +4,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/system.hpp"
+#include "runtime/default_stream_scope.hpp"
 #include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "runtime/stream_description.hpp"
@@ -139,6 +140,7 @@ void Stream::enqueue_host_task(std::unique_ptr<detail::HostTask> task) const {
         std::lock_guard lock(box()->host_slot_mutex);
         task->slot = box()->host_slot_owner;
     }
+    const detail::DefaultStreamScope in_context(*box());
     const CUresult status =
         detail::driver().cuLaunchHostFunc(box()->handle, &detail::run_host_task, task.get());
     if (status != CUDA_SUCCESS) {
@@ -199,6 +201,7 @@ bool Stream::owns_handle() const noexcept { return box() && box()->owned; }
 bool Stream::non_blocking() const {
     check_usable("Stream::non_blocking");
     unsigned flags = 0;
+    const detail::DefaultStreamScope in_context(*box());
     detail::check(detail::driver().cuStreamGetFlags(box()->handle, &flags), "cuStreamGetFlags",
                   [&] { return detail::describe_stream(*box()); });
     return (flags & CU_STREAM_NON_BLOCKING) != 0;
@@ -207,6 +210,7 @@ bool Stream::non_blocking() const {
 int Stream::priority() const {
     check_usable("Stream::priority");
     int priority = 0;
+    const detail::DefaultStreamScope in_context(*box());
     detail::check(detail::driver().cuStreamGetPriority(box()->handle, &priority),
                   "cuStreamGetPriority", [&] { return detail::describe_stream(*box()); });
     return priority;
@@ -229,6 +233,7 @@ void Stream::record(const Event& event) const {
     // later: never reused (any capture in progress counts, one relaxed load otherwise).
     detail::EventBox& box = *detail::open_box_of(event, "Stream::record");
     if (detail::captures_active()) [[unlikely]] box.never_reuse();
+    const detail::DefaultStreamScope in_context(mine);
     detail::check(detail::driver().cuEventRecord(box.handle, mine.handle), "cuEventRecord",
                   [&] { return detail::describe_stream(mine); });
     box.note_recorded();
@@ -248,6 +253,7 @@ void Stream::wait(const Event& event) const {
     }
     detail::EventBox& event_box = *detail::open_box_of(event, "Stream::wait");
     if (detail::captures_active()) [[unlikely]] event_box.never_reuse();  // as in record()
+    const detail::DefaultStreamScope in_context(*box());
     detail::check(detail::driver().cuStreamWaitEvent(box()->handle, event_box.handle, 0),
                   "cuStreamWaitEvent", [&] { return detail::describe_stream(*box()); });
 }
@@ -262,15 +268,22 @@ void Stream::wait(const Stream& other) const {
 
 void Stream::sync() const {
     check_usable("Stream::sync");
-    detail::check(detail::driver().cuStreamSynchronize(box()->handle), "cuStreamSynchronize",
-                  [&] { return detail::describe_stream(*box()); });
+    {
+        const detail::DefaultStreamScope in_context(*box());
+        detail::check(detail::driver().cuStreamSynchronize(box()->handle), "cuStreamSynchronize",
+                      [&] { return detail::describe_stream(*box()); });
+    }
     box()->check_host_functions();
 }
 
 bool Stream::is_done() const {
     check_usable("Stream::is_done");
     box()->check_host_functions();
-    CUresult status = detail::driver().cuStreamQuery(box()->handle);
+    CUresult status;
+    {
+        const detail::DefaultStreamScope in_context(*box());
+        status = detail::driver().cuStreamQuery(box()->handle);
+    }
     if (status == CUDA_ERROR_NOT_READY) return false;
     detail::check(status, "cuStreamQuery", [&] { return detail::describe_stream(*box()); });
     return true;
@@ -279,6 +292,7 @@ bool Stream::is_done() const {
 bool Stream::is_capturing() const {
     check_usable("Stream::is_capturing");
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
+    const detail::DefaultStreamScope in_context(*box());
     detail::check(detail::driver().cuStreamIsCapturing(handle(), &status), "cuStreamIsCapturing",
                   [&] { return detail::describe_stream(*box()); });
     return status != CU_STREAM_CAPTURE_STATUS_NONE;

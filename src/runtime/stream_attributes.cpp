@@ -4,9 +4,11 @@
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "runtime/default_stream_scope.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "runtime/stream_description.hpp"
 #include "support/box_access.hpp"
+#include "support/enum_text.hpp"
 
 #include <cstdio>
 #include <string>
@@ -19,6 +21,7 @@ CUstreamAttrValue get_attribute(const Stream& stream, CUstreamAttrID id, const c
                       const char* operation) {
     const detail::StreamBox& box = *detail::open_box_of(stream, operation);
     CUstreamAttrValue value{};
+    const detail::DefaultStreamScope in_context(box);
     detail::check(detail::driver().cuStreamGetAttribute(box.handle, id, &value),
                   "cuStreamGetAttribute", [&] { return std::string(attribute) + " of " + detail::describe_stream(box); });
     return value;
@@ -27,6 +30,7 @@ CUstreamAttrValue get_attribute(const Stream& stream, CUstreamAttrID id, const c
 void set_attribute(const Stream& stream, CUstreamAttrID id, const CUstreamAttrValue& value,
          const char* attribute, const char* operation) {
     const detail::StreamBox& box = *detail::open_box_of(stream, operation);
+    const detail::DefaultStreamScope in_context(box);
     detail::check(detail::driver().cuStreamSetAttribute(box.handle, id, &value),
                   "cuStreamSetAttribute", [&] { return std::string(attribute) + " of " + detail::describe_stream(box); });
 }
@@ -64,26 +68,54 @@ std::string window_problem(const detail::StreamBox& box, const CUaccessPolicyWin
 
 }  // namespace
 
-const char* to_string(SynchronizationPolicy policy) noexcept {
-    switch (policy) {
-        case SynchronizationPolicy::automatic: return "automatic";
-        case SynchronizationPolicy::spin: return "spin";
-        case SynchronizationPolicy::yield: return "yield";
-        case SynchronizationPolicy::blocking_sync: return "blocking_sync";
-    }
-    return "unknown";
+std::string to_string(SynchronizationPolicy policy) {
+    static constexpr detail::EnumText<SynchronizationPolicy> names[] = {
+        {SynchronizationPolicy::automatic, "automatic"},
+        {SynchronizationPolicy::spin, "spin"},
+        {SynchronizationPolicy::yield, "yield"},
+        {SynchronizationPolicy::blocking_sync, "blocking_sync"},
+    };
+    return detail::enum_text(policy, names, "SynchronizationPolicy");
 }
+
+namespace {
+
+// The policy a stream of `context` waits under when none was set on it: the context's
+// CU_CTX_SCHED_* flag.
+SynchronizationPolicy context_policy(const detail::ContextBox& context) {
+    detail::ContextScope scope(context);
+    unsigned flags = 0;
+    detail::check(detail::driver().cuCtxGetFlags(&flags), "cuCtxGetFlags",
+                  [&] { return "the scheduling flag of " + detail::describe_context(context); });
+    switch (flags & CU_CTX_SCHED_MASK) {
+        case CU_CTX_SCHED_SPIN: return SynchronizationPolicy::spin;
+        case CU_CTX_SCHED_YIELD: return SynchronizationPolicy::yield;
+        case CU_CTX_SCHED_BLOCKING_SYNC: return SynchronizationPolicy::blocking_sync;
+        default: return SynchronizationPolicy::automatic;
+    }
+}
+
+}  // namespace
 
 SynchronizationPolicy synchronization_policy(const Stream& stream) {
-    return static_cast<SynchronizationPolicy>(
+    const CUsynchronizationPolicy raw =
         get_attribute(stream, CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY, "synchronization policy",
             "synchronization_policy")
-            .syncPolicy);
+            .syncPolicy;
+    switch (raw) {
+        case CU_SYNC_POLICY_AUTO:
+        case CU_SYNC_POLICY_SPIN:
+        case CU_SYNC_POLICY_YIELD:
+        case CU_SYNC_POLICY_BLOCKING_SYNC: return static_cast<SynchronizationPolicy>(raw);
+    }
+    // Never set on this stream (the driver answers -1): it waits as its context says.
+    return context_policy(*detail::open_box_of(stream, "synchronization_policy")->context);
 }
 
-void set_synchronization_policy(SynchronizationPolicy policy, const Stream& stream) {
+void set_synchronization_policy(const Stream& stream, SynchronizationPolicy policy) {
     const detail::StreamBox& box = *detail::open_box_of(stream, "set_synchronization_policy");
-    if (std::string_view(to_string(policy)) == "unknown")
+    if (policy != SynchronizationPolicy::automatic && policy != SynchronizationPolicy::spin &&
+        policy != SynchronizationPolicy::yield && policy != SynchronizationPolicy::blocking_sync)
         throw InvalidArgumentError("set_synchronization_policy: " +
                                    std::to_string(static_cast<int>(policy)) +
                                    " is not a SynchronizationPolicy (for " + detail::describe_stream(box) + ")");
@@ -102,7 +134,7 @@ std::optional<CUaccessPolicyWindow> access_policy_window(const Stream& stream) {
     return window;
 }
 
-void set_access_policy_window(const CUaccessPolicyWindow& window, const Stream& stream) {
+void set_access_policy_window(const Stream& stream, const CUaccessPolicyWindow& window) {
     const detail::StreamBox& box = *detail::open_box_of(stream, "set_access_policy_window");
     if (const std::string problem = window_problem(box, window); !problem.empty())
         throw InvalidArgumentError("set_access_policy_window: " + detail::describe_stream(box) + ": " + problem);
@@ -131,6 +163,7 @@ void copy_attributes(const Stream& destination, const Stream& source) {
         throw InvalidArgumentError("copy_attributes: " + detail::describe_stream(to) + " and " + detail::describe_stream(from) +
                                    " belong to different contexts; the driver copies attributes "
                                    "only between streams of one context");
+    const detail::DefaultStreamScope in_context(detail::is_default_stream(to.handle) ? to : from);
     detail::check(detail::driver().cuStreamCopyAttributes(to.handle, from.handle),
                   "cuStreamCopyAttributes",
                   [&] { return "from " + detail::describe_stream(from) + " to " + detail::describe_stream(to); });

@@ -1,6 +1,8 @@
 // The driver-free half of system_topology.hpp: level names, the matrix, bus id matching.
 #include "cudacore/system_topology.hpp"
 
+#include "support/enum_text.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <sstream>
@@ -86,6 +88,22 @@ std::optional<std::size_t> find_pci_bus_id(const std::vector<std::string>& bus_i
     for (std::size_t i = 0; i < bus_ids.size(); ++i)
         if (canonical_bus_id(bus_ids[i]) == wanted) return i;
     return std::nullopt;
+}
+
+}  // namespace cudacore::system
+
+namespace cudacore::system {
+
+std::string to_string(TopologyLevel level) {
+    static constexpr detail::EnumText<TopologyLevel> names[] = {
+        {TopologyLevel::same_board, "same_board"},
+        {TopologyLevel::single_switch, "single_switch"},
+        {TopologyLevel::multiple_switch, "multiple_switch"},
+        {TopologyLevel::host_bridge, "host_bridge"},
+        {TopologyLevel::node, "node"},
+        {TopologyLevel::system, "system"},
+    };
+    return detail::enum_text(level, names, "TopologyLevel");
 }
 
 }  // namespace cudacore::system

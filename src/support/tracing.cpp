@@ -1,5 +1,6 @@
 #include "cudacore/tracing.hpp"
 #include "cudacore/tracing_handles.hpp"
+#include "support/enum_text.hpp"
 
 #include "cudacore/errors.hpp"
 
@@ -247,6 +248,32 @@ void name_os_thread(std::uint32_t thread_id, std::string_view name) noexcept {
 void name_current_thread(std::string_view name) noexcept {
     if (!tool_attached()) return;
     name_os_thread(static_cast<std::uint32_t>(::syscall(SYS_gettid)), name);
+}
+
+}  // namespace cudacore::tracing
+
+namespace cudacore::tracing {
+
+std::string to_string(Payload::Type type) {
+    static constexpr cudacore::detail::EnumText<Payload::Type> names[] = {
+        {Payload::Type::none, "none"},
+        {Payload::Type::int64, "int64"},
+        {Payload::Type::uint64, "uint64"},
+        {Payload::Type::float64, "float64"},
+    };
+    return cudacore::detail::enum_text(type, names, "Payload::Type");
+}
+
+std::string to_string(CudacoreCategory category) {
+    static constexpr cudacore::detail::EnumText<CudacoreCategory> names[] = {
+        {CudacoreCategory::compile, "compile"},
+        {CudacoreCategory::link, "link"},
+        {CudacoreCategory::cache, "cache"},
+        {CudacoreCategory::load, "load"},
+        {CudacoreCategory::graph, "graph"},
+        {CudacoreCategory::memory, "memory"},
+    };
+    return cudacore::detail::enum_text(category, names, "CudacoreCategory");
 }
 
 }  // namespace cudacore::tracing

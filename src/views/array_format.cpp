@@ -1,6 +1,7 @@
 #include "cudacore/array_format.hpp"
 
 #include "cudacore/errors.hpp"
+#include "support/enum_text.hpp"
 
 #include <cstdio>
 
@@ -127,6 +128,20 @@ std::size_t element_size(ArrayFormat format, unsigned channels) {
     const ArrayFormatInfo& info = *find(format);
     return info.kind == ArrayFormatKind::plain ? std::size_t{info.bytes} * resolved
                                                : std::size_t{info.bytes};
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(ArrayFormatKind kind) {
+    static constexpr detail::EnumText<ArrayFormatKind> names[] = {
+        {ArrayFormatKind::plain, "plain"},
+        {ArrayFormatKind::packed, "packed"},
+        {ArrayFormatKind::block_compressed, "block_compressed"},
+        {ArrayFormatKind::video, "video"},
+    };
+    return detail::enum_text(kind, names, "ArrayFormatKind");
 }
 
 }  // namespace cudacore

@@ -7,6 +7,7 @@
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
+#include "support/enum_text.hpp"
 #include "views/array_box.hpp"
 
 #include <cstdio>
@@ -15,6 +16,22 @@
 namespace cudacore {
 
 std::string to_string(ArrayShape shape) {
+    static constexpr detail::EnumText<ArrayShape> names[] = {
+        {ArrayShape::one_d, "one_d"},
+        {ArrayShape::two_d, "two_d"},
+        {ArrayShape::three_d, "three_d"},
+        {ArrayShape::one_d_layered, "one_d_layered"},
+        {ArrayShape::two_d_layered, "two_d_layered"},
+        {ArrayShape::cubemap, "cubemap"},
+        {ArrayShape::cubemap_layered, "cubemap_layered"},
+    };
+    return detail::enum_text(shape, names, "ArrayShape");
+}
+
+namespace {
+
+// The shape in the words an array's description and messages use: "2D layered".
+std::string shape_words(ArrayShape shape) {
     switch (shape) {
         case ArrayShape::one_d: return "1D";
         case ArrayShape::two_d: return "2D";
@@ -24,8 +41,10 @@ std::string to_string(ArrayShape shape) {
         case ArrayShape::cubemap: return "cubemap";
         case ArrayShape::cubemap_layered: return "cubemap layered";
     }
-    return "ArrayShape(" + std::to_string(static_cast<int>(shape)) + ")";
+    return to_string(shape);
 }
+
+}  // namespace
 
 namespace {
 
@@ -214,7 +233,7 @@ void check_array_options(const ArrayOptions& options, const DeviceProperties& p,
     const ArrayFormatInfo& format = format_info(options.format);
     if (options.texture_gather && shape != ArrayShape::two_d)
         refuse(call, options,
-               "ArrayOptions::texture_gather is set on a " + to_string(shape) +
+               "ArrayOptions::texture_gather is set on a " + shape_words(shape) +
                    " array; texture gather works on 2D arrays only");
     if (options.surface_load_store && format.kind == ArrayFormatKind::block_compressed)
         refuse(call, options,
@@ -229,7 +248,7 @@ void check_array_options(const ArrayOptions& options, const DeviceProperties& p,
 namespace detail {
 
 std::string describe_array(const ArrayOptions& options, ArrayShape shape) {
-    std::string text = to_string(shape) + " CUDA array " + to_string(options.format);
+    std::string text = shape_words(shape) + " CUDA array " + to_string(options.format);
     if (options.channels > 1 && is_known(options.format) &&
         format_info(options.format).kind == ArrayFormatKind::plain)
         text += "x" + std::to_string(options.channels);

@@ -3,6 +3,7 @@
 #include "cudacore/errors.hpp"
 #include "loader/driver_api.hpp"
 #include "memory/buffer_context.hpp"
+#include "support/enum_text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -417,6 +418,47 @@ void TensorMap::replace_address(const Buffer& buffer) {
     descriptor_ = updated;
     buffer_ = buffer;
     if (device >= 0) device_ordinal_ = device;
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(TensorMapInterleave interleave) {
+    static constexpr detail::EnumText<TensorMapInterleave> names[] = {
+        {TensorMapInterleave::none, "none"},
+        {TensorMapInterleave::bytes16, "bytes16"},
+        {TensorMapInterleave::bytes32, "bytes32"},
+    };
+    return detail::enum_text(interleave, names, "TensorMapInterleave");
+}
+
+std::string to_string(TensorMapSwizzle swizzle) {
+    static constexpr detail::EnumText<TensorMapSwizzle> names[] = {
+        {TensorMapSwizzle::none, "none"},
+        {TensorMapSwizzle::bytes32, "bytes32"},
+        {TensorMapSwizzle::bytes64, "bytes64"},
+        {TensorMapSwizzle::bytes128, "bytes128"},
+    };
+    return detail::enum_text(swizzle, names, "TensorMapSwizzle");
+}
+
+std::string to_string(TensorMapL2Promotion promotion) {
+    static constexpr detail::EnumText<TensorMapL2Promotion> names[] = {
+        {TensorMapL2Promotion::none, "none"},
+        {TensorMapL2Promotion::bytes64, "bytes64"},
+        {TensorMapL2Promotion::bytes128, "bytes128"},
+        {TensorMapL2Promotion::bytes256, "bytes256"},
+    };
+    return detail::enum_text(promotion, names, "TensorMapL2Promotion");
+}
+
+std::string to_string(TensorMapOobFill fill) {
+    static constexpr detail::EnumText<TensorMapOobFill> names[] = {
+        {TensorMapOobFill::zero, "zero"},
+        {TensorMapOobFill::nan_request_zero_fma, "nan_request_zero_fma"},
+    };
+    return detail::enum_text(fill, names, "TensorMapOobFill");
 }
 
 }  // namespace cudacore

@@ -7,6 +7,7 @@
 #include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 #include "errors/closed_object.hpp"
+#include "support/enum_text.hpp"
 #include "views/array_box.hpp"
 #include "views/object_descriptions.hpp"
 #include "views/texture_layout_checks.hpp"
@@ -429,6 +430,36 @@ void TextureObject::note_launch(const Stream& stream) const {
 
 void TextureObject::close() {
     if (box()) close_as(description());
+}
+
+}  // namespace cudacore
+
+namespace cudacore {
+
+std::string to_string(TextureAddressMode mode) {
+    static constexpr detail::EnumText<TextureAddressMode> names[] = {
+        {TextureAddressMode::clamp, "clamp"},
+        {TextureAddressMode::wrap, "wrap"},
+        {TextureAddressMode::mirror, "mirror"},
+        {TextureAddressMode::border, "border"},
+    };
+    return detail::enum_text(mode, names, "TextureAddressMode");
+}
+
+std::string to_string(TextureFilterMode mode) {
+    static constexpr detail::EnumText<TextureFilterMode> names[] = {
+        {TextureFilterMode::point, "point"},
+        {TextureFilterMode::linear, "linear"},
+    };
+    return detail::enum_text(mode, names, "TextureFilterMode");
+}
+
+std::string to_string(TextureReadMode mode) {
+    static constexpr detail::EnumText<TextureReadMode> names[] = {
+        {TextureReadMode::element_type, "element_type"},
+        {TextureReadMode::normalized_float, "normalized_float"},
+    };
+    return detail::enum_text(mode, names, "TextureReadMode");
 }
 
 }  // namespace cudacore

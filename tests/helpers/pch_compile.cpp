@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
         program.compile(CodeType::ptx);
         const PchStatus& status = program.pch_status();
         if (status.outcome == PchOutcome::created) std::printf("created\n");
-        else std::printf("%s: %s\n", to_string(status.outcome), status.reason.c_str());
+        else std::printf("%s: %s\n", to_string(status.outcome).c_str(), status.reason.c_str());
     } catch (const std::exception& e) {
         std::printf("error: %s\n", e.what());
     }

@@ -29,7 +29,7 @@ int import_check_rewrite(const IpcChannel& channel, int compute_ordinal) {
     if (compute.ordinal() != memory.device_ordinal()) access.push_back({.device = memory.device_ordinal()});
     unsigned long long wrong = ~0ull;
     {
-        VirtualAddressRange range = VirtualAddressRange::reserve(memory.size());
+        VirtualAddressRange range = VirtualAddressRange::reserve(compute, memory.size());
         VirtualMemoryMapping mapping = VirtualMemoryMapping::map(range, 0, memory, {.access = access});
         const ObjectCode code = test::compile_multi_gpu_kernels(compute);
         Stream stream = compute.create_stream();

@@ -6,11 +6,14 @@
 #include "cudacore/batched_copy.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/compile_many.hpp"
+#include "cudacore/device_memory_resource.hpp"
+#include "cudacore/memory_pool.hpp"
 #include "cudacore/fatbin_compile.hpp"
 #include "cudacore/managed_memory_resource.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/mpi.hpp"
 #include "cudacore/pinned_memory_resource.hpp"
+#include "cudacore/stream_attributes.hpp"
 #include "cudacore/tracing.hpp"
 
 #include <string>
@@ -41,6 +44,13 @@ void memory_forms(const Buffer& buffer, const Device& device, const Stream& stre
     const PinnedMemoryResource pinned(device);
     prefetch(buffer, device, stream);
     prefetch_to_host(buffer, stream);
+    [[maybe_unused]] const PoolAccess access = PoolAccess::read_write;
+    MemoryPool::from_handle(nullptr, device);
+}
+
+void setter_forms(const Stream& stream, const CUaccessPolicyWindow& window) {
+    set_synchronization_policy(SynchronizationPolicy::spin, stream);
+    set_access_policy_window(window, stream);
 }
 
 void code_forms(nvrtcProgram raw, const ProgramOptions& options) {

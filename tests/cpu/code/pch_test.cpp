@@ -160,7 +160,7 @@ int expect_pch_off_without_failing(const std::string& reason_part) {
         const PchStatus& status = program.pch_status();
         if (status.outcome != PchOutcome::not_attempted ||
             status.reason.find(reason_part) == std::string::npos) {
-            std::fprintf(stderr, "status %s: %s\n", to_string(status.outcome), status.reason.c_str());
+            std::fprintf(stderr, "status %s: %s\n", to_string(status.outcome).c_str(), status.reason.c_str());
             return 1;
         }
     }

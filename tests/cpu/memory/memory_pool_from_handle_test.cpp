@@ -1,14 +1,13 @@
-// MemoryPool::from_handle without a GPU, against a stand-in driver table: how the device the caller
-// names is checked (read-write access to the pool, nothing changed), and what ownership means (an owned pool destroyed once, when its last copy goes or at
-// close(), never after its context went; a borrowed one never). The owning-object contract runs
-// over owned pools of the stand-in. tests/gpu/memory/memory_pool_from_handle_test.cpp does the
-// same on a real pool.
+// A pool made elsewhere without a GPU, against a stand-in driver table: how the device the caller
+// names to DeviceMemoryResource::from_handle is checked (read-write access to the pool, nothing
+// changed), how a default pool is known, and that a MemoryPool never destroys its pool (its
+// resource does). The owning-object contract runs over MemoryPool objects of the stand-in.
+// tests/gpu/memory/memory_pool_from_handle_test.cpp takes real pools over.
 #include "owning_contract.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_pool.hpp"
 #include "memory/memory_pool_box.hpp"
-#include "runtime/runtime_handles.hpp"
 
 #include <gtest/gtest.h>
 
@@ -95,15 +94,6 @@ const detail::DriverApi& loaded_stand_in() {
 
 CUmemoryPool fake_pool(std::uintptr_t value) { return reinterpret_cast<CUmemoryPool>(value); }
 
-// A primary context as the release sees it: noted with the stand-in's id, owned by nobody.
-std::shared_ptr<detail::ContextBox> fake_context() {
-    auto context = std::make_shared<detail::ContextBox>();
-    context->retained = false;
-    context->handle = reinterpret_cast<CUcontext>(0x2000);
-    context->id = stand_in.context_id;
-    return context;
-}
-
 int destroyed_count(CUmemoryPool pool) {
     int count = 0;
     for (CUmemoryPool destroyed : stand_in.destroyed) count += destroyed == pool;
@@ -120,11 +110,11 @@ TEST(MemoryPoolFromHandle, TheNamedDeviceMustHaveReadWriteAccessAndNothingChange
     EXPECT_NO_THROW(detail::check_pool_device(fake_pool(0x10), 0, api, "test"));
     for (const auto& [ordinal, access] : {std::pair{1, "read-only"}, std::pair{2, "none"}}) {
         try {
-            detail::check_pool_device(fake_pool(0x10), ordinal, api, "MemoryPool::from_handle");
+            detail::check_pool_device(fake_pool(0x10), ordinal, api, "DeviceMemoryResource::from_handle");
             ADD_FAILURE() << "device " << ordinal << " was taken as the pool's";
         } catch (const InvalidArgumentError& e) {
             const std::string what = e.what();
-            EXPECT_NE(what.find("MemoryPool::from_handle: device " + std::to_string(ordinal) +
+            EXPECT_NE(what.find("DeviceMemoryResource::from_handle: device " + std::to_string(ordinal) +
                                 " is not the device of memory pool"),
                       std::string::npos) << what;
             EXPECT_NE(what.find(std::string("its access to the pool is ") + access), std::string::npos) << what;
@@ -143,67 +133,35 @@ TEST(MemoryPoolFromHandle, ADefaultPoolIsKnownAsItsDevices) {
     EXPECT_FALSE(detail::is_default_pool_of(fake_pool(0x21), 1, api));
 }
 
-TEST(MemoryPoolFromHandle, AnOwnedPoolIsDestroyedOnceWithItsLastCopy) {
-    loaded_stand_in();
-    stand_in = {};
-    const CUmemoryPool pool = fake_pool(0x40);
-    {
-        MemoryPool owned = detail::wrap_memory_pool(pool, 0, fake_context());
-        EXPECT_TRUE(owned.owns_handle());
-        EXPECT_NE(owned.description().find("adopted memory pool"), std::string::npos);
-        MemoryPool copy = owned;
-        owned.reset();
-        EXPECT_EQ(destroyed_count(pool), 0) << "destroyed while a copy lives";
-        EXPECT_EQ(copy.handle(), pool);
-    }
-    EXPECT_EQ(destroyed_count(pool), 1);
-
-    const CUmemoryPool closed = fake_pool(0x41);
-    MemoryPool owned = detail::wrap_memory_pool(closed, 0, fake_context());
-    MemoryPool copy = owned;
-    owned.close();
-    EXPECT_EQ(destroyed_count(closed), 1) << "close() destroys it";
-    EXPECT_TRUE(copy.is_closed());
-    EXPECT_FALSE(copy.owns_handle());
-    copy.reset();
-    owned.close();
-    EXPECT_EQ(destroyed_count(closed), 1) << "destroyed twice";
-}
-
-TEST(MemoryPoolFromHandle, ABorrowedPoolAndAPoolWhoseContextWentAreNeverDestroyed) {
-    loaded_stand_in();
-    stand_in = {};
-    const CUmemoryPool borrowed_pool = fake_pool(0x50);
-    {
-        MemoryPool borrowed = detail::wrap_memory_pool(borrowed_pool, 0, nullptr);
-        EXPECT_FALSE(borrowed.owns_handle());
-        borrowed.close();
-    }
-    EXPECT_EQ(destroyed_count(borrowed_pool), 0);
-
-    const CUmemoryPool reset_pool = fake_pool(0x51);
-    {
-        MemoryPool owned = detail::wrap_memory_pool(reset_pool, 0, fake_context());
-        stand_in.context_id = 8;  // someone reset the device: the pool went with its context
-    }
-    EXPECT_EQ(destroyed_count(reset_pool), 0);
-}
-
-// The owning-object contract over owned pools of the stand-in.
-struct OwnedPoolTraits {
+// The owning-object contract over MemoryPool objects of the stand-in's pools (a MemoryPool never
+// destroys its pool: the resource it holds does, DeviceMemoryResource::from_handle's included).
+struct StandInPoolTraits {
     using Object = MemoryPool;
     static bool available(std::string&) { return true; }
     static MemoryPool make() {
         loaded_stand_in();
-        stand_in.context_id = 7;
         static std::uintptr_t next = 0x1000;
-        return detail::wrap_memory_pool(fake_pool(next++), 0, fake_context());
+        return MemoryPool(fake_pool(next++), "stand-in memory pool", nullptr);
     }
     static void use(const MemoryPool& pool) { pool.check_usable("MemoryPool::use"); }
 };
 
+TEST(MemoryPoolFromHandle, AMemoryPoolNeverDestroysItsPool) {
+    loaded_stand_in();
+    stand_in = {};
+    const CUmemoryPool pool = fake_pool(0x50);
+    {
+        MemoryPool wrapped(pool, "stand-in memory pool", nullptr);
+        EXPECT_FALSE(wrapped.owns_handle());
+        MemoryPool copy = wrapped;
+        wrapped.close();
+        EXPECT_TRUE(copy.is_closed());
+    }
+    EXPECT_EQ(destroyed_count(pool), 0);
+}
+
 }  // namespace
 
 namespace cudacore::test {
-INSTANTIATE_TYPED_TEST_SUITE_P(CpuMemoryPool, OwningContract, ::testing::Types<OwnedPoolTraits>);
+INSTANTIATE_TYPED_TEST_SUITE_P(CpuMemoryPool, OwningContract, ::testing::Types<StandInPoolTraits>);
 }  // namespace cudacore::test

@@ -52,7 +52,7 @@ TEST(Checkpoint, StateNames) {
     EXPECT_EQ(to_string(ProcessState::failed), "failed");
     EXPECT_EQ(to_string(ProcessState::checkpointing), "checkpointing");
     EXPECT_EQ(to_string(ProcessState::restoring), "restoring");
-    EXPECT_EQ(to_string(static_cast<ProcessState>(9)), "unknown (9)");
+    EXPECT_EQ(to_string(static_cast<ProcessState>(9)), "ProcessState(9)");
     // The numbers are the driver's.
     EXPECT_EQ(static_cast<int>(ProcessState::running), CU_PROCESS_STATE_RUNNING);
     EXPECT_EQ(static_cast<int>(ProcessState::locked), CU_PROCESS_STATE_LOCKED);

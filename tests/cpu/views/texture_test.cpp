@@ -172,7 +172,9 @@ TEST(ArrayShapes, FollowTheDescriptor) {
     EXPECT_EQ(array_shape({.width = 8, .height = 8, .depth = 6, .cubemap = true}), ArrayShape::cubemap);
     EXPECT_EQ(array_shape({.width = 8, .height = 8, .depth = 12, .layered = true, .cubemap = true}),
               ArrayShape::cubemap_layered);
-    EXPECT_EQ(to_string(ArrayShape::cubemap_layered), "cubemap layered");
+    EXPECT_EQ(to_string(ArrayShape::cubemap_layered), "cubemap_layered");
+    EXPECT_EQ(to_string(ArrayShape::two_d), "two_d");
+    EXPECT_EQ(to_string(static_cast<ArrayShape>(42)), "ArrayShape(42)");
 }
 
 TEST(ArrayShapes, ImpossibleSizesAreRefusedNamingTheCall) {

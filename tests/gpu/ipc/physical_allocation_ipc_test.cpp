@@ -41,7 +41,7 @@ void share_and_check(const std::string& mode, bool close_ours_first,
     const std::size_t g = allocation_granularity(device).minimum;
     PhysicalAllocation memory = PhysicalAllocation::create(
         device, 4 * g, {.handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | how.handle_type});
-    VirtualAddressRange range = VirtualAddressRange::reserve(memory.size());
+    VirtualAddressRange range = VirtualAddressRange::reserve(device, memory.size());
     VirtualMemoryMapping mapping = VirtualMemoryMapping::map(range, 0, memory);
     Buffer ours = mapping.as_buffer();
     test::write_pattern(code, ours, stream, 3, 1);

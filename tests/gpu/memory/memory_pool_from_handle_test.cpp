@@ -1,7 +1,9 @@
-// MemoryPool::from_handle over pools made with the raw driver: a pool taken over is destroyed
-// once, when its last copy goes (seen through a counting driver table); a borrowed one is still
+// DeviceMemoryResource::from_handle, the one way to wrap a pool made with the raw driver, and its
+// memory_pool(): a pool taken over is destroyed once, when the resource's last holder (a
+// MemoryPool copy among them) goes (seen through a counting driver table); a borrowed one is still
 // the caller's afterwards; both are allocated from. The device the caller names is checked against
-// the pool's access: with two devices, device 0 named for a pool of device 1 is refused.
+// the pool's access: with two devices, device 0 named for a pool of device 1 is refused. The
+// deprecated MemoryPool::from_handle forwards to it.
 #include "test_support.hpp"
 
 #include "cudacore/buffer.hpp"
@@ -71,8 +73,12 @@ TEST(MemoryPoolFromHandleGpu, ATakenPoolIsDestroyedOnceWithItsLastCopy) {
     destroys = 0;
     detail::loaded_driver.store(&counting);
     {
-        MemoryPool taken = MemoryPool::from_handle(raw, device, {.take_ownership = true});
-        EXPECT_TRUE(taken.owns_handle());
+        auto resource = DeviceMemoryResource::from_handle(raw, device, {.take_ownership = true});
+        EXPECT_TRUE(resource->owns_pool());
+        MemoryPool taken = resource->memory_pool();
+        resource.reset();  // the MemoryPool holds it
+        EXPECT_FALSE(taken.owns_handle());
+        EXPECT_EQ(taken.handle(), raw);
         EXPECT_NE(taken.description().find("adopted memory pool"), std::string::npos) << taken.description();
         EXPECT_NE(taken.description().find("of device 0"), std::string::npos) << taken.description();
         MemoryPool copy = taken;
@@ -96,7 +102,7 @@ TEST(MemoryPoolFromHandleGpu, ABorrowedPoolIsStillTheCallersAfterTheWrapperGoes)
     const CUmemoryPool raw = raw_pool(device);
     ASSERT_NE(raw, nullptr);
     {
-        MemoryPool borrowed = MemoryPool::from_handle(raw, device);
+        MemoryPool borrowed = DeviceMemoryResource::from_handle(raw, device)->memory_pool();
         EXPECT_FALSE(borrowed.owns_handle());
         EXPECT_NE(borrowed.description().find("borrowed memory pool"), std::string::npos);
         allocate_from(raw, device);
@@ -116,14 +122,16 @@ TEST(MemoryPoolFromHandleGpu, TheNamedDeviceIsCheckedAgainstThePoolsAccess) {
     if (!pools_supported(device)) GTEST_SKIP() << "device 0 has no memory pools";
     CUmemoryPool default_pool = nullptr;
     ASSERT_EQ(detail::driver().cuDeviceGetDefaultMemPool(&default_pool, device.handle()), CUDA_SUCCESS);
-    EXPECT_NE(MemoryPool::from_handle(default_pool, device).description().find("of device 0"), std::string::npos);
+    EXPECT_NE(DeviceMemoryResource::from_handle(default_pool, device)->memory_pool().description().find("of device 0"),
+              std::string::npos);
     try {
-        MemoryPool::from_handle(default_pool, device, {.take_ownership = true});
+        DeviceMemoryResource::from_handle(default_pool, device, {.take_ownership = true});
         ADD_FAILURE() << "the default pool was taken over";
     } catch (const InvalidArgumentError& e) {
-        EXPECT_NE(std::string(e.what()).find("MemoryPool::from_handle"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("DeviceMemoryResource::from_handle: cannot take ownership of the default"),
+                  std::string::npos) << e.what();
     }
-    EXPECT_THROW(MemoryPool::from_handle(nullptr, device), InvalidArgumentError);
+    EXPECT_THROW(DeviceMemoryResource::from_handle(nullptr, device), InvalidArgumentError);
 
     if (Device::all().size() < 2) GTEST_SKIP() << "one device: the two-device part needs two";
     const Device second(1);
@@ -133,16 +141,36 @@ TEST(MemoryPoolFromHandleGpu, TheNamedDeviceIsCheckedAgainstThePoolsAccess) {
     {
         // Device 0 has no access to device 1's pool: named as its device, it is refused.
         try {
-            MemoryPool::from_handle(raw, device);
+            DeviceMemoryResource::from_handle(raw, device);
             ADD_FAILURE() << "device 0 was taken as the device of device 1's pool";
         } catch (const InvalidArgumentError& e) {
-            EXPECT_NE(std::string(e.what()).find("device 0 is not the device of memory pool"), std::string::npos)
-                << e.what();
+            EXPECT_NE(std::string(e.what()).find("DeviceMemoryResource::from_handle: device 0 is not the device of memory pool"),
+                      std::string::npos) << e.what();
         }
-        MemoryPool taken = MemoryPool::from_handle(raw, second, {.take_ownership = true});
+        MemoryPool taken = DeviceMemoryResource::from_handle(raw, second, {.take_ownership = true})->memory_pool();
         EXPECT_NE(taken.description().find("of device 1"), std::string::npos) << taken.description();
         allocate_from(raw, second);
     }
+}
+
+// The deprecated MemoryPool::from_handle is DeviceMemoryResource::from_handle(...)->memory_pool():
+// the same pool, the same refusals, and a pool taken over destroyed once its last copy goes.
+TEST(MemoryPoolFromHandleGpu, TheDeprecatedMemoryPoolFromHandleForwards) {
+    CUDACORE_REQUIRE_GPU();
+    const Device device(0);
+    if (!pools_supported(device)) GTEST_SKIP() << "device 0 has no memory pools";
+    const CUmemoryPool raw = raw_pool(device);
+    ASSERT_NE(raw, nullptr);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    EXPECT_THROW(MemoryPool::from_handle(nullptr, device), InvalidArgumentError);
+    MemoryPool taken = MemoryPool::from_handle(raw, device, {.take_ownership = true});
+#pragma GCC diagnostic pop
+    EXPECT_EQ(taken.handle(), raw);
+    EXPECT_NE(taken.description().find("adopted memory pool of device 0"), std::string::npos) << taken.description();
+    taken.set_release_threshold(1 << 20);
+    EXPECT_EQ(taken.release_threshold(), 1u << 20);
+    allocate_from(raw, device);
 }
 
 }  // namespace

@@ -44,8 +44,8 @@ TEST(PoolResourceGpu, ThePoolsOwnDeviceInAnAccessListIsAnError) {
     Device device(0);
     if (!pools_supported(device)) GTEST_SKIP() << "device 0 has no memory pools";
     auto pool = DeviceMemoryResource::create_owned_pool(device);
-    EXPECT_EQ(pool->access_of(device), PoolAccess::read_write);
-    for (PoolAccess access : {PoolAccess::read, PoolAccess::read_write, PoolAccess::none}) {
+    EXPECT_EQ(pool->access_of(device), MemoryAccess::read_write);
+    for (MemoryAccess access : {MemoryAccess::read, MemoryAccess::read_write, MemoryAccess::none}) {
         try {
             pool->set_access({device}, access);
             ADD_FAILURE() << "the pool's own device was accepted in set_access";
@@ -54,8 +54,8 @@ TEST(PoolResourceGpu, ThePoolsOwnDeviceInAnAccessListIsAnError) {
         }
     }
     EXPECT_THROW(pool->set_peer_accessible_by({device}), InvalidArgumentError);
-    pool->set_access({}, PoolAccess::read);  // nothing listed: nothing changes
-    EXPECT_EQ(pool->access_of(device), PoolAccess::read_write);
+    pool->set_access({}, MemoryAccess::read);  // nothing listed: nothing changes
+    EXPECT_EQ(pool->access_of(device), MemoryAccess::read_write);
 }
 
 TEST(PoolResourceGpu, APoolMadeElsewhereIsAllocatedFromThroughFromHandle) {

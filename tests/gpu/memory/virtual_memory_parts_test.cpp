@@ -5,13 +5,16 @@
 #include "multi_gpu_kernels.hpp"
 #include "test_support.hpp"
 
+#include "cudacore/current_context_scope.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/physical_allocation.hpp"
 #include "cudacore/system.hpp"
 #include "cudacore/virtual_address_range.hpp"
 #include "cudacore/virtual_memory_mapping.hpp"
+#include "loader/driver_api.hpp"
 
+#include <thread>
 #include <vector>
 
 namespace {
@@ -40,7 +43,7 @@ TEST(VirtualMemoryPartsGpu, AnAllocationMappedIntoARangeIsWrittenAndReadByKernel
     EXPECT_EQ(memory.size(), 4 * granularity.minimum);
     EXPECT_EQ(memory.device_ordinal(), 0);
     EXPECT_EQ(memory.granularity(), granularity.minimum);
-    VirtualAddressRange range = VirtualAddressRange::reserve(8 * granularity.minimum);
+    VirtualAddressRange range = VirtualAddressRange::reserve(device, 8 * granularity.minimum);
     ASSERT_NE(range.address(), 0u);
     VirtualMemoryMapping mapping =
         VirtualMemoryMapping::map(range, 2 * granularity.minimum, memory);
@@ -57,6 +60,40 @@ TEST(VirtualMemoryPartsGpu, AnAllocationMappedIntoARangeIsWrittenAndReadByKernel
     EXPECT_EQ(host[12345], 3u * 12345u + 1u);
 }
 
+// A range is reserved through the device named (on each device there is), with the calling
+// thread's current context left as it was; without a device and with no context current it is
+// refused, where it used to retain device 0's primary context unasked.
+TEST(VirtualMemoryPartsGpu, ARangeIsReservedThroughTheDeviceNamedOrRefusedWithNoneCurrent) {
+    REQUIRE_VMM(0);
+    std::thread([] {
+        CUcontext current = nullptr;
+        ASSERT_EQ(detail::driver().cuCtxGetCurrent(&current), CUDA_SUCCESS);
+        ASSERT_EQ(current, nullptr);
+        for (int ordinal = 0; ordinal < Device::count(); ++ordinal) {
+            const Device device(ordinal);
+            if (!device.attribute(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)) continue;
+            const std::size_t g = allocation_granularity(device).minimum;
+            VirtualAddressRange range = VirtualAddressRange::reserve(device, 2 * g);
+            EXPECT_NE(range.address(), 0u);
+            ASSERT_EQ(detail::driver().cuCtxGetCurrent(&current), CUDA_SUCCESS);
+            EXPECT_EQ(current, nullptr) << "reserve made a context current";
+            // Mapped with memory of that device and used through a Buffer.
+            PhysicalAllocation memory = PhysicalAllocation::create(device, g);
+            VirtualMemoryMapping mapping = VirtualMemoryMapping::map(range, g, memory);
+            EXPECT_EQ(mapping.address(), range.address() + g);
+            range.close();
+        }
+        expect_invalid([] { VirtualAddressRange::reserve(1 << 21); },
+                       {"VirtualAddressRange::reserve", "no context is current",
+                        "reserve(device, size)"});
+    }).join();
+    // With a context current, its device.
+    const Device device(0);
+    const CurrentContextScope on(device.context());
+    VirtualAddressRange range = VirtualAddressRange::reserve(allocation_granularity(device).minimum);
+    EXPECT_NE(range.address(), 0u);
+}
+
 TEST(VirtualMemoryPartsGpu, OneAllocationMappedTwiceShowsTheSameWords) {
     REQUIRE_VMM(0);
     const Device device(0);
@@ -64,8 +101,8 @@ TEST(VirtualMemoryPartsGpu, OneAllocationMappedTwiceShowsTheSameWords) {
     Stream stream = device.create_stream();
     const std::size_t g = allocation_granularity(device).minimum;
     PhysicalAllocation memory = PhysicalAllocation::create(device, 2 * g);
-    VirtualAddressRange first = VirtualAddressRange::reserve(2 * g);
-    VirtualAddressRange second = VirtualAddressRange::reserve(4 * g);
+    VirtualAddressRange first = VirtualAddressRange::reserve(device, 2 * g);
+    VirtualAddressRange second = VirtualAddressRange::reserve(device, 4 * g);
     VirtualMemoryMapping a = VirtualMemoryMapping::map(first, 0, memory);
     // The same allocation again, through the other range and further on in it (the driver maps
     // an allocation from its start only: a non-zero allocation_offset is its NOT_SUPPORTED).
@@ -88,7 +125,7 @@ TEST(VirtualMemoryPartsGpu, AMappingKeepsItsRangeAndAllocationWhateverGoesFirst)
     const std::size_t g = allocation_granularity(device).minimum;
     for (int order = 0; order < 3; ++order) {
         PhysicalAllocation memory = PhysicalAllocation::create(device, g);
-        VirtualAddressRange range = VirtualAddressRange::reserve(g);
+        VirtualAddressRange range = VirtualAddressRange::reserve(device, g);
         VirtualMemoryMapping mapping = VirtualMemoryMapping::map(range, 0, memory);
         Buffer view = mapping.as_buffer();
         // Close the range and the allocation (every copy of them), or drop them: the mapping
@@ -117,7 +154,7 @@ TEST(VirtualMemoryPartsGpu, SizesAndPlacesTheGranularityForbidsAreRefusedBeforeT
     expect_invalid([&] { PhysicalAllocation::create(device, g + 4096); },
                    {"PhysicalAllocation::create", "not a multiple", std::to_string(g).c_str()});
     PhysicalAllocation memory = PhysicalAllocation::create(device, 2 * g);
-    VirtualAddressRange range = VirtualAddressRange::reserve(2 * g);
+    VirtualAddressRange range = VirtualAddressRange::reserve(device, 2 * g);
     expect_invalid([&] { VirtualMemoryMapping::map(range, 4096, memory); }, {"offset 4096", "not a multiple"});
     expect_invalid([&] { VirtualMemoryMapping::map(range, g, memory); }, {"beyond the end of address range"});
     expect_invalid([&] { VirtualMemoryMapping::map(range, 0, memory, {.access = {{.device = 99}}}); },
@@ -141,7 +178,7 @@ TEST(VirtualMemoryPartsGpu, AVectorStripedOverEveryGpuIsUsableFromEach) {
     for (const Device& d : devices) stripe = std::max(stripe, allocation_granularity(d).minimum);
     std::vector<PeerMemoryAccess> everyone;
     for (const Device& d : devices) everyone.push_back({.device = d.ordinal()});
-    VirtualAddressRange range = VirtualAddressRange::reserve(devices.size() * stripe);
+    VirtualAddressRange range = VirtualAddressRange::reserve(devices.front(), devices.size() * stripe);
     std::vector<VirtualMemoryMapping> mappings;
     for (std::size_t i = 0; i < devices.size(); ++i) {
         PhysicalAllocation part = PhysicalAllocation::create(devices[i], stripe);
@@ -169,7 +206,7 @@ TEST(VirtualMemoryPartsGpu, TwoGpusEachReadTheOthersStripeAndAccessCanBeNarrowed
     if (!d0.can_access_peer(d1) || !d1.can_access_peer(d0))
         GTEST_SKIP() << "devices 0 and 1 cannot reach each other's memory (cuDeviceCanAccessPeer)";
     const std::size_t g = std::max(allocation_granularity(d0).minimum, allocation_granularity(d1).minimum);
-    VirtualAddressRange range = VirtualAddressRange::reserve(2 * g);
+    VirtualAddressRange range = VirtualAddressRange::reserve(d0, 2 * g);
     const std::vector<PeerMemoryAccess> both{{.device = 0}, {.device = 1}};
     VirtualMemoryMapping on0 = VirtualMemoryMapping::map(range, 0, PhysicalAllocation::create(d0, g), {.access = both});
     VirtualMemoryMapping on1 = VirtualMemoryMapping::map(range, g, PhysicalAllocation::create(d1, g), {.access = both});

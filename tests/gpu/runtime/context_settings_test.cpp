@@ -72,6 +72,35 @@ TEST(ContextSettingsGpu, LimitsSetAndReadBackOnPrimaryAndCreatedContexts) {
                  Context::current_if_any()->handle() == mine.handle());
 }
 
+// A Device means its primary context: limit, set_limit and stream_priority_range on a Device read
+// and write what the same calls on Device::context() do, each device its own (on every device
+// there is, two on a two-GPU host), and a value the driver would refuse is refused first.
+TEST(ContextSettingsGpu, LimitsAndPriorityRangeOfADeviceAreItsPrimaryContexts) {
+    CUDACORE_REQUIRE_GPU();
+    const int count = Device::count();
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+        SCOPED_TRACE("device " + std::to_string(ordinal));
+        const Device device(ordinal);
+        set_limit(device, ContextLimit::printf_fifo_size, (2 + ordinal) * MiB);
+        EXPECT_EQ(limit(device, ContextLimit::printf_fifo_size), (2 + ordinal) * MiB);
+        EXPECT_EQ(limit(device.context(), ContextLimit::printf_fifo_size), (2 + ordinal) * MiB);
+        set_limit(device.context(), ContextLimit::malloc_heap_size, (8 + ordinal) * MiB);
+        EXPECT_EQ(limit(device, ContextLimit::malloc_heap_size), (8 + ordinal) * MiB);
+        EXPECT_EQ(stream_priority_range(device), stream_priority_range(device.context()));
+        const Stream high = device.create_stream({.priority = stream_priority_range(device).greatest});
+        EXPECT_EQ(high.priority(), stream_priority_range(device).greatest);
+        test::expect_invalid([&] { set_limit(device, ContextLimit::max_l2_fetch_granularity, 129); },
+                             {"set_limit", "max_l2_fetch_granularity", "129"});
+        test::expect_invalid([&] { (void)limit(device, static_cast<ContextLimit>(42)); },
+                             {"limit", "ContextLimit 42"});
+    }
+    // Each device's primary context keeps its own value.
+    for (int ordinal = 0; ordinal < count; ++ordinal)
+        EXPECT_EQ(limit(Device(ordinal), ContextLimit::printf_fifo_size), (2 + ordinal) * MiB);
+    for (int ordinal = 0; ordinal < count; ++ordinal)
+        set_limit(Device(ordinal), ContextLimit::printf_fifo_size, MiB);
+}
+
 // The driver's refusal of a limit is a DriverError naming the limit, the value and the context:
 // device-side synchronisation depth, which sm_90 and newer do not have (CDP2).
 TEST(ContextSettingsGpu, AnUnsupportedLimitIsTheDriversErrorNamingTheLimit) {

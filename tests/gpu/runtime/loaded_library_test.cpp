@@ -3,12 +3,18 @@
 // lists them (loaded_library.hpp), for cubin, PTX and a library handed in with from_handle.
 #include "test_support.hpp"
 
+#include "cudacore/buffer.hpp"
+#include "cudacore/context.hpp"
+#include "cudacore/current_context_scope.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/load_options.hpp"
 #include "cudacore/loaded_library.hpp"
 #include "cudacore/object_code.hpp"
+#include "cudacore/launch.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/stream.hpp"
+#include "loader/driver_api.hpp"
 
 #include <unistd.h>
 
@@ -128,6 +134,59 @@ TEST(LoadedLibraryGpu, DeviceAndContextAreWhereItWasLoaded) {
     EXPECT_EQ(library_context(code).device(), device);
     const ObjectCode handed = ObjectCode::from_handle(code.library_handle());
     EXPECT_EQ(library_device(handed), Device::current());
+}
+
+// Code loaded while a created context is current is that context's: library_context answers it,
+// the library holds it (it outlives the Context object), and the code's globals are its memory.
+// Loaded while a foreign context (wrapped without ownership) is current, it is the primary
+// context's, as before: cudacore does not hold what its owner may destroy.
+TEST(LoadedLibraryGpu, CodeLoadedInACreatedContextIsThatContexts) {
+    CUDACORE_REQUIRE_GPU();
+    const Device device(0);
+    ProgramOptions options;
+    options.name = "loaded_in_created";
+    options.arch = device.arch();
+    const ObjectCode code =
+        Program("__device__ int counter = 7;\n"
+                "extern \"C\" __global__ void bump() { counter += 1; }\n",
+                SourceType::cxx, options)
+            .compile(CodeType::cubin);
+    CUcontext created_handle = nullptr;
+    {
+        const Context mine = Context::create(device);
+        created_handle = mine.handle();
+        const CurrentContextScope on(mine);
+        code.load();
+    }
+    const Context context = library_context(code);
+    EXPECT_EQ(context.handle(), created_handle);
+    EXPECT_TRUE(context.is_created());
+    EXPECT_FALSE(context.is_primary());
+    EXPECT_EQ(library_device(code), device);
+    const Buffer counter = code.get_global("counter");
+    CUcontext owner = nullptr;
+    {
+        const CurrentContextScope on(context);  // the driver's pointer query needs a context
+        ASSERT_EQ(detail::driver().cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT, counter.handle()),
+                  CUDA_SUCCESS);
+    }
+    EXPECT_EQ(owner, created_handle);
+    const Stream stream = context.create_stream();
+    launch(stream, LaunchConfig{}, code.get_kernel("bump"));
+    EXPECT_EQ(code.read_global<int>("counter", stream), 8);
+
+    // A foreign context current at the load: the primary context, as with none current.
+    CUcontext foreign = nullptr;
+    ASSERT_EQ(detail::driver().cuCtxCreate(&foreign, nullptr, 0, device.handle()), CUDA_SUCCESS);
+    CUcontext popped = nullptr;
+    ASSERT_EQ(detail::driver().cuCtxPopCurrent(&popped), CUDA_SUCCESS);
+    {
+        const ObjectCode again = compile(CodeType::cubin);
+        const CurrentContextScope on(Context::from_handle(foreign));
+        again.load();
+        EXPECT_EQ(library_context(again).handle(), device.context().handle());
+    }
+    EXPECT_EQ(detail::driver().cuCtxDestroy(foreign), CUDA_SUCCESS);
 }
 
 TEST(LoadedLibraryGpu, AClosedObjectCodeIsRefused) {

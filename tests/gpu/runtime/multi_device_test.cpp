@@ -146,7 +146,7 @@ TEST(MultiDeviceGpu, PoolPeerAccessLetsAKernelReadAnotherDevicesPool) {
     } catch (const InvalidArgumentError& e) {
         EXPECT_NE(std::string(e.what()).find("own device"), std::string::npos) << e.what();
     }
-    EXPECT_EQ(pool->access_of(owner), PoolAccess::read_write);
+    EXPECT_EQ(pool->access_of(owner), MemoryAccess::read_write);
     pool->set_peer_accessible_by({reader});
     const auto accessible = pool->peer_accessible_by();
     ASSERT_EQ(accessible.size(), 1u);
@@ -157,20 +157,20 @@ TEST(MultiDeviceGpu, PoolPeerAccessLetsAKernelReadAnotherDevicesPool) {
     // Read-only (CU_MEM_ACCESS_FLAGS_PROT_READ): driver 580 refuses it for memory pools ("Mempools
     // do not support Read-Only flag"); where a driver takes it, the reader's kernel still reads.
     try {
-        pool->set_access({reader}, PoolAccess::read);
-        EXPECT_EQ(pool->access_of(reader), PoolAccess::read);
+        pool->set_access({reader}, MemoryAccess::read);
+        EXPECT_EQ(pool->access_of(reader), MemoryAccess::read);
         EXPECT_TRUE(pool->peer_accessible_by().empty());  // read-write only
         EXPECT_EQ(mismatches(code, data, reader_stream, 7, 3), 0u);
     } catch (const DriverError& e) {
         EXPECT_EQ(e.status(), CUDA_ERROR_NOT_SUPPORTED) << e.what();
         EXPECT_NE(std::string(e.what()).find("read-only"), std::string::npos) << e.what();
-        EXPECT_EQ(pool->access_of(reader), PoolAccess::read_write) << "left as it was";
+        EXPECT_EQ(pool->access_of(reader), MemoryAccess::read_write) << "left as it was";
     }
-    EXPECT_THROW(pool->set_access({owner}, PoolAccess::read), InvalidArgumentError);
+    EXPECT_THROW(pool->set_access({owner}, MemoryAccess::read), InvalidArgumentError);
 
     pool->set_peer_accessible_by({});
     EXPECT_TRUE(pool->peer_accessible_by().empty());
-    EXPECT_EQ(pool->access_of(reader), PoolAccess::none) << "left out: no access at all";
+    EXPECT_EQ(pool->access_of(reader), MemoryAccess::none) << "left out: no access at all";
     data.close(owner_stream);
     owner_stream.sync();
 }

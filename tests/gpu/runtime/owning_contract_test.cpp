@@ -106,7 +106,8 @@ struct MemoryPoolTraits {
     static void use(const MemoryPool& pool) { (void)pool.used_mem_current(); }
 };
 
-// A pool made with the raw driver and taken over (MemoryPool::from_handle): close() destroys it.
+// A pool made with the raw driver and taken over (DeviceMemoryResource::from_handle): close()
+// lets go of the resource, which destroys it.
 struct TakenMemoryPoolTraits {
     using Object = MemoryPool;
     static bool available(std::string& why) {
@@ -122,7 +123,7 @@ struct TakenMemoryPoolTraits {
         props.location.id = 0;
         CUmemoryPool raw = nullptr;
         if (detail::driver().cuMemPoolCreate(&raw, &props) != CUDA_SUCCESS) throw std::runtime_error("cuMemPoolCreate failed");
-        return MemoryPool::from_handle(raw, Device(0), {.take_ownership = true});
+        return DeviceMemoryResource::from_handle(raw, Device(0), {.take_ownership = true})->memory_pool();
     }
     static void use(const MemoryPool& pool) { (void)pool.used_mem_current(); }
 };

@@ -1,5 +1,5 @@
 // Objects of a created context on a real GPU: its own default streams (legacy and per-thread)
-// run its work; CUDA arrays, mipmapped arrays, textures and surfaces made in it live there (the
+// run its work whatever is current, leaving the current context alone; CUDA arrays, mipmapped arrays, textures and surfaces made in it live there (the
 // driver says so), are read and written by kernels launched in it, and keep it alive.
 #include "test_support.hpp"
 
@@ -10,6 +10,7 @@
 #include "cudacore/current_context_scope.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/event.hpp"
 #include "cudacore/kernel.hpp"
 #include "cudacore/launch.hpp"
 #include "cudacore/mipmapped_array.hpp"
@@ -22,6 +23,7 @@
 
 #include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -71,27 +73,45 @@ protected:
     std::shared_ptr<SynchronousMemoryResource> memory_;
 };
 
+// Its default streams run its work whatever is current on the calling thread (the primary
+// context, or nothing on a new thread), and neither default_stream() nor the calls on the stream
+// change what is current.
 TEST_F(CreatedContextViewsGpu, ItsOwnDefaultStreamsRunItsWork) {
     constexpr int n = 1000;
-    for (const bool per_thread : {false, true}) {
+    const auto run = [&](bool per_thread, CUcontext expected_current) {
         SCOPED_TRACE(per_thread ? "per-thread" : "legacy");
         const Stream stream = per_thread ? context_->per_thread_stream() : context_->default_stream();
         EXPECT_EQ(stream.handle(), per_thread ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY);
         EXPECT_EQ(stream.context(), *context_);
-        EXPECT_EQ(current_context(), context_->handle());  // the default stream means it
+        EXPECT_EQ(current_context(), expected_current) << "default_stream() changed the current context";
         const Buffer out = memory_->allocate(n * sizeof(float), stream);
         launch(stream, LaunchConfig{.grid = (n + 127) / 128, .block = 128},
                code_->get_kernel("fill"), out, 3.0f, n);
+        const Event done = stream.record();
+        stream.wait(done);
         std::vector<float> host(n);
         out.copy_to(host, stream);
         stream.sync();
+        EXPECT_TRUE(stream.is_done());
+        EXPECT_TRUE(done.is_done());
+        EXPECT_EQ(current_context(), expected_current) << "a call on the stream changed the current context";
         for (int i = 0; i < n; ++i) ASSERT_EQ(host[i], 3.0f + i) << i;
         CUcontext owner = nullptr;
-        ASSERT_EQ(detail::driver().cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
-                                                         out.handle()),
-                  CUDA_SUCCESS);
+        {
+            const CurrentContextScope on(*context_);  // the driver's pointer query needs a context
+            ASSERT_EQ(detail::driver().cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_CONTEXT,
+                                                             out.handle()),
+                      CUDA_SUCCESS);
+        }
         EXPECT_EQ(owner, context_->handle());
+    };
+    {
+        const CurrentContextScope primary(device_->context());
+        for (const bool per_thread : {false, true}) run(per_thread, device_->context().handle());
     }
+    std::thread([&] {
+        for (const bool per_thread : {false, true}) run(per_thread, nullptr);
+    }).join();
     Context closed = Context::create(*device_);
     closed.close();
     test::expect_invalid([&] { closed.default_stream(); }, {"Context::default_stream", "closed"});
