@@ -3,7 +3,9 @@
 # cudacore::mpi and its example were built), the MPI autotune example on 2 ranks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# Only what the demo runs: the CLI, its helper programs and the MPI example (where Open MPI is).
+BUILD_TARGETS="cudacore_cli cudacore_load_probe cudacore_link_worker cudacore_compile_worker example_mpi_autotune" \
+  bash scripts/setup.sh
 build_dir="${BUILD_DIR:-build}"
 "$build_dir/tools/cudacore" demo
 

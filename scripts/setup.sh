@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cudacore builds with (only those missing), then configures and
-# builds into ${BUILD_DIR:-build}, build type ${BUILD_TYPE:-Release} (the tests and the demo need
+# builds (everything, or $BUILD_TARGETS) into ${BUILD_DIR:-build}, build type ${BUILD_TYPE:-Release} (the tests and the demo need
 # no debug information, which costs a third of the compile time; the GPU bundle builds
 # RelWithDebInfo). The CUDA toolkit (headers only; nothing links against it) must already be
 # installed, in /usr/local/cuda or $CUDA_HOME.
@@ -56,4 +56,13 @@ case "${CMAKE_ARGS:-}" in
 esac
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
   -DCUDAToolkit_ROOT="$cuda_home" "${launcher[@]}" ${CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" -j "$(nproc)"
+# BUILD_TARGETS: build only these (the demo: what it runs), those the configuration has; default
+# everything.
+targets=()
+if [ -n "${BUILD_TARGETS:-}" ]; then
+  known=$(cmake --build "$build_dir" --target help | awk -F: '{print $1}')
+  for target in $BUILD_TARGETS; do
+    grep -qx "$target" <<<"$known" && targets+=(--target "$target")
+  done
+fi
+cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"
