@@ -5,6 +5,7 @@
 #include "cudacore/program.hpp"
 
 #include "cache/cached_entry.hpp"
+#include "cache/remote_entry.hpp"
 #include "code/serialized_file.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cudacore_trace.hpp"
@@ -18,6 +19,10 @@
 
 namespace cudacore {
 namespace {
+
+// The largest artefact file: its header, the payload's bound compressed (zstd never makes it
+// larger than its bound) and the two seals.
+const std::uint64_t largest_artefact = 40 + ZSTD_compressBound(CacheArtefact::max_payload_size) + 64;
 
 // The entries of `keys` that `source` holds; those it does not are added to `missing`.
 std::vector<CacheArtefact::Entry> entries_of(ProgramCache& source, const std::vector<CacheKey>& keys,
@@ -108,27 +113,45 @@ void store(ProgramCache& destination, const CacheArtefact& artefact, bool lists,
     }
 }
 
-CacheArtefactImport import_bytes(ProgramCache& destination, std::string_view bytes,
-                                 const CacheArtefactImportOptions& options, const std::string& what) {
-    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "import_cache_artefact");
-    auto refused = [&](const std::string& why) {
-        return SerializationError("import_cache_artefact" + what + ": " + why);
-    };
-    std::optional<CacheArtefact> artefact;
-    try {
-        artefact.emplace(CacheArtefact::deserialize(bytes, options.secret));
-    } catch (const SerializationError& e) {
-        throw refused(e.what());
-    }
+// Refuses an unsigned artefact (read without a secret) for a destination that authenticates its
+// entries with one, unless the caller accepts it.
+void check_trust(const ProgramCache& destination, const CacheArtefactImportOptions& options,
+                 const std::string& what) {
+    if (!options.secret.empty() || options.accept_unsigned) return;
+    const std::string trust = destination.entry_trust();
+    if (!detail::trust_holds_secret(trust)) return;
+    throw SerializationError("import_cache_artefact" + what + ": the artefact is unsigned (read "
+                             "without a secret), and the cache authenticates its entries with a "
+                             "secret (" + trust + "): refused, since the cache would seal entries "
+                             "nobody signed (give the secret the artefact was signed with, or set "
+                             "accept_unsigned)");
+}
+
+CacheArtefactImport import_checked(ProgramCache& destination, const CacheArtefact& artefact,
+                                   const CacheArtefactImportOptions& options, const std::string& what) {
     CacheArtefactImport result;
-    result.origin = artefact->origin();
+    result.origin = artefact.origin();
     if (!options.accept_other_compiler_versions) {
-        if (const std::string why = version_mismatch(result.origin); !why.empty()) throw refused(why);
+        if (const std::string why = version_mismatch(result.origin); !why.empty())
+            throw SerializationError("import_cache_artefact" + what + ": " + why);
     }
     // Code first, then the header lists that lead to it: a reader meanwhile finds a complete
     // entry or none.
-    for (const bool lists : {false, true}) store(destination, *artefact, lists, result);
+    for (const bool lists : {false, true}) store(destination, artefact, lists, result);
     return result;
+}
+
+CacheArtefactImport import_bytes(ProgramCache& destination, std::string_view bytes,
+                                 const CacheArtefactImportOptions& options, const std::string& what) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "import_cache_artefact");
+    check_trust(destination, options, what);
+    std::optional<CacheArtefact> artefact;
+    try {
+        artefact.emplace(CacheArtefact::deserialize(bytes, options.secret, options.max_memory));
+    } catch (const SerializationError& e) {
+        throw SerializationError("import_cache_artefact" + what + ": " + e.what());
+    }
+    return import_checked(destination, *artefact, options, what);
 }
 
 }  // namespace
@@ -174,10 +197,26 @@ CacheArtefactExport export_cache_artefact(const std::filesystem::path& destinati
 
 CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istream& source,
                                           const CacheArtefactImportOptions& options) {
-    std::string bytes((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+    // Read a piece at a time, never past what an artefact can hold.
+    std::string bytes;
+    char piece[65536];
+    while (source.read(piece, sizeof piece) || source.gcount() > 0) {
+        bytes.append(piece, static_cast<std::size_t>(source.gcount()));
+        if (bytes.size() > largest_artefact) {
+            throw SerializationError("import_cache_artefact: the stream holds more than the " +
+                                     std::to_string(largest_artefact) + " bytes an artefact can");
+        }
+    }
     if (source.bad())
         throw SerializationError("import_cache_artefact: reading the stream failed");
     return import_bytes(destination, bytes, options, "");
+}
+
+CacheArtefactImport import_cache_artefact(ProgramCache& destination, const CacheArtefact& artefact,
+                                          const CacheArtefactImportOptions& options) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "import_cache_artefact");
+    check_trust(destination, options, "");
+    return import_checked(destination, artefact, options, "");
 }
 
 CacheArtefactImport import_cache_artefact(ProgramCache& destination,
@@ -186,9 +225,7 @@ CacheArtefactImport import_cache_artefact(ProgramCache& destination,
     const std::string what = " '" + source.string() + "'";
     std::string bytes;
     try {
-        // The compressed payload is never larger than the payload by more than zstd's bound.
-        bytes = detail::read_file_bounded(
-            source, 40 + ZSTD_compressBound(CacheArtefact::max_payload_size) + 64);
+        bytes = detail::read_file_bounded(source, largest_artefact);
     } catch (const std::exception& e) {
         throw SerializationError("import_cache_artefact" + what + ": " + e.what());
     }

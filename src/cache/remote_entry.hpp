@@ -18,4 +18,8 @@ std::string read_entry_secret(const RemoteCacheOptions& options);
 // RemoteProgramCache::entry_trust() of a cache with `secret` ("" for none).
 std::string entry_trust(std::string_view secret);
 
+// Whether a cache of entry_trust() `trust` (a TieredProgramCache joins its tiers') authenticates
+// entries with a secret: what it serves was sealed by a holder of that secret.
+bool trust_holds_secret(std::string_view trust) noexcept;
+
 }  // namespace cudacore::detail
