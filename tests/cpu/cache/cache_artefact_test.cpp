@@ -2,6 +2,7 @@
 // program without a compile, byte for byte; damaged, foreign or wrongly signed artefacts are
 // refused with their reason and leave the cache untouched; imports are idempotent, also from two
 // processes at once; and the CLI's compile --manifest, cache export --keys and cache import.
+#include "redis_server.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/cache_activity.hpp"
@@ -11,6 +12,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/remote_program_cache.hpp"
 #include "cudacore/tiered_program_cache.hpp"
 
 #include "cache/cached_entry.hpp"
@@ -198,6 +200,45 @@ TEST(CacheArtefact, SignedArtefactsNeedTheirSecret) {
     std::istringstream in(signed_bytes);
     EXPECT_EQ(import_cache_artefact(cache, in, {.secret = secret}).imported, 2u);
     EXPECT_THROW(sample_bytes("short"), InvalidArgumentError);
+}
+
+// A library import into a cache that authenticates its entries with a secret (a remote cache with
+// one, or a tiered cache over it) refuses an unsigned artefact unless the caller accepts it: the
+// cache would otherwise seal what nobody signed, and a fresh machine of the fleet would run it.
+TEST(CacheArtefact, ACacheWithASecretRefusesAnUnsignedArtefactUnlessTold) {
+    CUDACORE_REQUIRE_REDIS();
+    test::RedisServer server;
+    const test::ScopedEnv fleet_secret("CUDACORE_TEST_ARTEFACT_SECRET", secret);
+    auto remote = std::make_shared<RemoteProgramCache>(
+        RemoteCacheOptions::from_url(server.url("", "secret_env=CUDACORE_TEST_ARTEFACT_SECRET")));
+    TieredProgramCache tiered({std::make_shared<MemoryProgramCache>(), remote});
+    const CacheKey one = CacheKey::of_bytes("one");
+    for (ProgramCache* cache : {static_cast<ProgramCache*>(remote.get()), static_cast<ProgramCache*>(&tiered)}) {
+        std::istringstream in(sample_bytes());
+        try {
+            import_cache_artefact(*cache, in);
+            ADD_FAILURE() << "an unsigned artefact was imported into a cache with a secret";
+        } catch (const SerializationError& e) {
+            EXPECT_NE(std::string(e.what()).find("unsigned"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("accept_unsigned"), std::string::npos) << e.what();
+        }
+    }
+    // A fresh machine of the fleet finds nothing.
+    RemoteProgramCache fresh(RemoteCacheOptions::from_url(server.url("", "secret_env=CUDACORE_TEST_ARTEFACT_SECRET")));
+    EXPECT_FALSE(fresh.get(one));
+    // Signed with the fleet's secret: imported, and sealed with it.
+    std::istringstream signed_in(sample_bytes(secret));
+    EXPECT_EQ(import_cache_artefact(*remote, signed_in, {.secret = secret}).imported, 2u);
+    EXPECT_TRUE(fresh.get(one));
+    // Said otherwise by the caller: imported.
+    remote->clear();
+    std::istringstream accepted(sample_bytes());
+    EXPECT_EQ(import_cache_artefact(*remote, accepted, {.accept_unsigned = true}).imported, 2u);
+    // A cache without a secret vouches for nothing: unsigned artefacts go in as before.
+    remote->clear();
+    RemoteProgramCache open(RemoteCacheOptions::from_url(server.url()));
+    std::istringstream plain(sample_bytes());
+    EXPECT_EQ(import_cache_artefact(open, plain).imported, 2u);
 }
 
 TEST(CacheArtefact, RefusesEntriesOfOtherCompilerVersionsNamingThem) {
