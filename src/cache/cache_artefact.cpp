@@ -77,17 +77,19 @@ std::string version_mismatch(const CacheArtefactOrigin& origin) {
            "accept_other_compiler_versions to import them for a process that loads those)";
 }
 
-// Stores the entries of `artefact` that are header lists (`lists`) or code (not `lists`), skipping
-// those `destination` holds already byte for byte, all in one put_many; where that fails, one by
-// one, so that each failure is named and the rest stored.
+// Stores the entries of `artefact` that are header lists (`lists`) or code (not `lists`) with the
+// trust they came with (`trust`), skipping those `destination` holds already byte for byte under
+// that trust or as compiled here, all in one put_many_with_trust; where that fails, one by one, so
+// that each failure is named and the rest stored.
 void store(ProgramCache& destination, const CacheArtefact& artefact, bool lists,
-           CacheArtefactImport& result) {
+           const std::string& trust, CacheArtefactImport& result) {
     std::vector<CacheArtefact::Entry> wanted;
     for (const auto& entry : artefact.entries()) {
         if (detail::is_header_list(entry.second) != lists) continue;
         try {
-            const std::optional<ObjectCode> held = destination.get(entry.first);
-            if (held && *held == entry.second) {
+            std::string held_trust;
+            const std::optional<ObjectCode> held = destination.get_with_trust(entry.first, held_trust);
+            if (held && *held == entry.second && (held_trust.empty() || held_trust == trust)) {
                 ++result.skipped;
                 continue;
             }
@@ -97,15 +99,15 @@ void store(ProgramCache& destination, const CacheArtefact& artefact, bool lists,
         wanted.push_back(entry);
     }
     try {
-        destination.put_many(wanted);
+        destination.put_many_with_trust(wanted, trust);
         result.imported += wanted.size();
         return;
     } catch (const CacheError&) {
         // Named entry by entry below.
     }
-    for (const auto& [key, code] : wanted) {
+    for (const auto& entry : wanted) {
         try {
-            destination.put(key, code);
+            destination.put_many_with_trust({entry}, trust);
             ++result.imported;
         } catch (const CacheError& e) {
             result.failed.push_back(e.what());
@@ -135,9 +137,12 @@ CacheArtefactImport import_checked(ProgramCache& destination, const CacheArtefac
         if (const std::string why = version_mismatch(result.origin); !why.empty())
             throw SerializationError("import_cache_artefact" + what + ": " + why);
     }
-    // Code first, then the header lists that lead to it: a reader meanwhile finds a complete
-    // entry or none.
-    for (const bool lists : {false, true}) store(destination, artefact, lists, result);
+    // Stored with the trust it came with: served where that trust is (ProgramCache::
+    // put_many_with_trust). Code first, then the header lists that lead to it: a reader
+    // meanwhile finds a complete entry or none.
+    const std::string trust = options.secret.empty() ? std::string(detail::unsigned_artefact_trust)
+                                                     : detail::entry_trust(options.secret);
+    for (const bool lists : {false, true}) store(destination, artefact, lists, trust, result);
     return result;
 }
 

@@ -241,6 +241,62 @@ TEST(CacheArtefact, ACacheWithASecretRefusesAnUnsignedArtefactUnlessTold) {
     EXPECT_EQ(import_cache_artefact(open, plain).imported, 2u);
 }
 
+// What an import brings keeps the trust it came with, in every tier: an unsigned artefact imported
+// into a disk or memory cache is served by that cache alone and through a tiered cache whose
+// shared tiers hold no secret, but no longer once the fleet turns its secret on (a tiered cache
+// over a remote one with a secret); a signed one is served where its secret is, not under another.
+// A compile here (a put of the key) stores it as compiled here.
+TEST(CacheArtefact, AnImportKeepsTheTrustItCameWithInEveryTier) {
+    CUDACORE_REQUIRE_REDIS();
+    test::RedisServer server;
+    TempDir dir;
+    const test::ScopedEnv fleet_secret("CUDACORE_TEST_ARTEFACT_SECRET", secret);
+    const test::ScopedEnv other_secret("CUDACORE_TEST_OTHER_SECRET", "another secret of 32 bytes......");
+    auto remote = [&](const std::string& query) {
+        return std::make_shared<RemoteProgramCache>(RemoteCacheOptions::from_url(server.url("", query)));
+    };
+    const auto open_remote = remote("");
+    const auto fleet_remote = remote("secret_env=CUDACORE_TEST_ARTEFACT_SECRET");
+    const auto other_remote = remote("secret_env=CUDACORE_TEST_OTHER_SECRET");
+    const CacheKey one = CacheKey::of_bytes("one");
+
+    auto disk = std::make_shared<DiskProgramCache>(dir.path() / "unsigned");
+    std::istringstream unsigned_in(sample_bytes());
+    EXPECT_EQ(import_cache_artefact(*disk, unsigned_in).imported, 2u);
+    std::string trust;
+    EXPECT_TRUE(disk->get_with_trust(one, trust));
+    EXPECT_EQ(trust, "unsigned cache artefact");
+    EXPECT_TRUE(disk->get(one)) << "used alone, a cache serves what was imported into it";
+    EXPECT_TRUE(TieredProgramCache({disk, open_remote}).get(one));
+    TieredProgramCache fleet({disk, fleet_remote});
+    EXPECT_FALSE(fleet.get(one)) << "an unsigned import served as compiled here once the secret is on";
+    auto memory = std::make_shared<MemoryProgramCache>();
+    std::istringstream into_memory(sample_bytes());
+    EXPECT_EQ(import_cache_artefact(*memory, into_memory).imported, 2u);
+    EXPECT_TRUE(memory->get(one));
+    EXPECT_FALSE(TieredProgramCache({memory, fleet_remote}).get(one));
+
+    auto signed_disk = std::make_shared<DiskProgramCache>(dir.path() / "signed");
+    std::istringstream signed_in(sample_bytes(secret));
+    EXPECT_EQ(import_cache_artefact(*signed_disk, signed_in, {.secret = secret}).imported, 2u);
+    EXPECT_TRUE(signed_disk->get(one));
+    EXPECT_TRUE(TieredProgramCache({signed_disk, fleet_remote}).get(one));
+    EXPECT_FALSE(TieredProgramCache({signed_disk, other_remote}).get(one));
+    // Copied up into a memory tier, it keeps its trust there.
+    auto above = std::make_shared<MemoryProgramCache>();
+    EXPECT_TRUE(TieredProgramCache({above, signed_disk, fleet_remote}).get(one));
+    EXPECT_TRUE(above->get_with_trust(one, trust));
+    EXPECT_EQ(trust, fleet_remote->entry_trust());
+    EXPECT_FALSE(TieredProgramCache({above, other_remote}).get(one));
+
+    // The machine compiles the key itself: stored as compiled here, served again.
+    const ObjectCode code = *disk->get(one);
+    fleet.put(one, code);
+    EXPECT_TRUE(disk->get_with_trust(one, trust));
+    EXPECT_EQ(trust, "");
+    EXPECT_EQ(TieredProgramCache({disk, other_remote}).get(one), code);
+}
+
 TEST(CacheArtefact, RefusesEntriesOfOtherCompilerVersionsNamingThem) {
     CacheArtefactOrigin other = CacheArtefact::current_origin();
     other.nvrtc_version = "11.0";
