@@ -33,6 +33,13 @@ per_target=$(( total / ${#targets[@]} ))
 [ "$per_target" -lt 1 ] && per_target=1
 link_seconds="${LINK_FUZZ_SECONDS:-20}"
 mkdir -p "$build_dir/artifacts" "$build_dir/corpus/link"
+# Every reader bounds what reading costs before it allocates (decompressed bytes, elements, the
+# memory a decoded value takes: a symbol map at most 64 MiB in many small nodes, an artefact's
+# entries at most the fuzzer's max_memory of 16 MiB, zstd's window 8 MiB), so no single allocation
+# of any reader comes near FUZZ_MALLOC_LIMIT_MB (64): libFuzzer fails the run on the first one
+# that passes it (-malloc_limit_mb), and on a process past FUZZ_RSS_LIMIT_MB (2048) in all.
+malloc_limit_mb="${FUZZ_MALLOC_LIMIT_MB:-64}"
+rss_limit_mb="${FUZZ_RSS_LIMIT_MB:-2048}"
 # fuzz NAME BINARY SECONDS CORPUS...: one fuzzer run, its output in $build_dir/NAME.fuzz.log and
 # its exit status in $build_dir/NAME.fuzz.status. New inputs go to the first corpus (the working
 # one in the build folder); the committed seeds are only read.
@@ -40,6 +47,7 @@ fuzz() {
   local name=$1 binary=$2 seconds=$3; shift 3
   local status=0
   "$binary" -max_total_time="$seconds" -print_final_stats=1 \
+    -malloc_limit_mb="$malloc_limit_mb" -rss_limit_mb="$rss_limit_mb" \
     -artifact_prefix="$build_dir/artifacts/$name-" "$@" >"$build_dir/$name.fuzz.log" 2>&1 || status=$?
   echo "$status" >"$build_dir/$name.fuzz.status"
 }

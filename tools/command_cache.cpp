@@ -5,8 +5,11 @@
 // $CUDACORE_REMOTE_CACHE), stats and clear also count and clear the Redis cache's entries.
 // `cache export FILE [--keys MANIFEST]` writes the disk cache's entries (all, or a manifest's)
 // as one artefact, `cache import FILE` loads one into the disk cache; both sign and check with
-// --secret-file / --secret-env, else with the remote cache's secret when one is set.
+// --secret-file / --secret-env, else with the remote cache's secret when one is set. Every file
+// they read goes through read_input_file (file_io.hpp): a regular file of bounded size, never a
+// blocking open.
 #include "commands.hpp"
+#include "file_io.hpp"
 #include "remote_option.hpp"
 
 #include "cudacore/cache_artefact.hpp"
@@ -15,9 +18,13 @@
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/remote_cache_options.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
-#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -166,11 +173,17 @@ std::string artefact_secret(const CacheArgs& args) {
     return named.read_secret();
 }
 
+// A manifest of a million keys is 65 MB.
+constexpr std::uint64_t largest_manifest = std::uint64_t{256} << 20;
+// What an artefact file can hold: its payload's bound, compressed (zstd adds at most 1/128) and
+// framed.
+constexpr std::uint64_t largest_artefact =
+    CacheArtefact::max_payload_size + CacheArtefact::max_payload_size / 128 + 4096;
+
 // The keys of a manifest: one key (64 hex digits) a line; blank lines and lines beginning with
 // '#' are skipped.
 std::vector<CacheKey> read_manifest(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw InvalidArgumentError("cache export: cannot open the manifest '" + path + "'");
+    std::istringstream in(read_input_file(path, "the manifest", largest_manifest));
     std::vector<CacheKey> keys;
     int number = 0;
     for (std::string line; std::getline(in, line);) {
@@ -207,19 +220,65 @@ void export_cache(const CacheArgs& args) {
                          " keys of the manifest are not in the cache");
 }
 
-// `cache import FILE`: the artefact's entries into the disk cache (made when absent).
+// The artefact `args` names, read and checked (its secret, damage, cost, versions) before
+// anything is made on disk.
+CacheArtefact read_artefact(const CacheArgs& args, const CacheArtefactImportOptions& options) {
+    const std::string bytes = read_input_file(args.artefact, "the artefact", largest_artefact);
+    std::optional<CacheArtefact> artefact;
+    try {
+        artefact.emplace(CacheArtefact::deserialize(bytes, options.secret, options.max_memory));
+    } catch (const SerializationError& e) {
+        throw SerializationError("cache import '" + args.artefact + "': " + e.what());
+    }
+    const CacheArtefactOrigin here = CacheArtefact::current_origin();
+    const CacheArtefactOrigin& made = artefact->origin();
+    if (!options.accept_other_compiler_versions &&
+        (made.nvrtc_version != here.nvrtc_version || made.nvjitlink_version != here.nvjitlink_version)) {
+        throw SerializationError("cache import '" + args.artefact + "': its entries were made with NVRTC " +
+                                 made.nvrtc_version + " and nvJitLink " + made.nvjitlink_version +
+                                 "; this process loads NVRTC " + here.nvrtc_version + " and nvJitLink " +
+                                 here.nvjitlink_version + ", whose keys would never find them: refused "
+                                 "(--accept-other-compiler-versions imports them for a process that loads those)");
+    }
+    return std::move(*artefact);
+}
+
+// The folders from `directory` up to the first that exists: what making it would create.
+std::vector<std::filesystem::path> missing_folders(const std::filesystem::path& directory) {
+    std::vector<std::filesystem::path> missing;
+    struct stat info {};
+    for (std::filesystem::path at = std::filesystem::absolute(directory).lexically_normal();
+         !at.empty() && at != at.parent_path() && ::lstat(at.c_str(), &info) != 0 && errno == ENOENT;
+         at = at.parent_path()) {
+        missing.push_back(at);
+    }
+    return missing;
+}
+
+// `cache import FILE`: the artefact's entries into the disk cache (made when absent). An
+// artefact or a folder refused leaves nothing made.
 void import_cache(const CacheArgs& args) {
-    DiskProgramCache cache(cache_directory(args));
     CacheArtefactImportOptions options;
     options.secret = artefact_secret(args);
     options.accept_other_compiler_versions = args.accept_other_versions;
-    const CacheArtefactImport imported = import_cache_artefact(
-        cache, std::filesystem::path(args.artefact), options);
+    const CacheArtefact artefact = read_artefact(args, options);
+    const std::vector<std::filesystem::path> made = missing_folders(cache_directory(args));
+    std::unique_ptr<DiskProgramCache> cache;
+    try {
+        cache = std::make_unique<DiskProgramCache>(cache_directory(args));
+    } catch (const CacheError&) {
+        // Refused (another user's, or reachable by others): the folders made for it go again,
+        // deepest first; a folder someone filled meanwhile stays.
+        for (const std::filesystem::path& folder : made) ::rmdir(folder.c_str());
+        throw;
+    }
+    const CacheArtefactImport imported = import_cache_artefact(*cache, artefact, options);
     std::printf("imported %llu entries, %llu already there, into %s (made with NVRTC %s, "
-                "nvJitLink %s)\n",
+                "nvJitLink %s; %s)\n",
                 static_cast<unsigned long long>(imported.imported),
-                static_cast<unsigned long long>(imported.skipped), cache.directory().c_str(),
-                imported.origin.nvrtc_version.c_str(), imported.origin.nvjitlink_version.c_str());
+                static_cast<unsigned long long>(imported.skipped), cache->directory().c_str(),
+                imported.origin.nvrtc_version.c_str(), imported.origin.nvjitlink_version.c_str(),
+                options.secret.empty() ? "unsigned: nobody vouches for its code" : "signature checked");
     if (imported.failed.empty()) return;
     std::string message = "cache import could not store " + std::to_string(imported.failed.size()) +
                           " entries:";

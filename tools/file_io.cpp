@@ -25,36 +25,42 @@ struct FileDescriptor {
     }
 };
 
-[[noreturn]] void cannot_read(const std::filesystem::path& path, const std::string& why) {
-    throw InvalidArgumentError("cannot read '" + path.string() + "': " + why);
+}  // namespace
+
+std::string read_input_file(const std::filesystem::path& path, std::string_view what, std::uint64_t limit) {
+    const std::string kind = what.empty() ? "an input file" : std::string(what);
+    auto cannot_read = [&](const std::string& why) {
+        throw InvalidArgumentError("cannot read " + (what.empty() ? "" : kind + " ") + "'" +
+                                   path.string() + "': " + why);
+    };
+    FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
+    if (file.fd < 0) cannot_read(errno == ENOENT ? "no such file" : std::strerror(errno));
+    struct stat info {};
+    if (::fstat(file.fd, &info) != 0) cannot_read(std::string("fstat: ") + std::strerror(errno));
+    if (!S_ISREG(info.st_mode))
+        cannot_read("it is " + std::string(detail::file_kind(info.st_mode)) + ", not a regular file");
+    if (static_cast<std::uint64_t>(info.st_size) > limit) {
+        cannot_read("it is " + std::to_string(info.st_size) + " bytes, more than the " +
+                    std::to_string(limit) + "-byte limit for " + kind);
+    }
+    try {
+        return detail::read_open_file_bounded(file.fd, path, limit);
+    } catch (const std::system_error& e) {
+        cannot_read(e.code().message());
+    } catch (const std::length_error&) {
+        cannot_read("it grew past the " + std::to_string(limit) + "-byte limit for " +
+                    kind + " while being read");
+    }
+    return {};  // not reached: cannot_read throws
 }
+
+namespace {
 
 [[noreturn]] void cannot_write(const std::filesystem::path& path, const std::string& why) {
     throw std::runtime_error("cannot write '" + path.string() + "': " + why);
 }
 
 }  // namespace
-
-std::string read_input_file(const std::filesystem::path& path) {
-    FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
-    if (file.fd < 0) cannot_read(path, errno == ENOENT ? "no such file" : std::strerror(errno));
-    struct stat info {};
-    if (::fstat(file.fd, &info) != 0) cannot_read(path, std::string("fstat: ") + std::strerror(errno));
-    if (!S_ISREG(info.st_mode))
-        cannot_read(path, "it is " + std::string(detail::file_kind(info.st_mode)) + ", not a regular file");
-    if (static_cast<std::uint64_t>(info.st_size) > max_input_size) {
-        cannot_read(path, "it is " + std::to_string(info.st_size) + " bytes, more than the " +
-                              std::to_string(max_input_size) + "-byte limit for an input file");
-    }
-    try {
-        return detail::read_open_file_bounded(file.fd, path, max_input_size);
-    } catch (const std::system_error& e) {
-        cannot_read(path, e.code().message());
-    } catch (const std::length_error&) {
-        cannot_read(path, "it grew past the " + std::to_string(max_input_size) +
-                              "-byte limit for an input file while being read");
-    }
-}
 
 void write_output_file(const std::filesystem::path& path, std::string_view bytes) {
     try {

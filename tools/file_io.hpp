@@ -11,10 +11,14 @@ namespace cudacore::cli {
 // The largest input file the CLI reads (sources and code files; far above any real one).
 inline constexpr std::uint64_t max_input_size = std::uint64_t{1} << 30;  // 1 GiB
 
-// The whole file, which must be a regular file of at most max_input_size bytes. Opened without
-// blocking, so a FIFO is refused rather than waited on. Throws InvalidArgumentError naming the
-// path and why (absent, a directory or device, too large, an I/O error).
-std::string read_input_file(const std::filesystem::path& path);
+// The one way the CLI reads a file it is given (sources, code, manifests, artefacts): the whole
+// file, which must be a regular file of at most `limit` bytes. Opened without blocking and
+// checked through the descriptor it is read from, so a FIFO is refused rather than waited on, and
+// a directory or a device (/dev/zero) is refused before a byte is read. Throws
+// InvalidArgumentError "cannot read [<what> ]'<path>': <why>" (absent, a directory, FIFO or
+// device, too large, an I/O error); `what` names the file's role ("the manifest"), when given.
+std::string read_input_file(const std::filesystem::path& path, std::string_view what = {},
+                            std::uint64_t limit = max_input_size);
 
 // Replaces the file at `path` with `bytes`, atomically: written to a temporary file beside it,
 // fsynced, then renamed over it, so a full disk or a crash leaves the previous file whole (and

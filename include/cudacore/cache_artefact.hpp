@@ -18,7 +18,11 @@
 /// Reading checks, in order: the magic, the header's size, the version, the sizes against the
 /// input (truncated or trailing data), the checksum, the signature, the frame, then every entry
 /// (its length, its code's own checksum, keys strictly increasing); nothing is imported from an
-/// artefact that fails any check. An entry is stored under the key it was exported under: the
+/// artefact that fails any check. What reading costs is bounded before it is spent: the payload
+/// is decompressed as it is read (never more than its stated size, with a bounded zstd window),
+/// each entry's serialized head is checked before its bytes are decompressed, and the memory the
+/// entries take (their code, names and symbol maps) is counted against a limit before each is
+/// allocated. An entry is stored under the key it was exported under: the
 /// key names the inputs it was compiled from, so a cache that takes it returns what a compile
 /// of those inputs would give, and compile_cached still re-checks a C++ program's headers.
 #pragma once
@@ -75,16 +79,22 @@ public:
     /// that cannot be serialized (ObjectCode::serialize), SerializationError when compression
     /// fails.
     std::string serialize(std::string_view secret = {}) const;
-    /// Reads what serialize() wrote, never reading outside `bytes`. With a `secret`, the
-    /// artefact must be signed with it; without one, it must not be signed. Throws
-    /// SerializationError, beginning "CacheArtefact::deserialize: " and saying why: not an
-    /// artefact (wrong magic), truncated, trailing data, a format version this build does not
-    /// read, a checksum mismatch, not signed while a secret is required, signed while no secret
-    /// is given, a signature that fails (another secret, or changed), or a damaged entry (which).
-    static CacheArtefact deserialize(std::string_view bytes, std::string_view secret = {});
+    /// Reads what serialize() wrote, never reading outside `bytes`, and never letting the entries
+    /// take more than `max_memory` bytes while they are read (each entry's serialized bytes and
+    /// its value: code, name, symbol map). With a `secret`, the artefact must be signed with it;
+    /// without one, it must not be signed. Throws SerializationError, beginning
+    /// "CacheArtefact::deserialize: " and saying why: not an artefact (wrong magic), truncated,
+    /// trailing data, a format version this build does not read, a checksum mismatch, not signed
+    /// while a secret is required, signed while no secret is given, a signature that fails
+    /// (another secret, or changed), a damaged entry (which), or an entry whose reading would pass
+    /// `max_memory` or whose symbol map would take more than 64 MiB (with the numbers).
+    static CacheArtefact deserialize(std::string_view bytes, std::string_view secret = {},
+                                     std::uint64_t max_memory = default_max_memory);
 
     /// The largest payload read (decompressed): 8 GiB.
     static constexpr std::uint64_t max_payload_size = std::uint64_t{8} << 30;
+    /// The memory deserialize() lets the entries take unless told otherwise: 2 GiB.
+    static constexpr std::uint64_t default_max_memory = std::uint64_t{2} << 30;
 
 private:
     std::vector<Entry> entries_;
@@ -116,6 +126,14 @@ struct CacheArtefactImportOptions {
     /// (refused by default: no key of this process would find them). For an importer that fills
     /// a cache for a process that loads other versions.
     bool accept_other_compiler_versions = false;
+    /// Imports an unsigned artefact into a cache that authenticates what it holds with a secret
+    /// (a RemoteProgramCache with one, or a TieredProgramCache over one): refused by default,
+    /// since that cache would seal, as if a holder of its secret had written them, entries that
+    /// nobody signed.
+    bool accept_unsigned = false;
+    /// The most memory the artefact's entries may take while it is read
+    /// (CacheArtefact::deserialize): an artefact that would take more is refused, with the numbers.
+    std::uint64_t max_memory = CacheArtefact::default_max_memory;
 };
 
 /// What import_cache_artefact did.
@@ -155,13 +173,16 @@ CacheArtefactExport export_cache_artefact(const std::filesystem::path& destinati
 
 /// Stores every entry of the artefact read from `source` into `destination` (any tier: memory,
 /// disk, remote, tiered), after checking the whole artefact (CacheArtefact::deserialize) and its
-/// versions: nothing is stored from one that fails. Code goes in before the markers that
+/// versions: nothing is stored from one that fails, nor from an unsigned one when `destination`
+/// authenticates its entries with a secret (its entry_trust() names an HMAC), unless
+/// options.accept_unsigned. Code goes in before the markers that
 /// lead to it, so a process reading meanwhile finds either a complete entry or none. An entry the
 /// cache already holds with the same bytes is skipped, so importing twice changes nothing; one it
 /// fails to store is named in `failed` and the rest go on. Several processes may import into one
 /// disk cache at once. Throws SerializationError beginning "import_cache_artefact: " with the
-/// reason (deserialize's, or "made with NVRTC X and nvJitLink Y; this process loads ..." unless
-/// options.accept_other_compiler_versions) and when the stream cannot be read. Thread-safe as the
+/// reason (deserialize's; "made with NVRTC X and nvJitLink Y; this process loads ..." unless
+/// options.accept_other_compiler_versions; "unsigned, and the cache authenticates its entries"
+/// unless options.accept_unsigned) and when the stream cannot be read. Thread-safe as the
 /// cache is.
 CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istream& source,
                                           const CacheArtefactImportOptions& options = {});
@@ -169,6 +190,11 @@ CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istrea
 /// messages name the file.
 CacheArtefactImport import_cache_artefact(ProgramCache& destination,
                                           const std::filesystem::path& source,
+                                          const CacheArtefactImportOptions& options = {});
+/// The same for an artefact already read (CacheArtefact::deserialize checked it with
+/// options.secret, which tells whether it was signed): its trust and versions are checked as
+/// above, then its entries stored. Throws SerializationError beginning "import_cache_artefact: ".
+CacheArtefactImport import_cache_artefact(ProgramCache& destination, const CacheArtefact& artefact,
                                           const CacheArtefactImportOptions& options = {});
 
 }  // namespace cudacore

@@ -85,6 +85,13 @@ public:
     /// are not stored. Throws CacheError naming the failing call; entries renamed into place
     /// before it stay stored.
     void put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) override;
+    /// put_many(), each entry file also holding `trust` (ProgramCache::put_many_with_trust), so
+    /// that the trust goes wherever the entry goes (evicted, read by another process) and a put()
+    /// of its key replaces it with an entry compiled here.
+    void put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
+                             const std::string& trust) override;
+    /// get(), with the trust its entry file holds (empty for one written by put()).
+    std::optional<ObjectCode> get_with_trust(const CacheKey& key, std::string& trust) override;
     /// Counters of this object, plus the entries and bytes in the directory, from the shards'
     /// counters (one read of \<dir\>/.shards) and a listing of the top folder (about 260 names),
     /// so it stays fast at millions of entries. Exact
@@ -150,6 +157,7 @@ public:
 
 private:
     enum class Opening { create, existing };
+    void store_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries, const std::string& trust);
     DiskProgramCache(std::filesystem::path directory, std::uint64_t max_bytes, Opening opening);
 
     std::filesystem::path directory_;

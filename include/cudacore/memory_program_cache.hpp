@@ -21,6 +21,11 @@ public:
 
     std::optional<ObjectCode> get(const CacheKey& key) override;
     void put(const CacheKey& key, const ObjectCode& code) override;
+    /// Each entry stored as put() stores it, with `trust` kept beside it (ProgramCache).
+    void put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
+                             const std::string& trust) override;
+    /// get(), with the trust its entry was stored with.
+    std::optional<ObjectCode> get_with_trust(const CacheKey& key, std::string& trust) override;
     /// Counters since construction, and what the cache holds now.
     CacheStats stats() const override;
     void clear() override;
@@ -31,8 +36,13 @@ public:
     static std::uint64_t entry_size(const ObjectCode& code) noexcept;
 
 private:
-    using Entry = std::pair<CacheKey, ObjectCode>;
+    struct Entry {
+        CacheKey first;
+        ObjectCode second;
+        std::string trust;  ///< put_many_with_trust's; empty: stored by put()
+    };
     void evict_to(std::uint64_t bound);  ///< with mutex_ held
+    void store(const CacheKey& key, const ObjectCode& code, const std::string& trust);
 
     mutable std::mutex mutex_;
     std::list<Entry> recency_;  ///< most recently used first

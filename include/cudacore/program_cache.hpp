@@ -88,6 +88,25 @@ public:
     virtual void put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) {
         for (const auto& [key, code] : entries) put(key, code);
     }
+    /// Stores `entries` as put_many() does, each remembering `trust`: whom it came from when this
+    /// user's processes did not compile it (import_cache_artefact passes an artefact's: "unsigned
+    /// cache artefact", or the trust of the secret that signed it, named as
+    /// RemoteProgramCache::entry_trust() names that secret's). get() serves such an entry like any
+    /// other; get_with_trust() says its trust, and a TieredProgramCache serves it from a tier of
+    /// the user's own only while it accepts that trust (tiered_program_cache.hpp). A later put()
+    /// of the key stores it as compiled here. The default forgets the trust and calls put_many()
+    /// (a shared cache seals what it stores by its own rules). Throws as put_many() does.
+    virtual void put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
+                                     const std::string& trust) {
+        (void)trust;
+        put_many(entries);
+    }
+    /// get(key), and `trust` set to the trust its entry was stored with (put_many_with_trust), or
+    /// empty for one stored by put(). The default: get(key), trust empty. Thread-safe as get() is.
+    virtual std::optional<ObjectCode> get_with_trust(const CacheKey& key, std::string& trust) {
+        trust.clear();
+        return get(key);
+    }
     /// This cache's counters and size (see CacheStats). Thread-safe in every cudacore cache.
     virtual CacheStats stats() const = 0;
     /// Removes every entry.

@@ -33,7 +33,10 @@
 /// KiB), and the objects parsed from one never take more memory than max_entry_bytes and 64 KiB
 /// (each element of every array counted, at every nesting level; an array whose count cannot fit
 /// is refused from its count): a server cannot make a client hold more (counters().bytes_received
-/// counts what was read). A reply refused for its size is a failure like the others: the cache
+/// counts what was read). Decoding a value counts what its value will take before allocating it:
+/// its code and name their size, its symbol map at most 64 MiB (each symbol its tree node, about
+/// 128 bytes, however short its names). A reply refused for its size, or a value whose decoding
+/// would pass that bound (refused with the numbers), is a failure like the others: the cache
 /// backs off.
 ///
 /// One compile per key across the fleet. When compile_cached() or get_or_compile() miss, one

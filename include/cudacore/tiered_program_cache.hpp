@@ -14,7 +14,12 @@
 /// key of that tier's trust, and looked for only under the trust the shared tier has now: code
 /// taken from the server without a secret, or under another secret, is never served once the
 /// secret is set or changed (it is a miss, and ages out of the disk cache). What the user's own
-/// processes compiled and stored stays under the plain key, a hit under any trust. A tier that throws CacheError is skipped for that call: a get goes on to
+/// processes compiled and stored stays under the plain key, a hit under any trust. What was
+/// imported into a tier of the user's own (import_cache_artefact) keeps the trust it came with
+/// (ProgramCache::put_many_with_trust) and is served from there only while this cache accepts it:
+/// always when no shared tier holds a secret; else only when it was signed with a shared tier's
+/// secret (an unsigned import, or one signed with another secret, is a miss in that tier). A put()
+/// stores as compiled here. A tier that throws CacheError is skipped for that call: a get goes on to
 /// the next tier, and a put stores into the others before throwing (see put()).
 ///
 /// Thread-safe when its tiers are (all of cudacore's are). Keeps its tiers alive (shared).
@@ -50,6 +55,14 @@ public:
     /// together). When a tier fails, the others are still written, then CacheError is thrown with
     /// every failing tier's message.
     void put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) override;
+    /// Stores `entries` with `trust` (ProgramCache::put_many_with_trust) into the tiers of the
+    /// user's own, and with put_many into the shared ones (which seal by their own rules). Throws
+    /// as put_many does.
+    void put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
+                             const std::string& trust) override;
+    /// get(), with `trust` set to the trust of what it returned: an import's (see get()), a
+    /// shared tier's entry_trust(), or empty for what the user's own processes compiled.
+    std::optional<ObjectCode> get_with_trust(const CacheKey& key, std::string& trust) override;
     /// hits and misses of this object (a hit in any tier is a hit); insertions: puts that every
     /// tier took; failed_stores: puts and fills a tier failed; corrupt_entries and evictions: the
     /// tiers' sums; entries, bytes, max_bytes and temporary_files: the largest tier's (by entries).
@@ -85,12 +98,18 @@ public:
     std::vector<std::uint64_t> tier_hits() const;
 
 private:
-    // Tier `tier`'s entry of `key`, and `trust` set to the trust it came under; nullopt on a miss
-    // or a CacheError.
-    std::optional<ObjectCode> look_up(std::size_t tier, const CacheKey& key, std::string& trust);
+    // Tier `tier`'s entry of `key`, and `trust` set to the trust it came under (`imported`: the
+    // trust an own tier's entry was stored with); nullopt on a miss, a CacheError, or an import
+    // of a trust this cache does not accept.
+    std::optional<ObjectCode> look_up(std::size_t tier, const CacheKey& key, std::string& trust,
+                                      bool& imported);
+    // Whether an entry stored with `trust` (put_many_with_trust) is served from a tier of the
+    // user's own: any, when no shared tier holds a secret; else one of a shared tier's trust.
+    bool accepts_import(const std::string& trust) const;
 
     std::vector<std::shared_ptr<ProgramCache>> tiers_;
     std::vector<std::string> trusts_;  // each tier's entry_trust(), read once
+    bool secret_held_ = false;          // a shared tier authenticates its entries with a secret
     std::unique_ptr<std::atomic<std::uint64_t>[]> tier_hits_;
     std::atomic<std::uint64_t> hits_{0}, misses_{0}, insertions_{0}, failed_stores_{0};
 };

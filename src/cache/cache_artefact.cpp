@@ -5,6 +5,7 @@
 #include "cudacore/program.hpp"
 
 #include "cache/cached_entry.hpp"
+#include "cache/remote_entry.hpp"
 #include "code/serialized_file.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cudacore_trace.hpp"
@@ -18,6 +19,10 @@
 
 namespace cudacore {
 namespace {
+
+// The largest artefact file: its header, the payload's bound compressed (zstd never makes it
+// larger than its bound) and the two seals.
+const std::uint64_t largest_artefact = 40 + ZSTD_compressBound(CacheArtefact::max_payload_size) + 64;
 
 // The entries of `keys` that `source` holds; those it does not are added to `missing`.
 std::vector<CacheArtefact::Entry> entries_of(ProgramCache& source, const std::vector<CacheKey>& keys,
@@ -72,17 +77,19 @@ std::string version_mismatch(const CacheArtefactOrigin& origin) {
            "accept_other_compiler_versions to import them for a process that loads those)";
 }
 
-// Stores the entries of `artefact` that are markers leading to code (`lists`) or code (not `lists`), skipping
-// those `destination` holds already byte for byte, all in one put_many; where that fails, one by
-// one, so that each failure is named and the rest stored.
+// Stores the entries of `artefact` that are markers leading to code (`lists`) or code (not
+// `lists`) with the trust they came with (`trust`), skipping those `destination` holds already
+// byte for byte under that trust or as compiled here, all in one put_many_with_trust; where that
+// fails, one by one, so that each failure is named and the rest stored.
 void store(ProgramCache& destination, const CacheArtefact& artefact, bool lists,
-           CacheArtefactImport& result) {
+           const std::string& trust, CacheArtefactImport& result) {
     std::vector<CacheArtefact::Entry> wanted;
     for (const auto& entry : artefact.entries()) {
         if (detail::leads_to_other_entry(entry.second) != lists) continue;
         try {
-            const std::optional<ObjectCode> held = destination.get(entry.first);
-            if (held && *held == entry.second) {
+            std::string held_trust;
+            const std::optional<ObjectCode> held = destination.get_with_trust(entry.first, held_trust);
+            if (held && *held == entry.second && (held_trust.empty() || held_trust == trust)) {
                 ++result.skipped;
                 continue;
             }
@@ -92,15 +99,15 @@ void store(ProgramCache& destination, const CacheArtefact& artefact, bool lists,
         wanted.push_back(entry);
     }
     try {
-        destination.put_many(wanted);
+        destination.put_many_with_trust(wanted, trust);
         result.imported += wanted.size();
         return;
     } catch (const CacheError&) {
         // Named entry by entry below.
     }
-    for (const auto& [key, code] : wanted) {
+    for (const auto& entry : wanted) {
         try {
-            destination.put(key, code);
+            destination.put_many_with_trust({entry}, trust);
             ++result.imported;
         } catch (const CacheError& e) {
             result.failed.push_back(e.what());
@@ -108,27 +115,48 @@ void store(ProgramCache& destination, const CacheArtefact& artefact, bool lists,
     }
 }
 
+// Refuses an unsigned artefact (read without a secret) for a destination that authenticates its
+// entries with one, unless the caller accepts it.
+void check_trust(const ProgramCache& destination, const CacheArtefactImportOptions& options,
+                 const std::string& what) {
+    if (!options.secret.empty() || options.accept_unsigned) return;
+    const std::string trust = destination.entry_trust();
+    if (!detail::trust_holds_secret(trust)) return;
+    throw SerializationError("import_cache_artefact" + what + ": the artefact is unsigned (read "
+                             "without a secret), and the cache authenticates its entries with a "
+                             "secret (" + trust + "): refused, since the cache would seal entries "
+                             "nobody signed (give the secret the artefact was signed with, or set "
+                             "accept_unsigned)");
+}
+
+CacheArtefactImport import_checked(ProgramCache& destination, const CacheArtefact& artefact,
+                                   const CacheArtefactImportOptions& options, const std::string& what) {
+    CacheArtefactImport result;
+    result.origin = artefact.origin();
+    if (!options.accept_other_compiler_versions) {
+        if (const std::string why = version_mismatch(result.origin); !why.empty())
+            throw SerializationError("import_cache_artefact" + what + ": " + why);
+    }
+    // Stored with the trust it came with: served where that trust is (ProgramCache::
+    // put_many_with_trust). Code first, then the markers that lead to it: a reader
+    // meanwhile finds a complete entry or none.
+    const std::string trust = options.secret.empty() ? std::string(detail::unsigned_artefact_trust)
+                                                     : detail::entry_trust(options.secret);
+    for (const bool lists : {false, true}) store(destination, artefact, lists, trust, result);
+    return result;
+}
+
 CacheArtefactImport import_bytes(ProgramCache& destination, std::string_view bytes,
                                  const CacheArtefactImportOptions& options, const std::string& what) {
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "import_cache_artefact");
-    auto refused = [&](const std::string& why) {
-        return SerializationError("import_cache_artefact" + what + ": " + why);
-    };
+    check_trust(destination, options, what);
     std::optional<CacheArtefact> artefact;
     try {
-        artefact.emplace(CacheArtefact::deserialize(bytes, options.secret));
+        artefact.emplace(CacheArtefact::deserialize(bytes, options.secret, options.max_memory));
     } catch (const SerializationError& e) {
-        throw refused(e.what());
+        throw SerializationError("import_cache_artefact" + what + ": " + e.what());
     }
-    CacheArtefactImport result;
-    result.origin = artefact->origin();
-    if (!options.accept_other_compiler_versions) {
-        if (const std::string why = version_mismatch(result.origin); !why.empty()) throw refused(why);
-    }
-    // Code first, then the markers that lead to it: a reader meanwhile finds a complete
-    // entry or none.
-    for (const bool lists : {false, true}) store(destination, *artefact, lists, result);
-    return result;
+    return import_checked(destination, *artefact, options, what);
 }
 
 }  // namespace
@@ -174,10 +202,26 @@ CacheArtefactExport export_cache_artefact(const std::filesystem::path& destinati
 
 CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istream& source,
                                           const CacheArtefactImportOptions& options) {
-    std::string bytes((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+    // Read a piece at a time, never past what an artefact can hold.
+    std::string bytes;
+    char piece[65536];
+    while (source.read(piece, sizeof piece) || source.gcount() > 0) {
+        bytes.append(piece, static_cast<std::size_t>(source.gcount()));
+        if (bytes.size() > largest_artefact) {
+            throw SerializationError("import_cache_artefact: the stream holds more than the " +
+                                     std::to_string(largest_artefact) + " bytes an artefact can");
+        }
+    }
     if (source.bad())
         throw SerializationError("import_cache_artefact: reading the stream failed");
     return import_bytes(destination, bytes, options, "");
+}
+
+CacheArtefactImport import_cache_artefact(ProgramCache& destination, const CacheArtefact& artefact,
+                                          const CacheArtefactImportOptions& options) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "import_cache_artefact");
+    check_trust(destination, options, "");
+    return import_checked(destination, artefact, options, "");
 }
 
 CacheArtefactImport import_cache_artefact(ProgramCache& destination,
@@ -186,9 +230,7 @@ CacheArtefactImport import_cache_artefact(ProgramCache& destination,
     const std::string what = " '" + source.string() + "'";
     std::string bytes;
     try {
-        // The compressed payload is never larger than the payload by more than zstd's bound.
-        bytes = detail::read_file_bounded(
-            source, 40 + ZSTD_compressBound(CacheArtefact::max_payload_size) + 64);
+        bytes = detail::read_file_bounded(source, largest_artefact);
     } catch (const std::exception& e) {
         throw SerializationError("import_cache_artefact" + what + ": " + e.what());
     }

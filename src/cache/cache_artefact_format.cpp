@@ -2,13 +2,17 @@
 // header bundle file (a fixed header, one zstd frame) sealed as a remote cache entry is (SHA-256,
 // and HMAC-SHA-256 under a secret). Reading checks, in order: the magic, the header's size, the
 // version, the stated sizes against the input, the checksum, the signature, the frame, then every
-// entry; trailing bytes are an error.
+// entry; trailing bytes are an error. The payload is decompressed as it is read, and each entry's
+// serialized head is checked before its bytes are: what reading costs (bytes decompressed, memory
+// the entries take) is counted before it is spent, never taken on the word of a header.
 #include "cudacore/cache_artefact.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/version.hpp"
 
 #include "cache/key_versions.hpp"
 #include "cache/sha256_seal.hpp"
+#include "code/decode_cost.hpp"
+#include "code/serialized_parts.hpp"
 #include "support/little_endian.hpp"
 #include "support/payload_codec.hpp"
 
@@ -22,8 +26,8 @@ namespace cudacore {
 namespace {
 
 using detail::put_little_endian;
-using detail::PayloadReader;
 using detail::read_little_endian;
+using detail::ZstdPayloadReader;
 
 constexpr std::array<unsigned char, 8> artefact_magic = {0x89, 'C', 'C', 'A', 'R', 'T', '\r', '\n'};
 constexpr std::uint32_t format_version = 1;
@@ -104,36 +108,97 @@ std::string_view checked_payload(std::string_view bytes, std::string_view secret
     return bytes.substr(fixed_header_size, static_cast<std::size_t>(compressed_size));
 }
 
-CacheArtefactOrigin read_origin(PayloadReader& in) {
+// Bytes of an ObjectCode's serialized form before its fields (magic, version, byte order, total).
+constexpr std::uint64_t serialized_envelope_size = 24;
+// Each entry takes at least its key, its length and the smallest serialized ObjectCode.
+constexpr std::uint64_t smallest_entry = 32 + 8 + 57;
+// Origin strings are version numbers: a few bytes each.
+constexpr std::uint64_t longest_origin_field = 4096;
+
+[[noreturn]] void refuse_cost(const std::string& why) {
+    throw detail::DecodeCostExceeded("CacheArtefact::deserialize: " + why);
+}
+
+CacheArtefactOrigin read_origin(ZstdPayloadReader& in) {
     CacheArtefactOrigin origin;
     for (auto [field, what] : {std::pair{&origin.cudacore_version, "cudacore version"},
                                {&origin.nvrtc_version, "NVRTC version"},
                                {&origin.nvjitlink_version, "nvJitLink version"}}) {
-        *field = std::string(in.text(in.integer(4, std::string(what) + " length"), what));
+        const std::uint64_t length = in.integer(4, std::string(what) + " length");
+        if (length > longest_origin_field) {
+            refuse(std::string(what) + " of " + std::to_string(length) + " bytes is longer than " +
+                   std::to_string(longest_origin_field));
+        }
+        *field = in.text(length, what);
     }
     return origin;
 }
 
-std::vector<CacheArtefact::Entry> read_entries(PayloadReader& in, std::uint64_t count) {
-    // Each entry takes at least 40 bytes: refuse impossible counts before looping over them.
-    if (count > in.remaining() / 40) {
+// The memory read_entries may still spend, charged before each allocation.
+class MemoryBudget {
+public:
+    explicit MemoryBudget(std::uint64_t limit) : limit_(limit) {}
+    void charge(std::uint64_t bytes, const std::string& what) {
+        if (bytes > limit_ - used_) {
+            refuse_cost(what + " would bring the memory the entries take to more than " +
+                        std::to_string(used_) + " + " + std::to_string(bytes) +
+                        " bytes, past the limit of " + std::to_string(limit_) +
+                        " (CacheArtefactImportOptions::max_memory)");
+        }
+        used_ += bytes;
+    }
+    void release(std::uint64_t bytes) noexcept { used_ -= std::min(used_, bytes); }
+
+private:
+    std::uint64_t limit_;
+    std::uint64_t used_ = 0;
+};
+
+// Entry `at`'s code, read from `in`: the serialized head checked before the rest is decompressed,
+// and its bytes charged to `budget` (twice while both the serialized form and the value exist).
+ObjectCode read_entry_code(ZstdPayloadReader& in, const std::string& at, MemoryBudget& budget) {
+    const std::uint64_t length = in.integer(8, at + "'s length");
+    if (length > in.remaining()) {
+        refuse(at + "'s code needs " + std::to_string(length) + " bytes but only " +
+               std::to_string(in.remaining()) + " remain");
+    }
+    std::string serialized = in.text(std::min(length, serialized_envelope_size), at + "'s code");
+    detail::check_serialized_envelope(serialized, length);
+    budget.charge(length, at + " (" + std::to_string(length) + " serialized bytes)");
+    in.append(serialized, length - serialized.size(), at + "'s code");
+    budget.charge(length, at + "'s decoded value");
+    ObjectCode code = ObjectCode::deserialize(serialized);
+    budget.release(2 * length);
+    budget.charge(detail::object_code_memory(code), at + "'s decoded value");
+    return code;
+}
+
+std::vector<CacheArtefact::Entry> read_entries(ZstdPayloadReader& in, std::uint64_t count,
+                                               std::uint64_t max_memory) {
+    // Refuse impossible counts before looping over them.
+    if (count > in.remaining() / smallest_entry) {
         refuse("entry count " + std::to_string(count) + " exceeds what the " +
                std::to_string(in.remaining()) + " payload bytes left can hold");
     }
+    MemoryBudget budget(max_memory);
+    budget.charge(count * sizeof(CacheArtefact::Entry), std::to_string(count) + " entries");
     std::vector<CacheArtefact::Entry> entries;
     entries.reserve(static_cast<std::size_t>(count));
     for (std::uint64_t i = 0; i < count; ++i) {
         const std::string at = "entry " + std::to_string(i);
         CacheKey key;
-        std::memcpy(key.digest.data(), in.text(key.digest.size(), at + "'s key").data(),
-                    key.digest.size());
+        const std::string digest = in.text(key.digest.size(), at + "'s key");
+        std::memcpy(key.digest.data(), digest.data(), key.digest.size());
         if (!entries.empty() && !(entries.back().first < key))
             refuse(at + " (" + key.hex() + ") is out of order or repeated");
-        const std::string_view code = in.text(in.integer(8, at + "'s length"), at + "'s code");
         try {
-            entries.emplace_back(key, ObjectCode::deserialize(code));
+            entries.emplace_back(key, read_entry_code(in, at, budget));
         } catch (const SerializationError& e) {
-            refuse(at + " (" + key.hex() + ") holds no valid code: " + e.what());
+            if (std::string_view(e.what()).starts_with("CacheArtefact::deserialize: ")) throw;
+            const std::string where = at + " (" + key.hex() + ")";
+            if (dynamic_cast<const detail::DecodeCostExceeded*>(&e) != nullptr)
+                refuse_cost(where + ": " + e.what());
+            refuse(where + " holds no valid code: " + e.what());
         }
     }
     return entries;
@@ -194,17 +259,18 @@ std::string CacheArtefact::serialize(std::string_view secret) const {
     return out;
 }
 
-CacheArtefact CacheArtefact::deserialize(std::string_view bytes, std::string_view secret) {
+CacheArtefact CacheArtefact::deserialize(std::string_view bytes, std::string_view secret,
+                                         std::uint64_t max_memory) {
     std::uint64_t count = 0, payload_size = 0;
     const std::string_view compressed = checked_payload(bytes, secret, count, payload_size);
-    const std::string payload = detail::zstd_frame_payload(compressed, payload_size, refuse);
-    PayloadReader in(payload, refuse);
+    ZstdPayloadReader in(compressed, payload_size, refuse);
     CacheArtefactOrigin origin = read_origin(in);
-    std::vector<Entry> entries = read_entries(in, count);
+    std::vector<Entry> entries = read_entries(in, count, max_memory);
     if (in.remaining() != 0) {
         refuse(std::to_string(in.remaining()) + " unexpected bytes after the last of " +
                std::to_string(count) + " entries");
     }
+    in.finish();
     return CacheArtefact(std::move(entries), std::move(origin));
 }
 

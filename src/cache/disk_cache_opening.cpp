@@ -16,11 +16,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <system_error>
+#include <thread>
 
 namespace cudacore {
 
@@ -191,6 +195,44 @@ void create_cache_directory(const fs::path& directory) {
     if (::mkdir(directory.c_str(), 0700) != 0 && errno != EEXIST) fail("mkdir", directory, errno);
 }
 
+// Whether the folder looks like a cache another process is creating right now: changed in the
+// last seconds, no marker yet, and nothing in it but the marker's temporary file (a cache is made
+// as mkdir, then its marker, written under a temporary name and renamed into place). False when
+// it cannot be listed.
+bool being_created(const fs::path& directory) {
+    const FileDescriptor folder(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat info {};
+    if (folder.fd < 0 || ::fstat(folder.fd, &info) != 0) return false;
+    constexpr std::int64_t recent_ns = 10'000'000'000;
+    const std::int64_t changed_ns = std::int64_t{info.st_ctim.tv_sec} * 1'000'000'000 + info.st_ctim.tv_nsec;
+    if (now_nanoseconds() - changed_ns > recent_ns) return false;
+    DIR* dir = ::fdopendir(::dup(folder.fd));
+    if (dir == nullptr) return false;
+    bool creating = true;
+    while (const dirent* item = ::readdir(dir)) {
+        const std::string_view name = item->d_name;
+        if (name == "." || name == "..") continue;
+        if (name == marker_name || !is_cache_temporary(name) ||
+            !name.starts_with("." + std::string(marker_name))) {
+            creating = false;
+            break;
+        }
+    }
+    ::closedir(dir);
+    return creating;
+}
+
+// Waits, up to a bound, while another process creates a cache in `directory` (then it is opened,
+// or refused if the marker never came).
+void wait_while_created(const fs::path& directory) {
+    // Making a cache is a mkdir and a small atomic write (one fsync): milliseconds, seconds on a
+    // file system under heavy load.
+    constexpr auto bound = std::chrono::seconds(2);
+    const auto until = std::chrono::steady_clock::now() + bound;
+    while (being_created(directory) && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
 // Whether the folder holds the header bundle folders and nothing else: compiles with header
 // bundles made it, and none went through the program cache yet.
 bool holds_only_bundle_folders(const fs::path& directory) {
@@ -214,6 +256,8 @@ std::unique_ptr<DiskProgramCache> DiskProgramCache::open_existing(std::filesyste
     struct stat info {};
     if (::lstat(directory.c_str(), &info) != 0 && errno == ENOENT) return nullptr;
     if (detail::disk::holds_only_bundle_folders(directory)) return nullptr;
+    // A cache another process is making now: waited for, not refused for its missing marker.
+    detail::disk::wait_while_created(directory);
     return std::unique_ptr<DiskProgramCache>(
         new DiskProgramCache(std::move(directory), max_bytes, Opening::existing));
 }

@@ -103,7 +103,9 @@ EntryRead read_entry(int folder_fd, const std::string& name, const fs::path& pat
         if (out_of_memory) return {Outcome::miss, std::nullopt};
         if (bytes) {
             try {
-                return {Outcome::hit, DiskProgramCache::decode_entry(*bytes, key)};
+                std::string trust;
+                ObjectCode code = decode_entry(*bytes, key, trust);
+                return {Outcome::hit, std::move(code), false, false, std::move(trust)};
             } catch (const SerializationError&) {
             } catch (const std::bad_alloc&) {
                 return {Outcome::miss, std::nullopt};
@@ -203,27 +205,56 @@ std::size_t store_entries(int directory_fd, const fs::path& directory,
 }  // namespace detail::disk
 
 std::string DiskProgramCache::encode_entry(const CacheKey& key, const ObjectCode& code) {
-    using detail::disk::entry_magic;
-    std::string bytes(entry_magic.begin(), entry_magic.end());
+    return detail::disk::encode_entry(key, code, {});
+}
+
+ObjectCode DiskProgramCache::decode_entry(std::string_view bytes, const CacheKey& expected) {
+    std::string trust;
+    return detail::disk::decode_entry(bytes, expected, trust);
+}
+
+std::string detail::disk::encode_entry(const CacheKey& key, const ObjectCode& code, const std::string& trust) {
+    if (trust.size() > max_trust_size) {
+        throw InvalidArgumentError("DiskProgramCache: the trust of entry " + key.hex() + " holds " +
+                                   std::to_string(trust.size()) + " bytes, more than " +
+                                   std::to_string(max_trust_size));
+    }
+    const auto& magic = trust.empty() ? entry_magic : trusted_entry_magic;
+    std::string bytes(magic.begin(), magic.end());
     bytes.append(reinterpret_cast<const char*>(key.digest.data()), key.digest.size());
+    if (!trust.empty()) {
+        for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((trust.size() >> (8 * i)) & 0xff));
+        bytes += trust;
+    }
     bytes += code.serialize();
     return bytes;
 }
 
-ObjectCode DiskProgramCache::decode_entry(std::string_view bytes, const CacheKey& expected) {
-    using detail::disk::entry_header_size;
-    using detail::disk::entry_magic;
-    if (bytes.size() < entry_header_size ||
-        std::memcmp(bytes.data(), entry_magic.data(), entry_magic.size()) != 0) {
-        throw SerializationError("DiskProgramCache: entry " + expected.hex() + " (" +
-                                 std::to_string(bytes.size()) + " bytes) has no entry header");
-    }
-    if (std::memcmp(bytes.data() + entry_magic.size(), expected.digest.data(), 32) != 0) {
-        throw SerializationError("DiskProgramCache: entry " + expected.hex() +
-                                 " holds the code of another key");
+ObjectCode detail::disk::decode_entry(std::string_view bytes, const CacheKey& expected, std::string& trust) {
+    auto refuse = [&](const std::string& why) {
+        return SerializationError("DiskProgramCache: entry " + expected.hex() + " (" +
+                                  std::to_string(bytes.size()) + " bytes) " + why);
+    };
+    const bool plain = bytes.size() >= entry_header_size &&
+                       std::memcmp(bytes.data(), entry_magic.data(), entry_magic.size()) == 0;
+    const bool trusted = bytes.size() >= entry_header_size + 4 &&
+                         std::memcmp(bytes.data(), trusted_entry_magic.data(), trusted_entry_magic.size()) == 0;
+    if (!plain && !trusted) throw refuse("has no entry header");
+    if (std::memcmp(bytes.data() + entry_magic.size(), expected.digest.data(), 32) != 0)
+        throw refuse("holds the code of another key");
+    std::size_t code_at = entry_header_size;
+    trust.clear();
+    if (trusted) {
+        std::uint64_t size = 0;
+        for (int i = 0; i < 4; ++i)
+            size |= std::uint64_t{static_cast<unsigned char>(bytes[entry_header_size + i])} << (8 * i);
+        if (size == 0 || size > max_trust_size || size > bytes.size() - entry_header_size - 4)
+            throw refuse("has a trust of " + std::to_string(size) + " bytes");
+        trust.assign(bytes.substr(entry_header_size + 4, static_cast<std::size_t>(size)));
+        code_at = entry_header_size + 4 + static_cast<std::size_t>(size);
     }
     try {
-        return ObjectCode::deserialize(bytes.substr(entry_header_size));
+        return ObjectCode::deserialize(bytes.substr(code_at));
     } catch (const SerializationError& e) {
         throw SerializationError("DiskProgramCache: entry " + expected.hex() + ": " + e.what());
     }

@@ -20,6 +20,20 @@ namespace cudacore::detail::disk {
 
 inline constexpr std::array<char, 8> entry_magic = {'C', 'C', 'E', 'N', 'T', 'R', 'Y', '\n'};
 inline constexpr std::size_t entry_header_size = entry_magic.size() + 32;  // magic, key digest
+// An entry that keeps the trust it was stored with (ProgramCache::put_many_with_trust): this
+// magic, the key digest, the trust's length (u32, at most max_trust_size) and text, then the
+// serialized ObjectCode.
+inline constexpr std::array<char, 8> trusted_entry_magic = {'C', 'C', 'E', 'N', 'T', 'R', 'T', '\n'};
+inline constexpr std::size_t max_trust_size = 4096;
+
+/// The bytes of an entry file for `code` under `key`, holding `trust` when it is not empty
+/// (DiskProgramCache::encode_entry when it is). Throws InvalidArgumentError for a trust longer
+/// than max_trust_size, and what ObjectCode::serialize throws.
+std::string encode_entry(const CacheKey& key, const ObjectCode& code, const std::string& trust);
+/// The code of an entry file's `bytes` (either form), checked against `expected`, with `trust`
+/// set to the trust it holds (empty for the plain form). Throws SerializationError unless
+/// `bytes` is a valid entry for `expected`; never reads outside them.
+ObjectCode decode_entry(std::string_view bytes, const CacheKey& expected, std::string& trust);
 inline constexpr std::string_view entry_extension = ".ccentry";
 /// The cache's own marker file in its top folder (written atomically, so its temporaries too).
 inline constexpr std::string_view marker_name = "CACHEDIR.TAG";
@@ -37,6 +51,7 @@ struct EntryRead {
     std::optional<ObjectCode> code;
     bool symlink = false;  ///< a symlink where the entry belongs (never followed)
     bool remove = false;   ///< corrupt: remove it if it is still the file read
+    std::string trust{};   ///< a hit: the trust the entry was stored with
 };
 
 /// Reads and checks the entry `name` (at `path`) in the folder open as `folder_fd`, leaving it

@@ -49,6 +49,11 @@ std::filesystem::path DiskProgramCache::entry_path(const CacheKey& key) const {
 }
 
 std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
+    std::string trust;
+    return get_with_trust(key, trust);
+}
+
+std::optional<ObjectCode> DiskProgramCache::get_with_trust(const CacheKey& key, std::string& trust) {
     namespace disk = detail::disk;
     using Outcome = disk::EntryRead::Outcome;
     using detail::CacheTier;
@@ -70,6 +75,7 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
         ::futimens(file.fd, nullptr);  // recently used; a failure only blurs eviction's order
         ++hits_;
         detail::count_tier_event(CacheTier::disk, TierEvent::hit);
+        trust = std::move(read.trust);
         return std::move(read.code);
     }
     if (read.outcome == Outcome::corrupt) {
@@ -80,6 +86,7 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
     }
     ++misses_;
     detail::count_tier_event(CacheTier::disk, TierEvent::miss);
+    trust.clear();
     return std::nullopt;
 }
 
@@ -121,12 +128,22 @@ void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
 }
 
 void DiskProgramCache::put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) {
+    store_many(entries, {});
+}
+
+void DiskProgramCache::put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
+                                           const std::string& trust) {
+    store_many(entries, trust);
+}
+
+void DiskProgramCache::store_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
+                                  const std::string& trust) {
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put_many disk");
     constexpr std::size_t batch = 128;  // a descriptor each while its batch is written
     std::vector<detail::disk::EncodedEntry> encoded;
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& [key, code] = entries[i];
-        std::string bytes = encode_entry(key, code);
+        std::string bytes = detail::disk::encode_entry(key, code, trust);
         if (bytes.size() <= max_bytes_)  // else it would never fit
             encoded.push_back({detail::disk::shard_of(key), entry_name(key), std::move(bytes), entry_path(key)});
         if (encoded.size() < batch && i + 1 < entries.size()) continue;

@@ -14,7 +14,13 @@ std::uint64_t MemoryProgramCache::entry_size(const ObjectCode& code) noexcept {
 }
 
 std::optional<ObjectCode> MemoryProgramCache::get(const CacheKey& key) {
+    std::string trust;
+    return get_with_trust(key, trust);
+}
+
+std::optional<ObjectCode> MemoryProgramCache::get_with_trust(const CacheKey& key, std::string& trust) {
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache get memory");
+    trust.clear();
     std::lock_guard lock(mutex_);
     auto it = index_.find(key);
     if (it == index_.end()) {
@@ -25,11 +31,22 @@ std::optional<ObjectCode> MemoryProgramCache::get(const CacheKey& key) {
     recency_.splice(recency_.begin(), recency_, it->second);
     ++stats_.hits;
     detail::count_tier_event(detail::CacheTier::memory, detail::TierEvent::hit);
+    trust = it->second->trust;
     return it->second->second;
 }
 
 void MemoryProgramCache::put(const CacheKey& key, const ObjectCode& code) {
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put memory");
+    store(key, code, {});
+}
+
+void MemoryProgramCache::put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
+                                             const std::string& trust) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put memory");
+    for (const auto& [key, code] : entries) store(key, code, trust);
+}
+
+void MemoryProgramCache::store(const CacheKey& key, const ObjectCode& code, const std::string& trust) {
     const std::uint64_t size = entry_size(code);
     std::lock_guard lock(mutex_);
     if (auto it = index_.find(key); it != index_.end()) {
@@ -40,7 +57,7 @@ void MemoryProgramCache::put(const CacheKey& key, const ObjectCode& code) {
     }
     if (size > stats_.max_bytes) return;  // would evict everything and still not fit
     evict_to(stats_.max_bytes - size);
-    recency_.emplace_front(key, code);
+    recency_.push_front(Entry{key, code, trust});
     index_.emplace(key, recency_.begin());
     stats_.bytes += size;
     ++stats_.entries;

@@ -8,6 +8,7 @@
 
 #include "cache/disk_files.hpp"
 #include "cache/sha256_seal.hpp"
+#include "code/decode_cost.hpp"
 #include "support/atomic_file.hpp"
 
 #include <fcntl.h>
@@ -120,6 +121,8 @@ ObjectCode RemoteProgramCache::decode_entry(std::string_view bytes, const CacheK
         throw bad("holds the entry of another key");
     try {
         return ObjectCode::deserialize(sealed.substr(payload_at));
+    } catch (const detail::DecodeCostExceeded& e) {
+        throw detail::DecodeCostExceeded(bad(std::string("costs too much to decode: ") + e.what()).what());
     } catch (const SerializationError& e) {
         throw bad(std::string("holds no valid code: ") + e.what());
     }
@@ -157,11 +160,19 @@ std::string read_entry_secret(const RemoteCacheOptions& options) {
     return secret;
 }
 
+namespace {
+constexpr std::string_view authenticated_trust = "redis sealed by HMAC-SHA-256 under ";
+}  // namespace
+
+bool trust_holds_secret(std::string_view trust) noexcept {
+    return trust.find(authenticated_trust) != std::string_view::npos;
+}
+
 std::string entry_trust(std::string_view secret) {
     if (secret.empty()) return "redis sealed by SHA-256";
     const std::string fingerprint = seal("cudacore remote entry trust", secret);
     static constexpr char digits[] = "0123456789abcdef";
-    std::string text = "redis sealed by HMAC-SHA-256 under ";
+    std::string text(authenticated_trust);
     for (std::size_t i = 0; i < 16; ++i) {
         text += digits[static_cast<unsigned char>(fingerprint[i]) >> 4];
         text += digits[static_cast<unsigned char>(fingerprint[i]) & 15];

@@ -7,6 +7,7 @@
 #include "cache/cancellable_wait.hpp"
 #include "cache/remote_entry.hpp"
 #include "cache/redis_connection.hpp"
+#include "code/decode_cost.hpp"
 #include "support/cudacore_trace.hpp"
 
 #include <mutex>
@@ -176,6 +177,16 @@ struct RemoteProgramCache::State {
             retry_delay_ms = options.retry_after.count();
         }
         retry_at_ns.store(now + retry_delay_ms * 1'000'000, std::memory_order_release);
+    }
+
+    // The value of `name` would cost more to decode than its bound (`why`): refused as a reply
+    // too large to read is, a failure whose cost comes once per back-off, not at every lookup.
+    void refused_for_cost(const std::string& name, const std::string& why, bool probing) {
+        ++corrupt;
+        server_failed(probing);
+        report("decode cost", "", "GET " + name + ": " + why + " (get() is a miss; retrying after a back-off)");
+        detail::count_tier_event(detail::CacheTier::remote, detail::TierEvent::failure);
+        ++misses;
     }
 
     void report(const std::string& cause, const std::string& command, const std::string& message) {
@@ -499,6 +510,9 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
         ObjectCode code = decode_entry(bytes, key, state.secret);
         ++state.hits;
         return code;
+    } catch (const detail::DecodeCostExceeded& e) {
+        state.refused_for_cost(name, e.what(), probing);
+        return std::nullopt;
     } catch (const SerializationError& e) {
         return refused(e.what());
     } catch (const std::bad_alloc&) {

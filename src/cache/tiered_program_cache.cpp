@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 
+#include "cache/remote_entry.hpp"
 #include "support/cudacore_trace.hpp"
 
 #include <algorithm>
@@ -23,6 +24,12 @@ TieredProgramCache::TieredProgramCache(std::vector<std::shared_ptr<ProgramCache>
     }
     tier_hits_ = std::make_unique<std::atomic<std::uint64_t>[]>(tiers_.size());
     for (const auto& tier : tiers_) trusts_.push_back(tier->entry_trust());
+    for (const std::string& trust : trusts_) secret_held_ = secret_held_ || detail::trust_holds_secret(trust);
+}
+
+bool TieredProgramCache::accepts_import(const std::string& trust) const {
+    if (!secret_held_) return true;
+    return std::find(trusts_.begin(), trusts_.end(), trust) != trusts_.end();
 }
 
 namespace {
@@ -38,11 +45,22 @@ CacheKey key_under_trust(const CacheKey& key, const std::string& trust) {
 }  // namespace
 
 std::optional<ObjectCode> TieredProgramCache::look_up(std::size_t tier, const CacheKey& key,
-                                                      std::string& trust) {
+                                                      std::string& trust, bool& imported) {
+    imported = false;
     try {
-        if (std::optional<ObjectCode> code = tiers_[tier]->get(key)) {
-            trust = trusts_[tier];
-            return code;
+        std::string stored;
+        if (std::optional<ObjectCode> code = tiers_[tier]->get_with_trust(key, stored)) {
+            // An import is served only under a trust this cache accepts: one that came unsigned,
+            // or under another secret, is not served where a shared tier holds a secret.
+            if (stored.empty() || !trusts_[tier].empty()) {
+                trust = trusts_[tier];
+                return code;
+            }
+            if (accepts_import(stored)) {
+                trust = std::move(stored);
+                imported = true;
+                return code;
+            }
         }
         if (!trusts_[tier].empty()) return std::nullopt;
         // A tier of this user's: also what it holds from the shared tiers below, each under
@@ -61,17 +79,27 @@ std::optional<ObjectCode> TieredProgramCache::look_up(std::size_t tier, const Ca
 }
 
 std::optional<ObjectCode> TieredProgramCache::get(const CacheKey& key) {
+    std::string trust;
+    return get_with_trust(key, trust);
+}
+
+std::optional<ObjectCode> TieredProgramCache::get_with_trust(const CacheKey& key, std::string& trust) {
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache get tiered");
     for (std::size_t i = 0; i < tiers_.size(); ++i) {
-        std::string trust;
-        std::optional<ObjectCode> code = look_up(i, key, trust);
+        bool imported = false;
+        std::optional<ObjectCode> code = look_up(i, key, trust, imported);
         if (!code) continue;
-        // Copied up under the key of its trust into tiers of this user's; a shared tier takes
-        // it under its own key (its readers check it by their own rules).
+        // Copied up under the key of its trust into tiers of this user's (an import keeps its
+        // key and its trust); a shared tier takes it under its own key (its readers check it by
+        // their own rules).
         for (std::size_t above = 0; above < i; ++above) {
             const bool apart = !trust.empty() && trusts_[above].empty();
             try {
-                tiers_[above]->put(apart ? key_under_trust(key, trust) : key, *code);
+                if (imported && trusts_[above].empty()) {
+                    tiers_[above]->put_many_with_trust({{key, *code}}, trust);
+                } else {
+                    tiers_[above]->put(apart ? key_under_trust(key, trust) : key, *code);
+                }
             } catch (const CacheError&) {
                 ++failed_stores_;
             }
@@ -81,7 +109,32 @@ std::optional<ObjectCode> TieredProgramCache::get(const CacheKey& key) {
         return code;
     }
     ++misses_;
+    trust.clear();
     return std::nullopt;
+}
+
+void TieredProgramCache::put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
+                                             const std::string& trust) {
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put_many tiered");
+    std::string failures;
+    for (std::size_t i = 0; i < tiers_.size(); ++i) {
+        try {
+            if (trusts_[i].empty()) {
+                tiers_[i]->put_many_with_trust(entries, trust);
+            } else {
+                tiers_[i]->put_many(entries);
+            }
+        } catch (const CacheError& e) {
+            failures += (failures.empty() ? "" : "; ") + std::string("tier ") + std::to_string(i) +
+                        ": " + e.what();
+        }
+    }
+    if (!failures.empty()) {
+        ++failed_stores_;
+        throw CacheError("TieredProgramCache::put_many of " + std::to_string(entries.size()) +
+                         " entries: " + failures);
+    }
+    insertions_ += entries.size();
 }
 
 void TieredProgramCache::put(const CacheKey& key, const ObjectCode& code) {

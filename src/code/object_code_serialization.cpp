@@ -15,9 +15,11 @@
 //   end-8   8     XXH3-64 (seed 0) of every byte before it
 //
 // Reading checks, in order: magic, version, byte order, total size against the input and the
-// bound, the checksum, then every length against the bytes left; trailing bytes are an error.
+// bound, the checksum, then every length against the bytes left and the symbol map's memory
+// against its bound (code/decode_cost.hpp) before each is allocated; trailing bytes are an error.
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
+#include "code/decode_cost.hpp"
 #include "code/object_code_state.hpp"
 #include "code/serialized_parts.hpp"
 
@@ -138,6 +140,16 @@ void refuse_from_handle(bool from_handle, const std::string& name) {
     throw SerializationError("ObjectCode::deserialize: " + why);
 }
 
+// What a symbol map of `count` symbols taking `memory` bytes (so far) would pass its bound by,
+// said by `call`.
+[[noreturn]] void refuse_symbol_memory(const char* call, std::uint64_t count, std::uint64_t memory) {
+    throw detail::DecodeCostExceeded(std::string(call) + ": a symbol map of " + std::to_string(count) +
+                                     " symbols takes at least " + std::to_string(memory) +
+                                     " bytes of memory, more than the limit of " +
+                                     std::to_string(detail::max_symbol_map_memory) +
+                                     " bytes");
+}
+
 }  // namespace
 
 namespace detail {
@@ -168,7 +180,14 @@ std::string serialized_head(const ObjectCode& code) {
     check_open(*detail::ObjectCodeAccess::state(code), "ObjectCode::serialize");
     refuse_from_handle(detail::ObjectCodeAccess::state(code)->from_handle, code.name());
     std::size_t symbols_size = 0;
-    for (const auto& [expression, lowered] : code.symbol_map()) symbols_size += 8 + expression.size() + lowered.size();
+    std::uint64_t symbols_memory = 0;
+    for (const auto& [expression, lowered] : code.symbol_map()) {
+        symbols_size += 8 + expression.size() + lowered.size();
+        symbols_memory += detail::symbol_memory(expression.size(), lowered.size());
+    }
+    // What deserialize() would refuse is not written.
+    if (symbols_memory > detail::max_symbol_map_memory)
+        refuse_symbol_memory("ObjectCode::serialize", code.symbol_map().size(), symbols_memory);
     const std::uint64_t head_size = fixed_header_size + 4 + 4 + code.name().size() + 4 + symbols_size + 8;
     const std::uint64_t total = head_size + code.code().size() + checksum_size;
     if (total > ObjectCode::max_serialized_size) {
@@ -210,9 +229,11 @@ std::uint64_t checksum_of(std::string_view bytes) {
     return checksum.digest();
 }
 
+}  // namespace
+
 // Checks what precedes the fields (magic, size, version, byte order, total) of an input of
 // `input_size` bytes that starts with `start`.
-void check_envelope(std::string_view start, std::uint64_t input_size) {
+void detail::check_serialized_envelope(std::string_view start, std::uint64_t input_size) {
     if (start.size() < magic.size() || std::memcmp(start.data(), magic.data(), magic.size()) != 0) {
         reject("not a serialized ObjectCode (" + std::to_string(input_size) +
                " bytes; the magic number does not match)");
@@ -248,6 +269,17 @@ void check_envelope(std::string_view start, std::uint64_t input_size) {
     }
 }
 
+std::uint64_t detail::object_code_memory(const ObjectCode& code) noexcept {
+    std::uint64_t memory = code.code().size() + string_heap_memory(code.name().size());
+    for (const auto& [expression, lowered] : code.symbol_map())
+        memory += symbol_memory(expression.size(), lowered.size());
+    return memory;
+}
+
+namespace {
+
+using detail::check_serialized_envelope;
+
 void check_checksum(std::uint64_t stored, std::uint64_t computed) {
     if (stored != computed) {
         reject("checksum mismatch (stored " + std::to_string(stored) + ", computed " +
@@ -271,14 +303,23 @@ Fields read_fields(Reader& in) {
     fields.type = *type;
     fields.name = in.string32("name");
     const std::uint32_t symbol_count = in.u32("symbol count");
-    // Each symbol takes at least 8 bytes: refuse impossible counts before looping over them.
+    // Each symbol takes at least 8 bytes and a tree node: refuse impossible or too costly counts
+    // before looping over them, and count each symbol's names before they are copied.
     if (symbol_count > in.remaining() / 8) {
         reject("symbol count " + std::to_string(symbol_count) + " exceeds the " +
                std::to_string(in.remaining()) + " bytes left");
     }
+    std::uint64_t memory = std::uint64_t{symbol_count} * detail::symbol_node_memory;
+    if (memory > detail::max_symbol_map_memory)
+        refuse_symbol_memory("ObjectCode::deserialize", symbol_count, memory);
     for (std::uint32_t i = 0; i < symbol_count; ++i) {
-        std::string expression = in.string32("name expression");
-        std::string lowered = in.string32("lowered name");
+        const std::uint32_t expression_size = in.u32("name expression");
+        std::string expression = in.bytes(expression_size, "name expression");
+        const std::uint32_t lowered_size = in.u32("lowered name");
+        memory += detail::string_heap_memory(expression_size) + detail::string_heap_memory(lowered_size);
+        if (memory > detail::max_symbol_map_memory)
+            refuse_symbol_memory("ObjectCode::deserialize", symbol_count, memory);
+        std::string lowered = in.bytes(lowered_size, "lowered name");
         if (!fields.symbols.empty() && !(fields.symbols.rbegin()->first < expression)) {
             reject("symbol map out of order or duplicated at '" + expression + "'");
         }
@@ -310,7 +351,7 @@ ObjectCode::SerializedParts ObjectCode::serialize_parts() const {
 }
 
 ObjectCode ObjectCode::deserialize(std::string_view bytes) {
-    check_envelope(bytes, bytes.size());
+    check_serialized_envelope(bytes, bytes.size());
     const std::string_view body = bytes.substr(0, bytes.size() - checksum_size);
     check_checksum(read_little_endian(reinterpret_cast<const unsigned char*>(bytes.data()) + body.size(), 8),
                    checksum_of(body));
@@ -338,7 +379,7 @@ ObjectCode detail::deserialize_checksummed_parts(std::string_view head, CodeByte
         reject("the checksum part has " + std::to_string(tail.size()) + " bytes, expected " +
                std::to_string(checksum_size));
     }
-    check_envelope(head, std::uint64_t{head.size()} + code.size() + checksum_size);
+    check_serialized_envelope(head, std::uint64_t{head.size()} + code.size() + checksum_size);
     check_checksum(read_little_endian(reinterpret_cast<const unsigned char*>(tail.data()), 8), computed);
 
     Reader in(head);

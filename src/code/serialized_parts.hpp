@@ -39,6 +39,15 @@ std::string serialized_head(const ObjectCode& code);
 // The tail: a checksum as the serialized form stores it.
 std::string checksum_bytes(std::uint64_t checksum);
 
+// Checks what precedes a serialized ObjectCode's fields (magic, version, byte order, total size
+// against `input_size` and the bound) in `start`, its first bytes (at least 24 for a full check),
+// before the rest is read. Throws SerializationError as ObjectCode::deserialize does.
+void check_serialized_envelope(std::string_view start, std::uint64_t input_size);
+
+// The memory an ObjectCode's value takes: its code, its name and its symbol map
+// (code/decode_cost.hpp). Never throws.
+std::uint64_t object_code_memory(const ObjectCode& code) noexcept;
+
 // ObjectCode::deserialize_parts(head, code, tail) for a caller that fed exactly `head` and then
 // `code` to a SerializedChecksum and passes its digest as `computed` (checked against `tail`,
 // with every field, as deserialize_parts does; `code` becomes the ObjectCode's bytes).

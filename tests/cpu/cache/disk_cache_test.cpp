@@ -694,6 +694,63 @@ TEST(DiskProgramCache, AFolderThatIsNotACacheIsRefusedAndLeftUntouched) {
     EXPECT_THROW(DiskProgramCache::open_existing("/"), CacheError);
 }
 
+// A cache another process is making (its folder made, its marker still being written) is waited
+// for by maintenance (`cudacore cache export|stats|clear`), not refused as "not a cudacore cache".
+TEST(DiskProgramCache, OpeningACacheBeingCreatedWaitsForItsMarker) {
+    TempDir dir;
+    const fs::path folder = dir.path() / "cache";
+    fs::create_directory(folder);
+    fs::permissions(folder, fs::perms::owner_all, fs::perm_options::replace);
+    // The marker's temporary, as write_file_atomically_at names it, before its rename.
+    test::write_file(folder / ".CACHEDIR.TAG.tmp-1-1-1", "");
+    std::thread creator([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        fs::remove(folder / ".CACHEDIR.TAG.tmp-1-1-1");
+        DiskProgramCache cache(folder);
+    });
+    std::unique_ptr<DiskProgramCache> opened;
+    EXPECT_NO_THROW(opened = DiskProgramCache::open_existing(folder));
+    creator.join();
+    ASSERT_NE(opened, nullptr);
+    EXPECT_EQ(opened->stats().entries, 0u);
+}
+
+// The same with real processes: each of many caches is opened for maintenance while another
+// process creates it; every open finds no cache yet or the cache, never a refusal.
+TEST(DiskProgramCache, MaintenanceRacingTheCreationOfACacheNeverRefusesIt) {
+    TempDir dir;
+    int refused = 0;
+    std::string first;
+    for (int round = 0; round < 40; ++round) {
+        const fs::path folder = dir.path() / ("cache" + std::to_string(round));
+        const pid_t child = ::fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            try {
+                DiskProgramCache cache(folder);
+            } catch (...) {
+                ::_exit(1);
+            }
+            ::_exit(0);
+        }
+        bool opened = false;
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (!opened && std::chrono::steady_clock::now() < give_up) {
+            try {
+                opened = DiskProgramCache::open_existing(folder) != nullptr;
+            } catch (const CacheError& e) {
+                if (++refused == 1) first = e.what();
+                break;
+            }
+        }
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        EXPECT_TRUE(opened || refused > 0) << "round " << round << ": never opened";
+    }
+    EXPECT_EQ(refused, 0) << first;
+}
+
 TEST(DiskProgramCache, AFolderHoldingOnlyCacheEntriesIsMarkedAsACache) {
     TempDir dir;
     const fs::path folder = dir.path() / "cache";

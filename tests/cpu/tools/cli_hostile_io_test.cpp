@@ -5,6 +5,9 @@
 #include "crafted_code.hpp"
 #include "test_support.hpp"
 
+#include "cudacore/cache_artefact.hpp"
+#include "cudacore/disk_program_cache.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -270,6 +273,80 @@ TEST_F(CliHostileIo, InputsThatAreNotRegularFilesOrAreHugeAreRefusedNamingThem) 
         }
     }
     EXPECT_FALSE(fs::exists(path("o")));
+}
+
+// The files `cache export` and `cache import` read (a --keys manifest, an artefact, a secret
+// file) go through the same checked opener: a FIFO never hangs the command (it once waited for a
+// writer for ever), and a directory or /dev/zero is refused rather than read as an empty list
+// (which exported an empty artefact with exit status 0).
+TEST_F(CliHostileIo, CacheFilesThatAreNotRegularFilesOrAreHugeAreRefusedNamingThem) {
+    limits.address_space_bytes = std::uint64_t{1} << 30;
+    limits.timeout_seconds = 30;
+    { cudacore::DiskProgramCache cache(cache_dir); }
+    const std::string artefact = path("empty.ccart");
+    write_file(artefact, cudacore::CacheArtefact({}, cudacore::CacheArtefact::current_origin()).serialize());
+    auto sparse = [&](const char* name, off_t size) {
+        const int fd = ::open(path(name).c_str(), O_WRONLY | O_CREAT, 0600);
+        EXPECT_GE(fd, 0);
+        EXPECT_EQ(::ftruncate(fd, size), 0);  // no block written
+        ::close(fd);
+        return path(name);
+    };
+    const std::string sparse_manifest = sparse("keys.txt", off_t{3} << 30);
+    const std::string sparse_artefact = sparse("huge.ccart", off_t{9} << 30);
+    ASSERT_EQ(mkfifo(path("fifo").c_str(), 0600), 0);
+    const std::vector<std::pair<std::string, std::string>> not_files = {
+        {"/dev/zero", "it is a character device, not a regular file"},
+        {dir.path().string(), "it is a directory, not a regular file"},
+        {path("fifo"), "it is a FIFO, not a regular file"},
+        {path("missing"), "no such file"},
+    };
+    auto expect_refused = [&](const std::vector<std::string>& command, const std::string& said) {
+        const auto result = cli(command);
+        EXPECT_EQ(result.exit_code, 1) << command[1] << " " << command[2] << ": " << result.err;
+        EXPECT_TRUE(contains(result.err, said)) << command[1] << ": " << result.err;
+        EXPECT_FALSE(contains(result.out, "exported")) << result.out;
+    };
+    for (const auto& [input, reason] : not_files) {
+        SCOPED_TRACE(input);
+        expect_refused({"cache", "export", path("out.ccart"), "--keys", input},
+                       "cannot read the manifest '" + input + "': " + reason);
+        expect_refused({"cache", "import", input}, "cannot read the artefact '" + input + "': " + reason);
+        if (input != path("missing")) {
+            expect_refused({"cache", "import", artefact, "--secret-file", input}, "not a regular file");
+        }
+    }
+    expect_refused({"cache", "export", path("out.ccart"), "--keys", sparse_manifest},
+                   "cannot read the manifest '" + sparse_manifest +
+                       "': it is 3221225472 bytes, more than the 268435456-byte limit for the manifest");
+    expect_refused({"cache", "import", sparse_artefact},
+                   "cannot read the artefact '" + sparse_artefact + "': it is 9663676416 bytes, more than");
+    EXPECT_FALSE(fs::exists(path("out.ccart")));
+}
+
+// An import refused, for its artefact or for the folder it would go to, leaves nothing made.
+TEST_F(CliHostileIo, ARefusedImportLeavesNoFolderBehind) {
+    const std::string artefact = path("empty.ccart");
+    write_file(artefact, cudacore::CacheArtefact({}, cudacore::CacheArtefact::current_origin()).serialize());
+    write_file(path("damaged.ccart"), read_file(artefact).substr(0, 50));
+    const fs::path fresh = dir.path() / "new" / "deeper" / "cache";
+    auto result = cli({"cache", "import", path("damaged.ccart"), "--dir", fresh.string()});
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_TRUE(contains(result.err, "truncated")) << result.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "new"));
+    // A folder others can write to above the cache: refused, and the folders made for it go.
+    fs::create_directories(dir.path() / "open");
+    fs::permissions(dir.path() / "open", fs::perms::all, fs::perm_options::replace);
+    const fs::path exposed = dir.path() / "open" / "sub" / "cache";
+    result = cli({"cache", "import", artefact, "--dir", exposed.string()});
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_TRUE(contains(result.err, "refusing")) << result.err;
+    EXPECT_FALSE(fs::exists(dir.path() / "open" / "sub"));
+    // Accepted: made, and said to be unsigned.
+    result = cli({"cache", "import", artefact, "--dir", fresh.string()});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_TRUE(contains(result.out, "unsigned")) << result.out;
+    EXPECT_TRUE(fs::exists(fresh / "CACHEDIR.TAG"));
 }
 
 TEST_F(CliHostileIo, CompileErrorPrintsItsFirstErrorLineOnce) {
