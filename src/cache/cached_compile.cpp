@@ -16,6 +16,7 @@
 #include "cudacore/warnings.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -283,9 +284,12 @@ std::string other_spelling(const std::string& folder, std::string_view tag) {
     return other;
 }
 
-// Whether `code` is what the check compile made.
+// Whether `code` (made in this process) is what the check compile made, but for the process ids
+// NVRTC writes into internal names.
 bool same_code(const ObjectCode& code, const detail::CheckCompileResult& check) {
-    return check.compiled && code.code() == check.code && code.symbol_map() == check.symbols;
+    return check.compiled && code.symbol_map() == check.symbols &&
+           detail::same_code_but_unit_ids(code.code(), static_cast<long>(::getpid()), check.code,
+                                             check.process_id);
 }
 
 // Compiles a C++ program from `keys.snapshot` while this process holds its compile turn, and

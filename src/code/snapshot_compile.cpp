@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <exception>
 #include <set>
@@ -71,11 +73,13 @@ CheckCompileResult read_reply(const ChildProcessResult& ended) {
             return result;
         }
         if (record->front() != 'R') continue;
+        const auto process = take_count(fields);
         const auto compiled = take_field(fields);
         const auto code = take_field(fields);
         const auto log = take_field(fields);
         const auto count = take_count(fields);
-        if (!compiled || !code || !log || !count) break;
+        if (!process || !compiled || !code || !log || !count) break;
+        result.process_id = static_cast<long>(*process);
         for (std::size_t i = 0; i < *count; ++i) {
             const auto expression = take_field(fields);
             const auto lowered = take_field(fields);
@@ -96,7 +100,47 @@ CheckCompileResult read_reply(const ChildProcessResult& ended) {
     return result;
 }
 
+// `code` with the translation unit id NVRTC wrote into internal names blanked:
+// "_INTERNAL_<8 digits>_<n>_<n characters of the file name>_<8 hex digits>_<process id>", the hex
+// digits and the id of `process` (the process that compiled it) each replaced by '#'.
+std::string without_unit_id(std::string_view code, long process) {
+    std::string out(code);
+    const std::string pid = std::to_string(process);
+    constexpr std::string_view marker = "_INTERNAL_";
+    auto digits_at = [&](std::size_t at, std::size_t count) {
+        if (at + count > out.size()) return false;
+        for (std::size_t i = at; i < at + count; ++i)
+            if (!std::isdigit(static_cast<unsigned char>(out[i]))) return false;
+        return true;
+    };
+    for (std::size_t at = out.find(marker); at != std::string::npos; at = out.find(marker, at + 1)) {
+        std::size_t pos = at + marker.size();
+        if (!digits_at(pos, 8) || pos + 8 >= out.size() || out[pos + 8] != '_') continue;
+        pos += 9;
+        std::size_t length = 0, end = pos;
+        while (end < out.size() && std::isdigit(static_cast<unsigned char>(out[end])) && end - pos < 6)
+            length = length * 10 + static_cast<std::size_t>(out[end++] - '0');
+        if (end == pos || end >= out.size() || out[end] != '_') continue;
+        pos = end + 1 + length;  // past the file name
+        if (pos + 10 > out.size() || out[pos] != '_' || out[pos + 9] != '_') continue;
+        bool hex = true;
+        for (std::size_t i = pos + 1; i < pos + 9; ++i) hex = hex && std::isxdigit(static_cast<unsigned char>(out[i]));
+        if (!hex) continue;
+        std::fill(out.begin() + static_cast<std::ptrdiff_t>(pos + 1), out.begin() + static_cast<std::ptrdiff_t>(pos + 9), '#');
+        if (out.compare(pos + 10, pid.size(), pid) == 0)
+            std::fill(out.begin() + static_cast<std::ptrdiff_t>(pos + 10),
+                      out.begin() + static_cast<std::ptrdiff_t>(pos + 10 + pid.size()), '#');
+    }
+    return out;
+}
+
 }  // namespace
+
+bool same_code_but_unit_ids(std::string_view a, long a_process, std::string_view b, long b_process) {
+    if (a == b) return true;
+    if (a.size() != b.size()) return false;
+    return without_unit_id(a, a_process) == without_unit_id(b, b_process);
+}
 
 CheckCompileResult run_check_compile(const CheckCompileRequest& request) {
     try {
@@ -169,6 +213,7 @@ int compile_worker_main(void (*move_clock)(long long seconds)) {
                                                    "check compile of '" + name + "'", false, nullptr, true, headers);
         std::fflush(nullptr);
         std::string reply = "R";
+        put_field(reply, std::to_string(::getpid()));
         put_field(reply, attempt.status == NVRTC_SUCCESS ? "1" : "0");
         put_field(reply, attempt.code);
         put_field(reply, attempt.log);

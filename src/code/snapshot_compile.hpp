@@ -41,7 +41,16 @@ struct CheckCompileResult {
     std::string code;
     SymbolMap symbols;
     std::string failure;  // why no code came back (a failed compile, a worker that could not run)
+    long process_id = 0;  // the worker's: NVRTC writes it into internal names (see same_code_but_unit_ids)
 };
+
+// Whether `a`, made by NVRTC in the process `a_process`, and `b`, made in `b_process`, are the
+// same code but for the translation unit id NVRTC writes into internal names. Where a program
+// defines no function of external linkage to name the unit after (a program of templates only),
+// NVRTC names entities of internal linkage "_INTERNAL_..._<8 hex digits>_<process id>", the hex
+// digits made from the time and the working directory: two compiles of the same inputs differ
+// there whenever they run in two processes or at two moments, and only there.
+bool same_code_but_unit_ids(std::string_view a, long a_process, std::string_view b, long b_process);
 
 // The clock of the check compile runs this far ahead of the real one: 400 days, 13 hours,
 // 47 minutes and 31 seconds.

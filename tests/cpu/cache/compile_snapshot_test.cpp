@@ -230,6 +230,30 @@ TEST(CompileSnapshot, CodeThatReadsTheClockIsNotCached) {
     }
 }
 
+// A program of templates only: NVRTC names its internal entities after the process and the time
+// of the compile (no function of external linkage to name them after), so no two compiles give
+// the same bytes there. It is cached all the same; the hit differs from a plain compile only in
+// that id.
+TEST(CompileSnapshot, AProgramOfTemplatesOnlyIsCached) {
+    TempDir dir;
+    const std::string source = "#include <cuda/std/array>\n"
+                               "template <class T> __global__ void fill(T* out) { cuda::std::array<T, 2> a{T(1), T(2)}; *out = a[1]; }\n";
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.name = (dir.path() / "k.cu").string();
+    MemoryProgramCache cache;
+    test::WarningLog warnings;
+    Program program(source, SourceType::cxx, options);
+    const ObjectCode code = compile_cached(program, CodeType::cubin, {"fill<float>"}, {.cache = &cache});
+    EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+    EXPECT_EQ(cache.stats().insertions, 1u);
+    Program again(source, SourceType::cxx, options);
+    const std::optional<ObjectCode> hit = find_cached(again, CodeType::cubin, {"fill<float>"}, {.cache = &cache});
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(*hit, code);
+    EXPECT_EQ(hit->symbol_map().at("fill<float>"), "_Z4fillIfEvPT_");
+}
+
 // NVRTC's #pragma once sees one file under two names (a link): so does the cached compile, which
 // gives NVRTC one in-memory header; two copies of the same bytes are two files for both, and the
 // key tells the checkouts apart.
