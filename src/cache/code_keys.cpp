@@ -9,10 +9,10 @@
 namespace cudacore::detail {
 namespace {
 
-constexpr std::string_view marker_name = "cudacore path-bound entry";
-constexpr std::string_view marker_bytes = "cudacore-path-bound-v1\n";
+constexpr std::string_view path_bound_marker_name = "cudacore path-bound entry";
+constexpr std::string_view path_bound_marker_bytes = "cudacore-path-bound-v1\n";
 
-void add_field(std::string& out, std::string_view field) {
+void key_field(std::string& out, std::string_view field) {
     out += std::to_string(field.size());
     out += ':';
     out += field;
@@ -44,9 +44,9 @@ CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& sour
     keys.working_directory = current_working_directory();
     const CompileSnapshot abstract = respelled(keys.snapshot, keys.folders);
     std::string bytes;
-    add_field(bytes, "cudacore-code-key-v5");
-    add_field(bytes, source_key.hex());
-    add_field(bytes, serialized_inputs(abstract));
+    key_field(bytes, "cudacore-code-key-v5");
+    key_field(bytes, source_key.hex());
+    key_field(bytes, serialized_inputs(abstract));
     keys.first = CacheKey::of_bytes(bytes);
     // Nothing read outside the toolkit and no folder named: the same key at every call.
     if (!keys.snapshot.reads_files && abstract.nvrtc_name == keys.snapshot.nvrtc_name &&
@@ -63,19 +63,19 @@ std::optional<CacheKey> remembered_first_key(const Program& program, const Cache
 
 CacheKey path_bound_key(const CodeKeys& keys) {
     std::string bytes;
-    add_field(bytes, marker_bytes);
-    add_field(bytes, keys.first.hex());
-    for (const auto& folder : keys.folders) add_field(bytes, folder.from);
-    add_field(bytes, keys.working_directory);
+    key_field(bytes, path_bound_marker_bytes);
+    key_field(bytes, keys.first.hex());
+    for (const auto& folder : keys.folders) key_field(bytes, folder.from);
+    key_field(bytes, keys.working_directory);
     return CacheKey::of_bytes(bytes);
 }
 
 ObjectCode path_bound_marker() {
-    return ObjectCode::from_bytes(CodeType::object, std::string(marker_bytes), std::string(marker_name));
+    return ObjectCode::from_bytes(CodeType::object, std::string(path_bound_marker_bytes), std::string(path_bound_marker_name));
 }
 
 bool is_path_bound_marker(const ObjectCode& entry) {
-    return entry.name() == marker_name && entry.code() == marker_bytes;
+    return entry.name() == path_bound_marker_name && entry.code() == path_bound_marker_bytes;
 }
 
 }  // namespace cudacore::detail

@@ -25,21 +25,21 @@ ObjectCode compile_from_snapshot(Program& program, CodeType target,
 
 namespace {
 
-constexpr std::string_view kRequestMagic = "cudacore-check-compile-request-1";
+constexpr std::string_view kCheckRequestMagic = "cudacore-check-compile-request-1";
 // A check compile that runs longer than this is given up (the code is still returned, not cached).
-constexpr std::chrono::milliseconds kCheckTimeout{10 * 60 * 1000};
+constexpr std::chrono::milliseconds kCheckCompileTimeout{10 * 60 * 1000};
 
 // A working directory unlike `current`: relative names in line information then name another
 // folder.
-std::string other_working_directory(const std::string& current) { return current == "/" ? "/proc" : "/"; }
+std::string check_working_directory(const std::string& current) { return current == "/" ? "/proc" : "/"; }
 
 std::string check_request(const CheckCompileRequest& request) {
     const CompileSnapshot& snapshot = request.snapshot;
     std::string out;
-    put_field(out, kRequestMagic);
+    put_field(out, kCheckRequestMagic);
     put_field(out, to_string(request.target));
     put_field(out, request.move_clock ? std::to_string(check_compile_clock_shift) : "0");
-    put_field(out, request.move_working_directory ? other_working_directory(current_working_directory()) : "");
+    put_field(out, request.move_working_directory ? check_working_directory(current_working_directory()) : "");
     put_field(out, snapshot.nvrtc_name);
     put_field(out, snapshot.source);
     put_field(out, std::to_string(snapshot.flags.size()));
@@ -62,7 +62,7 @@ std::string check_request(const CheckCompileRequest& request) {
     return out;
 }
 
-CheckCompileResult read_reply(const ChildProcessResult& ended) {
+CheckCompileResult read_check_reply(const ChildProcessResult& ended) {
     CheckCompileResult result;
     std::string_view records = ended.reply;
     while (auto record = take_field(records)) {
@@ -146,11 +146,11 @@ CheckCompileResult run_check_compile(const CheckCompileRequest& request) {
     try {
         const auto worker = find_helper_program("cudacore-compile-worker", "CUDACORE_COMPILE_WORKER", {});
         const std::string input = check_request(request);
-        ChildProcessOptions options{.input = input, .timeout = kCheckTimeout, .reply_channel = true};
+        ChildProcessOptions options{.input = input, .timeout = kCheckCompileTimeout, .reply_channel = true};
         if (const CancellationToken* token = request.cancellation)
             options.stop_requested = [token] { return token->is_cancelled(); };
         const ChildProcessResult ended = run_child_process(worker, {}, options);
-        return read_reply(ended);
+        return read_check_reply(ended);
     } catch (const std::bad_alloc&) {
         throw;
     } catch (const std::exception& e) {
@@ -160,7 +160,7 @@ CheckCompileResult run_check_compile(const CheckCompileRequest& request) {
 
 namespace {
 
-std::vector<std::string> take_strings(std::string_view& in) {
+std::vector<std::string> take_check_strings(std::string_view& in) {
     const auto count = take_count(in);
     if (!count) throw Error("truncated check compile request");
     std::vector<std::string> out;
@@ -172,7 +172,7 @@ std::vector<std::string> take_strings(std::string_view& in) {
     return out;
 }
 
-std::string take_string(std::string_view& in) {
+std::string take_check_string(std::string_view& in) {
     const auto field = take_field(in);
     if (!field) throw Error("truncated check compile request");
     return std::string(*field);
@@ -186,20 +186,20 @@ int compile_worker_main(void (*move_clock)(long long seconds)) {
     const std::string request = read_all(0);
     try {
         std::string_view in = request;
-        if (take_field(in) != kRequestMagic) throw Error("not a check compile request on standard input");
-        const CodeType target = code_type_from_string(take_string(in));
-        const long long shift = std::stoll(take_string(in));
-        const std::string working_directory = take_string(in);
-        const std::string name = take_string(in);
-        const std::string source = take_string(in);
-        const std::vector<std::string> flags = take_strings(in);
-        const std::vector<std::string> name_expressions = take_strings(in);
+        if (take_field(in) != kCheckRequestMagic) throw Error("not a check compile request on standard input");
+        const CodeType target = code_type_from_string(take_check_string(in));
+        const long long shift = std::stoll(take_check_string(in));
+        const std::string working_directory = take_check_string(in);
+        const std::string name = take_check_string(in);
+        const std::string source = take_check_string(in);
+        const std::vector<std::string> flags = take_check_strings(in);
+        const std::vector<std::string> name_expressions = take_check_strings(in);
         const auto header_count = take_count(in);
         if (!header_count) throw Error("truncated check compile request");
         std::vector<std::string> header_names, header_contents;
         for (std::size_t i = 0; i < *header_count; ++i) {
-            header_names.push_back(take_string(in));
-            header_contents.push_back(take_string(in));
+            header_names.push_back(take_check_string(in));
+            header_contents.push_back(take_check_string(in));
         }
         move_clock(shift);
         if (!working_directory.empty() && ::chdir(working_directory.c_str()) != 0)

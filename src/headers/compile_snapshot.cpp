@@ -25,8 +25,8 @@ namespace {
 
 // The folder prefix of every in-memory header: nothing can be created below /proc/self/, so a
 // quoted include NVRTC looks for beside such a header finds nothing on disk.
-constexpr std::string_view memory_folder = "/proc/self/cudacore-snapshot/";
-constexpr std::size_t max_header_bytes = std::size_t{256} << 20;
+constexpr std::string_view snapshot_memory_folder = "/proc/self/cudacore-snapshot/";
+constexpr std::size_t max_snapshot_header_bytes = std::size_t{256} << 20;
 
 // An include folder: as the flags spell it (NVRTC's __FILE__ is that spelling, a trailing slash
 // dropped, then '/', then the name) and as an absolute path.
@@ -42,7 +42,7 @@ std::string spelled_in(const std::string& folder, const std::string& name) {
     return folder.back() == '/' ? folder + name : folder + "/" + name;
 }
 
-std::string parent_of(const std::string& path) {
+std::string spelled_parent(const std::string& path) {
     const std::size_t slash = path.rfind('/');
     if (slash == std::string::npos) return {};
     return slash == 0 ? "/" : path.substr(0, slash);
@@ -53,7 +53,7 @@ std::string without_trailing_slashes(std::string folder) {
     return folder;
 }
 
-bool in_toolkit(const std::string& path, const std::vector<std::string>& toolkit) {
+bool in_fixed_folder(const std::string& path, const std::vector<std::string>& toolkit) {
     if (inside_any(path, toolkit)) return true;
     return std::find(toolkit.begin(), toolkit.end(), path) != toolkit.end();
 }
@@ -74,7 +74,7 @@ std::optional<ReadFile> read_regular_file(const std::string& path) {
     } closer{fd};
     struct ::stat info {};
     if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) ||
-        static_cast<std::uint64_t>(info.st_size) > max_header_bytes)
+        static_cast<std::uint64_t>(info.st_size) > max_snapshot_header_bytes)
         return std::nullopt;
     ReadFile file{{}, static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino)};
     file.bytes.resize(static_cast<std::size_t>(info.st_size));
@@ -86,13 +86,13 @@ std::optional<ReadFile> read_regular_file(const std::string& path) {
         if (got < 0) return std::nullopt;
         if (got == 0) break;
         done += static_cast<std::size_t>(got);
-        if (done > max_header_bytes) return std::nullopt;
+        if (done > max_snapshot_header_bytes) return std::nullopt;
     }
     file.bytes.resize(done);
     return file;
 }
 
-std::string sha256_hex(std::string_view bytes) {
+std::string snapshot_sha256(std::string_view bytes) {
     unsigned char digest[EVP_MAX_MD_SIZE];
     unsigned int size = 0;
     if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) return {};
@@ -172,7 +172,7 @@ private:
         Scanned scanned;
         if (file) {
             scanned.scan = scan_include_directives(file->bytes, {});
-            scanned.bytes_digest = sha256_hex(file->bytes);
+            scanned.bytes_digest = snapshot_sha256(file->bytes);
         }
         return scans_.emplace(path, std::move(scanned)).first->second;
     }
@@ -185,13 +185,13 @@ private:
         while (!pending.empty()) {
             const std::string path = pending.back();
             pending.pop_back();
-            const std::string folder = parent_of(path);
+            const std::string folder = spelled_parent(path);
             const IncludeDirectives& scan = scan_of(path).scan;
             wrappers.insert(scan.has_include_wrappers.begin(), scan.has_include_wrappers.end());
             for (const IncludeOperand& operand : scan.operands) {
                 std::vector<std::string> found;
                 if (!operand.name.empty() && operand.name.front() == '/') {
-                    if (in_toolkit(operand.name, toolkit) && is_file_locked(operand.name)) found.push_back(operand.name);
+                    if (in_fixed_folder(operand.name, toolkit) && is_file_locked(operand.name)) found.push_back(operand.name);
                 } else {
                     if (operand.quoted && is_file_locked(folder + "/" + operand.name))
                         found.push_back(folder + "/" + operand.name);
@@ -213,7 +213,7 @@ private:
         closure.wrappers.assign(wrappers.begin(), wrappers.end());
         std::string listing;
         for (const auto& file : closure.files) listing += file + '\n' + scan_of(file).bytes_digest + '\n';
-        closure.digest = sha256_hex(listing);
+        closure.digest = snapshot_sha256(listing);
         return closure;
     }
 
@@ -260,8 +260,8 @@ private:
         // NVRTC looks for the source's quoted includes beside the name it is given (a program
         // with debug information is given the path of a copy of its source).
         const std::string& name = request_.nvrtc_name;
-        const Includer main{parent_of(name),
-                            name.starts_with('/') ? parent_of(name) : request_.search.main_directory,
+        const Includer main{spelled_parent(name),
+                            name.starts_with('/') ? spelled_parent(name) : request_.search.main_directory,
                             "the source '" + name + "'"};
         std::optional<std::string> source = rewritten(request_.source, main);
         if (source) snapshot_.source = std::move(*source);
@@ -291,7 +291,7 @@ private:
                         index < request_.search.directories.size() ? request_.search.directories[index] : spelled,
                         false};
             ++index;
-            made.toolkit = in_toolkit(made.absolute, request_.toolkit_directories);
+            made.toolkit = in_fixed_folder(made.absolute, request_.toolkit_directories);
             folders_.push_back(made);
             return made.toolkit;
         };
@@ -390,13 +390,13 @@ private:
         };
         std::vector<Candidate> candidates;
         if (!name.empty() && name.front() == '/') {
-            candidates.push_back({name, name, in_toolkit(name, request_.toolkit_directories)});
+            candidates.push_back({name, name, in_fixed_folder(name, request_.toolkit_directories)});
         } else {
             if (operand.quoted) {
                 const std::string absolute = includer.absolute_folder == "/" ? "/" + name
                                                                              : includer.absolute_folder + "/" + name;
                 candidates.push_back({absolute, spelled_in(includer.spelled_folder, name),
-                                      in_toolkit(includer.absolute_folder, request_.toolkit_directories), true});
+                                      in_fixed_folder(includer.absolute_folder, request_.toolkit_directories), true});
             }
             for (const Folder& folder : folders_)
                 candidates.push_back({folder.absolute == "/" ? "/" + name : folder.absolute + "/" + name,
@@ -455,14 +455,14 @@ private:
             return std::nullopt;
         }
         const std::size_t index = snapshot_.headers.size();
-        std::string name = std::string(memory_folder) + std::to_string(index);
+        std::string name = std::string(snapshot_memory_folder) + std::to_string(index);
         snapshot_.headers.push_back({name, "#line 1 \"" + spelled + "\"\n"});
         snapshot_.project_files.push_back(absolute);
         by_spelling_.emplace(spelled, index);
         by_identity_.emplace(identity, index);
         spellings_.push_back(spelled);
         pending_.push_back({index, std::move(file->bytes),
-                            Includer{parent_of(spelled), parent_of(absolute), "the header '" + absolute + "'"}});
+                            Includer{spelled_parent(spelled), spelled_parent(absolute), "the header '" + absolute + "'"}});
         return name;
     }
 
@@ -538,7 +538,7 @@ std::string respelled_text(std::string_view text, const std::string& from, const
     return out;
 }
 
-void add_field(std::string& out, std::string_view field) {
+void input_field(std::string& out, std::string_view field) {
     out += std::to_string(field.size());
     out += ':';
     out += field;
@@ -582,16 +582,16 @@ std::string serialized_inputs(const CompileSnapshot& snapshot) {
     std::size_t size = snapshot.source.size() + 256;
     for (const auto& header : snapshot.headers) size += header.name.size() + header.content.size() + 32;
     out.reserve(size);
-    add_field(out, "cudacore-nvrtc-inputs-v1");
-    add_field(out, snapshot.toolkit_digest);
-    add_field(out, snapshot.nvrtc_name);
-    add_field(out, snapshot.source);
-    add_field(out, std::to_string(snapshot.flags.size()));
-    for (const auto& flag : snapshot.flags) add_field(out, flag);
-    add_field(out, std::to_string(snapshot.headers.size()));
+    input_field(out, "cudacore-nvrtc-inputs-v1");
+    input_field(out, snapshot.toolkit_digest);
+    input_field(out, snapshot.nvrtc_name);
+    input_field(out, snapshot.source);
+    input_field(out, std::to_string(snapshot.flags.size()));
+    for (const auto& flag : snapshot.flags) input_field(out, flag);
+    input_field(out, std::to_string(snapshot.headers.size()));
     for (const auto& header : snapshot.headers) {
-        add_field(out, header.name);
-        add_field(out, header.content);
+        input_field(out, header.name);
+        input_field(out, header.content);
     }
     return out;
 }
