@@ -298,6 +298,8 @@ bool same_code(const ObjectCode& code, const detail::CheckCompileResult& check) 
 // (the same code at another time only), or none (the code depends on the clock), with a warning
 // that says why.
 // Long because: the compile, the check compile beside it, and the second check are one sequence.
+// Only NVRTC's translation unit id (same_code_but_unit_ids) may differ between the code returned
+// and a plain compile of the same inputs.
 ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType target,
                              const std::vector<std::string>& name_expressions, const detail::CodeKeys& keys,
                              const CompileOptions& options) {
@@ -348,7 +350,8 @@ ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType tar
     };
     if (from_files.valid()) {
         const std::optional<std::string> plain = from_files.get();
-        if (!plain || *plain != code.code()) {
+        const long here = static_cast<long>(::getpid());
+        if (!plain || !detail::same_code_but_unit_ids(*plain, here, code.code(), here)) {
             if (check.valid()) check.wait();
             return not_cached(keys.snapshot.aliased + " are one file, and the compile from memory "
                               "differs from the compile from the files");
@@ -361,17 +364,39 @@ ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType tar
     const detail::CheckCompileResult first = check.get();
     if (options.cancellation.is_cancelled())
         throw CompileCancelled(program.options().name, program.flags(target), program.backend());
-    if (same_code(code, first)) {
-        store(cache, keys.first, code, on_cache_error);
-        return code;
+    // A check is compared with this process's code, or, where it ran in a process whose id has
+    // another number of digits (NVRTC writes the id into internal names, whose lengths then
+    // differ), with the same inputs compiled unmoved in the compile worker, whose code is then the
+    // one kept.
+    std::optional<detail::CheckCompileResult> unmoved;
+    auto digits = [](long id) { return std::to_string(id).size(); };
+    auto agrees = [&](const detail::CheckCompileResult& check) {
+        if (!check.compiled) return false;
+        if (digits(check.process_id) == digits(static_cast<long>(::getpid()))) return same_code(code, check);
+        if (!unmoved)
+            unmoved = detail::run_check_compile(
+                {keys.snapshot, bundles, name_expressions, target, false, false, &options.cancellation});
+        return unmoved->compiled && unmoved->symbols == check.symbols &&
+               digits(unmoved->process_id) == digits(check.process_id) &&
+               detail::same_code_but_unit_ids(unmoved->code, unmoved->process_id, check.code, check.process_id);
+    };
+    auto kept = [&] {
+        return unmoved ? ObjectCode::from_bytes(target, unmoved->code, program.options().name, unmoved->symbols)
+                       : code;
+    };
+    if (agrees(first)) {
+        const ObjectCode stored = kept();
+        store(cache, keys.first, stored, on_cache_error);
+        return stored;
     }
     if (!first.compiled) return not_cached("its check compile could not be made (" + first.failure + ")");
     const detail::CheckCompileResult second = detail::run_check_compile(
         {keys.snapshot, bundles, name_expressions, target, true, false, &options.cancellation});
-    if (same_code(code, second)) {
-        if (store(cache, detail::path_bound_key(keys), code, on_cache_error))
+    if (agrees(second)) {
+        const ObjectCode stored = kept();
+        if (store(cache, detail::path_bound_key(keys), stored, on_cache_error))
             store(cache, keys.first, detail::path_bound_marker(), on_cache_error);
-        return code;
+        return stored;
     }
     if (!second.compiled) return not_cached("its check compile could not be made (" + second.failure + ")");
     return not_cached("its code depends on the clock (__DATE__ or __TIME__): compiled with "

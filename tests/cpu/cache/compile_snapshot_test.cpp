@@ -7,6 +7,7 @@
 // decided by a time stamp.
 #include "test_support.hpp"
 
+#include "code/snapshot_compile.hpp"
 #include "cudacore/cache_activity.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/errors.hpp"
@@ -252,6 +253,19 @@ TEST(CompileSnapshot, AProgramOfTemplatesOnlyIsCached) {
     ASSERT_TRUE(hit);
     EXPECT_EQ(*hit, code);
     EXPECT_EQ(hit->symbol_map().at("fill<float>"), "_Z4fillIfEvPT_");
+}
+
+// The comparison leaves out exactly the unit id: its hex digits and the compiling process's id.
+TEST(CompileSnapshot, CodeIsComparedButForTheUnitId) {
+    const std::string a = ".global .b8 _ZN44_INTERNAL_00000000_8_bench_cu_4505a92d_116234cuda3std5beginE[1];";
+    const std::string b = ".global .b8 _ZN44_INTERNAL_00000000_8_bench_cu_c0bfbcda_116244cuda3std5beginE[1];";
+    EXPECT_TRUE(detail::same_code_but_unit_ids(a, 11623, b, 11624));
+    EXPECT_FALSE(detail::same_code_but_unit_ids(a, 11623, b, 11625));  // not that process's id
+    std::string other = b;
+    other.replace(other.find("cuda3std"), 8, "cudb3std");
+    EXPECT_FALSE(detail::same_code_but_unit_ids(a, 11623, other, 11624));  // another name
+    const std::string longer = ".global .b8 _ZN45_INTERNAL_00000000_8_bench_cu_c0bfbcda_1162444cuda3std5beginE[1];";
+    EXPECT_FALSE(detail::same_code_but_unit_ids(a, 11623, longer, 116244));  // another length: compared in workers
 }
 
 // NVRTC's #pragma once sees one file under two names (a link): so does the cached compile, which
