@@ -390,10 +390,9 @@ void step_cache(Demo& demo) {
     options.name = "saxpy";
     Program program(kSaxpySource, SourceType::cxx, options);
 
-    // What one compile_cached call was, told by the cache's own counters: a miss stores
-    // entries (the code, and the list of headers it read) without a hit (lookups happen twice
-    // before compiling, so misses may grow by more than one); a hit stores nothing and counts
-    // no miss (one hit for the header list, one for the code).
+    // What one compile_cached call was, told by the cache's own counters: a miss stores the
+    // code without a hit (lookups happen twice before compiling, so misses may grow by more
+    // than one); a hit stores nothing and counts no miss (one hit: the code, under its key).
     auto timed_call = [&](CacheStats& before) {
         const auto start = std::chrono::steady_clock::now();
         ObjectCode code = compile_cached(program, CodeType::cubin, {}, {.cache = &cache});

@@ -443,7 +443,8 @@ ObjectCode compile_cached_cxx(ProgramCache& cache, Program& program, CodeType ta
         if (auto hit = lookup_code()) return *hit;
         // Another process may be compiling it: wait for its entry, or hold the lease (released
         // when this returns, after the stores below).
-        CompileTurn turn = cache.await_compile_turn(keys.first, lookup_code, options.cancellation);
+        // The lease is the program's (its source key), as other processes of any version ask it.
+        CompileTurn turn = cache.await_compile_turn(source_key, lookup_code, options.cancellation);
         if (turn.cancelled) cancellation.throw_cancelled();
         if (turn.found) return *turn.found;
         return compile_and_store(cache, program, target, name_expressions, keys, options);

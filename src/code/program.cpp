@@ -577,7 +577,7 @@ ObjectCode ProgramInternals::compile_snapshot(Program& program, CodeType target,
                                               const CancellationToken* cancellation) {
     program.check_open("Program::compile");
     const detail::CudacoreRange range(tracing::CudacoreCategory::compile, [&] {
-        return "compile " + program.options_.name + " (" + std::string(to_string(target)) + ", from memory)";
+        return "compile " + program.options_.name + " (" + std::string(to_string(target)) + ")";
     });
     program.log_.clear();
     program.pch_status_ = {PchOutcome::not_attempted,
@@ -596,6 +596,9 @@ ObjectCode ProgramInternals::compile_snapshot(Program& program, CodeType target,
     if (!program.debug_source_path().empty()) program.write_debug_source();
     NvrtcAttempt attempt = nvrtc_compile(snapshot.source, snapshot.nvrtc_name, snapshot.flags, name_expressions,
                                          target, object, false, nullptr, true, headers, cancellation);
+    cudacore_mark(tracing::CudacoreCategory::compile, [&] {
+        return "PCH " + std::string(to_string(program.pch_status_.outcome)) + ": " + program.pch_status_.reason;
+    });
     return code_of_attempt(program, target, attempt, snapshot.flags);
 }
 

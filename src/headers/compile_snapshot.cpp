@@ -237,8 +237,8 @@ class SnapshotBuilder {
 public:
     // `read`: the files read so far by this snapshot (a scan again reads none twice).
     SnapshotBuilder(const SnapshotRequest& request, std::set<std::string, std::less<>> wrappers,
-                    std::map<std::string, std::optional<ReadFile>>& read)
-        : request_(request), read_(read), wrappers_(std::move(wrappers)) {
+                    std::map<std::string, std::optional<ReadFile>>& read, LookupStates& lookups)
+        : request_(request), read_(read), lookups_(lookups), wrappers_(std::move(wrappers)) {
         snapshot_.nvrtc_name = request.nvrtc_name;
         folders_from_flags();
     }
@@ -504,6 +504,7 @@ private:
 
     const SnapshotRequest& request_;
     std::map<std::string, std::optional<ReadFile>>& read_;
+    LookupStates& lookups_;
     CompileSnapshot snapshot_;
     std::vector<Folder> folders_;
     std::vector<std::size_t> pre_include_flags_;  // indices into snapshot_.flags
@@ -513,7 +514,6 @@ private:
     std::vector<std::string> spellings_;  // of each header, as first found
     std::set<std::string> toolkit_entries_;
     std::set<std::string, std::less<>> wrappers_;
-    LookupStates lookups_;
 };
 
 // `path` with its leading folder `from` spelled `to`.
@@ -552,9 +552,11 @@ void input_field(std::string& out, std::string_view field) {
 // knowing it.
 CompileSnapshot take_compile_snapshot(const SnapshotRequest& request) {
     std::set<std::string, std::less<>> wrappers = ToolkitCache::instance().known_wrappers();
-    std::map<std::string, std::optional<ReadFile>> read;  // each file read once
+    // One look at the files per snapshot: each file read once, each path looked up once.
+    std::map<std::string, std::optional<ReadFile>> read;
+    LookupStates lookups;
     for (;;) {
-        SnapshotBuilder builder(request, wrappers, read);
+        SnapshotBuilder builder(request, wrappers, read, lookups);
         CompileSnapshot snapshot = builder.build();
         if (builder.wrappers().size() == wrappers.size()) return snapshot;
         wrappers = builder.wrappers();

@@ -108,11 +108,13 @@ bool LookupStates::is_directory(const std::string& folder) {
 }
 
 std::string LookupStates::state(const std::string& path) {
+    if (auto it = paths_.find(path); it != paths_.end()) return it->second;
     const std::size_t slash = path.rfind('/');
     // No folder: stat(path) fails with ENOENT or ENOTDIR, which lookup_state calls absent.
-    if (slash != std::string::npos && slash != 0 && !is_directory(path.substr(0, slash)))
-        return "absent";
-    return lookup_state(path);
+    std::string found = slash != std::string::npos && slash != 0 && !is_directory(path.substr(0, slash))
+                            ? "absent"
+                            : lookup_state(path);
+    return paths_.emplace(path, std::move(found)).first->second;
 }
 
 bool inside_any(const std::string& path, const std::vector<std::string>& directories) {

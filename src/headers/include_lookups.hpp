@@ -41,16 +41,17 @@ IncludeSearch include_search(const std::string& program_name, const std::vector<
 std::string lookup_state(const std::string& path);
 
 // lookup_state for many paths at once: a path whose folder is missing is absent without a stat of
-// its own, and each folder is asked once (a <cuda/std/...> name tried in an -I folder without a
-// cuda/ costs one stat for all of them). Gives what lookup_state gives. One per batch of lookups:
-// folders are remembered for its lifetime.
+// its own, and each folder and path is asked once (a <cuda/std/...> name tried in an -I folder
+// without a cuda/ costs one stat for all of them). Gives what lookup_state gives. One per look at
+// the files (a compile snapshot): folders and paths are remembered for its lifetime.
 class LookupStates {
 public:
     std::string state(const std::string& path);
 
 private:
     bool is_directory(const std::string& folder);
-    std::unordered_map<std::string, bool> folders_;  // folder -> is a directory
+    std::unordered_map<std::string, bool> folders_;         // folder -> is a directory
+    std::unordered_map<std::string, std::string> paths_;    // path -> its state
 };
 
 // Whether `path` lies inside one of `directories` (by its text: "a/b" is inside "a"). A path

@@ -525,7 +525,8 @@ std::vector<HeaderBundle> cache_with_entries_and_folders(const CacheFolder& cach
     const HeaderBundle first = test::sample_folder_bundle(5, 100), second = test::sample_folder_bundle(6, 100);
     DiskProgramCache disk(cache.cache());
     Program program(test::kSampleFolderSource, SourceType::cxx, options_with(first));
-    compile_cached(program, CodeType::ptx, {}, {.cache = &disk});
+    compile_cached(program, CodeType::ptx, {}, {.cache = &disk});  // from memory: no folder
+    first.folder();
     second.folder();
     EXPECT_GT(disk.stats().entries, 0u);
     return {first, second};

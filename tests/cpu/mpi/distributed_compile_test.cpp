@@ -310,10 +310,10 @@ TEST_F(MpiTest, ASharedCacheDirectorySavesCompilesAcrossRanks) {
         auto jobs = jobs_of(job_count);
         const auto codes = mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::cubin, {.cache = &cache});
         EXPECT_EQ(concatenated(codes), reference());
-        // A C++ program takes two entries (its code, and the list of headers it read, whose
-        // digest keys the code): each counts a hit or an insertion.
-        EXPECT_EQ(total(cache.stats().hits), 2u * 8u);
-        EXPECT_EQ(total(cache.stats().insertions), 2u * static_cast<std::uint64_t>(job_count - 8));
+        // A C++ program that names no path takes one entry (its code, under the key of what
+        // NVRTC was given): each counts a hit or an insertion.
+        EXPECT_EQ(total(cache.stats().hits), 1u * 8u);
+        EXPECT_EQ(total(cache.stats().insertions), 1u * static_cast<std::uint64_t>(job_count - 8));
     }
     MPI_Barrier(MPI_COMM_WORLD);
     {
@@ -409,8 +409,8 @@ TEST_F(MpiTest, PrivateCachesKeepWhatOtherRanksCompiledWhereCompileCachedLooks) 
                                                     {.cache = &cache}, {.cache_received = true});
         ASSERT_EQ(codes.size(), jobs.size());
         EXPECT_EQ(concatenated(std::vector<ObjectCode>(codes.begin(), codes.begin() + job_count)), reference());
-        // Every C++ job takes two entries (its header list and its code), the PTX job one.
-        EXPECT_EQ(cache.stats().entries, 2u * (job_count + 1) + 1);
+        // Every job takes one entry (its code; no C++ job here names a path).
+        EXPECT_EQ(cache.stats().entries, 1u * (job_count + 1) + 1);
         // Now every rank finds every job in its own cache, as compile_cached stored it.
         for (std::size_t i = 0; i < jobs.size(); ++i) {
             const auto found = find_cached(jobs[i].program, CodeType::cubin, jobs[i].name_expressions, {.cache = &cache});
