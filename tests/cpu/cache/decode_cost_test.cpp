@@ -58,6 +58,17 @@ void operator delete(void* memory) noexcept { uncounted(memory); }
 void operator delete[](void* memory) noexcept { uncounted(memory); }
 void operator delete(void* memory, std::size_t) noexcept { uncounted(memory); }
 void operator delete[](void* memory, std::size_t) noexcept { uncounted(memory); }
+// The nothrow forms too (std::stable_sort's buffer): every form allocates and frees alike.
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+    try {
+        return counted(size);
+    } catch (...) {
+        return nullptr;
+    }
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
+void operator delete(void* memory, const std::nothrow_t&) noexcept { uncounted(memory); }
+void operator delete[](void* memory, const std::nothrow_t&) noexcept { uncounted(memory); }
 
 namespace {
 
