@@ -38,6 +38,8 @@
 namespace cudacore {
 namespace {
 
+using detail::extend_key;
+
 // Compiles in flight in this process, by cache and key; an entry lives while its compile runs.
 struct InFlight {
     std::mutex mutex;
@@ -162,25 +164,6 @@ ObjectCode single_flight(ProgramCache& cache, const CacheKey& key,
         finish();
         throw;
     }
-}
-
-// Length-prefixed fields, so that no two inputs run together.
-void add_field(std::string& out, std::string_view field) {
-    out += std::to_string(field.size());
-    out += ':';
-    out += field;
-}
-
-CacheKey extend_key(const CacheKey& base, std::string_view tag,
-                    const std::vector<std::pair<std::string, std::string>>& fields) {
-    std::string bytes;
-    add_field(bytes, tag);
-    add_field(bytes, base.hex());
-    for (const auto& [name, value] : fields) {
-        add_field(bytes, name);
-        add_field(bytes, value);
-    }
-    return CacheKey::of_bytes(bytes);
 }
 
 // From the NVRTC flags of the options (the include folders do not depend on the target).

@@ -12,6 +12,7 @@ namespace {
 constexpr std::string_view path_bound_marker_name = "cudacore path-bound entry";
 constexpr std::string_view path_bound_marker_bytes = "cudacore-path-bound-v1\n";
 
+// Length-prefixed fields, so that no two inputs run together.
 void key_field(std::string& out, std::string_view field) {
     out += std::to_string(field.size());
     out += ':';
@@ -19,6 +20,18 @@ void key_field(std::string& out, std::string_view field) {
 }
 
 }  // namespace
+
+CacheKey extend_key(const CacheKey& base, std::string_view tag,
+                    const std::vector<std::pair<std::string, std::string>>& fields) {
+    std::string bytes;
+    key_field(bytes, tag);
+    key_field(bytes, base.hex());
+    for (const auto& [name, value] : fields) {
+        key_field(bytes, name);
+        key_field(bytes, value);
+    }
+    return CacheKey::of_bytes(bytes);
+}
 
 CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& source_key,
                    const ProjectSearch& search) {
@@ -62,12 +75,10 @@ std::optional<CacheKey> remembered_first_key(const Program& program, const Cache
 }
 
 CacheKey path_bound_key(const CodeKeys& keys) {
-    std::string bytes;
-    key_field(bytes, path_bound_marker_bytes);
-    key_field(bytes, keys.first.hex());
-    for (const auto& folder : keys.folders) key_field(bytes, folder.from);
-    key_field(bytes, keys.working_directory);
-    return CacheKey::of_bytes(bytes);
+    std::vector<std::pair<std::string, std::string>> fields;
+    for (const auto& folder : keys.folders) fields.emplace_back("folder", folder.from);
+    fields.emplace_back("working-directory", keys.working_directory);
+    return extend_key(keys.first, path_bound_marker_bytes, fields);
 }
 
 ObjectCode path_bound_marker() {

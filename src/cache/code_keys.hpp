@@ -21,6 +21,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cudacore::detail {
@@ -43,6 +45,11 @@ CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& sour
 // remembered with the Program when its snapshot read no project file or folder (a source that
 // includes only the toolkit's headers, or none). nullopt otherwise.
 std::optional<CacheKey> remembered_first_key(const Program& program, const CacheKey& source_key);
+
+// `base` extended by a `tag` and named fields (length-prefixed, so that no two run together):
+// the key of an entry that follows from another key.
+CacheKey extend_key(const CacheKey& base, std::string_view tag,
+                    const std::vector<std::pair<std::string, std::string>>& fields);
 
 // The key that code depending on the folders is stored under.
 CacheKey path_bound_key(const CodeKeys& keys);

@@ -260,9 +260,7 @@ int link_worker_main() {
         send_record(reply);
         nvjitlink().destroy(&handle);
     } catch (const std::exception& e) {
-        std::string reply = "E";
-        put_field(reply, e.what());
-        send_record(reply);
+        send_error_record(e.what());
         return 1;
     }
     return 0;

@@ -224,9 +224,7 @@ int compile_worker_main(void (*move_clock)(long long seconds)) {
         }
         send_record(reply);
     } catch (const std::exception& e) {
-        std::string reply = "E";
-        put_field(reply, e.what());
-        send_record(reply);
+        send_error_record(e.what());
         return 1;
     }
     return 0;

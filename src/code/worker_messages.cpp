@@ -65,4 +65,10 @@ void send_record(std::string_view record) {
     write_all(3, framed);
 }
 
+void send_error_record(std::string_view what) {
+    std::string reply = "E";
+    put_field(reply, what);
+    send_record(reply);
+}
+
 }  // namespace cudacore::detail

@@ -29,4 +29,7 @@ std::string read_all(int fd);
 // Sends one record (a field) on the reply channel, descriptor 3.
 void send_record(std::string_view record);
 
+// Sends the record of a worker that failed before it had an answer: "E" and `what`.
+void send_error_record(std::string_view what);
+
 }  // namespace cudacore::detail

@@ -457,7 +457,6 @@ private:
         const std::size_t index = snapshot_.headers.size();
         std::string name = std::string(snapshot_memory_folder) + std::to_string(index);
         snapshot_.headers.push_back({name, "#line 1 \"" + spelled + "\"\n"});
-        snapshot_.project_files.push_back(absolute);
         by_spelling_.emplace(spelled, index);
         by_identity_.emplace(identity, index);
         spellings_.push_back(spelled);
@@ -474,7 +473,6 @@ private:
         const std::shared_ptr<const ToolkitClosure> closure =
             ToolkitCache::instance().closure(entries, folders_, request_.toolkit_directories);
         snapshot_.toolkit_digest = closure->digest;
-        snapshot_.toolkit_file_count = closure->files.size();
         wrappers_.insert(closure->wrappers.begin(), closure->wrappers.end());  // the project may use them
         for (const Folder& folder : folders_) {
             if (folder.toolkit) continue;

@@ -49,10 +49,8 @@ struct CompileSnapshot {
     std::vector<std::string> flags;      // given to NVRTC (project include folders left out)
     std::vector<SnapshotHeader> headers;  // given to NVRTC from memory
     // The toolkit's files reached from the program's includes, by one SHA-256 (hex) of their paths
-    // and bytes (read once per process: the toolkit is fixed while it runs), and how many.
+    // and bytes (read once per process: the toolkit is fixed while it runs).
     std::string toolkit_digest;
-    std::size_t toolkit_file_count = 0;
-    std::vector<std::string> project_files;  // the project files read, absolute, in order of reading
     // Whether anything outside the toolkit was looked at (a file read, a folder or a path looked
     // up): when not, the snapshot follows from the program and its flags alone.
     bool reads_files = false;

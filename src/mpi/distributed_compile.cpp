@@ -301,7 +301,7 @@ const std::vector<ObjectCode>& sent_by(const std::vector<std::vector<ObjectCode>
 // leads to it, the marker under the sender's first key. A job the sender could not cache is not
 // stored.
 void store_placements(ProgramCache& cache, const std::vector<std::vector<ObjectCode>>& shares,
-                      const Assignment& assignment, const std::vector<CacheKey>& keys,
+                      const Assignment& assignment,
                       const std::vector<ObjectCode>& result, int rank, const char* operation) {
     for (std::size_t i = 0; i < result.size(); ++i) {
         const int sender = assignment.compiler[i];
@@ -367,7 +367,7 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
         result.push_back(sent_by(shares, assignment, assignment.compiler[i], operation)[assignment.slot[i]]);
     if (options.cache && distributed.cache_received) {
         failure = detail::attempt(
-            [&] { store_placements(*options.cache, shares, assignment, keys, result, rank, operation); });
+            [&] { store_placements(*options.cache, shares, assignment, result, rank, operation); });
         detail::agree(comm, failure, operation);
     }
     return result;
