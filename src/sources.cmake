@@ -39,6 +39,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/current_device_arch.cpp
   src/code/program.cpp
   src/code/compile_options.cpp
+  src/code/compiler_identity.cpp
   src/code/compile_request.cpp
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp

@@ -133,6 +133,12 @@ std::unique_ptr<ProgramCache> open_cache(const CompileArgs& args) {
     return std::make_unique<TieredProgramCache>(std::move(tiers));
 }
 
+SourceType source_type_of(const CompileArgs& args) {
+    if (!args.source_type.empty()) return args.source_type == "ptx" ? SourceType::ptx : SourceType::cxx;
+    return std::filesystem::path(args.source_path).extension() == ".ptx" ? SourceType::ptx
+                                                                         : SourceType::cxx;
+}
+
 ProgramOptions to_program_options(const CompileArgs& args) {
     ProgramOptions options;
     // The source's path, as nvcc names it: NVRTC looks for the main file's quoted includes in
@@ -149,15 +155,10 @@ ProgramOptions to_program_options(const CompileArgs& args) {
     options.toolkit_include_path = !args.no_toolkit_include;
     for (const auto& path : args.header_bundles) options.header_bundles.push_back(HeaderBundle::load(path));
     // A PTX file from anywhere: nvJitLink runs in a worker. Without nvJitLink, the driver's
-    // linker compiles it in this process, as a library program does.
-    options.isolated_link = detail::nvjitlink_available();
+    // linker compiles it in this process, as a library program does. (Asked only for PTX: a C++
+    // compile's cache hit opens no compiler.)
+    options.isolated_link = source_type_of(args) == SourceType::ptx && detail::nvjitlink_available();
     return options;
-}
-
-SourceType source_type_of(const CompileArgs& args) {
-    if (!args.source_type.empty()) return args.source_type == "ptx" ? SourceType::ptx : SourceType::cxx;
-    return std::filesystem::path(args.source_path).extension() == ".ptx" ? SourceType::ptx
-                                                                         : SourceType::cxx;
 }
 
 // "sm_80,sm_90,compute_90" -> its targets; one arch (or none) -> itself.

@@ -26,40 +26,76 @@
 
 namespace cudacore {
 
-/// A flag shared by its copies: cancel() on any copy cancels them all, for good. Copying is
-/// cheap (a shared pointer); every member is thread-safe and never throws.
+/// A flag shared by its copies: cancel() on any copy cancels them all, for good. A default token
+/// allocates nothing until it is first copied, cancelled or asked for a child (a default
+/// CompileOptions costs nothing); then copying is a shared pointer's copy. Every member is
+/// thread-safe.
 class CancellationToken {
 public:
-    /// A token not cancelled, with no parent. Throws std::bad_alloc only.
-    CancellationToken() : state_(std::make_shared<State>()) {}
+    /// A token not cancelled, with no parent. Allocates nothing; never throws.
+    CancellationToken() noexcept = default;
+    /// A copy sharing `other`'s flag (made first where `other` had none). Throws std::bad_alloc.
+    CancellationToken(const CancellationToken& other) : state_(other.shared_state()) {}
+    /// Shares `other`'s flag from now on. Throws std::bad_alloc.
+    CancellationToken& operator=(const CancellationToken& other) {
+        state_.store(other.shared_state(), std::memory_order_release);
+        return *this;
+    }
+    /// Takes `other`'s flag (`other` is left a token of its own, not cancelled). Never throws.
+    CancellationToken(CancellationToken&& other) noexcept
+        : state_(other.state_.exchange(nullptr, std::memory_order_acq_rel)) {}
+    /// As the move constructor. Never throws.
+    CancellationToken& operator=(CancellationToken&& other) noexcept {
+        if (this != &other) state_.store(other.state_.exchange(nullptr, std::memory_order_acq_rel), std::memory_order_release);
+        return *this;
+    }
+    ~CancellationToken() = default;
 
     /// Cancels this token and its copies (and the tokens made by child() from them), for good.
-    /// The compiles using it throw CompileCancelled soon after. Thread-safe; never throws.
-    void cancel() const noexcept { state_->cancelled.store(true, std::memory_order_release); }
+    /// The compiles using it throw CompileCancelled soon after. Thread-safe; never throws (a
+    /// token that has no flag yet allocates one: out of memory there, the process ends).
+    void cancel() const noexcept { shared_state()->cancelled.store(true, std::memory_order_release); }
     /// Whether cancel() was called on this token, a copy of it or a parent of it. Thread-safe;
     /// never throws.
     bool is_cancelled() const noexcept {
-        for (const State* state = state_.get(); state; state = state->parent.get())
+        const std::shared_ptr<State> own = state_.load(std::memory_order_acquire);
+        for (const State* state = own.get(); state; state = state->parent.get())
             if (state->cancelled.load(std::memory_order_acquire)) return true;
         return false;
     }
     /// A new token cancelled when this one is (or when itself is cancelled): cancelling the child
     /// leaves this token as it was. compile_many uses one to stop the rest of its compiles after
-    /// a failure without touching the caller's token. Keeps this token's state alive.
+    /// a failure without touching the caller's token. Keeps this token's state alive. Throws
+    /// std::bad_alloc.
     CancellationToken child() const {
-        CancellationToken made;
-        made.state_->parent = state_;
-        return made;
+        auto made = std::make_shared<State>();
+        made->parent = shared_state();
+        CancellationToken token;
+        token.state_.store(std::move(made), std::memory_order_release);
+        return token;
     }
-    /// Whether the two share one flag (one is a copy of the other).
-    bool operator==(const CancellationToken& other) const noexcept { return state_ == other.state_; }
+    /// Whether the two share one flag (one is a copy of the other); two default tokens never
+    /// copied are equal only to themselves.
+    bool operator==(const CancellationToken& other) const noexcept {
+        if (this == &other) return true;
+        const std::shared_ptr<State> own = state_.load(std::memory_order_acquire);
+        return own && own == other.state_.load(std::memory_order_acquire);
+    }
 
 private:
     struct State {
         std::atomic<bool> cancelled{false};
         std::shared_ptr<const State> parent;
     };
-    std::shared_ptr<State> state_;
+    // The flag, made by the first copy, cancel() or child() where none is yet.
+    std::shared_ptr<State> shared_state() const {
+        std::shared_ptr<State> current = state_.load(std::memory_order_acquire);
+        if (current) return current;
+        auto made = std::make_shared<State>();
+        if (state_.compare_exchange_strong(current, made, std::memory_order_acq_rel)) return made;
+        return current;  // another thread made it first
+    }
+    mutable std::atomic<std::shared_ptr<State>> state_;
 };
 
 /// A compile given up because its CancellationToken was cancelled (its nvrtc_status() is

@@ -9,7 +9,7 @@
 #include "cache/project_search.hpp"
 #include "headers/include_lookups.hpp"
 #include "headers/standard_headers.hpp"
-#include "loader/compiler_apis.hpp"
+#include "code/compiler_identity.hpp"
 #include "loader/driver_api.hpp"
 #include "loader/nvvm_api.hpp"
 
@@ -85,30 +85,11 @@ std::string nvvm_version_or_none() {
     }
 }
 
-std::string nvrtc_version() {
-    try {
-        const auto& api = detail::nvrtc();
-        return std::to_string(api.major) + "." + std::to_string(api.minor);
-    } catch (const Error&) {
-        return "none";
-    }
-}
-
-std::string nvjitlink_version() {
-    if (!detail::nvjitlink_available()) return "none";
-    try {
-        const auto& api = detail::nvjitlink();
-        return std::to_string(api.major) + "." + std::to_string(api.minor);
-    } catch (const Error&) {
-        return "none";
-    }
-}
-
 }  // namespace
 
 namespace detail {
-std::string nvrtc_version_in_keys() { return nvrtc_version(); }
-std::string nvjitlink_version_in_keys() { return nvjitlink_version(); }
+std::string nvrtc_version_in_keys() { return compiler_version_in_keys(Compiler::nvrtc); }
+std::string nvjitlink_version_in_keys() { return compiler_version_in_keys(Compiler::nvjitlink); }
 }  // namespace detail
 
 std::string CacheKey::hex() const {
@@ -194,8 +175,9 @@ detail::SourceKey compute_key(const Program& program, CodeType target,
     hasher.field(std::to_string(name_expressions.size()));
     for (const auto& expression : name_expressions) hasher.field(expression);
     hasher.field(backend);
-    hasher.field(nvrtc_version());
-    hasher.field(nvjitlink_version());
+    // Named without opening NVRTC or nvJitLink where their files tell (a hit opens neither).
+    hasher.field(detail::nvrtc_version_in_keys());
+    hasher.field(detail::nvjitlink_version_in_keys());
     if (backend == "driver") hasher.field(std::to_string(detail::driver().driver_version));
     // Header bundles: by digest, in order (the first holding a name wins). Only when there are
     // some, so that the keys of programs without bundles stay as they were.

@@ -10,6 +10,7 @@
 #include "cache/project_search.hpp"
 #include "code/compile_request.hpp"
 #include "code/snapshot_compile.hpp"
+#include "code/compiler_identity.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
@@ -71,10 +72,21 @@ std::optional<ObjectCode> lookup(ProgramCache& cache, const CacheKey& key,
     }
 }
 
+// What a key made from the compilers' identity was made under (compiler_identity_generation),
+// or a key the caller made.
+constexpr unsigned callers_key = ~0u;
+
 // Stores `code`; false when the cache could not (reported: the code is good, only keeping it
-// failed).
+// failed), or when the key named another NVRTC or nvJitLink than the one opened since it was
+// made (compiler_identity.hpp: its file said another version than the library).
 bool store(ProgramCache& cache, const CacheKey& key, const ObjectCode& code,
-           const CacheWarningHandler& on_cache_error) {
+           const CacheWarningHandler& on_cache_error, unsigned key_generation) {
+    if (key_generation != callers_key && key_generation != detail::confirm_compiler_identity()) {
+        warn(WarningKind::not_cached, "compile_cached: code '" + code.name() +
+                                          "' compiled but not cached: the NVRTC or nvJitLink opened "
+                                          "is not the version its file named when the key was made");
+        return false;
+    }
     try {
         cache.put(key, code);
         return true;
@@ -176,7 +188,7 @@ std::shared_ptr<const detail::ProjectSearch> search_of(const Program& program) {
 ObjectCode get_or_compile_cancellable(ProgramCache& cache, const CacheKey& key,
                                       const std::function<ObjectCode()>& compile,
                                       const CacheWarningHandler& on_cache_error,
-                                      const Cancellation& cancellation) {
+                                      const Cancellation& cancellation, unsigned key_generation) {
     // One lookup per call, so that the caches' counters count the caller's lookups: the call is
     // in flight before it looks (a call that finds another in flight for the key shares its
     // outcome and looks up nothing), so no entry can be stored between its lookup and its turn.
@@ -188,7 +200,7 @@ ObjectCode get_or_compile_cancellable(ProgramCache& cache, const CacheKey& key,
         if (turn.cancelled) cancellation.throw_cancelled();
         if (turn.found) return *turn.found;
         ObjectCode code = counted_compile(compile);
-        store(cache, key, code, on_cache_error);
+        store(cache, key, code, on_cache_error, key_generation);
         return code;
     }, cancellation);
 }
@@ -199,7 +211,7 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
                           const std::function<ObjectCode()>& compile,
                           const CacheWarningHandler& on_cache_error) {
     return get_or_compile_cancellable(cache, key, compile, on_cache_error,
-                                      {CancellationToken{}, [] {}});
+                                      {CancellationToken{}, [] {}}, callers_key);
 }
 
 namespace detail {
@@ -285,7 +297,7 @@ bool same_code(const ObjectCode& code, const detail::CheckCompileResult& check) 
 // and a plain compile of the same inputs.
 ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType target,
                              const std::vector<std::string>& name_expressions, const detail::CodeKeys& keys,
-                             const CompileOptions& options) {
+                             const CompileOptions& options, unsigned key_generation) {
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
     const std::vector<HeaderBundle>& bundles = program.options().header_bundles;
     const bool declared = options.paths_and_clock_do_not_matter;
@@ -341,7 +353,7 @@ ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType tar
         }
     }
     if (declared) {
-        store(cache, keys.first, code, on_cache_error);
+        store(cache, keys.first, code, on_cache_error, key_generation);
         return code;
     }
     const detail::CheckCompileResult first = check.get();
@@ -369,7 +381,7 @@ ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType tar
     };
     if (agrees(first)) {
         const ObjectCode stored = kept();
-        store(cache, keys.first, stored, on_cache_error);
+        store(cache, keys.first, stored, on_cache_error, key_generation);
         return stored;
     }
     if (!first.compiled) return not_cached("its check compile could not be made (" + first.failure + ")");
@@ -377,8 +389,8 @@ ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType tar
         {keys.snapshot, bundles, name_expressions, target, true, false, &options.cancellation});
     if (agrees(second)) {
         const ObjectCode stored = kept();
-        if (store(cache, detail::path_bound_key(keys), stored, on_cache_error))
-            store(cache, keys.first, detail::path_bound_marker(), on_cache_error);
+        if (store(cache, detail::path_bound_key(keys), stored, on_cache_error, key_generation))
+            store(cache, keys.first, detail::path_bound_marker(), on_cache_error, key_generation);
         return stored;
     }
     if (!second.compiled) return not_cached("its check compile could not be made (" + second.failure + ")");
@@ -386,21 +398,31 @@ ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType tar
                       "the clock moved it came out otherwise; pass CompileOptions::extra_digest to cache it");
 }
 
+// What compile_cached found under the first key the Program remembers (remembered_lookup_key),
+// before working out the source key: nothing looked up, a miss, or a path-bound marker.
+struct RememberedLookup {
+    std::optional<CacheKey> key;  // looked up, where remembered
+    bool missed = false;
+};
+
 // compile_cached of a C++ program without extra_digest: the keys of its snapshot, a lookup, and
 // on a miss the compile from that snapshot (compile_and_store).
 ObjectCode compile_cached_cxx(ProgramCache& cache, Program& program, CodeType target,
                               const std::vector<std::string>& name_expressions, const detail::SourceKey& keyed,
-                              const CompileOptions& options) {
+                              const CompileOptions& options, const RememberedLookup& looked_up) {
     const CacheKey& source_key = keyed.key;
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
     const Cancellation cancellation = cancellation_of(program, target, options.cancellation);
     // A program whose snapshot reads no file has its first key remembered with the Program.
-    const std::optional<CacheKey> remembered = detail::remembered_first_key(program, source_key);
-    bool remembered_missed = false;
-    if (remembered) {
-        std::optional<ObjectCode> entry = lookup(cache, *remembered, on_cache_error);
-        if (entry && !detail::is_path_bound_marker(*entry)) return *entry;
-        remembered_missed = !entry;
+    std::optional<CacheKey> remembered = looked_up.key;
+    bool remembered_missed = looked_up.missed;
+    if (!remembered) {
+        remembered = detail::remembered_first_key(program, source_key);
+        if (remembered) {
+            std::optional<ObjectCode> entry = lookup(cache, *remembered, on_cache_error);
+            if (entry && !detail::is_path_bound_marker(*entry)) return *entry;
+            remembered_missed = !entry;
+        }
     }
     // The files as they are now, each read once: the key and the compile are made of those bytes.
     const std::shared_ptr<const detail::ProjectSearch> search = keyed.search ? keyed.search : search_of(program);
@@ -430,7 +452,7 @@ ObjectCode compile_cached_cxx(ProgramCache& cache, Program& program, CodeType ta
         CompileTurn turn = cache.await_compile_turn(source_key, lookup_code, options.cancellation);
         if (turn.cancelled) cancellation.throw_cancelled();
         if (turn.found) return *turn.found;
-        return compile_and_store(cache, program, target, name_expressions, keys, options);
+        return compile_and_store(cache, program, target, name_expressions, keys, options, keyed.compiler_generation);
     }, cancellation);
 }
 
@@ -449,29 +471,46 @@ std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
 ObjectCode compile_cached(Program& program, CodeType target, const std::vector<std::string>& name_expressions,
                           const CompileOptions& options) {
     // What Program::compile is given: the cancellation alone.
-    CompileOptions cancellable;
-    cancellable.cancellation = options.cancellation;
-    if (options.cache == nullptr) return program.compile(target, name_expressions, cancellable);
+    auto compile = [&] {
+        CompileOptions cancellable;
+        cancellable.cancellation = options.cancellation;
+        return program.compile(target, name_expressions, cancellable);
+    };
+    if (options.cache == nullptr) return compile();
     ProgramCache& cache = *options.cache;
     const detail::CudacoreRange range(tracing::CudacoreCategory::compile,
                                       [&] { return "compile_cached " + program.options().name; });
-    const detail::SourceKey keyed = detail::source_key(program, target, name_expressions);
-    const CacheKey& source_key = keyed.key;
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
+    const bool cxx = program.source_type() == SourceType::cxx;
+    // A hit on the key the Program remembers is one lookup: no hashing, no file read, no compiler.
+    RememberedLookup looked_up;
+    if (cxx && options.extra_digest.empty()) {
+        looked_up.key = detail::remembered_lookup_key(program, target, name_expressions);
+        if (looked_up.key) {
+            std::optional<ObjectCode> entry = lookup(cache, *looked_up.key, on_cache_error);
+            if (entry && !detail::is_path_bound_marker(*entry)) {
+                program.write_debug_source();  // code from the cache names it (if any)
+                return std::move(*entry);
+            }
+            looked_up.missed = !entry;
+        }
+    }
+    const unsigned generation = detail::compiler_identity_generation();
+    detail::SourceKey keyed = detail::source_key(program, target, name_expressions);
+    keyed.compiler_generation = generation;
+    const CacheKey& source_key = keyed.key;
     // Counted by get_or_compile, and below where it is called directly.
     // Code from the cache names its debug source file (if any): make sure it exists.
     program.write_debug_source();
-    auto compile = [&] { return program.compile(target, name_expressions, cancellable); };
     const Cancellation cancellation = cancellation_of(program, target, options.cancellation);
     if (!options.extra_digest.empty()) {
         return get_or_compile_cancellable(
             cache, extend_key(source_key, "cudacore-extra-digest-v1", {{"", options.extra_digest}}),
-            compile, on_cache_error, cancellation);
+            compile, on_cache_error, cancellation, generation);
     }
-    if (program.source_type() != SourceType::cxx) {  // PTX and NVVM IR include nothing
-        return get_or_compile_cancellable(cache, source_key, compile, on_cache_error, cancellation);
-    }
-    return compile_cached_cxx(cache, program, target, name_expressions, keyed, options);
+    if (!cxx)  // PTX and NVVM IR include nothing
+        return get_or_compile_cancellable(cache, source_key, compile, on_cache_error, cancellation, generation);
+    return compile_cached_cxx(cache, program, target, name_expressions, keyed, options, looked_up);
 }
 
 }  // namespace cudacore

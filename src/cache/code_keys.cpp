@@ -3,6 +3,7 @@
 #include "cache/program_key_memo.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "cudacore/compiler_flags.hpp"
+#include "cudacore/errors.hpp"
 
 #include <utility>
 
@@ -72,6 +73,17 @@ CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& sour
 std::optional<CacheKey> remembered_first_key(const Program& program, const CacheKey& source_key) {
     ProgramKeyMemo* memo = program_key_memo(program);
     return memo ? memo->first_key(source_key) : std::nullopt;
+}
+
+std::optional<CacheKey> remembered_lookup_key(const Program& program, CodeType target,
+                                              const std::vector<std::string>& name_expressions) {
+    ProgramKeyMemo* memo = program_key_memo(program);
+    if (!memo) return std::nullopt;
+    try {
+        return memo->lookup_key(target, name_expressions, key_context(program));
+    } catch (const Error&) {
+        return std::nullopt;  // the full path says why
+    }
 }
 
 CacheKey path_bound_key(const CodeKeys& keys) {

@@ -46,6 +46,13 @@ CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& sour
 // includes only the toolkit's headers, or none). nullopt otherwise.
 std::optional<CacheKey> remembered_first_key(const Program& program, const CacheKey& source_key);
 
+// The first key of `program` compiled to `target` with `name_expressions`, where the Program
+// remembers both its source key and that first key for the context now: what a hit looks up,
+// without hashing or reading a file. nullopt otherwise (also where the context cannot be read).
+// Thread-safe; never throws but std::bad_alloc.
+std::optional<CacheKey> remembered_lookup_key(const Program& program, CodeType target,
+                                              const std::vector<std::string>& name_expressions);
+
 // `base` extended by a `tag` and named fields (length-prefixed, so that no two run together):
 // the key of an entry that follows from another key.
 CacheKey extend_key(const CacheKey& base, std::string_view tag,

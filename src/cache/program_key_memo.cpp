@@ -2,6 +2,7 @@
 
 #include "code/debug_source.hpp"
 #include "cudacore/compiler_flags.hpp"
+#include "code/compiler_identity.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -34,6 +35,7 @@ ProgramKeyMemo* make_program_key_memo(ProgramKeyMemoSlot& slot) {
 
 KeyContext key_context(const Program& program) {
     KeyContext context;
+    context.compilers = compiler_identity_generation();
     const ProgramOptions& options = program.options();
     if (!options.arch)
         context.arch = current_device_arch(("program '" + options.name + "'").c_str());
@@ -68,6 +70,18 @@ void ProgramKeyMemo::remember_source_key(CodeType target, const std::vector<std:
         return known.target == target && known.names == names && known.context == context;
     });
     keep_last(source_keys_, std::move(entry), kept);
+}
+
+std::optional<CacheKey> ProgramKeyMemo::lookup_key(CodeType target, const std::vector<std::string>& names,
+                                                   const KeyContext& context) const {
+    std::lock_guard lock(mutex_);
+    for (const SourceKey& known : source_keys_) {
+        if (known.target != target || known.names != names || !(known.context == context)) continue;
+        for (const auto& [source, key] : first_keys_)
+            if (source == known.key) return key;
+        return std::nullopt;
+    }
+    return std::nullopt;
 }
 
 std::optional<CacheKey> ProgramKeyMemo::first_key(const CacheKey& source_key) const {

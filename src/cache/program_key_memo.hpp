@@ -32,6 +32,7 @@ struct KeyContext {
     std::string arch;          // the current device's arch, when options().arch is unset
     std::string cuda_home;     // $CUDA_HOME, when the toolkit's folders are on the include path
     std::string debug_folder;  // where the source is written, for a program with debug information
+    unsigned compilers = 0;    // compiler_identity_generation(): keys name the compilers opened
     bool operator==(const KeyContext&) const = default;
 };
 
@@ -49,6 +50,11 @@ public:
     // The first code key remembered under `source_key`, or nullopt.
     std::optional<CacheKey> first_key(const CacheKey& source_key) const;
     void remember_first_key(const CacheKey& source_key, const CacheKey& key);
+
+    // The first code key of these arguments in this context, where both keys are remembered:
+    // a hit's one question (one lock, no hashing).
+    std::optional<CacheKey> lookup_key(CodeType target, const std::vector<std::string>& names,
+                                       const KeyContext& context) const;
 
 private:
     static constexpr std::size_t kept = 16;  // entries per list, the oldest dropped first

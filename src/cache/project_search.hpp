@@ -40,6 +40,7 @@ std::shared_ptr<const ProjectSearch> project_search(const std::string& program_n
 struct SourceKey {
     CacheKey key;
     std::shared_ptr<const ProjectSearch> search;
+    unsigned compiler_generation = 0;  // compiler_identity_generation() before the key was made
 };
 SourceKey source_key(const Program& program, CodeType target,
                      const std::vector<std::string>& name_expressions);

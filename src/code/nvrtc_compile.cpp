@@ -265,9 +265,14 @@ void set_pch_heap_size(std::size_t size) {
 }
 
 std::size_t pch_heap_size() {
+    // NVRTC's own default (256 MiB), which nothing can have changed before NVRTC is opened: a
+    // cache hit asks without opening it.
+    constexpr std::size_t nvrtc_default = std::size_t{256} << 20;
+    const NvrtcApi* api = nvrtc_if_opened();
+    if (!api) return nvrtc_default;
     std::shared_lock lock(pch_heap_mutex());
     size_t size = 0;
-    if (nvrtc().nvrtcGetPCHHeapSize(&size) != NVRTC_SUCCESS) size = std::size_t{256} << 20;
+    if (api->nvrtcGetPCHHeapSize(&size) != NVRTC_SUCCESS) size = nvrtc_default;
     return size;
 }
 

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 
 namespace cudacore::detail {
@@ -34,8 +35,7 @@ void preload_nvrtc_builtins(const std::string& nvrtc_path, int major, int minor)
 
 NvrtcApi load_nvrtc() {
     NvrtcApi api;
-    LibrarySearch search{"NVRTC (libnvrtc.so.13)", "CUDACORE_NVRTC_PATH",
-                         compiler_library_candidates({"libnvrtc.so.13", "libnvrtc.so"})};
+    const LibrarySearch search = nvrtc_search();
     OpenedLibrary library = open_library(search);
     api.path = library.path;
     const std::string need = toolkit_needed();
@@ -55,8 +55,7 @@ NvrtcApi load_nvrtc() {
 
 NvJitLinkApi load_nvjitlink() {
     NvJitLinkApi api;
-    LibrarySearch search{"nvJitLink (libnvJitLink.so.13)", "CUDACORE_NVJITLINK_PATH",
-                         compiler_library_candidates({"libnvJitLink.so.13", "libnvJitLink.so"})};
+    const LibrarySearch search = nvjitlink_search();
     OpenedLibrary library = open_library(search);
     api.path = library.path;
     const std::string need = toolkit_needed();
@@ -82,15 +81,38 @@ NvJitLinkApi load_nvjitlink() {
 
 }  // namespace
 
+LibrarySearch nvrtc_search() {
+    return {"NVRTC (libnvrtc.so.13)", "CUDACORE_NVRTC_PATH",
+            compiler_library_candidates({"libnvrtc.so.13", "libnvrtc.so"})};
+}
+
+LibrarySearch nvjitlink_search() {
+    return {"nvJitLink (libnvJitLink.so.13)", "CUDACORE_NVJITLINK_PATH",
+            compiler_library_candidates({"libnvJitLink.so.13", "libnvJitLink.so"})};
+}
+
+namespace {
+std::atomic<const NvrtcApi*> opened_nvrtc{nullptr};
+std::atomic<const NvJitLinkApi*> opened_nvjitlink{nullptr};
+}  // namespace
+
 const NvrtcApi& nvrtc() {
     static const auto* loaded = new LoadedApi<NvrtcApi>(load_nvrtc);  // leaked: valid at exit
-    return loaded->get();
+    const NvrtcApi& api = loaded->get();
+    opened_nvrtc.store(&api, std::memory_order_release);
+    return api;
 }
+
+const NvrtcApi* nvrtc_if_opened() noexcept { return opened_nvrtc.load(std::memory_order_acquire); }
 
 const NvJitLinkApi& nvjitlink() {
     static const auto* loaded = new LoadedApi<NvJitLinkApi>(load_nvjitlink);  // leaked
-    return loaded->get();
+    const NvJitLinkApi& api = loaded->get();
+    opened_nvjitlink.store(&api, std::memory_order_release);
+    return api;
 }
+
+const NvJitLinkApi* nvjitlink_if_opened() noexcept { return opened_nvjitlink.load(std::memory_order_acquire); }
 
 bool nvjitlink_available() noexcept {
     try {

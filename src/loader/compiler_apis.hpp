@@ -1,7 +1,9 @@
-// NVRTC and nvJitLink, opened at run time on first use (toolkit soname, then $CUDA_HOME, then
-// /usr/local/cuda), once and thread-safely. CUDACORE_NVRTC_PATH / CUDACORE_NVJITLINK_PATH force
+// NVRTC and nvJitLink, opened at run time on first use (where: compiler_library_candidates),
+// once and thread-safely. CUDACORE_NVRTC_PATH / CUDACORE_NVJITLINK_PATH force
 // a path. Failures throw LoaderError, and the same error again on every later call.
 #pragma once
+
+#include "loader/dynamic_library.hpp"
 
 #include <nvJitLink.h>
 #include <nvrtc.h>
@@ -42,8 +44,16 @@ struct NvJitLinkApi {
     unsigned major = 0, minor = 0;
 };
 
+// Where each is looked for, and the variable that forces a path.
+LibrarySearch nvrtc_search();
+LibrarySearch nvjitlink_search();
+
 const NvrtcApi& nvrtc();
+// NVRTC where this process has opened it already, else nullptr (opens nothing). Never throws.
+const NvrtcApi* nvrtc_if_opened() noexcept;
 const NvJitLinkApi& nvjitlink();
+// nvJitLink where this process has opened it already, else nullptr (opens nothing). Never throws.
+const NvJitLinkApi* nvjitlink_if_opened() noexcept;
 bool nvjitlink_available() noexcept;
 
 // Throws CompilerApiError naming the call, the status and the object when status is not success.

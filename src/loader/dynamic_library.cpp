@@ -56,25 +56,15 @@ std::vector<std::string> toolkit_roots() {
     return roots;
 }
 
-std::vector<std::string> toolkit_library_candidates(const std::vector<std::string>& sonames) {
-    std::vector<std::string> candidates(sonames.begin(), sonames.end());
-    for (const auto& root : toolkit_roots()) {
-        for (const auto& soname : sonames) {
-            std::string path = root + "/lib64/" + soname;
-            bool seen = false;
-            for (const auto& c : candidates) seen = seen || c == path;
-            if (!seen) candidates.push_back(path);
-        }
-    }
-    return candidates;
-}
-
 std::vector<std::string> compiler_library_candidates(const std::vector<std::string>& sonames) {
     namespace fs = std::filesystem;
     const std::string& soname = sonames.front();
     std::vector<std::string> candidates;
     auto add_in = [&](const fs::path& folder) {
-        candidates.push_back((folder / soname).lexically_normal().string());
+        std::string path = (folder / soname).lexically_normal().string();
+        for (const auto& c : candidates)
+            if (c == path) return;
+        candidates.push_back(std::move(path));
     };
     std::error_code error;
     if (const fs::path exe = fs::read_symlink("/proc/self/exe", error); !error) {
@@ -92,7 +82,21 @@ std::vector<std::string> compiler_library_candidates(const std::vector<std::stri
             }
         }
     }
-    for (std::string& path : toolkit_library_candidates(sonames)) candidates.push_back(std::move(path));
+    // LD_LIBRARY_PATH's folders and the toolkit's by path, the sonames last (the loader's own
+    // search: run paths, its cache, the system's folders): a library found by path is identified
+    // by its file without being opened (compiler_identity.hpp).
+    if (const char* path = std::getenv("LD_LIBRARY_PATH"); path && *path) {
+        const std::string folders = path;
+        for (std::size_t start = 0; start <= folders.size();) {
+            std::size_t end = folders.find(':', start);
+            if (end == std::string::npos) end = folders.size();
+            // An empty entry is the working directory, as for the loader.
+            add_in(end > start ? fs::path(folders.substr(start, end - start)) : fs::current_path(error));
+            start = end + 1;
+        }
+    }
+    for (const auto& root : toolkit_roots()) add_in(fs::path(root) / "lib64");
+    for (const auto& name : sonames) candidates.push_back(name);
     return candidates;
 }
 

@@ -76,14 +76,11 @@ private:
 // the toolkit found at build time, /usr/local/cuda.
 std::vector<std::string> toolkit_roots();
 
-// Each soname, then each toolkit_roots() folder joined with lib64/soname (without repeats).
-std::vector<std::string> toolkit_library_candidates(const std::vector<std::string>& sonames);
-
-// Where an application ships NVRTC or nvJitLink, in order (docs/deployment.md): beside the
-// executable (its folder, then ../lib), then the NVIDIA wheels' lib folder (nvidia/cu13/lib) in
-// the Python environment $CUDACORE_PYTHON_PREFIX names (a prefix, a virtual environment or a
-// site-packages folder), then toolkit_library_candidates(). The folders are searched for the
-// first (versioned) soname.
+// Where NVRTC or nvJitLink is looked for, in order (docs/deployment.md): beside the executable
+// (its folder, then ../lib), the NVIDIA wheels' lib folder (nvidia/cu13/lib) in the Python
+// environment $CUDACORE_PYTHON_PREFIX names (a prefix, a virtual environment or a site-packages
+// folder), each LD_LIBRARY_PATH folder, each toolkit_roots() folder's lib64; the folders for the
+// first (versioned) soname. Then each soname, for the loader's own search.
 std::vector<std::string> compiler_library_candidates(const std::vector<std::string>& sonames);
 
 }  // namespace cudacore::detail

@@ -178,19 +178,28 @@ TEST(Loader, CompilersFromTheWheelsOfAPythonEnvironment) {
 
 TEST(Loader, CompilerCandidatesPutTheApplicationFirst) {
     // What a failed search lists as tried, in order: the executable's folder, its ../lib, the
-    // Python environment's wheel folder, then the sonames and the toolkit.
-    cudacore::test::TempDir venv;
-    ::setenv("CUDACORE_PYTHON_PREFIX", venv.path().c_str(), 1);
+    // Python environment's wheel folder, LD_LIBRARY_PATH's folders, the toolkit's lib64, then the
+    // sonames (the loader's own search) last: every candidate but those is a path, identified by
+    // its file without opening it.
+    cudacore::test::TempDir venv, first, second, home;
+    cudacore::test::ScopedEnv prefix("CUDACORE_PYTHON_PREFIX", venv.path().c_str());
+    const std::string library_path = first.path().string() + ":" + second.path().string();
+    cudacore::test::ScopedEnv ld("LD_LIBRARY_PATH", library_path.c_str());
+    cudacore::test::ScopedEnv cuda_home("CUDA_HOME", home.path().c_str());
     const auto candidates = cudacore::detail::compiler_library_candidates(
         {"libnvrtc.so.13", "libnvrtc.so"});
-    ::unsetenv("CUDACORE_PYTHON_PREFIX");
     const auto exe = std::filesystem::read_symlink("/proc/self/exe").parent_path();
-    ASSERT_GE(candidates.size(), 5u);
+    ASSERT_GE(candidates.size(), 8u);
     EXPECT_EQ(candidates[0], (exe / "libnvrtc.so.13").lexically_normal().string());
     EXPECT_EQ(candidates[1], (exe.parent_path() / "lib" / "libnvrtc.so.13").string());
     EXPECT_EQ(candidates[2], (venv.path() / "nvidia/cu13/lib/libnvrtc.so.13").string());
-    EXPECT_EQ(candidates[3], "libnvrtc.so.13");
-    EXPECT_EQ(candidates[4], "libnvrtc.so");
+    EXPECT_EQ(candidates[3], (first.path() / "libnvrtc.so.13").string());
+    EXPECT_EQ(candidates[4], (second.path() / "libnvrtc.so.13").string());
+    EXPECT_EQ(candidates[5], (home.path() / "lib64/libnvrtc.so.13").string());
+    EXPECT_EQ(candidates[candidates.size() - 2], "libnvrtc.so.13");
+    EXPECT_EQ(candidates.back(), "libnvrtc.so");
+    for (std::size_t i = 0; i + 2 < candidates.size(); ++i)
+        EXPECT_NE(candidates[i].find('/'), std::string::npos) << candidates[i];
 }
 
 }  // namespace

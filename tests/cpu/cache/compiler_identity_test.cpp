@@ -1,0 +1,134 @@
+// A cache hit names the compilers without opening them (code/compiler_identity.hpp): a disk hit in
+// a fresh process maps neither libnvrtc nor libnvJitLink, a library file whose name carries no
+// version is opened once and then remembered by its identity (a changed file is opened again), and
+// a file whose name says another version than the library answers stores nothing under the keys
+// made from that name.
+#include "test_support.hpp"
+
+#include "code/compiler_identity.hpp"
+#include "loader/compiler_apis.hpp"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+namespace {
+
+using namespace cudacore;
+namespace fs = std::filesystem;
+
+const char* const kernel_source = R"(
+#include <cuda/std/cstdint>
+#include "scale.h"
+extern "C" __global__ void scaled(cuda::std::int32_t* out) { *out = SCALE * 3; }
+)";
+
+struct ProbeRun {
+    bool hit = false;
+    bool nvrtc = false;
+    bool nvjitlink = false;
+    std::string bytes;
+    std::string err;
+};
+
+class CompilerIdentity : public ::testing::Test {
+protected:
+    void SetUp() override {
+        fs::create_directories(dir.path() / "include");
+        std::ofstream(dir.path() / "kernel.cu") << kernel_source;
+        std::ofstream(dir.path() / "include" / "scale.h") << "#define SCALE 7\n";
+        env["CUDACORE_CACHE_DIR"] = (dir.path() / "cache").string();
+    }
+    ProbeRun probe() {
+        const test::ProcessResult result = test::run_process(
+            {test::helper_path("cache_hit_maps_probe").string(), (dir.path() / "cache").string(),
+             (dir.path() / "kernel.cu").string(), (dir.path() / "include").string()},
+            env, {.timeout_seconds = 300});
+        EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+        ProbeRun run;
+        run.hit = result.out.rfind("hit\n", 0) == 0;
+        run.nvrtc = result.out.find("mapped libnvrtc\n") != std::string::npos;
+        run.nvjitlink = result.out.find("mapped libnvJitLink\n") != std::string::npos;
+        const std::size_t bytes = result.out.find("bytes ");
+        run.bytes = bytes == std::string::npos ? "" : result.out.substr(bytes);
+        run.err = result.err;
+        return run;
+    }
+    // A copy of the library NVRTC (or nvJitLink) opens from, named `name` in this test's folder,
+    // which the probe is told to open.
+    fs::path copy_library(bool nvrtc, const std::string& name) {
+        const std::string opened = nvrtc ? detail::nvrtc().path : detail::nvjitlink().path;
+        const fs::path from = fs::canonical(opened);
+        const fs::path to = dir.path() / "lib" / name;
+        fs::create_directories(to.parent_path());
+        fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+        env[nvrtc ? "CUDACORE_NVRTC_PATH" : "CUDACORE_NVJITLINK_PATH"] = to.string();
+        return to;
+    }
+    test::TempDir dir;
+    std::map<std::string, std::string> env;
+};
+
+TEST_F(CompilerIdentity, ADiskHitInAFreshProcessOpensNeitherCompiler) {
+    const ProbeRun miss = probe();
+    ASSERT_FALSE(miss.hit) << miss.err;
+    EXPECT_TRUE(miss.nvrtc) << "a miss compiles: the probe must see NVRTC mapped";
+    for (int run = 0; run < 5; ++run) {
+        const ProbeRun hit = probe();
+        ASSERT_TRUE(hit.hit) << hit.err;
+        EXPECT_FALSE(hit.nvrtc) << "run " << run << ": a hit mapped libnvrtc";
+        EXPECT_FALSE(hit.nvjitlink) << "run " << run << ": a hit mapped libnvJitLink";
+        EXPECT_EQ(hit.bytes, miss.bytes);
+    }
+}
+
+TEST_F(CompilerIdentity, AFileWithoutAVersionInItsNameIsOpenedOnceThenKnownByItsIdentity) {
+    copy_library(true, "libnvrtc.so.13");
+    copy_library(false, "libnvJitLink.so.13");
+    const fs::path versions = dir.path() / "cache" / "compiler-versions";
+    ASSERT_FALSE(probe().hit);
+    ASSERT_TRUE(fs::exists(versions)) << "the miss remembers the versions of the files it opened";
+    const ProbeRun hit = probe();
+    ASSERT_TRUE(hit.hit) << hit.err;
+    EXPECT_FALSE(hit.nvrtc);
+    EXPECT_FALSE(hit.nvjitlink);
+    // Without what was remembered, the hit opens the libraries to ask them, and remembers again.
+    fs::remove(versions);
+    const ProbeRun asked = probe();
+    ASSERT_TRUE(asked.hit) << asked.err;
+    EXPECT_TRUE(asked.nvrtc);
+    EXPECT_TRUE(fs::exists(versions));
+    EXPECT_FALSE(probe().nvrtc);
+    // A file written again (its change time moves, whatever its modification time says) is
+    // another file: opened again.
+    copy_library(true, "libnvrtc.so.13");
+    const ProbeRun changed = probe();
+    ASSERT_TRUE(changed.hit) << changed.err;
+    EXPECT_TRUE(changed.nvrtc);
+}
+
+TEST_F(CompilerIdentity, ANameThatSaysAnotherVersionStoresNothingUnderItsKeys) {
+    // The name says 13.99; the library answers its own version when the miss opens it.
+    copy_library(true, "libnvrtc.so.13.99.1");
+    for (int run = 0; run < 2; ++run) {
+        const ProbeRun miss = probe();
+        EXPECT_FALSE(miss.hit) << "run " << run;
+        EXPECT_NE(miss.err.find("not cached"), std::string::npos) << miss.err;
+        EXPECT_NE(miss.err.find("not the version its file named"), std::string::npos) << miss.err;
+    }
+}
+
+TEST(CompilerVersionFromName, ReadsMajorAndMinorAfterSo) {
+    EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.13.0.88"), "13.0");
+    EXPECT_EQ(detail::version_from_library_name("libnvJitLink.so.13.1"), "13.1");
+    EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.13"), "");
+    EXPECT_EQ(detail::version_from_library_name("libnvrtc.so"), "");
+    EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.13.x"), "");
+    EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.13."), "");
+    EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.1a.2"), "");
+}
+
+}  // namespace
