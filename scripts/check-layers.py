@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The layer check: every #include in src/ and include/cudacore/ stays in its layer or goes to one
 the layer may use (src/layers.txt, the one statement of the layers), the layers' graph has no
-cycle but the one declared pair, the public headers include each other without cycles, every
+cycle, the public headers include each other without cycles, every
 source file listed in src/sources.cmake sits in the folder of the list that names it, and the
 table of docs/layout.md names the layers in the file's order with the layers each uses.
 
@@ -56,20 +56,19 @@ def may_use(layers):
 
 
 def layer_cycles(layers):
-    """The cycles of the layers' graph beyond a pair that names each other (code and headers),
-    and the layers that name one below them in the file's order is not kept (a use of a layer
-    listed later, outside such a pair)."""
+    """The cycles of the layers' graph (none is allowed), and each use of a layer listed later in
+    the file (which lists the lowest layers first)."""
     problems = []
     order = list(layers)
     for name, used in layers.items():
         for other in used:
-            if order.index(other) > order.index(name) and name not in layers[other]:
+            if order.index(other) > order.index(name):
                 problems.append(f"{name} uses {other}, listed after it: the file lists the "
                                 f"lowest layers first")
     allowed = may_use(layers)
     for name in layers:
-        looped = sorted(o for o in allowed[name] if name in allowed[o])
-        if len(looped) > 1 or (looped and name not in layers[looped[0]]):
+        looped = sorted(o for o in allowed[name] if name in allowed[o] and o != name)
+        if looped:
             problems.append(f"{name} is in a cycle of layers with {', '.join(looped)}")
     return problems
 

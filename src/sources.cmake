@@ -56,11 +56,18 @@ set(CUDACORE_CODE_SOURCES
   src/code/fatbin.cpp
   src/code/object_code_identity.cpp
   src/code/kernel_parameter_count.cpp
-  src/code/code_validation.cpp)
-# Headers: what a C++ compile reads (the header trace, the include search, the snapshot a cached
-# compile is given from memory), header bundles and their folders, PCH folders. Beside code: each uses the other.
+  src/code/code_validation.cpp
+  src/code/header_trace.cpp
+  src/code/header_bundle_code.cpp
+  src/code/cache_key.cpp
+  src/code/path_key.cpp
+  src/code/project_search.cpp
+  src/code/program_key_memo.cpp
+  src/code/code_keys.cpp
+  src/code/checked_compile.cpp)
+# Headers: what a C++ compile reads (the include search, the snapshot a cached compile is given
+# from memory), header bundles and their folders, PCH folders. Below code, which compiles.
 set(CUDACORE_HEADERS_SOURCES
-  src/headers/header_trace.cpp
   src/headers/pch_directory.cpp
   src/headers/include_directives.cpp
   src/headers/header_bundle.cpp
@@ -72,7 +79,6 @@ set(CUDACORE_HEADERS_SOURCES
   src/headers/include_lookups.cpp
   src/headers/compile_snapshot.cpp)
 set(CUDACORE_CACHE_SOURCES
-  src/cache/cache_key.cpp
   src/cache/memory_program_cache.cpp
   src/cache/disk_program_cache.cpp
   src/cache/disk_cache_opening.cpp
@@ -84,10 +90,6 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/disk_maintenance.cpp
   src/cache/shard_counters.cpp
   src/cache/cached_compile.cpp
-  src/cache/code_keys.cpp
-  src/cache/path_key.cpp
-  src/cache/project_search.cpp
-  src/cache/program_key_memo.cpp
   src/cache/compile_many.cpp
   src/cache/fatbin_compile.cpp
   src/cache/remote_cache_options.cpp

@@ -9,7 +9,8 @@ OPERATIONS = [
     ("memory_cache_hit_cuda_std", "memory cache hit, <cuda/std>"),
     ("disk_cache_hit_cuda_std", "disk cache hit, <cuda/std>"),
     ("object_code_from_bytes", "ObjectCode from cubin bytes"),
-    ("get_kernel_first", "first get_kernel (load)"),
+    ("get_kernel_first", "first get_kernel (load), cubin bytes from elsewhere"),
+    ("get_kernel_first_compiled", "first get_kernel (load), code compiled in this process"),
     ("get_kernel_repeated", "repeated get_kernel"),
     ("launch_empty_enqueue", "launch empty kernel (enqueue)"),
     ("launch_8_args_enqueue", "launch 8-argument kernel (enqueue)"),
@@ -25,8 +26,8 @@ OPERATIONS = [
     ("compile_cuda_std_second_kernel", "compile a second <cuda/std> kernel (same headers)"),
 ]
 GPU_OPERATIONS = {
-    "get_kernel_first", "get_kernel_repeated", "launch_empty_enqueue", "launch_8_args_enqueue",
-    "launch_sync_roundtrip", "event_create", "event_create_destroy", "event_elapsed_time",
+    "get_kernel_first", "get_kernel_first_compiled", "get_kernel_repeated", "launch_empty_enqueue",
+    "launch_8_args_enqueue", "launch_sync_roundtrip", "event_create", "event_create_destroy", "event_elapsed_time",
     "alloc_free_1mib", "slice_copy_64kib", "pointer_attributes",
 }
 SYSTEMS = ["raw", "cudacore", "cuda.core", "CuPy"]
@@ -41,6 +42,7 @@ PLANS = {
     "disk_cache_hit_cuda_std": (20, 300),
     "object_code_from_bytes": (10, 300),
     "get_kernel_first": (5, 200),
+    "get_kernel_first_compiled": (3, 60),
     "get_kernel_repeated": (5, 300),
     "launch_empty_enqueue": (10, 300),
     "launch_8_args_enqueue": (10, 300),

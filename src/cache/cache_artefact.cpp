@@ -6,7 +6,7 @@
 
 #include "cache/cached_entry.hpp"
 #include "cache/remote_entry.hpp"
-#include "code/serialized_file.hpp"
+#include "support/serialized_file.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cudacore_trace.hpp"
 

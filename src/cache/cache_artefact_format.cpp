@@ -9,7 +9,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/version.hpp"
 
-#include "cache/key_versions.hpp"
+#include "code/key_versions.hpp"
 #include "cache/sha256_seal.hpp"
 #include "code/decode_cost.hpp"
 #include "code/serialized_parts.hpp"

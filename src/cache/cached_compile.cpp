@@ -6,10 +6,10 @@
 #include "cache/activity_counters.hpp"
 #include "cache/cancellable_wait.hpp"
 #include "cache/cached_entry.hpp"
-#include "cache/code_keys.hpp"
-#include "cache/project_search.hpp"
+#include "code/code_keys.hpp"
+#include "code/project_search.hpp"
 #include "code/compile_request.hpp"
-#include "code/snapshot_compile.hpp"
+#include "code/checked_compile.hpp"
 #include "code/compiler_identity.hpp"
 
 #include "cudacore/errors.hpp"
@@ -121,10 +121,8 @@ struct Cancellation {
     }
 };
 
-Cancellation cancellation_of(const Program& program, CodeType target, const CancellationToken& token) {
-    return {token, [&program, target] {
-                throw CompileCancelled(program.options().name, program.flags(target), program.backend());
-            }};
+Cancellation cancellation_of(const detail::ProgramKeys& keys, const CancellationToken& token) {
+    return {token, [&keys] { throw CompileCancelled(keys.name, keys.flags, keys.backend); }};
 }
 
 // The result of another thread's compile of the same key, waited for while reading the token:
@@ -178,11 +176,6 @@ ObjectCode single_flight(ProgramCache& cache, const CacheKey& key,
     }
 }
 
-// From the NVRTC flags of the options (the include folders do not depend on the target).
-std::shared_ptr<const detail::ProjectSearch> search_of(const Program& program) {
-    return detail::project_search(program.options().name, nvrtc_flags(program.options()));
-}
-
 // get_or_compile for a compile `cancellation` gives up (a waiter whose own token is not
 // cancelled never shares another's cancellation).
 ObjectCode get_or_compile_cancellable(ProgramCache& cache, const CacheKey& key,
@@ -224,7 +217,7 @@ std::optional<CachedEntry> entry_of_keys(ProgramCache& cache, const CodeKeys& ke
     std::optional<ObjectCode> entry = lookup(cache, keys.first, on_cache_error);
     if (!entry) return std::nullopt;
     if (!is_path_bound_marker(*entry)) return CachedEntry{std::move(*entry), keys.first, std::nullopt};
-    const CacheKey bound = path_bound_key(keys);
+    const CacheKey& bound = keys.path_bound;
     std::optional<ObjectCode> code = lookup(cache, bound, on_cache_error);
     if (!code || is_path_bound_marker(*code)) return std::nullopt;
     return CachedEntry{std::move(*code), bound, keys.first};
@@ -235,25 +228,14 @@ std::optional<CachedEntry> entry_of_keys(ProgramCache& cache, const CodeKeys& ke
 std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program& program, CodeType target,
                                              const CacheKey& source_key, const CompileOptions& options,
                                              std::shared_ptr<const ProjectSearch> search) {
-    const CacheWarningHandler& on_cache_error = options.on_cache_error;
-    auto entry_at = [&](const CacheKey& key) -> std::optional<CachedEntry> {
-        std::optional<ObjectCode> code = lookup(cache, key, on_cache_error);
-        if (!code) return std::nullopt;
-        return CachedEntry{std::move(*code), key, std::nullopt};
-    };
-    if (!options.extra_digest.empty())
-        return entry_at(extend_key(source_key, "cudacore-extra-digest-v1", {{"", options.extra_digest}}));
-    if (program.source_type() != SourceType::cxx) return entry_at(source_key);
-    // A program whose snapshot reads no file has its first key remembered with the Program.
-    if (const std::optional<CacheKey> first = remembered_first_key(program, source_key)) {
-        std::optional<ObjectCode> entry = lookup(cache, *first, on_cache_error);
-        if (!entry) return std::nullopt;
-        if (!is_path_bound_marker(*entry)) return CachedEntry{std::move(*entry), *first, std::nullopt};
+    const ProgramKeys keys = program_keys(program, target, SourceKey{source_key, std::move(search)}, options.extra_digest);
+    if (keys.code) {
+        if (!keys.code->snapshot.refusal.empty()) return std::nullopt;  // compiled from the files, never cached
+        return entry_of_keys(cache, *keys.code, options.on_cache_error);
     }
-    if (!search) search = search_of(program);
-    const CodeKeys keys = code_keys(program, target, source_key, *search);
-    if (!keys.snapshot.refusal.empty()) return std::nullopt;  // compiled from the files, never cached
-    return entry_of_keys(cache, keys, on_cache_error);
+    std::optional<ObjectCode> code = lookup(cache, keys.lookup, options.on_cache_error);
+    if (!code) return std::nullopt;
+    return CachedEntry{std::move(*code), keys.lookup, std::nullopt};
 }
 
 bool leads_to_other_entry(const ObjectCode& entry) { return is_path_bound_marker(entry); }
@@ -270,132 +252,32 @@ std::optional<ObjectCode> find_code(ProgramCache& cache, const Program& program,
     return std::move(entry->code);
 }
 
-// The other spelling of `folder` a check compile uses: other bytes and another length, so that
-// code that names the folder, its length or any part of it comes out otherwise.
-std::string other_spelling(const std::string& folder, std::string_view tag) {
-    std::string other = "/.cudacore-check-" + std::string(tag);
-    while (other.size() <= folder.size() + 3) other += 'q';
-    if (other.size() == folder.size()) other += 'q';
-    return other;
-}
-
-// Whether `code` (made in this process) is what the check compile made, but for the process ids
-// NVRTC writes into internal names.
-bool same_code(const ObjectCode& code, const detail::CheckCompileResult& check) {
-    return check.compiled && code.symbol_map() == check.symbols &&
-           detail::same_code_but_unit_ids(code.code(), static_cast<long>(::getpid()), check.code,
-                                             check.process_id);
-}
-
-// Compiles a C++ program from `keys.snapshot` while this process holds its compile turn, and
-// stores it under the key the check compile allows: the first key (the same code under other
-// spellings of the folders, in another working directory and at another time), the path-bound key
-// (the same code at another time only), or none (the code depends on the clock), with a warning
-// that says why.
-// Long because: the compile, the check compile beside it, and the second check are one sequence.
-// Only NVRTC's translation unit id (same_code_but_unit_ids) may differ between the code returned
-// and a plain compile of the same inputs.
+// Compiles a C++ program from its snapshot while this process holds its compile turn
+// (detail::compile_checked: beside the check compiles), and stores it under the key the checks
+// allow, or warns why it is not cached.
 ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType target,
-                             const std::vector<std::string>& name_expressions, const detail::CodeKeys& keys,
-                             const CompileOptions& options, unsigned key_generation) {
+                             const std::vector<std::string>& name_expressions, const detail::ProgramKeys& keys,
+                             const CompileOptions& options) {
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
-    const std::vector<HeaderBundle>& bundles = program.options().header_bundles;
-    const bool declared = options.paths_and_clock_do_not_matter;
-    std::vector<detail::Respelling> moved_folders;
-    for (const auto& folder : keys.folders)
-        moved_folders.push_back({folder.from, other_spelling(folder.from, moved_folders.empty() ? "p" : "s")});
-    const detail::CompileSnapshot moved = declared ? detail::CompileSnapshot{} : respelled(keys.snapshot, moved_folders);
-    std::future<detail::CheckCompileResult> check;
-    if (!declared) {
-        check = std::async(std::launch::async, [&] {
-            return detail::run_check_compile(
-                {moved, bundles, name_expressions, target, true, true, &options.cancellation});
-        });
+    const unsigned generation = keys.source.compiler_generation;
+    detail::CheckedCompile checked = counted_compile([&] {
+        return detail::compile_checked(program, target, name_expressions, *keys.code,
+                                       options.paths_and_clock_do_not_matter, options.cancellation);
+    });
+    switch (checked.stored_under) {
+        case detail::StoredUnder::first_key:
+            store(cache, keys.code->first, checked.code, on_cache_error, generation);
+            break;
+        case detail::StoredUnder::path_bound:
+            if (store(cache, keys.code->path_bound, checked.code, on_cache_error, generation))
+                store(cache, keys.code->first, detail::path_bound_marker(), on_cache_error, generation);
+            break;
+        case detail::StoredUnder::nowhere:
+            warn(WarningKind::not_cached, "compile_cached: program '" + keys.name +
+                                              "' compiled but not cached: " + checked.why);
+            break;
     }
-    // One file under two names: the compile from memory is kept only where the compile from the
-    // files agrees (which of the names NVRTC meets first decides its __FILE__).
-    std::future<std::optional<std::string>> from_files;
-    if (!keys.snapshot.aliased.empty()) {
-        from_files = std::async(std::launch::async, [copy = program, target, &name_expressions,
-                                                     token = &options.cancellation]() mutable {
-            try {
-                return std::optional<std::string>(std::string(
-                    detail::ProgramInternals::compile_cxx(copy, target, name_expressions, false, token).code()));
-            } catch (const CompileError&) {
-                return std::optional<std::string>();
-            }
-        });
-    }
-    std::optional<ObjectCode> compiled;
-    try {
-        compiled = counted_compile([&] {
-            return detail::compile_from_snapshot(program, target, name_expressions, keys.snapshot,
-                                                 &options.cancellation);
-        });
-    } catch (...) {
-        if (check.valid()) check.wait();
-        if (from_files.valid()) from_files.wait();
-        throw;
-    }
-    const ObjectCode code = std::move(*compiled);
-    auto not_cached = [&](const std::string& why) {
-        warn(WarningKind::not_cached, "compile_cached: program '" + program.options().name +
-                                          "' compiled but not cached: " + why);
-        return code;
-    };
-    if (from_files.valid()) {
-        const std::optional<std::string> plain = from_files.get();
-        const long here = static_cast<long>(::getpid());
-        if (!plain || !detail::same_code_but_unit_ids(*plain, here, code.code(), here)) {
-            if (check.valid()) check.wait();
-            return not_cached(keys.snapshot.aliased + " are one file, and the compile from memory "
-                              "differs from the compile from the files");
-        }
-    }
-    if (declared) {
-        store(cache, keys.first, code, on_cache_error, key_generation);
-        return code;
-    }
-    const detail::CheckCompileResult first = check.get();
-    if (options.cancellation.is_cancelled())
-        throw CompileCancelled(program.options().name, program.flags(target), program.backend());
-    // A check is compared with this process's code, or, where it ran in a process whose id has
-    // another number of digits (NVRTC writes the id into internal names, whose lengths then
-    // differ), with the same inputs compiled unmoved in the compile worker, whose code is then the
-    // one kept.
-    std::optional<detail::CheckCompileResult> unmoved;
-    auto digits = [](long id) { return std::to_string(id).size(); };
-    auto agrees = [&](const detail::CheckCompileResult& check) {
-        if (!check.compiled) return false;
-        if (digits(check.process_id) == digits(static_cast<long>(::getpid()))) return same_code(code, check);
-        if (!unmoved)
-            unmoved = detail::run_check_compile(
-                {keys.snapshot, bundles, name_expressions, target, false, false, &options.cancellation});
-        return unmoved->compiled && unmoved->symbols == check.symbols &&
-               digits(unmoved->process_id) == digits(check.process_id) &&
-               detail::same_code_but_unit_ids(unmoved->code, unmoved->process_id, check.code, check.process_id);
-    };
-    auto kept = [&] {
-        return unmoved ? ObjectCode::from_bytes(target, unmoved->code, program.options().name, unmoved->symbols)
-                       : code;
-    };
-    if (agrees(first)) {
-        const ObjectCode stored = kept();
-        store(cache, keys.first, stored, on_cache_error, key_generation);
-        return stored;
-    }
-    if (!first.compiled) return not_cached("its check compile could not be made (" + first.failure + ")");
-    const detail::CheckCompileResult second = detail::run_check_compile(
-        {keys.snapshot, bundles, name_expressions, target, true, false, &options.cancellation});
-    if (agrees(second)) {
-        const ObjectCode stored = kept();
-        if (store(cache, detail::path_bound_key(keys), stored, on_cache_error, key_generation))
-            store(cache, keys.first, detail::path_bound_marker(), on_cache_error, key_generation);
-        return stored;
-    }
-    if (!second.compiled) return not_cached("its check compile could not be made (" + second.failure + ")");
-    return not_cached("its code depends on the clock (__DATE__ or __TIME__): compiled with "
-                      "the clock moved it came out otherwise; pass CompileOptions::extra_digest to cache it");
+    return std::move(checked.code);
 }
 
 // What compile_cached found under the first key the Program remembers (remembered_lookup_key),
@@ -405,54 +287,40 @@ struct RememberedLookup {
     bool missed = false;
 };
 
-// compile_cached of a C++ program without extra_digest: the keys of its snapshot, a lookup, and
-// on a miss the compile from that snapshot (compile_and_store).
+// compile_cached of a C++ program without extra_digest, from its keys: a lookup, and on a miss
+// the compile from its snapshot (compile_and_store).
 ObjectCode compile_cached_cxx(ProgramCache& cache, Program& program, CodeType target,
-                              const std::vector<std::string>& name_expressions, const detail::SourceKey& keyed,
-                              const CompileOptions& options, const RememberedLookup& looked_up) {
-    const CacheKey& source_key = keyed.key;
+                              const std::vector<std::string>& name_expressions, const detail::ProgramKeys& keys,
+                              const CompileOptions& options, const RememberedLookup& looked_up,
+                              const Cancellation& cancellation) {
+    const detail::CodeKeys& code_keys = *keys.code;
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
-    const Cancellation cancellation = cancellation_of(program, target, options.cancellation);
-    // A program whose snapshot reads no file has its first key remembered with the Program.
-    std::optional<CacheKey> remembered = looked_up.key;
-    bool remembered_missed = looked_up.missed;
-    if (!remembered) {
-        remembered = detail::remembered_first_key(program, source_key);
-        if (remembered) {
-            std::optional<ObjectCode> entry = lookup(cache, *remembered, on_cache_error);
-            if (entry && !detail::is_path_bound_marker(*entry)) return *entry;
-            remembered_missed = !entry;
-        }
-    }
-    // The files as they are now, each read once: the key and the compile are made of those bytes.
-    const std::shared_ptr<const detail::ProjectSearch> search = keyed.search ? keyed.search : search_of(program);
-    const detail::CodeKeys keys = detail::code_keys(program, target, source_key, *search);
-    if (!keys.snapshot.refusal.empty()) {
+    if (!code_keys.snapshot.refusal.empty()) {
         CompileOptions cancellable;
         cancellable.cancellation = options.cancellation;
         ObjectCode code = counted_compile([&] { return program.compile(target, name_expressions, cancellable); });
-        warn(WarningKind::not_cached, "compile_cached: program '" + program.options().name +
-                                          "' compiled but not cached: " + keys.snapshot.refusal +
+        warn(WarningKind::not_cached, "compile_cached: program '" + keys.name +
+                                          "' compiled but not cached: " + code_keys.snapshot.refusal +
                                           "; pass CompileOptions::extra_digest to cache it");
         return code;
     }
-    if (!(remembered_missed && keys.first == *remembered)) {  // else looked up just now
-        if (auto hit = detail::entry_of_keys(cache, keys, on_cache_error)) return std::move(hit->code);
+    if (!(looked_up.missed && code_keys.first == *looked_up.key)) {  // else looked up just now
+        if (auto hit = detail::entry_of_keys(cache, code_keys, on_cache_error)) return std::move(hit->code);
     }
     auto lookup_code = [&]() -> std::optional<ObjectCode> {
-        std::optional<detail::CachedEntry> entry = detail::entry_of_keys(cache, keys, on_cache_error);
+        std::optional<detail::CachedEntry> entry = detail::entry_of_keys(cache, code_keys, on_cache_error);
         if (!entry) return std::nullopt;
         return std::move(entry->code);
     };
-    return single_flight(cache, keys.first, [&]() -> ObjectCode {
+    return single_flight(cache, code_keys.first, [&]() -> ObjectCode {
         if (auto hit = lookup_code()) return *hit;
         // Another process may be compiling it: wait for its entry, or hold the lease (released
         // when this returns, after the stores below).
         // The lease is the program's (its source key), as other processes of any version ask it.
-        CompileTurn turn = cache.await_compile_turn(source_key, lookup_code, options.cancellation);
+        CompileTurn turn = cache.await_compile_turn(keys.source.key, lookup_code, options.cancellation);
         if (turn.cancelled) cancellation.throw_cancelled();
         if (turn.found) return *turn.found;
-        return compile_and_store(cache, program, target, name_expressions, keys, options, keyed.compiler_generation);
+        return compile_and_store(cache, program, target, name_expressions, keys, options);
     }, cancellation);
 }
 
@@ -481,36 +349,24 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
     const detail::CudacoreRange range(tracing::CudacoreCategory::compile,
                                       [&] { return "compile_cached " + program.options().name; });
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
-    const bool cxx = program.source_type() == SourceType::cxx;
     // A hit on the key the Program remembers is one lookup: no hashing, no file read, no compiler.
     RememberedLookup looked_up;
-    if (cxx && options.extra_digest.empty()) {
+    if (options.extra_digest.empty()) {
         looked_up.key = detail::remembered_lookup_key(program, target, name_expressions);
         if (looked_up.key) {
             std::optional<ObjectCode> entry = lookup(cache, *looked_up.key, on_cache_error);
-            if (entry && !detail::is_path_bound_marker(*entry)) {
-                program.write_debug_source();  // code from the cache names it (if any)
-                return std::move(*entry);
-            }
+            if (entry && !detail::is_path_bound_marker(*entry)) return std::move(*entry);
             looked_up.missed = !entry;
         }
     }
-    const unsigned generation = detail::compiler_identity_generation();
-    detail::SourceKey keyed = detail::source_key(program, target, name_expressions);
-    keyed.compiler_generation = generation;
-    const CacheKey& source_key = keyed.key;
-    // Counted by get_or_compile, and below where it is called directly.
-    // Code from the cache names its debug source file (if any): make sure it exists.
-    program.write_debug_source();
-    const Cancellation cancellation = cancellation_of(program, target, options.cancellation);
-    if (!options.extra_digest.empty()) {
-        return get_or_compile_cancellable(
-            cache, extend_key(source_key, "cudacore-extra-digest-v1", {{"", options.extra_digest}}),
-            compile, on_cache_error, cancellation, generation);
-    }
-    if (!cxx)  // PTX and NVVM IR include nothing
-        return get_or_compile_cancellable(cache, source_key, compile, on_cache_error, cancellation, generation);
-    return compile_cached_cxx(cache, program, target, name_expressions, keyed, options, looked_up);
+    // Every key, worked out once (the files read once): the cache asks the Program nothing else.
+    const detail::ProgramKeys keys = detail::program_keys(program, target, name_expressions, options.extra_digest);
+    const Cancellation cancellation = cancellation_of(keys, options.cancellation);
+    if (keys.code)
+        return compile_cached_cxx(cache, program, target, name_expressions, keys, options, looked_up, cancellation);
+    // PTX, NVVM IR and programs keyed by an extra digest: by their bytes alone.
+    return get_or_compile_cancellable(cache, keys.lookup, compile, on_cache_error, cancellation,
+                                      keys.source.compiler_generation);
 }
 
 }  // namespace cudacore

@@ -21,7 +21,7 @@ struct ProjectSearch;
 
 // One complete entry of compile_cached: the code, the key it is stored under, and for C++ code
 // that depends on where the project lies the program's first key, under which a marker leads to
-// it (cache/code_keys.hpp). Storing detail::path_bound_marker() under `marker_key` and `code`
+// it (code/code_keys.hpp). Storing detail::path_bound_marker() under `marker_key` and `code`
 // under `code_key` in another cache makes it hold the same entry.
 struct CachedEntry {
     ObjectCode code;
@@ -34,7 +34,7 @@ struct CachedEntry {
 // complete entry. Reads the files the program includes (each once) and the cache like
 // find_cached (its gets count hits and misses); cache errors are reported to
 // options.on_cache_error, not thrown. `search`: the program's search as source_key worked it out
-// in this call (cache/project_search.hpp), or null to work it out here.
+// in this call (code/project_search.hpp), or null to work it out here.
 std::optional<CachedEntry> find_cached_entry(ProgramCache& cache, const Program& program, CodeType target,
                                              const CacheKey& source_key,
                                              const CompileOptions& options = {},

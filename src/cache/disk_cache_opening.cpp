@@ -8,6 +8,7 @@
 #include "cache/disk_entry.hpp"
 #include "cache/disk_files.hpp"
 #include "cache/shard_counters.hpp"
+#include "code/compiler_identity.hpp"
 #include "support/private_folder.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cache_directory.hpp"
@@ -49,7 +50,7 @@ constexpr std::string_view marker_text =
 // bundles written out for compiles (support/cache_directory.hpp).
 bool is_top_folder_name(std::string_view name) {
     return is_cache_temporary(name) || name == ".lock" || name == marker_name ||
-           name == kHeaderBundleFolders ||
+           name == kHeaderBundleFolders || name == kCompilerVersionsFile ||
            name == shard_counters_name || is_shard_folder_name(name);
 }
 
@@ -276,6 +277,8 @@ DiskProgramCache::DiskProgramCache(std::filesystem::path directory, std::uint64_
         disk::refuse_root(directory_fd_, directory_);
         disk::check_or_mark(directory_fd_, directory_, opening == Opening::create);
         if (opening == Opening::create) disk::prepare_shard_counters(directory_fd_, directory_);
+        // A folder checked private keeps what this process learns of its compilers' versions.
+        detail::keep_compiler_versions_in(directory_);
     } catch (...) {
         ::close(directory_fd_);
         throw;

@@ -3,7 +3,7 @@
 #include "cudacore/cancellation.hpp"
 #include "cudacore/program_options.hpp"
 #include "cudacore/compiler_flags.hpp"
-#include "headers/header_trace.hpp"
+#include "code/header_trace.hpp"
 
 #include <future>
 #include <utility>

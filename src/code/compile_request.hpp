@@ -1,6 +1,6 @@
 // One compile of a Program from its files: Program::compile and `cudacore bundle`. A request says
 // what it needs besides the code: the headers NVRTC opened (a front-end pass of their own,
-// headers/header_trace.hpp). A cached compile is given its files from memory instead
+// code/header_trace.hpp). A cached compile is given its files from memory instead
 // (code/snapshot_compile.hpp). Internal.
 #pragma once
 

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 namespace cudacore::detail {
 namespace {
@@ -46,15 +47,24 @@ std::optional<std::string> file_identity(const fs::path& real) {
     return out.str();
 }
 
-fs::path versions_file() {
-    if (cache_disabled_in_environment()) return {};
-    const CacheDirectory directory = cache_directory_from_environment();
-    return directory.path.empty() ? fs::path() : directory.path / "compiler-versions";
+// The versions files of the disk caches opened in this process (keep_compiler_versions_in).
+struct VersionsFiles {
+    std::mutex mutex;
+    std::vector<fs::path> files;
+};
+
+VersionsFiles& versions_files() {
+    static auto* files = new VersionsFiles;  // leaked: keys may be made during exit
+    return *files;
 }
 
-std::optional<std::string> remembered_version(const std::string& identity) {
-    const fs::path file = versions_file();
-    if (file.empty()) return std::nullopt;
+std::vector<fs::path> known_versions_files() {
+    VersionsFiles& all = versions_files();
+    std::lock_guard lock(all.mutex);
+    return all.files;
+}
+
+std::optional<std::string> version_in(const fs::path& file, const std::string& identity) {
     std::string text;
     try {
         text = read_file_bounded(file, versions_file_limit);
@@ -64,31 +74,38 @@ std::optional<std::string> remembered_version(const std::string& identity) {
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
         const std::size_t tab = line.rfind('\t');
-        if (tab != std::string::npos && line.compare(0, tab, identity) == 0 && tab == identity.size())
-            return line.substr(tab + 1);
+        if (tab == identity.size() && line.compare(0, tab, identity) == 0) return line.substr(tab + 1);
     }
     return std::nullopt;
 }
 
-// Appends a line (whole: one write of a few hundred bytes to a file opened to append); a file
+std::optional<std::string> remembered_version(const std::string& identity) {
+    for (const fs::path& file : known_versions_files())
+        if (std::optional<std::string> version = version_in(file, identity)) return version;
+    return std::nullopt;
+}
+
+// Appends a line to each versions file that lacks it (whole: one write of a few hundred bytes to
+// a file opened to append, in a folder that exists: a removed cache is not made again); a file
 // grown past its limit is replaced by that line. Failures leave the next process to open the
 // library again.
 void remember_version(const std::string& identity, const std::string& version) {
-    const fs::path file = versions_file();
-    if (file.empty() || remembered_version(identity) == version) return;
     const std::string line = identity + '\t' + version + '\n';
-    try {
-        std::error_code error;
-        fs::create_directories(file.parent_path(), error);
-        if (fs::file_size(file, error) + line.size() > versions_file_limit && !error) {
-            write_file_atomically(file, line, 0644);
-            return;
+    for (const fs::path& file : known_versions_files()) {
+        if (version_in(file, identity) == version) continue;
+        try {
+            std::error_code error;
+            const std::uintmax_t size = fs::file_size(file, error);
+            if (!error && size + line.size() > versions_file_limit) {
+                write_file_atomically(file, line, 0600);
+                continue;
+            }
+            const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+            if (fd < 0) continue;
+            [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
+            ::close(fd);
+        } catch (...) {
         }
-        const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-        if (fd < 0) return;
-        [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
-        ::close(fd);
-    } catch (...) {
     }
 }
 
@@ -192,6 +209,15 @@ std::string compiler_version_in_keys(Compiler compiler) {
     std::lock_guard lock(entry.mutex);
     if (!entry.version) entry.version = *version;
     return *entry.version;
+}
+
+void keep_compiler_versions_in(const std::filesystem::path& cache_folder) {
+    const fs::path file = cache_folder / kCompilerVersionsFile;
+    VersionsFiles& all = versions_files();
+    std::lock_guard lock(all.mutex);
+    for (const fs::path& known_file : all.files)
+        if (known_file == file) return;
+    all.files.push_back(file);
 }
 
 unsigned compiler_identity_generation() noexcept { return generation.load(std::memory_order_acquire); }

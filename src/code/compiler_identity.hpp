@@ -5,12 +5,13 @@
 //
 // The file is the one the loader would open (loader/compiler_apis.hpp: the first candidate path
 // that is a file). Its version comes from its real name (the toolkit's libnvrtc.so.13 links to
-// libnvrtc.so.13.0.88), else from what a process that opened that same file remembered in the
-// cache folder ("compiler-versions": path, device, inode, size, modification and change times,
-// version). Where neither tells, or the loader's own search by soname would find it, the library
+// libnvrtc.so.13.0.88), else from what a process that opened that same file remembered in a disk
+// cache's folder ("compiler-versions": path, device, inode, size, modification and change times,
+// version; only in the folders of disk caches this process opened, which checked them private). Where neither tells, or the loader's own search by soname would find it, the library
 // is opened and asked, and its answer remembered for the next process.
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 namespace cudacore::detail {
@@ -30,6 +31,11 @@ unsigned compiler_identity_generation() noexcept;
 // where they differ), and remembering the version of an opened file whose name carries none.
 // Thread-safe; never throws.
 unsigned confirm_compiler_identity() noexcept;
+
+// Reads and writes the versions of library files whose names carry none in `cache_folder` (a disk
+// cache's folder, checked private by the cache), from now on. Thread-safe; throws only
+// std::bad_alloc.
+void keep_compiler_versions_in(const std::filesystem::path& cache_folder);
 
 // The version a library's real file name gives ("libnvrtc.so.13.0.88" gives "13.0"), or "" where
 // the name carries no major.minor after ".so.".

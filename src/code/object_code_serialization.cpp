@@ -23,7 +23,7 @@
 #include "code/object_code_state.hpp"
 #include "code/serialized_parts.hpp"
 
-#include "code/serialized_file.hpp"
+#include "support/serialized_file.hpp"
 #include "support/atomic_file.hpp"
 
 #include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)

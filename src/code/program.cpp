@@ -13,7 +13,7 @@
 #include "code/compile_request.hpp"
 #include "code/debug_source.hpp"
 #include "headers/compile_snapshot.hpp"
-#include "headers/header_trace.hpp"
+#include "code/header_trace.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "headers/pch_directory.hpp"
 #include "code/program_key_memo_slot.hpp"

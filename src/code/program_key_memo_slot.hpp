@@ -1,7 +1,6 @@
-// Where the program caches keep their memo of a Program value (cache/program_key_memo.hpp): an
-// empty slot made with the Program and shared by its copies, which the cache layer fills on its
-// first use (program_key_memo in cache/program_key_memo.hpp). The code layer only holds the slot, so no code object
-// names a cache symbol (scripts/check-layer-symbols.py). Internal.
+// Where the keys of a Program value are remembered (code/program_key_memo.hpp): an empty slot
+// made with the Program and shared by its copies, filled on the first key asked for
+// (program_key_memo), so that a Program that is never keyed pays for nothing. Internal.
 #pragma once
 
 #include <atomic>

@@ -6,7 +6,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/header_bundle.hpp"
 
-#include "code/serialized_file.hpp"
+#include "support/serialized_file.hpp"
 #include "support/atomic_file.hpp"
 #include "support/little_endian.hpp"
 #include "support/payload_codec.hpp"

@@ -3,7 +3,7 @@
 #include "mpi/node_pool.hpp"
 
 #include "cache/cached_entry.hpp"
-#include "cache/code_keys.hpp"
+#include "code/code_keys.hpp"
 #include "cache/compile_many_outcomes.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/compiler_flags.hpp"

@@ -13,6 +13,11 @@ namespace cudacore::detail {
 // bundle digest); the program cache's eviction and prune leave it alone, its clear removes it.
 inline constexpr std::string_view kHeaderBundleFolders = "header-bundles";
 
+// The file in a disk cache's folder that holds the versions of compiler libraries whose file
+// names carry none (code/compiler_identity.hpp); the program cache's eviction and prune leave it
+// alone.
+inline constexpr std::string_view kCompilerVersionsFile = "compiler-versions";
+
 struct CacheDirectory {
     std::filesystem::path path;  // empty when `problem` is set
     // Why there is none: "CUDACORE_CACHE_DIR='x' is a relative path; set it to an absolute

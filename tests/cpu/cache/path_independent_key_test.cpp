@@ -9,7 +9,7 @@
 #include "test_support.hpp"
 
 #include "cache/cached_entry.hpp"
-#include "cache/path_key.hpp"
+#include "code/path_key.hpp"
 #include "cudacore/cache_activity.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/cached_compile.hpp"

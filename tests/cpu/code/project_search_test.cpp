@@ -1,11 +1,11 @@
 // The include search and project folder remembered per program name, flags and $CUDA_HOME
-// (cache/project_search.hpp), so that each new Program of a query engine does not work them out
+// (code/project_search.hpp), so that each new Program of a query engine does not work them out
 // again: what it gives is what the working directory and $CUDA_HOME of the moment give, and NEW
 // Program objects (no memo of their own) find the headers of the working directory they are
 // compiled in.
 #include "test_support.hpp"
 
-#include "cache/project_search.hpp"
+#include "code/project_search.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/memory_program_cache.hpp"

@@ -1,6 +1,7 @@
-#include "cache/code_keys.hpp"
+#include "code/code_keys.hpp"
 
-#include "cache/program_key_memo.hpp"
+#include "code/compiler_identity.hpp"
+#include "code/program_key_memo.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "cudacore/compiler_flags.hpp"
 #include "cudacore/errors.hpp"
@@ -34,6 +35,18 @@ CacheKey extend_key(const CacheKey& base, std::string_view tag,
     return CacheKey::of_bytes(bytes);
 }
 
+namespace {
+
+// The key that code depending on the folders is stored under.
+CacheKey path_bound_key(const CodeKeys& keys) {
+    std::vector<std::pair<std::string, std::string>> fields;
+    for (const auto& folder : keys.folders) fields.emplace_back("folder", folder.from);
+    fields.emplace_back("working-directory", keys.working_directory);
+    return extend_key(keys.first, path_bound_marker_bytes, fields);
+}
+
+}  // namespace
+
 CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& source_key,
                    const ProjectSearch& search) {
     CodeKeys keys;
@@ -62,6 +75,7 @@ CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& sour
     key_field(bytes, source_key.hex());
     key_field(bytes, serialized_inputs(abstract));
     keys.first = CacheKey::of_bytes(bytes);
+    keys.path_bound = path_bound_key(keys);
     // Nothing read outside the toolkit and no folder named: the same key at every call.
     if (!keys.snapshot.reads_files && abstract.nvrtc_name == keys.snapshot.nvrtc_name &&
         abstract.flags == keys.snapshot.flags) {
@@ -70,27 +84,45 @@ CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& sour
     return keys;
 }
 
-std::optional<CacheKey> remembered_first_key(const Program& program, const CacheKey& source_key) {
-    ProgramKeyMemo* memo = program_key_memo(program);
-    return memo ? memo->first_key(source_key) : std::nullopt;
-}
-
 std::optional<CacheKey> remembered_lookup_key(const Program& program, CodeType target,
                                               const std::vector<std::string>& name_expressions) {
     ProgramKeyMemo* memo = program_key_memo(program);
     if (!memo) return std::nullopt;
+    std::optional<CacheKey> key;
     try {
-        return memo->lookup_key(target, name_expressions, key_context(program));
+        key = memo->lookup_key(target, name_expressions, key_context(program));
     } catch (const Error&) {
         return std::nullopt;  // the full path says why
     }
+    if (key) program.write_debug_source();
+    return key;
 }
 
-CacheKey path_bound_key(const CodeKeys& keys) {
-    std::vector<std::pair<std::string, std::string>> fields;
-    for (const auto& folder : keys.folders) fields.emplace_back("folder", folder.from);
-    fields.emplace_back("working-directory", keys.working_directory);
-    return extend_key(keys.first, path_bound_marker_bytes, fields);
+ProgramKeys program_keys(const Program& program, CodeType target, SourceKey source, std::string_view extra_digest) {
+    ProgramKeys keys{std::move(source), {}, std::nullopt, program.options().name, program.flags(target),
+                     program.backend()};
+    program.write_debug_source();
+    if (!extra_digest.empty()) {
+        keys.lookup = extend_key(keys.source.key, "cudacore-extra-digest-v1", {{"", std::string(extra_digest)}});
+    } else if (program.source_type() != SourceType::cxx) {  // PTX and NVVM IR include nothing
+        keys.lookup = keys.source.key;
+    } else {
+        std::shared_ptr<const ProjectSearch> search = keys.source.search;
+        if (!search) search = project_search(program.options().name, nvrtc_flags(program.options()));
+        keys.code = code_keys(program, target, keys.source.key, *search);
+        keys.lookup = keys.code->first;
+    }
+    return keys;
+}
+
+ProgramKeys program_keys(const Program& program, CodeType target, const std::vector<std::string>& name_expressions,
+                         std::string_view extra_digest) {
+    // The compilers' identity before the key names them: a later correction (a library that
+    // answers another version than its file said) then shows in compiler_generation.
+    const unsigned generation = compiler_identity_generation();
+    SourceKey source = source_key(program, target, name_expressions);
+    source.compiler_generation = generation;
+    return program_keys(program, target, std::move(source), extra_digest);
 }
 
 ObjectCode path_bound_marker() {

@@ -3,10 +3,10 @@
 #include "cudacore/compiler_flags.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
-#include "cache/key_versions.hpp"
-#include "cache/path_key.hpp"
-#include "cache/program_key_memo.hpp"
-#include "cache/project_search.hpp"
+#include "code/key_versions.hpp"
+#include "code/path_key.hpp"
+#include "code/program_key_memo.hpp"
+#include "code/project_search.hpp"
 #include "headers/include_lookups.hpp"
 #include "headers/standard_headers.hpp"
 #include "code/compiler_identity.hpp"
@@ -140,7 +140,7 @@ std::size_t CacheKeyHash::operator()(const CacheKey& key) const noexcept {
 namespace {
 
 // The flags and the program's name. A C++ program's folders and absolute name are relative to its
-// project (cache/path_key.hpp): the same project at another path has the same key (the code key
+// project (code/path_key.hpp): the same project at another path has the same key (the code key
 // keeps the project's folder where the code may name it). Returns the search of a C++ program.
 std::shared_ptr<const detail::ProjectSearch> hash_flags_and_name(KeyHasher& hasher, const Program& program,
                                                                  const std::vector<std::string>& flags) {

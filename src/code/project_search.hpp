@@ -1,4 +1,4 @@
-// A C++ compile's include search and project folder (cache/path_key.hpp), worked out once per
+// A C++ compile's include search and project folder (code/path_key.hpp), worked out once per
 // program name, flags and $CUDA_HOME in this process rather than at every lookup: a query engine
 // makes a new Program per request, and each new Program's first key would otherwise resolve its
 // folders (one getcwd, the toolkit's folders, the project folder) twice. The working directory,
@@ -6,7 +6,7 @@
 // depends on it. Internal.
 #pragma once
 
-#include "cache/path_key.hpp"
+#include "code/path_key.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/program.hpp"
 #include "headers/include_lookups.hpp"

@@ -2,7 +2,7 @@
 // project folder (the deepest folder holding the program's folder and every include folder outside
 // the toolkit), so the same project checked out at two paths keys its programs alike and shares
 // their code, on disk and through Redis. Whether the code itself depends on that folder is shown
-// by a check compile, not guessed (cache/code_keys.hpp). See docs/caching.md "Keys that do not
+// by a check compile, not guessed (code/code_keys.hpp). See docs/caching.md "Keys that do not
 // name the checkout". Internal.
 #pragma once
 

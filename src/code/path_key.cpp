@@ -1,4 +1,4 @@
-#include "cache/path_key.hpp"
+#include "code/path_key.hpp"
 
 #include "headers/standard_headers.hpp"
 

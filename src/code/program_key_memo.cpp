@@ -1,4 +1,4 @@
-#include "cache/program_key_memo.hpp"
+#include "code/program_key_memo.hpp"
 
 #include "code/debug_source.hpp"
 #include "cudacore/compiler_flags.hpp"
@@ -81,13 +81,6 @@ std::optional<CacheKey> ProgramKeyMemo::lookup_key(CodeType target, const std::v
             if (source == known.key) return key;
         return std::nullopt;
     }
-    return std::nullopt;
-}
-
-std::optional<CacheKey> ProgramKeyMemo::first_key(const CacheKey& source_key) const {
-    std::lock_guard lock(mutex_);
-    for (const auto& [source, key] : first_keys_)
-        if (source == source_key) return key;
     return std::nullopt;
 }
 

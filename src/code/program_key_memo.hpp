@@ -47,8 +47,7 @@ public:
     void remember_source_key(CodeType target, const std::vector<std::string>& names,
                              const KeyContext& context, const CacheKey& key);
 
-    // The first code key remembered under `source_key`, or nullopt.
-    std::optional<CacheKey> first_key(const CacheKey& source_key) const;
+    // Remembers the first code key under `source_key`.
     void remember_first_key(const CacheKey& source_key, const CacheKey& key);
 
     // The first code key of these arguments in this context, where both keys are remembered:

@@ -13,7 +13,7 @@
 //   marker that leads there. Code that depends on the clock is not stored.
 #pragma once
 
-#include "cache/project_search.hpp"
+#include "code/project_search.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
@@ -30,6 +30,9 @@ namespace cudacore::detail {
 struct CodeKeys {
     CompileSnapshot snapshot;  // `refusal` set: no key (compiled from the files, not cached)
     CacheKey first;
+    // Where code that depends on the folders is stored: `first` extended by the folders and the
+    // working directory (a marker under `first` leads there).
+    CacheKey path_bound;
     // The folders the placeholders of `first` stand for, as respelled() takes them.
     std::vector<Respelling> folders;
     std::string working_directory;
@@ -41,15 +44,11 @@ struct CodeKeys {
 CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& source_key,
                    const ProjectSearch& search);
 
-// The first key of `program`, as code_keys makes it, where it can be had without reading a file:
-// remembered with the Program when its snapshot read no project file or folder (a source that
-// includes only the toolkit's headers, or none). nullopt otherwise.
-std::optional<CacheKey> remembered_first_key(const Program& program, const CacheKey& source_key);
-
 // The first key of `program` compiled to `target` with `name_expressions`, where the Program
 // remembers both its source key and that first key for the context now: what a hit looks up,
 // without hashing or reading a file. nullopt otherwise (also where the context cannot be read).
-// Thread-safe; never throws but std::bad_alloc.
+// Where it gives a key, the program's debug source file is written first where it has one
+// (Program::write_debug_source: the code names it). Throws what write_debug_source throws.
 std::optional<CacheKey> remembered_lookup_key(const Program& program, CodeType target,
                                               const std::vector<std::string>& name_expressions);
 
@@ -58,8 +57,26 @@ std::optional<CacheKey> remembered_lookup_key(const Program& program, CodeType t
 CacheKey extend_key(const CacheKey& base, std::string_view tag,
                     const std::vector<std::pair<std::string, std::string>>& fields);
 
-// The key that code depending on the folders is stored under.
-CacheKey path_bound_key(const CodeKeys& keys);
+// Everything a program cache keys `program` compiled to `target` by, worked out in one call, so
+// that the cache asks the Program nothing else.
+struct ProgramKeys {
+    SourceKey source;              // cache_key(program, target, names): the compile lease's key
+    CacheKey lookup;               // where its code is looked for first
+    std::optional<CodeKeys> code;  // a C++ program without an extra digest: its snapshot and keys
+    // What messages and CompileCancelled name: the program's name, its flags, its backend.
+    std::string name;
+    std::vector<std::string> flags;
+    std::string backend;
+};
+
+// The keys of `program` compiled to `target` with `name_expressions` now (its files read once),
+// or given its source key (cache_key of the same arguments). `extra_digest`: the caller's
+// (CompileOptions::extra_digest), which keys the code by the bytes alone. Writes the program's
+// debug source file where it has one (Program::write_debug_source: code from a cache names it).
+// Throws what cache_key and write_debug_source throw.
+ProgramKeys program_keys(const Program& program, CodeType target, const std::vector<std::string>& name_expressions,
+                         std::string_view extra_digest);
+ProgramKeys program_keys(const Program& program, CodeType target, SourceKey source, std::string_view extra_digest);
 
 // The entry stored under the first key of code that depends on the folders.
 ObjectCode path_bound_marker();

@@ -1,4 +1,4 @@
-#include "headers/header_trace.hpp"
+#include "code/header_trace.hpp"
 
 
 #include "cudacore/errors.hpp"

@@ -1,4 +1,4 @@
-#include "cache/project_search.hpp"
+#include "code/project_search.hpp"
 
 #include "cudacore/compiler_flags.hpp"
 #include "headers/standard_headers.hpp"

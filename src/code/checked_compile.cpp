@@ -1,0 +1,120 @@
+#include "code/checked_compile.hpp"
+
+#include "code/compile_request.hpp"
+#include "code/snapshot_compile.hpp"
+#include "cudacore/compile_errors.hpp"
+
+#include <unistd.h>
+
+#include <future>
+#include <optional>
+
+namespace cudacore::detail {
+namespace {
+
+// The other spelling of `folder` a check compile uses: other bytes and another length, so that
+// code that names the folder, its length or any part of it comes out otherwise.
+std::string other_spelling(const std::string& folder, std::string_view tag) {
+    std::string other = "/.cudacore-check-" + std::string(tag);
+    while (other.size() <= folder.size() + 3) other += 'q';
+    if (other.size() == folder.size()) other += 'q';
+    return other;
+}
+
+// Whether `code` (made in this process) is what the check compile made, but for the process ids
+// NVRTC writes into internal names.
+bool same_code(const ObjectCode& code, const CheckCompileResult& check) {
+    return check.compiled && code.symbol_map() == check.symbols &&
+           same_code_but_unit_ids(code.code(), static_cast<long>(::getpid()), check.code, check.process_id);
+}
+
+// One file under two names: the compile from memory is kept only where the compile from the
+// files agrees (which of the names NVRTC meets first decides its __FILE__). Started beside the
+// compile from memory; its future gives the files' code, or nullopt where that compile failed.
+std::future<std::optional<std::string>> start_compile_from_files(const Program& program, CodeType target,
+                                                                 const std::vector<std::string>& name_expressions,
+                                                                 const CancellationToken& cancellation) {
+    return std::async(std::launch::async, [copy = program, target, &name_expressions,
+                                           token = &cancellation]() mutable {
+        try {
+            return std::optional<std::string>(
+                std::string(ProgramInternals::compile_cxx(copy, target, name_expressions, false, token).code()));
+        } catch (const CompileError&) {
+            return std::optional<std::string>();
+        }
+    });
+}
+
+}  // namespace
+
+// Long because: the compile, the check compile beside it, and the second check are one sequence.
+// Only NVRTC's translation unit id (same_code_but_unit_ids) may differ between the code returned
+// and a plain compile of the same inputs.
+CheckedCompile compile_checked(Program& program, CodeType target, const std::vector<std::string>& name_expressions,
+                               const CodeKeys& keys, bool declared, const CancellationToken& cancellation) {
+    const std::vector<HeaderBundle>& bundles = program.options().header_bundles;
+    std::vector<Respelling> moved_folders;
+    for (const auto& folder : keys.folders)
+        moved_folders.push_back({folder.from, other_spelling(folder.from, moved_folders.empty() ? "p" : "s")});
+    const CompileSnapshot moved = declared ? CompileSnapshot{} : respelled(keys.snapshot, moved_folders);
+    std::future<CheckCompileResult> check;
+    if (!declared) {
+        check = std::async(std::launch::async, [&] {
+            return run_check_compile({moved, bundles, name_expressions, target, true, true, &cancellation});
+        });
+    }
+    std::future<std::optional<std::string>> from_files;
+    if (!keys.snapshot.aliased.empty()) from_files = start_compile_from_files(program, target, name_expressions, cancellation);
+    std::optional<ObjectCode> compiled;
+    try {
+        compiled = compile_from_snapshot(program, target, name_expressions, keys.snapshot, &cancellation);
+    } catch (...) {
+        if (check.valid()) check.wait();
+        if (from_files.valid()) from_files.wait();
+        throw;
+    }
+    const ObjectCode code = std::move(*compiled);
+    auto nowhere = [&](std::string why) { return CheckedCompile{code, StoredUnder::nowhere, std::move(why)}; };
+    if (from_files.valid()) {
+        const std::optional<std::string> plain = from_files.get();
+        const long here = static_cast<long>(::getpid());
+        if (!plain || !same_code_but_unit_ids(*plain, here, code.code(), here)) {
+            if (check.valid()) check.wait();
+            return nowhere(keys.snapshot.aliased + " are one file, and the compile from memory "
+                                                   "differs from the compile from the files");
+        }
+    }
+    if (declared) return {code, StoredUnder::first_key, {}};
+    const CheckCompileResult first = check.get();
+    if (cancellation.is_cancelled())
+        throw CompileCancelled(program.options().name, program.flags(target), program.backend());
+    // A check is compared with this process's code, or, where it ran in a process whose id has
+    // another number of digits (NVRTC writes the id into internal names, whose lengths then
+    // differ), with the same inputs compiled unmoved in the compile worker, whose code is then the
+    // one kept.
+    std::optional<CheckCompileResult> unmoved;
+    auto digits = [](long id) { return std::to_string(id).size(); };
+    auto agrees = [&](const CheckCompileResult& check_result) {
+        if (!check_result.compiled) return false;
+        if (digits(check_result.process_id) == digits(static_cast<long>(::getpid())))
+            return same_code(code, check_result);
+        if (!unmoved)
+            unmoved = run_check_compile({keys.snapshot, bundles, name_expressions, target, false, false, &cancellation});
+        return unmoved->compiled && unmoved->symbols == check_result.symbols &&
+               digits(unmoved->process_id) == digits(check_result.process_id) &&
+               same_code_but_unit_ids(unmoved->code, unmoved->process_id, check_result.code, check_result.process_id);
+    };
+    auto kept = [&] {
+        return unmoved ? ObjectCode::from_bytes(target, unmoved->code, program.options().name, unmoved->symbols) : code;
+    };
+    if (agrees(first)) return {kept(), StoredUnder::first_key, {}};
+    if (!first.compiled) return nowhere("its check compile could not be made (" + first.failure + ")");
+    const CheckCompileResult second =
+        run_check_compile({keys.snapshot, bundles, name_expressions, target, true, false, &cancellation});
+    if (agrees(second)) return {kept(), StoredUnder::path_bound, {}};
+    if (!second.compiled) return nowhere("its check compile could not be made (" + second.failure + ")");
+    return nowhere("its code depends on the clock (__DATE__ or __TIME__): compiled with the clock moved it came "
+                   "out otherwise; pass CompileOptions::extra_digest to cache it");
+}
+
+}  // namespace cudacore::detail
