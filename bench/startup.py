@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Start-up: exec to the first kernel's result, a fresh process each time, median of N.
+"""Start-up: exec to the first kernel's result, a fresh process each time, median of N rounds.
 
     python3 bench/startup.py --build-dir BUILD --out OUT [--runs 10]
 
@@ -14,8 +14,10 @@ index), copies the result back, checks it and exits:
   - cuda.core with its file cache (FileStreamProgramCache: make_program_cache_key, get,
     ObjectCode.from_cubin) and CuPy RawKernel with its disk cache, each a fresh Python process
     (the interpreter's start counted: that is what their users pay).
-Prints a Markdown table (median and spread of the wall time, ratio to the driver + cubin program)
-and writes it with every sample to OUT/startup.md and OUT/startup.json. A system that cannot run
+Each round runs every system once, the order turned each round (drift falls on all alike). Prints
+a Markdown table (median and spread of the wall time, ratio to the driver + cubin program) and
+where one more cudacore run spends its time (startup_cudacore --steps),
+writing both with every sample to OUT/startup.md and OUT/startup.json. A system that cannot run
 is listed with the reason.
 """
 
@@ -86,16 +88,14 @@ def run_once(argv, env):
     return elapsed, done.stderr
 
 
-def measure(argv, env, runs, before_each=None):
-    samples = []
-    for _ in range(runs):
-        if before_each:
-            before_each()
-        elapsed, err = run_once(argv, env)
-        if "miss" in err:
-            raise RuntimeError(f"{argv[0]} missed its cache: {err[-300:]}")
-        samples.append(elapsed * 1000)
-    return samples
+def timed_run(argv, env, before=None):
+    """One fresh process, in milliseconds (`before` runs first, untimed)."""
+    if before:
+        before()
+    elapsed, err = run_once(argv, env)
+    if "miss" in err:
+        raise RuntimeError(f"{argv[0]} missed its cache: {err[-300:]}")
+    return elapsed * 1000
 
 
 def main():
@@ -113,10 +113,14 @@ def main():
     cli = os.path.join(args.build_dir, "tools", "cudacore")
     cudacore_program = os.path.join(args.build_dir, "bench", "startup_cudacore")
 
-    def attempt(name, body):
+    runners = {}  # name -> one timed run, once its set-up worked
+
+    def attempt(name, set_up):
         try:
-            results[name] = {"samples": body()}
+            runners[name] = set_up()
+            runners[name]()  # a first run, untimed: the page cache warm for every row alike
         except Exception as error:  # reported in the table, the other rows still run
+            runners.pop(name, None)
             results[name] = {"skipped": f"{type(error).__name__}: {error}"}
 
     arch = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
@@ -129,7 +133,7 @@ def main():
     def nvcc_row():
         subprocess.run([nvcc, f"-arch=sm_{arch}", "-O2", "-o", nvcc_binary,
                         os.path.join(STARTUP, "nvcc_program.cu")], check=True, capture_output=True)
-        return measure([nvcc_binary], env, args.runs)
+        return lambda: timed_run([nvcc_binary], env)
 
     def driver_row():
         subprocess.run([nvcc, f"-arch=sm_{arch}", "-cubin", "-o", cubin, "-x", "cu", kernel],
@@ -137,7 +141,7 @@ def main():
         cuda_home = os.path.dirname(os.path.dirname(os.path.realpath(nvcc)))
         subprocess.run(["g++", "-O2", "-o", driver_binary, os.path.join(STARTUP, "driver_program.cpp"),
                         f"-I{cuda_home}/include", "-lcuda"], check=True, capture_output=True)
-        return measure([driver_binary, cubin], env, args.runs)
+        return lambda: timed_run([driver_binary, cubin], env)
 
     warm = os.path.join(work, "cudacore-cache")
     artefact = os.path.join(work, "fill.artefact")
@@ -145,7 +149,7 @@ def main():
     def cudacore_hit_row():
         cache_env = dict(env, CUDACORE_CACHE_DIR=warm)
         run_once([cudacore_program], cache_env)  # the miss that fills it
-        return measure([cudacore_program], cache_env, args.runs)
+        return lambda: timed_run([cudacore_program], cache_env)
 
     def cudacore_import_row():
         exported = subprocess.run([cli, "cache", "export", artefact], env=dict(env, CUDACORE_CACHE_DIR=warm),
@@ -158,7 +162,7 @@ def main():
         def import_fresh():
             shutil.rmtree(fresh, ignore_errors=True)
             subprocess.run([cli, "cache", "import", artefact], env=fresh_env, check=True, capture_output=True)
-        return measure([cudacore_program], fresh_env, args.runs, before_each=import_fresh)
+        return lambda: timed_run([cudacore_program], fresh_env, import_fresh)
 
     def cuda_core_row():
         script = os.path.join(work, "cuda_core_startup.py")
@@ -169,7 +173,7 @@ def main():
         shutil.copy(kernel, source)
         argv = [args.python, script, source, cache_dir]
         subprocess.run(argv, env=env, capture_output=True, timeout=300)  # fills the cache
-        return measure(argv, env, args.runs)
+        return lambda: timed_run(argv, env)
 
     def cupy_row():
         script = os.path.join(work, "cupy_startup.py")
@@ -179,33 +183,55 @@ def main():
         shutil.copy(kernel, source)
         cupy_env = dict(env, CUPY_CACHE_DIR=os.path.join(work, "cupy-cache"))
         run_once([args.python, script, source], cupy_env)  # fills the cache
-        return measure([args.python, script, source], cupy_env, args.runs)
+        return lambda: timed_run([args.python, script, source], cupy_env)
 
-    attempt("nvcc binary (kernel embedded)", nvcc_row)
-    attempt("driver + cubin file", driver_row)
-    attempt("cudacore, disk cache hit", cudacore_hit_row)
-    attempt("cudacore after `cache import` of an artefact", cudacore_import_row)
-    attempt("cuda.core, FileStreamProgramCache hit (Python)", cuda_core_row)
-    attempt("CuPy RawKernel, disk cache hit (Python)", cupy_row)
-
+    names = ["nvcc binary (kernel embedded)", "driver + cubin file", "cudacore, disk cache hit",
+             "cudacore after `cache import` of an artefact", "cuda.core, FileStreamProgramCache hit (Python)",
+             "CuPy RawKernel, disk cache hit (Python)"]
+    for name, set_up in zip(names, [nvcc_row, driver_row, cudacore_hit_row, cudacore_import_row, cuda_core_row, cupy_row]):
+        attempt(name, set_up)
+    # Rounds: each system once per round, the order turned every round, so that drift on the host
+    # (clocks, other load) falls on every system alike.
+    samples = {name: [] for name in runners}
+    order = list(runners)
+    for round_index in range(args.runs):
+        turned = order[round_index % len(order):] + order[:round_index % len(order)] if order else []
+        for name in turned:
+            try:
+                samples[name].append(runners[name]())
+            except Exception as error:
+                results[name] = {"skipped": f"{type(error).__name__}: {error}"}
+                order.remove(name)
+    for name in names:
+        if name not in results and samples.get(name):
+            results[name] = {"samples": samples[name]}
+    steps = subprocess.run([cudacore_program, "--steps"], env=dict(env, CUDACORE_CACHE_DIR=warm),
+                           capture_output=True, text=True)
+    step_lines = [line for line in steps.stderr.splitlines() if line.startswith("step ")]
     floor = results.get("driver + cubin file", {}).get("samples")
     floor_median = statistics.median(floor) if floor else None
     lines = ["| start-up: exec to the first kernel's result | median ms | min-max ms | vs driver + cubin |",
              "|---|---:|---:|---:|"]
-    for name, result in results.items():
+    for name in names:
+        result = results.get(name)
+        if result is None:
+            continue
         if "skipped" in result:
             lines.append(f"| {name} | | | skipped: {result['skipped'][:160]} |")
             continue
-        samples = result["samples"]
-        median = statistics.median(samples)
+        values = result["samples"]
+        median = statistics.median(values)
         ratio = f"{median / floor_median:.3f}" if floor_median else ""
-        lines.append(f"| {name} | {median:.1f} | {min(samples):.1f}-{max(samples):.1f} | {ratio} |")
+        lines.append(f"| {name} | {median:.1f} | {min(values):.1f}-{max(values):.1f} | {ratio} |")
     table = "\n".join(lines)
     print(table)
+    print("\n".join(["", "where a cudacore hit's time goes (one more run, ms since main()):"] + step_lines))
     with open(os.path.join(args.out, "startup.md"), "w") as f:
-        f.write(f"Fresh process each run, median of {args.runs}.\n\n{table}\n")
+        f.write(f"Fresh process each run, median of {args.runs} rounds (each system once a round, the order "
+                f"turned each round).\n\n{table}\n\nWhere a cudacore hit's time goes (ms since main()):\n\n"
+                + "\n".join(f"    {line}" for line in step_lines) + "\n")
     with open(os.path.join(args.out, "startup.json"), "w") as f:
-        json.dump(results, f, indent=1)
+        json.dump({"rows": results, "cudacore_steps": step_lines}, f, indent=1)
     shutil.rmtree(work, ignore_errors=True)
 
 

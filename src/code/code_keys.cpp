@@ -89,12 +89,15 @@ std::optional<CacheKey> remembered_lookup_key(const Program& program, CodeType t
     ProgramKeyMemo* memo = program_key_memo(program);
     if (!memo) return std::nullopt;
     std::optional<CacheKey> key;
+    bool debug_source = false;
     try {
-        key = memo->lookup_key(target, name_expressions, key_context(program));
+        const KeyContext context = key_context(program);
+        debug_source = !context.debug_folder.empty();  // only a program with debug information has one
+        key = memo->lookup_key(target, name_expressions, context);
     } catch (const Error&) {
         return std::nullopt;  // the full path says why
     }
-    if (key) program.write_debug_source();
+    if (key && debug_source) program.write_debug_source();
     return key;
 }
 
