@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The path check: every file or folder of the repository that README.md or a page under docs/
-names exists, so that no page points at a file that moved.
+names exists, so that no page points at a file that moved; and the same for the comments of the
+sources under src/ and include/ (`//` comments: a comment naming a file that moved misleads as a
+page does).
 
 What counts as a named path:
   - a relative Markdown link, [text](../examples/tracing.cpp), resolved from the page's folder;
@@ -39,6 +41,26 @@ def pages(root):
     return found + sorted((root / "docs").rglob("*.md")) if (root / "docs").exists() else found
 
 
+def sources(root):
+    """The library's sources and public headers, whose comments are read as pages are."""
+    found = []
+    for base in ("src", "include"):
+        if (root / base).is_dir():
+            found += sorted(p for p in (root / base).rglob("*") if p.suffix in (".cpp", ".hpp", ".h", ".inc"))
+    return found
+
+
+def comment_text(text):
+    """The `//` comments of a source, each on its own line number (code lines left empty)."""
+    lines = []
+    for line in text.splitlines():
+        at = line.find("//")
+        # A "//" inside a string literal ("http://...") is not a comment: skip lines whose text
+        # before it holds an odd number of quotes.
+        lines.append(line[at + 2:] if at >= 0 and line[:at].count('"') % 2 == 0 else "")
+    return "\n".join(lines)
+
+
 def inner_folders(root):
     """The first components a path inside src/ or include/ may start with."""
     names = set()
@@ -75,8 +97,10 @@ def check(root, counted=None):
     folders = inner_folders(root)
     missing = []
     counted = [] if counted is None else counted
-    for page in pages(root):
-        for number, path, is_link in named_paths(page.read_text(encoding="utf-8")):
+    texts = [(page, page.read_text(encoding="utf-8")) for page in pages(root)]
+    texts += [(source, comment_text(source.read_text(encoding="utf-8", errors="replace"))) for source in sources(root)]
+    for page, text in texts:
+        for number, path, is_link in named_paths(text):
             if PLACEHOLDER.search(path):
                 continue
             first = path.split("/")[0]
@@ -111,6 +135,8 @@ def self_test():
         ("a moved file named from inside src/ fails",
          "See runtime/deferred_release.cpp.\n", ["runtime/deferred_release.cpp"]),
         ("a broken relative link fails", "[gone](../examples/gone.cpp)\n", ["../examples/gone.cpp"]),
+        ("a source's comment naming a moved file fails",
+         None, ["memory/gone.hpp"]),
         ("placeholders and build outputs are not paths",
          "src/<layer>/NAME.cpp, tests/cpu/*.cpp, build/tests/x, src/memory/... pass,\n"
          "```sh\ncudacore bundle src/kernels/reduce.cu\n```\n", []),
@@ -125,7 +151,10 @@ def self_test():
                 (root / path).write_text("")
             (root / "src/memory/buffer.hpp").write_text("")
             (root / "docs/design").mkdir(parents=True)
-            (root / "docs/design/page.md").write_text(text)
+            (root / "docs/design/page.md").write_text(text if text is not None else "")
+            if text is None:
+                (root / "src/memory/buffer.cpp").write_text(
+                    '#include "memory/buffer.hpp"  // see memory/gone.hpp\nconst char* u = "http://a/b.cpp";\n')
             found = [path for _, _, path in check(root)]
             ok = found == expected
             print(f"{'ok' if ok else 'FAILED'}: {what} (missing: {found})")

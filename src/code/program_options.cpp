@@ -61,7 +61,7 @@ std::vector<std::string> find_toolkit_include_dirs(const std::string& cuda_home)
         const auto include = root / "include";
         if (!std::filesystem::exists(include / "cuda_runtime.h", ignored)) continue;
         std::vector<std::string> dirs{include.string()};
-        // CCCL (<cuda/std/...>, cub, thrust) lives in include/cccl in CUDA 13.
+        // CCCL (<cuda/std/...>, cub, thrust) lives in <toolkit>/include/cccl in CUDA 13.
         if (std::filesystem::is_directory(include / "cccl", ignored))
             dirs.push_back((include / "cccl").string());
         return dirs;

@@ -134,7 +134,7 @@ public:
 
     // The files no other header includes were included by the main source (or pre-included),
     // with names the directives cannot tell: where folders nest (a source folder above an -I
-    // folder, the toolkit's include/ above include/cccl/), one file has a name below each. Each
+    // folder, <toolkit>/include above <toolkit>/include/cccl), one file has a name below each. Each
     // such file also gets the name below every other folder that holds it, where no folder
     // searched before that one has a file of that name (the preprocessor would find that one);
     // returns whether a name was added (then follow() again: the new names' directives).
@@ -254,7 +254,7 @@ std::vector<BundledHeader> gather_headers(const std::vector<std::string>& opened
     std::vector<std::string> outside;
     for (const fs::path& file : files) {
         // Named from the folder that holds it most deeply (the shortest name): with nested
-        // folders (the toolkit's include/ and include/cccl/, a source folder above an -I
+        // folders (<toolkit>/include and <toolkit>/include/cccl, a source folder above an -I
         // folder) that is the name an #include gives it.
         std::string include_name;
         fs::path root;

@@ -2,8 +2,8 @@
 // #include_next, #import and of __has_include / __has_include_next tests (directly or through a
 // function-like macro that passes its argument to them, such as CCCL's _CCCL_HAS_INCLUDE).
 // compile_cached uses them to know every place a compile looked for a header, found or not
-// (cache/include_lookups.hpp); header bundles use them to gather the headers an entry header
-// needs (code/header_closure.hpp). Internal.
+// (headers/include_lookups.hpp); header bundles use them to gather the headers an entry header
+// needs (headers/header_closure.hpp). Internal.
 //
 // The scan follows the translation phases that matter here (line splices, comments, string and
 // character literals, raw strings, digit separators, the digraph %: for #) but evaluates no conditional: a name under
