@@ -39,6 +39,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/current_device_arch.cpp
   src/code/program.cpp
   src/code/compile_options.cpp
+  src/code/compile_hints.cpp
   src/code/compile_request.cpp
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
@@ -65,6 +66,7 @@ set(CUDACORE_HEADERS_SOURCES
   src/headers/header_bundle.cpp
   src/headers/bundle_folder.cpp
   src/headers/standard_headers.cpp
+  src/headers/standard_header_stubs.cpp
   src/headers/header_bundle_format.cpp
   src/headers/header_closure.cpp
   src/headers/embedded_header_bundle.cpp

@@ -10,6 +10,7 @@
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 #include "headers/bundle_folder.hpp"
+#include "code/compile_hints.hpp"
 #include "code/compile_request.hpp"
 #include "code/debug_source.hpp"
 #include "headers/compile_snapshot.hpp"
@@ -384,13 +385,16 @@ void compile_again_if_folders_changed(const NvrtcInput& in, const ProgramOptions
 // The log of a failed NVRTC compile as CompileError reports it. Compilation errors and rejected
 // options both come with a log naming the problem; the status is added so that an empty log
 // still says what failed, and a line on headers it could not find goes first, so that the
-// error's message (its first error line) names header and bundles.
+// error's message (its first error line) names header and bundles; hints at the options that
+// cure the error come last (the message quotes them too).
 std::string failed_compile_log(const std::string& nvrtc_log, nvrtcResult status,
                                const ProgramOptions& options) {
     std::string log = nvrtc_log;
     if (!log.empty() && log.back() != '\n') log += '\n';
     const char* status_name = detail::nvrtc().nvrtcGetErrorString(status);
-    log += std::string("nvrtcCompileProgram failed: ") + (status_name ? status_name : "error");
+    log += std::string("nvrtcCompileProgram failed: ") + (status_name ? status_name : "error") + "\n";
+    log += detail::compile_hints(nvrtc_log, options);
+    if (log.back() == '\n') log.pop_back();
     if (!options.header_bundles.empty()) return missing_from_bundles(nvrtc_log, options) + log;
     return missing_without_toolkit(nvrtc_log, options) + log;
 }
