@@ -81,11 +81,13 @@ struct ProgramOptions {
     ///     automatic PCH; the folder is checked again after the compile (every byte) and a change
     ///     while NVRTC read it means a compile again from memory; with lineinfo or debug (the code
     ///     names the files), when no folder can be had, or something of a bundled header's name
-    ///     lies beside the source (in the folder of the name NVRTC is given: `name`, or the debug
-    ///     source file; the working directory for a bare name), where NVRTC looks for a quoted
-    ///     include of the source before any folder (and with pch = false), the headers are given
-    ///     to NVRTC in memory (nvrtcCreateProgram's headers) without PCH, with one
-    ///     WarningKind::pch_off warning saying why;
+    ///     that the source looks up with quotes lies beside the source (in the folder of the name
+    ///     NVRTC is given: `name`, or the debug source file; the working directory for a bare
+    ///     name), where NVRTC looks for a quoted include of the source before any folder (an angle
+    ///     include is not looked up there; every bundled name counts when the source includes with
+    ///     quotes a header beside it that is no bundle's, or an operand a macro makes), the
+    ///     headers are given to NVRTC in memory (nvrtcCreateProgram's headers) without PCH, with
+    ///     one WarningKind::pch_off warning saying why (and with pch = false, without a warning);
     ///   - an \#include whose operand names a header of a bundle reads the bundle's copy, before
     ///     any other folder (a header of the same name in an include_path folder or beside the
     ///     source is not used, from the bundle's folder as from memory), with one exception: read

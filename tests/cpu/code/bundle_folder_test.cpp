@@ -346,6 +346,48 @@ TEST(BundleFolder, BundleHeaderWinsOverAFileBesideTheSource) {
     }
 }
 
+// An angle include is never looked up beside the source: a file there of a bundled name that the
+// source includes only with <>, or not at all, leaves the folders and PCH on, and the bundle's
+// copy is read. A quoted include of a file beside the source that is no bundle's may reach any
+// bundled name from there, so then every name counts again.
+TEST(BundleFolder, AFileBesideTheSourceShadowsOnlyQuotedIncludes) {
+    const CacheFolder cache;
+    const test::TempDir project;
+    const HeaderBundle bundle = HeaderBundle::from_headers(
+        {{"cube.h", "template <class T> __device__ T cube(T x) { return x * x * x; }\n"},
+         {"lib/scale.h", "#define SCALE 7400001\n"},
+         {"unused.h", "#define UNUSED 1\n"}},
+        "angle");
+    const std::string source = "#include <cube.h>\n#include <lib/scale.h>\n"
+                               "extern \"C\" __global__ void k(int* o) { *o = cube(*o) + SCALE; }\n";
+    ProgramOptions options = options_with(bundle);
+    options.name = (project.path() / "kernel.cu").string();
+    ProgramOptions in_memory = options;
+    in_memory.pch = false;
+    const std::string expected(Program(source, SourceType::cxx, in_memory).compile(CodeType::ptx).code());
+    ASSERT_TRUE(contains(expected, "7400001")) << expected;
+    fs::create_directories(project.path() / "lib");
+    for (const char* name : {"cube.h", "lib/scale.h", "unused.h"})
+        test::write_file(project.path() / name, "#define SHADOW 1\n");
+    {
+        test::WarningLog warnings;
+        Program angle(source, SourceType::cxx, options);
+        EXPECT_EQ(std::string(angle.compile(CodeType::ptx).code()), expected);
+        EXPECT_NE(angle.pch_status().outcome, PchOutcome::not_attempted) << angle.pch_status().reason;
+        EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+    }
+    // A quoted include of a header beside the source that is no bundle's: "unused.h" could be
+    // reached from it, so the bundle stays in memory.
+    test::write_file(project.path() / "local.h", "#define LOCAL 2\n");
+    test::WarningLog warnings;
+    Program quoted_local("#include \"local.h\"\n" + source, SourceType::cxx, options);
+    quoted_local.compile(CodeType::ptx);
+    EXPECT_EQ(quoted_local.pch_status().outcome, PchOutcome::not_attempted);
+    EXPECT_TRUE(contains(quoted_local.pch_status().reason, "' beside the source")) << quoted_local.pch_status().reason;
+    ASSERT_EQ(warnings.seen.size(), 1u);
+    EXPECT_EQ(warnings.seen[0].kind, WarningKind::pch_off);
+}
+
 // CUDACORE_DISABLE_CACHE: nothing in the cache folder; the bundle folder is the process's own,
 // in the temporary directory, still read with PCH, and gone when the process ends.
 TEST(BundleFolder, DisabledCacheKeepsTheFolderPrivateAndRemovesItAtExit) {
