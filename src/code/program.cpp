@@ -216,7 +216,7 @@ struct QuotedBeside {
 
 QuotedBeside quoted_lookups_beside(const std::string& source, const std::vector<HeaderBundle>& bundles,
                                    const std::filesystem::path& main_folder) {
-    if (source.empty()) return {.all = true};
+    if (source.empty()) return {.all = true, .names = {}};
     std::set<std::string, std::less<>> wrappers;
     detail::IncludeDirectives found = detail::scan_include_directives(source, wrappers);
     while (!found.has_include_wrappers.empty() && wrappers.size() < found.has_include_wrappers.size()) {
