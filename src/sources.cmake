@@ -64,6 +64,7 @@ set(CUDACORE_HEADERS_SOURCES
   src/headers/pch_directory.cpp
   src/headers/include_directives.cpp
   src/headers/header_bundle.cpp
+  src/headers/includer_folder_rule.cpp
   src/headers/bundle_folder.cpp
   src/headers/standard_headers.cpp
   src/headers/standard_header_stubs.cpp
