@@ -111,7 +111,10 @@ struct ProgramOptions {
     std::optional<bool> builtin_initializer_list{}; ///< --builtin-initializer-list=true|false
     std::optional<bool> disable_warnings{};         ///< --disable-warnings
     std::optional<bool> restrict{};                 ///< --restrict
-    /// --device-as-default-execution-space
+    /// --device-as-default-execution-space (NVRTC's -default-device): functions and variables
+    /// without __host__ or __device__ are device ones. Unset by default, as in NVRTC (jitify turns
+    /// it on): a CompileError for NVRTC's "... are not allowed in JIT mode" ends in a hint naming
+    /// this field (docs/compiling.md, "Defaults", says why).
     std::optional<bool> device_as_default_execution_space{};
     std::optional<bool> device_int128{};            ///< --device-int128
     std::optional<bool> device_float128{};          ///< --device-float128

@@ -11,8 +11,9 @@ namespace cudacore::detail {
 
 namespace {
 
-// NVRTC's words for a function without __host__/__device__ in JIT mode (NVRTC 12 and 13).
-constexpr const char* kHostFunctionRefused = "host functions are not allowed in JIT mode";
+// NVRTC's words for a function or a variable without __host__/__device__ in JIT mode ("host
+// functions are not allowed in JIT mode", "host variables are not allowed...": NVRTC 12 and 13).
+constexpr const char* kHostCodeRefused = " are not allowed in JIT mode";
 
 // The standard headers the log says were not found, as "<a>, <b>".
 std::string standard_headers_missing(const std::string& nvrtc_log) {
@@ -33,10 +34,10 @@ std::string standard_headers_missing(const std::string& nvrtc_log) {
 std::string compile_hints(const std::string& nvrtc_log, const ProgramOptions& options) {
     std::string hints;
     const std::string prefix(kCompileHintPrefix);
-    if (nvrtc_log.find(kHostFunctionRefused) != std::string::npos && !options.device_as_default_execution_space) {
+    if (nvrtc_log.find(kHostCodeRefused) != std::string::npos && !options.device_as_default_execution_space) {
         hints += prefix + "set ProgramOptions::device_as_default_execution_space = true (-default-device) to "
-                          "compile functions without __host__ or __device__ as device functions, as jitify does "
-                          "(docs/compiling.md, \"Defaults\")\n";
+                          "compile functions and variables without __host__ or __device__ as device ones, as "
+                          "jitify does (docs/compiling.md, \"Defaults\")\n";
     }
     const std::string missing = standard_headers_missing(nvrtc_log);
     if (!missing.empty() && options.header_bundles.empty() && !options.std_headers) {

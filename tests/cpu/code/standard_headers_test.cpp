@@ -272,6 +272,20 @@ TEST(StandardHeaders, UnannotatedFunctionHintsAtDefaultDevice) {
     }
     options.device_as_default_execution_space = true;
     EXPECT_NO_THROW(Program(source, SourceType::cxx, options).compile(CodeType::cubin));
+    // A variable NVRTC takes for a host one (a class's static data member) leads there too.
+    options.device_as_default_execution_space.reset();
+    const std::string variable = "struct Settings { static int level; };\nint Settings::level;\n"
+                                 "extern \"C\" __global__ void use(int* out) { out[0] = Settings::level; }\n";
+    try {
+        Program(variable, SourceType::cxx, options).compile(CodeType::cubin);
+        ADD_FAILURE() << "a static data member compiled without -default-device";
+    } catch (const CompileError& e) {
+        EXPECT_NE(std::string(e.what()).find("; hint: set ProgramOptions::device_as_default_execution_space = true"),
+                  std::string::npos)
+            << e.what();
+    }
+    options.device_as_default_execution_space = true;
+    EXPECT_NO_THROW(Program(variable, SourceType::cxx, options).compile(CodeType::cubin));
 }
 
 // A program compiled from header bundles is pointed at standard_headers() as a bundle, and only
