@@ -19,9 +19,9 @@ namespace {
 
 // The headers CCCL has under <cuda/std/...>: each includes CCCL's and puts its names in std.
 constexpr const char* kForwarded[] = {
-    "array",    "bit",        "cassert",  "cfloat",      "climits",   "complex",          "cstddef",
-    "cstdint",  "cstdlib",    "cstring",  "ctime",       "functional", "initializer_list", "iterator", "limits",
-    "memory",   "numeric",    "optional", "ratio",       "span",      "tuple",            "type_traits",
+    "array",    "bit",      "cassert",    "cfloat",           "climits",  "complex", "cstddef", "cstdint",
+    "cstdlib",  "cstring",  "ctime",      "functional",       "initializer_list",  "iterator", "limits",
+    "memory",   "numeric",  "optional",   "ratio",            "span",     "tuple",   "type_traits",
     "utility",  "variant",
 };
 
