@@ -310,4 +310,19 @@ TEST(StandardHeaders, BundledProgramHintsAtTheStandardBundle) {
     }
 }
 
+// A program of templates only that includes <algorithm> (CCCL's names in an unnamed namespace
+// carry NVRTC's translation unit id): cached without a warning, and found again.
+TEST(StandardHeaders, AlgorithmInAProgramOfTemplatesIsCached) {
+    MemoryProgramCache cache;
+    const cudacore::test::WarningLog warnings;
+    Program program(kernel_source("algorithm", "out[0] = std::max(T(1), out[1]);"), SourceType::cxx,
+                    options_for("std_algorithm_cached"));
+    const ObjectCode first = compile_cached(program, CodeType::cubin, {"use<float>"}, {.cache = &cache});
+    EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+    EXPECT_EQ(cache.stats().insertions, 1u);
+    const auto misses = cache.stats().misses;
+    EXPECT_EQ(compile_cached(program, CodeType::cubin, {"use<float>"}, {.cache = &cache}), first);
+    EXPECT_EQ(cache.stats().misses, misses);
+}
+
 }  // namespace
