@@ -40,6 +40,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/program.cpp
   src/code/compile_options.cpp
   src/code/compiler_identity.cpp
+  src/code/compile_hints.cpp
   src/code/compile_request.cpp
   src/code/nvvm_compile.cpp
   src/code/nvrtc_compile.cpp
@@ -53,6 +54,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/object_code.cpp
   src/code/object_code_serialization.cpp
   src/code/code_inspection.cpp
+  src/code/cxx_global_names.cpp
   src/code/fatbin.cpp
   src/code/object_code_identity.cpp
   src/code/kernel_parameter_count.cpp
@@ -71,8 +73,10 @@ set(CUDACORE_HEADERS_SOURCES
   src/headers/pch_directory.cpp
   src/headers/include_directives.cpp
   src/headers/header_bundle.cpp
+  src/headers/includer_folder_rule.cpp
   src/headers/bundle_folder.cpp
   src/headers/standard_headers.cpp
+  src/headers/standard_header_stubs.cpp
   src/headers/header_bundle_format.cpp
   src/headers/header_closure.cpp
   src/headers/embedded_header_bundle.cpp

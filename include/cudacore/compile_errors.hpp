@@ -40,7 +40,10 @@ public:
                  std::string backend, nvrtcResult nvrtc_status = NVRTC_SUCCESS);
     /// The program's name (ProgramOptions::name).
     const std::string& program_name() const noexcept { return program_name_; }
-    /// The compiler's full log; what() quotes only its first error line.
+    /// The compiler's full log; what() quotes only its first error line, and the hints at its end
+    /// (lines beginning "cudacore hint: ", naming the option that cures an error cudacore knows:
+    /// device_as_default_execution_space for NVRTC's "host functions (or variables) are not
+    /// allowed in JIT mode", std_headers for a standard header not found), each after "; hint: ".
     const std::string& log() const noexcept { return log_; }
     /// The options the compiler was given.
     const std::vector<std::string>& options() const noexcept { return options_; }

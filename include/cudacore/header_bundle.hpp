@@ -14,7 +14,8 @@
 /// (`#include <cuda/std/cmath>` asks for "cuda/std/cmath"). NVRTC does not resolve a quoted
 /// include of an in-memory header against that header's own folder, so a bundle made from
 /// folders rewrites such includes (`#include "info.h"` in cooperative_groups/details/async.h
-/// becomes `#include "cooperative_groups/details/info.h"`); nothing else in a header changes.
+/// becomes `#include "cooperative_groups/details/info.h"`), and so does from_headers() for the
+/// headers it is given; nothing else in a header changes.
 ///
 /// The file format is in docs/deployment.md ("The bundle file").
 #pragma once
@@ -65,7 +66,15 @@ public:
     /// An empty bundle named "empty" (no headers).
     HeaderBundle();
 
-    /// A bundle of exactly `headers`, named `name` (used in messages). Throws
+    /// A bundle of `headers`, named `name` (used in messages), with C's rule for quoted includes
+    /// (as jitify applies it): a quoted \#include or __has_include in a header below a folder
+    /// ("dir/x.h") whose operand names a header of `headers` relative to that folder
+    /// (`#include "y.h"` where "dir/y.h" is given; "../y.h" where "y.h" is) is rewritten to that
+    /// full name ("dir/y.h"), since NVRTC matches in-memory headers by the operand's text only;
+    /// other operands (angle ones, those with no header beside their includer, \#include_next)
+    /// and every other byte stay as given, so the headers() returned may differ from `headers` in
+    /// those operands only. Read from memory or from the bundle's folder, such an include finds
+    /// the header beside its includer, as the preprocessor does on disk. Throws
     /// InvalidArgumentError when a header name is empty, holds a NUL byte, or appears twice,
     /// and when the headers exceed max_payload_size.
     static HeaderBundle from_headers(std::vector<BundledHeader> headers, std::string name);
@@ -190,6 +199,9 @@ public:
 private:
     struct State;
     explicit HeaderBundle(std::shared_ptr<const State> state);
+    /// from_headers() without the rule for quoted includes: the headers exactly as given (those
+    /// read back, or named as the preprocessor found them).
+    static HeaderBundle exactly(std::vector<BundledHeader> headers, std::string name);
     std::shared_ptr<const State> state_;
 };
 

@@ -1,7 +1,9 @@
 /// @file
 /// MemoryProgramCache: a ProgramCache in this process's memory, bounded in bytes (the size of each
-/// entry's code, name and symbols), evicting the least recently used entry first. Thread-safe;
-/// entries share their bytes with the ObjectCode values handed out (no copies on get).
+/// entry's code, name and symbols) and, where asked, in entries, evicting the least recently used
+/// entry first. Both bounds can be changed while it is in use (resize()) and its counters reset
+/// (reset_stats()), as jitify's program cache can. Thread-safe; entries share their bytes with the
+/// ObjectCode values handed out (no copies on get).
 #pragma once
 
 #include "cudacore/program_cache.hpp"
@@ -12,12 +14,23 @@
 
 namespace cudacore {
 
-/// A program cache in this process's memory, bounded by size (LRU).
+/// A program cache in this process's memory, bounded by size and count (LRU).
 class MemoryProgramCache final : public ProgramCache {
 public:
-    /// An empty cache that keeps at most `max_bytes` of code (256 MiB by default), evicting the
-    /// least recently used entries. All members are safe from many threads.
-    explicit MemoryProgramCache(std::uint64_t max_bytes = std::uint64_t{256} << 20);
+    /// An empty cache that keeps at most `max_bytes` of code (256 MiB by default) and at most
+    /// `max_entries` entries (0, the default: no bound on the count), evicting the least recently
+    /// used entries. All members are safe from many threads.
+    explicit MemoryProgramCache(std::uint64_t max_bytes = std::uint64_t{256} << 20, std::uint64_t max_entries = 0);
+
+    /// Sets both bounds (max_entries 0: no bound on the count) and evicts the least recently used
+    /// entries until the cache is within them, counting them in stats().evictions; later puts
+    /// keep to the new bounds. Thread-safe (gets and puts of other threads see the old bounds or
+    /// the new, never half of them); never throws.
+    void resize(std::uint64_t max_bytes, std::uint64_t max_entries = 0) noexcept;
+    /// Sets the counters of stats() (hits, misses, insertions, evictions, corrupt_entries,
+    /// failed_stores) to 0, keeping the entries and the bounds (entries, bytes, max_bytes and
+    /// max_entries still say what the cache holds). Thread-safe; never throws.
+    void reset_stats() noexcept;
 
     std::optional<ObjectCode> get(const CacheKey& key) override;
     void put(const CacheKey& key, const ObjectCode& code) override;
@@ -41,7 +54,8 @@ private:
         ObjectCode second;
         std::string trust;  ///< put_many_with_trust's; empty: stored by put()
     };
-    void evict_to(std::uint64_t bound);  ///< with mutex_ held
+    /// Evicts until `bytes` and `entries` more would fit; with mutex_ held.
+    void evict_for(std::uint64_t bytes, std::uint64_t entries);
     void store(const CacheKey& key, const ObjectCode& code, const std::string& trust);
 
     mutable std::mutex mutex_;

@@ -227,8 +227,10 @@ public:
     CUlibrary library_handle() const;
 
     /// Module globals. A __device__ or __constant__ variable (cuLibraryGetGlobal), by plain name,
-    /// lowered name, or name expression of the symbol map ("&counter", "table<float>"; "counter"
-    /// also finds "&counter"), as a non-owning Buffer view of its device memory: the view holds
+    /// lowered name, name expression of the symbol map ("&counter", "table<float>"; "counter"
+    /// also finds "&counter"), or, for cubin code, C++ name ("tuning::scale", "Settings::level":
+    /// the cubin's global whose lowered name demangles to it, asked for when the driver knows no
+    /// such name), as a non-owning Buffer view of its device memory: the view holds
     /// the library loaded while it (or a copy) lives, and never frees the memory (close() only
     /// marks it closed). Loads the code first like get_kernel; the address is the library's in
     /// the context it was loaded into (library_context: a created context current at load time,

@@ -40,7 +40,7 @@ struct CacheStats {
     /// down or backed off from).
     std::uint64_t misses = 0;
     std::uint64_t insertions = 0;    ///< successful puts
-    std::uint64_t evictions = 0;     ///< entries removed to stay under the byte bound
+    std::uint64_t evictions = 0;     ///< entries removed to stay under the byte (or entry) bound
     std::uint64_t corrupt_entries = 0;  ///< entries that failed their check, removed
     std::uint64_t failed_stores = 0;    ///< puts that failed (full disk, read-only directory...)
     /// What the cache holds now (for a disk cache: all processes' entries).
@@ -48,6 +48,8 @@ struct CacheStats {
     std::uint64_t bytes = 0;            ///< a disk cache's includes its temporary files
     std::uint64_t max_bytes = 0;        ///< the byte bound
     std::uint64_t temporary_files = 0;  ///< a disk cache's files being written or left by killed writers
+    /// The bound on the number of entries (a MemoryProgramCache's); 0: none.
+    std::uint64_t max_entries = 0;
 };
 
 /// Held by the one caller that compiles a key for everyone sharing a cache (see

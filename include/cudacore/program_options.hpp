@@ -81,11 +81,13 @@ struct ProgramOptions {
     ///     automatic PCH; the folder is checked again after the compile (every byte) and a change
     ///     while NVRTC read it means a compile again from memory; with lineinfo or debug (the code
     ///     names the files), when no folder can be had, or something of a bundled header's name
-    ///     lies beside the source (in the folder of the name NVRTC is given: `name`, or the debug
-    ///     source file; the working directory for a bare name), where NVRTC looks for a quoted
-    ///     include of the source before any folder (and with pch = false), the headers are given
-    ///     to NVRTC in memory (nvrtcCreateProgram's headers) without PCH, with one
-    ///     WarningKind::pch_off warning saying why;
+    ///     that the source looks up with quotes lies beside the source (in the folder of the name
+    ///     NVRTC is given: `name`, or the debug source file; the working directory for a bare
+    ///     name), where NVRTC looks for a quoted include of the source before any folder (an angle
+    ///     include is not looked up there; every bundled name counts when the source includes with
+    ///     quotes a header beside it that is no bundle's, or an operand a macro makes), the
+    ///     headers are given to NVRTC in memory (nvrtcCreateProgram's headers) without PCH, with
+    ///     one WarningKind::pch_off warning saying why (and with pch = false, without a warning);
     ///   - an \#include whose operand names a header of a bundle reads the bundle's copy, before
     ///     any other folder (a header of the same name in an include_path folder or beside the
     ///     source is not used, from the bundle's folder as from memory), with one exception: read
@@ -109,7 +111,10 @@ struct ProgramOptions {
     std::optional<bool> builtin_initializer_list{}; ///< --builtin-initializer-list=true|false
     std::optional<bool> disable_warnings{};         ///< --disable-warnings
     std::optional<bool> restrict{};                 ///< --restrict
-    /// --device-as-default-execution-space
+    /// --device-as-default-execution-space (NVRTC's -default-device): functions and variables
+    /// without __host__ or __device__ are device ones. Unset by default, as in NVRTC (jitify turns
+    /// it on): a CompileError for NVRTC's "... are not allowed in JIT mode" ends in a hint naming
+    /// this field (docs/compiling.md, "Defaults", says why).
     std::optional<bool> device_as_default_execution_space{};
     std::optional<bool> device_int128{};            ///< --device-int128
     std::optional<bool> device_float128{};          ///< --device-float128

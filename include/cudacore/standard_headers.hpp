@@ -1,15 +1,19 @@
 /// @file
 /// The C++ standard headers that kernels written for nvcc include (\<type_traits\>, \<limits\>,
-/// \<cstdint\>, \<cmath\>, \<tuple\>, \<utility\>, \<cassert\>, \<cstdio\>...) and NVRTC does not
-/// have, made available to NVRTC by cudacore (ProgramOptions::std_headers = true).
+/// \<cstdint\>, \<cmath\>, \<algorithm\>, \<vector\>, \<iostream\>, \<cassert\>...) and NVRTC does
+/// not have, made available to NVRTC by cudacore (ProgramOptions::std_headers = true).
 ///
 /// Each is a short header: where CCCL has the header (\<cuda/std/type_traits\>) it includes CCCL's
 /// and brings its names into namespace std (`namespace std { using namespace cuda::std; }`, as
-/// jitify does), so std::is_same_v, std::numeric_limits and std::tuple work in device code; where
+/// jitify does), so std::is_same_v, std::tuple and std::max work in device code; std::numeric_limits
+/// is a template of std's own (CCCL's values) that a program can specialize for its types; where
 /// CCCL has none or leaves names out, cudacore's own declares them (\<cstdio\>: std::printf;
-/// \<cfloat\>: FLT_MAX and the rest; \<cmath\>: std::fma, std::fmod, std::erf... from the device
-/// math library). The C forms (\<stdint.h\>, \<math.h\>...) include the C++ ones. The list is
-/// standard_headers().headers() (docs/compiling.md, "Standard headers").
+/// \<cfloat\>: FLT_MAX and the rest; \<cmath\>: std::fma, std::erf...; \<cstdarg\>: va_list;
+/// \<exception\>, \<stdexcept\>: the error classes). Headers of host-only facilities (\<string\>,
+/// \<vector\>, \<map\>, \<iostream\>, \<mutex\>...) only declare their classes, so that host
+/// declarations naming them compile. The C forms (\<stdint.h\>, \<math.h\>...) include the C++ ones.
+/// The list is standard_headers().headers(); docs/compiling.md, "Standard headers", says what
+/// each offers.
 #pragma once
 
 #include "cudacore/header_bundle.hpp"

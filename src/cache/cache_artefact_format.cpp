@@ -34,7 +34,6 @@ constexpr std::uint32_t format_version = 1;
 constexpr std::size_t fixed_header_size = 8 + 4 + 4 + 8 + 8 + 8;
 constexpr std::size_t seal_size = detail::sha256_seal_size;
 constexpr std::uint32_t signed_flag = 1;
-constexpr std::size_t shortest_secret = 16;
 // Made once per release of an application, read at every install: a middle level packs cubins
 // well without making an export of thousands of entries slow; decompression speed hardly depends
 // on it.
@@ -45,7 +44,7 @@ constexpr int compression_level = 9;
 }
 
 // SHA-256 of `bytes`, or HMAC-SHA-256 under `secret` when it is not empty.
-std::string seal(std::string_view bytes, std::string_view secret) {
+std::string artefact_seal(std::string_view bytes, std::string_view secret) {
     std::string made = detail::sha256_seal(bytes, secret);
     if (made.empty())
         throw SerializationError("CacheArtefact: OpenSSL's SHA-256 (EVP_Digest / HMAC) failed");
@@ -92,7 +91,7 @@ std::string_view checked_payload(std::string_view bytes, std::string_view secret
                " follow it, the input has " + std::to_string(present));
     }
     const std::size_t checksum_at = fixed_header_size + static_cast<std::size_t>(compressed_size);
-    const std::string checksum = seal(bytes.substr(0, checksum_at), {});
+    const std::string checksum = artefact_seal(bytes.substr(0, checksum_at), {});
     if (CRYPTO_memcmp(checksum.data(), bytes.data() + checksum_at, seal_size) != 0)
         refuse("checksum mismatch (SHA-256): the artefact is damaged or was changed");
     if (!is_signed && !secret.empty())
@@ -100,7 +99,7 @@ std::string_view checked_payload(std::string_view bytes, std::string_view secret
     if (is_signed && secret.empty())
         refuse("signed with a secret, and none was given: refused (import it with the secret)");
     if (is_signed) {
-        const std::string signature = seal(bytes.substr(0, checksum_at + seal_size), secret);
+        const std::string signature = artefact_seal(bytes.substr(0, checksum_at + seal_size), secret);
         if (CRYPTO_memcmp(signature.data(), bytes.data() + checksum_at + seal_size, seal_size) != 0)
             refuse("the signature (HMAC-SHA-256) fails: signed with another secret, or changed by "
                    "someone without it");
@@ -111,7 +110,7 @@ std::string_view checked_payload(std::string_view bytes, std::string_view secret
 // Bytes of an ObjectCode's serialized form before its fields (magic, version, byte order, total).
 constexpr std::uint64_t serialized_envelope_size = 24;
 // Each entry takes at least its key, its length and the smallest serialized ObjectCode.
-constexpr std::uint64_t smallest_entry = 32 + 8 + 57;
+constexpr std::uint64_t smallest_artefact_entry = 32 + 8 + 57;
 // Origin strings are version numbers: a few bytes each.
 constexpr std::uint64_t longest_origin_field = 4096;
 
@@ -176,7 +175,7 @@ ObjectCode read_entry_code(ZstdPayloadReader& in, const std::string& at, MemoryB
 std::vector<CacheArtefact::Entry> read_entries(ZstdPayloadReader& in, std::uint64_t count,
                                                std::uint64_t max_memory) {
     // Refuse impossible counts before looping over them.
-    if (count > in.remaining() / smallest_entry) {
+    if (count > in.remaining() / smallest_artefact_entry) {
         refuse("entry count " + std::to_string(count) + " exceeds what the " +
                std::to_string(in.remaining()) + " payload bytes left can hold");
     }
@@ -228,10 +227,10 @@ CacheArtefactOrigin CacheArtefact::current_origin() {
 }
 
 std::string CacheArtefact::serialize(std::string_view secret) const {
-    if (!secret.empty() && secret.size() < shortest_secret) {
+    if (!secret.empty() && secret.size() < detail::shortest_seal_secret) {
         throw InvalidArgumentError("CacheArtefact::serialize: the secret holds " +
                                    std::to_string(secret.size()) + " bytes; a secret needs at least " +
-                                   std::to_string(shortest_secret));
+                                   std::to_string(detail::shortest_seal_secret));
     }
     std::string payload;
     for (const std::string* text :
@@ -254,8 +253,8 @@ std::string CacheArtefact::serialize(std::string_view secret) const {
     put_little_endian(out, payload.size(), 8);
     put_little_endian(out, compressed.size(), 8);
     out += compressed;
-    out += seal(out, {});
-    if (!secret.empty()) out += seal(out, secret);
+    out += artefact_seal(out, {});
+    if (!secret.empty()) out += artefact_seal(out, secret);
     return out;
 }
 

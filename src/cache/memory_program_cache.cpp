@@ -5,7 +5,10 @@
 
 namespace cudacore {
 
-MemoryProgramCache::MemoryProgramCache(std::uint64_t max_bytes) { stats_.max_bytes = max_bytes; }
+MemoryProgramCache::MemoryProgramCache(std::uint64_t max_bytes, std::uint64_t max_entries) {
+    stats_.max_bytes = max_bytes;
+    stats_.max_entries = max_entries;
+}
 
 std::uint64_t MemoryProgramCache::entry_size(const ObjectCode& code) noexcept {
     std::uint64_t size = code.size() + code.name().size();
@@ -56,7 +59,7 @@ void MemoryProgramCache::store(const CacheKey& key, const ObjectCode& code, cons
         index_.erase(it);
     }
     if (size > stats_.max_bytes) return;  // would evict everything and still not fit
-    evict_to(stats_.max_bytes - size);
+    evict_for(size, 1);
     recency_.push_front(Entry{key, code, trust});
     index_.emplace(key, recency_.begin());
     stats_.bytes += size;
@@ -65,14 +68,37 @@ void MemoryProgramCache::store(const CacheKey& key, const ObjectCode& code, cons
     detail::count_tier_event(detail::CacheTier::memory, detail::TierEvent::store);
 }
 
-void MemoryProgramCache::evict_to(std::uint64_t bound) {
-    while (stats_.bytes > bound && !recency_.empty()) {
+void MemoryProgramCache::evict_for(std::uint64_t bytes, std::uint64_t entries) {
+    auto over = [&] {
+        // stats_.bytes + bytes > max_bytes, written so that it cannot wrap
+        const bool too_many_bytes = stats_.bytes > stats_.max_bytes || bytes > stats_.max_bytes - stats_.bytes;
+        const bool too_many_entries = stats_.max_entries != 0 && stats_.entries + entries > stats_.max_entries;
+        return too_many_bytes || too_many_entries;
+    };
+    while (!recency_.empty() && over()) {
         stats_.bytes -= entry_size(recency_.back().second);
         --stats_.entries;
         ++stats_.evictions;
         index_.erase(recency_.back().first);
         recency_.pop_back();
     }
+}
+
+void MemoryProgramCache::resize(std::uint64_t max_bytes, std::uint64_t max_entries) noexcept {
+    std::lock_guard lock(mutex_);
+    stats_.max_bytes = max_bytes;
+    stats_.max_entries = max_entries;
+    evict_for(0, 0);
+}
+
+void MemoryProgramCache::reset_stats() noexcept {
+    std::lock_guard lock(mutex_);
+    stats_.hits = 0;
+    stats_.misses = 0;
+    stats_.insertions = 0;
+    stats_.evictions = 0;
+    stats_.corrupt_entries = 0;
+    stats_.failed_stores = 0;
 }
 
 CacheStats MemoryProgramCache::stats() const {

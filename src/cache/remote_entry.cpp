@@ -32,13 +32,12 @@ constexpr std::size_t seal_bytes = detail::sha256_seal_size;
 constexpr std::size_t key_at = 9;  // after the magic and the seal kind
 constexpr std::size_t payload_at = key_at + 32;
 constexpr std::size_t smallest_entry = payload_at + seal_bytes;
-constexpr std::size_t shortest_secret = 16;
 constexpr std::uint64_t largest_secret_file = 4096;  // a secret is tens of bytes
 
 enum SealKind : unsigned char { sealed_by_sha256 = 0, sealed_by_hmac = 1 };
 
 // The seal of `sealed`: HMAC-SHA-256 under `secret`, or SHA-256 when it is empty.
-std::string seal(std::string_view sealed, std::string_view secret) {
+std::string entry_seal(std::string_view sealed, std::string_view secret) {
     std::string made = detail::sha256_seal(sealed, secret);
     if (made.empty()) throw std::runtime_error("RemoteProgramCache: OpenSSL's SHA-256 failed");
     return made;
@@ -91,7 +90,7 @@ std::string RemoteProgramCache::encode_entry(const CacheKey& key, const ObjectCo
     bytes.push_back(static_cast<char>(secret.empty() ? sealed_by_sha256 : sealed_by_hmac));
     bytes.append(reinterpret_cast<const char*>(key.digest.data()), key.digest.size());
     bytes += code.serialize();
-    bytes += seal(bytes, secret);
+    bytes += entry_seal(bytes, secret);
     return bytes;
 }
 
@@ -111,7 +110,7 @@ ObjectCode RemoteProgramCache::decode_entry(std::string_view bytes, const CacheK
         throw bad("is authenticated with a secret this cache does not have (set secret_file or "
                   "secret_env as its writers do)");
     const std::string_view sealed = bytes.substr(0, bytes.size() - seal_bytes);
-    const std::string expected_seal = seal(sealed, secret);
+    const std::string expected_seal = entry_seal(sealed, secret);
     if (CRYPTO_memcmp(expected_seal.data(), bytes.data() + sealed.size(), seal_bytes) != 0) {
         throw bad(secret.empty() ? "fails its checksum (damaged, or changed since it was written)"
                                  : "fails its authentication (written with another secret, or "
@@ -152,9 +151,9 @@ std::string read_entry_secret(const RemoteCacheOptions& options) {
         return {};
     }
     secret = trimmed(std::move(secret));
-    if (secret.size() < shortest_secret) {
+    if (secret.size() < detail::shortest_seal_secret) {
         throw fail(source + " holds " + std::to_string(secret.size()) +
-                   " bytes; a secret needs at least " + std::to_string(shortest_secret) +
+                   " bytes; a secret needs at least " + std::to_string(detail::shortest_seal_secret) +
                    " (e.g. `openssl rand -hex 32`)");
     }
     return secret;
@@ -170,7 +169,7 @@ bool trust_holds_secret(std::string_view trust) noexcept {
 
 std::string entry_trust(std::string_view secret) {
     if (secret.empty()) return "redis sealed by SHA-256";
-    const std::string fingerprint = seal("cudacore remote entry trust", secret);
+    const std::string fingerprint = entry_seal("cudacore remote entry trust", secret);
     static constexpr char digits[] = "0123456789abcdef";
     std::string text(authenticated_trust);
     for (std::size_t i = 0; i < 16; ++i) {

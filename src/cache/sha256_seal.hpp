@@ -10,6 +10,8 @@
 namespace cudacore::detail {
 
 inline constexpr std::size_t sha256_seal_size = 32;
+// The shortest secret an HMAC seal is made with: 16 bytes (128 bits).
+inline constexpr std::size_t shortest_seal_secret = 16;
 
 // The sha256_seal_size-byte seal of `bytes`: HMAC-SHA-256 under `secret`, SHA-256 when it is
 // empty. Empty when OpenSSL fails (each caller reports that in its own words). Thread-safe.

@@ -56,7 +56,7 @@ HeaderBundle HeaderBundle::from_include_folders(const std::vector<std::string>& 
         }
         source += "#include <" + bare + ">\n";
     }
-    if (source.empty()) return from_headers({}, std::move(name));
+    if (source.empty()) return exactly({}, std::move(name));
     // One preprocessor run per target: the bundle holds what any of them opened.
     // -default-device: namespace-scope variables in headers parse as device variables, as they
     // would in most programs that include them; it changes no macro, so no header opened.
@@ -75,7 +75,8 @@ HeaderBundle HeaderBundle::from_include_folders(const std::vector<std::string>& 
             what + (arch.empty() ? std::string() : " for " + arch));
         opened.insert(opened.end(), found.begin(), found.end());
     }
-    return from_headers(
+    // Named as the preprocessor found them (gather_headers applied the includer's folder).
+    return exactly(
         detail::gather_headers(opened, include_folders, options.allow_outside_folders, what),
         std::move(name));
 }
@@ -84,7 +85,7 @@ HeaderBundle HeaderBundle::from_headers_read(const std::vector<std::string>& hea
                                              const std::vector<std::filesystem::path>& include_folders,
                                              std::string name, bool allow_outside_folders) {
     const std::string what = "HeaderBundle '" + name + "'";
-    return from_headers(
+    return exactly(
         detail::gather_headers(headers_read, include_folders, allow_outside_folders, what),
         std::move(name));
 }

@@ -10,10 +10,12 @@
 #include "loader/compiler_apis.hpp"
 #include "loader/driver_api.hpp"
 #include "headers/bundle_folder.hpp"
+#include "code/compile_hints.hpp"
 #include "code/compile_request.hpp"
 #include "code/debug_source.hpp"
 #include "headers/compile_snapshot.hpp"
 #include "code/header_trace.hpp"
+#include "headers/include_directives.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "headers/pch_directory.hpp"
 #include "code/program_key_memo_slot.hpp"
@@ -29,6 +31,7 @@
 #include <exception>
 #include <memory>
 #include <variant>
+#include <set>
 #include <sstream>
 #include <string_view>
 #include <system_error>
@@ -200,13 +203,53 @@ struct PchChoice {
     detail::BundleFolders folders;  // held (so that a cache clear leaves them) for the compile
 };
 
+// The bundled names the source's quoted lookups can find beside it: NVRTC looks for a quoted
+// #include or __has_include of the main source in its folder first, and for those of a header
+// read from that folder, but never for an angle operand, nor for a header read from a bundle's
+// or another folder. `all`: any bundled name can be (the source names a file beside it that is no
+// bundle's, whose own quoted includes are looked up there too, or an operand a macro makes; or
+// the source is NVRTC's own, a wrapped program's, and empty here).
+struct QuotedBeside {
+    bool all = false;
+    std::set<std::string, std::less<>> names;
+};
+
+QuotedBeside quoted_lookups_beside(const std::string& source, const std::vector<HeaderBundle>& bundles,
+                                   const std::filesystem::path& main_folder) {
+    if (source.empty()) return {.all = true, .names = {}};
+    std::set<std::string, std::less<>> wrappers;
+    detail::IncludeDirectives found = detail::scan_include_directives(source, wrappers);
+    while (!found.has_include_wrappers.empty() && wrappers.size() < found.has_include_wrappers.size()) {
+        wrappers.insert(found.has_include_wrappers.begin(), found.has_include_wrappers.end());
+        found = detail::scan_include_directives(source, wrappers);
+    }
+    QuotedBeside beside;
+    beside.all = !found.computed_includes.empty() || !found.computed_has_includes.empty();
+    for (const detail::IncludeOperand& operand : found.operands) {
+        if (!operand.quoted || beside.all) continue;
+        const bool bundled = std::any_of(bundles.begin(), bundles.end(),
+                                         [&](const HeaderBundle& bundle) { return bundle.find(operand.name); });
+        std::error_code ignored;
+        if (!bundled && !operand.name.starts_with('/') &&
+            std::filesystem::exists(std::filesystem::symlink_status(main_folder / operand.name, ignored)))
+            beside.all = true;
+        beside.names.insert(operand.name);
+    }
+    return beside;
+}
+
 // Why a bundled header would not win from its folder: NVRTC looks for a quoted include of the
 // main source beside it (in the folder of `nvrtc_name`, the working directory for a bare name)
 // before any include folder, while headers given in memory come before every folder. Names the
-// first bundled name with something of that name beside the source; empty when there is none.
-// One stat per top-level name of the bundles, and one per name below a folder that is there.
-std::string shadowed_beside_source(const std::vector<HeaderBundle>& bundles, const std::string& nvrtc_name) {
+// first bundled name that a quoted lookup of the source can reach (quoted_lookups_beside) with
+// something of that name beside the source; empty when there is none. An angle include is never
+// looked up beside the source, so a file there of its name is no reason to leave the folders.
+// One stat per name to check (every top-level name of the bundles when any can be reached, and
+// one per name below a folder that is there).
+std::string shadowed_beside_source(const std::vector<HeaderBundle>& bundles, const std::string& nvrtc_name,
+                                   const std::string& source) {
     const std::filesystem::path main_folder = std::filesystem::path(nvrtc_name).parent_path();
+    const QuotedBeside quoted = quoted_lookups_beside(source, bundles, main_folder);
     auto there = [&](std::string_view name) {
         std::error_code ignored;
         return std::filesystem::exists(std::filesystem::symlink_status(main_folder / name, ignored));
@@ -215,6 +258,7 @@ std::string shadowed_beside_source(const std::vector<HeaderBundle>& bundles, con
         const std::vector<BundledHeader>& headers = bundle.headers();
         for (std::size_t i = 0; i < headers.size(); ++i) {
             const std::string& name = headers[i].name;
+            if (!quoted.all && !quoted.names.contains(name)) continue;
             const std::size_t slash = name.find('/');
             if (slash != std::string::npos && !there(std::string_view(name).substr(0, slash))) {
                 // Names are sorted: those below this missing folder follow each other.
@@ -240,8 +284,9 @@ std::string shadowed_beside_source(const std::vector<HeaderBundle>& bundles, con
 // a file beside the source would be found before a bundle's copy (shadowed_beside_source), the
 // headers stay in memory without PCH, with one warning. Returns whether the folders are used.
 bool read_bundles_from_folders(const ProgramOptions& options, const std::string& nvrtc_name,
-                               std::vector<std::string>& flags, PchChoice& choice, PchStatus& status) {
-    const std::string shadowed = shadowed_beside_source(options.header_bundles, nvrtc_name);
+                               const std::string& source, std::vector<std::string>& flags, PchChoice& choice,
+                               PchStatus& status) {
+    const std::string shadowed = shadowed_beside_source(options.header_bundles, nvrtc_name, source);
     detail::BundleFolders folders;
     if (shadowed.empty()) folders = detail::bundle_folders(options.header_bundles);
     if (const std::string& problem = shadowed.empty() ? folders.problem : shadowed; !problem.empty()) {
@@ -282,8 +327,8 @@ void choose_automatic_pch_dir(std::vector<std::string>& flags, PchChoice& choice
 
 // Decides PCH for a C++ compile with `flags` (of the program NVRTC knows as `nvrtc_name`),
 // taking the PCH flags out of them where PCH is off, and says why in `status` when it is.
-PchChoice choose_pch(const ProgramOptions& options, const std::string& nvrtc_name, bool pch_allowed,
-                     std::vector<std::string>& flags, PchStatus& status) {
+PchChoice choose_pch(const ProgramOptions& options, const std::string& nvrtc_name, const std::string& source,
+                     bool pch_allowed, std::vector<std::string>& flags, PchStatus& status) {
     PchChoice choice;
     choice.on = uses_automatic_pch(options) || options.create_pch || options.use_pch;
     const bool bundles = !options.header_bundles.empty();
@@ -291,7 +336,7 @@ PchChoice choose_pch(const ProgramOptions& options, const std::string& nvrtc_nam
     // NVRTC as /proc/self/fd/N, which differs between processes, so such compiles read memory.
     const bool names_files = options.lineinfo.value_or(false) || options.debug.value_or(false);
     if (bundles && !options.pch && pch_allowed && !names_files)
-        choice.on = read_bundles_from_folders(options, nvrtc_name, flags, choice, status);
+        choice.on = read_bundles_from_folders(options, nvrtc_name, source, flags, choice, status);
     else if (!choice.on) {
         status = {PchOutcome::not_attempted,
                   !bundles || options.pch ? "PCH is off (ProgramOptions::pch = false)"
@@ -384,13 +429,16 @@ void compile_again_if_folders_changed(const NvrtcInput& in, const ProgramOptions
 // The log of a failed NVRTC compile as CompileError reports it. Compilation errors and rejected
 // options both come with a log naming the problem; the status is added so that an empty log
 // still says what failed, and a line on headers it could not find goes first, so that the
-// error's message (its first error line) names header and bundles.
+// error's message (its first error line) names header and bundles; hints at the options that
+// cure the error come last (the message quotes them too).
 std::string failed_compile_log(const std::string& nvrtc_log, nvrtcResult status,
                                const ProgramOptions& options) {
     std::string log = nvrtc_log;
     if (!log.empty() && log.back() != '\n') log += '\n';
     const char* status_name = detail::nvrtc().nvrtcGetErrorString(status);
-    log += std::string("nvrtcCompileProgram failed: ") + (status_name ? status_name : "error");
+    log += std::string("nvrtcCompileProgram failed: ") + (status_name ? status_name : "error") + "\n";
+    log += detail::compile_hints(nvrtc_log, options);
+    if (log.back() == '\n') log.pop_back();
     if (!options.header_bundles.empty()) return missing_from_bundles(nvrtc_log, options) + log;
     return missing_without_toolkit(nvrtc_log, options) + log;
 }
@@ -521,7 +569,7 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
     // the program's name: the line table names it, so a debugger finds the source.
     const std::filesystem::path debug_source = debug_source_path();
     const std::string nvrtc_name = debug_source.empty() ? options_.name : debug_source.string();
-    const PchChoice pch = choose_pch(options_, nvrtc_name, pch_allowed, flags, pch_status_);
+    const PchChoice pch = choose_pch(options_, nvrtc_name, source_, pch_allowed, flags, pch_status_);
     // A wrapped program is compiled itself; otherwise the previous compile's program is released
     // now and this one stays for handle().
     nvrtcProgram wrapped = wraps_handle_ ? std::get<nvrtcProgram>(handle_) : nullptr;

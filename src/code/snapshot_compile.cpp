@@ -100,13 +100,9 @@ CheckCompileResult read_check_reply(const ChildProcessResult& ended) {
     return result;
 }
 
-// `code` with the translation unit id NVRTC wrote into internal names blanked:
-// "_INTERNAL_<8 digits>_<n>_<n characters of the file name>_<8 hex digits>_<process id>", the hex
-// digits and the id of `process` (the process that compiled it) each replaced by '#'.
-std::string without_unit_id(std::string_view code, long process) {
-    std::string out(code);
-    const std::string pid = std::to_string(process);
-    constexpr std::string_view marker = "_INTERNAL_";
+// The unit ids after each `marker` in `out` blanked (see without_unit_id); `pid`: the id of the
+// process that compiled it.
+void blank_unit_ids(std::string& out, std::string_view marker, const std::string& pid) {
     auto digits_at = [&](std::size_t at, std::size_t count) {
         if (at + count > out.size()) return false;
         for (std::size_t i = at; i < at + count; ++i)
@@ -131,6 +127,18 @@ std::string without_unit_id(std::string_view code, long process) {
             std::fill(out.begin() + static_cast<std::ptrdiff_t>(pos + 10),
                       out.begin() + static_cast<std::ptrdiff_t>(pos + 10 + pid.size()), '#');
     }
+}
+
+// `code` with the translation unit id NVRTC wrote into internal names blanked:
+// "_INTERNAL_<8 digits>_<n>_<n characters of the file name>_<8 hex digits>_<process id>", and the
+// same id in the names of unnamed namespaces ("_GLOBAL__N__<8 digits>_...": CCCL's
+// <cuda/std/__algorithm_> has some), the hex digits and the id of `process` (the process that
+// compiled it) each replaced by '#'.
+std::string without_unit_id(std::string_view code, long process) {
+    std::string out(code);
+    const std::string pid = std::to_string(process);
+    for (std::string_view marker : {std::string_view("_INTERNAL_"), std::string_view("_GLOBAL__N__")})
+        blank_unit_ids(out, marker, pid);
     return out;
 }
 

@@ -2,6 +2,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/forward.hpp"
 #include "errors/closed_object.hpp"
+#include "errors/compile_hint.hpp"
 #include "errors/driver_log.hpp"
 
 
@@ -73,6 +74,18 @@ std::string log_message(const char* what, const std::string& name, const std::st
     return out.str();
 }
 
+// The log's hint lines (the options that cure its error), each as "; hint: ...".
+std::string hints_of(const std::string& log) {
+    std::string hints;
+    std::istringstream in(log);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.starts_with(detail::kCompileHintPrefix))
+            hints += "; hint: " + line.substr(detail::kCompileHintPrefix.size());
+    }
+    return hints;
+}
+
 }  // namespace
 
 LoaderError::LoaderError(std::string library, std::vector<std::string> searched,
@@ -119,7 +132,7 @@ NvmlError::NvmlError(std::string call, int status, std::string status_text, std:
 CompileError::CompileError(std::string program_name, std::string log,
                            std::vector<std::string> options, std::string backend,
                            nvrtcResult nvrtc_status)
-    : Error(log_message("compiling", program_name, log, backend)),
+    : Error(log_message("compiling", program_name, log, backend) + hints_of(log)),
       program_name_(std::move(program_name)),
       log_(std::move(log)),
       options_(std::move(options)),

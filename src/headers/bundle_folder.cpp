@@ -83,8 +83,9 @@ std::string unsafe_name(const std::string& name) {
 
 // Why reading `bundle` from a folder could find another header than reading it from memory:
 // a quoted include "X" in a header of the folder D is looked for beside it (D/X) first in a
-// folder, while in memory it names X. Bundles made from folders never differ (such includes are
-// rewritten to the full name); ones made from pairs may. Empty when none does.
+// folder, while in memory it names X. Bundles made from folders or pairs never differ (such
+// includes are rewritten to the full name: header_closure.hpp, includer_folder_rule.hpp); one
+// read back from a file saved before from_headers applied that rule may. Empty when none does.
 std::string quoted_include_problem(const HeaderBundle& bundle) {
     const std::set<std::string, std::less<>> no_wrappers;
     for (const BundledHeader& header : bundle.headers()) {

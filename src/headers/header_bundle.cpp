@@ -1,4 +1,6 @@
 #include "cudacore/header_bundle.hpp"
+
+#include "headers/includer_folder_rule.hpp"
 #include "support/hex.hpp"
 
 #include "cudacore/errors.hpp"
@@ -63,6 +65,16 @@ HeaderBundle::HeaderBundle() {
 HeaderBundle::HeaderBundle(std::shared_ptr<const State> state) : state_(std::move(state)) {}
 
 HeaderBundle HeaderBundle::from_headers(std::vector<BundledHeader> headers, std::string name) {
+    std::sort(headers.begin(), headers.end(),
+              [](const BundledHeader& a, const BundledHeader& b) { return a.name < b.name; });
+    const auto repeated = std::adjacent_find(headers.begin(), headers.end(),
+                                             [](const BundledHeader& a, const BundledHeader& b) { return a.name == b.name; });
+    // The rule needs each name once: exactly() refuses the repeated name.
+    if (repeated == headers.end()) headers = detail::with_includer_folder_rule(std::move(headers));
+    return exactly(std::move(headers), std::move(name));
+}
+
+HeaderBundle HeaderBundle::exactly(std::vector<BundledHeader> headers, std::string name) {
     const std::string what = "HeaderBundle '" + name + "'";
     std::sort(headers.begin(), headers.end(),
               [](const BundledHeader& a, const BundledHeader& b) { return a.name < b.name; });

@@ -141,7 +141,7 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
                std::to_string(count) + " headers");
     }
     try {
-        return from_headers(std::move(headers), std::move(name));
+        return exactly(std::move(headers), std::move(name));  // as saved, rewritten when made
     } catch (const InvalidArgumentError& e) {
         reject_bundle(e.what());
     }

@@ -5,6 +5,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/warnings.hpp"
 #include "headers/bundle_folder.hpp"
+#include "headers/standard_header_stubs.hpp"
 
 #include <mutex>
 #include <set>
@@ -18,9 +19,17 @@ namespace {
 
 // The headers CCCL has under <cuda/std/...>: each includes CCCL's and puts its names in std.
 constexpr const char* kForwarded[] = {
-    "array",   "bit",      "cassert", "cfloat",  "climits", "complex", "cstddef",
-    "cstdint", "cstdlib",  "cstring", "functional", "iterator", "limits",  "numeric",
-    "optional", "ratio",   "span",    "tuple",   "type_traits", "utility", "variant",
+    "array",    "bit",      "cassert",    "cfloat",           "climits",  "complex", "cstddef", "cstdint",
+    "cstdlib",  "cstring",  "ctime",      "functional",       "initializer_list",  "iterator", "limits",
+    "memory",   "numeric",  "optional",   "ratio",            "span",     "tuple",   "type_traits",
+    "utility",  "variant",
+};
+
+// Headers CCCL has under another name in the CCCL of some toolkits (<cuda/std/__algorithm_>
+// before <cuda/std/algorithm>): the first that exists.
+constexpr std::pair<const char*, const char*> kForwardedOrElse[] = {
+    {"algorithm", "__algorithm_"},
+    {"new", "__new_"},
 };
 
 std::string forwarding_header(const std::string& name) {
@@ -29,6 +38,24 @@ std::string forwarding_header(const std::string& name) {
            ">\nnamespace cuda { namespace std {} }  // for headers that declare nothing in it\n"
            "namespace std {\nusing namespace ::cuda::std;\n}\n";
 }
+
+std::string forwarding_header_or_else(const std::string& name, const std::string& other) {
+    return "// <" + name + "> under NVRTC (cudacore): CCCL's <cuda/std/" + name +
+           ">, its names in namespace std.\n#pragma once\n#if __has_include(<cuda/std/" + name +
+           ">)\n#include <cuda/std/" + name + ">\n#else\n#include <cuda/std/" + other +
+           ">\n#endif\nnamespace cuda { namespace std {} }\nnamespace std {\nusing namespace ::cuda::std;\n}\n";
+}
+
+// std::numeric_limits is a template of std's own, CCCL's by default, so that a program can
+// specialize it for its types (a using-directive's names cannot be specialized as std:: names).
+// const and volatile types take the specialization of the type, as the standard says.
+constexpr const char* kNumericLimits = R"(namespace std {
+template <class T> struct numeric_limits : ::cuda::std::numeric_limits<T> {};
+template <class T> struct numeric_limits<const T> : numeric_limits<T> {};
+template <class T> struct numeric_limits<volatile T> : numeric_limits<T> {};
+template <class T> struct numeric_limits<const volatile T> : numeric_limits<T> {};
+}
+)";
 
 // CCCL's <cuda/std/cmath> leaves out some of the device math library's functions.
 constexpr const char* kCmath = R"(// <cmath> under NVRTC (cudacore): CCCL's <cuda/std/cmath>, its names in namespace std, and the
@@ -89,7 +116,7 @@ constexpr const char* kCfloatMacros = R"(#ifndef FLT_RADIX
 constexpr std::pair<const char*, const char*> kCForms[] = {
     {"assert.h", "cassert"}, {"float.h", "cfloat"},   {"limits.h", "climits"}, {"math.h", "cmath"},
     {"stddef.h", "cstddef"}, {"stdint.h", "cstdint"}, {"stdio.h", "cstdio"},   {"stdlib.h", "cstdlib"},
-    {"string.h", "cstring"},
+    {"string.h", "cstring"}, {"memory.h", "cstring"}, {"stdarg.h", "cstdarg"}, {"time.h", "ctime"},
 };
 
 std::vector<BundledHeader> make_headers() {
@@ -97,8 +124,11 @@ std::vector<BundledHeader> make_headers() {
     for (const char* name : kForwarded) {
         std::string content = forwarding_header(name);
         if (std::string(name) == "cfloat") content += kCfloatMacros;
+        if (std::string(name) == "limits") content += kNumericLimits;
         headers.push_back({name, std::move(content)});
     }
+    for (const auto& [name, other] : kForwardedOrElse) headers.push_back({name, forwarding_header_or_else(name, other)});
+    for (BundledHeader& stub : detail::standard_header_stubs()) headers.push_back(std::move(stub));
     headers.push_back({"cmath", kCmath});
     headers.push_back({"cstdio", kCstdio});
     for (const auto& [c_name, cxx_name] : kCForms) {

@@ -6,10 +6,12 @@
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
+#include "code/cxx_global_names.hpp"
 #include "memory/buffer_box.hpp"
 #include "runtime/library_box.hpp"
 
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 
 namespace cudacore {
@@ -48,6 +50,26 @@ std::string lowered_global_name(const detail::ObjectCodeState& state, std::strin
     return std::string(name);
 }
 
+// The lowered name of the cubin's global whose C++ name is `name` ("x::a"), or nullopt (not
+// cubin code, or no global demangles to it).
+std::optional<std::string> lowered_of_cxx_name(const detail::ObjectCodeState& state, std::string_view name) {
+    if (state.type != CodeType::cubin || state.code.empty()) return std::nullopt;
+    try {
+        return detail::lowered_global_of_cxx_name(name, cubin_global_names(state.code));
+    } catch (const Error&) {
+        return std::nullopt;  // a cubin the driver loaded but the ELF reader refuses: the plain error
+    }
+}
+
+// cuLibraryGetGlobal (or GetManaged) of `lowered` in `library`, with `context` current.
+CUresult look_up_global(const detail::LibraryBox& library, const detail::ContextBox& context, const std::string& lowered,
+                        bool managed, CUdeviceptr& address, std::size_t& size) {
+    detail::ContextScope scope(context);
+    const auto& api = detail::driver();
+    return managed ? api.cuLibraryGetManaged(&address, &size, library.handle, lowered.c_str())
+                   : api.cuLibraryGetGlobal(&address, &size, library.handle, lowered.c_str());
+}
+
 Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
                    std::string_view name, bool managed) {
     detail::ObjectCodeState& state = *state_ptr;
@@ -65,15 +87,16 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
     if (!context) context = detail::primary_context(Device::current().ordinal());
 
     const char* call = managed ? "cuLibraryGetManaged" : "cuLibraryGetGlobal";
-    const std::string lowered = lowered_global_name(state, name);
+    std::string lowered = lowered_global_name(state, name);
     CUdeviceptr address = 0;
     std::size_t size = 0;
-    CUresult status;
-    {
-        detail::ContextScope scope(*context);
-        const auto& api = detail::driver();
-        status = managed ? api.cuLibraryGetManaged(&address, &size, library->handle, lowered.c_str())
-                         : api.cuLibraryGetGlobal(&address, &size, library->handle, lowered.c_str());
+    CUresult status = look_up_global(*library, *context, lowered, managed, address, size);
+    // Not a name the driver knows: a C++ name ("x::a") of a global of the cubin, by demangling.
+    if (status == CUDA_ERROR_NOT_FOUND && lowered == name) {
+        if (std::optional<std::string> by_cxx_name = lowered_of_cxx_name(state, name)) {
+            lowered = std::move(*by_cxx_name);
+            status = look_up_global(*library, *context, lowered, managed, address, size);
+        }
     }
     if (status == CUDA_ERROR_NOT_FOUND) {
         throw InvalidArgumentError(

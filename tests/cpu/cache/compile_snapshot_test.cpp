@@ -266,6 +266,15 @@ TEST(CompileSnapshot, CodeIsComparedButForTheUnitId) {
     EXPECT_FALSE(detail::same_code_but_unit_ids(a, 11623, other, 11624));  // another name
     const std::string longer = ".global .b8 _ZN45_INTERNAL_00000000_8_bench_cu_c0bfbcda_1162444cuda3std5beginE[1];";
     EXPECT_FALSE(detail::same_code_but_unit_ids(a, 11623, longer, 116244));  // another length: compared in workers
+    // The same id in the name of an unnamed namespace (CCCL's <cuda/std/__algorithm_>).
+    const std::string c = ".global .b8 _ZN42_INTERNAL_00000000_6_alg_cu_62694929_198274cuda3std3__444_GLOBAL__N__"
+                          "00000000_6_alg_cu_62694929_198276ignoreE[1];";
+    const std::string d = ".global .b8 _ZN42_INTERNAL_00000000_6_alg_cu_0b2c4f17_198304cuda3std3__444_GLOBAL__N__"
+                          "00000000_6_alg_cu_0b2c4f17_198306ignoreE[1];";
+    EXPECT_TRUE(detail::same_code_but_unit_ids(c, 19827, d, 19830));
+    std::string e = d;
+    e.replace(e.find("6ignore"), 7, "6ignorf");
+    EXPECT_FALSE(detail::same_code_but_unit_ids(c, 19827, e, 19830));  // another name
 }
 
 // NVRTC's #pragma once sees one file under two names (a link): so does the cached compile, which

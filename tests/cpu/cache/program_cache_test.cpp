@@ -121,6 +121,99 @@ TEST(MemoryProgramCache, ReplacingAKeyKeepsTheByteCountRight) {
     EXPECT_EQ(cache.stats().bytes, 50u);
 }
 
+TEST(MemoryProgramCache, EntryBoundEvictsLeastRecentlyUsed) {
+    MemoryProgramCache cache(1 << 20, 3);
+    EXPECT_EQ(cache.stats().max_entries, 3u);
+    for (int i = 0; i < 3; ++i) cache.put(key_of(i), code_of_size(10));
+    ASSERT_TRUE(cache.get(key_of(0)));  // 1 is now the oldest
+    cache.put(key_of(3), code_of_size(10));
+    EXPECT_EQ(cache.stats().entries, 3u);
+    EXPECT_EQ(cache.stats().evictions, 1u);
+    EXPECT_FALSE(cache.get(key_of(1)));
+    for (int i : {0, 2, 3}) EXPECT_TRUE(cache.get(key_of(i))) << i;
+    cache.put(key_of(3), code_of_size(20));  // replacing a key evicts nothing
+    EXPECT_EQ(cache.stats().entries, 3u);
+    EXPECT_EQ(cache.stats().evictions, 1u);
+    EXPECT_EQ(MemoryProgramCache().stats().max_entries, 0u);  // no count bound by default
+}
+
+TEST(MemoryProgramCache, ResizeEvictsAtOnceAndBoundsLaterPuts) {
+    MemoryProgramCache cache(1000);
+    for (int i = 0; i < 5; ++i) cache.put(key_of(i), code_of_size(100));
+    cache.resize(250);
+    CacheStats stats = cache.stats();
+    EXPECT_EQ(stats.max_bytes, 250u);
+    EXPECT_EQ(stats.entries, 2u);
+    EXPECT_EQ(stats.bytes, 200u);
+    EXPECT_EQ(stats.evictions, 3u);
+    EXPECT_EQ(*cache.entry_keys(), (std::vector<CacheKey>{key_of(4), key_of(3)}));  // the most recent
+    cache.resize(1000, 1);
+    EXPECT_EQ(*cache.entry_keys(), std::vector<CacheKey>{key_of(4)});
+    cache.put(key_of(5), code_of_size(100));
+    EXPECT_EQ(*cache.entry_keys(), std::vector<CacheKey>{key_of(5)});
+    cache.resize(1000, 0);  // no count bound again: puts accumulate up to the bytes
+    for (int i = 6; i < 20; ++i) cache.put(key_of(i), code_of_size(100));
+    stats = cache.stats();
+    EXPECT_EQ(stats.entries, 10u);
+    EXPECT_EQ(stats.bytes, 1000u);
+    cache.resize(0, 0);
+    EXPECT_EQ(cache.stats().entries, 0u);
+    cache.put(key_of(30), code_of_size(1));  // larger than a cache of 0 bytes: not kept
+    EXPECT_FALSE(cache.get(key_of(30)));
+}
+
+TEST(MemoryProgramCache, ResetStatsZeroesTheCountersAndKeepsTheEntries) {
+    MemoryProgramCache cache(150, 10);
+    cache.put(key_of(1), code_of_size(100));
+    cache.put(key_of(2), code_of_size(100));  // evicts 1
+    EXPECT_FALSE(cache.get(key_of(1)));
+    EXPECT_TRUE(cache.get(key_of(2)));
+    cache.reset_stats();
+    CacheStats stats = cache.stats();
+    EXPECT_EQ(stats.hits, 0u);
+    EXPECT_EQ(stats.misses, 0u);
+    EXPECT_EQ(stats.insertions, 0u);
+    EXPECT_EQ(stats.evictions, 0u);
+    EXPECT_EQ(stats.entries, 1u);
+    EXPECT_EQ(stats.bytes, 100u);
+    EXPECT_EQ(stats.max_bytes, 150u);
+    EXPECT_EQ(stats.max_entries, 10u);
+    EXPECT_TRUE(cache.get(key_of(2)));  // counting goes on from 0
+    EXPECT_EQ(cache.stats().hits, 1u);
+}
+
+// Gets, puts, resizes and resets from many threads at once (run under TSan by the CI): the
+// cache ends within the last bounds, and what it counts matches what it holds.
+TEST(MemoryProgramCache, ResizeAndResetWhileOtherThreadsUseIt) {
+    MemoryProgramCache cache(2000, 20);
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> users;
+    for (int t = 0; t < 6; ++t) {
+        users.emplace_back([&, t] {
+            for (int i = 0; !stop; ++i) {
+                const int n = (i * 7 + t * 13) % 40;
+                if (i % 3 == 0) cache.put(key_of(n), code_of_size(1 + (i * 31 + t) % 120));
+                else (void)cache.get(key_of(n));
+            }
+        });
+    }
+    for (int round = 0; round < 2000; ++round) {
+        cache.resize(100 + round % 1900, round % 25);
+        if (round % 100 == 0) cache.reset_stats();
+    }
+    cache.resize(500, 5);
+    stop = true;
+    for (auto& user : users) user.join();
+    const CacheStats stats = cache.stats();
+    EXPECT_LE(stats.bytes, 500u);
+    EXPECT_LE(stats.entries, 5u);
+    const std::vector<CacheKey> keys = *cache.entry_keys();
+    EXPECT_EQ(keys.size(), stats.entries);
+    std::uint64_t bytes = 0;
+    for (const CacheKey& key : keys) bytes += MemoryProgramCache::entry_size(*cache.get(key));
+    EXPECT_EQ(bytes, stats.bytes);
+}
+
 // Many threads asking for one missing key: the compile function runs once.
 void expect_single_flight(ProgramCache& cache) {
     std::atomic<int> compiles{0};

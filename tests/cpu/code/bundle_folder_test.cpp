@@ -253,24 +253,25 @@ TEST(BundleFolder, NamesThatAreNoRelativePathStayInMemory) {
     EXPECT_FALSE(fs::exists(cache.cache().parent_path() / "escape.h"));
 }
 
-// A quoted include beside its header would find another header in a folder than in memory: such
-// a bundle stays in memory, and the compile reads what it always read.
-TEST(BundleFolder, QuotedIncludeFoundBesideItStaysInMemory) {
+// A quoted include with a header beside its includer: from_headers names it by its full name
+// (C's rule), so the bundle reads the same header from a folder as from memory, and gets one.
+TEST(BundleFolder, QuotedIncludeFoundBesideItReadsTheSameFromFolderAndMemory) {
     const CacheFolder cache;
     const HeaderBundle bundle = HeaderBundle::from_headers(
         {{"a/b.h", "#include \"c.h\"\n"}, {"a/c.h", "#define V 7100001\n"}, {"c.h", "#define V 7100002\n"}},
         "beside");
-    try {
-        bundle.folder();
-        ADD_FAILURE() << "a folder for a bundle that reads differently from one";
-    } catch (const CacheError& e) {
-        EXPECT_TRUE(contains(e.what(), "'a/c.h' beside it in a folder")) << e.what();
-    }
+    EXPECT_NO_THROW(bundle.folder());
     test::WarningLog warnings;
     Program program("#include <a/b.h>\n__global__ void k(int* o) { *o = V; }\n", SourceType::cxx,
                     options_with(bundle));
-    EXPECT_TRUE(contains(std::string(program.compile(CodeType::ptx).code()), "7100002"));
-    EXPECT_EQ(warnings.seen.size(), 1u);
+    const std::string ptx(program.compile(CodeType::ptx).code());
+    EXPECT_TRUE(contains(ptx, "7100001")) << ptx;
+    EXPECT_NE(program.pch_status().outcome, PchOutcome::not_attempted) << program.pch_status().reason;
+    EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+    ProgramOptions in_memory = options_with(bundle);
+    in_memory.pch = false;
+    Program from_memory("#include <a/b.h>\n__global__ void k(int* o) { *o = V; }\n", SourceType::cxx, in_memory);
+    EXPECT_EQ(std::string(from_memory.compile(CodeType::ptx).code()), ptx);
     // Without the header beside it, the same include reads the same header either way.
     const HeaderBundle plain = HeaderBundle::from_headers(
         {{"a/b.h", "#include \"c.h\"\n"}, {"c.h", "#define V 7100003\n"}}, "plain");
@@ -344,6 +345,48 @@ TEST(BundleFolder, BundleHeaderWinsOverAFileBesideTheSource) {
         EXPECT_EQ(warnings.seen[0].kind, WarningKind::pch_off);
         fs::remove(project.path() / name);
     }
+}
+
+// An angle include is never looked up beside the source: a file there of a bundled name that the
+// source includes only with <>, or not at all, leaves the folders and PCH on, and the bundle's
+// copy is read. A quoted include of a file beside the source that is no bundle's may reach any
+// bundled name from there, so then every name counts again.
+TEST(BundleFolder, AFileBesideTheSourceShadowsOnlyQuotedIncludes) {
+    const CacheFolder cache;
+    const test::TempDir project;
+    const HeaderBundle bundle = HeaderBundle::from_headers(
+        {{"cube.h", "template <class T> __device__ T cube(T x) { return x * x * x; }\n"},
+         {"lib/scale.h", "#define SCALE 7400001\n"},
+         {"unused.h", "#define UNUSED 1\n"}},
+        "angle");
+    const std::string source = "#include <cube.h>\n#include <lib/scale.h>\n"
+                               "extern \"C\" __global__ void k(int* o) { *o = cube(*o) + SCALE; }\n";
+    ProgramOptions options = options_with(bundle);
+    options.name = (project.path() / "kernel.cu").string();
+    ProgramOptions in_memory = options;
+    in_memory.pch = false;
+    const std::string expected(Program(source, SourceType::cxx, in_memory).compile(CodeType::ptx).code());
+    ASSERT_TRUE(contains(expected, "7400001")) << expected;
+    fs::create_directories(project.path() / "lib");
+    for (const char* name : {"cube.h", "lib/scale.h", "unused.h"})
+        test::write_file(project.path() / name, "#define SHADOW 1\n");
+    {
+        test::WarningLog warnings;
+        Program angle(source, SourceType::cxx, options);
+        EXPECT_EQ(std::string(angle.compile(CodeType::ptx).code()), expected);
+        EXPECT_NE(angle.pch_status().outcome, PchOutcome::not_attempted) << angle.pch_status().reason;
+        EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+    }
+    // A quoted include of a header beside the source that is no bundle's: "unused.h" could be
+    // reached from it, so the bundle stays in memory.
+    test::write_file(project.path() / "local.h", "#define LOCAL 2\n");
+    test::WarningLog warnings;
+    Program quoted_local("#include \"local.h\"\n" + source, SourceType::cxx, options);
+    quoted_local.compile(CodeType::ptx);
+    EXPECT_EQ(quoted_local.pch_status().outcome, PchOutcome::not_attempted);
+    EXPECT_TRUE(contains(quoted_local.pch_status().reason, "' beside the source")) << quoted_local.pch_status().reason;
+    ASSERT_EQ(warnings.seen.size(), 1u);
+    EXPECT_EQ(warnings.seen[0].kind, WarningKind::pch_off);
 }
 
 // CUDACORE_DISABLE_CACHE: nothing in the cache folder; the bundle folder is the process's own,

@@ -6,6 +6,7 @@
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
+#include "code/cxx_global_names.hpp"
 
 #include <sys/resource.h>
 #include <pthread.h>
@@ -275,6 +276,30 @@ extern "C" __global__ void touch(float* out) {
     EXPECT_EQ(names, (std::vector<std::string>{"_ZN6tuning5scaleE", "coefficients", "counter",
                                                "shared_flag"}));
     EXPECT_THROW(cudacore::cubin_global_names("not an elf"), cudacore::InvalidArgumentError);
+}
+
+// A global's C++ name ("x::a", "x::y::b") leads to its lowered name among a
+// cubin's globals (ObjectCode::get_global's fallback); a plain or unknown name leads nowhere.
+TEST(CodeInspection, GlobalsByTheirCxxNames) {
+    const char* source = R"(
+namespace tuning { __device__ float scale; namespace deep { __constant__ int limits[2]; } }
+namespace { __device__ int hidden; }
+__device__ int counter;
+extern "C" __global__ void touch(float* out) {
+    out[0] = tuning::scale + tuning::deep::limits[0] + hidden + counter;
+}
+)";
+    cudacore::ProgramOptions options;
+    options.arch = "sm_90";
+    const cudacore::ObjectCode code =
+        cudacore::Program(source, cudacore::SourceType::cxx, options).compile(cudacore::CodeType::cubin);
+    const std::vector<std::string> names = cudacore::cubin_global_names(code.code());
+    using cudacore::detail::lowered_global_of_cxx_name;
+    EXPECT_EQ(lowered_global_of_cxx_name("tuning::scale", names), "_ZN6tuning5scaleE");
+    EXPECT_EQ(lowered_global_of_cxx_name("tuning::deep::limits", names), "_ZN6tuning4deep6limitsE");
+    EXPECT_EQ(lowered_global_of_cxx_name("counter", names), std::nullopt);  // the driver knows it
+    EXPECT_EQ(lowered_global_of_cxx_name("tuning::missing", names), std::nullopt);
+    EXPECT_EQ(lowered_global_of_cxx_name("scale", names), std::nullopt);
 }
 
 }  // namespace

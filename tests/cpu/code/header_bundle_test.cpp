@@ -6,9 +6,11 @@
 #include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
+#include "cudacore/cached_compile.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/compiler_flags.hpp"
 #include "cudacore/header_bundle.hpp"
+#include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
 
 #include <stdlib.h>
@@ -429,6 +431,49 @@ TEST(HeaderBundleCompile, FirstBundleHoldingANameWins) {
     const std::string ptx = ptx_of(both, bundle_options({first, second}));
     EXPECT_TRUE(contains(ptx, "1111111")) << ptx;
     EXPECT_TRUE(contains(ptx, "3333333")) << ptx;
+}
+
+// C's rule for quoted includes, as jitify applies it to headers given by name and text: a quoted
+// include in "dir/x.h" finds "dir/y.h" before "y.h". from_headers rewrites the operand to the
+// full name; angle operands, those with nothing beside their includer and other bytes stay.
+TEST(HeaderBundle, FromHeadersLooksBesideTheIncluderFirst) {
+    const HeaderBundle bundle = HeaderBundle::from_headers(
+        {{"a/b.h", "#include \"c.h\"\n#include <c.h>\n#if __has_include(\"c.h\")\n#endif\n"
+                   "#include \"top.h\"\n#include \"../c.h\"\n#include \"sub/d.h\" // \"c.h\"\n"},
+         {"a/c.h", "#define V 1\n"},
+         {"a/sub/d.h", "#include \"../c.h\"\n"},
+         {"c.h", "#define V 2\n"},
+         {"top.h", "#include \"c.h\"\n"}},
+        "nested");
+    EXPECT_EQ(*bundle.find("a/b.h"),
+              "#include \"a/c.h\"\n#include <c.h>\n#if __has_include(\"a/c.h\")\n#endif\n"
+              "#include \"top.h\"\n#include \"c.h\"\n#include \"a/sub/d.h\" // \"c.h\"\n");
+    EXPECT_EQ(*bundle.find("a/sub/d.h"), "#include \"a/c.h\"\n");
+    EXPECT_EQ(*bundle.find("top.h"), "#include \"c.h\"\n");  // the top: its own name
+    // Read back, the bundle is as made (the rule is not applied twice).
+    EXPECT_EQ(HeaderBundle::deserialize(bundle.serialize()).headers(), bundle.headers());
+}
+
+// The same bundle compiled from memory, from its folder (PCH) and through the cache gives the
+// header beside the includer, and one code.
+TEST(HeaderBundleCompile, QuotedIncludeOfAnInMemoryHeaderFindsItsFolderFirst) {
+    const HeaderBundle bundle = HeaderBundle::from_headers(
+        {{"lib/api.h", "#include \"impl.h\"\n"},
+         {"lib/impl.h", "#define VALUE 7500001\n"},
+         {"impl.h", "#define VALUE 7500002\n"}},
+        "nested_compile");
+    const char* source = "#include <lib/api.h>\nextern \"C\" __global__ void k(int* o) { *o = VALUE; }\n";
+    ProgramOptions in_memory = bundle_options({bundle});
+    in_memory.pch = false;
+    const std::string ptx = ptx_of(source, in_memory);
+    EXPECT_TRUE(contains(ptx, "7500001")) << ptx;
+    ProgramOptions from_folder = bundle_options({bundle});
+    Program folder_program(source, SourceType::cxx, from_folder);
+    EXPECT_EQ(std::string(folder_program.compile(CodeType::ptx).code()), ptx);
+    EXPECT_NE(folder_program.pch_status().outcome, PchOutcome::not_attempted) << folder_program.pch_status().reason;
+    MemoryProgramCache cache;
+    Program cached_program(source, SourceType::cxx, in_memory);
+    EXPECT_EQ(std::string(compile_cached(cached_program, CodeType::ptx, {}, {.cache = &cache}).code()), ptx);
 }
 
 // Automatic PCH gave wrong code when in-memory headers changed between compiles with the same

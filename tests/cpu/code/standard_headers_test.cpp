@@ -44,6 +44,18 @@ const std::vector<std::pair<std::string, std::string>> kKernelPerHeader = {
     {"complex", "std::complex<T> c(1, 2); out[0] = c.imag();"},
     {"stdint.h", "uint32_t a = 7; out[0] = a;"},
     {"math.h", "out[0] = std::sqrt(T(9));"},
+    {"algorithm", "int v[4] = {3, 1, 2, 0}; std::reverse(v, v + 4);\n"
+                  "out[0] = std::max(v[0], v[3]) + *std::max_element(v, v + 4) + std::min({1, 2, 3});"},
+    {"initializer_list", "std::initializer_list<int> list = {1, 2}; out[0] = list.size();"},
+    {"new", "alignas(T) unsigned char buffer[sizeof(T)]; T* p = new (buffer) T(2);\n"
+            "out[0] = *std::launder(p);"},
+    {"memory", "out[0] = *std::addressof(out[1]); std::destroy_at(std::addressof(out[1]));"},
+    {"ctime", "std::clock_t c = clock(); std::time_t t = 0; out[0] = T(c - c) + T(t);"},
+    {"time.h", "clock_t c = clock(); out[0] = T(c - c);"},
+    {"memory.h", "memcpy(out, out + 1, sizeof(T));"},
+    {"stdexcept", "std::out_of_range e(\"index\"); const std::exception& base = e; out[0] = base.what()[0];"},
+    {"typeinfo", "std::bad_cast e; out[0] = e.what()[0];"},
+    {"sys/time.h", "timeval tv{1, 2}; out[0] = T(tv.tv_sec + tv.tv_usec);"},
 };
 
 std::string kernel_source(const std::string& header, const std::string& body) {
@@ -77,9 +89,96 @@ TEST(StandardHeaders, TheBundleListsEveryHeaderOfTheIssue) {
     const HeaderBundle bundle = standard_headers();
     std::vector<std::string> names;
     for (const auto& header : bundle.headers()) names.push_back(header.name);
-    for (const char* wanted : {"type_traits", "limits", "climits", "cstdint", "cmath", "tuple",
-                               "utility", "cassert", "cstdio"}) {
+    for (const char* wanted : {"type_traits", "limits", "climits", "cstdint", "cmath", "tuple", "utility", "cassert",
+                               "cstdio", "algorithm", "initializer_list", "new", "memory", "ctime", "time.h",
+                               "cstdarg", "stdarg.h", "exception", "stdexcept", "typeinfo", "string", "vector",
+                               "map", "stack", "iostream", "istream", "ostream", "sstream", "iomanip", "mutex",
+                               "memory.h", "sys/time.h", "cxxabi.h"}) {
         EXPECT_NE(std::find(names.begin(), names.end(), wanted), names.end()) << wanted;
+    }
+}
+
+// Code written for the host: it includes headers with no device form, declares host functions
+// that name their types, and uses variadic arguments; with unannotated functions compiled as
+// device functions (jitify's defaults), it compiles.
+TEST(StandardHeaders, HostLookingCodeCompilesWithDefaultDevice) {
+    const std::string source = R"(
+#include <cstdarg>
+#include <stdarg.h>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <vector>
+#include <map>
+#include <stack>
+#include <iostream>
+#include <istream>
+#include <ostream>
+#include <sstream>
+#include <iomanip>
+#include <mutex>
+#include <cxxabi.h>
+struct Point { float x; };
+std::ostream& operator<<(std::ostream& os, const Point& p);
+void report(const std::vector<int>& v, std::map<std::string, int>& m, std::stack<int>* s, std::mutex& mu);
+int sum(int n, ...) {
+    va_list args;
+    va_start(args, n);
+    int total = 0;
+    for (int i = 0; i < n; ++i) total += va_arg(args, int);
+    va_end(args);
+    return total;
+}
+struct Mine : std::runtime_error {
+    Mine() : std::runtime_error("mine") {}
+};
+__global__ void use(int* out) {
+    Mine e;
+    out[0] = sum(3, 1, 2, 3) + e.what()[0];
+}
+)";
+    ProgramOptions options = options_for("std_host_looking");
+    options.device_as_default_execution_space = true;
+    Program program(source, SourceType::cxx, options);
+    try {
+        const ObjectCode code = program.compile(CodeType::cubin, {"use"});
+        EXPECT_EQ(code.symbol_map().count("use"), 1u);
+    } catch (const CompileError& e) {
+        ADD_FAILURE() << e.log();
+    }
+}
+
+// std::numeric_limits is specializable for a program's own types, fully and partially; const
+// types take the type's specialization; the standard types keep CCCL's values.
+TEST(StandardHeaders, NumericLimitsIsSpecializable) {
+    const std::string source = R"(
+#include <limits>
+#include <type_traits>
+struct Half { float v; };
+namespace std {
+template <> struct numeric_limits<Half> {
+    static constexpr bool is_specialized = true;
+    __device__ static Half max() { return {65504.f}; }
+};
+}
+template <class T> struct Wrapped { T v; };
+template <class T> struct std::numeric_limits<Wrapped<T>> {
+    static constexpr bool is_specialized = true;
+    static constexpr int digits = std::numeric_limits<T>::digits;
+};
+static_assert(std::numeric_limits<Half>::is_specialized, "");
+static_assert(std::numeric_limits<const Half>::is_specialized, "");
+static_assert(std::numeric_limits<Wrapped<float>>::digits == 24, "");
+static_assert(!std::numeric_limits<Half*>::is_specialized, "");
+static_assert(std::numeric_limits<const volatile int>::digits == 31, "");
+static_assert(std::numeric_limits<float>::max() > 3e38f, "");
+__global__ void use(float* out) { out[0] = std::numeric_limits<Half>::max().v + std::numeric_limits<float>::lowest(); }
+)";
+    Program program(source, SourceType::cxx, options_for("std_numeric_limits"));
+    try {
+        program.compile(CodeType::cubin, {"use"});
+    } catch (const CompileError& e) {
+        ADD_FAILURE() << e.log();
     }
 }
 
@@ -94,6 +193,11 @@ TEST(StandardHeaders, OffTheHeaderIsNotFound) {
     } catch (const CompileError& e) {
         EXPECT_NE(e.log().find("type_traits"), std::string::npos) << e.log();
         EXPECT_EQ(e.nvrtc_status(), NVRTC_ERROR_COMPILATION);
+        // The message leads to the option.
+        EXPECT_NE(std::string(e.what()).find("hint: set ProgramOptions::std_headers = true for cudacore's "
+                                             "<type_traits>"),
+                  std::string::npos)
+            << e.what();
     }
     // The folder is on the include path last, only when on.
     const auto flags = Program("__global__ void k() {}", SourceType::cxx, options_for("f")).flags(CodeType::cubin);
@@ -124,6 +228,100 @@ TEST(StandardHeaders, CachedLikeAnyHeader) {
     const auto misses = cache.stats().misses;
     const ObjectCode again = compile_cached(program, CodeType::cubin, {"use<float>"}, {.cache = &cache});
     EXPECT_EQ(again, first);
+    EXPECT_EQ(cache.stats().misses, misses);
+}
+
+// <new> and <exception> test with __has_include which CCCL header to include: a cached compile
+// gives the code a plain one does, and is found again.
+TEST(StandardHeaders, HasIncludeFormsCachedAsCompiled) {
+    MemoryProgramCache cache;
+    const cudacore::test::WarningLog warnings;
+    const std::string source = "#include <new>\n#include <exception>\n"
+                               "extern \"C\" __global__ void use(float* out) {\n"
+                               "    float* p = new (out) float(2); out[1] = *std::launder(p);\n}\n";
+    Program program(source, SourceType::cxx, options_for("std_has_include"));
+    const ObjectCode cached = compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
+    EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+    Program plain(source, SourceType::cxx, options_for("std_has_include"));
+    EXPECT_EQ(cached, plain.compile(CodeType::cubin));
+    const auto misses = cache.stats().misses;
+    EXPECT_EQ(compile_cached(program, CodeType::cubin, {}, {.cache = &cache}), cached);
+    EXPECT_EQ(cache.stats().misses, misses);
+}
+
+// NVRTC refuses a function without __host__ or __device__; the error's message names the option
+// that compiles it as a device function, and with it the program compiles.
+TEST(StandardHeaders, UnannotatedFunctionHintsAtDefaultDevice) {
+    const std::string source = "int twice(int x) { return 2 * x; }\n"
+                               "extern \"C\" __global__ void use(int* out) { out[0] = twice(out[1]); }\n";
+    ProgramOptions options = options_for("std_unannotated");
+    options.std_headers = false;
+    try {
+        Program(source, SourceType::cxx, options).compile(CodeType::cubin);
+        ADD_FAILURE() << "an unannotated function compiled without -default-device";
+    } catch (const CompileError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("host functions are not allowed in JIT mode"), std::string::npos) << message;
+        EXPECT_NE(message.find("; hint: set ProgramOptions::device_as_default_execution_space = true"),
+                  std::string::npos)
+            << message;
+        EXPECT_NE(e.log().find("\ncudacore hint: set ProgramOptions::device_as_default_execution_space"),
+                  std::string::npos)
+            << e.log();
+        EXPECT_EQ(message.find("std_headers"), std::string::npos) << message;  // no header was missing
+    }
+    options.device_as_default_execution_space = true;
+    EXPECT_NO_THROW(Program(source, SourceType::cxx, options).compile(CodeType::cubin));
+    // A variable NVRTC takes for a host one (a class's static data member) leads there too.
+    options.device_as_default_execution_space.reset();
+    const std::string variable = "struct Settings { static int level; };\nint Settings::level;\n"
+                                 "extern \"C\" __global__ void use(int* out) { out[0] = Settings::level; }\n";
+    try {
+        Program(variable, SourceType::cxx, options).compile(CodeType::cubin);
+        ADD_FAILURE() << "a static data member compiled without -default-device";
+    } catch (const CompileError& e) {
+        EXPECT_NE(std::string(e.what()).find("; hint: set ProgramOptions::device_as_default_execution_space = true"),
+                  std::string::npos)
+            << e.what();
+    }
+    options.device_as_default_execution_space = true;
+    EXPECT_NO_THROW(Program(variable, SourceType::cxx, options).compile(CodeType::cubin));
+}
+
+// A program compiled from header bundles is pointed at standard_headers() as a bundle, and only
+// for the standard headers it misses.
+TEST(StandardHeaders, BundledProgramHintsAtTheStandardBundle) {
+    ProgramOptions options = options_for("std_bundled_hint");
+    options.std_headers = false;
+    options.pch.reset();
+    options.header_bundles = {HeaderBundle::from_headers({{"mine.h", "#pragma once\n"}}, "mine")};
+    try {
+        Program("#include <mine.h>\n#include <vector>\n#include <not_standard.h>\n__global__ void k() {}\n",
+                SourceType::cxx, options)
+            .compile(CodeType::cubin);
+        ADD_FAILURE() << "compiled without <vector>";
+    } catch (const CompileError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("hint: add standard_headers() to ProgramOptions::header_bundles for cudacore's "
+                               "<vector> ("),
+                  std::string::npos)
+            << message;
+        EXPECT_EQ(message.find("not_standard.h>"), std::string::npos) << message;
+    }
+}
+
+// A program of templates only that includes <algorithm> (CCCL's names in an unnamed namespace
+// carry NVRTC's translation unit id): cached without a warning, and found again.
+TEST(StandardHeaders, AlgorithmInAProgramOfTemplatesIsCached) {
+    MemoryProgramCache cache;
+    const cudacore::test::WarningLog warnings;
+    Program program(kernel_source("algorithm", "out[0] = std::max(T(1), out[1]);"), SourceType::cxx,
+                    options_for("std_algorithm_cached"));
+    const ObjectCode first = compile_cached(program, CodeType::cubin, {"use<float>"}, {.cache = &cache});
+    EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+    EXPECT_EQ(cache.stats().insertions, 1u);
+    const auto misses = cache.stats().misses;
+    EXPECT_EQ(compile_cached(program, CodeType::cubin, {"use<float>"}, {.cache = &cache}), first);
     EXPECT_EQ(cache.stats().misses, misses);
 }
 

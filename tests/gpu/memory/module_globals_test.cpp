@@ -108,6 +108,27 @@ TEST_F(GlobalsGpu, SizeMismatchUnknownNamesAndNameExpressions) {
     EXPECT_EQ(code.read_global<float>("&tuning::scale", stream()), 2.5f);
 }
 
+// Without a name expression, a namespaced variable is found by its C++ name (the cubin's global
+// that demangles to it): the variable its lowered name names; an unknown C++ name still lists
+// the globals.
+TEST_F(GlobalsGpu, NamespacedVariableByItsCxxNameWithoutANameExpression) {
+    ProgramOptions options;
+    options.name = "globals_unnamed.cu";
+    options.arch = Device(0).arch();
+    const ObjectCode code = Program(kSource, SourceType::cxx, options).compile(CodeType::cubin);
+    ASSERT_EQ(code.symbol_map().count("&tuning::scale"), 0u);
+    code.write_global("tuning::scale", 4.25f, stream());
+    EXPECT_EQ(code.read_global<float>("tuning::scale", stream()), 4.25f);
+    EXPECT_EQ(code.read_global<float>("_ZN6tuning5scaleE", stream()), 4.25f);  // the same variable
+    EXPECT_EQ(code.get_global("tuning::scale").handle(), code.get_global("_ZN6tuning5scaleE").handle());
+    try {
+        code.get_global("tuning::missing");
+        ADD_FAILURE() << "found a global that does not exist";
+    } catch (const InvalidArgumentError& e) {
+        EXPECT_NE(std::string(e.what()).find("_ZN6tuning5scaleE"), std::string::npos) << e.what();
+    }
+}
+
 TEST_F(GlobalsGpu, ManagedVariableIsHostAccessible) {
     const ObjectCode code = compile_globals();
     const Buffer flag = code.get_managed("shared_flag");

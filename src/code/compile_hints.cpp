@@ -1,0 +1,53 @@
+#include "code/compile_hints.hpp"
+
+#include "code/nvrtc_compile.hpp"
+#include "cudacore/standard_headers.hpp"
+#include "errors/compile_hint.hpp"
+
+#include <string>
+#include <vector>
+
+namespace cudacore::detail {
+
+namespace {
+
+// NVRTC's words for a function or a variable without __host__/__device__ in JIT mode ("host
+// functions are not allowed in JIT mode", "host variables are not allowed...": NVRTC 12 and 13).
+constexpr const char* kHostCodeRefused = " are not allowed in JIT mode";
+
+// The standard headers the log says were not found, as "<a>, <b>".
+std::string standard_headers_missing(const std::string& nvrtc_log) {
+    const HeaderBundle standard = standard_headers();
+    std::string list;
+    for (const std::string& name : headers_not_found(nvrtc_log)) {
+        for (const BundledHeader& header : standard.headers()) {
+            if (header.name != name) continue;
+            list += (list.empty() ? "<" : ", <") + name + ">";
+            break;
+        }
+    }
+    return list;
+}
+
+}  // namespace
+
+std::string compile_hints(const std::string& nvrtc_log, const ProgramOptions& options) {
+    std::string hints;
+    const std::string prefix(kCompileHintPrefix);
+    if (nvrtc_log.find(kHostCodeRefused) != std::string::npos && !options.device_as_default_execution_space) {
+        hints += prefix + "set ProgramOptions::device_as_default_execution_space = true (-default-device) to "
+                          "compile functions and variables without __host__ or __device__ as device ones, as "
+                          "jitify does (docs/compiling.md, \"Defaults\")\n";
+    }
+    const std::string missing = standard_headers_missing(nvrtc_log);
+    if (!missing.empty() && options.header_bundles.empty() && !options.std_headers) {
+        hints += prefix + "set ProgramOptions::std_headers = true for cudacore's " + missing +
+                 " (docs/compiling.md, \"Standard headers\")\n";
+    } else if (!missing.empty() && !options.header_bundles.empty()) {
+        hints += prefix + "add standard_headers() to ProgramOptions::header_bundles for cudacore's " + missing +
+                 " (docs/compiling.md, \"Standard headers\")\n";
+    }
+    return hints;
+}
+
+}  // namespace cudacore::detail

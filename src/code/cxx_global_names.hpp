@@ -1,0 +1,19 @@
+// Globals by their C++ names ("x::a", "S::m"): the lowered name of a cubin's global whose name
+// demangles to the one asked for, so that ObjectCode::get_global finds a variable without a name
+// expression registered for it (as jitify does). Internal.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudacore::detail {
+
+// The one name of `lowered_names` (a cubin's globals: cubin_global_names) that demangles to
+// `cxx_name`, or nullopt when none does (or `cxx_name` is itself one of them). Throws
+// std::bad_alloc only.
+std::optional<std::string> lowered_global_of_cxx_name(std::string_view cxx_name,
+                                                      const std::vector<std::string>& lowered_names);
+
+}  // namespace cudacore::detail
