@@ -7,10 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
+# The processor time of the children this shell has waited for, in whole seconds (user + system):
+# on a shared machine it shows the work a step did when its wall time shows the others' too.
+# (cutime + cstime of this shell, fields 16 and 17 of /proc/PID/stat, in clock ticks).
+ticks=$(getconf CLK_TCK)
+children_cpu() { awk -v ticks="$ticks" '{ printf "%d", ($16 + $17) / ticks }' "/proc/$$/stat"; }
 step() {  # step NAME COMMAND...: runs it, then says how long it took
-  local name=$1 began=$SECONDS; shift
+  local name=$1 began=$SECONDS cpu_before; shift
+  cpu_before=$(children_cpu)
   "$@"
-  echo "== step '$name': $((SECONDS - began)) s (${SECONDS} s since the start)"
+  echo "== step '$name': $((SECONDS - began)) s, processor $(( $(children_cpu) - cpu_before )) s (${SECONDS} s since the start)"
 }
 # ccache is the main build's compiler launcher, so the packages step's FetchContent build is made
 # of cache hits; the test programs share one precompiled GoogleTest header in each build and are
@@ -80,4 +86,4 @@ if [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then step "ASan + UBSan" bash scripts/sani
 # ThreadSanitizer over the concurrency-heavy tests (scripts/tsan.sh): a third build, of the
 # library and thirteen test programs. CUDACORE_TSAN=0 skips it.
 if [ "${CUDACORE_TSAN:-1}" = 1 ]; then step "ThreadSanitizer" bash scripts/tsan.sh; fi
-echo "== all steps passed in $((SECONDS - start)) s"
+echo "== all steps passed in $((SECONDS - start)) s, processor $(children_cpu) s"
