@@ -18,9 +18,8 @@ step() {  # step NAME COMMAND...: runs it, then says how long it took
   "$@"
   echo "== step '$name': $((SECONDS - began)) s, processor $(( $(children_cpu) - cpu_before )) s (${SECONDS} s since the start)"
 }
-# ccache is the main build's compiler launcher, so the packages step's FetchContent build is made
-# of cache hits; the test programs share one precompiled GoogleTest header in each build and are
-# compiled at -O1 (-O0 in the sanitizer builds; tests/CMakeLists.txt).
+# The test programs share one precompiled GoogleTest header in each build and are compiled at -O1
+# (-O0 in the sanitizer builds; tests/CMakeLists.txt).
 # Without a GPU the CPU suite runs once, in the ASan + UBSan build (scripts/sanitize.sh): the main
 # build leaves the CPU test programs out (CUDACORE_CPU_TESTS_IN_ALL=OFF) and runs the GPU tests,
 # which report "skipped" with the reason. With a GPU, or with the sanitizer pass turned off, the
@@ -71,8 +70,8 @@ step "API reference" bash scripts/docs.sh
 # The packages and one consumer project built three ways against them (scripts/packages.sh):
 # cpack's Debian packages (their Depends lines checked) and tarball, then find_package from a
 # moved install prefix and from the packages unpacked with dpkg -x, plus pkg-config, then
-# FetchContent of this tree building only the library, the CLI and the consumer (ccache hits of
-# the main build). CUDACORE_PACKAGES=0 skips it.
+# FetchContent of this tree building only the library, the CLI and the consumer (a unity build at
+# -O0: it checks the subproject's wiring). CUDACORE_PACKAGES=0 skips it.
 if [ "${CUDACORE_PACKAGES:-1}" = 1 ]; then step "packages" bash scripts/packages.sh; fi
 # Fuzz the readers of outside bytes (serialized code, cache entries, code inspection and
 # validation, IPC descriptors, header bundles, MPI messages; clang, ASan + UBSan) for 60 s in
