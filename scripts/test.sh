@@ -21,9 +21,9 @@ step() {  # step NAME COMMAND...: runs it, then says how long it took
 # The test programs share one precompiled GoogleTest header in each build and are compiled at -O1
 # (-O0 in the sanitizer builds; tests/CMakeLists.txt).
 # Without a GPU the CPU suite runs once, in the ASan + UBSan build (scripts/sanitize.sh): the main
-# build leaves the CPU test programs out (CUDACORE_CPU_TESTS_IN_ALL=OFF) and runs the GPU tests,
-# which report "skipped" with the reason. With a GPU, or with the sanitizer pass turned off, the
-# main build runs every test.
+# build leaves the CPU test programs out (CUDACORE_CPU_TESTS_IN_ALL=OFF) but those of the compile
+# corpus tests (label cpu_corpus), and runs those and the GPU tests, which report "skipped" with
+# the reason. With a GPU, or with the sanitizer pass turned off, the main build runs every test.
 cpu_suite_in_sanitizer=0
 if ! nvidia-smi -L >/dev/null 2>&1 && [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then cpu_suite_in_sanitizer=1; fi
 if [ "$cpu_suite_in_sanitizer" = 1 ]; then
@@ -40,6 +40,10 @@ if [ "$cpu_suite_in_sanitizer" = 1 ]; then
   # main build's library, as users load it (the sanitizer build's needs its runtime first).
   step "loadable with dlopen" \
     ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 -L loadable
+  # The CPU tests whose subject is the code NVRTC gives over a corpus of programs (label
+  # cpu_corpus, tests/CMakeLists.txt): here, in the main build, and not in the sanitizer pass.
+  step "compile corpus tests" \
+    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 -L cpu_corpus
 else
   step "tests" ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600
 fi
