@@ -27,7 +27,8 @@ step() {  # step NAME COMMAND...: runs it, then says how long it took
 cpu_suite_in_sanitizer=0
 if ! nvidia-smi -L >/dev/null 2>&1 && [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then cpu_suite_in_sanitizer=1; fi
 if [ "$cpu_suite_in_sanitizer" = 1 ]; then
-  export CMAKE_ARGS="${CMAKE_ARGS:-} -DCUDACORE_CPU_TESTS_IN_ALL=OFF"
+  # Nor the helper programs, which only CPU tests start here: the sanitizer build compiles them.
+  export CMAKE_ARGS="${CMAKE_ARGS:-} -DCUDACORE_CPU_TESTS_IN_ALL=OFF -DCUDACORE_TESTS_NEED_ALL_HELPERS=OFF"
 else
   export CMAKE_ARGS="${CMAKE_ARGS:-} -DCUDACORE_CPU_TESTS_IN_ALL=ON"
 fi
