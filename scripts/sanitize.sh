@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the library and its tests with AddressSanitizer + UndefinedBehaviorSanitizer in
 # ${SANITIZE_BUILD_DIR:-build-sanitize} and runs the CPU tests (GPU tests too, where a GPU is
-# present: CUDA needs ASAN_OPTIONS=protect_shadow_gap=0, set here). Leaks inside NVRTC and
+# present: CUDA needs ASAN_OPTIONS=protect_shadow_gap=0, set here) but the compile corpus tests,
+# which the main build runs (label cpu_corpus, tests/CMakeLists.txt). Leaks inside NVRTC and
 # nvJitLink themselves are suppressed (tests/lsan.supp); any other report fails the run.
 # handle_segv=0: tests that crash a child on purpose (the load probe, the link worker) expect it
 # to die of the signal, not of ASan's report; a segfault elsewhere still fails its test.
@@ -39,8 +40,9 @@ fi
 # One rerun of a failing test stays until CI has shown the flag above is enough: the tracer's
 # crash depends on where the allocator puts a block (about 1 run in 2 of the CLI cache tests under
 # CTest before, none in 35 runs outside it since). A test that fails twice fails the pass.
+# The compile corpus tests (label cpu_corpus) run in the main build only: their time is NVRTC's.
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 "${labels[@]}" \
-  --repeat until-pass:2 -E '^mpi\.'
+  -LE cpu_corpus --repeat until-pass:2 -E '^mpi\.'
 ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
   ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 "${labels[@]}" -R '^mpi\.'
 echo "sanitize: ASan + UBSan pass over the CPU suite clean"

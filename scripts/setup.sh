@@ -46,8 +46,8 @@ if [ ${#python_deps[@]} -gt 0 ] && [ "$(cat .deps/python/.installed 2>/dev/null)
 fi
 
 build_dir="${BUILD_DIR:-build}"
-# ccache as the compiler launcher (unless CMAKE_ARGS names one): scripts/packages.sh builds the
-# library again through FetchContent with this build's flags, and those compiles become hits.
+# ccache as the compiler launcher (unless CMAKE_ARGS names one): a build made again from scratch
+# (another build folder of this checkout, a fresh clone at the same path) is made of hits.
 launcher=()
 case "${CMAKE_ARGS:-}" in
   *COMPILER_LAUNCHER*) ;;

@@ -7,22 +7,28 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
+# The processor time of the children this shell has waited for, in whole seconds (user + system):
+# on a shared machine it shows the work a step did when its wall time shows the others' too.
+# (cutime + cstime of this shell, fields 16 and 17 of /proc/PID/stat, in clock ticks).
+ticks=$(getconf CLK_TCK)
+children_cpu() { awk -v ticks="$ticks" '{ printf "%d", ($16 + $17) / ticks }' "/proc/$$/stat"; }
 step() {  # step NAME COMMAND...: runs it, then says how long it took
-  local name=$1 began=$SECONDS; shift
+  local name=$1 began=$SECONDS cpu_before; shift
+  cpu_before=$(children_cpu)
   "$@"
-  echo "== step '$name': $((SECONDS - began)) s (${SECONDS} s since the start)"
+  echo "== step '$name': $((SECONDS - began)) s, processor $(( $(children_cpu) - cpu_before )) s (${SECONDS} s since the start)"
 }
-# ccache is the main build's compiler launcher, so the packages step's FetchContent build is made
-# of cache hits; the test programs share one precompiled GoogleTest header in each build and are
-# compiled at -O1 (-O0 in the sanitizer builds; tests/CMakeLists.txt).
+# The test programs share one precompiled GoogleTest header in each build and are compiled at -O1
+# (-O0 in the sanitizer builds; tests/CMakeLists.txt).
 # Without a GPU the CPU suite runs once, in the ASan + UBSan build (scripts/sanitize.sh): the main
-# build leaves the CPU test programs out (CUDACORE_CPU_TESTS_IN_ALL=OFF) and runs the GPU tests,
-# which report "skipped" with the reason. With a GPU, or with the sanitizer pass turned off, the
-# main build runs every test.
+# build leaves the CPU test programs out (CUDACORE_CPU_TESTS_IN_ALL=OFF) but those of the compile
+# corpus tests (label cpu_corpus), and runs those and the GPU tests, which report "skipped" with
+# the reason. With a GPU, or with the sanitizer pass turned off, the main build runs every test.
 cpu_suite_in_sanitizer=0
 if ! nvidia-smi -L >/dev/null 2>&1 && [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then cpu_suite_in_sanitizer=1; fi
 if [ "$cpu_suite_in_sanitizer" = 1 ]; then
-  export CMAKE_ARGS="${CMAKE_ARGS:-} -DCUDACORE_CPU_TESTS_IN_ALL=OFF"
+  # Nor the helper programs, which only CPU tests start here: the sanitizer build compiles them.
+  export CMAKE_ARGS="${CMAKE_ARGS:-} -DCUDACORE_CPU_TESTS_IN_ALL=OFF -DCUDACORE_TESTS_NEED_ALL_HELPERS=OFF"
 else
   export CMAKE_ARGS="${CMAKE_ARGS:-} -DCUDACORE_CPU_TESTS_IN_ALL=ON"
 fi
@@ -35,6 +41,10 @@ if [ "$cpu_suite_in_sanitizer" = 1 ]; then
   # main build's library, as users load it (the sanitizer build's needs its runtime first).
   step "loadable with dlopen" \
     ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 -L loadable
+  # The CPU tests whose subject is the code NVRTC gives over a corpus of programs (label
+  # cpu_corpus, tests/CMakeLists.txt): here, in the main build, and not in the sanitizer pass.
+  step "compile corpus tests" \
+    ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600 -L cpu_corpus
 else
   step "tests" ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)" --timeout 600
 fi
@@ -65,8 +75,8 @@ step "API reference" bash scripts/docs.sh
 # The packages and one consumer project built three ways against them (scripts/packages.sh):
 # cpack's Debian packages (their Depends lines checked) and tarball, then find_package from a
 # moved install prefix and from the packages unpacked with dpkg -x, plus pkg-config, then
-# FetchContent of this tree building only the library, the CLI and the consumer (ccache hits of
-# the main build). CUDACORE_PACKAGES=0 skips it.
+# FetchContent of this tree building only the library, the CLI and the consumer (a unity build at
+# -O0: it checks the subproject's wiring). CUDACORE_PACKAGES=0 skips it.
 if [ "${CUDACORE_PACKAGES:-1}" = 1 ]; then step "packages" bash scripts/packages.sh; fi
 # Fuzz the readers of outside bytes (serialized code, cache entries, code inspection and
 # validation, IPC descriptors, header bundles, MPI messages; clang, ASan + UBSan) for 60 s in
@@ -80,4 +90,4 @@ if [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then step "ASan + UBSan" bash scripts/sani
 # ThreadSanitizer over the concurrency-heavy tests (scripts/tsan.sh): a third build, of the
 # library and thirteen test programs. CUDACORE_TSAN=0 skips it.
 if [ "${CUDACORE_TSAN:-1}" = 1 ]; then step "ThreadSanitizer" bash scripts/tsan.sh; fi
-echo "== all steps passed in $((SECONDS - start)) s"
+echo "== all steps passed in $((SECONDS - start)) s, processor $(children_cpu) s"

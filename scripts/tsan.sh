@@ -18,13 +18,17 @@ tests=(cpu_memory_test cpu_buffer_threads_test cpu_caching_memory_resource_test
        cpu_compile_many_test
        cpu_deferred_release_test
        cpu_event_recycler_test cpu_thread_exit_test)
+# The programs they start (helper_path in the tests, and the library's workers): only these are
+# built (CUDACORE_TESTS_NEED_ALL_HELPERS=OFF), not the 37 helper programs of the whole suite.
+helpers=(helper_memory_no_driver_probe helper_cache_writer helper_remote_cache_worker
+         cudacore_compile_worker cudacore_link_worker cudacore_load_probe)
 # A unity build as in scripts/sanitize.sh, without the CLI (no test here runs it), with line
 # tables only (-g1: enough for the reports' file:line).
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
   -DCMAKE_UNITY_BUILD=ON -DCUDACORE_TEST_OPTIMIZE=-O0 -DCUDACORE_BUILD_TOOLS=OFF \
-  -DCUDACORE_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="$flags" \
+  -DCUDACORE_BUILD_BENCHMARKS=OFF -DCUDACORE_TESTS_NEED_ALL_HELPERS=OFF -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" ${CMAKE_ARGS:-} >/dev/null
-cmake --build "$build_dir" -j "$(nproc)" --target "${tests[@]}"
+cmake --build "$build_dir" -j "$(nproc)" --target "${tests[@]}" "${helpers[@]}"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
 # The programs run side by side, as many at once as there are cores (most of their tests are
 # single-threaded or wait on child processes and servers), each with its own log.

@@ -6,7 +6,8 @@
 #                 Debian packages unpacked with dpkg -x); the pkg-config file is checked too
 #   FETCH_SOURCE  instead of PREFIX: FetchContent of the cudacore source tree in this folder,
 #                 building only the targets the consumer needs
-#   FAST_BUILD    ON: build type Debug with -O0 alone (no debug information), the quickest compile
+#   FAST_BUILD    ON: build type Debug with -O0 alone (no debug information), a unity build: the
+#                 quickest compile
 #   GENERATOR, BUILD_TYPE, LAUNCHER (a compiler launcher such as ccache), CXX (the compiler,
 #   for the pkg-config build), LIBDIR (the prefix's library folder), WITH_MPI (ON: cudacore::mpi)
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -33,7 +34,7 @@ if(GENERATOR)
   list(APPEND configure_args -G ${GENERATOR})
 endif()
 if(FAST_BUILD)
-  list(APPEND configure_args -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0)
+  list(APPEND configure_args -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_UNITY_BUILD=ON)
 elseif(BUILD_TYPE)
   list(APPEND configure_args -DCMAKE_BUILD_TYPE=${BUILD_TYPE})
 endif()
