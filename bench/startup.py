@@ -7,7 +7,8 @@ Each program runs one small kernel (bench/startup/fill_kernel.cuh: 32 threads wr
 index), copies the result back, checks it and exits:
   - nvcc binary: the kernel embedded by nvcc, the runtime API (built here with nvcc);
   - driver + cubin file: cuModuleLoad of a cubin nvcc made (built here with g++ -lcuda): the floor
-    a program that loads its code pays;
+    a program that loads its code pays; and the same program taking cudacore's steps (a stream of
+    its own, memory from the device's pool, the copy on the stream): what the library adds;
   - cudacore, disk cache hit: BUILD/bench/startup_cudacore, its cache warmed by one run;
   - cudacore after `cudacore cache import`: a fresh cache folder each run, filled from an artefact
     exported from the warm cache (the import itself not timed): what a shipped cache costs;
@@ -146,6 +147,11 @@ def main():
     warm = os.path.join(work, "cudacore-cache")
     artefact = os.path.join(work, "fill.artefact")
 
+    def driver_stream_row():
+        if not os.path.exists(driver_binary):
+            raise RuntimeError("the driver program was not built")
+        return lambda: timed_run([driver_binary, cubin, "--stream-ordered"], env)
+
     def cudacore_hit_row():
         cache_env = dict(env, CUDACORE_CACHE_DIR=warm)
         run_once([cudacore_program], cache_env)  # the miss that fills it
@@ -185,10 +191,11 @@ def main():
         run_once([args.python, script, source], cupy_env)  # fills the cache
         return lambda: timed_run([args.python, script, source], cupy_env)
 
-    names = ["nvcc binary (kernel embedded)", "driver + cubin file", "cudacore, disk cache hit",
+    names = ["nvcc binary (kernel embedded)", "driver + cubin file",
+             "driver + cubin file, cudacore's steps (stream, pool allocation)", "cudacore, disk cache hit",
              "cudacore after `cache import` of an artefact", "cuda.core, FileStreamProgramCache hit (Python)",
              "CuPy RawKernel, disk cache hit (Python)"]
-    for name, set_up in zip(names, [nvcc_row, driver_row, cudacore_hit_row, cudacore_import_row, cuda_core_row, cupy_row]):
+    for name, set_up in zip(names, [nvcc_row, driver_row, driver_stream_row, cudacore_hit_row, cudacore_import_row, cuda_core_row, cupy_row]):
         attempt(name, set_up)
     # Rounds: each system once per round, the order turned every round, so that drift on the host
     # (clocks, other load) falls on every system alike.

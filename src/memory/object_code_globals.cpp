@@ -90,9 +90,16 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
     std::string lowered = lowered_global_name(state, name);
     CUdeviceptr address = 0;
     std::size_t size = 0;
-    CUresult status = look_up_global(*library, *context, lowered, managed, address, size);
-    // Not a name the driver knows: a C++ name ("x::a") of a global of the cubin, by demangling.
-    if (status == CUDA_ERROR_NOT_FOUND && lowered == name) {
+    // A qualified C++ name ("x::a") is no symbol's name: it is looked up by demangling the cubin's
+    // globals, and one that names none is not asked of the driver (no driver call fails on the
+    // way: compute-sanitizer reports each one).
+    const bool qualified = lowered == name && name.find("::") != std::string_view::npos;
+    if (qualified)
+        if (std::optional<std::string> by_cxx_name = lowered_of_cxx_name(state, name)) lowered = std::move(*by_cxx_name);
+    CUresult status = qualified && lowered == name ? CUDA_ERROR_NOT_FOUND
+                                                   : look_up_global(*library, *context, lowered, managed, address, size);
+    // Not a name the driver knows: a C++ name of a global of the cubin, by demangling.
+    if (status == CUDA_ERROR_NOT_FOUND && lowered == name && !qualified) {
         if (std::optional<std::string> by_cxx_name = lowered_of_cxx_name(state, name)) {
             lowered = std::move(*by_cxx_name);
             status = look_up_global(*library, *context, lowered, managed, address, size);
