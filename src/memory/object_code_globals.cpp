@@ -70,6 +70,31 @@ CUresult look_up_global(const detail::LibraryBox& library, const detail::Context
                    : api.cuLibraryGetGlobal(&address, &size, library.handle, lowered.c_str());
 }
 
+// Looks `name` up in `library`: by `lowered` (its lowered name, or the name itself), or, for a
+// C++ name the driver does not know, by the cubin's global that demangles to it (`lowered` is then
+// set to that global's name). A qualified C++ name ("x::a") is no symbol's name: it is looked up
+// by demangling first, and one that names none is not asked of the driver (no driver call fails
+// on the way: compute-sanitizer reports each one).
+CUresult find_global(const detail::ObjectCodeState& state, const detail::LibraryBox& library,
+                     const detail::ContextBox& context, std::string_view name, bool managed, std::string& lowered,
+                     CUdeviceptr& address, std::size_t& size) {
+    const bool qualified = lowered == name && name.find("::") != std::string_view::npos;
+    if (qualified) {
+        std::optional<std::string> by_cxx_name = lowered_of_cxx_name(state, name);
+        if (!by_cxx_name) return CUDA_ERROR_NOT_FOUND;
+        lowered = std::move(*by_cxx_name);
+        return look_up_global(library, context, lowered, managed, address, size);
+    }
+    CUresult status = look_up_global(library, context, lowered, managed, address, size);
+    if (status == CUDA_ERROR_NOT_FOUND && lowered == name) {
+        if (std::optional<std::string> by_cxx_name = lowered_of_cxx_name(state, name)) {
+            lowered = std::move(*by_cxx_name);
+            status = look_up_global(library, context, lowered, managed, address, size);
+        }
+    }
+    return status;
+}
+
 Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
                    std::string_view name, bool managed) {
     detail::ObjectCodeState& state = *state_ptr;
@@ -90,21 +115,7 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
     std::string lowered = lowered_global_name(state, name);
     CUdeviceptr address = 0;
     std::size_t size = 0;
-    // A qualified C++ name ("x::a") is no symbol's name: it is looked up by demangling the cubin's
-    // globals, and one that names none is not asked of the driver (no driver call fails on the
-    // way: compute-sanitizer reports each one).
-    const bool qualified = lowered == name && name.find("::") != std::string_view::npos;
-    if (qualified)
-        if (std::optional<std::string> by_cxx_name = lowered_of_cxx_name(state, name)) lowered = std::move(*by_cxx_name);
-    CUresult status = qualified && lowered == name ? CUDA_ERROR_NOT_FOUND
-                                                   : look_up_global(*library, *context, lowered, managed, address, size);
-    // Not a name the driver knows: a C++ name of a global of the cubin, by demangling.
-    if (status == CUDA_ERROR_NOT_FOUND && lowered == name && !qualified) {
-        if (std::optional<std::string> by_cxx_name = lowered_of_cxx_name(state, name)) {
-            lowered = std::move(*by_cxx_name);
-            status = look_up_global(*library, *context, lowered, managed, address, size);
-        }
-    }
+    const CUresult status = find_global(state, *library, *context, name, managed, lowered, address, size);
     if (status == CUDA_ERROR_NOT_FOUND) {
         throw InvalidArgumentError(
             std::string(managed ? "get_managed" : "get_global") + ": no " +
