@@ -4,7 +4,7 @@
 /// Buffers as the device spans CCCL algorithms take.
 ///
 /// Header-only and NOT included by cudacore.hpp: it needs the CCCL headers (the CUDA toolkit's
-/// <toolkit>/include/cccl directory on the include path, e.g. target_include_directories(app PRIVATE
+/// $CUDA_HOME/include/cccl directory on the include path, e.g. target_include_directories(app PRIVATE
 /// ${CUDAToolkit_INCLUDE_DIRS}/cccl)), which a plain cudacore user does not. It compiles with any
 /// C++20 host compiler (no nvcc needed) and adds no link dependency; Thrust and CUB algorithms
 /// themselves need nvcc. CCCL 3.0 keeps the cuda::mr concepts behind

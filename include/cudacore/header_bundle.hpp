@@ -103,7 +103,7 @@ public:
     /// (absolute paths, what the preprocessor opened): the bundle holds exactly these files, so
     /// that it compiles that program. Each is named by its path below the folder of
     /// `include_folders` that holds it most deeply (the shortest name: with the toolkit's include/
-    /// and <toolkit>/include/cccl, "cuda/std/cmath"), and by the names the \#include directives of the
+    /// and $CUDA_HOME/include/cccl, "cuda/std/cmath"), and by the names the \#include directives of the
     /// other headers ask for it by; a header that no other includes (the source includes it, by a
     /// name the list cannot tell) is also named below each other folder that holds it, unless a
     /// folder searched before that one has a file of that name ("example_headers/my.cuh" below

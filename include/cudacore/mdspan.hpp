@@ -9,7 +9,7 @@
 ///
 /// The mdspan is CCCL's cuda::std::mdspan (g++ 12's library has no std::mdspan; the two have the
 /// same interface). Header-only and NOT included by cudacore.hpp: it needs the CCCL headers (the
-/// CUDA toolkit's <toolkit>/include/cccl directory on the include path, as cudacore/cccl.hpp does); any
+/// $CUDA_HOME/include/cccl directory on the include path, as cudacore/cccl.hpp does); any
 /// C++20 host compiler, no nvcc.
 ///
 /// Ownership: an mdspan owns nothing. as_mdspan's points into the view's memory, valid while the
