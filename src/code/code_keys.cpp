@@ -47,7 +47,7 @@ CacheKey path_bound_key(const CodeKeys& keys) {
 
 }  // namespace
 
-CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& source_key,
+CodeKeys code_keys(const Program& program, const std::vector<std::string>& program_flags, const CacheKey& source_key,
                    const ProjectSearch& search) {
     CodeKeys keys;
     const ProgramOptions& options = program.options();
@@ -57,7 +57,7 @@ CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& sour
     }
     const std::filesystem::path debug_source = program.debug_source_path();
     const std::string nvrtc_name = debug_source.empty() ? options.name : debug_source.string();
-    const std::vector<std::string> flags = without_pch_flags(program.flags(target));
+    const std::vector<std::string> flags = without_pch_flags(program_flags);
     std::vector<std::string> bundled;
     for (const auto& bundle : options.header_bundles)
         for (const auto& header : bundle.headers()) bundled.push_back(header.name);
@@ -112,7 +112,7 @@ ProgramKeys program_keys(const Program& program, CodeType target, SourceKey sour
     } else {
         std::shared_ptr<const ProjectSearch> search = keys.source.search;
         if (!search) search = project_search(program.options().name, nvrtc_flags(program.options()));
-        keys.code = code_keys(program, target, keys.source.key, *search);
+        keys.code = code_keys(program, keys.flags, keys.source.key, *search);
         keys.lookup = keys.code->first;
     }
     return keys;

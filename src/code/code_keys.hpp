@@ -38,10 +38,10 @@ struct CodeKeys {
     std::string working_directory;
 };
 
-// The snapshot of `program` compiled to `target` now and its first key, made from `source_key`
-// (cache_key of the program) and the snapshot. `search`: the program's (project_search). Never
-// throws except std::bad_alloc.
-CodeKeys code_keys(const Program& program, CodeType target, const CacheKey& source_key,
+// The snapshot of `program` compiled with `flags` (Program::flags for the target) now and its
+// first key, made from `source_key` (cache_key of the program) and the snapshot. `search`: the
+// program's (project_search). Never throws except std::bad_alloc.
+CodeKeys code_keys(const Program& program, const std::vector<std::string>& flags, const CacheKey& source_key,
                    const ProjectSearch& search);
 
 // The first key of `program` compiled to `target` with `name_expressions`, where the Program

@@ -26,6 +26,8 @@ constexpr std::uint64_t versions_file_limit = 64 * 1024;  // rewritten with one 
 struct Known {
     std::mutex mutex;
     std::optional<std::string> version;  // as keys name it, once worked out
+    // Compared with the opened library: it is opened once and never closed, so once is enough.
+    bool confirmed = false;
 };
 
 Known& known(Compiler compiler) {
@@ -167,14 +169,21 @@ std::string version_by_opening(Compiler compiler) {
     return opened_version(compiler).value_or("none");
 }
 
-// Takes the opened library's version where it differs from the one keys used.
+// Takes the opened library's version where it differs from the one keys used, the first time it
+// is asked after the library was opened (later calls read what that one found: no file touched).
 std::optional<std::string> confirm(Compiler compiler) {
+    Known& entry = known(compiler);
+    {
+        std::lock_guard lock(entry.mutex);
+        if (entry.confirmed) return entry.version;
+    }
     std::optional<std::string> opened = opened_version(compiler);
     if (!opened) return std::nullopt;
-    Known& entry = known(compiler);
     std::lock_guard lock(entry.mutex);
+    if (entry.confirmed) return entry.version;
     if (entry.version && *entry.version != *opened) generation.fetch_add(1, std::memory_order_acq_rel);
     entry.version = *opened;
+    entry.confirmed = true;
     return opened;
 }
 
