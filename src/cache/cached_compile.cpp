@@ -288,17 +288,16 @@ struct RememberedLookup {
 };
 
 // compile_cached of a C++ program without extra_digest, from its keys: a lookup, and on a miss
-// the compile from its snapshot (compile_and_store).
+// the compile from its snapshot (compile_and_store); `compile`, the plain compile, for a program
+// that cannot be given from memory.
 ObjectCode compile_cached_cxx(ProgramCache& cache, Program& program, CodeType target,
                               const std::vector<std::string>& name_expressions, const detail::ProgramKeys& keys,
                               const CompileOptions& options, const RememberedLookup& looked_up,
-                              const Cancellation& cancellation) {
+                              const Cancellation& cancellation, const std::function<ObjectCode()>& compile) {
     const detail::CodeKeys& code_keys = *keys.code;
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
     if (!code_keys.snapshot.refusal.empty()) {
-        CompileOptions cancellable;
-        cancellable.cancellation = options.cancellation;
-        ObjectCode code = counted_compile([&] { return program.compile(target, name_expressions, cancellable); });
+        ObjectCode code = counted_compile(compile);
         warn(WarningKind::not_cached, "compile_cached: program '" + keys.name +
                                           "' compiled but not cached: " + code_keys.snapshot.refusal +
                                           "; pass CompileOptions::extra_digest to cache it");
@@ -363,7 +362,8 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
     const detail::ProgramKeys keys = detail::program_keys(program, target, name_expressions, options.extra_digest);
     const Cancellation cancellation = cancellation_of(keys, options.cancellation);
     if (keys.code)
-        return compile_cached_cxx(cache, program, target, name_expressions, keys, options, looked_up, cancellation);
+        return compile_cached_cxx(cache, program, target, name_expressions, keys, options, looked_up, cancellation,
+                                  compile);
     // PTX, NVVM IR and programs keyed by an extra digest: by their bytes alone.
     return get_or_compile_cancellable(cache, keys.lookup, compile, on_cache_error, cancellation,
                                       keys.source.compiler_generation);

@@ -56,8 +56,7 @@ std::optional<CacheKey> ProgramKeyMemo::source_key(CodeType target,
                                                    const KeyContext& context) const {
     std::lock_guard lock(mutex_);
     for (const SourceKey& known : source_keys_)
-        if (known.target == target && known.names == names && known.context == context)
-            return known.key;
+        if (known.is_for(target, names, context)) return known.key;
     return std::nullopt;
 }
 
@@ -66,9 +65,7 @@ void ProgramKeyMemo::remember_source_key(CodeType target, const std::vector<std:
     SourceKey entry{target, names, context, key};
     std::lock_guard lock(mutex_);
     // Another thread may have remembered it meanwhile: one entry per arguments.
-    std::erase_if(source_keys_, [&](const SourceKey& known) {
-        return known.target == target && known.names == names && known.context == context;
-    });
+    std::erase_if(source_keys_, [&](const SourceKey& known) { return known.is_for(target, names, context); });
     keep_last(source_keys_, std::move(entry), kept);
 }
 
@@ -76,7 +73,7 @@ std::optional<CacheKey> ProgramKeyMemo::lookup_key(CodeType target, const std::v
                                                    const KeyContext& context) const {
     std::lock_guard lock(mutex_);
     for (const SourceKey& known : source_keys_) {
-        if (known.target != target || known.names != names || !(known.context == context)) continue;
+        if (!known.is_for(target, names, context)) continue;
         for (const auto& [source, key] : first_keys_)
             if (source == known.key) return key;
         return std::nullopt;

@@ -62,6 +62,9 @@ private:
         std::vector<std::string> names;
         KeyContext context;
         CacheKey key;
+        bool is_for(CodeType t, const std::vector<std::string>& n, const KeyContext& c) const {
+            return target == t && names == n && context == c;
+        }
     };
     mutable std::mutex mutex_;
     std::vector<SourceKey> source_keys_;
