@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -114,9 +113,7 @@ void remember_version(const std::string& identity, const std::string& version) {
 // The real file of the first candidate that is a file, or empty where the loader's search by
 // soname decides.
 fs::path library_file(const LibrarySearch& search) {
-    std::vector<std::string> candidates = search.candidates;
-    if (const char* forced = std::getenv(search.env_var.c_str()); forced && *forced) candidates = {forced};
-    for (const std::string& candidate : candidates) {
+    for (const std::string& candidate : paths_to_try(search)) {
         if (candidate.find('/') == std::string::npos) return {};
         struct stat status {};
         if (::stat(candidate.c_str(), &status) != 0 || !S_ISREG(status.st_mode)) continue;

@@ -24,15 +24,19 @@ OpenedLibrary open_library(const LibrarySearch& search) {
         return handle;
     };
 
-    if (const char* forced = std::getenv(search.env_var.c_str()); forced && *forced) {
-        if (void* handle = attempt(forced)) return {handle, forced};
-        throw LoaderError(search.library, tried, search.env_var,
-                          "the path in " + search.env_var + " does not load (" + reasons + ")");
-    }
-    for (const auto& candidate : search.candidates) {
+    const char* forced = std::getenv(search.env_var.c_str());
+    for (const auto& candidate : paths_to_try(search)) {
         if (void* handle = attempt(candidate)) return {handle, candidate};
     }
+    if (forced && *forced)
+        throw LoaderError(search.library, tried, search.env_var,
+                          "the path in " + search.env_var + " does not load (" + reasons + ")");
     throw LoaderError(search.library, tried, search.env_var, "not found (" + reasons + ")");
+}
+
+std::vector<std::string> paths_to_try(const LibrarySearch& search) {
+    if (const char* forced = std::getenv(search.env_var.c_str()); forced && *forced) return {forced};
+    return search.candidates;
 }
 
 void* find_symbol(const OpenedLibrary& library, const char* name) {

@@ -19,6 +19,10 @@ struct OpenedLibrary {
     std::string path;  // the candidate that opened
 };
 
+// What open_library tries, in order: the path in search.env_var when that is set (alone), else
+// search.candidates. Reads the environment now; never throws but std::bad_alloc.
+std::vector<std::string> paths_to_try(const LibrarySearch& search);
+
 // Opens the first candidate that loads (the env var alone when it is set). Throws LoaderError
 // naming every path tried, the dlerror of each, and the variable to set. Never dlclose'd: the
 // library stays for the life of the process, so handles released at exit still find it.
