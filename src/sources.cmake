@@ -28,6 +28,7 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/owned_folder.cpp
   src/support/private_folder.cpp
   src/support/temporary_directory.cpp
+  src/support/watched_environment.cpp
   src/support/version.cpp
   src/support/thread_block_pool.cpp
   src/support/thread_exit.cpp
@@ -37,6 +38,7 @@ set(CUDACORE_SUPPORT_SOURCES
 set(CUDACORE_CODE_SOURCES
   src/code/program_options.cpp
   src/code/current_device_arch.cpp
+  src/code/cuda_home.cpp
   src/code/program.cpp
   src/code/compile_options.cpp
   src/code/compiler_identity.cpp

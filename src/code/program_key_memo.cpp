@@ -3,9 +3,9 @@
 #include "code/debug_source.hpp"
 #include "cudacore/compiler_flags.hpp"
 #include "code/compiler_identity.hpp"
+#include "code/cuda_home.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
 namespace cudacore::detail {
 namespace {
@@ -42,7 +42,7 @@ KeyContext key_context(const Program& program) {
     if (program.source_type() == SourceType::cxx) {
         // toolkit_include_dirs() finds the toolkit's folders once per $CUDA_HOME value.
         if (options.toolkit_include_path && options.header_bundles.empty()) {
-            if (const char* home = std::getenv("CUDA_HOME")) context.cuda_home = home;
+            context.cuda_home = cuda_home_value();
         }
         // The debug source's path is this folder, the source's digest and the name.
         if (wants_debug_source(options))

@@ -30,7 +30,8 @@ namespace cudacore::detail {
 // Cheap to read: no hashing, no file read.
 struct KeyContext {
     std::string arch;          // the current device's arch, when options().arch is unset
-    std::string cuda_home;     // $CUDA_HOME, when the toolkit's folders are on the include path
+    const std::string* cuda_home = nullptr;  // $CUDA_HOME (cuda_home_value()), when the toolkit's
+                                             // folders are on the include path
     std::string debug_folder;  // where the source is written, for a program with debug information
     unsigned compilers = 0;    // compiler_identity_generation(): keys name the compilers opened
     bool operator==(const KeyContext&) const = default;

@@ -2,12 +2,12 @@
 #include "cudacore/compiler_flags.hpp"
 
 #include "cudacore/errors.hpp"
+#include "code/cuda_home.hpp"
 #include "code/ptxas_report.hpp"
 #include "headers/standard_headers.hpp"
 #include "loader/driver_api.hpp"
 
 #include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -78,8 +78,8 @@ std::vector<std::string> toolkit_include_dirs() {
         std::map<std::string, std::vector<std::string>> by_home;
     };
     static auto* found = new Found;
-    const char* home = std::getenv("CUDA_HOME");
-    const std::string key = home ? home : "";
+    const std::string* home = detail::cuda_home_value();
+    const std::string key = home ? *home : std::string();
     std::lock_guard lock(found->mutex);
     auto it = found->by_home.find(key);
     if (it == found->by_home.end())

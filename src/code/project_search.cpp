@@ -1,9 +1,9 @@
 #include "code/project_search.hpp"
 
+#include "code/cuda_home.hpp"
 #include "cudacore/compiler_flags.hpp"
 #include "headers/standard_headers.hpp"
 
-#include <cstdlib>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -43,8 +43,8 @@ class ProjectSearchMemo {
 public:
     std::shared_ptr<const ProjectSearch> find(const std::string& program_name,
                                               const std::vector<std::string>& flags) {
-        const char* home = std::getenv("CUDA_HOME");
-        const std::string_view cuda_home = home ? home : "";
+        const std::string* home = cuda_home_value();
+        const std::string_view cuda_home = home ? std::string_view(*home) : std::string_view();
         const std::size_t hash = hash_of(program_name, flags, cuda_home);
         std::optional<std::string> working_directory;  // read once, when an entry depends on it
         {
