@@ -7,9 +7,11 @@ Each program runs one small kernel (bench/startup/fill_kernel.cuh: 32 threads wr
 index), copies the result back, checks it and exits:
   - nvcc binary: the kernel embedded by nvcc, the runtime API (built here with nvcc);
   - driver + cubin file: cuModuleLoad of a cubin nvcc made (built here with g++ -lcuda): the floor
-    a program that loads its code pays; and the same program taking cudacore's steps (a stream of
-    its own, memory from the device's pool, the copy on the stream): what the library adds;
-  - cudacore, disk cache hit: BUILD/bench/startup_cudacore, its cache warmed by one run;
+    a program that loads its code pays; and the same program with --stream-ordered (a stream of
+    its own, memory from the device's pool, the copy on the stream);
+  - cudacore, disk cache hit: BUILD/bench/startup_cudacore, its cache warmed by one run, taking
+    the driver program's steps; and with --stream-ordered, the steps of the driver program's second
+    row (its ratio is to that row);
   - cudacore after `cudacore cache import`: a fresh cache folder each run, filled from an artefact
     exported from the warm cache (the import itself not timed): what a shipped cache costs;
   - cuda.core with its file cache (FileStreamProgramCache: make_program_cache_key, get,
@@ -78,6 +80,10 @@ if not all(int(host[i]) == 7 + i for i in range(32)):
     sys.exit(1)
 print("ok")
 '''
+
+
+STREAM_ORDERED_DRIVER = "driver + cubin file, stream + pool allocation"
+STREAM_ORDERED_CUDACORE = "cudacore, disk cache hit, stream + pool allocation (vs the row above it)"
 
 
 def run_once(argv, env):
@@ -157,6 +163,12 @@ def main():
         run_once([cudacore_program], cache_env)  # the miss that fills it
         return lambda: timed_run([cudacore_program], cache_env)
 
+    def cudacore_stream_row():
+        cache_env = dict(env, CUDACORE_CACHE_DIR=warm)
+        if not os.path.isdir(warm):
+            raise RuntimeError("the cudacore cache was not warmed")
+        return lambda: timed_run([cudacore_program, "--stream-ordered"], cache_env)
+
     def cudacore_import_row():
         exported = subprocess.run([cli, "cache", "export", artefact], env=dict(env, CUDACORE_CACHE_DIR=warm),
                                   capture_output=True, text=True)
@@ -191,11 +203,14 @@ def main():
         run_once([args.python, script, source], cupy_env)  # fills the cache
         return lambda: timed_run([args.python, script, source], cupy_env)
 
-    names = ["nvcc binary (kernel embedded)", "driver + cubin file",
-             "driver + cubin file, cudacore's steps (stream, pool allocation)", "cudacore, disk cache hit",
-             "cudacore after `cache import` of an artefact", "cuda.core, FileStreamProgramCache hit (Python)",
-             "CuPy RawKernel, disk cache hit (Python)"]
-    for name, set_up in zip(names, [nvcc_row, driver_row, driver_stream_row, cudacore_hit_row, cudacore_import_row, cuda_core_row, cupy_row]):
+    rows = [("nvcc binary (kernel embedded)", nvcc_row), ("driver + cubin file", driver_row),
+            ("cudacore, disk cache hit", cudacore_hit_row),
+            ("cudacore after `cache import` of an artefact", cudacore_import_row),
+            (STREAM_ORDERED_DRIVER, driver_stream_row), (STREAM_ORDERED_CUDACORE, cudacore_stream_row),
+            ("cuda.core, FileStreamProgramCache hit (Python)", cuda_core_row),
+            ("CuPy RawKernel, disk cache hit (Python)", cupy_row)]
+    names = [name for name, _ in rows]
+    for name, set_up in rows:
         attempt(name, set_up)
     # Rounds: each system once per round, the order turned every round, so that drift on the host
     # (clocks, other load) falls on every system alike.
@@ -228,7 +243,10 @@ def main():
             continue
         values = result["samples"]
         median = statistics.median(values)
-        ratio = f"{median / floor_median:.3f}" if floor_median else ""
+        # The stream-ordered cudacore run is compared with the driver program taking its steps.
+        base = results.get(STREAM_ORDERED_DRIVER, {}).get("samples") if name == STREAM_ORDERED_CUDACORE else floor
+        base_median = statistics.median(base) if base else None
+        ratio = f"{median / base_median:.3f}" if base_median else ""
         lines.append(f"| {name} | {median:.1f} | {min(values):.1f}-{max(values):.1f} | {ratio} |")
     table = "\n".join(lines)
     print(table)

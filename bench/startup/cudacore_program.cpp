@@ -1,7 +1,9 @@
 // Start-up, cudacore: the kernel compiled through the default disk cache (a hit once the cache
 // holds it: $CUDACORE_CACHE_DIR), then launched; prints "ok" when the 32 values came back right,
-// and "miss" on stderr when it had to compile. With --steps, prints each step's milliseconds
-// since main() began on stderr (where a start-up's time goes).
+// and "miss" on stderr when it had to compile. It takes the driver program's steps (the legacy
+// default stream, memory from cuMemAlloc); with --stream-ordered, those of the driver program's
+// --stream-ordered (a stream of its own, memory from the device's pool). With --steps, prints
+// each step's milliseconds since main() began on stderr (where a start-up's time goes).
 #include <cudacore/cudacore.hpp>
 
 #include <chrono>
@@ -15,7 +17,12 @@ static const char* kSource =
 
 int main(int argc, char** argv) try {
     using namespace cudacore;
-    const bool steps = argc > 1 && std::strcmp(argv[1], "--steps") == 0;
+    bool steps = false;
+    bool stream_ordered = false;
+    for (int i = 1; i < argc; ++i) {
+        steps = steps || std::strcmp(argv[i], "--steps") == 0;
+        stream_ordered = stream_ordered || std::strcmp(argv[i], "--stream-ordered") == 0;
+    }
     const auto began = std::chrono::steady_clock::now();
     auto step = [&](const char* name) {
         if (steps)
@@ -33,8 +40,10 @@ int main(int argc, char** argv) try {
     step("compile_cached");
     const Kernel fill = code.get_kernel("fill");
     step("get_kernel");
-    const Stream stream = device.create_stream();
-    Buffer out = device.allocate(32 * sizeof(int), stream);
+    const Stream stream = stream_ordered ? device.create_stream() : device.default_stream();
+    SynchronousMemoryResource synchronous(device);
+    Buffer out = stream_ordered ? device.allocate(32 * sizeof(int), stream)
+                                : synchronous.allocate(32 * sizeof(int), stream);
     step("stream + allocate");
     launch(stream, LaunchConfig{.grid = 1, .block = 32}, fill, out, 7);
     std::vector<int> host(32);
