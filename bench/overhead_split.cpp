@@ -16,6 +16,8 @@
 #include "cudacore/device_memory_resource.hpp"
 #include "cudacore/memory_resource.hpp"
 #include "cudacore/object_code.hpp"
+#include "cudacore/pointer_attributes.hpp"
+#include "cudacore/program.hpp"
 #include "loader/driver_api.hpp"
 
 #include <algorithm>
@@ -277,6 +279,59 @@ int main() {
             fresh = ObjectCode::from_cubin(bytes, "fresh.cubin");
         });
         print("first get_kernel (load)", raw, ours);
+    }
+    {
+        // The first get_kernel of code NVRTC made in this process (loaded without the walk), a
+        // fresh compile before each batch; the raw side loads the same bytes.
+        Program program(R"(extern "C" __global__ void empty() {})", SourceType::cxx,
+                        {.name = "overhead_split_compiled.cu", .arch = device.arch()});
+        constexpr int compiled_batches = 30;
+        std::optional<ObjectCode> compiled = program.compile(CodeType::cubin);
+        const std::string bytes(compiled->code());
+        std::vector<CUlibrary> libraries;
+        const Split raw = measure(compiled_batches, 1, [&] {
+            CUlibrary library = nullptr;
+            CUkernel kernel = nullptr;
+            api.cuLibraryLoadData(&library, bytes.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+            api.cuLibraryGetKernel(&kernel, library, "empty");
+            libraries.push_back(library);
+        }, [&] {
+            for (CUlibrary library : libraries) api.cuLibraryUnload(library);
+            libraries.clear();
+            compiled = program.compile(CodeType::cubin);  // the same caches disturbed on both sides
+        });
+        std::vector<Kernel> kernels;
+        const Split ours = measure(compiled_batches, 1, [&] { kernels.push_back(compiled->get_kernel("empty")); }, [&] {
+            kernels.clear();
+            compiled = program.compile(CodeType::cubin);
+        });
+        print("first get_kernel (load) of code compiled in this process", raw, ours);
+    }
+    {
+        // Every attribute PointerAttributes has, of an address inside a pool allocation.
+        const Buffer buffer = device.allocate(1 << 20, stream);
+        stream.sync();
+        const CUdeviceptr address = buffer.handle() + 4096;
+        constexpr int n = 64;
+        CUpointer_attribute asked[] = {
+            CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_IS_MANAGED,
+            CU_POINTER_ATTRIBUTE_CONTEXT,          CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            CU_POINTER_ATTRIBUTE_DEVICE_POINTER,   CU_POINTER_ATTRIBUTE_HOST_POINTER,
+            CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+            CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,   CU_POINTER_ATTRIBUTE_BUFFER_ID,
+            CU_POINTER_ATTRIBUTE_MAPPED,           CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
+        unsigned long long words[12] = {};
+        void* values[12];
+        for (int i = 0; i < 12; ++i) values[i] = &words[i];
+        const Split raw = measure(batches, n, [&] {
+            for (int i = 0; i < n; ++i) api.cuPointerGetAttributes(12, asked, values, address);
+        });
+        std::size_t sink = 0;
+        const Split ours = measure(batches, n, [&] {
+            for (int i = 0; i < n; ++i) sink += pointer_attributes(address).range_size;
+        });
+        if (sink == 0) std::abort();
+        print("attributes of an address", raw, ours);
     }
     {
         const LaunchConfig config{.grid = 1, .block = 32};

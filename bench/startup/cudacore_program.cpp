@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 // The same text as fill_kernel.cuh, which the nvcc and driver programs are built from.
@@ -41,9 +42,8 @@ int main(int argc, char** argv) try {
     const Kernel fill = code.get_kernel("fill");
     step("get_kernel");
     const Stream stream = stream_ordered ? device.create_stream() : device.default_stream();
-    SynchronousMemoryResource synchronous(device);
     Buffer out = stream_ordered ? device.allocate(32 * sizeof(int), stream)
-                                : synchronous.allocate(32 * sizeof(int), stream);
+                                : std::make_shared<SynchronousMemoryResource>(device)->allocate(32 * sizeof(int), stream);
     step("stream + allocate");
     launch(stream, LaunchConfig{.grid = 1, .block = 32}, fill, out, 7);
     std::vector<int> host(32);
