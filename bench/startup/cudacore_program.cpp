@@ -42,9 +42,10 @@ int main(int argc, char** argv) try {
     const Kernel fill = code.get_kernel("fill");
     step("get_kernel");
     const Stream stream = stream_ordered ? device.create_stream() : device.default_stream();
+    step("stream");
     Buffer out = stream_ordered ? device.allocate(32 * sizeof(int), stream)
                                 : std::make_shared<SynchronousMemoryResource>(device)->allocate(32 * sizeof(int), stream);
-    step("stream + allocate");
+    step("allocate");
     launch(stream, LaunchConfig{.grid = 1, .block = 32}, fill, out, 7);
     std::vector<int> host(32);
     out.copy_to(host, stream);
