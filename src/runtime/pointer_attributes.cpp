@@ -93,8 +93,12 @@ PointerAttributes pointer_attributes(CUdeviceptr pointer) {
     if (flags.is_managed != 0) out.memory_type = MemoryType::managed;
     else if (flags.memory_type == CU_MEMORYTYPE_HOST) out.memory_type = MemoryType::host;
     else if (flags.memory_type == CU_MEMORYTYPE_DEVICE) out.memory_type = MemoryType::device;
-    // Unknown: the driver's zeros mean nothing (ordinal 0), so every field is left empty.
-    if (!out.is_known()) [[unlikely]] return PointerAttributes{};
+    // Unknown: the driver's zeros mean nothing (ordinal 0), so every field is left empty. (Every
+    // path returns `out`, so that it is built in the caller's place: no copy.)
+    if (!out.is_known()) [[unlikely]] {
+        out = PointerAttributes{};
+        return out;
+    }
     if (out.device_pointer == 0 && out.context) [[unlikely]]
         ask_device_pointer_in_own_context(api, pointer, out);
     out.is_managed = flags.is_managed != 0;
