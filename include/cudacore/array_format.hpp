@@ -1,18 +1,8 @@
 /// @file
-/// ArrayFormat: the element formats of CUDA arrays and textures (every CUarray_format of the
-/// driver cudacore is built for), with their channel counts and element sizes.
-///
-/// Three kinds of format:
-/// - plain formats (uint8 ... float32): one component of that type, 1, 2 or 4 channels per
-///   element, chosen by the caller;
-/// - packed formats with their own channel count (unorm_int8x4, snorm_int16x2, unorm_int_101010_2)
-///   and block-compressed formats (bc1_unorm ... bc7_unorm_srgb; one element is a 4x4 block);
-/// - video formats (nv12, p010, yuy2, ...): their planes have no single element size, so the
-///   caller gives the channel count the driver documents for them and cudacore's copies refuse
-///   them (the driver's own checks apply at creation).
-///
-/// The values are those of CUarray_format: `static_cast<CUarray_format>(format)` is the driver's.
-/// Everything here is a pure function: no driver, thread-safe.
+/// ArrayFormat: the element formats of CUDA arrays and textures (every CUarray_format), with
+/// their channel counts and element sizes: plain formats (1, 2 or 4 channels), packed and
+/// block-compressed formats, and video formats (no single element size: cudacore's copies refuse
+/// them). `static_cast<CUarray_format>(format)` is the driver's value. Pure functions, thread-safe.
 #pragma once
 
 #include <cstddef>

@@ -1,22 +1,14 @@
 /// @file
-/// A context's limits (cuCtxGetLimit / cuCtxSetLimit) and its stream priority range
-/// (cuCtxGetStreamPriorityRange), for the primary context (Device::context()) and for created
-/// and wrapped contexts alike.
+/// A context's limits (cuCtxGetLimit / cuCtxSetLimit) and its stream priority range, for any
+/// context. Each call makes the context current for itself. The driver rounds some values: read a
+/// limit back. The heap size cannot change after a kernel using malloc ran (DriverError). Any
+/// thread; a limit is the context's.
 ///
 ///     Context primary = Device(0).context();
 ///     set_limit(primary, ContextLimit::printf_fifo_size, 4 << 20);
 ///     std::size_t heap = limit(primary, ContextLimit::malloc_heap_size);
 ///     StreamPriorityRange range = stream_priority_range(primary);  // e.g. -5 .. 0
 ///     set_limit(Device(1), ContextLimit::stack_size, 4096);         // device 1's primary context
-///
-/// Each call makes the context current for the call (push, then pop), as every call on a Context
-/// does, so the calling thread's current context is unchanged. The driver rounds some values
-/// (the stack size to its granularity, the persisting L2 size to what the device can set aside):
-/// read a limit back to know what it is. The heap size cannot change once a kernel that uses
-/// malloc was launched in the context (the driver refuses: DriverError naming the limit).
-///
-/// Thread safety: the calls may be made from any thread; a limit is the context's, shared by
-/// every thread that uses it.
 #pragma once
 
 #include "cudacore/context.hpp"

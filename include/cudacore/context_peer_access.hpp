@@ -1,18 +1,12 @@
 /// @file
-/// Peer access between two contexts of two devices (cuCtxEnablePeerAccess): kernels and copies
-/// in one context reach memory allocated in the other. Device::enable_peer_access does the same
-/// for two primary contexts; these calls take any contexts, created ones included.
+/// Peer access between contexts of two devices (cuCtxEnablePeerAccess), created ones included:
+/// one way; nothing held (destroying either context drops it); enabling twice does nothing. Any
+/// thread.
 ///
 ///     Context a = Context::create(Device(0)), b = Context::create(Device(1));
 ///     enable_peer_access(a, b);        // kernels in `a` may read and write memory of `b`
 ///     bool on = is_peer_access_enabled(a, b);
 ///     disable_peer_access(a, b);
-///
-/// Access is one way: enable it both ways for kernels on each side. Nothing is held: when either
-/// context is destroyed, the driver drops the access with it, and is_peer_access_enabled answers
-/// false from then on. Enabling twice, or disabling what is not enabled, does nothing.
-///
-/// Thread safety: every call may be made from any thread.
 #pragma once
 
 #include "cudacore/context.hpp"
