@@ -1,15 +1,8 @@
 /// @file
-/// Stream attributes: how a host thread waits for a stream (synchronization policy), the L2
-/// persistence window its kernels get (access policy window), its priority, and copying all of
-/// them from one stream to another (cuStreamGetAttribute, cuStreamSetAttribute,
-/// cuStreamCopyAttributes).
-///
-/// An attribute set on a stream applies to the work launched on it afterwards; a launch's own
-/// attributes (LaunchConfig::access_policy_window, LaunchConfig::priority) take precedence for
-/// that launch. Each call checks the stream is open first (InvalidArgumentError naming the call
-/// and the stream when it is closed or moved from) and throws DriverError naming the driver call,
-/// the attribute and the stream when the driver refuses. Thread-safety: each call is one driver
-/// call; calls on one stream from several threads are safe, the last set wins.
+/// Stream attributes (cuStreamGetAttribute / SetAttribute / CopyAttributes): synchronization
+/// policy, L2 access policy window, priority. A set attribute applies to later work; a launch's
+/// own attributes take precedence. Throws InvalidArgumentError for a closed stream, DriverError
+/// naming the call, attribute and stream. Safe from several threads; the last set wins.
 #pragma once
 
 #include "cudacore/stream.hpp"
