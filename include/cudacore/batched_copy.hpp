@@ -77,7 +77,7 @@ struct BatchedCopyOptions {
 /// stay open until the stream has done the copies, as for Buffer::copy_to. Thread-safe.
 void copy_batch(std::span<const CopyPair> copies, const Stream& stream, const BatchedCopyOptions& options = {});
 
-/// The earlier form, whose pairs put the source first: copies them into CopyPairs (an allocation
+/// Deprecated form whose pairs put the source first: copies them into CopyPairs (an allocation
 /// per call) and does what copy_batch(pairs, stream, options) does.
 // Naming the deprecated pair here is not a use of it: only the caller's use is.
 #pragma GCC diagnostic push

@@ -1,3 +1,4 @@
+// Over 200 lines: one class, Buffer; ownership, streams and closing each need their rules.
 /// @file
 /// Buffer: a range of device, pinned host or managed memory, with its size and its resource.
 ///

@@ -53,7 +53,7 @@ std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
                                       const std::vector<std::string>& name_expressions = {},
                                       const CompileOptions& options = {});
 
-/// The earlier form with the cache first.
+/// Deprecated form with the cache first.
 [[deprecated("use compile_cached(program, target, name_expressions, {.cache = &cache})")]]
 inline ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
                                  const std::vector<std::string>& name_expressions = {},
@@ -62,7 +62,7 @@ inline ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType
     return compile_cached(program, target, name_expressions, options);
 }
 
-/// The earlier form with the cache first and only a cache-error handler.
+/// Deprecated form with the cache first and only a cache-error handler.
 [[deprecated("use compile_cached(program, target, name_expressions, {.cache = &cache, .on_cache_error = "
              "handler})")]]
 inline ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
@@ -74,7 +74,7 @@ inline ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType
     return compile_cached(program, target, name_expressions, options);
 }
 
-/// The earlier form with the cache first.
+/// Deprecated form with the cache first.
 [[deprecated("use find_cached(program, target, name_expressions, {.cache = &cache})")]]
 inline std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
                                              const std::vector<std::string>& name_expressions = {},

@@ -36,7 +36,7 @@ std::vector<ObjectCode> compile_many(const std::string& source, const ProgramOpt
                                      const std::vector<std::vector<std::string>>& name_expressions,
                                      const CompileOptions& options = {});
 
-/// The earlier form with the name expressions before the target.
+/// Deprecated form with the name expressions before the target.
 [[deprecated("use compile_many(source, program_options, target, name_expressions, options)")]]
 inline std::vector<ObjectCode> compile_many(const std::string& source,
                                             const std::vector<std::vector<std::string>>& name_expressions,

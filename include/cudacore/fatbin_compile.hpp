@@ -45,7 +45,7 @@ ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>
                           const std::vector<std::string>& name_expressions = {},
                           const CompileOptions& options = {}, const FatbinOptions& fatbin = {});
 
-/// The earlier form with both options in one struct.
+/// Deprecated form with both options in one struct.
 [[deprecated("use compile_fatbin(program, targets, name_expressions, compile_options, fatbin_options)")]]
 inline ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
                                  const std::vector<std::string>& name_expressions,

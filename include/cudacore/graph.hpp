@@ -1,3 +1,4 @@
+// Over 200 lines: one class, Graph, with one documented call per kind of node.
 /// @file
 /// Graph: a graph definition (CUgraph), captured from streams (graph_builder.hpp) or built node
 /// by node, then instantiated into a GraphExec to launch. Conditional nodes and typed node

@@ -62,7 +62,7 @@ std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJo
                                             CodeType target, const CompileOptions& options = {},
                                             const DistributedOptions& distributed = {});
 
-/// The earlier form with one options struct. A template taking exactly DistributedCompileOptions,
+/// Deprecated form with one options struct. A template taking exactly DistributedCompileOptions,
 /// so that a braced `{.cache = ...}` means the new form's CompileOptions.
 template <class Options>
     requires std::same_as<Options, DistributedCompileOptions>

@@ -1,4 +1,4 @@
-// Over 200 lines: the one-for-one NVTX wrappers stay one release as deprecated forms beside what NVTX3 lacks.
+// Over 200 lines: the deprecated one-for-one NVTX wrappers, beside what NVTX3 lacks.
 /// @file
 /// Tracing: ranges and marks a profiler shows on a timeline (Nsight Systems with `--trace=nvtx`),
 /// in named domains, with categories, colours and a number each; cudacore marks its own work in
