@@ -99,11 +99,8 @@ const ArrayFormatInfo& format_info(ArrayFormat format);
 /// "float32", ...; "ArrayFormat(0xNN)" for a value outside the enumeration. Never throws beyond
 /// std::bad_alloc.
 std::string to_string(ArrayFormat format);
-/// The channel count an array or texture of `format` gets from a requested `channels`: 0 means
-/// the format's own count (1 for plain formats). Throws InvalidArgumentError naming `what` (the
-/// call and field, "ArrayOptions::channels") when the format takes no such count: plain formats
-/// take 1, 2 or 4; packed and block-compressed formats only their own; video formats 1 to 4
-/// (the driver checks the rest).
+/// The channel count an array of `format` gets from a requested `channels` (0: the format's
+/// own). Throws InvalidArgumentError naming `what` when the format takes no such count.
 unsigned resolve_channels(ArrayFormat format, unsigned channels, const std::string& what);
 /// Bytes of one element of `channels` channels (one 4x4 block for block-compressed formats); 0
 /// for video formats. Throws as resolve_channels.

@@ -81,12 +81,9 @@ public:
     /// (wrap memory that must not be freed with wrap_unowned).
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource);
-    /// Keeps `owner` (anything that frees the memory when it goes: a std::shared_ptr<void> with
-    /// its own deleter, a holder object...) alive until the last copy goes or close(), then drops
-    /// it. With a resource, accessibility and device are the resource's (it is not asked to free
-    /// anything); without one they are asked of the driver (cuPointerGetAttributes): memory it
-    /// does not know (malloc'ed, static) is host memory of no device, as in wrap_unowned. Throws
-    /// InvalidArgumentError for a null pointer, size 0 or a null owner.
+    /// Keeps `owner` (anything that frees the memory when it goes) alive until the last copy goes
+    /// or close(). Accessibility and device: the resource's, else the driver's, as wrap_unowned.
+    /// Throws InvalidArgumentError for a null pointer, size 0 or a null owner.
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource,
                               std::shared_ptr<void> owner);

@@ -14,12 +14,9 @@
 
 namespace cudacore {
 
-/// `size` bytes of `buffer` from byte `offset`: a Buffer that holds `buffer`'s allocation (see
-/// this file's description). No driver call and no heap allocation. A slice of size 0 is an
-/// empty, open buffer at that address (copies and fills of it do nothing).
-/// Throws InvalidArgumentError when `buffer` is closed or empty, and when the range is outside
-/// it ("bytes [offset, offset + size) are outside buffer ... of N bytes"), overflow included.
-/// Thread-safe.
+/// `size` bytes of `buffer` from byte `offset`: a Buffer holding `buffer`'s allocation, made
+/// without a driver call or heap allocation (size 0: an empty, open buffer). Throws
+/// InvalidArgumentError when `buffer` is closed or empty, or the range is outside it. Thread-safe.
 Buffer slice(const Buffer& buffer, std::size_t offset, std::size_t size);
 
 /// `buffer.size() - offset` bytes of `buffer` from byte `offset` (to its end); throws as above.

@@ -141,12 +141,10 @@ CacheArtefactExport export_cache_artefact(const std::filesystem::path& destinati
                                           ProgramCache& source,
                                           const CacheArtefactExportOptions& options = {});
 
-/// Stores every entry of the artefact read from `source` into `destination` (any tier) once the
-/// whole artefact and its versions pass (nothing from a failing one, nor an unsigned one into a
-/// cache with a secret unless options.accept_unsigned). Same bytes already held are skipped; a
-/// failed store is named in `failed`. Throws SerializationError beginning
-/// "import_cache_artefact: " with the reason, and when the stream cannot be read. Thread-safe
-/// as the cache is.
+/// Stores every entry of the artefact read from `source` into `destination` once the whole
+/// artefact, its versions and its trust pass; entries already held are skipped, failed stores
+/// named in `failed`. Throws SerializationError beginning "import_cache_artefact: " with the
+/// reason. Thread-safe as the cache is.
 CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istream& source,
                                           const CacheArtefactImportOptions& options = {});
 /// The same, reading the file `source` (a regular file, of at most what an artefact can hold);

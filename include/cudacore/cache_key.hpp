@@ -32,13 +32,10 @@ struct CacheKey {
     auto operator<=>(const CacheKey&) const = default;
 };
 
-/// The key of program.compile(target, name_expressions). Calls program.flags(target), so it
-/// throws what that throws (InvalidArgumentError when arch is unset and there is no device).
-/// Loads NVRTC / nvJitLink to read their versions; never compiles. Remembered with the Program
-/// value (shared by its copies): asked again for the same target and name expressions, it returns
-/// the key computed the first time, after re-reading only the unset arch's current device,
-/// $CUDA_HOME and the debug-source folder (see "Cache keys" in program.hpp). Thread-safe for one
-/// Program from many threads.
+/// The key of program.compile(target, name_expressions). Loads NVRTC / nvJitLink for their
+/// versions; never compiles. Remembered with the Program value (re-reading only the device of an
+/// unset arch, $CUDA_HOME and the debug-source folder). Throws what program.flags(target) throws.
+/// Thread-safe.
 CacheKey cache_key(const Program& program, CodeType target,
                    const std::vector<std::string>& name_expressions = {});
 

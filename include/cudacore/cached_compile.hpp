@@ -21,11 +21,9 @@ namespace cudacore {
 class Program;
 
 /// The general form: `compile` runs only on a miss, at most once per key at a time in this
-/// process. Looks `key` up once (one hit or one miss in `cache`'s stats()), then on a miss asks
-/// for the compile turn (ProgramCache::await_compile_turn, whose wait for another process's
-/// entry looks again at each check); a call made while another call for the same key and cache
-/// is in flight in this process looks up nothing: it waits for and shares that call's outcome.
-/// Throws what `compile` throws (to every waiter); cache errors are reported, not thrown.
+/// process (other calls wait for and share its outcome); across processes the cache's
+/// await_compile_turn decides. Throws what `compile` throws (to every waiter); cache errors are
+/// reported, not thrown.
 ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
                           const std::function<ObjectCode()>& compile,
                           const CacheWarningHandler& on_cache_error = {});
@@ -33,22 +31,17 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
 /// The options compile_cached() and find_cached() took before CompileOptions.
 using CachedCompileOptions [[deprecated("use CompileOptions")]] = CompileOptions;
 
-/// program.compile(target, name_expressions) through `options.cache` (no cache: a plain
-/// compile). `program` is compiled only on a miss. A C++ program's key is made of exactly what
-/// NVRTC is given, headers included, so a hit is exact; what cannot be given from memory is
-/// compiled from files and not stored (a not_cached warning; docs/caching.md, "Exact keys").
-/// Throws what Program::compile and cache_key throw; cache errors go to options.on_cache_error.
-/// Thread-safe; `program` must not be compiled elsewhere meanwhile.
+/// program.compile(target, name_expressions) through `options.cache` (none: a plain compile);
+/// `program` is compiled only on a miss. The key is exactly what NVRTC is given, headers included
+/// (docs/caching.md, "Exact keys"). Throws what Program::compile and cache_key throw; cache errors
+/// go to options.on_cache_error. Thread-safe; `program` must not be compiled elsewhere meanwhile.
 ObjectCode compile_cached(Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
                           const CompileOptions& options = {});
 
-/// What compile_cached(program, target, name_expressions, options) would return from
-/// options.cache, without ever compiling: the same keys (headers read again, or
-/// options.extra_digest), nullopt on a miss (also when a header changed since). For a
-/// process that must only use code another one compiled. Cache errors are reported to
-/// options.on_cache_error (a miss), not thrown; throws what cache_key throws, and
-/// InvalidArgumentError when options.cache is null. Thread-safe.
+/// What compile_cached would return from options.cache, never compiling; nullopt on a miss (also
+/// when a header changed). Cache errors go to options.on_cache_error; throws what cache_key
+/// throws, and InvalidArgumentError for a null cache. Thread-safe.
 std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
                                       const std::vector<std::string>& name_expressions = {},
                                       const CompileOptions& options = {});

@@ -19,12 +19,10 @@ namespace cudacore {
 /// The options compile_many() took before CompileOptions.
 using CompileManyOptions [[deprecated("use CompileOptions")]] = CompileOptions;
 
-/// programs[i].compile(target, name_expressions[i]) for every i, in order; with a cache each is
-/// looked up first and misses are stored (not those compiled in child processes). On failure,
-/// throws the lowest-numbered program's error after the compiles in flight finish. Throws
-/// InvalidArgumentError when name_expressions has another size, CacheError, and
-/// SerializationError or Error when a child fails. Programs must not be compiled elsewhere
-/// meanwhile.
+/// programs[i].compile(target, name_expressions[i]) for every i, in order; with a cache, only the
+/// misses compile. On failure, throws the lowest-numbered program's error once the compiles in
+/// flight finish; InvalidArgumentError when name_expressions has another size. Programs must not
+/// be compiled elsewhere meanwhile.
 std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType target,
                                      const std::vector<std::vector<std::string>>& name_expressions = {},
                                      const CompileOptions& options = {});

@@ -45,11 +45,9 @@ CUlimit driver_limit(ContextLimit limit, const char* call = "driver_limit");
 /// naming cuCtxGetLimit, the limit and the context when the driver refuses. Keeps nothing alive.
 std::size_t limit(const Context& context, ContextLimit which);
 
-/// Sets `which` in `context` to `value` (cuCtxSetLimit). Throws InvalidArgumentError before the
-/// driver for a closed or empty Context, a value outside the enumeration, and a
-/// max_l2_fetch_granularity above 128; DriverError naming cuCtxSetLimit, the limit, the value and
-/// the context when the driver refuses (a limit the device does not have, a heap size after a
-/// malloc kernel ran, too much memory). Keeps nothing alive.
+/// Sets `which` in `context` to `value` (cuCtxSetLimit). Throws InvalidArgumentError for a
+/// closed Context or a bad value (checked first), DriverError naming the limit, value and context
+/// when the driver refuses. Keeps nothing alive.
 void set_limit(const Context& context, ContextLimit which, std::size_t value);
 
 /// The stream priorities a context offers: lower numbers are higher priorities, so `greatest` is

@@ -13,12 +13,9 @@
 
 namespace cudacore {
 
-/// Lets kernels and copies in `context` reach memory of `peer` (cuCtxEnablePeerAccess, made with
-/// `context` current for the call). Throws InvalidArgumentError before the driver for a closed or
-/// empty Context and for two contexts of one device (peer access is between devices);
-/// DriverError with CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming both contexts, when the hardware
-/// does not connect the two devices (cuDeviceCanAccessPeer); DriverError for other failures
-/// (too many peers). Keeps neither context alive.
+/// Lets kernels and copies in `context` reach memory of `peer` (cuCtxEnablePeerAccess). Throws
+/// InvalidArgumentError for a closed Context or two contexts of one device; DriverError naming
+/// both when the driver refuses (PEER_ACCESS_UNSUPPORTED, too many peers). Keeps neither alive.
 void enable_peer_access(const Context& context, const Context& peer);
 
 /// Undoes enable_peer_access (cuCtxDisablePeerAccess). Does nothing when access is not enabled or

@@ -34,13 +34,11 @@ struct FatbinTarget {
 /// naming it and the accepted forms when it is none of them. Pure; thread-safe.
 FatbinTarget parse_fatbin_target(std::string_view target);
 
-/// Compiles a copy of `program` per target (arch set; lto_ targets with link-time optimization)
-/// as compile_many() does, then builds the results, in order, into one fatbin named as the
-/// program; name expressions map to lowered names. `program` itself is not compiled. With a
-/// cache each target's compile is looked up and stored on its own; the fatbin is assembled each
-/// call. Throws InvalidArgumentError for empty, repeated or malformed targets (before compiling);
-/// the first failing target's CompileError; CacheError; LoaderError without NVRTC or nvFatbin;
-/// CompilerApiError from nvFatbin. Thread-safe for different Programs; needs no GPU.
+/// Compiles a copy of `program` per target as compile_many() does (a cache looks up each
+/// target's compile) and builds them, in order, into one fatbin named as the program. Throws
+/// InvalidArgumentError for empty, repeated or malformed targets; the first failing target's
+/// CompileError; CacheError; LoaderError; CompilerApiError from nvFatbin. Thread-safe for
+/// different Programs; needs no GPU.
 ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
                           const std::vector<std::string>& name_expressions = {},
                           const CompileOptions& options = {}, const FatbinOptions& fatbin = {});

@@ -49,12 +49,9 @@ GraphNode add_fill_byte(Graph& graph, GraphDependencies dependencies,
 /// allocation already freed in this graph.
 GraphNode add_free(Graph& graph, GraphDependencies dependencies, const GraphAllocation& allocation);
 
-/// Frees graph memory outside any graph, in `stream`'s order (cuMemFreeAsync), as CUDA allows
-/// for memory a graph allocated and did not free: the launch that allocated it must come before
-/// on `stream` (or be waited for through an event). Until then the graph cannot be launched again
-/// (the driver refuses a launch while its allocations are live). InvalidArgumentError for an
-/// empty allocation or a closed stream; DriverError naming the call and the address when the
-/// driver refuses (memory not allocated by a graph, or freed already). Thread-safe.
+/// Frees graph memory outside any graph, in `stream`'s order (cuMemFreeAsync), after the launch
+/// that allocated it. Throws InvalidArgumentError for an empty allocation or a closed stream,
+/// DriverError naming the address when the driver refuses. Thread-safe.
 void free_graph_allocation(const GraphAllocation& allocation, const Stream& stream);
 
 }  // namespace cudacore

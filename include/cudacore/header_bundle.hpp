@@ -61,12 +61,10 @@ public:
     /// twice, and when the headers exceed max_payload_size.
     static HeaderBundle from_headers(std::vector<BundledHeader> headers, std::string name);
 
-    /// The headers `entry_headers` need, found in `include_folders` in order exactly as NVRTC's
-    /// preprocessor opens them for `options`' macros, dialect and targets (headers outside the
-    /// folders are refused unless options.allow_outside_folders). Needs NVRTC. Throws
-    /// InvalidArgumentError for an entry in no folder, two files for one name, or headers outside
-    /// the folders; CompileError with NVRTC's log when preprocessing fails; SerializationError
-    /// when a header cannot be read; LoaderError without NVRTC. Thread-safe.
+    /// The headers `entry_headers` need, found in `include_folders` as NVRTC's preprocessor opens
+    /// them for `options`. Throws InvalidArgumentError for an entry in no folder, name clashes or
+    /// headers outside the folders; CompileError with NVRTC's log; SerializationError; LoaderError
+    /// without NVRTC. Thread-safe.
     static HeaderBundle from_include_folders(const std::vector<std::string>& entry_headers,
                                              const std::vector<std::filesystem::path>& include_folders,
                                              std::string name,

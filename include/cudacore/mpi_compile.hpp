@@ -51,13 +51,10 @@ struct DistributedCompileOptions {
 /// run.
 int compile_owner(std::size_t index, int ranks) noexcept;
 
-/// Compiles every job to `target` with all ranks of `comm` and returns, on every rank, the code in
-/// the order of `jobs`. Every rank passes the same jobs and options (else InvalidArgumentError on
-/// every rank). Rank r compiles the jobs whose compile_owner is r (through compile_cached with a
-/// cache), then the results are all-gathered. A compile error anywhere is thrown on every rank
-/// (the lowest failing index, as CompileError). `options.workers` and `strategy` as in
-/// compile_many (processes: a node's ranks pool on its first rank, which forks). Collective over
-/// `comm` (docs/mpi.md, "compile_distributed in full").
+/// Compiles every job to `target` with all ranks of `comm` and returns the code, in order, on
+/// every rank (the same jobs and options on each, else InvalidArgumentError everywhere). A
+/// compile error anywhere is thrown on every rank as CompileError. Collective over `comm`
+/// (docs/mpi.md, "compile_distributed in full").
 std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJob>& jobs,
                                             CodeType target, const CompileOptions& options = {},
                                             const DistributedOptions& distributed = {});

@@ -10,12 +10,8 @@
 
 namespace cudacore {
 
-/// The standard headers as a HeaderBundle named "cudacore-standard-headers" (made once, shared by
-/// the copies returned). A compile with ProgramOptions::std_headers reads them from the bundle's
-/// folder (HeaderBundle::folder()), searched after every other include folder, so a header of
-/// the same name of the user's or the toolkit's wins. Give it in ProgramOptions::header_bundles
-/// (after the bundle holding CCCL's \<cuda/std/...\> headers) to a program that compiles from
-/// bundles only. Thread-safe; throws std::bad_alloc only.
+/// The standard headers as a HeaderBundle (made once, shared), searched after every other include
+/// folder. Thread-safe; throws std::bad_alloc only.
 HeaderBundle standard_headers();
 
 }  // namespace cudacore

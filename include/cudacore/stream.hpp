@@ -65,12 +65,10 @@ struct StreamFromHandleOptions {
 /// A CUDA stream: work enqueued on it runs in order; copies share it.
 class Stream : public OwningHandle<Stream, detail::StreamBox, CUstream> {
 public:
-    /// Wraps a stream the caller owns and keeps valid while any copy lives (a buffer freed on it
-    /// needs it at its free); cudacore never destroys it, and its releases never touch the handle.
-    /// Holds the stream's context when it is a primary or created one. A default stream is the
-    /// current context's, and stays so. With `options.take_ownership` the stream is cudacore's,
-    /// destroyed with its last holder (InvalidArgumentError for a default stream). Throws
-    /// DriverError when the driver does not know the stream (docs/errors-and-lifetime.md).
+    /// Wraps a stream the caller owns and keeps valid while any copy lives; cudacore never
+    /// destroys it unless `options.take_ownership` (not for a default stream:
+    /// InvalidArgumentError). Holds its context. Throws DriverError for an unknown stream
+    /// (docs/errors-and-lifetime.md).
     static Stream from_handle(CUstream stream, const StreamFromHandleOptions& options = {});
 
     // Copies share the stream and its closed state; a moved-from Stream is empty: assignment,

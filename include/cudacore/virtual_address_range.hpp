@@ -33,12 +33,9 @@ struct VirtualAddressRangeOptions {
 class VirtualAddressRange
     : public OwningHandle<VirtualAddressRange, detail::VirtualAddressRangeBox, CUdeviceptr> {
 public:
-    /// Reserves `size` bytes of addresses (a multiple of the allocation granularity of the
-    /// allocations to be mapped there; the driver refuses other sizes) through `device`'s primary
-    /// context, which the range holds (retained, as Device::context() does) until it is freed;
-    /// the addresses are usable by every device that a mapping gives access. Throws
-    /// InvalidArgumentError for size 0 or an alignment that is not a power of two, DriverError
-    /// naming the call and the size when the driver refuses. Thread-safe.
+    /// Reserves `size` bytes of addresses (a multiple of the granularity) through `device`'s
+    /// primary context, which the range holds. Throws InvalidArgumentError for size 0 or a bad
+    /// alignment, DriverError naming the call and size. Thread-safe.
     static VirtualAddressRange reserve(const Device& device, std::size_t size,
                                        const VirtualAddressRangeOptions& options = {});
     /// As reserve(device, size, options) with the device of the calling thread's current

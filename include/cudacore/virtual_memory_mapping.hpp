@@ -43,13 +43,10 @@ struct VirtualMemoryMapOptions {
 class VirtualMemoryMapping
     : public OwningHandle<VirtualMemoryMapping, detail::VirtualMemoryMappingBox, CUdeviceptr> {
 public:
-    /// Maps `allocation` (options.size bytes from options.allocation_offset) at `offset` in
-    /// `range` and sets the access options.access asks for. Throws InvalidArgumentError, before
-    /// the driver is asked, for a closed or empty range or allocation, offsets or a size that are
-    /// not multiples of the allocation's granularity, a part beyond the allocation or beyond the
-    /// range (naming each), an access list naming a device twice or one that does not exist;
-    /// DriverError naming the call and the addresses when the driver refuses (a part of the range
-    /// already mapped, a device without peer access), leaving nothing mapped. Thread-safe.
+    /// Maps `allocation` (options.size bytes from options.allocation_offset) at `offset` in `range`
+    /// with options.access. Throws InvalidArgumentError, first, for closed objects, misaligned or
+    /// out-of-range offsets and sizes, or a bad access list; DriverError when the driver refuses
+    /// (nothing left mapped). Thread-safe.
     static VirtualMemoryMapping map(const VirtualAddressRange& range, std::size_t offset,
                                     const PhysicalAllocation& allocation,
                                     const VirtualMemoryMapOptions& options = {});
