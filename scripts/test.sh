@@ -67,6 +67,10 @@ step "api conventions" python3 scripts/check-api-conventions.py
 # Every deprecated form still compiles and names its replacement.
 step "deprecated forms" python3 scripts/check-deprecated-forms.py
 step "headers alone" python3 scripts/check-headers-alone.py
+# The public headers carry the contract, not essays: comment blocks under 20 lines, a file comment
+# of at most 10 lines besides its example, no header of 180-200 lines (the CTest
+# scripts.header_comments runs it too, and the check itself on fixtures that must fail).
+step "header comments" python3 scripts/check-header-comments.py
 # Every file README.md and docs/ name exists (the CTest scripts.check_doc_paths runs it too).
 step "doc paths" python3 scripts/check-doc-paths.py
 # The API reference (Doxygen over include/cudacore): fails on any warning beyond the list of

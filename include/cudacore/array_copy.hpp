@@ -1,32 +1,15 @@
 /// @file
 /// Copies between CUDA arrays and linear memory (a Buffer or host memory), and between arrays,
-/// stream-ordered (cuMemcpy2DAsync for 1D and 2D arrays, cuMemcpy3DAsync for the others).
+/// stream-ordered (cuMemcpy2DAsync, cuMemcpy3DAsync). The array side is an ArrayRegion in
+/// elements (extents of 0 run to the end); the linear side a LinearLayout (offset, pitch, rows).
+/// Everything is checked first: InvalidArgumentError naming the call, both sides and the value;
+/// then DriverError. Destination first, then source, stream, layout. The arrays are held until
+/// the copy is done; host memory and Buffers are the caller's to keep valid. Thread-safe. Guide:
+/// docs/memory.md, "Arrays, textures and surfaces".
 ///
 ///     // a 64 x 32 float image from host rows of 80 floats (a pitch of 320 bytes)
 ///     copy_to_array(image, host.data(), host.size() * sizeof(float), stream, {.pitch = 320});
 ///     copy_from_array(buffer, image, stream);  // packed rows into a device buffer
-///
-/// The array side is a region (ArrayRegion, in elements: x along the width, y along the height,
-/// z the slice of a 3D array, the layer of a layered one, or the face (layer x 6 + face) of a
-/// cubemap); extents of 0 run to the array's end, so the default region is the whole array. The
-/// linear side is described by LinearLayout: where the first row starts (`offset`, bytes), the
-/// bytes from one row to the next (`pitch`; 0: rows packed, width x element_size()) and the rows
-/// from one slice to the next (`rows`; 0: the region's height). Everything is checked before the
-/// driver is called: the region inside the array, pitch and rows at least the region's, the
-/// linear memory large enough for the last byte copied, the formats of two arrays of one element
-/// size, the array of a format that has an element size (block-compressed and video formats are
-/// refused); a violation throws InvalidArgumentError naming the call, both sides and the value.
-/// The driver's refusal is a DriverError naming cuMemcpy2DAsync or cuMemcpy3DAsync.
-///
-/// As in every copy of cudacore (docs/api-conventions.md), the destination comes first, then the
-/// source, then the stream, then the layout and regions; the forms that put the source first
-/// (copy_from_array, copy_array) are deprecated and forward to these.
-///
-/// Stream order: the copy runs after the work queued on `stream` before it. The arrays are held
-/// until it is done (their release waits for the streams their copies went to). Host memory and
-/// Buffers are the caller's to keep valid until the copy is done (synchronize the stream, or
-/// record an event); pageable host memory makes the driver copy before returning. Thread-safe:
-/// copies may be enqueued from several threads at once.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -79,19 +62,19 @@ void copy_from_array(void* host, std::size_t host_bytes, const CudaArray& source
 void copy_between_arrays(const CudaArray& destination, const CudaArray& source, const Stream& stream,
                          const ArrayRegion& destination_origin = {}, const ArrayRegion& source_region = {});
 
-/// The earlier form with the source first.
+/// Deprecated form with the source first.
 [[deprecated("use copy_from_array(destination, source, stream, layout, region)")]]
 inline void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
                             const LinearLayout& layout = {}, const ArrayRegion& region = {}) {
     copy_from_array(destination, source, stream, layout, region);
 }
-/// The earlier form with the source first.
+/// Deprecated form with the source first.
 [[deprecated("use copy_from_array(host, host_bytes, source, stream, layout, region)")]]
 inline void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes, const Stream& stream,
                             const LinearLayout& layout = {}, const ArrayRegion& region = {}) {
     copy_from_array(host, host_bytes, source, stream, layout, region);
 }
-/// The earlier name, with the source first.
+/// Deprecated name, with the source first.
 [[deprecated("use copy_between_arrays(destination, source, stream, destination_origin, source_region)")]]
 inline void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
                        const ArrayRegion& source_region = {}, const ArrayRegion& destination_origin = {}) {

@@ -1,18 +1,8 @@
 /// @file
-/// ArrayFormat: the element formats of CUDA arrays and textures (every CUarray_format of the
-/// driver cudacore is built for), with their channel counts and element sizes.
-///
-/// Three kinds of format:
-/// - plain formats (uint8 ... float32): one component of that type, 1, 2 or 4 channels per
-///   element, chosen by the caller;
-/// - packed formats with their own channel count (unorm_int8x4, snorm_int16x2, unorm_int_101010_2)
-///   and block-compressed formats (bc1_unorm ... bc7_unorm_srgb; one element is a 4x4 block);
-/// - video formats (nv12, p010, yuy2, ...): their planes have no single element size, so the
-///   caller gives the channel count the driver documents for them and cudacore's copies refuse
-///   them (the driver's own checks apply at creation).
-///
-/// The values are those of CUarray_format: `static_cast<CUarray_format>(format)` is the driver's.
-/// Everything here is a pure function: no driver, thread-safe.
+/// ArrayFormat: the element formats of CUDA arrays and textures (every CUarray_format), with
+/// their channel counts and element sizes: plain formats (1, 2 or 4 channels), packed and
+/// block-compressed formats, and video formats (no single element size: cudacore's copies refuse
+/// them). `static_cast<CUarray_format>(format)` is the driver's value. Pure functions, thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -109,11 +99,8 @@ const ArrayFormatInfo& format_info(ArrayFormat format);
 /// "float32", ...; "ArrayFormat(0xNN)" for a value outside the enumeration. Never throws beyond
 /// std::bad_alloc.
 std::string to_string(ArrayFormat format);
-/// The channel count an array or texture of `format` gets from a requested `channels`: 0 means
-/// the format's own count (1 for plain formats). Throws InvalidArgumentError naming `what` (the
-/// call and field, "ArrayOptions::channels") when the format takes no such count: plain formats
-/// take 1, 2 or 4; packed and block-compressed formats only their own; video formats 1 to 4
-/// (the driver checks the rest).
+/// The channel count an array of `format` gets from a requested `channels` (0: the format's
+/// own). Throws InvalidArgumentError naming `what` when the format takes no such count.
 unsigned resolve_channels(ArrayFormat format, unsigned channels, const std::string& what);
 /// Bytes of one element of `channels` channels (one 4x4 block for block-compressed formats); 0
 /// for video formats. Throws as resolve_channels.

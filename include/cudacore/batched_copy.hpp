@@ -1,34 +1,10 @@
 /// @file
-/// Many buffer-to-buffer copies enqueued at once, which costs far less than one cuMemcpyAsync
-/// per pair when the copies are small.
-///
-/// How: pairs of up to copy_batch_kernel_limit bytes whose two buffers are memory of the stream's
-/// device (device pools, managed and virtual memory of that device) are copied by cudacore's own
-/// kernels, one launch per 1,360 pairs, with the pairs passed in the launch's parameters (nothing uploaded first, so it
-/// is valid inside a stream capture too). The other pairs (larger ones, host memory, another
-/// device's memory, buffers without that information) go to the copy engines in one
-/// cuMemcpyBatchAsync. With `prefer_overlap_with_compute` every pair goes to the copy engines.
-/// Where the kernels are missing (a build without nvcc) or the driver cannot load them, every
-/// pair goes to the driver.
-///
-/// The copies run in stream order as a whole (each source is read after the work already queued
-/// on the stream), in no particular order among themselves, so destinations must not overlap
-/// each other or any source. Pairs of size 0 are skipped. On the legacy default stream, which
-/// cuMemcpyBatchAsync refuses, the driver's pairs are enqueued one by one with cuMemcpyAsync.
-///
-/// Per-copy attributes (cuda.core's CopyOptions, one per copy or the same for all): each pair
-/// carries CopyAttributes, which reach the driver as cuMemcpyBatchAsync's CUmemcpyAttributes
-/// (equal neighbours given once, as cuda.core does). A pair with attributes other than the
-/// defaults always goes to the copy engines (the kernels honour no hint). On the legacy default
-/// stream, where the pairs are enqueued one by one, such attributes have nowhere to go and are
-/// refused (InvalidArgumentError naming the pair) rather than dropped, as cuda.core refuses
-/// options where cuMemcpyBatchAsync cannot be used.
-///
-/// Errors: a closed buffer, a pair of different sizes or an attribute out of range throws
-/// InvalidArgumentError naming the pair's index and both buffers, before anything is enqueued. A
-/// driver failure throws DriverError naming the call (cuLaunchKernel or cuMemcpyBatchAsync) and
-/// the first pair it was given; since CUDA 13 the driver no longer says which copy of a batch
-/// failed.
+/// Many buffer-to-buffer copies enqueued at once, far cheaper than one cuMemcpyAsync per pair
+/// when small: small pairs in device memory by cudacore's kernels, the rest by one
+/// cuMemcpyBatchAsync (docs/memory.md, "How copy_batch copies"). The copies run in stream order
+/// as a whole, in no order among themselves: destinations must not overlap. Errors:
+/// InvalidArgumentError naming the pair's index and both buffers before anything is enqueued;
+/// DriverError naming the call and the first pair.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -43,21 +19,17 @@ namespace cudacore {
 
 class Stream;
 
-/// When the driver may read a copy's source (CUmemcpySrcAccessOrder; cuda.core's
-/// MemcpySrcAccessOrder). stream: in stream order, after the work queued before (the default).
-/// during_api_call: during the copy_batch call, out of stream order (no earlier work may still
-/// use the source). any: whenever the driver likes once the call returned; the source must stay
-/// unchanged until the copy is done in stream order, and no earlier work may still use it.
+/// When the driver may read a copy's source (CUmemcpySrcAccessOrder): stream (in stream order,
+/// the default), during_api_call (during the call), any (whenever after the call; the source
+/// must stay unchanged until the copy is done).
 enum class CopySourceAccessOrder { stream, during_api_call, any };
 
 /// "stream", "during_api_call", "any"; "CopySourceAccessOrder(N)" for a value outside the
 /// enumeration. Never throws beyond std::bad_alloc.
 std::string to_string(CopySourceAccessOrder order);
 
-/// The attributes of one copy (cuda.core's CopyOptions). Location hints say where the source's
-/// and the destination's pages live; the driver honours them only for managed memory on devices
-/// with concurrent managed access (and system-allocated memory on devices that can reach
-/// pageable memory), ignores them elsewhere, and never prefetches or advises because of them.
+/// The attributes of one copy (cuda.core's CopyOptions). Location hints say where the pages
+/// live; the driver honours them only for managed memory and never prefetches because of them.
 struct CopyAttributes {
     /// CUmemcpyAttributes::srcAccessOrder.
     CopySourceAccessOrder source_access_order = CopySourceAccessOrder::stream;
@@ -105,7 +77,7 @@ struct BatchedCopyOptions {
 /// stay open until the stream has done the copies, as for Buffer::copy_to. Thread-safe.
 void copy_batch(std::span<const CopyPair> copies, const Stream& stream, const BatchedCopyOptions& options = {});
 
-/// The earlier form, whose pairs put the source first: copies them into CopyPairs (an allocation
+/// Deprecated form whose pairs put the source first: copies them into CopyPairs (an allocation
 /// per call) and does what copy_batch(pairs, stream, options) does.
 // Naming the deprecated pair here is not a use of it: only the caller's use is.
 #pragma GCC diagnostic push

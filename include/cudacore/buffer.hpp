@@ -1,27 +1,13 @@
 // Over 200 lines: one class, Buffer; ownership, streams and closing each need their rules.
 /// @file
-/// Buffer: a range of memory (device, pinned host or managed) with its size and its resource.
+/// Buffer: a range of device, pinned host or managed memory, with its size and its resource.
 ///
-/// Ownership: copies share one allocation (cheap, like Stream); it is freed, on the stream it was
-/// allocated on (or the one set_deallocation_stream named), when the last copy goes, or earlier
-/// by close(). A Buffer holds its
-/// MemoryResource and that stream, so both outlive the memory. Buffer::from_handle hands memory
-/// allocated elsewhere to a resource, an owner or a deleter, which frees it in the same way;
-/// Buffer::wrap_unowned wraps memory the caller keeps owning and never frees it. Destruction never
-/// throws; release errors are ignored (the driver may be shut down at exit), in any order, at any
-/// time. Memory still held when the process exits (buffers in static objects, std::exit) is freed
-/// before the driver's own teardown; a Buffer destroyed after that finds itself closed and frees
-/// nothing (docs/design/release.md).
-///
-/// Size 0: allocate(0) gives an empty, open buffer of that resource (address 0, nothing freed), as
-/// cuda.core does; copies and fills of it do nothing.
-///
-/// Errors: using a closed (or default-constructed) buffer, copying between ranges of different
-/// sizes and null host pointers throw InvalidArgumentError naming the buffer and the sizes; failed
-/// driver calls throw DriverError; no driver at all, NoDriverError.
-///
-/// Thread-safety: copies, fills and queries may run from several threads; close() must not race
-/// with other uses of the same buffer (or its copies).
+/// Copies share one allocation; it is freed on its deallocation stream when the last copy goes,
+/// or earlier by close(). A Buffer holds its MemoryResource and that stream. Memory still held at
+/// exit is freed before the driver's teardown (docs/design/release.md). allocate(0) gives an empty,
+/// open buffer. Errors: a closed buffer, mismatched sizes or null host pointers throw
+/// InvalidArgumentError; failed driver calls DriverError. Destruction never throws. Copies, fills
+/// and queries may run from several threads; close() must not race with other uses of any copy.
 #pragma once
 
 #include "cudacore/device.hpp"
@@ -95,12 +81,9 @@ public:
     /// (wrap memory that must not be freed with wrap_unowned).
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource);
-    /// Keeps `owner` (anything that frees the memory when it goes: a std::shared_ptr<void> with
-    /// its own deleter, a holder object...) alive until the last copy goes or close(), then drops
-    /// it. With a resource, accessibility and device are the resource's (it is not asked to free
-    /// anything); without one they are asked of the driver (cuPointerGetAttributes): memory it
-    /// does not know (malloc'ed, static) is host memory of no device, as in wrap_unowned. Throws
-    /// InvalidArgumentError for a null pointer, size 0 or a null owner.
+    /// Keeps `owner` (anything that frees the memory when it goes) alive until the last copy goes
+    /// or close(). Accessibility and device: the resource's, else the driver's, as wrap_unowned.
+    /// Throws InvalidArgumentError for a null pointer, size 0 or a null owner.
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource,
                               std::shared_ptr<void> owner);
@@ -128,14 +111,10 @@ public:
                            std::move(deleter));
     }
 
-    /// Wraps `size` bytes at `pointer` WITHOUT taking ownership: the caller keeps the memory
-    /// valid while the Buffer is used and frees it itself; the Buffer never frees it. With a
-    /// resource, accessibility and device are the resource's (and it is kept alive); without one
-    /// they are asked of the driver (cuPointerGetAttributes, which needs a driver: NoDriverError
-    /// without one). Plain host memory the driver does not know (malloc'ed, a static or stack
-    /// array) is wrapped as cuda.core wraps it: host accessible, not device accessible, device
-    /// ordinal -1; copies to and from it are pageable copies. Throws InvalidArgumentError for a
-    /// null pointer or size 0, DriverError when the driver refuses the query.
+    /// Wraps `size` bytes at `pointer` without taking ownership: the caller keeps the memory valid
+    /// and frees it. Accessibility and device are the resource's (kept alive), else the driver's
+    /// (NoDriverError without one); memory the driver does not know is host memory of device -1.
+    /// Throws InvalidArgumentError for a null pointer or size 0, DriverError on a refused query.
     static Buffer wrap_unowned(CUdeviceptr pointer, std::size_t size,
                                std::shared_ptr<MemoryResource> resource = nullptr);
     /// wrap_unowned(CUdeviceptr, size, resource) for a pointer given as void*.
@@ -178,13 +157,8 @@ public:
     /// (Device::allocate) lives as long as the process in any case.
     const std::shared_ptr<MemoryResource>& memory_resource() const noexcept;
 
-    /// Asynchronous copies on `stream`. Both sides must have the same size, as cuda.core's
-    /// Buffer.copy_to / copy_from require (their ValueError "buffer sizes mismatch between src
-    /// and dst"): a 1 KiB buffer copied into a 4 KiB one (as cuda.core's vmm_memory_example
-    /// tries, and reports as an error) throws InvalidArgumentError naming both buffers and sizes,
-    /// and nothing is copied. To copy part of a buffer, copy a slice of it (slice(buffer, offset,
-    /// size), buffer_slice.hpp), which is a Buffer. Host memory must stay valid until the
-    /// stream has done the copy (pageable memory may be copied synchronously).
+    /// Copies this buffer into `destination` on `stream`. Both must have the same size (copy a
+    /// slice for part of one): else InvalidArgumentError naming both, and nothing is copied.
     void copy_to(const Buffer& destination, const Stream& stream) const;
     /// Copies `source` into this buffer on `stream` (cuMemcpyAsync); throws as copy_to.
     void copy_from(const Buffer& source, const Stream& stream) const;
@@ -229,42 +203,21 @@ public:
     /// Sets every 16-bit word to `pattern` (cuMemsetD16Async; the size must be a multiple of 2).
     void fill_uint16(std::uint16_t pattern, const Stream& stream) const;
 
-    /// The stream the memory will be freed on by close() without a stream, by the last copy going
-    /// and by the exit handler: the stream it was allocated on (the Stream given to allocate(), or
-    /// to from_ipc_descriptor and the like) until set_deallocation_stream changes it. A stream of
-    /// no driver stream (handle 0, the legacy default stream) where none was recorded: buffers
-    /// made by from_handle and wrap_unowned, and empty buffers of size 0. Throws
-    /// InvalidArgumentError when the buffer is closed.
+    /// The stream close() without a stream, the last copy and the exit handler free the memory
+    /// on: the allocation stream unless set_deallocation_stream named another; stream 0 for
+    /// from_handle, wrap_unowned and empty buffers. Throws InvalidArgumentError when closed.
     Stream deallocation_stream() const;
-    /// Makes `stream` the deallocation stream, for this buffer and every copy of it (they share
-    /// the allocation): cuda.core's Buffer.set_deallocation_stream, for handing a buffer from a
-    /// producer stream to a consumer stream that frees it. The buffer stays open and usable; a
-    /// later close() without a stream, the last copy going or the exit handler frees the memory
-    /// on `stream` (close(other) still frees on `other`).
-    /// Ordering, as in cuda.core: nothing is synchronized and no dependency is added. The caller
-    /// orders the allocation and every use of the memory, on whatever stream, before the free on
-    /// `stream`: typically `consumer.wait(producer.record())` before handing the buffer over, as
-    /// cuda.core's buffer_deallocation_stream example does. Memory freed in stream order (pools:
-    /// cuMemFreeAsync) is then freed after the work queued on `stream` only; memory that is not
-    /// (pinned, managed, virtual) waits for `stream` alone (cuStreamSynchronize) before its free,
-    /// and no longer for the allocation stream.
-    /// Keeps `stream` alive (a shared copy: the CUDA stream outlives Stream::close() on the
-    /// caller's object and the caller's last copy) until the memory is freed, and drops the
-    /// previous stream. Buffers that free nothing (wrap_unowned) record it all the same.
-    /// Throws InvalidArgumentError when the buffer or `stream` is closed. Not thread-safe
-    /// against close() or another set_deallocation_stream of this buffer or its copies.
+    /// Makes `stream` the deallocation stream of this buffer and every copy (cuda.core's
+    /// set_deallocation_stream). Adds no dependency: order every use before the free on `stream`
+    /// (`consumer.wait(producer.record())`). Keeps `stream` alive until the free and drops the
+    /// previous one. Throws InvalidArgumentError when the buffer or `stream` is closed. Must not
+    /// race with close() or another set_deallocation_stream on any copy (docs/memory.md).
     void set_deallocation_stream(const Stream& stream);
 
-    /// Frees the memory now, ordered on `stream` (work enqueued before on that stream may still use
-    /// it); without a stream, on its deallocation stream (the stream it was allocated on, unless
-    /// set_deallocation_stream named another). Every copy of this Buffer becomes
-    /// closed and drops its resource. Closing a closed buffer does nothing; a wrap_unowned buffer
-    /// is only marked closed.
-    /// close() is an operation on the buffer like a fill or a copy: it vouches that the memory is
-    /// still there. After someone reset the device under the buffer (cuDevicePrimaryCtxReset),
-    /// drop it instead: destruction finds the context gone and frees nothing
-    /// (docs/errors-and-lifetime.md, "After a device reset, and at exit").
-    /// Throws DriverError when freeing fails (the buffer is closed all the same).
+    /// Frees the memory now, ordered on `stream`; every copy becomes closed and drops its resource.
+    /// Closing twice does nothing; a wrap_unowned buffer is only marked closed. After a device
+    /// reset, drop the buffer instead (docs/errors-and-lifetime.md). Throws DriverError when the
+    /// free fails (the buffer is closed all the same).
     void close(const Stream& stream);
     /// close() on the deallocation stream (see deallocation_stream()).
     void close();

@@ -1,28 +1,10 @@
 /// @file
-/// Part of a Buffer: `slice(buffer, offset, size)` is a Buffer of `size` bytes at `offset` in
-/// `buffer`'s memory, accepted wherever a Buffer is (copies, fills, kernel arguments, copy_batch,
-/// DLPack, strided views, graph nodes), so part of a buffer is copied or filled without
-/// wrap_unowned(handle + offset, ...).
-///
-/// Lifetime: a slice holds the buffer it was cut from (the allocation, as one more copy does):
-/// the memory stays while the slice lives, even when every copy of the owner is dropped. A
-/// slice of a slice is a slice of the same owner, at the sum of the offsets.
-///
-/// Closing (docs/errors-and-lifetime.md, "Closing and resetting"): close() on a slice ends the
-/// slice for every copy of the slice and drops its hold on the owner; it never frees the
-/// owner's memory (a slice owns none: owns_memory() is false), nor does it close the owner or
-/// other slices. close() on the owner frees the memory now, for every copy of the owner and every
-/// slice of it: the slices are closed from then on (is_closed() true, handle() 0, their uses
-/// throw InvalidArgumentError). Only the owner frees, so the one close stays one.
-///
-/// A slice answers as its owner does: device, accessibility, memory resource; its
-/// deallocation_stream() and set_deallocation_stream() are the owner's (the stream the memory is
-/// freed on). A slice is not an allocation: export_buffer (pool IPC) refuses it; the ordinary
-/// allocations' IPC (export_memory, ipc.hpp) carries its offset. Copies of a slice compare
-/// equal (and hash alike); a slice equals neither its owner nor another slice of the same range.
-///
-/// Thread-safety: slices may be made from several threads at once, as copies; closing the owner
-/// must not race with uses of its slices, as it must not with uses of its copies.
+/// Part of a Buffer: `slice(buffer, offset, size)` is a Buffer of `size` bytes at `offset`,
+/// accepted wherever a Buffer is. A slice holds its owner's memory and owns none: close() on a
+/// slice ends that slice only; close() on the owner frees the memory and closes every slice. A
+/// slice answers as its owner does (device, resource, deallocation stream); export_buffer refuses
+/// it. Copies of a slice compare equal. Made from several threads at once like copies; closing the
+/// owner must not race uses of its slices. Guide: docs/memory.md, "Part of a buffer: slices".
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -32,12 +14,9 @@
 
 namespace cudacore {
 
-/// `size` bytes of `buffer` from byte `offset`: a Buffer that holds `buffer`'s allocation (see
-/// this file's description). No driver call and no heap allocation. A slice of size 0 is an
-/// empty, open buffer at that address (copies and fills of it do nothing).
-/// Throws InvalidArgumentError when `buffer` is closed or empty, and when the range is outside
-/// it ("bytes [offset, offset + size) are outside buffer ... of N bytes"), overflow included.
-/// Thread-safe.
+/// `size` bytes of `buffer` from byte `offset`: a Buffer holding `buffer`'s allocation, made
+/// without a driver call or heap allocation (size 0: an empty, open buffer). Throws
+/// InvalidArgumentError when `buffer` is closed or empty, or the range is outside it. Thread-safe.
 Buffer slice(const Buffer& buffer, std::size_t offset, std::size_t size);
 
 /// `buffer.size() - offset` bytes of `buffer` from byte `offset` (to its end); throws as above.

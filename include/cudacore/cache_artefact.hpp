@@ -1,30 +1,11 @@
 /// @file
 /// CacheArtefact: a program cache's entries as one file, to ship a warmed cache beside an
-/// application (export_cache_artefact) and load it into a cache tier on another machine
-/// (import_cache_artefact): there, compile_cached finds the exported programs without calling
-/// NVRTC, as long as the NVRTC and nvJitLink versions (which every key holds) and the headers the
-/// programs read are the same.
-///
-/// The file (every integer little-endian; docs/caching.md "Cache artefacts"):
-///   - a 40-byte header: the magic `\x89CCART\r\n`, the format version (u32), flags (u32; bit 0:
-///     signed), the entry count (u64), the payload's size (u64) and its compressed size (u64);
-///   - the payload, one zstd frame: the cudacore, NVRTC and nvJitLink versions the entries were
-///     made with (each a u32 length and the text), then every entry in increasing key order: its
-///     key (32 bytes), the length (u64) and bytes of its ObjectCode::serialize() form (which
-///     carries its own checksum);
-///   - the SHA-256 (OpenSSL) of every byte before it;
-///   - when signed, the HMAC-SHA-256 under the secret of every byte before it.
-///
-/// Reading checks, in order: the magic, the header's size, the version, the sizes against the
-/// input (truncated or trailing data), the checksum, the signature, the frame, then every entry
-/// (its length, its code's own checksum, keys strictly increasing); nothing is imported from an
-/// artefact that fails any check. What reading costs is bounded before it is spent: the payload
-/// is decompressed as it is read (never more than its stated size, with a bounded zstd window),
-/// each entry's serialized head is checked before its bytes are decompressed, and the memory the
-/// entries take (their code, names and symbol maps) is counted against a limit before each is
-/// allocated. An entry is stored under the key it was exported under: the
-/// key names the inputs it was compiled from, so a cache that takes it returns what a compile
-/// of those inputs would give, and compile_cached still re-checks a C++ program's headers.
+/// application (export_cache_artefact) and load it into a cache tier elsewhere
+/// (import_cache_artefact): there compile_cached finds the exported programs without NVRTC, as
+/// long as the NVRTC and nvJitLink versions and the headers read are the same. The file is
+/// checksummed and optionally signed (HMAC-SHA-256); reading checks every byte and bounds its
+/// memory before spending it. The guide: docs/caching.md, "Cache artefacts"; the layout:
+/// docs/design/cache-artefact.md.
 #pragma once
 
 #include "cudacore/cache_key.hpp"
@@ -74,20 +55,14 @@ public:
     /// The versions the entries were made with.
     const CacheArtefactOrigin& origin() const noexcept { return origin_; }
 
-    /// The file form (this file's description), signed with HMAC-SHA-256 under `secret` when it
-    /// is not empty. Throws InvalidArgumentError for a secret shorter than 16 bytes or an entry
-    /// that cannot be serialized (ObjectCode::serialize), SerializationError when compression
-    /// fails.
+    /// The file form, signed with HMAC-SHA-256 under `secret` when not empty. Throws
+    /// InvalidArgumentError for a secret under 16 bytes or an entry that cannot be serialized,
+    /// SerializationError when compression fails.
     std::string serialize(std::string_view secret = {}) const;
-    /// Reads what serialize() wrote, never reading outside `bytes`, and never letting the entries
-    /// take more than `max_memory` bytes while they are read (each entry's serialized bytes and
-    /// its value: code, name, symbol map). With a `secret`, the artefact must be signed with it;
-    /// without one, it must not be signed. Throws SerializationError, beginning
-    /// "CacheArtefact::deserialize: " and saying why: not an artefact (wrong magic), truncated,
-    /// trailing data, a format version this build does not read, a checksum mismatch, not signed
-    /// while a secret is required, signed while no secret is given, a signature that fails
-    /// (another secret, or changed), a damaged entry (which), or an entry whose reading would pass
-    /// `max_memory` or whose symbol map would take more than 64 MiB (with the numbers).
+    /// Reads what serialize() wrote, never outside `bytes` nor past `max_memory` for the entries.
+    /// With a `secret` the artefact must be signed with it; without one it must not be signed.
+    /// Throws SerializationError, beginning "CacheArtefact::deserialize: ", saying why (magic,
+    /// size, version, checksum, signature, a damaged entry, the memory bound).
     static CacheArtefact deserialize(std::string_view bytes, std::string_view secret = {},
                                      std::uint64_t max_memory = default_max_memory);
 
@@ -126,10 +101,8 @@ struct CacheArtefactImportOptions {
     /// (refused by default: no key of this process would find them). For an importer that fills
     /// a cache for a process that loads other versions.
     bool accept_other_compiler_versions = false;
-    /// Imports an unsigned artefact into a cache that authenticates what it holds with a secret
-    /// (a RemoteProgramCache with one, or a TieredProgramCache over one): refused by default,
-    /// since that cache would seal, as if a holder of its secret had written them, entries that
-    /// nobody signed.
+    /// Imports an unsigned artefact into a cache that authenticates its entries with a secret;
+    /// refused by default (the cache would seal entries nobody signed).
     bool accept_unsigned = false;
     /// The most memory the artefact's entries may take while it is read
     /// (CacheArtefact::deserialize): an artefact that would take more is refused, with the numbers.
@@ -146,22 +119,19 @@ struct CacheArtefactImport {
 };
 
 /// The keys of the entries compile_cached(program, target, name_expressions, options) finds in
-/// options.cache: the key of its code, and for C++ code that names a path (docs/caching.md) the
-/// program's first key too, whose marker leads to the code. Empty when the cache holds no
-/// complete entry for it (nothing compiled yet, or a header it reads changed since). Reads the cache as find_cached does (its gets count hits and misses).
-/// Throws InvalidArgumentError when options.cache is null, and what cache_key() throws; cache
-/// errors go to options.on_cache_error. Thread-safe as find_cached is.
+/// options.cache (the code's key, and the first key of C++ code that names a path); empty when
+/// it holds no complete entry. Counts hits and misses as find_cached does. Throws
+/// InvalidArgumentError for a null cache and what cache_key() throws; cache errors go to
+/// options.on_cache_error. Thread-safe as find_cached is.
 std::vector<CacheKey> cached_entry_keys(const Program& program, CodeType target,
                                         const std::vector<std::string>& name_expressions,
                                         const CompileOptions& options);
 
-/// Writes the entries of `source` (those of options.keys, or every entry it lists) as one
-/// artefact to `destination`. An entry listed but gone before it is read (evicted, found corrupt)
-/// is left out; a key of options.keys the cache does not hold is named in the result's
-/// `missing`. Throws InvalidArgumentError when options.keys is unset and `source` cannot list its
-/// entries (a RemoteProgramCache), or for a secret shorter than 16 bytes; CacheError when the
-/// cache fails; SerializationError naming the call when the stream fails. Thread-safe as the
-/// cache is.
+/// Writes the entries of `source` (options.keys, or every entry it lists) as one artefact to
+/// `destination`; entries gone meanwhile are left out, keys it lacks named in `missing`. Throws
+/// InvalidArgumentError when keys are unset and `source` cannot list, or for a secret under 16
+/// bytes; CacheError when the cache fails; SerializationError when the stream fails. Thread-safe
+/// as the cache is.
 CacheArtefactExport export_cache_artefact(std::ostream& destination, ProgramCache& source,
                                           const CacheArtefactExportOptions& options = {});
 /// The same, written atomically to the file `destination` (mode 0666 less the umask): a reader
@@ -171,19 +141,10 @@ CacheArtefactExport export_cache_artefact(const std::filesystem::path& destinati
                                           ProgramCache& source,
                                           const CacheArtefactExportOptions& options = {});
 
-/// Stores every entry of the artefact read from `source` into `destination` (any tier: memory,
-/// disk, remote, tiered), after checking the whole artefact (CacheArtefact::deserialize) and its
-/// versions: nothing is stored from one that fails, nor from an unsigned one when `destination`
-/// authenticates its entries with a secret (its entry_trust() names an HMAC), unless
-/// options.accept_unsigned. Code goes in before the markers that
-/// lead to it, so a process reading meanwhile finds either a complete entry or none. An entry the
-/// cache already holds with the same bytes is skipped, so importing twice changes nothing; one it
-/// fails to store is named in `failed` and the rest go on. Several processes may import into one
-/// disk cache at once. Throws SerializationError beginning "import_cache_artefact: " with the
-/// reason (deserialize's; "made with NVRTC X and nvJitLink Y; this process loads ..." unless
-/// options.accept_other_compiler_versions; "unsigned, and the cache authenticates its entries"
-/// unless options.accept_unsigned) and when the stream cannot be read. Thread-safe as the
-/// cache is.
+/// Stores every entry of the artefact read from `source` into `destination` once the whole
+/// artefact, its versions and its trust pass; entries already held are skipped, failed stores
+/// named in `failed`. Throws SerializationError beginning "import_cache_artefact: " with the
+/// reason. Thread-safe as the cache is.
 CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istream& source,
                                           const CacheArtefactImportOptions& options = {});
 /// The same, reading the file `source` (a regular file, of at most what an artefact can hold);

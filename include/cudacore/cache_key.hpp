@@ -1,26 +1,8 @@
 /// @file
-/// CacheKey: the SHA-256 (OpenSSL) of everything that decides what Program::compile returns.
-///
-/// In the key (each field length-prefixed, so no two inputs run together):
-///   - a key-format tag ("cudacore-program-cache-key-v1"), bumped whenever this list changes;
-///   - the source text and source type (C++, PTX or NVVM IR); for NVVM IR also every extra
-///     source (name and bytes), whether libdevice is linked, and the libNVVM version;
-///   - the target code type;
-///   - the canonical flags, Program::flags(target): arch (resolved from the device when unset),
-///     every option, macro definitions, include paths (the paths, not what is in them);
-///   - the program name (it becomes the ObjectCode's name);
-///   - the name expressions, in order;
-///   - the digest of each of ProgramOptions::header_bundles, in order (HeaderBundle::digest());
-///   - with debug or line information, Program::debug_source_path() (the compiled code names that
-///     file; only then, so other programs' keys are unchanged);
-///   - the backend (NVRTC, nvJitLink or driver) and the NVRTC and nvJitLink versions ("none"
-///     when a library cannot be loaded), plus the driver version when the driver's linker is the
-///     backend.
-/// NOT in this key: the contents of included headers, files named by options (pre-include,
-/// PCH), environment variables the compiler reads, and the exact NVRTC build beyond its
-/// major.minor version. compile_cached adds the headers: it extends this key with every place the
-/// preprocessor looked (found or not) and the digest of every header it read, or with the
-/// caller's extra_digest (cached_compile.hpp).
+/// CacheKey: the SHA-256 of everything that decides what Program::compile returns: source,
+/// target, canonical flags, name, name expressions, header bundles, the compilers' versions. Not
+/// the contents of included headers: compile_cached extends the key with them
+/// (cached_compile.hpp). The fields: docs/caching.md, "The fields of a program's key".
 #pragma once
 
 #include "cudacore/object_code.hpp"
@@ -50,13 +32,10 @@ struct CacheKey {
     auto operator<=>(const CacheKey&) const = default;
 };
 
-/// The key of program.compile(target, name_expressions). Calls program.flags(target), so it
-/// throws what that throws (InvalidArgumentError when arch is unset and there is no device).
-/// Loads NVRTC / nvJitLink to read their versions; never compiles. Remembered with the Program
-/// value (shared by its copies): asked again for the same target and name expressions, it returns
-/// the key computed the first time, after re-reading only the unset arch's current device,
-/// $CUDA_HOME and the debug-source folder (see "Cache keys" in program.hpp). Thread-safe for one
-/// Program from many threads.
+/// The key of program.compile(target, name_expressions). Loads NVRTC / nvJitLink for their
+/// versions; never compiles. Remembered with the Program value (re-reading only the device of an
+/// unset arch, $CUDA_HOME and the debug-source folder). Throws what program.flags(target) throws.
+/// Thread-safe.
 CacheKey cache_key(const Program& program, CodeType target,
                    const std::vector<std::string>& name_expressions = {});
 

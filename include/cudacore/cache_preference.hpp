@@ -1,21 +1,13 @@
 /// @file
 /// The split between L1 cache and shared memory a context or a kernel prefers
-/// (cuCtxSetCacheConfig, cuKernelSetCacheConfig), cuda-api-wrappers' multiprocessor cache
-/// preference.
+/// (cuCtxSetCacheConfig, cuKernelSetCacheConfig). A hint: the driver may choose otherwise for a
+/// launch that needs more shared memory. A kernel's preference overrides its context's; it can be
+/// set but not read. Any thread; the context calls make the context current for the call.
 ///
 ///     set_cache_preference(Device(0), CachePreference::prefer_shared);    // its primary context
 ///     set_cache_preference(created, CachePreference::prefer_l1);          // a created context
 ///     set_cache_preference(kernel, CachePreference::equal, Device(0));    // one kernel, one device
 ///     CachePreference now = cache_preference(created);                    // prefer_l1
-///
-/// A preference is a hint: on devices whose L1 and shared memory are one configurable store the
-/// driver may choose otherwise for a launch that needs more shared memory (the kernel attribute
-/// CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, Kernel::set_attribute, sets a percentage
-/// instead). A kernel's preference overrides its context's for that kernel. The driver has no
-/// query of a kernel's preference: it is set only.
-///
-/// Thread safety: every call may be made from any thread; the context calls make the context
-/// current for the call and restore what was current.
 #pragma once
 
 #include "cudacore/context.hpp"

@@ -1,6 +1,8 @@
 /// @file
-/// CancellationToken: gives up on a compile from another thread (a server whose request went
-/// away, or that took too long), and CompileCancelled, what the cancelled compile throws.
+/// CancellationToken: gives up on a compile from another thread, and CompileCancelled, what the
+/// cancelled compile throws. Waits give up within about 10 ms; inside NVRTC the cancel is seen
+/// only at its next flow callback, late in the front end; nvJitLink and libNVVM between steps
+/// only (docs/compiling.md, "Cancelling a compile"). For an immediate stop, compile in processes.
 ///
 ///     #include <thread>
 ///     CancellationToken token;
@@ -10,19 +12,6 @@
 ///     } catch (const CompileCancelled&) {
 ///     }
 ///     watchdog.join();
-///
-/// How soon a cancelled compile returns depends on where it is (docs/compiling.md, "Cancelling a
-/// compile"):
-///   - waiting (for another thread's compile of the same key, or another process's compile lease
-///     of a RemoteProgramCache): within about 10 ms, the token being read every 10 ms;
-///   - inside NVRTC: at NVRTC's next call of its flow callback (nvrtcSetFlowCallback). NVRTC 13.0
-///     calls it first at the END of its front end (every header parsed, every template
-///     instantiated), then between later passes; so a compile spent in the front end runs almost
-///     to its end (a cancel 0.25 s into a 3-5 s compile returned after 2.6-4.4 s; raw NVRTC first
-///     called the callback at 3.58 s of a 3.62 s compile). For a cancel that ends the work at
-///     once, compile in child processes (compile_many with CompileStrategy::processes kills them);
-///   - nvJitLink and libNVVM have no such callback: PTX and NVVM IR programs are cancelled
-///     between their steps only.
 #pragma once
 
 #include "cudacore/compile_errors.hpp"

@@ -1,15 +1,9 @@
 /// @file
-/// CCCL interop: cudacore streams as cuda::stream_ref, cudacore memory resources as cuda::mr
-/// resources (so CCCL containers and algorithms, Thrust and CUB allocate through them), and
-/// Buffers as the device spans CCCL algorithms take.
-///
-/// Header-only and NOT included by cudacore.hpp: it needs the CCCL headers (the CUDA toolkit's
-/// $CUDA_HOME/include/cccl directory on the include path, e.g. target_include_directories(app PRIVATE
-/// ${CUDAToolkit_INCLUDE_DIRS}/cccl)), which a plain cudacore user does not. It compiles with any
-/// C++20 host compiler (no nvcc needed) and adds no link dependency; Thrust and CUB algorithms
-/// themselves need nvcc. CCCL 3.0 keeps the cuda::mr concepts behind
-/// LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE: this header defines it when it is not set, so
-/// include it before any other CCCL header (or define the macro yourself).
+/// CCCL interop: cudacore streams as cuda::stream_ref, memory resources as cuda::mr resources
+/// (for CCCL containers, Thrust and CUB), Buffers as device spans. Header-only and not in
+/// cudacore.hpp: it needs the toolkit's CCCL headers on the include path, and must come before
+/// any other CCCL header. An adaptor holds its resource and stream; memory it hands out goes back
+/// through an adaptor of the same resource. Guide: docs/memory.md, "CCCL".
 ///
 ///     auto resource = std::make_shared<DeviceMemoryResource>(device);
 ///     cudacore::cccl::resource_adaptor<DeviceMemoryResource> mr(resource);
@@ -18,10 +12,6 @@
 ///     // cccl_thrust_allocator.hpp:
 ///     thrust::sort(thrust::cuda::par_nosync(cudacore::cccl::thrust_allocator(mr, stream))
 ///                      .on(stream.handle()), first, last);
-///
-/// Lifetimes: an adaptor holds its resource (shared_ptr) and the Stream its synchronous calls use;
-/// memory it hands out is raw (no Buffer) and must be given back through an adaptor of the same
-/// resource. from_stream_ref wraps without owning (Stream::from_handle).
 #pragma once
 
 #ifndef LIBCUDACXX_ENABLE_EXPERIMENTAL_MEMORY_RESOURCE
@@ -84,14 +74,10 @@ struct resource_properties<ManagedMemoryResource> {
 /// for device memory; host allocations are page-aligned).
 inline constexpr std::size_t max_alignment = 256;
 
-/// A cudacore resource as a cuda::mr resource, synchronous (allocate / deallocate) and
-/// stream-ordered (allocate_async / deallocate_async). Synchronous allocations are ordered on
-/// `stream` (default: a new non-blocking stream of the resource's device; for pinned memory, of
-/// the device that allocates it) and waited for, so the memory is usable at once from any stream;
-/// synchronous deallocation is ordered on that stream (the caller promises no work still uses the
-/// memory, as CCCL's contract says). Alignments up to
-/// 256 bytes (powers of two) are accepted; others throw InvalidArgumentError. Copies share the
-/// resource; equal when they adapt the same resource. Thread-safe like the resource.
+/// A cudacore resource as a cuda::mr resource, synchronous and stream-ordered. Synchronous
+/// calls are ordered on `stream` (default: a new one of the resource's device) and waited for.
+/// Alignments over 256 bytes throw InvalidArgumentError. Copies share the resource.
+/// Thread-safe like the resource.
 template <class Resource>
 class resource_adaptor {
     using properties = resource_properties<Resource>;

@@ -1,15 +1,7 @@
 /// @file
-/// Checked loading of untrusted code: the code is loaded first in a separate probe process, so
-/// that a driver crash on hostile contents ends that process, not the caller's.
-///
-/// Loading checks the container structure of every cubin and fatbin before the driver sees it
-/// (see ObjectCode::load), which removes the crashes that malformed tables cause. A driver may
-/// still crash on well-formed but nonsensical contents (changed instruction or attribute bytes);
-/// for code from an untrusted source, checked_load() probes first. The probe is the program
-/// cudacore-load-probe, installed with the library (libexec/cudacore/) and built beside it.
-///
-/// Verdicts are cached in this process by the code's hash (XXH3-128 of the bytes), its type and
-/// the device: probing the same code again costs a hash. Thread-safe.
+/// Checked loading of untrusted code: loaded first in a probe process (cudacore-load-probe,
+/// installed in libexec/cudacore/), so a driver crash on hostile contents ends that process, not
+/// the caller's. Verdicts are cached by the code's hash, type and device. Thread-safe.
 #pragma once
 
 #include "cudacore/object_code.hpp"

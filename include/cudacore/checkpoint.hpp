@@ -1,10 +1,9 @@
 /// @file
-/// Checkpoint and restore of a process's CUDA state, through the driver's
-/// `cuCheckpointProcess*` calls: lock a CUDA process (its further CUDA calls block), bring its
-/// device memory into host memory and release its GPUs (checkpoint), put it back (restore,
-/// optionally onto other GPUs of the same kind) and let it run again (unlock).
-///
-/// The usual order, from a controlling process:
+/// Checkpoint and restore of a process's CUDA state (cuCheckpointProcess*): lock it, move its
+/// device memory to the host and release its GPUs, put it back (optionally onto other GPUs of the
+/// same kind) and let it run. Linux only; a refusal is a DriverError with the driver's status
+/// naming the call and the process. A process may name itself only for state() and
+/// restore_thread_id(). Guide: docs/checkpoint.md.
 ///
 ///     cudacore::checkpoint::Process process(pid);
 ///     process.lock(std::chrono::seconds(10));  // RUNNING -> LOCKED
@@ -12,14 +11,6 @@
 ///     // ... a CPU checkpointing tool may save and restart the process here ...
 ///     process.restore();                       // CHECKPOINTED -> LOCKED
 ///     process.unlock();                        // LOCKED -> RUNNING
-///
-/// The driver supports this on Linux only, and may refuse it on some machines (a GPU or
-/// configuration without support, a process the caller may not control): such refusals are the
-/// driver's own status (CUDA_ERROR_NOT_SUPPORTED, CUDA_ERROR_NOT_PERMITTED...) in a DriverError
-/// naming the call and the process. A driver that lacks the entry points altogether gives a
-/// DriverError with CUDA_ERROR_NOT_SUPPORTED whose message says "not supported by this driver".
-/// A process may name itself only for the calls that do not stop its own CUDA work
-/// (state(), restore_thread_id()); locking oneself blocks one's own next CUDA call.
 #pragma once
 
 #include <array>

@@ -1,16 +1,9 @@
 /// @file
-/// compile_many: many programs (or many sets of name expressions of one source) compiled at once,
-/// by a pool of workers, through a ProgramCache when one is given (only the misses compile).
-/// CompileOptions says how: workers and strategy (CompileStrategy), cache, first_alone_for_pch;
-/// its extra_digest and on_cache_error apply to every program as in compile_cached.
-///
-/// For many specializations of ONE source, the fastest path is usually a single Program::compile
-/// with all the name expressions: one NVRTC run parses the headers once. compile_many is for
-/// separate programs (each its own ObjectCode), and runs them in parallel.
-///
-/// With automatic PCH on (the default), the first program to compile runs alone, then the rest
-/// in parallel: later programs with the same leading \#includes and options use the PCH it made
-/// instead of each making their own.
+/// compile_many: many programs compiled at once by a pool of workers (CompileOptions: workers,
+/// strategy, cache, first_alone_for_pch), through a ProgramCache when one is given (only misses
+/// compile). For many specializations of one source a single Program::compile with all the name
+/// expressions is usually faster. With automatic PCH the first program compiles alone, so the
+/// rest reuse its PCH.
 #pragma once
 
 #include "cudacore/compile_options.hpp"
@@ -26,16 +19,10 @@ namespace cudacore {
 /// The options compile_many() took before CompileOptions.
 using CompileManyOptions [[deprecated("use CompileOptions")]] = CompileOptions;
 
-/// programs[i].compile(target, name_expressions[i]) for every i (name_expressions empty, or one
-/// list per program), returned in order. With options.cache, each program is looked up first
-/// exactly as find_cached does; with the threads strategy, misses are compiled through
-/// compile_cached and stored. With the processes strategy, misses compiled in a child are not
-/// stored: the record of where the compile looked for headers is made by the compiling process.
-/// On failure, throws the error of the lowest-numbered program that failed (a CompileError
-/// carries its log) after the compiles in flight finish; programs not yet started then are
-/// skipped. Throws InvalidArgumentError when name_expressions has another size, CacheError from
-/// the cache, SerializationError or Error when a child process fails (processes). Programs must
-/// not be compiled elsewhere meanwhile.
+/// programs[i].compile(target, name_expressions[i]) for every i, in order; with a cache, only the
+/// misses compile. On failure, throws the lowest-numbered program's error once the compiles in
+/// flight finish; InvalidArgumentError when name_expressions has another size. Programs must not
+/// be compiled elsewhere meanwhile.
 std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType target,
                                      const std::vector<std::vector<std::string>>& name_expressions = {},
                                      const CompileOptions& options = {});
@@ -47,7 +34,7 @@ std::vector<ObjectCode> compile_many(const std::string& source, const ProgramOpt
                                      const std::vector<std::vector<std::string>>& name_expressions,
                                      const CompileOptions& options = {});
 
-/// The earlier form with the name expressions before the target.
+/// Deprecated form with the name expressions before the target.
 [[deprecated("use compile_many(source, program_options, target, name_expressions, options)")]]
 inline std::vector<ObjectCode> compile_many(const std::string& source,
                                             const std::vector<std::vector<std::string>>& name_expressions,

@@ -1,11 +1,8 @@
 /// @file
 /// CompileOptions: how a compile entry point runs, the one options type of compile_cached,
-/// find_cached, compile_many, compile_fatbin and mpi::compile_distributed.
-///
-/// Every compile entry point takes its arguments in one order: the program (or programs), the
-/// target (or targets), the name expressions, then a CompileOptions (and, last, what only that
-/// entry point has, such as compile_fatbin's FatbinOptions). A cache reaches a compile one way:
-/// CompileOptions::cache.
+/// find_cached, compile_many, compile_fatbin and mpi::compile_distributed. Every entry point
+/// takes the program(s), the target(s), the name expressions, then a CompileOptions; a cache
+/// reaches a compile only through CompileOptions::cache.
 ///
 ///     compile_cached(program, CodeType::cubin, {"scale<float>"}, {.cache = &cache});
 ///     compile_many(programs, CodeType::cubin, {}, {.workers = 4, .cache = &cache});
@@ -30,21 +27,9 @@ enum class CompileStrategy {
     /// Worker threads in this process. Each Program's log() and pch_status() are set as by
     /// Program::compile. Safe alongside other threads.
     threads,
-    /// One fork()ed child process per compile (at most `workers` at a time), the ObjectCode sent
-    /// back serialized through a pipe. NVRTC's internal locks make its threads scale poorly on some
-    /// machines; processes do not share them. The programs' log() and pch_status() are not set.
-    /// fork() copies only the calling thread: do not use it while other threads of this process
-    /// compile or hold NVRTC (a lock held at fork time stays held in the child). The first miss
-    /// compiles in this process (even with one worker), making the automatic PCH; a child uses
-    /// automatic PCH only for a program with the first one's options (its name aside) and
-    /// leading directives (it then uses the PCH the first one made here); others compile
-    /// without PCH in the child, since siblings making PCH files of their own could pick the
-    /// same file name.
-    /// Each child costs a fork of a process holding NVRTC: on a loaded 2-core machine it added
-    /// about 60 ms per small compile and neither strategy scaled, so threads is the default. On
-    /// a 16-core host, 64 programs of a <cuda/std> kernel took 1.5 s with processes against
-    /// 5.3 s with threads (mpi::compile_distributed at one rank, bench/RESULTS.md);
-    /// build/bench/jit_bench (compile_many/16_programs_*) measures both on the machine at hand.
+    /// One fork()ed child per compile (at most `workers` at a time), the code sent back through a
+    /// pipe; logs and pch_status() are not set. Do not use while other threads compile. Faster on
+    /// many cores, slower on few (docs/caching.md, "Compiling in processes").
     processes,
 };
 
@@ -52,11 +37,8 @@ enum class CompileStrategy {
 /// beyond std::bad_alloc.
 std::string to_string(CompileStrategy strategy);
 
-/// How a compile entry point runs: through which cache, with which key addition, how cache
-/// errors are told, and (for the entry points that compile many programs) by how many workers
-/// where. Every field has a default, so `{}` is a plain compile with no cache. The fields are in
-/// the order the replaced CompileManyOptions and CachedCompileOptions had them, so their
-/// designated initializers still compile.
+/// How a compile entry point runs: the cache, the key addition, how cache errors are told, and
+/// the workers of the entry points that compile many programs. `{}`: a plain compile, no cache.
 struct CompileOptions {
     /// Where many compiles run (compile_many, compile_fatbin, mpi::compile_distributed).
     CompileStrategy strategy = CompileStrategy::threads;
@@ -74,23 +56,18 @@ struct CompileOptions {
     /// headers are not tracked (the caller promises it changes whenever a header does, e.g. a
     /// digest of its header tree or a release version).
     std::string extra_digest{};
-    /// Declares that the code of these programs depends neither on where the project lies nor on
-    /// the clock (no __FILE__, assert, line information or __DATE__ / __TIME__ that reaches the
-    /// code): a cached compile of C++ then stores its code for every checkout at once, without
-    /// the check compile that otherwise shows it (see docs/caching.md, "What a key holds").
-    /// Wrongly set, a hit can name another checkout's paths or an earlier time.
+    /// Declares that the code depends neither on the project's path nor on the clock (no
+    /// __FILE__, assert, line information, __DATE__): a cached C++ compile then stores for every
+    /// checkout at once, without the check compile (docs/caching.md, "What a key holds"). Wrongly
+    /// set, a hit can name another checkout's paths or an earlier time.
     bool paths_and_clock_do_not_matter = false;
     /// Told when the cache could not be read or could not store; empty: a warning
     /// (WarningKind) where the entry point gives one, else nothing.
     CacheWarningHandler on_cache_error{};
     /// Cancels the compiles when cancelled from another thread (cancellation.hpp): they throw
-    /// CompileCancelled and nothing is stored in the cache. compile_many and compile_fatbin also
-    /// stop their other compiles (in flight and not started) when one fails or is cancelled.
-    /// The waits of a cached compile give up too, within about 10 ms of cancel(): the wait for
-    /// another thread of this process compiling the same key (that compile goes on), and the
-    /// wait for another process holding the key's compile lease
-    /// (ProgramCache::await_compile_turn: RemoteProgramCache, alone or as a tier). Then
-    /// CompileCancelled is thrown, nothing is stored, and no lease is taken or released.
+    /// CompileCancelled and store nothing; compile_many and compile_fatbin stop their other
+    /// compiles too, and a cached compile's waits for the same key (in this process or a remote
+    /// lease) give up within about 10 ms.
     CancellationToken cancellation{};
 };
 

@@ -1,22 +1,14 @@
 /// @file
-/// A context's limits (cuCtxGetLimit / cuCtxSetLimit) and its stream priority range
-/// (cuCtxGetStreamPriorityRange), for the primary context (Device::context()) and for created
-/// and wrapped contexts alike.
+/// A context's limits (cuCtxGetLimit / cuCtxSetLimit) and its stream priority range, for any
+/// context. Each call makes the context current for itself. The driver rounds some values: read a
+/// limit back. The heap size cannot change after a kernel using malloc ran (DriverError). Any
+/// thread; a limit is the context's.
 ///
 ///     Context primary = Device(0).context();
 ///     set_limit(primary, ContextLimit::printf_fifo_size, 4 << 20);
 ///     std::size_t heap = limit(primary, ContextLimit::malloc_heap_size);
 ///     StreamPriorityRange range = stream_priority_range(primary);  // e.g. -5 .. 0
 ///     set_limit(Device(1), ContextLimit::stack_size, 4096);         // device 1's primary context
-///
-/// Each call makes the context current for the call (push, then pop), as every call on a Context
-/// does, so the calling thread's current context is unchanged. The driver rounds some values
-/// (the stack size to its granularity, the persisting L2 size to what the device can set aside):
-/// read a limit back to know what it is. The heap size cannot change once a kernel that uses
-/// malloc was launched in the context (the driver refuses: DriverError naming the limit).
-///
-/// Thread safety: the calls may be made from any thread; a limit is the context's, shared by
-/// every thread that uses it.
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -53,11 +45,9 @@ CUlimit driver_limit(ContextLimit limit, const char* call = "driver_limit");
 /// naming cuCtxGetLimit, the limit and the context when the driver refuses. Keeps nothing alive.
 std::size_t limit(const Context& context, ContextLimit which);
 
-/// Sets `which` in `context` to `value` (cuCtxSetLimit). Throws InvalidArgumentError before the
-/// driver for a closed or empty Context, a value outside the enumeration, and a
-/// max_l2_fetch_granularity above 128; DriverError naming cuCtxSetLimit, the limit, the value and
-/// the context when the driver refuses (a limit the device does not have, a heap size after a
-/// malloc kernel ran, too much memory). Keeps nothing alive.
+/// Sets `which` in `context` to `value` (cuCtxSetLimit). Throws InvalidArgumentError for a
+/// closed Context or a bad value (checked first), DriverError naming the limit, value and context
+/// when the driver refuses. Keeps nothing alive.
 void set_limit(const Context& context, ContextLimit which, std::size_t value);
 
 /// The stream priorities a context offers: lower numbers are higher priorities, so `greatest` is

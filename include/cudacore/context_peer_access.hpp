@@ -1,30 +1,21 @@
 /// @file
-/// Peer access between two contexts of two devices (cuCtxEnablePeerAccess): kernels and copies
-/// in one context reach memory allocated in the other. Device::enable_peer_access does the same
-/// for two primary contexts; these calls take any contexts, created ones included.
+/// Peer access between contexts of two devices (cuCtxEnablePeerAccess), created ones included:
+/// one way; nothing held (destroying either context drops it); enabling twice does nothing. Any
+/// thread.
 ///
 ///     Context a = Context::create(Device(0)), b = Context::create(Device(1));
 ///     enable_peer_access(a, b);        // kernels in `a` may read and write memory of `b`
 ///     bool on = is_peer_access_enabled(a, b);
 ///     disable_peer_access(a, b);
-///
-/// Access is one way: enable it both ways for kernels on each side. Nothing is held: when either
-/// context is destroyed, the driver drops the access with it, and is_peer_access_enabled answers
-/// false from then on. Enabling twice, or disabling what is not enabled, does nothing.
-///
-/// Thread safety: every call may be made from any thread.
 #pragma once
 
 #include "cudacore/context.hpp"
 
 namespace cudacore {
 
-/// Lets kernels and copies in `context` reach memory of `peer` (cuCtxEnablePeerAccess, made with
-/// `context` current for the call). Throws InvalidArgumentError before the driver for a closed or
-/// empty Context and for two contexts of one device (peer access is between devices);
-/// DriverError with CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming both contexts, when the hardware
-/// does not connect the two devices (cuDeviceCanAccessPeer); DriverError for other failures
-/// (too many peers). Keeps neither context alive.
+/// Lets kernels and copies in `context` reach memory of `peer` (cuCtxEnablePeerAccess). Throws
+/// InvalidArgumentError for a closed Context or two contexts of one device; DriverError naming
+/// both when the driver refuses (PEER_ACCESS_UNSUPPORTED, too many peers). Keeps neither alive.
 void enable_peer_access(const Context& context, const Context& peer);
 
 /// Undoes enable_peer_access (cuCtxDisablePeerAccess). Does nothing when access is not enabled or

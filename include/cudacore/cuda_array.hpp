@@ -1,31 +1,15 @@
 /// @file
-/// CudaArray: a CUDA array (cuArray3DCreate), the opaque memory layout textures and surfaces read
-/// and write; cuda.core's OpaqueArray.
+/// CudaArray: a CUDA array (cuArray3DCreate), the opaque layout textures and surfaces read and
+/// write (cuda.core's OpaqueArray). Shapes as CUDA_ARRAY3D_DESCRIPTOR (1D: height and depth 0;
+/// layered: depth counts layers; cubemap: depth 6). Every size and flag is checked against the
+/// device's limits first (InvalidArgumentError naming the field and the limit's attribute).
+/// Copies share one array, destroyed when the last copy, texture, surface or level view goes,
+/// after the copies and launches cudacore enqueued on it. Usable from several threads. Data moves
+/// through array_copy.hpp; guide: docs/memory.md.
 ///
 ///     CudaArray image = CudaArray::create(device, {.format = ArrayFormat::float32, .channels = 4,
 ///                                                  .width = 1024, .height = 768,
 ///                                                  .surface_load_store = true});
-///
-/// The shape follows CUDA_ARRAY3D_DESCRIPTOR: a 1D array has height and depth 0, a 2D array depth
-/// 0, a 3D array all three. `layered` makes depth the number of layers (a 1D layered array has
-/// height 0); `cubemap` needs width == height and depth 6 (6 x layers when also layered; the
-/// faces are +x, -x, +y, -y, +z, -z). Every size and flag is checked against the device's limits
-/// BEFORE the driver is called (CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH and its kin, the
-/// surface limits when `surface_load_store`, the gather limits when `texture_gather`): a
-/// violation throws InvalidArgumentError naming the call, the field, the value and the limit by
-/// its attribute name. Data moves in and out through array_copy.hpp.
-///
-/// Ownership: copies of a CudaArray share one array (copying is cheap); the array is destroyed
-/// when the last copy, texture, surface or mipmap-level view holding it goes. A level view of a
-/// MipmappedArray (MipmappedArray::level) holds its mipmapped array and never destroys the level
-/// itself. Copies enqueued through cudacore are waited for before the array is destroyed, without
-/// blocking the thread that dropped it (docs/design/release.md). Kernels reading the
-/// array through a TextureObject or SurfaceObject passed to launch() are waited for the same way;
-/// a kernel given the raw handle is the caller's to finish first. Release failures at exit are
-/// ignored. A moved-from CudaArray may only be destroyed or assigned to.
-///
-/// Thread safety: a CudaArray may be used from several threads at once (it is never changed after
-/// creation); the data in it follows stream order like any device memory.
 #pragma once
 
 #include "cudacore/owning_handle.hpp"
@@ -78,21 +62,18 @@ std::string to_string(ArrayShape shape);
 /// not a multiple of 6, a layered array without layers).
 ArrayShape array_shape(const ArrayOptions& options, const char* call = "array_shape");
 
-/// Checks `options` against a device's limits (`properties`, as Device::properties() reads
-/// them), as CudaArray::create does before calling the driver; `mipmap_levels` > 0 checks the
-/// mipmapped limits and the level count too. Throws InvalidArgumentError naming `call`, the
-/// field, the value and the limit (by its CU_DEVICE_ATTRIBUTE_ name). A limit the driver reports
-/// as 0 (unknown to it) is not checked. Pure: thread-safe, no driver.
+/// Checks `options` against a device's limits as CudaArray::create does (mipmapped ones when
+/// `mipmap_levels` > 0; a limit reported as 0 is not checked). Throws InvalidArgumentError naming
+/// `call`, the field, the value and the limit. Pure: thread-safe, no driver.
 void check_array_options(const ArrayOptions& options, const DeviceProperties& properties,
                          const char* call, unsigned mipmap_levels = 0);
 
 /// A CUDA array on one device, shared by its copies (see the file comment).
 class CudaArray : public OwningHandle<CudaArray, detail::ArrayBox, CUarray> {
 public:
-    /// A new array on `device`'s primary context (cuArray3DCreate). Throws InvalidArgumentError
-    /// for options the device cannot do (checked first, see check_array_options), DriverError
-    /// naming cuArray3DCreate and the array (out of memory, a combination the driver refuses),
-    /// NoDriverError without a driver. Holds the primary context. Thread-safe.
+    /// A new array on `device`'s primary context (cuArray3DCreate), which it holds. Throws
+    /// InvalidArgumentError for options the device cannot do, DriverError naming the call,
+    /// NoDriverError. Thread-safe.
     static CudaArray create(const Device& device, const ArrayOptions& options);
     /// As create(device, options), in `context` (a created or wrapped context as well as a
     /// primary one), which the array holds; textures and surfaces made over it live there too.

@@ -1,9 +1,7 @@
 /// @file
 /// A CUDA device: its properties, its primary context, and the factories for streams and events.
-///
-/// Device is a small value (an ordinal); copying it is free. Querying properties needs no
-/// context. Everything throws NoDriverError when no driver is present and DriverError when a
-/// driver call fails.
+/// A small value (an ordinal); properties need no context. Throws NoDriverError without a
+/// driver, DriverError when a call fails.
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -54,11 +52,8 @@ public:
     /// The device a driver handle (cuDeviceGet, cuCtxGetDevice) stands for. Device is a value:
     /// nothing is owned. Throws InvalidArgumentError when no device has that handle.
     static Device from_handle(CUdevice device);
-    /// The device with this PCI bus id (cuDeviceGetByPCIBusId), in any form the driver takes:
-    /// "[domain]:[bus]:[device].[function]", "[domain]:[bus]:[device]" or "[bus]:[device].[function]"
-    /// in hexadecimal ("0000:18:00.0", as pci_bus_id() gives). Throws InvalidArgumentError for an
-    /// id that is empty, longer than 64 characters or has characters other than hex digits, ':'
-    /// and '.' (checked before the driver), and for an id no device has (naming it).
+    /// The device with this PCI bus id ("0000:18:00.0", or any form cuDeviceGetByPCIBusId takes).
+    /// Throws InvalidArgumentError for a malformed id (checked first) or one no device has.
     static Device from_pci_bus_id(const std::string& pci_bus_id);
 
     /// How many devices the driver reports, and all of them in ordinal order (none without a
@@ -111,12 +106,10 @@ public:
     void sync() const;
     /// Whether this device can reach `peer`'s memory (cuDeviceCanAccessPeer).
     bool can_access_peer(const Device& peer) const;
-    /// Lets kernels and copies on this device's primary context reach memory of `peer`'s primary
-    /// context (cuCtxEnablePeerAccess). Idempotent: enabling twice, or disabling what is not
-    /// enabled, does nothing; a device always reaches its own memory. Throws DriverError with
-    /// CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, naming both devices, when the hardware refuses. Both
-    /// primary contexts stay retained while access is enabled. Memory pools are not affected:
-    /// see DeviceMemoryResource::set_peer_accessible_by. Thread-safe.
+    /// Lets this device's primary context reach `peer`'s memory (cuCtxEnablePeerAccess);
+    /// idempotent, holds both contexts while enabled; memory pools are apart
+    /// (DeviceMemoryResource::set_peer_accessible_by). Throws DriverError naming both devices when
+    /// the hardware refuses. Thread-safe.
     void enable_peer_access(const Device& peer) const;
     /// Undoes enable_peer_access (cuCtxDisablePeerAccess) and lets go of the two primary contexts
     /// it kept retained. Does nothing for the device itself, for a peer it cannot reach, or when
@@ -130,10 +123,7 @@ public:
     /// default stream always means the calling thread's current context).
     Stream default_stream() const;
     /// The calling thread's per-thread default stream (CU_STREAM_PER_THREAD) of the primary
-    /// context (set current, as for default_stream). Work on it does not synchronise with other
-    /// threads' per-thread streams; it synchronises with the legacy default stream. Each call
-    /// returns a new Stream object for the same driver stream (copies share host-function
-    /// errors; separate calls do not). Never destroyed.
+    /// context; a new Stream object each call, never destroyed.
     Stream per_thread_stream() const;
     /// A new stream on the primary context (cuStreamCreateWithPriority), which it holds; destroyed
     /// when its last holder goes. InvalidArgumentError for a priority outside the device's range,
@@ -142,16 +132,11 @@ public:
     /// Creates an event that is not recorded on any stream yet: record it with stream.record(ev).
     Event create_event(const EventOptions& options = {}) const;
 
-    /// The device's default memory resource: one DeviceMemoryResource per device on its default
-    /// memory pool, created on first use and kept for the life of the process (so it holds the
-    /// primary context from then on). A device without memory pools
-    /// (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED 0) gets a SynchronousMemoryResource instead.
+    /// The device's default memory resource, kept for the process's life: a DeviceMemoryResource
+    /// on the default pool, or a SynchronousMemoryResource without memory pools.
     std::shared_ptr<MemoryResource> memory_resource() const;
-    /// memory_resource() typed as what it is on a device with memory pools: the
-    /// DeviceMemoryResource of its default pool (the same object), whose release threshold and
-    /// access list are reached without a cast. Include cudacore/device_memory_resource.hpp to use
-    /// it. Throws InvalidArgumentError on a device without memory pools, naming the
-    /// SynchronousMemoryResource that memory_resource() is there. Thread-safe.
+    /// memory_resource() as the DeviceMemoryResource it is (device_memory_resource.hpp). Throws
+    /// InvalidArgumentError on a device without memory pools. Thread-safe.
     std::shared_ptr<DeviceMemoryResource> memory_pool_resource() const;
     /// `size` bytes of device memory from memory_resource(), ordered on `stream` (see
     /// MemoryResource::allocate for what it throws).

@@ -1,23 +1,9 @@
 /// @file
-/// DLPack interchange (DLPack's own header, dlpack/dlpack.h): a Buffer exported as a
-/// DLManagedTensor for another library, and a DLManagedTensor from another library imported as a
-/// Buffer. No copy either way.
-///
-/// Export: the caller gives the element type, the shape and optionally the strides (in elements;
-/// empty means compact row-major); the tensor holds a copy of the Buffer, so the memory stays
-/// valid until the consumer calls tensor->deleter(tensor), exactly once. Device type: managed
-/// memory kDLCUDAManaged, memory both host and device accessible kDLCUDAHost, device memory
-/// kDLCUDA (device_id the buffer's device), host-only memory kDLCPU.
-///
-/// Import: the Buffer covers the bytes the tensor spans (from data + byte_offset to its last
-/// element) and calls the producer's deleter when its last copy goes or at close(); the producer
-/// stays alive until then. The deleter is called without waiting for any stream: synchronise work
-/// using the memory first. kDLCPU, kDLCUDA, kDLCUDAHost and kDLCUDAManaged are accepted.
-///
-/// Errors: InvalidArgumentError naming the problem (a closed buffer; a layout whose extent exceeds
-/// the buffer; negative dimensions or strides; strides of another rank; an element type that is
-/// not whole bytes; a null tensor or data; an unsupported device type; an empty tensor). A tensor
-/// refused by from_dlpack is not consumed: its deleter is not called. Needs no driver.
+/// DLPack interchange (dlpack/dlpack.h), no copy either way: to_dlpack exports a Buffer (held
+/// until the consumer calls the deleter once); from_dlpack imports a tensor as a Buffer that calls
+/// the producer's deleter when its last copy goes, without waiting for any stream. Errors:
+/// InvalidArgumentError naming the problem; a refused tensor is not consumed. No driver needed.
+/// Details: docs/memory.md, "DLPack".
 #pragma once
 
 #include "cudacore/buffer.hpp"

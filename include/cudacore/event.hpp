@@ -1,15 +1,8 @@
 /// @file
-/// Events: markers recorded on streams, for ordering and for timing.
-///
-/// An event is created unrecorded (Device::create_event) and recorded any number of times with
-/// stream.record(event). Ownership: copies share one event, released when the last holder goes
-/// or at close(), which ends it for every copy (docs/errors-and-lifetime.md, "Closing and
-/// resetting"); an event holds its context. Destruction never throws; release errors are ignored.
-///
-/// Cost: events made and dropped in a loop are cheap (docs/design/release.md). An Event
-/// that create_event makes is a new, unrecorded event in every respect (complete, is_recorded()
-/// false, elapsed times refused until recorded); only its handle may equal a dropped event's, as
-/// the driver's own new events' may.
+/// Events: markers recorded on streams, for ordering and timing. Created unrecorded, recorded any
+/// number of times. Copies share one event, released when the last holder goes or at close(); it
+/// holds its context. Events are recycled cheaply (docs/design/release.md). Destruction never
+/// throws.
 #pragma once
 
 #include "cudacore/owning_handle.hpp"

@@ -40,25 +40,17 @@ public:
     /// An empty builder writing with `options`.
     explicit FatbinBuilder(FatbinOptions options = {}) : options_(options) {}
 
-    /// Adds an image, kept alive (shared) until the builder goes. `arch` is the architecture it
-    /// is for: "sm_90", "compute_90", "lto_90", "sm_90a" or a bare "90" (nvFatbin records the
-    /// number and suffix; the prefix only documents). Empty: read from the bytes, the ELF header
-    /// of a cubin or the .target of PTX; LTO-IR does not record it, so it must be given. Throws
-    /// InvalidArgumentError when the code is not a cubin, PTX or LTO-IR (a fatbin, an object or
-    /// a library), is empty, or the arch is malformed or not given for LTO-IR. Whether the arch
-    /// matches the bytes is nvFatbin's to say, in build().
+    /// Adds an image, held until the builder goes. `arch`: "sm_90", "compute_90", "lto_90" or "90";
+    /// empty reads it from a cubin or PTX (LTO-IR must give it). Throws InvalidArgumentError for
+    /// code that is not cubin, PTX or LTO-IR, empty code or a malformed or missing arch.
     FatbinBuilder& add(const ObjectCode& code, std::string_view arch = {});
 
     /// The number of images added.
     std::size_t image_count() const noexcept { return images_.size(); }
 
-    /// Builds the fatbin: an ObjectCode of CodeType::fatbin named `name` (empty: the first
-    /// image's name), whose symbol map joins the images' maps (the same name expressions in
-    /// every image, compiled from one source). Throws InvalidArgumentError when no image was
-    /// added or two images map one name expression to different lowered names; LoaderError when
-    /// nvFatbin cannot be loaded (naming every path searched); CompilerApiError naming the
-    /// nvFatbin call, its status and text (nvFatbinGetErrorString) and the image when nvFatbin
-    /// refuses an image (an arch that does not match a cubin, PTX without .version, ...).
+    /// Builds the fatbin ObjectCode named `name` (empty: the first image's), joining the images'
+    /// symbol maps. Throws InvalidArgumentError for no image or conflicting symbol maps;
+    /// LoaderError without nvFatbin; CompilerApiError naming the nvFatbin call, status and image.
     /// Thread-safe between different builders.
     ObjectCode build(std::string name = {}) const;
 

@@ -1,7 +1,11 @@
 // Over 200 lines: one class, Graph, with one documented call per kind of node.
 /// @file
-/// Graph: a graph definition (CUgraph), captured from streams (GraphBuilder, graph_builder.hpp)
-/// or built node by node here, then instantiated into a GraphExec (graph_exec.hpp) to launch.
+/// Graph: a graph definition (CUgraph), captured from streams (graph_builder.hpp) or built node
+/// by node, then instantiated into a GraphExec to launch. Conditional nodes and typed node
+/// parameters: docs/graphs.md. Copies share one definition; a Graph holds its kernels' libraries
+/// and what hold() was given, as its executable graphs do; memory that nodes only point to is the
+/// caller's to keep. Errors: DriverError naming the call, graph and node kind; InvalidArgumentError
+/// for closed buffers and mismatches. Adding nodes to one graph from several threads is not safe.
 ///
 ///     Graph graph = Graph::create(device);
 ///     GraphNode fill = graph.add_fill_byte({}, data, 0);
@@ -10,33 +14,6 @@
 ///     graph.add_copy(step, host_result, data);
 ///     GraphExec exec = graph.instantiate();
 ///     exec.launch(stream);
-///
-/// Conditional nodes (a CUDA 12.4+ driver) run their body graphs depending on a value that
-/// kernels set on the device through a ConditionalHandle (see graph_conditional.hpp):
-///
-///     ConditionalHandle count = graph.create_conditional_handle();
-///     ConditionalNode loop = graph.add_while(setup, count);
-///     loop.bodies[0].add_kernel({}, config, step_kernel, count.handle(), data);
-///
-/// Node by node: nodes(), edges(), add_edge / remove_edge, remove_node, clone(), and each node's
-/// parameters read (params) and changed (set_params) as typed values (graph_node_params.hpp):
-///
-///     GraphNodeParams params = graph.params(node);
-///     if (auto* kernel = std::get_if<KernelNodeParams>(&params)) {
-///         kernel->arguments = KernelArguments::of(data, 2.0f);
-///         graph.set_params(node, *kernel);
-///     }
-///
-/// Ownership: copies share one definition, destroyed when the last copy (and the last body graph
-/// taken from it) goes. A Graph holds what its nodes need: the libraries of its kernels (also when
-/// captured), and what it was given to keep (hold(): buffers, events, host callables added as
-/// nodes). Executable graphs hold the same, so their launches stay valid after every other handle
-/// is dropped. The memory that copy and kernel nodes merely point to is the caller's to keep valid,
-/// unless hold() was asked to. Destruction never throws; release errors are ignored.
-///
-/// Errors: DriverError naming the call, the graph and the node kind; InvalidArgumentError for
-/// closed buffers, size mismatches, kernel argument mismatches (as launch()). Thread-safety:
-/// adding nodes to one graph from several threads at once is not safe; copies and queries are.
 #pragma once
 
 #include "cudacore/owning_handle.hpp"
@@ -112,11 +89,9 @@ public:
     /// Its edges (cuGraphGetEdges, with edge data), in the driver's order. Throws as nodes().
     std::vector<GraphEdge> edges() const;
 
-    /// Makes `to` run after `from` (cuGraphAddDependencies; a full dependency). Both must be
-    /// nodes of this graph: InvalidArgumentError for a null node or a moved-from Graph,
-    /// DriverError naming the call, both nodes and the graph when the driver refuses (a node of
-    /// another graph, an edge that exists already). Not safe together with other changes to this
-    /// graph. Executable graphs made before are unchanged.
+    /// Makes `to` run after `from` (cuGraphAddDependencies), both nodes of this graph. Throws
+    /// InvalidArgumentError for a null node, DriverError when the driver refuses (a node of
+    /// another graph, an existing edge). Not safe with other changes to this graph.
     void add_edge(GraphNode from, GraphNode to);
     /// Removes the edge from `from` to `to` (cuGraphRemoveDependencies); throws as add_edge
     /// (DriverError when there is no such edge).
@@ -126,42 +101,25 @@ public:
     /// add_edge.
     void remove_node(GraphNode node);
 
-    /// A new, independent graph with the same nodes, edges and parameters (cuGraphClone),
-    /// holding everything this graph holds now (so it runs after this graph is gone); later
-    /// changes to either do not reach the other. Conditional nodes are cloned, but params() of
-    /// the clone's conditional nodes is OtherNodeParams (the driver lists no body graphs).
-    /// InvalidArgumentError for a moved-from Graph, DriverError when the driver fails.
+    /// An independent copy of the graph (cuGraphClone), holding what this one holds. The clone's
+    /// conditional nodes read as OtherNodeParams. Throws InvalidArgumentError for a moved-from
+    /// Graph, DriverError when the driver fails.
     Graph clone() const;
     /// The node of this graph (a clone) that `original`, a node of the graph it was cloned from,
     /// became (cuGraphNodeFindInClone). InvalidArgumentError for a null node, DriverError when
     /// `original` is not a node of the graph this was cloned from.
     GraphNode cloned_node(GraphNode original) const;
 
-    /// The parameters of `node`, a node of this graph, as the typed value of its kind (include
-    /// graph_node_params.hpp to use it): cuGraphKernelNodeGetParams, cuGraphMemcpyNodeGetParams,
-    /// and so on. Values that name objects (a kernel, an event) wrap the node's handles without
-    /// owning them: this graph holds them, so they are valid while this graph lives. A child
-    /// graph's value is its embedded graph, which keeps this graph alive. Conditional nodes this
-    /// Graph did not add itself (captured or cloned ones) and kinds without a typed value read as
-    /// OtherNodeParams. InvalidArgumentError for a null node or a moved-from Graph; DriverError
-    /// naming the call, the node and the graph when the driver fails.
+    /// The typed parameters of `node` (graph_node_params.hpp). Objects it names are the graph's,
+    /// valid while it lives; kinds without a typed value, and conditional nodes this Graph did
+    /// not add, read as OtherNodeParams. Throws InvalidArgumentError for a null node, DriverError
+    /// when the driver fails.
     GraphNodeParams params(GraphNode node) const;
-    /// Changes the parameters of `node`, a node of this graph, to `params`: kernel
-    /// (cuGraphKernelNodeSetParams; config and arguments checked as add_kernel), copy
-    /// (cuGraphMemcpyNodeSetParams), fill (cuGraphMemsetNodeSetParams), host function
-    /// (cuGraphHostNodeSetParams), child graph (cuGraphNodeSetParams: the node takes a copy of the
-    /// given graph's nodes), event record / wait (cuGraphEventRecordNodeSetEvent,
-    /// cuGraphEventWaitNodeSetEvent), empty (nothing to change). The graph then holds what the
-    /// new value needs, as add_* does: the kernel's library, the callable, the event, what the
-    /// child graph holds (and keeps what it held before). Executable graphs made before are
-    /// unchanged (see GraphExec for their own per-node changes).
-    /// Throws GraphNodeUpdateError (graph_update_error.hpp; status() CUDA_SUCCESS) naming the node and
-    /// its kind when `params` is for another kind or for a kind the driver does not let a graph
-    /// change (allocation, free, conditional, other); InvalidArgumentError when the value itself
-    /// is wrong (empty Kernel, Event, Graph or function, fill
-    /// element size not 1, 2 or 4, kernel argument mismatch); DriverError naming the call, the
-    /// node and the graph when the driver refuses. Not safe together with other changes to this
-    /// graph.
+    /// Changes `node`'s parameters to `params` (checked as add_* checks them); the graph then
+    /// holds what the new value needs. Executable graphs made before are unchanged. Throws
+    /// GraphNodeUpdateError for another kind or a kind the driver cannot change (allocation, free,
+    /// conditional, other), InvalidArgumentError for a wrong value, DriverError when the driver
+    /// refuses. Not safe with other changes to this graph (docs/graphs.md).
     void set_params(GraphNode node, const GraphNodeParams& params);
 
     /// A kernel node: `kernel` with `config` (no clusters or cooperative launches) and `args`,
@@ -214,10 +172,8 @@ public:
     /// DriverError).
     GraphNode add_free(GraphDependencies dependencies, CUdeviceptr pointer);
 
-    /// Conditional nodes (CUDA 12.4+ driver). The handle's value decides what runs: set it from a
-    /// kernel with cudaGraphSetConditional (graph_conditional.hpp). Body graphs are empty Graphs
-    /// to fill with nodes; they belong to the node (allowed in bodies: kernels, copies, fills,
-    /// empty, child and conditional nodes, all on this graph's device).
+    /// A handle whose value, set by a kernel with cudaGraphSetConditional, decides what a
+    /// conditional node runs (CUDA 12.4+ driver; graph_conditional.hpp).
     ConditionalHandle create_conditional_handle(const ConditionalHandleOptions& options = {});
     /// One body, run once when the value is non-zero.
     ConditionalNode add_if(GraphDependencies dependencies, const ConditionalHandle& condition);

@@ -1,7 +1,8 @@
 /// @file
-/// Graph memory used by address: copy, fill and free nodes on a GraphAllocation (what
-/// Graph::add_allocation returns) without wrapping it in a Buffer, and graph memory freed outside
-/// any graph (free_graph_allocation, cuMemFreeAsync).
+/// Graph memory used by address: copy, fill and free nodes on a GraphAllocation without a Buffer,
+/// and graph memory freed outside any graph (free_graph_allocation). The memory is valid from its
+/// allocation node until freed; nodes on it must depend on the allocation node (DriverError).
+/// Nothing is held. Not safe with other changes to one graph.
 ///
 ///     GraphAllocation scratch = graph.add_allocation({}, bytes);
 ///     GraphNode in = add_copy(graph, scratch.node, scratch, input);
@@ -9,12 +10,6 @@
 ///     GraphNode out = add_copy(graph, step, output, scratch);
 ///     graph.instantiate().launch(stream);   // no free node: the memory outlives the launch
 ///     free_graph_allocation(scratch, stream);  // after the launch, in stream order
-///
-/// Graph memory is valid from its allocation node until a free node (in this graph or a later
-/// one), free_graph_allocation, or the next launch with auto_free_on_launch. A copy or fill
-/// node on it must depend, directly or not, on the allocation node (the driver checks:
-/// DriverError naming the call and the graph). Nothing here holds anything: the memory belongs
-/// to the graph. Thread-safety: as Graph's add_* calls (not with other changes to one graph).
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -54,12 +49,9 @@ GraphNode add_fill_byte(Graph& graph, GraphDependencies dependencies,
 /// allocation already freed in this graph.
 GraphNode add_free(Graph& graph, GraphDependencies dependencies, const GraphAllocation& allocation);
 
-/// Frees graph memory outside any graph, in `stream`'s order (cuMemFreeAsync), as CUDA allows
-/// for memory a graph allocated and did not free: the launch that allocated it must come before
-/// on `stream` (or be waited for through an event). Until then the graph cannot be launched again
-/// (the driver refuses a launch while its allocations are live). InvalidArgumentError for an
-/// empty allocation or a closed stream; DriverError naming the call and the address when the
-/// driver refuses (memory not allocated by a graph, or freed already). Thread-safe.
+/// Frees graph memory outside any graph, in `stream`'s order (cuMemFreeAsync), after the launch
+/// that allocated it. Throws InvalidArgumentError for an empty allocation or a closed stream,
+/// DriverError naming the address when the driver refuses. Thread-safe.
 void free_graph_allocation(const GraphAllocation& allocation, const Stream& stream);
 
 }  // namespace cudacore

@@ -1,36 +1,16 @@
 /// @file
-/// GraphBuilder: builds a Graph by stream capture. Everything cudacore enqueues on the builder's
-/// stream between begin() and end() (launch(), Buffer copies and fills, allocations and frees from
-/// a stream-ordered resource, event records, waits, host functions) is recorded instead of run.
+/// GraphBuilder: builds a Graph by stream capture of everything cudacore enqueues on its stream
+/// between begin() and end(); split(n) / join fork and join, if_then... record conditional bodies.
+/// The capture mode says which unsafe calls are refused (DriverError, then end() throws); a
+/// builder destroyed while capturing discards the capture. Move-only; holds its stream; the Graph
+/// holds the captured kernels' libraries. One thread at a time per builder; split builders may
+/// record on several threads. Guide: docs/graphs.md.
 ///
 ///     GraphBuilder builder = stream.begin_capture();           // or GraphBuilder(device).begin()
 ///     launch(builder, config, saxpy, a, x, y, n);               // a builder is a Stream for this
 ///     y.copy_to(pinned_result, builder);
 ///     Graph graph = builder.end();
 ///     GraphExec exec = graph.instantiate();
-///
-/// Fork and join: split(n) gives n builders on new streams that record in parallel from this
-/// point; join(builders) makes this builder wait for all of them (every split builder must be
-/// joined before end()). Conditional nodes: create_conditional_handle, then if_then / if_else /
-/// while_loop / switch_cases insert the node here and return builders that record its bodies
-/// (end() each body builder before ending this one).
-///
-/// Capture modes (CaptureMode) say which unsafe calls (synchronisations, synchronous copies,
-/// legacy-stream work) are refused while the capture runs: in every thread (global), in this
-/// thread (per_thread), or none (relaxed). An illegal call fails with DriverError naming the call
-/// (cuStreamSynchronize...), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and saying that a capture was
-/// in progress; the capture is then invalidated and end() throws. A builder destroyed while still
-/// capturing (an exception left the scope) ends the capture and discards it: the stream is usable
-/// again, never left capturing. cudacore's background releases (dropped executable graphs,
-/// unloads of libraries whose kernels ran) synchronize their context, so they wait while a
-/// capture begun here is in progress; a capture begun with cuStreamBeginCapture directly is not
-/// known to them and may be invalidated by one.
-///
-/// Ownership: move-only; a moved-from builder may only be destroyed. The Graph holds the
-/// libraries of the kernels launched during capture and whatever hold() was given; memory the
-/// recorded work merely uses is the caller's to keep valid.
-/// A builder holds its stream (from a Device: a new stream of its own). Thread-safety: one thread
-/// at a time per builder; split builders may record on several threads at once.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -87,11 +67,9 @@ public:
     /// was split from / made for another builder, DriverError when the stream cannot capture
     /// (it is capturing already, or is the legacy default stream).
     GraphBuilder& begin(CaptureMode mode = CaptureMode::relaxed);
-    /// Ends the capture and returns what was recorded. Throws InvalidArgumentError when no
-    /// capture was begun (or it was ended already) or split builders are not joined yet (the
-    /// capture stays open); DriverError when the capture was invalidated by an illegal call (the
-    /// capture is over then, and the stream usable). A conditional body's builder returns the
-    /// body graph, which belongs to the graph being captured (valid while that graph lives).
+    /// Ends the capture and returns what was recorded (a body builder: the body graph, valid while
+    /// the captured graph lives). Throws InvalidArgumentError when no capture is open or split
+    /// builders are not joined; DriverError when the capture was invalidated.
     Graph end();
     /// True between begin() and end() (for split and body builders: until joined / ended).
     bool is_capturing() const noexcept;

@@ -1,22 +1,9 @@
 /// @file
-/// Conditional nodes: graph nodes whose body graphs run depending on a value set on the device.
-///
-/// A ConditionalHandle (Graph::create_conditional_handle) names a value that belongs to one graph.
-/// Each launch starts it at the handle's default value (assign_default), and kernels in the graph
-/// change it with cudaGraphSetConditional. Then:
-///   if        bodies[0] runs when the value is non-zero;
-///   if/else   bodies[0] when non-zero, bodies[1] when zero;
-///   while     bodies[0] runs again and again while the value is non-zero (checked before each
-///             iteration; a kernel in the body usually decrements or clears it);
-///   switch    bodies[n] runs when the value is n (none when it is >= the number of cases).
-///
-/// Device side: the handle reaches a kernel as a plain argument (handle.handle(), an unsigned
-/// long long). With NVRTC, include \<cuda_device_runtime_api.h\> (on the default include path, see
-/// ProgramOptions) or declare it yourself, as
-///     extern "C" __device__ __cudart_builtin__ void cudaGraphSetConditional(
-///         cudaGraphConditionalHandle handle, unsigned int value);
-/// Compile to a cubin as usual (no -rdc, no device runtime library to link): the cubin refers to
-/// the function as an external that the driver resolves when it loads the code.
+/// Conditional nodes: body graphs that run depending on a value a kernel sets on the device with
+/// cudaGraphSetConditional (\<cuda_device_runtime_api.h\>; a cubin, no -rdc). Each launch starts
+/// the value at its default. if: bodies[0] when non-zero; if/else: bodies[1] when zero; while:
+/// bodies[0] while non-zero; switch: bodies[n] when the value is n. Needs a CUDA 12.4+ driver
+/// (else DriverError). Guide: docs/graphs.md.
 ///
 ///     \#include \<cuda_device_runtime_api.h\>
 ///     // Sets the loop count once, from data only the device has.
@@ -28,9 +15,6 @@
 ///         *out += 1;
 ///         if (--*counter <= 0) cudaGraphSetConditional(loop, 0);
 ///     }
-///
-/// Needs a CUDA 12.4+ driver (older drivers: DriverError CUDA_ERROR_NOT_SUPPORTED or
-/// CUDA_ERROR_INVALID_VALUE from cuGraphAddNode).
 #pragma once
 
 #include <cuda.h>

@@ -1,7 +1,8 @@
 /// @file
-/// The parameters of one graph node as a typed value per kind, and GraphNodeParams, the variant
-/// of them: what Graph::params(node) reads back and Graph::set_params(node, value) writes (and
-/// what GraphExec's per-node updates take).
+/// The parameters of one graph node as a typed value per kind, and GraphNodeParams, their variant:
+/// what Graph::params reads and Graph::set_params and GraphExec's updates take. A value made by
+/// the caller holds what it names; one read back wraps the node's handles, valid while its graph
+/// lives. Raw addresses are the caller's to keep valid (Graph::hold). Plain values.
 ///
 ///     for (GraphNode node : graph.nodes()) {
 ///         GraphNodeParams params = graph.params(node);
@@ -10,14 +11,6 @@
 ///             graph.set_params(node, *kernel);
 ///         }
 ///     }
-///
-/// A value made by the caller holds what it names (a Kernel, an Event, a Graph, a std::function),
-/// and set_params makes the graph hold it too. A value read back wraps the node's kernel and event
-/// handles without owning them (the graph holds those): valid while that graph lives, so keep it
-/// alive while a value read from it is set on another graph. Raw addresses (copy, fill,
-/// allocation and free nodes) are the caller's to keep valid, as for Graph::add_copy (see
-/// Graph::hold).
-/// Thread-safety: plain values; copies are independent (a KernelArguments copies its bytes).
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -43,23 +36,16 @@
 
 namespace cudacore {
 
-/// A kernel node: the kernel, its launch configuration (grid, block, dynamic shared memory;
-/// kernel nodes take no clusters nor cooperative launches) and its arguments.
-///
-/// Read back from a node, `kernel` wraps the node's CUkernel without holding its library
-/// (Kernel::from_handle): the graph the node belongs to holds that library, so the Kernel is
-/// valid while that graph lives. Set on a node, the graph holds the kernel's library.
+/// A kernel node: the kernel, its launch configuration (no clusters nor cooperative launches) and
+/// its arguments. Read back, `kernel` does not hold its library (the graph does).
 struct KernelNodeParams {
     Kernel kernel;                ///< the kernel the node launches
     LaunchConfig config{};      ///< grid, block and dynamic shared memory
     KernelArguments arguments{};  ///< one run of bytes per kernel parameter
 };
 
-/// A copy node. A linear copy of `size` bytes from `source` to `destination` (device or host
-/// addresses, told apart by unified addressing) when `general` is empty; otherwise `general` is
-/// the driver's full description (2D / 3D copies, CUDA arrays, pitched memory) and the three
-/// linear fields are ignored. Read back, a copy the linear fields describe exactly has `general`
-/// empty. The memory is not held (see Graph::hold).
+/// A copy node: `size` bytes from `source` to `destination` when `general` is empty, else
+/// `general` is the driver's full description (2D / 3D, arrays, pitched). Memory is not held.
 struct CopyNodeParams {
     CUdeviceptr destination = 0;  ///< where the bytes go (device or host address)
     CUdeviceptr source = 0;       ///< where they come from (device or host address)
@@ -90,18 +76,14 @@ struct FillNodeParams {
     static FillNodeParams words(const Buffer& buffer, std::uint32_t pattern);
 };
 
-/// A host function node: `function` runs on a driver thread when the graph reaches the node; it
-/// must not call CUDA and must not throw (exceptions are swallowed). Set on a node, the graph
-/// holds the callable. Read back from a node added by cudacore, a copy of its callable; from a
-/// node added otherwise, a function calling the node's CUhostFn with its user data.
+/// A host function node: `function` runs on a driver thread; it must not call CUDA nor throw.
+/// Set on a node, the graph holds the callable.
 struct HostNodeParams {
     std::function<void()> function{};  ///< what runs
 };
 
-/// A child graph node: `graph` is embedded. Set on a node (and added), the node takes a copy of
-/// its nodes as they are then, and the graph holds what `graph` holds. Read back, `graph` is the
-/// node's own embedded graph (owned by the node, valid while the graph the node belongs to lives;
-/// it keeps that graph alive).
+/// A child graph node: set, the node copies `graph`'s nodes and the graph holds what it holds;
+/// read back, the node's own embedded graph (it keeps the outer graph alive).
 struct ChildGraphNodeParams {
     Graph graph;  ///< the embedded graph
 };
@@ -135,11 +117,8 @@ struct FreeNodeParams {
     CUdeviceptr pointer = 0;  ///< the address freed
 };
 
-/// A conditional node (read only: its bodies are graphs to fill, ConditionalNode::bodies): the
-/// handle whose value decides, the kind (if, while, switch), the number of bodies and the body
-/// graphs (each keeps the graph it belongs to alive). The driver has no query for these: they
-/// are read for nodes that Graph::add_if and the like added; a captured or cloned conditional
-/// node reads as OtherNodeParams.
+/// A conditional node (read only): its handle, kind, body count and body graphs; read only for
+/// nodes Graph::add_if and the like added (others read as OtherNodeParams).
 struct ConditionalNodeParams {
     ConditionalHandle handle{};  ///< the deciding value
     /// if (also if/else: two bodies), while, switch

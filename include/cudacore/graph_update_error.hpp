@@ -34,12 +34,8 @@ private:
     GraphNode from_node_;
 };
 
-/// A change to one node refused: of an executable graph (GraphExec::set_enabled, set_copy,
-/// set_params...) or of a graph (Graph::set_params, for a value of another kind or a kind that
-/// cannot change). Refused by cudacore before any driver call (status() is CUDA_SUCCESS: the
-/// node is of another kind, or of a kind that cannot be changed), or by the driver (status() is
-/// its answer). The message names the call, the node (its kind and handle), the graph or
-/// executable graph and the rule broken.
+/// A change to one node refused, by cudacore before any driver call (status() CUDA_SUCCESS) or by
+/// the driver; the message names the call, the node, its graph and the rule broken.
 class GraphNodeUpdateError : public Error {
 public:
     /// Makes the error; `node_kind` as graph_node_type_name() (empty when unknown), `rule` the

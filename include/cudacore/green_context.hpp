@@ -1,34 +1,16 @@
 /// @file
-/// Green contexts: a device's SMs partitioned into groups, each a context of its own whose kernels
-/// run only on its SMs.
+/// Green contexts: a device's SMs split into groups (cuDevSmResourceSplitByCount rounds to the
+/// device's granularity), each a context whose kernels run only on its SMs. Copies share one
+/// green context, held by its streams and events; it holds the primary context. Errors:
+/// InvalidArgumentError for options that cannot be honoured, DriverError, NoDriverError. Use a
+/// green context and its streams from one thread at a time (the driver does not synchronize
+/// them: docs/loading-and-launching.md, "Green contexts").
 ///
 ///     SmResource sms = sm_resource(Device(0));                 // every SM of the device
 ///     SmSplit split = sms.split({.count = 2, .min_sm_count = sms.sm_count() / 2});
 ///     GreenContext left = GreenContext::create(split.groups[0]);
 ///     Stream stream = left.create_stream();
 ///     launch(stream, config, kernel, data);                    // runs on left's SMs only
-///
-/// The split follows the driver's rules (cuDevSmResourceSplitByCount): each group gets at least
-/// min_sm_count SMs, rounded up to the device's granularity (min_partition_size and
-/// coscheduled_alignment; 8 SMs on compute capability 9.0), and the SMs no group took are the
-/// remainder. A group (or the remainder) cannot be split again; make a green context from it.
-///
-/// Ownership: GreenContext copies share one green context (cuGreenCtxCreate), destroyed
-/// (cuGreenCtxDestroy) when the last copy and the last Stream, Event or launch that holds it are
-/// gone. Streams made on it hold it, so the context outlives them. It holds the device's primary
-/// context too: Buffers of the device (memory_resource(), allocate()) are usable from its kernels.
-/// Destruction never throws; release errors (driver shut down) are ignored.
-///
-/// Errors: InvalidArgumentError for options the split or the driver cannot honour (named by
-/// field, checked before any driver call where they can be), DriverError for failed driver calls
-/// (naming the call and the device), NoDriverError without a driver.
-///
-/// Threads: SmResource and SmSplit are plain values. A green context may be current on one thread
-/// at a time only, and the driver does not synchronize calls that reach one green context from
-/// several threads ("no internal synchronization"; seen on the H100 as crashes inside the driver
-/// when one thread synchronized or destroyed a green context's stream while another freed memory
-/// on it). Use a green context, its streams, events and the buffers freed on them from one thread
-/// at a time. cudacore's own release thread makes no call on them (docs/design/release.md).
 #pragma once
 
 #include "cudacore/forward.hpp"

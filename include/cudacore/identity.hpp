@@ -1,22 +1,9 @@
 /// @file
-/// Identity of cudacore's handle objects: std::hash, equality and printing, so that Device,
-/// Context, Stream, Event, Kernel, Buffer and ObjectCode key unordered containers and print
-/// readably (operator<< and to_string).
-///
-/// Equality and hash agree with each type's operator==:
-/// - Device: the ordinal.
-/// - Context, Stream, Event, Kernel: the driver handle (two objects wrapping one CUstream, one
-///   owning it and one from Stream::from_handle, are equal).
-/// - Buffer: the allocation (copies share it); a closed Buffer keeps its identity.
-/// - ObjectCode: its value (code type, name, bytes, symbol map), as its operator== says: two
-///   ObjectCodes with the same bytes are one key, whether they share their state or not (copies
-///   share it). Its hash is computed once per shared state (XXH3-64 over the bytes) and cached.
-/// Hashing and printing make no driver call, never throw (beyond std::bad_alloc for the strings)
-/// and may be called from any thread.
-///
-/// Buffer's and ObjectCode's are declared with them, in cudacore/buffer.hpp and
-/// cudacore/object_code.hpp (this header includes the latter; the memory layer's buffer.hpp is
-/// above this one): whoever has one of them has its hash and printing too.
+/// Identity of cudacore's handle objects: std::hash, equality and printing, so Device, Context,
+/// Stream, Event, Kernel, Buffer and ObjectCode key unordered containers. Equality and hash agree
+/// with operator==: Device by ordinal; Context, Stream, Event, Kernel by driver handle; Buffer by
+/// allocation; ObjectCode by value (its hash cached per shared state). Buffer's and ObjectCode's
+/// live in their own headers. No driver call, no throw but std::bad_alloc, any thread.
 #pragma once
 
 #include "cudacore/context.hpp"

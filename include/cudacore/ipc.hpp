@@ -1,41 +1,10 @@
 /// @file
-/// Sharing device memory, pinned host memory and events between processes (IPC), in the model of
-/// cuda.core (a PinnedMemoryPoolResource made with ipc_enabled travels the same way, received
-/// with receive_pinned_memory_pool):
-///
-///   exporter                                          importer
-///   auto pool = std::make_shared<DeviceMemoryResource>(
-///       device, DeviceMemoryResourceOptions{.ipc_enabled = true});
-///   Buffer b = pool->allocate(size, stream);
-///   stream.sync();  // the allocation must be complete before another process uses it
-///   send_memory_pool(channel, *pool);                 auto pool = receive_memory_pool(channel);
-///   send_buffer(channel, b);                          Buffer b = receive_buffer(channel, pool, stream);
-///   Event done = device.create_event({.ipc_enabled = true});
-///   send_event(channel, done);                        Event done = receive_event(channel);
-///                                                     ... kernels use b ...; stream.record(done);
-///   stream.wait(done);  // once the importer says it has recorded it
-///
-/// The pool travels as a file descriptor (POSIX handle) with an IpcPoolDescriptor over an
-/// IpcChannel; buffers and events travel as descriptors (plain bytes, see ipc_descriptor.hpp),
-/// so any other transport works too with the export_* / import_* functions.
-///
-/// Ownership and lifetime:
-/// - An imported Buffer is a mapping of the exporter's memory in this process. Closing it (or
-///   dropping its last copy) frees the mapping on its stream, never the exporter's memory; the
-///   exporter's Buffer stays valid until the exporter closes it. The driver requires importers
-///   to free their mappings before the exporter frees the memory: order that with an IPC event
-///   or a message. Import a descriptor once per process.
-/// - The imported pool (a DeviceMemoryResource with is_imported()) cannot allocate; it is held
-///   by the buffers imported through it.
-/// - When the other process exits or is killed, nothing here crashes: channel calls throw
-///   IpcError saying the peer is gone, and driver calls on what it shared either still work
-///   (the driver keeps memory alive while it is mapped) or throw DriverError naming the call
-///   and the object. Destruction never throws.
-/// Errors: InvalidArgumentError for a buffer or event that cannot be exported (not from an
-/// IPC-enabled pool, an event without ipc_enabled) or a descriptor meant for another pool;
-/// ordinary device memory (cuMemAlloc) travels too: export_memory / import_memory, or
-/// send_buffer / receive_buffer without a pool.
-/// SerializationError for malformed descriptor bytes; DriverError for driver refusals.
+/// Sharing device memory, pinned host memory and events between processes (IPC), as cuda.core
+/// does: a pool travels as a file descriptor over an IpcChannel, buffers and events as
+/// descriptors (plain bytes, ipc_descriptor.hpp) over any transport. An imported Buffer maps the
+/// exporter's memory and never frees it; importers unmap before the exporter frees. A peer that
+/// dies makes channel calls throw IpcError, never a crash. Destruction never throws. The guide
+/// and the whole lifetime contract: docs/multi-gpu-and-ipc.md.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -64,10 +33,9 @@ IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool);
 /// The pinned host pool's handle (its descriptor says pinned); InvalidArgumentError when the
 /// pool was not made with ipc_enabled.
 IpcPoolHandle export_memory_pool(const PinnedMemoryPoolResource& pool);
-/// Imports a pool exported by another process (cuMemPoolImportFromShareableHandle), on the
-/// device whose UUID the descriptor names. The descriptor is closed afterwards. A device pool is
-/// imported with import_memory_pool, a pinned one with import_pinned_memory_pool (which also gives
-/// that device access to it here); the other kind is an InvalidArgumentError saying which to use.
+/// Imports a pool exported by another process (cuMemPoolImportFromShareableHandle) on the device
+/// the descriptor names, then closes the descriptor. Throws InvalidArgumentError for a pinned
+/// pool (use import_pinned_memory_pool).
 std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle);
 /// Imports a pinned host pool exported by another process (see import_memory_pool); the result
 /// cannot allocate and is held by the buffers imported through it.
@@ -75,9 +43,8 @@ std::shared_ptr<PinnedMemoryPoolResource> import_pinned_memory_pool(IpcPoolHandl
 
 /// Describes a buffer allocated from an ipc_enabled pool resource (cuMemPoolExportPointer).
 IpcBufferDescriptor export_buffer(const Buffer& buffer);
-/// Maps an exported buffer into this process (cuMemPoolImportPointer) through the pool it came
-/// from, imported with import_memory_pool / import_pinned_memory_pool. The Buffer frees the
-/// mapping on `stream`. A pinned buffer is host accessible here too.
+/// Maps an exported buffer into this process (cuMemPoolImportPointer) through its imported pool;
+/// the Buffer frees the mapping on `stream`.
 Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
                      const IpcBufferDescriptor& descriptor, const Stream& stream);
 /// import_buffer for a buffer of a pinned host pool (host accessible here too); the Buffer
@@ -93,19 +60,13 @@ struct IpcMemoryImportOptions {
     int device_ordinal = -1;
 };
 
-/// Describes ordinary device memory (cuMemAlloc: a SynchronousMemoryResource's buffer, or memory
-/// wrapped with from_handle / wrap_unowned) for another process (cuIpcGetMemHandle): the
-/// allocation's handle with the buffer's offset and size in it, so a slice shares its part.
-/// InvalidArgumentError for a closed buffer and for memory the driver cannot share this way
-/// (pool, managed, pinned or virtual memory: CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE 0;
-/// pool memory travels with send_memory_pool and export_buffer). Thread-safe.
+/// Describes ordinary device memory (cuMemAlloc) for another process (cuIpcGetMemHandle), with
+/// the buffer's offset and size. Throws InvalidArgumentError for a closed buffer and for pool,
+/// managed, pinned or virtual memory. Thread-safe.
 IpcMemoryDescriptor export_memory(const Buffer& buffer);
-/// Maps memory another process exported with export_memory (cuIpcOpenMemHandle) on the device
-/// whose UUID the descriptor names (or options.device_ordinal's). The Buffer unmaps it
-/// (cuIpcCloseMemHandle) when its last copy goes or at close(), never freeing the exporter's
-/// memory; it holds the primary context it was mapped in. Import an allocation once per process
-/// (the driver refuses a second mapping) and unmap it before the exporter frees it.
-/// DriverError when the driver refuses (the exporter gone, a second mapping).
+/// Maps memory exported with export_memory (cuIpcOpenMemHandle); the Buffer unmaps it when its
+/// last copy goes or at close(), never freeing the exporter's memory, and holds its primary
+/// context. Import once per process. Throws DriverError when the driver refuses.
 Buffer import_memory(const IpcMemoryDescriptor& descriptor, const IpcMemoryImportOptions& options = {});
 
 /// Describes an event created with ipc_enabled (cuIpcGetEventHandle).

@@ -1,20 +1,14 @@
 /// @file
-/// IpcChannel: a connected Unix-domain socket between two processes that carries small messages
-/// (bytes) and, with each, optionally one open file descriptor (SCM_RIGHTS). It is how a memory
-/// pool's shareable handle (a file descriptor) travels to another process; see cudacore/ipc.hpp
-/// for sending pools, buffers and events over it. No GPU or driver is needed.
+/// IpcChannel: a Unix-domain socket between two processes carrying messages (bytes, at most
+/// max_message_size, boundaries kept) each with optionally one file descriptor; how a pool's
+/// handle travels (ipc.hpp). Errors throw IpcError naming the call, errno and the path or peer; a
+/// peer gone makes calls throw, never SIGPIPE. Move-only; one thread at a time per channel.
 ///
 ///     // process A                                  // process B
 ///     IpcListener listener(path);                   IpcChannel channel = IpcChannel::connect(path);
 ///     IpcChannel channel = listener.accept();       IpcMessage m = channel.receive();
 ///     channel.send(bytes, fd);                      // m.bytes, m.fd (owned, closed with m)
 ///     channel.send("ready");                        channel.receive().text() == "ready"
-///
-/// Messages keep their boundaries (SOCK_SEQPACKET) and are at most max_message_size bytes.
-/// Errors throw IpcError naming the call, the system's reason (errno) and the socket's path or
-/// peer; a peer that closed its end (exited, crashed, was killed) makes receive() throw IpcError
-/// saying so, and send() throw IpcError (never SIGPIPE). Channels and listeners are move-only;
-/// one thread at a time per channel.
 #pragma once
 
 #include "cudacore/errors.hpp"

@@ -1,27 +1,8 @@
 /// @file
-/// What one process sends another to share a memory pool, a buffer or an event: plain bytes.
-///
-/// Each descriptor is a value (copy it freely) that turns into bytes (to_bytes) and back
-/// (from_bytes) with no driver involved. Format version 1, little-endian:
-///
-///   offset  size  field
-///   0       8     magic: 0x89 'C' 'C' 'I' 'P' 'C' KIND '\n' (KIND: 'P' device memory
-///                 pool, 'H' pinned host memory pool, 'B' buffer, 'E' event, 'M' ordinary
-///                 device memory)
-///   8       4     format version (1)
-///   12      4     payload length L (fixed per kind)
-///   16      L     payload (below)
-///   16+L    8     XXH3-64 (seed 0) of every byte before it
-///
-///   pool:   pool id (16), device UUID (16), exporter pid (8)
-///   buffer: pool id (16), size (8), exporter pid (8), cuMemPoolExportPointer data (64)
-///   event:  device UUID (16), exporter pid (8), cuIpcGetEventHandle data (64)
-///   memory: device UUID (16), exporter pid (8), offset in the allocation (8), size (8),
-///           cuIpcGetMemHandle data (64)
-///
-/// from_bytes throws SerializationError, saying what is wrong, for bytes that are truncated or
-/// too long, foreign (not a cudacore descriptor, or another kind), of another format version
-/// (a stale or newer cudacore) or corrupted (checksum). Never reads out of bounds.
+/// What one process sends another to share a memory pool, a buffer or an event: plain, versioned,
+/// checksummed bytes (to_bytes / from_bytes), no driver involved; values to copy freely.
+/// from_bytes throws SerializationError saying what is wrong, never reading out of bounds. The
+/// format: docs/design/ipc-descriptors.md.
 #pragma once
 
 #include <array>

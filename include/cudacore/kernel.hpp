@@ -1,18 +1,10 @@
 /// @file
 /// Kernel: one kernel of a loaded library (a context-independent CUkernel), with its attributes,
-/// occupancy and parameter layout.
-///
-/// Get one from ObjectCode::get_kernel (the library is loaded then, once) or wrap a handle with
-/// Kernel::from_handle. Ownership: copies share one box; a Kernel holds its library, so the code
-/// stays loaded while any Kernel (or the ObjectCode) lives, and while kernels launched from it may
-/// still run (see launch.hpp). Kernel::from_handle never unloads anything.
-///
-/// Attributes are per device: the calls without a Device use Device::current() (the device of the
-/// calling thread's current context, else device 0). Set attributes through set_attribute so that
-/// launch()'s cached limits (max threads per block, max dynamic shared memory) stay exact.
-///
-/// Errors: DriverError (naming the call, the kernel and the device), NoDriverError without a
-/// driver. Thread-safety: every member may be called from several threads.
+/// occupancy and parameter layout. Get one from ObjectCode::get_kernel or Kernel::from_handle.
+/// Copies share it; a Kernel holds its library, loaded while any Kernel lives and while its
+/// launches may run. Attributes are per device (Device::current() when none is given); set them
+/// through set_attribute so launch()'s cached limits stay exact. Errors: DriverError naming the
+/// call, kernel and device; NoDriverError. Every member may be called from several threads.
 #pragma once
 
 #include "cudacore/forward.hpp"
@@ -50,18 +42,15 @@ struct KernelAttributes {
     int cache_mode_ca = 0;   ///< 1 when compiled with -Xptxas -dlcm=ca (CACHE_MODE_CA)
     /// Most dynamic shared memory a launch may ask for, bytes (MAX_DYNAMIC_SHARED_SIZE_BYTES).
     int max_dynamic_shared_size_bytes = 0;
-    /// Preferred shared memory carveout, percent of the maximum shared memory
-    /// (PREFERRED_SHARED_MEMORY_CARVEOUT).
+    /// Preferred shared memory carveout, percent of the maximum (PREFERRED_SHARED_MEMORY_CARVEOUT).
     int preferred_shared_memory_carveout = 0;
     /// 1 when a launch must give a cluster size (CLUSTER_SIZE_MUST_BE_SET).
     int cluster_size_must_be_set = 0;
-    /// Required cluster width in blocks, 0 for none (REQUIRED_CLUSTER_WIDTH; set when compiled
-    /// or through set_attribute).
+    /// Required cluster width in blocks, 0 for none (REQUIRED_CLUSTER_WIDTH).
     int required_cluster_width = 0;
     int required_cluster_height = 0;  ///< required cluster height in blocks, 0 for none
     int required_cluster_depth = 0;   ///< required cluster depth in blocks, 0 for none
-    /// 1 when clusters larger than the portable 8 blocks are allowed
-    /// (NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
+    /// 1 when clusters over the portable 8 blocks are allowed (NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
     int non_portable_cluster_size_allowed = 0;
     /// A CUclusterSchedulingPolicy value (CLUSTER_SCHEDULING_POLICY_PREFERENCE).
     int cluster_scheduling_policy_preference = 0;
@@ -76,29 +65,24 @@ struct BlockSizeSuggestion {
 class Kernel;
 class ObjectCode;
 
-/// Occupancy of a kernel on one device (computed in that device's primary context, held here).
-///
-/// Holds the kernel (so its library stays loaded) and the device's primary context. Every query
-/// makes that context current for the call and restores the caller's; each throws DriverError
-/// naming the cuOccupancy call, the kernel and the device. Thread-safe, like Kernel.
+/// Occupancy of a kernel on one device, computed in that device's primary context; holds the
+/// kernel and the context. Each query throws DriverError naming the call, kernel and device.
+/// Thread-safe.
 class KernelOccupancy {
 public:
-    /// Blocks of `block_size` threads, each with `dynamic_shared_memory_bytes` of dynamic shared
-    /// memory, that fit on one multiprocessor at once
+    /// Blocks of `block_size` threads that fit on one multiprocessor at once
     /// (cuOccupancyMaxActiveBlocksPerMultiprocessor).
     int max_active_blocks_per_multiprocessor(int block_size,
                                              std::size_t dynamic_shared_memory_bytes = 0) const;
-    /// The block size that maximises occupancy with a fixed amount of dynamic shared memory per
-    /// block, at most `block_size_limit` threads (0: no limit beyond the kernel's)
-    /// (cuOccupancyMaxPotentialBlockSize).
+    /// The block size that maximises occupancy, at most `block_size_limit` threads (0: the
+    /// kernel's limit) (cuOccupancyMaxPotentialBlockSize).
     BlockSizeSuggestion max_potential_block_size(std::size_t dynamic_shared_memory_bytes = 0,
                                                  int block_size_limit = 0) const;
     /// Dynamic shared memory as a function of the block size.
     BlockSizeSuggestion max_potential_block_size(CUoccupancyB2DSize shared_memory_for_block_size,
                                                  int block_size_limit = 0) const;
-    /// Dynamic shared memory, in bytes, left to each block when `blocks_per_multiprocessor`
-    /// blocks of `block_size` threads share a multiprocessor
-    /// (cuOccupancyAvailableDynamicSMemPerBlock).
+    /// Dynamic shared memory left to each block when `blocks_per_multiprocessor` blocks share a
+    /// multiprocessor (cuOccupancyAvailableDynamicSMemPerBlock).
     std::size_t available_dynamic_shared_memory_per_block(int blocks_per_multiprocessor,
                                                           int block_size) const;
     /// For `config`'s grid, block and shared memory (its cluster is ignored).
@@ -125,11 +109,8 @@ public:
     /// Wraps a kernel the caller loaded; the caller keeps its library loaded while the Kernel is
     /// used. Queries its name and parameters (DriverError for an invalid handle).
     static Kernel from_handle(CUkernel kernel);
-    /// Wraps a kernel of `code`'s library (from cuLibraryGetKernel on code.handle(), for
-    /// instance), loading `code` first if needed. The Kernel holds that library, like one from
-    /// code.get_kernel(): it stays loaded while the Kernel lives, after every ObjectCode is gone.
-    /// Throws InvalidArgumentError when `kernel` is not one of that library's kernels, and what
-    /// code.load() throws.
+    /// Wraps a kernel of `code`'s library (loaded first if needed), holding that library. Throws
+    /// InvalidArgumentError when `kernel` is not one of its kernels, and what code.load() throws.
     static Kernel from_handle(CUkernel kernel, const ObjectCode& code);
 
     /// The driver's handle (null for a moved-from Kernel); valid while the Kernel lives.
@@ -142,9 +123,8 @@ public:
     /// Made on the first call (thread-safe), so that looking a kernel up does not pay for it.
     const std::string& description() const;
 
-    /// Parameter layout, queried from the driver once, on first use (this call or the first
-    /// launch); thread-safe. The count comes from the driver, else from the cubin or PTX, else
-    /// by probing. Throws DriverError when that query fails.
+    /// Parameter layout, queried from the driver once, on first use; thread-safe. Throws
+    /// DriverError when that query fails.
     const std::vector<KernelParameter>& parameters() const;
     /// parameters().size(); throws what parameters() throws.
     std::size_t parameter_count() const { return parameters().size(); }

@@ -1,25 +1,13 @@
 /// @file
-/// launch(): enqueue a kernel on a stream, with its arguments checked before the driver sees them.
+/// launch(): enqueue a kernel on a stream, its arguments checked against the kernel's parameters
+/// first (InvalidArgumentError naming the index and sizes), and the config (launch_config.hpp).
+/// Arguments: trivially copyable values, pointers, Buffers (their address), textures and
+/// surfaces (noted so their release waits); other types specialise KernelArgument<T>.
+/// TypedKernel checks types at compile time. The launch keeps the kernel's library loaded until
+/// the kernel finishes; memory arguments point to is the caller's. Errors: InvalidArgumentError,
+/// DriverError.
 ///
 ///     launch(stream, LaunchConfig{.grid = blocks, .block = 256}, kernel, a, x, y, n);
-///
-/// Arguments are trivially copyable values (ints, doubles, structs), pointers, or Buffers (passed
-/// as their device pointer). Other types opt in by specialising KernelArgument<T> with a static
-/// convert(const T&) returning a trivially copyable value. A TextureObject or SurfaceObject
-/// (texture.hpp, surface.hpp) passes as its 64-bit handle, and the launch is noted so that its
-/// release waits for the kernel. Before the launch, the number of
-/// arguments and each one's size are checked against the kernel's parameters: a mismatch throws
-/// InvalidArgumentError naming the parameter index and the expected and given sizes. The config is
-/// checked too (see launch_config.hpp). Nothing is allocated and nothing is looked up by name per
-/// launch; clusters and cooperative launches go through cuLaunchKernelEx.
-///
-/// TypedKernel<void(float, const float*, float*, std::size_t)> checks argument types at compile
-/// time (and the sizes once, when it is made): launch(stream, config, typed, 2.0f, x, y, n).
-///
-/// Lifetime: the launch keeps the kernel's library loaded until the kernel has finished, even if
-/// every Kernel and ObjectCode handle is dropped meanwhile. Arguments are copied by the driver
-/// during the call; memory they point to is the caller's to keep valid until the kernel is done.
-/// Errors: InvalidArgumentError (arguments, config), DriverError (the launch itself).
 #pragma once
 
 #include "cudacore/forward.hpp"

@@ -1,20 +1,10 @@
 /// @file
 /// Checking a launch before making it: whether a LaunchConfig fits a kernel on a device, and why
-/// not.
+/// not; what launch() checks, plus what it leaves to the driver (device block and grid limits,
+/// shared memory, cluster shape and size, cooperative residency). Thread-safe; holds nothing.
 ///
 ///     if (auto reason = launch_problem(config, kernel, device)) std::puts(reason->c_str());
 ///     check_launch(config, kernel, device);  // throws InvalidArgumentError with the reason
-///
-/// What is checked: everything launch() checks (no zero dimension, a block within the kernel's
-/// limit of threads, dynamic shared memory within the kernel's limit, clusters and cooperative
-/// launches only where the device has them, the launch attributes; launch_config.hpp), and
-/// what launch() leaves to the driver: each block dimension against the device's
-/// (MAX_BLOCK_DIM_X/Y/Z), the blocks launched against the device's grid dimensions
-/// (MAX_GRID_DIM_X/Y/Z), the kernel's static plus dynamic shared memory against the device's
-/// opt-in limit per block, a cluster against the kernel's required cluster shape, the portable
-/// limit of 8 blocks (unless the kernel allows non-portable sizes) and the largest cluster the
-/// kernel can run with this config (cuOccupancyMaxPotentialClusterSize), and a cooperative grid
-/// against the blocks that can be resident at once. Thread-safe; holds nothing after the call.
 #pragma once
 
 #include "cudacore/device.hpp"

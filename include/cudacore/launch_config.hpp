@@ -1,16 +1,8 @@
 /// @file
-/// LaunchConfig: the grid, block, cluster, dynamic shared memory and cooperative flag of a launch.
-///
-/// A plain struct: LaunchConfig{.grid = blocks, .block = 256}. Dimensions are Dim3 values that
-/// convert from one number ("256" is 256 x 1 x 1) or from {x, y, z}. launch() checks the config
-/// before calling the driver: no zero dimension, a block within the kernel's limit on the device,
-/// dynamic shared memory within the kernel's limit (raise it with
-/// Kernel::set_max_dynamic_shared_size_bytes), clusters only on devices that have them,
-/// cooperative only where the device supports it.
-///
-/// With a cluster, `grid` counts clusters, not blocks (as in cuda.core): grid 4 with cluster 2
-/// runs 8 blocks, grid (2, 3) with cluster (2, 2) runs (4, 6), 24 blocks. blocks() gives the
-/// blocks launched. Without a cluster, `grid` counts blocks.
+/// LaunchConfig: the grid, block, cluster, dynamic shared memory, cooperative flag and launch
+/// attributes of a launch: LaunchConfig{.grid = blocks, .block = 256}. Dim3 converts from one
+/// number or {x, y, z}. With a cluster, `grid` counts clusters (grid 4, cluster 2: 8 blocks);
+/// blocks() gives the blocks. launch() checks it first (launch_check.hpp).
 #pragma once
 
 #include <cuda.h>
@@ -52,15 +44,10 @@ struct LaunchConfig {
     /// All blocks resident at once, so the kernel may synchronise the whole grid.
     bool cooperative = false;
 
-    /// Launch attributes (cuLaunchKernelEx), each passed only when set. launch() refuses one the
-    /// device lacks with InvalidArgumentError naming it (the "needs" below), before the driver.
-    ///
-    /// Programmatic dependent launch (needs compute capability 9.0+): this kernel may start
-    /// while the kernel before it on the stream still runs, once every block of that one has
-    /// called cudaTriggerProgrammaticLaunchCompletion() (or exited); before reading what it
-    /// wrote, this kernel calls cudaGridDependencySynchronize(), which waits for it to finish
-    /// and flush (both from \<cuda_device_runtime_api.h\>). Without those calls it is an ordinary
-    /// serialized launch.
+    /// Programmatic dependent launch (compute capability 9.0+, cuLaunchKernelEx): this kernel may
+    /// start once every block of the one before called cudaTriggerProgrammaticLaunchCompletion(),
+    /// and calls cudaGridDependencySynchronize() before reading its results. Refused with
+    /// InvalidArgumentError where the device lacks it.
     bool programmatic_stream_serialization = false;
     /// Records `event` once every block has triggered (or exited), for programmatic dependencies
     /// across streams; trigger_at_block_start: when each block starts instead (needs 9.0+).

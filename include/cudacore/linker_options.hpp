@@ -60,18 +60,10 @@ struct LinkerOptions {
     /// The linker to use (see LinkerBackend). Passes no flag.
     LinkerBackend backend = LinkerBackend::automatic;
 
-    /// Link in a child process (the program cudacore-link-worker) instead of this one. For code
-    /// this program did not produce: nvJitLink crashes (SIGSEGV, SIGFPE, an abort on "LLVM ERROR:
-    /// out of memory") on some inputs that pass every structural check of Linker's constructor,
-    /// such as a cubin with a changed .nv.info attribute, and a crash there would end this
-    /// process. Isolated, it ends the worker instead, and link() throws LinkError naming the input
-    /// being added (or the completion) and the signal. The worker also sees what nvJitLink prints
-    /// on standard output and error instead of logging it (nvJitLink 13 reports "Multiple
-    /// definition" that way and returns success): link() fails on those errors too, which an
-    /// in-process link cannot see. Costs a process start and a copy of the inputs and the code
-    /// (milliseconds). nvJitLink only: refused with the driver backend. handle() stays empty.
-    /// The worker dies with the thread that started it (PR_SET_PDEATHSIG): a caller killed
-    /// meanwhile leaves no worker behind.
+    /// Link in a child process (cudacore-link-worker), for code this program did not produce: an
+    /// nvJitLink crash ends the worker, and link() throws LinkError naming the input and signal;
+    /// errors nvJitLink only prints fail the link too. Costs milliseconds. nvJitLink only;
+    /// handle() stays empty (docs/compiling.md).
     bool isolated = false;
     /// The worker program. Empty: $CUDACORE_LINK_WORKER when set, else cudacore-link-worker
     /// beside the library (a build tree) or in ../libexec/cudacore/ from it (an installation).

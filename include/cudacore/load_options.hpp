@@ -1,17 +1,12 @@
 /// @file
 /// Loading code with options: the JIT options the driver's PTX compiler takes when it loads PTX
-/// (or a fatbin's PTX) into a library, and the logs it returns.
+/// into a library, and the logs it returns. The options apply to the value's one lazy load, so
+/// load_with_options must be its first load (code loaded already: InvalidArgumentError); a
+/// failure is thrown again by every later use. A cubin ignores them. Thread-safety: as
+/// ObjectCode::load.
 ///
 ///     LoadReport report = load_with_options(code, {.optimization_level = 3, .max_registers = 64});
 ///     std::printf("%s", report.info_log.c_str());  // ptxas's "Used 32 registers, ..."
-///
-/// ObjectCode loads itself lazily, once (ObjectCode::load, get_kernel): the options apply to
-/// that one load, so load_with_options must be the first load of the value and its copies.
-/// Code loaded already is refused (InvalidArgumentError saying so); a value made again from the
-/// same bytes (ObjectCode::from_ptx(std::string(code.code())), ...) loads anew. The outcome is kept as
-/// ObjectCode::load keeps it: a failure is thrown again by every later use. For a cubin the
-/// driver has nothing to compile and ignores the JIT options (the logs are then empty).
-/// Thread-safety: as ObjectCode::load; of threads loading one value at once, one loads.
 #pragma once
 
 #include "cudacore/object_code.hpp"

@@ -36,14 +36,9 @@ std::vector<Kernel> library_kernels(const ObjectCode& code);
 /// kernels, in the driver's order (cuKernelGetName).
 std::vector<std::string> library_kernel_names(const ObjectCode& code);
 
-/// The context the library was loaded into (ObjectCode::load, or the first get_kernel): the
-/// context current on the loading thread when Context::create made it (the library then holds
-/// it), else the primary context of the device that was current at the load (a foreign context,
-/// wrapped without ownership, is not held: its owner may destroy it while the code lives). Its
-/// globals (ObjectCode::get_global) are that context's. The library itself is
-/// context-independent (a CUlibrary): it is loaded into another context when a kernel is first
-/// used there. For a library handed in with from_handle, which cudacore did not load, the
-/// current device's primary context at this call.
+/// The context the library was loaded into: a created context current at the load (then held),
+/// else the primary context of the device current at the load; its globals are that context's.
+/// For a library given with from_handle, the current device's primary context.
 Context library_context(const ObjectCode& code);
 
 /// The device of library_context(code).

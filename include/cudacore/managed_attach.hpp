@@ -29,13 +29,10 @@ enum class ManagedAttach {
 /// throws beyond std::bad_alloc.
 std::string to_string(ManagedAttach attach);
 
-/// Attaches the whole managed allocation of `buffer` (for a slice, its owner's) as `attach` says,
-/// asynchronously on `stream` (cuStreamAttachMemAsync): the change takes effect once `stream`
-/// reaches it (stream.sync() before the host relies on it). single attaches it to `stream`.
-/// Throws InvalidArgumentError for a closed buffer or stream, memory that is not managed ("not a
-/// managed-memory allocation") and single on the legacy default stream (the driver refuses it),
-/// DriverError naming the buffer and the attachment when the driver refuses. Keeps nothing
-/// alive; thread-safe.
+/// Attaches `buffer`'s whole managed allocation as `attach` says, on `stream`
+/// (cuStreamAttachMemAsync). Throws InvalidArgumentError for a closed buffer or stream, memory
+/// that is not managed, or single on the legacy stream; DriverError when the driver refuses.
+/// Keeps nothing alive; thread-safe.
 void attach(const Buffer& buffer, ManagedAttach attach, const Stream& stream);
 
 }  // namespace cudacore

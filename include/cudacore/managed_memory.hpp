@@ -1,15 +1,9 @@
 /// @file
-/// Controls for managed (unified) memory: advice (cuMemAdvise), batched prefetch and discard
-/// (cuMemPrefetchBatchAsync, cuMemDiscardBatchAsync, cuMemDiscardAndPrefetchBatchAsync), and the
-/// range attributes that say where pages are meant to live (cuMemRangeGetAttribute).
-///
-/// Every function takes buffers of managed memory (ManagedMemoryResource, or anything the driver
-/// reports as managed). Batched calls enqueue one driver call on `stream` for all buffers; on the
-/// legacy default stream, which the batch calls refuse, they fall back to one call per buffer.
-/// They need CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS on every device (else DriverError).
-///
-/// Errors: a closed buffer throws InvalidArgumentError; driver failures throw DriverError naming
-/// the call, the buffer (or the batch size) and the location.
+/// Controls for managed memory: advice (cuMemAdvise), batched prefetch and discard
+/// (cuMemPrefetchBatchAsync...), and range attributes (cuMemRangeGetAttribute). Buffers must be
+/// managed memory; batches are one driver call on `stream` (one per buffer on the legacy stream)
+/// and need CONCURRENT_MANAGED_ACCESS (else DriverError). Errors: InvalidArgumentError for a
+/// closed buffer; DriverError naming the call, the buffer or batch size and the location.
 #pragma once
 
 #include "cudacore/memory_location.hpp"

@@ -1,21 +1,14 @@
 /// @file
-/// StridedMemoryView and mdspan: a view as a cuda::std::mdspan of the right extents and strides
-/// for host code, and a view made from an mdspan over a Buffer's memory.
+/// StridedMemoryView and mdspan: a view as a cuda::std::mdspan (CCCL's) for host code, and a
+/// view made from an mdspan over a Buffer's memory. Header-only, not in cudacore.hpp: it needs
+/// the toolkit's CCCL headers, as cccl.hpp does. An mdspan owns nothing: as_mdspan's is valid
+/// while the view lives and open, dereferenced only for host-accessible memory; from_mdspan's
+/// view holds the Buffer. Thread-safe.
 ///
 ///     StridedMemoryView view = StridedMemoryView::from_buffer(
 ///         buffer, {.shape = {rows, cols}, .dtype = cudacore::dlpack_dtype<float>()});
 ///     auto matrix = cudacore::as_mdspan<float, 2>(view);   // matrix(r, c)
 ///     StridedMemoryView back = cudacore::from_mdspan(buffer, matrix);
-///
-/// The mdspan is CCCL's cuda::std::mdspan (g++ 12's library has no std::mdspan; the two have the
-/// same interface). Header-only and NOT included by cudacore.hpp: it needs the CCCL headers (the
-/// $CUDA_HOME/include/cccl directory on the include path, as cudacore/cccl.hpp does); any
-/// C++20 host compiler, no nvcc.
-///
-/// Ownership: an mdspan owns nothing. as_mdspan's points into the view's memory, valid while the
-/// view (or any copy of its Buffer) lives and is open; host code may dereference it only where the
-/// memory is host-accessible (view.is_host_accessible()). from_mdspan's view holds the Buffer.
-/// Both are thread-safe (they read only).
 #pragma once
 
 #include "cudacore/buffer.hpp"

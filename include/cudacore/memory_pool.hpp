@@ -1,16 +1,9 @@
 /// @file
-/// MemoryPool: the attributes of a stream-ordered memory pool (cuMemPoolGetAttribute /
-/// cuMemPoolSetAttribute) and its trim (cuMemPoolTrimTo), for the pools behind
-/// DeviceMemoryResource and PinnedMemoryPoolResource.
-///
-/// Ownership: a MemoryPool holds what owns its pool (the resource it came from), so the pool stays
-/// valid while the MemoryPool exists. A pool made elsewhere is wrapped by
-/// DeviceMemoryResource::from_handle (not owned, cudacore never destroys it; owned, it is
-/// destroyed with the resource), whose memory_pool() is its MemoryPool. Copies are cheap and share
-/// the pool; close() ends it for
-/// every copy (docs/errors-and-lifetime.md, "Closing and resetting"). Thread-safe (the
-/// driver serialises attribute changes); setting an attribute affects every user of the pool.
-/// Every call throws DriverError naming the attribute and the pool on failure.
+/// MemoryPool: the attributes and trim of a stream-ordered memory pool, for the pools behind
+/// DeviceMemoryResource and PinnedMemoryPoolResource. Holds what owns its pool; copies share it;
+/// close() ends it for every copy. A pool made elsewhere is wrapped by
+/// DeviceMemoryResource::from_handle. Thread-safe; an attribute set affects every user of the
+/// pool. Every call throws DriverError naming the attribute and the pool on failure.
 #pragma once
 
 #include "cudacore/forward.hpp"
@@ -50,10 +43,8 @@ struct MemoryPoolAttributes {
 
 /// Options of the deprecated MemoryPool::from_handle (DeviceMemoryResourceFromHandleOptions now).
 struct MemoryPoolFromHandleOptions {
-    /// Make the pool cudacore's: destroyed (cuMemPoolDestroy) when the last copy of the MemoryPool
-    /// goes or at close(), as the pools cudacore creates are (nothing destroyed at exit or after
-    /// the device was reset). False: the pool stays the caller's, who keeps it alive while the
-    /// MemoryPool is used; cudacore never destroys it.
+    /// Make the pool cudacore's, destroyed when the last copy goes or at close(). False: the
+    /// caller keeps it alive while it is used, and cudacore never destroys it.
     bool take_ownership = false;
 };
 
@@ -64,11 +55,8 @@ public:
     /// default pool); `description` names it in errors.
     MemoryPool(CUmemoryPool pool, std::string description, std::shared_ptr<const void> owner);
 
-    /// The earlier second way to wrap a pool's handle: now
-    /// DeviceMemoryResource::from_handle(pool, device, {.take_ownership = ...})->memory_pool(),
-    /// which it forwards to (the same checks and errors, named for DeviceMemoryResource::from_handle;
-    /// the MemoryPool holds the resource, which destroys a pool taken over once the last copy and
-    /// the last buffer are gone, so owns_handle() is false and description() names the resource).
+    /// Forwards to DeviceMemoryResource::from_handle(pool, device, {.take_ownership = ...})
+    /// ->memory_pool(), with its checks and errors.
     [[deprecated("use DeviceMemoryResource::from_handle(pool, device, options)->memory_pool()")]]
     static MemoryPool from_handle(CUmemoryPool pool, const Device& device,
                                   const MemoryPoolFromHandleOptions& options = {});

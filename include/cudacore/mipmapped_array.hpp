@@ -1,22 +1,14 @@
 /// @file
-/// MipmappedArray: a CUDA mipmapped array (cuMipmappedArrayCreate), a chain of levels each half
-/// the size of the one before (never below 1); cuda.core's MipmappedArray.
+/// MipmappedArray: a CUDA mipmapped array (cuMipmappedArrayCreate, cuda.core's MipmappedArray):
+/// level l is max(1, size >> l) in each dimension; `levels` and the device's mipmapped limits are
+/// checked first. Copies share it, destroyed when the last copy, level view (a CudaArray holding
+/// it) and texture goes, after cudacore's work on it. Thread-safe.
 ///
 ///     MipmappedArray mip = MipmappedArray::create(device, {.format = ArrayFormat::float32,
 ///                                                          .width = 256, .height = 256}, 9);
 ///     copy_to_array(mip.level(3), host_level3.data(), host_level3.size() * 4, stream);
 ///     TextureObject tex = TextureObject::from_mipmapped_array(mip, {.normalized_coordinates = true,
 ///                                                            .mipmap_filter = TextureFilterMode::linear});
-///
-/// Level l has width max(1, width >> l), and so on for height and depth (a layered array keeps
-/// its layers; a cubemap's faces stay square). `levels` is 1 to floor(log2(largest size)) + 1,
-/// checked before the driver is called, as are the mipmapped limits of the device
-/// (CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH and its kin).
-///
-/// Ownership: copies share one mipmapped array, destroyed when the last copy, level view and
-/// texture holding it goes (after the copies and launches through cudacore that use it, as for
-/// CudaArray). A level view (level()) is a CudaArray that holds the mipmapped array. A moved-from
-/// MipmappedArray may only be destroyed or assigned to. Thread-safe to use from several threads.
 #pragma once
 
 #include "cudacore/owning_handle.hpp"

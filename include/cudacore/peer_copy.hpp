@@ -1,18 +1,11 @@
 /// @file
-/// Copies between buffers of different devices, ordered on a stream.
+/// Copies between buffers of different devices on a stream (cuMemcpyPeerAsync): direct over the
+/// peer link when peer access is enabled, else staged through the host by the driver; other
+/// pairs are a plain cuMemcpyAsync. Pool memory needs the pool's own access
+/// (DeviceMemoryResource::set_peer_accessible_by) for the direct path.
 ///
 ///     Device(0).enable_peer_access(Device(1));              // optional: the direct path
 ///     CopyPath path = copy_between_devices(on_gpu1, on_gpu0, stream);
-///
-/// Device memory of two devices is copied with cuMemcpyPeerAsync between their primary contexts:
-/// directly over the peer link when peer access is enabled between the two devices, otherwise
-/// staged through host memory by the driver (slower, but it works on any pair of devices). Any
-/// other pair (same device, host or managed memory on either side) is a plain cuMemcpyAsync.
-/// Memory from a memory pool is reached through the pool's own access list, not the contexts':
-/// for the direct path give the other device access to the pool as well
-/// (DeviceMemoryResource::set_peer_accessible_by).
-/// Like every stream-ordered copy, work on other streams must wait for `stream` before using
-/// the destination.
 #pragma once
 
 #include "cudacore/buffer.hpp"

@@ -1,25 +1,15 @@
 /// @file
-/// PhysicalAllocation: device memory made by the virtual memory management calls (cuMemCreate),
-/// at no address yet. Reserve a VirtualAddressRange (virtual_address_range.hpp) and map the
-/// allocation into it (VirtualMemoryMapping, virtual_memory_mapping.hpp) to use it; one range
-/// may hold allocations of several devices, and an allocation may be mapped at several places,
-/// or exported to another process (physical_allocation_ipc.hpp).
+/// PhysicalAllocation: device memory made by cuMemCreate, at no address yet: map it into a
+/// VirtualAddressRange (VirtualMemoryMapping) to use it, or export it (physical_allocation_ipc.hpp).
+/// Sizes are multiples of the allocation granularity. Copies share it; released when the last copy
+/// and mapping go; close() ends it for every copy. Holds the primary context. Queries are
+/// thread-safe; close() must not race other calls. VirtualMemoryResource does all this for you.
 ///
 ///     const AllocationGranularity granularity = allocation_granularity(device);
 ///     PhysicalAllocation memory = PhysicalAllocation::create(device, 4 * granularity.minimum);
 ///     VirtualAddressRange range = VirtualAddressRange::reserve(device, memory.size());
 ///     VirtualMemoryMapping mapping = VirtualMemoryMapping::map(range, 0, memory);
 ///     Buffer view = mapping.as_buffer();  // copies, fills, launches
-///
-/// Sizes are multiples of the allocation granularity (cuMemGetAllocationGranularity): the
-/// minimum is required, the recommended one is faster. (VirtualMemoryResource, in
-/// virtual_memory_resource.hpp, does all of this for you behind a MemoryResource.)
-///
-/// Ownership: copies are cheap and share the allocation; it is released (cuMemRelease) when the
-/// last copy and the last mapping of it are gone, in any order, including at exit (then the
-/// driver frees it). close() ends it for every copy; mappings keep what they map until they go
-/// (docs/errors-and-lifetime.md, "Closing and resetting"). It holds its device's primary context.
-/// Thread-safe: the queries; close() must not race with other calls on the same object.
 #pragma once
 
 #include "cudacore/forward.hpp"

@@ -1,25 +1,8 @@
 /// @file
-/// Sharing a PhysicalAllocation (physical_allocation.hpp) with another process as a shareable
-/// handle (cuMemExportToShareableHandle / cuMemImportFromShareableHandle): a POSIX file
-/// descriptor, passed over an IpcChannel as pools are, or a fabric handle (plain bytes, on
-/// systems with a fabric: CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED).
-///
-///   exporter                                        importer
-///   PhysicalAllocation memory = PhysicalAllocation::create(device, size,
-///       {.handle_types = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR});
-///   send_physical_allocation(channel, memory);      PhysicalAllocation memory =
-///                                                       receive_physical_allocation(channel);
-///                                                   VirtualMemoryMapping::map(range, 0, memory)
-///
-/// The importer maps the memory into a range of its own; both processes then use the same
-/// physical memory (order their work with messages or IPC events). The memory lives until every
-/// process has released its allocation and unmapped it: the exporter may even go first.
-///
-/// Descriptor bytes, format version 1, little-endian: magic 0x89 'C' 'C' 'V' 'M' 'M' 'A' '\n'
-/// (8), format version (4), payload length (4), then device UUID (16), size (8), exporter pid
-/// (8), handle type (4), fabric handle (64, zero for a file descriptor), then the XXH3-64 of
-/// every byte before it (8). from_bytes throws SerializationError for truncated, foreign, stale
-/// or corrupted bytes. Thread-safe: the calls share nothing (one thread at a time per channel).
+/// Sharing a PhysicalAllocation with another process as a shareable handle: a POSIX file
+/// descriptor over an IpcChannel, or a fabric handle (plain bytes). The importer maps it into a
+/// range of its own; the memory lives until every process has released and unmapped it.
+/// Descriptor bytes: docs/design/ipc-descriptors.md. One thread at a time per channel.
 #pragma once
 
 #include "cudacore/ipc_channel.hpp"

@@ -1,20 +1,8 @@
 /// @file
-/// What the driver knows about an address: its kind of memory, context, device, the allocation
-/// (range) that contains it, its pool, whether it is managed or mapped. One cuPointerGetAttributes
-/// call answers every field.
-///
-///   PointerAttributes a = pointer_attributes(buffer.handle() + 256);
-///   if (a.memory_type == MemoryType::device) ... a.range_start, a.range_size, a.pool ...
-///
-/// Any address may be asked about: device, pool, managed, pinned (cuMemHostAlloc, registered)
-/// and virtual memory, and addresses the driver does not know (malloc'ed or stack memory, a
-/// freed allocation, garbage), which are answered as MemoryType::unregistered with every other
-/// field empty (is_known() false): no exception.
-///
-/// Handles are raw (CUcontext, CUmemoryPool): the answer holds nothing and the driver may destroy
-/// what it names once the memory is freed. Thread-safe; needs no current context: the answer is
-/// the same whichever context is current (the driver answers DEVICE_POINTER for the current one,
-/// so for memory of a context that is not current it is asked again with that context pushed).
+/// What the driver knows about an address (one cuPointerGetAttributes): kind of memory, context,
+/// device, containing range, pool, managed or mapped. An address the driver does not know is
+/// MemoryType::unregistered (is_known() false), not an exception. Handles are raw: the answer
+/// holds nothing. Thread-safe; the same whichever context is current.
 #pragma once
 
 #include <cuda.h>

@@ -1,20 +1,12 @@
 /// @file
-/// A device's primary context managed as a whole: whether it is active, its flags read and set
-/// (cuDevicePrimaryCtxGetState, cuDevicePrimaryCtxSetFlags), and a reset
-/// (cuDevicePrimaryCtxReset) that cudacore refuses while its own objects live in the context.
+/// A device's primary context as a whole: its state and flags (cuDevicePrimaryCtxGetState /
+/// SetFlags) and a reset cudacore refuses while its own objects live in it. cudacore retains it
+/// on first use until exit. Any thread; a reset must not race other threads using the device.
 ///
 ///     Device gpu(0);
 ///     set_primary_context_options(gpu, {.scheduling = ContextScheduling::blocking_sync});
 ///     PrimaryContextState state = primary_context_state(gpu);   // state.active, state.options
 ///     reset_primary_context(gpu);   // refused, naming what holds it, while objects of it live
-///
-/// The primary context is what Device::context() gives and what every call that takes a Device
-/// uses. cudacore retains it on first use and keeps it until the process exits (context.hpp), so
-/// it is active from then on. Flags may be set before and after it is active (the driver applies
-/// them to the active context since CUDA 11).
-///
-/// Thread safety: every call may be made from any thread. A reset must not race with other
-/// threads making objects on the device (as the driver requires of cuDevicePrimaryCtxReset).
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -46,16 +38,10 @@ unsigned primary_context_flags(const ContextOptions& options,
 /// driver refuses. Keeps nothing alive.
 void set_primary_context_options(const Device& device, const ContextOptions& options);
 
-/// Resets `device`'s primary context (cuDevicePrimaryCtxReset): every allocation, stream, event,
-/// module and pool in it is destroyed, and its flags go back to the driver's defaults (set them
-/// after the reset, before the next use, which retains a fresh context with them). Refused with InvalidArgumentError while cudacore objects hold the context: Context
-/// values of it, its streams and events (and buffers allocated on them), memory resources and
-/// pools made for the device, arrays, textures, graphs, loaded code bound to it, contexts created
-/// on the device (each holds the primary context), peer access enabled through
-/// Device::enable_peer_access. The message counts them and names the kinds it can tell: drop
-/// those objects first. The device's default memory resource (Device::memory_resource) does not
-/// count while nothing else holds it; it follows the new context. DriverError when the driver
-/// refuses. Not to be raced with other threads using the device.
+/// Resets `device`'s primary context (cuDevicePrimaryCtxReset): everything in it is destroyed and
+/// its flags return to the defaults. Refused with InvalidArgumentError, counting and naming what
+/// holds the context, while cudacore objects do (the default memory resource alone does not).
+/// DriverError when the driver refuses. Not to be raced with other threads using the device.
 void reset_primary_context(const Device& device);
 
 }  // namespace cudacore

@@ -1,10 +1,9 @@
 /// @file
-/// CUDA profiler control: starts and stops the collection of the profiling tool the process runs
-/// under (cuProfilerStart / cuProfilerStop), so that only the part of a program that matters is
-/// recorded. Nsight Systems records only between them with `nsys profile
-/// --capture-range=cudaProfilerApi`, Nsight Compute with `ncu --profile-from-start off`;
-/// cuda-api-wrappers calls the same pair `cuda::profiling::start()` / `stop()` and its scope
-/// `profile_this_scope()`.
+/// CUDA profiler control (cuProfilerStart / cuProfilerStop): record only the part that matters
+/// (`nsys profile --capture-range=cudaProfilerApi`, `ncu --profile-from-start off`). Each call
+/// makes its context current for the driver call only; without one, the current context or
+/// device 0's primary. Without a tool nothing happens. Errors: InvalidArgumentError for a closed
+/// Context; DriverError naming the call and context; NoDriverError. Any thread.
 ///
 ///     warm_up();                                  // not recorded
 ///     {
@@ -12,19 +11,6 @@
 ///         launch(stream, config, kernel, data);   // recorded
 ///         stream.sync();
 ///     }                                           // cuProfilerStop
-///
-/// The driver starts and stops collection for a context, the one current on the calling thread:
-/// each call here takes a Context (or a Device, its primary context) and makes it current for the
-/// driver call only (push, then pop), so the calling thread's current context is unchanged. The
-/// calls without one use the calling thread's current context, or device 0's primary context when
-/// none is current (as cudaProfilerStart does). Without a profiling tool the driver does nothing
-/// and answers success; starting twice, or stopping what was not started, does nothing either.
-///
-/// Errors: InvalidArgumentError naming the call for a closed or empty Context; DriverError naming
-/// cuProfilerStart or cuProfilerStop and the context when the driver refuses, or, with
-/// CUDA_ERROR_NOT_SUPPORTED, when the driver's table lacks the entry point; NoDriverError without
-/// a driver. Thread safety: the calls may be made from any thread; collection is the context's
-/// (the profiling tool's), not the thread's.
 #pragma once
 
 #include "cudacore/context.hpp"

@@ -1,11 +1,7 @@
 /// @file
-/// ProgramOptions: every NVRTC option cuda.core's ProgramOptions exposes (that NVRTC 13 accepts),
-/// as a plain struct with defaults.
-///
-/// Unset (std::nullopt / empty) fields pass no flag, so the compiler's own default applies. The
-/// fields turn into NVRTC flags in exactly one place, nvrtc_flags() (compiler_flags.hpp);
-/// Program::flags(target) shows the result. A PTX program uses the subset that nvJitLink
-/// understands (to_linker_options()).
+/// ProgramOptions: every NVRTC option cuda.core's ProgramOptions exposes, as a plain struct with
+/// defaults. Unset fields pass no flag; the fields become flags in one place, nvrtc_flags()
+/// (compiler_flags.hpp), and Program::flags(target) shows the result.
 #pragma once
 
 #include "cudacore/header_bundle.hpp"
@@ -62,47 +58,17 @@ struct ProgramOptions {
     std::vector<MacroDefinition> define_macro{};    ///< -D
     std::vector<std::string> undefine_macro{};      ///< -U
     std::vector<std::string> include_path{};        ///< -I, searched before the toolkit's
-    /// Put the toolkit's include dir and its CCCL headers (\<cuda/std/...\>, cub, thrust) on the
-    /// include path: $CUDA_HOME/include (else the toolkit found at build time, else
-    /// /usr/local/cuda/include) and its cccl/ subdirectory where present. Ignored while
-    /// header_bundles is not empty: the bundles stand for the toolkit's folders.
+    /// Put the toolkit's include dir and its CCCL headers on the include path ($CUDA_HOME/include,
+    /// else the build's toolkit, else /usr/local/cuda/include). Ignored with header_bundles.
     bool toolkit_include_path = true;
-    /// Let NVRTC find the C++ standard headers nvcc code includes (\<type_traits\>, \<cstdint\>,
-    /// \<cmath\>, \<cstdio\>...: standard_headers.hpp) in a folder searched after every other
-    /// include folder. C++ programs only; passes one --include-path (the cache key names it by
-    /// the headers' digest). Off by default (docs/compiling.md, "Standard headers", says why).
+    /// Let NVRTC find the C++ standard headers nvcc code includes (standard_headers.hpp), searched
+    /// after every other include folder. C++ only. Off by default (docs/compiling.md).
     bool std_headers = false;
-    /// Headers carried by the program instead of a toolkit on disk: see HeaderBundle. C++
-    /// programs only (refused for PTX and NVVM IR). Passes no flag (Program::flags and the cache
-    /// key are as without a folder). While not empty:
-    ///   - with pch unset, each bundle is read from its folder (HeaderBundle::folder(), made once
-    ///     under the cache folder and shared), put first on the include path in this order (as
-    ///     /proc/self/fd/N of the descriptor the folder was checked through), with NVRTC's
-    ///     automatic PCH; the folder is checked again after the compile (every byte) and a change
-    ///     while NVRTC read it means a compile again from memory; with lineinfo or debug (the code
-    ///     names the files), when no folder can be had, or something of a bundled header's name
-    ///     that the source looks up with quotes lies beside the source (in the folder of the name
-    ///     NVRTC is given: `name`, or the debug source file; the working directory for a bare
-    ///     name), where NVRTC looks for a quoted include of the source before any folder (an angle
-    ///     include is not looked up there; every bundled name counts when the source includes with
-    ///     quotes a header beside it that is no bundle's, or an operand a macro makes), the
-    ///     headers are given to NVRTC in memory (nvrtcCreateProgram's headers) without PCH, with
-    ///     one WarningKind::pch_off warning saying why (and with pch = false, without a warning);
-    ///   - an \#include whose operand names a header of a bundle reads the bundle's copy, before
-    ///     any other folder (a header of the same name in an include_path folder or beside the
-    ///     source is not used, from the bundle's folder as from memory), with one exception: read
-    ///     from its folder, a bundled name in a quoted \#include of a header that is no bundle's
-    ///     (one of include_path) finds a file of that name beside that header first; the
-    ///     toolkit's folders are not searched (toolkit_include_path is ignored), include_path
-    ///     still is, for headers no bundle holds;
-    ///   - where several bundles hold the same name, the FIRST bundle in this list that holds
-    ///     it wins (as the first -I folder does), and the later ones' copies are not used;
-    ///   - a header found neither in a bundle nor in a folder fails the compile with a
-    ///     CompileError naming the header and every bundle searched;
-    ///   - NVRTC's PCH of in-memory headers gave wrong code and is never used: pch = true,
-    ///     create_pch or use_pch are refused with InvalidArgumentError (leave pch unset for PCH
-    ///     from the bundles' folders);
-    ///   - the program cache keys the compile by each bundle's digest, in order.
+    /// Headers carried by the program instead of a toolkit on disk (HeaderBundle); C++ only. A
+    /// bundled name is read from the bundle (the first that holds it) before any folder; the
+    /// toolkit's folders are not searched. Bundles are read from their folders with automatic PCH
+    /// where possible, else from memory without PCH (a pch_off warning); pch = true, create_pch
+    /// and use_pch are refused. Keyed by each bundle's digest (docs/design/header-bundles.md).
     std::vector<HeaderBundle> header_bundles{};
     std::vector<std::string> pre_include{};         ///< --pre-include=\<header\>
     std::optional<bool> no_source_include{};        ///< --no-source-include
@@ -111,10 +77,8 @@ struct ProgramOptions {
     std::optional<bool> builtin_initializer_list{}; ///< --builtin-initializer-list=true|false
     std::optional<bool> disable_warnings{};         ///< --disable-warnings
     std::optional<bool> restrict{};                 ///< --restrict
-    /// --device-as-default-execution-space (NVRTC's -default-device): functions and variables
-    /// without __host__ or __device__ are device ones. Unset by default, as in NVRTC (jitify turns
-    /// it on): a CompileError for NVRTC's "... are not allowed in JIT mode" ends in a hint naming
-    /// this field (docs/compiling.md, "Defaults", says why).
+    /// --device-as-default-execution-space: functions without __host__ or __device__ are device
+    /// ones. Unset, as in NVRTC; NVRTC's "not allowed in JIT mode" error hints at it.
     std::optional<bool> device_as_default_execution_space{};
     std::optional<bool> device_int128{};            ///< --device-int128
     std::optional<bool> device_float128{};          ///< --device-float128
@@ -137,9 +101,7 @@ struct ProgramOptions {
     std::optional<std::string> frandom_seed{};        ///< --frandom-seed=\<seed\>
     std::optional<std::string> ofast_compile{};       ///< --Ofast-compile=max|mid|min|0
     /// --pch: NVRTC's automatic precompiled headers. Unset: on for C++ programs (unless create_pch
-    /// or use_pch asks for explicit PCH files); false turns it off. A later program whose leading
-    /// \#includes and options match an earlier one's in this process reuses its headers' parse.
-    /// PCH never fails a compile: see Program::pch_status().
+    /// or use_pch); false turns it off. PCH never fails a compile (Program::pch_status()).
     std::optional<bool> pch{};
     std::optional<std::string> create_pch{};        ///< --create-pch=\<file\>
     std::optional<std::string> use_pch{};           ///< --use-pch=\<file\>
@@ -150,24 +112,17 @@ struct ProgramOptions {
     std::optional<bool> pch_messages{};             ///< --pch-messages=true|false
     /// --instantiate-templates-in-pch=true|false
     std::optional<bool> instantiate_templates_in_pch{};
-    /// The size of NVRTC's PCH heap in bytes (nvrtcSetPCHHeapSize before compiling; not a flag).
-    /// PROCESS-WIDE: the last compile that sets it wins. Unset: NVRTC's size (256 MiB in NVRTC 13),
-    /// grown automatically when a compile reports it too small for a PCH.
+    /// NVRTC's PCH heap size in bytes (nvrtcSetPCHHeapSize; process-wide, the last compile wins).
+    /// Unset: NVRTC's size, grown when too small for a PCH.
     std::optional<std::size_t> pch_heap_size{};
 
     /// Passed to the backend as they are, after every flag above.
     std::vector<std::string> extra_flags{};
 
-    /// Where the source of a C++ program compiled with debug or line information (debug,
-    /// lineinfo, or -G / -lineinfo among extra_flags) is written for debuggers: compile() writes
-    /// it to `<folder>/<XXH3-128 of the source>/<name>` and passes that absolute path to NVRTC as
-    /// the program's name, so the code's line table (the PTX `.file` directive) names a file that
-    /// holds the source, and cuda-gdb lists the JIT kernel's lines. Identical sources share the
-    /// file. Unset: $CUDACORE_DEBUG_SOURCE_DIR, else `<$TMPDIR or /tmp>/cudacore-jit-sources-<uid>`
-    /// (made 0700). cudacore never deletes these files: they stay for later debugging sessions
-    /// (and for code from a cache); remove the folder when no longer needed. Program::
-    /// debug_source_path() says where; the compile log then names the source by that path.
-    /// Passes no flag; the program cache keys such compiles by the path (the code names it).
+    /// Where the source of a C++ program compiled with debug or line information is written for
+    /// debuggers (`<folder>/<XXH3-128 of the source>/<name>`, never deleted). Unset:
+    /// $CUDACORE_DEBUG_SOURCE_DIR, else `<$TMPDIR or /tmp>/cudacore-jit-sources-<uid>`
+    /// (docs/compiling.md).
     std::optional<std::string> debug_source_dir{};
 
     /// NVVM IR programs only (refused for C++ and PTX): more IR modules that libNVVM links with

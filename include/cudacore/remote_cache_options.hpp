@@ -47,12 +47,9 @@ struct RemoteCacheOptions {
     /// that (a refused reply is a failure: the cache backs off). Redis's own limit
     /// (proto-max-bulk-len) is 512 MiB.
     std::uint64_t max_entry_bytes = std::uint64_t{64} << 20;
-    /// A file holding the secret that authenticates entries (HMAC-SHA-256; its trailing white
-    /// space ignored; at least 16 bytes, e.g. `openssl rand -hex 32 > file`, mode 0600). With a
-    /// secret, entries are stored sealed by it and only entries it seals are accepted. Empty:
-    /// none, unless secret_env names one. Read once, when the cache is made: a regular file of at
-    /// most 4096 bytes (opened without blocking: a FIFO or a device is refused at once), warned
-    /// about when users other than its owner have access to it.
+    /// A file holding the secret that authenticates entries (HMAC-SHA-256; at least 16 bytes, a
+    /// regular file of at most 4096, mode 0600), read once when the cache is made. Empty: none,
+    /// unless secret_env names one.
     std::string secret_file{};
     /// The name of an environment variable holding the secret (as secret_file; not both).
     std::string secret_env{};
@@ -66,14 +63,11 @@ struct RemoteCacheOptions {
     /// itself (longer than lock_expiry, so that an owner's death is survived by waiting).
     std::chrono::milliseconds lock_wait{30000};
 
-    /// Parses `redis[s]://[user[:password]\@]host[:port][/db][?option=value&...]`: user and
-    /// password percent-decoded, an IPv6 host in brackets, port 6379 and database 0 by default;
-    /// `rediss://` sets tls. Options: connect_timeout_ms, timeout_ms (operation_timeout), retry_ms
-    /// (retry_after), max_retry_ms, expiry_s, prefix, max_entry_bytes, lock_ms (lock_expiry),
-    /// lock_wait_ms (lock_wait), secret_file, secret_env, and with `rediss://` tls_ca, tls_cert,
-    /// tls_key (file paths, percent-decoded). Throws InvalidArgumentError naming the URL (its password replaced by
-    /// "***") and what is wrong: not a URL, another scheme, no host, a bad port, database or
-    /// number, an unknown option, a TLS option without `rediss://`, a fragment.
+    /// Parses `redis[s]://[user[:password]\@]host[:port][/db][?option=value&...]` (options:
+    /// connect_timeout_ms, timeout_ms, retry_ms, max_retry_ms, expiry_s, prefix, max_entry_bytes,
+    /// lock_ms, lock_wait_ms, secret_file, secret_env, tls_ca, tls_cert, tls_key); port 6379 and
+    /// database 0 by default, `rediss://` sets tls. Throws
+    /// InvalidArgumentError naming the URL (password hidden) and what is wrong.
     static RemoteCacheOptions from_url(std::string_view url);
     /// from_url($CUDACORE_REMOTE_CACHE), or nullopt when it is unset or empty. Throws what
     /// from_url throws.
@@ -81,12 +75,8 @@ struct RemoteCacheOptions {
     /// The server as a URL without the password (for messages): redis://user\@host:port/db
     /// (rediss:// with TLS).
     std::string display_url() const;
-    /// The secret secret_file or secret_env names, its trailing white space removed; "" when
-    /// neither is set. The same rules as the cache's own read (a regular file of at most 4096
-    /// bytes, warned about when others can read it; at least 16 bytes). For what shares the
-    /// cache's secret (a cache artefact's signature, cache_artefact.hpp). Throws
-    /// InvalidArgumentError naming the server, the file or variable and what is wrong.
-    /// Thread-safe.
+    /// The secret secret_file or secret_env names ("" when neither), read by the cache's rules.
+    /// Throws InvalidArgumentError naming the file or variable and what is wrong. Thread-safe.
     std::string read_secret() const;
 };
 

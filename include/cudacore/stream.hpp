@@ -1,13 +1,8 @@
 /// @file
-/// Streams: ordered queues of work on a device.
-///
-/// Ownership: copies share one stream. A stream created by cudacore is destroyed when its last
-/// holder goes (its last copy, and whatever else holds it: buffers freed on it, ...); close()
-/// ends it for every copy (docs/errors-and-lifetime.md, "Closing and resetting"); it holds its
-/// context, so the context outlives it. Stream::from_handle wraps a stream the caller owns and
-/// never destroys it. Destruction never throws; errors during release (driver shut down, device
-/// reset) are ignored. A Stream may be used from several threads, except close(), which must not
-/// race with other uses of the stream through any copy.
+/// Streams: ordered queues of work on a device. Copies share one stream, destroyed when its last
+/// holder goes (copies, buffers freed on it...) or ended for every copy by close(); it holds its
+/// context. Stream::from_handle wraps a stream the caller owns and never destroys it. Destruction
+/// never throws. Usable from several threads, except close(), which must not race other uses.
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -70,19 +65,10 @@ struct StreamFromHandleOptions {
 /// A CUDA stream: work enqueued on it runs in order; copies share it.
 class Stream : public OwningHandle<Stream, detail::StreamBox, CUstream> {
 public:
-    /// Wraps a stream the caller owns. The wrapper never destroys it; the caller keeps the handle
-    /// valid while any copy of the wrapper lives, and may destroy it once the last copy is gone,
-    /// even with cudacore objects that used the stream still alive (a library whose kernels ran
-    /// there, a buffer freed on it is the exception: it needs the stream at its free). When the
-    /// last copy goes, cudacore marks the end of the work it put there (a host function) if
-    /// releases may wait for it, and marks it again at each buffer freed there later; a release
-    /// waits for the newest mark and never touches the handle. The context is taken from the
-    /// stream (cuStreamGetCtx) and held when it is a primary context or one Context::create made.
-    /// A default stream (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) is the one of the context current
-    /// at this call, and stays that context's: every call on the Stream makes that context
-    /// current for itself (as for Context::default_stream). With `options.take_ownership`, the stream is cudacore's from then on, as one it created:
-    /// destroyed when its last holder goes (InvalidArgumentError for a default stream, which
-    /// nobody destroys). Throws DriverError when the driver does not know the stream.
+    /// Wraps a stream the caller owns and keeps valid while any copy lives; cudacore never
+    /// destroys it unless `options.take_ownership` (not for a default stream:
+    /// InvalidArgumentError). Holds its context. Throws DriverError for an unknown stream
+    /// (docs/errors-and-lifetime.md).
     static Stream from_handle(CUstream stream, const StreamFromHandleOptions& options = {});
 
     // Copies share the stream and its closed state; a moved-from Stream is empty: assignment,
@@ -110,9 +96,7 @@ public:
     /// Records an existing event at this point of the stream; may be done any number of times.
     void record(const Event& event) const;
     /// Later work on this stream waits for the event / for all work enqueued so far on `other`.
-    /// An event may be of another device, except an IPC-enabled one (InvalidArgumentError: the
-    /// driver crashes on it); an event wrapped with Event::from_handle must say ipc_enabled in its
-    /// options for this check to apply.
+    /// Throws InvalidArgumentError for an IPC event of another device (the driver crashes on it).
     void wait(const Event& event) const;
     /// Records a new event on `other` and waits for it here. InvalidArgumentError when either
     /// stream is closed, DriverError when the driver refuses.
@@ -132,15 +116,11 @@ public:
     /// True while the stream is capturing (cuStreamIsCapturing), by cudacore or anyone else.
     bool is_capturing() const;
 
-    /// Host callbacks (cuLaunchHostFunc): runs `function` (any callable taking no arguments) on a
-    /// driver thread once the work enqueued before it is done; later work waits for it. It must
-    /// not call CUDA (the driver forbids it): no cudacore calls inside. An exception it throws is
-    /// caught there (the process goes on) and thrown as HostFunctionError (original() holds it)
-    /// by the next call on this Stream or a copy of it: launch_host_func, sync (after waiting),
-    /// is_done, record, wait, check_host_functions or a launch on it; reported once, the first
-    /// one when several threw. The callable is copied/moved into the stream and destroyed on a
-    /// later call from a user thread (so its captures may own cudacore objects), or when the
-    /// last copy of the Stream goes. Throws DriverError when the driver refuses the enqueue.
+    /// Runs `function` on a driver thread once the work before it is done (cuLaunchHostFunc);
+    /// later work waits for it. It must not call CUDA. What it throws comes back as
+    /// HostFunctionError from the next call on this Stream or a copy. The callable is destroyed
+    /// later on a user thread, so its captures may own cudacore objects. Throws DriverError when
+    /// the enqueue is refused.
     template <class Function>
     void launch_host_func(Function&& function) const {
         using Stored = std::decay_t<Function>;
@@ -153,11 +133,9 @@ public:
     /// stream then owns.
     void enqueue_host_task(std::unique_ptr<detail::HostTask> task) const;
 
-    /// Ends the stream for every holder, copies included (docs/errors-and-lifetime.md,
-    /// "Closing and resetting"): work already queued on it still runs; a wrapped stream
-    /// (from_handle) is never destroyed by cudacore. Calls given a closed stream (launch, copies,
-    /// ...) throw InvalidArgumentError naming the call and the stream, where cuda.core would go
-    /// on with the legacy default stream. DriverError when the release it makes fails.
+    /// Ends the stream for every copy (docs/errors-and-lifetime.md); queued work still runs, and a
+    /// wrapped stream is never destroyed. Calls given a closed stream throw InvalidArgumentError.
+    /// Throws DriverError when the release fails.
     void close();
     /// The type's name and what it holds, for the errors of a closed or moved-from object.
     static constexpr const char* type_name = "Stream";

@@ -1,15 +1,8 @@
 /// @file
-/// Stream attributes: how a host thread waits for a stream (synchronization policy), the L2
-/// persistence window its kernels get (access policy window), its priority, and copying all of
-/// them from one stream to another (cuStreamGetAttribute, cuStreamSetAttribute,
-/// cuStreamCopyAttributes).
-///
-/// An attribute set on a stream applies to the work launched on it afterwards; a launch's own
-/// attributes (LaunchConfig::access_policy_window, LaunchConfig::priority) take precedence for
-/// that launch. Each call checks the stream is open first (InvalidArgumentError naming the call
-/// and the stream when it is closed or moved from) and throws DriverError naming the driver call,
-/// the attribute and the stream when the driver refuses. Thread-safety: each call is one driver
-/// call; calls on one stream from several threads are safe, the last set wins.
+/// Stream attributes (cuStreamGetAttribute / SetAttribute / CopyAttributes): synchronization
+/// policy, L2 access policy window, priority. A set attribute applies to later work; a launch's
+/// own attributes take precedence. Throws InvalidArgumentError for a closed stream, DriverError
+/// naming the call, attribute and stream. Safe from several threads; the last set wins.
 #pragma once
 
 #include "cudacore/stream.hpp"
@@ -33,14 +26,9 @@ enum class SynchronizationPolicy {
 /// outside the enumeration. Never throws beyond std::bad_alloc.
 std::string to_string(SynchronizationPolicy policy);
 
-/// The policy a host thread waits for the stream under: the one set on the stream
-/// (CU_STREAM_ATTRIBUTE_SYNCHRONIZATION_POLICY), or, for a stream whose policy was never set
-/// (the driver answers -1, no policy), the one its context's scheduling flag gives
-/// (ContextOptions::scheduling, cuCtxGetFlags: CU_CTX_SCHED_BLOCKING_SYNC waits as blocking_sync,
-/// and so on), which is how such a stream waits. So a new stream of a context made with
-/// `{.scheduling = ContextScheduling::blocking_sync}` answers blocking_sync, and one of a
-/// default primary context automatic. Throws as this file says (DriverError naming cuCtxGetFlags
-/// and the context when the context's flags cannot be read).
+/// The policy a host thread waits for the stream under: the one set on it, else the one its
+/// context's scheduling flag gives. Throws as this file says, and DriverError when the context's
+/// flags cannot be read.
 SynchronizationPolicy synchronization_policy(const Stream& stream);
 /// Sets `stream`'s policy to `policy` (the stream first, as every setter takes the object it sets:
 /// docs/api-conventions.md). InvalidArgumentError for a value that is not one of the enumerators
@@ -55,13 +43,9 @@ inline void set_synchronization_policy(SynchronizationPolicy policy, const Strea
 /// The stream's L2 persistence window (CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW), or nullopt
 /// when none is set (a window of 0 bytes). Throws as this file says.
 std::optional<CUaccessPolicyWindow> access_policy_window(const Stream& stream);
-/// Sets `window` on `stream`: accesses to [base_ptr, base_ptr + num_bytes) by kernels on the stream get
-/// hitProp for a hitRatio fraction of them and missProp for the rest. Refused before the driver
-/// with InvalidArgumentError naming the stream and the reason: a device without a persisting L2
-/// cache (CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE is 0), a null base or 0 bytes (clear
-/// it with clear_access_policy_window), more bytes than the device's
-/// CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE (both named), a hitRatio outside [0, 1].
-/// The memory is the caller's to keep valid while the window is used.
+/// Sets `window` on `stream` (L2 persistence for kernels on it). Throws InvalidArgumentError,
+/// before the driver, for a device without a persisting L2, an empty or too large window or a
+/// hitRatio outside [0, 1]. The memory is the caller's to keep valid.
 void set_access_policy_window(const Stream& stream, const CUaccessPolicyWindow& window);
 /// The earlier order, the window first.
 [[deprecated("use set_access_policy_window(stream, window)")]]

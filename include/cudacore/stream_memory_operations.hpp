@@ -1,9 +1,12 @@
 /// @file
 /// Stream memory operations: a stream waits until a 32- or 64-bit word in memory meets a
-/// condition, or writes a value to one, in stream order (cuStreamWaitValue32/64,
-/// cuStreamWriteValue32/64, cuStreamBatchMemOp); each also as a graph node
-/// (cuGraphAddBatchMemOpNode). One stream signals another, or the host releases a stream, with
-/// no event and no host function:
+/// condition, or writes one, in stream order (cuStreamWaitValue32/64, cuStreamWriteValue32/64,
+/// cuStreamBatchMemOp), also as graph nodes. The word is aligned, inside its Buffer, and in
+/// memory the driver takes (cuMemAlloc, pinned or registered host; not managed or pool memory).
+/// Keeps alive as a copy does: nothing per operation outside a capture. What the device lacks is
+/// InvalidArgumentError before the driver is called. A wait never satisfied blocks for ever; with
+/// lazy loading launch each kernel once first. Callable from several threads as other enqueues.
+/// Guide: docs/loading-and-launching.md, "Stream memory operations".
 ///
 ///     auto plain = std::make_shared<SynchronousMemoryResource>(device);  // cuMemAlloc memory
 ///     Buffer flag = plain->allocate(sizeof(std::uint32_t), producer);
@@ -12,43 +15,6 @@
 ///     write_value32({.buffer = flag}, 1, producer);         // after the kernel
 ///     wait_value32({.buffer = flag}, 1, consumer);          // consumer's later work waits
 ///     launch(consumer, config, use, data);
-///
-/// Where the word lives: a ValueAddress names a Buffer (and a byte offset into it), or a raw
-/// device address (host memory mapped to the device, registered or pinned, or memory the caller
-/// manages). The word must be aligned to its size (4 or 8 bytes) and lie inside the Buffer.
-/// The driver takes device memory from cuMemAlloc (SynchronousMemoryResource), pinned host
-/// memory (LegacyPinnedMemoryResource) and registered host memory (register_host_memory); it refuses
-/// managed memory (InvalidArgumentError before the call) and, on the driver tried (580), memory from
-/// stream-ordered pools such as Device::allocate's (DriverError CUDA_ERROR_INVALID_VALUE, whose
-/// message says so).
-///
-/// Keeps alive: as a copy or a launch does. A Buffer's memory is freed in order on its
-/// deallocation stream (Buffer::set_deallocation_stream), so an operation enqueued on that stream
-/// is safe however early the last copy goes; on another stream, keep a copy of the Buffer (or
-/// order the free after the operation with an event) until the operation has run. Nothing is
-/// held per operation, so the Buffer and the raw-address forms cost the same. During a capture
-/// begun through cudacore (GraphBuilder) the graph being built holds the Buffer, and a graph
-/// node's graph holds it (Graph::hold): a graph runs when the caller no longer thinks of it.
-///
-/// Lazy loading (CUDA's default, CUDA_MODULE_LOADING=LAZY): a kernel's first launch in a context
-/// may wait for the whole context. A launch enqueued behind a wait that only later work releases
-/// (a host thread started after the launch returns) may then block for ever: launch each kernel
-/// once before ordering work through waits, or set CUDA_MODULE_LOADING=EAGER.
-///
-/// Device support, checked before the driver is called (InvalidArgumentError naming the call,
-/// the device and the attribute): 64-bit operations need
-/// CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, WaitCondition::bitwise_nor needs
-/// CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, and flush_remote_writes needs
-/// CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES (the attributes are read once per device). A write
-/// without a memory barrier (WriteOptions::memory_barrier = false) is refused likewise: the
-/// driver's v2 operations do not support it.
-///
-/// A wait that is never satisfied blocks its stream (and whatever waits for it) for ever: the
-/// driver cannot tell. Work ordered only through these operations is invisible to CUDA's own
-/// dependency tracking: order what CUDA must see (a buffer freed on another stream) with events.
-///
-/// Thread-safety: the functions may be called from several threads at once, on one stream or
-/// several, as other enqueues; adding nodes to one Graph from several threads is not safe.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -66,9 +32,7 @@
 namespace cudacore {
 
 /// The word an operation waits on or writes: `buffer` at byte `offset`, or, when `buffer` is
-/// empty, the raw device address `pointer` (host memory mapped to the device, or memory the
-/// caller keeps valid). Designated initializers: `{.buffer = flag, .offset = 8}`,
-/// `{.pointer = mapped}`.
+/// empty, the raw device address `pointer`: `{.buffer = flag, .offset = 8}`, `{.pointer = p}`.
 struct ValueAddress {
     Buffer buffer{};          ///< the memory (held until the operation has run); empty: `pointer`
     std::size_t offset = 0;   ///< bytes into `buffer` (ignored for a raw pointer)
@@ -98,9 +62,8 @@ struct WaitOptions {
 
 /// How a write behaves.
 struct WriteOptions {
-    /// The write is ordered after the stream's earlier writes to memory (a fence before it). False
-    /// asks for CU_STREAM_WRITE_VALUE_NO_MEMORY_BARRIER, which the driver's v2 stream memory
-    /// operations do not support: refused with InvalidArgumentError before the driver is called.
+    /// The write is ordered after the stream's earlier writes (a fence). False is refused with
+    /// InvalidArgumentError: the driver's v2 operations do not support it.
     bool memory_barrier = true;
 };
 
@@ -145,11 +108,9 @@ inline MemoryOperation write_value64_operation(ValueAddress address, std::uint64
 }
 
 /// Later work on `stream` waits until the 32-bit word at `address` meets `options.condition`
-/// against `value` (cuStreamWaitValue32). Throws InvalidArgumentError when the stream or buffer
-/// is closed, the word is misaligned (4 bytes), outside the buffer or at address 0, or the device
-/// lacks what `options` asks (see the file's description), or the memory is managed; DriverError
-/// when the driver refuses (memory from a stream-ordered pool, for one).
-/// Keeps alive as a copy does (the file's description): nothing outside a capture.
+/// against `value` (cuStreamWaitValue32). Throws InvalidArgumentError for a closed stream or
+/// buffer, a misaligned, outside or null word, managed memory, or what the device lacks;
+/// DriverError when the driver refuses (pool memory). Keeps nothing alive outside a capture.
 void wait_value32(const ValueAddress& address, std::uint32_t value, const Stream& stream,
                   const WaitOptions& options = {});
 /// The 64-bit wait (cuStreamWaitValue64; 8-byte alignment, and the device must have
@@ -163,15 +124,13 @@ void write_value32(const ValueAddress& address, std::uint32_t value, const Strea
 /// The 64-bit write (cuStreamWriteValue64). Throws and keeps alive as wait_value64.
 void write_value64(const ValueAddress& address, std::uint64_t value, const Stream& stream,
                    const WriteOptions& options = {});
-/// Runs `operations` in one call (cuStreamBatchMemOp), in order. Every operation is checked (and
-/// a 32-bit one's value must fit 32 bits) before the driver is called: InvalidArgumentError naming
-/// the operation's index; none for an empty batch. Keeps alive as the single calls do.
+/// Runs `operations` in order in one cuStreamBatchMemOp, each checked first
+/// (InvalidArgumentError naming its index). Keeps alive as the single calls do.
 void run_memory_operations(std::span<const MemoryOperation> operations, const Stream& stream);
 
-/// A graph node running `operations` (cuGraphAddBatchMemOpNode) in `graph`'s context, after
-/// `dependencies`. Checked as run_memory_operations (InvalidArgumentError also for an empty batch
-/// or a moved-from Graph); DriverError when the driver refuses. The graph (and its executable
-/// graphs) holds every Buffer named.
+/// A graph node running `operations` (cuGraphAddBatchMemOpNode) after `dependencies`, checked as
+/// run_memory_operations (also refusing an empty batch). The graph holds every Buffer named.
+/// Throws DriverError when the driver refuses.
 GraphNode add_memory_operations(Graph& graph, GraphDependencies dependencies,
                                 std::span<const MemoryOperation> operations);
 /// A node of one 32-bit wait (add_memory_operations with wait_value32_operation).

@@ -1,33 +1,15 @@
 /// @file
-/// StridedMemoryView: a typed, strided view of memory (cuda.core's StridedMemoryView): shape,
-/// strides, element type (DLPack's DLDataType), device and a read-only flag over a Buffer.
+/// StridedMemoryView: a typed, strided view of memory over a Buffer it holds (cuda.core's
+/// StridedMemoryView), from a Buffer and a layout or from a DLPack tensor. Dimensions row-major
+/// (the last innermost); strides in elements, always filled in. Closed with its Buffer: then
+/// data() is null and uses throw InvalidArgumentError. Errors: InvalidArgumentError naming the
+/// problem; no driver needed except for as_tensor_map. Copies share it; thread-safe to read.
+/// As an mdspan: mdspan.hpp. Guide: docs/memory.md.
 ///
 ///     StridedMemoryView view = StridedMemoryView::from_buffer(
 ///         buffer, {.shape = {rows, cols}, .dtype = {kDLFloat, 32, 1}});
 ///     TensorMap map = view.as_tensor_map({16, 32});           // box in the view's order
 ///     launch(stream, config, kernel, map, view);              // a view is passed as its data()
-///
-/// Dimensions are in DLPack's (and cuda.core's) row-major order: the last one is the innermost.
-/// Strides are in elements, one per dimension, always filled in (a tensor given without strides
-/// gets its compact row-major ones; is_c_contiguous() says whether they are).
-///
-/// Made from a Buffer with an explicit layout (cuda.core's StridedMemoryView.from_buffer), or
-/// from a DLPack tensor from another library (from_dlpack: host, pinned, managed or device
-/// memory; the deleter runs once the view and every copy are gone). As an mdspan and from one:
-/// cudacore/mdspan.hpp (CCCL's cuda::std::mdspan; g++ 12's library has no std::mdspan). Not
-/// offered yet: versioned DLPack tensors (DLManagedTensorVersioned and its read-only flag: the
-/// DLPack headers cudacore builds with, Debian's 0.6, predate them).
-///
-/// Ownership: a view holds its Buffer (a shared copy), so the memory stays valid while the view
-/// lives. Copies are cheap and share it. After the owner closes the Buffer (Buffer::close closes
-/// every copy), the view is closed too: is_closed() is true, data() is null, and to_dlpack,
-/// as_tensor_map and passing it to a kernel throw InvalidArgumentError instead of pointing at
-/// freed memory. Thread-safe to read.
-///
-/// Errors: InvalidArgumentError naming the problem (closed buffer, a layout beyond the buffer,
-/// strides of another rank, negative extents or strides, an element type of no whole bytes, no
-/// TMA element type, a non-contiguous innermost dimension for a tensor map). Needs no driver,
-/// except as_tensor_map (TensorMap's errors).
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -113,11 +95,9 @@ public:
     /// until its deleter is called). The read-only flag is not carried (unversioned DLPack).
     DLManagedTensor* to_dlpack() const;
 
-    /// A tiled TensorMap whose shape, strides and element type come from the view (cuda.core's
-    /// StridedMemoryView.as_tensor_map): dimensions reversed to the driver's innermost-first
-    /// order, byte strides from the element strides. The innermost dimension must be contiguous
-    /// (stride 1) and every stride positive. The map holds the view's memory. Throws
-    /// InvalidArgumentError (also TensorMap::tiled's checks), DriverError, NoDriverError.
+    /// A tiled TensorMap from the view's shape, strides and type (dimensions reversed); the
+    /// innermost must be contiguous. Holds the memory. Throws InvalidArgumentError (and
+    /// TensorMap::tiled's checks), DriverError, NoDriverError.
     TensorMap as_tensor_map(const ViewTensorMapOptions& options) const;
     /// as_tensor_map with only a box (view's order) and default options.
     TensorMap as_tensor_map(std::vector<std::uint32_t> box) const {

@@ -1,22 +1,13 @@
 /// @file
 /// SurfaceObject: a surface object (cuSurfObjectCreate) over a CUDA array made with
-/// ArrayOptions::surface_load_store, for kernels that read and write it (surf2Dwrite,
-/// surf2Dread, ...); cuda.core's SurfaceObject.
+/// surface_load_store, for kernels that read and write it (cuda.core's SurfaceObject); passed as
+/// its 64-bit CUsurfObject. Holds its array; copies share it, destroyed after the work launched
+/// with it through launch() (a raw handle() is the caller's to keep). Immutable: thread-safe.
 ///
 ///     CudaArray image = CudaArray::create(device, {.format = ArrayFormat::float32, .width = 64,
 ///                                                  .height = 64, .surface_load_store = true});
 ///     SurfaceObject surface = SurfaceObject::from_array(image);
 ///     launch(stream, config, kernel, surface);  // __global__ void k(cudaSurfaceObject_t s)
-///
-/// As a kernel argument (launch()) it is passed as its 64-bit CUsurfObject (the kernel declares
-/// cudaSurfaceObject_t or unsigned long long), and the launch is noted: the surface and its array
-/// are destroyed only once the streams it was launched on are done.
-///
-/// Ownership: a SurfaceObject holds its CudaArray (a level view holds its mipmapped array too).
-/// Copies share one surface object (cheap), destroyed when the last copy goes, after the work
-/// launched with it through launch() (not a raw handle() given to a TypedKernel or a graph: keep
-/// the object until that work is done); release errors at exit are ignored. A moved-from
-/// SurfaceObject may only be destroyed or assigned to. Immutable: thread-safe.
 #pragma once
 
 #include "cudacore/owning_handle.hpp"

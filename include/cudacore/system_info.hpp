@@ -1,16 +1,9 @@
 /// @file
-/// System information through NVML (libnvidia-ml.so.1, installed with the driver): the driver
-/// version and, per GPU, its UUID, PCI bus id, memory use, utilisation, temperature, power and
-/// clocks. NVML is opened at run time on first use; when it is absent, every call here throws
-/// LoaderError (NvmlError when NVML loads but fails), and nothing else in cudacore is affected.
-/// nvml_available() asks without throwing.
-///
-/// SystemDevice is a small value (NVML's device handle, valid for the life of the process);
-/// every reading is taken anew when asked for. Device::system_device() finds a CUDA device's
-/// SystemDevice by UUID. The single readings (memory(), temperature_celsius()...) throw NvmlError
-/// when the GPU does not support them (NVML_ERROR_NOT_SUPPORTED); readings(), ecc(), processes()
-/// and nvlinks() report an unsupported reading as an empty std::optional instead, so one query
-/// answers for every GPU. Thread-safe. Topology between GPUs: cudacore/system_topology.hpp.
+/// System information through NVML (opened at run time): the driver version and, per GPU, its
+/// UUID, PCI bus id, memory, utilisation, temperature, power and clocks, read anew each time.
+/// Without NVML every call throws LoaderError (nvml_available() asks); NvmlError when NVML fails
+/// or a single reading is not supported (readings(), ecc()... give empty optionals instead).
+/// Thread-safe. Topology: system_topology.hpp.
 #pragma once
 
 #include <cstdint>

@@ -1,36 +1,15 @@
 /// @file
-/// TensorMap: a CUtensorMap descriptor for Hopper's bulk tensor copies (TMA), made from a Buffer.
+/// TensorMap: a CUtensorMap descriptor for Hopper's bulk tensor copies (TMA), made from a Buffer
+/// it holds. Dimensions innermost first. Every rule of cuTensorMapEncodeTiled / Im2col that can
+/// be checked on the host is, before the driver: InvalidArgumentError naming the field and value;
+/// then DriverError, or NoDriverError. Passed to kernels as its 128-byte CUtensorMap by value
+/// (`const __grid_constant__ CUtensorMap`). Copies are cheap values; thread-safe to read. Guide
+/// and the origin alignment to keep in kernels: docs/memory.md.
 ///
 ///     TensorMap map = TensorMap::tiled(buffer, {.element_type = TensorDataType::float32,
 ///                                               .shape = {cols, rows},      // innermost first
 ///                                               .box = {32, 16}});          // the tile
 ///     launch(stream, config, kernel, map, out);  // kernel(const __grid_constant__ CUtensorMap m, ...)
-///
-/// Dimensions are listed innermost (contiguous) first, as the driver wants them. `strides` are the
-/// byte distances between consecutive indices of dimensions 1..rank-1 (rank - 1 values); empty
-/// means densely packed. A rank-1 map has no strides (cuda.core's tma_tensor_map example: 1024
-/// floats, box 128); the driver still gets a valid stride array, since it refuses a null one.
-/// Every rule of cuTensorMapEncodeTiled / cuTensorMapEncodeIm2col that can be checked on the host
-/// is checked BEFORE the driver is called, and a violation throws
-/// InvalidArgumentError naming the field (TensorMapOptions::box[1], ...) and the value: address
-/// aligned to 16 bytes (32 with 32-byte interleave), rank 1..5 (3..5 for im2col or interleave),
-/// shape 1..2^32, strides multiples of 16 (32), below 2^40, increasing and not overlapping, the
-/// tensor inside the buffer, box 1..256 with inner box bytes a multiple of 16 and within the
-/// swizzle span, element strides 1..8, interleave/swizzle combinations, NaN fill only for floating
-/// point types. The driver may still refuse (DriverError naming the call); no driver:
-/// NoDriverError.
-///
-/// In the kernel, keep a box's origin in dimension 0 a multiple of 16 bytes: at ranks 4 and 5 a
-/// copy from an origin of 56 or 24 bytes (floats 14 and 6, the box overhanging the tensor's end)
-/// faulted with CUDA_ERROR_ILLEGAL_INSTRUCTION on an H100 (driver 580), through raw driver calls
-/// too; aligned origins, inside or overhanging, copy correctly at every rank (the GPU tests).
-///
-/// As a kernel argument a TensorMap is passed as its 128-byte CUtensorMap by value; declare the
-/// parameter `const __grid_constant__ CUtensorMap` (or TypedKernel<void(CUtensorMap, ...)>).
-///
-/// Ownership: a TensorMap holds its Buffer (a shared copy), so the memory outlives the map.
-/// Kernels still running after the map is dropped read memory the caller keeps valid, as with any
-/// launch argument. Copies are cheap values (descriptor + shared buffer); thread-safe to read.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -132,21 +111,11 @@ public:
     /// as tiled(), the corners, channels_per_pixel and pixels_per_column checked too.
     static TensorMap im2col(const Buffer& buffer, const TensorMapIm2colOptions& options);
 
-    /// Points the map at `buffer` instead (cuTensorMapReplaceAddress), keeping its shape,
-    /// strides, box and options: cuda.core's TensorMapDescriptor.replace_address, for a sequence
-    /// of tensors of one layout (double buffering) without encoding a map for each.
-    /// Checked before the driver is called, as the encode checks its buffer: open,
-    /// device-accessible, aligned to 16 bytes (32 with interleave bytes32), on the device of the
-    /// map's current buffer (memory bound to no device, such as pinned host memory, fits any),
-    /// and at least as large as the tensor the map spans (cuda.core does not check the size; a
-    /// smaller buffer would let the copy engine read past it). A violation throws
-    /// InvalidArgumentError naming both buffers; the driver's refusal, DriverError naming
-    /// cuTensorMapReplaceAddress; no driver, NoDriverError.
-    /// On success the map holds `buffer` (and drops its shared copy of the old one); on any
-    /// failure it is unchanged, still pointing at and holding the old buffer (as cuda.core drops
-    /// the old tensor only after the driver call succeeded). Only this object changes: copies of
-    /// the map, and launches already made with it (they took the descriptor by value), keep the
-    /// old address. Not thread-safe against other uses of this same object.
+    /// Points the map at `buffer` instead, keeping its layout (cuTensorMapReplaceAddress). The
+    /// buffer is checked as at encode (open, device-accessible, aligned, same device, large
+    /// enough): else InvalidArgumentError naming both; DriverError, NoDriverError. On success the
+    /// map holds `buffer` and drops the old one; on failure it is unchanged. Copies and launches
+    /// made keep the old address. Not thread-safe against other uses of this object.
     void replace_address(const Buffer& buffer);
 
     /// The 128-byte descriptor, as a kernel receives it.

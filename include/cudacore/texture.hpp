@@ -1,40 +1,16 @@
 /// @file
 /// TextureObject: a texture object (cuTexObjectCreate) over a CUDA array, a mipmapped array, or
-/// linear or pitched 2D device memory; cuda.core's TextureObject.
+/// linear or pitched 2D device memory (cuda.core's TextureObject); passed to kernels as its
+/// 64-bit CUtexObject. Options the hardware does not do are InvalidArgumentError naming the
+/// field, before the driver; then DriverError, NoDriverError. Holds what it reads; copies share
+/// it, destroyed after the work launched with it through cudacore (a raw handle() given to a
+/// kernel is the caller's to keep). Immutable, usable from several threads. Guide: docs/memory.md.
 ///
 ///     TextureObject tex = TextureObject::from_array(image, {
 ///         .address_modes = {TextureAddressMode::clamp, TextureAddressMode::clamp},
 ///         .filter = TextureFilterMode::linear,
 ///         .normalized_coordinates = true});
 ///     launch(stream, config, kernel, tex, out);  // __global__ void k(cudaTextureObject_t t, ...)
-///
-/// As a kernel argument (launch()) a TextureObject is passed as its 64-bit CUtexObject (the
-/// kernel declares cudaTextureObject_t or unsigned long long). The launch is noted: the texture,
-/// and what it holds, are destroyed only once the streams it was launched on are done.
-///
-/// Checks made before the driver is called, each an InvalidArgumentError naming the call, the
-/// field, the value and the object: enumerations in range; wrap and mirror only with normalized
-/// coordinates (the driver's rule for unnormalized ones is clamp or border); linear filtering
-/// only where fetches return floating point (float formats, or 8- and 16-bit integers read as
-/// normalized_float); normalized_float not for 32-bit integers (the texture unit never promotes
-/// them; for float formats it changes nothing); max_anisotropy at most 16; mipmap clamps ordered and not
-/// negative; a mipmapped array only with normalized coordinates; seamless_cubemap only on a
-/// cubemap. For memory: the Buffer open and device-accessible, its address aligned to
-/// CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, the linear width within
-/// cuDeviceGetTexture1DLinearMaxWidth, the pitched width, height and pitch within
-/// MAXIMUM_TEXTURE2D_LINEAR_WIDTH / _HEIGHT / _PITCH, the pitch aligned to
-/// TEXTURE_PITCH_ALIGNMENT, and the buffer large enough. Then the driver's refusal is a
-/// DriverError naming cuTexObjectCreate and the texture; no driver, NoDriverError.
-///
-/// Ownership: a TextureObject holds what it reads (the CudaArray, MipmappedArray or Buffer), so
-/// that outlives it. Copies share one texture object (cheap), destroyed when the last copy goes,
-/// after the work launched with it through cudacore (the dropping thread never blocks:
-/// docs/design/release.md). At exit, or after a device reset, release errors are
-/// ignored. A kernel given the raw handle() (a TypedKernel launch, a graph node, a captured graph
-/// replayed later) is not noted: keep the TextureObject until that work is done. A moved-from
-/// TextureObject may only be destroyed or assigned to.
-///
-/// Thread safety: a TextureObject is immutable and may be used from several threads at once.
 #pragma once
 
 #include "cudacore/owning_handle.hpp"

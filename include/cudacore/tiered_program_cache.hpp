@@ -1,28 +1,10 @@
 /// @file
-/// TieredProgramCache: several program caches used as one, fastest first (typically a
-/// MemoryProgramCache, then a DiskProgramCache, then a RemoteProgramCache; any subset). It is a
-/// ProgramCache, so it goes wherever one is taken: compile_cached, find_cached, compile_many,
-/// cudacore::mpi::compile_distributed.
-///
-/// get() asks the tiers in order and returns the first hit, after storing it in every tier above
-/// the one that had it (a remote hit fills the disk and memory tiers, so the next process on
-/// this machine hits on disk and the next lookup in this process hits in memory). put() writes
-/// through every tier.
-///
-/// Trust follows an entry between tiers. What a tier of the user's own (memory, disk: an empty
-/// ProgramCache::entry_trust()) takes from a shared tier (a RemoteProgramCache) is stored under a
-/// key of that tier's trust, and looked for only under the trust the shared tier has now: code
-/// taken from the server without a secret, or under another secret, is never served once the
-/// secret is set or changed (it is a miss, and ages out of the disk cache). What the user's own
-/// processes compiled and stored stays under the plain key, a hit under any trust. What was
-/// imported into a tier of the user's own (import_cache_artefact) keeps the trust it came with
-/// (ProgramCache::put_many_with_trust) and is served from there only while this cache accepts it:
-/// always when no shared tier holds a secret; else only when it was signed with a shared tier's
-/// secret (an unsigned import, or one signed with another secret, is a miss in that tier). A put()
-/// stores as compiled here. A tier that throws CacheError is skipped for that call: a get goes on to
-/// the next tier, and a put stores into the others before throwing (see put()).
-///
-/// Thread-safe when its tiers are (all of cudacore's are). Keeps its tiers alive (shared).
+/// TieredProgramCache: several program caches used as one, fastest first (memory, disk, remote;
+/// any subset); a ProgramCache wherever one is taken. get() returns the first hit after storing
+/// it in the tiers above; put() writes through. What a tier of the user's own takes from a shared
+/// tier keeps that tier's trust, and is served only under the trust it has now (docs/caching.md,
+/// the trust table). A tier that throws CacheError is skipped for that call. Thread-safe when its
+/// tiers are; holds its tiers.
 #pragma once
 
 #include "cudacore/program_cache.hpp"
@@ -41,11 +23,8 @@ public:
     /// InvalidArgumentError when `tiers` is empty or holds a null pointer or the same cache twice.
     explicit TieredProgramCache(std::vector<std::shared_ptr<ProgramCache>> tiers);
 
-    /// The first tier's hit, copied into the tiers above it (a failure to fill one is counted in
-    /// stats().failed_stores and otherwise ignored); nullopt when no tier has it. A tier of the
-    /// user's own is asked for the plain key, then for the key of each shared tier's trust below
-    /// it (this file's description). A tier's CacheError counts as its miss. Never throws
-    /// CacheError.
+    /// The first tier's hit, copied into the tiers above (a failed fill counts in failed_stores);
+    /// nullopt when none has it. A tier's CacheError counts as its miss. Never throws CacheError.
     std::optional<ObjectCode> get(const CacheKey& key) override;
     /// Stores into every tier. When a tier fails, the others are still written, then CacheError
     /// is thrown with every failing tier's message (counted once in stats().failed_stores), so
@@ -63,18 +42,14 @@ public:
     /// get(), with `trust` set to the trust of what it returned: an import's (see get()), a
     /// shared tier's entry_trust(), or empty for what the user's own processes compiled.
     std::optional<ObjectCode> get_with_trust(const CacheKey& key, std::string& trust) override;
-    /// hits and misses of this object (a hit in any tier is a hit); insertions: puts that every
-    /// tier took; failed_stores: puts and fills a tier failed; corrupt_entries and evictions: the
-    /// tiers' sums; entries, bytes, max_bytes and temporary_files: the largest tier's (by entries).
-    /// A tier whose stats() throws is left out.
+    /// hits and misses of this object; insertions that every tier took; failed_stores; the tiers'
+    /// corrupt_entries and evictions summed; entries and bytes of the largest tier. A tier whose
+    /// stats() throws is left out.
     CacheStats stats() const override;
     /// Clears every tier; the first CacheError is thrown after all were tried.
     void clear() override;
-    /// Asks the tiers in order for their turn (ProgramCache::await_compile_turn) and returns the
-    /// first that found the entry or gave a lease (a RemoteProgramCache tier coordinates the
-    /// fleet; memory and disk tiers give neither); an empty turn when none did. `find` should
-    /// look through this whole cache (as compile_cached's does), so that an entry another
-    /// process stored remotely fills the tiers above. Never throws CacheError.
+    /// The first tier's turn (ProgramCache::await_compile_turn) that found the entry or gave a
+    /// lease; empty when none did. `find` should search this whole cache. Never throws CacheError.
     CompileTurn await_compile_turn(
         const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) override;
     /// The same, with `cancellation` handed to each tier: a tier's turn that comes back

@@ -1,23 +1,11 @@
-// Over 200 lines: the one-for-one NVTX wrappers stay one release as deprecated forms beside what NVTX3 lacks.
+// Over 200 lines: the deprecated one-for-one NVTX wrappers, beside what NVTX3 lacks.
 /// @file
-/// Tracing: ranges and marks that a profiler shows on a timeline (Nsight Systems with
-/// `--trace=nvtx`, or any NVTX tool), in named domains, with categories, colours and a number
-/// each. cudacore marks its own work (compiles, links, cache lookups, loads, graph instantiation,
-/// pool growth) in Domain::cudacore(); docs/tracing.md lists what it marks.
-///
-/// Built on NVTX3 (header-only; the tool is a library NVTX loads through NVTX_INJECTION64_PATH
-/// at the first NVTX call of the process). Whether a tool is attached is settled once per
-/// process; without one, a Range or mark() is an inlined test of one flag: no message is built,
-/// no attributes are filled, no call is made.
-///
-/// NVTX3's own C++ types (`nvtx3/nvtx3.hpp`: nvtx3::scoped_range_in, mark_in, rgb, payload,
-/// named_category_in, registered_string_in) work in cudacore's domain with the tag
-/// `tracing::nvtx3_domain`; docs/tracing.md shows how. What this header adds to them is the test
-/// of one flag before anything is built (Range, mark, MessageMaker, tool_attached()) and
-/// cudacore's own events (Domain::cudacore(), CudacoreCategory).
-///
-/// Thread-safety: every call may be made from any thread. Ranges nest per thread (a Range is
-/// pushed and popped on the thread that made it).
+/// Tracing: ranges and marks a profiler shows on a timeline (Nsight Systems with `--trace=nvtx`),
+/// in named domains, with categories, colours and a number each; cudacore marks its own work in
+/// Domain::cudacore(). Built on NVTX3: without a tool attached, a Range or mark() is an inlined
+/// test of one flag. NVTX3's own C++ types work in cudacore's domain with the tag
+/// tracing::nvtx3_domain. Every call may be made from any thread; ranges nest per thread. The
+/// guide: docs/tracing.md.
 #pragma once
 
 #include <atomic>
@@ -88,10 +76,8 @@ private:
 /// Never throws beyond std::bad_alloc.
 std::string to_string(Payload::Type type);
 
-/// How an event shows: its colour, its category and its number, each optional. Aggregate, so
-/// call sites name what they set: `{.color = Color::rgb(0, 160, 0), .payload = bytes}`. Its
-/// members are plain values (no std::optional), so that a compiler keeps one built at a call
-/// site out of memory when no tool is attached.
+/// How an event shows: its colour, category and number, each optional; an aggregate of plain
+/// values, so an unused one costs nothing: `{.color = Color::rgb(0, 160, 0), .payload = bytes}`.
 struct EventOptions {
     Color color{};               ///< Color{} (the default): the tool picks one
     std::uint32_t category = 0;  ///< 0: none; name the others with Domain::name_category
@@ -214,12 +200,9 @@ void mark(const Domain& domain, std::string_view message, const EventOptions& op
 void mark(const Domain& domain, const RegisteredString& message, const EventOptions& options) noexcept;
 }  // namespace detail
 
-/// A range on this thread's timeline, from construction to destruction, in a domain. Ranges
-/// nest: one made while another is open shows inside it. Without a tool, nothing is done (and a
-/// MessageMaker is not called). Neither copied nor moved: it belongs to its scope and thread.
-///
-/// The message is copied when the range begins; a message that cannot be made (the maker
-/// throws, memory runs out) leaves the range out. Never throws.
+/// A range on this thread's timeline, from construction to destruction, in a domain; ranges
+/// nest. Without a tool nothing is done. Neither copied nor moved. A message that cannot be made
+/// leaves the range out. Never throws.
 class Range {
 public:
     /// A range named `message`.

@@ -1,20 +1,13 @@
 /// @file
-/// VirtualAddressRange: a range of device virtual addresses reserved (cuMemAddressReserve), with
-/// no memory behind it until physical allocations are mapped there (VirtualMemoryMapping,
-/// virtual_memory_mapping.hpp). Addresses are unified: one range may be backed by allocations of
-/// several devices (a vector striped over every GPU) and used by each device given access.
+/// VirtualAddressRange: reserved device virtual addresses (cuMemAddressReserve), backed once
+/// physical allocations are mapped there, possibly of several devices. Copies share it; freed when
+/// the last copy and mapping go; close() ends it for every copy. Holds the primary context of the
+/// device it was reserved through. Queries are thread-safe; close() must not race other calls.
 ///
 ///     VirtualAddressRange range = VirtualAddressRange::reserve(Device(0), devices * stripe);
 ///     for (std::size_t d = 0; d < devices; ++d)
 ///         mappings.push_back(VirtualMemoryMapping::map(range, d * stripe, stripes[d],
 ///                                                      {.access = everyone}));
-///
-/// Ownership: copies are cheap and share the range; it is freed (cuMemAddressFree) when the last
-/// copy and the last mapping in it are gone, in any order, including at exit (then the driver
-/// frees it). close() ends it for every copy; mappings keep it until they go. It holds the
-/// primary context of the device it was reserved through (the driver reserves and frees addresses
-/// in a context, though the range is every device's). Thread-safe: the queries; close() must not
-/// race with other calls on the same object.
 #pragma once
 
 #include "cudacore/forward.hpp"
@@ -40,12 +33,9 @@ struct VirtualAddressRangeOptions {
 class VirtualAddressRange
     : public OwningHandle<VirtualAddressRange, detail::VirtualAddressRangeBox, CUdeviceptr> {
 public:
-    /// Reserves `size` bytes of addresses (a multiple of the allocation granularity of the
-    /// allocations to be mapped there; the driver refuses other sizes) through `device`'s primary
-    /// context, which the range holds (retained, as Device::context() does) until it is freed;
-    /// the addresses are usable by every device that a mapping gives access. Throws
-    /// InvalidArgumentError for size 0 or an alignment that is not a power of two, DriverError
-    /// naming the call and the size when the driver refuses. Thread-safe.
+    /// Reserves `size` bytes of addresses (a multiple of the granularity) through `device`'s
+    /// primary context, which the range holds. Throws InvalidArgumentError for size 0 or a bad
+    /// alignment, DriverError naming the call and size. Thread-safe.
     static VirtualAddressRange reserve(const Device& device, std::size_t size,
                                        const VirtualAddressRangeOptions& options = {});
     /// As reserve(device, size, options) with the device of the calling thread's current

@@ -1,19 +1,13 @@
 /// @file
-/// VirtualMemoryMapping: a PhysicalAllocation (or part of it) mapped at an offset of a
-/// VirtualAddressRange (cuMemMap), with the devices that may use it there (cuMemSetAccess).
-/// Closing it, or dropping its last copy, unmaps it (cuMemUnmap).
+/// VirtualMemoryMapping: a PhysicalAllocation mapped at an offset of a VirtualAddressRange
+/// (cuMemMap) with the devices that may use it (cuMemSetAccess); unmapped when closed or its last
+/// copy goes, without waiting for the GPU (synchronize first). Holds its range and allocation.
+/// Queries are thread-safe; set_access and close() must not race other calls.
 ///
 ///     VirtualMemoryMapping mapping = VirtualMemoryMapping::map(
 ///         range, 0, memory, {.access = {{.device = 0}, {.device = 1}}});
 ///     launch(stream, config, kernel, mapping.address(), n);
 ///     mapping.set_access({{.device = 1, .access = MemoryAccess::read}});
-///
-/// Ownership: a mapping holds its range and its allocation, so neither is freed while it is
-/// mapped, whatever order the objects go in (at exit too: then the driver frees everything).
-/// Copies are cheap and share the mapping; close() unmaps it for every copy. Unmapping does not
-/// wait for the GPU: work that uses the addresses must be finished (synchronize) before the last
-/// holder goes, as with cuMemUnmap itself. A Buffer from as_buffer() holds the mapping.
-/// Thread-safe: the queries; set_access and close() must not race with other calls on it.
 #pragma once
 
 #include "cudacore/forward.hpp"
@@ -49,13 +43,10 @@ struct VirtualMemoryMapOptions {
 class VirtualMemoryMapping
     : public OwningHandle<VirtualMemoryMapping, detail::VirtualMemoryMappingBox, CUdeviceptr> {
 public:
-    /// Maps `allocation` (options.size bytes from options.allocation_offset) at `offset` in
-    /// `range` and sets the access options.access asks for. Throws InvalidArgumentError, before
-    /// the driver is asked, for a closed or empty range or allocation, offsets or a size that are
-    /// not multiples of the allocation's granularity, a part beyond the allocation or beyond the
-    /// range (naming each), an access list naming a device twice or one that does not exist;
-    /// DriverError naming the call and the addresses when the driver refuses (a part of the range
-    /// already mapped, a device without peer access), leaving nothing mapped. Thread-safe.
+    /// Maps `allocation` (options.size bytes from options.allocation_offset) at `offset` in `range`
+    /// with options.access. Throws InvalidArgumentError, first, for closed objects, misaligned or
+    /// out-of-range offsets and sizes, or a bad access list; DriverError when the driver refuses
+    /// (nothing left mapped). Thread-safe.
     static VirtualMemoryMapping map(const VirtualAddressRange& range, std::size_t offset,
                                     const PhysicalAllocation& allocation,
                                     const VirtualMemoryMapOptions& options = {});

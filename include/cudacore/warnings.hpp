@@ -1,16 +1,8 @@
 /// @file
-/// Warnings: things that went wrong where no exception can be thrown (a destructor's release
-/// failed) or where cudacore chose a safe fallback (code compiled but not cached), reported to a
-/// handler the program installs. The default handler does nothing: cudacore never prints.
-///
-/// Not reported: release failures caused by the driver shutting down or the device being reset
-/// (CUDA_ERROR_DEINITIALIZED, CUDA_ERROR_CONTEXT_IS_DESTROYED, ...) — they are the normal end of a
-/// process, not a bug.
-///
-/// Thread-safety: set_warning_handler may be called at any time from any thread; a warning raised
-/// at the same time goes to the old or the new handler. The handler may be called from any thread
-/// (including a destructor run at exit, or a driver callback thread) and must not throw: an
-/// exception leaving it is swallowed.
+/// Warnings: what went wrong where no exception can be thrown, or where cudacore chose a safe
+/// fallback, reported to a handler the program installs (by default none: cudacore never prints).
+/// Release failures from driver shutdown or a device reset are not reported. set_warning_handler
+/// may be called from any thread; the handler may be called from any thread and must not throw.
 #pragma once
 
 #include <functional>
