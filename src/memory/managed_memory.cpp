@@ -212,16 +212,6 @@ ManagedRangeAttributes range_attributes(const Buffer& buffer) {
     return out;
 }
 
-bool Buffer::is_managed() const {
-    detail::BufferBox& box = open_box("is_managed");
-    if (box.resource) return box.resource->is_managed();
-    int managed = 0;
-    detail::check(detail::driver().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                                         box.handle),
-                  "cuPointerGetAttribute", [&] { return "is managed of " + description(); });
-    return managed != 0;
-}
-
 }  // namespace cudacore
 
 namespace cudacore {
