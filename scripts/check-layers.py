@@ -5,17 +5,26 @@ cycle, the public headers include each other without cycles, every
 source file listed in src/sources.cmake sits in the folder of the list that names it, and the
 table of docs/layout.md names the layers in the file's order with the layers each uses.
 
-A public header belongs to the layer of the src/ folder that holds its .cpp of the same name, or
-to the one PUBLIC_HEADER_LAYERS gives. Includes that run against the graph are listed in
-KNOWN_VIOLATIONS until they are removed: that list may only shrink (a listed include that is gone
-fails the check, so the list stays true), and any other one fails it.
+A public header belongs to the layer of the src/ folder that holds its .cpp of the same name, or,
+when it is header-only, to the one src/layers.txt names for it ("LAYER header-only: NAME ...").
+Its code lives in that .cpp, or in files named after it (NAME_PART.cpp: a type's members that
+need another layer, or a part of a large one): a function a public header declares that src/
+defines in a file of another name fails the check, as does a header-only one with code in src/
+(read with Universal Ctags). The umbrella header cudacore.hpp includes the others in the order of
+the layers. Includes that run against the graph are listed in KNOWN_VIOLATIONS, and code in files
+of another name in KNOWN_ELSEWHERE, until they are removed: those lists may only shrink (a listed
+one that is gone fails the check, so the list stays true), and any other one fails it.
 
-    python3 scripts/check-layers.py [--layers FILE]   # prints each violation, exits 1 on any new one
+    python3 scripts/check-layers.py [--layers FILE | --tree DIR]   # prints each violation, exits 1 on any new one
 
---layers checks against another statement of the layers than src/layers.txt (the tests' fixtures).
+--layers checks against another statement of the layers than src/layers.txt, --tree another tree
+than this one (DIR/src, DIR/include/cudacore, DIR/docs/layout.md): the tests' fixtures.
 """
+import json
 import pathlib
 import re
+import shutil
+import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -24,10 +33,27 @@ LAYERS_FILE = ROOT / "src" / "layers.txt"
 
 def read_layers(path=LAYERS_FILE):
     """{layer: [layers it uses directly]}, in the file's order (lowest first)."""
-    layers = {}
+    return read_statement(path)[0]
+
+
+def read_statement(path=LAYERS_FILE):
+    """({layer: [layers it uses directly]} in the file's order, {header-only public header: its
+    layer}) from a statement of the layers."""
+    layers, header_only = {}, {}
     for number, line in enumerate(path.read_text().splitlines(), 1):
         line = line.split("#", 1)[0].strip()
         if not line:
+            continue
+        owner, sep, headers = line.partition(" header-only:")
+        if sep:
+            if owner not in layers:
+                sys.exit(f"check-layers: {path}:{number}: header-only headers of '{owner}', which "
+                         f"is no layer listed above")
+            for header in headers.split():
+                if header in header_only:
+                    sys.exit(f"check-layers: {path}:{number}: {header} is header-only in "
+                             f"{header_only[header]} already")
+                header_only[header] = owner
             continue
         name, sep, used = line.partition(":")
         if not sep or not re.fullmatch(r"[a-z]+", name.strip()):
@@ -37,7 +63,7 @@ def read_layers(path=LAYERS_FILE):
         for other in used:
             if other not in layers:
                 sys.exit(f"check-layers: {path}: {name} uses '{other}', which is no layer there")
-    return layers
+    return layers, header_only
 
 
 def may_use(layers):
@@ -73,41 +99,11 @@ def layer_cycles(layers):
     return problems
 
 
-LAYER_USES = read_layers()
+LAYER_USES, HEADER_ONLY = read_statement()
 MAY_USE = may_use(LAYER_USES)
 
-# Public headers with no .cpp of their name in src/.
-PUBLIC_HEADER_LAYERS = {
-    "cudacore": None,  # the umbrella header: includes every layer, included by none
-    "cccl": "memory",
-    "cancellation": "code",  # the token a compile's options carry
-    "cccl_thrust_allocator": "memory",  # header-only, as cccl.hpp
-    "compile_errors": "errors",  # part of the hierarchy of errors.hpp (src/errors/errors.cpp)
-    # The options of the compile entry points, Program::compile's among them (a cache only by
-    # pointer, forward-declared).
-    "compile_options": "code",
-    "compiler_flags": "code",  # defined in src/code/program_options.cpp and its neighbours
-    "pinned_memory_resource": "memory",  # the deprecated name of LegacyPinnedMemoryResource
-    "device_property_list": "runtime",
-    "device_scope": "runtime",
-    "graph_conditional": "graph",
-    "graph_node": "graph",
-    "graph_update_error": "graph",  # defined in src/graph/graph_exec.cpp
-    "kernel_arguments": "graph",  # KernelArguments is defined in src/graph/graph_node_params.cpp
-    "ipc": "ipc",
-    "launch_config": "runtime",
-    "mdspan": "interop",
-    "memory_location": "memory",
-    "mpi": "mpi",
-    "mpi_compile": "mpi",
-    "mpi_devices": "mpi",
-    "mpi_transfer": "mpi",
-    "program_cache": "cache",
-    "version": "support",
-    "tracing_handles": "support",  # defined in src/support/tracing.cpp, beside the domains it reads
-    "forward": "errors",
-    "owning_handle": "errors",
-}
+# The umbrella header: includes every layer's headers, in the layers' order; included by none.
+UMBRELLA = "cudacore"
 
 # Folders inside a layer that the rest of the library reaches through one header: outside the
 # layer's own folder, an include of the folder names that header alone.
@@ -117,22 +113,43 @@ DOORS = {
     "runtime/release/": "runtime/release/release.hpp",
 }
 
+
+def listed(name):
+    """The lines of scripts/NAME that are not comments (none where the tree has no such file)."""
+    path = ROOT / "scripts" / name
+    if not path.exists():
+        return set()
+    return set(line.strip() for line in path.read_text().splitlines()
+               if line.strip() and not line.startswith("#"))
+
+
 # "file -> included" pairs that run against the graph, listed until they go (none today).
-KNOWN_VIOLATIONS = set(
-    line.strip() for line in (ROOT / "scripts" / "layer-violations.txt").read_text().splitlines()
-    if line.strip() and not line.startswith("#"))
+KNOWN_VIOLATIONS = listed("layer-violations.txt")
+# "include/cudacore/NAME.hpp -> src/LAYER/FILE.cpp": code of a public header in a file of another
+# name, listed until it moves.
+KNOWN_ELSEWHERE = listed("header-code-elsewhere.txt")
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
 
 
+def own_sources(name):
+    """The src/<layer>/.../NAME.cpp files of a public header."""
+    return sorted(ROOT.glob(f"src/*/**/{name}.cpp"))
+
+
 def public_layer(name):
-    if name in PUBLIC_HEADER_LAYERS:
-        return PUBLIC_HEADER_LAYERS[name]
-    matches = sorted(ROOT.glob(f"src/*/{name}.cpp"))
-    if not matches:
-        sys.exit(f"check-layers: include/cudacore/{name}.hpp has no layer: add it to "
-                 f"PUBLIC_HEADER_LAYERS or give it a src/<layer>/{name}.cpp")
-    return matches[0].parent.name
+    """The layer of include/cudacore/NAME.hpp: where its .cpp is, else where src/layers.txt puts
+    it (None for the umbrella header)."""
+    if name == UMBRELLA:
+        return None
+    matches = own_sources(name)
+    if matches:
+        return matches[0].relative_to(ROOT / "src").parts[0]
+    if name in HEADER_ONLY:
+        return HEADER_ONLY[name]
+    sys.exit(f"check-layers: include/cudacore/{name}.hpp has no layer: give it a "
+             f"src/<layer>/{name}.cpp or, header-only, a line 'LAYER header-only: {name}' in "
+             f"src/layers.txt")
 
 
 def layer_of_include(target):
@@ -178,6 +195,88 @@ def public_cycles():
     return sorted(cycles)
 
 
+def header_only_problems():
+    """src/layers.txt's header-only headers: each a public header, with no .cpp of its name."""
+    problems = []
+    for name, layer in sorted(HEADER_ONLY.items()):
+        if not list((ROOT / "include" / "cudacore").glob(f"{name}.*")):
+            problems.append(f"src/layers.txt: '{layer} header-only: {name}' names no "
+                            f"include/cudacore/{name}.hpp (or .inc)")
+        for source in own_sources(name):
+            problems.append(f"src/layers.txt: {name} is listed header-only, but "
+                            f"{source.relative_to(ROOT)} is its code (its layer comes from there)")
+    return problems
+
+
+def ctags_tags(paths, kinds):
+    """Universal Ctags' C++ tags (qualified names) of `kinds` in `paths`."""
+    ctags = shutil.which("ctags")
+    if ctags is None:
+        sys.exit("check-layers: Universal Ctags is missing (apt-get install universal-ctags)")
+    out = subprocess.run([ctags, "--output-format=json", "--languages=C++", f"--kinds-C++={kinds}",
+                          "--fields=+S", "--extras=+q", "-R", "-f-"] + [str(p) for p in paths],
+                         capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+
+
+def parameter_types(signature):
+    """A signature without its parameters' names, defaults and spaces: a declaration's and its
+    definition's are the same."""
+    signature = re.sub(r"\s*=[^,()]*(\([^()]*\))?[^,()]*", "", signature or "")
+    return re.sub(r"\s+", "", re.sub(r"\b\w+\s*(?=[,)])", "", signature))
+
+
+def code_elsewhere():
+    """{"include/cudacore/NAME.hpp -> src/...": message} for each file of src/ that defines
+    a function a public header declares (outside `detail`: forward.hpp's calls, the internal ones
+    that inline code makes, are defined where their layer is) and is not named after the header
+    (NAME.cpp, NAME_PART.cpp), and for each header whose code has no NAME.cpp."""
+    declared = {}
+    for tag in ctags_tags(["include/cudacore"], "p"):
+        name = tag["name"]
+        if not name.startswith("cudacore::") or "detail::" in name:
+            continue
+        key = (name, parameter_types(tag.get("signature")))
+        declared.setdefault(key, set()).add(pathlib.PurePosixPath(tag["path"]).stem)
+    found = {}
+    for tag in ctags_tags(["src"], "f"):
+        key = (tag["name"], parameter_types(tag.get("signature")))
+        for header in declared.get(key, ()):
+            found.setdefault(header, {}).setdefault(tag["path"], []).append(tag["name"])
+    problems = {}
+    for header, files in sorted(found.items()):
+        for path, names in sorted(files.items()):
+            stem = pathlib.PurePosixPath(path).stem
+            if stem != header and not stem.startswith(header + "_"):
+                problems[f"include/cudacore/{header}.hpp -> {path}"] = (
+                    f"include/cudacore/{header}.hpp's code is in {path}, a file of another name "
+                    f"({', '.join(sorted(set(n.removeprefix('cudacore::') for n in names)))}): "
+                    f"move it to src/<layer>/{header}.cpp or a {header}_<part>.cpp")
+        if not own_sources(header):
+            problems[f"include/cudacore/{header}.hpp -> no {header}.cpp"] = (
+                f"include/cudacore/{header}.hpp has code in src/ ({', '.join(sorted(files))}) "
+                f"but no src/<layer>/{header}.cpp: its layer cannot be seen from the tree")
+    return problems
+
+
+def umbrella_problems():
+    """The umbrella header's includes in the order of the layers (lowest first)."""
+    path = ROOT / "include" / "cudacore" / f"{UMBRELLA}.hpp"
+    if not path.exists():
+        return []
+    order = list(LAYER_USES)
+    previous = None
+    for target in INCLUDE.findall(path.read_text()):
+        layer = layer_of_include(target)
+        if layer is None:
+            continue
+        if previous is not None and order.index(layer) < order.index(previous):
+            return [f"include/cudacore/{UMBRELLA}.hpp includes {target} ({layer}) after a header "
+                    f"of {previous}: it includes the layers in src/layers.txt's order"]
+        previous = layer
+    return []
+
+
 def layout_table_problems():
     """docs/layout.md's table of folders against src/layers.txt: the same layers, in the same
     order, each with the layers it uses."""
@@ -198,12 +297,18 @@ def layout_table_problems():
 
 
 def main():
-    global LAYER_USES, MAY_USE
+    global ROOT, LAYER_USES, HEADER_ONLY, MAY_USE, KNOWN_VIOLATIONS, KNOWN_ELSEWHERE
     if sys.argv[1:2] == ["--layers"] and len(sys.argv) == 3:
-        LAYER_USES = read_layers(pathlib.Path(sys.argv[2]))
+        LAYER_USES, HEADER_ONLY = read_statement(pathlib.Path(sys.argv[2]))
         MAY_USE = may_use(LAYER_USES)
+    elif sys.argv[1:2] == ["--tree"] and len(sys.argv) == 3:
+        ROOT = pathlib.Path(sys.argv[2]).resolve()
+        LAYER_USES, HEADER_ONLY = read_statement(ROOT / "src" / "layers.txt")
+        MAY_USE = may_use(LAYER_USES)
+        KNOWN_VIOLATIONS = listed("layer-violations.txt")
+        KNOWN_ELSEWHERE = listed("header-code-elsewhere.txt")
     elif sys.argv[1:]:
-        sys.exit("usage: check-layers.py [--layers FILE]")
+        sys.exit("usage: check-layers.py [--layers FILE | --tree DIR]")
     violations = []
     misplaced = []
     files = sorted(ROOT.glob("include/cudacore/*.hpp")) + sorted(
@@ -228,9 +333,10 @@ def main():
                     misplaced.append(f"{rel} includes {target}: outside "
                                      f"src/{folder.split('/')[0]}, {folder} is used through {door}")
 
-    listed = re.findall(r"set\(CUDACORE_(\w+)_SOURCES\s+([^)]*)\)",
-                        (ROOT / "src" / "sources.cmake").read_text())
-    for name, sources in listed:
+    sources_cmake = ROOT / "src" / "sources.cmake"
+    lists = re.findall(r"set\(CUDACORE_(\w+)_SOURCES\s+([^)]*)\)",
+                       sources_cmake.read_text() if sources_cmake.exists() else "")
+    for name, sources in lists:
         for source in sources.split():
             folder = source.split("/")[1] if source.startswith("src/") else None
             if folder != name.lower():
@@ -240,6 +346,11 @@ def main():
     violations += [f"cycle: {' '.join(cycle)}" for cycle in public_cycles()]
     misplaced += [f"src/layers.txt: {problem}" for problem in layer_cycles(LAYER_USES)]
     misplaced += layout_table_problems()
+    misplaced += header_only_problems()
+    misplaced += umbrella_problems()
+    elsewhere = code_elsewhere()
+    misplaced += [message for key, message in elsewhere.items() if key not in KNOWN_ELSEWHERE]
+    gone_elsewhere = sorted(KNOWN_ELSEWHERE - set(elsewhere))
     new = [v for v in violations if v not in KNOWN_VIOLATIONS]
     gone = sorted(KNOWN_VIOLATIONS - set(violations))
     for v in new:
@@ -250,10 +361,15 @@ def main():
         print(f"layer violation: {m}")
     for g in gone:
         print(f"check-layers: '{g}' no longer happens: remove it from scripts/layer-violations.txt")
+    for g in gone_elsewhere:
+        print(f"check-layers: '{g}' no longer happens: remove it from "
+              f"scripts/header-code-elsewhere.txt")
     known = len(violations) - len(new)
+    known_elsewhere = len(KNOWN_ELSEWHERE) - len(gone_elsewhere)
     print(f"check-layers: {len(files)} files, {len(new) + len(misplaced)} new violations, "
-          f"{known} known ones still to remove (scripts/layer-violations.txt)")
-    return 1 if new or misplaced or gone else 0
+          f"{known} known ones still to remove (scripts/layer-violations.txt), {known_elsewhere} "
+          f"headers' code known in files of another name (scripts/header-code-elsewhere.txt)")
+    return 1 if new or misplaced or gone or gone_elsewhere else 0
 
 
 if __name__ == "__main__":

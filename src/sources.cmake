@@ -14,7 +14,8 @@ set(CUDACORE_LOADER_SOURCES
   src/loader/gl_context_query.cpp)
 set(CUDACORE_ERRORS_SOURCES
   src/errors/errors.cpp
-  src/errors/driver_status.cpp
+  src/errors/compile_errors.cpp
+  src/errors/errors_driver_status.cpp
   src/errors/warnings.cpp
   src/errors/driver_log.cpp)
 set(CUDACORE_SUPPORT_SOURCES
@@ -33,11 +34,13 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/thread_block_pool.cpp
   src/support/thread_exit.cpp
   src/support/parallel_steps.cpp
+  src/support/owning_handle.cpp
   src/support/tracing.cpp
+  src/support/tracing_handles.cpp
   src/support/payload_codec.cpp)
 set(CUDACORE_CODE_SOURCES
-  src/code/program_options.cpp
-  src/code/current_device_arch.cpp
+  src/code/compiler_flags.cpp
+  src/code/compiler_flags_device_arch.cpp
   src/code/cuda_home.cpp
   src/code/program.cpp
   src/code/compile_options.cpp
@@ -115,19 +118,19 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/release/deferred_release.cpp
   src/runtime/release/release_after_uses.cpp
   src/runtime/release/capture_registry.cpp
-  src/runtime/compiler_versions.cpp
+  src/runtime/system_compiler_versions.cpp
   src/runtime/device.cpp
   src/runtime/device_lookup.cpp
   src/runtime/pointer_attributes.cpp
   src/runtime/device_properties.cpp
   src/runtime/system_info.cpp
-  src/runtime/system_readings.cpp
+  src/runtime/system_info_readings.cpp
   src/runtime/system_topology.cpp
-  src/runtime/topology_format.cpp
+  src/runtime/system_topology_format.cpp
   src/runtime/context.cpp
   src/runtime/context_options.cpp
   src/runtime/context_objects.cpp
-  src/runtime/created_context.cpp
+  src/runtime/context_creation.cpp
   src/runtime/context_limits.cpp
   src/runtime/cache_preference.cpp
   src/runtime/primary_context.cpp
@@ -146,9 +149,11 @@ set(CUDACORE_RUNTIME_SOURCES
   src/runtime/code_arch_fit.cpp
   src/runtime/kernel.cpp
   src/runtime/launch.cpp
+  src/runtime/launch_config.cpp
   src/runtime/launch_check.cpp
   src/runtime/grid_sizing.cpp
-  src/runtime/multi_device.cpp
+  src/runtime/device_peers.cpp
+  src/runtime/device_scope.cpp
   src/runtime/identity.cpp
   src/runtime/green_context.cpp
   src/runtime/checkpoint.cpp)
@@ -162,7 +167,7 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/buffer_box_arena.cpp
   src/memory/buffer_slice.cpp
   src/memory/ipc_memory_pool.cpp
-  src/memory/pool_access.cpp
+  src/memory/device_memory_resource_access.cpp
   src/memory/memory_access.cpp
   src/memory/memory_location.cpp
   src/memory/peer_copy.cpp
@@ -172,30 +177,35 @@ set(CUDACORE_MEMORY_SOURCES
   src/memory/memory_pool_from_handle.cpp
   src/memory/memory_option_checks.cpp
   src/memory/owned_pool.cpp
-  src/memory/virtual_memory_resource.cpp
-  src/memory/physical_allocation.cpp
-  src/memory/virtual_address_range.cpp
-  src/memory/virtual_memory_mapping.cpp
-  src/memory/virtual_memory_checks.cpp
+  src/memory/device_memory_resource_owned_pool.cpp
+  src/memory/vmm/virtual_memory_resource.cpp
+  src/memory/vmm/physical_allocation.cpp
+  src/memory/vmm/virtual_address_range.cpp
+  src/memory/vmm/virtual_memory_mapping.cpp
+  src/memory/vmm/virtual_memory_checks.cpp
   src/memory/pinned_memory_pool_resource.cpp
   src/memory/pool_allocation.cpp
   src/memory/synchronous_memory_resource.cpp
   src/memory/managed_memory.cpp
   src/memory/registered_host_memory.cpp
   src/memory/batched_copy.cpp
-  src/memory/default_memory_resources.cpp
+  src/memory/device_memory.cpp
   src/memory/primary_context_reset.cpp
   src/memory/object_code_globals.cpp)
 # Sharing pools, buffers and events between processes; the channel and descriptors need no GPU.
 set(CUDACORE_IPC_SOURCES
   src/ipc/ipc_descriptor.cpp
   src/ipc/ipc_channel.cpp
-  src/ipc/ipc_memory.cpp
+  src/ipc/ipc.cpp
   src/ipc/ipc_ordinary_memory.cpp
   src/ipc/ipc_event.cpp
   src/ipc/physical_allocation_ipc.cpp)
 set(CUDACORE_GRAPH_SOURCES
   src/graph/graph.cpp
+  src/graph/graph_node.cpp
+  src/graph/graph_conditional.cpp
+  src/graph/graph_update_error.cpp
+  src/graph/kernel_arguments.cpp
   src/graph/graph_allocation_nodes.cpp
   src/graph/graph_node_params.cpp
   src/graph/graph_params.cpp

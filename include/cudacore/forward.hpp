@@ -31,7 +31,7 @@ struct GreenContextBox;
 struct KernelBox;
 struct MemoryPoolBox;
 struct MipmappedArrayBox;
-struct PhysicalAllocationBox;  // src/memory/virtual_memory_boxes.hpp, as the next two
+struct PhysicalAllocationBox;  // src/memory/vmm/virtual_memory_boxes.hpp, as the next two
 struct StreamBox;
 struct SurfaceBox;
 struct TextureBox;

@@ -1,8 +1,5 @@
-#include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
-#include "cudacore/forward.hpp"
 #include "errors/closed_object.hpp"
-#include "errors/compile_hint.hpp"
 #include "errors/driver_log.hpp"
 
 
@@ -64,28 +61,6 @@ std::string driver_message(CUresult status, const std::string& call, const std::
     return out.str();
 }
 
-std::string log_message(const char* what, const std::string& name, const std::string& log,
-                        const std::string& backend) {
-    std::ostringstream out;
-    out << what << " '" << name << "' failed";
-    if (!backend.empty()) out << " (" << backend << ")";
-    std::string line = first_error_line(log);
-    if (!line.empty()) out << ": " << line;
-    return out.str();
-}
-
-// The log's hint lines (the options that cure its error), each as "; hint: ...".
-std::string hints_of(const std::string& log) {
-    std::string hints;
-    std::istringstream in(log);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.starts_with(detail::kCompileHintPrefix))
-            hints += "; hint: " + line.substr(detail::kCompileHintPrefix.size());
-    }
-    return hints;
-}
-
 }  // namespace
 
 LoaderError::LoaderError(std::string library, std::vector<std::string> searched,
@@ -114,37 +89,12 @@ DriverError::DriverError(CUresult status, std::string call, std::string object,
       object_(std::move(object)),
       driver_log_(std::move(driver_log)) {}
 
-CompilerApiError::CompilerApiError(std::string call, int status, std::string status_name,
-                                   std::string object)
-    : Error(call + " failed: " + status_name + " (" + std::to_string(status) + ")" +
-            (object.empty() ? "" : " [" + object + "]")),
-      call_(std::move(call)),
-      status_(status),
-      status_name_(std::move(status_name)) {}
-
 NvmlError::NvmlError(std::string call, int status, std::string status_text, std::string object)
     : Error(call + " failed: NVML status " + std::to_string(status) + " (" + status_text + ")" +
             (object.empty() ? "" : " [" + object + "]")),
       call_(std::move(call)),
       status_(status),
       status_text_(std::move(status_text)) {}
-
-CompileError::CompileError(std::string program_name, std::string log,
-                           std::vector<std::string> options, std::string backend,
-                           nvrtcResult nvrtc_status)
-    : Error(log_message("compiling", program_name, log, backend) + hints_of(log)),
-      program_name_(std::move(program_name)),
-      log_(std::move(log)),
-      options_(std::move(options)),
-      nvrtc_status_(nvrtc_status) {}
-
-LinkError::LinkError(std::string name, std::string log, std::vector<std::string> options,
-                     std::string backend, std::string failed_call)
-    : Error(log_message("linking", name, log, backend) +
-            (failed_call.empty() ? std::string() : " [" + failed_call + "]")),
-      name_(std::move(name)),
-      log_(std::move(log)),
-      options_(std::move(options)) {}
 
 std::string first_error_line(const std::string& log) {
     std::istringstream in(log);
@@ -172,17 +122,5 @@ void throw_moved_from(const char* operation, const char* type, const char* what)
     throw InvalidArgumentError(std::string(operation) + ": the " + type +
                                " object was moved from (it holds no " + what + ")");
 }
-
-void throw_closed_object_error(const char* operation, const char* object, const char* type) {
-    throw InvalidArgumentError(std::string(operation) + ": " + object + " is closed (" + type +
-                               "::close was called on it or on a copy)");
-}
-
-void throw_moved_from_error(const char* operation, const char* type, const char* what) {
-    throw InvalidArgumentError(std::string(operation) + ": the " + type +
-                               " object is empty (moved from or reset: it holds no " + what + ")");
-}
-
-void release_reporting(std::shared_ptr<void>& share) { release_share(share); }
 
 }  // namespace cudacore::detail

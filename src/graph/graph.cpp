@@ -88,37 +88,6 @@ void CUDA_CB run_host_function(void* data) {
 
 }  // namespace detail
 
-std::string graph_node_type_name(CUgraphNodeType type) {
-    switch (type) {
-        case CU_GRAPH_NODE_TYPE_KERNEL: return "kernel";
-        case CU_GRAPH_NODE_TYPE_MEMCPY: return "memcpy";
-        case CU_GRAPH_NODE_TYPE_MEMSET: return "memset";
-        case CU_GRAPH_NODE_TYPE_HOST: return "host";
-        case CU_GRAPH_NODE_TYPE_GRAPH: return "graph";
-        case CU_GRAPH_NODE_TYPE_EMPTY: return "empty";
-        case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return "event wait";
-        case CU_GRAPH_NODE_TYPE_EVENT_RECORD: return "event record";
-        case CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL: return "external semaphore signal";
-        case CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT: return "external semaphore wait";
-        case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return "memory allocation";
-        case CU_GRAPH_NODE_TYPE_MEM_FREE: return "memory free";
-        case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP: return "batch memory operation";
-        case CU_GRAPH_NODE_TYPE_CONDITIONAL: return "conditional";
-        default: break;
-    }
-    return "node type " + std::to_string(static_cast<int>(type));
-}
-
-CUgraphNodeType GraphNode::type() const {
-    CUgraphNodeType type{};
-    detail::check(detail::driver().cuGraphNodeGetType(handle_, &type), "cuGraphNodeGetType", [&] {
-        char text[48];
-        std::snprintf(text, sizeof text, "graph node %p", static_cast<void*>(handle_));
-        return std::string(text);
-    });
-    return type;
-}
-
 unsigned graph_dot_flags(const GraphDotOptions& options) {
     unsigned flags = 0;
     if (options.verbose) flags |= CU_GRAPH_DEBUG_DOT_FLAGS_VERBOSE;
@@ -135,10 +104,6 @@ unsigned graph_dot_flags(const GraphDotOptions& options) {
     if (options.conditional_node_params) flags |= CU_GRAPH_DEBUG_DOT_FLAGS_CONDITIONAL_NODE_PARAMS;
     if (options.handles) flags |= CU_GRAPH_DEBUG_DOT_FLAGS_HANDLES;
     return flags;
-}
-
-unsigned conditional_handle_flags(const ConditionalHandleOptions& options) {
-    return options.assign_default ? CU_GRAPH_COND_ASSIGN_DEFAULT : 0u;
 }
 
 namespace {

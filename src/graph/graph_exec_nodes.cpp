@@ -19,27 +19,6 @@ namespace cudacore {
 
 namespace {
 
-std::string exec_node_text(GraphNode node, const std::string& kind) {
-    char text[48];
-    std::snprintf(text, sizeof text, "node %p", static_cast<void*>(node.handle()));
-    return (kind.empty() ? std::string() : kind + " ") + text;
-}
-
-}  // namespace
-
-GraphNodeUpdateError::GraphNodeUpdateError(std::string call, GraphNode node, std::string node_kind,
-                                           std::string graph, std::string rule, CUresult status)
-    : Error(call + " refused for " + exec_node_text(node, node_kind) + " of " + graph + ": " +
-            (status == CUDA_SUCCESS
-                 ? std::string()
-                 : driver_status_name(status) + " (" + driver_status_text(status) + "); ") +
-            rule),
-      node_(node),
-      rule_(std::move(rule)),
-      status_(status) {}
-
-namespace {
-
 // What the driver requires of every per-node change, beyond the rules of each kind.
 constexpr const char* kSameGraphRule =
     "; the node must be a node of the graph the executable graph was made from, not removed since";

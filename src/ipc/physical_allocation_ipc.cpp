@@ -5,7 +5,7 @@
 #include "cudacore/errors.hpp"
 #include "ipc/ipc_devices.hpp"
 #include "memory/memory_option_checks.hpp"
-#include "memory/virtual_memory_boxes.hpp"
+#include "memory/vmm/virtual_memory_boxes.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 

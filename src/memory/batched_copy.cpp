@@ -257,18 +257,6 @@ std::string CopyAttributes::description() const {
     return out;
 }
 
-void Buffer::fill_uint16(std::uint16_t pattern, const Stream& stream) const {
-    detail::BufferBox& box = open_box("fill_uint16");
-    check_multiple_of(2, "fill_uint16");
-    stream.check_open("Buffer::fill_uint16");
-    const auto& stream_box = detail::box_of(stream);
-    std::optional<detail::ContextScope> scope;
-    if (stream_box && stream_box->context && detail::is_default_stream(stream.handle()))
-        scope.emplace(*stream_box->context);
-    detail::check(detail::driver().cuMemsetD16Async(box.handle, pattern, box.size / 2, stream.handle()),
-                  "cuMemsetD16Async", [&] { return description(); });
-}
-
 // The deprecated form, kept for one release.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"

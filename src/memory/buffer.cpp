@@ -326,6 +326,16 @@ bool Buffer::is_device_accessible() const { return open_box("is_device_accessibl
 
 bool Buffer::is_host_accessible() const { return open_box("is_host_accessible").host_accessible; }
 
+bool Buffer::is_managed() const {
+    detail::BufferBox& box = open_box("is_managed");
+    if (box.resource) return box.resource->is_managed();
+    int managed = 0;
+    detail::check(detail::driver().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                                         box.handle),
+                  "cuPointerGetAttribute", [&] { return "is managed of " + description(); });
+    return managed != 0;
+}
+
 int Buffer::device_ordinal() const { return open_box("device_ordinal").device_ordinal; }
 
 Device Buffer::device() const {
@@ -459,6 +469,18 @@ void Buffer::fill_uint32(std::uint32_t pattern, const Stream& stream) const {
         return detail::driver().cuMemsetD32Async(box.handle, pattern, box.size / 4, stream.handle());
     });
     detail::check(status, "cuMemsetD32Async", [&] { return description(); });
+}
+
+void Buffer::fill_uint16(std::uint16_t pattern, const Stream& stream) const {
+    detail::BufferBox& box = open_box("fill_uint16");
+    check_multiple_of(2, "fill_uint16");
+    stream.check_open("Buffer::fill_uint16");
+    const auto& stream_box = detail::box_of(stream);
+    std::optional<detail::ContextScope> scope;
+    if (stream_box && stream_box->context && detail::is_default_stream(stream.handle()))
+        scope.emplace(*stream_box->context);
+    detail::check(detail::driver().cuMemsetD16Async(box.handle, pattern, box.size / 2, stream.handle()),
+                  "cuMemsetD16Async", [&] { return description(); });
 }
 
 // A slice's memory is freed with its owner: its deallocation stream is the owner's.

@@ -1,6 +1,6 @@
 // The holds on a primary context that a reset may ignore: the device's default memory resource
 // (Device::memory_resource), kept for the process, while nothing else holds it. It follows the
-// new context after a reset (default_memory_resources.cpp makes it again).
+// new context after a reset (device_memory.cpp makes it again).
 #pragma once
 
 #include "runtime/runtime_handles.hpp"

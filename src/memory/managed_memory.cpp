@@ -14,43 +14,6 @@
 
 namespace cudacore {
 
-CUmemLocation MemoryLocation::to_driver() const noexcept {
-    CUmemLocation location{};
-    switch (kind) {
-        case Kind::device:
-            location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-            location.id = id;
-            break;
-        case Kind::host:
-            location.type = CU_MEM_LOCATION_TYPE_HOST;
-            location.id = 0;
-            break;
-        case Kind::host_numa:
-            location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
-            location.id = id;
-            break;
-    }
-    return location;
-}
-
-std::optional<MemoryLocation> MemoryLocation::from_driver(CUmemLocationType type, int id) noexcept {
-    switch (type) {
-        case CU_MEM_LOCATION_TYPE_DEVICE: return device(id);
-        case CU_MEM_LOCATION_TYPE_HOST: return host();
-        case CU_MEM_LOCATION_TYPE_HOST_NUMA: return host_numa(id);
-        default: return std::nullopt;
-    }
-}
-
-std::string MemoryLocation::description() const {
-    switch (kind) {
-        case Kind::device: return "device " + std::to_string(id);
-        case Kind::host: return "host";
-        case Kind::host_numa: return "host NUMA node " + std::to_string(id);
-    }
-    return "?";
-}
-
 namespace {
 
 const char* advice_name(ManagedAdvice advice) {
@@ -247,16 +210,6 @@ ManagedRangeAttributes range_attributes(const Buffer& buffer) {
     for (int device : devices)
         if (device >= 0) out.accessed_by.push_back(device);
     return out;
-}
-
-bool Buffer::is_managed() const {
-    detail::BufferBox& box = open_box("is_managed");
-    if (box.resource) return box.resource->is_managed();
-    int managed = 0;
-    detail::check(detail::driver().cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                                                         box.handle),
-                  "cuPointerGetAttribute", [&] { return "is managed of " + description(); });
-    return managed != 0;
 }
 
 }  // namespace cudacore

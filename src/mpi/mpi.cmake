@@ -2,9 +2,9 @@
 # CMakeLists.txt only when MPI was found. The core library never links MPI.
 add_library(cudacore_mpi
   src/mpi/mpi_support.cpp
-  src/mpi/code_transfer.cpp
-  src/mpi/distributed_compile.cpp
-  src/mpi/local_device.cpp
+  src/mpi/mpi_transfer.cpp
+  src/mpi/mpi_compile.cpp
+  src/mpi/mpi_devices.cpp
   src/mpi/node_pool.cpp)
 add_library(cudacore::mpi ALIAS cudacore_mpi)
 # Installed, it finds libcudacore beside itself (the run path of a library is not inherited).

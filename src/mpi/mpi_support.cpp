@@ -7,17 +7,6 @@
 
 namespace cudacore::mpi {
 
-MpiError::MpiError(std::string call, int code, std::string object)
-    : Error([&] {
-          char text[MPI_MAX_ERROR_STRING] = {};
-          int length = 0;
-          if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
-          return call + " failed (MPI error " + std::to_string(code) + ": " +
-                 std::string(text, static_cast<std::size_t>(length)) + ") for " + object;
-      }()),
-      call_(std::move(call)),
-      code_(code) {}
-
 namespace detail {
 
 void check(int code, const char* call, const std::string& object) {

@@ -14,11 +14,11 @@ namespace cudacore::detail {
 std::shared_ptr<ContextBox> retained_primary_context(int ordinal);
 
 // How many contexts made by Context::create, still alive, hold `primary` (each holds its
-// device's primary context: created_context.cpp).
+// device's primary context: context_creation.cpp).
 int created_contexts_holding(const ContextBox& primary);
 
 // How many peer accesses enabled through Device::enable_peer_access hold device `ordinal`'s
-// primary context (either side: multi_device.cpp keeps both retained while enabled).
+// primary context (either side: device_peers.cpp keeps both retained while enabled).
 int peer_accesses_holding(int ordinal);
 
 // "primary context of device N is still held by H cudacore objects (...)": the kinds it can

@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
+#include "cudacore/system_info.hpp"
 #include "loader/device_queries.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
@@ -180,6 +181,10 @@ Event Device::create_event(const EventOptions& options) const {
     return detail::with_primary_context(ordinal_, [&](std::shared_ptr<detail::ContextBox>& context) {
         return detail::BoxAccess::make<Event>(detail::create_event_box(std::move(context), options));
     });
+}
+
+system::SystemDevice Device::system_device() const {
+    return system::SystemDevice::with_uuid(uuid_string());
 }
 
 }  // namespace cudacore

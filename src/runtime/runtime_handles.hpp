@@ -30,7 +30,7 @@ struct ContextBox {
     CUdevice device = 0;
     int ordinal = 0;
     bool retained = true;  // false for a context the caller owns (Stream::from_handle)
-    bool created = false;  // made by Context::create: destroyed with the last share (created_context.cpp)
+    bool created = false;  // made by Context::create: destroyed with the last share (context_creation.cpp)
     unsigned long long id = 0;  // note_context_id at retain: a reset's new context has another
     // Where cudacore's own host functions for this context's streams go (deferred_release.cpp):
     // null for the stream itself; for a green context, a stream of the primary context that

@@ -172,11 +172,3 @@ Clocks SystemDevice::clocks() const { unavailable(); }
 #endif
 
 }  // namespace cudacore::system
-
-namespace cudacore {
-
-system::SystemDevice Device::system_device() const {
-    return system::SystemDevice::with_uuid(uuid_string());
-}
-
-}  // namespace cudacore

@@ -1,6 +1,7 @@
 #include "cudacore/tracing.hpp"
 #include "cudacore/tracing_handles.hpp"
 #include "support/enum_text.hpp"
+#include "support/tracing_domain.hpp"
 
 #include "cudacore/errors.hpp"
 
@@ -17,18 +18,6 @@ namespace cudacore::tracing {
 namespace detail {
 
 std::atomic<unsigned char> tool_state{tool_unknown};
-
-struct RegisteredText {
-    std::string text;
-    nvtxStringHandle_t handle = nullptr;  // null without a tool
-};
-
-struct DomainState {
-    std::string name;
-    nvtxDomainHandle_t handle = nullptr;  // null without a tool (NVTX's default domain)
-    mutable std::mutex strings_mutex;
-    mutable std::map<std::string, std::unique_ptr<RegisteredText>, std::less<>> strings;
-};
 
 struct Access {
     static const DomainState* state(const Domain& domain) noexcept { return domain.state_; }
@@ -228,27 +217,6 @@ RegisteredString Domain::register_string(std::string_view text) const {
 }
 
 std::string_view RegisteredString::text() const noexcept { return text_->text; }
-
-void end_range(RangeId& range) noexcept {
-    if (!range.domain_) return;
-    nvtxDomainRangeEnd(range.domain_->handle, range.id_);
-    range = RangeId();
-}
-
-void name_os_thread(std::uint32_t thread_id, std::string_view name) noexcept {
-    if (!tool_attached()) return;
-    try {
-        const std::string text(name);
-        nvtxNameOsThreadA(thread_id, text.c_str());
-    } catch (...) {
-        // No memory for the name: the tool shows the thread's number.
-    }
-}
-
-void name_current_thread(std::string_view name) noexcept {
-    if (!tool_attached()) return;
-    name_os_thread(static_cast<std::uint32_t>(::syscall(SYS_gettid)), name);
-}
 
 }  // namespace cudacore::tracing
 

@@ -1,7 +1,12 @@
-# Runs scripts/check-layers.py against a fixture's statement of the layers and checks its exit
-# status and what it prints (CTest alone checks one or the other):
+# Runs scripts/check-layers.py against a fixture's statement of the layers (LAYERS) or a fixture's
+# tree (TREE) and checks its exit status and what it prints (CTest alone checks one or the other):
 #   cmake -DPYTHON=python3 -DSCRIPT=... -DLAYERS=... -DEXPECT_STATUS=1 -DEXPECT_OUTPUT=<regex> -P expect.cmake
-execute_process(COMMAND ${PYTHON} ${SCRIPT} --layers ${LAYERS}
+if(DEFINED TREE)
+  set(fixture --tree ${TREE})
+else()
+  set(fixture --layers ${LAYERS})
+endif()
+execute_process(COMMAND ${PYTHON} ${SCRIPT} ${fixture}
                 RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE output)
 message("${output}")
 if(NOT status STREQUAL EXPECT_STATUS)

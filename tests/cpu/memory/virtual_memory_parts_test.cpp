@@ -7,7 +7,7 @@
 #include "cudacore/physical_allocation.hpp"
 #include "cudacore/virtual_address_range.hpp"
 #include "cudacore/virtual_memory_mapping.hpp"
-#include "memory/virtual_memory_checks.hpp"
+#include "memory/vmm/virtual_memory_checks.hpp"
 #include "support/box_access.hpp"
 
 #include <gtest/gtest.h>

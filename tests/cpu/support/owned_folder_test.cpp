@@ -1,6 +1,6 @@
 // support/owned_folder: a folder of this process's own in a shared folder, locked while it is
 // used and reclaimed by others only once its lock is free. The races it closes are shown with
-// real processes in code/pch_test.cpp; these are its rules, one at a time.
+// real processes in headers/pch_test.cpp; these are its rules, one at a time.
 #include "after_mkdtemp.hpp"
 #include "test_support.hpp"
 

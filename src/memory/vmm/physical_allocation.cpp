@@ -5,8 +5,8 @@
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
 #include "memory/memory_option_checks.hpp"
-#include "memory/virtual_memory_boxes.hpp"
-#include "memory/virtual_memory_checks.hpp"
+#include "memory/vmm/virtual_memory_boxes.hpp"
+#include "memory/vmm/virtual_memory_checks.hpp"
 #include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 

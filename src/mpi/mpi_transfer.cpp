@@ -1,4 +1,6 @@
 // pack / unpack, and the broadcast and all-gather collectives on ObjectCode.
+#include "cudacore/mpi_transfer.hpp"
+
 #include "mpi/mpi_support.hpp"
 
 #include "code/serialized_parts.hpp"
@@ -10,6 +12,18 @@
 #include <new>
 
 namespace cudacore::mpi {
+
+MpiError::MpiError(std::string call, int code, std::string object)
+    : Error([&] {
+          char text[MPI_MAX_ERROR_STRING] = {};
+          int length = 0;
+          if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
+          return call + " failed (MPI error " + std::to_string(code) + ": " +
+                 std::string(text, static_cast<std::size_t>(length)) + ") for " + object;
+      }()),
+      call_(std::move(call)),
+      code_(code) {}
+
 namespace {
 
 using detail::Failure;

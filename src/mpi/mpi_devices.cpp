@@ -1,4 +1,6 @@
 // local_device: the GPU of this rank, from its place among the ranks of its node.
+#include "cudacore/mpi_devices.hpp"
+
 #include "mpi/mpi_support.hpp"
 #include "mpi/node_pool.hpp"
 

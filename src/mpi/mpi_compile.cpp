@@ -1,4 +1,6 @@
 // compile_distributed: each rank compiles its share of the jobs, then all ranks exchange them.
+#include "cudacore/mpi_compile.hpp"
+
 #include "mpi/mpi_support.hpp"
 #include "mpi/node_pool.hpp"
 

@@ -1,4 +1,4 @@
-#include "memory/virtual_memory_checks.hpp"
+#include "memory/vmm/virtual_memory_checks.hpp"
 
 #include "cudacore/errors.hpp"
 

@@ -3,8 +3,8 @@
 
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
-#include "memory/virtual_memory_boxes.hpp"
-#include "memory/virtual_memory_checks.hpp"
+#include "memory/vmm/virtual_memory_boxes.hpp"
+#include "memory/vmm/virtual_memory_checks.hpp"
 #include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
 

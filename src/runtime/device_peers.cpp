@@ -1,7 +1,5 @@
-// Several devices in one process: enumeration, a scoped current device and peer access between
-// primary contexts.
+// Several devices in one process: enumeration and peer access between primary contexts.
 #include "cudacore/device.hpp"
-#include "cudacore/device_scope.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/system.hpp"
 #include "runtime/context_holders.hpp"
@@ -91,18 +89,6 @@ bool Device::is_peer_access_enabled(const Device& peer) const {
     auto& table = peer_table();
     std::lock_guard lock(table.mutex);
     return table.enabled.count({ordinal_, peer.ordinal_}) != 0;
-}
-
-DeviceScope::DeviceScope(const Device& device) : device_(device), context_(device.context()) {
-    detail::check(detail::driver().cuCtxPushCurrent(context_.handle()), "cuCtxPushCurrent",
-                  [&] { return "primary context of device " + std::to_string(device_.ordinal()); });
-}
-
-DeviceScope::~DeviceScope() {
-    const detail::DriverApi* api = detail::driver_if_loaded();
-    if (!api) return;
-    CUcontext popped = nullptr;
-    api->cuCtxPopCurrent(&popped);  // errors ignored: a destructor never throws
 }
 
 }  // namespace cudacore

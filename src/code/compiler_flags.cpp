@@ -1,5 +1,5 @@
-#include "cudacore/program_options.hpp"
 #include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 
 #include "cudacore/errors.hpp"
 #include "code/cuda_home.hpp"
