@@ -17,6 +17,7 @@
 #include "code/header_trace.hpp"
 #include "headers/include_directives.hpp"
 #include "code/nvrtc_compile.hpp"
+#include "code/ptx_unused_globals.hpp"
 #include "headers/pch_directory.hpp"
 #include "code/program_key_memo_slot.hpp"
 #include "support/cudacore_trace.hpp"
@@ -62,6 +63,11 @@ std::string describe(const ProgramOptions& options) { return "program '" + optio
 // The checks compile() and flags() share: which targets each source type can produce.
 void require_supported_target(SourceType source_type, CodeType target,
                               const ProgramOptions& options) {
+    if (options.remove_unused_globals && (source_type != SourceType::cxx || target != CodeType::ptx)) {
+        throw InvalidArgumentError(describe(options) + ": remove_unused_globals rewrites the PTX of a C++ "
+                                   "program: compile it to ptx (not " + std::string(to_string(target)) +
+                                   "), then make a cubin of that PTX with a PTX Program or a Linker");
+    }
     if (source_type != SourceType::nvvm &&
         (!options.extra_sources.empty() || options.use_libdevice.has_value())) {
         throw InvalidArgumentError(describe(options) + ": extra_sources and use_libdevice are for "
@@ -611,6 +617,8 @@ ObjectCode detail::ProgramInternals::code_of_attempt(Program& program, CodeType 
         throw CompileError(options.name, failed_compile_log(program.log_, attempt.status, options), used_flags,
                            "NVRTC", attempt.status);
     }
+    if (options.remove_unused_globals && target == CodeType::ptx)
+        attempt.code = without_unused_globals(attempt.code, attempt.symbols);
     ObjectCode code = ObjectCode::from_bytes(target, std::move(attempt.code), options.name,
                                              std::move(attempt.symbols));
     detail::ObjectCodeAccess::state(code)->made_by_nvrtc = true;
