@@ -45,6 +45,7 @@
 #include "cudacore/legacy_pinned_memory_resource.hpp"
 #include "cudacore/profiler.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/generated_headers.hpp"
 #include "cudacore/program_options.hpp"
 #include "cudacore/compiler_flags.hpp"
 #include "cudacore/program_cache.hpp"
