@@ -13,14 +13,18 @@
 ///
 /// How soon a cancelled compile returns depends on where it is (docs/compiling.md, "Cancelling a
 /// compile"):
-///   - waiting (for another thread's compile of the same key, or another process's compile lease
-///     of a RemoteProgramCache): within about 10 ms, the token being read every 10 ms;
+///   - waiting (for another thread's compile of the same key, another process's compile lease
+///     of a RemoteProgramCache, another process making a header bundle's folder, or a worker of
+///     compile_many): within about 10 ms, the token being read every 10 ms;
+///   - in a child process (compile_many, compile_fatbin with CompileStrategy::processes): the
+///     children are killed (SIGKILL) within the pool's 20 ms poll, reaped, their pipes closed;
 ///   - inside NVRTC: at NVRTC's next call of its flow callback (nvrtcSetFlowCallback). NVRTC 13.0
 ///     calls it first at the END of its front end (every header parsed, every template
 ///     instantiated), then between later passes; so a compile spent in the front end runs almost
 ///     to its end (a cancel 0.25 s into a 3-5 s compile returned after 2.6-4.4 s; raw NVRTC first
 ///     called the callback at 3.58 s of a 3.62 s compile). For a cancel that ends the work at
-///     once, compile in child processes (compile_many with CompileStrategy::processes kills them);
+///     once, compile in child processes (above; the first miss with automatic PCH compiles in
+///     this process unless CompileOptions::first_alone_for_pch is false);
 ///   - nvJitLink and libNVVM have no such callback: PTX and NVVM IR programs are cancelled
 ///     between their steps only.
 #pragma once

@@ -89,8 +89,10 @@ struct CompileOptions {
     /// The waits of a cached compile give up too, within about 10 ms of cancel(): the wait for
     /// another thread of this process compiling the same key (that compile goes on), and the
     /// wait for another process holding the key's compile lease
-    /// (ProgramCache::await_compile_turn: RemoteProgramCache, alone or as a tier). Then
-    /// CompileCancelled is thrown, nothing is stored, and no lease is taken or released.
+    /// (ProgramCache::await_compile_turn: RemoteProgramCache, alone or as a tier), and the wait
+    /// for another process making a header bundle's folder. Then CompileCancelled is thrown,
+    /// nothing is stored, and no lease is taken or released. Child processes
+    /// (CompileStrategy::processes) are killed within 20 ms, and reaped.
     CancellationToken cancellation{};
 };
 
