@@ -100,6 +100,15 @@ TEST(RemoveUnusedGlobals, OnlyForThePtxOfACxxProgram) {
     expect_refused([&] { ptx.compile(CodeType::cubin); });
 }
 
+// jitify's flag passed through: NVRTC refuses it, and the error points at the option.
+TEST(RemoveUnusedGlobals, JitifysFlagLeadsToTheOption) {
+    ProgramOptions o = options(false);
+    o.extra_flags = {"-remove-unused-globals"};
+    Program program(kSource, SourceType::cxx, o);
+    expect_invalid<CompileError>([&] { program.compile(CodeType::ptx); },
+                                 {"unrecognized option", "ProgramOptions::remove_unused_globals = true"});
+}
+
 TEST(RemoveUnusedGlobals, EntersTheKeyAndIsCachedAsCompiled) {
     Program plain(kSource, SourceType::cxx, options(false));
     Program trimmed(kSource, SourceType::cxx, options(true));
