@@ -1,13 +1,18 @@
-// Program::compile against the raw NVRTC calls for the same source and the same flags, and the
-// speed-up of compiling 16 programs on all cores against one core. No GPU needed.
+// Program::compile against the raw NVRTC calls for the same source and the same flags, the
+// speed-up of compiling 16 programs on all cores against one core, and how soon a cancelled
+// compile returns in this process (at NVRTC's flow callback) against in child processes
+// (killed). No GPU needed.
 //
 //   build/bench/compile_bench                       (all)
 //   build/bench/compile_bench --benchmark_filter=cubin
 #include "bench_support.hpp"
 
+#include "cudacore/cancellation.hpp"
+#include "cudacore/compile_many.hpp"
 #include "cudacore/program.hpp"
 #include "loader/compiler_apis.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -188,6 +193,56 @@ BENCHMARK(BM_parallel_speedup)->Name("parallel/compile_16_programs")->Unit(bench
     ->UseManualTime()->Iterations(2);
 BENCHMARK(BM_parallel_speedup_raw)->Name("parallel/compile_16_programs_raw")
     ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(2);
+
+// ---- cancel: seconds from cancel() to the call's return, 0.25 s into compiles of 2^13 class
+// template instantiations (a few seconds of front end), one program in this process against two
+// in child processes (CompileStrategy::processes). Each iteration its own SEED: NVRTC's cache
+// serves nothing.
+
+Program long_program(int seed) {
+    ProgramOptions options = bench_options("cancelled_" + std::to_string(seed));
+    options.pch = false;
+    options.no_cache = true;
+    options.define_macro = {{"SEED", std::to_string(seed)}};
+    return Program("template <int D, int I> struct Tree { static constexpr long long v = Tree<D - 1, 2 * I>::v + "
+                   "Tree<D - 1, 2 * I + 1>::v; };\n"
+                   "template <int I> struct Tree<0, I> { static constexpr long long v = I; };\n"
+                   "__global__ void k(long long* o) { *o = Tree<12, SEED>::v; }\n",
+                   SourceType::cxx, options);
+}
+
+void cancel_latency(benchmark::State& state, CompileStrategy strategy) {
+    static int seed = 1000;
+    for (auto _ : state) {
+        std::vector<Program> programs;
+        for (int i = 0; i < (strategy == CompileStrategy::processes ? 2 : 1); ++i) programs.push_back(long_program(++seed));
+        CompileOptions options{.strategy = strategy, .workers = 2};
+        std::chrono::steady_clock::time_point cancelled_at{};
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            cancelled_at = std::chrono::steady_clock::now();
+            options.cancellation.cancel();
+        });
+        try {
+            if (strategy == CompileStrategy::processes)
+                compile_many(programs, CodeType::cubin, {}, options);
+            else
+                programs.front().compile(CodeType::cubin, {}, options);
+        } catch (const CompileCancelled&) {
+        }
+        const auto returned = std::chrono::steady_clock::now();
+        canceller.join();
+        state.SetIterationTime(std::max(0.0, std::chrono::duration<double>(returned - cancelled_at).count()));
+    }
+}
+
+void BM_cancel_in_process(benchmark::State& state) { cancel_latency(state, CompileStrategy::threads); }
+void BM_cancel_child_processes(benchmark::State& state) { cancel_latency(state, CompileStrategy::processes); }
+
+BENCHMARK(BM_cancel_in_process)->Name("cancel/return_after_cancel_in_process")
+    ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
+BENCHMARK(BM_cancel_child_processes)->Name("cancel/return_after_cancel_child_processes")
+    ->Unit(benchmark::kMillisecond)->UseManualTime()->Iterations(3);
 
 }  // namespace
 

@@ -60,6 +60,8 @@ set(CUDACORE_CODE_SOURCES
   src/code/object_code_serialization.cpp
   src/code/code_inspection.cpp
   src/code/cxx_global_names.cpp
+  src/code/ptx_unused_globals.cpp
+  src/code/generated_headers.cpp
   src/code/fatbin.cpp
   src/code/object_code_identity.cpp
   src/code/kernel_parameter_count.cpp

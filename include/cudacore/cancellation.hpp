@@ -12,6 +12,9 @@
 ///     } catch (const CompileCancelled&) {
 ///     }
 ///     watchdog.join();
+///
+/// How soon a cancelled compile returns depends on where it is (docs/compiling.md, "Cancelling a
+/// compile"): NVRTC sees it only at its flow callback, after its front end.
 #pragma once
 
 #include "cudacore/compile_errors.hpp"

@@ -66,8 +66,9 @@ struct CompileOptions {
     CacheWarningHandler on_cache_error{};
     /// Cancels the compiles when cancelled from another thread (cancellation.hpp): they throw
     /// CompileCancelled and store nothing; compile_many and compile_fatbin stop their other
-    /// compiles too, and a cached compile's waits for the same key (in this process or a remote
-    /// lease) give up within about 10 ms.
+    /// compiles too (child processes killed within 20 ms and reaped), and a cached compile's waits
+    /// (the same key elsewhere in this process, a remote lease, a header bundle's folder) give up
+    /// within about 10 ms.
     CancellationToken cancellation{};
 };
 

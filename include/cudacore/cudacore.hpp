@@ -25,6 +25,7 @@
 #include "cudacore/compile_options.hpp"
 #include "cudacore/compiler_flags.hpp"
 #include "cudacore/fatbin.hpp"
+#include "cudacore/generated_headers.hpp"
 #include "cudacore/linker.hpp"
 #include "cudacore/linker_options.hpp"
 #include "cudacore/object_code.hpp"

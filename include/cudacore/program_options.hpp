@@ -92,6 +92,14 @@ struct ProgramOptions {
     std::optional<int> split_compile{};             ///< --split-compile=N (0: all cores)
     std::optional<bool> fdevice_syntax_only{};      ///< --fdevice-syntax-only
     std::optional<bool> minimal{};                  ///< --minimal
+    /// What jitify's -remove-unused-globals gives (NVRTC 13.0 has no flag for it: --minimal,
+    /// --extensible-whole-program and -Xnvvm options all keep them): the PTX of a C++ program
+    /// leaves out the module-scope __device__ and __constant__ variables that nothing in it uses
+    /// (no instruction, no kept variable's initializer, no name expression), so a module made
+    /// from it allocates none of them. C++ programs compiled to ptx only (other targets and
+    /// source types throw InvalidArgumentError); relocatable code keeps them all (other modules
+    /// may use them). Passes no flag; enters the cache key.
+    bool remove_unused_globals = false;
     /// --no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose), which
     /// a compile served from NVRTC's cache would leave out of the log.
     std::optional<bool> no_cache{};

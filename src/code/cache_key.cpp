@@ -194,6 +194,8 @@ detail::SourceKey compute_key(const Program& program, CodeType target,
         hasher.field("debug-source");
         hasher.field(debug_source.string());
     }
+    // The code is NVRTC's PTX less its unused variables (no flag says so); keys without it stay.
+    if (program.options().remove_unused_globals) hasher.field("remove-unused-globals");
     if (program.source_type() == SourceType::nvvm) {
         // NVVM links more modules (and maybe libdevice) into the result: each is an input.
         const ProgramOptions& options = program.options();

@@ -1,6 +1,7 @@
 #include "code/checked_compile.hpp"
 
 #include "code/compile_request.hpp"
+#include "code/ptx_unused_globals.hpp"
 #include "code/snapshot_compile.hpp"
 #include "cudacore/compile_errors.hpp"
 
@@ -45,6 +46,15 @@ std::future<std::optional<std::string>> start_compile_from_files(const Program& 
     });
 }
 
+// The check compile's code as the program's own compile makes it: without its unused variables
+// where the program asks (ProgramOptions::remove_unused_globals, applied after NVRTC).
+CheckCompileResult run_check(const Program& program, const CheckCompileRequest& request) {
+    CheckCompileResult result = run_check_compile(request);
+    if (result.compiled && program.options().remove_unused_globals && request.target == CodeType::ptx)
+        result.code = without_unused_globals(result.code, result.symbols);
+    return result;
+}
+
 }  // namespace
 
 // Long because: the compile, the check compile beside it, and the second check are one sequence.
@@ -60,7 +70,7 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     std::future<CheckCompileResult> check;
     if (!declared) {
         check = std::async(std::launch::async, [&] {
-            return run_check_compile({moved, bundles, name_expressions, target, true, true, &cancellation});
+            return run_check(program, {moved, bundles, name_expressions, target, true, true, &cancellation});
         });
     }
     std::future<std::optional<std::string>> from_files;
@@ -99,7 +109,7 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
         if (digits(check_result.process_id) == digits(static_cast<long>(::getpid())))
             return same_code(code, check_result);
         if (!unmoved)
-            unmoved = run_check_compile({keys.snapshot, bundles, name_expressions, target, false, false, &cancellation});
+            unmoved = run_check(program, {keys.snapshot, bundles, name_expressions, target, false, false, &cancellation});
         return unmoved->compiled && unmoved->symbols == check_result.symbols &&
                digits(unmoved->process_id) == digits(check_result.process_id) &&
                same_code_but_unit_ids(unmoved->code, unmoved->process_id, check_result.code, check_result.process_id);
@@ -110,7 +120,7 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     if (agrees(first)) return {kept(), StoredUnder::first_key, {}};
     if (!first.compiled) return nowhere("its check compile could not be made (" + first.failure + ")");
     const CheckCompileResult second =
-        run_check_compile({keys.snapshot, bundles, name_expressions, target, true, false, &cancellation});
+        run_check(program, {keys.snapshot, bundles, name_expressions, target, true, false, &cancellation});
     if (agrees(second)) return {kept(), StoredUnder::path_bound, {}};
     if (!second.compiled) return nowhere("its check compile could not be made (" + second.failure + ")");
     return nowhere("its code depends on the clock (__DATE__ or __TIME__): compiled with the clock moved it came "

@@ -39,6 +39,12 @@ std::string compile_hints(const std::string& nvrtc_log, const ProgramOptions& op
                           "compile functions and variables without __host__ or __device__ as device ones, as "
                           "jitify does (docs/compiling.md, \"Defaults\")\n";
     }
+    // jitify's own flag, which NVRTC does not know.
+    if (nvrtc_log.find("unrecognized option -remove-unused-globals") != std::string::npos ||
+        nvrtc_log.find("unrecognized option --remove-unused-globals") != std::string::npos) {
+        hints += prefix + "set ProgramOptions::remove_unused_globals = true instead of jitify's -remove-unused-globals "
+                          "flag, and compile to ptx (docs/compiling.md, \"Unused globals\")\n";
+    }
     const std::string missing = standard_headers_missing(nvrtc_log);
     if (!missing.empty() && options.header_bundles.empty() && !options.std_headers) {
         hints += prefix + "set ProgramOptions::std_headers = true for cudacore's " + missing +

@@ -1,6 +1,6 @@
 // The options that cure a failed compile's error, when its log shows one cudacore knows (an
 // unannotated function without device_as_default_execution_space, a standard header without
-// std_headers). Internal: added to the log of the CompileError a failed NVRTC compile throws.
+// std_headers, jitify's -remove-unused-globals flag). Internal: added to the log of the CompileError a failed NVRTC compile throws.
 #pragma once
 
 #include "cudacore/program_options.hpp"

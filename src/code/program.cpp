@@ -17,6 +17,7 @@
 #include "code/header_trace.hpp"
 #include "headers/include_directives.hpp"
 #include "code/nvrtc_compile.hpp"
+#include "code/ptx_unused_globals.hpp"
 #include "headers/pch_directory.hpp"
 #include "code/program_key_memo_slot.hpp"
 #include "support/cudacore_trace.hpp"
@@ -62,6 +63,11 @@ std::string describe(const ProgramOptions& options) { return "program '" + optio
 // The checks compile() and flags() share: which targets each source type can produce.
 void require_supported_target(SourceType source_type, CodeType target,
                               const ProgramOptions& options) {
+    if (options.remove_unused_globals && (source_type != SourceType::cxx || target != CodeType::ptx)) {
+        throw InvalidArgumentError(describe(options) + ": remove_unused_globals rewrites the PTX of a C++ "
+                                   "program: compile it to ptx (not " + std::string(to_string(target)) +
+                                   "), then make a cubin of that PTX with a PTX Program or a Linker");
+    }
     if (source_type != SourceType::nvvm &&
         (!options.extra_sources.empty() || options.use_libdevice.has_value())) {
         throw InvalidArgumentError(describe(options) + ": extra_sources and use_libdevice are for "
@@ -285,10 +291,13 @@ std::string shadowed_beside_source(const std::vector<HeaderBundle>& bundles, con
 // headers stay in memory without PCH, with one warning. Returns whether the folders are used.
 bool read_bundles_from_folders(const ProgramOptions& options, const std::string& nvrtc_name,
                                const std::string& source, std::vector<std::string>& flags, PchChoice& choice,
-                               PchStatus& status) {
+                               PchStatus& status, const CancellationToken* cancellation) {
     const std::string shadowed = shadowed_beside_source(options.header_bundles, nvrtc_name, source);
     detail::BundleFolders folders;
-    if (shadowed.empty()) folders = detail::bundle_folders(options.header_bundles);
+    // A wait for another process making a folder ends with a cancel (the compile then throws).
+    auto cancelled = [cancellation] { return cancellation && cancellation->is_cancelled(); };
+    if (shadowed.empty()) folders = detail::bundle_folders(options.header_bundles, cancelled);
+    if (cancelled()) throw CompileCancelled(options.name, flags, "NVRTC");
     if (const std::string& problem = shadowed.empty() ? folders.problem : shadowed; !problem.empty()) {
         status = {PchOutcome::not_attempted, "PCH is off: the header bundles are read from memory: " +
                   problem, {}, 0};
@@ -328,7 +337,8 @@ void choose_automatic_pch_dir(std::vector<std::string>& flags, PchChoice& choice
 // Decides PCH for a C++ compile with `flags` (of the program NVRTC knows as `nvrtc_name`),
 // taking the PCH flags out of them where PCH is off, and says why in `status` when it is.
 PchChoice choose_pch(const ProgramOptions& options, const std::string& nvrtc_name, const std::string& source,
-                     bool pch_allowed, std::vector<std::string>& flags, PchStatus& status) {
+                     bool pch_allowed, std::vector<std::string>& flags, PchStatus& status,
+                     const CancellationToken* cancellation) {
     PchChoice choice;
     choice.on = uses_automatic_pch(options) || options.create_pch || options.use_pch;
     const bool bundles = !options.header_bundles.empty();
@@ -336,7 +346,7 @@ PchChoice choose_pch(const ProgramOptions& options, const std::string& nvrtc_nam
     // NVRTC as /proc/self/fd/N, which differs between processes, so such compiles read memory.
     const bool names_files = options.lineinfo.value_or(false) || options.debug.value_or(false);
     if (bundles && !options.pch && pch_allowed && !names_files)
-        choice.on = read_bundles_from_folders(options, nvrtc_name, source, flags, choice, status);
+        choice.on = read_bundles_from_folders(options, nvrtc_name, source, flags, choice, status, cancellation);
     else if (!choice.on) {
         status = {PchOutcome::not_attempted,
                   !bundles || options.pch ? "PCH is off (ProgramOptions::pch = false)"
@@ -569,7 +579,7 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
     // the program's name: the line table names it, so a debugger finds the source.
     const std::filesystem::path debug_source = debug_source_path();
     const std::string nvrtc_name = debug_source.empty() ? options_.name : debug_source.string();
-    const PchChoice pch = choose_pch(options_, nvrtc_name, source_, pch_allowed, flags, pch_status_);
+    const PchChoice pch = choose_pch(options_, nvrtc_name, source_, pch_allowed, flags, pch_status_, cancellation);
     // A wrapped program is compiled itself; otherwise the previous compile's program is released
     // now and this one stays for handle().
     nvrtcProgram wrapped = wraps_handle_ ? std::get<nvrtcProgram>(handle_) : nullptr;
@@ -611,6 +621,8 @@ ObjectCode detail::ProgramInternals::code_of_attempt(Program& program, CodeType 
         throw CompileError(options.name, failed_compile_log(program.log_, attempt.status, options), used_flags,
                            "NVRTC", attempt.status);
     }
+    if (options.remove_unused_globals && target == CodeType::ptx)
+        attempt.code = without_unused_globals(attempt.code, attempt.symbols);
     ObjectCode code = ObjectCode::from_bytes(target, std::move(attempt.code), options.name,
                                              std::move(attempt.symbols));
     detail::ObjectCodeAccess::state(code)->made_by_nvrtc = true;

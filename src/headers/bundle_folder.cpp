@@ -282,9 +282,10 @@ std::string replace_damaged_lock(const fs::path& root, const fs::path& lock, con
 class DigestLock {
 public:
     // Takes `operation` (LOCK_EX or LOCK_SH); with `wait`, waits up to kLockWait for another
-    // holder (then throws CacheError), else gives up at once (held() false).
+    // holder (then throws CacheError), else gives up at once (held() false). A wait also ends,
+    // with CacheError, within 10 ms of `give_up` (when set) answering true.
     DigestLock(const fs::path& root, const std::string& digest, int operation, bool wait,
-               const std::string& what)
+               const std::string& what, const GiveUp& give_up = {})
         : path_(root / ("." + digest + ".lock")) {
         const auto deadline = std::chrono::steady_clock::now() + kLockWait;
         for (bool replaced = false;;) {
@@ -312,6 +313,8 @@ public:
                 throw CacheError(what + ": another process has held '" + path_.string() +
                                  "' for more than " + std::to_string(kLockWait.count()) + " s");
             }
+            if (give_up && give_up())
+                throw CacheError(what + ": gave up waiting for '" + path_.string() + "': the compile was cancelled");
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     }
@@ -415,7 +418,7 @@ struct FailedMake {
     std::string message;
 };
 struct CheckedFolders {
-    std::mutex mutex;
+    std::timed_mutex mutex;
     std::set<std::string> compared;                    // folder paths
     std::map<std::string, std::string> include_problems;  // by digest
     std::map<std::string, FailedMake> failed;          // by folder path
@@ -431,8 +434,8 @@ CheckedFolders& checked_folders() {
 // Makes the folder missing or damaged at `folder`: once, by whichever process takes the lock
 // first (the others find it made). Returns the digest's lock, shared: the folder held.
 std::shared_ptr<DigestLock> make_again(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
-                                       const std::string& what) {
-    auto lock = std::make_shared<DigestLock>(root, bundle.digest(), LOCK_EX, true, what);
+                                       const std::string& what, const GiveUp& give_up) {
+    auto lock = std::make_shared<DigestLock>(root, bundle.digest(), LOCK_EX, true, what, give_up);
     if (!bundle_folder_problem(folder, bundle, true).empty()) {
         reclaim_abandoned_folders(root, kStagingPrefix);  // what killed makers left
         move_aside(root, folder, what);
@@ -501,21 +504,24 @@ std::string bundle_folder_problem(const fs::path& folder, const HeaderBundle& bu
 }
 
 // Long because: the checks, the making again and the descriptor kept, under one mutex.
-HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle) {
+HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle, const GiveUp& give_up) {
     const std::string what = "header bundle " + bundle.describe() + " as a folder";
     for (const BundledHeader& header : bundle.headers())
         if (std::string unsafe = unsafe_name(header.name); !unsafe.empty()) throw CacheError(what + ": " + unsafe);
     const BundlesRoot root = bundles_root(what);
     const fs::path folder = root.path / bundle.digest();
     CheckedFolders& checked = checked_folders();
-    std::lock_guard guard(checked.mutex);
+    // Another thread may hold it while it waits for a digest's lock: waited for as that lock is.
+    std::unique_lock guard(checked.mutex, std::defer_lock);
+    while (!guard.try_lock_for(std::chrono::milliseconds(10)))
+        if (give_up && give_up()) throw CacheError(what + ": gave up waiting for another thread: the compile was cancelled");
     auto scanned = checked.include_problems.find(bundle.digest());
     if (scanned == checked.include_problems.end())
         scanned = checked.include_problems.emplace(bundle.digest(), quoted_include_problem(bundle)).first;
     if (!scanned->second.empty()) throw CacheError(what + ": " + scanned->second);
     // Checked under the shared lock, which a remover (cache clear) cannot take from us: a folder
     // found whole stays so for as long as the hold lives. A maker's exclusive lock turns shared.
-    auto lock = std::make_shared<DigestLock>(root.path, bundle.digest(), LOCK_SH, true, what);
+    auto lock = std::make_shared<DigestLock>(root.path, bundle.digest(), LOCK_SH, true, what, give_up);
     const bool compared = checked.compared.contains(folder.string());
     std::shared_ptr<OpenDescriptor> opened = open_digest_folder(root, bundle.digest());
     std::string signature;
@@ -528,13 +534,13 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle) {
             failed != checked.failed.end() && now - failed->second.at < kRetryAfter)
             throw CacheError(failed->second.message);
         try {
-            lock = make_again(root.path, folder, bundle, what);
+            lock = make_again(root.path, folder, bundle, what, give_up);
             opened = open_digest_folder(root, bundle.digest());
             signature.clear();
             if (!opened || !open_folder_problem(opened->fd, folder, bundle, true, &signature).empty())
                 throw CacheError(what + ": the folder '" + folder.string() + "' just made cannot be opened");
         } catch (const CacheError& e) {
-            checked.failed[folder.string()] = {now, e.what()};
+            if (!(give_up && give_up())) checked.failed[folder.string()] = {now, e.what()};  // not a cancel's
             throw;
         }
         checked.failed.erase(folder.string());
@@ -553,13 +559,13 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle) {
 
 fs::path bundle_folder(const HeaderBundle& bundle) { return hold_bundle_folder(bundle).path; }
 
-BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept {
+BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles, const GiveUp& give_up) noexcept {
     BundleFolders folders;
     try {
         if (::access("/proc/self/fd", X_OK) != 0)
             throw CacheError("/proc/self/fd is not there to give NVRTC the folders it was checked through");
         for (const HeaderBundle& bundle : bundles) {
-            HeldBundleFolder held = hold_bundle_folder(bundle);
+            HeldBundleFolder held = hold_bundle_folder(bundle, give_up);
             folders.paths.push_back(held.nvrtc_path);
             folders.shown.push_back(held.path.string());
             folders.fds.push_back(held.fd);

@@ -20,12 +20,16 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace cudacore::detail {
+
+// Asked while a wait goes on: true ends it (a cancelled compile).
+using GiveUp = std::function<bool()>;
 
 // The file of a bundle folder written last: what a complete folder holds.
 inline constexpr std::string_view kBundleManifestName = ".cudacore-bundle";
@@ -53,7 +57,9 @@ struct HeldBundleFolder {
     std::string signature;
     std::shared_ptr<void> hold;
 };
-HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle);
+// Its waits (another process making the folder, another thread checking one) also end, with
+// CacheError, within 10 ms of `give_up` (when set) answering true: a cancelled compile.
+HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle, const GiveUp& give_up = {});
 
 // The folders of `bundles`, in order, each held (hold_bundle_folder) while this lives, or why
 // they cannot be had (then `paths` is empty).
@@ -65,7 +71,7 @@ struct BundleFolders {
     std::string problem;
     std::vector<std::shared_ptr<void>> holds;
 };
-BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles) noexcept;
+BundleFolders bundle_folders(const std::vector<HeaderBundle>& bundles, const GiveUp& give_up = {}) noexcept;
 
 // `log` (a compile's, which read `folders`) with each bundled header named as the source
 // includes it ("cfg.h(3): error ..."), not by the folder NVRTC read it from: every

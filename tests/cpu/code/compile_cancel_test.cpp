@@ -8,17 +8,26 @@
 #include "cudacore/cancellation.hpp"
 #include "cudacore/compile_many.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/header_bundle.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <thread>
 #include <variant>
 
 namespace {
 
 using namespace cudacore;
+using namespace cudacore::test;
 using Clock = std::chrono::steady_clock;
 
 // 2^(depth+1) class template instantiations: seconds of NVRTC's front end at depth 11.
@@ -258,6 +267,95 @@ TEST(CompileManyStop, ChildProcessesAreStoppedToo) {
                               {.strategy = CompileStrategy::processes, .workers = 2}),
                  CompileError);
     EXPECT_LT(seconds_since(start), full / 2) << "full compile " << full << " s";
+}
+
+// The process's open descriptors.
+std::size_t open_descriptors() {
+    std::size_t count = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) ++count;
+    return count;
+}
+
+// The ids of this process's children, running or not yet reaped (every thread's).
+std::set<long> child_processes() {
+    std::set<long> children;
+    for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        std::ifstream listed(task.path() / "children");
+        for (long id = 0; listed >> id;) children.insert(id);
+    }
+    return children;
+}
+
+// A cancel ends the child processes with a signal: the call returns within the pool's poll
+// (20 ms) and the kills, not at NVRTC's first flow callback; every child is reaped, every pipe
+// closed, and nothing is stored. The bound is loose for a loaded two-core machine; a compile in
+// this process takes most of a full compile to see the same cancel.
+TEST(CompileManyStop, ACancelEndsTheChildProcessesPromptlyAndLeavesNothing) {
+    const double full = full_compile_seconds();
+    std::vector<Program> programs;
+    for (int i = 0; i < 3; ++i)
+        programs.emplace_back(long_source(kDepth), SourceType::cxx, long_options("child_" + std::to_string(i)));
+    MemoryProgramCache cache;
+    CompileOptions options{.strategy = CompileStrategy::processes, .workers = 2, .cache = &cache};
+    const std::size_t descriptors_before = open_descriptors();
+    const std::set<long> children_before = child_processes();
+    Clock::time_point cancelled_at{};
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(std::chrono::duration<double>(full / 10));
+        cancelled_at = Clock::now();
+        options.cancellation.cancel();
+    });
+    EXPECT_THROW(compile_many(programs, CodeType::cubin, {}, options), CompileCancelled);
+    const auto returned = Clock::now();
+    canceller.join();
+    const double latency = std::chrono::duration<double>(returned - cancelled_at).count();
+    RecordProperty("seconds_after_cancel", std::to_string(latency));
+    EXPECT_LT(latency, 1.0) << "full compile " << full << " s, returned " << latency << " s after cancel";
+    EXPECT_EQ(child_processes(), children_before) << "a child left running or unreaped";
+    EXPECT_EQ(open_descriptors(), descriptors_before) << "a pipe left open";
+    EXPECT_EQ(cache.stats().insertions, 0u);
+    EXPECT_EQ(cache.stats().entries, 0u);
+}
+
+// A compile whose header bundle's folder is being made by another process waits for that
+// process's lock (up to a minute); a cancel ends the wait within its 10 ms polls, and the compile
+// throws CompileCancelled without compiling.
+TEST(CompileCancel, AWaitForABundleFoldersLockGivesUpPromptly) {
+    TempDir cache_folder;
+    ScopedEnv cache_dir("CUDACORE_CACHE_DIR", cache_folder.path().string());
+    const HeaderBundle bundle = HeaderBundle::from_headers({{"cfg_lock.h", "#define V 3\n"}}, "locked");
+    const std::filesystem::path root = cache_folder.path() / "header-bundles";
+    std::filesystem::create_directories(root);
+    std::filesystem::permissions(root, std::filesystem::perms::owner_all);
+    const std::string lock_path = (root / ("." + bundle.digest() + ".lock")).string();
+    const int held = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(::flock(held, LOCK_EX), 0);  // as a maker in another process holds it
+    ProgramOptions program_options;
+    program_options.name = "locked.cu";
+    program_options.arch = "sm_90";
+    program_options.header_bundles = {bundle};
+    Program program("#include <cfg_lock.h>\n__global__ void k(int* o) { *o = V; }\n", SourceType::cxx,
+                    program_options);
+    CompileOptions options;
+    Clock::time_point cancelled_at{};
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        cancelled_at = Clock::now();
+        options.cancellation.cancel();
+    });
+    const auto start = Clock::now();
+    EXPECT_THROW(program.compile(CodeType::cubin, {}, options), CompileCancelled);
+    const auto returned = Clock::now();
+    canceller.join();
+    ::close(held);
+    EXPECT_GE(returned - start, std::chrono::milliseconds(300)) << "it did not wait for the lock";
+    EXPECT_LT(std::chrono::duration<double>(returned - cancelled_at).count(), 1.0);
+    // Not remembered as a folder that cannot be made: the next compile makes it and compiles.
+    Program again("#include <cfg_lock.h>\n__global__ void k(int* o) { *o = V; }\n", SourceType::cxx,
+                  program_options);
+    EXPECT_NO_THROW(again.compile(CodeType::cubin));
+    EXPECT_EQ(again.pch_status().reason.find("gave up"), std::string::npos) << again.pch_status().reason;
 }
 
 }  // namespace
