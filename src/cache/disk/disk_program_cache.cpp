@@ -28,12 +28,15 @@ namespace cudacore {
 namespace detail::disk {
 namespace {
 
+// The disk tier's counters in cache_stats(), under "disk".
+constinit CacheTier disk_tier{"disk"};
+
 // A get that throws (the shard cannot be opened) is a failure in cache_stats().
 struct CountGetFailure {
     int before = std::uncaught_exceptions();
     ~CountGetFailure() {
         if (std::uncaught_exceptions() > before)
-            count_tier_event(CacheTier::disk, TierEvent::failure);
+            disk_tier.count(TierEvent::failure);
     }
 };
 
@@ -56,7 +59,6 @@ std::optional<ObjectCode> DiskProgramCache::get(const CacheKey& key) {
 std::optional<ObjectCode> DiskProgramCache::get_with_trust(const CacheKey& key, std::string& trust) {
     namespace disk = detail::disk;
     using Outcome = disk::EntryRead::Outcome;
-    using detail::CacheTier;
     using detail::TierEvent;
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache get disk");
     const disk::CountGetFailure count_failure;
@@ -74,7 +76,7 @@ std::optional<ObjectCode> DiskProgramCache::get_with_trust(const CacheKey& key, 
     if (read.outcome == Outcome::hit) {
         ::futimens(file.fd, nullptr);  // recently used; a failure only blurs eviction's order
         ++hits_;
-        detail::count_tier_event(CacheTier::disk, TierEvent::hit);
+        disk::disk_tier.count(TierEvent::hit);
         trust = std::move(read.trust);
         return std::move(read.code);
     }
@@ -82,10 +84,10 @@ std::optional<ObjectCode> DiskProgramCache::get_with_trust(const CacheKey& key, 
         disk::remove_corrupt_entry(directory_fd_, directory_, shard, folder.fd, name, read,
                                    file.fd);
         ++corrupt_;
-        detail::count_tier_event(CacheTier::disk, TierEvent::failure);
+        disk::disk_tier.count(TierEvent::failure);
     }
     ++misses_;
-    detail::count_tier_event(CacheTier::disk, TierEvent::miss);
+    disk::disk_tier.count(TierEvent::miss);
     trust.clear();
     return std::nullopt;
 }
@@ -105,7 +107,7 @@ void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
                 dynamic_cast<const CacheError*>(&e) == nullptr)
                 throw;
             ++failed_stores_;
-            detail::count_tier_event(detail::CacheTier::disk, detail::TierEvent::failure);
+            detail::disk::disk_tier.count(detail::TierEvent::failure);
             throw CacheError("DiskProgramCache::put of '" + code.name() + "' (" +
                              std::string(to_string(code.code_type())) + ", " +
                              std::to_string(bytes.size()) + " bytes) as " + key.hex() + ": " +
@@ -119,7 +121,7 @@ void DiskProgramCache::put(const CacheKey& key, const ObjectCode& code) {
                  "' failed (recounted later): " + e.what());
     }
     ++insertions_;
-    detail::count_tier_event(detail::CacheTier::disk, detail::TierEvent::store);
+    detail::disk::disk_tier.count(detail::TierEvent::store);
     try {
         evictions_ += detail::disk::evict_after_put(directory_fd_, directory_, max_bytes_);
     } catch (...) {
@@ -155,13 +157,13 @@ void DiskProgramCache::store_many(const std::vector<std::pair<CacheKey, ObjectCo
                 dynamic_cast<const CacheError*>(&e) == nullptr)
                 throw;
             ++failed_stores_;
-            detail::count_tier_event(detail::CacheTier::disk, detail::TierEvent::failure);
+            detail::disk::disk_tier.count(detail::TierEvent::failure);
             throw CacheError("DiskProgramCache::put_many of " + std::to_string(entries.size()) +
                              " entries into '" + directory_.string() + "': " + e.what());
         }
         insertions_ += stored;
         for (std::size_t n = 0; n < stored; ++n)
-            detail::count_tier_event(detail::CacheTier::disk, detail::TierEvent::store);
+            detail::disk::disk_tier.count(detail::TierEvent::store);
         encoded.clear();
     }
     // The renames durable, once for all; a failure leaves correct files (as put's fsync).

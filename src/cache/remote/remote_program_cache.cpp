@@ -82,6 +82,11 @@ std::string lock_token() {
 
 }  // namespace
 
+namespace detail {
+// The remote tier's counters in cache_stats(), under "remote".
+constinit CacheTier remote_tier{"remote"};
+}  // namespace detail
+
 struct RemoteProgramCache::State {
     explicit State(RemoteCacheOptions options_)
         : options(std::move(options_)),
@@ -107,11 +112,10 @@ struct RemoteProgramCache::State {
 
     // Also counted in cache_stats() (a damaged value and a failed store are failures there).
     using Counter = detail::TierCounter;
-    using Tier = detail::CacheTier;
     using Event = detail::TierEvent;
-    Counter hits{Tier::remote, Event::hit}, misses{Tier::remote, Event::miss},
-        insertions{Tier::remote, Event::store}, corrupt{Tier::remote, Event::failure},
-        failed_stores{Tier::remote, Event::failure};
+    Counter hits{detail::remote_tier, Event::hit}, misses{detail::remote_tier, Event::miss},
+        insertions{detail::remote_tier, Event::store}, corrupt{detail::remote_tier, Event::failure},
+        failed_stores{detail::remote_tier, Event::failure};
     std::atomic<std::uint64_t> connections_opened{0}, connection_failures{0}, command_failures{0},
         server_errors{0}, skipped{0}, oversized{0}, bytes_received{0};
     std::atomic<std::uint64_t> locks_acquired{0}, lock_waits{0}, lock_wait_hits{0},
@@ -186,7 +190,7 @@ struct RemoteProgramCache::State {
         ++corrupt;
         server_failed(probing);
         report("decode cost", "", "GET " + name + ": " + why + " (get() is a miss; retrying after a back-off)");
-        detail::count_tier_event(detail::CacheTier::remote, detail::TierEvent::failure);
+        detail::remote_tier.count(detail::TierEvent::failure);
         ++misses;
     }
 
@@ -311,7 +315,7 @@ struct RemoteProgramCache::State {
                     return false;
                 }
                 ++server_errors;
-                detail::count_tier_event(detail::CacheTier::remote, detail::TierEvent::failure);
+                detail::remote_tier.count(detail::TierEvent::failure);
                 report("GET " + text.substr(0, text.find(' ')), "GET",
                        "GET " + name + " on " + options.display_url() + " refused: " + text + " (a miss)");
                 return false;
@@ -494,7 +498,7 @@ std::optional<ObjectCode> RemoteProgramCache::get(const CacheKey& key) {
         state.report(failure.cause, "",
                      (too_large ? "the value of " + name + ": " : std::string()) + failure.what() +
                          " (get() is a miss; retrying after a back-off)");
-        detail::count_tier_event(detail::CacheTier::remote, detail::TierEvent::failure);
+        detail::remote_tier.count(detail::TierEvent::failure);
         ++state.misses;
         return std::nullopt;
     } catch (const std::bad_alloc&) {
