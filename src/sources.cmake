@@ -106,6 +106,10 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/remote/redis_connection.cpp
   src/cache/remote/redis_stream.cpp
   src/cache/remote/remote_entry.cpp
+  src/cache/remote/server_backoff.cpp
+  src/cache/remote/failure_reports.cpp
+  src/cache/remote/connection_pool.cpp
+  src/cache/remote/remote_compile_lock.cpp
   src/cache/remote/remote_program_cache.cpp
   src/cache/compile/cached_compile.cpp
   src/cache/compile/compile_many.cpp
