@@ -102,7 +102,6 @@ PUBLIC_HEADER_LAYERS = {
     "mpi_compile": "mpi",
     "mpi_devices": "mpi",
     "mpi_transfer": "mpi",
-    "program_cache": "cache",
     "version": "support",
     "tracing_handles": "support",  # defined in src/support/tracing.cpp, beside the domains it reads
     "forward": "errors",

@@ -86,6 +86,7 @@ set(CUDACORE_HEADERS_SOURCES
 # artefacts) in src/cache; each other tier in a folder of its own (src/cache/disk,
 # src/cache/remote), the compile drivers over any cache in src/cache/compile.
 set(CUDACORE_CACHE_SOURCES
+  src/cache/program_cache.cpp
   src/cache/cache_activity.cpp
   src/cache/sha256_seal.cpp
   src/cache/entry_trust.cpp
