@@ -155,6 +155,41 @@ TEST(CacheActivity, ANewTierIsCountedUnderItsOwnName) {
     expect_tier(cache_stats().tier("no such tier"), 0, 0, 0, 0, "a tier that never counted");
 }
 
+// Tiers that first count at the same moment on many threads, while another thread reads
+// cache_stats(): each joins the table once, and every count is there.
+constinit detail::CacheTier racing_tiers[] = {
+    detail::CacheTier{"racing 0"}, detail::CacheTier{"racing 1"}, detail::CacheTier{"racing 2"},
+    detail::CacheTier{"racing 3"}, detail::CacheTier{"racing 4"}, detail::CacheTier{"racing 5"},
+    detail::CacheTier{"racing 6"}, detail::CacheTier{"racing 7"}};
+
+TEST(CacheActivity, TiersJoiningFromManyThreadsAtOnceAreEachListedOnce) {
+    std::atomic<bool> go{false}, done{false};
+    std::vector<std::thread> threads;
+    for (auto& tier : racing_tiers) {
+        for (int t = 0; t < 2; ++t) {
+            threads.emplace_back([&] {
+                while (!go) std::this_thread::yield();
+                for (int i = 0; i < 500; ++i) tier.count(detail::TierEvent::store);
+            });
+        }
+    }
+    std::thread reader([&] {
+        while (!done) (void)cache_stats();
+    });
+    go = true;
+    for (auto& thread : threads) thread.join();
+    done = true;
+    reader.join();
+    const GlobalCacheStats stats = cache_stats();
+    std::size_t listed = 0;
+    detail::CacheTier::for_each([&](const detail::CacheTier& tier) {
+        listed += tier.name().starts_with("racing ") ? 1 : 0;
+    });
+    EXPECT_EQ(listed, std::size(racing_tiers));
+    for (const auto& tier : racing_tiers)
+        EXPECT_EQ(stats.tier(tier.name()).stores, 1000u) << tier.name();
+}
+
 TEST(CacheActivity, TheDeprecatedFieldsGiveTheNamedTiers) {
     reset_cache_stats();
     MemoryProgramCache cache;
