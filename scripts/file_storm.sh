@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the file storm (tests/cpu/cache/file_storm_test.cpp) long: PROCESSES processes at once
+# Runs the file storm (tests/cpu/cache/compile/file_storm_test.cpp) long: PROCESSES processes at once
 # compile through one disk cache and one header bundle folder for SECONDS while headers and
 # folders are edited, created, removed, renamed and swapped under them (OPS: a comma-separated
 # subset of edit,map-edit,create,remove,rename,swap,bundle-edit,bundle-link,bundle-swap; empty

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the PCH stress (tests/cpu/cache/pch_stress_test.cpp) long: PROCESSES processes at once on
+# Runs the PCH stress (tests/cpu/cache/compile/pch_stress_test.cpp) long: PROCESSES processes at once on
 # one $TMPDIR and one disk cache until COMPILES compiles are done (or SECONDS pass), with SIGKILL
 # of random processes. Prints the harness's figures; exits non-zero on any crash, wrong result or
 # PCH folder left.

@@ -89,30 +89,39 @@ set(CUDACORE_HEADERS_SOURCES
   src/headers/embedded_header_bundle.cpp
   src/headers/include_lookups.cpp
   src/headers/compile_snapshot.cpp)
+# The cache: the memory tier, the tiered cache and what the tiers share (counters, entry trust,
+# artefacts) in src/cache; each other tier in a folder of its own (src/cache/disk,
+# src/cache/remote), the compile drivers over any cache in src/cache/compile.
 set(CUDACORE_CACHE_SOURCES
-  src/cache/memory_program_cache.cpp
-  src/cache/disk_program_cache.cpp
-  src/cache/disk_cache_opening.cpp
-  src/cache/disk_entry.cpp
-  src/cache/disk_files.cpp
-  src/cache/disk_shards.cpp
-  src/cache/disk_shard_repair.cpp
-  src/cache/disk_eviction.cpp
-  src/cache/disk_maintenance.cpp
-  src/cache/shard_counters.cpp
-  src/cache/cached_compile.cpp
-  src/cache/compile_many.cpp
-  src/cache/fatbin_compile.cpp
-  src/cache/remote_cache_options.cpp
-  src/cache/redis_connection.cpp
-  src/cache/redis_stream.cpp
-  src/cache/remote_entry.cpp
+  src/cache/program_cache.cpp
+  src/cache/cache_activity.cpp
   src/cache/sha256_seal.cpp
-  src/cache/remote_program_cache.cpp
+  src/cache/entry_trust.cpp
+  src/cache/memory_program_cache.cpp
   src/cache/tiered_program_cache.cpp
   src/cache/cache_artefact_format.cpp
   src/cache/cache_artefact.cpp
-  src/cache/cache_activity.cpp)
+  src/cache/disk/disk_program_cache.cpp
+  src/cache/disk/disk_program_cache_opening.cpp
+  src/cache/disk/disk_entry.cpp
+  src/cache/disk/disk_files.cpp
+  src/cache/disk/disk_shards.cpp
+  src/cache/disk/disk_shard_repair.cpp
+  src/cache/disk/disk_eviction.cpp
+  src/cache/disk/disk_program_cache_maintenance.cpp
+  src/cache/disk/shard_counters.cpp
+  src/cache/remote/remote_cache_options.cpp
+  src/cache/remote/redis_connection.cpp
+  src/cache/remote/redis_stream.cpp
+  src/cache/remote/remote_entry.cpp
+  src/cache/remote/server_backoff.cpp
+  src/cache/remote/failure_reports.cpp
+  src/cache/remote/connection_pool.cpp
+  src/cache/remote/remote_program_cache_compile_lock.cpp
+  src/cache/remote/remote_program_cache.cpp
+  src/cache/compile/cached_compile.cpp
+  src/cache/compile/compile_many.cpp
+  src/cache/compile/fatbin_compile.cpp)
 set(CUDACORE_RUNTIME_SOURCES
   src/runtime/system.cpp
   src/runtime/release/reset_tolerance.cpp

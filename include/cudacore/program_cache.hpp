@@ -57,7 +57,7 @@ struct CacheStats {
 /// throws. It must not outlive the cache that gave it.
 class CompileLease {
 public:
-    virtual ~CompileLease() = default;
+    virtual ~CompileLease();
 };
 
 /// What ProgramCache::await_compile_turn decided for a missing key.
@@ -75,7 +75,7 @@ struct CompileTurn {
 /// The interface of program caches: get, put, stats, clear.
 class ProgramCache {
 public:
-    virtual ~ProgramCache() = default;
+    virtual ~ProgramCache();
 
     /// The code stored under `key`, or nullopt when there is none (or it was corrupt).
     virtual std::optional<ObjectCode> get(const CacheKey& key) = 0;
@@ -87,9 +87,7 @@ public:
     /// may store them faster together (a DiskProgramCache flushes them to disk once, not once
     /// each). Throws CacheError at the first failure, when the entries before it may be stored
     /// and those after it are not. Thread-safe in every cudacore cache.
-    virtual void put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries) {
-        for (const auto& [key, code] : entries) put(key, code);
-    }
+    virtual void put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries);
     /// Stores `entries` as put_many() does, each remembering `trust`: whom it came from when this
     /// user's processes did not compile it (import_cache_artefact passes an artefact's: "unsigned
     /// cache artefact", or the trust of the secret that signed it, named as
@@ -99,16 +97,10 @@ public:
     /// of the key stores it as compiled here. The default forgets the trust and calls put_many()
     /// (a shared cache seals what it stores by its own rules). Throws as put_many() does.
     virtual void put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
-                                     const std::string& trust) {
-        (void)trust;
-        put_many(entries);
-    }
+                                     const std::string& trust);
     /// get(key), and `trust` set to the trust its entry was stored with (put_many_with_trust), or
     /// empty for one stored by put(). The default: get(key), trust empty. Thread-safe as get() is.
-    virtual std::optional<ObjectCode> get_with_trust(const CacheKey& key, std::string& trust) {
-        trust.clear();
-        return get(key);
-    }
+    virtual std::optional<ObjectCode> get_with_trust(const CacheKey& key, std::string& trust);
     /// This cache's counters and size (see CacheStats). Thread-safe in every cudacore cache.
     virtual CacheStats stats() const = 0;
     /// Removes every entry.
@@ -123,11 +115,7 @@ public:
     /// (a process-local cache has no one else to wait for). Never throws CacheError: a cache that
     /// cannot coordinate lets the caller compile. Thread-safe.
     virtual CompileTurn await_compile_turn(
-        const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) {
-        (void)key;
-        (void)find;
-        return {};
-    }
+        const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find);
     /// await_compile_turn, giving up when `cancellation` is cancelled: a cache that waits for
     /// another process checks the token at least every 10 ms while it waits and then returns
     /// with `cancelled` set, holding no lease (RemoteProgramCache, TieredProgramCache). The
@@ -137,14 +125,7 @@ public:
     /// CacheError. Thread-safe.
     virtual CompileTurn await_compile_turn(const CacheKey& key,
                                            const std::function<std::optional<ObjectCode>()>& find,
-                                           const CancellationToken& cancellation) {
-        if (cancellation.is_cancelled()) {
-            CompileTurn turn;
-            turn.cancelled = true;
-            return turn;
-        }
-        return await_compile_turn(key, find);
-    }
+                                           const CancellationToken& cancellation);
 
     /// Whom this cache's entries come from, for a TieredProgramCache that copies them into the
     /// tiers above it (tiered_program_cache.hpp): empty (the default) for a cache that holds only
@@ -152,14 +133,14 @@ public:
     /// whenever what the cache accepts from others changes (a RemoteProgramCache's names its seal:
     /// SHA-256, or HMAC-SHA-256 under a fingerprint of its secret). A cache that wraps a shared
     /// one must return the wrapped cache's. Thread-safe.
-    virtual std::string entry_trust() const { return {}; }
+    virtual std::string entry_trust() const;
 
     /// The keys of every entry this cache holds now, in no particular order, for exporting it
     /// (export_cache_artefact in cache_artefact.hpp); nullopt (the default) for a cache that
     /// cannot list its entries (a RemoteProgramCache: a shared server is not walked key by key).
     /// Entries stored or evicted by others meanwhile may or may not be listed. Throws CacheError
     /// when the listing fails (a disk cache's folder cannot be read). Thread-safe.
-    virtual std::optional<std::vector<CacheKey>> entry_keys() const { return std::nullopt; }
+    virtual std::optional<std::vector<CacheKey>> entry_keys() const;
 };
 
 }  // namespace cudacore

@@ -1,76 +1,105 @@
-#include "cache/activity_counters.hpp"
+#include "cudacore/cache_activity.hpp"
 
+#include <string>
+
+#include "cache/activity_counters.hpp"
 #include "support/cudacore_trace.hpp"
 
 namespace cudacore {
 namespace {
 
-struct TierCounters {
-    std::atomic<std::uint64_t> events[4] = {};  // by TierEvent
-};
-
-struct Counters {
-    TierCounters tiers[3];  // by CacheTier
+struct CompileCounters {
     std::atomic<std::uint64_t> compiles{0};
     std::atomic<std::int64_t> compile_ns{0};
 };
 
 // Never destroyed: caches in static objects count while other statics are destroyed.
-Counters& counters() noexcept {
-    static auto* all = new Counters;
+CompileCounters& compile_counters() noexcept {
+    static auto* all = new CompileCounters;
     return *all;
-}
-
-TierActivity snapshot(const TierCounters& tier) noexcept {
-    TierActivity activity;
-    activity.hits = tier.events[static_cast<int>(detail::TierEvent::hit)].load(std::memory_order_relaxed);
-    activity.misses = tier.events[static_cast<int>(detail::TierEvent::miss)].load(std::memory_order_relaxed);
-    activity.stores = tier.events[static_cast<int>(detail::TierEvent::store)].load(std::memory_order_relaxed);
-    activity.failures =
-        tier.events[static_cast<int>(detail::TierEvent::failure)].load(std::memory_order_relaxed);
-    return activity;
 }
 
 }  // namespace
 
 namespace detail {
 
-void count_tier_event(CacheTier tier, TierEvent event, std::uint64_t count) noexcept {
+constinit CacheTier CacheTier::memory{"memory"};
+constinit std::atomic<CacheTier*> CacheTier::first_{nullptr};
+
+void CacheTier::join() noexcept {
+    bool joined = false;
+    if (!listed_.compare_exchange_strong(joined, true, std::memory_order_acq_rel)) return;
+    CacheTier* head = first_.load(std::memory_order_relaxed);
+    do {
+        next_ = head;
+    } while (!first_.compare_exchange_weak(head, this, std::memory_order_release,
+                                           std::memory_order_relaxed));
+}
+
+void CacheTier::mark(TierEvent event) noexcept {
     // Each event is also a mark on the timeline, inside the lookup or store it ends.
     cudacore_mark(tracing::CudacoreCategory::cache, [&] {
-        static constexpr const char* tier_names[] = {"memory", "disk", "remote"};
         static constexpr const char* event_names[] = {"hit", "miss", "store", "failure"};
         return std::string("cache ") + event_names[static_cast<int>(event)] + " " +
-               tier_names[static_cast<int>(tier)];
+               std::string(name_);
     });
-    counters().tiers[static_cast<int>(tier)].events[static_cast<int>(event)].fetch_add(
-        count, std::memory_order_relaxed);
+}
+
+TierActivity CacheTier::snapshot() const noexcept {
+    auto read = [&](TierEvent event) {
+        return events_[static_cast<int>(event)].load(std::memory_order_relaxed);
+    };
+    TierActivity activity;
+    activity.hits = read(TierEvent::hit);
+    activity.misses = read(TierEvent::miss);
+    activity.stores = read(TierEvent::store);
+    activity.failures = read(TierEvent::failure);
+    return activity;
+}
+
+void CacheTier::reset() noexcept {
+    for (auto& event : events_) event.store(0, std::memory_order_relaxed);
 }
 
 void count_compile(std::chrono::nanoseconds time) noexcept {
-    counters().compiles.fetch_add(1, std::memory_order_relaxed);
-    counters().compile_ns.fetch_add(time.count(), std::memory_order_relaxed);
+    compile_counters().compiles.fetch_add(1, std::memory_order_relaxed);
+    compile_counters().compile_ns.fetch_add(time.count(), std::memory_order_relaxed);
 }
 
 }  // namespace detail
 
+TierActivity GlobalCacheStats::tier(std::string_view name) const noexcept {
+    const auto found = tiers.find(name);
+    return found == tiers.end() ? TierActivity{} : found->second;
+}
+
 GlobalCacheStats cache_stats() noexcept {
-    const Counters& all = counters();
     GlobalCacheStats stats;
-    stats.memory = snapshot(all.tiers[static_cast<int>(detail::CacheTier::memory)]);
-    stats.disk = snapshot(all.tiers[static_cast<int>(detail::CacheTier::disk)]);
-    stats.remote = snapshot(all.tiers[static_cast<int>(detail::CacheTier::remote)]);
-    stats.compiles = all.compiles.load(std::memory_order_relaxed);
-    stats.compile_time = std::chrono::nanoseconds(all.compile_ns.load(std::memory_order_relaxed));
+    try {
+        detail::CacheTier::for_each([&](const detail::CacheTier& tier) {
+            stats.tiers.emplace(std::string(tier.name()), tier.snapshot());
+        });
+    } catch (...) {
+        // No memory for a tier's name: the stats without the tiers, as documented.
+        stats.tiers.clear();
+    }
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    stats.memory = stats.tier("memory");
+    stats.disk = stats.tier("disk");
+    stats.remote = stats.tier("remote");
+#pragma GCC diagnostic pop
+    const CompileCounters& compiles = compile_counters();
+    stats.compiles = compiles.compiles.load(std::memory_order_relaxed);
+    stats.compile_time =
+        std::chrono::nanoseconds(compiles.compile_ns.load(std::memory_order_relaxed));
     return stats;
 }
 
 void reset_cache_stats() noexcept {
-    Counters& all = counters();
-    for (auto& tier : all.tiers)
-        for (auto& event : tier.events) event.store(0, std::memory_order_relaxed);
-    all.compiles.store(0, std::memory_order_relaxed);
-    all.compile_ns.store(0, std::memory_order_relaxed);
+    detail::CacheTier::for_each([](detail::CacheTier& tier) { tier.reset(); });
+    compile_counters().compiles.store(0, std::memory_order_relaxed);
+    compile_counters().compile_ns.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace cudacore

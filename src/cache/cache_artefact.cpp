@@ -5,7 +5,7 @@
 #include "cudacore/program.hpp"
 
 #include "cache/cached_entry.hpp"
-#include "cache/remote_entry.hpp"
+#include "cache/entry_trust.hpp"
 #include "support/serialized_file.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cudacore_trace.hpp"

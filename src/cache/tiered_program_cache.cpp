@@ -2,7 +2,7 @@
 
 #include "cudacore/errors.hpp"
 
-#include "cache/remote_entry.hpp"
+#include "cache/entry_trust.hpp"
 #include "support/cudacore_trace.hpp"
 
 #include <algorithm>

@@ -6,7 +6,7 @@
 
 #include "cache/cached_entry.hpp"
 #include "code/code_keys.hpp"
-#include "cache/compile_many_outcomes.hpp"
+#include "cache/compile/compile_many_outcomes.hpp"
 #include "cudacore/cache_key.hpp"
 #include "cudacore/compiler_flags.hpp"
 #include "cudacore/cached_compile.hpp"

@@ -1,4 +1,4 @@
-// One process of the file storm (tests/cpu/cache/file_storm_test.cpp): compiles the storm's
+// One process of the file storm (tests/cpu/cache/compile/file_storm_test.cpp): compiles the storm's
 // programs (tests/support/file_storm_programs.hpp) to PTX through the disk cache at
 // default_cache_directory() ($CUDACORE_CACHE_DIR, which also holds the bundle's folder) while
 // another process changes their headers.

@@ -1,4 +1,4 @@
-// One process of the PCH stress (tests/cpu/cache/pch_stress_test.cpp, scripts/pch_stress.sh):
+// One process of the PCH stress (tests/cpu/cache/compile/pch_stress_test.cpp, scripts/pch_stress.sh):
 // compiles `count` small <cuda/std> kernels with automatic PCH in $TMPDIR, the way `mode` says,
 // with the disk cache at CACHE_DIR (none when it is "-"), and prints one line per result:
 // "R <variant> <fnv1a-64 of the code>". Exits 0 when every compile returned code, 1 with

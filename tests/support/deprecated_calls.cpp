@@ -4,6 +4,7 @@
 // its replacement.
 #include "cudacore/array_copy.hpp"
 #include "cudacore/batched_copy.hpp"
+#include "cudacore/cache_activity.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/compile_many.hpp"
 #include "cudacore/device_memory_resource.hpp"
@@ -67,4 +68,8 @@ void tracing_forms(const tracing::Domain& domain) {
 
 void mpi_forms(std::vector<mpi::CompileJob>& jobs) {
     mpi::compile_distributed(MPI_COMM_WORLD, jobs, CodeType::ptx, mpi::DistributedCompileOptions{});
+}
+
+std::uint64_t cache_activity_forms(const GlobalCacheStats& stats) {
+    return stats.memory.hits + stats.disk.misses + stats.remote.stores;
 }

@@ -1,4 +1,4 @@
-// The programs of the file storm (tests/cpu/cache/file_storm_test.cpp and its worker,
+// The programs of the file storm (tests/cpu/cache/compile/file_storm_test.cpp and its worker,
 // tests/helpers/file_storm_worker.cpp): tiny kernels whose PTX shows the value of each header
 // they read, so that the checker can tell from the code alone which header state it was made
 // from.

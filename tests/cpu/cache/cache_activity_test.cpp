@@ -1,5 +1,6 @@
-// cache_stats(): the process-wide counters of each kind of tier and of the compiles made on
-// misses, counted where each event happens, from many threads at once, and reset on request.
+// cache_stats(): the process-wide counters of each kind of tier, under its name, and of the
+// compiles made on misses, counted where each event happens, from many threads at once, and reset
+// on request; a tier the public struct does not name is counted under its own name.
 #include "redis_server.hpp"
 #include "test_support.hpp"
 
@@ -10,6 +11,8 @@
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/remote_program_cache.hpp"
 #include "cudacore/tiered_program_cache.hpp"
+
+#include "cache/activity_counters.hpp"
 
 #include <thread>
 
@@ -46,15 +49,18 @@ TEST(CacheActivity, MemoryAndDiskTiersAreCountedAndReset) {
     EXPECT_EQ(disk->get(key_of(1)), code_of(1));
 
     GlobalCacheStats stats = cache_stats();
-    expect_tier(stats.memory, 1, 2, 1, 0, "memory");
-    expect_tier(stats.disk, 1, 1, 1, 0, "disk");
-    expect_tier(stats.remote, 0, 0, 0, 0, "remote");
+    expect_tier(stats.tier("memory"), 1, 2, 1, 0, "memory");
+    expect_tier(stats.tier("disk"), 1, 1, 1, 0, "disk");
+    expect_tier(stats.tier("remote"), 0, 0, 0, 0, "remote");
     EXPECT_EQ(stats.compiles, 0u);
+    ASSERT_TRUE(stats.tiers.contains("memory"));
+    ASSERT_TRUE(stats.tiers.contains("disk"));
+    expect_tier(stats.tiers.at("disk"), 1, 1, 1, 0, "disk in tiers");
 
     reset_cache_stats();
     stats = cache_stats();
-    expect_tier(stats.memory, 0, 0, 0, 0, "memory");
-    expect_tier(stats.disk, 0, 0, 0, 0, "disk");
+    expect_tier(stats.tier("memory"), 0, 0, 0, 0, "memory");
+    expect_tier(stats.tier("disk"), 0, 0, 0, 0, "disk");
     EXPECT_EQ(memory->stats().hits, 1u);  // the objects' own counters are left alone
 }
 
@@ -69,9 +75,9 @@ TEST(CacheActivity, DiskFailuresAreCounted) {
     }
     EXPECT_FALSE(disk.get(key_of(2)));
     const GlobalCacheStats stats = cache_stats();
-    EXPECT_EQ(stats.disk.stores, 1u);
-    EXPECT_EQ(stats.disk.misses, 1u);
-    EXPECT_EQ(stats.disk.failures, 1u);
+    EXPECT_EQ(stats.tier("disk").stores, 1u);
+    EXPECT_EQ(stats.tier("disk").misses, 1u);
+    EXPECT_EQ(stats.tier("disk").failures, 1u);
 }
 
 TEST(CacheActivity, CompilesOnMissesAndTheirTimeAreCounted) {
@@ -91,7 +97,7 @@ TEST(CacheActivity, CompilesOnMissesAndTheirTimeAreCounted) {
     EXPECT_EQ(stats.compiles, 2u);  // the failed one too
     EXPECT_GE(stats.compile_time, 30ms);
     EXPECT_LT(stats.compile_time, 10s);
-    expect_tier(stats.memory, 1, 2, 1, 0, "memory");  // one lookup per call
+    expect_tier(stats.tier("memory"), 1, 2, 1, 0, "memory");  // one lookup per call
 }
 
 TEST(CacheActivity, CountsFromManyThreadsAreExact) {
@@ -109,9 +115,9 @@ TEST(CacheActivity, CountsFromManyThreadsAreExact) {
     }
     for (auto& thread : threads) thread.join();
     const GlobalCacheStats stats = cache_stats();
-    EXPECT_EQ(stats.memory.hits, 8000u);
-    EXPECT_EQ(stats.memory.misses, 8000u);
-    EXPECT_EQ(stats.memory.stores, 1u);
+    EXPECT_EQ(stats.tier("memory").hits, 8000u);
+    EXPECT_EQ(stats.tier("memory").misses, 8000u);
+    EXPECT_EQ(stats.tier("memory").stores, 1u);
 }
 
 TEST(CacheActivity, RemoteTierCountsHitsMissesStoresAndFailures) {
@@ -122,11 +128,82 @@ TEST(CacheActivity, RemoteTierCountsHitsMissesStoresAndFailures) {
     EXPECT_FALSE(cache.get(key_of(7)));
     cache.put(key_of(7), code_of(7));
     EXPECT_EQ(cache.get(key_of(7)), code_of(7));
-    expect_tier(cache_stats().remote, 1, 1, 1, 0, "remote");
+    expect_tier(cache_stats().tier("remote"), 1, 1, 1, 0, "remote");
     server.kill();
     EXPECT_FALSE(cache.get(key_of(7)));  // the server failed the get: a miss and a failure
     EXPECT_NO_THROW(cache.put(key_of(8), code_of(8)));  // skipped while backing off: failed
-    expect_tier(cache_stats().remote, 1, 2, 1, 2, "remote");
+    expect_tier(cache_stats().tier("remote"), 1, 2, 1, 2, "remote");
+}
+
+// A tier that src/cache does not know: its own counters, and nothing else, make it a tier of
+// cache_stats().
+constinit detail::CacheTier test_tier{"test tier"};
+
+TEST(CacheActivity, ANewTierIsCountedUnderItsOwnName) {
+    reset_cache_stats();
+    expect_tier(cache_stats().tier("test tier"), 0, 0, 0, 0, "test tier before it counts");
+    detail::TierCounter hits(test_tier, detail::TierEvent::hit);
+    ++hits;
+    ++hits;
+    test_tier.count(detail::TierEvent::failure, 3);
+    const GlobalCacheStats stats = cache_stats();
+    ASSERT_TRUE(stats.tiers.contains("test tier"));
+    expect_tier(stats.tiers.at("test tier"), 2, 0, 0, 3, "test tier");
+    EXPECT_EQ(hits, 2u);
+    reset_cache_stats();
+    expect_tier(cache_stats().tier("test tier"), 0, 0, 0, 0, "test tier after a reset");
+    expect_tier(cache_stats().tier("no such tier"), 0, 0, 0, 0, "a tier that never counted");
+}
+
+// Tiers that first count at the same moment on many threads, while another thread reads
+// cache_stats(): each joins the table once, and every count is there.
+constinit detail::CacheTier racing_tiers[] = {
+    detail::CacheTier{"racing 0"}, detail::CacheTier{"racing 1"}, detail::CacheTier{"racing 2"},
+    detail::CacheTier{"racing 3"}, detail::CacheTier{"racing 4"}, detail::CacheTier{"racing 5"},
+    detail::CacheTier{"racing 6"}, detail::CacheTier{"racing 7"}};
+
+TEST(CacheActivity, TiersJoiningFromManyThreadsAtOnceAreEachListedOnce) {
+    std::atomic<bool> go{false}, done{false};
+    std::vector<std::thread> threads;
+    for (auto& tier : racing_tiers) {
+        for (int t = 0; t < 2; ++t) {
+            threads.emplace_back([&] {
+                while (!go) std::this_thread::yield();
+                for (int i = 0; i < 500; ++i) tier.count(detail::TierEvent::store);
+            });
+        }
+    }
+    std::thread reader([&] {
+        while (!done) (void)cache_stats();
+    });
+    go = true;
+    for (auto& thread : threads) thread.join();
+    done = true;
+    reader.join();
+    const GlobalCacheStats stats = cache_stats();
+    std::size_t listed = 0;
+    detail::CacheTier::for_each([&](const detail::CacheTier& tier) {
+        listed += tier.name().starts_with("racing ") ? 1 : 0;
+    });
+    EXPECT_EQ(listed, std::size(racing_tiers));
+    for (const auto& tier : racing_tiers)
+        EXPECT_EQ(stats.tier(tier.name()).stores, 1000u) << tier.name();
+}
+
+TEST(CacheActivity, TheDeprecatedFieldsGiveTheNamedTiers) {
+    reset_cache_stats();
+    MemoryProgramCache cache;
+    cache.put(key_of(9), code_of(9));
+    EXPECT_TRUE(cache.get(key_of(9)));
+    const GlobalCacheStats stats = cache_stats();
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    expect_tier(stats.memory, 1, 0, 1, 0, "memory, deprecated");
+    expect_tier(stats.disk, 0, 0, 0, 0, "disk, deprecated");
+    const GlobalCacheStats copy = stats;
+    expect_tier(copy.memory, 1, 0, 1, 0, "memory of a copy, deprecated");
+#pragma GCC diagnostic pop
+    expect_tier(stats.tier("memory"), 1, 0, 1, 0, "memory");
 }
 
 }  // namespace

@@ -1,0 +1,432 @@
+// A cached compile is given the bytes its key was made from (headers/compile_snapshot.hpp): its
+// code is byte for byte what a plain compile of the files gives, over a corpus of include forms
+// and of forms that name paths, with and without line information; code that depends on the
+// clock is never stored; two names of one file are refused where NVRTC's #pragma once would
+// tell them apart from two files; a write through a shared mapping, a link switched above an
+// include folder and a header rewritten while compiles run are all seen, because nothing is
+// decided by a time stamp.
+#include "test_support.hpp"
+
+#include "code/snapshot_compile.hpp"
+#include "cudacore/cache_activity.hpp"
+#include "cudacore/cached_compile.hpp"
+#include "cudacore/errors.hpp"
+#include "cudacore/memory_program_cache.hpp"
+#include "cudacore/program.hpp"
+#include "cudacore/warnings.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace cudacore;
+namespace fs = std::filesystem;
+using cudacore::test::TempDir;
+
+// Writes `contents` to `path`, making its folder first.
+void write_file(const fs::path& path, const std::string& contents) {
+    fs::create_directories(path.parent_path());
+    test::write_file(path, contents);
+}
+
+// A program and its files, by path below the project folder; compiled from the project folder.
+struct Case {
+    std::string what;
+    std::string name;  // the program's name; "@/" stands for the project folder
+    std::string source;
+    std::vector<std::pair<std::string, std::string>> files{};
+    std::vector<std::string> include_path{};  // "@/" stands for the project folder
+    std::vector<std::pair<std::string, std::string>> defines{};
+    std::vector<std::string> pre_include{};
+    bool cached = true;  // whether the cached compile may store it (else it says why not)
+};
+
+std::string in_project(const std::string& text, const fs::path& project) {
+    return text.starts_with("@/") ? project.string() + "/" + text.substr(2) : text;
+}
+
+ProgramOptions options_of(const Case& c, const fs::path& project, bool lineinfo) {
+    ProgramOptions options;
+    options.name = in_project(c.name, project);
+    options.arch = "sm_90";
+    options.pch = false;
+    for (const auto& folder : c.include_path) options.include_path.push_back(in_project(folder, project));
+    for (const auto& [name, value] : c.defines) options.define_macro.push_back({name, value});
+    options.pre_include = c.pre_include;
+    options.std_headers = true;  // <cassert>, and the toolkit's includes of them
+    if (lineinfo) options.lineinfo = true;
+    return options;
+}
+
+// The PTX, or "error: <log>" when the compile fails.
+std::string ptx_of(const std::function<ObjectCode()>& compile) {
+    try {
+        return std::string(compile().code());
+    } catch (const CompileError& e) {
+        return "error: " + std::string(e.what());
+    }
+}
+
+// A header of the toolkit's CCCL.
+fs::path toolkit_header(const std::string& name) {
+    for (const char* root : {"/usr/local/cuda/include/cccl", "/usr/local/cuda/include"}) {
+        const char* home = std::getenv("CUDA_HOME");
+        const fs::path folder = home ? fs::path(home) / (std::string(root).ends_with("cccl") ? "include/cccl" : "include")
+                                     : fs::path(root);
+        if (fs::exists(folder / name)) return folder / name;
+    }
+    return {};
+}
+
+const std::string kernel_tail = "extern \"C\" __global__ void k(int* o) { *o = VALUE; }\n";
+
+std::vector<Case> corpus() {
+    const std::string value_h = "#pragma once\n#define VALUE 7\n";
+    return {
+        {"a quoted include beside a relative name", "src/k.cu", "#include \"v.h\"\n" + kernel_tail,
+         {{"src/v.h", value_h}}},
+        {"a bare name in the working directory", "k.cu", "#include \"v.h\"\n" + kernel_tail, {{"v.h", value_h}}},
+        {"an absolute name", "@/src/k.cu", "#include \"v.h\"\n" + kernel_tail, {{"src/v.h", value_h}}},
+        {"include folders spelled four ways", "src/k.cu",
+         "#include <a.h>\n#include <b.h>\n#include <c.h>\n#include <d.h>\n"
+         "__device__ const char* f[] = {A, B, C, D};\n"
+         "extern \"C\" __global__ void k(const char** o) { *o = f[0]; }\n",
+         {{"i1/a.h", "#define A __FILE__\n"}, {"i2/b.h", "#define B __FILE__\n"},
+          {"i3/c.h", "#define C __FILE__\n"}, {"i4/d.h", "#define D __FILE__\n"}},
+         {"i1", "./i2", "i3/", "@//i4"}},
+        {"dot-dot operands and quoted includes beside a header", "src/k.cu",
+         "#include \"../inc/../inc/a.h\"\n#include <sub/c.h>\n" + kernel_tail,
+         {{"inc/a.h", "#include \"b.h\"\n"}, {"inc/b.h", "#include \"sub/c.h\"\n"},
+          {"inc/sub/c.h", "#pragma once\n#include \"d.h\"\n"}, {"inc/sub/d.h", value_h}},
+         {"inc"}},
+        {"a quoted name found in a folder before the one beside it", "src/k.cu",
+         "#include <a.h>\n" + kernel_tail,
+         {{"i1/a.h", "#include \"v.h\"\n"}, {"i1/v.h", value_h}, {"i2/v.h", "#define VALUE 9\n"}}, {"i2", "i1"}},
+        {"#pragma once and include guards", "src/k.cu",
+         "constexpr int n = 0\n#include <once.h>\n#include <once.h>\n#include <guard.h>\n#include <guard.h>\n;\n"
+         "#define VALUE n\n" + kernel_tail,
+         {{"inc/once.h", "#pragma once\n+1\n"}, {"inc/guard.h", "#ifndef G\n#define G\n+10\n#endif\n"}}, {"inc"}},
+        {"__has_include of names found and not found", "src/k.cu",
+         "#if __has_include(\"v.h\") && !__has_include(<missing.h>) && __has_include(<cuda/std/version>)\n"
+         "#include \"v.h\"\n#endif\n" + kernel_tail,
+         {{"src/v.h", value_h}}},
+        {"a digraph, line splices and a form feed", "src/k.cu",
+         "%:include \"a.h\"\n#inc\\\nlude \"b\\\n.h\"\n\f#include \"c.h\"\n"
+         "__device__ int line = __LINE__;\n" + kernel_tail,
+         {{"src/a.h", "#define A 1\n"}, {"src/b.h", "#define B 1\n"}, {"src/c.h", value_h}}},
+        {"names in comments and under #if 0", "src/k.cu",
+         "// #include \"gone.h\"\n/* #include <gone.h> */\n#if 0\n#include \"gone.h\"\n#endif\n"
+         "#include \"v.h\"\n" + kernel_tail,
+         {{"src/v.h", value_h}}},
+        {"a pre-include", "src/k.cu", kernel_tail, {{"pre.h", value_h}}, {}, {}, {"pre.h"}},
+        {"the toolkit beside the project", "src/k.cu",
+         "#include <cuda/std/array>\n#include \"v.h\"\n"
+         "extern \"C\" __global__ void k(int* o) { cuda::std::array<int, 2> a{VALUE, 1}; *o = a[*o & 1]; }\n",
+         {{"inc/v.h", "#pragma once\n#include <cuda/std/cstdint>\n#define VALUE 7\n"}}, {"inc"}},
+        // Forms that name paths, which a scan of names cannot find: the code names the file.
+        {"__FILE__, __BASE_FILE__, __LINE__ and sizeof(__FILE__)", "src/k.cu",
+         "#include <where.h>\n"
+         "__device__ const char* w[] = {WHERE, __BASE_FILE__};\n"
+         "extern \"C\" __global__ void k(int* o) { *o = sizeof(__FILE__) + __LINE__ + w[0][0]; }\n",
+         {{"inc/where.h", "#define WHERE __FILE__\n"}}, {"inc"}},
+        {"token pasting and a -D that pastes", "src/k.cu",
+         "#define CAT(a, b) a##b\n__device__ const char* w[] = {CAT(__FI, LE__), PASTED};\n"
+         "extern \"C\" __global__ void k(const char** o) { *o = w[0]; }\n",
+         {}, {}, {{"PASTED", "CAT(__FI,LE__)"}}},
+        {"a default argument and an initializer of __builtin_FILE()", "src/k.cu",
+         "#include <loc.h>\nextern \"C\" __global__ void k(const char** o) { *o = here(); }\n",
+         {{"inc/loc.h", "__device__ const char* here(const char* f = (__builtin_FILE())) { return f; }\n"}},
+         {"inc"}},
+        {"assert", "src/k.cu", "#include <cassert>\nextern \"C\" __global__ void k(int* o) { assert(*o > 0); }\n"},
+        {"assert with NDEBUG", "src/k.cu",
+         "#include <cassert>\nextern \"C\" __global__ void k(int* o) { assert(*o > 0); *o = 1; }\n", {}, {},
+         {{"NDEBUG", ""}}},
+        // What cannot be given from memory is compiled from the files and not cached.
+        {"a name made by a macro", "src/k.cu", "#define H \"v.h\"\n#include H\n" + kernel_tail,
+         {{"src/v.h", value_h}}, {}, {}, {}, false},
+        // The project's copy of a header the toolkit's <cuda/std/array> includes: a compile from
+        // the files reads the copy (found first), a compile from memory could not.
+        {"a project header in the toolkit's place", "src/k.cu", "#include <cuda/std/array>\n#define VALUE 3\n" + kernel_tail,
+         {{"inc/cuda/std/detail/__config", test::read_file(toolkit_header("cuda/std/detail/__config"))}}, {"inc"},
+         {}, {}, false},
+        {"a project header before the toolkit's, included by the project", "src/k.cu",
+         "#include <cuda/std/cstdint>\n" + kernel_tail, {{"inc/cuda/std/cstdint", "#pragma once\n#define VALUE 3\n"}},
+         {"inc"}},
+    };
+}
+
+TEST(CompileSnapshot, ACachedCompileIsThePlainCompileOfTheFiles) {
+    TempDir dir;
+    test::ScopedWorkingDirectory working(dir.path());
+    std::size_t index = 0, stored = 0;
+    for (const Case& c : corpus()) {
+        for (const bool lineinfo : {false, true}) {
+            const fs::path project = dir.path() / std::to_string(index++);
+            for (const auto& [path, text] : c.files) write_file(project / path, text);
+            fs::create_directories(project / "src");
+            working.change_to(project);
+            const ProgramOptions options = options_of(c, project, lineinfo);
+            const std::string what = c.what + (lineinfo ? " (lineinfo)" : "");
+            Program plain(c.source, SourceType::cxx, options);
+            const std::string expected = ptx_of([&] { return plain.compile(CodeType::ptx); });
+            MemoryProgramCache cache;
+            test::WarningLog warnings;
+            Program first(c.source, SourceType::cxx, options);
+            const std::string cached = ptx_of([&] { return compile_cached(first, CodeType::ptx, {}, {.cache = &cache}); });
+            if (expected.starts_with("error")) {
+                // With line information NVRTC compiles a copy of the source in the debug-source
+                // folder, where a header beside the source is not found: both fail.
+                EXPECT_TRUE(lineinfo && cached.starts_with("error")) << what << ": " << expected;
+                continue;
+            }
+            EXPECT_EQ(cached, expected) << what << ": the cached compile (a miss) differs from the plain compile";
+            Program second(c.source, SourceType::cxx, options);
+            const std::optional<ObjectCode> hit = find_cached(second, CodeType::ptx, {}, {.cache = &cache});
+            if (hit) EXPECT_EQ(std::string(hit->code()), expected) << what << ": the hit differs";
+            EXPECT_EQ(hit.has_value(), c.cached) << what << (warnings.seen.empty() ? "" : ": " + warnings.seen[0].message);
+            if (hit.has_value() != c.cached) continue;
+            if (!c.cached) {
+                ASSERT_FALSE(warnings.seen.empty()) << what;
+                EXPECT_EQ(warnings.seen[0].kind, WarningKind::not_cached) << what;
+            }
+            stored += hit.has_value();
+        }
+    }
+    EXPECT_GE(stored, 30u);
+}
+
+// A program whose code depends on the clock is compiled, never stored, and says so.
+TEST(CompileSnapshot, CodeThatReadsTheClockIsNotCached) {
+    for (const std::string macro : {"__TIME__", "__DATE__"}) {
+        MemoryProgramCache cache;
+        test::WarningLog warnings;
+        ProgramOptions options;
+        options.arch = "sm_90";
+        const std::string source = "__device__ const char* when = " + macro +
+                                   ";\nextern \"C\" __global__ void k(const char** o) { *o = when; }\n";
+        Program program(source, SourceType::cxx, options);
+        EXPECT_NO_THROW(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}));
+        EXPECT_EQ(cache.stats().insertions, 0u) << macro;
+        ASSERT_EQ(warnings.seen.size(), 1u) << macro;
+        EXPECT_EQ(warnings.seen[0].kind, WarningKind::not_cached);
+        EXPECT_NE(warnings.seen[0].message.find("depends on the clock"), std::string::npos) << warnings.seen[0].message;
+        // Reached through a macro of a macro, pasted: the compiler, not a scan, shows it.
+        Program pasted("#define CAT(a, b) a##b\n#define WHEN CAT(__TI, ME__)\n__device__ const char* w = WHEN;\n"
+                       "extern \"C\" __global__ void k(const char** o) { *o = w; }\n",
+                       SourceType::cxx, options);
+        compile_cached(pasted, CodeType::ptx, {}, {.cache = &cache});
+        EXPECT_EQ(cache.stats().insertions, 0u);
+    }
+}
+
+// A program of templates only: NVRTC names its internal entities after the process and the time
+// of the compile (no function of external linkage to name them after), so no two compiles give
+// the same bytes there. It is cached all the same; the hit differs from a plain compile only in
+// that id.
+TEST(CompileSnapshot, AProgramOfTemplatesOnlyIsCached) {
+    TempDir dir;
+    const std::string source = "#include <cuda/std/array>\n"
+                               "template <class T> __global__ void fill(T* out) { cuda::std::array<T, 2> a{T(1), T(2)}; *out = a[1]; }\n";
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.name = (dir.path() / "k.cu").string();
+    MemoryProgramCache cache;
+    test::WarningLog warnings;
+    Program program(source, SourceType::cxx, options);
+    const ObjectCode code = compile_cached(program, CodeType::cubin, {"fill<float>"}, {.cache = &cache});
+    EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+    EXPECT_EQ(cache.stats().insertions, 1u);
+    Program again(source, SourceType::cxx, options);
+    const std::optional<ObjectCode> hit = find_cached(again, CodeType::cubin, {"fill<float>"}, {.cache = &cache});
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(*hit, code);
+    EXPECT_EQ(hit->symbol_map().at("fill<float>"), "_Z4fillIfEvPT_");
+}
+
+// The comparison leaves out exactly the unit id: its hex digits and the compiling process's id.
+TEST(CompileSnapshot, CodeIsComparedButForTheUnitId) {
+    const std::string a = ".global .b8 _ZN44_INTERNAL_00000000_8_bench_cu_4505a92d_116234cuda3std5beginE[1];";
+    const std::string b = ".global .b8 _ZN44_INTERNAL_00000000_8_bench_cu_c0bfbcda_116244cuda3std5beginE[1];";
+    EXPECT_TRUE(detail::same_code_but_unit_ids(a, 11623, b, 11624));
+    EXPECT_FALSE(detail::same_code_but_unit_ids(a, 11623, b, 11625));  // not that process's id
+    std::string other = b;
+    other.replace(other.find("cuda3std"), 8, "cudb3std");
+    EXPECT_FALSE(detail::same_code_but_unit_ids(a, 11623, other, 11624));  // another name
+    const std::string longer = ".global .b8 _ZN45_INTERNAL_00000000_8_bench_cu_c0bfbcda_1162444cuda3std5beginE[1];";
+    EXPECT_FALSE(detail::same_code_but_unit_ids(a, 11623, longer, 116244));  // another length: compared in workers
+    // The same id in the name of an unnamed namespace (CCCL's <cuda/std/__algorithm_>).
+    const std::string c = ".global .b8 _ZN42_INTERNAL_00000000_6_alg_cu_62694929_198274cuda3std3__444_GLOBAL__N__"
+                          "00000000_6_alg_cu_62694929_198276ignoreE[1];";
+    const std::string d = ".global .b8 _ZN42_INTERNAL_00000000_6_alg_cu_0b2c4f17_198304cuda3std3__444_GLOBAL__N__"
+                          "00000000_6_alg_cu_0b2c4f17_198306ignoreE[1];";
+    EXPECT_TRUE(detail::same_code_but_unit_ids(c, 19827, d, 19830));
+    std::string e = d;
+    e.replace(e.find("6ignore"), 7, "6ignorf");
+    EXPECT_FALSE(detail::same_code_but_unit_ids(c, 19827, e, 19830));  // another name
+}
+
+// NVRTC's #pragma once sees one file under two names (a link): so does the cached compile, which
+// gives NVRTC one in-memory header; two copies of the same bytes are two files for both, and the
+// key tells the checkouts apart.
+TEST(CompileSnapshot, TwoNamesOfOneFileAreOneFileTwoCopiesAreTwo) {
+    TempDir dir;
+    const std::string source = "constexpr int n = 0\n#include \"inc/a.h\"\n#include \"alias/a.h\"\n;\n"
+                               "extern \"C\" __global__ void k(int* o) { *o = n * 1000 + 7; }\n";
+    std::vector<CacheKey> keys;
+    for (const bool linked : {true, false}) {
+        const fs::path project = dir.path() / (linked ? "linked" : "copied");
+        write_file(project / "inc" / "a.h", "#pragma once\n+1\n");
+        if (linked) fs::create_directory_symlink("inc", project / "alias");
+        else write_file(project / "alias" / "a.h", "#pragma once\n+1\n");
+        ProgramOptions options;
+        options.arch = "sm_90";
+        options.name = (project / "k.cu").string();
+        Program plain(source, SourceType::cxx, options);
+        const std::string expected(plain.compile(CodeType::ptx).code());
+        EXPECT_NE(expected.find(linked ? "1007" : "2007"), std::string::npos) << expected;
+        MemoryProgramCache cache;
+        test::WarningLog warnings;
+        Program cached(source, SourceType::cxx, options);
+        EXPECT_EQ(std::string(compile_cached(cached, CodeType::ptx, {}, {.cache = &cache}).code()), expected);
+        EXPECT_EQ(cache.stats().insertions, 1u);
+        EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+        keys.push_back(cache.entry_keys().value().at(0));
+        Program again(source, SourceType::cxx, options);
+        const std::optional<ObjectCode> hit = find_cached(again, CodeType::ptx, {}, {.cache = &cache});
+        ASSERT_TRUE(hit);
+        EXPECT_EQ(std::string(hit->code()), expected);
+    }
+    EXPECT_NE(keys[0], keys[1]);
+}
+
+ProgramOptions value_program(const fs::path& project) {
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.name = (project / "k.cu").string();
+    options.include_path = {(project / "inc").string()};
+    options.pch = false;  // NVRTC checks a PCH by size and a second of mtime: the expectations are made without
+    return options;
+}
+
+// A write through a shared mapping changes neither size nor (with the stamp put back) mtime: the
+// next lookup reads the bytes, so it is a miss, and its code is the new header's.
+TEST(CompileSnapshot, AWriteThroughASharedMappingIsSeen) {
+    TempDir dir;
+    const fs::path header = dir.path() / "inc" / "v.h";
+    write_file(header, "#define VALUE 1111\n");
+    const std::string source = "#include <v.h>\n" + kernel_tail;
+    MemoryProgramCache cache;
+    Program program(source, SourceType::cxx, value_program(dir.path()));
+    EXPECT_NE(std::string(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}).code()).find("1111"),
+              std::string::npos);
+    struct stat before {};
+    ASSERT_EQ(::stat(header.c_str(), &before), 0);
+    const int fd = ::open(header.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    void* mapped = ::mmap(nullptr, static_cast<std::size_t>(before.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    ASSERT_NE(mapped, MAP_FAILED);
+    std::memcpy(static_cast<char*>(mapped) + 14, "2222", 4);
+    ::munmap(mapped, static_cast<std::size_t>(before.st_size));
+    const struct timespec times[2] = {before.st_atim, before.st_mtim};
+    ASSERT_EQ(::futimens(fd, times), 0);
+    ::close(fd);
+    EXPECT_FALSE(find_cached(program, CodeType::ptx, {}, {.cache = &cache}));
+    EXPECT_NE(std::string(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}).code()).find("2222"),
+              std::string::npos);
+    Program another(source, SourceType::cxx, value_program(dir.path()));
+    const std::optional<ObjectCode> hit = find_cached(another, CodeType::ptx, {}, {.cache = &cache});
+    ASSERT_TRUE(hit);
+    EXPECT_NE(std::string(hit->code()).find("2222"), std::string::npos);
+}
+
+// A deploy tool switches a link above an include folder (inc/vendor -> ../rel/current/vendor,
+// current -> v1, then v2): the next compile is of v2.
+TEST(CompileSnapshot, ALinkSwitchedAboveAnIncludeFolderIsSeen) {
+    TempDir dir;
+    const fs::path project = dir.path();
+    write_file(project / "rel" / "v1" / "vendor" / "v.h", "#define VALUE 1111\n");
+    write_file(project / "rel" / "v2" / "vendor" / "v.h", "#define VALUE 2222\n");
+    fs::create_directory_symlink("v1", project / "rel" / "current");
+    fs::create_directories(project / "inc");
+    fs::create_directory_symlink("../rel/current/vendor", project / "inc" / "vendor");
+    const std::string source = "#include <vendor/v.h>\n" + kernel_tail;
+    MemoryProgramCache cache;
+    Program program(source, SourceType::cxx, value_program(project));
+    EXPECT_NE(std::string(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}).code()).find("1111"),
+              std::string::npos);
+    fs::create_directory_symlink("v2", project / "rel" / "next");
+    fs::rename(project / "rel" / "next", project / "rel" / "current");
+    EXPECT_NE(std::string(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}).code()).find("2222"),
+              std::string::npos);
+    EXPECT_EQ(cache.stats().hits, 0u);
+}
+
+// A header saved again and again (by rename, as editors save) while compiles run: whatever a
+// compile returns is the code of one of the header's two contents, and the cache never holds
+// code under the other's key: once the header stays still, a hit is its plain compile. (Edits in
+// place, caught half written, are the file storm's: tests/cpu/cache/compile/file_storm_test.cpp.)
+TEST(CompileSnapshot, AHeaderRewrittenDuringCompilesNeverLeavesAWrongEntry) {
+    TempDir dir;
+    const fs::path header = dir.path() / "inc" / "v.h";
+    const std::string contents[2] = {"#define VALUE 1111\n", "#define VALUE 22222\n"};
+    const std::string source = "#include <v.h>\n" + kernel_tail;
+    std::string expected[2];
+    for (int i = 0; i < 2; ++i) {
+        write_file(header, contents[i]);
+        Program plain(source, SourceType::cxx, value_program(dir.path()));
+        expected[i] = std::string(plain.compile(CodeType::ptx).code());
+    }
+    MemoryProgramCache cache;
+    std::atomic<bool> stop{false};
+    std::thread writer([&] {
+        for (unsigned i = 0; !stop; ++i) {
+            write_file(dir.path() / "inc" / "next", contents[i % 2]);
+            fs::rename(dir.path() / "inc" / "next", header);
+        }
+    });
+    int made = 0;
+    for (int round = 0; round < 12; ++round) {
+        Program program(source, SourceType::cxx, value_program(dir.path()));
+        const std::string got = ptx_of([&] { return compile_cached(program, CodeType::ptx, {}, {.cache = &cache}); });
+        EXPECT_TRUE(got == expected[0] || got == expected[1]) << got;
+        made += got == expected[0] || got == expected[1];
+    }
+    EXPECT_EQ(made, 12);
+    stop = true;
+    writer.join();
+    for (int i = 0; i < 2; ++i) {
+        write_file(header, contents[i]);
+        Program program(source, SourceType::cxx, value_program(dir.path()));
+        const std::optional<ObjectCode> hit = find_cached(program, CodeType::ptx, {}, {.cache = &cache});
+        if (hit) EXPECT_EQ(std::string(hit->code()), expected[i]);
+        EXPECT_EQ(std::string(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}).code()), expected[i]);
+    }
+}
+
+// The command line tells the user that a compile was not cached, and why.
+TEST(CompileSnapshot, TheCommandLineSaysWhenACompileIsNotCached) {
+    TempDir dir;
+    write_file(dir.path() / "t.cu", "__device__ const char* t = __TIME__;\n"
+                                    "extern \"C\" __global__ void k(const char** o) { *o = t; }\n");
+    const test::ProcessResult result = test::run_process(
+        {test::cli_path().string(), "compile", (dir.path() / "t.cu").string(), "-o", (dir.path() / "t.ptx").string(),
+         "--arch", "sm_90", "--target", "ptx"},
+        {{"CUDACORE_CACHE_DIR", (dir.path() / "cache").string()}});
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.err.find("cudacore: warning: compile_cached: program"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("not cached: its code depends on the clock"), std::string::npos) << result.err;
+}
+
+}  // namespace
