@@ -1,7 +1,7 @@
 // DiskProgramCache's get, put and stats. The pieces: disk_entry (an entry's name, bytes, read
 // and write), disk_shards and disk_shard_repair (the shard folders), shard_counters (their
-// sizes), disk_eviction (after a put), disk_program_cache_maintenance (prune, clear), disk_program_cache_opening
-// (the directory). docs/design/cache-layout.md describes the mechanism.
+// sizes), disk_eviction (after a put), disk_program_cache_maintenance (prune, clear),
+// disk_program_cache_opening (the directory). docs/design/cache-layout.md has the mechanism.
 #include "cudacore/disk_program_cache.hpp"
 
 #include "cudacore/errors.hpp"
