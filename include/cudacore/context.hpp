@@ -180,14 +180,6 @@ public:
     /// released; a primary context stays retained until exit, as always. DriverError when the
     /// release it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "Context";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "context";
-
-private:
-    friend OwningHandle;
-    Context() noexcept = default;
 };
 
 }  // namespace cudacore

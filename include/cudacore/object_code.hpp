@@ -259,14 +259,19 @@ public:
         return value;
     }
 
-    /// Lets go of this object's share of the value (bytes, loaded library, cached kernels and
-    /// global views); copies keep theirs; the library is unloaded once no copy, Kernel or global
-    /// view holds it (docs/errors-and-lifetime.md, "Closing and resetting", the ObjectCode row).
-    /// Later calls but code_type() and name() throw InvalidArgumentError naming the call and the
-    /// code. DriverError when the unload it makes fails (closed all the same).
+    /// Ends the value for every copy of this object: the bytes, symbols, loaded library and the
+    /// kernels and global views cached in it are let go of, and every later call on a copy but
+    /// code_type(), name() and the queries throws InvalidArgumentError naming the call and the
+    /// code. Kernels and global views taken before keep the library loaded until they go. A value
+    /// a cache handed out is another owner: closing it leaves the cache's entry (and the library
+    /// it shares) alone. Throws DriverError when the unload it makes fails (closed all the same).
+    /// Not to race with other calls on a copy.
     void close();
-    /// Whether close() was called on this object (not on its copies). Never throws.
+    /// Whether close() was called on this object or a copy. Never throws.
     bool is_closed() const noexcept;
+    /// Drops this object's share only, leaving it empty (as moved from); copies keep the value.
+    /// Never throws.
+    void reset() noexcept { holder_.reset(); }
 
 private:
     friend struct detail::ObjectCodeAccess;
@@ -279,8 +284,10 @@ private:
                            const Stream& stream) const;
     /// get_kernel's first lookup of a name: loads the code, asks the driver, caches the Kernel.
     Kernel first_kernel_lookup(std::string_view name) const;
-    explicit ObjectCode(std::shared_ptr<detail::ObjectCodeState> state) : state_(std::move(state)) {}
-    std::shared_ptr<detail::ObjectCodeState> state_;
+    explicit ObjectCode(std::shared_ptr<detail::ObjectCodeState> state);
+    // The value (src/code/object_code_state.hpp: a stand-in when closed or empty).
+    const std::shared_ptr<detail::ObjectCodeState>& state() const noexcept;
+    std::shared_ptr<detail::ObjectCodeHolder> holder_;  // shared by the copies; null when empty
 };
 
 /// "cubin 'saxpy' (5120 bytes, 2 symbols)". Makes no driver call; never throws beyond

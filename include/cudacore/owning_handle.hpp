@@ -1,7 +1,9 @@
 /// @file
 /// OwningHandle: what every owning object (Context, Stream, Event, Graph, GraphExec, CudaArray,
 /// MipmappedArray, TextureObject, SurfaceObject, MemoryPool, VirtualAddressRange,
-/// PhysicalAllocation, VirtualMemoryMapping) is made of, written once.
+/// PhysicalAllocation, VirtualMemoryMapping) is made of, written once, and owning_names: the
+/// names their errors use, with those of ObjectCode, Program and Linker (which keep the same
+/// close() and reset() over states of their own).
 ///
 /// An owning object is a handle to one driver resource. Its copies share one small state: the
 /// resource's box (the driver handle, what it depends on, what its release needs), the driver
@@ -27,6 +29,50 @@
 #include <utility>
 
 namespace cudacore {
+
+class Context;
+class CudaArray;
+class Event;
+class Graph;
+class GraphExec;
+class Linker;
+class MemoryPool;
+class MipmappedArray;
+class PhysicalAllocation;
+class Program;
+class Stream;
+class SurfaceObject;
+class TextureObject;
+class VirtualAddressRange;
+class VirtualMemoryMapping;
+
+/// What an owning type's errors call it and what it holds ("the Stream object is empty (moved
+/// from or reset: it holds no stream)").
+struct OwningNames {
+    const char* type = nullptr;   ///< "Stream"
+    const char* holds = nullptr;  ///< "stream"
+};
+/// The names of owning type `T`, one line per type.
+template <class T>
+inline constexpr OwningNames owning_names{};
+#ifndef CUDACORE_DOXYGEN
+template <> inline constexpr OwningNames owning_names<Context>{"Context", "context"};
+template <> inline constexpr OwningNames owning_names<CudaArray>{"CudaArray", "array"};
+template <> inline constexpr OwningNames owning_names<Event>{"Event", "event"};
+template <> inline constexpr OwningNames owning_names<Graph>{"Graph", "graph"};
+template <> inline constexpr OwningNames owning_names<GraphExec>{"GraphExec", "executable graph"};
+template <> inline constexpr OwningNames owning_names<Linker>{"Linker", "link inputs"};
+template <> inline constexpr OwningNames owning_names<MemoryPool>{"MemoryPool", "memory pool"};
+template <> inline constexpr OwningNames owning_names<MipmappedArray>{"MipmappedArray", "mipmapped array"};
+template <> inline constexpr OwningNames owning_names<ObjectCode>{"ObjectCode", "code"};
+template <> inline constexpr OwningNames owning_names<PhysicalAllocation>{"PhysicalAllocation", "physical allocation"};
+template <> inline constexpr OwningNames owning_names<Program>{"Program", "program"};
+template <> inline constexpr OwningNames owning_names<Stream>{"Stream", "stream"};
+template <> inline constexpr OwningNames owning_names<SurfaceObject>{"SurfaceObject", "surface"};
+template <> inline constexpr OwningNames owning_names<TextureObject>{"TextureObject", "texture"};
+template <> inline constexpr OwningNames owning_names<VirtualAddressRange>{"VirtualAddressRange", "address range"};
+template <> inline constexpr OwningNames owning_names<VirtualMemoryMapping>{"VirtualMemoryMapping", "mapping"};
+#endif  // CUDACORE_DOXYGEN
 
 /// The part of OwningHandle that does not depend on the type (tells owning objects apart).
 class OwningHandleBase {};
@@ -63,7 +109,6 @@ public:
     }
 
 protected:
-    OwningHandle() noexcept = default;
 
     /// What every copy shares.
     struct State {
@@ -76,10 +121,18 @@ protected:
         std::shared_ptr<void> companion;
     };
 
-    /// An object of `box` (null: an empty object), with `handle` its driver handle.
+    /// An object of `box` (null: an empty object), with `handle` its driver handle. `Derived`
+    /// declares no constructor: it is an aggregate of this base, which only made() can make, so
+    /// that a user cannot make an empty one.
     static Derived adopt(std::shared_ptr<Box> box, Raw handle,
                          std::shared_ptr<void> companion = {}) {
-        Derived object;
+        static_assert(std::is_aggregate_v<Derived>, "an owning type declares no constructor");
+        return Derived{made(std::move(box), handle, std::move(companion))};
+    }
+    /// The base of adopt()'s object, for a type with constructors of its own (MemoryPool).
+    static OwningHandle made(std::shared_ptr<Box> box, Raw handle,
+                             std::shared_ptr<void> companion = {}) {
+        OwningHandle object;
         if (box)
             object.state_ = std::make_shared<State>(
                 State{std::move(box), handle, false, {}, std::move(companion)});
@@ -101,8 +154,9 @@ protected:
     [[noreturn]] void throw_unusable(const char* operation) const {
         if (state_ && state_->closed)
             detail::throw_closed_object_error(operation, state_->closed_as.c_str(),
-                                              Derived::type_name);
-        detail::throw_moved_from_error(operation, Derived::type_name, Derived::holds_what);
+                                              owning_names<Derived>.type);
+        detail::throw_moved_from_error(operation, owning_names<Derived>.type,
+                                       owning_names<Derived>.holds);
     }
     /// What the object was when closed ("stream 0x... on device 0"); empty while open.
     const std::string& closed_description() const noexcept {
@@ -123,6 +177,7 @@ protected:
     }
 
 private:
+    OwningHandle() noexcept = default;
     friend struct detail::BoxAccess;
     std::shared_ptr<State> state_;
     inline static const std::shared_ptr<Box> no_box_{};

@@ -26,12 +26,12 @@
 /// from. It is thread-safe: one Program object may be keyed (compile_cached hits, find_cached,
 /// cache_key) from many threads at once. It holds a few entries per Program (the most recent).
 ///
-/// Handle: handle() is the compiler's handle of the last compile(): the nvrtcProgram of a C++
-/// program, the nvJitLinkHandle (or driver CUlinkState) of a PTX program. The Program keeps it
-/// alive after compile() returns or throws, so the compiler's own API can be called on it
-/// (nvrtcGetProgramLog, nvrtcGetLoweredName, nvJitLinkGetInfoLog...); the next compile() or the
-/// destruction of the last copy of the Program (copies share it) releases it. Never destroy it
-/// yourself. Before the first compile() it is monostate (from_handle: the wrapped program).
+/// Handle: handle() is the compiler's handle of the last compile() of this Program or a copy (they
+/// share it): the nvrtcProgram of a C++ program, the nvJitLinkHandle (or driver CUlinkState) of a
+/// PTX program. It stays alive after compile() returns or throws, so the compiler's own API can be
+/// called on it (nvrtcGetProgramLog, nvrtcGetLoweredName...), until the next compile() of a copy,
+/// close(), or the last copy goes. Never destroy it yourself. Before the first compile() it is
+/// monostate (from_handle: the wrapped program).
 /// An NVVM IR program's handle is always monostate: libNVVM's program lives only during
 /// compile() (its type would put nvvm.h in this header). With PCH, when NVRTC fails because of
 /// the PCH and compile() compiles again without it, the handle is the second program's.
@@ -92,7 +92,7 @@ using ProgramHandle = std::variant<std::monostate, nvrtcProgram, nvJitLinkHandle
 /// How Program::from_handle wraps an NVRTC program (every from_handle takes one such struct,
 /// `take_ownership` first: docs/api-conventions.md).
 struct ProgramFromHandleOptions {
-    /// The last copy of the Program destroys it (nvrtcDestroyProgram); false: the caller does,
+    /// close() or the last copy of the Program destroys it (nvrtcDestroyProgram); false: the caller does,
     /// after the Program is gone.
     bool take_ownership = false;
     ProgramOptions options{};  ///< what compile() compiles it with
@@ -154,15 +154,15 @@ public:
     /// Wraps an NVRTC program the caller created (nvrtcCreateProgram), to compile it with
     /// `from.options` through compile() (name expressions are added to it then; NVRTC allows that
     /// only before its first compilation). source() is empty: NVRTC does not give the source
-    /// back. Not owned unless `from.take_ownership`: then the last copy of the Program destroys it
+    /// back. Not owned unless `from.take_ownership`: then close() or the last copy destroys it
     /// (nvrtcDestroyProgram); otherwise the caller destroys it after the Program is gone.
     /// Throws InvalidArgumentError for a null handle.
     static Program from_handle(nvrtcProgram program, const ProgramFromHandleOptions& from = {});
     /// The earlier form with the ownership last.
     [[deprecated("use Program::from_handle(program, {.take_ownership = take_ownership, .options = options})")]]
     static Program from_handle(nvrtcProgram program, ProgramOptions options, bool take_ownership = false);
-    /// See the top of this file.
-    ProgramHandle handle() const noexcept { return handle_; }
+    /// See the top of this file (monostate once closed or empty). Never throws.
+    ProgramHandle handle() const noexcept;
 
     /// The source given to the constructor (empty for from_handle). Never throws.
     const std::string& source() const noexcept { return source_; }
@@ -191,15 +191,20 @@ public:
     /// (the file is replaced atomically).
     void write_debug_source() const;
 
-    /// Lets go of this object's share of the last compile's handle; copies keep theirs. Then
-    /// compile(), flags(), backend() and write_debug_source() throw InvalidArgumentError naming the
-    /// call and the program (docs/errors-and-lifetime.md, "Closing and resetting"). Never throws.
+    /// Ends the program for every copy: releases the compiler's handle (a wrapped one only when
+    /// owned), and compile(), flags(), backend() and write_debug_source() on any copy then throw
+    /// InvalidArgumentError naming the call and the program. Code compiled before stays valid.
+    /// Never throws; not to race with other calls on a copy.
     void close() noexcept;
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept { return closed_; }
+    /// Whether close() was called on this object or a copy. Never throws.
+    bool is_closed() const noexcept;
+    /// Drops this object's share only (as after a move: its calls then say it is empty); copies
+    /// keep theirs. Never throws.
+    void reset() noexcept { shared_.reset(); }
 
 private:
-    bool closed_ = false;
+    struct Shared;  // what the copies share: closed or not, the last compile's handle
+    std::shared_ptr<Shared> shared_;
     void check_open(const char* operation) const;  // InvalidArgumentError naming it when closed
     ObjectCode compile_nvvm_program(CodeType target, const std::vector<std::string>& name_expressions);
 
@@ -208,9 +213,7 @@ private:
     ProgramOptions options_;
     std::string log_;
     PchStatus pch_status_;
-    ProgramHandle handle_;
-    std::shared_ptr<void> handle_owner_;  ///< keeps handle_ alive (null for a borrowed handle)
-    bool wraps_handle_ = false;           ///< made by from_handle: compile() uses handle_
+    bool wraps_handle_ = false;  ///< made by from_handle: compile() uses the handle given
     /// What the program caches remember for this value (see "Cache keys" above); shared by copies.
     std::shared_ptr<detail::ProgramKeyMemoSlot> key_memo_;
     friend struct detail::ProgramInternals;

@@ -159,14 +159,6 @@ public:
     /// ...) throw InvalidArgumentError naming the call and the stream, where cuda.core would go
     /// on with the legacy default stream. DriverError when the release it makes fails.
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "Stream";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "stream";
-
-private:
-    friend OwningHandle;
-    Stream() noexcept = default;
 };
 
 }  // namespace cudacore
