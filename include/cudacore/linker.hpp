@@ -1,11 +1,6 @@
 /// @file
 /// Linker: nvJitLink (or the driver's linker, cuLink*) over inputs of any code type, producing a
 /// cubin or PTX ObjectCode. nvJitLink needs no GPU. One Linker links once; make a new one per link.
-///
-/// Handle: handle() is the link state of the last link() of this Linker or a copy (nvJitLinkHandle
-/// or CUlinkState), kept alive after link() returns or throws so that its logs can be read with
-/// nvJitLinkGetInfoLog or the driver's API, until the next link(), close(), or the last copy goes.
-/// Never destroy it yourself.
 #pragma once
 
 #include "cudacore/compile_errors.hpp"
@@ -67,18 +62,18 @@ public:
     /// nvjitlink when nvJitLink loads, else driver when a driver is present, else nvjitlink (its
     /// link() then throws nvJitLink's LoaderError). Loads the libraries on first call; never throws.
     static LinkerBackend which_backend() noexcept;
-    /// The link state of the last link() (see the top of this file); monostate before any.
+    /// The link state (nvJitLinkHandle or CUlinkState) of the last link() of this Linker or a copy,
+    /// alive until the next link(), close() or the last copy goes; monostate before any. Never
+    /// destroy it yourself. Never throws.
     LinkerHandle handle() const noexcept;
 
-    /// Ends the linker for every copy: destroys the last link's state, and link() and flags() on
-    /// any copy then throw InvalidArgumentError naming the call and the linker. This object lets
-    /// go of its inputs (a copy, of its own when it goes); code linked before stays valid. Never
-    /// throws; not to race with other calls on a copy.
+    /// Ends the linker for every copy: destroys the last link's state; link() and flags() then
+    /// throw InvalidArgumentError naming the call and the linker. This object lets go of its
+    /// inputs. Never throws; not to race with other calls on a copy.
     void close() noexcept;
     /// Whether close() was called on this object or a copy. Never throws.
     bool is_closed() const noexcept;
-    /// Drops this object's share and its inputs (as after a move: its calls then say it is
-    /// empty); copies keep theirs. Never throws.
+    /// Drops this object's share and inputs, leaving it empty (as moved from). Never throws.
     void reset() noexcept;
 
 private:

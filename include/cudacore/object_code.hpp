@@ -228,16 +228,12 @@ public:
 
     /// Module globals. A __device__ or __constant__ variable (cuLibraryGetGlobal), by plain name,
     /// lowered name, name expression of the symbol map ("&counter", "table<float>"; "counter"
-    /// also finds "&counter"), or, for cubin code, C++ name ("tuning::scale", "Settings::level":
-    /// the cubin's global whose lowered name demangles to it, asked for when the driver knows no
-    /// such name), as a non-owning Buffer view of its device memory: the view holds
-    /// the library loaded while it (or a copy) lives, and never frees the memory (close() only
-    /// marks it closed). Loads the code first like get_kernel; the address is the library's in
-    /// the context it was loaded into (library_context: a created context current at load time,
-    /// else the current device's primary context; for from_handle, the current device's at the
-    /// first lookup). The first lookup of a name asks the driver; later
-    /// ones return the same view (no driver call). Throws InvalidArgumentError listing the
-    /// globals the code holds (from its cubin symbol table) when there is none so named.
+    /// also finds "&counter"), or, for cubin code, C++ name ("tuning::scale": the global whose
+    /// lowered name demangles to it), as a non-owning Buffer view of its device memory that holds
+    /// the library loaded while it lives and never frees the memory. Loads the code first like
+    /// get_kernel; the address is the library's in the context it was loaded into
+    /// (library_context). Later lookups of a name return the same view (no driver call). Throws
+    /// InvalidArgumentError listing the globals the code holds when there is none so named.
     Buffer get_global(std::string_view name) const;
     /// A __managed__ variable (cuLibraryGetManaged): the same kind of view, host-accessible.
     Buffer get_managed(std::string_view name) const;
@@ -259,20 +255,15 @@ public:
         return value;
     }
 
-    /// Ends the value for every copy of this object: the bytes, symbols, loaded library and the
-    /// kernels and global views cached in it are let go of, and every later call on a copy but
-    /// code_type(), name() and the queries throws InvalidArgumentError naming the call and the
-    /// code. Kernels and global views taken before keep the library loaded until they go. A value
-    /// a cache handed out is another owner: closing it leaves the cache's entry (and the library
-    /// it shares) alone. Throws DriverError when the unload it makes fails (closed all the same).
-    /// Not to race with other calls on a copy.
+    /// Ends the value (bytes, loaded library, cached kernels) for every copy: their calls then throw
+    /// InvalidArgumentError naming the call and the code; Kernels and global views taken before
+    /// keep the library until they go; a cache's value is another owner. DriverError when the
+    /// unload fails (closed all the same). Not to race with other calls on a copy.
     void close();
     /// Whether close() was called on this object or a copy. Never throws.
     bool is_closed() const noexcept;
-    /// Drops this object's share only, leaving it empty (as moved from); copies keep the value.
-    /// Never throws.
+    /// Drops this object's share, leaving it empty (as moved from). Never throws.
     void reset() noexcept { holder_.reset(); }
-
 private:
     friend struct detail::ObjectCodeAccess;
     /// get_global(name), checked to be `size` bytes (InvalidArgumentError naming `operation`).

@@ -1,40 +1,13 @@
-// Over 200 lines: one class, Program, whose compile calls each state what they read, cache and throw.
 /// @file
 /// Program: CUDA C++ (through NVRTC), PTX (through nvJitLink, or the driver's linker when
 /// nvJitLink is missing and a driver is present) or NVVM IR (text or bitcode, through libNVVM)
-/// compiled into an ObjectCode. Needs no GPU.
-///
-/// A Program is a value holding the source and options; compile() may be called many times (for
-/// different targets). Different Program objects may be compiled concurrently from many threads;
-/// one Program object must not be compiled from two threads at once (log() is per object).
-///
-/// Signals: compiling never changes how the process handles a signal. NVRTC would put handlers
-/// of its own (calling exit(4)) in place of the program's SIGINT and SIGTERM handlers while it
-/// compiles; cudacore keeps it from changing any disposition when it opens NVRTC, so a signal
-/// during a compile runs the program's handler, is ignored, or takes its default action, as at
-/// any other moment (docs/compiling.md).
-///
-/// Cache keys: a Program remembers what cache_key() and compile_cached() computed for it that
-/// cannot change while the value lives (the key's digest of source, canonical flags, name
-/// expressions, versions and bundles, per target and name expressions; the code's first key when
-/// the program reads no file outside the toolkit), so asking again for the same Program costs no
-/// hashing of the source and no look at the toolkit's headers. Each call still re-reads what can
-/// change between calls: the current device's arch when options().arch is unset, $CUDA_HOME, the
-/// debug-source folder of a program with debug information, and every header the program reads
-/// outside the toolkit, by its bytes (docs/caching.md, "Exact keys"). The memo is made with the Program and shared by its copies (they hold
-/// the same source and options); an assigned Program takes the memo of the value it is assigned
-/// from. It is thread-safe: one Program object may be keyed (compile_cached hits, find_cached,
-/// cache_key) from many threads at once. It holds a few entries per Program (the most recent).
-///
-/// Handle: handle() is the compiler's handle of the last compile() of this Program or a copy (they
-/// share it): the nvrtcProgram of a C++ program, the nvJitLinkHandle (or driver CUlinkState) of a
-/// PTX program. It stays alive after compile() returns or throws, so the compiler's own API can be
-/// called on it (nvrtcGetProgramLog, nvrtcGetLoweredName...), until the next compile() of a copy,
-/// close(), or the last copy goes. Never destroy it yourself. Before the first compile() it is
-/// monostate (from_handle: the wrapped program).
-/// An NVVM IR program's handle is always monostate: libNVVM's program lives only during
-/// compile() (its type would put nvvm.h in this header). With PCH, when NVRTC fails because of
-/// the PCH and compile() compiles again without it, the handle is the second program's.
+/// compiled into an ObjectCode. Needs no GPU. A value holding the source and options; compile()
+/// may be called many times. Different Program objects may be compiled concurrently; one must not
+/// be compiled from two threads at once (log() is per object). Compiling never changes how the
+/// process handles a signal. handle() is the compiler's handle of the last compile() of this
+/// Program or a copy (they share it), alive until the next compile() of a copy, close(), or the
+/// last copy goes; monostate before a compile and for NVVM IR. docs/compiling.md, "What a
+/// Program keeps", says more (signals, the cache-key memo, the handle).
 #pragma once
 
 #include "cudacore/compile_errors.hpp"
@@ -161,7 +134,7 @@ public:
     /// The earlier form with the ownership last.
     [[deprecated("use Program::from_handle(program, {.take_ownership = take_ownership, .options = options})")]]
     static Program from_handle(nvrtcProgram program, ProgramOptions options, bool take_ownership = false);
-    /// See the top of this file (monostate once closed or empty). Never throws.
+    /// See the file comment (monostate once closed or empty). Never throws.
     ProgramHandle handle() const noexcept;
 
     /// The source given to the constructor (empty for from_handle). Never throws.
@@ -192,14 +165,13 @@ public:
     void write_debug_source() const;
 
     /// Ends the program for every copy: releases the compiler's handle (a wrapped one only when
-    /// owned), and compile(), flags(), backend() and write_debug_source() on any copy then throw
-    /// InvalidArgumentError naming the call and the program. Code compiled before stays valid.
-    /// Never throws; not to race with other calls on a copy.
+    /// owned); compile(), flags(), backend() and write_debug_source() then throw
+    /// InvalidArgumentError naming the call and the program. Never throws; not to race with
+    /// other calls on a copy.
     void close() noexcept;
     /// Whether close() was called on this object or a copy. Never throws.
     bool is_closed() const noexcept;
-    /// Drops this object's share only (as after a move: its calls then say it is empty); copies
-    /// keep theirs. Never throws.
+    /// Drops this object's share, leaving it empty (as moved from). Never throws.
     void reset() noexcept { shared_.reset(); }
 
 private:
@@ -214,7 +186,7 @@ private:
     std::string log_;
     PchStatus pch_status_;
     bool wraps_handle_ = false;  ///< made by from_handle: compile() uses the handle given
-    /// What the program caches remember for this value (see "Cache keys" above); shared by copies.
+    /// What the program caches remember for this value (docs/compiling.md, "What a Program keeps"); shared by copies.
     std::shared_ptr<detail::ProgramKeyMemoSlot> key_memo_;
     friend struct detail::ProgramInternals;
     // One NVRTC compile of a C++ program; PCH only where `pch_allowed` (and the options ask).
