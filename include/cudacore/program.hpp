@@ -80,23 +80,12 @@ public:
     Program(std::string source, SourceType source_type, ProgramOptions options = {});
 
     /// Compiles to `target` (ptx, cubin or ltoir; a PTX program: cubin only; an NVVM program:
-    /// ptx or ltoir from libNVVM, cubin by linking that PTX with nvJitLink; a C++ program with
-    /// -dlto compiles to ltoir, not ptx, and says so). Each name expression ("scale<float>")
-    /// is added before compiling, and the ObjectCode's symbol map takes it to its lowered name.
-    /// C++ programs use NVRTC's automatic precompiled headers unless options.pch is false (see
-    /// ProgramOptions::pch). A PCH problem never fails a compile: when NVRTC fails because of
-    /// PCH (an unusable pch_dir, say), compile() compiles again without the PCH flags and
-    /// pch_status() says what went wrong. When the PCH heap was too small (and pch_heap_size is
-    /// unset), the heap is grown for later compiles. Automatic PCH (pch_dir unset) goes to a
-    /// folder of this process's own in $TMPDIR (else /tmp), removed at exit; when that folder
-    /// cannot hold a PCH (a missing or relative TMPDIR, less free space than the PCH heap, a file
-    /// size limit below it) the compile runs without PCH, pch_status() says why, and a
-    /// WarningKind::pch_off warning names the folder and the reason (once per process and folder).
-    /// A header that cannot be found is named first in the CompileError: with header_bundles,
-    /// with every bundle searched; without them on a machine where no toolkit include folder is
-    /// found, with the `cudacore bundle` command that would bundle it.
-    /// Throws CompileError (full log, program name, options) when compilation fails, LoaderError
-    /// when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
+    /// ptx or ltoir, cubin through nvJitLink; C++ with -dlto: ltoir), adding each name expression
+    /// ("scale<float>") to the symbol map. C++ uses NVRTC's automatic PCH unless options.pch is
+    /// false; a PCH problem never fails a compile (pch_status() says what happened; the guide
+    /// docs/compiling.md, "What a Program keeps", says how). A header not found is named first in
+    /// the error. Throws CompileError (full log, program name, options) when compilation fails,
+    /// LoaderError when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});
     /// As compile(target, name_expressions), given up when `options.cancellation` is cancelled:
     /// then throws CompileCancelled (cancellation.hpp), also when the compile had finished but not
@@ -105,22 +94,12 @@ public:
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
                        const CompileOptions& options);
     /// As compile(), and sets `headers_read` to every header file the compile's preprocessor
-    /// opened (absolute paths, sorted, each once; NVRTC's built-in headers, which have no file,
-    /// and headers served from header_bundles left out). The list comes from NVRTC itself: a
-    /// second, front-end-only pass over the same source and flags (--fdevice-syntax-only, without
-    /// PCH) writes a time trace (--fdevice-time-trace) to a private temporary folder, removed
-    /// after. The pass runs on a thread of its own beside the compile, which is compile() itself
-    /// (PCH included): the trace never rides along with the compile that makes code, since it can
-    /// change NVRTC's code generation, so the code is byte for byte what compile() gives. NVRTC's
-    /// automatic PCH is not checked against headers edited since it was made: when the PCH used
-    /// may predate a change to a header listed (made by a compile this process did not see, or a
-    /// header changed less than a second before that compile began, or later), the program is
-    /// compiled again without PCH, so the code always matches the headers listed (pch_status()
-    /// says so). A PTX or NVVM IR program reads
-    /// no headers: the list is empty. Throws InvalidArgumentError when options().fdevice_time_trace
-    /// is set (the trace is the caller's then) or the program wraps a handle (from_handle: its
-    /// source is not known), and CompilerApiError when the trace cannot be written or read,
-    /// besides what compile() throws. Not thread-safe on one Program (as compile()).
+    /// opened (absolute paths, sorted, each once; built-in and bundled headers left out; empty for
+    /// PTX and NVVM IR), from a second, front-end-only NVRTC pass beside the compile; the code is
+    /// byte for byte what compile() gives (docs/compiling.md, "What a Program keeps"). Throws
+    /// InvalidArgumentError when options().fdevice_time_trace is set or the program wraps a
+    /// handle, CompilerApiError when the trace cannot be written or read, besides what compile()
+    /// throws. Not thread-safe on one Program (as compile()).
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
                        std::vector<std::string>& headers_read);
 
@@ -175,8 +154,6 @@ public:
     void reset() noexcept { shared_.reset(); }
 
 private:
-    struct Shared;  // what the copies share: closed or not, the last compile's handle
-    std::shared_ptr<Shared> shared_;
     void check_open(const char* operation) const;  // InvalidArgumentError naming it when closed
     ObjectCode compile_nvvm_program(CodeType target, const std::vector<std::string>& name_expressions);
 
@@ -186,7 +163,9 @@ private:
     std::string log_;
     PchStatus pch_status_;
     bool wraps_handle_ = false;  ///< made by from_handle: compile() uses the handle given
-    /// What the program caches remember for this value (docs/compiling.md, "What a Program keeps"); shared by copies.
+    struct Shared;  // what the copies share: closed or not, the last compile's handle
+    std::shared_ptr<Shared> shared_;
+    /// The cache-key memo (docs/compiling.md, "What a Program keeps"); shared by copies.
     std::shared_ptr<detail::ProgramKeyMemoSlot> key_memo_;
     friend struct detail::ProgramInternals;
     // One NVRTC compile of a C++ program; PCH only where `pch_allowed` (and the options ask).
