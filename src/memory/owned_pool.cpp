@@ -48,7 +48,8 @@ void destroy_pool_after_frees(CUmemoryPool pool, std::shared_ptr<ContextBox> con
 
 DeviceMemoryResource::DeviceMemoryResource(OwnedPoolTag, const Device& device,
                                            const DeviceMemoryPoolOptions& options)
-    : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::primary_context(device.ordinal())) {
     const std::string name = "device " + std::to_string(ordinal_);
     if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0)
         throw InvalidArgumentError("DeviceMemoryResource::create_owned_pool: " + name +
