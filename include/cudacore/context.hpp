@@ -144,14 +144,6 @@ public:
     /// created one is destroyed once the objects made in it go; a primary one stays retained.
     /// Throws DriverError when the release fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "Context";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "context";
-
-private:
-    friend OwningHandle;
-    Context() noexcept = default;
 };
 
 }  // namespace cudacore

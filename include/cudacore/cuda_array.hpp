@@ -97,14 +97,6 @@ public:
     /// Ends the array for every holder, copies included (docs/errors-and-lifetime.md,
     /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "CudaArray";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "array";
-
-private:
-    friend OwningHandle;
-    CudaArray() noexcept = default;
 };
 
 }  // namespace cudacore

@@ -72,7 +72,7 @@ struct DeviceMemoryResourceFromHandleOptions {
 using PoolAccess [[deprecated("use MemoryAccess (memory_access.hpp), the same enumerators")]] = MemoryAccess;
 
 /// Stream-ordered device memory from a memory pool (the device's default pool, or one of its own).
-class DeviceMemoryResource final : public MemoryResource {
+class DeviceMemoryResource final : public BuiltinMemoryResource<true, false> {
 public:
     struct OwnedPoolTag {};
     /// The default pool of `device`. Throws NoDriverError / DriverError (a device without memory
@@ -161,10 +161,6 @@ public:
     /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
     void trim_to(std::size_t bytes_to_keep);
 
-    bool is_device_accessible() const noexcept override { return true; }
-    /// False: device memory is not host accessible.
-    bool is_host_accessible() const noexcept override { return false; }
-    int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
 
 protected:
@@ -181,7 +177,6 @@ private:
 
     std::shared_ptr<detail::ContextBox> context_;
     CUmemoryPool pool_ = nullptr;
-    int ordinal_ = 0;
     bool owns_pool_ = false;  ///< made by cuMemPoolCreate (ipc_enabled or create_owned_pool), destroyed with the resource
     bool ipc_pool_ = false;   ///< made shareable (ipc_enabled)
     bool imported_ = false;   ///< imported from another process (also destroyed with the resource)

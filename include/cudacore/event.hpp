@@ -73,14 +73,6 @@ public:
     /// Ends the event for every holder, copies included (docs/errors-and-lifetime.md,
     /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "Event";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "event";
-
-private:
-    friend OwningHandle;
-    Event() noexcept = default;
 };
 
 /// Time from `start` to `end`. Throws InvalidArgumentError when either was created without

@@ -41,6 +41,7 @@ struct BufferBox;
 struct ImportedPool;
 struct CachingCore;
 struct ObjectCodeState;
+struct ObjectCodeHolder;
 struct ProgramKeyMemoSlot;
 class LaunchStreams;
 

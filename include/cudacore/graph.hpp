@@ -215,14 +215,8 @@ public:
     /// Ends the graph for every holder, copies included (docs/errors-and-lifetime.md,
     /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "Graph";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "graph";
 
 private:
-    friend OwningHandle;
-    Graph() noexcept = default;
     GraphNode add_kernel_node(GraphDependencies dependencies, const LaunchConfig& config,
                               const Kernel& kernel, void** arguments, const std::size_t* sizes,
                               std::size_t count);

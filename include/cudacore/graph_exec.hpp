@@ -126,17 +126,10 @@ public:
     /// Ends the executable graph for every holder, copies included (docs/errors-and-lifetime.md,
     /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "GraphExec";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "executable graph";
 
 private:
-    friend OwningHandle;
-    GraphExec() noexcept = default;
     void set_kernel_node(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                          void** arguments, const std::size_t* sizes, std::size_t count);
-
 };
 
 }  // namespace cudacore

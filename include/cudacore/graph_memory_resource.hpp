@@ -44,7 +44,7 @@ struct GraphMemoryStats {
 };
 
 /// Memory allocated inside a graph capture (graph memory nodes).
-class GraphMemoryResource final : public MemoryResource {
+class GraphMemoryResource final : public BuiltinMemoryResource<true, false> {
 public:
     /// Graph memory of `device`; holds its primary context (DriverError when retaining it fails).
     explicit GraphMemoryResource(const Device& device);
@@ -58,10 +58,6 @@ public:
     /// Gives memory reserved for graphs and not in use back to the driver (cuDeviceGraphMemTrim).
     void trim();
 
-    bool is_device_accessible() const noexcept override { return true; }
-    /// False: graph memory is device memory.
-    bool is_host_accessible() const noexcept override { return false; }
-    int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
 
 protected:
@@ -72,7 +68,6 @@ protected:
 
 private:
     Context context_;
-    int ordinal_ = 0;
     CUdevice device_ = 0;
 };
 

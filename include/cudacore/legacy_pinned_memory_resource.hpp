@@ -21,7 +21,7 @@ namespace cudacore {
 class Device;
 
 /// Page-locked host memory (cuMemAllocHost), visible to the devices.
-class LegacyPinnedMemoryResource final : public MemoryResource {
+class LegacyPinnedMemoryResource final : public BuiltinMemoryResource<true, true> {
 public:
     /// Allocates through the primary context of `device` (the memory itself is usable from all).
     /// Throws NoDriverError without a driver.
@@ -33,8 +33,6 @@ public:
     LegacyPinnedMemoryResource();
     ~LegacyPinnedMemoryResource() override;
 
-    bool is_device_accessible() const noexcept override { return true; }
-    bool is_host_accessible() const noexcept override { return true; }
     /// -1: pinned memory is bound to no device (as cuda.core reports); it is usable from all.
     int device_ordinal() const noexcept override { return -1; }
     /// The device whose context allocates the memory.
@@ -47,7 +45,6 @@ protected:
 
 private:
     Context context_;
-    int ordinal_ = 0;
 };
 
 }  // namespace cudacore

@@ -1,11 +1,6 @@
 /// @file
 /// Linker: nvJitLink (or the driver's linker, cuLink*) over inputs of any code type, producing a
 /// cubin or PTX ObjectCode. nvJitLink needs no GPU. One Linker links once; make a new one per link.
-///
-/// Handle: handle() is the link state of the last link() (nvJitLinkHandle or CUlinkState), kept
-/// alive by the Linker (and its copies) after link() returns or throws, so its logs can be read
-/// with nvJitLinkGetInfoLog / the driver's own API. It is destroyed by the next link() or when the
-/// last copy of the Linker goes; never destroy it yourself.
 #pragma once
 
 #include "cudacore/compile_errors.hpp"
@@ -67,15 +62,19 @@ public:
     /// nvjitlink when nvJitLink loads, else driver when a driver is present, else nvjitlink (its
     /// link() then throws nvJitLink's LoaderError). Loads the libraries on first call; never throws.
     static LinkerBackend which_backend() noexcept;
-    /// The link state of the last link() (see the top of this file); monostate before any.
+    /// The link state (nvJitLinkHandle or CUlinkState) of the last link() of this Linker or a copy,
+    /// alive until the next link(), close() or the last copy goes; monostate before any. Never
+    /// destroy it yourself. Never throws.
     LinkerHandle handle() const noexcept;
 
-    /// Lets go of this object's share of the last link's state and of its inputs; copies keep
-    /// theirs (docs/errors-and-lifetime.md, "Closing and resetting", the Linker row). Afterwards
-    /// link() and flags() throw InvalidArgumentError naming the call and the linker. Never throws.
+    /// Ends the linker for every copy: destroys the last link's state; link() and flags() then
+    /// throw InvalidArgumentError naming the call and the linker. This object lets go of its
+    /// inputs. Never throws; not to race with other calls on a copy.
     void close() noexcept;
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept { return closed_; }
+    /// Whether close() was called on this object or a copy. Never throws.
+    bool is_closed() const noexcept;
+    /// Drops this object's share and inputs, leaving it empty (as moved from). Never throws.
+    void reset() noexcept;
 
 private:
     ObjectCode link_with_nvjitlink(CodeType target);
@@ -86,9 +85,9 @@ private:
     std::string info_log_;
     std::string error_log_;
     std::string backend_;
-    struct State;  // the last link's state, kept so that handle() stays valid
-    std::shared_ptr<State> state_;
-    bool closed_ = false;
+    struct State;   // the last link's state, kept so that handle() stays valid
+    struct Shared;  // what the copies share: closed or not, the last link's State
+    std::shared_ptr<Shared> shared_;
     // InvalidArgumentError naming `operation` when closed.
     void check_open(const char* operation) const;
 };

@@ -35,7 +35,7 @@ struct ManagedMemoryResourceOptions {
 };
 
 /// Managed (unified) memory, accessible from the host and the devices.
-class ManagedMemoryResource final : public MemoryResource {
+class ManagedMemoryResource final : public BuiltinMemoryResource<true, true, true> {
 public:
     /// With advice and the attachment applied to each allocation; a failing advice frees the
     /// memory and throws DriverError naming it.
@@ -46,10 +46,6 @@ public:
     ManagedMemoryResource();
     ~ManagedMemoryResource() override;
 
-    bool is_device_accessible() const noexcept override { return true; }
-    bool is_host_accessible() const noexcept override { return true; }
-    bool is_managed() const noexcept override { return true; }
-    int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
     /// The options it was made with.
     const ManagedMemoryResourceOptions& options() const noexcept { return options_; }
@@ -60,7 +56,6 @@ protected:
 
 private:
     Context context_;
-    int ordinal_ = 0;
     ManagedMemoryResourceOptions options_;
 };
 

@@ -110,19 +110,12 @@ public:
     /// from, which goes when nothing else holds it): docs/errors-and-lifetime.md, "Closing and
     /// resetting". DriverError when the release it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "MemoryPool";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "memory pool";
 
 private:
-    friend OwningHandle;
-    MemoryPool() noexcept = default;
     std::uint64_t get_u64(CUmemPool_attribute attribute, const char* name) const;
     void set_u64(CUmemPool_attribute attribute, const char* name, std::uint64_t value);
     bool get_flag(CUmemPool_attribute attribute, const char* name) const;
     void set_flag(CUmemPool_attribute attribute, const char* name, bool value);
-
 };
 
 }  // namespace cudacore

@@ -1,31 +1,12 @@
 /// @file
-/// Memory resources: where a Buffer's memory comes from and how it is given back.
-///
-/// A MemoryResource hands out Buffers (allocate) and frees what it handed out (deallocate), both
-/// ordered on a stream. Implementations: DeviceMemoryResource (stream-ordered, from a device's
-/// memory pool), LegacyPinnedMemoryResource (page-locked host memory), ManagedMemoryResource (unified
-/// memory). Device::memory_resource() is a device's default.
-///
-/// Ownership: a resource is always owned by a std::shared_ptr (create it with std::make_shared);
-/// every Buffer it allocates holds it, so a resource outlives its memory (one kept until exit,
-/// see keep_until_exit(), lives as long as the process and its buffers hold nothing). allocate()
-/// on a resource not owned by a shared_ptr throws InvalidArgumentError. Resources are
-/// thread-safe.
-///
-/// Closing: close() ends a resource's use for new memory, as cuda.core's MemoryResource.close()
-/// does, and gives back what the resource keeps beyond its live buffers (a pool's unused
-/// reserve, a cache's blocks). Buffers allocated before stay valid and are freed into it as
-/// usual; what they need (the pool itself, the context) goes when the last of them and the last
-/// shared_ptr to the resource go, as without close().
-///
-/// Writing a resource: derive, implement the accessibility queries, device_ordinal(),
-/// description(), do_allocate() and do_deallocate(). The accessibility queries and
-/// device_ordinal() describe the resource for its whole life: allocate() asks them once and
-/// keeps the answers. do_deallocate() may throw; when a Buffer is
-/// destroyed its errors are ignored (the driver may already be shut down at exit).
-///
-/// allocate() returns a Buffer: include cudacore/buffer.hpp (which includes this header) to use
-/// it; the headers of the resources below include it.
+/// Memory resources: where a Buffer's memory comes from and how it is given back. A
+/// MemoryResource hands out Buffers (allocate) and frees them (deallocate), ordered on a stream;
+/// Device::memory_resource() is a device's default. A resource is owned by a std::shared_ptr and
+/// every Buffer it allocates holds it, so it outlives its memory. close() ends its use for new
+/// memory (as cuda.core's does); Buffers allocated before stay valid. To write one: derive,
+/// implement the accessibility queries, device_ordinal(), description(), do_allocate() and
+/// do_deallocate() (which may throw: a Buffer's destructor ignores its errors). The queries
+/// describe the resource for its whole life. docs/memory.md says more.
 #pragma once
 
 #include "cudacore/forward.hpp"
@@ -104,16 +85,12 @@ public:
     /// What the resource is, for error messages ("memory pool of device 0").
     virtual std::string description() const = 0;
 
-    /// Closes the resource (this file's description, "Closing"): from now on allocate() and
-    /// allocate_pointer() throw InvalidArgumentError naming the call and the resource
-    /// ("MemoryResource::allocate: memory pool of device 0 is closed"); deallocate() and the
-    /// Buffers allocated before keep working. Then gives back what do_close() releases (a pool's
-    /// unused reserve, a cache's blocks...), whose errors it throws (DriverError; the resource is
-    /// closed all the same). Closing a closed resource does nothing. The resource is one object
-    /// however many hold it, so a device's default (Device::memory_resource(), which
-    /// Device::allocate uses) refuses close() with InvalidArgumentError: the whole process
-    /// shares it; drop the shared_ptr instead. Thread-safe against
-    /// allocations on other threads (one racing close() may still succeed or be refused).
+    /// Closes the resource for every holder: allocate() and allocate_pointer() then throw
+    /// InvalidArgumentError naming the call and the resource; deallocate() and the Buffers
+    /// allocated before keep working. Then gives back what do_close() releases (a pool's unused
+    /// reserve, a cache's blocks), whose errors it throws (DriverError; closed all the same). A
+    /// device's default resource refuses it (InvalidArgumentError: the process shares it).
+    /// Closing again does nothing. Thread-safe, also against allocations on other threads.
     void close();
     /// Whether close() was called. Never throws.
     bool is_closed() const noexcept { return closed_.load(std::memory_order_acquire); }
@@ -146,6 +123,27 @@ private:
     // InvalidArgumentError "OPERATION: DESCRIPTION is closed".
     [[noreturn]] void throw_closed(const char* operation) const;
     mutable std::atomic<std::uint32_t> description_bits_{0};
+};
+
+/// The overrides cudacore's resources of one device share: the memory's access, said by the type,
+/// and the device's ordinal, given at construction. Thread-safe.
+template <bool DeviceAccessible, bool HostAccessible, bool Managed = false>
+class BuiltinMemoryResource : public MemoryResource {
+public:
+    /// DeviceAccessible. Never throws.
+    bool is_device_accessible() const noexcept override { return DeviceAccessible; }
+    /// HostAccessible. Never throws.
+    bool is_host_accessible() const noexcept override { return HostAccessible; }
+    /// Managed. Never throws.
+    bool is_managed() const noexcept override { return Managed; }
+    /// The device's ordinal given at construction. Never throws.
+    int device_ordinal() const noexcept override { return ordinal_; }
+
+protected:
+    BuiltinMemoryResource() = default;
+    /// A resource of device `ordinal`.
+    explicit BuiltinMemoryResource(int ordinal) noexcept : ordinal_(ordinal) {}
+    int ordinal_ = 0;  ///< the device the memory belongs to (allocates it)
 };
 
 }  // namespace cudacore

@@ -59,14 +59,6 @@ public:
     /// Ends the mipmapped array for every holder, copies included (docs/errors-and-lifetime.md,
     /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "MipmappedArray";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "mipmapped array";
-
-private:
-    friend OwningHandle;
-    MipmappedArray() noexcept = default;
 };
 
 }  // namespace cudacore

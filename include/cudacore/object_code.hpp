@@ -228,16 +228,12 @@ public:
 
     /// Module globals. A __device__ or __constant__ variable (cuLibraryGetGlobal), by plain name,
     /// lowered name, name expression of the symbol map ("&counter", "table<float>"; "counter"
-    /// also finds "&counter"), or, for cubin code, C++ name ("tuning::scale", "Settings::level":
-    /// the cubin's global whose lowered name demangles to it, asked for when the driver knows no
-    /// such name), as a non-owning Buffer view of its device memory: the view holds
-    /// the library loaded while it (or a copy) lives, and never frees the memory (close() only
-    /// marks it closed). Loads the code first like get_kernel; the address is the library's in
-    /// the context it was loaded into (library_context: a created context current at load time,
-    /// else the current device's primary context; for from_handle, the current device's at the
-    /// first lookup). The first lookup of a name asks the driver; later
-    /// ones return the same view (no driver call). Throws InvalidArgumentError listing the
-    /// globals the code holds (from its cubin symbol table) when there is none so named.
+    /// also finds "&counter"), or, for cubin code, C++ name ("tuning::scale": the global whose
+    /// lowered name demangles to it), as a non-owning Buffer view of its device memory that holds
+    /// the library loaded while it lives and never frees the memory. Loads the code first like
+    /// get_kernel; the address is the library's in the context it was loaded into
+    /// (library_context). Later lookups of a name return the same view (no driver call). Throws
+    /// InvalidArgumentError listing the globals the code holds when there is none so named.
     Buffer get_global(std::string_view name) const;
     /// A __managed__ variable (cuLibraryGetManaged): the same kind of view, host-accessible.
     Buffer get_managed(std::string_view name) const;
@@ -259,15 +255,15 @@ public:
         return value;
     }
 
-    /// Lets go of this object's share of the value (bytes, loaded library, cached kernels and
-    /// global views); copies keep theirs; the library is unloaded once no copy, Kernel or global
-    /// view holds it (docs/errors-and-lifetime.md, "Closing and resetting", the ObjectCode row).
-    /// Later calls but code_type() and name() throw InvalidArgumentError naming the call and the
-    /// code. DriverError when the unload it makes fails (closed all the same).
+    /// Ends the value (bytes, loaded library, cached kernels) for every copy: their calls then throw
+    /// InvalidArgumentError naming the call and the code; Kernels and global views taken before
+    /// keep the library until they go; a cache's value is another owner. DriverError when the
+    /// unload fails (closed all the same). Not to race with other calls on a copy.
     void close();
-    /// Whether close() was called on this object (not on its copies). Never throws.
+    /// Whether close() was called on this object or a copy. Never throws.
     bool is_closed() const noexcept;
-
+    /// Drops this object's share, leaving it empty (as moved from). Never throws.
+    void reset() noexcept { holder_.reset(); }
 private:
     friend struct detail::ObjectCodeAccess;
     /// get_global(name), checked to be `size` bytes (InvalidArgumentError naming `operation`).
@@ -279,8 +275,10 @@ private:
                            const Stream& stream) const;
     /// get_kernel's first lookup of a name: loads the code, asks the driver, caches the Kernel.
     Kernel first_kernel_lookup(std::string_view name) const;
-    explicit ObjectCode(std::shared_ptr<detail::ObjectCodeState> state) : state_(std::move(state)) {}
-    std::shared_ptr<detail::ObjectCodeState> state_;
+    explicit ObjectCode(std::shared_ptr<detail::ObjectCodeState> state);
+    // The value (src/code/object_code_state.hpp: a stand-in when closed or empty).
+    const std::shared_ptr<detail::ObjectCodeState>& state() const noexcept;
+    std::shared_ptr<detail::ObjectCodeHolder> holder_;  // shared by the copies; null when empty
 };
 
 /// "cubin 'saxpy' (5120 bytes, 2 symbols)". Makes no driver call; never throws beyond

@@ -93,14 +93,6 @@ public:
     /// otherwise when the last mapping goes (docs/errors-and-lifetime.md, "Closing and
     /// resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "PhysicalAllocation";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "physical allocation";
-
-private:
-    friend OwningHandle;
-    PhysicalAllocation() noexcept = default;
 };
 
 }  // namespace cudacore

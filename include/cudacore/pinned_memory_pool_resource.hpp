@@ -51,7 +51,7 @@ struct PinnedMemoryPoolOptions {
 };
 
 /// Pinned host memory from a host memory pool, stream-ordered.
-class PinnedMemoryPoolResource final : public MemoryResource {
+class PinnedMemoryPoolResource final : public BuiltinMemoryResource<true, true> {
 public:
     /// Throws InvalidArgumentError for a negative NUMA id, an unknown device, or a device without
     /// host (NUMA) memory pools (CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED /
@@ -82,10 +82,6 @@ public:
     /// The host NUMA node the pool is placed on, when it is placed on one.
     std::optional<int> host_numa_id() const noexcept { return numa_id_; }
 
-    bool is_device_accessible() const noexcept override { return true; }
-    /// True: pinned host memory.
-    bool is_host_accessible() const noexcept override { return true; }
-    int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
 
 protected:
@@ -99,7 +95,6 @@ private:
     friend struct detail::BoxAccess;
     std::shared_ptr<detail::ContextBox> context_;
     CUmemoryPool pool_ = nullptr;
-    int ordinal_ = 0;
     PinnedMemoryPoolOptions options_;
     std::optional<int> numa_id_;
     bool imported_ = false;

@@ -1,40 +1,13 @@
-// Over 200 lines: one class, Program, whose compile calls each state what they read, cache and throw.
 /// @file
 /// Program: CUDA C++ (through NVRTC), PTX (through nvJitLink, or the driver's linker when
 /// nvJitLink is missing and a driver is present) or NVVM IR (text or bitcode, through libNVVM)
-/// compiled into an ObjectCode. Needs no GPU.
-///
-/// A Program is a value holding the source and options; compile() may be called many times (for
-/// different targets). Different Program objects may be compiled concurrently from many threads;
-/// one Program object must not be compiled from two threads at once (log() is per object).
-///
-/// Signals: compiling never changes how the process handles a signal. NVRTC would put handlers
-/// of its own (calling exit(4)) in place of the program's SIGINT and SIGTERM handlers while it
-/// compiles; cudacore keeps it from changing any disposition when it opens NVRTC, so a signal
-/// during a compile runs the program's handler, is ignored, or takes its default action, as at
-/// any other moment (docs/compiling.md).
-///
-/// Cache keys: a Program remembers what cache_key() and compile_cached() computed for it that
-/// cannot change while the value lives (the key's digest of source, canonical flags, name
-/// expressions, versions and bundles, per target and name expressions; the code's first key when
-/// the program reads no file outside the toolkit), so asking again for the same Program costs no
-/// hashing of the source and no look at the toolkit's headers. Each call still re-reads what can
-/// change between calls: the current device's arch when options().arch is unset, $CUDA_HOME, the
-/// debug-source folder of a program with debug information, and every header the program reads
-/// outside the toolkit, by its bytes (docs/caching.md, "Exact keys"). The memo is made with the Program and shared by its copies (they hold
-/// the same source and options); an assigned Program takes the memo of the value it is assigned
-/// from. It is thread-safe: one Program object may be keyed (compile_cached hits, find_cached,
-/// cache_key) from many threads at once. It holds a few entries per Program (the most recent).
-///
-/// Handle: handle() is the compiler's handle of the last compile(): the nvrtcProgram of a C++
-/// program, the nvJitLinkHandle (or driver CUlinkState) of a PTX program. The Program keeps it
-/// alive after compile() returns or throws, so the compiler's own API can be called on it
-/// (nvrtcGetProgramLog, nvrtcGetLoweredName, nvJitLinkGetInfoLog...); the next compile() or the
-/// destruction of the last copy of the Program (copies share it) releases it. Never destroy it
-/// yourself. Before the first compile() it is monostate (from_handle: the wrapped program).
-/// An NVVM IR program's handle is always monostate: libNVVM's program lives only during
-/// compile() (its type would put nvvm.h in this header). With PCH, when NVRTC fails because of
-/// the PCH and compile() compiles again without it, the handle is the second program's.
+/// compiled into an ObjectCode. Needs no GPU. A value holding the source and options; compile()
+/// may be called many times. Different Program objects may be compiled concurrently; one must not
+/// be compiled from two threads at once (log() is per object). Compiling never changes how the
+/// process handles a signal. handle() is the compiler's handle of the last compile() of this
+/// Program or a copy (they share it), alive until the next compile() of a copy, close(), or the
+/// last copy goes; monostate before a compile and for NVVM IR. docs/compiling.md, "What a
+/// Program keeps", says more (signals, the cache-key memo, the handle).
 #pragma once
 
 #include "cudacore/compile_errors.hpp"
@@ -92,7 +65,7 @@ using ProgramHandle = std::variant<std::monostate, nvrtcProgram, nvJitLinkHandle
 /// How Program::from_handle wraps an NVRTC program (every from_handle takes one such struct,
 /// `take_ownership` first: docs/api-conventions.md).
 struct ProgramFromHandleOptions {
-    /// The last copy of the Program destroys it (nvrtcDestroyProgram); false: the caller does,
+    /// close() or the last copy of the Program destroys it (nvrtcDestroyProgram); false: the caller does,
     /// after the Program is gone.
     bool take_ownership = false;
     ProgramOptions options{};  ///< what compile() compiles it with
@@ -107,23 +80,12 @@ public:
     Program(std::string source, SourceType source_type, ProgramOptions options = {});
 
     /// Compiles to `target` (ptx, cubin or ltoir; a PTX program: cubin only; an NVVM program:
-    /// ptx or ltoir from libNVVM, cubin by linking that PTX with nvJitLink; a C++ program with
-    /// -dlto compiles to ltoir, not ptx, and says so). Each name expression ("scale<float>")
-    /// is added before compiling, and the ObjectCode's symbol map takes it to its lowered name.
-    /// C++ programs use NVRTC's automatic precompiled headers unless options.pch is false (see
-    /// ProgramOptions::pch). A PCH problem never fails a compile: when NVRTC fails because of
-    /// PCH (an unusable pch_dir, say), compile() compiles again without the PCH flags and
-    /// pch_status() says what went wrong. When the PCH heap was too small (and pch_heap_size is
-    /// unset), the heap is grown for later compiles. Automatic PCH (pch_dir unset) goes to a
-    /// folder of this process's own in $TMPDIR (else /tmp), removed at exit; when that folder
-    /// cannot hold a PCH (a missing or relative TMPDIR, less free space than the PCH heap, a file
-    /// size limit below it) the compile runs without PCH, pch_status() says why, and a
-    /// WarningKind::pch_off warning names the folder and the reason (once per process and folder).
-    /// A header that cannot be found is named first in the CompileError: with header_bundles,
-    /// with every bundle searched; without them on a machine where no toolkit include folder is
-    /// found, with the `cudacore bundle` command that would bundle it.
-    /// Throws CompileError (full log, program name, options) when compilation fails, LoaderError
-    /// when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
+    /// ptx or ltoir, cubin through nvJitLink; C++ with -dlto: ltoir), adding each name expression
+    /// ("scale<float>") to the symbol map. C++ uses NVRTC's automatic PCH unless options.pch is
+    /// false; a PCH problem never fails a compile (pch_status() says what happened; the guide
+    /// docs/compiling.md, "What a Program keeps", says how). A header not found is named first in
+    /// the error. Throws CompileError (full log, program name, options) when compilation fails,
+    /// LoaderError when NVRTC / nvJitLink cannot be loaded, InvalidArgumentError for bad options.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});
     /// As compile(target, name_expressions), given up when `options.cancellation` is cancelled:
     /// then throws CompileCancelled (cancellation.hpp), also when the compile had finished but not
@@ -132,37 +94,27 @@ public:
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
                        const CompileOptions& options);
     /// As compile(), and sets `headers_read` to every header file the compile's preprocessor
-    /// opened (absolute paths, sorted, each once; NVRTC's built-in headers, which have no file,
-    /// and headers served from header_bundles left out). The list comes from NVRTC itself: a
-    /// second, front-end-only pass over the same source and flags (--fdevice-syntax-only, without
-    /// PCH) writes a time trace (--fdevice-time-trace) to a private temporary folder, removed
-    /// after. The pass runs on a thread of its own beside the compile, which is compile() itself
-    /// (PCH included): the trace never rides along with the compile that makes code, since it can
-    /// change NVRTC's code generation, so the code is byte for byte what compile() gives. NVRTC's
-    /// automatic PCH is not checked against headers edited since it was made: when the PCH used
-    /// may predate a change to a header listed (made by a compile this process did not see, or a
-    /// header changed less than a second before that compile began, or later), the program is
-    /// compiled again without PCH, so the code always matches the headers listed (pch_status()
-    /// says so). A PTX or NVVM IR program reads
-    /// no headers: the list is empty. Throws InvalidArgumentError when options().fdevice_time_trace
-    /// is set (the trace is the caller's then) or the program wraps a handle (from_handle: its
-    /// source is not known), and CompilerApiError when the trace cannot be written or read,
-    /// besides what compile() throws. Not thread-safe on one Program (as compile()).
+    /// opened (absolute paths, sorted, each once; built-in and bundled headers left out; empty for
+    /// PTX and NVVM IR), from a second, front-end-only NVRTC pass beside the compile; the code is
+    /// byte for byte what compile() gives (docs/compiling.md, "What a Program keeps"). Throws
+    /// InvalidArgumentError when options().fdevice_time_trace is set or the program wraps a
+    /// handle, CompilerApiError when the trace cannot be written or read, besides what compile()
+    /// throws. Not thread-safe on one Program (as compile()).
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
                        std::vector<std::string>& headers_read);
 
     /// Wraps an NVRTC program the caller created (nvrtcCreateProgram), to compile it with
     /// `from.options` through compile() (name expressions are added to it then; NVRTC allows that
     /// only before its first compilation). source() is empty: NVRTC does not give the source
-    /// back. Not owned unless `from.take_ownership`: then the last copy of the Program destroys it
+    /// back. Not owned unless `from.take_ownership`: then close() or the last copy destroys it
     /// (nvrtcDestroyProgram); otherwise the caller destroys it after the Program is gone.
     /// Throws InvalidArgumentError for a null handle.
     static Program from_handle(nvrtcProgram program, const ProgramFromHandleOptions& from = {});
     /// The earlier form with the ownership last.
     [[deprecated("use Program::from_handle(program, {.take_ownership = take_ownership, .options = options})")]]
     static Program from_handle(nvrtcProgram program, ProgramOptions options, bool take_ownership = false);
-    /// See the top of this file.
-    ProgramHandle handle() const noexcept { return handle_; }
+    /// See the file comment (monostate once closed or empty). Never throws.
+    ProgramHandle handle() const noexcept;
 
     /// The source given to the constructor (empty for from_handle). Never throws.
     const std::string& source() const noexcept { return source_; }
@@ -191,15 +143,17 @@ public:
     /// (the file is replaced atomically).
     void write_debug_source() const;
 
-    /// Lets go of this object's share of the last compile's handle; copies keep theirs. Then
-    /// compile(), flags(), backend() and write_debug_source() throw InvalidArgumentError naming the
-    /// call and the program (docs/errors-and-lifetime.md, "Closing and resetting"). Never throws.
+    /// Ends the program for every copy: releases the compiler's handle (a wrapped one only when
+    /// owned); compile(), flags(), backend() and write_debug_source() then throw
+    /// InvalidArgumentError naming the call and the program. Never throws; not to race with
+    /// other calls on a copy.
     void close() noexcept;
-    /// Whether close() was called on this object (not on its copies). Never throws.
-    bool is_closed() const noexcept { return closed_; }
+    /// Whether close() was called on this object or a copy. Never throws.
+    bool is_closed() const noexcept;
+    /// Drops this object's share, leaving it empty (as moved from). Never throws.
+    void reset() noexcept { shared_.reset(); }
 
 private:
-    bool closed_ = false;
     void check_open(const char* operation) const;  // InvalidArgumentError naming it when closed
     ObjectCode compile_nvvm_program(CodeType target, const std::vector<std::string>& name_expressions);
 
@@ -208,10 +162,10 @@ private:
     ProgramOptions options_;
     std::string log_;
     PchStatus pch_status_;
-    ProgramHandle handle_;
-    std::shared_ptr<void> handle_owner_;  ///< keeps handle_ alive (null for a borrowed handle)
-    bool wraps_handle_ = false;           ///< made by from_handle: compile() uses handle_
-    /// What the program caches remember for this value (see "Cache keys" above); shared by copies.
+    bool wraps_handle_ = false;  ///< made by from_handle: compile() uses the handle given
+    struct Shared;  // what the copies share: closed or not, the last compile's handle
+    std::shared_ptr<Shared> shared_;
+    /// The cache-key memo (docs/compiling.md, "What a Program keeps"); shared by copies.
     std::shared_ptr<detail::ProgramKeyMemoSlot> key_memo_;
     friend struct detail::ProgramInternals;
     // One NVRTC compile of a C++ program; PCH only where `pch_allowed` (and the options ask).

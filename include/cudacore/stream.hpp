@@ -137,14 +137,6 @@ public:
     /// wrapped stream is never destroyed. Calls given a closed stream throw InvalidArgumentError.
     /// Throws DriverError when the release fails.
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "Stream";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "stream";
-
-private:
-    friend OwningHandle;
-    Stream() noexcept = default;
 };
 
 }  // namespace cudacore

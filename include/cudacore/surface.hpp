@@ -41,13 +41,6 @@ public:
     /// Ends the surface object for every holder, copies included (docs/errors-and-lifetime.md,
     /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "SurfaceObject";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "surface";
-private:
-    friend OwningHandle;
-    SurfaceObject() noexcept = default;
 };
 
 }  // namespace cudacore

@@ -20,7 +20,7 @@ class Context;
 class Device;
 
 /// Device memory from cuMemAlloc / cuMemFree, for devices without memory pools.
-class SynchronousMemoryResource final : public MemoryResource {
+class SynchronousMemoryResource final : public BuiltinMemoryResource<true, false> {
 public:
     /// Throws NoDriverError without a driver.
     explicit SynchronousMemoryResource(const Device& device);
@@ -30,9 +30,6 @@ public:
     explicit SynchronousMemoryResource(const Context& context);
     ~SynchronousMemoryResource() override;
 
-    bool is_device_accessible() const noexcept override { return true; }
-    bool is_host_accessible() const noexcept override { return false; }
-    int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
 
 protected:
@@ -42,7 +39,6 @@ protected:
 private:
     friend struct detail::BoxAccess;
     std::shared_ptr<detail::ContextBox> context_;
-    int ordinal_ = 0;
 };
 
 }  // namespace cudacore

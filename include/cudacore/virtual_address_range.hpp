@@ -55,14 +55,6 @@ public:
     /// when the last mapping goes (docs/errors-and-lifetime.md, "Closing and resetting").
     /// DriverError when the release it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "VirtualAddressRange";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "address range";
-
-private:
-    friend OwningHandle;
-    VirtualAddressRange() noexcept = default;
 };
 
 }  // namespace cudacore

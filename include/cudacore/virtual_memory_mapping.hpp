@@ -79,14 +79,6 @@ public:
     /// of its range and allocation (docs/errors-and-lifetime.md, "Closing and resetting").
     /// DriverError when the unmap it makes fails (closed all the same).
     void close();
-    /// The type's name and what it holds, for the errors of a closed or moved-from object.
-    static constexpr const char* type_name = "VirtualMemoryMapping";
-    /// What it holds (see type_name).
-    static constexpr const char* holds_what = "mapping";
-
-private:
-    friend OwningHandle;
-    VirtualMemoryMapping() noexcept = default;
 };
 
 /// One Buffer over consecutive mappings of one range (a vector striped over several devices),

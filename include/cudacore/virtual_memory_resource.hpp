@@ -79,7 +79,7 @@ struct VirtualMemoryResourceOptions {
 };
 
 /// Device memory mapped through the virtual memory API, which can grow keeping its contents.
-class VirtualMemoryResource final : public MemoryResource {
+class VirtualMemoryResource final : public BuiltinMemoryResource<true, false> {
 public:
     /// Throws InvalidArgumentError for options the device refuses (see above), NoDriverError.
     explicit VirtualMemoryResource(const Device& device,
@@ -100,13 +100,9 @@ public:
     /// size; DriverError when the driver refuses (the buffer is then unchanged).
     Buffer grow(Buffer& buffer, std::size_t new_size, const Stream& stream);
 
-    bool is_device_accessible() const noexcept override { return true; }
-    /// False: access is granted to devices only (for managed memory too).
-    bool is_host_accessible() const noexcept override { return false; }
     bool is_managed() const noexcept override {
         return options_.allocation_type == VirtualMemoryAllocationType::managed;
     }
-    int device_ordinal() const noexcept override { return ordinal_; }
     std::string description() const override;
 
 protected:
@@ -139,7 +135,6 @@ private:
                                   std::size_t extra, const Buffer& buffer, const Stream& stream);
 
     Context context_;
-    int ordinal_ = 0;
     VirtualMemoryResourceOptions options_;
     CUmemAllocationProp properties_{};
     std::vector<CUmemAccessDesc> access_;

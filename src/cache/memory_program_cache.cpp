@@ -1,6 +1,7 @@
 #include "cudacore/memory_program_cache.hpp"
 
 #include "cache/activity_counters.hpp"
+#include "code/object_code_state.hpp"
 #include "support/cudacore_trace.hpp"
 
 namespace cudacore {
@@ -35,7 +36,8 @@ std::optional<ObjectCode> MemoryProgramCache::get_with_trust(const CacheKey& key
     ++stats_.hits;
     detail::count_tier_event(detail::CacheTier::memory, detail::TierEvent::hit);
     trust = it->second->trust;
-    return it->second->second;
+    // Another owner of the entry's value: a caller's close() leaves the entry open.
+    return detail::ObjectCodeAccess::another_owner(it->second->second, "MemoryProgramCache::get");
 }
 
 void MemoryProgramCache::put(const CacheKey& key, const ObjectCode& code) {
@@ -49,7 +51,10 @@ void MemoryProgramCache::put_many_with_trust(const std::vector<std::pair<CacheKe
     for (const auto& [key, code] : entries) store(key, code, trust);
 }
 
-void MemoryProgramCache::store(const CacheKey& key, const ObjectCode& code, const std::string& trust) {
+void MemoryProgramCache::store(const CacheKey& key, const ObjectCode& given, const std::string& trust) {
+    // The entry is an owner of its own (the caller's close() does not reach it); a closed value
+    // is refused.
+    const ObjectCode code = detail::ObjectCodeAccess::another_owner(given, "MemoryProgramCache::put");
     const std::uint64_t size = entry_size(code);
     std::lock_guard lock(mutex_);
     if (auto it = index_.find(key); it != index_.end()) {

@@ -3,7 +3,9 @@
 
 #include "cudacore/errors.hpp"
 #include "code/object_code_state.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "errors/closed_object.hpp"
+#include "code/closable_slot.hpp"
 #include "cudacore/program_options.hpp"
 #include "code/code_validation.hpp"
 #include "code/driver_link_context.hpp"
@@ -216,6 +218,9 @@ struct Linker::State {
     }
 };
 
+// What the copies share: closed or not, and the last link's state.
+struct Linker::Shared : detail::ClosableSlot<std::shared_ptr<Linker::State>> {};
+
 namespace {
 // Room in the link state for the names and copies of `inputs` inputs, and the buffers the
 // driver's logs go to (given through `jit`; their sizes come back through the same options).
@@ -272,24 +277,33 @@ LinkerBackend Linker::backend_kind() const noexcept {
 }
 
 void Linker::close() noexcept {
-    closed_ = true;
-    state_.reset();
+    if (shared_) shared_->close();
+    inputs_.clear();
+}
+
+bool Linker::is_closed() const noexcept { return shared_ && shared_->closed(); }
+
+void Linker::reset() noexcept {
+    shared_.reset();
     inputs_.clear();
 }
 
 void Linker::check_open(const char* operation) const {
-    if (closed_) [[unlikely]]
-        detail::throw_closed_object(operation, "linker '" + options_.name + "'", "Linker");
+    if (!shared_) [[unlikely]]
+        detail::throw_moved_from_error(operation, owning_names<Linker>.type, owning_names<Linker>.holds);
+    if (shared_->closed()) [[unlikely]]
+        detail::throw_closed_object_error(operation, ("linker '" + options_.name + "'").c_str(), owning_names<Linker>.type);
 }
 
 LinkerHandle Linker::handle() const noexcept {
-    if (!state_) return std::monostate{};
-    if (state_->driver_state) return state_->driver_state;
-    return state_->nvjitlink_handle;
+    const std::shared_ptr<State> state = shared_ ? shared_->held() : nullptr;
+    if (!state) return std::monostate{};
+    if (state->driver_state) return state->driver_state;
+    return state->nvjitlink_handle;
 }
 
 Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
-    : inputs_(std::move(inputs)), options_(std::move(options)) {
+    : inputs_(std::move(inputs)), options_(std::move(options)), shared_(std::make_shared<Shared>()) {
     if (inputs_.empty()) {
         throw InvalidArgumentError("Linker: no inputs given to linker '" + options_.name + "'");
     }
@@ -374,7 +388,7 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
 
     // nvJitLink keeps the name pointers until it is destroyed (it prints them in its logs at
     // nvJitLinkComplete), so the names live in the state box beside the handle.
-    state_.reset();
+    shared_->keep(nullptr);
     auto state = std::make_shared<State>();
     std::vector<std::string>& names = state->names;
     names.reserve(inputs_.size());
@@ -392,7 +406,7 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
                                              options_.isolated_timeout);
     } else {
         state->nvjitlink_handle = detail::create_nvjitlink(flags, object);
-        state_ = state;  // handle() shows it from here on, also when the link fails
+        shared_->keep(state);  // handle() shows it from here on, also when the link fails
         run = detail::run_nvjitlink(state->nvjitlink_handle, inputs_, names, target, object);
     }
     info_log_ = std::move(run.info_log);
@@ -426,7 +440,7 @@ ObjectCode Linker::link_with_driver() {
 
     // Names, input copies and log buffers live as long as the link state (the state box): the
     // driver may keep pointers to them.
-    state_.reset();
+    shared_->keep(nullptr);
     auto state = std::make_shared<State>();
     state->context = context.held();
     std::vector<std::string>& names = state->names;
@@ -443,7 +457,7 @@ ObjectCode Linker::link_with_driver() {
                                    jit.values.data(), &state->driver_state),
                   "cuLinkCreate", object);
     CUlinkState raw = state->driver_state;
-    state_ = state;
+    shared_->keep(state);
 
     auto fail = [&](CUresult status, const std::string& call) {
         take_logs();

@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "code/object_code_state.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "errors/closed_object.hpp"
 #include "support/atomic_file.hpp"
 #include "support/shared_with_bytes.hpp"
@@ -114,46 +115,65 @@ ObjectCode detail::object_code_from(CodeType type, CodeBytes code, std::string n
     return made;
 }
 
-CodeType ObjectCode::code_type() const noexcept { return state_->type; }
-const std::string& ObjectCode::name() const noexcept { return state_->name; }
-std::string_view ObjectCode::code() const noexcept { return state_->code; }
-const SymbolMap& ObjectCode::symbol_map() const noexcept { return state_->symbols; }
+CodeType ObjectCode::code_type() const noexcept { return state()->type; }
+const std::string& ObjectCode::name() const noexcept { return state()->name; }
+std::string_view ObjectCode::code() const noexcept { return state()->code; }
+const SymbolMap& ObjectCode::symbol_map() const noexcept { return state()->symbols; }
 
 std::string ObjectCode::lowered_name(std::string_view name) const {
-    detail::check_open(*state_, "ObjectCode::lowered_name");
-    auto it = state_->symbols.find(std::string(name));
-    return it == state_->symbols.end() ? std::string(name) : it->second;
+    detail::check_open(*state(), "ObjectCode::lowered_name");
+    auto it = state()->symbols.find(std::string(name));
+    return it == state()->symbols.end() ? std::string(name) : it->second;
 }
 
 bool ObjectCode::operator==(const ObjectCode& other) const noexcept {
-    if (state_ == other.state_) return true;
-    if (state_->closed || other.state_->closed) return false;  // closed: equal to itself only
+    if (state() == other.state()) return true;
+    if (state()->closed || other.state()->closed) return false;  // closed: equal to itself only
     // Code wrapped from a handle has no bytes to compare: equal only to its own copies.
-    if (state_->from_handle || other.state_->from_handle) return false;
-    return state_->type == other.state_->type && state_->name == other.state_->name &&
-           state_->code == other.state_->code && state_->symbols == other.state_->symbols;
+    if (state()->from_handle || other.state()->from_handle) return false;
+    return state()->type == other.state()->type && state()->name == other.state()->name &&
+           state()->code == other.state()->code && state()->symbols == other.state()->symbols;
 }
 
 
+ObjectCode::ObjectCode(std::shared_ptr<detail::ObjectCodeState> state)
+    : holder_(std::make_shared<detail::ObjectCodeHolder>(detail::ObjectCodeHolder{std::move(state)})) {}
+
+const std::shared_ptr<detail::ObjectCodeState>& detail::empty_object_code_state() noexcept {
+    static const std::shared_ptr<ObjectCodeState> empty = [] {
+        auto state = std::make_shared<ObjectCodeState>();
+        state->empty = true;
+        return state;
+    }();
+    return empty;
+}
+
+ObjectCode detail::ObjectCodeAccess::another_owner(const ObjectCode& code, const char* operation) {
+    check_open(*code.state(), operation);
+    return ObjectCode(code.state());
+}
+
 void ObjectCode::close() {
-    if (!state_ || state_->closed) return;  // moved from, or closed
-    // The object keeps a state that only says what it was; the share of the value (bytes,
-    // loaded library, kernels and global views taken from it) goes.
-    auto share = std::make_shared<detail::ObjectCodeState>(state_->type, state_->name, SymbolMap{});
-    share->from_handle = state_->from_handle;
+    if (!holder_ || holder_->state->closed) return;  // empty, or closed
+    // Every copy keeps a stand-in that only says what it was; the value (bytes, loaded library,
+    // kernels and global views taken from it) loses this holder's share.
+    const detail::ObjectCodeState& open = *holder_->state;
+    auto share = std::make_shared<detail::ObjectCodeState>(open.type, open.name, SymbolMap{});
+    share->from_handle = open.from_handle;
     share->closed = true;
-    state_.swap(share);
+    holder_->state.swap(share);
     detail::release_share(share);
 }
 
-bool ObjectCode::is_closed() const noexcept { return state_ && state_->closed; }
+bool ObjectCode::is_closed() const noexcept { return state()->closed; }
 
 void detail::check_open(const ObjectCodeState& state, const char* operation) {
-    if (!state.closed) [[likely]] return;
+    if (!state.closed && !state.empty) [[likely]] return;
+    if (state.empty) throw_moved_from_error(operation, owning_names<ObjectCode>.type, owning_names<ObjectCode>.holds);
     const std::string what = state.from_handle
                                  ? "the ObjectCode '" + state.name + "' wrapping a CUlibrary"
                                  : std::string(to_string(state.type)) + " '" + state.name + "'";
-    detail::throw_closed_object(operation, what, "ObjectCode");
+    throw_closed_object_error(operation, what.c_str(), owning_names<ObjectCode>.type);
 }
 
 }  // namespace cudacore

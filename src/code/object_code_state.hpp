@@ -35,9 +35,10 @@ struct ObjectCodeState {
     // anywhere else (files, caches, peers, deserialized values) are validated before the driver
     // sees them.
     bool made_by_nvrtc = false;
-    // The state a closed ObjectCode object keeps: its type and name only, for queries and
-    // messages (ObjectCode::close).
+    // The stand-ins: what a closed ObjectCode's copies hold (its type and name only, for queries
+    // and messages), and what an empty one (moved from or reset) reads.
     bool closed = false;
+    bool empty = false;
 
     // User-provided, so that std::allocate_shared does not zero the whole object before
     // constructing it (value-initialisation of a defaulted constructor): every member has its
@@ -70,15 +71,29 @@ private:
     mutable std::atomic<ObjectCodeLoading*> loading_{nullptr};
 };
 
+// What the copies of one ObjectCode object share: the value, which close() swaps for a closed
+// stand-in so that every copy sees it. Another holder of the same value (another_owner) is
+// another owner with its own closed state: what the caches hand out.
+struct ObjectCodeHolder {
+    std::shared_ptr<ObjectCodeState> state;
+};
+
+// The value an empty ObjectCode (moved from or reset) reads: no bytes, `empty` set.
+const std::shared_ptr<ObjectCodeState>& empty_object_code_state() noexcept;
+
 // How other layers reach an ObjectCode's state (the public header keeps it private).
 struct ObjectCodeAccess {
     static const std::shared_ptr<ObjectCodeState>& state(const ObjectCode& code) noexcept {
-        return code.state_;
+        return code.state();
     }
+    // A new owner of `code`'s value (its bytes and loaded library), with a closed state of its
+    // own: closing either leaves the other open. Throws InvalidArgumentError naming `operation`
+    // when `code` is closed or empty.
+    static ObjectCode another_owner(const ObjectCode& code, const char* operation);
 };
 
 // Throws InvalidArgumentError naming `operation` and the code when `state` is a closed
-// ObjectCode's (ObjectCode::close).
+// ObjectCode's (ObjectCode::close) or an empty one's.
 void check_open(const ObjectCodeState& state, const char* operation);
 
 // ObjectCode::from_bytes for bytes a receiver wrote in place (CodeBytes::room_for): taken as
@@ -86,3 +101,7 @@ void check_open(const ObjectCodeState& state, const char* operation);
 ObjectCode object_code_from(CodeType type, CodeBytes code, std::string name, SymbolMap symbols);
 
 }  // namespace cudacore::detail
+
+inline const std::shared_ptr<cudacore::detail::ObjectCodeState>& cudacore::ObjectCode::state() const noexcept {
+    return holder_ ? holder_->state : detail::empty_object_code_state();
+}

@@ -3,7 +3,9 @@
 #include "support/enum_text.hpp"
 
 #include "cudacore/errors.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "errors/closed_object.hpp"
+#include "code/closable_slot.hpp"
 #include "cudacore/linker.hpp"
 #include "code/nvvm_compile.hpp"
 #include "code/object_code_state.hpp"
@@ -38,6 +40,17 @@
 #include <system_error>
 
 namespace cudacore {
+
+namespace detail {
+// The compiler's handle of the last compile of a Program or a copy, and what keeps it alive.
+struct ProgramCompilerHandle {
+    ProgramHandle handle{};
+    std::shared_ptr<void> owner;
+};
+using ProgramHandleSlot = ClosableSlot<ProgramCompilerHandle>;
+}  // namespace detail
+
+struct Program::Shared : detail::ProgramHandleSlot {};
 
 namespace {
 
@@ -166,25 +179,21 @@ std::string missing_without_toolkit(const std::string& log, const ProgramOptions
            "program in ProgramOptions::header_bundles\n";
 }
 
-// Links a PTX program to cubin. The link state becomes `handle` (kept alive by `owner`) and its
-// log `log`, whether the link succeeds or not.
+// Links a PTX program to cubin. The link state goes to `slot` and its log to `log`, whether the
+// link succeeds or not.
 ObjectCode link_ptx_program(const std::string& source, const ProgramOptions& options,
-                            const std::vector<std::string>& name_expressions, ProgramHandle& handle,
-                            std::shared_ptr<void>& owner, std::string& log) {
+                            const std::vector<std::string>& name_expressions,
+                            detail::ProgramHandleSlot& slot, std::string& log) {
     if (!name_expressions.empty()) {
         throw InvalidArgumentError(describe(options) +
                                    ": name expressions need a C++ program; a PTX program's "
                                    "kernels are reached by their PTX names");
     }
-    handle = std::monostate{};
-    owner.reset();
+    slot.keep({});
     auto linker_owner = std::make_shared<Linker>(std::vector{ObjectCode::from_ptx(source, options.name)},
                                                  to_linker_options(options));
     Linker& linker = *linker_owner;
-    auto keep_handle = [&] {
-        handle = to_program_handle(linker.handle());
-        owner = linker_owner;
-    };
+    auto keep_handle = [&] { slot.keep({to_program_handle(linker.handle()), linker_owner}); };
     try {
         ObjectCode linked = linker.link(CodeType::cubin);
         keep_handle();
@@ -476,6 +485,7 @@ Program::Program(std::string source, SourceType source_type, ProgramOptions opti
     : source_(std::move(source)),
       source_type_(source_type),
       options_(std::move(options)),
+      shared_(std::make_shared<Shared>()),
       key_memo_(std::make_shared<detail::ProgramKeyMemoSlot>()) {
     // Refused here, not at compile(): an unknown value would otherwise reach NVRTC as C++.
     if (source_type_ != SourceType::cxx && source_type_ != SourceType::ptx &&
@@ -498,10 +508,10 @@ Program Program::from_handle(nvrtcProgram program, const ProgramFromHandleOption
     // The constructor refuses an empty source; NVRTC holds the source of a wrapped program.
     Program wrapped("wrapped", SourceType::cxx, from.options);
     wrapped.source_.clear();
-    wrapped.handle_ = program;
     wrapped.wraps_handle_ = true;
-    if (from.take_ownership)
-        wrapped.handle_owner_ = std::shared_ptr<_nvrtcProgram>(program, NvrtcProgramDeleter{});
+    std::shared_ptr<void> owner;
+    if (from.take_ownership) owner = std::shared_ptr<_nvrtcProgram>(program, NvrtcProgramDeleter{});
+    wrapped.shared_->keep({program, std::move(owner)});
     return wrapped;
 }
 
@@ -552,12 +562,11 @@ ObjectCode Program::compile_ptx_or_nvvm(CodeType target, const std::vector<std::
     pch_status_ = {PchOutcome::not_attempted, "PTX programs include no headers", {}, 0};
     require_supported_target(source_type_, target, options_);
     if (source_type_ == SourceType::ptx) {
-        return link_ptx_program(source_, options_, name_expressions, handle_, handle_owner_, log_);
+        return link_ptx_program(source_, options_, name_expressions, *shared_, log_);
     }
     if (source_type_ == SourceType::nvvm) {
         // libNVVM's program is not kept: an NVVM program's handle() is empty (see program.hpp).
-        handle_ = std::monostate{};
-        handle_owner_.reset();
+        shared_->keep({});
         return compile_nvvm_program(target, name_expressions);
     }
 
@@ -582,11 +591,8 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
     const PchChoice pch = choose_pch(options_, nvrtc_name, source_, pch_allowed, flags, pch_status_, cancellation);
     // A wrapped program is compiled itself; otherwise the previous compile's program is released
     // now and this one stays for handle().
-    nvrtcProgram wrapped = wraps_handle_ ? std::get<nvrtcProgram>(handle_) : nullptr;
-    if (!wraps_handle_) {
-        handle_ = std::monostate{};
-        handle_owner_.reset();
-    }
+    nvrtcProgram wrapped = wraps_handle_ ? std::get<nvrtcProgram>(shared_->held().handle) : nullptr;
+    if (!wraps_handle_) shared_->keep({});
     // The bundles live in options_ for the whole compile; NVRTC copies the headers it is given.
     const detail::InMemoryHeaders headers = pch.bundles_from_folders
                                                 ? detail::InMemoryHeaders{}
@@ -611,8 +617,8 @@ ObjectCode Program::compile_cxx(CodeType target, const std::vector<std::string>&
 ObjectCode detail::ProgramInternals::code_of_attempt(Program& program, CodeType target, NvrtcAttempt& attempt,
                                                      const std::vector<std::string>& used_flags) {
     if (!program.wraps_handle_ && attempt.program) {  // kept whether the compile succeeded or not
-        program.handle_ = attempt.program.get();
-        program.handle_owner_ = std::move(attempt.program);
+        nvrtcProgram made = attempt.program.get();
+        program.shared_->keep({made, std::move(attempt.program)});
     }
     program.log_ = std::move(attempt.log);
     const ProgramOptions& options = program.options_;
@@ -644,10 +650,7 @@ ObjectCode ProgramInternals::compile_snapshot(Program& program, CodeType target,
                            "PCH is off: a cached compile is given its headers from memory", {}, 0};
     require_supported_target(program.source_type_, target, program.options_);
     const std::string object = describe(program.options_) + " (" + std::string(to_string(target)) + ")";
-    if (!program.wraps_handle_) {
-        program.handle_ = std::monostate{};
-        program.handle_owner_.reset();
-    }
+    if (!program.wraps_handle_) program.shared_->keep({});
     InMemoryHeaders headers = in_memory_headers(program.options_.header_bundles);
     for (const auto& header : snapshot.headers) {
         headers.names.push_back(header.name.c_str());
@@ -717,13 +720,18 @@ ObjectCode Program::compile_nvvm_program(CodeType target,
 }
 
 void Program::close() noexcept {
-    closed_ = true;
-    handle_ = std::monostate{};
-    handle_owner_.reset();
+    if (shared_) shared_->close();
 }
 
+bool Program::is_closed() const noexcept { return shared_ && shared_->closed(); }
+
+ProgramHandle Program::handle() const noexcept { return shared_ ? shared_->held().handle : ProgramHandle{}; }
+
 void Program::check_open(const char* operation) const {
-    if (closed_) [[unlikely]] detail::throw_closed_object(operation, describe(options_), "Program");
+    if (!shared_) [[unlikely]]
+        detail::throw_moved_from_error(operation, owning_names<Program>.type, owning_names<Program>.holds);
+    if (shared_->closed()) [[unlikely]]
+        detail::throw_closed_object_error(operation, describe(options_).c_str(), owning_names<Program>.type);
 }
 
 }  // namespace cudacore

@@ -12,8 +12,8 @@
 namespace cudacore {
 
 GraphMemoryResource::GraphMemoryResource(const Device& device)
-    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
-      ordinal_(device.ordinal()),
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       device_(device.handle()) {}
 
 GraphMemoryResource::~GraphMemoryResource() = default;

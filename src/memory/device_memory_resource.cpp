@@ -13,7 +13,8 @@ namespace cudacore {
 
 DeviceMemoryResource::DeviceMemoryResource(const Device& device,
                                            const DeviceMemoryResourceOptions& options)
-    : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::primary_context(device.ordinal())) {
     if (options.ipc_enabled) {
         pool_ = detail::create_ipc_pool(device, options.max_size, ipc_id_);
         owns_pool_ = true;
@@ -29,9 +30,9 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
 
 DeviceMemoryResource::DeviceMemoryResource(const Device& device,
                                            const detail::ImportedPool& imported)
-    : context_(detail::primary_context(device.ordinal())),
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::primary_context(device.ordinal())),
       pool_(imported.pool),
-      ordinal_(device.ordinal()),
       imported_(true),
       ipc_id_(imported.id) {
     free_streams_ = detail::make_free_streams();
@@ -39,9 +40,9 @@ DeviceMemoryResource::DeviceMemoryResource(const Device& device,
 
 DeviceMemoryResource::DeviceMemoryResource(ForeignPoolTag, CUmemoryPool pool, const Device& device,
                                            bool take_ownership)
-    : context_(detail::primary_context(device.ordinal())),
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::primary_context(device.ordinal())),
       pool_(pool),
-      ordinal_(device.ordinal()),
       owns_pool_(take_ownership),
       foreign_(true) {
     if (!pool)

@@ -18,7 +18,8 @@ namespace cudacore {
 
 DeviceMemoryResource::DeviceMemoryResource(OwnedPoolTag, const Device& device,
                                            const DeviceMemoryPoolOptions& options)
-    : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::primary_context(device.ordinal())) {
     const std::string name = "device " + std::to_string(ordinal_);
     if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0)
         throw InvalidArgumentError("DeviceMemoryResource::create_owned_pool: " + name +

@@ -9,8 +9,8 @@
 namespace cudacore {
 
 LegacyPinnedMemoryResource::LegacyPinnedMemoryResource(const Device& device)
-    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
-      ordinal_(device.ordinal()) {}
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))) {}
 
 // An object of its own over the context's box: closing the caller's Context leaves the resource
 // its context.

@@ -16,15 +16,15 @@
 namespace cudacore {
 
 ManagedMemoryResource::ManagedMemoryResource(const Device& device)
-    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
-      ordinal_(device.ordinal()) {}
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))) {}
 
 ManagedMemoryResource::ManagedMemoryResource() : ManagedMemoryResource(Device(0)) {}
 
 ManagedMemoryResource::ManagedMemoryResource(const Device& device,
                                              const ManagedMemoryResourceOptions& options)
-    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
-      ordinal_(device.ordinal()),
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       options_(options) {
     if (options.attach == ManagedAttach::single)
         throw InvalidArgumentError(

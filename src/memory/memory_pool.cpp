@@ -8,10 +8,9 @@
 namespace cudacore {
 
 MemoryPool::MemoryPool(CUmemoryPool pool, std::string description,
-                       std::shared_ptr<const void> owner) {
-    auto box = std::make_shared<detail::MemoryPoolBox>(pool, std::move(description), std::move(owner));
-    static_cast<OwningHandle&>(*this) = adopt(std::move(box), pool);
-}
+                       std::shared_ptr<const void> owner)
+    : OwningHandle(made(std::make_shared<detail::MemoryPoolBox>(pool, std::move(description), std::move(owner)),
+                        pool)) {}
 
 bool MemoryPool::owns_handle() const noexcept { return false; }
 

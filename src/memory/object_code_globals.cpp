@@ -149,20 +149,20 @@ Buffer global_view(const std::shared_ptr<detail::ObjectCodeState>& state_ptr,
 }  // namespace
 
 Buffer ObjectCode::get_global(std::string_view name) const {
-    detail::check_open(*state_, "ObjectCode::get_global");
-    return global_view(state_, name, false);
+    detail::check_open(*state(), "ObjectCode::get_global");
+    return global_view(state(), name, false);
 }
 
 Buffer ObjectCode::get_managed(std::string_view name) const {
-    detail::check_open(*state_, "ObjectCode::get_managed");
-    return global_view(state_, name, true);
+    detail::check_open(*state(), "ObjectCode::get_managed");
+    return global_view(state(), name, true);
 }
 
 Buffer ObjectCode::sized_global(std::string_view name, std::size_t size, const char* operation) const {
     Buffer view = get_global(name);
     if (view.size() != size) {
         throw InvalidArgumentError(std::string(operation) + ": global '" + std::string(name) +
-                                   "' of " + detail::describe_code(*state_) + " is " +
+                                   "' of " + detail::describe_code(*state()) + " is " +
                                    std::to_string(view.size()) + " bytes, the type given is " +
                                    std::to_string(size) + " bytes");
     }

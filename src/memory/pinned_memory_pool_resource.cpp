@@ -31,8 +31,8 @@ std::vector<CUmemAccessDesc> pinned_pool_access(int ordinal, const std::vector<i
 
 PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
                                                    const PinnedMemoryPoolOptions& options)
-    : context_(detail::primary_context(device.ordinal())),
-      ordinal_(device.ordinal()),
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::primary_context(device.ordinal())),
       options_(options) {
     if (options_.host_numa_id && *options_.host_numa_id < 0)
         throw InvalidArgumentError("PinnedMemoryPoolResource: host_numa_id " +
@@ -82,9 +82,9 @@ PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device,
 }
 
 PinnedMemoryPoolResource::PinnedMemoryPoolResource(const Device& device, const detail::ImportedPool& imported)
-    : context_(detail::primary_context(device.ordinal())),
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::primary_context(device.ordinal())),
       pool_(imported.pool),
-      ordinal_(device.ordinal()),
       imported_(true),
       ipc_id_(imported.id) {
     free_streams_ = detail::make_free_streams();

@@ -9,7 +9,8 @@
 namespace cudacore {
 
 SynchronousMemoryResource::SynchronousMemoryResource(const Device& device)
-    : context_(detail::primary_context(device.ordinal())), ordinal_(device.ordinal()) {}
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::primary_context(device.ordinal())) {}
 
 SynchronousMemoryResource::SynchronousMemoryResource(const Context& context)
     : context_(detail::open_box_of(context, "SynchronousMemoryResource")) {

@@ -415,8 +415,8 @@ Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
 // ObjectCode's loading calls (object_code.hpp), defined here because they load a CUlibrary and
 // make Kernels.
 void ObjectCode::load() const {
-    detail::check_open(*state_, "ObjectCode::load");
-    detail::loaded_library(*state_, {});
+    detail::check_open(*state(), "ObjectCode::load");
+    detail::loaded_library(*state(), {});
 }
 
 ObjectCode ObjectCode::from_handle(CUlibrary library, const FromHandleOptions& options) {
@@ -439,34 +439,34 @@ ObjectCode ObjectCode::from_handle(CUlibrary library, const FromHandleOptions& o
 }
 
 CUlibrary ObjectCode::library_handle() const {
-    detail::check_open(*state_, "ObjectCode::library_handle");
-    return detail::loaded_library(*state_, {})->handle;
+    detail::check_open(*state(), "ObjectCode::library_handle");
+    return detail::loaded_library(*state(), {})->handle;
 }
 
 bool ObjectCode::is_loaded() const noexcept {
-    const detail::LazyLibrary* lazy = detail::lazy_library_if_made(*state_);
+    const detail::LazyLibrary* lazy = detail::lazy_library_if_made(*state());
     return lazy && lazy->attempted.load(std::memory_order_acquire) && lazy->library != nullptr;
 }
 
 std::optional<CUlibrary> ObjectCode::handle() const noexcept {
     if (!is_loaded()) return std::nullopt;
-    return detail::lazy_library_if_made(*state_)->library->handle;
+    return detail::lazy_library_if_made(*state())->library->handle;
 }
 
 Kernel ObjectCode::get_kernel(std::string_view name) const {
     // A name looked up before is a lock-free read; everything else is out of line, so this path
     // saves no registers and sets up no frame for the loading code it does not run.
-    if (const detail::LazyLibrary* lazy = detail::lazy_library_if_made(*state_)) [[likely]] {
+    if (const detail::LazyLibrary* lazy = detail::lazy_library_if_made(*state())) [[likely]] {
         if (const Kernel* found = lazy->kernels.find(name)) [[likely]] return *found;
     }
     return first_kernel_lookup(name);
 }
 
 [[gnu::noinline]] Kernel ObjectCode::first_kernel_lookup(std::string_view name) const {
-    detail::check_open(*state_, "ObjectCode::get_kernel");
-    detail::LazyLibrary& lazy = detail::lazy_library(*state_);
+    detail::check_open(*state(), "ObjectCode::get_kernel");
+    detail::LazyLibrary& lazy = detail::lazy_library(*state());
     if (const Kernel* found = lazy.kernels.find(name)) return *found;  // another thread's meanwhile
-    const std::shared_ptr<detail::LibraryBox>& library = detail::loaded_library(*state_, name);
+    const std::shared_ptr<detail::LibraryBox>& library = detail::loaded_library(*state(), name);
 
     const std::string lowered = lowered_name(name);
     CUkernel handle = nullptr;
@@ -475,19 +475,19 @@ Kernel ObjectCode::get_kernel(std::string_view name) const {
         throw InvalidArgumentError(
             "get_kernel: no kernel '" + std::string(name) + "'" +
             (lowered != name ? " (lowered: '" + lowered + "')" : std::string()) + " in " +
-            detail::describe_code(*state_) + "; it holds: " + detail::kernel_list(*state_, library->handle) +
-            (state_->symbols.empty() ? std::string()
+            detail::describe_code(*state()) + "; it holds: " + detail::kernel_list(*state(), library->handle) +
+            (state()->symbols.empty() ? std::string()
                                      : " (templates are found by the name expressions given "
                                        "to Program::compile)"));
     }
     detail::check(status, "cuLibraryGetKernel", [&] {
-        return "kernel '" + std::string(name) + "' (" + detail::describe_code(*state_) + ")";
+        return "kernel '" + std::string(name) + "' (" + detail::describe_code(*state()) + ")";
     });
 
     // The description and the parameter count are made when first needed (kernel_box.hpp); the
     // count is read from these bytes while they live (settle_kernel_parameter_counts).
     auto box = detail::make_kernel_box(handle, std::string(name), lowered, {}, library);
-    box->count_parameters_from(state_->type, state_->code);
+    box->count_parameters_from(state()->type, state()->code);
     // Another thread may have made it meanwhile: everyone gets the first one.
     return lazy.kernels.insert(name, detail::BoxAccess::make<Kernel>(std::move(box)));
 }

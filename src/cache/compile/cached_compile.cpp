@@ -7,6 +7,7 @@
 #include "cache/cancellable_wait.hpp"
 #include "cache/cached_entry.hpp"
 #include "code/code_keys.hpp"
+#include "code/object_code_state.hpp"
 #include "code/project_search.hpp"
 #include "code/compile_request.hpp"
 #include "code/checked_compile.hpp"
@@ -131,7 +132,8 @@ ObjectCode await_other_thread(const std::shared_future<ObjectCode>& pending,
                               const Cancellation& cancellation) {
     while (pending.wait_for(detail::cancellation_poll) != std::future_status::ready)
         cancellation.give_up_if_cancelled();
-    return pending.get();
+    // Each waiter its own owner: one's close() leaves the others' values open.
+    return detail::ObjectCodeAccess::another_owner(pending.get(), "compile_cached");
 }
 
 // Runs `produce` for (cache, key) at most once at a time in this process: callers arriving
@@ -166,7 +168,7 @@ ObjectCode single_flight(ProgramCache& cache, const CacheKey& key,
     };
     try {
         ObjectCode code = produce();
-        promise.set_value(code);
+        promise.set_value(detail::ObjectCodeAccess::another_owner(code, "compile_cached"));
         finish();
         return code;
     } catch (...) {

@@ -42,8 +42,8 @@ std::string bytes_at(std::size_t size, CUdeviceptr address) {
 
 VirtualMemoryResource::VirtualMemoryResource(const Device& device,
                                              const VirtualMemoryResourceOptions& options)
-    : context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
-      ordinal_(device.ordinal()),
+    : BuiltinMemoryResource(device.ordinal()),
+      context_(detail::BoxAccess::make<Context>(detail::primary_context(device.ordinal()))),
       options_(options) {
     detail::check_virtual_memory_options(
         options_, ordinal_, [&](CUdevice_attribute attribute) { return device.attribute(attribute); });

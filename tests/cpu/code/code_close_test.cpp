@@ -1,15 +1,18 @@
 // close() on the code layer's objects (Program, Linker, ObjectCode) and on a memory resource:
 // what a closed object answers, the errors later calls throw (naming the call and the object),
-// copies made before staying usable, and closing twice. No GPU needed.
+// every copy closed with it, what it leaves alone (code made before, a cache's entry), and
+// closing twice. No GPU needed; tests/support/owning_contract.hpp covers the rest.
 #include "test_support.hpp"
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/linker.hpp"
+#include "cudacore/memory_program_cache.hpp"
 #include "cudacore/memory_resource.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
 
+#include <optional>
 #include <string>
 
 namespace {
@@ -49,25 +52,43 @@ TEST(ObjectCodeClose, ClosedCallsNameTheCallAndTheCode) {
     expect_invalid([&] { code.lowered_name("a"); }, {"ObjectCode::lowered_name"});
 }
 
-TEST(ObjectCodeClose, CopiesKeepTheirShareAndCloseTwiceIsHarmless) {
+TEST(ObjectCodeClose, EveryCopyIsClosedAndAssigningAnOpenValueReopens) {
     const std::string bytes = ".version 8.0\n.target sm_90\n";
     ObjectCode code = ObjectCode::from_ptx(bytes, "kept.ptx");
     ObjectCode copy = code;
+    ObjectCode equal_value = ObjectCode::from_ptx(bytes, "kept.ptx");  // another owner
     code.close();
     code.close();  // nothing more
-    EXPECT_TRUE(code.is_closed());
-    EXPECT_FALSE(copy.is_closed());
-    EXPECT_EQ(copy.code(), bytes);
-    EXPECT_EQ(ObjectCode::deserialize(copy.serialize()), copy);
-    // A closed object equals only itself; a copy of it is closed too.
-    EXPECT_NE(code, copy);
-    EXPECT_EQ(code, code);
-    ObjectCode closed_copy = code;
-    EXPECT_TRUE(closed_copy.is_closed());
-    // Assigning an open value opens it again.
-    code = copy;
+    EXPECT_TRUE(copy.is_closed());
+    EXPECT_TRUE(copy.code().empty());
+    expect_invalid([&] { copy.serialize(); }, {"ObjectCode::serialize: ptx 'kept.ptx' is closed (ObjectCode::close was called on it or on a copy)"});
+    EXPECT_EQ(code, copy);  // closed copies are one object
+    EXPECT_FALSE(equal_value.is_closed());
+    EXPECT_EQ(equal_value.code(), bytes);
+    code = equal_value;
     EXPECT_FALSE(code.is_closed());
-    EXPECT_EQ(code.code(), bytes);
+    EXPECT_TRUE(copy.is_closed());  // the other copies stay closed
+}
+
+// A memory cache's entry is an owner of its own: closing what was put, or what a get handed out,
+// leaves the entry (and the next get) open.
+TEST(ObjectCodeClose, ACachesEntrySurvivesTheCallersClose) {
+    const std::string bytes = ".version 8.0\n.target sm_90\n";
+    MemoryProgramCache cache;
+    const CacheKey key = CacheKey::of_bytes("close test");
+    ObjectCode put = ObjectCode::from_ptx(bytes, "cached.ptx");
+    cache.put(key, put);
+    put.close();
+    std::optional<ObjectCode> first = cache.get(key);
+    ASSERT_TRUE(first.has_value());
+    EXPECT_FALSE(first->is_closed());
+    first->close();
+    std::optional<ObjectCode> second = cache.get(key);
+    ASSERT_TRUE(second.has_value());
+    EXPECT_FALSE(second->is_closed());
+    EXPECT_EQ(second->code(), bytes);
+    // A closed value is refused, naming the call and the code.
+    expect_invalid([&] { cache.put(key, put); }, {"MemoryProgramCache::put: ptx 'cached.ptx' is closed"});
 }
 
 TEST(ObjectCodeClose, ALinkerRefusesAClosedInput) {
@@ -76,43 +97,45 @@ TEST(ObjectCodeClose, ALinkerRefusesAClosedInput) {
     expect_invalid([&] { Linker({code}); }, {"ptx 'gone.ptx' is closed"});
 }
 
-TEST(ProgramClose, ClosedCallsNameTheCallAndTheProgram) {
+TEST(ProgramClose, EveryCopyIsClosedAndCodeCompiledBeforeStays) {
     Program program(kSource, SourceType::cxx, options_named("add_one.cu"));
     ObjectCode ptx = program.compile(CodeType::ptx);
     Program copy = program;
-    EXPECT_FALSE(std::holds_alternative<std::monostate>(program.handle()));
+    EXPECT_FALSE(std::holds_alternative<std::monostate>(copy.handle()));  // copies share it
     program.close();
-    EXPECT_TRUE(program.is_closed());
-    EXPECT_TRUE(std::holds_alternative<std::monostate>(program.handle()));
-    expect_invalid([&] { program.compile(CodeType::ptx); }, {"Program::compile: program 'add_one.cu' is closed"});
-    expect_invalid([&] { program.flags(CodeType::ptx); }, {"Program::flags"});
-    expect_invalid([&] { program.backend(); }, {"Program::backend"});
-    EXPECT_EQ(program.source(), kSource);  // the queries keep their values
-    program.close();                       // nothing more
-    // The copy and the code compiled before stay usable.
-    EXPECT_FALSE(copy.is_closed());
-    EXPECT_FALSE(std::holds_alternative<std::monostate>(copy.handle()));
-    EXPECT_EQ(copy.compile(CodeType::ptx).code(), ptx.code());
+    for (const Program* closed : {&program, &copy}) {
+        EXPECT_TRUE(closed->is_closed());
+        EXPECT_TRUE(std::holds_alternative<std::monostate>(closed->handle()));
+        EXPECT_EQ(closed->source(), kSource);  // the queries keep their values
+    }
+    expect_invalid([&] { copy.compile(CodeType::ptx); }, {"Program::compile: program 'add_one.cu' is closed"});
+    expect_invalid([&] { copy.flags(CodeType::ptx); }, {"Program::flags"});
+    expect_invalid([&] { copy.backend(); }, {"Program::backend"});
+    program.close();  // nothing more
+    EXPECT_FALSE(ptx.is_closed());
     EXPECT_FALSE(ptx.code().empty());
 }
 
-TEST(LinkerClose, ClosedCallsNameTheCallAndTheLinker) {
+TEST(LinkerClose, EveryCopyIsClosedAndCodeLinkedBeforeStays) {
     ObjectCode ptx = Program(kSource, SourceType::cxx, options_named("unit.cu")).compile(CodeType::ptx);
     LinkerOptions options;
     options.name = "app";
     options.arch = "sm_90";
     Linker linker({ptx}, options);
+    ObjectCode cubin = linker.link();
     Linker copy = linker;
+    EXPECT_FALSE(std::holds_alternative<std::monostate>(copy.handle()));
     linker.close();
-    EXPECT_TRUE(linker.is_closed());
     EXPECT_TRUE(linker.inputs().empty());
-    EXPECT_TRUE(std::holds_alternative<std::monostate>(linker.handle()));
-    expect_invalid([&] { linker.link(); }, {"Linker::link: linker 'app' is closed"});
-    expect_invalid([&] { linker.flags(); }, {"Linker::flags"});
+    for (const Linker* closed : {&linker, &copy}) {
+        EXPECT_TRUE(closed->is_closed());
+        EXPECT_TRUE(std::holds_alternative<std::monostate>(closed->handle()));
+    }
+    expect_invalid([&] { copy.link(); }, {"Linker::link: linker 'app' is closed"});
+    expect_invalid([&] { copy.flags(); }, {"Linker::flags"});
     linker.close();  // nothing more
-    EXPECT_FALSE(copy.is_closed());
-    EXPECT_EQ(copy.inputs().size(), 1u);
-    EXPECT_FALSE(copy.flags().empty());
+    EXPECT_FALSE(cubin.code().empty());
+    EXPECT_FALSE(ptx.is_closed());  // an input is the caller's: closing the linker leaves it open
 }
 
 // A resource that hands out numbers: enough to see what close() does in the base class.

@@ -1,5 +1,5 @@
 // The owning-object contract (tests/support/owning_contract.hpp) over every owning type that is an
-// OwningHandle, each made on device 0: close() ends it for every copy, reset() drops one share,
+// OwningHandle, and loaded ObjectCode, each made on device 0: close() ends it for every copy, reset() drops one share,
 // a closed or empty object's calls say which, copies compare and hash equal. Skipped, with the
 // reason, without a GPU.
 #include "owning_contract.hpp"
@@ -128,13 +128,33 @@ struct TakenMemoryPoolTraits {
     static void use(const MemoryPool& pool) { (void)pool.used_mem_current(); }
 };
 
+// Loaded code: close() ends the value (and the library, nothing else holding it) for every copy.
+struct ObjectCodeTraits {
+    using Object = ObjectCode;
+    static bool available(std::string& why) { return gpu_available(why); }
+    static ObjectCode make() {
+        static int next = 0;
+        ProgramOptions options;
+        options.name = "contract" + std::to_string(next++);  // each a value of its own
+        options.arch = Device(0).arch();
+        Device(0).set_current();
+        ObjectCode code = Program(R"(extern "C" __global__ void touch(int* p) { *p = 1; })",
+                                  SourceType::cxx, options)
+                              .compile(CodeType::cubin);
+        code.load();
+        return code;
+    }
+    static void use(const ObjectCode& code) { (void)code.get_kernel("touch"); }
+};
+
 }  // namespace
 
 // Every OwningHandle type (a typedef: the macro would split the list at its commas).
 using OwningTypes =
     ::testing::Types<StreamTraits, EventTraits, ContextTraits, GraphTraits, GraphExecTraits,
                      CudaArrayTraits, MipmappedArrayTraits, TextureObjectTraits,
-                     SurfaceObjectTraits, MemoryPoolTraits, TakenMemoryPoolTraits>;
+                     SurfaceObjectTraits, MemoryPoolTraits, TakenMemoryPoolTraits,
+                     ObjectCodeTraits>;
 
 namespace cudacore::test {
 INSTANTIATE_TYPED_TEST_SUITE_P(Gpu, OwningContract, OwningTypes);

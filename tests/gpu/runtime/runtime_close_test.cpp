@@ -10,6 +10,7 @@
 #include "cudacore/event.hpp"
 #include "cudacore/kernel.hpp"
 #include "cudacore/launch.hpp"
+#include "cudacore/memory_program_cache.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
 #include "kernel_sources.hpp"
@@ -110,18 +111,17 @@ TEST(ObjectCodeCloseGpu, TheLibraryUnloadsOnceNoKernelOfItIsHeld) {
     std::optional<Kernel> kernel = code.get_kernel("saxpy");
     const CUlibrary library = code.library_handle();
     ObjectCode copy = code;
-    code.close();
-    EXPECT_TRUE(code.is_closed());
-    EXPECT_FALSE(code.is_loaded());
-    expect_invalid([&] { code.get_kernel("saxpy"); }, {"ObjectCode::get_kernel: cubin 'close_test' is closed"});
-    // The copy still holds the value, and the kernel its library: both keep working.
-    EXPECT_TRUE(copy.is_loaded());
-    EXPECT_EQ(copy.library_handle(), library);
     detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
     const auto unloads_before = detail::library_unload_count();
-    copy.close();
+    code.close();
+    // Every copy is closed with it; the kernel taken before holds the library and keeps working.
+    for (const ObjectCode* closed : {&code, &copy}) {
+        EXPECT_TRUE(closed->is_closed());
+        EXPECT_FALSE(closed->is_loaded());
+        expect_invalid([&] { closed->get_kernel("saxpy"); }, {"ObjectCode::get_kernel: cubin 'close_test' is closed"});
+    }
     copy.close();  // nothing more
-    EXPECT_EQ(detail::library_unload_count(), unloads_before);  // the kernel holds the library
+    EXPECT_EQ(detail::library_unload_count(), unloads_before);
     EXPECT_EQ(kernel_count(library), 1u);
     const std::size_t n = 256;
     std::vector<float> x(n, 1.0f), y(n, 2.0f);
@@ -150,6 +150,33 @@ TEST(ObjectCodeCloseGpu, ClosingTheOnlyHolderUnloadsAtOnce) {
     detail::wait_for_deferred_releases();  // earlier tests' libraries leave first
     const auto unloads_before = detail::library_unload_count();
     code.close();
+    EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
+}
+
+// A value a cache handed out is another owner: closing it leaves the entry, and the library the
+// entry's value loaded, to the next caller.
+TEST(ObjectCodeCloseGpu, ACachesEntryKeepsItsLoadedLibraryThroughACallersClose) {
+    CUDACORE_REQUIRE_GPU();
+    Device(0).set_current();
+    MemoryProgramCache cache;
+    const CacheKey key = CacheKey::of_bytes("runtime close test");
+    cache.put(key, compile_saxpy());
+    ObjectCode first = *cache.get(key);
+    (void)first.get_kernel("saxpy");
+    const CUlibrary library = first.library_handle();
+    detail::wait_for_deferred_releases();
+    const auto unloads_before = detail::library_unload_count();
+    first.close();
+    EXPECT_EQ(detail::library_unload_count(), unloads_before);
+    ObjectCode again = *cache.get(key);
+    EXPECT_FALSE(again.is_closed());
+    EXPECT_TRUE(again.is_loaded());
+    EXPECT_EQ(again.library_handle(), library);
+    EXPECT_EQ(kernel_count(library), 1u);
+    // The entry's value goes with the cache's last holder: the library is unloaded then.
+    again.reset();
+    cache.clear();
+    detail::wait_for_deferred_releases();
     EXPECT_EQ(detail::library_unload_count(), unloads_before + 1);
 }
 
