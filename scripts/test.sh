@@ -94,4 +94,7 @@ step "fuzzing" env FUZZ_BUILD_DIR="$fuzz_dir" bash scripts/fuzz.sh
 # ThreadSanitizer over the concurrency-heavy tests (scripts/tsan.sh): a third build, of the
 # library and thirteen test programs. CUDACORE_TSAN=0 skips it.
 if [ "${CUDACORE_TSAN:-1}" = 1 ]; then step "ThreadSanitizer" bash scripts/tsan.sh; fi
+# Where the time went: each build's commands summed by kind of target, its slowest compiles and
+# the slowest tests of its CTest run (scripts/ci-times.py).
+python3 scripts/ci-times.py $(printf '%s\n' "$build_dir" "$fuzz_dir" "${TSAN_BUILD_DIR:-build-tsan}" | uniq)
 echo "== all steps passed in $((SECONDS - start)) s, processor $(children_cpu) s"
