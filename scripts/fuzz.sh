@@ -48,7 +48,7 @@ rss_limit_mb="${FUZZ_RSS_LIMIT_MB:-2048}"
 # library, which libFuzzer's C++ runtime precedes among their libraries: it is preloaded, as ASan
 # asks, so that its allocator and interceptors come first.
 preload=()
-if readelf -d "$build_dir/fuzz/fuzz_deserialize" | grep -q 'libclang_rt\.asan'; then
+if readelf -d "$build_dir/fuzz/fuzz_deserialize" | grep 'libclang_rt\.asan' >/dev/null; then
   preload=(env LD_PRELOAD="$(clang++ -print-file-name=libclang_rt.asan-x86_64.so)")
 fi
 # fuzz NAME BINARY SECONDS CORPUS...: one fuzzer run, its output in $build_dir/NAME.fuzz.log and
