@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (AddressSanitizer + UndefinedBehaviorSanitizer, the
 # library compiled the same way) in ${FUZZ_BUILD_DIR:-build-fuzz} and runs each one, starting
-# from the committed seed corpus in fuzz/corpus/. FUZZ_SECONDS (default 60) is the total time,
+# from the committed seed corpus in fuzz/corpus/. A folder already configured with the fuzzers
+# (scripts/sanitize.sh's, which scripts/test.sh names) is used as it is: its library is the
+# tests' ASan + UBSan build, at -O1. FUZZ_SECONDS (default 60) is the total time,
 # shared between the targets (more targets, less time each). Any crash, sanitizer report or leak
 # fails the script.
 set -euo pipefail
@@ -16,17 +18,19 @@ build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
 # the code reader's lenient users (parameter count, arch fit), IPC descriptors, header bundles, cache artefacts and
 # (where MPI is found, as setup.sh installs it) MPI messages.
 targets=(deserialize cache_entry remote_entry inspect code_validation code_reader ipc_descriptor bundle cache_artefact)
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-  -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="$cuda_home" -DCMAKE_UNITY_BUILD=ON \
-  -DCUDACORE_BUILD_FUZZERS=ON -DCUDACORE_BUILD_TESTS=OFF -DCUDACORE_BUILD_BENCHMARKS=OFF \
-  -DCUDACORE_BUILD_TOOLS=OFF ${CMAKE_ARGS:-} >/dev/null
+if ! grep -qx 'CUDACORE_BUILD_FUZZERS:BOOL=ON' "$build_dir/CMakeCache.txt" 2>/dev/null; then
+  cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
+    -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="$cuda_home" -DCMAKE_UNITY_BUILD=ON \
+    -DCUDACORE_BUILD_FUZZERS=ON -DCUDACORE_BUILD_TESTS=OFF -DCUDACORE_BUILD_BENCHMARKS=OFF \
+    -DCUDACORE_BUILD_TOOLS=OFF ${CMAKE_ARGS:-} >/dev/null
+fi
 if ninja -C "$build_dir" -t targets all | grep '^fuzz_mpi_message:' >/dev/null; then
   targets+=(mpi_message)
 else
   echo "fuzz: MPI not found, the MPI message reader is not fuzzed"
 fi
-cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]/#/fuzz_}" fuzz_link cudacore_link_worker
+cmake --build "$build_dir" -j "$(nproc)" --target cudacore_fuzzers
 
 total="${FUZZ_SECONDS:-60}"
 per_target=$(( total / ${#targets[@]} ))
@@ -40,13 +44,20 @@ mkdir -p "$build_dir/artifacts" "$build_dir/corpus/link"
 # that passes it (-malloc_limit_mb), and on a process past FUZZ_RSS_LIMIT_MB (2048) in all.
 malloc_limit_mb="${FUZZ_MALLOC_LIMIT_MB:-64}"
 rss_limit_mb="${FUZZ_RSS_LIMIT_MB:-2048}"
+# Fuzzers of the sanitizer build (scripts/sanitize.sh) take the sanitizer runtime as a shared
+# library, which libFuzzer's C++ runtime precedes among their libraries: it is preloaded, as ASan
+# asks, so that its allocator and interceptors come first.
+preload=()
+if readelf -d "$build_dir/fuzz/fuzz_deserialize" | grep 'libclang_rt\.asan' >/dev/null; then
+  preload=(env LD_PRELOAD="$(clang++ -print-file-name=libclang_rt.asan-x86_64.so)")
+fi
 # fuzz NAME BINARY SECONDS CORPUS...: one fuzzer run, its output in $build_dir/NAME.fuzz.log and
 # its exit status in $build_dir/NAME.fuzz.status. New inputs go to the first corpus (the working
 # one in the build folder); the committed seeds are only read.
 fuzz() {
   local name=$1 binary=$2 seconds=$3; shift 3
   local status=0
-  "$binary" -max_total_time="$seconds" -print_final_stats=1 \
+  "${preload[@]}" "$binary" -max_total_time="$seconds" -print_final_stats=1 \
     -malloc_limit_mb="$malloc_limit_mb" -rss_limit_mb="$rss_limit_mb" \
     -artifact_prefix="$build_dir/artifacts/$name-" "$@" >"$build_dir/$name.fuzz.log" 2>&1 || status=$?
   echo "$status" >"$build_dir/$name.fuzz.status"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Set up, build, and run every test (GPU tests report "skipped" with the reason when no GPU),
-# then fuzz, then run the tests under ASan + UBSan, then the concurrency tests under
+# then run the tests under ASan + UBSan, then fuzz, then the concurrency tests under
 # ThreadSanitizer. Each step prints its time; the whole script is meant to stay under 30 minutes
-# on a machine of 2 cores with nothing cached (four builds: the main one, then ASan + UBSan,
-# ThreadSanitizer and the fuzzers' clang build, the last three unity builds of the library).
+# on a machine of 2 cores with nothing cached (three builds: the main one, then ASan + UBSan with
+# clang, which makes the fuzzers too, and ThreadSanitizer, the last two unity builds of the
+# library).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
@@ -82,16 +83,22 @@ step "API reference" bash scripts/docs.sh
 # FetchContent of this tree building only the library, the CLI and the consumer (a unity build at
 # -O0: it checks the subproject's wiring). CUDACORE_PACKAGES=0 skips it.
 if [ "${CUDACORE_PACKAGES:-1}" = 1 ]; then step "packages" bash scripts/packages.sh; fi
+# The CPU tests (and with a GPU every test, again) under AddressSanitizer +
+# UndefinedBehaviorSanitizer (a second build, with clang, of what the tests run and of the
+# fuzzers). CUDACORE_SANITIZE=0 skips it (and the main build then runs the CPU tests).
+if [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then step "ASan + UBSan" bash scripts/sanitize.sh; fi
 # Fuzz the readers of outside bytes (serialized code, cache entries, code inspection and
 # validation, IPC descriptors, header bundles, MPI messages; clang, ASan + UBSan) for 60 s in
 # all, and the isolated link for 20 s, one fuzzer per core at a time: a check against regressions
-# from the committed corpus on every change (longer runs: FUZZ_SECONDS, LINK_FUZZ_SECONDS).
-step "fuzzing" bash scripts/fuzz.sh
-# The CPU tests (and with a GPU every test, again) under AddressSanitizer +
-# UndefinedBehaviorSanitizer (a second build, of what the tests run). CUDACORE_SANITIZE=0 skips
-# it (and the main build then runs the CPU tests).
-if [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then step "ASan + UBSan" bash scripts/sanitize.sh; fi
+# from the committed corpus on every change (longer runs: FUZZ_SECONDS, LINK_FUZZ_SECONDS). The
+# fuzzers are those the sanitizer build made (without it, scripts/fuzz.sh builds its own).
+fuzz_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
+if [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then fuzz_dir="${SANITIZE_BUILD_DIR:-build-sanitize}"; fi
+step "fuzzing" env FUZZ_BUILD_DIR="$fuzz_dir" bash scripts/fuzz.sh
 # ThreadSanitizer over the concurrency-heavy tests (scripts/tsan.sh): a third build, of the
 # library and thirteen test programs. CUDACORE_TSAN=0 skips it.
 if [ "${CUDACORE_TSAN:-1}" = 1 ]; then step "ThreadSanitizer" bash scripts/tsan.sh; fi
+# Where the time went: each build's commands summed by kind of target, its slowest compiles and
+# the slowest tests of its CTest run (scripts/ci-times.py).
+python3 scripts/ci-times.py $(printf '%s\n' "$build_dir" "$fuzz_dir" "${TSAN_BUILD_DIR:-build-tsan}" | uniq)
 echo "== all steps passed in $((SECONDS - start)) s, processor $(children_cpu) s"

@@ -144,7 +144,7 @@ TEST(CodeValidation, FakeAndTruncatedCubinsAreRefusedByLinkerAndLoading) {
         ASSERT_TRUE(detected.has_value()) << name;
         for (const CodeType type : {*detected, CodeType::cubin}) {
             const std::string what = std::string(to_string(type)) + " '" + name + "'";
-            const std::string direct = refusal([&] { validate_code(type, bytes, name); });
+            const std::string direct = refusal([&, &bytes = bytes, &name = name] { validate_code(type, bytes, name); });
             EXPECT_TRUE(contains(direct, "malformed " + what)) << direct;
 
             const ObjectCode code = ObjectCode::from_bytes(type, bytes, name);
@@ -281,13 +281,13 @@ TEST(CodeValidation, EachStructuralDefectIsNamed) {
          })},
     };
     for (const auto& [expected, bytes] : cases) {
-        const std::string message = refusal([&] { validate_code(CodeType::cubin, bytes, "c.cubin"); });
+        const std::string message = refusal([&bytes = bytes] { validate_code(CodeType::cubin, bytes, "c.cubin"); });
         EXPECT_TRUE(contains(message, expected)) << "expected '" << expected << "', got: " << message;
         EXPECT_TRUE(contains(message, "malformed cubin 'c.cubin' (")) << message;
         // Inspection refuses it the same way (an x86 ELF is a sound host object to it), and
         // never with a library's raw message.
         if (expected == "not a cubin") continue;
-        const std::string inspected = refusal([&] { inspect_code(bytes); });
+        const std::string inspected = refusal([&bytes = bytes] { inspect_code(bytes); });
         EXPECT_FALSE(inspected.empty()) << expected;
         EXPECT_FALSE(contains(inspected, "basic_string")) << inspected;
     }

@@ -129,7 +129,7 @@ TEST(IpcChannel, PeerKilledMidUseIsAClearErrorNotASignal) {
 
 TEST(IpcChannel, TimeoutsAndMissingListenersAreClearErrors) {
     auto [a, b] = IpcChannel::pair();
-    const std::string timeout = expect_ipc_error([&] { a.receive(20ms); });
+    const std::string timeout = expect_ipc_error([&a = a] { a.receive(20ms); });
     EXPECT_NE(timeout.find("no message within 20 ms"), std::string::npos) << timeout;
 
     TempDir dir;
@@ -165,7 +165,7 @@ TEST(IpcChannel, MisuseIsRejected) {
     auto [a, b] = IpcChannel::pair();
     EXPECT_THROW(a.send(std::string()), InvalidArgumentError);
     const std::vector<std::byte> too_big(IpcChannel::max_message_size + 1);
-    const std::string big = expect_ipc_error([&] { a.send(too_big); });
+    const std::string big = expect_ipc_error([&a = a, &too_big] { a.send(too_big); });
     EXPECT_NE(big.find("exceeds"), std::string::npos) << big;
 
     const std::string long_path = "/tmp/" + std::string(200, 'x');
