@@ -257,20 +257,27 @@ int main() {
         }, [&] { made.clear(); });
         print("capture + instantiate, 1 node", raw, ours);
     }
+    // The raw side of a first get_kernel: the library loaded and its kernel found by hand.
+    auto load_by_hand = [&](const std::string& bytes) {
+        CUlibrary library = nullptr;
+        CUkernel kernel = nullptr;
+        api.cuLibraryLoadData(&library, bytes.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+        api.cuLibraryGetKernel(&kernel, library, "empty");
+        return library;
+    };
+    auto unload_all = [&](std::vector<CUlibrary>& libraries) {
+        for (CUlibrary library : libraries) api.cuLibraryUnload(library);
+        libraries.clear();
+    };
     {
         // The first get_kernel of a fresh ObjectCode (the lazy load), against the library loaded
         // and its kernel found by hand; each batch's library is unloaded outside the timing.
         const std::string bytes(code.code());
         std::vector<CUlibrary> libraries;
         const Split raw = measure(batches, 1, [&] {
-            CUlibrary library = nullptr;
-            CUkernel kernel = nullptr;
-            api.cuLibraryLoadData(&library, bytes.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-            api.cuLibraryGetKernel(&kernel, library, "empty");
-            libraries.push_back(library);
+            libraries.push_back(load_by_hand(bytes));
         }, [&] {
-            for (CUlibrary library : libraries) api.cuLibraryUnload(library);
-            libraries.clear();
+            unload_all(libraries);
         });
         std::optional<ObjectCode> fresh = ObjectCode::from_cubin(bytes, "fresh.cubin");
         std::vector<Kernel> kernels;
@@ -290,14 +297,9 @@ int main() {
         const std::string bytes(compiled->code());
         std::vector<CUlibrary> libraries;
         const Split raw = measure(compiled_batches, 1, [&] {
-            CUlibrary library = nullptr;
-            CUkernel kernel = nullptr;
-            api.cuLibraryLoadData(&library, bytes.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-            api.cuLibraryGetKernel(&kernel, library, "empty");
-            libraries.push_back(library);
+            libraries.push_back(load_by_hand(bytes));
         }, [&] {
-            for (CUlibrary library : libraries) api.cuLibraryUnload(library);
-            libraries.clear();
+            unload_all(libraries);
             compiled = program.compile(CodeType::cubin);  // the same caches disturbed on both sides
         });
         std::vector<Kernel> kernels;
