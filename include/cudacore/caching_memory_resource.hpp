@@ -1,46 +1,11 @@
 /// @file
 /// CachingMemoryResource: a caching sub-allocator over another memory resource (by default a
 /// device's memory pool) that keeps freed blocks for reuse, per thread, so that many threads
-/// allocating at once do not meet in the driver.
-///
-/// When to choose it over the driver pool (DeviceMemoryResource): the driver's pool serialises
-/// its callers, so from several threads at once allocate + free costs each thread more the more
-/// threads there are (on an H100, 16 threads together allocate fewer buffers per second than one
-/// thread alone). This resource serves repeated sizes from a cache of the calling thread, without
-/// a driver call or a lock that another thread takes. Choose it for many threads (or one thread)
-/// allocating and freeing blocks of similar sizes at a high rate: query engines, inference
-/// servers. Keep the driver pool when memory must go back to the device as soon as it is freed,
-/// when sizes never repeat, when memory is shared between processes (IPC), or for graphs.
-/// Its cost: cached memory stays reserved (bounded by the options below, given back by release()),
-/// and each block is rounded up to its size class (a multiple of 256 bytes up to 1 KiB, then at
-/// most a quarter more: 1 MiB + 1 byte takes 1.25 MiB).
-///
-/// How it works. Sizes up to max_block_size are rounded up to a size class (four classes per
-/// power of two, from 256 bytes); larger ones go to the upstream resource directly, uncached.
-/// Every block is one upstream allocation, never split nor merged, so there is no fragmentation
-/// inside the cache. A freed block is kept by the freeing thread's arena (up to
-/// max_thread_cached_bytes), else by the shared arena (up to max_cached_bytes), else given back to
-/// the upstream resource at once, in stream order. Reuse follows stream order, as the driver's
-/// pool does:
-/// - a block freed on stream S is handed out again for S at once (work on S runs after the
-///   free);
-/// - on another stream only once an event recorded on S at the free has completed (blocks kept by
-///   the shared arena carry one; blocks kept by a thread's arena are for their own stream). The
-///   per-thread default stream (CU_STREAM_PER_THREAD) is a different stream on each thread: its
-///   blocks move between threads only through events.
-/// A stream destroyed while blocks freed on it are cached leaves them for its stream handle; the
-/// driver releases a destroyed stream only once its work is done, so a stream that later gets
-/// the same handle finds blocks whose earlier work is over. release() gives them back.
-/// When the upstream resource runs out of memory (CUDA_ERROR_OUT_OF_MEMORY), the resource
-/// releases every cached block and tries once more.
-///
-/// Ownership: create it with std::make_shared (or create()). It holds its upstream resource; its
-/// buffers hold it (MemoryResource's rule), so it outlives its memory. Cached blocks are given back
-/// to the upstream resource by release() and when the resource is destroyed (after waiting for
-/// the device; errors ignored).
-///
-/// Thread-safety: every function may be called from any thread at once. A thread's arena is
-/// locked only by its thread, except by release() and statistics(), which visit every arena.
+/// allocating at once do not meet in the driver. Choose it for blocks of similar sizes allocated
+/// and freed at a high rate; keep the driver pool when memory must go back at once, sizes never
+/// repeat, or for IPC and graphs. Blocks are reused in stream order, as the driver's pool does.
+/// Create it with std::make_shared (or create()); it holds its upstream resource and its buffers
+/// hold it. Thread-safe. How it works and what it costs: docs/design/memory-resources.md.
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one

@@ -1,20 +1,11 @@
 /// @file
 /// DeviceMemoryResource: stream-ordered device memory from a device's memory pool
-/// (cuMemAllocFromPoolAsync / cuMemFreeAsync).
-///
-/// Memory is usable by work enqueued on the allocating stream after allocate(); other streams
-/// must wait for that stream first (stream.wait(other) or an event). Freed memory returns to the
-/// pool, which keeps up to its release threshold reserved for reuse across synchronisations (the
-/// rest goes back to the driver at the next synchronisation).
-///
-/// The resource uses the device's default pool, which every DeviceMemoryResource of the device,
-/// and cuMemAllocAsync, share: setting the release threshold changes it for all of them. It holds
-/// the device's primary context (and through its buffers, so does all memory it handed out).
-/// Create it with std::make_shared. Thread-safe.
-///
-/// With ipc_enabled the resource owns a pool of its own instead (cuMemPoolCreate, destroyed with
-/// the resource) whose memory other processes can import: see cudacore/ipc.hpp. A resource built
-/// from an imported pool cannot allocate; it only imports buffers other processes exported.
+/// (cuMemAllocFromPoolAsync / cuMemFreeAsync). Memory is usable by work on the allocating stream
+/// after allocate(); other streams wait for that stream first. The device's default pool is
+/// shared by every DeviceMemoryResource of the device and cuMemAllocAsync; with ipc_enabled the
+/// resource owns a pool of its own that other processes can import (cudacore/ipc.hpp). It holds
+/// the device's primary context. Create it with std::make_shared. Thread-safe. More:
+/// docs/design/memory-resources.md.
 #pragma once
 
 #include "cudacore/forward.hpp"

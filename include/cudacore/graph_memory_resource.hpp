@@ -9,16 +9,10 @@
 ///     scratch.close(builder);                                    // a free node
 ///     GraphExec exec = builder.end().instantiate();
 ///
-/// Allocations are only possible on a capturing stream (InvalidArgumentError otherwise, naming
-/// the stream). The memory is the graph's: it exists while the graph runs, between the
-/// allocation node and the free node. Close buffers inside the capture (or instantiate with
-/// auto_free_on_launch): a graph whose allocation was not freed cannot be launched again until it
-/// is. Such a graph has at most one executable graph at a time (destroy it before instantiating
-/// again). A DeviceMemoryResource used during a capture also records allocation and free nodes (from
-/// its pool); this resource adds the device-wide graph memory queries.
-///
-/// Statistics and trim cover all graphs of the device. Create it with std::make_shared (it is a
-/// MemoryResource). Thread-safe.
+/// Allocations are only possible on a capturing stream; the memory exists while the graph runs,
+/// between the allocation node and the free node (close buffers inside the capture, or
+/// instantiate with auto_free_on_launch). Create it with std::make_shared. Thread-safe. More:
+/// docs/design/memory-resources.md.
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one

@@ -1,15 +1,11 @@
 // Over 200 lines: one class, ObjectCode, with a from_<type> pair per code type and its contract.
 /// @file
-/// ObjectCode: compiled or linked GPU code as an immutable value.
-///
-/// It holds the code bytes, the code type, a name and a symbol map (name expression -> lowered
-/// name), and nothing else: no JIT options, no driver state. Creating or copying one makes no
-/// driver call and needs no GPU. Copies share the same bytes.
-///
-/// This header is the code layer's: it includes no runtime or memory header. The calls that load
-/// the code and hand out runtime objects (get_kernel, get_global, read_global, write_global) are
-/// declared here with Kernel, Buffer and Stream only named: include cudacore/kernel.hpp to use a
-/// Kernel, cudacore/buffer.hpp to use a global's Buffer view (cudacore/cudacore.hpp has both).
+/// ObjectCode: compiled or linked GPU code as an immutable value: the code bytes, the code type, a
+/// name and a symbol map (name expression -> lowered name). Creating or copying one makes no
+/// driver call and needs no GPU; copies share the bytes. This header is the code layer's: the
+/// calls that load the code and hand out runtime objects (get_kernel, get_global, ...) name
+/// Kernel, Buffer and Stream only: include cudacore/kernel.hpp and cudacore/buffer.hpp to use
+/// them (cudacore/cudacore.hpp has both).
 #pragma once
 
 #include "cudacore/forward.hpp"

@@ -1,22 +1,10 @@
 /// @file
-/// PinnedMemoryPoolResource: page-locked host memory from a host memory pool (cuMemPoolCreate with
-/// a CU_MEM_LOCATION_TYPE_HOST or CU_MEM_LOCATION_TYPE_HOST_NUMA location), allocated and freed
-/// in stream order (cuMemAllocFromPoolAsync / cuMemFreeAsync) like device pool memory. Beside the
-/// classic LegacyPinnedMemoryResource (cuMemHostAlloc): allocation is cheap once the pool holds memory,
-/// and the memory can be placed on one host NUMA node.
-///
-/// The memory is host accessible (read it after the allocating stream reached the allocation, e.g.
-/// stream.sync()) and device accessible from the devices the options list (cuMemPoolSetAccess).
-///
-/// IPC: with ipc_enabled the pool is shareable with other processes (cudacore/ipc.hpp:
-/// send_memory_pool / receive_pinned_memory_pool, send_buffer / receive_buffer), as cuda.core's
-/// LegacyPinnedMemoryResource(ipc_enabled=True). The driver shares only pools placed on one host NUMA
-/// node: without host_numa_id the device's nearest node (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID) is
-/// used. An imported pool (is_imported()) cannot allocate; the buffers imported through it are
-/// mappings of the exporter's memory, readable by the host and by this process's device.
-///
-/// Ownership: create it with std::make_shared; the pool is destroyed with the resource, which every
-/// Buffer holds; it holds the primary context of its device. Thread-safe.
+/// PinnedMemoryPoolResource: page-locked host memory from a host memory pool (cuMemPoolCreate,
+/// optionally on one host NUMA node), allocated and freed in stream order like device pool memory;
+/// host accessible, and device accessible from the devices the options list. With ipc_enabled the
+/// pool is shareable with other processes (cudacore/ipc.hpp). Create it with std::make_shared; the
+/// pool is destroyed with the resource, which every Buffer holds; it holds the primary context of
+/// its device. Thread-safe. More: docs/design/memory-resources.md.
 #pragma once
 
 #include "cudacore/forward.hpp"

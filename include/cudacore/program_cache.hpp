@@ -1,14 +1,11 @@
 /// @file
 /// ProgramCache: where compiled ObjectCode is kept between compiles, keyed by CacheKey.
-///
-/// Implementations: MemoryProgramCache (this process, bounded in bytes, least recently used
-/// evicted), DiskProgramCache (a private directory shared by the user's processes),
-/// RemoteProgramCache (a Redis server shared by many machines) and TieredProgramCache (several of
-/// them used as one, fastest first). Compile through a cache with compile_cached()
-/// (cached_compile.hpp).
-///
-/// Every implementation is safe to use from many threads at once. get() never returns an entry
-/// that fails its integrity check: such an entry counts as a miss and is dropped.
+/// Implementations: MemoryProgramCache (this process, bounded, least recently used evicted),
+/// DiskProgramCache (a private directory shared by the user's processes), RemoteProgramCache (a
+/// Redis server shared by many machines) and TieredProgramCache (several of them as one, fastest
+/// first). Compile through a cache with compile_cached() (cached_compile.hpp). Every
+/// implementation is safe to use from many threads at once; get() never returns an entry that
+/// fails its integrity check (it counts as a miss and is dropped).
 #pragma once
 
 #include "cudacore/cache_key.hpp"

@@ -1,21 +1,12 @@
 /// @file
-/// VirtualMemoryResource: device memory built from the virtual memory management calls: an address
-/// range reserved (cuMemAddressReserve), physical memory created (cuMemCreate) and mapped there
-/// (cuMemMap) with access granted per device (cuMemSetAccess). Its point is grow(): an allocation
-/// can be made larger keeping its contents, in place when the address range right after it is free,
-/// otherwise by mapping the same physical memory at a new, larger range (no copy either way).
-///
-/// Sizes are rounded up to the allocation granularity (cuMemGetAllocationGranularity, minimum or
-/// recommended as the options say). Allocation is immediate, not stream-ordered; freeing waits for
-/// the stream it is ordered on, then unmaps, releases the physical memory and frees the address
-/// range, in that order. Release errors at exit are ignored silently (like every Buffer).
-///
-/// Ownership: create it with std::make_shared; every Buffer holds it, and it holds the primary
-/// context of its device. Thread-safe (allocations are tracked under a lock).
-///
-/// Errors: options the device cannot honour throw InvalidArgumentError at construction, naming the
-/// option and the device attribute that refuses it (virtual memory management, GPUDirect RDMA, a
-/// handle type); driver failures throw DriverError naming the call and the sizes.
+/// VirtualMemoryResource: device memory built from the virtual memory management calls (a
+/// reserved range, physical memory mapped there, access granted per device), whose allocations
+/// grow() in place or by remapping the same memory at a larger range, without a copy. Allocation
+/// is immediate, not stream-ordered; freeing waits for the stream it is ordered on. Create it with
+/// std::make_shared; every Buffer holds it, and it holds the primary context of its device.
+/// Thread-safe. Options the device cannot honour throw InvalidArgumentError at construction;
+/// driver failures throw DriverError naming the call and the sizes. More:
+/// docs/design/memory-resources.md.
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
