@@ -67,8 +67,8 @@ struct CompileOptions {
     /// Cancels the compiles when cancelled from another thread (cancellation.hpp): they throw
     /// CompileCancelled and store nothing; compile_many and compile_fatbin stop their other
     /// compiles too (child processes killed within 20 ms and reaped), and a cached compile's waits
-    /// (the same key elsewhere in this process, a remote lease, a header bundle's folder) give up
-    /// within about 10 ms.
+    /// (the same key elsewhere in this process, a remote lease, a header bundle's or the standard
+    /// headers' folder) give up within about 10 ms.
     CancellationToken cancellation{};
 };
 

@@ -4,6 +4,7 @@
 #include "cudacore/program_options.hpp"
 #include "cudacore/compiler_flags.hpp"
 #include "code/header_trace.hpp"
+#include "headers/standard_headers.hpp"
 
 #include <future>
 #include <utility>
@@ -22,7 +23,14 @@ CompiledProgram compile_uncancelled(Program& program, const CompileRequest& requ
 
 }  // namespace
 
+void await_standard_headers(const Program& program, const CancellationToken* cancellation) {
+    if (!cancellation || program.source_type() != SourceType::cxx || !program.options().std_headers) return;
+    await_standard_headers_folder([cancellation] { return cancellation->is_cancelled(); });
+    if (cancellation->is_cancelled()) throw CompileCancelled(program.options().name, {}, program.backend());
+}
+
 CompiledProgram compile(Program& program, const CompileRequest& request) {
+    await_standard_headers(program, request.cancellation);
     throw_if_cancelled(program, request.target, request.cancellation);
     CompiledProgram compiled = compile_uncancelled(program, request);
     // Cancelled after the compilers were done: the code is dropped all the same, so that a

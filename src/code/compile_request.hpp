@@ -43,6 +43,12 @@ struct CompiledProgram {
 // program that is not C++ gets an empty list and view. Not thread-safe on one Program.
 CompiledProgram compile(Program& program, const CompileRequest& request);
 
+// For a C++ program with std_headers, has the standard headers' folder made (or waits for
+// another process making it) before anything asks for the program's flags, which have no token:
+// the wait gives up within about 10 ms of a cancel, and then CompileCancelled is thrown (naming
+// the program without its flags, which would wait again). Nothing to do without `cancellation`.
+void await_standard_headers(const Program& program, const CancellationToken* cancellation);
+
 // The door into Program for the library's compile path and the caches' memo of a Program value.
 struct ProgramInternals {
     static ObjectCode compile_cxx(Program& program, CodeType target,

@@ -164,6 +164,14 @@ std::string standard_headers_folder() {
     }
 }
 
+void await_standard_headers_folder(const GiveUp& give_up) {
+    try {
+        hold_bundle_folder(standard_headers(), give_up);
+    } catch (const Error&) {
+        // Cancelled, or no folder to be had: the caller's check and its flags() say which.
+    }
+}
+
 std::string standard_headers_key_flag(const std::string& flag) {
     static const std::string prefix = "--include-path=";
     if (!flag.starts_with(prefix)) return flag;

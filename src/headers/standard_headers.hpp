@@ -2,6 +2,8 @@
 // the program cache keys it. Internal: nvrtc_flags and the cache key.
 #pragma once
 
+#include "headers/bundle_folder.hpp"
+
 #include <string>
 
 namespace cudacore::detail {
@@ -11,6 +13,13 @@ namespace cudacore::detail {
 // WarningKind::pch_off-like warning is given once per process and reason, and the compile goes
 // on without the headers. Thread-safe.
 std::string standard_headers_folder();
+
+// Has the standard headers' folder made (or waits for another process or thread making it), as
+// standard_headers_folder() would, but gives the wait up within about 10 ms once `give_up`
+// answers true: a compile that may be cancelled calls it first, so that its flags() (which has no
+// token) then finds the folder made. A folder that cannot be had is left for
+// standard_headers_folder() to report. Thread-safe; never throws beyond std::bad_alloc.
+void await_standard_headers_folder(const GiveUp& give_up);
 
 // `flag` as the cache key takes it: the standard headers' --include-path flag as the bundle's
 // digest (its folder's path differs between users and machines), any other flag as it is.

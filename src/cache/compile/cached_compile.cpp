@@ -360,6 +360,9 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
             looked_up.missed = !entry;
         }
     }
+    // The keys read the program's flags, which wait (with no token) for the standard headers'
+    // folder that another process may be making: waited for first, where a cancel ends it.
+    detail::await_standard_headers(program, &options.cancellation);
     // Every key, worked out once (the files read once): the cache asks the Program nothing else.
     const detail::ProgramKeys keys = detail::program_keys(program, target, name_expressions, options.extra_digest);
     const Cancellation cancellation = cancellation_of(keys, options.cancellation);

@@ -11,6 +11,7 @@
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/standard_headers.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -356,6 +357,57 @@ TEST(CompileCancel, AWaitForABundleFoldersLockGivesUpPromptly) {
                   program_options);
     EXPECT_NO_THROW(again.compile(CodeType::cubin));
     EXPECT_EQ(again.pch_status().reason.find("gave up"), std::string::npos) << again.pch_status().reason;
+}
+
+}  // namespace
+
+namespace {
+
+// The standard headers' folder (ProgramOptions::std_headers) is waited for the same way, before
+// anything asks for the program's flags: a plain compile and a cached one (whose key reads the
+// flags) each give up within the 10 ms polls of a cancel while another process holds its lock.
+TEST(CompileCancel, AWaitForTheStandardHeadersFolderGivesUpPromptly) {
+    TempDir cache_folder;
+    ScopedEnv cache_dir("CUDACORE_CACHE_DIR", cache_folder.path().string());
+    const std::filesystem::path root = cache_folder.path() / "header-bundles";
+    std::filesystem::create_directories(root);
+    std::filesystem::permissions(root, std::filesystem::perms::owner_all);
+    const std::string lock_path = (root / ("." + standard_headers().digest() + ".lock")).string();
+    const int held = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(::flock(held, LOCK_EX), 0);  // as a maker in another process holds it
+    ProgramOptions program_options;
+    program_options.name = "std_locked.cu";
+    program_options.arch = "sm_90";
+    program_options.std_headers = true;
+    const std::string source = "#include <cstdint>\n__global__ void k(std::uint32_t* o) { *o = 3; }\n";
+    MemoryProgramCache cache;
+    for (const bool cached : {false, true}) {
+        Program program(source, SourceType::cxx, program_options);
+        CompileOptions options;
+        if (cached) options.cache = &cache;
+        Clock::time_point cancelled_at{};
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            cancelled_at = Clock::now();
+            options.cancellation.cancel();
+        });
+        const auto start = Clock::now();
+        if (cached)
+            EXPECT_THROW(compile_cached(program, CodeType::cubin, {}, options), CompileCancelled);
+        else
+            EXPECT_THROW(program.compile(CodeType::cubin, {}, options), CompileCancelled);
+        const auto returned = Clock::now();
+        canceller.join();
+        EXPECT_GE(returned - start, std::chrono::milliseconds(300)) << "it did not wait for the lock";
+        EXPECT_LT(std::chrono::duration<double>(returned - cancelled_at).count(), 1.0)
+            << (cached ? "compile_cached" : "Program::compile");
+    }
+    ::close(held);
+    EXPECT_EQ(cache.stats().insertions, 0u);
+    // The lock let go: the folder is made and the program compiles with the headers.
+    Program again(source, SourceType::cxx, program_options);
+    EXPECT_NO_THROW(again.compile(CodeType::cubin));
 }
 
 }  // namespace
