@@ -5,8 +5,9 @@
 namespace cudacore::detail {
 
 const std::string* cuda_home_value() {
-    static const WatchedVariable variable("CUDA_HOME");
-    return variable.value();
+    // Leaked on purpose: usable from static destructors (a compile at exit).
+    static const auto* variable = new WatchedVariable("CUDA_HOME");
+    return variable->value();
 }
 
 }  // namespace cudacore::detail

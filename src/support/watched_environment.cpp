@@ -33,9 +33,9 @@ struct WatchedVariable::Snapshot {
 
 namespace {
 
-// The values seen, by value: a pointer per value for the life of the process. Leaked on purpose,
-// like the snapshots: usable from static destructors, and a few bytes per change of the
-// environment, as glibc's setenv keeps every string it made.
+// The values seen, by value: a pointer per value for the life of the process. Leaked on purpose:
+// usable from static destructors, a few bytes per value seen (as glibc's setenv keeps every
+// string it made).
 struct Interned {
     std::mutex mutex;
     std::set<std::string> values;
@@ -47,6 +47,9 @@ Interned& interned() {
 
 }  // namespace
 
+WatchedVariable::WatchedVariable(const char* name) noexcept : name_(name), name_length_(std::strlen(name)) {}
+WatchedVariable::~WatchedVariable() = default;
+
 const std::string* WatchedVariable::value() const {
     const Snapshot* seen = std::atomic_ref(current_).load(std::memory_order_acquire);
     if (seen != nullptr && seen->still_true(name_length_)) [[likely]]
@@ -55,7 +58,8 @@ const std::string* WatchedVariable::value() const {
 }
 
 const WatchedVariable::Snapshot* WatchedVariable::read_again() const {
-    auto* made = new Snapshot;
+    auto owned = std::make_unique<Snapshot>();
+    Snapshot* made = owned.get();
     made->environment = environ;
     const std::size_t name_length = name_length_;
     for (char** entry = made->environment; entry != nullptr && *entry != nullptr; ++entry, ++made->count) {
@@ -71,6 +75,10 @@ const WatchedVariable::Snapshot* WatchedVariable::read_again() const {
         Interned& all = interned();
         std::lock_guard lock(all.mutex);
         made->value = &*all.values.emplace(made->entry + name_length + 1).first;
+    }
+    {
+        std::lock_guard lock(made_mutex_);
+        made_.push_back(std::move(owned));
     }
     std::atomic_ref(current_).store(made, std::memory_order_release);
     return made;

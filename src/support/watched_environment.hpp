@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstddef>
-#include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace cudacore::detail {
 
@@ -15,7 +17,8 @@ namespace cudacore::detail {
 class WatchedVariable {
 public:
     // `name` must live as long as the object (a string literal).
-    explicit WatchedVariable(const char* name) noexcept : name_(name), name_length_(std::strlen(name)) {}
+    explicit WatchedVariable(const char* name) noexcept;
+    ~WatchedVariable();
     WatchedVariable(const WatchedVariable&) = delete;
     WatchedVariable& operator=(const WatchedVariable&) = delete;
 
@@ -29,7 +32,10 @@ private:
     const Snapshot* read_again() const;
     const char* name_;
     std::size_t name_length_;
-    mutable const Snapshot* current_ = nullptr;  // atomic_ref'd: published once made, never freed
+    mutable const Snapshot* current_ = nullptr;  // atomic_ref'd: the newest of made_
+    // Every snapshot made, freed with the variable only: a reader may still hold an older one.
+    mutable std::mutex made_mutex_;
+    mutable std::vector<std::unique_ptr<const Snapshot>> made_;
 };
 
 }  // namespace cudacore::detail
