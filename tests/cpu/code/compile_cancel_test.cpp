@@ -53,6 +53,17 @@ ProgramOptions long_options(const std::string& name) {
 
 constexpr int kDepth = 12;
 
+// A thread that cancels `token` after `delay`, noting when in `cancelled_at` (joined by the
+// caller, which reads `cancelled_at` after the join).
+template <class Duration>
+std::thread cancel_after(const CancellationToken& token, Duration delay, Clock::time_point& cancelled_at) {
+    return std::thread([&token, delay, &cancelled_at] {
+        std::this_thread::sleep_for(delay);
+        cancelled_at = Clock::now();
+        token.cancel();
+    });
+}
+
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -129,11 +140,7 @@ TEST(CompileCancel, ALongInstantiationReturnsSoonAfterCancel) {
     CompileOptions options;
     Program program(long_source(kDepth), SourceType::cxx, long_options("long_cancelled"));
     Clock::time_point cancelled_at{};
-    std::thread canceller([&] {
-        std::this_thread::sleep_for(std::chrono::duration<double>(full / 10));
-        cancelled_at = Clock::now();
-        options.cancellation.cancel();
-    });
+    std::thread canceller = cancel_after(options.cancellation, std::chrono::duration<double>(full / 10), cancelled_at);
     const auto start = Clock::now();
     bool threw = false;
     try {
@@ -184,11 +191,7 @@ TEST(CompileCancel, AWaitForAnotherThreadsCompileOfTheKeyGivesUpPromptly) {
     std::this_thread::sleep_for(std::chrono::duration<double>(full / 10));  // the first one is compiling
     CompileOptions waiting{.cache = &cache};
     Clock::time_point cancelled_at{};
-    std::thread canceller([&] {
-        std::this_thread::sleep_for(std::chrono::duration<double>(full / 10));
-        cancelled_at = Clock::now();
-        waiting.cancellation.cancel();
-    });
+    std::thread canceller = cancel_after(waiting.cancellation, std::chrono::duration<double>(full / 10), cancelled_at);
     EXPECT_THROW(compile_cached(waiter, CodeType::cubin, {}, waiting), CompileCancelled);
     const auto returned = Clock::now();
     const std::uint64_t compiles_at_return = cache_stats().compiles;
@@ -301,11 +304,7 @@ TEST(CompileManyStop, ACancelEndsTheChildProcessesPromptlyAndLeavesNothing) {
     const std::size_t descriptors_before = open_descriptors();
     const std::set<long> children_before = child_processes();
     Clock::time_point cancelled_at{};
-    std::thread canceller([&] {
-        std::this_thread::sleep_for(std::chrono::duration<double>(full / 10));
-        cancelled_at = Clock::now();
-        options.cancellation.cancel();
-    });
+    std::thread canceller = cancel_after(options.cancellation, std::chrono::duration<double>(full / 10), cancelled_at);
     EXPECT_THROW(compile_many(programs, CodeType::cubin, {}, options), CompileCancelled);
     const auto returned = Clock::now();
     canceller.join();
@@ -340,11 +339,7 @@ TEST(CompileCancel, AWaitForABundleFoldersLockGivesUpPromptly) {
                     program_options);
     CompileOptions options;
     Clock::time_point cancelled_at{};
-    std::thread canceller([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        cancelled_at = Clock::now();
-        options.cancellation.cancel();
-    });
+    std::thread canceller = cancel_after(options.cancellation, std::chrono::milliseconds(300), cancelled_at);
     const auto start = Clock::now();
     EXPECT_THROW(program.compile(CodeType::cubin, {}, options), CompileCancelled);
     const auto returned = Clock::now();
@@ -387,11 +382,7 @@ TEST(CompileCancel, AWaitForTheStandardHeadersFolderGivesUpPromptly) {
         CompileOptions options;
         if (cached) options.cache = &cache;
         Clock::time_point cancelled_at{};
-        std::thread canceller([&] {
-            std::this_thread::sleep_for(std::chrono::milliseconds(300));
-            cancelled_at = Clock::now();
-            options.cancellation.cancel();
-        });
+        std::thread canceller = cancel_after(options.cancellation, std::chrono::milliseconds(300), cancelled_at);
         const auto start = Clock::now();
         if (cached)
             EXPECT_THROW(compile_cached(program, CodeType::cubin, {}, options), CompileCancelled);
