@@ -44,6 +44,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/cuda_home.cpp
   src/code/program.cpp
   src/code/compile_options.cpp
+  src/code/cancellation.cpp
   src/code/compiler_identity.cpp
   src/code/compile_hints.cpp
   src/code/compile_request.cpp

@@ -35,12 +35,9 @@ public:
     /// A token not cancelled, with no parent. Allocates nothing; never throws.
     CancellationToken() noexcept = default;
     /// A copy sharing `other`'s flag (made first where `other` had none). Throws std::bad_alloc.
-    CancellationToken(const CancellationToken& other) : state_(other.shared_state()) {}
+    CancellationToken(const CancellationToken& other);
     /// Shares `other`'s flag from now on. Throws std::bad_alloc.
-    CancellationToken& operator=(const CancellationToken& other) {
-        state_.store(other.shared_state(), std::memory_order_release);
-        return *this;
-    }
+    CancellationToken& operator=(const CancellationToken& other);
     /// Takes `other`'s flag (`other` is left a token of its own, not cancelled). Never throws.
     CancellationToken(CancellationToken&& other) noexcept
         : state_(other.state_.exchange(nullptr, std::memory_order_acq_rel)) {}
@@ -55,7 +52,7 @@ public:
     /// The compiles using it throw CompileCancelled when they next read it (see above: a wait
     /// within about 10 ms, NVRTC not before its front end ends). Thread-safe; never throws (a
     /// token that has no flag yet allocates one: out of memory there, the process ends).
-    void cancel() const noexcept { shared_state()->cancelled.store(true, std::memory_order_release); }
+    void cancel() const noexcept;
     /// Whether cancel() was called on this token, a copy of it or a parent of it. Thread-safe;
     /// never throws.
     bool is_cancelled() const noexcept {
@@ -68,20 +65,10 @@ public:
     /// leaves this token as it was. compile_many uses one to stop the rest of its compiles after
     /// a failure without touching the caller's token. Keeps this token's state alive. Throws
     /// std::bad_alloc.
-    CancellationToken child() const {
-        auto made = std::make_shared<State>();
-        made->parent = shared_state();
-        CancellationToken token;
-        token.state_.store(std::move(made), std::memory_order_release);
-        return token;
-    }
+    CancellationToken child() const;
     /// Whether the two share one flag (one is a copy of the other); two default tokens never
     /// copied are equal only to themselves.
-    bool operator==(const CancellationToken& other) const noexcept {
-        if (this == &other) return true;
-        const std::shared_ptr<State> own = state_.load(std::memory_order_acquire);
-        return own && own == other.state_.load(std::memory_order_acquire);
-    }
+    bool operator==(const CancellationToken& other) const noexcept;
 
 private:
     struct State {
@@ -89,13 +76,7 @@ private:
         std::shared_ptr<const State> parent;
     };
     // The flag, made by the first copy, cancel() or child() where none is yet.
-    std::shared_ptr<State> shared_state() const {
-        std::shared_ptr<State> current = state_.load(std::memory_order_acquire);
-        if (current) return current;
-        auto made = std::make_shared<State>();
-        if (state_.compare_exchange_strong(current, made, std::memory_order_acq_rel)) return made;
-        return current;  // another thread made it first
-    }
+    std::shared_ptr<State> shared_state() const;
     mutable std::atomic<std::shared_ptr<State>> state_;
 };
 
@@ -106,9 +87,7 @@ class CompileCancelled : public CompileError {
 public:
     /// Makes the error for the program `program_name` compiled by `backend` with `options`;
     /// what() says the compile was cancelled.
-    CompileCancelled(std::string program_name, std::vector<std::string> options, std::string backend)
-        : CompileError(std::move(program_name), "error: the compile was cancelled (CancellationToken::cancel)",
-                       std::move(options), std::move(backend), NVRTC_ERROR_CANCELLED) {}
+    CompileCancelled(std::string program_name, std::vector<std::string> options, std::string backend);
 };
 
 }  // namespace cudacore
