@@ -14,6 +14,13 @@ namespace cudacore::bench::side_by_side {
 
 namespace {
 
+// What a raw user writes around each NVRTC call: a failure ends the row with NVRTC's words.
+void check_nvrtc(nvrtcResult status, const char* call, const std::string& object) {
+    if (status == NVRTC_SUCCESS) return;
+    const char* text = detail::nvrtc().nvrtcGetErrorString(status);
+    throw std::runtime_error(std::string(call) + " failed for " + object + ": " + (text ? text : "NVRTC error"));
+}
+
 // The NVRTC sequence Program::compile runs, called directly: create, add the name expressions,
 // compile with the same flags (computed once, outside the timing, as a raw user would), fetch the
 // log, the cubin and the lowered names, destroy.
@@ -21,14 +28,14 @@ std::string raw_compile(const char* source, const char* name, const std::vector<
                         const std::vector<std::string>& name_expressions) {
     const auto& api = detail::nvrtc();
     nvrtcProgram program = nullptr;
-    detail::check_nvrtc(api.nvrtcCreateProgram(&program, source, name, 0, nullptr, nullptr),
+    check_nvrtc(api.nvrtcCreateProgram(&program, source, name, 0, nullptr, nullptr),
                         "nvrtcCreateProgram", name);
     struct Destroy {
         nvrtcProgram* program;
         ~Destroy() { detail::nvrtc().nvrtcDestroyProgram(program); }
     } destroy{&program};
     for (const auto& expression : name_expressions)
-        detail::check_nvrtc(api.nvrtcAddNameExpression(program, expression.c_str()),
+        check_nvrtc(api.nvrtcAddNameExpression(program, expression.c_str()),
                             "nvrtcAddNameExpression", expression);
     std::vector<const char*> argv;
     for (const auto& flag : flags) argv.push_back(flag.c_str());
@@ -38,14 +45,14 @@ std::string raw_compile(const char* source, const char* name, const std::vector<
     api.nvrtcGetProgramLogSize(program, &log_size);
     std::string log(log_size, '\0');
     api.nvrtcGetProgramLog(program, log.data());
-    detail::check_nvrtc(compiled, "nvrtcCompileProgram", std::string(name) + ": " + log);
+    check_nvrtc(compiled, "nvrtcCompileProgram", std::string(name) + ": " + log);
     std::size_t size = 0;
-    detail::check_nvrtc(api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize", name);
+    check_nvrtc(api.nvrtcGetCUBINSize(program, &size), "nvrtcGetCUBINSize", name);
     std::string cubin(size, '\0');
-    detail::check_nvrtc(api.nvrtcGetCUBIN(program, cubin.data()), "nvrtcGetCUBIN", name);
+    check_nvrtc(api.nvrtcGetCUBIN(program, cubin.data()), "nvrtcGetCUBIN", name);
     for (const auto& expression : name_expressions) {
         const char* lowered = nullptr;
-        detail::check_nvrtc(api.nvrtcGetLoweredName(program, expression.c_str(), &lowered),
+        check_nvrtc(api.nvrtcGetLoweredName(program, expression.c_str(), &lowered),
                             "nvrtcGetLoweredName", expression);
     }
     return cubin;

@@ -23,6 +23,12 @@ namespace cudacore::detail {
 
 namespace {
 
+// Throws CompilerApiError naming the call, nvJitLink's status and the link unless it succeeded.
+void check_nvjitlink(nvJitLinkResult status, const char* call, const std::string& object) {
+    if (status == NVJITLINK_SUCCESS) return;
+    throw CompilerApiError(call, static_cast<int>(status), nvjitlink_status_name(status), object);
+}
+
 nvJitLinkInputType nvjitlink_input_type(CodeType type) {
     switch (type) {
         case CodeType::cubin: return NVJITLINK_INPUT_CUBIN;

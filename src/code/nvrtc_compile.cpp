@@ -1,5 +1,6 @@
 #include "code/nvrtc_compile.hpp"
 
+#include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 #include "loader/compiler_apis.hpp"
 
@@ -14,6 +15,13 @@
 namespace cudacore::detail {
 
 namespace {
+
+// Throws CompilerApiError naming the call, NVRTC's status and the program unless it succeeded.
+void check_nvrtc(nvrtcResult status, const char* call, const std::string& object) {
+    if (status == NVRTC_SUCCESS) return;
+    const char* name = nvrtc().nvrtcGetErrorString(status);
+    throw CompilerApiError(call, static_cast<int>(status), name ? name : "NVRTC error", object);
+}
 
 // NVRTC's PCH heap is process-wide and nvrtcSetPCHHeapSize frees it: PCH compiles hold this
 // shared, resizing holds it exclusively. Leaked on purpose: usable from static destructors.

@@ -1,10 +1,9 @@
 #include "loader/compiler_apis.hpp"
 
-#include "cudacore/compile_errors.hpp"
-#include "cudacore/errors.hpp"
 #include "loader/dynamic_library.hpp"
 #include "loader/signal_imports.hpp"
 
+#include <cuda.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -123,12 +122,6 @@ bool nvjitlink_available() noexcept {
     }
 }
 
-void check_nvrtc(nvrtcResult status, const char* call, const std::string& object) {
-    if (status == NVRTC_SUCCESS) return;
-    const char* name = nvrtc().nvrtcGetErrorString(status);
-    throw CompilerApiError(call, static_cast<int>(status), name ? name : "NVRTC error", object);
-}
-
 std::string nvjitlink_status_name(nvJitLinkResult status) {
     switch (status) {
         case NVJITLINK_SUCCESS: return "NVJITLINK_SUCCESS";
@@ -152,11 +145,6 @@ std::string nvjitlink_status_name(nvJitLinkResult status) {
         case NVJITLINK_ERROR_LTO_NOT_ENABLED: return "NVJITLINK_ERROR_LTO_NOT_ENABLED";
         default: return "nvJitLinkResult " + std::to_string(static_cast<int>(status));
     }
-}
-
-void check_nvjitlink(nvJitLinkResult status, const char* call, const std::string& object) {
-    if (status == NVJITLINK_SUCCESS) return;
-    throw CompilerApiError(call, static_cast<int>(status), nvjitlink_status_name(status), object);
 }
 
 }  // namespace cudacore::detail

@@ -56,9 +56,7 @@ const NvJitLinkApi& nvjitlink();
 const NvJitLinkApi* nvjitlink_if_opened() noexcept;
 bool nvjitlink_available() noexcept;
 
-// Throws CompilerApiError naming the call, the status and the object when status is not success.
-void check_nvrtc(nvrtcResult status, const char* call, const std::string& object);
-void check_nvjitlink(nvJitLinkResult status, const char* call, const std::string& object);
+// nvJitLink's name for `status` (NVJITLINK_ERROR_PTX_COMPILE...).
 std::string nvjitlink_status_name(nvJitLinkResult status);
 
 }  // namespace cudacore::detail
