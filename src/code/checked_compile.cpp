@@ -67,6 +67,8 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     for (const auto& folder : keys.folders)
         moved_folders.push_back({folder.from, other_spelling(folder.from, moved_folders.empty() ? "p" : "s")});
     const CompileSnapshot moved = declared ? CompileSnapshot{} : respelled(keys.snapshot, moved_folders);
+    // Both checks run beside the compile from memory; their futures come from std::async, whose
+    // destructors wait, so every way out of here ends them before the locals they read.
     std::future<CheckCompileResult> check;
     if (!declared) {
         check = std::async(std::launch::async, [&] {
@@ -75,21 +77,12 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     }
     std::future<std::optional<std::string>> from_files;
     if (!keys.snapshot.aliased.empty()) from_files = start_compile_from_files(program, target, name_expressions, cancellation);
-    std::optional<ObjectCode> compiled;
-    try {
-        compiled = compile_from_snapshot(program, target, name_expressions, keys.snapshot, &cancellation);
-    } catch (...) {
-        if (check.valid()) check.wait();
-        if (from_files.valid()) from_files.wait();
-        throw;
-    }
-    const ObjectCode code = std::move(*compiled);
+    const ObjectCode code = compile_from_snapshot(program, target, name_expressions, keys.snapshot, &cancellation);
     auto nowhere = [&](std::string why) { return CheckedCompile{code, StoredUnder::nowhere, std::move(why)}; };
     if (from_files.valid()) {
         const std::optional<std::string> plain = from_files.get();
         const long here = static_cast<long>(::getpid());
         if (!plain || !same_code_but_unit_ids(*plain, here, code.code(), here)) {
-            if (check.valid()) check.wait();
             return nowhere(keys.snapshot.aliased + " are one file, and the compile from memory "
                                                    "differs from the compile from the files");
         }
