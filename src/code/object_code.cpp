@@ -2,6 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "code/object_code_state.hpp"
+#include "support/thread_block_pool.hpp"
 #include "cudacore/owning_handle.hpp"
 #include "errors/closed_object.hpp"
 #include "support/atomic_file.hpp"
@@ -137,7 +138,8 @@ bool ObjectCode::operator==(const ObjectCode& other) const noexcept {
 
 
 ObjectCode::ObjectCode(std::shared_ptr<detail::ObjectCodeState> state)
-    : holder_(std::make_shared<detail::ObjectCodeHolder>(detail::ObjectCodeHolder{std::move(state)})) {}
+    // Pooled: a memory-cache hit makes one holder per hit (another_owner).
+    : holder_(detail::make_pooled<detail::ObjectCodeHolder>(detail::ObjectCodeHolder{std::move(state)})) {}
 
 const std::shared_ptr<detail::ObjectCodeState>& detail::empty_object_code_state() noexcept {
     static const std::shared_ptr<ObjectCodeState> empty = [] {

@@ -8,6 +8,7 @@
 #include "runtime/kernel_box.hpp"
 #include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
+#include "support/thread_block_pool.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -30,10 +31,10 @@ GraphBox::~GraphBox() {
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
                                          std::shared_ptr<GraphHoldings> holdings) {
-    auto box = std::make_shared<GraphBox>();
+    auto box = make_pooled<GraphBox>();
     box->handle = handle;
     box->context = std::move(context);
-    box->holdings = holdings ? std::move(holdings) : std::make_shared<GraphHoldings>();
+    box->holdings = holdings ? std::move(holdings) : make_pooled<GraphHoldings>();
     return box;
 }
 

@@ -7,6 +7,7 @@
 #include "runtime/release/release.hpp"
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
+#include "support/thread_block_pool.hpp"
 #include "support/enum_text.hpp"
 
 #include <algorithm>
@@ -201,8 +202,9 @@ GraphBuilder& GraphBuilder::begin(CaptureMode mode) {
     // Libraries dropped during the capture are unloaded on the worker after it (an unload
     // synchronizes the context): started here, on a normal path.
     detail::start_deferred_releases();
-    auto capture = std::make_shared<detail::CaptureState>();
-    capture->holdings = std::make_shared<detail::GraphHoldings>();
+    // Pooled, as the graph's and the executable graph's boxes: made and dropped per capture.
+    auto capture = detail::make_pooled<detail::CaptureState>();
+    capture->holdings = detail::make_pooled<detail::GraphHoldings>();
     capture->context = detail::box_of(self.stream)->context;
     capture->mode = mode;
     // Registered first: from then on no deferred release synchronizes the context under it

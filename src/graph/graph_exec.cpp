@@ -5,6 +5,7 @@
 #include "runtime/default_stream_scope.hpp"
 #include "runtime/release/release.hpp"
 #include "support/box_access.hpp"
+#include "support/thread_block_pool.hpp"
 #include "errors/closed_object.hpp"
 #include "support/cudacore_trace.hpp"
 
@@ -134,7 +135,7 @@ GraphExec Graph::instantiate(const GraphInstantiateOptions& options) const {
         detail::check(api.cuGraphInstantiateWithFlags(&exec, graph.handle, flags),
                       "cuGraphInstantiateWithFlags", [&] { return description(); });
     }
-    auto box = std::make_shared<detail::GraphExecBox>();
+    auto box = detail::make_pooled<detail::GraphExecBox>();
     box->handle = exec;
     box->context = graph.context;
     box->graph_holdings = graph.holdings;
