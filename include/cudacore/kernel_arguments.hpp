@@ -13,9 +13,8 @@
 
 namespace cudacore {
 
-/// The bytes of a kernel node's arguments, one run per parameter. A plain value (copies copy the
-/// bytes); data() and pointers() stay valid until the next append. Out-of-range indices throw
-/// InvalidArgumentError.
+/// A kernel node's argument bytes, one run per parameter; a plain value. data() and pointers()
+/// stay valid until the next append; a bad index throws InvalidArgumentError.
 class KernelArguments {
 public:
     /// No arguments (a kernel without parameters).

@@ -87,8 +87,7 @@ void note_launch(const Stream& stream, const T& value) {
     if constexpr (noted_kernel_argument<T>) KernelArgument<T>::note_launch(value, stream);
 }
 
-/// Packs launch()-style arguments into arrays of pointers and sizes and calls use(pointers,
-/// sizes, count) while they live (launch(), Graph::add_kernel, GraphExec::set_kernel_arguments).
+/// Packs launch()-style arguments and calls use(pointers, sizes, count) while they live.
 template <class Use, class... Args>
 decltype(auto) with_kernel_arguments(Use&& use, const Args&... args) {
     constexpr std::size_t count = sizeof...(Args);
@@ -109,9 +108,8 @@ decltype(auto) with_kernel_arguments(Use&& use, const Args&... args) {
 
 }  // namespace detail
 
-/// Enqueues `kernel` on `stream` with `config` and `args`. Throws InvalidArgumentError (arguments
-/// that do not match the parameters, an invalid config), DriverError. Keeps the kernel's library
-/// and texture and surface arguments alive until the kernel is done. Thread-safe.
+/// Enqueues `kernel` on `stream`; InvalidArgumentError (arguments or config), DriverError. Keeps
+/// the library and texture/surface arguments alive until the kernel is done. Thread-safe.
 template <class... Args>
 void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
             const Args&... args) {
@@ -146,8 +144,7 @@ private:
     Kernel kernel_;
 };
 
-/// Arguments convert to the parameter types as in a function call; a wrong count or an
-/// inconvertible type does not compile.
+/// Arguments convert as in a function call; a wrong count or type does not compile.
 template <class... Params>
 void launch(const Stream& stream, const LaunchConfig& config,
             const TypedKernel<void(Params...)>& kernel, std::type_identity_t<Params>... args) {

@@ -15,8 +15,7 @@
 
 namespace cudacore {
 
-/// Why `config` cannot launch `kernel` on `device` (check_launch's message), or nullopt when it
-/// fits. DriverError when a query fails, InvalidArgumentError for an empty Kernel.
+/// Why `config` cannot launch `kernel` on `device`, or nullopt. DriverError, InvalidArgumentError.
 std::optional<std::string> launch_problem(const LaunchConfig& config, const Kernel& kernel,
                                           const Device& device = Device::current());
 

@@ -40,8 +40,7 @@ struct LaunchConfig {
     std::size_t shared_memory_bytes = 0;  ///< dynamic shared memory per block
     bool cooperative = false;  ///< all blocks resident at once (grid-wide sync)
 
-    /// Programmatic dependent launch (9.0+): may start once every block of the one before
-    /// triggered; InvalidArgumentError where the device lacks it.
+    /// Programmatic dependent launch (9.0+; else InvalidArgumentError).
     bool programmatic_stream_serialization = false;
     /// Records `event` once every block has triggered or exited (or started) (9.0+).
     struct ProgrammaticEvent {
@@ -94,8 +93,7 @@ struct LaunchConfig {
     bool is_plain() const noexcept { return !has_cluster() && !cooperative; }
 };
 
-/// "grid (4096, 1, 1), block (256, 1, 1), 0 bytes of dynamic shared memory" (+ cooperative,
-/// clusters).
+/// "grid (4096, 1, 1), block (256, 1, 1), 0 bytes of dynamic shared memory" (and clusters).
 std::string to_string(const LaunchConfig& config);
 
 }  // namespace cudacore

@@ -13,9 +13,8 @@ namespace cudacore {
 
 class Device;
 
-/// Page-locked host memory, visible to the devices. Allocation is immediate; freeing waits for
-/// its stream. Make it with std::make_shared; it holds the context it allocates through.
-/// Thread-safe.
+/// Page-locked host memory, visible to the devices; allocation immediate, freeing after its
+/// stream. Holds the context it allocates through. Thread-safe.
 class LegacyPinnedMemoryResource final : public BuiltinMemoryResource<true, true> {
 public:
     /// Allocates through `device`'s primary context. NoDriverError without a driver.

@@ -24,8 +24,7 @@ using LinkerHandle = std::variant<std::monostate, nvJitLinkHandle, CUlinkState>;
 /// flags() throw InvalidArgumentError naming the call; one Linker is not used from two threads.
 class Linker {
 public:
-    /// Throws InvalidArgumentError naming the input when `inputs` is empty or an input's
-    /// container structure is malformed (the linkers crash on some).
+    /// InvalidArgumentError naming the input when `inputs` is empty or an input is malformed.
     Linker(std::vector<ObjectCode> inputs, LinkerOptions options = {});
 
     /// Links to `target` (cubin or ptx); the symbol map merges the inputs' (conflicts left out).
@@ -37,8 +36,7 @@ public:
     const std::vector<ObjectCode>& inputs() const noexcept { return inputs_; }
     /// The options given to the constructor.
     const LinkerOptions& options() const noexcept { return options_; }
-    /// The exact flags passed to the backend (arch from the current device when unset);
-    /// InvalidArgumentError for options the backend cannot honour.
+    /// The exact flags passed to the backend; InvalidArgumentError for options it cannot honour.
     std::vector<std::string> flags() const;
     /// The backend's information log of the last link() (empty before one).
     const std::string& info_log() const noexcept { return info_log_; }
@@ -48,11 +46,9 @@ public:
     const std::string& backend() const noexcept { return backend_; }
     /// The same as a LinkerBackend (never automatic).
     LinkerBackend backend_kind() const noexcept;
-    /// The backend LinkerBackend::automatic would use: nvjitlink when it loads, else driver when
-    /// present, else nvjitlink. Loads the libraries on first call.
+    /// The backend LinkerBackend::automatic would use (loads the libraries on first call).
     static LinkerBackend which_backend() noexcept;
-    /// The link state of the last link() of this Linker or a copy (monostate before); never
-    /// destroy it yourself.
+    /// The link state of the last link() of this Linker or a copy; never destroy it yourself.
     LinkerHandle handle() const noexcept;
 
     /// Ends the linker for every copy (its link state too); this object lets go of its inputs.

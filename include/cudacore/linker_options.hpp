@@ -51,8 +51,7 @@ struct LinkerOptions {
     /// The linker to use. Passes no flag.
     LinkerBackend backend = LinkerBackend::automatic;
 
-    /// Link in a worker process, for code this program did not produce: an nvJitLink crash
-    /// becomes LinkError naming the input. nvJitLink only; handle() stays empty.
+    /// Link in a worker process: an nvJitLink crash becomes LinkError (nvJitLink only).
     bool isolated = false;
     /// The worker program; empty: $CUDACORE_LINK_WORKER, else beside or under the library.
     std::string worker_program{};
@@ -66,8 +65,7 @@ struct LinkerOptions {
 /// The arch (normalised, "sm_90") or the current device's; InvalidArgumentError without one.
 std::string resolve_arch(const LinkerOptions& options);
 
-/// The nvJitLink flags for `options` in a fixed order; `ptx_target` adds -ptx (and -lto unless
-/// set).
+/// The nvJitLink flags for `options` in a fixed order; `ptx_target` adds -ptx (and -lto).
 std::vector<std::string> nvjitlink_flags(const LinkerOptions& options, bool ptx_target = false);
 
 }  // namespace cudacore

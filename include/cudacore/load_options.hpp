@@ -40,9 +40,8 @@ struct LoadReport {
     std::string error_log{};  ///< its error log (CU_JIT_ERROR_LOG_BUFFER); warnings when it loaded
 };
 
-/// Loads `code` with `options` (its one lazy load, as ObjectCode::load) and returns the logs.
-/// InvalidArgumentError for an option out of range or code already loaded; else throws as
-/// ObjectCode::load (DriverError carrying the error log). Thread-safe as ObjectCode::load.
+/// Loads `code` with `options` (its first load) and returns the logs. InvalidArgumentError (an
+/// option out of range, code loaded already); else as ObjectCode::load, thread safety included.
 LoadReport load_with_options(const ObjectCode& code, const LoadOptions& options);
 
 }  // namespace cudacore

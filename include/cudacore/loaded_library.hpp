@@ -23,15 +23,13 @@ namespace cudacore {
 /// How many kernels the loaded library holds.
 std::size_t library_kernel_count(const ObjectCode& code);
 
-/// Every kernel of the loaded library, in the driver's order, named by name expression where the
-/// symbol map has one; each holds the library loaded.
+/// Every kernel of the loaded library (by name expression where known), each holding it.
 std::vector<Kernel> library_kernels(const ObjectCode& code);
 
 /// The names in the code (mangled unless extern "C") of the library's kernels.
 std::vector<std::string> library_kernel_names(const ObjectCode& code);
 
-/// The context the library was loaded into (a created context is held); its globals are that
-/// context's.
+/// The context the library was loaded into (a created one is held).
 Context library_context(const ObjectCode& code);
 
 /// The device of library_context(code).

@@ -23,9 +23,8 @@ enum class ManagedAttach {
 /// "global", "host" or "single"; "ManagedAttach(N)" outside the enumeration.
 std::string to_string(ManagedAttach attach);
 
-/// Attaches `buffer`'s whole managed allocation as `attach` says, on `stream`.
-/// InvalidArgumentError (closed, not managed, single on the legacy stream), DriverError. Keeps
-/// nothing alive; thread-safe.
+/// Attaches `buffer`'s managed allocation as `attach` says, on `stream`. InvalidArgumentError,
+/// DriverError. Keeps nothing alive; thread-safe.
 void attach(const Buffer& buffer, ManagedAttach attach, const Stream& stream);
 
 }  // namespace cudacore

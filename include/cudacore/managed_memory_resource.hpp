@@ -27,13 +27,11 @@ struct ManagedMemoryResourceOptions {
     ManagedAttach attach = ManagedAttach::global;
 };
 
-/// Managed memory, accessible from the host and the devices. Allocation is immediate; freeing
-/// waits for its stream. Make it with std::make_shared; it holds its device's primary context.
-/// Thread-safe.
+/// Managed memory for the host and the devices; allocation immediate, freeing after its stream.
+/// Holds its device's primary context. Thread-safe.
 class ManagedMemoryResource final : public BuiltinMemoryResource<true, true, true> {
 public:
-    /// With advice and the attachment applied to each allocation (DriverError naming a failing
-    /// advice).
+    /// With advice and the attachment applied to each allocation.
     ManagedMemoryResource(const Device& device, const ManagedMemoryResourceOptions& options);
     /// Allocates through `device`'s primary context. NoDriverError without a driver.
     explicit ManagedMemoryResource(const Device& device);
@@ -54,9 +52,8 @@ private:
     ManagedMemoryResourceOptions options_;
 };
 
-/// Migrates a managed buffer's pages to `location` on `stream`. InvalidArgumentError for a closed
-/// buffer or stream or memory that is not managed, DriverError when the device cannot prefetch.
-/// Keeps nothing alive; thread-safe.
+/// Migrates a managed buffer's pages to `location` on `stream`. InvalidArgumentError,
+/// DriverError (no concurrent managed access). Keeps nothing alive; thread-safe.
 void prefetch(const Buffer& buffer, const MemoryLocation& location, const Stream& stream);
 
 /// The earlier form with a Device.

@@ -39,8 +39,7 @@ template <class T, std::size_t Rank>
 using strided_mdspan =
     cuda::std::mdspan<T, cuda::std::dextents<std::int64_t, Rank>, cuda::std::layout_stride>;
 
-/// `view` as an mdspan of T. InvalidArgumentError when the view is closed, of another rank or
-/// element type, or read-only and T is not const.
+/// `view` as an mdspan of T; InvalidArgumentError for a closed, mismatched or read-only view.
 template <class T, std::size_t Rank>
 strided_mdspan<T, Rank> as_mdspan(const StridedMemoryView& view) {
     void* data = view.checked_data("as_mdspan");
@@ -70,8 +69,7 @@ strided_mdspan<T, Rank> as_mdspan(const StridedMemoryView& view) {
                                    cuda::std::layout_stride::mapping(shape, strides));
 }
 
-/// A view of the elements `span` covers inside `buffer`, holding it (read-only for a const T).
-/// InvalidArgumentError when the buffer is closed or the elements reach outside it.
+/// A view of `span`'s elements inside `buffer`, holding it; InvalidArgumentError if outside.
 template <class T, class Extents, class Layout, class Accessor>
 StridedMemoryView from_mdspan(const Buffer& buffer,
                               const cuda::std::mdspan<T, Extents, Layout, Accessor>& span) {

@@ -38,13 +38,11 @@ struct MemoryPoolFromHandleOptions {
     bool take_ownership = false;
 };
 
-/// A memory pool's attributes and controls. Thread-safe; a setting affects every user of the
-/// pool. Every member throws DriverError naming the attribute and the pool on failure, and
-/// InvalidArgumentError once closed.
+/// A memory pool's attributes and controls; a setting affects every user of the pool.
+/// Thread-safe. DriverError names the attribute; InvalidArgumentError once closed.
 class MemoryPool : public OwningHandle<MemoryPool, detail::MemoryPoolBox, CUmemoryPool> {
 public:
-    /// `owner` keeps the pool alive (null for one that outlives the program); `description`
-    /// names it in errors.
+    /// `owner` keeps the pool alive (null: it outlives the program); `description` names it.
     MemoryPool(CUmemoryPool pool, std::string description, std::shared_ptr<const void> owner);
 
     /// Forwards to DeviceMemoryResource::from_handle(...)->memory_pool().
@@ -94,8 +92,7 @@ public:
     /// Gives reserved memory beyond `bytes_to_keep` back to the driver.
     void trim_to(std::size_t bytes_to_keep);
 
-    /// Ends the pool object for every copy, letting go of the pool's owner. DriverError when the
-    /// release fails (closed all the same).
+    /// Ends the pool object for every copy, letting go of its owner. DriverError (closed anyway).
     void close();
 
 private:

@@ -17,8 +17,7 @@ public:
     /// An empty cache of at most `max_bytes` of code and `max_entries` entries (0: no bound).
     explicit MemoryProgramCache(std::uint64_t max_bytes = std::uint64_t{256} << 20, std::uint64_t max_entries = 0);
 
-    /// Sets both bounds and evicts to them (counted in evictions); other threads see the old
-    /// bounds or the new.
+    /// Sets both bounds and evicts to them; other threads see the old bounds or the new.
     void resize(std::uint64_t max_bytes, std::uint64_t max_entries = 0) noexcept;
     /// Sets the counters of stats() to 0, keeping the entries and the bounds.
     void reset_stats() noexcept;

@@ -39,12 +39,10 @@ public:
     /// or DriverError (CUDA_ERROR_OUT_OF_MEMORY...).
     Buffer allocate(std::size_t size, const Stream& stream);
 
-    /// Frees memory this resource allocated, ordered on `stream` (for memory taken out of a
-    /// Buffer's control). Throws DriverError.
+    /// Frees memory this resource allocated, ordered on `stream`. Throws DriverError.
     void deallocate(CUdeviceptr pointer, std::size_t size, const Stream& stream);
 
-    /// Raw memory no Buffer tracks, freed with deallocate_pointer (CCCL adaptors). Throws as
-    /// allocate().
+    /// Raw memory no Buffer tracks, freed with deallocate_pointer. Throws as allocate().
     CUdeviceptr allocate_pointer(std::size_t size, CUstream stream) {
         if (closed_.load(std::memory_order_acquire)) [[unlikely]]
             throw_closed("MemoryResource::allocate_pointer");
@@ -81,8 +79,7 @@ protected:
     virtual CUdeviceptr do_allocate(std::size_t size, CUstream stream) = 0;
     /// Frees what do_allocate() gave, ordered on `stream`. May throw.
     virtual void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) = 0;
-    /// What close() gives back, called once after the resource is marked closed; live buffers
-    /// stay valid. Nothing by default.
+    /// What close() gives back, once; live buffers stay valid. Nothing by default.
     virtual void do_close() {}
 
     friend struct detail::BufferBox;
@@ -102,8 +99,7 @@ private:
     mutable std::atomic<std::uint32_t> description_bits_{0};
 };
 
-/// The overrides cudacore's resources of one device share: the memory's access, said by the
-/// type, and the device's ordinal, given at construction.
+/// The overrides cudacore's resources of one device share: access and ordinal.
 template <bool DeviceAccessible, bool HostAccessible, bool Managed = false>
 class BuiltinMemoryResource : public MemoryResource {
 public:

@@ -48,8 +48,7 @@ public:
     /// "mipmapped 2D CUDA array float32 256 x 256, 9 levels on device 0".
     std::string description() const;
 
-    /// Ends the mipmapped array for every holder. DriverError when the release fails (closed
-    /// all the same).
+    /// Ends the mipmapped array for every holder. DriverError (closed all the same).
     void close();
 };
 

@@ -28,14 +28,12 @@ struct CompileJob {
 
 /// What only compile_distributed() takes besides CompileOptions.
 struct DistributedOptions {
-    /// Also store code received from other ranks in CompileOptions::cache (a CacheError on every
-    /// rank when it fails). Leave off for a cache all ranks share.
+    /// Also store code received from other ranks in the cache (off for a cache all ranks share).
     bool cache_received = false;
     TransferOptions transfer = {};  ///< how the results travel between ranks (chunk size)
 };
 
-/// The options of the deprecated compile_distributed form (fields as in CompileOptions and
-/// DistributedOptions).
+/// The options of the deprecated compile_distributed form.
 struct DistributedCompileOptions {
     ProgramCache* cache = nullptr;                        ///< CompileOptions::cache
     bool cache_received = false;                          ///< DistributedOptions::cache_received
@@ -47,8 +45,7 @@ struct DistributedCompileOptions {
 /// Which rank compiles job `index`: round robin (index % ranks).
 int compile_owner(std::size_t index, int ranks) noexcept;
 
-/// Compiles every job to `target` with all ranks of `comm`; the code, in order, on every rank.
-/// Collective; InvalidArgumentError when ranks disagree, CompileError on every rank.
+/// Compiles every job to `target` with all ranks; the code, in order, on every rank.
 std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJob>& jobs,
                                             CodeType target, const CompileOptions& options = {},
                                             const DistributedOptions& distributed = {});

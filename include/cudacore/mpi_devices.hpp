@@ -16,8 +16,7 @@ struct NodeRank {
 /// This rank's NodeRank in `comm`. Collective.
 NodeRank node_rank(MPI_Comm comm);
 
-/// The device for node rank `node.rank`: node.rank modulo device_count. InvalidArgumentError
-/// when device_count < 1, or for more ranks than devices without `allow_sharing`.
+/// node.rank modulo device_count; InvalidArgumentError for none, or sharing not allowed.
 int device_ordinal_for(NodeRank node, int device_count, bool allow_sharing);
 
 /// The GPU for this rank. Collective. NoDriverError, InvalidArgumentError as device_ordinal_for.

@@ -47,8 +47,7 @@ std::vector<ObjectCode> unpack(std::string_view message);
 void broadcast_bytes(std::string& bytes, int root, MPI_Comm comm, const TransferOptions& options = {});
 
 
-/// The root's code, on every rank; `code` is ignored off the root (InvalidArgumentError on every
-/// rank when the root has none).
+/// The root's code, on every rank (`code` ignored off the root; required on it).
 ObjectCode broadcast(const std::optional<ObjectCode>& code, int root, MPI_Comm comm,
                      const TransferOptions& options = {});
 /// The same for a list (ignored on the other ranks; the root's list may be empty).

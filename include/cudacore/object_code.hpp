@@ -51,12 +51,10 @@ struct ObjectCodeFromHandleOptions {
 class ObjectCode {
 public:
     using FromHandleOptions = ObjectCodeFromHandleOptions;  ///< options of from_handle()
-    /// Wraps a library the caller loaded (no bytes: not serializable); without take_ownership the
-    /// caller keeps it loaded while it is used. Throws InvalidArgumentError (null), NoDriverError.
+    /// Wraps a library the caller loaded (no bytes). InvalidArgumentError (null), NoDriverError.
     static ObjectCode from_handle(CUlibrary library, const FromHandleOptions& options = {});
 
-    /// Copies the code bytes as they are (checked when linked or loaded). Throws
-    /// InvalidArgumentError when `code` is empty.
+    /// Copies the code bytes as they are. InvalidArgumentError when `code` is empty.
     static ObjectCode from_bytes(CodeType type, const std::string& code, std::string_view name = {},
                                  const SymbolMap& symbols = {});
     /// from_bytes() keeping the moved string as the value's bytes (no copy).
@@ -140,8 +138,7 @@ public:
     static constexpr std::uint64_t max_serialized_size = std::uint64_t{4} << 30;  ///< 4 GiB
     /// The serialized form above. Throws InvalidArgumentError for a from_handle() value.
     std::string serialize() const;
-    /// The ObjectCode serialize() gave `bytes` for; SerializationError for truncated, corrupt,
-    /// oversized or future-version input (never reads outside `bytes`).
+    /// The ObjectCode serialize() gave `bytes` for; SerializationError for any other input.
     static ObjectCode deserialize(std::string_view bytes);
     /// serialize() == head + code() + tail, for senders of the code bytes where they lie (MPI).
     struct SerializedParts {
@@ -150,13 +147,11 @@ public:
     };
     /// serialize() as head and tail around code(). Throws as serialize() does.
     SerializedParts serialize_parts() const;
-    /// deserialize(head + code + tail), without copying `code`: it becomes the ObjectCode's bytes.
-    /// Throws SerializationError as deserialize() does.
+    /// deserialize(head + code + tail), `code` becoming the bytes. Throws as deserialize().
     static ObjectCode deserialize_parts(std::string_view head, std::string code, std::string_view tail);
     /// Whether `bytes` start with the serialized form's magic (says nothing of their validity).
     static bool looks_serialized(std::string_view bytes) noexcept;
-    /// Writes serialize() to `path` atomically (links followed, permission bits kept; a
-    /// non-regular file refused). Throws SerializationError naming the path and why.
+    /// Writes serialize() to `path` atomically. SerializationError naming the path and why.
     void save(const std::filesystem::path& path) const;
     /// Reads a file written by save(). Throws SerializationError naming the path.
     static ObjectCode from_saved(const std::filesystem::path& path);
@@ -173,8 +168,7 @@ public:
     bool is_loaded() const noexcept;
     /// The loaded library, or nullopt before a load succeeded (never loads); never unload it.
     std::optional<CUlibrary> handle() const noexcept;
-    /// The kernel for a name expression ("scale<float>") or plain name, loading first; later
-    /// lookups are cached. InvalidArgumentError lists the kernels when none is so named.
+    /// The kernel for a name expression or plain name; InvalidArgumentError lists the kernels.
     Kernel get_kernel(std::string_view name) const;
     /// The loaded library (loads it first, like get_kernel); owned as described above.
     CUlibrary library_handle() const;
@@ -185,8 +179,7 @@ public:
     Buffer get_global(std::string_view name) const;
     /// A __managed__ variable (cuLibraryGetManaged): the same kind of view, host-accessible.
     Buffer get_managed(std::string_view name) const;
-    /// Copies `value` into the variable on `stream` (returns once `value` may be reused);
-    /// InvalidArgumentError unless sizeof(T) is the variable's size.
+    /// Copies `value` into the variable on `stream`; InvalidArgumentError for a size mismatch.
     template <class T>
     void write_global(std::string_view name, const T& value, const Stream& stream) const {
         static_assert(std::is_trivially_copyable_v<T>, "write_global needs a trivially copyable T");
@@ -201,8 +194,7 @@ public:
         return value;
     }
 
-    /// Ends the value for every copy (Kernels and views taken keep the library until they go);
-    /// DriverError when the unload fails (closed all the same).
+    /// Ends the value for every copy; DriverError when the unload fails (closed all the same).
     void close();
     /// Whether close() was called on this object or a copy.
     bool is_closed() const noexcept;

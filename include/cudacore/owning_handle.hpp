@@ -60,8 +60,7 @@ public:
     Raw handle() const noexcept { return raw_handle(); }
     /// Whether close() was called on this object or on any copy of it.
     bool is_closed() const noexcept { return state_ && state_->closed; }
-    /// Throws InvalidArgumentError naming `operation` and the object when it is closed (an empty
-    /// object passes: it stands for "none").
+    /// InvalidArgumentError naming `operation` when closed (an empty object passes).
     void check_open(const char* operation) const {
         if (state_ && state_->closed) [[unlikely]] throw_unusable(operation);
     }
@@ -123,8 +122,7 @@ protected:
     const std::string& closed_description() const noexcept {
         return state_ ? state_->closed_as : no_description_;
     }
-    /// close() for every copy, `description` kept for the messages. Throws DriverError when the
-    /// release fails (closed all the same).
+    /// close() for every copy, keeping `description`. DriverError (closed all the same).
     void close_as(std::string description) {
         if (!state_ || state_->closed) return;
         state_->closed_as = std::move(description);

@@ -26,8 +26,7 @@ std::string to_string(CopyPath path);
 /// The path copy_between_devices takes for these buffers now; throws as it does.
 CopyPath copy_path(const Buffer& destination, const Buffer& source);
 
-/// Copies all of `source` into `destination` on `stream` and returns the path taken.
-/// InvalidArgumentError (a closed buffer, sizes that differ), DriverError.
+/// Copies all of `source` into `destination` on `stream`. InvalidArgumentError, DriverError.
 CopyPath copy_between_devices(const Buffer& destination, const Buffer& source,
                               const Stream& stream);
 

@@ -27,8 +27,7 @@ class Device;
 struct PhysicalAllocationOptions {
     /// Pinned device memory (the default) or managed memory.
     VirtualMemoryAllocationType allocation_type = VirtualMemoryAllocationType::pinned;
-    /// Handle types it may be exported as (CUmemAllocationHandleType bits), each supported by
-    /// the device (else InvalidArgumentError naming the attribute).
+    /// Handle types it may be exported as, each supported by the device.
     unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;
     /// Usable by GPUDirect RDMA.
     bool gpu_direct_rdma = false;
@@ -40,8 +39,7 @@ struct AllocationGranularity {
     std::size_t recommended = 0;  ///< CU_MEM_ALLOC_GRANULARITY_RECOMMENDED: best performance
 };
 
-/// The granularity of `device`'s allocations with `options`. Throws InvalidArgumentError (no
-/// virtual memory management, an option refused), DriverError. Thread-safe.
+/// The granularity of `device`'s allocations. InvalidArgumentError, DriverError. Thread-safe.
 AllocationGranularity allocation_granularity(const Device& device,
                                              const PhysicalAllocationOptions& options = {});
 
@@ -59,12 +57,10 @@ class PhysicalAllocation
     : public OwningHandle<PhysicalAllocation, detail::PhysicalAllocationBox,
                           CUmemGenericAllocationHandle> {
 public:
-    /// `size` bytes on `device`. Throws InvalidArgumentError (size 0 or not a multiple of the
-    /// minimum granularity, options refused), DriverError naming the size (out of memory).
+    /// `size` bytes on `device`. InvalidArgumentError (size), DriverError (out of memory).
     static PhysicalAllocation create(const Device& device, std::size_t size,
                                      const PhysicalAllocationOptions& options = {});
-    /// Wraps a handle made elsewhere, of `size` bytes (its properties asked of the driver).
-    /// Throws InvalidArgumentError (null handle, size 0), DriverError (unknown handle).
+    /// Wraps a handle made elsewhere, of `size` bytes. InvalidArgumentError, DriverError.
     static PhysicalAllocation from_handle(CUmemGenericAllocationHandle handle, std::size_t size,
                                           const PhysicalAllocationFromHandleOptions& options = {});
 
@@ -81,8 +77,7 @@ public:
     /// "physical allocation of 2097152 bytes on device 0", for messages.
     std::string description() const;
 
-    /// Ends the allocation for every copy, released when no mapping holds it. DriverError when
-    /// the release fails (closed all the same).
+    /// Ends it for every copy (released once unmapped). DriverError (closed all the same).
     void close();
 };
 

@@ -54,19 +54,16 @@ struct PhysicalAllocationExportOptions {
 /// CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED of `device` (0 when unknown). NoDriverError.
 int fabric_handles_supported(const Device& device);
 
-/// Exports `allocation`. InvalidArgumentError for a closed allocation or a handle type it was not
-/// created with; DriverError when the driver refuses.
+/// Exports `allocation`. InvalidArgumentError (closed, handle type), DriverError.
 PhysicalAllocationHandle export_physical_allocation(const PhysicalAllocation& allocation,
                                                     const PhysicalAllocationExportOptions& options = {});
-/// Imports an allocation another process exported, on the device of the descriptor's UUID
-/// (InvalidArgumentError when none), closing the file descriptor. DriverError when refused.
+/// Imports an allocation another process exported. InvalidArgumentError, DriverError.
 PhysicalAllocation import_physical_allocation(PhysicalAllocationHandle handle);
 
 /// export_physical_allocation, then one message with the bytes (and the descriptor's duplicate).
 void send_physical_allocation(const IpcChannel& channel, const PhysicalAllocation& allocation,
                               const PhysicalAllocationExportOptions& options = {});
-/// Receives what send_physical_allocation sent and imports it, waiting at most `timeout`.
-/// IpcError (peer gone, no descriptor), SerializationError (bad bytes).
+/// Receives and imports what send_physical_allocation sent. IpcError, SerializationError.
 PhysicalAllocation receive_physical_allocation(
     const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 

@@ -33,13 +33,11 @@ struct PinnedMemoryPoolOptions {
     bool ipc_enabled = false;
 };
 
-/// Pinned host memory from a host memory pool, stream-ordered; device accessible from the listed
-/// devices. Make it with std::make_shared; it holds its device's primary context and its pool.
-/// Thread-safe.
+/// Pinned host memory from a host pool, stream-ordered, device accessible from the listed
+/// devices. Holds its device's primary context and its pool. Thread-safe.
 class PinnedMemoryPoolResource final : public BuiltinMemoryResource<true, true> {
 public:
-    /// Throws InvalidArgumentError (negative NUMA id, unknown device, no host pools, no NUMA node
-    /// for ipc_enabled), DriverError, NoDriverError.
+    /// InvalidArgumentError (NUMA id, device, no host pools), DriverError, NoDriverError.
     explicit PinnedMemoryPoolResource(const Device& device,
                                       const PinnedMemoryPoolOptions& options = {});
     /// Adopts a pool imported from another process (import_pinned_memory_pool) for `device`.

@@ -26,8 +26,7 @@ struct PointerAttributes {
     MemoryType memory_type = MemoryType::unregistered;  ///< MEMORY_TYPE and IS_MANAGED together
     CUcontext context = nullptr;     ///< CONTEXT: null for pool and virtual memory (no context)
     int device_ordinal = -1;         ///< DEVICE_ORDINAL: -1 when unregistered
-    /// DEVICE_POINTER: the address kernels use (from the current context for memory of none);
-    /// 0 when the driver gives none.
+    /// DEVICE_POINTER: the address kernels use; 0 when the driver gives none.
     CUdeviceptr device_pointer = 0;
     void* host_pointer = nullptr;    ///< HOST_POINTER: the address for the host (null if none)
     CUdeviceptr range_start = 0;     ///< RANGE_START_ADDR: the allocation containing the address
@@ -48,8 +47,7 @@ struct PointerAttributes {
     std::string description() const;
 };
 
-/// The attributes of `pointer` (null or unknown: unregistered). NoDriverError, DriverError naming
-/// the address. Thread-safe, whichever context is current; allocates nothing.
+/// The attributes of `pointer`. NoDriverError, DriverError. Thread-safe; allocates nothing.
 PointerAttributes pointer_attributes(CUdeviceptr pointer);
 /// pointer_attributes for a host-side pointer (pinned, managed, registered or plain host memory).
 PointerAttributes pointer_attributes(const void* pointer);

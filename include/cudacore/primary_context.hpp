@@ -20,21 +20,17 @@ struct PrimaryContextState {
     ContextOptions options = {}; ///< the flags decoded (bits the options have no field for left out)
 };
 
-/// The state of `device`'s primary context (neither retained nor created). DriverError,
-/// NoDriverError.
+/// The state of `device`'s primary context (not retained). DriverError, NoDriverError.
 PrimaryContextState primary_context_state(const Device& device);
 
-/// The primary context flags of `options`; InvalidArgumentError naming `call` for a bad
-/// scheduling or sm_count. Pure: no driver.
+/// The primary context flags of `options` (InvalidArgumentError naming `call`). No driver.
 unsigned primary_context_flags(const ContextOptions& options,
                                const char* call = "primary_context_flags");
 
-/// Sets the flags of `device`'s primary context to those of `options`. Throws as
-/// primary_context_flags, DriverError.
+/// Sets `device`'s primary context flags. InvalidArgumentError, DriverError.
 void set_primary_context_options(const Device& device, const ContextOptions& options);
 
-/// Resets `device`'s primary context; InvalidArgumentError naming what holds it while cudacore
-/// objects do. DriverError when the driver refuses.
+/// Resets `device`'s primary context; InvalidArgumentError while cudacore objects hold it.
 void reset_primary_context(const Device& device);
 
 }  // namespace cudacore

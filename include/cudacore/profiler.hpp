@@ -31,8 +31,7 @@ void stop(const Device& device);
 /// Stops collection for the current context, or device 0's primary context.
 void stop();
 
-/// Collection from construction to destruction for one context, which it holds. Scopes do not
-/// count: the first to end stops collection. Neither copied nor moved.
+/// Collection for one scope and context, which it holds; the first scope to end stops it.
 class Scope {
 public:
     /// Starts collection for `context`.

@@ -70,8 +70,7 @@ public:
     /// expression to the symbol map; a PCH problem never fails it (pch_status()). Throws
     /// CompileError (log, name, options), LoaderError (no NVRTC / nvJitLink), InvalidArgumentError.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});
-    /// As compile(), throwing CompileCancelled when `options.cancellation` is cancelled; a cache
-    /// in `options` is refused with InvalidArgumentError (use compile_cached).
+    /// As compile(), throwing CompileCancelled when cancelled (a cache is refused).
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
                        const CompileOptions& options);
     /// As compile(), and sets `headers_read` to the header files the preprocessor opened (sorted
@@ -80,8 +79,7 @@ public:
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions,
                        std::vector<std::string>& headers_read);
 
-    /// Wraps an NVRTC program the caller created (source() empty), compiled with `from.options`;
-    /// owned only with `from.take_ownership`. Throws InvalidArgumentError for a null handle.
+    /// Wraps an NVRTC program (owned with take_ownership). InvalidArgumentError for null.
     static Program from_handle(nvrtcProgram program, const ProgramFromHandleOptions& from = {});
     /// The earlier form with the ownership last.
     [[deprecated("use Program::from_handle(program, {.take_ownership = take_ownership, .options = options})")]]
@@ -95,8 +93,7 @@ public:
     SourceType source_type() const noexcept { return source_type_; }
     /// The options given to the constructor (never changed afterwards).
     const ProgramOptions& options() const noexcept { return options_; }
-    /// The exact flags compile(target) passes to its backend, in order (arch from the current
-    /// device when unset).
+    /// The exact flags compile(target) passes to its backend, in order.
     std::vector<std::string> flags(CodeType target) const;
     /// The backend compile() uses: "NVRTC", "NVVM", "nvJitLink" or "driver".
     std::string backend() const;
@@ -104,11 +101,9 @@ public:
     const std::string& log() const noexcept { return log_; }
     /// What PCH did in the last compile() (not_attempted before any).
     const PchStatus& pch_status() const noexcept { return pch_status_; }
-    /// Where compile() writes the source for debuggers: set for C++ compiled with debug or line
-    /// information, empty otherwise.
+    /// Where compile() writes the source for debuggers (empty without debug or line info).
     std::filesystem::path debug_source_path() const;
-    /// Writes the source to debug_source_path() (atomically; nothing when it is empty). Throws
-    /// CompilerApiError naming the path. Safe from many threads and processes.
+    /// Writes the source to debug_source_path() atomically. CompilerApiError. Thread-safe.
     void write_debug_source() const;
 
     /// Ends the program (and its compiler handle, a wrapped one when owned) for every copy.

@@ -37,8 +37,7 @@ struct CacheStats {
     std::uint64_t max_entries = 0;
 };
 
-/// Held by the one caller that compiles a key for everyone sharing a cache; destroying it lets
-/// the others go on. Must not outlive the cache that gave it.
+/// Held by the one caller compiling a key for everyone; must not outlive its cache.
 class CompileLease {
 public:
     virtual ~CompileLease();
@@ -62,14 +61,11 @@ public:
 
     /// The code stored under `key`, or nullopt when there is none (or it was corrupt).
     virtual std::optional<ObjectCode> get(const CacheKey& key) = 0;
-    /// Stores `code` under `key`, then evicts least recently used entries to the byte bound.
-    /// Throws CacheError when the store fails.
+    /// Stores `code` under `key`, evicting to the byte bound. CacheError when it fails.
     virtual void put(const CacheKey& key, const ObjectCode& code) = 0;
-    /// Stores every entry as put() does (a cache may store them faster together). Throws
-    /// CacheError at the first failure (earlier entries may be stored).
+    /// Stores every entry as put() does. CacheError at the first failure.
     virtual void put_many(const std::vector<std::pair<CacheKey, ObjectCode>>& entries);
-    /// put_many(), each entry remembering `trust` (whom it came from; get_with_trust() says it).
-    /// The default forgets the trust. Throws as put_many() does.
+    /// put_many(), each entry remembering `trust` (the default forgets it).
     virtual void put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
                                      const std::string& trust);
     /// get(key), and `trust` set to its entry's trust (empty for one stored by put()).
@@ -84,18 +80,15 @@ public:
     /// nothing. Never throws CacheError.
     virtual CompileTurn await_compile_turn(
         const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find);
-    /// As above, returning `cancelled` (no lease) when `cancellation` is cancelled; waiting
-    /// caches check it every 10 ms. Never throws CacheError.
+    /// As above, returning `cancelled` (no lease) once `cancellation` is cancelled.
     virtual CompileTurn await_compile_turn(const CacheKey& key,
                                            const std::function<std::optional<ObjectCode>()>& find,
                                            const CancellationToken& cancellation);
 
-    /// Whom entries come from: empty for a cache of the user's own processes' entries, else a
-    /// label that changes with what it accepts (a wrapping cache returns the wrapped one's).
+    /// Whom entries come from: empty for the user's own processes'; else a label.
     virtual std::string entry_trust() const;
 
-    /// The keys of every entry held now, for export_cache_artefact; nullopt (the default) for a
-    /// cache that cannot list them. Throws CacheError when the listing fails.
+    /// The keys of every entry held now (nullopt: cannot list them). CacheError.
     virtual std::optional<std::vector<CacheKey>> entry_keys() const;
 };
 

@@ -33,8 +33,7 @@ struct MacroDefinition {
 struct ProgramOptions {
     /// Name of the program, used in logs and error messages.
     std::string name = "default_program";
-    /// Target architecture, "sm_90", "sm_90a", "compute_90" (or "90"). Unset: the current
-    /// device's (InvalidArgumentError without one).
+    /// Target architecture, "sm_90", "compute_90" (or "90"). Unset: the current device's.
     std::optional<std::string> arch{};
 
     std::optional<bool> relocatable_device_code{};     ///< --relocatable-device-code=true|false
@@ -60,8 +59,7 @@ struct ProgramOptions {
     bool toolkit_include_path = true;
     /// Let NVRTC find the C++ standard headers nvcc code includes (C++ only; docs/compiling.md).
     bool std_headers = false;
-    /// Headers carried by the program instead of a toolkit on disk, searched first; C++ only, no
-    /// explicit PCH options (docs/design/header-bundles.md).
+    /// Headers carried by the program (docs/design/header-bundles.md); C++ only.
     std::vector<HeaderBundle> header_bundles{};
     std::vector<std::string> pre_include{};         ///< --pre-include=\<header\>
     std::optional<bool> no_source_include{};        ///< --no-source-include
@@ -109,8 +107,7 @@ struct ProgramOptions {
     /// Passed to the backend as they are, after every flag above.
     std::vector<std::string> extra_flags{};
 
-    /// Where the source of a C++ program compiled with debug or line information is written for
-    /// debuggers. Unset: $CUDACORE_DEBUG_SOURCE_DIR, else a per-user folder in $TMPDIR.
+    /// Where debug sources are written. Unset: $CUDACORE_DEBUG_SOURCE_DIR, else in $TMPDIR.
     std::optional<std::string> debug_source_dir{};
 
     /// NVVM IR programs only: more IR modules that libNVVM links with the program's own, in order.

@@ -18,8 +18,7 @@ struct HostRegisterOptions {
     bool read_only = false;
 };
 
-/// Registers `size` bytes at `pointer`. InvalidArgumentError (null, size 0, read_only refused),
-/// DriverError (already registered...), NoDriverError.
+/// Registers `size` bytes at `pointer`. InvalidArgumentError, DriverError, NoDriverError.
 Buffer register_host_memory(void* pointer, std::size_t size, const Device& device,
                             const HostRegisterOptions& options = {});
 

@@ -35,8 +35,7 @@ struct RemoteCacheOptions {
     std::chrono::seconds expiry{0};
     /// Largest value stored or accepted; no reply is read past it (docs/design/remote-cache.md).
     std::uint64_t max_entry_bytes = std::uint64_t{64} << 20;
-    /// A file holding the secret that authenticates entries (at least 16 bytes, mode 0600),
-    /// read once when the cache is made.
+    /// A file holding the secret that authenticates entries (16+ bytes, mode 0600).
     std::string secret_file{};
     /// The name of an environment variable holding the secret (as secret_file; not both).
     std::string secret_env{};
@@ -56,8 +55,7 @@ struct RemoteCacheOptions {
     static std::optional<RemoteCacheOptions> from_environment();
     /// The server as a URL without the password: redis://user\@host:port/db.
     std::string display_url() const;
-    /// The secret secret_file or secret_env names (""), read by the cache's rules. Throws
-    /// InvalidArgumentError naming the file or variable.
+    /// The secret secret_file or secret_env names (""). InvalidArgumentError.
     std::string read_secret() const;
 };
 

@@ -22,18 +22,15 @@ namespace cudacore {
 /// within connect_timeout + operation_timeout. Thread-safe; a fork()ed child may go on using it.
 class RemoteProgramCache final : public ProgramCache {
 public:
-    /// Connects lazily; reads the secret once. Throws InvalidArgumentError naming an option that
-    /// cannot work; warns (secret_file_exposed) when others can read secret_file.
+    /// Connects lazily. InvalidArgumentError naming an option that cannot work.
     explicit RemoteProgramCache(RemoteCacheOptions options);
     ~RemoteProgramCache() override;
     RemoteProgramCache(const RemoteProgramCache&) = delete;
     RemoteProgramCache& operator=(const RemoteProgramCache&) = delete;
 
-    /// The entry stored under `key`, checked; nullopt on a miss, a bad value (counted corrupt), a
-    /// failure or while backing off.
+    /// The entry stored under `key`, checked; nullopt on a miss or failure.
     std::optional<ObjectCode> get(const CacheKey& key) override;
-    /// Stores `code` under `key`; throws CacheError naming the server, key and cause when tried
-    /// and failed (skipped while backing off; an entry over max_entry_bytes is not stored).
+    /// Stores `code` under `key`; CacheError naming the server, key and cause.
     void put(const CacheKey& key, const ObjectCode& code) override;
     /// This object's counters (entries and bytes 0: see server_entries()).
     CacheStats stats() const override;
@@ -42,8 +39,7 @@ public:
     /// How many entries under the key prefix the server holds (a SCAN). Throws CacheError.
     std::uint64_t server_entries();
 
-    /// Waits for this process's turn to compile `key` across the fleet: the entry `find` found,
-    /// a lease holding the key's lock (must not outlive the cache), or neither.
+    /// This process's turn to compile `key` across the fleet: found, a lease, or neither.
     CompileTurn await_compile_turn(
         const CacheKey& key, const std::function<std::optional<ObjectCode>()>& find) override;
     /// The same wait, given up (`cancelled`, no lease) when `cancellation` is cancelled.
@@ -61,15 +57,13 @@ public:
     std::string redis_key(const CacheKey& key) const;
     /// Whether entries are authenticated (a secret was set).
     bool authenticated() const noexcept;
-    /// "redis sealed by SHA-256", or with a secret "redis sealed by HMAC-SHA-256 under
-    /// <fingerprint>" (reveals nothing of the secret).
+    /// "redis sealed by SHA-256" (or HMAC-SHA-256 under a secret's fingerprint).
     std::string entry_trust() const override;
 
     /// The value stored for `code` under `key`, sealed under `secret` (SHA-256 when empty).
     static std::string encode_entry(const CacheKey& key, const ObjectCode& code,
                                     std::string_view secret = {});
-    /// The code of a value, checked against `expected` and `secret`. Throws SerializationError
-    /// naming the key and what failed; never reads outside `bytes`.
+    /// The code of a value, checked. SerializationError; never reads outside `bytes`.
     static ObjectCode decode_entry(std::string_view bytes, const CacheKey& expected,
                                    std::string_view secret = {});
 

@@ -42,8 +42,7 @@ enum class CaptureMode : int;  ///< graph_builder.hpp
 /// How a stream is created.
 struct StreamOptions {
     bool non_blocking = true;  ///< does not synchronise with the legacy default stream
-    /// Lower numbers are higher priority, in the device's range (else InvalidArgumentError,
-    /// not clamped). Empty: default.
+    /// Lower is higher priority, in the device's range (else InvalidArgumentError).
     std::optional<int> priority{};
 };
 
@@ -59,8 +58,7 @@ struct StreamFromHandleOptions {
 /// All are thread-safe except close(), which must not race other uses.
 class Stream : public OwningHandle<Stream, detail::StreamBox, CUstream> {
 public:
-    /// Wraps a stream the caller keeps valid while any copy lives (owned with take_ownership,
-    /// not for a default stream). Throws DriverError for an unknown stream.
+    /// Wraps a stream the caller keeps valid. DriverError for an unknown stream.
     static Stream from_handle(CUstream stream, const StreamFromHandleOptions& options = {});
 
 
@@ -81,8 +79,7 @@ public:
     Event record() const;
     /// Records an existing event at this point of the stream; may be done any number of times.
     void record(const Event& event) const;
-    /// Later work on this stream waits for the event (InvalidArgumentError for an IPC event of
-    /// another device).
+    /// Later work waits for the event (InvalidArgumentError: an IPC event of another device).
     void wait(const Event& event) const;
     /// Later work on this stream waits for all work enqueued so far on `other`.
     void wait(const Stream& other) const;
@@ -97,8 +94,7 @@ public:
     /// True while the stream is capturing, by cudacore or anyone else.
     bool is_capturing() const;
 
-    /// Runs `function` on a driver thread once the work before it is done; it must not call
-    /// CUDA, and what it throws comes back as HostFunctionError. Destroyed later on a user thread.
+    /// Runs `function` on a driver thread after the work before it; it must not call CUDA.
     template <class Function>
     void launch_host_func(Function&& function) const {
         using Stored = std::decay_t<Function>;

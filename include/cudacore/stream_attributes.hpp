@@ -36,8 +36,7 @@ inline void set_synchronization_policy(SynchronizationPolicy policy, const Strea
 
 /// The stream's L2 persistence window, or nullopt when none is set.
 std::optional<CUaccessPolicyWindow> access_policy_window(const Stream& stream);
-/// Sets `window` on `stream` (its memory is the caller's to keep). InvalidArgumentError without
-/// a persisting L2, for an empty or too large window, or a hitRatio outside [0, 1].
+/// Sets `window` on `stream` (memory kept by the caller). InvalidArgumentError for a bad one.
 void set_access_policy_window(const Stream& stream, const CUaccessPolicyWindow& window);
 /// The earlier order, the window first.
 [[deprecated("use set_access_policy_window(stream, window)")]]
@@ -50,8 +49,7 @@ void clear_access_policy_window(const Stream& stream);
 /// The stream's priority read as an attribute (lower is higher).
 int priority_attribute(const Stream& stream);
 
-/// Copies the attributes the driver keeps for `source` to `destination` (one context, else
-/// InvalidArgumentError).
+/// Copies the driver's attributes of `source` to `destination` (one context).
 void copy_attributes(const Stream& destination, const Stream& source);
 
 }  // namespace cudacore

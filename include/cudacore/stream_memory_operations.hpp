@@ -101,8 +101,7 @@ inline MemoryOperation write_value64_operation(ValueAddress address, std::uint64
             .value = value, .wait = {}, .write = options};
 }
 
-/// Later work on `stream` waits until the 32-bit word at `address` meets `options.condition`
-/// against `value`.
+/// Later work on `stream` waits until the 32-bit word meets the condition against `value`.
 void wait_value32(const ValueAddress& address, std::uint32_t value, const Stream& stream,
                   const WaitOptions& options = {});
 /// The 64-bit wait (8-byte aligned; needs 64-bit stream memory operations).
@@ -117,8 +116,7 @@ void write_value64(const ValueAddress& address, std::uint64_t value, const Strea
 /// Runs `operations` in order in one batch, each checked first (errors name its index).
 void run_memory_operations(std::span<const MemoryOperation> operations, const Stream& stream);
 
-/// A graph node running `operations` after `dependencies` (an empty batch refused); the graph
-/// holds every Buffer named.
+/// A graph node running `operations`; the graph holds every Buffer named.
 GraphNode add_memory_operations(Graph& graph, GraphDependencies dependencies,
                                 std::span<const MemoryOperation> operations);
 /// A node of one 32-bit wait (add_memory_operations with wait_value32_operation).

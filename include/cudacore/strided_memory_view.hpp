@@ -41,8 +41,7 @@ public:
     /// An empty view (closed; no dimensions).
     StridedMemoryView() = default;
 
-    /// A view of `buffer` with `layout` (empty strides: compact row-major). InvalidArgumentError
-    /// when the buffer is closed or the layout does not fit in it.
+    /// A view of `buffer` with `layout`. InvalidArgumentError when it does not fit.
     static StridedMemoryView from_buffer(const Buffer& buffer, const DLPackLayout& layout,
                                          bool read_only = false);
     /// Consumes `tensor` (from_dlpack's rules: its deleter runs when the last copy goes).
@@ -88,8 +87,7 @@ public:
     /// A DLPack tensor of the view, holding the buffer until its deleter is called.
     DLManagedTensor* to_dlpack() const;
 
-    /// A tiled TensorMap of the view (innermost contiguous), holding the memory. Throws as
-    /// TensorMap::tiled.
+    /// A tiled TensorMap of the view, holding the memory. Throws as TensorMap::tiled.
     TensorMap as_tensor_map(const ViewTensorMapOptions& options) const;
     /// as_tensor_map with only a box (view's order) and default options.
     TensorMap as_tensor_map(std::vector<std::uint32_t> box) const {

@@ -23,8 +23,7 @@ namespace cudacore {
 /// launched with it through launch(). Immutable: thread-safe.
 class SurfaceObject : public OwningHandle<SurfaceObject, detail::SurfaceBox, CUsurfObject> {
 public:
-    /// A surface over `array`. InvalidArgumentError without surface_load_store, DriverError,
-    /// NoDriverError.
+    /// A surface over `array`. InvalidArgumentError, DriverError, NoDriverError.
     static SurfaceObject from_array(const CudaArray& array);
 
     /// The array it writes.
@@ -35,8 +34,7 @@ public:
     /// Notes a launch with this surface on `stream`, so its release waits for it (launch() does).
     void note_launch(const Stream& stream) const;
 
-    /// Ends the surface object for every holder. DriverError when the release fails (closed all
-    /// the same).
+    /// Ends it for every holder. DriverError (closed all the same).
     void close();
 };
 

@@ -73,8 +73,7 @@ struct Topology {
 std::optional<TopologyLevel> common_ancestor(const SystemDevice& a, const SystemDevice& b);
 /// NVML's peer-to-peer status from a to b. Throws as common_ancestor() does.
 PeerStatus peer_status(const SystemDevice& a, const SystemDevice& b);
-/// The CUDA driver's peer-to-peer attributes from `from` to `to` (different devices).
-/// DriverError names the attribute and both devices.
+/// The driver's peer attributes from `from` to `to`. DriverError names both.
 PeerAttributes peer_attributes(const Device& from, const Device& to);
 /// Reads the whole topology: every GPU, every pair. Throws as common_ancestor() does.
 Topology topology();

@@ -40,8 +40,7 @@ std::size_t element_size(TensorDataType type);  ///< throws InvalidArgumentError
 /// "float32", ...; "TensorDataType(N)" outside the enumeration.
 std::string to_string(TensorDataType type);
 
-/// Interleaved layout of the innermost dimension; not none needs rank 3..5 (bytes32: 32-byte
-/// aligned address and strides).
+/// Interleaved layout of the innermost dimension (not none: rank 3..5).
 enum class TensorMapInterleave { none, bytes16, bytes32 };
 
 /// "none", "bytes16", "bytes32"; "TensorMapInterleave(N)" outside the enumeration.
@@ -102,8 +101,7 @@ public:
     /// An im2col map over `buffer`; the map holds the buffer.
     static TensorMap im2col(const Buffer& buffer, const TensorMapIm2colOptions& options);
 
-    /// Points the map at `buffer` instead, keeping its layout; holds it and drops the old one (on
-    /// failure unchanged). Not thread-safe against other uses of this object.
+    /// Points the map at `buffer`, keeping its layout. Not thread-safe on this object.
     void replace_address(const Buffer& buffer);
 
     /// The 128-byte descriptor, as a kernel receives it.

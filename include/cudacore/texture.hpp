@@ -96,8 +96,7 @@ struct TextureSource {
     bool linear = false;                        ///< linear memory (address modes and filter ignored)
 };
 
-/// Checks `options` for a texture over `source`, as the factories do first; throws
-/// InvalidArgumentError naming `call` and the field. Pure: no driver.
+/// Checks `options` as the factories do. InvalidArgumentError naming `call`. No driver.
 void check_texture_options(const TextureOptions& options, const TextureSource& source,
                            const char* call);
 
@@ -112,12 +111,10 @@ public:
     /// A texture reading every level of `array`; needs normalized_coordinates. Holds the array.
     static TextureObject from_mipmapped_array(const MipmappedArray& array,
                                               const TextureOptions& options);
-    /// A 1D texture over linear device memory (tex1Dfetch). Holds the buffer (open,
-    /// device-accessible, aligned, wide enough, else InvalidArgumentError).
+    /// A 1D texture over linear device memory (tex1Dfetch). Holds the buffer.
     static TextureObject from_linear(const Buffer& buffer, const LinearTextureLayout& layout,
                                      const TextureOptions& options = {});
-    /// A 2D texture over pitched device memory. Holds the buffer; checked as from_linear, and
-    /// against the device's limits.
+    /// A 2D texture over pitched device memory. Holds the buffer.
     static TextureObject from_pitch2d(const Buffer& buffer, const Pitch2DTextureLayout& layout,
                                       const TextureOptions& options = {});
 
@@ -125,15 +122,13 @@ public:
     const TextureOptions& options() const noexcept;
     /// The device's ordinal.
     int device_ordinal() const noexcept;
-    /// What it is and what it reads: "texture object 1 over 2D CUDA array float32 64 x 64 on
-    /// device 0".
+    /// "texture object 1 over 2D CUDA array float32 64 x 64 on device 0".
     std::string description() const;
 
     /// Notes a launch with this texture on `stream`, so its release waits for it (launch() does).
     void note_launch(const Stream& stream) const;
 
-    /// Ends the texture object for every holder. DriverError when the release fails (closed all
-    /// the same).
+    /// Ends it for every holder. DriverError (closed all the same).
     void close();
 };
 

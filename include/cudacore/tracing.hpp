@@ -33,8 +33,7 @@ struct Color {
     friend constexpr bool operator==(Color, Color) noexcept = default;
 };
 
-/// One number an event carries (NVTX's payload), made implicitly from any integer (kept as 64
-/// bits) or floating-point number (kept as a double); empty by default.
+/// One number an event carries (NVTX's payload): an integer or floating-point number.
 class Payload {
 public:
     /// What the payload holds.
@@ -118,8 +117,7 @@ inline bool tool_attached() noexcept {
 
 class RegisteredString;
 
-/// A named NVTX domain (the same one for every Domain of that name, living until the process
-/// ends). Copies are cheap; construction takes a lock, so make one once.
+/// A named NVTX domain (one per name, for the process). Construction takes a lock.
 class Domain {
 public:
     /// The domain named `name`. @throws InvalidArgumentError if `name` is empty.
@@ -180,8 +178,7 @@ void mark(const Domain& domain, std::string_view message, const EventOptions& op
 void mark(const Domain& domain, const RegisteredString& message, const EventOptions& options) noexcept;
 }  // namespace detail
 
-/// A range on this thread's timeline from construction to destruction; nothing without a tool
-/// (nor when its message cannot be made). Neither copied nor moved.
+/// A range on this thread from construction to destruction. Neither copied nor moved.
 class Range {
 public:
     /// A range named `message`.

@@ -32,8 +32,7 @@ struct VirtualAddressRangeOptions {
 class VirtualAddressRange
     : public OwningHandle<VirtualAddressRange, detail::VirtualAddressRangeBox, CUdeviceptr> {
 public:
-    /// Reserves `size` bytes (a multiple of the granularity) through `device`'s primary context.
-    /// InvalidArgumentError (size 0, bad alignment), DriverError naming the size.
+    /// Reserves `size` bytes through `device`. InvalidArgumentError, DriverError.
     static VirtualAddressRange reserve(const Device& device, std::size_t size,
                                        const VirtualAddressRangeOptions& options = {});
     /// As reserve() on the current context's device; InvalidArgumentError when none is current.
@@ -47,8 +46,7 @@ public:
     /// "address range of 8388608 bytes at 0x7f...", for messages.
     std::string description() const;
 
-    /// Ends the range for every copy, freed when nothing is mapped in it. DriverError when the
-    /// release fails (closed all the same).
+    /// Ends the range for every copy. DriverError (closed all the same).
     void close();
 };
 

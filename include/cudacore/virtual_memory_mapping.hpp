@@ -56,8 +56,7 @@ public:
     /// Ordinal of the device whose memory is mapped.
     int device_ordinal() const noexcept;
 
-    /// Sets the listed devices' access to the whole mapping; others keep theirs.
-    /// InvalidArgumentError for an empty list or a bad device, DriverError (no peer access).
+    /// Sets the listed devices' access. InvalidArgumentError, DriverError.
     void set_access(const std::vector<PeerMemoryAccess>& access);
     /// What `device` may do with the mapping. DriverError when the driver refuses.
     MemoryAccess access(int device) const;
@@ -67,13 +66,11 @@ public:
     /// "mapping of 2097152 bytes at 0x... (offset 0 of address range ...)", for messages.
     std::string description() const;
 
-    /// Unmaps it for every copy (or when the last Buffer from as_buffer() goes) and lets go of its
-    /// range and allocation. DriverError when the unmap fails (closed all the same).
+    /// Unmaps it for every copy. DriverError (closed all the same).
     void close();
 };
 
-/// One Buffer over consecutive mappings of one range, holding them all. InvalidArgumentError
-/// for none, a closed one, or mappings not of one range in order without gaps.
+/// One Buffer over consecutive mappings of one range, holding them. InvalidArgumentError.
 Buffer as_buffer(std::span<const VirtualMemoryMapping> mappings);
 
 }  // namespace cudacore

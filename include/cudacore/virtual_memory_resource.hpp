@@ -27,8 +27,7 @@ struct PeerMemoryAccess {
     MemoryAccess access = MemoryAccess::read_write;  ///< what it may do (cuMemSetAccess flags)
 };
 
-/// The kind of physical memory cuMemCreate makes: pinned device memory, or managed memory (not
-/// every driver and device allows it).
+/// The kind of physical memory cuMemCreate makes (managed: where the driver allows).
 enum class VirtualMemoryAllocationType { pinned, managed };
 
 /// "pinned", "managed"; "VirtualMemoryAllocationType(N)" outside the enumeration.
@@ -36,8 +35,7 @@ std::string to_string(VirtualMemoryAllocationType type);
 
 /// Options of a VirtualMemoryResource: location, handle types, peers, granularity.
 struct VirtualMemoryResourceOptions {
-    /// pinned or managed (needs managed memory, else InvalidArgumentError; a driver may still
-    /// refuse it: DriverError). Access is granted to the devices only.
+    /// pinned or managed (InvalidArgumentError, DriverError where refused).
     VirtualMemoryAllocationType allocation_type = VirtualMemoryAllocationType::pinned;
     /// Handle types the memory may be exported as (CUmemAllocationHandleType bits).
     unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;

@@ -14,18 +14,15 @@ enum class WarningKind {
     release_failed,
     /// compile_cached did not store a compile whose key could not cover what it read.
     not_cached,
-    /// A compile ran without automatic PCH (its folder cannot hold one, or a bundle's folder
-    /// cannot be had). Once per process and folder.
+    /// A compile ran without automatic PCH. Once per process and folder.
     pch_off,
     /// A RemoteProgramCache could not use its server; compiles go on. Once per cause.
     remote_cache_failed,
     /// A DiskProgramCache repaired its damaged bookkeeping, or went on without that part.
     disk_cache_repaired,
-    /// A RemoteProgramCache's secret file is readable by others than its owner (used all the
-    /// same: chmod 600 it).
+    /// A RemoteProgramCache's secret file is readable by others (chmod 600 it).
     secret_file_exposed,
-    /// The folder of the standard headers (ProgramOptions::std_headers) cannot be had: compiles
-    /// go on without them. Once per process and reason.
+    /// The standard headers' folder cannot be had. Once per process and reason.
     standard_headers_off,
 };
 
