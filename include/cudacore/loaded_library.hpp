@@ -5,8 +5,7 @@
 ///     for (const Kernel& kernel : library_kernels(code))
 ///         std::printf("%s\n", kernel.lowered_name().c_str());
 ///
-/// Each call loads the code first (as get_kernel does) and throws what ObjectCode::load throws,
-/// and DriverError naming the call and the code. Thread-safe.
+/// Each call loads the code first and throws what ObjectCode::load throws. Thread-safe.
 #pragma once
 
 #include "cudacore/context.hpp"

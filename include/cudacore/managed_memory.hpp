@@ -1,8 +1,6 @@
 /// @file
-/// Controls for managed memory: advice, batched prefetch and discard, and range attributes.
-/// Buffers must be managed memory; a batch is one driver call on `stream` and needs
-/// CONCURRENT_MANAGED_ACCESS. Every call throws InvalidArgumentError for a closed buffer,
-/// DriverError naming the call, the buffer or batch size and the location.
+/// Controls for managed memory: advice, batched prefetch and discard, range attributes. Every
+/// call throws InvalidArgumentError (a closed buffer), DriverError (naming call and location).
 #pragma once
 
 #include "cudacore/memory_location.hpp"

@@ -1,8 +1,6 @@
 /// @file
-/// Memory resources: where a Buffer's memory comes from. A MemoryResource allocates Buffers and
-/// frees them, ordered on a stream; every Buffer holds its resource (owned by a shared_ptr).
-/// close() ends allocation; Buffers allocated before stay valid. To write one, implement the
-/// pure virtual members (do_deallocate may throw). docs/design/memory-resources.md says more.
+/// Memory resources: where a Buffer's memory comes from, allocated and freed in stream order;
+/// every Buffer holds its resource. docs/design/memory-resources.md, "Writing a resource".
 #pragma once
 
 #include "cudacore/forward.hpp"

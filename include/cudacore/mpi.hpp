@@ -1,7 +1,6 @@
 /// @file
-/// cudacore::mpi (optional; not in cudacore.hpp): moving code between ranks, compiling with all
-/// ranks, picking each rank's GPU. Every call needs MPI initialised, is collective over `comm`
-/// and fails on every rank when one fails (MpiError for MPI's errors). Contract: docs/mpi.md.
+/// cudacore::mpi (optional; not in cudacore.hpp): code between ranks, compiling with all ranks,
+/// each rank's GPU. Every call is collective and fails on every rank when one fails: docs/mpi.md.
 #pragma once
 
 #include "cudacore/mpi_compile.hpp"

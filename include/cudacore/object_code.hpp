@@ -1,7 +1,6 @@
 /// @file
-/// ObjectCode: compiled or linked GPU code as an immutable value (bytes, code type, name, symbol
-/// map), loaded lazily. Making or copying one makes no driver call; copies share the bytes. Use
-/// get_kernel/get_global with cudacore/kernel.hpp and cudacore/buffer.hpp (or cudacore.hpp).
+/// ObjectCode: compiled or linked GPU code as an immutable value, loaded lazily. Making or copying
+/// one makes no driver call; copies share the bytes.
 #pragma once
 
 #include "cudacore/forward.hpp"
@@ -151,7 +150,8 @@ public:
     static ObjectCode deserialize_parts(std::string_view head, std::string code, std::string_view tail);
     /// Whether `bytes` start with the serialized form's magic (says nothing of their validity).
     static bool looks_serialized(std::string_view bytes) noexcept;
-    /// Writes serialize() to `path` atomically. SerializationError naming the path and why.
+    /// Writes serialize() to `path` atomically (docs/design/object-code-state.md, "Saving to a
+    /// file"). SerializationError naming the path and why.
     void save(const std::filesystem::path& path) const;
     /// Reads a file written by save(). Throws SerializationError naming the path.
     static ObjectCode from_saved(const std::filesystem::path& path);

@@ -1,8 +1,6 @@
 /// @file
-/// OwningHandle: what every owning object (Context, Stream, Event, Graph, arrays, textures,
-/// pools, virtual memory...) is made of, and owning_names, the names their errors use. Copies
-/// share one state; close() ends the resource for every copy, reset() drops one share.
-/// docs/errors-and-lifetime.md, "Closing and resetting", is the contract.
+/// OwningHandle: what every owning object is made of, and owning_names, the names their errors
+/// use. Contract: docs/errors-and-lifetime.md, "Closing and resetting".
 #pragma once
 
 #include "cudacore/forward.hpp"

@@ -1,7 +1,6 @@
 /// @file
-/// PhysicalAllocation: device memory made by cuMemCreate, at no address yet: map it into a
-/// VirtualAddressRange (VirtualMemoryMapping) to use it, or export it (physical_allocation_ipc.hpp).
-/// VirtualMemoryResource does all this for you.
+/// PhysicalAllocation: device memory at no address yet, mapped by VirtualMemoryMapping or
+/// exported (physical_allocation_ipc.hpp). VirtualMemoryResource does all this for you.
 ///
 ///     const AllocationGranularity granularity = allocation_granularity(device);
 ///     PhysicalAllocation memory = PhysicalAllocation::create(device, 4 * granularity.minimum);

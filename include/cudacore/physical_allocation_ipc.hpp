@@ -1,7 +1,6 @@
 /// @file
-/// Sharing a PhysicalAllocation with another process: a POSIX file descriptor over an
-/// IpcChannel, or a fabric handle. The memory lives until every process has released and
-/// unmapped it. Bytes: docs/design/ipc-descriptors.md. One thread at a time per channel.
+/// Sharing a PhysicalAllocation with another process (file descriptor or fabric handle); it lives
+/// until every process let go. Bytes: docs/design/ipc-descriptors.md. One thread per channel.
 #pragma once
 
 #include "cudacore/ipc_channel.hpp"

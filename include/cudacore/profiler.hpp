@@ -1,8 +1,6 @@
 /// @file
-/// CUDA profiler control: record only the part that matters (`nsys profile
-/// --capture-range=cudaProfilerApi`). Every call makes its context current for the driver call
-/// only; throws InvalidArgumentError (closed Context), DriverError, NoDriverError; keeps nothing
-/// alive; any thread. Without a tool nothing happens.
+/// CUDA profiler control: record only the part that matters. Every call throws
+/// InvalidArgumentError (closed Context), DriverError, NoDriverError; keeps nothing; any thread.
 ///
 ///     warm_up();                                  // not recorded
 ///     {

@@ -1,7 +1,6 @@
 /// @file
-/// Program: CUDA C++ (NVRTC), PTX (nvJitLink, or the driver's linker) or NVVM IR (libNVVM)
-/// compiled into an ObjectCode; needs no GPU. A value holding the source and options; compile()
-/// may be called many times. docs/compiling.md, "What a Program keeps", says what it keeps.
+/// Program: CUDA C++ (NVRTC), PTX (nvJitLink or the driver) or NVVM IR (libNVVM) compiled into
+/// an ObjectCode; needs no GPU. docs/compiling.md, "What a Program keeps".
 #pragma once
 
 #include "cudacore/compile_errors.hpp"
@@ -66,7 +65,7 @@ public:
     /// Throws InvalidArgumentError when `source` is blank or `source_type` is not an enumerator.
     Program(std::string source, SourceType source_type, ProgramOptions options = {});
 
-    /// Compiles to `target` (ptx, cubin or ltoir, as the source type allows), adding each name
+    /// Compiles to `target` (a PTX program: cubin only; C++ -dlto: ltoir), adding each name
     /// expression to the symbol map; a PCH problem never fails it (pch_status()). Throws
     /// CompileError (log, name, options), LoaderError (no NVRTC / nvJitLink), InvalidArgumentError.
     ObjectCode compile(CodeType target, const std::vector<std::string>& name_expressions = {});

@@ -1,7 +1,6 @@
 /// @file
-/// ProgramCache: where compiled ObjectCode is kept between compiles, keyed by CacheKey: memory,
-/// disk, remote (Redis) and tiered implementations; compile through one with compile_cached()
-/// (cached_compile.hpp). docs/caching.md is the guide.
+/// ProgramCache: where compiled ObjectCode is kept between compiles, keyed by CacheKey; compile
+/// through one with compile_cached(). Guide: docs/caching.md.
 #pragma once
 
 #include "cudacore/cache_key.hpp"

@@ -1,7 +1,6 @@
 /// @file
-/// Host memory the caller allocated, page-locked and mapped for the devices, as a Buffer
-/// (unregistered when its last copy goes or at close(), never freed: the caller keeps it valid
-/// until then). The Buffer holds `device`'s primary context; thread-safe like any Buffer.
+/// Host memory the caller allocated, page-locked and mapped for the devices as a Buffer (never
+/// freed: unregistered when the last copy goes). Thread-safe like any Buffer.
 #pragma once
 
 #include "cudacore/buffer.hpp"

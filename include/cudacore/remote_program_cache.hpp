@@ -1,8 +1,7 @@
 /// @file
-/// RemoteProgramCache: a ProgramCache on a Redis server shared by a fleet, so each program is
-/// compiled once. Values are sealed (SHA-256, or HMAC-SHA-256 under a secret: without one,
-/// whoever can write to the server chooses the code your GPUs run). Guide: docs/caching.md, "A
-/// cache shared by a fleet"; mechanism: docs/design/remote-cache.md.
+/// RemoteProgramCache: a ProgramCache on a Redis server shared by a fleet. Values are sealed
+/// (without a secret, whoever can write to the server chooses the code your GPUs run). Guide:
+/// docs/caching.md, "A cache shared by a fleet"; mechanism: docs/design/remote-cache.md.
 #pragma once
 
 #include "cudacore/program_cache.hpp"

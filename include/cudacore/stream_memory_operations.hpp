@@ -1,10 +1,7 @@
 /// @file
-/// Stream memory operations: a stream waits until a 32- or 64-bit word in memory meets a
-/// condition, or writes one, in stream order, also as graph nodes. The word is aligned, inside
-/// its Buffer, in memory the driver takes (not managed or pool memory). Every call throws
-/// InvalidArgumentError for a closed stream or buffer, a bad word or what the device lacks, and
-/// DriverError when the driver refuses; a Buffer is held only by a graph. Guide:
-/// docs/loading-and-launching.md, "Stream memory operations".
+/// Stream memory operations: wait until a 32- or 64-bit word meets a condition, or write one, in
+/// stream order or as graph nodes. Every call throws InvalidArgumentError (closed, bad word, what
+/// the device lacks) or DriverError. Guide: docs/loading-and-launching.md.
 ///
 ///     auto plain = std::make_shared<SynchronousMemoryResource>(device);  // cuMemAlloc memory
 ///     Buffer flag = plain->allocate(sizeof(std::uint32_t), producer);

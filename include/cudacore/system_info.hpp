@@ -1,7 +1,5 @@
 /// @file
-/// System information through NVML (opened at run time): the driver version and, per GPU, its
-/// identity, memory, utilisation, temperature, power and clocks, read anew each time.
-/// Topology: system_topology.hpp.
+/// System information through NVML, read anew each time. Topology: system_topology.hpp.
 #pragma once
 
 #include <cstdint>

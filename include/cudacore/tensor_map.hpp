@@ -1,7 +1,6 @@
 /// @file
-/// TensorMap: a CUtensorMap descriptor for bulk tensor copies (TMA), made from a Buffer it
-/// holds, dimensions innermost first, passed to kernels by value (`const __grid_constant__
-/// CUtensorMap`). Copies are cheap values. Guide (and the alignment to keep): docs/memory.md.
+/// TensorMap: a CUtensorMap descriptor for bulk tensor copies (TMA) over a Buffer it holds,
+/// innermost dimension first. Guide (and the alignment to keep): docs/memory.md.
 ///
 ///     TensorMap map = TensorMap::tiled(buffer, {.element_type = TensorDataType::float32,
 ///                                               .shape = {cols, rows},      // innermost first

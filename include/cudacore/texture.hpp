@@ -1,7 +1,6 @@
 /// @file
 /// TextureObject: a texture object over a CUDA array, a mipmapped array, or linear or pitched 2D
-/// device memory (cuda.core's TextureObject), passed to kernels as its CUtexObject. Holds what
-/// it reads; copies share it. Guide: docs/memory.md.
+/// device memory (cuda.core's TextureObject). Guide: docs/memory.md.
 ///
 ///     TextureObject tex = TextureObject::from_array(image, {
 ///         .address_modes = {TextureAddressMode::clamp, TextureAddressMode::clamp},

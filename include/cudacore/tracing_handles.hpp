@@ -5,7 +5,6 @@
 ///     tracing::RangeId request = tracing::start_range(domain, "request 42");  // one thread
 ///     tracing::end_range(request);                        // the same or another, any time later
 ///     tracing::name_current_thread("io worker");
-///
 #pragma once
 
 #include "cudacore/tracing.hpp"
