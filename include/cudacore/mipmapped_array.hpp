@@ -22,9 +22,8 @@ namespace cudacore {
 /// The number of levels of a full chain for `options` (down to 1 x 1 x 1). Throws as array_shape.
 unsigned full_mipmap_levels(const ArrayOptions& options);
 
-/// A CUDA mipmapped array on one device. Copies share it, destroyed when the last copy, level
-/// view and texture goes, after cudacore's work on it. Thread-safe. Every member throws
-/// InvalidArgumentError for what the device cannot do (checked first), DriverError naming the call.
+/// A CUDA mipmapped array, destroyed after its last copy, level view and texture. Thread-safe.
+/// InvalidArgumentError for what the device cannot do (checked first), DriverError.
 class MipmappedArray : public OwningHandle<MipmappedArray, detail::MipmappedArrayBox, CUmipmappedArray> {
 public:
     /// A new mipmapped array of `levels` levels on `device`'s primary context, which it holds.

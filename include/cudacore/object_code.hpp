@@ -159,10 +159,9 @@ public:
     [[deprecated("use ObjectCode::from_saved(path)")]]
     static ObjectCode load(const std::filesystem::path& path);
 
-    /// Loads the code once for all copies, in the current device's context; a failure is kept
-    /// and thrown again on every use: NoDriverError, DriverError (wrong arch, corrupt bytes),
-    /// InvalidArgumentError (malformed, or LTO-IR/objects that need a link). The library lives
-    /// while a copy, Kernel or global view does (docs/design/object-code-state.md).
+    /// Loads the code once for all copies, in the current device's context; a failure is thrown
+    /// again on every use: NoDriverError, DriverError (wrong arch, corrupt bytes),
+    /// InvalidArgumentError (malformed, or code that needs a link).
     void load() const;
     /// Whether a load() (or a get_kernel) has succeeded for this value or a copy.
     bool is_loaded() const noexcept;
@@ -173,9 +172,8 @@ public:
     /// The loaded library (loads it first, like get_kernel); owned as described above.
     CUlibrary library_handle() const;
 
-    /// A __device__/__constant__ variable by name, lowered name, name expression or (cubin) C++
-    /// name, as a Buffer view that keeps the library loaded. Loads first, as get_kernel;
-    /// InvalidArgumentError lists the globals when none is so named.
+    /// A __device__/__constant__ variable by any of its names, as a Buffer view holding the
+    /// library; loads first. InvalidArgumentError lists the globals when none is so named.
     Buffer get_global(std::string_view name) const;
     /// A __managed__ variable (cuLibraryGetManaged): the same kind of view, host-accessible.
     Buffer get_managed(std::string_view name) const;

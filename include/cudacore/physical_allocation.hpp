@@ -48,10 +48,9 @@ struct PhysicalAllocationFromHandleOptions {
     bool take_ownership = false;
 };
 
-/// Physical device memory, mapped through VirtualMemoryMapping. Sizes are multiples of the
-/// allocation granularity. Copies share it; released when the last copy and mapping go; holds the
-/// primary context. Queries never throw (0 or -1 when closed or empty) and are thread-safe;
-/// close() must not race other calls.
+/// Physical device memory, sizes multiples of the granularity; released when the last copy and
+/// mapping go; holds the primary context. Queries never throw (0 or -1 when closed or empty) and
+/// are thread-safe; close() must not race other calls.
 class PhysicalAllocation
     : public OwningHandle<PhysicalAllocation, detail::PhysicalAllocationBox,
                           CUmemGenericAllocationHandle> {

@@ -46,10 +46,8 @@ struct RemoteCacheOptions {
     /// The longest a process waits for another's compile of the same key (> lock_expiry).
     std::chrono::milliseconds lock_wait{30000};
 
-    /// Parses `redis[s]://[user[:password]\@]host[:port][/db][?option=value&...]` (options:
-    /// connect_timeout_ms, timeout_ms, retry_ms, max_retry_ms, expiry_s, prefix, max_entry_bytes,
-    /// lock_ms, lock_wait_ms, secret_file, secret_env, tls_ca, tls_cert, tls_key). Throws
-    /// InvalidArgumentError naming the URL (password hidden).
+    /// Parses `redis[s]://[user[:password]\@]host[:port][/db][?option=value&...]` (options as
+    /// docs/caching.md lists them). InvalidArgumentError naming the URL (password hidden).
     static RemoteCacheOptions from_url(std::string_view url);
     /// from_url($CUDACORE_REMOTE_CACHE), or nullopt when it is unset or empty.
     static std::optional<RemoteCacheOptions> from_environment();

@@ -90,9 +90,8 @@ struct TensorMapIm2colOptions {
     TensorMapOobFill oob_fill = TensorMapOobFill::zero;  ///< CUtensorMapFloatOOBfill
 };
 
-/// A CUtensorMap for bulk tensor copies (TMA), holding the Buffer it describes. The factories
-/// and replace_address check every rule the host can (InvalidArgumentError naming the field and
-/// value) before the driver (DriverError, NoDriverError). Thread-safe to read.
+/// A CUtensorMap for TMA, holding its Buffer. Every rule the host can check is, first
+/// (InvalidArgumentError naming the field), then DriverError, NoDriverError. Thread-safe to read.
 class TensorMap {
 public:
     /// A tiled map over `buffer` (open and device-accessible); the map holds the buffer.

@@ -99,10 +99,9 @@ struct TextureSource {
 void check_texture_options(const TextureOptions& options, const TextureSource& source,
                            const char* call);
 
-/// A texture object over an array or device memory. Immutable and thread-safe. The factories
-/// throw InvalidArgumentError naming the field for options the hardware does not do (before the
-/// driver), then DriverError, NoDriverError; the object is destroyed after the work launched
-/// with it through cudacore.
+/// A texture object over an array or device memory, destroyed after the work launched with it.
+/// Immutable, thread-safe. The factories throw InvalidArgumentError naming the field for options
+/// the hardware does not do (before the driver), DriverError, NoDriverError.
 class TextureObject : public OwningHandle<TextureObject, detail::TextureBox, CUtexObject> {
 public:
     /// A texture reading `array` (any shape; a level view reads that level). Holds the array.

@@ -12,9 +12,8 @@
 
 namespace cudacore {
 
-/// Program caches used as one, fastest first: get() stores a hit in the tiers above, put()
-/// writes through. A tier's CacheError skips it for that call; every tier is tried before a
-/// CacheError is thrown. Holds its tiers; thread-safe when they are.
+/// Program caches used as one, fastest first: a hit is stored in the tiers above, put() writes
+/// through. A tier's CacheError skips it. Holds its tiers; thread-safe when they are.
 class TieredProgramCache final : public ProgramCache {
 public:
     /// The tiers, fastest first. InvalidArgumentError when empty, null or repeated.

@@ -40,9 +40,8 @@ struct VirtualMemoryMapOptions {
 class VirtualMemoryMapping
     : public OwningHandle<VirtualMemoryMapping, detail::VirtualMemoryMappingBox, CUdeviceptr> {
 public:
-    /// Maps `allocation` at `offset` in `range` with options.access. Throws InvalidArgumentError
-    /// (closed objects, misaligned or out-of-range sizes, bad access), DriverError (nothing left
-    /// mapped). Thread-safe.
+    /// Maps `allocation` at `offset` in `range`. InvalidArgumentError (closed, misaligned, out of
+    /// range, bad access), DriverError (nothing left mapped). Thread-safe.
     static VirtualMemoryMapping map(const VirtualAddressRange& range, std::size_t offset,
                                     const PhysicalAllocation& allocation,
                                     const VirtualMemoryMapOptions& options = {});

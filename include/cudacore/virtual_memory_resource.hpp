@@ -52,9 +52,8 @@ struct VirtualMemoryResourceOptions {
 };
 
 /// Device memory mapped through the virtual memory API, which can grow keeping its contents.
-/// Allocation is immediate, not stream-ordered; freeing waits for its stream. Make it with
-/// std::make_shared; it holds its device's primary context. Thread-safe. Driver failures throw
-/// DriverError naming the call and the sizes.
+/// Allocation is immediate; freeing waits for its stream. Holds its device's primary context.
+/// Thread-safe. DriverError names the call and the sizes.
 class VirtualMemoryResource final : public BuiltinMemoryResource<true, false> {
 public:
     /// Throws InvalidArgumentError for options the device refuses, NoDriverError.
