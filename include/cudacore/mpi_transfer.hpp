@@ -37,7 +37,6 @@ struct TransferOptions {
     std::size_t chunk_bytes = std::size_t{1} << 30;
 };
 
-
 /// The message form of a list of ObjectCodes (a count, the lengths, each serialize()).
 std::string pack(const std::vector<ObjectCode>& codes);
 /// The inverse. SerializationError unless well-formed; never reads outside `message`.
@@ -45,7 +44,6 @@ std::vector<ObjectCode> unpack(std::string_view message);
 
 /// Broadcasts bytes from `root` in chunks (replaced on the other ranks).
 void broadcast_bytes(std::string& bytes, int root, MPI_Comm comm, const TransferOptions& options = {});
-
 
 /// The root's code, on every rank (`code` ignored off the root; required on it).
 ObjectCode broadcast(const std::optional<ObjectCode>& code, int root, MPI_Comm comm,

@@ -50,7 +50,8 @@ struct ObjectCodeFromHandleOptions {
 class ObjectCode {
 public:
     using FromHandleOptions = ObjectCodeFromHandleOptions;  ///< options of from_handle()
-    /// Wraps a library the caller loaded (no bytes). InvalidArgumentError (null), NoDriverError.
+    /// Wraps a library the caller loaded (no bytes), which the caller keeps loaded while it is
+    /// used unless owned. InvalidArgumentError (null), NoDriverError.
     static ObjectCode from_handle(CUlibrary library, const FromHandleOptions& options = {});
 
     /// Copies the code bytes as they are. InvalidArgumentError when `code` is empty.
@@ -135,7 +136,7 @@ public:
     /// The serialized form's version (layout: docs/design/object-code-state.md).
     static constexpr std::uint32_t serialization_format_version = 1;
     static constexpr std::uint64_t max_serialized_size = std::uint64_t{4} << 30;  ///< 4 GiB
-    /// The serialized form above. Throws InvalidArgumentError for a from_handle() value.
+    /// The serialized form (fields and checksum). InvalidArgumentError for a from_handle() value.
     std::string serialize() const;
     /// The ObjectCode serialize() gave `bytes` for; SerializationError for any other input.
     static ObjectCode deserialize(std::string_view bytes);
@@ -169,7 +170,7 @@ public:
     std::optional<CUlibrary> handle() const noexcept;
     /// The kernel for a name expression or plain name; InvalidArgumentError lists the kernels.
     Kernel get_kernel(std::string_view name) const;
-    /// The loaded library (loads it first, like get_kernel); owned as described above.
+    /// The loaded library (loads it first, like get_kernel); never unload it.
     CUlibrary library_handle() const;
 
     /// A __device__/__constant__ variable by any of its names, as a Buffer view holding the

@@ -114,7 +114,7 @@ struct ProgramOptions {
     std::vector<NamedSource> extra_sources{};
     std::optional<bool> use_libdevice{};  ///< link libdevice (NVVM IR only); unset means no
 
-    /// Assemble PTX (and NVVM IR to cubin) by nvJitLink in a worker process (LinkerOptions::isolated).
+    /// Assemble PTX (and NVVM IR to cubin) in a worker process (LinkerOptions::isolated).
     bool isolated_link = false;
 
     /// Equal when every field is.

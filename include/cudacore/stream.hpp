@@ -58,9 +58,9 @@ struct StreamFromHandleOptions {
 /// All are thread-safe except close(), which must not race other uses.
 class Stream : public OwningHandle<Stream, detail::StreamBox, CUstream> {
 public:
-    /// Wraps a stream the caller keeps valid. DriverError for an unknown stream.
+    /// Wraps a stream the caller keeps valid (owned only with take_ownership, refused for a
+    /// default stream). DriverError for an unknown stream.
     static Stream from_handle(CUstream stream, const StreamFromHandleOptions& options = {});
-
 
     /// The context the stream belongs to (held by the stream).
     Context context() const;
@@ -94,7 +94,8 @@ public:
     /// True while the stream is capturing, by cudacore or anyone else.
     bool is_capturing() const;
 
-    /// Runs `function` on a driver thread after the work before it; it must not call CUDA.
+    /// Runs `function` on a driver thread after the work before it; it must not call CUDA. It is
+    /// destroyed later on a user thread, so its captures may own cudacore objects.
     template <class Function>
     void launch_host_func(Function&& function) const {
         using Stored = std::decay_t<Function>;
