@@ -1,6 +1,7 @@
 /// @file
-/// Host memory the caller allocated, page-locked and mapped for the devices as a Buffer (never
-/// freed: unregistered when the last copy goes). Thread-safe like any Buffer.
+/// Host memory the caller allocated, page-locked and mapped for the devices as a Buffer holding
+/// `device`'s primary context; unregistered when its last copy goes (or at close()), never freed:
+/// the caller keeps the memory valid until then. Thread-safe like any Buffer.
 #pragma once
 
 #include "cudacore/buffer.hpp"
