@@ -1,9 +1,6 @@
 /// @file
-/// Kernel arguments packed as the driver takes them (one run of bytes per kernel parameter):
-/// KernelArguments, the value a kernel graph node holds and reads back, and the packing that the
-/// templates taking launch()-style arguments share. Arguments are converted as launch() converts
-/// them (launch.hpp: a Buffer becomes its device address).
-/// Thread-safety: plain values; copies are independent (a KernelArguments copies its bytes).
+/// KernelArguments: kernel arguments packed as the driver takes them, the value a kernel graph
+/// node holds and reads back.
 #pragma once
 
 #include "cudacore/launch.hpp"
@@ -16,16 +13,14 @@
 
 namespace cudacore {
 
-/// The bytes of a kernel node's arguments, one run of bytes per kernel parameter, as the driver
-/// copies them. Made from launch()-style arguments (KernelArguments::of, converted as launch()
-/// converts them: a Buffer becomes its device address) or read back from a node.
+/// A kernel node's argument bytes, one run per parameter; a plain value. data() and pointers()
+/// stay valid until the next append; a bad index throws InvalidArgumentError.
 class KernelArguments {
 public:
     /// No arguments (a kernel without parameters).
     KernelArguments() = default;
 
-    /// The arguments `args`, converted and sized as launch() does (a closed Buffer:
-    /// InvalidArgumentError). Nothing is held: a Buffer passes as its address only.
+    /// The arguments converted and sized as launch() does; holds nothing (a Buffer: its address).
     template <class... Args>
     static KernelArguments of(const Args&... args) {
         KernelArguments out;
@@ -37,13 +32,11 @@ public:
     void append(const void* data, std::size_t size);
     /// How many arguments.
     std::size_t count() const noexcept { return sizes_.size(); }
-    /// The size in bytes of argument `index` (InvalidArgumentError when out of range).
+    /// The size in bytes of argument `index`.
     std::size_t size(std::size_t index) const;
-    /// The bytes of argument `index` (InvalidArgumentError when out of range); valid until the
-    /// next append or the end of this object.
+    /// The bytes of argument `index`.
     const void* data(std::size_t index) const;
-    /// Argument `index` read as a T. InvalidArgumentError when out of range or when its size is
-    /// not sizeof(T) (the message gives both sizes).
+    /// Argument `index` read as a T; InvalidArgumentError unless its size is sizeof(T).
     template <class T>
     T as(std::size_t index) const {
         static_assert(std::is_trivially_copyable_v<T>, "kernel arguments are plain bytes");
@@ -52,10 +45,9 @@ public:
         std::memcpy(&value, data(index), sizeof(T));
         return value;
     }
-    /// The sizes, one per argument (what the kernel's parameters are checked against).
+    /// The sizes, one per argument.
     const std::vector<std::size_t>& sizes() const noexcept { return sizes_; }
-    /// One pointer per argument into this object's bytes, as the driver's kernelParams array
-    /// takes them; valid until the next append or the end of this object.
+    /// One pointer per argument, as the driver's kernelParams array takes them.
     std::vector<void*> pointers() const;
 
     /// Equal when every argument has the same bytes.

@@ -1,11 +1,7 @@
 /// @file
 /// launch(): enqueue a kernel on a stream, its arguments checked against the kernel's parameters
-/// first (InvalidArgumentError naming the index and sizes), and the config (launch_config.hpp).
-/// Arguments: trivially copyable values, pointers, Buffers (their address), textures and
-/// surfaces (noted so their release waits); other types specialise KernelArgument<T>.
-/// TypedKernel checks types at compile time. The launch keeps the kernel's library loaded until
-/// the kernel finishes; memory arguments point to is the caller's. Errors: InvalidArgumentError,
-/// DriverError.
+/// first. Arguments: trivially copyable values, pointers, Buffers, textures and surfaces; other
+/// types specialise KernelArgument<T>. TypedKernel checks types at compile time.
 ///
 ///     launch(stream, LaunchConfig{.grid = blocks, .block = 256}, kernel, a, x, y, n);
 #pragma once
@@ -26,8 +22,7 @@ namespace cudacore {
 
 class Buffer;
 
-/// How a launch() argument of type T reaches the kernel. The primary template passes trivially
-/// copyable values as they are.
+/// How a launch() argument of type T reaches the kernel; trivially copyable values as they are.
 template <class T>
 struct KernelArgument {
     static_assert(!std::is_array_v<T>,
@@ -50,8 +45,7 @@ struct KernelArgument<T> {
     }
 };
 
-/// An object a kernel reads through its driver handle and whose release must wait for the
-/// kernels launched with it (TextureObject, SurfaceObject: it says so by note_launch).
+/// An object a kernel reads through its handle, whose release waits for its kernels.
 template <class T>
 concept launch_noted_object = requires(const T& object, const Stream& stream) {
     object.note_launch(stream);
@@ -59,13 +53,11 @@ concept launch_noted_object = requires(const T& object, const Stream& stream) {
     object.handle();
 };
 
-/// launch() passes such an object as its handle (TextureObject: CUtexObject, SurfaceObject:
-/// CUsurfObject) and notes the launch's stream, so the object outlives the kernel.
+/// launch() passes such an object as its handle and notes the launch's stream.
 template <class T>
     requires launch_noted_object<T>
 struct KernelArgument<T> {
-    /// The 64-bit handle. InvalidArgumentError naming the call and the object when it is closed
-    /// or moved from.
+    /// The 64-bit handle; InvalidArgumentError when it is closed or moved from.
     static auto convert(const T& object) {
         object.check_usable("launch");
         return object.handle();
@@ -74,8 +66,6 @@ struct KernelArgument<T> {
     static void note_launch(const T& object, const Stream& stream) { object.note_launch(stream); }
 };
 
-// Here because launch() and TypedKernel below are templates and call these; the calls are
-// defined in src/runtime.
 namespace detail {
 
 /// The launch proper. `sizes` null: sizes were checked already (TypedKernel).
@@ -88,8 +78,6 @@ template <class T>
 using converted_argument_t =
     std::remove_cvref_t<decltype(KernelArgument<T>::convert(std::declval<const T&>()))>;
 
-/// Arguments whose release must wait for the kernels launched with them (texture and surface
-/// objects) offer KernelArgument<T>::note_launch(value, stream), called after the launch.
 template <class T>
 concept noted_kernel_argument = requires(const T& value, const Stream& stream) {
     KernelArgument<T>::note_launch(value, stream);
@@ -99,14 +87,11 @@ void note_launch(const Stream& stream, const T& value) {
     if constexpr (noted_kernel_argument<T>) KernelArgument<T>::note_launch(value, stream);
 }
 
-/// Packs launch()-style arguments (Buffers converted to device pointers) into an array of pointers
-/// and sizes, and calls use(pointers, sizes, count) while they are alive: the one packing of
-/// launch(), Graph::add_kernel and GraphExec::set_kernel_arguments.
+/// Packs launch()-style arguments and calls use(pointers, sizes, count) while they live.
 template <class Use, class... Args>
 decltype(auto) with_kernel_arguments(Use&& use, const Args&... args) {
     constexpr std::size_t count = sizeof...(Args);
-    // References for arguments passed as they are, converted values (Buffer) otherwise; both live
-    // until `use` returns. Braces: with parentheses clang parses this line as a declaration.
+    // Braces: with parentheses clang parses this line as a declaration.
     std::tuple<decltype(KernelArgument<Args>::convert(args))...> converted{
         KernelArgument<Args>::convert(args)...};
     static constexpr std::size_t sizes[count ? count : 1] = {
@@ -123,11 +108,8 @@ decltype(auto) with_kernel_arguments(Use&& use, const Args&... args) {
 
 }  // namespace detail
 
-/// Enqueues `kernel` on `stream` with `config` and `args` (converted by KernelArgument<T>).
-/// Throws InvalidArgumentError when the arguments do not match the kernel's parameters (count,
-/// sizes) or the config is invalid, DriverError when the driver refuses the launch. Keeps the
-/// kernel's library loaded, and texture and surface arguments alive, until the kernel is done.
-/// Thread-safe: launches on one stream from several threads are ordered as the driver orders them.
+/// Enqueues `kernel` on `stream`; InvalidArgumentError (arguments or config), DriverError. Keeps
+/// the library and texture/surface arguments alive until the kernel is done. Thread-safe.
 template <class... Args>
 void launch(const Stream& stream, const LaunchConfig& config, const Kernel& kernel,
             const Args&... args) {
@@ -162,8 +144,7 @@ private:
     Kernel kernel_;
 };
 
-/// Arguments convert to the parameter types as in a function call; a wrong count or an
-/// inconvertible type does not compile.
+/// Arguments convert as in a function call; a wrong count or type does not compile.
 template <class... Params>
 void launch(const Stream& stream, const LaunchConfig& config,
             const TypedKernel<void(Params...)>& kernel, std::type_identity_t<Params>... args) {

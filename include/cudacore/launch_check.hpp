@@ -1,7 +1,6 @@
 /// @file
 /// Checking a launch before making it: whether a LaunchConfig fits a kernel on a device, and why
-/// not; what launch() checks, plus what it leaves to the driver (device block and grid limits,
-/// shared memory, cluster shape and size, cooperative residency). Thread-safe; holds nothing.
+/// not (the limits launch() leaves to the driver too). Thread-safe; holds nothing.
 ///
 ///     if (auto reason = launch_problem(config, kernel, device)) std::puts(reason->c_str());
 ///     check_launch(config, kernel, device);  // throws InvalidArgumentError with the reason
@@ -16,16 +15,11 @@
 
 namespace cudacore {
 
-/// Why `config` cannot launch `kernel` on `device`: the message check_launch would throw
-/// ("launch of kernel 'k' (...) on device 0 (grid ..., block ...): the block has 2048 threads,
-/// over the kernel's limit of 1024"), or nullopt when it fits. Throws DriverError when a query
-/// it needs fails (naming the call, the kernel and the device), InvalidArgumentError for an
-/// empty (moved-from) Kernel.
+/// Why `config` cannot launch `kernel` on `device`, or nullopt. DriverError, InvalidArgumentError.
 std::optional<std::string> launch_problem(const LaunchConfig& config, const Kernel& kernel,
                                           const Device& device = Device::current());
 
-/// launch_problem's check, throwing InvalidArgumentError with the reason when `config` does not
-/// fit; DriverError as launch_problem.
+/// Throws InvalidArgumentError with launch_problem's reason when `config` does not fit.
 void check_launch(const LaunchConfig& config, const Kernel& kernel,
                   const Device& device = Device::current());
 

@@ -1,9 +1,6 @@
 /// @file
-/// Loading code with options: the JIT options the driver's PTX compiler takes when it loads PTX
-/// into a library, and the logs it returns. The options apply to the value's one lazy load, so
-/// load_with_options must be its first load (code loaded already: InvalidArgumentError); a
-/// failure is thrown again by every later use. A cubin ignores them. Thread-safety: as
-/// ObjectCode::load.
+/// Loading code with options: the JIT options of the driver's PTX compiler and the logs it
+/// returns. A cubin ignores them.
 ///
 ///     LoadReport report = load_with_options(code, {.optimization_level = 3, .max_registers = 64});
 ///     std::printf("%s", report.info_log.c_str());  // ptxas's "Used 32 registers, ..."
@@ -21,14 +18,13 @@ namespace cudacore {
 
 /// The JIT options of a load (cuLibraryLoadData's jitOptions), each passed only when set.
 struct LoadOptions {
-    /// ptxas's optimisation level, 0 to 4 (CU_JIT_OPTIMIZATION_LEVEL; the driver's default: 4).
+    /// ptxas's optimisation level, 0 to 4 (the driver's default: 4).
     std::optional<int> optimization_level{};
-    /// The most registers a thread may use (CU_JIT_MAX_REGISTERS).
+    /// The most registers a thread may use.
     std::optional<unsigned> max_registers{};
-    /// Compile for blocks of at least this many threads (CU_JIT_THREADS_PER_BLOCK), not 0.
+    /// Compile for blocks of at least this many threads (not 0).
     std::optional<unsigned> threads_per_block{};
-    /// Caching of global loads (CU_JIT_CACHE_MODE): CU_JIT_CACHE_OPTION_NONE (the default),
-    /// CU_JIT_CACHE_OPTION_CG (cache in L2, not L1) or CU_JIT_CACHE_OPTION_CA (L1 and L2).
+    /// Caching of global loads (CU_JIT_CACHE_OPTION_NONE, _CG or _CA).
     std::optional<CUjit_cacheMode> cache_mode{};
     bool generate_debug_info = false;  ///< CU_JIT_GENERATE_DEBUG_INFO (-G)
     bool generate_line_info = false;   ///< CU_JIT_GENERATE_LINE_INFO (-lineinfo)
@@ -39,18 +35,13 @@ struct LoadOptions {
 
 /// What a load said.
 struct LoadReport {
-    /// The JIT's information log (CU_JIT_INFO_LOG_BUFFER). Empty when the driver took the code
-    /// from its own JIT cache (the same PTX, options and driver compiled before, by any process:
-    /// $CUDA_CACHE_PATH, CUDA_CACHE_DISABLE=1 turns it off): nothing was compiled to report.
+    /// The JIT's information log; empty when the driver's JIT cache served the code.
     std::string info_log{};
     std::string error_log{};  ///< its error log (CU_JIT_ERROR_LOG_BUFFER); warnings when it loaded
 };
 
-/// Loads `code` (as ObjectCode::load does: into the current device's context) with `options`,
-/// and returns the logs. InvalidArgumentError before the driver for an option out of range
-/// (naming it) and for code already loaded; what ObjectCode::load throws otherwise, a
-/// DriverError for PTX that does not compile carrying the error log in its message. Keeps
-/// nothing beyond what ObjectCode::load keeps (the library, held by the value and its kernels).
+/// Loads `code` with `options` (its first load) and returns the logs. InvalidArgumentError (an
+/// option out of range, code loaded already); else as ObjectCode::load, thread safety included.
 LoadReport load_with_options(const ObjectCode& code, const LoadOptions& options);
 
 }  // namespace cudacore

@@ -1,9 +1,7 @@
 /// @file
-/// StridedMemoryView and mdspan: a view as a cuda::std::mdspan (CCCL's) for host code, and a
-/// view made from an mdspan over a Buffer's memory. Header-only, not in cudacore.hpp: it needs
-/// the toolkit's CCCL headers, as cccl.hpp does. An mdspan owns nothing: as_mdspan's is valid
-/// while the view lives and open, dereferenced only for host-accessible memory; from_mdspan's
-/// view holds the Buffer. Thread-safe.
+/// StridedMemoryView and mdspan: a view as a CCCL cuda::std::mdspan for host code, and a view
+/// made from an mdspan over a Buffer's memory. Not in cudacore.hpp (it needs CCCL). An mdspan
+/// owns nothing: as_mdspan's is valid while the view lives and is open. Thread-safe.
 ///
 ///     StridedMemoryView view = StridedMemoryView::from_buffer(
 ///         buffer, {.shape = {rows, cols}, .dtype = cudacore::dlpack_dtype<float>()});
@@ -24,8 +22,7 @@
 
 namespace cudacore {
 
-/// The DLPack element type of the arithmetic type T (bool excluded: DLPack 0.6 has no kDLBool):
-/// kDLFloat for floating point, kDLInt / kDLUInt for signed / unsigned integers, one lane.
+/// The DLPack element type of the arithmetic type T (not bool), one lane.
 template <class T>
 constexpr DLDataType dlpack_dtype() noexcept {
     using U = std::remove_cv_t<T>;
@@ -37,14 +34,12 @@ constexpr DLDataType dlpack_dtype() noexcept {
     else return DLDataType{kDLUInt, bits, 1};
 }
 
-/// An mdspan of Rank dimensions of T with explicit strides (in elements), as as_mdspan returns.
+/// An mdspan of Rank dimensions of T with explicit strides (in elements).
 template <class T, std::size_t Rank>
 using strided_mdspan =
     cuda::std::mdspan<T, cuda::std::dextents<std::int64_t, Rank>, cuda::std::layout_stride>;
 
-/// `view` as an mdspan of T: its extents and strides, in the view's (row-major) order. Throws
-/// InvalidArgumentError when the view is closed, has another rank than Rank, holds another
-/// element type than T (dlpack_dtype<T>()), or is read-only and T is not const.
+/// `view` as an mdspan of T; InvalidArgumentError for a closed, mismatched or read-only view.
 template <class T, std::size_t Rank>
 strided_mdspan<T, Rank> as_mdspan(const StridedMemoryView& view) {
     void* data = view.checked_data("as_mdspan");
@@ -74,11 +69,7 @@ strided_mdspan<T, Rank> as_mdspan(const StridedMemoryView& view) {
                                    cuda::std::layout_stride::mapping(shape, strides));
 }
 
-/// A view of the elements `span` covers, which must lie inside `buffer`'s memory: shape and
-/// strides from the mdspan (any strided layout: layout_right, layout_left, layout_stride), the
-/// element type from T, byte_offset from the distance to buffer.data(), read-only for a const T.
-/// The view holds `buffer`. Throws InvalidArgumentError when the buffer is closed or the
-/// elements reach outside it (StridedMemoryView::from_buffer's checks).
+/// A view of `span`'s elements inside `buffer`, holding it; InvalidArgumentError if outside.
 template <class T, class Extents, class Layout, class Accessor>
 StridedMemoryView from_mdspan(const Buffer& buffer,
                               const cuda::std::mdspan<T, Extents, Layout, Accessor>& span) {

@@ -1,9 +1,7 @@
 /// @file
-/// MemoryPool: the attributes and trim of a stream-ordered memory pool, for the pools behind
-/// DeviceMemoryResource and PinnedMemoryPoolResource. Holds what owns its pool; copies share it;
-/// close() ends it for every copy. A pool made elsewhere is wrapped by
-/// DeviceMemoryResource::from_handle. Thread-safe; an attribute set affects every user of the
-/// pool. Every call throws DriverError naming the attribute and the pool on failure.
+/// MemoryPool: the attributes and trim of a stream-ordered memory pool (the pools behind
+/// DeviceMemoryResource and PinnedMemoryPoolResource). Holds what owns its pool; copies share it;
+/// close() ends it for every copy.
 #pragma once
 
 #include "cudacore/forward.hpp"
@@ -20,58 +18,47 @@ namespace cudacore {
 
 /// One reading of every attribute (CU_MEMPOOL_ATTR_*).
 struct MemoryPoolAttributes {
-    /// Freed memory may be reused by a stream that waits on an event recorded after the free
-    /// (CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES).
+    /// Freed memory reused by a stream waiting on an event recorded after the free.
     bool reuse_follow_event_dependencies = false;
-    /// Freed memory may be reused by any stream once the free is known complete
-    /// (CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC).
+    /// Freed memory reused by any stream once the free is known complete.
     bool reuse_allow_opportunistic = false;
-    /// The driver may insert dependencies to reuse freed memory
-    /// (CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES).
+    /// The driver may insert dependencies to reuse freed memory.
     bool reuse_allow_internal_dependencies = false;
-    /// Bytes of reserved memory kept across synchronisations (CU_MEMPOOL_ATTR_RELEASE_THRESHOLD).
+    /// Bytes of reserved memory kept across synchronisations.
     std::uint64_t release_threshold = 0;
-    /// Bytes reserved from the driver now (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT).
-    std::uint64_t reserved_mem_current = 0;
-    /// Most bytes reserved since the last reset (CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH).
-    std::uint64_t reserved_mem_high = 0;
-    /// Bytes in use by allocations now (CU_MEMPOOL_ATTR_USED_MEM_CURRENT).
-    std::uint64_t used_mem_current = 0;
-    /// Most bytes in use since the last reset (CU_MEMPOOL_ATTR_USED_MEM_HIGH).
-    std::uint64_t used_mem_high = 0;
+    std::uint64_t reserved_mem_current = 0;  ///< bytes reserved from the driver now
+    std::uint64_t reserved_mem_high = 0;     ///< most bytes reserved since the last reset
+    std::uint64_t used_mem_current = 0;      ///< bytes in use by allocations now
+    std::uint64_t used_mem_high = 0;         ///< most bytes in use since the last reset
 };
 
 /// Options of the deprecated MemoryPool::from_handle (DeviceMemoryResourceFromHandleOptions now).
 struct MemoryPoolFromHandleOptions {
-    /// Make the pool cudacore's, destroyed when the last copy goes or at close(). False: the
-    /// caller keeps it alive while it is used, and cudacore never destroys it.
+    /// Make the pool cudacore's; false: the caller keeps it alive and destroys it.
     bool take_ownership = false;
 };
 
-/// A memory pool's attributes and controls (release threshold, usage, trim).
+/// A memory pool's attributes and controls; a setting affects every user of the pool.
+/// Thread-safe. DriverError names the attribute; InvalidArgumentError once closed.
 class MemoryPool : public OwningHandle<MemoryPool, detail::MemoryPoolBox, CUmemoryPool> {
 public:
-    /// `owner` keeps the pool alive (null for a pool that outlives the program, like a device's
-    /// default pool); `description` names it in errors.
+    /// `owner` keeps the pool alive (null: it outlives the program); `description` names it.
     MemoryPool(CUmemoryPool pool, std::string description, std::shared_ptr<const void> owner);
 
-    /// Forwards to DeviceMemoryResource::from_handle(pool, device, {.take_ownership = ...})
-    /// ->memory_pool(), with its checks and errors.
+    /// Forwards to DeviceMemoryResource::from_handle(...)->memory_pool().
     [[deprecated("use DeviceMemoryResource::from_handle(pool, device, options)->memory_pool()")]]
     static MemoryPool from_handle(CUmemoryPool pool, const Device& device,
                                   const MemoryPoolFromHandleOptions& options = {});
-    /// False: a MemoryPool never destroys its pool; the resource it holds does (an owned pool, or
-    /// one DeviceMemoryResource::from_handle took over: DeviceMemoryResource::owns_pool()).
+    /// False: the resource a MemoryPool holds destroys the pool, never the MemoryPool.
     bool owns_handle() const noexcept;
 
     /// The pool's name in error messages (what it was, once closed).
     const std::string& description() const noexcept;
 
-    /// Every attribute, one cuMemPoolGetAttribute each (not one atomic snapshot: usage may move
-    /// between the readings).
+    /// Every attribute, one query each (not one atomic snapshot).
     MemoryPoolAttributes attributes() const;
 
-    /// Reuse policies (writable).
+    /// CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES (see MemoryPoolAttributes).
     bool reuse_follow_event_dependencies() const;
     /// Sets CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES.
     void set_reuse_follow_event_dependencies(bool enabled);
@@ -84,13 +71,12 @@ public:
     /// Sets CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES.
     void set_reuse_allow_internal_dependencies(bool enabled);
 
-    /// Bytes of freed memory kept reserved across synchronisations (writable).
+    /// Bytes of freed memory kept reserved across synchronisations.
     std::uint64_t release_threshold() const;
     /// Sets CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, in bytes (UINT64_MAX: never release).
     void set_release_threshold(std::uint64_t bytes);
 
-    /// Reserved from the driver / in use by allocations: now, and the highest since the last
-    /// reset. The high marks can only be reset (to the current value), not set.
+    /// Bytes reserved from the driver now.
     std::uint64_t reserved_mem_current() const;
     /// Most bytes reserved since the last reset_reserved_mem_high().
     std::uint64_t reserved_mem_high() const;
@@ -103,12 +89,10 @@ public:
     /// Resets the used high mark to the current use.
     void reset_used_mem_high();
 
-    /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
+    /// Gives reserved memory beyond `bytes_to_keep` back to the driver.
     void trim_to(std::size_t bytes_to_keep);
 
-    /// Ends the pool object for every copy, letting go of the pool's owner (the resource it came
-    /// from, which goes when nothing else holds it): docs/errors-and-lifetime.md, "Closing and
-    /// resetting". DriverError when the release it makes fails (closed all the same).
+    /// Ends the pool object for every copy, letting go of its owner. DriverError (closed anyway).
     void close();
 
 private:

@@ -1,9 +1,5 @@
 /// @file
-/// MemoryProgramCache: a ProgramCache in this process's memory, bounded in bytes (the size of each
-/// entry's code, name and symbols) and, where asked, in entries, evicting the least recently used
-/// entry first. Both bounds can be changed while it is in use (resize()) and its counters reset
-/// (reset_stats()), as jitify's program cache can. Thread-safe; entries share their bytes with the
-/// ObjectCode values handed out (no copies on get).
+/// MemoryProgramCache: a ProgramCache in this process's memory.
 #pragma once
 
 #include "cudacore/program_cache.hpp"
@@ -14,27 +10,21 @@
 
 namespace cudacore {
 
-/// A program cache in this process's memory, bounded by size and count (LRU).
+/// A program cache in this process's memory, bounded in bytes and entries (least recently used
+/// evicted first). Thread-safe; entries share their bytes with the ObjectCodes handed out.
 class MemoryProgramCache final : public ProgramCache {
 public:
-    /// An empty cache that keeps at most `max_bytes` of code (256 MiB by default) and at most
-    /// `max_entries` entries (0, the default: no bound on the count), evicting the least recently
-    /// used entries. All members are safe from many threads.
+    /// An empty cache of at most `max_bytes` of code and `max_entries` entries (0: no bound).
     explicit MemoryProgramCache(std::uint64_t max_bytes = std::uint64_t{256} << 20, std::uint64_t max_entries = 0);
 
-    /// Sets both bounds (max_entries 0: no bound on the count) and evicts the least recently used
-    /// entries until the cache is within them, counting them in stats().evictions; later puts
-    /// keep to the new bounds. Thread-safe (gets and puts of other threads see the old bounds or
-    /// the new, never half of them); never throws.
+    /// Sets both bounds and evicts to them; other threads see the old bounds or the new.
     void resize(std::uint64_t max_bytes, std::uint64_t max_entries = 0) noexcept;
-    /// Sets the counters of stats() (hits, misses, insertions, evictions, corrupt_entries,
-    /// failed_stores) to 0, keeping the entries and the bounds (entries, bytes, max_bytes and
-    /// max_entries still say what the cache holds). Thread-safe; never throws.
+    /// Sets the counters of stats() to 0, keeping the entries and the bounds.
     void reset_stats() noexcept;
 
     std::optional<ObjectCode> get(const CacheKey& key) override;
     void put(const CacheKey& key, const ObjectCode& code) override;
-    /// Each entry stored as put() stores it, with `trust` kept beside it (ProgramCache).
+    /// Each entry stored as put() stores it, with `trust` kept beside it.
     void put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
                              const std::string& trust) override;
     /// get(), with the trust its entry was stored with.
@@ -42,7 +32,7 @@ public:
     /// Counters since construction, and what the cache holds now.
     CacheStats stats() const override;
     void clear() override;
-    /// The keys of every entry it holds (most recently used first). Never throws CacheError.
+    /// The keys of every entry it holds (most recently used first).
     std::optional<std::vector<CacheKey>> entry_keys() const override;
 
     /// The bytes an entry is charged for.
@@ -54,7 +44,6 @@ private:
         ObjectCode second;
         std::string trust;  ///< put_many_with_trust's; empty: stored by put()
     };
-    /// Evicts until `bytes` and `entries` more would fit; with mutex_ held.
     void evict_for(std::uint64_t bytes, std::uint64_t entries);
     void store(const CacheKey& key, const ObjectCode& code, const std::string& trust);
 

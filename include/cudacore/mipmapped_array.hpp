@@ -1,8 +1,6 @@
 /// @file
-/// MipmappedArray: a CUDA mipmapped array (cuMipmappedArrayCreate, cuda.core's MipmappedArray):
-/// level l is max(1, size >> l) in each dimension; `levels` and the device's mipmapped limits are
-/// checked first. Copies share it, destroyed when the last copy, level view (a CudaArray holding
-/// it) and texture goes, after cudacore's work on it. Thread-safe.
+/// MipmappedArray: a CUDA mipmapped array (cuda.core's MipmappedArray); level l is
+/// max(1, size >> l) in each dimension.
 ///
 ///     MipmappedArray mip = MipmappedArray::create(device, {.format = ArrayFormat::float32,
 ///                                                          .width = 256, .height = 256}, 9);
@@ -21,43 +19,35 @@
 
 namespace cudacore {
 
-/// The number of levels of a full chain for `options` (down to 1 x 1 x 1): floor(log2(largest of
-/// width, height and, unless layered, depth)) + 1. Throws InvalidArgumentError as array_shape.
+/// The number of levels of a full chain for `options` (down to 1 x 1 x 1). Throws as array_shape.
 unsigned full_mipmap_levels(const ArrayOptions& options);
 
-/// A CUDA mipmapped array on one device, shared by its copies (see the file comment).
+/// A CUDA mipmapped array, destroyed after its last copy, level view and texture. Thread-safe.
+/// InvalidArgumentError for what the device cannot do (checked first), DriverError.
 class MipmappedArray : public OwningHandle<MipmappedArray, detail::MipmappedArrayBox, CUmipmappedArray> {
 public:
-    /// A new mipmapped array of `levels` levels on `device`'s primary context
-    /// (cuMipmappedArrayCreate). Throws InvalidArgumentError for options or a level count the
-    /// device cannot do (checked first), DriverError naming cuMipmappedArrayCreate, NoDriverError.
-    /// Holds the primary context. Thread-safe.
+    /// A new mipmapped array of `levels` levels on `device`'s primary context, which it holds.
     static MipmappedArray create(const Device& device, const ArrayOptions& options,
                                  unsigned levels);
-    /// As create(device, options, levels), in `context` (a created or wrapped context as well as
-    /// a primary one), which the mipmapped array holds. InvalidArgumentError for a closed Context.
+    /// As create(), in `context`, which it holds.
     static MipmappedArray create(const Context& context, const ArrayOptions& options,
                                  unsigned levels);
 
-    /// Level `level` as a CudaArray (cuMipmappedArrayGetLevel) that holds this mipmapped array,
-    /// for copies and surfaces. Throws InvalidArgumentError when `level` >= levels() (naming both),
-    /// DriverError naming cuMipmappedArrayGetLevel. Thread-safe.
+    /// Level `level` as a CudaArray that holds this mipmapped array (level < levels()).
     CudaArray level(unsigned level) const;
 
     /// The options of level 0 (channels resolved).
     const ArrayOptions& options() const noexcept;
     /// The number of levels.
     unsigned levels() const noexcept;
-    /// The options of level `level` (sizes halved, never below 1); InvalidArgumentError when
-    /// `level` >= levels().
+    /// The options of level `level` (sizes halved, never below 1).
     ArrayOptions level_options(unsigned level) const;
     /// The device's ordinal.
     int device_ordinal() const noexcept;
     /// "mipmapped 2D CUDA array float32 256 x 256, 9 levels on device 0".
     std::string description() const;
 
-    /// Ends the mipmapped array for every holder, copies included (docs/errors-and-lifetime.md,
-    /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
+    /// Ends the mipmapped array for every holder. DriverError (closed all the same).
     void close();
 };
 

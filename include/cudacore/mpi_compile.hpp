@@ -1,7 +1,6 @@
 /// @file
-/// cudacore::mpi, compiling together: a list of programs compiled by all ranks of a communicator,
-/// each rank its share, the results on every rank. The contract every cudacore::mpi call keeps:
-/// docs/mpi.md.
+/// cudacore::mpi, compiling together: programs compiled by all ranks, each its share, the
+/// results on every rank. The contract every cudacore::mpi call keeps: docs/mpi.md.
 #pragma once
 
 #include "cudacore/compile_many.hpp"
@@ -23,21 +22,18 @@ namespace cudacore::mpi {
 /// One program and the name expressions to compile it with.
 struct CompileJob {
     Program program;  ///< the program to compile (required: a Program has no empty value)
-    /// Kernel names or template instantiations ("scale<float>") to look up after compiling.
+    /// Name expressions ("scale<float>") to look up after compiling.
     std::vector<std::string> name_expressions = {};
 };
 
 /// What only compile_distributed() takes besides CompileOptions.
 struct DistributedOptions {
-    /// Also store the code received from other ranks in CompileOptions::cache, under the keys its
-    /// owner used (a rank whose headers differ misses). A failed store is a CacheError on every
-    /// rank. Leave off for a cache all ranks share (docs/mpi.md).
+    /// Also store code received from other ranks in the cache (off for a cache all ranks share).
     bool cache_received = false;
     TransferOptions transfer = {};  ///< how the results travel between ranks (chunk size)
 };
 
-/// The options the deprecated compile_distributed(comm, jobs, target, DistributedCompileOptions)
-/// took; the fields mean what CompileOptions' and DistributedOptions' of the same names mean.
+/// The options of the deprecated compile_distributed form.
 struct DistributedCompileOptions {
     ProgramCache* cache = nullptr;                        ///< CompileOptions::cache
     bool cache_received = false;                          ///< DistributedOptions::cache_received
@@ -46,21 +42,15 @@ struct DistributedCompileOptions {
     TransferOptions transfer = {};                        ///< DistributedOptions::transfer
 };
 
-/// Which rank compiles job `index` of `job_count` over `ranks` ranks: round robin (index % ranks),
-/// so every rank gets job_count / ranks jobs, give or take one, and the share is the same on every
-/// run.
+/// Which rank compiles job `index`: round robin (index % ranks).
 int compile_owner(std::size_t index, int ranks) noexcept;
 
-/// Compiles every job to `target` with all ranks of `comm` and returns the code, in order, on
-/// every rank (the same jobs and options on each, else InvalidArgumentError everywhere). A
-/// compile error anywhere is thrown on every rank as CompileError. Collective over `comm`
-/// (docs/mpi.md, "compile_distributed in full").
+/// Compiles every job to `target` with all ranks; the code, in order, on every rank.
 std::vector<ObjectCode> compile_distributed(MPI_Comm comm, std::vector<CompileJob>& jobs,
                                             CodeType target, const CompileOptions& options = {},
                                             const DistributedOptions& distributed = {});
 
-/// Deprecated form with one options struct. A template taking exactly DistributedCompileOptions,
-/// so that a braced `{.cache = ...}` means the new form's CompileOptions.
+/// Deprecated form with one options struct (a template, so `{.cache = ...}` means the new one).
 template <class Options>
     requires std::same_as<Options, DistributedCompileOptions>
 [[deprecated("use compile_distributed(comm, jobs, target, compile_options, distributed_options)")]]

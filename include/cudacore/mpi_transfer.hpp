@@ -1,8 +1,6 @@
 /// @file
-/// cudacore::mpi, moving code between ranks: ObjectCode (and plain bytes) broadcast to and
-/// gathered from every rank of a communicator, in checked chunks. The contract every function
-/// of cudacore::mpi keeps (MPI initialised, collective calls, agreed failures, how code travels)
-/// is at the top of mpi.hpp.
+/// cudacore::mpi, moving code between ranks: ObjectCode (and bytes) broadcast and gathered in
+/// checked chunks. The contract every function keeps is at the top of mpi.hpp.
 #pragma once
 
 #include "cudacore/errors.hpp"
@@ -35,30 +33,19 @@ private:
 
 /// Options of the functions that send ObjectCodes between ranks.
 struct TransferOptions {
-    /// Largest piece of one MPI call, in bytes (1 ..= INT_MAX). The default keeps every count
-    /// well inside `int`; tests use tiny values to exercise the chunking.
+    /// Largest piece of one MPI call, in bytes (1 ..= INT_MAX).
     std::size_t chunk_bytes = std::size_t{1} << 30;
 };
 
-// ---- Code on the wire --------------------------------------------------------------------
-
-/// The message form of a list of ObjectCodes: magic "CCMPI\0\0\1", a u64 count, count u64
-/// lengths, then each code's serialize() bytes (little-endian, like the serialized form).
+/// The message form of a list of ObjectCodes (a count, the lengths, each serialize()).
 std::string pack(const std::vector<ObjectCode>& codes);
-/// The inverse. Throws SerializationError for anything but a well-formed message whose every
-/// ObjectCode passes its checksum; never reads outside `message`.
+/// The inverse. SerializationError unless well-formed; never reads outside `message`.
 std::vector<ObjectCode> unpack(std::string_view message);
 
-/// Broadcasts bytes from `root` in chunks. On the root `bytes` is sent; on the others it is
-/// replaced by what was sent. Collective; throws MpiError, InvalidArgumentError (bad root or
-/// options, agreed on every rank).
+/// Broadcasts bytes from `root` in chunks (replaced on the other ranks).
 void broadcast_bytes(std::string& bytes, int root, MPI_Comm comm, const TransferOptions& options = {});
 
-// ---- Collectives on ObjectCode -------------------------------------------------------------
-
-/// The root's code, on every rank (the root gets its own back). `code` must hold a value on the
-/// root and is ignored elsewhere (pass std::nullopt); a root without one makes every rank throw
-/// InvalidArgumentError. A message that fails its checks is a SerializationError on every rank.
+/// The root's code, on every rank (`code` ignored off the root; required on it).
 ObjectCode broadcast(const std::optional<ObjectCode>& code, int root, MPI_Comm comm,
                      const TransferOptions& options = {});
 /// The same for a list (ignored on the other ranks; the root's list may be empty).

@@ -1,11 +1,6 @@
 /// @file
-/// OwningHandle: what every owning object (Context, Stream, Event, Graph, GraphExec, CudaArray,
-/// MipmappedArray, TextureObject, SurfaceObject, MemoryPool, VirtualAddressRange,
-/// PhysicalAllocation, VirtualMemoryMapping) is made of, and owning_names, the names the errors
-/// of those and of ObjectCode, Program and Linker use. Copies share one state (the resource's
-/// box, the driver handle, whether it was closed); the library's own holders hold the box.
-/// close() ends the resource for every copy (released once no internal holder needs it);
-/// reset() drops one share. docs/errors-and-lifetime.md, "Closing and resetting", is the contract.
+/// OwningHandle: what every owning object is made of, and owning_names, the names their errors
+/// use. Contract: docs/errors-and-lifetime.md, "Closing and resetting".
 #pragma once
 
 #include "cudacore/forward.hpp"
@@ -54,29 +49,26 @@ template <> inline constexpr OwningNames owning_names<VirtualMemoryMapping>{"Vir
 /// The part of OwningHandle that does not depend on the type (tells owning objects apart).
 class OwningHandleBase {};
 
-/// The owning handle of `Derived` (see the file comment): Box is its internal state, Raw its
-/// driver handle. Copies share one state; moving leaves the source empty ("moved from").
+/// The owning handle of `Derived`: Box is its internal state, Raw its driver handle. Copies share
+/// one state; moving leaves the source empty. Nothing here throws unless it says so.
 template <class Derived, class Box, class Raw>
 class OwningHandle : public OwningHandleBase {
 public:
-    /// The driver's handle, valid while the object is open; null once closed (through any copy),
-    /// reset or moved from. Never throws.
+    /// The driver's handle; null once closed (through any copy), reset or moved from.
     Raw handle() const noexcept { return raw_handle(); }
-    /// Whether close() was called on this object or on any copy of it. Never throws.
+    /// Whether close() was called on this object or on any copy of it.
     bool is_closed() const noexcept { return state_ && state_->closed; }
-    /// Throws InvalidArgumentError naming `operation` and the object when it is closed. An empty
-    /// object passes: where a call allows one, it stands for "none".
+    /// InvalidArgumentError naming `operation` when closed (an empty object passes).
     void check_open(const char* operation) const {
         if (state_ && state_->closed) [[unlikely]] throw_unusable(operation);
     }
-    /// check_open, and an empty object (moved from or reset) is refused too, saying so.
+    /// check_open, refusing an empty object (moved from or reset) too.
     void check_usable(const char* operation) const {
         if (!state_ || !state_->box) [[unlikely]] throw_unusable(operation);
     }
-    /// Drops this object's share, leaving it empty (as moved from); copies and the library keep
-    /// theirs. Never throws; release errors are ignored, as at destruction.
+    /// Drops this object's share, leaving it empty; release errors are ignored.
     void reset() noexcept { state_.reset(); }
-    /// The same resource: the same driver handle (cudacore/identity.hpp says how each compares).
+    /// The same resource: the same driver handle.
     friend bool operator==(const Derived& a, const Derived& b) noexcept {
         return a.raw_handle() == b.raw_handle();
     }
@@ -91,8 +83,7 @@ protected:
         std::shared_ptr<void> companion;  ///< dropped with the box (Stream: its wrapper count)
     };
 
-    /// An object of `box` (null: empty) with driver handle `handle`. `Derived` declares no
-    /// constructor: an aggregate of this base, which only made() makes, so users cannot.
+    /// An object of `box` (null: empty) with driver handle `handle`; `Derived` is an aggregate.
     static Derived adopt(std::shared_ptr<Box> box, Raw handle,
                          std::shared_ptr<void> companion = {}) {
         static_assert(std::is_aggregate_v<Derived>, "an owning type declares no constructor");
@@ -108,16 +99,16 @@ protected:
         return object;
     }
 
-    /// The driver handle, null when closed or empty (Event's handle() also notes the caller has it).
+    /// The driver handle, null when closed or empty.
     Raw raw_handle() const noexcept { return state_ ? state_->handle : Raw{}; }
-    /// The box (null when closed or moved from). Never throws.
+    /// The box (null when closed or moved from).
     const std::shared_ptr<Box>& box() const noexcept { return state_ ? state_->box : no_box_; }
     /// The box; InvalidArgumentError naming `operation` and the object when closed or empty.
     const std::shared_ptr<Box>& open_box(const char* operation) const {
         if (state_ && state_->box) [[likely]] return state_->box;
         throw_unusable(operation);
     }
-    /// Throws the error open_box throws (closed, or moved from).
+    /// Throws the error open_box throws.
     [[noreturn]] void throw_unusable(const char* operation) const {
         if (state_ && state_->closed)
             detail::throw_closed_object_error(operation, state_->closed_as.c_str(),
@@ -129,8 +120,7 @@ protected:
     const std::string& closed_description() const noexcept {
         return state_ ? state_->closed_as : no_description_;
     }
-    /// close() for every copy, `description` kept for the messages; nothing when closed or empty.
-    /// Throws DriverError when the release it makes fails (closed all the same).
+    /// close() for every copy, keeping `description`. DriverError (closed all the same).
     void close_as(std::string description) {
         if (!state_ || state_->closed) return;
         state_->closed_as = std::move(description);
@@ -156,7 +146,7 @@ private:
 template <class T>
     requires std::is_base_of_v<cudacore::OwningHandleBase, T>
 struct std::hash<T> {
-    /// The hash of handle(). Never throws.
+    /// The hash of handle().
     std::size_t operator()(const T& object) const noexcept {
         return std::hash<decltype(object.handle())>{}(object.handle());
     }

@@ -1,8 +1,6 @@
 /// @file
-/// Copies between buffers of different devices on a stream (cuMemcpyPeerAsync): direct over the
-/// peer link when peer access is enabled, else staged through the host by the driver; other
-/// pairs are a plain cuMemcpyAsync. Pool memory needs the pool's own access
-/// (DeviceMemoryResource::set_peer_accessible_by) for the direct path.
+/// Copies between buffers of different devices on a stream: direct when peer access is enabled
+/// (for pool memory, the pool's too), else staged through the host by the driver.
 ///
 ///     Device(0).enable_peer_access(Device(1));              // optional: the direct path
 ///     CopyPath path = copy_between_devices(on_gpu1, on_gpu0, stream);
@@ -22,16 +20,13 @@ enum class CopyPath {
     staged,       ///< two devices without it: the driver stages through host memory
 };
 
-/// "same_device", "peer" or "staged"; "CopyPath(N)" for a value outside the enumeration. Never
-/// throws beyond std::bad_alloc.
+/// "same_device", "peer" or "staged"; "CopyPath(N)" outside the enumeration.
 std::string to_string(CopyPath path);
 
-/// The path copy_between_devices takes for these buffers now. Throws like copy_between_devices.
+/// The path copy_between_devices takes for these buffers now; throws as it does.
 CopyPath copy_path(const Buffer& destination, const Buffer& source);
 
-/// Copies all of `source` into `destination`, asynchronously on `stream` (of either device, or
-/// any other), and returns the path taken. Throws InvalidArgumentError when either buffer is
-/// closed or their sizes differ (naming both), DriverError when the driver refuses.
+/// Copies all of `source` into `destination` on `stream`. InvalidArgumentError, DriverError.
 CopyPath copy_between_devices(const Buffer& destination, const Buffer& source,
                               const Stream& stream);
 

@@ -1,8 +1,6 @@
 /// @file
-/// Sharing a PhysicalAllocation with another process as a shareable handle: a POSIX file
-/// descriptor over an IpcChannel, or a fabric handle (plain bytes). The importer maps it into a
-/// range of its own; the memory lives until every process has released and unmapped it.
-/// Descriptor bytes: docs/design/ipc-descriptors.md. One thread at a time per channel.
+/// Sharing a PhysicalAllocation with another process (file descriptor or fabric handle); it lives
+/// until every process let go. Bytes: docs/design/ipc-descriptors.md. One thread per channel.
 #pragma once
 
 #include "cudacore/ipc_channel.hpp"
@@ -28,13 +26,13 @@ struct PhysicalAllocationDescriptor {
     IpcId device_uuid{};            ///< the allocation's device (ordinals differ between processes)
     std::uint64_t size = 0;         ///< bytes
     std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
-    /// How it travels: CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR or CU_MEM_HANDLE_TYPE_FABRIC.
+    /// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR or CU_MEM_HANDLE_TYPE_FABRIC.
     unsigned handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     std::array<unsigned char, 64> fabric_handle{};  ///< CUmemFabricHandle (fabric only)
 
-    /// The descriptor as bytes (see above); needs no driver.
+    /// The descriptor as bytes; needs no driver.
     std::vector<std::byte> to_bytes() const;
-    /// Reads what to_bytes wrote; SerializationError for anything else (see above).
+    /// Reads what to_bytes wrote; SerializationError for anything else.
     static PhysicalAllocationDescriptor from_bytes(std::span<const std::byte> bytes);
     /// Equal when every field is.
     bool operator==(const PhysicalAllocationDescriptor&) const = default;
@@ -48,35 +46,23 @@ struct PhysicalAllocationHandle {
 
 /// How export_physical_allocation exports.
 struct PhysicalAllocationExportOptions {
-    /// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR (the default) or CU_MEM_HANDLE_TYPE_FABRIC; the
-    /// allocation must have been created with it in PhysicalAllocationOptions::handle_types.
+    /// POSIX file descriptor (the default) or fabric, as the allocation was created with.
     unsigned handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
 };
 
-/// Whether `device` can make fabric handles, and the attribute's answer: the value of
-/// CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED (0 when the driver does not know it).
-/// Throws NoDriverError without a driver. Thread-safe.
+/// CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED of `device` (0 when unknown). NoDriverError.
 int fabric_handles_supported(const Device& device);
 
-/// Exports `allocation` (cuMemExportToShareableHandle). Throws InvalidArgumentError for a
-/// closed allocation, a handle type other than the two above, or one it was not created with
-/// (naming PhysicalAllocationOptions::handle_types and, for fabric, the device attribute's
-/// value); DriverError naming the call when the driver refuses.
+/// Exports `allocation`. InvalidArgumentError (closed, handle type), DriverError.
 PhysicalAllocationHandle export_physical_allocation(const PhysicalAllocation& allocation,
                                                     const PhysicalAllocationExportOptions& options = {});
-/// Imports an allocation another process exported (cuMemImportFromShareableHandle), on the
-/// device whose UUID the descriptor names; the result is released here when its last holder
-/// goes, and the file descriptor is closed. InvalidArgumentError when no device here has that
-/// UUID or a POSIX handle comes without its file descriptor; DriverError when the driver refuses.
+/// Imports an allocation another process exported. InvalidArgumentError, DriverError.
 PhysicalAllocation import_physical_allocation(PhysicalAllocationHandle handle);
 
-/// export_physical_allocation, then one message: the descriptor's bytes, with a duplicate of the
-/// file descriptor for a POSIX handle. Throws what those throw.
+/// export_physical_allocation, then one message with the bytes (and the descriptor's duplicate).
 void send_physical_allocation(const IpcChannel& channel, const PhysicalAllocation& allocation,
                               const PhysicalAllocationExportOptions& options = {});
-/// Receives what send_physical_allocation sent and imports it (import_physical_allocation),
-/// waiting at most `timeout` when given. IpcError when the peer is gone or a POSIX handle
-/// arrives without its file descriptor; SerializationError for bad bytes.
+/// Receives and imports what send_physical_allocation sent. IpcError, SerializationError.
 PhysicalAllocation receive_physical_allocation(
     const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 

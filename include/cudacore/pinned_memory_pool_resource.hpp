@@ -1,10 +1,6 @@
 /// @file
-/// PinnedMemoryPoolResource: page-locked host memory from a host memory pool (cuMemPoolCreate,
-/// optionally on one host NUMA node), allocated and freed in stream order like device pool memory;
-/// host accessible, and device accessible from the devices the options list. With ipc_enabled the
-/// pool is shareable with other processes (cudacore/ipc.hpp). Create it with std::make_shared; the
-/// pool is destroyed with the resource, which every Buffer holds; it holds the primary context of
-/// its device. Thread-safe. More: docs/design/memory-resources.md.
+/// PinnedMemoryPoolResource: page-locked host memory from a host memory pool, stream-ordered.
+/// More: docs/design/memory-resources.md.
 #pragma once
 
 #include "cudacore/forward.hpp"
@@ -25,8 +21,7 @@ class Device;
 
 /// Options of a PinnedMemoryPoolResource: NUMA node, IPC, limits.
 struct PinnedMemoryPoolOptions {
-    /// Host NUMA node to place the memory on (CU_MEM_LOCATION_TYPE_HOST_NUMA); empty: any node
-    /// (CU_MEM_LOCATION_TYPE_HOST).
+    /// Host NUMA node to place the memory on; empty: any node.
     std::optional<int> host_numa_id{};
     /// Most bytes the pool may reserve (0: the driver's default).
     std::size_t max_size = 0;
@@ -34,34 +29,28 @@ struct PinnedMemoryPoolOptions {
     std::optional<std::uint64_t> release_threshold{};
     /// Devices (ordinals) given read-write access besides the resource's own device.
     std::vector<int> accessible_devices{};
-    /// Shareable with other processes through a POSIX file descriptor (host NUMA placement).
+    /// Shareable with other processes (cudacore/ipc.hpp) through a POSIX file descriptor.
     bool ipc_enabled = false;
 };
 
-/// Pinned host memory from a host memory pool, stream-ordered.
+/// Pinned host memory from a host pool, stream-ordered, device accessible from the listed
+/// devices. Holds its device's primary context and its pool. Thread-safe.
 class PinnedMemoryPoolResource final : public BuiltinMemoryResource<true, true> {
 public:
-    /// Throws InvalidArgumentError for a negative NUMA id, an unknown device, or a device without
-    /// host (NUMA) memory pools (CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED /
-    /// CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED is 0, named in the message),
-    /// DriverError when cuMemPoolCreate fails, NoDriverError. With ipc_enabled, also
-    /// InvalidArgumentError when no host NUMA node is known (none given and the device reports -1).
+    /// InvalidArgumentError (NUMA id, device, no host pools), DriverError, NoDriverError.
     explicit PinnedMemoryPoolResource(const Device& device,
                                       const PinnedMemoryPoolOptions& options = {});
-    /// Adopts a pool imported from another process (import_pinned_memory_pool in ipc.hpp makes it)
-    /// and gives `device` access to it in this process.
+    /// Adopts a pool imported from another process (import_pinned_memory_pool) for `device`.
     PinnedMemoryPoolResource(const Device& device, const detail::ImportedPool& imported);
     ~PinnedMemoryPoolResource() override;
 
     /// The driver's pool; valid while this resource lives.
     CUmemoryPool pool() const noexcept { return pool_; }
-    /// Every attribute of the pool, readable and settable; holds this resource when it was made
-    /// with std::make_shared (else the caller keeps the resource alive while it is used).
+    /// Every attribute of the pool; holds this resource when made with std::make_shared.
     MemoryPool memory_pool() const;
     /// The options it was made with (default options for an imported pool).
     const PinnedMemoryPoolOptions& options() const noexcept { return options_; }
-    /// IPC, as on DeviceMemoryResource: shareable (ipc_enabled, or imported), imported, and the
-    /// pool's identity (random, made by the exporter; all zero when not shareable).
+    /// Whether the pool is shareable (ipc_enabled, or imported).
     bool is_ipc_enabled() const noexcept { return options_.ipc_enabled || imported_; }
     /// Whether the pool was imported from another process (such a resource cannot allocate).
     bool is_imported() const noexcept { return imported_; }
@@ -75,8 +64,7 @@ public:
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
-    /// close(): the pool gives its unused reserve back (cuMemPoolTrimTo 0; not for an imported
-    /// pool); it is destroyed with the resource, after its last buffer.
+    /// close(): the pool gives its unused reserve back (not an imported one).
     void do_close() override;
 
 private:

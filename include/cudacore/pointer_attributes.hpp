@@ -1,8 +1,6 @@
 /// @file
-/// What the driver knows about an address (one cuPointerGetAttributes): kind of memory, context,
-/// device, containing range, pool, managed or mapped. An address the driver does not know is
-/// MemoryType::unregistered (is_known() false), not an exception. Handles are raw: the answer
-/// holds nothing. Thread-safe; the same whichever context is current.
+/// What the driver knows about an address (one cuPointerGetAttributes). An address it does not
+/// know is MemoryType::unregistered, not an exception. The answer holds nothing.
 #pragma once
 
 #include <cuda.h>
@@ -23,16 +21,12 @@ enum class MemoryType {
 /// "unregistered", "host", "device" or "managed".
 const char* to_string(MemoryType type) noexcept;
 
-/// The driver's answers for one address (CU_POINTER_ATTRIBUTE_*). Empty fields where an
-/// attribute does not apply.
+/// The driver's answers for one address (CU_POINTER_ATTRIBUTE_*); empty where none applies.
 struct PointerAttributes {
     MemoryType memory_type = MemoryType::unregistered;  ///< MEMORY_TYPE and IS_MANAGED together
     CUcontext context = nullptr;     ///< CONTEXT: null for pool and virtual memory (no context)
     int device_ordinal = -1;         ///< DEVICE_ORDINAL: -1 when unregistered
-    /// DEVICE_POINTER: the address kernels use, for memory of a context as seen from that context
-    /// whichever is current; for memory of no context (pools, virtual memory) as seen from the
-    /// current context. 0 when the driver gives none: memory kernels cannot reach, and memory of
-    /// no context where the current context gets none (driver 580 gives none for pool memory).
+    /// DEVICE_POINTER: the address kernels use; 0 when the driver gives none.
     CUdeviceptr device_pointer = 0;
     void* host_pointer = nullptr;    ///< HOST_POINTER: the address for the host (null if none)
     CUdeviceptr range_start = 0;     ///< RANGE_START_ADDR: the allocation containing the address
@@ -45,7 +39,7 @@ struct PointerAttributes {
 
     /// The driver knows the address (memory_type is not unregistered).
     bool is_known() const noexcept { return memory_type != MemoryType::unregistered; }
-    /// The offset of `pointer` in the containing range (pointer - range_start); 0 when unknown.
+    /// The offset of `pointer` in the containing range; 0 when unknown.
     std::size_t offset_of(CUdeviceptr pointer) const noexcept {
         return range_start && pointer >= range_start ? pointer - range_start : 0;
     }
@@ -53,10 +47,7 @@ struct PointerAttributes {
     std::string description() const;
 };
 
-/// The attributes of `pointer` (cuPointerGetAttributes, one call for every field). A null or
-/// unknown address is answered as unregistered, not refused. Throws NoDriverError without a
-/// driver, DriverError (naming the call and the address) when the driver refuses the query.
-/// Thread-safe; allocates nothing.
+/// The attributes of `pointer`. NoDriverError, DriverError. Thread-safe; allocates nothing.
 PointerAttributes pointer_attributes(CUdeviceptr pointer);
 /// pointer_attributes for a host-side pointer (pinned, managed, registered or plain host memory).
 PointerAttributes pointer_attributes(const void* pointer);

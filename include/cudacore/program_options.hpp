@@ -1,7 +1,6 @@
 /// @file
 /// ProgramOptions: every NVRTC option cuda.core's ProgramOptions exposes, as a plain struct with
-/// defaults. Unset fields pass no flag; the fields become flags in one place, nvrtc_flags()
-/// (compiler_flags.hpp), and Program::flags(target) shows the result.
+/// defaults; unset fields pass no flag. Program::flags(target) shows the flags they become.
 #pragma once
 
 #include "cudacore/header_bundle.hpp"
@@ -34,9 +33,7 @@ struct MacroDefinition {
 struct ProgramOptions {
     /// Name of the program, used in logs and error messages.
     std::string name = "default_program";
-    /// Target architecture, "sm_90", "sm_90a", "compute_90" (or "90", read as "sm_90"). Unset:
-    /// the current device's arch; with no driver or device the flags throw InvalidArgumentError
-    /// asking to set it.
+    /// Target architecture, "sm_90", "compute_90" (or "90"). Unset: the current device's.
     std::optional<std::string> arch{};
 
     std::optional<bool> relocatable_device_code{};     ///< --relocatable-device-code=true|false
@@ -58,17 +55,11 @@ struct ProgramOptions {
     std::vector<MacroDefinition> define_macro{};    ///< -D
     std::vector<std::string> undefine_macro{};      ///< -U
     std::vector<std::string> include_path{};        ///< -I, searched before the toolkit's
-    /// Put the toolkit's include dir and its CCCL headers on the include path ($CUDA_HOME/include,
-    /// else the build's toolkit, else /usr/local/cuda/include). Ignored with header_bundles.
+    /// Put the toolkit's include dir and its CCCL headers on the include path (not with bundles).
     bool toolkit_include_path = true;
-    /// Let NVRTC find the C++ standard headers nvcc code includes (standard_headers.hpp), searched
-    /// after every other include folder. C++ only. Off by default (docs/compiling.md).
+    /// Let NVRTC find the C++ standard headers nvcc code includes (C++ only; docs/compiling.md).
     bool std_headers = false;
-    /// Headers carried by the program instead of a toolkit on disk (HeaderBundle); C++ only. A
-    /// bundled name is read from the bundle (the first that holds it) before any folder; the
-    /// toolkit's folders are not searched. Bundles are read from their folders with automatic PCH
-    /// where possible, else from memory without PCH (a pch_off warning); pch = true, create_pch
-    /// and use_pch are refused. Keyed by each bundle's digest (docs/design/header-bundles.md).
+    /// Headers carried by the program (docs/design/header-bundles.md); C++ only.
     std::vector<HeaderBundle> header_bundles{};
     std::vector<std::string> pre_include{};         ///< --pre-include=\<header\>
     std::optional<bool> no_source_include{};        ///< --no-source-include
@@ -77,8 +68,7 @@ struct ProgramOptions {
     std::optional<bool> builtin_initializer_list{}; ///< --builtin-initializer-list=true|false
     std::optional<bool> disable_warnings{};         ///< --disable-warnings
     std::optional<bool> restrict{};                 ///< --restrict
-    /// --device-as-default-execution-space: functions without __host__ or __device__ are device
-    /// ones. Unset, as in NVRTC; NVRTC's "not allowed in JIT mode" error hints at it.
+    /// --device-as-default-execution-space (unset, as in NVRTC).
     std::optional<bool> device_as_default_execution_space{};
     std::optional<bool> device_int128{};            ///< --device-int128
     std::optional<bool> device_float128{};          ///< --device-float128
@@ -92,55 +82,39 @@ struct ProgramOptions {
     std::optional<int> split_compile{};             ///< --split-compile=N (0: all cores)
     std::optional<bool> fdevice_syntax_only{};      ///< --fdevice-syntax-only
     std::optional<bool> minimal{};                  ///< --minimal
-    /// What jitify's -remove-unused-globals gives (NVRTC 13.0 has no flag for it: --minimal,
-    /// --extensible-whole-program and -Xnvvm options all keep them): the PTX of a C++ program
-    /// leaves out the module-scope __device__ and __constant__ variables that nothing in it uses
-    /// (no instruction, no kept variable's initializer, no name expression), so a module made
-    /// from it allocates none of them. C++ programs compiled to ptx only (other targets and
-    /// source types throw InvalidArgumentError); relocatable code keeps them all (other modules
-    /// may use them). Passes no flag; enters the cache key.
+    /// Leave unused module-scope __device__/__constant__ variables out of a C++ program's PTX
+    /// (jitify's -remove-unused-globals; ptx target, non-relocatable only, else
+    /// InvalidArgumentError). Passes no flag; enters the cache key.
     bool remove_unused_globals = false;
-    /// --no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose), which
-    /// a compile served from NVRTC's cache would leave out of the log.
+    /// --no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose).
     std::optional<bool> no_cache{};
-    /// --fdevice-time-trace=\<name\>: NVRTC writes the compile's time trace (Chrome's JSON) to
-    /// \<name\>.json, ".json" appended; a file of that name from an earlier compile is replaced.
+    /// --fdevice-time-trace=\<name\>: the compile's time trace goes to \<name\>.json (replaced).
     std::optional<std::string> fdevice_time_trace{};
     std::optional<std::string> frandom_seed{};        ///< --frandom-seed=\<seed\>
     std::optional<std::string> ofast_compile{};       ///< --Ofast-compile=max|mid|min|0
-    /// --pch: NVRTC's automatic precompiled headers. Unset: on for C++ programs (unless create_pch
-    /// or use_pch); false turns it off. PCH never fails a compile (Program::pch_status()).
+    /// --pch: NVRTC's automatic PCH; unset: on for C++ (unless create_pch or use_pch).
     std::optional<bool> pch{};
     std::optional<std::string> create_pch{};        ///< --create-pch=\<file\>
     std::optional<std::string> use_pch{};           ///< --use-pch=\<file\>
     std::optional<std::string> pch_dir{};           ///< --pch-dir=\<dir\>
-    /// --pch-verbose=true|false. Unset with automatic PCH: false, so the log does not list every
-    /// earlier PCH that did not match.
+    /// --pch-verbose=true|false (unset with automatic PCH: false).
     std::optional<bool> pch_verbose{};
     std::optional<bool> pch_messages{};             ///< --pch-messages=true|false
-    /// --instantiate-templates-in-pch=true|false
-    std::optional<bool> instantiate_templates_in_pch{};
-    /// NVRTC's PCH heap size in bytes (nvrtcSetPCHHeapSize; process-wide, the last compile wins).
-    /// Unset: NVRTC's size, grown when too small for a PCH.
+    std::optional<bool> instantiate_templates_in_pch{};  ///< --instantiate-templates-in-pch
+    /// NVRTC's PCH heap size in bytes (process-wide, the last compile wins); unset: NVRTC's.
     std::optional<std::size_t> pch_heap_size{};
 
     /// Passed to the backend as they are, after every flag above.
     std::vector<std::string> extra_flags{};
 
-    /// Where the source of a C++ program compiled with debug or line information is written for
-    /// debuggers (`<folder>/<XXH3-128 of the source>/<name>`, never deleted). Unset:
-    /// $CUDACORE_DEBUG_SOURCE_DIR, else `<$TMPDIR or /tmp>/cudacore-jit-sources-<uid>`
-    /// (docs/compiling.md).
+    /// Where debug sources are written. Unset: $CUDACORE_DEBUG_SOURCE_DIR, else in $TMPDIR.
     std::optional<std::string> debug_source_dir{};
 
-    /// NVVM IR programs only (refused for C++ and PTX): more IR modules that libNVVM links with
-    /// the program's own, in order; and libdevice (the math library, libdevice.10.bc beside
-    /// libNVVM) added lazily, so only the functions the program calls are linked in.
+    /// NVVM IR programs only: more IR modules that libNVVM links with the program's own, in order.
     std::vector<NamedSource> extra_sources{};
     std::optional<bool> use_libdevice{};  ///< link libdevice (NVVM IR only); unset means no
 
-    /// PTX programs (and NVVM IR compiled to cubin) are assembled by nvJitLink in a worker
-    /// process: see LinkerOptions::isolated. For PTX this program did not produce. Passes no flag.
+    /// Assemble PTX (and NVVM IR to cubin) in a worker process (LinkerOptions::isolated).
     bool isolated_link = false;
 
     /// Equal when every field is.

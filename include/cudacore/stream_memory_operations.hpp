@@ -1,12 +1,7 @@
 /// @file
-/// Stream memory operations: a stream waits until a 32- or 64-bit word in memory meets a
-/// condition, or writes one, in stream order (cuStreamWaitValue32/64, cuStreamWriteValue32/64,
-/// cuStreamBatchMemOp), also as graph nodes. The word is aligned, inside its Buffer, and in
-/// memory the driver takes (cuMemAlloc, pinned or registered host; not managed or pool memory).
-/// Keeps alive as a copy does: nothing per operation outside a capture. What the device lacks is
-/// InvalidArgumentError before the driver is called. A wait never satisfied blocks for ever; with
-/// lazy loading launch each kernel once first. Callable from several threads as other enqueues.
-/// Guide: docs/loading-and-launching.md, "Stream memory operations".
+/// Stream memory operations: wait until a 32- or 64-bit word meets a condition, or write one, in
+/// stream order or as graph nodes. Every call throws InvalidArgumentError (closed, bad word, what
+/// the device lacks) or DriverError. Guide: docs/loading-and-launching.md.
 ///
 ///     auto plain = std::make_shared<SynchronousMemoryResource>(device);  // cuMemAlloc memory
 ///     Buffer flag = plain->allocate(sizeof(std::uint32_t), producer);
@@ -31,15 +26,14 @@
 
 namespace cudacore {
 
-/// The word an operation waits on or writes: `buffer` at byte `offset`, or, when `buffer` is
-/// empty, the raw device address `pointer`: `{.buffer = flag, .offset = 8}`, `{.pointer = p}`.
+/// The word: `buffer` at byte `offset` (`{.buffer = flag, .offset = 8}`), or raw `pointer`.
 struct ValueAddress {
     Buffer buffer{};          ///< the memory (held until the operation has run); empty: `pointer`
     std::size_t offset = 0;   ///< bytes into `buffer` (ignored for a raw pointer)
     CUdeviceptr pointer = 0;  ///< a raw device address, used when `buffer` is empty
 };
 
-/// When a wait is over (CUstreamWaitValue_flags), for the word W at the address and the value V.
+/// When a wait is over, for the word W at the address and the value V.
 enum class WaitCondition : unsigned {
     /// (int32_t)(W - V) >= 0 (int64_t for 64-bit waits): W has reached V, cyclically.
     greater_or_equal = CU_STREAM_WAIT_VALUE_GEQ,
@@ -55,15 +49,13 @@ std::string to_string(WaitCondition condition);
 /// How a wait behaves.
 struct WaitOptions {
     WaitCondition condition = WaitCondition::equal;  ///< when the wait is over
-    /// Flush outstanding remote writes (GPUDirect RDMA) after the wait (CU_STREAM_WAIT_VALUE_FLUSH);
-    /// needs CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES.
+    /// Flush remote writes (GPUDirect RDMA) after the wait; needs CAN_FLUSH_REMOTE_WRITES.
     bool flush_remote_writes = false;
 };
 
 /// How a write behaves.
 struct WriteOptions {
-    /// The write is ordered after the stream's earlier writes (a fence). False is refused with
-    /// InvalidArgumentError: the driver's v2 operations do not support it.
+    /// Ordered after the stream's earlier writes; false is refused (InvalidArgumentError).
     bool memory_barrier = true;
 };
 
@@ -78,8 +70,7 @@ struct MemoryOperation {
     WriteOptions write{};              ///< for writes
 };
 
-/// "wait_value32", "wait_value64", "write_value32", "write_value64"; "MemoryOperation::Kind(N)" for
-/// a value outside the enumeration. Never throws beyond std::bad_alloc.
+/// "wait_value32", ...; "MemoryOperation::Kind(N)" outside the enumeration.
 std::string to_string(MemoryOperation::Kind kind);
 
 /// A MemoryOperation waiting until the 32-bit word at `address` meets `options` against `value`.
@@ -107,30 +98,22 @@ inline MemoryOperation write_value64_operation(ValueAddress address, std::uint64
             .value = value, .wait = {}, .write = options};
 }
 
-/// Later work on `stream` waits until the 32-bit word at `address` meets `options.condition`
-/// against `value` (cuStreamWaitValue32). Throws InvalidArgumentError for a closed stream or
-/// buffer, a misaligned, outside or null word, managed memory, or what the device lacks;
-/// DriverError when the driver refuses (pool memory). Keeps nothing alive outside a capture.
+/// Later work on `stream` waits until the 32-bit word meets the condition against `value`.
 void wait_value32(const ValueAddress& address, std::uint32_t value, const Stream& stream,
                   const WaitOptions& options = {});
-/// The 64-bit wait (cuStreamWaitValue64; 8-byte alignment, and the device must have
-/// CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS). Throws and keeps alive as wait_value32.
+/// The 64-bit wait (8-byte aligned; needs 64-bit stream memory operations).
 void wait_value64(const ValueAddress& address, std::uint64_t value, const Stream& stream,
                   const WaitOptions& options = {});
-/// Writes `value` to the 32-bit word at `address` once the work enqueued before on `stream` is
-/// done (cuStreamWriteValue32). Throws and keeps alive as wait_value32.
+/// Writes `value` to the 32-bit word once the work enqueued before on `stream` is done.
 void write_value32(const ValueAddress& address, std::uint32_t value, const Stream& stream,
                    const WriteOptions& options = {});
-/// The 64-bit write (cuStreamWriteValue64). Throws and keeps alive as wait_value64.
+/// The 64-bit write.
 void write_value64(const ValueAddress& address, std::uint64_t value, const Stream& stream,
                    const WriteOptions& options = {});
-/// Runs `operations` in order in one cuStreamBatchMemOp, each checked first
-/// (InvalidArgumentError naming its index). Keeps alive as the single calls do.
+/// Runs `operations` in order in one batch, each checked first (errors name its index).
 void run_memory_operations(std::span<const MemoryOperation> operations, const Stream& stream);
 
-/// A graph node running `operations` (cuGraphAddBatchMemOpNode) after `dependencies`, checked as
-/// run_memory_operations (also refusing an empty batch). The graph holds every Buffer named.
-/// Throws DriverError when the driver refuses.
+/// A graph node running `operations`; the graph holds every Buffer named.
 GraphNode add_memory_operations(Graph& graph, GraphDependencies dependencies,
                                 std::span<const MemoryOperation> operations);
 /// A node of one 32-bit wait (add_memory_operations with wait_value32_operation).

@@ -1,10 +1,7 @@
 /// @file
 /// StridedMemoryView: a typed, strided view of memory over a Buffer it holds (cuda.core's
-/// StridedMemoryView), from a Buffer and a layout or from a DLPack tensor. Dimensions row-major
-/// (the last innermost); strides in elements, always filled in. Closed with its Buffer: then
-/// data() is null and uses throw InvalidArgumentError. Errors: InvalidArgumentError naming the
-/// problem; no driver needed except for as_tensor_map. Copies share it; thread-safe to read.
-/// As an mdspan: mdspan.hpp. Guide: docs/memory.md.
+/// StridedMemoryView), from a Buffer and a layout or from a DLPack tensor; row-major, strides
+/// in elements. As an mdspan: mdspan.hpp. Guide: docs/memory.md.
 ///
 ///     StridedMemoryView view = StridedMemoryView::from_buffer(
 ///         buffer, {.shape = {rows, cols}, .dtype = {kDLFloat, 32, 1}});
@@ -37,20 +34,17 @@ struct ViewTensorMapOptions {
     TensorMapOobFill oob_fill = TensorMapOobFill::zero;              ///< as TensorMapOptions
 };
 
-/// A typed, strided view of memory (a Buffer or a DLPack tensor), as cuda.core's StridedMemoryView.
+/// A typed, strided view of memory. Closed with its Buffer: then data() is null and calls that
+/// need the memory throw InvalidArgumentError. Copies share it; thread-safe to read.
 class StridedMemoryView {
 public:
     /// An empty view (closed; no dimensions).
     StridedMemoryView() = default;
 
-    /// A view of `buffer` with `layout` (shape, strides in elements or empty for compact
-    /// row-major, dtype, byte_offset from the buffer's start). Throws InvalidArgumentError when
-    /// the buffer is closed or the layout does not fit in it.
+    /// A view of `buffer` with `layout`. InvalidArgumentError when it does not fit.
     static StridedMemoryView from_buffer(const Buffer& buffer, const DLPackLayout& layout,
                                          bool read_only = false);
-    /// Consumes `tensor` (from_dlpack's rules: its deleter runs once, when the view and its
-    /// copies are gone; a refused tensor is not consumed). Not read-only: unversioned DLPack has
-    /// no flag for it.
+    /// Consumes `tensor` (from_dlpack's rules: its deleter runs when the last copy goes).
     static StridedMemoryView from_dlpack(DLManagedTensor* tensor);
 
     /// The first element (null once closed).
@@ -73,14 +67,13 @@ public:
     std::size_t size() const noexcept;
     /// The strides are the compact row-major ones (dimensions of extent 1 are not compared).
     bool is_c_contiguous() const noexcept;
-    /// Made read-only (from_buffer's flag): as_mdspan (mdspan.hpp) then gives only const
-    /// elements; data() and kernel launches do not check it.
+    /// Made read-only: as_mdspan then gives only const elements (nothing else checks it).
     bool is_read_only() const noexcept { return read_only_; }
     /// The memory's device, -1 for host memory or memory bound to no device.
     int device_ordinal() const;
-    /// The buffer's is_device_accessible(); InvalidArgumentError when closed.
+    /// The buffer's is_device_accessible().
     bool is_device_accessible() const;
-    /// The buffer's is_host_accessible(); InvalidArgumentError when closed.
+    /// The buffer's is_host_accessible().
     bool is_host_accessible() const;
     /// DLPack's device of the memory (kDLCUDA, kDLCUDAHost, kDLCUDAManaged or kDLCPU).
     DLDevice dl_device() const;
@@ -91,13 +84,10 @@ public:
     /// The buffer was closed (or the view is default-constructed).
     bool is_closed() const noexcept { return buffer_.is_closed(); }
 
-    /// A DLPack tensor of the view for another library (to_dlpack's rules: it holds the buffer
-    /// until its deleter is called). The read-only flag is not carried (unversioned DLPack).
+    /// A DLPack tensor of the view, holding the buffer until its deleter is called.
     DLManagedTensor* to_dlpack() const;
 
-    /// A tiled TensorMap from the view's shape, strides and type (dimensions reversed); the
-    /// innermost must be contiguous. Holds the memory. Throws InvalidArgumentError (and
-    /// TensorMap::tiled's checks), DriverError, NoDriverError.
+    /// A tiled TensorMap of the view, holding the memory. Throws as TensorMap::tiled.
     TensorMap as_tensor_map(const ViewTensorMapOptions& options) const;
     /// as_tensor_map with only a box (view's order) and default options.
     TensorMap as_tensor_map(std::vector<std::uint32_t> box) const {
@@ -115,11 +105,10 @@ private:
     bool read_only_ = false;
 };
 
-/// The TensorDataType of a DLPack element type (uint8/16/32/64, int32/64, float16/32/64,
-/// bfloat16), or empty when TMA has none.
+/// The TensorDataType of a DLPack element type, or empty when TMA has none.
 std::optional<TensorDataType> tensor_data_type(const DLDataType& dtype) noexcept;
 
-/// launch() passes a view as its data pointer (throws InvalidArgumentError when closed).
+/// launch() passes a view as its data pointer.
 template <class T>
     requires std::is_same_v<T, StridedMemoryView>
 struct KernelArgument<T> {

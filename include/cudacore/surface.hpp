@@ -1,8 +1,6 @@
 /// @file
-/// SurfaceObject: a surface object (cuSurfObjectCreate) over a CUDA array made with
-/// surface_load_store, for kernels that read and write it (cuda.core's SurfaceObject); passed as
-/// its 64-bit CUsurfObject. Holds its array; copies share it, destroyed after the work launched
-/// with it through launch() (a raw handle() is the caller's to keep). Immutable: thread-safe.
+/// SurfaceObject: a surface object over a CUDA array made with surface_load_store, for kernels
+/// that read and write it (cuda.core's SurfaceObject).
 ///
 ///     CudaArray image = CudaArray::create(device, {.format = ArrayFormat::float32, .width = 64,
 ///                                                  .height = 64, .surface_load_store = true});
@@ -21,25 +19,22 @@
 
 namespace cudacore {
 
-/// A surface object over a CUDA array (see the file comment).
+/// A surface object over a CUDA array, holding it; copies share it, destroyed after the work
+/// launched with it through launch(). Immutable: thread-safe.
 class SurfaceObject : public OwningHandle<SurfaceObject, detail::SurfaceBox, CUsurfObject> {
 public:
-    /// A surface over `array`. Throws InvalidArgumentError naming the array when it was made
-    /// without ArrayOptions::surface_load_store (or is moved-from), DriverError naming
-    /// cuSurfObjectCreate, NoDriverError. Holds the array. Thread-safe.
+    /// A surface over `array`. InvalidArgumentError, DriverError, NoDriverError.
     static SurfaceObject from_array(const CudaArray& array);
 
-    /// The array it writes (held by this object).
+    /// The array it writes.
     const CudaArray& array() const noexcept;
     /// "surface object 0x.. over 2D CUDA array float32 64 x 64 (surface load/store) on device 0".
     std::string description() const;
 
-    /// Notes a launch with this surface on `stream`, so its release waits for that stream
-    /// (launch() calls it). Never throws beyond std::bad_alloc.
+    /// Notes a launch with this surface on `stream`, so its release waits for it (launch() does).
     void note_launch(const Stream& stream) const;
 
-    /// Ends the surface object for every holder, copies included (docs/errors-and-lifetime.md,
-    /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
+    /// Ends it for every holder. DriverError (closed all the same).
     void close();
 };
 

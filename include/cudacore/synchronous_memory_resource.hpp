@@ -1,11 +1,6 @@
 /// @file
 /// SynchronousMemoryResource: device memory from cuMemAlloc / cuMemFree, for devices without
-/// stream-ordered memory pools (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0), where
-/// Device::allocate falls back to it.
-///
-/// Allocation is immediate (not stream-ordered); freeing waits for the stream it is ordered on
-/// (the buffer's, or close(stream)'s), then calls cuMemFree. Holds the context it allocates in
-/// (its device's primary context, or the one given). Create it with std::make_shared. Thread-safe.
+/// stream-ordered memory pools.
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
@@ -19,14 +14,13 @@ namespace cudacore {
 class Context;
 class Device;
 
-/// Device memory from cuMemAlloc / cuMemFree, for devices without memory pools.
+/// Device memory from cuMemAlloc / cuMemFree. Allocation is immediate; freeing waits for its
+/// stream. Make it with std::make_shared; it holds the context it allocates in. Thread-safe.
 class SynchronousMemoryResource final : public BuiltinMemoryResource<true, false> {
 public:
-    /// Throws NoDriverError without a driver.
+    /// In `device`'s primary context. Throws NoDriverError without a driver.
     explicit SynchronousMemoryResource(const Device& device);
-    /// Allocates in `context` (a created context, say), which the resource and its buffers hold:
-    /// the memory belongs to that context (CU_POINTER_ATTRIBUTE_CONTEXT). Throws
-    /// InvalidArgumentError for a closed Context.
+    /// Allocates in `context`, which the resource and its buffers hold.
     explicit SynchronousMemoryResource(const Context& context);
     ~SynchronousMemoryResource() override;
 

@@ -1,5 +1,6 @@
 /// @file
-/// Process-wide facts about the CUDA driver and devices.
+/// Process-wide facts about the CUDA driver, devices and compiler libraries. Thread-safe; the
+/// driver calls throw NoDriverError without one, the compiler library calls LoaderError.
 #pragma once
 
 #include <compare>
@@ -13,20 +14,19 @@ class Device;
 
 namespace system {
 
-/// Whether a usable CUDA driver is present. Never throws; loads the driver on first call.
+/// Whether a usable CUDA driver is present (loads it on first call).
 bool driver_available() noexcept;
 
-/// The driver's CUDA version as an integer (13000 for 13.0). Throws NoDriverError without one.
+/// The driver's CUDA version as an integer (13000 for 13.0).
 int driver_version();
 
-/// The path the driver was opened from. Throws NoDriverError without one.
+/// The path the driver was opened from.
 std::string driver_path();
 
-/// Number of CUDA devices (asked of the driver once per process: it does not change). Throws
-/// NoDriverError when no driver is present.
+/// Number of CUDA devices (asked once per process).
 int device_count();
 
-/// Every device, by ordinal. Throws NoDriverError when no driver is present.
+/// Every device, by ordinal.
 std::vector<Device> devices();
 
 /// The CUDA version of the headers cudacore was built with.
@@ -42,38 +42,28 @@ struct LibraryVersion {
     auto operator<=>(const LibraryVersion&) const = default;
 };
 
-/// The version of the NVRTC cudacore opened (nvrtcVersion), loading it on first call. Needs no
-/// GPU. Throws LoaderError (what was searched, CUDACORE_NVRTC_PATH) when NVRTC cannot be loaded.
+/// The version of the NVRTC cudacore opened, loading it on first call.
 LibraryVersion nvrtc_version();
-/// The version of the nvJitLink cudacore opened (nvJitLinkVersion), loading it on first call.
-/// Needs no GPU. Throws LoaderError (CUDACORE_NVJITLINK_PATH) when it cannot be loaded.
+/// The version of the nvJitLink cudacore opened, loading it on first call.
 LibraryVersion nvjitlink_version();
 
-/// A library cudacore opens only when a feature needs it and does without otherwise (nvFatbin,
-/// libNVVM): its version and file when it opens, else why not.
+/// A library cudacore opens only when a feature needs it (nvFatbin, libNVVM).
 struct OptionalLibraryVersion {
     std::optional<LibraryVersion> version{};  ///< nullopt: not available here
     std::string path{};                       ///< the file it was opened from; empty when not
-    /// Why it is not available (what was searched, the variable that points at it, or that
-    /// cudacore was built without its header); empty when it is.
-    std::string not_available{};
+    std::string not_available{};  ///< why not (what was searched); empty when available
     /// Whether the library opened (version is set).
     bool available() const noexcept { return version.has_value(); }
 };
 
-/// nvFatbin's version (nvFatbinVersion), opening it on first call (CUDACORE_NVFATBIN_PATH, the
-/// toolkit, the copy found at build time), or not available, saying why. Never throws beyond
-/// std::bad_alloc; needs no GPU. Thread-safe.
+/// nvFatbin's version, opening it on first call, or why it is not available.
 OptionalLibraryVersion nvfatbin_version();
-/// libNVVM's version (nvvmVersion), as nvfatbin_version() says (CUDACORE_NVVM_PATH).
+/// libNVVM's version, as nvfatbin_version().
 OptionalLibraryVersion nvvm_version();
 
-/// The file NVRTC was loaded from, as the dynamic loader resolved it (an absolute path also when
-/// it was found by its soname; the name tried when the loader gives no path). Loads NVRTC on first
-/// call; needs no GPU. Throws LoaderError as nvrtc_version(). Thread-safe.
+/// The file NVRTC was loaded from, as the dynamic loader resolved it.
 std::string nvrtc_path();
-/// The file nvJitLink was loaded from, as nvrtc_path() says; throws LoaderError as
-/// nvjitlink_version(). Thread-safe.
+/// The file nvJitLink was loaded from.
 std::string nvjitlink_path();
 
 }  // namespace system

@@ -1,10 +1,7 @@
 /// @file
-/// How the GPUs of a machine are connected, through NVML (as `nvidia-smi topo -m` shows it) and
-/// the CUDA driver: the closest common ancestor of two GPUs on the PCIe tree, the NVLinks between
-/// them, and whether peer-to-peer reads, writes and atomics work. Every reading a GPU or driver
-/// does not support is an empty std::optional, never an exception for the whole query.
-/// NVML absent: topology() and the pair queries throw LoaderError naming the paths searched.
-/// The formatting functions need no driver. Thread-safe.
+/// How the GPUs of a machine are connected (as `nvidia-smi topo -m` shows it), through NVML and
+/// the CUDA driver. A reading a GPU or driver does not support is empty, never an exception;
+/// without NVML the queries throw LoaderError. Thread-safe.
 #pragma once
 
 #include "cudacore/system_info.hpp"
@@ -30,18 +27,15 @@ enum class TopologyLevel {
     system,           ///< across NUMA nodes, over the CPUs' interconnect (NVML_TOPOLOGY_SYSTEM)
 };
 
-/// "same_board", "single_switch", "multiple_switch", "host_bridge", "node", "system";
-/// "TopologyLevel(N)" for a value outside the enumeration. Never throws beyond std::bad_alloc.
+/// "same_board", "single_switch", ...; "TopologyLevel(N)" outside the enumeration.
 std::string to_string(TopologyLevel level);
 
 /// "same board", "single switch", "multiple switch", "host bridge", "node", "system".
 const char* topology_level_name(TopologyLevel level) noexcept;
-/// nvidia-smi's legend: "BRD" (same board; nvidia-smi has no code), "PIX", "PXB", "PHB",
-/// "NODE", "SYS".
+/// nvidia-smi's legend: "BRD" (same board), "PIX", "PXB", "PHB", "NODE", "SYS".
 const char* topology_level_code(TopologyLevel level) noexcept;
 
-/// Peer-to-peer status between two GPUs as NVML reports it (nvmlDeviceGetP2PStatus): true when
-/// NVML_P2P_STATUS_OK, false for any other status, empty when the query is not supported.
+/// NVML's peer-to-peer status between two GPUs: true when OK; empty when not supported.
 struct PeerStatus {
     std::optional<bool> read{};     ///< NVML_P2P_CAPS_INDEX_READ
     std::optional<bool> write{};    ///< NVML_P2P_CAPS_INDEX_WRITE
@@ -49,8 +43,7 @@ struct PeerStatus {
     std::optional<bool> nvlink{};   ///< NVML_P2P_CAPS_INDEX_NVLINK
 };
 
-/// Peer-to-peer attributes from the CUDA driver (cuDeviceGetP2PAttribute), from one device's
-/// point of view towards another.
+/// The CUDA driver's peer-to-peer attributes from one device towards another.
 struct PeerAttributes {
     bool access_supported = false;    ///< CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
     bool native_atomics = false;      ///< CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
@@ -61,8 +54,7 @@ struct PeerAttributes {
 /// The link between two GPUs of a Topology.
 struct GpuLink {
     std::optional<TopologyLevel> level{};  ///< common ancestor; empty when not supported
-    /// Active NVLinks between the two: direct ones, plus, on an NVSwitch fabric where NVML says
-    /// the pair talks over NVLink, the first GPU's links to the switches (as nvidia-smi counts).
+    /// Active NVLinks between the two (on an NVSwitch fabric, the first GPU's, as nvidia-smi).
     unsigned nvlinks = 0;
     PeerStatus peer{};                     ///< NVML's peer-to-peer status
 };
@@ -71,33 +63,26 @@ struct GpuLink {
 struct Topology {
     std::vector<std::string> names{};        ///< product name of each GPU, NVML index order
     std::vector<std::string> pci_bus_ids{};  ///< NVML's form ("00000000:18:00.0")
-    /// The CUDA ordinal of each GPU (matched by PCI bus id); empty for a GPU CUDA does not see
-    /// (CUDA_VISIBLE_DEVICES) or when the CUDA driver is absent.
+    /// The CUDA ordinal of each GPU; empty for one CUDA does not see.
     std::vector<std::optional<int>> cuda_ordinals{};
     /// links[i][j] for i != j; links[i][i] is default.
     std::vector<std::vector<GpuLink>> links{};
 };
 
-/// The closest common ancestor of two GPUs (nvmlDeviceGetTopologyCommonAncestor); empty when
-/// not supported. Throws NvmlError for other NVML failures, LoaderError when NVML is absent.
+/// The closest common ancestor of two GPUs; empty when not supported. NvmlError otherwise.
 std::optional<TopologyLevel> common_ancestor(const SystemDevice& a, const SystemDevice& b);
 /// NVML's peer-to-peer status from a to b. Throws as common_ancestor() does.
 PeerStatus peer_status(const SystemDevice& a, const SystemDevice& b);
-/// The CUDA driver's peer-to-peer attributes from `from` to `to` (two different devices).
-/// Throws DriverError naming cuDeviceGetP2PAttribute, the attribute and both devices (the
-/// driver refuses one device given twice).
+/// The driver's peer attributes from `from` to `to`. DriverError names both.
 PeerAttributes peer_attributes(const Device& from, const Device& to);
 /// Reads the whole topology: every GPU, every pair. Throws as common_ancestor() does.
 Topology topology();
 
-/// The cell of the matrix for a pair: "NV18" when 18 NVLinks join them (NV and the count), else the level's code,
-/// "?" when neither is known.
+/// The matrix cell for a pair: "NV18" for 18 NVLinks, else the level's code, "?" if unknown.
 std::string link_label(const GpuLink& link);
-/// The matrix as `nvidia-smi topo -m` prints it: a header row (GPU0, GPU1, ...), one row per GPU with
-/// "X" on the diagonal, then the legend. Needs no driver.
+/// The matrix as `nvidia-smi topo -m` prints it, with the legend.
 std::string format_topology_matrix(const Topology& topology);
-/// The position of `bus_id` in `bus_ids`, comparing PCI bus ids without regard to case or the
-/// width of the domain ("0000:18:00.0" equals "00000000:18:00.0"); empty when absent.
+/// The position of `bus_id` in `bus_ids`, whatever the case or domain width; empty when absent.
 std::optional<std::size_t> find_pci_bus_id(const std::vector<std::string>& bus_ids,
                                            const std::string& bus_id);
 

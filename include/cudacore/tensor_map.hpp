@@ -1,10 +1,6 @@
 /// @file
-/// TensorMap: a CUtensorMap descriptor for Hopper's bulk tensor copies (TMA), made from a Buffer
-/// it holds. Dimensions innermost first. Every rule of cuTensorMapEncodeTiled / Im2col that can
-/// be checked on the host is, before the driver: InvalidArgumentError naming the field and value;
-/// then DriverError, or NoDriverError. Passed to kernels as its 128-byte CUtensorMap by value
-/// (`const __grid_constant__ CUtensorMap`). Copies are cheap values; thread-safe to read. Guide
-/// and the origin alignment to keep in kernels: docs/memory.md.
+/// TensorMap: a CUtensorMap descriptor for bulk tensor copies (TMA) over a Buffer it holds,
+/// innermost dimension first. Guide (and the alignment to keep): docs/memory.md.
 ///
 ///     TensorMap map = TensorMap::tiled(buffer, {.element_type = TensorDataType::float32,
 ///                                               .shape = {cols, rows},      // innermost first
@@ -40,34 +36,28 @@ enum class TensorDataType {
     tfloat32_ftz,
 };
 std::size_t element_size(TensorDataType type);  ///< throws InvalidArgumentError for a bad value
-/// "float32", ...; "TensorDataType(N)" for a value outside the enumeration (never throws beyond
-/// std::bad_alloc).
+/// "float32", ...; "TensorDataType(N)" outside the enumeration.
 std::string to_string(TensorDataType type);
 
-/// Interleaved layout of the innermost dimension (CU_TENSOR_MAP_INTERLEAVE_NONE, _16B, _32B);
-/// anything but none needs rank 3..5, and bytes32 an address and strides aligned to 32 bytes.
+/// Interleaved layout of the innermost dimension (not none: rank 3..5).
 enum class TensorMapInterleave { none, bytes16, bytes32 };
 
-/// "none", "bytes16", "bytes32"; "TensorMapInterleave(N)" for a value outside the enumeration.
-/// Never throws beyond std::bad_alloc.
+/// "none", "bytes16", "bytes32"; "TensorMapInterleave(N)" outside the enumeration.
 std::string to_string(TensorMapInterleave interleave);
 /// Shared memory bank swizzle: 16-byte chunks swizzled within a 32, 64 or 128-byte span.
 enum class TensorMapSwizzle { none, bytes32, bytes64, bytes128 };
 
-/// "none", "bytes32", "bytes64", "bytes128"; "TensorMapSwizzle(N)" for a value outside the
-/// enumeration. Never throws beyond std::bad_alloc.
+/// "none", "bytes32", "bytes64", "bytes128"; "TensorMapSwizzle(N)" outside the enumeration.
 std::string to_string(TensorMapSwizzle swizzle);
-/// How far L2 fetches are widened (CU_TENSOR_MAP_L2_PROMOTION_NONE, _L2_64B, _L2_128B, _L2_256B).
+/// How far L2 fetches are widened.
 enum class TensorMapL2Promotion { none, bytes64, bytes128, bytes256 };
 
-/// "none", "bytes64", "bytes128", "bytes256"; "TensorMapL2Promotion(N)" for a value outside the
-/// enumeration. Never throws beyond std::bad_alloc.
+/// "none", "bytes64", "bytes128", "bytes256"; "TensorMapL2Promotion(N)" outside it.
 std::string to_string(TensorMapL2Promotion promotion);
 /// Out-of-bound elements read as zero, or (floating point only) as a NaN that FMA treats as zero.
 enum class TensorMapOobFill { zero, nan_request_zero_fma };
 
-/// "zero", "nan_request_zero_fma"; "TensorMapOobFill(N)" for a value outside the enumeration. Never
-/// throws beyond std::bad_alloc.
+/// "zero", "nan_request_zero_fma"; "TensorMapOobFill(N)" outside the enumeration.
 std::string to_string(TensorMapOobFill fill);
 
 /// A tiled map (cuTensorMapEncodeTiled): copies box-shaped tiles.
@@ -88,8 +78,7 @@ struct TensorMapIm2colOptions {
     TensorDataType element_type = TensorDataType::float16;  ///< CUtensorMapDataType of the elements
     std::vector<std::uint64_t> shape{};  ///< {C, W, H, D, N} order, innermost first
     std::vector<std::uint64_t> strides{};  ///< as in TensorMapOptions
-    /// Offsets of the bounding box from the lower and upper corners, one per spatial dimension
-    /// (rank - 2 values): within [-32768, 32767] for rank 3, [-128, 127] for 4, [-16, 15] for 5.
+    /// Bounding-box offsets from the lower corner, one per spatial dimension (rank - 2 values).
     std::vector<int> lower_corner{};
     std::vector<int> upper_corner{};  ///< as lower_corner, from the upper corner
     std::uint32_t channels_per_pixel = 0;  ///< 1..256
@@ -101,21 +90,16 @@ struct TensorMapIm2colOptions {
     TensorMapOobFill oob_fill = TensorMapOobFill::zero;  ///< CUtensorMapFloatOOBfill
 };
 
-/// A CUtensorMap for bulk tensor copies (TMA), holding the Buffer it describes.
+/// A CUtensorMap for TMA, holding its Buffer. Every rule the host can check is, first
+/// (InvalidArgumentError naming the field), then DriverError, NoDriverError. Thread-safe to read.
 class TensorMap {
 public:
-    /// Throws InvalidArgumentError (see above; also for a closed or not device-accessible
-    /// buffer), DriverError, NoDriverError.
+    /// A tiled map over `buffer` (open and device-accessible); the map holds the buffer.
     static TensorMap tiled(const Buffer& buffer, const TensorMapOptions& options);
-    /// An im2col map over `buffer` (cuTensorMapEncodeIm2col); the map holds the buffer. Throws
-    /// as tiled(), the corners, channels_per_pixel and pixels_per_column checked too.
+    /// An im2col map over `buffer`; the map holds the buffer.
     static TensorMap im2col(const Buffer& buffer, const TensorMapIm2colOptions& options);
 
-    /// Points the map at `buffer` instead, keeping its layout (cuTensorMapReplaceAddress). The
-    /// buffer is checked as at encode (open, device-accessible, aligned, same device, large
-    /// enough): else InvalidArgumentError naming both; DriverError, NoDriverError. On success the
-    /// map holds `buffer` and drops the old one; on failure it is unchanged. Copies and launches
-    /// made keep the old address. Not thread-safe against other uses of this object.
+    /// Points the map at `buffer`, keeping its layout. Not thread-safe on this object.
     void replace_address(const Buffer& buffer);
 
     /// The 128-byte descriptor, as a kernel receives it.
@@ -126,8 +110,7 @@ public:
     std::uint32_t rank() const noexcept { return rank_; }
     /// The element type it was encoded with.
     TensorDataType element_type() const noexcept { return element_type_; }
-    /// Bytes from the first element of the tensor to the end of its last: the least a buffer
-    /// given to replace_address must hold.
+    /// Bytes from the first element to the end of the last: the least replace_address needs.
     std::uint64_t span_bytes() const noexcept { return span_bytes_; }
 
 private:

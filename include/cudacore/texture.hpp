@@ -1,10 +1,6 @@
 /// @file
-/// TextureObject: a texture object (cuTexObjectCreate) over a CUDA array, a mipmapped array, or
-/// linear or pitched 2D device memory (cuda.core's TextureObject); passed to kernels as its
-/// 64-bit CUtexObject. Options the hardware does not do are InvalidArgumentError naming the
-/// field, before the driver; then DriverError, NoDriverError. Holds what it reads; copies share
-/// it, destroyed after the work launched with it through cudacore (a raw handle() given to a
-/// kernel is the caller's to keep). Immutable, usable from several threads. Guide: docs/memory.md.
+/// TextureObject: a texture object over a CUDA array, a mipmapped array, or linear or pitched 2D
+/// device memory (cuda.core's TextureObject). Guide: docs/memory.md.
 ///
 ///     TextureObject tex = TextureObject::from_array(image, {
 ///         .address_modes = {TextureAddressMode::clamp, TextureAddressMode::clamp},
@@ -29,8 +25,7 @@
 
 namespace cudacore {
 
-/// How coordinates outside [0, size) are read (CUaddress_mode). clamp comes first, so that
-/// address modes left out of a braced list (`{.address_modes = {border, border}}`) are clamp.
+/// How coordinates outside [0, size) are read; clamp first, so modes left out are clamp.
 enum class TextureAddressMode {
     clamp,   ///< the edge element
     wrap,    ///< repeat (normalized coordinates only)
@@ -38,8 +33,7 @@ enum class TextureAddressMode {
     border,  ///< TextureOptions::border_color
 };
 
-/// "clamp", "wrap", "mirror", "border"; "TextureAddressMode(N)" for a value outside the
-/// enumeration. Never throws beyond std::bad_alloc.
+/// "clamp", "wrap", "mirror", "border"; "TextureAddressMode(N)" outside the enumeration.
 std::string to_string(TextureAddressMode mode);
 /// How a fetch between elements is computed (CUfilter_mode).
 enum class TextureFilterMode {
@@ -47,8 +41,7 @@ enum class TextureFilterMode {
     linear,  ///< linear (bi-, trilinear) interpolation of the neighbours
 };
 
-/// "point", "linear"; "TextureFilterMode(N)" for a value outside the enumeration. Never throws
-/// beyond std::bad_alloc.
+/// "point", "linear"; "TextureFilterMode(N)" outside the enumeration.
 std::string to_string(TextureFilterMode mode);
 /// What a fetch of integer data returns.
 enum class TextureReadMode {
@@ -56,12 +49,10 @@ enum class TextureReadMode {
     normalized_float,  ///< 8/16-bit integers as floats in [0, 1] ([-1, 1] when signed)
 };
 
-/// "element_type", "normalized_float"; "TextureReadMode(N)" for a value outside the enumeration.
-/// Never throws beyond std::bad_alloc.
+/// "element_type", "normalized_float"; "TextureReadMode(N)" outside the enumeration.
 std::string to_string(TextureReadMode mode);
 
-/// The sampling of a texture (CUDA_TEXTURE_DESC); defaults: clamp, point, element type,
-/// unnormalized coordinates.
+/// The sampling of a texture; defaults: clamp, point, element type, unnormalized coordinates.
 struct TextureOptions {
     /// Per dimension (x, y, z); ignored for linear memory.
     std::array<TextureAddressMode, 3> address_modes = {
@@ -84,8 +75,7 @@ struct TextureOptions {
 struct LinearTextureLayout {
     ArrayFormat format = ArrayFormat::float32;  ///< plain or packed formats
     unsigned channels = 0;  ///< as ArrayOptions::channels
-    /// Elements; 0: as many as the buffer holds whole.
-    std::size_t width = 0;
+    std::size_t width = 0;  ///< elements; 0: as many as the buffer holds whole
 };
 
 /// Pitched 2D device memory read as a 2D texture.
@@ -97,7 +87,7 @@ struct Pitch2DTextureLayout {
     std::size_t pitch = 0;    ///< bytes from one row to the next (aligned to TEXTURE_PITCH_ALIGNMENT)
 };
 
-/// What a texture reads, for the checks (texture_checks.cpp) that need no driver.
+/// What a texture reads, for the checks that need no driver.
 struct TextureSource {
     ArrayFormat format = ArrayFormat::float32;  ///< its element format
     bool cubemap = false;                       ///< a cubemap (layered or not)
@@ -105,29 +95,24 @@ struct TextureSource {
     bool linear = false;                        ///< linear memory (address modes and filter ignored)
 };
 
-/// Checks `options` for a texture over `source`, as the factories do first; throws
-/// InvalidArgumentError naming `call` and the field. Pure: thread-safe, no driver.
+/// Checks `options` as the factories do. InvalidArgumentError naming `call`. No driver.
 void check_texture_options(const TextureOptions& options, const TextureSource& source,
                            const char* call);
 
-/// A texture object over an array or device memory (see the file comment).
+/// A texture object over an array or device memory, destroyed after the work launched with it.
+/// Immutable, thread-safe. The factories throw InvalidArgumentError naming the field for options
+/// the hardware does not do (before the driver), DriverError, NoDriverError.
 class TextureObject : public OwningHandle<TextureObject, detail::TextureBox, CUtexObject> {
 public:
     /// A texture reading `array` (any shape; a level view reads that level). Holds the array.
-    /// Throws InvalidArgumentError (options, a moved-from array), DriverError, NoDriverError.
-    /// Thread-safe.
     static TextureObject from_array(const CudaArray& array, const TextureOptions& options = {});
     /// A texture reading every level of `array`; needs normalized_coordinates. Holds the array.
-    /// Throws as from_array.
     static TextureObject from_mipmapped_array(const MipmappedArray& array,
                                               const TextureOptions& options);
-    /// A 1D texture over linear device memory (tex1Dfetch). Holds the buffer. Throws as
-    /// from_array, and for a closed, host-only or misaligned buffer, a width past the buffer or
-    /// past the device's limit.
+    /// A 1D texture over linear device memory (tex1Dfetch). Holds the buffer.
     static TextureObject from_linear(const Buffer& buffer, const LinearTextureLayout& layout,
                                      const TextureOptions& options = {});
-    /// A 2D texture over pitched device memory. Holds the buffer. Throws as from_linear, and for
-    /// sizes or a pitch the device cannot do (naming the limit).
+    /// A 2D texture over pitched device memory. Holds the buffer.
     static TextureObject from_pitch2d(const Buffer& buffer, const Pitch2DTextureLayout& layout,
                                       const TextureOptions& options = {});
 
@@ -135,17 +120,13 @@ public:
     const TextureOptions& options() const noexcept;
     /// The device's ordinal.
     int device_ordinal() const noexcept;
-    /// What it is and what it reads: "texture object 1 over 2D CUDA array float32 64 x 64 on
-    /// device 0" ("moved-from TextureObject" for a moved-from one). Built when asked, from the
-    /// object it holds: a buffer closed since reads as "a closed Buffer". Thread-safe.
+    /// "texture object 1 over 2D CUDA array float32 64 x 64 on device 0".
     std::string description() const;
 
-    /// Notes a launch with this texture on `stream`, so its release waits for that stream
-    /// (launch() calls it; cudacore's own use otherwise). Never throws beyond std::bad_alloc.
+    /// Notes a launch with this texture on `stream`, so its release waits for it (launch() does).
     void note_launch(const Stream& stream) const;
 
-    /// Ends the texture object for every holder, copies included (docs/errors-and-lifetime.md,
-    /// "Closing and resetting"). DriverError when the release it makes fails (closed all the same).
+    /// Ends it for every holder. DriverError (closed all the same).
     void close();
 };
 

@@ -1,11 +1,9 @@
 // Over 200 lines: the deprecated one-for-one NVTX wrappers, beside what NVTX3 lacks.
 /// @file
-/// Tracing: ranges and marks a profiler shows on a timeline (Nsight Systems with `--trace=nvtx`),
-/// in named domains, with categories, colours and a number each; cudacore marks its own work in
-/// Domain::cudacore(). Built on NVTX3: without a tool attached, a Range or mark() is an inlined
-/// test of one flag. NVTX3's own C++ types work in cudacore's domain with the tag
-/// tracing::nvtx3_domain. Every call may be made from any thread; ranges nest per thread. The
-/// guide: docs/tracing.md.
+/// Tracing: ranges and marks in named NVTX domains a profiler shows on a timeline, with
+/// categories, colours and a number each; cudacore marks its own work in Domain::cudacore().
+/// Without a tool attached a Range or mark() tests one flag. Every call may be made from any
+/// thread; ranges nest per thread; nothing here throws unless it says so. Guide: docs/tracing.md.
 #pragma once
 
 #include <atomic>
@@ -35,9 +33,7 @@ struct Color {
     friend constexpr bool operator==(Color, Color) noexcept = default;
 };
 
-/// One number an event carries (NVTX's payload): a byte count, an index, a ratio. Made
-/// implicitly from any integer (kept as a signed or unsigned 64-bit value) or floating-point
-/// number (kept as a double); empty by default.
+/// One number an event carries (NVTX's payload): an integer or floating-point number.
 class Payload {
 public:
     /// What the payload holds.
@@ -72,27 +68,22 @@ private:
     std::uint64_t bits_ = 0;
 };
 
-/// "none", "int64", "uint64", "float64"; "Payload::Type(N)" for a value outside the enumeration.
-/// Never throws beyond std::bad_alloc.
+/// "none", "int64", "uint64", "float64"; "Payload::Type(N)" outside the enumeration.
 std::string to_string(Payload::Type type);
 
-/// How an event shows: its colour, category and number, each optional; an aggregate of plain
-/// values, so an unused one costs nothing: `{.color = Color::rgb(0, 160, 0), .payload = bytes}`.
+/// How an event shows: `{.color = Color::rgb(0, 160, 0), .payload = bytes}`.
 struct EventOptions {
     Color color{};               ///< Color{} (the default): the tool picks one
     std::uint32_t category = 0;  ///< 0: none; name the others with Domain::name_category
     Payload payload{};           ///< none by default
 };
 
-/// cudacore's domain as an NVTX3 domain tag: `nvtx3::scoped_range_in<tracing::nvtx3_domain>`,
-/// `nvtx3::mark_in<tracing::nvtx3_domain>(...)` put events in the domain named "cudacore", beside
-/// cudacore's own (NVTX gives one domain per name). A user's own domain is a tag of the same form.
+/// cudacore's domain as an NVTX3 domain tag: `nvtx3::scoped_range_in<tracing::nvtx3_domain>`.
 struct nvtx3_domain {
     static constexpr const char* name = "cudacore";  ///< the domain's name, as NVTX3 reads it
 };
 
-/// The categories of cudacore's own events in Domain::cudacore() (named there, so a tool shows
-/// their names). Users' domains number their categories as they like.
+/// The categories of cudacore's own events in Domain::cudacore().
 enum class CudacoreCategory : std::uint32_t {
     compile = 1,  ///< Program::compile, compile_cached
     link = 2,     ///< Linker::link
@@ -102,8 +93,7 @@ enum class CudacoreCategory : std::uint32_t {
     memory = 6,   ///< memory pools growing
 };
 
-/// "compile", "link", "cache", "load", "graph", "memory"; "CudacoreCategory(N)" for a value outside
-/// the enumeration. Never throws beyond std::bad_alloc.
+/// "compile", "link", "cache", "load", "graph", "memory"; "CudacoreCategory(N)" outside it.
 std::string to_string(CudacoreCategory category);
 
 namespace detail {
@@ -112,16 +102,13 @@ inline constexpr EventOptions no_options{};
 struct DomainState;
 struct RegisteredText;
 struct Access;  // what the implementation reads of Domain and RegisteredString
-// Whether a tool is attached: unknown until the first question, then absent or present for the
-// rest of the process (NVTX looks for a tool once).
+// Whether a tool is attached: unknown until the first question (NVTX looks once).
 enum ToolState : unsigned char { tool_unknown, tool_absent, tool_present };
 extern std::atomic<unsigned char> tool_state;
 bool find_tool() noexcept;
 }  // namespace detail
 
-/// Whether an NVTX tool (a profiler, or the library NVTX_INJECTION64_PATH names) is attached to
-/// this process. The first call makes NVTX look for one (once per process); later calls read a
-/// flag. Never throws.
+/// Whether an NVTX tool is attached (the first call looks for one; later calls read a flag).
 inline bool tool_attached() noexcept {
     const unsigned char state = detail::tool_state.load(std::memory_order_acquire);
     if (state != detail::tool_unknown) [[likely]] return state == detail::tool_present;
@@ -130,32 +117,25 @@ inline bool tool_attached() noexcept {
 
 class RegisteredString;
 
-/// A named NVTX domain: a tool groups its events (and its categories and registered strings)
-/// under the name. Copies are cheap and name the same domain; a domain lives until the process
-/// ends. Make one once (a static, say): construction looks the name up under a lock.
+/// A named NVTX domain (one per name, for the process). Construction takes a lock.
 class Domain {
 public:
-    /// The domain named `name` (the same one for every Domain of that name).
-    /// @throws InvalidArgumentError if `name` is empty.
+    /// The domain named `name`. @throws InvalidArgumentError if `name` is empty.
     explicit Domain(std::string_view name);
 
-    /// cudacore's own domain, "cudacore", its categories named (CudacoreCategory). Never throws.
+    /// cudacore's own domain, "cudacore", its categories named (CudacoreCategory).
     static const Domain& cudacore() noexcept;
 
     /// The domain's name.
     std::string_view name() const noexcept;
 
-    /// Names category `id` (not 0) in this domain, for the tools that show names. Does nothing
-    /// without a tool. Never throws.
-    /// @deprecated NVTX3 names categories itself: `nvtx3::named_category_in<Tag>::get<C>()` with
-    /// a domain tag (tracing::nvtx3_domain for cudacore's); docs/tracing.md shows it.
+    /// Names category `id` (not 0) in this domain; nothing without a tool.
+    /// @deprecated Use `nvtx3::named_category_in<Tag>::get<C>()` (docs/tracing.md).
     [[deprecated("use nvtx3::named_category_in<Tag> (nvtx3/nvtx3.hpp)")]]
     void name_category(std::uint32_t id, std::string_view category_name) const noexcept;
 
-    /// `text` registered with the tool once, for messages repeated often (a tool keeps a handle,
-    /// not a copy per event). The same RegisteredString for the same text. Without a tool it
-    /// only keeps the text. @throws std::bad_alloc.
-    /// @deprecated NVTX3 registers strings itself: `nvtx3::registered_string_in<Tag>::get<M>()`.
+    /// `text` registered with the tool once, for messages repeated often. @throws std::bad_alloc.
+    /// @deprecated Use `nvtx3::registered_string_in<Tag>::get<M>()`.
     [[deprecated("use nvtx3::registered_string_in<Tag> (nvtx3/nvtx3.hpp)")]]
     RegisteredString register_string(std::string_view text) const;
 
@@ -168,10 +148,8 @@ private:
     const detail::DomainState* state_;
 };
 
-/// A string registered in a Domain (Domain::register_string). Copies are cheap; it lives until
-/// the process ends.
-/// @deprecated Made only by the deprecated Domain::register_string: use NVTX3's
-/// nvtx3::registered_string_in<Tag>, with NVTX3's ranges and marks.
+/// A string registered in a Domain; copies are cheap.
+/// @deprecated Use NVTX3's nvtx3::registered_string_in<Tag>.
 class RegisteredString {
 public:
     /// The text.
@@ -200,9 +178,7 @@ void mark(const Domain& domain, std::string_view message, const EventOptions& op
 void mark(const Domain& domain, const RegisteredString& message, const EventOptions& options) noexcept;
 }  // namespace detail
 
-/// A range on this thread's timeline, from construction to destruction, in a domain; ranges
-/// nest. Without a tool nothing is done. Neither copied nor moved. A message that cannot be made
-/// leaves the range out. Never throws.
+/// A range on this thread from construction to destruction. Neither copied nor moved.
 class Range {
 public:
     /// A range named `message`.
@@ -216,8 +192,7 @@ public:
           const EventOptions& options = detail::no_options) noexcept {
         if (tool_attached()) [[unlikely]] domain_ = detail::push(domain, message, options);
     }
-    /// A range named by what `make_message()` returns, called only when a tool is attached (so a
-    /// message formatted from values costs nothing without one).
+    /// A range named by what `make_message()` returns, called only when a tool is attached.
     template <MessageMaker F>
     Range(const Domain& domain, F&& make_message, const EventOptions& options = detail::no_options) noexcept {
         if (tool_attached()) [[unlikely]] {
@@ -240,8 +215,7 @@ private:
     const detail::DomainState* domain_ = nullptr;  // set once pushed
 };
 
-/// An instant on this thread's timeline, in a domain: something that happened (a cache hit, a
-/// decision) rather than something that took time. Does nothing without a tool. Never throws.
+/// An instant on this thread's timeline (a cache hit, a decision); nothing without a tool.
 inline void mark(const Domain& domain, std::string_view message, const EventOptions& options = detail::no_options) noexcept {
     if (tool_attached()) [[unlikely]] detail::mark(domain, message, options);
 }

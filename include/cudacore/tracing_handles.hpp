@@ -1,15 +1,10 @@
 /// @file
-/// Tracing by handle: a range started in one place and ended in another (on another thread, or
-/// overlapping other ranges: nvtxDomainRangeStartEx / nvtxDomainRangeEnd), and names for OS
-/// threads on the timeline (nvtxNameOsThreadA). tracing.hpp has the scoped Range and mark().
+/// Tracing by handle: a range started in one place and ended in another (another thread, or
+/// overlapping others), and names for OS threads. tracing.hpp has the scoped Range and mark().
 ///
 ///     tracing::RangeId request = tracing::start_range(domain, "request 42");  // one thread
 ///     tracing::end_range(request);                        // the same or another, any time later
 ///     tracing::name_current_thread("io worker");
-///
-/// As everywhere in tracing: without a tool nothing is made or called (start_range returns an
-/// empty RangeId, a MessageMaker is not called); nothing here throws. Thread-safety: every call
-/// may be made from any thread; one RangeId must not be ended from two threads at once.
 #pragma once
 
 #include "cudacore/tracing.hpp"
@@ -26,8 +21,8 @@ namespace detail {
 RangeId start(const Domain& domain, std::string_view message, const EventOptions& options) noexcept;
 }  // namespace detail
 
-/// A range started by start_range, until end_range ends it: the domain and NVTX's id. A plain
-/// value (copies name the same range: end it once); empty by default and without a tool.
+/// A range start_range started: a plain value (end it once); empty by default and without a
+/// tool. Nothing here throws; any thread, but one RangeId is not ended from two at once.
 class RangeId {
 public:
     /// No range.
@@ -46,16 +41,14 @@ private:
     std::uint64_t id_ = 0;
 };
 
-/// Starts a range named `message` in `domain` (nvtxDomainRangeStartEx): unlike Range, it is not
-/// tied to a scope or a thread; it ends at end_range. Empty RangeId without a tool.
+/// Starts a range named `message` in `domain`, not tied to a scope or a thread.
 inline RangeId start_range(const Domain& domain, std::string_view message,
                            const EventOptions& options = detail::no_options) noexcept {
     if (tool_attached()) [[unlikely]] return detail::start(domain, message, options);
     return {};
 }
 
-/// A range named by what `make_message()` returns, called only when a tool is attached; a maker
-/// that throws leaves the range out (an empty RangeId).
+/// A range named by what `make_message()` returns, called only when a tool is attached.
 template <MessageMaker F>
 RangeId start_range(const Domain& domain, F&& make_message,
                     const EventOptions& options = detail::no_options) noexcept {
@@ -69,12 +62,10 @@ RangeId start_range(const Domain& domain, F&& make_message,
     return {};
 }
 
-/// Ends `range` (nvtxDomainRangeEnd), from any thread, and empties it, so that ending it again
-/// through the same object does nothing; an empty RangeId does nothing.
+/// Ends `range`, from any thread, and empties it; an empty RangeId does nothing.
 void end_range(RangeId& range) noexcept;
 
-/// Names the calling OS thread (its Linux thread id, gettid) `name` on the tool's timeline
-/// (nvtxNameOsThreadA). Does nothing without a tool.
+/// Names the calling OS thread `name` on the tool's timeline.
 void name_current_thread(std::string_view name) noexcept;
 
 /// Names OS thread `thread_id` (a Linux thread id, as gettid returns) `name`.

@@ -1,8 +1,6 @@
 /// @file
-/// VirtualAddressRange: reserved device virtual addresses (cuMemAddressReserve), backed once
-/// physical allocations are mapped there, possibly of several devices. Copies share it; freed when
-/// the last copy and mapping go; close() ends it for every copy. Holds the primary context of the
-/// device it was reserved through. Queries are thread-safe; close() must not race other calls.
+/// VirtualAddressRange: reserved device virtual addresses, backed once physical allocations
+/// (possibly of several devices) are mapped there.
 ///
 ///     VirtualAddressRange range = VirtualAddressRange::reserve(Device(0), devices * stripe);
 ///     for (std::size_t d = 0; d < devices; ++d)
@@ -22,38 +20,33 @@ namespace cudacore {
 
 /// How cuMemAddressReserve places the range.
 struct VirtualAddressRangeOptions {
-    /// Alignment of the start address: 0 for the driver's default (the allocation granularity),
-    /// else a power of two.
+    /// Alignment of the start address: 0 for the granularity, else a power of two.
     std::size_t alignment = 0;
-    /// The address asked for (0: anywhere). A hint: the driver may place the range elsewhere.
+    /// The address asked for (0: anywhere); a hint.
     CUdeviceptr fixed_address = 0;
 };
 
-/// A reserved range of device virtual addresses.
+/// A reserved range of device virtual addresses. Copies share it; freed when the last copy and
+/// mapping go; holds the primary context it was reserved through. Queries never throw (0 when
+/// closed or empty) and are thread-safe; close() must not race other calls.
 class VirtualAddressRange
     : public OwningHandle<VirtualAddressRange, detail::VirtualAddressRangeBox, CUdeviceptr> {
 public:
-    /// Reserves `size` bytes of addresses (a multiple of the granularity) through `device`'s
-    /// primary context, which the range holds. Throws InvalidArgumentError for size 0 or a bad
-    /// alignment, DriverError naming the call and size. Thread-safe.
+    /// Reserves `size` bytes through `device`. InvalidArgumentError, DriverError.
     static VirtualAddressRange reserve(const Device& device, std::size_t size,
                                        const VirtualAddressRangeOptions& options = {});
-    /// As reserve(device, size, options) with the device of the calling thread's current
-    /// context. InvalidArgumentError naming the call when no context is current (rather than
-    /// retaining device 0's primary context unasked): name the device then.
+    /// As reserve() on the current context's device; InvalidArgumentError when none is current.
     static VirtualAddressRange reserve(std::size_t size,
                                        const VirtualAddressRangeOptions& options = {});
 
-    /// The first address (handle()); 0 when closed or empty. Never throws.
+    /// The first address (handle()).
     CUdeviceptr address() const noexcept { return handle(); }
-    /// Bytes reserved (0 when closed or empty). Never throws.
+    /// Bytes reserved.
     std::size_t size() const noexcept;
-    /// "address range of 8388608 bytes at 0x7f...": used in messages (what it was, once closed).
+    /// "address range of 8388608 bytes at 0x7f...", for messages.
     std::string description() const;
 
-    /// Ends the range for every copy; it is freed now when nothing is mapped in it, otherwise
-    /// when the last mapping goes (docs/errors-and-lifetime.md, "Closing and resetting").
-    /// DriverError when the release it makes fails (closed all the same).
+    /// Ends the range for every copy. DriverError (closed all the same).
     void close();
 };
 

@@ -1,12 +1,6 @@
 /// @file
-/// VirtualMemoryResource: device memory built from the virtual memory management calls (a
-/// reserved range, physical memory mapped there, access granted per device), whose allocations
-/// grow() in place or by remapping the same memory at a larger range, without a copy. Allocation
-/// is immediate, not stream-ordered; freeing waits for the stream it is ordered on. Create it with
-/// std::make_shared; every Buffer holds it, and it holds the primary context of its device.
-/// Thread-safe. Options the device cannot honour throw InvalidArgumentError at construction;
-/// driver failures throw DriverError naming the call and the sizes. More:
-/// docs/design/memory-resources.md.
+/// VirtualMemoryResource: device memory from the virtual memory management calls, whose
+/// allocations grow() without a copy. docs/design/memory-resources.md says how.
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
@@ -27,52 +21,42 @@ namespace cudacore {
 
 class Device;
 class Stream;
-
-
 /// A device given access to a VirtualMemoryResource's memory, and how.
 struct PeerMemoryAccess {
     int device = 0;  ///< ordinal
     MemoryAccess access = MemoryAccess::read_write;  ///< what it may do (cuMemSetAccess flags)
 };
 
-/// The kind of physical memory cuMemCreate makes (CUmemAllocationType), as cuda.core's
-/// VirtualMemoryResourceOptions.allocation_type: pinned device memory, or managed memory (which
-/// the driver may migrate; not every driver and device allows it through cuMemCreate).
+/// The kind of physical memory cuMemCreate makes (managed: where the driver allows).
 enum class VirtualMemoryAllocationType { pinned, managed };
 
-/// "pinned", "managed"; "VirtualMemoryAllocationType(N)" for a value outside the enumeration. Never
-/// throws beyond std::bad_alloc.
+/// "pinned", "managed"; "VirtualMemoryAllocationType(N)" outside the enumeration.
 std::string to_string(VirtualMemoryAllocationType type);
 
 /// Options of a VirtualMemoryResource: location, handle types, peers, granularity.
 struct VirtualMemoryResourceOptions {
-    /// pinned (the default) or managed. Managed needs a device with managed memory
-    /// (CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, else InvalidArgumentError at construction naming it);
-    /// where the driver still refuses managed physical memory, construction (its granularity
-    /// query) or allocate (cuMemCreate) throws DriverError naming the call and "managed virtual
-    /// memory of device N" (cuda.core's vmm_memory_example expects this failure on some
-    /// systems). Buffers of a managed resource report is_managed(); access is granted to the
-    /// devices only, as for pinned memory (is_host_accessible() stays false).
+    /// pinned or managed (InvalidArgumentError, DriverError where refused).
     VirtualMemoryAllocationType allocation_type = VirtualMemoryAllocationType::pinned;
-    /// Handle types the physical memory may be exported as (CUmemAllocationHandleType bits, e.g.
-    /// CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR); each must be supported by the device.
+    /// Handle types the memory may be exported as (CUmemAllocationHandleType bits).
     unsigned handle_types = CU_MEM_HANDLE_TYPE_NONE;
-    /// Memory usable by GPUDirect RDMA (needs CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED).
+    /// Memory usable by GPUDirect RDMA.
     bool gpu_direct_rdma = false;
     /// Round sizes to the recommended granularity (fewer, larger pages) or the minimum one.
     bool recommended_granularity = true;
-    /// Access of the device that owns the memory (read or read_write; none is refused).
+    /// Access of the owning device (read or read_write).
     MemoryAccess owner_access = MemoryAccess::read_write;
-    /// Other devices granted access (peer access must be possible: cuDeviceCanAccessPeer).
+    /// Other devices granted access (peer access must be possible).
     std::vector<PeerMemoryAccess> peer_access{};
-    /// Alignment of the reserved address ranges; 0 means the granularity. A power of two.
+    /// Alignment of the reserved address ranges (a power of two); 0: the granularity.
     std::size_t address_alignment = 0;
 };
 
 /// Device memory mapped through the virtual memory API, which can grow keeping its contents.
+/// Allocation is immediate; freeing waits for its stream. Holds its device's primary context.
+/// Thread-safe. DriverError names the call and the sizes.
 class VirtualMemoryResource final : public BuiltinMemoryResource<true, false> {
 public:
-    /// Throws InvalidArgumentError for options the device refuses (see above), NoDriverError.
+    /// Throws InvalidArgumentError for options the device refuses, NoDriverError.
     explicit VirtualMemoryResource(const Device& device,
                                    const VirtualMemoryResourceOptions& options = {});
     ~VirtualMemoryResource() override;
@@ -82,13 +66,9 @@ public:
     /// Bytes every size is rounded up to.
     std::size_t granularity() const noexcept { return granularity_; }
 
-    /// Makes `buffer` (allocated by this resource) `new_size` bytes large, keeping its contents,
-    /// and returns the grown buffer; `buffer` and its copies are closed (the memory now belongs to
-    /// the result). When the address range after the buffer is free the address stays the same;
-    /// otherwise the physical memory is mapped at a new range, after waiting for `stream` (work on
-    /// it may still use the old addresses). A new_size within the mapped size maps nothing new.
-    /// Throws InvalidArgumentError for a closed buffer, one from another resource, or a smaller
-    /// size; DriverError when the driver refuses (the buffer is then unchanged).
+    /// Makes `buffer` `new_size` bytes large keeping its contents, in place or remapped at a new
+    /// range after waiting for `stream`; returns the grown buffer and closes `buffer` and its
+    /// copies. InvalidArgumentError (closed, foreign, smaller), DriverError (buffer unchanged).
     Buffer grow(Buffer& buffer, std::size_t new_size, const Stream& stream);
 
     bool is_managed() const noexcept override {
@@ -118,9 +98,7 @@ private:
 
     CUmemGenericAllocationHandle create_physical(std::size_t size) const;
     void set_access(CUdeviceptr address, std::size_t size) const;
-    // grow()'s two ways, under mutex_: `handle` (`extra` bytes) mapped right after the
-    // allocation (false, nothing changed, when that range is taken), or everything remapped into
-    // a new range (returns its address).
+    // grow()'s two ways, under mutex_: mapped right after (false when taken), or remapped.
     bool grow_in_place(Allocation& allocation, CUmemGenericAllocationHandle handle, std::size_t extra);
     CUdeviceptr grow_by_remapping(CUdeviceptr old_address, CUmemGenericAllocationHandle handle,
                                   std::size_t extra, const Buffer& buffer, const Stream& stream);
