@@ -24,12 +24,10 @@ struct LoadProbeOptions {
 struct LoadProbeVerdict {
     /// The probe loaded the code (on the current device) and exited normally.
     bool loadable = false;
-    /// The probe was killed by a signal, or timed out.
-    bool crashed = false;
+    bool crashed = false;  ///< the probe was killed by a signal, or timed out
     /// How the probe failed or ended ("killed by signal 11 (Segmentation fault)").
     std::string detail{};
-    /// Taken from an earlier probe of the same code in this process.
-    bool cached = false;
+    bool cached = false;  ///< taken from an earlier probe of the same code in this process
 };
 
 /// Probes loading `code` on the current device in the probe process (malformed code is refused

@@ -39,8 +39,7 @@ std::string to_string(ContextScheduling scheduling);
 struct ContextOptions {
     /// How threads wait for the context's work.
     ContextScheduling scheduling = ContextScheduling::automatic;
-    /// CU_CTX_MAP_HOST (always on since CUDA 11).
-    bool map_host = false;
+    bool map_host = false;  ///< CU_CTX_MAP_HOST (always on since CUDA 11)
     /// CU_CTX_LMEM_RESIZE_TO_MAX: keep local memory at its largest size after a launch.
     bool lmem_resize_to_max = false;
     /// CU_CTX_SYNC_MEMOPS: synchronous memory operations always synchronize.

@@ -34,8 +34,7 @@ struct DeviceMemoryResourceOptions {
 
 /// A pool that cudacore creates for one resource (cuMemPoolCreate), not shared with cuMemAllocAsync.
 struct DeviceMemoryPoolOptions {
-    /// Most bytes the pool may reserve (0: the driver's default).
-    std::size_t max_size = 0;
+    std::size_t max_size = 0;  ///< most bytes the pool may reserve (0: the driver's default)
     /// Bytes of freed memory the pool keeps reserved across synchronisations (empty: 0).
     std::optional<std::uint64_t> release_threshold{};
     /// Handle types (CUmemAllocationHandleType bits) the pool may be shared as.

@@ -29,10 +29,8 @@ using Milliseconds = std::chrono::duration<double, std::milli>;
 struct EventFromHandleOptions {
     /// Destroy the event when the last copy goes; false: never destroyed.
     bool take_ownership = false;
-    /// How the caller created it.
-    EventOptions options{};
-    /// Whether it has been recorded already.
-    bool recorded = false;
+    EventOptions options{};  ///< how the caller created it
+    bool recorded = false;  ///< whether it has been recorded already
 };
 
 /// A CUDA event, created unrecorded and recorded any number of times. Copies share it, released

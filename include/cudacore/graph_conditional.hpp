@@ -28,8 +28,7 @@ class Graph;
 struct ConditionalHandleOptions {
     /// The value at the start of every launch with assign_default, else only of the first.
     unsigned default_value = 0;
-    /// Reset to default_value at the start of every launch.
-    bool assign_default = true;
+    bool assign_default = true;  ///< reset to default_value at the start of every launch
 };
 
 /// The cuGraphConditionalHandleCreate flags for `options` (no driver needed).

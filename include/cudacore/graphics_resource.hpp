@@ -45,10 +45,8 @@ std::string to_string(GraphicsMapFlags flags);
 /// Options of GraphicsResource::from_gl_image.
 struct GraphicsImageOptions {
     GraphicsRegisterFlags flags = GraphicsRegisterFlags::none;  ///< how CUDA will use it
-    /// The mapped array can back a SurfaceObject (surf2Dwrite).
-    bool surface_load_store = false;
-    /// Texture gather on the mapped array.
-    bool texture_gather = false;
+    bool surface_load_store = false;  ///< the mapped array can back a SurfaceObject (surf2Dwrite)
+    bool texture_gather = false;  ///< texture gather on the mapped array
 };
 
 /// The CU_GRAPHICS_REGISTER_FLAGS_ value for `flags` and `image`; InvalidArgumentError naming

@@ -27,8 +27,7 @@ Dim3 grid_for(const Dim3& elements, const Dim3& block);
 struct OccupancyConfigOptions {
     /// Elements to cover, one thread each; 0: a grid that fills the device (grid-stride loops).
     std::uint64_t elements = 0;
-    /// Dynamic shared memory per block, in bytes.
-    std::size_t shared_memory_bytes = 0;
+    std::size_t shared_memory_bytes = 0;  ///< dynamic shared memory per block, in bytes
     /// The largest block to consider, in threads; 0: the kernel's own limit.
     int block_size_limit = 0;
 };

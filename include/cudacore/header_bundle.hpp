@@ -28,8 +28,7 @@ struct BundledHeader {
 struct HeaderBundleOptions {
     /// Macros to define, "NAME" or "NAME=VALUE" (NVRTC's --define-macro).
     std::vector<std::string> defines = {};
-    /// The C++ dialect ("c++17", "c++20"); empty: NVRTC's default.
-    std::string std = {};
+    std::string std = {};  ///< the C++ dialect ("c++17", "c++20"); empty: NVRTC's default
     /// Targets ("sm_90", "compute_80"; empty: NVRTC's default): what a compile for any reads.
     std::vector<std::string> archs = {};
     /// Take headers outside every include folder (by absolute path) instead of refusing them.

@@ -1,9 +1,7 @@
 /// @file
-/// Identity of cudacore's handle objects: std::hash, equality and printing, so Device, Context,
-/// Stream, Event, Kernel, Buffer and ObjectCode key unordered containers. Equality and hash agree
-/// with operator==: Device by ordinal; Context, Stream, Event, Kernel by driver handle; Buffer by
-/// allocation; ObjectCode by value (its hash cached per shared state). Buffer's and ObjectCode's
-/// live in their own headers. No driver call, no throw but std::bad_alloc, any thread.
+/// Identity of cudacore's handle objects: std::hash, equality and printing, so they key unordered
+/// containers. Device by ordinal; Context, Stream, Event, Kernel by driver handle; Buffer by
+/// allocation; ObjectCode by value. No driver call; thread-safe.
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -31,20 +29,20 @@ std::string to_string(const Event& event);
 /// Kernel::description(): "kernel 'saxpy' (cubin 'saxpy', 5120 bytes)".
 std::string to_string(const Kernel& kernel);
 
-/// Writes a readable description of the object, as to_string() does.
+/// Writes to_string(device).
 std::ostream& operator<<(std::ostream& out, const Device& device);
-/// Writes a readable description of the object, as to_string() does.
+/// Writes to_string(context).
 std::ostream& operator<<(std::ostream& out, const Context& context);
-/// Writes a readable description of the object, as to_string() does.
+/// Writes to_string(stream).
 std::ostream& operator<<(std::ostream& out, const Stream& stream);
-/// Writes a readable description of the object, as to_string() does.
+/// Writes to_string(event).
 std::ostream& operator<<(std::ostream& out, const Event& event);
-/// Writes a readable description of the object, as to_string() does.
+/// Writes to_string(kernel).
 std::ostream& operator<<(std::ostream& out, const Kernel& kernel);
 
 }  // namespace cudacore
 
-// std::hash of each: the reference lists them in this file's description.
+// std::hash of each, as operator== compares.
 #ifndef CUDACORE_DOXYGEN
 template <>
 struct std::hash<cudacore::Device> {

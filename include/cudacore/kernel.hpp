@@ -42,8 +42,7 @@ struct KernelAttributes {
     int required_cluster_height = 0;  ///< required cluster height in blocks, 0 for none
     int required_cluster_depth = 0;   ///< required cluster depth in blocks, 0 for none
     int non_portable_cluster_size_allowed = 0;  ///< 1 when clusters over 8 blocks are allowed
-    /// A CUclusterSchedulingPolicy value.
-    int cluster_scheduling_policy_preference = 0;
+    int cluster_scheduling_policy_preference = 0;  ///< a CUclusterSchedulingPolicy value
 };
 
 /// The block size that maximises occupancy, and the grid that fills the device with it.
