@@ -86,8 +86,7 @@ struct ArrayFormatInfo {
     bool is_signed = false;   ///< signed components
 };
 
-/// True for a value of the enumeration.
-bool is_known(ArrayFormat format) noexcept;
+bool is_known(ArrayFormat format) noexcept;  ///< true for a value of the enumeration
 /// The facts about `format`; InvalidArgumentError for a value outside the enumeration.
 const ArrayFormatInfo& format_info(ArrayFormat format);
 

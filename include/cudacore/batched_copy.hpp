@@ -35,8 +35,7 @@ struct CopyAttributes {
     /// Prefer overlapping with compute (advisory: integrated GPUs).
     bool prefer_overlap_with_compute = false;
 
-    /// Equal when every field is.
-    bool operator==(const CopyAttributes&) const = default;
+    bool operator==(const CopyAttributes&) const = default;  ///< equal when every field is
     /// "source access order any, source hint device 0, destination hint host".
     std::string description() const;
 };

@@ -40,8 +40,7 @@ void drop_buffer_box(BufferBoxCount* box) noexcept;
 /// threads; close() and set_deallocation_stream() must not race with other uses of any copy.
 class Buffer {
 public:
-    /// An empty buffer, which behaves as a closed one.
-    Buffer() noexcept = default;
+    Buffer() noexcept = default;  ///< an empty buffer, which behaves as a closed one
     /// Shares `other`'s allocation (nothing is copied on the device).
     Buffer(const Buffer& other) noexcept : box_(other.box_) {
         if (box_) box_->references.fetch_add(1, std::memory_order_relaxed);
@@ -113,14 +112,11 @@ public:
         return wrap_unowned(reinterpret_cast<CUdeviceptr>(pointer), size, std::move(resource));
     }
 
-    /// The address; 0 once closed or empty.
-    CUdeviceptr handle() const noexcept;
+    CUdeviceptr handle() const noexcept;  ///< the address; 0 once closed or empty
     /// handle() as a pointer.
     void* data() const noexcept { return reinterpret_cast<void*>(handle()); }
-    /// The size in bytes (kept after close, for messages).
-    std::size_t size() const noexcept;
-    /// True after close() and for a default-constructed buffer.
-    bool is_closed() const noexcept;
+    std::size_t size() const noexcept;  ///< the size in bytes (kept after close, for messages)
+    bool is_closed() const noexcept;  ///< true after close() and for a default-constructed buffer
     /// Open: not closed and not default-constructed.
     explicit operator bool() const noexcept { return !is_closed(); }
     /// Whether the buffer frees its memory (false for wrap_unowned and once closed).
@@ -130,8 +126,7 @@ public:
     bool is_device_accessible() const;
     /// The host may access the memory (pinned, managed, plain host memory).
     bool is_host_accessible() const;
-    /// Managed memory (the resource's answer, else the driver's).
-    bool is_managed() const;
+    bool is_managed() const;  ///< managed memory (the resource's answer, else the driver's)
     /// The device the memory belongs to; -1 for memory of no device (pinned host memory).
     int device_ordinal() const;
     /// Device(device_ordinal()); InvalidArgumentError for memory of no device.
@@ -223,8 +218,7 @@ private:
 
 /// Buffer::description(): "buffer 0x7f0000000000 of 4096 bytes on device 0 (...)".
 std::string to_string(const Buffer& buffer);
-/// Writes to_string(buffer).
-std::ostream& operator<<(std::ostream& out, const Buffer& buffer);
+std::ostream& operator<<(std::ostream& out, const Buffer& buffer);  ///< writes to_string(buffer)
 
 }  // namespace cudacore
 

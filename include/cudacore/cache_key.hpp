@@ -20,15 +20,13 @@ class Program;
 struct CacheKey {
     std::array<std::uint8_t, 32> digest{};  ///< the SHA-256 digest's 32 bytes
 
-    /// 64 lower-case hex digits; used as the disk cache's file name.
-    std::string hex() const;
+    std::string hex() const;  ///< 64 lower-case hex digits; used as the disk cache's file name
     /// The inverse of hex(); InvalidArgumentError unless given 64 hex digits.
     static CacheKey from_hex(std::string_view hex);
     /// SHA-256 of arbitrary bytes (for caches keyed by something other than a Program).
     static CacheKey of_bytes(std::string_view bytes);
 
-    /// Ordered field by field.
-    auto operator<=>(const CacheKey&) const = default;
+    auto operator<=>(const CacheKey&) const = default;  ///< ordered field by field
 };
 
 /// The key of program.compile(target, name_expressions), remembered with the Program value; loads
@@ -38,8 +36,7 @@ CacheKey cache_key(const Program& program, CodeType target,
 
 /// std::hash-style hasher of a CacheKey, for unordered containers.
 struct CacheKeyHash {
-    /// The digest's first 8 bytes.
-    std::size_t operator()(const CacheKey& key) const noexcept;
+    std::size_t operator()(const CacheKey& key) const noexcept;  ///< the digest's first 8 bytes
 };
 
 }  // namespace cudacore

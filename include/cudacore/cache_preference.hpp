@@ -34,8 +34,7 @@ std::string to_string(CachePreference preference);
 /// The driver's CUfunc_cache for `preference` (InvalidArgumentError naming `call`). No driver.
 CUfunc_cache driver_cache_config(CachePreference preference, const char* call = "driver_cache_config");
 
-/// `context`'s preference.
-CachePreference cache_preference(const Context& context);
+CachePreference cache_preference(const Context& context);  ///< `context`'s preference
 /// Sets `context`'s preference for the kernels launched in it.
 void set_cache_preference(const Context& context, CachePreference preference);
 

@@ -55,16 +55,14 @@ public:
     /// Over the default memory pool of `device`; throws as DeviceMemoryResource's constructor.
     static std::shared_ptr<CachingMemoryResource> create(
         const Device& device, const CachingMemoryResourceOptions& options = {});
-    /// Gives every cached block back; errors are ignored.
-    ~CachingMemoryResource() override;
+    ~CachingMemoryResource() override;  ///< gives every cached block back; errors are ignored
 
     /// Waits for the device's queued work, then gives every cached block back to the upstream
     /// (blocks in use are untouched); also on upstream out-of-memory. DriverError when waiting or
     /// freeing fails (blocks not freed stay cached).
     void release();
 
-    /// Sums every arena's counters.
-    CachingMemoryStatistics statistics() const;
+    CachingMemoryStatistics statistics() const;  ///< sums every arena's counters
 
     /// The options it was made with.
     const CachingMemoryResourceOptions& options() const noexcept { return options_; }
@@ -77,14 +75,12 @@ public:
     bool is_host_accessible() const noexcept override;
     bool is_managed() const noexcept override;
     int device_ordinal() const noexcept override;
-    /// "caching resource over memory pool of device 0".
-    std::string description() const override;
+    std::string description() const override;  ///< "caching resource over memory pool of device 0"
 
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
-    /// release(), so every cached block goes back upstream.
-    void do_close() override;
+    void do_close() override;  ///< release(), so every cached block goes back upstream
 
 private:
     std::shared_ptr<MemoryResource> upstream_;

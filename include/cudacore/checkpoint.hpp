@@ -46,12 +46,9 @@ class Process {
 public:
     /// The process with this id (loads nothing). InvalidArgumentError when pid is not positive.
     explicit Process(int pid);
-    /// The calling process itself.
-    static Process current();
-    /// The process id.
-    int pid() const noexcept { return pid_; }
-    /// Its state.
-    ProcessState state() const;
+    static Process current();  ///< the calling process itself
+    int pid() const noexcept { return pid_; }  ///< the process id
+    ProcessState state() const;  ///< its state
     /// The thread the driver restores on, which a CPU checkpointing tool must leave running.
     int restore_thread_id() const;
     /// Locks a RUNNING process: its CUDA calls block from then on. Waits as long as needed.
@@ -66,8 +63,7 @@ public:
     /// As restore(), placing each checkpointed GPU `from` onto `to` (every GPU named when not
     /// empty). InvalidArgumentError when two entries share a `from` or a `to`.
     void restore(const std::vector<GpuRemap>& gpu_remap) const;
-    /// Unlocks a LOCKED process: its blocked CUDA calls go on.
-    void unlock() const;
+    void unlock() const;  ///< unlocks a LOCKED process: its blocked CUDA calls go on
 
 private:
     int pid_;

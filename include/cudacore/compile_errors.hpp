@@ -21,8 +21,7 @@ public:
     const std::string& call() const noexcept { return call_; }
     /// Its status number (the library's result code, or errno).
     int status() const noexcept { return status_; }
-    /// The status's name.
-    const std::string& status_name() const noexcept { return status_name_; }
+    const std::string& status_name() const noexcept { return status_name_; }  ///< the status's name
 
 private:
     std::string call_;

@@ -49,8 +49,7 @@ struct ContextOptions {
 
     /// The options a cuCtxCreate `flags` value stands for; InvalidArgumentError for unknown bits.
     static ContextOptions from_flags(unsigned flags);
-    /// The cuCtxCreate flags of these options.
-    unsigned flags() const;
+    unsigned flags() const;  ///< the cuCtxCreate flags of these options
 };
 
 /// How Context::from_handle wraps a context.
@@ -76,8 +75,7 @@ public:
     /// `options.take_ownership`. InvalidArgumentError for null or owning a primary context.
     static Context from_handle(CUcontext context, const ContextFromHandleOptions& options = {});
 
-    /// The device the context belongs to.
-    Device device() const;
+    Device device() const;  ///< the device the context belongs to
     /// Makes this context current on the calling thread without holding it (or use
     /// CurrentContextScope).
     void set_current() const;
@@ -86,30 +84,24 @@ public:
     bool is_created() const noexcept;
     /// Whether this is a device's primary context; false when closed or empty.
     bool is_primary() const noexcept;
-    /// The context's cuCtxCreate flags.
-    unsigned flags() const;
+    unsigned flags() const;  ///< the context's cuCtxCreate flags
     /// flags() decoded, with sm_count set for an execution affinity limit.
     ContextOptions options() const;
-    /// The SMs the context's kernels may use.
-    unsigned sm_count() const;
-    /// The context's API version (cuCtxGetApiVersion).
-    unsigned api_version() const;
+    unsigned sm_count() const;  ///< the SMs the context's kernels may use
+    unsigned api_version() const;  ///< the context's API version (cuCtxGetApiVersion)
 
     /// A new stream in this context, which it holds; InvalidArgumentError for a bad priority.
     Stream create_stream() const;
     /// As create_stream(), with `options`.
     Stream create_stream(const StreamOptions& options) const;
-    /// A new event in this context, which it holds.
-    Event create_event() const;
-    /// As create_event(), with `options`.
-    Event create_event(const EventOptions& options) const;
+    Event create_event() const;  ///< a new event in this context, which it holds
+    Event create_event(const EventOptions& options) const;  ///< as create_event(), with `options`
     /// The legacy default stream of this context, holding it; cudacore's calls on it make the
     /// context current for the call.
     Stream default_stream() const;
     /// As default_stream(), the per-thread default stream of the calling thread.
     Stream per_thread_stream() const;
-    /// Waits for all work in this context (cuCtxSynchronize).
-    void sync() const;
+    void sync() const;  ///< waits for all work in this context (cuCtxSynchronize)
 
     /// Ends the context for every copy (a created one is destroyed once its objects go; a primary
     /// one stays retained). DriverError when the release fails (closed all the same).

@@ -50,8 +50,7 @@ struct StreamPriorityRange {
     int least = 0;     ///< the lowest priority (numerically largest; the default)
     /// Whether `priority` is one the context offers (greatest <= priority <= least).
     bool contains(int priority) const noexcept { return priority >= greatest && priority <= least; }
-    /// Equal when both ends are.
-    bool operator==(const StreamPriorityRange&) const = default;
+    bool operator==(const StreamPriorityRange&) const = default;  ///< equal when both ends are
 };
 
 /// The stream priorities of `context`; a stream asked outside them is refused.

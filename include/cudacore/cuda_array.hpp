@@ -71,14 +71,11 @@ public:
 
     /// The options it was made with (a level view: the level's sizes).
     const ArrayOptions& options() const noexcept;
-    /// Its shape.
-    ArrayShape shape() const noexcept;
+    ArrayShape shape() const noexcept;  ///< its shape
     /// Bytes of one element (a 4x4 block when block-compressed); 0 for video formats.
     std::size_t element_size() const noexcept;
-    /// The device's ordinal.
-    int device_ordinal() const noexcept;
-    /// For a level view, its level; -1 for an array of its own.
-    int mipmap_level() const noexcept;
+    int device_ordinal() const noexcept;  ///< the device's ordinal
+    int mipmap_level() const noexcept;  ///< for a level view, its level; -1 for an array of its own
     /// "2D CUDA array float32x4 1024 x 768 (surface load/store) on device 0".
     std::string description() const;
 

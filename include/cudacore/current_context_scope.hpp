@@ -22,8 +22,7 @@ public:
     CurrentContextScope(const CurrentContextScope&) = delete;
     CurrentContextScope& operator=(const CurrentContextScope&) = delete;
 
-    /// The context made current.
-    const Context& context() const noexcept { return context_; }
+    const Context& context() const noexcept { return context_; }  ///< the context made current
 
 private:
     Context context_;

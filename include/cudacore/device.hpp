@@ -28,8 +28,7 @@ class DeviceMemoryResource;
 struct ComputeCapability {
     int major = 0;  ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR (9 for an H100)
     int minor = 0;  ///< CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
-    /// Equal when every field is.
-    bool operator==(const ComputeCapability&) const = default;
+    bool operator==(const ComputeCapability&) const = default;  ///< equal when every field is
 };
 
 /// A device's memory as the driver counts it (cuMemGetInfo), in bytes.
@@ -42,8 +41,7 @@ struct DeviceMemoryInfo {
 /// NoDriverError without a driver, DriverError when a call fails.
 class Device {
 public:
-    /// InvalidArgumentError when ordinal is not in [0, count()).
-    explicit Device(int ordinal = 0);
+    explicit Device(int ordinal = 0);  ///< InvalidArgumentError when ordinal is not in [0, count())
 
     /// The device of the calling thread's current context, or device 0 when none is current.
     static Device current();
@@ -52,34 +50,24 @@ public:
     /// The device with this PCI bus id ("0000:18:00.0"); InvalidArgumentError when none has it.
     static Device from_pci_bus_id(const std::string& pci_bus_id);
 
-    /// How many devices the driver reports.
-    static int count();
-    /// Every device, Device(0) to Device(count() - 1).
-    static std::vector<Device> all();
+    static int count();  ///< how many devices the driver reports
+    static std::vector<Device> all();  ///< every device, Device(0) to Device(count() - 1)
 
     /// The device's ordinal (0-based, as CUDA_VISIBLE_DEVICES numbers them).
     int ordinal() const noexcept { return ordinal_; }
-    /// The driver's device.
-    CUdevice handle() const noexcept { return handle_; }
+    CUdevice handle() const noexcept { return handle_; }  ///< the driver's device
 
-    /// The product name ("NVIDIA H100 80GB HBM3").
-    std::string name() const;
-    /// The 16 bytes of the device's UUID.
-    std::array<unsigned char, 16> uuid() const;
+    std::string name() const;  ///< the product name ("NVIDIA H100 80GB HBM3")
+    std::array<unsigned char, 16> uuid() const;  ///< the 16 bytes of the device's UUID
     std::string uuid_string() const;  ///< "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
-    /// PCI bus id ("0000:18:00.0").
-    std::string pci_bus_id() const;
-    /// Compute capability, asked once per device.
-    ComputeCapability compute_capability() const;
+    std::string pci_bus_id() const;  ///< PCI bus id ("0000:18:00.0")
+    ComputeCapability compute_capability() const;  ///< compute capability, asked once per device
     std::string arch() const;  ///< "sm_90"
-    /// Device memory in bytes.
-    std::size_t total_memory() const;
+    std::size_t total_memory() const;  ///< device memory in bytes
     /// Free and total device memory from the driver (not NVML).
     DeviceMemoryInfo memory_info() const;
-    /// Number of streaming multiprocessors.
-    int multiprocessor_count() const;
-    /// One attribute (cuDeviceGetAttribute).
-    int attribute(CUdevice_attribute attribute) const;
+    int multiprocessor_count() const;  ///< number of streaming multiprocessors
+    int attribute(CUdevice_attribute attribute) const;  ///< one attribute (cuDeviceGetAttribute)
     /// Every attribute the driver accepts, by name without prefix ("max_threads_per_block").
     std::map<std::string, int> attributes() const;
     /// Every attribute as a typed member, read once per device (valid for the process's life).
@@ -90,10 +78,8 @@ public:
 
     /// The primary context, retained from its first use until the process exits.
     Context context() const;
-    /// Makes the primary context current on the calling thread.
-    Context set_current() const;
-    /// Waits for all work on the device's primary context.
-    void sync() const;
+    Context set_current() const;  ///< makes the primary context current on the calling thread
+    void sync() const;  ///< waits for all work on the device's primary context
     /// Whether this device can reach `peer`'s memory.
     bool can_access_peer(const Device& peer) const;
     /// Lets this device's primary context reach `peer`'s memory (not memory pools'); idempotent,

@@ -110,12 +110,9 @@ public:
 
     /// Sets the pool's release threshold, in bytes (for the default pool, for every user).
     void set_release_threshold(std::uint64_t bytes);
-    /// The pool's release threshold in bytes.
-    std::uint64_t release_threshold() const;
-    /// Bytes in use by allocations in the whole pool.
-    std::uint64_t used_memory() const;
-    /// Bytes reserved from the driver.
-    std::uint64_t reserved_memory() const;
+    std::uint64_t release_threshold() const;  ///< the pool's release threshold in bytes
+    std::uint64_t used_memory() const;  ///< bytes in use by allocations in the whole pool
+    std::uint64_t reserved_memory() const;  ///< bytes reserved from the driver
     /// Gives reserved memory beyond `bytes_to_keep` back to the driver (cuMemPoolTrimTo).
     void trim_to(std::size_t bytes_to_keep);
 

@@ -16,8 +16,7 @@ struct DeviceProperties {
 #undef CUDACORE_DEVICE_PROPERTY
 #endif
 
-    /// Equal when every field is.
-    bool operator==(const DeviceProperties&) const = default;
+    bool operator==(const DeviceProperties&) const = default;  ///< equal when every field is
 };
 
 }  // namespace cudacore

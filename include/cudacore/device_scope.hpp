@@ -22,8 +22,7 @@ public:
     DeviceScope(const DeviceScope&) = delete;
     DeviceScope& operator=(const DeviceScope&) = delete;
 
-    /// The device made current.
-    const Device& device() const noexcept { return device_; }
+    const Device& device() const noexcept { return device_; }  ///< the device made current
 
 private:
     Device device_;

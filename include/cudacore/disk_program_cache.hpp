@@ -71,8 +71,7 @@ public:
     /// Repairs the bookkeeping, recounts every shard, removes stale temporary files, then least
     /// recently used entries down to `max_bytes`. CacheError when the cache cannot be used at all.
     PruneReport prune_and_repair(std::uint64_t max_bytes);
-    /// prune_and_repair(max_bytes).removed.
-    std::uint64_t prune(std::uint64_t max_bytes);
+    std::uint64_t prune(std::uint64_t max_bytes);  ///< prune_and_repair(max_bytes).removed
 
     /// The cache's top folder, as given to the constructor.
     const std::filesystem::path& directory() const noexcept { return directory_; }

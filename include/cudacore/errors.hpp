@@ -40,8 +40,7 @@ public:
     const std::vector<std::string>& searched() const noexcept { return searched_; }
     /// The environment variable that overrides the library's path (may be empty).
     const std::string& env_var() const noexcept { return env_var_; }
-    /// Why loading failed.
-    const std::string& reason() const noexcept { return reason_; }
+    const std::string& reason() const noexcept { return reason_; }  ///< why loading failed
 
 private:
     std::string library_;
@@ -65,12 +64,10 @@ public:
     /// The same, with the lines the driver logged for the failed call (CUDA 12.9+), quoted in what().
     DriverError(CUresult status, std::string call, std::string object,
                 std::vector<std::string> driver_log);
-    /// The status the call returned.
-    CUresult status() const noexcept { return status_; }
+    CUresult status() const noexcept { return status_; }  ///< the status the call returned
     /// Its name ("CUDA_ERROR_OUT_OF_MEMORY").
     const std::string& status_name() const noexcept { return status_name_; }
-    /// Its text.
-    const std::string& status_text() const noexcept { return status_text_; }
+    const std::string& status_text() const noexcept { return status_text_; }  ///< its text
     /// The driver call that failed ("cuMemAlloc").
     const std::string& call() const noexcept { return call_; }
     /// The object involved (kernel, buffer, stream...); may be empty.
@@ -125,10 +122,8 @@ class NvmlError : public Error {
 public:
     /// Makes the error from the NVML call, its status and text, and the device involved.
     NvmlError(std::string call, int status, std::string status_text, std::string object);
-    /// The NVML call that failed.
-    const std::string& call() const noexcept { return call_; }
-    /// Its status number (an nvmlReturn_t value).
-    int status() const noexcept { return status_; }
+    const std::string& call() const noexcept { return call_; }  ///< the NVML call that failed
+    int status() const noexcept { return status_; }  ///< its status number (an nvmlReturn_t value)
     /// The status's text (nvmlErrorString).
     const std::string& status_text() const noexcept { return status_text_; }
 

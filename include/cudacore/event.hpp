@@ -46,19 +46,14 @@ public:
     /// The driver's event; valid while any copy lives. is_recorded() counts only records made
     /// through cudacore.
     CUevent handle() const noexcept;
-    /// The options it was created with.
-    const EventOptions& options() const noexcept;
+    const EventOptions& options() const noexcept;  ///< the options it was created with
     /// Whether elapsed times may be asked of it.
     bool timing_enabled() const noexcept { return options().timing_enabled; }
-    /// True once recorded on a stream through cudacore.
-    bool is_recorded() const noexcept;
-    /// The context it was created in.
-    Context context() const;
-    /// The device of that context.
-    Device device() const;
+    bool is_recorded() const noexcept;  ///< true once recorded on a stream through cudacore
+    Context context() const;  ///< the context it was created in
+    Device device() const;  ///< the device of that context
 
-    /// Waits until the work before the last record has finished.
-    void sync() const;
+    void sync() const;  ///< waits until the work before the last record has finished
     /// True when the work before the last record has finished (or it was never recorded).
     bool is_done() const;
 
@@ -75,8 +70,7 @@ class ScopedTimer {
 public:
     /// Creates two timing events on `stream`'s context (all held) and records the start.
     explicit ScopedTimer(const Stream& stream);
-    /// Records the end event (the first call only), without waiting.
-    void stop();
+    void stop();  ///< records the end event (the first call only), without waiting
     /// Stops if needed, waits for the end event and returns the elapsed time.
     Milliseconds elapsed();
 

@@ -74,18 +74,14 @@ public:
     /// An empty graph whose nodes run in `context`, which the graph and its launches hold.
     static Graph create(const Context& context);
 
-    /// The device its nodes run on.
-    Device device() const;
+    Device device() const;  ///< the device its nodes run on
     /// Its nodes, in the driver's order (not those of child or body graphs).
     std::vector<GraphNode> nodes() const;
-    /// How many nodes it has.
-    std::size_t node_count() const;
-    /// Its edges, with edge data, in the driver's order.
-    std::vector<GraphEdge> edges() const;
+    std::size_t node_count() const;  ///< how many nodes it has
+    std::vector<GraphEdge> edges() const;  ///< its edges, with edge data, in the driver's order
     /// Makes `to`, a node of this graph, run after `from`.
     void add_edge(GraphNode from, GraphNode to);
-    /// Removes the edge from `from` to `to`.
-    void remove_edge(GraphNode from, GraphNode to);
+    void remove_edge(GraphNode from, GraphNode to);  ///< removes the edge from `from` to `to`
     /// Removes `node` and its edges; what the graph holds for it stays held.
     void remove_node(GraphNode node);
     /// An independent copy; its conditional nodes read as OtherNodeParams.
@@ -156,14 +152,12 @@ public:
     std::size_t held_count() const;
     /// An executable graph; a graph with allocation or free nodes has at most one at a time.
     GraphExec instantiate(const GraphInstantiateOptions& options) const;
-    /// instantiate() with default GraphInstantiateOptions.
-    GraphExec instantiate() const;
+    GraphExec instantiate() const;  ///< instantiate() with default GraphInstantiateOptions
     /// Writes the graph in Graphviz DOT to `path`.
     void write_dot(const std::filesystem::path& path, const GraphDotOptions& options = {}) const;
     /// The DOT text; Error when no temporary file can be made.
     std::string to_dot(const GraphDotOptions& options = {}) const;
-    /// "graph 0x... on device 0 (5 nodes)".
-    std::string description() const;
+    std::string description() const;  ///< "graph 0x... on device 0 (5 nodes)"
     /// Ends the graph for every holder; DriverError when the release fails (closed anyway).
     void close();
 private:

@@ -48,8 +48,7 @@ const char* capture_mode_name(CaptureMode mode);
 /// Members that record throw InvalidArgumentError when not capturing.
 class GraphBuilder {
 public:
-    /// Records on `stream`, held while used.
-    explicit GraphBuilder(const Stream& stream);
+    explicit GraphBuilder(const Stream& stream);  ///< records on `stream`, held while used
     /// Records on a new non-blocking stream of `device`.
     explicit GraphBuilder(const Device& device);
     /// Takes over `other`'s capture; `other` may then only be destroyed or assigned to.
@@ -69,11 +68,9 @@ public:
     Graph end();
     /// True between begin() and end() (split and body builders: until joined or ended).
     bool is_capturing() const noexcept;
-    /// The mode of the capture (relaxed before begin()).
-    CaptureMode mode() const noexcept;
+    CaptureMode mode() const noexcept;  ///< the mode of the capture (relaxed before begin())
 
-    /// The stream being captured.
-    const Stream& stream() const noexcept;
+    const Stream& stream() const noexcept;  ///< the stream being captured
     /// So that launch(builder, ...) and the like record into the graph.
     operator const Stream&() const noexcept { return stream(); }
 

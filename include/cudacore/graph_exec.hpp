@@ -51,8 +51,7 @@ unsigned long long graph_instantiate_flags(const GraphInstantiateOptions& option
 /// calls GraphNodeUpdateError for a node of another kind or a change the driver refuses.
 class GraphExec : public OwningHandle<GraphExec, detail::GraphExecBox, CUgraphExec> {
 public:
-    /// The device it runs on.
-    Device device() const;
+    Device device() const;  ///< the device it runs on
 
     /// Enqueues one run of the graph on `stream` (cuGraphLaunch).
     void launch(const Stream& stream) const;
@@ -79,8 +78,7 @@ public:
     /// Enables or disables kernel, memcpy or memset node `node` for the next launches; a disabled
     /// node does nothing and keeps its parameters.
     void set_enabled(GraphNode node, bool enabled);
-    /// Whether `node` is enabled in this executable graph.
-    bool is_enabled(GraphNode node) const;
+    bool is_enabled(GraphNode node) const;  ///< whether `node` is enabled in this executable graph
 
     /// New buffers (held) of equal size for copy node `node`, keeping the direction and contexts.
     void set_copy(GraphNode node, const Buffer& destination, const Buffer& source);
@@ -107,8 +105,7 @@ public:
     /// the set_* calls hold them; refused for allocation, free, conditional and other nodes.
     void set_params(GraphNode node, const GraphNodeParams& params);
 
-    /// "executable graph 0x... on device 0".
-    std::string description() const;
+    std::string description() const;  ///< "executable graph 0x... on device 0"
 
     /// Ends the executable graph for every holder; DriverError when the release fails (closed all
     /// the same).

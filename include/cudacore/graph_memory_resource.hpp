@@ -42,10 +42,8 @@ public:
     explicit GraphMemoryResource(const Device& device);
     ~GraphMemoryResource() override;
 
-    /// The device's graph memory figures, in bytes.
-    GraphMemoryStats stats() const;
-    /// Sets used_high and reserved_high back to the current values.
-    void reset_high_watermarks();
+    GraphMemoryStats stats() const;  ///< the device's graph memory figures, in bytes
+    void reset_high_watermarks();  ///< sets used_high and reserved_high back to the current values
     /// Gives memory reserved for graphs and not in use back to the driver.
     void trim();
 

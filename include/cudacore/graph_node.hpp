@@ -44,10 +44,8 @@ public:
 
     /// The driver's node (null when default-constructed).
     CUgraphNode handle() const noexcept { return handle_; }
-    /// Not null.
-    explicit operator bool() const noexcept { return handle_ != nullptr; }
-    /// The node's kind. DriverError for an invalid node.
-    CUgraphNodeType type() const;
+    explicit operator bool() const noexcept { return handle_ != nullptr; }  ///< not null
+    CUgraphNodeType type() const;  ///< the node's kind; DriverError for an invalid node
     /// The nodes this one runs after, edges of any kind. InvalidArgumentError for a null node,
     /// DriverError naming the call and the node otherwise.
     std::vector<GraphNode> dependencies() const;
@@ -56,8 +54,7 @@ public:
     /// "kernel node 0x..." ("node 0x..." when the driver cannot say).
     std::string description() const;
 
-    /// The same node.
-    bool operator==(const GraphNode& other) const noexcept = default;
+    bool operator==(const GraphNode& other) const noexcept = default;  ///< the same node
 
 private:
     CUgraphNode handle_ = nullptr;
@@ -77,8 +74,7 @@ std::string graph_node_type_name(CUgraphNodeType type);
 class GraphDependencies {
 public:
     GraphDependencies() noexcept = default;
-    /// One node (implicit).
-    GraphDependencies(const GraphNode& node) : nodes_{node} {}
+    GraphDependencies(const GraphNode& node) : nodes_{node} {}  ///< one node (implicit)
     /// A braced list of nodes.
     GraphDependencies(std::initializer_list<GraphNode> nodes) : nodes_(nodes) {}
     /// The nodes of a vector.
@@ -88,8 +84,7 @@ public:
     const CUgraphNode* handles() const noexcept {
         return nodes_.empty() ? nullptr : reinterpret_cast<const CUgraphNode*>(nodes_.data());
     }
-    /// How many nodes.
-    std::size_t size() const noexcept { return nodes_.size(); }
+    std::size_t size() const noexcept { return nodes_.size(); }  ///< how many nodes
 
 private:
     std::vector<GraphNode> nodes_;

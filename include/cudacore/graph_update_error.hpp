@@ -18,8 +18,7 @@ public:
     /// Makes the error from the driver's reason and the nodes it names.
     GraphUpdateError(CUgraphExecUpdateResult reason, GraphNode node, GraphNode from_node,
                      std::string node_kind, std::string graph);
-    /// Why the driver refused.
-    CUgraphExecUpdateResult reason() const noexcept { return reason_; }
+    CUgraphExecUpdateResult reason() const noexcept { return reason_; }  ///< why the driver refused
     /// The node of the new graph that blocked the update (null when the driver named none).
     GraphNode node() const noexcept { return node_; }
     /// The node of the executable graph it was matched with (null when none).

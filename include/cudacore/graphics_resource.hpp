@@ -87,10 +87,8 @@ public:
     /// Unmaps on `stream`, before GL's later commands; views are invalid from then on.
     /// InvalidArgumentError when not mapped.
     void unmap(const Stream& stream) const;
-    /// Unmaps on the stream it was mapped on.
-    void unmap() const;
-    /// Whether it is mapped now.
-    bool is_mapped() const noexcept;
+    void unmap() const;  ///< unmaps on the stream it was mapped on
+    bool is_mapped() const noexcept;  ///< whether it is mapped now
 
     /// The mapped buffer as a Buffer that owns nothing and holds this resource, valid until unmap.
     /// InvalidArgumentError when not mapped or an image.
@@ -104,15 +102,12 @@ public:
     void close();
     /// Drops this object's share, leaving it empty, as destruction does.
     void reset() noexcept { box_.reset(); }
-    /// True after close() and for a moved-from object.
-    bool is_closed() const noexcept;
+    bool is_closed() const noexcept;  ///< true after close() and for a moved-from object
 
-    /// The driver's handle (null once closed).
-    CUgraphicsResource handle() const noexcept;
+    CUgraphicsResource handle() const noexcept;  ///< the driver's handle (null once closed)
     /// The ordinal of the device it was registered with (-1 for a moved-from object).
     int device_ordinal() const noexcept;
-    /// "GL buffer 5 (write-discard) on device 0".
-    std::string description() const;
+    std::string description() const;  ///< "GL buffer 5 (write-discard) on device 0"
 
     /// Same registration.
     bool operator==(const GraphicsResource& other) const noexcept { return box_ == other.box_; }

@@ -44,16 +44,13 @@ class SmResource {
 public:
     SmResource() = default;
 
-    /// How many SMs it holds (0 when empty).
-    unsigned sm_count() const noexcept;
-    /// The smallest group the device allows.
-    unsigned min_partition_size() const noexcept;
+    unsigned sm_count() const noexcept;  ///< how many SMs it holds (0 when empty)
+    unsigned min_partition_size() const noexcept;  ///< the smallest group the device allows
     /// Group sizes are multiples of this many SMs (0 when empty).
     unsigned coscheduled_alignment() const noexcept;
     /// The device the SMs belong to (-1 when empty).
     int device_ordinal() const noexcept { return ordinal_; }
-    /// No SMs, no device.
-    bool empty() const noexcept { return !data_; }
+    bool empty() const noexcept { return !data_; }  ///< no SMs, no device
     /// True for a group or a remainder, which cannot be split again.
     bool from_split() const noexcept { return from_split_; }
     /// The driver's description of the resource (null when empty).
@@ -82,8 +79,7 @@ struct SmSplit {
     std::string describe() const;
 };
 
-/// Every SM of `device`.
-SmResource sm_resource(const Device& device);
+SmResource sm_resource(const Device& device);  ///< every SM of `device`
 
 /// A context on a group of a device's SMs; its streams run on those SMs only. Copies share it; its
 /// streams and events hold it; it holds the primary context. Use it and its streams from one
@@ -93,21 +89,17 @@ public:
     /// A green context on `resources`' SMs; InvalidArgumentError for an empty resource.
     static GreenContext create(const SmResource& resources);
 
-    /// The driver's green context; valid while any copy lives.
-    CUgreenCtx handle() const noexcept;
+    CUgreenCtx handle() const noexcept;  ///< the driver's green context; valid while any copy lives
     /// The context form of the green context, holding it (Stream::context() of its streams).
     Context context() const;
-    /// The device whose SMs it runs on.
-    Device device() const;
-    /// How many SMs its kernels run on.
-    unsigned sm_count() const noexcept;
+    Device device() const;  ///< the device whose SMs it runs on
+    unsigned sm_count() const noexcept;  ///< how many SMs its kernels run on
 
     /// A stream on this green context's SMs; options.non_blocking must stay true.
     Stream create_stream(const StreamOptions& options = {}) const;
     /// A new event on this green context, which the event holds.
     Event create_event(const EventOptions& options = {}) const;
-    /// Waits for all work of this green context.
-    void sync() const;
+    void sync() const;  ///< waits for all work of this green context
 
     /// The same green context.
     bool operator==(const GreenContext& other) const noexcept { return handle() == other.handle(); }

@@ -19,8 +19,7 @@ namespace cudacore {
 struct BundledHeader {
     std::string name{};     ///< the include name: "cuda/std/cmath", "my/api.h"
     std::string content{};  ///< the header's bytes
-    /// Equal when both fields are.
-    bool operator==(const BundledHeader&) const = default;
+    bool operator==(const BundledHeader&) const = default;  ///< equal when both fields are
 };
 
 /// How the preprocessor runs when a bundle is made from entry headers: macros, dialect and
@@ -44,8 +43,7 @@ public:
     /// The most header bytes (names and contents, uncompressed) a bundle may hold: 1 GiB.
     static constexpr std::uint64_t max_payload_size = std::uint64_t{1} << 30;
 
-    /// An empty bundle named "empty" (no headers).
-    HeaderBundle();
+    HeaderBundle();  ///< an empty bundle named "empty" (no headers)
 
     /// A bundle of `headers`, named `name` (in messages); quoted includes of a header beside its
     /// includer are rewritten to the full name. InvalidArgumentError for an empty, NUL-holding or
@@ -72,8 +70,7 @@ public:
     /// Reads and deserializes the file at `path`.
     static HeaderBundle load(const std::filesystem::path& path);
 
-    /// The file form, compressed with zstd.
-    std::string serialize() const;
+    std::string serialize() const;  ///< the file form, compressed with zstd
     /// Writes serialize() to `path` atomically.
     void save(const std::filesystem::path& path) const;
 
@@ -81,19 +78,15 @@ public:
     const std::string& name() const noexcept;
     /// The headers, in increasing name order.
     const std::vector<BundledHeader>& headers() const noexcept;
-    /// The number of headers.
-    std::size_t size() const noexcept;
-    /// Whether there is no header.
-    bool empty() const noexcept;
+    std::size_t size() const noexcept;  ///< the number of headers
+    bool empty() const noexcept;  ///< whether there is no header
     /// The content of the header named `include_name`, or null; valid while any copy lives.
     const std::string* find(std::string_view include_name) const noexcept;
-    /// The bytes of every header's name and content.
-    std::uint64_t content_size() const noexcept;
+    std::uint64_t content_size() const noexcept;  ///< the bytes of every header's name and content
     /// SHA-256 (64 hex digits) of the headers' names and contents, in name order (not the name):
     /// what the program cache keys a compile by.
     const std::string& digest() const noexcept;
-    /// "'name' (N headers, digest 0123456789ab)", for messages.
-    std::string describe() const;
+    std::string describe() const;  ///< "'name' (N headers, digest 0123456789ab)", for messages
 
     /// `<cache folder>/header-bundles/<digest()>`, the headers written out once for NVRTC's
     /// precompiled headers. CacheError naming the bundle, the folder and why (a failure repeats at

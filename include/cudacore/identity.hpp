@@ -18,27 +18,19 @@
 
 namespace cudacore {
 
-/// "device 0".
-std::string to_string(const Device& device);
-/// "context 0x5603c1a2b4d0 of device 0".
-std::string to_string(const Context& context);
+std::string to_string(const Device& device);  ///< "device 0"
+std::string to_string(const Context& context);  ///< "context 0x5603c1a2b4d0 of device 0"
 /// "stream 0x5603c1a2b4d0 on device 0" (the legacy default stream prints as 0x0).
 std::string to_string(const Stream& stream);
-/// "event 0x5603c1a2b4d0 on device 0".
-std::string to_string(const Event& event);
+std::string to_string(const Event& event);  ///< "event 0x5603c1a2b4d0 on device 0"
 /// Kernel::description(): "kernel 'saxpy' (cubin 'saxpy', 5120 bytes)".
 std::string to_string(const Kernel& kernel);
 
-/// Writes to_string(device).
-std::ostream& operator<<(std::ostream& out, const Device& device);
-/// Writes to_string(context).
-std::ostream& operator<<(std::ostream& out, const Context& context);
-/// Writes to_string(stream).
-std::ostream& operator<<(std::ostream& out, const Stream& stream);
-/// Writes to_string(event).
-std::ostream& operator<<(std::ostream& out, const Event& event);
-/// Writes to_string(kernel).
-std::ostream& operator<<(std::ostream& out, const Kernel& kernel);
+std::ostream& operator<<(std::ostream& out, const Device& device);  ///< writes to_string(device)
+std::ostream& operator<<(std::ostream& out, const Context& context);  ///< writes to_string(context)
+std::ostream& operator<<(std::ostream& out, const Stream& stream);  ///< writes to_string(stream)
+std::ostream& operator<<(std::ostream& out, const Event& event);  ///< writes to_string(event)
+std::ostream& operator<<(std::ostream& out, const Kernel& kernel);  ///< writes to_string(kernel)
 
 }  // namespace cudacore
 

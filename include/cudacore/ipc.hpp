@@ -90,8 +90,7 @@ Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<PinnedMem
 Buffer receive_buffer(const IpcChannel& channel,
                       std::optional<std::chrono::milliseconds> timeout = std::nullopt,
                       const IpcMemoryImportOptions& options = {});
-/// Sends an event's descriptor.
-void send_event(const IpcChannel& channel, const Event& event);
+void send_event(const IpcChannel& channel, const Event& event);  ///< sends an event's descriptor
 /// Receives an event and opens it here.
 Event receive_event(const IpcChannel& channel,
                     std::optional<std::chrono::milliseconds> timeout = std::nullopt);

@@ -44,14 +44,10 @@ public:
     FileDescriptor& operator=(const FileDescriptor&) = delete;
     ~FileDescriptor();
 
-    /// The descriptor (-1 for none), still owned.
-    int get() const noexcept { return fd_; }
-    /// It holds a descriptor.
-    bool valid() const noexcept { return fd_ >= 0; }
-    /// Gives up ownership to the caller.
-    int release() noexcept { return std::exchange(fd_, -1); }
-    /// Closes the descriptor now (errors ignored).
-    void reset() noexcept;
+    int get() const noexcept { return fd_; }  ///< the descriptor (-1 for none), still owned
+    bool valid() const noexcept { return fd_ >= 0; }  ///< it holds a descriptor
+    int release() noexcept { return std::exchange(fd_, -1); }  ///< gives up ownership to the caller
+    void reset() noexcept;  ///< closes the descriptor now (errors ignored)
 
 private:
     int fd_ = -1;
@@ -113,15 +109,13 @@ public:
     /// IpcError when the path is too long, exists, or cannot be bound.
     explicit IpcListener(std::filesystem::path path);
     ~IpcListener();
-    /// Takes over `other`'s socket and path.
-    IpcListener(IpcListener&&) noexcept = default;
+    IpcListener(IpcListener&&) noexcept = default;  ///< takes over `other`'s socket and path
     /// Closes this listener, removes its path, and takes over the other's.
     IpcListener& operator=(IpcListener&& other) noexcept;
 
     /// The next connection; waits at most `timeout` when one is given.
     IpcChannel accept(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
-    /// The socket's path.
-    const std::filesystem::path& path() const noexcept { return path_; }
+    const std::filesystem::path& path() const noexcept { return path_; }  ///< the socket's path
 
 private:
     FileDescriptor socket_;

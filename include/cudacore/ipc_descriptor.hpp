@@ -16,8 +16,7 @@ namespace cudacore {
 /// A memory pool's identity (random, made by the exporting process) or a device's UUID.
 using IpcId = std::array<unsigned char, 16>;
 
-/// "1f2e...": 32 lower-case hex digits, for messages.
-std::string to_hex(const IpcId& id);
+std::string to_hex(const IpcId& id);  ///< "1f2e...": 32 lower-case hex digits, for messages
 
 /// What another process needs to import a memory pool.
 struct IpcPoolDescriptor {
@@ -26,12 +25,10 @@ struct IpcPoolDescriptor {
     std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
     bool pinned = false;  ///< a PinnedMemoryPoolResource's host pool (KIND 'H'), not a device pool
 
-    /// The descriptor as bytes.
-    std::vector<std::byte> to_bytes() const;
+    std::vector<std::byte> to_bytes() const;  ///< the descriptor as bytes
     /// Reads what to_bytes wrote.
     static IpcPoolDescriptor from_bytes(std::span<const std::byte> bytes);
-    /// Equal when every field is.
-    bool operator==(const IpcPoolDescriptor&) const = default;
+    bool operator==(const IpcPoolDescriptor&) const = default;  ///< equal when every field is
 };
 
 /// What another process needs to import a buffer of a shared pool.
@@ -41,12 +38,10 @@ struct IpcBufferDescriptor {
     std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
     std::array<unsigned char, 64> export_data{};  ///< opaque, from cuMemPoolExportPointer
 
-    /// The descriptor as bytes.
-    std::vector<std::byte> to_bytes() const;
+    std::vector<std::byte> to_bytes() const;  ///< the descriptor as bytes
     /// Reads what to_bytes wrote.
     static IpcBufferDescriptor from_bytes(std::span<const std::byte> bytes);
-    /// Equal when every field is.
-    bool operator==(const IpcBufferDescriptor&) const = default;
+    bool operator==(const IpcBufferDescriptor&) const = default;  ///< equal when every field is
 };
 
 /// What another process needs to import an interprocess event.
@@ -55,12 +50,10 @@ struct IpcEventDescriptor {
     std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
     std::array<unsigned char, 64> handle{};  ///< opaque, from cuIpcGetEventHandle
 
-    /// The descriptor as bytes.
-    std::vector<std::byte> to_bytes() const;
+    std::vector<std::byte> to_bytes() const;  ///< the descriptor as bytes
     /// Reads what to_bytes wrote.
     static IpcEventDescriptor from_bytes(std::span<const std::byte> bytes);
-    /// Equal when every field is.
-    bool operator==(const IpcEventDescriptor&) const = default;
+    bool operator==(const IpcEventDescriptor&) const = default;  ///< equal when every field is
 };
 
 /// What another process needs to map ordinary device memory (cuMemAlloc, not a pool).
@@ -71,12 +64,10 @@ struct IpcMemoryDescriptor {
     std::uint64_t size = 0;    ///< the shared part's size in bytes
     std::array<unsigned char, 64> handle{};  ///< opaque, from cuIpcGetMemHandle
 
-    /// The descriptor as bytes.
-    std::vector<std::byte> to_bytes() const;
+    std::vector<std::byte> to_bytes() const;  ///< the descriptor as bytes
     /// Reads what to_bytes wrote; also refuses size 0 or a range that overflows.
     static IpcMemoryDescriptor from_bytes(std::span<const std::byte> bytes);
-    /// Equal when every field is.
-    bool operator==(const IpcMemoryDescriptor&) const = default;
+    bool operator==(const IpcMemoryDescriptor&) const = default;  ///< equal when every field is
 };
 
 /// The KIND byte of descriptor bytes ('P', 'H', 'B', 'E', 'M'; '\0' when too short).

@@ -20,8 +20,7 @@ namespace cudacore {
 struct KernelParameter {
     std::size_t offset = 0;  ///< byte offset in the parameter buffer
     std::size_t size = 0;    ///< its size in bytes
-    /// Equal when every field is.
-    bool operator==(const KernelParameter&) const = default;
+    bool operator==(const KernelParameter&) const = default;  ///< equal when every field is
 };
 
 /// Everything cuKernelGetAttribute reports for one device: each field is the CU_FUNC_ATTRIBUTE_
@@ -75,8 +74,7 @@ public:
     /// For `config` with its cluster (a cluster of 1 x 1 x 1 means the kernel's own, if any).
     int max_active_clusters(const LaunchConfig& config) const;
 
-    /// The device these figures are for.
-    const Device& device() const noexcept { return device_; }
+    const Device& device() const noexcept { return device_; }  ///< the device these figures are for
 
 private:
     friend class Kernel;
@@ -111,8 +109,7 @@ public:
 
     /// Parameter layout, queried from the driver once, on first use.
     const std::vector<KernelParameter>& parameters() const;
-    /// parameters().size().
-    std::size_t parameter_count() const { return parameters().size(); }
+    std::size_t parameter_count() const { return parameters().size(); }  ///< parameters().size()
 
     /// One attribute on `device`.
     int attribute(CUfunction_attribute attribute, const Device& device = Device::current()) const;
