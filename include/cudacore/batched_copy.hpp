@@ -23,8 +23,7 @@ enum class CopySourceAccessOrder { stream, during_api_call, any };
 /// "stream", "during_api_call", "any"; "CopySourceAccessOrder(N)" for other values.
 std::string to_string(CopySourceAccessOrder order);
 
-/// The attributes of one copy (cuda.core's CopyOptions). Location hints are honoured only for
-/// managed memory.
+/// The attributes of one copy (location hints are honoured only for managed memory).
 struct CopyAttributes {
     /// When the driver may read the source.
     CopySourceAccessOrder source_access_order = CopySourceAccessOrder::stream;

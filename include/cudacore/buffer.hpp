@@ -73,13 +73,11 @@ public:
     /// pointer, size 0 or a null resource (wrap_unowned wraps memory that must not be freed).
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource);
-    /// Keeps `owner` (which frees the memory when it goes) alive until the last copy goes or
-    /// close(). Throws InvalidArgumentError for a null pointer, size 0 or a null owner.
+    /// Keeps `owner`, which frees the memory, alive until the last copy goes or close().
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource,
                               std::shared_ptr<void> owner);
-    /// Calls `deleter(pointer, size)` once, when the last copy goes or at close() (whose caller
-    /// gets its error). Throws InvalidArgumentError for a null pointer, size 0 or no deleter.
+    /// Calls `deleter(pointer, size)` once, when the last copy goes or at close().
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource, Deleter deleter);
     /// from_handle(CUdeviceptr, size, resource) for a pointer given as void*.
@@ -138,8 +136,7 @@ public:
     void copy_to(const Buffer& destination, const Stream& stream) const;
     /// Copies `source`, of the same size, into this buffer on `stream`.
     void copy_from(const Buffer& source, const Stream& stream) const;
-    /// A copy in a new buffer from this one's resource, allocated and copied on `stream`.
-    /// InvalidArgumentError when made without a resource; what the resource's allocate throws.
+    /// A copy in a new buffer from this one's resource (InvalidArgumentError without one).
     Buffer copy_to(const Stream& stream) const;
     /// Copies the buffer to `size` (== size()) bytes of host memory at `host` on `stream`.
     void copy_to(void* host, std::size_t size, const Stream& stream) const;
@@ -172,11 +169,9 @@ public:
     /// Sets every 16-bit word to `pattern` on `stream` (the size a multiple of 2).
     void fill_uint16(std::uint16_t pattern, const Stream& stream) const;
 
-    /// The stream the memory is freed on: the allocation stream unless set_deallocation_stream
-    /// named another; stream 0 for from_handle and wrap_unowned buffers.
+    /// The stream the memory is freed on (stream 0 for from_handle and wrap_unowned buffers).
     Stream deallocation_stream() const;
-    /// Makes `stream` (kept alive until the free) the deallocation stream of every copy. Adds no
-    /// dependency: order every use before the free. InvalidArgumentError when `stream` is closed.
+    /// Makes `stream` (held) the deallocation stream of every copy; it adds no dependency.
     void set_deallocation_stream(const Stream& stream);
 
     /// Frees the memory now, ordered on `stream`, and closes every copy (a wrap_unowned buffer is

@@ -25,8 +25,7 @@ struct SliceOrigin {
     std::size_t offset = 0;   ///< the slice's first byte in `owner`
 };
 
-/// The owner and offset of a slice, or nullopt for a buffer that is not one. InvalidArgumentError
-/// for a closed slice. Thread-safe.
+/// The owner and offset of a slice, or nullopt for another buffer. Thread-safe.
 std::optional<SliceOrigin> slice_origin(const Buffer& buffer);
 
 }  // namespace cudacore

@@ -49,12 +49,10 @@ struct GlobalCacheStats {
 };
 #pragma GCC diagnostic pop
 
-/// This process's counters since it started or since reset_cache_stats() (`tiers` empty when no
-/// memory is left).
+/// This process's counters since it started or since reset_cache_stats().
 GlobalCacheStats cache_stats() noexcept;
 
-/// Sets every counter of cache_stats() to zero (not per-object stats()); counts made meanwhile
-/// may be kept.
+/// Sets every counter of cache_stats() to zero (not per-object stats()).
 void reset_cache_stats() noexcept;
 
 }  // namespace cudacore

@@ -30,8 +30,7 @@ struct CacheArtefactOrigin {
     std::string nvjitlink_version = {};  ///< nvJitLink's "major.minor", or "none"
 };
 
-/// A set of cache entries with the versions they were made with. A plain value: copies share the
-/// entries' bytes; thread-safe to read.
+/// Cache entries with the versions they were made with; copies share the bytes. Thread-safe.
 class CacheArtefact {
 public:
     /// One entry: the key it is stored under, and its code.
@@ -40,8 +39,7 @@ public:
 /// An artefact of `entries` (a key given twice: the last kept), stamped with `origin`.
     CacheArtefact(std::vector<Entry> entries, CacheArtefactOrigin origin);
 
-    /// cudacore's version and the NVRTC and nvJitLink versions cache_key() puts in keys (loads
-    /// them, never compiles). Thread-safe.
+    /// The compiler versions cache_key() puts in keys, and cudacore's. Thread-safe.
     static CacheArtefactOrigin current_origin();
 
     /// The entries, in increasing key order.

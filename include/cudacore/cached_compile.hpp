@@ -35,8 +35,7 @@ ObjectCode compile_cached(Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
                           const CompileOptions& options = {});
 
-/// What compile_cached would return from options.cache, never compiling; nullopt on a miss.
-/// Throws what cache_key throws; InvalidArgumentError for a null cache. Thread-safe.
+/// What compile_cached would return from options.cache (not null), never compiling. Thread-safe.
 std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
                                       const std::vector<std::string>& name_expressions = {},
                                       const CompileOptions& options = {});

@@ -48,8 +48,7 @@ struct CachingMemoryStatistics {
 /// std::make_shared (or create()); it holds its upstream and its buffers hold it. Thread-safe.
 class CachingMemoryResource final : public MemoryResource {
 public:
-    /// Caches blocks of `upstream`. InvalidArgumentError for a null upstream or a max_block_size
-    /// of 0 or above 2^40 bytes.
+    /// Caches blocks of `upstream`; InvalidArgumentError for null or a bad max_block_size.
     explicit CachingMemoryResource(std::shared_ptr<MemoryResource> upstream,
                                    const CachingMemoryResourceOptions& options = {});
     /// Over the default memory pool of `device`; throws as DeviceMemoryResource's constructor.

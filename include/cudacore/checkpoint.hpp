@@ -27,8 +27,7 @@ enum class ProcessState : int {
     restoring = 5,      ///< A restore is in progress (newer drivers only).
 };
 
-/// "running", "locked", "checkpointed", "failed", "checkpointing", "restoring", or
-/// "ProcessState(N)" for a number a newer driver may add.
+/// "running", "locked", ...; "ProcessState(N)" for a number a newer driver may add.
 std::string to_string(ProcessState state);
 
 /// Restore one checkpointed GPU onto another (same chip type, enough memory).

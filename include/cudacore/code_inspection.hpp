@@ -47,8 +47,7 @@ CodeInfo inspect_code(const ObjectCode& code);
 std::vector<std::string> ptx_kernel_names(std::string_view ptx);
 /// Kernel names of a cubin, sorted; InvalidArgumentError when the ELF is malformed.
 std::vector<std::string> cubin_kernel_names(std::string_view cubin);
-/// Names of a cubin's global variables (lowered, the compiler's own left out), sorted; throws as
-/// cubin_kernel_names.
+/// Names of a cubin's global variables, sorted; throws as cubin_kernel_names.
 std::vector<std::string> cubin_global_names(std::string_view cubin);
 
 }  // namespace cudacore

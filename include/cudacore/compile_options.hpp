@@ -48,8 +48,7 @@ struct CompileOptions {
     /// Declares that the code depends neither on the project's path nor on the clock, so a cached
     /// C++ compile stores for every checkout at once (docs/caching.md, "What a key holds").
     bool paths_and_clock_do_not_matter = false;
-    /// Told when the cache could not be read or store; empty: a warning where the entry point
-    /// gives one.
+    /// Told when the cache could not be read or store; empty: the entry point's warning.
     CacheWarningHandler on_cache_error{};
     /// Cancels the compiles (cancellation.hpp): they throw CompileCancelled and store nothing, and
     /// the other compiles and waits of the call end too (docs/caching.md).

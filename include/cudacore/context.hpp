@@ -63,8 +63,7 @@ struct ContextFromHandleOptions {
 /// the driver refuses.
 class Context : public OwningHandle<Context, detail::ContextBox, CUcontext> {
 public:
-    /// Creates a context on `device`, leaving the thread's current context as it is.
-    /// InvalidArgumentError for options the driver would refuse.
+    /// Creates a context on `device`; InvalidArgumentError for options the driver would refuse.
     static Context create(const Device& device, const ContextOptions& options = {});
     /// The calling thread's current context; InvalidArgumentError when none is.
     static Context current();
@@ -76,8 +75,7 @@ public:
     static Context from_handle(CUcontext context, const ContextFromHandleOptions& options = {});
 
     Device device() const;  ///< the device the context belongs to
-    /// Makes this context current on the calling thread without holding it (or use
-    /// CurrentContextScope).
+    /// Makes this context current on the calling thread, without holding it.
     void set_current() const;
 
     /// Whether cudacore created the context (Context::create) and destroys it.
@@ -96,9 +94,7 @@ public:
     Stream create_stream(const StreamOptions& options) const;
     Event create_event() const;  ///< a new event in this context, which it holds
     Event create_event(const EventOptions& options) const;  ///< as create_event(), with `options`
-    /// The legacy default stream of this context, holding it; cudacore's calls on it make the
-    /// context current for the call.
-    Stream default_stream() const;
+    Stream default_stream() const;  ///< the legacy default stream of this context, holding it
     /// As default_stream(), the per-thread default stream of the calling thread.
     Stream per_thread_stream() const;
     void sync() const;  ///< waits for all work in this context (cuCtxSynchronize)

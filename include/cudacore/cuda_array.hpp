@@ -54,8 +54,7 @@ std::string to_string(ArrayShape shape);
 /// The shape `options` describe; InvalidArgumentError naming `call` for sizes that fit no shape.
 ArrayShape array_shape(const ArrayOptions& options, const char* call = "array_shape");
 
-/// Checks `options` against a device's limits as CudaArray::create does (mipmapped ones when
-/// `mipmap_levels` > 0); InvalidArgumentError naming `call`, the field, the value and the limit.
+/// Checks `options` against a device's limits as CudaArray::create does (InvalidArgumentError).
 void check_array_options(const ArrayOptions& options, const DeviceProperties& properties,
                          const char* call, unsigned mipmap_levels = 0);
 

@@ -82,8 +82,7 @@ public:
     void sync() const;  ///< waits for all work on the device's primary context
     /// Whether this device can reach `peer`'s memory.
     bool can_access_peer(const Device& peer) const;
-    /// Lets this device's primary context reach `peer`'s memory (not memory pools'); idempotent,
-    /// holds both contexts while enabled.
+    /// Lets this device's primary context reach `peer`'s memory; holds both while enabled.
     void enable_peer_access(const Device& peer) const;
     /// Undoes enable_peer_access, letting go of the two contexts; does nothing when not enabled.
     void disable_peer_access(const Device& peer) const;
@@ -94,14 +93,12 @@ public:
     Stream default_stream() const;
     /// The calling thread's per-thread default stream of the primary context.
     Stream per_thread_stream() const;
-    /// A new stream on the primary context, which it holds; InvalidArgumentError for a bad
-    /// priority.
+    /// A new stream on the primary context, which it holds.
     Stream create_stream(const StreamOptions& options = {}) const;
     /// A new event, not recorded yet.
     Event create_event(const EventOptions& options = {}) const;
 
-    /// The device's default memory resource, kept for the process's life (a DeviceMemoryResource,
-    /// or a SynchronousMemoryResource without memory pools).
+    /// The device's default memory resource, kept for the process's life.
     std::shared_ptr<MemoryResource> memory_resource() const;
     /// memory_resource() as a DeviceMemoryResource; InvalidArgumentError without memory pools.
     std::shared_ptr<DeviceMemoryResource> memory_pool_resource() const;

@@ -77,8 +77,7 @@ public:
     void set_peer_accessible_by(const std::vector<Device>& devices);
     /// How `device` may reach the pool's memory (read_write for the pool's own device).
     MemoryAccess access_of(const Device& device) const;
-    /// Sets the access of each device listed to `access`, leaving the others as they are; throws as
-    /// set_peer_accessible_by.
+    /// Sets the access of each device listed to `access`; throws as set_peer_accessible_by.
     void set_access(const std::vector<Device>& devices, MemoryAccess access);
     /// A new pool of `device` owned by this resource (prefer create_owned_pool()).
     /// InvalidArgumentError for a device without pools or an unsupported handle type.

@@ -32,16 +32,14 @@ public:
     /// is an unmarked folder holding other names than the cache's.
     explicit DiskProgramCache(std::filesystem::path directory,
                               std::uint64_t max_bytes = default_max_bytes);
-    /// The cache at `directory`, creating and marking nothing; nullptr when there is none. Throws
-    /// as the constructor does, and when the folder lacks cudacore's marker.
+    /// The cache at `directory` if there is one, creating nothing; throws as the constructor.
     static std::unique_ptr<DiskProgramCache> open_existing(
         std::filesystem::path directory, std::uint64_t max_bytes = default_max_bytes);
     ~DiskProgramCache() override;
     DiskProgramCache(const DiskProgramCache&) = delete;
     DiskProgramCache& operator=(const DiskProgramCache&) = delete;
 
-    /// The code stored under `key`, or nullopt (also for an entry too large or bad, which is
-    /// removed). A hit marks the entry as recently used.
+    /// The code stored under `key`, or nullopt (a bad entry is removed).
     std::optional<ObjectCode> get(const CacheKey& key) override;
     /// Stores `code` under `key` (not when larger than max_bytes), then evicts least recently used
     /// entries while over the bound; never throws once the entry is written.
@@ -53,11 +51,9 @@ public:
                              const std::string& trust) override;
     /// get(), with the trust its entry file holds (empty for one written by put()).
     std::optional<ObjectCode> get_with_trust(const CacheKey& key, std::string& trust) override;
-    /// This object's counters, with the entries and bytes in the directory from the shards'
-    /// counters (exact when no process is storing).
+    /// This object's counters, with the entries and bytes in the directory.
     CacheStats stats() const override;
-    /// Removes every entry, stale temporary files, and the header bundle folders no compile is
-    /// reading; what cannot be removed is passed over, then named in a CacheError.
+    /// Removes every entry, stale temporary file and unused header bundle folder.
     void clear() override;
     /// The keys of every entry file; a listed entry may be gone before it is read.
     std::optional<std::vector<CacheKey>> entry_keys() const override;
@@ -84,8 +80,7 @@ public:
 
     /// The bytes of an entry file for `code` under `key` (a header, then the serialized code).
     static std::string encode_entry(const CacheKey& key, const ObjectCode& code);
-    /// The code of an entry file's `bytes`; SerializationError unless it is a valid entry for
-    /// `expected`.
+    /// The code of an entry file's `bytes` for `expected`; SerializationError otherwise.
     static ObjectCode decode_entry(std::string_view bytes, const CacheKey& expected);
 
 private:
@@ -107,8 +102,7 @@ std::filesystem::path default_cache_directory();
 /// Whether CUDACORE_DISABLE_CACHE is set to something other than "" or "0".
 bool cache_disabled_by_environment() noexcept;
 
-/// A DiskProgramCache at default_cache_directory(), or nullptr when the environment disables
-/// caching.
+/// A DiskProgramCache at default_cache_directory(); nullptr when the environment disables it.
 std::unique_ptr<ProgramCache> open_default_program_cache(
     std::uint64_t max_bytes = DiskProgramCache::default_max_bytes);
 

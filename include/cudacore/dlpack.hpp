@@ -22,11 +22,9 @@ struct DLPackLayout {
     std::uint64_t byte_offset = 0;  ///< bytes from the buffer's start to the first element
 };
 
-/// Exports `buffer` with `layout` as a new DLManagedTensor holding a copy of the buffer until the
-/// consumer calls its deleter.
+/// Exports `buffer` as a new DLManagedTensor holding it until the consumer calls its deleter.
 DLManagedTensor* to_dlpack(const Buffer& buffer, const DLPackLayout& layout);
-/// Imports `tensor` as a Buffer that calls its deleter when the last copy goes or at close(),
-/// without waiting for any stream.
+/// Imports `tensor` as a Buffer that calls its deleter when the last copy goes or at close().
 Buffer from_dlpack(DLManagedTensor* tensor);
 
 /// The bytes a tensor spans from data + byte_offset (0 when a dimension is 0).

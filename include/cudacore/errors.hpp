@@ -30,8 +30,7 @@ public:
 /// A shared library (driver, NVRTC, nvJitLink) could not be opened or lacks a symbol.
 class LoaderError : public Error {
 public:
-    /// Makes the error from the library, the paths searched, the variable that overrides them and
-    /// why the last one failed.
+    /// Makes the error from the library, the paths searched, the override variable and reason.
     LoaderError(std::string library, std::vector<std::string> searched, std::string env_var,
                 std::string reason);
     /// The library that could not be loaded ("libnvrtc.so").
@@ -72,8 +71,7 @@ public:
     const std::string& call() const noexcept { return call_; }
     /// The object involved (kernel, buffer, stream...); may be empty.
     const std::string& object() const noexcept { return object_; }
-    /// What the driver logged about this failure on the calling thread, oldest first (empty before
-    /// CUDA 12.9).
+    /// What the driver logged about this failure, oldest first (empty before CUDA 12.9).
     const std::vector<std::string>& driver_log() const noexcept { return driver_log_; }
 
 private:

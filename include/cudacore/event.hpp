@@ -43,9 +43,7 @@ public:
     static Event from_handle(CUevent event, const Context& context,
                              const EventFromHandleOptions& options = {});
 
-    /// The driver's event; valid while any copy lives. is_recorded() counts only records made
-    /// through cudacore.
-    CUevent handle() const noexcept;
+    CUevent handle() const noexcept;  ///< the driver's event; valid while any copy lives
     const EventOptions& options() const noexcept;  ///< the options it was created with
     /// Whether elapsed times may be asked of it.
     bool timing_enabled() const noexcept { return options().timing_enabled; }

@@ -51,8 +51,7 @@ private:
     std::vector<Image> images_;
 };
 
-/// The number and suffix nvFatbin takes: "sm_90a" -> "90a", "compute_80" -> "80".
-/// InvalidArgumentError naming a malformed `arch`.
+/// The number and suffix nvFatbin takes ("sm_90a" -> "90a"); InvalidArgumentError if malformed.
 std::string fatbin_arch_number(std::string_view arch);
 
 }  // namespace cudacore

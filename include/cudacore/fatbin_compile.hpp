@@ -28,8 +28,7 @@ struct FatbinTarget {
     CodeType type = CodeType::cubin;  ///< cubin (sm_), ptx (compute_) or ltoir (lto_)
 };
 
-/// Reads a target name ("sm_90", "sm_90a", "compute_90", "lto_90"); InvalidArgumentError naming it
-/// and the accepted forms otherwise.
+/// Reads a target name ("sm_90", "compute_90", "lto_90"); InvalidArgumentError for others.
 FatbinTarget parse_fatbin_target(std::string_view target);
 
 /// Compiles a copy of `program` per target as compile_many() does and builds them, in order, into
@@ -47,8 +46,7 @@ inline ObjectCode compile_fatbin(const Program& program, const std::vector<std::
     return compile_fatbin(program, targets, name_expressions, options.many, options.fatbin);
 }
 
-/// The key of compile_fatbin(program, targets, name_expressions, {fatbin}) (not the headers'
-/// contents); throws as compile_fatbin does for the targets, and as cache_key().
+/// The key of compile_fatbin(program, targets, name_expressions, {fatbin}); throws as it does.
 CacheKey fatbin_cache_key(const Program& program, const std::vector<std::string>& targets,
                           const std::vector<std::string>& name_expressions = {},
                           const FatbinOptions& fatbin = {});

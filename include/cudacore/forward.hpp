@@ -53,8 +53,7 @@ struct ProgramInternals;
                                             const char* type);
 /// InvalidArgumentError "OPERATION: the TYPE object was moved from (it holds no WHAT)".
 [[noreturn]] void throw_moved_from_error(const char* operation, const char* type, const char* what);
-/// Drops `share` (the last public share of a box, at close()); the release's driver errors are
-/// thrown as DriverError.
+/// Drops the last share of a box at close(), throwing the release's errors as DriverError.
 void release_reporting(std::shared_ptr<void>& share);
 /// Marks a resource that lives as long as the process: its buffers do not count references to it.
 void keep_for_the_process(MemoryResource& resource) noexcept;

@@ -20,8 +20,7 @@
 
 namespace cudacore {
 
-/// Asked with the include name of a header no folder has (as written: "gen/ops.cuh"); answers its
-/// text, or nothing.
+/// Asked with the include name of a header no folder has; answers its text, or nothing.
 using HeaderCallback = std::function<std::optional<std::string>(const std::string& include_name)>;
 
 /// `program` with the headers `callback` makes for it, asked at each header NVRTC's front end

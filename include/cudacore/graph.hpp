@@ -54,8 +54,7 @@ struct GraphDotOptions {
 /// The CU_GRAPH_DEBUG_DOT_FLAGS_* for `options` (no driver needed).
 unsigned graph_dot_flags(const GraphDotOptions& options);
 
-/// An allocation node and the address it reserves, valid from the node until a free node or,
-/// with GraphInstantiateOptions::auto_free_on_launch, the next launch.
+/// An allocation node and the address it reserves, valid until it is freed.
 struct GraphAllocation {
     GraphNode node{};        ///< the allocation node
     CUdeviceptr pointer = 0; ///< the address reserved

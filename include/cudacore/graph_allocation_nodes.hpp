@@ -43,8 +43,7 @@ GraphNode add_fill_byte(Graph& graph, GraphDependencies dependencies,
 /// A free node for the allocation (Graph::add_free of its pointer).
 GraphNode add_free(Graph& graph, GraphDependencies dependencies, const GraphAllocation& allocation);
 
-/// Frees graph memory outside any graph, in `stream`'s order, after the launch that allocated it.
-/// Thread-safe.
+/// Frees graph memory outside any graph, in `stream`'s order. Thread-safe.
 void free_graph_allocation(const GraphAllocation& allocation, const Stream& stream);
 
 }  // namespace cudacore

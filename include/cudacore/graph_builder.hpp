@@ -76,11 +76,9 @@ public:
 
     /// `count` (> 0) builders on new streams of the same device, recording after all so far.
     std::vector<GraphBuilder> split(std::size_t count);
-    /// This builder waits for everything recorded on `others`, split from this capture; they stop
-    /// capturing.
+    /// Waits for everything recorded on `others`, split from this capture; they stop capturing.
     void join(std::vector<GraphBuilder>& others);
-    /// This builder waits for everything recorded on `other`, split from this capture and not yet
-    /// joined, which stops capturing.
+    /// Waits for everything recorded on `other`, split from this capture; it stops capturing.
     void join(GraphBuilder& other);
 
     /// A host function node here (held); it must not call CUDA (exceptions are swallowed).

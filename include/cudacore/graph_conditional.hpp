@@ -47,8 +47,7 @@ private:
     CUgraphConditionalHandle handle_ = 0;
 };
 
-/// A conditional node and its body graphs (1 for if and while, 2 for if/else, one per case), which
-/// belong to the node and keep the parent graph alive.
+/// A conditional node and its body graphs, which belong to it and keep the parent graph alive.
 struct ConditionalNode {
     GraphNode node{};             ///< the conditional node, a dependency for later nodes
     std::vector<Graph> bodies;  ///< its body graphs, empty until filled with nodes

@@ -39,8 +39,7 @@ struct GraphInstantiateOptions {
     bool use_node_priority = false;
 };
 
-/// The CUDA_GRAPH_INSTANTIATE_FLAG_* for `options`; InvalidArgumentError for device_launch with
-/// auto_free_on_launch. No driver needed.
+/// The CUDA_GRAPH_INSTANTIATE_FLAG_* for `options`; InvalidArgumentError for clashing options.
 unsigned long long graph_instantiate_flags(const GraphInstantiateOptions& options);
 
 /// An executable graph: launch it, update it, change its nodes. Copies share it; it holds what its
@@ -58,12 +57,10 @@ public:
     /// Uploads the graph's work to the device ahead of its first launch.
     void upload(const Stream& stream) const;
 
-    /// Takes the parameters of `graph`, of the same topology, and holds what it holds.
-    /// GraphUpdateError when refused (unchanged then).
+    /// Takes the parameters of `graph`, of the same topology; GraphUpdateError when refused.
     void update(const Graph& graph);
 
-    /// New arguments and config (no cluster or cooperative launch) for kernel node `node`, in
-    /// this executable graph only; holds the kernel's library.
+    /// New arguments and config for kernel node `node`; holds the kernel's library.
     template <class... Args>
     void set_kernel_arguments(GraphNode node, const LaunchConfig& config, const Kernel& kernel,
                               const Args&... args) {
@@ -75,15 +72,13 @@ public:
             args...);
     }
 
-    /// Enables or disables kernel, memcpy or memset node `node` for the next launches; a disabled
-    /// node does nothing and keeps its parameters.
+    /// Enables or disables a kernel, memcpy or memset node for the next launches.
     void set_enabled(GraphNode node, bool enabled);
     bool is_enabled(GraphNode node) const;  ///< whether `node` is enabled in this executable graph
 
     /// New buffers (held) of equal size for copy node `node`, keeping the direction and contexts.
     void set_copy(GraphNode node, const Buffer& destination, const Buffer& source);
-    /// New device-to-host copy for `node`, `size` equal to source.size(); the host memory is the
-    /// caller's to keep valid.
+    /// New device-to-host copy for `node` of `size` == source.size() bytes.
     void set_copy(GraphNode node, void* host, std::size_t size, const Buffer& source);
     /// New host-to-device copy for `node`, `size` equal to destination.size().
     void set_copy(GraphNode node, const Buffer& destination, const void* host, std::size_t size);
@@ -93,22 +88,19 @@ public:
     void set_fill_uint32(GraphNode node, const Buffer& buffer, std::uint32_t pattern);
     /// Host node `node` now runs `function` (held; not empty).
     void set_host_function(GraphNode node, std::function<void()> function);
-    /// Child graph node `node` takes the parameters of `child`'s nodes (same topology and order)
-    /// and holds what `child` holds.
+    /// Child graph node `node` takes the parameters of `child`'s nodes, holding what it holds.
     void set_child(GraphNode node, const Graph& child);
     /// Event record node `node` now records `event` (held).
     void set_event_record(GraphNode node, const Event& event);
     /// Event wait node `node` now waits for `event` (held).
     void set_event_wait(GraphNode node, const Event& event);
 
-    /// New parameters for `node` as a typed value of its kind (graph_node_params.hpp), held as
-    /// the set_* calls hold them; refused for allocation, free, conditional and other nodes.
+    /// New parameters for `node` as a typed value of its kind (graph_node_params.hpp).
     void set_params(GraphNode node, const GraphNodeParams& params);
 
     std::string description() const;  ///< "executable graph 0x... on device 0"
 
-    /// Ends the executable graph for every holder; DriverError when the release fails (closed all
-    /// the same).
+    /// Ends the executable graph for every holder; DriverError when the release fails.
     void close();
 
 private:

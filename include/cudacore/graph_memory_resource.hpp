@@ -23,8 +23,7 @@ namespace cudacore {
 
 class Device;
 
-/// Bytes in use by graph allocations and reserved for them, now and at their highest since the
-/// last reset.
+/// Bytes used by and reserved for graph allocations, now and at their highest since a reset.
 struct GraphMemoryStats {
     std::uint64_t used_current = 0;      ///< CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
     std::uint64_t used_high = 0;         ///< CU_GRAPH_MEM_ATTR_USED_MEM_HIGH

@@ -46,8 +46,7 @@ public:
     CUgraphNode handle() const noexcept { return handle_; }
     explicit operator bool() const noexcept { return handle_ != nullptr; }  ///< not null
     CUgraphNodeType type() const;  ///< the node's kind; DriverError for an invalid node
-    /// The nodes this one runs after, edges of any kind. InvalidArgumentError for a null node,
-    /// DriverError naming the call and the node otherwise.
+    /// The nodes this one runs after; InvalidArgumentError for a null node.
     std::vector<GraphNode> dependencies() const;
     /// The nodes that run after this one; throws as dependencies().
     std::vector<GraphNode> dependents() const;

@@ -35,8 +35,7 @@
 
 namespace cudacore {
 
-/// A kernel node (no clusters nor cooperative launches). Read back, `kernel` does not hold its
-/// library (the graph does).
+/// A kernel node (no clusters nor cooperative launches).
 struct KernelNodeParams {
     Kernel kernel;                ///< the kernel the node launches
     LaunchConfig config{};      ///< grid, block and dynamic shared memory
@@ -72,20 +71,17 @@ struct FillNodeParams {
     static FillNodeParams words(const Buffer& buffer, std::uint32_t pattern);
 };
 
-/// A host function node: `function` (held once set) runs on a driver thread; it must not call
-/// CUDA nor throw.
+/// A host function node: `function` runs on a driver thread and must not call CUDA nor throw.
 struct HostNodeParams {
     std::function<void()> function{};  ///< what runs
 };
 
-/// A child graph node: set, the node copies `graph`'s nodes and holds what it holds; read back,
-/// the node's embedded graph.
+/// A child graph node: set, it copies `graph`'s nodes; read back, the node's embedded graph.
 struct ChildGraphNodeParams {
     Graph graph;  ///< the embedded graph
 };
 
-/// An event record node. Set, the graph holds the event; read back, it wraps the node's event
-/// without owning it.
+/// An event record node; read back, `event` wraps the node's event without owning it.
 struct EventRecordNodeParams {
     Event event;  ///< the event recorded
 };
@@ -95,8 +91,7 @@ struct EventWaitNodeParams {
     Event event;  ///< the event waited for
 };
 
-/// A memory allocation node (read only): `size` bytes at `pointer`, from a pool with
-/// `pool_properties`, with `access` for other devices.
+/// A memory allocation node (read only).
 struct AllocationNodeParams {
     CUdeviceptr pointer = 0;                ///< the address reserved for the allocation
     std::size_t size = 0;                   ///< bytes
@@ -109,8 +104,7 @@ struct FreeNodeParams {
     CUdeviceptr pointer = 0;  ///< the address freed
 };
 
-/// A conditional node (read only) that Graph::add_if and the like added (others read as
-/// OtherNodeParams).
+/// A conditional node (read only) that Graph::add_if and the like added.
 struct ConditionalNodeParams {
     ConditionalHandle handle{};  ///< the deciding value
     /// if (if/else: two bodies), while, switch
@@ -135,8 +129,7 @@ CUgraphNodeType graph_node_params_type(const GraphNodeParams& params) noexcept;
 /// The name of the alternative `params` holds ("KernelNodeParams", ...). No driver needed.
 std::string graph_node_params_name(const GraphNodeParams& params);
 
-/// Whether a node of kind `type` can take `params` through set_params: the kinds match and the
-/// driver lets a graph change it. No driver needed.
+/// Whether a node of kind `type` can take `params` through set_params. No driver needed.
 bool graph_node_params_settable(CUgraphNodeType type, const GraphNodeParams& params) noexcept;
 
 }  // namespace cudacore

@@ -34,8 +34,7 @@ private:
 /// names the call, the node, its graph and the rule broken.
 class GraphNodeUpdateError : public Error {
 public:
-    /// `node_kind` as graph_node_type_name() (empty when unknown), `rule` the rule in words,
-    /// `status` CUDA_SUCCESS when no driver call refused it.
+    /// Makes the error; `status` CUDA_SUCCESS when no driver call refused the change.
     GraphNodeUpdateError(std::string call, GraphNode node, std::string node_kind,
                          std::string graph, std::string rule, CUresult status = CUDA_SUCCESS);
     /// The node of the graph the executable graph was made from.

@@ -49,13 +49,11 @@ struct GraphicsImageOptions {
     bool texture_gather = false;  ///< texture gather on the mapped array
 };
 
-/// The CU_GRAPHICS_REGISTER_FLAGS_ value for `flags` and `image`; InvalidArgumentError naming
-/// `call` for a value outside the enumeration. No driver needed.
+/// The CU_GRAPHICS_REGISTER_FLAGS_ value for `flags` and `image`; InvalidArgumentError if bad.
 unsigned graphics_register_flags(GraphicsRegisterFlags flags, const GraphicsImageOptions& image,
                                  const char* call);
 
-/// "GL_TEXTURE_2D" and the like for the image targets cuGraphicsGLRegisterImage takes; empty for
-/// any other value.
+/// "GL_TEXTURE_2D" and the like for the targets cuGraphicsGLRegisterImage takes; else empty.
 std::string gl_image_target_name(unsigned gl_target);
 
 /// An OpenGL object registered with CUDA, shared by its copies and unregistered when the last copy
@@ -66,14 +64,12 @@ std::string gl_image_target_name(unsigned gl_target);
 class GraphicsResource {
 public:
     /// Registers the GL buffer `gl_buffer` with `device`'s primary context, which it holds.
-    /// InvalidArgumentError for buffer 0 or bad flags.
     static GraphicsResource from_gl_buffer(const Device& device, unsigned gl_buffer,
                                            GraphicsRegisterFlags flags = GraphicsRegisterFlags::none);
     /// from_gl_buffer with Device::current().
     static GraphicsResource from_gl_buffer(unsigned gl_buffer,
                                            GraphicsRegisterFlags flags = GraphicsRegisterFlags::none);
-    /// Registers the GL texture or renderbuffer `gl_image` bound as `gl_target`;
-    /// InvalidArgumentError for another target.
+    /// Registers the GL texture or renderbuffer `gl_image` bound as `gl_target`.
     static GraphicsResource from_gl_image(const Device& device, unsigned gl_image,
                                           unsigned gl_target,
                                           const GraphicsImageOptions& options = {});
@@ -82,23 +78,18 @@ public:
                                           const GraphicsImageOptions& options = {});
 
     /// Maps the resource on `stream` (held until unmapped), after GL's earlier commands.
-    /// InvalidArgumentError when already mapped.
     void map(const Stream& stream, GraphicsMapFlags flags = GraphicsMapFlags::none) const;
     /// Unmaps on `stream`, before GL's later commands; views are invalid from then on.
-    /// InvalidArgumentError when not mapped.
     void unmap(const Stream& stream) const;
     void unmap() const;  ///< unmaps on the stream it was mapped on
     bool is_mapped() const noexcept;  ///< whether it is mapped now
 
-    /// The mapped buffer as a Buffer that owns nothing and holds this resource, valid until unmap.
-    /// InvalidArgumentError when not mapped or an image.
+    /// The mapped buffer as a Buffer that holds this resource, valid until unmap.
     Buffer mapped_buffer() const;
-    /// Layer or face `array_index` at `mip_level` of the mapped image as a CudaArray that holds
-    /// this resource, valid until unmap. InvalidArgumentError when not mapped or a buffer.
+    /// Layer or face `array_index` at `mip_level` of the mapped image, valid until unmap.
     CudaArray mapped_array(unsigned array_index = 0, unsigned mip_level = 0) const;
 
-    /// Unmaps (when mapped) and unregisters now, for every copy; views still held are invalid.
-    /// DriverError when the driver refuses (closed anyway).
+    /// Unmaps and unregisters now, for every copy; DriverError when refused (closed anyway).
     void close();
     /// Drops this object's share, leaving it empty, as destruction does.
     void reset() noexcept { box_.reset(); }

@@ -38,8 +38,7 @@ struct SmSplitOptions {
     bool max_cluster_size = false;
 };
 
-/// A set of SMs of one device: the whole device, a group of a split, or a remainder; empty when
-/// default-constructed.
+/// A set of SMs of one device: the whole device, a group of a split, or a remainder.
 class SmResource {
 public:
     SmResource() = default;

@@ -16,11 +16,9 @@
 
 namespace cudacore {
 
-/// ceil(elements / block_threads) blocks in x. InvalidArgumentError for 0 threads or over 2^31 - 1
-/// blocks; 0 elements give a grid of 0 (which launch() refuses).
+/// ceil(elements / block_threads) blocks in x; InvalidArgumentError for 0 threads or 2^31 blocks.
 Dim3 grid_for(std::uint64_t elements, unsigned block_threads);
-/// The same in each dimension; InvalidArgumentError for a zero block dimension or a grid over the
-/// driver's limits (2^31 - 1 in x, 65535 in y and z).
+/// The same in each dimension; InvalidArgumentError for a zero block or over the driver's limits.
 Dim3 grid_for(const Dim3& elements, const Dim3& block);
 
 /// What occupancy_config sizes the launch for.

@@ -22,8 +22,7 @@ struct BundledHeader {
     bool operator==(const BundledHeader&) const = default;  ///< equal when both fields are
 };
 
-/// How the preprocessor runs when a bundle is made from entry headers: macros, dialect and
-/// targets decide which headers a compile reads.
+/// How the preprocessor runs when a bundle is made from entry headers.
 struct HeaderBundleOptions {
     /// Macros to define, "NAME" or "NAME=VALUE" (NVRTC's --define-macro).
     std::vector<std::string> defines = {};
@@ -34,8 +33,8 @@ struct HeaderBundleOptions {
     bool allow_outside_folders = false;
 };
 
-/// Headers in memory, by include name. An immutable value: copies share the headers and every
-/// member is thread-safe. Bad input throws SerializationError saying what is wrong.
+/// Headers in memory, by include name: an immutable value; thread-safe. SerializationError for
+/// bad input.
 class HeaderBundle {
 public:
     /// The file format this build writes and the newest it reads.
@@ -83,8 +82,7 @@ public:
     /// The content of the header named `include_name`, or null; valid while any copy lives.
     const std::string* find(std::string_view include_name) const noexcept;
     std::uint64_t content_size() const noexcept;  ///< the bytes of every header's name and content
-    /// SHA-256 (64 hex digits) of the headers' names and contents, in name order (not the name):
-    /// what the program cache keys a compile by.
+    /// SHA-256 (64 hex digits) of the headers' names and contents: what the cache keys by.
     const std::string& digest() const noexcept;
     std::string describe() const;  ///< "'name' (N headers, digest 0123456789ab)", for messages
 
@@ -100,8 +98,7 @@ public:
         std::vector<std::string> repaired{};          ///< damage repaired
         std::vector<std::string> left{};              ///< what could not be removed, and why
     };
-    /// Removes the bundle folders of `cache_folder` that no compile is reading. CacheError when
-    /// the folder cannot be listed or is another user's.
+    /// Removes the bundle folders of `cache_folder` that no compile is reading.
     static FolderRemoval remove_folders(const std::filesystem::path& cache_folder);
 
     /// Equal when the names and digests are.

@@ -30,8 +30,7 @@ struct IpcPoolHandle {
 IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool);
 /// Exports a pinned host pool; InvalidArgumentError when not made with ipc_enabled.
 IpcPoolHandle export_memory_pool(const PinnedMemoryPoolResource& pool);
-/// Imports a device pool exported by another process, then closes the descriptor.
-/// InvalidArgumentError for a pinned pool (import_pinned_memory_pool).
+/// Imports a device pool exported by another process (InvalidArgumentError for a pinned one).
 std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle);
 /// Imports a pinned host pool; the result cannot allocate and its imported buffers hold it.
 std::shared_ptr<PinnedMemoryPoolResource> import_pinned_memory_pool(IpcPoolHandle handle);
@@ -47,16 +46,14 @@ Buffer import_buffer(const std::shared_ptr<PinnedMemoryPoolResource>& pool,
 
 /// Options of import_memory and of receive_buffer without a pool.
 struct IpcMemoryImportOptions {
-    /// The device whose context maps the memory (-1: the memory's own); another reaches it
-    /// through peer access (DriverError when the two cannot be peers).
+    /// The device whose context maps the memory (-1: its own; another reaches it as a peer).
     int device_ordinal = -1;
 };
 
 /// Describes ordinary device memory (cuMemAlloc) with the buffer's offset and size.
 /// InvalidArgumentError for pool, managed, pinned or virtual memory. Thread-safe.
 IpcMemoryDescriptor export_memory(const Buffer& buffer);
-/// Maps memory exported with export_memory (import once per process); the Buffer unmaps it when
-/// the last copy goes or at close() and holds the primary context.
+/// Maps memory exported with export_memory (once per process), unmapped when the Buffer goes.
 Buffer import_memory(const IpcMemoryDescriptor& descriptor, const IpcMemoryImportOptions& options = {});
 
 /// Describes an event created with ipc_enabled.
@@ -75,8 +72,7 @@ std::shared_ptr<DeviceMemoryResource> receive_memory_pool(
 /// Receives a pinned host pool and imports it; throws as receive_memory_pool.
 std::shared_ptr<PinnedMemoryPoolResource> receive_pinned_memory_pool(
     const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
-/// Sends a buffer of an IPC-enabled pool of this process or of ordinary device memory;
-/// InvalidArgumentError for other memory.
+/// Sends a buffer of an IPC-enabled pool or of ordinary device memory.
 void send_buffer(const IpcChannel& channel, const Buffer& buffer);
 /// Receives a buffer and maps it through `pool`, freeing the mapping on `stream`.
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<DeviceMemoryResource>& pool,

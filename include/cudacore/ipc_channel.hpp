@@ -22,8 +22,7 @@
 
 namespace cudacore {
 
-/// A socket or file-descriptor operation failed, naming the call, errno and the path or peer, or
-/// the peer went away.
+/// A socket or file-descriptor operation failed, or the peer went away.
 class IpcError : public Error {
 public:
     /// Makes the error with its message (what()).

@@ -23,8 +23,7 @@ struct KernelParameter {
     bool operator==(const KernelParameter&) const = default;  ///< equal when every field is
 };
 
-/// Everything cuKernelGetAttribute reports for one device: each field is the CU_FUNC_ATTRIBUTE_
-/// of its name.
+/// Everything cuKernelGetAttribute reports for one device, by CU_FUNC_ATTRIBUTE_ name.
 struct KernelAttributes {
     int max_threads_per_block = 0;  ///< most threads per block a launch may use
     int shared_size_bytes = 0;  ///< static shared memory, bytes
@@ -94,8 +93,7 @@ class Kernel {
 public:
     /// Wraps a kernel the caller loaded and keeps loaded while the Kernel is used.
     static Kernel from_handle(CUkernel kernel);
-    /// Wraps a kernel of `code`'s library (loaded first if needed), holding it.
-    /// InvalidArgumentError when `kernel` is not one of its kernels.
+    /// Wraps a kernel of `code`'s library, holding it (InvalidArgumentError when it is not one).
     static Kernel from_handle(CUkernel kernel, const ObjectCode& code);
 
     /// The driver's handle (null for a moved-from Kernel); valid while the Kernel lives.
@@ -129,8 +127,7 @@ public:
     int ptx_version(const Device& device = Device::current()) const;
     /// Binary architecture of the loaded code on `device`, major * 10 + minor.
     int binary_version(const Device& device = Device::current()) const;
-    /// Most dynamic shared memory per block a launch on `device` may ask for, in bytes (asked
-    /// each call).
+    /// Most dynamic shared memory per block a launch on `device` may ask for, in bytes.
     int max_dynamic_shared_size_bytes(const Device& device = Device::current()) const;
 
     /// cuKernelSetAttribute for one device.
