@@ -62,9 +62,8 @@ struct BatchedCopyOptions {
     bool prefer_overlap_with_compute = false;
 };
 
-/// Enqueues `copies` on `stream`, keeping nothing alive (buffers stay open until done).
-/// InvalidArgumentError naming the pair and both buffers before anything is enqueued;
-/// DriverError naming the call and the first pair; NoDriverError. Thread-safe.
+/// Enqueues `copies` on `stream`, keeping nothing alive. InvalidArgumentError naming the pair and
+/// both buffers, before anything is enqueued; DriverError naming the call; NoDriverError.
 void copy_batch(std::span<const CopyPair> copies, const Stream& stream, const BatchedCopyOptions& options = {});
 
 /// Deprecated form whose pairs put the source first (copied into CopyPairs).

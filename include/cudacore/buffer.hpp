@@ -69,8 +69,7 @@ public:
     using Deleter = std::function<void(CUdeviceptr pointer, std::size_t size)>;
 
     /// Hands `size` bytes at `pointer`, which `resource` allocated, back to it to free when the
-    /// last copy goes (cuda.core's Buffer.from_handle). Throws InvalidArgumentError for a null
-    /// pointer, size 0 or a null resource (wrap_unowned wraps memory that must not be freed).
+    /// last copy goes. InvalidArgumentError for a null pointer, size 0 or a null resource.
     static Buffer from_handle(CUdeviceptr pointer, std::size_t size,
                               std::shared_ptr<MemoryResource> resource);
     /// Keeps `owner`, which frees the memory, alive until the last copy goes or close().
@@ -99,9 +98,8 @@ public:
                            std::move(deleter));
     }
 
-    /// Wraps `size` bytes at `pointer` that the caller keeps valid and frees. Accessibility and
-    /// device: the resource's (kept alive), else the driver's (NoDriverError without one; unknown
-    /// memory is host memory of device -1). Throws InvalidArgumentError for null or size 0.
+    /// Wraps `size` bytes at `pointer` that the caller keeps valid and frees; accessibility and
+    /// device are the resource's (held), else the driver's. InvalidArgumentError for null or 0.
     static Buffer wrap_unowned(CUdeviceptr pointer, std::size_t size,
                                std::shared_ptr<MemoryResource> resource = nullptr);
     /// wrap_unowned(CUdeviceptr, size, resource) for a pointer given as void*.

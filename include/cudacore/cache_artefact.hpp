@@ -102,15 +102,13 @@ struct CacheArtefactImport {
 };
 
 /// The keys of the entries compile_cached(program, target, name_expressions, options) finds in
-/// options.cache; empty when it holds no complete entry. Throws as find_cached does;
-/// InvalidArgumentError for a null cache.
+/// options.cache (not null); empty when it holds no complete entry. Throws as find_cached does.
 std::vector<CacheKey> cached_entry_keys(const Program& program, CodeType target,
                                         const std::vector<std::string>& name_expressions,
                                         const CompileOptions& options);
 
-/// Writes the entries of `source` (options.keys, or every entry it lists) as one artefact; keys it
-/// lacks are named in `missing`. InvalidArgumentError when keys are unset and `source` cannot
-/// list, or for a short secret; CacheError; SerializationError when the stream fails.
+/// Writes the entries of `source` (options.keys, or all it lists) as one artefact; keys it lacks
+/// are named in `missing`. InvalidArgumentError; CacheError; SerializationError naming the stream.
 CacheArtefactExport export_cache_artefact(std::ostream& destination, ProgramCache& source,
                                           const CacheArtefactExportOptions& options = {});
 /// The same, written atomically to the file `destination`.

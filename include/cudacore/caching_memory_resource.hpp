@@ -56,9 +56,8 @@ public:
         const Device& device, const CachingMemoryResourceOptions& options = {});
     ~CachingMemoryResource() override;  ///< gives every cached block back; errors are ignored
 
-    /// Waits for the device's queued work, then gives every cached block back to the upstream
-    /// (blocks in use are untouched); also on upstream out-of-memory. DriverError when waiting or
-    /// freeing fails (blocks not freed stay cached).
+    /// Waits for the device's queued work, then gives every cached block back to the upstream;
+    /// also on upstream out-of-memory. DriverError when that fails (blocks not freed stay cached).
     void release();
 
     CachingMemoryStatistics statistics() const;  ///< sums every arena's counters

@@ -27,9 +27,8 @@ public:
     /// Age after which a temporary file is removed even if its writer's process id lives.
     static constexpr std::chrono::seconds stale_temporary_age{600};
 
-    /// Creates `directory` (mode 0700) when absent and marks it with cudacore's CACHEDIR.TAG.
-    /// CacheError when it cannot be created, is another user's or writable by others, is `/`, or
-    /// is an unmarked folder holding other names than the cache's.
+    /// Creates `directory` (mode 0700) when absent and marks it with cudacore's CACHEDIR.TAG;
+    /// CacheError when it is not safe (another user's, writable by others, `/`, foreign files).
     explicit DiskProgramCache(std::filesystem::path directory,
                               std::uint64_t max_bytes = default_max_bytes);
     /// The cache at `directory` if there is one, creating nothing; throws as the constructor.

@@ -37,9 +37,8 @@ public:
     /// The number of images added.
     std::size_t image_count() const noexcept { return images_.size(); }
 
-    /// Builds the fatbin named `name` (empty: the first image's), joining the images' symbol maps.
-    /// InvalidArgumentError for no image or conflicting maps; LoaderError without nvFatbin;
-    /// CompilerApiError naming the nvFatbin call, status and image.
+    /// Builds the fatbin named `name` (empty: the first image's). InvalidArgumentError for no image
+    /// or conflicting symbol maps; LoaderError without nvFatbin; CompilerApiError naming the call.
     ObjectCode build(std::string name = {}) const;
 
 private:

@@ -24,11 +24,9 @@ namespace cudacore {
 using HeaderCallback = std::function<std::optional<std::string>(const std::string& include_name)>;
 
 /// `program` with the headers `callback` makes for it, asked at each header NVRTC's front end
-/// cannot open until the program parses; the answers go to a HeaderBundle folder on include_path.
-/// A cache hit never calls the callback, so call this again whenever the answers may change.
-/// InvalidArgumentError for a program that is not C++; Error naming the header when the callback
-/// throws or an answer is still not found; CacheError; CompileCancelled; LoaderError. Keeps nothing
-/// alive; calls the callback on this thread, once per name.
+/// cannot open; the answers go to a HeaderBundle folder on include_path. A cache hit never calls
+/// the callback. InvalidArgumentError for a program that is not C++; Error naming the header;
+/// CacheError; CompileCancelled; LoaderError. Calls the callback on this thread, once per name.
 Program with_generated_headers(const Program& program, const HeaderCallback& callback,
                                const CancellationToken& cancellation = {});
 

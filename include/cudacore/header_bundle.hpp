@@ -87,8 +87,7 @@ public:
     std::string describe() const;  ///< "'name' (N headers, digest 0123456789ab)", for messages
 
     /// `<cache folder>/header-bundles/<digest()>`, the headers written out once for NVRTC's
-    /// precompiled headers. CacheError naming the bundle, the folder and why (a failure repeats at
-    /// once for a minute).
+    /// precompiled headers. CacheError naming the bundle, the folder and why.
     std::filesystem::path folder() const;
 
     /// What remove_folders() did.
