@@ -67,6 +67,7 @@ struct BatchedCopyOptions {
 void copy_batch(std::span<const CopyPair> copies, const Stream& stream, const BatchedCopyOptions& options = {});
 
 /// Deprecated form whose pairs put the source first (copied into CopyPairs).
+// Naming the deprecated pair here is not a use of it: only the caller's use is.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 [[deprecated("use copy_batch(std::span<const CopyPair>, stream, options): CopyPair puts the destination first")]]

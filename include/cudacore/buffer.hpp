@@ -58,6 +58,7 @@ public:
         return *this;
     }
     ~Buffer() {
+        // The only reference needs no atomic read-modify-write: nobody else can take another.
         if (box_ && (box_->references.load(std::memory_order_acquire) == 1 ||
                      box_->references.fetch_sub(1, std::memory_order_acq_rel) == 1))
             detail::drop_buffer_box(box_);

@@ -121,7 +121,7 @@ struct OtherNodeParams {
     CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;  ///< the node's kind
 };
 
-// GraphNodeParams, the variant of the values above, is named in graph_node.hpp.
+// GraphNodeParams, their variant, is in graph_node.hpp so that graph.hpp can take it.
 
 /// The node kind `params` is for (OtherNodeParams: its type). No driver needed.
 CUgraphNodeType graph_node_params_type(const GraphNodeParams& params) noexcept;
