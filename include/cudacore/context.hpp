@@ -59,8 +59,8 @@ struct ContextFromHandleOptions {
 };
 
 /// A CUDA context (primary, green, created or wrapped); copies share it. Thread-safe; destruction
-/// never throws. Every member throws InvalidArgumentError on a closed Context and DriverError when
-/// the driver refuses.
+/// never throws. Members that use the context throw InvalidArgumentError when it is closed, and
+/// DriverError when the driver refuses.
 class Context : public OwningHandle<Context, detail::ContextBox, CUcontext> {
 public:
     /// Creates a context on `device`; InvalidArgumentError for options the driver would refuse.

@@ -34,8 +34,8 @@ struct EventFromHandleOptions {
 };
 
 /// A CUDA event, created unrecorded and recorded any number of times. Copies share it, released
-/// when the last holder goes or at close(); it holds its context. Thread-safe; destruction never
-/// throws. Members throw DriverError when the driver refuses.
+/// when the last holder goes or at close(); it holds its context. Usable from any thread;
+/// destruction never throws. Members throw DriverError when the driver refuses.
 class Event : public OwningHandle<Event, detail::EventBox, CUevent> {
 public:
     /// Wraps an event the caller created in `context`, which the Event holds; without
