@@ -55,21 +55,15 @@ void copy_between_arrays(const CudaArray& destination, const CudaArray& source, 
 
 /// Deprecated form with the source first.
 [[deprecated("use copy_from_array(destination, source, stream, layout, region)")]]
-inline void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
-                            const LinearLayout& layout = {}, const ArrayRegion& region = {}) {
-    copy_from_array(destination, source, stream, layout, region);
-}
+void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
+                     const LinearLayout& layout = {}, const ArrayRegion& region = {});
 /// Deprecated form with the source first.
 [[deprecated("use copy_from_array(host, host_bytes, source, stream, layout, region)")]]
-inline void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes, const Stream& stream,
-                            const LinearLayout& layout = {}, const ArrayRegion& region = {}) {
-    copy_from_array(host, host_bytes, source, stream, layout, region);
-}
+void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes, const Stream& stream,
+                     const LinearLayout& layout = {}, const ArrayRegion& region = {});
 /// Deprecated name, with the source first.
 [[deprecated("use copy_between_arrays(destination, source, stream, destination_origin, source_region)")]]
-inline void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
-                       const ArrayRegion& source_region = {}, const ArrayRegion& destination_origin = {}) {
-    copy_between_arrays(destination, source, stream, destination_origin, source_region);
-}
+void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
+                const ArrayRegion& source_region = {}, const ArrayRegion& destination_origin = {});
 
 }  // namespace cudacore

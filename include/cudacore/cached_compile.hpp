@@ -42,32 +42,21 @@ std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
 
 /// Deprecated form with the cache first.
 [[deprecated("use compile_cached(program, target, name_expressions, {.cache = &cache})")]]
-inline ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
-                                 const std::vector<std::string>& name_expressions = {},
-                                 CompileOptions options = {}) {
-    options.cache = &cache;
-    return compile_cached(program, target, name_expressions, options);
-}
+ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                          const std::vector<std::string>& name_expressions = {},
+                          CompileOptions options = {});
 
 /// Deprecated form with the cache first and only a cache-error handler.
 [[deprecated("use compile_cached(program, target, name_expressions, {.cache = &cache, .on_cache_error = "
              "handler})")]]
-inline ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
-                                 const std::vector<std::string>& name_expressions,
-                                 const CacheWarningHandler& on_cache_error) {
-    CompileOptions options;
-    options.cache = &cache;
-    options.on_cache_error = on_cache_error;
-    return compile_cached(program, target, name_expressions, options);
-}
+ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                          const std::vector<std::string>& name_expressions,
+                          const CacheWarningHandler& on_cache_error);
 
 /// Deprecated form with the cache first.
 [[deprecated("use find_cached(program, target, name_expressions, {.cache = &cache})")]]
-inline std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
-                                             const std::vector<std::string>& name_expressions = {},
-                                             CompileOptions options = {}) {
-    options.cache = &cache;
-    return find_cached(program, target, name_expressions, options);
-}
+std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
+                                      const std::vector<std::string>& name_expressions = {},
+                                      CompileOptions options = {});
 
 }  // namespace cudacore

@@ -32,11 +32,9 @@ std::vector<ObjectCode> compile_many(const std::string& source, const ProgramOpt
 
 /// Deprecated form with the name expressions before the target.
 [[deprecated("use compile_many(source, program_options, target, name_expressions, options)")]]
-inline std::vector<ObjectCode> compile_many(const std::string& source,
-                                            const std::vector<std::vector<std::string>>& name_expressions,
-                                            CodeType target, const ProgramOptions& program_options,
-                                            const CompileOptions& options = {}) {
-    return compile_many(source, program_options, target, name_expressions, options);
-}
+std::vector<ObjectCode> compile_many(const std::string& source,
+                                     const std::vector<std::vector<std::string>>& name_expressions,
+                                     CodeType target, const ProgramOptions& program_options,
+                                     const CompileOptions& options = {});
 
 }  // namespace cudacore

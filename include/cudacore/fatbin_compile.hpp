@@ -40,11 +40,9 @@ ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>
 
 /// Deprecated form with both options in one struct.
 [[deprecated("use compile_fatbin(program, targets, name_expressions, compile_options, fatbin_options)")]]
-inline ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
-                                 const std::vector<std::string>& name_expressions,
-                                 const FatbinCompileOptions& options) {
-    return compile_fatbin(program, targets, name_expressions, options.many, options.fatbin);
-}
+ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
+                          const std::vector<std::string>& name_expressions,
+                          const FatbinCompileOptions& options);
 
 /// The key of compile_fatbin(program, targets, name_expressions, {fatbin}); throws as it does.
 CacheKey fatbin_cache_key(const Program& program, const std::vector<std::string>& targets,
