@@ -25,7 +25,8 @@ struct SliceOrigin {
     std::size_t offset = 0;   ///< the slice's first byte in `owner`
 };
 
-/// The owner and offset of a slice, or nullopt for another buffer. Thread-safe.
+/// The owner and offset of a slice, or nullopt for another buffer; InvalidArgumentError for a
+/// closed slice. Thread-safe.
 std::optional<SliceOrigin> slice_origin(const Buffer& buffer);
 
 }  // namespace cudacore

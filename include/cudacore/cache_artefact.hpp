@@ -117,7 +117,7 @@ CacheArtefactExport export_cache_artefact(const std::filesystem::path& destinati
                                           const CacheArtefactExportOptions& options = {});
 
 /// Stores every entry of the artefact read from `source` once the whole artefact, its versions and
-/// its trust pass; entries held are skipped, failed stores named. SerializationError with the reason.
+/// its trust pass; entries held are skipped, failed stores named. SerializationError with why.
 CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istream& source,
                                           const CacheArtefactImportOptions& options = {});
 /// The same, reading the file `source`.

@@ -35,7 +35,8 @@ ObjectCode compile_cached(Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
                           const CompileOptions& options = {});
 
-/// What compile_cached would return from options.cache (not null), never compiling. Thread-safe.
+/// What compile_cached would return from options.cache, never compiling; InvalidArgumentError for
+/// a null cache, and what cache_key throws. Thread-safe.
 std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
                                       const std::vector<std::string>& name_expressions = {},
                                       const CompileOptions& options = {});

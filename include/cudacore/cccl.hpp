@@ -78,7 +78,7 @@ class resource_adaptor {
     using properties = resource_properties<Resource>;
 
 public:
-    /// Adapts `resource` (held), with a new non-blocking stream of its device for synchronous calls.
+    /// Adapts `resource` (held), with a new non-blocking stream of its device for sync calls.
     explicit resource_adaptor(std::shared_ptr<Resource> resource)
         : resource_(std::move(resource)), stream_(default_stream(*resource_)) {}
     /// Adapts `resource` (held), ordering the synchronous calls on `stream` (held).

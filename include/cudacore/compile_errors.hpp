@@ -1,6 +1,7 @@
 /// @file
-/// The errors of compiling and linking, each with the full log: a compiler library's call failing
-/// (CompilerApiError), a program that does not compile (CompileError), a link that fails (LinkError).
+/// The errors of compiling and linking, each with the full log: a compiler library's call
+/// failing (CompilerApiError), a program that does not compile (CompileError), a failed link
+/// (LinkError).
 #pragma once
 
 #include "cudacore/errors.hpp"

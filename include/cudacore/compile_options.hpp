@@ -35,7 +35,7 @@ std::string to_string(CompileStrategy strategy);
 /// How a compile entry point runs. `{}`: a plain compile, no cache.
 struct CompileOptions {
     CompileStrategy strategy = CompileStrategy::threads;  ///< where many compiles run
-    /// Compiles at once (per rank for MPI); 0: one per core. Ignored by compile_cached, find_cached.
+    /// Compiles at once (per MPI rank); 0: one per core. Ignored by compile_cached, find_cached.
     unsigned workers = 0;
     /// Looked up before compiling and given what compiles; not owned, it must outlive the call.
     /// Null: no cache (find_cached throws InvalidArgumentError).

@@ -93,7 +93,7 @@ public:
     Stream default_stream() const;
     /// The calling thread's per-thread default stream of the primary context.
     Stream per_thread_stream() const;
-    /// A new stream on the primary context, which it holds.
+    /// A new stream on the primary context, which it holds; InvalidArgumentError: bad priority.
     Stream create_stream(const StreamOptions& options = {}) const;
     /// A new event, not recorded yet.
     Event create_event(const EventOptions& options = {}) const;

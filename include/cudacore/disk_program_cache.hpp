@@ -31,7 +31,8 @@ public:
     /// CacheError when it is not safe (another user's, writable by others, `/`, foreign files).
     explicit DiskProgramCache(std::filesystem::path directory,
                               std::uint64_t max_bytes = default_max_bytes);
-    /// The cache at `directory` if there is one, creating nothing; throws as the constructor.
+    /// The cache at `directory`, creating nothing; nullptr when there is none. Throws as the
+    /// constructor, and when the folder lacks cudacore's marker.
     static std::unique_ptr<DiskProgramCache> open_existing(
         std::filesystem::path directory, std::uint64_t max_bytes = default_max_bytes);
     ~DiskProgramCache() override;
@@ -52,7 +53,8 @@ public:
     std::optional<ObjectCode> get_with_trust(const CacheKey& key, std::string& trust) override;
     /// This object's counters, with the entries and bytes in the directory.
     CacheStats stats() const override;
-    /// Removes every entry, stale temporary file and unused header bundle folder.
+    /// Removes every entry, stale temporary file and unused header bundle folder; what cannot be
+    /// removed is passed over, then named in a CacheError.
     void clear() override;
     /// The keys of every entry file; a listed entry may be gone before it is read.
     std::optional<std::vector<CacheKey>> entry_keys() const override;

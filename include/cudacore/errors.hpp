@@ -60,7 +60,7 @@ class DriverError : public Error {
 public:
     /// Makes the error from the status, the call that returned it and the object involved.
     DriverError(CUresult status, std::string call, std::string object);
-    /// The same, with the lines the driver logged for the failed call (CUDA 12.9+), quoted in what().
+    /// The same, with the lines the driver logged for the call (CUDA 12.9+), quoted in what().
     DriverError(CUresult status, std::string call, std::string object,
                 std::vector<std::string> driver_log);
     CUresult status() const noexcept { return status_; }  ///< the status the call returned

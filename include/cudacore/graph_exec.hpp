@@ -84,7 +84,7 @@ public:
     void set_copy(GraphNode node, const Buffer& destination, const void* host, std::size_t size);
     /// Memset node `node` now sets every byte of `buffer` (held) to `value`.
     void set_fill_byte(GraphNode node, const Buffer& buffer, std::uint8_t value);
-    /// Memset node `node` now sets every 32-bit word of `buffer` (held; a multiple of 4 bytes).
+    /// Memset node `node` now sets every 32-bit word of `buffer` (held) to `pattern`.
     void set_fill_uint32(GraphNode node, const Buffer& buffer, std::uint32_t pattern);
     /// Host node `node` now runs `function` (held; not empty).
     void set_host_function(GraphNode node, std::function<void()> function);

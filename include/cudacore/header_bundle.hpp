@@ -97,7 +97,8 @@ public:
         std::vector<std::string> repaired{};          ///< damage repaired
         std::vector<std::string> left{};              ///< what could not be removed, and why
     };
-    /// Removes the bundle folders of `cache_folder` that no compile is reading.
+    /// Removes the bundle folders of `cache_folder` that no compile is reading; CacheError when
+    /// the folder cannot be listed or is another user's.
     static FolderRemoval remove_folders(const std::filesystem::path& cache_folder);
 
     /// Equal when the names and digests are.

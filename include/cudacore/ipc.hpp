@@ -3,7 +3,7 @@
 /// does: a pool travels as a file descriptor over an IpcChannel, buffers and events as descriptors
 /// (ipc_descriptor.hpp) over any transport. An imported Buffer maps the exporter's memory and
 /// never frees it; importers unmap before the exporter frees. Calls throw DriverError when the
-/// driver refuses, IpcError when the peer is gone. The lifetime contract: docs/multi-gpu-and-ipc.md.
+/// driver refuses, IpcError when the peer is gone. Lifetimes: docs/multi-gpu-and-ipc.md.
 #pragma once
 
 #include "cudacore/buffer.hpp"
