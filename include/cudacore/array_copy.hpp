@@ -1,11 +1,9 @@
 /// @file
 /// Copies between CUDA arrays and linear memory (a Buffer or host memory), and between arrays,
-/// stream-ordered (cuMemcpy2DAsync, cuMemcpy3DAsync). The array side is an ArrayRegion in
-/// elements (extents of 0 run to the end); the linear side a LinearLayout (offset, pitch, rows).
-/// Everything is checked first: InvalidArgumentError naming the call, both sides and the value;
-/// then DriverError. Destination first, then source, stream, layout. The arrays are held until
-/// the copy is done; host memory and Buffers are the caller's to keep valid. Thread-safe. Guide:
-/// docs/memory.md, "Arrays, textures and surfaces".
+/// stream-ordered. Destination first, then source, stream, layout. Everything is checked first
+/// (InvalidArgumentError naming the call, both sides and the value), then DriverError. The arrays
+/// are held until the copy is done; host memory and Buffers are the caller's to keep valid.
+/// Thread-safe. Guide: docs/memory.md, "Arrays, textures and surfaces".
 ///
 ///     // a 64 x 32 float image from host rows of 80 floats (a pitch of 320 bytes)
 ///     copy_to_array(image, host.data(), host.size() * sizeof(float), stream, {.pitch = 320});
@@ -38,47 +36,34 @@ struct LinearLayout {
 };
 
 /// Copies `source` (a device, pinned or managed Buffer) into `region` of `destination`.
-/// Throws InvalidArgumentError (see the file comment; also a closed buffer or stream),
-/// DriverError, NoDriverError.
 void copy_to_array(const CudaArray& destination, const Buffer& source, const Stream& stream,
                    const LinearLayout& layout = {}, const ArrayRegion& region = {});
-/// Copies `host_bytes` of host memory at `host` into `region` of `destination` (the bytes the
-/// layout reaches must lie within them). Throws as the Buffer form, and for a null `host`.
+/// Copies `host_bytes` of host memory at `host` (not null) into `region` of `destination`.
 void copy_to_array(const CudaArray& destination, const void* host, std::size_t host_bytes,
                    const Stream& stream, const LinearLayout& layout = {},
                    const ArrayRegion& region = {});
-/// Copies `region` of `source` into `destination` (a device, pinned or managed Buffer). Throws
-/// as copy_to_array.
+/// Copies `region` of `source` into `destination` (a device, pinned or managed Buffer).
 void copy_from_array(const Buffer& destination, const CudaArray& source, const Stream& stream,
                      const LinearLayout& layout = {}, const ArrayRegion& region = {});
-/// Copies `region` of `source` into `host_bytes` of host memory at `host`. Throws as
-/// copy_to_array.
+/// Copies `region` of `source` into `host_bytes` of host memory at `host`.
 void copy_from_array(void* host, std::size_t host_bytes, const CudaArray& source, const Stream& stream,
                      const LinearLayout& layout = {}, const ArrayRegion& region = {});
-/// Copies `source_region` of `source` to `destination`, its first element at
-/// (destination_origin.x, .y, .z) (destination_origin's extents must be 0 or equal the source
-/// region's). The arrays must be on one device with formats of one element size. Throws as
-/// copy_to_array.
+/// Copies `source_region` of `source` to `destination` at destination_origin (whose extents are 0
+/// or the source region's), on one device with formats of one element size.
 void copy_between_arrays(const CudaArray& destination, const CudaArray& source, const Stream& stream,
                          const ArrayRegion& destination_origin = {}, const ArrayRegion& source_region = {});
 
 /// Deprecated form with the source first.
 [[deprecated("use copy_from_array(destination, source, stream, layout, region)")]]
-inline void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
-                            const LinearLayout& layout = {}, const ArrayRegion& region = {}) {
-    copy_from_array(destination, source, stream, layout, region);
-}
+void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
+                     const LinearLayout& layout = {}, const ArrayRegion& region = {});
 /// Deprecated form with the source first.
 [[deprecated("use copy_from_array(host, host_bytes, source, stream, layout, region)")]]
-inline void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes, const Stream& stream,
-                            const LinearLayout& layout = {}, const ArrayRegion& region = {}) {
-    copy_from_array(host, host_bytes, source, stream, layout, region);
-}
+void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes, const Stream& stream,
+                     const LinearLayout& layout = {}, const ArrayRegion& region = {});
 /// Deprecated name, with the source first.
 [[deprecated("use copy_between_arrays(destination, source, stream, destination_origin, source_region)")]]
-inline void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
-                       const ArrayRegion& source_region = {}, const ArrayRegion& destination_origin = {}) {
-    copy_between_arrays(destination, source, stream, destination_origin, source_region);
-}
+void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
+                const ArrayRegion& source_region = {}, const ArrayRegion& destination_origin = {});
 
 }  // namespace cudacore

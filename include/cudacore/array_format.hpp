@@ -1,8 +1,6 @@
 /// @file
-/// ArrayFormat: the element formats of CUDA arrays and textures (every CUarray_format), with
-/// their channel counts and element sizes: plain formats (1, 2 or 4 channels), packed and
-/// block-compressed formats, and video formats (no single element size: cudacore's copies refuse
-/// them). `static_cast<CUarray_format>(format)` is the driver's value. Pure functions, thread-safe.
+/// ArrayFormat: the element formats of CUDA arrays and textures (every CUarray_format, by the same
+/// value), with their channel counts and element sizes. Pure functions, thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -65,7 +63,7 @@ enum class ArrayFormat : unsigned {
     yuv444_16bit_semiplanar = 0xb5,  ///< CU_AD_FORMAT_YUV444_16bit_SemiPlanar (video)
 };
 
-/// What kind of format it is (see the file comment).
+/// What kind of format it is.
 enum class ArrayFormatKind {
     plain,             ///< one component type, 1, 2 or 4 channels chosen by the caller
     packed,            ///< a fixed channel count packed in one element
@@ -73,37 +71,31 @@ enum class ArrayFormatKind {
     video,             ///< YUV formats: planes without a single element size
 };
 
-/// "plain", "packed", "block_compressed", "video"; "ArrayFormatKind(N)" for a value outside the
-/// enumeration. Never throws beyond std::bad_alloc.
+/// "plain", "packed", "block_compressed", "video"; "ArrayFormatKind(N)" for other values.
 std::string to_string(ArrayFormatKind kind);
 
 /// Facts about one format. Never throws.
 struct ArrayFormatInfo {
     const char* name = "";  ///< "float32", "bc1_unorm", ...
     ArrayFormatKind kind = ArrayFormatKind::plain;  ///< plain, packed, block-compressed or video
-    /// Bytes of one component (plain), of one element (packed) or of one 4x4 block
-    /// (block-compressed); 0 for video formats.
+    /// Bytes of one component (plain), element (packed) or 4x4 block; 0 for video formats.
     unsigned bytes = 0;
-    /// The channels an element has (packed, block-compressed); 0 where the caller chooses
-    /// (plain: 1, 2 or 4; video: as the driver documents the format).
+    /// The channels an element has; 0 where the caller chooses (plain, video).
     unsigned channels = 0;
     bool is_integer = false;  ///< plain 8/16/32-bit integers (texture reads may normalize them)
     bool is_signed = false;   ///< signed components
 };
 
-/// True for a value of the enumeration. Never throws.
-bool is_known(ArrayFormat format) noexcept;
+bool is_known(ArrayFormat format) noexcept;  ///< true for a value of the enumeration
 /// The facts about `format`; InvalidArgumentError for a value outside the enumeration.
 const ArrayFormatInfo& format_info(ArrayFormat format);
 
-/// "float32", ...; "ArrayFormat(0xNN)" for a value outside the enumeration. Never throws beyond
-/// std::bad_alloc.
+/// "float32", ...; "ArrayFormat(0xNN)" for other values.
 std::string to_string(ArrayFormat format);
-/// The channel count an array of `format` gets from a requested `channels` (0: the format's
-/// own). Throws InvalidArgumentError naming `what` when the format takes no such count.
+/// The channel count an array of `format` gets from a requested `channels` (0: the format's own);
+/// InvalidArgumentError naming `what` when the format takes no such count.
 unsigned resolve_channels(ArrayFormat format, unsigned channels, const std::string& what);
-/// Bytes of one element of `channels` channels (one 4x4 block for block-compressed formats); 0
-/// for video formats. Throws as resolve_channels.
+/// Bytes of one element of `channels` channels (a 4x4 block when block-compressed; 0 for video).
 std::size_t element_size(ArrayFormat format, unsigned channels);
 
 }  // namespace cudacore

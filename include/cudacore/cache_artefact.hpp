@@ -1,11 +1,8 @@
 /// @file
-/// CacheArtefact: a program cache's entries as one file, to ship a warmed cache beside an
-/// application (export_cache_artefact) and load it into a cache tier elsewhere
-/// (import_cache_artefact): there compile_cached finds the exported programs without NVRTC, as
-/// long as the NVRTC and nvJitLink versions and the headers read are the same. The file is
-/// checksummed and optionally signed (HMAC-SHA-256); reading checks every byte and bounds its
-/// memory before spending it. The guide: docs/caching.md, "Cache artefacts"; the layout:
-/// docs/design/cache-artefact.md.
+/// CacheArtefact: a program cache's entries as one checksummed, optionally signed file, to ship a
+/// warmed cache beside an application and import it into a cache tier elsewhere, where
+/// compile_cached finds the programs without NVRTC (same compiler versions and headers). Guide:
+/// docs/caching.md, "Cache artefacts"; the layout: docs/design/cache-artefact.md.
 #pragma once
 
 #include "cudacore/cache_key.hpp"
@@ -26,28 +23,23 @@ namespace cudacore {
 
 class Program;
 
-/// The versions an artefact's entries were made with (every cache key holds the NVRTC and
-/// nvJitLink versions: "none" where one could not be loaded).
+/// The versions an artefact's entries were made with ("none" where one could not be loaded).
 struct CacheArtefactOrigin {
     std::string cudacore_version = {};   ///< cudacore's version(), for information
     std::string nvrtc_version = {};      ///< NVRTC's "major.minor", or "none"
     std::string nvjitlink_version = {};  ///< nvJitLink's "major.minor", or "none"
 };
 
-/// A set of cache entries with the versions they were made with; the value export and import
-/// pass through. A plain value: copies share the entries' bytes; thread-safe to read.
+/// Cache entries with the versions they were made with; copies share the bytes. Thread-safe.
 class CacheArtefact {
 public:
     /// One entry: the key it is stored under, and its code.
     using Entry = std::pair<CacheKey, ObjectCode>;
 
-    /// An artefact of `entries` (any order; a key given twice is kept once, the last one),
-    /// stamped with `origin`. Never throws but std::bad_alloc.
+/// An artefact of `entries` (a key given twice: the last kept), stamped with `origin`.
     CacheArtefact(std::vector<Entry> entries, CacheArtefactOrigin origin);
 
-    /// The origin of entries made by this process: cudacore's version and the NVRTC and
-    /// nvJitLink versions cache_key() puts in keys (loads them to read their versions; never
-    /// compiles). Thread-safe.
+    /// The compiler versions cache_key() puts in keys, and cudacore's. Thread-safe.
     static CacheArtefactOrigin current_origin();
 
     /// The entries, in increasing key order.
@@ -55,14 +47,11 @@ public:
     /// The versions the entries were made with.
     const CacheArtefactOrigin& origin() const noexcept { return origin_; }
 
-    /// The file form, signed with HMAC-SHA-256 under `secret` when not empty. Throws
-    /// InvalidArgumentError for a secret under 16 bytes or an entry that cannot be serialized,
-    /// SerializationError when compression fails.
+    /// The file form, signed with HMAC-SHA-256 under `secret` when not empty.
+    /// InvalidArgumentError for a secret under 16 bytes; SerializationError when compression fails.
     std::string serialize(std::string_view secret = {}) const;
-    /// Reads what serialize() wrote, never outside `bytes` nor past `max_memory` for the entries.
-    /// With a `secret` the artefact must be signed with it; without one it must not be signed.
-    /// Throws SerializationError, beginning "CacheArtefact::deserialize: ", saying why (magic,
-    /// size, version, checksum, signature, a damaged entry, the memory bound).
+    /// Reads what serialize() wrote, never past `max_memory` for the entries; signed with
+    /// `secret` if one is given, else unsigned. SerializationError saying why.
     static CacheArtefact deserialize(std::string_view bytes, std::string_view secret = {},
                                      std::uint64_t max_memory = default_max_memory);
 
@@ -78,8 +67,7 @@ private:
 
 /// How export_cache_artefact picks and signs entries.
 struct CacheArtefactExportOptions {
-    /// The keys to export; nullopt: every entry the cache lists (ProgramCache::entry_keys).
-    /// cached_entry_keys() gives a program's.
+    /// The keys to export; nullopt: every entry the cache lists.
     std::optional<std::vector<CacheKey>> keys = std::nullopt;
     /// Signs the artefact (HMAC-SHA-256) when not empty; at least 16 bytes.
     std::string secret = {};
@@ -94,18 +82,13 @@ struct CacheArtefactExport {
 
 /// How import_cache_artefact checks an artefact.
 struct CacheArtefactImportOptions {
-    /// When not empty, the artefact must be signed with this secret; when empty, it must not be
-    /// signed (as a RemoteProgramCache treats its entries).
+    /// Not empty: the artefact must be signed with it; empty: it must not be signed.
     std::string secret = {};
-    /// Imports entries made with other NVRTC or nvJitLink versions than this process loads
-    /// (refused by default: no key of this process would find them). For an importer that fills
-    /// a cache for a process that loads other versions.
+    /// Imports entries of other NVRTC or nvJitLink versions than this process loads.
     bool accept_other_compiler_versions = false;
-    /// Imports an unsigned artefact into a cache that authenticates its entries with a secret;
-    /// refused by default (the cache would seal entries nobody signed).
+    /// Imports an unsigned artefact into a cache that authenticates its entries.
     bool accept_unsigned = false;
-    /// The most memory the artefact's entries may take while it is read
-    /// (CacheArtefact::deserialize): an artefact that would take more is refused, with the numbers.
+    /// The most memory the artefact's entries may take while it is read.
     std::uint64_t max_memory = CacheArtefact::default_max_memory;
 };
 
@@ -113,48 +96,35 @@ struct CacheArtefactImportOptions {
 struct CacheArtefactImport {
     std::uint64_t imported = 0;  ///< entries stored
     std::uint64_t skipped = 0;   ///< entries the cache already held, byte for byte
-    /// Entries the cache failed to store (a CacheError's message each); the others are stored.
+    /// Entries the cache failed to store (a CacheError's message each).
     std::vector<std::string> failed{};
     CacheArtefactOrigin origin{};  ///< the versions the artefact's entries were made with
 };
 
 /// The keys of the entries compile_cached(program, target, name_expressions, options) finds in
-/// options.cache (the code's key, and the first key of C++ code that names a path); empty when
-/// it holds no complete entry. Counts hits and misses as find_cached does. Throws
-/// InvalidArgumentError for a null cache and what cache_key() throws; cache errors go to
-/// options.on_cache_error. Thread-safe as find_cached is.
+/// options.cache (not null); empty when it holds no complete entry. Throws as find_cached does.
 std::vector<CacheKey> cached_entry_keys(const Program& program, CodeType target,
                                         const std::vector<std::string>& name_expressions,
                                         const CompileOptions& options);
 
-/// Writes the entries of `source` (options.keys, or every entry it lists) as one artefact to
-/// `destination`; entries gone meanwhile are left out, keys it lacks named in `missing`. Throws
-/// InvalidArgumentError when keys are unset and `source` cannot list, or for a secret under 16
-/// bytes; CacheError when the cache fails; SerializationError when the stream fails. Thread-safe
-/// as the cache is.
+/// Writes the entries of `source` (options.keys, or all it lists) as one artefact; keys it lacks
+/// are named in `missing`. InvalidArgumentError; CacheError; SerializationError naming the stream.
 CacheArtefactExport export_cache_artefact(std::ostream& destination, ProgramCache& source,
                                           const CacheArtefactExportOptions& options = {});
-/// The same, written atomically to the file `destination` (mode 0666 less the umask): a reader
-/// never sees part of an artefact. Throws SerializationError naming the file when it cannot be
-/// written.
+/// The same, written atomically to the file `destination`.
 CacheArtefactExport export_cache_artefact(const std::filesystem::path& destination,
                                           ProgramCache& source,
                                           const CacheArtefactExportOptions& options = {});
 
-/// Stores every entry of the artefact read from `source` into `destination` once the whole
-/// artefact, its versions and its trust pass; entries already held are skipped, failed stores
-/// named in `failed`. Throws SerializationError beginning "import_cache_artefact: " with the
-/// reason. Thread-safe as the cache is.
+/// Stores every entry of the artefact read from `source` once the whole artefact, its versions and
+/// its trust pass; entries held are skipped, failed stores named. SerializationError with why.
 CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istream& source,
                                           const CacheArtefactImportOptions& options = {});
-/// The same, reading the file `source` (a regular file, of at most what an artefact can hold);
-/// messages name the file.
+/// The same, reading the file `source`.
 CacheArtefactImport import_cache_artefact(ProgramCache& destination,
                                           const std::filesystem::path& source,
                                           const CacheArtefactImportOptions& options = {});
-/// The same for an artefact already read (CacheArtefact::deserialize checked it with
-/// options.secret, which tells whether it was signed): its trust and versions are checked as
-/// above, then its entries stored. Throws SerializationError beginning "import_cache_artefact: ".
+/// The same for an artefact already read (deserialize checked it with options.secret).
 CacheArtefactImport import_cache_artefact(ProgramCache& destination, const CacheArtefact& artefact,
                                           const CacheArtefactImportOptions& options = {});
 

@@ -1,8 +1,7 @@
 /// @file
-/// CacheKey: the SHA-256 of everything that decides what Program::compile returns: source,
-/// target, canonical flags, name, name expressions, header bundles, the compilers' versions. Not
-/// the contents of included headers: compile_cached extends the key with them
-/// (cached_compile.hpp). The fields: docs/caching.md, "The fields of a program's key".
+/// CacheKey: the SHA-256 of everything that decides what Program::compile returns, but the
+/// contents of included headers (compile_cached adds them). The fields: docs/caching.md, "The
+/// fields of a program's key".
 #pragma once
 
 #include "cudacore/object_code.hpp"
@@ -17,32 +16,27 @@ namespace cudacore {
 
 class Program;
 
-/// The key of a program cache entry: a SHA-256 digest of everything that decides the compiled code.
+/// The key of a program cache entry.
 struct CacheKey {
     std::array<std::uint8_t, 32> digest{};  ///< the SHA-256 digest's 32 bytes
 
-    /// 64 lower-case hex digits; used as the disk cache's file name.
-    std::string hex() const;
-    /// The inverse of hex(); throws InvalidArgumentError unless given exactly 64 hex digits.
+    std::string hex() const;  ///< 64 lower-case hex digits; used as the disk cache's file name
+    /// The inverse of hex(); InvalidArgumentError unless given 64 hex digits.
     static CacheKey from_hex(std::string_view hex);
     /// SHA-256 of arbitrary bytes (for caches keyed by something other than a Program).
     static CacheKey of_bytes(std::string_view bytes);
 
-    /// Ordered field by field.
-    auto operator<=>(const CacheKey&) const = default;
+    auto operator<=>(const CacheKey&) const = default;  ///< ordered field by field
 };
 
-/// The key of program.compile(target, name_expressions). Loads NVRTC / nvJitLink for their
-/// versions; never compiles. Remembered with the Program value (re-reading only the device of an
-/// unset arch, $CUDA_HOME and the debug-source folder). Throws what program.flags(target) throws.
-/// Thread-safe.
+/// The key of program.compile(target, name_expressions), remembered with the Program value; loads
+/// the compilers for their versions, never compiles. Throws as program.flags(target). Thread-safe.
 CacheKey cache_key(const Program& program, CodeType target,
                    const std::vector<std::string>& name_expressions = {});
 
 /// std::hash-style hasher of a CacheKey, for unordered containers.
 struct CacheKeyHash {
-    /// The digest's first 8 bytes (already uniformly distributed). Never throws; thread-safe.
-    std::size_t operator()(const CacheKey& key) const noexcept;
+    std::size_t operator()(const CacheKey& key) const noexcept;  ///< the digest's first 8 bytes
 };
 
 }  // namespace cudacore

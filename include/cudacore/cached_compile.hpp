@@ -1,7 +1,6 @@
 /// @file
 /// Compiling through a ProgramCache: compile_cached returns the cached ObjectCode on a hit, else
-/// compiles, stores and returns it. Concurrent calls for one missing key in a process compile
-/// once; across processes a RemoteProgramCache lets one compile while the others wait. A cache
+/// compiles, stores and returns it; concurrent calls for one missing key compile once. A cache
 /// that cannot be used never fails the compile: the error is counted and handed to
 /// `on_cache_error`. Guide: docs/caching.md.
 #pragma once
@@ -20,10 +19,8 @@ namespace cudacore {
 
 class Program;
 
-/// The general form: `compile` runs only on a miss, at most once per key at a time in this
-/// process (other calls wait for and share its outcome); across processes the cache's
-/// await_compile_turn decides. Throws what `compile` throws (to every waiter); cache errors are
-/// reported, not thrown.
+/// The general form: `compile` runs only on a miss, once per key at a time in this process (other
+/// calls wait and share its outcome, thrown errors included); across processes the cache decides.
 ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
                           const std::function<ObjectCode()>& compile,
                           const CacheWarningHandler& on_cache_error = {});
@@ -31,49 +28,36 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
 /// The options compile_cached() and find_cached() took before CompileOptions.
 using CachedCompileOptions [[deprecated("use CompileOptions")]] = CompileOptions;
 
-/// program.compile(target, name_expressions) through `options.cache` (none: a plain compile);
-/// `program` is compiled only on a miss. The key is exactly what NVRTC is given, headers included
-/// (docs/caching.md, "Exact keys"). Throws what Program::compile and cache_key throw; cache errors
-/// go to options.on_cache_error. Thread-safe; `program` must not be compiled elsewhere meanwhile.
+/// program.compile(target, name_expressions) through `options.cache`, compiling only on a miss;
+/// the key is exactly what NVRTC is given, headers included. Throws what Program::compile and
+/// cache_key throw. Thread-safe; `program` must not be compiled elsewhere meanwhile.
 ObjectCode compile_cached(Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
                           const CompileOptions& options = {});
 
-/// What compile_cached would return from options.cache, never compiling; nullopt on a miss (also
-/// when a header changed). Cache errors go to options.on_cache_error; throws what cache_key
-/// throws, and InvalidArgumentError for a null cache. Thread-safe.
+/// What compile_cached would return from options.cache, never compiling; InvalidArgumentError for
+/// a null cache, and what cache_key throws. Thread-safe.
 std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
                                       const std::vector<std::string>& name_expressions = {},
                                       const CompileOptions& options = {});
 
 /// Deprecated form with the cache first.
 [[deprecated("use compile_cached(program, target, name_expressions, {.cache = &cache})")]]
-inline ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
-                                 const std::vector<std::string>& name_expressions = {},
-                                 CompileOptions options = {}) {
-    options.cache = &cache;
-    return compile_cached(program, target, name_expressions, options);
-}
+ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                          const std::vector<std::string>& name_expressions = {},
+                          CompileOptions options = {});
 
 /// Deprecated form with the cache first and only a cache-error handler.
 [[deprecated("use compile_cached(program, target, name_expressions, {.cache = &cache, .on_cache_error = "
              "handler})")]]
-inline ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
-                                 const std::vector<std::string>& name_expressions,
-                                 const CacheWarningHandler& on_cache_error) {
-    CompileOptions options;
-    options.cache = &cache;
-    options.on_cache_error = on_cache_error;
-    return compile_cached(program, target, name_expressions, options);
-}
+ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                          const std::vector<std::string>& name_expressions,
+                          const CacheWarningHandler& on_cache_error);
 
 /// Deprecated form with the cache first.
 [[deprecated("use find_cached(program, target, name_expressions, {.cache = &cache})")]]
-inline std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
-                                             const std::vector<std::string>& name_expressions = {},
-                                             CompileOptions options = {}) {
-    options.cache = &cache;
-    return find_cached(program, target, name_expressions, options);
-}
+std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
+                                      const std::vector<std::string>& name_expressions = {},
+                                      CompileOptions options = {});
 
 }  // namespace cudacore

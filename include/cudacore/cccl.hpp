@@ -1,15 +1,13 @@
 /// @file
 /// CCCL interop: cudacore streams as cuda::stream_ref, memory resources as cuda::mr resources
 /// (for CCCL containers, Thrust and CUB), Buffers as device spans. Header-only and not in
-/// cudacore.hpp: it needs the toolkit's CCCL headers on the include path, and must come before
-/// any other CCCL header. An adaptor holds its resource and stream; memory it hands out goes back
-/// through an adaptor of the same resource. Guide: docs/memory.md, "CCCL".
+/// cudacore.hpp: it needs the toolkit's CCCL headers and must come before any other CCCL header.
+/// Guide: docs/memory.md, "CCCL".
 ///
 ///     auto resource = std::make_shared<DeviceMemoryResource>(device);
 ///     cudacore::cccl::resource_adaptor<DeviceMemoryResource> mr(resource);
 ///     static_assert(cuda::mr::async_resource_with<decltype(mr), cuda::mr::device_accessible>);
 ///     void* p = mr.allocate_async(1024, 256, cudacore::cccl::to_stream_ref(stream));
-///     // cccl_thrust_allocator.hpp:
 ///     thrust::sort(thrust::cuda::par_nosync(cudacore::cccl::thrust_allocator(mr, stream))
 ///                      .on(stream.handle()), first, last);
 #pragma once
@@ -39,16 +37,14 @@
 
 namespace cudacore::cccl {
 
-/// Stream <-> cuda::stream_ref. The ref does not own the stream: keep the Stream alive while the
-/// ref is used. from_stream_ref wraps a stream the caller owns (never destroyed by cudacore).
+/// The stream as a cuda::stream_ref, which does not own it.
 inline ::cuda::stream_ref to_stream_ref(const Stream& stream) noexcept {
     return ::cuda::stream_ref{stream.handle()};
 }
-/// Wraps the ref's stream without owning it (Stream::from_handle: DriverError when the driver
-/// does not know the stream).
+/// Wraps the ref's stream without owning it (DriverError when the driver does not know it).
 inline Stream from_stream_ref(::cuda::stream_ref stream) { return Stream::from_handle(stream.get()); }
 
-/// Which cuda::mr properties a cudacore resource type has (compile-time, as CCCL wants them).
+/// Which cuda::mr properties a cudacore resource type has.
 template <class Resource>
 struct resource_properties;
 /// Device memory: device-accessible only.
@@ -70,54 +66,47 @@ struct resource_properties<ManagedMemoryResource> {
     static constexpr bool host_accessible = true;    ///< cuda::mr::host_accessible
 };
 
-/// The largest alignment every cudacore resource guarantees (the driver's allocation granularity
-/// for device memory; host allocations are page-aligned).
+/// The largest alignment every cudacore resource guarantees.
 inline constexpr std::size_t max_alignment = 256;
 
-/// A cudacore resource as a cuda::mr resource, synchronous and stream-ordered. Synchronous
-/// calls are ordered on `stream` (default: a new one of the resource's device) and waited for.
-/// Alignments over 256 bytes throw InvalidArgumentError. Copies share the resource.
-/// Thread-safe like the resource.
+/// A cudacore resource as a cuda::mr resource, synchronous and stream-ordered; holds its resource
+/// and stream, and memory it hands out goes back through an adaptor of the same resource. Every
+/// call throws what the resource throws, and InvalidArgumentError for alignments over 256 bytes.
+/// Copies share the resource; thread-safe like the resource.
 template <class Resource>
 class resource_adaptor {
     using properties = resource_properties<Resource>;
 
 public:
-    /// Adapts `resource` (held), with a new non-blocking stream for the synchronous calls.
-    /// Throws what creating that stream throws (DriverError).
+    /// Adapts `resource` (held), with a new non-blocking stream of its device for sync calls.
     explicit resource_adaptor(std::shared_ptr<Resource> resource)
         : resource_(std::move(resource)), stream_(default_stream(*resource_)) {}
     /// Adapts `resource` (held), ordering the synchronous calls on `stream` (held).
     resource_adaptor(std::shared_ptr<Resource> resource, Stream stream)
         : resource_(std::move(resource)), stream_(std::move(stream)) {}
 
-    /// `bytes` from the resource, ordered on stream() and waited for: usable at once. Throws
-    /// InvalidArgumentError for an unsupported alignment, and what the resource's allocation
-    /// and Stream::sync throw.
+    /// `bytes` from the resource, ordered on stream() and waited for: usable at once.
     void* allocate(std::size_t bytes, std::size_t alignment = max_alignment) {
         void* pointer = allocate_async(bytes, alignment, to_stream_ref(stream_));
         stream_.sync();
         return pointer;
     }
     /// Gives `pointer` (of `bytes`) back to the resource, ordered on stream(), without waiting.
-    /// Throws what the resource's deallocation throws (DriverError).
     void deallocate(void* pointer, std::size_t bytes, std::size_t alignment = max_alignment) {
         deallocate_async(pointer, bytes, alignment, to_stream_ref(stream_));
     }
-    /// `bytes` from the resource, ordered on `stream`: usable by work on that stream (or after
-    /// it). InvalidArgumentError for an unsupported alignment; what the resource throws.
+    /// `bytes` from the resource, usable by work on `stream` (or after it).
     void* allocate_async(std::size_t bytes, std::size_t alignment, ::cuda::stream_ref stream) {
         check_alignment(alignment);
         return reinterpret_cast<void*>(resource_->allocate_pointer(bytes, stream.get()));
     }
-    /// Gives `pointer` (of `bytes`) back, ordered on `stream` (the alignment is not checked).
-    /// Throws what the resource's deallocation throws.
+    /// Gives `pointer` (of `bytes`) back, ordered on `stream`.
     void deallocate_async(void* pointer, std::size_t bytes, std::size_t /*alignment*/,
                           ::cuda::stream_ref stream) {
         resource_->deallocate_pointer(reinterpret_cast<CUdeviceptr>(pointer), bytes, stream.get());
     }
 
-    /// The same object (identity.hpp says how each type compares).
+    /// The same resource.
     bool operator==(const resource_adaptor& other) const noexcept {
         return resource_ == other.resource_;
     }
@@ -137,8 +126,7 @@ public:
     const Stream& stream() const noexcept { return stream_; }
 
 private:
-    /// A new stream on the resource's device; pinned memory is bound to no device
-    /// (device_ordinal() is -1), so its stream goes to the device that allocates it.
+    /// A new stream on the resource's device (pinned memory: on the device that allocates it).
     static Stream default_stream(const Resource& resource) {
         if constexpr (requires { resource.allocating_device_ordinal(); }) {
             if (resource.device_ordinal() < 0)
@@ -160,8 +148,7 @@ private:
     Stream stream_;
 };
 
-/// A Buffer's memory as a span of T, for CCCL algorithms (cub, thrust::device_pointer_cast,
-/// cuda::std::span-taking kernels). The span does not hold the Buffer: keep it alive. Throws
+/// A Buffer's memory as a span of T, for CCCL algorithms; the span does not hold the Buffer.
 /// InvalidArgumentError for a closed buffer or a size that is not a multiple of sizeof(T).
 template <class T>
 ::cuda::std::span<T> as_span(const Buffer& buffer) {

@@ -1,7 +1,6 @@
 /// @file
-/// cudacore::cccl::thrust_allocator: Thrust's temporary storage taken from a cudacore memory
-/// resource through cccl.hpp's resource_adaptor, in stream order. Needs CCCL's headers on the
-/// include path, as cccl.hpp does.
+/// cudacore::cccl::thrust_allocator: Thrust's temporary storage from a cudacore memory resource
+/// through cccl.hpp's resource_adaptor, in stream order (CCCL's headers needed, as for cccl.hpp).
 #pragma once
 
 #include "cudacore/cccl.hpp"
@@ -15,7 +14,7 @@
 namespace cudacore::cccl {
 
 /// A Thrust allocator (thrust::cuda::par(alloc).on(stream)) taking temporary storage from an
-/// adaptor, ordered on `stream`: Thrust's temporaries come from the cudacore resource.
+/// adaptor, ordered on `stream`.
 template <class Resource>
 class thrust_allocator {
 public:
@@ -23,8 +22,8 @@ public:
     /// Holds `adaptor` (and so its resource) and `stream`.
     thrust_allocator(resource_adaptor<Resource> adaptor, const Stream& stream)
         : adaptor_(std::move(adaptor)), stream_(stream) {}
-    /// `bytes` of temporary storage, ordered on the stream (adaptor's allocate_async).
-    /// InvalidArgumentError for a negative count; what the adaptor throws.
+    /// `bytes` of temporary storage, ordered on the stream; InvalidArgumentError for a negative
+    /// count, and what the adaptor throws.
     char* allocate(std::ptrdiff_t bytes) {
         if (bytes < 0)
             throw InvalidArgumentError("cudacore::cccl::thrust_allocator::allocate: negative size " +

@@ -1,7 +1,7 @@
 /// @file
-/// The errors of compiling and linking: a compiler library's call failing (CompilerApiError), a
-/// program that does not compile (CompileError) and a link that fails (LinkError), each with the
-/// full log. Part of the one hierarchy of errors.hpp.
+/// The errors of compiling and linking, each with the full log: a compiler library's call
+/// failing (CompilerApiError), a program that does not compile (CompileError), a failed link
+/// (LinkError).
 #pragma once
 
 #include "cudacore/errors.hpp"
@@ -18,12 +18,11 @@ class CompilerApiError : public Error {
 public:
     /// Makes the error from the call, its status (number and name) and the object involved.
     CompilerApiError(std::string call, int status, std::string status_name, std::string object);
-    /// The call that failed (an NVRTC, nvJitLink or NVVM function, or a system call).
+    /// The call that failed (NVRTC, nvJitLink, NVVM, or a system call).
     const std::string& call() const noexcept { return call_; }
-    /// Its status number (the library's result code; errno where a system call failed).
+    /// Its status number (the library's result code, or errno).
     int status() const noexcept { return status_; }
-    /// The status's name.
-    const std::string& status_name() const noexcept { return status_name_; }
+    const std::string& status_name() const noexcept { return status_name_; }  ///< the status's name
 
 private:
     std::string call_;
@@ -31,25 +30,20 @@ private:
     std::string status_name_;
 };
 
-/// Compiling a program failed. Carries the full compiler log, the program name and the options.
+/// Compiling a program failed.
 class CompileError : public Error {
 public:
-    /// Makes the error from the program's name, the compiler's log, the options used and NVRTC's
-    /// status (NVRTC_SUCCESS where another compiler failed).
+    /// Makes the error; `nvrtc_status` is NVRTC_SUCCESS where another compiler failed.
     CompileError(std::string program_name, std::string log, std::vector<std::string> options,
                  std::string backend, nvrtcResult nvrtc_status = NVRTC_SUCCESS);
     /// The program's name (ProgramOptions::name).
     const std::string& program_name() const noexcept { return program_name_; }
-    /// The compiler's full log; what() quotes only its first error line, and the hints at its end
-    /// (lines beginning "cudacore hint: ", naming the option that cures an error cudacore knows:
-    /// device_as_default_execution_space for NVRTC's "host functions (or variables) are not
-    /// allowed in JIT mode", std_headers for a standard header not found), each after "; hint: ".
+    /// The compiler's full log; what() quotes its first error line and any "cudacore hint: "
+    /// lines, which name the option that cures an error cudacore knows.
     const std::string& log() const noexcept { return log_; }
     /// The options the compiler was given.
     const std::vector<std::string>& options() const noexcept { return options_; }
-    /// nvrtcCompileProgram's status (NVRTC_ERROR_COMPILATION, NVRTC_ERROR_INVALID_OPTION,
-    /// NVRTC_ERROR_CANCELLED...); NVRTC_SUCCESS when nvJitLink or libNVVM failed (a PTX or NVVM IR
-    /// program). Never throws.
+    /// nvrtcCompileProgram's status; NVRTC_SUCCESS when nvJitLink or libNVVM failed.
     nvrtcResult nvrtc_status() const noexcept { return nvrtc_status_; }
 
 private:
@@ -59,19 +53,17 @@ private:
     nvrtcResult nvrtc_status_ = NVRTC_SUCCESS;
 };
 
-/// Linking failed. Carries the full linker log, the link's name and the options.
+/// Linking failed.
 class LinkError : public Error {
 public:
-    /// `failed_call`: the linker call that failed and its status (for example
-    /// "cuLinkAddData(ptx 'k', 80 bytes) failed: CUDA_ERROR_INVALID_PTX"), named in what().
+    /// Makes the error; `failed_call` names the linker call that failed and its status.
     LinkError(std::string name, std::string log, std::vector<std::string> options,
               std::string backend, std::string failed_call = {});
     /// The link's name (LinkerOptions::name).
     const std::string& name() const noexcept { return name_; }
     /// The linker's full log; what() quotes only its first error line.
     const std::string& log() const noexcept { return log_; }
-    /// The options the linker was given (nvJitLink flags, or the driver linker's options
-    /// described).
+    /// The options the linker was given.
     const std::vector<std::string>& options() const noexcept { return options_; }
 
 private:

@@ -1,9 +1,7 @@
 /// @file
-/// compile_many: many programs compiled at once by a pool of workers (CompileOptions: workers,
-/// strategy, cache, first_alone_for_pch), through a ProgramCache when one is given (only misses
-/// compile). For many specializations of one source a single Program::compile with all the name
-/// expressions is usually faster. With automatic PCH the first program compiles alone, so the
-/// rest reuse its PCH.
+/// compile_many: many programs compiled at once by a pool of workers, through a ProgramCache when
+/// one is given (only misses compile). For many specializations of one source, one
+/// Program::compile with all the name expressions is usually faster.
 #pragma once
 
 #include "cudacore/compile_options.hpp"
@@ -19,16 +17,14 @@ namespace cudacore {
 /// The options compile_many() took before CompileOptions.
 using CompileManyOptions [[deprecated("use CompileOptions")]] = CompileOptions;
 
-/// programs[i].compile(target, name_expressions[i]) for every i, in order; with a cache, only the
-/// misses compile. On failure, throws the lowest-numbered program's error once the compiles in
-/// flight finish; InvalidArgumentError when name_expressions has another size. Programs must not
-/// be compiled elsewhere meanwhile.
+/// programs[i].compile(target, name_expressions[i]) for every i, in order. On failure, throws the
+/// lowest-numbered program's error once the compiles in flight finish; InvalidArgumentError when
+/// name_expressions has another size. Programs must not be compiled elsewhere meanwhile.
 std::vector<ObjectCode> compile_many(std::vector<Program>& programs, CodeType target,
                                      const std::vector<std::vector<std::string>>& name_expressions = {},
                                      const CompileOptions& options = {});
 
-/// One Program per list of name expressions, all of `source` with `program_options`, each
-/// compiled with its list. Throws as above.
+/// One Program of `source` per list of name expressions, compiled with it; throws as above.
 std::vector<ObjectCode> compile_many(const std::string& source, const ProgramOptions& program_options,
                                      CodeType target,
                                      const std::vector<std::vector<std::string>>& name_expressions,
@@ -36,11 +32,9 @@ std::vector<ObjectCode> compile_many(const std::string& source, const ProgramOpt
 
 /// Deprecated form with the name expressions before the target.
 [[deprecated("use compile_many(source, program_options, target, name_expressions, options)")]]
-inline std::vector<ObjectCode> compile_many(const std::string& source,
-                                            const std::vector<std::vector<std::string>>& name_expressions,
-                                            CodeType target, const ProgramOptions& program_options,
-                                            const CompileOptions& options = {}) {
-    return compile_many(source, program_options, target, name_expressions, options);
-}
+std::vector<ObjectCode> compile_many(const std::string& source,
+                                     const std::vector<std::vector<std::string>>& name_expressions,
+                                     CodeType target, const ProgramOptions& program_options,
+                                     const CompileOptions& options = {});
 
 }  // namespace cudacore

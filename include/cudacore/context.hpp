@@ -1,11 +1,7 @@
 /// @file
-/// Contexts: a device's primary context, and contexts cudacore creates (Context::create).
-/// A primary context, once retained, stays retained until exit (docs/design/release.md). A
-/// created context is shared by its copies and every object made in it, and destroyed when the
-/// last share goes. Calls that take a Device keep using the primary context. Destruction never
-/// throws. A Context may be used from any thread; a context is current per thread
-/// (set_current(), CurrentContextScope). The guide: docs/loading-and-launching.md, "Contexts you
-/// create".
+/// Contexts: a device's primary context (retained until exit once retained), and contexts
+/// cudacore creates, shared by their copies and every object made in them. The guide:
+/// docs/loading-and-launching.md, "Contexts you create".
 ///
 ///     Context mine = Context::create(Device(0), {.scheduling = ContextScheduling::blocking_sync});
 ///     Stream stream = mine.create_stream();          // the stream holds `mine`
@@ -28,7 +24,7 @@ class Stream;
 struct EventOptions;
 struct StreamOptions;
 
-/// How a thread waiting for a context's work (a sync) waits: the CU_CTX_SCHED_* flags.
+/// How a thread waits for a context's work: the CU_CTX_SCHED_* flags.
 enum class ContextScheduling {
     automatic,      ///< CU_CTX_SCHED_AUTO: the driver picks spin or yield by load
     spin,           ///< CU_CTX_SCHED_SPIN: spin on the CPU (lowest latency)
@@ -36,113 +32,75 @@ enum class ContextScheduling {
     blocking_sync,  ///< CU_CTX_SCHED_BLOCKING_SYNC: block on a synchronization primitive
 };
 
-/// "automatic", "spin", "yield", "blocking_sync"; "ContextScheduling(N)" for a value outside the
-/// enumeration. Never throws beyond std::bad_alloc.
+/// "automatic", "spin", "yield", "blocking_sync"; "ContextScheduling(N)" for other values.
 std::string to_string(ContextScheduling scheduling);
 
-/// How Context::create makes a context. Every field has a default: `{}` is a plain context.
+/// How Context::create makes a context; `{}` is a plain context.
 struct ContextOptions {
     /// How threads wait for the context's work.
     ContextScheduling scheduling = ContextScheduling::automatic;
-    /// CU_CTX_MAP_HOST: pinned host memory may be mapped (the driver does this always since CUDA
-    /// 11; kept for code ported from older APIs).
-    bool map_host = false;
-    /// CU_CTX_LMEM_RESIZE_TO_MAX: keep local memory at its largest size after a launch (the
-    /// driver's behaviour by default now).
+    bool map_host = false;  ///< CU_CTX_MAP_HOST (always on since CUDA 11)
+    /// CU_CTX_LMEM_RESIZE_TO_MAX: keep local memory at its largest size after a launch.
     bool lmem_resize_to_max = false;
-    /// CU_CTX_SYNC_MEMOPS: synchronous memory operations in this context always synchronize.
+    /// CU_CTX_SYNC_MEMOPS: synchronous memory operations always synchronize.
     bool sync_memops = false;
-    /// Execution affinity: limit the context's kernels to this many SMs (CUexecAffinitySmCount,
-    /// rounded up by the driver; Volta+ under MPS only, else create() throws
-    /// InvalidArgumentError). Unset: no limit.
+    /// Limit the context's kernels to this many SMs (Volta+ under MPS only). Unset: no limit.
     std::optional<unsigned> sm_count{};
 
-    /// The options a cuCtxCreate `flags` value stands for (sm_count unset). Throws
-    /// InvalidArgumentError for bits it does not know or for more than one scheduling bit.
+    /// The options a cuCtxCreate `flags` value stands for; InvalidArgumentError for unknown bits.
     static ContextOptions from_flags(unsigned flags);
-    /// The cuCtxCreate flags of these options. Throws InvalidArgumentError for a scheduling value
-    /// outside the enumeration.
-    unsigned flags() const;
+    unsigned flags() const;  ///< the cuCtxCreate flags of these options
 };
 
-/// How Context::from_handle wraps a context (every from_handle takes one such struct,
-/// `take_ownership` first: docs/api-conventions.md).
+/// How Context::from_handle wraps a context.
 struct ContextFromHandleOptions {
-    /// The context is destroyed (cuCtxDestroy) when its last holder goes, as one Context::create
-    /// made; false: the caller keeps and destroys it.
+    /// Destroy the context when its last holder goes; false: the caller does.
     bool take_ownership = false;
 };
 
-/// A CUDA context (a device's primary context, a green context, one created, or one wrapped);
-/// copies share it.
+/// A CUDA context (primary, green, created or wrapped); copies share it. Thread-safe; destruction
+/// never throws. Members that use the context throw InvalidArgumentError when it is closed, and
+/// DriverError when the driver refuses.
 class Context : public OwningHandle<Context, detail::ContextBox, CUcontext> {
 public:
-    /// Creates a context on `device` (cuCtxCreate), owned by the Context returned and its copies;
-    /// the thread's current context is unchanged. Throws InvalidArgumentError for options the
-    /// driver would refuse (checked first), DriverError when it refuses, NoDriverError without a
-    /// driver. Thread-safe.
+    /// Creates a context on `device`; InvalidArgumentError for options the driver would refuse.
     static Context create(const Device& device, const ContextOptions& options = {});
-    /// The calling thread's current context (cuCtxGetCurrent); for a created one, its owning
-    /// Context. Throws InvalidArgumentError when none is current, DriverError when the driver fails.
+    /// The calling thread's current context; InvalidArgumentError when none is.
     static Context current();
-    /// As current(), but answers std::nullopt when no context is current on the calling thread
-    /// instead of throwing. DriverError when the driver fails; NoDriverError without a driver.
-    /// Thread-safe.
+    /// As current(), but std::nullopt when no context is current.
     static std::optional<Context> current_if_any();
 
-    /// Wraps a context the caller has. A primary context is retained; one Context::create made
-    /// gives its owning Context; any other is never destroyed unless `options.take_ownership`
-    /// (then it is cudacore's, destroyed with its last holder). Without ownership the caller keeps
-    /// it alive while it is used. Throws InvalidArgumentError for a null handle or for taking
-    /// ownership of a primary context, DriverError for an invalid handle. Thread-safe.
+    /// Wraps a context: a primary one is retained; any other the caller keeps alive unless
+    /// `options.take_ownership`. InvalidArgumentError for null or owning a primary context.
     static Context from_handle(CUcontext context, const ContextFromHandleOptions& options = {});
 
-    /// The device the context belongs to.
-    Device device() const;
-    /// Makes this context current on the calling thread (cuCtxSetCurrent) without holding it: keep
-    /// this Context meanwhile, or use CurrentContextScope (there is no bare push or pop).
+    Device device() const;  ///< the device the context belongs to
+    /// Makes this context current on the calling thread, without holding it.
     void set_current() const;
 
     /// Whether cudacore created the context (Context::create) and destroys it.
     bool is_created() const noexcept;
-    /// Whether this is a device's primary context (Device::context()): false for a created, a
-    /// green and a wrapped foreign context, and for a closed or empty Context. Never throws.
+    /// Whether this is a device's primary context; false when closed or empty.
     bool is_primary() const noexcept;
-    /// The context's cuCtxCreate flags (cuCtxGetFlags): scheduling and the other CU_CTX_* bits.
-    unsigned flags() const;
-    /// The context's flags decoded (ContextOptions::from_flags of flags()), with sm_count set
-    /// when the context has an execution affinity limit.
+    unsigned flags() const;  ///< the context's cuCtxCreate flags
+    /// flags() decoded, with sm_count set for an execution affinity limit.
     ContextOptions options() const;
-    /// The SMs the context's kernels may use: its execution affinity (cuCtxGetExecAffinity) where
-    /// the driver reports one, else every SM of the device.
-    unsigned sm_count() const;
-    /// The context's API version (cuCtxGetApiVersion), e.g. 3020 for every context since CUDA 3.2.
-    unsigned api_version() const;
+    unsigned sm_count() const;  ///< the SMs the context's kernels may use
+    unsigned api_version() const;  ///< the context's API version (cuCtxGetApiVersion)
 
-    /// A new stream in this context, which it holds (cuStreamCreateWithPriority). Throws
-    /// InvalidArgumentError for a priority outside the device's range, DriverError when the
-    /// driver refuses.
+    /// A new stream in this context, which it holds; InvalidArgumentError for a bad priority.
     Stream create_stream() const;
     /// As create_stream(), with `options`.
     Stream create_stream(const StreamOptions& options) const;
-    /// A new event in this context, which it holds (not recorded yet). DriverError when the
-    /// driver refuses.
-    Event create_event() const;
-    /// As create_event(), with `options`.
-    Event create_event(const EventOptions& options) const;
-    /// The legacy default stream (CU_STREAM_LEGACY) of this context, holding it. cudacore's calls
-    /// on it make this context current for the call, from any thread; its raw handle() means this
-    /// context's stream only where it is current. Throws InvalidArgumentError when closed.
-    Stream default_stream() const;
-    /// As default_stream(), the per-thread default stream (CU_STREAM_PER_THREAD) of this context,
-    /// of the thread making each call.
+    Event create_event() const;  ///< a new event in this context, which it holds
+    Event create_event(const EventOptions& options) const;  ///< as create_event(), with `options`
+    Stream default_stream() const;  ///< the legacy default stream of this context, holding it
+    /// As default_stream(), the per-thread default stream of the calling thread.
     Stream per_thread_stream() const;
-    /// Waits for all work in this context (cuCtxSynchronize).
-    void sync() const;
+    void sync() const;  ///< waits for all work in this context (cuCtxSynchronize)
 
-    /// Ends the context for every copy (docs/errors-and-lifetime.md, "Closing and resetting"): a
-    /// created one is destroyed once the objects made in it go; a primary one stays retained.
-    /// Throws DriverError when the release fails (closed all the same).
+    /// Ends the context for every copy (a created one is destroyed once its objects go; a primary
+    /// one stays retained). DriverError when the release fails (closed all the same).
     void close();
 };
 

@@ -1,9 +1,6 @@
 /// @file
 /// CurrentContextScope: makes a Context current on the calling thread for a scope (push), then
-/// restores the previous one (pop), holding the context meanwhile. Scopes nest, innermost
-/// destroyed first, on their own thread. Throws InvalidArgumentError for a closed Context,
-/// DriverError when the push fails; never at destruction. There is no bare push or pop
-/// (docs/loading-and-launching.md, "Contexts you create").
+/// restores the previous one (pop), holding the context meanwhile. There is no bare push or pop.
 ///
 ///     Context mine = Context::create(Device(0));
 ///     {
@@ -16,17 +13,16 @@
 
 namespace cudacore {
 
-/// Makes a context current for a scope and restores the previous context after it.
+/// Makes a context current for a scope. Scopes nest, each destroyed on its thread, innermost first.
 class CurrentContextScope {
 public:
-    /// Holds `context` and pushes it current (cuCtxPushCurrent).
+    /// Holds `context` and pushes it current. InvalidArgumentError when closed, DriverError.
     explicit CurrentContextScope(const Context& context);
     ~CurrentContextScope();
     CurrentContextScope(const CurrentContextScope&) = delete;
     CurrentContextScope& operator=(const CurrentContextScope&) = delete;
 
-    /// The context made current.
-    const Context& context() const noexcept { return context_; }
+    const Context& context() const noexcept { return context_; }  ///< the context made current
 
 private:
     Context context_;

@@ -1,9 +1,6 @@
 /// @file
-/// DLPack interchange (dlpack/dlpack.h), no copy either way: to_dlpack exports a Buffer (held
-/// until the consumer calls the deleter once); from_dlpack imports a tensor as a Buffer that calls
-/// the producer's deleter when its last copy goes, without waiting for any stream. Errors:
-/// InvalidArgumentError naming the problem; a refused tensor is not consumed. No driver needed.
-/// Details: docs/memory.md, "DLPack".
+/// DLPack interchange, no copy either way, no driver needed. InvalidArgumentError naming the
+/// problem; a refused tensor is not consumed. Details: docs/memory.md, "DLPack".
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -22,19 +19,15 @@ struct DLPackLayout {
     /// In elements, one per dimension; empty: compact row-major.
     std::vector<std::int64_t> strides{};
     DLDataType dtype{kDLFloat, 32, 1};  ///< element type: DLPack code, bits, lanes (float32)
-    /// Bytes from the buffer's start to the first element.
-    std::uint64_t byte_offset = 0;
+    std::uint64_t byte_offset = 0;  ///< bytes from the buffer's start to the first element
 };
 
-/// Exports `buffer` with `layout` as a new DLManagedTensor that holds a copy of the buffer until
-/// its deleter is called (see above). InvalidArgumentError as above.
+/// Exports `buffer` as a new DLManagedTensor holding it until the consumer calls its deleter.
 DLManagedTensor* to_dlpack(const Buffer& buffer, const DLPackLayout& layout);
-/// Imports `tensor` as a Buffer that calls its deleter when the last copy goes or at close()
-/// (see above). InvalidArgumentError as above; a refused tensor is not consumed.
+/// Imports `tensor` as a Buffer that calls its deleter when the last copy goes or at close().
 Buffer from_dlpack(DLManagedTensor* tensor);
 
-/// The bytes a tensor spans from data + byte_offset: (sum over dimensions of (shape-1) * stride,
-/// plus one) elements; 0 when a dimension is 0. Throws InvalidArgumentError as above.
+/// The bytes a tensor spans from data + byte_offset (0 when a dimension is 0).
 std::size_t dlpack_extent_bytes(const DLTensor& tensor);
 
 }  // namespace cudacore

@@ -1,11 +1,7 @@
 /// @file
-/// The one exception hierarchy of cudacore.
-///
-/// Every message names the call that failed, the status by name and text where there is one, and
-/// the object involved (kernel name, code type, size, arch...). Catch `cudacore::Error` for all of
-/// them, or a derived class for one kind of failure. The errors of compiling and linking
-/// (CompilerApiError, CompileError, LinkError) are in compile_errors.hpp (included by
-/// program.hpp, linker.hpp and the other headers whose calls compile or link).
+/// The one exception hierarchy of cudacore: catch `cudacore::Error` for all, or a derived class
+/// for one kind of failure. Every message names the call that failed, the status by name and text
+/// where there is one, and the object involved. Compiling and linking errors: compile_errors.hpp.
 #pragma once
 
 #include <cuda.h>
@@ -34,18 +30,16 @@ public:
 /// A shared library (driver, NVRTC, nvJitLink) could not be opened or lacks a symbol.
 class LoaderError : public Error {
 public:
-    /// Makes the error from the library, the paths searched, the variable that overrides them and
-    /// why the last one failed; what() says all of it.
+    /// Makes the error from the library, the paths searched, the override variable and reason.
     LoaderError(std::string library, std::vector<std::string> searched, std::string env_var,
                 std::string reason);
-    /// The library that could not be loaded ("libnvrtc.so", for instance).
+    /// The library that could not be loaded ("libnvrtc.so").
     const std::string& library() const noexcept { return library_; }
-    /// The paths or names tried, in order (may be empty).
+    /// The paths or names tried, in order.
     const std::vector<std::string>& searched() const noexcept { return searched_; }
-    /// The environment variable that points at the library's full path (may be empty).
+    /// The environment variable that overrides the library's path (may be empty).
     const std::string& env_var() const noexcept { return env_var_; }
-    /// Why loading failed (the loader's message, a missing symbol...).
-    const std::string& reason() const noexcept { return reason_; }
+    const std::string& reason() const noexcept { return reason_; }  ///< why loading failed
 
 private:
     std::string library_;
@@ -64,26 +58,20 @@ public:
 /// A CUDA driver call returned an error.
 class DriverError : public Error {
 public:
-    /// Makes the error from the status, the call that returned it and the object involved; what()
-    /// names all three with the status's name and text.
+    /// Makes the error from the status, the call that returned it and the object involved.
     DriverError(CUresult status, std::string call, std::string object);
-    /// Makes the error as above, with the lines the driver logged for the failed call (CUDA 12.9
-    /// and later); what() ends with "; driver log: LINE | LINE" when there are any.
+    /// The same, with the lines the driver logged for the call (CUDA 12.9+), quoted in what().
     DriverError(CUresult status, std::string call, std::string object,
                 std::vector<std::string> driver_log);
-    /// The status the call returned.
-    CUresult status() const noexcept { return status_; }
-    /// Its name ("CUDA_ERROR_OUT_OF_MEMORY"), as driver_status_name().
+    CUresult status() const noexcept { return status_; }  ///< the status the call returned
+    /// Its name ("CUDA_ERROR_OUT_OF_MEMORY").
     const std::string& status_name() const noexcept { return status_name_; }
-    /// Its text, as driver_status_text().
-    const std::string& status_text() const noexcept { return status_text_; }
+    const std::string& status_text() const noexcept { return status_text_; }  ///< its text
     /// The driver call that failed ("cuMemAlloc").
     const std::string& call() const noexcept { return call_; }
-    /// The object involved (kernel, buffer, stream...), as described in what(); may be empty.
+    /// The object involved (kernel, buffer, stream...); may be empty.
     const std::string& object() const noexcept { return object_; }
-    /// What the driver logged about this failure on the calling thread, oldest line first, as
-    /// quoted in what(): for instance which limit a launch exceeded or which argument was
-    /// invalid. Empty when the driver logged nothing, or has no error log (before CUDA 12.9).
+    /// What the driver logged about this failure, oldest first (empty before CUDA 12.9).
     const std::vector<std::string>& driver_log() const noexcept { return driver_log_; }
 
 private:
@@ -109,36 +97,31 @@ public:
     using Error::Error;
 };
 
-/// A function enqueued with Stream::launch_host_func threw. Raised by the next call on that
-/// stream (see stream.hpp); original() is the exception it threw.
+/// A function enqueued with Stream::launch_host_func threw; raised by the next call on that stream.
 class HostFunctionError : public Error {
 public:
     /// Makes the error from its message and the exception the host function threw.
     HostFunctionError(const std::string& message, std::exception_ptr original)
         : Error(message), original_(std::move(original)) {}
-    /// The exception the host function threw (rethrow it with std::rethrow_exception).
+    /// The exception the host function threw.
     const std::exception_ptr& original() const noexcept { return original_; }
 
 private:
     std::exception_ptr original_;
 };
 
-/// Name and text of a driver status, without needing the driver (falls back to the number).
+/// The name of a driver status, without needing the driver (falls back to the number).
 std::string driver_status_name(CUresult status);
-/// The driver's description of `status` (cuGetErrorString) when the driver is loaded, else
-/// "no description (the driver is not loaded)". Never throws beyond std::bad_alloc.
+/// The driver's description of `status`, or "no description (the driver is not loaded)".
 std::string driver_status_text(CUresult status);
 
-/// An NVML call failed (system information: utilisation, temperature, power, clocks). Carries
-/// the call, NVML's status number and text, and the device involved.
+/// An NVML call failed (system information: utilisation, temperature, power, clocks).
 class NvmlError : public Error {
 public:
-    /// Makes the error from the NVML call, its status (number and text) and the device involved.
+    /// Makes the error from the NVML call, its status and text, and the device involved.
     NvmlError(std::string call, int status, std::string status_text, std::string object);
-    /// The NVML call that failed.
-    const std::string& call() const noexcept { return call_; }
-    /// Its status number (an nvmlReturn_t value).
-    int status() const noexcept { return status_; }
+    const std::string& call() const noexcept { return call_; }  ///< the NVML call that failed
+    int status() const noexcept { return status_; }  ///< its status number (an nvmlReturn_t value)
     /// The status's text (nvmlErrorString).
     const std::string& status_text() const noexcept { return status_text_; }
 

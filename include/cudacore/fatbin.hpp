@@ -1,13 +1,8 @@
 /// @file
 /// FatbinBuilder: one fatbin (CodeType::fatbin) from cubins, PTX and LTO-IR for several
-/// architectures, assembled with NVIDIA's nvFatbin library, so one ObjectCode runs on every GPU of
-/// a fleet: the driver picks the cubin built for the device, or JIT-compiles the PTX.
-///
-/// nvFatbin is opened at run time on the first build() (the toolkit's, the `nvidia-nvfatbin`
-/// wheel's, or CUDACORE_NVFATBIN_PATH: docs/deployment.md); no GPU is needed. What a fatbin holds
-/// is listed by inspect_code() (code_inspection.hpp): one FatbinEntry per image, with its kind,
-/// arch, size and whether it is compressed. compile_fatbin() (fatbin_compile.hpp) compiles a
-/// Program for a list of targets and builds the fatbin in one call.
+/// architectures, assembled with NVIDIA's nvFatbin library (opened at run time: docs/deployment.md;
+/// no GPU needed), so one ObjectCode runs on every GPU of a fleet. inspect_code() lists what a
+/// fatbin holds; compile_fatbin() (fatbin_compile.hpp) compiles and builds in one call.
 #pragma once
 
 #include "cudacore/compile_errors.hpp"
@@ -22,36 +17,28 @@ namespace cudacore {
 
 /// How nvFatbin writes the fatbin.
 struct FatbinOptions {
-    /// Let nvFatbin compress images (its -compress, on by default); it then compresses only
-    /// those it finds large enough (a 16 KB cubin is left as it is). The driver decompresses them
-    /// at load. Off: every image's bytes as given.
+    /// Let nvFatbin compress images it finds large enough (the driver decompresses at load).
     bool compress = true;
-    /// Compress every image, however small (nvFatbin's -compress-all); ignored when compress is
-    /// off. A 16 KB cubin became 2.8 KB.
+    /// Compress every image, however small; ignored when compress is off.
     bool compress_all = false;
 };
 
-/// Collects images (cubin, PTX, LTO-IR ObjectCode values, each with its architecture) and builds
-/// them into one fatbin ObjectCode. A value: copying it copies the list (the images' bytes are
-/// shared, ObjectCode being a shared immutable value). Not thread-safe for one object; different
-/// builders may be used from different threads at once.
+/// Collects images (cubin, PTX, LTO-IR, each with its architecture) and builds one fatbin. A value:
+/// copies share the images' bytes. One thread at a time per builder.
 class FatbinBuilder {
 public:
     /// An empty builder writing with `options`.
     explicit FatbinBuilder(FatbinOptions options = {}) : options_(options) {}
 
     /// Adds an image, held until the builder goes. `arch`: "sm_90", "compute_90", "lto_90" or "90";
-    /// empty reads it from a cubin or PTX (LTO-IR must give it). Throws InvalidArgumentError for
-    /// code that is not cubin, PTX or LTO-IR, empty code or a malformed or missing arch.
+    /// empty reads it from a cubin or PTX. InvalidArgumentError for other or empty code or arch.
     FatbinBuilder& add(const ObjectCode& code, std::string_view arch = {});
 
     /// The number of images added.
     std::size_t image_count() const noexcept { return images_.size(); }
 
-    /// Builds the fatbin ObjectCode named `name` (empty: the first image's), joining the images'
-    /// symbol maps. Throws InvalidArgumentError for no image or conflicting symbol maps;
-    /// LoaderError without nvFatbin; CompilerApiError naming the nvFatbin call, status and image.
-    /// Thread-safe between different builders.
+    /// Builds the fatbin named `name` (empty: the first image's). InvalidArgumentError for no image
+    /// or conflicting symbol maps; LoaderError without nvFatbin; CompilerApiError naming the call.
     ObjectCode build(std::string name = {}) const;
 
 private:
@@ -63,10 +50,7 @@ private:
     std::vector<Image> images_;
 };
 
-/// The number and suffix of an architecture name, as nvFatbin takes it: "sm_90a" -> "90a",
-/// "compute_80" -> "80", "lto_90" -> "90", "90" -> "90". Throws InvalidArgumentError naming
-/// `arch` when it is not a prefix (sm_, compute_, lto_ or none), two or three digits and an
-/// optional suffix letter (a or f).
+/// The number and suffix nvFatbin takes ("sm_90a" -> "90a"); InvalidArgumentError if malformed.
 std::string fatbin_arch_number(std::string_view arch);
 
 }  // namespace cudacore

@@ -1,7 +1,6 @@
 /// @file
-/// compile_fatbin: one Program compiled for several targets in parallel and built into one fatbin
-/// ObjectCode that loads on any GPU it has code for. Targets: "sm_XX" (cubin), "compute_XX"
-/// (PTX), "lto_XX" (LTO-IR, for nvJitLink). Guide and costs: docs/fatbins.md.
+/// compile_fatbin: one Program compiled for several targets ("sm_XX" cubin, "compute_XX" PTX,
+/// "lto_XX" LTO-IR) in parallel and built into one fatbin. Guide and costs: docs/fatbins.md.
 #pragma once
 
 #include "cudacore/cache_key.hpp"
@@ -17,8 +16,7 @@
 
 namespace cudacore {
 
-/// The options the deprecated compile_fatbin(program, targets, names, FatbinCompileOptions) took:
-/// compile_fatbin now takes a CompileOptions and a FatbinOptions.
+/// The options of the deprecated compile_fatbin overload.
 struct FatbinCompileOptions {
     CompileOptions many{};   ///< how the targets are compiled (CompileOptions)
     FatbinOptions fatbin{};  ///< compression
@@ -30,31 +28,23 @@ struct FatbinTarget {
     CodeType type = CodeType::cubin;  ///< cubin (sm_), ptx (compute_) or ltoir (lto_)
 };
 
-/// Reads a target name ("sm_90", "sm_90a", "compute_90", "lto_90"). Throws InvalidArgumentError
-/// naming it and the accepted forms when it is none of them. Pure; thread-safe.
+/// Reads a target name ("sm_90", "compute_90", "lto_90"); InvalidArgumentError for others.
 FatbinTarget parse_fatbin_target(std::string_view target);
 
-/// Compiles a copy of `program` per target as compile_many() does (a cache looks up each
-/// target's compile) and builds them, in order, into one fatbin named as the program. Throws
-/// InvalidArgumentError for empty, repeated or malformed targets; the first failing target's
-/// CompileError; CacheError; LoaderError; CompilerApiError from nvFatbin. Thread-safe for
-/// different Programs; needs no GPU.
+/// Compiles a copy of `program` per target as compile_many() does and builds them, in order, into
+/// one fatbin named as the program. InvalidArgumentError for empty, repeated or malformed targets;
+/// the first failing target's CompileError; CacheError; LoaderError; CompilerApiError. No GPU.
 ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
                           const std::vector<std::string>& name_expressions = {},
                           const CompileOptions& options = {}, const FatbinOptions& fatbin = {});
 
 /// Deprecated form with both options in one struct.
 [[deprecated("use compile_fatbin(program, targets, name_expressions, compile_options, fatbin_options)")]]
-inline ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
-                                 const std::vector<std::string>& name_expressions,
-                                 const FatbinCompileOptions& options) {
-    return compile_fatbin(program, targets, name_expressions, options.many, options.fatbin);
-}
+ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
+                          const std::vector<std::string>& name_expressions,
+                          const FatbinCompileOptions& options);
 
-/// The key of compile_fatbin(program, targets, name_expressions, {fatbin}): SHA-256 over each
-/// target and its compile's cache_key(), in order, the fatbin options and the nvFatbin version;
-/// not the headers' contents. Throws InvalidArgumentError as compile_fatbin does for the
-/// targets, and what cache_key() throws. Thread-safe.
+/// The key of compile_fatbin(program, targets, name_expressions, {fatbin}); throws as it does.
 CacheKey fatbin_cache_key(const Program& program, const std::vector<std::string>& targets,
                           const std::vector<std::string>& name_expressions = {},
                           const FatbinOptions& fatbin = {});

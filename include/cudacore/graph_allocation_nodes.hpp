@@ -1,8 +1,8 @@
 /// @file
 /// Graph memory used by address: copy, fill and free nodes on a GraphAllocation without a Buffer,
-/// and graph memory freed outside any graph (free_graph_allocation). The memory is valid from its
-/// allocation node until freed; nodes on it must depend on the allocation node (DriverError).
-/// Nothing is held. Not safe with other changes to one graph.
+/// and graph memory freed outside any graph. Nodes on the memory must depend on its allocation
+/// node. Nothing is held. Every call throws InvalidArgumentError for an empty allocation (pointer
+/// 0), a closed argument or sizes that differ, DriverError naming the call when the driver refuses.
 ///
 ///     GraphAllocation scratch = graph.add_allocation({}, bytes);
 ///     GraphNode in = add_copy(graph, scratch.node, scratch, input);
@@ -22,36 +22,28 @@
 
 namespace cudacore {
 
-/// A copy node from a buffer into graph memory of the same size (cuGraphAddMemcpyNode).
-/// InvalidArgumentError for an empty allocation (pointer 0), a closed buffer or sizes that
-/// differ (naming both); DriverError naming the call and the graph when the driver refuses.
+/// A copy node from a buffer into graph memory of the same size.
 GraphNode add_copy(Graph& graph, GraphDependencies dependencies, const GraphAllocation& destination,
                    const Buffer& source);
-/// A copy node from graph memory into a buffer of the same size; throws as above.
+/// A copy node from graph memory into a buffer of the same size.
 GraphNode add_copy(Graph& graph, GraphDependencies dependencies, const Buffer& destination,
                    const GraphAllocation& source);
-/// A copy node between two graph allocations of the same size; throws as above.
+/// A copy node between two graph allocations of the same size.
 GraphNode add_copy(Graph& graph, GraphDependencies dependencies, const GraphAllocation& destination,
                    const GraphAllocation& source);
-/// A copy node from graph memory to `size` bytes of host memory at `host` (pinned: the graph
-/// may run long after this call); `size` must equal source.size and `host` be non-null.
+/// A copy node from graph memory to `size` (== source.size) bytes of host memory at `host`.
 GraphNode add_copy(Graph& graph, GraphDependencies dependencies, void* host, std::size_t size,
                    const GraphAllocation& source);
 /// A copy node from `size` bytes of host memory at `host` into graph memory of that size.
 GraphNode add_copy(Graph& graph, GraphDependencies dependencies, const GraphAllocation& destination,
                    const void* host, std::size_t size);
-/// A fill node setting every byte of the graph allocation to `value` (cuGraphAddMemsetNode).
-/// InvalidArgumentError for an empty allocation; DriverError when the driver refuses.
+/// A fill node setting every byte of the graph allocation to `value`.
 GraphNode add_fill_byte(Graph& graph, GraphDependencies dependencies,
                         const GraphAllocation& allocation, std::uint8_t value);
-/// A free node for the allocation (Graph::add_free of its pointer). InvalidArgumentError for an
-/// empty allocation; DriverError (cuGraphAddMemFreeNode) when the driver refuses, e.g. an
-/// allocation already freed in this graph.
+/// A free node for the allocation (Graph::add_free of its pointer).
 GraphNode add_free(Graph& graph, GraphDependencies dependencies, const GraphAllocation& allocation);
 
-/// Frees graph memory outside any graph, in `stream`'s order (cuMemFreeAsync), after the launch
-/// that allocated it. Throws InvalidArgumentError for an empty allocation or a closed stream,
-/// DriverError naming the address when the driver refuses. Thread-safe.
+/// Frees graph memory outside any graph, in `stream`'s order. Thread-safe.
 void free_graph_allocation(const GraphAllocation& allocation, const Stream& stream);
 
 }  // namespace cudacore

@@ -1,6 +1,6 @@
 /// @file
 /// GraphMemoryResource: memory allocated inside graphs (cuMemAllocAsync while a stream captures),
-/// and the device's graph memory statistics and trim.
+/// and the device's graph memory statistics and trim. More: docs/design/memory-resources.md.
 ///
 ///     auto graph_memory = std::make_shared<GraphMemoryResource>(device);
 ///     GraphBuilder builder = stream.begin_capture();
@@ -8,11 +8,6 @@
 ///     launch(builder, config, kernel, scratch, n);
 ///     scratch.close(builder);                                    // a free node
 ///     GraphExec exec = builder.end().instantiate();
-///
-/// Allocations are only possible on a capturing stream; the memory exists while the graph runs,
-/// between the allocation node and the free node (close buffers inside the capture, or
-/// instantiate with auto_free_on_launch). Create it with std::make_shared. Thread-safe. More:
-/// docs/design/memory-resources.md.
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
@@ -28,8 +23,7 @@ namespace cudacore {
 
 class Device;
 
-/// cuDeviceGetGraphMemAttribute: bytes in use by graph allocations and reserved for them, now and
-/// at their highest since the last reset.
+/// Bytes used by and reserved for graph allocations, now and at their highest since a reset.
 struct GraphMemoryStats {
     std::uint64_t used_current = 0;      ///< CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
     std::uint64_t used_high = 0;         ///< CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
@@ -37,19 +31,19 @@ struct GraphMemoryStats {
     std::uint64_t reserved_high = 0;     ///< CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
 };
 
-/// Memory allocated inside a graph capture (graph memory nodes).
+/// Memory allocated inside a graph capture: only on a capturing stream, existing between the
+/// allocation and the free node (close buffers inside the capture, or instantiate with
+/// auto_free_on_launch). Create it with std::make_shared. Thread-safe; DriverError when the driver
+/// refuses.
 class GraphMemoryResource final : public BuiltinMemoryResource<true, false> {
 public:
-    /// Graph memory of `device`; holds its primary context (DriverError when retaining it fails).
+    /// Graph memory of `device`; holds its primary context.
     explicit GraphMemoryResource(const Device& device);
     ~GraphMemoryResource() override;
 
-    /// The device's graph memory figures, in bytes (four cuDeviceGetGraphMemAttribute calls;
-    /// DriverError when one fails).
-    GraphMemoryStats stats() const;
-    /// Sets used_high and reserved_high back to the current values.
-    void reset_high_watermarks();
-    /// Gives memory reserved for graphs and not in use back to the driver (cuDeviceGraphMemTrim).
+    GraphMemoryStats stats() const;  ///< the device's graph memory figures, in bytes
+    void reset_high_watermarks();  ///< sets used_high and reserved_high back to the current values
+    /// Gives memory reserved for graphs and not in use back to the driver.
     void trim();
 
     std::string description() const override;
@@ -57,7 +51,7 @@ public:
 protected:
     CUdeviceptr do_allocate(std::size_t size, CUstream stream) override;
     void do_deallocate(CUdeviceptr pointer, std::size_t size, CUstream stream) override;
-    /// close(): trim(), so the device's unused graph memory goes back to the driver.
+    /// trim(), so the device's unused graph memory goes back to the driver.
     void do_close() override;
 
 private:

@@ -1,7 +1,6 @@
 /// @file
 /// The errors of a refused graph change: GraphUpdateError when GraphExec::update() is refused,
-/// GraphNodeUpdateError when a change to one node is (GraphExec::set_*, Graph::set_params).
-/// graph_exec.hpp includes this header.
+/// GraphNodeUpdateError when a change to one node is.
 #pragma once
 
 #include "cudacore/errors.hpp"
@@ -13,16 +12,13 @@
 
 namespace cudacore {
 
-/// update() refused: `reason` is the CUgraphExecUpdateResult, `node` the node of the new graph
-/// that blocked it (null when the driver names none) and `from_node` the matching node of the
-/// executable graph. The message names both and the reason in words.
+/// update() refused; the message names both nodes and the reason in words.
 class GraphUpdateError : public Error {
 public:
     /// Makes the error from the driver's reason and the nodes it names.
     GraphUpdateError(CUgraphExecUpdateResult reason, GraphNode node, GraphNode from_node,
                      std::string node_kind, std::string graph);
-    /// Why the driver refused (CUgraphExecUpdateResultInfo::result).
-    CUgraphExecUpdateResult reason() const noexcept { return reason_; }
+    CUgraphExecUpdateResult reason() const noexcept { return reason_; }  ///< why the driver refused
     /// The node of the new graph that blocked the update (null when the driver named none).
     GraphNode node() const noexcept { return node_; }
     /// The node of the executable graph it was matched with (null when none).
@@ -34,19 +30,18 @@ private:
     GraphNode from_node_;
 };
 
-/// A change to one node refused, by cudacore before any driver call (status() CUDA_SUCCESS) or by
-/// the driver; the message names the call, the node, its graph and the rule broken.
+/// A change to one node refused, by cudacore before any driver call or by the driver; the message
+/// names the call, the node, its graph and the rule broken.
 class GraphNodeUpdateError : public Error {
 public:
-    /// Makes the error; `node_kind` as graph_node_type_name() (empty when unknown), `rule` the
-    /// driver's rule in words, `status` CUDA_SUCCESS when no driver call refused it.
+    /// Makes the error; `status` CUDA_SUCCESS when no driver call refused the change.
     GraphNodeUpdateError(std::string call, GraphNode node, std::string node_kind,
                          std::string graph, std::string rule, CUresult status = CUDA_SUCCESS);
     /// The node of the graph the executable graph was made from.
     GraphNode node() const noexcept { return node_; }
     /// The rule the change broke, in words.
     const std::string& rule() const noexcept { return rule_; }
-    /// The driver's answer, or CUDA_SUCCESS when cudacore refused before calling it.
+    /// The driver's answer, or CUDA_SUCCESS when cudacore refused first.
     CUresult status() const noexcept { return status_; }
 
 private:

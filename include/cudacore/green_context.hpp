@@ -1,10 +1,6 @@
 /// @file
-/// Green contexts: a device's SMs split into groups (cuDevSmResourceSplitByCount rounds to the
-/// device's granularity), each a context whose kernels run only on its SMs. Copies share one
-/// green context, held by its streams and events; it holds the primary context. Errors:
-/// InvalidArgumentError for options that cannot be honoured, DriverError, NoDriverError. Use a
-/// green context and its streams from one thread at a time (the driver does not synchronize
-/// them: docs/loading-and-launching.md, "Green contexts").
+/// Green contexts: a device's SMs split into groups, each a context whose kernels run only on its
+/// SMs. Guide: docs/loading-and-launching.md, "Green contexts".
 ///
 ///     SmResource sms = sm_resource(Device(0));                 // every SM of the device
 ///     SmSplit split = sms.split({.count = 2, .min_sm_count = sms.sm_count() / 2});
@@ -32,41 +28,35 @@ struct SmSplit;
 
 /// How SmResource::split() divides a device's SMs.
 struct SmSplitOptions {
-    /// How many groups to make; 0: as many as fit. Fewer than asked is an InvalidArgumentError.
+    /// How many groups to make (0: as many as fit); fewer fit: InvalidArgumentError.
     unsigned count = 2;
-    /// The least number of SMs per group (at least 1); the driver rounds it up to its granularity.
+    /// The least number of SMs per group, rounded up to the driver's granularity.
     unsigned min_sm_count = 8;
-    /// Treat each SM on its own (finer groups, but no large thread clusters on compute 9.0+).
+    /// Treat each SM on its own (finer groups, but no large clusters on compute 9.0+).
     bool ignore_sm_coscheduling = false;
     /// Compute 9.0+: prefer groups that allow the largest thread clusters.
     bool max_cluster_size = false;
 };
 
-/// A set of SMs of one device (CU_DEV_RESOURCE_TYPE_SM): the whole device, a group of a split,
-/// or a remainder. A default-constructed SmResource is empty (sm_count() 0).
+/// A set of SMs of one device: the whole device, a group of a split, or a remainder.
 class SmResource {
 public:
     SmResource() = default;
 
-    /// How many SMs it holds (0 when empty).
-    unsigned sm_count() const noexcept;
-    /// The device's partition rules: the smallest group, and the granularity of group sizes.
-    unsigned min_partition_size() const noexcept;
-    /// Group sizes are multiples of this many SMs (the driver's smCoscheduledAlignment; 0 when
-    /// empty).
+    unsigned sm_count() const noexcept;  ///< how many SMs it holds (0 when empty)
+    unsigned min_partition_size() const noexcept;  ///< the smallest group the device allows
+    /// Group sizes are multiples of this many SMs (0 when empty).
     unsigned coscheduled_alignment() const noexcept;
     /// The device the SMs belong to (-1 when empty).
     int device_ordinal() const noexcept { return ordinal_; }
-    /// Default-constructed: no SMs, no device.
-    bool empty() const noexcept { return !data_; }
-    /// True for a group or a remainder (these cannot be split again).
+    bool empty() const noexcept { return !data_; }  ///< no SMs, no device
+    /// True for a group or a remainder, which cannot be split again.
     bool from_split() const noexcept { return from_split_; }
     /// The driver's description of the resource (null when empty).
     const CUdevResource* handle() const noexcept { return data_.get(); }
 
-    /// Splits these SMs into groups. Throws InvalidArgumentError for bad options (before the
-    /// driver is called), for an empty resource or one that came from a split, and when fewer
-    /// groups than options.count fit; DriverError when the driver refuses.
+    /// Splits these SMs into groups. InvalidArgumentError for bad options, an empty or split
+    /// resource, and when fewer groups than options.count fit.
     SmSplit split(const SmSplitOptions& options) const;
 
     /// Internal: used by sm_resource() and split().
@@ -82,43 +72,35 @@ private:
 /// The groups SmResource::split() made, and the remainder.
 struct SmSplit {
     std::vector<SmResource> groups{};  ///< the groups, each with at least min_sm_count SMs
-    /// The SMs no group took (sm_count() 0 when the split was exact); it has weaker guarantees
-    /// than the groups (the driver's advice: use it with care).
+    /// The SMs no group took (weaker guarantees than the groups).
     std::vector<SmResource> remainder{};  ///< empty or one element
     /// "device 0: 132 SMs -> 2 groups of 64, 64 SMs; remainder 4 SMs"
     std::string describe() const;
 };
 
-/// Every SM of `device` (cuDeviceGetDevResource).
-SmResource sm_resource(const Device& device);
+SmResource sm_resource(const Device& device);  ///< every SM of `device`
 
-/// A context on a group of a device's SMs (a green context); its streams run on those SMs only.
+/// A context on a group of a device's SMs; its streams run on those SMs only. Copies share it; its
+/// streams and events hold it; it holds the primary context. Use it and its streams from one
+/// thread at a time. Members throw DriverError when the driver refuses, NoDriverError.
 class GreenContext {
 public:
-    /// A green context on `resources`' SMs (a group, a remainder or the whole device). Throws
-    /// InvalidArgumentError for an empty resource, DriverError when the driver refuses.
+    /// A green context on `resources`' SMs; InvalidArgumentError for an empty resource.
     static GreenContext create(const SmResource& resources);
 
-    /// The driver's green context; valid while any copy lives.
-    CUgreenCtx handle() const noexcept;
-    /// The context form of the green context (cuCtxFromGreenCtx): holds the green context, and
-    /// is what Stream::context() of its streams returns.
+    CUgreenCtx handle() const noexcept;  ///< the driver's green context; valid while any copy lives
+    /// The context form of the green context, holding it (Stream::context() of its streams).
     Context context() const;
-    /// The device whose SMs it runs on.
-    Device device() const;
-    /// How many SMs its kernels run on (the resource it was made from).
-    unsigned sm_count() const noexcept;
+    Device device() const;  ///< the device whose SMs it runs on
+    unsigned sm_count() const noexcept;  ///< how many SMs its kernels run on
 
-    /// A stream whose work runs on this green context's SMs (cuGreenCtxStreamCreate). The driver
-    /// requires non-blocking streams: options.non_blocking = false is an InvalidArgumentError.
+    /// A stream on this green context's SMs; options.non_blocking must stay true.
     Stream create_stream(const StreamOptions& options = {}) const;
-    /// A new event on this green context, which the event holds (not recorded yet).
-    /// DriverError when the driver refuses.
+    /// A new event on this green context, which the event holds.
     Event create_event(const EventOptions& options = {}) const;
-    /// Waits for all work of this green context.
-    void sync() const;
+    void sync() const;  ///< waits for all work of this green context
 
-    /// The same object (identity.hpp says how each type compares).
+    /// The same green context.
     bool operator==(const GreenContext& other) const noexcept { return handle() == other.handle(); }
 
 private:

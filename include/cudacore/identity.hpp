@@ -1,9 +1,7 @@
 /// @file
-/// Identity of cudacore's handle objects: std::hash, equality and printing, so Device, Context,
-/// Stream, Event, Kernel, Buffer and ObjectCode key unordered containers. Equality and hash agree
-/// with operator==: Device by ordinal; Context, Stream, Event, Kernel by driver handle; Buffer by
-/// allocation; ObjectCode by value (its hash cached per shared state). Buffer's and ObjectCode's
-/// live in their own headers. No driver call, no throw but std::bad_alloc, any thread.
+/// Identity of cudacore's handle objects: std::hash, equality and printing, so they key unordered
+/// containers. Device by ordinal; Context, Stream, Event, Kernel by driver handle; Buffer by
+/// allocation; ObjectCode by value. No driver call; thread-safe.
 #pragma once
 
 #include "cudacore/context.hpp"
@@ -20,31 +18,23 @@
 
 namespace cudacore {
 
-/// "device 0".
-std::string to_string(const Device& device);
-/// "context 0x5603c1a2b4d0 of device 0".
-std::string to_string(const Context& context);
+std::string to_string(const Device& device);  ///< "device 0"
+std::string to_string(const Context& context);  ///< "context 0x5603c1a2b4d0 of device 0"
 /// "stream 0x5603c1a2b4d0 on device 0" (the legacy default stream prints as 0x0).
 std::string to_string(const Stream& stream);
-/// "event 0x5603c1a2b4d0 on device 0".
-std::string to_string(const Event& event);
+std::string to_string(const Event& event);  ///< "event 0x5603c1a2b4d0 on device 0"
 /// Kernel::description(): "kernel 'saxpy' (cubin 'saxpy', 5120 bytes)".
 std::string to_string(const Kernel& kernel);
 
-/// Writes a readable description of the object, as to_string() does.
-std::ostream& operator<<(std::ostream& out, const Device& device);
-/// Writes a readable description of the object, as to_string() does.
-std::ostream& operator<<(std::ostream& out, const Context& context);
-/// Writes a readable description of the object, as to_string() does.
-std::ostream& operator<<(std::ostream& out, const Stream& stream);
-/// Writes a readable description of the object, as to_string() does.
-std::ostream& operator<<(std::ostream& out, const Event& event);
-/// Writes a readable description of the object, as to_string() does.
-std::ostream& operator<<(std::ostream& out, const Kernel& kernel);
+std::ostream& operator<<(std::ostream& out, const Device& device);  ///< writes to_string(device)
+std::ostream& operator<<(std::ostream& out, const Context& context);  ///< writes to_string(context)
+std::ostream& operator<<(std::ostream& out, const Stream& stream);  ///< writes to_string(stream)
+std::ostream& operator<<(std::ostream& out, const Event& event);  ///< writes to_string(event)
+std::ostream& operator<<(std::ostream& out, const Kernel& kernel);  ///< writes to_string(kernel)
 
 }  // namespace cudacore
 
-// std::hash of each: the reference lists them in this file's description.
+// std::hash of each, as operator== compares.
 #ifndef CUDACORE_DOXYGEN
 template <>
 struct std::hash<cudacore::Device> {

@@ -1,10 +1,9 @@
 /// @file
 /// Sharing device memory, pinned host memory and events between processes (IPC), as cuda.core
-/// does: a pool travels as a file descriptor over an IpcChannel, buffers and events as
-/// descriptors (plain bytes, ipc_descriptor.hpp) over any transport. An imported Buffer maps the
-/// exporter's memory and never frees it; importers unmap before the exporter frees. A peer that
-/// dies makes channel calls throw IpcError, never a crash. Destruction never throws. The guide
-/// and the whole lifetime contract: docs/multi-gpu-and-ipc.md.
+/// does: a pool travels as a file descriptor over an IpcChannel, buffers and events as descriptors
+/// (ipc_descriptor.hpp) over any transport. An imported Buffer maps the exporter's memory and
+/// never frees it; importers unmap before the exporter frees. Calls throw DriverError when the
+/// driver refuses, IpcError when the peer is gone. Lifetimes: docs/multi-gpu-and-ipc.md.
 #pragma once
 
 #include "cudacore/buffer.hpp"
@@ -27,74 +26,55 @@ struct IpcPoolHandle {
     IpcPoolDescriptor descriptor{};  ///< what identifies the pool and its device
 };
 
-/// Exports a DeviceMemoryResource or PinnedMemoryPoolResource made with ipc_enabled
-/// (cuMemPoolExportToShareableHandle).
+/// Exports a DeviceMemoryResource made with ipc_enabled.
 IpcPoolHandle export_memory_pool(const DeviceMemoryResource& pool);
-/// The pinned host pool's handle (its descriptor says pinned); InvalidArgumentError when the
-/// pool was not made with ipc_enabled.
+/// Exports a pinned host pool; InvalidArgumentError when not made with ipc_enabled.
 IpcPoolHandle export_memory_pool(const PinnedMemoryPoolResource& pool);
-/// Imports a pool exported by another process (cuMemPoolImportFromShareableHandle) on the device
-/// the descriptor names, then closes the descriptor. Throws InvalidArgumentError for a pinned
-/// pool (use import_pinned_memory_pool).
+/// Imports a device pool exported by another process (InvalidArgumentError for a pinned one).
 std::shared_ptr<DeviceMemoryResource> import_memory_pool(IpcPoolHandle handle);
-/// Imports a pinned host pool exported by another process (see import_memory_pool); the result
-/// cannot allocate and is held by the buffers imported through it.
+/// Imports a pinned host pool; the result cannot allocate and its imported buffers hold it.
 std::shared_ptr<PinnedMemoryPoolResource> import_pinned_memory_pool(IpcPoolHandle handle);
 
-/// Describes a buffer allocated from an ipc_enabled pool resource (cuMemPoolExportPointer).
+/// Describes a buffer allocated from an ipc_enabled pool resource.
 IpcBufferDescriptor export_buffer(const Buffer& buffer);
-/// Maps an exported buffer into this process (cuMemPoolImportPointer) through its imported pool;
-/// the Buffer frees the mapping on `stream`.
+/// Maps an exported buffer into this process through its imported pool, freeing it on `stream`.
 Buffer import_buffer(const std::shared_ptr<DeviceMemoryResource>& pool,
                      const IpcBufferDescriptor& descriptor, const Stream& stream);
-/// import_buffer for a buffer of a pinned host pool (host accessible here too); the Buffer
-/// holds `pool` and frees its mapping on `stream`.
+/// The same for a buffer of a pinned host pool (host accessible here too); holds `pool`.
 Buffer import_buffer(const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                      const IpcBufferDescriptor& descriptor, const Stream& stream);
 
 /// Options of import_memory and of receive_buffer without a pool.
 struct IpcMemoryImportOptions {
-    /// The device whose context maps the memory; -1: the memory's own device. Another device
-    /// reaches it through peer access, which the driver enables for the mapping
-    /// (CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS); DriverError when the two cannot be peers.
+    /// The device whose context maps the memory (-1: its own; another reaches it as a peer).
     int device_ordinal = -1;
 };
 
-/// Describes ordinary device memory (cuMemAlloc) for another process (cuIpcGetMemHandle), with
-/// the buffer's offset and size. Throws InvalidArgumentError for a closed buffer and for pool,
-/// managed, pinned or virtual memory. Thread-safe.
+/// Describes ordinary device memory (cuMemAlloc) with the buffer's offset and size.
+/// InvalidArgumentError for pool, managed, pinned or virtual memory. Thread-safe.
 IpcMemoryDescriptor export_memory(const Buffer& buffer);
-/// Maps memory exported with export_memory (cuIpcOpenMemHandle); the Buffer unmaps it when its
-/// last copy goes or at close(), never freeing the exporter's memory, and holds its primary
-/// context. Import once per process. Throws DriverError when the driver refuses.
+/// Maps memory exported with export_memory (once per process), unmapped when the Buffer goes.
 Buffer import_memory(const IpcMemoryDescriptor& descriptor, const IpcMemoryImportOptions& options = {});
 
-/// Describes an event created with ipc_enabled (cuIpcGetEventHandle).
+/// Describes an event created with ipc_enabled.
 IpcEventDescriptor export_event(const Event& event);
-/// Opens an exported event in this process (cuIpcOpenEventHandle), on the device whose UUID the
-/// descriptor names. The event may be recorded, waited on and queried from either process.
+/// Opens an exported event on the device its UUID names, usable from either process.
 Event import_event(const IpcEventDescriptor& descriptor);
 
-/// The same over an IpcChannel (one message each; the pool's message carries its descriptor).
-/// receive_* wait at most `timeout` when given and throw IpcError when the peer is gone.
+/// The same over an IpcChannel, one message each; receive_* wait at most `timeout` when given.
+/// SerializationError for bad bytes.
 void send_memory_pool(const IpcChannel& channel, const DeviceMemoryResource& pool);
-/// export_memory_pool, then one message: the descriptor's bytes with a duplicate of the pool's
-/// file descriptor. Throws what export_memory_pool and IpcChannel::send throw.
+/// export_memory_pool, then one message carrying a duplicate of the pool's file descriptor.
 void send_memory_pool(const IpcChannel& channel, const PinnedMemoryPoolResource& pool);
-/// Receives a device pool sent with send_memory_pool and imports it (import_memory_pool).
-/// IpcError when the message has no file descriptor; SerializationError for bad bytes.
+/// Receives a device pool and imports it; IpcError when the message has no file descriptor.
 std::shared_ptr<DeviceMemoryResource> receive_memory_pool(
     const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
-/// Receives a pinned host pool sent with send_memory_pool and imports it
-/// (import_pinned_memory_pool); throws as receive_memory_pool.
+/// Receives a pinned host pool and imports it; throws as receive_memory_pool.
 std::shared_ptr<PinnedMemoryPoolResource> receive_pinned_memory_pool(
     const IpcChannel& channel, std::optional<std::chrono::milliseconds> timeout = std::nullopt);
-/// One message: export_buffer's descriptor for a buffer of an IPC-enabled pool of this process,
-/// export_memory's for ordinary device memory (received with receive_buffer without a pool).
-/// InvalidArgumentError for other memory (neither), naming both ways.
+/// Sends a buffer of an IPC-enabled pool or of ordinary device memory.
 void send_buffer(const IpcChannel& channel, const Buffer& buffer);
-/// Receives a buffer descriptor and maps the buffer through `pool` (import_buffer), freeing the
-/// mapping on `stream`.
+/// Receives a buffer and maps it through `pool`, freeing the mapping on `stream`.
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<DeviceMemoryResource>& pool,
                       const Stream& stream,
                       std::optional<std::chrono::milliseconds> timeout = std::nullopt);
@@ -102,15 +82,12 @@ Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<DeviceMem
 Buffer receive_buffer(const IpcChannel& channel, const std::shared_ptr<PinnedMemoryPoolResource>& pool,
                       const Stream& stream,
                       std::optional<std::chrono::milliseconds> timeout = std::nullopt);
-/// Receives ordinary device memory sent with send_buffer and maps it here (import_memory).
-/// InvalidArgumentError when a pool's buffer arrives instead (receive it with a pool);
-/// SerializationError for bad bytes.
+/// Receives ordinary device memory and maps it here; InvalidArgumentError for a pool's buffer.
 Buffer receive_buffer(const IpcChannel& channel,
                       std::optional<std::chrono::milliseconds> timeout = std::nullopt,
                       const IpcMemoryImportOptions& options = {});
-/// export_event, then one message of the descriptor's bytes.
-void send_event(const IpcChannel& channel, const Event& event);
-/// Receives an event descriptor and opens the event here (import_event).
+void send_event(const IpcChannel& channel, const Event& event);  ///< sends an event's descriptor
+/// Receives an event and opens it here.
 Event receive_event(const IpcChannel& channel,
                     std::optional<std::chrono::milliseconds> timeout = std::nullopt);
 

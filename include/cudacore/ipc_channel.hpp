@@ -1,8 +1,6 @@
 /// @file
-/// IpcChannel: a Unix-domain socket between two processes carrying messages (bytes, at most
-/// max_message_size, boundaries kept) each with optionally one file descriptor; how a pool's
-/// handle travels (ipc.hpp). Errors throw IpcError naming the call, errno and the path or peer; a
-/// peer gone makes calls throw, never SIGPIPE. Move-only; one thread at a time per channel.
+/// IpcChannel: a Unix-domain socket between two processes carrying messages (bytes, boundaries
+/// kept) each with optionally one file descriptor: how a pool's handle travels (ipc.hpp).
 ///
 ///     // process A                                  // process B
 ///     IpcListener listener(path);                   IpcChannel channel = IpcChannel::connect(path);
@@ -35,9 +33,9 @@ public:
 class FileDescriptor {
 public:
     FileDescriptor() noexcept = default;
-    /// Takes ownership of `fd` (closed by this object; -1 for none).
+    /// Takes ownership of `fd` (-1 for none).
     explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-    /// Takes `other`'s descriptor; `other` holds none afterwards.
+    /// Takes `other`'s descriptor.
     FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
     /// Closes this object's descriptor, then takes `other`'s.
     FileDescriptor& operator=(FileDescriptor&& other) noexcept;
@@ -45,63 +43,56 @@ public:
     FileDescriptor& operator=(const FileDescriptor&) = delete;
     ~FileDescriptor();
 
-    /// The descriptor (-1 for none), still owned by this object.
-    int get() const noexcept { return fd_; }
-    /// It holds a descriptor.
-    bool valid() const noexcept { return fd_ >= 0; }
-    /// Gives up ownership: the caller closes the returned descriptor.
-    int release() noexcept { return std::exchange(fd_, -1); }
-    /// Closes the descriptor now (close() errors are ignored); holds none afterwards.
-    void reset() noexcept;
+    int get() const noexcept { return fd_; }  ///< the descriptor (-1 for none), still owned
+    bool valid() const noexcept { return fd_ >= 0; }  ///< it holds a descriptor
+    int release() noexcept { return std::exchange(fd_, -1); }  ///< gives up ownership to the caller
+    void reset() noexcept;  ///< closes the descriptor now (errors ignored)
 
 private:
     int fd_ = -1;
 };
 
-/// A message received on an IpcChannel: bytes and the file descriptors that came with them.
+/// A message received on an IpcChannel: bytes and the file descriptor that came with them.
 struct IpcMessage {
     std::vector<std::byte> bytes{};  ///< the message's bytes, as sent (1 to max_message_size)
     FileDescriptor fd{};  ///< invalid when the message carried none
 
-    /// The bytes as characters: the text that send(const std::string&) sent. Never throws
-    /// (beyond std::bad_alloc).
+    /// The bytes as characters.
     std::string text() const {
         return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
     }
 };
 
-/// A Unix-domain socket connection between two processes that carries bytes and file descriptors.
+/// A Unix-domain socket connection between two processes, carrying bytes and file descriptors.
+/// Move-only; one thread at a time; IpcError on failure, never SIGPIPE.
 class IpcChannel {
 public:
     /// Largest message send() accepts and receive() reads, in bytes.
     static constexpr std::size_t max_message_size = 64 * 1024;
 
-    /// Two connected ends in this process (socketpair), e.g. to keep one across fork().
+    /// Two connected ends in this process (socketpair).
     static std::pair<IpcChannel, IpcChannel> pair();
-    /// Connects to an IpcListener at `path`, retrying while it does not exist yet or refuses,
-    /// until `timeout` has passed.
+    /// Connects to an IpcListener at `path`, retrying until `timeout` has passed.
     static IpcChannel connect(const std::filesystem::path& path,
                               std::chrono::milliseconds timeout = std::chrono::seconds(10));
-    /// Takes over a connected SOCK_SEQPACKET Unix socket (one inherited from a parent).
+    /// Takes over a connected SOCK_SEQPACKET Unix socket.
     static IpcChannel adopt(FileDescriptor socket, std::string peer = "inherited socket");
 
-    /// Takes over `other`'s socket; using the moved-from channel throws IpcError.
+    /// Takes over `other`'s socket; the moved-from channel throws IpcError.
     IpcChannel(IpcChannel&&) noexcept = default;
     /// Closes this channel's socket and takes over the other's.
     IpcChannel& operator=(IpcChannel&&) noexcept = default;
 
-    /// Sends `bytes` (1 to max_message_size; InvalidArgumentError when empty) and, when fd >= 0, a duplicate of `fd` (the
-    /// caller keeps its own).
+    /// Sends `bytes` (1 to max_message_size) and, when fd >= 0, a duplicate of `fd`.
     void send(std::span<const std::byte> bytes, int fd = -1) const;
-    /// Sends the characters of `text` (no terminating null), as the send above.
+    /// Sends the characters of `text`, as the send above.
     void send(const std::string& text, int fd = -1) const;
-    /// The next message; waits at most `timeout` when one is given (IpcError when it passes).
+    /// The next message, waiting at most `timeout` when one is given.
     IpcMessage receive(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
 
-    /// The socket's descriptor (owned by the channel; -1 when moved from).
+    /// The socket's descriptor (-1 when moved from).
     int native_handle() const noexcept { return socket_.get(); }
-    /// What the channel is connected to, for messages: "IPC socket PATH", "socket pair", or the
-    /// name given to adopt().
+    /// What the channel is connected to: "IPC socket PATH", "socket pair", or adopt()'s name.
     const std::string& peer() const noexcept { return peer_; }
 
 private:
@@ -114,18 +105,16 @@ private:
 /// A listening Unix-domain socket at a path; the path is removed when the listener goes.
 class IpcListener {
 public:
-    /// Throws IpcError when the path is too long for a socket address, exists, or cannot be bound.
+    /// IpcError when the path is too long, exists, or cannot be bound.
     explicit IpcListener(std::filesystem::path path);
     ~IpcListener();
-    /// Takes over `other`'s socket and path (the moved-from listener removes nothing).
-    IpcListener(IpcListener&&) noexcept = default;
-    /// Closes this listener's socket, removes its path, and takes over the other's socket and path.
+    IpcListener(IpcListener&&) noexcept = default;  ///< takes over `other`'s socket and path
+    /// Closes this listener, removes its path, and takes over the other's.
     IpcListener& operator=(IpcListener&& other) noexcept;
 
     /// The next connection; waits at most `timeout` when one is given.
     IpcChannel accept(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const;
-    /// The socket's path.
-    const std::filesystem::path& path() const noexcept { return path_; }
+    const std::filesystem::path& path() const noexcept { return path_; }  ///< the socket's path
 
 private:
     FileDescriptor socket_;

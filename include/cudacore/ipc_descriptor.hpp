@@ -1,8 +1,7 @@
 /// @file
 /// What one process sends another to share a memory pool, a buffer or an event: plain, versioned,
-/// checksummed bytes (to_bytes / from_bytes), no driver involved; values to copy freely.
-/// from_bytes throws SerializationError saying what is wrong, never reading out of bounds. The
-/// format: docs/design/ipc-descriptors.md.
+/// checksummed bytes, no driver involved. from_bytes throws SerializationError saying what is
+/// wrong, never reading out of bounds. The format: docs/design/ipc-descriptors.md.
 #pragma once
 
 #include <array>
@@ -17,8 +16,7 @@ namespace cudacore {
 /// A memory pool's identity (random, made by the exporting process) or a device's UUID.
 using IpcId = std::array<unsigned char, 16>;
 
-/// "1f2e...": 32 lower-case hex digits, for messages.
-std::string to_hex(const IpcId& id);
+std::string to_hex(const IpcId& id);  ///< "1f2e...": 32 lower-case hex digits, for messages
 
 /// What another process needs to import a memory pool.
 struct IpcPoolDescriptor {
@@ -27,12 +25,10 @@ struct IpcPoolDescriptor {
     std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
     bool pinned = false;  ///< a PinnedMemoryPoolResource's host pool (KIND 'H'), not a device pool
 
-    /// The descriptor as bytes (format version 1, see above); needs no driver.
-    std::vector<std::byte> to_bytes() const;
-    /// Reads what to_bytes wrote; SerializationError for anything else (see above).
+    std::vector<std::byte> to_bytes() const;  ///< the descriptor as bytes
+    /// Reads what to_bytes wrote.
     static IpcPoolDescriptor from_bytes(std::span<const std::byte> bytes);
-    /// Equal when every field is.
-    bool operator==(const IpcPoolDescriptor&) const = default;
+    bool operator==(const IpcPoolDescriptor&) const = default;  ///< equal when every field is
 };
 
 /// What another process needs to import a buffer of a shared pool.
@@ -42,12 +38,10 @@ struct IpcBufferDescriptor {
     std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
     std::array<unsigned char, 64> export_data{};  ///< opaque, from cuMemPoolExportPointer
 
-    /// The descriptor as bytes (format version 1, see above); needs no driver.
-    std::vector<std::byte> to_bytes() const;
-    /// Reads what to_bytes wrote; SerializationError for anything else (see above).
+    std::vector<std::byte> to_bytes() const;  ///< the descriptor as bytes
+    /// Reads what to_bytes wrote.
     static IpcBufferDescriptor from_bytes(std::span<const std::byte> bytes);
-    /// Equal when every field is.
-    bool operator==(const IpcBufferDescriptor&) const = default;
+    bool operator==(const IpcBufferDescriptor&) const = default;  ///< equal when every field is
 };
 
 /// What another process needs to import an interprocess event.
@@ -56,16 +50,13 @@ struct IpcEventDescriptor {
     std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
     std::array<unsigned char, 64> handle{};  ///< opaque, from cuIpcGetEventHandle
 
-    /// The descriptor as bytes (format version 1, see above); needs no driver.
-    std::vector<std::byte> to_bytes() const;
-    /// Reads what to_bytes wrote; SerializationError for anything else (see above).
+    std::vector<std::byte> to_bytes() const;  ///< the descriptor as bytes
+    /// Reads what to_bytes wrote.
     static IpcEventDescriptor from_bytes(std::span<const std::byte> bytes);
-    /// Equal when every field is.
-    bool operator==(const IpcEventDescriptor&) const = default;
+    bool operator==(const IpcEventDescriptor&) const = default;  ///< equal when every field is
 };
 
-/// What another process needs to map ordinary device memory (cuMemAlloc, not a pool):
-/// the allocation's IPC handle and the part of it shared (a slice shares its range).
+/// What another process needs to map ordinary device memory (cuMemAlloc, not a pool).
 struct IpcMemoryDescriptor {
     IpcId device_uuid{};  ///< the memory's device (ordinals differ between processes)
     std::int64_t exporter_pid = 0;  ///< the exporting process (getpid()), named in messages
@@ -73,17 +64,13 @@ struct IpcMemoryDescriptor {
     std::uint64_t size = 0;    ///< the shared part's size in bytes
     std::array<unsigned char, 64> handle{};  ///< opaque, from cuIpcGetMemHandle
 
-    /// The descriptor as bytes (format version 1, see above); needs no driver.
-    std::vector<std::byte> to_bytes() const;
-    /// Reads what to_bytes wrote; SerializationError for anything else (see above) and for
-    /// size 0 or a range that overflows.
+    std::vector<std::byte> to_bytes() const;  ///< the descriptor as bytes
+    /// Reads what to_bytes wrote; also refuses size 0 or a range that overflows.
     static IpcMemoryDescriptor from_bytes(std::span<const std::byte> bytes);
-    /// Equal when every field is.
-    bool operator==(const IpcMemoryDescriptor&) const = default;
+    bool operator==(const IpcMemoryDescriptor&) const = default;  ///< equal when every field is
 };
 
-/// The KIND byte of descriptor bytes ('P', 'H', 'B', 'E', 'M'; '\0' when too short), to tell
-/// what arrived before reading it. Reads nothing else; needs no driver.
+/// The KIND byte of descriptor bytes ('P', 'H', 'B', 'E', 'M'; '\0' when too short).
 char ipc_descriptor_kind(std::span<const std::byte> bytes) noexcept;
 
 }  // namespace cudacore

@@ -1,10 +1,6 @@
 /// @file
 /// Kernel: one kernel of a loaded library (a context-independent CUkernel), with its attributes,
 /// occupancy and parameter layout. Get one from ObjectCode::get_kernel or Kernel::from_handle.
-/// Copies share it; a Kernel holds its library, loaded while any Kernel lives and while its
-/// launches may run. Attributes are per device (Device::current() when none is given); set them
-/// through set_attribute so launch()'s cached limits stay exact. Errors: DriverError naming the
-/// call, kernel and device; NoDriverError. Every member may be called from several threads.
 #pragma once
 
 #include "cudacore/forward.hpp"
@@ -20,40 +16,31 @@
 
 namespace cudacore {
 
-/// Where one kernel parameter lives in the parameter buffer (cuKernelGetParamInfo).
+/// Where one kernel parameter lives in the parameter buffer.
 struct KernelParameter {
-    std::size_t offset = 0;  ///< byte offset of the parameter in the parameter buffer
+    std::size_t offset = 0;  ///< byte offset in the parameter buffer
     std::size_t size = 0;    ///< its size in bytes
-    /// Equal when every field is.
-    bool operator==(const KernelParameter&) const = default;
+    bool operator==(const KernelParameter&) const = default;  ///< equal when every field is
 };
 
-/// Everything cuKernelGetAttribute reports, for one device (Kernel::attributes). Each field is
-/// the value of the CU_FUNC_ATTRIBUTE_ of the same name; 0 until filled in.
+/// Everything cuKernelGetAttribute reports for one device, by CU_FUNC_ATTRIBUTE_ name.
 struct KernelAttributes {
-    /// Most threads per block a launch may use (MAX_THREADS_PER_BLOCK).
-    int max_threads_per_block = 0;
-    int shared_size_bytes = 0;  ///< static shared memory, bytes (SHARED_SIZE_BYTES)
-    int const_size_bytes = 0;   ///< user constant memory, bytes (CONST_SIZE_BYTES)
-    int local_size_bytes = 0;   ///< local memory per thread, bytes (LOCAL_SIZE_BYTES)
-    int num_registers = 0;      ///< registers per thread (NUM_REGS)
+    int max_threads_per_block = 0;  ///< most threads per block a launch may use
+    int shared_size_bytes = 0;  ///< static shared memory, bytes
+    int const_size_bytes = 0;   ///< user constant memory, bytes
+    int local_size_bytes = 0;   ///< local memory per thread, bytes
+    int num_registers = 0;      ///< registers per thread
     int ptx_version = 0;     ///< major * 10 + minor
     int binary_version = 0;  ///< major * 10 + minor
-    int cache_mode_ca = 0;   ///< 1 when compiled with -Xptxas -dlcm=ca (CACHE_MODE_CA)
-    /// Most dynamic shared memory a launch may ask for, bytes (MAX_DYNAMIC_SHARED_SIZE_BYTES).
-    int max_dynamic_shared_size_bytes = 0;
-    /// Preferred shared memory carveout, percent of the maximum (PREFERRED_SHARED_MEMORY_CARVEOUT).
-    int preferred_shared_memory_carveout = 0;
-    /// 1 when a launch must give a cluster size (CLUSTER_SIZE_MUST_BE_SET).
-    int cluster_size_must_be_set = 0;
-    /// Required cluster width in blocks, 0 for none (REQUIRED_CLUSTER_WIDTH).
-    int required_cluster_width = 0;
+    int cache_mode_ca = 0;   ///< 1 when compiled with -Xptxas -dlcm=ca
+    int max_dynamic_shared_size_bytes = 0;     ///< most a launch may ask for, bytes
+    int preferred_shared_memory_carveout = 0;  ///< percent of the maximum
+    int cluster_size_must_be_set = 0;          ///< 1 when a launch must give a cluster size
+    int required_cluster_width = 0;            ///< required cluster width in blocks, 0 for none
     int required_cluster_height = 0;  ///< required cluster height in blocks, 0 for none
     int required_cluster_depth = 0;   ///< required cluster depth in blocks, 0 for none
-    /// 1 when clusters over the portable 8 blocks are allowed (NON_PORTABLE_CLUSTER_SIZE_ALLOWED).
-    int non_portable_cluster_size_allowed = 0;
-    /// A CUclusterSchedulingPolicy value (CLUSTER_SCHEDULING_POLICY_PREFERENCE).
-    int cluster_scheduling_policy_preference = 0;
+    int non_portable_cluster_size_allowed = 0;  ///< 1 when clusters over 8 blocks are allowed
+    int cluster_scheduling_policy_preference = 0;  ///< a CUclusterSchedulingPolicy value
 };
 
 /// The block size that maximises occupancy, and the grid that fills the device with it.
@@ -66,23 +53,19 @@ class Kernel;
 class ObjectCode;
 
 /// Occupancy of a kernel on one device, computed in that device's primary context; holds the
-/// kernel and the context. Each query throws DriverError naming the call, kernel and device.
-/// Thread-safe.
+/// kernel and the context. Thread-safe; DriverError naming the call, kernel and device.
 class KernelOccupancy {
 public:
-    /// Blocks of `block_size` threads that fit on one multiprocessor at once
-    /// (cuOccupancyMaxActiveBlocksPerMultiprocessor).
+    /// Blocks of `block_size` threads that fit on one multiprocessor at once.
     int max_active_blocks_per_multiprocessor(int block_size,
                                              std::size_t dynamic_shared_memory_bytes = 0) const;
-    /// The block size that maximises occupancy, at most `block_size_limit` threads (0: the
-    /// kernel's limit) (cuOccupancyMaxPotentialBlockSize).
+    /// The block size that maximises occupancy, at most `block_size_limit` (0: the kernel's).
     BlockSizeSuggestion max_potential_block_size(std::size_t dynamic_shared_memory_bytes = 0,
                                                  int block_size_limit = 0) const;
     /// Dynamic shared memory as a function of the block size.
     BlockSizeSuggestion max_potential_block_size(CUoccupancyB2DSize shared_memory_for_block_size,
                                                  int block_size_limit = 0) const;
-    /// Dynamic shared memory left to each block when `blocks_per_multiprocessor` blocks share a
-    /// multiprocessor (cuOccupancyAvailableDynamicSMemPerBlock).
+    /// Dynamic shared memory left to each block when `blocks_per_multiprocessor` share an SM.
     std::size_t available_dynamic_shared_memory_per_block(int blocks_per_multiprocessor,
                                                           int block_size) const;
     /// For `config`'s grid, block and shared memory (its cluster is ignored).
@@ -90,8 +73,7 @@ public:
     /// For `config` with its cluster (a cluster of 1 x 1 x 1 means the kernel's own, if any).
     int max_active_clusters(const LaunchConfig& config) const;
 
-    /// The device these figures are for.
-    const Device& device() const noexcept { return device_; }
+    const Device& device() const noexcept { return device_; }  ///< the device these figures are for
 
 private:
     friend class Kernel;
@@ -103,14 +85,15 @@ private:
     std::shared_ptr<detail::ContextBox> context_;
 };
 
-/// One kernel of a loaded library, with its attributes, occupancy and parameter layout.
+/// One kernel of a loaded library. Copies share it; it holds its library, loaded while any Kernel
+/// lives and its launches may run. Attributes are per device (Device::current() by default); set
+/// them through set_attribute so launch()'s cached limits stay exact. Thread-safe; DriverError
+/// naming the call, kernel and device; NoDriverError.
 class Kernel {
 public:
-    /// Wraps a kernel the caller loaded; the caller keeps its library loaded while the Kernel is
-    /// used. Queries its name and parameters (DriverError for an invalid handle).
+    /// Wraps a kernel the caller loaded and keeps loaded while the Kernel is used.
     static Kernel from_handle(CUkernel kernel);
-    /// Wraps a kernel of `code`'s library (loaded first if needed), holding that library. Throws
-    /// InvalidArgumentError when `kernel` is not one of its kernels, and what code.load() throws.
+    /// Wraps a kernel of `code`'s library, holding it (InvalidArgumentError when it is not one).
     static Kernel from_handle(CUkernel kernel, const ObjectCode& code);
 
     /// The driver's handle (null for a moved-from Kernel); valid while the Kernel lives.
@@ -119,21 +102,18 @@ public:
     const std::string& name() const noexcept;
     /// The name in the code (mangled for C++ kernels not declared extern "C").
     const std::string& lowered_name() const noexcept;
-    /// "kernel 'saxpy' (cubin 'saxpy' (5120 bytes))": used in every error message about it.
-    /// Made on the first call (thread-safe), so that looking a kernel up does not pay for it.
+    /// "kernel 'saxpy' (cubin 'saxpy' (5120 bytes))", made on the first call.
     const std::string& description() const;
 
-    /// Parameter layout, queried from the driver once, on first use; thread-safe. Throws
-    /// DriverError when that query fails.
+    /// Parameter layout, queried from the driver once, on first use.
     const std::vector<KernelParameter>& parameters() const;
-    /// parameters().size(); throws what parameters() throws.
-    std::size_t parameter_count() const { return parameters().size(); }
+    std::size_t parameter_count() const { return parameters().size(); }  ///< parameters().size()
 
-    /// One attribute on `device` (cuKernelGetAttribute); DriverError when the query fails.
+    /// One attribute on `device`.
     int attribute(CUfunction_attribute attribute, const Device& device = Device::current()) const;
-    /// Every attribute on `device`, one cuKernelGetAttribute each; DriverError when one fails.
+    /// Every attribute on `device`.
     KernelAttributes attributes(const Device& device = Device::current()) const;
-    /// Most threads per block on `device`; asked once per device, then cached (launch() uses it).
+    /// Most threads per block on `device`; asked once per device.
     int max_threads_per_block(const Device& device = Device::current()) const;
     /// Registers per thread on `device`.
     int num_registers(const Device& device = Device::current()) const;
@@ -147,8 +127,7 @@ public:
     int ptx_version(const Device& device = Device::current()) const;
     /// Binary architecture of the loaded code on `device`, major * 10 + minor.
     int binary_version(const Device& device = Device::current()) const;
-    /// Most dynamic shared memory per block a launch on `device` may ask for, in bytes; asked
-    /// from the driver on every call (and launch()'s cached limit refreshed with it).
+    /// Most dynamic shared memory per block a launch on `device` may ask for, in bytes.
     int max_dynamic_shared_size_bytes(const Device& device = Device::current()) const;
 
     /// cuKernelSetAttribute for one device.
@@ -158,11 +137,10 @@ public:
     void set_max_dynamic_shared_size_bytes(int bytes,
                                            const Device& device = Device::current()) const;
 
-    /// Occupancy queries on `device`. The result holds this kernel and `device`'s primary
-    /// context (retained here: DriverError when that fails).
+    /// Occupancy queries on `device`; the result holds this kernel and the primary context.
     KernelOccupancy occupancy(const Device& device = Device::current()) const;
 
-    /// The same object (identity.hpp says how each type compares).
+    /// The same kernel.
     bool operator==(const Kernel& other) const noexcept { return handle() == other.handle(); }
 
 private:

@@ -334,4 +334,20 @@ void copy_between_arrays(const CudaArray& destination, const CudaArray& source, 
                     [&] { return "from " + from_text + " to " + to_text; });
 }
 
+// The deprecated forms, with the source first.
+void copy_from_array(const CudaArray& source, const Buffer& destination, const Stream& stream,
+                     const LinearLayout& layout, const ArrayRegion& region) {
+    copy_from_array(destination, source, stream, layout, region);
+}
+
+void copy_from_array(const CudaArray& source, void* host, std::size_t host_bytes, const Stream& stream,
+                     const LinearLayout& layout, const ArrayRegion& region) {
+    copy_from_array(host, host_bytes, source, stream, layout, region);
+}
+
+void copy_array(const CudaArray& source, const CudaArray& destination, const Stream& stream,
+                const ArrayRegion& source_region, const ArrayRegion& destination_origin) {
+    copy_between_arrays(destination, source, stream, destination_origin, source_region);
+}
+
 }  // namespace cudacore

@@ -374,4 +374,27 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
                                       keys.source.compiler_generation);
 }
 
+// The deprecated forms, with the cache first.
+ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                          const std::vector<std::string>& name_expressions, CompileOptions options) {
+    options.cache = &cache;
+    return compile_cached(program, target, name_expressions, options);
+}
+
+ObjectCode compile_cached(ProgramCache& cache, Program& program, CodeType target,
+                          const std::vector<std::string>& name_expressions,
+                          const CacheWarningHandler& on_cache_error) {
+    CompileOptions options;
+    options.cache = &cache;
+    options.on_cache_error = on_cache_error;
+    return compile_cached(program, target, name_expressions, options);
+}
+
+std::optional<ObjectCode> find_cached(ProgramCache& cache, const Program& program, CodeType target,
+                                      const std::vector<std::string>& name_expressions,
+                                      CompileOptions options) {
+    options.cache = &cache;
+    return find_cached(program, target, name_expressions, options);
+}
+
 }  // namespace cudacore

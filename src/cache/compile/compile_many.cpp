@@ -515,4 +515,12 @@ std::vector<ObjectCode> compile_many(const std::string& source, const ProgramOpt
     return compile_many(programs, target, name_expressions, many);
 }
 
+// The deprecated form, with the name expressions before the target.
+std::vector<ObjectCode> compile_many(const std::string& source,
+                                     const std::vector<std::vector<std::string>>& name_expressions,
+                                     CodeType target, const ProgramOptions& program_options,
+                                     const CompileOptions& options) {
+    return compile_many(source, program_options, target, name_expressions, options);
+}
+
 }  // namespace cudacore

@@ -124,4 +124,11 @@ CacheKey fatbin_cache_key(const Program& program, const std::vector<std::string>
     return CacheKey::of_bytes(text);
 }
 
+// The deprecated form, with both options in one struct.
+ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>& targets,
+                          const std::vector<std::string>& name_expressions,
+                          const FatbinCompileOptions& options) {
+    return compile_fatbin(program, targets, name_expressions, options.many, options.fatbin);
+}
+
 }  // namespace cudacore
