@@ -18,8 +18,10 @@ index), copies the result back, checks it and exits:
     ObjectCode.from_cubin) and CuPy RawKernel with its disk cache, each a fresh Python process
     (the interpreter's start counted: that is what their users pay).
 Each round runs every system once, the order turned each round (drift falls on all alike). Prints
-a Markdown table (median and spread of the wall time, ratio to the driver + cubin program) and
-where one more cudacore run spends its time (startup_cudacore --steps),
+a Markdown table (median and spread of the wall time, ratio to the driver + cubin program), the
+phases of 9 more runs of the driver and cudacore programs (PHASES, from the programs'
+STARTUP_CLOCK lines), and where one more cudacore run spends
+its time in main() (startup_cudacore --steps),
 writing both with every sample to OUT/startup.md and OUT/startup.json. A system that cannot run
 is listed with the reason.
 """
@@ -83,6 +85,10 @@ print("ok")
 
 
 STREAM_ORDERED_DRIVER = "driver + cubin file, stream + pool allocation"
+# exec -> main(); main() -> the result checked; then the program's own releases (the driver
+# program's explicit ones, cudacore's destructors); the atexit handlers registered after main()
+# began (cudacore's); static destructors, the libraries' unload and the process's end.
+PHASES = ("exec to main()", "the work", "releases in main()", "atexit handlers", "after them to exit")
 STREAM_ORDERED_CUDACORE = "cudacore, disk cache hit, stream + pool allocation (vs the row above it)"
 
 
@@ -103,6 +109,22 @@ def timed_run(argv, env, before=None):
     if "miss" in err:
         raise RuntimeError(f"{argv[0]} missed its cache: {err[-300:]}")
     return elapsed * 1000
+
+
+def phases(argv, env, runs):
+    """Medians, in ms, of the phases of one program's runs (PHASES), from its STARTUP_CLOCK lines."""
+    split = {phase: [] for phase in PHASES}
+    for _ in range(runs):
+        began = time.time_ns()
+        done = subprocess.run(argv, env=dict(env, STARTUP_CLOCK="1"), capture_output=True, text=True, timeout=120)
+        ended = time.time_ns()
+        clock = {line.split()[1]: int(line.split()[2]) for line in done.stderr.splitlines() if line.startswith("clock ")}
+        if done.returncode != 0 or set(clock) != {"main", "work", "done", "atexit"}:
+            raise RuntimeError(f"{argv[0]} failed ({done.returncode}): {done.stderr[-300:]}")
+        marks = [began, clock["main"], clock["work"], clock["done"], clock["atexit"], ended]
+        for phase, start, stop in zip(PHASES, marks, marks[1:]):
+            split[phase].append((stop - start) / 1e6)
+    return {phase: statistics.median(values) for phase, values in split.items()}
 
 
 def main():
@@ -227,6 +249,18 @@ def main():
     for name in names:
         if name not in results and samples.get(name):
             results[name] = {"samples": samples[name]}
+    # Where the two programs' time goes: the phases of a few more runs of each.
+    split = {}
+    try:
+        if os.path.exists(driver_binary):
+            split["driver + cubin file"] = phases([driver_binary, cubin], env, 9)
+        split["cudacore, disk cache hit"] = phases([cudacore_program], dict(env, CUDACORE_CACHE_DIR=warm), 9)
+    except Exception as error:
+        split = {"skipped": {f"{type(error).__name__}: {error}"[:160]: 0.0}}
+    split_lines = ["| program (median of 9 more runs) | " + " | ".join(PHASES) + " |",
+                   "|---|" + "---:|" * len(PHASES)]
+    for name, values in split.items():
+        split_lines.append(f"| {name} | " + " | ".join(f"{values.get(phase, 0.0):.1f}" for phase in PHASES) + " |")
     steps = subprocess.run([cudacore_program, "--steps"], env=dict(env, CUDACORE_CACHE_DIR=warm),
                            capture_output=True, text=True)
     step_lines = [line for line in steps.stderr.splitlines() if line.startswith("step ")]
@@ -250,13 +284,15 @@ def main():
         lines.append(f"| {name} | {median:.1f} | {min(values):.1f}-{max(values):.1f} | {ratio} |")
     table = "\n".join(lines)
     print(table)
+    print("\n".join(["", "the phases of a run, ms:"] + split_lines))
     print("\n".join(["", "where a cudacore hit's time goes (one more run, ms since main()):"] + step_lines))
     with open(os.path.join(args.out, "startup.md"), "w") as f:
         f.write(f"Fresh process each run, median of {args.runs} rounds (each system once a round, the order "
-                f"turned each round).\n\n{table}\n\nWhere a cudacore hit's time goes (ms since main()):\n\n"
+                f"turned each round).\n\n{table}\n\nThe phases of a run, ms:\n\n" + "\n".join(split_lines) +
+                "\n\nWhere a cudacore hit's time goes (ms since main()):\n\n"
                 + "\n".join(f"    {line}" for line in step_lines) + "\n")
     with open(os.path.join(args.out, "startup.json"), "w") as f:
-        json.dump({"rows": results, "cudacore_steps": step_lines}, f, indent=1)
+        json.dump({"rows": results, "phases": split, "cudacore_steps": step_lines}, f, indent=1)
     shutil.rmtree(work, ignore_errors=True)
 
 

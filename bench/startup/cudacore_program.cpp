@@ -4,6 +4,8 @@
 // default stream, memory from cuMemAlloc); with --stream-ordered, those of the driver program's
 // --stream-ordered (a stream of its own, memory from the device's pool). With --steps, prints
 // each step's milliseconds since main() began on stderr (where a start-up's time goes).
+#include "startup_clock.hpp"
+
 #include <cudacore/cudacore.hpp>
 
 #include <chrono>
@@ -16,7 +18,7 @@
 static const char* kSource =
     "extern \"C\" __global__ void fill(int* out, int value) { out[threadIdx.x] = value + static_cast<int>(threadIdx.x); }\n";
 
-int main(int argc, char** argv) try {
+static int run(int argc, char** argv) try {
     using namespace cudacore;
     bool steps = false;
     bool stream_ordered = false;
@@ -54,8 +56,16 @@ int main(int argc, char** argv) try {
     for (int i = 0; i < 32; ++i)
         if (host[i] != 7 + i) return 1;
     std::puts("ok");
+    startup_clock("work");
     return 0;
 } catch (const std::exception& error) {
     std::fprintf(stderr, "%s\n", error.what());
     return 1;
+}
+
+int main(int argc, char** argv) {
+    startup_clock_start();
+    const int status = run(argc, argv);  // run's objects are destroyed as it returns
+    startup_clock("done");
+    return status;
 }

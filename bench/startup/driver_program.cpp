@@ -2,6 +2,8 @@
 // 32 values came back right. Built on the GPU machine by bench/startup.py (g++ ... -lcuda).
 // With --stream-ordered, the steps cudacore's program takes: a stream of its own, the memory from
 // the device's pool (cuMemAllocAsync), the copy back on the stream.
+#include "startup_clock.hpp"
+
 #include <cuda.h>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
     if ((call) != CUDA_SUCCESS) return 1
 
 int main(int argc, char** argv) {
+    startup_clock_start();
     if (argc < 2) return 2;
     CUdevice device;
     CUcontext context;
@@ -43,6 +46,7 @@ int main(int argc, char** argv) {
     }
     for (int i = 0; i < 32; ++i)
         if (host[i] != 7 + i) return 1;
+    startup_clock("work");
     if (stream_ordered) {
         CHECK(cuMemFreeAsync(out, stream));
         CHECK(cuStreamSynchronize(stream));
@@ -53,5 +57,6 @@ int main(int argc, char** argv) {
     CHECK(cuModuleUnload(module));
     CHECK(cuDevicePrimaryCtxRelease(device));
     std::puts("ok");
+    startup_clock("done");
     return 0;
 }
