@@ -1,6 +1,9 @@
 /// @file
-/// OwningHandle: what every owning object is made of, and owning_names, the names their errors
-/// use. Contract: docs/errors-and-lifetime.md, "Closing and resetting".
+/// OwningHandle: what every owning object (Context, Stream, Event, Graph, GraphExec, CudaArray,
+/// MipmappedArray, TextureObject, SurfaceObject, MemoryPool, VirtualAddressRange,
+/// PhysicalAllocation, VirtualMemoryMapping) is made of, and owning_names, the names their errors
+/// and those of ObjectCode, Program and Linker use. Contract: docs/errors-and-lifetime.md,
+/// "Closing and resetting".
 #pragma once
 
 #include "cudacore/forward.hpp"
