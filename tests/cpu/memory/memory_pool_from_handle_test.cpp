@@ -164,4 +164,5 @@ TEST(MemoryPoolFromHandle, AMemoryPoolNeverDestroysItsPool) {
 
 namespace cudacore::test {
 INSTANTIATE_TYPED_TEST_SUITE_P(CpuMemoryPool, OwningContract, ::testing::Types<StandInPoolTraits>);
+INSTANTIATE_TYPED_TEST_SUITE_P(CpuMemoryPool, OwningEquality, ::testing::Types<StandInPoolTraits>);
 }  // namespace cudacore::test

@@ -92,7 +92,9 @@ struct LinkerTraits {
 
 // A typedef: the macro would split the list at its commas.
 using CpuOwningTypes = ::testing::Types<FakeStreamTraits, ObjectCodeTraits, ProgramTraits, LinkerTraits>;
+using CpuComparableTypes = ::testing::Types<FakeStreamTraits, ObjectCodeTraits>;  // Program, Linker: no ==
 
 namespace cudacore::test {
 INSTANTIATE_TYPED_TEST_SUITE_P(Cpu, OwningContract, CpuOwningTypes);
+INSTANTIATE_TYPED_TEST_SUITE_P(Cpu, OwningEquality, CpuComparableTypes);
 }  // namespace cudacore::test

@@ -158,4 +158,5 @@ using OwningTypes =
 
 namespace cudacore::test {
 INSTANTIATE_TYPED_TEST_SUITE_P(Gpu, OwningContract, OwningTypes);
+INSTANTIATE_TYPED_TEST_SUITE_P(Gpu, OwningEquality, OwningTypes);
 }  // namespace cudacore::test
