@@ -5,6 +5,7 @@
 // A diagnostic beside the ratio benchmarks: the wrappers add their own few nanoseconds per call
 // to both sides, so read the split, not the absolute figures.
 #include "bench_support.hpp"
+#include "pointer_attribute_list.hpp"
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/device.hpp"
@@ -315,18 +316,13 @@ int main() {
         stream.sync();
         const CUdeviceptr address = buffer.handle() + 4096;
         constexpr int n = 64;
-        CUpointer_attribute asked[] = {
-            CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_IS_MANAGED,
-            CU_POINTER_ATTRIBUTE_CONTEXT,          CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-            CU_POINTER_ATTRIBUTE_DEVICE_POINTER,   CU_POINTER_ATTRIBUTE_HOST_POINTER,
-            CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
-            CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,   CU_POINTER_ATTRIBUTE_BUFFER_ID,
-            CU_POINTER_ATTRIBUTE_MAPPED,           CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
-        unsigned long long words[12] = {};
-        void* values[12];
-        for (int i = 0; i < 12; ++i) values[i] = &words[i];
+        unsigned long long words[bench::raw_pointer_attribute_count] = {};
+        void* values[bench::raw_pointer_attribute_count];
+        for (unsigned i = 0; i < bench::raw_pointer_attribute_count; ++i) values[i] = &words[i];
         const Split raw = measure(batches, n, [&] {
-            for (int i = 0; i < n; ++i) api.cuPointerGetAttributes(12, asked, values, address);
+            for (int i = 0; i < n; ++i)
+                api.cuPointerGetAttributes(bench::raw_pointer_attribute_count, bench::raw_pointer_attributes,
+                                           values, address);
         });
         std::size_t sink = 0;
         const Split ours = measure(batches, n, [&] {

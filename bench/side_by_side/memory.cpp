@@ -3,6 +3,7 @@
 // attributes of an address (every field of PointerAttributes against the raw query of the same
 // attributes).
 #include "side_by_side/areas.hpp"
+#include "pointer_attribute_list.hpp"
 
 #include "cudacore/buffer.hpp"
 #include "cudacore/buffer_slice.hpp"
@@ -11,6 +12,7 @@
 #include "loader/driver_api.hpp"
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <stdexcept>
 
@@ -65,13 +67,6 @@ void pointer_attributes_row(Runner& runner, const Device& device, const Stream& 
         "pointer_attributes", {5, 300},
         {{"raw",
           [&] {
-              CUpointer_attribute asked[] = {
-                  CU_POINTER_ATTRIBUTE_MEMORY_TYPE,      CU_POINTER_ATTRIBUTE_IS_MANAGED,
-                  CU_POINTER_ATTRIBUTE_CONTEXT,          CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                  CU_POINTER_ATTRIBUTE_DEVICE_POINTER,   CU_POINTER_ATTRIBUTE_HOST_POINTER,
-                  CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE,
-                  CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,   CU_POINTER_ATTRIBUTE_BUFFER_ID,
-                  CU_POINTER_ATTRIBUTE_MAPPED,           CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
               unsigned type = 0, managed = 0, mapped = 0, legacy = 0;
               CUcontext context = nullptr;
               int ordinal = 0;
@@ -82,9 +77,11 @@ void pointer_attributes_row(Runner& runner, const Device& device, const Stream& 
               unsigned long long id = 0;
               void* values[] = {&type, &managed, &context, &ordinal, &device_pointer, &host,
                                 &start, &range, &pool, &id, &mapped, &legacy};
+              static_assert(std::size(values) == bench::raw_pointer_attribute_count);
               return nanoseconds([&] {
                          for (int i = 0; i < queries_per_batch; ++i)
-                             detail::check(api.cuPointerGetAttributes(12, asked, values, address),
+                             detail::check(api.cuPointerGetAttributes(bench::raw_pointer_attribute_count,
+                                                                      bench::raw_pointer_attributes, values, address),
                                            "cuPointerGetAttributes");
                      }) / queries_per_batch;
           },
