@@ -38,6 +38,17 @@ std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<Context
     return box;
 }
 
+std::shared_ptr<GraphBox> node_owned_graph_box(CUgraph handle, const std::shared_ptr<GraphBox>& parent) {
+    auto body = std::make_shared<GraphBox>();
+    body->handle = handle;
+    body->context = parent->context;
+    body->holdings = parent->holdings;  // what bodies need, the graph holds
+    body->owned = false;
+    body->parent = parent;
+    body->conditionals = parent->conditionals;
+    return body;
+}
+
 std::string describe_graph(CUgraph graph, int ordinal) {
     char text[80];
     std::snprintf(text, sizeof text, "graph %p on device %d", static_cast<void*>(graph), ordinal);
@@ -424,16 +435,9 @@ ConditionalNode Graph::add_conditional(GraphDependencies dependencies,
     }
     ConditionalNode result{node, {}};
     result.bodies.reserve(size);
-    for (unsigned index = 0; index < size; ++index) {
-        auto body = std::make_shared<detail::GraphBox>();
-        body->handle = params.conditional.phGraph_out[index];
-        body->context = box.context;
-        body->holdings = box.holdings;  // what bodies need, the graph holds
-        body->owned = false;
-        body->parent = this->box();
-        body->conditionals = box.conditionals;
-        result.bodies.push_back(detail::BoxAccess::make<Graph>(std::move(body)));
-    }
+    for (unsigned index = 0; index < size; ++index)
+        result.bodies.push_back(detail::BoxAccess::make<Graph>(
+            detail::node_owned_graph_box(params.conditional.phGraph_out[index], this->box())));
     return result;
 }
 

@@ -89,6 +89,9 @@ struct GraphExecBox {
 
 std::shared_ptr<GraphBox> make_graph_box(CUgraph handle, std::shared_ptr<ContextBox> context,
                                          std::shared_ptr<GraphHoldings> holdings);
+// The box of a graph that belongs to a node of `parent` (a child graph, a conditional body): not
+// destroyed by its wrappers, which hold `parent` and share its holdings and conditional records.
+std::shared_ptr<GraphBox> node_owned_graph_box(CUgraph handle, const std::shared_ptr<GraphBox>& parent);
 
 // "executable graph 0x... on device 0".
 std::string describe_exec(const GraphExecBox& box);

@@ -129,17 +129,9 @@ AllocationNodeParams read_allocation(GraphNode node, const Graph& graph) {
     return params;
 }
 
-// A graph that belongs to a node (a child graph, a conditional body): not destroyed by its
-// wrapper, which holds the graph it belongs to and shares its holdings.
+// A Graph of a node's own graph (node_owned_graph_box: a child graph, a conditional body).
 Graph node_owned_graph(CUgraph handle, const std::shared_ptr<detail::GraphBox>& parent) {
-    auto body = std::make_shared<detail::GraphBox>();
-    body->handle = handle;
-    body->context = parent->context;
-    body->holdings = parent->holdings;
-    body->owned = false;
-    body->parent = parent;
-    body->conditionals = parent->conditionals;
-    return detail::BoxAccess::make<Graph>(std::move(body));
+    return detail::BoxAccess::make<Graph>(detail::node_owned_graph_box(handle, parent));
 }
 
 GraphNodeParams read_conditional(GraphNode node, const std::shared_ptr<detail::GraphBox>& box) {
