@@ -79,6 +79,9 @@ public:
 protected:
     /// What every copy shares.
     struct State {
+        /// Made in place in its shared block.
+        State(std::shared_ptr<Box> made_box, Raw made_handle, std::shared_ptr<void> made_companion) noexcept
+            : box(std::move(made_box)), handle(made_handle), companion(std::move(made_companion)) {}
         std::shared_ptr<Box> box;  ///< null once closed
         Raw handle{};              ///< the driver handle while open, for the hot calls
         bool closed = false;    ///< close() was called on one of the copies
@@ -86,19 +89,21 @@ protected:
         std::shared_ptr<void> companion;  ///< dropped with the box (Stream: its wrapper count)
     };
 
-    /// An object of `box` (null: empty) with driver handle `handle`; `Derived` is an aggregate.
-    static Derived adopt(std::shared_ptr<Box> box, Raw handle,
-                         std::shared_ptr<void> companion = {}) {
+    /// An object of `box` (null: empty) with driver handle `handle`, its shared state from
+    /// `allocator` (the library's per-thread pool); `Derived` is an aggregate.
+    template <class Allocator = std::allocator<State>>
+    static Derived adopt(std::shared_ptr<Box> box, Raw handle, std::shared_ptr<void> companion = {},
+                         const Allocator& allocator = {}) {
         static_assert(std::is_aggregate_v<Derived>, "an owning type declares no constructor");
-        return Derived{made(std::move(box), handle, std::move(companion))};
+        return Derived{made(std::move(box), handle, std::move(companion), allocator)};
     }
     /// The base of adopt()'s object, for a type with constructors of its own (MemoryPool).
-    static OwningHandle made(std::shared_ptr<Box> box, Raw handle,
-                             std::shared_ptr<void> companion = {}) {
+    template <class Allocator = std::allocator<State>>
+    static OwningHandle made(std::shared_ptr<Box> box, Raw handle, std::shared_ptr<void> companion = {},
+                             const Allocator& allocator = {}) {
         OwningHandle object;
         if (box)
-            object.state_ = std::make_shared<State>(
-                State{std::move(box), handle, false, {}, std::move(companion)});
+            object.state_ = std::allocate_shared<State>(allocator, std::move(box), handle, std::move(companion));
         return object;
     }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cudacore/owning_handle.hpp"
+#include "support/thread_block_pool.hpp"
 
 #include <memory>
 #include <type_traits>
@@ -23,12 +24,11 @@ struct BoxAccess {
         if constexpr (std::is_base_of_v<OwningHandleBase, Object>) {
             if (!box) return Object::adopt(nullptr, {});
             auto handle = box->handle;
-            if constexpr (requires { public_companion(box); }) {
-                std::shared_ptr<void> companion = public_companion(box);
-                return Object::adopt(std::move(box), handle, std::move(companion));
-            } else {
-                return Object::adopt(std::move(box), handle);
-            }
+            // The shared state from this thread's pool: objects made and dropped in a loop (a
+            // capture's Graph and GraphExec, an Event) cost no malloc and free for it.
+            std::shared_ptr<void> companion;
+            if constexpr (requires { public_companion(box); }) companion = public_companion(box);
+            return Object::adopt(std::move(box), handle, std::move(companion), ThreadBlockPool<void*>());
         } else {
             return Object(std::move(box));
         }

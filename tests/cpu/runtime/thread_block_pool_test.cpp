@@ -1,20 +1,39 @@
-// The per-thread block pool behind Event boxes: a freed block is reused
-// by the next allocation on the same thread, blocks freed on another thread are fine, and
+// The per-thread block pool behind Event boxes and every owning object's shared state: a freed
+// block is reused by the next allocation on the same thread, blocks freed on another thread are
+// fine, and
 // everything made and dropped on short-lived threads is released (run under LSan to see it);
 // a box freed at exit after the pool went away is freed plainly. The sized blocks behind values
 // that copy bytes (an ObjectCode from bytes): reused when they fit, bounded in size and number.
 #include "test_support.hpp"
 
+#include "cudacore/context.hpp"
 #include "cudacore/object_code.hpp"
+#include "runtime/runtime_handles.hpp"
+#include "support/box_access.hpp"
 #include "support/thread_block_pool.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+// This thread's calls of operator new while `counting_news` is set (the program's other
+// allocations go through uncounted).
+thread_local bool counting_news = false;
+thread_local long counted_news = 0;
+
+void* operator new(std::size_t size) {
+    if (counting_news) ++counted_news;
+    if (void* memory = std::malloc(size ? size : 1)) return memory;
+    throw std::bad_alloc();
+}
+void operator delete(void* memory) noexcept { std::free(memory); }
+void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
 
 namespace {
 
@@ -78,6 +97,24 @@ TEST(ThreadBlockPool, BoxesCrossThreadsAndShortLivedThreadsLeaveNothingBehind) {
     std::vector<std::shared_ptr<Box>> again;
     for (int i = 0; i < 100; ++i) again.push_back(make_box(i));
     for (int i = 0; i < 100; ++i) EXPECT_EQ(again[i]->value, i);
+}
+
+// The shared state of an owning object (here a Context of a context its caller owns, so that
+// no driver is called) is a pooled block: objects made and dropped in a loop (a capture's Graph
+// and GraphExec, Events) allocate nothing for it once the first was dropped.
+TEST(ThreadBlockPool, AnOwningObjectsSharedStateAllocatesNothingOnceOneWasDropped) {
+    auto box = std::make_shared<cudacore::detail::ContextBox>();
+    box->handle = reinterpret_cast<CUcontext>(0x1234);
+    cudacore::detail::BoxAccess::make<cudacore::Context>(box);  // made and dropped: a block kept
+    counted_news = 0;
+    counting_news = true;
+    for (int i = 0; i < 100; ++i) {
+        const auto context = cudacore::detail::BoxAccess::make<cudacore::Context>(box);
+        if (context.handle() != box->handle) ADD_FAILURE() << "another handle";
+    }
+    counting_news = false;
+    EXPECT_EQ(counted_news, 0);
+    EXPECT_EQ(box.use_count(), 1);  // every state dropped its share
 }
 
 // Any box may be freed by any destructor at exit, also after the pool's per-thread owner was
