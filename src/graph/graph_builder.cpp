@@ -94,6 +94,12 @@ struct GraphBuilder::Private {
     bool capturing = false;
     CaptureMode mode = CaptureMode::relaxed;
     std::shared_ptr<detail::GraphBox> body;  // for a body builder: the body graph
+
+    // From this thread's pool, as the capture's boxes: a builder is made and dropped per capture.
+    static void* operator new(std::size_t) { return detail::ThreadBlockPool<Private>().allocate(1); }
+    static void operator delete(void* block) noexcept {
+        detail::ThreadBlockPool<Private>().deallocate(static_cast<Private*>(block), 1);
+    }
 };
 
 namespace {
