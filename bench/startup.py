@@ -18,17 +18,21 @@ index), copies the result back, checks it and exits:
     ObjectCode.from_cubin) and CuPy RawKernel with its disk cache, each a fresh Python process
     (the interpreter's start counted: that is what their users pay).
 Each round runs every system once, the order turned each round (drift falls on all alike). Prints
-a Markdown table (median and spread of the wall time, ratio to the driver + cubin program), the
-phases of 9 more runs of the driver and cudacore programs (PHASES, from the programs'
-STARTUP_CLOCK lines), and where one more cudacore run spends
-its time in main() (startup_cudacore --steps),
+a Markdown table (median and spread of the wall time, ratio to the driver + cubin program, and
+that ratio's 95% interval: the 2.5th and 97.5th percentiles of the ratio of medians over 2,000
+resamplings of the rounds, each round's runs kept together), the phases of --phase-runs more runs
+of the driver and cudacore programs (PHASES, from the programs' STARTUP_CLOCK lines), and where
+one more cudacore run spends its time in main() (startup_cudacore --steps),
 writing both with every sample to OUT/startup.md and OUT/startup.json. A system that cannot run
-is listed with the reason.
+is listed with the reason. --only "NAME;..." keeps the rows of those names (the driver + cubin
+program always runs: the ratios are to it); many rounds of a few rows narrow the interval where
+the whole table would take too long.
 """
 
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -127,12 +131,29 @@ def phases(argv, env, runs):
     return {phase: statistics.median(values) for phase, values in split.items()}
 
 
+def ratio_interval(samples, base, resamples=2000, seed=1):
+    """The 2.5th and 97.5th percentiles of median(samples) / median(base) over resamplings of the
+    rounds (the same rounds for both: a round's runs shared its host's state)."""
+    rounds = min(len(samples), len(base))
+    if rounds < 5:
+        return None
+    pick = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        chosen = [pick.randrange(rounds) for _ in range(rounds)]
+        ratios.append(statistics.median(samples[i] for i in chosen) / statistics.median(base[i] for i in chosen))
+    ratios.sort()
+    return ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--build-dir", default="build")
     parser.add_argument("--out", default="startup-out")
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--only", default="", help="row names separated by semicolons: run only those rows")
+    parser.add_argument("--phase-runs", type=int, default=9)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="cudacore-startup-")
@@ -231,6 +252,10 @@ def main():
             (STREAM_ORDERED_DRIVER, driver_stream_row), (STREAM_ORDERED_CUDACORE, cudacore_stream_row),
             ("cuda.core, FileStreamProgramCache hit (Python)", cuda_core_row),
             ("CuPy RawKernel, disk cache hit (Python)", cupy_row)]
+    if args.only:
+        wanted = [text for text in args.only.split(";") if text]
+        rows = [(name, set_up) for name, set_up in rows
+                if name == "driver + cubin file" or name in wanted]
     names = [name for name, _ in rows]
     for name, set_up in rows:
         attempt(name, set_up)
@@ -253,11 +278,12 @@ def main():
     split = {}
     try:
         if os.path.exists(driver_binary):
-            split["driver + cubin file"] = phases([driver_binary, cubin], env, 9)
-        split["cudacore, disk cache hit"] = phases([cudacore_program], dict(env, CUDACORE_CACHE_DIR=warm), 9)
+            split["driver + cubin file"] = phases([driver_binary, cubin], env, args.phase_runs)
+        split["cudacore, disk cache hit"] = phases([cudacore_program], dict(env, CUDACORE_CACHE_DIR=warm),
+                                                   args.phase_runs)
     except Exception as error:
         split = {"skipped": {f"{type(error).__name__}: {error}"[:160]: 0.0}}
-    split_lines = ["| program (median of 9 more runs) | " + " | ".join(PHASES) + " |",
+    split_lines = [f"| program (median of {args.phase_runs} more runs) | " + " | ".join(PHASES) + " |",
                    "|---|" + "---:|" * len(PHASES)]
     for name, values in split.items():
         split_lines.append(f"| {name} | " + " | ".join(f"{values.get(phase, 0.0):.1f}" for phase in PHASES) + " |")
@@ -266,14 +292,14 @@ def main():
     step_lines = [line for line in steps.stderr.splitlines() if line.startswith("step ")]
     floor = results.get("driver + cubin file", {}).get("samples")
     floor_median = statistics.median(floor) if floor else None
-    lines = ["| start-up: exec to the first kernel's result | median ms | min-max ms | vs driver + cubin |",
-             "|---|---:|---:|---:|"]
+    lines = ["| start-up: exec to the first kernel's result | median ms | min-max ms | vs driver + cubin | 95% interval |",
+             "|---|---:|---:|---:|---:|"]
     for name in names:
         result = results.get(name)
         if result is None:
             continue
         if "skipped" in result:
-            lines.append(f"| {name} | | | skipped: {result['skipped'][:160]} |")
+            lines.append(f"| {name} | | | skipped: {result['skipped'][:160]} | |")
             continue
         values = result["samples"]
         median = statistics.median(values)
@@ -281,14 +307,17 @@ def main():
         base = results.get(STREAM_ORDERED_DRIVER, {}).get("samples") if name == STREAM_ORDERED_CUDACORE else floor
         base_median = statistics.median(base) if base else None
         ratio = f"{median / base_median:.3f}" if base_median else ""
-        lines.append(f"| {name} | {median:.1f} | {min(values):.1f}-{max(values):.1f} | {ratio} |")
+        interval = ratio_interval(values, base) if base and values is not base else None
+        spread = f"{interval[0]:.3f}-{interval[1]:.3f}" if interval else ""
+        lines.append(f"| {name} | {median:.1f} | {min(values):.1f}-{max(values):.1f} | {ratio} | {spread} |")
     table = "\n".join(lines)
     print(table)
     print("\n".join(["", "the phases of a run, ms:"] + split_lines))
     print("\n".join(["", "where a cudacore hit's time goes (one more run, ms since main()):"] + step_lines))
     with open(os.path.join(args.out, "startup.md"), "w") as f:
         f.write(f"Fresh process each run, median of {args.runs} rounds (each system once a round, the order "
-                f"turned each round).\n\n{table}\n\nThe phases of a run, ms:\n\n" + "\n".join(split_lines) +
+                f"turned each round; the interval: the ratio of medians over resamplings of the rounds)."
+                f"\n\n{table}\n\nThe phases of a run, ms:\n\n" + "\n".join(split_lines) +
                 "\n\nWhere a cudacore hit's time goes (ms since main()):\n\n"
                 + "\n".join(f"    {line}" for line in step_lines) + "\n")
     with open(os.path.join(args.out, "startup.json"), "w") as f:
