@@ -45,7 +45,7 @@ void object_code_operations(Runner& runner, const std::string& launch_cubin);
 void cache_hit_operations(Runner& runner, const std::string& arch, const KernelSource& kernel,
                           const std::filesystem::path& cache_dir);
 
-// launch.cpp (GPU): get_kernel first and repeated; launches enqueued and round trips.
+// launches.cpp (GPU): get_kernel first and repeated; launches enqueued and round trips.
 void launch_operations(Runner& runner, const Device& device, const Stream& stream,
                        const std::string& launch_cubin);
 extern const std::vector<std::string> launch_operation_names;

@@ -1,7 +1,7 @@
 """cuda.core and CuPy: importing them and their versions, and running their areas in the order the
 rows have always been measured in (keep it, so that runs stay comparable)."""
 
-from . import cache, code, events, graphs, launch, memory
+from . import cache, code, events, graphs, launches, memory
 from .harness import LAUNCH_BLOCK
 from .operations import GPU_OPERATIONS, OPERATIONS
 
@@ -64,7 +64,7 @@ def run_cuda_core(cc, runner, kernels, environment):
         return
     stream = device.create_stream()
     config = cc.LaunchConfig(grid=1, block=LAUNCH_BLOCK)
-    empty = launch.cuda_core_rows(cc, runner, device, stream, config, cubin, launch_keywords, launch_code)
+    empty = launches.cuda_core_rows(cc, runner, device, stream, config, cubin, launch_keywords, launch_code)
     events.cuda_core_rows(cc, runner, device, stream, config, empty)
     memory.cuda_core_rows(runner, device, stream)
     graphs.cuda_core_rows(cc, runner, device, stream, config, empty)
@@ -89,7 +89,7 @@ def run_cupy(cupy, runner, kernels, environment):
             source, names = kernels[label]
             code.cupy_compile(runner, modules, label, source, names)
             cache.cupy_hits(cupy, runner, modules, label, source, names)
-        empty, stream = launch.cupy_rows(cupy, runner, modules, kernels)
+        empty, stream = launches.cupy_rows(cupy, runner, modules, kernels)
         events.cupy_rows(cupy, runner, stream, empty)
         memory.cupy_rows(cupy, runner, stream)
         code.cupy_object_code_skips(runner.results)

@@ -1,5 +1,6 @@
 // compile_distributed: each rank compiles its share of the jobs, then all ranks exchange them.
 #include "cudacore/mpi_compile.hpp"
+#include "cudacore/mpi_devices.hpp"
 
 #include "mpi/mpi_support.hpp"
 #include "mpi/node_pool.hpp"

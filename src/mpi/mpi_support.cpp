@@ -1,5 +1,7 @@
 #include "mpi/mpi_support.hpp"
 
+#include "cudacore/compile_errors.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cstring>

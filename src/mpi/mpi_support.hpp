@@ -2,7 +2,7 @@
 // framing, and the agreement that turns one rank's failure into an exception on every rank.
 #pragma once
 
-#include "cudacore/mpi.hpp"
+#include "cudacore/mpi_transfer.hpp"
 
 #include <cstdint>
 #include <exception>

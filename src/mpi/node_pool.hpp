@@ -2,7 +2,7 @@
 // node's first rank (compile_distributed with child processes), and how the others wait for it.
 #pragma once
 
-#include "cudacore/mpi.hpp"
+#include "cudacore/mpi_transfer.hpp"
 
 #include <sched.h>
 

@@ -171,9 +171,9 @@ void step_bundle(Demo& demo);          // bundle.cpp
 void step_fatbin(Demo& demo);          // fatbin.cpp
 void step_serialize(Demo& demo);       // serialize.cpp
 void step_load(Demo& demo);            // serialize.cpp
-void step_saxpy(Demo& demo);           // launch.cpp
-void step_reduction(Demo& demo);       // launch.cpp
-void step_driver_log(Demo& demo);      // launch.cpp
+void step_saxpy(Demo& demo);           // launches.cpp
+void step_reduction(Demo& demo);       // launches.cpp
+void step_driver_log(Demo& demo);      // launches.cpp
 void step_graph(Demo& demo);           // graph.cpp
 void step_nvcc_style(Demo& demo);      // nvcc_style.cpp
 void step_slices(Demo& demo);          // slices.cpp

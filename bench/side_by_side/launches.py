@@ -1,4 +1,4 @@
-"""Side by side, launch (launch.cpp's rows) through cuda.core and CuPy: first and repeated kernel
+"""Side by side, launch (launches.cpp's rows) through cuda.core and CuPy: first and repeated kernel
 lookups, launches enqueued in bursts, launch + synchronize."""
 
 from .harness import LAUNCH_BLOCK, LAUNCH_BURST, LOOKUPS, now_ns
