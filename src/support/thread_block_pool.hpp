@@ -1,8 +1,9 @@
 // An allocator for std::allocate_shared that keeps a few freed blocks per thread and type, so
 // that a small shared box made and dropped in a loop (an Event's box) costs no malloc and free
 // (on an H100, event_create 0.44x raw with it, 0.56-0.59x with std::make_shared). An ObjectCode's
-// holder (one per memory-cache hit) and the boxes a capture makes and drops use it too; the
-// boxes of ObjectCode from a moved string gained under 3% and use std::make_shared.
+// holder (one per memory-cache hit), the boxes a capture makes and drops, and every owning
+// object's shared state (BoxAccess::make) use it too; the boxes of ObjectCode from a moved string
+// gained under 3% and use std::make_shared.
 // A block freed on another thread joins that thread's list; each list is bounded. The
 // per-thread list is trivially destructible TLS of the default model (no static TLS, so the
 // library loads with dlopen; one __tls_get_addr call to reach it); its blocks are freed at thread exit
