@@ -28,9 +28,6 @@ namespace cudacore {
 
 namespace {
 
-constexpr const char* kNvJitLink = "nvJitLink";
-constexpr const char* kDriver = "driver";
-
 std::string input_name(const ObjectCode& input, std::size_t index) {
     return input.name().empty() ? "input " + std::to_string(index) : input.name();
 }
@@ -257,15 +254,6 @@ SymbolMap linked_symbols(const std::vector<ObjectCode>& inputs) {
 
 }  // namespace
 
-std::string_view to_string(LinkerBackend backend) noexcept {
-    switch (backend) {
-        case LinkerBackend::automatic: return "automatic";
-        case LinkerBackend::nvjitlink: return kNvJitLink;
-        case LinkerBackend::driver: return kDriver;
-    }
-    return "unknown";
-}
-
 LinkerBackend Linker::which_backend() noexcept {
     if (detail::nvjitlink_available()) return LinkerBackend::nvjitlink;
     if (detail::driver_available()) return LinkerBackend::driver;
@@ -273,7 +261,7 @@ LinkerBackend Linker::which_backend() noexcept {
 }
 
 LinkerBackend Linker::backend_kind() const noexcept {
-    return backend_ == kDriver ? LinkerBackend::driver : LinkerBackend::nvjitlink;
+    return backend_ == to_string(LinkerBackend::driver) ? LinkerBackend::driver : LinkerBackend::nvjitlink;
 }
 
 void Linker::close() noexcept {
@@ -326,12 +314,12 @@ Linker::Linker(std::vector<ObjectCode> inputs, LinkerOptions options)
         chosen = LinkerBackend::nvjitlink;
     }
     if (chosen == LinkerBackend::automatic) chosen = which_backend();
-    backend_ = chosen == LinkerBackend::driver ? kDriver : kNvJitLink;
+    backend_ = to_string(chosen);
 }
 
 std::vector<std::string> Linker::flags() const {
     check_open("Linker::flags");
-    if (backend_ == kDriver) return driver_jit_options(options_).described;
+    if (backend_kind() == LinkerBackend::driver) return driver_jit_options(options_).described;
     return nvjitlink_flags(options_);
 }
 
@@ -344,7 +332,7 @@ ObjectCode Linker::link(CodeType target) {
     }
     info_log_.clear();
     error_log_.clear();
-    if (backend_ == kDriver) {
+    if (backend_kind() == LinkerBackend::driver) {
         if (target != CodeType::cubin) {
             throw InvalidArgumentError("linker '" + options_.name +
                                        "': the driver's linker only produces cubin, not " +
@@ -423,7 +411,7 @@ ObjectCode Linker::link_with_nvjitlink(CodeType target) {
         if (run.linked && !is_verbose(options_) && has_error_line(info_log_)) append_line(log, info_log_);
         if (!console.empty()) append_line(log, console);
         append_line(log, run.failure);
-        throw LinkError(options_.name, std::move(log), flags, kNvJitLink, std::move(run.failure));
+        throw LinkError(options_.name, std::move(log), flags, backend_, std::move(run.failure));
     }
     // Printed by the worker's linker, which in this process would have reached the terminal.
     if (!console.empty()) append_line(info_log_, console);
@@ -465,7 +453,7 @@ ObjectCode Linker::link_with_driver() {
         std::string failure = call + " failed: " + driver_status_name(status) + ": " +
                               driver_status_text(status);
         append_line(log, failure);
-        throw LinkError(options_.name, std::move(log), jit.described, kDriver, std::move(failure));
+        throw LinkError(options_.name, std::move(log), jit.described, backend_, std::move(failure));
     };
 
     for (std::size_t i = 0; i < inputs_.size(); ++i) {

@@ -6,6 +6,15 @@
 
 namespace cudacore {
 
+std::string_view to_string(LinkerBackend backend) noexcept {
+    switch (backend) {
+        case LinkerBackend::automatic: return "automatic";
+        case LinkerBackend::nvjitlink: return "nvJitLink";
+        case LinkerBackend::driver: return "driver";
+    }
+    return "unknown";
+}
+
 std::string resolve_arch(const LinkerOptions& options) {
     if (options.arch) return normalize_arch(*options.arch);
     return current_device_arch(("linker '" + options.name + "'").c_str());
