@@ -104,7 +104,7 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/cache_artefact.cpp
   src/cache/disk/disk_program_cache.cpp
   src/cache/disk/disk_program_cache_opening.cpp
-  src/cache/disk/disk_entry.cpp
+  src/cache/disk/disk_program_cache_entry.cpp
   src/cache/disk/disk_files.cpp
   src/cache/disk/disk_shards.cpp
   src/cache/disk/disk_shard_repair.cpp
@@ -112,9 +112,10 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/disk/disk_program_cache_maintenance.cpp
   src/cache/disk/shard_counters.cpp
   src/cache/remote/remote_cache_options.cpp
+  src/cache/remote/remote_cache_options_secret.cpp
   src/cache/remote/redis_connection.cpp
   src/cache/remote/redis_stream.cpp
-  src/cache/remote/remote_entry.cpp
+  src/cache/remote/remote_program_cache_entry.cpp
   src/cache/remote/server_backoff.cpp
   src/cache/remote/failure_reports.cpp
   src/cache/remote/connection_pool.cpp

@@ -3,7 +3,7 @@
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 
-#include "cache/disk/disk_entry.hpp"
+#include "cache/disk/disk_program_cache_entry.hpp"
 #include "support/atomic_file.hpp"
 
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-// DiskProgramCache's get, put and stats. The pieces: disk_entry (an entry's name, bytes, read
-// and write), disk_shards and disk_shard_repair (the shard folders), shard_counters (their
-// sizes), disk_eviction (after a put), disk_program_cache_maintenance (prune, clear),
+// DiskProgramCache's get, put and stats. The pieces: disk_program_cache_entry (an entry's name,
+// bytes, read and write), disk_shards and disk_shard_repair (the shard folders), shard_counters
+// (their sizes), disk_eviction (after a put), disk_program_cache_maintenance (prune, clear),
 // disk_program_cache_opening (the directory). docs/design/cache-layout.md has the mechanism.
 #include "cudacore/disk_program_cache.hpp"
 
@@ -8,7 +8,7 @@
 #include "cudacore/warnings.hpp"
 
 #include "cache/activity_counters.hpp"
-#include "cache/disk/disk_entry.hpp"
+#include "cache/disk/disk_program_cache_entry.hpp"
 #include "cache/disk/disk_eviction.hpp"
 #include "cache/disk/disk_files.hpp"
 #include "cache/disk/disk_shard_repair.hpp"

@@ -5,7 +5,7 @@
 
 #include "cudacore/errors.hpp"
 
-#include "cache/disk/disk_entry.hpp"
+#include "cache/disk/disk_program_cache_entry.hpp"
 #include "cache/disk/disk_files.hpp"
 #include "cache/disk/shard_counters.hpp"
 #include "code/compiler_identity.hpp"

@@ -1,4 +1,4 @@
-#include "cache/disk/disk_entry.hpp"
+#include "cache/disk/disk_program_cache_entry.hpp"
 
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
