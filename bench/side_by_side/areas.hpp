@@ -20,6 +20,20 @@ namespace cudacore::bench::side_by_side {
 inline constexpr int launch_burst = 64;
 inline constexpr unsigned launch_block = 32;
 
+// The arguments of launch_source's `eight` kernel (kernels.hpp) as the raw side passes them, in
+// the launch and graph rows; its pointers stay null unless a row gives it memory (the kernel
+// reads them only in a thread that never runs).
+struct EightArguments {
+    int a = 1;
+    double b = 2;
+    CUdeviceptr in = 0;
+    signed char c = 3;
+    unsigned long long u = 4;
+    float f = 5;
+    short s = 6;
+    CUdeviceptr out = 0;
+};
+
 // The options every area compiles with: the target architecture and the program's name.
 ProgramOptions options_for(const std::string& arch, const std::string& name);
 

@@ -28,19 +28,6 @@ int graph_replays(int kernels) { return kernels >= launch_burst ? 1 : launch_bur
 // Instantiations per timed repetition of the instantiate + launch row (each takes microseconds).
 constexpr int instantiations = 8;
 
-// The arguments of launch_source's `eight` kernel as the raw side passes them (the kernel never
-// reads its pointers: they stay null).
-struct EightArguments {
-    int a = 1;
-    double b = 2;
-    CUdeviceptr in = 0;
-    signed char c = 3;
-    unsigned long long u = 4;
-    float f = 5;
-    short s = 6;
-    CUdeviceptr out = 0;
-};
-
 // Per-node kernel update + launch, and instantiate + launch, of a one-node graph of `eight`
 // whose first argument changes every time.
 void graph_update_operations(Runner& runner, const Device& device, const Stream& stream,

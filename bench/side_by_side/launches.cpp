@@ -15,22 +15,6 @@
 
 namespace cudacore::bench::side_by_side {
 
-namespace {
-
-// The arguments of launch_source's `eight` kernel, as the raw side passes them.
-struct EightArguments {
-    int a = 1;
-    double b = 2;
-    CUdeviceptr in = 0;
-    signed char c = 3;
-    unsigned long long u = 4;
-    float f = 5;
-    short s = 6;
-    CUdeviceptr out = 0;
-};
-
-}  // namespace
-
 const std::vector<std::string> launch_operation_names = {
     "get_kernel_first", "get_kernel_first_compiled", "get_kernel_repeated", "launch_empty_enqueue",
     "launch_8_args_enqueue", "launch_sync_roundtrip"};
