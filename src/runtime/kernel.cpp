@@ -1,6 +1,7 @@
 #include "cudacore/kernel.hpp"
 
 #include "code/kernel_parameter_count.hpp"
+#include "code/object_code_state.hpp"
 
 #include "cudacore/device.hpp"
 #include "cudacore/errors.hpp"
@@ -12,7 +13,9 @@
 #include "runtime/runtime_handles.hpp"
 #include "support/box_access.hpp"
 
+#include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace cudacore {
 
@@ -174,6 +177,40 @@ Kernel Kernel::from_handle(CUkernel kernel) {
     return detail::BoxAccess::make<Kernel>(
         detail::make_kernel_box(kernel, lowered, lowered, "kernel '" + lowered + "' (user handle)",
                                 nullptr, {}, /*query_parameters_now=*/true));
+}
+
+Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
+    if (kernel == nullptr) throw InvalidArgumentError("Kernel::from_handle: null CUkernel");
+    detail::ObjectCodeState& state = *detail::ObjectCodeAccess::state(code);
+    const std::shared_ptr<detail::LibraryBox>& library = detail::loaded_library(state, {});
+    // The kernel must be one of this library's: otherwise holding the library would not keep
+    // the kernel's code loaded.
+    const detail::DriverApi& api = detail::driver();
+    unsigned count = 0;
+    detail::check(api.cuLibraryGetKernelCount(&count, library->handle), "cuLibraryGetKernelCount",
+                  detail::describe_code(state));
+    std::vector<CUkernel> kernels(count);
+    if (count) {
+        detail::check(api.cuLibraryEnumerateKernels(kernels.data(), count, library->handle),
+                      "cuLibraryEnumerateKernels", detail::describe_code(state));
+    }
+    if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) {
+        throw InvalidArgumentError("Kernel::from_handle: the CUkernel is not one of the kernels "
+                                   "of " + detail::describe_code(state) + " (it holds: " +
+                                   detail::kernel_list(state, library->handle) + ")");
+    }
+    const char* name = nullptr;
+    detail::check(api.cuKernelGetName(&name, kernel), "cuKernelGetName",
+                  "a kernel of " + detail::describe_code(state));
+    const std::string lowered = name ? name : "";
+    // The name it is known by: its name expression when the symbol map has one.
+    std::string known = lowered;
+    for (const auto& [expression, symbol] : state.symbols)
+        if (symbol == lowered) known = expression;
+    std::string description = "kernel '" + known + "' (" + detail::describe_code(state) + ")";
+    return detail::BoxAccess::make<Kernel>(
+        detail::make_kernel_box(kernel, std::move(known), lowered, std::move(description), library,
+                                detail::kernel_parameter_count(state.type, state.code, lowered)));
 }
 
 CUkernel Kernel::handle() const noexcept { return box_ ? box_->handle : nullptr; }

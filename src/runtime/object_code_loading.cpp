@@ -378,40 +378,6 @@ detail::LazyLibrary::~LazyLibrary() {
         [](const Kernel& kernel) { detail::box_of(kernel)->settle_parameter_count(); });
 }
 
-Kernel Kernel::from_handle(CUkernel kernel, const ObjectCode& code) {
-    if (kernel == nullptr) throw InvalidArgumentError("Kernel::from_handle: null CUkernel");
-    detail::ObjectCodeState& state = *detail::ObjectCodeAccess::state(code);
-    const std::shared_ptr<detail::LibraryBox>& library = detail::loaded_library(state, {});
-    // The kernel must be one of this library's: otherwise holding the library would not keep
-    // the kernel's code loaded.
-    const detail::DriverApi& api = detail::driver();
-    unsigned count = 0;
-    detail::check(api.cuLibraryGetKernelCount(&count, library->handle), "cuLibraryGetKernelCount",
-                  describe_code(state));
-    std::vector<CUkernel> kernels(count);
-    if (count) {
-        detail::check(api.cuLibraryEnumerateKernels(kernels.data(), count, library->handle),
-                      "cuLibraryEnumerateKernels", describe_code(state));
-    }
-    if (std::find(kernels.begin(), kernels.end(), kernel) == kernels.end()) {
-        throw InvalidArgumentError("Kernel::from_handle: the CUkernel is not one of the kernels "
-                                   "of " + describe_code(state) + " (it holds: " +
-                                   detail::kernel_list(state, library->handle) + ")");
-    }
-    const char* name = nullptr;
-    detail::check(api.cuKernelGetName(&name, kernel), "cuKernelGetName",
-                  "a kernel of " + describe_code(state));
-    const std::string lowered = name ? name : "";
-    // The name it is known by: its name expression when the symbol map has one.
-    std::string known = lowered;
-    for (const auto& [expression, symbol] : state.symbols)
-        if (symbol == lowered) known = expression;
-    std::string description = "kernel '" + known + "' (" + describe_code(state) + ")";
-    return detail::BoxAccess::make<Kernel>(
-        detail::make_kernel_box(kernel, std::move(known), lowered, std::move(description), library,
-                                detail::kernel_parameter_count(state.type, state.code, lowered)));
-}
-
 // ObjectCode's loading calls (object_code.hpp), defined here because they load a CUlibrary and
 // make Kernels.
 void ObjectCode::load() const {
