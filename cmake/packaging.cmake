@@ -59,7 +59,7 @@ set(CPACK_DEBIAN_DEV_DESCRIPTION
 # What cudacoreConfig.cmake finds (find_dependency) and cudacore.pc requires. The CUDA toolkit's
 # headers (cuda.h, nvrtc.h) come from NVIDIA's repository or a toolkit installed by hand.
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
-    "libssl-dev, libzstd-dev, libhiredis-dev, liburiparser-dev, libdlpack-dev")
+    "libssl-dev, libzstd-dev, nettle-dev, libhiredis-dev, liburiparser-dev, libdlpack-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "cuda-cudart-dev-13-0, cuda-nvrtc-dev-13-0, cudacore-tools")
 set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "libcudacore-mpi0, libopenmpi-dev")
 

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-packages.sh cmake ninja-build ccache g++ libgtest-dev libbenchmark-dev \
-  libcli11-dev libxxhash-dev libzstd-dev libssl-dev nlohmann-json3-dev llvm-14 libdlpack-dev libhiredis-dev liburiparser-dev \
+  libcli11-dev libxxhash-dev libzstd-dev nettle-dev libssl-dev nlohmann-json3-dev llvm-14 libdlpack-dev libhiredis-dev liburiparser-dev \
   libgl-dev libegl-dev "$@"
 # libgl-dev, libegl-dev: GL/gl.h, to check cudaGL.h's types against the driver table, and the
 # OpenGL interop tests' headless EGL context (the libraries are opened at run time, not linked).

@@ -37,7 +37,8 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/owning_handle.cpp
   src/support/tracing.cpp
   src/support/tracing_handles.cpp
-  src/support/payload_codec.cpp)
+  src/support/payload_codec.cpp
+  src/support/sha256.cpp)
 set(CUDACORE_CODE_SOURCES
   src/code/compiler_flags.cpp
   src/code/compiler_flags_device_arch.cpp

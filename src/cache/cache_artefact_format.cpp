@@ -11,12 +11,12 @@
 
 #include "code/key_versions.hpp"
 #include "cache/sha256_seal.hpp"
+#include "support/sha256.hpp"
 #include "code/decode_cost.hpp"
 #include "code/serialized_parts.hpp"
 #include "support/little_endian.hpp"
 #include "support/payload_codec.hpp"
 
-#include <openssl/crypto.h>
 
 #include <algorithm>
 #include <array>
@@ -41,14 +41,6 @@ constexpr int compression_level = 9;
 
 [[noreturn]] void refuse(const std::string& why) {
     throw SerializationError("CacheArtefact::deserialize: " + why);
-}
-
-// SHA-256 of `bytes`, or HMAC-SHA-256 under `secret` when it is not empty.
-std::string artefact_seal(std::string_view bytes, std::string_view secret) {
-    std::string made = detail::sha256_seal(bytes, secret);
-    if (made.empty())
-        throw SerializationError("CacheArtefact: OpenSSL's SHA-256 (EVP_Digest / HMAC) failed");
-    return made;
 }
 
 // Checks the header and the seals of `bytes`; returns the compressed payload and sets `count`
@@ -91,16 +83,17 @@ std::string_view checked_payload(std::string_view bytes, std::string_view secret
                " follow it, the input has " + std::to_string(present));
     }
     const std::size_t checksum_at = fixed_header_size + static_cast<std::size_t>(compressed_size);
-    const std::string checksum = artefact_seal(bytes.substr(0, checksum_at), {});
-    if (CRYPTO_memcmp(checksum.data(), bytes.data() + checksum_at, seal_size) != 0)
+    const std::string checksum = detail::sha256_seal(bytes.substr(0, checksum_at), {});
+    if (!detail::equal_in_constant_time(checksum.data(), bytes.data() + checksum_at, seal_size))
         refuse("checksum mismatch (SHA-256): the artefact is damaged or was changed");
     if (!is_signed && !secret.empty())
         refuse("not signed, and a secret is required: refused (export it with the secret)");
     if (is_signed && secret.empty())
         refuse("signed with a secret, and none was given: refused (import it with the secret)");
     if (is_signed) {
-        const std::string signature = artefact_seal(bytes.substr(0, checksum_at + seal_size), secret);
-        if (CRYPTO_memcmp(signature.data(), bytes.data() + checksum_at + seal_size, seal_size) != 0)
+        const std::string signature = detail::sha256_seal(bytes.substr(0, checksum_at + seal_size), secret);
+        if (!detail::equal_in_constant_time(signature.data(), bytes.data() + checksum_at + seal_size,
+                                            seal_size))
             refuse("the signature (HMAC-SHA-256) fails: signed with another secret, or changed by "
                    "someone without it");
     }
@@ -253,8 +246,8 @@ std::string CacheArtefact::serialize(std::string_view secret) const {
     put_little_endian(out, payload.size(), 8);
     put_little_endian(out, compressed.size(), 8);
     out += compressed;
-    out += artefact_seal(out, {});
-    if (!secret.empty()) out += artefact_seal(out, secret);
+    out += detail::sha256_seal(out, {});
+    if (!secret.empty()) out += detail::sha256_seal(out, secret);
     return out;
 }
 

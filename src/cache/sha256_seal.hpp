@@ -14,7 +14,7 @@ inline constexpr std::size_t sha256_seal_size = 32;
 inline constexpr std::size_t shortest_seal_secret = 16;
 
 // The sha256_seal_size-byte seal of `bytes`: HMAC-SHA-256 under `secret`, SHA-256 when it is
-// empty. Empty when OpenSSL fails (each caller reports that in its own words). Thread-safe.
+// empty. Thread-safe.
 std::string sha256_seal(std::string_view bytes, std::string_view secret);
 
 }  // namespace cudacore::detail

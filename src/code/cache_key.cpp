@@ -12,8 +12,7 @@
 #include "code/compiler_identity.hpp"
 #include "loader/driver_api.hpp"
 #include "loader/nvvm_api.hpp"
-
-#include <openssl/evp.h>
+#include "support/sha256.hpp"
 
 #include <cstring>
 #include <memory>
@@ -22,25 +21,11 @@
 namespace cudacore {
 namespace {
 
-// OpenSSL's SHA-256, fetched once: EVP_sha256() makes every EVP_DigestInit_ex look it up again.
-const EVP_MD* sha256() {
-    static const EVP_MD* const md = [] {
-        const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);  // kept until exit
-        return fetched ? fetched : EVP_sha256();
-    }();
-    return md;
-}
-
 // Feeds length-prefixed fields into one SHA-256. Small fields are gathered and hashed together: a
 // key has dozens of them, and each update of the digest costs more than copying a flag.
 class KeyHasher {
 public:
-    KeyHasher() : context_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-        if (!context_ || EVP_DigestInit_ex(context_.get(), sha256(), nullptr) != 1) {
-            throw CacheError("cache_key: EVP_DigestInit_ex(SHA-256) failed");
-        }
-        pending_.reserve(gathered);
-    }
+    KeyHasher() { pending_.reserve(gathered); }
     void field(std::string_view bytes) {
         char length[8];
         for (int i = 0; i < 8; ++i) length[i] = static_cast<char>(bytes.size() >> (8 * i));
@@ -50,30 +35,22 @@ public:
             return;
         }
         flush();
-        update(bytes.data(), bytes.size());  // a large field (the source) as it is
+        hash_.update(bytes);  // a large field (the source) as it is
     }
     CacheKey finish() {
         flush();
         CacheKey key;
-        unsigned int size = 0;
-        if (EVP_DigestFinal_ex(context_.get(), key.digest.data(), &size) != 1 || size != 32) {
-            throw CacheError("cache_key: EVP_DigestFinal_ex(SHA-256) failed");
-        }
+        key.digest = hash_.finish();
         return key;
     }
 
 private:
     static constexpr std::size_t gathered = 4096;
     void flush() {
-        update(pending_.data(), pending_.size());
+        hash_.update(pending_);
         pending_.clear();
     }
-    void update(const void* data, std::size_t size) {
-        if (size != 0 && EVP_DigestUpdate(context_.get(), data, size) != 1) {
-            throw CacheError("cache_key: EVP_DigestUpdate(SHA-256) failed");
-        }
-    }
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context_;
+    detail::Sha256 hash_;
     std::string pending_;  // fields not yet given to the digest
 };
 

@@ -1,9 +1,10 @@
 #include "headers/compile_snapshot.hpp"
 
 #include "headers/include_directives.hpp"
+#include "support/hex.hpp"
+#include "support/sha256.hpp"
 
 #include <dirent.h>
-#include <openssl/evp.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -93,16 +94,8 @@ std::optional<ReadFile> read_regular_file(const std::string& path) {
 }
 
 std::string snapshot_sha256(std::string_view bytes) {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) return {};
-    static constexpr char hex[] = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < size; ++i) {
-        out += hex[digest[i] >> 4];
-        out += hex[digest[i] & 15];
-    }
-    return out;
+    const Sha256Digest digest = sha256(bytes);
+    return hex_of(digest.data(), digest.size());
 }
 
 // ---- the toolkit's side: fixed while the process runs (as its headers are keyed) ------------

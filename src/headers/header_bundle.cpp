@@ -2,11 +2,10 @@
 
 #include "headers/includer_folder_rule.hpp"
 #include "support/hex.hpp"
+#include "support/sha256.hpp"
 
 #include "cudacore/errors.hpp"
 #include "headers/bundle_folder.hpp"
-
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <memory>
@@ -24,30 +23,20 @@ namespace {
 
 // SHA-256 of each header's name and content, each length-prefixed so that no two run together.
 std::string digest_of(const std::vector<BundledHeader>& headers) {
-    std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(),
-                                                                    &EVP_MD_CTX_free);
-    auto update = [&](const void* data, std::size_t size) {
-        if (EVP_DigestUpdate(context.get(), data, size) != 1)
-            throw InvalidArgumentError("HeaderBundle: EVP_DigestUpdate(SHA-256) failed");
-    };
+    detail::Sha256 hash;
     auto field = [&](std::string_view bytes) {
         unsigned char length[8];
         for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(bytes.size() >> (8 * i));
-        update(length, sizeof length);
-        update(bytes.data(), bytes.size());
+        hash.update(length, sizeof length);
+        hash.update(bytes);
     };
-    if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1)
-        throw InvalidArgumentError("HeaderBundle: EVP_DigestInit_ex(SHA-256) failed");
     field("cudacore-header-bundle-digest-v1");
     for (const auto& header : headers) {
         field(header.name);
         field(header.content);
     }
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int size = 0;
-    if (EVP_DigestFinal_ex(context.get(), digest, &size) != 1 || size != 32)
-        throw InvalidArgumentError("HeaderBundle: EVP_DigestFinal_ex(SHA-256) failed");
-    return detail::hex_of(digest, size);
+    const detail::Sha256Digest digest = hash.finish();
+    return detail::hex_of(digest.data(), digest.size());
 }
 
 }  // namespace

@@ -5,9 +5,9 @@
 #include "cudacore/remote_program_cache.hpp"
 
 #include "cache/sha256_seal.hpp"
+#include "support/sha256.hpp"
 #include "code/decode_cost.hpp"
 
-#include <openssl/crypto.h>
 
 #include <cstdint>
 #include <cstring>
@@ -26,13 +26,6 @@ constexpr std::size_t smallest_entry = payload_at + seal_bytes;
 
 enum SealKind : unsigned char { sealed_by_sha256 = 0, sealed_by_hmac = 1 };
 
-// The seal of `sealed`: HMAC-SHA-256 under `secret`, or SHA-256 when it is empty.
-std::string entry_seal(std::string_view sealed, std::string_view secret) {
-    std::string made = detail::sha256_seal(sealed, secret);
-    if (made.empty()) throw std::runtime_error("RemoteProgramCache: OpenSSL's SHA-256 failed");
-    return made;
-}
-
 }  // namespace
 
 std::string RemoteProgramCache::encode_entry(const CacheKey& key, const ObjectCode& code,
@@ -41,7 +34,7 @@ std::string RemoteProgramCache::encode_entry(const CacheKey& key, const ObjectCo
     bytes.push_back(static_cast<char>(secret.empty() ? sealed_by_sha256 : sealed_by_hmac));
     bytes.append(reinterpret_cast<const char*>(key.digest.data()), key.digest.size());
     bytes += code.serialize();
-    bytes += entry_seal(bytes, secret);
+    bytes += detail::sha256_seal(bytes, secret);
     return bytes;
 }
 
@@ -61,8 +54,8 @@ ObjectCode RemoteProgramCache::decode_entry(std::string_view bytes, const CacheK
         throw bad("is authenticated with a secret this cache does not have (set secret_file or "
                   "secret_env as its writers do)");
     const std::string_view sealed = bytes.substr(0, bytes.size() - seal_bytes);
-    const std::string expected_seal = entry_seal(sealed, secret);
-    if (CRYPTO_memcmp(expected_seal.data(), bytes.data() + sealed.size(), seal_bytes) != 0) {
+    const std::string expected_seal = detail::sha256_seal(sealed, secret);
+    if (!detail::equal_in_constant_time(expected_seal.data(), bytes.data() + sealed.size(), seal_bytes)) {
         throw bad(secret.empty() ? "fails its checksum (damaged, or changed since it was written)"
                                  : "fails its authentication (written with another secret, or "
                                    "changed by someone without it)");

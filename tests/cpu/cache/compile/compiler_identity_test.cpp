@@ -1,5 +1,6 @@
 // A cache hit names the compilers without opening them (code/compiler_identity.hpp): a disk hit in
-// a fresh process maps neither libnvrtc nor libnvJitLink, a library file whose name carries no
+// a fresh process maps neither libnvrtc nor libnvJitLink, nor sets up OpenSSL (keys are hashed
+// with Nettle: support/sha256.hpp), a library file whose name carries no
 // version is opened once and then remembered by its identity (a changed file is opened again), and
 // a file whose name says another version than the library answers stores nothing under the keys
 // made from that name.
@@ -9,6 +10,7 @@
 #include "loader/compiler_apis.hpp"
 
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include <filesystem>
 #include <fstream>
@@ -42,11 +44,11 @@ protected:
         std::ofstream(dir.path() / "include" / "scale.h") << "#define SCALE 7\n";
         env["CUDACORE_CACHE_DIR"] = (dir.path() / "cache").string();
     }
-    ProbeRun probe() {
+    ProbeRun probe(unsigned timeout_seconds = 300) {
         const test::ProcessResult result = test::run_process(
             {test::helper_path("cache_hit_maps_probe").string(), (dir.path() / "cache").string(),
              (dir.path() / "kernel.cu").string(), (dir.path() / "include").string()},
-            env, {.timeout_seconds = 300});
+            env, {.timeout_seconds = timeout_seconds});
         EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
         ProbeRun run;
         run.hit = result.out.rfind("hit\n", 0) == 0;
@@ -81,6 +83,23 @@ TEST_F(CompilerIdentity, ADiskHitInAFreshProcessOpensNeitherCompiler) {
         ASSERT_TRUE(hit.hit) << hit.err;
         EXPECT_FALSE(hit.nvrtc) << "run " << run << ": a hit mapped libnvrtc";
         EXPECT_FALSE(hit.nvjitlink) << "run " << run << ": a hit mapped libnvJitLink";
+        EXPECT_EQ(hit.bytes, miss.bytes);
+    }
+}
+
+// OpenSSL reads its configuration file (OPENSSL_CONF) when a process first uses it. Named here as
+// a FIFO nobody writes to, that read would block: a hit in a process that set OpenSSL up would
+// hang until the timeout kills it (as the same process did when keys were hashed with OpenSSL).
+TEST_F(CompilerIdentity, ADiskHitInAFreshProcessNeverSetsUpOpenSSL) {
+    const ProbeRun miss = probe();
+    ASSERT_FALSE(miss.hit) << miss.err;
+    const fs::path fifo = dir.path() / "openssl.cnf";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    env["OPENSSL_CONF"] = fifo.string();
+    for (int run = 0; run < 3; ++run) {
+        const ProbeRun hit = probe(60);
+        ASSERT_TRUE(hit.hit) << "run " << run
+                             << " (killed after 60 s if it read OpenSSL's configuration): " << hit.err;
         EXPECT_EQ(hit.bytes, miss.bytes);
     }
 }
