@@ -21,7 +21,7 @@
 #include "cudacore/program.hpp"
 #include "cudacore/remote_program_cache.hpp"
 
-#include "cache/remote/redis_connection.hpp"
+#include "remote/redis_connection.hpp"
 
 #include <unistd.h>
 

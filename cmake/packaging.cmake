@@ -3,6 +3,8 @@
 # libcudacore0      runtime: libcudacore.so.0 and the helpers in libexec/cudacore
 # libcudacore-dev   dev: headers, libcudacore.so, the CMake package, cudacore.pc and
 #                   cudacore_add_header_bundle
+# libcudacore-remote0  remote: libcudacore_remote, the Redis tier, and its CMake target
+#                   (cudacore::remote)
 # cudacore-tools    tools: the cudacore CLI and its CMake target (cudacore::cli)
 # libcudacore-mpi0  mpi, where MPI was found: libcudacore_mpi and its CMake target (cudacore::mpi)
 # Binaries get their library dependencies from dpkg-shlibdeps; the CUDA driver, NVRTC and
@@ -22,7 +24,7 @@ set(CPACK_STRIP_FILES OFF)
 set(CPACK_ARCHIVE_COMPONENT_INSTALL OFF)
 set(CPACK_INCLUDE_TOPLEVEL_DIRECTORY ON)
 
-set(CPACK_COMPONENTS_ALL runtime dev tools)
+set(CPACK_COMPONENTS_ALL runtime dev remote tools)
 if(TARGET cudacore_mpi)
   list(APPEND CPACK_COMPONENTS_ALL mpi)
 endif()
@@ -30,7 +32,8 @@ if(NOT TARGET cudacore_cli)
   list(REMOVE_ITEM CPACK_COMPONENTS_ALL tools)
 endif()
 set(CPACK_COMPONENT_DEV_DEPENDS runtime)
-set(CPACK_COMPONENT_TOOLS_DEPENDS runtime)
+set(CPACK_COMPONENT_REMOTE_DEPENDS runtime)
+set(CPACK_COMPONENT_TOOLS_DEPENDS runtime remote)
 set(CPACK_COMPONENT_MPI_DEPENDS runtime)
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
@@ -41,8 +44,9 @@ set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 # Each package depends on the exact version of libcudacore0 it was built with.
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-# dpkg-shlibdeps finds libcudacore.so.0 (needed by the CLI and libcudacore_mpi, packaged
-# elsewhere) in the build folder; the dependency on its package comes from the component above.
+# dpkg-shlibdeps finds libcudacore.so.0 and libcudacore_remote.so.0 (needed by the CLI and the
+# other libraries, packaged elsewhere) in the build folder; the dependency on their packages comes
+# from the components above.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR})
 
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libcudacore0)
@@ -61,12 +65,17 @@ set(CPACK_DEBIAN_DEV_DESCRIPTION
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS
     "libssl-dev, libzstd-dev, nettle-dev, libhiredis-dev, liburiparser-dev, libdlpack-dev")
 set(CPACK_DEBIAN_DEV_PACKAGE_RECOMMENDS "cuda-cudart-dev-13-0, cuda-nvrtc-dev-13-0, cudacore-tools")
-set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "libcudacore-mpi0, libopenmpi-dev")
+set(CPACK_DEBIAN_DEV_PACKAGE_SUGGESTS "libcudacore-remote0, libcudacore-mpi0, libopenmpi-dev")
 
 set(CPACK_DEBIAN_TOOLS_PACKAGE_NAME cudacore-tools)
 set(CPACK_DEBIAN_TOOLS_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_TOOLS_DESCRIPTION "The cudacore command line: compile, link, inspect and cache code, make
 header bundles, list devices.")
+
+set(CPACK_DEBIAN_REMOTE_PACKAGE_NAME libcudacore-remote0)
+set(CPACK_DEBIAN_REMOTE_PACKAGE_SECTION libs)
+set(CPACK_DEBIAN_REMOTE_DESCRIPTION "cudacore::remote: RemoteProgramCache, the program cache a fleet shares on a Redis server
+(hiredis, OpenSSL's TLS), with its CMake target (find_package(cudacore COMPONENTS remote)).")
 
 set(CPACK_DEBIAN_MPI_PACKAGE_NAME libcudacore-mpi0)
 set(CPACK_DEBIAN_MPI_PACKAGE_SECTION libs)

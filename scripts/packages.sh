@@ -56,9 +56,10 @@ check_depends() {  # package-file pattern, then the names its Depends must list
   done
 }
 version="$(dpkg-deb --field "$(ls "$work"/out/libcudacore0_*.deb)" Version)"
-check_depends libcudacore0 libc6 'libstdc\+\+6' 'libssl3|libssl3t64' libzstd1 'libnettle[0-9]+' 'libhiredis[0-9.]+' liburiparser1
+check_depends libcudacore0 libc6 'libstdc\+\+6' libzstd1 'libnettle[0-9]+'
+check_depends libcudacore-remote0 libcudacore0 'libssl3|libssl3t64' 'libhiredis[0-9.]+' liburiparser1
 check_depends libcudacore-dev libcudacore0 libssl-dev libzstd-dev nettle-dev libhiredis-dev liburiparser-dev libdlpack-dev
-check_depends cudacore-tools libcudacore0 libc6 'libstdc\+\+6'
+check_depends cudacore-tools libcudacore0 libcudacore-remote0 libc6 'libstdc\+\+6'
 depends_of "$(ls "$work"/out/libcudacore-dev_*.deb)" | grep -q "libcudacore0 (= $version)" ||
   { echo "error: libcudacore-dev does not depend on libcudacore0 (= $version)" >&2; exit 1; }
 if [ "$with_mpi" = ON ]; then

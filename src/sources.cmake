@@ -92,8 +92,8 @@ set(CUDACORE_HEADERS_SOURCES
   src/headers/include_lookups.cpp
   src/headers/compile_snapshot.cpp)
 # The cache: the memory tier, the tiered cache and what the tiers share (counters, entry trust,
-# artefacts) in src/cache; each other tier in a folder of its own (src/cache/disk,
-# src/cache/remote), the compile drivers over any cache in src/cache/compile.
+# artefacts) in src/cache; the disk tier in src/cache/disk, the compile drivers over any cache in
+# src/cache/compile. The remote tier is a layer and a library of its own (src/remote/remote.cmake).
 set(CUDACORE_CACHE_SOURCES
   src/cache/program_cache.cpp
   src/cache/cache_activity.cpp
@@ -112,16 +112,6 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/disk/disk_eviction.cpp
   src/cache/disk/disk_program_cache_maintenance.cpp
   src/cache/disk/shard_counters.cpp
-  src/cache/remote/remote_cache_options.cpp
-  src/cache/remote/remote_cache_options_secret.cpp
-  src/cache/remote/redis_connection.cpp
-  src/cache/remote/redis_stream.cpp
-  src/cache/remote/remote_program_cache_entry.cpp
-  src/cache/remote/server_backoff.cpp
-  src/cache/remote/failure_reports.cpp
-  src/cache/remote/connection_pool.cpp
-  src/cache/remote/remote_program_cache_compile_lock.cpp
-  src/cache/remote/remote_program_cache.cpp
   src/cache/compile/cached_compile.cpp
   src/cache/compile/compile_many.cpp
   src/cache/compile/fatbin_compile.cpp)
@@ -249,7 +239,8 @@ set(CUDACORE_INTEROP_SOURCES
 # The layers, lowest first, as src/layers.txt states them (the one statement of the layers and of
 # what each may use): each with sources here is an object library of its own
 # (cudacore_layer_<layer>, made from CUDACORE_<LAYER>_SOURCES), so scripts/check-layer-symbols.py
-# sees which layer defines each symbol. mpi has no list here: it is a library of its own.
+# sees which layer defines each symbol. mpi and remote have no list here: each is a library of its
+# own.
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/layers.txt)
 file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/layers.txt cudacore_layer_lines REGEX "^[a-z]+:")
 set(CUDACORE_LAYERS)

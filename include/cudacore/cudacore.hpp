@@ -1,6 +1,7 @@
 /// @file
-/// Everything cudacore offers, in one include: the layers' headers, lowest layer first
-/// (src/layers.txt).
+/// Everything libcudacore offers, in one include: the layers' headers, lowest layer first
+/// (src/layers.txt). The remote tier (cudacore/remote_program_cache.hpp, cudacore::remote) and
+/// MPI (cudacore/mpi.hpp, cudacore::mpi) are libraries of their own, included by name.
 #pragma once
 
 // errors
@@ -41,7 +42,6 @@
 #include "cudacore/fatbin_compile.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program_cache.hpp"
-#include "cudacore/remote_program_cache.hpp"
 #include "cudacore/tiered_program_cache.hpp"
 
 // runtime

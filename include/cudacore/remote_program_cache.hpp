@@ -1,7 +1,8 @@
 /// @file
 /// RemoteProgramCache: a ProgramCache on a Redis server shared by a fleet. Values are sealed
 /// (without a secret, whoever can write to the server chooses the code your GPUs run). Guide:
-/// docs/caching.md, "A cache shared by a fleet"; mechanism: docs/design/remote-cache.md.
+/// docs/caching.md, "A cache shared by a fleet"; mechanism: docs/design/remote-cache.md. A library
+/// of its own, not in cudacore.hpp: link cudacore::remote (find_package(cudacore COMPONENTS remote)).
 #pragma once
 
 #include "cudacore/program_cache.hpp"

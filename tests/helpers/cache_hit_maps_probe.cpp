@@ -1,10 +1,12 @@
 // One compile_cached through a disk cache, in a process of its own, then what it mapped: for the
-// test that a cache hit opens neither NVRTC nor nvJitLink.
+// tests that a cache hit opens neither NVRTC nor nvJitLink, and that a program of libcudacore alone
+// loads none of the Redis tier's libraries.
 //
 //   helper_cache_hit_maps_probe CACHE_DIR SOURCE_FILE [INCLUDE_DIR]
 //       compiles SOURCE_FILE (C++, sm_90 cubin) through a DiskProgramCache in CACHE_DIR and prints
-//       "hit" or "miss", then one line "mapped NAME" for each of libnvrtc and libnvJitLink that
-//       /proc/self/maps lists, then "bytes N" (the code's size). Warnings go to stderr.
+//       "hit" or "miss", then one line "mapped NAME" for each of libnvrtc, libnvJitLink, libssl,
+//       libcrypto, libhiredis and liburiparser that /proc/self/maps lists, then "bytes N" (the
+//       code's size). Warnings go to stderr.
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/program.hpp"
@@ -34,13 +36,10 @@ int main(int argc, char** argv) {
     const ObjectCode code = compile_cached(program, CodeType::cubin, {}, {.cache = &cache});
     std::cout << (cache.stats().hits > 0 ? "hit" : "miss") << "\n";
     std::ifstream maps("/proc/self/maps");
-    bool nvrtc = false, nvjitlink = false;
-    for (std::string line; std::getline(maps, line);) {
-        nvrtc = nvrtc || line.find("libnvrtc.so") != std::string::npos;
-        nvjitlink = nvjitlink || line.find("libnvJitLink.so") != std::string::npos;
-    }
-    if (nvrtc) std::cout << "mapped libnvrtc\n";
-    if (nvjitlink) std::cout << "mapped libnvJitLink\n";
+    std::string mapped;
+    for (std::string line; std::getline(maps, line);) mapped += line + "\n";
+    for (const char* name : {"libnvrtc", "libnvJitLink", "libssl", "libcrypto", "libhiredis", "liburiparser"})
+        if (mapped.find(std::string("/") + name + ".so") != std::string::npos) std::cout << "mapped " << name << "\n";
     std::cout << "bytes " << code.size() << "\n";
     return 0;
 }

@@ -84,7 +84,7 @@ int compile_cached_worker(const std::string& url, unsigned threads, unsigned pro
     return thrown ? 1 : 0;
 }
 
-// The program whose lease --hold-lease holds (tests/cpu/cache/remote/remote_compile_lock_test.cpp
+// The program whose lease --hold-lease holds (tests/cpu/remote/remote_compile_lock_test.cpp
 // builds the same).
 cudacore::Program lease_program() {
     cudacore::ProgramOptions options;

@@ -58,7 +58,7 @@ if(PREFIX)
   endif()
 endif()
 # Only the consumer's programs (and what they need), not cudacore's examples when fetched.
-set(targets consumer consumer_bundle)
+set(targets consumer consumer_bundle consumer_remote)
 if(WITH_MPI)
   list(APPEND targets consumer_mpi)
 endif()
@@ -70,6 +70,8 @@ expect(consumer "^cudacore [0-9]+\\.[0-9]+\\.[0-9]+, driver (present|absent), ke
 run(${WORK_DIR}/consumer/consumer_bundle)
 expect(consumer_bundle "^bundle consumer_headers: 2 headers, consumer/api.h present\nkernel fill from the bundle in PTX: [0-9]+ bytes\n$")
 # The optional component: find_package(cudacore COMPONENTS mpi) and a program linking cudacore::mpi.
+run(${WORK_DIR}/consumer/consumer_remote)
+expect(consumer_remote "^cudacore::remote redis://127\\.0\\.0\\.1:6399/2, prefix consumer\n$")
 if(WITH_MPI)
   run(${WORK_DIR}/consumer/consumer_mpi)
   expect(consumer_mpi "^cudacore::mpi rank 0 of 1")

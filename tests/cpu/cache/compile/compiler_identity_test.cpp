@@ -1,9 +1,9 @@
 // A cache hit names the compilers without opening them (code/compiler_identity.hpp): a disk hit in
 // a fresh process maps neither libnvrtc nor libnvJitLink, nor sets up OpenSSL (keys are hashed
-// with Nettle: support/sha256.hpp), a library file whose name carries no
-// version is opened once and then remembered by its identity (a changed file is opened again), and
-// a file whose name says another version than the library answers stores nothing under the keys
-// made from that name.
+// with Nettle: support/sha256.hpp), nor loads the Redis tier's libraries; a library file whose
+// name carries no version is opened once and then remembered by its identity (a changed file is
+// opened again), and a file whose name says another version than the library answers stores
+// nothing under the keys made from that name.
 #include "test_support.hpp"
 
 #include "code/compiler_identity.hpp"
@@ -101,6 +101,22 @@ TEST_F(CompilerIdentity, ADiskHitInAFreshProcessNeverSetsUpOpenSSL) {
         ASSERT_TRUE(hit.hit) << "run " << run
                              << " (killed after 60 s if it read OpenSSL's configuration): " << hit.err;
         EXPECT_EQ(hit.bytes, miss.bytes);
+    }
+}
+
+// The Redis tier is a library of its own (cudacore::remote): a program of libcudacore alone, which
+// the probe is, maps none of its libraries, on a miss (a compile and a store) or on a hit.
+TEST_F(CompilerIdentity, AProgramOfTheCoreLibraryLoadsNoneOfTheRemoteTiersLibraries) {
+    for (int run = 0; run < 2; ++run) {
+        const test::ProcessResult result = test::run_process(
+            {test::helper_path("cache_hit_maps_probe").string(), (dir.path() / "cache").string(),
+             (dir.path() / "kernel.cu").string(), (dir.path() / "include").string()},
+            env, {.timeout_seconds = 300});
+        ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+        EXPECT_EQ(result.out.rfind("hit\n", 0) == 0, run == 1) << result.out;
+        for (const char* name : {"libssl", "libcrypto", "libhiredis", "liburiparser"})
+            EXPECT_EQ(result.out.find(std::string("mapped ") + name + "\n"), std::string::npos)
+                << "run " << run << " mapped " << name << ":\n" << result.out;
     }
 }
 

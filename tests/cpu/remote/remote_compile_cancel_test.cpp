@@ -13,7 +13,7 @@
 #include "cudacore/remote_program_cache.hpp"
 #include "cudacore/tiered_program_cache.hpp"
 
-#include "cache/remote/redis_connection.hpp"
+#include "remote/redis_connection.hpp"
 
 #include <sys/wait.h>
 

@@ -7,7 +7,7 @@
 // Internal; not thread-safe (one connection, one user).
 #pragma once
 
-#include "cache/remote/redis_connection.hpp"
+#include "remote/redis_connection.hpp"
 
 #include <chrono>
 #include <cstddef>

@@ -1,6 +1,6 @@
-#include "cache/remote/redis_connection.hpp"
+#include "remote/redis_connection.hpp"
 
-#include "cache/remote/redis_stream.hpp"
+#include "remote/redis_stream.hpp"
 
 #include <hiredis/hiredis.h>
 #include <pthread.h>

@@ -3,7 +3,7 @@
 #include <new>
 
 #include "cache/entry_trust.hpp"
-#include "cache/remote/remote_cache_state.hpp"
+#include "remote/remote_cache_state.hpp"
 #include "code/decode_cost.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/warnings.hpp"

@@ -1,4 +1,4 @@
-#include "cache/remote/server_backoff.hpp"
+#include "remote/server_backoff.hpp"
 
 #include <algorithm>
 

@@ -15,7 +15,7 @@
 #include "cudacore/tiered_program_cache.hpp"
 #include "cudacore/warnings.hpp"
 
-#include "cache/remote/redis_connection.hpp"
+#include "remote/redis_connection.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "cache/remote/failure_reports.hpp"
+#include "remote/failure_reports.hpp"
 
 #include "cudacore/warnings.hpp"
 

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "cache/remote/redis_connection.hpp"
+#include "remote/redis_connection.hpp"
 
 namespace cudacore::detail {
 

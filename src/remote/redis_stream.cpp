@@ -1,4 +1,4 @@
-#include "cache/remote/redis_stream.hpp"
+#include "remote/redis_stream.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

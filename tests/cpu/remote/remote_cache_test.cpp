@@ -16,7 +16,7 @@
 #include "cudacore/warnings.hpp"
 
 #include "cache/cached_entry.hpp"
-#include "cache/remote/redis_connection.hpp"
+#include "remote/redis_connection.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -11,7 +11,7 @@
 #include "cudacore/remote_program_cache.hpp"
 #include "cudacore/warnings.hpp"
 
-#include "cache/remote/redis_connection.hpp"
+#include "remote/redis_connection.hpp"
 
 #include <signal.h>
 #include <sys/wait.h>

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "cache/cancellable_wait.hpp"
-#include "cache/remote/remote_cache_state.hpp"
+#include "remote/remote_cache_state.hpp"
 #include "support/cudacore_trace.hpp"
 
 namespace cudacore {

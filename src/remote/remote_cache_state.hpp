@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "cache/activity_counters.hpp"
-#include "cache/remote/connection_pool.hpp"
-#include "cache/remote/failure_reports.hpp"
-#include "cache/remote/redis_connection.hpp"
-#include "cache/remote/server_backoff.hpp"
+#include "remote/connection_pool.hpp"
+#include "remote/failure_reports.hpp"
+#include "remote/redis_connection.hpp"
+#include "remote/server_backoff.hpp"
 #include "cudacore/remote_program_cache.hpp"
 
 namespace cudacore {

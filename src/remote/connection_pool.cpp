@@ -1,4 +1,4 @@
-#include "cache/remote/connection_pool.hpp"
+#include "remote/connection_pool.hpp"
 
 #include <unistd.h>
 
