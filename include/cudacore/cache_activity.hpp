@@ -36,6 +36,10 @@ struct GlobalCacheStats {
     /// Compiles run on a miss by get_or_compile() and compile_cached(), failed ones included.
     std::uint64_t compiles = 0;
     std::chrono::nanoseconds compile_time{0};  ///< the wall time those compiles took, summed
+    /// Compiles whose code compile_cached returned without storing it (each also raises a
+    /// not_cached warning that says why): non-zero where nothing seems to be cached, as when the
+    /// compile worker the check compile runs in is missing.
+    std::uint64_t not_cached = 0;
 
     /// The counters of the tier named `name`, zero when it counted nothing.
     TierActivity tier(std::string_view name) const noexcept;

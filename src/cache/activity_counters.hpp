@@ -61,6 +61,8 @@ inline void count_tier_event(CacheTier& tier, TierEvent event, std::uint64_t cou
 }
 // A compile run on a miss, and how long it took. Never throws.
 void count_compile(std::chrono::nanoseconds time) noexcept;
+// A compile whose code was returned without being stored. Never throws.
+void count_not_cached() noexcept;
 
 // An object's own counter that also counts into cache_stats(): `++counter` does both.
 class TierCounter {

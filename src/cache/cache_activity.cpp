@@ -11,6 +11,7 @@ namespace {
 struct CompileCounters {
     std::atomic<std::uint64_t> compiles{0};
     std::atomic<std::int64_t> compile_ns{0};
+    std::atomic<std::uint64_t> not_cached{0};
 };
 
 // Never destroyed: caches in static objects count while other statics are destroyed.
@@ -66,6 +67,8 @@ void count_compile(std::chrono::nanoseconds time) noexcept {
     compile_counters().compile_ns.fetch_add(time.count(), std::memory_order_relaxed);
 }
 
+void count_not_cached() noexcept { compile_counters().not_cached.fetch_add(1, std::memory_order_relaxed); }
+
 }  // namespace detail
 
 TierActivity GlobalCacheStats::tier(std::string_view name) const noexcept {
@@ -93,6 +96,7 @@ GlobalCacheStats cache_stats() noexcept {
     stats.compiles = compiles.compiles.load(std::memory_order_relaxed);
     stats.compile_time =
         std::chrono::nanoseconds(compiles.compile_ns.load(std::memory_order_relaxed));
+    stats.not_cached = compiles.not_cached.load(std::memory_order_relaxed);
     return stats;
 }
 
@@ -100,6 +104,7 @@ void reset_cache_stats() noexcept {
     detail::CacheTier::for_each([](detail::CacheTier& tier) { tier.reset(); });
     compile_counters().compiles.store(0, std::memory_order_relaxed);
     compile_counters().compile_ns.store(0, std::memory_order_relaxed);
+    compile_counters().not_cached.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace cudacore

@@ -53,6 +53,12 @@ InFlight& in_flight() {
     return *table;
 }
 
+// Code returned without being stored: counted in cache_stats().not_cached, and said why.
+void not_cached(const std::string& message) {
+    detail::count_not_cached();
+    warn(WarningKind::not_cached, message);
+}
+
 void report(const CacheWarningHandler& on_cache_error, const CacheError& error) {
     if (!on_cache_error) return;
     try {
@@ -83,9 +89,9 @@ constexpr unsigned callers_key = ~0u;
 bool store(ProgramCache& cache, const CacheKey& key, const ObjectCode& code,
            const CacheWarningHandler& on_cache_error, unsigned key_generation) {
     if (key_generation != callers_key && key_generation != detail::confirm_compiler_identity()) {
-        warn(WarningKind::not_cached, "compile_cached: code '" + code.name() +
-                                          "' compiled but not cached: the NVRTC or nvJitLink opened "
-                                          "is not the version its file named when the key was made");
+        not_cached("compile_cached: code '" + code.name() +
+                   "' compiled but not cached: the NVRTC or nvJitLink opened is not the version its "
+                   "file named when the key was made");
         return false;
     }
     try {
@@ -275,8 +281,8 @@ ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType tar
                 store(cache, keys.code->first, detail::path_bound_marker(), on_cache_error, generation);
             break;
         case detail::StoredUnder::nowhere:
-            warn(WarningKind::not_cached, "compile_cached: program '" + keys.name +
-                                              "' compiled but not cached: " + checked.why);
+            not_cached("compile_cached: program '" + keys.name + "' compiled but not cached: " +
+                       checked.why);
             break;
     }
     return std::move(checked.code);
@@ -300,9 +306,8 @@ ObjectCode compile_cached_cxx(ProgramCache& cache, Program& program, CodeType ta
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
     if (!code_keys.snapshot.refusal.empty()) {
         ObjectCode code = counted_compile(compile);
-        warn(WarningKind::not_cached, "compile_cached: program '" + keys.name +
-                                          "' compiled but not cached: " + code_keys.snapshot.refusal +
-                                          "; pass CompileOptions::extra_digest to cache it");
+        not_cached("compile_cached: program '" + keys.name + "' compiled but not cached: " +
+                   code_keys.snapshot.refusal + "; pass CompileOptions::extra_digest to cache it");
         return code;
     }
     if (!(looked_up.missed && code_keys.first == *looked_up.key)) {  // else looked up just now

@@ -1,6 +1,7 @@
-// cache_stats(): the process-wide counters of each kind of tier, under its name, and of the
-// compiles made on misses, counted where each event happens, from many threads at once, and reset
-// on request; a tier the public struct does not name is counted under its own name.
+// cache_stats(): the process-wide counters of each kind of tier, under its name, of the compiles
+// made on misses and of the code returned without being stored, counted where each event happens,
+// from many threads at once, and reset on request; a tier the public struct does not name is
+// counted under its own name.
 #include "redis_server.hpp"
 #include "test_support.hpp"
 
@@ -10,10 +11,13 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/remote_program_cache.hpp"
+#include "cudacore/program.hpp"
 #include "cudacore/tiered_program_cache.hpp"
+#include "cudacore/warnings.hpp"
 
 #include "cache/activity_counters.hpp"
 
+#include <cstdlib>
 #include <thread>
 
 namespace {
@@ -98,6 +102,38 @@ TEST(CacheActivity, CompilesOnMissesAndTheirTimeAreCounted) {
     EXPECT_GE(stats.compile_time, 30ms);
     EXPECT_LT(stats.compile_time, 10s);
     expect_tier(stats.tier("memory"), 1, 2, 1, 0, "memory");  // one lookup per call
+}
+
+// Code compile_cached returns without storing it is counted (cache_stats().not_cached) besides the
+// not_cached warning: a program whose lookups cannot be known, and one whose check compile cannot
+// run because the compile worker is missing (where it is, nothing is ever cached). reset clears it.
+TEST(CacheActivity, CodeReturnedWithoutBeingStoredIsCounted) {
+    reset_cache_stats();
+    test::TempDir dir;
+    test::write_file(dir.path() / "x.h", "#define VALUE 5\n");
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.name = (dir.path() / "k.cu").string();
+    options.toolkit_include_path = false;
+    MemoryProgramCache cache;
+    test::WarningLog warnings;
+    Program by_macro("#define HEADER \"x.h\"\n#include HEADER\nextern \"C\" __global__ void k(int* o) { *o = VALUE; }\n",
+                     SourceType::cxx, options);
+    compile_cached(by_macro, CodeType::ptx, {}, {.cache = &cache});
+    EXPECT_EQ(cache_stats().not_cached, 1u);
+    ::setenv("CUDACORE_COMPILE_WORKER", (dir.path() / "no-such-worker").c_str(), 1);
+    Program plain("extern \"C\" __global__ void k(int* o) { *o = 7; }\n", SourceType::cxx, options);
+    const ObjectCode code = compile_cached(plain, CodeType::ptx, {}, {.cache = &cache});
+    ::unsetenv("CUDACORE_COMPILE_WORKER");
+    EXPECT_NE(code.code().find("7;"), std::string_view::npos);
+    EXPECT_EQ(cache.stats().insertions, 0u);
+    EXPECT_EQ(cache_stats().not_cached, 2u);
+    ASSERT_EQ(warnings.seen.size(), 2u);
+    EXPECT_EQ(warnings.seen[1].kind, WarningKind::not_cached);
+    EXPECT_NE(warnings.seen[1].message.find("compile worker could not run"), std::string::npos)
+        << warnings.seen[1].message;
+    reset_cache_stats();
+    EXPECT_EQ(cache_stats().not_cached, 0u);
 }
 
 TEST(CacheActivity, CountsFromManyThreadsAreExact) {
