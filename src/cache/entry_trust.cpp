@@ -1,6 +1,7 @@
 #include "cache/entry_trust.hpp"
 
-#include "cache/sha256_seal.hpp"
+#include "support/hex.hpp"
+#include "support/sha256.hpp"
 
 namespace cudacore::detail {
 namespace {
@@ -13,14 +14,9 @@ bool trust_holds_secret(std::string_view trust) noexcept {
 
 std::string entry_trust(std::string_view secret) {
     if (secret.empty()) return "redis sealed by SHA-256";
-    const std::string fingerprint = sha256_seal("cudacore remote entry trust", secret);
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string text(authenticated_trust);
-    for (std::size_t i = 0; i < 16; ++i) {
-        text += digits[static_cast<unsigned char>(fingerprint[i]) >> 4];
-        text += digits[static_cast<unsigned char>(fingerprint[i]) & 15];
-    }
-    return text;
+    // The first 16 bytes of the secret's HMAC seal of a fixed text: names the secret, reveals nothing.
+    const Sha256Digest fingerprint = hmac_sha256(secret, "cudacore remote entry trust");
+    return std::string(authenticated_trust) + hex_of(fingerprint.data(), 16);
 }
 
 }  // namespace cudacore::detail

@@ -12,6 +12,7 @@
 #include "code/compiler_identity.hpp"
 #include "loader/driver_api.hpp"
 #include "loader/nvvm_api.hpp"
+#include "support/hex.hpp"
 #include "support/sha256.hpp"
 
 #include <cstring>
@@ -69,16 +70,7 @@ std::string nvrtc_version_in_keys() { return compiler_version_in_keys(Compiler::
 std::string nvjitlink_version_in_keys() { return compiler_version_in_keys(Compiler::nvjitlink); }
 }  // namespace detail
 
-std::string CacheKey::hex() const {
-    static constexpr char digits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(64);
-    for (std::uint8_t byte : digest) {
-        out.push_back(digits[byte >> 4]);
-        out.push_back(digits[byte & 15]);
-    }
-    return out;
-}
+std::string CacheKey::hex() const { return detail::hex_of(digest.data(), digest.size()); }
 
 CacheKey CacheKey::from_hex(std::string_view hex) {
     auto value = [](char c) -> int {
