@@ -2,7 +2,6 @@
 // made on misses and of the code returned without being stored, counted where each event happens,
 // from many threads at once, and reset on request; a tier the public struct does not name is
 // counted under its own name.
-#include "redis_server.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/cache_activity.hpp"
@@ -10,7 +9,6 @@
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_program_cache.hpp"
-#include "cudacore/remote_program_cache.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/tiered_program_cache.hpp"
 #include "cudacore/warnings.hpp"
@@ -154,21 +152,6 @@ TEST(CacheActivity, CountsFromManyThreadsAreExact) {
     EXPECT_EQ(stats.tier("memory").hits, 8000u);
     EXPECT_EQ(stats.tier("memory").misses, 8000u);
     EXPECT_EQ(stats.tier("memory").stores, 1u);
-}
-
-TEST(CacheActivity, RemoteTierCountsHitsMissesStoresAndFailures) {
-    CUDACORE_REQUIRE_REDIS();
-    test::RedisServer server;
-    RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url("", "timeout_ms=300")));
-    reset_cache_stats();
-    EXPECT_FALSE(cache.get(key_of(7)));
-    cache.put(key_of(7), code_of(7));
-    EXPECT_EQ(cache.get(key_of(7)), code_of(7));
-    expect_tier(cache_stats().tier("remote"), 1, 1, 1, 0, "remote");
-    server.kill();
-    EXPECT_FALSE(cache.get(key_of(7)));  // the server failed the get: a miss and a failure
-    EXPECT_NO_THROW(cache.put(key_of(8), code_of(8)));  // skipped while backing off: failed
-    expect_tier(cache_stats().tier("remote"), 1, 2, 1, 2, "remote");
 }
 
 // A tier that src/cache does not know: its own counters, and nothing else, make it a tier of

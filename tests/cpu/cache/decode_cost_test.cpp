@@ -1,126 +1,34 @@
-// What reading outside bytes costs is bounded before it is spent, in every reader of ObjectCodes:
-// a cache artefact that announces gigabytes of zeros, an entry of hundreds of thousands of tiny
-// symbols (8 bytes each in the file, a tree node each in memory) in an artefact, a disk entry or
-// a Redis value, and an artefact whose entries would pass the importer's memory limit are each
+// What reading outside bytes costs is bounded before it is spent, in every reader of ObjectCodes
+// of the core library: a cache artefact that announces gigabytes of zeros, an entry of hundreds of
+// thousands of tiny symbols (8 bytes each in the file, a tree node each in memory) in an artefact
+// or a disk entry, and an artefact whose entries would pass the importer's memory limit are each
 // refused with the numbers, while the memory this process allocates stays far below what the old
-// readers took (every operator new of this program is counted: see AllocationMeter). A Redis value
-// refused for its cost starts the back-off, as other failures do.
-#include "fake_redis_server.hpp"
+// readers took (every operator new of this program is counted: see AllocationMeter). The remote
+// tier's reader: tests/cpu/remote/remote_decode_cost_test.cpp.
+#include "allocation_meter.hpp"
 #include "test_support.hpp"
 
 #include "cudacore/cache_artefact.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_program_cache.hpp"
-#include "cudacore/remote_program_cache.hpp"
 
 #include "cache/sha256_seal.hpp"
-#include "code/serialized_parts.hpp"
+#include "support/little_endian.hpp"
 
-#include <malloc.h>
 #include <zstd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <new>
 #include <sstream>
 #include <string>
-
-// Every allocation through operator new (std::string, std::map, std::vector: where a decoded
-// value lives) is counted, live and at its peak; zstd's own buffers (malloc) are bounded by its
-// window limit and not counted.
-namespace {
-std::atomic<long long> live_bytes{0};
-std::atomic<long long> peak_bytes{0};
-
-void* counted(std::size_t size) {
-    void* memory = std::malloc(size == 0 ? 1 : size);
-    if (memory == nullptr) throw std::bad_alloc();
-    const long long now = live_bytes += static_cast<long long>(malloc_usable_size(memory));
-    long long peak = peak_bytes.load();
-    while (now > peak && !peak_bytes.compare_exchange_weak(peak, now)) {
-    }
-    return memory;
-}
-
-void uncounted(void* memory) noexcept {
-    if (memory == nullptr) return;
-    live_bytes -= static_cast<long long>(malloc_usable_size(memory));
-    std::free(memory);
-}
-}  // namespace
-
-void* operator new(std::size_t size) { return counted(size); }
-void* operator new[](std::size_t size) { return counted(size); }
-void operator delete(void* memory) noexcept { uncounted(memory); }
-void operator delete[](void* memory) noexcept { uncounted(memory); }
-void operator delete(void* memory, std::size_t) noexcept { uncounted(memory); }
-void operator delete[](void* memory, std::size_t) noexcept { uncounted(memory); }
-// The nothrow forms too (std::stable_sort's buffer): every form allocates and frees alike.
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-    try {
-        return counted(size);
-    } catch (...) {
-        return nullptr;
-    }
-}
-void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
-void operator delete(void* memory, const std::nothrow_t&) noexcept { uncounted(memory); }
-void operator delete[](void* memory, const std::nothrow_t&) noexcept { uncounted(memory); }
 
 namespace {
 
 using namespace cudacore;
-using cudacore::test::TempDir;
-
-// The most memory (bytes) allocated at once while it lives, above what was live when it began.
-class AllocationMeter {
-public:
-    AllocationMeter() : start_(live_bytes.load()) { peak_bytes = start_; }
-    long long peak() const { return peak_bytes.load() - start_; }
-
-private:
-    long long start_;
-};
-
-constexpr long long MiB = 1 << 20;
-
-void put_le(std::string& out, std::uint64_t value, int size) {
-    for (int i = 0; i < size; ++i) out.push_back(static_cast<char>((value >> (8 * i)) & 0xff));
-}
-
-// A valid serialized ObjectCode (PTX "x") of `symbols` symbols, each a 7-character name
-// expression and an empty lowered name: 15 bytes each in the file.
-std::string serialized_with_symbols(std::uint32_t symbols) {
-    std::string out = "\x89" "CCOBJ\r\n";
-    put_le(out, 1, 4);
-    put_le(out, 0x01020304, 4);
-    const std::uint64_t total = 24 + 4 + 4 + 4 + std::uint64_t{symbols} * 15 + 8 + 1 + 8;
-    put_le(out, total, 8);
-    put_le(out, 2, 4);  // PTX
-    put_le(out, 0, 4);  // no name
-    put_le(out, symbols, 4);
-    char expression[16];
-    for (std::uint32_t i = 0; i < symbols; ++i) {
-        std::snprintf(expression, sizeof expression, "s%06u", i);
-        put_le(out, 7, 4);
-        out.append(expression, 7);
-        put_le(out, 0, 4);
-    }
-    put_le(out, 1, 8);
-    out += "x";
-    detail::SerializedChecksum checksum;
-    checksum.update(out);
-    out += detail::checksum_bytes(checksum.digest());
-    EXPECT_EQ(out.size(), total);
-    return out;
-}
-
-// 600,000 symbols: 9 MB in the file, about 75 MiB as a SymbolMap (past its 64 MiB bound). The
-// issue's entries held 3.5 to 20 million.
-constexpr std::uint32_t many_symbols = 600000;
+using namespace cudacore::test;
 
 // An unsigned artefact around the payload that `write` streams into a zstd frame of
 // `payload_size` bytes, holding `count` entries.
@@ -146,11 +54,11 @@ std::string artefact_around(std::uint64_t payload_size, std::uint64_t count, Wri
     feed({}, true);
     ZSTD_freeCCtx(context);
     std::string out = "\x89" "CCART\r\n";
-    put_le(out, 1, 4);
-    put_le(out, 0, 4);  // unsigned
-    put_le(out, count, 8);
-    put_le(out, payload_size, 8);
-    put_le(out, frame.size(), 8);
+    detail::put_little_endian(out, 1, 4);
+    detail::put_little_endian(out, 0, 4);  // unsigned
+    detail::put_little_endian(out, count, 8);
+    detail::put_little_endian(out, payload_size, 8);
+    detail::put_little_endian(out, frame.size(), 8);
     out += frame;
     out += detail::sha256_seal(out, {});
     return out;
@@ -161,7 +69,7 @@ std::string origin_fields() {
     std::string out;
     const CacheArtefactOrigin origin = CacheArtefact::current_origin();
     for (const std::string* text : {&origin.cudacore_version, &origin.nvrtc_version, &origin.nvjitlink_version}) {
-        put_le(out, text->size(), 4);
+        detail::put_little_endian(out, text->size(), 4);
         out += *text;
     }
     return out;
@@ -171,7 +79,7 @@ std::string origin_fields() {
 std::string artefact_of_one(const std::string& serialized) {
     std::string payload = origin_fields();
     payload += std::string(32, '\x11');
-    put_le(payload, serialized.size(), 8);
+    detail::put_little_endian(payload, serialized.size(), 8);
     payload += serialized;
     return artefact_around(payload.size(), 1, [&](auto&& write) { write(payload); });
 }
@@ -282,37 +190,6 @@ TEST(DecodeCost, ADiskEntryOfTooManySymbolsIsAMissThatCostsLittle) {
     const AllocationMeter meter;
     EXPECT_FALSE(cache.get(key));
     EXPECT_LT(meter.peak(), 24 * MiB) << "the 9 MB file, and no symbol map";
-}
-
-// The Redis value: valid, under max_entry_bytes, of millions of symbols. Each lookup
-// of it once cost half a gigabyte; now the first is refused from its count and starts the
-// back-off, so the next lookups do not ask the server.
-TEST(DecodeCost, ARedisValuePastItsDecodeBoundIsAFailureThatBacksOff) {
-    const CacheKey key = CacheKey::of_bytes("redis symbols");
-    std::string value = "ccremote";
-    value.push_back('\0');  // sealed by SHA-256
-    value.append(reinterpret_cast<const char*>(key.digest.data()), key.digest.size());
-    value += serialized_with_symbols(many_symbols);
-    value += detail::sha256_seal(value, {});
-    test::FakeRedisServer server(
-        {test::FakeRedisServer::Behaviour::junk, "$" + std::to_string(value.size()) + "\r\n" + value + "\r\n"});
-    test::WarningLog warnings;
-    RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url("retry_ms=60000")));
-    {
-        const AllocationMeter meter;
-        EXPECT_FALSE(cache.get(key));
-        EXPECT_LT(meter.peak(), 48 * MiB) << "the 9 MB reply, its copy, and no symbol map";
-    }
-    std::string said;
-    for (const Warning& warning : warnings.seen) said += warning.message + "\n";
-    EXPECT_NE(said.find("symbol map of 600000 symbols"), std::string::npos) << said;
-    EXPECT_NE(said.find("back-off"), std::string::npos) << said;
-    EXPECT_EQ(cache.stats().corrupt_entries, 1u);
-    const std::uint64_t received = cache.counters().bytes_received;
-    EXPECT_FALSE(cache.get(key));
-    EXPECT_FALSE(cache.get(key));
-    EXPECT_EQ(cache.counters().skipped, 2u);
-    EXPECT_EQ(cache.counters().bytes_received, received) << "asked the server again";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "redis_server.hpp"
 #include "test_support.hpp"
 
+#include "cudacore/cache_activity.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/compile_many.hpp"
 #include "cudacore/disk_program_cache.hpp"
@@ -792,6 +793,31 @@ TEST(TieredCache, CompileCachedAcrossMachinesThroughTheRemoteTier) {
     EXPECT_EQ(found->code(), compiled.code());
     EXPECT_EQ(machine_b.tier_hits()[2], 1u);  // the code, under its first key
     EXPECT_EQ(memory_b->stats().entries, 1u);  // copied into the faster tiers
+}
+
+// The remote tier's events in cache_stats(), under "remote": a hit, a miss and a store, then a
+// get the dead server fails (a miss and a failure) and a put skipped while backing off (a failure).
+TEST(RemoteCache, CountsHitsMissesStoresAndFailuresInCacheStats) {
+    CUDACORE_REQUIRE_REDIS();
+    RedisServer server;
+    RemoteProgramCache cache(RemoteCacheOptions::from_url(server.url("", "timeout_ms=300")));
+    reset_cache_stats();
+    auto expect_remote = [](std::uint64_t hits, std::uint64_t misses, std::uint64_t stores,
+                            std::uint64_t failures) {
+        const TierActivity remote = cache_stats().tier("remote");
+        EXPECT_EQ(remote.hits, hits);
+        EXPECT_EQ(remote.misses, misses);
+        EXPECT_EQ(remote.stores, stores);
+        EXPECT_EQ(remote.failures, failures);
+    };
+    EXPECT_FALSE(cache.get(key_of(7)));
+    cache.put(key_of(7), code_of(7));
+    EXPECT_EQ(cache.get(key_of(7)), code_of(7));
+    expect_remote(1, 1, 1, 0);
+    server.kill();
+    EXPECT_FALSE(cache.get(key_of(7)));
+    EXPECT_NO_THROW(cache.put(key_of(8), code_of(8)));
+    expect_remote(1, 2, 1, 2);
 }
 
 }  // namespace
