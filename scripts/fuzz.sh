@@ -15,15 +15,21 @@ bash scripts/install-packages.sh clang libclang-rt-14-dev
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 build_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
 # Every reader of outside bytes: serialized code, cache entries, code inspection and validation,
-# the code reader's lenient users (parameter count, arch fit), IPC descriptors, header bundles, cache artefacts and
-# (where MPI is found, as setup.sh installs it) MPI messages.
-targets=(deserialize cache_entry remote_entry inspect code_validation code_reader ipc_descriptor bundle cache_artefact)
+# the code reader's lenient users (parameter count, arch fit), IPC descriptors, header bundles, cache
+# artefacts, and where their components are built (as setup.sh's packages make them) remote
+# cache entries and MPI messages.
+targets=(deserialize cache_entry inspect code_validation code_reader ipc_descriptor bundle cache_artefact)
 if ! grep -qx 'CUDACORE_BUILD_FUZZERS:BOOL=ON' "$build_dir/CMakeCache.txt" 2>/dev/null; then
   cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
     -DCMAKE_CXX_COMPILER=clang++ -DCUDAToolkit_ROOT="$cuda_home" -DCMAKE_UNITY_BUILD=ON \
     -DCUDACORE_BUILD_FUZZERS=ON -DCUDACORE_BUILD_TESTS=OFF -DCUDACORE_BUILD_BENCHMARKS=OFF \
     -DCUDACORE_BUILD_TOOLS=OFF ${CMAKE_ARGS:-} >/dev/null
+fi
+if ninja -C "$build_dir" -t targets all | grep '^fuzz_remote_entry:' >/dev/null; then
+  targets+=(remote_entry)
+else
+  echo "fuzz: the remote tier is not built, its entry reader is not fuzzed"
 fi
 if ninja -C "$build_dir" -t targets all | grep '^fuzz_mpi_message:' >/dev/null; then
   targets+=(mpi_message)

@@ -10,7 +10,9 @@
 #      subproject's wiring (its targets, options and helper programs), not the compiler's
 #      output, which the main build covers: so it is a unity build at -O0 (no debug
 #      information), the quickest compile. (With the build's flags it would cost a second full
-#      build: ccache misses it, since its generated headers lie in another folder.)
+#      build: ccache misses it, since its generated headers lie in another folder.) It builds
+#      cudacore without the remote tier (CUDACORE_BUILD_REMOTE=OFF), as a machine without
+#      hiredis, OpenSSL or uriparser does: no libcudacore_remote, and a CLI that refuses --remote.
 # `dpkg-deb --info` of each package is printed and its Depends line checked.
 # Needs a finished build in ${BUILD_DIR:-build} (scripts/setup.sh); writes ${BUILD_DIR}-packages.
 set -euo pipefail
@@ -84,8 +86,8 @@ cmake "${common[@]}" -DWORK_DIR="$work/consumer-deb" -DPREFIX="$work/deb-root/us
   -P tests/install/check_consumer.cmake
 
 step_done
-echo "== 3. FetchContent of the source tree"
-cmake "${common[@]}" -DWORK_DIR="$work/consumer-fetch" -DFETCH_SOURCE="$root" -DFAST_BUILD=ON \
+echo "== 3. FetchContent of the source tree, built without the remote tier (CUDACORE_BUILD_REMOTE=OFF)"
+cmake "${common[@]}" -DWORK_DIR="$work/consumer-fetch" -DFETCH_SOURCE="$root" -DFAST_BUILD=ON -DWITH_REMOTE=OFF \
   -P tests/install/check_consumer.cmake
 step_done
 echo "packages and the three consumer builds: ok (${SECONDS} s in all)"

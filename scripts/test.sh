@@ -81,7 +81,8 @@ step "API reference" bash scripts/docs.sh
 # cpack's Debian packages (their Depends lines checked) and tarball, then find_package from a
 # moved install prefix and from the packages unpacked with dpkg -x, plus pkg-config, then
 # FetchContent of this tree building only the library, the CLI and the consumer (a unity build at
-# -O0: it checks the subproject's wiring). CUDACORE_PACKAGES=0 skips it.
+# -O0: it checks the subproject's wiring), without the remote tier (its CLI must refuse --remote).
+# CUDACORE_PACKAGES=0 skips it.
 if [ "${CUDACORE_PACKAGES:-1}" = 1 ]; then step "packages" bash scripts/packages.sh; fi
 # The CPU tests (and with a GPU every test, again) under AddressSanitizer +
 # UndefinedBehaviorSanitizer (a second build, with clang, of what the tests run and of the

@@ -98,6 +98,7 @@ set(CUDACORE_CACHE_SOURCES
   src/cache/program_cache.cpp
   src/cache/cache_activity.cpp
   src/cache/sha256_seal.cpp
+  src/cache/seal_secret.cpp
   src/cache/entry_trust.cpp
   src/cache/memory_program_cache.cpp
   src/cache/tiered_program_cache.cpp

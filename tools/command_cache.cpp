@@ -16,7 +16,8 @@
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/header_bundle.hpp"
-#include "cudacore/remote_cache_options.hpp"
+
+#include "cache/seal_secret.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -71,8 +72,7 @@ void print_stats(const CacheArgs& args) {
                                                       : DiskProgramCache::default_max_bytes));
     if (cache_disabled_by_environment()) std::printf("disabled   yes (CUDACORE_DISABLE_CACHE)\n");
     if (const auto remote = open_remote_cache(args.remote)) {
-        std::printf("remote     %s, prefix %s\n", remote->options().display_url().c_str(),
-                    remote->options().key_prefix.c_str());
+        std::printf("remote     %s, prefix %s\n", remote->url.c_str(), remote->key_prefix.c_str());
         std::fflush(stdout);
         std::printf("remote entries %llu\n",
                     static_cast<unsigned long long>(remote->server_entries()));
@@ -119,11 +119,10 @@ void clear_caches(const CacheArgs& args) {
     }
     if (const auto remote = open_remote_cache(args.remote)) {
         const std::uint64_t entries = remote->server_entries();
-        remote->clear();
+        remote->tier->clear();
         std::printf("removed %llu entries from %s (prefix %s)\n",
-                    static_cast<unsigned long long>(entries),
-                    remote->options().display_url().c_str(),
-                    remote->options().key_prefix.c_str());
+                    static_cast<unsigned long long>(entries), remote->url.c_str(),
+                    remote->key_prefix.c_str());
     }
     if (left.empty()) return;
     std::string message = "cache clear could not remove everything:";
@@ -157,20 +156,12 @@ void prune_cache(const CacheArgs& args) {
 // The artefact's secret: --secret-file / --secret-env, else the remote cache's (--remote-secret-*,
 // or the URL's of --remote or $CUDACORE_REMOTE_CACHE), else none.
 std::string artefact_secret(const CacheArgs& args) {
-    RemoteCacheOptions named;
-    named.secret_file = args.secret_file;
-    named.secret_env = args.secret_env;
-    if (named.secret_file.empty() && named.secret_env.empty()) {
-        std::optional<RemoteCacheOptions> remote =
-            args.remote.url.empty() ? RemoteCacheOptions::from_environment()
-                                    : std::optional(RemoteCacheOptions::from_url(args.remote.url));
-        if (remote) named = std::move(*remote);
-        if (!args.remote.secret_file.empty() || !args.remote.secret_env.empty()) {
-            named.secret_file = args.remote.secret_file;
-            named.secret_env = args.remote.secret_env;
-        }
-    }
-    return named.read_secret();
+    if (args.secret_file.empty() && args.secret_env.empty()) return remote_cache_secret(args.remote);
+    return detail::read_seal_secret({.owner = "the artefact's secret",
+                                     .file = args.secret_file,
+                                     .file_option = "--secret-file",
+                                     .env = args.secret_env,
+                                     .env_option = "--secret-env"});
 }
 
 // A manifest of a million keys is 65 MB.

@@ -119,14 +119,13 @@ std::unique_ptr<ProgramCache> open_cache(const CompileArgs& args) {
         disk = open_default_program_cache();
     } catch (const CacheError& e) {
         std::cerr << "cudacore: warning: compiling without the "
-                  << (args.remote.url.empty() && !RemoteCacheOptions::from_environment() ? ""
-                                                                                      : "disk ")
+                  << (remote_cache_named(args.remote) ? "disk " : "")
                   << "cache: " << e.what() << "\n";
     }
-    std::unique_ptr<RemoteProgramCache> opened = open_remote_cache(args.remote);
+    std::optional<RemoteCacheUse> opened = open_remote_cache(args.remote);
     if (!opened) return disk;
     // One warning per failure: the remote tier's are printed by the warning handler only.
-    std::shared_ptr<ProgramCache> remote = remote_tier(std::move(opened));
+    std::shared_ptr<ProgramCache> remote = std::move(opened->tier);
     std::vector<std::shared_ptr<ProgramCache>> tiers;
     if (disk) tiers.push_back(std::shared_ptr<ProgramCache>(std::move(disk)));
     tiers.push_back(std::move(remote));

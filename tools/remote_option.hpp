@@ -1,12 +1,18 @@
-// The --remote option shared by `cudacore compile` and `cudacore cache`: the Redis program cache
-// to use beside the disk cache, from the option or $CUDACORE_REMOTE_CACHE.
+// The --remote options shared by `cudacore compile` and `cudacore cache`: the Redis program cache
+// to use beside the disk cache, from the option or $CUDACORE_REMOTE_CACHE. The commands see the
+// cache through RemoteCacheUse only, so that the CLI builds without the remote tier's library
+// (CUDACORE_BUILD_REMOTE=OFF, or hiredis, OpenSSL or uriparser missing): remote_cache.cpp opens it
+// with cudacore::remote, remote_cache_absent.cpp says the build has none.
 #pragma once
 
-#include "cudacore/remote_program_cache.hpp"
+#include "cudacore/program_cache.hpp"
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace cudacore::cli {
@@ -21,16 +27,34 @@ struct RemoteArguments {
 // Adds `--remote URL`, `--remote-secret-file FILE` and `--remote-secret-env NAME` to `command`.
 void add_remote_option(CLI::App& command, RemoteArguments& remote);
 
-// The remote cache named by `remote.url`, else by $CUDACORE_REMOTE_CACHE; nullptr when neither is
-// set. The secret options replace the URL's secret_file / secret_env. Throws InvalidArgumentError
-// for a URL or a secret that cannot work. Its failures are printed to stderr as warnings, once per
-// cause (the library's warning handler), while the CLI runs.
-std::unique_ptr<RemoteProgramCache> open_remote_cache(const RemoteArguments& remote);
+// Whether a remote cache is named: by --remote, else by a non-empty $CUDACORE_REMOTE_CACHE.
+bool remote_cache_named(const RemoteArguments& remote);
 
-// `remote` as a tier of the CLI's cache: the same cache, except that a put it fails does not
-// throw. Its failures are already printed, once per cause, by the warning handler that
-// open_remote_cache installs; thrown, they would be printed a second time by compile_cached's
-// on_cache_error.
-std::shared_ptr<ProgramCache> remote_tier(std::shared_ptr<RemoteProgramCache> remote);
+// An open remote cache, as the commands use it.
+struct RemoteCacheUse {
+    std::string url;                                // as messages show it (no password)
+    std::string key_prefix;                         // the prefix of its keys on the server
+    std::function<std::uint64_t()> server_entries;  // the server's count of the prefix's entries
+    // The cache as a tier of the CLI's: a put it fails does not throw (its failures are printed
+    // once per cause by the warning handler; thrown, compile_cached's on_cache_error would print
+    // them again). clear() removes the prefix's entries.
+    std::shared_ptr<ProgramCache> tier;
+};
+
+// The remote cache `remote` names (remote_cache_named), with the secret options replacing the
+// URL's secret_file / secret_env; nullopt when none is named. InvalidArgumentError for a URL or a
+// secret that cannot work, for secret options without a remote cache, and in a build without the
+// remote tier for any cache named.
+std::optional<RemoteCacheUse> open_remote_cache(const RemoteArguments& remote);
+
+// The secret the remote cache's entries are sealed with: the one --remote-secret-file or
+// --remote-secret-env names, else the URL's (secret_file= / secret_env=); empty when none is set.
+// InvalidArgumentError as read_seal_secret gives it, and in a build without the remote tier for a
+// URL that is named (its secret cannot be read without parsing it).
+std::string remote_cache_secret(const RemoteArguments& remote);
+
+// The secret the URL `remote` names (its secret_file= / secret_env=), "" when no cache or no secret
+// is named: remote_cache.cpp or remote_cache_absent.cpp.
+std::string remote_url_secret(const RemoteArguments& remote);
 
 }  // namespace cudacore::cli

@@ -3,7 +3,6 @@
 # Included by the top-level CMakeLists.txt after the core library.
 add_library(cudacore_remote
   src/remote/remote_cache_options.cpp
-  src/remote/remote_cache_options_secret.cpp
   src/remote/redis_connection.cpp
   src/remote/redis_stream.cpp
   src/remote/remote_program_cache_entry.cpp

@@ -1,7 +1,10 @@
-// RemoteCacheOptions from a redis:// URL, parsed by uriparser (RFC 3986).
+// RemoteCacheOptions from a redis:// URL, parsed by uriparser (RFC 3986), and the secret its
+// options name.
 #include "cudacore/remote_cache_options.hpp"
 
 #include "cudacore/errors.hpp"
+
+#include "cache/seal_secret.hpp"
 
 #include <uriparser/Uri.h>
 
@@ -197,6 +200,14 @@ std::string RemoteCacheOptions::display_url() const {
         url += host;
     }
     return url + ":" + std::to_string(port) + "/" + std::to_string(database);
+}
+
+std::string RemoteCacheOptions::read_secret() const {
+    return detail::read_seal_secret({.owner = "RemoteProgramCache(" + display_url() + ")",
+                                     .file = secret_file,
+                                     .file_option = "secret_file",
+                                     .env = secret_env,
+                                     .env_option = "secret_env"});
 }
 
 }  // namespace cudacore

@@ -9,7 +9,9 @@
 #   FAST_BUILD    ON: build type Debug with -O0 alone (no debug information), a unity build: the
 #                 quickest compile
 #   GENERATOR, BUILD_TYPE, LAUNCHER (a compiler launcher such as ccache), CXX (the compiler,
-#   for the pkg-config build), LIBDIR (the prefix's library folder), WITH_MPI (ON: cudacore::mpi)
+#   for the pkg-config build), LIBDIR (the prefix's library folder), WITH_MPI (ON: cudacore::mpi),
+#   WITH_REMOTE (OFF: no cudacore::remote; fetched, cudacore is built without it, and its CLI
+#   must refuse a remote cache, saying why)
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -28,8 +30,12 @@ endfunction()
 if(NOT DEFINED WITH_MPI)
   set(WITH_MPI OFF)
 endif()
+if(NOT DEFINED WITH_REMOTE)
+  set(WITH_REMOTE ON)
+endif()
 
-set(configure_args -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer -DWITH_MPI=${WITH_MPI})
+set(configure_args -S ${CONSUMER_DIR} -B ${WORK_DIR}/consumer -DWITH_MPI=${WITH_MPI}
+    -DWITH_REMOTE=${WITH_REMOTE})
 if(GENERATOR)
   list(APPEND configure_args -G ${GENERATOR})
 endif()
@@ -58,7 +64,10 @@ if(PREFIX)
   endif()
 endif()
 # Only the consumer's programs (and what they need), not cudacore's examples when fetched.
-set(targets consumer consumer_bundle consumer_remote)
+set(targets consumer consumer_bundle)
+if(WITH_REMOTE)
+  list(APPEND targets consumer_remote)
+endif()
 if(WITH_MPI)
   list(APPEND targets consumer_mpi)
 endif()
@@ -69,9 +78,25 @@ expect(consumer "^cudacore [0-9]+\\.[0-9]+\\.[0-9]+, driver (present|absent), ke
 # cudacore_add_header_bundle in the consumer's build, through the cudacore CLI.
 run(${WORK_DIR}/consumer/consumer_bundle)
 expect(consumer_bundle "^bundle consumer_headers: 2 headers, consumer/api.h present\nkernel fill from the bundle in PTX: [0-9]+ bytes\n$")
-# The optional component: find_package(cudacore COMPONENTS mpi) and a program linking cudacore::mpi.
-run(${WORK_DIR}/consumer/consumer_remote)
-expect(consumer_remote "^cudacore::remote redis://127\\.0\\.0\\.1:6399/2, prefix consumer\n$")
+# The optional components: find_package(cudacore COMPONENTS remote|mpi) and a program linking
+# cudacore::remote or cudacore::mpi.
+if(WITH_REMOTE)
+  run(${WORK_DIR}/consumer/consumer_remote)
+  expect(consumer_remote "^cudacore::remote redis://127\\.0\\.0\\.1:6399/2, prefix consumer\n$")
+elseif(FETCH_SOURCE)
+  # Built without the remote tier: no libcudacore_remote, and a CLI that refuses a remote cache.
+  file(GLOB_RECURSE remote_libraries ${WORK_DIR}/consumer/_deps/libcudacore_remote*)
+  if(remote_libraries)
+    message(FATAL_ERROR "built without the remote tier, yet: ${remote_libraries}")
+  endif()
+  file(GLOB_RECURSE cli ${WORK_DIR}/consumer/_deps/*/tools/cudacore)
+  execute_process(COMMAND ${cli} cache stats --remote redis://127.0.0.1:6399/2
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc EQUAL 0 OR NOT err MATCHES "--remote names a remote cache, but this cudacore was built without its remote tier")
+    message(FATAL_ERROR "the CLI built without the remote tier took --remote (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "cudacore built without cudacore::remote: its CLI refuses --remote")
+endif()
 if(WITH_MPI)
   run(${WORK_DIR}/consumer/consumer_mpi)
   expect(consumer_mpi "^cudacore::mpi rank 0 of 1")

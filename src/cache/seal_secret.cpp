@@ -1,7 +1,6 @@
-// RemoteCacheOptions::read_secret: the secret that authenticates remote entries (HMAC-SHA-256,
-// remote_program_cache_entry.cpp), read from the file or the environment variable the options
-// name, with the rules of every file read from outside.
-#include "cudacore/remote_cache_options.hpp"
+// read_seal_secret: the secret of an HMAC seal from the file or the environment variable its
+// owner's options name, with the rules of every file read from outside.
+#include "cache/seal_secret.hpp"
 
 #include "cudacore/errors.hpp"
 #include "cudacore/warnings.hpp"
@@ -21,7 +20,7 @@
 #include <stdexcept>
 #include <system_error>
 
-namespace cudacore {
+namespace cudacore::detail {
 namespace {
 
 constexpr std::uint64_t largest_secret_file = 4096;  // a secret is tens of bytes
@@ -36,8 +35,9 @@ std::string trimmed(std::string text) {
 // never hangs the read), no larger than largest_secret_file, read through the descriptor that was
 // checked. Others' access to it is warned about, as ssh does for keys. Throws what `fail` makes.
 template <class Fail>
-std::string read_secret_file(const std::string& path, const std::string& source, Fail&& fail) {
-    const detail::disk::FileDescriptor file(
+std::string read_secret_file(const std::string& path, const std::string& source,
+                             const std::string& owner, Fail&& fail) {
+    const disk::FileDescriptor file(
         ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
     struct stat info {};
     if (file.fd < 0 || ::fstat(file.fd, &info) != 0) {
@@ -45,18 +45,18 @@ std::string read_secret_file(const std::string& path, const std::string& source,
         throw fail("cannot read " + source + ": " + std::strerror(error));
     }
     if (!S_ISREG(info.st_mode)) {
-        throw fail(source + " is " + std::string(detail::file_kind(info.st_mode)) +
+        throw fail(source + " is " + std::string(file_kind(info.st_mode)) +
                    ", not a regular file");
     }
     if ((info.st_mode & 077) != 0) {
         char mode[8];
         std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
         warn(WarningKind::secret_file_exposed,
-             "RemoteProgramCache: " + source + " has mode " + mode +
+             owner + ": " + source + " has mode " + mode +
                  ": users other than its owner can read or change the secret (chmod 600 it)");
     }
     try {
-        return detail::read_open_file_bounded(file.fd, path, largest_secret_file);
+        return read_open_file_bounded(file.fd, path, largest_secret_file);
     } catch (const std::length_error&) {
         throw fail(source + " holds " + std::to_string(info.st_size) +
                    " bytes; a secret file holds at most " + std::to_string(largest_secret_file));
@@ -67,32 +67,30 @@ std::string read_secret_file(const std::string& path, const std::string& source,
 
 }  // namespace
 
-std::string RemoteCacheOptions::read_secret() const {
-    auto fail = [this](const std::string& why) {
-        return InvalidArgumentError("RemoteProgramCache(" + display_url() + "): " + why);
-    };
-    if (!secret_file.empty() && !secret_env.empty())
-        throw fail("set secret_file or secret_env, not both");
+std::string read_seal_secret(const SealSecretSource& where) {
+    auto fail = [&where](const std::string& why) { return InvalidArgumentError(where.owner + ": " + why); };
+    if (!where.file.empty() && !where.env.empty())
+        throw fail("set " + where.file_option + " or " + where.env_option + ", not both");
     std::string secret;
     std::string source;
-    if (!secret_file.empty()) {
-        source = "the secret file '" + secret_file + "' (secret_file)";
-        secret = read_secret_file(secret_file, source, fail);
-    } else if (!secret_env.empty()) {
-        source = "the environment variable " + secret_env + " (secret_env)";
-        const char* value = std::getenv(secret_env.c_str());
+    if (!where.file.empty()) {
+        source = "the secret file '" + where.file + "' (" + where.file_option + ")";
+        secret = read_secret_file(where.file, source, where.owner, fail);
+    } else if (!where.env.empty()) {
+        source = "the environment variable " + where.env + " (" + where.env_option + ")";
+        const char* value = std::getenv(where.env.c_str());
         if (value == nullptr || *value == '\0') throw fail(source + " is unset or empty");
         secret = value;
     } else {
         return {};
     }
     secret = trimmed(std::move(secret));
-    if (secret.size() < detail::shortest_seal_secret) {
+    if (secret.size() < shortest_seal_secret) {
         throw fail(source + " holds " + std::to_string(secret.size()) +
-                   " bytes; a secret needs at least " + std::to_string(detail::shortest_seal_secret) +
+                   " bytes; a secret needs at least " + std::to_string(shortest_seal_secret) +
                    " (e.g. `openssl rand -hex 32`)");
     }
     return secret;
 }
 
-}  // namespace cudacore
+}  // namespace cudacore::detail
