@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <vector>
 
 namespace cudacore {
@@ -126,6 +127,14 @@ std::shared_ptr<ContextBox> primary_context(int ordinal) {
         cache.weak() = box;
     }
     return box;
+}
+
+std::optional<int> known_primary_context_ordinal(CUcontext handle) noexcept {
+    ThreadCache& cache = tls_address(thread_cache);
+    if (cache.state != kSlotLive || cache.generation != primary_context_generation()) return std::nullopt;
+    const std::shared_ptr<ContextBox> box = cache.weak().lock();
+    if (!box || box->handle != handle) return std::nullopt;
+    return cache.ordinal;
 }
 
 std::shared_ptr<ContextBox> retained_primary_context(int ordinal) {

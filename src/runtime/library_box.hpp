@@ -72,7 +72,7 @@ struct LazyLibrary final : ObjectCodeLoading {
     // ObjectCode's bytes they are read from still live (src/runtime/object_code_loading.cpp).
     ~LazyLibrary() override;
 
-    std::once_flag once;
+    std::mutex load_mutex;               // held by the one load (object_code_loading.cpp's load_once)
     std::atomic<bool> attempted{false};  // set (release) once `library` or `failure` is final
     std::shared_ptr<LibraryBox> library;
     std::exception_ptr failure;

@@ -232,12 +232,15 @@ std::string ptx_jit_error_log(const detail::ObjectCodeState& state, const detail
 }
 
 // The calling thread's current context (null when none) and the ordinal of its device (0 when
-// none), as Device::current() asks them: the same two driver calls, the context kept.
+// none), as Device::current() asks them, the context kept; a primary context this thread took
+// through cudacore needs no second driver call (a cold one costs about half a microsecond on a
+// first get_kernel).
 std::pair<CUcontext, int> current_context_and_ordinal() {
     const detail::DriverApi& api = detail::driver();
     CUcontext current = nullptr;
     detail::check(api.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
     if (!current) return {nullptr, 0};
+    if (const std::optional<int> ordinal = detail::known_primary_context_ordinal(current)) return {current, *ordinal};
     CUdevice device = 0;
     detail::check(api.cuCtxGetDevice(&device), "cuCtxGetDevice");
     return {current, detail::ordinal_of(device).value_or(0)};
@@ -312,22 +315,31 @@ std::shared_ptr<detail::LibraryBox> load_now(const detail::ObjectCodeState& stat
     return box;
 }
 
+// Runs `load` for `lazy` unless it ran before (in any thread): its outcome, the library or the
+// exception, is kept; true when this call ran it. A mutex rather than std::call_once, whose glibc
+// form ends every first run with a futex wake system call, waiters or not (about a microsecond
+// of a first get_kernel).
+template <class Load>
+bool load_once(detail::LazyLibrary& lazy, Load&& load) {
+    if (lazy.attempted.load(std::memory_order_acquire)) return false;
+    const std::lock_guard lock(lazy.load_mutex);
+    if (lazy.attempted.load(std::memory_order_relaxed)) return false;
+    try {
+        lazy.library = load();
+    } catch (...) {
+        lazy.failure = std::current_exception();
+    }
+    lazy.attempted.store(true, std::memory_order_release);
+    return true;
+}
+
 }  // namespace
 
 // The loaded library, loading it on first call; the first outcome is kept and repeated.
 const std::shared_ptr<detail::LibraryBox>& detail::loaded_library(detail::ObjectCodeState& state,
                                                                   std::string_view kernel_name) {
     detail::LazyLibrary& lazy = detail::lazy_library(state);
-    if (!lazy.attempted.load(std::memory_order_acquire)) {
-        std::call_once(lazy.once, [&] {
-            try {
-                lazy.library = load_now(state, kernel_name);
-            } catch (...) {
-                lazy.failure = std::current_exception();
-            }
-            lazy.attempted.store(true, std::memory_order_release);
-        });
-    }
+    load_once(lazy, [&] { return load_now(state, kernel_name); });
     if (lazy.failure) std::rethrow_exception(lazy.failure);
     return lazy.library;
 }
@@ -335,18 +347,7 @@ const std::shared_ptr<detail::LibraryBox>& detail::loaded_library(detail::Object
 bool detail::load_first_with(detail::ObjectCodeState& state, const LoadOptions& options,
                              LoadReport& report) {
     detail::LazyLibrary& lazy = detail::lazy_library(state);
-    bool loaded_here = false;
-    if (!lazy.attempted.load(std::memory_order_acquire)) {
-        std::call_once(lazy.once, [&] {
-            loaded_here = true;
-            try {
-                lazy.library = load_now(state, {}, &options, &report);
-            } catch (...) {
-                lazy.failure = std::current_exception();
-            }
-            lazy.attempted.store(true, std::memory_order_release);
-        });
-    }
+    const bool loaded_here = load_once(lazy, [&] { return load_now(state, {}, &options, &report); });
     if (lazy.failure) std::rethrow_exception(lazy.failure);
     return loaded_here;
 }
@@ -399,7 +400,7 @@ ObjectCode ObjectCode::from_handle(CUlibrary library, const FromHandleOptions& o
     box->code_name = options.name;
     detail::LazyLibrary& lazy = detail::lazy_library(*state);
     lazy.library = std::move(box);
-    // Already loaded: later uses skip the lazy load (std::call_once is never entered).
+    // Already loaded: later uses skip the lazy load (its mutex is never taken).
     lazy.attempted.store(true, std::memory_order_release);
     return ObjectCode(std::move(state));
 }

@@ -9,6 +9,7 @@
 #include "runtime/release/event_recycler.hpp"
 #include "runtime/release/reset_tolerance.hpp"
 
+#include <optional>
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -155,6 +156,11 @@ std::shared_ptr<ContextBox> own_context(CUcontext handle, CUdevice device, int o
 
 // The primary context of a device, retained once and shared while anything holds it.
 std::shared_ptr<ContextBox> primary_context(int ordinal);
+// The ordinal of the device whose primary context is `handle`, when it is the one this thread
+// last took through primary_context (cudacore holds it retained, so no other context has its
+// handle); else nullopt. No driver call: what the current context's device is, without
+// cuCtxGetDevice, on the common path.
+std::optional<int> known_primary_context_ordinal(CUcontext handle) noexcept;
 
 // Stops handing out `stale` (its context was destroyed by someone resetting the device): the
 // next primary_context() retains the primary context anew, which re-creates it.
