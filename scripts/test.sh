@@ -97,7 +97,7 @@ fuzz_dir="${FUZZ_BUILD_DIR:-build-fuzz}"
 if [ "${CUDACORE_SANITIZE:-1}" = 1 ]; then fuzz_dir="${SANITIZE_BUILD_DIR:-build-sanitize}"; fi
 step "fuzzing" env FUZZ_BUILD_DIR="$fuzz_dir" bash scripts/fuzz.sh
 # ThreadSanitizer over the concurrency-heavy tests (scripts/tsan.sh): a third build, of the
-# library and thirteen test programs. CUDACORE_TSAN=0 skips it.
+# library and fifteen test programs. CUDACORE_TSAN=0 skips it.
 if [ "${CUDACORE_TSAN:-1}" = 1 ]; then step "ThreadSanitizer" bash scripts/tsan.sh; fi
 # Where the time went: each build's commands summed by kind of target, its slowest compiles and
 # the slowest tests of its CTest run (scripts/ci-times.py).

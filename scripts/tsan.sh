@@ -5,8 +5,8 @@
 # table, the launch-stream slots and the capture registry, the per-thread
 # block pool, the memory, disk, Redis and tiered program caches under many threads (the Redis
 # tests start their own redis-server), one Program's cache-key memo hit from many threads,
-# compile_many, the release thread fed from many threads (deferred releases) and the event
-# recycler. Any report fails the run. (The waits on streams and the driver's host-function
+# compile_many, the release thread fed from many threads (deferred releases), the event
+# recycler, and an ObjectCode's lazy load entered by many threads at once. Any report fails the run. (The waits on streams and the driver's host-function
 # thread need a GPU: the GPU suite covers them.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,11 +17,12 @@ tests=(cpu_memory_test cpu_buffer_threads_test cpu_caching_memory_resource_test
        cpu_program_cache_test cpu_program_key_memo_test cpu_disk_cache_test cpu_remote_cache_test
        cpu_compile_many_test
        cpu_deferred_release_test
-       cpu_event_recycler_test cpu_thread_exit_test)
+       cpu_event_recycler_test cpu_thread_exit_test cpu_object_code_loading_test)
 # The programs they start (helper_path in the tests, and the library's workers): only these are
 # built (CUDACORE_TESTS_NEED_ALL_HELPERS=OFF), not the 37 helper programs of the whole suite.
 helpers=(helper_memory_no_driver_probe helper_cache_writer helper_remote_cache_worker
-         cudacore_compile_worker cudacore_link_worker cudacore_load_probe)
+         helper_object_code_loading_probe cudacore_compile_worker cudacore_link_worker
+         cudacore_load_probe)
 # A unity build as in scripts/sanitize.sh, without the CLI (no test here runs it), with line
 # tables only (-g1: enough for the reports' file:line).
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \

@@ -55,6 +55,21 @@ TEST(ObjectCodeLoading, CreatedAndCopiedWithoutDriverThenSameErrorOnEveryUse) {
     EXPECT_EQ(lines[5], "library loads: 0");
 }
 
+// Sixteen threads take their first kernel of one ObjectCode at once: one load is attempted, its
+// failure kept, and every thread gets that same failure (the helper's lazy load, under
+// ThreadSanitizer too: scripts/tsan.sh).
+TEST(ObjectCodeLoading, ThreadsLookingUpAtOnceShareOneOutcome) {
+    auto result = run_process({helper_path("object_code_loading_probe").string(), "threads"},
+                              {{"CUDACORE_LIBCUDA_PATH", "/nonexistent/libcuda-for-loading.so.1"}});
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const auto lines = lines_of(result.out);
+    ASSERT_EQ(lines.size(), 3u) << result.out;
+    EXPECT_EQ(lines[0], "threads failed: 16 of 16");
+    EXPECT_NE(lines[1].find("libcuda-for-loading"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[1].find("needed to load"), std::string::npos) << lines[1];
+    EXPECT_EQ(lines[2], "library loads: 0");
+}
+
 TEST(ObjectCodeLoading, LtoIrIsRefusedWithAdviceToLinkTwice) {
     auto code = ObjectCode::from_ltoir(std::string(64, 'x'), "lto_part");
     std::string first, second;
