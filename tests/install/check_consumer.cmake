@@ -116,4 +116,17 @@ if(PREFIX)
       -Wl,-rpath,${PREFIX}/${LIBDIR} -o ${WORK_DIR}/consumer_pkg_config)
   run(${WORK_DIR}/consumer_pkg_config)
   expect(consumer_pkg_config "^cudacore [0-9]+\\.[0-9]+\\.[0-9]+, driver (present|absent), kernel scale in PTX: [0-9]+ bytes\n$")
+  # A component the package lacks is refused, naming it (a missing remote or mpi package says
+  # how to get it the same way).
+  file(WRITE ${WORK_DIR}/missing/CMakeLists.txt
+       "cmake_minimum_required(VERSION 3.24)\nproject(missing LANGUAGES CXX)\n"
+       "find_package(cudacore REQUIRED COMPONENTS no_such_part)\n")
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK_DIR}/missing -B ${WORK_DIR}/missing/build
+                          -DCMAKE_PREFIX_PATH=${PREFIX}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(REGEX REPLACE "[ \n]+" " " err "${err}")
+  if(rc EQUAL 0 OR NOT err MATCHES "cudacore has no component 'no_such_part' \\(its components: remote, mpi\\)")
+    message(FATAL_ERROR "find_package(cudacore COMPONENTS no_such_part) was not refused by name (${rc}):\n${out}\n${err}")
+  endif()
+  message(STATUS "find_package(cudacore COMPONENTS no_such_part): refused, naming it")
 endif()
