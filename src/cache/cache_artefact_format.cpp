@@ -9,14 +9,13 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/version.hpp"
 
-#include "code/key_versions.hpp"
 #include "cache/sha256_seal.hpp"
-#include "support/sha256.hpp"
 #include "code/decode_cost.hpp"
+#include "code/key_versions.hpp"
 #include "code/serialized_parts.hpp"
 #include "support/little_endian.hpp"
 #include "support/payload_codec.hpp"
-
+#include "support/sha256.hpp"
 
 #include <algorithm>
 #include <array>

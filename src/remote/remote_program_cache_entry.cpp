@@ -5,13 +5,11 @@
 #include "cudacore/remote_program_cache.hpp"
 
 #include "cache/sha256_seal.hpp"
-#include "support/sha256.hpp"
 #include "code/decode_cost.hpp"
-
+#include "support/sha256.hpp"
 
 #include <cstdint>
 #include <cstring>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 

@@ -240,7 +240,8 @@ std::pair<CUcontext, int> current_context_and_ordinal() {
     CUcontext current = nullptr;
     detail::check(api.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
     if (!current) return {nullptr, 0};
-    if (const std::optional<int> ordinal = detail::known_primary_context_ordinal(current)) return {current, *ordinal};
+    if (const std::optional<int> ordinal = detail::known_primary_context_ordinal(current))
+        return {current, *ordinal};
     CUdevice device = 0;
     detail::check(api.cuCtxGetDevice(&device), "cuCtxGetDevice");
     return {current, detail::ordinal_of(device).value_or(0)};
