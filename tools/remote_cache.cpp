@@ -8,10 +8,11 @@
 namespace cudacore::cli {
 namespace {
 
-// The options the arguments name (the URL, else $CUDACORE_REMOTE_CACHE), nullopt when none.
-std::optional<RemoteCacheOptions> named_options(const RemoteArguments& remote) {
-    return remote.url.empty() ? RemoteCacheOptions::from_environment()
-                              : std::optional<RemoteCacheOptions>(RemoteCacheOptions::from_url(remote.url));
+// The options of the cache the arguments name (remote_cache_named holds): --remote's URL, else
+// $CUDACORE_REMOTE_CACHE's.
+RemoteCacheOptions named_options(const RemoteArguments& remote) {
+    return remote.url.empty() ? RemoteCacheOptions::from_environment().value()
+                              : RemoteCacheOptions::from_url(remote.url);
 }
 
 // The cache as a tier whose failed puts do not throw (remote_option.hpp says why).
@@ -40,28 +41,21 @@ private:
 
 }  // namespace
 
-std::optional<RemoteCacheUse> open_remote_cache(const RemoteArguments& remote) {
-    std::optional<RemoteCacheOptions> options = named_options(remote);
-    if (!options) {
-        if (!remote.secret_file.empty() || !remote.secret_env.empty())
-            throw InvalidArgumentError("--remote-secret-file and --remote-secret-env need a remote "
-                                       "cache (--remote or $CUDACORE_REMOTE_CACHE)");
-        return std::nullopt;
-    }
+RemoteCacheUse open_named_remote_cache(const RemoteArguments& remote) {
+    RemoteCacheOptions options = named_options(remote);
     if (!remote.secret_file.empty() || !remote.secret_env.empty()) {
-        options->secret_file = remote.secret_file;
-        options->secret_env = remote.secret_env;
+        options.secret_file = remote.secret_file;
+        options.secret_env = remote.secret_env;
     }
-    auto cache = std::make_shared<RemoteProgramCache>(std::move(*options));
+    auto cache = std::make_shared<RemoteProgramCache>(std::move(options));
     return RemoteCacheUse{.url = cache->options().display_url(),
                           .key_prefix = cache->options().key_prefix,
                           .server_entries = [cache] { return cache->server_entries(); },
                           .tier = std::make_shared<RemoteTier>(cache)};
 }
 
-std::string remote_url_secret(const RemoteArguments& remote) {
-    const std::optional<RemoteCacheOptions> options = named_options(remote);
-    return options ? options->read_secret() : std::string();
+std::string named_remote_url_secret(const RemoteArguments& remote) {
+    return named_options(remote).read_secret();
 }
 
 }  // namespace cudacore::cli

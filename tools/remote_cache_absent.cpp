@@ -18,17 +18,8 @@ namespace {
 
 }  // namespace
 
-std::optional<RemoteCacheUse> open_remote_cache(const RemoteArguments& remote) {
-    if (remote_cache_named(remote)) refuse(remote);
-    if (!remote.secret_file.empty() || !remote.secret_env.empty())
-        throw InvalidArgumentError("--remote-secret-file and --remote-secret-env need a remote "
-                                   "cache (--remote or $CUDACORE_REMOTE_CACHE)");
-    return std::nullopt;
-}
+RemoteCacheUse open_named_remote_cache(const RemoteArguments& remote) { refuse(remote); }
 
-std::string remote_url_secret(const RemoteArguments& remote) {
-    if (remote_cache_named(remote)) refuse(remote);
-    return {};
-}
+std::string named_remote_url_secret(const RemoteArguments& remote) { refuse(remote); }
 
 }  // namespace cudacore::cli

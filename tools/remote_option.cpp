@@ -1,6 +1,8 @@
 // The --remote options and what every build of the CLI reads from them (remote_option.hpp).
 #include "remote_option.hpp"
 
+#include "cudacore/errors.hpp"
+
 #include "cache/seal_secret.hpp"
 
 #include <cstdlib>
@@ -27,8 +29,17 @@ bool remote_cache_named(const RemoteArguments& remote) {
     return url != nullptr && *url != '\0';
 }
 
+std::optional<RemoteCacheUse> open_remote_cache(const RemoteArguments& remote) {
+    if (remote_cache_named(remote)) return open_named_remote_cache(remote);
+    if (!remote.secret_file.empty() || !remote.secret_env.empty())
+        throw InvalidArgumentError("--remote-secret-file and --remote-secret-env need a remote "
+                                   "cache (--remote or $CUDACORE_REMOTE_CACHE)");
+    return std::nullopt;
+}
+
 std::string remote_cache_secret(const RemoteArguments& remote) {
-    if (remote.secret_file.empty() && remote.secret_env.empty()) return remote_url_secret(remote);
+    if (remote.secret_file.empty() && remote.secret_env.empty())
+        return remote_cache_named(remote) ? named_remote_url_secret(remote) : std::string();
     return detail::read_seal_secret({.owner = "the remote cache's secret",
                                      .file = remote.secret_file,
                                      .file_option = "--remote-secret-file",

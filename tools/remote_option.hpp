@@ -53,8 +53,11 @@ std::optional<RemoteCacheUse> open_remote_cache(const RemoteArguments& remote);
 // URL that is named (its secret cannot be read without parsing it).
 std::string remote_cache_secret(const RemoteArguments& remote);
 
-// The secret the URL `remote` names (its secret_file= / secret_env=), "" when no cache or no secret
-// is named: remote_cache.cpp or remote_cache_absent.cpp.
-std::string remote_url_secret(const RemoteArguments& remote);
+// What a build with the remote tier does (remote_cache.cpp) and one without it refuses
+// (remote_cache_absent.cpp), for a cache that remote_cache_named says is named: open it (the
+// secret options replacing the URL's), and the secret its URL names (its secret_file= /
+// secret_env=; "" when none).
+RemoteCacheUse open_named_remote_cache(const RemoteArguments& remote);
+std::string named_remote_url_secret(const RemoteArguments& remote);
 
 }  // namespace cudacore::cli
