@@ -54,8 +54,12 @@ case "${CMAKE_ARGS:-}" in
   *) command -v ccache >/dev/null &&
        launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache) ;;
 esac
+# The optimisation levels go back to their defaults unless CMAKE_ARGS sets them again, so that a
+# folder scripts/test.sh configured without a GPU (the library at -O1, the tests at -O0) builds
+# the demo, benchmarks or a GPU run at the levels they are meant for.
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
-  -DCUDAToolkit_ROOT="$cuda_home" "${launcher[@]}" ${CMAKE_ARGS:-} >/dev/null
+  -DCUDAToolkit_ROOT="$cuda_home" "${launcher[@]}" -UCMAKE_CXX_FLAGS_RELEASE -UCUDACORE_TEST_OPTIMIZE \
+  ${CMAKE_ARGS:-} >/dev/null
 # BUILD_TARGETS: build only these (the demo: what it runs), those the configuration has; default
 # everything.
 targets=()
