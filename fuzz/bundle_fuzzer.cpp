@@ -9,8 +9,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/header_bundle.hpp"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include <xxhash.h>  // inlined: XXH_INLINE_ALL comes with cudacore_internals
 #include <zstd.h>
 
 #include <cstdint>

@@ -5,8 +5,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/object_code.hpp"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include <xxhash.h>  // inlined: XXH_INLINE_ALL comes with cudacore_internals
 
 #include <cstdint>
 #include <cstdlib>

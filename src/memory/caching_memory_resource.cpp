@@ -46,6 +46,11 @@ int class_index(std::size_t rounded) noexcept {
     return 4 + (power - 10) * 4 + static_cast<int>(rounded >> (power - 2)) - 5;
 }
 
+}  // namespace
+
+// The arena types CachingCore holds, outside the anonymous namespace as CachingCore is (forward.hpp
+// declares it): a type with linkage whose fields have none is an error-prone mix, which GCC
+// reports where this file is compiled inside another (a unity build).
 struct CachedBlock {
     CUdeviceptr pointer = 0;
     CUstream stream = nullptr;  // the stream it was freed on
@@ -77,6 +82,8 @@ struct alignas(64) ThreadArena {
     Bins bins;
     explicit ThreadArena(int classes) : bins(classes) {}
 };
+
+namespace {
 
 std::atomic<std::uint64_t> next_core_id{1};
 

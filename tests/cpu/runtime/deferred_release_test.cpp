@@ -51,6 +51,7 @@ private:
     HostFunctionThread() {
         std::thread([this] {
             unsigned spins = 0;
+            volatile unsigned spin_sink = 0;  // the spins are not optimised away
             for (;;) {
                 std::pair<CUhostFn, void*> next;
                 {
@@ -60,8 +61,7 @@ private:
                     queue_.pop_front();
                 }
                 spins = spins * 1103515245u + 12345u;
-                for (volatile unsigned i = 0; i < (spins >> 20) % 64; i = i + 1) {
-                }
+                for (unsigned i = 0; i < (spins >> 20) % 64; ++i) spin_sink = i;
                 next.first(next.second);
             }
         }).detach();
