@@ -10,8 +10,10 @@ bash scripts/install-packages.sh cpio
 bundle="$1"
 build_dir="${BUILD_DIR:-build}"
 cuda_home="${CUDA_HOME:-/usr/local/cuda}"
+# The optimisation levels at their defaults unless CMAKE_ARGS sets them (as scripts/setup.sh does):
+# a folder scripts/test.sh configured without a GPU has the library at -O1 and the tests at -O0.
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-RelWithDebInfo}" -DCUDAToolkit_ROOT="$cuda_home" \
-  -DCUDACORE_CPU_TESTS_IN_ALL=ON ${CMAKE_ARGS:-} >/dev/null
+  -DCUDACORE_CPU_TESTS_IN_ALL=ON -UCMAKE_CXX_FLAGS_RELEASE -UCUDACORE_TEST_OPTIMIZE ${CMAKE_ARGS:-} >/dev/null
 # BUNDLE_TARGETS: build only these (what the GPU machine runs) before packing; default everything.
 cmake --build "$build_dir" -j "$(nproc)" ${BUNDLE_TARGETS:+--target $BUNDLE_TARGETS}
 stage="$(mktemp -d)"
