@@ -48,10 +48,6 @@ bool is_standard_headers_folder(const std::string& folder) {
 // NVRTC's spellings of an option whose value is a path: --include-path=, -I, --pre-include=.
 constexpr std::string_view path_prefixes[] = {"--include-path=", "--pre-include=", "-I"};
 
-
-
-
-
 }  // namespace
 
 std::string ProjectRoot::key_text(const std::string& path) const {
