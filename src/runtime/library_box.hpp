@@ -64,7 +64,7 @@ private:
 };
 
 // The per-ObjectCode loading state (the runtime's ObjectCodeLoading), made on first load: loaded
-// once (std::call_once), the outcome kept for every later use, and a name -> Kernel cache read
+// once (under load_mutex), the outcome kept for every later use, and a name -> Kernel cache read
 // without locks. Owned by the ObjectCode's state, which destroys it while the code bytes live.
 struct LazyLibrary final : ObjectCodeLoading {
     LazyLibrary() = default;
