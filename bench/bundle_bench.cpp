@@ -21,7 +21,6 @@
 // sides differ.
 #include "bench_support.hpp"
 #include "cudacore/header_bundle.hpp"
-#include "cudacore/compiler_flags.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/program_options.hpp"
 

@@ -40,8 +40,8 @@ set(CUDACORE_SUPPORT_SOURCES
   src/support/payload_codec.cpp
   src/support/sha256.cpp)
 set(CUDACORE_CODE_SOURCES
-  src/code/compiler_flags.cpp
-  src/code/compiler_flags_device_arch.cpp
+  src/code/program_options.cpp
+  src/code/program_options_device_arch.cpp
   src/code/cuda_home.cpp
   src/code/program.cpp
   src/code/compile_options.cpp

@@ -5,7 +5,7 @@
 #include "file_io.hpp"
 
 #include "cudacore/errors.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/program.hpp"
 

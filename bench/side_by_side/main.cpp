@@ -19,7 +19,7 @@
 #include "side_by_side/kernels.hpp"
 
 #include "cudacore/object_code.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/system.hpp"
 #include "cudacore/version.hpp"

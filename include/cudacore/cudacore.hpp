@@ -24,7 +24,6 @@
 #include "cudacore/cancellation.hpp"
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/compile_options.hpp"
-#include "cudacore/compiler_flags.hpp"
 #include "cudacore/fatbin.hpp"
 #include "cudacore/generated_headers.hpp"
 #include "cudacore/linker.hpp"

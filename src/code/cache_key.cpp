@@ -1,6 +1,6 @@
 #include "cudacore/cache_key.hpp"
 
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 #include "code/key_versions.hpp"

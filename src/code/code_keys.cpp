@@ -3,7 +3,7 @@
 #include "code/compiler_identity.hpp"
 #include "code/program_key_memo.hpp"
 #include "code/nvrtc_compile.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "cudacore/errors.hpp"
 
 #include <utility>

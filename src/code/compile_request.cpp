@@ -2,7 +2,6 @@
 
 #include "cudacore/cancellation.hpp"
 #include "cudacore/program_options.hpp"
-#include "cudacore/compiler_flags.hpp"
 #include "code/header_trace.hpp"
 #include "headers/standard_headers.hpp"
 

@@ -1,5 +1,4 @@
 #include "cudacore/linker.hpp"
-#include "cudacore/compiler_flags.hpp"
 
 #include "cudacore/errors.hpp"
 #include "code/object_code_state.hpp"

@@ -1,5 +1,4 @@
 #include "cudacore/linker_options.hpp"
-#include "cudacore/compiler_flags.hpp"
 
 #include "cudacore/program_options.hpp"
 #include "code/ptxas_report.hpp"

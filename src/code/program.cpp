@@ -1,5 +1,5 @@
 #include "cudacore/program.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "support/enum_text.hpp"
 
 #include "cudacore/errors.hpp"

@@ -1,7 +1,7 @@
 #include "code/program_key_memo.hpp"
 
 #include "code/debug_source.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "code/compiler_identity.hpp"
 #include "code/cuda_home.hpp"
 

@@ -1,7 +1,7 @@
 #include "code/project_search.hpp"
 
 #include "code/cuda_home.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "headers/standard_headers.hpp"
 
 #include <functional>

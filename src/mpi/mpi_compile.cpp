@@ -9,7 +9,7 @@
 #include "code/code_keys.hpp"
 #include "cache/compile/compile_many_outcomes.hpp"
 #include "cudacore/cache_key.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "cudacore/cached_compile.hpp"
 
 #include "support/parallel_steps.hpp"

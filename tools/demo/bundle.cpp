@@ -2,7 +2,7 @@
 // (no include path), giving the same cubin as from the toolkit's folder.
 #include "demo.hpp"
 
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/program.hpp"
 

@@ -1,5 +1,5 @@
 #include "cudacore/cached_compile.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "support/cudacore_trace.hpp"
 #include "support/temporary_directory.hpp"
 

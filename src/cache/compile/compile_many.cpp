@@ -1,5 +1,5 @@
 #include "cudacore/compile_many.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 
 #include "cache/compile/compile_many_outcomes.hpp"
 

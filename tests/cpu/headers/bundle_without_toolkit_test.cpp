@@ -9,7 +9,7 @@
 #include "test_support.hpp"
 
 #include "cudacore/header_bundle.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "cudacore/program.hpp"
 
 #include <dlfcn.h>

@@ -8,7 +8,7 @@
 
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/errors.hpp"
-#include "cudacore/compiler_flags.hpp"
+#include "cudacore/program_options.hpp"
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"

@@ -1,4 +1,3 @@
-#include "cudacore/compiler_flags.hpp"
 #include "cudacore/program_options.hpp"
 
 #include "cudacore/errors.hpp"

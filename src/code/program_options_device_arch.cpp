@@ -1,9 +1,8 @@
-// current_device_arch (declared in cudacore/compiler_flags.hpp): the arch a Program or Linker
+// current_device_arch (declared in cudacore/program_options.hpp): the arch a Program or Linker
 // without one compiles for, asked of the driver through the loader as Device::current().arch()
 // asks it: the device of the calling thread's current context, else device 0, through the same
 // kept answers (loader/device_queries.hpp). Here, not in the runtime, so that the code layer
 // references no symbol of a higher one (scripts/check-layer-symbols.py).
-#include "cudacore/compiler_flags.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/program_options.hpp"
 #include "loader/device_queries.hpp"
