@@ -314,7 +314,7 @@ int main(int argc, char** argv) {
                                 raw_pool_loop<true>(api, spins_for_nanoseconds(nanoseconds))});
         }
         auto kept = std::make_shared<NoDriverResource>();
-        detail::keep_for_the_process(*kept);
+        keep_until_exit(kept);
         auto counted = std::make_shared<NoDriverResource>();
         for (auto [name, resource] : {std::pair{"no driver, kept resource + drop", kept},
                                       std::pair{"no driver, counted resource + drop", counted}}) {

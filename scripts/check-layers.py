@@ -228,7 +228,7 @@ def parameter_types(signature):
 
 def code_elsewhere():
     """{"include/cudacore/NAME.hpp -> src/...": message} for each file of src/ that defines
-    a function a public header declares (outside `detail`: forward.hpp's calls, the internal ones
+    a function a public header declares (outside `detail`: the internal calls
     that inline code makes, are defined where their layer is) and is not named after the header
     (NAME.cpp, NAME_PART.cpp), and for each header whose code has no NAME.cpp."""
     declared = {}

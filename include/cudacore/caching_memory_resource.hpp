@@ -6,7 +6,7 @@
 #pragma once
 
 #include "cudacore/buffer.hpp"  // allocate() returns one
-#include "cudacore/forward.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/memory_resource.hpp"
 
 #include <cuda.h>

@@ -4,7 +4,7 @@
 /// other processes: ipc.hpp). More: docs/design/memory-resources.md.
 #pragma once
 
-#include "cudacore/forward.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/memory_access.hpp"
 #include "cudacore/memory_pool.hpp"
 #include "cudacore/buffer.hpp"  // allocate() returns one

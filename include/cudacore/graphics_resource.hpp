@@ -10,7 +10,7 @@
 ///     vbo.unmap(stream);                   // the stream's work is done before GL's next use
 #pragma once
 
-#include "cudacore/forward.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/cuda_array.hpp"
 

@@ -9,7 +9,7 @@
 ///     launch(stream, config, kernel, data);                    // runs on left's SMs only
 #pragma once
 
-#include "cudacore/forward.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/context.hpp"
 #include "cudacore/event.hpp"
 #include "cudacore/stream.hpp"

@@ -3,7 +3,7 @@
 /// occupancy and parameter layout. Get one from ObjectCode::get_kernel or Kernel::from_handle.
 #pragma once
 
-#include "cudacore/forward.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/launch_config.hpp"
 

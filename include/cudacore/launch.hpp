@@ -6,7 +6,6 @@
 ///     launch(stream, LaunchConfig{.grid = blocks, .block = 256}, kernel, a, x, y, n);
 #pragma once
 
-#include "cudacore/forward.hpp"
 #include "cudacore/kernel.hpp"
 #include "cudacore/launch_config.hpp"
 #include "cudacore/stream.hpp"
@@ -21,6 +20,10 @@
 namespace cudacore {
 
 class Buffer;
+namespace detail {
+/// InvalidArgumentError: a closed (or empty) Buffer given to launch().
+[[noreturn]] void throw_closed_buffer_argument();
+}  // namespace detail
 
 /// How a launch() argument of type T reaches the kernel; trivially copyable values as they are.
 template <class T>

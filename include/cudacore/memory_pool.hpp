@@ -4,7 +4,6 @@
 /// close() ends it for every copy.
 #pragma once
 
-#include "cudacore/forward.hpp"
 #include "cudacore/owning_handle.hpp"
 
 #include <cuda.h>

@@ -3,7 +3,7 @@
 /// every Buffer holds its resource. docs/design/memory-resources.md, "Writing a resource".
 #pragma once
 
-#include "cudacore/forward.hpp"
+#include "cudacore/owning_handle.hpp"
 
 #include <cuda.h>
 
@@ -85,9 +85,8 @@ protected:
     std::shared_ptr<detail::LaunchStreams> free_streams_;
 
 private:
-    friend void detail::keep_for_the_process(MemoryResource& resource) noexcept;
+    friend struct detail::MemoryResourceAccess;
     friend void keep_until_exit(const std::shared_ptr<MemoryResource>& resource);
-    friend void detail::mark_device_default(MemoryResource& resource) noexcept;
     std::uint32_t described() const noexcept;
     std::atomic<bool> for_the_process_{false};
     std::atomic<bool> closed_{false};

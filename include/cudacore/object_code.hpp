@@ -3,7 +3,7 @@
 /// one makes no driver call; copies share the bytes.
 #pragma once
 
-#include "cudacore/forward.hpp"
+#include "cudacore/owning_handle.hpp"
 
 #include <cuda.h>
 
@@ -223,8 +223,6 @@ std::ostream& operator<<(std::ostream& out, const ObjectCode& code);
 #ifndef CUDACORE_DOXYGEN
 template <>
 struct std::hash<cudacore::ObjectCode> {
-    std::size_t operator()(const cudacore::ObjectCode& code) const noexcept {
-        return cudacore::detail::object_code_hash(code);
-    }
+    std::size_t operator()(const cudacore::ObjectCode& code) const noexcept;
 };
 #endif  // CUDACORE_DOXYGEN

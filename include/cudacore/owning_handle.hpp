@@ -1,12 +1,10 @@
 /// @file
 /// OwningHandle: what every owning object (Context, Stream, Event, Graph, GraphExec, CudaArray,
 /// MipmappedArray, TextureObject, SurfaceObject, MemoryPool, VirtualAddressRange,
-/// PhysicalAllocation, VirtualMemoryMapping) is made of, and owning_names, the names their errors
-/// and those of ObjectCode, Program and Linker use. Contract: docs/errors-and-lifetime.md,
-/// "Closing and resetting".
+/// PhysicalAllocation, VirtualMemoryMapping) is made of; owning_names, the names their errors and
+/// those of ObjectCode, Program and Linker use; and the names of the internal state the public
+/// types hold (why: docs/layout.md). Contract: docs/errors-and-lifetime.md, "Closing and resetting".
 #pragma once
-
-#include "cudacore/forward.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -17,10 +15,29 @@
 
 namespace cudacore {
 
-// The types owning_names names (their headers include this one).
-class Context; class CudaArray; class Event; class Graph; class GraphExec; class Linker;
-class MemoryPool; class MipmappedArray; class PhysicalAllocation; class Program; class Stream;
-class SurfaceObject; class TextureObject; class VirtualAddressRange; class VirtualMemoryMapping;
+// The types owning_names names, and those the internal declarations below take.
+class Context; class CudaArray; class Device; class Event; class Graph; class GraphExec;
+class Linker; class MemoryPool; class MemoryResource; class MipmappedArray; class ObjectCode;
+class PhysicalAllocation; class Program; class Stream; class SurfaceObject; class TextureObject;
+class VirtualAddressRange; class VirtualMemoryMapping;
+
+namespace detail {
+// The boxes: each public object's shared internal state (defined in src/, not for users).
+struct ArrayBox; struct BufferBox; struct CachingCore; struct ContextBox; struct EventBox;
+struct GraphBox; struct GraphExecBox; struct GraphicsResourceBox; struct GreenContextBox;
+struct ImportedPool; struct KernelBox; struct MemoryPoolBox; struct MipmappedArrayBox;
+struct ObjectCodeHolder; struct ObjectCodeState; struct PhysicalAllocationBox;
+struct ProgramKeyMemoSlot; struct StreamBox; struct SurfaceBox; struct TextureBox;
+struct VirtualAddressRangeBox; struct VirtualMemoryMappingBox; class LaunchStreams;
+// The library's one door into the boxes, and the types' own doors where they need more.
+struct BoxAccess; struct MemoryResourceAccess; struct ObjectCodeAccess; struct ProgramInternals;
+/// InvalidArgumentError "OPERATION: OBJECT is closed (TYPE::close was called on this object)".
+[[noreturn]] void throw_closed_object_error(const char* operation, const char* object, const char* type);
+/// InvalidArgumentError "OPERATION: the TYPE object was moved from (it holds no WHAT)".
+[[noreturn]] void throw_moved_from_error(const char* operation, const char* type, const char* what);
+/// Drops the last share of a box at close(), throwing the release's errors as DriverError.
+void release_reporting(std::shared_ptr<void>& share);
+}  // namespace detail
 
 /// What an owning type's errors call it ("Stream") and what it holds ("stream").
 struct OwningNames {

@@ -9,7 +9,6 @@
 ///     Buffer view = mapping.as_buffer();  // copies, fills, launches
 #pragma once
 
-#include "cudacore/forward.hpp"
 #include "cudacore/owning_handle.hpp"
 #include "cudacore/virtual_memory_resource.hpp"  // VirtualMemoryAllocationType, MemoryAccess
 

@@ -3,7 +3,7 @@
 /// More: docs/design/memory-resources.md.
 #pragma once
 
-#include "cudacore/forward.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/memory_pool.hpp"
 #include "cudacore/buffer.hpp"  // allocate() returns one
 #include "cudacore/memory_resource.hpp"

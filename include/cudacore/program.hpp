@@ -5,7 +5,7 @@
 
 #include "cudacore/compile_errors.hpp"
 #include "cudacore/compile_options.hpp"
-#include "cudacore/forward.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program_options.hpp"
 

@@ -8,7 +8,6 @@
 ///                                                      {.access = everyone}));
 #pragma once
 
-#include "cudacore/forward.hpp"
 #include "cudacore/owning_handle.hpp"
 
 #include <cuda.h>

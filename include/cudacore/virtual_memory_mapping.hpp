@@ -8,7 +8,6 @@
 ///     mapping.set_access({{.device = 1, .access = MemoryAccess::read}});
 #pragma once
 
-#include "cudacore/forward.hpp"
 #include "cudacore/buffer.hpp"
 #include "cudacore/owning_handle.hpp"
 #include "cudacore/physical_allocation.hpp"

@@ -10,10 +10,22 @@
 
 namespace cudacore {
 
-namespace detail {
+std::string to_string(const ObjectCode& code) {
+    std::string out(to_string(code.code_type()));
+    if (!code.name().empty()) out += " '" + code.name() + "'";
+    out += " (" + std::to_string(code.size()) + " bytes";
+    const std::size_t symbols = code.symbol_map().size();
+    if (symbols != 0) out += ", " + std::to_string(symbols) + (symbols == 1 ? " symbol" : " symbols");
+    return out + ")";
+}
 
-std::size_t object_code_hash(const ObjectCode& code) noexcept {
-    ObjectCodeState& state = *ObjectCodeAccess::state(code);
+std::ostream& operator<<(std::ostream& out, const ObjectCode& code) { return out << to_string(code); }
+
+}  // namespace cudacore
+
+// std::hash<ObjectCode> (object_code.hpp): the value hash, computed once per shared state.
+std::size_t std::hash<cudacore::ObjectCode>::operator()(const cudacore::ObjectCode& code) const noexcept {
+    cudacore::detail::ObjectCodeState& state = *cudacore::detail::ObjectCodeAccess::state(code);
     std::uint64_t cached = state.value_hash.load(std::memory_order_relaxed);
     if (cached != 0) [[likely]] return static_cast<std::size_t>(cached);
     // Everything operator== compares: the bytes, then the type, name and symbol map folded in
@@ -29,18 +41,3 @@ std::size_t object_code_hash(const ObjectCode& code) noexcept {
     state.value_hash.store(hash, std::memory_order_relaxed);
     return static_cast<std::size_t>(hash);
 }
-
-}  // namespace detail
-
-std::string to_string(const ObjectCode& code) {
-    std::string out(to_string(code.code_type()));
-    if (!code.name().empty()) out += " '" + code.name() + "'";
-    out += " (" + std::to_string(code.size()) + " bytes";
-    const std::size_t symbols = code.symbol_map().size();
-    if (symbols != 0) out += ", " + std::to_string(symbols) + (symbols == 1 ? " symbol" : " symbols");
-    return out + ")";
-}
-
-std::ostream& operator<<(std::ostream& out, const ObjectCode& code) { return out << to_string(code); }
-
-}  // namespace cudacore

@@ -48,9 +48,9 @@ int class_index(std::size_t rounded) noexcept {
 
 }  // namespace
 
-// The arena types CachingCore holds, outside the anonymous namespace as CachingCore is (forward.hpp
-// declares it): a type with linkage whose fields have none is an error-prone mix, which GCC
-// reports where this file is compiled inside another (a unity build).
+// The arena types CachingCore holds, outside the anonymous namespace as CachingCore is
+// (owning_handle.hpp declares it): a type with linkage whose fields have none is an error-prone
+// mix, which GCC reports where this file is compiled inside another (a unity build).
 struct CachedBlock {
     CUdeviceptr pointer = 0;
     CUstream stream = nullptr;  // the stream it was freed on

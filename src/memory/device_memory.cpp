@@ -20,6 +20,16 @@
 
 namespace cudacore {
 
+// MemoryResource's door (the class befriends it) for the defaults made here.
+struct detail::MemoryResourceAccess {
+    // Lives as long as the process (its buffers count no reference to it), and close() refuses it
+    // (the whole process shares it); set before the resource is shared.
+    static void make_device_default(MemoryResource& resource) noexcept {
+        resource.for_the_process_.store(true, std::memory_order_release);
+        resource.device_default_ = true;
+    }
+};
+
 namespace {
 // One default memory resource per device, made on first use and kept; leaked on purpose so that
 // buffers destroyed after main returns still find their resource. It is made again when the
@@ -52,13 +62,11 @@ std::shared_ptr<MemoryResource> default_memory_resource(const Device& device) {
     // (asked once per primary context, off the hot path).
     if (device.attribute(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) == 0) {
         synchronous = detail::make_resource<SynchronousMemoryResource>(device);
-        detail::keep_for_the_process(*synchronous);
-        detail::mark_device_default(*synchronous);
+        detail::MemoryResourceAccess::make_device_default(*synchronous);
         return synchronous;
     }
     resource = detail::make_resource<DeviceMemoryResource>(device);
-    detail::keep_for_the_process(*resource);
-    detail::mark_device_default(*resource);
+    detail::MemoryResourceAccess::make_device_default(*resource);
     return resource;
 }
 

@@ -13,13 +13,6 @@
 
 namespace cudacore {
 
-namespace detail {
-void keep_for_the_process(MemoryResource& resource) noexcept {
-    resource.for_the_process_.store(true, std::memory_order_release);
-}
-void mark_device_default(MemoryResource& resource) noexcept { resource.device_default_ = true; }
-}  // namespace detail
-
 void keep_until_exit(const std::shared_ptr<MemoryResource>& resource) {
     if (!resource) throw InvalidArgumentError("keep_until_exit: no resource (a null std::shared_ptr)");
     // Never destroyed, so that what it holds stays alive until the process is gone.
@@ -31,7 +24,7 @@ void keep_until_exit(const std::shared_ptr<MemoryResource>& resource) {
     std::lock_guard lock(kept->mutex);
     if (resource->for_the_process_.load(std::memory_order_acquire)) return;
     kept->resources.push_back(resource);
-    detail::keep_for_the_process(*resource);
+    resource->for_the_process_.store(true, std::memory_order_release);
 }
 
 namespace {

@@ -1,9 +1,8 @@
-// The out-of-line calls of OwningHandle's inline code (declared in cudacore/forward.hpp): the
-// refusals of a closed or empty handle, and the release that close() reports.
+// The out-of-line calls of OwningHandle's inline code (declared in cudacore/owning_handle.hpp):
+// the refusals of a closed or empty handle, and the release that close() reports.
 #include "cudacore/owning_handle.hpp"
 
 #include "cudacore/errors.hpp"
-#include "cudacore/forward.hpp"
 #include "errors/closed_object.hpp"
 
 #include <memory>

@@ -4,7 +4,7 @@
 #include "test_support.hpp"
 
 #include "cudacore/errors.hpp"
-#include "cudacore/forward.hpp"
+#include "cudacore/owning_handle.hpp"
 #include "cudacore/warnings.hpp"
 #include "errors/closed_object.hpp"
 #include "errors/release_report.hpp"
