@@ -89,6 +89,8 @@ private:
     friend void keep_until_exit(const std::shared_ptr<MemoryResource>& resource);
     std::uint32_t described() const noexcept;
     std::atomic<bool> for_the_process_{false};
+    // Never destroyed from now on: its buffers stop counting references to it.
+    void keep_for_the_process() noexcept { for_the_process_.store(true, std::memory_order_release); }
     std::atomic<bool> closed_{false};
     bool device_default_ = false;  // set before the resource is shared, never changed
     [[noreturn]] void throw_closed(const char* operation) const;

@@ -22,10 +22,10 @@ namespace cudacore {
 
 // MemoryResource's door (the class befriends it) for the defaults made here.
 struct detail::MemoryResourceAccess {
-    // Lives as long as the process (its buffers count no reference to it), and close() refuses it
-    // (the whole process shares it); set before the resource is shared.
+    // Lives as long as the process, and close() refuses it (the whole process shares it); set
+    // before the resource is shared.
     static void make_device_default(MemoryResource& resource) noexcept {
-        resource.for_the_process_.store(true, std::memory_order_release);
+        resource.keep_for_the_process();
         resource.device_default_ = true;
     }
 };

@@ -24,7 +24,7 @@ void keep_until_exit(const std::shared_ptr<MemoryResource>& resource) {
     std::lock_guard lock(kept->mutex);
     if (resource->for_the_process_.load(std::memory_order_acquire)) return;
     kept->resources.push_back(resource);
-    resource->for_the_process_.store(true, std::memory_order_release);
+    resource->keep_for_the_process();
 }
 
 namespace {
