@@ -40,7 +40,7 @@ struct Folder {
 // NVRTC's spelling of `name` found in the folder spelled `folder` ("" for the working directory).
 std::string spelled_in(const std::string& folder, const std::string& name) {
     if (folder.empty() || (!name.empty() && name.front() == '/')) return name;
-    return folder.back() == '/' ? folder + name : folder + "/" + name;
+    return folder == "/" ? folder + name : folder + "/" + name;
 }
 
 std::string spelled_parent(const std::string& path) {
@@ -49,9 +49,18 @@ std::string spelled_parent(const std::string& path) {
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-std::string without_trailing_slashes(std::string folder) {
-    while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+// NVRTC drops one trailing slash of an include folder ("inc//" names inc//f.h).
+std::string without_trailing_slash(std::string folder) {
+    if (folder.size() > 1 && folder.back() == '/') folder.pop_back();
     return folder;
+}
+
+// Whether `text` holds a trigraph (??= ??/ ??' ??( ??) ??! ??< ??> ??-).
+bool has_trigraph(std::string_view text) {
+    for (std::size_t at = text.find("??"); at != std::string_view::npos; at = text.find("??", at + 1))
+        if (at + 2 < text.size() && std::string_view("=/'()!<>-").find(text[at + 2]) != std::string_view::npos)
+            return true;
+    return false;
 }
 
 bool in_fixed_folder(const std::string& path, const std::vector<std::string>& toolkit) {
@@ -224,6 +233,7 @@ struct Includer {
     std::string spelled_folder;   // its folder as NVRTC spells it
     std::string absolute_folder;  // its folder, absolute
     std::string label;            // for messages
+    bool command_line = false;    // the pre-includes, looked for in the working directory first
 };
 
 class SnapshotBuilder {
@@ -250,6 +260,7 @@ public:
 
 private:
     void attempt() {
+        if (!flag_refusal_.empty()) return refuse(flag_refusal_);
         // NVRTC looks for the source's quoted includes beside the name it is given (a program
         // with debug information is given the path of a copy of its source).
         const std::string& name = request_.nvrtc_name;
@@ -280,7 +291,7 @@ private:
         const std::vector<std::string>& flags = request_.flags;
         std::size_t index = 0;
         auto folder = [&](const std::string& spelled) {
-            Folder made{without_trailing_slashes(spelled),
+            Folder made{without_trailing_slash(spelled),
                         index < request_.search.directories.size() ? request_.search.directories[index] : spelled,
                         false};
             ++index;
@@ -288,28 +299,25 @@ private:
             folders_.push_back(made);
             return made.toolkit;
         };
-        for (std::size_t i = 0; i < flags.size(); ++i) {
-            const std::string& flag = flags[i];
-            const bool has_next = i + 1 < flags.size();
-            if (flag.starts_with("--include-path=")) {
-                if (folder(flag.substr(15))) snapshot_.flags.push_back(flag);
-            } else if ((flag == "--include-path" || flag == "-I") && has_next) {
-                if (folder(flags[i + 1])) {
-                    snapshot_.flags.push_back(flag);
-                    snapshot_.flags.push_back(flags[i + 1]);
-                }
-                ++i;
-            } else if (flag.starts_with("-I") && flag.size() > 2) {
-                if (folder(flag.substr(2))) snapshot_.flags.push_back(flag);
-            } else if (flag.starts_with("--pre-include=")) {
+        for (std::size_t i = 0; i < flags.size();) {
+            IncludeFlag flag = include_flag(flags, i);
+            if (flag.kind == IncludeFlag::Kind::folder) {
+                if (folder(flag.operand)) snapshot_.flags.insert(snapshot_.flags.end(), &flags[i], &flags[i] + flag.count);
+            } else if (flag.kind == IncludeFlag::Kind::pre_include) {
                 pre_include_flags_.push_back(snapshot_.flags.size());
-                snapshot_.flags.push_back(flag.substr(14));
-            } else if ((flag == "--pre-include" || flag == "-include") && has_next) {
-                pre_include_flags_.push_back(snapshot_.flags.size());
-                snapshot_.flags.push_back(flags[++i]);
+                snapshot_.flags.push_back(std::move(flag.operand));
             } else {
-                snapshot_.flags.push_back(flag);
+                // A macro given the test's name makes an alias no scan can follow.
+                if (flags[i].find("__has_include") != std::string::npos)
+                    flag_refusal_ = "the flag '" + flags[i] + "' names __has_include";
+                if (is_no_source_include(flags[i])) no_source_include_ = true;
+                // NVRTC gives trigraphs their meaning before C++17: the scan does not.
+                if (flags[i] == "--std=c++03" || flags[i] == "--std=c++11" || flags[i] == "--std=c++14" ||
+                    flags[i] == "-std=c++03" || flags[i] == "-std=c++11" || flags[i] == "-std=c++14")
+                    trigraphs_ = true;
+                snapshot_.flags.push_back(flags[i]);
             }
+            i += flag.count;
         }
     }
 
@@ -318,13 +326,19 @@ private:
         if (pre_include_flags_.empty()) return;
         snapshot_.reads_files = true;
         const std::string cwd = current_working_directory();
-        const Includer working{"", cwd, "a pre-include"};
+        const Includer working{"", cwd, "a pre-include", true};
         for (std::size_t index : pre_include_flags_) {
             IncludeOperand operand{.name = snapshot_.flags[index], .quoted = true};
+            found_in_toolkit_ = false;
             std::optional<std::string> name = resolved_name(operand, working);
             if (!name) return;
-            // A pre-include NVRTC finds in the toolkit, or nowhere, keeps its name.
+            // A pre-include NVRTC finds in the toolkit keeps its name. One found nowhere is
+            // refused: NVRTC would look for it on disk again, where it may be made meanwhile.
             const bool memory = name->front() == '"';
+            if (!memory && !found_in_toolkit_) {
+                refuse("the pre-include '" + snapshot_.flags[index] + "' is found nowhere");
+                return;
+            }
             snapshot_.flags[index] =
                 "--pre-include=" + (memory ? name->substr(1, name->size() - 2) : snapshot_.flags[index]);
         }
@@ -332,6 +346,10 @@ private:
 
     // `text` with each operand rewritten; nullopt once refused.
     std::optional<std::string> rewritten(std::string_view text, const Includer& includer) {
+        if (trigraphs_ && has_trigraph(text)) {
+            refuse(includer.label + " holds a trigraph, which --std before c++17 gives its meaning");
+            return std::nullopt;
+        }
         IncludeDirectives scan = scan_include_directives(text, wrappers_);
         // A wrapper defined here: build() scans everything again with it known.
         wrappers_.insert(scan.has_include_wrappers.begin(), scan.has_include_wrappers.end());
@@ -385,7 +403,7 @@ private:
         if (!name.empty() && name.front() == '/') {
             candidates.push_back({name, name, in_fixed_folder(name, request_.toolkit_directories)});
         } else {
-            if (operand.quoted) {
+            if (operand.quoted && !(no_source_include_ && !includer.command_line)) {
                 const std::string absolute = includer.absolute_folder == "/" ? "/" + name
                                                                              : includer.absolute_folder + "/" + name;
                 candidates.push_back({absolute, spelled_in(includer.spelled_folder, name),
@@ -403,6 +421,7 @@ private:
                     return std::nullopt;
                 }
                 toolkit_entries_.insert(candidate.absolute);
+                found_in_toolkit_ = true;
                 return "<" + name + ">";
             }
             snapshot_.reads_files = true;
@@ -499,6 +518,10 @@ private:
     CompileSnapshot snapshot_;
     std::vector<Folder> folders_;
     std::vector<std::size_t> pre_include_flags_;  // indices into snapshot_.flags
+    std::string flag_refusal_;        // why the flags alone refuse the snapshot
+    bool trigraphs_ = false;          // a standard before C++17, where ??= is #
+    bool no_source_include_ = false;  // quoted includes not looked for beside their includer
+    bool found_in_toolkit_ = false;   // the last name resolved was the toolkit's
     std::deque<Pending> pending_;  // a deque: rewriting one adds others, and must not move it
     std::map<std::string, std::size_t> by_spelling_;
     std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> by_identity_;

@@ -181,7 +181,12 @@ private:
     // After the name of a test: `(` then a literal operand, or something a macro makes.
     void test(std::size_t start, const std::string* macro, bool next) {
         skip_blanks();
-        if (peek() != '(') return;  // `defined(__has_include)`, `#ifdef __has_include`
+        if (peek() != '(') {
+            // `defined(__has_include)`, `#ifdef __has_include`; but in a macro's body the name
+            // alone makes an alias (`#define HAS __has_include`), whose tests no scan can follow.
+            if (in_define_) computed_test(start);
+            return;
+        }
         ++pos_;
         skip_blanks();
         const char c = peek();
@@ -198,6 +203,11 @@ private:
                 out_.has_include_wrappers.push_back(*macro);
             return;
         }
+        computed_test(start);
+    }
+
+    // The line from `start` (a test's name), as the test whose operand a macro makes.
+    void computed_test(std::size_t start) {
         const std::size_t end = text_.find('\n', start);
         out_.computed_has_includes.emplace_back(
             text_.substr(start, std::min<std::size_t>(end - start, 120)));
@@ -236,19 +246,22 @@ private:
                 return;
             }
             const std::string macro(identifier());
+            in_define_ = true;
             if (peek() != '(') {  // object-like: its tests are tests wherever it is used
                 tokens_to_end_of_line(nullptr);
-                return;
+            } else {
+                while (pos_ < text_.size() && text_[pos_] != ')' && text_[pos_] != '\n') ++pos_;
+                if (peek() == ')') ++pos_;
+                tokens_to_end_of_line(&macro);
             }
-            while (pos_ < text_.size() && text_[pos_] != ')' && text_[pos_] != '\n') ++pos_;
-            if (peek() == ')') ++pos_;
-            tokens_to_end_of_line(&macro);
+            in_define_ = false;
             return;
         }
         tokens_to_end_of_line(nullptr);
     }
 
     std::string_view text_;
+    bool in_define_ = false;  // in the body of a #define
     const std::vector<std::size_t>& offsets_;
     std::size_t pos_ = 0;
     const Wrappers& wrappers_;

@@ -39,7 +39,8 @@ struct IncludeDirectives {
     // known only once the preprocessor ran.
     std::vector<std::string> computed_includes;
     // The text of each __has_include test whose operand a macro makes, outside the definition of
-    // a wrapper macro.
+    // a wrapper macro, and of each macro body that names the test without its operand (an alias:
+    // `#define HAS __has_include`).
     std::vector<std::string> computed_has_includes;
     // Function-like macros defined here that hand an operand they are given to __has_include (or
     // to a wrapper): their uses are tests too.

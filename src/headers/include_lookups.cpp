@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -31,6 +33,28 @@ bool normal_absolute(std::string_view path) {
     return true;
 }
 
+// `path` (absolute) without empty, "." and ".." parts, each ".." taken as the kernel takes it:
+// the parent of where the path before it leads, which after a symbolic link is not the folder the
+// text names (lnk/.. is the parent of lnk's target).
+std::string without_dot_parts(std::string_view path) {
+    std::string out;  // the path so far, "" for the root
+    for (std::size_t start = 1; start <= path.size();) {
+        std::size_t end = path.find('/', start);
+        if (end == std::string_view::npos) end = path.size();
+        const std::string_view part = path.substr(start, end - start);
+        start = end + 1;
+        if (part.empty() || part == ".") continue;
+        if (part != "..") {
+            out.append("/").append(part);
+            continue;
+        }
+        char real[PATH_MAX];
+        if (!out.empty() && ::realpath(out.c_str(), real) != nullptr) out = std::strcmp(real, "/") == 0 ? "" : real;
+        out.erase(std::min(out.size(), out.rfind('/')));  // its parent (the root's is the root)
+    }
+    return out.empty() ? "/" : out;
+}
+
 // `folder`, absolute (a relative one under `working_directory`) and normal.
 std::string absolute_folder(const std::string& folder, const std::string& working_directory) {
     // The common cases without filesystem::path's copies of every part: a normal absolute folder
@@ -45,7 +69,7 @@ std::string absolute_folder(const std::string& folder, const std::string& workin
         std::error_code ignored;
         path = fs::absolute(fs::path(folder.empty() ? "." : folder), ignored).string();
     }
-    if (!normal_absolute(path)) path = fs::path(path).lexically_normal().string();
+    if (!normal_absolute(path)) path = without_dot_parts(path);
     while (path.size() > 1 && path.back() == '/') path.pop_back();
     return path;
 }
@@ -56,6 +80,27 @@ bool has_dot_dot(std::string_view path) {
 }
 
 }  // namespace
+
+IncludeFlag include_flag(const std::vector<std::string>& flags, std::size_t at) {
+    const std::string_view flag = flags[at];
+    const bool has_next = at + 1 < flags.size();
+    using Kind = IncludeFlag::Kind;
+    // The joined short forms drop one '=' (-I=D is D, -I==D is =D), as NVRTC does.
+    auto joined = [](std::string_view operand) {
+        return std::string(operand.starts_with('=') ? operand.substr(1) : operand);
+    };
+    if (flag.starts_with("--include-path=")) return {Kind::folder, std::string(flag.substr(15))};
+    if ((flag == "--include-path" || flag == "-I") && has_next) return {Kind::folder, flags[at + 1], 2};
+    if (flag.starts_with("-I") && flag.size() > 2) return {Kind::folder, joined(flag.substr(2))};
+    if (flag.starts_with("--pre-include=")) return {Kind::pre_include, std::string(flag.substr(14))};
+    if ((flag == "--pre-include" || flag == "-include") && has_next) return {Kind::pre_include, flags[at + 1], 2};
+    if (flag.starts_with("-include=")) return {Kind::pre_include, joined(flag.substr(8))};
+    return {};
+}
+
+bool is_no_source_include(std::string_view flag) {
+    return flag == "--no-source-include" || flag == "-no-source-include";
+}
 
 std::string current_working_directory() {
     char cwd[PATH_MAX];
@@ -73,22 +118,12 @@ IncludeSearch include_search(const std::string& program_name,
         return absolute;
     };
     search.main_directory = resolve(fs::path(program_name).parent_path().string());
-    // NVRTC's spellings: --include-path=D, --include-path D, -ID, -I D; --pre-include=H,
-    // --pre-include H, -include H.
-    for (std::size_t i = 0; i < flags.size(); ++i) {
-        const std::string_view flag = flags[i];
-        const bool has_next = i + 1 < flags.size();
-        if (flag.starts_with("--include-path=")) {
-            search.directories.push_back(resolve(std::string(flag.substr(15))));
-        } else if ((flag == "--include-path" || flag == "-I") && has_next) {
-            search.directories.push_back(resolve(flags[++i]));
-        } else if (flag.starts_with("-I") && flag.size() > 2) {
-            search.directories.push_back(resolve(std::string(flag.substr(2))));
-        } else if (flag.starts_with("--pre-include=")) {
-            search.pre_includes.emplace_back(flag.substr(14));
-        } else if ((flag == "--pre-include" || flag == "-include") && has_next) {
-            search.pre_includes.push_back(flags[++i]);
-        }
+    for (std::size_t i = 0; i < flags.size();) {
+        IncludeFlag flag = include_flag(flags, i);
+        i += flag.count;
+        if (flag.kind == IncludeFlag::Kind::folder) search.directories.push_back(resolve(flag.operand));
+        else if (flag.kind == IncludeFlag::Kind::pre_include) search.pre_includes.push_back(std::move(flag.operand));
+        else if (is_no_source_include(flags[i - 1])) search.no_source_include = true;
     }
     if (!search.relative_folders.empty() || !search.pre_includes.empty())
         search.working_directory = std::move(working_directory);

@@ -28,7 +28,23 @@ struct IncludeSearch {
     std::string working_directory;
     // The folders above (main_directory, directories) that were resolved against it.
     std::vector<std::string> relative_folders;
+    // --no-source-include: quoted includes are not looked for beside the including file.
+    bool no_source_include = false;
 };
+
+// Flag `flags[at]` as NVRTC reads it where it names an include folder (--include-path=D,
+// --include-path D, -ID, -I=D, -I D) or a pre-include (--pre-include=H, --pre-include H,
+// -include=H, -include H): its operand and how many flags it takes (2 where the operand follows).
+struct IncludeFlag {
+    enum class Kind { other, folder, pre_include } kind = Kind::other;
+    std::string operand;
+    std::size_t count = 1;
+};
+IncludeFlag include_flag(const std::vector<std::string>& flags, std::size_t at);
+
+// Whether `flag` is --no-source-include (or -no-source-include), which NVRTC takes to mean that
+// no quoted include is looked for beside the file that includes it.
+bool is_no_source_include(std::string_view flag);
 
 // The current working directory (one getcwd), or empty when it cannot be read.
 std::string current_working_directory();

@@ -51,6 +51,10 @@ struct Case {
     std::vector<std::pair<std::string, std::string>> defines{};
     std::vector<std::string> pre_include{};
     bool cached = true;  // whether the cached compile may store it (else it says why not)
+    std::vector<std::string> extra_flags{};
+    bool no_source_include = false;
+    std::string standard{};
+    std::vector<std::pair<std::string, std::string>> links{};  // symbolic link -> its target
 };
 
 std::string in_project(const std::string& text, const fs::path& project) {
@@ -65,6 +69,9 @@ ProgramOptions options_of(const Case& c, const fs::path& project, bool lineinfo)
     for (const auto& folder : c.include_path) options.include_path.push_back(in_project(folder, project));
     for (const auto& [name, value] : c.defines) options.define_macro.push_back({name, value});
     options.pre_include = c.pre_include;
+    options.extra_flags = c.extra_flags;
+    if (c.no_source_include) options.no_source_include = true;
+    if (!c.standard.empty()) options.std = c.standard;
     options.std_headers = true;  // <cassert>, and the toolkit's includes of them
     if (lineinfo) options.lineinfo = true;
     return options;
@@ -164,6 +171,32 @@ std::vector<Case> corpus() {
         {"a project header before the toolkit's, included by the project", "src/k.cu",
          "#include <cuda/std/cstdint>\n" + kernel_tail, {{"inc/cuda/std/cstdint", "#pragma once\n#define VALUE 3\n"}},
          {"inc"}},
+        // NVRTC's own rules, each of which the snapshot must follow rather than its own.
+        {"--no-source-include: nothing beside the source or a header", "src/k.cu",
+         "#include \"z.h\"\n#include <w/w.h>\n__device__ int b = B + PRE;\n" + kernel_tail,
+         {{"src/z.h", "#define VALUE 1\n"}, {"inc/z.h", "#define VALUE 2\n"}, {"hd/w/w.h", "#include \"y.h\"\n"},
+          {"hd/w/y.h", "#define B 3\n"}, {"inc/y.h", "#define B 4\n"}, {"pre.h", "#define PRE 10\n"},
+          {"inc/pre.h", "#define PRE 20\n"}},
+         {"hd", "inc"}, {}, {"pre.h"}, true, {}, true},  // a pre-include is still looked for in the working directory
+        {"include flags spelled -include=H, -I=D and -I==D", "src/k.cu", "#include <a.h>\n#include <b.h>\n" + kernel_tail,
+         {{"pre.h", "#define PRE 1\n"}, {"i1/a.h", "#define A 2\n"}, {"=i2/b.h", "#define VALUE (PRE + A)\n"}},
+         {}, {}, {}, true, {"-include=pre.h", "-I=i1", "-I==i2"}},
+        {"an include folder with two trailing slashes", "src/k.cu",
+         "#include <f.h>\nextern \"C\" __global__ void k(const char** o) { *o = f; }\n",
+         {{"inc/f.h", "#include \"g.h\"\n__device__ const char* f = __FILE__;\n"}, {"inc/g.h", "__device__ int g;\n"}},
+         {"inc//"}},
+        {"a folder reached through a symbolic link and ..", "src/k.cu", "#include <v.h>\n" + kernel_tail,
+         {{"real/deep/v.h", "#define VALUE 1\n"}, {"v.h", "#define VALUE 2\n"}, {"real/deep/sub/.keep", ""}},
+         {"lnk/.."}, {}, {}, true, {}, false, {}, {{"lnk", "real/deep/sub"}}},
+        // What no scan can follow is compiled from the files and not cached.
+        {"an alias of __has_include in a header", "src/k.cu",
+         "#include <alias.h>\n#if HI(\"opt.h\")\n#define VALUE 1\n#else\n#define VALUE 0\n#endif\n" + kernel_tail,
+         {{"inc/alias.h", "#define HI __has_include\n"}, {"inc/opt.h", ""}}, {"inc"}, {}, {}, false},
+        {"an alias of __has_include given by -D", "src/k.cu",
+         "#if HI(\"opt.h\")\n#define VALUE 1\n#else\n#define VALUE 0\n#endif\n" + kernel_tail,
+         {{"src/opt.h", ""}}, {}, {{"HI", "__has_include"}}, {}, false},
+        {"a trigraph before C++17", "src/k.cu", "?" "?=include \"v.h\"\n" + kernel_tail,
+         {{"src/v.h", value_h}}, {}, {}, {}, false, {}, false, "c++11"},
     };
 }
 
@@ -175,6 +208,7 @@ TEST(CompileSnapshot, ACachedCompileIsThePlainCompileOfTheFiles) {
         for (const bool lineinfo : {false, true}) {
             const fs::path project = dir.path() / std::to_string(index++);
             for (const auto& [path, text] : c.files) write_file(project / path, text);
+            for (const auto& [link, target] : c.links) fs::create_directory_symlink(project / target, project / link);
             fs::create_directories(project / "src");
             working.change_to(project);
             const ProgramOptions options = options_of(c, project, lineinfo);
