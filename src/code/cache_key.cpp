@@ -9,6 +9,7 @@
 #include "code/project_search.hpp"
 #include "headers/include_lookups.hpp"
 #include "headers/standard_headers.hpp"
+#include "code/compiler_environment.hpp"
 #include "code/compiler_identity.hpp"
 #include "loader/driver_api.hpp"
 #include "loader/nvvm_api.hpp"
@@ -147,6 +148,12 @@ detail::SourceKey compute_key(const Program& program, CodeType target,
     // Named without opening NVRTC or nvJitLink where their files tell (a hit opens neither).
     hasher.field(detail::nvrtc_version_in_keys());
     hasher.field(detail::nvjitlink_version_in_keys());
+    // What NVRTC reads from the environment that may change its code; only where some of it is
+    // set, so that the keys of everyone else stay as they were.
+    if (const std::string& environment = detail::nvrtc_environment_in_keys(); !environment.empty()) {
+        hasher.field("nvrtc-environment");
+        hasher.field(environment);
+    }
     if (backend == "driver") hasher.field(std::to_string(detail::driver().driver_version));
     // Header bundles: by digest, in order (the first holding a name wins). Only when there are
     // some, so that the keys of programs without bundles stay as they were.

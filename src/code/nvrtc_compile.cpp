@@ -2,6 +2,7 @@
 
 #include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
+#include "code/compiler_environment.hpp"
 #include "loader/compiler_apis.hpp"
 
 #include <algorithm>
@@ -142,6 +143,8 @@ std::string status_name(nvrtcResult status) {
 nvrtcResult compile_program(nvrtcProgram raw, const std::vector<const char*>& argv, bool pch,
                             const CancellationToken* cancellation, const std::string& object) {
     const auto& api = nvrtc();
+    // What keys hold of the environment is what NVRTC's first compile reads (some of it only then).
+    (void)nvrtc_environment_in_keys();
     const bool flow = cancellation && api.nvrtcSetFlowCallback;
     if (flow) {
         check_nvrtc(api.nvrtcSetFlowCallback(raw, cancelled, const_cast<CancellationToken*>(cancellation)),

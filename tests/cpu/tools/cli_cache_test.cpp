@@ -41,6 +41,32 @@ TEST_F(CliCache, NoCacheFlagAndEnvironmentSkipTheCache) {
     EXPECT_FALSE(std::filesystem::exists(dir.path() / "cache"));
 }
 
+// What NVRTC reads from the environment and changes its code by is in the key: NV_NVVM_VERSION
+// gives other PTX, and processes with and without it never serve each other's entries.
+TEST_F(CliCache, AVariableThatChangesNvrtcsCodeIsInTheKey) {
+    const std::string kernel = (dir.path() / "one.cu").string();
+    cudacore::test::write_file(kernel, "extern \"C\" __global__ void k(int* o) { *o = 1; }\n");
+    auto ptx = [&](const std::string& output, bool latest) {
+        if (latest) env["NV_NVVM_VERSION"] = "nvvm-latest";
+        else env.erase("NV_NVVM_VERSION");
+        return cli({"compile", kernel, "-o", (dir.path() / output).string(), "--arch", "sm_90", "--target", "ptx"});
+    };
+    for (const auto& [first, second] : {std::pair{true, false}, std::pair{false, true}}) {
+        std::filesystem::remove_all(dir.path() / "cache");
+        const auto made = ptx("made.ptx", first);
+        ASSERT_EQ(made.exit_code, 0) << made.err;
+        const auto other = ptx("other.ptx", second);
+        ASSERT_EQ(other.exit_code, 0) << other.err;
+        EXPECT_EQ(other.err.find("cache hit"), std::string::npos)
+            << "an entry made with NV_NVVM_VERSION " << (first ? "set" : "unset") << " served a process without";
+        EXPECT_NE(read_file(dir.path() / "made.ptx"), read_file(dir.path() / "other.ptx"))
+            << "NV_NVVM_VERSION=nvvm-latest no longer changes NVRTC's PTX: pick another variable";
+        const auto again = ptx("again.ptx", first);
+        EXPECT_NE(again.err.find("cache hit"), std::string::npos) << again.err;
+        EXPECT_EQ(read_file(dir.path() / "again.ptx"), read_file(dir.path() / "made.ptx"));
+    }
+}
+
 TEST_F(CliCache, SerializeWritesALoadableObjectCodeThatInspectReads) {
     const auto path = dir.path() / "k.ccobj";
     ASSERT_EQ(compile(path.string(), {"--serialize", "--no-cache"}).exit_code, 0);
