@@ -41,8 +41,8 @@ std::vector<std::string> read_elf(std::string_view bytes) {
         if (name.substr(0, kInfo.size()) == kInfo && kernels.size() < 8)
             kernels.emplace_back(name.substr(kInfo.size()));
         if (elf.sections()[index].sh_type == SHT_SYMTAB)
-            elf.for_each_symbol(elf.sections()[index], [&](const Elf64_Sym&, std::optional<std::string_view> name) {
-                if (name) expect_inside(*name, bytes);
+            elf.for_each_symbol(elf.sections()[index], [&](const Elf64_Sym&, const auto& name_of) {
+                if (const std::optional<std::string_view> name = name_of()) expect_inside(*name, bytes);
             });
     }
     return kernels;

@@ -41,12 +41,14 @@ public:
     static constexpr std::uint32_t format_version = 1;
     /// The most header bytes (names and contents, uncompressed) a bundle may hold: 1 GiB.
     static constexpr std::uint64_t max_payload_size = std::uint64_t{1} << 30;
+    /// The most headers a bundle may hold: 1,048,576 (all of the toolkit's CCCL is about 4,000).
+    static constexpr std::uint32_t max_headers = std::uint32_t{1} << 20;
 
     HeaderBundle();  ///< an empty bundle named "empty" (no headers)
 
     /// A bundle of `headers`, named `name` (in messages); quoted includes of a header beside its
     /// includer are rewritten to the full name. InvalidArgumentError for an empty, NUL-holding or
-    /// repeated name, and beyond max_payload_size.
+    /// repeated name, and beyond max_payload_size or max_headers.
     static HeaderBundle from_headers(std::vector<BundledHeader> headers, std::string name);
 
     /// The headers `entry_headers` need, found in `include_folders` as NVRTC opens them for

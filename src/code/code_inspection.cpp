@@ -139,8 +139,10 @@ void append_cubin_symbol_names(std::string_view cubin, std::vector<std::string>&
     const detail::ElfView<detail::Elf64Types> elf(cubin);
     for (const Elf64_Shdr& section : elf.sections().subspan(1)) {  // section 0 is reserved
         if (section.sh_type != SHT_SYMTAB) continue;
-        elf.for_each_symbol(section, [&](const Elf64_Sym& symbol, std::optional<std::string_view> name) {
-            if (!wanted(symbol) || !name) return;  // no name: st_name 0 in an empty table
+        elf.for_each_symbol(section, [&](const Elf64_Sym& symbol, const auto& name_of) {
+            if (!wanted(symbol)) return;
+            const std::optional<std::string_view> name = name_of();
+            if (!name) return;  // no name: st_name 0 in an empty table
             if (name->size() > budget)
                 malformed("cubin", cubin, std::string(what) + " names exceed the work limit (" +
                                               std::to_string(names.size()) + " names so far)");

@@ -19,6 +19,22 @@ std::string demangled(const std::string& lowered) {
     return status == 0 && text ? std::string(text.get()) : std::string();
 }
 
+// Whether demangling `lowered` can give `cxx_name` at a bounded cost. A mangled name is never
+// much longer than its demangled form, and each back reference (S_, S0_, T_, ...) at most doubles
+// the text, so that a name longer than twice `cxx_name` (and a little) or with more than 16
+// references is not demangled: a few hundred bytes of references could otherwise ask for gigabytes
+// (the names come from the cubin, which may come from anywhere).
+bool may_demangle_to(const std::string& lowered, std::string_view cxx_name) {
+    if (lowered.size() > 2 * cxx_name.size() + 16) return false;
+    int references = 0;
+    for (std::size_t i = 0; i + 1 < lowered.size(); ++i) {
+        const char c = lowered[i], next = lowered[i + 1];
+        if ((c == 'S' || c == 'T') && (next == '_' || (next >= '0' && next <= '9') || (next >= 'A' && next <= 'Z')))
+            ++references;
+    }
+    return references <= 16;
+}
+
 }  // namespace
 
 std::optional<std::string> lowered_global_of_cxx_name(std::string_view cxx_name,
@@ -26,7 +42,7 @@ std::optional<std::string> lowered_global_of_cxx_name(std::string_view cxx_name,
     std::optional<std::string> found;
     for (const std::string& lowered : lowered_names) {
         if (lowered == cxx_name) return std::nullopt;  // a plain name: the driver's lookup stands
-        if (!found && demangled(lowered) == cxx_name) found = lowered;
+        if (!found && may_demangle_to(lowered, cxx_name) && demangled(lowered) == cxx_name) found = lowered;
     }
     return found;
 }

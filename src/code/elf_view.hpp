@@ -106,10 +106,17 @@ public:
         return bytes_.substr(section.sh_offset, section.sh_size);
     }
 
-    // The first section named `name`, or nullptr.
+    // The first section named `name`, or nullptr. Each section's name is compared with `name`,
+    // not read to its end: any number of sections may share one long name.
     const Shdr* find_section(std::string_view name) const noexcept {
-        for (std::size_t index = 1; index < sections_.size(); ++index)
-            if (section_name(index) == name) return &sections_[index];
+        if (section_names_ == 0) return nullptr;
+        const std::string_view strings = contents(sections_[section_names_]);
+        for (std::size_t index = 1; index < sections_.size(); ++index) {
+            const std::size_t at = sections_[index].sh_name;
+            if (at < strings.size() && strings.size() - at > name.size() &&
+                strings.substr(at, name.size()) == name && strings[at + name.size()] == '\0')
+                return &sections_[index];
+        }
         return nullptr;
     }
 
@@ -118,9 +125,10 @@ public:
         return section.sh_link < sections_.size() ? &sections_[section.sh_link] : nullptr;
     }
 
-    // Calls `visit(symbol, name)` for each whole symbol of the symbol table `symbols`; `name` is
-    // a std::optional<std::string_view>, nullopt when the name offset lies outside the linked
-    // string table (a name without its NUL ends at the table's end).
+    // Calls `visit(symbol, name)` for each whole symbol of the symbol table `symbols`; `name()`
+    // gives its name, a std::optional<std::string_view>, nullopt when the name offset lies outside
+    // the linked string table (a name without its NUL ends at the table's end). The name is read
+    // only when asked: any number of symbols may share one long name.
     template <typename Visit>
     void for_each_symbol(const Shdr& symbols, Visit&& visit) const {
         const std::string_view table = contents(symbols);
@@ -129,12 +137,11 @@ public:
         for (std::size_t offset = 0; table.size() - offset >= sizeof(Sym); offset += sizeof(Sym)) {
             Sym symbol;
             std::memcpy(&symbol, table.data() + offset, sizeof(Sym));
-            std::optional<std::string_view> name;
-            if (symbol.st_name < strings.size()) {
+            visit(symbol, [&]() -> std::optional<std::string_view> {
+                if (symbol.st_name >= strings.size()) return std::nullopt;
                 const std::string_view rest = strings.substr(symbol.st_name);
-                name = rest.substr(0, rest.find('\0'));
-            }
-            visit(symbol, name);
+                return rest.substr(0, rest.find('\0'));
+            });
         }
     }
 

@@ -76,13 +76,16 @@ std::optional<std::size_t> ptx_kernel_parameter_count(std::string_view ptx,
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '.';
     };
     std::optional<std::size_t> found;
-    for (std::size_t at = ptx.find(".entry"); at != std::string_view::npos;
-         at = ptx.find(".entry", at + 6)) {
+    // Each search resumes after the name it read, so that no byte is read twice (".entry.entry..."
+    // would otherwise read its run again from each occurrence).
+    std::size_t resume = 0;
+    for (std::size_t at = ptx.find(".entry"); at != std::string_view::npos; at = ptx.find(".entry", resume)) {
         std::size_t name_start = at + 6;
         while (name_start < ptx.size() && std::isspace(static_cast<unsigned char>(ptx[name_start])))
             ++name_start;
         std::size_t name_end = name_start;
         while (name_end < ptx.size() && is_name_char(ptx[name_end])) ++name_end;
+        resume = std::max(name_end, at + 6);
         if (ptx.substr(name_start, name_end - name_start) != lowered_name) continue;
         if (found) return std::nullopt;  // declared twice: do not guess
         std::size_t next = name_end;

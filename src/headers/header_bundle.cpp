@@ -80,6 +80,10 @@ HeaderBundle HeaderBundle::exactly(std::vector<BundledHeader> headers, std::stri
                                        "' is given twice (a bundle holds each name once)");
         size += header.size() + headers[i].content.size();
     }
+    if (headers.size() > max_headers) {
+        throw InvalidArgumentError(what + ": " + std::to_string(headers.size()) + " headers, more than the limit of " +
+                                   std::to_string(max_headers));
+    }
     if (size > max_payload_size) {
         throw InvalidArgumentError(what + ": " + std::to_string(headers.size()) + " headers of " +
                                    std::to_string(size) + " bytes exceed the limit of " +

@@ -37,6 +37,19 @@ constexpr int compression_level = 15;
     throw SerializationError("HeaderBundle::deserialize: " + why);
 }
 
+// Refuses a file header that claims more than a bundle may hold, before anything is decompressed
+// or reserved: each header takes 64 bytes of memory however few it takes in the payload.
+void refuse_past_limits(std::uint32_t count, std::uint64_t payload_size) {
+    if (payload_size > HeaderBundle::max_payload_size) {
+        reject_bundle("the header claims " + std::to_string(payload_size) +
+                      " bytes of headers, more than the limit of " + std::to_string(HeaderBundle::max_payload_size));
+    }
+    if (count > HeaderBundle::max_headers) {
+        reject_bundle("the header claims " + std::to_string(count) + " headers, more than the limit of " +
+                      std::to_string(HeaderBundle::max_headers));
+    }
+}
+
 // `count` headers of the payload, each named (no NUL), in strict name order.
 std::vector<BundledHeader> read_bundled_headers(PayloadReader& in, std::uint32_t count) {
     std::vector<BundledHeader> headers;
@@ -105,10 +118,7 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
     const std::uint32_t count = static_cast<std::uint32_t>(read_little_endian(bytes, 12, 4));
     const std::uint64_t payload_size = read_little_endian(bytes, 16, 8);
     const std::uint64_t compressed_size = read_little_endian(bytes, 24, 8);
-    if (payload_size > max_payload_size) {
-        reject_bundle("the header claims " + std::to_string(payload_size) +
-               " bytes of headers, more than the limit of " + std::to_string(max_payload_size));
-    }
+    refuse_past_limits(count, payload_size);
     const std::uint64_t present = bytes.size() - bundle_fixed_header_size;
     if (compressed_size != present) {
         reject_bundle(std::string(compressed_size > present ? "truncated" : "trailing data") +

@@ -194,6 +194,26 @@ void rebuild_received_codes(CodeBroadcast& b, std::size_t count, const char* ope
     }
 }
 
+// The root's numbers size the receivers' buffers (`receiver`: this rank is one): a count whose
+// lengths a preamble of `preamble_size` bytes cannot hold, or buffers a rank cannot make, fail on
+// every rank here, before any rank waits for bytes another one will not take.
+void size_receivers(CodeBroadcast& b, std::uint64_t preamble_size, std::size_t count, bool receiver, MPI_Comm comm,
+                    const char* operation) {
+    std::optional<Failure> sized;
+    if (receiver) {
+        sized = detail::attempt([&] {
+            if (count > preamble_size / sizeof(std::uint64_t)) {
+                throw SerializationError(std::string(operation) + ": the lengths of " + std::to_string(count) +
+                                         " codes cannot fit in a preamble of " + std::to_string(preamble_size) +
+                                         " bytes");
+            }
+            b.preamble.resize(static_cast<std::size_t>(preamble_size));
+            b.tails.resize(count * 8);
+        });
+    }
+    detail::agree(comm, sized, operation);
+}
+
 // The root's codes, produced there by `produce`, on every rank. The code bytes are sent from
 // where they lie and received into the buffers the new ObjectCodes keep (no copy either side,
 // and no pass writing the buffers before the bytes arrive), and every rank checksums them piece
@@ -229,7 +249,7 @@ std::vector<ObjectCode> broadcast_codes(const std::function<std::vector<ObjectCo
     if (header[2]) detail::agree(comm, root_failure, operation);  // throws on every rank
 
     const auto count = static_cast<std::size_t>(header[1]);
-    if (rank != root) b.preamble.resize(static_cast<std::size_t>(header[0]));
+    size_receivers(b, header[0], count, rank != root, comm, operation);
     detail::broadcast_chunks(b.preamble.data(), b.preamble.size(), root, comm, chunk);
     std::vector<std::uint64_t> lengths(count);
     // An empty list has no lengths (and an empty vector's data() may be null, which memcpy
@@ -249,7 +269,6 @@ std::vector<ObjectCode> broadcast_codes(const std::function<std::vector<ObjectCo
         failure = receive_code_bytes(b, lengths, std::move(failure), root, comm, piece, operation);
     }
 
-    if (rank != root) b.tails.resize(count * 8);
     detail::broadcast_chunks(b.tails.data(), b.tails.size(), root, comm, chunk);
     if (rank != root && !failure) failure = detail::attempt([&] { rebuild_received_codes(b, count, operation); });
     detail::agree(comm, failure, operation);

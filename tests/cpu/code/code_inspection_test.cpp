@@ -7,11 +7,13 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/program.hpp"
 #include "code/cxx_global_names.hpp"
+#include "code/kernel_parameter_count.hpp"
 
 #include <sys/resource.h>
 #include <pthread.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -206,6 +208,67 @@ TEST(CodeInspectionHostile, SymbolNamesAreBoundedByTheirSectionAndTheInputSize) 
     bounded("21,000 symbols sharing one 512 KiB name", [&] {
         const std::string error = inspection_error(terminated);
         EXPECT_NE(error.find("kernel names exceed the work limit"), std::string::npos) << error;
+    });
+}
+
+// Names are read only where they are wanted: symbols that are not kernels, and sections that are
+// not the one looked for, may all name one long string without costing its length each.
+TEST(CodeInspectionHostile, SymbolsAndSectionsSharingOneLongNameAreNotReadEach) {
+    std::string strings(4 << 20, 'n');
+    strings.back() = '\0';
+    std::string symbols(sizeof(Elf64_Sym), '\0');
+    for (int i = 0; i < 60000; ++i) {
+        Elf64_Sym symbol{};
+        symbol.st_info = ELF64_ST_INFO(STB_GLOBAL, STT_NOTYPE);  // not a kernel
+        symbols.append(reinterpret_cast<const char*>(&symbol), sizeof symbol);
+    }
+    const std::string cubin = test::craft_elf(
+        {{".strtab", SHT_STRTAB, strings}, {".symtab", SHT_SYMTAB, symbols, /*link=*/2, /*info=*/1, sizeof(Elf64_Sym)}});
+    bounded("60,000 symbols that are no kernels sharing one 4 MiB name", [&] {
+        EXPECT_TRUE(cudacore::inspect_code(std::string_view(cubin)).kernels.empty());
+    });
+
+    // 60,000 sections all named by one 4 MiB name of .shstrtab (the first after ".shstrtab").
+    std::vector<test::CraftedSection> sections{{std::string(4 << 20, 's')}};
+    sections.resize(60001);
+    std::string many = test::craft_elf(sections);
+    const auto table = test::get_at<std::uint64_t>(many, offsetof(Elf64_Ehdr, e_shoff));
+    for (std::size_t index = 3; index < sections.size() + 2; ++index)
+        test::put_at<std::uint32_t>(many, table + index * sizeof(Elf64_Shdr) + offsetof(Elf64_Shdr, sh_name), 11);
+    bounded("a kernel's parameters looked for among 60,000 sections sharing one 4 MiB name", [&] {
+        EXPECT_EQ(cudacore::detail::cubin_kernel_parameter_count(many, "k"), std::nullopt);
+    });
+
+    // PTX whose comment holds ".entry" 700,000 times: each is read once.
+    std::string ptx = ".version 9.0\n.target sm_90\n.address_size 64\n// ";
+    for (int i = 0; i < 700000; ++i) ptx += ".entry";
+    ptx += "\n.visible .entry k(.param .u32 a, .param .u64 b)\n{\nret;\n}\n";
+    bounded("a kernel's parameters looked for after 700,000 .entry in a row", [&] {
+        EXPECT_EQ(cudacore::detail::ptx_kernel_parameter_count(ptx, "k"), 2u);
+    });
+}
+
+// A cubin's global names are demangled to find one by its C++ name, but not those whose text
+// could be exponential in their length (back references that double it at each level).
+TEST(CodeInspectionHostile, GlobalNamesThatDemangleExponentiallyAreNotDemangled) {
+    auto reference = [](int i) {  // S_, S0_, S1_, ... (base 36)
+        if (i == 0) return std::string("S_");
+        std::string digits;
+        for (int v = i - 1;; v /= 36) {
+            digits.insert(digits.begin(), "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"[v % 36]);
+            if (v < 36) break;
+        }
+        return "S" + digits + "_";
+    };
+    // g(B<A, A>, B<B<A, A>, B<A, A>>, ...): each argument twice the text of the one before.
+    std::string bomb = "_Z1g1BI1AS0_E";
+    for (int level = 1; level < 26; ++level) bomb += "S_I" + reference(level + 1) + reference(level + 1) + "E";
+    const std::vector<std::string> names{bomb, "_ZN6tuning5scaleE"};
+    using cudacore::detail::lowered_global_of_cxx_name;
+    bounded("a C++ name looked for among names whose demangled text is gigabytes", [&] {
+        EXPECT_EQ(lowered_global_of_cxx_name("tuning::scale", names), "_ZN6tuning5scaleE");
+        // As long as the bomb, so that only its back references keep it from being demangled.
+        EXPECT_EQ(lowered_global_of_cxx_name(std::string(bomb.size(), 'x'), names), std::nullopt);
     });
 }
 

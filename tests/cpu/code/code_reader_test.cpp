@@ -80,9 +80,7 @@ TEST(CodeReader, ElfViewFindsSectionsAndSymbolNamesInUnvalidatedBytes) {
     EXPECT_EQ(elf.contents(*info), "data");
     EXPECT_EQ(elf.find_section(".nv.info"), nullptr) << "a prefix is not the name";
     std::vector<std::optional<std::string_view>> names;
-    elf.for_each_symbol(elf.sections()[3], [&](const Elf64_Sym&, std::optional<std::string_view> name) {
-        names.push_back(name);
-    });
+    elf.for_each_symbol(elf.sections()[3], [&](const Elf64_Sym&, const auto& name_of) { names.push_back(name_of()); });
     ASSERT_EQ(names.size(), 2u);
     EXPECT_EQ(names[0], "scale");
     EXPECT_EQ(names[1], std::nullopt) << "a name outside its string table is none, not a read past it";

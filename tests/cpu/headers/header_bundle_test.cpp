@@ -15,6 +15,7 @@
 
 #include <stdlib.h>
 
+#include <cstring>
 #include <filesystem>
 #include <memory>
 
@@ -134,6 +135,12 @@ TEST(HeaderBundle, RefusesForeignTruncatedAndCorruptBytes) {
         }
     }
     expect_rejected(bytes + "x", "trailing data");
+    // A header count past the limit is refused from the file's header: before its payload is
+    // decompressed, and before room for that many headers (64 bytes each) is taken.
+    std::string counted = bytes;
+    const std::uint32_t too_many = HeaderBundle::max_headers + 1;
+    std::memcpy(counted.data() + 12, &too_many, sizeof too_many);
+    expect_rejected(counted, "1048577 headers, more than the limit of 1048576");
     std::string corrupt = bytes;
     corrupt.back() = static_cast<char>(corrupt.back() ^ 1);
     expect_rejected(corrupt, "checksum mismatch");
