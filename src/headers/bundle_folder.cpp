@@ -86,16 +86,32 @@ std::string unsafe_name(const std::string& name) {
 // folder, while in memory it names X. Bundles made from folders or pairs never differ (such
 // includes are rewritten to the full name: header_closure.hpp, includer_folder_rule.hpp); one
 // read back from a file saved before from_headers applied that rule may. Empty when none does.
+// The names of `headers` (sorted by name) below `folder` ("a/b/"), without it: made once per
+// folder, so that an operand is looked up at the cost of its own length, not its folder's too (a
+// long folder name and many quoted includes would otherwise cost their product).
+const std::set<std::string_view>& names_below(std::map<std::string_view, std::set<std::string_view>>& made,
+                                              const std::vector<BundledHeader>& headers, std::string_view folder) {
+    auto [known, fresh] = made.try_emplace(folder);
+    if (!fresh) return known->second;
+    auto first = std::lower_bound(headers.begin(), headers.end(), folder,
+                                  [](const BundledHeader& header, std::string_view name) { return header.name < name; });
+    for (; first != headers.end() && std::string_view(first->name).starts_with(folder); ++first)
+        known->second.insert(std::string_view(first->name).substr(folder.size()));
+    return known->second;
+}
+
 std::string quoted_include_problem(const HeaderBundle& bundle) {
     const std::set<std::string, std::less<>> no_wrappers;
+    std::map<std::string_view, std::set<std::string_view>> below;
     for (const BundledHeader& header : bundle.headers()) {
         const std::size_t slash = header.name.rfind('/');
         if (slash == std::string::npos || header.content.find('"') == std::string::npos) continue;
-        const std::string folder = header.name.substr(0, slash + 1);
+        const std::string_view folder = std::string_view(header.name).substr(0, slash + 1);
+        const std::set<std::string_view>& beside = names_below(below, bundle.headers(), folder);
         for (const IncludeOperand& operand : scan_include_directives(header.content, no_wrappers).operands) {
-            if (!operand.quoted || bundle.find(folder + operand.name) == nullptr) continue;
+            if (!operand.quoted || !beside.contains(operand.name)) continue;
             return "the header '" + header.name + "' includes \"" + operand.name + "\", which is '" +
-                   folder + operand.name + "' beside it in a folder but '" + operand.name + "' in memory";
+                   std::string(folder) + operand.name + "' beside it in a folder but '" + operand.name + "' in memory";
         }
     }
     return {};

@@ -16,6 +16,8 @@
 #include "support/owned_folder.hpp"
 
 #include <signal.h>
+#include <xxhash.h>
+#include <zstd.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -280,6 +282,64 @@ TEST(BundleFolder, QuotedIncludeFoundBesideItReadsTheSameFromFolderAndMemory) {
                         options_with(plain));
     EXPECT_TRUE(contains(std::string(from_folder.compile(CodeType::ptx).code()), "7100003"));
     EXPECT_NE(from_folder.pch_status().outcome, PchOutcome::not_attempted) << from_folder.pch_status().reason;
+}
+
+// A bundle saved before quoted includes were rewritten (exactly: as read from such a file) cannot
+// be a folder where one would read another header than memory does; the check costs each
+// include its own length, not its folder's (a 1 MiB folder name and 100,000 includes, a few
+// kilobytes compressed, took about 100 GB of copying under the process-wide lock).
+// The bytes of a bundle file holding `headers` (sorted by name) as given, with no rule applied:
+// as a file saved before from_headers rewrote quoted includes beside their includer.
+std::string bundle_file_as_given(const std::vector<BundledHeader>& headers, const std::string& name) {
+    auto put = [](std::string& out, std::uint64_t value, int bytes) {
+        for (int i = 0; i < bytes; ++i) out += static_cast<char>(value >> (8 * i));
+    };
+    std::string payload;
+    put(payload, name.size(), 4);
+    payload += name;
+    for (const BundledHeader& header : headers) {
+        put(payload, header.name.size(), 4);
+        payload += header.name;
+        put(payload, header.content.size(), 8);
+        payload += header.content;
+    }
+    std::string compressed(ZSTD_compressBound(payload.size()), '\0');
+    compressed.resize(ZSTD_compress(compressed.data(), compressed.size(), payload.data(), payload.size(), 1));
+    std::string out("\x89" "CCHDR\r\n", 8);
+    put(out, 1, 4);
+    put(out, headers.size(), 4);
+    put(out, payload.size(), 8);
+    put(out, compressed.size(), 8);
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    XXH3_64bits_update(&state, out.data(), out.size());
+    XXH3_64bits_update(&state, compressed.data(), compressed.size());
+    put(out, XXH3_64bits_digest(&state), 8);
+    return out + compressed;
+}
+
+TEST(BundleFolder, AnOldBundleWhoseQuotedIncludesAFolderWouldReadOtherwiseIsRefused) {
+    const CacheFolder cache;
+    const HeaderBundle old = HeaderBundle::deserialize(bundle_file_as_given(
+        {{"a/b.h", "#include \"c.h\"\n"}, {"a/c.h", "#define V 1\n"}, {"c.h", "#define V 2\n"}}, "old"));
+    try {
+        old.folder();
+        ADD_FAILURE() << "a folder was made";
+    } catch (const CacheError& e) {
+        EXPECT_TRUE(contains(e.what(), "includes \"c.h\", which is 'a/c.h' beside it in a folder but 'c.h' in memory"))
+            << e.what();
+    }
+    const std::string folder(1 << 20, 'f');
+    std::string includes;
+    for (int i = 0; i < 100000; ++i) includes += "#include \"x\"\n";
+    const HeaderBundle deep = HeaderBundle::deserialize(bundle_file_as_given({{folder + "/h.h", includes}, {"x", ""}}, "deep"));
+    const auto start = std::chrono::steady_clock::now();
+    try {
+        deep.folder();  // no problem with its includes; the name itself is too long for a folder
+    } catch (const Error& e) {
+        EXPECT_FALSE(contains(e.what(), "beside it in a folder")) << e.what();
+    }
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5.0);
 }
 
 // A header of the same name earlier on the include path (an include_path folder) does not shadow
