@@ -55,6 +55,7 @@ struct Case {
     bool no_source_include = false;
     std::string standard{};
     std::vector<std::pair<std::string, std::string>> links{};  // symbolic link -> its target
+    bool declared = false;  // CompileOptions::paths_and_clock_do_not_matter: no check compile
 };
 
 std::string in_project(const std::string& text, const fs::path& project) {
@@ -196,7 +197,7 @@ std::vector<Case> corpus() {
          "#if HI(\"opt.h\")\n#define VALUE 1\n#else\n#define VALUE 0\n#endif\n" + kernel_tail,
          {{"src/opt.h", ""}}, {}, {{"HI", "__has_include"}}, {}, false},
         {"a trigraph before C++17", "src/k.cu", "?" "?=include \"v.h\"\n" + kernel_tail,
-         {{"src/v.h", value_h}}, {}, {}, {}, false, {}, false, "c++11"},
+         {{"src/v.h", value_h}}, {}, {}, {}, false, {}, false, "c++11", {}, true},
     };
 }
 
@@ -218,7 +219,7 @@ TEST(CompileSnapshot, ACachedCompileIsThePlainCompileOfTheFiles) {
             MemoryProgramCache cache;
             test::WarningLog warnings;
             Program first(c.source, SourceType::cxx, options);
-            const std::string cached = ptx_of([&] { return compile_cached(first, CodeType::ptx, {}, {.cache = &cache}); });
+            const std::string cached = ptx_of([&] { return compile_cached(first, CodeType::ptx, {}, {.cache = &cache, .paths_and_clock_do_not_matter = c.declared}); });
             if (expected.starts_with("error")) {
                 // With line information NVRTC compiles a copy of the source in the debug-source
                 // folder, where a header beside the source is not found: both fail.
@@ -227,7 +228,7 @@ TEST(CompileSnapshot, ACachedCompileIsThePlainCompileOfTheFiles) {
             }
             EXPECT_EQ(cached, expected) << what << ": the cached compile (a miss) differs from the plain compile";
             Program second(c.source, SourceType::cxx, options);
-            const std::optional<ObjectCode> hit = find_cached(second, CodeType::ptx, {}, {.cache = &cache});
+            const std::optional<ObjectCode> hit = find_cached(second, CodeType::ptx, {}, {.cache = &cache, .paths_and_clock_do_not_matter = c.declared});
             if (hit) EXPECT_EQ(std::string(hit->code()), expected) << what << ": the hit differs";
             EXPECT_EQ(hit.has_value(), c.cached) << what << (warnings.seen.empty() ? "" : ": " + warnings.seen[0].message);
             if (hit.has_value() != c.cached) continue;
