@@ -55,6 +55,17 @@ std::string without_trailing_slash(std::string folder) {
     return folder;
 }
 
+// Whether `flag` asks for a standard before C++17, where NVRTC gives trigraphs their meaning (the
+// scan does not).
+bool gives_trigraphs_meaning(std::string_view flag) {
+    for (const std::string_view option : {"--std=", "-std="})
+        if (flag.starts_with(option)) {
+            const std::string_view standard = flag.substr(option.size());
+            return standard == "c++03" || standard == "c++11" || standard == "c++14";
+        }
+    return false;
+}
+
 // Whether `text` holds a trigraph (??= ??/ ??' ??( ??) ??! ??< ??> ??-).
 bool has_trigraph(std::string_view text) {
     for (std::size_t at = text.find("??"); at != std::string_view::npos; at = text.find("??", at + 1))
@@ -310,11 +321,7 @@ private:
                 // A macro given the test's name makes an alias no scan can follow.
                 if (flags[i].find("__has_include") != std::string::npos)
                     flag_refusal_ = "the flag '" + flags[i] + "' names __has_include";
-                if (is_no_source_include(flags[i])) no_source_include_ = true;
-                // NVRTC gives trigraphs their meaning before C++17: the scan does not.
-                if (flags[i] == "--std=c++03" || flags[i] == "--std=c++11" || flags[i] == "--std=c++14" ||
-                    flags[i] == "-std=c++03" || flags[i] == "-std=c++11" || flags[i] == "-std=c++14")
-                    trigraphs_ = true;
+                if (gives_trigraphs_meaning(flags[i])) trigraphs_ = true;
                 snapshot_.flags.push_back(flags[i]);
             }
             i += flag.count;
@@ -403,7 +410,7 @@ private:
         if (!name.empty() && name.front() == '/') {
             candidates.push_back({name, name, in_fixed_folder(name, request_.toolkit_directories)});
         } else {
-            if (operand.quoted && !(no_source_include_ && !includer.command_line)) {
+            if (operand.quoted && !(request_.search.no_source_include && !includer.command_line)) {
                 const std::string absolute = includer.absolute_folder == "/" ? "/" + name
                                                                              : includer.absolute_folder + "/" + name;
                 candidates.push_back({absolute, spelled_in(includer.spelled_folder, name),
@@ -520,7 +527,6 @@ private:
     std::vector<std::size_t> pre_include_flags_;  // indices into snapshot_.flags
     std::string flag_refusal_;        // why the flags alone refuse the snapshot
     bool trigraphs_ = false;          // a standard before C++17, where ??= is #
-    bool no_source_include_ = false;  // quoted includes not looked for beside their includer
     bool found_in_toolkit_ = false;   // the last name resolved was the toolkit's
     std::deque<Pending> pending_;  // a deque: rewriting one adds others, and must not move it
     std::map<std::string, std::size_t> by_spelling_;

@@ -98,10 +98,6 @@ IncludeFlag include_flag(const std::vector<std::string>& flags, std::size_t at) 
     return {};
 }
 
-bool is_no_source_include(std::string_view flag) {
-    return flag == "--no-source-include" || flag == "-no-source-include";
-}
-
 std::string current_working_directory() {
     char cwd[PATH_MAX];
     return ::getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) : std::string();
@@ -123,7 +119,8 @@ IncludeSearch include_search(const std::string& program_name,
         i += flag.count;
         if (flag.kind == IncludeFlag::Kind::folder) search.directories.push_back(resolve(flag.operand));
         else if (flag.kind == IncludeFlag::Kind::pre_include) search.pre_includes.push_back(std::move(flag.operand));
-        else if (is_no_source_include(flags[i - 1])) search.no_source_include = true;
+        else if (flags[i - 1] == "--no-source-include" || flags[i - 1] == "-no-source-include")
+            search.no_source_include = true;
     }
     if (!search.relative_folders.empty() || !search.pre_includes.empty())
         search.working_directory = std::move(working_directory);

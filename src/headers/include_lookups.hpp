@@ -42,10 +42,6 @@ struct IncludeFlag {
 };
 IncludeFlag include_flag(const std::vector<std::string>& flags, std::size_t at);
 
-// Whether `flag` is --no-source-include (or -no-source-include), which NVRTC takes to mean that
-// no quoted include is looked for beside the file that includes it.
-bool is_no_source_include(std::string_view flag);
-
 // The current working directory (one getcwd), or empty when it cannot be read.
 std::string current_working_directory();
 
