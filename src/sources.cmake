@@ -46,6 +46,7 @@ set(CUDACORE_CODE_SOURCES
   src/code/program.cpp
   src/code/compile_options.cpp
   src/code/cancellation.cpp
+  src/code/compiler_build.cpp
   src/code/compiler_environment.cpp
   src/code/compiler_identity.cpp
   src/code/compile_hints.cpp

@@ -9,10 +9,9 @@
 #include "code/project_search.hpp"
 #include "headers/include_lookups.hpp"
 #include "headers/standard_headers.hpp"
+#include "code/compiler_build.hpp"
 #include "code/compiler_environment.hpp"
 #include "code/compiler_identity.hpp"
-#include "loader/driver_api.hpp"
-#include "loader/nvvm_api.hpp"
 #include "support/hex.hpp"
 #include "support/sha256.hpp"
 
@@ -55,14 +54,6 @@ private:
     detail::Sha256 hash_;
     std::string pending_;  // fields not yet given to the digest
 };
-
-std::string nvvm_version_or_none() {
-    try {
-        return detail::nvvm_version();
-    } catch (const Error&) {
-        return "none";
-    }
-}
 
 }  // namespace
 
@@ -154,7 +145,7 @@ detail::SourceKey compute_key(const Program& program, CodeType target,
         hasher.field("nvrtc-environment");
         hasher.field(environment);
     }
-    if (backend == "driver") hasher.field(std::to_string(detail::driver().driver_version));
+    if (backend == "driver") hasher.field(detail::driver_build_in_keys());
     // Header bundles: by digest, in order (the first holding a name wins). Only when there are
     // some, so that the keys of programs without bundles stay as they were.
     if (const auto& bundles = program.options().header_bundles; !bundles.empty()) {
@@ -181,7 +172,7 @@ detail::SourceKey compute_key(const Program& program, CodeType target,
             hasher.field(extra.code);
         }
         hasher.field(options.use_libdevice.value_or(false) ? "libdevice" : "no-libdevice");
-        hasher.field(nvvm_version_or_none());
+        hasher.field(detail::nvvm_build_in_keys());
     }
     return {hasher.finish(), std::move(search)};
 }

@@ -1,5 +1,7 @@
 #include "code/compiler_identity.hpp"
 
+#include "code/compiler_build.hpp"
+
 #include "loader/compiler_apis.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cache_directory.hpp"
@@ -8,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <mutex>
@@ -25,6 +28,7 @@ constexpr std::uint64_t versions_file_limit = 64 * 1024;  // rewritten with one 
 struct Known {
     std::mutex mutex;
     std::optional<std::string> version;  // as keys name it, once worked out
+    fs::path file;                        // the real file it was worked out from, if any
     // Compared with the opened library: it is opened once and never closed, so once is enough.
     bool confirmed = false;
 };
@@ -131,57 +135,98 @@ std::optional<std::string> version_from_file(const fs::path& real) {
     return identity ? remembered_version(*identity) : std::nullopt;
 }
 
-// The version of the library where this process opened it (remembering it for the file, where
-// its name does not say), else nullopt.
-std::optional<std::string> opened_version(Compiler compiler) {
-    std::string path, version;
+// The opened library: its real file (empty where the loader found it by soname) and the release
+// it answers ("13.0").
+struct Opened {
+    fs::path real;
+    std::string release;
+};
+
+std::optional<Opened> opened(Compiler compiler) {
+    std::string path;
+    Opened library;
     if (compiler == Compiler::nvrtc) {
         const NvrtcApi* api = nvrtc_if_opened();
         if (!api) return std::nullopt;
         path = api->path;
-        version = std::to_string(api->major) + "." + std::to_string(api->minor);
+        library.release = std::to_string(api->major) + "." + std::to_string(api->minor);
     } else {
         const NvJitLinkApi* api = nvjitlink_if_opened();
         if (!api) return std::nullopt;
         path = api->path;
-        version = std::to_string(api->major) + "." + std::to_string(api->minor);
+        library.release = std::to_string(api->major) + "." + std::to_string(api->minor);
     }
     if (path.find('/') != std::string::npos) {
         std::error_code error;
-        const fs::path real = fs::canonical(path, error);
-        if (!error && version_from_library_name(real.filename().string()).empty())
-            if (const std::optional<std::string> identity = file_identity(real)) remember_version(*identity, version);
+        library.real = fs::canonical(path, error);
+        if (error) library.real.clear();
     }
-    return version;
+    return library;
 }
+
+// "13.0" of "13.0.88".
+std::string release_of(const std::string& build) { return build.substr(0, build.rfind('.')); }
+
+// The build of the opened library: what its file tells (name, or what was remembered for it) where
+// that is of the release the library answers, else asked (compiler_build.hpp) and remembered for
+// its file; its release alone where it names no build.
+std::string opened_build(Compiler compiler, const Opened& library) {
+    std::optional<std::string> build = version_from_file(library.real);
+    if (!build || release_of(*build) != library.release) {
+        build = compiler == Compiler::nvrtc ? nvrtc_build(nvrtc()) : nvjitlink_build(nvjitlink());
+        if (!build || release_of(*build) != library.release) return library.release;
+    }
+    // Written to each versions file that lacks it, where the name carries none.
+    if (!library.real.empty() && version_from_library_name(library.real.filename().string()).empty())
+        if (const std::optional<std::string> identity = file_identity(library.real)) remember_version(*identity, *build);
+    return *build;
+}
+
+std::optional<std::string> confirm(Compiler compiler);
 
 std::string version_by_opening(Compiler compiler) {
     try {
         if (compiler == Compiler::nvrtc) nvrtc();
         else if (!nvjitlink_available()) return "none";
         else nvjitlink();
+    } catch (const std::bad_alloc&) {
+        throw;
     } catch (...) {
         return "none";
     }
-    return opened_version(compiler).value_or("none");
+    return confirm(compiler).value_or("none");  // the opened library's build, now confirmed
 }
 
-// Takes the opened library's version where it differs from the one keys used, the first time it
-// is asked after the library was opened (later calls read what that one found: no file touched).
+// Checks the version keys used against the opened library, the first time it is asked after the
+// library was opened (later calls read what that one found: no file touched): where the library
+// answers another release, or is another file than the one keys named, its own build replaces it.
 std::optional<std::string> confirm(Compiler compiler) {
     Known& entry = known(compiler);
     {
         std::lock_guard lock(entry.mutex);
         if (entry.confirmed) return entry.version;
     }
-    std::optional<std::string> opened = opened_version(compiler);
-    if (!opened) return std::nullopt;
+    const std::optional<Opened> library = opened(compiler);
+    if (!library) return std::nullopt;
+    std::optional<std::string> keys_used;
+    fs::path keys_file;
+    {
+        std::lock_guard lock(entry.mutex);
+        keys_used = entry.version;
+        keys_file = entry.file;
+    }
+    std::string build;
+    if (keys_used && keys_file == library->real && !keys_file.empty() && release_of(*keys_used) == library->release)
+        build = *keys_used;  // the very file keys named, of the release it answers
+    else
+        build = opened_build(compiler, *library);
     std::lock_guard lock(entry.mutex);
     if (entry.confirmed) return entry.version;
-    if (entry.version && *entry.version != *opened) generation.fetch_add(1, std::memory_order_acq_rel);
-    entry.version = *opened;
+    if (entry.version && *entry.version != build) generation.fetch_add(1, std::memory_order_acq_rel);
+    entry.version = build;
+    entry.file = library->real;
     entry.confirmed = true;
-    return opened;
+    return build;
 }
 
 }  // namespace
@@ -190,15 +235,15 @@ std::string version_from_library_name(const std::string& file_name) {
     const std::size_t so = file_name.find(".so.");
     if (so == std::string::npos) return "";
     const std::string rest = file_name.substr(so + 4);
-    auto digits_end = [&](std::size_t from) {
-        while (from < rest.size() && rest[from] >= '0' && rest[from] <= '9') ++from;
-        return from;
-    };
-    const std::size_t major_end = digits_end(0);
-    if (major_end == 0 || major_end >= rest.size() || rest[major_end] != '.') return "";
-    const std::size_t minor_end = digits_end(major_end + 1);
-    if (minor_end == major_end + 1 || (minor_end < rest.size() && rest[minor_end] != '.')) return "";
-    return rest.substr(0, minor_end);
+    // Three numbers joined by dots, and nothing after them.
+    std::size_t at = 0;
+    for (int part = 0; part < 3; ++part) {
+        if (part > 0 && (at >= rest.size() || rest[at++] != '.')) return "";
+        const std::size_t begin = at;
+        while (at < rest.size() && rest[at] >= '0' && rest[at] <= '9') ++at;
+        if (at == begin) return "";
+    }
+    return at == rest.size() ? rest : "";
 }
 
 std::string compiler_version_in_keys(Compiler compiler) {
@@ -207,23 +252,46 @@ std::string compiler_version_in_keys(Compiler compiler) {
         std::lock_guard lock(entry.mutex);
         if (entry.version) return *entry.version;
     }
-    std::optional<std::string> version = confirm(compiler);
+    std::optional<std::string> version = confirm(compiler);  // opened already: its build
+    fs::path file;
     if (!version) {
-        version = version_from_file(library_file(compiler == Compiler::nvrtc ? nvrtc_search() : nvjitlink_search()));
+        file = library_file(compiler == Compiler::nvrtc ? nvrtc_search() : nvjitlink_search());
+        version = version_from_file(file);
         if (!version) version = version_by_opening(compiler);
     }
     std::lock_guard lock(entry.mutex);
-    if (!entry.version) entry.version = *version;
+    if (!entry.version) {
+        entry.version = *version;
+        entry.file = file;
+    }
     return *entry.version;
 }
 
 void keep_compiler_versions_in(const std::filesystem::path& cache_folder) {
-    const fs::path file = cache_folder / kCompilerVersionsFile;
-    VersionsFiles& all = versions_files();
-    std::lock_guard lock(all.mutex);
-    for (const fs::path& known_file : all.files)
-        if (known_file == file) return;
-    all.files.push_back(file);
+    const fs::path file = cache_folder / kCompilerBuildsFile;
+    {
+        VersionsFiles& all = versions_files();
+        std::lock_guard lock(all.mutex);
+        for (const fs::path& known_file : all.files)
+            if (known_file == file) return;
+        all.files.push_back(file);
+    }
+    // What this process knows already goes there too (a cache opened after the first key, as
+    // `cudacore cache import` opens its folder): the next process there need not ask.
+    for (const Compiler compiler : {Compiler::nvrtc, Compiler::nvjitlink}) {
+        Known& entry = known(compiler);
+        std::optional<std::string> build;
+        fs::path library;
+        {
+            std::lock_guard lock(entry.mutex);
+            build = entry.version;
+            library = entry.file;
+        }
+        if (!build || library.empty() || std::count(build->begin(), build->end(), '.') != 2 ||
+            !version_from_library_name(library.filename().string()).empty())
+            continue;
+        if (const std::optional<std::string> identity = file_identity(library)) remember_version(*identity, *build);
+    }
 }
 
 unsigned compiler_identity_generation() noexcept { return generation.load(std::memory_order_acquire); }

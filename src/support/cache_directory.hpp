@@ -13,10 +13,11 @@ namespace cudacore::detail {
 // bundle digest); the program cache's eviction and prune leave it alone, its clear removes it.
 inline constexpr std::string_view kHeaderBundleFolders = "header-bundles";
 
-// The file in a disk cache's folder that holds the versions of compiler libraries whose file
-// names carry none (code/compiler_identity.hpp); the program cache's eviction and prune leave it
-// alone.
-inline constexpr std::string_view kCompilerVersionsFile = "compiler-versions";
+// The file in a disk cache's folder that holds the builds of compiler libraries whose file names
+// carry none (code/compiler_identity.hpp); the program cache's eviction and prune leave it alone,
+// as they do the file of major.minor versions that earlier versions wrote.
+inline constexpr std::string_view kCompilerBuildsFile = "compiler-builds";
+inline constexpr std::string_view kOlderCompilerVersionsFile = "compiler-versions";
 
 struct CacheDirectory {
     std::filesystem::path path;  // empty when `problem` is set

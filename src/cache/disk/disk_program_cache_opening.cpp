@@ -50,7 +50,8 @@ constexpr std::string_view marker_text =
 // bundles written out for compiles (support/cache_directory.hpp).
 bool is_top_folder_name(std::string_view name) {
     return is_cache_temporary(name) || name == ".lock" || name == marker_name ||
-           name == kHeaderBundleFolders || name == kCompilerVersionsFile ||
+           name == kHeaderBundleFolders || name == kCompilerBuildsFile ||
+           name == kOlderCompilerVersionsFile ||
            name == shard_counters_name || is_shard_folder_name(name);
 }
 

@@ -5,8 +5,12 @@
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/device.hpp"
 #include "cudacore/program.hpp"
+#include "code/compiler_build.hpp"
+#include "cudacore/system.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 namespace {
 
@@ -63,6 +67,28 @@ TEST(ProgramGpu, DriverLinkerCompilesPtxWhenNvJitLinkIsMissing) {
     EXPECT_NE(bad.exit_code, 0);
     EXPECT_NE(bad.err.find("driver"), std::string::npos) << bad.err;
     EXPECT_NE(bad.err.find("cuLinkAddData"), std::string::npos) << bad.err;
+}
+
+// Keys of the driver's linker name the driver's build where the real name of the libcuda that
+// loaded carries it (a driver update then misses), as /proc/self/maps shows that file.
+TEST(ProgramGpu, DriverLinkerKeysNameTheDriversBuild) {
+    CUDACORE_REQUIRE_GPU();
+    const std::string keys = detail::driver_build_in_keys();
+    EXPECT_EQ(keys.substr(0, keys.find(' ')), std::to_string(system::driver_version())) << keys;
+    std::ifstream maps("/proc/self/maps");
+    std::string mapped;
+    for (std::string line; std::getline(maps, line);)
+        if (const std::size_t at = line.find('/'); at != std::string::npos && line.find("/libcuda.so", at) != std::string::npos)
+            mapped = line.substr(at);
+    ASSERT_FALSE(mapped.empty()) << "libcuda is not mapped";
+    const std::string name = std::filesystem::canonical(mapped).filename().string();
+    const std::string prefix = "libcuda.so.";
+    const std::string build = name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : "";
+    std::printf("libcuda: %s; keys of the driver's linker name \"%s\"\n", name.c_str(), keys.c_str());
+    if (std::count(build.begin(), build.end(), '.') == 2)
+        EXPECT_EQ(keys, std::to_string(system::driver_version()) + " " + build);
+    else
+        EXPECT_EQ(keys, std::to_string(system::driver_version())) << "a name without a build adds none";
 }
 
 }  // namespace

@@ -1,17 +1,23 @@
 // A cache hit names the compilers without opening them (code/compiler_identity.hpp): a disk hit in
 // a fresh process maps neither libnvrtc nor libnvJitLink, nor sets up OpenSSL (keys are hashed
 // with Nettle: support/sha256.hpp), nor loads the Redis tier's libraries; a library file whose
-// name carries no version is opened once and then remembered by its identity (a changed file is
-// opened again), and a file whose name says another version than the library answers stores
-// nothing under the keys made from that name.
+// name carries no build is opened once and then remembered by its identity (a changed file is
+// opened again), and a file whose name says another release than the library answers stores
+// nothing under the keys made from that name. Keys name the exact build ("13.0.88"), the one the
+// library writes into its own output (code/compiler_build.hpp): another build of the same release,
+// a patch upgrade, misses a warm cache.
 #include "test_support.hpp"
 
+#include "code/compiler_build.hpp"
 #include "code/compiler_identity.hpp"
+#include "cudacore/linker.hpp"
+#include "cudacore/program.hpp"
 #include "loader/compiler_apis.hpp"
 
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -123,9 +129,15 @@ TEST_F(CompilerIdentity, AProgramOfTheCoreLibraryLoadsNoneOfTheRemoteTiersLibrar
 TEST_F(CompilerIdentity, AFileWithoutAVersionInItsNameIsOpenedOnceThenKnownByItsIdentity) {
     copy_library(true, "libnvrtc.so.13");
     copy_library(false, "libnvJitLink.so.13");
-    const fs::path versions = dir.path() / "cache" / "compiler-versions";
+    const fs::path versions = dir.path() / "cache" / "compiler-builds";
     ASSERT_FALSE(probe().hit);
-    ASSERT_TRUE(fs::exists(versions)) << "the miss remembers the versions of the files it opened";
+    ASSERT_TRUE(fs::exists(versions)) << "the miss remembers the builds of the files it opened";
+    // What is remembered is each library's build, as its own output names it.
+    const std::string remembered = test::read_file(versions);
+    const std::optional<std::string> nvrtc_build = detail::nvrtc_build(detail::nvrtc());
+    ASSERT_TRUE(nvrtc_build);
+    EXPECT_NE(remembered.find("/libnvrtc.so.13\t"), std::string::npos) << remembered;
+    EXPECT_NE(remembered.find("\t" + *nvrtc_build + "\n"), std::string::npos) << remembered;
     const ProbeRun hit = probe();
     ASSERT_TRUE(hit.hit) << hit.err;
     EXPECT_FALSE(hit.nvrtc);
@@ -145,6 +157,31 @@ TEST_F(CompilerIdentity, AFileWithoutAVersionInItsNameIsOpenedOnceThenKnownByIts
     EXPECT_TRUE(changed.nvrtc);
 }
 
+// A patch upgrade of either library under a warm cache: the same release, another build. The
+// build is told here by the file's name (a toolkit's libnvrtc.so.13.0.88); the entries the other
+// build made are not served.
+TEST_F(CompilerIdentity, AnotherBuildOfTheSameReleaseMissesAWarmCache) {
+    copy_library(true, "libnvrtc.so.13");
+    copy_library(false, "libnvJitLink.so.13");
+    ASSERT_FALSE(probe().hit);
+    ASSERT_TRUE(probe().hit);
+    for (const bool nvrtc : {true, false}) {
+        SCOPED_TRACE(nvrtc ? "NVRTC" : "nvJitLink");
+        const std::optional<std::string> build =
+            nvrtc ? detail::nvrtc_build(detail::nvrtc()) : detail::nvjitlink_build(detail::nvjitlink());
+        ASSERT_TRUE(build);
+        const std::string release = build->substr(0, build->rfind('.'));
+        const std::string patch = build->substr(build->rfind('.') + 1);
+        const std::string other = release + "." + std::to_string(std::stoul(patch) + 1);
+        copy_library(nvrtc, std::string(nvrtc ? "libnvrtc" : "libnvJitLink") + ".so." + other);
+        const ProbeRun upgraded = probe();
+        EXPECT_FALSE(upgraded.hit) << "build " << other << " was served the entry build " << *build << " made";
+        EXPECT_TRUE(probe().hit) << "its own entry, stored under its build";
+        copy_library(nvrtc, std::string(nvrtc ? "libnvrtc" : "libnvJitLink") + ".so.13");
+        EXPECT_TRUE(probe().hit) << "back to build " << *build;
+    }
+}
+
 TEST_F(CompilerIdentity, ANameThatSaysAnotherVersionStoresNothingUnderItsKeys) {
     // The name says 13.99; the library answers its own version when the miss opens it.
     copy_library(true, "libnvrtc.so.13.99.1");
@@ -156,9 +193,74 @@ TEST_F(CompilerIdentity, ANameThatSaysAnotherVersionStoresNothingUnderItsKeys) {
     }
 }
 
-TEST(CompilerVersionFromName, ReadsMajorAndMinorAfterSo) {
-    EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.13.0.88"), "13.0");
-    EXPECT_EQ(detail::version_from_library_name("libnvJitLink.so.13.1"), "13.1");
+// The keys' build of each library in this process is the one its compile or link output names,
+// read here from code made the ordinary way, not from the probe's.
+TEST(CompilerBuild, KeysNameTheBuildTheLibrariesWriteIntoTheirOutput) {
+    Program program("extern \"C\" __global__ void k(int* p) { *p = 1; }", SourceType::cxx,
+                    {.arch = "sm_90"});
+    const std::optional<std::string> nvrtc = detail::build_named_in(program.compile(CodeType::ptx).code());
+    ASSERT_TRUE(nvrtc);
+    EXPECT_EQ(detail::compiler_version_in_keys(detail::Compiler::nvrtc), *nvrtc);
+    ASSERT_TRUE(detail::nvjitlink_available()) << "the toolkit's nvJitLink";
+    const ObjectCode ptx = program.compile(CodeType::ptx);
+    const ObjectCode cubin = Linker({ptx}, {.arch = "sm_90"}).link(CodeType::cubin);
+    const std::optional<std::string> nvjitlink = detail::build_named_in(cubin.code());
+    ASSERT_TRUE(nvjitlink) << "the linked cubin's .note.nv.tkinfo names its build";
+    EXPECT_EQ(detail::compiler_version_in_keys(detail::Compiler::nvjitlink), *nvjitlink);
+    EXPECT_EQ(nvjitlink->substr(0, nvjitlink->rfind('.')),
+              std::to_string(detail::nvjitlink().major) + "." + std::to_string(detail::nvjitlink().minor));
+}
+
+// NVVM IR keys name libNVVM's build as its PTX names it, not nvvmVersion's "2.0", which two
+// toolkits share.
+TEST(CompilerBuild, NvvmKeysNameTheBuildLibNvvmWritesIntoItsPtx) {
+    Program program(test::read_test_data("nvvm/scale.ll"), SourceType::nvvm, {.arch = "sm_90"});
+    const std::optional<std::string> build = detail::build_named_in(program.compile(CodeType::ptx).code());
+    ASSERT_TRUE(build);
+    EXPECT_EQ(detail::nvvm_build_in_keys(), *build);
+}
+
+// A disk cache opened after the first key (`cudacore cache import` into a new folder does so) is
+// told the builds the process knows, for libraries whose names carry none: the next process
+// there need not open them.
+TEST(CompilerBuild, ACacheFolderOpenedAfterTheFirstKeyIsToldTheBuildsKnown) {
+    test::TempDir dir;
+    const std::string nvrtc_build = detail::compiler_version_in_keys(detail::Compiler::nvrtc);
+    ASSERT_EQ(std::count(nvrtc_build.begin(), nvrtc_build.end(), '.'), 2) << nvrtc_build;
+    detail::keep_compiler_versions_in(dir.path());
+    const fs::path real = fs::canonical(detail::nvrtc().path);
+    const fs::path builds = dir.path() / "compiler-builds";
+    const std::string remembered = fs::exists(builds) ? test::read_file(builds) : "";
+    const std::size_t line = remembered.find(real.string() + "\t");
+    if (!detail::version_from_library_name(real.filename().string()).empty()) {
+        EXPECT_EQ(line, std::string::npos) << "a name that carries the build needs no line:\n" << remembered;
+        return;
+    }
+    ASSERT_NE(line, std::string::npos) << remembered;
+    const std::size_t end = remembered.find('\n', line);
+    EXPECT_EQ(remembered.substr(remembered.rfind('\t', end) + 1, end - remembered.rfind('\t', end) - 1), nvrtc_build);
+}
+
+TEST(CompilerBuild, IsReadFromTheToolsLine) {
+    EXPECT_EQ(detail::build_named_in("// Cuda compilation tools, release 13.0, V13.0.88\n"), "13.0.88");
+    // As in a cubin's .note.nv.tkinfo: strings one after the other.
+    const char note[] = "ptxas\0Cuda compilation tools, release 12.9, V12.9.41\0Build";
+    EXPECT_EQ(detail::build_named_in(std::string_view(note, sizeof note - 1)), "12.9.41");
+    EXPECT_EQ(detail::build_named_in("Cuda compilation tools, release 13.0, V13.1.2"), std::nullopt);
+    EXPECT_EQ(detail::build_named_in("Cuda compilation tools, release 13.0, V13.0"), std::nullopt);
+    EXPECT_EQ(detail::build_named_in("Cuda compilation tools, release 13.0, V13.0."), std::nullopt);
+    EXPECT_EQ(detail::build_named_in("Cuda compilation tools, release 13, V13.0.1"), std::nullopt);
+    EXPECT_EQ(detail::build_named_in("Cuda compilation tools, release 13.0 V13.0.1"), std::nullopt);
+    EXPECT_EQ(detail::build_named_in("release 13.0, V13.0.88"), std::nullopt);
+    EXPECT_EQ(detail::build_named_in(""), std::nullopt);
+}
+
+TEST(CompilerVersionFromName, ReadsTheBuildAfterSo) {
+    EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.13.0.88"), "13.0.88");
+    EXPECT_EQ(detail::version_from_library_name("libnvJitLink.so.13.1.2"), "13.1.2");
+    EXPECT_EQ(detail::version_from_library_name("libnvJitLink.so.13.1"), "");
+    EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.13.0.88.1"), "");
+    EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.13.0.x"), "");
     EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.13"), "");
     EXPECT_EQ(detail::version_from_library_name("libnvrtc.so"), "");
     EXPECT_EQ(detail::version_from_library_name("libnvrtc.so.13.x"), "");
