@@ -32,16 +32,15 @@ bool same_code(const ObjectCode& code, const CheckCompileResult& check) {
 // One file under two names: the compile from memory is kept only where the compile from the
 // files agrees (which of the names NVRTC meets first decides its __FILE__). Started beside the
 // compile from memory; its future gives the files' code, or nullopt where that compile failed.
-std::future<std::optional<std::string>> start_compile_from_files(const Program& program, CodeType target,
-                                                                 const std::vector<std::string>& name_expressions,
-                                                                 const CancellationToken& cancellation) {
+std::future<std::optional<ObjectCode>> start_compile_from_files(const Program& program, CodeType target,
+                                                                const std::vector<std::string>& name_expressions,
+                                                                const CancellationToken& cancellation) {
     return std::async(std::launch::async, [copy = program, target, &name_expressions,
                                            token = &cancellation]() mutable {
         try {
-            return std::optional<std::string>(
-                std::string(ProgramInternals::compile_cxx(copy, target, name_expressions, false, token).code()));
+            return std::optional<ObjectCode>(ProgramInternals::compile_cxx(copy, target, name_expressions, false, token));
         } catch (const CompileError&) {
-            return std::optional<std::string>();
+            return std::optional<ObjectCode>();
         }
     });
 }
@@ -75,16 +74,18 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
             return run_check(program, {moved, bundles, name_expressions, target, true, true, &cancellation});
         });
     }
-    std::future<std::optional<std::string>> from_files;
+    std::future<std::optional<ObjectCode>> from_files;
     if (!keys.snapshot.aliased.empty()) from_files = start_compile_from_files(program, target, name_expressions, cancellation);
     const ObjectCode code = compile_from_snapshot(program, target, name_expressions, keys.snapshot, &cancellation);
     auto nowhere = [&](std::string why) { return CheckedCompile{code, StoredUnder::nowhere, std::move(why)}; };
     if (from_files.valid()) {
-        const std::optional<std::string> plain = from_files.get();
+        const std::optional<ObjectCode> plain = from_files.get();
         const long here = static_cast<long>(::getpid());
-        if (!plain || !same_code_but_unit_ids(*plain, here, code.code(), here)) {
-            return nowhere(keys.snapshot.aliased + " are one file, and the compile from memory "
-                                                   "differs from the compile from the files");
+        if (!plain || !same_code_but_unit_ids(plain->code(), here, code.code(), here)) {
+            // The files' code where they compiled: what a compile without the cache gives.
+            return {plain ? *plain : code, StoredUnder::nowhere,
+                    keys.snapshot.aliased + " are one file, and the compile from memory differs from the compile "
+                                            "from the files"};
         }
     }
     if (declared) return {code, StoredUnder::first_key, {}};

@@ -55,15 +55,16 @@ std::string without_trailing_slash(std::string folder) {
     return folder;
 }
 
-// Whether `flag` asks for a standard before C++17, where NVRTC gives trigraphs their meaning (the
-// scan does not).
-bool gives_trigraphs_meaning(std::string_view flag) {
-    for (const std::string_view option : {"--std=", "-std="})
+// The C++ standard `flag` asks for, as its year's last two digits (c++03: 3), or nullopt where it
+// names none. NVRTC's default is C++17.
+std::optional<int> standard_of(std::string_view flag) {
+    for (const std::string_view option : {"--std=c++", "-std=c++"})
         if (flag.starts_with(option)) {
-            const std::string_view standard = flag.substr(option.size());
-            return standard == "c++03" || standard == "c++11" || standard == "c++14";
+            const std::string_view year = flag.substr(option.size());
+            for (const int known : {3, 11, 14, 17, 20})
+                if (year == (known < 10 ? "0" : "") + std::to_string(known)) return known;
         }
-    return false;
+    return std::nullopt;
 }
 
 // Whether `text` holds a trigraph (??= ??/ ??' ??( ??) ??! ??< ??> ??-).
@@ -73,6 +74,9 @@ bool has_trigraph(std::string_view text) {
             return true;
     return false;
 }
+
+// The header NVRTC serves from its own library under this name, whatever the include folders hold.
+constexpr std::string_view nvrtc_builtin_header = "__nv_nvrtc_builtin_header.h";
 
 bool in_fixed_folder(const std::string& path, const std::vector<std::string>& toolkit) {
     if (inside_any(path, toolkit)) return true;
@@ -245,6 +249,7 @@ struct Includer {
     std::string absolute_folder;  // its folder, absolute
     std::string label;            // for messages
     bool command_line = false;    // the pre-includes, looked for in the working directory first
+    bool header = false;          // a project header (not the source or the command line)
 };
 
 class SnapshotBuilder {
@@ -321,7 +326,7 @@ private:
                 // A macro given the test's name makes an alias no scan can follow.
                 if (flags[i].find("__has_include") != std::string::npos)
                     flag_refusal_ = "the flag '" + flags[i] + "' names __has_include";
-                if (gives_trigraphs_meaning(flags[i])) trigraphs_ = true;
+                if (const std::optional<int> standard = standard_of(flags[i])) standard_ = *standard;
                 snapshot_.flags.push_back(flags[i]);
             }
             i += flag.count;
@@ -353,11 +358,21 @@ private:
 
     // `text` with each operand rewritten; nullopt once refused.
     std::optional<std::string> rewritten(std::string_view text, const Includer& includer) {
-        if (trigraphs_ && has_trigraph(text)) {
+        if (trigraphs() && has_trigraph(text)) {
             refuse(includer.label + " holds a trigraph, which --std before c++17 gives its meaning");
             return std::nullopt;
         }
-        IncludeDirectives scan = scan_include_directives(text, wrappers_);
+        // Raw strings from C++11, digit separators from C++14. NVRTC reads a digit separator as one
+        // only in a group it keeps: where reading it as a quote would find other operands, the scan
+        // cannot tell which NVRTC sees.
+        const ScanLexing lexing{.raw_strings = standard_ >= 11, .digit_separators = standard_ >= 14};
+        IncludeDirectives scan = scan_include_directives(text, wrappers_, lexing);
+        if (scan.digit_separators &&
+            !same_scan(scan, scan_include_directives(text, wrappers_, {lexing.raw_strings, false}))) {
+            refuse(includer.label + " holds a digit separator that, read as a quote as NVRTC reads it in a "
+                                    "group it skips, hides or shows an include");
+            return std::nullopt;
+        }
         // A wrapper defined here: build() scans everything again with it known.
         wrappers_.insert(scan.has_include_wrappers.begin(), scan.has_include_wrappers.end());
         if (!scan.computed_includes.empty()) {
@@ -393,8 +408,20 @@ private:
     std::optional<std::string> resolved_name(const IncludeOperand& operand, const Includer& includer) {
         const std::string& name = operand.name;
         if (std::find(request_.bundled_names.begin(), request_.bundled_names.end(), name) !=
-            request_.bundled_names.end())
+            request_.bundled_names.end()) {
+            // A compile that reads the bundles from their folders (code/program.cpp) looks for a
+            // quoted include beside a project header before those folders: a file there would be
+            // read instead of the bundle's copy, which memory gives first.
+            if (operand.quoted && includer.header && !request_.search.no_source_include &&
+                lookups_.state(spelled_in(includer.absolute_folder, name)) != "absent") {
+                refuse("'" + spelled_in(includer.absolute_folder, name) + "' beside " + includer.label +
+                       " would be read for \"" + name + "\" before the header bundles' copy");
+                return std::nullopt;
+            }
             return operand.quoted ? "\"" + name + "\"" : "<" + name + ">";  // NVRTC matches it first
+        }
+        // NVRTC serves this name itself, before any folder: a project file of the name is never read.
+        if (name == nvrtc_builtin_header) return "<" + name + ">";
         if (operand.next) {
             refuse(includer.label + " uses " + (operand.test ? "__has_include_next" : "#include_next") + " <" +
                    name + ">");
@@ -468,9 +495,17 @@ private:
             by_spelling_.emplace(spelled, it->second);
             return snapshot_.headers[it->second].name;
         }
-        if (spelled.find('"') != std::string::npos || spelled.find('\\') != std::string::npos ||
-            spelled.find('\n') != std::string::npos) {
-            refuse("the header path '" + spelled + "' holds a quote, a backslash or a newline");
+        // What the #line written below cannot carry as NVRTC reads it: a quote, backslash or newline
+        // (the string's end, escapes), a trigraph where ??= is #, and the byte 0xff (NVRTC's lexer
+        // takes it for the file's end).
+        if (spelled.find_first_of("\"\\\n\xff") != std::string::npos || (trigraphs() && has_trigraph(spelled))) {
+            refuse("the header path '" + spelled + "' holds a quote, a backslash, a newline, the byte 0xff or a "
+                   "trigraph, which a #line naming it cannot carry");
+            return std::nullopt;
+        }
+        // NVRTC is given headers from memory as C strings: one with a NUL byte would end there.
+        if (file->bytes.find('\0') != std::string::npos) {
+            refuse("the header '" + absolute + "' holds a NUL byte, which NVRTC cannot be given from memory");
             return std::nullopt;
         }
         const std::size_t index = snapshot_.headers.size();
@@ -480,7 +515,8 @@ private:
         by_identity_.emplace(identity, index);
         spellings_.push_back(spelled);
         pending_.push_back({index, std::move(file->bytes),
-                            Includer{spelled_parent(spelled), spelled_parent(absolute), "the header '" + absolute + "'"}});
+                            Includer{spelled_parent(spelled), spelled_parent(absolute), "the header '" + absolute + "'", false,
+                                     true}});
         return name;
     }
 
@@ -526,7 +562,8 @@ private:
     std::vector<Folder> folders_;
     std::vector<std::size_t> pre_include_flags_;  // indices into snapshot_.flags
     std::string flag_refusal_;        // why the flags alone refuse the snapshot
-    bool trigraphs_ = false;          // a standard before C++17, where ??= is #
+    int standard_ = 17;               // the C++ standard's year (standard_of)
+    bool trigraphs() const { return standard_ < 17; }  // ??= is # before C++17
     bool found_in_toolkit_ = false;   // the last name resolved was the toolkit's
     std::deque<Pending> pending_;  // a deque: rewriting one adds others, and must not move it
     std::map<std::string, std::size_t> by_spelling_;

@@ -7,7 +7,9 @@
 // here as NVRTC resolves it (a quoted name beside the including file first, then the include
 // folders in order; a pre-include in the working directory first) and its operand rewritten:
 // - a project header becomes an in-memory header with a name under /proc/self/ (a folder nobody
-//   can create files in, so a directive this scan missed can find nothing on disk), its text
+//   can create files in, so a quoted directive of a header that this scan missed finds nothing
+//   beside it; an absolute name, or one in the source, still could: the scan reads the text as
+//   NVRTC does under the program's --std), its text
 //   opened by `#line 1 "<the path NVRTC would have spelled>"`, so that __FILE__, assert and line
 //   information name what a compile from the files names;
 // - a header of the toolkit keeps its name, in <> (NVRTC finds it in the toolkit's folders, the
@@ -15,7 +17,9 @@
 //   headers), so that NVRTC never looks in a project folder.
 // What cannot be given this way is refused (`refusal` says why; the caller compiles from the
 // files and does not cache): a name a macro makes in a project file, #include_next in one, a
-// project header a toolkit header's include would find (it shadows the toolkit's own). One file
+// project header a toolkit header's include would find (it shadows the toolkit's own), a digit
+// separator whose reading decides what the scan finds, a header holding a NUL byte or on a path a
+// #line cannot carry, a bundled name beside a project header that includes it. One file
 // reached under two names is one in-memory header, as NVRTC's #pragma once sees one file
 // (`aliased`: the caller checks that compile against one from the files).
 #pragma once

@@ -53,8 +53,8 @@ bool raw_string_prefix(std::string_view identifier) {
 
 class Scanner {
 public:
-    Scanner(const SplicedText& text, const Wrappers& wrappers, IncludeDirectives& out)
-        : text_(text.text), offsets_(text.offsets), wrappers_(wrappers), out_(out) {}
+    Scanner(const SplicedText& text, const Wrappers& wrappers, ScanLexing lexing, IncludeDirectives& out)
+        : text_(text.text), offsets_(text.offsets), wrappers_(wrappers), lexing_(lexing), out_(out) {}
 
     void run() {
         while (pos_ < text_.size()) {
@@ -140,7 +140,8 @@ private:
             const char c = text_[pos_];
             if (identifier_char(c) || c == '.') {
                 ++pos_;
-            } else if (c == '\'' && identifier_char(peek(1))) {
+            } else if (c == '\'' && lexing_.digit_separators && identifier_char(peek(1))) {
+                out_.digit_separators = true;
                 pos_ += 2;
             } else if ((c == '+' || c == '-') && pos_ > 0 &&
                        std::string_view("eEpP").find(text_[pos_ - 1]) != std::string_view::npos) {
@@ -156,12 +157,13 @@ private:
     void tokens_to_end_of_line(const std::string* macro) {
         for (;;) {
             skip_blanks();
-            const char c = peek();
-            if (c == '\0' || c == '\n') return;
+            if (pos_ >= text_.size()) return;
+            const char c = peek();  // a NUL byte is a character like any other
+            if (c == '\n') return;
             if (identifier_start(c)) {
                 const std::size_t start = pos_;
                 const std::string_view name = identifier();
-                if (raw_string_prefix(name) && peek() == '"') {
+                if (lexing_.raw_strings && raw_string_prefix(name) && peek() == '"') {
                     skip_raw_string();
                 } else if (name == "__has_include" || name == "__has_include_next" ||
                            wrappers_.contains(name)) {
@@ -265,16 +267,24 @@ private:
     const std::vector<std::size_t>& offsets_;
     std::size_t pos_ = 0;
     const Wrappers& wrappers_;
+    const ScanLexing lexing_;
     IncludeDirectives& out_;
 };
 
 }  // namespace
 
-IncludeDirectives scan_include_directives(std::string_view text, const Wrappers& wrappers) {
+IncludeDirectives scan_include_directives(std::string_view text, const Wrappers& wrappers, ScanLexing lexing) {
     const SplicedText spliced = splice_lines(text);
     IncludeDirectives out;
-    Scanner(spliced, wrappers, out).run();
+    Scanner(spliced, wrappers, lexing, out).run();
     return out;
+}
+
+bool same_scan(const IncludeDirectives& a, const IncludeDirectives& b) {
+    return std::equal(a.operands.begin(), a.operands.end(), b.operands.begin(), b.operands.end(),
+                      [](const IncludeOperand& x, const IncludeOperand& y) { return x.same_place(y); }) &&
+           a.computed_includes == b.computed_includes && a.computed_has_includes == b.computed_has_includes &&
+           a.has_include_wrappers == b.has_include_wrappers;
 }
 
 }  // namespace cudacore::detail

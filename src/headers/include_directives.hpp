@@ -6,8 +6,10 @@
 // needs (headers/header_closure.hpp). Internal.
 //
 // The scan follows the translation phases that matter here (line splices, comments, string and
-// character literals, raw strings, digit separators, the digraph %: for #) but evaluates no conditional: a name under
-// `#if 0` is listed too. Listing too much only costs a stat per name and folder.
+// character literals, raw strings, digit separators, the digraph %: for #) but evaluates no
+// conditional: a name under `#if 0` is listed too. Listing too much only costs a stat per name and
+// folder. Where the standard decides how text is read (raw strings from C++11, digit separators
+// from C++14), ScanLexing says which reading to follow.
 #pragma once
 
 #include <set>
@@ -30,6 +32,10 @@ struct IncludeOperand {
     bool operator==(const IncludeOperand& other) const {
         return name == other.name && quoted == other.quoted;
     }
+    // The same operand at the same place.
+    bool same_place(const IncludeOperand& other) const {
+        return *this == other && begin == other.begin && end == other.end && next == other.next && test == other.test;
+    }
 };
 
 struct IncludeDirectives {
@@ -45,11 +51,25 @@ struct IncludeDirectives {
     // Function-like macros defined here that hand an operand they are given to __has_include (or
     // to a wrapper): their uses are tests too.
     std::vector<std::string> has_include_wrappers;
+    // A ' was read as a digit separator (1'000): NVRTC reads it so in a group it keeps and, as a
+    // character literal's quote, in a group it skips.
+    bool digit_separators = false;
+};
+
+// Whether two scans of one text found the same: every operand at the same place, the same
+// computed includes and tests, the same wrappers.
+bool same_scan(const IncludeDirectives& a, const IncludeDirectives& b);
+
+// How the scan reads text that the C++ standard reads in more than one way.
+struct ScanLexing {
+    bool raw_strings = true;       // R"x(...)x" is one literal (C++11 on)
+    bool digit_separators = true;  // 1'000 is one number (C++14 on, outside skipped groups)
 };
 
 // Scans one file. `wrappers`: the wrapper macros known so far (from every file of the compile:
 // one file may define what another uses); run again with the ones found until none is new.
 IncludeDirectives scan_include_directives(std::string_view text,
-                                          const std::set<std::string, std::less<>>& wrappers);
+                                          const std::set<std::string, std::less<>>& wrappers,
+                                          ScanLexing lexing = {});
 
 }  // namespace cudacore::detail

@@ -9,6 +9,7 @@
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/warnings.hpp"
 
 #include <stdlib.h>
 
@@ -117,6 +118,38 @@ TEST(BundleCacheKey, FolderOrMemoryGiveTheSameKey) {
     EXPECT_EQ(hit.code(), made.code());
     if (restore.empty()) ::unsetenv("CUDACORE_CACHE_DIR");
     else ::setenv("CUDACORE_CACHE_DIR", restore.c_str(), 1);
+}
+
+// A compile that reads the bundles from their folders looks for a quoted include beside a project
+// header before them, where memory gives the bundle's copy first: a file of a bundled name beside
+// the header that includes it is not cached, and the code returned is the plain compile's.
+TEST(BundleCacheKey, AFileBesideAProjectHeaderThatABundleNamesIsNotCached) {
+    const test::TempDir temp;
+    std::filesystem::create_directories(temp.path() / "inc");
+    test::write_file(temp.path() / "inc" / "a.h", "#include \"value.h\"\n");
+    test::write_file(temp.path() / "inc" / "value.h", "#define VALUE 2\n");
+    test::ScopedWorkingDirectory working(temp.path());
+    ProgramOptions options;
+    options.name = "k.cu";
+    options.arch = "sm_90";
+    options.header_bundles = {value_bundle(4242003)};
+    const std::string source =
+        "#include \"inc/a.h\"\nextern \"C\" __global__ void store(int* out) { *out = VALUE; }\n";
+    Program plain(source, SourceType::cxx, options);
+    const std::string expected(plain.compile(CodeType::ptx).code());
+    ASSERT_EQ(expected.find("4242003"), std::string::npos) << "the plain compile reads inc/value.h";
+    MemoryProgramCache cache;
+    test::WarningLog warnings;
+    for (int run = 0; run < 2; ++run) {
+        Program program(source, SourceType::cxx, options);
+        EXPECT_EQ(std::string(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}).code()), expected)
+            << "run " << run;
+    }
+    EXPECT_EQ(cache.stats().insertions, 0u);
+    ASSERT_FALSE(warnings.seen.empty());
+    EXPECT_EQ(warnings.seen[0].kind, WarningKind::not_cached);
+    EXPECT_NE(warnings.seen[0].message.find("before the header bundles' copy"), std::string::npos)
+        << warnings.seen[0].message;
 }
 
 }  // namespace

@@ -56,7 +56,17 @@ struct Case {
     std::string standard{};
     std::vector<std::pair<std::string, std::string>> links{};  // symbolic link -> its target
     bool declared = false;  // CompileOptions::paths_and_clock_do_not_matter: no check compile
+    // Files written again after the hit: the compile that follows must be the plain compile of
+    // the files as they are then (a miss, or a hit of that code).
+    std::vector<std::pair<std::string, std::string>> changed{};
 };
+
+// `text` with each "@/" naming the project folder.
+std::string with_project(std::string text, const fs::path& project) {
+    for (std::size_t at = text.find("@/"); at != std::string::npos; at = text.find("@/", at))
+        text.replace(at, 2, project.string() + "/");
+    return text;
+}
 
 std::string in_project(const std::string& text, const fs::path& project) {
     return text.starts_with("@/") ? project.string() + "/" + text.substr(2) : text;
@@ -198,6 +208,33 @@ std::vector<Case> corpus() {
          {{"src/opt.h", ""}}, {}, {{"HI", "__has_include"}}, {}, false},
         {"a trigraph before C++17", "src/k.cu", "?" "?=include \"v.h\"\n" + kernel_tail,
          {{"src/v.h", value_h}}, {}, {}, {}, false, {}, false, "c++11", {}, true},
+        // Where NVRTC reads the text otherwise than a scan that ignores the standard: an include
+        // the scan missed would be read from disk, outside the key.
+        {"a raw string under C++03, which has none", "src/k.cu",
+         "#define R\n__device__ const char* s = R\"x(\";\n#include \"@/src/v.h\"\n//)x\";\n" + kernel_tail,
+         {{"src/v.h", value_h}}, {}, {}, {}, true, {}, false, "c++03", {}, false, {{"src/v.h", "#define VALUE 8\n"}}},
+        {"a digit separator that a skipped group reads as a quote", "src/k.cu",
+         "#if 0\nint x = 1'2 /*\n#endif\n#include \"@/src/v.h\"\n#if 0\n*/\n#endif\n" + kernel_tail,
+         {{"src/v.h", value_h}}, {}, {}, {}, false, {}, false, {}, {}, false, {{"src/v.h", "#define VALUE 8\n"}}},
+        {"a header with a NUL byte, which memory would end there", "src/k.cu", "#include \"v.h\"\n" + kernel_tail,
+         {{"src/v.h", [] {
+              const char text[] = "#define VALUE 1 // \0 x\n#undef VALUE\n#define VALUE 2\n";
+              return std::string(text, sizeof text - 1);
+          }()}}, {}, {}, {},
+         false},
+        {"NVRTC's built-in header's name in an include folder", "src/k.cu",
+         "#include <__nv_nvrtc_builtin_header.h>\n#ifdef PROJECT\n#define VALUE 1\n#else\n#define VALUE 2\n#endif\n" +
+             kernel_tail,
+         {{"inc/__nv_nvrtc_builtin_header.h", "#define PROJECT 1\n"}}, {"inc"}},
+        {"a trigraph in a header's path before C++17", "src/k.cu",
+         "#include <h.h>\nextern \"C\" __global__ void k(const char** o) { *o = f; }\n",
+         {{"d?" "?=/h.h", "__device__ const char f[] = __FILE__;\n"}}, {"d?" "?="}, {}, {}, false, {}, false, "c++14"},
+        {"one file under two names, the compile from memory naming the other", "src/k.cu",
+         "#include \"inc/f.h\"\n#include \"./inc/e.h\"\n"
+         "extern \"C\" __global__ void k(const char** o) { *o = e_file; }\n",
+         {{"src/inc/e.h", "#pragma once\n__device__ const char e_file[] = __FILE__;\n"},
+          {"src/inc/f.h", "#pragma once\n#include \"e.h\"\n"}},
+         {}, {}, {}, false},
     };
 }
 
@@ -214,11 +251,12 @@ TEST(CompileSnapshot, ACachedCompileIsThePlainCompileOfTheFiles) {
             working.change_to(project);
             const ProgramOptions options = options_of(c, project, lineinfo);
             const std::string what = c.what + (lineinfo ? " (lineinfo)" : "");
-            Program plain(c.source, SourceType::cxx, options);
+            const std::string source = with_project(c.source, project);
+            Program plain(source, SourceType::cxx, options);
             const std::string expected = ptx_of([&] { return plain.compile(CodeType::ptx); });
             MemoryProgramCache cache;
             test::WarningLog warnings;
-            Program first(c.source, SourceType::cxx, options);
+            Program first(source, SourceType::cxx, options);
             const std::string cached = ptx_of([&] { return compile_cached(first, CodeType::ptx, {}, {.cache = &cache, .paths_and_clock_do_not_matter = c.declared}); });
             if (expected.starts_with("error")) {
                 // With line information NVRTC compiles a copy of the source in the debug-source
@@ -227,7 +265,7 @@ TEST(CompileSnapshot, ACachedCompileIsThePlainCompileOfTheFiles) {
                 continue;
             }
             EXPECT_EQ(cached, expected) << what << ": the cached compile (a miss) differs from the plain compile";
-            Program second(c.source, SourceType::cxx, options);
+            Program second(source, SourceType::cxx, options);
             const std::optional<ObjectCode> hit = find_cached(second, CodeType::ptx, {}, {.cache = &cache, .paths_and_clock_do_not_matter = c.declared});
             if (hit) EXPECT_EQ(std::string(hit->code()), expected) << what << ": the hit differs";
             EXPECT_EQ(hit.has_value(), c.cached) << what << (warnings.seen.empty() ? "" : ": " + warnings.seen[0].message);
@@ -237,6 +275,16 @@ TEST(CompileSnapshot, ACachedCompileIsThePlainCompileOfTheFiles) {
                 EXPECT_EQ(warnings.seen[0].kind, WarningKind::not_cached) << what;
             }
             stored += hit.has_value();
+            if (c.changed.empty()) continue;
+            for (const auto& [path, text] : c.changed) write_file(project / path, text);
+            Program changed_plain(source, SourceType::cxx, options);
+            const std::string now = ptx_of([&] { return changed_plain.compile(CodeType::ptx); });
+            ASSERT_NE(now, expected) << what << ": the change must change the code";
+            Program third(source, SourceType::cxx, options);
+            const std::string after = ptx_of([&] {
+                return compile_cached(third, CodeType::ptx, {}, {.cache = &cache, .paths_and_clock_do_not_matter = c.declared});
+            });
+            EXPECT_EQ(after, now) << what << ": after the change, the cached compile is not the plain compile";
         }
     }
     EXPECT_GE(stored, 30u);

@@ -84,6 +84,32 @@ TEST(IncludeDirectives, KnowsWhereEachOperandIsAndReadsTheDigraph) {
     EXPECT_FALSE(operands[0].test || operands[0].next || operands[1].next);
 }
 
+// Where the standard decides how text reads: raw strings from C++11, digit separators from C++14.
+// A scan told there are none finds what they would hide; a digit separator read is reported.
+TEST(IncludeDirectives, ReadsRawStringsAndDigitSeparatorsAsTheStandardSays) {
+    const std::string raw = "const char* s = R\"x(\";\n#include \"shown.h\"\n//)x\";\n";
+    EXPECT_TRUE(operands_of(raw).empty());
+    EXPECT_EQ(detail::scan_include_directives(raw, {}, {.raw_strings = false}).operands,
+              (std::vector<IncludeOperand>{{"shown.h", true}}));
+    const std::string separated = "int x = 1'2 /*\n#include \"hidden.h\"\n*/\n";
+    const detail::IncludeDirectives as_number = detail::scan_include_directives(separated, {});
+    EXPECT_TRUE(as_number.digit_separators);
+    EXPECT_TRUE(as_number.operands.empty());
+    const detail::IncludeDirectives as_quote =
+        detail::scan_include_directives(separated, {}, {.digit_separators = false});
+    EXPECT_FALSE(as_quote.digit_separators);
+    EXPECT_EQ(as_quote.operands, (std::vector<IncludeOperand>{{"hidden.h", true}}));
+    EXPECT_FALSE(detail::same_scan(as_number, as_quote));
+    EXPECT_TRUE(detail::same_scan(as_number, detail::scan_include_directives(separated, {})));
+}
+
+// A NUL byte is a character like any other: the scan goes on past it (it once stopped there and
+// never moved again).
+TEST(IncludeDirectives, ANulByteIsReadPast) {
+    const char text[] = "int a;\0 b\n#include \"after.h\"\n\0";
+    EXPECT_EQ(operands_of(std::string(text, sizeof text - 1)), (std::vector<IncludeOperand>{{"after.h", true}}));
+}
+
 TEST(IncludeLookups, SearchFoldersAreAbsoluteAndNormal) {
     const std::string cwd = fs::current_path().string();
     const detail::IncludeSearch search = detail::include_search(
