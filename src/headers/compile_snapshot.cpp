@@ -409,15 +409,7 @@ private:
         const std::string& name = operand.name;
         if (std::find(request_.bundled_names.begin(), request_.bundled_names.end(), name) !=
             request_.bundled_names.end()) {
-            // A compile that reads the bundles from their folders (code/program.cpp) looks for a
-            // quoted include beside a project header before those folders: a file there would be
-            // read instead of the bundle's copy, which memory gives first.
-            if (operand.quoted && includer.header && !request_.search.no_source_include &&
-                lookups_.state(spelled_in(includer.absolute_folder, name)) != "absent") {
-                refuse("'" + spelled_in(includer.absolute_folder, name) + "' beside " + includer.label +
-                       " would be read for \"" + name + "\" before the header bundles' copy");
-                return std::nullopt;
-            }
+            if (shadows_bundle(operand, includer)) return std::nullopt;
             return operand.quoted ? "\"" + name + "\"" : "<" + name + ">";  // NVRTC matches it first
         }
         // NVRTC serves this name itself, before any folder: a project file of the name is never read.
@@ -472,6 +464,18 @@ private:
         }
         // Nowhere on disk: NVRTC's built-in headers, or an error NVRTC reports.
         return "<" + name + ">";
+    }
+
+    // A compile that reads the bundles from their folders (code/program.cpp) looks for a quoted
+    // include beside a project header before those folders: a file there would be read instead of
+    // the bundle's copy, which memory gives first. Refuses, and says so, where one is there.
+    bool shadows_bundle(const IncludeOperand& operand, const Includer& includer) {
+        if (!operand.quoted || !includer.header || request_.search.no_source_include) return false;
+        const std::string beside = spelled_in(includer.absolute_folder, operand.name);
+        if (lookups_.state(beside) == "absent") return false;
+        refuse("'" + beside + "' beside " + includer.label + " would be read for \"" + operand.name +
+               "\" before the header bundles' copy");
+        return true;
     }
 
     // The in-memory header of the project file `absolute` spelled `spelled`, read now if new.
