@@ -4,6 +4,7 @@
 #include "code/ptx_unused_globals.hpp"
 #include "code/snapshot_compile.hpp"
 #include "cudacore/compile_errors.hpp"
+#include "headers/include_lookups.hpp"
 
 #include <unistd.h>
 
@@ -43,6 +44,15 @@ std::future<std::optional<ObjectCode>> start_compile_from_files(const Program& p
             return std::optional<ObjectCode>();
         }
     });
+}
+
+// The first file the check compile read from disk that is not the toolkit's, or empty. The snapshot
+// gives NVRTC every project header from memory: a file read from disk besides the toolkit's is an
+// include the scan did not find, whose bytes are in no key.
+std::string read_outside_snapshot(const CheckCompileResult& check, const CompileSnapshot& snapshot) {
+    for (const std::string& path : check.opened)
+        if (!path.starts_with('/') || !inside_any(path, snapshot.fixed_folders)) return path;
+    return {};
 }
 
 // The check compile's code as the program's own compile makes it: without its unused variables
@@ -92,6 +102,9 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     const CheckCompileResult first = check.get();
     if (cancellation.is_cancelled())
         throw CompileCancelled(program.options().name, program.flags(target), program.backend());
+    if (const std::string read = read_outside_snapshot(first, keys.snapshot); !read.empty())
+        return nowhere("NVRTC read '" + read + "' from disk in its check compile, an include the scan did not "
+                       "find, whose bytes no key holds");
     // A check is compared with this process's code, or, where it ran in a process whose id has
     // another number of digits (NVRTC writes the id into internal names, whose lengths then
     // differ), with the same inputs compiled unmoved in the compile worker, whose code is then the

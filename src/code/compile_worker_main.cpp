@@ -3,13 +3,90 @@
 // touching the caller's.
 #include "code/snapshot_compile.hpp"
 
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
 
 namespace {
 long long clock_shift = 0;  // set from the request, before NVRTC is loaded
+
+// The files opened to read while recording (the compile), each once, in order.
+std::atomic<bool> recording{false};
+std::mutex opened_mutex;
+std::vector<std::string> opened_files;
+std::set<std::string> opened_set;
+
+void note_opened(const char* path, bool to_read) {
+    if (!to_read || !path || !recording.load(std::memory_order_acquire)) return;
+    std::lock_guard lock(opened_mutex);
+    if (opened_set.insert(path).second) opened_files.emplace_back(path);
+}
+
+bool mode_reads_only(const char* mode) {
+    return mode && mode[0] == 'r' && !std::strchr(mode, '+');
+}
+
+template <typename Function>
+Function next_definition(const char* name) {
+    return reinterpret_cast<Function>(::dlsym(RTLD_NEXT, name));
+}
+}  // namespace
+
+// NVRTC opens the headers it reads from disk with open() and fopen(): these definitions, exported
+// by the executable (CMakeLists.txt), are the ones it calls. They record what it opened to read
+// (the check that a snapshot left nothing to be read from disk, checked_compile.cpp) and hand over
+// to the C library's.
+extern "C" int open(const char* path, int flags, ...) {
+    mode_t mode = 0;
+    if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) {
+        va_list arguments;
+        va_start(arguments, flags);
+        mode = static_cast<mode_t>(va_arg(arguments, int));
+        va_end(arguments);
+    }
+    static const auto real = next_definition<int (*)(const char*, int, ...)>("open");
+    const int fd = real(path, flags, mode);
+    if (fd >= 0) note_opened(path, (flags & O_ACCMODE) == O_RDONLY);
+    return fd;
+}
+
+extern "C" int open64(const char* path, int flags, ...) {
+    mode_t mode = 0;
+    if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) {
+        va_list arguments;
+        va_start(arguments, flags);
+        mode = static_cast<mode_t>(va_arg(arguments, int));
+        va_end(arguments);
+    }
+    static const auto real = next_definition<int (*)(const char*, int, ...)>("open64");
+    const int fd = real(path, flags, mode);
+    if (fd >= 0) note_opened(path, (flags & O_ACCMODE) == O_RDONLY);
+    return fd;
+}
+
+extern "C" FILE* fopen(const char* path, const char* mode) {
+    static const auto real = next_definition<FILE* (*)(const char*, const char*)>("fopen");
+    FILE* file = real(path, mode);
+    if (file) note_opened(path, mode_reads_only(mode));
+    return file;
+}
+
+extern "C" FILE* fopen64(const char* path, const char* mode) {
+    static const auto real = next_definition<FILE* (*)(const char*, const char*)>("fopen64");
+    FILE* file = real(path, mode);
+    if (file) note_opened(path, mode_reads_only(mode));
+    return file;
 }
 
 
@@ -30,5 +107,12 @@ extern "C" const char* __asan_default_options() {
 }
 
 int main() {
-    return cudacore::detail::compile_worker_main([](long long seconds) { clock_shift = seconds; });
+    const cudacore::detail::CompileWorkerHooks hooks{
+        .move_clock = [](long long seconds) { clock_shift = seconds; },
+        .record_opens = [](bool on) { recording.store(on, std::memory_order_release); },
+        .opened = [] {
+            std::lock_guard lock(opened_mutex);
+            return opened_files;
+        }};
+    return cudacore::detail::compile_worker_main(hooks);
 }

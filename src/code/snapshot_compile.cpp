@@ -62,6 +62,12 @@ std::string check_request(const CheckCompileRequest& request) {
     return out;
 }
 
+CheckCompileResult check_failure(std::string why) {
+    CheckCompileResult result;
+    result.failure = std::move(why);
+    return result;
+}
+
 CheckCompileResult read_check_reply(const ChildProcessResult& ended) {
     CheckCompileResult result;
     std::string_view records = ended.reply;
@@ -83,9 +89,16 @@ CheckCompileResult read_check_reply(const ChildProcessResult& ended) {
         for (std::size_t i = 0; i < *count; ++i) {
             const auto expression = take_field(fields);
             const auto lowered = take_field(fields);
-            if (!expression || !lowered) return {false, {}, {}, "the compile worker's reply is cut short"};
+            if (!expression || !lowered) return check_failure("the compile worker's reply is cut short");
             result.symbols.emplace(*expression, *lowered);
         }
+        const auto opened = take_count(fields);
+        for (std::size_t i = 0; opened && i < *opened; ++i) {
+            const auto path = take_field(fields);
+            if (!path) return check_failure("the compile worker's reply is cut short");
+            result.opened.emplace_back(*path);
+        }
+        if (!opened) return check_failure("the compile worker's reply is cut short");
         result.compiled = *compiled == "1";
         result.code = *code;
         if (!result.compiled) result.failure = "the check compile failed: " + std::string(log->substr(0, 2000));
@@ -162,7 +175,7 @@ CheckCompileResult run_check_compile(const CheckCompileRequest& request) {
     } catch (const std::bad_alloc&) {
         throw;
     } catch (const std::exception& e) {
-        return {false, {}, {}, std::string("the compile worker could not run: ") + e.what()};
+        return check_failure(std::string("the compile worker could not run: ") + e.what());
     }
 }
 
@@ -189,7 +202,7 @@ std::string take_check_string(std::string_view& in) {
 }  // namespace
 
 // Long because: the request's fields are read in order, then one compile and its reply.
-int compile_worker_main(void (*move_clock)(long long seconds)) {
+int compile_worker_main(const CompileWorkerHooks& hooks) {
     die_with_parent_from_environment();  // an orphaned worker would compile for nobody
     const std::string request = read_all(0);
     try {
@@ -209,7 +222,7 @@ int compile_worker_main(void (*move_clock)(long long seconds)) {
             header_names.push_back(take_check_string(in));
             header_contents.push_back(take_check_string(in));
         }
-        move_clock(shift);
+        hooks.move_clock(shift);
         if (!working_directory.empty() && ::chdir(working_directory.c_str()) != 0)
             throw Error("cannot change the working directory to '" + working_directory + "'");
         InMemoryHeaders headers;
@@ -217,8 +230,10 @@ int compile_worker_main(void (*move_clock)(long long seconds)) {
             headers.names.push_back(header_names[i].c_str());
             headers.contents.push_back(header_contents[i].c_str());
         }
+        hooks.record_opens(true);
         const NvrtcAttempt attempt = nvrtc_compile(source, name, flags, name_expressions, target,
                                                    "check compile of '" + name + "'", false, nullptr, true, headers);
+        hooks.record_opens(false);
         std::fflush(nullptr);
         std::string reply = "R";
         put_field(reply, std::to_string(::getpid()));
@@ -230,6 +245,9 @@ int compile_worker_main(void (*move_clock)(long long seconds)) {
             put_field(reply, expression);
             put_field(reply, lowered);
         }
+        const std::vector<std::string> opened = hooks.opened();
+        put_field(reply, std::to_string(opened.size()));
+        for (const auto& path : opened) put_field(reply, path);
         send_record(reply);
     } catch (const std::exception& e) {
         send_error_record(e.what());

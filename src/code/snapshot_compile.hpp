@@ -42,6 +42,9 @@ struct CheckCompileResult {
     SymbolMap symbols;
     std::string failure;  // why no code came back (a failed compile, a worker that could not run)
     long process_id = 0;  // the worker's: NVRTC writes it into internal names (see same_code_but_unit_ids)
+    // Every file NVRTC opened to read during the compile, as it named them: the snapshot gives it
+    // the project's headers from memory, so only the toolkit's may be here.
+    std::vector<std::string> opened;
 };
 
 // Whether `a`, made by NVRTC in the process `a_process`, and `b`, made in `b_process`, are the
@@ -61,8 +64,15 @@ constexpr long long check_compile_clock_shift = 400LL * 86400 + 13 * 3600 + 47 *
 // that cannot be found or started, or that crashes, is a `failure`.
 CheckCompileResult run_check_compile(const CheckCompileRequest& request);
 
+// What the worker's executable does for its main, through the functions it defines in place of
+// the C library's (time(), open() and fopen(), which NVRTC calls).
+struct CompileWorkerHooks {
+    void (*move_clock)(long long seconds);  // moves the clock NVRTC reads
+    void (*record_opens)(bool on);          // records the files opened to read while on
+    std::vector<std::string> (*opened)();   // those recorded, in order, each once
+};
+
 // The compile worker's main: reads a request on standard input, answers on descriptor 3.
-// `move_clock(seconds)` moves the clock NVRTC reads (the worker's own time()).
-int compile_worker_main(void (*move_clock)(long long seconds));
+int compile_worker_main(const CompileWorkerHooks& hooks);
 
 }  // namespace cudacore::detail

@@ -619,6 +619,7 @@ CompileSnapshot take_compile_snapshot(const SnapshotRequest& request) {
     for (;;) {
         SnapshotBuilder builder(request, wrappers, read, lookups);
         CompileSnapshot snapshot = builder.build();
+        snapshot.fixed_folders = request.toolkit_directories;
         if (builder.wrappers().size() == wrappers.size()) return snapshot;
         wrappers = builder.wrappers();
     }

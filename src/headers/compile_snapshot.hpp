@@ -52,6 +52,8 @@ struct CompileSnapshot {
     std::string source;                  // given to NVRTC (operands rewritten)
     std::vector<std::string> flags;      // given to NVRTC (project include folders left out)
     std::vector<SnapshotHeader> headers;  // given to NVRTC from memory
+    // The only folders NVRTC reads headers from on disk: the toolkit's (and the standard headers').
+    std::vector<std::string> fixed_folders;
     // The toolkit's files reached from the program's includes, by one SHA-256 (hex) of their paths
     // and bytes (read once per process: the toolkit is fixed while it runs).
     std::string toolkit_digest;

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -336,6 +337,39 @@ TEST(CompileSnapshot, AProgramOfTemplatesOnlyIsCached) {
     ASSERT_TRUE(hit);
     EXPECT_EQ(*hit, code);
     EXPECT_EQ(hit->symbol_map().at("fill<float>"), "_Z4fillIfEvPT_");
+}
+
+// Whatever the scan misses, the check compile tells: the worker records every file NVRTC opens to
+// read, so a directive NVRTC met that no operand was rewritten for shows as a file read from disk
+// (and compile_checked then stores nothing). The project's headers, given from memory, are never
+// opened; the toolkit's are, and only those.
+TEST(CompileSnapshot, TheCheckCompileTellsEveryFileNvrtcReadFromDisk) {
+    TempDir dir;
+    const fs::path missed = dir.path() / "missed.h";
+    write_file(missed, "#define VALUE 7\n");
+    detail::CompileSnapshot snapshot;
+    snapshot.nvrtc_name = (dir.path() / "k.cu").string();
+    snapshot.source = "#include \"" + missed.string() + "\"\n#include \"/proc/self/cudacore-snapshot/0\"\n"
+                      "#include <cuda/std/cstdint>\n" + kernel_tail;
+    snapshot.flags = {"-arch=sm_90"};
+    const std::vector<std::string> toolkit = toolkit_include_dirs();
+    for (const std::string& folder : toolkit) snapshot.flags.push_back("--include-path=" + folder);
+    snapshot.headers.push_back({"/proc/self/cudacore-snapshot/0", "#line 1 \"given.h\"\n#define GIVEN 1\n"});
+    const std::vector<HeaderBundle> bundles;
+    const std::vector<std::string> expressions;
+    const detail::CheckCompileResult result =
+        detail::run_check_compile({snapshot, bundles, expressions, CodeType::ptx, false, false});
+    ASSERT_TRUE(result.compiled) << result.failure;
+    EXPECT_NE(std::find(result.opened.begin(), result.opened.end(), missed.string()), result.opened.end());
+    bool toolkit_seen = false;
+    for (const std::string& path : result.opened) {
+        if (path == missed.string()) continue;
+        EXPECT_TRUE(std::any_of(toolkit.begin(), toolkit.end(),
+                                [&](const std::string& folder) { return path.starts_with(folder + "/"); }))
+            << "NVRTC read '" << path << "', neither the toolkit's nor the missed header";
+        toolkit_seen = toolkit_seen || path.find("cuda/std/cstdint") != std::string::npos;
+    }
+    EXPECT_TRUE(toolkit_seen) << "the toolkit's headers are read from disk, and recorded";
 }
 
 // The comparison leaves out exactly the unit id: its hex digits and the compiling process's id.
