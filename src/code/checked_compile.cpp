@@ -46,12 +46,14 @@ std::future<std::optional<ObjectCode>> start_compile_from_files(const Program& p
     });
 }
 
-// The first file the check compile read from disk that is not the toolkit's, or empty. The snapshot
-// gives NVRTC every project header from memory: a file read from disk besides the toolkit's is an
-// include the scan did not find, whose bytes are in no key.
-std::string read_outside_snapshot(const CheckCompileResult& check, const CompileSnapshot& snapshot) {
-    for (const std::string& path : check.opened)
-        if (!path.starts_with('/') || !inside_any(path, snapshot.fixed_folders)) return path;
+// The first file the check compile of `given` found or read on disk that is neither the toolkit's
+// nor its source's name, or empty. The snapshot gives NVRTC every project header from memory: any
+// other file is an include or a test the scan did not find, whose bytes are in no key.
+std::string read_outside_snapshot(const CheckCompileResult& check, const CompileSnapshot& given) {
+    for (const std::string& path : check.opened) {
+        if (path == given.nvrtc_name) continue;  // NVRTC looks its source's name up (given from memory)
+        if (!path.starts_with('/') || !inside_any(path, given.fixed_folders)) return path;
+    }
     return {};
 }
 
@@ -102,7 +104,7 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     const CheckCompileResult first = check.get();
     if (cancellation.is_cancelled())
         throw CompileCancelled(program.options().name, program.flags(target), program.backend());
-    if (const std::string read = read_outside_snapshot(first, keys.snapshot); !read.empty())
+    if (const std::string read = read_outside_snapshot(first, moved); !read.empty())
         return nowhere("NVRTC read '" + read + "' from disk in its check compile, an include the scan did not "
                        "find, whose bytes no key holds");
     // A check is compared with this process's code, or, where it ran in a process whose id has

@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,6 +34,26 @@ void note_opened(const char* path, bool to_read) {
     if (opened_set.insert(path).second) opened_files.emplace_back(path);
 }
 
+// Whether `path` is an ELF file (NVRTC looks up its own libraries, libnvrtc-builtins, before it
+// loads them: no header). Read through the system calls, not the definitions below.
+bool is_elf(const char* path) {
+    const long fd = ::syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char magic[4] = {};
+    const long got = ::syscall(SYS_read, fd, magic, sizeof magic);
+    ::syscall(SYS_close, fd);
+    return got == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+}
+
+// A lookup that found `path` (a stat or access that succeeded): recorded where it is a file other
+// than a library, as NVRTC's tests of a name (__has_include) find files without opening them.
+void note_found(const char* path) {
+    if (!path || !recording.load(std::memory_order_acquire)) return;
+    struct stat status {};
+    if (::syscall(SYS_newfstatat, AT_FDCWD, path, &status, 0) == 0 && S_ISREG(status.st_mode) && !is_elf(path))
+        note_opened(path, true);
+}
+
 bool mode_reads_only(const char* mode) {
     return mode && mode[0] == 'r' && !std::strchr(mode, '+');
 }
@@ -43,10 +64,10 @@ Function next_definition(const char* name) {
 }
 }  // namespace
 
-// NVRTC opens the headers it reads from disk with open() and fopen(): these definitions, exported
-// by the executable (CMakeLists.txt), are the ones it calls. They record what it opened to read
-// (the check that a snapshot left nothing to be read from disk, checked_compile.cpp) and hand over
-// to the C library's.
+// NVRTC looks headers up with stat() (__xstat) and access() and reads them with open() and
+// fopen(): these definitions, exported by the executable (CMakeLists.txt), are the ones it calls.
+// They record the files it found or opened to read (the check that a snapshot left nothing to be
+// read from disk, checked_compile.cpp) and hand over to the C library's.
 extern "C" int open(const char* path, int flags, ...) {
     mode_t mode = 0;
     if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) {
@@ -73,6 +94,30 @@ extern "C" int open64(const char* path, int flags, ...) {
     const int fd = real(path, flags, mode);
     if (fd >= 0) note_opened(path, (flags & O_ACCMODE) == O_RDONLY);
     return fd;
+}
+
+extern "C" int __xstat(int version, const char* path, struct stat* status) {
+    static const auto real = next_definition<int (*)(int, const char*, struct stat*)>("__xstat");
+    // A C library that keeps __xstat only for old binaries may not give it to dlsym: the system
+    // call fills the same struct on x86-64.
+    const int result = real ? real(version, path, status)
+                            : static_cast<int>(::syscall(SYS_newfstatat, AT_FDCWD, path, status, 0));
+    if (result == 0) note_found(path);
+    return result;
+}
+
+extern "C" int stat(const char* path, struct stat* status) {
+    static const auto real = next_definition<int (*)(const char*, struct stat*)>("stat");
+    const int result = real(path, status);
+    if (result == 0) note_found(path);
+    return result;
+}
+
+extern "C" int access(const char* path, int mode) {
+    static const auto real = next_definition<int (*)(const char*, int)>("access");
+    const int result = real(path, mode);
+    if (result == 0) note_found(path);
+    return result;
 }
 
 extern "C" FILE* fopen(const char* path, const char* mode) {

@@ -347,9 +347,12 @@ TEST(CompileSnapshot, TheCheckCompileTellsEveryFileNvrtcReadFromDisk) {
     TempDir dir;
     const fs::path missed = dir.path() / "missed.h";
     write_file(missed, "#define VALUE 7\n");
+    const fs::path tested = dir.path() / "tested.h";  // a test finds it without opening it
+    write_file(tested, "");
     detail::CompileSnapshot snapshot;
     snapshot.nvrtc_name = (dir.path() / "k.cu").string();
     snapshot.source = "#include \"" + missed.string() + "\"\n#include \"/proc/self/cudacore-snapshot/0\"\n"
+                      "#if __has_include(\"" + tested.string() + "\")\n#endif\n"
                       "#include <cuda/std/cstdint>\n" + kernel_tail;
     snapshot.flags = {"-arch=sm_90"};
     const std::vector<std::string> toolkit = toolkit_include_dirs();
@@ -360,10 +363,11 @@ TEST(CompileSnapshot, TheCheckCompileTellsEveryFileNvrtcReadFromDisk) {
     const detail::CheckCompileResult result =
         detail::run_check_compile({snapshot, bundles, expressions, CodeType::ptx, false, false});
     ASSERT_TRUE(result.compiled) << result.failure;
-    EXPECT_NE(std::find(result.opened.begin(), result.opened.end(), missed.string()), result.opened.end());
+    for (const fs::path& path : {missed, tested})
+        EXPECT_NE(std::find(result.opened.begin(), result.opened.end(), path.string()), result.opened.end()) << path;
     bool toolkit_seen = false;
     for (const std::string& path : result.opened) {
-        if (path == missed.string()) continue;
+        if (path == missed.string() || path == tested.string()) continue;
         EXPECT_TRUE(std::any_of(toolkit.begin(), toolkit.end(),
                                 [&](const std::string& folder) { return path.starts_with(folder + "/"); }))
             << "NVRTC read '" << path << "', neither the toolkit's nor the missed header";
