@@ -5,12 +5,12 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -64,38 +64,11 @@ Function next_definition(const char* name) {
 }
 }  // namespace
 
-// NVRTC looks headers up with stat() (__xstat) and access() and reads them with open() and
-// fopen(): these definitions, exported by the executable (CMakeLists.txt), are the ones it calls.
-// They record the files it found or opened to read (the check that a snapshot left nothing to be
-// read from disk, checked_compile.cpp) and hand over to the C library's.
-extern "C" int open(const char* path, int flags, ...) {
-    mode_t mode = 0;
-    if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) {
-        va_list arguments;
-        va_start(arguments, flags);
-        mode = static_cast<mode_t>(va_arg(arguments, int));
-        va_end(arguments);
-    }
-    static const auto real = next_definition<int (*)(const char*, int, ...)>("open");
-    const int fd = real(path, flags, mode);
-    if (fd >= 0) note_opened(path, (flags & O_ACCMODE) == O_RDONLY);
-    return fd;
-}
-
-extern "C" int open64(const char* path, int flags, ...) {
-    mode_t mode = 0;
-    if ((flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE) {
-        va_list arguments;
-        va_start(arguments, flags);
-        mode = static_cast<mode_t>(va_arg(arguments, int));
-        va_end(arguments);
-    }
-    static const auto real = next_definition<int (*)(const char*, int, ...)>("open64");
-    const int fd = real(path, flags, mode);
-    if (fd >= 0) note_opened(path, (flags & O_ACCMODE) == O_RDONLY);
-    return fd;
-}
-
+// NVRTC's front end looks headers up with stat() (__xstat, also for __has_include) and reads them
+// with fopen(): these definitions, exported by the executable (CMakeLists.txt), are the ones it
+// calls. They record the files it found or opened to read (the check that a snapshot left nothing
+// to be read from disk, checked_compile.cpp) and hand over to the C library's. (Its other
+// components read their own files with open(), which is left alone.)
 extern "C" int __xstat(int version, const char* path, struct stat* status) {
     static const auto real = next_definition<int (*)(int, const char*, struct stat*)>("__xstat");
     // A C library that keeps __xstat only for old binaries may not give it to dlsym: the system
@@ -109,13 +82,6 @@ extern "C" int __xstat(int version, const char* path, struct stat* status) {
 extern "C" int stat(const char* path, struct stat* status) {
     static const auto real = next_definition<int (*)(const char*, struct stat*)>("stat");
     const int result = real(path, status);
-    if (result == 0) note_found(path);
-    return result;
-}
-
-extern "C" int access(const char* path, int mode) {
-    static const auto real = next_definition<int (*)(const char*, int)>("access");
-    const int result = real(path, mode);
     if (result == 0) note_found(path);
     return result;
 }
@@ -152,6 +118,9 @@ extern "C" const char* __asan_default_options() {
 }
 
 int main() {
+    // NVRTC's own cache of compiled code (~/.nv/ComputeCache) would be read during the compile:
+    // not a header, and the code is the same without it (code/compiler_environment.hpp).
+    ::setenv("CUDA_CACHE_DISABLE", "1", 1);
     const cudacore::detail::CompileWorkerHooks hooks{
         .move_clock = [](long long seconds) { clock_shift = seconds; },
         .record_opens = [](bool on) { recording.store(on, std::memory_order_release); },
