@@ -22,6 +22,15 @@ std::string_view leading_digits(std::string_view text) {
     return text.substr(0, end);
 }
 
+// Runs `release` when it leaves its scope: each compiler's handle below is destroyed on every way out.
+template <typename Release>
+struct OnExit {
+    Release release;
+    ~OnExit() { release(); }
+};
+template <typename Release>
+OnExit(Release) -> OnExit<Release>;
+
 // An empty PTX module: what the link needs to write a cubin, and so its note. sm_90's PTX ISA
 // (7.8) is one every nvJitLink 13 links.
 constexpr std::string_view empty_ptx_module = ".version 7.8\n.target sm_90\n.address_size 64\n";
@@ -55,11 +64,7 @@ std::optional<std::string> nvrtc_build(const NvrtcApi& api) {
     nvrtcProgram program = nullptr;
     if (api.nvrtcCreateProgram(&program, "", "cudacore_build_probe", 0, nullptr, nullptr) != NVRTC_SUCCESS)
         return std::nullopt;
-    struct Destroy {
-        const NvrtcApi& api;
-        nvrtcProgram program;
-        ~Destroy() { api.nvrtcDestroyProgram(&program); }
-    } destroy{api, program};
+    const OnExit destroy{[&] { api.nvrtcDestroyProgram(&program); }};
     // The oldest virtual arch this NVRTC offers: PTX only, no assembler.
     int count = 0;
     if (api.nvrtcGetNumSupportedArchs(&count) != NVRTC_SUCCESS || count <= 0) return std::nullopt;
@@ -80,11 +85,7 @@ std::optional<std::string> nvjitlink_build(const NvJitLinkApi& api) {
     nvJitLinkHandle handle = nullptr;
     const char* options[] = {"-arch=sm_90"};
     if (api.create(&handle, 1, options) != NVJITLINK_SUCCESS) return std::nullopt;
-    struct Destroy {
-        const NvJitLinkApi& api;
-        nvJitLinkHandle handle;
-        ~Destroy() { api.destroy(&handle); }
-    } destroy{api, handle};
+    const OnExit destroy{[&] { api.destroy(&handle); }};
     std::size_t size = 0;
     if (api.add_data(handle, NVJITLINK_INPUT_PTX, empty_ptx_module.data(), empty_ptx_module.size(),
                      "cudacore_build_probe") != NVJITLINK_SUCCESS ||
@@ -120,11 +121,7 @@ std::string nvvm_build_in_keys() {
                                    std::to_string(api.ir_major) + ", i32 " + std::to_string(api.ir_minor) + "}\n";
         nvvmProgram program = nullptr;
         if (api.nvvmCreateProgram(&program) != NVVM_SUCCESS) return release;
-        struct Destroy {
-            const NvvmApi& api;
-            nvvmProgram program;
-            ~Destroy() { api.nvvmDestroyProgram(&program); }
-        } destroy{api, program};
+        const OnExit destroy{[&] { api.nvvmDestroyProgram(&program); }};
         std::size_t size = 0;
         if (api.nvvmAddModuleToProgram(program, module.data(), module.size(), "cudacore_build_probe") !=
                 NVVM_SUCCESS ||
