@@ -47,8 +47,9 @@ std::future<std::optional<ObjectCode>> start_compile_from_files(const Program& p
 }
 
 // The first file the check compile of `given` found or read on disk that is neither the toolkit's,
-// its source's name nor one of the kernel's (/proc, /sys, /dev), or empty. The snapshot gives NVRTC every project header from memory: any
-// other file is an include or a test the scan did not find, whose bytes are in no key.
+// its source's name nor one of the kernel's (/proc, /sys, /dev), or empty. The snapshot gives
+// NVRTC every project header from memory: any other file is an include or a test the scan did not
+// find, whose bytes are in no key.
 std::string read_outside_snapshot(const CheckCompileResult& check, const CompileSnapshot& given) {
     for (const std::string& path : check.opened) {
         if (path == given.nvrtc_name) continue;  // NVRTC looks its source's name up (given from memory)

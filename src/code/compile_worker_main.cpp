@@ -45,13 +45,11 @@ bool is_elf(const char* path) {
     return got == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
 }
 
-// A lookup that found `path` (a stat or access that succeeded): recorded where it is a file other
-// than a library, as NVRTC's tests of a name (__has_include) find files without opening them.
-void note_found(const char* path) {
+// A stat that found `path` (`status`, what it filled): recorded where it is a file other than a
+// library, as NVRTC's tests of a name (__has_include) find files without opening them.
+void note_found(const char* path, const struct stat& status) {
     if (!path || !recording.load(std::memory_order_acquire)) return;
-    struct stat status {};
-    if (::syscall(SYS_newfstatat, AT_FDCWD, path, &status, 0) == 0 && S_ISREG(status.st_mode) && !is_elf(path))
-        note_opened(path, true);
+    if (S_ISREG(status.st_mode) && !is_elf(path)) note_opened(path, true);
 }
 
 bool mode_reads_only(const char* mode) {
@@ -75,14 +73,14 @@ extern "C" int __xstat(int version, const char* path, struct stat* status) {
     // call fills the same struct on x86-64.
     const int result = real ? real(version, path, status)
                             : static_cast<int>(::syscall(SYS_newfstatat, AT_FDCWD, path, status, 0));
-    if (result == 0) note_found(path);
+    if (result == 0) note_found(path, *status);
     return result;
 }
 
 extern "C" int stat(const char* path, struct stat* status) {
     static const auto real = next_definition<int (*)(const char*, struct stat*)>("stat");
     const int result = real(path, status);
-    if (result == 0) note_found(path);
+    if (result == 0) note_found(path, *status);
     return result;
 }
 

@@ -37,6 +37,17 @@ constexpr std::string_view empty_ptx_module = ".version 7.8\n.target sm_90\n.add
 
 }  // namespace
 
+std::string_view build_at_start(std::string_view text) {
+    std::size_t at = 0;
+    for (int part = 0; part < 3; ++part) {
+        if (part > 0 && (at >= text.size() || text[at++] != '.')) return {};
+        const std::size_t digits = leading_digits(text.substr(at)).size();
+        if (digits == 0) return {};
+        at += digits;
+    }
+    return text.substr(0, at);
+}
+
 std::optional<std::string> build_named_in(std::string_view text) {
     constexpr std::string_view marker = "Cuda compilation tools, release ";
     const std::size_t at = text.find(marker);
@@ -51,10 +62,9 @@ std::optional<std::string> build_named_in(std::string_view text) {
     if (minor.empty() || rest.substr(minor.size(), build_marker.size()) != build_marker) return std::nullopt;
     rest.remove_prefix(minor.size() + build_marker.size());
     // "VM.m.p": the release again, then the patch.
-    if (rest.substr(0, release.size() + 1) != release + ".") return std::nullopt;
-    const std::string_view patch = leading_digits(rest.substr(release.size() + 1));
-    if (patch.empty()) return std::nullopt;
-    return release + "." + std::string(patch);
+    const std::string_view build = build_at_start(rest);
+    if (build.empty() || !build.starts_with(release + ".")) return std::nullopt;
+    return std::string(build);
 }
 
 std::optional<std::string> nvrtc_build(const NvrtcApi& api) {

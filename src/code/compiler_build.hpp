@@ -17,6 +17,9 @@
 
 namespace cudacore::detail {
 
+// The build "M.m.p" (three numbers joined by dots) at the start of `text`, or "".
+std::string_view build_at_start(std::string_view text);
+
 // The build "M.m.p" that `text` names ("release M.m, VM.m.p", the major.minor the same twice),
 // or nullopt where it names none. Never throws but std::bad_alloc.
 std::optional<std::string> build_named_in(std::string_view text);

@@ -234,16 +234,10 @@ std::optional<std::string> confirm(Compiler compiler) {
 std::string version_from_library_name(const std::string& file_name) {
     const std::size_t so = file_name.find(".so.");
     if (so == std::string::npos) return "";
-    const std::string rest = file_name.substr(so + 4);
-    // Three numbers joined by dots, and nothing after them.
-    std::size_t at = 0;
-    for (int part = 0; part < 3; ++part) {
-        if (part > 0 && (at >= rest.size() || rest[at++] != '.')) return "";
-        const std::size_t begin = at;
-        while (at < rest.size() && rest[at] >= '0' && rest[at] <= '9') ++at;
-        if (at == begin) return "";
-    }
-    return at == rest.size() ? rest : "";
+    const std::string_view rest = std::string_view(file_name).substr(so + 4);
+    // A build, and nothing after it.
+    const std::string_view build = build_at_start(rest);
+    return build.size() == rest.size() ? std::string(build) : "";
 }
 
 std::string compiler_version_in_keys(Compiler compiler) {
