@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <future>
 #include <optional>
 
@@ -46,20 +47,6 @@ std::future<std::optional<ObjectCode>> start_compile_from_files(const Program& p
     });
 }
 
-// The first file the check compile of `given` found or read on disk that is neither the toolkit's,
-// its source's name nor one of the kernel's (/proc, /sys, /dev), or empty. The snapshot gives
-// NVRTC every project header from memory: any other file is an include or a test the scan did not
-// find, whose bytes are in no key.
-std::string read_outside_snapshot(const CheckCompileResult& check, const CompileSnapshot& given) {
-    for (const std::string& path : check.opened) {
-        if (path == given.nvrtc_name) continue;  // NVRTC looks its source's name up (given from memory)
-        // The kernel's files (NVRTC reads /proc/sys/vm/mmap_min_addr on some hosts): no header.
-        if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/")) continue;
-        if (!path.starts_with('/') || !inside_any(path, given.fixed_folders)) return path;
-    }
-    return {};
-}
-
 // The check compile's code as the program's own compile makes it: without its unused variables
 // where the program asks (ProgramOptions::remove_unused_globals, applied after NVRTC).
 CheckCompileResult run_check(const Program& program, const CheckCompileRequest& request) {
@@ -70,6 +57,32 @@ CheckCompileResult run_check(const Program& program, const CheckCompileRequest& 
 }
 
 }  // namespace
+
+// The snapshot gives NVRTC every project header from memory: any other file is an include or a
+// test the scan did not follow.
+std::string read_outside_snapshot(const CheckCompileResult& check, const CompileSnapshot& moved,
+                                  const CompileSnapshot& unmoved) {
+    const std::string missed = " from disk in its check compile, an include the scan did not find";
+    for (const std::string& path : check.opened) {
+        if (path == moved.nvrtc_name) continue;  // NVRTC looks its source's name up (given from memory)
+        // The kernel's files (NVRTC reads /proc/sys/vm/mmap_min_addr on some hosts): no header.
+        if (path.starts_with("/proc/") || path.starts_with("/sys/") || path.starts_with("/dev/")) continue;
+        if (!path.starts_with('/') || !inside_any(path, moved.fixed_folders))
+            return "NVRTC read '" + path + "'" + missed + ", whose bytes no key holds";
+        const auto& reached = moved.toolkit_files;
+        if (!reached || !std::binary_search(reached->begin(), reached->end(), path))
+            return "NVRTC read the toolkit's '" + path + "'" + missed + ", which the key's toolkit files leave out";
+        for (const std::string& fixed : moved.fixed_folders) {
+            if (!inside_any(path, {fixed})) continue;
+            const std::string name = path.substr(fixed.size() + (fixed.ends_with('/') ? 0 : 1));
+            for (const std::string& folder : unmoved.project_folders)
+                if (lookup_state(folder + "/" + name) != "absent")
+                    return "NVRTC read the toolkit's '" + path + "'" + missed + ", where a compile from the files may "
+                           "find '" + folder + "/" + name + "' first";
+        }
+    }
+    return {};
+}
 
 // Long because: the compile, the check compile beside it, and the second check are one sequence.
 // Only NVRTC's translation unit id (same_code_but_unit_ids) may differ between the code returned
@@ -107,9 +120,8 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     const CheckCompileResult first = check.get();
     if (cancellation.is_cancelled())
         throw CompileCancelled(program.options().name, program.flags(target), program.backend());
-    if (const std::string read = read_outside_snapshot(first, moved); !read.empty())
-        return nowhere("NVRTC read '" + read + "' from disk in its check compile, an include the scan did not "
-                       "find, whose bytes no key holds");
+    if (std::string read = read_outside_snapshot(first, moved, keys.snapshot); !read.empty())
+        return nowhere(std::move(read));
     // A check is compared with this process's code, or, where it ran in a process whose id has
     // another number of digits (NVRTC writes the id into internal names, whose lengths then
     // differ), with the same inputs compiled unmoved in the compile worker, whose code is then the

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "code/code_keys.hpp"
+#include "code/snapshot_compile.hpp"
 #include "cudacore/cancellation.hpp"
 #include "cudacore/object_code.hpp"
 #include "cudacore/program.hpp"
@@ -25,6 +26,14 @@ struct CheckedCompile {
     StoredUnder stored_under = StoredUnder::nowhere;
     std::string why;  // for `nowhere`: "its code depends on the clock ..."
 };
+
+// Why the files a check compile of `moved` found or read on disk (check.opened) leave its code out
+// of every key, or empty. On disk it may meet only the toolkit's files the scan reached
+// (CompileSnapshot::toolkit_files, whose bytes the key holds), each under a name that no folder a
+// compile from the files looks in first holds (`unmoved`'s project_folders: looked up now), the
+// source's name, and the kernel's files (/proc, /sys, /dev). Thread-safe.
+std::string read_outside_snapshot(const CheckCompileResult& check, const CompileSnapshot& moved,
+                                  const CompileSnapshot& unmoved);
 
 // Compiles `program` to `target` from `keys.snapshot` in this process, beside the check compile
 // in the compile worker (the folders spelled otherwise, another working directory, the clock

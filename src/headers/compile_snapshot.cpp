@@ -165,7 +165,6 @@ public:
         std::lock_guard lock(mutex_);
         if (auto it = closures_.find(key); it != closures_.end()) return it->second;
         auto made = std::make_shared<ToolkitClosure>(walk(entries, folders, toolkit));
-        known_wrappers_.insert(made->wrappers.begin(), made->wrappers.end());
         closures_.emplace(std::move(key), made);
         return made;
     }
@@ -181,21 +180,58 @@ private:
     struct Scanned {
         IncludeDirectives scan;
         std::string bytes_digest;  // SHA-256 (hex), empty when the file cannot be read
+        std::size_t wrappers_known = 0;  // how many wrapper macros the scan knew
+        std::optional<std::string> bytes;  // while a walk runs (a scan again reads them once)
     };
 
+    // The file's directives, scanned knowing every wrapper macro found so far (known_wrappers_,
+    // which only grows: a scan knowing as many knows the same).
     const Scanned& scan_of(const std::string& path) {
-        if (auto it = scans_.find(path); it != scans_.end()) return it->second;
-        std::optional<ReadFile> file = read_regular_file(path);
-        Scanned scanned;
-        if (file) {
-            scanned.scan = scan_include_directives(file->bytes, {});
-            scanned.bytes_digest = snapshot_sha256(file->bytes);
+        auto it = scans_.find(path);
+        if (it != scans_.end() && it->second.wrappers_known == known_wrappers_.size()) return it->second;
+        const bool fresh = it == scans_.end();
+        if (fresh) {
+            Scanned scanned;
+            if (std::optional<ReadFile> file = read_regular_file(path)) {
+                scanned.bytes_digest = snapshot_sha256(file->bytes);
+                scanned.bytes = std::move(file->bytes);
+            }
+            it = scans_.emplace(path, std::move(scanned)).first;
+        } else if (!it->second.bytes && !it->second.bytes_digest.empty()) {
+            // Scanned by an earlier walk: its bytes, read again (the toolkit is fixed while the process runs).
+            if (std::optional<ReadFile> file = read_regular_file(path)) it->second.bytes = std::move(file->bytes);
         }
-        return scans_.emplace(path, std::move(scanned)).first->second;
+        Scanned& scanned = it->second;
+        // Scanned before: again only where a wrapper found since is named in it.
+        const bool again = scanned.bytes && std::any_of(wrapper_order_.begin() + scanned.wrappers_known,
+                                                       wrapper_order_.end(), [&](const std::string& wrapper) {
+                                                           return scanned.bytes->find(wrapper) != std::string::npos;
+                                                       });
+        if (fresh || again)
+            scanned.scan = scanned.bytes ? scan_include_directives(*scanned.bytes, known_wrappers_) : IncludeDirectives{};
+        scanned.wrappers_known = known_wrappers_.size();
+        return scanned;
     }
 
+    // The closure, walked again while it finds wrapper macros not known before: a toolkit file
+    // tests for a header through one defined in another (CCCL's _CCCL_HAS_INCLUDE(<cuda_fp16.h>)),
+    // and NVRTC then looks that header up. Each file is read once per walk.
     ToolkitClosure walk(const std::vector<std::string>& entries, const std::vector<Folder>& folders,
                         const std::vector<std::string>& toolkit) {
+        for (;;) {
+            ToolkitClosure made = walk_once(entries, folders, toolkit);
+            const std::size_t known = known_wrappers_.size();
+            for (const std::string& wrapper : made.wrappers)
+                if (known_wrappers_.insert(wrapper).second) wrapper_order_.push_back(wrapper);
+            if (known_wrappers_.size() == known) {
+                for (auto& [path, scanned] : scans_) scanned.bytes.reset();
+                return made;
+            }
+        }
+    }
+
+    ToolkitClosure walk_once(const std::vector<std::string>& entries, const std::vector<Folder>& folders,
+                             const std::vector<std::string>& toolkit) {
         std::set<std::string> seen(entries.begin(), entries.end());
         std::vector<std::string> pending(entries.begin(), entries.end());
         std::set<std::string> names, wrappers;
@@ -239,6 +275,7 @@ private:
     std::unordered_map<std::string, Scanned> scans_;
     std::unordered_map<std::string, std::shared_ptr<const ToolkitClosure>> closures_;
     std::set<std::string, std::less<>> known_wrappers_;
+    std::vector<std::string> wrapper_order_;  // known_wrappers_, in the order found
 };
 
 // ---- the project's side: read at every snapshot ---------------------------------------------
@@ -293,6 +330,20 @@ private:
             snapshot_.headers[pending_[i].header].content += *text;
         }
         if (snapshot_.refusal.empty()) check_toolkit_shadows();
+        if (snapshot_.refusal.empty()) note_project_folders(main);
+    }
+
+    // Where a compile from the files looks before the toolkit's folders (CompileSnapshot::
+    // project_folders).
+    void note_project_folders(const Includer& main) {
+        std::vector<std::string>& out = snapshot_.project_folders;
+        for (const Folder& folder : folders_)
+            if (!folder.toolkit) out.push_back(folder.absolute);
+        out.push_back(main.absolute_folder);
+        for (const Pending& header : pending_) out.push_back(header.includer.absolute_folder);
+        if (!pre_include_flags_.empty()) out.push_back(current_working_directory());
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
     }
 
     struct Pending {
@@ -532,6 +583,7 @@ private:
         const std::shared_ptr<const ToolkitClosure> closure =
             ToolkitCache::instance().closure(entries, folders_, request_.toolkit_directories);
         snapshot_.toolkit_digest = closure->digest;
+        snapshot_.toolkit_files = std::shared_ptr<const std::vector<std::string>>(closure, &closure->files);
         wrappers_.insert(closure->wrappers.begin(), closure->wrappers.end());  // the project may use them
         for (const Folder& folder : folders_) {
             if (folder.toolkit) continue;

@@ -26,6 +26,7 @@
 
 #include "headers/include_lookups.hpp"
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -57,6 +58,14 @@ struct CompileSnapshot {
     // The toolkit's files reached from the program's includes, by one SHA-256 (hex) of their paths
     // and bytes (read once per process: the toolkit is fixed while it runs).
     std::string toolkit_digest;
+    // Those files, sorted (null when the program includes none): a check compile that reads
+    // another toolkit file met an include the scan did not follow, whose bytes no key holds.
+    std::shared_ptr<const std::vector<std::string>> toolkit_files;
+    // The folders a compile from the files looks in before the toolkit's (absolute, sorted, each
+    // once): the project's include folders, the source's and each project header's folder, and
+    // the working directory where there are pre-includes. A toolkit file the check compile read
+    // under a name one of them also holds is one a compile from the files may not have read.
+    std::vector<std::string> project_folders;
     // Whether anything outside the toolkit was looked at (a file read, a folder or a path looked
     // up): when not, the snapshot follows from the program and its flags alone.
     bool reads_files = false;

@@ -7,7 +7,11 @@
 // decided by a time stamp.
 #include "test_support.hpp"
 
+#include "code/checked_compile.hpp"
 #include "code/snapshot_compile.hpp"
+#include "cudacore/header_bundle.hpp"
+#include "headers/compile_snapshot.hpp"
+#include "headers/include_lookups.hpp"
 #include "cudacore/cache_activity.hpp"
 #include "cudacore/cached_compile.hpp"
 #include "cudacore/errors.hpp"
@@ -376,6 +380,57 @@ TEST(CompileSnapshot, TheCheckCompileTellsEveryFileNvrtcReadFromDisk) {
         toolkit_seen = toolkit_seen || path.find("cuda/std/cstdint") != std::string::npos;
     }
     EXPECT_TRUE(toolkit_seen) << "the toolkit's headers are read from disk, and recorded";
+}
+
+// The record is read against what the key holds: a toolkit file NVRTC read that the scan did not
+// reach (its bytes are in no key), and one that a folder a compile from the files looks in first
+// also holds under the same name (that compile may read the project's), each leave the code out
+// of every key; the toolkit files the scan reached, beside no such name, do not.
+TEST(CompileSnapshot, TheRecordAllowsOnlyTheToolkitFilesTheKeyHoldsUnshadowed) {
+    TempDir dir;
+    const fs::path project = dir.path() / "include";
+    fs::create_directories(project);
+    const std::string name = (dir.path() / "k.cu").string();
+    std::vector<std::string> flags = {"-arch=sm_90", "--include-path=" + project.string()};
+    const std::vector<std::string> toolkit = toolkit_include_dirs();
+    for (const std::string& folder : toolkit) flags.push_back("--include-path=" + folder);
+    const detail::IncludeSearch search = detail::include_search(name, flags);
+    const std::vector<std::string> no_bundles;
+    auto snapshot_of = [&](const std::string& source) {
+        detail::CompileSnapshot snapshot = detail::take_compile_snapshot({search, name, source, flags, toolkit, no_bundles});
+        EXPECT_TRUE(snapshot.refusal.empty()) << snapshot.refusal;
+        EXPECT_NE(std::find(snapshot.project_folders.begin(), snapshot.project_folders.end(), project.string()),
+                  snapshot.project_folders.end());
+        return snapshot;
+    };
+    const std::vector<HeaderBundle> bundles;
+    const std::vector<std::string> expressions;
+    auto check_of = [&](const detail::CompileSnapshot& given) {
+        detail::CheckCompileResult result =
+            detail::run_check_compile({given, bundles, expressions, CodeType::ptx, false, false});
+        EXPECT_TRUE(result.compiled) << result.failure;
+        return result;
+    };
+    // An include the scan missed (written into the text after the scan), found in the toolkit.
+    const detail::CompileSnapshot bare = snapshot_of("#define VALUE 7\n" + kernel_tail);
+    EXPECT_EQ(detail::read_outside_snapshot(check_of(bare), bare, bare), "");
+    detail::CompileSnapshot missed = bare;
+    missed.source = "#include <cuda/std/cstdint>\n" + missed.source;
+    const std::string unreached = detail::read_outside_snapshot(check_of(missed), missed, bare);
+    EXPECT_NE(unreached.find("cuda/std/cstdint"), std::string::npos) << unreached;
+    EXPECT_NE(unreached.find("the key's toolkit files leave out"), std::string::npos) << unreached;
+    // As taken, with the include: everything NVRTC read is the key's.
+    const detail::CompileSnapshot snapshot = snapshot_of("#include <cuda/std/cstdint>\n#define VALUE 7\n" + kernel_tail);
+    ASSERT_TRUE(snapshot.toolkit_files);
+    const detail::CheckCompileResult plain = check_of(snapshot);
+    EXPECT_EQ(detail::read_outside_snapshot(plain, snapshot, snapshot), "");
+    // A project folder holding a name the toolkit's reached file answers to: a compile from the
+    // files may find the project's (were an include of it missed), so the record refuses.
+    write_file(project / "cuda/std/cstdint", "#error not the toolkit's\n");
+    const std::string shadowed = detail::read_outside_snapshot(plain, snapshot, snapshot);
+    EXPECT_NE(shadowed.find((project / "cuda/std/cstdint").string()), std::string::npos) << shadowed;
+    fs::remove(project / "cuda/std/cstdint");
+    EXPECT_EQ(detail::read_outside_snapshot(plain, snapshot, snapshot), "");
 }
 
 // The comparison leaves out exactly the unit id: its hex digits and the compiling process's id.
