@@ -63,6 +63,9 @@ CheckCompileResult run_check(const Program& program, const CheckCompileRequest& 
 std::string read_outside_snapshot(const CheckCompileResult& check, const CompileSnapshot& moved,
                                   const CompileSnapshot& unmoved) {
     const std::string missed = " from disk in its check compile, an include the scan did not find";
+    for (const std::string& path : check.absent)
+        if (looked_up_beside_project_text(moved, path))
+            return "NVRTC looked for '" + path + "' in its check compile, a quoted include the scan did not find";
     for (const std::string& path : check.opened) {
         if (path == moved.nvrtc_name) continue;  // NVRTC looks its source's name up (given from memory)
         // The kernel's files (NVRTC reads /proc/sys/vm/mmap_min_addr on some hosts): no header.
@@ -75,7 +78,7 @@ std::string read_outside_snapshot(const CheckCompileResult& check, const Compile
         for (const std::string& fixed : moved.fixed_folders) {
             if (!inside_any(path, {fixed})) continue;
             const std::string name = path.substr(fixed.size() + (fixed.ends_with('/') ? 0 : 1));
-            for (const std::string& folder : unmoved.project_folders)
+            for (const std::string& folder : unmoved.project_include_folders)
                 if (lookup_state(folder + "/" + name) != "absent")
                     return "NVRTC read the toolkit's '" + path + "'" + missed + ", where a compile from the files may "
                            "find '" + folder + "/" + name + "' first";

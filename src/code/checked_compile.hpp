@@ -27,11 +27,13 @@ struct CheckedCompile {
     std::string why;  // for `nowhere`: "its code depends on the clock ..."
 };
 
-// Why the files a check compile of `moved` found or read on disk (check.opened) leave its code out
-// of every key, or empty. On disk it may meet only the toolkit's files the scan reached
-// (CompileSnapshot::toolkit_files, whose bytes the key holds), each under a name that no folder a
-// compile from the files looks in first holds (`unmoved`'s project_folders: looked up now), the
-// source's name, and the kernel's files (/proc, /sys, /dev). Thread-safe.
+// Why what a check compile of `moved` looked up on disk leaves its code out of every key, or empty.
+// Found or read (check.opened), it may meet only the toolkit's files the scan reached
+// (CompileSnapshot::toolkit_files, whose bytes the key holds), each under a name that no project
+// include folder holds (`unmoved`'s project_include_folders, looked up now: an angled include the scan
+// missed would find that one in a compile from the files), the source's name, and the kernel's
+// files (/proc, /sys, /dev). Not found (check.absent), nothing where a quoted include of the
+// project's text is looked for first (looked_up_beside_project_text). Thread-safe.
 std::string read_outside_snapshot(const CheckCompileResult& check, const CompileSnapshot& moved,
                                   const CompileSnapshot& unmoved);
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -22,16 +23,27 @@
 namespace {
 long long clock_shift = 0;  // set from the request, before NVRTC is loaded
 
-// The files opened to read while recording (the compile), each once, in order.
+// The files opened to read while recording (the compile), and the paths looked up and not found,
+// each once, in order.
 std::atomic<bool> recording{false};
 std::mutex opened_mutex;
 std::vector<std::string> opened_files;
 std::set<std::string> opened_set;
+std::vector<std::string> absent_paths;
+std::set<std::string> absent_set;
 
 void note_opened(const char* path, bool to_read) {
     if (!to_read || !path || !recording.load(std::memory_order_acquire)) return;
     std::lock_guard lock(opened_mutex);
     if (opened_set.insert(path).second) opened_files.emplace_back(path);
+}
+
+// A stat that found nothing at `path` (`error`: its errno): where a quoted include is looked for
+// first, the trace of one the scan did not find (CompileSnapshot::looked_up_beside_project_text).
+void note_absent(const char* path, int error) {
+    if (!path || (error != ENOENT && error != ENOTDIR) || !recording.load(std::memory_order_acquire)) return;
+    std::lock_guard lock(opened_mutex);
+    if (absent_set.insert(path).second) absent_paths.emplace_back(path);
 }
 
 // Whether `path` is an ELF file (NVRTC looks up its own libraries, libnvrtc-builtins, before it
@@ -50,6 +62,13 @@ bool is_elf(const char* path) {
 void note_found(const char* path, const struct stat& status) {
     if (!path || !recording.load(std::memory_order_acquire)) return;
     if (S_ISREG(status.st_mode) && !is_elf(path)) note_opened(path, true);
+}
+
+// note_absent for the errno the failed call left, which NVRTC reads next: kept as it was.
+void note_absent_keeping_errno(const char* path) {
+    const int error = errno;
+    note_absent(path, error);
+    errno = error;
 }
 
 bool mode_reads_only(const char* mode) {
@@ -74,6 +93,7 @@ extern "C" int __xstat(int version, const char* path, struct stat* status) {
     const int result = real ? real(version, path, status)
                             : static_cast<int>(::syscall(SYS_newfstatat, AT_FDCWD, path, status, 0));
     if (result == 0) note_found(path, *status);
+    else note_absent_keeping_errno(path);
     return result;
 }
 
@@ -81,6 +101,7 @@ extern "C" int stat(const char* path, struct stat* status) {
     static const auto real = next_definition<int (*)(const char*, struct stat*)>("stat");
     const int result = real(path, status);
     if (result == 0) note_found(path, *status);
+    else note_absent_keeping_errno(path);
     return result;
 }
 
@@ -125,6 +146,10 @@ int main() {
         .opened = [] {
             std::lock_guard lock(opened_mutex);
             return opened_files;
+        },
+        .absent = [] {
+            std::lock_guard lock(opened_mutex);
+            return absent_paths;
         }};
     return cudacore::detail::compile_worker_main(hooks);
 }

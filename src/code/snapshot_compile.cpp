@@ -99,6 +99,13 @@ CheckCompileResult read_check_reply(const ChildProcessResult& ended) {
             result.opened.emplace_back(*path);
         }
         if (!opened) return check_failure("the compile worker's reply is cut short");
+        const auto absent = take_count(fields);
+        for (std::size_t i = 0; absent && i < *absent; ++i) {
+            const auto path = take_field(fields);
+            if (!path) return check_failure("the compile worker's reply is cut short");
+            result.absent.emplace_back(*path);
+        }
+        if (!absent) return check_failure("the compile worker's reply is cut short");
         result.compiled = *compiled == "1";
         result.code = *code;
         if (!result.compiled) result.failure = "the check compile failed: " + std::string(log->substr(0, 2000));
@@ -248,6 +255,9 @@ int compile_worker_main(const CompileWorkerHooks& hooks) {
         const std::vector<std::string> opened = hooks.opened();
         put_field(reply, std::to_string(opened.size()));
         for (const auto& path : opened) put_field(reply, path);
+        const std::vector<std::string> absent = hooks.absent();
+        put_field(reply, std::to_string(absent.size()));
+        for (const auto& path : absent) put_field(reply, path);
         send_record(reply);
     } catch (const std::exception& e) {
         send_error_record(e.what());

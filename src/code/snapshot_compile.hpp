@@ -45,6 +45,9 @@ struct CheckCompileResult {
     // Every file NVRTC opened to read during the compile, as it named them: the snapshot gives it
     // the project's headers from memory, so only the toolkit's may be here.
     std::vector<std::string> opened;
+    // Every path NVRTC looked up and did not find, as it named them: the toolkit's folders searched
+    // in turn, and beside the includer, where a quoted include is looked for first.
+    std::vector<std::string> absent;
 };
 
 // Whether `a`, made by NVRTC in the process `a_process`, and `b`, made in `b_process`, are the
@@ -70,6 +73,7 @@ struct CompileWorkerHooks {
     void (*move_clock)(long long seconds);  // moves the clock NVRTC reads
     void (*record_opens)(bool on);          // records the files opened to read while on
     std::vector<std::string> (*opened)();   // those recorded, in order, each once
+    std::vector<std::string> (*absent)();   // the paths looked up and not found meanwhile, each once
 };
 
 // The compile worker's main: reads a request on standard input, answers on descriptor 3.

@@ -330,18 +330,15 @@ private:
             snapshot_.headers[pending_[i].header].content += *text;
         }
         if (snapshot_.refusal.empty()) check_toolkit_shadows();
-        if (snapshot_.refusal.empty()) note_project_folders(main);
+        if (snapshot_.refusal.empty()) note_project_include_folders();
     }
 
-    // Where a compile from the files looks before the toolkit's folders (CompileSnapshot::
-    // project_folders).
-    void note_project_folders(const Includer& main) {
-        std::vector<std::string>& out = snapshot_.project_folders;
+    // Where a compile from the files looks for an angled name before the toolkit's folders
+    // (CompileSnapshot::project_include_folders).
+    void note_project_include_folders() {
+        std::vector<std::string>& out = snapshot_.project_include_folders;
         for (const Folder& folder : folders_)
             if (!folder.toolkit) out.push_back(folder.absolute);
-        out.push_back(main.absolute_folder);
-        for (const Pending& header : pending_) out.push_back(header.includer.absolute_folder);
-        if (!pre_include_flags_.empty()) out.push_back(current_working_directory());
         std::sort(out.begin(), out.end());
         out.erase(std::unique(out.begin(), out.end()), out.end());
     }
@@ -672,9 +669,35 @@ CompileSnapshot take_compile_snapshot(const SnapshotRequest& request) {
         SnapshotBuilder builder(request, wrappers, read, lookups);
         CompileSnapshot snapshot = builder.build();
         snapshot.fixed_folders = request.toolkit_directories;
+        snapshot.bundled_names = request.bundled_names;
         if (builder.wrappers().size() == wrappers.size()) return snapshot;
         wrappers = builder.wrappers();
     }
+}
+
+bool looked_up_beside_project_text(const CompileSnapshot& snapshot, const std::string& looked_up) {
+    // NVRTC tries each name also with ".stdh" appended (its own standard headers' form).
+    const std::string path = looked_up.ends_with(".stdh") ? looked_up.substr(0, looked_up.size() - 5) : looked_up;
+    auto bundled = [&](std::string_view name) {
+        return std::find(snapshot.bundled_names.begin(), snapshot.bundled_names.end(), name) !=
+               snapshot.bundled_names.end();
+    };
+    if (path.starts_with(snapshot_memory_folder))
+        return !bundled(std::string_view(path).substr(snapshot_memory_folder.size())) &&
+               std::none_of(snapshot.headers.begin(), snapshot.headers.end(),
+                            [&](const SnapshotHeader& header) { return header.name == path; });
+    if (path.empty() || path == snapshot.nvrtc_name || inside_any(path, snapshot.fixed_folders)) return false;
+    const std::size_t slash = snapshot.nvrtc_name.rfind('/');
+    if (slash != std::string::npos) {
+        const std::string folder = snapshot.nvrtc_name.substr(0, slash + 1);
+        return path.starts_with(folder) && !bundled(std::string_view(path).substr(folder.size()));
+    }
+    // A bare name: beside it is the working directory, where NVRTC also looks its own names up, and
+    // the pre-includes first.
+    const bool pre_include = std::find(snapshot.flags.begin(), snapshot.flags.end(), "--pre-include=" + path) !=
+                             snapshot.flags.end();
+    return path.front() != '/' && path != nvrtc_builtin_header && path != "__nv_name_map" && !bundled(path) &&
+           !pre_include;
 }
 
 CompileSnapshot respelled(const CompileSnapshot& snapshot, const std::vector<Respelling>& folders) {

@@ -61,11 +61,13 @@ struct CompileSnapshot {
     // Those files, sorted (null when the program includes none): a check compile that reads
     // another toolkit file met an include the scan did not follow, whose bytes no key holds.
     std::shared_ptr<const std::vector<std::string>> toolkit_files;
-    // The folders a compile from the files looks in before the toolkit's (absolute, sorted, each
-    // once): the project's include folders, the source's and each project header's folder, and
-    // the working directory where there are pre-includes. A toolkit file the check compile read
-    // under a name one of them also holds is one a compile from the files may not have read.
-    std::vector<std::string> project_folders;
+    // The project's include folders (absolute, sorted, each once), which a compile from the files
+    // searches for an angled name before the toolkit's: a toolkit file the check compile read
+    // under a name one of them also holds is one that compile may not have read.
+    std::vector<std::string> project_include_folders;
+    // The names the program's header bundles serve, which a quoted include keeps (NVRTC looks for
+    // them beside the includer, then matches the bundle's).
+    std::vector<std::string> bundled_names;
     // Whether anything outside the toolkit was looked at (a file read, a folder or a path looked
     // up): when not, the snapshot follows from the program and its flags alone.
     bool reads_files = false;
@@ -75,6 +77,16 @@ struct CompileSnapshot {
     // the files before it is kept.
     std::string aliased;
 };
+
+// Whether NVRTC, compiling `snapshot` and looking up `path` without finding it, looked for a quoted
+// include of the project's text that the scan did not find: beside a project header given from
+// memory (under the memory folder, not one of the headers' names), or beside the source (in the
+// folder of its name, or relative to the working directory for a bare name: neither the name
+// itself nor one of NVRTC's own), under a name no header bundle serves (each also tried with
+// ".stdh" appended, as NVRTC does). NVRTC looks there first
+// only for a quoted name, and every operand the scan found is rewritten to a header's name, to an
+// angled toolkit name or to a bundled name. Thread-safe.
+bool looked_up_beside_project_text(const CompileSnapshot& snapshot, const std::string& path);
 
 // Reads the program's project headers (each once) and resolves every include as NVRTC would.
 // Never throws except std::bad_alloc; thread-safe.

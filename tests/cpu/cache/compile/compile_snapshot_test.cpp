@@ -154,6 +154,9 @@ std::vector<Case> corpus() {
          "#include \"v.h\"\n" + kernel_tail,
          {{"src/v.h", value_h}}},
         {"a pre-include", "src/k.cu", kernel_tail, {{"pre.h", value_h}}, {}, {}, {"pre.h"}},
+        {"a toolkit pre-include, with a bare name", "k.cu",
+         "#include \"v.h\"\n#include <cuda/std/version>\n" + kernel_tail, {{"v.h", value_h}}, {}, {},
+         {"cuda/std/cstdint"}},
         {"the toolkit beside the project", "src/k.cu",
          "#include <cuda/std/array>\n#include \"v.h\"\n"
          "extern \"C\" __global__ void k(int* o) { cuda::std::array<int, 2> a{VALUE, 1}; *o = a[*o & 1]; }\n",
@@ -383,9 +386,11 @@ TEST(CompileSnapshot, TheCheckCompileTellsEveryFileNvrtcReadFromDisk) {
 }
 
 // The record is read against what the key holds: a toolkit file NVRTC read that the scan did not
-// reach (its bytes are in no key), and one that a folder a compile from the files looks in first
-// also holds under the same name (that compile may read the project's), each leave the code out
-// of every key; the toolkit files the scan reached, beside no such name, do not.
+// reach (its bytes are in no key), one that a project include folder also holds under the same
+// name (an angled include of it, had the scan missed one, would find the project's in a compile
+// from the files), and a name looked for beside the source or a header given from memory (where
+// only a quoted include the scan missed is looked for) each leave the code out of every key; the
+// toolkit files the scan reached, under names no project folder holds, do not.
 TEST(CompileSnapshot, TheRecordAllowsOnlyTheToolkitFilesTheKeyHoldsUnshadowed) {
     TempDir dir;
     const fs::path project = dir.path() / "include";
@@ -399,8 +404,8 @@ TEST(CompileSnapshot, TheRecordAllowsOnlyTheToolkitFilesTheKeyHoldsUnshadowed) {
     auto snapshot_of = [&](const std::string& source) {
         detail::CompileSnapshot snapshot = detail::take_compile_snapshot({search, name, source, flags, toolkit, no_bundles});
         EXPECT_TRUE(snapshot.refusal.empty()) << snapshot.refusal;
-        EXPECT_NE(std::find(snapshot.project_folders.begin(), snapshot.project_folders.end(), project.string()),
-                  snapshot.project_folders.end());
+        EXPECT_NE(std::find(snapshot.project_include_folders.begin(), snapshot.project_include_folders.end(), project.string()),
+                  snapshot.project_include_folders.end());
         return snapshot;
     };
     const std::vector<HeaderBundle> bundles;
@@ -419,6 +424,22 @@ TEST(CompileSnapshot, TheRecordAllowsOnlyTheToolkitFilesTheKeyHoldsUnshadowed) {
     const std::string unreached = detail::read_outside_snapshot(check_of(missed), missed, bare);
     EXPECT_NE(unreached.find("cuda/std/cstdint"), std::string::npos) << unreached;
     EXPECT_NE(unreached.find("the key's toolkit files leave out"), std::string::npos) << unreached;
+    // A quoted include the scan missed is looked for beside its includer first: beside the source
+    // (its folder), or beside a header given from memory (the memory folder).
+    detail::CompileSnapshot quoted = bare;
+    quoted.source = "#include \"cuda/std/cstdint\"\n" + quoted.source;
+    const std::string beside_source = detail::read_outside_snapshot(check_of(quoted), quoted, bare);
+    EXPECT_NE(beside_source.find("looked for '" + (dir.path() / "cuda/std/cstdint").string() + "'"), std::string::npos)
+        << beside_source;
+    write_file(project / "h.h", "#define VALUE 7\n");
+    const detail::CompileSnapshot with_header = snapshot_of("#include \"h.h\"\n" + kernel_tail);
+    ASSERT_EQ(with_header.headers.size(), 1u);
+    EXPECT_EQ(detail::read_outside_snapshot(check_of(with_header), with_header, with_header), "");
+    detail::CompileSnapshot in_header = with_header;
+    in_header.headers[0].content += "#include \"cuda/std/cstdint\"\n";
+    const std::string beside_header = detail::read_outside_snapshot(check_of(in_header), in_header, with_header);
+    EXPECT_NE(beside_header.find("looked for '/proc/self/cudacore-snapshot/cuda/std/cstdint'"), std::string::npos)
+        << beside_header;
     // As taken, with the include: everything NVRTC read is the key's.
     const detail::CompileSnapshot snapshot = snapshot_of("#include <cuda/std/cstdint>\n#define VALUE 7\n" + kernel_tail);
     ASSERT_TRUE(snapshot.toolkit_files);
