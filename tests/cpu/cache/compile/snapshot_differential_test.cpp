@@ -11,7 +11,8 @@
 // compile it did not store, must be the plain compile's code byte for byte.
 //
 // Environment: CUDACORE_TEST_SEED picks other projects (a failure names the project and prints
-// its files), CUDACORE_DIFFERENTIAL_PROJECTS how many (default 24).
+// its files), CUDACORE_DIFFERENTIAL_PROJECTS how many (default 24); CUDACORE_DIFFERENTIAL_VERBOSE=1
+// prints each failed compile and each reason a compile was not stored.
 #include "test_support.hpp"
 
 #include "cudacore/cached_compile.hpp"
