@@ -8,7 +8,7 @@
 //     "R <program> <start ns> <end ns> <compiled 0|1> <value of each slot, or - > <hash of the PTX>"
 //     (times on the monotonic clock, which every process shares; compiled: 0 when the code came
 //     from the cache), or "E <program> <start ns> <end ns> <message>" for a compile that failed.
-//     A not_cached warning prints "W not_cached".
+//     A not_cached warning prints "W not_cached MESSAGE".
 //   helper_file_storm_worker plain WORK COUNT SEED
 //     The same with Program::compile, no cache and no PCH (NVRTC's PCH is not checked against
 //     headers edited since it was made), each line "compiled": what the checker must accept.
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     set_warning_handler([](const Warning& warning) {
-        if (warning.kind == WarningKind::not_cached) std::printf("W not_cached\n");
+        if (warning.kind == WarningKind::not_cached) std::printf("W not_cached %s\n", one_line(warning.message).c_str());
     });
     try {
         if (mode == "final") return compile_each_twice(argv[2]);

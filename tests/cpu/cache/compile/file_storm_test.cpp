@@ -471,6 +471,7 @@ struct Tally {
     long wrong_include = 0;  // a value of <cfg.h> or <sub/val.h> their files never held meanwhile
     long wrong_bundle = 0;   // a bundle value other than the bundle's own
     long wrong_from_cache = 0, wrong_compiled = 0;
+    std::map<std::string, long> not_cached_why;  // by the warning's reason (its program name left out)
     // The first few of each kind, for the failure message: wrong results, then failures.
     std::ostringstream wrong_lines, failure_lines;
     long wrong_shown = 0, failures_shown = 0;
@@ -517,6 +518,8 @@ void take_output(const Worker& worker, const Storm& storm, Tally& tally) {
             check_compile(line, storm, tally);
         } else if (line.starts_with("W not_cached")) {
             ++tally.not_cached;
+            const std::size_t why = line.find("not cached: ");
+            ++tally.not_cached_why[why == std::string::npos ? line : line.substr(why + 12)];
         } else {
             ++tally.failures;
             tally.failed("pid " + std::to_string(worker.pid) + ": " + line);
@@ -668,6 +671,7 @@ TEST(FileStorm, EveryCompileThroughTheCacheIsTheCodeOfItsHeaders) {
                 tally.wrong_from_cache + tally.wrong_compiled, tally.wrong_from_cache,
                 tally.wrong_compiled, tally.wrong_include, tally.wrong_bundle, wrong_final,
                 tally.failures, tally.crashes);
+    for (const auto& [why, times] : tally.not_cached_why) std::printf("  not cached %ld times: %s\n", times, why.c_str());
     std::fflush(stdout);
     EXPECT_EQ(tally.wrong_from_cache + tally.wrong_compiled, 0);
     EXPECT_EQ(wrong_final, 0);
