@@ -68,6 +68,17 @@ CheckCompileResult check_failure(std::string why) {
     return result;
 }
 
+// A count, then that many paths, appended to `out`; false where the reply ends before them.
+bool take_paths(std::string_view& fields, std::vector<std::string>& out) {
+    const auto count = take_count(fields);
+    for (std::size_t i = 0; count && i < *count; ++i) {
+        const auto path = take_field(fields);
+        if (!path) return false;
+        out.emplace_back(*path);
+    }
+    return count.has_value();
+}
+
 CheckCompileResult read_check_reply(const ChildProcessResult& ended) {
     CheckCompileResult result;
     std::string_view records = ended.reply;
@@ -92,20 +103,8 @@ CheckCompileResult read_check_reply(const ChildProcessResult& ended) {
             if (!expression || !lowered) return check_failure("the compile worker's reply is cut short");
             result.symbols.emplace(*expression, *lowered);
         }
-        const auto opened = take_count(fields);
-        for (std::size_t i = 0; opened && i < *opened; ++i) {
-            const auto path = take_field(fields);
-            if (!path) return check_failure("the compile worker's reply is cut short");
-            result.opened.emplace_back(*path);
-        }
-        if (!opened) return check_failure("the compile worker's reply is cut short");
-        const auto absent = take_count(fields);
-        for (std::size_t i = 0; absent && i < *absent; ++i) {
-            const auto path = take_field(fields);
-            if (!path) return check_failure("the compile worker's reply is cut short");
-            result.absent.emplace_back(*path);
-        }
-        if (!absent) return check_failure("the compile worker's reply is cut short");
+        if (!take_paths(fields, result.opened) || !take_paths(fields, result.absent))
+            return check_failure("the compile worker's reply is cut short");
         result.compiled = *compiled == "1";
         result.code = *code;
         if (!result.compiled) result.failure = "the check compile failed: " + std::string(log->substr(0, 2000));
