@@ -23,27 +23,33 @@
 namespace {
 long long clock_shift = 0;  // set from the request, before NVRTC is loaded
 
-// The files opened to read while recording (the compile), and the paths looked up and not found,
-// each once, in order.
+// Paths, each once, in the order first noted; under `paths_mutex`.
+struct PathsOnce {
+    std::vector<std::string> in_order;
+    std::set<std::string> seen;
+    void add(const char* path) {
+        if (seen.insert(path).second) in_order.emplace_back(path);
+    }
+};
+
+// While recording (the compile): the files opened to read, and the paths looked up and not found.
 std::atomic<bool> recording{false};
-std::mutex opened_mutex;
-std::vector<std::string> opened_files;
-std::set<std::string> opened_set;
-std::vector<std::string> absent_paths;
-std::set<std::string> absent_set;
+std::mutex paths_mutex;
+PathsOnce opened_files;
+PathsOnce absent_paths;
 
 void note_opened(const char* path, bool to_read) {
     if (!to_read || !path || !recording.load(std::memory_order_acquire)) return;
-    std::lock_guard lock(opened_mutex);
-    if (opened_set.insert(path).second) opened_files.emplace_back(path);
+    std::lock_guard lock(paths_mutex);
+    opened_files.add(path);
 }
 
 // A stat that found nothing at `path` (`error`: its errno): where a quoted include is looked for
 // first, the trace of one the scan did not find (CompileSnapshot::looked_up_beside_project_text).
 void note_absent(const char* path, int error) {
     if (!path || (error != ENOENT && error != ENOTDIR) || !recording.load(std::memory_order_acquire)) return;
-    std::lock_guard lock(opened_mutex);
-    if (absent_set.insert(path).second) absent_paths.emplace_back(path);
+    std::lock_guard lock(paths_mutex);
+    absent_paths.add(path);
 }
 
 // Whether `path` is an ELF file (NVRTC looks up its own libraries, libnvrtc-builtins, before it
@@ -144,12 +150,12 @@ int main() {
         .move_clock = [](long long seconds) { clock_shift = seconds; },
         .record_opens = [](bool on) { recording.store(on, std::memory_order_release); },
         .opened = [] {
-            std::lock_guard lock(opened_mutex);
-            return opened_files;
+            std::lock_guard lock(paths_mutex);
+            return opened_files.in_order;
         },
         .absent = [] {
-            std::lock_guard lock(opened_mutex);
-            return absent_paths;
+            std::lock_guard lock(paths_mutex);
+            return absent_paths.in_order;
         }};
     return cudacore::detail::compile_worker_main(hooks);
 }

@@ -68,10 +68,10 @@ constexpr long long check_compile_clock_shift = 400LL * 86400 + 13 * 3600 + 47 *
 CheckCompileResult run_check_compile(const CheckCompileRequest& request);
 
 // What the worker's executable does for its main, through the functions it defines in place of
-// the C library's (time(), open() and fopen(), which NVRTC calls).
+// the C library's (time(), stat() and fopen(), which NVRTC calls).
 struct CompileWorkerHooks {
     void (*move_clock)(long long seconds);  // moves the clock NVRTC reads
-    void (*record_opens)(bool on);          // records the files opened to read while on
+    void (*record_opens)(bool on);          // records the files opened to read, and the lookups, while on
     std::vector<std::string> (*opened)();   // those recorded, in order, each once
     std::vector<std::string> (*absent)();   // the paths looked up and not found meanwhile, each once
 };
