@@ -105,9 +105,15 @@ void remember_version(const std::string& identity, const std::string& version) {
                 write_file_atomically(file, line, 0600);
                 continue;
             }
-            const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+            // Not blocking, and only into a regular file: a FIFO under this name would hold the
+            // open (and the compile) until a reader came.
+            const int fd =
+                ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
             if (fd < 0) continue;
-            [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
+            struct stat status {};
+            if (::fstat(fd, &status) == 0 && S_ISREG(status.st_mode)) {
+                [[maybe_unused]] const ssize_t written = ::write(fd, line.data(), line.size());
+            }
             ::close(fd);
         } catch (...) {
         }

@@ -85,7 +85,8 @@ void reclaim_one(int parent, const char* name, bool unfinished) noexcept {
         ::close(folder);
         return;  // not ours: never touched
     }
-    int lock = ::openat(folder, kLockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    // Not blocking: a FIFO under the lock's name would hold the open until a writer came.
+    int lock = ::openat(folder, kLockName, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
     bool abandoned = false;
     if (lock < 0) {
         // No lock file: its maker is about to make it, died before, or (a public folder) an

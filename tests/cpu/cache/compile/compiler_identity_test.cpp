@@ -157,6 +157,27 @@ TEST_F(CompilerIdentity, AFileWithoutAVersionInItsNameIsOpenedOnceThenKnownByIts
     EXPECT_TRUE(changed.nvrtc);
 }
 
+// Damage where the builds are remembered: a FIFO under that name, which an open to append would
+// wait on until a reader came. A miss compiles, stores and ends (killed after 60 s if it waited);
+// the build is asked of the library again by the next process, which then hits.
+TEST_F(CompilerIdentity, AFifoWhereTheBuildsAreRememberedHoldsNoCompile) {
+    copy_library(true, "libnvrtc.so.13");
+    copy_library(false, "libnvJitLink.so.13");
+    const fs::path builds = dir.path() / "cache" / "compiler-builds";
+    ASSERT_FALSE(probe().hit);  // makes the cache folder
+    fs::remove_all(dir.path() / "cache");
+    fs::create_directories(builds.parent_path());
+    fs::permissions(builds.parent_path(), fs::perms::owner_all);
+    ASSERT_EQ(::mkfifo(builds.c_str(), 0600), 0);
+    const ProbeRun miss = probe(60);
+    ASSERT_FALSE(miss.hit) << miss.err;
+    EXPECT_TRUE(miss.nvrtc);
+    const ProbeRun hit = probe(60);
+    ASSERT_TRUE(hit.hit) << hit.err;
+    EXPECT_EQ(hit.bytes, miss.bytes);
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(builds)));
+}
+
 // A patch upgrade of either library under a warm cache: the same release, another build. The
 // build is told here by the file's name (a toolkit's libnvrtc.so.13.0.88); the entries the other
 // build made are not served.
