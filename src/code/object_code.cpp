@@ -116,6 +116,12 @@ ObjectCode detail::object_code_from(CodeType type, CodeBytes code, std::string n
     return made;
 }
 
+ObjectCode detail::named_as(ObjectCode code, const std::string& name) {
+    const ObjectCodeState& state = *ObjectCodeAccess::state(code);
+    if (state.name == name || state.closed || state.empty || state.from_handle) return code;
+    return object_code_from(state.type, CodeBytes(std::string(state.code)), name, state.symbols);
+}
+
 CodeType ObjectCode::code_type() const noexcept { return state()->type; }
 const std::string& ObjectCode::name() const noexcept { return state()->name; }
 std::string_view ObjectCode::code() const noexcept { return state()->code; }

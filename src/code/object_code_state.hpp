@@ -100,6 +100,12 @@ void check_open(const ObjectCodeState& state, const char* operation);
 // they are, not copied. Throws InvalidArgumentError when they are empty, as from_bytes does.
 ObjectCode object_code_from(CodeType type, CodeBytes code, std::string name, SymbolMap symbols);
 
+// `code` under the name `name`: itself where it has that name, else a new value with a copy of
+// its bytes and symbols. A cache entry keeps the name of the program that stored it, and one key
+// may serve programs of other names (the same source in another checkout); a hit is returned
+// under the asking program's name, as its plain compile names it.
+ObjectCode named_as(ObjectCode code, const std::string& name);
+
 }  // namespace cudacore::detail
 
 inline const std::shared_ptr<cudacore::detail::ObjectCodeState>& cudacore::ObjectCode::state() const noexcept {

@@ -338,8 +338,10 @@ std::optional<ObjectCode> find_cached(const Program& program, CodeType target,
     if (options.cache == nullptr)
         throw InvalidArgumentError("find_cached: CompileOptions::cache is null for program '" +
                                    program.options().name + "' (find_cached only looks in a cache)");
-    return find_code(*options.cache, program, target, detail::source_key(program, target, name_expressions),
-                     options);
+    std::optional<ObjectCode> found = find_code(*options.cache, program, target,
+                                                detail::source_key(program, target, name_expressions), options);
+    if (!found) return std::nullopt;
+    return detail::named_as(std::move(*found), program.options().name);
 }
 
 ObjectCode compile_cached(Program& program, CodeType target, const std::vector<std::string>& name_expressions,
@@ -361,7 +363,8 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
         looked_up.key = detail::remembered_lookup_key(program, target, name_expressions);
         if (looked_up.key) {
             std::optional<ObjectCode> entry = lookup(cache, *looked_up.key, on_cache_error);
-            if (entry && !detail::is_path_bound_marker(*entry)) return std::move(*entry);
+            if (entry && !detail::is_path_bound_marker(*entry))
+                return detail::named_as(std::move(*entry), program.options().name);
             looked_up.missed = !entry;
         }
     }
@@ -371,12 +374,16 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
     // Every key, worked out once (the files read once): the cache asks the Program nothing else.
     const detail::ProgramKeys keys = detail::program_keys(program, target, name_expressions, options.extra_digest);
     const Cancellation cancellation = cancellation_of(keys, options.cancellation);
+    // An entry keeps the name of the program that stored it: a hit is named as this program.
+    const std::string& name = program.options().name;
     if (keys.code)
-        return compile_cached_cxx(cache, program, target, name_expressions, keys, options, looked_up, cancellation,
-                                  compile);
+        return detail::named_as(compile_cached_cxx(cache, program, target, name_expressions, keys, options,
+                                                   looked_up, cancellation, compile),
+                                name);
     // PTX, NVVM IR and programs keyed by an extra digest: by their bytes alone.
-    return get_or_compile_cancellable(cache, keys.lookup, compile, on_cache_error, cancellation,
-                                      keys.source.compiler_generation);
+    return detail::named_as(get_or_compile_cancellable(cache, keys.lookup, compile, on_cache_error, cancellation,
+                                                       keys.source.compiler_generation),
+                            name);
 }
 
 // The deprecated forms, with the cache first.

@@ -227,6 +227,31 @@ TEST(PathIndependentKeys, OtherCheckoutsDiskCacheIsAHitWithoutCompiling) {
     EXPECT_EQ(cache_stats().compiles, 1u);
 }
 
+// An entry keeps the name of the program that stored it; a hit in another checkout is named as
+// the program that asks, as its plain compile names it, from disk and from memory.
+TEST(PathIndependentKeys, AHitFromAnotherCheckoutIsNamedAsTheAskingProgram) {
+    TempDir dir;
+    DiskProgramCache disk(dir.path() / "cache");
+    MemoryProgramCache memory;
+    const Project project = made_projects()[1];
+    const fs::path first = dir.path() / "a" / "project", second = dir.path() / "b" / "c" / "project";
+    write_project(first, project);
+    write_project(second, project);
+    Program made(project.source, SourceType::cxx, options_in(first, project, false));
+    for (ProgramCache* cache : {static_cast<ProgramCache*>(&disk), static_cast<ProgramCache*>(&memory)})
+        EXPECT_EQ(compile_cached(made, CodeType::cubin, {}, {.cache = cache}).name(), made.options().name);
+    for (ProgramCache* cache : {static_cast<ProgramCache*>(&disk), static_cast<ProgramCache*>(&memory)}) {
+        reset_cache_stats();
+        Program found(project.source, SourceType::cxx, options_in(second, project, false));
+        const ObjectCode hit = compile_cached(found, CodeType::cubin, {}, {.cache = cache});
+        EXPECT_EQ(cache_stats().compiles, 0u);
+        EXPECT_EQ(hit.name(), found.options().name);
+        EXPECT_EQ(compile_cached(found, CodeType::cubin, {}, {.cache = cache}).name(), found.options().name);
+        EXPECT_EQ(find_cached(found, CodeType::cubin, {}, {.cache = cache})->name(), found.options().name);
+        EXPECT_EQ(hit, found.compile(CodeType::cubin));
+    }
+}
+
 // Folders given relative to the working directory, each process in its own checkout.
 TEST(PathIndependentKeys, RelativeFoldersShareFromTheWorkingDirectory) {
     TempDir dir;
