@@ -202,6 +202,11 @@ void export_cache(const CacheArgs& args) {
     const CacheArtefactExport exported = export_cache_artefact(args.artefact, *cache, options);
     for (const CacheKey& key : exported.missing)
         std::fprintf(stderr, "cudacore: warning: %s is not in the cache: not exported\n", key.hex().c_str());
+    for (const CacheKey& key : exported.not_vouched)
+        std::fprintf(stderr,
+                     "cudacore: warning: %s arrived with another trust (an unsigned artefact, another "
+                     "secret) than the secret signs: not exported\n",
+                     key.hex().c_str());
     std::printf("exported %llu entries (%llu bytes%s) to %s\n",
                 static_cast<unsigned long long>(exported.entries),
                 static_cast<unsigned long long>(exported.bytes),
@@ -209,6 +214,9 @@ void export_cache(const CacheArgs& args) {
     if (!exported.missing.empty())
         throw CacheError("cache export: " + std::to_string(exported.missing.size()) +
                          " keys of the manifest are not in the cache");
+    if (!args.manifest.empty() && !exported.not_vouched.empty())
+        throw CacheError("cache export: " + std::to_string(exported.not_vouched.size()) +
+                         " keys of the manifest arrived with another trust than the secret signs");
 }
 
 // The artefact `args` names, read and checked (its secret, damage, cost, versions) before

@@ -78,6 +78,9 @@ struct CacheArtefactExport {
     std::uint64_t entries = 0;        ///< entries in the artefact
     std::uint64_t bytes = 0;          ///< the artefact's size
     std::vector<CacheKey> missing{};  ///< keys asked for that the cache did not hold
+    /// Entries a signed export left out: they arrived with another trust (an unsigned artefact,
+    /// another secret) than the one the secret vouches for, so signing would launder them.
+    std::vector<CacheKey> not_vouched{};
 };
 
 /// How import_cache_artefact checks an artefact.
@@ -108,7 +111,8 @@ std::vector<CacheKey> cached_entry_keys(const Program& program, CodeType target,
                                         const CompileOptions& options);
 
 /// Writes the entries of `source` (options.keys, or all it lists) as one artefact; keys it lacks
-/// are named in `missing`. InvalidArgumentError; CacheError; SerializationError naming the stream.
+/// are named in `missing`. A signed artefact holds only entries compiled here or already vouched
+/// for by its secret: those of another trust (an unsigned artefact's) are named in `not_vouched`. InvalidArgumentError; CacheError; SerializationError naming the stream.
 CacheArtefactExport export_cache_artefact(std::ostream& destination, ProgramCache& source,
                                           const CacheArtefactExportOptions& options = {});
 /// The same, written atomically to the file `destination`.

@@ -24,14 +24,26 @@ namespace {
 // larger than its bound) and the two seals.
 const std::uint64_t largest_artefact = 40 + ZSTD_compressBound(CacheArtefact::max_payload_size) + 64;
 
-// The entries of `keys` that `source` holds; those it does not are added to `missing`.
+// Whether an entry of trust `trust` may go into an artefact signed with `secret`: a signature
+// vouches for every entry, so only code compiled here (no trust of its own) and entries already
+// vouched for by that very secret are signed; one that arrived with another trust (an unsigned
+// artefact, another secret) would come out of the artefact trusted as the secret's.
+bool may_sign(const std::string& trust, const std::string& secret) {
+    return secret.empty() || trust.empty() || trust == detail::entry_trust(secret);
+}
+
+// The entries of `keys` that `source` holds; those it does not are added to `missing`, and those
+// a signature may not vouch for to `not_vouched`.
 std::vector<CacheArtefact::Entry> entries_of(ProgramCache& source, const std::vector<CacheKey>& keys,
-                                             std::vector<CacheKey>* missing) {
+                                             const std::string& secret, std::vector<CacheKey>* missing,
+                                             std::vector<CacheKey>& not_vouched) {
     std::vector<CacheArtefact::Entry> entries;
     entries.reserve(keys.size());
     for (const CacheKey& key : keys) {
-        if (std::optional<ObjectCode> code = source.get(key)) {
-            entries.emplace_back(key, std::move(*code));
+        std::string trust;
+        if (std::optional<ObjectCode> code = source.get_with_trust(key, trust)) {
+            if (may_sign(trust, secret)) entries.emplace_back(key, std::move(*code));
+            else not_vouched.push_back(key);
         } else if (missing != nullptr) {
             missing->push_back(key);
         }
@@ -42,7 +54,7 @@ std::vector<CacheArtefact::Entry> entries_of(ProgramCache& source, const std::ve
 // The artefact of `source`'s entries that `options` picks, and what was missing.
 CacheArtefact artefact_of(ProgramCache& source, const CacheArtefactExportOptions& options,
                           CacheArtefactExport& result) {
-    if (options.keys) return {entries_of(source, *options.keys, &result.missing),
+    if (options.keys) return {entries_of(source, *options.keys, options.secret, &result.missing, result.not_vouched),
                               CacheArtefact::current_origin()};
     std::optional<std::vector<CacheKey>> listed = source.entry_keys();
     if (!listed) {
@@ -51,7 +63,8 @@ CacheArtefact artefact_of(ProgramCache& source, const CacheArtefactExportOptions
             "keys to export (CacheArtefactExportOptions::keys)");
     }
     // Listed entries gone before they were read (evicted meanwhile) are simply not exported.
-    return {entries_of(source, *listed, nullptr), CacheArtefact::current_origin()};
+    return {entries_of(source, *listed, options.secret, nullptr, result.not_vouched),
+            CacheArtefact::current_origin()};
 }
 
 std::string exported_bytes(ProgramCache& source, const CacheArtefactExportOptions& options,

@@ -121,6 +121,48 @@ TEST(CacheArtefact, ExportsTheEntriesOfGivenProgramsThroughStreams) {
     EXPECT_EQ(find_cached(included, CodeType::cubin, names(), {.cache = &b}), codes[2]);
 }
 
+// A signature vouches for every entry of the artefact: a signed export takes only code compiled
+// here and entries its own secret signed before. An entry that came from an unsigned artefact (or
+// one signed with another secret) is left out and named, so that exporting cannot launder it into
+// an artefact its importers trust as the secret's; an unsigned export takes everything.
+TEST(CacheArtefact, ASignedExportVouchesOnlyForCodeCompiledHereOrSignedByItsSecret) {
+    TempDir dir;
+    const std::string other_secret = "another secret of 32 bytes......";
+    MemoryProgramCache mixed;
+    std::istringstream unsigned_in(test::sample_artefact_bytes());
+    ASSERT_EQ(import_cache_artefact(mixed, unsigned_in, {}).imported, 2u);
+    const std::vector<ObjectCode> codes = warm(mixed, dir, 1);  // two entries: a marker, the code
+    const std::vector<CacheKey> foreign = {CacheKey::of_bytes("one"), CacheKey::of_bytes("two")};
+    for (const std::string& key_secret : {std::string(secret), other_secret}) {
+        std::stringstream stream;
+        const CacheArtefactExport exported = export_cache_artefact(stream, mixed, {.secret = key_secret});
+        EXPECT_EQ(exported.entries, 2u);
+        std::vector<CacheKey> left_out = exported.not_vouched;
+        std::sort(left_out.begin(), left_out.end());
+        std::vector<CacheKey> expected = foreign;
+        std::sort(expected.begin(), expected.end());
+        EXPECT_EQ(left_out, expected);
+        MemoryProgramCache importer;
+        EXPECT_EQ(import_cache_artefact(importer, stream, {.secret = key_secret}).imported, 2u);
+        for (const CacheKey& key : foreign) EXPECT_FALSE(importer.get(key));
+        EXPECT_EQ(compiles_to_find(importer, dir, codes), 0u);
+    }
+    std::stringstream unsigned_out;
+    const CacheArtefactExport everything = export_cache_artefact(unsigned_out, mixed, {});
+    EXPECT_EQ(everything.entries, 4u);
+    EXPECT_TRUE(everything.not_vouched.empty());
+
+    // Entries its secret signed are vouched for again by that secret, by no other.
+    MemoryProgramCache vouched;
+    std::istringstream signed_in(test::sample_artefact_bytes(secret));
+    ASSERT_EQ(import_cache_artefact(vouched, signed_in, {.secret = secret}).imported, 2u);
+    std::stringstream same, other;
+    EXPECT_EQ(export_cache_artefact(same, vouched, {.secret = secret}).entries, 2u);
+    const CacheArtefactExport refused = export_cache_artefact(other, vouched, {.secret = other_secret});
+    EXPECT_EQ(refused.entries, 0u);
+    EXPECT_EQ(refused.not_vouched.size(), 2u);
+}
+
 TEST(CacheArtefact, ImportIsIdempotent) {
     TempDir dir;
     MemoryProgramCache a;
