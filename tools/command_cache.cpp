@@ -166,11 +166,6 @@ std::string artefact_secret(const CacheArgs& args) {
 
 // A manifest of a million keys is 65 MB.
 constexpr std::uint64_t largest_manifest = std::uint64_t{256} << 20;
-// What an artefact file can hold: its payload's bound, compressed (zstd adds at most 1/128) and
-// framed.
-constexpr std::uint64_t largest_artefact =
-    CacheArtefact::max_payload_size + CacheArtefact::max_payload_size / 128 + 4096;
-
 // The keys of a manifest: one key (64 hex digits) a line; blank lines and lines beginning with
 // '#' are skipped.
 std::vector<CacheKey> read_manifest(const std::string& path) {
@@ -222,10 +217,9 @@ void export_cache(const CacheArgs& args) {
 // The artefact `args` names, read and checked (its secret, damage, cost, versions) before
 // anything is made on disk.
 CacheArtefact read_artefact(const CacheArgs& args, const CacheArtefactImportOptions& options) {
-    const std::string bytes = read_input_file(args.artefact, "the artefact", largest_artefact);
     std::optional<CacheArtefact> artefact;
     try {
-        artefact.emplace(CacheArtefact::deserialize(bytes, options.secret, options.max_memory));
+        artefact.emplace(CacheArtefact::read_file(args.artefact, options.secret, options.max_memory));
     } catch (const SerializationError& e) {
         throw SerializationError("cache import '" + args.artefact + "': " + e.what());
     }

@@ -55,6 +55,20 @@ public:
     static CacheArtefact deserialize(std::string_view bytes, std::string_view secret = {},
                                      std::uint64_t max_memory = default_max_memory);
 
+    /// The bytes of the file form's header: stated_size() reads them.
+    static constexpr std::size_t header_size = 40;
+    /// The size of the file form whose first header_size bytes are `head`, as that header states
+    /// it (header, compressed payload, seals): what a reader reads, and no more. SerializationError
+    /// when `head` is no artefact header (magic, length, version, flags, a payload over
+    /// max_payload_size). Thread-safe.
+    static std::uint64_t stated_size(std::string_view head);
+    /// deserialize() of the file `path`, a regular file read only once its header is checked and
+    /// only if its size is the stated one, and if its compressed payload could decompress within
+    /// `max_memory`: a large file that is no artefact, or a padded one, costs no memory.
+    /// SerializationError naming the file and why. Thread-safe.
+    static CacheArtefact read_file(const std::filesystem::path& path, std::string_view secret = {},
+                                   std::uint64_t max_memory = default_max_memory);
+
     /// The largest payload read (decompressed): 8 GiB.
     static constexpr std::uint64_t max_payload_size = std::uint64_t{8} << 30;
     /// The memory deserialize() lets the entries take unless told otherwise: 2 GiB.

@@ -6,11 +6,19 @@
 
 #include "cache/cached_entry.hpp"
 #include "cache/entry_trust.hpp"
-#include "support/serialized_file.hpp"
+#include "cache/sha256_seal.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cudacore_trace.hpp"
+#include "support/file_descriptor.hpp"
+#include "support/serialized_file.hpp"
+#include "support/system_call_error.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zstd.h>
+
+#include <algorithm>
 
 #include <istream>
 #include <iterator>
@@ -19,10 +27,6 @@
 
 namespace cudacore {
 namespace {
-
-// The largest artefact file: its header, the payload's bound compressed (zstd never makes it
-// larger than its bound) and the two seals.
-const std::uint64_t largest_artefact = 40 + ZSTD_compressBound(CacheArtefact::max_payload_size) + 64;
 
 // Whether an entry of trust `trust` may go into an artefact signed with `secret`: a signature
 // vouches for every entry, so only code compiled here (no trust of its own) and entries already
@@ -215,16 +219,22 @@ CacheArtefactExport export_cache_artefact(const std::filesystem::path& destinati
 
 CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istream& source,
                                           const CacheArtefactImportOptions& options) {
-    // Read a piece at a time, never past what an artefact can hold.
-    std::string bytes;
-    char piece[65536];
-    while (source.read(piece, sizeof piece) || source.gcount() > 0) {
-        bytes.append(piece, static_cast<std::size_t>(source.gcount()));
-        if (bytes.size() > largest_artefact) {
-            throw SerializationError("import_cache_artefact: the stream holds more than the " +
-                                     std::to_string(largest_artefact) + " bytes an artefact can");
-        }
+    // The header first: a stream that holds no artefact is refused from it, and the rest is read
+    // a piece at a time, never past the size it states (and one byte more, to see trailing data).
+    std::string bytes(CacheArtefact::header_size, '\0');
+    source.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    bytes.resize(static_cast<std::size_t>(source.gcount()));
+    std::uint64_t stated = 0;
+    try {
+        stated = CacheArtefact::stated_size(bytes);
+    } catch (const SerializationError& e) {
+        throw SerializationError(std::string("import_cache_artefact: ") + e.what());
     }
+    char piece[65536];
+    while (bytes.size() <= stated &&
+           (source.read(piece, static_cast<std::streamsize>(std::min<std::uint64_t>(sizeof piece, stated + 1 - bytes.size()))) ||
+            source.gcount() > 0))
+        bytes.append(piece, static_cast<std::size_t>(source.gcount()));
     if (source.bad())
         throw SerializationError("import_cache_artefact: reading the stream failed");
     return import_bytes(destination, bytes, options, "");
@@ -237,17 +247,57 @@ CacheArtefactImport import_cache_artefact(ProgramCache& destination, const Cache
     return import_checked(destination, artefact, options, "");
 }
 
+CacheArtefact CacheArtefact::read_file(const std::filesystem::path& path, std::string_view secret,
+                                       std::uint64_t max_memory) {
+    auto refuse = [&](const std::string& why) -> void {
+        throw SerializationError("CacheArtefact::read_file '" + path.string() + "': " + why);
+    };
+    // Not blocking (a FIFO under the name), and only a regular file.
+    const detail::FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+    if (file.fd < 0) refuse("open failed: " + detail::errno_name_and_text(errno));
+    struct stat info {};
+    if (::fstat(file.fd, &info) != 0) refuse("fstat failed: " + detail::errno_name_and_text(errno));
+    if (!S_ISREG(info.st_mode)) refuse("it is " + std::string(detail::file_kind(info.st_mode)) + ", not a regular file");
+    const auto size = static_cast<std::uint64_t>(info.st_size);
+    char head[header_size];
+    const ssize_t got = ::pread(file.fd, head, std::min<std::uint64_t>(size, header_size), 0);
+    if (got < 0) refuse("read failed: " + detail::errno_name_and_text(errno));
+    std::uint64_t stated = 0;
+    try {
+        stated = stated_size(std::string_view(head, static_cast<std::size_t>(got)));
+    } catch (const SerializationError& e) {
+        refuse(std::string(e.what()) + " (" + std::to_string(size) + " bytes)");
+    }
+    if (size != stated)
+        refuse("the file has " + std::to_string(size) + " bytes; its header states " + std::to_string(stated) +
+               (size < stated ? ": truncated" : ": trailing data"));
+    // The compressed payload is read whole: one that could not decompress within max_memory
+    // (zstd never writes more than its bound) is refused before it is.
+    if (stated > ZSTD_compressBound(max_memory) + header_size + 2 * detail::sha256_seal_size)
+        refuse("it is " + std::to_string(size) + " bytes, more than entries within the memory limit of " +
+               std::to_string(max_memory) + " bytes can take");
+    std::string bytes;
+    try {
+        bytes = detail::read_open_file_bounded(file.fd, path, stated);
+    } catch (const std::exception& e) {
+        refuse(e.what());
+    }
+    return deserialize(bytes, secret, max_memory);
+}
+
 CacheArtefactImport import_cache_artefact(ProgramCache& destination,
                                           const std::filesystem::path& source,
                                           const CacheArtefactImportOptions& options) {
     const std::string what = " '" + source.string() + "'";
-    std::string bytes;
+    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "import_cache_artefact");
+    check_trust(destination, options, what);
+    std::optional<CacheArtefact> artefact;
     try {
-        bytes = detail::read_file_bounded(source, largest_artefact);
-    } catch (const std::exception& e) {
+        artefact.emplace(CacheArtefact::read_file(source, options.secret, options.max_memory));
+    } catch (const SerializationError& e) {
         throw SerializationError("import_cache_artefact" + what + ": " + e.what());
     }
-    return import_bytes(destination, bytes, options, what);
+    return import_checked(destination, *artefact, options, what);
 }
 
 }  // namespace cudacore

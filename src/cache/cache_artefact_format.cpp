@@ -17,6 +17,8 @@
 #include "support/payload_codec.hpp"
 #include "support/sha256.hpp"
 
+#include <zstd.h>
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -42,10 +44,16 @@ constexpr int compression_level = 9;
     throw SerializationError("CacheArtefact::deserialize: " + why);
 }
 
-// Checks the header and the seals of `bytes`; returns the compressed payload and sets `count`
-// and `payload_size`.
-std::string_view checked_payload(std::string_view bytes, std::string_view secret,
-                                 std::uint64_t& count, std::uint64_t& payload_size) {
+// What the fixed header states.
+struct Header {
+    bool is_signed = false;
+    std::uint64_t count = 0;
+    std::uint64_t payload_size = 0;
+    std::uint64_t compressed_size = 0;
+};
+
+// Checks the fixed header at the start of `bytes` (magic, length, version, flags, payload size).
+Header checked_header(std::string_view bytes) {
     const std::size_t compare = std::min(bytes.size(), artefact_magic.size());
     if (bytes.empty() || std::memcmp(bytes.data(), artefact_magic.data(), compare) != 0) {
         refuse("not a cache artefact (" + std::to_string(bytes.size()) +
@@ -63,15 +71,31 @@ std::string_view checked_payload(std::string_view bytes, std::string_view secret
     }
     const auto flags = static_cast<std::uint32_t>(read_little_endian(bytes, 12, 4));
     if ((flags & ~signed_flag) != 0) refuse("unknown flags " + std::to_string(flags));
-    const bool is_signed = (flags & signed_flag) != 0;
-    count = read_little_endian(bytes, 16, 8);
-    payload_size = read_little_endian(bytes, 24, 8);
-    const std::uint64_t compressed_size = read_little_endian(bytes, 32, 8);
-    if (payload_size > CacheArtefact::max_payload_size) {
-        refuse("the header claims " + std::to_string(payload_size) +
+    Header header;
+    header.is_signed = (flags & signed_flag) != 0;
+    header.count = read_little_endian(bytes, 16, 8);
+    header.payload_size = read_little_endian(bytes, 24, 8);
+    header.compressed_size = read_little_endian(bytes, 32, 8);
+    if (header.payload_size > CacheArtefact::max_payload_size) {
+        refuse("the header claims " + std::to_string(header.payload_size) +
                " bytes of entries, more than the limit of " +
                std::to_string(CacheArtefact::max_payload_size));
     }
+    if (header.compressed_size > ZSTD_compressBound(CacheArtefact::max_payload_size))
+        refuse("the header claims " + std::to_string(header.compressed_size) + " compressed bytes, more than " +
+               std::to_string(CacheArtefact::max_payload_size) + " bytes of entries can take");
+    return header;
+}
+
+// Checks the header and the seals of `bytes`; returns the compressed payload and sets `count`
+// and `payload_size`.
+std::string_view checked_payload(std::string_view bytes, std::string_view secret,
+                                 std::uint64_t& count, std::uint64_t& payload_size) {
+    const Header header = checked_header(bytes);
+    const bool is_signed = header.is_signed;
+    count = header.count;
+    payload_size = header.payload_size;
+    const std::uint64_t compressed_size = header.compressed_size;
     const std::uint64_t seals = seal_size * (is_signed ? 2 : 1);
     const std::uint64_t present = bytes.size() - fixed_header_size;
     if (compressed_size > present || present - compressed_size != seals) {
@@ -98,6 +122,16 @@ std::string_view checked_payload(std::string_view bytes, std::string_view secret
     }
     return bytes.substr(fixed_header_size, static_cast<std::size_t>(compressed_size));
 }
+
+}  // namespace
+
+std::uint64_t CacheArtefact::stated_size(std::string_view head) {
+    static_assert(header_size == fixed_header_size);
+    const Header header = checked_header(head.substr(0, std::min(head.size(), fixed_header_size)));
+    return fixed_header_size + header.compressed_size + seal_size * (header.is_signed ? 2 : 1);
+}
+
+namespace {
 
 // Bytes of an ObjectCode's serialized form before its fields (magic, version, byte order, total).
 constexpr std::uint64_t serialized_envelope_size = 24;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cache/disk/shard_counters.hpp"
+#include "support/file_descriptor.hpp"
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -26,22 +27,7 @@ std::string quoted(const std::filesystem::path& path);
 /// Throws CacheError "DiskProgramCache: <what> '<path>' failed: <errno text>".
 [[noreturn]] void fail(const std::string& what, const std::filesystem::path& path, int error);
 
-/// A file descriptor closed when it goes out of scope (-1: none).
-struct FileDescriptor {
-    int fd = -1;
-    FileDescriptor() = default;
-    explicit FileDescriptor(int value) : fd(value) {}
-    FileDescriptor(const FileDescriptor&) = delete;
-    FileDescriptor(FileDescriptor&& other) noexcept : fd(std::exchange(other.fd, -1)) {}
-    FileDescriptor& operator=(const FileDescriptor&) = delete;
-    FileDescriptor& operator=(FileDescriptor&& other) noexcept {
-        std::swap(fd, other.fd);
-        return *this;
-    }
-    ~FileDescriptor() {
-        if (fd >= 0) ::close(fd);
-    }
-};
+using detail::FileDescriptor;
 
 /// An entry file as a listing saw it.
 struct EntryFile {

@@ -16,6 +16,9 @@
 
 #include "cache/cached_entry.hpp"
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
@@ -161,6 +164,57 @@ TEST(CacheArtefact, ASignedExportVouchesOnlyForCodeCompiledHereOrSignedByItsSecr
     const CacheArtefactExport refused = export_cache_artefact(other, vouched, {.secret = other_secret});
     EXPECT_EQ(refused.entries, 0u);
     EXPECT_EQ(refused.not_vouched.size(), 2u);
+}
+
+// Expects `call` to throw SerializationError whose message holds each of `parts`.
+template <class Call>
+void expect_serialization_error(Call&& call, const std::vector<std::string>& parts) {
+    try {
+        call();
+        ADD_FAILURE() << "no error; expected one holding " << parts.front();
+    } catch (const SerializationError& e) {
+        for (const std::string& part : parts) EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+}
+
+// The largest memory this process has held, in bytes.
+std::uint64_t peak_memory() {
+    struct rusage usage {};
+    ::getrusage(RUSAGE_SELF, &usage);
+    return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+// A file is read only once its header is checked and only to the size it states: a large file
+// that is no artefact, or an artefact padded past its size, is refused without being read (the
+// process's peak memory does not grow by the file), and a FIFO is refused without waiting for a
+// writer. A stream is read no further than the size its header states, and one byte more.
+TEST(CacheArtefact, AFileIsReadOnlyAsFarAsItsCheckedHeaderStates) {
+    TempDir dir;
+    const std::uint64_t big = std::uint64_t{3} << 30;
+    const std::filesystem::path junk = dir.path() / "junk.ccart";
+    test::write_file(junk, "not an artefact, and large");
+    std::filesystem::resize_file(junk, big);  // sparse: costs no disk
+    const std::string artefact = test::sample_artefact_bytes();
+    const std::filesystem::path padded = dir.path() / "padded.ccart";
+    test::write_file(padded, artefact);
+    std::filesystem::resize_file(padded, big);
+    const std::uint64_t before = peak_memory();
+    MemoryProgramCache cache;
+    expect_serialization_error([&] { import_cache_artefact(cache, junk); },
+                                                {"magic number does not match", std::to_string(big) + " bytes"});
+    expect_serialization_error([&] { import_cache_artefact(cache, padded); },
+                                                {"trailing data", "its header states " + std::to_string(artefact.size())});
+    EXPECT_LT(peak_memory(), before + (std::uint64_t{256} << 20));
+    EXPECT_FALSE(cache.get(CacheKey::of_bytes("one")));
+
+    const std::filesystem::path fifo = dir.path() / "fifo.ccart";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    expect_serialization_error([&] { import_cache_artefact(cache, fifo); }, {"not a regular file"});
+
+    std::istringstream trailing(artefact + "x"), exact(artefact);
+    expect_serialization_error([&] { import_cache_artefact(cache, trailing); }, {"trailing data"});
+    EXPECT_EQ(import_cache_artefact(cache, exact).imported, 2u);
+    EXPECT_EQ(CacheArtefact::stated_size(artefact), artefact.size());
 }
 
 TEST(CacheArtefact, ImportIsIdempotent) {
