@@ -88,8 +88,9 @@ public:
     const std::string& digest() const noexcept;
     std::string describe() const;  ///< "'name' (N headers, digest 0123456789ab)", for messages
 
-    /// `<cache folder>/header-bundles/<digest()>`, the headers written out once for NVRTC's
-    /// precompiled headers. CacheError naming the bundle, the folder and why.
+    /// `<cache folder>/header-bundles/<a digest of digest()>`, the headers written out once for
+    /// NVRTC's precompiled headers, each file opening with `#line 1 "<its name>"` (so `__FILE__`
+    /// names it as a compile from memory does). CacheError naming the bundle, the folder and why.
     std::filesystem::path folder() const;
 
     /// What remove_folders() did.

@@ -4,8 +4,10 @@
 #include "headers/include_directives.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cache_directory.hpp"
+#include "support/hex.hpp"
 #include "support/owned_folder.hpp"
 #include "support/private_folder.hpp"
+#include "support/sha256.hpp"
 #include "support/system_call_error.hpp"
 #include "support/temporary_directory.hpp"
 
@@ -61,14 +63,24 @@ struct OpenDescriptor {
 }
 
 std::string manifest_text(const HeaderBundle& bundle) {
-    return "cudacore header bundle folder 1\ndigest " + bundle.digest() + "\nheaders " +
+    return "cudacore header bundle folder 2\ndigest " + bundle.digest() + "\nheaders " +
            std::to_string(bundle.size()) + "\nbytes " + std::to_string(bundle.content_size()) + "\n";
 }
+
+// What a header's file in the folder begins with: a #line naming the header as the bundle does,
+// so that __FILE__, assert and NVRTC's messages name it as a compile that reads the bundle from
+// memory does (NVRTC still looks for quoted includes beside the file itself).
+std::string line_directive(const std::string& name) { return "#line 1 \"" + name + "\"\n"; }
 
 // Why a header name cannot be a file below the folder; empty when it can.
 std::string unsafe_name(const std::string& name) {
     if (name == kOwnerLock || name == kBundleManifestName)
         return "the header '" + name + "' has a name the folder keeps for itself";
+    // The #line that names it must carry the name as NVRTC reads it: no escape, no end of line,
+    // no byte NVRTC's lexer takes for the end of the file, no trigraph (before C++17).
+    if (name.find_first_of("\"\\\n\r") != std::string::npos || name.find('\xff') != std::string::npos ||
+        name.find("??") != std::string::npos)
+        return "the header '" + name + "' has a name a #line cannot carry";
     if (name.starts_with('/')) return "the header '" + name + "' has an absolute name";
     std::string_view rest = name;
     while (true) {
@@ -185,7 +197,7 @@ BundlesRoot bundles_root(const std::string& what) {
 }
 
 // Writes `content` to the new file `name` (folders made as needed) below the folder `folder`.
-void write_header(int folder, const std::string& name, const std::string& content,
+void write_header(int folder, const std::string& name, std::string_view content,
                   const fs::path& display, const std::string& what) {
     int parent = folder;
     std::string_view rest = name;
@@ -278,13 +290,15 @@ std::string header_problem(Subfolders& folders, const BundledHeader& header, boo
     if (::fstat(file.fd, &info) != 0) return "the header '" + header.name + "' cannot be read";
     if (!S_ISREG(info.st_mode))
         return "the header '" + header.name + "' is " + std::string(file_kind(info.st_mode));
-    if (static_cast<std::uint64_t>(info.st_size) != header.content.size()) {
-        return "the header '" + header.name + "' has " + std::to_string(info.st_size) +
-               " bytes, not " + std::to_string(header.content.size());
-    }
+    const std::string line = line_directive(header.name);
+    const std::uint64_t size = line.size() + header.content.size();
+    if (static_cast<std::uint64_t>(info.st_size) != size)
+        return "the header '" + header.name + "' has " + std::to_string(info.st_size) + " bytes, not " + std::to_string(size);
     sign(signature, info);
     if (!compare_bytes) return {};
-    if (read_open_file_bounded(file.fd, header.name, header.content.size()) != header.content)
+    const std::string held = read_open_file_bounded(file.fd, header.name, size);
+    if (std::string_view(held).substr(0, line.size()) != line ||
+        std::string_view(held).substr(line.size()) != header.content)
         return "the header '" + header.name + "' differs from the bundle's";
     return {};
 }
@@ -411,7 +425,7 @@ bool make_folder(const fs::path& root, const fs::path& folder, const HeaderBundl
     const OpenDescriptor fd(::open(staging.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (fd.fd < 0) fail_call(what, "open", staging.path(), errno);
     for (const BundledHeader& header : bundle.headers())
-        write_header(fd.fd, header.name, header.content, staging.path(), what);
+        write_header(fd.fd, header.name, line_directive(header.name) + header.content, staging.path(), what);
     try {
         write_file_atomically_at(fd.fd, std::string(kBundleManifestName), manifest_text(bundle),
                                  0600, staging.path() / kBundleManifestName);
@@ -451,7 +465,7 @@ CheckedFolders& checked_folders() {
 // first (the others find it made). Returns the digest's lock, shared: the folder held.
 std::shared_ptr<DigestLock> make_again(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
                                        const std::string& what, const GiveUp& give_up) {
-    auto lock = std::make_shared<DigestLock>(root, bundle.digest(), LOCK_EX, true, what, give_up);
+    auto lock = std::make_shared<DigestLock>(root, bundle_folder_name(bundle), LOCK_EX, true, what, give_up);
     if (!bundle_folder_problem(folder, bundle, true).empty()) {
         reclaim_abandoned_folders(root, kStagingPrefix);  // what killed makers left
         move_aside(root, folder, what);
@@ -525,7 +539,8 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle, const GiveUp& gi
     for (const BundledHeader& header : bundle.headers())
         if (std::string unsafe = unsafe_name(header.name); !unsafe.empty()) throw CacheError(what + ": " + unsafe);
     const BundlesRoot root = bundles_root(what);
-    const fs::path folder = root.path / bundle.digest();
+    const std::string name = bundle_folder_name(bundle);
+    const fs::path folder = root.path / name;
     CheckedFolders& checked = checked_folders();
     // Another thread may hold it while it waits for a digest's lock: waited for as that lock is.
     std::unique_lock guard(checked.mutex, std::defer_lock);
@@ -537,9 +552,9 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle, const GiveUp& gi
     if (!scanned->second.empty()) throw CacheError(what + ": " + scanned->second);
     // Checked under the shared lock, which a remover (cache clear) cannot take from us: a folder
     // found whole stays so for as long as the hold lives. A maker's exclusive lock turns shared.
-    auto lock = std::make_shared<DigestLock>(root.path, bundle.digest(), LOCK_SH, true, what, give_up);
+    auto lock = std::make_shared<DigestLock>(root.path, name, LOCK_SH, true, what, give_up);
     const bool compared = checked.compared.contains(folder.string());
-    std::shared_ptr<OpenDescriptor> opened = open_digest_folder(root, bundle.digest());
+    std::shared_ptr<OpenDescriptor> opened = open_digest_folder(root, name);
     std::string signature;
     if (!opened || !open_folder_problem(opened->fd, folder, bundle, !compared, &signature).empty()) {
         lock.reset();
@@ -551,7 +566,7 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle, const GiveUp& gi
             throw CacheError(failed->second.message);
         try {
             lock = make_again(root.path, folder, bundle, what, give_up);
-            opened = open_digest_folder(root, bundle.digest());
+            opened = open_digest_folder(root, name);
             signature.clear();
             if (!opened || !open_folder_problem(opened->fd, folder, bundle, true, &signature).empty())
                 throw CacheError(what + ": the folder '" + folder.string() + "' just made cannot be opened");
@@ -563,7 +578,7 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle, const GiveUp& gi
     }
     checked.compared.insert(folder.string());
     // The same folder keeps the same descriptor, so NVRTC sees the same path and its PCH holds.
-    std::shared_ptr<OpenDescriptor>& kept = checked.descriptors[bundle.digest()];
+    std::shared_ptr<OpenDescriptor>& kept = checked.descriptors[name];
     if (!kept || !same_folder(kept->fd, opened->fd)) kept = opened;
     auto hold = std::make_shared<FolderHold>(FolderHold{std::move(lock), kept});
     if (kept != opened) {  // the same folder: its signature through the kept descriptor is the same
@@ -571,6 +586,14 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle, const GiveUp& gi
         open_folder_problem(kept->fd, folder, bundle, false, &signature);
     }
     return {folder, "/proc/self/fd/" + std::to_string(kept->fd), kept->fd, std::move(signature), std::move(hold)};
+}
+
+std::string bundle_folder_name(const HeaderBundle& bundle) {
+    Sha256 hash;
+    hash.update("cudacore header bundle folder 2, headers opened by #line\n");
+    hash.update(bundle.digest());
+    const Sha256Digest digest = hash.finish();
+    return hex_of(digest.data(), digest.size());
 }
 
 fs::path bundle_folder(const HeaderBundle& bundle) { return hold_bundle_folder(bundle).path; }

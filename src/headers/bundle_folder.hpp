@@ -2,14 +2,14 @@
 // automatic precompiled headers work (NVRTC keys a PCH by the files it parsed: headers given in
 // memory have none, and a program compiled from them gets no PCH).
 //
-// One folder per bundle digest, `<cache folder>/header-bundles/<digest>/` (the cache folder as
-// the disk program cache finds it: support/cache_directory.hpp), shared by every process of the
+// One folder per bundle digest, `<cache folder>/header-bundles/<bundle_folder_name()>/` (the
+// cache folder as the disk program cache finds it: support/cache_directory.hpp), shared by every process of the
 // user and never changed once in place. It is made under a private name in the same parent (an
 // OwnedFolder "staging-XXXXXX", whose lock tells reclaimers whether its maker lives) and renamed
 // into place whole; a manifest written last holds the digest, the header count and their size.
 // Before each use the folder is checked: the manifest, and each header's type and size (a stat
 // each); the first use in a process also compares every byte with the bundle. A folder that fails
-// is moved aside and made again, under a lock per digest (`.<digest>.lock`, a bounded wait), so
+// is moved aside and made again, under a lock per folder (`.<folder name>.lock`, a bounded wait), so
 // that processes that all find it damaged replace it once. The same lock, shared, is held by a
 // compile while NVRTC reads the folder, so that remove_bundle_folders (cache clear), which takes
 // it exclusively without waiting, never removes a folder in use. Internal: Program::compile,
@@ -44,6 +44,11 @@ inline constexpr std::string_view kBundleManifestName = ".cudacore-bundle";
 // of this process's own in the temporary directory (`cudacore-bundles-XXXXXX`), removed at exit.
 // Thread-safe.
 std::filesystem::path bundle_folder(const HeaderBundle& bundle);
+
+// The name of `bundle`'s folder: a digest of its digest and of the folder's form (each header's
+// file opens with `#line 1 "<its name>"`), so that a form written by another version of the
+// library lies elsewhere and neither takes the other's for damage. 64 hex digits. Thread-safe.
+std::string bundle_folder_name(const HeaderBundle& bundle);
 
 // A bundle's folder with a shared lock on it (its digest's lock file): while `hold` lives,
 // remove_bundle_folders leaves the folder in place (a compile reads it). Throws as bundle_folder.

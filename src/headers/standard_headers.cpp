@@ -175,9 +175,9 @@ void await_standard_headers_folder(const GiveUp& give_up) {
 std::string standard_headers_key_flag(const std::string& flag) {
     static const std::string prefix = "--include-path=";
     if (!flag.starts_with(prefix)) return flag;
-    // Only the standard headers' folder ends in their digest below a header-bundles folder.
+    // Only the standard headers' folder ends in its name below a header-bundles folder.
     const HeaderBundle bundle = standard_headers();
-    if (!flag.ends_with("/" + bundle.digest()) || flag.find("bundles") == std::string::npos) return flag;
+    if (!flag.ends_with("/" + bundle_folder_name(bundle)) || flag.find("bundles") == std::string::npos) return flag;
     return prefix + "<cudacore standard headers " + bundle.digest() + ">";
 }
 

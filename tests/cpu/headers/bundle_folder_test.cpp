@@ -68,15 +68,16 @@ TEST(BundleFolder, MadeOnceUnderTheDigestAndChecked) {
     const CacheFolder cache;
     const HeaderBundle bundle = test::sample_folder_bundle(20, 100);
     const fs::path folder = bundle.folder();
-    EXPECT_EQ(folder, cache.bundles() / bundle.digest());
+    EXPECT_EQ(folder, cache.bundles() / detail::bundle_folder_name(bundle));
     EXPECT_EQ(detail::bundle_folder_problem(folder, bundle, true), "");
-    EXPECT_EQ(test::read_file(folder / "gen/sub3/h10.h"), *bundle.find("gen/sub3/h10.h"));
+    // Each file opens with the #line that names it as the bundle does.
+    EXPECT_EQ(test::read_file(folder / "gen/sub3/h10.h"), "#line 1 \"gen/sub3/h10.h\"\n" + *bundle.find("gen/sub3/h10.h"));
     EXPECT_TRUE(contains(test::read_file(folder / ".cudacore-bundle"), "digest " + bundle.digest()));
     EXPECT_FALSE(fs::exists(folder / "owner.lock"));
     EXPECT_EQ(fs::status(cache.bundles()).permissions() & fs::perms::all, fs::perms::owner_all);
     // Asked again: the same folder, nothing else made.
     EXPECT_EQ(bundle.folder(), folder);
-    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + bundle.digest() + ".lock", bundle.digest()}));
+    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + detail::bundle_folder_name(bundle) + ".lock", detail::bundle_folder_name(bundle)}));
     // Another bundle, another folder.
     EXPECT_NE(test::sample_folder_bundle(21, 100).folder(), folder);
 }
@@ -121,10 +122,10 @@ TEST(BundleFolder, ManyProcessesAtOnceMakeOneFolder) {
     for (const pid_t pid : pids) EXPECT_EQ(test::wait_for(pid), 0) << "worker " << pid;
     const HeaderBundle bundle = test::sample_folder_bundle(headers, bytes);
     // One folder, its lock file, and no staging folder or temporary file left.
-    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + bundle.digest() + ".lock", bundle.digest()}));
-    EXPECT_EQ(detail::bundle_folder_problem(cache.bundles() / bundle.digest(), bundle, true), "");
+    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + detail::bundle_folder_name(bundle) + ".lock", detail::bundle_folder_name(bundle)}));
+    EXPECT_EQ(detail::bundle_folder_problem(cache.bundles() / detail::bundle_folder_name(bundle), bundle, true), "");
     std::size_t files = 0;
-    for (const auto& entry : fs::recursive_directory_iterator(cache.bundles() / bundle.digest()))
+    for (const auto& entry : fs::recursive_directory_iterator(cache.bundles() / detail::bundle_folder_name(bundle)))
         files += entry.is_regular_file() ? 1 : 0;
     EXPECT_EQ(files, bundle.size() + 1);  // the headers and the manifest
 }
@@ -133,7 +134,7 @@ TEST(BundleFolder, MakerKilledHalfwayLeavesNothingTrusted) {
     const CacheFolder cache;
     const int headers = 3000, bytes = 4000;
     const HeaderBundle bundle = test::sample_folder_bundle(headers, bytes);
-    const fs::path folder = cache.bundles() / bundle.digest();
+    const fs::path folder = cache.bundles() / detail::bundle_folder_name(bundle);
     int killed_while_staging = 0;
     for (int attempt = 0; attempt < 5; ++attempt) {
         fs::remove_all(folder);
@@ -160,7 +161,7 @@ TEST(BundleFolder, MakerKilledHalfwayLeavesNothingTrusted) {
     fs::remove_all(folder);
     EXPECT_EQ(bundle.folder(), folder);
     EXPECT_EQ(detail::bundle_folder_problem(folder, bundle, true), "");
-    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + bundle.digest() + ".lock", bundle.digest()}));
+    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + detail::bundle_folder_name(bundle) + ".lock", detail::bundle_folder_name(bundle)}));
 }
 
 TEST(BundleFolder, CompileReadsTheFolderWithPchAndKeepsTheFlags) {
@@ -170,7 +171,7 @@ TEST(BundleFolder, CompileReadsTheFolderWithPchAndKeepsTheFlags) {
     const std::string ptx(first.compile(CodeType::ptx).code());
     EXPECT_TRUE(contains(ptx, "1000")) << ptx;
     EXPECT_EQ(first.pch_status().outcome, PchOutcome::created) << first.pch_status().reason;
-    EXPECT_TRUE(fs::exists(cache.bundles() / bundle.digest() / "gen/sub0/h0.h"));
+    EXPECT_TRUE(fs::exists(cache.bundles() / detail::bundle_folder_name(bundle) / "gen/sub0/h0.h"));
     // The flags (and so the cache key) name no folder and no PCH: the digest stands for them.
     for (const auto& flag : first.flags(CodeType::ptx)) {
         EXPECT_FALSE(flag.starts_with("--include-path")) << flag;
@@ -460,7 +461,7 @@ TEST(BundleFolder, DisabledCacheKeepsTheFolderPrivateAndRemovesItAtExit) {
     const fs::path folder = result.out.substr(0, result.out.find('\n'));
     EXPECT_EQ(folder.parent_path().parent_path(), temporary.path()) << folder;
     EXPECT_TRUE(folder.parent_path().filename().string().starts_with("cudacore-bundles-")) << folder;
-    EXPECT_EQ(folder.filename(), test::sample_folder_bundle(5, 100).digest());
+    EXPECT_EQ(folder.filename(), detail::bundle_folder_name(test::sample_folder_bundle(5, 100)));
     EXPECT_FALSE(fs::exists(cache.cache())) << "the cache folder was made";
     std::vector<std::string> left;
     for (const auto& entry : fs::directory_iterator(temporary.path())) left.push_back(entry.path().filename());
@@ -469,7 +470,7 @@ TEST(BundleFolder, DisabledCacheKeepsTheFolderPrivateAndRemovesItAtExit) {
     const test::ProcessResult shared = test::run_process(
         worker(5, 100), {{"CUDACORE_DISABLE_CACHE", "0"}, {"TMPDIR", temporary.path().string()}});
     ASSERT_EQ(shared.exit_code, 0) << shared.err;
-    EXPECT_EQ(shared.out, (cache.bundles() / test::sample_folder_bundle(5, 100).digest()).string() + "\n");
+    EXPECT_EQ(shared.out, (cache.bundles() / detail::bundle_folder_name(test::sample_folder_bundle(5, 100))).string() + "\n");
 }
 
 // CUDACORE_DISABLE_CACHE and a process killed while it has its private bundle folder: the next
@@ -523,7 +524,7 @@ TEST(BundleFolder, RemoveFoldersTakesAllButThoseInUse) {
         const HeaderBundle::FolderRemoval removal = HeaderBundle::remove_folders(cache.cache());
         EXPECT_EQ(removal.removed, 1u);
         EXPECT_EQ(removal.in_use, std::vector<fs::path>{held.path});
-        EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + first.digest() + ".lock", first.digest(), "notes.txt"}));
+        EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + detail::bundle_folder_name(first) + ".lock", detail::bundle_folder_name(first), "notes.txt"}));
         EXPECT_EQ(detail::bundle_folder_problem(held.path, first, true), "");
     }
     const HeaderBundle::FolderRemoval removal = HeaderBundle::remove_folders(cache.cache());
@@ -541,7 +542,7 @@ TEST(BundleFolder, CacheClearCommandRemovesThem) {
     const CacheFolder cache;
     const HeaderBundle bundle = test::sample_folder_bundle(5, 100);
     bundle.folder();
-    const fs::path folder = cache.bundles() / bundle.digest();
+    const fs::path folder = cache.bundles() / detail::bundle_folder_name(bundle);
     // A cache folder holding only bundle folders is no program cache yet, not a foreign folder.
     const test::ProcessResult stats = test::run_process({test::cli_path().string(), "cache", "stats"});
     ASSERT_EQ(stats.exit_code, 0) << stats.out << stats.err;
@@ -582,14 +583,14 @@ TEST(BundleFolder, AStagingFolderReclaimedWhileItsMakerStalledIsMadeAgain) {
     }
     ASSERT_EQ(reclaimed.size(), 1u) << "the reclaimer left the stalled folder";
     EXPECT_EQ(detail::bundle_folder_problem(folder, bundle, true), "");
-    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + bundle.digest() + ".lock", bundle.digest()}));
+    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + detail::bundle_folder_name(bundle) + ".lock", detail::bundle_folder_name(bundle)}));
 }
 
 // What can stand under a digest's lock file's name by damage: a folder (with something in it),
 // a symbolic link (to a file that must survive).
 enum class LockDamage { folder, link };
 void damage_lock(const CacheFolder& cache, const HeaderBundle& bundle, LockDamage damage) {
-    const fs::path lock = cache.bundles() / ("." + bundle.digest() + ".lock");
+    const fs::path lock = cache.bundles() / ("." + detail::bundle_folder_name(bundle) + ".lock");
     fs::remove(lock);
     if (damage == LockDamage::folder) {
         fs::create_directory(lock);
@@ -616,8 +617,8 @@ TEST(BundleFolder, ALockFileThatIsAFolderOrALinkIsRepairedByTheNextUse) {
                 ADD_FAILURE() << "use " << use << ": " << e.what();
             }
         }
-        EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(cache.bundles() / ("." + bundle.digest() + ".lock"))));
-        EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + bundle.digest() + ".lock", bundle.digest()}));
+        EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(cache.bundles() / ("." + detail::bundle_folder_name(bundle) + ".lock"))));
+        EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + detail::bundle_folder_name(bundle) + ".lock", detail::bundle_folder_name(bundle)}));
         if (damage == LockDamage::link) EXPECT_EQ(test::read_file(cache.cache() / "target"), "kept");
     }
 }
@@ -644,7 +645,7 @@ TEST(BundleFolder, CacheClearRepairsADamagedLockFileAndRemovesEverything) {
         damage_lock(cache, bundles[0], damage);
         const test::ProcessResult cleared = test::run_process({test::cli_path().string(), "cache", "clear"});
         EXPECT_EQ(cleared.exit_code, 0) << cleared.out << cleared.err;
-        const fs::path lock = cache.bundles() / ("." + bundles[0].digest() + ".lock");
+        const fs::path lock = cache.bundles() / ("." + detail::bundle_folder_name(bundles[0]) + ".lock");
         EXPECT_TRUE(contains(cleared.err, "repaired: '" + lock.string() + "' was a")) << cleared.err;
         EXPECT_TRUE(contains(cleared.out, "removed 2 header bundle folders")) << cleared.out;
         EXPECT_EQ(DiskProgramCache(cache.cache()).stats().entries, 0u);
@@ -658,7 +659,7 @@ TEST(BundleFolder, CacheClearRepairsADamagedLockFileAndRemovesEverything) {
 TEST(BundleFolder, CacheClearGoesOnPastALockItCannotOpenAndNamesIt) {
     const CacheFolder cache;
     const std::vector<HeaderBundle> bundles = cache_with_entries_and_folders(cache);
-    const std::string lock_name = "." + bundles[0].digest() + ".lock";
+    const std::string lock_name = "." + detail::bundle_folder_name(bundles[0]) + ".lock";
     const test::ProcessResult cleared = test::run_process(
         {test::cli_path().string(), "cache", "clear"},
         test::fault_injection_env(
@@ -667,7 +668,7 @@ TEST(BundleFolder, CacheClearGoesOnPastALockItCannotOpenAndNamesIt) {
     EXPECT_TRUE(contains(cleared.err, "open '" + (cache.bundles() / lock_name).string() + "' failed: EIO"))
         << cleared.err;
     EXPECT_EQ(DiskProgramCache(cache.cache()).stats().entries, 0u);
-    EXPECT_EQ(cache.entries(), (std::vector<std::string>{lock_name, bundles[0].digest()}));
+    EXPECT_EQ(cache.entries(), (std::vector<std::string>{lock_name, detail::bundle_folder_name(bundles[0])}));
 }
 
 // Compiles of one bundle in a loop on one thread while another runs `fn` in a loop: each compile
@@ -715,7 +716,7 @@ TEST(BundleFolder, RemoveFoldersWhileCompilingBreaksNoCompile) {
 TEST(BundleFolder, FolderRemovedByHandDuringACompileStillGivesTheCode) {
     const CacheFolder cache;
     const HeaderBundle bundle = test::sample_folder_bundle(30, 2000);
-    const fs::path folder = cache.bundles() / bundle.digest();
+    const fs::path folder = cache.bundles() / detail::bundle_folder_name(bundle);
     test::WarningLog warnings;
     const std::vector<std::string> reasons = compile_while(bundle, 12, [&] {
         std::error_code ignored;
@@ -742,15 +743,15 @@ TEST(BundleFolder, SixteenProcessesCompilingAtOnceShareOneFolder) {
         });
     }
     for (std::thread& starter : starters) starter.join();
-    const std::string expected_folder = (cache.bundles() / bundle.digest()).string() + "\n";
+    const std::string expected_folder = (cache.bundles() / detail::bundle_folder_name(bundle)).string() + "\n";
     for (const test::ProcessResult& result : results) {
         ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
         EXPECT_TRUE(result.out.starts_with(expected_folder)) << result.out;
         EXPECT_TRUE(contains(result.out, "\ncode ")) << result.out;
         EXPECT_EQ(result.out, results.front().out);  // the same folder and the same code
     }
-    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + bundle.digest() + ".lock", bundle.digest()}));
-    EXPECT_EQ(detail::bundle_folder_problem(cache.bundles() / bundle.digest(), bundle, true), "");
+    EXPECT_EQ(cache.entries(), (std::vector<std::string>{"." + detail::bundle_folder_name(bundle) + ".lock", detail::bundle_folder_name(bundle)}));
+    EXPECT_EQ(detail::bundle_folder_problem(cache.bundles() / detail::bundle_folder_name(bundle), bundle, true), "");
     std::vector<std::string> left;
     for (const auto& entry : fs::directory_iterator(temporary.path())) left.push_back(entry.path().filename());
     EXPECT_TRUE(left.empty()) << left.front();

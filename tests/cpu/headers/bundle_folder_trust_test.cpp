@@ -128,7 +128,7 @@ TEST(BundleFolderTrust, ACacheFolderOthersCanWriteIsNotUsed) {
     fs::create_directories(cache.cache());
     ::chmod(cache.cache().c_str(), 0777);
     expect_refused(test::sample_folder_bundle(6, 100), cache.cache().string(), "writable by other users");
-    EXPECT_FALSE(fs::exists(cache.bundles() / test::sample_folder_bundle(6, 100).digest()));
+    EXPECT_FALSE(fs::exists(cache.bundles() / detail::bundle_folder_name(test::sample_folder_bundle(6, 100))));
 }
 
 TEST(BundleFolderTrust, HeaderBundlesSwappedForALinkIsNotUsed) {

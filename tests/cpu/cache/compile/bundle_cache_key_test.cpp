@@ -10,6 +10,7 @@
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/warnings.hpp"
+#include "headers/bundle_folder.hpp"
 
 #include <stdlib.h>
 
@@ -96,8 +97,8 @@ TEST(BundleCacheKey, FolderOrMemoryGiveTheSameKey) {
     const CacheKey from_b = compile_with_cache_folder(temp.path() / "b", second);
     test::write_file(temp.path() / "file", "not a folder\n");
     const CacheKey from_memory = compile_with_cache_folder(temp.path() / "file", memory);
-    EXPECT_TRUE(std::filesystem::exists(temp.path() / "a" / "header-bundles" / bundle.digest()));
-    EXPECT_TRUE(std::filesystem::exists(temp.path() / "b" / "header-bundles" / bundle.digest()));
+    EXPECT_TRUE(std::filesystem::exists(temp.path() / "a" / "header-bundles" / detail::bundle_folder_name(bundle)));
+    EXPECT_TRUE(std::filesystem::exists(temp.path() / "b" / "header-bundles" / detail::bundle_folder_name(bundle)));
     EXPECT_NE(first, PchOutcome::not_attempted);  // read from the folder, with PCH
     EXPECT_NE(second, PchOutcome::not_attempted);
     EXPECT_EQ(memory, PchOutcome::not_attempted);  // no folder: from memory
@@ -116,6 +117,44 @@ TEST(BundleCacheKey, FolderOrMemoryGiveTheSameKey) {
     EXPECT_GT(cache.stats().hits, after_store.hits);
     EXPECT_EQ(cache.stats().insertions, after_store.insertions);  // found, not compiled again
     EXPECT_EQ(hit.code(), made.code());
+    if (restore.empty()) ::unsetenv("CUDACORE_CACHE_DIR");
+    else ::setenv("CUDACORE_CACHE_DIR", restore.c_str(), 1);
+}
+
+// A bundled header names itself as the bundle does, whether NVRTC read it from its folder (a path
+// that changes with the process: /proc/self/fd/N) or from memory: the folder's files open with a
+// #line. So a plain compile (from the folder, with PCH), one from memory and a cached one (from
+// memory) give the same code where a bundled header expands __FILE__ and __LINE__, and NVRTC still
+// finds a quoted include beside the header in its folder.
+TEST(BundleCacheKey, ABundledHeaderNamesItselfAlikeFromItsFolderOrFromMemory) {
+    const test::TempDir temp;
+    const char* previous = std::getenv("CUDACORE_CACHE_DIR");
+    const std::string restore = previous ? previous : "";
+    const HeaderBundle bundle = HeaderBundle::from_headers(
+        {{"sub/where.h", "#include \"inner.h\"\n__device__ const char* where() { return __FILE__; }\n"
+                         "__device__ int line_here() { return __LINE__ * 1000 + INNER; }\n"},
+         {"sub/inner.h", "#define INNER 7\n"}},
+        "where");
+    ProgramOptions options;
+    options.name = "where.cu";
+    options.arch = "sm_90";
+    options.header_bundles = {bundle};
+    const std::string source = "#include <sub/where.h>\n"
+                               "extern \"C\" __global__ void k(const char** p, int* l) { *p = where(); *l = line_here(); }\n";
+    ::setenv("CUDACORE_CACHE_DIR", (temp.path() / "cache").c_str(), 1);
+    Program from_folder(source, SourceType::cxx, options);
+    const std::string plain(from_folder.compile(CodeType::ptx).code());
+    EXPECT_NE(from_folder.pch_status().outcome, PchOutcome::not_attempted) << "read from the folder";
+    MemoryProgramCache cache;
+    Program cached(source, SourceType::cxx, options);
+    EXPECT_EQ(std::string(compile_cached(cached, CodeType::ptx, {}, {.cache = &cache}).code()), plain);
+    test::write_file(temp.path() / "file", "not a folder\n");
+    ::setenv("CUDACORE_CACHE_DIR", (temp.path() / "file").c_str(), 1);
+    Program from_memory(source, SourceType::cxx, options);
+    EXPECT_EQ(std::string(from_memory.compile(CodeType::ptx).code()), plain);
+    EXPECT_EQ(from_memory.pch_status().outcome, PchOutcome::not_attempted);
+    // The line and the quoted include: __LINE__ 3 of where.h, INNER from inner.h beside it.
+    EXPECT_NE(plain.find("3007"), std::string::npos) << plain;
     if (restore.empty()) ::unsetenv("CUDACORE_CACHE_DIR");
     else ::setenv("CUDACORE_CACHE_DIR", restore.c_str(), 1);
 }
