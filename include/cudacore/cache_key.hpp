@@ -29,8 +29,10 @@ struct CacheKey {
     auto operator<=>(const CacheKey&) const = default;  ///< ordered field by field
 };
 
-/// The key of program.compile(target, name_expressions), remembered with the Program value; loads
-/// the compilers for their versions, never compiles. Throws as program.flags(target). Thread-safe.
+/// The key of program.compile(target, name_expressions), remembered with the Program value. Names
+/// the compilers' builds from their files; opens a compiler (one empty compile or link) only where
+/// neither its file's name nor a line remembered in the disk cache tells its build. Throws as
+/// program.flags(target). Thread-safe.
 CacheKey cache_key(const Program& program, CodeType target,
                    const std::vector<std::string>& name_expressions = {});
 

@@ -44,7 +44,9 @@ ObjectCode compile_fatbin(const Program& program, const std::vector<std::string>
                           const std::vector<std::string>& name_expressions,
                           const FatbinCompileOptions& options);
 
-/// The key of compile_fatbin(program, targets, name_expressions, {fatbin}); throws as it does.
+/// The key of compile_fatbin(program, targets, name_expressions, {fatbin}) as cache_key() keys a
+/// compile: everything but the contents of the headers the program includes (compile_fatbin with
+/// a cache looks each target up by its exact key, headers included). Throws as compile_fatbin.
 CacheKey fatbin_cache_key(const Program& program, const std::vector<std::string>& targets,
                           const std::vector<std::string>& name_expressions = {},
                           const FatbinOptions& fatbin = {});
