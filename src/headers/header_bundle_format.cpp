@@ -6,10 +6,16 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/header_bundle.hpp"
 
-#include "support/serialized_file.hpp"
 #include "support/atomic_file.hpp"
+#include "support/file_descriptor.hpp"
 #include "support/little_endian.hpp"
 #include "support/payload_codec.hpp"
+#include "support/serialized_file.hpp"
+#include "support/system_call_error.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
 #include <zstd.h>
@@ -99,10 +105,20 @@ std::string HeaderBundle::serialize() const {
     return out;
 }
 
-HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
+namespace {
+
+// What a bundle file's fixed header states, checked: the magic, the header's length, the version,
+// the limits.
+struct BundleHeader {
+    std::uint32_t count = 0;
+    std::uint64_t payload_size = 0;
+    std::uint64_t compressed_size = 0;
+};
+
+BundleHeader checked_bundle_header(std::string_view bytes, std::uint64_t input_size) {
     const std::size_t compare = std::min(bytes.size(), bundle_magic.size());
     if (bytes.empty() || std::memcmp(bytes.data(), bundle_magic.data(), compare) != 0) {
-        reject_bundle("not a header bundle (" + std::to_string(bytes.size()) +
+        reject_bundle("not a header bundle (" + std::to_string(input_size) +
                " bytes; the bundle_magic number does not match)");
     }
     if (bytes.size() < bundle_fixed_header_size) {
@@ -111,20 +127,30 @@ HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
     }
     const std::uint32_t version = static_cast<std::uint32_t>(read_little_endian(bytes, 8, 4));
     if (version == 0) reject_bundle("invalid format version 0");
-    if (version > format_version) {
+    if (version > HeaderBundle::format_version) {
         reject_bundle("format version " + std::to_string(version) + " is newer than this build reads (" +
-               std::to_string(format_version) + "); upgrade cudacore");
+               std::to_string(HeaderBundle::format_version) + "); upgrade cudacore");
     }
-    const std::uint32_t count = static_cast<std::uint32_t>(read_little_endian(bytes, 12, 4));
-    const std::uint64_t payload_size = read_little_endian(bytes, 16, 8);
-    const std::uint64_t compressed_size = read_little_endian(bytes, 24, 8);
-    refuse_past_limits(count, payload_size);
-    const std::uint64_t present = bytes.size() - bundle_fixed_header_size;
-    if (compressed_size != present) {
-        reject_bundle(std::string(compressed_size > present ? "truncated" : "trailing data") +
-               ": the header says " + std::to_string(compressed_size) +
+    BundleHeader header;
+    header.count = static_cast<std::uint32_t>(read_little_endian(bytes, 12, 4));
+    header.payload_size = read_little_endian(bytes, 16, 8);
+    header.compressed_size = read_little_endian(bytes, 24, 8);
+    refuse_past_limits(header.count, header.payload_size);
+    const std::uint64_t present = input_size - bundle_fixed_header_size;
+    if (header.compressed_size != present) {
+        reject_bundle(std::string(header.compressed_size > present ? "truncated" : "trailing data") +
+               ": the header says " + std::to_string(header.compressed_size) +
                " compressed bytes follow it, the input has " + std::to_string(present));
     }
+    return header;
+}
+
+}  // namespace
+
+HeaderBundle HeaderBundle::deserialize(std::string_view bytes) {
+    const BundleHeader header = checked_bundle_header(bytes, bytes.size());
+    const std::uint32_t count = header.count;
+    const std::uint64_t payload_size = header.payload_size;
     const std::string_view compressed = bytes.substr(bundle_fixed_header_size);
     XXH3_state_t checksum;
     XXH3_64bits_reset(&checksum);
@@ -165,10 +191,24 @@ void HeaderBundle::save(const std::filesystem::path& path) const {
 }
 
 HeaderBundle HeaderBundle::load(const std::filesystem::path& path) {
+    // The fixed header is checked (and the size it states against the file's) before the rest is
+    // read: a large file that is no bundle costs no memory.
     std::string bytes;
     try {
-        // The compressed form is never larger than the payload by more than zstd's bound.
-        bytes = detail::read_file_bounded(path, bundle_fixed_header_size + ZSTD_compressBound(max_payload_size));
+        const detail::FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+        struct stat info {};
+        if (file.fd < 0 || ::fstat(file.fd, &info) != 0)
+            throw SerializationError("cannot read '" + path.string() + "': " + detail::errno_name_and_text(errno));
+        if (!S_ISREG(info.st_mode))
+            throw SerializationError("'" + path.string() + "' is " + std::string(detail::file_kind(info.st_mode)) +
+                                     ", not a regular file");
+        char head[bundle_fixed_header_size];
+        const ssize_t got = ::pread(file.fd, head, sizeof head, 0);
+        if (got < 0) throw SerializationError("cannot read '" + path.string() + "': " + detail::errno_name_and_text(errno));
+        checked_bundle_header(std::string_view(head, static_cast<std::size_t>(got)), static_cast<std::uint64_t>(info.st_size));
+        bytes = detail::read_open_file_bounded(file.fd, path, static_cast<std::uint64_t>(info.st_size));
+    } catch (const SerializationError& e) {
+        throw SerializationError("HeaderBundle::load '" + path.string() + "': " + e.what());
     } catch (const std::exception& e) {
         throw SerializationError(std::string("HeaderBundle::load: ") + e.what());
     }

@@ -6,6 +6,7 @@
 #include "code/object_code_state.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>  // inlined (XXH_INLINE_ALL, from cudacore_internals)
@@ -224,6 +225,37 @@ TEST(Serialization, LoadRejectsMissingAndCorruptFilesNamingThePath) {
         EXPECT_NE(std::string(e.what()).find(corrupt.string()), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("checksum"), std::string::npos) << e.what();
     }
+}
+
+// A saved file's first bytes are checked before the rest is read: a large file that is no saved
+// ObjectCode, or a saved one padded past the size it states, is refused without being read (the
+// process's peak memory does not grow by the file), and a FIFO is refused without waiting.
+TEST(Serialization, LoadChecksTheFirstBytesBeforeReadingTheRest) {
+    TempDir dir;
+    const std::uint64_t big = std::uint64_t{3} << 30;
+    const auto junk = dir.path() / "junk.ccobj";
+    cudacore::test::write_file(junk, "not a saved ObjectCode, and large");
+    std::filesystem::resize_file(junk, big);  // sparse: costs no disk
+    const auto padded = dir.path() / "padded.ccobj";
+    small_object().save(padded);
+    std::filesystem::resize_file(padded, big);
+    const auto fifo = dir.path() / "fifo.ccobj";
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    struct rusage before {};
+    ::getrusage(RUSAGE_SELF, &before);
+    for (const auto& [path, part] : {std::pair{junk, "magic number does not match"}, std::pair{padded, "trailing data"},
+                                     std::pair{fifo, "not a regular file"}}) {
+        try {
+            ObjectCode::from_saved(path);
+            FAIL() << path;
+        } catch (const SerializationError& e) {
+            EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+        }
+    }
+    struct rusage after {};
+    ::getrusage(RUSAGE_SELF, &after);
+    EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 256 * 1024) << "KiB";
 }
 
 TEST(Serialization, SaveIntoMissingDirectoryFailsNamingThePath) {

@@ -14,6 +14,8 @@
 #include "cudacore/program.hpp"
 
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <filesystem>
@@ -165,6 +167,32 @@ TEST(HeaderBundle, RefusesForeignTruncatedAndCorruptBytes) {
     }
     EXPECT_THROW(HeaderBundle::load(dir.path() / "absent.ccbundle"), SerializationError);
     EXPECT_THROW(HeaderBundle::load(dir.path()), SerializationError);
+
+    // The fixed header is checked before the rest is read: a large file that is no bundle, or a
+    // bundle padded past its stated size, is refused without being read (the peak memory does
+    // not grow by the file), and a FIFO without waiting for a writer.
+    const std::uint64_t big = std::uint64_t{3} << 30;
+    write_file(dir.path() / "junk.ccbundle", "not a bundle, and large");
+    std::filesystem::resize_file(dir.path() / "junk.ccbundle", big);
+    write_file(dir.path() / "padded.ccbundle", bytes);
+    std::filesystem::resize_file(dir.path() / "padded.ccbundle", big);
+    ASSERT_EQ(::mkfifo((dir.path() / "fifo.ccbundle").c_str(), 0600), 0);
+    struct rusage before {};
+    ::getrusage(RUSAGE_SELF, &before);
+    for (const auto& [name, part] : {std::pair{"junk.ccbundle", "magic number does not match"},
+                                     std::pair{"padded.ccbundle", "trailing data"},
+                                     std::pair{"fifo.ccbundle", "not a regular file"}}) {
+        try {
+            HeaderBundle::load(dir.path() / name);
+            ADD_FAILURE() << "loaded " << name;
+        } catch (const SerializationError& e) {
+            EXPECT_TRUE(contains(e.what(), part)) << e.what();
+            EXPECT_TRUE(contains(e.what(), name)) << e.what();
+        }
+    }
+    struct rusage after {};
+    ::getrusage(RUSAGE_SELF, &after);
+    EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 256 * 1024) << "KiB";
 }
 
 TEST(HeaderBundle, FromIncludeFoldersFollowsIncludesAndRenamesRelativeOnes) {
