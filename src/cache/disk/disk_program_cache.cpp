@@ -142,13 +142,19 @@ void DiskProgramCache::store_many(const std::vector<std::pair<CacheKey, ObjectCo
                                   const std::string& trust) {
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "cache put_many disk");
     constexpr std::size_t batch = 128;  // a descriptor each while its batch is written
+    // The encoded copies of a batch are held until it is written: bounded in bytes too, so that
+    // storing large entries (an artefact's import) adds one batch's memory, not theirs all.
+    constexpr std::uint64_t batch_bytes = std::uint64_t{64} << 20;
     std::vector<detail::disk::EncodedEntry> encoded;
+    std::uint64_t encoded_bytes = 0;
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& [key, code] = entries[i];
         std::string bytes = detail::disk::encode_entry(key, code, trust);
-        if (bytes.size() <= max_bytes_)  // else it would never fit
+        if (bytes.size() <= max_bytes_) {  // else it would never fit
+            encoded_bytes += bytes.size();
             encoded.push_back({detail::disk::shard_of(key), entry_name(key), std::move(bytes), entry_path(key)});
-        if (encoded.size() < batch && i + 1 < entries.size()) continue;
+        }
+        if (encoded.size() < batch && encoded_bytes < batch_bytes && i + 1 < entries.size()) continue;
         std::size_t stored = 0;
         try {
             stored = detail::disk::store_entries(directory_fd_, directory_, encoded);
@@ -165,6 +171,7 @@ void DiskProgramCache::store_many(const std::vector<std::pair<CacheKey, ObjectCo
         for (std::size_t n = 0; n < stored; ++n)
             detail::disk::disk_tier.count(detail::TierEvent::store);
         encoded.clear();
+        encoded_bytes = 0;
     }
     // The renames durable, once for all; a failure leaves correct files (as put's fsync).
     ::syncfs(directory_fd_);
