@@ -678,14 +678,19 @@ CompileSnapshot take_compile_snapshot(const SnapshotRequest& request) {
 bool looked_up_beside_project_text(const CompileSnapshot& snapshot, const std::string& looked_up) {
     // NVRTC tries each name also with ".stdh" appended (its own standard headers' form).
     const std::string path = looked_up.ends_with(".stdh") ? looked_up.substr(0, looked_up.size() - 5) : looked_up;
+    // A name given from memory, or a folder of one: NVRTC looks such a folder up before it looks
+    // beside a header of that name (a quoted include there is then looked up, and recorded, itself).
+    auto given_or_its_folder = [](std::string_view name, std::string_view given) {
+        return given == name || (given.size() > name.size() && given.starts_with(name) && given[name.size()] == '/');
+    };
     auto bundled = [&](std::string_view name) {
-        return std::find(snapshot.bundled_names.begin(), snapshot.bundled_names.end(), name) !=
-               snapshot.bundled_names.end();
+        return std::any_of(snapshot.bundled_names.begin(), snapshot.bundled_names.end(),
+                           [&](const std::string& given) { return given_or_its_folder(name, given); });
     };
     if (path.starts_with(snapshot_memory_folder))
         return !bundled(std::string_view(path).substr(snapshot_memory_folder.size())) &&
                std::none_of(snapshot.headers.begin(), snapshot.headers.end(),
-                            [&](const SnapshotHeader& header) { return header.name == path; });
+                            [&](const SnapshotHeader& header) { return given_or_its_folder(path, header.name); });
     if (path.empty() || path == snapshot.nvrtc_name || inside_any(path, snapshot.fixed_folders)) return false;
     const std::size_t slash = snapshot.nvrtc_name.rfind('/');
     if (slash != std::string::npos) {

@@ -83,7 +83,8 @@ struct CompileSnapshot {
 // memory (under the memory folder, not one of the headers' names), or beside the source (in the
 // folder of its name, or relative to the working directory for a bare name: neither the name
 // itself nor one of NVRTC's own), under a name no header bundle serves (each also tried with
-// ".stdh" appended, as NVRTC does). NVRTC looks there first
+// ".stdh" appended, as NVRTC does). The folder of a name given from memory is no such lookup:
+// NVRTC looks it up before looking beside that header, where each name is then recorded itself. NVRTC looks there first
 // only for a quoted name, and every operand the scan found is rewritten to a header's name, to an
 // angled toolkit name or to a bundled name. Thread-safe.
 bool looked_up_beside_project_text(const CompileSnapshot& snapshot, const std::string& path);

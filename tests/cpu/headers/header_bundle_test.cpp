@@ -12,6 +12,7 @@
 #include "cudacore/header_bundle.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
+#include "cudacore/warnings.hpp"
 
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -613,6 +614,22 @@ extern "C" __global__ void k(float* out, const __half* in) {
     const std::string reference(Program(source, SourceType::cxx, from_disk).compile(CodeType::cubin).code());
     const std::string bundled(Program(source, SourceType::cxx, from_memory).compile(CodeType::cubin).code());
     EXPECT_EQ(bundled, reference);
+
+    // Cached, as a program of a bare name: NVRTC looks the folders of bundled names up (relative
+    // to the working directory) before it looks beside those headers, which shows no include the
+    // scan missed. Stored once, then found without a compile.
+    std::vector<std::string> warnings;
+    const WarningHandler previous =
+        set_warning_handler([&](const Warning& warning) { warnings.push_back(warning.message); });
+    MemoryProgramCache cache;
+    Program first(source, SourceType::cxx, from_memory);
+    EXPECT_EQ(std::string(compile_cached(first, CodeType::cubin, {}, {.cache = &cache}).code()), reference);
+    Program again(source, SourceType::cxx, from_memory);
+    EXPECT_EQ(std::string(compile_cached(again, CodeType::cubin, {}, {.cache = &cache}).code()), reference);
+    set_warning_handler(previous);
+    EXPECT_TRUE(warnings.empty()) << warnings.front();
+    EXPECT_EQ(cache.stats().insertions, 1u);
+    EXPECT_EQ(cache.stats().hits, 1u);
 }
 
 }  // namespace
