@@ -1,4 +1,5 @@
 #include "support/atomic_file.hpp"
+#include "support/file_descriptor.hpp"
 
 #include "support/removed_on_signal.hpp"
 #include "support/termination_signals.hpp"
@@ -24,15 +25,6 @@ namespace {
 [[noreturn]] void throw_errno(int error, const std::string& call, const std::filesystem::path& path) {
     throw std::system_error(error, std::generic_category(), call + " '" + path.string() + "'");
 }
-
-// Closes a descriptor on scope exit (errors on close of a read-only or already-synced file are
-// not actionable).
-struct FileDescriptor {
-    int fd = -1;
-    ~FileDescriptor() {
-        if (fd >= 0) ::close(fd);
-    }
-};
 
 constexpr std::string_view temporary_marker = ".tmp-";
 
@@ -103,11 +95,14 @@ PendingAtomicWrite::PendingAtomicWrite(int directory_fd, const std::string& file
                                 "'" + display_path.string() + "' names no file");
     temporary_ = temporary_name(file_name, name_limit(directory_fd));
     const std::filesystem::path temporary_display = display_path.parent_path() / temporary_;
-    FileDescriptor file{::openat(directory_fd, temporary_.c_str(),
-                                 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode)};
-    if (file.fd < 0) throw_errno(errno, "open", temporary_display);
-    // A signal that ends the process (through the CLI's handling) removes it too.
-    removed_on_signal_ = RemovedOnSignal(temporary_display);
+    // Made inside its registration: a signal that ends the process (through the CLI's handling)
+    // removes it too, also one that comes while it is being made.
+    FileDescriptor file;
+    removed_on_signal_ = RemovedOnSignal::make([&] {
+        file.fd = ::openat(directory_fd, temporary_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (file.fd < 0) throw_errno(errno, "open", temporary_display);
+        return temporary_display;
+    });
     // Held until the file is in place (through a duplicate, so that close() below still reports
     // errors): a cleaner never removes a temporary file whose lock is held. Blocking: a cleaner
     // holds it only for a test. A file system without flock writes unlocked, as before.

@@ -2,9 +2,12 @@
 // and makes and removes folders in DIR on four threads without end (support/owned_folder.hpp,
 // a file written in each), as compiles make their header trace and PCH folders. Writes READY
 // once each thread has made twenty, and goes on until signalled: whatever moment the signal
-// comes, DIR must be left empty.
+// comes, DIR must be left empty. With `files`, each thread writes a file of its own in DIR
+// atomically (support/atomic_file.hpp, as the CLI writes its output) instead: DIR must then hold
+// those files and no temporary file.
 //
-//   helper_owned_folders_on_signal_probe DIR READY
+//   helper_owned_folders_on_signal_probe DIR READY [files]
+#include "support/atomic_file.hpp"
 #include "support/owned_folder.hpp"
 #include "support/termination_signals.hpp"
 
@@ -15,12 +18,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
 #include <vector>
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        std::fprintf(stderr, "usage: helper_owned_folders_on_signal_probe DIR READY\n");
+    if (argc != 3 && argc != 4) {
+        std::fprintf(stderr, "usage: helper_owned_folders_on_signal_probe DIR READY [files]\n");
         return 2;
     }
     namespace fs = std::filesystem;
@@ -29,15 +33,20 @@ int main(int argc, char** argv) {
         return 3;
     }
     const fs::path dir = argv[1];
+    const bool files = argc == 4 && std::string(argv[3]) == "files";
     constexpr int kThreads = 4;
     std::atomic<int> warmed_up{0};
     std::vector<std::thread> threads;
     for (int t = 0; t < kThreads; ++t) {
-        threads.emplace_back([&] {
+        threads.emplace_back([&, t] {
             for (int made = 0;; ++made) {
                 try {
-                    const auto folder = cudacore::detail::OwnedFolder::make(dir, "cudacore-probe-");
-                    std::ofstream(folder.path() / "trace.json") << "{}";
+                    if (files) {
+                        cudacore::detail::write_file_atomically(dir / ("file" + std::to_string(t)), "written", 0600);
+                    } else {
+                        const auto folder = cudacore::detail::OwnedFolder::make(dir, "cudacore-probe-");
+                        std::ofstream(folder.path() / "trace.json") << "{}";
+                    }
                 } catch (const std::exception& e) {
                     std::fprintf(stderr, "%s\n", e.what());
                 }

@@ -150,4 +150,35 @@ TEST(RemovedOnSignal, FoldersBeingMadeWhenTheSignalComesAreRemovedToo) {
     EXPECT_EQ(runs, 30);
 }
 
+// Files being written atomically (a temporary file renamed into place, as the CLI writes its
+// output) when the signal comes leave no temporary file: each is made inside its registration.
+TEST(RemovedOnSignal, FilesBeingWrittenWhenTheSignalComesLeaveNoTemporaryFile) {
+    int runs = 0;
+    for (const int signal : {SIGTERM, SIGINT, SIGHUP}) {
+        for (int round = 0; round < 20; ++round) {
+            TempDir dir;
+            const fs::path made = dir.path() / "made";
+            fs::create_directory(made);
+            auto process = cudacore::test::start_signal_test_process(
+                {cudacore::test::helper_path("owned_folders_on_signal_probe").string(), made.string(),
+                 (dir.path() / "ready").string(), "files"},
+                {}, (dir.path() / "output").string());
+            ASSERT_GT(process.pid, 0);
+            ASSERT_TRUE(cudacore::test::wait_until([&] { return fs::exists(dir.path() / "ready"); },
+                                                   std::chrono::seconds(60)));
+            ::kill(process.pid, signal);
+            EXPECT_EQ(cudacore::test::finish_signal_test_process(process), -signal) << strsignal(signal);
+            std::vector<std::string> left;
+            for (const auto& entry : fs::directory_iterator(made))
+                if (entry.path().filename().string().find(".tmp-") != std::string::npos)
+                    left.push_back(entry.path().filename());
+            EXPECT_TRUE(left.empty()) << strsignal(signal) << ", round " << round << ": " << left.size()
+                                      << " left, the first " << left.front();
+            EXPECT_TRUE(fs::exists(made / "file0"));
+            ++runs;
+        }
+    }
+    EXPECT_EQ(runs, 60);
+}
+
 }  // namespace
