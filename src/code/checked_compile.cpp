@@ -107,7 +107,21 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     }
     std::future<std::optional<ObjectCode>> from_files;
     if (!keys.snapshot.aliased.empty()) from_files = start_compile_from_files(program, target, name_expressions, cancellation);
-    const ObjectCode code = compile_from_snapshot(program, target, name_expressions, keys.snapshot, &cancellation);
+    std::optional<ObjectCode> from_memory;
+    try {
+        from_memory = compile_from_snapshot(program, target, name_expressions, keys.snapshot, &cancellation);
+    } catch (const CompileCancelled&) {
+        throw;
+    } catch (const CompileError&) {
+        // What the compile from the files gives decides: its error (thrown), or its code, not
+        // stored (a header the snapshot could not give, such as one a bundled header includes
+        // from the project's folders).
+        Program copy = program;
+        ObjectCode plain = ProgramInternals::compile_cxx(copy, target, name_expressions, false, &cancellation);
+        return {std::move(plain), StoredUnder::nowhere,
+                "the compile from memory failed where the compile from the files did not"};
+    }
+    const ObjectCode code = std::move(*from_memory);
     auto nowhere = [&](std::string why) { return CheckedCompile{code, StoredUnder::nowhere, std::move(why)}; };
     if (from_files.valid()) {
         const std::optional<ObjectCode> plain = from_files.get();

@@ -7,16 +7,22 @@
 // may hold the toolkit's names, and whose headers may name their own path (__FILE__), compiled
 // under a random --std. Each is compiled through the cache, with the check compile (nothing is
 // declared), and without it; then changed (a header created, rewritten or removed, the toolkit's
-// names among them) and compiled both ways again. Whatever the cache returns, a miss, a hit or a
+// names among them) and compiled both ways again. A third of them also have a header bundle
+// (nested names, a quoted include beside, __FILE__ and __LINE__), which a plain compile reads from
+// its folder (with PCH) and the cache from memory. Whatever the cache returns, a miss, a hit or a
 // compile it did not store, must be the plain compile's code byte for byte.
 //
 // Environment: CUDACORE_TEST_SEED picks other projects (a failure names the project and prints
 // its files), CUDACORE_DIFFERENTIAL_PROJECTS how many (default 24); CUDACORE_DIFFERENTIAL_VERBOSE=1
 // prints each failed compile and each reason a compile was not stored.
+#include "temporary_cache_folder.hpp"
 #include "test_support.hpp"
 
+#include "code/nvrtc_compile.hpp"
 #include "cudacore/cached_compile.hpp"
+#include "headers/pch_directory.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/header_bundle.hpp"
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/warnings.hpp"
@@ -27,6 +33,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,6 +42,11 @@ namespace {
 
 using namespace cudacore;
 namespace fs = std::filesystem;
+
+// Header bundles are written out as folders under the cache folder: a temporary one for this
+// program, never the user's.
+[[maybe_unused]] ::testing::Environment* const cache_folder_environment =
+    ::testing::AddGlobalTestEnvironment(new cudacore::test::TemporaryCacheFolderEnvironment);
 
 // Project names, and two of the toolkit's (light headers: vector_functions.h includes
 // "vector_types.h" beside itself, which a project folder of that name must not shadow).
@@ -67,6 +79,7 @@ public:
         for (const auto& folder : folders_)
             for (const auto& name : header_names())
                 if (chance(is_toolkit_name(name) ? 0.1 : 0.3)) write_header(folder / name, name);
+        if (chance(0.3)) make_bundle();
         source_ = "#define HAS_INC(x) __has_include(x)\n" + directives("m", 3) +
                   "extern \"C\" __global__ void k(int* out) { *out = 0" + sum_ + "; }\n";
         test::write_file(root_ / "src" / "k.cu", source_);
@@ -81,6 +94,11 @@ public:
         options.pch = false;
         options.lineinfo = lineinfo_;
         if (relative_name_) options.name = "src/k.cu";  // resolved against the working directory
+        if (bundle_) {
+            // PCH unset: a plain compile reads the bundle from its folder, the cache from memory.
+            options.header_bundles = {*bundle_};
+            options.pch.reset();
+        }
         return options;
     }
     const std::string& source() const { return source_; }
@@ -89,6 +107,8 @@ public:
     std::string dump() const {
         std::string out = "--std " + standard_ + (lineinfo_ ? " --lineinfo" : "") +
                           (relative_name_ ? ", named src/k.cu in " + root_.string() : "") + "\n";
+        if (bundle_)
+            for (const auto& header : bundle_->headers()) out += "== bundled " + header.name + "\n" + header.content;
         for (const auto& entry : fs::recursive_directory_iterator(root_))
             if (entry.is_regular_file()) out += "== " + entry.path().string() + "\n" + test::read_file(entry.path());
         return out;
@@ -177,8 +197,26 @@ private:
         test::write_file(path, text);
     }
 
+    // A header bundle of one to three of the names (their files may also lie in the project's
+    // folders): each a value, perhaps its own path and line, perhaps a quoted include of another
+    // bundled name beside it.
+    void make_bundle() {
+        std::vector<BundledHeader> headers;
+        for (const std::string& name : header_names()) {
+            if (is_toolkit_name(name) || !chance(0.6)) continue;
+            std::string text = "#pragma once\n";
+            if (chance(0.4)) text += "#include \"" + std::string(name == "sub/c.h" ? "../a.h" : "sub/c.h") + "\"\n";
+            text += "#undef " + macro_of(name) + "\n#define " + macro_of(name) + " " + std::to_string(100 + random_() % 97) +
+                    (chance(0.3) ? " + __LINE__" : "") + "\n";
+            if (chance(0.3)) text += "__device__ char bundled_file_" + macro_of(name) + "[] = __FILE__;\n";
+            headers.push_back({name, text});
+        }
+        if (!headers.empty()) bundle_ = HeaderBundle::from_headers(std::move(headers), "random");
+    }
+
     fs::path root_;
     std::mt19937& random_;
+    std::optional<HeaderBundle> bundle_;
     std::vector<fs::path> folders_;
     std::string standard_;
     bool lineinfo_ = false;
@@ -189,6 +227,14 @@ private:
     int next_file_ = 0;
     int depth_ = 0;
 };
+
+// Removes what NVRTC's automatic PCH left in this process's PCH folder.
+void remove_automatic_pch_files() {
+    const detail::PchDirectory folder = detail::automatic_pch_directory(detail::pch_heap_size());
+    if (!folder.problem.empty()) return;
+    for (const auto& entry : fs::directory_iterator(folder.path))
+        if (entry.path().extension() == ".pch") fs::remove(entry.path());
+}
 
 // The PTX, or "error" when the compile fails.
 std::string ptx_of(const std::function<ObjectCode()>& compile) {
@@ -240,6 +286,10 @@ TEST(SnapshotDifferential, RandomProjectsCompileThroughTheCacheAsTheirFiles) {
             EXPECT_EQ(std::string(hit->code()), expected) << "project " << index << ": the hit differs\n" << project.dump();
 
         const std::string changes = project.change();
+        // NVRTC takes its automatic PCH (which a plain compile of a bundle's folder uses) for
+        // current while a header it holds was rewritten within the second it was made, or a new
+        // one shadows it: the plain compile after a change makes its PCH afresh.
+        remove_automatic_pch_files();
         Program changed_plain = program();
         const std::string now = ptx_of([&] { return changed_plain.compile(CodeType::ptx); });
         const std::optional<ObjectCode> hit = find_cached(program(), CodeType::ptx, {}, {.cache = &cache});
