@@ -62,7 +62,8 @@ struct LinkerOptions {
     bool operator==(const LinkerOptions&) const = default;
 };
 
-/// The arch (normalised, "sm_90") or the current device's; InvalidArgumentError without one.
+/// The arch (normalised, "sm_90"); when unset, the -arch among `extra_flags`, else the current
+/// device's; InvalidArgumentError without one.
 std::string resolve_arch(const LinkerOptions& options);
 
 /// The nvJitLink flags for `options` in a fixed order; `ptx_target` adds -ptx (and -lto).

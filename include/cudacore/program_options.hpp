@@ -86,8 +86,9 @@ struct ProgramOptions {
     std::optional<bool> fdevice_syntax_only{};      ///< --fdevice-syntax-only
     std::optional<bool> minimal{};                  ///< --minimal
     /// Leave unused module-scope __device__/__constant__ variables out of a C++ program's PTX
-    /// (jitify's -remove-unused-globals; ptx target, non-relocatable only, else
-    /// InvalidArgumentError). Passes no flag; enters the cache key.
+    /// (jitify's -remove-unused-globals; ptx target only, else InvalidArgumentError; relocatable
+    /// code and code with debug information keep every variable). Passes no flag; enters the
+    /// cache key.
     bool remove_unused_globals = false;
     /// --no-cache. Unset: on when ptxas_options asks for ptxas's report (-v, --verbose).
     std::optional<bool> no_cache{};
@@ -130,7 +131,12 @@ std::string normalize_arch(const std::string& arch);
 /// The current device's arch ("sm_90"); InvalidArgumentError without a driver or device.
 std::string current_device_arch(const char* what_needs_it);
 
-/// `options.arch` normalised, or the current device's arch when unset.
+/// The target the last -arch among `flags` names ("-arch=X", "--gpu-architecture=X", or either
+/// followed by X as the next flag), as NVRTC and nvJitLink read them; nullopt when none. Thread-safe.
+std::optional<std::string> arch_in_flags(const std::vector<std::string>& flags);
+
+/// `options.arch` normalised; when unset, the -arch among `extra_flags` (as jitify and NVRTC take
+/// it), else the current device's arch.
 std::string resolve_arch(const ProgramOptions& options);
 
 /// The NVRTC flags for `options`, in a fixed order; `lto` adds -dlto.

@@ -16,6 +16,7 @@ std::string_view to_string(LinkerBackend backend) noexcept {
 
 std::string resolve_arch(const LinkerOptions& options) {
     if (options.arch) return normalize_arch(*options.arch);
+    if (const std::optional<std::string> given = arch_in_flags(options.extra_flags)) return normalize_arch(*given);
     return current_device_arch(("linker '" + options.name + "'").c_str());
 }
 
@@ -33,7 +34,8 @@ std::vector<std::string> nvjitlink_flags(const LinkerOptions& o, bool ptx_target
         if (field) f.push_back(std::string(flag) + "=" + std::to_string(*field));
     };
 
-    f.push_back("-arch=" + resolve_arch(o));
+    // An -arch among the extra flags is the target when `arch` is unset: nvJitLink reads it there.
+    if (o.arch || !arch_in_flags(o.extra_flags)) f.push_back("-arch=" + resolve_arch(o));
     add_int(o.max_register_count, "-maxrregcount");
     add_bool(o.time, "-time");
     add_bool(o.verbose, "-verbose");

@@ -44,8 +44,22 @@ std::string normalize_arch(const std::string& arch) {
                                "': expected sm_NN, sm_NNa, compute_NN or a bare number such as 90");
 }
 
+std::optional<std::string> arch_in_flags(const std::vector<std::string>& flags) {
+    std::optional<std::string> found;
+    for (std::size_t i = 0; i < flags.size(); ++i) {
+        for (std::string_view name : {"-arch", "--gpu-architecture"}) {
+            const std::string& flag = flags[i];
+            if (flag == name && i + 1 < flags.size()) found = flags[i + 1];
+            else if (flag.size() > name.size() && flag.starts_with(name) && flag[name.size()] == '=')
+                found = flag.substr(name.size() + 1);
+        }
+    }
+    return found;
+}
+
 std::string resolve_arch(const ProgramOptions& options) {
     if (options.arch) return normalize_arch(*options.arch);
+    if (const std::optional<std::string> given = arch_in_flags(options.extra_flags)) return normalize_arch(*given);
     return current_device_arch(("program '" + options.name + "'").c_str());
 }
 
@@ -119,7 +133,8 @@ std::vector<std::string> nvrtc_flags(const ProgramOptions& o, bool lto) {
         }
     };
 
-    f.push_back("-arch=" + resolve_arch(o));
+    // An -arch among the extra flags is the target when `arch` is unset: NVRTC reads it there.
+    if (o.arch || !arch_in_flags(o.extra_flags)) f.push_back("-arch=" + resolve_arch(o));
     add_true_false(o.relocatable_device_code, "--relocatable-device-code");
     add_bool(o.extensible_whole_program, "--extensible-whole-program");
     add_bool(o.debug, "--device-debug");

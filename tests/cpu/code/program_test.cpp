@@ -4,6 +4,7 @@
 
 #include "cudacore/code_inspection.hpp"
 #include "cudacore/errors.hpp"
+#include "cudacore/linker_options.hpp"
 #include "cudacore/program.hpp"
 
 #include <elf.h>
@@ -243,6 +244,37 @@ TEST(Program, UnsetArchWithoutADeviceSaysToSetIt) {
         EXPECT_NE(std::string(e.what()).find("default_program"), std::string::npos) << e.what();
     }
     EXPECT_THROW(program.compile(CodeType::ptx), InvalidArgumentError);
+}
+
+// An -arch given among the extra flags, as jitify and NVRTC take it, is the target when `arch` is
+// unset: no device is asked, and the flags hold one -arch.
+TEST(Program, AnArchAmongTheExtraFlagsIsTheTargetWhenArchIsUnset) {
+    for (const std::vector<std::string>& extra :
+         {std::vector<std::string>{"-arch=sm_90"}, {"--gpu-architecture=sm_90"}, {"-arch", "sm_90"},
+          {"-arch=sm_80", "-arch=sm_90"}}) {
+        ProgramOptions options;
+        options.name = "extra_arch";
+        options.extra_flags = extra;
+        Program program(kTwoKernels, SourceType::cxx, options);
+        EXPECT_EQ(resolve_arch(options), "sm_90");
+        const std::vector<std::string> flags = program.flags(CodeType::ptx);
+        EXPECT_EQ(std::count_if(flags.begin(), flags.end(),
+                                [](const std::string& flag) { return flag.starts_with("-arch=sm_"); }),
+                  static_cast<long>(std::count_if(extra.begin(), extra.end(), [](const std::string& flag) {
+                      return flag.starts_with("-arch=sm_");
+                  })));
+        const std::string ptx(program.compile(CodeType::ptx).code());
+        EXPECT_NE(ptx.find(".target sm_90"), std::string::npos) << extra.front();
+    }
+    // Set, `arch` is the target as before; the extra flags reach NVRTC after it.
+    ProgramOptions both = options_for("sm_80");
+    both.extra_flags = {"-arch=sm_90"};
+    EXPECT_EQ(resolve_arch(both), "sm_80");
+    EXPECT_EQ(arch_in_flags({"-I", "x", "-arch=compute_90", "--gpu-architecture", "sm_100"}), "sm_100");
+    EXPECT_EQ(arch_in_flags({"-archx=1", "-arch"}), std::nullopt);
+    LinkerOptions linker;
+    linker.extra_flags = {"-arch=sm_90"};
+    EXPECT_EQ(resolve_arch(linker), "sm_90");
 }
 
 TEST(Program, EmptySourceIsRefused) {
