@@ -131,7 +131,8 @@ private:
     std::string status_text_;
 };
 
-/// First line of a compiler or linker log that reports an error (or the first non-empty line).
+/// First line of a compiler or linker log that reports an error ("error", "fatal"; else one that
+/// only names an ERROR status; else the first non-empty line).
 std::string first_error_line(const std::string& log);
 
 }  // namespace cudacore

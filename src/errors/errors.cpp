@@ -96,17 +96,19 @@ NvmlError::NvmlError(std::string call, int status, std::string status_text, std:
       status_(status),
       status_text_(std::move(status_text)) {}
 
+// A tool's own message ("k.cu(3): error: ...", "ptxas fatal : ...") before a line that only names
+// a status ("ERROR NVJITLINK_ERROR_PTX_COMPILE: JIT the PTX (k.ptx)", which nvJitLink writes first).
 std::string first_error_line(const std::string& log) {
     std::istringstream in(log);
-    std::string line, first_non_empty;
+    std::string line, first_non_empty, first_status;
     while (std::getline(in, line)) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.find_first_not_of(" \t") == std::string::npos) continue;
         if (first_non_empty.empty()) first_non_empty = line;
-        if (line.find("error") != std::string::npos || line.find("ERROR") != std::string::npos)
-            return line;
+        if (line.find("error") != std::string::npos || line.find("fatal") != std::string::npos) return line;
+        if (first_status.empty() && line.find("ERROR") != std::string::npos) first_status = line;
     }
-    return first_non_empty;
+    return first_status.empty() ? first_non_empty : first_status;
 }
 
 }  // namespace cudacore

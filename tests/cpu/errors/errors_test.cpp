@@ -63,6 +63,11 @@ TEST(Errors, FirstErrorLineFallsBackToFirstNonEmptyLine) {
     EXPECT_EQ(first_error_line("\n  \nsomething odd\nmore\n"), "something odd");
     EXPECT_EQ(first_error_line(""), "");
     EXPECT_EQ(first_error_line("ptxas fatal   : ERROR in input\n"), "ptxas fatal   : ERROR in input");
+    // nvJitLink names the status first, then the tool's own message: the message is the line.
+    EXPECT_EQ(first_error_line("ERROR NVJITLINK_ERROR_PTX_COMPILE: JIT the PTX (k.ptx)\n"
+                               "ptxas fatal   : SM version specified by .target is higher than default SM version assumed\n"),
+              "ptxas fatal   : SM version specified by .target is higher than default SM version assumed");
+    EXPECT_EQ(first_error_line("info: linking\nERROR NVJITLINK_ERROR_INTERNAL: x\n"), "ERROR NVJITLINK_ERROR_INTERNAL: x");
 }
 
 TEST(Errors, CompilerApiErrorNamesCallAndStatus) {
