@@ -29,8 +29,9 @@ ObjectCode get_or_compile(ProgramCache& cache, const CacheKey& key,
 using CachedCompileOptions [[deprecated("use CompileOptions")]] = CompileOptions;
 
 /// program.compile(target, name_expressions) through `options.cache`, compiling only on a miss;
-/// the key is exactly what NVRTC is given, headers included. Throws what Program::compile and
-/// cache_key throw. Thread-safe; `program` must not be compiled elsewhere meanwhile.
+/// the key is exactly what NVRTC is given, headers included. A hit is named as `program` and
+/// compiles nothing, so program.log() holds no compiler log for it. Throws what Program::compile
+/// and cache_key throw. Thread-safe; `program` must not be compiled elsewhere meanwhile.
 ObjectCode compile_cached(Program& program, CodeType target,
                           const std::vector<std::string>& name_expressions = {},
                           const CompileOptions& options = {});

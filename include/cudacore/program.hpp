@@ -96,7 +96,9 @@ public:
     std::vector<std::string> flags(CodeType target) const;
     /// The backend compile() uses: "NVRTC", "NVVM", "nvJitLink" or "driver".
     std::string backend() const;
-    /// The compiler's log of the last compile(), success or failure (PCH messages left out).
+    /// The compiler's log of the last compile(), success or failure (PCH messages left out). A
+    /// compile that uses an automatic PCH (pch_status() says `used`) has no warnings of the
+    /// headers the PCH holds: NVRTC warned once, when it made it (set pch = false for all).
     const std::string& log() const noexcept { return log_; }
     /// What PCH did in the last compile() (not_attempted before any).
     const PchStatus& pch_status() const noexcept { return pch_status_; }

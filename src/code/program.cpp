@@ -155,7 +155,8 @@ std::string missing_from_bundles(const std::string& log, const ProgramOptions& o
             for (const auto& dir : options.include_path) out += " " + dir;
         }
         out += " (the toolkit's folders are not searched with header bundles: add the header "
-               "to a bundle, for example with `cudacore bundle --header " + name + "`)\n";
+               "to a bundle, for example with `cudacore bundle --header " + name + "`, or give the "
+               "toolkit's folders as include_path = toolkit_include_dirs())\n";
     }
     return out;
 }
