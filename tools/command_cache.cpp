@@ -217,6 +217,8 @@ void export_cache(const CacheArgs& args) {
 // The artefact `args` names, read and checked (its secret, damage, cost, versions) before
 // anything is made on disk.
 CacheArtefact read_artefact(const CacheArgs& args, const CacheArtefactImportOptions& options) {
+    // Read only as far as its checked header says it reaches (CacheArtefact::read_file).
+    check_input_file(args.artefact, "the artefact");
     std::optional<CacheArtefact> artefact;
     try {
         artefact.emplace(CacheArtefact::read_file(args.artefact, options.secret, options.max_memory));

@@ -3,6 +3,7 @@
 #include "cudacore/errors.hpp"
 
 #include "support/atomic_file.hpp"
+#include "support/file_descriptor.hpp"
 #include "support/system_call_error.hpp"
 
 #include <fcntl.h>
@@ -18,21 +19,17 @@ namespace cudacore::cli {
 
 namespace {
 
-struct FileDescriptor {
-    int fd = -1;
-    ~FileDescriptor() {
-        if (fd >= 0) ::close(fd);
-    }
-};
+using detail::FileDescriptor;
 
 }  // namespace
 
-std::string read_input_file(const std::filesystem::path& path, std::string_view what, std::uint64_t limit) {
-    const std::string kind = what.empty() ? "an input file" : std::string(what);
-    auto cannot_read = [&](const std::string& why) {
-        throw InvalidArgumentError("cannot read " + (what.empty() ? "" : kind + " ") + "'" +
-                                   path.string() + "': " + why);
-    };
+namespace {
+
+// Opens `path` without blocking (a FIFO is refused, not waited on) and checks through the
+// descriptor that it is a regular file of at most `limit` bytes; `cannot_read` throws.
+template <class CannotRead>
+FileDescriptor open_input_file(const std::filesystem::path& path, std::string_view kind, std::uint64_t limit,
+                               const CannotRead& cannot_read) {
     FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
     if (file.fd < 0) cannot_read(errno == ENOENT ? "no such file" : std::strerror(errno));
     struct stat info {};
@@ -41,8 +38,26 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
         cannot_read("it is " + std::string(detail::file_kind(info.st_mode)) + ", not a regular file");
     if (static_cast<std::uint64_t>(info.st_size) > limit) {
         cannot_read("it is " + std::to_string(info.st_size) + " bytes, more than the " +
-                    std::to_string(limit) + "-byte limit for " + kind);
+                    std::to_string(limit) + "-byte limit for " + std::string(kind));
     }
+    return file;
+}
+
+}  // namespace
+
+void check_input_file(const std::filesystem::path& path, std::string_view what) {
+    open_input_file(path, what, ~std::uint64_t{0}, [&](const std::string& why) {
+        throw InvalidArgumentError("cannot read " + std::string(what) + " '" + path.string() + "': " + why);
+    });
+}
+
+std::string read_input_file(const std::filesystem::path& path, std::string_view what, std::uint64_t limit) {
+    const std::string kind = what.empty() ? "an input file" : std::string(what);
+    auto cannot_read = [&](const std::string& why) {
+        throw InvalidArgumentError("cannot read " + (what.empty() ? "" : kind + " ") + "'" +
+                                   path.string() + "': " + why);
+    };
+    const FileDescriptor file = open_input_file(path, kind, limit, cannot_read);
     try {
         return detail::read_open_file_bounded(file.fd, path, limit);
     } catch (const std::system_error& e) {

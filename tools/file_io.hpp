@@ -20,6 +20,10 @@ inline constexpr std::uint64_t max_input_size = std::uint64_t{1} << 30;  // 1 Gi
 std::string read_input_file(const std::filesystem::path& path, std::string_view what = {},
                             std::uint64_t limit = max_input_size);
 
+// Checks, as read_input_file does, that `path` can be read as a regular file (no size limit),
+// for a reader of its own that reads no further than it must. Throws InvalidArgumentError
+// "cannot read <what> '<path>': <why>".
+void check_input_file(const std::filesystem::path& path, std::string_view what);
 // Replaces the file at `path` with `bytes`, atomically: written to a temporary file beside it,
 // fsynced, then renamed over it, so a full disk or a crash leaves the previous file whole (and
 // no partial one). A symlink is followed, as cp and compilers do (a dangling one too: the file

@@ -6,6 +6,9 @@
 
 #include "support/termination_signals.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 int main(int argc, char** argv) {
@@ -33,6 +36,16 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const std::exception& e) {  // cudacore::Error and anything else: one line, exit 1
         std::cerr << "cudacore: " << e.what() << "\n";
+        return 1;
+    }
+    // What the command printed must have reached its output (a full disk, a closed descriptor):
+    // else a script that reads it would take nothing for an answer.
+    std::cout.flush();
+    errno = 0;
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+        const int error = errno;
+        std::cerr << "cudacore: writing to the standard output failed"
+                  << (error ? std::string(": ") + std::strerror(error) : std::string()) << "\n";
         return 1;
     }
     return 0;

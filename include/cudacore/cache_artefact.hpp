@@ -60,8 +60,8 @@ public:
     /// The size of the file form whose first header_size bytes are `head`, as that header states
     /// it (header, compressed payload, seals): what a reader reads, and no more. SerializationError
     /// when `head` is no artefact header (magic, length, version, flags, a payload over
-    /// max_payload_size). Thread-safe.
-    static std::uint64_t stated_size(std::string_view head);
+    /// max_payload_size; the message counts `input_size` bytes, head.size() when 0). Thread-safe.
+    static std::uint64_t stated_size(std::string_view head, std::uint64_t input_size = 0);
     /// deserialize() of the file `path`, a regular file read only once its header is checked and
     /// only if its size is the stated one, and if its compressed payload could decompress within
     /// `max_memory`: a large file that is no artefact, or a padded one, costs no memory.

@@ -264,9 +264,9 @@ CacheArtefact CacheArtefact::read_file(const std::filesystem::path& path, std::s
     if (got < 0) refuse("read failed: " + detail::errno_name_and_text(errno));
     std::uint64_t stated = 0;
     try {
-        stated = stated_size(std::string_view(head, static_cast<std::size_t>(got)));
+        stated = stated_size(std::string_view(head, static_cast<std::size_t>(got)), size);
     } catch (const SerializationError& e) {
-        refuse(std::string(e.what()) + " (" + std::to_string(size) + " bytes)");
+        refuse(e.what());
     }
     if (size != stated)
         refuse("the file has " + std::to_string(size) + " bytes; its header states " + std::to_string(stated) +

@@ -53,10 +53,10 @@ struct Header {
 };
 
 // Checks the fixed header at the start of `bytes` (magic, length, version, flags, payload size).
-Header checked_header(std::string_view bytes) {
+Header checked_header(std::string_view bytes, std::uint64_t input_size) {
     const std::size_t compare = std::min(bytes.size(), artefact_magic.size());
     if (bytes.empty() || std::memcmp(bytes.data(), artefact_magic.data(), compare) != 0) {
-        refuse("not a cache artefact (" + std::to_string(bytes.size()) +
+        refuse("not a cache artefact (" + std::to_string(input_size) +
                " bytes; the magic number does not match)");
     }
     if (bytes.size() < fixed_header_size) {
@@ -91,7 +91,7 @@ Header checked_header(std::string_view bytes) {
 // and `payload_size`.
 std::string_view checked_payload(std::string_view bytes, std::string_view secret,
                                  std::uint64_t& count, std::uint64_t& payload_size) {
-    const Header header = checked_header(bytes);
+    const Header header = checked_header(bytes, bytes.size());
     const bool is_signed = header.is_signed;
     count = header.count;
     payload_size = header.payload_size;
@@ -125,9 +125,10 @@ std::string_view checked_payload(std::string_view bytes, std::string_view secret
 
 }  // namespace
 
-std::uint64_t CacheArtefact::stated_size(std::string_view head) {
+std::uint64_t CacheArtefact::stated_size(std::string_view head, std::uint64_t input_size) {
     static_assert(header_size == fixed_header_size);
-    const Header header = checked_header(head.substr(0, std::min(head.size(), fixed_header_size)));
+    const Header header = checked_header(head.substr(0, std::min(head.size(), fixed_header_size)),
+                                         input_size ? input_size : head.size());
     return fixed_header_size + header.compressed_size + seal_size * (header.is_signed ? 2 : 1);
 }
 

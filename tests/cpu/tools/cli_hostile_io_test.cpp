@@ -319,8 +319,8 @@ TEST_F(CliHostileIo, CacheFilesThatAreNotRegularFilesOrAreHugeAreRefusedNamingTh
     expect_refused({"cache", "export", path("out.ccart"), "--keys", sparse_manifest},
                    "cannot read the manifest '" + sparse_manifest +
                        "': it is 3221225472 bytes, more than the 268435456-byte limit for the manifest");
-    expect_refused({"cache", "import", sparse_artefact},
-                   "cannot read the artefact '" + sparse_artefact + "': it is 9663676416 bytes, more than");
+    // Refused from its first bytes, without being read.
+    expect_refused({"cache", "import", sparse_artefact}, "not a cache artefact (9663676416 bytes; the magic number");
     EXPECT_FALSE(fs::exists(path("out.ccart")));
 }
 
@@ -347,6 +347,24 @@ TEST_F(CliHostileIo, ARefusedImportLeavesNoFolderBehind) {
     EXPECT_EQ(result.exit_code, 0) << result.err;
     EXPECT_TRUE(contains(result.out, "unsigned")) << result.out;
     EXPECT_TRUE(fs::exists(fresh / "CACHEDIR.TAG"));
+}
+
+// What a command prints must reach its output: to a full device or a closed descriptor the
+// command fails, saying so, instead of ending with 0 and nothing written (the lowered names a
+// script reads, the cache's figures).
+TEST_F(CliHostileIo, AnOutputThatCannotBeWrittenFailsTheCommand) {
+    const std::string cubin = path("k.cubin");
+    ASSERT_EQ(cli({"compile", source, "-o", cubin, "--arch", "sm_90"}).exit_code, 0);
+    for (const std::string redirect : {" >/dev/full", " >&-"}) {
+        for (const std::string& command : std::vector<std::string>{"inspect '" + cubin + "'", "cache stats"}) {
+            const auto result = run_process({"/bin/sh", "-c", "'" + cli_path().string() + "' " + command + redirect},
+                                            env, limits);
+            EXPECT_EQ(result.exit_code, 1) << command << redirect << ": " << result.err;
+            EXPECT_TRUE(contains(result.err, "writing to the standard output failed")) << command << redirect << ": "
+                                                                                       << result.err;
+        }
+    }
+    EXPECT_EQ(cli({"inspect", cubin}).exit_code, 0);
 }
 
 TEST_F(CliHostileIo, CompileErrorPrintsItsFirstErrorLineOnce) {
