@@ -12,6 +12,7 @@
 #include "cudacore/memory_program_cache.hpp"
 #include "cudacore/program.hpp"
 #include "cudacore/standard_headers.hpp"
+#include "headers/bundle_folder.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -327,7 +328,7 @@ TEST(CompileCancel, AWaitForABundleFoldersLockGivesUpPromptly) {
     const std::filesystem::path root = cache_folder.path() / "header-bundles";
     std::filesystem::create_directories(root);
     std::filesystem::permissions(root, std::filesystem::perms::owner_all);
-    const std::string lock_path = (root / ("." + bundle.digest() + ".lock")).string();
+    const std::string lock_path = (root / ("." + detail::bundle_folder_name(bundle) + ".lock")).string();
     const int held = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     ASSERT_GE(held, 0);
     ASSERT_EQ(::flock(held, LOCK_EX), 0);  // as a maker in another process holds it
@@ -367,7 +368,7 @@ TEST(CompileCancel, AWaitForTheStandardHeadersFolderGivesUpPromptly) {
     const std::filesystem::path root = cache_folder.path() / "header-bundles";
     std::filesystem::create_directories(root);
     std::filesystem::permissions(root, std::filesystem::perms::owner_all);
-    const std::string lock_path = (root / ("." + standard_headers().digest() + ".lock")).string();
+    const std::string lock_path = (root / ("." + detail::bundle_folder_name(standard_headers()) + ".lock")).string();
     const int held = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     ASSERT_GE(held, 0);
     ASSERT_EQ(::flock(held, LOCK_EX), 0);  // as a maker in another process holds it
