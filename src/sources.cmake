@@ -7,6 +7,7 @@ set(CUDACORE_LOADER_SOURCES
   src/loader/driver_api.cpp
   src/loader/device_queries.cpp
   src/loader/compiler_apis.cpp
+  src/loader/compiler_calls_at_exit.cpp
   src/loader/signal_imports.cpp
   src/loader/nvvm_api.cpp
   src/loader/nvfatbin_api.cpp

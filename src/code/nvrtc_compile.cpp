@@ -3,6 +3,7 @@
 #include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 #include "code/compiler_environment.hpp"
+#include "loader/compiler_calls_at_exit.hpp"
 #include "loader/compiler_apis.hpp"
 
 #include <algorithm>
@@ -128,7 +129,8 @@ void for_each_line(std::string_view text, Visit visit) {
 // NVRTC's flow callback: 1 cancels the compile. Once cancelled a token stays so, as NVRTC
 // requires of the answers; thread-safe and calls no NVRTC function.
 int cancelled(void* token, void*) {
-    return static_cast<const CancellationToken*>(token)->is_cancelled() ? 1 : 0;
+    register_again_while_compiling();  // see loader/compiler_calls_at_exit.hpp
+    return token && static_cast<const CancellationToken*>(token)->is_cancelled() ? 1 : 0;
 }
 
 int never_cancelled(void*, void*) { return 0; }
@@ -145,7 +147,8 @@ nvrtcResult compile_program(nvrtcProgram raw, const std::vector<const char*>& ar
     const auto& api = nvrtc();
     // What keys hold of the environment is what NVRTC's first compile reads (some of it only then).
     (void)nvrtc_environment_in_keys();
-    const bool flow = cancellation && api.nvrtcSetFlowCallback;
+    // Also without a token, while the exit's wait is still registered from inside compiles.
+    const bool flow = (cancellation || registering_while_compiling()) && api.nvrtcSetFlowCallback;
     if (flow) {
         check_nvrtc(api.nvrtcSetFlowCallback(raw, cancelled, const_cast<CancellationToken*>(cancellation)),
                     "nvrtcSetFlowCallback", object);
@@ -170,6 +173,8 @@ NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
                            bool add_name_expressions, const InMemoryHeaders& headers,
                            const CancellationToken* cancellation) {
     const auto& api = nvrtc();
+    // Under way until its program is destroyed: the process's exit waits for it.
+    const CompilerCall under_way("nvrtcCompileProgram");
     NvrtcAttempt attempt;
     if (cancellation && cancellation->is_cancelled()) {
         attempt.status = NVRTC_ERROR_CANCELLED;

@@ -1,5 +1,6 @@
 #include "loader/compiler_apis.hpp"
 
+#include "loader/compiler_calls_at_exit.hpp"
 #include "loader/dynamic_library.hpp"
 #include "loader/signal_imports.hpp"
 
@@ -49,6 +50,8 @@ NvrtcApi load_nvrtc() {
     keep_signal_dispositions(reinterpret_cast<const void*>(api.nvrtcCompileProgram));
     api.nvrtcVersion(&api.major, &api.minor);
     preload_nvrtc_builtins(library.path, api.major, api.minor);
+    // Registered after NVRTC's exit-time destructors, so that it runs before them.
+    wait_for_compiler_calls_at_exit();
     return api;
 }
 

@@ -1,0 +1,47 @@
+// Opens NVRTC, compiles a small kernel on four threads without end and, after DELAY_MS, ends the
+// process by exit(0) or by returning from main: NVRTC's exit-time destructors must not run under
+// a compile (they free what it uses), its first compiles included. A thread whose compile is
+// refused because the process is exiting stops. (NVRTC is opened first: an exit while another
+// thread is inside the dynamic loader, opening it, is glibc's and NVRTC's affair.)
+//
+//   helper_exit_during_compiles DELAY_MS exit|return
+#include "cudacore/compile_errors.hpp"
+#include "cudacore/program.hpp"
+#include "loader/compiler_apis.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+int main(int argc, char** argv) {
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: helper_exit_during_compiles DELAY_MS exit|return\n");
+        return 2;
+    }
+    cudacore::detail::nvrtc();
+    for (int t = 0; t < 4; ++t) {
+        std::thread([t] {
+            for (int n = 0;; ++n) {
+                try {
+                    cudacore::ProgramOptions options;
+                    options.arch = "sm_90";
+                    options.name = "exit_" + std::to_string(t) + ".cu";
+                    cudacore::Program program("extern \"C\" __global__ void k(int* p) { *p = " + std::to_string(n) + "; }\n",
+                                              cudacore::SourceType::cxx, options);
+                    program.compile(cudacore::CodeType::cubin);
+                } catch (const cudacore::CompilerApiError&) {
+                    return;  // the process is exiting
+                } catch (const std::exception& e) {
+                    std::fprintf(stderr, "%s\n", e.what());
+                }
+            }
+        }).detach();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(argv[1])));
+    std::printf("ending\n");
+    std::fflush(stdout);
+    if (std::string(argv[2]) == "return") return 0;
+    std::exit(0);
+}
