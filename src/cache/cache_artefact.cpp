@@ -9,13 +9,8 @@
 #include "cache/sha256_seal.hpp"
 #include "support/atomic_file.hpp"
 #include "support/cudacore_trace.hpp"
-#include "support/file_descriptor.hpp"
 #include "support/serialized_file.hpp"
-#include "support/system_call_error.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -249,38 +244,19 @@ CacheArtefactImport import_cache_artefact(ProgramCache& destination, const Cache
 
 CacheArtefact CacheArtefact::read_file(const std::filesystem::path& path, std::string_view secret,
                                        std::uint64_t max_memory) {
-    auto refuse = [&](const std::string& why) -> void {
-        throw SerializationError("CacheArtefact::read_file '" + path.string() + "': " + why);
-    };
-    // Not blocking (a FIFO under the name), and only a regular file.
-    const detail::FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-    if (file.fd < 0) refuse("open failed: " + detail::errno_name_and_text(errno));
-    struct stat info {};
-    if (::fstat(file.fd, &info) != 0) refuse("fstat failed: " + detail::errno_name_and_text(errno));
-    if (!S_ISREG(info.st_mode)) refuse("it is " + std::string(detail::file_kind(info.st_mode)) + ", not a regular file");
-    const auto size = static_cast<std::uint64_t>(info.st_size);
-    char head[header_size];
-    const ssize_t got = ::pread(file.fd, head, std::min<std::uint64_t>(size, header_size), 0);
-    if (got < 0) refuse("read failed: " + detail::errno_name_and_text(errno));
-    std::uint64_t stated = 0;
-    try {
-        stated = stated_size(std::string_view(head, static_cast<std::size_t>(got)), size);
-    } catch (const SerializationError& e) {
-        refuse(e.what());
-    }
-    if (size != stated)
-        refuse("the file has " + std::to_string(size) + " bytes; its header states " + std::to_string(stated) +
-               (size < stated ? ": truncated" : ": trailing data"));
-    // The compressed payload is read whole: one that could not decompress within max_memory
-    // (zstd never writes more than its bound) is refused before it is.
-    if (stated > ZSTD_compressBound(max_memory) + header_size + 2 * detail::sha256_seal_size)
-        refuse("it is " + std::to_string(size) + " bytes, more than entries within the memory limit of " +
-               std::to_string(max_memory) + " bytes can take");
     std::string bytes;
     try {
-        bytes = detail::read_open_file_bounded(file.fd, path, stated);
-    } catch (const std::exception& e) {
-        refuse(e.what());
+        bytes = detail::read_serialized(path, header_size, [&](std::string_view head, std::uint64_t size) {
+            const std::uint64_t stated = stated_size(head, size);
+            // The compressed payload is read whole: one that could not decompress within
+            // max_memory (zstd never writes more than its bound) is refused before it is.
+            if (stated > ZSTD_compressBound(max_memory) + header_size + 2 * detail::sha256_seal_size)
+                throw SerializationError("it states " + std::to_string(stated) + " bytes, more than entries within "
+                                         "the memory limit of " + std::to_string(max_memory) + " bytes can take");
+            return stated;
+        });
+    } catch (const SerializationError& e) {
+        throw SerializationError(std::string("CacheArtefact::read_file: ") + e.what());
     }
     return deserialize(bytes, secret, max_memory);
 }

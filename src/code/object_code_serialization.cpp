@@ -24,13 +24,7 @@
 #include "code/serialized_parts.hpp"
 
 #include "support/atomic_file.hpp"
-#include "support/file_descriptor.hpp"
 #include "support/serialized_file.hpp"
-#include "support/system_call_error.hpp"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
 
@@ -416,22 +410,11 @@ ObjectCode ObjectCode::from_saved(const std::filesystem::path& path) {
     // before the rest is read: a large file that is no saved ObjectCode costs no memory.
     std::string bytes;
     try {
-        const detail::FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-        struct stat info {};
-        if (file.fd < 0 || ::fstat(file.fd, &info) != 0)
-            throw SerializationError("cannot read '" + path.string() + "': " + detail::errno_name_and_text(errno));
-        if (!S_ISREG(info.st_mode))
-            throw SerializationError("'" + path.string() + "' is " + std::string(detail::file_kind(info.st_mode)) +
-                                     ", not a regular file");
-        char start[24];
-        const ssize_t got = ::pread(file.fd, start, sizeof start, 0);
-        if (got < 0) throw SerializationError("cannot read '" + path.string() + "': " + detail::errno_name_and_text(errno));
-        detail::check_serialized_envelope(std::string_view(start, static_cast<std::size_t>(got)),
-                                          static_cast<std::uint64_t>(info.st_size));
-        bytes = detail::read_open_file_bounded(file.fd, path, static_cast<std::uint64_t>(info.st_size));
+        bytes = detail::read_serialized(path, 24, [](std::string_view head, std::uint64_t size) {
+            detail::check_serialized_envelope(head, size);
+            return size;
+        });
     } catch (const SerializationError& e) {
-        throw SerializationError("ObjectCode::from_saved '" + path.string() + "': " + e.what());
-    } catch (const std::exception& e) {
         throw SerializationError(std::string("ObjectCode::from_saved: ") + e.what());
     }
     try {

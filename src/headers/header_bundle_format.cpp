@@ -7,15 +7,9 @@
 #include "cudacore/header_bundle.hpp"
 
 #include "support/atomic_file.hpp"
-#include "support/file_descriptor.hpp"
 #include "support/little_endian.hpp"
 #include "support/payload_codec.hpp"
 #include "support/serialized_file.hpp"
-#include "support/system_call_error.hpp"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <xxhash.h>  // inlined into the library (XXH_INLINE_ALL, set in CMakeLists.txt)
 #include <zstd.h>
@@ -195,22 +189,12 @@ HeaderBundle HeaderBundle::load(const std::filesystem::path& path) {
     // read: a large file that is no bundle costs no memory.
     std::string bytes;
     try {
-        const detail::FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-        struct stat info {};
-        if (file.fd < 0 || ::fstat(file.fd, &info) != 0)
-            throw SerializationError("cannot read '" + path.string() + "': " + detail::errno_name_and_text(errno));
-        if (!S_ISREG(info.st_mode))
-            throw SerializationError("'" + path.string() + "' is " + std::string(detail::file_kind(info.st_mode)) +
-                                     ", not a regular file");
-        char head[bundle_fixed_header_size];
-        const ssize_t got = ::pread(file.fd, head, sizeof head, 0);
-        if (got < 0) throw SerializationError("cannot read '" + path.string() + "': " + detail::errno_name_and_text(errno));
-        checked_bundle_header(std::string_view(head, static_cast<std::size_t>(got)), static_cast<std::uint64_t>(info.st_size));
-        bytes = detail::read_open_file_bounded(file.fd, path, static_cast<std::uint64_t>(info.st_size));
+        bytes = detail::read_serialized(path, bundle_fixed_header_size, [](std::string_view head, std::uint64_t size) {
+            checked_bundle_header(head, size);
+            return size;
+        });
     } catch (const SerializationError& e) {
         throw SerializationError("HeaderBundle::load '" + path.string() + "': " + e.what());
-    } catch (const std::exception& e) {
-        throw SerializationError(std::string("HeaderBundle::load: ") + e.what());
     }
     try {
         return deserialize(bytes);

@@ -9,9 +9,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -121,6 +124,26 @@ TEST(RemovedOnSignal, AProgramEndsByTheSignalAfterRemovingItsTemporaries) {
     EXPECT_EQ(runs, 15);
 }
 
+// Runs helper_owned_folders_on_signal_probe (with `mode`, "" or "files") in a folder of its own
+// until it is ready, sends `signal`, and returns the names left in the folder it worked in.
+std::vector<std::string> left_after_signal(int signal, const std::string& mode) {
+    TempDir dir;
+    const fs::path made = dir.path() / "made";
+    fs::create_directory(made);
+    std::vector<std::string> command{cudacore::test::helper_path("owned_folders_on_signal_probe").string(),
+                                     made.string(), (dir.path() / "ready").string()};
+    if (!mode.empty()) command.push_back(mode);
+    auto process = cudacore::test::start_signal_test_process(command, {}, (dir.path() / "output").string());
+    EXPECT_GT(process.pid, 0);
+    if (process.pid <= 0) return {};
+    EXPECT_TRUE(cudacore::test::wait_until([&] { return fs::exists(dir.path() / "ready"); }, std::chrono::seconds(60)));
+    ::kill(process.pid, signal);
+    EXPECT_EQ(cudacore::test::finish_signal_test_process(process), -signal) << strsignal(signal);
+    std::vector<std::string> left;
+    for (const auto& entry : fs::directory_iterator(made)) left.push_back(entry.path().filename());
+    return left;
+}
+
 // Folders being made on other threads when the signal comes are removed too: each is registered
 // in one step with its making, and none is made once the removal has begun. Many times, since
 // the moment the signal meets is different each time.
@@ -128,20 +151,7 @@ TEST(RemovedOnSignal, FoldersBeingMadeWhenTheSignalComesAreRemovedToo) {
     int runs = 0;
     for (const int signal : {SIGTERM, SIGINT, SIGHUP}) {
         for (int round = 0; round < 10; ++round) {
-            TempDir dir;
-            const fs::path made = dir.path() / "made";
-            fs::create_directory(made);
-            auto process = cudacore::test::start_signal_test_process(
-                {cudacore::test::helper_path("owned_folders_on_signal_probe").string(), made.string(),
-                 (dir.path() / "ready").string()},
-                {}, (dir.path() / "output").string());
-            ASSERT_GT(process.pid, 0);
-            ASSERT_TRUE(cudacore::test::wait_until([&] { return fs::exists(dir.path() / "ready"); },
-                                                   std::chrono::seconds(60)));
-            ::kill(process.pid, signal);
-            EXPECT_EQ(cudacore::test::finish_signal_test_process(process), -signal) << strsignal(signal);
-            std::vector<std::string> left;
-            for (const auto& entry : fs::directory_iterator(made)) left.push_back(entry.path().filename());
+            const std::vector<std::string> left = left_after_signal(signal, "");
             EXPECT_TRUE(left.empty()) << strsignal(signal) << ", round " << round << ": " << left.size()
                                       << " left, the first " << left.front();
             ++runs;
@@ -156,25 +166,13 @@ TEST(RemovedOnSignal, FilesBeingWrittenWhenTheSignalComesLeaveNoTemporaryFile) {
     int runs = 0;
     for (const int signal : {SIGTERM, SIGINT, SIGHUP}) {
         for (int round = 0; round < 20; ++round) {
-            TempDir dir;
-            const fs::path made = dir.path() / "made";
-            fs::create_directory(made);
-            auto process = cudacore::test::start_signal_test_process(
-                {cudacore::test::helper_path("owned_folders_on_signal_probe").string(), made.string(),
-                 (dir.path() / "ready").string(), "files"},
-                {}, (dir.path() / "output").string());
-            ASSERT_GT(process.pid, 0);
-            ASSERT_TRUE(cudacore::test::wait_until([&] { return fs::exists(dir.path() / "ready"); },
-                                                   std::chrono::seconds(60)));
-            ::kill(process.pid, signal);
-            EXPECT_EQ(cudacore::test::finish_signal_test_process(process), -signal) << strsignal(signal);
-            std::vector<std::string> left;
-            for (const auto& entry : fs::directory_iterator(made))
-                if (entry.path().filename().string().find(".tmp-") != std::string::npos)
-                    left.push_back(entry.path().filename());
-            EXPECT_TRUE(left.empty()) << strsignal(signal) << ", round " << round << ": " << left.size()
-                                      << " left, the first " << left.front();
-            EXPECT_TRUE(fs::exists(made / "file0"));
+            const std::vector<std::string> left = left_after_signal(signal, "files");
+            std::vector<std::string> temporaries;
+            for (const std::string& name : left)
+                if (name.find(".tmp-") != std::string::npos) temporaries.push_back(name);
+            EXPECT_TRUE(temporaries.empty()) << strsignal(signal) << ", round " << round << ": "
+                                             << temporaries.size() << " left, the first " << temporaries.front();
+            EXPECT_NE(std::find(left.begin(), left.end(), "file0"), left.end());
             ++runs;
         }
     }
