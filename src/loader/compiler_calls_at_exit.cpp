@@ -59,6 +59,8 @@ CompilerCall::~CompilerCall() {
     Calls& c = calls();
     const std::lock_guard lock(c.mutex);
     if (--c.under_way == 0) c.ended.notify_all();
+    // And after each of the first compiles: what NVRTC registered after its last callback.
+    register_again_while_compiling();
 }
 
 }  // namespace cudacore::detail

@@ -17,9 +17,11 @@ inline constexpr std::chrono::seconds kExitWaitsForCompiles{60};
 void wait_for_compiler_calls_at_exit() noexcept;
 
 // NVRTC also makes statics during its first compiles, whose destructors it registers then: the
-// handler is registered again from inside compiles (NVRTC's flow callback, which calls this), the
-// first kRegistrationsWhileCompiling times, so that it runs before those too. Whether it still
-// is; and the call. Thread-safe, never throw.
+// handler is registered again from inside compiles (NVRTC's flow callback, which calls this) and
+// as each ends, the first kRegistrationsWhileCompiling times, so that it runs before those too.
+// An exit during the first compiles is covered in part: a destructor NVRTC registers after the
+// last registration runs first. Whether it still is registered again; and the call. Thread-safe,
+// never throw.
 inline constexpr int kRegistrationsWhileCompiling = 256;
 bool registering_while_compiling() noexcept;
 void register_again_while_compiling() noexcept;

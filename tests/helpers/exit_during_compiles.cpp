@@ -1,14 +1,15 @@
-// Opens NVRTC, compiles a small kernel on four threads without end and, after DELAY_MS, ends the
-// process by exit(0) or by returning from main: NVRTC's exit-time destructors must not run under
-// a compile (they free what it uses), its first compiles included. A thread whose compile is
-// refused because the process is exiting stops. (NVRTC is opened first: an exit while another
-// thread is inside the dynamic loader, opening it, is glibc's and NVRTC's affair.)
+// Compiles a small kernel on four threads without end and, DELAY_MS after each has compiled once,
+// ends the process by exit(0) or by returning from main: NVRTC's exit-time destructors must not
+// run under a compile (they free what it uses). A thread whose compile is refused because the
+// process is exiting stops. (After the first compiles: NVRTC registers destructors of its own
+// while they run, and one registered after cudacore's last registration would run first; and an
+// exit while another thread is inside the dynamic loader, opening NVRTC, is glibc's affair.)
 //
 //   helper_exit_during_compiles DELAY_MS exit|return
 #include "cudacore/compile_errors.hpp"
 #include "cudacore/program.hpp"
-#include "loader/compiler_apis.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,10 +21,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: helper_exit_during_compiles DELAY_MS exit|return\n");
         return 2;
     }
-    cudacore::detail::nvrtc();
+    static std::atomic<int> compiled_once{0};
     for (int t = 0; t < 4; ++t) {
         std::thread([t] {
             for (int n = 0;; ++n) {
+                if (n == 1) ++compiled_once;
                 try {
                     cudacore::ProgramOptions options;
                     options.arch = "sm_90";
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
             }
         }).detach();
     }
+    while (compiled_once.load() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(argv[1])));
     std::printf("ending\n");
     std::fflush(stdout);

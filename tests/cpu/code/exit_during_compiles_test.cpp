@@ -1,7 +1,7 @@
 // A process that exits (exit() or a return from main) while other threads compile ends cleanly:
 // NVRTC's exit-time destructors free what a compile under way uses, so the exit waits for the
 // compiles under way and lets none begin (loader/compiler_calls_at_exit.hpp). Many runs, the exit
-// at a different moment of the compiles each time.
+// at a different moment of the compiles each time, once each thread has compiled once.
 #include "test_support.hpp"
 
 #include <random>
