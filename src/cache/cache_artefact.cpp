@@ -14,7 +14,6 @@
 #include <zstd.h>
 
 #include <algorithm>
-
 #include <istream>
 #include <iterator>
 #include <ostream>
@@ -158,17 +157,30 @@ CacheArtefactImport import_checked(ProgramCache& destination, const CacheArtefac
     return result;
 }
 
-CacheArtefactImport import_bytes(ProgramCache& destination, std::string_view bytes,
-                                 const CacheArtefactImportOptions& options, const std::string& what) {
+// Imports the artefact `read` gives (from bytes or a file), its refusals named for `what`.
+template <class Read>
+CacheArtefactImport import_read(ProgramCache& destination, const CacheArtefactImportOptions& options,
+                                const std::string& what, const Read& read) {
     const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "import_cache_artefact");
     check_trust(destination, options, what);
     std::optional<CacheArtefact> artefact;
     try {
-        artefact.emplace(CacheArtefact::deserialize(bytes, options.secret, options.max_memory));
+        artefact.emplace(read());
     } catch (const SerializationError& e) {
         throw SerializationError("import_cache_artefact" + what + ": " + e.what());
     }
     return import_checked(destination, *artefact, options, what);
+}
+
+// The size the artefact whose first bytes are `head` states (of an input of `size` bytes), which
+// is read whole before it is decompressed: refused where it could not decompress within
+// `max_memory` (zstd never writes more than its bound).
+std::uint64_t stated_within(std::string_view head, std::uint64_t size, std::uint64_t max_memory) {
+    const std::uint64_t stated = CacheArtefact::stated_size(head, size);
+    if (stated > ZSTD_compressBound(max_memory) + CacheArtefact::header_size + 2 * detail::sha256_seal_size)
+        throw SerializationError("it states " + std::to_string(stated) + " bytes, more than entries within "
+                                 "the memory limit of " + std::to_string(max_memory) + " bytes can take");
+    return stated;
 }
 
 }  // namespace
@@ -216,23 +228,19 @@ CacheArtefactImport import_cache_artefact(ProgramCache& destination, std::istrea
                                           const CacheArtefactImportOptions& options) {
     // The header first: a stream that holds no artefact is refused from it, and the rest is read
     // a piece at a time, never past the size it states (and one byte more, to see trailing data).
-    std::string bytes(CacheArtefact::header_size, '\0');
-    source.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    bytes.resize(static_cast<std::size_t>(source.gcount()));
-    std::uint64_t stated = 0;
-    try {
-        stated = CacheArtefact::stated_size(bytes);
-    } catch (const SerializationError& e) {
-        throw SerializationError(std::string("import_cache_artefact: ") + e.what());
-    }
-    char piece[65536];
-    while (bytes.size() <= stated &&
-           (source.read(piece, static_cast<std::streamsize>(std::min<std::uint64_t>(sizeof piece, stated + 1 - bytes.size()))) ||
-            source.gcount() > 0))
-        bytes.append(piece, static_cast<std::size_t>(source.gcount()));
-    if (source.bad())
-        throw SerializationError("import_cache_artefact: reading the stream failed");
-    return import_bytes(destination, bytes, options, "");
+    return import_read(destination, options, "", [&] {
+        std::string bytes(CacheArtefact::header_size, '\0');
+        source.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+        bytes.resize(static_cast<std::size_t>(source.gcount()));
+        const std::uint64_t stated = stated_within(bytes, bytes.size(), options.max_memory);
+        char piece[65536];
+        while (bytes.size() <= stated &&
+               (source.read(piece, static_cast<std::streamsize>(std::min<std::uint64_t>(sizeof piece, stated + 1 - bytes.size()))) ||
+                source.gcount() > 0))
+            bytes.append(piece, static_cast<std::size_t>(source.gcount()));
+        if (source.bad()) throw SerializationError("reading the stream failed");
+        return CacheArtefact::deserialize(bytes, options.secret, options.max_memory);
+    });
 }
 
 CacheArtefactImport import_cache_artefact(ProgramCache& destination, const CacheArtefact& artefact,
@@ -247,13 +255,7 @@ CacheArtefact CacheArtefact::read_file(const std::filesystem::path& path, std::s
     std::string bytes;
     try {
         bytes = detail::read_serialized(path, header_size, [&](std::string_view head, std::uint64_t size) {
-            const std::uint64_t stated = stated_size(head, size);
-            // The compressed payload is read whole: one that could not decompress within
-            // max_memory (zstd never writes more than its bound) is refused before it is.
-            if (stated > ZSTD_compressBound(max_memory) + header_size + 2 * detail::sha256_seal_size)
-                throw SerializationError("it states " + std::to_string(stated) + " bytes, more than entries within "
-                                         "the memory limit of " + std::to_string(max_memory) + " bytes can take");
-            return stated;
+            return stated_within(head, size, max_memory);
         });
     } catch (const SerializationError& e) {
         throw SerializationError(std::string("CacheArtefact::read_file: ") + e.what());
@@ -264,16 +266,8 @@ CacheArtefact CacheArtefact::read_file(const std::filesystem::path& path, std::s
 CacheArtefactImport import_cache_artefact(ProgramCache& destination,
                                           const std::filesystem::path& source,
                                           const CacheArtefactImportOptions& options) {
-    const std::string what = " '" + source.string() + "'";
-    const detail::CudacoreRange range(tracing::CudacoreCategory::cache, "import_cache_artefact");
-    check_trust(destination, options, what);
-    std::optional<CacheArtefact> artefact;
-    try {
-        artefact.emplace(CacheArtefact::read_file(source, options.secret, options.max_memory));
-    } catch (const SerializationError& e) {
-        throw SerializationError("import_cache_artefact" + what + ": " + e.what());
-    }
-    return import_checked(destination, *artefact, options, what);
+    return import_read(destination, options, " '" + source.string() + "'",
+                       [&] { return CacheArtefact::read_file(source, options.secret, options.max_memory); });
 }
 
 }  // namespace cudacore

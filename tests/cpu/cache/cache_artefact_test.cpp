@@ -214,6 +214,13 @@ TEST(CacheArtefact, AFileIsReadOnlyAsFarAsItsCheckedHeaderStates) {
     std::istringstream trailing(artefact + "x"), exact(artefact);
     expect_serialization_error([&] { import_cache_artefact(cache, trailing); }, {"trailing data"});
     EXPECT_EQ(import_cache_artefact(cache, exact).imported, 2u);
+    // A header that states more compressed bytes than could decompress within max_memory: refused
+    // from it, the stream not read on (nor a file read).
+    std::string claims = artefact;
+    for (int i = 0; i < 8; ++i) claims[32 + i] = static_cast<char>(((std::uint64_t{3} << 30) >> (8 * i)) & 0xff);
+    std::istringstream big_claim(claims);
+    expect_serialization_error([&] { import_cache_artefact(cache, big_claim, {.max_memory = 1 << 20}); },
+                               {"more than entries within the memory limit of 1048576 bytes"});
     EXPECT_EQ(CacheArtefact::stated_size(artefact), artefact.size());
 }
 
