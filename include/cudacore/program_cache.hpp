@@ -67,7 +67,9 @@ public:
     /// put_many(), each entry remembering `trust` (the default forgets it).
     virtual void put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,
                                      const std::string& trust);
-    /// get(key), and `trust` set to its entry's trust (empty for one stored by put()).
+    /// get(key), and `trust` set to its entry's trust: empty for one this user's processes
+    /// compiled (stored by put() into a cache of theirs). The default, for caches that keep no
+    /// trust per entry, gives entry_trust(): a shared cache's entries are never "compiled here".
     virtual std::optional<ObjectCode> get_with_trust(const CacheKey& key, std::string& trust);
     /// This cache's counters and size.
     virtual CacheStats stats() const = 0;

@@ -18,7 +18,9 @@ void ProgramCache::put_many_with_trust(const std::vector<std::pair<CacheKey, Obj
 }
 
 std::optional<ObjectCode> ProgramCache::get_with_trust(const CacheKey& key, std::string& trust) {
-    trust.clear();
+    // A cache that keeps no trust per entry vouches for each as it vouches for itself: a shared
+    // cache's entries are whoever writes it's, never "compiled here".
+    trust = entry_trust();
     return get(key);
 }
 

@@ -64,10 +64,14 @@ std::optional<ObjectCode> TieredProgramCache::look_up(std::size_t tier, const Ca
         }
         if (!trusts_[tier].empty()) return std::nullopt;
         // A tier of this user's: also what it holds from the shared tiers below, each under
-        // its trust of now (what an earlier trust gave is never looked for).
+        // its trust of now (what an earlier trust gave is never looked for). Only a copy this
+        // cache made counts: the key is public (worked out from the shared tier's trust), so an
+        // entry imported under it keeps the trust it came with and is not served as the tier's.
         for (std::size_t below = tier + 1; below < tiers_.size(); ++below) {
             if (trusts_[below].empty()) continue;
-            if (std::optional<ObjectCode> code = tiers_[tier]->get(key_under_trust(key, trusts_[below]))) {
+            std::string copied;
+            std::optional<ObjectCode> code = tiers_[tier]->get_with_trust(key_under_trust(key, trusts_[below]), copied);
+            if (code && copied.empty()) {
                 trust = trusts_[below];
                 return code;
             }

@@ -8,6 +8,7 @@
 #include "redis_server.hpp"
 #include "test_support.hpp"
 
+#include "cudacore/cache_artefact.hpp"
 #include "cudacore/disk_program_cache.hpp"
 #include "cudacore/errors.hpp"
 #include "cudacore/memory_program_cache.hpp"
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <future>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -173,7 +175,7 @@ TEST_F(SecretCache, TheSecretMustBeReadableAndLongEnough) {
         test::expect_invalid([&] { RemoteProgramCache cache(options); }, parts);
     };
     options.secret_file = (dir.path() / "absent").string();
-    refused({"cannot read", "absent", "No such file"});
+    refused({"cannot read", "absent", "no such file"});
     test::write_file(dir.path() / "short", "tooshort\n");
     options.secret_file = (dir.path() / "short").string();
     refused({"holds 8 bytes", "at least 16"});
@@ -310,6 +312,50 @@ TEST_F(SecretCache, TrustFollowsAnEntryBetweenTiers) {
     disk->put(key_of(2), code_of(2));
     EXPECT_EQ(tiered_with(other_secret).get(key_of(2)), code_of(2));
     EXPECT_EQ(tiered_with(with_secret(server)).get(key_of(2)), code_of(2));
+}
+
+// The key under which a machine's tier keeps a copy taken from the server is public (worked out
+// from the server's trust and the key): an entry imported under it from an unsigned artefact
+// keeps the artefact's trust and is not served as the server's. And the server's entries are
+// whoever writes it's: a signed export vouches for those of a server without a secret for no one.
+TEST_F(SecretCache, NeitherAnImportUnderACopysKeyNorAServersEntryIsVouchedForAsTrusted) {
+    CUDACORE_REQUIRE_REDIS();
+    RedisServer server;
+    test::WarningLog quiet;  // the server's failures once it is gone
+    RemoteProgramCache(with_secret(server)).put(key_of(5), code_of(5));
+    // The copy's key, as anyone sees it: the one key a machine's disk tier holds after a hit.
+    auto seen = std::make_shared<DiskProgramCache>(dir.path() / "seen");
+    ASSERT_EQ(TieredProgramCache({seen, std::make_shared<RemoteProgramCache>(with_secret(server))}).get(key_of(5)),
+              code_of(5));
+    const std::optional<std::vector<CacheKey>> copies = seen->entry_keys();
+    ASSERT_TRUE(copies && copies->size() == 1u);
+    ASSERT_NE(copies->front(), key_of(5));
+
+    // Another machine's disk cache imports, alone (no secret there), an unsigned artefact that
+    // holds other code under that key.
+    auto victim = std::make_shared<DiskProgramCache>(dir.path() / "victim");
+    std::stringstream artefact(CacheArtefact({{copies->front(), code_of(99)}}, CacheArtefact::current_origin()).serialize());
+    ASSERT_EQ(import_cache_artefact(*victim, artefact, {}).imported, 1u);
+    server.kill();
+    TieredProgramCache tiered({victim, std::make_shared<RemoteProgramCache>(with_secret(server))});
+    EXPECT_FALSE(tiered.get(key_of(5))) << "an unsigned import served as the server's";
+
+    // A server without a secret: a signed export leaves its entries out; one with the secret
+    // vouches for what it holds.
+    RedisServer open_server;
+    RemoteProgramCache open(options(open_server));
+    open.put(key_of(6), code_of(6));
+    std::string trust;
+    ASSERT_TRUE(open.get_with_trust(key_of(6), trust));
+    EXPECT_EQ(trust, open.entry_trust());
+    std::stringstream refused;
+    const CacheArtefactExport not_signed = export_cache_artefact(refused, open, {.keys = std::vector<CacheKey>{key_of(6)}, .secret = secret});
+    EXPECT_EQ(not_signed.entries, 0u);
+    EXPECT_EQ(not_signed.not_vouched, std::vector<CacheKey>{key_of(6)});
+    RemoteProgramCache sealed(with_secret(open_server));
+    sealed.put(key_of(7), code_of(7));
+    std::stringstream vouched;
+    EXPECT_EQ(export_cache_artefact(vouched, sealed, {.keys = std::vector<CacheKey>{key_of(7)}, .secret = secret}).entries, 1u);
 }
 
 TEST(RemoteEntry, DecodingChecksTheSealBeforeAnythingElse) {
