@@ -21,6 +21,7 @@ set(CUDACORE_ERRORS_SOURCES
   src/errors/driver_log.cpp)
 set(CUDACORE_SUPPORT_SOURCES
   src/support/atomic_file.cpp
+  src/support/input_file.cpp
   src/support/serialized_file.cpp
   src/support/cache_directory.cpp
   src/support/child_process.cpp

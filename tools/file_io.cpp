@@ -4,14 +4,9 @@
 
 #include "support/atomic_file.hpp"
 #include "support/file_descriptor.hpp"
+#include "support/input_file.hpp"
 #include "support/system_call_error.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
 #include <system_error>
 
@@ -21,32 +16,24 @@ namespace {
 
 using detail::FileDescriptor;
 
-}  // namespace
-
-namespace {
-
-// Opens `path` without blocking (a FIFO is refused, not waited on) and checks through the
-// descriptor that it is a regular file of at most `limit` bytes; `cannot_read` throws.
+// `path` opened as detail::open_input_file opens it, and checked to hold at most `limit` bytes;
+// `cannot_read` throws.
 template <class CannotRead>
-FileDescriptor open_input_file(const std::filesystem::path& path, std::string_view kind, std::uint64_t limit,
-                               const CannotRead& cannot_read) {
-    FileDescriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)};
-    if (file.fd < 0) cannot_read(errno == ENOENT ? "no such file" : std::strerror(errno));
-    struct stat info {};
-    if (::fstat(file.fd, &info) != 0) cannot_read(std::string("fstat: ") + std::strerror(errno));
-    if (!S_ISREG(info.st_mode))
-        cannot_read("it is " + std::string(detail::file_kind(info.st_mode)) + ", not a regular file");
-    if (static_cast<std::uint64_t>(info.st_size) > limit) {
-        cannot_read("it is " + std::to_string(info.st_size) + " bytes, more than the " +
+FileDescriptor open_bounded_input(const std::filesystem::path& path, std::string_view kind, std::uint64_t limit,
+                                  const CannotRead& cannot_read) {
+    detail::OpenedInputFile opened = detail::open_input_file(path);
+    if (!opened.refused.empty()) cannot_read(opened.refused);
+    if (opened.size > limit) {
+        cannot_read("it is " + std::to_string(opened.size) + " bytes, more than the " +
                     std::to_string(limit) + "-byte limit for " + std::string(kind));
     }
-    return file;
+    return std::move(opened.file);
 }
 
 }  // namespace
 
 void check_input_file(const std::filesystem::path& path, std::string_view what) {
-    open_input_file(path, what, ~std::uint64_t{0}, [&](const std::string& why) {
+    open_bounded_input(path, what, ~std::uint64_t{0}, [&](const std::string& why) {
         throw InvalidArgumentError("cannot read " + std::string(what) + " '" + path.string() + "': " + why);
     });
 }
@@ -57,7 +44,7 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
         throw InvalidArgumentError("cannot read " + (what.empty() ? "" : kind + " ") + "'" +
                                    path.string() + "': " + why);
     };
-    const FileDescriptor file = open_input_file(path, kind, limit, cannot_read);
+    const FileDescriptor file = open_bounded_input(path, kind, limit, cannot_read);
     try {
         return detail::read_open_file_bounded(file.fd, path, limit);
     } catch (const std::system_error& e) {

@@ -5,14 +5,9 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/warnings.hpp"
 
-#include "cache/disk/disk_files.hpp"
 #include "cache/sha256_seal.hpp"
-#include "support/atomic_file.hpp"
+#include "support/input_file.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -37,28 +32,19 @@ std::string trimmed(std::string text) {
 template <class Fail>
 std::string read_secret_file(const std::string& path, const std::string& source,
                              const std::string& owner, Fail&& fail) {
-    const disk::FileDescriptor file(
-        ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-    struct stat info {};
-    if (file.fd < 0 || ::fstat(file.fd, &info) != 0) {
-        const int error = errno;
-        throw fail("cannot read " + source + ": " + std::strerror(error));
-    }
-    if (!S_ISREG(info.st_mode)) {
-        throw fail(source + " is " + std::string(file_kind(info.st_mode)) +
-                   ", not a regular file");
-    }
-    if ((info.st_mode & 077) != 0) {
+    const OpenedInputFile opened = open_input_file(path);
+    if (!opened.refused.empty()) throw fail("cannot read " + source + ": " + opened.refused);
+    if ((opened.mode & 077) != 0) {
         char mode[8];
-        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(opened.mode & 07777));
         warn(WarningKind::secret_file_exposed,
              owner + ": " + source + " has mode " + mode +
                  ": users other than its owner can read or change the secret (chmod 600 it)");
     }
     try {
-        return read_open_file_bounded(file.fd, path, largest_secret_file);
+        return read_open_file_bounded(opened.file.fd, path, largest_secret_file);
     } catch (const std::length_error&) {
-        throw fail(source + " holds " + std::to_string(info.st_size) +
+        throw fail(source + " holds " + std::to_string(opened.size) +
                    " bytes; a secret file holds at most " + std::to_string(largest_secret_file));
     } catch (const std::system_error& e) {
         throw fail("cannot read " + source + ": " + e.what());

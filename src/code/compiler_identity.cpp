@@ -4,6 +4,7 @@
 
 #include "loader/compiler_apis.hpp"
 #include "support/atomic_file.hpp"
+#include "support/input_file.hpp"
 #include "support/cache_directory.hpp"
 
 #include <fcntl.h>

@@ -3,6 +3,7 @@
 #include "cudacore/compile_errors.hpp"
 #include "cudacore/errors.hpp"
 #include "support/atomic_file.hpp"
+#include "support/input_file.hpp"
 #include "support/temporary_directory.hpp"
 
 #include <sys/stat.h>

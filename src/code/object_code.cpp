@@ -5,7 +5,7 @@
 #include "support/thread_block_pool.hpp"
 #include "cudacore/owning_handle.hpp"
 #include "errors/closed_object.hpp"
-#include "support/atomic_file.hpp"
+#include "support/input_file.hpp"
 #include "support/shared_with_bytes.hpp"
 
 #include <fstream>

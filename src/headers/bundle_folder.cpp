@@ -3,6 +3,8 @@
 #include "cudacore/errors.hpp"
 #include "headers/include_directives.hpp"
 #include "support/atomic_file.hpp"
+#include "support/file_descriptor.hpp"
+#include "support/input_file.hpp"
 #include "support/cache_directory.hpp"
 #include "support/hex.hpp"
 #include "support/owned_folder.hpp"
@@ -43,17 +45,6 @@ constexpr const char* kOwnerLock = "owner.lock";
 constexpr std::chrono::seconds kLockWait{60};
 // How long a folder that could not be made is not tried again by this process.
 constexpr std::chrono::seconds kRetryAfter{60};
-
-// A descriptor closed when it goes out of scope.
-struct OpenDescriptor {
-    int fd = -1;
-    explicit OpenDescriptor(int value) : fd(value) {}
-    OpenDescriptor(const OpenDescriptor&) = delete;
-    OpenDescriptor& operator=(const OpenDescriptor&) = delete;
-    ~OpenDescriptor() {
-        if (fd >= 0) ::close(fd);
-    }
-};
 
 [[noreturn]] void fail_call(const std::string& what, const std::string& call, const fs::path& path,
                        int error) {
@@ -175,7 +166,7 @@ fs::path private_bundles_root(const std::string& what) {
 // The folder is returned open: the bundle folders below it are opened through it.
 struct BundlesRoot {
     fs::path path;
-    std::shared_ptr<OpenDescriptor> folder;
+    std::shared_ptr<FileDescriptor> folder;
 };
 
 BundlesRoot bundles_root(const std::string& what) {
@@ -193,7 +184,7 @@ BundlesRoot bundles_root(const std::string& what) {
         throw CacheError("refusing '" + root.string() + "' for " + what + ": " + opened.problem +
                          ", who could plant headers");
     }
-    return {root, std::make_shared<OpenDescriptor>(opened.fd)};
+    return {root, std::make_shared<FileDescriptor>(opened.fd)};
 }
 
 // Writes `content` to the new file `name` (folders made as needed) below the folder `folder`.
@@ -201,18 +192,18 @@ void write_header(int folder, const std::string& name, std::string_view content,
                   const fs::path& display, const std::string& what) {
     int parent = folder;
     std::string_view rest = name;
-    std::vector<std::unique_ptr<OpenDescriptor>> opened;
+    std::vector<std::unique_ptr<FileDescriptor>> opened;
     for (std::size_t slash = rest.find('/'); slash != std::string_view::npos; slash = rest.find('/')) {
         const std::string part(rest.substr(0, slash));
         if (::mkdirat(parent, part.c_str(), 0700) != 0 && errno != EEXIST)
             fail_call(what, "mkdir", display / name, errno);
-        opened.push_back(std::make_unique<OpenDescriptor>(
+        opened.push_back(std::make_unique<FileDescriptor>(
             ::openat(parent, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)));
         if (opened.back()->fd < 0) fail_call(what, "open", display / name, errno);
         parent = opened.back()->fd;
         rest.remove_prefix(slash + 1);
     }
-    const OpenDescriptor file(::openat(parent, std::string(rest).c_str(),
+    const FileDescriptor file(::openat(parent, std::string(rest).c_str(),
                                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (file.fd < 0) fail_call(what, "open", display / name, errno);
     std::size_t done = 0;
@@ -250,7 +241,7 @@ public:
         const int parent = slash == std::string::npos ? root_ : open(path.substr(0, slash), header, signature, problem);
         if (parent < 0) return -1;
         const std::string part = slash == std::string::npos ? path : path.substr(slash + 1);
-        auto folder = std::make_unique<OpenDescriptor>(
+        auto folder = std::make_unique<FileDescriptor>(
             ::openat(parent, part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         struct stat info {};
         if (folder->fd < 0 || ::fstat(folder->fd, &info) != 0) {
@@ -263,7 +254,7 @@ public:
 
 private:
     int root_;
-    std::map<std::string, std::unique_ptr<OpenDescriptor>> opened_;
+    std::map<std::string, std::unique_ptr<FileDescriptor>> opened_;
 };
 
 // Opens the header `name` through `folders` without following a link. Sets `problem` and
@@ -284,7 +275,7 @@ int open_header(Subfolders& folders, const std::string& name, std::string* signa
 std::string header_problem(Subfolders& folders, const BundledHeader& header, bool compare_bytes,
                            std::string* signature) {
     std::string problem;
-    const OpenDescriptor file(open_header(folders, header.name, signature, problem));
+    const FileDescriptor file(open_header(folders, header.name, signature, problem));
     if (file.fd < 0) return problem;
     struct stat info {};
     if (::fstat(file.fd, &info) != 0) return "the header '" + header.name + "' cannot be read";
@@ -422,7 +413,7 @@ std::string replace_damaged_lock(const fs::path& root, const fs::path& lock, con
 bool make_folder(const fs::path& root, const fs::path& folder, const HeaderBundle& bundle,
                  const std::string& what) {
     OwnedFolder staging = staging_folder(root, what);
-    const OpenDescriptor fd(::open(staging.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    const FileDescriptor fd(::open(staging.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (fd.fd < 0) fail_call(what, "open", staging.path(), errno);
     for (const BundledHeader& header : bundle.headers())
         write_header(fd.fd, header.name, line_directive(header.name) + header.content, staging.path(), what);
@@ -453,7 +444,7 @@ struct CheckedFolders {
     std::map<std::string, std::string> include_problems;  // by digest
     std::map<std::string, FailedMake> failed;          // by folder path
     // The descriptor of each digest's folder NVRTC is given, kept while it is the same folder.
-    std::map<std::string, std::shared_ptr<OpenDescriptor>> descriptors;
+    std::map<std::string, std::shared_ptr<FileDescriptor>> descriptors;
 };
 
 CheckedFolders& checked_folders() {
@@ -489,7 +480,7 @@ std::string open_folder_problem(int fd, const fs::path& folder, const HeaderBund
         struct stat info {};
         if (::fstat(fd, &info) != 0) return "it cannot be read: " + errno_name_and_text(errno);
         sign(signature, info);
-        const OpenDescriptor manifest(::openat(fd, std::string(kBundleManifestName).c_str(),
+        const FileDescriptor manifest(::openat(fd, std::string(kBundleManifestName).c_str(),
                                            O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
         const std::string expected = manifest_text(bundle);
         if (manifest.fd < 0 ||
@@ -506,8 +497,8 @@ std::string open_folder_problem(int fd, const fs::path& folder, const HeaderBund
 }
 
 // The digest folder below `root`, opened without following a link; null when it cannot be.
-std::shared_ptr<OpenDescriptor> open_digest_folder(const BundlesRoot& root, const std::string& digest) {
-    auto folder = std::make_shared<OpenDescriptor>(
+std::shared_ptr<FileDescriptor> open_digest_folder(const BundlesRoot& root, const std::string& digest) {
+    auto folder = std::make_shared<FileDescriptor>(
         ::openat(root.folder->fd, digest.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     return folder->fd < 0 ? nullptr : folder;
 }
@@ -521,14 +512,14 @@ bool same_folder(int a, int b) {
 // descriptor, whose /proc/self/fd path NVRTC is given.
 struct FolderHold {
     std::shared_ptr<DigestLock> lock;
-    std::shared_ptr<OpenDescriptor> folder;
+    std::shared_ptr<FileDescriptor> folder;
 };
 
 }  // namespace
 
 std::string bundle_folder_problem(const fs::path& folder, const HeaderBundle& bundle,
                                   bool compare_bytes) noexcept {
-    const OpenDescriptor fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    const FileDescriptor fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (fd.fd < 0) return errno == ENOENT ? "it is missing" : "it cannot be opened: " + errno_name_and_text(errno);
     return open_folder_problem(fd.fd, folder, bundle, compare_bytes, nullptr);
 }
@@ -554,7 +545,7 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle, const GiveUp& gi
     // found whole stays so for as long as the hold lives. A maker's exclusive lock turns shared.
     auto lock = std::make_shared<DigestLock>(root.path, name, LOCK_SH, true, what, give_up);
     const bool compared = checked.compared.contains(folder.string());
-    std::shared_ptr<OpenDescriptor> opened = open_digest_folder(root, name);
+    std::shared_ptr<FileDescriptor> opened = open_digest_folder(root, name);
     std::string signature;
     if (!opened || !open_folder_problem(opened->fd, folder, bundle, !compared, &signature).empty()) {
         lock.reset();
@@ -578,7 +569,7 @@ HeldBundleFolder hold_bundle_folder(const HeaderBundle& bundle, const GiveUp& gi
     }
     checked.compared.insert(folder.string());
     // The same folder keeps the same descriptor, so NVRTC sees the same path and its PCH holds.
-    std::shared_ptr<OpenDescriptor>& kept = checked.descriptors[name];
+    std::shared_ptr<FileDescriptor>& kept = checked.descriptors[name];
     if (!kept || !same_folder(kept->fd, opened->fd)) kept = opened;
     auto hold = std::make_shared<FolderHold>(FolderHold{std::move(lock), kept});
     if (kept != opened) {  // the same folder: its signature through the kept descriptor is the same
@@ -670,7 +661,7 @@ BundleFolderRemoval remove_bundle_folders(const fs::path& cache_folder) {
     const fs::path root = cache_folder / kHeaderBundleFolders;
     const std::string what = "removing the header bundle folders of '" + cache_folder.string() + "'";
     {
-        const OpenDescriptor folder(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        const FileDescriptor folder(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (folder.fd < 0 && errno == ENOENT) return {};
         if (folder.fd < 0) fail_call(what, "open", root, errno);
         struct stat info {};

@@ -2,7 +2,7 @@
 
 #include "cudacore/errors.hpp"
 #include "headers/include_directives.hpp"
-#include "support/atomic_file.hpp"
+#include "support/input_file.hpp"
 
 #include <sys/stat.h>
 

@@ -175,10 +175,19 @@ void await_standard_headers_folder(const GiveUp& give_up) {
 std::string standard_headers_key_flag(const std::string& flag) {
     static const std::string prefix = "--include-path=";
     if (!flag.starts_with(prefix)) return flag;
-    // Only the standard headers' folder ends in its name below a header-bundles folder.
-    const HeaderBundle bundle = standard_headers();
-    if (!flag.ends_with("/" + bundle_folder_name(bundle)) || flag.find("bundles") == std::string::npos) return flag;
-    return prefix + "<cudacore standard headers " + bundle.digest() + ">";
+    // Only the standard headers' folder ends in its name below a header-bundles folder. Its
+    // name and the flag's keyed form are worked out once per process (leaked: exit-safe).
+    struct Names {
+        std::string folder_suffix;
+        std::string keyed;
+    };
+    static const auto* names = [] {
+        const HeaderBundle bundle = standard_headers();
+        return new Names{"/" + bundle_folder_name(bundle),
+                         prefix + "<cudacore standard headers " + bundle.digest() + ">"};
+    }();
+    if (!flag.ends_with(names->folder_suffix) || flag.find("bundles") == std::string::npos) return flag;
+    return names->keyed;
 }
 
 }  // namespace detail

@@ -1,5 +1,5 @@
-// Crash-safe whole-file writes and bounded whole-file reads (internal; used by
-// ObjectCode::save/load, the disk program cache and the CLI).
+// Crash-safe whole-file writes (internal; used by ObjectCode::save, the disk program cache and
+// the CLI). Reading: support/input_file.hpp.
 #pragma once
 
 #include "support/removed_on_signal.hpp"
@@ -79,18 +79,5 @@ std::optional<pid_t> atomic_write_temporary_writer(std::string_view file_name) n
 // place, so this is true for a live writer in any pid namespace. False when it is free, gone or
 // cannot be opened. Never throws.
 bool atomic_write_temporary_in_use(int directory_fd, const char* file_name) noexcept;
-
-// Reads a whole regular file of at most `max_size` bytes, refusing larger ones before reading
-// them, and anything that is not a regular file (a directory, a device, a FIFO: opened
-// non-blocking, so a FIFO without a writer never hangs the read). Throws std::system_error
-// (open/fstat/read failure; ENOENT when it does not exist; EISDIR / EINVAL for a directory or
-// another kind of file) or std::length_error (larger than max_size), naming the path.
-std::string read_file_bounded(const std::filesystem::path& path, std::uint64_t max_size);
-// The same for a descriptor already open (`path` names it in errors).
-std::string read_open_file_bounded(int fd, const std::filesystem::path& path,
-                                   std::uint64_t max_size);
-
-// "a directory", "a FIFO", "a character device"...: what kind of file `mode` says it is.
-std::string_view file_kind(mode_t mode) noexcept;
 
 }  // namespace cudacore::detail

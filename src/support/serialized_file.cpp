@@ -1,10 +1,8 @@
 #include "support/serialized_file.hpp"
 
-#include "support/file_descriptor.hpp"
+#include "support/input_file.hpp"
 #include "support/system_call_error.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,12 +15,10 @@ std::string read_serialized(const std::filesystem::path& path, std::size_t head_
     auto cannot_read = [&](const std::string& why) -> void {
         throw SerializationError("cannot read '" + path.string() + "': " + why);
     };
-    const FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
-    if (file.fd < 0) cannot_read(errno_name_and_text(errno));
-    struct stat info {};
-    if (::fstat(file.fd, &info) != 0) cannot_read("fstat: " + errno_name_and_text(errno));
-    if (!S_ISREG(info.st_mode)) cannot_read("it is " + std::string(file_kind(info.st_mode)) + ", not a regular file");
-    const auto size = static_cast<std::uint64_t>(info.st_size);
+    const OpenedInputFile opened = open_input_file(path);
+    if (!opened.refused.empty()) cannot_read(opened.refused);
+    const FileDescriptor& file = opened.file;
+    const std::uint64_t size = opened.size;
     std::vector<char> head(head_size);
     const ssize_t got = ::pread(file.fd, head.data(), head.size(), 0);
     if (got < 0) cannot_read(errno_name_and_text(errno));

@@ -9,7 +9,7 @@
 #include "cache/disk/disk_shard_repair.hpp"
 #include "cache/disk/disk_shards.hpp"
 #include "cache/disk/shard_counters.hpp"
-#include "support/atomic_file.hpp"
+#include "support/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

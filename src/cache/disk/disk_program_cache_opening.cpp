@@ -11,6 +11,7 @@
 #include "code/compiler_identity.hpp"
 #include "support/private_folder.hpp"
 #include "support/atomic_file.hpp"
+#include "support/input_file.hpp"
 #include "support/cache_directory.hpp"
 
 #include <fcntl.h>

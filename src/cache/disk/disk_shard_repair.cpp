@@ -5,7 +5,7 @@
 
 #include "cache/disk/disk_files.hpp"
 #include "cache/disk/disk_shards.hpp"
-#include "support/atomic_file.hpp"
+#include "support/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

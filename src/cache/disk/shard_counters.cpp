@@ -3,7 +3,7 @@
 #include "cudacore/errors.hpp"
 #include "cudacore/warnings.hpp"
 
-#include "support/atomic_file.hpp"
+#include "support/input_file.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
