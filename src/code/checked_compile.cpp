@@ -31,19 +31,22 @@ bool same_code(const ObjectCode& code, const CheckCompileResult& check) {
            same_code_but_unit_ids(code.code(), static_cast<long>(::getpid()), check.code, check.process_id);
 }
 
+// The compile from the files, as a plain compile of `program` makes it: its code, or its
+// CompileError thrown.
+ObjectCode compile_from_files(Program program, CodeType target, const std::vector<std::string>& name_expressions,
+                              const CancellationToken& cancellation) {
+    return ProgramInternals::compile_cxx(program, target, name_expressions, false, &cancellation);
+}
+
 // One file under two names: the compile from memory is kept only where the compile from the
 // files agrees (which of the names NVRTC meets first decides its __FILE__). Started beside the
-// compile from memory; its future gives the files' code, or nullopt where that compile failed.
-std::future<std::optional<ObjectCode>> start_compile_from_files(const Program& program, CodeType target,
-                                                                const std::vector<std::string>& name_expressions,
-                                                                const CancellationToken& cancellation) {
-    return std::async(std::launch::async, [copy = program, target, &name_expressions,
-                                           token = &cancellation]() mutable {
-        try {
-            return std::optional<ObjectCode>(ProgramInternals::compile_cxx(copy, target, name_expressions, false, token));
-        } catch (const CompileError&) {
-            return std::optional<ObjectCode>();
-        }
+// compile from memory, on a copy of the program made here; its future gives the files' code or
+// throws their CompileError.
+std::future<ObjectCode> start_compile_from_files(const Program& program, CodeType target,
+                                                 const std::vector<std::string>& name_expressions,
+                                                 const CancellationToken& cancellation) {
+    return std::async(std::launch::async, [copy = program, target, &name_expressions, &cancellation]() {
+        return compile_from_files(copy, target, name_expressions, cancellation);
     });
 }
 
@@ -79,7 +82,8 @@ std::string read_outside_snapshot(const CheckCompileResult& check, const Compile
             if (!inside_any(path, {fixed})) continue;
             const std::string name = path.substr(fixed.size() + (fixed.ends_with('/') ? 0 : 1));
             for (const std::string& folder : unmoved.project_include_folders)
-                if (lookup_state(folder + "/" + name) != "absent")
+                if (lookup_state(folder + "/" + name) != "absent" ||
+                    (tried_as_stdh(name) && lookup_state(folder + "/" + name + std::string(stdh_suffix)) != "absent"))
                     return "NVRTC read the toolkit's '" + path + "'" + missed + ", where a compile from the files may "
                            "find '" + folder + "/" + name + "' first";
         }
@@ -105,7 +109,7 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
             return run_check(program, {moved, bundles, name_expressions, target, true, true, &cancellation});
         });
     }
-    std::future<std::optional<ObjectCode>> from_files;
+    std::future<ObjectCode> from_files;
     if (!keys.snapshot.aliased.empty()) from_files = start_compile_from_files(program, target, name_expressions, cancellation);
     std::optional<ObjectCode> from_memory;
     try {
@@ -116,19 +120,20 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
         // What the compile from the files gives decides: its error (thrown), or its code, not
         // stored (a header the snapshot could not give, such as one a bundled header includes
         // from the project's folders).
-        Program copy = program;
-        ObjectCode plain = ProgramInternals::compile_cxx(copy, target, name_expressions, false, &cancellation);
+        ObjectCode plain = from_files.valid() ? from_files.get()
+                                              : compile_from_files(program, target, name_expressions, cancellation);
         return {std::move(plain), StoredUnder::nowhere,
                 "the compile from memory failed where the compile from the files did not"};
     }
     const ObjectCode code = std::move(*from_memory);
     auto nowhere = [&](std::string why) { return CheckedCompile{code, StoredUnder::nowhere, std::move(why)}; };
     if (from_files.valid()) {
-        const std::optional<ObjectCode> plain = from_files.get();
+        // The files' outcome is what a compile without the cache gives: their error is thrown,
+        // and their code is returned where it differs, neither stored.
+        const ObjectCode plain = from_files.get();
         const long here = static_cast<long>(::getpid());
-        if (!plain || !same_code_but_unit_ids(plain->code(), here, code.code(), here)) {
-            // The files' code where they compiled: what a compile without the cache gives.
-            return {plain ? *plain : code, StoredUnder::nowhere,
+        if (!same_code_but_unit_ids(plain.code(), here, code.code(), here)) {
+            return {plain, StoredUnder::nowhere,
                     keys.snapshot.aliased + " are one file, and the compile from memory differs from the compile "
                                             "from the files"};
         }
@@ -144,14 +149,17 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     // differ), with the same inputs compiled unmoved in the compile worker, whose code is then the
     // one kept.
     std::optional<CheckCompileResult> unmoved;
+    std::string unmoved_read;  // what the unmoved compile read from disk outside the snapshot, if any
     auto digits = [](long id) { return std::to_string(id).size(); };
     auto agrees = [&](const CheckCompileResult& check_result) {
         if (!check_result.compiled) return false;
         if (digits(check_result.process_id) == digits(static_cast<long>(::getpid())))
             return same_code(code, check_result);
-        if (!unmoved)
+        if (!unmoved) {
             unmoved = run_check(program, {keys.snapshot, bundles, name_expressions, target, false, false, &cancellation});
-        return unmoved->compiled && unmoved->symbols == check_result.symbols &&
+            unmoved_read = read_outside_snapshot(*unmoved, keys.snapshot, keys.snapshot);
+        }
+        return unmoved->compiled && unmoved_read.empty() && unmoved->symbols == check_result.symbols &&
                digits(unmoved->process_id) == digits(check_result.process_id) &&
                same_code_but_unit_ids(unmoved->code, unmoved->process_id, check_result.code, check_result.process_id);
     };
@@ -160,9 +168,14 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     };
     if (agrees(first)) return {kept(), StoredUnder::first_key, {}};
     if (!first.compiled) return nowhere("its check compile could not be made (" + first.failure + ")");
+    // In the working directory itself: what NVRTC reads there from disk is screened as the first
+    // check's reads were (a folder that only the real working directory holds, say).
     const CheckCompileResult second =
         run_check(program, {keys.snapshot, bundles, name_expressions, target, true, false, &cancellation});
+    if (std::string read = read_outside_snapshot(second, keys.snapshot, keys.snapshot); !read.empty())
+        return nowhere(std::move(read));
     if (agrees(second)) return {kept(), StoredUnder::path_bound, {}};
+    if (!unmoved_read.empty()) return nowhere(std::move(unmoved_read));
     if (!second.compiled) return nowhere("its check compile could not be made (" + second.failure + ")");
     return nowhere("its code depends on the clock (__DATE__ or __TIME__): compiled with the clock moved it came "
                    "out otherwise; pass CompileOptions::extra_digest to cache it");

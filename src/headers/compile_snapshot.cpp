@@ -1,6 +1,7 @@
 #include "headers/compile_snapshot.hpp"
 
 #include "headers/include_directives.hpp"
+#include "support/input_file.hpp"
 #include "support/hex.hpp"
 #include "support/sha256.hpp"
 
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <deque>
@@ -84,25 +86,18 @@ bool in_fixed_folder(const std::string& path, const std::vector<std::string>& to
 }
 
 // The file at `path`, opened once: its bytes and identity. Not a regular file, unreadable or over
-// the bound: nullopt. O_NONBLOCK: a FIFO put in a header's place must not hang the compile.
+// the bound: nullopt (open_input_file: a FIFO put in a header's place does not hang the compile).
 struct ReadFile {
     std::string bytes;
     std::uint64_t device = 0;
     std::uint64_t inode = 0;
 };
 std::optional<ReadFile> read_regular_file(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct ::stat info {};
-    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) ||
-        static_cast<std::uint64_t>(info.st_size) > max_snapshot_header_bytes)
-        return std::nullopt;
-    ReadFile file{{}, static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino)};
-    file.bytes.resize(static_cast<std::size_t>(info.st_size));
+    const OpenedInputFile opened = open_input_file(path);
+    if (!opened.refused.empty() || opened.size > max_snapshot_header_bytes) return std::nullopt;
+    const int fd = opened.file.fd;
+    ReadFile file{{}, opened.device, opened.inode};
+    file.bytes.resize(static_cast<std::size_t>(opened.size));
     std::size_t done = 0;
     for (;;) {
         if (done == file.bytes.size()) file.bytes.resize(done + 4096);  // it grew meanwhile
@@ -365,6 +360,13 @@ private:
         };
         for (std::size_t i = 0; i < flags.size();) {
             IncludeFlag flag = include_flag(flags, i);
+            // NVRTC trims white space around some operands and not others ("-I inc" is inc,
+            // "--include-path= inc" is " inc"): a folder the scan would look in may not be NVRTC's.
+            if (flag.kind != IncludeFlag::Kind::other && !flag.operand.empty() &&
+                (std::isspace(static_cast<unsigned char>(flag.operand.front())) ||
+                 std::isspace(static_cast<unsigned char>(flag.operand.back()))))
+                flag_refusal_ = "the include operand '" + flag.operand + "' begins or ends with white space, which NVRTC "
+                                "trims from some spellings of its flag and not from others";
             if (flag.kind == IncludeFlag::Kind::folder) {
                 if (folder(flag.operand)) snapshot_.flags.insert(snapshot_.flags.end(), &flags[i], &flags[i] + flag.count);
             } else if (flag.kind == IncludeFlag::Kind::pre_include) {
@@ -455,6 +457,13 @@ private:
     // refused.
     std::optional<std::string> resolved_name(const IncludeOperand& operand, const Includer& includer) {
         const std::string& name = operand.name;
+        // NVRTC may give its own source for the program's name (it does for the name as the
+        // includer's folder spells it): which of the two it reads is not the scan's to guess.
+        if (name == request_.nvrtc_name) {
+            refuse(includer.label + " includes the program's own name '" + name + "', which NVRTC may read from "
+                                    "memory (the source) rather than from disk");
+            return std::nullopt;
+        }
         if (std::find(request_.bundled_names.begin(), request_.bundled_names.end(), name) !=
             request_.bundled_names.end()) {
             if (shadows_bundle(operand, includer)) return std::nullopt;
@@ -499,14 +508,21 @@ private:
                 return "<" + name + ">";
             }
             snapshot_.reads_files = true;
-            const std::string state = lookups_.state(candidate.absolute);
+            std::string absolute = candidate.absolute;
+            std::string spelled = candidate.spelled;
+            std::string state = lookups_.state(absolute);
+            if ((state == "absent" || state == "directory") && tried_as_stdh(name)) {
+                absolute += stdh_suffix;
+                spelled += stdh_suffix;
+                state = lookups_.state(absolute);
+            }
             if (state == "absent" || state == "directory") continue;
             if (state != "file") {
-                refuse("'" + candidate.absolute + "', which " + includer.label + " may include, is " +
+                refuse("'" + absolute + "', which " + includer.label + " may include, is " +
                        (state == "other" ? "not a regular file" : "unreadable (" + state + ")"));
                 return std::nullopt;
             }
-            std::optional<std::string> memory_name = header_named(candidate.absolute, candidate.spelled);
+            std::optional<std::string> memory_name = header_named(absolute, spelled);
             if (!memory_name) return std::nullopt;
             return "\"" + *memory_name + "\"";
         }
@@ -587,15 +603,19 @@ private:
             snapshot_.reads_files = true;
             std::set<std::string> present;  // the closure's first components this folder holds
             if (DIR* dir = ::opendir(folder.absolute.c_str())) {
-                while (const dirent* entry = ::readdir(dir))
-                    if (closure->first_components.contains(entry->d_name)) present.insert(entry->d_name);
+                while (const dirent* entry = ::readdir(dir)) {
+                    std::string_view component = entry->d_name;
+                    if (component.ends_with(stdh_suffix)) component.remove_suffix(stdh_suffix.size());
+                    if (closure->first_components.contains(std::string(component))) present.emplace(component);
+                }
                 ::closedir(dir);
             }
             if (present.empty()) continue;
             for (const std::string& name : closure->searched_names) {
                 if (!present.contains(name.substr(0, name.find('/')))) continue;
                 const std::string path = folder.absolute + "/" + name;
-                if (lookups_.state(path) != "absent") {
+                if (lookups_.state(path) != "absent" ||
+                    (tried_as_stdh(name) && lookups_.state(path + std::string(stdh_suffix)) != "absent")) {
                     refuse("'" + path + "' would be found before the toolkit's own <" + name +
                            "> by the toolkit's headers");
                     return;
@@ -710,7 +730,16 @@ CompileSnapshot respelled(const CompileSnapshot& snapshot, const std::vector<Res
     for (const auto& [from, to] : folders) {
         if (from.empty() || from == "/") continue;  // every path: nothing to tell apart
         out.nvrtc_name = respelled_path(out.nvrtc_name, from, to);
-        for (auto& flag : out.flags) flag = respelled_text(flag, from, to);
+        // The fixed folders (the toolkit's, the standard headers' below the cache folder) stay
+        // where they are, also inside a folder respelled: they are keyed by their files' bytes.
+        for (std::size_t i = 0; i < out.flags.size();) {
+            const IncludeFlag include = include_flag(out.flags, i);
+            const bool fixed = include.kind == IncludeFlag::Kind::folder &&
+                               in_fixed_folder(without_trailing_slash(include.operand), out.fixed_folders);
+            if (!fixed)
+                for (std::size_t k = i; k < i + include.count; ++k) out.flags[k] = respelled_text(out.flags[k], from, to);
+            i += include.count;
+        }
         for (auto& header : out.headers) {
             // Only the #line spelling names a path; the file's own bytes are its bytes.
             const std::size_t line_end = header.content.find('\n');

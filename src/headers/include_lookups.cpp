@@ -91,6 +91,8 @@ IncludeFlag include_flag(const std::vector<std::string>& flags, std::size_t at) 
     };
     if (flag.starts_with("--include-path=")) return {Kind::folder, std::string(flag.substr(15))};
     if ((flag == "--include-path" || flag == "-I") && has_next) return {Kind::folder, flags[at + 1], 2};
+    // Last of all, with no operand: NVRTC searches the working directory.
+    if (flag == "--include-path" || flag == "-I") return {Kind::folder, std::string(), 1};
     if (flag.starts_with("-I") && flag.size() > 2) return {Kind::folder, joined(flag.substr(2))};
     if (flag.starts_with("--pre-include=")) return {Kind::pre_include, std::string(flag.substr(14))};
     if ((flag == "--pre-include" || flag == "-include") && has_next) return {Kind::pre_include, flags[at + 1], 2};

@@ -42,6 +42,14 @@ struct IncludeFlag {
 };
 IncludeFlag include_flag(const std::vector<std::string>& flags, std::size_t at);
 
+// In each folder it searches, NVRTC looks for a name whose last part has no '.' also with
+// ".stdh" appended (the form of its own standard headers), when the name itself is not there.
+inline constexpr std::string_view stdh_suffix = ".stdh";
+inline bool tried_as_stdh(std::string_view name) noexcept {
+    const std::size_t slash = name.rfind('/');
+    return name.substr(slash == std::string_view::npos ? 0 : slash + 1).find('.') == std::string_view::npos;
+}
+
 // The current working directory (one getcwd), or empty when it cannot be read.
 std::string current_working_directory();
 

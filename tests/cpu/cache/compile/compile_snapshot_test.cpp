@@ -30,6 +30,7 @@
 #include <cstring>
 #include <functional>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -64,6 +65,9 @@ struct Case {
     // Files written again after the hit: the compile that follows must be the plain compile of
     // the files as they are then (a miss, or a hit of that code).
     std::vector<std::pair<std::string, std::string>> changed{};
+    // Whether it is stored with line information, where that differs from `cached` (NVRTC is
+    // then given the path of a copy of the source, not the program's name).
+    std::optional<bool> cached_with_lineinfo{};
 };
 
 // `text` with each "@/" naming the project folder.
@@ -237,6 +241,27 @@ std::vector<Case> corpus() {
         {"a trigraph in a header's path before C++17", "src/k.cu",
          "#include <h.h>\nextern \"C\" __global__ void k(const char** o) { *o = f; }\n",
          {{"d?" "?=/h.h", "__device__ const char f[] = __FILE__;\n"}}, {"d?" "?="}, {}, {}, false, {}, false, "c++14"},
+        // NVRTC looks for a name with no '.' in its last part also with ".stdh" appended, in
+        // each folder it searches: the snapshot finds what it finds, also before the toolkit's.
+        {"names NVRTC finds with .stdh appended", "src/k.cu",
+         "#if __has_include(<v>)\n#include <v>\n#endif\n#include \"w\"\n#include <cuda/std/cstdint>\n"
+         "#define VALUE (V + W + S)\n" + kernel_tail,
+         {{"inc/v.stdh", "#define V 1\n"}, {"src/w.stdh", "#define W 2\n"},
+          {"inc/cuda/std/cstdint.stdh", "#pragma once\n#define S 4\n"}},
+         {"inc"}, {}, {}, true, {}, false, {}, {}, false, {{"inc/v.stdh", "#define V 8\n"}}},
+        // NVRTC trims white space from some spellings of an include folder and not others.
+        {"an include folder with white space around it", "src/k.cu",
+         "#if __has_include(<b.h>)\n#include <b.h>\n#endif\n#ifndef VALUE\n#define VALUE 0\n#endif\n" + kernel_tail,
+         {{"inc/b.h", "#define VALUE 5\n"}}, {}, {}, {}, false, {"-I inc"}},
+        // A last -I with no folder: NVRTC searches the working directory.
+        {"a last -I without a folder", "src/k.cu", "#include <b.h>\n" + kernel_tail,
+         {{"b.h", "#define VALUE 6\n"}}, {}, {}, {}, true, {"-I"}, false, {}, {}, false,
+         {{"b.h", "#define VALUE 8\n"}}},
+        // NVRTC reads its own source for an include of the program's name, not the file there.
+        {"a source that includes its own name", "k.cu",
+         "#ifdef ONCE\n#define VALUE 2\n#else\n#define ONCE\n#include \"k.cu\"\n#ifndef VALUE\n#define VALUE 3\n"
+         "#endif\n" + kernel_tail + "#endif\n",
+         {{"k.cu", "#define VALUE 9\n"}}, {}, {}, {}, false, {}, false, {}, {}, false, {}, true},
         {"one file under two names, the compile from memory naming the other", "src/k.cu",
          "#include \"inc/f.h\"\n#include \"./inc/e.h\"\n"
          "extern \"C\" __global__ void k(const char** o) { *o = e_file; }\n",
@@ -276,9 +301,10 @@ TEST(CompileSnapshot, ACachedCompileIsThePlainCompileOfTheFiles) {
             Program second(source, SourceType::cxx, options);
             const std::optional<ObjectCode> hit = find_cached(second, CodeType::ptx, {}, {.cache = &cache, .paths_and_clock_do_not_matter = c.declared});
             if (hit) EXPECT_EQ(std::string(hit->code()), expected) << what << ": the hit differs";
-            EXPECT_EQ(hit.has_value(), c.cached) << what << (warnings.seen.empty() ? "" : ": " + warnings.seen[0].message);
-            if (hit.has_value() != c.cached) continue;
-            if (!c.cached) {
+            const bool stores = lineinfo && c.cached_with_lineinfo ? *c.cached_with_lineinfo : c.cached;
+            EXPECT_EQ(hit.has_value(), stores) << what << (warnings.seen.empty() ? "" : ": " + warnings.seen[0].message);
+            if (hit.has_value() != stores) continue;
+            if (!stores) {
                 ASSERT_FALSE(warnings.seen.empty()) << what;
                 EXPECT_EQ(warnings.seen[0].kind, WarningKind::not_cached) << what;
             }
@@ -612,6 +638,36 @@ TEST(CompileSnapshot, AHeaderRewrittenDuringCompilesNeverLeavesAWrongEntry) {
         if (hit) EXPECT_EQ(std::string(hit->code()), expected[i]);
         EXPECT_EQ(std::string(compile_cached(program, CodeType::ptx, {}, {.cache = &cache}).code()), expected[i]);
     }
+}
+
+// The standard headers' folder lies below the cache folder, which may lie inside the working
+// directory (CUDACORE_CACHE_DIR=$PWD/.cache, as CI jobs set it): the check compile moves the
+// working directory and the project's folders, never the standard headers' (keyed by their
+// bytes), so such a program is cached like any other.
+TEST(CompileSnapshot, StandardHeadersBelowTheWorkingDirectoryAreCached) {
+    TempDir dir;
+    test::ScopedWorkingDirectory working(dir.path());
+    const fs::path cache_folder = dir.path() / ".cudacore-cache";
+    test::ScopedEnv in_project("CUDACORE_CACHE_DIR", cache_folder.string());
+    ProgramOptions options;
+    options.arch = "sm_90";
+    options.pch = false;
+    options.std_headers = true;
+    options.name = "k.cu";
+    const std::string source =
+        "#include <cstdint>\nextern \"C\" __global__ void k(std::uint32_t* o) { *o = sizeof(std::uint64_t); }\n";
+    Program plain(source, SourceType::cxx, options);
+    const std::string expected(plain.compile(CodeType::ptx).code());
+    ASSERT_TRUE(fs::exists(cache_folder / "header-bundles")) << "the standard headers are not below the working directory";
+    MemoryProgramCache cache;
+    test::WarningLog warnings;
+    Program first(source, SourceType::cxx, options);
+    EXPECT_EQ(std::string(compile_cached(first, CodeType::ptx, {}, {.cache = &cache}).code()), expected);
+    EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+    Program second(source, SourceType::cxx, options);
+    const std::optional<ObjectCode> hit = find_cached(second, CodeType::ptx, {}, {.cache = &cache});
+    ASSERT_TRUE(hit) << "not cached";
+    EXPECT_EQ(std::string(hit->code()), expected);
 }
 
 // The command line tells the user that a compile was not cached, and why.
