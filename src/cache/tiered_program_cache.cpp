@@ -125,9 +125,11 @@ void TieredProgramCache::put_many_with_trust(const std::vector<std::pair<CacheKe
         try {
             if (trusts_[i].empty()) {
                 tiers_[i]->put_many_with_trust(entries, trust);
-            } else {
+            } else if (trust.empty() || trust == trusts_[i]) {
                 tiers_[i]->put_many(entries);
             }
+            // A shared tier of another trust takes nothing that trust did not vouch for: it would
+            // seal the entries as its own for every client (docs/caching.md, "Trust").
         } catch (const CacheError& e) {
             failures += (failures.empty() ? "" : "; ") + std::string("tier ") + std::to_string(i) +
                         ": " + e.what();

@@ -116,6 +116,20 @@ TEST(CacheArtefact, AnImportKeepsTheTrustItCameWithInEveryTier) {
     EXPECT_TRUE(disk->get_with_trust(one, trust));
     EXPECT_EQ(trust, "");
     EXPECT_EQ(TieredProgramCache({disk, other_remote}).get(one), code);
+
+    // Imported through a tiered cache over the fleet's server: an artefact signed with another
+    // secret stays in this machine's tier (under its trust, not served here) and never reaches
+    // the server, where it would be sealed as the fleet's; one signed with the fleet's does.
+    fleet_remote->clear();
+    auto through = std::make_shared<DiskProgramCache>(dir.path() / "through");
+    TieredProgramCache importer({through, fleet_remote});
+    std::istringstream other_signed(test::sample_artefact_bytes("another secret of 32 bytes......"));
+    EXPECT_EQ(import_cache_artefact(importer, other_signed, {.secret = "another secret of 32 bytes......"}).imported, 2u);
+    EXPECT_FALSE(remote("secret_env=CUDACORE_TEST_ARTEFACT_SECRET")->get(one)) << "sealed as the fleet's";
+    EXPECT_FALSE(importer.get(one));
+    std::istringstream fleet_signed(test::sample_artefact_bytes(secret));
+    EXPECT_EQ(import_cache_artefact(importer, fleet_signed, {.secret = secret}).imported, 2u);
+    EXPECT_TRUE(remote("secret_env=CUDACORE_TEST_ARTEFACT_SECRET")->get(one));
 }
 
 }  // namespace
