@@ -34,9 +34,13 @@ public:
     void put(const CacheKey& key, const ObjectCode& code) override;
     /// This object's counters (entries and bytes 0: see server_entries()).
     CacheStats stats() const override;
-    /// Removes every entry under the key prefix (SCAN, UNLINK). Throws CacheError.
+    /// Removes every entry under the key prefix (SCAN, UNLINK): the keys of an entry's form
+    /// (`<prefix>:v<format>:<64 hex digits>`, any format), not a longer prefix's nor other keys.
+    /// Throws CacheError, also for a SCAN that has not ended within a bound the database's size
+    /// (DBSIZE) sets. Not bounded by operation_timeout as a whole (one bound per call).
     void clear() override;
-    /// How many entries under the key prefix the server holds (a SCAN). Throws CacheError.
+    /// How many entries under the key prefix the server holds (a SCAN, as clear() walks it).
+    /// Throws CacheError.
     std::uint64_t server_entries();
 
     /// This process's turn to compile `key` across the fleet: found, a lease, or neither.

@@ -33,16 +33,17 @@ std::string percent_decoded(std::string value) {
 
 // The URL with what follows "user:" up to '@' replaced, for messages (the password is secret).
 std::string redacted(std::string_view url) {
+    // Everything up to the last '@' before the query may be a password, whatever it holds ('/',
+    // '@' and ':' unescaped included, or no "://" at all): all of it after the user's name is
+    // hidden (all of it where no ':' names a user).
     const auto scheme_end = url.find("://");
-    if (scheme_end == std::string_view::npos) return std::string(url);
-    const auto authority = scheme_end + 3;
-    const auto at = url.find('@', authority);
-    const auto slash = url.find('/', authority);
-    if (at == std::string_view::npos || (slash != std::string_view::npos && slash < at))
-        return std::string(url);
-    const auto colon = url.find(':', authority);
-    if (colon == std::string_view::npos || colon > at) return std::string(url);
-    return std::string(url.substr(0, colon + 1)) + "***" + std::string(url.substr(at));
+    const std::size_t authority = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+    const std::string_view before_query = url.substr(0, url.find_first_of("?#", authority));
+    const auto at = before_query.rfind('@');
+    if (at == std::string_view::npos || at < authority) return std::string(url);
+    const auto colon = before_query.find(':', authority);
+    const std::size_t hidden_from = colon != std::string_view::npos && colon < at ? colon + 1 : authority;
+    return std::string(url.substr(0, hidden_from)) + "***" + std::string(url.substr(at));
 }
 
 template <class Number>

@@ -77,6 +77,12 @@ struct RemoteProgramCache::State {
     std::optional<bool> try_compile_lock(const std::string& lock, const std::string& token,
                                          const std::string& expiry_ms);
 
+    // Whether the lock `lock`, held by another, may be a fleet process's: one set with an expiry
+    // no longer than this cache's lock_ms. Any writer can set a key: a lock that never expires,
+    // or expires later than a lock is taken for, is waited for by no one. True when it cannot
+    // be told (the server failed: the wait goes on as bounded by lock_wait_ms).
+    bool lock_may_be_fleets(const std::string& lock);
+
     // The turn of a caller that has just taken `lock` (with `token`): a lease, or the entry
     // `find` finds when it was stored (and the lock released) between the caller's miss and this
     // lock (then nothing is compiled, and the lease is dropped here). `waited`: the caller waited

@@ -1,6 +1,9 @@
 #include "cudacore/remote_program_cache.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <new>
+#include <string_view>
 
 #include "cache/entry_trust.hpp"
 #include "remote/remote_cache_state.hpp"
@@ -102,6 +105,9 @@ bool RemoteProgramCache::State::holds_value(const RedisReply& reply, const std::
             const std::string text(detail::reply_text(*reply));
             if (text.starts_with("WRONGTYPE")) {  // something else (a list...) under our key
                 ++corrupt;
+                warn(WarningKind::remote_cache_failed, "RemoteProgramCache: GET " + name + " on " +
+                                                           options.display_url() +
+                                                           ": the key holds a value of another Redis type (a miss)");
                 return false;
             }
             ++server_errors;
@@ -114,26 +120,74 @@ bool RemoteProgramCache::State::holds_value(const RedisReply& reply, const std::
         default:  // another type stored under our key: not an entry
             ++corrupt;
             ++misses;
+            warn(WarningKind::remote_cache_failed, "RemoteProgramCache: GET " + name + " on " + options.display_url() +
+                                                       ": the reply is not a string value (a miss)");
             return false;
     }
 }
 
+namespace {
+
+// Whether `name` is an entry's Redis name under `prefix`, of any format: "<prefix>:v<digits>
+// (.<digits>)*:<64 hex digits>". SCAN's pattern is coarser ('*' matches ':' too), so that a prefix
+// that begins another ("team" and "team:v2") or another key of the prefix's would match.
+bool is_entry_name(std::string_view name, std::string_view prefix) {
+    if (!name.starts_with(prefix) || !name.substr(prefix.size()).starts_with(":v")) return false;
+    std::string_view rest = name.substr(prefix.size() + 2);
+    const std::size_t colon = rest.find(':');
+    if (colon == std::string_view::npos || colon == 0) return false;
+    const std::string_view version = rest.substr(0, colon);
+    if (version.front() == '.' || version.back() == '.' || version.find("..") != std::string_view::npos ||
+        version.find_first_not_of("0123456789.") != std::string_view::npos)
+        return false;
+    const std::string_view hex = rest.substr(colon + 1);
+    return hex.size() == 64 && hex.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+}  // namespace
+
 void RemoteProgramCache::State::scan(
     const char* what, const std::function<void(const std::vector<std::string_view>&)>& each) {
     const std::string pattern = options.key_prefix + ":v[0-9]*:*";
+    auto unexpected = [&](const std::string& reply) {
+        return CacheError(std::string("RemoteProgramCache::") + what + ": " + reply + " on " + options.display_url() +
+                          " gave an unexpected reply");
+    };
+    // Replies are read within the bound of an entry's value (max_entry_bytes and some framing):
+    // a call asks for as many keys as about fit (a key costs about 512 bytes read and parsed).
+    const std::uint64_t count = std::clamp<std::uint64_t>((options.max_entry_bytes + (64 << 10)) / 512, 10, 1000);
+    const std::string count_text = std::to_string(count);
+    // A full iteration visits each of the database's hash buckets once, COUNT a call at least: a
+    // server that never ends it (or is not Redis) is given up on, not followed forever.
+    RedisReply size = run_or_throw({"DBSIZE"}, what);
+    if (detail::reply_type(*size) != RedisReplyType::integer || detail::reply_integer(*size) < 0)
+        throw unexpected("DBSIZE");
+    const auto keys_held = static_cast<std::uint64_t>(detail::reply_integer(*size));
+    const std::uint64_t most_calls = 64 + 4 * (std::min<std::uint64_t>(keys_held, std::uint64_t{1} << 40) / count + 1);
     std::string cursor = "0";
+    std::uint64_t calls = 0;
     do {
-        RedisReply reply = run_or_throw({"SCAN", cursor, "MATCH", pattern, "COUNT", "1000"}, what);
-        if (detail::reply_type(*reply) != RedisReplyType::array ||
-            detail::reply_elements(*reply) != 2) {
-            throw CacheError(std::string("RemoteProgramCache::") + what + ": SCAN on " +
-                             options.display_url() + " gave an unexpected reply");
+        if (++calls > most_calls) {
+            throw CacheError(std::string("RemoteProgramCache::") + what + ": SCAN on " + options.display_url() +
+                             " did not end after " + std::to_string(most_calls) + " calls, for " +
+                             std::to_string(keys_held) + " keys (DBSIZE): given up");
         }
-        cursor = std::string(detail::reply_text(detail::reply_element(*reply, 0)));
+        RedisReply reply = run_or_throw({"SCAN", cursor, "MATCH", pattern, "COUNT", count_text}, what);
+        if (detail::reply_type(*reply) != RedisReplyType::array || detail::reply_elements(*reply) != 2)
+            throw unexpected("SCAN");
+        const redisReply& next = detail::reply_element(*reply, 0);
+        cursor = std::string(detail::reply_text(next));
+        if (detail::reply_type(next) != RedisReplyType::string || cursor.empty() ||
+            cursor.find_first_not_of("0123456789") != std::string::npos)
+            throw unexpected("SCAN (its cursor)");
         const auto& keys = detail::reply_element(*reply, 1);
+        if (detail::reply_type(keys) != RedisReplyType::array) throw unexpected("SCAN (its keys)");
         std::vector<std::string_view> names;
-        for (std::size_t i = 0; i < detail::reply_elements(keys); ++i)
-            names.push_back(detail::reply_text(detail::reply_element(keys, i)));
+        for (std::size_t i = 0; i < detail::reply_elements(keys); ++i) {
+            const redisReply& key = detail::reply_element(keys, i);
+            if (detail::reply_type(key) == RedisReplyType::string && is_entry_name(detail::reply_text(key), options.key_prefix))
+                names.push_back(detail::reply_text(key));
+        }
         if (!names.empty()) each(names);
     } while (cursor != "0");
 }

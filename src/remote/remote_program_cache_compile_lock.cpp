@@ -81,6 +81,25 @@ std::optional<bool> RemoteProgramCache::State::try_compile_lock(const std::strin
     return type == RedisReplyType::status;  // OK: ours
 }
 
+bool RemoteProgramCache::State::lock_may_be_fleets(const std::string& lock) {
+    RedisReply reply;
+    try {
+        reply = pool.run({"PTTL", lock});
+    } catch (const RedisFailure&) {
+        return true;
+    }
+    if (detail::reply_type(*reply) != RedisReplyType::integer) return true;
+    const long long left_ms = detail::reply_integer(*reply);
+    if (left_ms != -1 && left_ms <= options.lock_expiry.count()) return true;  // -2: gone meanwhile
+    reports.report("lock " + lock, "a foreign lock (warned once)",
+                   "the compile lock " + lock + " on " + options.display_url() + " " +
+                       (left_ms == -1 ? std::string("never expires")
+                                      : "expires in " + std::to_string(left_ms) + " ms, more than lock_ms (" +
+                                            std::to_string(options.lock_expiry.count()) + ")") +
+                       ": not a fleet process's; compiling without waiting for it");
+    return false;
+}
+
 CompileTurn RemoteProgramCache::State::leased_turn(
     const std::string& lock, const std::string& token,
     const std::function<std::optional<ObjectCode>()>& find, bool waited) {
@@ -165,6 +184,7 @@ CompileTurn RemoteProgramCache::await_compile_turn(
         }
         // Held by another process: look for its entry, then wait a little and try again.
         if (!waited) {
+            if (!state.lock_may_be_fleets(lock)) return {};
             waited = true;
             ++state.lock_waits;
         }

@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 namespace {
@@ -144,6 +145,18 @@ TEST(RemoteCacheUrl, RefusesWhatCannotWorkAndHidesThePassword) {
     } catch (const InvalidArgumentError& e) {
         EXPECT_EQ(std::string(e.what()).find("hunter2"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("alice:***@host"), std::string::npos) << e.what();
+    }
+    // A password holding '/', '@' or ':' unescaped, or a URL without "://", is hidden whole.
+    for (const auto& [url, secret] : {std::pair{"redis://:pa/ssw0rd@127.0.0.1:6393", "ssw0rd"},
+                                      {"redis://u:p@ss@host:99999", "p@ss"},
+                                      {"redis://u:p:w/d@host?nope=1", "p:w/d"},
+                                      {"redis:/u:hunter3@host", "hunter3"}}) {
+        try {
+            RemoteCacheOptions::from_url(url);
+            ADD_FAILURE() << url << " accepted";
+        } catch (const InvalidArgumentError& e) {
+            EXPECT_EQ(std::string(e.what()).find(secret), std::string::npos) << e.what();
+        }
     }
     // Options that no URL can give are refused by the constructor.
     RemoteCacheOptions bad;
@@ -320,7 +333,15 @@ TEST(RemoteCache, BadValuesAreCountedWarnedAboutAndNeverReturned) {
     // A key holding another type (a list) is not an entry either.
     raw.run({"DEL", cache.redis_key(key_of(20))});
     raw.run({"LPUSH", cache.redis_key(key_of(20)), "x"});
-    EXPECT_FALSE(cache.get(key_of(20)));
+    {
+        test::WarningLog warnings;
+        EXPECT_FALSE(cache.get(key_of(20)));
+        ASSERT_EQ(count_kind(warnings, WarningKind::remote_cache_failed), 1);
+        EXPECT_NE(warnings.seen.back().message.find(cache.redis_key(key_of(20))), std::string::npos)
+            << warnings.seen.back().message;
+        EXPECT_NE(warnings.seen.back().message.find("another Redis type"), std::string::npos)
+            << warnings.seen.back().message;
+    }
     EXPECT_EQ(cache.stats().corrupt_entries, ++corrupt);
     EXPECT_EQ(cache.stats().hits, 0u);
 
@@ -367,15 +388,99 @@ TEST(RemoteCache, ClearRemovesOnlyItsNamespace) {
     RemoteProgramCache other(options_for(server, "prefix=theirs"));
     for (int i = 0; i < 50; ++i) cache.put(key_of(i), code_of(i));
     other.put(key_of(0), code_of(0));
+    // A prefix that begins with this one: another cache's namespace, not this one's.
+    RemoteProgramCache nested(options_for(server, "prefix=mine:v2"));
+    nested.put(key_of(0), code_of(0));
     RawClient raw(server);
-    raw.run({"SET", "mine:v999:legacy", "x"});  // another format version: still ours
-    raw.run({"SET", "mine-unrelated", "x"});
+    const std::string legacy = "mine:v999:" + key_of(1).hex();
+    raw.run({"SET", legacy, "x"});  // another format version: still ours
+    for (const char* unrelated : {"mine-unrelated", "mine:v1:user-sessions", "mine:v1.2:short"})
+        raw.run({"SET", unrelated, "x"});
     EXPECT_EQ(cache.server_entries(), 51u);
     cache.clear();
     EXPECT_EQ(cache.server_entries(), 0u);
+    EXPECT_EQ(raw.integer({"EXISTS", legacy}), 0);
     EXPECT_FALSE(cache.get(key_of(3)));
     EXPECT_TRUE(other.get(key_of(0)));
-    EXPECT_EQ(raw.integer({"EXISTS", "mine-unrelated"}), 1);
+    EXPECT_TRUE(nested.get(key_of(0)));
+    for (const char* unrelated : {"mine-unrelated", "mine:v1:user-sessions", "mine:v1.2:short"})
+        EXPECT_EQ(raw.integer({"EXISTS", unrelated}), 1) << unrelated;
+
+    // A cache that reads small replies (max_entry_bytes) scans in calls whose replies fit.
+    RemoteProgramCache small(options_for(server, "prefix=small&max_entry_bytes=1000"));
+    for (int i = 0; i < 3000; ++i) raw.run({"SET", small.redis_key(key_of(i)), "x"});
+    EXPECT_EQ(small.server_entries(), 3000u);
+    small.clear();
+    EXPECT_EQ(small.server_entries(), 0u);
+}
+
+// A server (or something in its place) whose SCAN never ends: clear() and server_entries() give
+// up with a CacheError after a bound the database's size sets, rather than asking forever.
+TEST(RemoteCache, AScanThatNeverEndsIsGivenUp) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    ASSERT_EQ(::listen(listener, 16), 0);
+    std::atomic<int> scans{0};
+    // Answers each command of each connection: DBSIZE with 0, SCAN with the cursor 5 and no keys,
+    // anything else with +OK. Commands arrive as RESP arrays of bulk strings.
+    std::thread fake([&] {
+        for (int connections = 0; connections < 2; ++connections) {
+            const int client = ::accept(listener, nullptr, nullptr);
+            if (client < 0) return;
+            std::string pending;
+            char chunk[4096];
+            for (ssize_t got; (got = ::read(client, chunk, sizeof chunk)) > 0;) {
+                pending.append(chunk, static_cast<std::size_t>(got));
+                for (;;) {  // every whole command in `pending`
+                    std::size_t at = pending.find("\r\n");
+                    if (pending.empty() || pending[0] != '*' || at == std::string::npos) break;
+                    const int count = std::atoi(pending.c_str() + 1);
+                    std::vector<std::string> words;
+                    std::size_t next = at + 2;
+                    for (int i = 0; i < count; ++i) {
+                        const std::size_t end = pending.find("\r\n", next);
+                        if (end == std::string::npos) break;
+                        const std::size_t size = std::strtoul(pending.c_str() + next + 1, nullptr, 10);
+                        if (pending.size() < end + 2 + size + 2) break;
+                        words.push_back(pending.substr(end + 2, size));
+                        next = end + 2 + size + 2;
+                    }
+                    if (static_cast<int>(words.size()) != count) break;
+                    pending.erase(0, next);
+                    std::string reply = "+OK\r\n";
+                    if (words[0] == "DBSIZE") reply = ":0\r\n";
+                    if (words[0] == "SCAN") {
+                        ++scans;
+                        reply = "*2\r\n$1\r\n5\r\n*0\r\n";
+                    }
+                    if (::write(client, reply.data(), reply.size()) < 0) break;
+                }
+            }
+            ::close(client);
+        }
+    });
+    test::WarningLog quiet;
+    {
+        RemoteProgramCache cache(RemoteCacheOptions::from_url(
+            "redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "?timeout_ms=2000"));
+        try {
+            cache.server_entries();
+            ADD_FAILURE() << "an endless SCAN was followed to its end";
+        } catch (const CacheError& e) {
+            EXPECT_NE(std::string(e.what()).find("did not end"), std::string::npos) << e.what();
+        }
+        EXPECT_THROW(cache.clear(), CacheError);
+    }
+    EXPECT_LE(scans.load(), 2 * 68);
+    ::shutdown(listener, SHUT_RDWR);
+    ::close(listener);
+    fake.join();
 }
 
 // ---- Credentials ------------------------------------------------------------------------------

@@ -193,6 +193,36 @@ TEST(RemoteCompileLock, WaiterCompilesItselfAfterItsBound) {
     EXPECT_EQ(owner.counters().locks_lost, 0u);
 }
 
+// Anyone who can write to the server can set a lock key: one that never expires, or expires
+// later than a lock is taken for, is no fleet process's, and is not waited for (one warning).
+TEST(RemoteCompileLock, ALockPlantedWithoutAFleetsExpiryIsNotWaitedFor) {
+    CUDACORE_REQUIRE_REDIS();
+    RedisServer server;
+    RemoteProgramCache waiter(RemoteCacheOptions::from_url(server.url("", "lock_ms=60000&lock_wait_ms=20000")));
+    auto client = raw_client(server);
+    test::WarningLog warnings;
+    for (const bool with_expiry : {false, true}) {
+        const CacheKey key = worker_key(with_expiry ? 11 : 10);
+        const std::string lock = waiter.redis_lock_key(key);
+        std::vector<std::string_view> planted{"SET", lock, "planted"};
+        if (with_expiry) planted.insert(planted.end(), {"PX", "86400000"});
+        ASSERT_EQ(detail::reply_text(*client->command(planted)), "OK");
+        std::atomic<int> compiles{0};
+        const auto start = std::chrono::steady_clock::now();
+        EXPECT_EQ(get_or_compile(waiter, key, counted(compiles, 3)), worker_code(3));
+        EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << (with_expiry ? "a day's expiry" : "no expiry");
+        EXPECT_EQ(compiles.load(), 1);
+    }
+    EXPECT_EQ(waiter.counters().lock_waits, 0u);
+    int foreign = 0;
+    std::string seen;
+    for (const auto& warning : warnings.seen) {
+        foreign += warning.message.find("not a fleet process's") != std::string::npos;
+        seen += warning.message + "\n";
+    }
+    EXPECT_EQ(foreign, 2) << seen;
+}
+
 TEST(RemoteCompileLock, ALockIsNeverReleasedByAProcessThatNoLongerOwnsIt) {
     CUDACORE_REQUIRE_REDIS();
     RedisServer server;
