@@ -26,8 +26,8 @@ class Program;
 /// The versions an artefact's entries were made with ("none" where one could not be loaded).
 struct CacheArtefactOrigin {
     std::string cudacore_version = {};   ///< cudacore's version(), for information
-    std::string nvrtc_version = {};      ///< NVRTC's "major.minor", or "none"
-    std::string nvjitlink_version = {};  ///< nvJitLink's "major.minor", or "none"
+    std::string nvrtc_version = {};      ///< NVRTC's build ("13.0.88"), or "none"
+    std::string nvjitlink_version = {};  ///< nvJitLink's build ("13.0.88"), or "none"
 };
 
 /// Cache entries with the versions they were made with; copies share the bytes. Thread-safe.

@@ -1,6 +1,7 @@
 /// @file
 /// Linker: nvJitLink (or the driver's linker, cuLink*) over inputs of any code type, producing a
-/// cubin or PTX ObjectCode. nvJitLink needs no GPU. One Linker links once; make a new one per link.
+/// cubin or PTX ObjectCode. nvJitLink needs no GPU. Each link() links the inputs afresh (a Linker
+/// may link again, to another target); the logs are the last link's.
 #pragma once
 
 #include "cudacore/compile_errors.hpp"
@@ -36,7 +37,9 @@ public:
     const std::vector<ObjectCode>& inputs() const noexcept { return inputs_; }
     /// The options given to the constructor.
     const LinkerOptions& options() const noexcept { return options_; }
-    /// The exact flags passed to the backend; InvalidArgumentError for options it cannot honour.
+    /// The flags passed to the backend for a cubin link; a link to PTX adds `-lto` and `-ptx`
+    /// where link_time_optimization and ptx are unset. InvalidArgumentError for options it cannot
+    /// honour.
     std::vector<std::string> flags() const;
     /// The backend's information log of the last link() (empty before one).
     const std::string& info_log() const noexcept { return info_log_; }

@@ -14,7 +14,9 @@ namespace cudacore {
 /// evicted first). Thread-safe; entries share their bytes with the ObjectCodes handed out.
 class MemoryProgramCache final : public ProgramCache {
 public:
-    /// An empty cache of at most `max_bytes` of code and `max_entries` entries (0: no bound).
+    /// An empty cache of at most `max_bytes` of code (entry_size()) and `max_entries` entries
+    /// (`max_entries` 0: no bound on their number; `max_bytes` is always a bound, 0 storing
+    /// nothing).
     explicit MemoryProgramCache(std::uint64_t max_bytes = std::uint64_t{256} << 20, std::uint64_t max_entries = 0);
 
     /// Sets both bounds and evicts to them; other threads see the old bounds or the new.
@@ -23,6 +25,9 @@ public:
     void reset_stats() noexcept;
 
     std::optional<ObjectCode> get(const CacheKey& key) override;
+    /// Stores `code` under `key`, evicting the least recently used to the bounds. An entry larger
+    /// than `max_bytes` on its own is not stored, and that is no failure (nothing is counted):
+    /// get() then misses. Never throws but std::bad_alloc.
     void put(const CacheKey& key, const ObjectCode& code) override;
     /// Each entry stored as put() stores it, with `trust` kept beside it.
     void put_many_with_trust(const std::vector<std::pair<CacheKey, ObjectCode>>& entries,

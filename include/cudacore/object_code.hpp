@@ -45,8 +45,11 @@ struct ObjectCodeFromHandleOptions {
     std::string name{};  ///< for messages
 };
 
-/// Compiled code as a value, loaded lazily. Every member but reset() and is_closed() throws
-/// InvalidArgumentError (naming the call) after close(); all are thread-safe except close().
+/// Compiled code as a value, loaded lazily. After close(), what uses the bytes or the library
+/// (serialize(), save(), get_kernel(), load(), lowered_name()...) throws InvalidArgumentError
+/// naming the call; the accessors still answer (code_type() and name() as before, code() empty,
+/// symbol_map() empty, handle() nullopt, is_loaded() false), and comparing or hashing compares the
+/// closed stand-in. All are thread-safe except close().
 class ObjectCode {
 public:
     using FromHandleOptions = ObjectCodeFromHandleOptions;  ///< options of from_handle()
