@@ -23,7 +23,7 @@ std::string loader_message(const std::string& library, const std::vector<std::st
     std::ostringstream out;
     out << "cannot load " << library << ": " << reason;
     if (!searched.empty()) out << "; searched: " << join(searched, ", ");
-    if (!env_var.empty()) out << "; set " << env_var << " to the library's full path";
+    if (!env_var.empty()) out << "; set " << env_var << " to its full path";
     return out.str();
 }
 

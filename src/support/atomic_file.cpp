@@ -187,6 +187,13 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view d
 
 void write_regular_file(const std::filesystem::path& path, std::string_view data, mode_t mode) {
     if (path.empty()) throw std::invalid_argument("an empty path names no file");
+    // What the path leads to, through every link (/dev/stdout -> /proc/self/fd/1 -> a pipe,
+    // whose link text names no file): only a regular file, or nothing yet, is written.
+    struct stat followed {};
+    if (::stat(path.c_str(), &followed) == 0 && !S_ISREG(followed.st_mode)) {
+        throw std::invalid_argument("it is " + std::string(file_kind(followed.st_mode)) +
+                                    ", not a regular file: refused, and left as it is");
+    }
     // Follow symbolic links by hand, so that a dangling one leads to the name it points at
     // (rename() would replace the link itself).
     std::filesystem::path target = path;

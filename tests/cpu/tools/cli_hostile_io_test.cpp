@@ -127,6 +127,11 @@ TEST_F(CliHostileIo, OutputToAFifoOrADirectoryIsRefusedAndLeftAsItIs) {
         << result.err;
     EXPECT_TRUE(fs::is_empty(path("out")));
     EXPECT_EQ(temporaries_in(dir.path()), 0u);
+    // Standard output named as a path while it is a pipe (as here): refused as the pipe it
+    // leads to, not as a file the link's text names.
+    result = compile_ptx("/dev/stdout");
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_TRUE(contains(result.err, "cannot write '/dev/stdout': it is a FIFO, not a regular file")) << result.err;
 }
 
 // A dangling symlink is written through, as cp and compilers do: its target is created and the
