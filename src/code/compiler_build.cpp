@@ -1,5 +1,7 @@
 #include "code/compiler_build.hpp"
 
+#include "loader/compiler_calls_at_exit.hpp"
+
 #include "code/compiler_environment.hpp"
 #include "code/compiler_identity.hpp"
 #include "code/elf_view.hpp"
@@ -71,6 +73,9 @@ std::optional<std::string> nvrtc_build(const NvrtcApi& api) {
     // NVRTC reads some variables only at its first compile, which this may be: the keys' reading
     // of them comes first.
     nvrtc_environment_in_keys();
+    // A compile like any other: the process's exit waits for it, and none begins during exit.
+    const CompilerCallUnlessExiting under_way;
+    if (!under_way.began()) return std::nullopt;
     nvrtcProgram program = nullptr;
     if (api.nvrtcCreateProgram(&program, "", "cudacore_build_probe", 0, nullptr, nullptr) != NVRTC_SUCCESS)
         return std::nullopt;

@@ -33,12 +33,7 @@ std::shared_mutex& pch_heap_mutex() {
 }
 
 struct NvrtcProgramDeleter {
-    void operator()(nvrtcProgram program) const noexcept {
-        try {
-            nvrtc().nvrtcDestroyProgram(&program);
-        } catch (...) {  // release errors are ignored
-        }
-    }
+    void operator()(nvrtcProgram program) const noexcept { destroy_nvrtc_program(program); }
 };
 
 std::string program_log(const NvrtcApi& api, nvrtcProgram program) {
@@ -166,6 +161,16 @@ nvrtcResult compile_program(nvrtcProgram raw, const std::vector<const char*>& ar
 
 }  // namespace
 
+void destroy_nvrtc_program(nvrtcProgram program) noexcept {
+    // After the compile that made it, perhaps after the exit began (a Program dropped then).
+    const CompilerCallUnlessExiting destroying;
+    if (!destroying.began()) return;
+    try {
+        nvrtc().nvrtcDestroyProgram(&program);
+    } catch (...) {  // release errors are ignored
+    }
+}
+
 NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
                            const std::vector<std::string>& flags,
                            const std::vector<std::string>& name_expressions, CodeType target,
@@ -173,7 +178,8 @@ NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
                            bool add_name_expressions, const InMemoryHeaders& headers,
                            const CancellationToken* cancellation) {
     const auto& api = nvrtc();
-    // Under way until its program is destroyed: the process's exit waits for it.
+    // Under way until it returns (the program's destruction, perhaps later, is another call):
+    // the process's exit waits for it.
     const CompilerCall under_way("nvrtcCompileProgram");
     NvrtcAttempt attempt;
     if (cancellation && cancellation->is_cancelled()) {
@@ -255,6 +261,8 @@ std::vector<std::string> headers_not_found(const std::string& log) {
 void end_failed_time_trace(const std::string& trace_path) noexcept {
     try {
         const auto& api = nvrtc();
+        const CompilerCallUnlessExiting under_way;
+        if (!under_way.began()) return;
         nvrtcProgram program = nullptr;
         if (api.nvrtcCreateProgram(&program, "", "cudacore_trace_end", 0, nullptr, nullptr) !=
             NVRTC_SUCCESS)
@@ -269,6 +277,7 @@ void end_failed_time_trace(const std::string& trace_path) noexcept {
 
 void set_pch_heap_size(std::size_t size) {
     const auto& api = nvrtc();
+    const CompilerCall under_way("nvrtcSetPCHHeapSize");  // none during the exit
     size_t current = 0;
     {
         std::shared_lock lock(pch_heap_mutex());
@@ -286,6 +295,9 @@ std::size_t pch_heap_size() {
     constexpr std::size_t nvrtc_default = std::size_t{256} << 20;
     const NvrtcApi* api = nvrtc_if_opened();
     if (!api) return nvrtc_default;
+    // Every NVRTC call, not only compiles, is kept out of the exit's NVRTC destructors.
+    const CompilerCallUnlessExiting under_way;
+    if (!under_way.began()) return nvrtc_default;
     std::shared_lock lock(pch_heap_mutex());
     size_t size = 0;
     if (api->nvrtcGetPCHHeapSize(&size) != NVRTC_SUCCESS) size = nvrtc_default;
@@ -341,7 +353,7 @@ PchStatus pch_outcome(const NvrtcAttempt& attempt, const ProgramOptions& options
         case NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED: {
             status.outcome = PchOutcome::failed;
             size_t heap = 0;
-            nvrtc().nvrtcGetPCHHeapSize(&heap);
+            if (const CompilerCallUnlessExiting asking; asking.began()) nvrtc().nvrtcGetPCHHeapSize(&heap);
             status.reason = status_name(attempt.pch_create_status) + ": the PCH needs " +
                             std::to_string(attempt.pch_heap_size_required) +
                             " bytes of PCH heap, which has " + std::to_string(heap);

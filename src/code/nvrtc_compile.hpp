@@ -49,6 +49,10 @@ struct InMemoryHeaders {
 // (not null): NVRTC's flow callback asks it, and a cancelled compile returns with status
 // NVRTC_ERROR_CANCELLED (the callback is left in place on a wrapped program: its payload is the
 // token, which the caller keeps alive while the program may be compiled; it is reset after).
+// nvrtcDestroyProgram(program), unless the process is exiting (then left to its end: NVRTC's
+// exit-time destructors may have run). Never throws.
+void destroy_nvrtc_program(nvrtcProgram program) noexcept;
+
 NvrtcAttempt nvrtc_compile(const std::string& source, const std::string& name,
                            const std::vector<std::string>& flags,
                            const std::vector<std::string>& name_expressions, CodeType target,

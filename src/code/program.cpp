@@ -129,12 +129,7 @@ void require_supported_target(SourceType source_type, CodeType target,
 }
 
 struct NvrtcProgramDeleter {
-    void operator()(nvrtcProgram program) const noexcept {
-        try {
-            detail::nvrtc().nvrtcDestroyProgram(&program);
-        } catch (...) {  // release errors are ignored
-        }
-    }
+    void operator()(nvrtcProgram program) const noexcept { detail::destroy_nvrtc_program(program); }
 };
 
 ProgramHandle to_program_handle(const LinkerHandle& handle) {

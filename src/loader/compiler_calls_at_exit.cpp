@@ -19,6 +19,8 @@ struct Calls {
 
 // How often the wait was registered again from inside a compile (NVRTC's flow callback).
 std::atomic<int> registered_while_compiling{0};
+// Compiles ended.
+std::atomic<int> compiles_ended{0};
 
 // Leaked: used by the exit handler and by calls that end during exit.
 Calls& calls() {
@@ -47,6 +49,11 @@ void register_again_while_compiling() noexcept {
         std::atexit(wait_at_exit);
 }
 
+void register_again_at_compile_end() noexcept {
+    if (compiles_ended.fetch_add(1, std::memory_order_relaxed) < kRegistrationsAtCompileEnd)
+        std::atexit(wait_at_exit);
+}
+
 CompilerCall::CompilerCall(const char* call) {
     Calls& c = calls();
     const std::lock_guard lock(c.mutex);
@@ -59,8 +66,23 @@ CompilerCall::~CompilerCall() {
     Calls& c = calls();
     const std::lock_guard lock(c.mutex);
     if (--c.under_way == 0) c.ended.notify_all();
-    // And after each of the first compiles: what NVRTC registered after its last callback.
-    register_again_while_compiling();
+    // After the compile: what NVRTC registered during it comes before this.
+    register_again_at_compile_end();
+}
+
+CompilerCallUnlessExiting::CompilerCallUnlessExiting() noexcept {
+    Calls& c = calls();
+    const std::lock_guard lock(c.mutex);
+    if (c.exiting) return;
+    ++c.under_way;
+    began_ = true;
+}
+
+CompilerCallUnlessExiting::~CompilerCallUnlessExiting() {
+    if (!began_) return;
+    Calls& c = calls();
+    const std::lock_guard lock(c.mutex);
+    if (--c.under_way == 0) c.ended.notify_all();
 }
 
 }  // namespace cudacore::detail
