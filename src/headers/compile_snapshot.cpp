@@ -453,6 +453,32 @@ private:
         return out;
     }
 
+    // A path NVRTC may find an operand at, in the order it looks.
+    struct Candidate {
+        std::string absolute;
+        std::string spelled;
+        bool toolkit;
+        bool beside_includer = false;
+    };
+    std::vector<Candidate> candidates_for(const IncludeOperand& operand, const Includer& includer) const {
+        const std::string& name = operand.name;
+        std::vector<Candidate> candidates;
+        if (!name.empty() && name.front() == '/') {
+            candidates.push_back({name, name, in_fixed_folder(name, request_.toolkit_directories)});
+            return candidates;
+        }
+        if (operand.quoted && !(request_.search.no_source_include && !includer.command_line)) {
+            const std::string absolute = includer.absolute_folder == "/" ? "/" + name
+                                                                         : includer.absolute_folder + "/" + name;
+            candidates.push_back({absolute, spelled_in(includer.spelled_folder, name),
+                                  in_fixed_folder(includer.absolute_folder, request_.toolkit_directories), true});
+        }
+        for (const Folder& folder : folders_)
+            candidates.push_back({folder.absolute == "/" ? "/" + name : folder.absolute + "/" + name,
+                                  spelled_in(folder.spelled, name), folder.toolkit});
+        return candidates;
+    }
+
     // The operand NVRTC is given for `operand` of `includer`, delimiters included; nullopt once
     // refused.
     std::optional<std::string> resolved_name(const IncludeOperand& operand, const Includer& includer) {
@@ -476,26 +502,7 @@ private:
                    name + ">");
             return std::nullopt;
         }
-        struct Candidate {
-            std::string absolute;
-            std::string spelled;
-            bool toolkit;
-            bool beside_includer = false;
-        };
-        std::vector<Candidate> candidates;
-        if (!name.empty() && name.front() == '/') {
-            candidates.push_back({name, name, in_fixed_folder(name, request_.toolkit_directories)});
-        } else {
-            if (operand.quoted && !(request_.search.no_source_include && !includer.command_line)) {
-                const std::string absolute = includer.absolute_folder == "/" ? "/" + name
-                                                                             : includer.absolute_folder + "/" + name;
-                candidates.push_back({absolute, spelled_in(includer.spelled_folder, name),
-                                      in_fixed_folder(includer.absolute_folder, request_.toolkit_directories), true});
-            }
-            for (const Folder& folder : folders_)
-                candidates.push_back({folder.absolute == "/" ? "/" + name : folder.absolute + "/" + name,
-                                      spelled_in(folder.spelled, name), folder.toolkit});
-        }
+        const std::vector<Candidate> candidates = candidates_for(operand, includer);
         for (const Candidate& candidate : candidates) {
             if (candidate.toolkit) {
                 if (!ToolkitCache::instance().is_file(candidate.absolute)) continue;
