@@ -76,6 +76,27 @@ RemoteCacheOptions options_for(const RedisServer& server, const std::string& que
     return RemoteCacheOptions::from_url(server.url("", query));
 }
 
+// A socket listening on a free loopback port that accepts connections (into the kernel's backlog)
+// and answers nothing itself; port 0 when it could not be made. Closed when it goes.
+struct Listener {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int port = 0;
+    Listener() {
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof address;
+        if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0 && ::listen(fd, 16) == 0)
+            port = ntohs(address.sin_port);
+    }
+    ~Listener() {
+        if (fd >= 0) ::close(fd);
+    }
+    Listener(const Listener&) = delete;
+    Listener& operator=(const Listener&) = delete;
+};
+
 int count_kind(const test::WarningLog& log, WarningKind kind) {
     int count = 0;
     for (const auto& warning : log.seen) count += warning.kind == kind;
@@ -417,15 +438,9 @@ TEST(RemoteCache, ClearRemovesOnlyItsNamespace) {
 // A server (or something in its place) whose SCAN never ends: clear() and server_entries() give
 // up with a CacheError after a bound the database's size sets, rather than asking forever.
 TEST(RemoteCache, AScanThatNeverEndsIsGivenUp) {
-    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(listener, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
-    ASSERT_EQ(::listen(listener, 16), 0);
+    const Listener listening;
+    ASSERT_GT(listening.port, 0);
+    const int listener = listening.fd;
     std::atomic<int> scans{0};
     // Answers each command of each connection: DBSIZE with 0, SCAN with the cursor 5 and no keys,
     // anything else with +OK. Commands arrive as RESP arrays of bulk strings.
@@ -468,7 +483,7 @@ TEST(RemoteCache, AScanThatNeverEndsIsGivenUp) {
     test::WarningLog quiet;
     {
         RemoteProgramCache cache(RemoteCacheOptions::from_url(
-            "redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + "?timeout_ms=2000"));
+            "redis://127.0.0.1:" + std::to_string(listening.port) + "?timeout_ms=2000"));
         try {
             cache.server_entries();
             ADD_FAILURE() << "an endless SCAN was followed to its end";
@@ -479,7 +494,6 @@ TEST(RemoteCache, AScanThatNeverEndsIsGivenUp) {
     }
     EXPECT_LE(scans.load(), 2 * 68);
     ::shutdown(listener, SHUT_RDWR);
-    ::close(listener);
     fake.join();
 }
 
@@ -717,18 +731,12 @@ TEST(RemoteCache, PeerResetDuringAWriteDoesNotRaiseSigpipe) {
 
 TEST(RemoteCache, AServerThatNeverAnswersCostsOneTimeout) {
     // A listener that accepts connections (in the kernel's backlog) and never replies.
-    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ASSERT_GE(listener, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
-    ASSERT_EQ(::listen(listener, 16), 0);
+    const Listener listening;
+    ASSERT_GT(listening.port, 0);
+    const int listener = listening.fd;
     test::WarningLog warnings;
     RemoteProgramCache cache(RemoteCacheOptions::from_url(
-        "redis://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) +
+        "redis://127.0.0.1:" + std::to_string(listening.port) +
         "?timeout_ms=100&retry_ms=60000"));
     EXPECT_FALSE(cache.get(key_of(1)));
     EXPECT_EQ(cache.counters().command_failures, 1u);
@@ -737,7 +745,6 @@ TEST(RemoteCache, AServerThatNeverAnswersCostsOneTimeout) {
     ASSERT_EQ(count_kind(warnings, WarningKind::remote_cache_failed), 1);
     EXPECT_NE(warnings.seen.back().message.find("timeout"), std::string::npos)
         << warnings.seen.back().message;
-    ::close(listener);
 }
 
 // ---- Threads ----------------------------------------------------------------------------------
