@@ -1,6 +1,7 @@
 #include "support/atomic_file.hpp"
 #include "support/file_descriptor.hpp"
 #include "support/input_file.hpp"
+#include "support/system_call_error.hpp"
 
 #include "support/removed_on_signal.hpp"
 #include "support/termination_signals.hpp"
@@ -23,9 +24,6 @@
 namespace cudacore::detail {
 namespace {
 
-[[noreturn]] void throw_errno(int error, const std::string& call, const std::filesystem::path& path) {
-    throw std::system_error(error, std::generic_category(), call + " '" + path.string() + "'");
-}
 
 constexpr std::string_view temporary_marker = ".tmp-";
 

@@ -17,9 +17,6 @@ namespace {
 // regular file ignores the flag); a terminal never becomes the controlling one.
 constexpr int input_open_flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 
-[[noreturn]] void throw_errno(int error, const std::string& call, const std::filesystem::path& path) {
-    throw std::system_error(error, std::generic_category(), call + " '" + path.string() + "'");
-}
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "support/system_call_error.hpp"
 
+#include <system_error>
+
 #include <sys/resource.h>
 
 #include <cstring>
@@ -47,6 +49,10 @@ std::string system_call_failure(const std::string& call, int error) {
     std::string message = call + " failed: " + errno_name_and_text(error);
     if (std::string hint = resource_limit_hint(error); !hint.empty()) message += ": " + hint;
     return message;
+}
+
+void throw_errno(int error, const std::string& call, const std::filesystem::path& path) {
+    throw std::system_error(error, std::generic_category(), call + " '" + path.string() + "'");
 }
 
 }  // namespace cudacore::detail
