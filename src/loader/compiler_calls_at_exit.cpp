@@ -35,6 +35,27 @@ void wait_at_exit() noexcept {
     c.ended.wait_for(lock, kExitWaitsForCompiles, [&] { return c.under_way == 0; });
 }
 
+// Counts a call under way; false, counting nothing, once the process is exiting.
+bool begin_call() noexcept {
+    Calls& c = calls();
+    const std::lock_guard lock(c.mutex);
+    if (c.exiting) return false;
+    ++c.under_way;
+    return true;
+}
+
+void end_call() noexcept {
+    Calls& c = calls();
+    const std::lock_guard lock(c.mutex);
+    if (--c.under_way == 0) c.ended.notify_all();
+}
+
+// Registered again at the end of each of the first kRegistrationsAtCompileEnd calls.
+void register_again_at_compile_end() noexcept {
+    if (compiles_ended.fetch_add(1, std::memory_order_relaxed) < kRegistrationsAtCompileEnd)
+        std::atexit(wait_at_exit);
+}
+
 }  // namespace
 
 void wait_for_compiler_calls_at_exit() noexcept { std::atexit(wait_at_exit); }
@@ -49,40 +70,20 @@ void register_again_while_compiling() noexcept {
         std::atexit(wait_at_exit);
 }
 
-void register_again_at_compile_end() noexcept {
-    if (compiles_ended.fetch_add(1, std::memory_order_relaxed) < kRegistrationsAtCompileEnd)
-        std::atexit(wait_at_exit);
-}
-
 CompilerCall::CompilerCall(const char* call) {
-    Calls& c = calls();
-    const std::lock_guard lock(c.mutex);
-    if (c.exiting)
-        throw CompilerApiError(call, -1, "the process is exiting: no compile begins", "");
-    ++c.under_way;
+    if (!begin_call()) throw CompilerApiError(call, -1, "the process is exiting: no compile begins", "");
 }
 
 CompilerCall::~CompilerCall() {
-    Calls& c = calls();
-    const std::lock_guard lock(c.mutex);
-    if (--c.under_way == 0) c.ended.notify_all();
+    end_call();
     // After the compile: what NVRTC registered during it comes before this.
     register_again_at_compile_end();
 }
 
-CompilerCallUnlessExiting::CompilerCallUnlessExiting() noexcept {
-    Calls& c = calls();
-    const std::lock_guard lock(c.mutex);
-    if (c.exiting) return;
-    ++c.under_way;
-    began_ = true;
-}
+CompilerCallUnlessExiting::CompilerCallUnlessExiting() noexcept : began_(begin_call()) {}
 
 CompilerCallUnlessExiting::~CompilerCallUnlessExiting() {
-    if (!began_) return;
-    Calls& c = calls();
-    const std::lock_guard lock(c.mutex);
-    if (--c.under_way == 0) c.ended.notify_all();
+    if (began_) end_call();
 }
 
 }  // namespace cudacore::detail

@@ -30,7 +30,6 @@ void register_again_while_compiling() noexcept;
 // more now and then later, so the handler is registered again at the end of each compile, the
 // first kRegistrationsAtCompileEnd of them (an entry of 32 bytes in the exit list per compile).
 inline constexpr int kRegistrationsAtCompileEnd = 1 << 20;
-void register_again_at_compile_end() noexcept;
 
 // One compiler call under way, from construction to destruction. Throws CompilerApiError naming
 // `call` when the process is exiting (its exit handler has begun): no compile begins then.
