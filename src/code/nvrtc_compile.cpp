@@ -352,8 +352,7 @@ PchStatus pch_outcome(const NvrtcAttempt& attempt, const ProgramOptions& options
             return status;
         case NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED: {
             status.outcome = PchOutcome::failed;
-            size_t heap = 0;
-            if (const CompilerCallUnlessExiting asking; asking.began()) nvrtc().nvrtcGetPCHHeapSize(&heap);
+            const std::size_t heap = pch_heap_size();
             status.reason = status_name(attempt.pch_create_status) + ": the PCH needs " +
                             std::to_string(attempt.pch_heap_size_required) +
                             " bytes of PCH heap, which has " + std::to_string(heap);
