@@ -82,8 +82,7 @@ std::string read_outside_snapshot(const CheckCompileResult& check, const Compile
             if (!inside_any(path, {fixed})) continue;
             const std::string name = path.substr(fixed.size() + (fixed.ends_with('/') ? 0 : 1));
             for (const std::string& folder : unmoved.project_include_folders)
-                if (lookup_state(folder + "/" + name) != "absent" ||
-                    (tried_as_stdh(name) && lookup_state(folder + "/" + name + std::string(stdh_suffix)) != "absent"))
+                if (nvrtc_finds_at(folder + "/" + name, name, lookup_state))
                     return "NVRTC read the toolkit's '" + path + "'" + missed + ", where a compile from the files may "
                            "find '" + folder + "/" + name + "' first";
         }

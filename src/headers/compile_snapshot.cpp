@@ -621,8 +621,7 @@ private:
             for (const std::string& name : closure->searched_names) {
                 if (!present.contains(name.substr(0, name.find('/')))) continue;
                 const std::string path = folder.absolute + "/" + name;
-                if (lookups_.state(path) != "absent" ||
-                    (tried_as_stdh(name) && lookups_.state(path + std::string(stdh_suffix)) != "absent")) {
+                if (nvrtc_finds_at(path, name, [&](const std::string& at) { return lookups_.state(at); })) {
                     refuse("'" + path + "' would be found before the toolkit's own <" + name +
                            "> by the toolkit's headers");
                     return;

@@ -49,6 +49,12 @@ inline bool tried_as_stdh(std::string_view name) noexcept {
     const std::size_t slash = name.rfind('/');
     return name.substr(slash == std::string_view::npos ? 0 : slash + 1).find('.') == std::string_view::npos;
 }
+// Whether NVRTC, looking for `name` at `path` (a folder joined with it), finds something there:
+// the path, or its ".stdh" form. `state` is lookup_state or a LookupStates' state.
+template <class State>
+bool nvrtc_finds_at(const std::string& path, std::string_view name, State&& state) {
+    return state(path) != "absent" || (tried_as_stdh(name) && state(path + std::string(stdh_suffix)) != "absent");
+}
 
 // The current working directory (one getcwd), or empty when it cannot be read.
 std::string current_working_directory();
