@@ -125,16 +125,21 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
                 "the compile from memory failed where the compile from the files did not"};
     }
     const ObjectCode code = std::move(*from_memory);
-    auto nowhere = [&](std::string why) { return CheckedCompile{code, StoredUnder::nowhere, std::move(why)}; };
+    std::optional<ObjectCode> plain;  // the compile from the files, once made
+    // Not stored, as a check found the snapshot may not be what NVRTC reads from the files (or
+    // could not tell): what a plain compile gives is returned, its error thrown.
+    auto nowhere = [&](std::string why) {
+        if (!plain) plain = from_files.valid() ? from_files.get() : compile_from_files(program, target, name_expressions, cancellation);
+        return CheckedCompile{*plain, StoredUnder::nowhere, std::move(why)};
+    };
     if (from_files.valid()) {
         // The files' outcome is what a compile without the cache gives: their error is thrown,
         // and their code is returned where it differs, neither stored.
-        const ObjectCode plain = from_files.get();
+        plain = from_files.get();
         const long here = static_cast<long>(::getpid());
-        if (!same_code_but_unit_ids(plain.code(), here, code.code(), here)) {
-            return {plain, StoredUnder::nowhere,
-                    keys.snapshot.aliased + " are one file, and the compile from memory differs from the compile "
-                                            "from the files"};
+        if (!same_code_but_unit_ids(plain->code(), here, code.code(), here)) {
+            return nowhere(keys.snapshot.aliased + " are one file, and the compile from memory differs from the "
+                                                   "compile from the files");
         }
     }
     if (declared) return {code, StoredUnder::first_key, {}};
@@ -176,8 +181,10 @@ CheckedCompile compile_checked(Program& program, CodeType target, const std::vec
     if (agrees(second)) return {kept(), StoredUnder::path_bound, {}};
     if (!unmoved_read.empty()) return nowhere(std::move(unmoved_read));
     if (!second.compiled) return nowhere("its check compile could not be made (" + second.failure + ")");
-    return nowhere("its code depends on the clock (__DATE__ or __TIME__): compiled with the clock moved it came "
-                   "out otherwise; pass CompileOptions::extra_digest to cache it");
+    // The snapshot was shown complete (nothing read outside it): its code is this moment's.
+    return {code, StoredUnder::nowhere,
+            "its code depends on the clock (__DATE__ or __TIME__): compiled with the clock moved it came out "
+            "otherwise; pass CompileOptions::extra_digest to cache it"};
 }
 
 }  // namespace cudacore::detail

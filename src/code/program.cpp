@@ -18,6 +18,7 @@
 #include "headers/compile_snapshot.hpp"
 #include "code/header_trace.hpp"
 #include "headers/include_directives.hpp"
+#include "headers/include_lookups.hpp"
 #include "code/nvrtc_compile.hpp"
 #include "code/ptx_unused_globals.hpp"
 #include "headers/pch_directory.hpp"
@@ -223,11 +224,13 @@ struct PchChoice {
 struct QuotedBeside {
     bool all = false;
     std::set<std::string, std::less<>> names;
+    std::string unusual_spelling;  // the first operand a folder would read otherwise than memory, if any
 };
+
 
 QuotedBeside quoted_lookups_beside(const std::string& source, const std::vector<HeaderBundle>& bundles,
                                    const std::filesystem::path& main_folder) {
-    if (source.empty()) return {.all = true, .names = {}};
+    if (source.empty()) return {.all = true, .names = {}, .unusual_spelling = {}};
     std::set<std::string, std::less<>> wrappers;
     detail::IncludeDirectives found = detail::scan_include_directives(source, wrappers);
     while (!found.has_include_wrappers.empty() && wrappers.size() < found.has_include_wrappers.size()) {
@@ -237,6 +240,7 @@ QuotedBeside quoted_lookups_beside(const std::string& source, const std::vector<
     QuotedBeside beside;
     beside.all = !found.computed_includes.empty() || !found.computed_has_includes.empty();
     for (const detail::IncludeOperand& operand : found.operands) {
+        if (beside.unusual_spelling.empty() && detail::folder_reads_otherwise(operand.name)) beside.unusual_spelling = operand.name;
         if (!operand.quoted || beside.all) continue;
         const bool bundled = std::any_of(bundles.begin(), bundles.end(),
                                          [&](const HeaderBundle& bundle) { return bundle.find(operand.name); });
@@ -257,10 +261,28 @@ QuotedBeside quoted_lookups_beside(const std::string& source, const std::vector<
 // looked up beside the source, so a file there of its name is no reason to leave the folders.
 // One stat per name to check (every top-level name of the bundles when any can be reached, and
 // one per name below a folder that is there).
+// Also names an include spelled so that a folder would read another header than memory
+// (folder_reads_otherwise), and a pre-include of a bundled name that the working directory holds
+// (NVRTC looks for a pre-include there first, with its folders, and after every header in memory).
 std::string shadowed_beside_source(const std::vector<HeaderBundle>& bundles, const std::string& nvrtc_name,
-                                   const std::string& source) {
+                                   const std::string& source, const std::vector<std::string>& flags) {
     const std::filesystem::path main_folder = std::filesystem::path(nvrtc_name).parent_path();
     const QuotedBeside quoted = quoted_lookups_beside(source, bundles, main_folder);
+    if (!quoted.unusual_spelling.empty())
+        return "the source includes '" + quoted.unusual_spelling + "', which a folder would read otherwise than memory";
+    for (std::size_t i = 0; i < flags.size();) {
+        const detail::IncludeFlag flag = detail::include_flag(flags, i);
+        i += flag.count;
+        if (flag.kind != detail::IncludeFlag::Kind::pre_include) continue;
+        if (detail::folder_reads_otherwise(flag.operand))
+            return "the pre-include '" + flag.operand + "' would be read otherwise from a folder than from memory";
+        const bool bundled = std::any_of(bundles.begin(), bundles.end(),
+                                         [&](const HeaderBundle& bundle) { return bundle.find(flag.operand); });
+        std::error_code ignored;
+        if (bundled && std::filesystem::exists(std::filesystem::symlink_status(flag.operand, ignored)))
+            return "'" + flag.operand + "' in the working directory would be read for the pre-include \"" +
+                   flag.operand + "\" instead of a header bundle's copy";
+    }
     auto there = [&](std::string_view name) {
         std::error_code ignored;
         return std::filesystem::exists(std::filesystem::symlink_status(main_folder / name, ignored));
@@ -297,7 +319,7 @@ std::string shadowed_beside_source(const std::vector<HeaderBundle>& bundles, con
 bool read_bundles_from_folders(const ProgramOptions& options, const std::string& nvrtc_name,
                                const std::string& source, std::vector<std::string>& flags, PchChoice& choice,
                                PchStatus& status, const CancellationToken* cancellation) {
-    const std::string shadowed = shadowed_beside_source(options.header_bundles, nvrtc_name, source);
+    const std::string shadowed = shadowed_beside_source(options.header_bundles, nvrtc_name, source, flags);
     detail::BundleFolders folders;
     // A wait for another process making a folder ends with a cancel (the compile then throws).
     auto cancelled = [cancellation] { return cancellation && cancellation->is_cancelled(); };
@@ -350,7 +372,10 @@ PchChoice choose_pch(const ProgramOptions& options, const std::string& nvrtc_nam
     // With line or debug information the code names the header files: a folder is given to
     // NVRTC as /proc/self/fd/N, which differs between processes, so such compiles read memory.
     const bool names_files = options.lineinfo.value_or(false) || options.debug.value_or(false);
-    if (bundles && !options.pch && pch_allowed && !names_files)
+    // A compile again without PCH reads its bundles where the first did: from their folders, as
+    // a plain compile does (a folder and memory find the same headers; where they may not, both
+    // read memory).
+    if (bundles && !options.pch && !names_files)
         choice.on = read_bundles_from_folders(options, nvrtc_name, source, flags, choice, status, cancellation);
     else if (!choice.on) {
         status = {PchOutcome::not_attempted,

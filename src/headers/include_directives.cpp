@@ -196,16 +196,24 @@ private:
         if (c == '"' || c == '<') {
             if (auto name = delimited(c == '"' ? '"' : '>')) {
                 out_.operands.push_back(operand(std::move(*name), c, open, next, true));
+                // In a function-like macro's body an angled operand is tokens, which its
+                // parameters replace (`#define HAS(x) __has_include(<x>)`): its uses are tests too.
+                if (macro != nullptr && c == '<') add_wrapper(*macro);
                 return;
             }
         }
         if (macro != nullptr) {
-            if (std::find(out_.has_include_wrappers.begin(), out_.has_include_wrappers.end(),
-                          *macro) == out_.has_include_wrappers.end())
-                out_.has_include_wrappers.push_back(*macro);
+            add_wrapper(*macro);
             return;
         }
         computed_test(start);
+    }
+
+    // `macro` makes __has_include tests wherever it is used.
+    void add_wrapper(const std::string& macro) {
+        if (std::find(out_.has_include_wrappers.begin(), out_.has_include_wrappers.end(), macro) ==
+            out_.has_include_wrappers.end())
+            out_.has_include_wrappers.push_back(macro);
     }
 
     // The line from `start` (a test's name), as the test whose operand a macro makes.

@@ -56,6 +56,21 @@ bool nvrtc_finds_at(const std::string& path, std::string_view name, State&& stat
     return state(path) != "absent" || (tried_as_stdh(name) && state(path + std::string(stdh_suffix)) != "absent");
 }
 
+// Whether a folder lookup of `name` (relative) may find what a lookup in memory, which matches
+// names as they are, does not: "./x.h", "d//y.h", "d/./y.h" or "d/../x.h" reach a header bundle's
+// "x.h" or "d/y.h" through its folder only.
+inline bool folder_reads_otherwise(std::string_view name) noexcept {
+    if (name.empty() || name.front() == '/') return false;
+    if (name.find("//") != std::string_view::npos) return true;
+    for (std::size_t start = 0;;) {
+        const std::size_t slash = name.find('/', start);
+        const std::string_view part = name.substr(start, slash == std::string_view::npos ? slash : slash - start);
+        if (part == "." || part == "..") return true;
+        if (slash == std::string_view::npos) return false;
+        start = slash + 1;
+    }
+}
+
 // The current working directory (one getcwd), or empty when it cannot be read.
 std::string current_working_directory();
 

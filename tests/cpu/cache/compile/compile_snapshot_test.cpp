@@ -68,7 +68,15 @@ struct Case {
     // Whether it is stored with line information, where that differs from `cached` (NVRTC is
     // then given the path of a copy of the source, not the program's name).
     std::optional<bool> cached_with_lineinfo{};
+    // The headers of one header bundle (the compile then leaves pch unset, as a plain compile
+    // with bundles does: it reads them from their folder).
+    std::vector<std::pair<std::string, std::string>> bundled{};
 };
+
+Case with_bundle(Case c, std::vector<std::pair<std::string, std::string>> bundled) {
+    c.bundled = std::move(bundled);
+    return c;
+}
 
 // `text` with each "@/" naming the project folder.
 std::string with_project(std::string text, const fs::path& project) {
@@ -94,6 +102,14 @@ ProgramOptions options_of(const Case& c, const fs::path& project, bool lineinfo)
     if (!c.standard.empty()) options.std = c.standard;
     options.std_headers = true;  // <cassert>, and the toolkit's includes of them
     if (lineinfo) options.lineinfo = true;
+    if (!c.bundled.empty()) {
+        std::vector<BundledHeader> headers;
+        for (const auto& [name, text] : c.bundled) headers.push_back({name, text});
+        options.header_bundles = {HeaderBundle::from_headers(headers, "corpus bundle")};
+        options.toolkit_include_path = true;
+        options.std_headers = false;
+        options.pch.reset();
+    }
     return options;
 }
 
@@ -268,6 +284,38 @@ std::vector<Case> corpus() {
          {{"src/inc/e.h", "#pragma once\n__device__ const char e_file[] = __FILE__;\n"},
           {"src/inc/f.h", "#pragma once\n#include \"e.h\"\n"}},
          {}, {}, {}, false},
+        // A function-like macro whose body tests an angled operand made of its parameter.
+        {"a wrapper of __has_include with an angled operand", "src/k.cu",
+         "#define HAS(x) __has_include(<x>)\n#if HAS(a.h)\n#include <a.h>\n#else\n#define VALUE 2\n#endif\n" +
+             kernel_tail,
+         {{"inc/a.h", "#define VALUE 41\n"}}, {"inc"}, {}, {}, false},
+        // The names a cached compile gives its headers from memory under are no program's.
+        {"a test for a name of the headers given from memory", "src/k.cu",
+         "#include \"v.h\"\n#if __has_include(\"/proc/self/cudacore-snapshot/0\")\n#define W 1\n#else\n#define W 2\n"
+         "#endif\n#undef VALUE\n#define VALUE W\n" + kernel_tail,
+         {{"src/v.h", value_h}}, {}, {}, {}, false},
+        // A plain compile reads header bundles from their folder, where a path spelled with '.',
+        // '..' or '//' may find a bundled header that memory, matching names as they are, does not.
+        with_bundle({"an include spelled ./x.h with a bundle holding x.h", "src/k.cu", "#include <./x.h>\n" + kernel_tail,
+                     {{"inc/x.h", "#define VALUE 7\n"}}, {"inc"}, {}, {}, false},
+                    {{"x.h", "#define VALUE 5\n"}}),
+        with_bundle({"an include spelled d/../x.h with a bundle holding d/y.h and x.h", "src/k.cu",
+                     "#include <d/../x.h>\n" + kernel_tail, {{"inc/d/.keep", ""}, {"inc/x.h", "#define VALUE 7\n"}},
+                     {"inc"}, {}, {}, false},
+                    {{"x.h", "#define VALUE 5\n"}, {"d/y.h", ""}}),
+        // NVRTC looks for a pre-include in the working directory first from a folder, after
+        // every header in memory: a plain compile then reads the bundles from memory.
+        with_bundle({"a pre-include of a bundled name the working directory holds", "src/k.cu", kernel_tail,
+                     {{"x.h", "#define VALUE 9\n"}}, {}, {}, {"x.h"}},
+                    {{"x.h", "#define VALUE 5\n"}}),
+        with_bundle({"a pre-include spelled ./x.h with a bundle holding x.h", "src/k.cu", kernel_tail,
+                     {{"inc/x.h", "#define VALUE 8\n"}}, {"inc"}, {}, {"./x.h"}, false},
+                    {{"x.h", "#define VALUE 5\n"}}),
+        // A bundled header's quoted include of a name it does not hold: memory looks beside it
+        // in the working directory, a folder beside it in the folder, then the include folders.
+        with_bundle({"a bundled header's quoted include of another name", "src/k.cu", "#include <d/y.h>\n" + kernel_tail,
+                     {{"d/z.h", "#define VALUE 1\n"}, {"inc/z.h", "#define VALUE 2\n"}}, {"inc"}, {}, {}, false},
+                    {{"d/y.h", "#include \"z.h\"\n"}}),
     };
 }
 
