@@ -136,7 +136,8 @@ std::string current_device_arch(const char* what_needs_it);
 std::optional<std::string> arch_in_flags(const std::vector<std::string>& flags);
 
 /// `options.arch` normalised; when unset, the -arch among `extra_flags` (as jitify and NVRTC take
-/// it), else the current device's arch.
+/// it), else the current device's arch. Throws InvalidArgumentError for an invalid arch, and where
+/// `arch` and an -arch among `extra_flags` name different targets (NVRTC would take the last).
 std::string resolve_arch(const ProgramOptions& options);
 
 /// The NVRTC flags for `options`, in a fixed order; `lto` adds -dlto.

@@ -58,8 +58,18 @@ std::optional<std::string> arch_in_flags(const std::vector<std::string>& flags) 
 }
 
 std::string resolve_arch(const ProgramOptions& options) {
-    if (options.arch) return normalize_arch(*options.arch);
-    if (const std::optional<std::string> given = arch_in_flags(options.extra_flags)) return normalize_arch(*given);
+    const std::optional<std::string> given = arch_in_flags(options.extra_flags);
+    if (options.arch) {
+        std::string arch = normalize_arch(*options.arch);
+        // NVRTC compiles for the last -arch it is given, the extra flags' (they come after).
+        if (given && normalize_arch(*given) != arch) {
+            throw InvalidArgumentError("program '" + options.name + "': arch is '" + arch +
+                                       "' but its extra_flags ask for '" + *given +
+                                       "' (NVRTC would compile for the last one given): set only one");
+        }
+        return arch;
+    }
+    if (given) return normalize_arch(*given);
     return current_device_arch(("program '" + options.name + "'").c_str());
 }
 

@@ -266,10 +266,16 @@ TEST(Program, AnArchAmongTheExtraFlagsIsTheTargetWhenArchIsUnset) {
         const std::string ptx(program.compile(CodeType::ptx).code());
         EXPECT_NE(ptx.find(".target sm_90"), std::string::npos) << extra.front();
     }
-    // Set, `arch` is the target as before; the extra flags reach NVRTC after it.
+    // Set, `arch` is the target; an -arch among the extra flags that names another one would be
+    // what NVRTC compiles for (the last it is given): refused, by the flags and the compile alike.
     ProgramOptions both = options_for("sm_80");
     both.extra_flags = {"-arch=sm_90"};
+    EXPECT_THROW(resolve_arch(both), InvalidArgumentError);
+    EXPECT_THROW(Program(kTwoKernels, SourceType::cxx, both).compile(CodeType::ptx), InvalidArgumentError);
+    both.extra_flags = {"--gpu-architecture", "sm_80"};
     EXPECT_EQ(resolve_arch(both), "sm_80");
+    EXPECT_NE(std::string(Program(kTwoKernels, SourceType::cxx, both).compile(CodeType::ptx).code()).find(".target sm_80"),
+              std::string::npos);
     EXPECT_EQ(arch_in_flags({"-I", "x", "-arch=compute_90", "--gpu-architecture", "sm_100"}), "sm_100");
     EXPECT_EQ(arch_in_flags({"-archx=1", "-arch"}), std::nullopt);
     LinkerOptions linker;

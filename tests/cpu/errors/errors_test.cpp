@@ -57,6 +57,12 @@ TEST(Errors, CompileErrorShowsFirstErrorLineAndKeepsLog) {
     EXPECT_EQ(error.program_name(), "kernel.cu");
     ASSERT_EQ(error.options().size(), 1u);
     EXPECT_EQ(error.options()[0], "-arch=sm_90");
+    // Where NVRTC failed, the call and its status by name, as every other error names them.
+    const std::string with_status =
+        CompileError("old.cu", "nvrtc: error: invalid value for --gpu-architecture (-arch)\n", {}, "NVRTC",
+                     NVRTC_ERROR_INVALID_OPTION).what();
+    EXPECT_EQ(with_status, "compiling 'old.cu' failed (NVRTC; nvrtcCompileProgram: NVRTC_ERROR_INVALID_OPTION): "
+                           "nvrtc: error: invalid value for --gpu-architecture (-arch)");
 }
 
 TEST(Errors, FirstErrorLineFallsBackToFirstNonEmptyLine) {

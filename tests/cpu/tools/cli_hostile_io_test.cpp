@@ -379,7 +379,7 @@ TEST_F(CliHostileIo, CompileErrorPrintsItsFirstErrorLineOnce) {
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_EQ(count(result.err, "bad.cu(2): error: expected an expression"), 1u) << result.err;
     // Named by its path, as given (as nvcc names it).
-    EXPECT_TRUE(contains(result.err, "compiling '" + path("bad.cu") + "' failed (NVRTC):\n"))
+    EXPECT_TRUE(contains(result.err, "compiling '" + path("bad.cu") + "' failed (NVRTC; nvrtcCompileProgram: NVRTC_ERROR_COMPILATION):\n"))
         << result.err;
 }
 
