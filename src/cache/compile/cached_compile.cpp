@@ -23,6 +23,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <cstdint>
@@ -43,9 +44,13 @@ namespace {
 using detail::extend_key;
 
 // Compiles in flight in this process, by cache and key; an entry lives while its compile runs.
+// `finished` counts the compiles that have left the table: a caller that looked a key up before
+// a count, and takes the key's turn at the same count, knows no compile of this process stored
+// anything meanwhile, and need not look again (which a cache would count as a second miss).
 struct InFlight {
     std::mutex mutex;
     std::map<std::pair<const ProgramCache*, CacheKey>, std::shared_future<ObjectCode>> compiles;
+    std::atomic<std::uint64_t> finished{0};
 };
 
 InFlight& in_flight() {
@@ -142,21 +147,31 @@ ObjectCode await_other_thread(const std::shared_future<ObjectCode>& pending,
     return detail::ObjectCodeAccess::another_owner(pending.get(), "compile_cached");
 }
 
+// What single_flight's `looked_up_at` is when the caller has not looked the key up yet.
+constexpr std::uint64_t not_looked_up = ~std::uint64_t{0};
+
+// The count of finished compiles (InFlight::finished), read before a lookup.
+std::uint64_t finished_compiles() { return in_flight().finished.load(std::memory_order_acquire); }
+
 // Runs `produce` for (cache, key) at most once at a time in this process: callers arriving
-// while it runs wait for and share its result or its exception.
+// while it runs wait for and share its result or its exception. `produce` is told whether a
+// compile of this process may have stored an entry since the caller looked the key up (at
+// finished_compiles() count `looked_up_at`).
 // A caller whose own token is not cancelled does not share another's cancellation: it tries again
 // (and produces itself when no other caller is producing).
 ObjectCode single_flight(ProgramCache& cache, const CacheKey& key,
-                         const std::function<ObjectCode()>& produce,
-                         const Cancellation& cancellation) {
+                         const std::function<ObjectCode(bool stored_since)>& produce,
+                         const Cancellation& cancellation, std::uint64_t looked_up_at) {
     auto& table = in_flight();
     const auto slot = std::make_pair(static_cast<const ProgramCache*>(&cache), key);
     std::promise<ObjectCode> promise;
+    bool stored_since = true;
     for (;;) {
         std::unique_lock lock(table.mutex);
         auto it = table.compiles.find(slot);
         if (it == table.compiles.end()) {
             table.compiles.emplace(slot, promise.get_future().share());
+            stored_since = table.finished.load(std::memory_order_relaxed) != looked_up_at;
             break;
         }
         std::shared_future<ObjectCode> pending = it->second;
@@ -171,9 +186,10 @@ ObjectCode single_flight(ProgramCache& cache, const CacheKey& key,
     auto finish = [&] {
         std::lock_guard lock(table.mutex);
         table.compiles.erase(slot);
+        table.finished.fetch_add(1, std::memory_order_release);
     };
     try {
-        ObjectCode code = produce();
+        ObjectCode code = produce(stored_since);
         promise.set_value(detail::ObjectCodeAccess::another_owner(code, "compile_cached"));
         finish();
         return code;
@@ -193,7 +209,7 @@ ObjectCode get_or_compile_cancellable(ProgramCache& cache, const CacheKey& key,
     // One lookup per call, so that the caches' counters count the caller's lookups: the call is
     // in flight before it looks (a call that finds another in flight for the key shares its
     // outcome and looks up nothing), so no entry can be stored between its lookup and its turn.
-    return single_flight(cache, key, [&] {
+    return single_flight(cache, key, [&](bool) {
         if (auto hit = lookup(cache, key, on_cache_error)) return *hit;
         // Another process may be compiling it: wait for its entry, or hold the lease.
         CompileTurn turn = cache.await_compile_turn(
@@ -203,7 +219,7 @@ ObjectCode get_or_compile_cancellable(ProgramCache& cache, const CacheKey& key,
         ObjectCode code = counted_compile(compile);
         store(cache, key, code, on_cache_error, key_generation);
         return code;
-    }, cancellation);
+    }, cancellation, not_looked_up);
 }
 
 }  // namespace
@@ -293,6 +309,7 @@ ObjectCode compile_and_store(ProgramCache& cache, Program& program, CodeType tar
 struct RememberedLookup {
     std::optional<CacheKey> key;  // looked up, where remembered
     bool missed = false;
+    std::uint64_t finished_before = 0;  // finished_compiles() before it
 };
 
 // compile_cached of a C++ program without extra_digest, from its keys: a lookup, and on a miss
@@ -318,8 +335,10 @@ ObjectCode compile_cached_cxx(ProgramCache& cache, Program& program, CodeType ta
         if (!entry) return std::nullopt;
         return std::move(entry->code);
     };
-    return single_flight(cache, code_keys.first, [&]() -> ObjectCode {
-        if (auto hit = lookup_code()) return *hit;
+    // Looked up once per call: again in its turn only where a compile here may have stored since.
+    return single_flight(cache, code_keys.first, [&](bool stored_since) -> ObjectCode {
+        if (stored_since)
+            if (auto hit = lookup_code()) return *hit;
         // Another process may be compiling it: wait for its entry, or hold the lease (released
         // when this returns, after the stores below).
         // The lease is the program's (its source key), as other processes of any version ask it.
@@ -327,7 +346,7 @@ ObjectCode compile_cached_cxx(ProgramCache& cache, Program& program, CodeType ta
         if (turn.cancelled) cancellation.throw_cancelled();
         if (turn.found) return *turn.found;
         return compile_and_store(cache, program, target, name_expressions, keys, options);
-    }, cancellation);
+    }, cancellation, looked_up.finished_before);
 }
 
 }  // namespace
@@ -359,6 +378,7 @@ ObjectCode compile_cached(Program& program, CodeType target, const std::vector<s
     const CacheWarningHandler& on_cache_error = options.on_cache_error;
     // A hit on the key the Program remembers is one lookup: no hashing, no file read, no compiler.
     RememberedLookup looked_up;
+    looked_up.finished_before = finished_compiles();
     if (options.extra_digest.empty()) {
         looked_up.key = detail::remembered_lookup_key(program, target, name_expressions);
         if (looked_up.key) {

@@ -242,8 +242,6 @@ void expect_single_flight(ProgramCache& cache) {
               result);
 }
 
-// One call is one lookup: a missing key is one miss in each cache it was looked up in, and a
-// present one one hit, so that hits / (hits + misses) is the share of calls that found their code.
 // One way for a cache to reach a compile: CompileOptions::cache. Without one, compile_cached is
 // Program::compile and find_cached refuses; the deprecated cache-first forms reach the same
 // entries.
@@ -266,6 +264,36 @@ TEST(CachedCompile, TheCacheComesThroughCompileOptions) {
     // The old forms hit what the new one stored.
     EXPECT_EQ(cache.stats().insertions, after_store.insertions);
     EXPECT_GT(cache.stats().hits, after_store.hits);
+}
+
+// One call is one lookup: a missing key is one miss in each cache it was looked up in, and a
+// present one one hit, so that hits / (hits + misses) is the share of calls that found their code.
+// compile_cached looks again in its turn only where a compile of this process may have stored
+// the key since its first look.
+TEST(CachedCompile, CompileCachedCountsOneLookupPerCall) {
+    test::TempDir dir;
+    auto memory = std::make_shared<MemoryProgramCache>();
+    auto disk = std::make_shared<DiskProgramCache>(dir.path() / "cache");
+    for (ProgramCache* cache : std::initializer_list<ProgramCache*>{memory.get(), disk.get()}) {
+        Program program(small_kernel, SourceType::cxx, sm90());
+        const ObjectCode first = compile_cached(program, CodeType::cubin, {}, {.cache = cache});
+        CacheStats stats = cache->stats();
+        EXPECT_EQ(stats.misses, 1u);
+        EXPECT_EQ(stats.hits, 0u);
+        EXPECT_EQ(compile_cached(program, CodeType::cubin, {}, {.cache = cache}), first);
+        Program again(small_kernel, SourceType::cxx, sm90());  // its keys worked out anew
+        EXPECT_EQ(compile_cached(again, CodeType::cubin, {}, {.cache = cache}), first);
+        stats = cache->stats();
+        EXPECT_EQ(stats.misses, 1u);
+        EXPECT_EQ(stats.hits, 2u);
+    }
+    TieredProgramCache tiered({std::make_shared<MemoryProgramCache>(),
+                               std::make_shared<DiskProgramCache>(dir.path() / "tiered")});
+    Program program(small_kernel, SourceType::cxx, sm90());
+    compile_cached(program, CodeType::ptx, {}, {.cache = &tiered});
+    compile_cached(program, CodeType::ptx, {}, {.cache = &tiered});
+    EXPECT_EQ(tiered.stats().misses, 1u);
+    EXPECT_EQ(tiered.stats().hits, 1u);
 }
 
 TEST(CachedCompile, GetOrCompileCountsOneLookupPerCall) {
