@@ -90,7 +90,9 @@ public:
 
     /// `<cache folder>/header-bundles/<a digest of digest()>`, the headers written out once for
     /// NVRTC's precompiled headers, each file opening with `#line 1 "<its name>"` (so `__FILE__`
-    /// names it as a compile from memory does). CacheError naming the bundle, the folder and why.
+    /// names it as a compile from memory does); with CUDACORE_DISABLE_CACHE set, or no cache
+    /// folder named by the environment, below a folder of this process's own in the temporary
+    /// directory, removed at exit. CacheError naming the bundle, the folder and why.
     std::filesystem::path folder() const;
 
     /// What remove_folders() did.

@@ -3,7 +3,9 @@
 #include "code/nvrtc_compile.hpp"
 #include "cudacore/standard_headers.hpp"
 #include "errors/compile_hint.hpp"
+#include "headers/standard_headers.hpp"
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -49,9 +51,28 @@ std::string compile_hints(const std::string& nvrtc_log, const ProgramOptions& op
     if (!missing.empty() && options.header_bundles.empty() && !options.std_headers) {
         hints += prefix + "set ProgramOptions::std_headers = true for cudacore's " + missing +
                  " (docs/compiling.md, \"Standard headers\")\n";
+    } else if (!missing.empty() && options.std_headers && options.header_bundles.empty()) {
+        // Asked for, but their folder could not be had: the compile went on without them.
+        if (const std::string problem = standard_headers_folder_problem(); !problem.empty()) {
+            hints += prefix + "the standard headers (ProgramOptions::std_headers) are off in this process: " +
+                     problem + "; set CUDACORE_CACHE_DIR to a writable folder, or give them from memory: "
+                               "header_bundles = {standard_headers()} and include_path = toolkit_include_dirs() "
+                               "(docs/compiling.md, \"Standard headers\")\n";
+        }
     } else if (!missing.empty() && !options.header_bundles.empty()) {
         hints += prefix + "add standard_headers() to ProgramOptions::header_bundles for cudacore's " + missing +
                  " (docs/compiling.md, \"Standard headers\")\n";
+    }
+    // A folder that went away (a bundle folder `cudacore cache clear` removed, with_generated_headers'
+    // too): the log only says a header is missing.
+    if (!headers_not_found(nvrtc_log).empty()) {
+        for (const std::string& folder : options.include_path) {
+            std::error_code ignored;
+            if (std::filesystem::is_directory(folder, ignored)) continue;
+            hints += prefix + "the include folder '" + folder + "' (ProgramOptions::include_path) is not there; "
+                              "`cudacore cache clear` removes header bundle folders, those with_generated_headers "
+                              "puts on include_path too: make such a Program again\n";
+        }
     }
     return hints;
 }

@@ -121,8 +121,9 @@ std::string quoted_include_problem(const HeaderBundle& bundle) {
 }
 
 // The folder of this process's own that holds its bundle folders while CUDACORE_DISABLE_CACHE
-// is set: nothing is kept in the cache folder, and the folder goes with the process (at exit, on
-// a signal in the CLI, or reclaimed by a later process after a kill), as the PCH folder does.
+// is set, or where the environment names no cache folder (no HOME: a service, a container):
+// nothing is kept in the cache folder, and the folder goes with the process (at exit, on a signal
+// in the CLI, or reclaimed by a later process after a kill), as the PCH folder does.
 constexpr std::string_view kPrivateBundlesPrefix = "cudacore-bundles-";
 struct PrivateBundles {
     std::mutex mutex;
@@ -140,18 +141,18 @@ void remove_private_bundles() {
     if (bundles.owner == ::getpid()) bundles.folder.remove();
 }
 
-fs::path private_bundles_root(const std::string& what) {
+// `why`: why no cache folder is used ("CUDACORE_DISABLE_CACHE is set"), for its errors.
+fs::path private_bundles_root(const std::string& what, const std::string& why) {
     PrivateBundles& bundles = private_bundles();
     std::lock_guard lock(bundles.mutex);
     if (bundles.folder.empty()) {
         const TemporaryDirectory temporary = temporary_directory();
-        if (!temporary.problem.empty())
-            throw CacheError(what + ": CUDACORE_DISABLE_CACHE is set and " + temporary.problem);
+        if (!temporary.problem.empty()) throw CacheError(what + ": " + why + " and " + temporary.problem);
         reclaim_abandoned_folders(temporary.path, kPrivateBundlesPrefix);  // what killed processes left
         try {
             bundles.folder = OwnedFolder::make(temporary.path, kPrivateBundlesPrefix);
         } catch (const std::system_error& e) {
-            throw CacheError(what + ": CUDACORE_DISABLE_CACHE is set and " + e.what());
+            throw CacheError(what + ": " + why + " and " + e.what());
         }
         bundles.owner = ::getpid();
         std::atexit(remove_private_bundles);
@@ -162,7 +163,8 @@ fs::path private_bundles_root(const std::string& what) {
 // `<cache folder>/header-bundles`, made private (0700) where missing, and reached through a path
 // only this user and root can change (support/private_folder.hpp): a folder others can write to,
 // or one they could swap, could hand this user's compiles their headers. With
-// CUDACORE_DISABLE_CACHE set, a folder of this process's own in the temporary directory instead.
+// CUDACORE_DISABLE_CACHE set, or no cache folder named by the environment, a folder of this
+// process's own in the temporary directory instead.
 // The folder is returned open: the bundle folders below it are opened through it.
 struct BundlesRoot {
     fs::path path;
@@ -172,10 +174,10 @@ struct BundlesRoot {
 BundlesRoot bundles_root(const std::string& what) {
     fs::path root;
     if (cache_disabled_in_environment()) {
-        root = private_bundles_root(what);
+        root = private_bundles_root(what, "CUDACORE_DISABLE_CACHE is set");
+    } else if (const CacheDirectory cache = cache_directory_from_environment(); !cache.problem.empty()) {
+        root = private_bundles_root(what, "no cache folder (" + cache.problem + ")");
     } else {
-        const CacheDirectory cache = cache_directory_from_environment();
-        if (!cache.problem.empty()) throw CacheError(what + ": no cache folder: " + cache.problem);
         root = cache.path / kHeaderBundleFolders;
     }
     PrivateFolder opened = open_private_folder(root, true);

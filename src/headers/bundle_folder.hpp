@@ -35,12 +35,13 @@ using GiveUp = std::function<bool()>;
 inline constexpr std::string_view kBundleManifestName = ".cudacore-bundle";
 
 // The folder of `bundle`, made (or made again) when missing or damaged. Throws CacheError naming
-// the bundle, the folder and the reason: no cache folder in the environment, a folder that
+// the bundle, the folder and the reason: a folder that
 // cannot be made or written (read-only, full), one owned by another user or writable by others,
 // a header whose name is no plain relative path (absolute, "..", empty parts), a quoted include
 // that a folder would resolve beside its header and memory would not, or a lock held too long by
 // another process. A folder that could not be made is not tried again by this process for a
-// minute (the same error at once). With CUDACORE_DISABLE_CACHE set, the folder is below a folder
+// minute (the same error at once). With CUDACORE_DISABLE_CACHE set, or no cache folder named by
+// the environment, the folder is below a folder
 // of this process's own in the temporary directory (`cudacore-bundles-XXXXXX`), removed at exit.
 // Thread-safe.
 std::filesystem::path bundle_folder(const HeaderBundle& bundle);

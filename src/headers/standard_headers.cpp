@@ -164,6 +164,15 @@ std::string standard_headers_folder() {
     }
 }
 
+std::string standard_headers_folder_problem() {
+    try {
+        bundle_folder(standard_headers());
+        return {};
+    } catch (const Error& e) {
+        return e.what();
+    }
+}
+
 void await_standard_headers_folder(const GiveUp& give_up) {
     try {
         hold_bundle_folder(standard_headers(), give_up);

@@ -9,10 +9,14 @@
 namespace cudacore::detail {
 
 // The folder of standard_headers() (its HeaderBundle::folder(), checked and remade when damaged),
-// or empty when no folder can be had (no cache folder, a read-only file system): then a
+// or empty when no folder can be had (a read-only file system): then a
 // WarningKind::pch_off-like warning is given once per process and reason, and the compile goes
 // on without the headers. Thread-safe.
 std::string standard_headers_folder();
+
+// Why standard_headers_folder() is empty ("no cache folder: ..."), or empty when it is not: for
+// the hint of a compile that asked for the headers and did not find them. Thread-safe.
+std::string standard_headers_folder_problem();
 
 // Has the standard headers' folder made (or waits for another process or thread making it), as
 // standard_headers_folder() would, but gives the wait up within about 10 ms once `give_up`

@@ -213,6 +213,26 @@ TEST(StandardHeaders, OffTheHeaderIsNotFound) {
     }));
 }
 
+// Where the environment names no cache folder (a service or container without HOME), the
+// headers come from a folder of the process's own in the temporary directory: still on.
+TEST(StandardHeaders, WithoutACacheFolderTheyComeFromAFolderOfTheProcess) {
+    const cudacore::test::ScopedEnv cache_dir("CUDACORE_CACHE_DIR", nullptr);
+    const cudacore::test::ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+    const cudacore::test::ScopedEnv home("HOME", nullptr);
+    const cudacore::test::ScopedEnv disabled("CUDACORE_DISABLE_CACHE", nullptr);
+    const cudacore::test::WarningLog warnings;
+    const std::string folder = standard_headers().folder().string();
+    EXPECT_NE(folder.find("/cudacore-bundles-"), std::string::npos) << folder;
+    Program program(kernel_source("cstdint", "out[0] = sizeof(std::uint64_t) + INT32_MAX;"), SourceType::cxx,
+                    options_for("std_without_home"));
+    try {
+        EXPECT_EQ(program.compile(CodeType::cubin, {"use<float>"}).symbol_map().count("use<float>"), 1u);
+    } catch (const CompileError& e) {
+        ADD_FAILURE() << e.what() << "\n" << e.log();
+    }
+    EXPECT_TRUE(warnings.seen.empty()) << warnings.seen.front().message;
+}
+
 TEST(StandardHeaders, CachedLikeAnyHeader) {
     MemoryProgramCache cache;
     const cudacore::test::WarningLog warnings;
