@@ -41,6 +41,7 @@ struct CompileArgs {
     std::vector<std::string> name_expressions;
     std::vector<std::string> header_bundles;  // bundle files, searched in order
     std::string std;
+    std::vector<std::string> nvrtc_flags;  // given to NVRTC as they are (ProgramOptions::extra_flags)
     bool rdc = false;
     bool lto = false;
     bool debug = false;
@@ -72,6 +73,11 @@ void add_compile_options(CLI::App& command, CompileArgs& args) {
     command.add_option("--name-expr", args.name_expressions,
                        "Name expression to instantiate and lower, e.g. 'scale<float>'");
     command.add_option("--std", args.std, "C++ dialect, e.g. c++17");
+    command.add_option("--nvrtc-flag", args.nvrtc_flags,
+                       "A flag given to NVRTC as it is, after the others (ProgramOptions::extra_flags), "
+                       "e.g. --nvrtc-flag=--use_fast_math or --nvrtc-flag=-maxrregcount=32; repeatable, "
+                       "and part of the cache key as every flag is")
+        ->allow_extra_args(false);
     command.add_flag("--rdc", args.rdc, "Relocatable device code (for linking)");
     command.add_flag("--lto", args.lto, "Link-time optimisation (implied by --target ltoir)");
     command.add_flag("-G,--debug", args.debug, "Device debug information");
@@ -147,6 +153,7 @@ ProgramOptions to_program_options(const CompileArgs& args) {
     add_defines(options, args.defines);
     options.include_path = args.include_dirs;
     if (!args.std.empty()) options.std = args.std;
+    options.extra_flags = args.nvrtc_flags;
     if (args.rdc) options.relocatable_device_code = true;
     if (args.lto) options.link_time_optimization = true;
     if (args.debug) options.debug = true;

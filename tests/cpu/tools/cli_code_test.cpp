@@ -144,6 +144,32 @@ TEST(CliCode, CompileToPtxThenInspect) {
     EXPECT_TRUE(contains(result.out, "kernels  2")) << result.out;
 }
 
+// --nvrtc-flag gives NVRTC a flag the CLI has no option for, as it is; the cache keys it (the
+// compile without it, cached first, is not what the compile with it gets).
+TEST(CliCode, NvrtcFlagsReachTheCompilerAndTheKey) {
+    TempDir dir;
+    write_file(dir.path() / "d.cu", "extern \"C\" __global__ void d(float* x) { x[0] = x[1] / x[2]; }\n");
+    auto compile = [&](const char* output, std::vector<std::string> extra) {
+        std::vector<std::string> command{cli_path().string(), "compile", path_of(dir, "d.cu"), "-o",
+                                         path_of(dir, output), "--arch", "sm_90", "--target", "ptx"};
+        command.insert(command.end(), extra.begin(), extra.end());
+        return run_process(command);
+    };
+    auto plain = compile("plain.ptx", {});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_TRUE(contains(read_file(dir.path() / "plain.ptx"), "div.rn.f32"));
+    for (int round = 0; round < 2; ++round) {  // the second from the cache
+        auto fast = compile("fast.ptx", {"--nvrtc-flag=--use_fast_math", "--nvrtc-flag=-maxrregcount=32"});
+        ASSERT_EQ(fast.exit_code, 0) << fast.err;
+        const std::string ptx = read_file(dir.path() / "fast.ptx");
+        EXPECT_FALSE(contains(ptx, "div.rn.f32")) << ptx;
+        EXPECT_TRUE(contains(ptx, ".ftz.f32")) << ptx;
+    }
+    auto unknown = compile("unknown.ptx", {"--nvrtc-flag=--no-such-flag"});
+    EXPECT_EQ(unknown.exit_code, 1);
+    EXPECT_TRUE(contains(unknown.err, "--no-such-flag")) << unknown.err;
+}
+
 TEST(CliCode, FailedCompileExitsNonZeroWithTheLog) {
     TempDir dir;
     write_file(dir.path() / "bad.cu", "__global__ void k() {\n  int x = ;\n}\n");
