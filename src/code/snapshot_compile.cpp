@@ -173,7 +173,9 @@ CheckCompileResult run_check_compile(const CheckCompileRequest& request) {
     try {
         const auto worker = find_helper_program("cudacore-compile-worker", "CUDACORE_COMPILE_WORKER", {});
         const std::string input = check_request(request);
-        ChildProcessOptions options{.input = input, .timeout = kCheckCompileTimeout, .reply_channel = true};
+        // A reply holds one program's code and the paths NVRTC looked at: far less than its bound.
+        ChildProcessOptions options{.input = input, .timeout = kCheckCompileTimeout, .reply_channel = true,
+                                    .max_reply = std::size_t{256} << 20};
         if (const CancellationToken* token = request.cancellation)
             options.stop_requested = [token] { return token->is_cancelled(); };
         const ChildProcessResult ended = run_child_process(worker, {}, options);

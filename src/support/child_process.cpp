@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <optional>
 #include <cstdlib>
 #include <cstring>
 #include <system_error>
@@ -170,6 +172,10 @@ void feed_input(Descriptor& input, std::string_view& pending) {
     if (pending.empty()) input.reset();
 }
 
+// How long outputs are read after the child exited: what a descendant still holds open is not
+// waited for beyond that.
+constexpr std::chrono::milliseconds kDrainAfterExit{1000};
+
 // Reads what the child wrote on one output; closes it at its end.
 void read_output(OutputReader& reader) {
     char buffer[1 << 16];
@@ -183,16 +189,31 @@ void read_output(OutputReader& reader) {
     reader.text->append(buffer, std::min(room, static_cast<std::size_t>(got)));
 }
 
-// Feeds the child its input and collects its outputs until they all close or the deadline
-// passes (result.timed_out).
+// Whether the child has exited (reaped now, its status in `result`); once it has, true.
+bool child_exited(pid_t pid, bool& reaped, ChildProcessResult& result) {
+    if (reaped) return true;
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) != pid) return false;
+    reaped = true;
+    if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    else if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    return true;
+}
+
+// Feeds the child its input and collects its outputs until they all close, the deadline passes
+// (result.timed_out), or kDrainAfterExit after the child exited; `reaped`: the child exited and
+// was waited for here.
 void exchange_with_child(pid_t pid, const std::filesystem::path& program, ChildChannels& channels,
                          const ChildProcessOptions& options, const ChildDeadline& deadline,
-                         ChildProcessResult& result) {
+                         ChildProcessResult& result, bool& reaped) {
     std::string_view pending = options.input;
     if (pending.empty()) channels.input_parent.reset();
     std::vector<OutputReader> readers{{&channels.out.read, &result.out, options.max_output},
                                       {&channels.err.read, &result.err, options.max_output}};
-    if (options.reply_channel) readers.push_back({&channels.reply.read, &result.reply, std::string::npos});
+    // One byte past the bound is kept: a reply that long is refused, never cut short unseen.
+    if (options.reply_channel)
+        readers.push_back({&channels.reply.read, &result.reply, options.max_reply + (options.max_reply != std::string::npos)});
+    std::optional<std::chrono::steady_clock::time_point> drained_by;
     for (;;) {
         std::vector<pollfd> polled;
         for (const auto& reader : readers)
@@ -211,11 +232,24 @@ void exchange_with_child(pid_t pid, const std::filesystem::path& program, ChildC
             }
             timeout_ms = timeout_ms < 0 ? 10 : std::min(timeout_ms, 10);
         }
+        if (options.reply_channel && result.reply.size() > options.max_reply) {
+            result.reply_too_long = true;  // killed, its reply dropped: it is no reply
+            result.max_reply = options.max_reply;
+            std::string().swap(result.reply);
+            break;
+        }
+        // The child is looked at every 50 ms: once it has exited, its outputs get a last second.
+        if (!drained_by && child_exited(pid, reaped, result))
+            drained_by = std::chrono::steady_clock::now() + kDrainAfterExit;
+        if (drained_by && std::chrono::steady_clock::now() >= *drained_by) break;
+        timeout_ms = timeout_ms < 0 ? 50 : std::min(timeout_ms, 50);
         const int ready = ::poll(polled.data(), polled.size(), timeout_ms);
         if (ready < 0 && errno == EINTR) continue;
         if (ready < 0) {
-            ::kill(pid, SIGKILL);
-            ::waitpid(pid, nullptr, 0);
+            if (!reaped) {
+                ::kill(pid, SIGKILL);
+                ::waitpid(pid, nullptr, 0);
+            }
             fail("poll", program);
         }
         if (ready == 0) continue;  // the deadline is checked above
@@ -235,10 +269,12 @@ void exchange_with_child(pid_t pid, const std::filesystem::path& program, ChildC
 
 // Output closed: the child is ending (or timed out). Waits for it until the deadline, and
 // records how it ended.
-void wait_for_child(pid_t pid, const ChildDeadline& deadline, ChildProcessResult& result) {
+void wait_for_child(pid_t pid, const ChildDeadline& deadline, ChildProcessResult& result, bool reaped) {
+    if (reaped) return;  // exited, and its status taken, while its outputs were read
     int status = 0;
+    const bool kill = result.timed_out || result.reply_too_long;
     for (;;) {
-        if (result.timed_out) {
+        if (kill) {
             ::kill(pid, SIGKILL);
             while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
             }
@@ -252,7 +288,7 @@ void wait_for_child(pid_t pid, const ChildDeadline& deadline, ChildProcessResult
             else ::usleep(1000);
         }
     }
-    if (!result.timed_out) {
+    if (!kill) {
         if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
         else if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
     }
@@ -292,6 +328,7 @@ std::vector<std::string> helper_environment() {
 
 std::string ChildProcessResult::how_it_ended() const {
     if (stopped) return "stopped by its caller";
+    if (reply_too_long) return "killed: its reply passed " + std::to_string(max_reply) + " bytes";
     if (timed_out) return "timed out after " + std::to_string(timeout.count()) + " ms";
     if (signal != 0) {
         const char* name = ::strsignal(signal);
@@ -308,8 +345,9 @@ ChildProcessResult run_child_process(const std::filesystem::path& program,
     ChildProcessResult result;
     result.timeout = options.timeout;
     const ChildDeadline deadline(options.timeout);
-    exchange_with_child(pid, program, channels, options, deadline, result);
-    wait_for_child(pid, deadline, result);
+    bool reaped = false;
+    exchange_with_child(pid, program, channels, options, deadline, result, reaped);
+    wait_for_child(pid, deadline, result, reaped);
     return result;
 }
 

@@ -26,8 +26,11 @@ struct ChildProcessOptions {
     // the child's libraries print on standard output cannot mix with what it answers.
     bool reply_channel = false;
     // At most this much of standard output and of standard error is kept (the rest is read
-    // and dropped, so the child never blocks on a full pipe). The reply is kept whole.
+    // and dropped, so the child never blocks on a full pipe).
     std::size_t max_output = 1 << 20;
+    // A reply longer than this kills the child (ChildProcessResult::reply_too_long): a reply is
+    // kept whole, so its length is what the caller's memory pays.
+    std::size_t max_reply = std::size_t{1} << 30;
     // Asked every 10 ms while the child runs: true kills it (SIGKILL) as the time limit does
     // (ChildProcessResult::stopped). Empty: never.
     std::function<bool()> stop_requested{};
@@ -38,6 +41,8 @@ struct ChildProcessResult {
     int signal = 0;          // the signal that ended it, when one did
     bool timed_out = false;  // killed after ChildProcessOptions::timeout (or stopped)
     bool stopped = false;    // killed because ChildProcessOptions::stop_requested said so
+    bool reply_too_long = false;  // killed because its reply passed ChildProcessOptions::max_reply
+    std::size_t max_reply = 0;    // that bound
     std::chrono::milliseconds timeout{0};
     std::string out;    // standard output
     std::string err;    // standard error
@@ -69,7 +74,9 @@ private:
 // Starts `program` with `args` (argv[1...]) and the caller's environment plus
 // CUDACORE_PARENT_PID (this process's id, for die_with_parent_from_environment: our helper
 // programs die with their parent), feeds it options.input, collects its output until it ends or
-// the time limit passes, and waits for it. The child starts with default signal dispositions
+// the time limit passes, and waits for it. Once the child has exited, what it left open (a
+// descendant holding its outputs) is read for a second at most (kDrainAfterExit). The child
+// starts with default signal dispositions
 // and an empty signal mask. The calling process is never affected by the child's signals
 // (SIGPIPE included). Throws ChildStartError when the child cannot be started. Thread-safe.
 ChildProcessResult run_child_process(const std::filesystem::path& program,
