@@ -12,8 +12,9 @@
 #include <iostream>
 
 int main(int argc, char** argv) {
-    // Before any thread starts: SIGINT, SIGTERM and SIGHUP remove our temporaries and then end
-    // the process as the signal does (130, 143, 129), whatever NVRTC does with their handlers.
+    // Before any thread starts: SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGUSR1 and SIGUSR2 remove our
+    // temporaries and then end the process as the signal does (130, 143, 129...), whatever NVRTC
+    // does with their handlers.
     cudacore::detail::end_by_signal_after_removing_temporaries();
     // Every warning the library raises reaches the user (a compile that was not cached, a
     // remote cache that failed, a repaired disk cache...): the library raises each once.
@@ -30,10 +31,11 @@ int main(int argc, char** argv) {
     cudacore::cli::add_inspect_command(app);
     cudacore::cli::add_cache_command(app);
     cudacore::cli::add_bundle_command(app);
+    int status = 0;
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        status = app.exit(e);  // --help and --version print here, and exit 0
     } catch (const std::exception& e) {  // cudacore::Error and anything else: one line, exit 1
         std::cerr << "cudacore: " << e.what() << "\n";
         return 1;
@@ -46,7 +48,7 @@ int main(int argc, char** argv) {
         const int error = errno;
         std::cerr << "cudacore: writing to the standard output failed"
                   << (error ? std::string(": ") + std::strerror(error) : std::string()) << "\n";
-        return 1;
+        return status != 0 ? status : 1;
     }
-    return 0;
+    return status;
 }

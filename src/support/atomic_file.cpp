@@ -151,7 +151,7 @@ void PendingAtomicWrite::discard() noexcept {
 }
 
 void PendingAtomicWrite::commit() {
-    // A process ending by SIGINT/SIGTERM/SIGHUP (the CLI) makes nothing visible from here on.
+    // A process ending by a signal it takes (the CLI: termination_signals.hpp) makes nothing visible from here on.
     if (termination_requested()) {
         discard();
         wait_if_terminating();

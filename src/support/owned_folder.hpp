@@ -11,7 +11,7 @@
 // name last with rmdir: a name reused by a new folder (never empty: it holds its lock file) is
 // never removed.
 //
-// The folder is registered for removal when a program that takes SIGINT, SIGTERM or SIGHUP as
+// The folder is registered for removal when a program that takes SIGINT, SIGTERM, SIGHUP... as
 // the CLI does ends by one (removed_on_signal.hpp), in one step with its making: no moment exists
 // in which the folder is made and not registered.
 #pragma once

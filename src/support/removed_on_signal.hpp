@@ -1,4 +1,5 @@
-// Temporary files and folders removed when the process is ended by SIGINT, SIGTERM or SIGHUP.
+// Temporary files and folders removed when the process is ended by SIGINT, SIGTERM, SIGHUP, SIGALRM,
+// SIGUSR1 or SIGUSR2 (termination_signals.hpp).
 // A signal ends a process without running destructors or exit handlers, so whatever cudacore
 // made in $TMPDIR (the header trace folder, a PCH folder, an atomic write's temporary file)
 // would stay. Whoever makes such a path registers it here for as long as it exists; the program

@@ -13,6 +13,11 @@ namespace cudacore::detail {
 
 namespace {
 
+// Every signal whose default action ends the process without a core that a user or a tool sends
+// to end it (timeout -s ALRM, kill -USR1). SIGPIPE is left to its course: a write to a closed pipe
+// raises it in the writing thread, where blocked it would only stay pending.
+constexpr int kTakenSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGUSR1, SIGUSR2};
+
 std::atomic<bool> installed{false};
 std::atomic<bool> taken_one{false};
 sigset_t taken_signals;  // written once, before `installed` is set
@@ -36,7 +41,7 @@ void wait_and_end(sigset_t taken) {
     sigaddset(&just_this, signal);
     ::pthread_sigmask(SIG_UNBLOCK, &just_this, nullptr);
     ::raise(signal);
-    ::_exit(128 + signal);  // not reached: the default action of all three ends the process
+    ::_exit(128 + signal);  // not reached: the default action of each ends the process
 }
 
 }  // namespace
@@ -44,7 +49,7 @@ void wait_and_end(sigset_t taken) {
 bool end_by_signal_after_removing_temporaries() noexcept {
     sigset_t taken;
     sigemptyset(&taken);
-    for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+    for (const int signal : kTakenSignals) {
         struct sigaction current {};
         // An ignored signal is one the user asked this process not to take: left as it is.
         if (::sigaction(signal, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
@@ -68,7 +73,7 @@ bool termination_requested() noexcept {
     // Blocked in every thread, a signal stays pending until the thread above takes it.
     sigset_t pending;
     if (::sigpending(&pending) != 0) return false;
-    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
+    for (const int signal : kTakenSignals)
         if (sigismember(&taken_signals, signal) && sigismember(&pending, signal)) return true;
     return false;
 }

@@ -1,8 +1,9 @@
-// How a program (the CLI) ends on SIGINT, SIGTERM and SIGHUP: the registered temporaries
-// (removed_on_signal.hpp) are removed, then the process ends by that same signal with its
-// default action, so that the shell sees 130, 143 or 129, as for any program a signal ended.
+// How a program (the CLI) ends on SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGUSR1 and SIGUSR2: the
+// registered temporaries (removed_on_signal.hpp) are removed, then the process ends by that same
+// signal with its default action, so that the shell sees 130, 143, 129..., as for any program a
+// signal ended.
 //
-// Not a signal handler: the three signals are blocked in every thread and taken by one thread
+// Not a signal handler: the signals are blocked in every thread and taken by one thread
 // with sigwait, which works whatever their dispositions are, and a signal that came stays
 // pending until that thread takes it, which termination_requested() sees. (NVRTC's own SIGINT
 // and SIGTERM handlers, which call exit(4), never get in: see loader/signal_imports.hpp.)
@@ -10,7 +11,7 @@
 
 namespace cudacore::detail {
 
-// Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and so in every thread it starts
+// Blocks those signals in the calling thread (and so in every thread it starts
 // afterwards) and starts the thread that waits for them. Call it first thing in main, before any
 // thread exists. A signal that was ignored when this is called (SIGINT and SIGHUP in a
 // background job of a non-interactive shell, nohup's SIGHUP) stays ignored. Children started

@@ -1,4 +1,4 @@
-// The registry of temporaries removed on SIGINT/SIGTERM/SIGHUP: what is registered is removed
+// The registry of temporaries removed on the signals the CLI takes (SIGINT, SIGTERM, SIGHUP...): what is registered is removed
 // (folders with everything in them, links not followed), what was unregistered is not, and a
 // program that takes the signals as the CLI does removes its temporaries and ends by the signal.
 #include "support/removed_on_signal.hpp"
@@ -103,7 +103,7 @@ TEST(RemovedOnSignal, APathTooLongOrAFullTableRegistersNothing) {
 // pointed at is kept, and the program ended by the signal itself. Each signal, several times.
 TEST(RemovedOnSignal, AProgramEndsByTheSignalAfterRemovingItsTemporaries) {
     int runs = 0;
-    for (const int signal : {SIGTERM, SIGINT, SIGHUP}) {
+    for (const int signal : {SIGTERM, SIGINT, SIGHUP, SIGALRM, SIGUSR1, SIGUSR2}) {
         for (int round = 0; round < 5; ++round) {
             TempDir dir;
             auto process = cudacore::test::start_signal_test_process(
@@ -121,7 +121,7 @@ TEST(RemovedOnSignal, AProgramEndsByTheSignalAfterRemovingItsTemporaries) {
             ++runs;
         }
     }
-    EXPECT_EQ(runs, 15);
+    EXPECT_EQ(runs, 30);
 }
 
 // Runs helper_owned_folders_on_signal_probe (with `mode`, "" or "files") in a folder of its own

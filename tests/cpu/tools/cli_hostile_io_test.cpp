@@ -361,7 +361,8 @@ TEST_F(CliHostileIo, AnOutputThatCannotBeWrittenFailsTheCommand) {
     const std::string cubin = path("k.cubin");
     ASSERT_EQ(cli({"compile", source, "-o", cubin, "--arch", "sm_90"}).exit_code, 0);
     for (const std::string redirect : {" >/dev/full", " >&-"}) {
-        for (const std::string& command : std::vector<std::string>{"inspect '" + cubin + "'", "cache stats"}) {
+        for (const std::string& command :
+             std::vector<std::string>{"inspect '" + cubin + "'", "cache stats", "--version", "--help", "compile --help"}) {
             const auto result = run_process({"/bin/sh", "-c", "'" + cli_path().string() + "' " + command + redirect},
                                             env, limits);
             EXPECT_EQ(result.exit_code, 1) << command << redirect << ": " << result.err;
