@@ -479,6 +479,24 @@ private:
         return candidates;
     }
 
+    // Whether an operand spelled `name` is refused (and refuses it) whatever it would find.
+    bool refused_spelling(const std::string& name, const Includer& includer) {
+        // cudacore's own names for the headers it gives from memory: no file is there, and an
+        // include of one would find what memory holds, not what a compile from the files finds.
+        if (name.find(snapshot_memory_folder.substr(std::string_view("/proc/self/").size())) != std::string::npos) {
+            refuse(includer.label + " includes '" + name + "', a name of the headers a cached compile gives from memory");
+            return true;
+        }
+        // A plain compile reads header bundles from their folders, where such a spelling may
+        // find a bundled header that memory, matching names as they are, does not.
+        if (!request_.bundled_names.empty() && folder_reads_otherwise(name)) {
+            refuse(includer.label + " includes '" + name + "', which a header bundle's folder may read otherwise "
+                                    "than memory");
+            return true;
+        }
+        return false;
+    }
+
     // The operand NVRTC is given for `operand` of `includer`, delimiters included; nullopt once
     // refused.
     std::optional<std::string> resolved_name(const IncludeOperand& operand, const Includer& includer) {
@@ -490,19 +508,7 @@ private:
                                     "memory (the source) rather than from disk");
             return std::nullopt;
         }
-        // cudacore's own names for the headers it gives from memory: no file is there, and an
-        // include of one would find what memory holds, not what a compile from the files finds.
-        if (name.find(snapshot_memory_folder.substr(std::string_view("/proc/self/").size())) != std::string::npos) {
-            refuse(includer.label + " includes '" + name + "', a name of the headers a cached compile gives from memory");
-            return std::nullopt;
-        }
-        // A plain compile reads header bundles from their folders, where such a spelling may
-        // find a bundled header that memory, matching names as they are, does not.
-        if (!request_.bundled_names.empty() && folder_reads_otherwise(name)) {
-            refuse(includer.label + " includes '" + name + "', which a header bundle's folder may read otherwise "
-                                    "than memory");
-            return std::nullopt;
-        }
+        if (refused_spelling(name, includer)) return std::nullopt;
         if (std::find(request_.bundled_names.begin(), request_.bundled_names.end(), name) !=
             request_.bundled_names.end()) {
             if (shadows_bundle(operand, includer)) return std::nullopt;

@@ -189,6 +189,16 @@ void read_output(OutputReader& reader) {
     reader.text->append(buffer, std::min(room, static_cast<std::size_t>(got)));
 }
 
+// Whether the reply passed its bound: then it is dropped (it is no reply) and the child is to be
+// killed (result.reply_too_long).
+bool reply_too_long(const ChildProcessOptions& options, ChildProcessResult& result) {
+    if (!options.reply_channel || result.reply.size() <= options.max_reply) return false;
+    result.reply_too_long = true;
+    result.max_reply = options.max_reply;
+    std::string().swap(result.reply);
+    return true;
+}
+
 // Whether the child has exited (reaped now, its status in `result`); once it has, true.
 bool child_exited(pid_t pid, bool& reaped, ChildProcessResult& result) {
     if (reaped) return true;
@@ -232,12 +242,7 @@ void exchange_with_child(pid_t pid, const std::filesystem::path& program, ChildC
             }
             timeout_ms = timeout_ms < 0 ? 10 : std::min(timeout_ms, 10);
         }
-        if (options.reply_channel && result.reply.size() > options.max_reply) {
-            result.reply_too_long = true;  // killed, its reply dropped: it is no reply
-            result.max_reply = options.max_reply;
-            std::string().swap(result.reply);
-            break;
-        }
+        if (reply_too_long(options, result)) break;
         // The child is looked at every 50 ms: once it has exited, its outputs get a last second.
         if (!drained_by && child_exited(pid, reaped, result))
             drained_by = std::chrono::steady_clock::now() + kDrainAfterExit;
