@@ -6,12 +6,28 @@
 
 #include "support/termination_signals.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
 
+namespace {
+
+// A closed standard descriptor would be the next file the command opens (a lock, a cache entry's
+// temporary file), and what it prints would go into that file. Each is held by /dev/null opened
+// for reading only, so that a write to it still fails, and is reported, as it would have.
+void hold_closed_standard_descriptors() noexcept {
+    for (int fd = 0; fd <= 2; ++fd)
+        if (::fcntl(fd, F_GETFD) == -1 && errno == EBADF && ::open("/dev/null", O_RDONLY) != fd) return;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+    hold_closed_standard_descriptors();
     // Before any thread starts: SIGINT, SIGTERM, SIGHUP, SIGALRM, SIGUSR1 and SIGUSR2 remove our
     // temporaries and then end the process as the signal does (130, 143, 129...), whatever NVRTC
     // does with their handlers.

@@ -371,6 +371,15 @@ TEST_F(CliHostileIo, AnOutputThatCannotBeWrittenFailsTheCommand) {
         }
     }
     EXPECT_EQ(cli({"inspect", cubin}).exit_code, 0);
+    // A closed standard output is held by /dev/null, read-only: no file the command opens (the PCH
+    // folder, its lock, a cache entry) takes its number, so -o /dev/stdout is no folder of the
+    // command's own, and what the command prints goes into none of its files.
+    const auto to_closed = run_process(
+        {"/bin/sh", "-c", "'" + cli_path().string() + "' compile '" + source + "' -o /dev/stdout --arch sm_90 >&-"},
+        env, limits);
+    EXPECT_EQ(to_closed.exit_code, 1) << to_closed.err;
+    EXPECT_TRUE(contains(to_closed.err, "/dev/stdout")) << to_closed.err;
+    EXPECT_FALSE(contains(to_closed.err, "directory")) << to_closed.err;
 }
 
 TEST_F(CliHostileIo, CompileErrorPrintsItsFirstErrorLineOnce) {
