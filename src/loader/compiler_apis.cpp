@@ -34,6 +34,9 @@ void preload_nvrtc_builtins(const std::string& nvrtc_path, int major, int minor)
 }
 
 NvrtcApi load_nvrtc() {
+    // Opening NVRTC runs its initialisation, which an exit must not run its destructors under:
+    // the exit waits for this as for a compile (compiler_calls_at_exit.hpp).
+    const CompilerCall opening("dlopen(libnvrtc)");
     NvrtcApi api;
     const LibrarySearch search = nvrtc_search();
     OpenedLibrary library = open_library(search);

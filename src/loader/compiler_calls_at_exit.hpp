@@ -2,8 +2,9 @@
 // from main) free what a compile running on another thread uses: that compile crashes, with
 // cudacore or without. So exit waits for the compiles under way: a handler registered after
 // NVRTC's own destructors (so that it runs before them) lets them finish (kExitWaitsForCompiles
-// at most) and lets none begin. An exit while another thread is still opening NVRTC (inside the
-// dynamic loader, its first use) is not covered: the loader's own lock decides that. Internal:
+// at most) and lets none begin; opening NVRTC is such a call too. So that the handler runs before
+// every destructor NVRTC registers, the library defines __cxa_atexit (compiler_calls_at_exit.cpp):
+// while a call is under way, each registration is followed by the handler's. Internal:
 // code/nvrtc_compile.cpp holds a CompilerCall around each compile, and one around each
 // program's destruction (destroy_nvrtc_program), which may come later.
 #pragma once

@@ -1,11 +1,10 @@
-// Compiles a small kernel on four threads without end and, DELAY_MS after each has compiled once,
+// Compiles a small kernel on four threads without end and, DELAY_MS after each has compiled once
+// (with "early": DELAY_MS after they started, while NVRTC is opened and its first compiles run),
 // ends the process by exit(0) or by returning from main: NVRTC's exit-time destructors must not
-// run under a compile (they free what it uses). A thread whose compile is refused because the
-// process is exiting stops. (After the first compiles: NVRTC registers destructors of its own
-// while they run, and one registered after cudacore's last registration would run first; and an
-// exit while another thread is inside the dynamic loader, opening NVRTC, is glibc's affair.)
+// run under a compile or under its initialisation (they free what those use). A thread whose
+// compile is refused because the process is exiting stops.
 //
-//   helper_exit_during_compiles DELAY_MS exit|return
+//   helper_exit_during_compiles DELAY_MS exit|return [early]
 #include "cudacore/compile_errors.hpp"
 #include "cudacore/program.hpp"
 
@@ -17,10 +16,11 @@
 #include <thread>
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        std::fprintf(stderr, "usage: helper_exit_during_compiles DELAY_MS exit|return\n");
+    if (argc != 3 && !(argc == 4 && std::string(argv[3]) == "early")) {
+        std::fprintf(stderr, "usage: helper_exit_during_compiles DELAY_MS exit|return [early]\n");
         return 2;
     }
+    const bool early = argc == 4;
     static std::atomic<int> compiled_once{0};
     for (int t = 0; t < 4; ++t) {
         std::thread([t] {
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
             }
         }).detach();
     }
-    while (compiled_once.load() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (!early && compiled_once.load() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(argv[1])));
     std::printf("ending\n");
     std::fflush(stdout);
