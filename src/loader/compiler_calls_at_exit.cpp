@@ -70,8 +70,6 @@ void wait_for_compiler_calls_at_exit() noexcept { std::atexit(wait_at_exit); }
 
 }  // namespace cudacore::detail
 
-extern "C" void* __dso_handle;
-
 // The C++ runtime's registration of an exit-time destructor, in front of the C library's: the
 // dynamic loader finds this one first wherever libcudacore is in the global scope (linked by the
 // program, not opened with RTLD_LOCAL; a sanitizer's own comes first and calls this one). While
@@ -92,7 +90,7 @@ extern "C" int __cxa_atexit(void (*destructor)(void*), void* object, void* dso_h
     }
     const int registered = call(destructor, object, dso_handle);
     if (registered == 0 && cudacore::detail::calls_under_way.load(std::memory_order_acquire) > 0)
-        call(cudacore::detail::wait_at_exit_of, nullptr, &__dso_handle);
+        call(cudacore::detail::wait_at_exit_of, nullptr, nullptr);  // the library is never unloaded
     return registered;
 }
 
