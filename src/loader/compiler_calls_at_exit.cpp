@@ -70,6 +70,20 @@ void wait_for_compiler_calls_at_exit() noexcept { std::atexit(wait_at_exit); }
 
 }  // namespace cudacore::detail
 
+// ThreadSanitizer's start-up registers through __cxa_atexit before it can run instrumented code:
+// its builds keep the C library's alone (and the registrations of compiler_calls_at_exit.hpp).
+#if defined(__SANITIZE_THREAD__)
+#define CUDACORE_REGISTERS_AT_EXIT_HANDLERS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CUDACORE_REGISTERS_AT_EXIT_HANDLERS 0
+#endif
+#endif
+#ifndef CUDACORE_REGISTERS_AT_EXIT_HANDLERS
+#define CUDACORE_REGISTERS_AT_EXIT_HANDLERS 1
+#endif
+
+#if CUDACORE_REGISTERS_AT_EXIT_HANDLERS
 // The C++ runtime's registration of an exit-time destructor, in front of the C library's: the
 // dynamic loader finds this one first wherever libcudacore is in the global scope (linked by the
 // program, not opened with RTLD_LOCAL; a sanitizer's own comes first and calls this one). While
@@ -93,6 +107,7 @@ extern "C" int __cxa_atexit(void (*destructor)(void*), void* object, void* dso_h
         call(cudacore::detail::wait_at_exit_of, nullptr, nullptr);  // the library is never unloaded
     return registered;
 }
+#endif
 
 namespace cudacore::detail {
 
