@@ -227,6 +227,10 @@ struct QuotedBeside {
     std::string unusual_spelling;  // the first operand a folder would read otherwise than memory, if any
 };
 
+// Whether one of `bundles` holds `name`.
+bool bundled(const std::vector<HeaderBundle>& bundles, std::string_view name) {
+    return std::any_of(bundles.begin(), bundles.end(), [&](const HeaderBundle& bundle) { return bundle.find(name); });
+}
 
 QuotedBeside quoted_lookups_beside(const std::string& source, const std::vector<HeaderBundle>& bundles,
                                    const std::filesystem::path& main_folder) {
@@ -242,10 +246,8 @@ QuotedBeside quoted_lookups_beside(const std::string& source, const std::vector<
     for (const detail::IncludeOperand& operand : found.operands) {
         if (beside.unusual_spelling.empty() && detail::folder_reads_otherwise(operand.name)) beside.unusual_spelling = operand.name;
         if (!operand.quoted || beside.all) continue;
-        const bool bundled = std::any_of(bundles.begin(), bundles.end(),
-                                         [&](const HeaderBundle& bundle) { return bundle.find(operand.name); });
         std::error_code ignored;
-        if (!bundled && !operand.name.starts_with('/') &&
+        if (!bundled(bundles, operand.name) && !operand.name.starts_with('/') &&
             std::filesystem::exists(std::filesystem::symlink_status(main_folder / operand.name, ignored)))
             beside.all = true;
         beside.names.insert(operand.name);
@@ -276,10 +278,8 @@ std::string shadowed_beside_source(const std::vector<HeaderBundle>& bundles, con
         if (flag.kind != detail::IncludeFlag::Kind::pre_include) continue;
         if (detail::folder_reads_otherwise(flag.operand))
             return "the pre-include '" + flag.operand + "' would be read otherwise from a folder than from memory";
-        const bool bundled = std::any_of(bundles.begin(), bundles.end(),
-                                         [&](const HeaderBundle& bundle) { return bundle.find(flag.operand); });
         std::error_code ignored;
-        if (bundled && std::filesystem::exists(std::filesystem::symlink_status(flag.operand, ignored)))
+        if (bundled(bundles, flag.operand) && std::filesystem::exists(std::filesystem::symlink_status(flag.operand, ignored)))
             return "'" + flag.operand + "' in the working directory would be read for the pre-include \"" +
                    flag.operand + "\" instead of a header bundle's copy";
     }

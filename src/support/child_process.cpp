@@ -199,14 +199,19 @@ bool reply_too_long(const ChildProcessOptions& options, ChildProcessResult& resu
     return true;
 }
 
+// How the child ended, from waitpid's `status`, in `result`.
+void record_end(int status, ChildProcessResult& result) {
+    if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    else if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+}
+
 // Whether the child has exited (reaped now, its status in `result`); once it has, true.
 bool child_exited(pid_t pid, bool& reaped, ChildProcessResult& result) {
     if (reaped) return true;
     int status = 0;
     if (::waitpid(pid, &status, WNOHANG) != pid) return false;
     reaped = true;
-    if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-    else if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    record_end(status, result);
     return true;
 }
 
@@ -293,10 +298,7 @@ void wait_for_child(pid_t pid, const ChildDeadline& deadline, ChildProcessResult
             else ::usleep(1000);
         }
     }
-    if (!kill) {
-        if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-        else if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-    }
+    if (!kill) record_end(status, result);
 }
 
 }  // namespace
